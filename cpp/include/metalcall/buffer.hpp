@@ -1,0 +1,34 @@
+// Buffer: device memory the host can read and write in place.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace metalcall {
+
+class BufferStorage;
+
+/** Memory owned by a device; host-visible (shared storage / unified memory). */
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::shared_ptr<BufferStorage> storage) : storage_(std::move(storage)) {}
+
+  void* data() const;
+  std::size_t nbytes() const;
+  /** Waits until no submitted work uses this buffer (hazard tracking). */
+  void wait_idle() const;
+  /** Host pointer after wait_idle(): the safe way to read results. */
+  void* host_data() const {
+    wait_idle();
+    return data();
+  }
+  explicit operator bool() const { return static_cast<bool>(storage_); }
+
+  const std::shared_ptr<BufferStorage>& storage() const { return storage_; }
+
+ private:
+  std::shared_ptr<BufferStorage> storage_;
+};
+
+}  // namespace metalcall

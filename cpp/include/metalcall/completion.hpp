@@ -1,0 +1,31 @@
+// Completion: a handle on submitted work.
+#pragma once
+
+#include <memory>
+
+namespace metalcall {
+
+class CompletionState;
+
+/** Handle on work submitted to a device's queue. Copies share the same work. */
+class Completion {
+ public:
+  Completion() = default;  // an already-finished, empty piece of work
+  explicit Completion(std::shared_ptr<CompletionState> state) : state_(std::move(state)) {}
+
+  /** Blocks until the work has finished; throws ExecutionError if it failed. */
+  void wait() const;
+  /** True once the work has finished (successfully or not). Never blocks. */
+  bool done() const;
+  /** Seconds the device spent on the work (0 until done). */
+  double gpu_time() const;
+  /** False for a call recorded into a batch that has not been committed yet. */
+  bool submitted() const;
+
+  const std::shared_ptr<CompletionState>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<CompletionState> state_;
+};
+
+}  // namespace metalcall

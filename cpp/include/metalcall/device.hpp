@@ -1,0 +1,146 @@
+// Device, Library, Kernel and Batch: the public C++ API (DESIGN.md §2).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "metalcall/argument.hpp"
+#include "metalcall/buffer.hpp"
+#include "metalcall/completion.hpp"
+#include "metalcall/reflection.hpp"
+
+namespace metalcall {
+
+class DeviceImpl;
+class LibraryImpl;
+class KernelImpl;
+class BatchImpl;
+
+/** What a device is and can do. */
+struct DeviceInfo {
+  std::string name;              // "Apple M2", "CPU (x86_64, 16 threads)", "NVIDIA H100"
+  std::string backend;           // "metal", "cuda" or "cpu"
+  int index = 0;                 // index among the devices of its backend
+  std::string architecture;      // GPU family / compute capability / CPU ISA
+  unsigned max_threads_per_threadgroup = 0;
+  unsigned simd_width = 32;
+  bool unified_memory = false;   // host and device share memory
+  std::uint64_t memory_size = 0;           // bytes the device may use
+  std::uint64_t max_buffer_length = 0;     // largest single buffer, bytes
+  std::uint64_t threadgroup_memory_length = 0;  // bytes per threadgroup
+  std::uint64_t registry_id = 0;           // Metal registry id; 0 elsewhere
+};
+
+struct DeviceOptions {
+  /** CPU only: bounds-check every buffer access and raise ExecutionError. */
+  bool checked = false;
+};
+
+struct CompileOptions {
+  std::vector<std::pair<std::string, std::string>> defines;  // preprocessor macros
+  bool fast_math = true;           // Metal's default
+  std::string language_version;    // e.g. "3.1"; empty: the newest the device has
+};
+
+/** A value for a [[function_constant(i)]], by name or by index. */
+struct FunctionConstant {
+  std::string name;  // empty when given by index
+  int index = -1;
+  Argument value;    // integer, floating or boolean
+};
+
+class Kernel;
+class Batch;
+
+/** A compiled MSL library: the kernels of one source. */
+class Library {
+ public:
+  Library() = default;
+  explicit Library(std::shared_ptr<LibraryImpl> impl) : impl_(std::move(impl)) {}
+  std::vector<std::string> function_names() const;
+  bool has_function(const std::string& name) const;
+  /** The kernel `name`, specialised with `constants`; ArgumentError if there is none. */
+  Kernel function(const std::string& name, const std::vector<FunctionConstant>& constants = {}) const;
+  const std::shared_ptr<LibraryImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<LibraryImpl> impl_;
+};
+
+/** A kernel ready to run (a pipeline). Cheap to copy. */
+class Kernel {
+ public:
+  Kernel() = default;
+  explicit Kernel(std::shared_ptr<KernelImpl> impl) : impl_(std::move(impl)) {}
+  const KernelInfo& info() const;
+  const std::string& name() const { return info().name; }
+  /**
+   * Runs the kernel over `shape.grid` threads with `args` bound by order to its
+   * [[buffer(i)]] parameters. Returns at once unless an argument is foreign host
+   * memory (then it returns after the memory is written back). Inside an open
+   * batch of this thread the call is recorded, not submitted.
+   */
+  Completion operator()(const LaunchShape& shape, const std::vector<Argument>& args) const;
+  const std::shared_ptr<KernelImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<KernelImpl> impl_;
+};
+
+/** Records the calls made on this thread into one submission, committed on commit(). */
+class Batch {
+ public:
+  Batch() = default;
+  explicit Batch(std::shared_ptr<BatchImpl> impl) : impl_(std::move(impl)) {}
+  /** Submits what was recorded; waits first if a call used foreign host memory. */
+  Completion commit();
+  /** Drops what was recorded without running it. */
+  void discard();
+  std::size_t size() const;
+  const std::shared_ptr<BatchImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<BatchImpl> impl_;
+};
+
+class Device {
+ public:
+  Device() = default;
+  explicit Device(std::shared_ptr<DeviceImpl> impl) : impl_(std::move(impl)) {}
+
+  /**
+   * Opens a device. `spec` is "" (METALCALL_DEVICE, else the best: Metal, then CUDA,
+   * then CPU), a backend ("cpu", "cuda", "metal"), a backend and index ("cuda:1"),
+   * or a device name. Throws DeviceError with the reason when it is unavailable.
+   */
+  static Device open(const std::string& spec = "", const DeviceOptions& options = {});
+  /** Opens the index-th entry of list() (metalcompute's Device(index)). */
+  static Device open(int index, const DeviceOptions& options = {});
+  /** Every device of every backend built in, best first. */
+  static std::vector<DeviceInfo> list();
+  /** Names of the backends compiled into this build. */
+  static std::vector<std::string> backends();
+
+  const DeviceInfo& info() const;
+  const DeviceOptions& options() const;
+  /** Compiles MSL; throws CompileError with the user's line and column. Cached by content. */
+  Library compile(const std::string& source, const CompileOptions& options = {}) const;
+  /** Loads a compiled library (.metallib) — Metal only. */
+  Library load_library(const std::vector<std::uint8_t>& bytes) const;
+  Buffer allocate(std::size_t nbytes) const;
+  /** Waits for all work submitted to this device. */
+  void synchronize() const;
+  /** Starts recording this thread's calls on this device into a batch. */
+  Batch begin_batch() const;
+
+  const std::shared_ptr<DeviceImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<DeviceImpl> impl_;
+};
+
+}  // namespace metalcall

@@ -1,0 +1,10 @@
+// Umbrella header of the metalcall C++ API.
+#pragma once
+
+#include "metalcall/argument.hpp"
+#include "metalcall/buffer.hpp"
+#include "metalcall/completion.hpp"
+#include "metalcall/device.hpp"
+#include "metalcall/errors.hpp"
+#include "metalcall/reflection.hpp"
+#include "metalcall/version.hpp"

@@ -1,0 +1,86 @@
+// The reflection table: what a kernel's parameters are. The MSL front end
+// produces it on the CPU and CUDA backends, Metal's pipeline reflection on a Mac.
+// It is the single source for argument validation and scalar packing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace metalcall {
+
+enum class AddressSpace { none, device, constant, threadgroup, thread };
+
+/** How a parameter receives its value. */
+enum class ParamKind {
+  buffer,              // device/constant pointer bound to [[buffer(i)]]
+  reference,           // constant T& bound to [[buffer(i)]]
+  value,               // T passed by value in [[buffer(i)]]
+  threadgroup_memory,  // threadgroup T* [[threadgroup(i)]]
+  builtin,             // [[thread_position_in_grid]] and friends
+};
+
+enum class Builtin {
+  none,
+  thread_position_in_grid,
+  thread_position_in_threadgroup,
+  threadgroup_position_in_grid,
+  threads_per_threadgroup,
+  threadgroups_per_grid,
+  threads_per_grid,
+  thread_index_in_threadgroup,
+  thread_index_in_simdgroup,
+  simdgroup_index_in_threadgroup,
+  threads_per_simdgroup,
+  simdgroups_per_threadgroup,
+  dispatch_threads_per_threadgroup,
+};
+
+/** Component type of a parameter's element, when it is an MSL scalar or vector. */
+enum class ScalarType {
+  unknown, boolean, i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32,
+  f64,  // host data only (MSL has no double): lets a float64 array be refused clearly
+};
+
+struct ParamInfo {
+  int position = 0;         // position in the kernel's parameter list
+  int binding = -1;         // the i of [[buffer(i)]] / [[threadgroup(i)]]; -1 for builtins
+  std::string name;
+  ParamKind kind = ParamKind::buffer;
+  AddressSpace address_space = AddressSpace::none;
+  std::string type_name;    // element type as written in MSL, e.g. "float", "float4", "Params"
+  ScalarType scalar = ScalarType::unknown;  // component type; unknown for structs
+  int vector_width = 1;     // 1 for scalars, 2..4 for vectors
+  bool is_const = false;    // the kernel cannot write through it
+  Builtin builtin = Builtin::none;
+  int builtin_width = 1;    // 1, 2 or 3 components of a builtin
+  std::size_t element_size = 0;   // sizeof(element), from the compiled kernel
+  std::size_t element_align = 0;  // alignof(element)
+  int line = 0, column = 0;       // where it is declared in the user's source
+};
+
+struct KernelInfo {
+  std::string name;  // the name a user calls it by (host_name for templates)
+  std::vector<ParamInfo> params;  // in declaration order
+  unsigned max_total_threads_per_threadgroup = 0;  // the kernel's limit on this device
+  unsigned declared_max_threads = 0;  // [[max_total_threads_per_threadgroup(N)]], 0 if none
+  int line = 0;
+
+  /** Parameters bound from call arguments ([[buffer(i)]]), sorted by binding index. */
+  std::vector<const ParamInfo*> buffer_params() const;
+  /** [[threadgroup(i)]] parameters, sorted by binding index. */
+  std::vector<const ParamInfo*> threadgroup_params() const;
+};
+
+const char* to_string(AddressSpace);
+const char* to_string(ParamKind);
+const char* to_string(Builtin);
+const char* to_string(ScalarType);
+std::size_t scalar_size(ScalarType);
+/** Parses "float", "uint", "half", "int32_t", … ; unknown for anything else. */
+ScalarType scalar_type_from_name(const std::string& name);
+/** Maps a builtin attribute name to its enum; Builtin::none if it is not one. */
+Builtin builtin_from_attribute(const std::string& attribute);
+
+}  // namespace metalcall

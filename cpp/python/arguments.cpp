@@ -1,0 +1,156 @@
+// Python values → Arguments: Buffers, buffer-protocol objects (used in place),
+// Python and NumPy scalars (packed later to the kernel's declared type).
+#include <cstring>
+
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+Py_buffer* HostReferences::add() {
+  views_.push_back(std::make_unique<Py_buffer>());
+  std::memset(views_.back().get(), 0, sizeof(Py_buffer));
+  return views_.back().get();
+}
+
+void HostReferences::take(HostReferences& other) {
+  for (auto& v : other.views_) views_.push_back(std::move(v));
+  other.views_.clear();
+}
+
+void HostReferences::release() {
+  for (auto& v : views_)
+    if (v->obj) PyBuffer_Release(v.get());
+  views_.clear();
+}
+
+namespace {
+
+// The element type of a PEP 3118 format, and whether it is plain bytes.
+ScalarType scalar_from_format(const char* format, bool* raw_bytes) {
+  *raw_bytes = false;
+  if (!format) {
+    *raw_bytes = true;  // no format means unsigned bytes
+    return ScalarType::u8;
+  }
+  const char* f = format;
+  if (*f == '@' || *f == '=' || *f == '<' || *f == '!' || *f == '>') {
+    // Big-endian data would be misread; only native/little-endian counts as typed.
+    if (*f == '>' || *f == '!') return ScalarType::unknown;
+    ++f;
+  }
+  if (f[0] == '\0' || f[1] != '\0') return ScalarType::unknown;  // structs, arrays: no check
+  switch (f[0]) {
+    case 'B': case 'c': *raw_bytes = true; return ScalarType::u8;
+    case 'b': *raw_bytes = true; return ScalarType::i8;
+    case '?': return ScalarType::boolean;
+    case 'h': return ScalarType::i16;
+    case 'H': return ScalarType::u16;
+    case 'i': return ScalarType::i32;
+    case 'I': return ScalarType::u32;
+    case 'l': return sizeof(long) == 8 ? ScalarType::i64 : ScalarType::i32;
+    case 'L': return sizeof(long) == 8 ? ScalarType::u64 : ScalarType::u32;
+    case 'q': return ScalarType::i64;
+    case 'Q': return ScalarType::u64;
+    case 'n': return sizeof(Py_ssize_t) == 8 ? ScalarType::i64 : ScalarType::i32;
+    case 'N': return sizeof(size_t) == 8 ? ScalarType::u64 : ScalarType::u32;
+    case 'e': return ScalarType::f16;
+    case 'f': return ScalarType::f32;
+    case 'd': return ScalarType::f64;
+    default: return ScalarType::unknown;
+  }
+}
+
+PyObject* numpy_generic() {
+  static PyObject* generic = [] {
+    py::object np = py::module_::import("numpy");
+    return py::object(np.attr("generic")).release().ptr();  // kept for the process
+  }();
+  return generic;
+}
+
+Argument scalar_argument(PyObject* o) {
+  if (PyBool_Check(o)) return Argument::from_bool(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow == 0) return Argument::from_int(v);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (!PyErr_Occurred()) return Argument::from_uint(u);
+      PyErr_Clear();
+    }
+    throw ArgumentError("integer " + std::string(py::str(o)) + " does not fit in 64 bits");
+  }
+  if (PyFloat_Check(o)) return Argument::from_float(PyFloat_AS_DOUBLE(o));
+  throw ArgumentError("unsupported scalar");
+}
+
+// A NumPy scalar (np.float32(2), np.uint8(7), …) by value, keeping its kind.
+Argument numpy_scalar_argument(const py::handle& o) {
+  const char kind = o.attr("dtype").attr("kind").cast<char>();
+  switch (kind) {
+    case 'b': return Argument::from_bool(o.cast<bool>());
+    case 'i': return Argument::from_int(o.cast<long long>());
+    case 'u': return Argument::from_uint(o.cast<unsigned long long>());
+    case 'f': return Argument::from_float(o.cast<double>());
+    default: break;
+  }
+  return Argument{};  // structured and other scalars: use their bytes
+}
+
+}  // namespace
+
+void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs) {
+  const std::size_t n = args.size();
+  out.reserve(n - first);
+  for (std::size_t i = first; i < n; ++i) {
+    PyObject* o = args[i].ptr();
+    if (py::isinstance<PyBuffer>(args[i])) {
+      out.push_back(Argument::from_buffer(args[i].cast<PyBuffer&>().buffer));
+      continue;
+    }
+    if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
+      out.push_back(scalar_argument(o));
+      continue;
+    }
+    if (PyObject_IsInstance(o, numpy_generic())) {
+      Argument a = numpy_scalar_argument(args[i]);
+      if (a.kind != Argument::Kind::bytes) {
+        out.push_back(std::move(a));
+        continue;
+      }
+    }
+    if (!PyObject_CheckBuffer(o)) {
+      throw ArgumentError("argument " + std::to_string(i - first) + ": cannot pass a " +
+                          std::string(py::str(py::type::of(args[i]).attr("__name__"))) +
+                          " to a kernel; pass a metalcall Buffer, an object with the buffer protocol "
+                          "(NumPy array, array.array, bytearray, memoryview, bytes) or a number");
+    }
+    Py_buffer* view = refs.add();
+    // Writable if the object allows it, read-only otherwise; C-contiguous always.
+    if (PyObject_GetBuffer(o, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      if (PyObject_GetBuffer(o, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+        PyErr_Clear();
+        throw ArgumentError("argument " + std::to_string(i - first) +
+                            ": the buffer is not C-contiguous; pass np.ascontiguousarray(x)");
+      }
+    }
+    bool raw = false;
+    const ScalarType scalar = scalar_from_format(view->format, &raw);
+    out.push_back(Argument::from_host(view->buf, static_cast<std::size_t>(view->len), !view->readonly, scalar, raw));
+  }
+}
+
+Argument constant_value(const py::handle& value) {
+  PyObject* o = value.ptr();
+  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) return scalar_argument(o);
+  if (PyObject_IsInstance(o, numpy_generic())) {
+    Argument a = numpy_scalar_argument(value);
+    if (a.kind != Argument::Kind::bytes) return a;
+  }
+  throw ArgumentError("a function constant takes a bool, int or float, not " +
+                      std::string(py::str(py::type::of(value).attr("__name__"))));
+}
+
+}  // namespace metalcall::python

@@ -1,0 +1,70 @@
+// Shared declarations of the pybind11 bindings: one init_<area>() per file.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "metalcall/metalcall.hpp"
+
+namespace py = pybind11;
+
+namespace metalcall::python {
+
+void init_errors(py::module_& m);
+void init_buffer(py::module_& m);
+void init_device(py::module_& m);
+void init_library(py::module_& m);
+void init_kernel(py::module_& m);
+
+/** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
+struct PyBuffer {
+  Buffer buffer;
+  Device device;
+  py::dtype dtype;
+  std::vector<py::ssize_t> shape;
+  std::string format;  // PEP 3118 format of dtype
+  py::ssize_t itemsize;
+};
+
+/** Makes a PyBuffer of `shape` × `dtype` on `device` (zero-filled). */
+PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
+
+/** The integer value of an object with __index__ (int, np.int64, …); ArgumentError past 64 bits. */
+long long index_value(const py::handle& h);
+
+/** Shape from an int or a sequence of ints; ArgumentError for negatives. */
+std::vector<py::ssize_t> shape_from(const py::handle& shape);
+
+/** Python objects and buffer views that must stay alive while work uses them. */
+class HostReferences {
+ public:
+  HostReferences() = default;
+  HostReferences(const HostReferences&) = delete;
+  HostReferences& operator=(const HostReferences&) = delete;
+  ~HostReferences() { release(); }
+  Py_buffer* add();  // a view slot owned by this object; fill it with PyObject_GetBuffer
+  void take(HostReferences& other);
+  void release();
+  bool empty() const { return views_.empty(); }
+
+ private:
+  std::vector<std::unique_ptr<Py_buffer>> views_;
+};
+
+/** Converts call arguments (after the grid) into Arguments, keeping views in `refs`. */
+void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs);
+
+/** Converts a Python value for a function constant. */
+Argument constant_value(const py::handle& value);
+
+/** The batch open on this thread from Python, if any, with the views its calls borrow. */
+struct PyBatch;
+PyBatch* current_python_batch(const std::shared_ptr<DeviceImpl>& device);
+void keep_for_batch(PyBatch* batch, HostReferences& refs);
+
+}  // namespace metalcall::python

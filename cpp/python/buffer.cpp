@@ -1,0 +1,99 @@
+// metalcall.Buffer: device memory with the buffer protocol (zero-copy NumPy views).
+#include <cstring>
+
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+long long index_value(const py::handle& h) {
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow) throw ArgumentError("integer " + std::string(py::str(h)) + " is out of range");
+  return n;
+}
+
+std::vector<py::ssize_t> shape_from(const py::handle& shape) {
+  std::vector<py::ssize_t> out;
+  auto add = [&](const py::handle& h) {
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) throw ArgumentError("a shape holds integers, got " + std::string(py::str(py::type::of(h))));
+    const long long n = index_value(h);
+    if (n < 0) throw ArgumentError("shape dimensions cannot be negative, got " + std::to_string(n));
+    out.push_back(static_cast<py::ssize_t>(n));
+  };
+  if (PyIndex_Check(shape.ptr())) add(shape);
+  else for (const auto& h : py::iter(shape)) add(h);
+  if (out.size() > 32) throw ArgumentError("at most 32 dimensions");
+  return out;
+}
+
+PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
+  if (dtype.itemsize() == 0) throw ArgumentError("dtype " + std::string(py::str(dtype)) + " has no size");
+  if (dtype.attr("hasobject").cast<bool>()) throw ArgumentError("buffers cannot hold Python objects (dtype=object)");
+  std::size_t count = 1;
+  for (auto n : shape) {
+    if (n && count > (static_cast<std::size_t>(-1) / static_cast<std::size_t>(n))) throw ArgumentError("buffer size overflows");
+    count *= static_cast<std::size_t>(n);
+  }
+  const std::size_t item = static_cast<std::size_t>(dtype.itemsize());
+  if (count && item > static_cast<std::size_t>(-1) / count) throw ArgumentError("buffer size overflows");
+  PyBuffer b;
+  b.device = device;
+  b.buffer = device.allocate(count * item);
+  b.dtype = dtype;
+  b.shape = shape;
+  b.itemsize = dtype.itemsize();
+  // The PEP 3118 format NumPy itself gives this dtype.
+  py::array probe(dtype, std::vector<py::ssize_t>{0});
+  b.format = probe.request().format;
+  return b;
+}
+
+void init_buffer(py::module_& m) {
+  py::class_<PyBuffer>(m, "Buffer", py::buffer_protocol(), R"doc(
+Device memory that NumPy and memoryview read and write in place.
+
+``np.asarray(buf)`` and ``memoryview(buf)`` are zero-copy views; taking one
+waits for submitted work that uses the buffer. New buffers are zero-filled.
+)doc")
+      .def_buffer([](PyBuffer& b) {
+        {
+          py::gil_scoped_release release;
+          b.buffer.wait_idle();
+        }
+        std::vector<py::ssize_t> strides(b.shape.size());
+        py::ssize_t stride = b.itemsize;
+        for (std::size_t i = b.shape.size(); i-- > 0;) {
+          strides[i] = stride;
+          stride *= b.shape[i];
+        }
+        return py::buffer_info(b.buffer.data(), b.itemsize, b.format, static_cast<py::ssize_t>(b.shape.size()),
+                               b.shape, strides, /*readonly=*/false);
+      })
+      .def_property_readonly("nbytes", [](const PyBuffer& b) { return b.buffer.nbytes(); }, "Size in bytes.")
+      .def_property_readonly("shape", [](const PyBuffer& b) { return py::tuple(py::cast(b.shape)); })
+      .def_property_readonly("dtype", [](const PyBuffer& b) { return b.dtype; })
+      .def_property_readonly("size", [](const PyBuffer& b) {
+        py::ssize_t n = 1;
+        for (auto s : b.shape) n *= s;
+        return n;
+      }, "Number of elements.")
+      .def_property_readonly("device", [](const PyBuffer& b) { return b.device; })
+      .def("__len__", [](const PyBuffer& b) { return b.shape.empty() ? py::ssize_t(0) : b.shape[0]; })
+      .def("numpy", [](py::object self) { return py::module_::import("numpy").attr("asarray")(self); },
+           "A zero-copy NumPy view (waits for pending work on this buffer first).")
+      .def("wait", [](PyBuffer& b) {
+        py::gil_scoped_release release;
+        b.buffer.wait_idle();
+      }, "Waits until no submitted work uses this buffer.")
+      .def("__repr__", [](const PyBuffer& b) {
+        std::string shape;
+        for (auto s : b.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(s);
+        if (b.shape.size() == 1) shape += ",";
+        return "<metalcall.Buffer shape=(" + shape + ") dtype=" + std::string(py::str(b.dtype)) + " nbytes=" +
+               std::to_string(b.buffer.nbytes()) + " on " + b.device.info().backend + ">";
+      });
+}
+
+}  // namespace metalcall::python

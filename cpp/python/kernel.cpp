@@ -1,0 +1,232 @@
+// metalcall.Kernel (the call path), Completion and Batch.
+#include <algorithm>
+
+#include "bindings.hpp"
+#include "core/impl.hpp"
+
+namespace metalcall::python {
+
+/** A handle on submitted work; dropping it waits (metalcompute's `del handle`). */
+struct PyCompletion {
+  Completion completion;
+  ~PyCompletion() {
+    if (completion.done() || !completion.submitted()) return;
+    py::gil_scoped_release release;
+    try {
+      completion.wait();
+    } catch (...) {
+      // Errors belong to whoever waits; a dropped handle has no one to tell.
+    }
+  }
+};
+
+struct PyBatch {
+  Device device;
+  Batch batch;
+  HostReferences refs;
+  Completion completion;
+  bool entered = false, exited = false;
+};
+
+namespace {
+
+thread_local std::vector<PyBatch*> t_open_batches;
+
+void parse_triple(const py::handle& h, std::uint64_t out[3], const char* what) {
+  auto component = [&](const py::handle& v) -> std::uint64_t {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
+      throw ArgumentError(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
+                          std::string(py::str(py::type::of(v).attr("__name__"))));
+    }
+    int overflow = 0;
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow > 0) throw ArgumentError(std::string(what) + " is absurdly large: " + std::string(py::str(v)));
+    if (overflow < 0 || n < 0) throw ArgumentError(std::string(what) + " cannot be negative: " + std::string(py::str(v)));
+    return static_cast<std::uint64_t>(n);
+  };
+  out[0] = out[1] = out[2] = 1;
+  if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
+    const auto n = seq.size();
+    if (n < 1 || n > 3) throw ArgumentError(std::string(what) + " must have 1 to 3 dimensions, got " + std::to_string(n));
+    for (std::size_t d = 0; d < n; ++d) out[d] = component(seq[d]);
+  } else {
+    out[0] = component(h);
+  }
+}
+
+void parse_options(const py::kwargs& kwargs, LaunchShape& shape) {
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key);
+    if (name == "threadgroup") {
+      if (value.is_none()) continue;
+      std::uint64_t tg[3];
+      parse_triple(value, tg, "threadgroup");
+      for (int d = 0; d < 3; ++d) {
+        if (tg[d] == 0 || tg[d] > 0xffffffffull) throw ArgumentError("threadgroup sizes must be between 1 and 2^32-1");
+        shape.threadgroup[d] = static_cast<std::uint32_t>(tg[d]);
+      }
+    } else if (name == "threadgroup_memory") {
+      if (value.is_none()) continue;
+      auto add = [&](const py::handle& v) {
+        if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw ArgumentError("threadgroup_memory holds byte lengths (ints)");
+        const long long n = index_value(v);
+        if (n < 0) throw ArgumentError("threadgroup_memory lengths cannot be negative");
+        shape.threadgroup_memory.push_back(static_cast<std::size_t>(n));
+      };
+      if (PyIndex_Check(value.ptr())) add(value);
+      else for (const auto& v : py::iter(value)) add(v);
+    } else {
+      throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
+                          "threadgroup= and threadgroup_memory=");
+    }
+  }
+}
+
+py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwargs& kwargs) {
+  if (args.size() == 0) {
+    throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
+  }
+  LaunchShape shape;
+  parse_triple(args[0], shape.grid, "grid");
+  if (kwargs.size()) parse_options(kwargs, shape);
+  std::vector<Argument> arguments;
+  HostReferences refs;
+  convert_arguments(args, 1, arguments, refs);
+
+  const std::uint64_t threads = shape.grid[0] * std::min<std::uint64_t>(shape.grid[1] * shape.grid[2], 1ull << 32);
+  auto result = std::make_unique<PyCompletion>();
+  if (!refs.empty() || threads > (1u << 15)) {
+    // Long or blocking: let other Python threads run meanwhile.
+    py::gil_scoped_release release;
+    result->completion = kernel(shape, arguments);
+  } else {
+    result->completion = kernel(shape, arguments);
+  }
+  if (!result->completion.submitted() && !refs.empty()) {
+    // Recorded into a batch: the borrowed memory must outlive the commit.
+    if (PyBatch* batch = current_python_batch(kernel.impl()->device())) keep_for_batch(batch, refs);
+  }
+  return py::cast(std::move(result));
+}
+
+py::dict param_dict(const ParamInfo& p) {
+  py::dict d;
+  d["name"] = p.name;
+  d["position"] = p.position;
+  d["binding"] = p.binding >= 0 ? py::object(py::int_(p.binding)) : py::object(py::none());
+  d["kind"] = to_string(p.kind);
+  d["address_space"] = to_string(p.address_space);
+  d["type"] = p.type_name;
+  d["scalar"] = to_string(p.scalar);
+  d["vector_width"] = p.vector_width;
+  d["const"] = p.is_const;
+  d["builtin"] = p.builtin == Builtin::none ? py::object(py::none()) : py::object(py::str(to_string(p.builtin)));
+  d["element_size"] = p.element_size;
+  d["element_align"] = p.element_align;
+  return d;
+}
+
+std::string signature(const KernelInfo& k) {
+  std::string s = k.name + "(";
+  bool first = true;
+  for (const ParamInfo* p : k.buffer_params()) {
+    s += (first ? "" : ", ") + p->name + ": " + p->type_name + (p->kind == ParamKind::buffer ? "*" : "");
+    first = false;
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+PyBatch* current_python_batch(const std::shared_ptr<DeviceImpl>& device) {
+  for (auto it = t_open_batches.rbegin(); it != t_open_batches.rend(); ++it)
+    if ((*it)->device.impl() == device) return *it;
+  return nullptr;
+}
+
+void keep_for_batch(PyBatch* batch, HostReferences& refs) { batch->refs.take(refs); }
+
+void init_kernel(py::module_& m) {
+  py::class_<PyCompletion>(m, "Completion", R"doc(
+Handle on a kernel call. Dropping it waits for the work (like metalcompute's
+``del handle``); keep it to overlap work, then ``wait()``.
+)doc")
+      .def("wait", [](PyCompletion& c) {
+        py::gil_scoped_release release;
+        c.completion.wait();
+      }, "Blocks until the work has finished; raises ExecutionError if it failed.")
+      .def_property_readonly("done", [](const PyCompletion& c) { return c.completion.done(); })
+      .def_property_readonly("gpu_time", [](const PyCompletion& c) { return c.completion.gpu_time(); },
+                             "Seconds the device spent on the work (0 until done).")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyCompletion& c, py::args) {
+        py::gil_scoped_release release;
+        c.completion.wait();
+        return false;
+      })
+      .def("__repr__", [](const PyCompletion& c) {
+        return std::string("<metalcall.Completion ") + (c.completion.done() ? "done" : c.completion.submitted() ? "pending" : "recorded in a batch") + ">";
+      });
+
+  py::class_<Kernel>(m, "Kernel", "A compiled kernel, ready to call as kernel(grid, *arguments).")
+      .def("__call__", &call_kernel, R"doc(
+Runs the kernel over ``grid`` threads (an int or a 1-3 tuple, in threads).
+Arguments bind by order to the kernel's [[buffer(i)]] parameters. Keywords:
+``threadgroup`` (size, int or tuple), ``threadgroup_memory`` (byte lengths of
+[[threadgroup(i)]] parameters). Returns a Completion.
+)doc")
+      .def_property_readonly("name", [](const Kernel& k) { return k.name(); })
+      .def_property_readonly("params", [](const Kernel& k) {
+        py::list out;
+        for (const auto& p : k.info().params) out.append(param_dict(p));
+        return out;
+      }, "The reflection table: one dict per parameter, in declaration order.")
+      .def_property_readonly("max_total_threads_per_threadgroup",
+                             [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; })
+      .def("__repr__", [](const Kernel& k) { return "<metalcall.Kernel " + signature(k.info()) + ">"; });
+
+  py::class_<PyBatch>(m, "Batch", R"doc(
+Records every kernel call made inside ``with dev.batch():`` into one submission,
+committed when the block ends (discarded if it raises).
+)doc")
+      .def("__enter__", [](PyBatch& b) -> PyBatch& {
+        if (b.entered) throw ArgumentError("a batch can be entered once; make a new one with dev.batch()");
+        b.batch = b.device.begin_batch();
+        b.entered = true;
+        t_open_batches.push_back(&b);
+        return b;
+      }, py::return_value_policy::reference)
+      .def("__exit__", [](PyBatch& b, const py::object& exc_type, const py::object&, const py::object&) {
+        if (!b.entered || b.exited) return false;
+        b.exited = true;
+        t_open_batches.erase(std::remove(t_open_batches.begin(), t_open_batches.end(), &b), t_open_batches.end());
+        if (!exc_type.is_none()) {
+          b.batch.discard();
+          b.refs.release();
+          return false;
+        }
+        {
+          py::gil_scoped_release release;
+          b.completion = b.batch.commit();
+        }
+        if (!b.refs.empty()) b.refs.release();  // commit waited: the memory is written back
+        return false;
+      })
+      .def("wait", [](PyBatch& b) {
+        py::gil_scoped_release release;
+        b.completion.wait();
+      }, "Waits for the committed work.")
+      .def_property_readonly("done", [](const PyBatch& b) { return b.exited && b.completion.done(); })
+      .def_property_readonly("gpu_time", [](const PyBatch& b) { return b.completion.gpu_time(); })
+      .def("__len__", [](const PyBatch& b) { return b.entered && !b.exited ? b.batch.size() : 0; });
+
+  m.def("_new_batch", [](const Device& d) {
+    auto b = std::make_unique<PyBatch>();
+    b->device = d;
+    return b;
+  });
+}
+
+}  // namespace metalcall::python

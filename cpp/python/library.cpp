@@ -1,0 +1,64 @@
+// metalcall.Library: the kernels of one compiled source.
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+namespace {
+
+std::vector<FunctionConstant> constants_from(const py::object& constants) {
+  std::vector<FunctionConstant> out;
+  if (constants.is_none()) return out;
+  if (!py::isinstance<py::dict>(constants)) throw ArgumentError("constants must be a dict {name_or_index: value}");
+  for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(constants)) {
+    FunctionConstant c;
+    if (py::isinstance<py::str>(key)) c.name = py::str(key);
+    else if (PyIndex_Check(key.ptr()) && !PyBool_Check(key.ptr())) c.index = index_value(key);
+    else throw ArgumentError("constants keys are names (str) or indices (int)");
+    c.value = constant_value(value);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
+  auto c = constants_from(constants);
+  py::gil_scoped_release release;  // a first lookup may build a pipeline
+  return lib.function(name, c);
+}
+
+}  // namespace
+
+void init_library(py::module_& m) {
+  py::class_<Library>(m, "Library", R"doc(
+The kernels of one compiled MSL source. Get one with ``lib.name``,
+``lib["name"]`` or ``lib.function(name, constants={...})``.
+)doc")
+      .def("function", &lookup, py::arg("name"), py::arg("constants") = py::none(),
+           "The kernel `name`, specialised with [[function_constant]] values by name or index.")
+      .def("__getitem__", [](const Library& lib, const std::string& name) { return lookup(lib, name, py::none()); })
+      .def("__getattr__", [](const Library& lib, const std::string& name) {
+        if (!lib.has_function(name)) {
+          std::string names;
+          for (const auto& n : lib.function_names()) names += (names.empty() ? "" : ", ") + n;
+          throw py::attribute_error("this library has no kernel named '" + name + "'; it has: " +
+                                    (names.empty() ? "(none)" : names));
+        }
+        return lookup(lib, name, py::none());
+      })
+      .def("__contains__", [](const Library& lib, const std::string& name) { return lib.has_function(name); })
+      .def("__iter__", [](const Library& lib) { return py::iter(py::cast(lib.function_names())); })
+      .def("__len__", [](const Library& lib) { return lib.function_names().size(); })
+      .def("__dir__", [](py::object self) {
+        py::list out = py::module_::import("builtins").attr("list")(py::type::of(self).attr("__dict__").attr("keys")());
+        for (const auto& n : self.cast<const Library&>().function_names()) out.append(n);
+        return out;
+      })
+      .def_property_readonly("function_names", &Library::function_names, "Names of the kernels, in source order.")
+      .def("__repr__", [](const Library& lib) {
+        std::string names;
+        for (const auto& n : lib.function_names()) names += (names.empty() ? "" : ", ") + n;
+        return "<metalcall.Library [" + names + "]>";
+      });
+}
+
+}  // namespace metalcall::python

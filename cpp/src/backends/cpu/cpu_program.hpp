@@ -1,0 +1,36 @@
+// A translated kernel loaded from its shared object.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/backend.hpp"
+#include "msl/cpu_abi.hpp"
+
+namespace metalcall::cpu {
+
+/** A loaded shared object; closed when the last program using it goes. */
+class CpuModule {
+ public:
+  explicit CpuModule(const std::string& path);  // throws DeviceError
+  ~CpuModule();
+  CpuModule(const CpuModule&) = delete;
+  CpuModule& operator=(const CpuModule&) = delete;
+  void* symbol(const std::string& name) const;
+
+ private:
+  void* handle_;
+};
+
+class CpuProgram : public Program {
+ public:
+  CpuProgram(KernelInfo info, std::shared_ptr<CpuModule> module, metalcall_cpu_entry entry)
+      : Program(std::move(info)), module_(std::move(module)), entry_(entry) {}
+  metalcall_cpu_entry entry() const { return entry_; }
+
+ private:
+  std::shared_ptr<CpuModule> module_;  // keeps the code loaded while queued work may run it
+  metalcall_cpu_entry entry_;
+};
+
+}  // namespace metalcall::cpu

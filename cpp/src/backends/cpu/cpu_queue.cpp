@@ -1,0 +1,116 @@
+#include "backends/cpu/cpu_queue.hpp"
+
+#include <chrono>
+
+#include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/worker_pool.hpp"
+
+namespace metalcall::cpu {
+
+namespace {
+
+// Below this many threads a call runs inline: handing it to another thread
+// costs more than running it.
+constexpr std::uint64_t kInlineThreads = 1 << 15;
+
+std::uint64_t total_threads(const std::vector<DispatchCommand>& commands) {
+  std::uint64_t n = 0;
+  for (const auto& c : commands) n += std::uint64_t(c.grid[0]) * c.grid[1] * c.grid[2];
+  return n;
+}
+
+struct RangeContext {
+  metalcall_cpu_entry entry;
+  const metalcall_cpu_launch* launch;
+};
+
+void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned) {
+  auto* r = static_cast<RangeContext*>(ctx);
+  r->entry(r->launch, begin, end);
+}
+
+}  // namespace
+
+void run_dispatch(const DispatchCommand& command) {
+  const auto& program = static_cast<const CpuProgram&>(*command.program);
+  constexpr std::size_t kInlineArgs = 16;
+  void* inline_args[kInlineArgs];
+  std::vector<void*> many_args;
+  void** args = inline_args;
+  if (command.args.size() > kInlineArgs) {
+    many_args.resize(command.args.size());
+    args = many_args.data();
+  }
+  for (std::size_t i = 0; i < command.args.size(); ++i) args[i] = command.args[i].address();
+
+  metalcall_cpu_launch launch{};
+  launch.args = args;
+  for (int d = 0; d < 3; ++d) {
+    launch.grid[d] = command.grid[d];
+    launch.group[d] = command.threadgroup[d];
+    launch.groups[d] = (command.grid[d] + command.threadgroup[d] - 1) / command.threadgroup[d];
+  }
+  const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
+  WorkerPool& pool = WorkerPool::instance();
+  // A few chunks per worker balance uneven groups without much contention.
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
+  RangeContext ctx{program.entry(), &launch};
+  pool.parallel_for(groups, chunk, run_range, &ctx);
+}
+
+void CpuQueue::execute(Task& task) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& command : task.commands) run_dispatch(command);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  task.commands.clear();  // release programs and buffers before signalling
+  task.completion->finish(nullptr, elapsed.count());
+}
+
+void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+                      bool caller_waits) {
+  Task task{std::move(commands), completion};
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!busy_ && pending_.empty() && (caller_waits || total_threads(task.commands) <= kInlineThreads)) {
+    busy_ = true;
+    lock.unlock();
+    execute(task);
+    lock.lock();
+    busy_ = false;
+    lock.unlock();
+    cv_.notify_all();
+    return;
+  }
+  if (!executor_started_) {
+    executor_started_ = true;
+    std::thread([this] { executor_loop(); }).detach();  // the queue lives for the process
+  }
+  pending_.push_back(std::move(task));
+  lock.unlock();
+  cv_.notify_all();
+}
+
+void CpuQueue::executor_loop() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return !pending_.empty() && !busy_; });
+      task = std::move(pending_.front());
+      pending_.pop_front();
+      busy_ = true;
+    }
+    execute(task);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
+    }
+    cv_.notify_all();
+  }
+}
+
+void CpuQueue::synchronize() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return pending_.empty() && !busy_; });
+}
+
+}  // namespace metalcall::cpu

@@ -1,0 +1,136 @@
+// Fibers for the threads of one threadgroup on the CPU backend (DESIGN.md §3,
+// "CPU execution"). A threadgroup runs wholly on one worker OS thread; kernels
+// that use threadgroup_barrier or SIMD-group functions run each logical thread
+// as a fiber so that all of them can stop at a barrier and let the others
+// catch up. Kernels without barriers do not use this at all.
+//
+// The context switch is hand-written assembly (fiber_switch_x86_64.S,
+// fiber_switch_arm64.S) that saves only the callee-saved registers: a few ns,
+// no system call (unlike swapcontext), no Boost.
+//
+// Rules for the code that runs as a fiber (the kernel body):
+//  - it must not throw: an exception leaving body() terminates the process
+//    (exceptions never cross a context switch);
+//  - it must not change the floating-point control state and leave it changed
+//    when it returns (MSL cannot do either);
+//  - it must stay within the stack size given to the constructor: overflow
+//    hits a PROT_NONE guard page and faults instead of corrupting memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace metalcall {
+namespace cpu {
+
+class FiberGroup {
+ public:
+  static constexpr uint32_t kMaxFibers = 1024;       // MSL's limit on threads per threadgroup
+  static constexpr uint32_t kDefaultSimdWidth = 32;  // threads_per_simdgroup on Apple GPUs
+  static constexpr size_t kMinStackBytes = 16 * 1024;  // room for a signal frame (AVX-512 state)
+  static constexpr size_t kMaxStackBytes = size_t(256) << 20;
+
+  using Body = void (*)(void* ctx, uint32_t thread_index);
+
+  // One per worker OS thread. stack_bytes is rounded up to whole pages; it
+  // throws std::invalid_argument outside [kMinStackBytes, kMaxStackBytes] or
+  // for a simd_width outside [1, kMaxFibers].
+  explicit FiberGroup(size_t stack_bytes = 64 * 1024, uint32_t simd_width = kDefaultSimdWidth);
+  ~FiberGroup();
+  FiberGroup(const FiberGroup&) = delete;
+  FiberGroup& operator=(const FiberGroup&) = delete;
+
+  // Runs body(ctx, i) for every i in [0, count) as fibers on the calling
+  // thread; returns when all have returned. simd_width 0 means the
+  // constructor's. Stacks are mapped on the first run that needs them and kept
+  // for later runs. Throws (before any fiber starts) std::invalid_argument for
+  // count > kMaxFibers or a bad simd_width, std::logic_error when called again
+  // from inside its own run, std::system_error when stacks cannot be mapped.
+  void run(uint32_t count, Body body, void* ctx, uint32_t simd_width = 0);
+
+  // Suspends the calling fiber until every fiber of the group that has not
+  // returned has reached it. A fiber that returns is no longer waited for.
+  // A no-op when called outside run().
+  void barrier();
+
+  // The same, restricted to the caller's SIMD-group: fibers
+  // [k*width, (k+1)*width) for the caller's k (the last group may be short).
+  void simd_barrier();
+
+  uint32_t current_index() const { return cur_; }
+  static FiberGroup* current();  // the group running on this OS thread, or nullptr
+
+  // How many times the last run found every live fiber waiting at barriers
+  // that could never complete (e.g. half a SIMD-group at simd_barrier, the
+  // other half at barrier: undefined behaviour in MSL) and released them all
+  // rather than deadlock. Non-zero means the kernel's barriers diverged.
+  uint32_t forced_releases() const { return forced_; }
+
+  size_t stack_bytes() const { return usable_; }  // every fiber has at least this (whole pages)
+  uint32_t simd_width() const { return default_width_; }
+  uint32_t stacks_mapped() const { return mapped_; }
+
+ private:
+  struct Fiber {
+    void* sp;                // saved stack pointer while switched out
+    const uint32_t* gen_ptr; // the fiber is runnable iff *gen_ptr != gen
+    uint32_t gen;
+    uint16_t simd;           // its SIMD-group
+    uint16_t stack;          // the stack it runs on (may be a finished fiber's)
+  };
+  struct Simd {
+    uint32_t arrived;  // fibers waiting at this group's simd_barrier
+    uint32_t live;     // fibers of this group that have not returned
+    uint32_t gen;      // bumped on every release
+  };
+
+  [[noreturn]] static void entry(void* self) noexcept;
+  uint32_t next_runnable() const;
+  void block();
+  uint32_t finish();
+  void switch_to(uint32_t j, bool dying);
+  void* start_frame(uint32_t stack);
+  void force_release();
+  void map_stacks(uint32_t count);
+  char* stack_lo(uint32_t stack) const { return stacks_[stack]; }
+  size_t stack_span() const { return usable_ + colour_span_; }
+
+  // Hot state first: touched on every barrier.
+  uint32_t cur_ = 0;
+  uint32_t count_ = 0;
+  uint32_t live_ = 0;
+  uint32_t tg_arrived_ = 0;
+  uint32_t tg_gen_ = 0;
+  bool in_run_ = false;
+  Body body_ = nullptr;
+  void* ctx_ = nullptr;
+  std::unique_ptr<Fiber[]> fibers_;
+  std::unique_ptr<Simd[]> simd_;
+  void* sched_sp_ = nullptr;  // the thread's own context, parked inside run()
+
+  uint32_t forced_ = 0;
+  uint32_t groups_ = 0;
+  uint32_t default_width_;
+  uint32_t mapped_ = 0;
+  size_t usable_;
+  size_t page_;
+  size_t colour_span_;  // extra room above each stack for cache colouring
+  std::unique_ptr<char*[]> stacks_;  // lowest usable byte of each stack (guard page below)
+  uint64_t fp_env_ = 0;              // x86-64: MXCSR and x87 control word for new frames
+
+  // AddressSanitizer bookkeeping (unused in other builds).
+  [[maybe_unused]] void* sched_fake_ = nullptr;
+  [[maybe_unused]] const void* sched_bottom_ = nullptr;
+  [[maybe_unused]] size_t sched_size_ = 0;
+};
+
+}  // namespace cpu
+}  // namespace metalcall
+
+// C entry points for run-time-compiled kernel code, which reaches them through
+// a function-pointer table (the kernel .so cannot link against the extension).
+extern "C" {
+void metalcall_fiber_barrier(void* group);
+void metalcall_fiber_simd_barrier(void* group);
+}

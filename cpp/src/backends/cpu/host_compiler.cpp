@@ -1,0 +1,226 @@
+#include "backends/cpu/host_compiler.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/cpu/embedded_prelude.hpp"
+#include "backends/cpu/process.hpp"
+#include "core/disk_cache.hpp"
+#include "core/hash.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/kernels.hpp"
+#include "msl/type_names.hpp"
+
+namespace metalcall::cpu {
+
+namespace {
+
+std::vector<std::string> target_flags() {
+#if defined(__x86_64__)
+  return {"-march=native"};
+#elif defined(__aarch64__) && !defined(__APPLE__)
+  return {"-mcpu=native"};
+#else
+  return {};
+#endif
+}
+
+// The CPU model and features, so that a shared cache folder never serves a
+// binary built with -march=native for another processor.
+std::string cpu_fingerprint() {
+  auto info = read_file("/proc/cpuinfo");
+  if (!info) return "";
+  std::string out;
+  std::istringstream in(*info);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0 ||
+        line.rfind("CPU part", 0) == 0) {
+      out += line + "\n";
+      if (out.size() > 4096) break;
+    }
+    if (line.empty() && !out.empty()) break;  // the first processor is enough
+  }
+  return ContentHash().add(out).hex();
+}
+
+struct Diagnostic {
+  std::string file;
+  int line = 0, column = 0;
+  std::string severity, message;
+};
+
+std::vector<Diagnostic> parse_diagnostics(const std::string& log) {
+  static const std::regex pattern(R"(^(.*?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
+  static const std::regex context(R"(^(.*?):(\d+):(\d+):\s+(required from.*|in .*)$)");
+  std::vector<Diagnostic> out;
+  std::istringstream in(log);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, pattern)) {
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[4], m[5]});
+    } else if (std::regex_match(line, m, context)) {
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), "context", m[4]});
+    }
+  }
+  return out;
+}
+
+bool is_user_file(const std::string& file) {
+  const std::string name = msl::kSourceName;
+  return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
+}
+
+CompileError compile_error(const std::string& raw_log, const msl::Translation& tr, const std::string& source,
+                           const std::string& scratch) {
+  std::string log = msl::restore_type_names(raw_log);
+  // The temporary folder is noise to the user.
+  for (std::size_t p; (p = log.find(scratch + "/")) != std::string::npos;) log.erase(p, scratch.size() + 1);
+  const auto diags = parse_diagnostics(log);
+  const Diagnostic* primary = nullptr;
+  const Diagnostic* first_error = nullptr;
+  Diagnostic located;
+  for (const auto& d : diags) {
+    const bool error = d.severity == "error" || d.severity == "fatal error";
+    if (error && !first_error) first_error = &d;
+    if (error && is_user_file(d.file)) {
+      primary = &d;
+      break;
+    }
+  }
+  if (!primary && first_error) {
+    // An error inside the prelude: report it where the user's code led to it.
+    for (const auto& d : diags)
+      if (is_user_file(d.file)) {
+        located = d;
+        located.message = first_error->message;
+        located.severity = "error";
+        primary = &located;
+        break;
+      }
+  }
+  if (!primary) {
+    const std::string message = "[cpu] the kernel did not compile" +
+                                (first_error ? ": " + first_error->message : std::string()) + "\n" + log;
+    return CompileError(message, log);
+  }
+  const int column = tr.map.user_column(primary->line, primary->column);
+  const std::string line_text = msl::source_line(source, primary->line);
+  std::string caret(column > 1 ? column - 1 : 0, ' ');
+  const std::string message = std::string(msl::kSourceName) + ":" + std::to_string(primary->line) + ":" +
+                              std::to_string(column) + ": error: " + primary->message + "\n" + line_text + "\n" +
+                              caret + "^";
+  return CompileError(message, log, primary->line, column, line_text);
+}
+
+}  // namespace
+
+HostCompiler& HostCompiler::instance() {
+  static HostCompiler* compiler = new HostCompiler();  // lives for the process
+  return *compiler;
+}
+
+HostCompiler::HostCompiler() {
+  const char* env = std::getenv("METALCALL_CXX");
+  if (env && *env) {
+    path_ = find_program(env);
+  } else {
+    for (const char* name : {"clang++", "g++", "c++"}) {
+      path_ = find_program(name);
+      if (!path_.empty()) break;
+    }
+  }
+  if (path_.empty()) return;
+  auto version = run_process({path_, "--version"});
+  std::string first = version.output.substr(0, version.output.find('\n'));
+  if (version.exit_code != 0 || first.empty()) {
+    path_.clear();
+    return;
+  }
+  identity_ = path_ + " | " + first;
+  for (const auto& f : target_flags()) identity_ += " " + f;
+  identity_ += " | cpu " + cpu_fingerprint() + " | translator " + std::to_string(msl::kTranslatorVersion);
+}
+
+std::string HostCompiler::unavailable_reason() const {
+  const char* env = std::getenv("METALCALL_CXX");
+  if (env && *env) {
+    return std::string("METALCALL_CXX is set to '") + env + "', which cannot be run; set it to a C++17 compiler";
+  }
+#ifdef __APPLE__
+  return "no C++ compiler found: install the Xcode command line tools (xcode-select --install), or set METALCALL_CXX";
+#else
+  return "no C++ compiler found: install clang or g++ (e.g. apt-get install g++), or set METALCALL_CXX";
+#endif
+}
+
+std::string HostCompiler::prelude_folder() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!prelude_folder_.empty()) return prelude_folder_;
+  ContentHash h;
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) h.add(kEmbeddedPrelude[i].name).add(kEmbeddedPrelude[i].text);
+  DiskCache cache("prelude");
+  const std::string folder = cache.scratch() + "/" + h.hex();
+  mkdir(folder.c_str(), 0755);
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
+    const std::string path = folder + "/" + kEmbeddedPrelude[i].name;
+    auto existing = read_file(path);
+    if (existing && *existing == kEmbeddedPrelude[i].text) continue;
+    if (!write_file_atomic(path, kEmbeddedPrelude[i].text)) {
+      throw DeviceError("[cpu] cannot write the MSL prelude to " + folder + "; set METALCALL_CACHE_DIR to a writable folder");
+    }
+  }
+  prelude_folder_ = folder;
+  return folder;
+}
+
+std::string HostCompiler::build(const msl::Translation& tr, const std::string& source, bool fast_math) {
+  if (!available()) throw DeviceError("[cpu] " + unavailable_reason());
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
+                                    "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti"};
+  if (fast_math) {
+    // Metal's fast math reassociates and contracts; NaN and infinity still work here.
+    for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})
+      flags.push_back(f);
+  } else {
+    flags.push_back("-ffp-contract=off");
+  }
+  for (const auto& f : target_flags()) flags.push_back(f);
+
+  ContentHash key_hash;
+  key_hash.add(identity_).add(tr.code);
+  for (const auto& f : flags) key_hash.add(f);
+  const std::string key = key_hash.hex();
+
+  DiskCache cache("cpu");
+  if (auto hit = cache.find(key, ".so")) return *hit;
+
+  const std::string prelude = prelude_folder();
+  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid());
+  const std::string cpp_path = base + ".cpp";
+  const std::string so_path = base + ".so";
+  if (!write_file_atomic(cpp_path, tr.code)) {
+    throw DeviceError("[cpu] cannot write to " + cache.scratch() + "; set METALCALL_CACHE_DIR to a writable folder");
+  }
+  std::vector<std::string> argv = {path_};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
+  ProcessResult result = run_process(argv);
+  std::remove(cpp_path.c_str());
+  if (result.exit_code != 0) {
+    std::remove(so_path.c_str());
+    throw compile_error(result.output, tr, source, cache.scratch());
+  }
+  if (cache.store(key, ".so", so_path)) {
+    if (auto stored = cache.find(key, ".so")) return *stored;
+  }
+  return so_path;  // a read-only cache: the scratch copy serves this process
+}
+
+}  // namespace metalcall::cpu

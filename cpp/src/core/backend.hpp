@@ -1,0 +1,150 @@
+// The interface every backend implements (DESIGN.md §1): an allocator, a compiler,
+// programs (pipelines) and a queue. Core code talks to backends only through this.
+// No Objective-C, CUDA or pybind11 here.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "metalcall/device.hpp"
+#include "metalcall/reflection.hpp"
+
+namespace metalcall {
+
+/** Completion of one submission; the backend calls finish() exactly once. */
+class CompletionState {
+ public:
+  explicit CompletionState(bool submitted = true) : submitted_(submitted) {}
+  void finish(std::exception_ptr error, double device_seconds);
+  void wait();
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  double device_seconds() const { return seconds_; }
+  bool submitted() const { return submitted_.load(std::memory_order_acquire); }
+  void mark_submitted() { submitted_.store(true, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::atomic<bool> submitted_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::exception_ptr error_;
+  double seconds_ = 0;
+};
+
+/** Device memory. Backends subclass it to own the allocation. */
+class BufferStorage {
+ public:
+  BufferStorage(void* data, std::size_t nbytes) : data_(data), nbytes_(nbytes) {}
+  virtual ~BufferStorage() = default;
+  BufferStorage(const BufferStorage&) = delete;
+  BufferStorage& operator=(const BufferStorage&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t nbytes() const { return nbytes_; }
+
+  /** Hazard tracking: queues are in order, so the last use is enough to wait on. */
+  void set_last_use(const std::shared_ptr<CompletionState>& use);
+  void wait_idle();
+
+ protected:
+  void* data_;
+  std::size_t nbytes_;
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<CompletionState> last_use_;
+};
+
+/** A pipeline: one kernel of a library, specialised, ready to dispatch. */
+class Program {
+ public:
+  explicit Program(KernelInfo info) : info_(std::move(info)) {}
+  virtual ~Program() = default;
+  const KernelInfo& info() const { return info_; }
+
+ protected:
+  KernelInfo info_;
+};
+
+/** A compiled library as a backend holds it. */
+class BackendLibrary {
+ public:
+  virtual ~BackendLibrary() = default;
+  virtual std::vector<std::string> function_names() const = 0;
+  /** Throws ArgumentError for an unknown name or bad constants. */
+  virtual std::shared_ptr<Program> make_program(const std::string& name,
+                                                const std::vector<FunctionConstant>& constants) = 0;
+};
+
+/** One argument as the backend receives it, indexed by parameter position. */
+struct BoundArgument {
+  ParamKind kind = ParamKind::builtin;
+  std::shared_ptr<BufferStorage> buffer;  // a Buffer argument
+  void* host_data = nullptr;              // foreign host memory (used in place or copied)
+  std::size_t host_nbytes = 0;
+  bool written = false;                   // the kernel may write it
+  std::vector<std::uint8_t> bytes;        // packed scalar or struct (reference / value)
+  std::size_t threadgroup_length = 0;     // [[threadgroup(i)]] byte length
+
+  /** Host address of the argument's memory, whatever its kind. */
+  void* address() const {
+    if (buffer) return buffer->data();
+    if (host_data) return host_data;
+    return bytes.empty() ? nullptr : const_cast<std::uint8_t*>(bytes.data());
+  }
+};
+
+/** One validated kernel call. Sizes are final: the backend must not change them. */
+struct DispatchCommand {
+  std::shared_ptr<Program> program;
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t threadgroup[3] = {1, 1, 1};
+  std::vector<BoundArgument> args;  // one per parameter, by position
+  bool uses_host_memory() const;
+};
+
+class BackendDevice {
+ public:
+  virtual ~BackendDevice() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) = 0;
+  /** Identity of the compiler and its version, for cache keys. */
+  virtual std::string compiler_identity() = 0;
+  /** Compiles MSL; throws CompileError. Must be safe to call from several threads. */
+  virtual std::shared_ptr<BackendLibrary> compile(const std::string& source,
+                                                  const CompileOptions& options) = 0;
+  /** Loads a precompiled library; backends without one throw DeviceError. */
+  virtual std::shared_ptr<BackendLibrary> load_library(const std::vector<std::uint8_t>& bytes);
+  /**
+   * Runs `commands` in order after all earlier submissions, then calls
+   * completion->finish(). `caller_waits` says the caller will block on it at once
+   * (foreign memory), so running on the calling thread is best.
+   */
+  virtual void submit(std::vector<DispatchCommand>&& commands,
+                      const std::shared_ptr<CompletionState>& completion, bool caller_waits) = 0;
+  /** Waits for all submitted work. */
+  virtual void synchronize() = 0;
+};
+
+/** How a backend makes itself known to the device registry. */
+struct BackendEntry {
+  std::string name;  // "metal", "cuda", "cpu"
+  int priority = 0;  // the default device is the available one with the highest priority
+  /** Devices present; empty (never throws) when the backend cannot run here. */
+  std::function<std::vector<DeviceInfo>()> enumerate;
+  /** Why enumerate() found nothing, and how to fix it. */
+  std::function<std::string()> unavailable_reason;
+  std::function<std::shared_ptr<BackendDevice>(int index, const DeviceOptions& options)> open;
+};
+
+void register_backend(BackendEntry entry);
+
+}  // namespace metalcall

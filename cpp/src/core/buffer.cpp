@@ -1,0 +1,39 @@
+// Buffer and its hazard tracking.
+#include "core/backend.hpp"
+#include "metalcall/buffer.hpp"
+
+namespace metalcall {
+
+void BufferStorage::set_last_use(const std::shared_ptr<CompletionState>& use) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_use_ = use;
+}
+
+void BufferStorage::wait_idle() {
+  std::shared_ptr<CompletionState> last;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last = last_use_;
+  }
+  // Errors belong to whoever waits on the call's Completion; a view only needs
+  // the work to have stopped touching the memory. Unsubmitted batch work has
+  // not touched it yet.
+  if (last && last->submitted() && !last->done()) {
+    try {
+      last->wait();
+    } catch (...) {
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (last_use_ == last && last && last->done()) last_use_.reset();
+}
+
+void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }
+
+std::size_t Buffer::nbytes() const { return storage_ ? storage_->nbytes() : 0; }
+
+void Buffer::wait_idle() const {
+  if (storage_) storage_->wait_idle();
+}
+
+}  // namespace metalcall

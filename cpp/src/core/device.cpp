@@ -1,0 +1,160 @@
+// Device, Library and Batch: caches, batching and submission with hazard tracking.
+#include <algorithm>
+
+#include "core/hash.hpp"
+#include "core/impl.hpp"
+#include "metalcall/errors.hpp"
+
+namespace metalcall {
+
+namespace {
+std::string library_key(BackendDevice& backend, const std::string& source, const CompileOptions& options) {
+  ContentHash h;
+  h.add(backend.info().backend).add(backend.info().architecture).add(backend.compiler_identity());
+  h.add(source).add(options.fast_math ? "fast" : "precise").add(options.language_version);
+  for (const auto& [name, value] : options.defines) h.add(name).add(value);
+  return h.hex();
+}
+}  // namespace
+
+// ---- DeviceImpl ----
+
+std::shared_ptr<LibraryImpl> DeviceImpl::compile(const std::string& source, const CompileOptions& options) {
+  const std::string key = library_key(*backend_, source, options);
+  {
+    std::lock_guard<std::mutex> lock(libraries_mutex_);
+    auto it = libraries_.find(key);
+    if (it != libraries_.end()) return it->second;
+  }
+  // Compile outside the lock: compiles of different sources run in parallel. Two
+  // threads compiling the same source both succeed; the first one stored wins.
+  auto compiled = backend_->compile(source, options);
+  std::lock_guard<std::mutex> lock(libraries_mutex_);
+  auto [it, inserted] = libraries_.emplace(key, std::make_shared<LibraryImpl>(shared_from_this(), compiled));
+  return it->second;
+}
+
+std::shared_ptr<LibraryImpl> DeviceImpl::load_library(const std::vector<std::uint8_t>& bytes) {
+  return std::make_shared<LibraryImpl>(shared_from_this(), backend_->load_library(bytes));
+}
+
+void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+                        bool caller_waits) {
+  for (const auto& command : commands)
+    for (const auto& arg : command.args)
+      if (arg.buffer) arg.buffer->set_last_use(completion);
+  backend_->submit(std::move(commands), completion, caller_waits);
+}
+
+std::shared_ptr<BatchImpl> DeviceImpl::open_batch() {
+  std::lock_guard<std::mutex> lock(batches_mutex_);
+  auto& slot = batches_[std::this_thread::get_id()];
+  if (slot) throw ArgumentError("a batch is already open on this thread for this device; batches do not nest");
+  slot = std::make_shared<BatchImpl>(shared_from_this());
+  open_batches_.fetch_add(1, std::memory_order_relaxed);
+  return slot;
+}
+
+std::shared_ptr<BatchImpl> DeviceImpl::current_batch() {
+  if (open_batches_.load(std::memory_order_relaxed) == 0) return nullptr;  // the common case: no lock
+  std::lock_guard<std::mutex> lock(batches_mutex_);
+  auto it = batches_.find(std::this_thread::get_id());
+  return it == batches_.end() ? nullptr : it->second;
+}
+
+void DeviceImpl::close_batch(BatchImpl* batch) {
+  std::lock_guard<std::mutex> lock(batches_mutex_);
+  for (auto it = batches_.begin(); it != batches_.end(); ++it) {
+    if (it->second.get() == batch) {
+      batches_.erase(it);
+      open_batches_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+// ---- BatchImpl ----
+
+void BatchImpl::record(DispatchCommand&& command) {
+  uses_host_memory_ = uses_host_memory_ || command.uses_host_memory();
+  commands_.push_back(std::move(command));
+}
+
+Completion BatchImpl::commit() {
+  if (!open_) throw ArgumentError("this batch was already committed or discarded");
+  open_ = false;
+  device_->close_batch(this);
+  completion_->mark_submitted();
+  if (commands_.empty()) {
+    completion_->finish(nullptr, 0.0);
+    return Completion(completion_);
+  }
+  device_->submit(std::move(commands_), completion_, uses_host_memory_);
+  commands_.clear();
+  // Foreign memory is borrowed only for the duration of the commit.
+  if (uses_host_memory_) completion_->wait();
+  return Completion(completion_);
+}
+
+void BatchImpl::discard() {
+  if (!open_) return;
+  open_ = false;
+  device_->close_batch(this);
+  commands_.clear();
+  completion_->mark_submitted();
+  completion_->finish(nullptr, 0.0);
+}
+
+// ---- public wrappers ----
+
+const DeviceInfo& Device::info() const { return impl_->info(); }
+const DeviceOptions& Device::options() const { return impl_->options(); }
+
+Library Device::compile(const std::string& source, const CompileOptions& options) const {
+  return Library(impl_->compile(source, options));
+}
+
+Library Device::load_library(const std::vector<std::uint8_t>& bytes) const {
+  return Library(impl_->load_library(bytes));
+}
+
+Buffer Device::allocate(std::size_t nbytes) const {
+  const auto limit = impl_->info().max_buffer_length;
+  if (limit && nbytes > limit) {
+    throw ArgumentError("cannot allocate " + std::to_string(nbytes) + " bytes: the largest buffer on " +
+                        impl_->info().name + " is " + std::to_string(limit) + " bytes");
+  }
+  return Buffer(impl_->backend().allocate(nbytes));
+}
+
+void Device::synchronize() const { impl_->backend().synchronize(); }
+
+Batch Device::begin_batch() const { return Batch(impl_->open_batch()); }
+
+std::vector<std::string> Library::function_names() const { return impl_->backend().function_names(); }
+
+bool Library::has_function(const std::string& name) const {
+  const auto names = function_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Kernel Library::function(const std::string& name, const std::vector<FunctionConstant>& constants) const {
+  return Kernel(impl_->function(name, constants));
+}
+
+Completion Batch::commit() { return impl_->commit(); }
+void Batch::discard() { impl_->discard(); }
+std::size_t Batch::size() const { return impl_->size(); }
+
+bool DispatchCommand::uses_host_memory() const {
+  for (const auto& a : args)
+    if (a.host_data) return true;
+  return false;
+}
+
+std::shared_ptr<BackendLibrary> BackendDevice::load_library(const std::vector<std::uint8_t>&) {
+  throw DeviceError("[" + info().backend + "] loading a compiled library (.metallib) needs the Metal backend; "
+                    "compile the MSL source with Device.compile() instead");
+}
+
+}  // namespace metalcall

@@ -1,0 +1,107 @@
+// Private implementation classes behind the public Device/Library/Kernel/Batch.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "metalcall/device.hpp"
+
+namespace metalcall {
+
+class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
+ public:
+  DeviceImpl(std::shared_ptr<BackendDevice> backend, DeviceOptions options)
+      : backend_(std::move(backend)), options_(options) {}
+
+  BackendDevice& backend() const { return *backend_; }
+  const DeviceInfo& info() const { return backend_->info(); }
+  const DeviceOptions& options() const { return options_; }
+
+  std::shared_ptr<LibraryImpl> compile(const std::string& source, const CompileOptions& options);
+  std::shared_ptr<LibraryImpl> load_library(const std::vector<std::uint8_t>& bytes);
+
+  /** Submits one call (or a committed batch), with hazard tracking. */
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+              bool caller_waits);
+
+  // Batches are per thread: calls made on the thread that opened one are recorded.
+  std::shared_ptr<BatchImpl> open_batch();
+  std::shared_ptr<BatchImpl> current_batch();  // nullptr when none is open on this thread
+  void close_batch(BatchImpl* batch);
+
+ private:
+  std::shared_ptr<BackendDevice> backend_;
+  DeviceOptions options_;
+
+  std::mutex libraries_mutex_;
+  // Content-keyed (DESIGN.md §4). Kept for the life of the device.
+  std::unordered_map<std::string, std::shared_ptr<LibraryImpl>> libraries_;
+
+  std::atomic<int> open_batches_{0};
+  std::mutex batches_mutex_;
+  std::unordered_map<std::thread::id, std::shared_ptr<BatchImpl>> batches_;
+};
+
+class LibraryImpl : public std::enable_shared_from_this<LibraryImpl> {
+ public:
+  LibraryImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<BackendLibrary> backend)
+      : device_(std::move(device)), backend_(std::move(backend)) {}
+  const std::shared_ptr<DeviceImpl>& device() const { return device_; }
+  BackendLibrary& backend() const { return *backend_; }
+  std::shared_ptr<KernelImpl> function(const std::string& name, const std::vector<FunctionConstant>& constants);
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  std::shared_ptr<BackendLibrary> backend_;
+  std::mutex kernels_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<KernelImpl>> kernels_;  // by name + constants
+};
+
+class KernelImpl {
+ public:
+  KernelImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<Program> program);
+  const KernelInfo& info() const { return program_->info(); }
+  const std::shared_ptr<DeviceImpl>& device() const { return device_; }
+  const std::shared_ptr<Program>& program() const { return program_; }
+  const std::vector<const ParamInfo*>& buffer_params() const { return buffer_params_; }
+  const std::vector<const ParamInfo*>& threadgroup_params() const { return threadgroup_params_; }
+
+  Completion call(const LaunchShape& shape, const std::vector<Argument>& args);
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  std::shared_ptr<Program> program_;
+  std::vector<const ParamInfo*> buffer_params_;       // sorted by [[buffer(i)]]
+  std::vector<const ParamInfo*> threadgroup_params_;  // sorted by [[threadgroup(i)]]
+};
+
+class BatchImpl {
+ public:
+  explicit BatchImpl(std::shared_ptr<DeviceImpl> device)
+      : device_(std::move(device)), completion_(std::make_shared<CompletionState>(false)) {}
+  void record(DispatchCommand&& command);
+  Completion commit();
+  void discard();
+  std::size_t size() const { return commands_.size(); }
+  const std::shared_ptr<CompletionState>& completion() const { return completion_; }
+  bool open() const { return open_; }
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  std::vector<DispatchCommand> commands_;
+  std::shared_ptr<CompletionState> completion_;
+  bool uses_host_memory_ = false;
+  bool open_ = true;
+};
+
+/** Validates a call against the kernel's reflection and packs its arguments. */
+DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shape,
+                               const std::vector<Argument>& args, bool* empty_grid);
+
+}  // namespace metalcall

@@ -1,0 +1,291 @@
+// Kernel lookup and the call path: validation, binding, submission.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/impl.hpp"
+#include "core/scalar_packing.hpp"
+#include "metalcall/errors.hpp"
+
+namespace metalcall {
+
+namespace {
+
+std::string constants_key(const std::vector<FunctionConstant>& constants) {
+  std::string key;
+  for (const auto& c : constants) {
+    key += '\x1f' + c.name + '#' + std::to_string(c.index) + '=' + std::to_string(static_cast<int>(c.value.kind)) +
+           ':' + std::to_string(c.value.int_value) + ':' + std::to_string(c.value.float_value);
+  }
+  return key;
+}
+
+std::string param_signature(const ParamInfo& p) {
+  std::string s = p.name + ": ";
+  if (p.kind == ParamKind::buffer) s += std::string(p.is_const ? "const " : "") + to_string(p.address_space) + " " + p.type_name + "*";
+  else if (p.kind == ParamKind::reference) s += std::string(to_string(p.address_space)) + " " + p.type_name + "&";
+  else s += p.type_name;
+  return s;
+}
+
+std::string numpy_name(ScalarType s) {
+  switch (s) {
+    case ScalarType::boolean: return "bool_";
+    case ScalarType::i8: return "int8";
+    case ScalarType::u8: return "uint8";
+    case ScalarType::i16: return "int16";
+    case ScalarType::u16: return "uint16";
+    case ScalarType::i32: return "int32";
+    case ScalarType::u32: return "uint32";
+    case ScalarType::i64: return "int64";
+    case ScalarType::u64: return "uint64";
+    case ScalarType::f16: return "float16";
+    case ScalarType::f32: return "float32";
+    default: return to_string(s);
+  }
+}
+
+std::string describe(const KernelInfo& k, const ParamInfo& p) {
+  return "kernel '" + k.name + "' argument " + std::to_string(p.binding) + " '" + p.name + "' (" +
+         param_signature(p) + ")";
+}
+
+}  // namespace
+
+std::shared_ptr<KernelImpl> LibraryImpl::function(const std::string& name, const std::vector<FunctionConstant>& constants) {
+  const std::string key = name + constants_key(constants);
+  {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    auto it = kernels_.find(key);
+    if (it != kernels_.end()) return it->second;
+  }
+  auto program = backend_->make_program(name, constants);
+  auto kernel = std::make_shared<KernelImpl>(device_, std::move(program));
+  std::lock_guard<std::mutex> lock(kernels_mutex_);
+  return kernels_.emplace(key, std::move(kernel)).first->second;
+}
+
+KernelImpl::KernelImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<Program> program)
+    : device_(std::move(device)), program_(std::move(program)) {
+  buffer_params_ = program_->info().buffer_params();
+  threadgroup_params_ = program_->info().threadgroup_params();
+}
+
+Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument>& args) {
+  bool empty = false;
+  DispatchCommand command = bind_arguments(*this, shape, args, &empty);
+  if (auto batch = device_->current_batch()) {
+    if (!empty) batch->record(std::move(command));
+    return Completion(batch->completion());
+  }
+  auto completion = std::make_shared<CompletionState>();
+  if (empty) {
+    completion->finish(nullptr, 0.0);
+    return Completion(completion);
+  }
+  const bool caller_waits = command.uses_host_memory();
+  std::vector<DispatchCommand> commands;
+  commands.push_back(std::move(command));
+  device_->submit(std::move(commands), completion, caller_waits);
+  // Foreign memory is borrowed only for the duration of the call (DESIGN.md §2).
+  if (caller_waits) completion->wait();
+  return Completion(completion);
+}
+
+namespace {
+
+void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
+  *empty = false;
+  for (int d = 0; d < 3; ++d) {
+    if (shape.grid[d] > std::numeric_limits<std::uint32_t>::max()) {
+      throw ArgumentError("kernel '" + k.name + "': grid dimension " + std::to_string(d) + " is " +
+                          std::to_string(shape.grid[d]) + " threads; each dimension is limited to 2^32-1 "
+                          "(thread positions are 32-bit): split the work or use a 2-D/3-D grid");
+    }
+    if (shape.grid[d] == 0) *empty = true;
+  }
+  // Builtins declared as ushort cannot address more than 65535 threads.
+  for (const auto& p : k.params) {
+    if (p.kind != ParamKind::builtin || p.scalar != ScalarType::u16) continue;
+    if (p.builtin != Builtin::thread_position_in_grid && p.builtin != Builtin::threads_per_grid) continue;
+    for (int d = 0; d < 3; ++d) {
+      if (shape.grid[d] > 65535) {
+        throw ArgumentError("kernel '" + k.name + "': '" + p.name + "' is declared ushort, but the grid has " +
+                            std::to_string(shape.grid[d]) + " threads in dimension " + std::to_string(d) +
+                            "; declare it uint");
+      }
+    }
+  }
+}
+
+void choose_threadgroup(const KernelInfo& k, const DeviceInfo& dev, const LaunchShape& shape, std::uint32_t out[3]) {
+  const unsigned limit = k.max_total_threads_per_threadgroup ? k.max_total_threads_per_threadgroup
+                                                             : dev.max_threads_per_threadgroup;
+  const bool automatic = shape.threadgroup[0] == 0 && shape.threadgroup[1] == 0 && shape.threadgroup[2] == 0;
+  if (automatic) {
+    // Fill x first, as far as the grid needs, then y, then z.
+    std::uint64_t remaining = std::max(1u, limit);
+    for (int d = 0; d < 3; ++d) {
+      const std::uint64_t want = std::max<std::uint64_t>(1, std::min<std::uint64_t>(shape.grid[d], remaining));
+      out[d] = static_cast<std::uint32_t>(want);
+      remaining = std::max<std::uint64_t>(1, remaining / want);
+    }
+    return;
+  }
+  std::uint64_t total = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (shape.threadgroup[d] == 0) {
+      throw ArgumentError("kernel '" + k.name + "': threadgroup sizes must be at least 1 in every dimension");
+    }
+    out[d] = shape.threadgroup[d];
+    total *= shape.threadgroup[d];
+  }
+  if (total > limit) {
+    throw ArgumentError("kernel '" + k.name + "': threadgroup of " + std::to_string(total) +
+                        " threads is over this kernel's limit of " + std::to_string(limit) +
+                        " threads per threadgroup on " + dev.name);
+  }
+}
+
+void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool check_size, BoundArgument& out) {
+  void* address = nullptr;
+  std::size_t nbytes = 0;
+  if (a.kind == Argument::Kind::buffer) {
+    if (!a.buffer) throw ArgumentError(describe(k, p) + ": the buffer is empty (default-constructed)");
+    out.buffer = a.buffer.storage();
+    address = a.buffer.data();
+    nbytes = a.buffer.nbytes();
+  } else if (a.kind == Argument::Kind::host) {
+    address = a.host_data;
+    nbytes = a.host_nbytes;
+    if (!p.is_const && !a.host_writable) {
+      throw ArgumentError(describe(k, p) + ": the kernel may write this argument but the object passed is "
+                          "read-only; pass a writable array or bytearray, or declare the parameter const");
+    }
+    if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
+        a.host_scalar != p.scalar) {
+      throw ArgumentError(describe(k, p) + ": the array holds " + to_string(a.host_scalar) + " elements but the "
+                          "kernel reads " + to_string(p.scalar) + "; convert it (e.g. .astype(np." +
+                          numpy_name(p.scalar) +
+                          ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
+    }
+    out.host_data = a.host_data;
+    out.host_nbytes = a.host_nbytes;
+  } else {
+    throw ArgumentError(describe(k, p) + " is a pointer: pass a metalcall Buffer or an object with the buffer "
+                        "protocol (NumPy array, array.array, bytearray, memoryview), not a scalar");
+  }
+  out.written = !p.is_const;
+  if (check_size && p.element_size && nbytes < p.element_size) {
+    throw ArgumentError(describe(k, p) + ": needs at least one element of " + std::to_string(p.element_size) +
+                        " bytes but the buffer has " + std::to_string(nbytes) + " bytes");
+  }
+  if (p.element_align > 1 && nbytes && reinterpret_cast<std::uintptr_t>(address) % p.element_align != 0) {
+    throw ArgumentError(describe(k, p) + ": the data is not aligned to " + std::to_string(p.element_align) +
+                        " bytes, as " + p.type_name + " requires; pass a copy (np.ascontiguousarray or a new array)");
+  }
+}
+
+void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, BoundArgument& out) {
+  switch (a.kind) {
+    case Argument::Kind::buffer:
+      // Metal lets a buffer back a constant T&; bind it in place.
+      bind_buffer(k, p, a, true, out);
+      out.written = false;
+      return;
+    case Argument::Kind::host:
+    case Argument::Kind::bytes: {
+      const auto* data = a.kind == Argument::Kind::host ? static_cast<const std::uint8_t*>(a.host_data) : a.data.data();
+      const std::size_t n = a.kind == Argument::Kind::host ? a.host_nbytes : a.data.size();
+      if (p.element_size && n != p.element_size) {
+        throw ArgumentError(describe(k, p) + ": takes exactly " + std::to_string(p.element_size) + " bytes, got " +
+                            std::to_string(n) + " bytes");
+      }
+      if (a.kind == Argument::Kind::host && !a.host_raw_bytes && a.host_scalar != ScalarType::unknown &&
+          p.scalar != ScalarType::unknown && a.host_scalar != p.scalar) {
+        throw ArgumentError(describe(k, p) + ": the value holds " + std::string(to_string(a.host_scalar)) +
+                            " but the kernel declares " + to_string(p.scalar));
+      }
+      out.bytes.assign(data, data + n);
+      return;
+    }
+    default:
+      out.bytes = pack_scalar(a, p);
+      return;
+  }
+}
+
+}  // namespace
+
+DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const std::vector<Argument>& args,
+                               bool* empty_grid) {
+  const KernelInfo& k = kernel.info();
+  const auto& buffer_params = kernel.buffer_params();
+  if (args.size() != buffer_params.size()) {
+    std::string expected;
+    for (const ParamInfo* p : buffer_params) expected += (expected.empty() ? "" : ", ") + param_signature(*p);
+    throw ArgumentError("kernel '" + k.name + "' takes " + std::to_string(buffer_params.size()) +
+                        " argument(s) after the grid (" + (expected.empty() ? "none" : expected) + ") but " +
+                        std::to_string(args.size()) + " were given");
+  }
+  check_grid(k, shape, empty_grid);
+
+  DispatchCommand command;
+  command.program = kernel.program();
+  for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
+  choose_threadgroup(k, kernel.device()->info(), shape, command.threadgroup);
+  command.args.resize(k.params.size());
+
+  for (std::size_t i = 0; i < buffer_params.size(); ++i) {
+    const ParamInfo& p = *buffer_params[i];
+    BoundArgument& out = command.args[p.position];
+    out.kind = p.kind;
+    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, out);
+    else bind_value(k, p, args[i], out);
+  }
+
+  std::size_t threadgroup_total = 0;
+  const auto& tg_params = kernel.threadgroup_params();
+  for (const ParamInfo* p : tg_params) {
+    BoundArgument& out = command.args[p->position];
+    out.kind = ParamKind::threadgroup_memory;
+    if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.threadgroup_memory.size() ||
+        shape.threadgroup_memory[p->binding] == 0) {
+      throw ArgumentError("kernel '" + k.name + "' parameter '" + p->name + "' is threadgroup memory [[threadgroup(" +
+                          std::to_string(p->binding) + ")]]: give its byte length with threadgroup_memory=[...]");
+    }
+    const std::size_t n = shape.threadgroup_memory[p->binding];
+    if (n % 16 != 0) {
+      throw ArgumentError("kernel '" + k.name + "': threadgroup_memory[" + std::to_string(p->binding) + "] is " +
+                          std::to_string(n) + " bytes; it must be a multiple of 16 bytes (Metal's rule)");
+    }
+    if (p->element_size && n < p->element_size) {
+      throw ArgumentError("kernel '" + k.name + "': threadgroup_memory[" + std::to_string(p->binding) + "] is " +
+                          std::to_string(n) + " bytes, smaller than one " + p->type_name);
+    }
+    out.threadgroup_length = n;
+    threadgroup_total += n;
+  }
+  if (shape.threadgroup_memory.size() > 0 && tg_params.empty()) {
+    bool any = false;
+    for (auto n : shape.threadgroup_memory) any = any || n;
+    if (any) throw ArgumentError("kernel '" + k.name + "' has no [[threadgroup(i)]] parameters, but threadgroup_memory was given");
+  }
+  const auto limit = kernel.device()->info().threadgroup_memory_length;
+  if (limit && threadgroup_total > limit) {
+    throw ArgumentError("kernel '" + k.name + "': " + std::to_string(threadgroup_total) + " bytes of threadgroup "
+                        "memory requested; " + kernel.device()->info().name + " allows " + std::to_string(limit));
+  }
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].kind == ParamKind::builtin) command.args[i].kind = ParamKind::builtin;
+  }
+  return command;
+}
+
+const KernelInfo& Kernel::info() const { return impl_->info(); }
+
+Completion Kernel::operator()(const LaunchShape& shape, const std::vector<Argument>& args) const {
+  return impl_->call(shape, args);
+}
+
+}  // namespace metalcall

@@ -1,0 +1,137 @@
+// Names and sizes for the reflection enums.
+#include <algorithm>
+#include <unordered_map>
+
+#include "metalcall/reflection.hpp"
+
+namespace metalcall {
+
+namespace {
+std::vector<const ParamInfo*> params_of_kind(const KernelInfo& k, bool threadgroup) {
+  std::vector<const ParamInfo*> out;
+  for (const auto& p : k.params) {
+    const bool is_tg = p.kind == ParamKind::threadgroup_memory;
+    const bool is_buffer = p.kind == ParamKind::buffer || p.kind == ParamKind::reference ||
+                           p.kind == ParamKind::value;
+    if (threadgroup ? is_tg : is_buffer) out.push_back(&p);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ParamInfo* a, const ParamInfo* b) { return a->binding < b->binding; });
+  return out;
+}
+}  // namespace
+
+std::vector<const ParamInfo*> KernelInfo::buffer_params() const { return params_of_kind(*this, false); }
+
+std::vector<const ParamInfo*> KernelInfo::threadgroup_params() const { return params_of_kind(*this, true); }
+
+const char* to_string(AddressSpace a) {
+  switch (a) {
+    case AddressSpace::device: return "device";
+    case AddressSpace::constant: return "constant";
+    case AddressSpace::threadgroup: return "threadgroup";
+    case AddressSpace::thread: return "thread";
+    case AddressSpace::none: break;
+  }
+  return "none";
+}
+
+const char* to_string(ParamKind k) {
+  switch (k) {
+    case ParamKind::buffer: return "buffer";
+    case ParamKind::reference: return "reference";
+    case ParamKind::value: return "value";
+    case ParamKind::threadgroup_memory: return "threadgroup_memory";
+    case ParamKind::builtin: return "builtin";
+  }
+  return "?";
+}
+
+namespace {
+const std::pair<Builtin, const char*> kBuiltinNames[] = {
+    {Builtin::thread_position_in_grid, "thread_position_in_grid"},
+    {Builtin::thread_position_in_threadgroup, "thread_position_in_threadgroup"},
+    {Builtin::threadgroup_position_in_grid, "threadgroup_position_in_grid"},
+    {Builtin::threads_per_threadgroup, "threads_per_threadgroup"},
+    {Builtin::threadgroups_per_grid, "threadgroups_per_grid"},
+    {Builtin::threads_per_grid, "threads_per_grid"},
+    {Builtin::thread_index_in_threadgroup, "thread_index_in_threadgroup"},
+    {Builtin::thread_index_in_simdgroup, "thread_index_in_simdgroup"},
+    {Builtin::simdgroup_index_in_threadgroup, "simdgroup_index_in_threadgroup"},
+    {Builtin::threads_per_simdgroup, "threads_per_simdgroup"},
+    {Builtin::simdgroups_per_threadgroup, "simdgroups_per_threadgroup"},
+    {Builtin::dispatch_threads_per_threadgroup, "dispatch_threads_per_threadgroup"},
+};
+}  // namespace
+
+const char* to_string(Builtin b) {
+  for (const auto& [value, name] : kBuiltinNames)
+    if (value == b) return name;
+  return "none";
+}
+
+Builtin builtin_from_attribute(const std::string& attribute) {
+  for (const auto& [value, name] : kBuiltinNames)
+    if (attribute == name) return value;
+  // MSL accepts these spellings as well.
+  if (attribute == "thread_index_in_quadgroup") return Builtin::none;
+  return Builtin::none;
+}
+
+const char* to_string(ScalarType s) {
+  switch (s) {
+    case ScalarType::boolean: return "bool";
+    case ScalarType::i8: return "char";
+    case ScalarType::u8: return "uchar";
+    case ScalarType::i16: return "short";
+    case ScalarType::u16: return "ushort";
+    case ScalarType::i32: return "int";
+    case ScalarType::u32: return "uint";
+    case ScalarType::i64: return "long";
+    case ScalarType::u64: return "ulong";
+    case ScalarType::f16: return "half";
+    case ScalarType::bf16: return "bfloat";
+    case ScalarType::f32: return "float";
+    case ScalarType::f64: return "double";
+    case ScalarType::unknown: break;
+  }
+  return "unknown";
+}
+
+std::size_t scalar_size(ScalarType s) {
+  switch (s) {
+    case ScalarType::boolean:
+    case ScalarType::i8:
+    case ScalarType::u8: return 1;
+    case ScalarType::i16:
+    case ScalarType::u16:
+    case ScalarType::f16:
+    case ScalarType::bf16: return 2;
+    case ScalarType::i32:
+    case ScalarType::u32:
+    case ScalarType::f32: return 4;
+    case ScalarType::i64:
+    case ScalarType::u64:
+    case ScalarType::f64: return 8;
+    case ScalarType::unknown: break;
+  }
+  return 0;
+}
+
+ScalarType scalar_type_from_name(const std::string& name) {
+  static const std::unordered_map<std::string, ScalarType> kNames = {
+      {"bool", ScalarType::boolean},  {"char", ScalarType::i8},      {"int8_t", ScalarType::i8},
+      {"uchar", ScalarType::u8},      {"uint8_t", ScalarType::u8},   {"short", ScalarType::i16},
+      {"int16_t", ScalarType::i16},   {"ushort", ScalarType::u16},   {"uint16_t", ScalarType::u16},
+      {"int", ScalarType::i32},       {"int32_t", ScalarType::i32},  {"uint", ScalarType::u32},
+      {"uint32_t", ScalarType::u32},  {"unsigned", ScalarType::u32}, {"unsigned int", ScalarType::u32},
+      {"long", ScalarType::i64},      {"int64_t", ScalarType::i64},  {"ulong", ScalarType::u64},
+      {"uint64_t", ScalarType::u64},  {"size_t", ScalarType::u64},   {"half", ScalarType::f16},
+      {"bfloat", ScalarType::bf16},   {"float", ScalarType::f32},    {"unsigned char", ScalarType::u8},
+      {"unsigned short", ScalarType::u16}, {"unsigned long", ScalarType::u64},
+  };
+  auto it = kNames.find(name);
+  return it == kNames.end() ? ScalarType::unknown : it->second;
+}
+
+}  // namespace metalcall

@@ -1,0 +1,144 @@
+#include "core/scalar_packing.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "metalcall/errors.hpp"
+
+namespace metalcall {
+
+std::uint16_t float_to_half_bits(float v) {
+  std::uint32_t x;
+  std::memcpy(&x, &v, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
+  if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to infinity
+  if (abs < 0x38800000u) {  // subnormal half (or zero)
+    const std::uint32_t shift = 113 - (abs >> 23);
+    if (shift > 24) return static_cast<std::uint16_t>(sign);
+    const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    std::uint32_t h = mant >> (shift + 13);
+    const std::uint32_t rest = mant & ((1u << (shift + 13)) - 1);
+    const std::uint32_t half_way = 1u << (shift + 12);
+    if (rest > half_way || (rest == half_way && (h & 1))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  std::uint32_t h = ((abs - 0x38000000u) >> 13);
+  const std::uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+std::uint16_t float_to_bfloat_bits(float v) {
+  std::uint32_t x;
+  std::memcpy(&x, &v, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // NaN stays NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+namespace {
+
+std::string describe(const ParamInfo& p) {
+  return "argument '" + p.name + "' ([[buffer(" + std::to_string(p.binding) + ")]] " + p.type_name + ")";
+}
+
+template <typename T>
+std::vector<std::uint8_t> bytes_of(T v) {
+  std::vector<std::uint8_t> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+
+bool is_integer(ScalarType s) {
+  switch (s) {
+    case ScalarType::i8: case ScalarType::u8: case ScalarType::i16: case ScalarType::u16:
+    case ScalarType::i32: case ScalarType::u32: case ScalarType::i64: case ScalarType::u64: return true;
+    default: return false;
+  }
+}
+
+bool is_floating(ScalarType s) { return s == ScalarType::f16 || s == ScalarType::bf16 || s == ScalarType::f32; }
+
+std::vector<std::uint8_t> pack_integer(const Argument& a, const ParamInfo& p) {
+  // The value as a signed or unsigned 64-bit integer.
+  const bool negative = !a.int_is_unsigned && a.int_value < 0;
+  const std::uint64_t magnitude = a.int_is_unsigned ? static_cast<std::uint64_t>(a.int_value)
+                                  : negative ? 0 - static_cast<std::uint64_t>(a.int_value)
+                                             : static_cast<std::uint64_t>(a.int_value);
+  auto out_of_range = [&](const char* range) {
+    std::string v = a.int_is_unsigned ? std::to_string(static_cast<std::uint64_t>(a.int_value))
+                                      : std::to_string(a.int_value);
+    return ArgumentError(describe(p) + ": " + v + " does not fit in " + to_string(p.scalar) + " (" + range + ")");
+  };
+  auto fits_signed = [&](std::uint64_t max_positive) {
+    return negative ? magnitude <= max_positive + 1 : magnitude <= max_positive;
+  };
+  switch (p.scalar) {
+    case ScalarType::i8: if (!fits_signed(127)) throw out_of_range("-128..127"); return bytes_of<std::int8_t>(static_cast<std::int8_t>(a.int_value));
+    case ScalarType::u8: if (negative || magnitude > 255) throw out_of_range("0..255"); return bytes_of<std::uint8_t>(static_cast<std::uint8_t>(magnitude));
+    case ScalarType::i16: if (!fits_signed(32767)) throw out_of_range("-32768..32767"); return bytes_of<std::int16_t>(static_cast<std::int16_t>(a.int_value));
+    case ScalarType::u16: if (negative || magnitude > 65535) throw out_of_range("0..65535"); return bytes_of<std::uint16_t>(static_cast<std::uint16_t>(magnitude));
+    case ScalarType::i32: if (!fits_signed(2147483647ull)) throw out_of_range("-2^31..2^31-1"); return bytes_of<std::int32_t>(static_cast<std::int32_t>(a.int_value));
+    case ScalarType::u32: if (negative || magnitude > 4294967295ull) throw out_of_range("0..2^32-1"); return bytes_of<std::uint32_t>(static_cast<std::uint32_t>(magnitude));
+    case ScalarType::i64: if (!fits_signed(9223372036854775807ull)) throw out_of_range("-2^63..2^63-1"); return bytes_of<std::int64_t>(a.int_value);
+    case ScalarType::u64: if (negative) throw out_of_range("0..2^64-1"); return bytes_of<std::uint64_t>(magnitude);
+    default: break;
+  }
+  return {};
+}
+
+std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
+  if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) {
+    throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of float");
+  }
+  const float f = static_cast<float>(v);
+  switch (p.scalar) {
+    case ScalarType::f32: return bytes_of<float>(f);
+    case ScalarType::f16:
+      if (std::isfinite(v) && std::fabs(v) > 65504.0) throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of half (largest 65504)");
+      return bytes_of<std::uint16_t>(float_to_half_bits(f));
+    case ScalarType::bf16: return bytes_of<std::uint16_t>(float_to_bfloat_bits(f));
+    default: break;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> pack_scalar(const Argument& a, const ParamInfo& p) {
+  if (p.scalar == ScalarType::unknown || p.vector_width != 1) {
+    throw ArgumentError(describe(p) + " takes " + std::to_string(p.element_size) +
+                        " bytes: pass bytes, a NumPy structured scalar or array, or a ctypes structure of that size, "
+                        "not a single number");
+  }
+  switch (a.kind) {
+    case Argument::Kind::boolean:
+      if (p.scalar == ScalarType::boolean) return bytes_of<std::uint8_t>(a.int_value ? 1 : 0);
+      if (is_integer(p.scalar)) return pack_integer(a, p);
+      throw ArgumentError(describe(p) + ": a bool cannot be passed as " + to_string(p.scalar));
+    case Argument::Kind::integer:
+      if (is_integer(p.scalar)) return pack_integer(a, p);
+      if (is_floating(p.scalar)) {
+        const double v = a.int_is_unsigned ? static_cast<double>(static_cast<std::uint64_t>(a.int_value))
+                                           : static_cast<double>(a.int_value);
+        return pack_floating(v, p);
+      }
+      if (p.scalar == ScalarType::boolean) {
+        if (a.int_value == 0 || a.int_value == 1) return bytes_of<std::uint8_t>(static_cast<std::uint8_t>(a.int_value));
+        throw ArgumentError(describe(p) + ": only 0, 1, True or False can be passed as bool");
+      }
+      break;
+    case Argument::Kind::floating:
+      if (is_floating(p.scalar)) return pack_floating(a.float_value, p);
+      throw ArgumentError(describe(p) + ": a floating-point value cannot be passed as " + to_string(p.scalar) +
+                          "; convert it explicitly (int(x)) if that is what you mean");
+    default:
+      break;
+  }
+  throw ArgumentError(describe(p) + ": cannot pack this value as " + to_string(p.scalar));
+}
+
+}  // namespace metalcall

@@ -1,0 +1,22 @@
+// Packs a Python/C++ scalar into the bytes of a kernel parameter's declared type,
+// with range checks: nothing is silently wrapped, clamped or truncated.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metalcall/argument.hpp"
+#include "metalcall/reflection.hpp"
+
+namespace metalcall {
+
+/** Bytes of `value` as `param`'s type; throws ArgumentError naming the parameter. */
+std::vector<std::uint8_t> pack_scalar(const Argument& value, const ParamInfo& param);
+
+/** IEEE binary16 bits of `v`, rounded to nearest even. */
+std::uint16_t float_to_half_bits(float v);
+/** bfloat16 bits of `v`, rounded to nearest even. */
+std::uint16_t float_to_bfloat_bits(float v);
+
+}  // namespace metalcall

@@ -1,0 +1,37 @@
+// The calling convention between the CPU runtime and a translated kernel's shared
+// object. One definition serves both sides: the runtime compiles it, and the
+// translator pastes the same text (METALCALL_CPU_ABI_TEXT) into generated code.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#define METALCALL_CPU_ABI_DEFINITION                                                           \
+  typedef struct metalcall_cpu_launch {                                                        \
+    void* const* args;               /* one per kernel parameter, by position */               \
+    unsigned grid[3];                /* threads per grid */                                    \
+    unsigned group[3];               /* threads per threadgroup (the dispatch's size) */       \
+    unsigned groups[3];              /* threadgroups per grid */                               \
+    void* const* threadgroup_memory; /* per worker: [[threadgroup(i)]] storage */              \
+    const void* runtime;             /* runtime services (barriers, checked mode) */           \
+  } metalcall_cpu_launch;                                                                      \
+  typedef struct metalcall_cpu_layout {                                                        \
+    unsigned long size;  /* sizeof the parameter's element type */                             \
+    unsigned long align; /* alignof */                                                         \
+  } metalcall_cpu_layout;                                                                      \
+  typedef void (*metalcall_cpu_entry)(const metalcall_cpu_launch*, unsigned long long first_group, \
+                                      unsigned long long end_group);
+
+#define METALCALL_CPU_ABI_STR2(...) #__VA_ARGS__
+#define METALCALL_CPU_ABI_STR(...) METALCALL_CPU_ABI_STR2(__VA_ARGS__)
+#define METALCALL_CPU_ABI_TEXT METALCALL_CPU_ABI_STR(METALCALL_CPU_ABI_DEFINITION)
+
+extern "C" {
+METALCALL_CPU_ABI_DEFINITION
+}
+
+namespace metalcall::msl {
+/** Symbol names the generated code exports for kernel number `index`. */
+inline std::string cpu_entry_symbol(std::size_t index) { return "metalcall_entry_" + std::to_string(index); }
+inline std::string cpu_layout_symbol(std::size_t index) { return "metalcall_layout_" + std::to_string(index); }
+}  // namespace metalcall::msl

@@ -1,0 +1,24 @@
+// Tokenizer for MSL (C++ tokens). Comments are dropped; preprocessor directives
+// are kept whole, one token each, so that the translator can pass them through.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace metalcall::msl {
+
+enum class TokenKind { identifier, number, string, character, punct, directive };
+
+struct Token {
+  TokenKind kind;
+  std::string text;
+  int line;    // 1-based, in the user's source
+  int column;  // 1-based
+  bool is(const char* s) const { return text == s; }
+  bool is_identifier(const char* s) const { return kind == TokenKind::identifier && text == s; }
+};
+
+/** Throws CompileError on an unterminated comment, string or character literal. */
+std::vector<Token> tokenize(const std::string& source);
+
+}  // namespace metalcall::msl

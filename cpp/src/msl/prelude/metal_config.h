@@ -1,0 +1,146 @@
+// metalcall MSL prelude: function marker, fixed-width integers and the few type
+// traits the prelude needs. No system headers: NVRTC has none, and the host
+// compile must stay fast.
+#pragma once
+
+#if defined(__CUDACC__)
+#define METAL_FUNC __device__ inline
+#define METAL_CUDA 1
+#else
+#define METAL_FUNC inline
+#define METAL_CUDA 0
+#endif
+
+// Fixed-width integers, size_t and ptrdiff_t at global scope (MSL has them
+// unqualified). On the host the compiler's own type macros are used, so a later
+// <stdint.h>/<stddef.h> declares the very same typedefs (redeclaring a typedef to
+// the same type is legal). A driver whose NVRTC setup already declares them
+// defines METALCALL_HAVE_STDINT to skip this block.
+#if !defined(METALCALL_HAVE_STDINT)
+#if defined(__INT64_TYPE__) && defined(__SIZE_TYPE__) && defined(__PTRDIFF_TYPE__)
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+#else  // NVRTC without the GNU type macros: the LP64 choices of CUDA's headers
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef unsigned long size_t;
+typedef long ptrdiff_t;
+#endif
+#endif
+
+namespace metal {
+using ::int8_t;
+using ::int16_t;
+using ::int32_t;
+using ::int64_t;
+using ::uint8_t;
+using ::uint16_t;
+using ::uint32_t;
+using ::uint64_t;
+using ::size_t;
+using ::ptrdiff_t;
+
+// MSL's metal_type_traits offers std-like traits; these are the ones kernels
+// actually use. Internal helpers live in mtl_detail.
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <bool B, class T = void> using enable_if_t = typename enable_if<B, T>::type;
+
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
+
+template <class T, T V> struct integral_constant {
+  static constexpr T value = V;
+};
+typedef integral_constant<bool, true> true_type;
+typedef integral_constant<bool, false> false_type;
+
+template <class A, class B> struct is_same : false_type {};
+template <class A> struct is_same<A, A> : true_type {};
+
+template <class T> struct remove_cv { typedef T type; };
+template <class T> struct remove_cv<const T> { typedef T type; };
+template <class T> struct remove_cv<volatile T> { typedef T type; };
+template <class T> struct remove_cv<const volatile T> { typedef T type; };
+template <class T> using remove_cv_t = typename remove_cv<T>::type;
+
+// Integral: the C++ integer types, bool excluded (MSL integer functions reject it).
+template <class T> struct is_integral : false_type {};
+template <> struct is_integral<char> : true_type {};
+template <> struct is_integral<signed char> : true_type {};
+template <> struct is_integral<unsigned char> : true_type {};
+template <> struct is_integral<short> : true_type {};
+template <> struct is_integral<unsigned short> : true_type {};
+template <> struct is_integral<int> : true_type {};
+template <> struct is_integral<unsigned int> : true_type {};
+template <> struct is_integral<long> : true_type {};
+template <> struct is_integral<unsigned long> : true_type {};
+template <> struct is_integral<long long> : true_type {};
+template <> struct is_integral<unsigned long long> : true_type {};
+
+// MSL floating types: float, half, bfloat (specialised where those are defined).
+template <class T> struct is_floating_point : false_type {};
+template <> struct is_floating_point<float> : true_type {};
+
+template <class T> struct is_signed : integral_constant<bool, (T(-1) < T(0))> {};
+template <class T> struct is_unsigned : integral_constant<bool, !(T(-1) < T(0))> {};
+
+template <class T> struct make_unsigned;
+template <> struct make_unsigned<char> { typedef unsigned char type; };
+template <> struct make_unsigned<signed char> { typedef unsigned char type; };
+template <> struct make_unsigned<unsigned char> { typedef unsigned char type; };
+template <> struct make_unsigned<short> { typedef unsigned short type; };
+template <> struct make_unsigned<unsigned short> { typedef unsigned short type; };
+template <> struct make_unsigned<int> { typedef unsigned int type; };
+template <> struct make_unsigned<unsigned int> { typedef unsigned int type; };
+template <> struct make_unsigned<long> { typedef unsigned long type; };
+template <> struct make_unsigned<unsigned long> { typedef unsigned long type; };
+template <> struct make_unsigned<long long> { typedef unsigned long long type; };
+template <> struct make_unsigned<unsigned long long> { typedef unsigned long long type; };
+template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
+
+template <class T> struct make_signed;
+template <> struct make_signed<char> { typedef signed char type; };
+template <> struct make_signed<signed char> { typedef signed char type; };
+template <> struct make_signed<unsigned char> { typedef signed char type; };
+template <> struct make_signed<short> { typedef short type; };
+template <> struct make_signed<unsigned short> { typedef short type; };
+template <> struct make_signed<int> { typedef int type; };
+template <> struct make_signed<unsigned int> { typedef int type; };
+template <> struct make_signed<long> { typedef long type; };
+template <> struct make_signed<unsigned long> { typedef long type; };
+template <> struct make_signed<long long> { typedef long long type; };
+template <> struct make_signed<unsigned long long> { typedef long long type; };
+template <class T> using make_signed_t = typename make_signed<T>::type;
+
+namespace mtl_detail {
+// A scalar that may be mixed with a vector or used as a component: MSL's scalar
+// types plus double (unsuffixed literals like 0.5 appear in kernels).
+template <class T> struct is_scalar
+    : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
+template <> struct is_scalar<bool> : true_type {};
+template <> struct is_scalar<double> : true_type {};
+
+template <int... I> struct int_seq {};
+template <int N> struct make_seq;
+template <> struct make_seq<1> { typedef int_seq<0> type; };
+template <> struct make_seq<2> { typedef int_seq<0, 1> type; };
+template <> struct make_seq<3> { typedef int_seq<0, 1, 2> type; };
+template <> struct make_seq<4> { typedef int_seq<0, 1, 2, 3> type; };
+}  // namespace mtl_detail
+}  // namespace metal

@@ -1,0 +1,112 @@
+// metalcall MSL prelude: the 16-bit floating types half and bfloat.
+// The translator renames `half` to `mtl_half`, `bfloat` to `mtl_bfloat`, and the
+// literal `1.0h` to `mtl_half(1.0f)`.
+#pragma once
+#include "metal_config.h"
+
+#if METAL_CUDA
+#include <cuda_fp16.h>
+#define METAL_HALF_KIND 0  // __half
+#elif defined(__FLT16_MAX__)
+#define METAL_HALF_KIND 1  // _Float16: g++ >= 12, clang++ >= 15 (x86-64, arm64)
+#else
+#define METAL_HALF_KIND 2  // software half, e.g. clang++ 14 on x86-64
+#endif
+
+namespace metal {
+namespace mtl_detail {
+METAL_FUNC unsigned int float_bits(float f) {
+#if METAL_CUDA
+  return __float_as_uint(f);
+#else
+  unsigned int u;
+  __builtin_memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+METAL_FUNC float bits_float(unsigned int u) {
+#if METAL_CUDA
+  return __uint_as_float(u);
+#else
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+struct bfloat_bits_tag {};
+struct half_bits_tag {};
+
+#if METAL_HALF_KIND == 2
+// IEEE binary16 in software: storage plus conversions (round to nearest even);
+// arithmetic goes through float and rounds back when stored.
+struct soft_half {
+  unsigned short bits;
+
+  soft_half() = default;
+  constexpr soft_half(half_bits_tag, unsigned short b) : bits(b) {}
+  METAL_FUNC soft_half(float f) : bits(round_from(f)) {}
+  METAL_FUNC operator float() const {
+    const unsigned int sign = unsigned(bits & 0x8000u) << 16, e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
+    if (e == 0) {  // zero or subnormal: m * 2^-24
+      const float v = float(m) * 0x1p-24f;
+      return sign ? -v : v;
+    }
+    if (e == 31) return bits_float(sign | 0x7f800000u | (m << 13));
+    return bits_float(sign | ((e + 112u) << 23) | (m << 13));
+  }
+  METAL_FUNC soft_half& operator+=(float o) { return *this = float(*this) + o; }
+  METAL_FUNC soft_half& operator-=(float o) { return *this = float(*this) - o; }
+  METAL_FUNC soft_half& operator*=(float o) { return *this = float(*this) * o; }
+  METAL_FUNC soft_half& operator/=(float o) { return *this = float(*this) / o; }
+
+  static METAL_FUNC unsigned short round_from(float f) {
+    const unsigned int u = float_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (unsigned short)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // rounds to infinity
+    if (a < 0x38800000u)  // below 2^-14: a multiple of 2^-24, rounded by rint
+      return (unsigned short)(sign | unsigned(__builtin_rintf(bits_float(a) * 0x1p24f)));
+    const unsigned int r = a - 0x38000000u;  // rebias the exponent from 127 to 15
+    return (unsigned short)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+  }
+};
+#endif
+}  // namespace mtl_detail
+
+#if METAL_HALF_KIND == 0
+typedef __half mtl_half;
+#elif METAL_HALF_KIND == 1
+typedef _Float16 mtl_half;  // IEEE binary16 with native arithmetic, like MSL half
+#else
+typedef mtl_detail::soft_half mtl_half;
+#endif
+template <> struct is_floating_point<mtl_half> : true_type {};
+
+// bfloat: the upper 16 bits of a float. Converting from float rounds to nearest
+// even; arithmetic goes through float (as on GPUs without bfloat ALUs), and the
+// result is rounded back when stored.
+struct mtl_bfloat {
+  unsigned short bits;
+
+  mtl_bfloat() = default;
+  constexpr mtl_bfloat(mtl_detail::bfloat_bits_tag, unsigned short b) : bits(b) {}
+  METAL_FUNC mtl_bfloat(float f) : bits(round_from(f)) {}
+  METAL_FUNC operator float() const { return mtl_detail::bits_float(unsigned(bits) << 16); }
+
+  METAL_FUNC mtl_bfloat& operator+=(float o) { return *this = float(*this) + o; }
+  METAL_FUNC mtl_bfloat& operator-=(float o) { return *this = float(*this) - o; }
+  METAL_FUNC mtl_bfloat& operator*=(float o) { return *this = float(*this) * o; }
+  METAL_FUNC mtl_bfloat& operator/=(float o) { return *this = float(*this) / o; }
+
+  static METAL_FUNC unsigned short round_from(float f) {
+    unsigned int u = mtl_detail::float_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
+    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+    return (unsigned short)(u >> 16);
+  }
+};
+template <> struct is_floating_point<mtl_bfloat> : true_type {};
+
+}  // namespace metal
+
+using metal::mtl_bfloat;
+using metal::mtl_half;

@@ -1,0 +1,254 @@
+// metalcall MSL prelude: integer functions (MSL 6.4) on scalars and vectors.
+// MSL names: absdiff, addsat, subsat, madsat, madhi, mulhi (not OpenCL's
+// abs_diff, add_sat, ...). abs, min, max and clamp are in metal_math.h.
+#pragma once
+#include "metal_math.h"
+
+namespace metal {
+namespace mtl_detail {
+// Unsigned working type at least as wide as int, so shifts and masks on
+// uchar/ushort do not go through signed int promotion.
+template <class T> using uwork = conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
+template <class T> struct bit_width { static constexpr int value = int(sizeof(T) * 8); };
+
+METAL_FUNC int clz32(unsigned int u) {
+#if METAL_CUDA
+  return __clz(int(u));
+#else
+  return u ? __builtin_clz(u) : 32;
+#endif
+}
+METAL_FUNC int clz64(unsigned long long u) {
+#if METAL_CUDA
+  return __clzll((long long)u);
+#else
+  return u ? __builtin_clzll(u) : 64;
+#endif
+}
+METAL_FUNC int ctz64(unsigned long long u) {
+#if METAL_CUDA
+  return __ffsll((long long)u) - 1;
+#else
+  return __builtin_ctzll(u);
+#endif
+}
+METAL_FUNC int popcount64(unsigned long long u) {
+#if METAL_CUDA
+  return __popcll(u);
+#else
+  return __builtin_popcountll(u);
+#endif
+}
+METAL_FUNC unsigned long long reverse64(unsigned long long u) {
+#if METAL_CUDA
+  return __brevll(u);
+#else
+  u = ((u >> 1) & 0x5555555555555555ull) | ((u & 0x5555555555555555ull) << 1);
+  u = ((u >> 2) & 0x3333333333333333ull) | ((u & 0x3333333333333333ull) << 2);
+  u = ((u >> 4) & 0x0f0f0f0f0f0f0f0full) | ((u & 0x0f0f0f0f0f0f0f0full) << 4);
+  return __builtin_bswap64(u);
+#endif
+}
+// High 64 bits of a 64 x 64-bit product.
+METAL_FUNC unsigned long long umulhi64(unsigned long long a, unsigned long long b) {
+#if METAL_CUDA
+  return __umul64hi(a, b);
+#else
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+#endif
+}
+METAL_FUNC long long smulhi64(long long a, long long b) {
+#if METAL_CUDA
+  return __mul64hi(a, b);
+#else
+  return (long long)(((__int128)a * b) >> 64);
+#endif
+}
+template <class T> METAL_FUNC constexpr T saturate_to(long long v) {
+  return v < (long long)numeric_limits<T>::min() ? numeric_limits<T>::min()
+         : v > (long long)numeric_limits<T>::max() ? numeric_limits<T>::max() : T(v);
+}
+}  // namespace mtl_detail
+
+#define METAL_INT_VEC1(NAME)                                                           \
+  template <class T, int N, bool P, mtl_detail::if_integer<T> = 0>                     \
+  METAL_FUNC auto NAME(const mtl_vector<T, N, P>& x) {                                 \
+    return mtl_detail::zip([](T a) { return metal::NAME(a); }, x);                     \
+  }
+#define METAL_INT_VEC2(NAME)                                                           \
+  template <class A, class B, class V = mtl_detail::zip_result_t<A, B>,                \
+            mtl_detail::if_integer<typename V::value_type> = 0>                        \
+  METAL_FUNC auto NAME(const A& x, const B& y) {                                       \
+    typedef typename V::value_type T;                                                  \
+    return mtl_detail::zip([](T a, T b) { return metal::NAME(a, b); }, x, y);          \
+  }
+#define METAL_INT_VEC3(NAME)                                                           \
+  template <class A, class B, class C, class V = mtl_detail::zip_result_t<A, B, C>,    \
+            mtl_detail::if_integer<typename V::value_type> = 0>                        \
+  METAL_FUNC auto NAME(const A& x, const B& y, const C& z) {                           \
+    typedef typename V::value_type T;                                                  \
+    return mtl_detail::zip([](T a, T b, T c) { return metal::NAME(a, b, c); }, x, y, z); \
+  }
+
+// |x - y| as the unsigned type, without overflow.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC make_unsigned_t<T> absdiff(T x, T y) {
+  typedef make_unsigned_t<T> U;
+  return x > y ? U(U(x) - U(y)) : U(U(y) - U(x));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T addsat(T x, T y) {
+  if constexpr (sizeof(T) < 8) {
+    return mtl_detail::saturate_to<T>((long long)x + (long long)y);
+  } else if constexpr (!is_signed<T>::value) {
+    const T r = T(x + y);
+    return r < x ? numeric_limits<T>::max() : r;
+  } else {
+    typedef make_unsigned_t<T> U;
+    const T r = T(U(x) + U(y));
+    if ((x < 0) == (y < 0) && (r < 0) != (x < 0)) return x < 0 ? numeric_limits<T>::min() : numeric_limits<T>::max();
+    return r;
+  }
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T subsat(T x, T y) {
+  if constexpr (sizeof(T) < 8) {
+    return mtl_detail::saturate_to<T>((long long)x - (long long)y);
+  } else if constexpr (!is_signed<T>::value) {
+    return x < y ? T(0) : T(x - y);
+  } else {
+    typedef make_unsigned_t<T> U;
+    const T r = T(U(x) - U(y));
+    if ((x < 0) != (y < 0) && (r < 0) != (x < 0)) return x < 0 ? numeric_limits<T>::min() : numeric_limits<T>::max();
+    return r;
+  }
+}
+// (x + y) >> 1 and (x + y + 1) >> 1 without overflow.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T hadd(T x, T y) {
+  return T((x >> 1) + (y >> 1) + (x & y & 1));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T rhadd(T x, T y) {
+  return T((x >> 1) + (y >> 1) + ((x | y) & 1));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T clz(T x) {
+  const make_unsigned_t<T> u = make_unsigned_t<T>(x);
+  if constexpr (sizeof(T) == 8) return T(mtl_detail::clz64(u));
+  else return T(mtl_detail::clz32(u) - (32 - mtl_detail::bit_width<T>::value));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T ctz(T x) {
+  const make_unsigned_t<T> u = make_unsigned_t<T>(x);
+  return T(u == 0 ? mtl_detail::bit_width<T>::value : mtl_detail::ctz64(u));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T popcount(T x) {
+  return T(mtl_detail::popcount64(make_unsigned_t<T>(x)));
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T reverse_bits(T x) {
+  const unsigned long long r = mtl_detail::reverse64(make_unsigned_t<T>(x));
+  return T(make_unsigned_t<T>(r >> (64 - mtl_detail::bit_width<T>::value)));
+}
+// High half of x * y.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mulhi(T x, T y) {
+  if constexpr (sizeof(T) == 8) {
+    if constexpr (is_signed<T>::value) return T(mtl_detail::smulhi64(x, y));
+    else return T(mtl_detail::umulhi64(x, y));
+  } else {
+    typedef conditional_t<is_signed<T>::value, long long, unsigned long long> W;
+    return T((W(x) * W(y)) >> mtl_detail::bit_width<T>::value);
+  }
+}
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T madhi(T a, T b, T c) {
+  return T(metal::mulhi(a, b) + c);
+}
+// 24-bit multiplies: exact for inputs in 24-bit range, like the GPU versions.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mul24(T x, T y) { return T(x * y); }
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mad24(T x, T y, T z) { return T(x * y + z); }
+// Saturated a * b + c. Types narrower than 64 bits fit in 64-bit arithmetic;
+// 64-bit ones use the 128-bit product as (hi, lo).
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T madsat(T a, T b, T c) {
+  if constexpr (sizeof(T) < 4) {
+    return mtl_detail::saturate_to<T>((long long)a * b + c);
+  } else if constexpr (sizeof(T) == 4 && is_signed<T>::value) {
+    return mtl_detail::saturate_to<T>((long long)a * b + c);
+  } else if constexpr (sizeof(T) == 4) {
+    const unsigned long long r = (unsigned long long)a * b + c;  // < 2^64
+    return r > 0xffffffffull ? numeric_limits<T>::max() : T(r);
+  } else if constexpr (!is_signed<T>::value) {
+    const unsigned long long hi = mtl_detail::umulhi64(a, b), lo = (unsigned long long)a * b;
+    const unsigned long long sum = lo + c;
+    return (hi != 0 || sum < lo) ? numeric_limits<T>::max() : T(sum);
+  } else {
+    const unsigned long long lo = (unsigned long long)a * (unsigned long long)b;
+    long long hi = mtl_detail::smulhi64(a, b);
+    const unsigned long long sum = lo + (unsigned long long)c;
+    hi += (c < 0 ? -1 : 0) + (sum < lo ? 1 : 0);  // 128-bit add of sign-extended c
+    const long long fits_hi = (long long)sum < 0 ? -1 : 0;
+    if (hi != fits_hi) return hi < 0 ? numeric_limits<T>::min() : numeric_limits<T>::max();
+    return T(sum);
+  }
+}
+// Rotate left by i (modulo the bit width).
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T rotate(T v, T i) {
+  typedef mtl_detail::uwork<T> U;
+  constexpr int w = mtl_detail::bit_width<T>::value;
+  const U u = U(make_unsigned_t<T>(v));
+  const int s = int(U(i) & U(w - 1));
+  return s == 0 ? v : T(make_unsigned_t<T>((u << s) | (u >> (w - s))));
+}
+// bits [offset, offset + bits) of x, sign-extended for signed T.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T extract_bits(T x, unsigned int offset, unsigned int bits) {
+  typedef mtl_detail::uwork<T> U;
+  constexpr unsigned int w = mtl_detail::bit_width<T>::value;
+  if (bits == 0) return T(0);
+  const U mask = bits >= w ? U(make_unsigned_t<T>(~make_unsigned_t<T>(0))) : U((U(1) << bits) - 1u);
+  U r = (U(make_unsigned_t<T>(x)) >> offset) & mask;
+  if (is_signed<T>::value && bits < w && ((r >> (bits - 1)) & 1u)) r |= ~mask;
+  return T(make_unsigned_t<T>(r));
+}
+template <class T, mtl_detail::if_integer<T> = 0>
+METAL_FUNC T insert_bits(T base, T insert, unsigned int offset, unsigned int bits) {
+  typedef mtl_detail::uwork<T> U;
+  constexpr unsigned int w = mtl_detail::bit_width<T>::value;
+  const U field = bits >= w ? U(make_unsigned_t<T>(~make_unsigned_t<T>(0))) : U((U(1) << bits) - 1u);
+  const U mask = field << offset;
+  const U r = (U(make_unsigned_t<T>(base)) & ~mask) | ((U(make_unsigned_t<T>(insert)) << offset) & mask);
+  return T(make_unsigned_t<T>(r));
+}
+
+METAL_INT_VEC1(clz)
+METAL_INT_VEC1(ctz)
+METAL_INT_VEC1(popcount)
+METAL_INT_VEC1(reverse_bits)
+METAL_INT_VEC2(absdiff)
+METAL_INT_VEC2(addsat)
+METAL_INT_VEC2(subsat)
+METAL_INT_VEC2(hadd)
+METAL_INT_VEC2(rhadd)
+METAL_INT_VEC2(mulhi)
+METAL_INT_VEC2(mul24)
+METAL_INT_VEC2(rotate)
+METAL_INT_VEC3(madhi)
+METAL_INT_VEC3(mad24)
+METAL_INT_VEC3(madsat)
+#undef METAL_INT_VEC1
+#undef METAL_INT_VEC2
+#undef METAL_INT_VEC3
+
+template <class T, int N, bool P, mtl_detail::if_integer<T> = 0>
+METAL_FUNC vec<T, N> extract_bits(const mtl_vector<T, N, P>& x, unsigned int offset, unsigned int bits) {
+  return mtl_detail::zip([=](T a) { return metal::extract_bits(a, offset, bits); }, x);
+}
+template <class T, int N, bool P, bool Q, mtl_detail::if_integer<T> = 0>
+METAL_FUNC vec<T, N> insert_bits(const mtl_vector<T, N, P>& base, const mtl_vector<T, N, Q>& insert,
+                                 unsigned int offset, unsigned int bits) {
+  return mtl_detail::zip([=](T a, T b) { return metal::insert_bits(a, b, offset, bits); }, base, insert);
+}
+
+// max3, min3, median3: integers and floats, scalars and vectors.
+template <class A, class B, class C> METAL_FUNC auto max3(const A& x, const B& y, const C& z) {
+  return metal::max(metal::max(x, y), z);
+}
+template <class A, class B, class C> METAL_FUNC auto min3(const A& x, const B& y, const C& z) {
+  return metal::min(metal::min(x, y), z);
+}
+template <class A, class B, class C> METAL_FUNC auto median3(const A& x, const B& y, const C& z) {
+  return metal::max(metal::min(x, y), metal::min(metal::max(x, y), z));
+}
+
+}  // namespace metal

@@ -1,0 +1,274 @@
+// metalcall MSL prelude: as_type, numeric_limits and MSL's numeric constants.
+#pragma once
+#include "metal_types.h"
+
+// On CUDA, __half and float special values are built from bits at run time
+// (cuda_fp16's constructors are not constexpr); on the host everything is
+// constexpr.
+#if METAL_CUDA
+#define METAL_CONSTEXPR_LIMIT
+#else
+#define METAL_CONSTEXPR_LIMIT constexpr
+#endif
+
+namespace metal {
+
+// as_type<T>(x): reinterpret the bits of x as T; sizes must match (MSL rule).
+template <class T, class U> METAL_FUNC T as_type(const U& x) {
+  static_assert(sizeof(T) == sizeof(U), "as_type needs types of the same size");
+  T r;
+#if METAL_CUDA
+  memcpy(&r, &x, sizeof(T));
+#else
+  __builtin_memcpy(&r, &x, sizeof(T));
+#endif
+  return r;
+}
+
+namespace mtl_detail {
+METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half half_from_bits(unsigned short b) {
+#if METAL_HALF_KIND == 0
+  __half_raw raw;
+  raw.x = b;
+  return __half(raw);
+#elif METAL_HALF_KIND == 1
+  return __builtin_bit_cast(_Float16, b);
+#else
+  return mtl_half(half_bits_tag{}, b);
+#endif
+}
+METAL_FUNC METAL_CONSTEXPR_LIMIT float float_from_bits(unsigned int b) {
+#if METAL_CUDA
+  return __uint_as_float(b);
+#else
+  return __builtin_bit_cast(float, b);
+#endif
+}
+constexpr mtl_bfloat bfloat_from_bits(unsigned short b) { return mtl_bfloat(bfloat_bits_tag{}, b); }
+
+struct limits_common {
+  static constexpr bool is_specialized = true;
+  static constexpr int radix = 2;
+  static constexpr bool is_bounded = true;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+};
+struct int_limits_common : limits_common {
+  static constexpr bool is_integer = true;
+  static constexpr bool is_exact = true;
+  static constexpr bool has_infinity = false;
+  static constexpr bool has_quiet_NaN = false;
+  static constexpr bool has_signaling_NaN = false;
+  static constexpr bool is_iec559 = false;
+  static constexpr int min_exponent = 0;
+  static constexpr int min_exponent10 = 0;
+  static constexpr int max_exponent = 0;
+  static constexpr int max_exponent10 = 0;
+  static constexpr int max_digits10 = 0;
+};
+struct float_limits_common : limits_common {
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr bool is_iec559 = true;
+  static constexpr bool is_modulo = false;
+};
+}  // namespace mtl_detail
+
+template <class T, class Enable = void> struct numeric_limits {
+  static constexpr bool is_specialized = false;
+};
+
+template <class T>
+struct numeric_limits<T, enable_if_t<is_integral<T>::value>> : mtl_detail::int_limits_common {
+  static constexpr bool is_signed = T(-1) < T(0);
+  static constexpr bool is_modulo = !is_signed;
+  static constexpr int digits = int(sizeof(T) * 8) - (is_signed ? 1 : 0);
+  static constexpr int digits10 = digits * 301 / 1000;  // floor(digits * log10(2))
+  static METAL_FUNC constexpr T max() {
+    return is_signed ? T(make_unsigned_t<T>(~make_unsigned_t<T>(0)) >> 1) : T(~T(0));
+  }
+  static METAL_FUNC constexpr T min() { return is_signed ? T(-max() - 1) : T(0); }
+  static METAL_FUNC constexpr T lowest() { return min(); }
+  static METAL_FUNC constexpr T epsilon() { return T(0); }
+  static METAL_FUNC constexpr T round_error() { return T(0); }
+  static METAL_FUNC constexpr T infinity() { return T(0); }
+  static METAL_FUNC constexpr T quiet_NaN() { return T(0); }
+  static METAL_FUNC constexpr T signaling_NaN() { return T(0); }
+  static METAL_FUNC constexpr T denorm_min() { return T(0); }
+};
+
+template <> struct numeric_limits<bool> : mtl_detail::int_limits_common {
+  static constexpr bool is_signed = false;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = 1;
+  static constexpr int digits10 = 0;
+  static METAL_FUNC constexpr bool max() { return true; }
+  static METAL_FUNC constexpr bool min() { return false; }
+  static METAL_FUNC constexpr bool lowest() { return false; }
+  static METAL_FUNC constexpr bool epsilon() { return false; }
+  static METAL_FUNC constexpr bool round_error() { return false; }
+  static METAL_FUNC constexpr bool infinity() { return false; }
+  static METAL_FUNC constexpr bool quiet_NaN() { return false; }
+  static METAL_FUNC constexpr bool signaling_NaN() { return false; }
+  static METAL_FUNC constexpr bool denorm_min() { return false; }
+};
+
+template <> struct numeric_limits<float> : mtl_detail::float_limits_common {
+  static constexpr int digits = 24;
+  static constexpr int digits10 = 6;
+  static constexpr int max_digits10 = 9;
+  static constexpr int min_exponent = -125;
+  static constexpr int min_exponent10 = -37;
+  static constexpr int max_exponent = 128;
+  static constexpr int max_exponent10 = 38;
+  static METAL_FUNC constexpr float min() { return 0x1p-126f; }
+  static METAL_FUNC constexpr float max() { return 0x1.fffffep127f; }
+  static METAL_FUNC constexpr float lowest() { return -0x1.fffffep127f; }
+  static METAL_FUNC constexpr float epsilon() { return 0x1p-23f; }
+  static METAL_FUNC constexpr float round_error() { return 0.5f; }
+  static METAL_FUNC constexpr float denorm_min() { return 0x1p-149f; }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT float infinity() { return mtl_detail::float_from_bits(0x7f800000u); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT float quiet_NaN() { return mtl_detail::float_from_bits(0x7fc00000u); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT float signaling_NaN() { return mtl_detail::float_from_bits(0x7fa00000u); }
+};
+
+template <> struct numeric_limits<mtl_half> : mtl_detail::float_limits_common {
+  static constexpr int digits = 11;
+  static constexpr int digits10 = 3;
+  static constexpr int max_digits10 = 5;
+  static constexpr int min_exponent = -13;
+  static constexpr int min_exponent10 = -4;
+  static constexpr int max_exponent = 16;
+  static constexpr int max_exponent10 = 4;
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half min() { return mtl_detail::half_from_bits(0x0400); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half max() { return mtl_detail::half_from_bits(0x7bff); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half lowest() { return mtl_detail::half_from_bits(0xfbff); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half epsilon() { return mtl_detail::half_from_bits(0x1400); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half round_error() { return mtl_detail::half_from_bits(0x3800); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half denorm_min() { return mtl_detail::half_from_bits(0x0001); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half infinity() { return mtl_detail::half_from_bits(0x7c00); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half quiet_NaN() { return mtl_detail::half_from_bits(0x7e00); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half signaling_NaN() { return mtl_detail::half_from_bits(0x7d00); }
+};
+
+template <> struct numeric_limits<mtl_bfloat> : mtl_detail::float_limits_common {
+  static constexpr int digits = 8;
+  static constexpr int digits10 = 2;
+  static constexpr int max_digits10 = 4;
+  static constexpr int min_exponent = -125;
+  static constexpr int min_exponent10 = -37;
+  static constexpr int max_exponent = 128;
+  static constexpr int max_exponent10 = 38;
+  static METAL_FUNC constexpr mtl_bfloat min() { return mtl_detail::bfloat_from_bits(0x0080); }
+  static METAL_FUNC constexpr mtl_bfloat max() { return mtl_detail::bfloat_from_bits(0x7f7f); }
+  static METAL_FUNC constexpr mtl_bfloat lowest() { return mtl_detail::bfloat_from_bits(0xff7f); }
+  static METAL_FUNC constexpr mtl_bfloat epsilon() { return mtl_detail::bfloat_from_bits(0x3c00); }
+  static METAL_FUNC constexpr mtl_bfloat round_error() { return mtl_detail::bfloat_from_bits(0x3f00); }
+  static METAL_FUNC constexpr mtl_bfloat denorm_min() { return mtl_detail::bfloat_from_bits(0x0001); }
+  static METAL_FUNC constexpr mtl_bfloat infinity() { return mtl_detail::bfloat_from_bits(0x7f80); }
+  static METAL_FUNC constexpr mtl_bfloat quiet_NaN() { return mtl_detail::bfloat_from_bits(0x7fc0); }
+  static METAL_FUNC constexpr mtl_bfloat signaling_NaN() { return mtl_detail::bfloat_from_bits(0x7fa0); }
+};
+
+}  // namespace metal
+
+// MSL's constants (metal_stdlib defines them as macros). Each is guarded, in
+// case the CUDA toolchain already defines it.
+#ifndef INFINITY
+#define INFINITY (metal::numeric_limits<float>::infinity())
+#endif
+#ifndef NAN
+#define NAN (metal::numeric_limits<float>::quiet_NaN())
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF INFINITY
+#endif
+#ifndef MAXFLOAT
+#define MAXFLOAT 0x1.fffffep127f
+#endif
+#ifndef HUGE_VALH
+#define HUGE_VALH (metal::numeric_limits<mtl_half>::infinity())
+#endif
+#ifndef MAXHALF
+#define MAXHALF (metal::numeric_limits<mtl_half>::max())
+#endif
+
+#ifndef FLT_MAX
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
+#define FLT_MAX_10_EXP 38
+#define FLT_MAX_EXP 128
+#define FLT_MIN_10_EXP (-37)
+#define FLT_MIN_EXP (-125)
+#define FLT_RADIX 2
+#define FLT_MAX 0x1.fffffep127f
+#define FLT_MIN 0x1p-126f
+#define FLT_EPSILON 0x1p-23f
+#endif
+
+#define HALF_DIG 3
+#define HALF_MANT_DIG 11
+#define HALF_MAX_10_EXP 4
+#define HALF_MAX_EXP 16
+#define HALF_MIN_10_EXP (-4)
+#define HALF_MIN_EXP (-13)
+#define HALF_RADIX 2
+#define HALF_MAX (metal::numeric_limits<mtl_half>::max())
+#define HALF_MIN (metal::numeric_limits<mtl_half>::min())
+#define HALF_EPSILON (metal::numeric_limits<mtl_half>::epsilon())
+
+#ifndef INT_MAX
+#define CHAR_BIT 8
+#define SCHAR_MAX 127
+#define SCHAR_MIN (-128)
+#define UCHAR_MAX 255
+#define CHAR_MAX SCHAR_MAX  // MSL char is signed
+#define CHAR_MIN SCHAR_MIN
+#define USHRT_MAX 65535
+#define SHRT_MAX 32767
+#define SHRT_MIN (-32768)
+#define UINT_MAX 0xffffffffu
+#define INT_MAX 2147483647
+#define INT_MIN (-2147483647 - 1)
+#define ULONG_MAX 0xfffffffffffffffful
+#define LONG_MAX 0x7fffffffffffffffl
+#define LONG_MIN (-0x7fffffffffffffffl - 1)
+#endif
+
+#ifndef FP_ILOGB0
+#define FP_ILOGB0 (-2147483647 - 1)
+#define FP_ILOGBNAN (-2147483647 - 1)
+#endif
+
+#define M_E_F 2.71828182845904523536f
+#define M_LOG2E_F 1.44269504088896340736f
+#define M_LOG10E_F 0.434294481903251827651f
+#define M_LN2_F 0.693147180559945309417f
+#define M_LN10_F 2.30258509299404568402f
+#define M_PI_F 3.14159265358979323846f
+#define M_PI_2_F 1.57079632679489661923f
+#define M_PI_4_F 0.785398163397448309616f
+#define M_1_PI_F 0.318309886183790671538f
+#define M_2_PI_F 0.636619772367581343076f
+#define M_2_SQRTPI_F 1.12837916709551257390f
+#define M_SQRT2_F 1.41421356237309504880f
+#define M_SQRT1_2_F 0.707106781186547524401f
+
+#define M_E_H mtl_half(M_E_F)
+#define M_LOG2E_H mtl_half(M_LOG2E_F)
+#define M_LOG10E_H mtl_half(M_LOG10E_F)
+#define M_LN2_H mtl_half(M_LN2_F)
+#define M_LN10_H mtl_half(M_LN10_F)
+#define M_PI_H mtl_half(M_PI_F)
+#define M_PI_2_H mtl_half(M_PI_2_F)
+#define M_PI_4_H mtl_half(M_PI_4_F)
+#define M_1_PI_H mtl_half(M_1_PI_F)
+#define M_2_PI_H mtl_half(M_2_PI_F)
+#define M_2_SQRTPI_H mtl_half(M_2_SQRTPI_F)
+#define M_SQRT2_H mtl_half(M_SQRT2_F)
+#define M_SQRT1_2_H mtl_half(M_SQRT1_2_F)

@@ -1,0 +1,353 @@
+// metalcall MSL prelude: math and common functions (metal::, metal::fast::,
+// metal::precise::) for float, half and bfloat scalars and vectors.
+//
+// Why every scalar overload is a template: user code says `using namespace
+// metal;` and calls sin(x), max(a, b), abs(i). Under CUDA the global namespace
+// already has non-template sin(float), max(int, int), abs(int) ... (and on the
+// host <math.h> may add sin(float)). Were metal's overloads non-templates with
+// the same signatures, those calls would be ambiguous. As templates they lose
+// the tie to an exact non-template global overload, which computes the same
+// result, and win wherever the global one needs a conversion (half, vectors,
+// mixed float/int arguments).
+//
+// Half and bfloat are computed in float and rounded back, which is at least as
+// accurate as MSL's half functions.
+#pragma once
+#include "metal_limits.h"
+
+#if METAL_CUDA
+#define METAL_LIBM(F) F##f  // CUDA device math: sinf, expf, ...
+#else
+#define METAL_LIBM(F) __builtin_##F##f  // libm through the compiler, no header needed
+#endif
+
+namespace metal {
+namespace mtl_detail {
+
+template <class... A> struct first_float { typedef void type; };
+template <class A, class... R> struct first_float<A, R...> {
+  typedef conditional_t<is_floating_point<A>::value, A, typename first_float<R...>::type> type;
+};
+template <class X, class F> struct mixes_with {  // X may be converted to the float type F
+  static constexpr bool value = is_same<X, F>::value || (is_scalar<X>::value && !is_floating_point<X>::value);
+};
+// The type of a scalar call: all arguments of one scalar type, or one MSL
+// floating type mixed with integers or double literals (fmax(x, 0.5), clamp(x, 0, 1)).
+template <class A0, class... A> struct common_scalar_sel {
+  typedef typename first_float<A0, A...>::type F;
+  static constexpr bool same = is_scalar<A0>::value && (is_same<A0, A>::value && ...);
+  static constexpr bool mixed = !is_same<F, void>::value && mixes_with<A0, F>::value && (mixes_with<A, F>::value && ...);
+  static constexpr bool ok = same || mixed;
+  typedef conditional_t<same, A0, F> type;
+};
+template <bool Ok, class T> struct type_if {};
+template <class T> struct type_if<true, T> { typedef T type; };
+template <class... A>
+using common_scalar_t = typename type_if<common_scalar_sel<A...>::ok, typename common_scalar_sel<A...>::type>::type;
+
+template <class T> using if_float = enable_if_t<is_floating_point<T>::value, int>;
+template <class T> using if_integer = enable_if_t<is_integral<T>::value, int>;
+template <class T> using if_number = enable_if_t<is_integral<T>::value || is_floating_point<T>::value, int>;
+
+template <class T> METAL_FUNC constexpr float f32(const T& x) { return convert<float>(x); }
+
+METAL_FUNC float fmin_f(float a, float b) {
+#if METAL_CUDA
+  return fminf(a, b);
+#else
+  return (a < b || b != b) ? a : b;  // inline; fminf would be a libm call
+#endif
+}
+METAL_FUNC float fmax_f(float a, float b) {
+#if METAL_CUDA
+  return fmaxf(a, b);
+#else
+  return (a > b || b != b) ? a : b;
+#endif
+}
+// sin(pi x) with exact argument reduction, so sinpi(n) is exactly 0.
+METAL_FUNC float sinpi_f(float x) {
+#if METAL_CUDA
+  return sinpif(x);
+#else
+  float y = x - 2.0f * __builtin_rintf(0.5f * x);  // exact, in [-1, 1]
+  if (y > 0.5f) y = 1.0f - y;                      // sin(pi - t) = sin(t)
+  else if (y < -0.5f) y = -1.0f - y;
+  return __builtin_sinf(M_PI_F * y);
+#endif
+}
+METAL_FUNC float cospi_f(float x) {
+#if METAL_CUDA
+  return cospif(x);
+#else
+  float a = __builtin_fabsf(x);
+  a = __builtin_fabsf(a - 2.0f * __builtin_rintf(0.5f * a));  // in [0, 1]
+  return __builtin_sinf(M_PI_F * (0.5f - a));                // cos(pi a) = sin(pi (1/2 - a))
+#endif
+}
+METAL_FUNC float smoothstep_f(float edge0, float edge1, float x) {
+  const float t = fmin_f(fmax_f((x - edge0) / (edge1 - edge0), 0.0f), 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+template <class T> METAL_FUNC float fract_f(float v) {
+  // Largest value below 1 in T, so fract never rounds up to 1.0 in half.
+  const float below_one = 1.0f - 0.5f * f32(numeric_limits<T>::epsilon());
+  const float r = v - METAL_LIBM(floor)(v);
+  return r > below_one ? below_one : r;
+}
+}  // namespace mtl_detail
+
+// NAME(x) for floating scalars (computed in float from v) and vectors.
+#define METAL_FLOAT1(NS, NAME, EXPR)                                               \
+  template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC T NAME(T x) {         \
+    const float v = mtl_detail::f32(x);                                            \
+    return mtl_detail::convert<T>(EXPR);                                           \
+  }                                                                                \
+  template <class T, int N, bool P, mtl_detail::if_float<T> = 0>                   \
+  METAL_FUNC vec<T, N> NAME(const mtl_vector<T, N, P>& x) {                        \
+    return mtl_detail::zip([](T e) { return NS::NAME(e); }, x);                    \
+  }
+// NAME(x, y): scalars of one floating type (or mixed with int/double), or
+// vectors where scalars broadcast: fmax(v, 0.0f), pow(v, 2.0f).
+#define METAL_FLOAT2(NS, NAME, EXPR)                                                        \
+  template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_float<T> = 0> \
+  METAL_FUNC T NAME(A x, B y) {                                                             \
+    const float a = mtl_detail::f32(mtl_detail::convert<T>(x));                            \
+    const float b = mtl_detail::f32(mtl_detail::convert<T>(y));                            \
+    return mtl_detail::convert<T>(EXPR);                                                    \
+  }                                                                                         \
+  template <class A, class B, class V = mtl_detail::zip_result_t<A, B>,                     \
+            mtl_detail::if_float<typename V::value_type> = 0>                               \
+  METAL_FUNC V NAME(const A& x, const B& y) {                                               \
+    typedef typename V::value_type T;                                                       \
+    return mtl_detail::zip([](T a, T b) { return NS::NAME(a, b); }, x, y);                  \
+  }
+#define METAL_FLOAT3(NS, NAME, EXPR)                                                        \
+  template <class A, class B, class C, class T = mtl_detail::common_scalar_t<A, B, C>,      \
+            mtl_detail::if_float<T> = 0>                                                    \
+  METAL_FUNC T NAME(A x, B y, C z) {                                                        \
+    const float a = mtl_detail::f32(mtl_detail::convert<T>(x));                            \
+    const float b = mtl_detail::f32(mtl_detail::convert<T>(y));                            \
+    const float c = mtl_detail::f32(mtl_detail::convert<T>(z));                            \
+    return mtl_detail::convert<T>(EXPR);                                                    \
+  }                                                                                         \
+  template <class A, class B, class C, class V = mtl_detail::zip_result_t<A, B, C>,         \
+            mtl_detail::if_float<typename V::value_type> = 0>                               \
+  METAL_FUNC V NAME(const A& x, const B& y, const C& z) {                                   \
+    typedef typename V::value_type T;                                                       \
+    return mtl_detail::zip([](T a, T b, T c) { return NS::NAME(a, b, c); }, x, y, z);       \
+  }
+
+METAL_FLOAT1(metal, acos, METAL_LIBM(acos)(v))
+METAL_FLOAT1(metal, acosh, METAL_LIBM(acosh)(v))
+METAL_FLOAT1(metal, asin, METAL_LIBM(asin)(v))
+METAL_FLOAT1(metal, asinh, METAL_LIBM(asinh)(v))
+METAL_FLOAT1(metal, atan, METAL_LIBM(atan)(v))
+METAL_FLOAT1(metal, atanh, METAL_LIBM(atanh)(v))
+METAL_FLOAT1(metal, ceil, METAL_LIBM(ceil)(v))
+METAL_FLOAT1(metal, cos, METAL_LIBM(cos)(v))
+METAL_FLOAT1(metal, cosh, METAL_LIBM(cosh)(v))
+METAL_FLOAT1(metal, cospi, mtl_detail::cospi_f(v))
+METAL_FLOAT1(metal, exp, METAL_LIBM(exp)(v))
+METAL_FLOAT1(metal, exp2, METAL_LIBM(exp2)(v))
+#if METAL_CUDA
+METAL_FLOAT1(metal, exp10, exp10f(v))
+METAL_FLOAT1(metal, rsqrt, rsqrtf(v))
+#else
+METAL_FLOAT1(metal, exp10, __builtin_powf(10.0f, v))
+METAL_FLOAT1(metal, rsqrt, 1.0f / __builtin_sqrtf(v))
+#endif
+METAL_FLOAT1(metal, fabs, METAL_LIBM(fabs)(v))
+METAL_FLOAT1(metal, floor, METAL_LIBM(floor)(v))
+METAL_FLOAT1(metal, fract, mtl_detail::fract_f<T>(v))
+METAL_FLOAT1(metal, log, METAL_LIBM(log)(v))
+METAL_FLOAT1(metal, log2, METAL_LIBM(log2)(v))
+METAL_FLOAT1(metal, log10, METAL_LIBM(log10)(v))
+METAL_FLOAT1(metal, rint, METAL_LIBM(rint)(v))
+METAL_FLOAT1(metal, round, METAL_LIBM(round)(v))
+METAL_FLOAT1(metal, sin, METAL_LIBM(sin)(v))
+METAL_FLOAT1(metal, sinh, METAL_LIBM(sinh)(v))
+METAL_FLOAT1(metal, sinpi, mtl_detail::sinpi_f(v))
+METAL_FLOAT1(metal, sqrt, METAL_LIBM(sqrt)(v))
+METAL_FLOAT1(metal, tan, METAL_LIBM(tan)(v))
+METAL_FLOAT1(metal, tanh, METAL_LIBM(tanh)(v))
+METAL_FLOAT1(metal, tanpi, mtl_detail::sinpi_f(v) / mtl_detail::cospi_f(v))
+METAL_FLOAT1(metal, trunc, METAL_LIBM(trunc)(v))
+// Common functions (MSL 6.3).
+METAL_FLOAT1(metal, saturate, mtl_detail::fmin_f(mtl_detail::fmax_f(v, 0.0f), 1.0f))
+METAL_FLOAT1(metal, sign, v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : (v == 0.0f ? v : 0.0f)))
+
+METAL_FLOAT2(metal, atan2, METAL_LIBM(atan2)(a, b))
+METAL_FLOAT2(metal, copysign, METAL_LIBM(copysign)(a, b))
+METAL_FLOAT2(metal, divide, a / b)
+METAL_FLOAT2(metal, fdim, METAL_LIBM(fdim)(a, b))
+METAL_FLOAT2(metal, fmax, mtl_detail::fmax_f(a, b))
+METAL_FLOAT2(metal, fmin, mtl_detail::fmin_f(a, b))
+METAL_FLOAT2(metal, fmod, METAL_LIBM(fmod)(a, b))
+METAL_FLOAT2(metal, pow, METAL_LIBM(pow)(a, b))
+METAL_FLOAT2(metal, powr, METAL_LIBM(pow)(a, b))
+METAL_FLOAT2(metal, step, b < a ? 0.0f : 1.0f)  // step(edge, x)
+
+METAL_FLOAT3(metal, fma, METAL_LIBM(fma)(a, b, c))
+METAL_FLOAT3(metal, fmax3, mtl_detail::fmax_f(mtl_detail::fmax_f(a, b), c))
+METAL_FLOAT3(metal, fmin3, mtl_detail::fmin_f(mtl_detail::fmin_f(a, b), c))
+METAL_FLOAT3(metal, fmedian3,
+             mtl_detail::fmax_f(mtl_detail::fmin_f(a, b), mtl_detail::fmin_f(mtl_detail::fmax_f(a, b), c)))
+METAL_FLOAT3(metal, mix, a + (b - a) * c)
+METAL_FLOAT3(metal, smoothstep, mtl_detail::smoothstep_f(a, b, c))
+
+// nextafter steps one ulp of T (half steps in half ulps, not float ulps).
+template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_float<T> = 0>
+METAL_FUNC T nextafter(A x_, B y_) {
+  typedef conditional_t<sizeof(T) == 4, uint32_t, uint16_t> U;
+  const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
+  const float fx = mtl_detail::f32(x), fy = mtl_detail::f32(y);
+  if (fx != fx || fy != fy) return mtl_detail::convert<T>(fx + fy);
+  if (fx == fy) return y;
+  U bits = as_type<U>(x);
+  if (fx == 0.0f) bits = U(fy > 0.0f ? 1u : (1u | (1u << (sizeof(U) * 8 - 1))));
+  else if ((fx < fy) == (fx > 0.0f)) ++bits;
+  else --bits;
+  return as_type<T>(bits);
+}
+template <class A, class B, class V = mtl_detail::zip_result_t<A, B>, mtl_detail::if_float<typename V::value_type> = 0>
+METAL_FUNC V nextafter(const A& x, const B& y) {
+  typedef typename V::value_type T;
+  return mtl_detail::zip([](T a, T b) { return metal::nextafter(a, b); }, x, y);
+}
+
+// Functions with an output argument (MSL passes them as `thread T&`).
+template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC T frexp(T x, int& exponent) {
+  return mtl_detail::convert<T>(METAL_LIBM(frexp)(mtl_detail::f32(x), &exponent));
+}
+template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC T ldexp(T x, int k) {
+  return mtl_detail::convert<T>(METAL_LIBM(ldexp)(mtl_detail::f32(x), k));
+}
+template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC int ilogb(T x) {
+  return METAL_LIBM(ilogb)(mtl_detail::f32(x));
+}
+template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC T modf(T x, T& integral) {
+  const float v = mtl_detail::f32(x), i = METAL_LIBM(trunc)(v);
+  integral = mtl_detail::convert<T>(i);
+  const bool inf = METAL_LIBM(fabs)(v) == numeric_limits<float>::infinity();
+  return mtl_detail::convert<T>(METAL_LIBM(copysign)(inf ? 0.0f : v - i, v));
+}
+template <class T, mtl_detail::if_float<T> = 0> METAL_FUNC T sincos(T x, T& cosval) {
+  cosval = metal::cos(x);
+  return metal::sin(x);
+}
+template <class T, int N, bool P, mtl_detail::if_float<T> = 0>
+METAL_FUNC vec<T, N> frexp(const mtl_vector<T, N, P>& x, vec<int, N>& exponent) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r[i] = metal::frexp(x[i], exponent[i]);
+  return r;
+}
+template <class T, int N, bool P, bool Q, mtl_detail::if_float<T> = 0>
+METAL_FUNC vec<T, N> ldexp(const mtl_vector<T, N, P>& x, const mtl_vector<int, N, Q>& k) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r[i] = metal::ldexp(x[i], k[i]);
+  return r;
+}
+template <class T, int N, bool P, mtl_detail::if_float<T> = 0>
+METAL_FUNC vec<int, N> ilogb(const mtl_vector<T, N, P>& x) {
+  return mtl_detail::zip([](T e) { return metal::ilogb(e); }, x);
+}
+template <class T, int N, bool P, mtl_detail::if_float<T> = 0>
+METAL_FUNC vec<T, N> modf(const mtl_vector<T, N, P>& x, vec<T, N>& integral) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r[i] = metal::modf(x[i], integral[i]);
+  return r;
+}
+template <class T, int N, bool P, mtl_detail::if_float<T> = 0>
+METAL_FUNC vec<T, N> sincos(const mtl_vector<T, N, P>& x, vec<T, N>& cosval) {
+  cosval = metal::cos(x);
+  return metal::sin(x);
+}
+
+// abs, min, max, clamp take integers as well as floats. On floats min/max
+// behave like fmin/fmax (a NaN argument yields the other one).
+template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
+  if constexpr (is_floating_point<T>::value) return metal::fabs(x);
+  else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
+  else return x;
+}
+template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
+METAL_FUNC T min(A x_, B y_) {
+  const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
+  if constexpr (is_floating_point<T>::value) return metal::fmin(x, y);
+  else return y < x ? y : x;
+}
+template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
+METAL_FUNC T max(A x_, B y_) {
+  const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
+  if constexpr (is_floating_point<T>::value) return metal::fmax(x, y);
+  else return x < y ? y : x;
+}
+// clamp(x, lo, hi) = min(max(x, lo), hi); undefined in MSL when lo > hi.
+template <class A, class B, class C, class T = mtl_detail::common_scalar_t<A, B, C>, mtl_detail::if_number<T> = 0>
+METAL_FUNC T clamp(A x, B lo, C hi) {
+  return metal::min(metal::max(mtl_detail::convert<T>(x), mtl_detail::convert<T>(lo)), mtl_detail::convert<T>(hi));
+}
+template <class T, int N, bool P, mtl_detail::if_number<T> = 0> METAL_FUNC vec<T, N> abs(const mtl_vector<T, N, P>& x) {
+  return mtl_detail::zip([](T e) { return metal::abs(e); }, x);
+}
+template <class A, class B, class V = mtl_detail::zip_result_t<A, B>> METAL_FUNC V min(const A& x, const B& y) {
+  typedef typename V::value_type T;
+  return mtl_detail::zip([](T a, T b) { return metal::min(a, b); }, x, y);
+}
+template <class A, class B, class V = mtl_detail::zip_result_t<A, B>> METAL_FUNC V max(const A& x, const B& y) {
+  typedef typename V::value_type T;
+  return mtl_detail::zip([](T a, T b) { return metal::max(a, b); }, x, y);
+}
+template <class A, class B, class C, class V = mtl_detail::zip_result_t<A, B, C>>
+METAL_FUNC V clamp(const A& x, const B& lo, const C& hi) {
+  typedef typename V::value_type T;
+  return mtl_detail::zip([](T a, T b, T c) { return metal::clamp(a, b, c); }, x, lo, hi);
+}
+
+// precise:: is metal:: (the defaults here are the precise ones). fast:: uses
+// CUDA's fast intrinsics where they exist; on the host it is metal:: too.
+#define METAL_SAME_IN_FAST_AND_PRECISE \
+  using metal::acos; using metal::acosh; using metal::asin; using metal::asinh; using metal::atan; \
+  using metal::atan2; using metal::atanh; using metal::ceil; using metal::copysign; using metal::cosh; \
+  using metal::cospi; using metal::fabs; using metal::abs; using metal::fdim; using metal::floor; \
+  using metal::fma; using metal::fmax; using metal::fmax3; using metal::fmedian3; using metal::fmin; \
+  using metal::fmin3; using metal::fmod; using metal::fract; using metal::frexp; using metal::ilogb; \
+  using metal::ldexp; using metal::modf; using metal::nextafter; using metal::rint; using metal::round; \
+  using metal::sinh; using metal::sinpi; using metal::sqrt; using metal::tanh; using metal::tanpi; \
+  using metal::trunc; using metal::sincos; using metal::clamp; using metal::saturate; using metal::mix; \
+  using metal::sign; using metal::smoothstep; using metal::step; using metal::min; using metal::max;
+#define METAL_FAST_CANDIDATES \
+  using metal::sin; using metal::cos; using metal::tan; using metal::exp; using metal::exp2; \
+  using metal::exp10; using metal::log; using metal::log2; using metal::log10; using metal::pow; \
+  using metal::powr; using metal::rsqrt; using metal::divide;
+
+namespace precise {
+METAL_SAME_IN_FAST_AND_PRECISE
+METAL_FAST_CANDIDATES
+}  // namespace precise
+
+namespace fast {
+METAL_SAME_IN_FAST_AND_PRECISE
+#if METAL_CUDA
+METAL_FLOAT1(metal::fast, sin, __sinf(v))
+METAL_FLOAT1(metal::fast, cos, __cosf(v))
+METAL_FLOAT1(metal::fast, tan, __tanf(v))
+METAL_FLOAT1(metal::fast, exp, __expf(v))
+METAL_FLOAT1(metal::fast, exp2, exp2f(v))
+METAL_FLOAT1(metal::fast, exp10, __exp10f(v))
+METAL_FLOAT1(metal::fast, log, __logf(v))
+METAL_FLOAT1(metal::fast, log2, __log2f(v))
+METAL_FLOAT1(metal::fast, log10, __log10f(v))
+METAL_FLOAT1(metal::fast, rsqrt, rsqrtf(v))
+METAL_FLOAT2(metal::fast, pow, __powf(a, b))
+METAL_FLOAT2(metal::fast, powr, __powf(a, b))
+METAL_FLOAT2(metal::fast, divide, __fdividef(a, b))
+#else
+METAL_FAST_CANDIDATES
+#endif
+}  // namespace fast
+#undef METAL_SAME_IN_FAST_AND_PRECISE
+#undef METAL_FAST_CANDIDATES
+
+}  // namespace metal

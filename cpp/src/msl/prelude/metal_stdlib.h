@@ -1,0 +1,15 @@
+// metalcall MSL prelude: the `metal_stdlib` that translated kernels include
+// for the CPU (host C++) and CUDA (NVRTC) backends. It includes no system
+// header, so it compiles under NVRTC and keeps each kernel's compile fast.
+#pragma once
+#include "metal_config.h"      // METAL_FUNC, fixed-width ints, traits
+#include "metal_half.h"        // half, bfloat
+#include "metal_vector.h"      // vec<T, N>, packed_vec<T, N>, swizzles, operators
+#include "metal_types.h"       // mtl_float4 ... names, layout checks
+#include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...
+#include "metal_math.h"        // math and common functions, fast::, precise::
+#include "metal_geometric.h"   // dot, cross, length, normalize ...
+#include "metal_integer.h"     // clz, popcount, addsat, mulhi, extract_bits ...
+#include "metal_relational.h"  // all, any, select, isnan ...
+#include "metal_matrix.h"      // floatCxR, matrix products, transpose, determinant
+#include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)

@@ -1,0 +1,381 @@
+// metalcall MSL prelude: the vector template behind every MSL vector type.
+//
+// One class template, mtl_vector<T, N, Packed>, with storage specialised for
+// N = 2, 3, 4. MSL spells it vec<T, N> and packed_vec<T, N>; the translator
+// spells float4 as mtl_float4 (metal_types.h). Swizzles arrive from the
+// translator as member template calls:
+//   read  v.zyx      -> v.template mtl_swizzle<2, 1, 0>()
+//   write v.xy = a   -> v.template mtl_swizzle_ref<0, 1>() = a
+#pragma once
+#include "metal_half.h"
+
+namespace metal {
+
+template <class T, int N, bool Packed> struct mtl_vector;
+template <class T, int N> using vec = mtl_vector<T, N, false>;
+template <class T, int N> using packed_vec = mtl_vector<T, N, true>;
+
+namespace mtl_detail {
+
+// MSL layout: a 3-vector is sized and aligned like a 4-vector; packed vectors
+// are tight with the alignment of their component.
+template <class T, int N, bool Packed> struct vec_align {
+  static constexpr int value = Packed ? int(alignof(T)) : int(sizeof(T)) * (N == 3 ? 4 : N);
+};
+
+// One anonymous union per component, so .x and .r name the same element
+// (standard C++, unlike anonymous structs).
+template <class T, int N, bool P> struct vec_storage;
+template <class T, bool P> struct alignas(vec_align<T, 2, P>::value) vec_storage<T, 2, P> {
+  union { T x; T r; };
+  union { T y; T g; };
+};
+template <class T, bool P> struct alignas(vec_align<T, 3, P>::value) vec_storage<T, 3, P> {
+  union { T x; T r; };
+  union { T y; T g; };
+  union { T z; T b; };
+};
+template <class T, bool P> struct alignas(vec_align<T, 4, P>::value) vec_storage<T, 4, P> {
+  union { T x; T r; };
+  union { T y; T g; };
+  union { T z; T b; };
+  union { T w; T a; };
+};
+
+// Value conversion between component types. CUDA's __half converts cleanly
+// only to and from float, so it goes through float there.
+template <class To, class From> struct convert_impl {
+  static METAL_FUNC constexpr To apply(const From& x) { return static_cast<To>(x); }
+};
+template <class T> struct convert_impl<T, T> {
+  static METAL_FUNC constexpr T apply(const T& x) { return x; }
+};
+#if METAL_CUDA
+template <class To> struct convert_impl<To, __half> {
+  static METAL_FUNC To apply(const __half& x) { return static_cast<To>(__half2float(x)); }
+};
+template <class From> struct convert_impl<__half, From> {
+  static METAL_FUNC __half apply(const From& x) { return __float2half_rn(static_cast<float>(x)); }
+};
+template <> struct convert_impl<__half, __half> {
+  static METAL_FUNC __half apply(const __half& x) { return x; }
+};
+#endif
+template <class To, class From> METAL_FUNC constexpr To convert(const From& x) {
+  return convert_impl<To, From>::apply(x);
+}
+
+// What an argument contributes to a vector constructor: 1 component for a
+// scalar, N for a vector, and a poison count for anything else.
+template <class X> struct vec_info {
+  static constexpr bool is_vec = false;
+  static constexpr int size = is_scalar<X>::value ? 1 : -64;
+  typedef X elem;
+};
+template <class T, int N, bool P> struct vec_info<mtl_vector<T, N, P>> {
+  static constexpr bool is_vec = true;
+  static constexpr int size = N;
+  typedef T elem;
+};
+template <class... A> struct total_size { static constexpr int value = 0; };
+template <class A, class... R> struct total_size<A, R...> {
+  static constexpr int value = vec_info<A>::size + total_size<R...>::value;
+};
+
+// Component I of a vector, resolved at compile time.
+template <int I, class T, int N, bool P> METAL_FUNC constexpr const T& elem(const mtl_vector<T, N, P>& v) {
+  if constexpr (I == 0) return v.x;
+  else if constexpr (I == 1) return v.y;
+  else if constexpr (I == 2) return v.z;
+  else return v.w;
+}
+template <int I, class T, int N, bool P> METAL_FUNC constexpr T& elem(mtl_vector<T, N, P>& v) {
+  if constexpr (I == 0) return v.x;
+  else if constexpr (I == 1) return v.y;
+  else if constexpr (I == 2) return v.z;
+  else return v.w;
+}
+
+// Component I of the concatenation of scalars and vectors (for float4(v.xy, 1, 2)).
+template <int I, class X> METAL_FUNC constexpr const X& component(const X& s) { return s; }
+template <int I, class T, int N, bool P> METAL_FUNC constexpr const T& component(const mtl_vector<T, N, P>& v) {
+  return elem<I>(v);
+}
+template <int I, class X, class... R> METAL_FUNC constexpr auto pick(const X& x, const R&... r) {
+  if constexpr (I < vec_info<X>::size) return component<I>(x);
+  else return pick<I - vec_info<X>::size>(r...);
+}
+
+struct flatten_tag {};
+struct broadcast_tag {};
+struct elems_tag {};  // N components, already of type T
+
+template <int N, int... I> METAL_FUNC constexpr bool indices_below() {
+  const int idx[] = {I...};
+  for (int i : idx)
+    if (i < 0 || i >= N) return false;
+  return true;
+}
+template <int... I> METAL_FUNC constexpr bool indices_distinct() {
+  const int idx[] = {I...};
+  for (unsigned i = 0; i < sizeof...(I); ++i)
+    for (unsigned j = i + 1; j < sizeof...(I); ++j)
+      if (idx[i] == idx[j]) return false;
+  return true;
+}
+
+template <class V, int... I> struct swizzle_ref;
+}  // namespace mtl_detail
+
+template <class T, int N, bool Packed>
+struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
+  typedef T value_type;
+  typedef mtl_detail::vec_storage<T, N, Packed> storage;
+  typedef typename mtl_detail::make_seq<N>::type seq;
+
+  // Trivial, so vectors can live in __shared__/threadgroup memory; T() zeroes.
+  mtl_vector() = default;
+
+  // float4(x): broadcast.
+  template <class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0>
+  METAL_FUNC constexpr mtl_vector(const U& s)
+      : mtl_vector(mtl_detail::broadcast_tag{}, seq{}, mtl_detail::convert<T>(s)) {}
+
+  // float4(a, b, c, d), float4(v.xy, 1, 2), float3(v2, 0): components in order.
+  // Two named parameters: a pack-only template would count as a (non-trivial)
+  // default constructor.
+  template <class A0, class A1, class... A,
+            enable_if_t<mtl_detail::total_size<A0, A1, A...>::value == N, int> = 0>
+  METAL_FUNC constexpr mtl_vector(const A0& a0, const A1& a1, const A&... a)
+      : mtl_vector(mtl_detail::flatten_tag{}, seq{}, a0, a1, a...) {}
+
+  // packed <-> aligned with the same component type: implicit, as in MSL.
+  template <bool Q, enable_if_t<Q != Packed, int> = 0>
+  METAL_FUNC constexpr mtl_vector(const mtl_vector<T, N, Q>& o)
+      : mtl_vector(mtl_detail::flatten_tag{}, seq{}, o) {}
+
+  // float3(int3): MSL requires the conversion to be explicit.
+  template <class U, bool Q, enable_if_t<!is_same<U, T>::value, int> = 0>
+  METAL_FUNC constexpr explicit mtl_vector(const mtl_vector<U, N, Q>& o)
+      : mtl_vector(mtl_detail::flatten_tag{}, seq{}, o) {}
+
+  template <class C0, class... C>
+  METAL_FUNC constexpr mtl_vector(mtl_detail::elems_tag, const C0& c0, const C&... c) : storage{{c0}, {c}...} {}
+
+  // v[i]; the components are contiguous and the object is standard-layout.
+  METAL_FUNC T& operator[](int i) { return reinterpret_cast<T*>(this)[i]; }
+  METAL_FUNC const T& operator[](int i) const { return reinterpret_cast<const T*>(this)[i]; }
+
+  template <int... I> METAL_FUNC constexpr vec<T, sizeof...(I)> mtl_swizzle() const {
+    static_assert(sizeof...(I) >= 2 && sizeof...(I) <= 4, "a swizzle has 2 to 4 components");
+    static_assert(mtl_detail::indices_below<N, I...>(), "swizzle component beyond the vector's length");
+    return vec<T, sizeof...(I)>(mtl_detail::elems_tag{}, mtl_detail::elem<I>(*this)...);
+  }
+  template <int... I> METAL_FUNC mtl_detail::swizzle_ref<mtl_vector, I...> mtl_swizzle_ref() {
+    static_assert(sizeof...(I) >= 2 && sizeof...(I) <= 4, "a swizzle has 2 to 4 components");
+    static_assert(mtl_detail::indices_below<N, I...>(), "swizzle component beyond the vector's length");
+    static_assert(mtl_detail::indices_distinct<I...>(), "a swizzle that is assigned to names a component twice");
+    return mtl_detail::swizzle_ref<mtl_vector, I...>(*this);
+  }
+
+#define METAL_VEC_COMPOUND(OP)                                                          \
+  template <bool Q> METAL_FUNC mtl_vector& operator OP##=(const mtl_vector<T, N, Q>& o) { \
+    return *this = *this OP o;                                                          \
+  }                                                                                     \
+  template <class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0>             \
+  METAL_FUNC mtl_vector& operator OP##=(const U& s) {                                   \
+    return *this = *this OP s;                                                          \
+  }
+  METAL_VEC_COMPOUND(+)
+  METAL_VEC_COMPOUND(-)
+  METAL_VEC_COMPOUND(*)
+  METAL_VEC_COMPOUND(/)
+  METAL_VEC_COMPOUND(%)
+  METAL_VEC_COMPOUND(&)
+  METAL_VEC_COMPOUND(|)
+  METAL_VEC_COMPOUND(^)
+  METAL_VEC_COMPOUND(<<)
+  METAL_VEC_COMPOUND(>>)
+#undef METAL_VEC_COMPOUND
+
+  METAL_FUNC mtl_vector& operator++() { return *this += 1; }
+  METAL_FUNC mtl_vector& operator--() { return *this -= 1; }
+  METAL_FUNC mtl_vector operator++(int) { mtl_vector old = *this; *this += 1; return old; }
+  METAL_FUNC mtl_vector operator--(int) { mtl_vector old = *this; *this -= 1; return old; }
+
+ private:
+  template <int... I>
+  METAL_FUNC constexpr mtl_vector(mtl_detail::broadcast_tag, mtl_detail::int_seq<I...>, const T& s)
+      : storage{{((void)I, s)}...} {}
+  template <int... I, class... A>
+  METAL_FUNC constexpr mtl_vector(mtl_detail::flatten_tag, mtl_detail::int_seq<I...>, const A&... a)
+      : storage{{mtl_detail::convert<T>(mtl_detail::pick<I>(a...))}...} {}
+};
+
+namespace mtl_detail {
+
+// What mtl_swizzle_ref returns: writes go back into the named components.
+template <class V, int... I> struct swizzle_ref {
+  typedef vec<typename V::value_type, sizeof...(I)> value_type;
+  V& v;
+
+  METAL_FUNC explicit swizzle_ref(V& target) : v(target) {}
+  swizzle_ref(const swizzle_ref&) = default;
+
+  METAL_FUNC value_type get() const { return v.template mtl_swizzle<I...>(); }
+  METAL_FUNC operator value_type() const { return get(); }
+
+  // value_type accepts the same-length vector, its packed form and a scalar
+  // (broadcast); the right-hand side is copied first, so v.xy = v.yx works.
+  METAL_FUNC swizzle_ref& operator=(const value_type& s) {
+    store(s, typename make_seq<sizeof...(I)>::type{});
+    return *this;
+  }
+  METAL_FUNC swizzle_ref& operator=(const swizzle_ref& o) { return *this = o.get(); }
+
+#define METAL_SWIZZLE_COMPOUND(OP) \
+  METAL_FUNC swizzle_ref& operator OP##=(const value_type& s) { return *this = get() OP s; }
+  METAL_SWIZZLE_COMPOUND(+)
+  METAL_SWIZZLE_COMPOUND(-)
+  METAL_SWIZZLE_COMPOUND(*)
+  METAL_SWIZZLE_COMPOUND(/)
+  METAL_SWIZZLE_COMPOUND(%)
+  METAL_SWIZZLE_COMPOUND(&)
+  METAL_SWIZZLE_COMPOUND(|)
+  METAL_SWIZZLE_COMPOUND(^)
+  METAL_SWIZZLE_COMPOUND(<<)
+  METAL_SWIZZLE_COMPOUND(>>)
+#undef METAL_SWIZZLE_COMPOUND
+
+ private:
+  template <int... K> METAL_FUNC void store(const value_type& s, int_seq<K...>) {
+    ((elem<I>(v) = elem<K>(s)), ...);
+  }
+};
+
+// Element-wise application. Arguments are vectors of one length or scalars,
+// which are broadcast after conversion to the vectors' component type E.
+template <class E, int I, class X> METAL_FUNC constexpr E lane(const X& x) {
+  if constexpr (vec_info<X>::is_vec) return elem<I>(x);
+  else return convert<E>(x);
+}
+template <class E, int I, class F, class... A> METAL_FUNC constexpr auto call_lane(const F& f, const A&... a) {
+  return f(lane<E, I>(a)...);
+}
+template <class E, class F, int I0, int... I, class... A>
+METAL_FUNC constexpr auto zip_seq(const F& f, int_seq<I0, I...>, const A&... a) {
+  typedef decltype(call_lane<E, 0>(f, a...)) R;
+  return vec<R, 1 + sizeof...(I)>(elems_tag{}, call_lane<E, I0>(f, a...), call_lane<E, I>(f, a...)...);
+}
+
+// The vector type an element-wise call on arguments A... produces: defined
+// when at least one argument is a vector, all vectors share length and
+// component type, and the rest are scalars.
+template <class... A> struct first_vec { typedef void type; };
+template <class A, class... R> struct first_vec<A, R...> {
+  typedef conditional_t<vec_info<A>::is_vec, A, typename first_vec<R...>::type> type;
+};
+template <class V, class X> struct lane_ok {
+  static constexpr bool value = vec_info<X>::is_vec
+                                    ? (vec_info<X>::size == vec_info<V>::size &&
+                                       is_same<typename vec_info<X>::elem, typename vec_info<V>::elem>::value)
+                                    : is_scalar<X>::value;
+};
+template <bool Ok, class V> struct zip_result_if {};
+template <class V> struct zip_result_if<true, V> {
+  typedef vec<typename vec_info<V>::elem, vec_info<V>::size> type;
+};
+template <class... A> struct zip_result_of {
+  typedef typename first_vec<A...>::type V;
+  typedef typename zip_result_if<(lane_ok<V, A>::value && ...), V>::type type;
+};
+template <class... A> struct zip_result_of_void {};  // no vector among A: no overload
+template <class... A>
+using zip_result_t = typename conditional_t<is_same<typename first_vec<A...>::type, void>::value,
+                                            zip_result_of_void<A...>, zip_result_of<A...>>::type;
+
+template <class F, class... A> METAL_FUNC constexpr auto zip(const F& f, const A&... a) {
+  typedef zip_result_t<A...> V;
+  return zip_seq<typename V::value_type>(f, typename make_seq<vec_info<V>::size>::type{}, a...);
+}
+
+// Operator bodies; T(a + b) keeps ushort4 + ushort4 a ushort4.
+#define METAL_OP_FN(NAME, OP) \
+  struct NAME { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(a OP b); } };
+METAL_OP_FN(op_add, +)
+METAL_OP_FN(op_sub, -)
+METAL_OP_FN(op_mul, *)
+METAL_OP_FN(op_div, /)
+METAL_OP_FN(op_mod, %)
+METAL_OP_FN(op_and, &)
+METAL_OP_FN(op_or, |)
+METAL_OP_FN(op_xor, ^)
+METAL_OP_FN(op_shl, <<)
+METAL_OP_FN(op_shr, >>)
+#undef METAL_OP_FN
+#define METAL_CMP_FN(NAME, OP) \
+  struct NAME { template <class T> METAL_FUNC constexpr bool operator()(const T& a, const T& b) const { return bool(a OP b); } };
+METAL_CMP_FN(op_eq, ==)
+METAL_CMP_FN(op_ne, !=)
+METAL_CMP_FN(op_lt, <)
+METAL_CMP_FN(op_le, <=)
+METAL_CMP_FN(op_gt, >)
+METAL_CMP_FN(op_ge, >=)
+METAL_CMP_FN(op_land, &&)
+METAL_CMP_FN(op_lor, ||)
+#undef METAL_CMP_FN
+struct op_neg { template <class T> METAL_FUNC constexpr T operator()(const T& a) const { return T(-a); } };
+struct op_bnot { template <class T> METAL_FUNC constexpr T operator()(const T& a) const { return T(~a); } };
+struct op_lnot { template <class T> METAL_FUNC constexpr bool operator()(const T& a) const { return !bool(a); } };
+}  // namespace mtl_detail
+
+// Binary operators: vector-vector (packed or not, same component type and
+// length), vector-scalar and scalar-vector. The scalar converts to the
+// component type, so float4 * 2 and ushort4 + 1 work as in MSL.
+#define METAL_VEC_BINOP(OP, FN)                                                              \
+  template <class T, int N, bool P, bool Q>                                                  \
+  METAL_FUNC constexpr auto operator OP(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b) { \
+    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+  }                                                                                          \
+  template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
+  METAL_FUNC constexpr auto operator OP(const mtl_vector<T, N, P>& a, const U& b) {          \
+    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+  }                                                                                          \
+  template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
+  METAL_FUNC constexpr auto operator OP(const U& a, const mtl_vector<T, N, P>& b) {          \
+    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+  }
+METAL_VEC_BINOP(+, op_add)
+METAL_VEC_BINOP(-, op_sub)
+METAL_VEC_BINOP(*, op_mul)
+METAL_VEC_BINOP(/, op_div)
+METAL_VEC_BINOP(%, op_mod)
+METAL_VEC_BINOP(&, op_and)
+METAL_VEC_BINOP(|, op_or)
+METAL_VEC_BINOP(^, op_xor)
+METAL_VEC_BINOP(<<, op_shl)
+METAL_VEC_BINOP(>>, op_shr)
+// Comparisons and && || give bool vectors, as in MSL.
+METAL_VEC_BINOP(==, op_eq)
+METAL_VEC_BINOP(!=, op_ne)
+METAL_VEC_BINOP(<, op_lt)
+METAL_VEC_BINOP(<=, op_le)
+METAL_VEC_BINOP(>, op_gt)
+METAL_VEC_BINOP(>=, op_ge)
+METAL_VEC_BINOP(&&, op_land)
+METAL_VEC_BINOP(||, op_lor)
+#undef METAL_VEC_BINOP
+
+template <class T, int N, bool P> METAL_FUNC constexpr vec<T, N> operator+(const mtl_vector<T, N, P>& a) { return a; }
+template <class T, int N, bool P> METAL_FUNC constexpr auto operator-(const mtl_vector<T, N, P>& a) {
+  return mtl_detail::zip(mtl_detail::op_neg{}, a);
+}
+template <class T, int N, bool P> METAL_FUNC constexpr auto operator~(const mtl_vector<T, N, P>& a) {
+  return mtl_detail::zip(mtl_detail::op_bnot{}, a);
+}
+// Also serves MSL's not(bvec): `not` is the C++ alternative token for `!`.
+template <class T, int N, bool P> METAL_FUNC constexpr auto operator!(const mtl_vector<T, N, P>& a) {
+  return mtl_detail::zip(mtl_detail::op_lnot{}, a);
+}
+
+}  // namespace metal

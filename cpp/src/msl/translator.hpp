@@ -1,0 +1,48 @@
+// MSL → host C++ (CPU backend). The output keeps the user's line structure, so the
+// system compiler's line numbers are the user's; columns are mapped back through
+// a SourceMap.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "metalcall/reflection.hpp"
+
+namespace metalcall::msl {
+
+/** Output columns → the user's columns, per user line. */
+class SourceMap {
+ public:
+  void add(int line, int out_column, int user_column);
+  /** The user's column for a compiler column on `line` (the token that contains it). */
+  int user_column(int line, int out_column) const;
+
+ private:
+  std::map<int, std::vector<std::pair<int, int>>> lines_;  // sorted by out_column
+};
+
+struct TranslatedKernel {
+  KernelInfo info;         // element sizes still 0: read from the layout symbol
+  std::string entry_symbol;
+  std::string layout_symbol;
+};
+
+struct Translation {
+  std::string code;  // a complete C++17 translation unit
+  std::vector<TranslatedKernel> kernels;
+  SourceMap map;
+};
+
+/** The name the user's source has in compiler messages. */
+inline const char* kSourceName = "source.metal";
+
+/** Translates for the CPU backend. Throws CompileError at the user's line and column. */
+Translation translate_for_cpu(const std::string& source,
+                              const std::vector<std::pair<std::string, std::string>>& defines = {});
+
+/** Increase when the translator's output changes, so cached binaries are rebuilt. */
+constexpr int kTranslatorVersion = 1;
+
+}  // namespace metalcall::msl

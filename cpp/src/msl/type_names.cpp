@@ -1,0 +1,48 @@
+#include "msl/type_names.hpp"
+
+#include <cctype>
+#include <unordered_set>
+
+namespace metalcall::msl {
+
+namespace {
+std::unordered_set<std::string> build_names() {
+  std::unordered_set<std::string> names = {"uchar", "ushort", "uint", "ulong", "half", "bfloat"};
+  const char* scalars[] = {"bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float", "bfloat"};
+  for (const char* s : scalars) {
+    for (int n = 2; n <= 4; ++n) {
+      names.insert(std::string(s) + std::to_string(n));
+      names.insert("packed_" + std::string(s) + std::to_string(n));
+    }
+  }
+  for (const char* s : {"float", "half", "bfloat"})
+    for (int c = 2; c <= 4; ++c)
+      for (int r = 2; r <= 4; ++r) names.insert(std::string(s) + std::to_string(c) + "x" + std::to_string(r));
+  return names;
+}
+}  // namespace
+
+bool is_renamed_type(const std::string& identifier) {
+  static const std::unordered_set<std::string> names = build_names();
+  return names.count(identifier) != 0;
+}
+
+std::string restore_type_names(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (std::size_t i = 0; i < message.size();) {
+    const bool boundary = i == 0 || !(std::isalnum(static_cast<unsigned char>(message[i - 1])) || message[i - 1] == '_');
+    if (boundary && message.compare(i, 4, "mtl_") == 0) {
+      std::size_t j = i + 4;
+      while (j < message.size() && (std::isalnum(static_cast<unsigned char>(message[j])) || message[j] == '_')) ++j;
+      if (is_renamed_type(message.substr(i + 4, j - i - 4))) {
+        i += 4;
+        continue;
+      }
+    }
+    out += message[i++];
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,51 @@
+"""metalcall: compile Metal Shading Language compute kernels and call them with
+near-zero overhead on buffers NumPy shares with no copies.
+
+On a Mac kernels run on the GPU through Metal; everywhere else the same MSL
+source runs on the CPU (always available) or an NVIDIA GPU.
+
+    import numpy as np, metalcall as mc
+    dev = mc.Device()
+    mul = dev.compile(SOURCE).mul
+    mul(len(a), a, b, c)          # grid (in threads) first, then [[buffer(i)]] order
+"""
+
+from ._core import (
+    ArgumentError,
+    Batch,
+    Buffer,
+    CompileError,
+    Completion,
+    Device,
+    DeviceError,
+    DeviceInfo,
+    Error,
+    ExecutionError,
+    Kernel,
+    Library,
+    __version__,
+    backends,
+    get_devices,
+)
+
+#: metalcompute's name for the base error class.
+error = Error
+
+__all__ = [
+    "ArgumentError",
+    "Batch",
+    "Buffer",
+    "CompileError",
+    "Completion",
+    "Device",
+    "DeviceError",
+    "DeviceInfo",
+    "Error",
+    "ExecutionError",
+    "Kernel",
+    "Library",
+    "__version__",
+    "backends",
+    "error",
+    "get_devices",
+]
