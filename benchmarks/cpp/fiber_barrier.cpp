@@ -1,9 +1,9 @@
 // Cost of FiberGroup barriers and runs (cpp/src/backends/cpu/fiber.*), with
 // glibc's swapcontext round-robin as the peer measured side by side.
 //
-// Build and run (from the repository root):
+// Build and run (from the repository root; cpp/tests/fiber/run.sh builds it too):
 //   S=cpp/src/backends/cpu
-//   g++ -std=c++17 -O2 -pthread -I$S benchmarks/cpp/fiber_barrier.cpp $S/fiber.cpp \
+//   g++ -std=c++17 -O2 -pthread -I$S benchmarks/cpp/fiber_barrier.cpp $S/fiber.cpp
 //       $S/fiber_switch_x86_64.S $S/fiber_switch_arm64.S -o /tmp/fiber_barrier
 //   /tmp/fiber_barrier
 #include "fiber.hpp"

@@ -6,21 +6,32 @@
 #include <cstddef>
 #include <string>
 
-#define METALCALL_CPU_ABI_DEFINITION                                                           \
-  typedef struct metalcall_cpu_launch {                                                        \
-    void* const* args;               /* one per kernel parameter, by position */               \
-    unsigned grid[3];                /* threads per grid */                                    \
-    unsigned group[3];               /* threads per threadgroup (the dispatch's size) */       \
-    unsigned groups[3];              /* threadgroups per grid */                               \
-    void* const* threadgroup_memory; /* per worker: [[threadgroup(i)]] storage */              \
-    const void* runtime;             /* runtime services (barriers, checked mode) */           \
-  } metalcall_cpu_launch;                                                                      \
-  typedef struct metalcall_cpu_layout {                                                        \
-    unsigned long size;  /* sizeof the parameter's element type */                             \
-    unsigned long align; /* alignof */                                                         \
-  } metalcall_cpu_layout;                                                                      \
+#define METALCALL_CPU_ABI_DEFINITION                                                            \
+  typedef struct metalcall_cpu_launch {                                                         \
+    void* const* args;  /* one per kernel parameter, by position */                             \
+    unsigned grid[3];   /* threads per grid */                                                  \
+    unsigned group[3];  /* threads per threadgroup (the dispatch's size) */                     \
+    unsigned groups[3]; /* threadgroups per grid */                                             \
+    int* fault;         /* set to 1 by the first fault (checked mode) */                        \
+    char* fault_message;                                                                        \
+    unsigned fault_capacity;                                                                    \
+  } metalcall_cpu_launch;                                                                       \
+  /* What one worker thread offers the kernel code running on it. */                           \
+  typedef struct metalcall_cpu_worker {                                                         \
+    void* fibers; /* the worker's FiberGroup */                                                 \
+    void (*run_group)(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx);   \
+    void (*barrier)(void* fibers);                                                              \
+    void (*simd_barrier)(void* fibers);                                                         \
+    unsigned (*thread_index)(void* fibers);                                                     \
+    void* const* threadgroup_memory; /* [[threadgroup(i)]] storage, by index */                 \
+    unsigned char* simd_scratch;     /* 1024 lanes x 64 bytes, then 1024 op counters */         \
+  } metalcall_cpu_worker;                                                                       \
+  typedef struct metalcall_cpu_layout {                                                         \
+    unsigned long size;  /* sizeof the parameter's element type */                              \
+    unsigned long align; /* alignof */                                                          \
+  } metalcall_cpu_layout;                                                                       \
   typedef void (*metalcall_cpu_entry)(const metalcall_cpu_launch*, unsigned long long first_group, \
-                                      unsigned long long end_group);
+                                      unsigned long long end_group, const metalcall_cpu_worker*);
 
 #define METALCALL_CPU_ABI_STR2(...) #__VA_ARGS__
 #define METALCALL_CPU_ABI_STR(...) METALCALL_CPU_ABI_STR2(__VA_ARGS__)
@@ -34,4 +45,6 @@ namespace metalcall::msl {
 /** Symbol names the generated code exports for kernel number `index`. */
 inline std::string cpu_entry_symbol(std::size_t index) { return "metalcall_entry_" + std::to_string(index); }
 inline std::string cpu_layout_symbol(std::size_t index) { return "metalcall_layout_" + std::to_string(index); }
+/** Bytes of a worker's SIMD-group scratch area (see metal_simdgroup.h). */
+constexpr std::size_t kCpuSimdScratchBytes = 1024 * 64 + 1024 * sizeof(unsigned);
 }  // namespace metalcall::msl

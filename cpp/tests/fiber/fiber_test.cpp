@@ -184,6 +184,19 @@ void test_invalid_arguments() {
     threw = true;
   }
   CHECK(threw);
+  {
+    FiberGroup r;
+    r.reserve(300);
+    CHECK(r.stacks_mapped() == 300);
+    CHECK(reduce_once(r, 300) && r.stacks_mapped() == 300);
+    threw = false;
+    try {
+      r.reserve(2000);
+    } catch (const std::invalid_argument&) {
+      threw = true;
+    }
+    CHECK(threw);
+  }
   FiberGroup g(20000);  // not a page multiple: rounded up
   CHECK(g.stack_bytes() >= 20000 && g.stack_bytes() % 4096 == 0);
   CHECK(reduce_once(g, 300));

@@ -145,6 +145,18 @@ static void swizzles() {
   CHECK(((arr[0] + arr[1]).template mtl_swizzle<3, 2>().x == 7));
 }
 
+// Comma-free spelling (mtl_swz<1 digits>), usable inside macro arguments.
+static void comma_free_swizzles() {
+  mtl_float4 v = mtl_float4(1, 2, 3, 4);
+  CHECK(v.template mtl_swz<1210>().x == 3 && v.template mtl_swz<113>().y == 4);
+  CHECK(same_vec(v.template mtl_swz<10123>(), v, 4));
+  CHECK(same_vec(v.template mtl_swz<1300>(), mtl_float3(4, 1, 1), 3));
+  v.template mtl_swz_ref<130>() = mtl_float2(7, 8);  // v.wx = ...
+  CHECK(v.w == 7 && v.x == 8);
+  v.template mtl_swz_ref<112>() += 1.0f;  // v.yz += 1
+  CHECK(v.y == 3 && v.z == 4);
+}
+
 static void operators() {
   mtl_float4 a = mtl_float4(1, 2, 3, 4), b = mtl_float4(4, 3, 2, 1);
   CHECK(same_vec(a + b, mtl_float4(5), 4));
@@ -232,6 +244,7 @@ int main() {
   constructors();
   indexing_and_members();
   swizzles();
+  comma_free_swizzles();
   operators();
   bfloat_vectors();
   return finish("test_vector");

@@ -1,11 +1,16 @@
 # The CPU backend: always built. Embeds the MSL prelude into the binary.
+enable_language(ASM)
 set(_cpu_dir "${CMAKE_CURRENT_LIST_DIR}")
 list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/cpu_device.cpp
   ${_cpu_dir}/cpu_queue.cpp
+  ${_cpu_dir}/fiber.cpp
+  ${_cpu_dir}/fiber_switch_x86_64.S
+  ${_cpu_dir}/fiber_switch_arm64.S
   ${_cpu_dir}/host_compiler.cpp
   ${_cpu_dir}/process.cpp
   ${_cpu_dir}/worker_pool.cpp
+  ${_cpu_dir}/worker_state.cpp
 )
 
 # The prelude headers become string constants; re-run CMake when they change.

@@ -1,9 +1,11 @@
 #include "backends/cpu/cpu_queue.hpp"
 
+#include <atomic>
 #include <chrono>
 
 #include "backends/cpu/cpu_program.hpp"
 #include "backends/cpu/worker_pool.hpp"
+#include "backends/cpu/worker_state.hpp"
 
 namespace metalcall::cpu {
 
@@ -22,12 +24,18 @@ std::uint64_t total_threads(const std::vector<DispatchCommand>& commands) {
 struct RangeContext {
   metalcall_cpu_entry entry;
   const metalcall_cpu_launch* launch;
+  std::uint64_t dispatch_id;
+  const std::vector<std::size_t>* threadgroup_lengths;
 };
 
-void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned) {
+void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
-  r->entry(r->launch, begin, end);
+  WorkerState& state = WorkerState::of(worker);
+  state.prepare(r->dispatch_id, *r->threadgroup_lengths);
+  r->entry(r->launch, begin, end, state.table());
 }
+
+std::atomic<std::uint64_t> g_dispatch_ids{0};
 
 }  // namespace
 
@@ -54,7 +62,14 @@ void run_dispatch(const DispatchCommand& command) {
   WorkerPool& pool = WorkerPool::instance();
   // A few chunks per worker balance uneven groups without much contention.
   const std::uint64_t chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
-  RangeContext ctx{program.entry(), &launch};
+  // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
+  std::vector<std::size_t> threadgroup_lengths;
+  for (const auto& p : program.info().params) {
+    if (p.kind != ParamKind::threadgroup_memory) continue;
+    if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
+    threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
+  }
+  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths};
   pool.parallel_for(groups, chunk, run_range, &ctx);
 }
 

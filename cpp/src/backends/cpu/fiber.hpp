@@ -44,14 +44,21 @@ class FiberGroup {
   // Runs body(ctx, i) for every i in [0, count) as fibers on the calling
   // thread; returns when all have returned. simd_width 0 means the
   // constructor's. Stacks are mapped on the first run that needs them and kept
-  // for later runs. Throws (before any fiber starts) std::invalid_argument for
-  // count > kMaxFibers or a bad simd_width, std::logic_error when called again
-  // from inside its own run, std::system_error when stacks cannot be mapped.
+  // for later runs. Throws, before any fiber starts: std::invalid_argument for
+  // count > kMaxFibers, a null body or a bad simd_width; std::logic_error when
+  // called from inside its own run; std::system_error when stacks cannot be
+  // mapped (each stack is two kernel mappings: see vm.max_map_count).
   void run(uint32_t count, Body body, void* ctx, uint32_t simd_width = 0);
+
+  // Maps the stacks for up to count fibers now, so that run() itself never
+  // maps (and so never throws std::system_error). run() is reached from
+  // kernel code, which may not be able to pass an exception through. Throws
+  // std::invalid_argument for count > kMaxFibers, std::system_error on failure.
+  void reserve(uint32_t count);
 
   // Suspends the calling fiber until every fiber of the group that has not
   // returned has reached it. A fiber that returns is no longer waited for.
-  // A no-op when called outside run().
+  // Call it only from a fiber of this group; a no-op outside run().
   void barrier();
 
   // The same, restricted to the caller's SIMD-group: fibers

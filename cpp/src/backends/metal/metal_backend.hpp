@@ -31,8 +31,9 @@ void run_in_autorelease_pool(void (*body)(void*), void* context);
 
 template <class F>
 void with_autorelease_pool(F&& body) {
-  run_in_autorelease_pool([](void* f) { (*static_cast<std::remove_reference_t<F>*>(f))(); },
-                          &body);
+  using Body = std::remove_reference_t<F>;
+  run_in_autorelease_pool([](void* f) { (*static_cast<Body*>(f))(); },
+                          const_cast<void*>(static_cast<const void*>(&body)));
 }
 
 /** A pipeline and the table that says how to bind it. */
@@ -127,6 +128,9 @@ std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t pag
 inline std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
+
+/** A C string from Foundation (UTF8String may return NULL) as std::string. */
+inline std::string from_utf8(const char* text) { return text ? std::string(text) : std::string(); }
 
 /** Short name of a scalar type as MSL spells it ("float", "uint", …). */
 const char* msl_type_name(ScalarType scalar);

@@ -2,18 +2,11 @@
 // is C columns of vec<T, R>, so float3x3 is 48 bytes like in MSL.
 #pragma once
 #include "metal_geometric.h"
+#include "metal_relational.h"
 
 namespace metal {
 
 template <class T, int C, int R> struct matrix;
-
-namespace mtl_detail {
-template <class T, int C, int R> struct vec_info<matrix<T, C, R>> {  // not a constructor argument
-  static constexpr bool is_vec = false;
-  static constexpr int size = -64;
-  typedef T elem;
-};
-}  // namespace mtl_detail
 
 template <class T, int C, int R> struct matrix {
   static_assert(C >= 2 && C <= 4 && R >= 2 && R <= 4, "MSL matrices are 2x2 to 4x4");

@@ -1,6 +1,59 @@
-// metalcall MSL prelude: RESERVED for threadgroup_barrier, simdgroup_barrier,
-// mem_flags, SIMD-group functions (simd_sum, simd_shuffle, ...) and atomics
-// (atomic_int, atomic_fetch_add_explicit, memory_order_relaxed, ...).
-// They depend on the runtime (fibers on the CPU, warp intrinsics on CUDA) and
-// are added with it; nothing here yet.
+// metalcall MSL prelude: memory flags, barriers, and the SIMD-group and atomic
+// libraries that build on them.
+//
+// On the CPU every logical thread of a threadgroup that needs barriers runs as a
+// fiber on one worker thread (backends/cpu/fiber.hpp); the kernel's shared object
+// reaches the fiber runtime through the worker table (msl/cpu_abi.hpp), which the
+// generated entry point stores in mtl_rt::worker before running a group.
 #pragma once
+
+namespace metal {
+
+enum class mem_flags : unsigned {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+  mem_threadgroup_imageblock = 8,
+  mem_object_data = 16,
+};
+METAL_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
+METAL_FUNC constexpr mem_flags operator&(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) & unsigned(b)); }
+
+enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+
+#if METAL_CUDA
+
+METAL_FUNC void threadgroup_barrier(mem_flags flags = mem_flags::mem_none) {
+  if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
+  __syncthreads();
+}
+METAL_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
+  if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
+  __syncwarp(__activemask());
+}
+
+#else
+
+namespace mtl_rt {
+// The worker running this OS thread's threadgroup, and the group's size. One
+// translation unit per kernel library, so `static` gives one copy each.
+static thread_local const metalcall_cpu_worker* worker = nullptr;
+static thread_local unsigned group_threads = 1;
+
+inline unsigned thread_index() { return worker->thread_index(worker->fibers); }
+inline void group_sync() { worker->barrier(worker->fibers); }
+inline void simd_sync() { worker->simd_barrier(worker->fibers); }
+}  // namespace mtl_rt
+
+// Fibers switch only at barriers, and every fiber of a group shares one OS
+// thread, so the switch itself orders memory; the flags need no fence here.
+inline void threadgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::group_sync(); }
+inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simd_sync(); }
+
+#endif
+
+}  // namespace metal
+
+#include "metal_atomic.h"
+#include "metal_simdgroup.h"

@@ -125,6 +125,7 @@ template <int... I> METAL_FUNC constexpr bool indices_distinct() {
 }
 
 template <class V, int... I> struct swizzle_ref;
+template <int Code, int... I> struct swizzle_code;
 }  // namespace mtl_detail
 
 template <class T, int N, bool Packed>
@@ -177,31 +178,12 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
     static_assert(mtl_detail::indices_distinct<I...>(), "a swizzle that is assigned to names a component twice");
     return mtl_detail::swizzle_ref<mtl_vector, I...>(*this);
   }
-
-#define METAL_VEC_COMPOUND(OP)                                                          \
-  template <bool Q> METAL_FUNC mtl_vector& operator OP##=(const mtl_vector<T, N, Q>& o) { \
-    return *this = *this OP o;                                                          \
-  }                                                                                     \
-  template <class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0>             \
-  METAL_FUNC mtl_vector& operator OP##=(const U& s) {                                   \
-    return *this = *this OP s;                                                          \
+  // The same swizzles without commas, for use inside macro arguments: the
+  // digits after a leading 1 are the indices (v.zyx -> mtl_swz<1210>()).
+  template <int Code> METAL_FUNC constexpr auto mtl_swz() const {
+    return mtl_detail::swizzle_code<Code>::read(*this);
   }
-  METAL_VEC_COMPOUND(+)
-  METAL_VEC_COMPOUND(-)
-  METAL_VEC_COMPOUND(*)
-  METAL_VEC_COMPOUND(/)
-  METAL_VEC_COMPOUND(%)
-  METAL_VEC_COMPOUND(&)
-  METAL_VEC_COMPOUND(|)
-  METAL_VEC_COMPOUND(^)
-  METAL_VEC_COMPOUND(<<)
-  METAL_VEC_COMPOUND(>>)
-#undef METAL_VEC_COMPOUND
-
-  METAL_FUNC mtl_vector& operator++() { return *this += 1; }
-  METAL_FUNC mtl_vector& operator--() { return *this -= 1; }
-  METAL_FUNC mtl_vector operator++(int) { mtl_vector old = *this; *this += 1; return old; }
-  METAL_FUNC mtl_vector operator--(int) { mtl_vector old = *this; *this -= 1; return old; }
+  template <int Code> METAL_FUNC auto mtl_swz_ref() { return mtl_detail::swizzle_code<Code>::write(*this); }
 
  private:
   template <int... I>
@@ -251,6 +233,16 @@ template <class V, int... I> struct swizzle_ref {
   template <int... K> METAL_FUNC void store(const value_type& s, int_seq<K...>) {
     ((elem<I>(v) = elem<K>(s)), ...);
   }
+};
+
+// Decodes mtl_swz<1210>() into mtl_swizzle<2, 1, 0>(), one digit at a time.
+template <int Code, int... I> struct swizzle_code : swizzle_code<Code / 10, Code % 10, I...> {};
+template <int... I> struct swizzle_code<1, I...> {
+  template <class V> static METAL_FUNC constexpr auto read(const V& v) { return v.template mtl_swizzle<I...>(); }
+  template <class V> static METAL_FUNC auto write(V& v) { return v.template mtl_swizzle_ref<I...>(); }
+};
+template <int... I> struct swizzle_code<0, I...> {
+  static_assert(sizeof...(I) == 1000, "mtl_swz code must be 1 followed by the component digits, e.g. 1210");
 };
 
 // Element-wise application. Arguments are vectors of one length or scalars,
@@ -331,19 +323,36 @@ struct op_lnot { template <class T> METAL_FUNC constexpr bool operator()(const T
 
 // Binary operators: vector-vector (packed or not, same component type and
 // length), vector-scalar and scalar-vector. The scalar converts to the
-// component type, so float4 * 2 and ushort4 + 1 work as in MSL.
+// component type, so float4 * 2 and ushort4 + 1 work as in MSL. A direct
+// expansion (not zip) keeps these, the most used functions, cheap to compile.
+namespace mtl_detail {
+template <class F, class T, int N, bool P, bool Q, int... I>
+METAL_FUNC constexpr auto binop(const F& f, const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b, int_seq<I...>) {
+  return vec<decltype(f(a.x, b.x)), N>(elems_tag{}, f(elem<I>(a), elem<I>(b))...);
+}
+template <class F, class T, int N, bool P, int... I>
+METAL_FUNC constexpr auto binop_vs(const F& f, const mtl_vector<T, N, P>& a, const T& s, int_seq<I...>) {
+  return vec<decltype(f(a.x, s)), N>(elems_tag{}, f(elem<I>(a), s)...);
+}
+template <class F, class T, int N, bool P, int... I>
+METAL_FUNC constexpr auto binop_sv(const F& f, const T& s, const mtl_vector<T, N, P>& b, int_seq<I...>) {
+  return vec<decltype(f(s, b.x)), N>(elems_tag{}, f(s, elem<I>(b))...);
+}
+}  // namespace mtl_detail
 #define METAL_VEC_BINOP(OP, FN)                                                              \
   template <class T, int N, bool P, bool Q>                                                  \
   METAL_FUNC constexpr auto operator OP(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b) { \
-    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+    return mtl_detail::binop(mtl_detail::FN{}, a, b, typename mtl_detail::make_seq<N>::type{}); \
   }                                                                                          \
   template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
   METAL_FUNC constexpr auto operator OP(const mtl_vector<T, N, P>& a, const U& b) {          \
-    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+    return mtl_detail::binop_vs(mtl_detail::FN{}, a, mtl_detail::convert<T>(b),              \
+                                typename mtl_detail::make_seq<N>::type{});                    \
   }                                                                                          \
   template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
   METAL_FUNC constexpr auto operator OP(const U& a, const mtl_vector<T, N, P>& b) {          \
-    return mtl_detail::zip(mtl_detail::FN{}, a, b);                                          \
+    return mtl_detail::binop_sv(mtl_detail::FN{}, mtl_detail::convert<T>(a), b,              \
+                                typename mtl_detail::make_seq<N>::type{});                    \
   }
 METAL_VEC_BINOP(+, op_add)
 METAL_VEC_BINOP(-, op_sub)
@@ -376,6 +385,38 @@ template <class T, int N, bool P> METAL_FUNC constexpr auto operator~(const mtl_
 // Also serves MSL's not(bvec): `not` is the C++ alternative token for `!`.
 template <class T, int N, bool P> METAL_FUNC constexpr auto operator!(const mtl_vector<T, N, P>& a) {
   return mtl_detail::zip(mtl_detail::op_lnot{}, a);
+}
+
+// Compound assignment and ++/--, as free templates so that instantiating a
+// vector type stays cheap. The right side is a same-type vector (packed or
+// not) or a scalar, as for the binary operators.
+#define METAL_VEC_COMPOUND(OP)                                                               \
+  template <class T, int N, bool P, class X>                                                 \
+  METAL_FUNC auto operator OP##=(mtl_vector<T, N, P>& a, const X& b)->decltype(a OP b, a) {  \
+    return a = a OP b;                                                                       \
+  }
+METAL_VEC_COMPOUND(+)
+METAL_VEC_COMPOUND(-)
+METAL_VEC_COMPOUND(*)
+METAL_VEC_COMPOUND(/)
+METAL_VEC_COMPOUND(%)
+METAL_VEC_COMPOUND(&)
+METAL_VEC_COMPOUND(|)
+METAL_VEC_COMPOUND(^)
+METAL_VEC_COMPOUND(<<)
+METAL_VEC_COMPOUND(>>)
+#undef METAL_VEC_COMPOUND
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P>& operator++(mtl_vector<T, N, P>& a) { return a += 1; }
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P>& operator--(mtl_vector<T, N, P>& a) { return a -= 1; }
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P> operator++(mtl_vector<T, N, P>& a, int) {
+  const mtl_vector<T, N, P> old = a;
+  a += 1;
+  return old;
+}
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P> operator--(mtl_vector<T, N, P>& a, int) {
+  const mtl_vector<T, N, P> old = a;
+  a -= 1;
+  return old;
 }
 
 }  // namespace metal

@@ -1,0 +1,69 @@
+#include "backends/cpu/worker_state.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#include "backends/cpu/worker_pool.hpp"
+
+namespace metalcall::cpu {
+
+namespace {
+
+void run_group(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx) {
+  static_cast<FiberGroup*>(fibers)->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx);
+}
+unsigned thread_index(void* fibers) { return static_cast<FiberGroup*>(fibers)->current_index(); }
+
+constexpr std::size_t kAlign = 64;
+
+}  // namespace
+
+WorkerState::WorkerState() : simd_scratch_(new unsigned char[msl::kCpuSimdScratchBytes + kAlign]) {
+  table_.fibers = &fibers_;
+  table_.run_group = run_group;
+  table_.barrier = metalcall_fiber_barrier;
+  table_.simd_barrier = metalcall_fiber_simd_barrier;
+  table_.thread_index = thread_index;
+  auto* scratch = simd_scratch_.get();
+  scratch += (kAlign - reinterpret_cast<std::uintptr_t>(scratch) % kAlign) % kAlign;
+  std::memset(scratch, 0, msl::kCpuSimdScratchBytes);
+  table_.simd_scratch = scratch;
+}
+
+void WorkerState::prepare(std::uint64_t dispatch_id, const std::vector<std::size_t>& lengths) {
+  if (prepared_for_ == dispatch_id) return;
+  prepared_for_ = dispatch_id;
+  std::size_t total = 0;
+  for (auto n : lengths) total += (n + kAlign - 1) / kAlign * kAlign;
+  if (total + kAlign > arena_bytes_) {
+    arena_bytes_ = total + kAlign;
+    arena_.reset(new unsigned char[arena_bytes_]);
+  }
+  threadgroup_pointers_.assign(lengths.size(), nullptr);
+  auto* base = arena_ ? arena_.get() : nullptr;
+  if (base) base += (kAlign - reinterpret_cast<std::uintptr_t>(base) % kAlign) % kAlign;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    if (!lengths[i]) continue;
+    threadgroup_pointers_[i] = base + offset;
+    offset += (lengths[i] + kAlign - 1) / kAlign * kAlign;
+  }
+  table_.threadgroup_memory = threadgroup_pointers_.data();
+}
+
+WorkerState& WorkerState::of(unsigned index) {
+  // One slot per pool worker; a worker index is used by one thread at a time.
+  static std::vector<std::unique_ptr<WorkerState>>* states = [] {
+    auto* v = new std::vector<std::unique_ptr<WorkerState>>(WorkerPool::instance().size());
+    return v;
+  }();
+  static std::mutex mutex;
+  auto& slot = (*states)[index];
+  if (!slot) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!slot) slot = std::make_unique<WorkerState>();
+  }
+  return *slot;
+}
+
+}  // namespace metalcall::cpu

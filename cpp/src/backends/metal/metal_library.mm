@@ -1,0 +1,408 @@
+// Compiling MSL and loading .metallib images; functions, function constants and
+// pipelines, with Metal's reflection merged into the front end's parameter table.
+#if !__has_feature(objc_arc)
+#error "metal_library.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
+#endif
+
+#include <Availability.h>
+#include <Foundation/Foundation.h>
+#include <Metal/Metal.h>
+#include <dispatch/dispatch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "backends/metal/metal_backend.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/reflect.hpp"
+
+namespace metalcall::metal {
+
+MetalProgram::MetalProgram(KernelInfo info, void* retained_pipeline, std::size_t static_threadgroup_memory)
+    : Program(std::move(info)),
+      pipeline_(retained_pipeline),
+      static_threadgroup_memory_(static_threadgroup_memory) {}
+
+MetalProgram::~MetalProgram() {
+  id<MTLComputePipelineState> pipeline = (__bridge_transfer id<MTLComputePipelineState>)pipeline_;
+  pipeline = nil;  // ARC releases the reference the constructor took over
+}
+
+namespace {
+
+struct ElementType {
+  ScalarType scalar = ScalarType::unknown;
+  int width = 1;
+};
+
+ElementType element_type(MTLDataType type) {
+  switch (type) {
+    case MTLDataTypeBool: return {ScalarType::boolean, 1};
+    case MTLDataTypeBool2: return {ScalarType::boolean, 2};
+    case MTLDataTypeBool3: return {ScalarType::boolean, 3};
+    case MTLDataTypeBool4: return {ScalarType::boolean, 4};
+    case MTLDataTypeChar: return {ScalarType::i8, 1};
+    case MTLDataTypeChar2: return {ScalarType::i8, 2};
+    case MTLDataTypeChar3: return {ScalarType::i8, 3};
+    case MTLDataTypeChar4: return {ScalarType::i8, 4};
+    case MTLDataTypeUChar: return {ScalarType::u8, 1};
+    case MTLDataTypeUChar2: return {ScalarType::u8, 2};
+    case MTLDataTypeUChar3: return {ScalarType::u8, 3};
+    case MTLDataTypeUChar4: return {ScalarType::u8, 4};
+    case MTLDataTypeShort: return {ScalarType::i16, 1};
+    case MTLDataTypeShort2: return {ScalarType::i16, 2};
+    case MTLDataTypeShort3: return {ScalarType::i16, 3};
+    case MTLDataTypeShort4: return {ScalarType::i16, 4};
+    case MTLDataTypeUShort: return {ScalarType::u16, 1};
+    case MTLDataTypeUShort2: return {ScalarType::u16, 2};
+    case MTLDataTypeUShort3: return {ScalarType::u16, 3};
+    case MTLDataTypeUShort4: return {ScalarType::u16, 4};
+    case MTLDataTypeInt: return {ScalarType::i32, 1};
+    case MTLDataTypeInt2: return {ScalarType::i32, 2};
+    case MTLDataTypeInt3: return {ScalarType::i32, 3};
+    case MTLDataTypeInt4: return {ScalarType::i32, 4};
+    case MTLDataTypeUInt: return {ScalarType::u32, 1};
+    case MTLDataTypeUInt2: return {ScalarType::u32, 2};
+    case MTLDataTypeUInt3: return {ScalarType::u32, 3};
+    case MTLDataTypeUInt4: return {ScalarType::u32, 4};
+    case MTLDataTypeHalf: return {ScalarType::f16, 1};
+    case MTLDataTypeHalf2: return {ScalarType::f16, 2};
+    case MTLDataTypeHalf3: return {ScalarType::f16, 3};
+    case MTLDataTypeHalf4: return {ScalarType::f16, 4};
+    case MTLDataTypeFloat: return {ScalarType::f32, 1};
+    case MTLDataTypeFloat2: return {ScalarType::f32, 2};
+    case MTLDataTypeFloat3: return {ScalarType::f32, 3};
+    case MTLDataTypeFloat4: return {ScalarType::f32, 4};
+    default: break;
+  }
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000
+  if (@available(macOS 14.0, *)) {
+    switch (type) {
+      case MTLDataTypeLong: return {ScalarType::i64, 1};
+      case MTLDataTypeULong: return {ScalarType::u64, 1};
+      case MTLDataTypeBFloat: return {ScalarType::bf16, 1};
+      default: break;
+    }
+  }
+#endif
+  return {};
+}
+
+std::string type_name(MTLDataType type) {
+  if (type == MTLDataTypeStruct) return "struct";
+  if (type == MTLDataTypeArray) return "array";
+  const ElementType element = element_type(type);
+  if (element.scalar == ScalarType::unknown) return "type " + std::to_string(static_cast<NSUInteger>(type));
+  return msl_type_name(element.scalar) + (element.width > 1 ? std::to_string(element.width) : std::string());
+}
+
+NSString* ns_string(const std::string& text, const char* what) {
+  NSString* string = [[NSString alloc] initWithBytes:text.data() length:text.size() encoding:NSUTF8StringEncoding];
+  if (!string)
+    throw CompileError(std::string("[metal::Device] Unable to build library: the ") + what + " is not valid UTF-8");
+  return string;
+}
+
+std::string error_text(NSError* error) {
+  return error ? from_utf8([[error localizedDescription] UTF8String]) : std::string("no reason given");
+}
+
+// The versions are a closed list, each used only where the running macOS has it.
+MTLLanguageVersion language_version(const std::string& text) {
+  const auto [major, minor] = parse_language_version(text);
+  switch (major * 10 + minor) {
+    case 20: return MTLLanguageVersion2_0;
+    case 21: return MTLLanguageVersion2_1;
+    case 22: return MTLLanguageVersion2_2;
+    case 23: return MTLLanguageVersion2_3;
+    case 24: return MTLLanguageVersion2_4;
+    case 30: return MTLLanguageVersion3_0;
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000
+    case 31:
+      if (@available(macOS 14.0, *)) return MTLLanguageVersion3_1;
+      break;
+#endif
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
+    case 32:
+      if (@available(macOS 15.0, *)) return MTLLanguageVersion3_2;
+      break;
+#endif
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 260000
+    case 40:
+      if (@available(macOS 26.0, *)) return MTLLanguageVersion4_0;
+      break;
+#endif
+    default:
+      break;
+  }
+  throw CompileError("[metal::Device] Metal language version " + text +
+                     " is not available with this macOS and metalcall build: use one from 2.0 to 3.0, "
+                     "newer ones as the OS has them, or leave it empty for the newest");
+}
+
+void set_math_mode(MTLCompileOptions* options, bool fast) {
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
+  if (@available(macOS 15.0, *)) {
+    // What fastMathEnabled (deprecated in macOS 15) meant, in the new terms.
+    [options setMathMode:fast ? MTLMathModeFast : MTLMathModeSafe];
+    [options setMathFloatingPointFunctions:fast ? MTLMathFloatingPointFunctionsFast
+                                                : MTLMathFloatingPointFunctionsPrecise];
+    return;
+  }
+#endif
+  [options setFastMathEnabled:fast];
+}
+
+MTLCompileOptions* compile_options(const CompileOptions& options) {
+  MTLCompileOptions* out = [MTLCompileOptions new];
+  set_math_mode(out, options.fast_math);
+  if (!options.language_version.empty()) [out setLanguageVersion:language_version(options.language_version)];
+  if (!options.defines.empty()) {
+    NSMutableDictionary<NSString*, NSObject*>* macros =
+        [NSMutableDictionary dictionaryWithCapacity:options.defines.size()];
+    for (const auto& [name, value] : options.defines)
+      [macros setObject:ns_string(value, "value of a define") forKey:ns_string(name, "name of a define")];
+    [out setPreprocessorMacros:macros];
+  }
+  return out;
+}
+
+std::vector<BindingInfo> binding_infos(MTLComputePipelineReflection* reflection) {
+  std::vector<BindingInfo> infos;
+  for (id<MTLBinding> binding in [reflection bindings]) {
+    BindingInfo info;
+    info.index = static_cast<int>([binding index]);
+    info.name = from_utf8([[binding name] UTF8String]);
+    info.used = [binding isUsed];
+    info.read_only = [binding access] == MTLBindingAccessReadOnly;
+    switch ([binding type]) {
+      case MTLBindingTypeBuffer: {
+        id<MTLBufferBinding> buffer = (id<MTLBufferBinding>)binding;
+        const MTLDataType type = [buffer bufferDataType];
+        const ElementType element = element_type(type);
+        info.kind = BindingInfo::Kind::buffer;
+        info.data_size = [buffer bufferDataSize];
+        info.alignment = [buffer bufferAlignment];
+        info.scalar = element.scalar;
+        info.vector_width = element.width;
+        info.type_name = type_name(type);
+        break;
+      }
+      case MTLBindingTypeThreadgroupMemory: {
+        id<MTLThreadgroupBinding> memory = (id<MTLThreadgroupBinding>)binding;
+        info.kind = BindingInfo::Kind::threadgroup_memory;
+        info.data_size = [memory threadgroupMemoryDataSize];
+        info.alignment = [memory threadgroupMemoryAlignment];
+        break;
+      }
+      case MTLBindingTypeTexture: info.kind = BindingInfo::Kind::texture; break;
+      case MTLBindingTypeSampler: info.kind = BindingInfo::Kind::sampler; break;
+      default: info.kind = BindingInfo::Kind::other; break;
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+/** A function constant as Metal declares it for one function. */
+struct DeclaredConstant {
+  std::string name;
+  NSUInteger index = 0;
+  MTLDataType type = MTLDataTypeNone;
+  bool required = false;
+  bool given = false;
+};
+
+std::string list_constants(const std::vector<DeclaredConstant>& declared) {
+  if (declared.empty()) return "none";
+  std::string text;
+  for (const DeclaredConstant& c : declared)
+    text += (text.empty() ? "" : ", ") + c.name + " (" + type_name(c.type) + ", index " + std::to_string(c.index) + ")";
+  return text;
+}
+
+MTLFunctionConstantValues* constant_values(const std::string& kernel, id<MTLFunction> function,
+                                           const std::vector<FunctionConstant>& constants) {
+  std::vector<DeclaredConstant> declared;
+  NSDictionary<NSString*, MTLFunctionConstant*>* dictionary = [function functionConstantsDictionary];
+  for (NSString* key in dictionary) {
+    MTLFunctionConstant* constant = [dictionary objectForKey:key];
+    DeclaredConstant c;
+    c.name = from_utf8([[constant name] UTF8String]);
+    c.index = [constant index];
+    c.type = [constant type];
+    c.required = [constant required];
+    declared.push_back(std::move(c));
+  }
+  std::sort(declared.begin(), declared.end(),
+            [](const DeclaredConstant& a, const DeclaredConstant& b) { return a.index < b.index; });
+
+  MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
+  for (const FunctionConstant& given : constants) {
+    const std::string label = given.name.empty() ? "index " + std::to_string(given.index) : "'" + given.name + "'";
+    auto match = std::find_if(declared.begin(), declared.end(), [&](const DeclaredConstant& c) {
+      return given.name.empty() ? given.index >= 0 && c.index == static_cast<NSUInteger>(given.index)
+                                : c.name == given.name;
+    });
+    if (match == declared.end())
+      throw ArgumentError("[metal::Library] Kernel '" + kernel + "' has no function constant " + label +
+                          "; it uses: " + list_constants(declared));
+    if (match->given)
+      throw ArgumentError("[metal::Library] Function constant '" + match->name + "' of kernel '" + kernel +
+                          "' is given twice (by name and by index): give it once");
+    match->given = true;
+    const ElementType element = element_type(match->type);
+    const std::vector<std::uint8_t> bytes =
+        pack_function_constant(element.scalar, element.width, given.value, "'" + match->name + "' of kernel '" + kernel + "'");
+    [values setConstantValue:bytes.data() type:match->type atIndex:match->index];
+  }
+  for (const DeclaredConstant& c : declared)
+    if (c.required && !c.given)
+      throw ArgumentError("[metal::Library] Kernel '" + kernel + "' needs function constant '" + c.name + "' (" +
+                          type_name(c.type) + ", index " + std::to_string(c.index) + "): pass constants={\"" +
+                          c.name + "\": value}");
+  return values;
+}
+
+/** Cache key of a specialisation: the name and the constants exactly as given. */
+std::string program_key(const std::string& name, const std::vector<FunctionConstant>& constants) {
+  std::string key = name;
+  for (const FunctionConstant& c : constants) {
+    key += '\0';
+    key += c.name.empty() ? "#" + std::to_string(c.index) : c.name;
+    key += '\0';
+    key += static_cast<char>(c.value.kind);
+    key += static_cast<char>(c.value.int_is_unsigned);
+    key.append(reinterpret_cast<const char*>(&c.value.int_value), sizeof c.value.int_value);
+    key.append(reinterpret_cast<const char*>(&c.value.float_value), sizeof c.value.float_value);
+    key.append(c.value.data.begin(), c.value.data.end());
+  }
+  return key;
+}
+
+class MetalLibrary final : public BackendLibrary {
+ public:
+  MetalLibrary(id<MTLDevice> device, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
+               std::vector<std::string> names)
+      : device_(device), library_(library), kernels_(std::move(kernels)), names_(std::move(names)) {}
+
+  std::vector<std::string> function_names() const override { return names_; }
+
+  std::shared_ptr<Program> make_program(const std::string& name,
+                                        const std::vector<FunctionConstant>& constants) override {
+    const std::string key = program_key(name, constants);
+    {
+      std::shared_lock<std::shared_mutex> lock(mutex_);
+      if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+    }
+    // Built outside the lock so other kernels of the library are not held up.
+    std::shared_ptr<MetalProgram> program;
+    with_autorelease_pool([&] { program = build(name, constants); });
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    return programs_.emplace(key, std::move(program)).first->second;  // a racing build may have won
+  }
+
+ private:
+  std::shared_ptr<MetalProgram> build(const std::string& name, const std::vector<FunctionConstant>& constants) {
+    const KernelInfo* source_info = nullptr;
+    for (const KernelInfo& kernel : kernels_)
+      if (kernel.name == name) source_info = &kernel;
+    const bool known = kernels_.empty() ? std::find(names_.begin(), names_.end(), name) != names_.end()
+                                        : source_info != nullptr;
+    NSString* function_name = [NSString stringWithUTF8String:name.c_str()];
+    id<MTLFunction> function = known && function_name ? [library_ newFunctionWithName:function_name] : nil;
+    if (!function) {
+      std::string names;
+      for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
+      throw ArgumentError("[metal::Library] No kernel named '" + name + "' in this library; it has: " +
+                          (names.empty() ? std::string("none") : names));
+    }
+    if ([function functionType] != MTLFunctionTypeKernel)
+      throw ArgumentError("[metal::Library] '" + name + "' is not a kernel function: metalcall runs kernels only");
+    if ([[function functionConstantsDictionary] count] > 0 || !constants.empty()) {
+      MTLFunctionConstantValues* values = constant_values(name, function, constants);
+      NSError* error = nil;
+      function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
+      if (!function)
+        throw CompileError("[metal::Library] Unable to specialise kernel '" + name + "' with its function constants: " +
+                               error_text(error),
+                           error_text(error));
+    }
+    MTLComputePipelineReflection* reflection = nil;
+    NSError* error = nil;
+    id<MTLComputePipelineState> pipeline =
+        [device_ newComputePipelineStateWithFunction:function
+                                             options:MTLPipelineOptionBindingInfo | MTLPipelineOptionBufferTypeInfo
+                                          reflection:&reflection
+                                               error:&error];
+    if (!pipeline)
+      throw CompileError("[metal::Library] Unable to build the pipeline of kernel '" + name + "': " + error_text(error),
+                         error_text(error));
+    const std::vector<BindingInfo> bindings = binding_infos(reflection);
+    KernelInfo info = source_info ? *source_info : kernel_info_from_bindings(name, bindings);
+    if (source_info) merge_reflection(info, bindings);
+    info.max_total_threads_per_threadgroup = static_cast<unsigned>([pipeline maxTotalThreadsPerThreadgroup]);
+    return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline,
+                                          [pipeline staticThreadgroupMemoryLength]);
+  }
+
+  id<MTLDevice> device_;
+  id<MTLLibrary> library_;
+  std::vector<KernelInfo> kernels_;  // from the MSL front end; empty for a .metallib
+  std::vector<std::string> names_;
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<MetalProgram>> programs_;
+};
+
+}  // namespace
+
+std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::string& source,
+                                                const CompileOptions& options) {
+  std::shared_ptr<BackendLibrary> library;
+  with_autorelease_pool([&] {
+    id<MTLDevice> device = (__bridge id<MTLDevice>)device_handle;
+    MTLCompileOptions* metal_options = compile_options(options);
+    NSError* error = nil;
+    id<MTLLibrary> compiled = [device newLibraryWithSource:ns_string(source, "source")
+                                                   options:metal_options
+                                                     error:&error];
+    if (!compiled) throw compile_error_from_log("[metal::Device]", "library", error_text(error), source);
+    // Metal accepted the source; the front end gives the parameter table.
+    std::vector<KernelInfo> kernels = msl::reflect_kernels(source);
+    std::vector<std::string> names;
+    for (const KernelInfo& kernel : kernels) names.push_back(kernel.name);
+    library = std::make_shared<MetalLibrary>(device, compiled, std::move(kernels), std::move(names));
+  });
+  return library;
+}
+
+std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vector<std::uint8_t>& bytes) {
+  if (bytes.empty()) throw CompileError("[metal::Device] Unable to load library: the .metallib image is empty");
+  std::shared_ptr<BackendLibrary> library;
+  with_autorelease_pool([&] {
+    id<MTLDevice> device = (__bridge id<MTLDevice>)device_handle;
+    dispatch_data_t data = dispatch_data_create(bytes.data(), bytes.size(), nullptr, DISPATCH_DATA_DESTRUCTOR_DEFAULT);
+    NSError* error = nil;
+    id<MTLLibrary> loaded = [device newLibraryWithData:data error:&error];
+    if (!loaded)
+      throw CompileError("[metal::Device] Unable to load library: " + error_text(error) +
+                             ". Pass a .metallib built by `xcrun metallib` for this macOS, or compile the source",
+                         error_text(error));
+    std::vector<std::string> names;
+    for (NSString* name in [loaded functionNames]) {
+      id<MTLFunction> function = [loaded newFunctionWithName:name];
+      if (function && [function functionType] == MTLFunctionTypeKernel) names.push_back(from_utf8([name UTF8String]));
+    }
+    std::sort(names.begin(), names.end());
+    library = std::make_shared<MetalLibrary>(device, loaded, std::vector<KernelInfo>{}, std::move(names));
+  });
+  return library;
+}
+
+}  // namespace metalcall::metal

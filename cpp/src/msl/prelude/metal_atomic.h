@@ -1,0 +1,174 @@
+// metalcall MSL prelude: atomic types and the *_explicit functions.
+//
+// atomic<T> wraps one T, so `device atomic_uint*` has the layout of `device uint*`
+// and a NumPy uint32 array binds to it. Threadgroup atomics use the same code.
+#pragma once
+
+namespace metal {
+
+enum memory_order {
+  memory_order_relaxed = 0,
+  memory_order_acquire = 2,
+  memory_order_release = 3,
+  memory_order_acq_rel = 4,
+  memory_order_seq_cst = 5,
+};
+
+template <class T> struct atomic {
+  T mtl_value;
+};
+typedef atomic<int> atomic_int;
+typedef atomic<unsigned int> atomic_uint;
+typedef atomic<bool> atomic_bool;
+typedef atomic<float> atomic_float;
+typedef atomic<unsigned long> atomic_ulong;
+typedef atomic<long> atomic_long;
+
+namespace mtl_detail {
+// The value parameter must not take part in deduction: atomic_fetch_add_explicit(
+// &counts[i], 1, ...) on an atomic_uint passes an int literal.
+template <class T> struct no_deduce { typedef T type; };
+}  // namespace mtl_detail
+
+#if METAL_CUDA
+
+template <class T> METAL_FUNC T atomic_load_explicit(const volatile atomic<T>* o, memory_order) {
+  return *reinterpret_cast<const volatile T*>(&o->mtl_value);
+}
+template <class T>
+METAL_FUNC void atomic_store_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  *reinterpret_cast<volatile T*>(&o->mtl_value) = v;
+}
+template <class T>
+METAL_FUNC T atomic_exchange_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicExch(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_add_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicAdd(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_sub_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicAdd(const_cast<T*>(&o->mtl_value), T(0) - v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_min_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicMin(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_max_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicMax(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_and_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicAnd(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_or_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicOr(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC T atomic_fetch_xor_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  return atomicXor(const_cast<T*>(&o->mtl_value), v);
+}
+template <class T>
+METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* o, T* expected,
+                                                      typename mtl_detail::no_deduce<T>::type desired, memory_order,
+                                                      memory_order) {
+  const T old = atomicCAS(const_cast<T*>(&o->mtl_value), *expected, desired);
+  const bool ok = old == *expected;
+  *expected = old;
+  return ok;
+}
+
+#else
+
+namespace mtl_detail {
+inline constexpr int gcc_order(memory_order o) {
+  return o == memory_order_relaxed ? __ATOMIC_RELAXED
+       : o == memory_order_acquire ? __ATOMIC_ACQUIRE
+       : o == memory_order_release ? __ATOMIC_RELEASE
+       : o == memory_order_acq_rel ? __ATOMIC_ACQ_REL
+                                   : __ATOMIC_SEQ_CST;
+}
+// Read-modify-write through compare-and-swap, for operations the compiler has no
+// builtin for (float add, min, max).
+template <class T, class F> inline T cas_loop(volatile atomic<T>* o, F f, memory_order order) {
+  T* p = const_cast<T*>(&o->mtl_value);
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  T desired = f(old);
+  while (!__atomic_compare_exchange(p, &old, &desired, true, gcc_order(order), __ATOMIC_RELAXED)) desired = f(old);
+  return old;
+}
+}  // namespace mtl_detail
+
+template <class T> inline T atomic_load_explicit(const volatile atomic<T>* o, memory_order order) {
+  T v;
+  __atomic_load(const_cast<T*>(&o->mtl_value), &v, mtl_detail::gcc_order(order));
+  return v;
+}
+template <class T>
+inline void atomic_store_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  __atomic_store(const_cast<T*>(&o->mtl_value), &v, mtl_detail::gcc_order(order));
+}
+template <class T>
+inline T atomic_exchange_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  T old;
+  __atomic_exchange(const_cast<T*>(&o->mtl_value), &v, &old, mtl_detail::gcc_order(order));
+  return old;
+}
+template <class T>
+inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* o, T* expected,
+                                                  typename mtl_detail::no_deduce<T>::type desired,
+                                                  memory_order success, memory_order failure) {
+  return __atomic_compare_exchange(const_cast<T*>(&o->mtl_value), expected, &desired, true,
+                                   mtl_detail::gcc_order(success), mtl_detail::gcc_order(failure));
+}
+template <class T>
+inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* o, T* expected,
+                                                    typename mtl_detail::no_deduce<T>::type desired,
+                                                    memory_order success, memory_order failure) {
+  return __atomic_compare_exchange(const_cast<T*>(&o->mtl_value), expected, &desired, false,
+                                   mtl_detail::gcc_order(success), mtl_detail::gcc_order(failure));
+}
+
+// fetch_add/sub: integer builtins, a CAS loop for float.
+template <class T>
+inline T atomic_fetch_add_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  if constexpr (is_floating_point<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a + v; }, order);
+  else return __atomic_fetch_add(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
+}
+template <class T>
+inline T atomic_fetch_sub_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  if constexpr (is_floating_point<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a - v; }, order);
+  else return __atomic_fetch_sub(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
+}
+template <class T>
+inline T atomic_fetch_min_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  return mtl_detail::cas_loop(o, [v](T a) { return v < a ? v : a; }, order);
+}
+template <class T>
+inline T atomic_fetch_max_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  return mtl_detail::cas_loop(o, [v](T a) { return v > a ? v : a; }, order);
+}
+template <class T>
+inline T atomic_fetch_and_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  return __atomic_fetch_and(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
+}
+template <class T>
+inline T atomic_fetch_or_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  return __atomic_fetch_or(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
+}
+template <class T>
+inline T atomic_fetch_xor_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  return __atomic_fetch_xor(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
+}
+
+inline void atomic_thread_fence(mem_flags, memory_order order, thread_scope = thread_scope::thread_scope_device) {
+  __atomic_thread_fence(mtl_detail::gcc_order(order));
+}
+
+#endif
+
+}  // namespace metal

@@ -1,0 +1,193 @@
+// metalcall MSL prelude: SIMD-group (width 32) and quad-group (width 4) functions.
+//
+// On the CPU the lanes of a SIMD-group are fibers of one worker thread. A lane
+// publishes its value in the worker's scratch area and waits at the SIMD-group
+// barrier; then every lane reads what the others published, and a second
+// barrier keeps the slots until all have read. A lane that has returned takes no
+// part: each lane counts the operations it has done, and only lanes whose count
+// matches the reader's are active for that operation, as on the GPU.
+#pragma once
+
+namespace metal {
+
+/** The result of simd_ballot: one bit per lane. */
+struct simd_vote {
+  typedef unsigned long long vote_t;
+  vote_t mtl_bits;
+  METAL_FUNC constexpr explicit simd_vote(vote_t bits = 0) : mtl_bits(bits) {}
+  METAL_FUNC constexpr explicit operator vote_t() const { return mtl_bits; }
+  METAL_FUNC constexpr bool all() const { return mtl_bits == ~vote_t(0); }
+  METAL_FUNC constexpr bool any() const { return mtl_bits != 0; }
+};
+
+#if !METAL_CUDA
+
+namespace mtl_rt {
+
+constexpr unsigned kSlotBytes = 64;  // the largest value exchanged: a 4-vector of 64-bit (or a matrix row)
+constexpr unsigned kMaxLanes = 1024;
+
+/** Where the calling lane sits: its index in the group, its W-wide group's first lane and size. */
+template <unsigned W> struct lanes {
+  unsigned tid, base, count;
+  inline lanes() {
+    tid = thread_index();
+    base = tid & ~(W - 1);
+    const unsigned left = group_threads - base;
+    count = left < W ? left : W;
+  }
+};
+
+template <class T> inline T* slots() {
+  static_assert(sizeof(T) <= kSlotBytes, "value too large for a SIMD-group exchange");
+  return reinterpret_cast<T*>(worker->simd_scratch);
+}
+inline unsigned* op_counts() { return reinterpret_cast<unsigned*>(worker->simd_scratch + kSlotBytes * kMaxLanes); }
+
+/** Publishes x and waits for the SIMD-group; returns this lane's operation number. */
+template <class T> inline unsigned publish(unsigned tid, const T& x) {
+  slots<T>()[tid] = x;
+  const unsigned op = ++op_counts()[tid];
+  simd_sync();
+  return op;
+}
+inline bool active(unsigned lane_tid, unsigned op) { return op_counts()[lane_tid] == op; }
+
+// The value lane `source` (relative to the group) published, or `own` if that lane is not active.
+template <class T, unsigned W> inline T read_lane(const lanes<W>& l, unsigned op, unsigned source, const T& own) {
+  if (source >= l.count || !active(l.base + source, op)) return own;
+  return slots<T>()[l.base + source];
+}
+
+template <unsigned W, class T, class F> inline T reduce(T x, F f) {
+  lanes<W> l;
+  const unsigned op = publish(l.tid, x);
+  T r = x;
+  bool first = true;
+  for (unsigned i = 0; i < l.count; ++i) {
+    if (!active(l.base + i, op)) continue;
+    const T v = slots<T>()[l.base + i];
+    r = first ? v : f(r, v);
+    first = false;
+  }
+  simd_sync();
+  return r;
+}
+
+template <unsigned W, class T, class F> inline T prefix(T x, F f, T identity, bool inclusive) {
+  lanes<W> l;
+  const unsigned op = publish(l.tid, x);
+  T r = identity;
+  const unsigned me = l.tid - l.base;
+  for (unsigned i = 0; i < l.count && (inclusive ? i <= me : i < me); ++i)
+    if (active(l.base + i, op)) r = f(r, slots<T>()[l.base + i]);
+  simd_sync();
+  return r;
+}
+
+template <unsigned W, class T> inline T shuffle(T x, unsigned source_of_me_plus_one) {
+  // source_of_me_plus_one == 0 means "keep my own value".
+  lanes<W> l;
+  const unsigned op = publish(l.tid, x);
+  const T r = source_of_me_plus_one ? read_lane(l, op, source_of_me_plus_one - 1, x) : x;
+  simd_sync();
+  return r;
+}
+
+template <unsigned W> inline unsigned lane_id() { return thread_index() & (W - 1); }
+
+template <unsigned W> inline simd_vote ballot(bool b) {
+  lanes<W> l;
+  const unsigned op = publish(l.tid, b);
+  simd_vote::vote_t bits = 0;
+  for (unsigned i = 0; i < l.count; ++i)
+    if (active(l.base + i, op) && slots<bool>()[l.base + i]) bits |= simd_vote::vote_t(1) << i;
+  simd_sync();
+  return simd_vote(bits);
+}
+
+template <unsigned W> inline simd_vote active_mask() {
+  lanes<W> l;
+  const unsigned op = publish(l.tid, true);
+  simd_vote::vote_t bits = 0;
+  for (unsigned i = 0; i < l.count; ++i)
+    if (active(l.base + i, op)) bits |= simd_vote::vote_t(1) << i;
+  simd_sync();
+  return simd_vote(bits);
+}
+
+template <class T> struct add_op { inline T operator()(T a, T b) const { return a + b; } };
+template <class T> struct mul_op { inline T operator()(T a, T b) const { return a * b; } };
+template <class T> struct min_op { inline T operator()(T a, T b) const { return metal::min(a, b); } };
+template <class T> struct max_op { inline T operator()(T a, T b) const { return metal::max(a, b); } };
+template <class T> struct and_op { inline T operator()(T a, T b) const { return a & b; } };
+template <class T> struct or_op { inline T operator()(T a, T b) const { return a | b; } };
+template <class T> struct xor_op { inline T operator()(T a, T b) const { return a ^ b; } };
+
+}  // namespace mtl_rt
+
+// Both widths share one set of definitions; the prefix names the width.
+#define METALCALL_GROUP_FUNCTIONS(P, W)                                                                         \
+  template <class T> inline T P##_sum(T x) { return mtl_rt::reduce<W>(x, mtl_rt::add_op<T>()); }               \
+  template <class T> inline T P##_product(T x) { return mtl_rt::reduce<W>(x, mtl_rt::mul_op<T>()); }           \
+  template <class T> inline T P##_min(T x) { return mtl_rt::reduce<W>(x, mtl_rt::min_op<T>()); }               \
+  template <class T> inline T P##_max(T x) { return mtl_rt::reduce<W>(x, mtl_rt::max_op<T>()); }               \
+  template <class T> inline T P##_and(T x) { return mtl_rt::reduce<W>(x, mtl_rt::and_op<T>()); }               \
+  template <class T> inline T P##_or(T x) { return mtl_rt::reduce<W>(x, mtl_rt::or_op<T>()); }                 \
+  template <class T> inline T P##_xor(T x) { return mtl_rt::reduce<W>(x, mtl_rt::xor_op<T>()); }               \
+  template <class T> inline T P##_prefix_inclusive_sum(T x) {                                                  \
+    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), true);                                               \
+  }                                                                                                             \
+  template <class T> inline T P##_prefix_exclusive_sum(T x) {                                                  \
+    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), false);                                              \
+  }                                                                                                             \
+  template <class T> inline T P##_prefix_inclusive_product(T x) {                                              \
+    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), true);                                               \
+  }                                                                                                             \
+  template <class T> inline T P##_prefix_exclusive_product(T x) {                                              \
+    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), false);                                              \
+  }                                                                                                             \
+  template <class T> inline T P##_broadcast(T x, unsigned short lane) {                                        \
+    return mtl_rt::shuffle<W>(x, unsigned(lane) + 1);                                                           \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle(T x, unsigned short lane) { return mtl_rt::shuffle<W>(x, unsigned(lane) + 1); } \
+  template <class T> inline T P##_shuffle_up(T x, unsigned short delta) {                                      \
+    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
+    return mtl_rt::shuffle<W>(x, me >= delta ? me - delta + 1 : 0);                                             \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle_down(T x, unsigned short delta) {                                    \
+    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
+    return mtl_rt::shuffle<W>(x, me + delta < W ? me + delta + 1 : 0);                                          \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle_xor(T x, unsigned short mask) {                                      \
+    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() ^ mask) & (W - 1)) + 1);                                \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle_rotate_down(T x, unsigned short delta) {                             \
+    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() + delta) % W) + 1);                                     \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle_rotate_up(T x, unsigned short delta) {                               \
+    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() + W - (delta % W)) % W) + 1);                           \
+  }                                                                                                             \
+  inline simd_vote P##_ballot(bool b) { return mtl_rt::ballot<W>(b); }                                         \
+  inline simd_vote P##_active_threads_mask() { return mtl_rt::active_mask<W>(); }                              \
+  inline bool P##_all(bool b) {                                                                                 \
+    const simd_vote active = mtl_rt::active_mask<W>();                                                          \
+    return simd_vote::vote_t(mtl_rt::ballot<W>(b)) == simd_vote::vote_t(active);                                \
+  }                                                                                                             \
+  inline bool P##_any(bool b) { return mtl_rt::ballot<W>(b).any(); }                                           \
+  inline bool P##_is_first() {                                                                                  \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
+    return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id<W>());                               \
+  }                                                                                                             \
+  template <class T> inline T P##_broadcast_first(T x) {                                                       \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
+    return mtl_rt::shuffle<W>(x, unsigned(__builtin_ctzll(m)) + 1);                                             \
+  }
+
+METALCALL_GROUP_FUNCTIONS(simd, 32)
+METALCALL_GROUP_FUNCTIONS(quad, 4)
+#undef METALCALL_GROUP_FUNCTIONS
+
+#endif  // !METAL_CUDA
+
+}  // namespace metal

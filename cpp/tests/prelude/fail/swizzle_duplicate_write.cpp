@@ -1,0 +1,3 @@
+// expect: names a component twice
+#include "metal_stdlib.h"
+void f(mtl_float4& v) { v.template mtl_swizzle_ref<0, 0>() = mtl_float2(1, 2); }  // v.xx = ...

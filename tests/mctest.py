@@ -1,0 +1,100 @@
+"""Kernel sources and helpers shared by the test modules.
+
+Sources are module-level constants so that every test that needs "a simple
+multiply" reuses one compiled library instead of paying for a new compile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import metalcall as mc
+
+# The canonical elementwise multiply of DESIGN.md §2.
+MUL_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+"""
+
+# A few small kernels in one library: used by most binding / buffer / async tests.
+GOOD_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+
+// c[i] = a[i] * b[i]
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+
+// out[i] = a[i] + s
+kernel void add_scalar(const device float* a [[buffer(0)]], constant float& s [[buffer(1)]],
+                       device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    out[i] = a[i] + s;
+}
+
+// x[i] = x[i] * 2 + 1, in place
+kernel void twice_plus_one(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    x[i] = x[i] * 2.0f + 1.0f;
+}
+
+// out[i] = i
+kernel void iota(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = i;
+}
+
+// out[i] = a[i] (float copy)
+kernel void copy(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    out[i] = a[i];
+}
+
+// Compute-heavy: iterates a contraction `iters` times so that a call takes a while.
+kernel void slow(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 constant uint& iters [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    float x = a[i];
+    float acc = 0.0f;
+    for (uint k = 0; k < iters; ++k) {
+        acc = acc * 0.5f + x;
+    }
+    out[i] = acc;
+}
+
+// out[i] = a[i] + 1 for uint data
+kernel void inc_u32(const device uint* a [[buffer(0)]], device uint* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+    out[i] = a[i] + 1u;
+}
+"""
+
+
+def slow_expected(a: np.ndarray, iters: int) -> np.ndarray:
+    """NumPy model of the `slow` kernel (float32, same order of operations)."""
+    a = np.asarray(a, dtype=np.float32)
+    acc = np.zeros_like(a)
+    half = np.float32(0.5)
+    for _ in range(iters):
+        acc = acc * half + a
+    return acc
+
+
+def good_library(dev: mc.Device) -> mc.Library:
+    return dev.compile(GOOD_SRC)
+
+
+def check_usable(dev: mc.Device, n: int = 257) -> None:
+    """Runs a good kernel on `dev` and checks its values: the process is still usable."""
+    lib = good_library(dev)
+    a = np.arange(n, dtype=np.float32)
+    b = np.full(n, 3.0, dtype=np.float32)
+    c = dev.empty(n, np.float32)
+    lib.mul(n, a, b, c)
+    np.testing.assert_array_equal(np.asarray(c), a * b)
+    # And through mc.Buffers only (the asynchronous path).
+    out = dev.zeros(n, np.uint32)
+    lib.iota(n, out).wait()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(n, dtype=np.uint32))

@@ -1,0 +1,239 @@
+"""The part of Metal that cpp/src/backends/metal uses, as the Linux check declares it.
+
+Two records meet here (docs/metal-backend.md explains the scheme):
+
+* The pyobjc-framework-Metal metadata (an independent record made from Apple's SDK by
+  PyObjC) is the authority for every selector's *spelling*, its argument count and its
+  argument/return *encodings*, for enum values and for C function signatures.
+  generate_headers.py refuses any entry below that the metadata does not confirm.
+* The metadata does not say which protocol or class declares a selector, when it
+  appeared, or which Objective-C type stands behind an `@` or a `Q`. Those come from
+  Apple's documentation pages (https://developer.apple.com/documentation/metal/<type>
+  and .../<type>/<member>), recorded here: `owner`, `macos` (the version that
+  introduced it), and refinements of `@`/`Q`/block encodings to the documented types.
+  A refinement must fit the encoding (an object for `@`, an integer enum for `Q`/`q`,
+  a block for `@?`); the generator checks that.
+
+Only what is listed is declared, so the backend cannot use a selector, enum value or
+function that no one has looked up. Class members that PyObjC reads from the runtime
+are absent from its metadata; those carry their encoding here (`encoding`) and the
+check counts them apart as "documented only".
+
+Entry forms:
+    member:  (selector, macos, {options})   options: returns, args, encoding, deprecated, sdk
+    enum:    name -> (kind "enum"|"options", underlying, macos, [(value name, macos[, sdk])])
+`sdk` is the first SDK that declares an entry when it differs from `macos` (enum cases
+added to an older enum); the check compiles against the SDKs of macOS 13, 14, 15 and
+the newest, leaving out what an older SDK lacks.
+"""
+
+DEPLOYMENT_TARGET = "13.0"
+
+# name -> (parent protocols, macos, members)
+PROTOCOLS = {
+    "MTLDevice": (["NSObject"], "10.11", [
+        ("name", "10.11", {"returns": "NSString*"}),
+        ("registryID", "10.13"),
+        ("hasUnifiedMemory", "10.15"),
+        ("recommendedMaxWorkingSetSize", "10.12"),
+        ("maxBufferLength", "10.14"),
+        ("maxThreadsPerThreadgroup", "10.11"),
+        ("maxThreadgroupMemoryLength", "10.13"),
+        ("supportsFamily:", "10.15", {"args": ["MTLGPUFamily"]}),
+        ("newCommandQueue", "10.11", {"returns": "id<MTLCommandQueue>"}),
+        ("newBufferWithLength:options:", "10.11",
+         {"args": ["NSUInteger", "MTLResourceOptions"], "returns": "id<MTLBuffer>"}),
+        # Swift: makeBuffer(bytesNoCopy: UnsafeMutableRawPointer, …): a non-const pointer.
+        ("newBufferWithBytesNoCopy:length:options:deallocator:", "10.11",
+         {"args": ["void*", "NSUInteger", "MTLResourceOptions", "void (^)(void*, NSUInteger)"],
+          "returns": "id<MTLBuffer>"}),
+        ("newLibraryWithSource:options:error:", "10.11",
+         {"args": ["NSString*", "MTLCompileOptions*", "NSError**"], "returns": "id<MTLLibrary>"}),
+        ("newLibraryWithData:error:", "10.11",
+         {"args": ["dispatch_data_t", "NSError**"], "returns": "id<MTLLibrary>"}),
+        ("newComputePipelineStateWithFunction:error:", "10.11",
+         {"args": ["id<MTLFunction>", "NSError**"], "returns": "id<MTLComputePipelineState>"}),
+        ("newComputePipelineStateWithFunction:options:reflection:error:", "10.11",
+         {"args": ["id<MTLFunction>", "MTLPipelineOption", "MTLComputePipelineReflection**", "NSError**"],
+          "returns": "id<MTLComputePipelineState>"}),
+    ]),
+    "MTLResource": (["NSObject"], "10.11", []),
+    "MTLBuffer": (["MTLResource"], "10.11", [
+        ("contents", "10.11"),
+        ("length", "10.11"),
+    ]),
+    "MTLCommandQueue": (["NSObject"], "10.11", [
+        ("commandBuffer", "10.11", {"returns": "id<MTLCommandBuffer>"}),
+    ]),
+    "MTLCommandBuffer": (["NSObject"], "10.11", [
+        ("computeCommandEncoder", "10.11", {"returns": "id<MTLComputeCommandEncoder>"}),
+        ("addCompletedHandler:", "10.11", {"args": ["void (^)(id<MTLCommandBuffer>)"]}),
+        ("commit", "10.11"),
+        ("status", "10.11", {"returns": "MTLCommandBufferStatus"}),
+        ("error", "10.11", {"returns": "NSError*"}),
+        ("GPUStartTime", "10.15"),
+        ("GPUEndTime", "10.15"),
+    ]),
+    "MTLCommandEncoder": (["NSObject"], "10.11", [
+        ("endEncoding", "10.11"),
+    ]),
+    "MTLComputeCommandEncoder": (["MTLCommandEncoder"], "10.11", [
+        ("setComputePipelineState:", "10.11", {"args": ["id<MTLComputePipelineState>"]}),
+        ("setBuffer:offset:atIndex:", "10.11", {"args": ["id<MTLBuffer>", "NSUInteger", "NSUInteger"]}),
+        # Swift: setBytes(_: UnsafeRawPointer, …): a const pointer.
+        ("setBytes:length:atIndex:", "10.11", {"args": ["const void*", "NSUInteger", "NSUInteger"]}),
+        ("setThreadgroupMemoryLength:atIndex:", "10.11"),
+        ("dispatchThreads:threadsPerThreadgroup:", "10.13"),
+        ("dispatchThreadgroups:threadsPerThreadgroup:", "10.11"),
+    ]),
+    "MTLComputePipelineState": (["NSObject"], "10.11", [
+        ("maxTotalThreadsPerThreadgroup", "10.11"),
+        ("threadExecutionWidth", "10.11"),
+        ("staticThreadgroupMemoryLength", "10.13"),
+    ]),
+    "MTLLibrary": (["NSObject"], "10.11", [
+        ("newFunctionWithName:", "10.11", {"args": ["NSString*"], "returns": "id<MTLFunction>"}),
+        ("newFunctionWithName:constantValues:error:", "10.12",
+         {"args": ["NSString*", "MTLFunctionConstantValues*", "NSError**"], "returns": "id<MTLFunction>"}),
+        ("functionNames", "10.11", {"returns": "NSArray<NSString*>*"}),
+    ]),
+    "MTLFunction": (["NSObject"], "10.11", [
+        ("functionType", "10.11", {"returns": "MTLFunctionType"}),
+        ("functionConstantsDictionary", "10.12",
+         {"returns": "NSDictionary<NSString*, MTLFunctionConstant*>*"}),
+    ]),
+    "MTLBinding": (["NSObject"], "13.0", [
+        ("name", "13.0", {"returns": "NSString*"}),
+        ("type", "13.0", {"returns": "MTLBindingType"}),
+        ("access", "13.0", {"returns": "MTLBindingAccess"}),
+        ("index", "13.0"),
+        ("isUsed", "13.0"),
+    ]),
+    "MTLBufferBinding": (["MTLBinding"], "13.0", [
+        ("bufferAlignment", "13.0"),
+        ("bufferDataSize", "13.0"),
+        ("bufferDataType", "13.0", {"returns": "MTLDataType"}),
+    ]),
+    "MTLThreadgroupBinding": (["MTLBinding"], "13.0", [
+        ("threadgroupMemoryAlignment", "13.0"),
+        ("threadgroupMemoryDataSize", "13.0"),
+    ]),
+}
+
+# name -> (superclass, macos, members)
+CLASSES = {
+    "MTLCompileOptions": ("NSObject", "10.11", [
+        ("setFastMathEnabled:", "10.11", {"deprecated": "15.0"}),
+        ("setLanguageVersion:", "10.11", {"args": ["MTLLanguageVersion"], "encoding": ("v", ["Q"])}),
+        ("setPreprocessorMacros:", "10.11",
+         {"args": ["NSDictionary<NSString*, NSObject*>*"], "encoding": ("v", ["@"])}),
+        ("setMathMode:", "15.0", {"args": ["MTLMathMode"], "encoding": ("v", ["q"])}),
+        ("setMathFloatingPointFunctions:", "15.0",
+         {"args": ["MTLMathFloatingPointFunctions"], "encoding": ("v", ["q"])}),
+    ]),
+    "MTLFunctionConstantValues": ("NSObject", "10.12", [
+        ("setConstantValue:type:atIndex:", "10.12",
+         {"args": ["const void*", "MTLDataType", "NSUInteger"], "encoding": ("v", ["^v", "Q", "Q"])}),
+    ]),
+    "MTLFunctionConstant": ("NSObject", "10.12", [
+        ("name", "10.12", {"returns": "NSString*", "encoding": ("@", [])}),
+        ("type", "10.12", {"returns": "MTLDataType", "encoding": ("Q", [])}),
+        ("index", "10.12", {"encoding": ("Q", [])}),
+        ("required", "10.12"),
+    ]),
+    "MTLComputePipelineReflection": ("NSObject", "10.11", [
+        ("bindings", "13.0", {"returns": "NSArray<id<MTLBinding>>*", "encoding": ("@", [])}),
+    ]),
+}
+
+ENUMS = {
+    "MTLResourceOptions": ("options", "NSUInteger", "10.11", [
+        ("MTLResourceStorageModeShared", "10.11"),
+    ]),
+    "MTLPipelineOption": ("options", "NSUInteger", "10.11", [
+        ("MTLPipelineOptionBindingInfo", "13.0"),
+        ("MTLPipelineOptionBufferTypeInfo", "10.11"),
+    ]),
+    "MTLGPUFamily": ("enum", "NSInteger", "10.15", [
+        ("MTLGPUFamilyApple4", "10.15"),
+        ("MTLGPUFamilyApple5", "10.15"),
+        ("MTLGPUFamilyApple6", "10.15"),
+        ("MTLGPUFamilyApple7", "10.15"),
+        ("MTLGPUFamilyApple8", "10.15"),
+        ("MTLGPUFamilyApple9", "10.15", "14.0"),  # a case the macOS 14 SDK added
+        ("MTLGPUFamilyMac2", "10.15"),
+    ]),
+    "MTLLanguageVersion": ("enum", "NSUInteger", "10.11", [
+        ("MTLLanguageVersion2_0", "10.13"),
+        ("MTLLanguageVersion2_1", "10.14"),
+        ("MTLLanguageVersion2_2", "10.15"),
+        ("MTLLanguageVersion2_3", "11.0"),
+        ("MTLLanguageVersion2_4", "12.0"),
+        ("MTLLanguageVersion3_0", "13.0"),
+        ("MTLLanguageVersion3_1", "14.0"),
+        ("MTLLanguageVersion3_2", "15.0"),
+        ("MTLLanguageVersion4_0", "26.0"),
+    ]),
+    "MTLMathMode": ("enum", "NSInteger", "15.0", [
+        ("MTLMathModeSafe", "15.0"),
+        ("MTLMathModeFast", "15.0"),
+    ]),
+    "MTLMathFloatingPointFunctions": ("enum", "NSInteger", "15.0", [
+        ("MTLMathFloatingPointFunctionsFast", "15.0"),
+        ("MTLMathFloatingPointFunctionsPrecise", "15.0"),
+    ]),
+    "MTLFunctionType": ("enum", "NSUInteger", "10.11", [
+        ("MTLFunctionTypeKernel", "10.11"),
+    ]),
+    "MTLCommandBufferStatus": ("enum", "NSUInteger", "10.11", [
+        ("MTLCommandBufferStatusError", "10.11"),
+    ]),
+    "MTLCommandBufferError": ("enum", "NSUInteger", "10.11", [
+        ("MTLCommandBufferErrorTimeout", "10.11"),
+        ("MTLCommandBufferErrorPageFault", "10.11"),
+        ("MTLCommandBufferErrorNotPermitted", "10.11"),
+        ("MTLCommandBufferErrorOutOfMemory", "10.11"),
+        ("MTLCommandBufferErrorInvalidResource", "10.11"),
+        ("MTLCommandBufferErrorDeviceRemoved", "10.13"),
+    ]),
+    "MTLBindingType": ("enum", "NSInteger", "11.0", [
+        ("MTLBindingTypeBuffer", "11.0"),
+        ("MTLBindingTypeThreadgroupMemory", "11.0"),
+        ("MTLBindingTypeTexture", "11.0"),
+        ("MTLBindingTypeSampler", "11.0"),
+    ]),
+    "MTLBindingAccess": ("enum", "NSUInteger", "11.0", [
+        ("MTLBindingAccessReadOnly", "11.0"),
+    ]),
+    "MTLDataType": ("enum", "NSUInteger", "10.12", [
+        ("MTLDataTypeNone", "10.12"), ("MTLDataTypeStruct", "10.12"), ("MTLDataTypeArray", "10.12"),
+        ("MTLDataTypeFloat", "10.12"), ("MTLDataTypeFloat2", "10.12"),
+        ("MTLDataTypeFloat3", "10.12"), ("MTLDataTypeFloat4", "10.12"),
+        ("MTLDataTypeHalf", "10.12"), ("MTLDataTypeHalf2", "10.12"),
+        ("MTLDataTypeHalf3", "10.12"), ("MTLDataTypeHalf4", "10.12"),
+        ("MTLDataTypeInt", "10.12"), ("MTLDataTypeInt2", "10.12"),
+        ("MTLDataTypeInt3", "10.12"), ("MTLDataTypeInt4", "10.12"),
+        ("MTLDataTypeUInt", "10.12"), ("MTLDataTypeUInt2", "10.12"),
+        ("MTLDataTypeUInt3", "10.12"), ("MTLDataTypeUInt4", "10.12"),
+        ("MTLDataTypeShort", "10.12"), ("MTLDataTypeShort2", "10.12"),
+        ("MTLDataTypeShort3", "10.12"), ("MTLDataTypeShort4", "10.12"),
+        ("MTLDataTypeUShort", "10.12"), ("MTLDataTypeUShort2", "10.12"),
+        ("MTLDataTypeUShort3", "10.12"), ("MTLDataTypeUShort4", "10.12"),
+        ("MTLDataTypeChar", "10.12"), ("MTLDataTypeChar2", "10.12"),
+        ("MTLDataTypeChar3", "10.12"), ("MTLDataTypeChar4", "10.12"),
+        ("MTLDataTypeUChar", "10.12"), ("MTLDataTypeUChar2", "10.12"),
+        ("MTLDataTypeUChar3", "10.12"), ("MTLDataTypeUChar4", "10.12"),
+        ("MTLDataTypeBool", "10.12"), ("MTLDataTypeBool2", "10.12"),
+        ("MTLDataTypeBool3", "10.12"), ("MTLDataTypeBool4", "10.12"),
+        # Added with the macOS 14 SDK; guarded as if they were new in 14 as well.
+        ("MTLDataTypeLong", "14.0"), ("MTLDataTypeULong", "14.0"), ("MTLDataTypeBFloat", "14.0"),
+    ]),
+}
+
+# name -> (macos, return type, argument types): C functions.
+FUNCTIONS = {
+    "MTLCreateSystemDefaultDevice": ("10.11", "id<MTLDevice>", []),
+    "MTLCopyAllDevices": ("10.11", "NSArray<id<MTLDevice>>*", []),
+}
+
+STRUCTS = ["MTLSize"]
