@@ -144,7 +144,7 @@ Cached by content: compiling the same source again is free.
         return d.load_library(data);
       }, py::arg("path_or_bytes"), "Loads a compiled .metallib (Metal only).")
       .def("buffer", [](const Device& d, const py::object& size_or_data) -> PyBuffer {
-        if (PyIndex_Check(size_or_data.ptr()) && !PyBool_Check(size_or_data.ptr())) {
+        if (PyIndex_Check(size_or_data.ptr()) && !PyBool_Check(size_or_data.ptr()) && !py::isinstance<py::array>(size_or_data)) {
           const long long n = index_value(size_or_data);
           if (n < 0) throw ArgumentError("a buffer size cannot be negative");
           return make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>());

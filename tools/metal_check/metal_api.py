@@ -123,7 +123,7 @@ PROTOCOLS = {
 # name -> (superclass, macos, members)
 CLASSES = {
     "MTLCompileOptions": ("NSObject", "10.11", [
-        ("setFastMathEnabled:", "10.11", {"deprecated": "15.0"}),
+        ("setFastMathEnabled:", "10.11", {"deprecated": "15.0", "encoding": ("v", [None])}),
         ("setLanguageVersion:", "10.11", {"args": ["MTLLanguageVersion"], "encoding": ("v", ["Q"])}),
         ("setPreprocessorMacros:", "10.11",
          {"args": ["NSDictionary<NSString*, NSObject*>*"], "encoding": ("v", ["@"])}),

@@ -42,6 +42,7 @@ std::uint16_t float_to_bfloat_bits(float v) {
 namespace {
 
 std::string describe(const ParamInfo& p) {
+  if (p.binding < 0) return p.name;  // not a buffer binding: the caller describes it (function constants)
   return "argument '" + p.name + "' ([[buffer(" + std::to_string(p.binding) + ")]] " + p.type_name + ")";
 }
 

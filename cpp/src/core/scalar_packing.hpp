@@ -11,7 +11,10 @@
 
 namespace metalcall {
 
-/** Bytes of `value` as `param`'s type; throws ArgumentError naming the parameter. */
+/**
+ * Bytes of `value` as `param`'s type; throws ArgumentError naming the parameter
+ * (or, when param.binding < 0, using param.name as the whole description).
+ */
 std::vector<std::uint8_t> pack_scalar(const Argument& value, const ParamInfo& param);
 
 /** IEEE binary16 bits of `v`, rounded to nearest even. */

@@ -1,6 +1,7 @@
 #include "msl/kernels.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "metalcall/errors.hpp"
@@ -46,25 +47,42 @@ class SignatureParser {
  public:
   SignatureParser(const std::vector<Token>& t, const std::string& src) : t_(t), src_(src) {}
 
-  std::vector<ParsedKernel> run() {
-    std::vector<ParsedKernel> out;
+  ParsedSource run() {
+    ParsedSource out;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       if (!starts_kernel(i)) continue;
-      out.push_back(parse_kernel(i));
-      i = out.back().body_close;
+      out.kernel_keywords.push_back(i);
+      ParsedKernel k;
+      switch (parse_kernel(i, k)) {
+        case Kind::definition:
+          out.kernels.push_back(std::move(k));
+          i = out.kernels.back().body_close;
+          break;
+        case Kind::template_definition:
+          i = k.body_close;
+          templates_.emplace(k.function_name, std::move(k));
+          break;
+        case Kind::instantiation:
+          i = k.declaration_end;
+          out.kernels.push_back(std::move(k));
+          break;
+      }
     }
     // MSL: kernel names in a library are unique.
     std::set<std::string> seen;
-    for (const auto& k : out) {
+    for (const auto& k : out.kernels) {
       if (!seen.insert(k.info.name).second)
         throw error_at(src_, t_[k.name_token], "redefinition of kernel '" + k.info.name + "'");
     }
+    out.function_constants = parse_function_constants();
     return out;
   }
 
  private:
+  enum class Kind { definition, template_definition, instantiation };
   const std::vector<Token>& t_;
   const std::string& src_;
+  std::map<std::string, ParsedKernel> templates_;  // template kernels by name
 
   bool member_access(std::size_t i) const {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->") || t_[i - 1].is("::"));
@@ -134,8 +152,45 @@ class SignatureParser {
     return std::stoi(a.args[0]);
   }
 
-  ParsedKernel parse_kernel(std::size_t start) {
-    ParsedKernel k;
+  static std::string unquote(const std::string& s) {
+    return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+  }
+
+  // The `template <...>` or `template` that precedes the kernel at `start` (after
+  // its attributes), or npos.
+  std::size_t template_before(std::size_t start, bool* with_parameters) const {
+    std::size_t b = start;
+    while (b >= 2 && t_[b - 1].is("]") && t_[b - 2].is("]")) {
+      int depth = 0;
+      std::size_t open = b - 1;
+      for (; open > 0; --open) {
+        if (t_[open].is("]")) ++depth;
+        else if (t_[open].is("[") && --depth == 0) break;
+      }
+      b = open;
+    }
+    if (b >= 1 && t_[b - 1].is_identifier("template")) {
+      *with_parameters = false;
+      return b - 1;
+    }
+    if (b >= 1 && t_[b - 1].is(">")) {
+      int depth = 0;
+      for (std::size_t j = b - 1; j > 0; --j) {
+        if (t_[j].is(">")) ++depth;
+        else if (t_[j].is(">>")) depth += 2;
+        else if (t_[j].is("<") && --depth == 0) {
+          if (t_[j - 1].is_identifier("template")) {
+            *with_parameters = true;
+            return j - 1;
+          }
+          break;
+        }
+      }
+    }
+    return std::string::npos;
+  }
+
+  Kind parse_kernel(std::size_t start, ParsedKernel& k) {
     k.keyword_token = start;
     std::size_t i = start;
     std::vector<Attribute> attrs;
@@ -151,23 +206,36 @@ class SignatureParser {
       if (open == 0) break;
       b = open;
     }
+    bool template_parameters = false;
+    const std::size_t template_token = template_before(start, &template_parameters);
     if (t_[i].is("[")) i = parse_attributes(i, attrs);
     else ++i;
-    if (start > 0 && t_[start - 1].is(">")) {
-      fail(start, "template kernels are not supported by the CPU backend yet");
-    }
     while (i < t_.size() && t_[i].is("[")) i = parse_attributes(i, attrs);
     if (i >= t_.size() || !t_[i].is_identifier("void")) fail(i, "a kernel function must return void");
     ++i;
     while (i < t_.size() && t_[i].is("[")) i = parse_attributes(i, attrs);
     if (i >= t_.size() || t_[i].kind != TokenKind::identifier) fail(i, "expected the kernel's name");
     k.name_token = i;
+    k.function_name = t_[i].text;
     k.info.name = t_[i].text;
     k.info.line = t_[i].line;
     ++i;
+    for (const auto& a : attrs) {
+      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
+      if (a.name == "host_name") {
+        if (a.args.size() != 1 || unquote(a.args[0]).empty()) fail(a.token, "[[host_name(\"name\")]] needs a name");
+        k.info.name = unquote(a.args[0]);
+      }
+    }
+
+    if (template_token != std::string::npos && !template_parameters) {
+      return parse_instantiation(template_token, i, k);
+    }
     if (i >= t_.size() || !t_[i].is("(")) fail(i, "expected '(' after the kernel's name");
     const std::size_t close = matching(i, "(", ")");
-    parse_params(i + 1, close, k);
+    std::vector<std::string> template_names;
+    if (template_parameters) template_names = template_parameter_names(template_token + 1);
+    parse_params(i + 1, close, k, template_names);
     i = close + 1;
     while (i < t_.size() && !t_[i].is("{") && !t_[i].is(";")) {
       if (t_[i].is("[")) i = parse_attributes(i, attrs);
@@ -176,13 +244,109 @@ class SignatureParser {
     if (i >= t_.size() || t_[i].is(";")) fail(k.name_token, "kernel '" + k.info.name + "' is declared but not defined");
     k.body_open = i;
     k.body_close = matching(i, "{", "}");
-    for (const auto& a : attrs) {
+    for (const auto& a : attrs)
       if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
-    }
-    return k;
+    return template_parameters ? Kind::template_definition : Kind::definition;
   }
 
-  void parse_params(std::size_t begin, std::size_t end, ParsedKernel& k) {
+  // Names declared by `template <typename T, int N = 4>` (open = the '<').
+  std::vector<std::string> template_parameter_names(std::size_t open) const {
+    std::vector<std::string> names;
+    int depth = 0;
+    std::string last;
+    bool defaulted = false;
+    for (std::size_t j = open; j < t_.size(); ++j) {
+      const Token& t = t_[j];
+      if (t.is("<")) {
+        if (depth++ == 0) continue;
+      } else if (t.is(">") || t.is(">>")) {
+        depth -= t.is(">") ? 1 : 2;
+        if (depth <= 0) {
+          if (!last.empty()) names.push_back(last);
+          break;
+        }
+      } else if (depth == 1 && t.is(",")) {
+        if (!last.empty()) names.push_back(last);
+        last.clear();
+        defaulted = false;
+        continue;
+      } else if (depth == 1 && t.is("=")) {
+        defaulted = true;
+      } else if (depth == 1 && !defaulted && t.kind == TokenKind::identifier) {
+        last = t.text;
+      }
+    }
+    return names;
+  }
+
+  // `template [[host_name("add_float")]] kernel void add<float>(…);`
+  Kind parse_instantiation(std::size_t template_token, std::size_t i, ParsedKernel& k) {
+    auto it = templates_.find(k.function_name);
+    if (it == templates_.end()) {
+      fail(k.name_token, "'" + k.function_name + "' is not a template kernel defined above this instantiation");
+    }
+    const ParsedKernel& tmpl = it->second;
+    if (i >= t_.size() || !t_[i].is("<")) fail(i, "expected the template arguments of '" + k.function_name + "'");
+    std::vector<std::vector<std::size_t>> args(1);
+    int depth = 0;
+    std::size_t j = i;
+    for (; j < t_.size(); ++j) {
+      const Token& t = t_[j];
+      if (t.is("<") || t.is("(")) {
+        if (depth++ == 0) continue;
+      } else if (t.is(">") || t.is(")")) {
+        if (--depth == 0) break;
+      } else if (t.is(">>")) {
+        depth -= 2;
+        if (depth <= 0) break;
+      } else if (depth == 1 && t.is(",")) {
+        args.emplace_back();
+        continue;
+      }
+      args.back().push_back(j);
+    }
+    const auto names = template_names_.at(k.function_name);
+    if (args.size() != names.size()) {
+      fail(i, "'" + k.function_name + "' takes " + std::to_string(names.size()) + " template argument(s), " +
+                  std::to_string(args.size()) + " given");
+    }
+    const std::size_t end = [&] {
+      for (std::size_t e = j; e < t_.size(); ++e)
+        if (t_[e].is(";")) return e;
+      fail(j, "expected ';' after the template instantiation");
+    }();
+    k.instantiation = true;
+    k.declaration_begin = template_token;
+    k.declaration_end = end;
+    k.body_open = tmpl.body_open;
+    k.body_close = tmpl.body_close;
+    for (std::size_t a = 0; a < names.size(); ++a) k.template_arguments.emplace_back(names[a], args[a]);
+    if (k.info.name == k.function_name) {
+      fail(k.name_token, "a template kernel instantiation needs [[host_name(\"name\")]] to be callable");
+    }
+    // The template's parameters with its arguments substituted.
+    k.params = tmpl.params;
+    k.info.params.clear();
+    for (auto& p : k.params) {
+      std::string type_name;
+      for (const auto& [name, tokens] : k.template_arguments) {
+        if (p.info.type_name != name) continue;
+        for (std::size_t t : tokens) type_name += (type_name.empty() ? "" : " ") + t_[t].text;
+      }
+      if (!type_name.empty()) {
+        p.info.type_name = type_name;
+        classify_type(type_name, &p.info.scalar, &p.info.vector_width);
+      }
+      k.info.params.push_back(p.info);
+    }
+    if (!k.info.declared_max_threads) k.info.declared_max_threads = tmpl.info.declared_max_threads;
+    return Kind::instantiation;
+  }
+
+  std::map<std::string, std::vector<std::string>> template_names_;  // template kernel → parameter names
+
+  void parse_params(std::size_t begin, std::size_t end, ParsedKernel& k, const std::vector<std::string>& template_names) {
+    template_names_[k.function_name] = template_names;
     std::size_t piece = begin;
     int depth = 0;
     for (std::size_t i = begin; i <= end; ++i) {
@@ -247,13 +411,7 @@ class SignatureParser {
       else type_name += (type_name.empty() || tok.kind != TokenKind::identifier || type_name.back() == ':' ? "" : " ") + tok.text;
     }
     info.type_name = type_name;
-    std::string base = type_name;
-    if (base.rfind("packed_", 0) == 0) base = base.substr(7);
-    info.scalar = scalar_type_from_name(base);
-    if (info.scalar == ScalarType::unknown && !base.empty() && base.back() >= '2' && base.back() <= '4') {
-      info.scalar = scalar_type_from_name(base.substr(0, base.size() - 1));
-      if (info.scalar != ScalarType::unknown) info.vector_width = base.back() - '0';
-    }
+    classify_type(type_name, &info.scalar, &info.vector_width);
 
     const Attribute* binding = nullptr;
     for (const auto& a : attrs) {
@@ -310,6 +468,39 @@ class SignatureParser {
     k.params.push_back(std::move(p));
   }
 
+  std::vector<FunctionConstantDecl> parse_function_constants() const {
+    std::vector<FunctionConstantDecl> out;
+    std::set<int> indices;
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!(t_[i].is("[") && t_[i + 1].is("[") && t_[i + 2].is_identifier("function_constant"))) continue;
+      std::vector<Attribute> attrs;
+      parse_attributes(i, attrs);
+      FunctionConstantDecl c;
+      c.attribute_token = i;
+      c.index = integer_argument(attrs.front());
+      if (i == 0 || t_[i - 1].kind != TokenKind::identifier) fail(i, "[[function_constant]] must follow a constant's name");
+      c.name = t_[i - 1].text;
+      std::size_t j = i - 1;
+      while (j > 0 && !t_[j].is_identifier("constant") && !t_[j].is(";") && !t_[j].is("}") && !t_[j].is("{")) --j;
+      if (!t_[j].is_identifier("constant")) fail(i - 1, "a function constant is declared `constant T name [[function_constant(i)]];`");
+      c.constant_token = j;
+      std::string type_name;
+      for (std::size_t k = j + 1; k + 1 < i; ++k) {
+        if (t_[k].is_identifier("const")) continue;
+        c.type_tokens.push_back(k);
+        type_name += (type_name.empty() ? "" : " ") + t_[k].text;
+      }
+      c.type_name = type_name;
+      classify_type(type_name, &c.scalar, &c.vector_width);
+      if (c.scalar == ScalarType::unknown || c.vector_width != 1) {
+        fail(i - 1, "function constant '" + c.name + "' must have a scalar type (bool, int, uint, float, half, …)");
+      }
+      if (!indices.insert(c.index).second) fail(i, "function constant index " + std::to_string(c.index) + " is used twice");
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
   // Parameters without [[buffer(n)]] / [[threadgroup(n)]] get the lowest free index, in order.
   void assign_implicit_indices(ParsedKernel& k) {
     std::set<int> used_buffers, used_threadgroups;
@@ -335,13 +526,24 @@ class SignatureParser {
 
 }  // namespace
 
-std::vector<ParsedKernel> parse_kernels(const std::vector<Token>& tokens, const std::string& source) {
+void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
+  std::string base = type_name;
+  if (base.rfind("packed_", 0) == 0) base = base.substr(7);
+  *vector_width = 1;
+  *scalar = scalar_type_from_name(base);
+  if (*scalar == ScalarType::unknown && !base.empty() && base.back() >= '2' && base.back() <= '4') {
+    *scalar = scalar_type_from_name(base.substr(0, base.size() - 1));
+    if (*scalar != ScalarType::unknown) *vector_width = base.back() - '0';
+  }
+}
+
+ParsedSource parse_source(const std::vector<Token>& tokens, const std::string& source) {
   return SignatureParser(tokens, source).run();
 }
 
 std::vector<KernelInfo> reflect_kernels(const std::string& source) {
   std::vector<KernelInfo> out;
-  for (auto& k : parse_kernels(tokenize(source), source)) out.push_back(std::move(k.info));
+  for (auto& k : parse_source(tokenize(source), source).kernels) out.push_back(std::move(k.info));
   return out;
 }
 

@@ -22,12 +22,39 @@ struct ParsedKernel {
   KernelInfo info;
   std::size_t keyword_token = 0;  // `kernel` (or the `[[` of [[kernel]])
   std::size_t name_token = 0;
-  std::size_t body_open = 0, body_close = 0;  // the braces of the body
+  std::size_t body_open = 0, body_close = 0;  // the braces of the body (of the template, for instantiations)
   std::vector<ParsedParam> params;
+  // A `template [[host_name("x")]] kernel void f<float>(...);` instantiation:
+  // its declaration's tokens, and the template's parameters → argument tokens.
+  bool instantiation = false;
+  std::size_t declaration_begin = 0, declaration_end = 0;  // `template` … `;`
+  std::string function_name;  // the C++ name to call (the template's for instantiations)
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> template_arguments;
 };
 
-/** Every kernel defined in `tokens`. Throws CompileError for malformed signatures. */
-std::vector<ParsedKernel> parse_kernels(const std::vector<Token>& tokens, const std::string& source);
+/** A program-scope `constant T name [[function_constant(i)]];`. */
+struct FunctionConstantDecl {
+  std::string name;
+  int index = 0;
+  std::vector<std::size_t> type_tokens;
+  ScalarType scalar = ScalarType::unknown;
+  int vector_width = 1;
+  std::string type_name;
+  std::size_t constant_token = 0;   // the `constant` keyword
+  std::size_t attribute_token = 0;  // the first '[' of the attribute
+};
+
+struct ParsedSource {
+  std::vector<ParsedKernel> kernels;         // callable kernels, instantiations included
+  std::vector<std::size_t> kernel_keywords;  // every `kernel` keyword, templates included
+  std::vector<FunctionConstantDecl> function_constants;
+};
+
+/** The kernels and function constants of `tokens`. Throws CompileError for malformed ones. */
+ParsedSource parse_source(const std::vector<Token>& tokens, const std::string& source);
+
+/** Component type and width of an MSL type name ("float4" → f32, 4). */
+void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width);
 
 /** The text of line `line` (1-based) of `source`, for error messages. */
 std::string source_line(const std::string& source, int line);

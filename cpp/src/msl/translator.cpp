@@ -77,11 +77,15 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 
 class CpuTranslator {
  public:
-  CpuTranslator(const std::string& source, const std::vector<std::pair<std::string, std::string>>& defines)
-      : src_(source), t_(tokenize(source)), defines_(defines) {}
+  CpuTranslator(const std::string& source, const std::vector<std::pair<std::string, std::string>>& defines,
+                const ConstantValues& constants)
+      : src_(source), t_(tokenize(source)), defines_(defines), constants_(constants) {}
 
   Translation run() {
-    kernels_ = parse_kernels(t_, src_);
+    ParsedSource parsed = parse_source(t_, src_);
+    kernels_ = std::move(parsed.kernels);
+    kernel_keywords_ = std::move(parsed.kernel_keywords);
+    function_constants_ = std::move(parsed.function_constants);
     collect_plain_identifiers();
     find_fiber_kernels();
     collect_kernel_namespaces();
@@ -91,6 +95,13 @@ class CpuTranslator {
     out_ << "#include \"metal_stdlib.h\"\n";
     out_ << "#define METALCALL_KERNEL static inline __attribute__((always_inline))\n";
     for (const auto& [name, value] : defines_) out_ << "#define " << name << " " << rename_in_directive(value) << "\n";
+    for (const auto& c : function_constants_) {
+      auto v = constants_.find(c.index);
+      const bool defined = v != constants_.end();
+      out_ << "#define METALCALL_FC_" << c.index << " "
+           << (defined ? v->second : "(" + type_text(c.type_tokens, true) + "())") << "\n"
+           << "#define METALCALL_FC_DEFINED_" << c.index << " " << (defined ? "true" : "false") << "\n";
+    }
     out_ << "#line 1 \"" << kSourceName << "\"\n";
     line_ = 1;
     column_ = 1;
@@ -103,8 +114,10 @@ class CpuTranslator {
       tk.info = kernels_[i].info;
       tk.entry_symbol = cpu_entry_symbol(i);
       tk.layout_symbol = cpu_layout_symbol(i);
+      tk.uses_fibers = uses_fibers_[i];
       result.kernels.push_back(std::move(tk));
     }
+    for (const auto& c : function_constants_) result.function_constants.push_back({c.name, c.index, c.scalar, c.type_name});
     result.code = out_.str();
     result.map = std::move(map_);
     return result;
@@ -114,7 +127,10 @@ class CpuTranslator {
   const std::string& src_;
   std::vector<Token> t_;
   const std::vector<std::pair<std::string, std::string>>& defines_;
+  const ConstantValues& constants_;
   std::vector<ParsedKernel> kernels_;
+  std::vector<std::size_t> kernel_keywords_;
+  std::vector<FunctionConstantDecl> function_constants_;
   std::vector<std::string> kernel_qualified_names_;
   std::vector<bool> uses_fibers_;  // per kernel
   std::set<std::string> plain_identifiers_;  // identifiers used other than as members
@@ -226,12 +242,12 @@ class CpuTranslator {
         std::string q;
         for (const auto& s : stack)
           if (!s.empty()) q += s + "::";
-        kernel_qualified_names_.push_back(q + kernels_[next_kernel].info.name);
+        kernel_qualified_names_.push_back(q + kernels_[next_kernel].function_name);
         ++next_kernel;
       }
     }
     while (kernel_qualified_names_.size() < kernels_.size())
-      kernel_qualified_names_.push_back(kernels_[kernel_qualified_names_.size()].info.name);
+      kernel_qualified_names_.push_back(kernels_[kernel_qualified_names_.size()].function_name);
   }
 
   // Writes `text` where token `tok` stood in the user's source.
@@ -309,12 +325,27 @@ class CpuTranslator {
     emit(rename_in_directive(tok.text), tok, true);
   }
 
+  const FunctionConstantDecl* constant_at(std::size_t token, bool attribute) const {
+    for (const auto& c : function_constants_)
+      if ((attribute ? c.attribute_token : c.constant_token) == token) return &c;
+    return nullptr;
+  }
+
   void emit_user_code() {
-    std::vector<std::size_t> kernel_keywords;
-    for (const auto& k : kernels_) kernel_keywords.push_back(k.keyword_token);
+    const std::vector<std::size_t>& kernel_keywords = kernel_keywords_;
+    std::vector<std::pair<std::size_t, std::size_t>> skipped;  // template instantiation declarations
+    for (const auto& k : kernels_)
+      if (k.instantiation) skipped.emplace_back(k.declaration_begin, k.declaration_end);
     std::vector<int> swz;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
+      bool skip = false;
+      for (const auto& [b, e] : skipped)
+        if (i == b) {
+          i = e;  // the entry point instantiates it
+          skip = true;
+        }
+      if (skip) continue;
       switch (tok.kind) {
         case TokenKind::directive:
           emit_directive(i);
@@ -329,8 +360,11 @@ class CpuTranslator {
         case TokenKind::punct:
           if (tok.is("[") && i + 1 < t_.size() && t_[i + 1].is("[")) {
             const bool is_kernel = std::find(kernel_keywords.begin(), kernel_keywords.end(), i) != kernel_keywords.end();
-            check_attribute(i);
-            if (is_kernel) emit("METALCALL_KERNEL", tok, true);
+            if (const FunctionConstantDecl* c = constant_at(i, true)) {
+              emit("= METALCALL_FC_" + std::to_string(c->index), tok, true);
+            } else if (is_kernel) {
+              emit("METALCALL_KERNEL", tok, true);
+            }
             i = skip_attribute(i) - 1;
             continue;
           }
@@ -362,6 +396,16 @@ class CpuTranslator {
         emit(id, tok, false);
       } else if (id == "device" || id == "thread") {
         // Address spaces have no meaning in host memory; the reflection table keeps them.
+      } else if (id == "constant" && constant_at(i, false)) {
+        emit("static const", tok, true);
+      } else if (id == "is_function_constant_defined" && i + 3 < t_.size() && t_[i + 1].is("(") &&
+                 t_[i + 3].is(")")) {
+        const FunctionConstantDecl* found = nullptr;
+        for (const auto& c : function_constants_)
+          if (c.name == t_[i + 2].text) found = &c;
+        if (!found) fail(i + 2, "'" + t_[i + 2].text + "' is not a function constant");
+        emit("METALCALL_FC_DEFINED_" + std::to_string(found->index), tok, true);
+        i += 3;
       } else if (id == "constant") {
         const bool near_const = (i > 0 && t_[i - 1].is_identifier("const")) ||
                                 (i + 1 < t_.size() && t_[i + 1].is_identifier("const"));
@@ -398,15 +442,6 @@ class CpuTranslator {
     return false;
   }
 
-  void check_attribute(std::size_t i) const {
-    for (std::size_t j = i; j < t_.size() && j < skip_attribute(i); ++j) {
-      if (t_[j].is_identifier("function_constant"))
-        fail(j, "function constants are not supported by the CPU backend yet");
-      if (t_[j].is_identifier("host_name"))
-        fail(j, "[[host_name]] template instantiations are not supported by the CPU backend yet");
-    }
-  }
-
   static std::string translate_number(const Token& tok) {
     const std::string& s = tok.text;
     const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
@@ -420,11 +455,25 @@ class CpuTranslator {
 
   // ---- entry points ----
 
-  std::string type_text(const std::vector<std::size_t>& tokens, bool element_only) const {
+  using TemplateArguments = std::vector<std::pair<std::string, std::vector<std::size_t>>>;
+
+  std::string type_text(const std::vector<std::size_t>& tokens, bool element_only,
+                        const TemplateArguments* arguments = nullptr) const {
     std::string out;
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       const Token& tok = t_[tokens[k]];
       std::string piece;
+      if (arguments && tok.kind == TokenKind::identifier) {
+        const std::vector<std::size_t>* replacement = nullptr;
+        for (const auto& [name, arg] : *arguments)
+          if (name == tok.text) replacement = &arg;
+        if (replacement) {
+          piece = type_text(*replacement, false);
+          if (!out.empty() && word_char(out.back()) && word_char(piece.front())) out += ' ';
+          out += piece;
+          continue;
+        }
+      }
       if (tok.is_identifier("device") || tok.is_identifier("thread") || tok.is_identifier("threadgroup")) continue;
       if (tok.is_identifier("constant")) {
         if (element_only) continue;
@@ -472,7 +521,7 @@ class CpuTranslator {
     std::vector<std::string> call_args;
     for (const auto& p : k.params) {
       const std::string var = "p" + std::to_string(p.info.position);
-      const std::string full = type_text(p.type_tokens, false);
+      const std::string full = type_text(p.type_tokens, false, &k.template_arguments);
       const std::string arg = "L->args[" + std::to_string(p.info.position) + "]";
       switch (p.info.kind) {
         case ParamKind::buffer:
@@ -514,7 +563,15 @@ class CpuTranslator {
   }
 
   std::string call_text(std::size_t index, const std::vector<std::string>& args) const {
-    std::string c = kernel_qualified_names_[index] + "(";
+    const ParsedKernel& k = kernels_[index];
+    std::string c = kernel_qualified_names_[index];
+    if (k.instantiation) {
+      c += "<";
+      for (std::size_t a = 0; a < k.template_arguments.size(); ++a)
+        c += (a ? ", " : "") + type_text(k.template_arguments[a].second, false);
+      c += ">";
+    }
+    c += "(";
     for (std::size_t a = 0; a < args.size(); ++a) c += (a ? ", " : "") + args[a];
     return c + ");";
   }
@@ -537,7 +594,7 @@ class CpuTranslator {
       if (p.info.kind == ParamKind::builtin) {
         o << "{0, 0}, ";
       } else {
-        const std::string e = type_text(p.type_tokens, true);
+        const std::string e = type_text(p.type_tokens, true, &k.template_arguments);
         o << "{sizeof(" << e << "), alignof(" << e << ")}, ";
       }
     }
@@ -597,8 +654,9 @@ class CpuTranslator {
 }  // namespace
 
 Translation translate_for_cpu(const std::string& source,
-                              const std::vector<std::pair<std::string, std::string>>& defines) {
-  return CpuTranslator(source, defines).run();
+                              const std::vector<std::pair<std::string, std::string>>& defines,
+                              const ConstantValues& constants) {
+  return CpuTranslator(source, defines, constants).run();
 }
 
 }  // namespace metalcall::msl

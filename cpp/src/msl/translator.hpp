@@ -25,24 +25,38 @@ class SourceMap {
 
 struct TranslatedKernel {
   KernelInfo info;         // element sizes still 0: read from the layout symbol
+  bool uses_fibers = false;  // barriers or SIMD-group functions: threads run as fibers
   std::string entry_symbol;
   std::string layout_symbol;
+};
+
+/** A [[function_constant(i)]] the source declares. */
+struct FunctionConstantInfo {
+  std::string name;
+  int index = 0;
+  ScalarType scalar = ScalarType::unknown;
+  std::string type_name;
 };
 
 struct Translation {
   std::string code;  // a complete C++17 translation unit
   std::vector<TranslatedKernel> kernels;
+  std::vector<FunctionConstantInfo> function_constants;
   SourceMap map;
 };
+
+/** C++ expressions for function constants, by index; a missing index is undefined. */
+using ConstantValues = std::map<int, std::string>;
 
 /** The name the user's source has in compiler messages. */
 inline const char* kSourceName = "source.metal";
 
 /** Translates for the CPU backend. Throws CompileError at the user's line and column. */
 Translation translate_for_cpu(const std::string& source,
-                              const std::vector<std::pair<std::string, std::string>>& defines = {});
+                              const std::vector<std::pair<std::string, std::string>>& defines = {},
+                              const ConstantValues& constants = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
-constexpr int kTranslatorVersion = 1;
+constexpr int kTranslatorVersion = 2;
 
 }  // namespace metalcall::msl

@@ -2,8 +2,10 @@
 # Builds and runs the MSL prelude tests with g++ and every clang++ found
 # (or the compilers named in PRELUDE_CXX), at -O2 and -O0, with
 # -Wall -Wextra -Werror. Also checks that invalid MSL is rejected (fail/*.cpp)
-# and prints the compile time of a small translated kernel.
-# Exits non-zero on any failure.
+# and prints the compile time of a small translated kernel. Then runs
+# nvrtc_check.py (NVRTC + GPU, skipped when absent). Exits non-zero on any failure.
+# To build one test by hand, mirror the translator's output: the CPU ABI
+# (msl/cpu_abi.hpp's METALCALL_CPU_ABI_TEXT), then the prelude.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 prelude=$(cd "$here/../../src/msl/prelude" && pwd)
@@ -28,13 +30,29 @@ fi
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# Generated CPU kernels start with the runtime ABI (msl/cpu_abi.hpp), then
+# include the prelude; every compile below gets the same prefix via -include.
+first=${compilers%% *}; first=${first:-g++}
+prefix="$work/cpu_abi_prefix.h"
+cat >"$work/print_abi.cpp" <<'CPP'
+#include "msl/cpu_abi.hpp"
+#include <cstdio>
+int main() { std::printf("extern \"C\" {\n%s\n}\n", METALCALL_CPU_ABI_TEXT); }
+CPP
+if "$first" -std=c++17 -I"$here/../../src" "$work/print_abi.cpp" -o "$work/print_abi" 2>/dev/null; then
+  "$work/print_abi" >"$prefix"
+else
+  echo "note: no msl/cpu_abi.hpp; compiling without the ABI prefix"
+  : >"$prefix"
+fi
+
 for cxx in $compilers; do
   echo "== $cxx ($("$cxx" -dumpversion))"
   for opt in -O2 -O0; do
     for src in "$here"/test_*.cpp; do
       name=$(basename "$src" .cpp)
       exe="$work/$name-$(basename "$cxx")$opt"
-      if ! "$cxx" -std=c++17 $opt -Wall -Wextra -Werror -I"$prelude" -I"$here" "$src" -o "$exe" 2>"$exe.log"; then
+      if ! "$cxx" -std=c++17 $opt -Wall -Wextra -Werror -include "$prefix" -I"$prelude" -I"$here" "$src" -o "$exe" 2>"$exe.log"; then
         cat "$exe.log"; fail "$cxx $opt: $name does not compile"; continue
       fi
       if out=$("$exe"); then
@@ -47,7 +65,7 @@ for cxx in $compilers; do
   # Invalid MSL must be rejected, with the expected diagnostic.
   for src in "$here"/fail/*.cpp; do
     expect=$(sed -n '1s|^// expect: ||p' "$src")
-    if "$cxx" -std=c++17 -fsyntax-only -I"$prelude" "$src" >"$work/fail.log" 2>&1; then
+    if "$cxx" -std=c++17 -fsyntax-only -include "$prefix" -I"$prelude" "$src" >"$work/fail.log" 2>&1; then
       fail "$cxx: $(basename "$src") compiled but must not"
     elif ! grep -Eq -- "$expect" "$work/fail.log"; then
       fail "$cxx: $(basename "$src") failed without the expected message /$expect/"
@@ -58,12 +76,19 @@ for cxx in $compilers; do
   best=""
   for _ in 1 2 3; do
     t0=$(date +%s%N)
-    "$cxx" -std=c++17 -O2 -shared -fPIC -I"$prelude" "$here/kernel_float4.cpp" -o "$work/kernel.so" || { fail "$cxx: kernel_float4.cpp"; break; }
+    "$cxx" -std=c++17 -O2 -shared -fPIC -include "$prefix" -I"$prelude" "$here/kernel_float4.cpp" -o "$work/kernel.so" || { fail "$cxx: kernel_float4.cpp"; break; }
     t=$(( ($(date +%s%N) - t0) / 1000000 ))
     if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
   done
   echo "  kernel_float4.cpp: -O2 -shared -fPIC in ${best} ms"
 done
+
+# The GPU half of the cross-backend check (skips without NVRTC and a GPU).
+if command -v python3 >/dev/null; then
+  echo "== NVRTC"
+  python3 "$here/nvrtc_check.py" | sed 's/^/  /'
+  [ "${PIPESTATUS[0]}" -eq 0 ] || fail "nvrtc_check.py"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"

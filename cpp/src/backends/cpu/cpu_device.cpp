@@ -1,6 +1,10 @@
 // The CPU backend: MSL translated to C++, built by the system compiler, run on a
 // worker pool. Always available.
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -14,6 +18,7 @@
 #include "backends/cpu/cpu_queue.hpp"
 #include "backends/cpu/host_compiler.hpp"
 #include "core/backend.hpp"
+#include "core/scalar_packing.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/translator.hpp"
@@ -73,44 +78,122 @@ class HostStorage : public BufferStorage {
 
 // ---- library ----
 
+// A C++ expression with the exact value of a function constant.
+std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument& value) {
+  ParamInfo as_param;
+  as_param.binding = -1;
+  as_param.name = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
+  as_param.scalar = c.scalar;
+  (void)pack_scalar(value, as_param);  // validates kind and range
+  const std::string type = "mtl_" + std::string(to_string(c.scalar));
+  switch (c.scalar) {
+    case ScalarType::boolean: return value.int_value ? "true" : "false";
+    case ScalarType::f32:
+    case ScalarType::f16:
+    case ScalarType::bf16: {
+      const double v = value.kind == Argument::Kind::floating ? value.float_value
+                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
+      std::string literal;
+      if (std::isnan(v)) literal = "__builtin_nanf(\"\")";
+      else if (std::isinf(v)) literal = v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
+      else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));
+        literal = buf;
+      }
+      return c.scalar == ScalarType::f32 ? "(" + literal + ")" : type + "(" + literal + ")";
+    }
+    default: {
+      const std::string digits = value.int_is_unsigned ? std::to_string(std::uint64_t(value.int_value)) + "ull"
+                                 : value.int_value == INT64_MIN ? std::string("(-9223372036854775807ll - 1)")
+                                                                 : "(" + std::to_string(value.int_value) + "ll)";
+      const std::string cxx_type = c.scalar == ScalarType::i8 ? "signed char" : c.scalar == ScalarType::i16 ? "short"
+                                 : c.scalar == ScalarType::i32 ? "int" : c.scalar == ScalarType::i64 ? "long" : type;
+      return "((" + cxx_type + ")" + digits + ")";
+    }
+  }
+}
+
 class CpuLibrary : public BackendLibrary {
  public:
-  CpuLibrary(std::shared_ptr<CpuModule> module, std::vector<msl::TranslatedKernel> kernels)
-      : module_(std::move(module)), kernels_(std::move(kernels)) {}
+  CpuLibrary(std::string source, CompileOptions options, msl::Translation base, std::shared_ptr<CpuModule> module,
+             std::exception_ptr base_error)
+      : source_(std::move(source)), options_(std::move(options)), base_(std::move(base)), base_error_(base_error) {
+    if (module) modules_.emplace("", module);
+  }
 
   std::vector<std::string> function_names() const override {
     std::vector<std::string> names;
-    for (const auto& k : kernels_) names.push_back(k.info.name);
+    for (const auto& k : base_.kernels) names.push_back(k.info.name);
     return names;
   }
 
   std::shared_ptr<Program> make_program(const std::string& name, const std::vector<FunctionConstant>& constants) override {
     const msl::TranslatedKernel* found = nullptr;
-    for (const auto& k : kernels_)
+    for (const auto& k : base_.kernels)
       if (k.info.name == name) found = &k;
     if (!found) {
       std::string names;
-      for (const auto& k : kernels_) names += (names.empty() ? "" : ", ") + k.info.name;
+      for (const auto& k : base_.kernels) names += (names.empty() ? "" : ", ") + k.info.name;
       throw ArgumentError("no kernel named '" + name + "' in this library; it has: " + (names.empty() ? "(none)" : names));
     }
-    if (!constants.empty()) {
-      throw ArgumentError("kernel '" + name + "' declares no [[function_constant]] values, but constants were given");
-    }
+    const msl::ConstantValues values = resolve(constants);
+    std::string key;
+    for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
+    auto module = module_for(key, values);
     KernelInfo info = found->info;
-    auto* layout = static_cast<const metalcall_cpu_layout*>(module_->symbol(found->layout_symbol));
-    auto entry = reinterpret_cast<metalcall_cpu_entry>(module_->symbol(found->entry_symbol));
+    auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(found->layout_symbol));
+    auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(found->entry_symbol));
     if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + name + "' lacks its entry point");
     for (std::size_t i = 0; i < info.params.size(); ++i) {
       info.params[i].element_size = layout[i].size;
       info.params[i].element_align = layout[i].align;
     }
     info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
-    return std::make_shared<CpuProgram>(std::move(info), module_, entry);
+    return std::make_shared<CpuProgram>(std::move(info), module, entry, found->uses_fibers);
   }
 
  private:
-  std::shared_ptr<CpuModule> module_;
-  std::vector<msl::TranslatedKernel> kernels_;
+  msl::ConstantValues resolve(const std::vector<FunctionConstant>& constants) const {
+    msl::ConstantValues values;
+    for (const auto& given : constants) {
+      const msl::FunctionConstantInfo* match = nullptr;
+      for (const auto& c : base_.function_constants)
+        if (given.name.empty() ? c.index == given.index : c.name == given.name) match = &c;
+      if (!match) {
+        std::string declared;
+        for (const auto& c : base_.function_constants)
+          declared += (declared.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.index) + ")";
+        throw ArgumentError("no function constant " + (given.name.empty() ? "with index " + std::to_string(given.index)
+                                                                          : "named '" + given.name + "'") +
+                            "; the source declares: " + (declared.empty() ? "none" : declared));
+      }
+      if (values.count(match->index)) {
+        throw ArgumentError("function constant '" + match->name + "' is given twice (by name and by index)");
+      }
+      values[match->index] = constant_literal(*match, given.value);
+    }
+    return values;
+  }
+
+  std::shared_ptr<CpuModule> module_for(const std::string& key, const msl::ConstantValues& values) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    if (key.empty() && base_error_) std::rethrow_exception(base_error_);
+    msl::Translation specialised = msl::translate_for_cpu(source_, options_.defines, values);
+    const std::string path = HostCompiler::instance().build(specialised, source_, options_.fast_math);
+    auto module = std::make_shared<CpuModule>(path);
+    modules_.emplace(key, module);
+    return module;
+  }
+
+  std::string source_;
+  CompileOptions options_;
+  msl::Translation base_;  // kernels and constants (all undefined)
+  std::exception_ptr base_error_;  // why the unspecialised source did not build, if it did not
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<CpuModule>> modules_;  // by constant values
 };
 
 // ---- device ----
@@ -175,8 +258,17 @@ class CpuDevice : public BackendDevice {
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     for (const auto& [name, value] : options.defines) check_define(name, value);
     msl::Translation translation = msl::translate_for_cpu(source, options.defines);
-    const std::string path = HostCompiler::instance().build(translation, source, options.fast_math);
-    return std::make_shared<CpuLibrary>(std::make_shared<CpuModule>(path), std::move(translation.kernels));
+    std::shared_ptr<CpuModule> module;
+    std::exception_ptr error;
+    try {
+      module = std::make_shared<CpuModule>(HostCompiler::instance().build(translation, source, options.fast_math));
+    } catch (const CompileError&) {
+      // With function constants the source may build only once they have values
+      // (array sizes, static_asserts): report it when a specialisation is asked for.
+      if (translation.function_constants.empty()) throw;
+      error = std::current_exception();
+    }
+    return std::make_shared<CpuLibrary>(source, options, std::move(translation), module, error);
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits) override {

@@ -24,13 +24,15 @@ class CpuModule {
 
 class CpuProgram : public Program {
  public:
-  CpuProgram(KernelInfo info, std::shared_ptr<CpuModule> module, metalcall_cpu_entry entry)
-      : Program(std::move(info)), module_(std::move(module)), entry_(entry) {}
+  CpuProgram(KernelInfo info, std::shared_ptr<CpuModule> module, metalcall_cpu_entry entry, bool uses_fibers)
+      : Program(std::move(info)), module_(std::move(module)), entry_(entry), uses_fibers_(uses_fibers) {}
   metalcall_cpu_entry entry() const { return entry_; }
+  bool uses_fibers() const { return uses_fibers_; }
 
  private:
   std::shared_ptr<CpuModule> module_;  // keeps the code loaded while queued work may run it
   metalcall_cpu_entry entry_;
+  bool uses_fibers_;
 };
 
 }  // namespace metalcall::cpu

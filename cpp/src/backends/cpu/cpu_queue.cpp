@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "backends/cpu/cpu_program.hpp"
+#include "metalcall/errors.hpp"
 #include "backends/cpu/worker_pool.hpp"
 #include "backends/cpu/worker_state.hpp"
 
@@ -60,6 +61,11 @@ void run_dispatch(const DispatchCommand& command) {
   }
   const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
   WorkerPool& pool = WorkerPool::instance();
+  if (program.uses_fibers()) {
+    // Kernel code cannot report a failure to map stacks: do it here, on every worker's state.
+    const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
+    for (unsigned w = 0; w < pool.size(); ++w) WorkerState::of(w).reserve_fibers(threads);
+  }
   // A few chunks per worker balance uneven groups without much contention.
   const std::uint64_t chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
   // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
@@ -75,10 +81,17 @@ void run_dispatch(const DispatchCommand& command) {
 
 void CpuQueue::execute(Task& task) {
   const auto start = std::chrono::steady_clock::now();
-  for (const auto& command : task.commands) run_dispatch(command);
+  std::exception_ptr error;
+  try {
+    for (const auto& command : task.commands) run_dispatch(command);
+  } catch (const Error&) {
+    error = std::current_exception();
+  } catch (const std::exception& e) {
+    error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
+  }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   task.commands.clear();  // release programs and buffers before signalling
-  task.completion->finish(nullptr, elapsed.count());
+  task.completion->finish(error, elapsed.count());
 }
 
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,

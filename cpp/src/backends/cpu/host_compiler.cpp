@@ -183,7 +183,9 @@ std::string HostCompiler::prelude_folder() {
 std::string HostCompiler::build(const msl::Translation& tr, const std::string& source, bool fast_math) {
   if (!available()) throw DeviceError("[cpu] " + unavailable_reason());
   std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
-                                    "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti"};
+                                    "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti",
+                                    // Fiber stacks have one guard page: large frames must probe it.
+                                    "-fstack-clash-protection"};
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
     for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})

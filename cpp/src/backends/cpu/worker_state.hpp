@@ -22,6 +22,8 @@ class WorkerState {
   /** Lays out this worker's threadgroup memory for one dispatch: lengths by [[threadgroup(i)]] index. */
   void prepare(std::uint64_t dispatch_id, const std::vector<std::size_t>& threadgroup_lengths);
   const metalcall_cpu_worker* table() const { return &table_; }
+  /** Maps fiber stacks for groups of `threads` now, where failing can be reported. */
+  void reserve_fibers(unsigned threads) { fibers_.reserve(threads); }
 
   /** The state of worker `index` of the pool (created on first use). */
   static WorkerState& of(unsigned index);

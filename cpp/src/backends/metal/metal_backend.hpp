@@ -16,6 +16,7 @@
 #include "core/backend.hpp"
 #include "metalcall/argument.hpp"
 #include "metalcall/device.hpp"
+#include "metalcall/errors.hpp"
 #include "metalcall/reflection.hpp"
 
 namespace metalcall::metal {

@@ -415,7 +415,7 @@ class MetalDevice final : public BackendDevice {
                           std::to_string(program->static_threadgroup_memory()) + " and threadgroup_memory=, each "
                           "rounded up to 16) but " + info_.name + " has " +
                           std::to_string(info_.threadgroup_memory_length) + ": use less");
-    dispatch(encoder, command, kernel);
+    dispatch(encoder, command);
   }
 
   void bind_buffer(id<MTLComputeCommandEncoder> encoder, const BoundArgument& arg, const ParamInfo& param,
@@ -468,18 +468,13 @@ class MetalDevice final : public BackendDevice {
     submission.staged.push_back({staging, arg.written ? data : nullptr, nbytes});
   }
 
-  void dispatch(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, const KernelInfo& kernel) {
+  void dispatch(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command) {
+    // Core has checked the threadgroup against the pipeline's limit and skipped empty grids.
     const MTLSize grid = {command.grid[0], command.grid[1], command.grid[2]};
     const MTLSize group = {command.threadgroup[0], command.threadgroup[1], command.threadgroup[2]};
-    if (grid.width == 0 || grid.height == 0 || grid.depth == 0) return;  // nothing to run
-    const std::uint64_t threads = std::uint64_t(group.width) * group.height * group.depth;
     auto shape = [](const MTLSize& s) {
       return "(" + std::to_string(s.width) + ", " + std::to_string(s.height) + ", " + std::to_string(s.depth) + ")";
     };
-    if (threads == 0 || threads > kernel.max_total_threads_per_threadgroup)
-      throw ArgumentError("[metal::Device] Threadgroup " + shape(group) + " of kernel '" + kernel.name + "' has " +
-                          std::to_string(threads) + " threads; on " + info_.name + " it takes 1 to " +
-                          std::to_string(kernel.max_total_threads_per_threadgroup) + ": pass a smaller threadgroup=");
     if (nonuniform_threadgroups_) {
       [encoder dispatchThreads:grid threadsPerThreadgroup:group];
       return;
@@ -518,10 +513,8 @@ std::vector<DeviceInfo> enumerate_devices() {
   return infos;
 }
 
-std::shared_ptr<BackendDevice> open_device(int index, const DeviceOptions& options) {
-  if (options.checked)
-    throw DeviceError("[metal] Checked mode is a feature of the CPU backend: open "
-                      "mc.Device(\"cpu\", checked=True) to bounds-check a kernel");
+// Core has refused options the Metal backend does not have (checked mode).
+std::shared_ptr<BackendDevice> open_device(int index, const DeviceOptions& /*options*/) {
   std::shared_ptr<BackendDevice> device;
   with_autorelease_pool([&] {
     const std::vector<id<MTLDevice>> devices = metal_devices();

@@ -11,10 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,8 +27,8 @@ MetalProgram::MetalProgram(KernelInfo info, void* retained_pipeline, std::size_t
       static_threadgroup_memory_(static_threadgroup_memory) {}
 
 MetalProgram::~MetalProgram() {
-  id<MTLComputePipelineState> pipeline = (__bridge_transfer id<MTLComputePipelineState>)pipeline_;
-  pipeline = nil;  // ARC releases the reference the constructor took over
+  // Hands the reference taken over in the constructor back to ARC, which releases it here.
+  (void)(__bridge_transfer id<MTLComputePipelineState>)pipeline_;
 }
 
 namespace {
@@ -270,22 +267,6 @@ MTLFunctionConstantValues* constant_values(const std::string& kernel, id<MTLFunc
   return values;
 }
 
-/** Cache key of a specialisation: the name and the constants exactly as given. */
-std::string program_key(const std::string& name, const std::vector<FunctionConstant>& constants) {
-  std::string key = name;
-  for (const FunctionConstant& c : constants) {
-    key += '\0';
-    key += c.name.empty() ? "#" + std::to_string(c.index) : c.name;
-    key += '\0';
-    key += static_cast<char>(c.value.kind);
-    key += static_cast<char>(c.value.int_is_unsigned);
-    key.append(reinterpret_cast<const char*>(&c.value.int_value), sizeof c.value.int_value);
-    key.append(reinterpret_cast<const char*>(&c.value.float_value), sizeof c.value.float_value);
-    key.append(c.value.data.begin(), c.value.data.end());
-  }
-  return key;
-}
-
 class MetalLibrary final : public BackendLibrary {
  public:
   MetalLibrary(id<MTLDevice> device, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
@@ -294,18 +275,12 @@ class MetalLibrary final : public BackendLibrary {
 
   std::vector<std::string> function_names() const override { return names_; }
 
+  // Core caches the programs of a library by name and constants; this builds one.
   std::shared_ptr<Program> make_program(const std::string& name,
                                         const std::vector<FunctionConstant>& constants) override {
-    const std::string key = program_key(name, constants);
-    {
-      std::shared_lock<std::shared_mutex> lock(mutex_);
-      if (auto it = programs_.find(key); it != programs_.end()) return it->second;
-    }
-    // Built outside the lock so other kernels of the library are not held up.
-    std::shared_ptr<MetalProgram> program;
+    std::shared_ptr<Program> program;
     with_autorelease_pool([&] { program = build(name, constants); });
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    return programs_.emplace(key, std::move(program)).first->second;  // a racing build may have won
+    return program;
   }
 
  private:
@@ -356,8 +331,6 @@ class MetalLibrary final : public BackendLibrary {
   id<MTLLibrary> library_;
   std::vector<KernelInfo> kernels_;  // from the MSL front end; empty for a .metallib
   std::vector<std::string> names_;
-  std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<MetalProgram>> programs_;
 };
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 #include "metalcall/errors.hpp"
 
@@ -55,6 +54,7 @@ std::size_t scalar_bytes(ScalarType scalar) {
     case ScalarType::f32: return 4;
     case ScalarType::i64:
     case ScalarType::u64: return 8;
+    case ScalarType::f64:  // MSL has no double: no kernel value is one
     case ScalarType::unknown: break;
   }
   return 0;
@@ -163,6 +163,7 @@ const char* msl_type_name(ScalarType scalar) {
     case ScalarType::f16: return "half";
     case ScalarType::bf16: return "bfloat";
     case ScalarType::f32: return "float";
+    case ScalarType::f64: return "double";
     case ScalarType::unknown: break;
   }
   return "unknown";

@@ -43,7 +43,7 @@ struct soft_half {
   unsigned short bits;
 
   soft_half() = default;
-  constexpr soft_half(half_bits_tag, unsigned short b) : bits(b) {}
+  METAL_FUNC constexpr soft_half(half_bits_tag, unsigned short b) : bits(b) {}
   METAL_FUNC soft_half(float f) : bits(round_from(f)) {}
   METAL_FUNC operator float() const {
     const unsigned int sign = unsigned(bits & 0x8000u) << 16, e = (bits >> 10) & 0x1fu, m = bits & 0x3ffu;
@@ -88,7 +88,7 @@ struct mtl_bfloat {
   unsigned short bits;
 
   mtl_bfloat() = default;
-  constexpr mtl_bfloat(mtl_detail::bfloat_bits_tag, unsigned short b) : bits(b) {}
+  METAL_FUNC constexpr mtl_bfloat(mtl_detail::bfloat_bits_tag, unsigned short b) : bits(b) {}
   METAL_FUNC mtl_bfloat(float f) : bits(round_from(f)) {}
   METAL_FUNC operator float() const { return mtl_detail::bits_float(unsigned(bits) << 16); }
 

@@ -44,7 +44,7 @@ METAL_FUNC METAL_CONSTEXPR_LIMIT float float_from_bits(unsigned int b) {
   return __builtin_bit_cast(float, b);
 #endif
 }
-constexpr mtl_bfloat bfloat_from_bits(unsigned short b) { return mtl_bfloat(bfloat_bits_tag{}, b); }
+METAL_FUNC constexpr mtl_bfloat bfloat_from_bits(unsigned short b) { return mtl_bfloat(bfloat_bits_tag{}, b); }
 
 struct limits_common {
   static constexpr bool is_specialized = true;

@@ -1,0 +1,71 @@
+"""Core benchmarks of metalcall against NumPy, side by side in one run.
+
+    python benchmarks/bench_core.py [--device cpu] [--quick]
+
+(a) per-call overhead of a 1-element kernel, (b) c = a * b throughput at 1e6-1e8
+elements with a copy roofline, (c) seed 000's compute-heavy kernel in GFLOP/s,
+(d) compile overhead: cold, warm disk cache, in-memory cache. Results are
+checked before they are timed; times are the minimum over repeats.
+"""
+
+import argparse
+import sys
+
+import metalcall as mc
+from metalcall import _bench
+
+FULL = dict(repeats=5, call_seconds=0.2, sizes=[10**6, 10**7, 10**8], heavy_elements=1 << 20, compile_repeats=3)
+QUICK = dict(repeats=2, call_seconds=0.01, sizes=[10**5, 10**6], heavy_elements=1 << 12, compile_repeats=1)
+
+TARGET_CALL_RATIO = 2.0  # a waited 1-element call within 2x of a NumPy ufunc call
+TARGET_BANDWIDTH_RATIO = 2.0  # c = a * b at the largest size, x NumPy's GB/s
+TARGET_HEAVY_RATIO = 20.0  # compute-heavy kernel, x NumPy's GFLOP/s
+
+
+def targets(calls: dict, bandwidth: dict, heavy: dict) -> _bench.Table:
+    largest = max(bandwidth)
+    call_ratio = calls["waited, Buffer args"] / calls["numpy"]
+    bandwidth_ratio = bandwidth[largest]["buffer"] / bandwidth[largest]["numpy"]
+    heavy_ratio = heavy["kernel"] / heavy["numpy"]
+    rows = [
+        ["1-element waited call (Buffer args), time / NumPy", f"<= {TARGET_CALL_RATIO:g}", f"{call_ratio:.2f}",
+         call_ratio <= TARGET_CALL_RATIO],
+        [f"c = a * b at {largest:.0e} (Buffer args), x NumPy GB/s", f">= {TARGET_BANDWIDTH_RATIO:g}",
+         f"{bandwidth_ratio:.2f}", bandwidth_ratio >= TARGET_BANDWIDTH_RATIO],
+        ["compute-heavy kernel, x NumPy GFLOP/s", f">= {TARGET_HEAVY_RATIO:g}", f"{heavy_ratio:.2f}",
+         heavy_ratio >= TARGET_HEAVY_RATIO],
+    ]
+    return _bench.Table("Targets", ["target", "goal", "measured", "met"],
+                        [r[:3] + ["yes" if r[3] else "no"] for r in rows])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", help="device name or index (default: mc.Device())")
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (CI smoke run, < 20 s)")
+    parser.add_argument("--plain", action="store_true", help="plain-text tables even when rich is installed")
+    args = parser.parse_args()
+    config = QUICK if args.quick else FULL
+
+    try:
+        dev = _bench.open_device(args.device)
+    except mc.DeviceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"device: {dev.name} ({dev.backend}:{dev.index})", flush=True)
+    try:
+        call_table, calls = _bench.call_overhead(dev, config["repeats"], config["call_seconds"])
+        bandwidth_table, bandwidth = _bench.multiply_bandwidth(dev, config["sizes"], config["repeats"])
+        roofline_table = _bench.copy_roofline(dev, max(config["sizes"]), config["repeats"])
+        heavy_table, heavy = _bench.compute_heavy(dev, config["heavy_elements"], config["repeats"])
+        compile_table = _bench.compile_overhead(args.device, config["compile_repeats"])
+    except _bench.CheckFailed as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    _bench.render([call_table, bandwidth_table, roofline_table, heavy_table, compile_table,
+                   targets(calls, bandwidth, heavy)], plain=args.plain)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""python -m metalcall: list the devices, then run a short, checked benchmark on one.
+
+Exits with status 1 if a kernel's result disagrees with NumPy's. The full
+benchmark is benchmarks/bench_core.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import metalcall as mc
+from metalcall import _bench
+
+
+def list_devices() -> None:
+    print("devices:")
+    for info in mc.get_devices():
+        memory = f"{info.memory_size / 2**30:.1f} GiB" if info.memory_size else "memory unknown"
+        print(f"  {info.backend}:{info.index}  {info.name}  ({info.architecture}, {memory}, "
+              f"{info.max_threads_per_threadgroup} threads per threadgroup)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m metalcall", description=__doc__.splitlines()[0])
+    parser.add_argument("--device", help="device name or index (default: mc.Device())")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    parser.add_argument("--list", action="store_true", help="only list the devices")
+    parser.add_argument("--version", action="version", version=f"metalcall {mc.__version__}")
+    args = parser.parse_args(argv)
+
+    list_devices()
+    if args.list:
+        return 0
+    try:
+        dev = _bench.open_device(args.device)
+    except mc.DeviceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"\nrunning on {dev.name} ({dev.backend}:{dev.index})", flush=True)
+    repeats = 2 if args.quick else 3
+    size = 10**6 if args.quick else 10**7
+    try:
+        call_table, calls = _bench.call_overhead(dev, repeats, 0.01 if args.quick else 0.05)
+        bandwidth_table, bandwidth = _bench.multiply_bandwidth(dev, [size], repeats)
+        heavy_table, heavy = _bench.compute_heavy(dev, 1 << 12 if args.quick else 1 << 18, repeats)
+    except _bench.CheckFailed as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    _bench.render([call_table, bandwidth_table, heavy_table])
+    call, gbs = calls["waited, Buffer args"], bandwidth[size]
+    print(f"\nOK, results checked against NumPy. {dev.backend}: 1-element call {call:.2f} µs "
+          f"({call / calls['numpy']:.1f}x NumPy's time), c = a * b at {size:.0e} {gbs['buffer']:.1f} GB/s "
+          f"({gbs['buffer'] / gbs['numpy']:.2f}x NumPy), compute-heavy {heavy['kernel']:.1f} GFLOP/s "
+          f"({heavy['kernel'] / heavy['numpy']:.1f}x NumPy)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The Linux check of the Metal backend; run.sh is the entry point.
+
+1. Generates Metal/Foundation declarations from the pyobjc-framework-Metal metadata.
+2. Compiles every .mm of cpp/src/backends/metal with clang as Objective-C++ (ARC, blocks):
+   once for Linux with the GNUstep runtime ABI, and once per simulated macOS SDK (13.0,
+   14.0, 15.0, the newest) for an x86_64/arm64 macOS 13 target, where clang enforces
+   availability: an API newer than macOS 13 outside `if (@available(...))` is an error.
+3. Builds and runs logic_test.cpp against the backend's plain C++ (metal_support.cpp).
+4. Negative tests: copies of the .mm with one mistake each must fail, for the stated reason.
+"""
+
+import concurrent.futures
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BACKEND = os.path.join(ROOT, "cpp", "src", "backends", "metal")
+sys.path.insert(0, HERE)
+import generate_headers  # noqa: E402
+
+SDKS = ["13.0", "14.0", "15.0", "latest"]
+CLANG = os.environ.get("METAL_CHECK_CLANG", "clang++-16")
+
+# (name, file, text to find, replacement, configuration, diagnostic the failure must show)
+NEGATIVE_TESTS = [
+    ("misspelled selector", "metal_device.mm",
+     "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
+     "[encoder dispatchThreads:grid threadsPerThreadGroup:group]",
+     "gnustep", r"no known instance method for selector 'dispatchThreads:threadsPerThreadGroup:'|"
+                r"instance method .* not found"),
+    ("wrong argument count", "metal_device.mm",
+     "[encoder setBuffer:storage->buffer() offset:0 atIndex:index]",
+     "[encoder setBuffer:storage->buffer() atIndex:index]",
+     "gnustep", r"no known instance method for selector 'setBuffer:atIndex:'|instance method .* not found"),
+    ("selector of another protocol", "metal_device.mm",
+     "[command_buffer commit]", "[encoder commit]",
+     "gnustep", r"instance method '-commit' not found|no known instance method for selector 'commit'"),
+    ("wrong argument type", "metal_device.mm",
+     "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
+     "[encoder dispatchThreads:grid.width threadsPerThreadgroup:group]",
+     "gnustep", r"no viable conversion|cannot initialize a parameter|incompatible"),
+    ("misspelled C function", "metal_device.mm",
+     "MTLCreateSystemDefaultDevice()", "MTLCreateSystemDefaultDevices()",
+     "gnustep", r"undeclared identifier 'MTLCreateSystemDefaultDevices'|use of undeclared"),
+    ("newer API without @available", "metal_library.mm",
+     "  if (@available(macOS 15.0, *)) {\n    // What fastMathEnabled",
+     "  {\n    // What fastMathEnabled",
+     "darwin-15.0", r"only available on macOS 15\.0 or newer"),
+    ("newer API without an SDK guard", "metal_library.mm",
+     "#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000\n  if (@available(macOS 15.0, *)) {",
+     "#if 1\n  if (@available(macOS 15.0, *)) {",
+     "darwin-14.0", r"no known instance method for selector 'setMathMode:'|undeclared identifier 'MTLMathMode"),
+    ("ARC switched off", "metal_device.mm", None, None,
+     "gnustep-no-arc", r"needs ARC"),
+]
+
+
+def fail(message):
+    print("metal check: FAILED: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def host_cxx_include_dirs():
+    """The C++ library and target include directories clang uses on this Linux host."""
+    output = subprocess.run([CLANG, "-x", "c++", "-E", "-v", "/dev/null"], capture_output=True, text=True).stderr
+    block = output.split("#include <...> search starts here:")[1].split("End of search list.")[0]
+    dirs = [line.strip() for line in block.splitlines() if line.strip()]
+    return [d for d in dirs if "/c++/" in d or re.search(r"/include/[a-z0-9_]+-linux-gnu$", d)]
+
+
+def configurations(include_root):
+    common = ["-x", "objective-c++", "-std=c++17", "-fsyntax-only", "-fblocks", "-Wall", "-Wextra", "-Werror",
+              "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src")]
+    arch = "arm64" if platform.machine() in ("aarch64", "arm64") else "x86_64"
+    darwin = ["-target", "%s-apple-macos%s" % (arch, generate_headers_deployment()), "-nostdinc++",
+              "-U__nonnull", "-U__nullable", "-D_GNU_SOURCE",
+              "-Werror=unguarded-availability", "-Werror=unguarded-availability-new"]
+    for d in host_cxx_include_dirs():
+        darwin += ["-isystem", d]
+    configs = {
+        "gnustep": common + ["-fobjc-arc", "-fobjc-runtime=gnustep-2.0", "-I", os.path.join(include_root, "sdk-latest")],
+        "gnustep-no-arc": common + ["-fobjc-runtime=gnustep-2.0", "-I", os.path.join(include_root, "sdk-latest")],
+    }
+    for sdk in SDKS:
+        configs["darwin-" + sdk] = common + ["-fobjc-arc"] + darwin + ["-I", os.path.join(include_root, "sdk-" + sdk)]
+    return configs
+
+
+def generate_headers_deployment():
+    return generate_headers.load_api(os.path.join(HERE, "metal_api.py")).DEPLOYMENT_TARGET
+
+
+def compile_one(flags, path):
+    result = subprocess.run([CLANG] + flags + [path], capture_output=True, text=True)
+    return result.returncode, result.stdout + result.stderr
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="metal-check-")
+    try:
+        include_root = os.path.join(work, "include")
+        command = [sys.executable, os.path.join(HERE, "generate_headers.py"), "--out", include_root]
+        if os.environ.get("METAL_CHECK_WHEEL"):
+            command += ["--wheel", os.environ["METAL_CHECK_WHEEL"]]
+        for sdk in SDKS:
+            command += ["--sdk", sdk]
+        if subprocess.run(command).returncode != 0:
+            fail("could not generate the declarations")
+        configs = configurations(include_root)
+
+        sources = sorted(os.path.join(BACKEND, f) for f in os.listdir(BACKEND) if f.endswith(".mm"))
+        if not sources:
+            fail("no .mm files in " + BACKEND)
+        jobs = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+            for source in sources:
+                for name, flags in configs.items():
+                    if name != "gnustep-no-arc":
+                        jobs[(source, name)] = pool.submit(compile_one, flags, source)
+            logic = pool.submit(run_logic_test, work)
+            negatives = {test[0]: pool.submit(run_negative_test, work, configs, test) for test in NEGATIVE_TESTS}
+            problems = []
+            for (source, name), job in sorted(jobs.items()):
+                code, output = job.result()
+                if code != 0:
+                    problems.append("%s [%s]:\n%s" % (os.path.relpath(source, ROOT), name, output))
+            if problems:
+                fail("the backend does not compile against the generated declarations:\n" + "\n".join(problems))
+            logic_message = logic.result()
+            for name, job in negatives.items():
+                job.result()
+        print(logic_message)
+        print("metal check: %d files ok, negative tests failed as expected" % len(sources))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_logic_test(work):
+    binary = os.path.join(work, "logic_test")
+    build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
+                            "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
+                            os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),
+                            "-o", binary], capture_output=True, text=True)
+    if build.returncode != 0:
+        fail("logic_test.cpp does not build:\n" + build.stderr)
+    run = subprocess.run([binary], capture_output=True, text=True)
+    if run.returncode != 0:
+        fail("logic_test failed:\n" + run.stdout + run.stderr)
+    return run.stdout.strip().splitlines()[-1]
+
+
+def run_negative_test(work, configs, test):
+    name, file_name, find, replace, config, diagnostic = test
+    original = os.path.join(BACKEND, file_name)
+    with open(original) as f:
+        text = f.read()
+    if find is not None:
+        if text.count(find) != 1:
+            fail("negative test '%s': %r must occur exactly once in %s; update NEGATIVE_TESTS in check.py"
+                 % (name, find, file_name))
+        text = text.replace(find, replace)
+    directory = os.path.join(work, "negative", re.sub(r"\W+", "_", name))
+    os.makedirs(directory)
+    path = os.path.join(directory, file_name)
+    with open(path, "w") as f:
+        f.write(text)
+    code, output = compile_one(configs[config], path)
+    if code == 0:
+        fail("negative test '%s' compiled: the check would not catch that mistake" % name)
+    if not re.search(diagnostic, output):
+        fail("negative test '%s' failed for another reason than expected (%s):\n%s" % (name, diagnostic, output))
+
+
+if __name__ == "__main__":
+    main()

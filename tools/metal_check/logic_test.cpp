@@ -1,0 +1,253 @@
+// Tests of the Metal backend's plain C++ (cpp/src/backends/metal/metal_support.cpp):
+// the parts that need no GPU, run on any machine by tools/metal_check/check.py.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/metal/metal_backend.hpp"
+#include "metalcall/errors.hpp"
+
+using namespace metalcall;
+using namespace metalcall::metal;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL: %s\n", what.c_str());
+  }
+}
+
+template <class E>
+void expect_throws(const std::function<void()>& body, const std::string& what, const std::string& fragment = {}) {
+  ++checks;
+  try {
+    body();
+  } catch (const E& e) {
+    if (fragment.empty() || std::string(e.what()).find(fragment) != std::string::npos) return;
+    ++failures;
+    std::printf("FAIL: %s: message lacks '%s': %s\n", what.c_str(), fragment.c_str(), e.what());
+    return;
+  } catch (const std::exception& e) {
+    ++failures;
+    std::printf("FAIL: %s: wrong exception: %s\n", what.c_str(), e.what());
+    return;
+  }
+  ++failures;
+  std::printf("FAIL: %s: nothing thrown\n", what.c_str());
+}
+
+ParamInfo param(int position, int binding, const std::string& name, ParamKind kind) {
+  ParamInfo p;
+  p.position = position;
+  p.binding = binding;
+  p.name = name;
+  p.kind = kind;
+  return p;
+}
+
+BindingInfo binding(BindingInfo::Kind kind, int index, const std::string& name, std::size_t size, std::size_t align) {
+  BindingInfo b;
+  b.kind = kind;
+  b.index = index;
+  b.name = name;
+  b.data_size = size;
+  b.alignment = align;
+  return b;
+}
+
+void test_compile_log() {
+  const std::string source = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* a [[buffer(0)]]) {\n    flot x = 1;\r\n}\n";
+  const std::string log =
+      "Compilation failed: \n\nprogram_source:3:5: warning: unused variable 'y'\n"
+      "program_source:4:5: error: unknown type name 'flot'; did you mean 'float'?\n    flot x = 1;\n    ^\n";
+  const CompileDiagnostic d = parse_compile_log(log, source);
+  expect(d.line == 4 && d.column == 5, "error position is line 4, column 5 (not the warning's)");
+  expect(d.message == "unknown type name 'flot'; did you mean 'float'?", "error text: " + d.message);
+  expect(d.source_line == "    flot x = 1;", "source line without \\r: [" + d.source_line + "]");
+
+  const CompileDiagnostic fatal =
+      parse_compile_log("program_source:1:10: fatal error: 'nope.h' file not found\n", "#include \"nope.h\"\n");
+  expect(fatal.line == 1 && fatal.column == 10 && fatal.message == "'nope.h' file not found", "fatal error parsed");
+
+  const CompileDiagnostic bare = parse_compile_log("\n  Something else went wrong\n", source);
+  expect(bare.line == 0 && bare.message == "  Something else went wrong", "a log without position keeps its text");
+
+  const CompileDiagnostic past_end = parse_compile_log("program_source:99:1: error: x\n", source);
+  expect(past_end.line == 99 && past_end.source_line.empty(), "a line past the end has no source line");
+
+  const CompileError error = compile_error_from_log("[metal::Device]", "library", log, source);
+  expect(error.line() == 4 && error.column() == 5 && error.log() == log, "CompileError carries position and log");
+  expect(std::string(error.what()).find("[metal::Device] Unable to build library: line 4, column 5: unknown type") == 0,
+         std::string("CompileError message: ") + error.what());
+}
+
+void test_language_version() {
+  expect(parse_language_version("3.1") == std::make_pair(3, 1), "3.1");
+  expect(parse_language_version("2.0") == std::make_pair(2, 0), "2.0");
+  for (const char* bad : {"", "3", "3.", "31", "3.10", "v3.1", "0.5", "3,1"})
+    expect_throws<CompileError>([&] { parse_language_version(bad); }, std::string("bad version '") + bad + "'",
+                                "language version");
+}
+
+void test_merge_reflection() {
+  KernelInfo kernel;
+  kernel.name = "mul";
+  kernel.params = {param(0, 0, "a", ParamKind::buffer), param(1, 1, "n", ParamKind::reference),
+                   param(2, 2, "p", ParamKind::value), param(3, 0, "tg", ParamKind::threadgroup_memory),
+                   param(4, -1, "i", ParamKind::builtin)};
+  std::vector<BindingInfo> bindings = {
+      binding(BindingInfo::Kind::buffer, 0, "a", 4, 4), binding(BindingInfo::Kind::buffer, 1, "n", 4, 4),
+      binding(BindingInfo::Kind::buffer, 2, "p", 48, 16),
+      binding(BindingInfo::Kind::threadgroup_memory, 0, "tg", 16, 16)};
+  KernelInfo merged = kernel;
+  merge_reflection(merged, bindings);
+  expect(merged.params[0].element_size == 4 && merged.params[0].element_align == 4, "pointer element size");
+  expect(merged.params[2].element_size == 48 && merged.params[2].element_align == 16, "struct size and alignment");
+  expect(merged.params[3].element_size == 16, "threadgroup element size");
+  expect(merged.params[4].element_size == 0, "builtins untouched");
+
+  // Metal may drop an argument the kernel never reads: no error, sizes stay 0.
+  KernelInfo partial = kernel;
+  merge_reflection(partial, {bindings[0]});
+  expect(partial.params[1].element_size == 0, "missing binding leaves size 0");
+
+  KernelInfo renamed = kernel;
+  std::vector<BindingInfo> swapped = bindings;
+  swapped[0].name = "b";
+  expect_throws<CompileError>([&] { merge_reflection(renamed, swapped); }, "names disagree", "disagree");
+
+  KernelInfo extra = kernel;
+  std::vector<BindingInfo> more = bindings;
+  more.push_back(binding(BindingInfo::Kind::buffer, 7, "hidden", 4, 4));
+  expect_throws<CompileError>([&] { merge_reflection(extra, more); }, "binding unknown to the front end",
+                              "'hidden' at index 7");
+
+  KernelInfo textured = kernel;
+  std::vector<BindingInfo> with_texture = bindings;
+  with_texture.push_back(binding(BindingInfo::Kind::texture, 0, "image", 0, 0));
+  expect_throws<CompileError>([&] { merge_reflection(textured, with_texture); }, "textures are refused", "texture");
+}
+
+void test_kernel_from_bindings() {
+  std::vector<BindingInfo> bindings = {binding(BindingInfo::Kind::threadgroup_memory, 0, "scratch", 4, 4),
+                                       binding(BindingInfo::Kind::buffer, 2, "out", 4, 4),
+                                       binding(BindingInfo::Kind::buffer, 0, "in", 8, 8)};
+  bindings[2].read_only = true;
+  bindings[2].scalar = ScalarType::f32;
+  bindings[2].vector_width = 2;
+  const KernelInfo k = kernel_info_from_bindings("saxpy", bindings);
+  expect(k.name == "saxpy" && k.params.size() == 3, "three parameters");
+  expect(k.params[0].name == "in" && k.params[0].binding == 0 && k.params[0].position == 0, "buffers first, by index");
+  expect(k.params[0].is_const && k.params[0].scalar == ScalarType::f32 && k.params[0].vector_width == 2 &&
+             k.params[0].element_size == 8,
+         "read-only float2 buffer");
+  expect(k.params[1].name == "out" && !k.params[1].is_const && k.params[1].kind == ParamKind::buffer, "writable buffer");
+  expect(k.params[2].kind == ParamKind::threadgroup_memory && k.params[2].position == 2, "threadgroup memory last");
+}
+
+std::vector<std::uint8_t> pack(ScalarType t, const Argument& a) { return pack_function_constant(t, 1, a, "'c'"); }
+
+template <class T>
+T unpack(const std::vector<std::uint8_t>& bytes) {
+  T value{};
+  if (bytes.size() == sizeof(T)) std::memcpy(&value, bytes.data(), sizeof(T));
+  return value;
+}
+
+void test_function_constants() {
+  expect(unpack<std::uint8_t>(pack(ScalarType::boolean, Argument::from_bool(true))) == 1, "bool true");
+  expect(unpack<std::uint8_t>(pack(ScalarType::boolean, Argument::from_int(0))) == 0, "bool from 0");
+  expect_throws<ArgumentError>([] { pack(ScalarType::boolean, Argument::from_int(2)); }, "bool from 2");
+  expect(unpack<std::int32_t>(pack(ScalarType::i32, Argument::from_int(-7))) == -7, "int -7");
+  expect(unpack<std::uint32_t>(pack(ScalarType::u32, Argument::from_uint(4000000000u))) == 4000000000u, "uint max-ish");
+  expect_throws<ArgumentError>([] { pack(ScalarType::u32, Argument::from_int(-1)); }, "uint from -1", "does not fit");
+  expect_throws<ArgumentError>([] { pack(ScalarType::u8, Argument::from_int(256)); }, "uchar from 256", "0..255");
+  expect_throws<ArgumentError>([] { pack(ScalarType::i64, Argument::from_uint(UINT64_MAX)); }, "long from 2^64-1");
+  expect(unpack<std::uint64_t>(pack(ScalarType::u64, Argument::from_uint(UINT64_MAX))) == UINT64_MAX, "ulong max");
+  expect(unpack<std::int16_t>(pack(ScalarType::i16, Argument::from_int(-32768))) == -32768, "short min");
+  expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_float(1.5)); }, "int from a float",
+                               "not a value of that type");
+  expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_bool(true)); }, "int from a bool");
+  expect(unpack<float>(pack(ScalarType::f32, Argument::from_float(0.25))) == 0.25f, "float 0.25");
+  expect(unpack<float>(pack(ScalarType::f32, Argument::from_int(3))) == 3.0f, "float from int");
+  expect_throws<ArgumentError>([] { pack(ScalarType::f32, Argument::from_float(1e39)); }, "float overflow", "range");
+  expect(std::isinf(unpack<float>(pack(ScalarType::f32, Argument::from_float(INFINITY)))), "float infinity allowed");
+  expect(unpack<std::uint16_t>(pack(ScalarType::f16, Argument::from_float(1.0))) == 0x3c00, "half 1.0");
+  expect_throws<ArgumentError>([] { pack(ScalarType::f16, Argument::from_float(70000.0)); }, "half overflow", "range");
+  expect(unpack<std::uint16_t>(pack(ScalarType::bf16, Argument::from_float(1.0))) == 0x3f80, "bfloat 1.0");
+
+  const float four[4] = {1, 2, 3, 0};
+  expect(pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 16), "'v'").size() == 16,
+         "float3 as 16 bytes");
+  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 12), "'v'"); },
+                               "float3 from 12 bytes", "takes 16 bytes");
+  expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::f32, 4, Argument::from_float(1), "'v'"); },
+                               "float4 from a scalar", "as bytes");
+  expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::unknown, 1, Argument::from_int(1), "'s'"); },
+                               "unknown type", "cannot set");
+}
+
+void test_half_and_bfloat() {
+  struct Case {
+    float value;
+    std::uint16_t half;
+  };
+  const Case cases[] = {{0.0f, 0x0000},         {-0.0f, 0x8000},       {1.0f, 0x3c00},         {-2.0f, 0xc000},
+                        {0.1f, 0x2e66},         {65504.0f, 0x7bff},    {65519.0f, 0x7bff},     {65520.0f, 0x7c00},
+                        {6.103515625e-05f, 0x0400}, {5.9604645e-08f, 0x0001}, {2.9802322e-08f, 0x0000},
+                        {2.9802326e-08f, 0x0001}, {1.0009765625f, 0x3c01}, {1.00048828125f, 0x3c00},
+                        {1.00146484375f, 0x3c02}, {INFINITY, 0x7c00},  {-INFINITY, 0xfc00}};
+  for (const Case& c : cases) {
+    char what[64];
+    std::snprintf(what, sizeof what, "half(%.9g) = 0x%04x, got 0x%04x", c.value, c.half, float_to_half_bits(c.value));
+    expect(float_to_half_bits(c.value) == c.half, what);
+  }
+  const std::uint16_t nan = float_to_half_bits(NAN);
+  expect((nan & 0x7c00) == 0x7c00 && (nan & 0x03ff) != 0, "half NaN stays NaN");
+  expect(float_to_bfloat16_bits(1.0f) == 0x3f80 && float_to_bfloat16_bits(-2.0f) == 0xc000, "bfloat16 exact");
+  expect(float_to_bfloat16_bits(1.00390625f) == 0x3f80, "bfloat16 ties to even (down)");
+  expect(float_to_bfloat16_bits(1.01171875f) == 0x3f82, "bfloat16 ties to even (up)");
+  const std::uint16_t bnan = float_to_bfloat16_bits(NAN);
+  expect((bnan & 0x7f80) == 0x7f80 && (bnan & 0x007f) != 0, "bfloat16 NaN stays NaN");
+}
+
+void test_no_copy() {
+  const std::size_t page = 16384;
+  const void* aligned = reinterpret_cast<const void*>(std::uintptr_t(page) * 1000);
+  const void* offset = reinterpret_cast<const void*>(std::uintptr_t(page) * 1000 + 64);
+  expect(no_copy_length(aligned, page * 3, page, 0) == page * 3, "whole pages wrap as they are");
+  expect(no_copy_length(aligned, page * 3 + 1, page, 0) == 0, "a partial page without known backing is copied");
+  expect(no_copy_length(aligned, page * 3 + 1, page, page * 3) == 0, "backing too short: copied");
+  expect(no_copy_length(aligned, page * 3 + 1, page, page * 4) == page * 4, "backing covers the rounding: wrapped");
+  expect(no_copy_length(offset, page, page, page * 4) == 0, "unaligned pointers are copied");
+  expect(no_copy_length(aligned, 0, page, 0) == 0, "nothing to wrap");
+  expect(round_up(17, 16) == 32 && round_up(32, 16) == 32 && round_up(0, 16) == 0, "round_up");
+}
+
+}  // namespace
+
+int main() {
+  test_compile_log();
+  test_language_version();
+  test_merge_reflection();
+  test_kernel_from_bindings();
+  test_function_constants();
+  test_half_and_bfloat();
+  test_no_copy();
+  if (failures) {
+    std::printf("metal logic tests: %d of %d checks failed\n", failures, checks);
+    return 1;
+  }
+  std::printf("metal logic tests: %d checks passed\n", checks);
+  return 0;
+}
