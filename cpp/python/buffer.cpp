@@ -45,7 +45,7 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
   b.shape = shape;
   b.itemsize = dtype.itemsize();
   // The PEP 3118 format NumPy itself gives this dtype.
-  py::array probe(dtype, std::vector<py::ssize_t>{1});  // NumPy gives 0-length arrays of packed structs a wrong format
+  py::array probe(dtype, std::vector<py::ssize_t>{0});
   b.format = probe.request().format;
   return b;
 }

@@ -83,7 +83,8 @@ Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument
     completion->finish(nullptr, 0.0);
     return Completion(completion);
   }
-  const bool caller_waits = command.uses_host_memory();
+  // Checked mode reports faults at the call that made them.
+  const bool caller_waits = command.uses_host_memory() || device_->options().checked;
   std::vector<DispatchCommand> commands;
   commands.push_back(std::move(command));
   device_->submit(std::move(commands), completion, caller_waits);

@@ -12,6 +12,7 @@
     unsigned grid[3];   /* threads per grid */                                                  \
     unsigned group[3];  /* threads per threadgroup (the dispatch's size) */                     \
     unsigned groups[3]; /* threadgroups per grid */                                             \
+    const unsigned long long* arg_bytes; /* byte length of each argument's memory */           \
     int* fault;         /* set to 1 by the first fault (checked mode) */                        \
     char* fault_message;                                                                        \
     unsigned fault_capacity;                                                                    \

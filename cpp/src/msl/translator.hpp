@@ -54,7 +54,7 @@ inline const char* kSourceName = "source.metal";
 /** Translates for the CPU backend. Throws CompileError at the user's line and column. */
 Translation translate_for_cpu(const std::string& source,
                               const std::vector<std::pair<std::string, std::string>>& defines = {},
-                              const ConstantValues& constants = {});
+                              const ConstantValues& constants = {}, bool checked = false);
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
 constexpr int kTranslatorVersion = 2;

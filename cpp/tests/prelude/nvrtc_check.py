@@ -112,6 +112,25 @@ def main():
     if ptx is None:
         print("FAIL: NVRTC could not compile the prelude")
         return 1
+    # The umbrella, as the CUDA backend includes it (with the sync, atomic and
+    # SIMD-group headers), must compile too.
+    umbrella = ('#include "metal_stdlib.h"\nusing namespace metal;\n'
+                'extern "C" __global__ void umbrella_kernel(mtl_float4* v) {\n'
+                '  v[threadIdx.x] = sin(v[threadIdx.x]).template mtl_swizzle<3, 2, 1, 0>();\n}\n')
+    prog = ctypes.c_void_p()
+    nvrtc.nvrtcCreateProgram(ctypes.byref(prog), umbrella.encode(), b"umbrella.cu", 0, None, None)
+    opts = ["--std=c++17", f"-arch={arch}", f"-I{PRELUDE}", f"-I{include}"]
+    arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    res = nvrtc.nvrtcCompileProgram(prog, len(opts), arr)
+    size = ctypes.c_size_t()
+    nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    nvrtc.nvrtcGetProgramLog(prog, log)
+    print(f"--- NVRTC metal_stdlib.h umbrella: {'OK' if res == 0 else 'FAILED (%d)' % res}")
+    if log.value.strip():
+        print("\n".join(log.value.decode(errors="replace").strip().splitlines()[:40]))
+    if res != 0:
+        return 1
     if cuda is None:
         print("SKIP: compiled, but no GPU driver to run it")
         return 0

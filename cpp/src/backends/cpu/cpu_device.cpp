@@ -116,9 +116,10 @@ std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument&
 
 class CpuLibrary : public BackendLibrary {
  public:
-  CpuLibrary(std::string source, CompileOptions options, msl::Translation base, std::shared_ptr<CpuModule> module,
-             std::exception_ptr base_error)
-      : source_(std::move(source)), options_(std::move(options)), base_(std::move(base)), base_error_(base_error) {
+  CpuLibrary(std::string source, CompileOptions options, bool checked, msl::Translation base,
+             std::shared_ptr<CpuModule> module, std::exception_ptr base_error)
+      : source_(std::move(source)), options_(std::move(options)), checked_(checked), base_(std::move(base)),
+        base_error_(base_error) {
     if (module) modules_.emplace("", module);
   }
 
@@ -181,7 +182,7 @@ class CpuLibrary : public BackendLibrary {
     auto it = modules_.find(key);
     if (it != modules_.end()) return it->second;
     if (key.empty() && base_error_) std::rethrow_exception(base_error_);
-    msl::Translation specialised = msl::translate_for_cpu(source_, options_.defines, values);
+    msl::Translation specialised = msl::translate_for_cpu(source_, options_.defines, values, checked_);
     const std::string path = HostCompiler::instance().build(specialised, source_, options_.fast_math);
     auto module = std::make_shared<CpuModule>(path);
     modules_.emplace(key, module);
@@ -190,6 +191,7 @@ class CpuLibrary : public BackendLibrary {
 
   std::string source_;
   CompileOptions options_;
+  bool checked_;
   msl::Translation base_;  // kernels and constants (all undefined)
   std::exception_ptr base_error_;  // why the unspecialised source did not build, if it did not
   std::mutex mutex_;
@@ -244,10 +246,8 @@ DeviceInfo make_info() {
 
 class CpuDevice : public BackendDevice {
  public:
-  explicit CpuDevice(const DeviceOptions& options) : info_(make_info()) {
-    if (options.checked) {
-      throw DeviceError("[cpu] checked mode is not implemented yet; use Device(\"cpu\") without checked=True");
-    }
+  explicit CpuDevice(const DeviceOptions& options) : info_(make_info()), checked_(options.checked) {
+    if (checked_) info_.name += " [checked]";
   }
   const DeviceInfo& info() const override { return info_; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override { return std::make_shared<HostStorage>(nbytes); }
@@ -257,7 +257,7 @@ class CpuDevice : public BackendDevice {
   }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     for (const auto& [name, value] : options.defines) check_define(name, value);
-    msl::Translation translation = msl::translate_for_cpu(source, options.defines);
+    msl::Translation translation = msl::translate_for_cpu(source, options.defines, {}, checked_);
     std::shared_ptr<CpuModule> module;
     std::exception_ptr error;
     try {
@@ -268,7 +268,7 @@ class CpuDevice : public BackendDevice {
       if (translation.function_constants.empty()) throw;
       error = std::current_exception();
     }
-    return std::make_shared<CpuLibrary>(source, options, std::move(translation), module, error);
+    return std::make_shared<CpuLibrary>(source, options, checked_, std::move(translation), module, error);
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits) override {
@@ -285,6 +285,7 @@ class CpuDevice : public BackendDevice {
   }
 
   DeviceInfo info_;
+  bool checked_;
   CpuQueue queue_;
 };
 

@@ -50,10 +50,28 @@ void run_dispatch(const DispatchCommand& command) {
     many_args.resize(command.args.size());
     args = many_args.data();
   }
-  for (std::size_t i = 0; i < command.args.size(); ++i) args[i] = command.args[i].address();
+  unsigned long long inline_bytes[kInlineArgs];
+  std::vector<unsigned long long> many_bytes;
+  unsigned long long* bytes = inline_bytes;
+  if (command.args.size() > kInlineArgs) {
+    many_bytes.resize(command.args.size());
+    bytes = many_bytes.data();
+  }
+  for (std::size_t i = 0; i < command.args.size(); ++i) {
+    const BoundArgument& a = command.args[i];
+    args[i] = a.address();
+    bytes[i] = a.buffer ? a.buffer->nbytes() : a.host_data ? a.host_nbytes
+               : a.kind == ParamKind::threadgroup_memory ? a.threadgroup_length : a.bytes.size();
+  }
 
+  int fault = 0;
+  char fault_message[512] = {};
   metalcall_cpu_launch launch{};
   launch.args = args;
+  launch.arg_bytes = bytes;
+  launch.fault = &fault;
+  launch.fault_message = fault_message;
+  launch.fault_capacity = sizeof fault_message;
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];
@@ -77,6 +95,10 @@ void run_dispatch(const DispatchCommand& command) {
   }
   RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths};
   pool.parallel_for(groups, chunk, run_range, &ctx);
+  if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
+    throw ExecutionError(std::string("[cpu checked] ") + fault_message +
+                         "; the access was not performed");
+  }
 }
 
 void CpuQueue::execute(Task& task) {

@@ -42,8 +42,8 @@ namespace {
 
 // Metal documents setBytes:length:atIndex: for data up to 4 KB; larger goes in a buffer.
 constexpr std::size_t kMaxInlineBytes = 4096;
-// setThreadgroupMemoryLength:atIndex: takes multiples of 16 bytes.
-constexpr std::size_t kThreadgroupMemoryGranule = 16;
+// Length of the buffer bound where Metal wants one and a call has no bytes.
+constexpr std::size_t kEmptyBufferLength = 16;
 
 /** An MTLBuffer in shared storage: host and GPU see the same memory. */
 class MetalBufferStorage final : public BufferStorage {
@@ -215,8 +215,9 @@ void complete(id<MTLCommandBuffer> done, const std::shared_ptr<Submission>& subm
 }
 
 std::string gpu_family(id<MTLDevice> device) {
-#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000
-  if ([device supportsFamily:MTLGPUFamilyApple9]) return "apple9";
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000  // the macOS 14 SDK added Apple9 (M3)
+  if (@available(macOS 14.0, *))
+    if ([device supportsFamily:MTLGPUFamilyApple9]) return "apple9";
 #endif
   static const std::pair<MTLGPUFamily, const char*> families[] = {
       {MTLGPUFamilyApple8, "apple8"}, {MTLGPUFamilyApple7, "apple7"},
@@ -288,8 +289,8 @@ class MetalDevice final : public BackendDevice {
         queue_([device newCommandQueue]),
         info_(describe(device, index)),
         nonuniform_threadgroups_(has_nonuniform_threadgroups(device)),
-        page_size_(static_cast<std::size_t>(getpagesize())),
-        empty_([device newBufferWithLength:kThreadgroupMemoryGranule options:MTLResourceStorageModeShared]),
+        page_size_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
+        empty_([device newBufferWithLength:kEmptyBufferLength options:MTLResourceStorageModeShared]),
         queue_state_(std::make_shared<QueueState>(device)) {
     if (!queue_ || !empty_)
       throw DeviceError("[metal::Device] Unable to create a command queue on " + info_.name +
@@ -310,7 +311,8 @@ class MetalDevice final : public BackendDevice {
                           std::to_string(info_.max_buffer_length) + " bytes; split the data");
     std::shared_ptr<BufferStorage> storage;
     with_autorelease_pool([&] {
-      // Metal has no empty buffers; a zero-byte Buffer still owns a small one.
+      // Zero-filled, as Metal documents for this method. Metal has no empty buffers, so a
+      // zero-byte Buffer still owns a small one.
       id<MTLBuffer> buffer = [device_ newBufferWithLength:std::max<std::size_t>(nbytes, 1)
                                                   options:MTLResourceStorageModeShared];
       if (!buffer)
@@ -392,16 +394,11 @@ class MetalDevice final : public BackendDevice {
       switch (arg.kind) {
         case ParamKind::builtin:
           break;
-        case ParamKind::threadgroup_memory: {
-          if (arg.threadgroup_length == 0)
-            throw ArgumentError("[metal::Device] Kernel '" + kernel.name + "' needs a length for [[threadgroup(" +
-                                std::to_string(param.binding) + ")]] '" + param.name +
-                                "': pass threadgroup_memory=[...] with its size in bytes");
-          const std::size_t length = round_up(arg.threadgroup_length, kThreadgroupMemoryGranule);
-          threadgroup_bytes += length;
-          [encoder setThreadgroupMemoryLength:length atIndex:index];
+        case ParamKind::threadgroup_memory:
+          // Core has checked the length: non-zero and a multiple of 16 bytes, as Metal requires.
+          threadgroup_bytes += arg.threadgroup_length;
+          [encoder setThreadgroupMemoryLength:arg.threadgroup_length atIndex:index];
           break;
-        }
         case ParamKind::buffer:
         case ParamKind::reference:
         case ParamKind::value:
@@ -411,9 +408,8 @@ class MetalDevice final : public BackendDevice {
     }
     if (threadgroup_bytes > info_.threadgroup_memory_length)
       throw ArgumentError("[metal::Device] Kernel '" + kernel.name + "' needs " + std::to_string(threadgroup_bytes) +
-                          " bytes of threadgroup memory (its own " +
-                          std::to_string(program->static_threadgroup_memory()) + " and threadgroup_memory=, each "
-                          "rounded up to 16) but " + info_.name + " has " +
+                          " bytes of threadgroup memory (" + std::to_string(program->static_threadgroup_memory()) +
+                          " declared in the kernel, the rest from threadgroup_memory=) but " + info_.name + " has " +
                           std::to_string(info_.threadgroup_memory_length) + ": use less");
     dispatch(encoder, command);
   }

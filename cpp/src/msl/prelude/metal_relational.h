@@ -22,11 +22,18 @@ template <class T, int N, bool P> METAL_FUNC constexpr bool any(const mtl_vector
 }
 
 // select(a, b, c): c ? b : a, per component for vectors.
+namespace mtl_detail {
+template <class T, int N, bool P, bool Q, bool R, int... I>
+METAL_FUNC vec<T, N> select_seq(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b,
+                                const mtl_vector<bool, N, R>& c, int_seq<I...>) {
+  return vec<T, N>(elems_tag{}, (elem<I>(c) ? elem<I>(b) : elem<I>(a))...);
+}
+}  // namespace mtl_detail
 template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T select(T a, T b, bool c) { return c ? b : a; }
 template <class T, int N, bool P, bool Q, bool R>
 METAL_FUNC vec<T, N> select(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b,
                             const mtl_vector<bool, N, R>& c) {
-  return mtl_detail::zip([](T x, T y, bool s) { return s ? y : x; }, a, b, vec<T, N>(c));
+  return mtl_detail::select_seq(a, b, c, typename mtl_detail::make_seq<N>::type{});
 }
 template <class T, int N, bool P, bool Q>
 METAL_FUNC vec<T, N> select(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b, bool c) {

@@ -57,3 +57,4 @@ inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simd_sy
 
 #include "metal_atomic.h"
 #include "metal_simdgroup.h"
+#include "metal_checked.h"

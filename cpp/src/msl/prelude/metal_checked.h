@@ -1,0 +1,117 @@
+// metalcall MSL prelude: checked mode (Device("cpu", checked=True)).
+//
+// The translator turns every device/constant/threadgroup pointer into
+// mtl_checked<T> and every threadgroup array into mtl_checked_array<T, N>. An
+// access outside the memory records a fault (the first one wins) and touches a
+// scratch element instead, so the kernel never reads or writes memory it does
+// not own; the runtime then raises ExecutionError with the message.
+#pragma once
+
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+
+namespace metal {
+namespace mtl_rt {
+
+static thread_local const metalcall_cpu_launch* launch = nullptr;
+static thread_local const char* kernel_name = "";
+
+inline void append(char* out, unsigned capacity, unsigned& n, const char* s) {
+  while (*s && n + 1 < capacity) out[n++] = *s++;
+}
+inline void append_number(char* out, unsigned capacity, unsigned& n, long long v) {
+  char digits[24];
+  int k = 0;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do {
+    digits[k++] = char('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0 && n + 1 < capacity) out[n++] = '-';
+  while (k && n + 1 < capacity) out[n++] = digits[--k];
+}
+
+// Records the first out-of-bounds access of the dispatch.
+inline void fault(const char* what, long long index, unsigned long long count, unsigned long long element_size) {
+  const metalcall_cpu_launch* L = launch;
+  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
+  unsigned n = 0;
+  append(L->fault_message, L->fault_capacity, n, "kernel '");
+  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  append(L->fault_message, L->fault_capacity, n, "' ");
+  append(L->fault_message, L->fault_capacity, n, what);
+  append(L->fault_message, L->fault_capacity, n, ": index ");
+  append_number(L->fault_message, L->fault_capacity, n, index);
+  append(L->fault_message, L->fault_capacity, n, " is out of bounds (");
+  append_number(L->fault_message, L->fault_capacity, n, (long long)count);
+  append(L->fault_message, L->fault_capacity, n, " elements of ");
+  append_number(L->fault_message, L->fault_capacity, n, (long long)element_size);
+  append(L->fault_message, L->fault_capacity, n, " bytes)");
+  L->fault_message[n] = 0;
+}
+
+// Where a faulting access goes instead: per worker thread, large enough for any element.
+template <class T> inline T& scratch() {
+  alignas(64) static thread_local unsigned char bytes[sizeof(T) < 256 ? 256 : sizeof(T)];
+  return *reinterpret_cast<T*>(bytes);
+}
+
+}  // namespace mtl_rt
+
+template <class T> struct mtl_checked {
+  T* base_;                   // start of the memory
+  long long offset_;          // this pointer's position, in elements from base_
+  unsigned long long count_;  // elements the memory holds
+  const char* what_;          // "kernel 'k' argument 'a'"
+
+  METAL_FUNC mtl_checked() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
+  METAL_FUNC mtl_checked(T* base, unsigned long long count, const char* what)
+      : base_(base), offset_(0), count_(count), what_(what) {}
+  template <class U>
+  METAL_FUNC mtl_checked(const mtl_checked<U>& o)  // float* → const float*
+      : base_(o.base_), offset_(o.offset_), count_(o.count_), what_(o.what_) {}
+
+  METAL_FUNC T& at(long long i) const {
+    const long long k = offset_ + i;
+    if (k < 0 || (unsigned long long)k >= count_) {
+      mtl_rt::fault(what_, k, count_, sizeof(T));
+      return mtl_rt::scratch<T>();
+    }
+    return base_[k];
+  }
+  METAL_FUNC T& operator[](long long i) const { return at(i); }
+  METAL_FUNC T& operator*() const { return at(0); }
+  METAL_FUNC T* operator->() const { return &at(0); }
+  METAL_FUNC mtl_checked operator+(long long i) const { mtl_checked r = *this; r.offset_ += i; return r; }
+  METAL_FUNC mtl_checked operator-(long long i) const { mtl_checked r = *this; r.offset_ -= i; return r; }
+  METAL_FUNC long long operator-(const mtl_checked& o) const { return offset_ - o.offset_; }
+  METAL_FUNC mtl_checked& operator+=(long long i) { offset_ += i; return *this; }
+  METAL_FUNC mtl_checked& operator-=(long long i) { offset_ -= i; return *this; }
+  METAL_FUNC mtl_checked& operator++() { ++offset_; return *this; }
+  METAL_FUNC mtl_checked& operator--() { --offset_; return *this; }
+  METAL_FUNC mtl_checked operator++(int) { mtl_checked r = *this; ++offset_; return r; }
+  METAL_FUNC mtl_checked operator--(int) { mtl_checked r = *this; --offset_; return r; }
+  METAL_FUNC bool operator==(const mtl_checked& o) const { return base_ + offset_ == o.base_ + o.offset_; }
+  METAL_FUNC bool operator!=(const mtl_checked& o) const { return !(*this == o); }
+  METAL_FUNC bool operator<(const mtl_checked& o) const { return base_ + offset_ < o.base_ + o.offset_; }
+  METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+};
+template <class T> METAL_FUNC mtl_checked<T> operator+(long long i, const mtl_checked<T>& p) { return p + i; }
+
+// A threadgroup array: storage plus the same checks. Aggregate, so that a
+// `static thread_local` one needs no dynamic initialisation.
+template <class T, unsigned long long N> struct mtl_checked_array {
+  T data_[N];
+  METAL_FUNC T& operator[](long long i) {
+    if (i < 0 || (unsigned long long)i >= N) {
+      mtl_rt::fault("threadgroup array", i, N, sizeof(T));
+      return mtl_rt::scratch<T>();
+    }
+    return data_[i];
+  }
+  METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
+  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, "threadgroup array"); }
+};
+
+}  // namespace metal
+
+#endif
