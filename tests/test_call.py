@@ -194,23 +194,8 @@ def test_raw_uint8_view_is_accepted(device):
         np.uint32,
         np.int64,
         np.bool_,
-        pytest.param(
-            np.int8,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: cpp/python/arguments.cpp scalar_from_format() marks format 'b' (int8) as raw bytes, "
-                "so an int8 array is silently reinterpreted by a `device float*` parameter instead of ArgumentError",
-            ),
-        ),
-        pytest.param(
-            ">f4",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: cpp/python/arguments.cpp scalar_from_format() returns ScalarType::unknown for "
-                "big-endian formats ('>'/'!'), which bind_buffer (cpp/src/core/kernel.cpp) treats as 'no check': "
-                "a big-endian float32 array is silently misread by `device float*`",
-            ),
-        ),
+        np.int8,
+        ">f4",
     ],
     ids=lambda d: np.dtype(d).str,
 )
@@ -411,12 +396,6 @@ def test_scalar_packing_is_exact(device, type_name, value):
     np.testing.assert_array_equal(out, np.full(3, expected, dtype))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: cpp/src/core/scalar_packing.cpp pack_floating() rejects |v| > FLT_MAX, so the usual FLT_MAX "
-    "literal 3.4028235e38 (which rounds to FLT_MAX in float32, as 0.1 rounds to 0.1f) is an ArgumentError; "
-    "only values that round to infinity (|v| >= 2^128 - 2^103) are out of range. Same for half (65504 < |v| < 65520).",
-)
 def test_float_literal_that_rounds_to_flt_max(device):
     out = np.zeros(1, np.float32)
     device.compile(SCALARS_SRC).s_float(1, 3.4028235e38, out)

@@ -112,22 +112,8 @@ def test_cpu_device_properties(cpu_device):
         "",  # empty string is not "best"; falls to env/best — handled separately below
         10**6,  # index out of range
         -1,
-        pytest.param(
-            2**32,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: cpp/python/device.cpp open_device() stores index_value() (long long) in an int: "
-                "Device(2**32) wraps to index 0 and silently opens device 0",
-            ),
-        ),
-        pytest.param(
-            2**80,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: cpp/python/device.cpp open_device() -> index_value() raises ArgumentError "
-                "('integer ... is out of range') for a huge device index instead of DeviceError",
-            ),
-        ),
+        2**32,
+        2**80,
         True,
         1.5,
         b"cpu",

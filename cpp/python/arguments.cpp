@@ -14,34 +14,38 @@ Py_buffer* HostReferences::add() {
 
 void HostReferences::take(HostReferences& other) {
   for (auto& v : other.views_) views_.push_back(std::move(v));
+  for (auto& o : other.objects_) objects_.push_back(std::move(o));
   other.views_.clear();
+  other.objects_.clear();
 }
 
 void HostReferences::release() {
   for (auto& v : views_)
     if (v->obj) PyBuffer_Release(v.get());
   views_.clear();
+  objects_.clear();
 }
 
 namespace {
 
 // The element type of a PEP 3118 format, and whether it is plain bytes.
-ScalarType scalar_from_format(const char* format, bool* raw_bytes) {
+ScalarType scalar_from_format(const char* format, bool* raw_bytes, bool* big_endian) {
   *raw_bytes = false;
+  *big_endian = false;
   if (!format) {
     *raw_bytes = true;  // no format means unsigned bytes
     return ScalarType::u8;
   }
   const char* f = format;
   if (*f == '@' || *f == '=' || *f == '<' || *f == '!' || *f == '>') {
-    // Big-endian data would be misread; only native/little-endian counts as typed.
-    if (*f == '>' || *f == '!') return ScalarType::unknown;
+    // Kernels read native (little-endian) data; big-endian would be misread.
+    if (*f == '>' || *f == '!') *big_endian = true;
     ++f;
   }
   if (f[0] == '\0' || f[1] != '\0') return ScalarType::unknown;  // structs, arrays: no check
   switch (f[0]) {
     case 'B': case 'c': *raw_bytes = true; return ScalarType::u8;
-    case 'b': *raw_bytes = true; return ScalarType::i8;
+    case 'b': return ScalarType::i8;
     case '?': return ScalarType::boolean;
     case 'h': return ScalarType::i16;
     case 'H': return ScalarType::u16;
@@ -98,6 +102,48 @@ Argument numpy_scalar_argument(const py::handle& o) {
   return Argument{};  // structured and other scalars: use their bytes
 }
 
+// The element type NumPy's dtype kind and size name.
+ScalarType scalar_from_dtype(char kind, py::ssize_t itemsize, bool* raw_bytes) {
+  *raw_bytes = itemsize == 1 && kind == 'u';  // uint8 is how Python spells "bytes"
+  switch (kind) {
+    case 'b': return itemsize == 1 ? ScalarType::boolean : ScalarType::unknown;
+    case 'i': return itemsize == 1 ? ScalarType::i8 : itemsize == 2 ? ScalarType::i16 : itemsize == 4 ? ScalarType::i32
+                     : itemsize == 8 ? ScalarType::i64 : ScalarType::unknown;
+    case 'u': return itemsize == 1 ? ScalarType::u8 : itemsize == 2 ? ScalarType::u16 : itemsize == 4 ? ScalarType::u32
+                     : itemsize == 8 ? ScalarType::u64 : ScalarType::unknown;
+    case 'f': return itemsize == 2 ? ScalarType::f16 : itemsize == 4 ? ScalarType::f32 : itemsize == 8 ? ScalarType::f64
+                     : ScalarType::unknown;
+    default: return ScalarType::unknown;  // structured ('V'), complex, …: no element check
+  }
+}
+
+// NumPy arrays are read straight from their struct: the buffer protocol costs
+// several times more per argument, and a kernel call must stay cheap.
+bool numpy_array_argument(PyObject* o, std::size_t index, std::vector<Argument>& out, HostReferences& refs) {
+  const auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(o)) return false;
+  const auto* a = py::detail::array_proxy(o);
+  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) {
+    throw ArgumentError("argument " + std::to_string(index) +
+                        ": the array is not C-contiguous; pass np.ascontiguousarray(x)");
+  }
+  const auto dtype = py::reinterpret_borrow<py::dtype>(a->descr);
+  const py::ssize_t itemsize = dtype.itemsize();
+  std::size_t n = static_cast<std::size_t>(itemsize);
+  for (int d = 0; d < a->nd; ++d) n *= static_cast<std::size_t>(a->dimensions[d]);
+  const auto* descr = py::detail::array_descriptor_proxy(a->descr);
+  bool raw = false;
+  ScalarType scalar = scalar_from_dtype(descr->kind, itemsize, &raw);
+  const bool writable = (a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0;
+  if (descr->kind == 'O' || (descr->kind == 'V' && dtype.attr("hasobject").cast<bool>())) {
+    throw ArgumentError("argument " + std::to_string(index) + ": arrays of Python objects cannot go to a kernel");
+  }
+  (void)refs;  // the caller's argument tuple keeps the array alive during the call
+  out.push_back(Argument::from_host(a->data, n, writable, scalar, raw));
+  out.back().host_big_endian = descr->byteorder == '>';
+  return true;
+}
+
 }  // namespace
 
 void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs) {
@@ -105,6 +151,7 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
   out.reserve(n - first);
   for (std::size_t i = first; i < n; ++i) {
     PyObject* o = args[i].ptr();
+    if (numpy_array_argument(o, i - first, out, refs)) continue;
     if (py::isinstance<PyBuffer>(args[i])) {
       out.push_back(Argument::from_buffer(args[i].cast<PyBuffer&>().buffer));
       continue;
@@ -136,9 +183,10 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
                             ": the buffer is not C-contiguous; pass np.ascontiguousarray(x)");
       }
     }
-    bool raw = false;
-    const ScalarType scalar = scalar_from_format(view->format, &raw);
+    bool raw = false, big_endian = false;
+    const ScalarType scalar = scalar_from_format(view->format, &raw, &big_endian);
     out.push_back(Argument::from_host(view->buf, static_cast<std::size_t>(view->len), !view->readonly, scalar, raw));
+    out.back().host_big_endian = big_endian;
   }
 }
 

@@ -16,6 +16,7 @@ namespace py = pybind11;
 namespace metalcall::python {
 
 void init_errors(py::module_& m);
+void init_completion(py::module_& m);
 void init_buffer(py::module_& m);
 void init_device(py::module_& m);
 void init_library(py::module_& m);
@@ -48,16 +49,21 @@ class HostReferences {
   HostReferences& operator=(const HostReferences&) = delete;
   ~HostReferences() { release(); }
   Py_buffer* add();  // a view slot owned by this object; fill it with PyObject_GetBuffer
+  void keep(PyObject* object) { objects_.push_back(py::reinterpret_borrow<py::object>(object)); }
   void take(HostReferences& other);
   void release();
-  bool empty() const { return views_.empty(); }
+  bool empty() const { return views_.empty() && objects_.empty(); }
 
  private:
   std::vector<std::unique_ptr<Py_buffer>> views_;
+  std::vector<py::object> objects_;  // NumPy arrays used directly, without a buffer view
 };
 
 /** Converts call arguments (after the grid) into Arguments, keeping views in `refs`. */
 void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs);
+
+/** A new metalcall.Completion holding `completion`. */
+py::object wrap_completion(Completion completion);
 
 /** Converts a Python value for a function constant. */
 Argument constant_value(const py::handle& value);

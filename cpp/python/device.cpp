@@ -16,7 +16,16 @@ Device open_device(const py::object& spec, bool checked) {
   }
   if (PyBool_Check(spec.ptr())) throw DeviceError("a device is chosen by index (int) or name (str), not bool");
   if (PyIndex_Check(spec.ptr())) {
-    const int index = index_value(spec);
+    long long wide = 0;
+    try {
+      wide = index_value(spec);
+    } catch (const ArgumentError&) {
+      wide = -1;
+    }
+    if (wide < 0 || wide > 1 << 20) {
+      throw DeviceError("device index " + std::string(py::str(spec)) + " is out of range; see metalcall.get_devices()");
+    }
+    const int index = static_cast<int>(wide);
     py::gil_scoped_release release;
     return Device::open(index, options);
   }

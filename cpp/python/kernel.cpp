@@ -6,20 +6,6 @@
 
 namespace metalcall::python {
 
-/** A handle on submitted work; dropping it waits (metalcompute's `del handle`). */
-struct PyCompletion {
-  Completion completion;
-  ~PyCompletion() {
-    if (completion.done() || !completion.submitted()) return;
-    py::gil_scoped_release release;
-    try {
-      completion.wait();
-    } catch (...) {
-      // Errors belong to whoever waits; a dropped handle has no one to tell.
-    }
-  }
-};
-
 struct PyBatch {
   Device device;
   Batch batch;
@@ -96,19 +82,40 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwa
   convert_arguments(args, 1, arguments, refs);
 
   const std::uint64_t threads = shape.grid[0] * std::min<std::uint64_t>(shape.grid[1] * shape.grid[2], 1ull << 32);
-  auto result = std::make_unique<PyCompletion>();
-  if (!refs.empty() || threads > (1u << 15)) {
+  Completion completion;
+  if (threads > (1u << 15)) {
     // Long or blocking: let other Python threads run meanwhile.
     py::gil_scoped_release release;
-    result->completion = kernel(shape, arguments);
+    completion = kernel(shape, arguments);
   } else {
-    result->completion = kernel(shape, arguments);
+    completion = kernel(shape, arguments);
   }
-  if (!result->completion.submitted() && !refs.empty()) {
-    // Recorded into a batch: the borrowed memory must outlive the commit.
-    if (PyBatch* batch = current_python_batch(kernel.impl()->device())) keep_for_batch(batch, refs);
+  if (!completion.submitted()) {
+    // Recorded into a batch: borrowed memory must outlive the commit.
+    if (PyBatch* batch = current_python_batch(kernel.impl()->device())) {
+      for (std::size_t i = 1; i < args.size(); ++i)
+        if (!py::isinstance<PyBuffer>(args[i]) && PyObject_CheckBuffer(args[i].ptr())) refs.keep(args[i].ptr());
+      keep_for_batch(batch, refs);
+    }
   }
-  return py::cast(std::move(result));
+  return wrap_completion(std::move(completion));
+}
+
+// Kernel.__call__ as the type's tp_call: a kernel call is the hot path, and
+// pybind11's general dispatcher (overloads, argument casters) costs more than
+// the call itself on small grids.
+PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  try {
+    const Kernel& kernel = py::handle(self).cast<const Kernel&>();
+    const auto positional = py::reinterpret_borrow<py::args>(args);
+    const auto keywords = kwargs ? py::reinterpret_borrow<py::kwargs>(kwargs) : py::kwargs();
+    return call_kernel(kernel, positional, keywords).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
 }
 
 py::dict param_dict(const ParamInfo& p) {
@@ -149,34 +156,13 @@ PyBatch* current_python_batch(const std::shared_ptr<DeviceImpl>& device) {
 void keep_for_batch(PyBatch* batch, HostReferences& refs) { batch->refs.take(refs); }
 
 void init_kernel(py::module_& m) {
-  py::class_<PyCompletion>(m, "Completion", R"doc(
-Handle on a kernel call. Dropping it waits for the work (like metalcompute's
-``del handle``); keep it to overlap work, then ``wait()``.
-)doc")
-      .def("wait", [](PyCompletion& c) {
-        py::gil_scoped_release release;
-        c.completion.wait();
-      }, "Blocks until the work has finished; raises ExecutionError if it failed.")
-      .def_property_readonly("done", [](const PyCompletion& c) { return c.completion.done(); })
-      .def_property_readonly("gpu_time", [](const PyCompletion& c) { return c.completion.gpu_time(); },
-                             "Seconds the device spent on the work (0 until done).")
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](PyCompletion& c, py::args) {
-        py::gil_scoped_release release;
-        c.completion.wait();
-        return false;
-      })
-      .def("__repr__", [](const PyCompletion& c) {
-        return std::string("<metalcall.Completion ") + (c.completion.done() ? "done" : c.completion.submitted() ? "pending" : "recorded in a batch") + ">";
-      });
-
-  py::class_<Kernel>(m, "Kernel", "A compiled kernel, ready to call as kernel(grid, *arguments).")
-      .def("__call__", &call_kernel, R"doc(
-Runs the kernel over ``grid`` threads (an int or a 1-3 tuple, in threads).
-Arguments bind by order to the kernel's [[buffer(i)]] parameters. Keywords:
-``threadgroup`` (size, int or tuple), ``threadgroup_memory`` (byte lengths of
-[[threadgroup(i)]] parameters). Returns a Completion.
-)doc")
+  py::class_<Kernel>(m, "Kernel", R"doc(
+A compiled kernel. ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``
+runs it over ``grid`` threads (an int or a 1-3 tuple, in threads); arguments bind
+by order to its [[buffer(i)]] parameters; ``threadgroup`` is the threadgroup size
+(int or tuple; automatic by default), ``threadgroup_memory`` the byte lengths of
+its [[threadgroup(i)]] parameters. Returns a Completion.
+)doc", py::custom_type_setup([](PyHeapTypeObject* heap) { heap->ht_type.tp_call = kernel_tp_call; }))
       .def_property_readonly("name", [](const Kernel& k) { return k.name(); })
       .def_property_readonly("params", [](const Kernel& k) {
         py::list out;
@@ -218,6 +204,8 @@ committed when the block ends (discarded if it raises).
         py::gil_scoped_release release;
         b.completion.wait();
       }, "Waits for the committed work.")
+      .def_property_readonly("completion", [](const PyBatch& b) { return wrap_completion(b.completion); },
+                             "The Completion of the committed work.")
       .def_property_readonly("done", [](const PyBatch& b) { return b.exited && b.completion.done(); })
       .def_property_readonly("gpu_time", [](const PyBatch& b) { return b.completion.gpu_time(); })
       .def("__len__", [](const PyBatch& b) { return b.entered && !b.exited ? b.batch.size() : 0; });

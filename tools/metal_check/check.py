@@ -61,6 +61,17 @@ NEGATIVE_TESTS = [
      "gnustep-no-arc", r"needs ARC"),
 ]
 
+# The table cannot invent API either: (name, text in metal_api.py, replacement, generator message)
+TABLE_NEGATIVE_TESTS = [
+    ("misspelled selector in the table",
+     '("dispatchThreads:threadsPerThreadgroup:", "10.13")',
+     '("dispatchThreads:threadsPerThreadGroup:", "10.13")',
+     r"dispatchThreads:threadsPerThreadGroup:: no such selector in the pyobjc metadata"),
+    ("refinement that does not fit the encoding",
+     '("length", "10.11")', '("length", "10.11", {"returns": "id<MTLBuffer>"})',
+     r"MTLBuffer length: the result is integer .* but metal_api.py gives object"),
+]
+
 
 def fail(message):
     print("metal check: FAILED: " + message, file=sys.stderr)
@@ -106,9 +117,11 @@ def main():
     work = tempfile.mkdtemp(prefix="metal-check-")
     try:
         include_root = os.path.join(work, "include")
-        command = [sys.executable, os.path.join(HERE, "generate_headers.py"), "--out", include_root]
-        if os.environ.get("METAL_CHECK_WHEEL"):
-            command += ["--wheel", os.environ["METAL_CHECK_WHEEL"]]
+        try:
+            wheel = os.environ.get("METAL_CHECK_WHEEL") or generate_headers.download_wheel(work)
+        except (subprocess.CalledProcessError, generate_headers.CheckError) as error:
+            fail("could not download pyobjc-framework-Metal %s: %s" % (generate_headers.PYOBJC_METAL_VERSION, error))
+        command = [sys.executable, os.path.join(HERE, "generate_headers.py"), "--wheel", wheel, "--out", include_root]
         for sdk in SDKS:
             command += ["--sdk", sdk]
         if subprocess.run(command).returncode != 0:
@@ -126,6 +139,8 @@ def main():
                         jobs[(source, name)] = pool.submit(compile_one, flags, source)
             logic = pool.submit(run_logic_test, work)
             negatives = {test[0]: pool.submit(run_negative_test, work, configs, test) for test in NEGATIVE_TESTS}
+            for test in TABLE_NEGATIVE_TESTS:
+                negatives[test[0]] = pool.submit(run_table_negative_test, work, wheel, test)
             problems = []
             for (source, name), job in sorted(jobs.items()):
                 code, output = job.result()
@@ -147,6 +162,9 @@ def run_logic_test(work):
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
                             os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),
+                            # the core pieces metal_support.cpp builds on
+                            os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
+                            os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp"),
                             "-o", binary], capture_output=True, text=True)
     if build.returncode != 0:
         fail("logic_test.cpp does not build:\n" + build.stderr)
@@ -176,6 +194,27 @@ def run_negative_test(work, configs, test):
         fail("negative test '%s' compiled: the check would not catch that mistake" % name)
     if not re.search(diagnostic, output):
         fail("negative test '%s' failed for another reason than expected (%s):\n%s" % (name, diagnostic, output))
+
+
+def run_table_negative_test(work, wheel, test):
+    name, find, replace, message = test
+    with open(os.path.join(HERE, "metal_api.py")) as f:
+        text = f.read()
+    if text.count(find) != 1:
+        fail("negative test '%s': %r must occur exactly once in metal_api.py; update TABLE_NEGATIVE_TESTS"
+             % (name, find))
+    directory = os.path.join(work, "negative", re.sub(r"\W+", "_", name))
+    os.makedirs(directory)
+    api = os.path.join(directory, "metal_api.py")
+    with open(api, "w") as f:
+        f.write(text.replace(find, replace))
+    result = subprocess.run([sys.executable, os.path.join(HERE, "generate_headers.py"), "--wheel", wheel,
+                             "--api", api, "--out", os.path.join(directory, "include")],
+                            capture_output=True, text=True)
+    if result.returncode == 0:
+        fail("negative test '%s': the generator accepted the table" % name)
+    if not re.search(message, result.stderr):
+        fail("negative test '%s' failed for another reason than expected (%s):\n%s" % (name, message, result.stderr))
 
 
 if __name__ == "__main__":

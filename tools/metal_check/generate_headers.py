@@ -216,9 +216,12 @@ class Declarations:
         arity = selector.count(":")
         # Protocol methods are recorded on NSObject (informal protocols), class methods on the class.
         record = self.metadata.selectors.get(("NSObject" if protocol else owner, selector))
-        if record is None and protocol and (owner, selector) in self.metadata.selectors:
-            self.problems.append("%s: the metadata records it on the class %s, not on a protocol" % (where, owner))
-            return None
+        if record is None and protocol:
+            classes = sorted(c for (c, s) in self.metadata.selectors if s == selector)
+            if classes:
+                self.problems.append("%s: the metadata records it only on the class(es) %s, not as a protocol "
+                                     "method" % (where, ", ".join(classes)))
+                return None
         supplement = options.get("encoding")
         if record is None and supplement is None:
             near = sorted(s for (_, s) in self.metadata.selectors if s.lower() == selector.lower() or
@@ -438,10 +441,11 @@ def main():
                         "the SDK the wheel's metadata was made from")
     args = parser.parse_args()
     try:
-        wheel = args.wheel
-        if not wheel:
-            wheel = download_wheel(tempfile.mkdtemp(prefix="pyobjc-metal-"))
-        source, built_with = read_wheel(wheel)
+        if args.wheel:
+            source, built_with = read_wheel(args.wheel)
+        else:
+            with tempfile.TemporaryDirectory(prefix="pyobjc-metal-") as directory:
+                source, built_with = read_wheel(download_wheel(directory))
         metadata = Metadata(source)
         api = load_api(args.api)
         declarations = Declarations(api, metadata)

@@ -1,6 +1,5 @@
 // Tests of the Metal backend's plain C++ (cpp/src/backends/metal/metal_support.cpp):
 // the parts that need no GPU, run on any machine by tools/metal_check/check.py.
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -164,61 +163,33 @@ T unpack(const std::vector<std::uint8_t>& bytes) {
   return value;
 }
 
+// Scalars go through core's pack_scalar (tested with the core); here: that the Metal
+// path reaches it with the right type, and its own rules for vectors and raw bytes.
 void test_function_constants() {
   expect(unpack<std::uint8_t>(pack(ScalarType::boolean, Argument::from_bool(true))) == 1, "bool true");
-  expect(unpack<std::uint8_t>(pack(ScalarType::boolean, Argument::from_int(0))) == 0, "bool from 0");
-  expect_throws<ArgumentError>([] { pack(ScalarType::boolean, Argument::from_int(2)); }, "bool from 2");
   expect(unpack<std::int32_t>(pack(ScalarType::i32, Argument::from_int(-7))) == -7, "int -7");
-  expect(unpack<std::uint32_t>(pack(ScalarType::u32, Argument::from_uint(4000000000u))) == 4000000000u, "uint max-ish");
-  expect_throws<ArgumentError>([] { pack(ScalarType::u32, Argument::from_int(-1)); }, "uint from -1", "does not fit");
-  expect_throws<ArgumentError>([] { pack(ScalarType::u8, Argument::from_int(256)); }, "uchar from 256", "0..255");
-  expect_throws<ArgumentError>([] { pack(ScalarType::i64, Argument::from_uint(UINT64_MAX)); }, "long from 2^64-1");
+  expect(unpack<std::uint32_t>(pack(ScalarType::u32, Argument::from_uint(4000000000u))) == 4000000000u, "uint");
   expect(unpack<std::uint64_t>(pack(ScalarType::u64, Argument::from_uint(UINT64_MAX))) == UINT64_MAX, "ulong max");
-  expect(unpack<std::int16_t>(pack(ScalarType::i16, Argument::from_int(-32768))) == -32768, "short min");
-  expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_float(1.5)); }, "int from a float",
-                               "not a value of that type");
-  expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_bool(true)); }, "int from a bool");
+  expect_throws<ArgumentError>([] { pack(ScalarType::u8, Argument::from_int(256)); }, "uchar from 256",
+                               "[metal::Library] Function constant 'c'");
+  expect_throws<ArgumentError>([] { pack(ScalarType::u32, Argument::from_int(-1)); }, "uint from -1");
+  expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_float(1.5)); }, "int from a float");
   expect(unpack<float>(pack(ScalarType::f32, Argument::from_float(0.25))) == 0.25f, "float 0.25");
-  expect(unpack<float>(pack(ScalarType::f32, Argument::from_int(3))) == 3.0f, "float from int");
-  expect_throws<ArgumentError>([] { pack(ScalarType::f32, Argument::from_float(1e39)); }, "float overflow", "range");
-  expect(std::isinf(unpack<float>(pack(ScalarType::f32, Argument::from_float(INFINITY)))), "float infinity allowed");
   expect(unpack<std::uint16_t>(pack(ScalarType::f16, Argument::from_float(1.0))) == 0x3c00, "half 1.0");
-  expect_throws<ArgumentError>([] { pack(ScalarType::f16, Argument::from_float(70000.0)); }, "half overflow", "range");
-  expect(unpack<std::uint16_t>(pack(ScalarType::bf16, Argument::from_float(1.0))) == 0x3f80, "bfloat 1.0");
+  expect(unpack<std::uint16_t>(pack(ScalarType::bf16, Argument::from_float(-2.0))) == 0xc000, "bfloat -2.0");
+  expect_throws<ArgumentError>([] { pack(ScalarType::f16, Argument::from_float(70000.0)); }, "half overflow");
 
   const float four[4] = {1, 2, 3, 0};
   expect(pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 16), "'v'").size() == 16,
          "float3 as 16 bytes");
+  expect(pack_function_constant(ScalarType::f16, 2, Argument::from_bytes(four, 4), "'v'").size() == 4,
+         "half2 as 4 bytes");
   expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 12), "'v'"); },
-                               "float3 from 12 bytes", "takes 16 bytes");
+                               "float3 from 12 bytes", "takes 16 bytes, got 12");
   expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::f32, 4, Argument::from_float(1), "'v'"); },
-                               "float4 from a scalar", "as bytes");
+                               "float4 from a scalar", "pass bytes");
   expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::unknown, 1, Argument::from_int(1), "'s'"); },
                                "unknown type", "cannot set");
-}
-
-void test_half_and_bfloat() {
-  struct Case {
-    float value;
-    std::uint16_t half;
-  };
-  const Case cases[] = {{0.0f, 0x0000},         {-0.0f, 0x8000},       {1.0f, 0x3c00},         {-2.0f, 0xc000},
-                        {0.1f, 0x2e66},         {65504.0f, 0x7bff},    {65519.0f, 0x7bff},     {65520.0f, 0x7c00},
-                        {6.103515625e-05f, 0x0400}, {5.9604645e-08f, 0x0001}, {2.9802322e-08f, 0x0000},
-                        {2.9802326e-08f, 0x0001}, {1.0009765625f, 0x3c01}, {1.00048828125f, 0x3c00},
-                        {1.00146484375f, 0x3c02}, {INFINITY, 0x7c00},  {-INFINITY, 0xfc00}};
-  for (const Case& c : cases) {
-    char what[64];
-    std::snprintf(what, sizeof what, "half(%.9g) = 0x%04x, got 0x%04x", c.value, c.half, float_to_half_bits(c.value));
-    expect(float_to_half_bits(c.value) == c.half, what);
-  }
-  const std::uint16_t nan = float_to_half_bits(NAN);
-  expect((nan & 0x7c00) == 0x7c00 && (nan & 0x03ff) != 0, "half NaN stays NaN");
-  expect(float_to_bfloat16_bits(1.0f) == 0x3f80 && float_to_bfloat16_bits(-2.0f) == 0xc000, "bfloat16 exact");
-  expect(float_to_bfloat16_bits(1.00390625f) == 0x3f80, "bfloat16 ties to even (down)");
-  expect(float_to_bfloat16_bits(1.01171875f) == 0x3f82, "bfloat16 ties to even (up)");
-  const std::uint16_t bnan = float_to_bfloat16_bits(NAN);
-  expect((bnan & 0x7f80) == 0x7f80 && (bnan & 0x007f) != 0, "bfloat16 NaN stays NaN");
 }
 
 void test_no_copy() {
@@ -242,7 +213,6 @@ int main() {
   test_merge_reflection();
   test_kernel_from_bindings();
   test_function_constants();
-  test_half_and_bfloat();
   test_no_copy();
   if (failures) {
     std::printf("metal logic tests: %d of %d checks failed\n", failures, checks);

@@ -107,7 +107,6 @@ PROTOCOLS = {
         ("type", "13.0", {"returns": "MTLBindingType"}),
         ("access", "13.0", {"returns": "MTLBindingAccess"}),
         ("index", "13.0"),
-        ("isUsed", "13.0"),
     ]),
     "MTLBufferBinding": (["MTLBinding"], "13.0", [
         ("bufferAlignment", "13.0"),

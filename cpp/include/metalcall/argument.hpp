@@ -28,6 +28,7 @@ struct Argument {
   bool host_writable = false;       // Kind::host: may the kernel write it in place
   ScalarType host_scalar = ScalarType::unknown;  // Kind::host: element type if known
   bool host_raw_bytes = false;      // Kind::host: untyped bytes; any element type is fine
+  bool host_big_endian = false;     // Kind::host: stored big-endian, which kernels would misread
   std::vector<std::uint8_t> data;   // Kind::bytes
   std::int64_t int_value = 0;       // Kind::integer / boolean
   bool int_is_unsigned = false;     // Kind::integer: int_value holds a uint64 bit pattern

@@ -132,6 +132,15 @@ class BackendDevice {
                       const std::shared_ptr<CompletionState>& completion, bool caller_waits) = 0;
   /** Waits for all submitted work. */
   virtual void synchronize() = 0;
+  /**
+   * Runs one small call at once on the calling thread if the queue is idle, and
+   * returns true with the time it took; false leaves it for submit(). Saves the
+   * queue's bookkeeping on the calls where overhead matters most.
+   */
+  virtual bool run_now(const DispatchCommand&, double* device_seconds) {
+    (void)device_seconds;
+    return false;
+  }
 };
 
 /** How a backend makes itself known to the device registry. */

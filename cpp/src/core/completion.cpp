@@ -36,7 +36,10 @@ void Completion::wait() const {
 
 bool Completion::done() const { return !state_ || state_->done(); }
 
-double Completion::gpu_time() const { return state_ && state_->done() ? state_->device_seconds() : 0.0; }
+double Completion::gpu_time() const {
+  if (!state_) return seconds_;
+  return state_->done() ? state_->device_seconds() : 0.0;
+}
 
 bool Completion::submitted() const { return !state_ || state_->submitted(); }
 

@@ -78,11 +78,11 @@ Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument
     if (!empty) batch->record(std::move(command));
     return Completion(batch->completion());
   }
+  if (empty) return Completion::finished(0.0);
+  double seconds = 0;
+  // Finished before returning: no hazards to track, no completion to signal.
+  if (device_->backend().run_now(command, &seconds)) return Completion::finished(seconds);
   auto completion = std::make_shared<CompletionState>();
-  if (empty) {
-    completion->finish(nullptr, 0.0);
-    return Completion(completion);
-  }
   // Checked mode reports faults at the call that made them.
   const bool caller_waits = command.uses_host_memory() || device_->options().checked;
   std::vector<DispatchCommand> commands;
@@ -162,6 +162,10 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     if (!p.is_const && !a.host_writable) {
       throw ArgumentError(describe(k, p) + ": the kernel may write this argument but the object passed is "
                           "read-only; pass a writable array or bytearray, or declare the parameter const");
+    }
+    if (a.host_big_endian) {
+      throw ArgumentError(describe(k, p) + ": the array is big-endian, which the kernel would misread; convert it "
+                          "with x.astype(x.dtype.newbyteorder('='))");
     }
     if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
         a.host_scalar != p.scalar) {

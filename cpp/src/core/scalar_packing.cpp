@@ -92,14 +92,18 @@ std::vector<std::uint8_t> pack_integer(const Argument& a, const ParamInfo& p) {
 }
 
 std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
-  if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) {
+  // A finite value is out of range only if it rounds to infinity: FLT_MAX written
+  // in decimal (3.4028235e38) rounds to FLT_MAX, as 0.1 rounds to 0.1f.
+  const double float_limit = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);  // halfway between FLT_MAX and 2^128
+  if (std::isfinite(v) && std::fabs(v) >= float_limit) {
     throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of float");
   }
   const float f = static_cast<float>(v);
   switch (p.scalar) {
     case ScalarType::f32: return bytes_of<float>(f);
     case ScalarType::f16:
-      if (std::isfinite(v) && std::fabs(v) > 65504.0) throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of half (largest 65504)");
+      if (std::isfinite(v) && std::fabs(v) >= 65520.0)  // halfway between 65504 and 65536
+        throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of half (largest 65504)");
       return bytes_of<std::uint16_t>(float_to_half_bits(f));
     case ScalarType::bf16: return bytes_of<std::uint16_t>(float_to_bfloat_bits(f));
     default: break;

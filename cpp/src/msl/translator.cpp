@@ -374,8 +374,9 @@ class CpuTranslator {
               is_swizzle(t_[i + 1].text, &swz) && !plain_identifiers_.count(t_[i + 1].text)) {
             // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
             const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
-            std::string call = tok.text + "template " + (write ? "mtl_swizzle_ref<" : "mtl_swizzle<");
-            for (std::size_t k = 0; k < swz.size(); ++k) call += (k ? "," : "") + std::to_string(swz[k]);
+            // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
+            std::string call = tok.text + "template " + (write ? "mtl_swz_ref<1" : "mtl_swz<1");
+            for (int c : swz) call += std::to_string(c);
             emit(call + ">()", tok, false);
             ++i;
             continue;

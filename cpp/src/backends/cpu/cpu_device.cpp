@@ -275,6 +275,7 @@ class CpuDevice : public BackendDevice {
     queue_.submit(std::move(commands), completion, caller_waits);
   }
   void synchronize() override { queue_.synchronize(); }
+  bool run_now(const DispatchCommand& command, double* seconds) override { return queue_.run_now(command, seconds); }
 
  private:
   static void check_define(const std::string& name, const std::string& value) {

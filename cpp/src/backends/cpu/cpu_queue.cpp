@@ -139,6 +139,30 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   cv_.notify_all();
 }
 
+bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
+  if (std::uint64_t(command.grid[0]) * command.grid[1] * command.grid[2] > kInlineThreads) return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (busy_ || !pending_.empty()) return false;
+    busy_ = true;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::exception_ptr error;
+  try {
+    run_dispatch(command);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+  if (error) std::rethrow_exception(error);
+  return true;
+}
+
 void CpuQueue::executor_loop() {
   for (;;) {
     Task task;

@@ -23,6 +23,8 @@ class CpuQueue {
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits);
   void synchronize();
+  /** Runs a small call now if the queue is idle (see BackendDevice::run_now). */
+  bool run_now(const DispatchCommand& command, double* seconds);
 
  private:
   struct Task {

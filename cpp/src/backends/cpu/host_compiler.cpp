@@ -185,7 +185,9 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
   std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
                                     "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti",
                                     // Fiber stacks have one guard page: large frames must probe it.
-                                    "-fstack-clash-protection"};
+                                    "-fstack-clash-protection",
+                                    // MSL's char is signed; arm64 Linux would make it unsigned.
+                                    "-fsigned-char"};
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
     for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})

@@ -70,7 +70,6 @@ struct BindingInfo {
   Kind kind = Kind::other;
   int index = -1;
   std::string name;
-  bool used = true;
   bool read_only = false;
   std::size_t data_size = 0;   // bufferDataSize / threadgroupMemoryDataSize
   std::size_t alignment = 0;   // bufferAlignment / threadgroupMemoryAlignment
@@ -106,16 +105,12 @@ CompileError compile_error_from_log(const std::string& scope, const std::string&
                                     const std::string& log, const std::string& source);
 
 /**
- * Bytes of a [[function_constant]] value of `scalar` x `width`, from a call argument.
- * Integers are range-checked, floats must fit; raw bytes must have the exact size.
+ * Bytes of a [[function_constant]] value of `scalar` x `width`: scalars through core's
+ * pack_scalar (the rules of kernel arguments), vectors as raw bytes of the exact size.
  * Throws ArgumentError naming `label`.
  */
 std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
                                                  const std::string& label);
-
-/** IEEE half and bfloat16 bit patterns, round to nearest even. */
-std::uint16_t float_to_half_bits(float value);
-std::uint16_t float_to_bfloat16_bits(float value);
 
 /**
  * Length to wrap host memory without a copy (newBufferWithBytesNoCopy needs a
@@ -132,8 +127,5 @@ inline std::size_t round_up(std::size_t value, std::size_t multiple) {
 
 /** A C string from Foundation (UTF8String may return NULL) as std::string. */
 inline std::string from_utf8(const char* text) { return text ? std::string(text) : std::string(); }
-
-/** Short name of a scalar type as MSL spells it ("float", "uint", …). */
-const char* msl_type_name(ScalarType scalar);
 
 }  // namespace metalcall::metal

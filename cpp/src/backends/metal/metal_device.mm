@@ -266,14 +266,29 @@ DeviceInfo describe(id<MTLDevice> device, int index) {
   return info;
 }
 
-/** Every Metal GPU, the system default first (it is what "metal" and index 0 open). */
-std::vector<id<MTLDevice>> metal_devices() {
+/** The Metal GPUs, the system default first: it is what "metal" and index 0 open. */
+struct DeviceList {
   std::vector<id<MTLDevice>> devices;
-  id<MTLDevice> preferred = MTLCreateSystemDefaultDevice();
-  if (preferred) devices.push_back(preferred);
-  for (id<MTLDevice> device in MTLCopyAllDevices())
-    if (!preferred || [device registryID] != [preferred registryID]) devices.push_back(device);
-  return devices;
+  std::vector<DeviceInfo> infos;
+};
+
+// Taken once per process, so the indices devices are opened by stay stable; a GPU added
+// later (an eGPU) shows up in the next process. Never freed: MTLDevice objects live as
+// long as the process anyway, and releasing them during exit helps no one.
+const DeviceList& device_list() {
+  static const DeviceList* list = [] {
+    auto* taken = new DeviceList;
+    with_autorelease_pool([&] {
+      id<MTLDevice> preferred = MTLCreateSystemDefaultDevice();
+      if (preferred) taken->devices.push_back(preferred);
+      for (id<MTLDevice> device in MTLCopyAllDevices())
+        if (!preferred || [device registryID] != [preferred registryID]) taken->devices.push_back(device);
+      for (std::size_t i = 0; i < taken->devices.size(); ++i)
+        taken->infos.push_back(describe(taken->devices[i], static_cast<int>(i)));
+    });
+    return taken;
+  }();
+  return *list;
 }
 
 std::string no_device_reason() {
@@ -496,29 +511,24 @@ class MetalDevice final : public BackendDevice {
 };
 
 std::vector<DeviceInfo> enumerate_devices() {
-  std::vector<DeviceInfo> infos;
   try {
-    with_autorelease_pool([&] {
-      const std::vector<id<MTLDevice>> devices = metal_devices();
-      for (std::size_t i = 0; i < devices.size(); ++i)
-        infos.push_back(describe(devices[i], static_cast<int>(i)));
-    });
+    return device_list().infos;
   } catch (...) {
-    infos.clear();  // enumerate never throws: no Metal means no devices
+    return {};  // enumerate never throws: no Metal means no devices
   }
-  return infos;
 }
 
-// Core has refused options the Metal backend does not have (checked mode).
+// Core has checked the index against enumerate() and refused options Metal does not
+// have (checked mode).
 std::shared_ptr<BackendDevice> open_device(int index, const DeviceOptions& /*options*/) {
+  const DeviceList& list = device_list();
+  if (list.devices.empty()) throw DeviceError(no_device_reason());
+  if (index < 0 || static_cast<std::size_t>(index) >= list.devices.size())
+    throw DeviceError("[metal] No Metal device " + std::to_string(index) + ": this Mac has " +
+                      std::to_string(list.devices.size()) + " (see mc.get_devices())");
   std::shared_ptr<BackendDevice> device;
   with_autorelease_pool([&] {
-    const std::vector<id<MTLDevice>> devices = metal_devices();
-    if (devices.empty()) throw DeviceError(no_device_reason());
-    if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
-      throw DeviceError("[metal] No Metal device " + std::to_string(index) + ": this Mac has " +
-                        std::to_string(devices.size()) + " (see mc.get_devices())");
-    device = std::make_shared<MetalDevice>(devices[static_cast<std::size_t>(index)], index);
+    device = std::make_shared<MetalDevice>(list.devices[static_cast<std::size_t>(index)], index);
   });
   return device;
 }

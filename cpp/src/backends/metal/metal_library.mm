@@ -17,7 +17,8 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/reflect.hpp"
+#include "msl/kernels.hpp"
+#include "msl/lexer.hpp"
 
 namespace metalcall::metal {
 
@@ -96,7 +97,7 @@ std::string type_name(MTLDataType type) {
   if (type == MTLDataTypeArray) return "array";
   const ElementType element = element_type(type);
   if (element.scalar == ScalarType::unknown) return "type " + std::to_string(static_cast<NSUInteger>(type));
-  return msl_type_name(element.scalar) + (element.width > 1 ? std::to_string(element.width) : std::string());
+  return to_string(element.scalar) + (element.width > 1 ? std::to_string(element.width) : std::string());
 }
 
 NSString* ns_string(const std::string& text, const char* what) {
@@ -176,7 +177,6 @@ std::vector<BindingInfo> binding_infos(MTLComputePipelineReflection* reflection)
     BindingInfo info;
     info.index = static_cast<int>([binding index]);
     info.name = from_utf8([[binding name] UTF8String]);
-    info.used = [binding isUsed];
     info.read_only = [binding access] == MTLBindingAccessReadOnly;
     switch ([binding type]) {
       case MTLBindingTypeBuffer: {
@@ -207,71 +207,97 @@ std::vector<BindingInfo> binding_infos(MTLComputePipelineReflection* reflection)
   return infos;
 }
 
-/** A function constant as Metal declares it for one function. */
-struct DeclaredConstant {
+/**
+ * A function constant a call may set: one the function uses (as Metal records it), or one
+ * the source declares that this function does not use. The latter is accepted, as on the
+ * CPU backend, checked against its declared type, and not passed on.
+ */
+struct KnownConstant {
   std::string name;
   NSUInteger index = 0;
-  MTLDataType type = MTLDataTypeNone;
+  bool used = false;
+  MTLDataType type = MTLDataTypeNone;  // when used
+  ElementType element;
+  std::string type_name;
   bool required = false;
   bool given = false;
 };
 
-std::string list_constants(const std::vector<DeclaredConstant>& declared) {
-  if (declared.empty()) return "none";
-  std::string text;
-  for (const DeclaredConstant& c : declared)
-    text += (text.empty() ? "" : ", ") + c.name + " (" + type_name(c.type) + ", index " + std::to_string(c.index) + ")";
-  return text;
-}
-
-MTLFunctionConstantValues* constant_values(const std::string& kernel, id<MTLFunction> function,
-                                           const std::vector<FunctionConstant>& constants) {
-  std::vector<DeclaredConstant> declared;
+std::vector<KnownConstant> known_constants(id<MTLFunction> function,
+                                           const std::vector<msl::FunctionConstantDecl>& declared_in_source) {
+  std::vector<KnownConstant> known;
   NSDictionary<NSString*, MTLFunctionConstant*>* dictionary = [function functionConstantsDictionary];
   for (NSString* key in dictionary) {
     MTLFunctionConstant* constant = [dictionary objectForKey:key];
-    DeclaredConstant c;
+    KnownConstant c;
     c.name = from_utf8([[constant name] UTF8String]);
     c.index = [constant index];
+    c.used = true;
     c.type = [constant type];
+    c.element = element_type(c.type);
+    c.type_name = type_name(c.type);
     c.required = [constant required];
-    declared.push_back(std::move(c));
+    known.push_back(std::move(c));
   }
-  std::sort(declared.begin(), declared.end(),
-            [](const DeclaredConstant& a, const DeclaredConstant& b) { return a.index < b.index; });
+  for (const msl::FunctionConstantDecl& decl : declared_in_source) {
+    const bool used = std::any_of(known.begin(), known.end(), [&](const KnownConstant& c) { return c.name == decl.name; });
+    if (used) continue;
+    KnownConstant c;
+    c.name = decl.name;
+    c.index = static_cast<NSUInteger>(decl.index);
+    c.element = {decl.scalar, decl.vector_width};
+    c.type_name = decl.type_name;
+    known.push_back(std::move(c));
+  }
+  std::sort(known.begin(), known.end(), [](const KnownConstant& a, const KnownConstant& b) { return a.index < b.index; });
+  return known;
+}
 
+MTLFunctionConstantValues* constant_values(const std::string& kernel, const std::vector<KnownConstant>& known_in,
+                                           const std::vector<FunctionConstant>& constants) {
+  std::vector<KnownConstant> known = known_in;
+  auto listing = [&] {
+    std::string text;
+    for (const KnownConstant& c : known)
+      text += (text.empty() ? "" : ", ") + c.name + " (" + c.type_name + ", index " + std::to_string(c.index) + ")";
+    return text.empty() ? std::string("none") : text;
+  };
   MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
   for (const FunctionConstant& given : constants) {
-    const std::string label = given.name.empty() ? "index " + std::to_string(given.index) : "'" + given.name + "'";
-    auto match = std::find_if(declared.begin(), declared.end(), [&](const DeclaredConstant& c) {
+    auto match = std::find_if(known.begin(), known.end(), [&](const KnownConstant& c) {
       return given.name.empty() ? given.index >= 0 && c.index == static_cast<NSUInteger>(given.index)
                                 : c.name == given.name;
     });
-    if (match == declared.end())
-      throw ArgumentError("[metal::Library] Kernel '" + kernel + "' has no function constant " + label +
-                          "; it uses: " + list_constants(declared));
+    if (match == known.end())
+      throw ArgumentError("[metal::Library] No function constant " +
+                          (given.name.empty() ? "with index " + std::to_string(given.index) : "named '" + given.name + "'") +
+                          " for kernel '" + kernel + "'; there are: " + listing());
     if (match->given)
       throw ArgumentError("[metal::Library] Function constant '" + match->name + "' of kernel '" + kernel +
                           "' is given twice (by name and by index): give it once");
     match->given = true;
-    const ElementType element = element_type(match->type);
-    const std::vector<std::uint8_t> bytes =
-        pack_function_constant(element.scalar, element.width, given.value, "'" + match->name + "' of kernel '" + kernel + "'");
-    [values setConstantValue:bytes.data() type:match->type atIndex:match->index];
+    const std::vector<std::uint8_t> bytes = pack_function_constant(
+        match->element.scalar, match->element.width, given.value,
+        "'" + match->name + "' (" + match->type_name + ", index " + std::to_string(match->index) + ")");
+    if (match->used) [values setConstantValue:bytes.data() type:match->type atIndex:match->index];
   }
-  for (const DeclaredConstant& c : declared)
+  for (const KnownConstant& c : known)
     if (c.required && !c.given)
       throw ArgumentError("[metal::Library] Kernel '" + kernel + "' needs function constant '" + c.name + "' (" +
-                          type_name(c.type) + ", index " + std::to_string(c.index) + "): pass constants={\"" +
-                          c.name + "\": value}");
+                          c.type_name + ", index " + std::to_string(c.index) + "): pass constants={\"" + c.name +
+                          "\": value}");
   return values;
 }
 
 class MetalLibrary final : public BackendLibrary {
  public:
   MetalLibrary(id<MTLDevice> device, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
-               std::vector<std::string> names)
-      : device_(device), library_(library), kernels_(std::move(kernels)), names_(std::move(names)) {}
+               std::vector<msl::FunctionConstantDecl> constants, std::vector<std::string> names)
+      : device_(device),
+        library_(library),
+        kernels_(std::move(kernels)),
+        constants_(std::move(constants)),
+        names_(std::move(names)) {}
 
   std::vector<std::string> function_names() const override { return names_; }
 
@@ -288,10 +314,10 @@ class MetalLibrary final : public BackendLibrary {
     const KernelInfo* source_info = nullptr;
     for (const KernelInfo& kernel : kernels_)
       if (kernel.name == name) source_info = &kernel;
-    const bool known = kernels_.empty() ? std::find(names_.begin(), names_.end(), name) != names_.end()
-                                        : source_info != nullptr;
+    const bool listed = kernels_.empty() ? std::find(names_.begin(), names_.end(), name) != names_.end()
+                                         : source_info != nullptr;
     NSString* function_name = [NSString stringWithUTF8String:name.c_str()];
-    id<MTLFunction> function = known && function_name ? [library_ newFunctionWithName:function_name] : nil;
+    id<MTLFunction> function = listed && function_name ? [library_ newFunctionWithName:function_name] : nil;
     if (!function) {
       std::string names;
       for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
@@ -300,10 +326,13 @@ class MetalLibrary final : public BackendLibrary {
     }
     if ([function functionType] != MTLFunctionTypeKernel)
       throw ArgumentError("[metal::Library] '" + name + "' is not a kernel function: metalcall runs kernels only");
-    if ([[function functionConstantsDictionary] count] > 0 || !constants.empty()) {
-      MTLFunctionConstantValues* values = constant_values(name, function, constants);
+    const std::vector<KnownConstant> settable = known_constants(function, constants_);
+    const bool specialise =
+        std::any_of(settable.begin(), settable.end(), [](const KnownConstant& c) { return c.used; });
+    if (specialise || !constants.empty()) {
+      MTLFunctionConstantValues* values = constant_values(name, settable, constants);  // checks every value
       NSError* error = nil;
-      function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
+      if (specialise) function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
       if (!function)
         throw CompileError("[metal::Library] Unable to specialise kernel '" + name + "' with its function constants: " +
                                error_text(error),
@@ -330,6 +359,7 @@ class MetalLibrary final : public BackendLibrary {
   id<MTLDevice> device_;
   id<MTLLibrary> library_;
   std::vector<KernelInfo> kernels_;  // from the MSL front end; empty for a .metallib
+  std::vector<msl::FunctionConstantDecl> constants_;  // the source's [[function_constant]]s
   std::vector<std::string> names_;
 };
 
@@ -346,11 +376,16 @@ std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::
                                                    options:metal_options
                                                      error:&error];
     if (!compiled) throw compile_error_from_log("[metal::Device]", "library", error_text(error), source);
-    // Metal accepted the source; the front end gives the parameter table.
-    std::vector<KernelInfo> kernels = msl::reflect_kernels(source);
+    // Metal accepted the source; the front end gives the parameter tables (as on the CPU).
+    msl::ParsedSource parsed = msl::parse_source(msl::tokenize(source), source);
+    std::vector<KernelInfo> kernels;
     std::vector<std::string> names;
-    for (const KernelInfo& kernel : kernels) names.push_back(kernel.name);
-    library = std::make_shared<MetalLibrary>(device, compiled, std::move(kernels), std::move(names));
+    for (msl::ParsedKernel& kernel : parsed.kernels) {
+      names.push_back(kernel.info.name);
+      kernels.push_back(std::move(kernel.info));
+    }
+    library = std::make_shared<MetalLibrary>(device, compiled, std::move(kernels), std::move(parsed.function_constants),
+                                             std::move(names));
   });
   return library;
 }
@@ -373,7 +408,8 @@ std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vec
       if (function && [function functionType] == MTLFunctionTypeKernel) names.push_back(from_utf8([name UTF8String]));
     }
     std::sort(names.begin(), names.end());
-    library = std::make_shared<MetalLibrary>(device, loaded, std::vector<KernelInfo>{}, std::move(names));
+    library = std::make_shared<MetalLibrary>(device, loaded, std::vector<KernelInfo>{},
+                                             std::vector<msl::FunctionConstantDecl>{}, std::move(names));
   });
   return library;
 }

@@ -3,10 +3,10 @@
 #include "backends/metal/metal_backend.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::metal {
@@ -40,134 +40,7 @@ void reject_unsupported(const std::string& kernel, const std::vector<BindingInfo
   }
 }
 
-std::size_t scalar_bytes(ScalarType scalar) {
-  switch (scalar) {
-    case ScalarType::boolean:
-    case ScalarType::i8:
-    case ScalarType::u8: return 1;
-    case ScalarType::i16:
-    case ScalarType::u16:
-    case ScalarType::f16:
-    case ScalarType::bf16: return 2;
-    case ScalarType::i32:
-    case ScalarType::u32:
-    case ScalarType::f32: return 4;
-    case ScalarType::i64:
-    case ScalarType::u64: return 8;
-    case ScalarType::f64:  // MSL has no double: no kernel value is one
-    case ScalarType::unknown: break;
-  }
-  return 0;
-}
-
-bool fits_integer(const Argument& value, std::int64_t min, std::uint64_t max) {
-  if (value.int_is_unsigned) return static_cast<std::uint64_t>(value.int_value) <= max;
-  if (value.int_value < 0) return value.int_value >= min;
-  return static_cast<std::uint64_t>(value.int_value) <= max;
-}
-
-template <class T>
-std::vector<std::uint8_t> bytes_of(T value) {
-  std::vector<std::uint8_t> bytes(sizeof(T));
-  std::memcpy(bytes.data(), &value, sizeof(T));
-  return bytes;
-}
-
-std::string describe(const Argument& value) {
-  switch (value.kind) {
-    case Argument::Kind::integer:
-      return value.int_is_unsigned ? std::to_string(static_cast<std::uint64_t>(value.int_value))
-                                   : std::to_string(value.int_value);
-    case Argument::Kind::floating: return std::to_string(value.float_value);
-    case Argument::Kind::boolean: return value.int_value ? "True" : "False";
-    case Argument::Kind::bytes: return std::to_string(value.data.size()) + " bytes";
-    case Argument::Kind::buffer: return "a buffer";
-    case Argument::Kind::host: return "an array";
-  }
-  return "a value";
-}
-
-// Integer types: range-checked so a constant never wraps silently.
-std::vector<std::uint8_t> pack_integer(ScalarType scalar, const Argument& value,
-                                       const std::string& label) {
-  auto out_of_range = [&](const char* range) {
-    return ArgumentError("[metal::Library] Function constant " + label + " is " +
-                         msl_type_name(scalar) + " (" + range + "); " + describe(value) +
-                         " does not fit");
-  };
-  switch (scalar) {
-    case ScalarType::i8:
-      if (!fits_integer(value, INT8_MIN, INT8_MAX)) throw out_of_range("-128..127");
-      return bytes_of(static_cast<std::int8_t>(value.int_value));
-    case ScalarType::u8:
-      if (!fits_integer(value, 0, UINT8_MAX)) throw out_of_range("0..255");
-      return bytes_of(static_cast<std::uint8_t>(value.int_value));
-    case ScalarType::i16:
-      if (!fits_integer(value, INT16_MIN, INT16_MAX)) throw out_of_range("-32768..32767");
-      return bytes_of(static_cast<std::int16_t>(value.int_value));
-    case ScalarType::u16:
-      if (!fits_integer(value, 0, UINT16_MAX)) throw out_of_range("0..65535");
-      return bytes_of(static_cast<std::uint16_t>(value.int_value));
-    case ScalarType::i32:
-      if (!fits_integer(value, INT32_MIN, INT32_MAX)) throw out_of_range("32-bit signed");
-      return bytes_of(static_cast<std::int32_t>(value.int_value));
-    case ScalarType::u32:
-      if (!fits_integer(value, 0, UINT32_MAX)) throw out_of_range("32-bit unsigned");
-      return bytes_of(static_cast<std::uint32_t>(value.int_value));
-    case ScalarType::i64:
-      if (!fits_integer(value, INT64_MIN, INT64_MAX)) throw out_of_range("64-bit signed");
-      return bytes_of(static_cast<std::int64_t>(value.int_value));
-    case ScalarType::u64:
-      if (!fits_integer(value, 0, UINT64_MAX)) throw out_of_range("64-bit unsigned");
-      return bytes_of(static_cast<std::uint64_t>(value.int_value));
-    default: break;
-  }
-  throw ArgumentError("[metal::Library] Function constant " + label + " has a type metalcall cannot set");
-}
-
-std::vector<std::uint8_t> pack_float(ScalarType scalar, const Argument& value,
-                                     const std::string& label) {
-  double number = value.float_value;
-  if (value.kind == Argument::Kind::integer)
-    number = value.int_is_unsigned ? static_cast<double>(static_cast<std::uint64_t>(value.int_value))
-                                   : static_cast<double>(value.int_value);
-  const float single = static_cast<float>(number);
-  const bool finite = std::isfinite(number);
-  auto too_large = [&] {
-    return ArgumentError("[metal::Library] Function constant " + label + " is " +
-                         msl_type_name(scalar) + "; " + describe(value) +
-                         " is outside its range");
-  };
-  if (finite && !std::isfinite(single)) throw too_large();
-  if (scalar == ScalarType::f32) return bytes_of(single);
-  const std::uint16_t bits =
-      scalar == ScalarType::f16 ? float_to_half_bits(single) : float_to_bfloat16_bits(single);
-  const bool bits_infinite = (bits & 0x7fffu) == (scalar == ScalarType::f16 ? 0x7c00u : 0x7f80u);
-  if (finite && bits_infinite) throw too_large();
-  return bytes_of(bits);
-}
-
 }  // namespace
-
-const char* msl_type_name(ScalarType scalar) {
-  switch (scalar) {
-    case ScalarType::boolean: return "bool";
-    case ScalarType::i8: return "char";
-    case ScalarType::u8: return "uchar";
-    case ScalarType::i16: return "short";
-    case ScalarType::u16: return "ushort";
-    case ScalarType::i32: return "int";
-    case ScalarType::u32: return "uint";
-    case ScalarType::i64: return "long";
-    case ScalarType::u64: return "ulong";
-    case ScalarType::f16: return "half";
-    case ScalarType::bf16: return "bfloat";
-    case ScalarType::f32: return "float";
-    case ScalarType::f64: return "double";
-    case ScalarType::unknown: break;
-  }
-  return "unknown";
-}
 
 void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindings) {
   reject_unsupported(kernel.name, bindings);
@@ -315,74 +188,19 @@ CompileError compile_error_from_log(const std::string& scope, const std::string&
 
 std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
                                                  const std::string& label) {
-  const std::size_t element = scalar_bytes(scalar);
-  if (element == 0)
-    throw ArgumentError("[metal::Library] Function constant " + label +
-                        " has a type metalcall cannot set; give it a scalar or vector type");
-  if (value.kind == Argument::Kind::bytes) {
-    // MSL lays out 3-vectors like 4-vectors.
-    const std::size_t expected = element * static_cast<std::size_t>(width == 3 ? 4 : width);
-    if (value.data.size() != expected)
-      throw ArgumentError("[metal::Library] Function constant " + label + " takes " +
-                          std::to_string(expected) + " bytes, got " + std::to_string(value.data.size()));
-    return value.data;
-  }
-  const std::string type = std::string(msl_type_name(scalar)) + (width > 1 ? std::to_string(width) : "");
-  if (width != 1)
-    throw ArgumentError("[metal::Library] Function constant " + label + " is a " + type +
-                        "; pass its value as bytes (e.g. numpy.array([...], dtype=...).tobytes())");
-  const bool is_number = value.kind == Argument::Kind::integer || value.kind == Argument::Kind::floating;
-  switch (scalar) {
-    case ScalarType::boolean:
-      if (value.kind == Argument::Kind::boolean ||
-          (value.kind == Argument::Kind::integer && (value.int_value == 0 || value.int_value == 1)))
-        return bytes_of(static_cast<std::uint8_t>(value.int_value != 0));
-      break;
-    case ScalarType::f16:
-    case ScalarType::bf16:
-    case ScalarType::f32:
-      if (is_number) return pack_float(scalar, value, label);
-      break;
-    default:
-      if (value.kind == Argument::Kind::integer) return pack_integer(scalar, value, label);
-      break;
-  }
-  throw ArgumentError("[metal::Library] Function constant " + label + " is " + type + "; " +
-                      describe(value) + " is not a value of that type");
-}
-
-std::uint16_t float_to_half_bits(float value) {
-  std::uint32_t x;
-  std::memcpy(&x, &value, sizeof x);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t exponent = (x >> 23) & 0xffu;
-  std::uint32_t mantissa = x & 0x7fffffu;
-  if (exponent == 0xffu)  // infinity, or NaN kept quiet
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u | (mantissa >> 13) : 0u));
-  const int e = static_cast<int>(exponent) - 127 + 15;
-  if (e >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {  // a half subnormal, or zero
-    if (e < -10) return static_cast<std::uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mantissa >> shift;
-    const std::uint32_t rest = mantissa & ((1u << shift) - 1u);
-    const std::uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = sign | (static_cast<std::uint32_t>(e) << 10) | (mantissa >> 13);
-  const std::uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // a carry rounds up to infinity
-  return static_cast<std::uint16_t>(half);
-}
-
-std::uint16_t float_to_bfloat16_bits(float value) {
-  std::uint32_t x;
-  std::memcpy(&x, &value, sizeof x);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>(x >> 16);
+  ParamInfo as_param;
+  as_param.binding = -1;  // pack_scalar then takes the name as the whole description
+  as_param.name = "[metal::Library] Function constant " + label;
+  as_param.scalar = scalar;
+  as_param.vector_width = width;
+  as_param.element_size = scalar_size(scalar) * static_cast<std::size_t>(width == 3 ? 4 : width);  // float3 is 16 bytes
+  if (as_param.element_size == 0)
+    throw ArgumentError(as_param.name + " has a type metalcall cannot set; give it a scalar or vector type");
+  if (value.kind != Argument::Kind::bytes) return pack_scalar(value, as_param);
+  if (value.data.size() != as_param.element_size)
+    throw ArgumentError(as_param.name + " takes " + std::to_string(as_param.element_size) + " bytes, got " +
+                        std::to_string(value.data.size()));
+  return value.data;
 }
 
 std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t page_size,

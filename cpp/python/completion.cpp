@@ -1,0 +1,117 @@
+// metalcall.Completion as a plain CPython type: every kernel call makes one, and
+// a pybind11 instance costs several times more to create than the call itself
+// on small grids.
+#include <new>
+
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+namespace {
+
+struct CompletionObject {
+  PyObject_HEAD
+  Completion completion;
+};
+
+PyTypeObject* g_completion_type = nullptr;
+
+Completion& of(PyObject* self) { return reinterpret_cast<CompletionObject*>(self)->completion; }
+
+void completion_dealloc(PyObject* self) {
+  Completion& c = of(self);
+  // Dropping the handle waits, like metalcompute's `del handle`.
+  if (!c.done() && c.submitted()) {
+    Py_BEGIN_ALLOW_THREADS
+    try {
+      c.wait();
+    } catch (...) {
+      // Errors belong to whoever waits; a dropped handle has no one to tell.
+    }
+    Py_END_ALLOW_THREADS
+  }
+  c.~Completion();
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // heap types own a reference from each instance
+}
+
+PyObject* completion_wait(PyObject* self, PyObject*) {
+  try {
+    Completion c = of(self);
+    py::gil_scoped_release release;
+    c.wait();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* completion_enter(PyObject* self, PyObject*) {
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* completion_exit(PyObject* self, PyObject*) {
+  PyObject* r = completion_wait(self, nullptr);
+  if (!r) return nullptr;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+PyObject* completion_done(PyObject* self, void*) { return PyBool_FromLong(of(self).done()); }
+
+PyObject* completion_gpu_time(PyObject* self, void*) { return PyFloat_FromDouble(of(self).gpu_time()); }
+
+PyObject* completion_repr(PyObject* self) {
+  const Completion& c = of(self);
+  const char* state = c.done() ? "done" : c.submitted() ? "pending" : "recorded in a batch";
+  return PyUnicode_FromFormat("<metalcall.Completion %s>", state);
+}
+
+PyMethodDef kMethods[] = {
+    {"wait", completion_wait, METH_NOARGS, "Blocks until the work has finished; raises ExecutionError if it failed."},
+    {"__enter__", completion_enter, METH_NOARGS, nullptr},
+    {"__exit__", completion_exit, METH_VARARGS, "Waits for the work."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef kGetSet[] = {
+    {"done", completion_done, nullptr, "True once the work has finished. Never blocks.", nullptr},
+    {"gpu_time", completion_gpu_time, nullptr, "Seconds the device spent on the work (0 until done).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyType_Slot kSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(completion_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void*>(completion_repr)},
+    {Py_tp_methods, kMethods},
+    {Py_tp_getset, kGetSet},
+    {Py_tp_doc, const_cast<char*>("Handle on a kernel call. Dropping it waits for the work (like metalcompute's "
+                                  "`del handle`); keep it to overlap work, then wait().")},
+    {0, nullptr},
+};
+
+PyType_Spec kSpec = {"metalcall.Completion", sizeof(CompletionObject), 0, Py_TPFLAGS_DEFAULT, kSlots};
+
+}  // namespace
+
+py::object wrap_completion(Completion completion) {
+  PyObject* self = PyType_GenericAlloc(g_completion_type, 0);
+  if (!self) throw py::error_already_set();
+  new (&of(self)) Completion(std::move(completion));
+  return py::reinterpret_steal<py::object>(self);
+}
+
+void init_completion(py::module_& m) {
+  PyObject* type = PyType_FromSpec(&kSpec);
+  if (!type) throw py::error_already_set();
+  g_completion_type = reinterpret_cast<PyTypeObject*>(type);
+  m.add_object("Completion", py::handle(type));
+}
+
+}  // namespace metalcall::python

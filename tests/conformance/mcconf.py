@@ -1,0 +1,171 @@
+"""Helpers of the MSL conformance suite (issue P0.2); fixtures are in conftest.py.
+
+Every test runs a kernel written the way users write MSL and checks its output
+against a NumPy reference computed independently of the kernel.
+
+* ``KernelSet``: one MSL source made of a shared preamble plus many kernel snippets.
+  It is compiled ONCE per device (one compile for 6-15 kernels). If that compile
+  fails, the snippet at the error's line is set aside with its error and the rest is
+  recompiled, so one unsupported construct only fails the tests of its own kernel
+  (and the xfail list stays precise). ``ks.get(device, "name")`` returns the kernel
+  or re-raises the compile error of its snippet.
+* ``compile_once(device, src, defines=None, fast_math=True)``: a cached
+  ``device.compile`` for sources used as a whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import metalcall as mc
+
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+
+
+def _dev_key(dev: mc.Device):
+    return (dev.backend, dev.name)
+
+
+_LIB_CACHE: dict = {}
+
+
+def compile_once(dev: mc.Device, src: str, defines=None, fast_math: bool = True) -> mc.Library:
+    """dev.compile(src), once per (device, source, defines, fast_math) in this process.
+
+    A compile error is cached too and re-raised to every caller.
+    """
+    dkey = None
+    if defines is not None:
+        dkey = tuple(sorted(defines.items())) if isinstance(defines, dict) else tuple(defines)
+    key = (_dev_key(dev), src, dkey, fast_math)
+    hit = _LIB_CACHE.get(key)
+    if hit is None:
+        try:
+            hit = dev.compile(src, defines=defines, fast_math=fast_math)
+        except mc.Error as e:  # noqa: PERF203
+            hit = e
+        _LIB_CACHE[key] = hit
+    if isinstance(hit, BaseException):
+        raise hit
+    return hit
+
+
+# Every KernelSet and standalone source the suite compiles, for test_count.py.
+REGISTRY: list = []
+
+
+def register_source(src: str, kernel_names=None) -> str:
+    """Records a standalone source (compiled with compile_once) for the kernel tally."""
+    names = kernel_names if kernel_names is not None else [a or b for a, b in _KERNEL_NAME.findall(src)]
+    REGISTRY.append(("source", tuple(names)))
+    return src
+
+
+_KERNEL_NAME = re.compile(r"\bkernel\s+void\s+(\w+)|host_name\(\s*\"(\w+)\"\s*\)")
+
+
+class KernelSet:
+    """A shared preamble plus kernel snippets, compiled as one source per device."""
+
+    def __init__(self, snippets, preamble: str = "", header: str = HEADER, defines=None, fast_math: bool = True):
+        self.header = header + preamble
+        self.snippets = [s.strip("\n") + "\n" for s in snippets]
+        self.defines = defines
+        self.fast_math = fast_math
+        self._names = []
+        for s in self.snippets:
+            names = [a or b for a, b in _KERNEL_NAME.findall(s)]
+            if not names:
+                raise ValueError(f"snippet defines no kernel:\n{s}")
+            self._names.append(names)
+        all_names = [n for ns in self._names for n in ns]
+        assert len(all_names) == len(set(all_names)), f"duplicate kernel names: {all_names}"
+        self._state: dict = {}
+        REGISTRY.append(("set", tuple(self.kernel_names)))
+
+    @property
+    def kernel_names(self):
+        """Names of the kernels this set defines (host names for template instantiations)."""
+        return [n for ns in self._names for n in ns]
+
+    def source(self, indices=None) -> str:
+        idx = range(len(self.snippets)) if indices is None else indices
+        return self.header + "\n".join(self.snippets[i] for i in idx)
+
+    def _line_ranges(self, indices):
+        """(first_line, last_line, snippet_index) of each snippet in source(indices), 1-based."""
+        line = self.header.count("\n") + 1
+        out = []
+        for i in indices:
+            n = self.snippets[i].count("\n")
+            out.append((line, line + n - 1, i))
+            line += n + 1  # the "\n" join
+        return out
+
+    def _build(self, dev):
+        remaining = list(range(len(self.snippets)))
+        errors: dict[int, BaseException] = {}
+        for _ in range(len(self.snippets) + 1):
+            if not remaining:
+                return None, errors, remaining
+            try:
+                lib = compile_once(dev, self.source(remaining), self.defines, self.fast_math)
+                return lib, errors, remaining
+            except mc.CompileError as e:
+                culprit = None
+                line = getattr(e, "line", None)
+                if line:
+                    for first, last, i in self._line_ranges(remaining):
+                        if first <= line <= last:
+                            culprit = i
+                if culprit is None:
+                    break  # not attributable (preamble, prelude): compile each snippet alone
+                errors[culprit] = e
+                remaining.remove(culprit)
+        # Fallback: each remaining snippet on its own.
+        libs = {}
+        for i in remaining:
+            try:
+                libs[i] = compile_once(dev, self.source([i]), self.defines, self.fast_math)
+            except mc.Error as e:
+                errors[i] = e
+        return libs, errors, remaining
+
+    def library(self, dev: mc.Device, name: str) -> mc.Library:
+        key = _dev_key(dev)
+        if key not in self._state:
+            self._state[key] = self._build(dev)
+        lib, errors, _ = self._state[key]
+        for i, names in enumerate(self._names):
+            if name in names:
+                if i in errors:
+                    raise errors[i]
+                return lib[i] if isinstance(lib, dict) else lib
+        raise KeyError(f"no kernel {name!r} in this KernelSet")
+
+    def get(self, dev: mc.Device, name: str, constants=None):
+        lib = self.library(dev, name)
+        if constants is None:
+            return lib.function(name)
+        return lib.function(name, constants=constants)
+
+
+# ---------------------------------------------------------------------------
+# Comparison helpers
+# ---------------------------------------------------------------------------
+
+
+def assert_close(actual, expected, rtol=1e-5, atol=1e-6, err_msg=""):
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
+                               err_msg=err_msg, equal_nan=True)
+
+
+def assert_equal(actual, expected, err_msg=""):
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    np.testing.assert_array_equal(actual, expected, err_msg=err_msg)
