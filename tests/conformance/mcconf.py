@@ -57,12 +57,19 @@ REGISTRY: list = []
 
 def register_source(src: str, kernel_names=None) -> str:
     """Records a standalone source (compiled with compile_once) for the kernel tally."""
-    names = kernel_names if kernel_names is not None else [a or b for a, b in _KERNEL_NAME.findall(src)]
+    names = kernel_names if kernel_names is not None else kernel_names_of(src)
     REGISTRY.append(("source", tuple(names)))
     return src
 
 
 _KERNEL_NAME = re.compile(r"\bkernel\s+void\s+(\w+)|host_name\(\s*\"(\w+)\"\s*\)")
+
+
+def kernel_names_of(src: str):
+    """Kernel names in an MSL snippet (a template kernel counts by its [[host_name]]s)."""
+    found = _KERNEL_NAME.findall(src)
+    hosts = [b for _, b in found if b]
+    return hosts if hosts else list(dict.fromkeys(a for a, _ in found if a))
 
 
 class KernelSet:
@@ -75,7 +82,7 @@ class KernelSet:
         self.fast_math = fast_math
         self._names = []
         for s in self.snippets:
-            names = [a or b for a, b in _KERNEL_NAME.findall(s)]
+            names = kernel_names_of(s)
             if not names:
                 raise ValueError(f"snippet defines no kernel:\n{s}")
             self._names.append(names)

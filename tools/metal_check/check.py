@@ -22,6 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BACKEND = os.path.join(ROOT, "cpp", "src", "backends", "metal")
+sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import generate_headers  # noqa: E402
 

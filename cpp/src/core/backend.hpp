@@ -126,7 +126,8 @@ class BackendDevice {
   /**
    * Runs `commands` in order after all earlier submissions, then calls
    * completion->finish(). `caller_waits` says the caller will block on it at once
-   * (foreign memory), so running on the calling thread is best.
+   * (foreign memory), so running on the calling thread is best. If it throws,
+   * it may or may not have finished `completion`; the core finishes it if not.
    */
   virtual void submit(std::vector<DispatchCommand>&& commands,
                       const std::shared_ptr<CompletionState>& completion, bool caller_waits) = 0;

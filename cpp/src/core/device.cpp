@@ -1,5 +1,6 @@
 // Device, Library and Batch: caches, batching and submission with hazard tracking.
 #include <algorithm>
+#include <cctype>
 
 #include "core/hash.hpp"
 #include "core/impl.hpp"
@@ -15,11 +16,18 @@ std::string library_key(BackendDevice& backend, const std::string& source, const
   for (const auto& [name, value] : options.defines) h.add(name).add(value);
   return h.hex();
 }
+void check_define(const std::string& name, const std::string& value) {
+  bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ok) throw ArgumentError("defines: '" + name + "' is not a valid macro name");
+  if (value.find('\n') != std::string::npos) throw ArgumentError("defines: the value of '" + name + "' spans lines");
+}
 }  // namespace
 
 // ---- DeviceImpl ----
 
 std::shared_ptr<LibraryImpl> DeviceImpl::compile(const std::string& source, const CompileOptions& options) {
+  for (const auto& [name, value] : options.defines) check_define(name, value);
   const std::string key = library_key(*backend_, source, options);
   {
     std::lock_guard<std::mutex> lock(libraries_mutex_);
@@ -43,8 +51,16 @@ void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shar
   for (const auto& command : commands)
     for (const auto& arg : command.args)
       if (arg.buffer) arg.buffer->set_last_use(completion);
-  backend_->submit(std::move(commands), completion, caller_waits);
+  try {
+    backend_->submit(std::move(commands), completion, caller_waits);
+  } catch (...) {
+    // The buffers already name this completion: it must finish, or waits on them hang.
+    if (!completion->done()) completion->finish(std::current_exception(), 0.0);
+    throw;
+  }
 }
+
+
 
 std::shared_ptr<BatchImpl> DeviceImpl::open_batch() {
   std::lock_guard<std::mutex> lock(batches_mutex_);

@@ -11,11 +11,14 @@ namespace metalcall {
 
 namespace {
 
+// Exact: every field of each value, floats by their bits (to_string would round).
 std::string constants_key(const std::vector<FunctionConstant>& constants) {
   std::string key;
   for (const auto& c : constants) {
     key += '\x1f' + c.name + '#' + std::to_string(c.index) + '=' + std::to_string(static_cast<int>(c.value.kind)) +
-           ':' + std::to_string(c.value.int_value) + ':' + std::to_string(c.value.float_value);
+           (c.value.int_is_unsigned ? "u" : "s") + std::to_string(c.value.int_value) + ':';
+    key.append(reinterpret_cast<const char*>(&c.value.float_value), sizeof c.value.float_value);
+    key.append(reinterpret_cast<const char*>(c.value.data.data()), c.value.data.size());
   }
   return key;
 }

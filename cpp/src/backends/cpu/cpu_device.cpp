@@ -256,7 +256,6 @@ class CpuDevice : public BackendDevice {
     return compiler.available() ? compiler.identity() : "none";
   }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    for (const auto& [name, value] : options.defines) check_define(name, value);
     msl::Translation translation = msl::translate_for_cpu(source, options.defines, {}, checked_);
     std::shared_ptr<CpuModule> module;
     std::exception_ptr error;
@@ -278,13 +277,6 @@ class CpuDevice : public BackendDevice {
   bool run_now(const DispatchCommand& command, double* seconds) override { return queue_.run_now(command, seconds); }
 
  private:
-  static void check_define(const std::string& name, const std::string& value) {
-    bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
-    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    if (!ok) throw ArgumentError("defines: '" + name + "' is not a valid macro name");
-    if (value.find('\n') != std::string::npos) throw ArgumentError("defines: the value of '" + name + "' spans lines");
-  }
-
   DeviceInfo info_;
   bool checked_;
   CpuQueue queue_;
