@@ -21,8 +21,6 @@ import pytest
 
 import metalcall as mc
 
-from mctest import GOOD_SRC, check_usable  # noqa: F401  (re-exported for tests)
-
 
 def _device_params():
     infos = mc.get_devices()

@@ -149,6 +149,23 @@ def test_large_call_on_buffers(device):
     del va, vb, out, h
 
 
+def test_small_call_after_pending_large_call_is_ordered(device):
+    # A small call (which may run at once when the queue is idle) must still run after
+    # queued work it depends on: the queue is in order.
+    lib = device.compile(GOOD_SRC)
+    a, expected = slow_inputs(device)
+    out = device.empty(N_SLOW, np.float32)
+    h = lib.slow(N_SLOW, a, out, ITERS)  # pending, on Buffers only
+    small = np.zeros(8, np.float32)
+    lib.copy(8, out, small)  # a NumPy array: returns once written
+    assert_slow_result(small, expected[:8])
+    h2 = lib.twice_plus_one(8, out)  # Buffers only, small
+    got = np.asarray(out)
+    assert_slow_result(got[:8], expected[:8] * 2 + 1)
+    assert_slow_result(got[8:], expected[8:])
+    assert h.done and h2.done
+
+
 def test_call_with_numpy_arrays_returns_after_they_are_written(device):
     lib = device.compile(GOOD_SRC)
     a_buf, expected = slow_inputs(device)
@@ -392,3 +409,62 @@ def test_calls_from_several_threads(device):
     assert not errors, errors
     for k in range(4):
         np.testing.assert_array_equal(results[k], np.full(n, k * k * 2 + 1, np.float32))
+
+
+def test_buffers_deleted_while_work_is_pending(device):
+    # The work keeps its buffers alive: dropping every Python reference is safe.
+    lib = device.compile(GOOD_SRC)
+    a, expected = slow_inputs(device)
+    out = device.empty(N_SLOW, np.float32)
+    out_view = np.asarray(out)
+    h = lib.slow(N_SLOW, a, out, ITERS)
+    del a, out  # the input's memory would be unmapped if the work did not hold it
+    gc.collect()
+    h.wait()
+    assert_slow_result(out_view, expected)
+
+
+def test_exit_with_pending_work(run_python):
+    # Leaving the interpreter with work in flight neither crashes nor hangs.
+    code = (
+        "import numpy as np, metalcall as mc\n"
+        f"src = {GOOD_SRC!r}\n"
+        "dev = mc.Device()\n"
+        "lib = dev.compile(src)\n"
+        f"a = dev.asarray(np.ones({N_SLOW}, np.float32))\n"
+        f"outs = [dev.empty({N_SLOW}, np.float32) for _ in range(4)]\n"
+        f"handles = [lib.slow({N_SLOW}, a, o, {ITERS}) for o in outs]\n"
+        "with dev.batch():\n"
+        f"    lib.slow({N_SLOW}, a, outs[0], {ITERS})\n"
+        "print('leaving')\n"
+    )
+    r = run_python(code, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "leaving"
+
+
+def test_batch_commit_is_asynchronous_but_safe(device):
+    lib = device.compile(GOOD_SRC)
+    a, expected = slow_inputs(device)
+    out = device.empty(N_SLOW, np.float32)
+    out2 = device.empty(N_SLOW, np.float32)
+    early_view = np.asarray(out2)  # taken while idle: does not wait by itself
+    with device.batch() as batch:
+        lib.slow(N_SLOW, a, out, ITERS)
+        lib.twice_plus_one(N_SLOW, out)
+        lib.copy(N_SLOW, out, out2)
+    assert_slow_result(np.asarray(out), expected * 2 + 1)  # hazard tracking covers batches
+    batch.wait()
+    assert batch.done and batch.gpu_time > 0
+    assert_slow_result(early_view, expected * 2 + 1)
+
+
+def test_synchronize_waits_for_a_batch(device):
+    lib = device.compile(GOOD_SRC)
+    a, expected = slow_inputs(device)
+    out = device.empty(N_SLOW, np.float32)
+    view = np.asarray(out)
+    with device.batch():
+        lib.slow(N_SLOW, a, out, ITERS)
+    device.synchronize()
+    assert_slow_result(view, expected)

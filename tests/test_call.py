@@ -209,6 +209,57 @@ def test_wrong_element_type_is_argument_error(device, dtype):
     check_usable(device)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [lambda: np.array([1.0, 2.0, None] * 4, dtype=object), lambda: np.zeros(4, [("a", "<f4"), ("o", object)])],
+    ids=["object", "struct-with-object"],
+)
+def test_object_arrays_are_argument_errors(device, make):
+    lib = device.compile(GOOD_SRC)
+    with pytest.raises(mc.ArgumentError, match="object"):
+        lib.mul(4, make(), np.ones(4, np.float32), np.zeros(4, np.float32))
+    check_usable(device)
+
+
+def test_numpy_array_subclasses_and_views(device):
+    lib = device.compile(GOOD_SRC)
+    base = np.arange(40, dtype=np.float32)
+    out = np.zeros(40, np.float32)
+    lib.mul(10, base[10:20], base[20:30], out[5:15])  # contiguous views with offsets
+    np.testing.assert_array_equal(out[5:15], base[10:20] * base[20:30])
+    assert not out[:5].any() and not out[15:].any()
+    class Sub(np.ndarray):
+        pass
+
+    m = (np.ones((2, 5), np.float32) * 3).view(Sub)
+    out2 = np.zeros(10, np.float32)
+    lib.mul(10, m, m, out2)
+    np.testing.assert_array_equal(out2, 9.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (inconsistency): a typed mc.Buffer binds with no element-type check (cpp/python/arguments.cpp "
+    "convert_arguments -> Argument::from_buffer ignores PyBuffer::dtype; cpp/src/core/kernel.cpp bind_buffer checks "
+    "only host memory), so dev.asarray(np.random.rand(n)) - float64 - is silently misread by `device float*` while "
+    "the same NumPy array is an ArgumentError. uint8 buffers (dev.buffer) should stay raw bytes.",
+)
+def test_typed_buffer_of_wrong_element_type_is_argument_error(device):
+    lib = device.compile(GOOD_SRC)
+    a = device.asarray(np.arange(8, dtype=np.float64))
+    c = device.empty(8, np.float32)
+    with pytest.raises(mc.ArgumentError):
+        lib.mul(8, a, a, c)
+
+
+def test_uint8_buffer_is_raw_bytes_for_any_type(device):
+    lib = device.compile(GOOD_SRC)
+    a = device.buffer(np.arange(8, dtype=np.float32))  # dev.buffer(data): uint8
+    c = device.buffer(32)
+    lib.mul(8, a, a, c)
+    np.testing.assert_array_equal(np.asarray(c).view(np.float32), np.arange(8, dtype=np.float32) ** 2)
+
+
 def test_wrong_element_type_for_uint_buffer(device):
     lib = device.compile(GOOD_SRC)
     with pytest.raises(mc.ArgumentError, match="uint32"):

@@ -127,7 +127,10 @@ kernel void basic(const device float* a [[buffer(0)]], const device float* b [[b
     np.testing.assert_array_equal(out[:, 0], a + b)
     np.testing.assert_array_equal(out[:, 1], a - b)
     np.testing.assert_array_equal(out[:, 2], a * b)
-    np.testing.assert_array_equal(out[:, 3], a / b)
+    if device.backend == "cpu":
+        np.testing.assert_array_equal(out[:, 3], a / b)
+    else:  # GPUs may round division to within 2.5 ulp even without fast math
+        np.testing.assert_allclose(out[:, 3], a / b, rtol=3e-7)
     if device.backend == "cpu":
         # No contraction into fma with fast_math=False on the CPU backend.
         np.testing.assert_array_equal(out[:, 4], a * b + a)

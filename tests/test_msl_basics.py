@@ -155,7 +155,10 @@ def test_float_arithmetic_exact(device, rng):
     np.testing.assert_array_equal(o[:, 0], a + b)
     np.testing.assert_array_equal(o[:, 1], a - b)
     np.testing.assert_array_equal(o[:, 2], a * b)
-    np.testing.assert_array_equal(o[:, 3], a / b)
+    if device.backend == "cpu":
+        np.testing.assert_array_equal(o[:, 3], a / b)
+    else:  # GPUs may round division to within 2.5 ulp even without fast math
+        np.testing.assert_allclose(o[:, 3], a / b, rtol=3e-7)
     np.testing.assert_array_equal(o[:, 4], -a)
     np.testing.assert_array_equal(o[:, 5], np.maximum(a, b))
 
@@ -372,6 +375,105 @@ def test_int_and_uint_vectors(device, rng):
     np.testing.assert_array_equal(i3[:, :3], t)
 
 
+VECTORS_MORE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void vec_more(const device float4* a [[buffer(0)]], device float4* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    float4 v = a[i];
+    out[6 * i + 0] = float4((v * 2.0f).yx, v.zw);          // swizzle of an rvalue
+    float4 w = v;
+    w.xy += 1.0f;                                           // compound assignment to a swizzle
+    w.zw *= 2.0f;
+    out[6 * i + 1] = w;
+    bool4 m = v > 2.0f;
+    out[6 * i + 2] = select(float4(0.0f), v, m) + float4(all(m) ? 1.0f : 0.0f, any(m) ? 1.0f : 0.0f, 0.0f, 0.0f);
+    float4 u = v;
+    u[2] = 9.0f;                                            // indexing
+    out[6 * i + 3] = float4(u[0], u[1], u[2], u[3]);
+    out[6 * i + 4] = v.abgr + float4(1);                    // rgba names, broadcast constructor
+    uchar4 c = uchar4(1, 2, 3, 250);
+    c += uchar4(10);                                        // wraps in uchar
+    out[6 * i + 5] = float4(c);
+}
+"""
+
+
+def test_more_vector_operations(device):
+    a = np.array([[0, 1, 2, 3], [4, 5, 6, 7], [3, -1, 5, 2.5]], np.float32)
+    n = len(a)
+    out = np.zeros((n, 6, 4), np.float32)
+    device.compile(VECTORS_MORE_SRC, fast_math=False).vec_more(n, a, out)
+    np.testing.assert_array_equal(out[:, 0], np.concatenate([(a * 2)[:, 1::-1], a[:, 2:]], axis=1))
+    w = a.copy()
+    w[:, :2] += 1
+    w[:, 2:] *= 2
+    np.testing.assert_array_equal(out[:, 1], w)
+    m = a > 2
+    sel = np.where(m, a, 0) + np.stack([m.all(1), m.any(1), np.zeros(n, bool), np.zeros(n, bool)], axis=1)
+    np.testing.assert_array_equal(out[:, 2], sel)
+    u = a.copy()
+    u[:, 2] = 9
+    np.testing.assert_array_equal(out[:, 3], u)
+    np.testing.assert_array_equal(out[:, 4], a[:, ::-1] + 1)
+    np.testing.assert_array_equal(out[:, 5], np.tile([11, 12, 13, 4], (n, 1)))
+
+
+SWIZZLE_NAMED_VARIABLE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void named_like_swizzles(const device float4* a [[buffer(0)]], device float4* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    float4 v = a[i];
+    float2 xy = v.xy;
+    float3 rgb = v.rgb;
+    out[i] = float4(xy.y, rgb.z, xy.x, rgb.x);
+}
+"""
+
+
+def test_swizzle_with_a_variable_of_the_same_name(device):
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    out = np.zeros_like(a)
+    device.compile(SWIZZLE_NAMED_VARIABLE_SRC).named_like_swizzles(2, a, out)
+    np.testing.assert_array_equal(out, np.stack([a[:, 1], a[:, 2], a[:, 0], a[:, 0]], axis=1))
+
+
+STRUCT_MEMBER_NAMED_LIKE_SWIZZLE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+struct Pt {
+    float2 xy;
+    float w;
+};
+kernel void member_named_xy(const device float4* a [[buffer(0)]], device float4* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    float4 v = a[i];
+    Pt p;
+    p.xy = v.zw;
+    p.w = v.x;
+    out[i] = float4(p.xy, v.xy);
+}
+"""
+
+
+SWIZZLE_BY_NAME_BUG = (
+    "BUG: cpp/src/msl/translator.cpp decides per NAME, not per type, whether `.xy` is a swizzle: once a user "
+    "struct has a member called `xy` (collect_member_names), every `.xy` in the source stays a member access, so "
+    "`v.xy` on a float4 fails ('float4 has no member named xy'). Needs the operand's type, or swizzles that are "
+    "real members of the prelude's vector type."
+)
+
+
+def test_struct_member_named_like_a_swizzle(device, request):
+    if device.backend != "metal":  # a bug of the MSL translator, which Metal does not use
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=SWIZZLE_BY_NAME_BUG))
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    out = np.zeros_like(a)
+    device.compile(STRUCT_MEMBER_NAMED_LIKE_SWIZZLE_SRC).member_named_xy(2, a, out)
+    np.testing.assert_array_equal(out, np.concatenate([a[:, 2:], a[:, :2]], axis=1))
+
+
 # ---- math --------------------------------------------------------------------------------
 
 UNARY = {
@@ -511,7 +613,9 @@ def test_math_function(device, name, arity, fast_math, rng):
     # only to a few ulp of their largest term.
     scale = max(1.0, max(float(np.abs(a).max()) for a in args)) if name in ("mix", "fma") else 1.0
     if fast_math:
-        np.testing.assert_allclose(out, expected, rtol=2e-3, atol=2e-4 * scale, err_msg=name)
+        # Fast math on GPUs trades accuracy for speed (e.g. sin within 2^-13 absolute).
+        atol = 2e-4 if device.backend == "cpu" else 1e-3
+        np.testing.assert_allclose(out, expected, rtol=2e-3, atol=atol * scale, err_msg=name)
     else:
         np.testing.assert_allclose(out, expected, rtol=4e-6, atol=2e-7 * scale, err_msg=name)
 

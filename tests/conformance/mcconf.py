@@ -5,10 +5,11 @@ against a NumPy reference computed independently of the kernel.
 
 * ``KernelSet``: one MSL source made of a shared preamble plus many kernel snippets.
   It is compiled ONCE per device (one compile for 6-15 kernels). If that compile
-  fails, the snippet at the error's line is set aside with its error and the rest is
-  recompiled, so one unsupported construct only fails the tests of its own kernel
-  (and the xfail list stays precise). ``ks.get(device, "name")`` returns the kernel
-  or re-raises the compile error of its snippet.
+  fails, the snippet at the error's line is set aside and the rest is recompiled; each
+  snippet set aside is then compiled on its own, so one unsupported construct only
+  fails the tests of its own kernel (and the xfail list stays precise).
+  ``ks.get(device, "name")`` returns the kernel or re-raises its snippet's own
+  compile error.
 * ``compile_once(device, src, defines=None, fast_math=True)``: a cached
   ``device.compile`` for sources used as a whole.
 """
@@ -85,6 +86,10 @@ class KernelSet:
             names = kernel_names_of(s)
             if not names:
                 raise ValueError(f"snippet defines no kernel:\n{s}")
+            if "host_name" not in s and len(names) != 1:
+                # one kernel per snippet keeps failures per kernel (and catches a missing
+                # comma between two snippet strings, which Python would concatenate)
+                raise ValueError(f"snippet defines {len(names)} kernels {names}; give each its own snippet")
             self._names.append(names)
         all_names = [n for ns in self._names for n in ns]
         assert len(all_names) == len(set(all_names)), f"duplicate kernel names: {all_names}"
@@ -111,14 +116,19 @@ class KernelSet:
         return out
 
     def _build(self, dev):
+        """Compiles the set; returns ({snippet index: Library}, {snippet index: error})."""
         remaining = list(range(len(self.snippets)))
         errors: dict[int, BaseException] = {}
+        libs: dict[int, mc.Library] = {}
+        attributable = True
         for _ in range(len(self.snippets) + 1):
             if not remaining:
-                return None, errors, remaining
+                break
             try:
                 lib = compile_once(dev, self.source(remaining), self.defines, self.fast_math)
-                return lib, errors, remaining
+                libs.update({i: lib for i in remaining})
+                remaining = []
+                break
             except mc.CompileError as e:
                 culprit = None
                 line = getattr(e, "line", None)
@@ -127,28 +137,33 @@ class KernelSet:
                         if first <= line <= last:
                             culprit = i
                 if culprit is None:
-                    break  # not attributable (preamble, prelude): compile each snippet alone
+                    attributable = False  # preamble or prelude: compile each snippet alone
+                    break
                 errors[culprit] = e
                 remaining.remove(culprit)
-        # Fallback: each remaining snippet on its own.
-        libs = {}
-        for i in remaining:
+        if not attributable:
+            for i in remaining:
+                errors[i] = None
+        # A snippet set aside is judged on its own: it may fail only next to another one
+        # (then it compiles alone and its own tests run).
+        for i in list(errors):
             try:
                 libs[i] = compile_once(dev, self.source([i]), self.defines, self.fast_math)
+                del errors[i]
             except mc.Error as e:
                 errors[i] = e
-        return libs, errors, remaining
+        return libs, errors
 
     def library(self, dev: mc.Device, name: str) -> mc.Library:
         key = _dev_key(dev)
         if key not in self._state:
             self._state[key] = self._build(dev)
-        lib, errors, _ = self._state[key]
+        libs, errors = self._state[key]
         for i, names in enumerate(self._names):
             if name in names:
                 if i in errors:
                     raise errors[i]
-                return lib[i] if isinstance(lib, dict) else lib
+                return libs[i]
         raise KeyError(f"no kernel {name!r} in this KernelSet")
 
     def get(self, dev: mc.Device, name: str, constants=None):

@@ -117,6 +117,21 @@ kernel void i_divmod(const device int* a [[buffer(0)]], const device int* b [[bu
     out[4 * i + 3] = int(uint(x) >> 28);     // logical shift via uint
 }
 """,
+    # three-operand min/max/median (integer and float forms)
+    """
+kernel void i_three(const device int* a [[buffer(0)]], const device float* f [[buffer(1)]],
+                    device int* oi [[buffer(2)]], device float* of [[buffer(3)]],
+                    uint i [[thread_position_in_grid]]) {
+    int x = a[3 * i], y = a[3 * i + 1], z = a[3 * i + 2];
+    oi[3 * i + 0] = max3(x, y, z);
+    oi[3 * i + 1] = min3(x, y, z);
+    oi[3 * i + 2] = median3(x, y, z);
+    float p = f[3 * i], q = f[3 * i + 1], r = f[3 * i + 2];
+    of[3 * i + 0] = fmax3(p, q, r);
+    of[3 * i + 1] = fmin3(p, q, r);
+    of[3 * i + 2] = fmedian3(p, q, r);
+}
+"""
 ])
 
 N = 1024
@@ -263,3 +278,14 @@ def test_divmod(device, rng):
     q = np.sign(A) * np.sign(B) * (np.abs(A) // np.abs(B))
     exp = np.stack([q, A - q * B, np.zeros(N, np.int64), a.view(np.uint32).astype(np.int64) >> 28], 1)
     assert_equal(out, exp.ravel().astype(np.int32))
+
+
+def test_three_operand(device, rng):
+    a = ints(rng, np.int32, 3 * N)
+    f = rng.standard_normal(3 * N).astype(np.float32)
+    oi = np.zeros(3 * N, np.int32)
+    of = np.zeros(3 * N, np.float32)
+    KS.get(device, "i_three")(N, a, f, oi, of)
+    A, F = a.reshape(N, 3), f.reshape(N, 3)
+    assert_equal(oi, np.stack([A.max(1), A.min(1), np.median(A, 1).astype(np.int32)], 1).ravel())
+    assert_equal(of, np.stack([F.max(1), F.min(1), np.median(F, 1).astype(np.float32)], 1).ravel())

@@ -98,6 +98,19 @@ kernel void mx_arith(const device float3x3* a [[buffer(0)]], const device float3
     out[2 * i + 1] = -D;
 }
 """,
+    # non-square 2-column / 3-column matrices and their transposes
+    """
+kernel void mx_small_nonsquare(const device float2x3* a [[buffer(0)]], const device float2* v [[buffer(1)]],
+                               device float3* av [[buffer(2)]], device float3x2* at [[buffer(3)]],
+                               device float2* atw [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    float2x3 A = a[i];                  // 2 columns of float3
+    av[i] = A * v[i];
+    float3x2 T = transpose(A);          // 3 columns of float2
+    T[2][1] += 1.0f;
+    at[i] = T;
+    atw[i] = T * float3(1.0f, 2.0f, 3.0f);
+}
+"""
 ])
 
 N = 128
@@ -210,3 +223,18 @@ def test_matrix_arith(device, rng):
     A64, B64 = A.astype(np.float64), B.astype(np.float64)
     assert_close(cols_to_np(out[:, 0, :, :3]), 4 * (B64 * 0.5), rtol=1e-5, atol=1e-5)
     assert_close(cols_to_np(out[:, 1, :, :3]), -(A64 @ B64), rtol=1e-5, atol=1e-5)
+
+
+def test_small_nonsquare(device, rng):
+    A = rng.standard_normal((N, 3, 2)).astype(np.float32)  # 3 rows, 2 columns
+    v = rng.standard_normal((N, 2)).astype(np.float32)
+    av = np.zeros((N, 4), np.float32)
+    at = np.zeros((N, 3, 2), np.float32)
+    atw = np.zeros((N, 2), np.float32)
+    KS.get(device, "mx_small_nonsquare")(N, np_to_cols(A, pad=4), v, av, at, atw)
+    A64 = A.astype(np.float64)
+    assert_close(av[:, :3], np.einsum("nij,nj->ni", A64, v), rtol=1e-5, atol=1e-5)
+    T = np.swapaxes(A64, 1, 2).copy()  # 2 rows, 3 columns
+    T[:, 1, 2] += 1
+    assert_close(cols_to_np(at), T, rtol=1e-6, atol=1e-6)
+    assert_close(atw, T @ np.array([1.0, 2.0, 3.0]), rtol=1e-5, atol=1e-5)

@@ -7,6 +7,7 @@ assume no NaN or infinity exists (as -ffinite-math-only does)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_equal, assert_close
 
@@ -64,6 +65,20 @@ kernel void r_half_special(const device half* a [[buffer(0)]], device uchar* out
     out[3 * i + 2] = isfinite(x * 2.0h);
 }
 """,
+    # IEEE behaviour the MSL spec gives without fast math: fmin/fmax ignore a NaN,
+    # sign(NaN) = 0, 1/0 = inf, sqrt(-1) = NaN
+    """
+kernel void r_ieee(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                   device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    float x = a[i];
+    float y = b[i];
+    out[5 * i + 0] = fmin(x, y);
+    out[5 * i + 1] = fmax(x, y);
+    out[5 * i + 2] = sign(x);
+    out[5 * i + 3] = y / x;
+    out[5 * i + 4] = isnan(sqrt(x)) ? 1.0f : 0.0f;
+}
+"""
 ], fast_math=False)
 
 N = 400
@@ -117,6 +132,7 @@ def test_classify_vector(device, rng):
     assert_equal(clean, np.where(bad, 0, x).astype(np.float32))
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: half arithmetic is not rounded to half: isfinite(x * 2.0h) is true for x = 40000 and 65504 (the product overflows to inf in half); half * half evaluates as float")
 def test_half_special(device, rng):
     x = np.array([0, 1, -2, np.inf, -np.inf, np.nan, 40000, 65504] + [0.5] * 8, np.float16)
     n = len(x)
@@ -125,3 +141,16 @@ def test_half_special(device, rng):
     with np.errstate(over="ignore", invalid="ignore"):
         exp = np.stack([np.isnan(x), np.isinf(x), np.isfinite(x * np.float16(2))], 1).astype(np.uint8)
     assert_equal(out, exp.ravel())
+
+
+def test_ieee_special_values(device):
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    a = np.array([nan, 1.0, 0.0, -0.0, -2.0, inf, nan, 3.0], np.float32)
+    b = np.array([1.0, nan, 1.0, -1.0, 4.0, 1.0, nan, 2.0], np.float32)
+    n = len(a)
+    out = np.zeros(5 * n, np.float32)
+    KS.get(device, "r_ieee")(n, a, b, out)
+    with np.errstate(all="ignore"):
+        exp = np.stack([np.fmin(a, b), np.fmax(a, b), np.where(np.isnan(a), 0, np.sign(a)), b / a,
+                        np.isnan(np.sqrt(a)).astype(np.float32)], 1).ravel()
+    assert_equal(out, exp.astype(np.float32))

@@ -5,6 +5,7 @@ returned early (inactive lanes take no part)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_close, assert_equal
 
@@ -187,6 +188,17 @@ kernel void sg_early_return(const device float* in [[buffer(0)]], device float* 
     out[2 * gid + 1] = m;
 }
 """,
+    # SIMD-group functions inside helper functions
+    """
+inline float warp_reduce_max(float v) { return simd_max(v); }
+template <typename T> inline T warp_total(T v) { return simd_sum(v); }
+kernel void sg_helper(const device float* in [[buffer(0)]], const device int* k [[buffer(1)]],
+                      device float* out [[buffer(2)]], device int* ok [[buffer(3)]],
+                      uint gid [[thread_position_in_grid]]) {
+    out[gid] = warp_reduce_max(in[gid]);
+    ok[gid] = warp_total(k[gid]);
+}
+"""
 ])
 
 
@@ -216,6 +228,7 @@ def test_builtins(device):
     assert_equal(out, exp.astype(np.uint32))
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: quad-group builtins are not supported: \"error: unknown or unsupported kernel attribute [[thread_index_in_quadgroup]]\" (likewise [[quadgroup_index_in_threadgroup]], [[quadgroups_per_threadgroup]])")
 def test_quad_builtins(device):
     n, tg = 200, 96
     out = np.zeros((n, 3), np.uint32)
@@ -227,6 +240,7 @@ def test_quad_builtins(device):
     assert_equal(out, exp.astype(np.uint32))
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: \"error: unknown or unsupported kernel attribute [[thread_execution_width]]\" (MSL's older name for threads_per_simdgroup)")
 def test_thread_execution_width(device):
     out = np.zeros(64, np.uint32)
     KS.get(device, "sg_exec_width")(64, out, threadgroup=64)
@@ -315,6 +329,7 @@ def test_vote(device, rng):
     assert_equal(out, exp.astype(np.uint32))
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: simd_vote::vote_t is unsigned long long, not uint64_t (unsigned long): \"error: cannot convert 'metal::simd_vote' to 'uint64_t' (aka 'unsigned long') without a conversion operator\" at static_cast<uint64_t>(simd_ballot(...))")
 def test_ballot(device, rng):
     n, tg = 160, 64  # the last group has 32 threads
     x = rng.uniform(-1, 1, n).astype(np.float32)
@@ -342,6 +357,7 @@ def test_quad(device, rng):
     assert_equal(out, exp)
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: wrong values when one kernel exchanges values of different sizes across SIMD-groups: simd_max(half) after simd_sum/simd_shuffle(float4) gives 64672.0 instead of 99.625 on lanes 32..63 (SIMD-group 1); the exchange slots are indexed by sizeof(T) * lane, so SIMD-groups exchanging different-size types overlap")
 def test_other_types(device, rng):
     n, tg = 64, 64
     v = rng.standard_normal((n, 4)).astype(np.float32)
@@ -386,6 +402,7 @@ def test_partial_last_simdgroup(device, rng):
     assert_equal(info, np.stack([np.ones(n), first, nsg * 100 + 32], 1).astype(np.uint32))
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend: simd_vote::vote_t is unsigned long long, not uint64_t (unsigned long): \"error: cannot convert 'metal::simd_vote' to 'uint64_t' (aka 'unsigned long') without a conversion operator\"")
 def test_partial_last_simdgroup_ballot(device):
     n, tg = 100, 64
     out = np.zeros(n, np.uint32)
@@ -403,3 +420,14 @@ def test_early_return_lanes_are_inactive(device, rng):
     exp = np.stack([per_group(X, n, 64, np.sum), per_group(X, n, 64, np.min)], 1)
     assert_close(out[:n], exp, rtol=1e-5, atol=1e-5)
     assert_equal(out[n:], np.zeros((n_grid - n, 2), np.float32))
+
+
+def test_simd_functions_in_helpers(device, rng):
+    n, tg = 128, 64
+    x = rng.standard_normal(n).astype(np.float32)
+    k = rng.integers(-100, 100, n).astype(np.int32)
+    out = np.zeros(n, np.float32)
+    ok = np.zeros(n, np.int32)
+    KS.get(device, "sg_helper")(n, x, k, out, ok, threadgroup=tg)
+    assert_equal(out, np.repeat(x.reshape(-1, 32).max(1), 32))
+    assert_equal(ok, np.repeat(k.reshape(-1, 32).sum(1), 32).astype(np.int32))

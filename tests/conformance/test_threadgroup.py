@@ -161,6 +161,77 @@ kernel void tg_structs(const device float2* pos [[buffer(0)]], device float4* ou
     out[gid] = acc[lid];
 }
 """,
+    # a helper function that takes threadgroup memory and contains the barriers
+    """
+inline float block_sum(threadgroup float* s, uint lid, uint n) {
+    for (uint stride = n / 2; stride > 0; stride >>= 1) {
+        if (lid < stride) s[lid] += s[lid + stride];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    return s[0];
+}
+kernel void tg_helper_barrier(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                              uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                              uint n [[threads_per_threadgroup]]) {
+    threadgroup float s[128];
+    s[lid] = in[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float total = block_sum(s, lid, n);
+    out[gid] = in[gid] / total;
+}
+""",
+    # threadgroup vectors with swizzle writes; ushort builtins
+    """
+kernel void tg_vectors_ushort(const device float4* in [[buffer(0)]], device float4* out [[buffer(1)]],
+                              ushort lid [[thread_position_in_threadgroup]], ushort tgsize [[threads_per_threadgroup]],
+                              uint gid [[thread_position_in_grid]]) {
+    threadgroup float4 tile[64];
+    tile[lid] = in[gid];
+    tile[lid].xy = tile[lid].yx;
+    tile[lid].w *= 2.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = tile[ushort(tgsize - 1 - lid)];
+}
+""",
+    # ushort2 2-D builtins and a 2-D threadgroup array of uchar
+    """
+kernel void tg_ushort2(device uint* out [[buffer(0)]], ushort2 lid [[thread_position_in_threadgroup]],
+                       ushort2 group [[threadgroup_position_in_grid]], uint2 gid [[thread_position_in_grid]],
+                       uint2 grid [[threads_per_grid]]) {
+    threadgroup uchar mark[8][8];
+    mark[lid.y][lid.x] = uchar(lid.x * 8 + lid.y);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid.y * grid.x + gid.x] = uint(mark[lid.x][lid.y]) + 1000u * uint(group.x) + 100000u * uint(group.y);
+}
+""",
+    # a sizeable private (thread) array in a kernel with barriers: every thread of the
+    # group keeps its own 16 KiB while the others run
+    """
+kernel void tg_big_private(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                           uint n [[threads_per_threadgroup]]) {
+    threadgroup float shared_vals[256];
+    float scratch[4096];
+    for (uint k = 0; k < 4096; ++k) scratch[k] = in[gid] * float(k % 7);
+    shared_vals[lid] = scratch[4095];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0.0f;
+    for (uint k = 0; k < 4096; k += 97) acc += scratch[k];
+    out[gid] = acc + shared_vals[(lid + 1) % n];
+}
+""",
+    # 3-D threadgroup with a barrier, indexed by thread_index_in_threadgroup
+    """
+kernel void tg_3d_barrier(device uint* out [[buffer(0)]], uint3 gid [[thread_position_in_grid]],
+                          uint3 grid [[threads_per_grid]], uint idx [[thread_index_in_threadgroup]],
+                          uint3 tsize [[threads_per_threadgroup]]) {
+    threadgroup uint vals[256];
+    vals[idx] = gid.x + 100 * gid.y + 10000 * gid.z;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    const uint total = tsize.x * tsize.y * tsize.z;
+    out[(gid.z * grid.y + gid.y) * grid.x + gid.x] = vals[total - 1 - idx];
+}
+"""
 ])
 
 N = 1024
@@ -279,3 +350,59 @@ def test_threadgroup_memory_too_small_is_an_error(device):
     k = KS.get(device, "tg_param")
     with pytest.raises(mc.ArgumentError):
         k(256, x, out, threadgroup=128, threadgroup_memory=[1 << 30])  # over the device's limit
+
+
+def test_barrier_in_helper_function(device, rng):
+    n, tg = 1024, 128
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    KS.get(device, "tg_helper_barrier")(n, x, out, threadgroup=tg)
+    sums = np.repeat(x.reshape(-1, tg).astype(np.float64).sum(1), tg)
+    assert_close(out, x / sums, rtol=1e-5, atol=1e-7)
+
+
+def test_threadgroup_vectors_ushort_builtins(device, rng):
+    n, tg = 256, 64
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    out = np.zeros((n, 4), np.float32)
+    KS.get(device, "tg_vectors_ushort")(n, x, out, threadgroup=tg)
+    t = x.copy()
+    t[:, [0, 1]] = x[:, [1, 0]]
+    t[:, 3] *= 2
+    exp = t.reshape(-1, tg, 4)[:, ::-1].reshape(-1, 4)
+    assert_equal(out, exp)
+
+
+def test_ushort2_builtins(device):
+    W, H = 16, 24
+    out = np.zeros((H, W), np.uint32)
+    KS.get(device, "tg_ushort2")((W, H), out, threadgroup=(8, 8))
+    y, x = np.mgrid[0:H, 0:W]
+    lx, ly = x % 8, y % 8
+    exp = ly * 8 + lx + 1000 * (x // 8) + 100000 * (y // 8)  # mark[lx][ly] = ly * 8 + lx
+    assert_equal(out, exp.astype(np.uint32))
+
+
+def test_big_private_array_with_barriers(device, rng):
+    n, tg = 512, 256
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    KS.get(device, "tg_big_private")(n, x, out, threadgroup=tg)
+    ks = np.arange(0, 4096, 97)
+    acc = (x[:, None].astype(np.float64) * (ks % 7)).sum(1)
+    last = x * np.float32(4095 % 7)
+    nxt = last.reshape(-1, tg)[:, (np.arange(tg) + 1) % tg].ravel()
+    assert_close(out, acc + nxt, rtol=1e-5, atol=1e-4)
+
+
+def test_3d_threadgroup_barrier(device):
+    grid, tg = (8, 8, 8), (4, 4, 4)
+    out = np.zeros(grid[::-1], np.uint32)
+    KS.get(device, "tg_3d_barrier")(grid, out, threadgroup=tg)
+    z, y, x = np.mgrid[0:8, 0:8, 0:8]
+    # thread index idx = (lz*4 + ly)*4 + lx; it reads the value of index 63 - idx of its group,
+    # i.e. local position (3 - lx, 3 - ly, 3 - lz)
+    sx = (x // 4) * 4 + 3 - x % 4
+    sy = (y // 4) * 4 + 3 - y % 4
+    sz = (z // 4) * 4 + 3 - z % 4
+    assert_equal(out, (sx + 100 * sy + 10000 * sz).astype(np.uint32))

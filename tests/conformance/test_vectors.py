@@ -181,6 +181,68 @@ kernel void v_compare(const device float4* a [[buffer(0)]], const device float4*
     mx[i] = r;
 }
 """,
+    # swizzles on device lvalues, on function results, of swizzles, self-assignment
+    """
+inline float4 twice(float4 v) { return v * 2.0f; }
+kernel void v_swizzle_edge(device float4* a [[buffer(0)]], device float3* b [[buffer(1)]],
+                           device float4* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    a[i].xy = a[i].yx;               // write through a device pointer, aliasing swap
+    a[i].w += 1.0f;
+    b[i].yz *= 3.0f;
+    float4 v = a[i];
+    out[3 * i + 0] = float4(twice(v).zw, v.xyz.zy);
+    float4 u = v;
+    u.xyzw = u.wzyx;
+    out[3 * i + 1] = u;
+    float2 q = v.xy;
+    q += v.zw * 0.5f;
+    out[3 * i + 2] = float4(q.yx, float2(v.w));
+}
+""",
+    # literal forms and implicit scalar-to-vector conversions
+    """
+kernel void v_literals(device float4* out [[buffer(0)]], device uint* ou [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    float3 v = 1.0;                  // scalar to vector
+    float4 w = 0.5f;
+    w.x = 0x1p-3f;                   // hex float
+    w.y = 1e-3f + 2.5e1f;
+    out[2 * i + 0] = float4(v, 2) + w;
+    out[2 * i + 1] = float4(3u, 0x10, 1ul, 07);
+    ou[i] = 0xFFFFFFFFu - i + 1u;
+}
+""",
+    # packed vectors in buffers and arithmetic on them
+    """
+kernel void v_packed_arith(const device packed_float4* a [[buffer(0)]], const device packed_half4* h [[buffer(1)]],
+                           const device packed_short2* s [[buffer(2)]], device packed_float4* out [[buffer(3)]],
+                           device packed_int2* os [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    packed_float4 x = a[i];
+    float4 hv = float4(h[i]);
+    out[i] = x * 2.0f + packed_float4(hv);
+    os[i] = packed_int2(int2(s[i]) * 3);
+}
+""",
+    # small integer vectors wrap per component (no promotion in vector arithmetic)
+    """
+kernel void v_char_wrap(const device uchar4* a [[buffer(0)]], const device uchar4* b [[buffer(1)]],
+                        device uchar4* out [[buffer(2)]], device char2* oc [[buffer(3)]],
+                        uint i [[thread_position_in_grid]]) {
+    out[i] = a[i] + b[i];
+    char2 c = char2(a[i].xy);
+    oc[i] = c * char2(3);
+}
+""",
+    # 3-component vectors of small types: padded to 4 components (char3 4 bytes,
+    # ushort3/half3 8 bytes, bool3 4 bytes)
+    """
+kernel void v_odd3(const device char3* c [[buffer(0)]], const device ushort3* u [[buffer(1)]],
+                   const device half3* h [[buffer(2)]], device bool3* b [[buffer(3)]],
+                   device int3* o [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    b[i] = bool3(c[i]) && (u[i] > ushort3(100));
+    o[i] = int3(c[i]) + int3(u[i]) + int3(h[i] * 2.0h);
+}
+"""
 ])
 
 N = 257
@@ -340,3 +402,65 @@ def test_compare(device, rng):
     KS.get(device, "v_compare")(N, a, b, lt, mx)
     assert_equal(lt, (a < b).astype(np.uint8))
     assert_equal(mx, np.maximum(a, b))
+
+
+def test_swizzle_edge_cases(device, rng):
+    a = f4(rng)
+    b = f4(rng)
+    a0, b0 = a.copy(), b.copy()
+    out = np.zeros((3 * N, 4), np.float32)
+    KS.get(device, "v_swizzle_edge")(N, a, b, out)
+    v = a0.copy()
+    v[:, [0, 1]] = a0[:, [1, 0]]
+    v[:, 3] += 1
+    assert_close(a, v)
+    eb = b0.copy()
+    eb[:, 1:3] *= 3
+    assert_close(b[:, :3], eb[:, :3])
+    q = v[:, :2] + v[:, 2:] * np.float32(0.5)
+    exp = np.stack([np.concatenate([2 * v[:, 2:], v[:, [2, 1]]], 1), v[:, ::-1],
+                    np.concatenate([q[:, ::-1], v[:, 3:], v[:, 3:]], 1)], 1).reshape(-1, 4)
+    assert_close(out, exp)
+
+
+def test_literals(device):
+    n = 8
+    out = np.zeros((2 * n, 4), np.float32)
+    ou = np.zeros(n, np.uint32)
+    KS.get(device, "v_literals")(n, out, ou)
+    row0 = np.array([1 + 0.125, 1 + 0.001 + 25, 1.5, 2.5], np.float32)
+    row1 = np.array([3, 16, 1, 7], np.float32)
+    assert_close(out, np.tile(np.stack([row0, row1]), (n, 1)))
+    assert_equal(ou, (np.uint64(0xFFFFFFFF) - np.arange(n, dtype=np.uint64) + 1).astype(np.uint32))
+
+
+def test_packed_arith(device, rng):
+    a = f4(rng)
+    h = rng.uniform(-2, 2, (N, 4)).astype(np.float16)
+    s = rng.integers(-1000, 1000, (N, 2)).astype(np.int16)
+    out = np.zeros((N, 4), np.float32)
+    os_ = np.zeros((N, 2), np.int32)
+    KS.get(device, "v_packed_arith")(N, a, h, s, out, os_)
+    assert_close(out, a * 2 + h.astype(np.float32))
+    assert_equal(os_, s.astype(np.int32) * 3)
+
+
+def test_char_vector_wrap(device, rng):
+    a = rng.integers(0, 256, (N, 4)).astype(np.uint8)
+    b = rng.integers(0, 256, (N, 4)).astype(np.uint8)
+    out = np.zeros((N, 4), np.uint8)
+    oc = np.zeros((N, 2), np.int8)
+    KS.get(device, "v_char_wrap")(N, a, b, out, oc)
+    assert_equal(out, ((a.astype(np.int64) + b) & 0xFF).astype(np.uint8))
+    assert_equal(oc, (a[:, :2].astype(np.int8).astype(np.int64) * 3).astype(np.int8))
+
+
+def test_three_component_small_types(device, rng):
+    c = rng.integers(-5, 5, (N, 4)).astype(np.int8)
+    u = rng.integers(0, 200, (N, 4)).astype(np.uint16)
+    h = rng.integers(-50, 50, (N, 4)).astype(np.float16)
+    b = np.zeros((N, 4), np.bool_)
+    o = np.zeros((N, 4), np.int32)
+    KS.get(device, "v_odd3")(N, c, u, h, b, o)
+    assert_equal(b[:, :3], (c[:, :3] != 0) & (u[:, :3] > 100))
+    assert_equal(o[:, :3], c[:, :3].astype(np.int32) + u[:, :3] + (h[:, :3].astype(np.int32) * 2))

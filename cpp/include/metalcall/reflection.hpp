@@ -35,6 +35,12 @@ enum class Builtin {
   threads_per_simdgroup,
   simdgroups_per_threadgroup,
   dispatch_threads_per_threadgroup,
+  thread_execution_width,  // the older name of threads_per_simdgroup
+  dispatch_simdgroups_per_threadgroup,
+  thread_index_in_quadgroup,
+  quadgroup_index_in_threadgroup,
+  quadgroups_per_threadgroup,
+  dispatch_quadgroups_per_threadgroup,
 };
 
 /** Component type of a parameter's element, when it is an MSL scalar or vector. */

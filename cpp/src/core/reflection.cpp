@@ -61,6 +61,12 @@ const std::pair<Builtin, const char*> kBuiltinNames[] = {
     {Builtin::threads_per_simdgroup, "threads_per_simdgroup"},
     {Builtin::simdgroups_per_threadgroup, "simdgroups_per_threadgroup"},
     {Builtin::dispatch_threads_per_threadgroup, "dispatch_threads_per_threadgroup"},
+    {Builtin::thread_execution_width, "thread_execution_width"},
+    {Builtin::dispatch_simdgroups_per_threadgroup, "dispatch_simdgroups_per_threadgroup"},
+    {Builtin::thread_index_in_quadgroup, "thread_index_in_quadgroup"},
+    {Builtin::quadgroup_index_in_threadgroup, "quadgroup_index_in_threadgroup"},
+    {Builtin::quadgroups_per_threadgroup, "quadgroups_per_threadgroup"},
+    {Builtin::dispatch_quadgroups_per_threadgroup, "dispatch_quadgroups_per_threadgroup"},
 };
 }  // namespace
 
@@ -73,8 +79,6 @@ const char* to_string(Builtin b) {
 Builtin builtin_from_attribute(const std::string& attribute) {
   for (const auto& [value, name] : kBuiltinNames)
     if (attribute == name) return value;
-  // MSL accepts these spellings as well.
-  if (attribute == "thread_index_in_quadgroup") return Builtin::none;
   return Builtin::none;
 }
 

@@ -47,7 +47,40 @@ class SignatureParser {
  public:
   SignatureParser(const std::vector<Token>& t, const std::string& src) : t_(t), src_(src) {}
 
+  // `typedef uint index_t;` and `using index_t = uint;`, so that aliased types
+  // classify like what they name.
+  void collect_aliases() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      std::string name, target;
+      std::size_t j = i;
+      if (t_[i].is_identifier("typedef")) {
+        for (j = i + 1; j < t_.size() && !t_[j].is(";"); ++j) {}
+        if (j >= t_.size() || j < i + 3 || t_[j - 1].kind != TokenKind::identifier) continue;
+        name = t_[j - 1].text;
+        for (std::size_t k = i + 1; k + 1 < j; ++k) target += (target.empty() ? "" : " ") + t_[k].text;
+      } else if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=")) {
+        name = t_[i + 1].text;
+        for (j = i + 3; j < t_.size() && !t_[j].is(";"); ++j) target += (target.empty() ? "" : " ") + t_[j].text;
+      } else {
+        continue;
+      }
+      for (const char* prefix : {"metal :: ", "const "})
+        if (target.rfind(prefix, 0) == 0) target = target.substr(std::string(prefix).size());
+      aliases_[name] = target;
+    }
+  }
+
+  std::string resolve_alias(std::string type) const {
+    for (int hops = 0; hops < 16; ++hops) {
+      auto it = aliases_.find(type);
+      if (it == aliases_.end()) break;
+      type = it->second;
+    }
+    return type;
+  }
+
   ParsedSource run() {
+    collect_aliases();
     ParsedSource out;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       if (!starts_kernel(i)) continue;
@@ -83,6 +116,7 @@ class SignatureParser {
   const std::vector<Token>& t_;
   const std::string& src_;
   std::map<std::string, ParsedKernel> templates_;  // template kernels by name
+  std::map<std::string, std::string> aliases_;     // typedef / using names → the type they name
 
   bool member_access(std::size_t i) const {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->") || t_[i - 1].is("::"));
@@ -411,7 +445,7 @@ class SignatureParser {
       else type_name += (type_name.empty() || tok.kind != TokenKind::identifier || type_name.back() == ':' ? "" : " ") + tok.text;
     }
     info.type_name = type_name;
-    classify_type(type_name, &info.scalar, &info.vector_width);
+    classify_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
 
     const Attribute* binding = nullptr;
     for (const auto& a : attrs) {

@@ -86,7 +86,7 @@ class CpuTranslator {
     kernels_ = std::move(parsed.kernels);
     kernel_keywords_ = std::move(parsed.kernel_keywords);
     function_constants_ = std::move(parsed.function_constants);
-    collect_plain_identifiers();
+    collect_member_names();
     find_fiber_kernels();
     collect_kernel_namespaces();
 
@@ -94,7 +94,12 @@ class CpuTranslator {
     out_ << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";
     if (checked_) out_ << "#define METALCALL_CHECKED 1\n";
     out_ << "#include \"metal_stdlib.h\"\n";
+    out_ << "#define __METAL_VERSION__ 320\n";  // the MSL version the prelude follows (3.2)
     out_ << "#define METALCALL_KERNEL static inline __attribute__((always_inline))\n";
+    // Threads of a group are independent between barriers: vectorise across them,
+    // two vectors at a time so that long dependency chains overlap.
+    out_ << "#if defined(__AVX512F__)\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(32)\")\n"
+            "#else\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(16)\")\n#endif\n";
     for (const auto& [name, value] : defines_) out_ << "#define " << name << " " << rename_in_directive(value) << "\n";
     for (const auto& c : function_constants_) {
       auto v = constants_.find(c.index);
@@ -135,7 +140,7 @@ class CpuTranslator {
   std::vector<FunctionConstantDecl> function_constants_;
   std::vector<std::string> kernel_qualified_names_;
   std::vector<bool> uses_fibers_;  // per kernel
-  std::set<std::string> plain_identifiers_;  // identifiers used other than as members
+  std::set<std::string> plain_identifiers_;  // member names of user structs (never swizzles)
   std::ostringstream out_;
   SourceMap map_;
   int line_ = 1, column_ = 1;
@@ -147,9 +152,24 @@ class CpuTranslator {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->"));
   }
 
-  void collect_plain_identifiers() {
-    for (std::size_t i = 0; i < t_.size(); ++i)
-      if (t_[i].kind == TokenKind::identifier && !after_member_access(i)) plain_identifiers_.insert(t_[i].text);
+  // Names of members declared in the source's structs, classes and unions: a
+  // member called `xy` or `rgb` is not a swizzle.
+  void collect_member_names() {
+    for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
+      if (!(t_[i].is_identifier("struct") || t_[i].is_identifier("class") || t_[i].is_identifier("union"))) continue;
+      std::size_t open = i + 1;
+      while (open < t_.size() && !t_[open].is("{") && !t_[open].is(";") && !t_[open].is("(")) ++open;
+      if (open >= t_.size() || !t_[open].is("{")) continue;
+      int depth = 0;
+      for (std::size_t j = open; j < t_.size(); ++j) {
+        if (t_[j].is("{")) ++depth;
+        else if (t_[j].is("}") && --depth == 0) break;
+        else if (depth == 1 && t_[j].kind == TokenKind::identifier && j + 1 < t_.size() &&
+                 (t_[j + 1].is(";") || t_[j + 1].is(",") || t_[j + 1].is("[") || t_[j + 1].is("=") ||
+                  t_[j + 1].is(":")))
+          plain_identifiers_.insert(t_[j].text);
+      }
+    }
   }
 
   // A kernel runs as fibers when it, or a function it calls (transitively),
@@ -604,6 +624,12 @@ class CpuTranslator {
       case Builtin::simdgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 32u)";
       case Builtin::threads_per_simdgroup: return "32u";
       case Builtin::simdgroups_per_threadgroup: return "((ax * ay * az + 31u) / 32u)";
+      case Builtin::thread_execution_width: return "32u";
+      case Builtin::dispatch_simdgroups_per_threadgroup: return "((tx * ty * tz + 31u) / 32u)";
+      case Builtin::thread_index_in_quadgroup: return "(((lz * ay + ly) * ax + lx) % 4u)";
+      case Builtin::quadgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 4u)";
+      case Builtin::quadgroups_per_threadgroup: return "((ax * ay * az + 3u) / 4u)";
+      case Builtin::dispatch_quadgroups_per_threadgroup: return "((tx * ty * tz + 3u) / 4u)";
       case Builtin::none: break;
     }
     return "0u";
@@ -730,6 +756,7 @@ class CpuTranslator {
         << "    (void)ax; (void)ay; (void)az; (void)gx; (void)gy; (void)gz;\n"
            "    for (unsigned lz = 0; lz < az; ++lz)\n"
            "      for (unsigned ly = 0; ly < ay; ++ly)\n"
+           "        METALCALL_SIMD_LOOP\n"
            "        for (unsigned lx = 0; lx < ax; ++lx)\n"
            "          "
         << call_text(index, args) << "\n  }\n}\n";

@@ -1,5 +1,6 @@
 #include "backends/cpu/host_compiler.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <regex>
@@ -130,7 +131,8 @@ HostCompiler::HostCompiler() {
   if (env && *env) {
     path_ = find_program(env);
   } else {
-    for (const char* name : {"clang++", "g++", "c++"}) {
+    // g++ first: it has native _Float16 for half on x86-64 where older clang does not.
+    for (const char* name : {"g++", "clang++", "c++"}) {
       path_ = find_program(name);
       if (!path_.empty()) break;
     }
@@ -187,7 +189,9 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
                                     // Fiber stacks have one guard page: large frames must probe it.
                                     "-fstack-clash-protection",
                                     // MSL's char is signed; arm64 Linux would make it unsigned.
-                                    "-fsigned-char"};
+                                    "-fsigned-char",
+                                    // Lets the thread loop use `omp simd` without OpenMP's runtime.
+                                    "-fopenmp-simd"};
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
     for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})
@@ -206,7 +210,10 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
   if (auto hit = cache.find(key, ".so")) return *hit;
 
   const std::string prelude = prelude_folder();
-  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid());
+  // Unique per process and per call: two threads may build the same source at once.
+  static std::atomic<unsigned> builds{0};
+  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
+                           std::to_string(builds.fetch_add(1));
   const std::string cpp_path = base + ".cpp";
   const std::string so_path = base + ".so";
   if (!write_file_atomic(cpp_path, tr.code)) {

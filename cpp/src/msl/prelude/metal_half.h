@@ -58,6 +58,13 @@ struct soft_half {
   METAL_FUNC soft_half& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC soft_half& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC soft_half& operator/=(float o) { return *this = float(*this) / o; }
+  // half op half stays half, as in MSL (half op float is float, through the conversion).
+  friend METAL_FUNC soft_half operator-(soft_half a) { return soft_half(half_bits_tag(), (unsigned short)(a.bits ^ 0x8000u)); }
+  friend METAL_FUNC soft_half operator+(soft_half a) { return a; }
+  friend METAL_FUNC soft_half operator+(soft_half a, soft_half b) { return soft_half(float(a) + float(b)); }
+  friend METAL_FUNC soft_half operator-(soft_half a, soft_half b) { return soft_half(float(a) - float(b)); }
+  friend METAL_FUNC soft_half operator*(soft_half a, soft_half b) { return soft_half(float(a) * float(b)); }
+  friend METAL_FUNC soft_half operator/(soft_half a, soft_half b) { return soft_half(float(a) / float(b)); }
 
   static METAL_FUNC unsigned short round_from(float f) {
     const unsigned int u = float_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;

@@ -15,7 +15,9 @@ struct simd_vote {
   typedef unsigned long long vote_t;
   vote_t mtl_bits;
   METAL_FUNC constexpr explicit simd_vote(vote_t bits = 0) : mtl_bits(bits) {}
-  METAL_FUNC constexpr explicit operator vote_t() const { return mtl_bits; }
+  // MSL's vote_t is ulong; uint64_t is unsigned long on Linux and unsigned long long on macOS.
+  METAL_FUNC constexpr explicit operator unsigned long long() const { return mtl_bits; }
+  METAL_FUNC constexpr explicit operator unsigned long() const { return (unsigned long)mtl_bits; }
   METAL_FUNC constexpr bool all() const { return mtl_bits == ~vote_t(0); }
   METAL_FUNC constexpr bool any() const { return mtl_bits != 0; }
 };
@@ -38,15 +40,17 @@ template <unsigned W> struct lanes {
   }
 };
 
-template <class T> inline T* slots() {
+// Each lane owns a fixed 64-byte slot: SIMD-groups progress independently, so a
+// type-dependent stride would let one group's slots overlap another's.
+template <class T> inline T& slot(unsigned tid) {
   static_assert(sizeof(T) <= kSlotBytes, "value too large for a SIMD-group exchange");
-  return reinterpret_cast<T*>(worker->simd_scratch);
+  return *reinterpret_cast<T*>(worker->simd_scratch + tid * kSlotBytes);
 }
 inline unsigned* op_counts() { return reinterpret_cast<unsigned*>(worker->simd_scratch + kSlotBytes * kMaxLanes); }
 
 /** Publishes x and waits for the SIMD-group; returns this lane's operation number. */
 template <class T> inline unsigned publish(unsigned tid, const T& x) {
-  slots<T>()[tid] = x;
+  slot<T>(tid) = x;
   const unsigned op = ++op_counts()[tid];
   simd_sync();
   return op;
@@ -56,7 +60,7 @@ inline bool active(unsigned lane_tid, unsigned op) { return op_counts()[lane_tid
 // The value lane `source` (relative to the group) published, or `own` if that lane is not active.
 template <class T, unsigned W> inline T read_lane(const lanes<W>& l, unsigned op, unsigned source, const T& own) {
   if (source >= l.count || !active(l.base + source, op)) return own;
-  return slots<T>()[l.base + source];
+  return slot<T>(l.base + source);
 }
 
 template <unsigned W, class T, class F> inline T reduce(T x, F f) {
@@ -66,7 +70,7 @@ template <unsigned W, class T, class F> inline T reduce(T x, F f) {
   bool first = true;
   for (unsigned i = 0; i < l.count; ++i) {
     if (!active(l.base + i, op)) continue;
-    const T v = slots<T>()[l.base + i];
+    const T v = slot<T>(l.base + i);
     r = first ? v : f(r, v);
     first = false;
   }
@@ -80,7 +84,7 @@ template <unsigned W, class T, class F> inline T prefix(T x, F f, T identity, bo
   T r = identity;
   const unsigned me = l.tid - l.base;
   for (unsigned i = 0; i < l.count && (inclusive ? i <= me : i < me); ++i)
-    if (active(l.base + i, op)) r = f(r, slots<T>()[l.base + i]);
+    if (active(l.base + i, op)) r = f(r, slot<T>(l.base + i));
   simd_sync();
   return r;
 }
@@ -101,7 +105,7 @@ template <unsigned W> inline simd_vote ballot(bool b) {
   const unsigned op = publish(l.tid, b);
   simd_vote::vote_t bits = 0;
   for (unsigned i = 0; i < l.count; ++i)
-    if (active(l.base + i, op) && slots<bool>()[l.base + i]) bits |= simd_vote::vote_t(1) << i;
+    if (active(l.base + i, op) && slot<bool>(l.base + i)) bits |= simd_vote::vote_t(1) << i;
   simd_sync();
   return simd_vote(bits);
 }

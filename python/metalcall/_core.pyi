@@ -1,0 +1,310 @@
+"""Typed stubs for metalcall's compiled core (cpp/python/*.cpp).
+
+Use the ``metalcall`` package, which re-exports these names. Checked against the
+extension with ``python -m mypy.stubtest metalcall._core`` (cpp/tests/api/README.md).
+"""
+
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Literal, SupportsIndex, TypedDict, final
+
+import numpy as np
+import numpy.typing as npt
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:
+    from typing_extensions import Self
+
+# Objects with the buffer protocol (NumPy arrays, bytes, bytearray, memoryview,
+# array.array, ctypes structures, metalcall Buffers): PEP 688.
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer as _BufferLike
+else:
+    from typing_extensions import Buffer as _BufferLike
+
+__version__: str
+
+# ---- type aliases (stub-only) ----
+
+# A grid or threadgroup size in threads: an int or 1 to 3 ints.
+_Size3 = (
+    SupportsIndex
+    | tuple[SupportsIndex]
+    | tuple[SupportsIndex, SupportsIndex]
+    | tuple[SupportsIndex, SupportsIndex, SupportsIndex]
+    | list[SupportsIndex]
+)
+# A Buffer's shape: an int or a sequence of ints.
+_Shape = SupportsIndex | Iterable[SupportsIndex]
+# A Python or NumPy scalar, packed to the declared type of a `constant T&` / by-value parameter.
+_Scalar = int | float | np.generic
+# One kernel argument after the grid, bound by order to the kernel's [[buffer(i)]] parameters.
+_KernelArgument = Buffer | _BufferLike | _Scalar
+# A [[function_constant(i)]] value.
+_ConstantValue = bool | int | float | np.bool_ | np.integer[Any] | np.floating[Any]
+_Constants = Mapping[str, _ConstantValue] | Mapping[int, _ConstantValue] | Mapping[str | int, _ConstantValue]
+# Preprocessor macros: {name: value} (None: defined empty; bool: 1/0; float: a float literal) or [names].
+_Defines = Mapping[str, str | int | float | None] | Iterable[str]
+
+_ScalarName = Literal[
+    "bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "bfloat", "float", "double",
+    "unknown",
+]
+
+# One entry of Kernel.params (the reflection table).
+_KernelParam = TypedDict(
+    "_KernelParam",
+    {
+        "name": str,
+        "position": int,
+        "binding": int | None,  # the i of [[buffer(i)]] / [[threadgroup(i)]]; None for builtins
+        "kind": Literal["buffer", "reference", "value", "threadgroup_memory", "builtin"],
+        "address_space": Literal["none", "device", "constant", "threadgroup", "thread"],
+        "type": str,
+        "scalar": _ScalarName,
+        "vector_width": int,
+        "const": bool,
+        "builtin": str | None,  # e.g. "thread_position_in_grid"
+        "element_size": int,
+        "element_align": int,
+    },
+)
+
+class _DeviceInfoDict(TypedDict):
+    name: str
+    backend: str
+    index: int
+    architecture: str
+    max_threads_per_threadgroup: int
+    simd_width: int
+    unified_memory: bool
+    memory_size: int
+    max_buffer_length: int
+    threadgroup_memory_length: int
+
+# ---- errors ----
+
+class Error(RuntimeError):
+    """Base of every error metalcall raises."""
+
+class CompileError(Error):
+    """The kernel source did not compile."""
+
+    log: str
+    line: int | None  # 1-based line in your source; None when unknown
+    column: int | None  # 1-based column; None when unknown
+    source_line: str
+
+class ArgumentError(Error):
+    """A call's arguments, grid or threadgroup do not fit the kernel."""
+
+class ExecutionError(Error):
+    """The device reported a fault while running work."""
+
+class DeviceError(Error):
+    """A backend or device is unavailable; the message says why."""
+
+# ---- devices ----
+
+class DeviceInfo:
+    """What a device is, as get_devices() lists it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def architecture(self) -> str: ...
+    @property
+    def max_threads_per_threadgroup(self) -> int: ...
+    @property
+    def simd_width(self) -> int: ...
+    @property
+    def unified_memory(self) -> bool: ...
+    @property
+    def memory_size(self) -> int: ...
+    @property
+    def max_buffer_length(self) -> int: ...
+    @property
+    def threadgroup_memory_length(self) -> int: ...
+    def as_dict(self) -> _DeviceInfoDict: ...
+
+def get_devices() -> list[DeviceInfo]:
+    """Every device of every backend built in, best first."""
+
+def backends() -> list[str]:
+    """The backends built into this metalcall."""
+
+class Device:
+    """A device to run kernels on: ``Device()`` (the best), ``Device("cpu")``, ``Device("cuda:1")``,
+    ``Device(index)`` or a device name."""
+
+    def __init__(self, device: str | SupportsIndex | None = None, *, checked: bool = False) -> None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def architecture(self) -> str: ...
+    @property
+    def max_threads_per_threadgroup(self) -> int: ...
+    @property
+    def simd_width(self) -> int: ...
+    @property
+    def unified_memory(self) -> bool: ...
+    @property
+    def memory_size(self) -> int: ...
+    @property
+    def max_buffer_length(self) -> int: ...
+    @property
+    def threadgroup_memory_length(self) -> int: ...
+    @property
+    def checked(self) -> bool: ...
+    @property
+    def info(self) -> DeviceInfo: ...
+    def compile(
+        self,
+        source: str,
+        *,
+        defines: _Defines | None = None,
+        fast_math: bool = True,
+        language_version: str | None = None,
+    ) -> Library:
+        """Compiles MSL source; raises CompileError with the line and column in your source."""
+    def kernel(self, source: str) -> Library:
+        """metalcompute's name for compile()."""
+    def load_library(self, path_or_bytes: bytes | str | os.PathLike[str]) -> Library:
+        """Loads a compiled .metallib (Metal only)."""
+    def buffer(self, size_or_data: SupportsIndex | _BufferLike) -> Buffer:
+        """A byte buffer: zero-filled of a size, or a copy of data (metalcompute's dev.buffer)."""
+    def empty(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
+        """A new buffer of shape and dtype (default float32; zero-filled)."""
+    def zeros(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
+        """A new zero-filled buffer of shape and dtype (default float32)."""
+    def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike = None) -> Buffer:
+        """A new buffer holding a copy of array-like data."""
+    def synchronize(self) -> None:
+        """Waits for all work submitted to this device."""
+    def batch(self) -> Batch:
+        """``with dev.batch():`` submits the calls inside as one submission."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+# ---- memory ----
+
+class Buffer:
+    """Device memory that NumPy and memoryview read and write in place (zero-copy);
+    taking a view waits for submitted work that uses the buffer."""
+
+    # The buffer protocol (PEP 688). At run time these two exist from Python 3.12
+    # on; type checkers use them on every version (as typeshed does for bytes).
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def device(self) -> Device: ...
+    def __len__(self) -> int: ...
+    def numpy(self) -> npt.NDArray[Any]:
+        """A zero-copy NumPy view (waits for pending work on this buffer first)."""
+    def wait(self) -> None:
+        """Waits until no submitted work uses this buffer."""
+
+# ---- kernels ----
+
+class Library:
+    """The kernels of one compiled MSL source: ``lib.name``, ``lib["name"]`` or ``lib.function(name, constants)``."""
+
+    def function(self, name: str, constants: _Constants | None = None) -> Kernel:
+        """The kernel `name`, specialised with [[function_constant]] values by name or index."""
+    def __getitem__(self, name: str, /) -> Kernel: ...
+    def __getattr__(self, name: str, /) -> Kernel: ...
+    def __contains__(self, name: str, /) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def __dir__(self) -> list[str]: ...
+    @property
+    def function_names(self) -> list[str]: ...
+
+class Kernel:
+    """A compiled kernel: ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``."""
+
+    # The type's tp_call (cpp/python/kernel.cpp), not a pybind11 method: the grid
+    # first (threads: an int or 1 to 3 ints), then the arguments in [[buffer(i)]]
+    # order. Any other keyword raises ArgumentError.
+    def __call__(
+        self,
+        grid: _Size3,
+        /,
+        *arguments: _KernelArgument,
+        threadgroup: _Size3 | None = None,
+        threadgroup_memory: SupportsIndex | Iterable[SupportsIndex] | None = None,
+    ) -> Completion: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def params(self) -> list[_KernelParam]:
+        """The reflection table: one dict per parameter, in declaration order."""
+    @property
+    def max_total_threads_per_threadgroup(self) -> int: ...
+
+# A plain CPython type (cpp/python/completion.cpp); its runtime __module__ is "metalcall".
+@final
+class Completion:
+    """Handle on a kernel call. Dropping it waits for the work; keep it to overlap work, then wait()."""
+
+    def wait(self) -> None:
+        """Blocks until the work has finished; raises ExecutionError if it failed."""
+    @property
+    def done(self) -> bool:
+        """True once the work has finished. Never blocks."""
+    @property
+    def gpu_time(self) -> float:
+        """Seconds the device spent on the work (0 until done)."""
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]:
+        """Waits for the work."""
+
+class Batch:
+    """Records every kernel call made inside ``with dev.batch():`` into one submission,
+    committed when the block ends (discarded if it raises)."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]: ...
+    def wait(self) -> None:
+        """Waits for the committed work."""
+    @property
+    def completion(self) -> Completion:
+        """The Completion of the committed work."""
+    @property
+    def done(self) -> bool: ...
+    @property
+    def gpu_time(self) -> float: ...
+    def __len__(self) -> int: ...
+
+def _new_batch(device: Device, /) -> Batch: ...
