@@ -98,12 +98,6 @@ def test_structured_dtype_buffer(device):
     assert np.asarray(b)["a"].tolist() == [1.0, 2.0, 3.0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: cpp/python/buffer.cpp make_buffer() takes the PEP 3118 format from a 0- or 1-element probe array; "
-    "NumPy then writes packed structs in native-alignment form ('T{f:a:h:b:}'), so np.asarray() of a Buffer of "
-    "a packed structured dtype (itemsize 6) raises 'Item size 6 ... does not match the dtype V item size 8'",
-)
 def test_packed_structured_dtype_buffer(device):
     dt = np.dtype([("a", "<f4"), ("b", "<i2")])
     assert dt.itemsize == 6

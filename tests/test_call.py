@@ -237,13 +237,6 @@ def test_numpy_array_subclasses_and_views(device):
     np.testing.assert_array_equal(out2, 9.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (inconsistency): a typed mc.Buffer binds with no element-type check (cpp/python/arguments.cpp "
-    "convert_arguments -> Argument::from_buffer ignores PyBuffer::dtype; cpp/src/core/kernel.cpp bind_buffer checks "
-    "only host memory), so dev.asarray(np.random.rand(n)) - float64 - is silently misread by `device float*` while "
-    "the same NumPy array is an ArgumentError. uint8 buffers (dev.buffer) should stay raw bytes.",
-)
 def test_typed_buffer_of_wrong_element_type_is_argument_error(device):
     lib = device.compile(GOOD_SRC)
     a = device.asarray(np.arange(8, dtype=np.float64))

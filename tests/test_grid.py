@@ -252,12 +252,6 @@ def test_bad_grid_is_argument_error(device, grid):
     check_usable(device)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: cpp/python/kernel.cpp parse_triple(): component() does not check PyNumber_Index() for NULL; a "
-    "NumPy array passes PyIndex_Check but fails __index__, and the call then raises RuntimeError('Unable to "
-    "configure default ndarray.__str__') instead of using the array's ints or raising mc.ArgumentError",
-)
 @pytest.mark.parametrize("where", ["grid", "threadgroup"])
 def test_grid_given_as_a_numpy_array(device, where):
     lib = device.compile(GOOD_SRC)

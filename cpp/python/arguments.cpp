@@ -153,7 +153,10 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
     PyObject* o = args[i].ptr();
     if (numpy_array_argument(o, i - first, out, refs)) continue;
     if (py::isinstance<PyBuffer>(args[i])) {
-      out.push_back(Argument::from_buffer(args[i].cast<PyBuffer&>().buffer));
+      const PyBuffer& b = args[i].cast<const PyBuffer&>();
+      out.push_back(Argument::from_buffer(b.buffer));
+      // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
+      out.back().host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &out.back().host_raw_bytes);
       continue;
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {

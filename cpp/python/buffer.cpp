@@ -45,7 +45,8 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
   b.shape = shape;
   b.itemsize = dtype.itemsize();
   // The PEP 3118 format NumPy itself gives this dtype.
-  py::array probe(dtype, std::vector<py::ssize_t>{0});
+  // Two elements: NumPy describes packed structs with their real layout only then.
+  py::array probe(dtype, std::vector<py::ssize_t>{2});
   b.format = probe.request().format;
   return b;
 }

@@ -26,6 +26,11 @@ void parse_triple(const py::handle& h, std::uint64_t out[3], const char* what) {
     }
     int overflow = 0;
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    if (!index) {
+      PyErr_Clear();
+      throw ArgumentError(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
+                          std::string(py::str(py::type::of(v).attr("__name__"))));
+    }
     const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     if (overflow > 0) throw ArgumentError(std::string(what) + " is absurdly large: " + std::string(py::str(v)));
     if (overflow < 0 || n < 0) throw ArgumentError(std::string(what) + " cannot be negative: " + std::string(py::str(v)));

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Literal, SupportsIndex, TypedDict, final
+from typing import Any, Literal, NoReturn, SupportsIndex, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -18,16 +18,19 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import Self
 
-# Objects with the buffer protocol (NumPy arrays, bytes, bytearray, memoryview,
-# array.array, ctypes structures, metalcall Buffers): PEP 688.
+# The buffer protocol (PEP 688): bytes, bytearray, memoryview, array.array, ctypes
+# objects, … NumPy's stubs give ndarray __buffer__ only on 3.12+, hence NDArray below.
 if sys.version_info >= (3, 12):
-    from collections.abc import Buffer as _BufferLike
+    from collections.abc import Buffer as _Buffer
 else:
-    from typing_extensions import Buffer as _BufferLike
+    from typing_extensions import Buffer as _Buffer
 
 __version__: str
 
 # ---- type aliases (stub-only) ----
+
+# An object with the buffer protocol: used in place by a call, or copied by dev.buffer().
+_BufferLike = _Buffer | npt.NDArray[Any]
 
 # A grid or threadgroup size in threads: an int or 1 to 3 ints.
 _Size3 = (
@@ -85,6 +88,14 @@ class _DeviceInfoDict(TypedDict):
     max_buffer_length: int
     threadgroup_memory_length: int
 
+# ---- pybind11 classes ----
+
+class _pybind11_type(type):
+    """The metaclass of every pybind11 class (pybind11_builtins.pybind11_type at run time)."""
+
+# DeviceInfo, Buffer, Library, Kernel and Batch have no constructor: instances come
+# from Device, Library and Kernel; calling the class raises TypeError at run time.
+
 # ---- errors ----
 
 class Error(RuntimeError):
@@ -109,9 +120,10 @@ class DeviceError(Error):
 
 # ---- devices ----
 
-class DeviceInfo:
+class DeviceInfo(metaclass=_pybind11_type):
     """What a device is, as get_devices() lists it."""
 
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
     @property
     def name(self) -> str: ...
     @property
@@ -140,7 +152,7 @@ def get_devices() -> list[DeviceInfo]:
 def backends() -> list[str]:
     """The backends built into this metalcall."""
 
-class Device:
+class Device(metaclass=_pybind11_type):
     """A device to run kernels on: ``Device()`` (the best), ``Device("cpu")``, ``Device("cuda:1")``,
     ``Device(index)`` or a device name."""
 
@@ -188,7 +200,7 @@ class Device:
         """A new buffer of shape and dtype (default float32; zero-filled)."""
     def zeros(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
         """A new zero-filled buffer of shape and dtype (default float32)."""
-    def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike = None) -> Buffer:
+    def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> Buffer:
         """A new buffer holding a copy of array-like data."""
     def synchronize(self) -> None:
         """Waits for all work submitted to this device."""
@@ -199,14 +211,17 @@ class Device:
 
 # ---- memory ----
 
-class Buffer:
+class Buffer(metaclass=_pybind11_type):
     """Device memory that NumPy and memoryview read and write in place (zero-copy);
     taking a view waits for submitted work that uses the buffer."""
 
-    # The buffer protocol (PEP 688). At run time these two exist from Python 3.12
-    # on; type checkers use them on every version (as typeshed does for bytes).
-    def __buffer__(self, flags: int, /) -> memoryview: ...
-    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
+    # The buffer protocol (PEP 688): Python has these slots from 3.12 on (NumPy's
+    # stubs declare ndarray's the same way). np.asarray(buf) works on every version.
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
     @property
     def nbytes(self) -> int: ...
     @property
@@ -225,9 +240,10 @@ class Buffer:
 
 # ---- kernels ----
 
-class Library:
+class Library(metaclass=_pybind11_type):
     """The kernels of one compiled MSL source: ``lib.name``, ``lib["name"]`` or ``lib.function(name, constants)``."""
 
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
     def function(self, name: str, constants: _Constants | None = None) -> Kernel:
         """The kernel `name`, specialised with [[function_constant]] values by name or index."""
     def __getitem__(self, name: str, /) -> Kernel: ...
@@ -239,9 +255,10 @@ class Library:
     @property
     def function_names(self) -> list[str]: ...
 
-class Kernel:
+class Kernel(metaclass=_pybind11_type):
     """A compiled kernel: ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``."""
 
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
     # The type's tp_call (cpp/python/kernel.cpp), not a pybind11 method: the grid
     # first (threads: an int or 1 to 3 ints), then the arguments in [[buffer(i)]]
     # order. Any other keyword raises ArgumentError.
@@ -284,10 +301,11 @@ class Completion:
     ) -> Literal[False]:
         """Waits for the work."""
 
-class Batch:
+class Batch(metaclass=_pybind11_type):
     """Records every kernel call made inside ``with dev.batch():`` into one submission,
     committed when the block ends (discarded if it raises)."""
 
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
     def __enter__(self) -> Self: ...
     def __exit__(
         self,

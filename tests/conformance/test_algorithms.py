@@ -847,7 +847,6 @@ def test_grayscale(device, rng):
     assert (out[:, 0] == out[:, 1]).all() and (out[:, 1] == out[:, 2]).all()
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: a local variable named like a swizzle (`const float3 rgb = ...`) anywhere in the source stops `.rgb` being translated as a swizzle: \"error: no member named 'rgb' in 'metal::mtl_vector<float, 4, false>'\" at `c.rgb`")
 def test_brightness_contrast(device, rng):
     n = 4096
     px = image(rng, n)
@@ -860,7 +859,6 @@ def test_brightness_contrast(device, rng):
     assert_equal(out[:, 3], px[:, 3])
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: a local variable named like a swizzle (`const float3 rgb = ...`) anywhere in the source stops `.rgb` being translated as a swizzle: \"error: no member named 'rgb' in 'metal::mtl_vector<float, 4, false>'\" at `s.rgb`")
 def test_alpha_blend(device, rng):
     n = 4096
     src, dst = image(rng, n), image(rng, n)

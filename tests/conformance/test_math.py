@@ -392,7 +392,6 @@ def test_precise(device, rng):
     assert_close(out, exp, rtol=2e-6, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: unary minus on a half (`-1.0h`) yields float (software half, clang++ 14), so fma(half, half, float) has no overload: \"error: no matching function for call to 'fma'\"")
 def test_half_math(device, rng):
     x = rng.uniform(-2, 2, N).astype(np.float16)
     out = np.zeros(5 * N, np.float16)

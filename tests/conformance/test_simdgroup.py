@@ -228,7 +228,6 @@ def test_builtins(device):
     assert_equal(out, exp.astype(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: quad-group builtins are not supported: \"error: unknown or unsupported kernel attribute [[thread_index_in_quadgroup]]\" (likewise [[quadgroup_index_in_threadgroup]], [[quadgroups_per_threadgroup]])")
 def test_quad_builtins(device):
     n, tg = 200, 96
     out = np.zeros((n, 3), np.uint32)
@@ -240,7 +239,6 @@ def test_quad_builtins(device):
     assert_equal(out, exp.astype(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: \"error: unknown or unsupported kernel attribute [[thread_execution_width]]\" (MSL's older name for threads_per_simdgroup)")
 def test_thread_execution_width(device):
     out = np.zeros(64, np.uint32)
     KS.get(device, "sg_exec_width")(64, out, threadgroup=64)
@@ -329,7 +327,6 @@ def test_vote(device, rng):
     assert_equal(out, exp.astype(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: simd_vote::vote_t is unsigned long long, not uint64_t (unsigned long): \"error: cannot convert 'metal::simd_vote' to 'uint64_t' (aka 'unsigned long') without a conversion operator\" at static_cast<uint64_t>(simd_ballot(...))")
 def test_ballot(device, rng):
     n, tg = 160, 64  # the last group has 32 threads
     x = rng.uniform(-1, 1, n).astype(np.float32)
@@ -357,7 +354,6 @@ def test_quad(device, rng):
     assert_equal(out, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: wrong values when one kernel exchanges values of different sizes across SIMD-groups: simd_max(half) after simd_sum/simd_shuffle(float4) gives 64672.0 instead of 99.625 on lanes 32..63 (SIMD-group 1); the exchange slots are indexed by sizeof(T) * lane, so SIMD-groups exchanging different-size types overlap")
 def test_other_types(device, rng):
     n, tg = 64, 64
     v = rng.standard_normal((n, 4)).astype(np.float32)
@@ -402,7 +398,6 @@ def test_partial_last_simdgroup(device, rng):
     assert_equal(info, np.stack([np.ones(n), first, nsg * 100 + 32], 1).astype(np.uint32))
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: simd_vote::vote_t is unsigned long long, not uint64_t (unsigned long): \"error: cannot convert 'metal::simd_vote' to 'uint64_t' (aka 'unsigned long') without a conversion operator\"")
 def test_partial_last_simdgroup_ballot(device):
     n, tg = 100, 64
     out = np.zeros(n, np.uint32)

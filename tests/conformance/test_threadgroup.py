@@ -343,7 +343,7 @@ def test_threadgroup_structs(device, rng):
     assert_equal(out, exp.astype(np.float32))
 
 
-def test_threadgroup_memory_too_small_is_an_error(device):
+def test_threadgroup_memory_over_the_limit_is_an_error(device):
     """threadgroup_memory over the device's limit is an ArgumentError, not a crash."""
     x = np.zeros(256, np.int32)
     out = np.zeros(256, np.int32)

@@ -26,8 +26,8 @@ struct Argument {
   void* host_data = nullptr;        // Kind::host
   std::size_t host_nbytes = 0;      // Kind::host
   bool host_writable = false;       // Kind::host: may the kernel write it in place
-  ScalarType host_scalar = ScalarType::unknown;  // Kind::host: element type if known
-  bool host_raw_bytes = false;      // Kind::host: untyped bytes; any element type is fine
+  ScalarType host_scalar = ScalarType::unknown;  // Kind::host and Kind::buffer: element type if known
+  bool host_raw_bytes = false;      // Kind::host and Kind::buffer: untyped bytes; any element type is fine
   bool host_big_endian = false;     // Kind::host: stored big-endian, which kernels would misread
   std::vector<std::uint8_t> data;   // Kind::bytes
   std::int64_t int_value = 0;       // Kind::integer / boolean

@@ -170,6 +170,8 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
       throw ArgumentError(describe(k, p) + ": the array is big-endian, which the kernel would misread; convert it "
                           "with x.astype(x.dtype.newbyteorder('='))");
     }
+  }
+  if (a.kind == Argument::Kind::buffer || a.kind == Argument::Kind::host) {
     if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
         a.host_scalar != p.scalar) {
       throw ArgumentError(describe(k, p) + ": the array holds " + to_string(a.host_scalar) + " elements but the "
@@ -177,9 +179,11 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
                           numpy_name(p.scalar) +
                           ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
     }
+  }
+  if (a.kind == Argument::Kind::host) {
     out.host_data = a.host_data;
     out.host_nbytes = a.host_nbytes;
-  } else {
+  } else if (a.kind != Argument::Kind::buffer) {
     throw ArgumentError(describe(k, p) + " is a pointer: pass a metalcall Buffer or an object with the buffer "
                         "protocol (NumPy array, array.array, bytearray, memoryview), not a scalar");
   }
