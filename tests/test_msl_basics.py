@@ -457,17 +457,7 @@ kernel void member_named_xy(const device float4* a [[buffer(0)]], device float4*
 """
 
 
-SWIZZLE_BY_NAME_BUG = (
-    "BUG: cpp/src/msl/translator.cpp decides per NAME, not per type, whether `.xy` is a swizzle: once a user "
-    "struct has a member called `xy` (collect_member_names), every `.xy` in the source stays a member access, so "
-    "`v.xy` on a float4 fails ('float4 has no member named xy'). Needs the operand's type, or swizzles that are "
-    "real members of the prelude's vector type."
-)
-
-
-def test_struct_member_named_like_a_swizzle(device, request):
-    if device.backend != "metal":  # a bug of the MSL translator, which Metal does not use
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=SWIZZLE_BY_NAME_BUG))
+def test_struct_member_named_like_a_swizzle(device):
     a = np.arange(8, dtype=np.float32).reshape(2, 4)
     out = np.zeros_like(a)
     device.compile(STRUCT_MEMBER_NAMED_LIKE_SWIZZLE_SRC).member_named_xy(2, a, out)

@@ -1,7 +1,8 @@
 """Typed stubs for metalcall's compiled core (cpp/python/*.cpp).
 
-Use the ``metalcall`` package, which re-exports these names. Checked against the
-extension with ``python -m mypy.stubtest metalcall._core`` (cpp/tests/api/README.md).
+Use the ``metalcall`` package, which re-exports these names. cpp/tests/api/check_stubs.sh
+checks them against the built extension (mypy.stubtest) and types a sample program
+with them (mypy --strict cpp/tests/api/stub_sample.py).
 """
 
 import os
@@ -40,7 +41,7 @@ _Size3 = (
     | tuple[SupportsIndex, SupportsIndex, SupportsIndex]
     | list[SupportsIndex]
 )
-# A Buffer's shape: an int or a sequence of ints.
+# A Buffer's shape: an int or an iterable of ints.
 _Shape = SupportsIndex | Iterable[SupportsIndex]
 # A Python or NumPy scalar, packed to the declared type of a `constant T&` / by-value parameter.
 _Scalar = int | float | np.generic

@@ -78,11 +78,17 @@ class KernelSet:
 
     def __init__(self, snippets, preamble: str = "", header: str = HEADER, defines=None, fast_math: bool = True):
         self.header = header + preamble
-        self.snippets = [s.strip("\n") + "\n" for s in snippets]
+        # a snippet is MSL text, or (kernel names, MSL text) where the names cannot be read
+        # off the text (kernels made by macros, `[[kernel]]` spellings)
+        given = [s if isinstance(s, tuple) else (None, s) for s in snippets]
+        self.snippets = [s.strip("\n") + "\n" for _, s in given]
         self.defines = defines
         self.fast_math = fast_math
         self._names = []
-        for s in self.snippets:
+        for (explicit, _), s in zip(given, self.snippets):
+            if explicit is not None:
+                self._names.append(list(explicit))
+                continue
             names = kernel_names_of(s)
             if not names:
                 raise ValueError(f"snippet defines no kernel:\n{s}")

@@ -140,7 +140,7 @@ class CpuTranslator {
   std::vector<FunctionConstantDecl> function_constants_;
   std::vector<std::string> kernel_qualified_names_;
   std::vector<bool> uses_fibers_;  // per kernel
-  std::set<std::string> plain_identifiers_;  // member names of user structs (never swizzles)
+  std::map<std::size_t, std::string> struct_accessors_;  // closing brace → swizzle-named member accessors
   std::ostringstream out_;
   SourceMap map_;
   int line_ = 1, column_ = 1;
@@ -152,24 +152,50 @@ class CpuTranslator {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->"));
   }
 
-  // Names of members declared in the source's structs, classes and unions: a
-  // member called `xy` or `rgb` is not a swizzle.
+  // A user struct may have members named like swizzles (`float2 xy;`). Every
+  // `.xy` is rewritten to `.template mtl_swz<101>()` all the same; such structs
+  // get a member template of that name returning the member, so both work.
   void collect_member_names() {
+    std::vector<int> code;
     for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
       if (!(t_[i].is_identifier("struct") || t_[i].is_identifier("class") || t_[i].is_identifier("union"))) continue;
       std::size_t open = i + 1;
       while (open < t_.size() && !t_[open].is("{") && !t_[open].is(";") && !t_[open].is("(")) ++open;
       if (open >= t_.size() || !t_[open].is("{")) continue;
       int depth = 0;
+      std::vector<std::string> swizzle_members;
+      std::size_t close = open;
       for (std::size_t j = open; j < t_.size(); ++j) {
         if (t_[j].is("{")) ++depth;
-        else if (t_[j].is("}") && --depth == 0) break;
-        else if (depth == 1 && t_[j].kind == TokenKind::identifier && j + 1 < t_.size() &&
-                 (t_[j + 1].is(";") || t_[j + 1].is(",") || t_[j + 1].is("[") || t_[j + 1].is("=") ||
-                  t_[j + 1].is(":")))
-          plain_identifiers_.insert(t_[j].text);
+        else if (t_[j].is("}") && --depth == 0) {
+          close = j;
+          break;
+        } else if (depth == 1 && t_[j].kind == TokenKind::identifier && j + 1 < t_.size() &&
+                   (t_[j + 1].is(";") || t_[j + 1].is(",") || t_[j + 1].is("[") || t_[j + 1].is("=") ||
+                    t_[j + 1].is(":")) &&
+                   is_swizzle(t_[j].text, &code)) {
+          swizzle_members.push_back(t_[j].text);
+        }
       }
+      if (swizzle_members.empty()) continue;
+      std::string accessors;
+      for (const char* qualifier : {"", "const "}) {
+        accessors += std::string(" template <int mtl_code> ") + qualifier + "auto& mtl_swz() " + qualifier + "{";
+        for (const auto& m : swizzle_members) {
+          is_swizzle(m, &code);
+          accessors += " if constexpr (mtl_code == " + swizzle_code(code) + ") return " + m + "; else";
+        }
+        accessors += " return *this; }";
+      }
+      accessors += " template <int mtl_code> auto& mtl_swz_ref() { return mtl_swz<mtl_code>(); }";
+      struct_accessors_[close] = accessors;
     }
+  }
+
+  static std::string swizzle_code(const std::vector<int>& indices) {
+    std::string code = "1";
+    for (int c : indices) code += std::to_string(c);
+    return code;
   }
 
   // A kernel runs as fibers when it, or a function it calls (transitively),
@@ -391,7 +417,7 @@ class CpuTranslator {
             continue;
           }
           if ((tok.is(".") || tok.is("->")) && i + 1 < t_.size() && t_[i + 1].kind == TokenKind::identifier &&
-              is_swizzle(t_[i + 1].text, &swz) && !plain_identifiers_.count(t_[i + 1].text)) {
+              is_swizzle(t_[i + 1].text, &swz)) {
             // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
             const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
             // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
@@ -400,6 +426,10 @@ class CpuTranslator {
             emit(call + ">()", tok, false);
             ++i;
             continue;
+          }
+          if (tok.is("}")) {
+            auto accessors = struct_accessors_.find(i);
+            if (accessors != struct_accessors_.end()) emit(accessors->second, tok, true);
           }
           emit(tok.text, tok, false);
           continue;
