@@ -172,6 +172,13 @@ class KernelSet:
                 return libs[i]
         raise KeyError(f"no kernel {name!r} in this KernelSet")
 
+    def index_of(self, name: str) -> int:
+        """The index of the snippet that defines kernel `name`."""
+        for i, names in enumerate(self._names):
+            if name in names:
+                return i
+        raise KeyError(f"no kernel {name!r} in this KernelSet")
+
     def get(self, dev: mc.Device, name: str, constants=None):
         lib = self.library(dev, name)
         if constants is None:
@@ -197,3 +204,45 @@ def assert_equal(actual, expected, err_msg=""):
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
     np.testing.assert_array_equal(actual, expected, err_msg=err_msg)
+
+
+_ISOLATED_CHILD = r"""
+import pickle, sys
+import metalcall as mc
+with open(sys.argv[1], "rb") as f:
+    job = pickle.load(f)
+dev = mc.Device(job["device"])
+lib = dev.compile(job["src"], defines=job["defines"])
+kernel = lib.function(job["kernel"])
+args = job["args"]
+kernel(job["grid"], *args, **job["options"])
+with open(sys.argv[2], "wb") as f:
+    pickle.dump(args, f)
+"""
+
+
+def run_isolated(dev: mc.Device, src: str, kernel: str, grid, *args, defines=None, timeout: float = 300, **options):
+    """Runs one kernel call in a fresh interpreter and returns the arguments as they are
+    after the call (arrays written by the kernel included).
+
+    For kernels that crash the process on a backend with a known bug: the crash fails
+    only the test that ran it (as an AssertionError naming the signal), not the suite.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        job_path, out_path = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
+        with open(job_path, "wb") as f:
+            pickle.dump({"device": f"{dev.backend}", "src": src, "defines": defines, "kernel": kernel,
+                         "grid": grid, "args": list(args), "options": options}, f)
+        proc = subprocess.run([sys.executable, "-c", _ISOLATED_CHILD, job_path, out_path],
+                              capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+            raise AssertionError(f"kernel {kernel!r} crashed the process ({how}):\n{proc.stderr[-3000:]}")
+        with open(out_path, "rb") as f:
+            return pickle.load(f)

@@ -137,6 +137,32 @@ kernel void at_compact(const device float* in [[buffer(0)]], device float* out [
     }
 }
 """,
+    # a plain uint buffer used atomically through a cast (very common)
+    """
+kernel void at_cast(const device uchar* data [[buffer(0)]], device uint* counts [[buffer(1)]],
+                    uint gid [[thread_position_in_grid]]) {
+    atomic_fetch_add_explicit((device atomic_uint*)&counts[data[gid] & 15], 1u, memory_order_relaxed);
+}
+""",
+    # the atomic<T> template spelling
+    """
+kernel void at_template_spelling(device atomic<uint>* counter [[buffer(0)]], device atomic<int>* low [[buffer(1)]],
+                                 const device int* in [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+    atomic_fetch_add_explicit(counter, 2u, memory_order_relaxed);
+    atomic_fetch_min_explicit(low, in[gid], memory_order_relaxed);
+}
+""",
+    # device references: a struct of atomics and a plain float
+    """
+struct Counters { atomic_uint hits; atomic_uint misses; atomic_int balance; };
+kernel void at_struct_ref(const device float* in [[buffer(0)]], device Counters& c [[buffer(1)]],
+                          device float& first [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+    if (in[gid] > 0.0f) atomic_fetch_add_explicit(&c.hits, 1u, memory_order_relaxed);
+    else atomic_fetch_add_explicit(&c.misses, 1u, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&c.balance, in[gid] > 0.0f ? -1 : 1, memory_order_relaxed);
+    if (gid == 0) first = in[0] * 10.0f;
+}
+"""
 ])
 
 N = 4096
@@ -250,3 +276,30 @@ def test_stream_compaction(device, rng):
     keep = x[x > 0.5]
     assert n[0] == len(keep)
     assert_equal(np.sort(out[: n[0]]), np.sort(keep))
+
+
+
+def test_atomic_through_pointer_cast(device, rng):
+    data = rng.integers(0, 256, N).astype(np.uint8)
+    counts = np.zeros(16, np.uint32)
+    KS.get(device, "at_cast")(N, data, counts)
+    assert_equal(counts, np.bincount(data & 15, minlength=16).astype(np.uint32))
+
+
+def test_atomic_template_spelling(device, rng):
+    x = rng.integers(-1000, 1000, N).astype(np.int32)
+    counter = np.zeros(1, np.uint32)
+    low = np.array([10**6], np.int32)
+    KS.get(device, "at_template_spelling")(N, counter, low, x)
+    assert counter[0] == 2 * N
+    assert low[0] == x.min()
+
+
+def test_device_references(device, rng):
+    x = rng.standard_normal(N).astype(np.float32)
+    c = np.zeros(3, np.int32)  # hits, misses (uint) and balance (int): 12 bytes
+    first = np.zeros(1, np.float32)
+    KS.get(device, "at_struct_ref")(N, x, c, first)
+    pos = int((x > 0).sum())
+    assert_equal(c, np.array([pos, N - pos, pos - (N - pos)], np.int32))
+    assert first[0] == x[0] * np.float32(10)
