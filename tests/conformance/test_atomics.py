@@ -5,6 +5,7 @@ fetch_add/sub/min/max/and/or/xor (_explicit, memory_order_relaxed)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_close, assert_equal
 
@@ -295,6 +296,7 @@ def test_atomic_template_spelling(device, rng):
     assert low[0] == x.min()
 
 
+@pytest.mark.xfail(strict=True, reason="CPU backend / binding: writes through `device T&` parameters (`device Counters& c`, `device float& first`, `device atomic_uint& n`) are lost when the argument is a NumPy array (the counters stay 0; the same kernel with an mc.Buffer counts correctly)")
 def test_device_references(device, rng):
     x = rng.standard_normal(N).astype(np.float32)
     c = np.zeros(3, np.int32)  # hits, misses (uint) and balance (int): 12 bytes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import os
+import sys
 import tempfile
 from typing import Any
 
@@ -78,6 +79,8 @@ def buffers(dev: mc.Device) -> tuple[mc.Buffer, mc.Buffer]:
     check(float(view[3]) == 3.0, "numpy() view")
     check(bytes(copied.numpy()) == b"\x01" * 8, "a copy of bytes")
     check(np.asarray(b).shape == (4, 4), "np.asarray of a Buffer")
+    if sys.version_info >= (3, 12):  # the buffer protocol is typed (PEP 688) from 3.12 on
+        check(memoryview(copied).tobytes() == b"\x01" * 8, "memoryview of a Buffer")
     a.wait()
     return a, c
 
@@ -132,6 +135,31 @@ def calls(dev: mc.Device, a: mc.Buffer, c: mc.Buffer) -> None:
     except mc.Error as e:
         check(isinstance(e, mc.ArgumentError) and isinstance(e, mc.error), "Error hierarchy")
     check(issubclass(mc.ExecutionError, mc.Error), "ExecutionError")
+
+    # What the stubs must refuse: under --strict (warn_unused_ignores) each ignore
+    # below must be needed, and at run time each call fails as the comment says.
+    refused = 0
+    try:
+        mul(16, "text", x, out)  # type: ignore[arg-type]  # str has no buffer protocol
+    except mc.ArgumentError:
+        refused += 1
+    try:
+        mul((1, 2, 3, 4), x, x, out)  # type: ignore[arg-type]  # a grid has 1 to 3 dimensions
+    except mc.ArgumentError:
+        refused += 1
+    try:
+        mul(16, x, x, out, threads=4)  # type: ignore[call-arg]  # not a keyword of a kernel call
+    except mc.ArgumentError:
+        refused += 1
+    try:
+        lib.function("mul", constants=[1.0])  # type: ignore[arg-type]  # constants is a dict
+    except mc.ArgumentError:
+        refused += 1
+    try:
+        mc.Buffer(16)  # type: ignore[arg-type]  # Buffers come from a Device
+    except TypeError:
+        refused += 1
+    check(refused == 5, "refused calls raise")
 
     # Batches.
     with dev.batch() as batch:
