@@ -365,6 +365,19 @@ kernel void l_fc(const device float* in [[buffer(0)]], device float* out [[buffe
     out[i] = y;
 }
 """,
+    # the "optional function constant with a default" idiom
+    """
+constant int fc_block [[function_constant(5)]];
+constant int block_size = is_function_constant_defined(fc_block) ? fc_block : 8;
+constant bool fc_relu [[function_constant(6)]];
+constant bool do_relu = is_function_constant_defined(fc_relu) && fc_relu;
+kernel void l_fc_defaults(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    float s = 0.0f;
+    for (int k = 0; k < block_size; ++k) s += in[i * block_size + k];
+    out[i] = do_relu ? max(s, 0.0f) : s;
+}
+"""
 ])
 
 
@@ -942,3 +955,16 @@ def test_kernel_signature_chosen_by_define(device, rng, variant):
         b = np.zeros(N, np.float32)
         lib.l_variant(N, x, b)
         assert_close(b, x * 3)
+
+
+
+@pytest.mark.parametrize("constants,block,relu", [(None, 8, False), ({"fc_block": 4}, 4, False),
+                                                  ({5: 2, "fc_relu": True}, 2, True)])
+def test_function_constant_defaults(device, rng, constants, block, relu):
+    n = 64
+    x = rng.standard_normal(n * block).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    k = FC.get(device, "l_fc_defaults", constants=constants) if constants else FC.get(device, "l_fc_defaults")
+    k(n, x, out)
+    s = x.reshape(n, block).astype(np.float64).sum(1)
+    assert_close(out, np.maximum(s, 0) if relu else s, rtol=1e-5, atol=1e-5)

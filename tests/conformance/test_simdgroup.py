@@ -198,6 +198,24 @@ kernel void sg_helper(const device float* in [[buffer(0)]], const device int* k 
     out[gid] = warp_reduce_max(in[gid]);
     ok[gid] = warp_total(k[gid]);
 }
+""",
+    # SIMD-group functions in divergent control flow, then again after reconvergence
+    """
+kernel void sg_divergent(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                         constant uint& n [[buffer(2)]], uint gid [[thread_position_in_grid]],
+                         uint lane [[thread_index_in_simdgroup]]) {
+    float x = gid < n ? in[gid] : 0.0f;
+    float partial = -1.0f;
+    if (gid < n) {
+        partial = simd_sum(x);           // the active lanes only
+    }
+    float total = simd_sum(x);           // every lane again
+    float odd = 0.0f;
+    if (lane & 1) odd = simd_max(x);     // odd lanes only
+    out[3 * gid + 0] = partial;
+    out[3 * gid + 1] = total;
+    out[3 * gid + 2] = odd;
+}
 """
 ])
 
@@ -426,3 +444,18 @@ def test_simd_functions_in_helpers(device, rng):
     KS.get(device, "sg_helper")(n, x, k, out, ok, threadgroup=tg)
     assert_equal(out, np.repeat(x.reshape(-1, 32).max(1), 32))
     assert_equal(ok, np.repeat(k.reshape(-1, 32).sum(1), 32).astype(np.int32))
+
+
+
+def test_divergent_simd_functions(device, rng):
+    n_grid, n = 128, 77
+    x = rng.uniform(0, 1, n_grid).astype(np.float32)
+    out = np.zeros((n_grid, 3), np.float32)
+    KS.get(device, "sg_divergent")(n_grid, x, out, n, threadgroup=64)
+    X = np.where(np.arange(n_grid) < n, x, 0).astype(np.float64)
+    gid = np.arange(n_grid)
+    partial = np.where(gid < n, per_group(X[:n], n, 64, np.sum).tolist() + [0] * (n_grid - n), -1.0)
+    total = np.repeat(X.reshape(-1, 32).sum(1), 32)
+    odd_max = np.repeat(X.reshape(-1, 32)[:, 1::2].max(1), 32)
+    odd = np.where(gid % 2 == 1, odd_max, 0)
+    assert_close(out, np.stack([partial, total, odd], 1), rtol=1e-5, atol=1e-6)

@@ -231,6 +231,19 @@ kernel void tg_3d_barrier(device uint* out [[buffer(0)]], uint3 gid [[thread_pos
     const uint total = tsize.x * tsize.y * tsize.z;
     out[(gid.z * grid.y + gid.y) * grid.x + gid.x] = vals[total - 1 - idx];
 }
+""",
+    # an in-body threadgroup array next to a [[threadgroup(0)]] parameter: no aliasing
+    """
+kernel void tg_mixed(const device int* in [[buffer(0)]], device int* out [[buffer(1)]],
+                     threadgroup int* param_mem [[threadgroup(0)]],
+                     uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                     uint n [[threads_per_threadgroup]]) {
+    threadgroup int body_mem[64];
+    param_mem[lid] = in[gid];
+    body_mem[lid] = -in[gid] * 2;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = param_mem[(lid + 1) % n] * 1000 + body_mem[(lid + 2) % n];
+}
 """
 ])
 
@@ -406,3 +419,14 @@ def test_3d_threadgroup_barrier(device):
     sy = (y // 4) * 4 + 3 - y % 4
     sz = (z // 4) * 4 + 3 - z % 4
     assert_equal(out, (sx + 100 * sy + 10000 * sz).astype(np.uint32))
+
+
+
+def test_body_array_next_to_threadgroup_parameter(device, rng):
+    n, tg = 256, 64
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    KS.get(device, "tg_mixed")(n, x, out, threadgroup=tg, threadgroup_memory=[tg * 4])
+    b = x.reshape(-1, tg)
+    exp = np.roll(b, -1, axis=1) * 1000 + np.roll(-2 * b, -2, axis=1)
+    assert_equal(out, exp.ravel().astype(np.int32))

@@ -21,7 +21,7 @@ for arg in "$@"; do
 done
 
 jobs="${JOBS:-2}"
-generator=()
+generator=()  # expanded as ${generator[@]+...}: bash 3.2 (macOS) treats an empty array as unset under set -u
 if [[ -z "${CMAKE_GENERATOR:-}" ]] && command -v ninja >/dev/null 2>&1; then
   generator=(-G Ninja)
 fi
@@ -37,7 +37,7 @@ step() { printf '\n== %s\n' "$*"; }
 start=$SECONDS
 
 step "configure and build libmetalcall (METALCALL_PYTHON=OFF, METALCALL_SHARED=$shared)"
-cmake -S "$repo" -B "$tmp/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$repo" -B "$tmp/build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release \
   -DMETALCALL_PYTHON=OFF -DMETALCALL_SHARED="$shared" >"$tmp/configure.log" \
   || { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/build" -j "$jobs"
@@ -72,7 +72,7 @@ echo "  $(ls "$prefix"/include/metalcall/*.hpp | wc -l) headers ok"
 step "build cpp/examples and cpp/tests/api with find_package(metalcall)"
 for project in examples tests/api; do
   name="${project//\//_}"
-  cmake -S "$repo/cpp/$project" -B "$tmp/$name" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$repo/cpp/$project" -B "$tmp/$name" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/$name.log" || { cat "$tmp/$name.log"; exit 1; }
   cmake --build "$tmp/$name" -j "$jobs"
 done
