@@ -296,7 +296,6 @@ def test_atomic_template_spelling(device, rng):
     assert low[0] == x.min()
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend / binding: writes through `device T&` parameters (`device Counters& c`, `device float& first`, `device atomic_uint& n`) are lost when the argument is a NumPy array (the counters stay 0; the same kernel with an mc.Buffer counts correctly)")
 def test_device_references(device, rng):
     x = rng.standard_normal(N).astype(np.float32)
     c = np.zeros(3, np.int32)  # hits, misses (uint) and balance (int): 12 bytes

@@ -872,7 +872,6 @@ def test_struct_constructors(device, rng):
 
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: a barrier reached only through a macro (`#define __syncthreads() threadgroup_barrier(mem_flags::mem_threadgroup)`) is not seen when deciding which kernels run as fibers (the scan is on unexpanded tokens), so the kernel runs as a plain loop and the process dies with SIGSEGV (signal 11) at the barrier")
 def test_cuda_style_barrier_macro(device, rng):
     n = 1024
     x = rng.standard_normal(n).astype(np.float32)
@@ -907,7 +906,6 @@ def test_kernel_attribute_spelling(device, rng):
 
 
 @pytest.mark.parametrize("name,dtype", [("l_mlx_copy_float32", np.float32), ("l_mlx_copy_int32", np.int32)])
-@pytest.mark.xfail(strict=True, reason="CPU backend: MLX-style explicit instantiation `template [[host_name(...)]] [[kernel]] decltype(mlx_copy<float>) mlx_copy<float>;` is rejected: \"error: a kernel function must return void\"")
 def test_mlx_style_decltype_instantiation(device, rng, name, dtype):
     x = (rng.standard_normal(N) * 100).astype(dtype)
     out = np.zeros(N, dtype)

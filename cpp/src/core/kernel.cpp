@@ -199,13 +199,24 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
 }
 
 void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, BoundArgument& out) {
+  // A writable `device T&` is memory the kernel writes: bind it in place, like a pointer.
+  const bool writable_reference = p.kind == ParamKind::reference && !p.is_const;
+  if (writable_reference && a.kind != Argument::Kind::buffer && a.kind != Argument::Kind::host) {
+    throw ArgumentError(describe(k, p) + " is written by the kernel: pass a metalcall Buffer or a writable array, "
+                        "not a value");
+  }
   switch (a.kind) {
     case Argument::Kind::buffer:
       // Metal lets a buffer back a constant T&; bind it in place.
       bind_buffer(k, p, a, true, out);
-      out.written = false;
+      out.written = writable_reference;
       return;
     case Argument::Kind::host:
+      if (writable_reference) {
+        bind_buffer(k, p, a, true, out);
+        return;
+      }
+      [[fallthrough]];
     case Argument::Kind::bytes: {
       const auto* data = a.kind == Argument::Kind::host ? static_cast<const std::uint8_t*>(a.host_data) : a.data.data();
       const std::size_t n = a.kind == Argument::Kind::host ? a.host_nbytes : a.data.size();

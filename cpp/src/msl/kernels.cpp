@@ -245,8 +245,17 @@ class SignatureParser {
     if (t_[i].is("[")) i = parse_attributes(i, attrs);
     else ++i;
     while (i < t_.size() && t_[i].is("[")) i = parse_attributes(i, attrs);
-    if (i >= t_.size() || !t_[i].is_identifier("void")) fail(i, "a kernel function must return void");
-    ++i;
+    // MLX's spelling of an instantiation: `template [[host_name("x")]] [[kernel]]
+    // decltype(f<float>) f<float>;` — the type comes from the template itself.
+    const bool decltype_instantiation = template_token != std::string::npos && !template_parameters &&
+                                        i < t_.size() && t_[i].is_identifier("decltype");
+    if (decltype_instantiation) {
+      if (i + 1 >= t_.size() || !t_[i + 1].is("(")) fail(i, "expected decltype(...)");
+      i = matching(i + 1, "(", ")") + 1;
+    } else {
+      if (i >= t_.size() || !t_[i].is_identifier("void")) fail(i, "a kernel function must return void");
+      ++i;
+    }
     while (i < t_.size() && t_[i].is("[")) i = parse_attributes(i, attrs);
     if (i >= t_.size() || t_[i].kind != TokenKind::identifier) fail(i, "expected the kernel's name");
     k.name_token = i;

@@ -236,6 +236,25 @@ class CpuTranslator {
       }
       i = k;  // nested functions do not exist; lambdas count as their enclosing function
     }
+    // Macros count as functions: `#define SYNC() threadgroup_barrier(...)`.
+    for (const auto& t : t_) {
+      if (t.kind != TokenKind::directive) continue;
+      std::size_t p = t.text.find_first_not_of(" \t", 1);
+      if (p == std::string::npos || t.text.compare(p, 6, "define") != 0) continue;
+      std::vector<std::string> words;
+      for (std::size_t i = p + 6; i < t.text.size();) {
+        if (word_char(t.text[i]) && !std::isdigit(static_cast<unsigned char>(t.text[i]))) {
+          std::size_t j = i;
+          while (j < t.text.size() && word_char(t.text[j])) ++j;
+          words.push_back(t.text.substr(i, j - i));
+          i = j;
+        } else {
+          ++i;
+        }
+      }
+      if (words.empty()) continue;
+      for (std::size_t w = 1; w < words.size(); ++w) calls[words[0]].insert(words[w]);
+    }
     std::set<std::string> syncing;
     for (bool changed = true; changed;) {
       changed = false;
@@ -777,7 +796,7 @@ class CpuTranslator {
     if (!uses_fibers_[index]) {
       // The threads of a group as a plain loop the compiler can vectorise.
       o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(index) << signature
-        << " {\n  (void)W;\n" << checked_setup(k);
+        << " {\n  metal::mtl_rt::worker = W;\n" << checked_setup(k);
       const auto args = argument_setup(k, o);
       o << "  const unsigned long long ngx = L->groups[0], ngy = L->groups[1];\n"
            "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
