@@ -30,6 +30,7 @@
   typedef struct metalcall_cpu_layout {                                                         \
     unsigned long size;  /* sizeof the parameter's element type */                              \
     unsigned long align; /* alignof */                                                          \
+    long binding;        /* the [[buffer(i)]] / [[threadgroup(i)]] index as compiled */         \
   } metalcall_cpu_layout;                                                                       \
   typedef void (*metalcall_cpu_entry)(const metalcall_cpu_launch*, unsigned long long first_group, \
                                       unsigned long long end_group, const metalcall_cpu_worker*);

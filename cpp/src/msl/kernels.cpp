@@ -186,8 +186,17 @@ class SignatureParser {
     return std::stoi(a.args[0]);
   }
 
+  // The text of a string literal argument; adjacent literals join ("a_" "float" from a macro's #x).
   static std::string unquote(const std::string& s) {
-    return s.size() >= 2 && s.front() == '"' && s.back() == '"' ? s.substr(1, s.size() - 2) : s;
+    if (s.size() < 2 || s.front() != '"' || s.back() != '"') return s;
+    std::string out;
+    bool inside = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '"') inside = !inside;
+      else if (inside && s[i] == '\\' && i + 1 < s.size()) out += s[++i];
+      else if (inside) out += s[i];
+    }
+    return out;
   }
 
   // The `template <...>` or `template` that precedes the kernel at `start` (after
@@ -469,7 +478,14 @@ class SignatureParser {
         }
         binding = &a;
       } else if (a.name == "buffer" || a.name == "threadgroup") {
-        info.binding = integer_argument(a);
+        if (a.args.size() == 1 && !a.args[0].empty() &&
+            !std::all_of(a.args[0].begin(), a.args[0].end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          // An enum constant or constant expression, as in Apple's samples: the compiler evaluates it.
+          info.binding = kDeferredBinding;
+          p.binding_expression = a.args[0];
+        } else {
+          info.binding = integer_argument(a);
+        }
         binding = &a;
         if (a.name == "threadgroup") info.kind = ParamKind::threadgroup_memory;
       } else if (a.name == "texture" || a.name == "sampler" || a.name == "stage_in" || a.name == "visible_function_table" ||
@@ -544,30 +560,52 @@ class SignatureParser {
     return out;
   }
 
-  // Parameters without [[buffer(n)]] / [[threadgroup(n)]] get the lowest free index, in order.
+  // Parameters without [[buffer(n)]] / [[threadgroup(n)]] get the lowest free index, in order
+  // (later, when some index is an expression only the compiler can evaluate).
   void assign_implicit_indices(ParsedKernel& k) {
-    std::set<int> used_buffers, used_threadgroups;
-    for (const auto& p : k.params) {
-      if (p.info.binding < 0) continue;
-      auto& used = p.info.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
-      if (!used.insert(p.info.binding).second) {
-        fail(p.name_token, std::string("index ") + std::to_string(p.info.binding) + " is bound twice in kernel '" +
-                               k.info.name + "'");
-      }
-    }
-    for (auto& p : k.params) {
-      if (p.info.binding >= 0 || p.info.kind == ParamKind::builtin) continue;
-      auto& used = p.info.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
-      int next = 0;
-      while (used.count(next)) ++next;
-      p.info.binding = next;
-      used.insert(next);
-    }
     for (const auto& p : k.params) k.info.params.push_back(p.info);
+    for (const auto& p : k.info.params)
+      if (p.binding == kDeferredBinding) return;
+    try {
+      finalize_bindings(k.info);
+    } catch (const CompileError&) {
+      for (const auto& p : k.params) {
+        for (const auto& q : k.params) {
+          if (&p != &q && p.info.binding >= 0 && p.info.binding == q.info.binding &&
+              (p.info.kind == ParamKind::threadgroup_memory) == (q.info.kind == ParamKind::threadgroup_memory) &&
+              p.info.kind != ParamKind::builtin && q.info.kind != ParamKind::builtin)
+            fail(q.name_token, std::string("index ") + std::to_string(q.info.binding) + " is bound twice in kernel '" +
+                                   k.info.name + "'");
+        }
+      }
+      throw;
+    }
+    for (std::size_t i = 0; i < k.params.size(); ++i) k.params[i].info.binding = k.info.params[i].binding;
   }
 };
 
 }  // namespace
+
+void finalize_bindings(KernelInfo& kernel) {
+  std::set<int> used_buffers, used_threadgroups;
+  for (const auto& p : kernel.params) {
+    if (p.binding < 0 || p.kind == ParamKind::builtin) continue;
+    auto& used = p.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
+    if (!used.insert(p.binding).second) {
+      throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: index " +
+                             std::to_string(p.binding) + " is bound twice in kernel '" + kernel.name + "'",
+                         "", p.line, p.column);
+    }
+  }
+  for (auto& p : kernel.params) {
+    if (p.binding >= 0 || p.kind == ParamKind::builtin) continue;
+    auto& used = p.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
+    int next = 0;
+    while (used.count(next)) ++next;
+    p.binding = next;
+    used.insert(next);
+  }
+}
 
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
   std::string base = type_name;

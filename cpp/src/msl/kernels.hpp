@@ -12,8 +12,13 @@
 
 namespace metalcall::msl {
 
+/** ParamInfo::binding of an index given by an expression (an enum constant, …): the
+    backend's compiler evaluates it, then finalize_bindings() completes the table. */
+constexpr int kDeferredBinding = -2;
+
 struct ParsedParam {
   ParamInfo info;
+  std::string binding_expression;  // the [[buffer(…)]] argument when not an integer literal
   std::vector<std::size_t> type_tokens;  // the declared type, qualifiers included
   std::size_t name_token = 0;
 };
@@ -52,6 +57,12 @@ struct ParsedSource {
 
 /** The kernels and function constants of `tokens`. Throws CompileError for malformed ones. */
 ParsedSource parse_source(const std::vector<Token>& tokens, const std::string& source);
+
+/**
+ * Gives parameters without an index the lowest free one (in order), once every
+ * explicit index is known; throws CompileError if an index is bound twice.
+ */
+void finalize_bindings(KernelInfo& kernel);
 
 /** Component type and width of an MSL type name ("float4" → f32, 4). */
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width);

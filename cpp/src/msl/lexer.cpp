@@ -31,7 +31,21 @@ std::string line_text(const std::string& src, int line) {
 
 }  // namespace
 
-std::vector<Token> tokenize(const std::string& src) {
+namespace {
+// The line number a `# 12 "file" 1` or `#line 12` directive sets, or -1.
+int linemarker_line(const std::string& directive) {
+  std::size_t i = directive.find_first_not_of(" \t", 1);
+  if (i == std::string::npos) return -1;
+  if (directive.compare(i, 4, "line") == 0) i = directive.find_first_not_of(" \t", i + 4);
+  if (i == std::string::npos || !std::isdigit(static_cast<unsigned char>(directive[i]))) return -1;
+  long n = 0;
+  while (i < directive.size() && std::isdigit(static_cast<unsigned char>(directive[i])) && n < 100000000)
+    n = n * 10 + (directive[i++] - '0');
+  return static_cast<int>(n);
+}
+}  // namespace
+
+std::vector<Token> tokenize(const std::string& src, bool linemarkers) {
   std::vector<Token> out;
   std::size_t i = 0;
   int line = 1, column = 1;
@@ -95,8 +109,13 @@ std::vector<Token> tokenize(const std::string& src) {
         text += src[j++];
       }
       while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.pop_back();
-      out.push_back({TokenKind::directive, text, tok_line, tok_col});
       advance(j - i);
+      const int marked = linemarkers ? linemarker_line(text) : -1;
+      if (marked >= 0) {
+        line = marked - 1;  // the newline ending the marker brings it to `marked`
+        continue;
+      }
+      out.push_back({TokenKind::directive, text, tok_line, tok_col});
       continue;
     }
     line_start = false;

@@ -18,7 +18,12 @@ struct Token {
   bool is_identifier(const char* s) const { return kind == TokenKind::identifier && text == s; }
 };
 
-/** Throws CompileError on an unterminated comment, string or character literal. */
-std::vector<Token> tokenize(const std::string& source);
+/**
+ * Throws CompileError on an unterminated comment, string or character literal.
+ * With `linemarkers`, the source is preprocessor output: `# N "file"` and `#line N`
+ * set the line numbers of what follows (so tokens carry the user's lines) and are
+ * dropped.
+ */
+std::vector<Token> tokenize(const std::string& source, bool linemarkers = false);
 
 }  // namespace metalcall::msl

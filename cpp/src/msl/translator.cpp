@@ -77,9 +77,12 @@ bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 
 class CpuTranslator {
  public:
-  CpuTranslator(const std::string& source, const std::vector<std::pair<std::string, std::string>>& defines,
-                const ConstantValues& constants, bool checked)
-      : src_(source), t_(tokenize(source)), defines_(defines), constants_(constants), checked_(checked) {}
+  CpuTranslator(const std::string& source, const TranslateOptions& options)
+      : src_(source),
+        t_(options.preprocessed ? tokenize(*options.preprocessed, true) : tokenize(source)),
+        defines_(options.defines),
+        constants_(options.constants),
+        checked_(options.checked) {}
 
   Translation run() {
     ParsedSource parsed = parse_source(t_, src_);
@@ -130,8 +133,8 @@ class CpuTranslator {
   }
 
  private:
-  const std::string& src_;
-  std::vector<Token> t_;
+  const std::string& src_;  // the user's source: line texts for messages
+  std::vector<Token> t_;    // its tokens (of the preprocessed text, with the user's line numbers)
   const std::vector<std::pair<std::string, std::string>>& defines_;
   const ConstantValues& constants_;
   bool checked_;
@@ -319,6 +322,13 @@ class CpuTranslator {
 
   // Writes `text` where token `tok` stood in the user's source.
   void emit(const std::string& text, const Token& tok, bool separate) {
+    if (tok.line < line_) {
+      // Preprocessed text can step back (a macro spread over lines): say where we are.
+      out_ << "\n#line " << tok.line << " \"" << kSourceName << "\"\n";
+      line_ = tok.line;
+      column_ = 1;
+      last_user_end_ = 0;
+    }
     while (line_ < tok.line) {
       out_ << '\n';
       ++line_;
@@ -784,13 +794,15 @@ class CpuTranslator {
       << cpu_layout_symbol(index) << "[] = {";
     for (const auto& p : k.params) {
       if (p.info.kind == ParamKind::builtin) {
-        o << "{0, 0}, ";
+        o << "{0, 0, -1}, ";
       } else {
         const std::string e = type_text(p.type_tokens, true, &k.template_arguments);
-        o << "{sizeof(" << e << "), alignof(" << e << ")}, ";
+        const std::string binding = p.binding_expression.empty() ? std::to_string(p.info.binding)
+                                                                 : "(long)(" + p.binding_expression + ")";
+        o << "{sizeof(" << e << "), alignof(" << e << "), " << binding << "}, ";
       }
     }
-    o << "{0, 0}};\n";
+    o << "{0, 0, -1}};\n";
     const std::string signature = "(const metalcall_cpu_launch* L, unsigned long long g_begin, "
                                   "unsigned long long g_end, const metalcall_cpu_worker* W)";
     if (!uses_fibers_[index]) {
@@ -846,10 +858,8 @@ class CpuTranslator {
 
 }  // namespace
 
-Translation translate_for_cpu(const std::string& source,
-                              const std::vector<std::pair<std::string, std::string>>& defines,
-                              const ConstantValues& constants, bool checked) {
-  return CpuTranslator(source, defines, constants, checked).run();
+Translation translate_for_cpu(const std::string& source, const TranslateOptions& options) {
+  return CpuTranslator(source, options).run();
 }
 
 }  // namespace metalcall::msl

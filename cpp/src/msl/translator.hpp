@@ -51,10 +51,17 @@ using ConstantValues = std::map<int, std::string>;
 /** The name the user's source has in compiler messages. */
 inline const char* kSourceName = "source.metal";
 
+struct TranslateOptions {
+  /** Macros to #define before the source (when it was not preprocessed with them). */
+  std::vector<std::pair<std::string, std::string>> defines;
+  ConstantValues constants;  // function constant values, by index
+  bool checked = false;      // bounds-checked pointers (checked mode)
+  /** The source after the preprocessor, with linemarkers; null when not preprocessed. */
+  const std::string* preprocessed = nullptr;
+};
+
 /** Translates for the CPU backend. Throws CompileError at the user's line and column. */
-Translation translate_for_cpu(const std::string& source,
-                              const std::vector<std::pair<std::string, std::string>>& defines = {},
-                              const ConstantValues& constants = {}, bool checked = false);
+Translation translate_for_cpu(const std::string& source, const TranslateOptions& options = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
 constexpr int kTranslatorVersion = 2;

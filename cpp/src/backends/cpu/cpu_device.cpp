@@ -21,6 +21,7 @@
 #include "core/scalar_packing.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/kernels.hpp"
 #include "msl/translator.hpp"
 
 namespace metalcall::cpu {
@@ -116,10 +117,10 @@ std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument&
 
 class CpuLibrary : public BackendLibrary {
  public:
-  CpuLibrary(std::string source, CompileOptions options, bool checked, msl::Translation base,
-             std::shared_ptr<CpuModule> module, std::exception_ptr base_error)
-      : source_(std::move(source)), options_(std::move(options)), checked_(checked), base_(std::move(base)),
-        base_error_(base_error) {
+  CpuLibrary(std::string source, std::string preprocessed, CompileOptions options, bool checked,
+             msl::Translation base, std::shared_ptr<CpuModule> module, std::exception_ptr base_error)
+      : source_(std::move(source)), preprocessed_(std::move(preprocessed)), options_(std::move(options)),
+        checked_(checked), base_(std::move(base)), base_error_(base_error) {
     if (module) modules_.emplace("", module);
   }
 
@@ -146,10 +147,22 @@ class CpuLibrary : public BackendLibrary {
     auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(found->layout_symbol));
     auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(found->entry_symbol));
     if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + name + "' lacks its entry point");
+    bool deferred = false;
     for (std::size_t i = 0; i < info.params.size(); ++i) {
       info.params[i].element_size = layout[i].size;
       info.params[i].element_align = layout[i].align;
+      if (info.params[i].binding == msl::kDeferredBinding) {
+        if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
+          throw CompileError("source.metal:" + std::to_string(info.params[i].line) + ": error: the index of '" +
+                                 info.params[i].name + "' is " + std::to_string(layout[i].binding) +
+                                 "; buffer indices are small non-negative integers",
+                             "", info.params[i].line, info.params[i].column);
+        }
+        info.params[i].binding = static_cast<int>(layout[i].binding);
+        deferred = true;
+      }
     }
+    if (deferred) msl::finalize_bindings(info);
     info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
     return std::make_shared<CpuProgram>(std::move(info), module, entry, found->uses_fibers);
   }
@@ -182,7 +195,11 @@ class CpuLibrary : public BackendLibrary {
     auto it = modules_.find(key);
     if (it != modules_.end()) return it->second;
     if (key.empty() && base_error_) std::rethrow_exception(base_error_);
-    msl::Translation specialised = msl::translate_for_cpu(source_, options_.defines, values, checked_);
+    msl::TranslateOptions translate;
+    translate.constants = values;
+    translate.checked = checked_;
+    if (!preprocessed_.empty()) translate.preprocessed = &preprocessed_;
+    msl::Translation specialised = msl::translate_for_cpu(source_, translate);
     const std::string path = HostCompiler::instance().build(specialised, source_, options_.fast_math);
     auto module = std::make_shared<CpuModule>(path);
     modules_.emplace(key, module);
@@ -190,6 +207,7 @@ class CpuLibrary : public BackendLibrary {
   }
 
   std::string source_;
+  std::string preprocessed_;  // empty when the source needed no preprocessor
   CompileOptions options_;
   bool checked_;
   msl::Translation base_;  // kernels and constants (all undefined)
@@ -256,7 +274,16 @@ class CpuDevice : public BackendDevice {
     return compiler.available() ? compiler.identity() : "none";
   }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    msl::Translation translation = msl::translate_for_cpu(source, options.defines, {}, checked_);
+    msl::TranslateOptions translate;
+    translate.checked = checked_;
+    // Macros and #if reach kernel signatures too (buffer indices, kernels made by macros):
+    // the preprocessor runs first when the source has any.
+    std::string preprocessed;
+    if (HostCompiler::needs_preprocessing(source, options.defines)) {
+      preprocessed = HostCompiler::instance().preprocess(source, options.defines);
+      translate.preprocessed = &preprocessed;
+    }
+    msl::Translation translation = msl::translate_for_cpu(source, translate);
     std::shared_ptr<CpuModule> module;
     std::exception_ptr error;
     try {
@@ -267,7 +294,8 @@ class CpuDevice : public BackendDevice {
       if (translation.function_constants.empty()) throw;
       error = std::current_exception();
     }
-    return std::make_shared<CpuLibrary>(source, options, checked_, std::move(translation), module, error);
+    return std::make_shared<CpuLibrary>(source, std::move(preprocessed), options, checked_, std::move(translation),
+                                        module, error);
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits) override {

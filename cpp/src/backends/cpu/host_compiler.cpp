@@ -14,6 +14,7 @@
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/kernels.hpp"
+#include "msl/lexer.hpp"
 #include "msl/type_names.hpp"
 
 namespace metalcall::cpu {
@@ -77,7 +78,7 @@ bool is_user_file(const std::string& file) {
   return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
 }
 
-CompileError compile_error(const std::string& raw_log, const msl::Translation& tr, const std::string& source,
+CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map, const std::string& source,
                            const std::string& scratch) {
   std::string log = msl::restore_type_names(raw_log);
   // The temporary folder is noise to the user.
@@ -110,7 +111,7 @@ CompileError compile_error(const std::string& raw_log, const msl::Translation& t
                                 (first_error ? ": " + first_error->message : std::string()) + "\n" + log;
     return CompileError(message, log);
   }
-  const int column = tr.map.user_column(primary->line, primary->column);
+  const int column = map ? map->user_column(primary->line, primary->column) : primary->column;
   const std::string line_text = msl::source_line(source, primary->line);
   std::string caret(column > 1 ? column - 1 : 0, ' ');
   const std::string message = std::string(msl::kSourceName) + ":" + std::to_string(primary->line) + ":" +
@@ -226,12 +227,76 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
   std::remove(cpp_path.c_str());
   if (result.exit_code != 0) {
     std::remove(so_path.c_str());
-    throw compile_error(result.output, tr, source, cache.scratch());
+    throw compile_error(result.output, &tr.map, source, cache.scratch());
   }
   if (cache.store(key, ".so", so_path)) {
     if (auto stored = cache.find(key, ".so")) return *stored;
   }
   return so_path;  // a read-only cache: the scratch copy serves this process
+}
+
+namespace {
+
+bool is_prelude_include(const std::string& directive) {
+  std::size_t p = directive.find_first_not_of(" \t", 1);
+  if (p == std::string::npos || directive.compare(p, 7, "include") != 0) return false;
+  p = directive.find_first_not_of(" \t", p + 7);
+  return p != std::string::npos && (directive.compare(p, 7, "<metal_") == 0 || directive.compare(p, 6, "<simd/") == 0);
+}
+
+bool is_directive(const std::string& directive, const char* name) {
+  std::size_t p = directive.find_first_not_of(" \t", 1);
+  return p != std::string::npos && directive.compare(p, std::string(name).size(), name) == 0;
+}
+
+}  // namespace
+
+bool HostCompiler::needs_preprocessing(const std::string& source,
+                                       const std::vector<std::pair<std::string, std::string>>& defines) {
+  if (!defines.empty()) return true;
+  for (const auto& t : msl::tokenize(source))
+    if (t.kind == msl::TokenKind::directive && !is_prelude_include(t.text) && !is_directive(t.text, "pragma"))
+      return true;
+  return false;
+}
+
+std::string HostCompiler::preprocess(const std::string& source,
+                                     const std::vector<std::pair<std::string, std::string>>& defines) {
+  if (!available()) throw DeviceError("[cpu] " + unavailable_reason());
+  // Drop the metal includes, keeping every line where it was.
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(source);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  for (const auto& t : msl::tokenize(source)) {
+    if (t.kind != msl::TokenKind::directive || !is_directive(t.text, "include")) continue;
+    if (!is_prelude_include(t.text)) {
+      throw msl::error_at(source, t, "#include is not supported: metalcall compiles one source (the metal_ headers "
+                                     "are built in); paste the code in, or pass macros with defines=");
+    }
+    if (t.line >= 1 && static_cast<std::size_t>(t.line) <= lines.size()) lines[t.line - 1].clear();
+  }
+  std::string text = "#line 1 \"" + std::string(msl::kSourceName) + "\"\n";
+  for (const auto& l : lines) text += l + "\n";
+
+  DiskCache cache("cpu");
+  static std::atomic<unsigned> runs{0};
+  const std::string base = cache.scratch() + "/pp." + std::to_string(getpid()) + "." + std::to_string(runs.fetch_add(1));
+  if (!write_file_atomic(base + ".metal", text)) {
+    throw DeviceError("[cpu] cannot write to " + cache.scratch() + "; set METALCALL_CACHE_DIR to a writable folder");
+  }
+  std::vector<std::string> argv = {path_, "-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17",
+                                   "-D__METAL_VERSION__=320"};
+  for (const auto& [name, value] : defines) argv.push_back("-D" + name + "=" + value);
+  argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
+  ProcessResult result = run_process(argv);
+  auto output = read_file(base + ".ii");
+  std::remove((base + ".metal").c_str());
+  std::remove((base + ".ii").c_str());
+  if (result.exit_code != 0 || !output) throw compile_error(result.output, nullptr, source, cache.scratch());
+  return *output;
 }
 
 }  // namespace metalcall::cpu

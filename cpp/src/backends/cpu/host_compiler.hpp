@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "msl/translator.hpp"
 
@@ -25,6 +27,17 @@ class HostCompiler {
    * DeviceError when there is no compiler.
    */
   std::string build(const msl::Translation& translation, const std::string& user_source, bool fast_math);
+
+  /**
+   * Runs the preprocessor over MSL `source` with `defines` (and __METAL_VERSION__),
+   * leaving linemarkers that name the user's lines. `#include <metal_…>` lines are
+   * dropped (the prelude provides them); any other #include is a CompileError.
+   */
+  std::string preprocess(const std::string& source, const std::vector<std::pair<std::string, std::string>>& defines);
+
+  /** True when `source` has directives (other than metal includes and pragmas) or there are defines. */
+  static bool needs_preprocessing(const std::string& source,
+                                  const std::vector<std::pair<std::string, std::string>>& defines);
 
  private:
   HostCompiler();

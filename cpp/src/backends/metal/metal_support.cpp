@@ -56,6 +56,13 @@ void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindin
   };
   for (ParamInfo& param : kernel.params) {
     const BindingInfo* binding = nullptr;
+    if (param.binding < 0 && param.kind != ParamKind::builtin) {
+      // An index the front end could not evaluate (an enum constant): Metal's, by name.
+      const auto kind = param.kind == ParamKind::threadgroup_memory ? BindingInfo::Kind::threadgroup_memory
+                                                                    : BindingInfo::Kind::buffer;
+      for (const BindingInfo& b : bindings)
+        if (b.kind == kind && b.name == param.name) param.binding = b.index;
+    }
     if (binds_buffer(param.kind))
       binding = find(BindingInfo::Kind::buffer, param.binding);
     else if (param.kind == ParamKind::threadgroup_memory)
