@@ -67,6 +67,12 @@ PyObject* completion_done(PyObject* self, void*) { return PyBool_FromLong(of(sel
 
 PyObject* completion_gpu_time(PyObject* self, void*) { return PyFloat_FromDouble(of(self).gpu_time()); }
 
+// Completions come only from kernel calls and batches.
+PyObject* completion_new(PyTypeObject*, PyObject*, PyObject*) {
+  PyErr_SetString(PyExc_TypeError, "metalcall.Completion cannot be created directly; kernel calls return one");
+  return nullptr;
+}
+
 PyObject* completion_repr(PyObject* self) {
   const Completion& c = of(self);
   const char* state = c.done() ? "done" : c.submitted() ? "pending" : "recorded in a batch";
@@ -89,6 +95,7 @@ PyGetSetDef kGetSet[] = {
 PyType_Slot kSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(completion_dealloc)},
     {Py_tp_repr, reinterpret_cast<void*>(completion_repr)},
+    {Py_tp_new, reinterpret_cast<void*>(completion_new)},
     {Py_tp_methods, kMethods},
     {Py_tp_getset, kGetSet},
     {Py_tp_doc, const_cast<char*>("Handle on a kernel call. Dropping it waits for the work (like metalcompute's "

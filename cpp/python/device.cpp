@@ -185,7 +185,7 @@ Cached by content: compiling the same source again is free.
       .def("batch", [](py::object self) {
         return py::module_::import("metalcall._core").attr("_new_batch")(self);
       }, "``with dev.batch():`` submits the calls inside as one command buffer / submission.")
-      .def("__eq__", [](const Device& a, const Device& b) { return a.impl() == b.impl(); })
+      .def("__eq__", [](const Device& a, const Device& b) { return a.impl() == b.impl(); }, py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
       .def("__repr__", [](const Device& d) {
         return "<metalcall.Device " + d.info().backend + ":" + std::to_string(d.info().index) + " '" + d.info().name + "'" +

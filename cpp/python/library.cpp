@@ -8,8 +8,12 @@ namespace {
 std::vector<FunctionConstant> constants_from(const py::object& constants) {
   std::vector<FunctionConstant> out;
   if (constants.is_none()) return out;
-  if (!py::isinstance<py::dict>(constants)) throw ArgumentError("constants must be a dict {name_or_index: value}");
-  for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(constants)) {
+  if (!PyMapping_Check(constants.ptr()) || !py::hasattr(constants, "items")) {
+    throw ArgumentError("constants must be a dict (or other mapping) {name_or_index: value}");
+  }
+  for (const auto& item : constants.attr("items")()) {
+    const auto pair = py::reinterpret_borrow<py::tuple>(item);
+    const py::handle key = pair[0], value = pair[1];
     FunctionConstant c;
     if (py::isinstance<py::str>(key)) c.name = py::str(key);
     else if (PyIndex_Check(key.ptr()) && !PyBool_Check(key.ptr())) c.index = index_value(key);
