@@ -30,24 +30,34 @@ Kernel lookup(const Library& lib, const std::string& name, const py::object& con
   return lib.function(name, c);
 }
 
+std::string names_of(const Library& lib) {
+  std::string names;
+  for (const auto& n : lib.function_names()) names += (names.empty() ? "" : ", ") + n;
+  return names.empty() ? "(none)" : names;
+}
+
 }  // namespace
 
 void init_library(py::module_& m) {
-  py::class_<Library>(m, "Library", R"doc(
+  py::class_<Library>(m, "Library", py::dynamic_attr(), R"doc(
 The kernels of one compiled MSL source. Get one with ``lib.name``,
 ``lib["name"]`` or ``lib.function(name, constants={...})``.
 )doc")
       .def("function", &lookup, py::arg("name"), py::arg("constants") = py::none(),
            "The kernel `name`, specialised with [[function_constant]] values by name or index.")
       .def("__getitem__", [](const Library& lib, const std::string& name) { return lookup(lib, name, py::none()); })
-      .def("__getattr__", [](const Library& lib, const std::string& name) {
-        if (!lib.has_function(name)) {
-          std::string names;
-          for (const auto& n : lib.function_names()) names += (names.empty() ? "" : ", ") + n;
-          throw py::attribute_error("this library has no kernel named '" + name + "'; it has: " +
-                                    (names.empty() ? "(none)" : names));
+      .def("__getattr__", [](py::object self, const std::string& name) {
+        const Library& lib = self.cast<const Library&>();
+        try {
+          py::object kernel = py::cast(lookup(lib, name, py::none()));
+          // Kept in the instance dict: the next lib.name skips __getattr__ entirely.
+          py::setattr(self, py::str(name), kernel);
+          return kernel;
+        } catch (const ArgumentError& e) {
+          if (lib.has_function(name)) throw;  // it exists: the error is about something else
+          throw py::attribute_error(std::string("this library has no kernel named '") + name + "'; it has: " +
+                                    names_of(lib));
         }
-        return lookup(lib, name, py::none());
       })
       .def("__contains__", [](const Library& lib, const std::string& name) { return lib.has_function(name); })
       .def("__iter__", [](const Library& lib) { return py::iter(py::cast(lib.function_names())); })
@@ -58,11 +68,7 @@ The kernels of one compiled MSL source. Get one with ``lib.name``,
         return out;
       })
       .def_property_readonly("function_names", &Library::function_names, "Names of the kernels, in source order.")
-      .def("__repr__", [](const Library& lib) {
-        std::string names;
-        for (const auto& n : lib.function_names()) names += (names.empty() ? "" : ", ") + n;
-        return "<metalcall.Library [" + names + "]>";
-      });
+      .def("__repr__", [](const Library& lib) { return "<metalcall.Library [" + names_of(lib) + "]>"; });
 }
 
 }  // namespace metalcall::python
