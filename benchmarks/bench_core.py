@@ -14,8 +14,10 @@ import sys
 import metalcall as mc
 from metalcall import _bench
 
-FULL = dict(repeats=5, call_seconds=0.2, sizes=[10**6, 10**7, 10**8], heavy_elements=1 << 20, compile_repeats=3)
-QUICK = dict(repeats=2, call_seconds=0.01, sizes=[10**5, 10**6], heavy_elements=1 << 12, compile_repeats=1)
+FULL = {"repeats": 5, "call_seconds": 0.2, "sizes": [10**6, 10**7, 10**8], "heavy_elements": 1 << 20,
+        "compile_repeats": 3}
+QUICK = {"repeats": 2, "call_seconds": 0.01, "sizes": [10**5, 10**6], "heavy_elements": 1 << 12,
+         "compile_repeats": 1}
 
 TARGET_CALL_RATIO = 2.0  # a waited 1-element call within 2x of a NumPy ufunc call
 TARGET_BANDWIDTH_RATIO = 2.0  # c = a * b at the largest size, x NumPy's GB/s
@@ -27,16 +29,16 @@ def targets(calls: dict, bandwidth: dict, heavy: dict) -> _bench.Table:
     call_ratio = calls["waited, Buffer args"] / calls["numpy"]
     bandwidth_ratio = bandwidth[largest]["buffer"] / bandwidth[largest]["numpy"]
     heavy_ratio = heavy["kernel"] / heavy["numpy"]
-    rows = [
-        ["1-element waited call (Buffer args), time / NumPy", f"<= {TARGET_CALL_RATIO:g}", f"{call_ratio:.2f}",
-         call_ratio <= TARGET_CALL_RATIO],
-        [f"c = a * b at {largest:.0e} (Buffer args), x NumPy GB/s", f">= {TARGET_BANDWIDTH_RATIO:g}",
-         f"{bandwidth_ratio:.2f}", bandwidth_ratio >= TARGET_BANDWIDTH_RATIO],
-        ["compute-heavy kernel, x NumPy GFLOP/s", f">= {TARGET_HEAVY_RATIO:g}", f"{heavy_ratio:.2f}",
-         heavy_ratio >= TARGET_HEAVY_RATIO],
+    checks = [
+        ("1-element waited call (Buffer args), time / NumPy", "<=", TARGET_CALL_RATIO, call_ratio,
+         call_ratio <= TARGET_CALL_RATIO),
+        (f"c = a * b at {largest:.0e} (Buffer args), x NumPy GB/s", ">=", TARGET_BANDWIDTH_RATIO, bandwidth_ratio,
+         bandwidth_ratio >= TARGET_BANDWIDTH_RATIO),
+        ("compute-heavy kernel, x NumPy GFLOP/s", ">=", TARGET_HEAVY_RATIO, heavy_ratio,
+         heavy_ratio >= TARGET_HEAVY_RATIO),
     ]
-    return _bench.Table("Targets", ["target", "goal", "measured", "met"],
-                        [r[:3] + ["yes" if r[3] else "no"] for r in rows])
+    rows = [[name, f"{op} {goal:g}", f"{value:.2f}", "yes" if met else "no"] for name, op, goal, value, met in checks]
+    return _bench.Table("Targets", ["target", "goal", "measured", "met"], rows)
 
 
 def main() -> int:
@@ -53,17 +55,24 @@ def main() -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"device: {dev.name} ({dev.backend}:{dev.index})", flush=True)
+
+    def show(table: _bench.Table) -> None:
+        _bench.render([table], plain=args.plain)
+        sys.stdout.flush()
+
     try:
-        call_table, calls = _bench.call_overhead(dev, config["repeats"], config["call_seconds"])
-        bandwidth_table, bandwidth = _bench.multiply_bandwidth(dev, config["sizes"], config["repeats"])
-        roofline_table = _bench.copy_roofline(dev, max(config["sizes"]), config["repeats"])
-        heavy_table, heavy = _bench.compute_heavy(dev, config["heavy_elements"], config["repeats"])
-        compile_table = _bench.compile_overhead(args.device, config["compile_repeats"])
+        table, calls = _bench.call_overhead(dev, config["repeats"], config["call_seconds"])
+        show(table)
+        table, bandwidth = _bench.multiply_bandwidth(dev, config["sizes"], config["repeats"])
+        show(table)
+        show(_bench.copy_roofline(dev, max(config["sizes"]), config["repeats"]))
+        table, heavy = _bench.compute_heavy(dev, config["heavy_elements"], config["repeats"])
+        show(table)
+        show(_bench.compile_overhead(args.device, config["compile_repeats"]))
     except _bench.CheckFailed as e:
         print(f"FAILED: {e}", file=sys.stderr)
         return 1
-    _bench.render([call_table, bandwidth_table, roofline_table, heavy_table, compile_table,
-                   targets(calls, bandwidth, heavy)], plain=args.plain)
+    show(targets(calls, bandwidth, heavy))
     return 0
 
 

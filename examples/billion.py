@@ -10,9 +10,8 @@ B, write C). Needs 12 bytes of memory per element: use --count to scale down.
 import argparse
 import time
 
-import numpy as np
-
 import metalcall as mc
+import numpy as np
 
 SOURCE = """
 #include <metal_stdlib>

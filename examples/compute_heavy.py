@@ -9,9 +9,8 @@ blocks + 6 others per element. Checks a sample against NumPy in float64.
 import argparse
 import time
 
-import numpy as np
-
 import metalcall as mc
+import numpy as np
 
 BLOCKS = 400
 OPS_PER_ELEMENT = 8 * BLOCKS + 6

@@ -9,9 +9,8 @@ image. Checks which pixels are inside the set against the same iteration in NumP
 import argparse
 import time
 
-import numpy as np
-
 import metalcall as mc
+import numpy as np
 
 MAX_ITERATIONS = 100
 

@@ -41,13 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 2 if args.quick else 3
     size = 10**6 if args.quick else 10**7
     try:
-        call_table, calls = _bench.call_overhead(dev, repeats, 0.01 if args.quick else 0.05)
-        bandwidth_table, bandwidth = _bench.multiply_bandwidth(dev, [size], repeats)
-        heavy_table, heavy = _bench.compute_heavy(dev, 1 << 12 if args.quick else 1 << 18, repeats)
+        table, calls = _bench.call_overhead(dev, repeats, 0.01 if args.quick else 0.05)
+        _bench.render([table])
+        table, bandwidth = _bench.multiply_bandwidth(dev, [size], repeats)
+        _bench.render([table])
+        table, heavy = _bench.compute_heavy(dev, 1 << 12 if args.quick else 1 << 20, repeats)
+        _bench.render([table])
     except _bench.CheckFailed as e:
         print(f"FAILED: {e}", file=sys.stderr)
         return 1
-    _bench.render([call_table, bandwidth_table, heavy_table])
     call, gbs = calls["waited, Buffer args"], bandwidth[size]
     print(f"\nOK, results checked against NumPy. {dev.backend}: 1-element call {call:.2f} µs "
           f"({call / calls['numpy']:.1f}x NumPy's time), c = a * b at {size:.0e} {gbs['buffer']:.1f} GB/s "

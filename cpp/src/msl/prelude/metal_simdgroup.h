@@ -192,6 +192,170 @@ METALCALL_GROUP_FUNCTIONS(simd, 32)
 METALCALL_GROUP_FUNCTIONS(quad, 4)
 #undef METALCALL_GROUP_FUNCTIONS
 
+#else  // METAL_CUDA
+
+// On CUDA a SIMD-group is a warp (the runtime launches whole threadgroups as
+// blocks, so lane i of a SIMD-group is lane i of a warp) and a quad-group is 4
+// lanes of it. MSL's SIMD functions act on the active lanes: __activemask() names
+// them, and the shuffles below take that mask. Values of any type travel as
+// 32-bit words. A read from an inactive lane returns the reader's own value, as
+// the CPU backend does.
+namespace mtl_rt {
+
+METAL_FUNC unsigned lane() {
+  unsigned l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
+template <class T> METAL_FUNC T shfl(unsigned mask, const T& x, unsigned src) {
+  constexpr unsigned N = (sizeof(T) + 3) / 4;
+  unsigned w[N];
+  w[N - 1] = 0;
+  memcpy(w, &x, sizeof(T));
+#pragma unroll
+  for (unsigned i = 0; i < N; ++i) w[i] = __shfl_sync(mask, w[i], int(src));
+  T r = x;
+  memcpy(&r, w, sizeof(T));
+  return r;
+}
+
+/** The active lanes of the calling lane's W-wide group, as bits of the warp. */
+template <unsigned W> METAL_FUNC unsigned group_mask(unsigned active, unsigned me) {
+  if (W == 32) return active;
+  const unsigned base = me & ~(W - 1);
+  return active & (((1u << W) - 1u) << base);
+}
+
+template <unsigned W, class T, class F> METAL_FUNC T reduce(T x, F f) {
+  const unsigned active = __activemask();
+  const unsigned me = lane();
+  if (active == 0xffffffffu) {  // a full warp: a butterfly (every lane ends with the same value)
+#pragma unroll
+    for (unsigned d = 1; d < W; d <<= 1) x = f(x, shfl(active, x, me ^ d));
+    return x;
+  }
+  const unsigned mine = group_mask<W>(active, me);
+  T r = x;
+  bool first = true;
+  // Every active lane of the warp runs the same shuffles (one mask for all);
+  // each keeps the values of its own W-wide group.
+  for (unsigned bits = active; bits; bits &= bits - 1) {
+    const unsigned src = unsigned(__ffs(int(bits))) - 1;
+    const T v = shfl(active, x, src);
+    if (!((mine >> src) & 1u)) continue;
+    r = first ? v : f(r, v);
+    first = false;
+  }
+  return r;
+}
+
+template <unsigned W, class T, class F> METAL_FUNC T prefix(T x, F f, T identity, bool inclusive) {
+  const unsigned active = __activemask();
+  const unsigned me = lane();
+  const unsigned mine = group_mask<W>(active, me);
+  T r = identity;
+  for (unsigned bits = active; bits; bits &= bits - 1) {
+    const unsigned src = unsigned(__ffs(int(bits))) - 1;
+    const T v = shfl(active, x, src);
+    if (((mine >> src) & 1u) && (inclusive ? src <= me : src < me)) r = f(r, v);
+  }
+  return r;
+}
+
+// source: the lane (relative to the W-wide group) to read, or W or more for "keep mine".
+template <unsigned W, class T> METAL_FUNC T shuffle(T x, unsigned source) {
+  const unsigned active = __activemask();
+  const unsigned me = lane();
+  const unsigned base = me & ~(W - 1);
+  const unsigned src = base + (source < W ? source : 0u);
+  const T v = shfl(active, x, src);
+  return source < W && ((active >> src) & 1u) ? v : x;
+}
+
+template <unsigned W> METAL_FUNC unsigned lane_id() { return lane() & (W - 1); }
+
+template <unsigned W> METAL_FUNC simd_vote ballot(bool b) {
+  const unsigned active = __activemask();
+  const unsigned bits = __ballot_sync(active, b);
+  const unsigned me = lane();
+  return simd_vote(W == 32 ? bits : (bits >> (me & ~(W - 1))) & ((1u << W) - 1u));
+}
+
+template <unsigned W> METAL_FUNC simd_vote active_mask() {
+  const unsigned active = __activemask();
+  const unsigned me = lane();
+  return simd_vote(W == 32 ? active : (active >> (me & ~(W - 1))) & ((1u << W) - 1u));
+}
+
+template <class T> struct add_op { METAL_FUNC T operator()(T a, T b) const { return a + b; } };
+template <class T> struct mul_op { METAL_FUNC T operator()(T a, T b) const { return a * b; } };
+template <class T> struct min_op { METAL_FUNC T operator()(T a, T b) const { return metal::min(a, b); } };
+template <class T> struct max_op { METAL_FUNC T operator()(T a, T b) const { return metal::max(a, b); } };
+template <class T> struct and_op { METAL_FUNC T operator()(T a, T b) const { return a & b; } };
+template <class T> struct or_op { METAL_FUNC T operator()(T a, T b) const { return a | b; } };
+template <class T> struct xor_op { METAL_FUNC T operator()(T a, T b) const { return a ^ b; } };
+
+}  // namespace mtl_rt
+
+#define METALCALL_GROUP_FUNCTIONS(P, W)                                                                         \
+  template <class T> METAL_FUNC T P##_sum(T x) { return mtl_rt::reduce<W>(x, mtl_rt::add_op<T>()); }           \
+  template <class T> METAL_FUNC T P##_product(T x) { return mtl_rt::reduce<W>(x, mtl_rt::mul_op<T>()); }       \
+  template <class T> METAL_FUNC T P##_min(T x) { return mtl_rt::reduce<W>(x, mtl_rt::min_op<T>()); }           \
+  template <class T> METAL_FUNC T P##_max(T x) { return mtl_rt::reduce<W>(x, mtl_rt::max_op<T>()); }           \
+  template <class T> METAL_FUNC T P##_and(T x) { return mtl_rt::reduce<W>(x, mtl_rt::and_op<T>()); }           \
+  template <class T> METAL_FUNC T P##_or(T x) { return mtl_rt::reduce<W>(x, mtl_rt::or_op<T>()); }             \
+  template <class T> METAL_FUNC T P##_xor(T x) { return mtl_rt::reduce<W>(x, mtl_rt::xor_op<T>()); }           \
+  template <class T> METAL_FUNC T P##_prefix_inclusive_sum(T x) {                                              \
+    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), true);                                               \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_prefix_exclusive_sum(T x) {                                              \
+    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), false);                                              \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_prefix_inclusive_product(T x) {                                          \
+    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), true);                                               \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_prefix_exclusive_product(T x) {                                          \
+    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), false);                                              \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_broadcast(T x, unsigned short lane) { return mtl_rt::shuffle<W>(x, unsigned(lane)); } \
+  template <class T> METAL_FUNC T P##_shuffle(T x, unsigned short lane) { return mtl_rt::shuffle<W>(x, unsigned(lane)); } \
+  template <class T> METAL_FUNC T P##_shuffle_up(T x, unsigned short delta) {                                  \
+    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
+    return mtl_rt::shuffle<W>(x, me >= delta ? me - delta : W);                                                 \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_shuffle_down(T x, unsigned short delta) {                                \
+    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
+    return mtl_rt::shuffle<W>(x, me + delta < W ? me + delta : W);                                              \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_shuffle_xor(T x, unsigned short mask) {                                  \
+    return mtl_rt::shuffle<W>(x, (mtl_rt::lane_id<W>() ^ mask) & (W - 1));                                     \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_shuffle_rotate_down(T x, unsigned short delta) {                         \
+    return mtl_rt::shuffle<W>(x, (mtl_rt::lane_id<W>() + delta) % W);                                           \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_shuffle_rotate_up(T x, unsigned short delta) {                           \
+    return mtl_rt::shuffle<W>(x, (mtl_rt::lane_id<W>() + W - (delta % W)) % W);                                 \
+  }                                                                                                             \
+  METAL_FUNC simd_vote P##_ballot(bool b) { return mtl_rt::ballot<W>(b); }                                     \
+  METAL_FUNC simd_vote P##_active_threads_mask() { return mtl_rt::active_mask<W>(); }                          \
+  METAL_FUNC bool P##_all(bool b) {                                                                             \
+    return simd_vote::vote_t(mtl_rt::ballot<W>(b)) == simd_vote::vote_t(mtl_rt::active_mask<W>());             \
+  }                                                                                                             \
+  METAL_FUNC bool P##_any(bool b) { return mtl_rt::ballot<W>(b).any(); }                                       \
+  METAL_FUNC bool P##_is_first() {                                                                              \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
+    return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id<W>());                               \
+  }                                                                                                             \
+  template <class T> METAL_FUNC T P##_broadcast_first(T x) {                                                   \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
+    return mtl_rt::shuffle<W>(x, unsigned(__ffsll((long long)m)) - 1u);                                         \
+  }
+
+METALCALL_GROUP_FUNCTIONS(simd, 32)
+METALCALL_GROUP_FUNCTIONS(quad, 4)
+#undef METALCALL_GROUP_FUNCTIONS
+
 #endif  // !METAL_CUDA
 
 }  // namespace metal

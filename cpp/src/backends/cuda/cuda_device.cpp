@@ -1,0 +1,910 @@
+// The CUDA backend (DESIGN.md §3 "CUDA execution"): MSL translated to CUDA C++,
+// compiled by NVRTC to a cubin, run through the driver API. libcuda and NVRTC are
+// loaded at run time (cuda_api.cpp); without them the backend lists no device.
+//
+// Memory: managed allocations (the host view of a Buffer is real memory), never
+// larger than the device's free memory. Foreign host memory (NumPy arrays) is
+// staged through device memory around the call (the caller waits for such calls).
+// Launches: one stream per device; a completer thread waits on each submission's
+// end event and finishes its completion with the GPU time between two events.
+// Partial threadgroups: a kernel with barriers or SIMD-group functions is launched
+// so that every block is exactly one threadgroup (the partial edge groups are
+// separate launches with smaller blocks): MSL says threads outside the grid do not
+// exist, and barriers and SIMD lanes must see exactly the group's threads. Other
+// kernels are one launch whose out-of-grid threads return at once.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "backends/cpu/embedded_prelude.hpp"
+#include "backends/cpu/host_compiler.hpp"
+#include "backends/cuda/cuda_api.hpp"
+#include "core/backend.hpp"
+#include "core/disk_cache.hpp"
+#include "core/hash.hpp"
+#include "core/registry.hpp"
+#include "core/scalar_packing.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/cuda_abi.hpp"
+#include "msl/kernels.hpp"
+#include "msl/translator.hpp"
+#include "msl/type_names.hpp"
+
+namespace metalcall::cuda {
+
+namespace {
+
+std::string describe(CUresult r) { return api().error_text(r); }
+
+void check(CUresult r, const std::string& what) {
+  if (r != CUDA_SUCCESS) throw DeviceError("[cuda] " + what + " failed: " + describe(r));
+}
+
+// The driver keeps a current context per OS thread.
+thread_local CUcontext t_current = nullptr;
+void make_current(CUcontext c) {
+  if (t_current == c) return;
+  check(api().cuCtxSetCurrent(c), "cuCtxSetCurrent");
+  t_current = c;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string parent(const std::string& path) {
+  auto p = path.rfind('/');
+  return p == std::string::npos ? std::string(".") : path.substr(0, p);
+}
+
+// ---- device properties ----
+
+struct DeviceProps {
+  DeviceInfo info;
+  CUdevice device = 0;
+  int cc_major = 0, cc_minor = 0;
+  unsigned max_block[3] = {1024, 1024, 64};
+  unsigned max_grid[3] = {2147483647u, 65535u, 65535u};
+  std::size_t smem_optin = 48 * 1024;
+};
+
+std::vector<DeviceProps> query_devices(std::string* problem) {
+  std::vector<DeviceProps> out;
+  const Api& a = api();
+  if (!a.driver_ok) {
+    *problem = a.driver_problem;
+    return out;
+  }
+  if (!a.nvrtc_ok) {
+    *problem = a.nvrtc_problem;
+    return out;
+  }
+  int count = 0;
+  CUresult r = a.cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    *problem = r != CUDA_SUCCESS ? "cuDeviceGetCount failed: " + describe(r) : "the NVIDIA driver sees no GPU";
+    return out;
+  }
+  for (int i = 0; i < count; ++i) {
+    DeviceProps p;
+    if (a.cuDeviceGet(&p.device, i) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    a.cuDeviceGetName(name, sizeof name - 1, p.device);
+    auto attr = [&](int which, int fallback) {
+      int v = 0;
+      return a.cuDeviceGetAttribute(&v, which, p.device) == CUDA_SUCCESS ? v : fallback;
+    };
+    p.cc_major = attr(COMPUTE_CAPABILITY_MAJOR, 0);
+    p.cc_minor = attr(COMPUTE_CAPABILITY_MINOR, 0);
+    if (!attr(MANAGED_MEMORY, 0)) continue;  // buffers are managed memory
+    p.max_block[0] = attr(MAX_BLOCK_DIM_X, 1024);
+    p.max_block[1] = attr(MAX_BLOCK_DIM_Y, 1024);
+    p.max_block[2] = attr(MAX_BLOCK_DIM_Z, 64);
+    p.max_grid[0] = attr(MAX_GRID_DIM_X, 2147483647);
+    p.max_grid[1] = attr(MAX_GRID_DIM_Y, 65535);
+    p.max_grid[2] = attr(MAX_GRID_DIM_Z, 65535);
+    p.smem_optin = std::max(attr(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0), attr(MAX_SHARED_MEMORY_PER_BLOCK, 48 * 1024));
+    std::size_t total = 0;
+    a.cuDeviceTotalMem(&total, p.device);
+    DeviceInfo& info = p.info;
+    info.name = name;
+    info.backend = "cuda";
+    info.index = static_cast<int>(out.size());
+    info.architecture = "sm_" + std::to_string(p.cc_major) + std::to_string(p.cc_minor);
+    info.max_threads_per_threadgroup = static_cast<unsigned>(attr(MAX_THREADS_PER_BLOCK, 1024));
+    info.simd_width = static_cast<unsigned>(attr(WARP_SIZE, 32));
+    info.unified_memory = true;  // managed memory: buffers have a real host view
+    info.memory_size = total;
+    info.max_buffer_length = total;
+    info.threadgroup_memory_length = p.smem_optin;
+    info.registry_id = 0;
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) *problem = "no CUDA device supports managed memory";
+  return out;
+}
+
+const std::vector<DeviceProps>& devices(std::string* problem = nullptr) {
+  static std::string why;
+  static const std::vector<DeviceProps> all = [] {
+    try {
+      return query_devices(&why);
+    } catch (const std::exception& e) {
+      why = e.what();
+      return std::vector<DeviceProps>{};
+    }
+  }();
+  if (problem) *problem = why;
+  return all;
+}
+
+// ---- memory ----
+
+class ManagedStorage : public BufferStorage {
+ public:
+  ManagedStorage(CUcontext ctx, std::size_t nbytes) : BufferStorage(nullptr, nbytes), ctx_(ctx) {
+    make_current(ctx_);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+    // Managed memory beyond what the GPU has free can hang the device: refuse it.
+    constexpr std::size_t kReserve = 256ull << 20;
+    const std::size_t usable = free_bytes > kReserve ? free_bytes - kReserve : 0;
+    if (nbytes > usable) {
+      throw DeviceError("[cuda] cannot allocate " + std::to_string(nbytes) + " bytes: the GPU has " +
+                        std::to_string(free_bytes) + " bytes free (of " + std::to_string(total_bytes) + ")");
+    }
+    const CUresult r = api().cuMemAllocManaged(&ptr_, std::max<std::size_t>(nbytes, 16), CU_MEM_ATTACH_GLOBAL);
+    if (r != CUDA_SUCCESS) throw DeviceError("[cuda] cannot allocate " + std::to_string(nbytes) + " bytes: " + describe(r));
+    data_ = reinterpret_cast<void*>(ptr_);
+    std::memset(data_, 0, std::max<std::size_t>(nbytes, 16));  // new buffers read as zeros, as on the CPU
+  }
+  ~ManagedStorage() override {
+    try {
+      make_current(ctx_);
+      api().cuMemFree(ptr_);
+    } catch (...) {
+    }
+  }
+
+ private:
+  CUcontext ctx_;
+  CUdeviceptr ptr_ = 0;
+};
+
+// ---- compiler ----
+
+struct Diagnostic {
+  std::string file;
+  int line = 0, column = 0;
+  std::string message;
+  bool error = false;
+};
+
+bool is_user_file(const std::string& file) {
+  const std::string name = msl::kSourceName;
+  return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
+}
+
+CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, const std::string& source) {
+  const std::string log = msl::restore_type_names(raw_log);
+  static const std::regex head(R"(^(.*)\((\d+)\): (catastrophic error|error|warning|remark): (.*)$)");
+  static const std::regex during(R"(at line (\d+) of (\S+))");
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(log);
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  std::vector<Diagnostic> diags;
+  std::smatch m;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (std::regex_match(lines[i], m, head)) {
+      Diagnostic d;
+      d.file = m[1];
+      d.line = std::stoi(m[2]);
+      d.error = m[3] != "warning" && m[3] != "remark";
+      d.message = m[4];
+      // NVRTC prints the line, then a caret under the column.
+      if (i + 2 < lines.size() && lines[i + 2].find('^') != std::string::npos &&
+          lines[i + 2].find_first_not_of(" ^") == std::string::npos) {
+        d.column = static_cast<int>(lines[i + 2].find('^')) + 1;
+      }
+      diags.push_back(d);
+    } else if (std::regex_search(lines[i], m, during) && is_user_file(m[2]) && !diags.empty()) {
+      Diagnostic d;
+      d.file = m[2];
+      d.line = std::stoi(m[1]);
+      d.message = "";
+      diags.push_back(d);
+    }
+  }
+  const Diagnostic* primary = nullptr;
+  const Diagnostic* first_error = nullptr;
+  Diagnostic located;
+  for (const auto& d : diags) {
+    if (d.error && !first_error) first_error = &d;
+    if (d.error && is_user_file(d.file)) {
+      primary = &d;
+      break;
+    }
+  }
+  if (!primary && first_error) {
+    for (const auto& d : diags)
+      if (is_user_file(d.file)) {
+        located = d;
+        located.message = first_error->message;
+        primary = &located;
+        break;
+      }
+  }
+  if (!primary) {
+    std::string message = "[cuda] the kernel did not compile" + (first_error ? ": " + first_error->message : std::string());
+    if (log.find("cuda_fp16.h") != std::string::npos) {
+      message += " (NVRTC needs the CUDA headers for half: install the CUDA toolkit or the nvidia-cuda-runtime "
+                 "wheel, or set CUDA_PATH)";
+    }
+    return CompileError(message + "\n" + log, log);
+  }
+  const int column = primary->column ? map.user_column(primary->line, primary->column) : 1;
+  const std::string line_text = msl::source_line(source, primary->line);
+  const std::string caret(column > 1 ? column - 1 : 0, ' ');
+  const std::string message = std::string(msl::kSourceName) + ":" + std::to_string(primary->line) + ":" +
+                              std::to_string(column) + ": error: " + primary->message + "\n" + line_text + "\n" +
+                              caret + "^";
+  return CompileError(message, log, primary->line, column, line_text);
+}
+
+class Nvrtc {
+ public:
+  static Nvrtc& instance() {
+    static Nvrtc* n = new Nvrtc();
+    return *n;
+  }
+  std::string identity(const std::string& arch) const {
+    return "nvrtc " + std::to_string(api().nvrtc_major) + "." + std::to_string(api().nvrtc_minor) + " | " + arch +
+           " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 1";
+  }
+
+  /** The cubin for `tr`, from the disk cache when it is there. Throws CompileError. */
+  std::string build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch) {
+    std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
+                                        "-diag-suppress=1097,177,550,186", fast_math ? "--fmad=true" : "--fmad=false"};
+    for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
+    ContentHash key_hash;
+    key_hash.add(identity(arch)).add(tr.code);
+    for (const auto& o : options) key_hash.add(o);
+    for (std::size_t i = 0; i < cpu::kEmbeddedPreludeCount; ++i) key_hash.add(cpu::kEmbeddedPrelude[i].text);
+    const std::string key = key_hash.hex();
+    DiskCache cache("cuda");
+    if (auto hit = cache.find(key, ".cubin")) {
+      if (auto bytes = read_file(*hit)) return *bytes;
+    }
+    std::vector<const char*> names, texts;
+    for (std::size_t i = 0; i < cpu::kEmbeddedPreludeCount; ++i) {
+      names.push_back(cpu::kEmbeddedPrelude[i].name);
+      texts.push_back(cpu::kEmbeddedPrelude[i].text);
+    }
+    const Api& a = api();
+    nvrtcProgram prog = nullptr;
+    nvrtcResult r = a.nvrtcCreateProgram(&prog, tr.code.c_str(), "metalcall_kernel.cu", static_cast<int>(names.size()),
+                                         texts.data(), names.data());
+    if (r != 0) throw DeviceError(std::string("[cuda] nvrtcCreateProgram failed: ") + a.nvrtcGetErrorString(r));
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    r = a.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+    std::size_t log_size = 0;
+    a.nvrtcGetProgramLogSize(prog, &log_size);
+    std::string log(log_size, '\0');
+    if (log_size) a.nvrtcGetProgramLog(prog, &log[0]);
+    while (!log.empty() && log.back() == '\0') log.pop_back();
+    if (r != 0) {
+      a.nvrtcDestroyProgram(&prog);
+      if (std::getenv("METALCALL_CUDA_DUMP")) std::fprintf(stderr, "%s\n----\n%s\n", tr.code.c_str(), log.c_str());
+      throw nvrtc_error(log, tr.map, source);
+    }
+    std::size_t size = 0;
+    a.nvrtcGetCUBINSize(prog, &size);
+    std::string cubin(size, '\0');
+    if (size) a.nvrtcGetCUBIN(prog, &cubin[0]);
+    a.nvrtcDestroyProgram(&prog);
+    if (size == 0) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
+    static std::atomic<unsigned> builds{0};
+    const std::string temp = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
+                             std::to_string(builds.fetch_add(1)) + ".cubin";
+    if (write_file_atomic(temp, cubin) && !cache.store(key, ".cubin", temp)) std::remove(temp.c_str());
+    return cubin;
+  }
+
+ private:
+  Nvrtc() {
+    // cuda_fp16.h (half) comes from the CUDA headers: next to NVRTC (toolkit or wheel) or the usual places.
+    std::vector<std::string> candidates;
+    const std::string lib = parent(api().nvrtc_path);
+    candidates.push_back(parent(lib) + "/include");
+    for (const char* var : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"}) {
+      const char* v = std::getenv(var);
+      if (v && *v) candidates.push_back(std::string(v) + "/include");
+    }
+    candidates.push_back("/usr/local/cuda/include");
+    candidates.push_back("/usr/local/cuda/targets/x86_64-linux/include");
+    candidates.push_back(parent(parent(lib)) + "/cuda_runtime/include");
+    candidates.push_back(parent(parent(lib)) + "/cu13/include");
+    for (const auto& c : candidates) {
+      if (file_exists(c + "/cuda_fp16.h")) {
+        include_dirs_.push_back(c);
+        break;
+      }
+    }
+  }
+  std::vector<std::string> include_dirs_;
+};
+
+// ---- modules and programs ----
+
+class CudaModule {
+ public:
+  CudaModule(CUcontext ctx, const std::string& cubin) : ctx_(ctx) {
+    make_current(ctx_);
+    check(api().cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
+  }
+  ~CudaModule() {
+    try {
+      make_current(ctx_);
+      api().cuModuleUnload(module_);
+    } catch (...) {
+    }
+  }
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+  CUmodule handle() const { return module_; }
+
+ private:
+  CUcontext ctx_;
+  CUmodule module_ = nullptr;
+};
+
+class CudaProgram : public Program {
+ public:
+  CudaProgram(KernelInfo info, std::shared_ptr<CudaModule> module, CUfunction fn, bool exact, std::size_t static_smem)
+      : Program(std::move(info)), module_(std::move(module)), fn_(fn), exact_(exact), static_smem_(static_smem) {}
+  CUfunction function() const { return fn_; }
+  bool exact() const { return exact_; }
+  std::size_t static_smem() const { return static_smem_; }
+
+ private:
+  std::shared_ptr<CudaModule> module_;
+  CUfunction fn_;
+  bool exact_;
+  std::size_t static_smem_;
+};
+
+// A CUDA C++ expression with the exact value of a function constant.
+std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument& value) {
+  ParamInfo as_param;
+  as_param.binding = -1;
+  as_param.name = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
+  as_param.scalar = c.scalar;
+  (void)pack_scalar(value, as_param);  // validates kind and range
+  const std::string type = "mtl_" + std::string(to_string(c.scalar));
+  switch (c.scalar) {
+    case ScalarType::boolean: return value.int_value ? "true" : "false";
+    case ScalarType::f32:
+    case ScalarType::f16:
+    case ScalarType::bf16: {
+      const double v = value.kind == Argument::Kind::floating ? value.float_value
+                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
+      std::string literal;
+      if (std::isnan(v)) literal = "__builtin_nanf(\"\")";
+      else if (std::isinf(v)) literal = v > 0 ? "__builtin_huge_valf()" : "(-__builtin_huge_valf())";
+      else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));
+        literal = buf;
+      }
+      return c.scalar == ScalarType::f32 ? "(" + literal + ")" : type + "(" + literal + ")";
+    }
+    default: {
+      const std::string digits = value.int_is_unsigned ? std::to_string(std::uint64_t(value.int_value)) + "ull"
+                                 : value.int_value == INT64_MIN ? std::string("(-9223372036854775807ll - 1)")
+                                                                 : "(" + std::to_string(value.int_value) + "ll)";
+      const std::string cxx_type = c.scalar == ScalarType::i8 ? "signed char" : c.scalar == ScalarType::i16 ? "short"
+                                 : c.scalar == ScalarType::i32 ? "int" : c.scalar == ScalarType::i64 ? "long" : type;
+      return "((" + cxx_type + ")" + digits + ")";
+    }
+  }
+}
+
+class CudaLibrary : public BackendLibrary {
+ public:
+  CudaLibrary(CUcontext ctx, const DeviceProps& props, std::string source, std::string preprocessed,
+              CompileOptions options, msl::Translation base, std::shared_ptr<CudaModule> module,
+              std::exception_ptr base_error)
+      : ctx_(ctx), props_(props), source_(std::move(source)), preprocessed_(std::move(preprocessed)),
+        options_(std::move(options)), base_(std::move(base)), base_error_(base_error) {
+    if (module) modules_.emplace("", module);
+  }
+
+  std::vector<std::string> function_names() const override {
+    std::vector<std::string> names;
+    for (const auto& k : base_.kernels) names.push_back(k.info.name);
+    return names;
+  }
+
+  std::shared_ptr<Program> make_program(const std::string& name, const std::vector<FunctionConstant>& constants) override {
+    const msl::TranslatedKernel* found = nullptr;
+    for (const auto& k : base_.kernels)
+      if (k.info.name == name) found = &k;
+    if (!found) {
+      std::string names;
+      for (const auto& k : base_.kernels) names += (names.empty() ? "" : ", ") + k.info.name;
+      throw ArgumentError("no kernel named '" + name + "' in this library; it has: " + (names.empty() ? "(none)" : names));
+    }
+    const msl::ConstantValues values = resolve(constants);
+    std::string key;
+    for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
+    auto module = module_for(key, values);
+    make_current(ctx_);
+    const Api& a = api();
+    CUfunction fn = nullptr;
+    check(a.cuModuleGetFunction(&fn, module->handle(), found->entry_symbol.c_str()), "finding kernel '" + name + "'");
+    KernelInfo info = found->info;
+    std::vector<metalcall_cuda_layout> layout(info.params.size() + 1);
+    CUdeviceptr table = 0;
+    std::size_t table_bytes = 0;
+    check(a.cuModuleGetGlobal(&table, &table_bytes, module->handle(), found->layout_symbol.c_str()),
+          "finding the layout of kernel '" + name + "'");
+    check(a.cuMemcpyDtoH(layout.data(), table, std::min(table_bytes, layout.size() * sizeof(metalcall_cuda_layout))),
+          "reading the layout of kernel '" + name + "'");
+    bool deferred = false;
+    for (std::size_t i = 0; i < info.params.size(); ++i) {
+      info.params[i].element_size = layout[i].size;
+      info.params[i].element_align = layout[i].align;
+      if (info.params[i].binding == msl::kDeferredBinding) {
+        if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
+          throw CompileError("source.metal:" + std::to_string(info.params[i].line) + ": error: the index of '" +
+                                 info.params[i].name + "' is " + std::to_string(layout[i].binding) +
+                                 "; buffer indices are small non-negative integers",
+                             "", info.params[i].line, info.params[i].column);
+        }
+        info.params[i].binding = static_cast<int>(layout[i].binding);
+        deferred = true;
+      }
+    }
+    if (deferred) msl::finalize_bindings(info);
+    int max_threads = 0, static_smem = 0;
+    a.cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn);
+    a.cuFuncGetAttribute(&static_smem, FUNC_SHARED_SIZE_BYTES, fn);
+    // Dynamic shared memory ([[threadgroup(i)]]) up to the device's opt-in limit.
+    const int dynamic_limit = static_cast<int>(props_.smem_optin) - static_smem;
+    if (dynamic_limit > 48 * 1024) a.cuFuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_limit);
+    unsigned limit = props_.info.max_threads_per_threadgroup;
+    if (max_threads > 0) limit = std::min(limit, static_cast<unsigned>(max_threads));
+    if (info.declared_max_threads) limit = std::min(limit, info.declared_max_threads);
+    info.max_total_threads_per_threadgroup = limit;
+    return std::make_shared<CudaProgram>(std::move(info), module, fn, found->uses_fibers,
+                                         static_cast<std::size_t>(std::max(0, static_smem)));
+  }
+
+ private:
+  msl::ConstantValues resolve(const std::vector<FunctionConstant>& constants) const {
+    msl::ConstantValues values;
+    for (const auto& given : constants) {
+      const msl::FunctionConstantInfo* match = nullptr;
+      for (const auto& c : base_.function_constants)
+        if (given.name.empty() ? c.index == given.index : c.name == given.name) match = &c;
+      if (!match) {
+        std::string declared;
+        for (const auto& c : base_.function_constants)
+          declared += (declared.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.index) + ")";
+        throw ArgumentError("no function constant " + (given.name.empty() ? "with index " + std::to_string(given.index)
+                                                                          : "named '" + given.name + "'") +
+                            "; the source declares: " + (declared.empty() ? "none" : declared));
+      }
+      if (values.count(match->index)) {
+        throw ArgumentError("function constant '" + match->name + "' is given twice (by name and by index)");
+      }
+      values[match->index] = constant_literal(*match, given.value);
+    }
+    return values;
+  }
+
+  std::shared_ptr<CudaModule> module_for(const std::string& key, const msl::ConstantValues& values) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    if (key.empty() && base_error_) std::rethrow_exception(base_error_);
+    msl::TranslateOptions translate;
+    translate.constants = values;
+    if (!preprocessed_.empty()) translate.preprocessed = &preprocessed_;
+    msl::Translation specialised = msl::translate_for_cuda(source_, translate);
+    const std::string cubin = Nvrtc::instance().build(specialised, source_, options_.fast_math, props_.info.architecture);
+    auto module = std::make_shared<CudaModule>(ctx_, cubin);
+    modules_.emplace(key, module);
+    return module;
+  }
+
+  CUcontext ctx_;
+  const DeviceProps& props_;
+  std::string source_;
+  std::string preprocessed_;
+  CompileOptions options_;
+  msl::Translation base_;
+  std::exception_ptr base_error_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<CudaModule>> modules_;
+};
+
+// ---- queue ----
+
+/** Device memory that stages foreign host memory for one call. */
+struct Staging {
+  CUdeviceptr ptr = 0;
+  std::size_t bytes = 0;
+};
+
+struct Submission {
+  CUevent start = nullptr, end = nullptr;
+  std::shared_ptr<CompletionState> completion;
+  std::vector<DispatchCommand> commands;  // keeps programs and buffers alive until done
+  std::vector<Staging> staging;
+};
+
+class CudaQueue {
+ public:
+  CudaQueue(CUcontext ctx, const DeviceProps& props) : ctx_(ctx), props_(props) {
+    make_current(ctx_);
+    check(api().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  }
+
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+              bool caller_waits) {
+    Submission s;
+    s.completion = completion;
+    {
+      std::lock_guard<std::mutex> lock(launch_mutex_);
+      make_current(ctx_);
+      s.start = take_event();
+      s.end = take_event();
+      try {
+        check(api().cuEventRecord(s.start, stream_), "cuEventRecord");
+        for (const auto& c : commands) enqueue(c, s.staging);
+        check(api().cuEventRecord(s.end, stream_), "cuEventRecord");
+      } catch (...) {
+        // What was enqueued still runs: wait for it before the staging memory goes.
+        api().cuStreamSynchronize(stream_);
+        release(s);
+        throw;
+      }
+      s.commands = std::move(commands);
+      if (!caller_waits) {
+        std::lock_guard<std::mutex> q(queue_mutex_);
+        pending_.push_back(std::move(s));
+        ++outstanding_;
+        if (!completer_started_) {
+          completer_started_ = true;
+          std::thread([this] { completer_loop(); }).detach();  // the device lives for the process
+        }
+        queue_cv_.notify_all();
+        return;
+      }
+    }
+    finish(s);
+  }
+
+  void synchronize() {
+    make_current(ctx_);
+    const CUresult r = api().cuStreamSynchronize(stream_);
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    idle_cv_.wait(lock, [&] { return outstanding_ == 0; });
+    if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));
+  }
+
+ private:
+  CUevent take_event() {
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      if (!events_.empty()) {
+        CUevent e = events_.back();
+        events_.pop_back();
+        return e;
+      }
+    }
+    CUevent e = nullptr;
+    check(api().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    return e;
+  }
+
+  void release(Submission& s) {
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      for (CUevent e : {s.start, s.end})
+        if (e) events_.push_back(e);
+      for (const auto& st : s.staging) staging_pool_.emplace(st.bytes, st.ptr);
+      // Keep the pool small: large stagings are freed.
+      while (staging_pool_.size() > 8) {
+        auto last = std::prev(staging_pool_.end());
+        api().cuMemFree(last->second);
+        staging_pool_.erase(last);
+      }
+    }
+    s.start = s.end = nullptr;
+    s.staging.clear();
+  }
+
+  Staging take_staging(std::size_t bytes) {
+    bytes = std::max<std::size_t>(bytes, 16);
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      auto it = staging_pool_.lower_bound(bytes);
+      if (it != staging_pool_.end() && it->first <= bytes * 2) {
+        Staging s{it->second, it->first};
+        staging_pool_.erase(it);
+        return s;
+      }
+    }
+    Staging s;
+    s.bytes = bytes;
+    const CUresult r = api().cuMemAlloc(&s.ptr, bytes);
+    if (r != CUDA_SUCCESS) {
+      throw DeviceError("[cuda] cannot stage " + std::to_string(bytes) + " bytes of host memory on the GPU: " +
+                        describe(r) + "; pass a metalcall Buffer instead");
+    }
+    return s;
+  }
+
+  void finish(Submission& s) {
+    make_current(ctx_);
+    const Api& a = api();
+    std::exception_ptr error;
+    double seconds = 0;
+    const CUresult r = a.cuEventSynchronize(s.end);
+    if (r != CUDA_SUCCESS) {
+      error = std::make_exception_ptr(ExecutionError(
+          "[cuda] the kernel failed on the GPU: " + describe(r) +
+          " (a fault such as an out-of-bounds access leaves the CUDA context unusable: restart the process; "
+          "Device(\"cpu\", checked=True) finds the faulting access)"));
+    } else {
+      float ms = 0;
+      if (a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS) seconds = ms / 1000.0;
+    }
+    release(s);
+    s.commands.clear();  // release programs and buffers before signalling
+    s.completion->finish(error, seconds);
+  }
+
+  void completer_loop() {
+    for (;;) {
+      Submission s;
+      {
+        std::unique_lock<std::mutex> lock(queue_mutex_);
+        queue_cv_.wait(lock, [&] { return !pending_.empty(); });
+        s = std::move(pending_.front());
+        pending_.pop_front();
+      }
+      try {
+        finish(s);
+      } catch (...) {
+        if (!s.completion->done()) s.completion->finish(std::current_exception(), 0);
+      }
+      {
+        std::lock_guard<std::mutex> lock(queue_mutex_);
+        --outstanding_;
+      }
+      idle_cv_.notify_all();
+    }
+  }
+
+  // Enqueues one dispatch (possibly several launches) on the stream.
+  void enqueue(const DispatchCommand& command, std::vector<Staging>& staging) {
+    const auto& program = static_cast<const CudaProgram&>(*command.program);
+    const KernelInfo& k = program.info();
+    const Api& a = api();
+    for (int d = 0; d < 3; ++d)
+      if (command.grid[d] == 0) return;
+    if (command.args.size() > METALCALL_CUDA_MAX_ARGS) {
+      throw ArgumentError("kernel '" + k.name + "' has " + std::to_string(command.args.size()) +
+                          " parameters; the CUDA backend takes at most " + std::to_string(METALCALL_CUDA_MAX_ARGS));
+    }
+    for (int d = 0; d < 3; ++d) {
+      if (command.threadgroup[d] > props_.max_block[d]) {
+        static const char* axis = "xyz";
+        throw ArgumentError("kernel '" + k.name + "': a threadgroup of " + std::to_string(command.threadgroup[d]) +
+                            " threads along " + axis[d] + " exceeds this GPU's limit of " +
+                            std::to_string(props_.max_block[d]) + " (CUDA blocks are at most 1024 x 1024 x 64)");
+      }
+    }
+    metalcall_cuda_launch L;
+    std::memset(&L, 0, offsetof(metalcall_cuda_launch, data));
+    std::size_t used = 0, smem = 0;
+    std::vector<std::pair<void*, Staging>> copy_back;
+    for (std::size_t i = 0; i < command.args.size(); ++i) {
+      const BoundArgument& arg = command.args[i];
+      switch (arg.kind) {
+        case ParamKind::builtin:
+          break;
+        case ParamKind::threadgroup_memory:
+          smem = (smem + 15) & ~std::size_t(15);
+          L.args[i] = reinterpret_cast<void*>(smem);
+          L.arg_bytes[i] = arg.threadgroup_length;
+          smem += arg.threadgroup_length;
+          break;
+        default:
+          if (arg.buffer) {
+            L.args[i] = arg.buffer->data();
+            L.arg_bytes[i] = arg.buffer->nbytes();
+          } else if (arg.host_data) {
+            Staging st = take_staging(arg.host_nbytes);
+            staging.push_back(st);
+            if (arg.host_nbytes)
+              check(a.cuMemcpyHtoDAsync(st.ptr, arg.host_data, arg.host_nbytes, stream_), "copying an argument to the GPU");
+            L.args[i] = reinterpret_cast<void*>(st.ptr);
+            L.arg_bytes[i] = arg.host_nbytes;
+            if (arg.written && arg.host_nbytes) copy_back.emplace_back(arg.host_data, st);
+          } else {
+            used = (used + 15) & ~std::size_t(15);
+            if (used + arg.bytes.size() > METALCALL_CUDA_INLINE_BYTES) {
+              throw ArgumentError("kernel '" + k.name + "': the arguments passed by value take more than " +
+                                  std::to_string(METALCALL_CUDA_INLINE_BYTES) +
+                                  " bytes on the CUDA backend; pass large structs in a Buffer");
+            }
+            std::memcpy(L.data + used, arg.bytes.data(), arg.bytes.size());
+            L.args[i] = reinterpret_cast<void*>(used);
+            L.arg_bytes[i] = arg.bytes.size();
+            L.inline_mask |= 1ull << i;
+            used += arg.bytes.size();
+          }
+      }
+    }
+    if (smem + program.static_smem() > props_.smem_optin) {
+      throw ArgumentError("kernel '" + k.name + "': " + std::to_string(smem) + " bytes of threadgroup memory plus the " +
+                          std::to_string(program.static_smem()) + " bytes the kernel declares exceed the " +
+                          std::to_string(props_.smem_optin) + " bytes a block may have on " + props_.info.name);
+    }
+    // Launch segments per dimension: (first group, group count, block size).
+    struct Segment {
+      unsigned origin, count, block;
+    };
+    std::vector<Segment> segments[3];
+    for (int d = 0; d < 3; ++d) {
+      const unsigned grid = command.grid[d], tg = command.threadgroup[d];
+      L.grid[d] = grid;
+      L.group[d] = tg;
+      L.groups[d] = static_cast<unsigned>((std::uint64_t(grid) + tg - 1) / tg);
+      const unsigned whole = program.exact() ? grid / tg : L.groups[d];
+      for (unsigned o = 0; o < whole;) {
+        const unsigned n = std::min<unsigned>(whole - o, props_.max_grid[d]);
+        segments[d].push_back({o, n, tg});
+        o += n;
+      }
+      if (program.exact() && grid % tg) segments[d].push_back({whole, 1, grid % tg});
+    }
+    void* params[] = {&L};
+    for (const auto& sx : segments[0])
+      for (const auto& sy : segments[1])
+        for (const auto& sz : segments[2]) {
+          L.origin[0] = sx.origin;
+          L.origin[1] = sy.origin;
+          L.origin[2] = sz.origin;
+          const CUresult r = a.cuLaunchKernel(program.function(), sx.count, sy.count, sz.count, sx.block, sy.block,
+                                              sz.block, static_cast<unsigned>(smem), stream_, params, nullptr);
+          if (r != CUDA_SUCCESS) {
+            throw ExecutionError("[cuda] launching kernel '" + k.name + "' (" + std::to_string(sx.count) + "x" +
+                                 std::to_string(sy.count) + "x" + std::to_string(sz.count) + " blocks of " +
+                                 std::to_string(sx.block) + "x" + std::to_string(sy.block) + "x" +
+                                 std::to_string(sz.block) + ", " + std::to_string(smem) +
+                                 " bytes of shared memory) failed: " + describe(r));
+          }
+        }
+    for (const auto& [host, st] : copy_back) {
+      std::size_t n = 0;
+      for (const auto& arg : command.args)
+        if (arg.host_data == host) n = arg.host_nbytes;
+      check(a.cuMemcpyDtoHAsync(host, st.ptr, n, stream_), "copying a result back from the GPU");
+    }
+  }
+
+  CUcontext ctx_;
+  const DeviceProps& props_;
+  CUstream stream_ = nullptr;
+  std::mutex launch_mutex_;  // launches in submission order
+  std::mutex events_mutex_;
+  std::vector<CUevent> events_;
+  std::multimap<std::size_t, CUdeviceptr> staging_pool_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_, idle_cv_;
+  std::deque<Submission> pending_;
+  std::size_t outstanding_ = 0;
+  bool completer_started_ = false;
+};
+
+// ---- device ----
+
+class CudaDevice : public BackendDevice {
+ public:
+  explicit CudaDevice(const DeviceProps& props) : props_(props) {
+    check(api().cuDevicePrimaryCtxRetain(&ctx_, props_.device), "cuDevicePrimaryCtxRetain");
+    queue_ = std::make_unique<CudaQueue>(ctx_, props_);
+  }
+  const DeviceInfo& info() const override { return props_.info; }
+  std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
+    return std::make_shared<ManagedStorage>(ctx_, nbytes);
+  }
+  std::string compiler_identity() override { return Nvrtc::instance().identity(props_.info.architecture); }
+  std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
+    msl::TranslateOptions translate;
+    std::string preprocessed;
+    if (cpu::HostCompiler::needs_preprocessing(source, options.defines)) {
+      auto& host = cpu::HostCompiler::instance();
+      if (!host.available()) {
+        throw DeviceError("[cuda] this source uses the preprocessor (#define, #if or defines=), which needs a host "
+                          "C++ compiler: " + host.unavailable_reason());
+      }
+      preprocessed = host.preprocess(source, options.defines);
+      translate.preprocessed = &preprocessed;
+    }
+    msl::Translation translation = msl::translate_for_cuda(source, translate);
+    std::shared_ptr<CudaModule> module;
+    std::exception_ptr error;
+    try {
+      const std::string cubin = Nvrtc::instance().build(translation, source, options.fast_math, props_.info.architecture);
+      module = std::make_shared<CudaModule>(ctx_, cubin);
+    } catch (const CompileError&) {
+      if (translation.function_constants.empty()) throw;
+      error = std::current_exception();
+    }
+    return std::make_shared<CudaLibrary>(ctx_, props_, source, std::move(preprocessed), options, std::move(translation),
+                                         module, error);
+  }
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+              bool caller_waits) override {
+    queue_->submit(std::move(commands), completion, caller_waits);
+  }
+  void synchronize() override { queue_->synchronize(); }
+
+ private:
+  const DeviceProps& props_;
+  CUcontext ctx_ = nullptr;
+  std::unique_ptr<CudaQueue> queue_;
+};
+
+}  // namespace
+}  // namespace metalcall::cuda
+
+namespace metalcall {
+
+void register_cuda_backend() {
+  BackendEntry entry;
+  entry.name = "cuda";
+  entry.priority = 50;  // below Metal, above the CPU
+  entry.enumerate = [] {
+    std::vector<DeviceInfo> out;
+    for (const auto& d : cuda::devices()) out.push_back(d.info);
+    return out;
+  };
+  entry.unavailable_reason = [] {
+    std::string why;
+    cuda::devices(&why);
+    return why;
+  };
+  entry.open = [](int index, const DeviceOptions&) -> std::shared_ptr<BackendDevice> {
+    const auto& all = cuda::devices();
+    if (index < 0 || index >= static_cast<int>(all.size())) throw DeviceError("[cuda] no CUDA device " + std::to_string(index));
+    return std::make_shared<cuda::CudaDevice>(all[index]);
+  };
+  register_backend(std::move(entry));
+}
+
+}  // namespace metalcall

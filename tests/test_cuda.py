@@ -1,0 +1,205 @@
+"""CUDA-specific behaviour of the CUDA backend (NVRTC + driver API).
+
+Every other suite runs on CUDA too (the ``device`` fixture covers every backend);
+these tests check what only the CUDA backend does. Without an NVIDIA GPU they are
+skipped, except the one that checks the error a missing CUDA gives.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+
+HAS_CUDA = "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices())
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device (no NVIDIA driver/GPU, or no NVRTC)")
+
+SRC = """
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+
+// One partial sum per threadgroup: threadgroup memory, barriers and simd_sum.
+kernel void block_sum(const device float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                      constant uint& n [[buffer(2)]],
+                      threadgroup float* partial [[threadgroup(0)]],
+                      uint gid [[thread_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                      uint group [[threadgroup_position_in_grid]], uint size [[threads_per_threadgroup]],
+                      uint lane [[thread_index_in_simdgroup]], uint warp [[simdgroup_index_in_threadgroup]]) {
+    float v = gid < n ? a[gid] : 0.0f;
+    v = simd_sum(v);
+    if (lane == 0) partial[warp] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (tid == 0) {
+        float s = 0.0f;
+        for (uint w = 0; w < (size + 31) / 32; ++w) s += partial[w];
+        out[group] = s;
+    }
+}
+
+kernel void spin(device float* x [[buffer(0)]], constant uint& iters [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float acc = x[i];
+    for (uint k = 0; k < iters; ++k) acc = acc * 0.999f + 1.0f;
+    x[i] = acc;
+}
+
+kernel void sizes(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                  uint n [[threads_per_threadgroup]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup_barrier(mem_flags::mem_none);
+    out[i] = n * 10000u + tid;
+}
+"""
+
+
+@pytest.fixture
+def cuda() -> mc.Device:
+    if not HAS_CUDA:
+        pytest.skip("no CUDA device (no NVIDIA driver/GPU, or no NVRTC)")
+    return mc.Device("cuda")
+
+
+def test_missing_cuda_raises_device_error():
+    if HAS_CUDA:
+        pytest.skip("CUDA is present here")
+    if "cuda" not in mc.backends():
+        pytest.skip("the cuda backend is not built into this metalcall")
+    with pytest.raises(mc.DeviceError) as info:
+        mc.Device("cuda")
+    message = str(info.value)
+    assert "cuda" in message
+    # The reason names what is missing.
+    assert any(word in message for word in ("libcuda", "NVRTC", "nvrtc", "GPU", "cuInit", "driver"))
+
+
+@needs_cuda
+def test_properties(cuda):
+    assert cuda.backend == "cuda"
+    assert cuda.architecture.startswith("sm_")
+    assert cuda.simd_width == 32
+    assert cuda.max_threads_per_threadgroup == 1024
+    assert cuda.memory_size > 1 << 30
+    assert cuda.threadgroup_memory_length >= 48 * 1024
+    assert cuda.unified_memory
+
+
+@needs_cuda
+def test_default_device_is_cuda(run_python):
+    result = run_python(
+        "import metalcall as mc; print(mc.Device().backend)", env={"METALCALL_DEVICE": None}
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "cuda"
+
+
+@needs_cuda
+def test_mul_and_managed_views(cuda):
+    lib = cuda.compile(SRC)
+    n = 100_003
+    a = cuda.asarray(np.arange(n, dtype=np.float32))
+    b = cuda.asarray(np.full(n, 0.5, dtype=np.float32))
+    c = cuda.zeros(n, np.float32)
+    lib.mul(n, a, b, c).wait()
+    view = np.asarray(c)
+    np.testing.assert_array_equal(view, np.arange(n, dtype=np.float32) * 0.5)
+    # The host view is the managed memory itself: writes are seen by the next call.
+    view[:] = 2.0
+    lib.mul(n, c, b, a).wait()
+    np.testing.assert_array_equal(np.asarray(a), np.full(n, 1.0, np.float32))
+
+
+@needs_cuda
+def test_numpy_arguments_are_staged(cuda):
+    lib = cuda.compile(SRC)
+    a = np.arange(1000, dtype=np.float32)
+    b = np.full(1000, 3.0, dtype=np.float32)
+    c = np.zeros(1000, dtype=np.float32)
+    lib.mul(1000, a, b, c)
+    np.testing.assert_array_equal(c, a * 3)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n,group", [(1024, 256), (1000, 256), (70, 64), (33, 1024)])
+def test_barrier_reduction(cuda, n, group):
+    lib = cuda.compile(SRC)
+    rng = np.random.default_rng(0)
+    a = rng.random(n, dtype=np.float32)
+    groups = (n + group - 1) // group
+    out = np.zeros(groups, dtype=np.float32)
+    lib.block_sum(n, a, out, np.uint32(n), threadgroup=group, threadgroup_memory=[128])
+    expected = np.array([a[g * group:(g + 1) * group].sum() for g in range(groups)], dtype=np.float32)
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+@needs_cuda
+def test_partial_threadgroups_are_exact(cuda):
+    # A kernel with a barrier sees threads_per_threadgroup as the partial size.
+    lib = cuda.compile(SRC)
+    out = np.zeros(70, dtype=np.uint32)
+    lib.sizes(70, out, threadgroup=32)
+    n = np.array([32] * 64 + [6] * 6, dtype=np.uint32)
+    tid = np.arange(70, dtype=np.uint32) % 32
+    np.testing.assert_array_equal(out, n * 10000 + tid)
+
+
+@needs_cuda
+def test_async_call_overlaps_host(cuda):
+    lib = cuda.compile(SRC)
+    n = 1 << 20
+    x = cuda.zeros(n, np.float32)
+    iters = np.uint32(20000)
+    lib.spin(n, x, iters).wait()  # warm up (compile, first touch)
+    start = time.perf_counter()
+    done = lib.spin(n, x, iters)
+    returned = time.perf_counter() - start
+    done.wait()
+    total = time.perf_counter() - start
+    assert done.done()
+    assert done.gpu_time > 0
+    # The call returns long before the GPU finishes.
+    assert returned < total / 2, (returned, total)
+
+
+@needs_cuda
+def test_threadgroup_over_limit_is_argument_error(cuda):
+    lib = cuda.compile(SRC)
+    a = cuda.zeros(4096, np.float32)
+    with pytest.raises(mc.ArgumentError):
+        lib.mul(4096, a, a, a, threadgroup=2048)
+
+
+@needs_cuda
+def test_oversized_buffer_is_refused(cuda):
+    with pytest.raises((mc.DeviceError, mc.ArgumentError)):
+        cuda.empty(cuda.memory_size * 2, np.uint8)
+
+
+@needs_cuda
+def test_compile_error_location(cuda):
+    with pytest.raises(mc.CompileError) as info:
+        cuda.compile(
+            "#include <metal_stdlib>\nusing namespace metal;\n"
+            "kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            "    x[i] = undefined_name;\n}\n"
+        )
+    assert "source.metal:4:" in str(info.value)
+
+
+@needs_cuda
+def test_cpu_and_cuda_agree(cuda):
+    cpu = mc.Device("cpu")
+    a = np.random.default_rng(1).random(5000, dtype=np.float32)
+    outs = []
+    for dev in (cpu, cuda):
+        lib = dev.compile(SRC)
+        out = np.zeros(5000, dtype=np.float32)
+        lib.mul(5000, a, a, out)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
