@@ -154,14 +154,14 @@ def test_async_call_overlaps_host(cuda):
     lib = cuda.compile(SRC)
     n = 1 << 20
     x = cuda.zeros(n, np.float32)
-    iters = np.uint32(20000)
+    iters = np.uint32(200_000)
     lib.spin(n, x, iters).wait()  # warm up (compile, first touch)
     start = time.perf_counter()
     done = lib.spin(n, x, iters)
     returned = time.perf_counter() - start
     done.wait()
     total = time.perf_counter() - start
-    assert done.done()
+    assert done.done
     assert done.gpu_time > 0
     # The call returns long before the GPU finishes.
     assert returned < total / 2, (returned, total)

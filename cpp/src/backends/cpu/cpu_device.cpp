@@ -54,6 +54,10 @@ class HostStorage : public BufferStorage {
     } else if (nbytes >= kMmapThreshold) {
       void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) throw_out_of_memory();
+#ifdef MADV_HUGEPAGE
+      // Huge pages: the first touch of a large buffer faults 512 times less often.
+      madvise(p, nbytes, MADV_HUGEPAGE);
+#endif
       data_ = p;
       mapped_ = true;
     } else {

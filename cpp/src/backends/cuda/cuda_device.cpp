@@ -22,7 +22,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <regex>
+#include <cctype>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -198,10 +198,40 @@ bool is_user_file(const std::string& file) {
   return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
 }
 
+// "file(line): error: message" (no regex: libstdc++'s recurses per character and
+// overflows the stack on NVRTC's long lines).
+bool parse_head(const std::string& l, Diagnostic& d) {
+  for (const char* severity : {"): catastrophic error: ", "): error: ", "): warning: ", "): remark: "}) {
+    const std::size_t p = l.find(severity);
+    if (p == std::string::npos) continue;
+    const std::size_t open = l.rfind('(', p);
+    if (open == std::string::npos || open + 1 >= p || p - open > 10) continue;
+    const std::string digits = l.substr(open + 1, p - open - 1);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    d.file = l.substr(0, open);
+    d.line = std::stoi(digits);
+    d.error = std::strstr(severity, "error") != nullptr;
+    d.message = l.substr(p + std::strlen(severity));
+    return true;
+  }
+  return false;
+}
+
+// "... at line N of file" (template instantiation context).
+bool parse_context(const std::string& l, Diagnostic& d) {
+  const std::size_t p = l.rfind("at line ");
+  if (p == std::string::npos) return false;
+  std::size_t q = p + 8, e = q;
+  while (e < l.size() && std::isdigit(static_cast<unsigned char>(l[e]))) ++e;
+  if (e == q || l.compare(e, 4, " of ") != 0) return false;
+  d.line = std::stoi(l.substr(q, e - q));
+  d.file = l.substr(e + 4);
+  while (!d.file.empty() && (d.file.back() == ' ' || d.file.back() == '\r')) d.file.pop_back();
+  return true;
+}
+
 CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, const std::string& source) {
   const std::string log = msl::restore_type_names(raw_log);
-  static const std::regex head(R"(^(.*)\((\d+)\): (catastrophic error|error|warning|remark): (.*)$)");
-  static const std::regex during(R"(at line (\d+) of (\S+))");
   std::vector<std::string> lines;
   {
     std::istringstream in(log);
@@ -209,25 +239,16 @@ CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, 
     while (std::getline(in, l)) lines.push_back(l);
   }
   std::vector<Diagnostic> diags;
-  std::smatch m;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (std::regex_match(lines[i], m, head)) {
-      Diagnostic d;
-      d.file = m[1];
-      d.line = std::stoi(m[2]);
-      d.error = m[3] != "warning" && m[3] != "remark";
-      d.message = m[4];
+    Diagnostic d;
+    if (parse_head(lines[i], d)) {
       // NVRTC prints the line, then a caret under the column.
       if (i + 2 < lines.size() && lines[i + 2].find('^') != std::string::npos &&
           lines[i + 2].find_first_not_of(" ^") == std::string::npos) {
         d.column = static_cast<int>(lines[i + 2].find('^')) + 1;
       }
       diags.push_back(d);
-    } else if (std::regex_search(lines[i], m, during) && is_user_file(m[2]) && !diags.empty()) {
-      Diagnostic d;
-      d.file = m[2];
-      d.line = std::stoi(m[1]);
-      d.message = "";
+    } else if (!diags.empty() && parse_context(lines[i], d) && is_user_file(d.file)) {
       diags.push_back(d);
     }
   }
