@@ -88,22 +88,29 @@ def open_device(spec: str | None) -> mc.Device:
     return mc.Device(int(spec)) if spec.isdigit() else mc.Device(spec)
 
 
-def best_time(run: Callable[[int], object], repeats: int, min_seconds: float = 0.05) -> float:
-    """Seconds per call of ``run(number)``: the minimum over repeats of batches long enough to time."""
-    run(1)  # warm-up
-    number = 1
-    while True:
-        start = time.perf_counter()
-        run(number)
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds or number >= 1 << 24:
-            break
-        number *= max(2, min(10, int(min_seconds / max(elapsed, 1e-9)) + 1))
-    best = elapsed / number
+def best_times(runs: dict[str, Callable[[int], object]], repeats: int, min_seconds: float = 0.05) -> dict[str, float]:
+    """Seconds per call of each ``run(number)``: the minimum over repeats of batches long enough to time.
+
+    The repeats take turns between the runs, so a disturbance of the machine hits
+    them alike rather than spoiling one run's every repeat.
+    """
+    numbers, best = {}, {}
+    for name, run in runs.items():
+        run(1)  # warm-up
+        number = 1
+        while True:
+            start = time.perf_counter()
+            run(number)
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_seconds or number >= 1 << 24:
+                break
+            number *= max(2, min(10, int(min_seconds / max(elapsed, 1e-9)) + 1))
+        numbers[name], best[name] = number, elapsed / number
     for _ in range(repeats - 1):
-        start = time.perf_counter()
-        run(number)
-        best = min(best, (time.perf_counter() - start) / number)
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run(numbers[name])
+            best[name] = min(best[name], (time.perf_counter() - start) / numbers[name])
     return best
 
 
@@ -150,19 +157,16 @@ def call_overhead(dev: mc.Device, repeats: int, min_seconds: float = 0.05) -> tu
 
         return run
 
-    numpy_us = best_time(numpy_calls, repeats, min_seconds) * 1e6
-    cases = [
-        ("async, Buffer args", kept(A, B, C)),
-        ("async, NumPy args", kept(a, b, c)),
-        ("waited, Buffer args", waited(A, B, C)),
-        ("waited, NumPy args", waited(a, b, c)),
-    ]
-    rows = [["np.multiply(a, b, out=c)", f"{numpy_us:.2f}", "1.00"]]
-    numbers = {"numpy": numpy_us}
-    for name, run in cases:
-        us = best_time(run, repeats, min_seconds) * 1e6
-        rows.append([f"metalcall {name}", f"{us:.2f}", f"{us / numpy_us:.2f}"])
-        numbers[name] = us
+    runs = {
+        "numpy": numpy_calls,
+        "async, Buffer args": kept(A, B, C),
+        "async, NumPy args": kept(a, b, c),
+        "waited, Buffer args": waited(A, B, C),
+        "waited, NumPy args": waited(a, b, c),
+    }
+    numbers = {name: seconds * 1e6 for name, seconds in best_times(runs, repeats, min_seconds).items()}
+    rows = [["np.multiply(a, b, out=c)" if name == "numpy" else f"metalcall {name}", f"{us:.2f}",
+             f"{us / numbers['numpy']:.2f}"] for name, us in numbers.items()]
     table = Table("Per-call overhead, 1 element, c = a * b", ["call", "µs per call", "time / NumPy"], rows)
     return table, numbers
 
@@ -190,14 +194,12 @@ def _multiply_bandwidth_at(dev: mc.Device, mul: mc.Kernel, n: int, repeats: int)
     check(np.array_equal(np.asarray(C), want) and np.array_equal(c, want), f"c = a * b at {n:.0e}")
     del want
 
-    def gbs(seconds: float) -> float:
-        return BYTES_PER_MUL_ELEMENT * n / seconds / 1e9
-
-    return {
-        "numpy": gbs(best_time(lambda k: [np.multiply(a, b, out=c) for _ in range(k)], repeats)),
-        "buffer": gbs(best_time(lambda k: [mul(n, A, B, C).wait() for _ in range(k)], repeats)),
-        "numpy_args": gbs(best_time(lambda k: [mul(n, a, b, c).wait() for _ in range(k)], repeats)),
+    runs = {
+        "numpy": lambda k: [np.multiply(a, b, out=c) for _ in range(k)],
+        "buffer": lambda k: [mul(n, A, B, C).wait() for _ in range(k)],
+        "numpy_args": lambda k: [mul(n, a, b, c).wait() for _ in range(k)],
     }
+    return {name: BYTES_PER_MUL_ELEMENT * n / seconds / 1e9 for name, seconds in best_times(runs, repeats).items()}
 
 
 def copy_roofline(dev: mc.Device, n: int, repeats: int) -> Table:
@@ -209,12 +211,12 @@ def copy_roofline(dev: mc.Device, n: int, repeats: int) -> Table:
     copy(n, A, C).wait()
     check(np.array_equal(np.asarray(C), a), f"copy kernel at {n:.0e}")
 
-    def gbs(seconds: float) -> float:
-        return BYTES_PER_COPY_ELEMENT * n / seconds / 1e9
-
-    numpy_gbs = gbs(best_time(lambda k: [np.copyto(c, a) for _ in range(k)], repeats))
-    kernel_gbs = gbs(best_time(lambda k: [copy(n, A, C).wait() for _ in range(k)], repeats))
-    rows = [["np.copyto(c, a)", f"{numpy_gbs:.1f}"], [f"metalcall copy kernel ({dev.backend})", f"{kernel_gbs:.1f}"]]
+    runs = {
+        "np.copyto(c, a)": lambda k: [np.copyto(c, a) for _ in range(k)],
+        f"metalcall copy kernel ({dev.backend})": lambda k: [copy(n, A, C).wait() for _ in range(k)],
+    }
+    rows = [[name, f"{BYTES_PER_COPY_ELEMENT * n / seconds / 1e9:.1f}"]
+            for name, seconds in best_times(runs, repeats).items()]
     return Table(f"Copy roofline, {n:.0e} float32", ["copy (8 bytes per element)", "GB/s"], rows)
 
 
@@ -256,18 +258,17 @@ def compute_heavy(dev: mc.Device, n: int, repeats: int) -> tuple[Table, dict]:
     for result in (np.asarray(C), got):
         check(np.allclose(result, want, rtol=HEAVY_RTOL, atol=HEAVY_RTOL * scale), f"compute-heavy kernel at {n}")
 
-    def gflops(seconds: float) -> float:
-        return HEAVY_FLOPS_PER_ELEMENT * n / seconds / 1e9
-
-    numpy_gflops = gflops(best_time(lambda k: [numpy_heavy(a, b, want) for _ in range(k)], repeats, 0))
-    kernel_gflops = gflops(best_time(lambda k: [heavy(n, A, B, C).wait() for _ in range(k)], repeats))
-    ratio = kernel_gflops / numpy_gflops
+    runs = {
+        "numpy": lambda k: [numpy_heavy(a, b, want) for _ in range(k)],
+        "kernel": lambda k: [heavy(n, A, B, C).wait() for _ in range(k)],
+    }
+    numbers = {name: HEAVY_FLOPS_PER_ELEMENT * n / seconds / 1e9
+               for name, seconds in best_times(runs, repeats, 0.1).items()}
     rows = [
-        [f"NumPy, in-place float32 ops on {NUMPY_HEAVY_CHUNK}-element slices", f"{numpy_gflops:.2f}", "1.00"],
-        ["metalcall, Buffer args", f"{kernel_gflops:.2f}", f"{ratio:.2f}"],
+        [f"NumPy, in-place float32 ops on {NUMPY_HEAVY_CHUNK}-element slices", f"{numbers['numpy']:.2f}", "1.00"],
+        ["metalcall, Buffer args", f"{numbers['kernel']:.2f}", f"{numbers['kernel'] / numbers['numpy']:.2f}"],
     ]
     title = f"Compute-heavy kernel (seed 000), {n} elements x {HEAVY_FLOPS_PER_ELEMENT} FLOPs"
-    numbers = {"numpy": numpy_gflops, "kernel": kernel_gflops}
     return Table(title, ["implementation", "GFLOP/s", "× NumPy"], rows), numbers
 
 
@@ -277,8 +278,8 @@ def compile_probe(spec: str, repeats: int) -> None:
     start = time.perf_counter()
     dev.compile(MUL_SOURCE).function("mul")
     first = time.perf_counter() - start
-    again = best_time(lambda n: [dev.compile(MUL_SOURCE).function("mul") for _ in range(n)], repeats)
-    print(json.dumps({"first": first, "again": again}))
+    again = best_times({"again": lambda n: [dev.compile(MUL_SOURCE).function("mul") for _ in range(n)]}, repeats)
+    print(json.dumps({"first": first, **again}))
 
 
 def _run_probe(spec: str | None, cache_dir: str, repeats: int) -> dict:

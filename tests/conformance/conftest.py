@@ -61,16 +61,17 @@ def rng():
 
 
 def pytest_collection_modifyitems(config, items):
-    """`xfail(reason="CPU backend: ...")` marks describe the CPU backend only: on another
-    backend (Metal, CUDA) the same test must pass, so the mark is dropped there."""
+    """`xfail(reason="CPU backend: ...")` marks describe the CPU backend only, and
+    `xfail(reason="CUDA backend: ...")` marks the CUDA backend only: on another backend
+    the same test must pass, so the mark is dropped there."""
+    prefixes = {"cpu": "CPU backend:", "cuda": "CUDA backend:", "metal": "Metal backend:"}
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "device" not in callspec.params:
             continue
         backend = callspec.params["device"][0]
-        if backend == "cpu":
-            continue
+        others = tuple(p for name, p in prefixes.items() if name != backend)
         item.own_markers[:] = [
             m for m in item.own_markers
-            if not (m.name == "xfail" and str(m.kwargs.get("reason", "")).startswith("CPU backend:"))
+            if not (m.name == "xfail" and str(m.kwargs.get("reason", "")).startswith(others))
         ]

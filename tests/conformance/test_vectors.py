@@ -323,7 +323,7 @@ def test_int_vectors(device, rng):
     ob = np.zeros((N, 4), np.int32)
     KS.get(device, "v_int_vectors")(N, a, b, oi, ou, ob)
     A = a.astype(np.int64)
-    assert_equal(oi, (A * 3 + np.array([1, -2, 3, -4]) - np.fix(A / 5).astype(np.int64)).astype(np.int32))
+    assert_equal(oi, (A * 3 + np.array([1, -2, 3, -4]) - np.trunc(A / 5).astype(np.int64)).astype(np.int32))
     B = b.astype(np.uint64)
     expu = ((B & np.uint64(0xFF00FF)) ^ (B >> np.uint64(4))) | (np.array([1, 2, 3, 4], np.uint64) << np.uint64(28))
     assert_equal(ou, (expu & np.uint64(0xFFFFFFFF)).astype(np.uint32))

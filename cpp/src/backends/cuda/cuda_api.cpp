@@ -52,6 +52,12 @@ template <class F> bool bind(void* lib, F& fn, const char* name, std::string* mi
 }
 
 void load_driver(Api& a) {
+  if (const char* off = std::getenv("METALCALL_CUDA")) {
+    if (std::string(off) == "0") {
+      a.driver_problem = "the CUDA backend is disabled by METALCALL_CUDA=0";
+      return;
+    }
+  }
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
@@ -119,9 +125,10 @@ void load_nvrtc(Api& a) {
   if (const char* env = std::getenv("METALCALL_NVRTC")) {
     if (*env) candidates.push_back(env);
   }
-  for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12"}) candidates.push_back(so);
+  static const char* const kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12"};
+  for (const char* so : kNames) candidates.push_back(so);
   for (const auto& folder : nvrtc_folders())
-    for (const char* so : {"/libnvrtc.so.13", "/libnvrtc.so.12"}) candidates.push_back(folder + so);
+    for (const char* so : kNames) candidates.push_back(folder + "/" + so);
   candidates.push_back("libnvrtc.so");
   std::string tried;
   for (const auto& c : candidates) {

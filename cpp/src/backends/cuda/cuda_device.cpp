@@ -231,10 +231,11 @@ bool parse_context(const std::string& l, Diagnostic& d) {
 }
 
 CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, const std::string& source) {
-  const std::string log = msl::restore_type_names(raw_log);
+  // Columns come from the raw log (the caret sits under NVRTC's own spelling of the
+  // line, which it indents by two spaces); messages get the user's type names back.
   std::vector<std::string> lines;
   {
-    std::istringstream in(log);
+    std::istringstream in(raw_log);
     std::string l;
     while (std::getline(in, l)) lines.push_back(l);
   }
@@ -242,16 +243,26 @@ CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     Diagnostic d;
     if (parse_head(lines[i], d)) {
-      // NVRTC prints the line, then a caret under the column.
+      d.message = msl::restore_type_names(d.message);
       if (i + 2 < lines.size() && lines[i + 2].find('^') != std::string::npos &&
           lines[i + 2].find_first_not_of(" ^") == std::string::npos) {
-        d.column = static_cast<int>(lines[i + 2].find('^')) + 1;
+        const int caret = static_cast<int>(lines[i + 2].find('^'));
+        d.column = caret >= 2 ? caret - 1 : 1;
       }
       diags.push_back(d);
     } else if (!diags.empty() && parse_context(lines[i], d) && is_user_file(d.file)) {
       diags.push_back(d);
     }
   }
+  // The log as compilers usually print it (file:line:column), then NVRTC's own.
+  std::string log;
+  for (const auto& d : diags) {
+    if (!is_user_file(d.file) || d.message.empty()) continue;
+    const int column = d.column ? map.user_column(d.line, d.column) : 1;
+    log += std::string(msl::kSourceName) + ":" + std::to_string(d.line) + ":" + std::to_string(column) +
+           (d.error ? ": error: " : ": warning: ") + d.message + "\n";
+  }
+  log += msl::restore_type_names(raw_log);
   const Diagnostic* primary = nullptr;
   const Diagnostic* first_error = nullptr;
   Diagnostic located;
@@ -312,6 +323,10 @@ class Nvrtc {
     DiskCache cache("cuda");
     if (auto hit = cache.find(key, ".cubin")) {
       if (auto bytes = read_file(*hit)) return *bytes;
+    }
+    if (const char* dump = std::getenv("METALCALL_CUDA_DUMP_DIR")) {
+      // Debugging aid: the CUDA C++ handed to NVRTC.
+      if (*dump) write_file_atomic(std::string(dump) + "/" + key + ".cu", tr.code);
     }
     std::vector<const char*> names, texts;
     for (std::size_t i = 0; i < cpu::kEmbeddedPreludeCount; ++i) {

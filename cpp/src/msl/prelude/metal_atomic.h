@@ -81,6 +81,43 @@ METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* o, T* 
   return ok;
 }
 
+// atomic_bool: CUDA has no byte atomics; swap the byte inside its aligned 32-bit word.
+namespace mtl_detail {
+template <class F> METAL_FUNC bool bool_rmw(volatile atomic<bool>* o, F f) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(&o->mtl_value);
+  unsigned* word = reinterpret_cast<unsigned*>(address & ~3ull);
+  const unsigned shift = unsigned(address & 3ull) * 8u;
+  unsigned old = *reinterpret_cast<volatile unsigned*>(word);
+  for (;;) {
+    const bool current = ((old >> shift) & 0xffu) != 0;
+    bool desired;
+    if (!f(current, &desired)) return current;
+    const unsigned next = (old & ~(0xffu << shift)) | (unsigned(desired) << shift);
+    const unsigned seen = atomicCAS(word, old, next);
+    if (seen == old) return current;
+    old = seen;
+  }
+}
+struct bool_set {
+  bool v;
+  METAL_FUNC bool operator()(bool, bool* d) const { *d = v; return true; }
+};
+struct bool_cas {
+  bool expected, v;
+  METAL_FUNC bool operator()(bool c, bool* d) const { *d = v; return c == expected; }
+};
+}  // namespace mtl_detail
+METAL_FUNC bool atomic_exchange_explicit(volatile atomic<bool>* o, bool v, memory_order) {
+  return mtl_detail::bool_rmw(o, mtl_detail::bool_set{v});
+}
+METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<bool>* o, bool* expected, bool desired,
+                                                      memory_order, memory_order) {
+  const bool old = mtl_detail::bool_rmw(o, mtl_detail::bool_cas{*expected, desired});
+  const bool ok = old == *expected;
+  *expected = old;
+  return ok;
+}
+
 #else
 
 namespace mtl_detail {

@@ -136,6 +136,17 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
 
   // Trivial, so vectors can live in __shared__/threadgroup memory; T() zeroes.
   mtl_vector() = default;
+#if METAL_CUDA
+  // Component-wise assignment: NVRTC 13 lost the low byte of every __half when
+  // assigning a temporary half3 (from cross()) to device memory through the
+  // implicit (union) copy. Copies of other types are unchanged in effect.
+  mtl_vector(const mtl_vector&) = default;
+  METAL_FUNC mtl_vector& operator=(const mtl_vector& o) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) (*this)[i] = o[i];
+    return *this;
+  }
+#endif
 
   // float4(x): broadcast.
   template <class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0>
