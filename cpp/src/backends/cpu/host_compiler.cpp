@@ -219,8 +219,6 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
   if (!available()) throw DeviceError("[cpu] " + unavailable_reason());
   std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
                                     "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti",
-                                    // Fiber stacks have one guard page: large frames must probe it.
-                                    "-fstack-clash-protection",
                                     // MSL's char is signed; arm64 Linux would make it unsigned.
                                     "-fsigned-char",
                                     // Lets the thread loop use `omp simd` without OpenMP's runtime.
@@ -233,6 +231,11 @@ std::string HostCompiler::build(const msl::Translation& tr, const std::string& s
     flags.push_back("-ffp-contract=off");
   }
   for (const auto& f : target_flags()) flags.push_back(f);
+#if defined(__linux__)
+  // Fiber stacks have one guard page: large frames must probe it (Apple's clang
+  // does not offer the flag on every target; its default stack probing covers arm64).
+  flags.push_back("-fstack-clash-protection");
+#endif
 
   ContentHash key_hash;
   key_hash.add(identity_).add(tr.code);
