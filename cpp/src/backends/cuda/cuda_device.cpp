@@ -39,6 +39,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/cuda_abi.hpp"
 #include "msl/kernels.hpp"
+#include "msl/function_constants.hpp"
 #include "msl/translator.hpp"
 #include "msl/type_names.hpp"
 
@@ -427,42 +428,6 @@ class CudaProgram : public Program {
   std::size_t static_smem_;
 };
 
-// A CUDA C++ expression with the exact value of a function constant.
-std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument& value) {
-  ParamInfo as_param;
-  as_param.binding = -1;
-  as_param.name = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
-  as_param.scalar = c.scalar;
-  (void)pack_scalar(value, as_param);  // validates kind and range
-  const std::string type = "mtl_" + std::string(to_string(c.scalar));
-  switch (c.scalar) {
-    case ScalarType::boolean: return value.int_value ? "true" : "false";
-    case ScalarType::f32:
-    case ScalarType::f16:
-    case ScalarType::bf16: {
-      const double v = value.kind == Argument::Kind::floating ? value.float_value
-                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
-      std::string literal;
-      if (std::isnan(v)) literal = "__builtin_nanf(\"\")";
-      else if (std::isinf(v)) literal = v > 0 ? "__builtin_huge_valf()" : "(-__builtin_huge_valf())";
-      else {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));
-        literal = buf;
-      }
-      return c.scalar == ScalarType::f32 ? "(" + literal + ")" : type + "(" + literal + ")";
-    }
-    default: {
-      const std::string digits = value.int_is_unsigned ? std::to_string(std::uint64_t(value.int_value)) + "ull"
-                                 : value.int_value == INT64_MIN ? std::string("(-9223372036854775807ll - 1)")
-                                                                 : "(" + std::to_string(value.int_value) + "ll)";
-      const std::string cxx_type = c.scalar == ScalarType::i8 ? "signed char" : c.scalar == ScalarType::i16 ? "short"
-                                 : c.scalar == ScalarType::i32 ? "int" : c.scalar == ScalarType::i64 ? "long" : type;
-      return "((" + cxx_type + ")" + digits + ")";
-    }
-  }
-}
-
 class CudaLibrary : public BackendLibrary {
  public:
   CudaLibrary(CUcontext ctx, const DeviceProps& props, std::string source, std::string preprocessed,
@@ -536,25 +501,7 @@ class CudaLibrary : public BackendLibrary {
 
  private:
   msl::ConstantValues resolve(const std::vector<FunctionConstant>& constants) const {
-    msl::ConstantValues values;
-    for (const auto& given : constants) {
-      const msl::FunctionConstantInfo* match = nullptr;
-      for (const auto& c : base_.function_constants)
-        if (given.name.empty() ? c.index == given.index : c.name == given.name) match = &c;
-      if (!match) {
-        std::string declared;
-        for (const auto& c : base_.function_constants)
-          declared += (declared.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.index) + ")";
-        throw ArgumentError("no function constant " + (given.name.empty() ? "with index " + std::to_string(given.index)
-                                                                          : "named '" + given.name + "'") +
-                            "; the source declares: " + (declared.empty() ? "none" : declared));
-      }
-      if (values.count(match->index)) {
-        throw ArgumentError("function constant '" + match->name + "' is given twice (by name and by index)");
-      }
-      values[match->index] = constant_literal(*match, given.value);
-    }
-    return values;
+    return msl::resolve_constants(base_.function_constants, constants);
   }
 
   std::shared_ptr<CudaModule> module_for(const std::string& key, const msl::ConstantValues& values) {
