@@ -18,8 +18,7 @@
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/kernels.hpp"
-#include "msl/function_constants.hpp"
+#include "msl/translated_library.hpp"
 #include "msl/translator.hpp"
 
 namespace metalcall::cpu {
@@ -81,87 +80,34 @@ class HostStorage : public BufferStorage {
 
 // ---- library ----
 
-class CpuLibrary : public BackendLibrary {
+class CpuLibrary : public msl::TranslatedLibrary<CpuModule> {
  public:
   CpuLibrary(std::string source, std::string preprocessed, CompileOptions options, bool checked,
              msl::Translation base, std::shared_ptr<CpuModule> module, std::exception_ptr base_error)
-      : source_(std::move(source)), preprocessed_(std::move(preprocessed)), options_(std::move(options)),
-        checked_(checked), base_(std::move(base)), base_error_(base_error) {
-    if (module) modules_.emplace("", module);
-  }
-
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const auto& k : base_.kernels) names.push_back(k.info.name);
-    return names;
-  }
+      : TranslatedLibrary(std::move(source), std::move(preprocessed), std::move(options), std::move(base),
+                          std::move(module), base_error),
+        checked_(checked) {}
 
   std::shared_ptr<Program> make_program(const std::string& name, const std::vector<FunctionConstant>& constants) override {
-    const msl::TranslatedKernel* found = nullptr;
-    for (const auto& k : base_.kernels)
-      if (k.info.name == name) found = &k;
-    if (!found) {
-      std::string names;
-      for (const auto& k : base_.kernels) names += (names.empty() ? "" : ", ") + k.info.name;
-      throw ArgumentError("no kernel named '" + name + "' in this library; it has: " + (names.empty() ? "(none)" : names));
-    }
-    const msl::ConstantValues values = resolve(constants);
-    std::string key;
-    for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
-    auto module = module_for(key, values);
-    KernelInfo info = found->info;
-    auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(found->layout_symbol));
-    auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(found->entry_symbol));
+    const msl::TranslatedKernel& found = kernel(name);
+    auto module = module_for(constants);
+    KernelInfo info = found.info;
+    auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(found.layout_symbol));
+    auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(found.entry_symbol));
     if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + name + "' lacks its entry point");
-    bool deferred = false;
-    for (std::size_t i = 0; i < info.params.size(); ++i) {
-      info.params[i].element_size = layout[i].size;
-      info.params[i].element_align = layout[i].align;
-      if (info.params[i].binding == msl::kDeferredBinding) {
-        if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
-          throw CompileError("source.metal:" + std::to_string(info.params[i].line) + ": error: the index of '" +
-                                 info.params[i].name + "' is " + std::to_string(layout[i].binding) +
-                                 "; buffer indices are small non-negative integers",
-                             "", info.params[i].line, info.params[i].column);
-        }
-        info.params[i].binding = static_cast<int>(layout[i].binding);
-        deferred = true;
-      }
-    }
-    if (deferred) msl::finalize_bindings(info);
+    msl::apply_layout(info, layout);
     info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
-    return std::make_shared<CpuProgram>(std::move(info), module, entry, found->uses_fibers);
+    return std::make_shared<CpuProgram>(std::move(info), module, entry, found.uses_fibers);
   }
 
  private:
-  msl::ConstantValues resolve(const std::vector<FunctionConstant>& constants) const {
-    return msl::resolve_constants(base_.function_constants, constants);
-  }
-
-  std::shared_ptr<CpuModule> module_for(const std::string& key, const msl::ConstantValues& values) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = modules_.find(key);
-    if (it != modules_.end()) return it->second;
-    if (key.empty() && base_error_) std::rethrow_exception(base_error_);
-    msl::TranslateOptions translate;
-    translate.constants = values;
+  std::shared_ptr<CpuModule> build(msl::TranslateOptions& translate) override {
     translate.checked = checked_;
-    if (!preprocessed_.empty()) translate.preprocessed = &preprocessed_;
-    msl::Translation specialised = msl::translate_for_cpu(source_, translate);
-    const std::string path = HostCompiler::instance().build(specialised, source_, options_.fast_math);
-    auto module = std::make_shared<CpuModule>(path);
-    modules_.emplace(key, module);
-    return module;
+    msl::Translation specialised = msl::translate_for_cpu(source(), translate);
+    return std::make_shared<CpuModule>(HostCompiler::instance().build(specialised, source(), options().fast_math));
   }
 
-  std::string source_;
-  std::string preprocessed_;  // empty when the source needed no preprocessor
-  CompileOptions options_;
   bool checked_;
-  msl::Translation base_;  // kernels and constants (all undefined)
-  std::exception_ptr base_error_;  // why the unspecialised source did not build, if it did not
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<CpuModule>> modules_;  // by constant values
 };
 
 // ---- device ----

@@ -39,7 +39,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/cuda_abi.hpp"
 #include "msl/kernels.hpp"
-#include "msl/function_constants.hpp"
+#include "msl/translated_library.hpp"
 #include "msl/translator.hpp"
 #include "msl/type_names.hpp"
 
@@ -428,35 +428,18 @@ class CudaProgram : public Program {
   std::size_t static_smem_;
 };
 
-class CudaLibrary : public BackendLibrary {
+class CudaLibrary : public msl::TranslatedLibrary<CudaModule> {
  public:
   CudaLibrary(CUcontext ctx, const DeviceProps& props, std::string source, std::string preprocessed,
               CompileOptions options, msl::Translation base, std::shared_ptr<CudaModule> module,
               std::exception_ptr base_error)
-      : ctx_(ctx), props_(props), source_(std::move(source)), preprocessed_(std::move(preprocessed)),
-        options_(std::move(options)), base_(std::move(base)), base_error_(base_error) {
-    if (module) modules_.emplace("", module);
-  }
-
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const auto& k : base_.kernels) names.push_back(k.info.name);
-    return names;
-  }
+      : TranslatedLibrary(std::move(source), std::move(preprocessed), std::move(options), std::move(base),
+                          std::move(module), base_error),
+        ctx_(ctx), props_(props) {}
 
   std::shared_ptr<Program> make_program(const std::string& name, const std::vector<FunctionConstant>& constants) override {
-    const msl::TranslatedKernel* found = nullptr;
-    for (const auto& k : base_.kernels)
-      if (k.info.name == name) found = &k;
-    if (!found) {
-      std::string names;
-      for (const auto& k : base_.kernels) names += (names.empty() ? "" : ", ") + k.info.name;
-      throw ArgumentError("no kernel named '" + name + "' in this library; it has: " + (names.empty() ? "(none)" : names));
-    }
-    const msl::ConstantValues values = resolve(constants);
-    std::string key;
-    for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
-    auto module = module_for(key, values);
+    const msl::TranslatedKernel* found = &kernel(name);
+    auto module = module_for(constants);
     make_current(ctx_);
     const Api& a = api();
     CUfunction fn = nullptr;
@@ -469,22 +452,7 @@ class CudaLibrary : public BackendLibrary {
           "finding the layout of kernel '" + name + "'");
     check(a.cuMemcpyDtoH(layout.data(), table, std::min(table_bytes, layout.size() * sizeof(metalcall_cuda_layout))),
           "reading the layout of kernel '" + name + "'");
-    bool deferred = false;
-    for (std::size_t i = 0; i < info.params.size(); ++i) {
-      info.params[i].element_size = layout[i].size;
-      info.params[i].element_align = layout[i].align;
-      if (info.params[i].binding == msl::kDeferredBinding) {
-        if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
-          throw CompileError("source.metal:" + std::to_string(info.params[i].line) + ": error: the index of '" +
-                                 info.params[i].name + "' is " + std::to_string(layout[i].binding) +
-                                 "; buffer indices are small non-negative integers",
-                             "", info.params[i].line, info.params[i].column);
-        }
-        info.params[i].binding = static_cast<int>(layout[i].binding);
-        deferred = true;
-      }
-    }
-    if (deferred) msl::finalize_bindings(info);
+    msl::apply_layout(info, layout.data());
     int max_threads = 0, static_smem = 0;
     a.cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn);
     a.cuFuncGetAttribute(&static_smem, FUNC_SHARED_SIZE_BYTES, fn);
@@ -500,34 +468,15 @@ class CudaLibrary : public BackendLibrary {
   }
 
  private:
-  msl::ConstantValues resolve(const std::vector<FunctionConstant>& constants) const {
-    return msl::resolve_constants(base_.function_constants, constants);
-  }
-
-  std::shared_ptr<CudaModule> module_for(const std::string& key, const msl::ConstantValues& values) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = modules_.find(key);
-    if (it != modules_.end()) return it->second;
-    if (key.empty() && base_error_) std::rethrow_exception(base_error_);
-    msl::TranslateOptions translate;
-    translate.constants = values;
-    if (!preprocessed_.empty()) translate.preprocessed = &preprocessed_;
-    msl::Translation specialised = msl::translate_for_cuda(source_, translate);
-    const std::string cubin = Nvrtc::instance().build(specialised, source_, options_.fast_math, props_.info.architecture);
-    auto module = std::make_shared<CudaModule>(ctx_, cubin);
-    modules_.emplace(key, module);
-    return module;
+  std::shared_ptr<CudaModule> build(msl::TranslateOptions& translate) override {
+    msl::Translation specialised = msl::translate_for_cuda(source(), translate);
+    const std::string cubin =
+        Nvrtc::instance().build(specialised, source(), options().fast_math, props_.info.architecture);
+    return std::make_shared<CudaModule>(ctx_, cubin);
   }
 
   CUcontext ctx_;
   const DeviceProps& props_;
-  std::string source_;
-  std::string preprocessed_;
-  CompileOptions options_;
-  msl::Translation base_;
-  std::exception_ptr base_error_;
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<CudaModule>> modules_;
 };
 
 // ---- queue ----
