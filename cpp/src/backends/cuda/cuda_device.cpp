@@ -536,6 +536,37 @@ class CudaQueue {
     finish(s);
   }
 
+  // A small call on an idle queue: launch and wait on this thread, skipping the
+  // completer thread's two hand-offs (the call is over in microseconds anyway).
+  bool run_now(const DispatchCommand& command, double* seconds) {
+    if (command.uses_host_memory()) return false;  // staging and copy-back go through submit()
+    if (std::uint64_t(command.grid[0]) * command.grid[1] * command.grid[2] > (1u << 16)) return false;
+    {
+      std::lock_guard<std::mutex> q(queue_mutex_);
+      if (outstanding_ != 0) return false;
+    }
+    Submission s;
+    {
+      std::lock_guard<std::mutex> lock(launch_mutex_);
+      make_current(ctx_);
+      s.start = take_event();
+      s.end = take_event();
+      try {
+        check(api().cuEventRecord(s.start, stream_), "cuEventRecord");
+        enqueue(command, s.staging);
+        check(api().cuEventRecord(s.end, stream_), "cuEventRecord");
+      } catch (...) {
+        api().cuStreamSynchronize(stream_);
+        release(s);
+        throw;
+      }
+    }
+    std::exception_ptr error = wait_for(s, seconds);
+    release(s);
+    if (error) std::rethrow_exception(error);
+    return true;
+  }
+
   void synchronize() {
     make_current(ctx_);
     const CUresult r = api().cuStreamSynchronize(stream_);
@@ -597,21 +628,26 @@ class CudaQueue {
     return s;
   }
 
-  void finish(Submission& s) {
+  // Waits for a submission's end event; its GPU time in *seconds, or the error.
+  std::exception_ptr wait_for(Submission& s, double* seconds) {
     make_current(ctx_);
     const Api& a = api();
-    std::exception_ptr error;
-    double seconds = 0;
+    *seconds = 0;
     const CUresult r = a.cuEventSynchronize(s.end);
     if (r != CUDA_SUCCESS) {
-      error = std::make_exception_ptr(ExecutionError(
+      return std::make_exception_ptr(ExecutionError(
           "[cuda] the kernel failed on the GPU: " + describe(r) +
           " (a fault such as an out-of-bounds access leaves the CUDA context unusable: restart the process; "
           "Device(\"cpu\", checked=True) finds the faulting access)"));
-    } else {
-      float ms = 0;
-      if (a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS) seconds = ms / 1000.0;
     }
+    float ms = 0;
+    if (a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS) *seconds = ms / 1000.0;
+    return nullptr;
+  }
+
+  void finish(Submission& s) {
+    double seconds = 0;
+    std::exception_ptr error = wait_for(s, &seconds);
     release(s);
     s.commands.clear();  // release programs and buffers before signalling
     s.completion->finish(error, seconds);
@@ -805,6 +841,7 @@ class CudaDevice : public BackendDevice {
     queue_->submit(std::move(commands), completion, caller_waits);
   }
   void synchronize() override { queue_->synchronize(); }
+  bool run_now(const DispatchCommand& command, double* seconds) override { return queue_->run_now(command, seconds); }
 
  private:
   const DeviceProps& props_;
