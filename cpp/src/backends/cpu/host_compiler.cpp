@@ -13,6 +13,7 @@
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/diagnostics.hpp"
 #include "msl/kernels.hpp"
 #include "msl/lexer.hpp"
 #include "msl/type_names.hpp"
@@ -50,32 +51,22 @@ std::string cpu_fingerprint() {
   return ContentHash().add(out).hex();
 }
 
-struct Diagnostic {
-  std::string file;
-  int line = 0, column = 0;
-  std::string severity, message;
-};
-
-std::vector<Diagnostic> parse_diagnostics(const std::string& log) {
+std::vector<msl::Diagnostic> parse_diagnostics(const std::string& log) {
   static const std::regex pattern(R"(^(.*?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
   static const std::regex context(R"(^(.*?):(\d+):(\d+):\s+(required from.*|in .*)$)");
-  std::vector<Diagnostic> out;
+  std::vector<msl::Diagnostic> out;
   std::istringstream in(log);
   std::string line;
   std::smatch m;
   while (std::getline(in, line)) {
     if (std::regex_match(line, m, pattern)) {
-      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[4], m[5]});
+      const bool error = m[4] == "error" || m[4] == "fatal error";
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[5], error});
     } else if (std::regex_match(line, m, context)) {
-      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), "context", m[4]});
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[4], false});
     }
   }
   return out;
-}
-
-bool is_user_file(const std::string& file) {
-  const std::string name = msl::kSourceName;
-  return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
 }
 
 CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map, const std::string& source,
@@ -83,41 +74,7 @@ CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map
   std::string log = msl::restore_type_names(raw_log);
   // The temporary folder is noise to the user.
   for (std::size_t p; (p = log.find(scratch + "/")) != std::string::npos;) log.erase(p, scratch.size() + 1);
-  const auto diags = parse_diagnostics(log);
-  const Diagnostic* primary = nullptr;
-  const Diagnostic* first_error = nullptr;
-  Diagnostic located;
-  for (const auto& d : diags) {
-    const bool error = d.severity == "error" || d.severity == "fatal error";
-    if (error && !first_error) first_error = &d;
-    if (error && is_user_file(d.file)) {
-      primary = &d;
-      break;
-    }
-  }
-  if (!primary && first_error) {
-    // An error inside the prelude: report it where the user's code led to it.
-    for (const auto& d : diags)
-      if (is_user_file(d.file)) {
-        located = d;
-        located.message = first_error->message;
-        located.severity = "error";
-        primary = &located;
-        break;
-      }
-  }
-  if (!primary) {
-    const std::string message = "[cpu] the kernel did not compile" +
-                                (first_error ? ": " + first_error->message : std::string()) + "\n" + log;
-    return CompileError(message, log);
-  }
-  const int column = map ? map->user_column(primary->line, primary->column) : primary->column;
-  const std::string line_text = msl::source_line(source, primary->line);
-  std::string caret(column > 1 ? column - 1 : 0, ' ');
-  const std::string message = std::string(msl::kSourceName) + ":" + std::to_string(primary->line) + ":" +
-                              std::to_string(column) + ": error: " + primary->message + "\n" + line_text + "\n" +
-                              caret + "^";
-  return CompileError(message, log, primary->line, column, line_text);
+  return msl::compile_error(parse_diagnostics(log), map, source, log, "[cpu] the kernel did not compile");
 }
 
 }  // namespace

@@ -39,6 +39,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/cuda_abi.hpp"
 #include "msl/kernels.hpp"
+#include "msl/diagnostics.hpp"
 #include "msl/translated_library.hpp"
 #include "msl/translator.hpp"
 #include "msl/type_names.hpp"
@@ -187,17 +188,8 @@ class ManagedStorage : public BufferStorage {
 
 // ---- compiler ----
 
-struct Diagnostic {
-  std::string file;
-  int line = 0, column = 0;
-  std::string message;
-  bool error = false;
-};
-
-bool is_user_file(const std::string& file) {
-  const std::string name = msl::kSourceName;
-  return file == name || (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
-}
+using msl::Diagnostic;
+using msl::is_user_file;
 
 // "file(line): error: message" (no regex: libstdc++'s recurses per character and
 // overflows the stack on NVRTC's long lines).
@@ -264,40 +256,12 @@ CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, 
            (d.error ? ": error: " : ": warning: ") + d.message + "\n";
   }
   log += msl::restore_type_names(raw_log);
-  const Diagnostic* primary = nullptr;
-  const Diagnostic* first_error = nullptr;
-  Diagnostic located;
-  for (const auto& d : diags) {
-    if (d.error && !first_error) first_error = &d;
-    if (d.error && is_user_file(d.file)) {
-      primary = &d;
-      break;
-    }
+  std::string what_failed = "[cuda] the kernel did not compile";
+  if (log.find("cuda_fp16.h") != std::string::npos) {
+    what_failed += " (NVRTC needs the CUDA headers for half: install the CUDA toolkit or the nvidia-cuda-runtime "
+                   "wheel, or set CUDA_PATH)";
   }
-  if (!primary && first_error) {
-    for (const auto& d : diags)
-      if (is_user_file(d.file)) {
-        located = d;
-        located.message = first_error->message;
-        primary = &located;
-        break;
-      }
-  }
-  if (!primary) {
-    std::string message = "[cuda] the kernel did not compile" + (first_error ? ": " + first_error->message : std::string());
-    if (log.find("cuda_fp16.h") != std::string::npos) {
-      message += " (NVRTC needs the CUDA headers for half: install the CUDA toolkit or the nvidia-cuda-runtime "
-                 "wheel, or set CUDA_PATH)";
-    }
-    return CompileError(message + "\n" + log, log);
-  }
-  const int column = primary->column ? map.user_column(primary->line, primary->column) : 1;
-  const std::string line_text = msl::source_line(source, primary->line);
-  const std::string caret(column > 1 ? column - 1 : 0, ' ');
-  const std::string message = std::string(msl::kSourceName) + ":" + std::to_string(primary->line) + ":" +
-                              std::to_string(column) + ": error: " + primary->message + "\n" + line_text + "\n" +
-                              caret + "^";
-  return CompileError(message, log, primary->line, column, line_text);
+  return msl::compile_error(diags, &map, source, log, what_failed);
 }
 
 class Nvrtc {
