@@ -14,6 +14,7 @@ from metalcall import _bench
 
 
 def list_devices() -> None:
+    print(f"backends built in: {', '.join(mc.backends())}")
     print("devices:")
     for info in mc.get_devices():
         memory = f"{info.memory_size / 2**30:.1f} GiB" if info.memory_size else "memory unknown"
