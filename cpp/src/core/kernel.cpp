@@ -62,6 +62,13 @@ std::shared_ptr<KernelImpl> LibraryImpl::function(const std::string& name, const
     auto it = kernels_.find(key);
     if (it != kernels_.end()) return it->second;
   }
+  const std::vector<std::string> names = backend_->function_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string listing;
+    for (const auto& n : names) listing += (listing.empty() ? "" : ", ") + n;
+    throw ArgumentError("no kernel named '" + name + "' in this library; it has: " +
+                        (listing.empty() ? std::string("(none)") : listing));
+  }
   auto program = backend_->make_program(name, constants);
   auto kernel = std::make_shared<KernelImpl>(device_, std::move(program));
   std::lock_guard<std::mutex> lock(kernels_mutex_);

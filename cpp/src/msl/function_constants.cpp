@@ -1,5 +1,6 @@
 #include "msl/function_constants.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -45,24 +46,36 @@ std::string constant_literal(const FunctionConstantInfo& c, const Argument& valu
   }
 }
 
-ConstantValues resolve_constants(const std::vector<FunctionConstantInfo>& declared,
-                                 const std::vector<FunctionConstant>& given) {
-  ConstantValues values;
+std::vector<std::size_t> match_constants(const std::vector<FunctionConstantInfo>& declared,
+                                         const std::vector<FunctionConstant>& given) {
+  std::vector<std::size_t> matches;
   for (const auto& g : given) {
-    const FunctionConstantInfo* match = nullptr;
-    for (const auto& c : declared)
-      if (g.name.empty() ? c.index == g.index : c.name == g.name) match = &c;
-    if (!match) {
+    std::size_t match = declared.size();
+    for (std::size_t i = 0; i < declared.size(); ++i)
+      if (g.name.empty() ? declared[i].index == g.index : declared[i].name == g.name) match = i;
+    if (match == declared.size()) {
       std::string names;
-      for (const auto& c : declared) names += (names.empty() ? "" : ", ") + c.name + " (" + std::to_string(c.index) + ")";
+      for (const auto& c : declared)
+        names += (names.empty() ? "" : ", ") + c.name + " (" + c.type_name + ", index " + std::to_string(c.index) + ")";
       throw ArgumentError("no function constant " +
                           (g.name.empty() ? "with index " + std::to_string(g.index) : "named '" + g.name + "'") +
                           "; the source declares: " + (names.empty() ? "none" : names));
     }
-    if (values.count(match->index)) {
-      throw ArgumentError("function constant '" + match->name + "' is given twice (by name and by index)");
+    if (std::find(matches.begin(), matches.end(), match) != matches.end()) {
+      throw ArgumentError("function constant '" + declared[match].name + "' is given twice (by name and by index)");
     }
-    values[match->index] = constant_literal(*match, g.value);
+    matches.push_back(match);
+  }
+  return matches;
+}
+
+ConstantValues resolve_constants(const std::vector<FunctionConstantInfo>& declared,
+                                 const std::vector<FunctionConstant>& given) {
+  ConstantValues values;
+  const std::vector<std::size_t> matches = match_constants(declared, given);
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const FunctionConstantInfo& c = declared[matches[i]];
+    values[c.index] = constant_literal(c, given[i].value);
   }
   return values;
 }

@@ -15,6 +15,15 @@ namespace metalcall::msl {
 std::string constant_literal(const FunctionConstantInfo& c, const Argument& value);
 
 /**
+ * Matches each value of `given` to a constant of `declared` by name or index and
+ * returns, per given value, the index of its match in `declared`. ArgumentError for
+ * an unknown constant (listing the declared ones) or one given twice. Every backend
+ * matches function constants through this.
+ */
+std::vector<std::size_t> match_constants(const std::vector<FunctionConstantInfo>& declared,
+                                         const std::vector<FunctionConstant>& given);
+
+/**
  * The literals of `given`, matched to `declared` by name or index; ArgumentError for
  * an unknown constant (listing the declared ones) or one given twice.
  */
