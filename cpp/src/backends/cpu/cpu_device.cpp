@@ -1,40 +1,23 @@
-// The CPU backend: MSL translated to C++, built by the system compiler, run on a
-// worker pool. Always available.
-#include <cctype>
-#include <map>
-#include <mutex>
+// The CPU backend's device: host memory, the device's description, compiles through
+// the translated wing (cpu_compiler builds the code), calls through cpu_queue.
+// Always available.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <fstream>
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
-#include <unordered_map>
 
-#include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/cpu_queue.hpp"
-#include "backends/cpu/host_compiler.hpp"
+#include "backends/translated/host_cxx.hpp"
+#include "backends/translated/translated_library.hpp"
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/translated_library.hpp"
-#include "msl/translator.hpp"
 
 namespace metalcall::cpu {
-
-// ---- CpuModule ----
-
-CpuModule::CpuModule(const std::string& path) : handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-  if (!handle_) {
-    const char* why = dlerror();
-    throw DeviceError("[cpu] cannot load the compiled kernel " + path + ": " + (why ? why : "unknown error"));
-  }
-}
-
-CpuModule::~CpuModule() { dlclose(handle_); }
-
-void* CpuModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
 
 namespace {
 
@@ -76,38 +59,6 @@ class HostStorage : public BufferStorage {
   }
   bool mapped_ = false;
   alignas(64) unsigned char empty_[16] = {};
-};
-
-// ---- library ----
-
-class CpuLibrary : public msl::TranslatedLibrary<CpuModule> {
- public:
-  CpuLibrary(std::string source, std::string preprocessed, CompileOptions options, bool checked,
-             msl::Translation base, std::shared_ptr<CpuModule> module, std::exception_ptr base_error)
-      : TranslatedLibrary(std::move(source), std::move(preprocessed), std::move(options), std::move(base),
-                          std::move(module), base_error),
-        checked_(checked) {}
-
-  std::shared_ptr<Program> make_program(const std::string& name, const std::vector<FunctionConstant>& constants) override {
-    const msl::TranslatedKernel& found = kernel(name);
-    auto module = module_for(constants);
-    KernelInfo info = found.info;
-    auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(found.layout_symbol));
-    auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(found.entry_symbol));
-    if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + name + "' lacks its entry point");
-    msl::apply_layout(info, layout);
-    info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
-    return std::make_shared<CpuProgram>(std::move(info), module, entry, found.uses_fibers);
-  }
-
- private:
-  std::shared_ptr<CpuModule> build(msl::TranslateOptions& translate) override {
-    translate.checked = checked_;
-    msl::Translation specialised = msl::translate_for_cpu(source(), translate);
-    return std::make_shared<CpuModule>(HostCompiler::instance().build(specialised, source(), options().fast_math));
-  }
-
-  bool checked_;
 };
 
 // ---- device ----
@@ -163,33 +114,20 @@ class CpuDevice : public BackendDevice {
   }
   const DeviceInfo& info() const override { return info_; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override { return std::make_shared<HostStorage>(nbytes); }
-  std::string compiler_identity() override {
-    auto& compiler = HostCompiler::instance();
-    return compiler.available() ? compiler.identity() : "none";
-  }
+  std::string compiler_identity() override { return CpuCompiler::instance().identity(); }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    msl::TranslateOptions translate;
-    translate.checked = checked_;
-    // Macros and #if reach kernel signatures too (buffer indices, kernels made by macros):
-    // the preprocessor runs first when the source has any.
-    std::string preprocessed;
-    if (HostCompiler::needs_preprocessing(source, options.defines)) {
-      preprocessed = HostCompiler::instance().preprocess(source, options.defines);
-      translate.preprocessed = &preprocessed;
-    }
-    msl::Translation translation = msl::translate_for_cpu(source, translate);
-    std::shared_ptr<CpuModule> module;
-    std::exception_ptr error;
-    try {
-      module = std::make_shared<CpuModule>(HostCompiler::instance().build(translation, source, options.fast_math));
-    } catch (const CompileError&) {
-      // With function constants the source may build only once they have values
-      // (array sizes, static_asserts): report it when a specialisation is asked for.
-      if (translation.function_constants.empty()) throw;
-      error = std::current_exception();
-    }
-    return std::make_shared<CpuLibrary>(source, std::move(preprocessed), options, checked_, std::move(translation),
-                                        module, error);
+    msl::FrontEndOptions front;
+    front.target = msl::Target::cpu;
+    front.defines = options.defines;
+    front.checked = checked_;
+    front.preprocessor = translated::host_preprocessor("cpu");
+    const bool fast_math = options.fast_math;
+    return translated::TranslatedLibrary<CpuModule>::compile(
+        source, std::move(front),
+        [fast_math](const msl::Translation& translation, const std::string& user_source) {
+          return std::make_shared<CpuModule>(CpuCompiler::instance().build(translation, user_source, fast_math));
+        },
+        load_program);
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits) override {

@@ -1,4 +1,4 @@
-#include "backends/cpu/process.hpp"
+#include "backends/translated/process.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace metalcall::cpu {
+namespace metalcall::translated {
 
 std::string find_program(const std::string& program) {
   auto executable = [](const std::string& p) {
@@ -78,4 +78,4 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   return result;
 }
 
-}  // namespace metalcall::cpu
+}  // namespace metalcall::translated

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace metalcall::cpu {
+namespace metalcall::translated {
 
 struct ProcessResult {
   int exit_code = -1;   // -1 when it could not be started or was killed
@@ -17,4 +17,4 @@ ProcessResult run_process(const std::vector<std::string>& argv);
 /** The full path of `program` on PATH (or `program` itself if it is a path that exists); "" if none. */
 std::string find_program(const std::string& program);
 
-}  // namespace metalcall::cpu
+}  // namespace metalcall::translated

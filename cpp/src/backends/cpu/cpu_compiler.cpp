@@ -1,0 +1,189 @@
+// The CPU backend's compiler (see cpu_compiler.hpp).
+#include "backends/cpu/cpu_compiler.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <dlfcn.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/translated/embedded_prelude.hpp"
+#include "backends/translated/host_cxx.hpp"
+#include "backends/translated/process.hpp"
+#include "backends/translated/translated_library.hpp"
+#include "core/disk_cache.hpp"
+#include "core/hash.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/diagnostics.hpp"
+#include "msl/type_names.hpp"
+
+namespace metalcall::cpu {
+
+using translated::HostCxx;
+using translated::kEmbeddedPrelude;
+using translated::kEmbeddedPreludeCount;
+using translated::ProcessResult;
+using translated::run_process;
+
+namespace {
+
+std::vector<std::string> target_flags() {
+#if defined(__x86_64__)
+  return {"-march=native"};
+#elif defined(__aarch64__) && !defined(__APPLE__)
+  return {"-mcpu=native"};
+#else
+  return {};
+#endif
+}
+
+// The CPU model and features, so that a shared cache folder never serves a
+// binary built with -march=native for another processor.
+std::string cpu_fingerprint() {
+  auto info = read_file("/proc/cpuinfo");
+  if (!info) return "";
+  std::string out;
+  std::istringstream in(*info);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0 ||
+        line.rfind("CPU part", 0) == 0) {
+      out += line + "\n";
+      if (out.size() > 4096) break;
+    }
+    if (line.empty() && !out.empty()) break;  // the first processor is enough
+  }
+  return ContentHash().add(out).hex();
+}
+
+CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map, const std::string& source,
+                           const std::string& scratch) {
+  std::string log = msl::restore_type_names(raw_log);
+  // The temporary folder is noise to the user.
+  for (std::size_t p; (p = log.find(scratch + "/")) != std::string::npos;) log.erase(p, scratch.size() + 1);
+  return msl::compile_error(translated::parse_gnu_diagnostics(log), map, source, log, "[cpu] the kernel did not compile");
+}
+
+}  // namespace
+
+CpuCompiler& CpuCompiler::instance() {
+  static CpuCompiler* compiler = new CpuCompiler();  // lives for the process
+  return *compiler;
+}
+
+CpuCompiler::CpuCompiler() {
+  const HostCxx& host = HostCxx::instance();
+  if (!host.available()) {
+    identity_ = "none";
+    return;
+  }
+  identity_ = host.identity();
+  for (const auto& f : target_flags()) identity_ += " " + f;
+  identity_ += " | cpu " + cpu_fingerprint() + " | translator " + std::to_string(msl::kTranslatorVersion);
+}
+
+bool CpuCompiler::available() const { return HostCxx::instance().available(); }
+
+std::string CpuCompiler::prelude_folder() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!prelude_folder_.empty()) return prelude_folder_;
+  ContentHash h;
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) h.add(kEmbeddedPrelude[i].name).add(kEmbeddedPrelude[i].text);
+  DiskCache cache("prelude");
+  const std::string folder = cache.scratch() + "/" + h.hex();
+  mkdir(folder.c_str(), 0755);
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
+    const std::string path = folder + "/" + kEmbeddedPrelude[i].name;
+    auto existing = read_file(path);
+    if (existing && *existing == kEmbeddedPrelude[i].text) continue;
+    if (!write_file_atomic(path, kEmbeddedPrelude[i].text)) {
+      throw DeviceError("[cpu] cannot write the MSL prelude to " + folder + "; set METALCALL_CACHE_DIR to a writable folder");
+    }
+  }
+  prelude_folder_ = folder;
+  return folder;
+}
+
+std::string CpuCompiler::build(const msl::Translation& tr, const std::string& source, bool fast_math) {
+  const HostCxx& host = HostCxx::instance();
+  if (!host.available()) throw DeviceError("[cpu] " + host.unavailable_reason());
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden",
+                                    "-fno-math-errno", "-fno-trapping-math", "-fno-exceptions", "-fno-rtti",
+                                    // MSL's char is signed; arm64 Linux would make it unsigned.
+                                    "-fsigned-char",
+                                    // Lets the thread loop use `omp simd` without OpenMP's runtime.
+                                    "-fopenmp-simd"};
+  if (fast_math) {
+    // Metal's fast math reassociates and contracts; NaN and infinity still work here.
+    for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})
+      flags.push_back(f);
+  } else {
+    flags.push_back("-ffp-contract=off");
+  }
+  for (const auto& f : target_flags()) flags.push_back(f);
+#if defined(__linux__)
+  // Fiber stacks have one guard page: large frames must probe it (Apple's clang
+  // does not offer the flag on every target; its default stack probing covers arm64).
+  flags.push_back("-fstack-clash-protection");
+#endif
+
+  ContentHash key_hash;
+  key_hash.add(identity_).add(tr.code);
+  for (const auto& f : flags) key_hash.add(f);
+  const std::string key = key_hash.hex();
+
+  DiskCache cache("cpu");
+  if (auto hit = cache.find(key, ".so")) return *hit;
+
+  const std::string prelude = prelude_folder();
+  // Unique per process and per call: two threads may build the same source at once.
+  static std::atomic<unsigned> builds{0};
+  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
+                           std::to_string(builds.fetch_add(1));
+  const std::string cpp_path = base + ".cpp";
+  const std::string so_path = base + ".so";
+  if (!write_file_atomic(cpp_path, tr.code)) {
+    throw DeviceError("[cpu] cannot write to " + cache.scratch() + "; set METALCALL_CACHE_DIR to a writable folder");
+  }
+  std::vector<std::string> argv = {host.path()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
+  ProcessResult result = run_process(argv);
+  std::remove(cpp_path.c_str());
+  if (result.exit_code != 0) {
+    std::remove(so_path.c_str());
+    throw compile_error(result.output, &tr.map, source, cache.scratch());
+  }
+  if (cache.store(key, ".so", so_path)) {
+    if (auto stored = cache.find(key, ".so")) return *stored;
+  }
+  return so_path;  // a read-only cache: the scratch copy serves this process
+}
+
+// ---- programs ----
+
+CpuModule::CpuModule(const std::string& path) : handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+  if (!handle_) {
+    const char* why = dlerror();
+    throw DeviceError("[cpu] cannot load the compiled kernel " + path + ": " + (why ? why : "unknown error"));
+  }
+}
+
+CpuModule::~CpuModule() { dlclose(handle_); }
+
+void* CpuModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module) {
+  KernelInfo info = kernel.info;
+  auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(kernel.layout_symbol));
+  auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(kernel.entry_symbol));
+  if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + info.name + "' lacks its entry point");
+  translated::apply_layout(info, layout);
+  info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
+  return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers);
+}
+
+}  // namespace metalcall::cpu

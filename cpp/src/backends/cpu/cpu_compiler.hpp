@@ -1,0 +1,42 @@
+// The CPU backend's compiler: translated MSL → host C++ → a shared object built by
+// the system C++ compiler (translated/host_cxx), cached on disk; and the programs
+// loaded from it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/cpu/cpu_program.hpp"
+#include "core/backend.hpp"
+#include "msl/translator.hpp"
+
+namespace metalcall::cpu {
+
+class CpuCompiler {
+ public:
+  /** The process-wide compiler (found once). */
+  static CpuCompiler& instance();
+
+  bool available() const;
+  /** Compiler, version, target flags and CPU: part of every cache key ("none" without a compiler). */
+  const std::string& identity() const { return identity_; }
+
+  /**
+   * Builds `translation` into a shared object and returns its path, from the disk
+   * cache when it is there. Throws CompileError (mapped to the user's `source`) or
+   * DeviceError when there is no compiler.
+   */
+  std::string build(const msl::Translation& translation, const std::string& source, bool fast_math);
+
+ private:
+  CpuCompiler();
+  std::string prelude_folder();
+
+  std::string identity_;
+  std::string prelude_folder_;
+};
+
+/** The program of `kernel` in a loaded module: entry point, layout and limits. */
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module);
+
+}  // namespace metalcall::cpu

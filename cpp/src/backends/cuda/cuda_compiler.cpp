@@ -1,0 +1,251 @@
+// The CUDA backend's compiler (see cuda_compiler.hpp): NVRTC, its log mapped back to
+// the user's source, and loading cubins.
+#include "backends/cuda/cuda_compiler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/translated/embedded_prelude.hpp"
+#include "backends/translated/translated_library.hpp"
+#include "core/disk_cache.hpp"
+#include "core/hash.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/cuda_abi.hpp"
+#include "msl/diagnostics.hpp"
+#include "msl/type_names.hpp"
+
+namespace metalcall::cuda {
+
+using translated::kEmbeddedPrelude;
+using translated::kEmbeddedPreludeCount;
+
+namespace {
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string parent(const std::string& path) {
+  auto p = path.rfind('/');
+  return p == std::string::npos ? std::string(".") : path.substr(0, p);
+}
+
+// ---- NVRTC's log ----
+
+using msl::Diagnostic;
+using msl::is_user_file;
+
+// "file(line): error: message" (no regex: libstdc++'s recurses per character and
+// overflows the stack on NVRTC's long lines).
+bool parse_head(const std::string& l, Diagnostic& d) {
+  for (const char* severity : {"): catastrophic error: ", "): error: ", "): warning: ", "): remark: "}) {
+    const std::size_t p = l.find(severity);
+    if (p == std::string::npos) continue;
+    const std::size_t open = l.rfind('(', p);
+    if (open == std::string::npos || open + 1 >= p || p - open > 10) continue;
+    const std::string digits = l.substr(open + 1, p - open - 1);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    d.file = l.substr(0, open);
+    d.line = std::stoi(digits);
+    d.error = std::strstr(severity, "error") != nullptr;
+    d.message = l.substr(p + std::strlen(severity));
+    return true;
+  }
+  return false;
+}
+
+// "... at line N of file" (template instantiation context).
+bool parse_context(const std::string& l, Diagnostic& d) {
+  const std::size_t p = l.rfind("at line ");
+  if (p == std::string::npos) return false;
+  std::size_t q = p + 8, e = q;
+  while (e < l.size() && std::isdigit(static_cast<unsigned char>(l[e]))) ++e;
+  if (e == q || l.compare(e, 4, " of ") != 0) return false;
+  d.line = std::stoi(l.substr(q, e - q));
+  d.file = l.substr(e + 4);
+  while (!d.file.empty() && (d.file.back() == ' ' || d.file.back() == '\r')) d.file.pop_back();
+  return true;
+}
+
+CompileError nvrtc_error(const std::string& raw_log, const msl::SourceMap& map, const std::string& source) {
+  // Columns come from the raw log (the caret sits under NVRTC's own spelling of the
+  // line, which it indents by two spaces); messages get the user's type names back.
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(raw_log);
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  std::vector<Diagnostic> diags;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    Diagnostic d;
+    if (parse_head(lines[i], d)) {
+      d.message = msl::restore_type_names(d.message);
+      if (i + 2 < lines.size() && lines[i + 2].find('^') != std::string::npos &&
+          lines[i + 2].find_first_not_of(" ^") == std::string::npos) {
+        const int caret = static_cast<int>(lines[i + 2].find('^'));
+        d.column = caret >= 2 ? caret - 1 : 1;
+      }
+      diags.push_back(d);
+    } else if (!diags.empty() && parse_context(lines[i], d) && is_user_file(d.file)) {
+      diags.push_back(d);
+    }
+  }
+  // The log as compilers usually print it (file:line:column), then NVRTC's own.
+  std::string log;
+  for (const auto& d : diags) {
+    if (!is_user_file(d.file) || d.message.empty()) continue;
+    const int column = d.column ? map.user_column(d.line, d.column) : 1;
+    log += std::string(msl::kSourceName) + ":" + std::to_string(d.line) + ":" + std::to_string(column) +
+           (d.error ? ": error: " : ": warning: ") + d.message + "\n";
+  }
+  log += msl::restore_type_names(raw_log);
+  std::string what_failed = "[cuda] the kernel did not compile";
+  if (log.find("cuda_fp16.h") != std::string::npos) {
+    what_failed += " (NVRTC needs the CUDA headers for half: install the CUDA toolkit or the nvidia-cuda-runtime "
+                   "wheel, or set CUDA_PATH)";
+  }
+  return msl::compile_error(diags, &map, source, log, what_failed);
+}
+
+}  // namespace
+
+// ---- NVRTC ----
+
+Nvrtc& Nvrtc::instance() {
+  static Nvrtc* n = new Nvrtc();  // lives for the process
+  return *n;
+}
+
+Nvrtc::Nvrtc() {
+  // cuda_fp16.h (half) comes from the CUDA headers: next to NVRTC (toolkit or wheel) or the usual places.
+  std::vector<std::string> candidates;
+  const std::string lib = parent(api().nvrtc_path);
+  candidates.push_back(parent(lib) + "/include");
+  for (const char* var : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"}) {
+    const char* v = std::getenv(var);
+    if (v && *v) candidates.push_back(std::string(v) + "/include");
+  }
+  candidates.push_back("/usr/local/cuda/include");
+  candidates.push_back("/usr/local/cuda/targets/x86_64-linux/include");
+  candidates.push_back(parent(parent(lib)) + "/cuda_runtime/include");
+  candidates.push_back(parent(parent(lib)) + "/cu13/include");
+  for (const auto& c : candidates) {
+    if (file_exists(c + "/cuda_fp16.h")) {
+      include_dirs_.push_back(c);
+      break;
+    }
+  }
+}
+
+std::string Nvrtc::identity(const std::string& arch) const {
+  return "nvrtc " + std::to_string(api().nvrtc_major) + "." + std::to_string(api().nvrtc_minor) + " | " + arch +
+         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 1";
+}
+
+std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch) {
+  std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
+                                      "-diag-suppress=1097,177,550,186", fast_math ? "--fmad=true" : "--fmad=false"};
+  for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
+  ContentHash key_hash;
+  key_hash.add(identity(arch)).add(tr.code);
+  for (const auto& o : options) key_hash.add(o);
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) key_hash.add(kEmbeddedPrelude[i].text);
+  const std::string key = key_hash.hex();
+  DiskCache cache("cuda");
+  if (auto hit = cache.find(key, ".cubin")) {
+    if (auto bytes = read_file(*hit)) return *bytes;
+  }
+  if (const char* dump = std::getenv("METALCALL_CUDA_DUMP_DIR")) {
+    // Debugging aid: the CUDA C++ handed to NVRTC.
+    if (*dump) write_file_atomic(std::string(dump) + "/" + key + ".cu", tr.code);
+  }
+  std::vector<const char*> names, texts;
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
+    names.push_back(kEmbeddedPrelude[i].name);
+    texts.push_back(kEmbeddedPrelude[i].text);
+  }
+  const Api& a = api();
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r = a.nvrtcCreateProgram(&prog, tr.code.c_str(), "metalcall_kernel.cu", static_cast<int>(names.size()),
+                                       texts.data(), names.data());
+  if (r != 0) throw DeviceError(std::string("[cuda] nvrtcCreateProgram failed: ") + a.nvrtcGetErrorString(r));
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  r = a.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  a.nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) a.nvrtcGetProgramLog(prog, &log[0]);
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  if (r != 0) {
+    a.nvrtcDestroyProgram(&prog);
+    if (std::getenv("METALCALL_CUDA_DUMP")) std::fprintf(stderr, "%s\n----\n%s\n", tr.code.c_str(), log.c_str());
+    throw nvrtc_error(log, tr.map, source);
+  }
+  std::size_t size = 0;
+  a.nvrtcGetCUBINSize(prog, &size);
+  std::string cubin(size, '\0');
+  if (size) a.nvrtcGetCUBIN(prog, &cubin[0]);
+  a.nvrtcDestroyProgram(&prog);
+  if (size == 0) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
+  static std::atomic<unsigned> builds{0};
+  const std::string temp = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
+                           std::to_string(builds.fetch_add(1)) + ".cubin";
+  if (write_file_atomic(temp, cubin) && !cache.store(key, ".cubin", temp)) std::remove(temp.c_str());
+  return cubin;
+}
+
+// ---- modules and programs ----
+
+CudaModule::CudaModule(CUcontext ctx, const std::string& cubin) : ctx_(ctx) {
+  make_current(ctx_);
+  check(api().cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
+}
+CudaModule::~CudaModule() {
+  try {
+    make_current(ctx_);
+    api().cuModuleUnload(module_);
+  } catch (...) {
+  }
+}
+
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModule>& module,
+                                      CUcontext ctx, const DeviceProps& props) {
+  const msl::TranslatedKernel* found = &kernel;
+  const std::string& name = kernel.info.name;
+  make_current(ctx);
+  const Api& a = api();
+  CUfunction fn = nullptr;
+  check(a.cuModuleGetFunction(&fn, module->handle(), found->entry_symbol.c_str()), "finding kernel '" + name + "'");
+  KernelInfo info = found->info;
+  std::vector<metalcall_cuda_layout> layout(info.params.size() + 1);
+  CUdeviceptr table = 0;
+  std::size_t table_bytes = 0;
+  check(a.cuModuleGetGlobal(&table, &table_bytes, module->handle(), found->layout_symbol.c_str()),
+        "finding the layout of kernel '" + name + "'");
+  check(a.cuMemcpyDtoH(layout.data(), table, std::min(table_bytes, layout.size() * sizeof(metalcall_cuda_layout))),
+        "reading the layout of kernel '" + name + "'");
+  translated::apply_layout(info, layout.data());
+  int max_threads = 0, static_smem = 0;
+  a.cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn);
+  a.cuFuncGetAttribute(&static_smem, FUNC_SHARED_SIZE_BYTES, fn);
+  // Dynamic shared memory ([[threadgroup(i)]]) up to the device's opt-in limit.
+  const int dynamic_limit = static_cast<int>(props.smem_optin) - static_smem;
+  if (dynamic_limit > 48 * 1024) a.cuFuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_limit);
+  unsigned limit = props.info.max_threads_per_threadgroup;
+  if (max_threads > 0) limit = std::min(limit, static_cast<unsigned>(max_threads));
+  if (info.declared_max_threads) limit = std::min(limit, info.declared_max_threads);
+  info.max_total_threads_per_threadgroup = limit;
+  return std::make_shared<CudaProgram>(std::move(info), module, fn, found->uses_fibers,
+                                       static_cast<std::size_t>(std::max(0, static_smem)));
+}
+
+}  // namespace metalcall::cuda

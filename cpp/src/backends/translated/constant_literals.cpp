@@ -1,0 +1,63 @@
+// Function-constant values as exact C++ literals (see constant_literals.hpp).
+#include "backends/translated/constant_literals.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "core/scalar_packing.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/function_constants.hpp"
+
+namespace metalcall::translated {
+
+using msl::FunctionConstantInfo;
+
+std::string constant_literal(const FunctionConstantInfo& c, const Argument& value) {
+  ParamInfo as_param;
+  as_param.binding = -1;
+  as_param.name = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
+  as_param.scalar = c.scalar;
+  (void)pack_scalar(value, as_param);  // validates kind and range
+  const std::string type = "mtl_" + std::string(to_string(c.scalar));
+  switch (c.scalar) {
+    case ScalarType::boolean: return value.int_value ? "true" : "false";
+    case ScalarType::f32:
+    case ScalarType::f16:
+    case ScalarType::bf16: {
+      const double v = value.kind == Argument::Kind::floating ? value.float_value
+                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
+      std::string literal;
+      // Builtins that g++, clang and NVRTC all know.
+      if (std::isnan(v)) literal = "__builtin_nanf(\"\")";
+      else if (std::isinf(v)) literal = v > 0 ? "__builtin_huge_valf()" : "(-__builtin_huge_valf())";
+      else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));  // exact: hex float
+        literal = buf;
+      }
+      return c.scalar == ScalarType::f32 ? "(" + literal + ")" : type + "(" + literal + ")";
+    }
+    default: {
+      const std::string digits = value.int_is_unsigned ? std::to_string(std::uint64_t(value.int_value)) + "ull"
+                                 : value.int_value == INT64_MIN ? std::string("(-9223372036854775807ll - 1)")
+                                                                 : "(" + std::to_string(value.int_value) + "ll)";
+      const std::string cxx_type = c.scalar == ScalarType::i8 ? "signed char" : c.scalar == ScalarType::i16 ? "short"
+                                 : c.scalar == ScalarType::i32 ? "int" : c.scalar == ScalarType::i64 ? "long" : type;
+      return "((" + cxx_type + ")" + digits + ")";
+    }
+  }
+}
+
+msl::ConstantValues constant_literals(const std::vector<FunctionConstantInfo>& declared,
+                                      const std::vector<FunctionConstant>& given) {
+  msl::ConstantValues values;
+  const std::vector<std::size_t> matches = msl::match_constants(declared, given);
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const FunctionConstantInfo& c = declared[matches[i]];
+    values[c.index] = constant_literal(c, given[i].value);
+  }
+  return values;
+}
+
+}  // namespace metalcall::translated

@@ -1,0 +1,22 @@
+// Function-constant values as C++ literals: a translated library is specialised by
+// compiling it with each [[function_constant]] defined to its exact value.
+#pragma once
+
+#include <vector>
+
+#include "metalcall/device.hpp"
+#include "msl/translator.hpp"
+
+namespace metalcall::translated {
+
+/** A C++ expression with the exact value of `value` as constant `c`'s type; ArgumentError if it does not fit. */
+std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument& value);
+
+/**
+ * The literals of `given`, matched to `declared` by msl::match_constants (ArgumentError
+ * for an unknown constant or one given twice), by constant index.
+ */
+msl::ConstantValues constant_literals(const std::vector<msl::FunctionConstantInfo>& declared,
+                                      const std::vector<FunctionConstant>& given);
+
+}  // namespace metalcall::translated

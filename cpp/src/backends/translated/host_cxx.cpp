@@ -1,0 +1,141 @@
+// Finding the system C++ compiler and running its preprocessor.
+#include "backends/translated/host_cxx.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+#include <unistd.h>
+
+#include "backends/translated/process.hpp"
+#include "core/disk_cache.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/type_names.hpp"
+
+namespace metalcall::translated {
+
+namespace {
+
+// The major version in `clang++ --version` ("clang version 16.0.6", "Apple clang version 15.0.0"), or 0.
+int clang_major(const std::string& first_line) {
+  const auto p = first_line.find("clang version ");
+  if (p == std::string::npos) return 0;
+  return std::atoi(first_line.c_str() + p + 14);
+}
+
+std::string first_line_of_version(const std::string& path) {
+  auto version = run_process({path, "--version"});
+  if (version.exit_code != 0) return "";
+  return version.output.substr(0, version.output.find('\n'));
+}
+
+}  // namespace
+
+std::vector<msl::Diagnostic> parse_gnu_diagnostics(const std::string& log) {
+  static const std::regex pattern(R"(^(.*?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
+  static const std::regex context(R"(^(.*?):(\d+):(\d+):\s+(required from.*|in .*)$)");
+  std::vector<msl::Diagnostic> out;
+  std::istringstream in(log);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, m, pattern)) {
+      const bool error = m[4] == "error" || m[4] == "fatal error";
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[5], error});
+    } else if (std::regex_match(line, m, context)) {
+      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[4], false});
+    }
+  }
+  return out;
+}
+
+HostCxx& HostCxx::instance() {
+  static HostCxx* compiler = new HostCxx();  // lives for the process
+  return *compiler;
+}
+
+HostCxx::HostCxx() {
+  const char* env = std::getenv("METALCALL_CXX");
+  std::string first;
+  if (env && *env) {
+    path_ = find_program(env);
+    if (!path_.empty()) first = first_line_of_version(path_);
+  } else {
+    // clang 15 or newer first: native _Float16 for half, and it vectorises the
+    // thread loop about twice as well as g++ 12; then g++; then any C++ compiler.
+    std::vector<std::string> candidates;
+    for (int v = 22; v >= 15; --v) candidates.push_back("clang++-" + std::to_string(v));
+    candidates.push_back("clang++");
+    for (const auto& name : candidates) {
+      const std::string path = find_program(name);
+      if (path.empty()) continue;
+      const std::string line = first_line_of_version(path);
+      if (clang_major(line) >= 15) {
+        path_ = path;
+        first = line;
+        break;
+      }
+    }
+    for (const char* name : {"g++", "clang++", "c++"}) {
+      if (!path_.empty()) break;
+      path_ = find_program(name);
+      if (!path_.empty()) first = first_line_of_version(path_);
+    }
+  }
+  if (path_.empty()) return;
+  if (first.empty()) {
+    path_.clear();
+    return;
+  }
+  identity_ = path_ + " | " + first;
+}
+
+std::string HostCxx::unavailable_reason() const {
+  const char* env = std::getenv("METALCALL_CXX");
+  if (env && *env) {
+    return std::string("METALCALL_CXX is set to '") + env + "', which cannot be run; set it to a C++17 compiler";
+  }
+#ifdef __APPLE__
+  return "no C++ compiler found: install the Xcode command line tools (xcode-select --install), or set METALCALL_CXX";
+#else
+  return "no C++ compiler found: install clang or g++ (e.g. apt-get install g++), or set METALCALL_CXX";
+#endif
+}
+
+std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macros, const std::string& scope) {
+  if (!available()) {
+    throw DeviceError("[" + scope + "] this source uses the preprocessor (#define, #if or defines=), which needs a "
+                      "host C++ compiler: " + unavailable_reason());
+  }
+  DiskCache cache(scope);
+  static std::atomic<unsigned> runs{0};
+  const std::string base = cache.scratch() + "/pp." + std::to_string(getpid()) + "." + std::to_string(runs.fetch_add(1));
+  if (!write_file_atomic(base + ".metal", text)) {
+    throw DeviceError("[" + scope + "] cannot write to " + cache.scratch() +
+                      "; set METALCALL_CACHE_DIR to a writable folder");
+  }
+  std::vector<std::string> argv = {path_, "-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17"};
+  for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
+  argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
+  ProcessResult result = run_process(argv);
+  auto output = read_file(base + ".ii");
+  std::remove((base + ".metal").c_str());
+  std::remove((base + ".ii").c_str());
+  if (result.exit_code != 0 || !output) {
+    std::string log = msl::restore_type_names(result.output);
+    for (std::size_t p; (p = log.find(cache.scratch() + "/")) != std::string::npos;) log.erase(p, cache.scratch().size() + 1);
+    // The user's source: the text's #line names it, so lines are the user's.
+    const std::string source = text.substr(text.find('\n') + 1);
+    throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
+                             "[" + scope + "] the kernel did not compile");
+  }
+  return *output;
+}
+
+msl::Preprocessor host_preprocessor(const std::string& scope) {
+  return [scope](const std::string& text, const msl::Macros& macros) {
+    return HostCxx::instance().preprocess(text, macros, scope);
+  };
+}
+
+}  // namespace metalcall::translated

@@ -1,0 +1,43 @@
+// The system C++ compiler (METALCALL_CXX, else clang++ >= 15, else g++, else c++):
+// found once per process. The CPU backend builds kernels with it; both translating
+// backends run its preprocessor over MSL sources that need one.
+#pragma once
+
+#include <string>
+
+#include "msl/diagnostics.hpp"
+#include "msl/front_end.hpp"
+
+namespace metalcall::translated {
+
+class HostCxx {
+ public:
+  /** The process-wide compiler (found once). */
+  static HostCxx& instance();
+
+  bool available() const { return !path_.empty(); }
+  /** Why none was found and how to install one. */
+  std::string unavailable_reason() const;
+  const std::string& path() const { return path_; }
+  /** Path and version line, e.g. "/usr/bin/g++ | g++ (Debian 12.2.0-14) 12.2.0". */
+  const std::string& identity() const { return identity_; }
+
+  /**
+   * Runs the preprocessor (`-E`) over `text` with `macros`; CompileError at the
+   * user's line when it fails. `scope` ("cpu", "cuda") starts error messages.
+   */
+  std::string preprocess(const std::string& text, const msl::Macros& macros, const std::string& scope);
+
+ private:
+  HostCxx();
+  std::string path_;
+  std::string identity_;
+};
+
+/** The front end's Preprocessor, run by the host C++ compiler; errors scoped by `scope`. */
+msl::Preprocessor host_preprocessor(const std::string& scope);
+
+/** A compile log in clang/g++ form ("file:line:col: error: msg") as Diagnostics. */
+std::vector<msl::Diagnostic> parse_gnu_diagnostics(const std::string& log);
+
+}  // namespace metalcall::translated

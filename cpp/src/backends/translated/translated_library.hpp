@@ -1,0 +1,124 @@
+// A library of translated MSL as the CPU and CUDA backends hold it, and the one
+// compile sequence they share: preprocess → translate → build, with the build
+// error deferred to the first specialisation when the source has function
+// constants (array sizes or static_asserts may need their values). One module is
+// built per set of function-constant values.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/translated/constant_literals.hpp"
+#include "core/backend.hpp"
+#include "metalcall/errors.hpp"
+#include "msl/front_end.hpp"
+#include "msl/kernels.hpp"
+
+namespace metalcall::translated {
+
+template <class Module>
+class TranslatedLibrary final : public BackendLibrary {
+ public:
+  /** Builds the module of one translation; throws CompileError mapped to `source`. */
+  using Build = std::function<std::shared_ptr<Module>(const msl::Translation& translation, const std::string& source)>;
+  /** Makes the program of one kernel of a built module. */
+  using Load = std::function<std::shared_ptr<Program>(const msl::TranslatedKernel& kernel,
+                                                      const std::shared_ptr<Module>& module)>;
+
+  /** Compiles `source`; throws CompileError (or DeviceError when no compiler can run). */
+  static std::shared_ptr<TranslatedLibrary> compile(const std::string& source, msl::FrontEndOptions front, Build build,
+                                                    Load load) {
+    msl::TranslatedUnit unit = msl::translate(source, front);
+    std::shared_ptr<Module> module;
+    std::exception_ptr base_error;
+    try {
+      module = build(unit.translation, source);
+    } catch (const CompileError&) {
+      if (unit.translation.function_constants.empty()) throw;
+      base_error = std::current_exception();
+    }
+    return std::shared_ptr<TranslatedLibrary>(new TranslatedLibrary(source, std::move(front), std::move(unit),
+                                                                    std::move(module), base_error, std::move(build),
+                                                                    std::move(load)));
+  }
+
+  std::vector<std::string> function_names() const override {
+    std::vector<std::string> names;
+    for (const auto& k : unit_.translation.kernels) names.push_back(k.info.name);
+    return names;
+  }
+
+  std::shared_ptr<Program> make_program(const std::string& name,
+                                        const std::vector<FunctionConstant>& constants) override {
+    for (const auto& k : unit_.translation.kernels)
+      if (k.info.name == name) return load_(k, module_for(constants));
+    throw ArgumentError("no kernel named '" + name + "' in this library");  // core checks names first
+  }
+
+ private:
+  TranslatedLibrary(std::string source, msl::FrontEndOptions front, msl::TranslatedUnit unit,
+                    std::shared_ptr<Module> module, std::exception_ptr base_error, Build build, Load load)
+      : source_(std::move(source)), front_(std::move(front)), unit_(std::move(unit)), base_error_(base_error),
+        build_(std::move(build)), load_(std::move(load)) {
+    if (module) modules_.emplace("", std::move(module));
+  }
+
+  /** The module built with these constant values, built on first use. */
+  std::shared_ptr<Module> module_for(const std::vector<FunctionConstant>& constants) {
+    const msl::ConstantValues values = constant_literals(unit_.translation.function_constants, constants);
+    std::string key;
+    for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    if (key.empty() && base_error_) std::rethrow_exception(base_error_);
+    msl::FrontEndOptions specialised = front_;
+    specialised.constants = values;
+    const msl::TranslatedUnit unit =
+        msl::translate(source_, specialised, unit_.preprocessed.empty() ? nullptr : &unit_.preprocessed);
+    auto module = build_(unit.translation, source_);
+    modules_.emplace(key, module);
+    return module;
+  }
+
+  std::string source_;
+  msl::FrontEndOptions front_;
+  msl::TranslatedUnit unit_;       // the translation without constants: kernels and declared constants
+  std::exception_ptr base_error_;  // why the unspecialised source did not build, if it did not
+  Build build_;
+  Load load_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Module>> modules_;  // by constant values
+};
+
+/**
+ * Fills the element sizes and alignments from a compiled layout table (one entry per
+ * parameter: size, align, binding), and the indices only the compiler could evaluate.
+ */
+template <class Layout>
+void apply_layout(KernelInfo& info, const Layout* layout) {
+  bool deferred = false;
+  for (std::size_t i = 0; i < info.params.size(); ++i) {
+    ParamInfo& p = info.params[i];
+    p.element_size = layout[i].size;
+    p.element_align = layout[i].align;
+    if (p.binding != msl::kDeferredBinding) continue;
+    if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
+      throw CompileError(std::string(msl::kSourceName) + ":" + std::to_string(p.line) + ": error: the index of '" +
+                             p.name + "' is " + std::to_string(layout[i].binding) +
+                             "; buffer indices are small non-negative integers",
+                         "", p.line, p.column);
+    }
+    p.binding = static_cast<int>(layout[i].binding);
+    deferred = true;
+  }
+  if (deferred) msl::finalize_bindings(info);
+}
+
+}  // namespace metalcall::translated

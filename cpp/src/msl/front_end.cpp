@@ -1,0 +1,26 @@
+// The front end's one call: preprocess when needed, then reflect and translate.
+#include "msl/front_end.hpp"
+
+#include "metalcall/errors.hpp"
+
+namespace metalcall::msl {
+
+TranslatedUnit translate(const std::string& source, const FrontEndOptions& options, const std::string* preprocessed) {
+  TranslatedUnit unit;
+  if (preprocessed) {
+    unit.preprocessed = *preprocessed;
+  } else if (needs_preprocessing(source, options.defines)) {
+    const std::string text = text_for_preprocessor(source);
+    if (!options.preprocessor) throw DeviceError("this source needs the C preprocessor, and none was given");
+    unit.preprocessed = options.preprocessor(text, predefined_macros(options.defines));
+  }
+  TranslateOptions translate;
+  translate.constants = options.constants;
+  translate.checked = options.checked;
+  if (!unit.preprocessed.empty()) translate.preprocessed = &unit.preprocessed;
+  unit.translation = options.target == Target::cuda ? translate_for_cuda(source, translate)
+                                                    : translate_for_cpu(source, translate);
+  return unit;
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,61 @@
+// MSL's preprocessing policy (see preprocessing.hpp).
+#include "msl/preprocessing.hpp"
+
+#include <sstream>
+
+#include "msl/kernels.hpp"
+#include "msl/lexer.hpp"
+#include "msl/translator.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+bool is_directive(const std::string& directive, const char* name) {
+  const std::size_t p = directive.find_first_not_of(" \t", 1);
+  return p != std::string::npos && directive.compare(p, std::string(name).size(), name) == 0;
+}
+
+bool is_prelude_include(const std::string& directive) {
+  std::size_t p = directive.find_first_not_of(" \t", 1);
+  if (p == std::string::npos || directive.compare(p, 7, "include") != 0) return false;
+  p = directive.find_first_not_of(" \t", p + 7);
+  return p != std::string::npos && (directive.compare(p, 7, "<metal_") == 0 || directive.compare(p, 6, "<simd/") == 0);
+}
+
+}  // namespace
+
+bool needs_preprocessing(const std::string& source, const Macros& defines) {
+  if (!defines.empty()) return true;
+  for (const auto& t : tokenize(source))
+    if (t.kind == TokenKind::directive && !is_prelude_include(t.text) && !is_directive(t.text, "pragma")) return true;
+  return false;
+}
+
+std::string text_for_preprocessor(const std::string& source) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(source);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  for (const auto& t : tokenize(source)) {
+    if (t.kind != TokenKind::directive || !is_directive(t.text, "include")) continue;
+    if (!is_prelude_include(t.text)) {
+      throw error_at(source, t, "#include is not supported: metalcall compiles one source (the metal_ headers "
+                                "are built in); paste the code in, or pass macros with defines=");
+    }
+    if (t.line >= 1 && static_cast<std::size_t>(t.line) <= lines.size()) lines[t.line - 1].clear();
+  }
+  std::string text = "#line 1 \"" + std::string(kSourceName) + "\"\n";
+  for (const auto& l : lines) text += l + "\n";
+  return text;
+}
+
+Macros predefined_macros(const Macros& defines) {
+  Macros macros = {{"__METAL_VERSION__", "320"}};  // the MSL version the prelude follows (3.2)
+  macros.insert(macros.end(), defines.begin(), defines.end());
+  return macros;
+}
+
+}  // namespace metalcall::msl
