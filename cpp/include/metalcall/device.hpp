@@ -38,6 +38,12 @@ struct DeviceInfo {
 struct DeviceOptions {
   /** CPU only: bounds-check every buffer access and raise ExecutionError. */
   bool checked = false;
+  /**
+   * Time every call on the device (Completion::gpu_time). The CPU and Metal time
+   * every call anyway; CUDA times batches always and single calls only with this
+   * set, as two timed events cost about 2 µs per call (docs/design.md).
+   */
+  bool timing = false;
 };
 
 struct CompileOptions {

@@ -19,24 +19,45 @@
 
 namespace metalcall {
 
+/**
+ * Lets the thread that waits on a submission drive it to completion itself (CUDA:
+ * it synchronises on the submission's end event), so that no backend thread sits
+ * between the device and the waiter.
+ */
+class CompletionDriver {
+ public:
+  virtual ~CompletionDriver() = default;
+  /** Finishes submission `ticket` (and every earlier one) if the device is done with it. Never blocks. */
+  virtual void poll(std::uint64_t ticket) = 0;
+  /** Blocks until submission `ticket` is done, and finishes it (and every earlier one). */
+  virtual void wait(std::uint64_t ticket) = 0;
+};
+
 /** Completion of one submission; the backend calls finish() exactly once. */
 class CompletionState {
  public:
   explicit CompletionState(bool submitted = true) : submitted_(submitted) {}
   void finish(std::exception_ptr error, double device_seconds);
   void wait();
-  bool done() const { return done_.load(std::memory_order_acquire); }
+  /** True once finished; asks the driver (without blocking) when there is one. */
+  bool done();
+  /** Seconds the device spent on the work; NaN when the backend did not time it. */
   double device_seconds() const { return seconds_; }
   bool submitted() const { return submitted_.load(std::memory_order_acquire); }
   void mark_submitted() { submitted_.store(true, std::memory_order_release); }
+  /** Set by a backend at submission: waiters finish this completion through `driver`. */
+  void drive_with(std::shared_ptr<CompletionDriver> driver, std::uint64_t ticket);
 
  private:
+  bool finished() const { return done_.load(std::memory_order_acquire); }
   std::atomic<bool> done_{false};
   std::atomic<bool> submitted_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::exception_ptr error_;
   double seconds_ = 0;
+  std::shared_ptr<CompletionDriver> driver_;  // guarded by mutex_
+  std::uint64_t ticket_ = 0;
 };
 
 /** Device memory. Backends subclass it to own the allocation. */

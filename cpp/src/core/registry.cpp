@@ -67,7 +67,8 @@ Device open_backend_device(Registry& r, const BackendEntry& backend, int index, 
   if (options.checked && backend.name != "cpu") {
     throw DeviceError("[metalcall] checked mode exists only on the cpu backend; use Device(\"cpu\", checked=True)");
   }
-  const std::string key = backend.name + ":" + std::to_string(index) + (options.checked ? ":checked" : "");
+  const std::string key = backend.name + ":" + std::to_string(index) + (options.checked ? ":checked" : "") +
+                          (options.timing ? ":timing" : "");
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.opened.find(key);
   if (it != r.opened.end()) return Device(it->second);

@@ -98,6 +98,7 @@ void load_driver(Api& a) {
   MC_BIND(cuEventDestroy, "cuEventDestroy_v2");
   MC_BIND(cuEventRecord, "cuEventRecord");
   MC_BIND(cuEventSynchronize, "cuEventSynchronize");
+  MC_BIND(cuEventQuery, "cuEventQuery");
   MC_BIND(cuEventElapsedTime, "cuEventElapsedTime");
 #undef MC_BIND
   const std::string path = loaded_path(reinterpret_cast<void*>(a.cuInit));

@@ -48,6 +48,7 @@ enum FunctionAttribute : int {
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 
 /** The loaded driver and NVRTC; every pointer is non-null once ok(). */
 struct Api {
@@ -84,6 +85,7 @@ struct Api {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventQuery)(CUevent);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   // NVRTC
   nvrtcResult (*nvrtcVersion)(int*, int*);

@@ -143,9 +143,9 @@ class ManagedStorage : public BufferStorage {
 
 class CudaDevice : public BackendDevice {
  public:
-  explicit CudaDevice(const DeviceProps& props) : props_(props) {
+  CudaDevice(const DeviceProps& props, const DeviceOptions& options) : props_(props) {
     check(api().cuDevicePrimaryCtxRetain(&ctx_, props_.device), "cuDevicePrimaryCtxRetain");
-    queue_ = std::make_unique<CudaQueue>(ctx_, props_);
+    queue_ = std::make_shared<CudaQueue>(ctx_, props_, options.timing);
   }
   const DeviceInfo& info() const override { return props_.info; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
@@ -171,16 +171,15 @@ class CudaDevice : public BackendDevice {
         });
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
-              bool caller_waits) override {
-    queue_->submit(std::move(commands), completion, caller_waits);
+              bool) override {
+    queue_->submit(std::move(commands), completion);
   }
   void synchronize() override { queue_->synchronize(); }
-  bool run_now(const DispatchCommand& command, double* seconds) override { return queue_->run_now(command, seconds); }
 
  private:
   const DeviceProps& props_;
   CUcontext ctx_ = nullptr;
-  std::unique_ptr<CudaQueue> queue_;
+  std::shared_ptr<CudaQueue> queue_;
 };
 
 }  // namespace
@@ -202,10 +201,10 @@ void register_cuda_backend() {
     cuda::devices(&why);
     return why;
   };
-  entry.open = [](int index, const DeviceOptions&) -> std::shared_ptr<BackendDevice> {
+  entry.open = [](int index, const DeviceOptions& options) -> std::shared_ptr<BackendDevice> {
     const auto& all = cuda::devices();
     if (index < 0 || index >= static_cast<int>(all.size())) throw DeviceError("[cuda] no CUDA device " + std::to_string(index));
-    return std::make_shared<cuda::CudaDevice>(all[index]);
+    return std::make_shared<cuda::CudaDevice>(all[index], options);
   };
   register_backend(std::move(entry));
 }

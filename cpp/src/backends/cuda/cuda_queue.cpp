@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
+#include <limits>
 
 #include "backends/cuda/cuda_compiler.hpp"
 #include "metalcall/errors.hpp"
@@ -17,104 +17,160 @@
 
 namespace metalcall::cuda {
 
-CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props) : ctx_(ctx), props_(props) {
+namespace {
+
+std::exception_ptr gpu_error(CUresult r) {
+  return std::make_exception_ptr(ExecutionError(
+      "[cuda] the kernel failed on the GPU: " + describe(r) +
+      " (a fault such as an out-of-bounds access leaves the CUDA context unusable: restart the process; "
+      "Device(\"cpu\", checked=True) finds the faulting access)"));
+}
+
+}  // namespace
+
+CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing)
+    : ctx_(ctx), props_(props), timing_(timing) {
   make_current(ctx_);
   check(api().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 }
 
-void CudaQueue::launch(Submission& s, const DispatchCommand* commands, std::size_t count) {
-  make_current(ctx_);
-  s.start = take_event();
-  s.end = take_event();
-  try {
-    check(api().cuEventRecord(s.start, stream_), "cuEventRecord");
-    for (std::size_t i = 0; i < count; ++i) enqueue(commands[i], s.staging);
-    check(api().cuEventRecord(s.end, stream_), "cuEventRecord");
-  } catch (...) {
-    // What was enqueued still runs: wait for it before the staging memory goes.
-    api().cuStreamSynchronize(stream_);
-    release(s);
-    throw;
-  }
-}
-
-void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
-                       bool caller_waits) {
+void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
+  const Api& a = api();
+  // A batch's two timed events cost little against its calls; single calls only when asked.
+  const bool timed = timing_ || commands.size() > 1;
   Submission s;
   s.completion = completion;
+  std::uint64_t ticket = 0;
   {
-    std::lock_guard<std::mutex> lock(launch_mutex_);
-    launch(s, commands.data(), commands.size());
-    s.commands = std::move(commands);
-    if (!caller_waits) {
-      std::lock_guard<std::mutex> q(queue_mutex_);
-      pending_.push_back(std::move(s));
-      ++outstanding_;
-      if (!completer_started_) {
-        completer_started_ = true;
-        std::thread([this] { completer_loop(); }).detach();  // the device lives for the process
+    std::lock_guard<std::mutex> launch(launch_mutex_);
+    make_current(ctx_);
+    try {
+      s.end = take_event(timed);
+      if (timed) {
+        s.start = take_event(true);
+        check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
       }
-      queue_cv_.notify_all();
-      return;
+      for (const auto& c : commands) enqueue(c, s.staging);
+      check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
+    } catch (...) {
+      // What was enqueued still runs: wait for it before the staging memory goes.
+      a.cuStreamSynchronize(stream_);
+      std::lock_guard<std::mutex> lock(mutex_);
+      release(s);
+      throw;
     }
+    s.commands = std::move(commands);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ticket = s.ticket = next_ticket_++;
+    pending_.push_back(std::move(s));
   }
-  finish(s);
+  completion->drive_with(shared_from_this(), ticket);
+  // Reap what already finished, so kept Completions nobody waits on do not pile up.
+  poll(ticket - 1);
 }
 
-// A small call on an idle queue: launch and wait on this thread, skipping the
-// completer thread's two hand-offs (the call is over in microseconds anyway).
-bool CudaQueue::run_now(const DispatchCommand& command, double* seconds) {
-  if (command.uses_host_memory()) return false;  // staging and copy-back go through submit()
-  if (std::uint64_t(command.grid[0]) * command.grid[1] * command.grid[2] > (1u << 16)) return false;
+void CudaQueue::poll(std::uint64_t ticket) {
+  std::vector<Submission> done;
+  CUresult status = CUDA_SUCCESS;
   {
-    std::lock_guard<std::mutex> q(queue_mutex_);
-    if (outstanding_ != 0) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!pending_.empty() && pending_.front().ticket <= ticket) {
+      const CUresult r = api().cuEventQuery(pending_.front().end);
+      if (r == CUDA_ERROR_NOT_READY) break;
+      if (r != CUDA_SUCCESS) status = r;
+      take_finished(pending_.front().ticket, done);
+    }
   }
-  Submission s;
+  if (!done.empty()) finish(done, status);
+}
+
+void CudaQueue::wait(std::uint64_t ticket) {
+  CUevent end = nullptr;
   {
-    std::lock_guard<std::mutex> lock(launch_mutex_);
-    launch(s, &command, 1);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ticket <= finished_ticket_) return;
+    for (const auto& s : pending_)
+      if (s.ticket == ticket) end = s.end;
+    if (!end) return;  // finished by another thread just now
+    ++waiters_;        // keeps `end` out of the pool while this thread holds it
   }
-  std::exception_ptr error = wait_for(s, seconds);
-  release(s);
-  if (error) std::rethrow_exception(error);
-  return true;
+  make_current(ctx_);
+  const CUresult r = api().cuEventSynchronize(end);
+  std::vector<Submission> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --waiters_;
+    take_finished(ticket, done);
+  }
+  if (!done.empty()) finish(done, r);
 }
 
 void CudaQueue::synchronize() {
+  std::uint64_t last = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    last = next_ticket_ - 1;
+  }
+  if (last) wait(last);
   make_current(ctx_);
   const CUresult r = api().cuStreamSynchronize(stream_);
-  std::unique_lock<std::mutex> lock(queue_mutex_);
-  idle_cv_.wait(lock, [&] { return outstanding_ == 0; });
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));
 }
 
-CUevent CudaQueue::take_event() {
+void CudaQueue::take_finished(std::uint64_t ticket, std::vector<Submission>& out) {
+  while (!pending_.empty() && pending_.front().ticket <= ticket) {
+    out.push_back(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+  finished_ticket_ = std::max(finished_ticket_, ticket);
+}
+
+void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
+  const Api& a = api();
+  for (auto& s : done) {
+    double seconds = std::numeric_limits<double>::quiet_NaN();  // not timed
+    float ms = 0;
+    if (status == CUDA_SUCCESS && s.start && a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS)
+      seconds = ms / 1000.0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      release(s);
+    }
+    s.commands.clear();  // release programs and buffers before signalling
+    s.completion->finish(status == CUDA_SUCCESS ? nullptr : gpu_error(status), seconds);
+  }
+}
+
+CUevent CudaQueue::take_event(bool timed) {
   {
-    std::lock_guard<std::mutex> lock(events_mutex_);
-    if (!events_.empty()) {
-      CUevent e = events_.back();
-      events_.pop_back();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& pool = timed ? timed_events_ : untimed_events_;
+    if (!pool.empty()) {
+      CUevent e = pool.back();
+      pool.pop_back();
       return e;
     }
   }
   CUevent e = nullptr;
-  check(api().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(api().cuEventCreate(&e, timed ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   return e;
 }
 
 void CudaQueue::release(Submission& s) {
-  {
-    std::lock_guard<std::mutex> lock(events_mutex_);
-    for (CUevent e : {s.start, s.end})
-      if (e) events_.push_back(e);
-    for (const auto& st : s.staging) staging_pool_.emplace(st.bytes, st.ptr);
-    // Keep the pool small: large stagings are freed.
-    while (staging_pool_.size() > 8) {
-      auto last = std::prev(staging_pool_.end());
-      api().cuMemFree(last->second);
-      staging_pool_.erase(last);
-    }
+  // Untimed events are the end events of untimed submissions; timed ones come in pairs.
+  const bool timed = s.start != nullptr;
+  if (s.start) retired_.emplace_back(s.start, true);
+  if (s.end) retired_.emplace_back(s.end, timed);
+  if (waiters_ == 0) {  // else a waiter may still synchronise on one of them
+    for (const auto& [e, is_timed] : retired_) (is_timed ? timed_events_ : untimed_events_).push_back(e);
+    retired_.clear();
+  }
+  for (const auto& st : s.staging) staging_pool_.emplace(st.bytes, st.ptr);
+  // Keep the pool small: large stagings are freed.
+  while (staging_pool_.size() > 8) {
+    auto last = std::prev(staging_pool_.end());
+    api().cuMemFree(last->second);
+    staging_pool_.erase(last);
   }
   s.start = s.end = nullptr;
   s.staging.clear();
@@ -123,7 +179,7 @@ void CudaQueue::release(Submission& s) {
 CudaQueue::Staging CudaQueue::take_staging(std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 16);
   {
-    std::lock_guard<std::mutex> lock(events_mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = staging_pool_.lower_bound(bytes);
     if (it != staging_pool_.end() && it->first <= bytes * 2) {
       Staging s{it->second, it->first};
@@ -139,53 +195,6 @@ CudaQueue::Staging CudaQueue::take_staging(std::size_t bytes) {
                       describe(r) + "; pass a metalcall Buffer instead");
   }
   return s;
-}
-
-// Waits for a submission's end event; its GPU time in *seconds, or the error.
-std::exception_ptr CudaQueue::wait_for(Submission& s, double* seconds) {
-  make_current(ctx_);
-  const Api& a = api();
-  *seconds = 0;
-  const CUresult r = a.cuEventSynchronize(s.end);
-  if (r != CUDA_SUCCESS) {
-    return std::make_exception_ptr(ExecutionError(
-        "[cuda] the kernel failed on the GPU: " + describe(r) +
-        " (a fault such as an out-of-bounds access leaves the CUDA context unusable: restart the process; "
-        "Device(\"cpu\", checked=True) finds the faulting access)"));
-  }
-  float ms = 0;
-  if (a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS) *seconds = ms / 1000.0;
-  return nullptr;
-}
-
-void CudaQueue::finish(Submission& s) {
-  double seconds = 0;
-  std::exception_ptr error = wait_for(s, &seconds);
-  release(s);
-  s.commands.clear();  // release programs and buffers before signalling
-  s.completion->finish(error, seconds);
-}
-
-void CudaQueue::completer_loop() {
-  for (;;) {
-    Submission s;
-    {
-      std::unique_lock<std::mutex> lock(queue_mutex_);
-      queue_cv_.wait(lock, [&] { return !pending_.empty(); });
-      s = std::move(pending_.front());
-      pending_.pop_front();
-    }
-    try {
-      finish(s);
-    } catch (...) {
-      if (!s.completion->done()) s.completion->finish(std::current_exception(), 0);
-    }
-    {
-      std::lock_guard<std::mutex> lock(queue_mutex_);
-      --outstanding_;
-    }
-    idle_cv_.notify_all();
-  }
 }
 
 // Enqueues one dispatch (possibly several launches) on the stream.

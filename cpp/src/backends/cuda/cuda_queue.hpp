@@ -1,14 +1,18 @@
-// The CUDA backend's queue: one stream per device; calls are launched in submission
-// order, foreign host memory is staged through device memory around the call, and
-// a submission's end event finishes its Completion (with the GPU time between its
-// two events) on the calling thread when the caller waits, else on a completer thread.
+// The CUDA backend's queue: one stream per device. A call returns once its launch
+// is enqueued; each submission records an end event, and whoever waits on the
+// call (Completion.wait, a dropped Completion, a hazard wait on a buffer,
+// synchronize) synchronises on that event on its own thread and finishes the
+// submission and every earlier one (the stream is in order). Finished work is
+// also reaped, without blocking, at each new submission. Foreign host memory is
+// staged through device memory around the call.
 #pragma once
 
-#include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_device.hpp"
@@ -16,15 +20,16 @@
 
 namespace metalcall::cuda {
 
-class CudaQueue {
+class CudaQueue : public CompletionDriver, public std::enable_shared_from_this<CudaQueue> {
  public:
-  CudaQueue(CUcontext ctx, const DeviceProps& props);
+  /** `timing`: time every submission with events (else batches only). */
+  CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing);
 
-  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
-              bool caller_waits);
-  /** A small call on an idle queue, launched and waited for on this thread; false leaves it to submit(). */
-  bool run_now(const DispatchCommand& command, double* seconds);
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
   void synchronize();
+
+  void poll(std::uint64_t ticket) override;
+  void wait(std::uint64_t ticket) override;
 
  private:
   /** Device memory that stages foreign host memory for one call. */
@@ -33,35 +38,37 @@ class CudaQueue {
     std::size_t bytes = 0;
   };
   struct Submission {
-    CUevent start = nullptr, end = nullptr;
+    std::uint64_t ticket = 0;
+    CUevent start = nullptr;  // only when timed
+    CUevent end = nullptr;
     std::shared_ptr<CompletionState> completion;
     std::vector<DispatchCommand> commands;  // keeps programs and buffers alive until done
     std::vector<Staging> staging;
   };
 
-  /** Enqueues `commands` between the submission's two events (launch_mutex_ held). */
-  void launch(Submission& s, const DispatchCommand* commands, std::size_t count);
   /** Enqueues one dispatch (possibly several launches) on the stream. */
   void enqueue(const DispatchCommand& command, std::vector<Staging>& staging);
-  CUevent take_event();
+  CUevent take_event(bool timed);
   void release(Submission& s);
   Staging take_staging(std::size_t bytes);
-  std::exception_ptr wait_for(Submission& s, double* seconds);
-  void finish(Submission& s);
-  void completer_loop();
+  /** Moves the submissions up to `ticket`, known to be finished, out of pending_ (mutex_ held). */
+  void take_finished(std::uint64_t ticket, std::vector<Submission>& out);
+  /** Finishes taken submissions: GPU times, resources back to the pools, completions signalled. */
+  void finish(std::vector<Submission>& done, CUresult status);
 
   CUcontext ctx_;
   const DeviceProps& props_;
+  const bool timing_;
   CUstream stream_ = nullptr;
   std::mutex launch_mutex_;  // launches in submission order
-  std::mutex events_mutex_;
-  std::vector<CUevent> events_;
+  std::mutex mutex_;         // everything below
+  std::uint64_t next_ticket_ = 1;
+  std::uint64_t finished_ticket_ = 0;   // every submission up to this one is finished
+  std::deque<Submission> pending_;      // in ticket order
+  unsigned waiters_ = 0;                // threads synchronising on an event outside the lock
+  std::vector<CUevent> timed_events_, untimed_events_;
+  std::vector<std::pair<CUevent, bool>> retired_;  // (event, timed), pooled once no waiter may hold them
   std::multimap<std::size_t, CUdeviceptr> staging_pool_;
-  std::mutex queue_mutex_;
-  std::condition_variable queue_cv_, idle_cv_;
-  std::deque<Submission> pending_;
-  std::size_t outstanding_ = 0;
-  bool completer_started_ = false;
 };
 
 }  // namespace metalcall::cuda
