@@ -6,7 +6,8 @@
    once for Linux with the GNUstep runtime ABI, and once per simulated macOS SDK (13.0,
    14.0, 15.0, the newest) for an x86_64/arm64 macOS 13 target, where clang enforces
    availability: an API newer than macOS 13 outside `if (@available(...))` is an error.
-3. Builds and runs logic_test.cpp against the backend's plain C++ (metal_support.cpp).
+3. Builds and runs logic_test.cpp against the backend's plain C++ (metal_support.cpp) and
+   the MSL front end it uses (msl/diagnostics.cpp parses Metal's compile log).
 4. Negative tests: copies of the .mm with one mistake each must fail, for the stated reason.
 """
 
@@ -31,34 +32,38 @@ CLANG = os.environ.get("METAL_CHECK_CLANG", "clang++-16")
 
 # (name, file, text to find, replacement, configuration, diagnostic the failure must show)
 NEGATIVE_TESTS = [
-    ("misspelled selector", "metal_device.mm",
+    ("misspelled selector", "metal_queue.mm",
      "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
      "[encoder dispatchThreads:grid threadsPerThreadGroup:group]",
      "gnustep", r"no known instance method for selector 'dispatchThreads:threadsPerThreadGroup:'|"
                 r"instance method .* not found"),
-    ("wrong argument count", "metal_device.mm",
-     "[encoder setBuffer:storage->buffer() offset:0 atIndex:index]",
-     "[encoder setBuffer:storage->buffer() atIndex:index]",
+    ("wrong argument count", "metal_queue.mm",
+     "[encoder setBuffer:buffer offset:0 atIndex:index]",
+     "[encoder setBuffer:buffer atIndex:index]",
      "gnustep", r"no known instance method for selector 'setBuffer:atIndex:'|instance method .* not found"),
-    ("selector of another protocol", "metal_device.mm",
+    ("selector of another protocol", "metal_queue.mm",
      "[command_buffer commit]", "[encoder commit]",
      "gnustep", r"instance method '-commit' not found|no known instance method for selector 'commit'"),
-    ("wrong argument type", "metal_device.mm",
+    ("wrong argument type", "metal_queue.mm",
      "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
      "[encoder dispatchThreads:grid.width threadsPerThreadgroup:group]",
      "gnustep", r"no viable conversion|cannot initialize a parameter|incompatible"),
     ("misspelled C function", "metal_device.mm",
      "MTLCreateSystemDefaultDevice()", "MTLCreateSystemDefaultDevices()",
      "gnustep", r"undeclared identifier 'MTLCreateSystemDefaultDevices'|use of undeclared"),
-    ("newer API without @available", "metal_library.mm",
+    ("newer API without @available", "metal_compiler.mm",
      "  if (@available(macOS 15.0, *)) {\n    // What fastMathEnabled",
      "  {\n    // What fastMathEnabled",
      "darwin-15.0", r"only available on macOS 15\.0 or newer"),
-    ("newer API without an SDK guard", "metal_library.mm",
+    ("newer API without an SDK guard", "metal_compiler.mm",
      "#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000\n  if (@available(macOS 15.0, *)) {",
      "#if 1\n  if (@available(macOS 15.0, *)) {",
      "darwin-14.0", r"no known instance method for selector 'setMathMode:'|undeclared identifier 'MTLMathMode"),
     ("ARC switched off", "metal_device.mm", None, None,
+     "gnustep-no-arc", r"needs ARC"),
+    ("ARC switched off for the compiler", "metal_compiler.mm", None, None,
+     "gnustep-no-arc", r"needs ARC"),
+    ("ARC switched off for the queue", "metal_queue.mm", None, None,
      "gnustep-no-arc", r"needs ARC"),
 ]
 
@@ -160,13 +165,16 @@ def main():
 
 def run_logic_test(work):
     binary = os.path.join(work, "logic_test")
+    msl = os.path.join(ROOT, "cpp", "src", "msl")
+    msl_sources = sorted(os.path.join(msl, f) for f in os.listdir(msl) if f.endswith(".cpp"))
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
                             os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),
                             # the core pieces metal_support.cpp builds on
                             os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
-                            os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp"),
-                            "-o", binary], capture_output=True, text=True)
+                            os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp")]
+                           # and the MSL front end (compile-log parsing and CompileError in msl/diagnostics)
+                           + msl_sources + ["-o", binary], capture_output=True, text=True)
     if build.returncode != 0:
         fail("logic_test.cpp does not build:\n" + build.stderr)
     run = subprocess.run([binary], capture_output=True, text=True)

@@ -1,5 +1,6 @@
-// Tests of the Metal backend's plain C++ (cpp/src/backends/metal/metal_support.cpp):
-// the parts that need no GPU, run on any machine by tools/metal_check/check.py.
+// Tests of the Metal backend's plain C++ (cpp/src/backends/metal/metal_support.cpp, and the
+// msl/diagnostics.cpp parser it uses): the parts that need no GPU, run on any machine by
+// tools/metal_check/check.py.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,8 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/diagnostics.hpp"
+#include "msl/translator.hpp"
 
 using namespace metalcall;
 using namespace metalcall::metal;
@@ -69,25 +72,58 @@ void test_compile_log() {
   const std::string log =
       "Compilation failed: \n\nprogram_source:3:5: warning: unused variable 'y'\n"
       "program_source:4:5: error: unknown type name 'flot'; did you mean 'float'?\n    flot x = 1;\n    ^\n";
-  const CompileDiagnostic d = parse_compile_log(log, source);
-  expect(d.line == 4 && d.column == 5, "error position is line 4, column 5 (not the warning's)");
-  expect(d.message == "unknown type name 'flot'; did you mean 'float'?", "error text: " + d.message);
-  expect(d.source_line == "    flot x = 1;", "source line without \\r: [" + d.source_line + "]");
+  const std::vector<msl::Diagnostic> ds = parse_compile_log(log);
+  expect(ds.size() == 2 && !ds[0].error && ds[1].error, "a warning and an error parsed");
+  expect(ds.size() == 2 && ds[1].file == msl::kSourceName, "program_source is named as on the other backends");
+  const CompileError error = compile_error_from_log(log, source, "[metal] unable to build the library");
+  expect(error.line() == 4 && error.column() == 5, "error position is line 4, column 5 (not the warning's)");
+  expect(error.source_line() == "    flot x = 1;", "source line without \\r: [" + error.source_line() + "]");
+  expect(error.log() == log, "CompileError carries Metal's log");
+  expect(std::string(error.what()).find("source.metal:4:5: error: unknown type name 'flot'; did you mean 'float'?\n"
+                                        "    flot x = 1;\n    ^") == 0,
+         std::string("CompileError message as on the other backends: ") + error.what());
 
-  const CompileDiagnostic fatal =
-      parse_compile_log("program_source:1:10: fatal error: 'nope.h' file not found\n", "#include \"nope.h\"\n");
-  expect(fatal.line == 1 && fatal.column == 10 && fatal.message == "'nope.h' file not found", "fatal error parsed");
+  const std::vector<msl::Diagnostic> fatal = parse_compile_log("program_source:1:10: fatal error: 'nope.h' file not found\r\n");
+  expect(fatal.size() == 1 && fatal[0].line == 1 && fatal[0].column == 10 && fatal[0].error &&
+             fatal[0].message == "'nope.h' file not found",
+         "fatal error parsed, \\r dropped");
 
-  const CompileDiagnostic bare = parse_compile_log("\n  Something else went wrong\n", source);
-  expect(bare.line == 0 && bare.message == "  Something else went wrong", "a log without position keeps its text");
+  const CompileError bare = compile_error_from_log("\n  Something else went wrong\n", source, "[metal] unable to build the library");
+  expect(bare.line() == 0 && std::string(bare.what()).find("[metal] unable to build the library") == 0 &&
+             std::string(bare.what()).find("Something else went wrong") != std::string::npos,
+         std::string("a log without position keeps its text: ") + bare.what());
 
-  const CompileDiagnostic past_end = parse_compile_log("program_source:99:1: error: x\n", source);
-  expect(past_end.line == 99 && past_end.source_line.empty(), "a line past the end has no source line");
+  const CompileError past_end = compile_error_from_log("program_source:99:1: error: x\n", source, "[metal] unable");
+  expect(past_end.line() == 99 && past_end.source_line().empty(), "a line past the end has no source line");
 
-  const CompileError error = compile_error_from_log("[metal::Device]", "library", log, source);
-  expect(error.line() == 4 && error.column() == 5 && error.log() == log, "CompileError carries position and log");
-  expect(std::string(error.what()).find("[metal::Device] Unable to build library: line 4, column 5: unknown type") == 0,
-         std::string("CompileError message: ") + error.what());
+  // An error inside a Metal header is reported where the user's code led to it.
+  const CompileError in_header = compile_error_from_log(
+      "/System/Library/metal_math:10:3: error: no matching function\nprogram_source:4:5: note: in instantiation\n",
+      source, "[metal] unable to build the library");
+  expect(in_header.line() == 4 && in_header.column() == 5 &&
+             std::string(in_header.what()).find("no matching function") != std::string::npos,
+         std::string("header error located in the source: ") + in_header.what());
+}
+
+// The shared clang-style line parser (msl/diagnostics.cpp) that the Metal log goes through.
+void test_clang_style_line() {
+  msl::Diagnostic d;
+  expect(msl::parse_clang_style_line("C:\\dir\\a.metal:3:7: error: x: 1:2: error: y", d) && d.file == "C:\\dir\\a.metal" &&
+             d.line == 3 && d.column == 7 && d.error && d.message == "x: 1:2: error: y",
+         "a file name with ':' and a message quoting a diagnostic: " + d.file + " / " + d.message);
+  expect(msl::parse_clang_style_line("k.metal:12: warning: w", d) && d.file == "k.metal" && d.line == 12 &&
+             d.column == 0 && !d.error && d.message == "w",
+         "a position without column");
+  expect(msl::parse_clang_style_line("a.h:1:2: note: here", d) && !d.error && d.message == "here", "a note");
+  msl::Diagnostic untouched;
+  untouched.line = 42;
+  for (const char* other : {"In file included from program_source:1:", "error: no input files", "a:b:c: error: x",
+                            "file:1:2: remark: x", "file:1:2:error: x", ""})
+    expect(!msl::parse_clang_style_line(other, untouched) && untouched.line == 42,
+           std::string("not a diagnostic: ") + other);
+  const std::string long_line = "program_source:7:1: error: " + std::string(200000, 'x');
+  expect(msl::parse_clang_style_line(long_line, d) && d.line == 7 && d.message.size() == 200000,
+         "a very long line (no recursion per character)");
 }
 
 void test_language_version() {
@@ -154,7 +190,9 @@ void test_kernel_from_bindings() {
   expect(k.params[2].kind == ParamKind::threadgroup_memory && k.params[2].position == 2, "threadgroup memory last");
 }
 
-std::vector<std::uint8_t> pack(ScalarType t, const Argument& a) { return pack_function_constant(t, 1, a, "'c'"); }
+std::vector<std::uint8_t> pack(ScalarType t, const Argument& a) {
+  return pack_function_constant(t, 1, a, "kernel 'k' function constant 'c'");
+}
 
 template <class T>
 T unpack(const std::vector<std::uint8_t>& bytes) {
@@ -171,7 +209,7 @@ void test_function_constants() {
   expect(unpack<std::uint32_t>(pack(ScalarType::u32, Argument::from_uint(4000000000u))) == 4000000000u, "uint");
   expect(unpack<std::uint64_t>(pack(ScalarType::u64, Argument::from_uint(UINT64_MAX))) == UINT64_MAX, "ulong max");
   expect_throws<ArgumentError>([] { pack(ScalarType::u8, Argument::from_int(256)); }, "uchar from 256",
-                               "[metal::Library] Function constant 'c'");
+                               "kernel 'k' function constant 'c'");
   expect_throws<ArgumentError>([] { pack(ScalarType::u32, Argument::from_int(-1)); }, "uint from -1");
   expect_throws<ArgumentError>([] { pack(ScalarType::i32, Argument::from_float(1.5)); }, "int from a float");
   expect(unpack<float>(pack(ScalarType::f32, Argument::from_float(0.25))) == 0.25f, "float 0.25");
@@ -209,6 +247,7 @@ void test_no_copy() {
 
 int main() {
   test_compile_log();
+  test_clang_style_line();
   test_language_version();
   test_merge_reflection();
   test_kernel_from_bindings();

@@ -1,8 +1,58 @@
 #include "msl/diagnostics.hpp"
 
+#include <cstring>
+#include <utility>
+
 #include "msl/kernels.hpp"
 
 namespace metalcall::msl {
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The number that ends text[0, end) right after a ':' ("...:12"): its value, and where
+// that ':' is.
+bool trailing_number(const std::string& text, std::size_t end, int& number, std::size_t& colon) {
+  std::size_t start = end;
+  while (start > 0 && is_digit(text[start - 1])) --start;
+  if (start == end || end - start > 9 || start == 0 || text[start - 1] != ':') return false;
+  number = std::stoi(text.substr(start, end - start));
+  colon = start - 1;
+  return true;
+}
+
+}  // namespace
+
+bool parse_clang_style_line(const std::string& line, Diagnostic& d) {
+  static const char* const severities[] = {"error: ", "fatal error: ", "warning: ", "note: "};
+  // The first ": " that follows a position and precedes a severity: the file name may
+  // itself hold ':' (C:\...), and the message may quote another diagnostic.
+  for (std::size_t p = line.find(": "); p != std::string::npos; p = line.find(": ", p + 1)) {
+    const char* severity = nullptr;
+    for (const char* s : severities)
+      if (line.compare(p + 2, std::strlen(s), s) == 0) severity = s;
+    if (!severity) continue;
+    int first = 0, second = 0;
+    std::size_t colon = 0, colon_before = 0;
+    if (!trailing_number(line, p, second, colon)) continue;
+    Diagnostic parsed;
+    if (trailing_number(line, colon, first, colon_before)) {
+      parsed.file = line.substr(0, colon_before);
+      parsed.line = first;
+      parsed.column = second;
+    } else {
+      parsed.file = line.substr(0, colon);
+      parsed.line = second;
+    }
+    parsed.error = severity[0] == 'e' || severity[0] == 'f';
+    parsed.message = line.substr(p + 2 + std::strlen(severity));
+    if (!parsed.message.empty() && parsed.message.back() == '\r') parsed.message.pop_back();
+    d = std::move(parsed);
+    return true;
+  }
+  return false;
+}
 
 bool is_user_file(const std::string& file) {
   const std::string name = kSourceName;

@@ -19,6 +19,14 @@ struct Diagnostic {
   bool error = false;  // error or fatal error (not a warning, note or context line)
 };
 
+/**
+ * Reads one line of a clang-style log, "file:line:column: severity: message" (severity
+ * "error", "fatal error", "warning" or "note"; "file:line: severity: message" gives
+ * column 0), into `d`. False, leaving `d` alone, for any other line. Without std::regex:
+ * libstdc++'s recurses per character and overflows the stack on long lines.
+ */
+bool parse_clang_style_line(const std::string& line, Diagnostic& d);
+
 /** True for the file name the translated code gives the user's source. */
 bool is_user_file(const std::string& file);
 

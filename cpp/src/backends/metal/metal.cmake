@@ -13,8 +13,9 @@ endif()
 
 set(_metal_dir "${CMAKE_CURRENT_LIST_DIR}")
 set(_metal_objcxx_sources
-  ${_metal_dir}/metal_device.mm
-  ${_metal_dir}/metal_library.mm
+  ${_metal_dir}/metal_device.mm    # devices, registration, buffers
+  ${_metal_dir}/metal_compiler.mm  # libraries, function constants, pipelines
+  ${_metal_dir}/metal_queue.mm     # command buffers, argument binding, completion
 )
 list(APPEND METALCALL_BACKEND_SOURCES ${_metal_objcxx_sources} ${_metal_dir}/metal_support.cpp)
 

@@ -1,8 +1,9 @@
-// Private to the Metal backend. Plain C++ (no Objective-C), so the logic that needs
-// no GPU — log parsing, reflection merging, constant packing, no-copy decisions —
-// builds and is tested on any machine (tools/metal_check/logic_test.cpp).
-// Objective-C objects cross this header only as borrowed `void*` handles; the .mm
-// that made an object owns it (ARC member, or __bridge_retained/__bridge_transfer).
+// Private to the Metal backend: what its files share. Plain C++ (no Objective-C),
+// so the logic that needs no GPU — log parsing, reflection merging, constant packing,
+// no-copy decisions — builds and is tested on any machine (tools/metal_check/logic_test.cpp).
+// Objective-C objects cross this header only as `void*` handles; the .mm that made an
+// object owns it (an ARC member behind a pointer to an implementation, or a reference
+// taken with __bridge_retained and given back with __bridge_transfer).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,7 @@
 #include "metalcall/device.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/reflection.hpp"
+#include "msl/diagnostics.hpp"
 
 namespace metalcall::metal {
 
@@ -37,12 +39,31 @@ void with_autorelease_pool(F&& body) {
                           const_cast<void*>(static_cast<const void*>(&body)));
 }
 
+/** An MTLBuffer in shared storage: host and GPU see the same memory. */
+class MetalBufferStorage final : public BufferStorage {
+ public:
+  /** Takes over one reference to an id<MTLBuffer> (__bridge_retained); `contents` is its memory. */
+  MetalBufferStorage(void* retained_buffer, void* contents, std::size_t nbytes, std::uint64_t registry_id);
+  ~MetalBufferStorage() override;  // metal_device.mm: releases the buffer
+  MetalBufferStorage(const MetalBufferStorage&) = delete;
+  MetalBufferStorage& operator=(const MetalBufferStorage&) = delete;
+
+  /** Borrowed id<MTLBuffer>; alive as long as this storage. */
+  void* buffer() const { return buffer_; }
+  /** The registryID of the device it belongs to. */
+  std::uint64_t registry_id() const { return registry_id_; }
+
+ private:
+  void* buffer_;
+  std::uint64_t registry_id_;
+};
+
 /** A pipeline and the table that says how to bind it. */
 class MetalProgram final : public Program {
  public:
   /** Takes over one reference to an id<MTLComputePipelineState> (__bridge_retained). */
   MetalProgram(KernelInfo info, void* retained_pipeline, std::size_t static_threadgroup_memory);
-  ~MetalProgram() override;  // metal_library.mm: releases the pipeline
+  ~MetalProgram() override;  // metal_compiler.mm: releases the pipeline
   MetalProgram(const MetalProgram&) = delete;
   MetalProgram& operator=(const MetalProgram&) = delete;
 
@@ -54,6 +75,29 @@ class MetalProgram final : public Program {
  private:
   void* pipeline_;
   std::size_t static_threadgroup_memory_;
+};
+
+/**
+ * A device's queue (metal_queue.mm): one MTLCommandQueue; each submission is one command
+ * buffer whose completion handler copies staged host memory back, records the GPU time
+ * and finishes the Completion (an ExecutionError when the GPU failed).
+ */
+class MetalQueue {
+ public:
+  /** `device` is a borrowed id<MTLDevice> described by `info`; throws DeviceError without a queue. */
+  MetalQueue(void* device, const DeviceInfo& info);
+  ~MetalQueue();  // waits for the work in flight
+  MetalQueue(const MetalQueue&) = delete;
+  MetalQueue& operator=(const MetalQueue&) = delete;
+
+  /** Encodes `commands` into one command buffer and commits it; `completion` finishes when the GPU is done. */
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
+  /** Waits until every submitted command buffer has completed. */
+  void synchronize();
+
+ private:
+  class Impl;  // Objective-C members, in metal_queue.mm
+  std::unique_ptr<Impl> impl_;
 };
 
 /** Compiles MSL on `device` (a borrowed id<MTLDevice>); throws CompileError. */
@@ -91,23 +135,23 @@ KernelInfo kernel_info_from_bindings(const std::string& name, const std::vector<
 /** "3.1" -> {3, 1}; throws CompileError for anything else. */
 std::pair<int, int> parse_language_version(const std::string& text);
 
-/** The first error of a Metal compiler log, located in the user's source. */
-struct CompileDiagnostic {
-  std::string message;  // the compiler's text after "error: "
-  int line = 0;         // 1-based; 0 when the log names no position
-  int column = 0;
-  std::string source_line;
-};
-CompileDiagnostic parse_compile_log(const std::string& log, const std::string& source);
+/**
+ * The diagnostics of a Metal compiler log ("program_source:L:C: error: …", clang's
+ * format), with the user's source named msl::kSourceName as the other backends name it.
+ */
+std::vector<msl::Diagnostic> parse_compile_log(const std::string& log);
 
-/** The CompileError for a failed build; `what` says what was being built. */
-CompileError compile_error_from_log(const std::string& scope, const std::string& what,
-                                    const std::string& log, const std::string& source);
+/**
+ * The CompileError for a failed newLibraryWithSource, located in the user's source as on
+ * the other backends (msl::compile_error); `what_failed` starts the message when the log
+ * names no position.
+ */
+CompileError compile_error_from_log(const std::string& log, const std::string& source, const std::string& what_failed);
 
 /**
  * Bytes of a [[function_constant]] value of `scalar` x `width`: scalars through core's
  * pack_scalar (the rules of kernel arguments), vectors as raw bytes of the exact size.
- * Throws ArgumentError naming `label`.
+ * Throws ArgumentError that starts with `label` (what the constant is, for the user).
  */
 std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
                                                  const std::string& label);

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/diagnostics.hpp"
+#include "msl/translator.hpp"
 
 namespace metalcall::metal {
 namespace {
@@ -33,7 +36,7 @@ void reject_unsupported(const std::string& kernel, const std::vector<BindingInfo
     if (binding.kind == BindingInfo::Kind::buffer ||
         binding.kind == BindingInfo::Kind::threadgroup_memory)
       continue;
-    throw CompileError("[metal::Library] Kernel '" + kernel + "' takes a " + kind_name(binding.kind) +
+    throw CompileError("[metal] kernel '" + kernel + "' takes a " + kind_name(binding.kind) +
                        " ('" + binding.name + "', index " + std::to_string(binding.index) +
                        "); metalcall binds only buffers, constants and threadgroup memory: "
                        "pass the data through a device buffer instead");
@@ -50,7 +53,7 @@ void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindin
     return nullptr;
   };
   auto disagree = [&](const std::string& what) {
-    return CompileError("[metal::Library] The MSL front end and Metal disagree about kernel '" +
+    return CompileError("[metal] the MSL front end and Metal disagree about kernel '" +
                         kernel.name + "': " + what +
                         ". This is a metalcall bug: please report it with the kernel source");
   };
@@ -123,81 +126,37 @@ std::pair<int, int> parse_language_version(const std::string& text) {
   const bool shaped = text.size() == 3 && text[0] >= '1' && text[0] <= '9' && text[1] == '.' &&
                       text[2] >= '0' && text[2] <= '9';
   if (!shaped)
-    throw CompileError("[metal::Device] Unknown Metal language version '" + text +
+    throw CompileError("[metal] unknown Metal language version '" + text +
                        "': give it as major.minor, e.g. \"3.1\", or leave it empty for the newest");
   return {text[0] - '0', text[2] - '0'};
 }
 
-CompileDiagnostic parse_compile_log(const std::string& log, const std::string& source) {
-  CompileDiagnostic diagnostic;
+std::vector<msl::Diagnostic> parse_compile_log(const std::string& log) {
+  std::vector<msl::Diagnostic> diagnostics;
   std::size_t start = 0;
-  std::string first_text;
-  while (start <= log.size()) {
+  while (start < log.size()) {
     std::size_t end = log.find('\n', start);
     if (end == std::string::npos) end = log.size();
-    const std::string line = log.substr(start, end - start);
+    msl::Diagnostic d;
+    if (msl::parse_clang_style_line(log.substr(start, end - start), d)) {
+      // Metal names the source it was given "program_source".
+      if (d.file == "program_source") d.file = msl::kSourceName;
+      diagnostics.push_back(std::move(d));
+    }
     start = end + 1;
-    if (first_text.empty() && line.find_first_not_of(" \t\r") != std::string::npos) first_text = line;
-    // Clang-style "<file>:<line>:<column>: error: <text>" (or "fatal error:").
-    std::size_t marker = line.find(": error: ");
-    std::size_t skip = 9;
-    if (marker == std::string::npos) {
-      marker = line.find(": fatal error: ");
-      skip = 15;
-    }
-    if (marker == std::string::npos) continue;
-    diagnostic.message = line.substr(marker + skip);
-    const std::string where = line.substr(0, marker);  // "program_source:12:5"
-    const std::size_t colon2 = where.rfind(':');
-    const std::size_t colon1 = colon2 == std::string::npos || colon2 == 0 ? std::string::npos
-                                                                           : where.rfind(':', colon2 - 1);
-    if (colon1 != std::string::npos) {
-      const std::string line_text = where.substr(colon1 + 1, colon2 - colon1 - 1);
-      const std::string column_text = where.substr(colon2 + 1);
-      const bool digits = !line_text.empty() && !column_text.empty() &&
-                          line_text.find_first_not_of("0123456789") == std::string::npos &&
-                          column_text.find_first_not_of("0123456789") == std::string::npos &&
-                          line_text.size() < 9 && column_text.size() < 9;
-      if (digits) {
-        diagnostic.line = std::stoi(line_text);
-        diagnostic.column = std::stoi(column_text);
-      }
-    }
-    break;
   }
-  if (diagnostic.message.empty()) diagnostic.message = first_text.empty() ? "unknown error" : first_text;
-  if (diagnostic.line > 0) {
-    std::size_t at = 0;
-    for (int n = 1; n < diagnostic.line && at != std::string::npos; ++n) {
-      at = source.find('\n', at);
-      if (at != std::string::npos) ++at;
-    }
-    if (at != std::string::npos && at <= source.size()) {
-      std::size_t stop = source.find('\n', at);
-      if (stop == std::string::npos) stop = source.size();
-      diagnostic.source_line = source.substr(at, stop - at);
-      if (!diagnostic.source_line.empty() && diagnostic.source_line.back() == '\r')
-        diagnostic.source_line.pop_back();
-    }
-  }
-  return diagnostic;
+  return diagnostics;
 }
 
-CompileError compile_error_from_log(const std::string& scope, const std::string& what,
-                                    const std::string& log, const std::string& source) {
-  const CompileDiagnostic d = parse_compile_log(log, source);
-  std::string message = scope + " Unable to build " + what + ": ";
-  if (d.line > 0) message += "line " + std::to_string(d.line) + ", column " + std::to_string(d.column) + ": ";
-  message += d.message;
-  if (!d.source_line.empty()) message += "\n    " + d.source_line;
-  return CompileError(message, log, d.line, d.column, d.source_line);
+CompileError compile_error_from_log(const std::string& log, const std::string& source, const std::string& what_failed) {
+  return msl::compile_error(parse_compile_log(log), nullptr, source, log, what_failed);
 }
 
 std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
                                                  const std::string& label) {
   ParamInfo as_param;
   as_param.binding = -1;  // pack_scalar then takes the name as the whole description
-  as_param.name = "[metal::Library] Function constant " + label;
+  as_param.name = label;
   as_param.scalar = scalar;
   as_param.vector_width = width;
   as_param.element_size = scalar_size(scalar) * static_cast<std::size_t>(width == 3 ? 4 : width);  // float3 is 16 bytes

@@ -1,7 +1,8 @@
-// Compiling MSL and loading .metallib images; functions, function constants and
-// pipelines, with Metal's reflection merged into the front end's parameter table.
+// The Metal compiler: MSL through newLibraryWithSource (options, compile errors) and
+// .metallib images into libraries; from a library, specialised functions (function
+// constants) and pipelines, with Metal's reflection merged into the front end's table.
 #if !__has_feature(objc_arc)
-#error "metal_library.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
+#error "metal_compiler.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
 #endif
 
 #include <Availability.h>
@@ -17,6 +18,7 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/function_constants.hpp"
 #include "msl/kernels.hpp"
 #include "msl/lexer.hpp"
 
@@ -103,7 +105,8 @@ std::string type_name(MTLDataType type) {
 NSString* ns_string(const std::string& text, const char* what) {
   NSString* string = [[NSString alloc] initWithBytes:text.data() length:text.size() encoding:NSUTF8StringEncoding];
   if (!string)
-    throw CompileError(std::string("[metal::Device] Unable to build library: the ") + what + " is not valid UTF-8");
+    throw CompileError(std::string("[metal] unable to build the library: the ") + what +
+                       " is not valid UTF-8; pass UTF-8 text");
   return string;
 }
 
@@ -139,7 +142,7 @@ MTLLanguageVersion language_version(const std::string& text) {
     default:
       break;
   }
-  throw CompileError("[metal::Device] Metal language version " + text +
+  throw CompileError("[metal] language version " + text +
                      " is not available with this macOS and metalcall build: use one from 2.0 to 3.0, "
                      "newer ones as the OS has them, or leave it empty for the newest");
 }
@@ -220,7 +223,6 @@ struct KnownConstant {
   ElementType element;
   std::string type_name;
   bool required = false;
-  bool given = false;
 };
 
 std::vector<KnownConstant> known_constants(id<MTLFunction> function,
@@ -253,39 +255,37 @@ std::vector<KnownConstant> known_constants(id<MTLFunction> function,
   return known;
 }
 
-MTLFunctionConstantValues* constant_values(const std::string& kernel, const std::vector<KnownConstant>& known_in,
+// Matches the given values to `known` as every backend does (msl::match_constants: by
+// name or index, unknown or repeated ones refused), then checks Metal's `required` flag
+// and packs each value to the type Metal compiled.
+MTLFunctionConstantValues* constant_values(const std::string& kernel, const std::vector<KnownConstant>& known,
                                            const std::vector<FunctionConstant>& constants) {
-  std::vector<KnownConstant> known = known_in;
-  auto listing = [&] {
-    std::string text;
-    for (const KnownConstant& c : known)
-      text += (text.empty() ? "" : ", ") + c.name + " (" + c.type_name + ", index " + std::to_string(c.index) + ")";
-    return text.empty() ? std::string("none") : text;
-  };
-  MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
-  for (const FunctionConstant& given : constants) {
-    auto match = std::find_if(known.begin(), known.end(), [&](const KnownConstant& c) {
-      return given.name.empty() ? given.index >= 0 && c.index == static_cast<NSUInteger>(given.index)
-                                : c.name == given.name;
-    });
-    if (match == known.end())
-      throw ArgumentError("[metal::Library] No function constant " +
-                          (given.name.empty() ? "with index " + std::to_string(given.index) : "named '" + given.name + "'") +
-                          " for kernel '" + kernel + "'; there are: " + listing());
-    if (match->given)
-      throw ArgumentError("[metal::Library] Function constant '" + match->name + "' of kernel '" + kernel +
-                          "' is given twice (by name and by index): give it once");
-    match->given = true;
-    const std::vector<std::uint8_t> bytes = pack_function_constant(
-        match->element.scalar, match->element.width, given.value,
-        "'" + match->name + "' (" + match->type_name + ", index " + std::to_string(match->index) + ")");
-    if (match->used) [values setConstantValue:bytes.data() type:match->type atIndex:match->index];
+  std::vector<msl::FunctionConstantInfo> declared;
+  for (const KnownConstant& c : known) {
+    msl::FunctionConstantInfo info;
+    info.name = c.name;
+    info.index = static_cast<int>(c.index);
+    info.scalar = c.element.scalar;
+    info.type_name = c.type_name;
+    declared.push_back(std::move(info));
   }
-  for (const KnownConstant& c : known)
-    if (c.required && !c.given)
-      throw ArgumentError("[metal::Library] Kernel '" + kernel + "' needs function constant '" + c.name + "' (" +
-                          c.type_name + ", index " + std::to_string(c.index) + "): pass constants={\"" + c.name +
-                          "\": value}");
+  const std::vector<std::size_t> matches = msl::match_constants(declared, constants);
+  MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
+  std::vector<bool> given(known.size(), false);
+  for (std::size_t i = 0; i < constants.size(); ++i) {
+    const KnownConstant& match = known[matches[i]];
+    given[matches[i]] = true;
+    const std::vector<std::uint8_t> bytes = pack_function_constant(
+        match.element.scalar, match.element.width, constants[i].value,
+        "kernel '" + kernel + "' function constant '" + match.name + "' (" + match.type_name + ", index " +
+            std::to_string(match.index) + ")");
+    if (match.used) [values setConstantValue:bytes.data() type:match.type atIndex:match.index];
+  }
+  for (std::size_t i = 0; i < known.size(); ++i)
+    if (known[i].required && !given[i])
+      throw ArgumentError("kernel '" + kernel + "' needs function constant '" + known[i].name + "' (" +
+                          known[i].type_name + ", index " + std::to_string(known[i].index) + "): pass constants={\"" +
+                          known[i].name + "\": value}");
   return values;
 }
 
@@ -311,21 +311,19 @@ class MetalLibrary final : public BackendLibrary {
 
  private:
   std::shared_ptr<MetalProgram> build(const std::string& name, const std::vector<FunctionConstant>& constants) {
+    // Core has checked `name` against function_names().
     const KernelInfo* source_info = nullptr;
     for (const KernelInfo& kernel : kernels_)
       if (kernel.name == name) source_info = &kernel;
-    const bool listed = kernels_.empty() ? std::find(names_.begin(), names_.end(), name) != names_.end()
-                                         : source_info != nullptr;
     NSString* function_name = [NSString stringWithUTF8String:name.c_str()];
-    id<MTLFunction> function = listed && function_name ? [library_ newFunctionWithName:function_name] : nil;
-    if (!function) {
-      std::string names;
-      for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
-      throw ArgumentError("[metal::Library] No kernel named '" + name + "' in this library; it has: " +
-                          (names.empty() ? std::string("none") : names));
-    }
+    id<MTLFunction> function = function_name ? [library_ newFunctionWithName:function_name] : nil;
+    if (!function)
+      throw CompileError("[metal] unable to get kernel '" + name + "' from its library, although the library lists "
+                         "it; this is a metalcall bug: please report it with the kernel source");
     if ([function functionType] != MTLFunctionTypeKernel)
-      throw ArgumentError("[metal::Library] '" + name + "' is not a kernel function: metalcall runs kernels only");
+      throw CompileError("[metal] unable to use '" + name + "': Metal has it as a function that is not a kernel, "
+                         "although the library lists it as one; this is a metalcall bug: please report it with "
+                         "the kernel source");
     const std::vector<KnownConstant> settable = known_constants(function, constants_);
     const bool specialise =
         std::any_of(settable.begin(), settable.end(), [](const KnownConstant& c) { return c.used; });
@@ -334,7 +332,7 @@ class MetalLibrary final : public BackendLibrary {
       NSError* error = nil;
       if (specialise) function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
       if (!function)
-        throw CompileError("[metal::Library] Unable to specialise kernel '" + name + "' with its function constants: " +
+        throw CompileError("[metal] unable to specialise kernel '" + name + "' with its function constants: " +
                                error_text(error),
                            error_text(error));
     }
@@ -346,7 +344,7 @@ class MetalLibrary final : public BackendLibrary {
                                           reflection:&reflection
                                                error:&error];
     if (!pipeline)
-      throw CompileError("[metal::Library] Unable to build the pipeline of kernel '" + name + "': " + error_text(error),
+      throw CompileError("[metal] unable to build the pipeline of kernel '" + name + "': " + error_text(error),
                          error_text(error));
     const std::vector<BindingInfo> bindings = binding_infos(reflection);
     KernelInfo info = source_info ? *source_info : kernel_info_from_bindings(name, bindings);
@@ -375,7 +373,7 @@ std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::
     id<MTLLibrary> compiled = [device newLibraryWithSource:ns_string(source, "source")
                                                    options:metal_options
                                                      error:&error];
-    if (!compiled) throw compile_error_from_log("[metal::Device]", "library", error_text(error), source);
+    if (!compiled) throw compile_error_from_log(error_text(error), source, "[metal] unable to build the library");
     // Metal accepted the source; the front end gives the parameter tables (as on the CPU).
     msl::ParsedSource parsed = msl::parse_source(msl::tokenize(source), source);
     std::vector<KernelInfo> kernels;
@@ -391,7 +389,9 @@ std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::
 }
 
 std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vector<std::uint8_t>& bytes) {
-  if (bytes.empty()) throw CompileError("[metal::Device] Unable to load library: the .metallib image is empty");
+  if (bytes.empty())
+    throw CompileError("[metal] unable to load the library: the .metallib image is empty; pass the bytes or the "
+                       "path of a .metallib file");
   std::shared_ptr<BackendLibrary> library;
   with_autorelease_pool([&] {
     id<MTLDevice> device = (__bridge id<MTLDevice>)device_handle;
@@ -399,7 +399,7 @@ std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vec
     NSError* error = nil;
     id<MTLLibrary> loaded = [device newLibraryWithData:data error:&error];
     if (!loaded)
-      throw CompileError("[metal::Device] Unable to load library: " + error_text(error) +
+      throw CompileError("[metal] unable to load the library: " + error_text(error) +
                              ". Pass a .metallib built by `xcrun metallib` for this macOS, or compile the source",
                          error_text(error));
     std::vector<std::string> names;
