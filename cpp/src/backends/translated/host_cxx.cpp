@@ -3,7 +3,7 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <regex>
+#include <cctype>
 #include <sstream>
 #include <unistd.h>
 
@@ -31,20 +31,42 @@ std::string first_line_of_version(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// g++'s template context, "file:line:col:   required from …" / "…:   in …", which
+// points from the prelude back to the user's line.
+bool parse_gnu_context_line(const std::string& line, msl::Diagnostic& d) {
+  for (std::size_t colon = line.find(':'); colon != std::string::npos; colon = line.find(':', colon + 1)) {
+    std::size_t p = colon + 1, line_begin = p;
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))) ++p;
+    if (p == line_begin || p >= line.size() || line[p] != ':') continue;
+    std::size_t column_begin = ++p;
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))) ++p;
+    if (p == column_begin || p >= line.size() || line[p] != ':') continue;
+    std::size_t text = p + 1;
+    while (text < line.size() && (line[text] == ' ' || line[text] == '\t')) ++text;
+    if (text == p + 1) continue;
+    const std::string rest = line.substr(text);
+    if (rest.rfind("required from", 0) != 0 && rest.rfind("in ", 0) != 0) continue;
+    d.file = line.substr(0, colon);
+    d.line = std::atoi(line.c_str() + line_begin);
+    d.column = std::atoi(line.c_str() + column_begin);
+    d.message = rest;
+    d.error = false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<msl::Diagnostic> parse_gnu_diagnostics(const std::string& log) {
-  static const std::regex pattern(R"(^(.*?):(\d+):(\d+): (fatal error|error|warning|note): (.*)$)");
-  static const std::regex context(R"(^(.*?):(\d+):(\d+):\s+(required from.*|in .*)$)");
   std::vector<msl::Diagnostic> out;
   std::istringstream in(log);
   std::string line;
-  std::smatch m;
   while (std::getline(in, line)) {
-    if (std::regex_match(line, m, pattern)) {
-      const bool error = m[4] == "error" || m[4] == "fatal error";
-      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[5], error});
-    } else if (std::regex_match(line, m, context)) {
-      out.push_back({m[1], std::stoi(m[2]), std::stoi(m[3]), m[4], false});
-    }
+    msl::Diagnostic d;
+    if (msl::parse_clang_style_line(line, d) || parse_gnu_context_line(line, d)) out.push_back(d);
   }
   return out;
 }
