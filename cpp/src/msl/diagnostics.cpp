@@ -1,6 +1,6 @@
 #include "msl/diagnostics.hpp"
 
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 
 namespace metalcall::msl {
 

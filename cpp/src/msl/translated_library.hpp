@@ -14,7 +14,7 @@
 #include "core/backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/function_constants.hpp"
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 #include "msl/translator.hpp"
 
 namespace metalcall::msl {

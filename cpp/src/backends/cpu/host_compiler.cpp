@@ -14,7 +14,7 @@
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/diagnostics.hpp"
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 #include "msl/lexer.hpp"
 #include "msl/type_names.hpp"
 

@@ -38,7 +38,7 @@
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/cuda_abi.hpp"
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 #include "msl/diagnostics.hpp"
 #include "msl/translated_library.hpp"
 #include "msl/translator.hpp"
