@@ -285,9 +285,7 @@ class Translator {
             // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
             const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
             // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
-            std::string call = tok.text + "template " + (write ? "mtl_swz_ref<1" : "mtl_swz<1");
-            for (int c : swz) call += std::to_string(c);
-            emit(call + ">()", tok, false);
+            emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(swz) + ">()", tok, false);
             ++i;
             continue;
           }
@@ -406,7 +404,8 @@ class Translator {
     return (is_const ? "const " : "") + type_text(t_, tokens, false);
   }
 
-  // `threadgroup T name[N][M];` → `static thread_local metal::mtl_checked_array<…> name;`.
+  // Checked mode: `threadgroup T name[N][M];` → `static thread_local metal::mtl_checked_array<…> name;`
+  // (the target's threadgroup storage qualifier).
   // Returns the index of the last token consumed, or npos to fall back.
   std::size_t emit_checked_array(std::size_t i) {
     std::size_t name = i + 1;
