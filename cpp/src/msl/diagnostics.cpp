@@ -1,9 +1,11 @@
+// Compiler diagnostics in the user's terms: parsing a clang-style log line, and picking
+// the error to report (see diagnostics.hpp).
 #include "msl/diagnostics.hpp"
 
 #include <cstring>
 #include <utility>
 
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 
 namespace metalcall::msl {
 

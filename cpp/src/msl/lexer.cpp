@@ -1,3 +1,4 @@
+// The MSL tokenizer (see lexer.hpp).
 #include "msl/lexer.hpp"
 
 #include <cctype>

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "msl/kernels.hpp"
+#include "msl/source_errors.hpp"
 #include "msl/lexer.hpp"
 #include "msl/translator.hpp"
 

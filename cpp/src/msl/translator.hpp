@@ -1,6 +1,6 @@
-// MSL → host C++ (CPU backend). The output keeps the user's line structure, so the
-// system compiler's line numbers are the user's; columns are mapped back through
-// a SourceMap.
+// MSL → host C++ (CPU backend) and MSL → CUDA C++ (CUDA backend). The output keeps
+// the user's line structure, so the compiler's line numbers are the user's; columns
+// are mapped back through a SourceMap.
 #pragma once
 
 #include <map>

@@ -1,3 +1,4 @@
+// MSL type names renamed to mtl_<name> for the targets, and back in compiler messages.
 #include "msl/type_names.hpp"
 
 #include <cctype>

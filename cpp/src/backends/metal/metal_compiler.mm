@@ -19,7 +19,7 @@
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/function_constants.hpp"
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 #include "msl/lexer.hpp"
 
 namespace metalcall::metal {

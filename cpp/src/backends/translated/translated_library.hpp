@@ -18,7 +18,7 @@
 #include "core/backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/front_end.hpp"
-#include "msl/kernels.hpp"
+#include "msl/signature_parser.hpp"
 
 namespace metalcall::translated {
 

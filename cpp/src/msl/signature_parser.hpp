@@ -1,5 +1,6 @@
-// Finds the kernel functions of a token stream and parses their signatures into
-// the reflection table (DESIGN.md §3), keeping token positions for the translator.
+// The kernel-signature parser (reflection): finds the kernel functions and function
+// constants of a token stream and parses their signatures into the reflection table
+// (DESIGN.md §3), keeping token positions for the translator.
 #pragma once
 
 #include <cstddef>
@@ -7,8 +8,8 @@
 #include <vector>
 
 #include "metalcall/reflection.hpp"
-#include "metalcall/errors.hpp"
 #include "msl/lexer.hpp"
+#include "msl/source_errors.hpp"  // error_at(): the CompileErrors this parser throws
 
 namespace metalcall::msl {
 
@@ -66,11 +67,5 @@ void finalize_bindings(KernelInfo& kernel);
 
 /** Component type and width of an MSL type name ("float4" → f32, 4). */
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width);
-
-/** The text of line `line` (1-based) of `source`, for error messages. */
-std::string source_line(const std::string& source, int line);
-
-/** A CompileError at a token of the user's source. */
-CompileError error_at(const std::string& source, const Token& token, const std::string& message);
 
 }  // namespace metalcall::msl

@@ -1,39 +1,14 @@
-#include "msl/kernels.hpp"
+// The kernel-signature parser (reflection): kernels, their parameter tables and the
+// function constants of a token stream, with the token positions the translator needs.
+#include "msl/signature_parser.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "metalcall/errors.hpp"
-#include "msl/reflect.hpp"
 
 namespace metalcall::msl {
-
-std::string source_line(const std::string& source, int line) {
-  int current = 1;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < source.size() && current < line; ++i) {
-    if (source[i] == '\n') {
-      ++current;
-      start = i + 1;
-    }
-  }
-  if (current != line) return {};
-  const std::size_t end = source.find('\n', start);
-  std::string text = source.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
-}
-
-CompileError error_at(const std::string& source, const Token& token, const std::string& message) {
-  const std::string line = source_line(source, token.line);
-  std::string caret(token.column > 1 ? token.column - 1 : 0, ' ');
-  for (std::size_t k = 0; k < caret.size() && k < line.size(); ++k)
-    if (line[k] == '\t') caret[k] = '\t';
-  const std::string log = "source.metal:" + std::to_string(token.line) + ":" + std::to_string(token.column) +
-                          ": error: " + message + "\n" + line + "\n" + caret + "^";
-  return CompileError(log, log, token.line, token.column, line);
-}
 
 namespace {
 
@@ -521,9 +496,6 @@ class SignatureParser {
     if (info.kind == ParamKind::threadgroup_memory && !pointer) {
       fail(p.name_token, "threadgroup parameter '" + info.name + "' must be a pointer");
     }
-    if (info.kind == ParamKind::buffer && info.scalar == ScalarType::boolean && info.vector_width == 1) {
-      // bool buffers are fine; nothing to check. Kept explicit for readers.
-    }
     k.params.push_back(std::move(p));
   }
 
@@ -620,12 +592,6 @@ void classify_type(const std::string& type_name, ScalarType* scalar, int* vector
 
 ParsedSource parse_source(const std::vector<Token>& tokens, const std::string& source) {
   return SignatureParser(tokens, source).run();
-}
-
-std::vector<KernelInfo> reflect_kernels(const std::string& source) {
-  std::vector<KernelInfo> out;
-  for (auto& k : parse_source(tokenize(source), source).kernels) out.push_back(std::move(k.info));
-  return out;
 }
 
 }  // namespace metalcall::msl

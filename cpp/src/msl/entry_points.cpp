@@ -1,0 +1,155 @@
+// The part of each kernel's entry point that every target shares (see entry_points.hpp).
+#include "msl/entry_points.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "msl/cpu_abi.hpp"
+#include "msl/token_text.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+// One table for every target; only its declaration and the binding's integer type differ.
+void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
+                       const Target& target) {
+  o << target.layout_declaration() << cpu_layout_symbol(index) << "[] = {";
+  for (const auto& p : k.params) {
+    if (p.info.kind == ParamKind::builtin) {
+      o << "{0, 0, -1}, ";
+    } else {
+      const std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
+      const std::string binding = p.binding_expression.empty()
+                                      ? std::to_string(p.info.binding)
+                                      : "(" + std::string(target.binding_type()) + ")(" + p.binding_expression + ")";
+      o << "{sizeof(" << e << "), alignof(" << e << "), " << binding << "}, ";
+    }
+  }
+  o << "{0, 0, -1}};\n";
+}
+
+// Component d of a builtin, in the names every entry point declares: the group's
+// origin x0/y0/z0, the thread's lx/ly/lz in it, the group gx/gy/gz, the actual
+// group size ax/ay/az (smaller at the grid's edge) and the dispatch's tx/ty/tz.
+std::string builtin_component(Builtin b, int d) {
+  static const char* xyz[3] = {"x", "y", "z"};
+  const std::string c = xyz[d];
+  switch (b) {
+    case Builtin::thread_position_in_grid: return c + "0 + l" + c;
+    case Builtin::thread_position_in_threadgroup: return "l" + c;
+    case Builtin::threadgroup_position_in_grid: return "g" + c;
+    case Builtin::threads_per_threadgroup: return "a" + c;
+    case Builtin::dispatch_threads_per_threadgroup: return "t" + c;
+    case Builtin::threadgroups_per_grid: return "L->groups[" + std::to_string(d) + "]";
+    case Builtin::threads_per_grid: return "L->grid[" + std::to_string(d) + "]";
+    case Builtin::thread_index_in_threadgroup: return "((lz * ay + ly) * ax + lx)";
+    case Builtin::thread_index_in_simdgroup: return "(((lz * ay + ly) * ax + lx) % 32u)";
+    case Builtin::simdgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 32u)";
+    case Builtin::threads_per_simdgroup: return "32u";
+    case Builtin::simdgroups_per_threadgroup: return "((ax * ay * az + 31u) / 32u)";
+    case Builtin::thread_execution_width: return "32u";
+    case Builtin::dispatch_simdgroups_per_threadgroup: return "((tx * ty * tz + 31u) / 32u)";
+    case Builtin::thread_index_in_quadgroup: return "(((lz * ay + ly) * ax + lx) % 4u)";
+    case Builtin::quadgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 4u)";
+    case Builtin::quadgroups_per_threadgroup: return "((ax * ay * az + 3u) / 4u)";
+    case Builtin::dispatch_quadgroups_per_threadgroup: return "((tx * ty * tz + 3u) / 4u)";
+    case Builtin::none: break;
+  }
+  return "0u";
+}
+
+// Checked mode: a pointer parameter becomes a bounds-checked pointer over its argument's bytes.
+void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, const ParsedParam& p,
+                        const std::string& var, const std::string& address) {
+  const std::string element = (p.info.is_const ? "const " : "") + type_text(t, p.type_tokens, true, &k.template_arguments);
+  const std::string what = std::string(p.info.kind == ParamKind::threadgroup_memory ? "threadgroup" : "argument") +
+                           " '" + p.info.name + "' (" +
+                           (p.info.kind == ParamKind::threadgroup_memory ? "threadgroup(" : "buffer(") +
+                           std::to_string(p.info.binding) + "))";
+  o << "  const metal::mtl_checked<" << element << "> " << var << "((" << element << "*)" << address
+    << ", L->arg_bytes[" << p.info.position << "] / sizeof(" << element << "), \"" << what << "\");\n";
+}
+
+// Declarations of the kernel's arguments from the launch (into `o`), and the call's argument list.
+std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k,
+                                        bool checked, const Target& target) {
+  std::vector<std::string> call_args;
+  for (const auto& p : k.params) {
+    const std::string var = "p" + std::to_string(p.info.position);
+    const std::string full = type_text(t, p.type_tokens, false, &k.template_arguments);
+    switch (p.info.kind) {
+      case ParamKind::buffer:
+      case ParamKind::threadgroup_memory: {
+        const std::string address = p.info.kind == ParamKind::buffer
+                                        ? "L->args[" + std::to_string(p.info.position) + "]"
+                                        : target.threadgroup_address(p.info);
+        if (checked) {
+          emit_checked_param(o, t, k, p, var, address);
+        } else {
+          o << "  " << full << " const " << var << " = (" << full << ")" << address << ";\n";
+        }
+        call_args.push_back(var);
+        break;
+      }
+      case ParamKind::reference: {
+        std::string base = full;
+        base.erase(std::remove(base.begin(), base.end(), '&'), base.end());
+        o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info.position) << ";\n";
+        call_args.push_back(var);
+        break;
+      }
+      case ParamKind::value:
+        o << "  const " << full << " " << var << " = *(const " << full << "*)" << target.value_address(p.info.position)
+          << ";\n";
+        call_args.push_back(var);
+        break;
+      case ParamKind::builtin: {
+        std::string expr;
+        if (p.info.vector_width == 1) {
+          expr = "(" + full + ")(" + builtin_component(p.info.builtin, 0) + ")";
+        } else {
+          expr = full + "(";
+          for (int d = 0; d < p.info.vector_width && d < 3; ++d)
+            expr += (d ? ", " : "") + builtin_component(p.info.builtin, d);
+          expr += ")";
+        }
+        call_args.push_back(expr);
+        break;
+      }
+    }
+  }
+  return call_args;
+}
+
+// `ns::f<float>(p0, p1, (uint)(x0 + lx));`
+std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const std::string& qualified_name,
+                      const std::vector<std::string>& args) {
+  std::string c = qualified_name;
+  if (k.instantiation) {
+    c += "<";
+    for (std::size_t a = 0; a < k.template_arguments.size(); ++a)
+      c += (a ? ", " : "") + type_text(t, k.template_arguments[a].second, false);
+    c += ">";
+  }
+  c += "(";
+  for (std::size_t a = 0; a < args.size(); ++a) c += (a ? ", " : "") + args[a];
+  return c + ");";
+}
+
+}  // namespace
+
+void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
+                      const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target) {
+  emit_layout_table(o, t, k, index, target);
+  EntryPoint entry;
+  entry.index = index;
+  entry.kernel_name = k.info.name;
+  entry.uses_fibers = uses_fibers;
+  std::ostringstream setup;
+  entry.call = call_text(t, k, qualified_name, argument_setup(setup, t, k, checked, target));
+  entry.argument_setup = setup.str();
+  target.emit_entry_point(o, entry);
+}
+
+}  // namespace metalcall::msl

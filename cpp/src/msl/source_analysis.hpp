@@ -1,0 +1,34 @@
+// What the translator learns from the token stream before it writes anything:
+// structs with swizzle-named members, the kernels that run their threads as
+// fibers, and the kernels' namespace-qualified names.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+#include "msl/signature_parser.hpp"
+
+namespace metalcall::msl {
+
+/**
+ * A user struct may have members named like swizzles (`float2 xy;`). Every `.xy`
+ * is rewritten to `.template mtl_swz<101>()` all the same; such structs get member
+ * templates of that name returning the member, so both work. Returns the text to
+ * insert before each such struct's closing brace, by the brace's token index.
+ */
+std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t);
+
+/**
+ * Per kernel: true when it, or a function or macro it calls (transitively), uses a
+ * barrier or a SIMD-group function, so every thread of its group must be able to
+ * wait for the others.
+ */
+std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
+
+/** Per kernel: the name to call it by, qualified with the namespaces it is declared in. */
+std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
+
+}  // namespace metalcall::msl

@@ -1,0 +1,60 @@
+// What differs between the translator's targets: host C++ for the CPU backend
+// (target_cpu.cpp) and CUDA C++ for NVRTC (target_cuda.cpp). The Translator
+// (translator.cpp) does everything else and asks a Target at these points only.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "metalcall/reflection.hpp"
+
+namespace metalcall::msl {
+
+/** One kernel's entry point, as the shared code prepared it (entry_points.cpp). */
+struct EntryPoint {
+  std::size_t index = 0;       // the kernel's number: cpu_entry_symbol(index), cpu_layout_symbol(index)
+  std::string kernel_name;     // the name the user calls it by
+  bool uses_fibers = false;    // barriers or SIMD-group functions: threads must wait for each other
+  std::string argument_setup;  // statements declaring p0, p1, … from the launch `L` (and worker `W`)
+  std::string call;            // `f(p0, p1, …);`
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  /** "CPU" or "CUDA", for messages about what the backend does not support. */
+  virtual const char* name() const = 0;
+
+  /** The start of the translation unit: the launch ABI, the prelude, helper macros. */
+  virtual void emit_preamble(std::ostream& o) const = 0;
+
+  /** What `threadgroup` becomes where it declares storage (`threadgroup float tmp[64];`). */
+  virtual const char* threadgroup_storage() const = 0;
+
+  /** The address space of program-scope `constant` data, or nullptr for none (plain const). */
+  virtual const char* program_scope_data() const = 0;
+
+  /** The address of the bytes of by-value or `constant T&` parameter `position`. */
+  virtual std::string value_address(int position) const = 0;
+
+  /** The address of [[threadgroup(i)]] parameter `p`'s memory. */
+  virtual std::string threadgroup_address(const ParamInfo& p) const = 0;
+
+  /** A layout table's declaration up to its name, and the integer type of its bindings. */
+  virtual const char* layout_declaration() const = 0;
+  virtual const char* binding_type() const = 0;
+
+  /** The exported function that runs the kernel's threads (after its layout table). */
+  virtual void emit_entry_point(std::ostream& o, const EntryPoint& entry) const = 0;
+};
+
+/** Host C++ for the CPU backend; `checked` adds bounds checks (checked mode). */
+std::unique_ptr<Target> make_cpu_target(bool checked);
+
+/** CUDA C++ for NVRTC (-default-device). */
+std::unique_ptr<Target> make_cuda_target();
+
+}  // namespace metalcall::msl

@@ -1,0 +1,127 @@
+// The CPU target: host C++ for the system compiler, entry points that run a range
+// of threadgroups on one worker thread (a vectorised loop, or fibers when threads
+// wait for each other), calling convention in msl/cpu_abi.hpp.
+#include <ostream>
+#include <string>
+
+#include "msl/cpu_abi.hpp"
+#include "msl/target.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+class CpuTarget : public Target {
+ public:
+  explicit CpuTarget(bool checked) : checked_(checked) {}
+
+  const char* name() const override { return "CPU"; }
+
+  void emit_preamble(std::ostream& o) const override {
+    o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";
+    if (checked_) o << "#define METALCALL_CHECKED 1\n";
+    o << "#include \"metal_stdlib.h\"\n";
+    o << "#define __METAL_VERSION__ 320\n";  // the MSL version the prelude follows (3.2)
+    o << "#define METALCALL_KERNEL static inline __attribute__((always_inline))\n";
+    // Threads of a group are independent between barriers: vectorise across them,
+    // two vectors at a time so that long dependency chains overlap.
+    o << "#if defined(__AVX512F__)\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(32)\")\n"
+         "#else\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(16)\")\n#endif\n";
+  }
+
+  // Storage is shared by the group's fibers, which all run on one worker thread;
+  // a pointer to it is a plain pointer.
+  const char* threadgroup_storage() const override { return "static thread_local"; }
+
+  // Host memory has no address spaces: program-scope constant data is plain const.
+  const char* program_scope_data() const override { return nullptr; }
+
+  std::string value_address(int position) const override { return "L->args[" + std::to_string(position) + "]"; }
+
+  std::string threadgroup_address(const ParamInfo& p) const override {
+    return "W->threadgroup_memory[" + std::to_string(p.binding) + "]";
+  }
+
+  const char* layout_declaration() const override {
+    return "extern \"C\" __attribute__((visibility(\"default\"))) const metalcall_cpu_layout ";
+  }
+  const char* binding_type() const override { return "long"; }
+
+  void emit_entry_point(std::ostream& o, const EntryPoint& e) const override {
+    if (e.uses_fibers) emit_fiber_entry_point(o, e);
+    else emit_loop_entry_point(o, e);
+  }
+
+ private:
+  bool checked_;
+
+  static constexpr const char* kSignature =
+      "(const metalcall_cpu_launch* L, unsigned long long g_begin, "
+      "unsigned long long g_end, const metalcall_cpu_worker* W)";
+
+  // Where a threadgroup starts and how large it is (the last one may be partial).
+  static constexpr const char* kGroupLoop =
+      "  const unsigned long long ngx = L->groups[0], ngy = L->groups[1];\n"
+      "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
+      "  for (unsigned long long g = g_begin; g < g_end; ++g) {\n"
+      "    const unsigned gx = (unsigned)(g % ngx), gy = (unsigned)((g / ngx) % ngy), gz = (unsigned)(g / (ngx * ngy));\n"
+      "    const unsigned x0 = gx * tx, y0 = gy * ty, z0 = gz * tz;\n"
+      "    const unsigned ax = L->grid[0] - x0 < tx ? L->grid[0] - x0 : tx;\n"
+      "    const unsigned ay = L->grid[1] - y0 < ty ? L->grid[1] - y0 : ty;\n"
+      "    const unsigned az = L->grid[2] - z0 < tz ? L->grid[2] - z0 : tz;\n";
+
+  // Checked mode: which launch and kernel a fault message names.
+  std::string checked_setup(const EntryPoint& e) const {
+    if (!checked_) return "";
+    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n";
+  }
+
+  // The threads of a group as a plain loop the compiler can vectorise.
+  void emit_loop_entry_point(std::ostream& o, const EntryPoint& e) const {
+    o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
+      << " {\n  metal::mtl_rt::worker = W;\n" << checked_setup(e) << e.argument_setup << kGroupLoop
+      << "    (void)ax; (void)ay; (void)az; (void)gx; (void)gy; (void)gz;\n"
+         "    for (unsigned lz = 0; lz < az; ++lz)\n"
+         "      for (unsigned ly = 0; ly < ay; ++ly)\n"
+         "        METALCALL_SIMD_LOOP\n"
+         // x, not x0 + lx, is the induction variable: g++ cannot vectorise an index
+         // that might wrap around, and x < x0 + ax proves it does not.
+         "        for (unsigned x = x0; x < x0 + ax; ++x) {\n"
+         "          const unsigned lx = x - x0;\n"
+         "          "
+      << e.call << "\n        }\n  }\n}\n";
+  }
+
+  // Barriers or SIMD-group functions: each thread of a group is a fiber.
+  void emit_fiber_entry_point(std::ostream& o, const EntryPoint& e) const {
+    const std::string ctx = "metalcall_group_" + std::to_string(e.index);
+    const std::string body = "metalcall_thread_" + std::to_string(e.index);
+    o << "struct " << ctx << " { const metalcall_cpu_launch* L; unsigned gx, gy, gz, x0, y0, z0, ax, ay, az; };\n";
+    o << "static void " << body << "(void* c_, unsigned tid) {\n"
+      << "  const " << ctx << "& c = *static_cast<const " << ctx << "*>(c_);\n"
+      << "  const metalcall_cpu_launch* L = c.L;\n"
+         "  const metalcall_cpu_worker* W = metal::mtl_rt::worker;\n  (void)W;\n"
+         "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
+         "  const unsigned gx = c.gx, gy = c.gy, gz = c.gz, x0 = c.x0, y0 = c.y0, z0 = c.z0;\n"
+         "  const unsigned ax = c.ax, ay = c.ay, az = c.az;\n"
+         "  const unsigned lx = tid % ax, ly = (tid / ax) % ay, lz = tid / (ax * ay);\n"
+         "  (void)tx; (void)ty; (void)tz; (void)gx; (void)gy; (void)gz; (void)x0; (void)y0; (void)z0; (void)az;\n"
+         "  (void)lx; (void)ly; (void)lz;\n"
+      << e.argument_setup << "  " << e.call << "\n}\n";
+    o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
+      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = W;\n" << kGroupLoop
+      << "    " << ctx << " c = {L, gx, gy, gz, x0, y0, z0, ax, ay, az};\n"
+         "    const unsigned count = ax * ay * az;\n"
+         "    metal::mtl_rt::group_threads = count;\n"
+         "    unsigned* ops = metal::mtl_rt::op_counts();\n"
+         "    for (unsigned i = 0; i < count; ++i) ops[i] = 0;\n"
+         "    W->run_group(W->fibers, count, " << body << ", &c);\n"
+         "  }\n}\n";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Target> make_cpu_target(bool checked) { return std::make_unique<CpuTarget>(checked); }
+
+}  // namespace metalcall::msl

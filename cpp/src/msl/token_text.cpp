@@ -1,0 +1,65 @@
+// Spelling helpers the translator's files share (see token_text.hpp).
+#include "msl/token_text.hpp"
+
+#include "msl/type_names.hpp"
+
+namespace metalcall::msl {
+
+bool is_swizzle(const std::string& s, std::vector<int>* indices) {
+  if (s.size() < 2 || s.size() > 4) return false;
+  static const std::string xyzw = "xyzw", rgba = "rgba";
+  const std::string& set = xyzw.find(s[0]) != std::string::npos ? xyzw : rgba;
+  indices->clear();
+  for (char c : s) {
+    auto p = set.find(c);
+    if (p == std::string::npos) return false;
+    indices->push_back(static_cast<int>(p));
+  }
+  return true;
+}
+
+std::string swizzle_code(const std::vector<int>& indices) {
+  std::string code = "1";
+  for (int c : indices) code += std::to_string(c);
+  return code;
+}
+
+std::string type_text(const std::vector<Token>& t, const std::vector<std::size_t>& tokens, bool element_only,
+                      const TemplateArguments* arguments) {
+  std::string out;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    const Token& tok = t[tokens[k]];
+    std::string piece;
+    if (arguments && tok.kind == TokenKind::identifier) {
+      const std::vector<std::size_t>* replacement = nullptr;
+      for (const auto& [name, arg] : *arguments)
+        if (name == tok.text) replacement = &arg;
+      if (replacement) {
+        piece = type_text(t, *replacement, false);
+        if (!out.empty() && is_word_char(out.back()) && is_word_char(piece.front())) out += ' ';
+        out += piece;
+        continue;
+      }
+    }
+    if (tok.is_identifier("device") || tok.is_identifier("thread") || tok.is_identifier("threadgroup")) continue;
+    if (tok.is_identifier("constant")) {
+      if (element_only) continue;
+      const bool near_const = (k > 0 && t[tokens[k - 1]].is_identifier("const")) ||
+                              (k + 1 < tokens.size() && t[tokens[k + 1]].is_identifier("const"));
+      if (near_const) continue;
+      piece = "const";
+    } else if (element_only && (tok.is("*") || tok.is("&") || tok.is_identifier("const") ||
+                                tok.is_identifier("volatile") || tok.is_identifier("restrict"))) {
+      continue;
+    } else if (tok.kind == TokenKind::identifier && is_renamed_type(tok.text)) {
+      piece = renamed_type(tok.text);
+    } else {
+      piece = tok.text;
+    }
+    if (!out.empty() && is_word_char(out.back()) && is_word_char(piece.front())) out += ' ';
+    out += piece;
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl
