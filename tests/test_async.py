@@ -7,8 +7,10 @@ through hazard tracking), so they fail if the waiting is missing.
 
 from __future__ import annotations
 
+import array
 import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -279,6 +281,48 @@ def test_batch_keeps_numpy_arrays_alive(device):
     expected = (np.arange(n, dtype=np.float32) + 1) * 2
     np.testing.assert_array_equal(np.asarray(out), expected)
     np.testing.assert_array_equal(np.frombuffer(raw, np.float32), expected)
+
+
+def test_batch_is_the_only_reference_to_its_arguments(device):
+    # Arguments made in the call itself: once it returns, only the batch holds them.
+    lib = device.compile(GOOD_SRC)
+    n = 1 << 14
+    rng = np.random.default_rng(7)
+    a_values = rng.integers(-100, 100, n).astype(np.float32)  # integers: every step is exact
+    b_values = rng.integers(-100, 100, n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    with device.batch():
+        lib.mul(n, a_values.copy(), array.array("f", b_values.tobytes()), out)
+        a = a_values + 1
+        watch = weakref.ref(a)
+        lib.add_scalar(n, a, -1.0, a)  # a = a_values, written in place
+        lib.mul(n, a, out, out)  # out = a_values * a_values * b_values
+        del a
+        gc.collect()
+        assert watch() is not None, "the batch keeps the array alive"
+        junk = [np.full(n, -7.0, np.float32) for _ in range(8)]  # reuse freed memory, if any was freed
+        assert not out.any(), "recorded, not run yet"
+    del junk
+    gc.collect()
+    assert watch() is None, "the batch lets go of the array after the commit"
+    np.testing.assert_array_equal(out, a_values * a_values * b_values)
+
+
+def test_batch_entered_and_dropped_without_exit_is_discarded(device):
+    lib = device.compile(GOOD_SRC)
+    x = device.asarray(np.ones(16, np.float32))
+    b = device.batch()
+    b.__enter__()
+    lib.twice_plus_one(16, x)
+    assert len(b) == 1
+    del b
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(x), np.ones(16, np.float32))  # never ran
+    lib.twice_plus_one(16, x)  # runs at once again
+    np.testing.assert_array_equal(np.asarray(x), np.full(16, 3.0, np.float32))
+    with device.batch():  # and a new batch can open on this thread
+        lib.twice_plus_one(16, x)
+    np.testing.assert_array_equal(np.asarray(x), np.full(16, 7.0, np.float32))
 
 
 def test_exception_inside_batch_discards(device):

@@ -18,6 +18,7 @@ namespace metalcall::python {
 void init_errors(py::module_& m);
 void init_completion(py::module_& m);
 void init_buffer(py::module_& m);
+void init_batch(py::module_& m);
 void init_device(py::module_& m);
 void init_library(py::module_& m);
 void init_kernel(py::module_& m);
@@ -34,6 +35,18 @@ struct PyBuffer {
 
 /** Makes a PyBuffer of `shape` × `dtype` on `device` (zero-filled). */
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
+
+/** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
+struct PyBatch {
+  explicit PyBatch(Device d) : device(std::move(d)) {}
+  PyBatch(const PyBatch&) = delete;
+  PyBatch& operator=(const PyBatch&) = delete;
+  ~PyBatch();  // discards a batch entered but never exited
+  Device device;
+  Batch batch;            // open between __enter__ and __exit__
+  Completion completion;  // of the committed work, after __exit__
+  bool entered = false, exited = false;
+};
 
 /** The integer value of an object with __index__ (int, np.int64, …); ArgumentError past 64 bits. */
 long long index_value(const py::handle& h);
@@ -67,10 +80,5 @@ py::object wrap_completion(Completion completion);
 
 /** Converts a Python value for a function constant. */
 Argument constant_value(const py::handle& value);
-
-/** The batch open on this thread from Python, if any, with the views its calls borrow. */
-struct PyBatch;
-PyBatch* current_python_batch(const std::shared_ptr<DeviceImpl>& device);
-void keep_for_batch(PyBatch* batch, HostReferences& refs);
 
 }  // namespace metalcall::python

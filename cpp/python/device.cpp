@@ -182,9 +182,8 @@ Cached by content: compiling the same source again is free.
         py::gil_scoped_release release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")
-      .def("batch", [](py::object self) {
-        return py::module_::import("metalcall._core").attr("_new_batch")(self);
-      }, "``with dev.batch():`` submits the calls inside as one command buffer / submission.")
+      .def("batch", [](const Device& d) { return std::make_unique<PyBatch>(d); },
+           "``with dev.batch():`` submits the calls inside as one command buffer / submission.")
       .def("__eq__", [](const Device& a, const Device& b) { return a.impl() == b.impl(); }, py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
       .def("__repr__", [](const Device& d) {

@@ -1,22 +1,11 @@
-// metalcall.Kernel (the call path), Completion and Batch.
+// metalcall.Kernel: the call path (a hand-written tp_call) and reflection.
 #include <algorithm>
 
 #include "bindings.hpp"
-#include "core/impl.hpp"
 
 namespace metalcall::python {
 
-struct PyBatch {
-  Device device;
-  Batch batch;
-  HostReferences refs;
-  Completion completion;
-  bool entered = false, exited = false;
-};
-
 namespace {
-
-thread_local std::vector<PyBatch*> t_open_batches;
 
 void parse_triple(const py::handle& h, std::uint64_t out[3], const char* what) {
   auto component = [&](const py::handle& v) -> std::uint64_t {
@@ -75,6 +64,34 @@ void parse_options(const py::kwargs& kwargs, LaunchShape& shape) {
   }
 }
 
+// Python objects a batch keeps alive for one recorded call. The batch may drop
+// them on any thread, so the GIL is taken first.
+struct BatchReferences {
+  HostReferences refs;
+  ~BatchReferences() {
+    py::gil_scoped_acquire gil;
+    refs.release();
+  }
+};
+
+// A call recorded into a batch borrows its host memory until the commit, and the
+// batch may hold the only reference to it: hand the batch the arrays and views.
+// Buffers need nothing: the recorded call holds their storage.
+void keep_for_batch(const Kernel& kernel, const py::args& args, HostReferences& refs) {
+  std::shared_ptr<BatchReferences> kept;
+  const auto& numpy = py::detail::npy_api::get();
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    PyObject* o = args[i].ptr();
+    const bool host = numpy.PyArray_Check_(o) || (PyObject_CheckBuffer(o) && !py::isinstance<PyBuffer>(args[i]));
+    if (!host) continue;
+    if (!kept) kept = std::make_shared<BatchReferences>();
+    kept->refs.keep(o);
+  }
+  if (!kept) return;
+  kept->refs.take(refs);
+  if (Batch batch = kernel.device().current_batch()) batch.keep_alive(std::move(kept));
+}
+
 py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwargs& kwargs) {
   if (args.size() == 0) {
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
@@ -95,14 +112,7 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwa
   } else {
     completion = kernel(shape, arguments);
   }
-  if (!completion.submitted()) {
-    // Recorded into a batch: borrowed memory must outlive the commit.
-    if (PyBatch* batch = current_python_batch(kernel.impl()->device())) {
-      for (std::size_t i = 1; i < args.size(); ++i)
-        if (!py::isinstance<PyBuffer>(args[i]) && PyObject_CheckBuffer(args[i].ptr())) refs.keep(args[i].ptr());
-      keep_for_batch(batch, refs);
-    }
-  }
+  if (!completion.submitted()) keep_for_batch(kernel, args, refs);
   return wrap_completion(std::move(completion));
 }
 
@@ -152,14 +162,6 @@ std::string signature(const KernelInfo& k) {
 
 }  // namespace
 
-PyBatch* current_python_batch(const std::shared_ptr<DeviceImpl>& device) {
-  for (auto it = t_open_batches.rbegin(); it != t_open_batches.rend(); ++it)
-    if ((*it)->device.impl() == device) return *it;
-  return nullptr;
-}
-
-void keep_for_batch(PyBatch* batch, HostReferences& refs) { batch->refs.take(refs); }
-
 void init_kernel(py::module_& m) {
   py::class_<Kernel>(m, "Kernel", R"doc(
 A compiled kernel. ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``
@@ -177,49 +179,6 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
       .def_property_readonly("max_total_threads_per_threadgroup",
                              [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; })
       .def("__repr__", [](const Kernel& k) { return "<metalcall.Kernel " + signature(k.info()) + ">"; });
-
-  py::class_<PyBatch>(m, "Batch", R"doc(
-Records every kernel call made inside ``with dev.batch():`` into one submission,
-committed when the block ends (discarded if it raises).
-)doc")
-      .def("__enter__", [](PyBatch& b) -> PyBatch& {
-        if (b.entered) throw ArgumentError("a batch can be entered once; make a new one with dev.batch()");
-        b.batch = b.device.begin_batch();
-        b.entered = true;
-        t_open_batches.push_back(&b);
-        return b;
-      }, py::return_value_policy::reference)
-      .def("__exit__", [](PyBatch& b, const py::object& exc_type, const py::object&, const py::object&) {
-        if (!b.entered || b.exited) return false;
-        b.exited = true;
-        t_open_batches.erase(std::remove(t_open_batches.begin(), t_open_batches.end(), &b), t_open_batches.end());
-        if (!exc_type.is_none()) {
-          b.batch.discard();
-          b.refs.release();
-          return false;
-        }
-        {
-          py::gil_scoped_release release;
-          b.completion = b.batch.commit();
-        }
-        if (!b.refs.empty()) b.refs.release();  // commit waited: the memory is written back
-        return false;
-      })
-      .def("wait", [](PyBatch& b) {
-        py::gil_scoped_release release;
-        b.completion.wait();
-      }, "Waits for the committed work.")
-      .def_property_readonly("completion", [](const PyBatch& b) { return wrap_completion(b.completion); },
-                             "The Completion of the committed work.")
-      .def_property_readonly("done", [](const PyBatch& b) { return b.exited && b.completion.done(); })
-      .def_property_readonly("gpu_time", [](const PyBatch& b) { return b.completion.gpu_time(); })
-      .def("__len__", [](const PyBatch& b) { return b.entered && !b.exited ? b.batch.size() : 0; });
-
-  m.def("_new_batch", [](const Device& d) {
-    auto b = std::make_unique<PyBatch>();
-    b->device = d;
-    return b;
-  });
 }
 
 }  // namespace metalcall::python

@@ -7,6 +7,7 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_errors(m);
   metalcall::python::init_completion(m);
   metalcall::python::init_buffer(m);
+  metalcall::python::init_batch(m);
   metalcall::python::init_device(m);
   metalcall::python::init_library(m);
   metalcall::python::init_kernel(m);

@@ -61,6 +61,7 @@ struct FunctionConstant {
 
 class Kernel;
 class Batch;
+class Device;
 
 /** A compiled MSL library: the kernels of one source. */
 class Library {
@@ -84,6 +85,8 @@ class Kernel {
   explicit Kernel(std::shared_ptr<KernelImpl> impl) : impl_(std::move(impl)) {}
   const KernelInfo& info() const;
   const std::string& name() const { return info().name; }
+  /** The device the kernel was compiled for and runs on. */
+  Device device() const;
   /**
    * Runs the kernel over `shape.grid` threads with `args` bound by order to its
    * [[buffer(i)]] parameters. Returns at once unless an argument is foreign host
@@ -100,13 +103,28 @@ class Kernel {
 /** Records the calls made on this thread into one submission, committed on commit(). */
 class Batch {
  public:
-  Batch() = default;
+  Batch() = default;  // no batch: see Device::current_batch()
   explicit Batch(std::shared_ptr<BatchImpl> impl) : impl_(std::move(impl)) {}
-  /** Submits what was recorded; waits first if a call used foreign host memory. */
+  /**
+   * Submits what was recorded. Returns once the work has finished if a call used
+   * foreign host memory or the batch holds keep-alives; at once otherwise.
+   */
   Completion commit();
-  /** Drops what was recorded without running it. */
+  /** Drops what was recorded without running it, and releases the keep-alives. */
   void discard();
   std::size_t size() const;
+  /**
+   * Keeps `owner` alive while the recorded work may use what it owns: pass the
+   * owner of host memory given to a call recorded in this batch (a Python array,
+   * a std::vector in a shared_ptr, …), whose caller may let go of it before the
+   * commit. A batch holding keep-alives commits synchronously (see commit()); they
+   * are released by discard(), or after commit() when the last handle on the batch
+   * is dropped. Call it from the thread that records into the batch, while it is
+   * open; ArgumentError after commit() or discard().
+   */
+  void keep_alive(std::shared_ptr<void> owner);
+  /** False for an empty handle, e.g. current_batch() when no batch is open. */
+  explicit operator bool() const { return static_cast<bool>(impl_); }
   const std::shared_ptr<BatchImpl>& impl() const { return impl_; }
 
  private:
@@ -140,8 +158,13 @@ class Device {
   Buffer allocate(std::size_t nbytes) const;
   /** Waits for all work submitted to this device. */
   void synchronize() const;
-  /** Starts recording this thread's calls on this device into a batch. */
+  /**
+   * Starts recording this thread's calls on this device into a batch. Batches do
+   * not nest: ArgumentError if one is already open on this thread for this device.
+   */
   Batch begin_batch() const;
+  /** The batch open on this thread for this device; an empty Batch when there is none. */
+  Batch current_batch() const;
 
   const std::shared_ptr<DeviceImpl>& impl() const { return impl_; }
 

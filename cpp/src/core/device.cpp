@@ -96,19 +96,27 @@ void BatchImpl::record(DispatchCommand&& command) {
   commands_.push_back(std::move(command));
 }
 
+void BatchImpl::keep_alive(std::shared_ptr<void> owner) {
+  if (!open_) throw ArgumentError("this batch was already committed or discarded; keep-alives go to an open batch");
+  keep_alive_.push_back(std::move(owner));
+}
+
 Completion BatchImpl::commit() {
   if (!open_) throw ArgumentError("this batch was already committed or discarded");
   open_ = false;
+  // A keep-alive stands for memory its caller may let go of once commit() returns:
+  // like host memory, it is borrowed only until then.
+  const bool caller_waits = uses_host_memory_ || !keep_alive_.empty();
   device_->close_batch(this);
   completion_->mark_submitted();
   if (commands_.empty()) {
     completion_->finish(nullptr, 0.0);
     return Completion(completion_);
   }
-  device_->submit(std::move(commands_), completion_, uses_host_memory_);
+  device_->submit(std::move(commands_), completion_, caller_waits);
   commands_.clear();
   // Foreign memory is borrowed only for the duration of the commit.
-  if (uses_host_memory_) completion_->wait();
+  if (caller_waits) completion_->wait();
   return Completion(completion_);
 }
 
@@ -117,6 +125,7 @@ void BatchImpl::discard() {
   open_ = false;
   device_->close_batch(this);
   commands_.clear();
+  keep_alive_.clear();
   completion_->mark_submitted();
   completion_->finish(nullptr, 0.0);
 }
@@ -147,6 +156,8 @@ void Device::synchronize() const { impl_->backend().synchronize(); }
 
 Batch Device::begin_batch() const { return Batch(impl_->open_batch()); }
 
+Batch Device::current_batch() const { return Batch(impl_->current_batch()); }
+
 std::vector<std::string> Library::function_names() const { return impl_->backend().function_names(); }
 
 bool Library::has_function(const std::string& name) const {
@@ -161,6 +172,7 @@ Kernel Library::function(const std::string& name, const std::vector<FunctionCons
 Completion Batch::commit() { return impl_->commit(); }
 void Batch::discard() { impl_->discard(); }
 std::size_t Batch::size() const { return impl_->size(); }
+void Batch::keep_alive(std::shared_ptr<void> owner) { impl_->keep_alive(std::move(owner)); }
 
 bool DispatchCommand::uses_host_memory() const {
   for (const auto& a : args)

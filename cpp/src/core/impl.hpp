@@ -86,6 +86,7 @@ class BatchImpl {
   explicit BatchImpl(std::shared_ptr<DeviceImpl> device)
       : device_(std::move(device)), completion_(std::make_shared<CompletionState>(false)) {}
   void record(DispatchCommand&& command);
+  void keep_alive(std::shared_ptr<void> owner);
   Completion commit();
   void discard();
   std::size_t size() const { return commands_.size(); }
@@ -96,6 +97,8 @@ class BatchImpl {
   std::shared_ptr<DeviceImpl> device_;
   std::vector<DispatchCommand> commands_;
   std::shared_ptr<CompletionState> completion_;
+  // Owners of memory the commands borrow; released with the batch (commit waits for them).
+  std::vector<std::shared_ptr<void>> keep_alive_;
   bool uses_host_memory_ = false;
   bool open_ = true;
 };

@@ -314,6 +314,8 @@ DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shap
 
 const KernelInfo& Kernel::info() const { return impl_->info(); }
 
+Device Kernel::device() const { return Device(impl_->device()); }
+
 Completion Kernel::operator()(const LaunchShape& shape, const std::vector<Argument>& args) const {
   return impl_->call(shape, args);
 }

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using metalcall::Argument;
@@ -106,6 +108,14 @@ kernel void grid2d(device uint* out [[buffer(0)]],
                    uint2 p [[thread_position_in_grid]],
                    uint2 size [[threads_per_grid]]) {
     out[p.y * size.x + p.x] = p.y * 1000 + p.x;
+}
+)msl";
+
+const char* kCopySource = R"msl(
+kernel void copy_u32(const device uint* in [[buffer(0)]],
+                     device uint* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    out[i] = in[i];
 }
 )msl";
 
@@ -382,6 +392,62 @@ int main() {
     // Calls after the batch run at once again.
     lib.function("add_n")(grid(n), {Argument::from_buffer(out), Argument::from_uint(9)}).wait();
     CHECK(read<std::uint32_t>(out)[3] == 12);
+  });
+
+  run("kernel device and the current batch", [&] {
+    Kernel mul = lib.function("mul");
+    CHECK(mul.device().impl() == dev.impl());
+    CHECK(!dev.current_batch());  // none open
+    metalcall::DeviceOptions checked_options;
+    checked_options.checked = true;
+    Device other = Device::open("cpu", checked_options);  // another device
+    metalcall::Batch batch = dev.begin_batch();
+    // Looked at before the commit, checked after it: a failed check leaves no batch open.
+    const bool is_current = static_cast<bool>(batch) && dev.current_batch().impl() == batch.impl();
+    bool other_thread_sees_one = true;  // batches are per thread…
+    std::thread([&] { other_thread_sees_one = static_cast<bool>(dev.current_batch()); }).join();
+    const bool other_device_has_one = static_cast<bool>(other.current_batch());  // …and per device
+    batch.commit();
+    CHECK(is_current);
+    CHECK(!other_thread_sees_one);
+    CHECK(!other_device_has_one);
+    CHECK(!dev.current_batch());
+  });
+
+  run("batch keep-alives hold host memory until the commit", [&] {
+    const std::size_t n = 64;
+    Buffer out = dev.allocate(n * sizeof(std::uint32_t));
+    Kernel copy = dev.compile(kCopySource).function("copy_u32");
+    std::weak_ptr<std::vector<std::uint32_t>> watch;
+    metalcall::Batch batch = dev.begin_batch();
+    {
+      // The caller lets go of its input right after the call; the batch keeps it.
+      auto input = std::make_shared<std::vector<std::uint32_t>>(n);
+      for (std::size_t i = 0; i < n; ++i) (*input)[i] = static_cast<std::uint32_t>(3 * i);
+      watch = input;
+      copy(grid(n), {Argument::from_host(input->data(), n * sizeof(std::uint32_t), false, metalcall::ScalarType::u32,
+                                         false),
+                     Argument::from_buffer(out)});
+      dev.current_batch().keep_alive(input);
+    }
+    CHECK(!watch.expired());
+    Completion done = batch.commit();
+    CHECK(done.done());  // commit() waited: the keep-alive's memory is free to go
+    const auto values = read<std::uint32_t>(out);
+    for (std::size_t i = 0; i < n; ++i) CHECK(values[i] == 3 * i);
+    expect_throw<metalcall::ArgumentError>([&] { batch.keep_alive(std::make_shared<int>(0)); }, "after commit");
+    CHECK(!watch.expired());  // held until the last handle on the batch goes
+    batch = metalcall::Batch();
+    CHECK(watch.expired());
+  });
+
+  run("batch discard releases keep-alives", [&] {
+    auto owner = std::make_shared<int>(1);
+    metalcall::Batch batch = dev.begin_batch();
+    batch.keep_alive(owner);
+    CHECK(owner.use_count() == 2);
+    batch.discard();
+    CHECK(owner.use_count() == 1);
   });
 
   run("function constants by name and index", [&] {

@@ -1,0 +1,55 @@
+// metalcall.Batch: `with dev.batch():` over the core's per-thread Batch. Calls
+// find the open batch through Device::current_batch(); nothing is tracked here.
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+PyBatch::~PyBatch() {
+  // Left open, the batch would go on recording this thread's calls.
+  if (batch) {
+    try {
+      batch.discard();
+    } catch (...) {
+      // Nothing to tell from a destructor; discard() only drops work.
+    }
+  }
+}
+
+void init_batch(py::module_& m) {
+  py::class_<PyBatch>(m, "Batch", R"doc(
+Records every kernel call made inside ``with dev.batch():`` into one submission,
+committed when the block ends (discarded if it raises).
+)doc")
+      .def("__enter__", [](PyBatch& b) -> PyBatch& {
+        if (b.entered) throw ArgumentError("a batch can be entered once; make a new one with dev.batch()");
+        b.batch = b.device.begin_batch();
+        b.entered = true;
+        return b;
+      }, py::return_value_policy::reference)
+      .def("__exit__", [](PyBatch& b, const py::object& exc_type, const py::object&, const py::object&) {
+        if (!b.entered || b.exited) return false;
+        b.exited = true;
+        Batch batch = std::move(b.batch);
+        if (!exc_type.is_none()) {
+          batch.discard();
+          return false;
+        }
+        {
+          py::gil_scoped_release release;
+          b.completion = batch.commit();
+        }
+        // Dropping the last handle releases the arrays the calls borrowed (commit waited for them).
+        return false;
+      })
+      .def("wait", [](PyBatch& b) {
+        py::gil_scoped_release release;
+        b.completion.wait();
+      }, "Waits for the committed work.")
+      .def_property_readonly("completion", [](const PyBatch& b) { return wrap_completion(b.completion); },
+                             "The Completion of the committed work.")
+      .def_property_readonly("done", [](const PyBatch& b) { return b.exited && b.completion.done(); })
+      .def_property_readonly("gpu_time", [](const PyBatch& b) { return b.completion.gpu_time(); })
+      .def("__len__", [](const PyBatch& b) { return b.batch ? b.batch.size() : 0; });
+}
+
+}  // namespace metalcall::python
