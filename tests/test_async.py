@@ -49,6 +49,9 @@ def test_call_returns_completion(device):
 
 
 def test_gpu_time_after_a_large_call(device):
+    # CUDA times single calls only on a device opened with timing=True (docs/design.md).
+    device = mc.Device(f"{device.backend}:{device.index}", timing=True)
+    assert device.timing
     lib = device.compile(GOOD_SRC)
     a, expected = slow_inputs(device)
     out = device.empty(N_SLOW, np.float32)

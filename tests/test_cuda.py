@@ -203,3 +203,103 @@ def test_cpu_and_cuda_agree(cuda):
         lib.mul(5000, a, a, out)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+# ---- asynchronous calls (docs/design.md, "CUDA backend") ----
+
+LONG_ITERS = np.uint32(20_000_000)  # a 1-thread spin of tens of milliseconds on any current GPU
+
+
+def spin_reference(start: float, iters: int) -> np.float32:
+    """What `spin` leaves in one element: acc = acc * 0.999 + 1, `iters` times, in float32."""
+    # The recurrence converges to 1000 long before 20e6 steps; iterate until it stops moving.
+    acc = np.float32(start)
+    for _ in range(min(int(iters), 100_000)):
+        nxt = np.float32(acc * np.float32(0.999) + np.float32(1.0))
+        if nxt == acc:
+            break
+        acc = nxt
+    return acc
+
+
+@needs_cuda
+def test_a_kept_completion_of_a_small_call_runs_ahead(cuda):
+    lib = cuda.compile(SRC)
+    x = cuda.zeros(1, np.float32)
+    lib.spin(1, x, np.uint32(1)).wait()  # compile and load first
+    done = lib.spin(1, x, LONG_ITERS)  # one thread: the smallest call there is
+    assert not done.done  # the call returned while the GPU still spins
+    done.wait()
+    assert done.done
+    np.testing.assert_allclose(np.asarray(x)[0], spin_reference(1.0, LONG_ITERS), rtol=1e-3)
+
+
+@needs_cuda
+def test_kept_completions_finish_in_order_with_exact_results(cuda):
+    src = """
+    kernel void bump(device uint* x [[buffer(0)]], constant uint& k [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+        x[i] = x[i] * 3u + k;
+    }
+    """
+    lib = cuda.compile(src)
+    x = cuda.zeros(4, np.uint32)
+    handles = [lib.bump(4, x, np.uint32(k)) for k in range(500)]  # each depends on the one before
+    handles[-1].wait()
+    assert all(h.done for h in handles)  # in order: the last finished means all did
+    expected = np.uint32(0)
+    with np.errstate(over="ignore"):
+        for k in range(500):
+            expected = np.uint32(expected * np.uint32(3) + np.uint32(k))
+    np.testing.assert_array_equal(np.asarray(x), np.full(4, expected, np.uint32))
+
+
+@needs_cuda
+def test_a_dropped_completion_waits(cuda):
+    lib = cuda.compile(SRC)
+    x = cuda.zeros(1, np.float32)
+    early_view = np.asarray(x)  # taken while idle: reading it later does not wait by itself
+    lib.spin(1, x, LONG_ITERS)  # a statement: the Completion is dropped, which waits
+    np.testing.assert_allclose(early_view[0], spin_reference(0.0, LONG_ITERS), rtol=1e-3)
+
+
+@needs_cuda
+def test_a_view_waits_for_pending_work_on_its_buffer(cuda):
+    lib = cuda.compile(SRC)
+    x = cuda.zeros(1, np.float32)
+    done = lib.spin(1, x, LONG_ITERS)
+    view = np.asarray(x)  # hazard tracking: waits for the kernel that writes x
+    assert done.done
+    np.testing.assert_allclose(view[0], spin_reference(0.0, LONG_ITERS), rtol=1e-3)
+
+
+@needs_cuda
+def test_gpu_time_is_measured_where_asked_for(cuda):
+    lib = cuda.compile(SRC)
+    x = cuda.zeros(1, np.float32)
+    single = lib.spin(1, x, np.uint32(1000))
+    single.wait()
+    assert np.isnan(single.gpu_time)  # single calls are not timed by default: no events to pay for
+    with cuda.batch() as batch:
+        lib.spin(1, x, np.uint32(1000))
+        lib.spin(1, x, np.uint32(1000))
+    batch.wait()
+    assert batch.gpu_time > 0
+    timed = mc.Device(f"cuda:{cuda.index}", timing=True)
+    assert timed.timing and not cuda.timing
+    y = timed.zeros(1, np.float32)
+    h = timed.compile(SRC).spin(1, y, LONG_ITERS)
+    h.wait()
+    assert 0 < h.gpu_time < 600
+    np.testing.assert_allclose(np.asarray(y)[0], spin_reference(0.0, LONG_ITERS), rtol=1e-3)
+
+
+@needs_cuda
+def test_synchronize_waits_for_kept_completions(cuda):
+    lib = cuda.compile(SRC)
+    xs = [cuda.zeros(1, np.float32) for _ in range(3)]
+    views = [np.asarray(x) for x in xs]
+    handles = [lib.spin(1, x, np.uint32(200_000)) for x in xs]
+    cuda.synchronize()
+    assert all(h.done for h in handles)
+    for v in views:
+        np.testing.assert_allclose(v[0], spin_reference(0.0, 200_000), rtol=1e-3)

@@ -88,7 +88,9 @@ PyMethodDef kMethods[] = {
 
 PyGetSetDef kGetSet[] = {
     {"done", completion_done, nullptr, "True once the work has finished. Never blocks.", nullptr},
-    {"gpu_time", completion_gpu_time, nullptr, "Seconds the device spent on the work (0 until done).", nullptr},
+    {"gpu_time", completion_gpu_time, nullptr, "Seconds the device spent on the work (0 until done; NaN when the backend did not time it: a CUDA call "
+     "on a device opened without timing=True).",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 

@@ -7,9 +7,10 @@ namespace metalcall::python {
 
 namespace {
 
-Device open_device(const py::object& spec, bool checked) {
+Device open_device(const py::object& spec, bool checked, bool timing) {
   DeviceOptions options;
   options.checked = checked;
+  options.timing = timing;
   if (spec.is_none()) {
     py::gil_scoped_release release;
     return Device::open("", options);
@@ -123,7 +124,8 @@ A device to run kernels on. ``Device()`` picks the best one (Metal on a Mac,
 else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
 ``Device("cuda:1")``, ``Device("metal")``, ``Device(index)`` or a device name.
 )doc")
-      .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false)
+      .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false,
+           py::arg("timing") = false)
       .def_property_readonly("name", [](const Device& d) { return d.info().name; })
       .def_property_readonly("backend", [](const Device& d) { return d.info().backend; })
       .def_property_readonly("index", [](const Device& d) { return d.info().index; })
@@ -135,6 +137,7 @@ else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
       .def_property_readonly("max_buffer_length", [](const Device& d) { return d.info().max_buffer_length; })
       .def_property_readonly("threadgroup_memory_length", [](const Device& d) { return d.info().threadgroup_memory_length; })
       .def_property_readonly("checked", [](const Device& d) { return d.options().checked; })
+      .def_property_readonly("timing", [](const Device& d) { return d.options().timing; })
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
            py::arg("fast_math") = true, py::arg("language_version") = py::none(), R"doc(
@@ -188,7 +191,7 @@ Cached by content: compiling the same source again is free.
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
       .def("__repr__", [](const Device& d) {
         return "<metalcall.Device " + d.info().backend + ":" + std::to_string(d.info().index) + " '" + d.info().name + "'" +
-               (d.options().checked ? " checked" : "") + ">";
+               (d.options().checked ? " checked" : "") + (d.options().timing ? " timing" : "") + ">";
       });
 }
 

@@ -157,7 +157,9 @@ class Device(metaclass=_pybind11_type):
     """A device to run kernels on: ``Device()`` (the best), ``Device("cpu")``, ``Device("cuda:1")``,
     ``Device(index)`` or a device name."""
 
-    def __init__(self, device: str | SupportsIndex | None = None, *, checked: bool = False) -> None: ...
+    def __init__(
+        self, device: str | SupportsIndex | None = None, *, checked: bool = False, timing: bool = False
+    ) -> None: ...
     @property
     def name(self) -> str: ...
     @property
@@ -180,6 +182,9 @@ class Device(metaclass=_pybind11_type):
     def threadgroup_memory_length(self) -> int: ...
     @property
     def checked(self) -> bool: ...
+    @property
+    def timing(self) -> bool:
+        """Every call is timed on the device (CUDA times only batches otherwise)."""
     @property
     def info(self) -> DeviceInfo: ...
     def compile(
@@ -291,7 +296,8 @@ class Completion:
         """True once the work has finished. Never blocks."""
     @property
     def gpu_time(self) -> float:
-        """Seconds the device spent on the work (0 until done)."""
+        """Seconds the device spent on the work (0 until done; NaN for a CUDA call on a device
+        opened without ``timing=True``, which is not timed)."""
     def __enter__(self) -> Self: ...
     def __exit__(
         self,
