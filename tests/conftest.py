@@ -1,9 +1,10 @@
-"""Shared fixtures of the metalcall test suite.
+"""Shared fixtures of the metalcall test suite (tests/conformance included: pytest applies
+this conftest to every folder below it).
 
 Every kernel-running test takes the ``device`` fixture, which is parametrized over
 every device ``metalcall.get_devices()`` reports (ids "cpu", "metal", "cuda", with
 ":N" added when a backend has several devices), so the same tests run on Metal on a
-Mac, on CUDA where there is one and on the CPU everywhere.
+Mac, on CUDA where there is one and on the CPU everywhere. It is defined here only.
 
 Kernel sources are module-level constants (see ``mctest.py``): every distinct source
 costs a compile (~0.3-0.5 s on the CPU backend) the first time it is seen, then it
@@ -23,6 +24,7 @@ import metalcall as mc
 
 
 def _device_params():
+    """One pytest.param((backend, index), id=...) per device metalcall reports."""
     infos = mc.get_devices()
     per_backend: dict[str, int] = {}
     for info in infos:
@@ -31,6 +33,8 @@ def _device_params():
     for info in infos:
         ident = info.backend if per_backend[info.backend] == 1 else f"{info.backend}:{info.index}"
         params.append(pytest.param((info.backend, info.index), id=ident))
+    if not params:  # the CPU backend is always built in; be explicit if it is not
+        params.append(pytest.param(("cpu", 0), id="cpu"))
     return params
 
 
@@ -39,7 +43,12 @@ DEVICE_PARAMS = _device_params()
 
 @pytest.fixture(params=DEVICE_PARAMS)
 def device(request) -> mc.Device:
-    """One open device per available backend device."""
+    """One open device per available backend device (the CPU always).
+
+    ``request.param`` is (backend, index): tests and hooks read the backend from
+    ``item.callspec.params["device"][0]``. Opening is cheap: the registry hands every
+    Device of one backend device the same underlying device.
+    """
     backend, index = request.param
     return mc.Device(f"{backend}:{index}")
 

@@ -1,9 +1,9 @@
 """Fixtures of the MSL conformance suite (issue P0.2); helpers are in mcconf.py.
 
-* ``device``: session-scoped, parametrized over every device ``mc.get_devices()``
-  reports (the CPU backend always; Metal / CUDA where present).
+* ``device``: defined once for the whole suite in tests/conftest.py (parametrized over
+  every device ``mc.get_devices()`` reports: the CPU backend always; Metal / CUDA where present).
 * ``compile_once``: the cached ``device.compile`` of mcconf.py, as a fixture.
-* ``rng``: a seeded NumPy generator.
+* ``rng``: a seeded NumPy generator (this suite's own seed).
 """
 
 from __future__ import annotations
@@ -14,39 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import metalcall as mc
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mcconf  # noqa: E402
 from mcconf import KernelSet, compile_once  # noqa: E402,F401  (re-exported)
-
-
-def _device_params():
-    infos = mc.get_devices()
-    per_backend: dict[str, int] = {}
-    for info in infos:
-        per_backend[info.backend] = per_backend.get(info.backend, 0) + 1
-    params = []
-    for info in infos:
-        ident = info.backend if per_backend[info.backend] == 1 else f"{info.backend}:{info.index}"
-        params.append(pytest.param((info.backend, info.index), id=ident))
-    if not params:  # the CPU backend is always built in; be explicit if it is not
-        params.append(pytest.param(("cpu", 0), id="cpu"))
-    return params
-
-
-_DEVICES: dict[tuple[str, int], mc.Device] = {}
-
-
-@pytest.fixture(scope="session", params=_device_params())
-def device(request) -> mc.Device:
-    """One open device per available backend device (CPU always)."""
-    key = request.param
-    if key not in _DEVICES:
-        _DEVICES[key] = mc.Device(f"{key[0]}:{key[1]}")
-    return _DEVICES[key]
-
 
 
 @pytest.fixture(name="compile_once")

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Checks the include layers of DESIGN.md section 1: every `#include "..."` in cpp/include,
+cpp/src and cpp/python must point to a layer its file may use. Prints each broken rule as
+file:line and exits 1; prints a one-line summary and exits 0 when the tree is clean.
+
+Usage: python tools/check_layers.py [--root REPO]      (Python 3 standard library only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+SOURCE_SUFFIXES = {".hpp", ".h", ".cpp", ".mm", ".cc"}
+SCANNED_DIRS = ("cpp/include", "cpp/src", "cpp/python")
+# The MSL "metal_stdlib" headers include each other by bare file name; they are the
+# kernels' standard library, compiled into kernels, not part of the C++ program.
+SKIPPED_DIRS = ("cpp/src/msl/prelude",)
+
+# Backends that share the translated wing (MSL translated to C++ / CUDA C++).
+TRANSLATED_BACKENDS = {"cpu", "cuda"}
+
+# Objective-C / Apple framework headers: only the Metal backend may see them.
+APPLE_FRAMEWORKS = {"Metal", "MetalKit", "MetalPerformanceShaders", "Foundation", "QuartzCore",
+                    "AppKit", "Cocoa", "objc"}
+
+INCLUDE_RE = re.compile(r'^\s*#\s*(include|import)\s*([<"])([^>"]+)[>"]')
+# A raw string literal that opens on a line: its lines are text, not preprocessor lines.
+RAW_OPEN_RE = re.compile(r'(?<![A-Za-z0-9_])(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(')
+
+LAYER_NAMES = {
+    "api": "metalcall/",
+    "core": "core/",
+    "msl": "msl/",
+    "translated": "backends/translated/",
+    "python": "cpp/python/",
+}
+
+
+def layer_title(layer: str) -> str:
+    """How messages name a layer: by the include path that reaches it."""
+    if layer.startswith("backend:"):
+        return f"backends/{layer[8:]}/"
+    return LAYER_NAMES.get(layer, layer)
+
+
+def layer_of(rel: str) -> str | None:
+    """The layer of a file given by its path relative to the repository root, or None."""
+    parts = rel.split("/")
+    if parts[:3] == ["cpp", "include", "metalcall"] and len(parts) > 3:
+        return "api"
+    if parts[:2] == ["cpp", "python"] and len(parts) > 2:
+        return "python"
+    if parts[:2] == ["cpp", "src"] and len(parts) > 3:
+        return src_layer(parts[2:])
+    return None
+
+
+def src_layer(parts: list[str]) -> str | None:
+    """The layer of a path relative to cpp/src (also how an unresolved include is read)."""
+    if len(parts) < 2:
+        return None
+    if parts[0] in ("core", "msl"):
+        return parts[0]
+    if parts[0] == "backends" and len(parts) > 2:
+        return "translated" if parts[1] == "translated" else f"backend:{parts[1]}"
+    return None
+
+
+def allowed_targets(layer: str) -> list[str]:
+    """The layers a file of `layer` may include (quoted includes), in the order messages list them."""
+    if layer == "api":
+        return ["api"]
+    if layer == "core":
+        return ["api", "core"]
+    if layer == "msl":
+        return ["api", "msl"]
+    if layer == "translated":
+        return ["api", "core", "msl", "translated"]
+    if layer == "python":
+        return ["api", "python"]
+    if layer.startswith("backend:"):
+        shared = ["translated"] if layer[8:] in TRANSLATED_BACKENDS else []
+        return ["api", "core", "msl", *shared, layer]
+    return []
+
+
+def includes_of(path: Path):
+    """Yields (line number, "include" or "import", '<' or '"', included name) of the file's
+    #include/#import lines,
+    skipping lines inside raw string literals."""
+    raw_end = None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if raw_end is not None:
+            if raw_end in line:
+                line = line[line.index(raw_end) + len(raw_end):]
+                raw_end = None
+            else:
+                continue
+        else:
+            m = INCLUDE_RE.match(line)
+            if m:
+                yield number, m.group(1), m.group(2), m.group(3).strip()
+                continue
+        # Find a raw string left open at the end of this line.
+        pos = 0
+        while True:
+            m = RAW_OPEN_RE.search(line, pos)
+            if not m:
+                break
+            close = ")" + m.group(1) + '"'
+            end = line.find(close, m.end())
+            if end < 0:
+                raw_end = close
+                break
+            pos = end + len(close)
+
+
+def resolve(root: Path, including: Path, name: str) -> str | None:
+    """The repository-relative path a quoted include names, searched as the build does:
+    the including file's folder, then cpp/src, then cpp/include; None if not found."""
+    for base in (including.parent, root / "cpp" / "src", root / "cpp" / "include"):
+        candidate = (base / name).resolve()
+        if candidate.is_file():
+            try:
+                return candidate.relative_to(root.resolve()).as_posix()
+            except ValueError:
+                return None  # outside the repository
+    return None
+
+
+def target_layer(root: Path, including: Path, name: str) -> tuple[str | None, str]:
+    """(layer, how it was found) of a quoted include."""
+    rel = resolve(root, including, name)
+    if rel is not None:
+        return layer_of(rel), rel
+    parts = name.split("/")
+    if parts[0] == "metalcall" and len(parts) > 1:
+        return "api", "generated public header"  # e.g. metalcall/version.hpp from version.hpp.in
+    return src_layer(parts), "not found in its folder, cpp/src or cpp/include"
+
+
+def source_files(root: Path):
+    skipped = [root / d for d in SKIPPED_DIRS]
+    for top in SCANNED_DIRS:
+        base = root / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+                continue
+            if any(s == path or s in path.parents for s in skipped):
+                continue
+            yield path
+
+
+def check(root: Path) -> tuple[list[str], dict]:
+    """Returns (violation lines, counts)."""
+    problems: list[str] = []
+    counts = {"files": 0, "quoted": 0, "angle": 0}
+    per_layer: dict[str, int] = {}
+    for path in source_files(root):
+        rel = path.relative_to(root).as_posix()
+        layer = layer_of(rel)
+        counts["files"] += 1
+        if layer is None:
+            problems.append(f"{rel}:1: this file is in no layer: put it under cpp/include/metalcall/, "
+                            "cpp/src/core/, cpp/src/msl/, cpp/src/backends/<name>/ or cpp/python/")
+            continue
+        per_layer[layer] = per_layer.get(layer, 0) + 1
+        for number, directive, kind, name in includes_of(path):
+            where = f"{rel}:{number}"
+            if kind == "<":
+                counts["angle"] += 1
+                top = name.split("/")[0]
+                if top == "pybind11" and layer != "python":
+                    problems.append(f"{where}: #{directive} <{name}>: pybind11 belongs to the bindings; "
+                                    f"a file in {layer_title(layer)} may not include it (only cpp/python/ may)")
+                elif top in APPLE_FRAMEWORKS and "/" in name and layer != "backend:metal":
+                    problems.append(f"{where}: #{directive} <{name}>: Objective-C/Metal headers belong to "
+                                    f"the Metal backend; a file in {layer_title(layer)} may not include them "
+                                    "(only cpp/src/backends/metal/ may)")
+                continue
+            counts["quoted"] += 1
+            target, found = target_layer(root, path, name)
+            if target is None:
+                problems.append(f'{where}: #{directive} "{name}": the included file ({found}) is in no '
+                                "layer; include headers by their path under cpp/src or cpp/include")
+                continue
+            allowed = allowed_targets(layer)
+            if target not in allowed:
+                names = ", ".join(layer_title(t) for t in allowed)
+                problems.append(f'{where}: #{directive} "{name}": a file in {layer_title(layer)} may not '
+                                f"include {layer_title(target)} (it may include only: {names})")
+    counts["layers"] = per_layer
+    return problems, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    default_root = Path(__file__).resolve().parent.parent
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=default_root,
+                        help="repository root holding cpp/ (default: %(default)s)")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if not (root / "cpp").is_dir():
+        print(f"check_layers: {root} has no cpp/ folder; pass the repository root with --root", file=sys.stderr)
+        return 2
+    problems, counts = check(root)
+    for line in problems:
+        print(line)
+    layers = ", ".join(f"{layer_title(k)} {v}" for k, v in sorted(counts["layers"].items()))
+    summary = (f"{counts['files']} files ({layers}), {counts['quoted']} quoted and "
+               f"{counts['angle']} angle-bracket includes")
+    if problems:
+        print(f"check_layers: FAILED: {len(problems)} include(s) break the layer rules "
+              f"(DESIGN.md section 1); {summary}")
+        return 1
+    print(f"check_layers: ok: {summary}, all within the layer rules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
