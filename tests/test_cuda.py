@@ -162,7 +162,7 @@ def test_async_call_overlaps_host(cuda):
     done.wait()
     total = time.perf_counter() - start
     assert done.done
-    assert done.gpu_time > 0
+    assert np.isnan(done.gpu_time)  # single calls are timed only with Device("cuda", timing=True)
     # The call returns long before the GPU finishes.
     assert returned < total / 2, (returned, total)
 
