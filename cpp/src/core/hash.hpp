@@ -24,7 +24,8 @@ inline std::uint64_t read64(const unsigned char* p) {
 /** The 128-bit product of a and b, folded to 64 bits (high xor low). */
 inline std::uint64_t fold_multiply(std::uint64_t a, std::uint64_t b) {
 #if defined(__SIZEOF_INT128__)
-  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  __extension__ typedef unsigned __int128 u128;  // __extension__: not ISO C++, and the compiler knows it
+  const u128 p = static_cast<u128>(a) * b;
   return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
 #else
   const std::uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32, b_lo = b & 0xffffffffu, b_hi = b >> 32;

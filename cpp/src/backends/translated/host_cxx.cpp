@@ -27,6 +27,14 @@ int clang_major(const std::string& first_line) {
   return std::atoi(first_line.c_str() + p + 14);
 }
 
+#ifdef __APPLE__
+const struct timespec& modified(const struct stat& st) { return st.st_mtimespec; }
+const struct timespec& changed(const struct stat& st) { return st.st_ctimespec; }
+#else
+const struct timespec& modified(const struct stat& st) { return st.st_mtim; }
+const struct timespec& changed(const struct stat& st) { return st.st_ctim; }
+#endif
+
 // What identifies a compiler binary without running it: the setting that chose
 // it, its resolved path, and the file's size, times and inode (an upgrade that
 // replaces it changes them). Empty when the file cannot be examined.
@@ -38,8 +46,8 @@ std::string binary_fingerprint(const std::string& path) {
   const char* env = std::getenv("METALCALL_CXX");
   std::ostringstream out;
   out << "METALCALL_CXX=" << (env ? env : "") << "\n" << path << "\n" << resolved << "\n" << st.st_size << " "
-      << st.st_ino << " " << st.st_dev << " " << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec << " "
-      << st.st_ctim.tv_sec << "." << st.st_ctim.tv_nsec;
+      << st.st_ino << " " << st.st_dev << " " << modified(st).tv_sec << "." << modified(st).tv_nsec << " "
+      << changed(st).tv_sec << "." << changed(st).tv_nsec;
   return out.str();
 }
 
