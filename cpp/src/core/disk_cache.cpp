@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,12 +46,36 @@ std::string default_cache_root() {
 }
 
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return s.str();
+  // O_NONBLOCK: a FIFO planted in the cache must not hang the process; only
+  // regular files are read.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string out;
+  // st_size is 0 for /proc files: read until end of file either way.
+  out.resize(st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 4096);
+  std::size_t used = 0;
+  for (;;) {
+    if (used == out.size()) out.resize(out.size() * 2);
+    const ssize_t n = read(fd, &out[used], out.size() - used);
+    if (n > 0) {
+      used += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0) {
+      close(fd);
+      return std::nullopt;
+    } else {
+      break;
+    }
+  }
+  close(fd);
+  out.resize(used);
+  return out;
 }
 
 bool write_file_atomic(const std::string& path, const std::string& content) {
@@ -79,9 +103,13 @@ DiskCache::DiskCache(const std::string& area) {
   if (writable_) {
     scratch_ = folder_;
   } else {
-    char pattern[] = "/tmp/metalcall-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    scratch_ = made ? made : "/tmp";
+    // One private temporary folder per process, not one per use of the cache.
+    static const std::string fallback = [] {
+      char pattern[] = "/tmp/metalcall-XXXXXX";
+      const char* made = mkdtemp(pattern);
+      return std::string(made ? made : "/tmp");
+    }();
+    scratch_ = fallback;
   }
 }
 
@@ -102,6 +130,27 @@ bool DiskCache::store(const std::string& key, const std::string& extension, cons
   // Checksum first: a file without a matching checksum is a miss, never trusted.
   if (!write_file_atomic(path + ".sum", ContentHash().add(*content).hex())) return false;
   return std::rename(temp_path.c_str(), path.c_str()) == 0;
+}
+
+namespace {
+constexpr std::size_t kSumLength = 32;  // ContentHash::hex()
+std::string entry_sum(const std::string& key, std::string_view content) {
+  return ContentHash().add("metalcall cache entry 1").add(key).add(content).hex();
+}
+}  // namespace
+
+std::optional<std::string> DiskCache::load_entry(const std::string& key, const std::string& extension) const {
+  auto file = read_file(folder_ + "/" + key + extension);
+  if (!file || file->size() < kSumLength) return std::nullopt;
+  const std::size_t size = file->size() - kSumLength;
+  if (file->compare(size, kSumLength, entry_sum(key, std::string_view(*file).substr(0, size))) != 0) return std::nullopt;
+  file->resize(size);
+  return file;
+}
+
+bool DiskCache::save_entry(const std::string& key, const std::string& extension, const std::string& content) const {
+  if (!writable_) return false;
+  return write_file_atomic(folder_ + "/" + key + extension, content + entry_sum(key, content));
 }
 
 }  // namespace metalcall

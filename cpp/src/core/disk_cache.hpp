@@ -21,6 +21,14 @@ class DiskCache {
   /** Moves `temp_path` into the cache as `key` (atomic rename); false if it cannot. */
   bool store(const std::string& key, const std::string& extension, const std::string& temp_path) const;
 
+  /**
+   * A small entry kept in one self-checking file (content, then a checksum of key
+   * and content): nullopt when missing, unreadable, corrupt or written for another key.
+   */
+  std::optional<std::string> load_entry(const std::string& key, const std::string& extension) const;
+  /** Writes a small entry atomically; false if it cannot (a read-only cache). */
+  bool save_entry(const std::string& key, const std::string& extension, const std::string& content) const;
+
   /** A folder for temporary files: inside the cache when writable, else under /tmp. */
   const std::string& scratch() const { return scratch_; }
 
@@ -33,7 +41,7 @@ class DiskCache {
 /** The folder the cache lives in by default, before $METALCALL_CACHE_DIR. */
 std::string default_cache_root();
 
-/** Reads a whole file; nullopt when it cannot. */
+/** Reads a whole regular file (never blocks on a FIFO or reads a folder); nullopt when it cannot. */
 std::optional<std::string> read_file(const std::string& path);
 /** Writes a whole file atomically (temp + rename). */
 bool write_file_atomic(const std::string& path, const std::string& content);

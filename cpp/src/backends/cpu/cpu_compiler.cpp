@@ -2,9 +2,11 @@
 #include "backends/cpu/cpu_compiler.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,13 +41,29 @@ std::vector<std::string> target_flags() {
 #endif
 }
 
+// The first processor's record of /proc/cpuinfo. Read in small chunks and
+// stopped at its end: the kernel formats records as they are read, and on a
+// machine with many cores the whole file costs milliseconds.
+std::string first_cpuinfo_record() {
+  const int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char chunk[4096];
+  while (text.find("\n\n") == std::string::npos && text.size() < (1 << 16)) {
+    const ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return text.substr(0, text.find("\n\n"));
+}
+
 // The CPU model and features, so that a shared cache folder never serves a
 // binary built with -march=native for another processor.
 std::string cpu_fingerprint() {
-  auto info = read_file("/proc/cpuinfo");
-  if (!info) return "";
   std::string out;
-  std::istringstream in(*info);
+  std::istringstream in(first_cpuinfo_record());
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0 ||
@@ -53,9 +71,15 @@ std::string cpu_fingerprint() {
       out += line + "\n";
       if (out.size() > 4096) break;
     }
-    if (line.empty() && !out.empty()) break;  // the first processor is enough
   }
   return ContentHash().add(out).hex();
+}
+
+// The prelude's content: the shared objects include it, so it is part of their key.
+std::string prelude_hash() {
+  ContentHash h;
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) h.add(kEmbeddedPrelude[i].name).add(kEmbeddedPrelude[i].text);
+  return h.hex();
 }
 
 CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map, const std::string& source,
@@ -81,7 +105,8 @@ CpuCompiler::CpuCompiler() {
   }
   identity_ = host.identity();
   for (const auto& f : target_flags()) identity_ += " " + f;
-  identity_ += " | cpu " + cpu_fingerprint() + " | translator " + std::to_string(msl::kTranslatorVersion);
+  identity_ += " | cpu " + cpu_fingerprint() + " | translator " + std::to_string(msl::kTranslatorVersion) +
+               " | prelude " + prelude_hash();
 }
 
 bool CpuCompiler::available() const { return HostCxx::instance().available(); }
@@ -90,10 +115,8 @@ std::string CpuCompiler::prelude_folder() {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   if (!prelude_folder_.empty()) return prelude_folder_;
-  ContentHash h;
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) h.add(kEmbeddedPrelude[i].name).add(kEmbeddedPrelude[i].text);
   DiskCache cache("prelude");
-  const std::string folder = cache.scratch() + "/" + h.hex();
+  const std::string folder = cache.scratch() + "/" + prelude_hash();
   mkdir(folder.c_str(), 0755);
   for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
     const std::string path = folder + "/" + kEmbeddedPrelude[i].name;

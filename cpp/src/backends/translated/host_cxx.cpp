@@ -1,14 +1,18 @@
-// Finding the system C++ compiler and running its preprocessor.
+// Finding the system C++ compiler (its version line cached on disk, so a new
+// process does not run `--version`) and running its preprocessor (output cached).
 #include "backends/translated/host_cxx.hpp"
 
 #include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <cctype>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/translated/process.hpp"
 #include "core/disk_cache.hpp"
+#include "core/hash.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/type_names.hpp"
 
@@ -23,10 +27,48 @@ int clang_major(const std::string& first_line) {
   return std::atoi(first_line.c_str() + p + 14);
 }
 
+#ifdef __APPLE__
+const struct timespec& modified(const struct stat& st) { return st.st_mtimespec; }
+const struct timespec& changed(const struct stat& st) { return st.st_ctimespec; }
+#else
+const struct timespec& modified(const struct stat& st) { return st.st_mtim; }
+const struct timespec& changed(const struct stat& st) { return st.st_ctim; }
+#endif
+
+// What identifies a compiler binary without running it: the setting that chose
+// it, its resolved path, and the file's size, times and inode (an upgrade that
+// replaces it changes them). Empty when the file cannot be examined.
+std::string binary_fingerprint(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (!realpath(path.c_str(), resolved)) return "";
+  struct stat st;
+  if (stat(resolved, &st) != 0) return "";
+  const char* env = std::getenv("METALCALL_CXX");
+  std::ostringstream out;
+  out << "METALCALL_CXX=" << (env ? env : "") << "\n" << path << "\n" << resolved << "\n" << st.st_size << " "
+      << st.st_ino << " " << st.st_dev << " " << modified(st).tv_sec << "." << modified(st).tv_nsec << " "
+      << changed(st).tv_sec << "." << changed(st).tv_nsec;
+  return out.str();
+}
+
+// The first line of `path --version`, from the disk cache when the binary is
+// unchanged ("compilers" area, one small self-checking entry per binary).
 std::string first_line_of_version(const std::string& path) {
+  const std::string fingerprint = binary_fingerprint(path);
+  DiskCache cache("compilers");
+  const std::string key = ContentHash().add("version 1").add(fingerprint).hex();
+  if (!fingerprint.empty()) {
+    // The entry repeats the fingerprint: a colliding or foreign entry is a miss.
+    if (auto entry = cache.load_entry(key, ".id")) {
+      const std::size_t split = entry->find('\0');
+      if (split != std::string::npos && entry->compare(0, split, fingerprint) == 0) return entry->substr(split + 1);
+    }
+  }
   auto version = run_process({path, "--version"});
   if (version.exit_code != 0) return "";
-  return version.output.substr(0, version.output.find('\n'));
+  std::string line = version.output.substr(0, version.output.find('\n'));
+  if (!fingerprint.empty() && !line.empty()) cache.save_entry(key, ".id", fingerprint + '\0' + line);
+  return line;
 }
 
 }  // namespace
@@ -130,6 +172,13 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
                       "host C++ compiler: " + unavailable_reason());
   }
   DiskCache cache(scope);
+  // The output depends only on the compiler, the text and the macros: cached, so
+  // a warm compile in a new process runs no compiler at all.
+  ContentHash key_hash;
+  key_hash.add("preprocess 1").add(identity_).add(text);
+  for (const auto& [name, value] : macros) key_hash.add(name).add(value);
+  const std::string key = key_hash.hex();
+  if (auto hit = cache.load_entry(key, ".ii")) return *hit;
   static std::atomic<unsigned> runs{0};
   const std::string base = cache.scratch() + "/pp." + std::to_string(getpid()) + "." + std::to_string(runs.fetch_add(1));
   if (!write_file_atomic(base + ".metal", text)) {
@@ -151,6 +200,7 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
     throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
                              "[" + scope + "] the kernel did not compile");
   }
+  cache.save_entry(key, ".ii", *output);
   return *output;
 }
 
