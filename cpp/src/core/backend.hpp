@@ -19,12 +19,34 @@
 
 namespace metalcall {
 
+class CompletionState;
+
+/**
+ * A queue that can run its own queued work on a thread that waits for it (the CPU
+ * queue does). A waiter then pays no handoff to another thread and back: a
+ * statement call `fn(n, a, b, c)` drops its Completion, which waits at once.
+ */
+class WaitHelper {
+ public:
+  /** Called by CompletionState::wait() before it blocks: may run queued work, up to
+   *  and including `state`'s, on the calling thread. Returns without doing anything
+   *  if that work has started elsewhere. */
+  virtual void help(CompletionState& state) = 0;
+
+ protected:
+  ~WaitHelper() = default;
+};
+
 /** Completion of one submission; the backend calls finish() exactly once. */
 class CompletionState {
  public:
   explicit CompletionState(bool submitted = true) : submitted_(submitted) {}
   void finish(std::exception_ptr error, double device_seconds);
+  /** Blocks until finished, after asking the helper (if any) to run the work here. */
   void wait();
+  /** Set by a backend when it queues the work; the helper must outlive every wait()
+   *  (queues live as long as their device: the whole process). */
+  void set_helper(WaitHelper* helper) { helper_.store(helper, std::memory_order_release); }
   bool done() const { return done_.load(std::memory_order_acquire); }
   double device_seconds() const { return seconds_; }
   bool submitted() const { return submitted_.load(std::memory_order_acquire); }
@@ -33,6 +55,7 @@ class CompletionState {
  private:
   std::atomic<bool> done_{false};
   std::atomic<bool> submitted_;
+  std::atomic<WaitHelper*> helper_{nullptr};
   std::mutex mutex_;
   std::condition_variable cv_;
   std::exception_ptr error_;
@@ -126,7 +149,10 @@ class BackendDevice {
   /**
    * Runs `commands` in order after all earlier submissions, then calls
    * completion->finish(). `caller_waits` says the caller will block on it at once
-   * (foreign memory), so running on the calling thread is best. If it throws,
+   * (foreign memory, checked mode), so running on the calling thread is best. A
+   * caller that drops its Completion also waits at once, but cannot say so before
+   * the call returns: a backend that queues work may call completion->set_helper()
+   * so that the waiting thread runs the work itself (see WaitHelper). If it throws,
    * it may or may not have finished `completion`; the core finishes it if not.
    */
   virtual void submit(std::vector<DispatchCommand>&& commands,

@@ -24,6 +24,7 @@ void CompletionState::wait() {
           "this call is recorded in a batch that has not been committed yet: "
           "leave the `with dev.batch()` block (or call commit()) before waiting on it");
     }
+    if (WaitHelper* helper = helper_.load(std::memory_order_acquire)) helper->help(*this);
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [this] { return done(); });
   }
