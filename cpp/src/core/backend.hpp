@@ -19,18 +19,24 @@
 
 namespace metalcall {
 
+class CompletionState;
+
 /**
- * Lets the thread that waits on a submission drive it to completion itself (CUDA:
- * it synchronises on the submission's end event), so that no backend thread sits
- * between the device and the waiter.
+ * Lets the thread that waits on a submission finish it itself, so that no backend
+ * thread sits between the device and the waiter: the CPU queue runs the queued work
+ * on the waiting thread, CUDA synchronises on the submission's end event there. A
+ * statement call `fn(n, a, b, c)` drops its Completion, which waits at once.
+ * Drivers are queues, which live as long as their device: the whole process.
  */
 class CompletionDriver {
  public:
-  virtual ~CompletionDriver() = default;
-  /** Finishes submission `ticket` (and every earlier one) if the device is done with it. Never blocks. */
-  virtual void poll(std::uint64_t ticket) = 0;
-  /** Blocks until submission `ticket` is done, and finishes it (and every earlier one). */
-  virtual void wait(std::uint64_t ticket) = 0;
+  /** Finishes `state` (and earlier work) if the device is done with it. Never blocks. */
+  virtual void poll(CompletionState& state) { (void)state; }
+  /** Called by a waiter before it blocks: may finish `state`'s work (and earlier work) on this thread. */
+  virtual void wait(CompletionState& state) = 0;
+
+ protected:
+  ~CompletionDriver() = default;
 };
 
 /** Completion of one submission; the backend calls finish() exactly once. */
@@ -38,6 +44,7 @@ class CompletionState {
  public:
   explicit CompletionState(bool submitted = true) : submitted_(submitted) {}
   void finish(std::exception_ptr error, double device_seconds);
+  /** Blocks until finished, after asking the driver (if any) to finish the work here. */
   void wait();
   /** True once finished; asks the driver (without blocking) when there is one. */
   bool done();
@@ -45,19 +52,20 @@ class CompletionState {
   double device_seconds() const { return seconds_; }
   bool submitted() const { return submitted_.load(std::memory_order_acquire); }
   void mark_submitted() { submitted_.store(true, std::memory_order_release); }
-  /** Set by a backend at submission: waiters finish this completion through `driver`. */
-  void drive_with(std::shared_ptr<CompletionDriver> driver, std::uint64_t ticket);
+  /** Set by a backend when it queues the work; `ticket` is the backend's name for it. */
+  void drive_with(CompletionDriver* driver, std::uint64_t ticket = 0);
+  std::uint64_t ticket() const { return ticket_; }
 
  private:
   bool finished() const { return done_.load(std::memory_order_acquire); }
   std::atomic<bool> done_{false};
   std::atomic<bool> submitted_;
+  std::atomic<CompletionDriver*> driver_{nullptr};
+  std::uint64_t ticket_ = 0;  // written before driver_ is published
   std::mutex mutex_;
   std::condition_variable cv_;
   std::exception_ptr error_;
   double seconds_ = 0;
-  std::shared_ptr<CompletionDriver> driver_;  // guarded by mutex_
-  std::uint64_t ticket_ = 0;
 };
 
 /** Device memory. Backends subclass it to own the allocation. */

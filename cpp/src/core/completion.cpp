@@ -17,25 +17,18 @@ void CompletionState::finish(std::exception_ptr error, double device_seconds) {
   cv_.notify_all();
 }
 
-void CompletionState::drive_with(std::shared_ptr<CompletionDriver> driver, std::uint64_t ticket) {
+void CompletionState::drive_with(CompletionDriver* driver, std::uint64_t ticket) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    driver_ = std::move(driver);
     ticket_ = ticket;
+    driver_.store(driver, std::memory_order_release);
   }
   cv_.notify_all();  // a waiter that came first now drives it
 }
 
 bool CompletionState::done() {
   if (finished()) return true;
-  std::shared_ptr<CompletionDriver> driver;
-  std::uint64_t ticket = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    driver = driver_;
-    ticket = ticket_;
-  }
-  if (driver) driver->poll(ticket);
+  if (CompletionDriver* driver = driver_.load(std::memory_order_acquire)) driver->poll(*this);
   return finished();
 }
 
@@ -46,16 +39,14 @@ void CompletionState::wait() {
           "this call is recorded in a batch that has not been committed yet: "
           "leave the `with dev.batch()` block (or call commit()) before waiting on it");
     }
-    std::shared_ptr<CompletionDriver> driver;
-    std::uint64_t ticket = 0;
+    CompletionDriver* driver = nullptr;
     {
-      // A backend with a driver sets it right after submitting: wait for that, or for the end.
+      // A backend with a driver sets it when it queues the work: wait for that, or for the end.
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return finished() || driver_; });
-      driver = driver_;
-      ticket = ticket_;
+      cv_.wait(lock, [this] { return finished() || driver_.load(std::memory_order_acquire); });
+      driver = driver_.load(std::memory_order_acquire);
     }
-    if (!finished() && driver) driver->wait(ticket);
+    if (!finished() && driver) driver->wait(*this);
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [this] { return finished(); });
   }

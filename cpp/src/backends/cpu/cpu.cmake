@@ -4,6 +4,7 @@ set(_cpu_dir "${CMAKE_CURRENT_LIST_DIR}")
 list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/cpu_compiler.cpp
   ${_cpu_dir}/cpu_device.cpp
+  ${_cpu_dir}/cpu_dispatch.cpp
   ${_cpu_dir}/cpu_queue.cpp
   ${_cpu_dir}/fiber.cpp
   ${_cpu_dir}/fiber_switch_x86_64.S

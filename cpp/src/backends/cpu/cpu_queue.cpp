@@ -1,105 +1,27 @@
 #include "backends/cpu/cpu_queue.hpp"
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 
-#include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/cpu_dispatch.hpp"
 #include "metalcall/errors.hpp"
-#include "backends/cpu/worker_pool.hpp"
-#include "backends/cpu/worker_state.hpp"
 
 namespace metalcall::cpu {
 
 namespace {
 
-// Below this many threads a call runs inline: handing it to another thread
-// costs more than running it.
-constexpr std::uint64_t kInlineThreads = 1 << 15;
+// A call expected to take less than this runs on the calling thread (queue idle):
+// handing it to the executor and waiting for it costs a good share of that in
+// wake-ups, and a kept Completion gains little overlap from so short a call.
+constexpr double kCallerMaxNs = 100e3;
+// Before a kernel's first run its cost is unknown: run it here up to this many threads.
+constexpr std::uint64_t kUnmeasuredCallerThreads = 1 << 15;
 
-std::uint64_t total_threads(const std::vector<DispatchCommand>& commands) {
-  std::uint64_t n = 0;
-  for (const auto& c : commands) n += std::uint64_t(c.grid[0]) * c.grid[1] * c.grid[2];
-  return n;
+bool short_enough(const CallEstimate& e) {
+  return e.measured ? e.wall_ns <= kCallerMaxNs : e.threads <= kUnmeasuredCallerThreads;
 }
-
-struct RangeContext {
-  metalcall_cpu_entry entry;
-  const metalcall_cpu_launch* launch;
-  std::uint64_t dispatch_id;
-  const std::vector<std::size_t>* threadgroup_lengths;
-};
-
-void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
-  auto* r = static_cast<RangeContext*>(ctx);
-  WorkerState& state = WorkerState::of(worker);
-  state.prepare(r->dispatch_id, *r->threadgroup_lengths);
-  r->entry(r->launch, begin, end, state.table());
-}
-
-std::atomic<std::uint64_t> g_dispatch_ids{0};
 
 }  // namespace
-
-void run_dispatch(const DispatchCommand& command) {
-  const auto& program = static_cast<const CpuProgram&>(*command.program);
-  constexpr std::size_t kInlineArgs = 16;
-  void* inline_args[kInlineArgs];
-  std::vector<void*> many_args;
-  void** args = inline_args;
-  if (command.args.size() > kInlineArgs) {
-    many_args.resize(command.args.size());
-    args = many_args.data();
-  }
-  unsigned long long inline_bytes[kInlineArgs];
-  std::vector<unsigned long long> many_bytes;
-  unsigned long long* bytes = inline_bytes;
-  if (command.args.size() > kInlineArgs) {
-    many_bytes.resize(command.args.size());
-    bytes = many_bytes.data();
-  }
-  for (std::size_t i = 0; i < command.args.size(); ++i) {
-    const BoundArgument& a = command.args[i];
-    args[i] = a.address();
-    bytes[i] = a.buffer ? a.buffer->nbytes() : a.host_data ? a.host_nbytes
-               : a.kind == ParamKind::threadgroup_memory ? a.threadgroup_length : a.bytes.size();
-  }
-
-  int fault = 0;
-  char fault_message[512] = {};
-  metalcall_cpu_launch launch{};
-  launch.args = args;
-  launch.arg_bytes = bytes;
-  launch.fault = &fault;
-  launch.fault_message = fault_message;
-  launch.fault_capacity = sizeof fault_message;
-  for (int d = 0; d < 3; ++d) {
-    launch.grid[d] = command.grid[d];
-    launch.group[d] = command.threadgroup[d];
-    launch.groups[d] = (command.grid[d] + command.threadgroup[d] - 1) / command.threadgroup[d];
-  }
-  const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
-  WorkerPool& pool = WorkerPool::instance();
-  if (program.uses_fibers()) {
-    // Kernel code cannot report a failure to map stacks: do it here, on every worker's state.
-    const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
-    for (unsigned w = 0; w < pool.size(); ++w) WorkerState::of(w).reserve_fibers(threads);
-  }
-  // A few chunks per worker balance uneven groups without much contention.
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
-  // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
-  std::vector<std::size_t> threadgroup_lengths;
-  for (const auto& p : program.info().params) {
-    if (p.kind != ParamKind::threadgroup_memory) continue;
-    if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
-    threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
-  }
-  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths};
-  pool.parallel_for(groups, chunk, run_range, &ctx);
-  if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
-    throw ExecutionError(std::string("[cpu checked] ") + fault_message +
-                         "; the access was not performed");
-  }
-}
 
 void CpuQueue::execute(Task& task) {
   const auto start = std::chrono::steady_clock::now();
@@ -119,8 +41,9 @@ void CpuQueue::execute(Task& task) {
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
                       bool caller_waits) {
   Task task{std::move(commands), completion};
+  const bool here = caller_waits || short_enough(estimate(task.commands));
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!busy_ && pending_.empty() && (caller_waits || total_threads(task.commands) <= kInlineThreads)) {
+  if (here && !busy_ && pending_.empty()) {
     busy_ = true;
     lock.unlock();
     execute(task);
@@ -130,6 +53,8 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
     cv_.notify_all();
     return;
   }
+  // Whoever waits first runs it: the executor, or a thread that waits on the Completion.
+  completion->drive_with(this);
   if (!executor_started_) {
     executor_started_ = true;
     std::thread([this] { executor_loop(); }).detach();  // the queue lives for the process
@@ -140,7 +65,7 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
 }
 
 bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
-  if (std::uint64_t(command.grid[0]) * command.grid[1] * command.grid[2] > kInlineThreads) return false;
+  if (!short_enough(estimate(command))) return false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (busy_ || !pending_.empty()) return false;
@@ -163,6 +88,41 @@ bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   return true;
 }
 
+std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
+  std::vector<Task> tasks;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (busy_) return tasks;  // the queue is running earlier work: the waiter sleeps
+  std::size_t count = pending_.size();
+  if (last) {
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](const Task& t) { return t.completion.get() == last; });
+    if (it == pending_.end()) return tasks;  // already taken
+    count = std::size_t(it - pending_.begin()) + 1;
+  }
+  if (count == 0) return tasks;
+  for (std::size_t i = 0; i < count; ++i) {
+    tasks.push_back(std::move(pending_.front()));
+    pending_.pop_front();
+  }
+  busy_ = true;
+  return tasks;
+}
+
+void CpuQueue::run_claimed(std::vector<Task>& tasks) {
+  if (tasks.empty()) return;
+  for (auto& task : tasks) execute(task);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+}
+
+void CpuQueue::wait(CompletionState& state) {
+  std::vector<Task> tasks = claim(&state);
+  run_claimed(tasks);
+}
+
 void CpuQueue::executor_loop() {
   for (;;) {
     Task task;
@@ -183,6 +143,8 @@ void CpuQueue::executor_loop() {
 }
 
 void CpuQueue::synchronize() {
+  std::vector<Task> tasks = claim(nullptr);
+  run_claimed(tasks);
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return pending_.empty() && !busy_; });
 }

@@ -1,6 +1,7 @@
-// The CPU device's in-order queue. Small calls, and calls whose caller waits
-// anyway, run on the calling thread when the queue is idle; the rest run on an
-// executor thread, so that Python gets control back at once.
+// The CPU device's in-order queue. A call whose caller waits anyway, or that is
+// expected to take less than a handoff is worth, runs on the calling thread when
+// the queue is idle; the rest run on an executor thread, so that Python gets
+// control back at once, unless a thread waits for them first: it runs them itself.
 #pragma once
 
 #include <condition_variable>
@@ -14,7 +15,7 @@
 
 namespace metalcall::cpu {
 
-class CpuQueue {
+class CpuQueue : public CompletionDriver {
  public:
   CpuQueue() = default;
   CpuQueue(const CpuQueue&) = delete;
@@ -22,9 +23,12 @@ class CpuQueue {
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits);
+  /** Runs queued work on the calling thread when no other thread has started it, then waits for the rest. */
   void synchronize();
-  /** Runs a small call now if the queue is idle (see BackendDevice::run_now). */
+  /** Runs a short call now if the queue is idle (see BackendDevice::run_now). */
   bool run_now(const DispatchCommand& command, double* seconds);
+  /** A waiter for `state` runs the queued work up to and including it (CompletionDriver). */
+  void wait(CompletionState& state) override;
 
  private:
   struct Task {
@@ -32,6 +36,9 @@ class CpuQueue {
     std::shared_ptr<CompletionState> completion;
   };
   static void execute(Task& task);
+  /** Takes the queued tasks up to and including `last` (all if null), if no task is running. */
+  std::vector<Task> claim(const CompletionState* last);
+  void run_claimed(std::vector<Task>& tasks);
   void executor_loop();
 
   std::mutex mutex_;
@@ -40,8 +47,5 @@ class CpuQueue {
   bool busy_ = false;  // a task is running (on the executor or a caller)
   bool executor_started_ = false;
 };
-
-/** Runs one dispatch over the worker pool. */
-void run_dispatch(const DispatchCommand& command);
 
 }  // namespace metalcall::cpu

@@ -1,8 +1,44 @@
 #include "backends/cpu/worker_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace metalcall::cpu {
+
+namespace {
+
+// How long an idle worker, or a caller waiting for workers, spins before it sleeps.
+// Longer than the gap between two back-to-back calls from Python (a few µs), short
+// enough that an idle process stops using the CPU at once.
+constexpr std::chrono::microseconds kSpin{100};
+
+// Tells the core (and a sibling hyperthread) that this is a spin loop.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Spins until ready() or kSpin passed; true if ready. Reads the clock every 64 turns.
+template <class Ready>
+bool spin_until(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned turn = 1;; ++turn) {
+    if (ready()) return true;
+    cpu_relax();
+    if (turn % 64 == 0 && std::chrono::steady_clock::now() > deadline) return ready();
+  }
+}
+
+}  // namespace
 
 WorkerPool& WorkerPool::instance() {
   // Never destroyed: threads must not be joined during interpreter shutdown.
@@ -23,24 +59,37 @@ void WorkerPool::work_on(Job& job, unsigned worker) {
   }
 }
 
+std::uint64_t WorkerPool::wait_for_job(std::uint64_t seen) {
+  std::uint64_t now = seen;
+  spinning_.fetch_add(1, std::memory_order_relaxed);
+  const bool started = spin_until([&] { return (now = generation_.load(std::memory_order_acquire)) != seen; });
+  spinning_.fetch_sub(1, std::memory_order_relaxed);
+  if (started) return now;
+  std::unique_lock<std::mutex> lock(mutex_);
+  work_cv_.wait(lock, [&] { return (now = generation_.load(std::memory_order_acquire)) != seen; });
+  return now;
+}
+
 void WorkerPool::worker_loop(unsigned index) {
   std::uint64_t seen = 0;
   for (;;) {
-    Job* job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_cv_.wait(lock, [&] { return job_ != nullptr && generation_ != seen; });
-      seen = generation_;
-      job = job_;
-      ++busy_;
+    seen = wait_for_job(seen);
+    // Counted before reading job_: the caller waits for active_ == 0 after clearing
+    // job_, so a job is never used after its parallel_for returned.
+    active_.fetch_add(1, std::memory_order_seq_cst);
+    if (Job* job = job_.load(std::memory_order_seq_cst)) work_on(*job, index);
+    if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // the caller may be between its check and its sleep
+      done_cv_.notify_all();
     }
-    work_on(*job, index);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --busy_;
-    }
-    done_cv_.notify_all();
   }
+}
+
+void WorkerPool::wait_for_workers() {
+  auto idle = [this] { return active_.load(std::memory_order_seq_cst) == 0; };
+  if (spin_until(idle)) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, idle);
 }
 
 void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx) {
@@ -48,7 +97,7 @@ void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn 
   chunk = std::max<std::uint64_t>(1, chunk);
   std::lock_guard<std::mutex> serial(job_mutex_);
   if (threads_.empty() || count <= chunk) {
-    fn(ctx, 0, count, 0);  // one chunk: waking workers would only add latency
+    fn(ctx, 0, count, 0);  // one chunk: involving workers would only add latency
     return;
   }
   Job job;
@@ -56,16 +105,16 @@ void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn 
   job.ctx = ctx;
   job.count = count;
   job.chunk = chunk;
+  job_.store(&job, std::memory_order_seq_cst);
   {
+    // Under the lock: a worker about to sleep either sees the new generation or is woken.
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &job;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  work_cv_.notify_all();
+  work_cv_.notify_all();  // no system call when every worker is spinning
   work_on(job, 0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  job_ = nullptr;
-  done_cv_.wait(lock, [&] { return busy_ == 0; });
+  job_.store(nullptr, std::memory_order_seq_cst);
+  wait_for_workers();
 }
 
 }  // namespace metalcall::cpu

@@ -1,5 +1,7 @@
 // The CPU backend's workers: one per core, the calling thread counting as one.
 // A dispatch's threadgroups are split into chunks that workers take in turn.
+// Between jobs a worker spins briefly before it sleeps, so back-to-back calls
+// start without a wake-up; idle workers sleep, costing nothing.
 #pragma once
 
 #include <atomic>
@@ -19,8 +21,14 @@ class WorkerPool {
   static WorkerPool& instance();
   /** Workers, the caller included. */
   unsigned size() const { return static_cast<unsigned>(threads_.size()) + 1; }
+  /** True while some worker is spinning for the next job: a job starts on it without a wake-up. */
+  bool warm() const { return spinning_.load(std::memory_order_relaxed) > 0; }
 
-  /** Runs fn over [0, count) in chunks of `chunk`; returns when all are done. One job at a time. */
+  /**
+   * Runs fn over [0, count) in chunks of `chunk`, the calling thread taking part as
+   * worker 0; returns when all are done. One job at a time. A single chunk runs on
+   * the calling thread alone.
+   */
   void parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx);
 
  private:
@@ -32,14 +40,19 @@ class WorkerPool {
     std::atomic<std::uint64_t> next{0};
   };
   void worker_loop(unsigned index);
+  /** Spins, then sleeps, until the generation differs from `seen`; returns the new one. */
+  std::uint64_t wait_for_job(std::uint64_t seen);
+  /** The caller's wait for the workers that joined the job to leave it. */
+  void wait_for_workers();
   static void work_on(Job& job, unsigned worker);
 
   std::mutex job_mutex_;  // serialises parallel_for calls
-  std::mutex mutex_;
+  std::mutex mutex_;      // sleeping and waking on the condition variables
   std::condition_variable work_cv_, done_cv_;
-  std::uint64_t generation_ = 0;
-  Job* job_ = nullptr;
-  unsigned busy_ = 0;
+  std::atomic<std::uint64_t> generation_{0};  // bumped for every job
+  std::atomic<Job*> job_{nullptr};            // the running job, null once its chunks are all done
+  std::atomic<unsigned> active_{0};           // workers that may be using job_: counted before they read it
+  std::atomic<unsigned> spinning_{0};
   std::vector<std::thread> threads_;
 };
 

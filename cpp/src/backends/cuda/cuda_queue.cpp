@@ -64,13 +64,13 @@ void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::share
     ticket = s.ticket = next_ticket_++;
     pending_.push_back(std::move(s));
   }
-  completion->drive_with(shared_from_this(), ticket);
+  completion->drive_with(this, ticket);
   // Now and then, reap what already finished, so that kept Completions nobody
   // waits on do not pile up (every call would pay an event query).
-  if (ticket % 32 == 0) poll(ticket - 1);
+  if (ticket % 32 == 0) reap(ticket - 1);
 }
 
-void CudaQueue::poll(std::uint64_t ticket) {
+void CudaQueue::reap(std::uint64_t ticket) {
   std::vector<Submission> done;
   CUresult status = CUDA_SUCCESS;
   {
@@ -85,7 +85,7 @@ void CudaQueue::poll(std::uint64_t ticket) {
   if (!done.empty()) finish(done, status);
 }
 
-void CudaQueue::wait(std::uint64_t ticket) {
+void CudaQueue::wait_for(std::uint64_t ticket) {
   CUevent end = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -112,7 +112,7 @@ void CudaQueue::synchronize() {
     std::lock_guard<std::mutex> lock(mutex_);
     last = next_ticket_ - 1;
   }
-  if (last) wait(last);
+  if (last) wait_for(last);
   make_current(ctx_);
   const CUresult r = api().cuStreamSynchronize(stream_);
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));

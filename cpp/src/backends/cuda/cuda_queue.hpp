@@ -20,7 +20,7 @@
 
 namespace metalcall::cuda {
 
-class CudaQueue : public CompletionDriver, public std::enable_shared_from_this<CudaQueue> {
+class CudaQueue : public CompletionDriver {
  public:
   /** `timing`: time every submission with events (else batches only). */
   CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing);
@@ -28,8 +28,8 @@ class CudaQueue : public CompletionDriver, public std::enable_shared_from_this<C
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
   void synchronize();
 
-  void poll(std::uint64_t ticket) override;
-  void wait(std::uint64_t ticket) override;
+  void poll(CompletionState& state) override { reap(state.ticket()); }
+  void wait(CompletionState& state) override { wait_for(state.ticket()); }
 
  private:
   /** Device memory that stages foreign host memory for one call. */
@@ -46,6 +46,10 @@ class CudaQueue : public CompletionDriver, public std::enable_shared_from_this<C
     std::vector<Staging> staging;
   };
 
+  /** Finishes the submissions up to `ticket` that the GPU has finished. Never blocks. */
+  void reap(std::uint64_t ticket);
+  /** Blocks until submission `ticket` is done, and finishes it and every earlier one. */
+  void wait_for(std::uint64_t ticket);
   /** Enqueues one dispatch (possibly several launches) on the stream. */
   void enqueue(const DispatchCommand& command, std::vector<Staging>& staging);
   CUevent take_event(bool timed);

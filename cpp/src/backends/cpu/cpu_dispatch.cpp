@@ -1,0 +1,159 @@
+#include "backends/cpu/cpu_dispatch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/worker_pool.hpp"
+#include "backends/cpu/worker_state.hpp"
+#include "metalcall/errors.hpp"
+
+namespace metalcall::cpu {
+
+namespace {
+
+// A dispatch goes to the pool when its measured work is over what starting the pool
+// costs: about a µs while workers spin for the next job (they do for a while after
+// each one), tens of µs to wake them from sleep. Below that it runs on the calling
+// thread alone.
+constexpr double kPoolMinNsWarm = 5e3;
+constexpr double kPoolMinNsCold = 40e3;
+// Before a program's first run its cost is unknown: pool it above this many threads.
+constexpr std::uint64_t kUnmeasuredInlineThreads = 1 << 15;
+
+std::uint64_t grid_threads(const DispatchCommand& c) { return std::uint64_t(c.grid[0]) * c.grid[1] * c.grid[2]; }
+
+std::uint64_t group_count(const DispatchCommand& c) {
+  std::uint64_t n = 1;
+  for (int d = 0; d < 3; ++d) n *= (c.grid[d] + c.threadgroup[d] - 1) / c.threadgroup[d];
+  return n;
+}
+
+struct Plan {
+  bool pooled;
+  CallEstimate estimate;
+};
+
+Plan plan(const DispatchCommand& command) {
+  const auto& program = static_cast<const CpuProgram&>(*command.program);
+  WorkerPool& pool = WorkerPool::instance();
+  Plan p{};
+  p.estimate.threads = grid_threads(command);
+  const bool splittable = pool.size() > 1 && group_count(command) > 1;
+  const double per_thread = program.ns_per_thread();
+  if (per_thread < 0) {
+    p.pooled = splittable && p.estimate.threads > kUnmeasuredInlineThreads;
+    return p;
+  }
+  const double work = per_thread * double(p.estimate.threads);
+  p.pooled = splittable && work > (pool.warm() ? kPoolMinNsWarm : kPoolMinNsCold);
+  p.estimate.measured = true;
+  p.estimate.wall_ns = p.pooled ? work / pool.size() : work;
+  return p;
+}
+
+struct RangeContext {
+  metalcall_cpu_entry entry;
+  const metalcall_cpu_launch* launch;
+  std::uint64_t dispatch_id;
+  const std::vector<std::size_t>* threadgroup_lengths;
+  std::atomic<std::uint64_t> busy_ns{0};  // work time summed over workers
+};
+
+void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
+  auto* r = static_cast<RangeContext*>(ctx);
+  WorkerState& state = WorkerState::of(worker);
+  state.prepare(r->dispatch_id, *r->threadgroup_lengths);
+  const auto start = std::chrono::steady_clock::now();
+  r->entry(r->launch, begin, end, state.table());
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  r->busy_ns.fetch_add(std::uint64_t(ns.count()), std::memory_order_relaxed);
+}
+
+std::atomic<std::uint64_t> g_dispatch_ids{0};
+
+}  // namespace
+
+CallEstimate estimate(const DispatchCommand& command) { return plan(command).estimate; }
+
+CallEstimate estimate(const std::vector<DispatchCommand>& commands) {
+  CallEstimate total;
+  total.measured = true;
+  for (const auto& c : commands) {
+    const CallEstimate e = estimate(c);
+    total.measured = total.measured && e.measured;
+    total.threads += e.threads;
+    total.wall_ns += e.wall_ns;
+  }
+  return total;
+}
+
+void run_dispatch(const DispatchCommand& command) {
+  auto& program = static_cast<CpuProgram&>(*command.program);
+  constexpr std::size_t kInlineArgs = 16;
+  void* inline_args[kInlineArgs];
+  std::vector<void*> many_args;
+  void** args = inline_args;
+  if (command.args.size() > kInlineArgs) {
+    many_args.resize(command.args.size());
+    args = many_args.data();
+  }
+  unsigned long long inline_bytes[kInlineArgs];
+  std::vector<unsigned long long> many_bytes;
+  unsigned long long* bytes = inline_bytes;
+  if (command.args.size() > kInlineArgs) {
+    many_bytes.resize(command.args.size());
+    bytes = many_bytes.data();
+  }
+  for (std::size_t i = 0; i < command.args.size(); ++i) {
+    const BoundArgument& a = command.args[i];
+    args[i] = a.address();
+    bytes[i] = a.buffer ? a.buffer->nbytes() : a.host_data ? a.host_nbytes
+               : a.kind == ParamKind::threadgroup_memory ? a.threadgroup_length : a.bytes.size();
+  }
+
+  int fault = 0;
+  char fault_message[512] = {};
+  metalcall_cpu_launch launch{};
+  launch.args = args;
+  launch.arg_bytes = bytes;
+  launch.fault = &fault;
+  launch.fault_message = fault_message;
+  launch.fault_capacity = sizeof fault_message;
+  for (int d = 0; d < 3; ++d) {
+    launch.grid[d] = command.grid[d];
+    launch.group[d] = command.threadgroup[d];
+    launch.groups[d] = (command.grid[d] + command.threadgroup[d] - 1) / command.threadgroup[d];
+  }
+  const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
+  WorkerPool& pool = WorkerPool::instance();
+  const bool pooled = plan(command).pooled;
+  if (program.uses_fibers()) {
+    // Kernel code cannot report a failure to map stacks: do it here, on every worker's state.
+    const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
+    for (unsigned w = 0; w < (pooled ? pool.size() : 1u); ++w) WorkerState::of(w).reserve_fibers(threads);
+  }
+  // A few chunks per worker balance uneven groups without much contention; one chunk
+  // runs on the calling thread alone.
+  const std::uint64_t chunk =
+      pooled ? std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8)) : groups;
+  // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
+  std::vector<std::size_t> threadgroup_lengths;
+  for (const auto& p : program.info().params) {
+    if (p.kind != ParamKind::threadgroup_memory) continue;
+    if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
+    threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
+  }
+  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths};
+  pool.parallel_for(groups, chunk, run_range, &ctx);
+  if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
+    throw ExecutionError(std::string("[cpu checked] ") + fault_message +
+                         "; the access was not performed");
+  }
+  const std::uint64_t threads = grid_threads(command);
+  if (threads) program.record_ns_per_thread(double(ctx.busy_ns.load(std::memory_order_relaxed)) / double(threads));
+}
+
+}  // namespace metalcall::cpu

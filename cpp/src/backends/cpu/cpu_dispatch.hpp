@@ -1,0 +1,29 @@
+// Running one dispatch on the CPU: on the calling thread alone, or spread over the
+// worker pool with the calling thread taking part, chosen by the work the kernel
+// measured on its earlier runs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace metalcall::cpu {
+
+/** What running some dispatches is expected to take. */
+struct CallEstimate {
+  bool measured = false;    // false until each program has run once: then only thread counts are known
+  std::uint64_t threads = 0;
+  double wall_ns = 0;       // expected time from start to end (when measured)
+};
+
+/** The estimate for one dispatch, as run_dispatch would run it now. */
+CallEstimate estimate(const DispatchCommand& command);
+/** The estimate for dispatches run one after another. */
+CallEstimate estimate(const std::vector<DispatchCommand>& commands);
+
+/** Runs one dispatch on the calling thread (with the pool's workers if worth it) and
+ *  records its cost; throws ExecutionError for a fault found by checked mode. */
+void run_dispatch(const DispatchCommand& command);
+
+}  // namespace metalcall::cpu
