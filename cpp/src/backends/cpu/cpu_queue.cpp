@@ -1,7 +1,6 @@
 #include "backends/cpu/cpu_queue.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "backends/cpu/cpu_dispatch.hpp"
 #include "metalcall/errors.hpp"
@@ -23,19 +22,26 @@ bool short_enough(const CallEstimate& e) {
 
 }  // namespace
 
-void CpuQueue::execute(Task& task) {
-  const auto start = std::chrono::steady_clock::now();
-  std::exception_ptr error;
+CpuQueue::Outcome CpuQueue::execute(Task& task) {
+  Outcome outcome;
   try {
-    for (const auto& command : task.commands) run_dispatch(command);
+    for (const auto& command : task.commands) outcome.seconds += run_dispatch(command);
   } catch (const Error&) {
-    error = std::current_exception();
+    outcome.error = std::current_exception();
   } catch (const std::exception& e) {
-    error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
+    outcome.error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
   }
-  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   task.commands.clear();  // release programs and buffers before signalling
-  task.completion->finish(error, elapsed.count());
+  return outcome;
+}
+
+void CpuQueue::finish_last(Task& task, const Outcome& outcome) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+  cv_.notify_all();
+  task.completion->finish(outcome.error, outcome.seconds);
 }
 
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
@@ -46,11 +52,7 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   if (here && !busy_ && pending_.empty()) {
     busy_ = true;
     lock.unlock();
-    execute(task);
-    lock.lock();
-    busy_ = false;
-    lock.unlock();
-    cv_.notify_all();
+    finish_last(task, execute(task));
     return;
   }
   // Whoever waits first runs it: the executor, or a thread that waits on the Completion.
@@ -71,14 +73,12 @@ bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
     if (busy_ || !pending_.empty()) return false;
     busy_ = true;
   }
-  const auto start = std::chrono::steady_clock::now();
   std::exception_ptr error;
   try {
-    run_dispatch(command);
+    *seconds = run_dispatch(command);
   } catch (...) {
     error = std::current_exception();
   }
-  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
@@ -109,13 +109,11 @@ std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
 }
 
 void CpuQueue::run_claimed(std::vector<Task>& tasks) {
-  if (tasks.empty()) return;
-  for (auto& task : tasks) execute(task);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    busy_ = false;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const Outcome outcome = execute(tasks[i]);
+    if (i + 1 < tasks.size()) tasks[i].completion->finish(outcome.error, outcome.seconds);
+    else finish_last(tasks[i], outcome);
   }
-  cv_.notify_all();
 }
 
 void CpuQueue::help(CompletionState& state) {
@@ -133,12 +131,7 @@ void CpuQueue::executor_loop() {
       pending_.pop_front();
       busy_ = true;
     }
-    execute(task);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      busy_ = false;
-    }
-    cv_.notify_all();
+    finish_last(task, execute(task));
   }
 }
 
