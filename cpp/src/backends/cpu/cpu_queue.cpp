@@ -22,26 +22,28 @@ bool short_enough(const CallEstimate& e) {
 
 }  // namespace
 
-CpuQueue::Outcome CpuQueue::execute(Task& task) {
-  Outcome outcome;
+void CpuQueue::execute(Task& task) {
+  std::exception_ptr error;
+  double seconds = 0;
   try {
-    for (const auto& command : task.commands) outcome.seconds += run_dispatch(command);
+    for (const auto& command : task.commands) seconds += run_dispatch(command);
   } catch (const Error&) {
-    outcome.error = std::current_exception();
+    error = std::current_exception();
   } catch (const std::exception& e) {
-    outcome.error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
+    error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
   }
   task.commands.clear();  // release programs and buffers before signalling
-  return outcome;
+  // Before the queue is released: a Completion is done no later than those before
+  // it, and synchronize() returns with every one done.
+  task.completion->finish(error, seconds);
 }
 
-void CpuQueue::finish_last(Task& task, const Outcome& outcome) {
+void CpuQueue::release() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
   }
   cv_.notify_all();
-  task.completion->finish(outcome.error, outcome.seconds);
 }
 
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
@@ -52,7 +54,8 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   if (here && !busy_ && pending_.empty()) {
     busy_ = true;
     lock.unlock();
-    finish_last(task, execute(task));
+    execute(task);
+    release();
     return;
   }
   // Whoever waits first runs it: the executor, or a thread that waits on the Completion.
@@ -79,11 +82,7 @@ bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   } catch (...) {
     error = std::current_exception();
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    busy_ = false;
-  }
-  cv_.notify_all();
+  release();
   if (error) std::rethrow_exception(error);
   return true;
 }
@@ -109,11 +108,9 @@ std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
 }
 
 void CpuQueue::run_claimed(std::vector<Task>& tasks) {
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const Outcome outcome = execute(tasks[i]);
-    if (i + 1 < tasks.size()) tasks[i].completion->finish(outcome.error, outcome.seconds);
-    else finish_last(tasks[i], outcome);
-  }
+  if (tasks.empty()) return;
+  for (auto& task : tasks) execute(task);
+  release();
 }
 
 void CpuQueue::help(CompletionState& state) {
@@ -131,7 +128,8 @@ void CpuQueue::executor_loop() {
       pending_.pop_front();
       busy_ = true;
     }
-    finish_last(task, execute(task));
+    execute(task);
+    release();
   }
 }
 

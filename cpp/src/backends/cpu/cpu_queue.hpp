@@ -35,15 +35,10 @@ class CpuQueue : public WaitHelper {
     std::vector<DispatchCommand> commands;
     std::shared_ptr<CompletionState> completion;
   };
-  struct Outcome {
-    std::exception_ptr error;
-    double seconds = 0;
-  };
-  /** Runs a task's commands and releases them; its completion is left to finish. */
-  static Outcome execute(Task& task);
-  /** Ends the running task: the queue is idle again before its completion says done,
-   *  so that the thread woken by it finds the queue free for its next call. */
-  void finish_last(Task& task, const Outcome& outcome);
+  /** Runs a task's commands, releases them, then finishes its completion. */
+  static void execute(Task& task);
+  /** The queue is idle again: lets the executor, synchronize() and waiters go on. */
+  void release();
   /** Takes the queued tasks up to and including `last` (all if null), if no task is running. */
   std::vector<Task> claim(const CompletionState* last);
   void run_claimed(std::vector<Task>& tasks);
