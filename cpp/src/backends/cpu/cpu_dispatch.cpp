@@ -24,8 +24,10 @@ constexpr double kPoolMinNsWarm = 5e3;
 constexpr double kPoolMinNsCold = 40e3;
 constexpr std::int64_t kBackToBackNs = 100'000;
 // Chunks of at least this much work: taking a chunk costs a contended atomic and a
-// clock read or two, which would swamp chunks of a few hundred ns.
+// clock read or two, which would swamp chunks of a few hundred ns. And of at most
+// this much: when the last chunks run, the workers that found none wait for them.
 constexpr double kMinChunkNs = 2e3;
+constexpr double kMaxChunkNs = 50e3;
 // Before a program's first run its cost is unknown: pool it above this many threads.
 constexpr std::uint64_t kUnmeasuredInlineThreads = 1 << 15;
 
@@ -158,14 +160,18 @@ double run_dispatch(const DispatchCommand& command) {
     const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
     for (unsigned w = 0; w < (pooled ? pool.size() : 1u); ++w) WorkerState::of(w).reserve_fibers(threads);
   }
-  // A few chunks per worker balance uneven groups without much contention, none too
-  // small to be worth taking; one chunk runs on the calling thread alone.
+  // A few chunks per worker balance uneven groups without much contention; measured
+  // work keeps them between kMinChunkNs and kMaxChunkNs. One chunk runs on the calling
+  // thread alone.
   std::uint64_t chunk = groups;
   if (pooled) {
     chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
     const double group_ns = program.ns_per_thread() * command.threadgroup[0] * command.threadgroup[1] *
                             command.threadgroup[2];
-    if (group_ns > 0) chunk = std::max(chunk, std::uint64_t(kMinChunkNs / group_ns) + 1);
+    if (group_ns > 0) {
+      chunk = std::min(chunk, std::uint64_t(kMaxChunkNs / group_ns) + 1);
+      chunk = std::max(chunk, std::uint64_t(kMinChunkNs / group_ns) + 1);
+    }
   }
   // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
   std::vector<std::size_t> threadgroup_lengths;
