@@ -1,3 +1,5 @@
+// Runs one dispatch on the CPU: plans it from the kernel's measured cost (alone on the
+// calling thread or over the worker pool, and in what chunks), runs it, records its cost.
 #include "backends/cpu/cpu_dispatch.hpp"
 
 #include <algorithm>
