@@ -1,6 +1,7 @@
 """Core benchmarks of metalcall against NumPy, side by side in one run.
 
     python benchmarks/bench_core.py [--device cpu] [--quick]
+    python benchmarks/bench_core.py --cpu-sweep [--quick]   (CPU mid-size calls vs numba: bench_cpu_calls.py)
 
 (a) per-call overhead of a 1-element kernel, (b) c = a * b throughput at 1e6-1e8
 elements with a copy roofline, (c) seed 000's compute-heavy kernel in GFLOP/s,
@@ -139,7 +140,13 @@ def main() -> int:
     parser.add_argument("--device", help="device name or index (default: mc.Device())")
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (CI smoke run, < 20 s)")
     parser.add_argument("--plain", action="store_true", help="plain-text tables even when rich is installed")
+    parser.add_argument("--cpu-sweep", action="store_true",
+                        help="only the CPU sweep of bench_cpu_calls.py: c = a * b at 1e5-1e8 against numba and NumPy")
     args = parser.parse_args()
+    if args.cpu_sweep:
+        import bench_cpu_calls  # beside this script
+
+        return bench_cpu_calls.run_sweep(args.device, args.quick, args.plain)
     config = QUICK if args.quick else FULL
 
     try:

@@ -1,3 +1,5 @@
+// Runs one dispatch on the CPU: plans it from the kernel's measured cost (alone on the
+// calling thread or over the worker pool, and in what chunks), runs it, records its cost.
 #include "backends/cpu/cpu_dispatch.hpp"
 
 #include <algorithm>
@@ -17,18 +19,31 @@ namespace {
 // A dispatch goes to the pool when its measured work is over what starting the pool
 // costs: about a µs while workers spin for the next job (they do for a while after
 // each one), tens of µs to wake them from sleep. Below that it runs on the calling
-// thread alone.
+// thread alone. Calls that come back to back (less than kBackToBack apart) count as
+// warm even when the last one ran alone: the first pooled one wakes the workers,
+// and they spin for the next.
 constexpr double kPoolMinNsWarm = 5e3;
 constexpr double kPoolMinNsCold = 40e3;
+constexpr std::int64_t kBackToBackNs = 100'000;
+// Chunks of at least this much work: taking a chunk costs a contended atomic and a
+// clock read or two, which would swamp chunks of a few hundred ns. And of at most
+// this much: when the last chunks run, the workers that found none wait for them.
+constexpr double kMinChunkNs = 2e3;
+constexpr double kMaxChunkNs = 50e3;
 // Before a program's first run its cost is unknown: pool it above this many threads.
 constexpr std::uint64_t kUnmeasuredInlineThreads = 1 << 15;
 
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::atomic<std::int64_t> g_last_end_ns{0};  // when the last dispatch ended
+
 std::uint64_t grid_threads(const DispatchCommand& c) { return std::uint64_t(c.grid[0]) * c.grid[1] * c.grid[2]; }
 
-std::uint64_t group_count(const DispatchCommand& c) {
-  std::uint64_t n = 1;
-  for (int d = 0; d < 3; ++d) n *= (c.grid[d] + c.threadgroup[d] - 1) / c.threadgroup[d];
-  return n;
+bool one_group(const DispatchCommand& c) {
+  return c.grid[0] <= c.threadgroup[0] && c.grid[1] <= c.threadgroup[1] && c.grid[2] <= c.threadgroup[2];
 }
 
 struct Plan {
@@ -38,17 +53,25 @@ struct Plan {
 
 Plan plan(const DispatchCommand& command) {
   const auto& program = static_cast<const CpuProgram&>(*command.program);
-  WorkerPool& pool = WorkerPool::instance();
   Plan p{};
   p.estimate.threads = grid_threads(command);
-  const bool splittable = pool.size() > 1 && group_count(command) > 1;
   const double per_thread = program.ns_per_thread();
+  if (one_group(command)) {  // the common tiny call: nothing to split
+    p.estimate.measured = per_thread >= 0;
+    p.estimate.wall_ns = per_thread * double(p.estimate.threads);
+    return p;
+  }
+  WorkerPool& pool = WorkerPool::instance();
+  const bool splittable = pool.size() > 1;
   if (per_thread < 0) {
     p.pooled = splittable && p.estimate.threads > kUnmeasuredInlineThreads;
     return p;
   }
   const double work = per_thread * double(p.estimate.threads);
-  p.pooled = splittable && work > (pool.warm() ? kPoolMinNsWarm : kPoolMinNsCold);
+  auto warm = [&] {
+    return pool.warm() || now_ns() - g_last_end_ns.load(std::memory_order_relaxed) < kBackToBackNs;
+  };
+  p.pooled = splittable && work > kPoolMinNsWarm && (work > kPoolMinNsCold || warm());
   p.estimate.measured = true;
   p.estimate.wall_ns = p.pooled ? work / pool.size() : work;
   return p;
@@ -59,17 +82,21 @@ struct RangeContext {
   const metalcall_cpu_launch* launch;
   std::uint64_t dispatch_id;
   const std::vector<std::size_t>* threadgroup_lengths;
-  std::atomic<std::uint64_t> busy_ns{0};  // work time summed over workers
+  bool pooled;
+  alignas(64) std::atomic<std::int64_t> busy_ns{0};  // pooled: work time summed over workers (own cache line)
 };
 
 void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
   WorkerState& state = WorkerState::of(worker);
   state.prepare(r->dispatch_id, *r->threadgroup_lengths);
-  const auto start = std::chrono::steady_clock::now();
+  if (!r->pooled) {  // timed by run_dispatch
+    r->entry(r->launch, begin, end, state.table());
+    return;
+  }
+  const std::int64_t start = now_ns();
   r->entry(r->launch, begin, end, state.table());
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-  r->busy_ns.fetch_add(std::uint64_t(ns.count()), std::memory_order_relaxed);
+  r->busy_ns.fetch_add(now_ns() - start, std::memory_order_relaxed);
 }
 
 std::atomic<std::uint64_t> g_dispatch_ids{0};
@@ -90,7 +117,7 @@ CallEstimate estimate(const std::vector<DispatchCommand>& commands) {
   return total;
 }
 
-void run_dispatch(const DispatchCommand& command) {
+double run_dispatch(const DispatchCommand& command) {
   auto& program = static_cast<CpuProgram&>(*command.program);
   constexpr std::size_t kInlineArgs = 16;
   void* inline_args[kInlineArgs];
@@ -135,10 +162,19 @@ void run_dispatch(const DispatchCommand& command) {
     const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
     for (unsigned w = 0; w < (pooled ? pool.size() : 1u); ++w) WorkerState::of(w).reserve_fibers(threads);
   }
-  // A few chunks per worker balance uneven groups without much contention; one chunk
-  // runs on the calling thread alone.
-  const std::uint64_t chunk =
-      pooled ? std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8)) : groups;
+  // A few chunks per worker balance uneven groups without much contention; measured
+  // work keeps them between kMinChunkNs and kMaxChunkNs. One chunk runs on the calling
+  // thread alone.
+  std::uint64_t chunk = groups;
+  if (pooled) {
+    chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
+    const double group_ns = program.ns_per_thread() * command.threadgroup[0] * command.threadgroup[1] *
+                            command.threadgroup[2];
+    if (group_ns > 0) {
+      chunk = std::min(chunk, std::uint64_t(kMaxChunkNs / group_ns) + 1);
+      chunk = std::max(chunk, std::uint64_t(kMinChunkNs / group_ns) + 1);
+    }
+  }
   // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
   std::vector<std::size_t> threadgroup_lengths;
   for (const auto& p : program.info().params) {
@@ -146,14 +182,18 @@ void run_dispatch(const DispatchCommand& command) {
     if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
     threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
   }
-  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths};
+  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths, chunk < groups};
+  const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx);
+  const std::int64_t end = now_ns();
+  g_last_end_ns.store(end, std::memory_order_relaxed);
   if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
     throw ExecutionError(std::string("[cpu checked] ") + fault_message +
                          "; the access was not performed");
   }
-  const std::uint64_t threads = grid_threads(command);
-  if (threads) program.record_ns_per_thread(double(ctx.busy_ns.load(std::memory_order_relaxed)) / double(threads));
+  const std::int64_t work_ns = ctx.pooled ? ctx.busy_ns.load(std::memory_order_relaxed) : end - start;
+  if (const std::uint64_t threads = grid_threads(command)) program.record_ns_per_thread(double(work_ns) / double(threads));
+  return double(end - start) * 1e-9;
 }
 
 }  // namespace metalcall::cpu

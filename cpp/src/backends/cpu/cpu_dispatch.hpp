@@ -22,8 +22,9 @@ CallEstimate estimate(const DispatchCommand& command);
 /** The estimate for dispatches run one after another. */
 CallEstimate estimate(const std::vector<DispatchCommand>& commands);
 
-/** Runs one dispatch on the calling thread (with the pool's workers if worth it) and
- *  records its cost; throws ExecutionError for a fault found by checked mode. */
-void run_dispatch(const DispatchCommand& command);
+/** Runs one dispatch on the calling thread (with the pool's workers if worth it),
+ *  records its cost and returns the seconds it took; throws ExecutionError for a
+ *  fault found by checked mode. */
+double run_dispatch(const DispatchCommand& command);
 
 }  // namespace metalcall::cpu

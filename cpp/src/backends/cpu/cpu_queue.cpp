@@ -1,7 +1,6 @@
 #include "backends/cpu/cpu_queue.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "backends/cpu/cpu_dispatch.hpp"
 #include "metalcall/errors.hpp"
@@ -23,19 +22,44 @@ bool short_enough(const CallEstimate& e) {
 
 }  // namespace
 
-void CpuQueue::execute(Task& task) {
-  const auto start = std::chrono::steady_clock::now();
+std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
   std::exception_ptr error;
+  double seconds = 0;
   try {
-    for (const auto& command : task.commands) run_dispatch(command);
+    for (const auto& command : task.commands) seconds += run_dispatch(command);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {
     error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
   }
-  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   task.commands.clear();  // release programs and buffers before signalling
-  task.completion->finish(error, elapsed.count());
+  return {error, seconds};
+}
+
+void CpuQueue::finish_last(Task& task, const std::pair<std::exception_ptr, double>& outcome) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+    ++finishing_;
+  }
+  task.completion->finish(outcome.first, outcome.second);
+  bool work_waiting;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --finishing_;
+    work_waiting = !pending_.empty();
+  }
+  changed(work_waiting);
+}
+
+void CpuQueue::changed(bool work_waiting) {
+  cv_.notify_all();  // no system call without waiters
+  if (work_waiting) executor_cv_.notify_one();
+}
+
+bool CpuQueue::idle(std::unique_lock<std::mutex>& lock) {
+  cv_.wait(lock, [&] { return finishing_ == 0 || busy_ || !pending_.empty(); });
+  return finishing_ == 0 && !busy_ && pending_.empty();
 }
 
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
@@ -43,14 +67,10 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   Task task{std::move(commands), completion};
   const bool here = caller_waits || short_enough(estimate(task.commands));
   std::unique_lock<std::mutex> lock(mutex_);
-  if (here && !busy_ && pending_.empty()) {
+  if (here && idle(lock)) {
     busy_ = true;
     lock.unlock();
-    execute(task);
-    lock.lock();
-    busy_ = false;
-    lock.unlock();
-    cv_.notify_all();
+    finish_last(task, execute(task));
     return;
   }
   // Whoever waits first runs it: the executor, or a thread that waits on the Completion.
@@ -61,36 +81,37 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   }
   pending_.push_back(std::move(task));
   lock.unlock();
-  cv_.notify_all();
+  changed(true);
 }
 
 bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   if (!short_enough(estimate(command))) return false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (busy_ || !pending_.empty()) return false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!idle(lock)) return false;
     busy_ = true;
   }
-  const auto start = std::chrono::steady_clock::now();
   std::exception_ptr error;
   try {
-    run_dispatch(command);
+    *seconds = run_dispatch(command);
   } catch (...) {
     error = std::current_exception();
   }
-  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bool work_waiting;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
+    work_waiting = !pending_.empty();
   }
-  cv_.notify_all();
+  changed(work_waiting);
   if (error) std::rethrow_exception(error);
   return true;
 }
 
 std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
   std::vector<Task> tasks;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return finishing_ == 0 || busy_; });
   if (busy_) return tasks;  // the queue is running earlier work: the waiter sleeps
   std::size_t count = pending_.size();
   if (last) {
@@ -109,13 +130,11 @@ std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
 }
 
 void CpuQueue::run_claimed(std::vector<Task>& tasks) {
-  if (tasks.empty()) return;
-  for (auto& task : tasks) execute(task);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    busy_ = false;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto outcome = execute(tasks[i]);
+    if (i + 1 < tasks.size()) tasks[i].completion->finish(outcome.first, outcome.second);
+    else finish_last(tasks[i], outcome);
   }
-  cv_.notify_all();
 }
 
 void CpuQueue::wait(CompletionState& state) {
@@ -128,17 +147,12 @@ void CpuQueue::executor_loop() {
     Task task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return !pending_.empty() && !busy_; });
+      executor_cv_.wait(lock, [&] { return !pending_.empty() && !busy_ && finishing_ == 0; });
       task = std::move(pending_.front());
       pending_.pop_front();
       busy_ = true;
     }
-    execute(task);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      busy_ = false;
-    }
-    cv_.notify_all();
+    finish_last(task, execute(task));
   }
 }
 
@@ -146,7 +160,7 @@ void CpuQueue::synchronize() {
   std::vector<Task> tasks = claim(nullptr);
   run_claimed(tasks);
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return pending_.empty() && !busy_; });
+  cv_.wait(lock, [&] { return pending_.empty() && !busy_ && finishing_ == 0; });
 }
 
 }  // namespace metalcall::cpu

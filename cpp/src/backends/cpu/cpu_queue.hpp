@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -35,16 +36,29 @@ class CpuQueue : public CompletionDriver {
     std::vector<DispatchCommand> commands;
     std::shared_ptr<CompletionState> completion;
   };
-  static void execute(Task& task);
+  /** Runs a task's commands and releases them; returns what its completion reports. */
+  static std::pair<std::exception_ptr, double> execute(Task& task);
+  /** Ends the last task a runner took: the queue is free before the task's Completion
+   *  says done, so that the thread woken by it finds the queue idle for its next call
+   *  (else that call would be queued, and the executor would take it: a handoff per
+   *  call, for good). */
+  void finish_last(Task& task, const std::pair<std::exception_ptr, double>& outcome);
+  /** Under the lock: no task runs or waits. Waits out a Completion being signalled,
+   *  so that Completions are done in the order of their calls. */
+  bool idle(std::unique_lock<std::mutex>& lock);
+  /** After busy_ or finishing_ fell: wakes the waiters, and the executor if work waits. */
+  void changed(bool work_waiting);
   /** Takes the queued tasks up to and including `last` (all if null), if no task is running. */
   std::vector<Task> claim(const CompletionState* last);
   void run_claimed(std::vector<Task>& tasks);
   void executor_loop();
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;           // synchronize(), idle() and claim() wait here: rarely anyone
+  std::condition_variable executor_cv_;  // the executor waits here: woken only when work waits
   std::deque<Task> pending_;
-  bool busy_ = false;  // a task is running (on the executor or a caller)
+  bool busy_ = false;     // a task is running (on the executor or a caller)
+  unsigned finishing_ = 0;  // tasks that ran, whose Completions are being signalled
   bool executor_started_ = false;
 };
 

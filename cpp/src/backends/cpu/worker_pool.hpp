@@ -49,10 +49,11 @@ class WorkerPool {
   std::mutex job_mutex_;  // serialises parallel_for calls
   std::mutex mutex_;      // sleeping and waking on the condition variables
   std::condition_variable work_cv_, done_cv_;
-  std::atomic<std::uint64_t> generation_{0};  // bumped for every job
-  std::atomic<Job*> job_{nullptr};            // the running job, null once its chunks are all done
-  std::atomic<unsigned> active_{0};           // workers that may be using job_: counted before they read it
-  std::atomic<unsigned> spinning_{0};
+  // Spinning workers poll generation_: the counters workers update live on other cache lines.
+  alignas(64) std::atomic<std::uint64_t> generation_{0};  // bumped for every job
+  std::atomic<Job*> job_{nullptr};                        // the running job, null once its chunks are all done
+  alignas(64) std::atomic<unsigned> active_{0};  // workers that may be using job_: counted before they read it
+  alignas(64) std::atomic<unsigned> spinning_{0};
   std::vector<std::thread> threads_;
 };
 
