@@ -311,7 +311,7 @@ class Translator {
             continue;
           }
           if (qualified_pointers_.count(i)) {
-            emit(tok.text + " " + target_.kernel_pointer_qualifier(), tok, false);
+            emit(tok.text + " " + target_.kernel_pointer_qualifier() + " ", tok, false);  // `*A` → `* R A`
             continue;
           }
           if (tok.is("{")) scopes_.push_back(opens_namespace(i));
