@@ -7,6 +7,7 @@ skipped, except the one that checks the error a missing CUDA gives.
 
 from __future__ import annotations
 
+import struct
 import time
 
 import numpy as np
@@ -303,3 +304,156 @@ def test_synchronize_waits_for_kept_completions(cuda):
     assert all(h.done for h in handles)
     for v in views:
         np.testing.assert_allclose(v[0], spin_reference(0.0, 200_000), rtol=1e-3)
+
+
+# ---- the CUDA calling convention: parameter blocks, bounds checks, restrict builds ----------
+#
+# These run on every backend (the ``device`` fixture), so that the expected values are
+# checked on the CPU too; on CUDA they exercise the per-kernel parameter block (offsets
+# read from the module's layout table), the y/z bounds checks of 2-D and 3-D grids,
+# and the choice between the build with __restrict__ buffers and the one without.
+
+ABI_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+struct Padded {   // char, then padding up to the 16-byte float3, then short and uchar: 48 bytes
+    char c;
+    float3 v;
+    short s;
+    uchar u;
+};
+kernel void values(constant char& c [[buffer(0)]], short s [[buffer(1)]], constant float3& v [[buffer(2)]],
+                   constant Padded& p [[buffer(3)]], bool flag [[buffer(4)]], device float* out [[buffer(5)]],
+                   uchar u [[buffer(6)]], float f [[buffer(7)]], uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    out[0] = float(c); out[1] = float(s); out[2] = v.x; out[3] = v.y; out[4] = v.z;
+    out[5] = float(p.c); out[6] = p.v.x; out[7] = p.v.y; out[8] = p.v.z; out[9] = float(p.s); out[10] = float(p.u);
+    out[11] = flag ? 1.0f : 0.0f; out[12] = float(u); out[13] = f;
+}
+// Sequential on one thread: when b is a, b[k] depends on the b[k-1] just written.
+kernel void chain(const device float* a [[buffer(0)]], device float* b [[buffer(1)]], constant uint& n [[buffer(2)]],
+                  uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    for (uint k = 1; k < n; ++k) b[k] = a[k - 1] + 1.0f;
+}
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+kernel void coords(device uint* out [[buffer(0)]], uint3 gid [[thread_position_in_grid]],
+                   uint3 grid [[threads_per_grid]]) {
+    out[(gid.z * grid.y + gid.y) * grid.x + gid.x] = gid.x + 1000u * gid.y + 1000000u * gid.z;
+}
+kernel void two_groups(device float* out [[buffer(0)]], threadgroup float* s0 [[threadgroup(0)]],
+                       threadgroup uint* s1 [[threadgroup(1)]], uint tid [[thread_index_in_threadgroup]],
+                       uint n [[threads_per_threadgroup]], uint gid [[thread_position_in_grid]]) {
+    s0[tid] = float(gid);
+    s1[tid] = gid * 2u;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = s0[n - 1 - tid] + float(s1[n - 1 - tid]);
+}
+struct Big { float v[1500]; };  // 6000 bytes: over 4 KiB of parameters
+kernel void big(constant Big& b [[buffer(0)]], device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    out[i] = b.v[i];
+}
+"""
+
+
+def padded_bytes(c: int, v: tuple, s: int, u: int) -> bytes:
+    raw = bytearray(48)
+    struct.pack_into("<b", raw, 0, c)
+    struct.pack_into("<3f", raw, 16, *v)
+    struct.pack_into("<hB", raw, 32, s, u)
+    return bytes(raw)
+
+
+def test_by_value_arguments_of_every_size_arrive_intact(device):
+    lib = device.compile(ABI_SRC)
+    out = device.zeros(16, np.float32)
+    padded = padded_bytes(-7, (1.5, -2.5, 3.25), -300, 201)
+    lib.values(1, -5, -1234, np.array([0.5, 1.5, 2.5, 0.0], np.float32), padded, True, out, 250, 3.75)
+    np.testing.assert_array_equal(
+        np.asarray(out)[:14], [-5, -1234, 0.5, 1.5, 2.5, -7, 1.5, -2.5, 3.25, -300, 201, 1, 250, 3.75]
+    )
+    # A Buffer may back a constant T& (a struct here): the kernel reads it in place.
+    backing = device.asarray(np.frombuffer(padded_bytes(9, (4.0, 5.0, 6.0), 7, 8), np.uint8).copy())
+    lib.values(1, 0, 0, np.zeros(4, np.float32), backing, False, out, 0, 0.0)
+    np.testing.assert_array_equal(np.asarray(out)[5:12], [9, 4, 5, 6, 7, 8, 0])
+
+
+def test_a_call_whose_buffers_alias_gets_sequential_results(device):
+    lib = device.compile(ABI_SRC)
+    n = 4096
+    x0 = np.linspace(-3, 3, n).astype(np.float32)
+    x = device.asarray(x0)
+    lib.chain(1, x, x, np.uint32(n))  # b is a: each b[k] reads the b[k-1] just written
+    np.testing.assert_array_equal(np.asarray(x), x0[0] + np.arange(n, dtype=np.float32))
+    # The same kernel on separate buffers (the restrict build on CUDA).
+    a = device.asarray(x0)
+    b = device.zeros(n, np.float32)
+    lib.chain(1, a, b, np.uint32(n))
+    np.testing.assert_array_equal(np.asarray(b)[1:], x0[:-1] + 1)
+    # Aliased again after a separate call: both builds stay usable.
+    lib.chain(1, b, b, np.uint32(n))
+    np.testing.assert_array_equal(np.asarray(b), np.arange(n, dtype=np.float32))
+
+
+def test_in_place_and_separate_elementwise_calls(device):
+    lib = device.compile(ABI_SRC)
+    n = 100_003
+    a0 = np.arange(n, dtype=np.float32) % 97
+    c0 = np.linspace(0, 1, n).astype(np.float32)
+    a, c = device.asarray(a0), device.asarray(c0)
+    lib.mul(n, a, c, c)  # c = a * c in place
+    np.testing.assert_array_equal(np.asarray(c), a0 * c0)
+    d = device.zeros(n, np.float32)
+    lib.mul(n, a, a, d)  # a read twice: no write overlaps it
+    np.testing.assert_array_equal(np.asarray(d), a0 * a0)
+    e = device.zeros(n, np.float32)
+    lib.mul(n, a, d, e)
+    np.testing.assert_array_equal(np.asarray(e), a0 * a0 * a0)
+
+
+@pytest.mark.parametrize(
+    "grid,group",
+    [((100, 1, 1), (16, 4, 1)), ((37, 23, 1), (8, 4, 1)), ((37, 23, 1), (16, 1, 1)), ((13, 7, 5), (4, 4, 2)),
+     ((5, 3, 9), (1, 1, 4))],
+    ids=["1d-tall-group", "2d", "2d-flat-group", "3d", "3d-z-only"],
+)
+def test_partial_threadgroups_in_every_dimension(device, grid, group):
+    lib = device.compile(ABI_SRC)
+    count = grid[0] * grid[1] * grid[2]
+    sentinel = np.uint32(0xFFFFFFFF)
+    out = device.asarray(np.full(count + 64, sentinel, np.uint32))  # 64 guard elements after the grid
+    lib.coords(grid, out, threadgroup=group)
+    z, y, x = np.meshgrid(*(np.arange(g, dtype=np.uint32) for g in reversed(grid)), indexing="ij")
+    expected = (x + 1000 * y + 1000000 * z).ravel()
+    got = np.asarray(out)
+    np.testing.assert_array_equal(got[:count], expected)
+    assert (got[count:] == sentinel).all()  # no thread outside the grid wrote
+
+
+@pytest.mark.parametrize("n", [256, 250])
+def test_threadgroup_parameters(device, n):
+    lib = device.compile(ABI_SRC)
+    out = device.zeros(n, np.float32)
+    lib.two_groups(n, out, threadgroup=64, threadgroup_memory=[256, 256])
+    expected = np.empty(n, np.float32)
+    for start in range(0, n, 64):
+        size = min(64, n - start)
+        tid = np.arange(size)
+        expected[start : start + size] = 3.0 * (start + size - 1 - tid)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_a_large_struct_by_value(device):
+    lib = device.compile(ABI_SRC)
+    values = np.arange(1500, dtype=np.float32) * 0.5
+    out = device.zeros(1500, np.float32)
+    try:
+        lib.big(1500, values.tobytes(), out)
+    except mc.ArgumentError as e:
+        # Only where the driver allows no more than 4 KiB of parameters (CUDA < 12.1 or pre-Volta).
+        assert device.backend == "cuda" and "bytes" in str(e) and "Buffer" in str(e)
+        return
+    np.testing.assert_array_equal(np.asarray(out), values)

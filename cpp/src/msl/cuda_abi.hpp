@@ -2,45 +2,57 @@
 // module. One definition serves both sides: the runtime compiles it, and the
 // translator pastes the same text (METALCALL_CUDA_ABI_TEXT) into generated code.
 //
-// A kernel gets one launch struct by value (a __grid_constant__ parameter):
-// - args[i]: the device address of parameter i's memory (a buffer), or, when bit
-//   i of inline_mask is set, the offset of its bytes in data[] (a scalar or struct
-//   passed by value or as `constant T&`), or, for a [[threadgroup(i)]] parameter,
-//   its offset in the dynamic shared memory of the block;
-// - grid: threads per grid; group: the dispatch's threads per threadgroup; groups:
-//   threadgroups per grid; origin: the threadgroup of this launch's block (0,0,0)
-//   (a dispatch may be several launches: see cuda_device.cpp).
+// Kernel number K takes one parameter block by value (a __grid_constant__
+// `metalcall_params_K`, generated per kernel): a metalcall_cuda_geometry, then
+// one field per non-builtin parameter in position order. The runtime never
+// reproduces C++ layout rules: the layout table metalcall_layout_K (one
+// metalcall_cuda_layout per parameter, then a terminator holding sizeof and
+// alignof of the block) says where each field lies:
+// - value_offset: the bytes of a scalar or struct passed by value or as
+//   `constant T&`, or, for a [[threadgroup(i)]] parameter, an unsigned long long
+//   offset into the block's dynamic shared memory; -1 when none;
+// - pointer_offset: the device address of a buffer (or a `device T&`), or, for a
+//   `constant T&`, the address of a buffer that backs it (null: read the value
+//   field instead); -1 when none.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
-#define METALCALL_CUDA_MAX_ARGS 32
-#define METALCALL_CUDA_INLINE_BYTES 2048
-
 #define METALCALL_CUDA_ABI_DEFINITION                                                   \
-  typedef struct metalcall_cuda_launch {                                                \
-    void* args[32];                                                                     \
-    unsigned long long arg_bytes[32];                                                   \
-    unsigned long long inline_mask;                                                     \
-    unsigned grid[3];                                                                   \
-    unsigned group[3];                                                                  \
-    unsigned groups[3];                                                                 \
-    unsigned origin[3];                                                                 \
-    alignas(16) unsigned char data[2048];                                               \
-  } metalcall_cuda_launch;                                                              \
+  typedef struct metalcall_cuda_geometry {                                              \
+    unsigned grid[3];   /* threads per grid */                                          \
+    unsigned group[3];  /* the dispatch's threads per threadgroup */                    \
+    unsigned groups[3]; /* threadgroups per grid */                                     \
+    unsigned origin[3]; /* the threadgroup of this launch's block (0,0,0) */            \
+  } metalcall_cuda_geometry;                                                            \
   typedef struct metalcall_cuda_layout {                                                \
-    unsigned long long size;                                                            \
-    unsigned long long align;                                                           \
-    long long binding;                                                                  \
+    unsigned long long size;  /* sizeof the parameter's element type */                 \
+    unsigned long long align; /* alignof */                                             \
+    long long binding;        /* the [[buffer(i)]] / [[threadgroup(i)]] index */        \
+    long long value_offset;   /* offsetof the value (or smem offset) field, or -1 */    \
+    long long pointer_offset; /* offsetof the pointer field, or -1 */                   \
   } metalcall_cuda_layout;
 
 #define METALCALL_CUDA_ABI_STR2(...) #__VA_ARGS__
 #define METALCALL_CUDA_ABI_STR(...) METALCALL_CUDA_ABI_STR2(__VA_ARGS__)
 #define METALCALL_CUDA_ABI_TEXT METALCALL_CUDA_ABI_STR(METALCALL_CUDA_ABI_DEFINITION)
 
+/** The parameter space every CUDA GPU accepts; CUDA 12.1+ on Volta+ takes 32764 bytes. */
+#define METALCALL_CUDA_PARAM_BYTES_BASE 4096
+#define METALCALL_CUDA_PARAM_BYTES_LARGE 32764
+
+/**
+ * Defined (-D) for the build of a kernel whose calls' buffers may overlap: without
+ * it, the entry points declare their buffer pointers __restrict__ (see target_cuda.cpp).
+ */
+#define METALCALL_CUDA_NO_RESTRICT_OPTION "-DMETALCALL_NO_RESTRICT"
+
 extern "C" {
 METALCALL_CUDA_ABI_DEFINITION
 }
 
-static_assert(sizeof(metalcall_cuda_launch) <= 4096, "the launch struct must fit CUDA's 4 KiB parameter space");
+namespace metalcall::msl {
+/** The parameter block's type of kernel number `index`. */
+inline std::string cuda_params_type(std::size_t index) { return "metalcall_params_" + std::to_string(index); }
+}  // namespace metalcall::msl

@@ -17,16 +17,24 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
   o << target.layout_declaration() << cpu_layout_symbol(index) << "[] = {";
   for (const auto& p : k.params) {
     if (p.info.kind == ParamKind::builtin) {
-      o << "{0, 0, -1}, ";
+      o << "{0, 0, -1" << target.layout_entry_tail(index, p.info) << "}, ";
     } else {
       const std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
       const std::string binding = p.binding_expression.empty()
                                       ? std::to_string(p.info.binding)
                                       : "(" + std::string(target.binding_type()) + ")(" + p.binding_expression + ")";
-      o << "{sizeof(" << e << "), alignof(" << e << "), " << binding << "}, ";
+      o << "{sizeof(" << e << "), alignof(" << e << "), " << binding << target.layout_entry_tail(index, p.info) << "}, ";
     }
   }
-  o << "{0, 0, -1}};\n";
+  o << target.layout_terminator(index) << "};\n";
+}
+
+// The non-builtin parameters with their element types, for the target's parameter block.
+std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const ParsedKernel& k) {
+  std::vector<ParamSlot> slots;
+  for (const auto& p : k.params)
+    if (p.info.kind != ParamKind::builtin) slots.push_back({p.info, type_text(t, p.type_tokens, true, &k.template_arguments)});
+  return slots;
 }
 
 // Component d of a builtin, in the names every entry point declares: the group's
@@ -81,9 +89,8 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
     switch (p.info.kind) {
       case ParamKind::buffer:
       case ParamKind::threadgroup_memory: {
-        const std::string address = p.info.kind == ParamKind::buffer
-                                        ? "L->args[" + std::to_string(p.info.position) + "]"
-                                        : target.threadgroup_address(p.info);
+        const std::string address = p.info.kind == ParamKind::buffer ? target.buffer_address(p.info)
+                                                                     : target.threadgroup_address(p.info);
         if (checked) {
           emit_checked_param(o, t, k, p, var, address);
         } else {
@@ -95,12 +102,12 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
       case ParamKind::reference: {
         std::string base = full;
         base.erase(std::remove(base.begin(), base.end(), '&'), base.end());
-        o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info.position) << ";\n";
+        o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info) << ";\n";
         call_args.push_back(var);
         break;
       }
       case ParamKind::value:
-        o << "  const " << full << " " << var << " = *(const " << full << "*)" << target.value_address(p.info.position)
+        o << "  const " << full << " " << var << " = *(const " << full << "*)" << target.value_address(p.info)
           << ";\n";
         call_args.push_back(var);
         break;
@@ -141,6 +148,7 @@ std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const 
 
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target) {
+  target.emit_parameter_block(o, index, parameter_slots(t, k));
   emit_layout_table(o, t, k, index, target);
   EntryPoint entry;
   entry.index = index;

@@ -15,8 +15,9 @@
 namespace metalcall::msl {
 
 /**
- * Writes kernel number `index`'s layout table (sizeof, alignof and binding of each
- * parameter, read back by the runtime) and its entry point, through `target`.
+ * Writes kernel number `index`'s parameter block (CUDA only), its layout table
+ * (sizeof, alignof and binding of each parameter, and on CUDA the fields' offsets,
+ * read back by the runtime) and its entry point, through `target`.
  */
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "metalcall/reflection.hpp"
 
@@ -19,6 +20,12 @@ struct EntryPoint {
   bool uses_fibers = false;    // barriers or SIMD-group functions: threads must wait for each other
   std::string argument_setup;  // statements declaring p0, p1, … from the launch `L` (and worker `W`)
   std::string call;            // `f(p0, p1, …);`
+};
+
+/** A non-builtin kernel parameter and its element type's C++ text (for a parameter block). */
+struct ParamSlot {
+  ParamInfo info;
+  std::string element;
 };
 
 class Target {
@@ -37,8 +44,20 @@ class Target {
   /** The address space of program-scope `constant` data, or nullptr for none (plain const). */
   virtual const char* program_scope_data() const = 0;
 
-  /** The address of the bytes of by-value or `constant T&` parameter `position`. */
-  virtual std::string value_address(int position) const = 0;
+  /**
+   * Declarations the entry point needs before the layout table (the CUDA target's
+   * parameter block of kernel `index`); nothing for the CPU.
+   */
+  virtual void emit_parameter_block(std::ostream& o, std::size_t index, const std::vector<ParamSlot>& params) const = 0;
+
+  /** The address of buffer parameter `p`'s memory. */
+  virtual std::string buffer_address(const ParamInfo& p) const = 0;
+
+  /** Written after the '*' of each buffer parameter of a kernel function (a restrict qualifier), or "". */
+  virtual const char* kernel_pointer_qualifier() const = 0;
+
+  /** The address of the bytes of by-value or reference parameter `p`. */
+  virtual std::string value_address(const ParamInfo& p) const = 0;
 
   /** The address of [[threadgroup(i)]] parameter `p`'s memory. */
   virtual std::string threadgroup_address(const ParamInfo& p) const = 0;
@@ -46,6 +65,10 @@ class Target {
   /** A layout table's declaration up to its name, and the integer type of its bindings. */
   virtual const char* layout_declaration() const = 0;
   virtual const char* binding_type() const = 0;
+  /** What follows `{size, align, binding` in kernel `index`'s entry for `p` (before `}`). */
+  virtual std::string layout_entry_tail(std::size_t index, const ParamInfo& p) const = 0;
+  /** The entry that ends kernel `index`'s layout table. */
+  virtual std::string layout_terminator(std::size_t index) const = 0;
 
   /** The exported function that runs the kernel's threads (after its layout table). */
   virtual void emit_entry_point(std::ostream& o, const EntryPoint& entry) const = 0;

@@ -36,7 +36,11 @@ class CpuTarget : public Target {
   // Host memory has no address spaces: program-scope constant data is plain const.
   const char* program_scope_data() const override { return nullptr; }
 
-  std::string value_address(int position) const override { return "L->args[" + std::to_string(position) + "]"; }
+  // The launch carries no parameter block: args[i] points at parameter i's memory.
+  void emit_parameter_block(std::ostream&, std::size_t, const std::vector<ParamSlot>&) const override {}
+  std::string buffer_address(const ParamInfo& p) const override { return "L->args[" + std::to_string(p.position) + "]"; }
+  const char* kernel_pointer_qualifier() const override { return ""; }
+  std::string value_address(const ParamInfo& p) const override { return "L->args[" + std::to_string(p.position) + "]"; }
 
   std::string threadgroup_address(const ParamInfo& p) const override {
     return "W->threadgroup_memory[" + std::to_string(p.binding) + "]";
@@ -46,6 +50,8 @@ class CpuTarget : public Target {
     return "extern \"C\" __attribute__((visibility(\"default\"))) const metalcall_cpu_layout ";
   }
   const char* binding_type() const override { return "long"; }
+  std::string layout_entry_tail(std::size_t, const ParamInfo&) const override { return ""; }
+  std::string layout_terminator(std::size_t) const override { return "{0, 0, -1}"; }
 
   void emit_entry_point(std::ostream& o, const EntryPoint& e) const override {
     if (e.uses_fibers) emit_fiber_entry_point(o, e);

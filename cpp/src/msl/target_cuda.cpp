@@ -1,6 +1,7 @@
 // The CUDA target: CUDA C++ for NVRTC (-default-device), threadgroup storage in
 // __shared__ memory, program-scope constant data as __device__ const, and one
-// `extern "C" __global__` entry point per kernel (calling convention in msl/cuda_abi.hpp).
+// `extern "C" __global__` entry point per kernel taking its own parameter block
+// (calling convention in msl/cuda_abi.hpp).
 #include <ostream>
 #include <string>
 
@@ -12,20 +13,34 @@ namespace metalcall::msl {
 
 namespace {
 
+// Field names in a parameter block: vN holds parameter N's value (or shared-memory
+// offset), aN the address of its memory.
+std::string value_field(const ParamInfo& p) { return "v" + std::to_string(p.position); }
+std::string address_field(const ParamInfo& p) { return "a" + std::to_string(p.position); }
+
+bool has_value_field(const ParamInfo& p) {
+  return p.kind == ParamKind::value || p.kind == ParamKind::threadgroup_memory ||
+         (p.kind == ParamKind::reference && p.is_const);
+}
+bool has_address_field(const ParamInfo& p) { return p.kind == ParamKind::buffer || p.kind == ParamKind::reference; }
+
 class CudaTarget : public Target {
  public:
   const char* name() const override { return "CUDA"; }
 
-  // The launch ABI, the prelude, and the helpers the entry points use.
+  // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
+  // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls
+  // whose buffers overlap.
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CUDA_ABI_TEXT << "\n}\n";
     o << "#include \"metal_stdlib.h\"\n";
     o << "#define __METAL_VERSION__ 320\n";
     o << "#define METALCALL_KERNEL static __forceinline__\n";
+    o << "#ifdef METALCALL_NO_RESTRICT\n#define METALCALL_RESTRICT\n#else\n#define METALCALL_RESTRICT __restrict__\n#endif\n";
     o << "extern __shared__ __align__(16) unsigned char metalcall_smem[];\n";
-    o << "static __forceinline__ void* metalcall_arg(const metalcall_cuda_launch* L, unsigned i) {\n"
-         "  return ((L->inline_mask >> i) & 1ull) ? (void*)(L->data + (unsigned long long)L->args[i]) : L->args[i];\n"
-         "}\n";
+    // offsetof as a constant expression: NVRTC has neither <cstddef> nor __builtin_offsetof;
+    // __INTADDR__ is the front end's (EDG's) own way to spell it.
+    o << "#define METALCALL_OFFSETOF(T, m) ((long long)__INTADDR__(&(((T*)0)->m)))\n";
   }
 
   // Storage is the block's shared memory; a pointer to it is a generic pointer.
@@ -34,28 +49,68 @@ class CudaTarget : public Target {
   // Program-scope constant data lives in device memory.
   const char* program_scope_data() const override { return "__device__"; }
 
-  // A scalar or struct may travel inside the launch struct (see cuda_abi.hpp).
-  std::string value_address(int position) const override {
-    return "metalcall_arg(L, " + std::to_string(position) + ")";
+  // The geometry, then per parameter: a value (by value, `constant T&`), an address
+  // (buffers, references) or a shared-memory offset ([[threadgroup(i)]]).
+  void emit_parameter_block(std::ostream& o, std::size_t index, const std::vector<ParamSlot>& params) const override {
+    o << "struct " << cuda_params_type(index) << " {\n  metalcall_cuda_geometry geometry;\n";
+    for (const auto& s : params) {
+      if (s.info.kind == ParamKind::threadgroup_memory) o << "  unsigned long long " << value_field(s.info) << ";\n";
+      else if (has_value_field(s.info)) o << "  " << s.element << " " << value_field(s.info) << ";\n";
+      if (has_address_field(s.info)) o << "  void* " << address_field(s.info) << ";\n";
+    }
+    o << "};\n";
   }
 
-  // args[i] of a threadgroup parameter is its offset in the block's dynamic shared memory.
+  std::string buffer_address(const ParamInfo& p) const override { return "P." + address_field(p); }
+
+  // The user's kernel function is inlined into the entry point; restrict on its
+  // pointer parameters lets NVVM load const buffers with ld.global.nc.
+  const char* kernel_pointer_qualifier() const override { return "METALCALL_RESTRICT"; }
+
+  // A `constant T&` reads the buffer that backs it when there is one, else its value field.
+  std::string value_address(const ParamInfo& p) const override {
+    if (p.kind == ParamKind::value) return "&P." + value_field(p);
+    if (!p.is_const) return "P." + address_field(p);
+    return "(P." + address_field(p) + " ? (const void*)P." + address_field(p) + " : (const void*)&P." + value_field(p) +
+           ")";
+  }
+
+  // The field is the parameter's offset in the block's dynamic shared memory.
   std::string threadgroup_address(const ParamInfo& p) const override {
-    return "(metalcall_smem + (unsigned long long)L->args[" + std::to_string(p.position) + "])";
+    return "(metalcall_smem + P." + value_field(p) + ")";
   }
 
   const char* layout_declaration() const override { return "extern \"C\" __constant__ const metalcall_cuda_layout "; }
   const char* binding_type() const override { return "long long"; }
 
+  std::string layout_entry_tail(std::size_t index, const ParamInfo& p) const override {
+    const std::string type = cuda_params_type(index);
+    auto offset = [&](bool has, const std::string& field) {
+      return has ? "METALCALL_OFFSETOF(" + type + ", " + field + ")" : std::string("-1");
+    };
+    if (p.kind == ParamKind::builtin) return ", -1, -1";
+    return ", " + offset(has_value_field(p), value_field(p)) + ", " + offset(has_address_field(p), address_field(p));
+  }
+
+  // The block's size and alignment: what the runtime fills per launch.
+  std::string layout_terminator(std::size_t index) const override {
+    const std::string type = cuda_params_type(index);
+    return "{sizeof(" + type + "), alignof(" + type + "), -1, -1, -1}";
+  }
+
   // One __global__ per kernel. A kernel with barriers or SIMD-group functions
   // ("exact") is launched so that every block is a whole threadgroup, partial ones
   // included (the runtime launches the partial edge groups separately), so that no
   // thread outside the grid exists and barriers see exactly the group's threads.
-  // Other kernels are one launch of whole blocks, and threads outside the grid return.
+  // Other kernels are one launch of whole blocks, and threads outside the grid
+  // return: along x always; along y and z only when the threadgroup has more than
+  // one thread there (else every block's y and z lie inside the grid) — a uniform
+  // branch that a 1-D dispatch never takes.
   void emit_entry_point(std::ostream& o, const EntryPoint& e) const override {
-    o << "extern \"C\" __global__ void " << cpu_entry_symbol(e.index)
-      << "(const __grid_constant__ metalcall_cuda_launch Lv) {\n"
-         "  const metalcall_cuda_launch* const L = &Lv;\n"
+    o << "extern \"C\" __global__ void " << cpu_entry_symbol(e.index) << "(const __grid_constant__ "
+      << cuda_params_type(e.index)
+      << " P) {\n"
+         "  const metalcall_cuda_geometry* const L = &P.geometry;\n"
          "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
          "  const unsigned gx = L->origin[0] + blockIdx.x, gy = L->origin[1] + blockIdx.y, gz = L->origin[2] + blockIdx.z;\n"
          "  const unsigned x0 = gx * tx, y0 = gy * ty, z0 = gz * tz;\n"
@@ -63,8 +118,9 @@ class CudaTarget : public Target {
     if (e.uses_fibers) {
       o << "  const unsigned ax = blockDim.x, ay = blockDim.y, az = blockDim.z;\n";
     } else {
-      o << "  if ((unsigned long long)x0 + lx >= L->grid[0] || (unsigned long long)y0 + ly >= L->grid[1] ||\n"
-           "      (unsigned long long)z0 + lz >= L->grid[2]) return;\n"
+      o << "  if ((unsigned long long)x0 + lx >= L->grid[0]) return;\n"
+           "  if ((ty | tz) != 1u &&\n"
+           "      ((unsigned long long)y0 + ly >= L->grid[1] || (unsigned long long)z0 + lz >= L->grid[2])) return;\n"
            "  const unsigned ax = L->grid[0] - x0 < tx ? L->grid[0] - x0 : tx;\n"
            "  const unsigned ay = L->grid[1] - y0 < ty ? L->grid[1] - y0 : ty;\n"
            "  const unsigned az = L->grid[2] - z0 < tz ? L->grid[2] - z0 : tz;\n";

@@ -147,12 +147,14 @@ Nvrtc::Nvrtc() {
 
 std::string Nvrtc::identity(const std::string& arch) const {
   return "nvrtc " + std::to_string(api().nvrtc_major) + "." + std::to_string(api().nvrtc_minor) + " | " + arch +
-         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 1";
+         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 2";
 }
 
-std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch) {
+std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch,
+                         bool restrict_buffers) {
   std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
                                       "-diag-suppress=1097,177,550,186", fast_math ? "--fmad=true" : "--fmad=false"};
+  if (!restrict_buffers) options.push_back(METALCALL_CUDA_NO_RESTRICT_OPTION);
   for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
   ContentHash key_hash;
   key_hash.add(identity(arch)).add(tr.code);
@@ -217,8 +219,63 @@ CudaModule::~CudaModule() {
   }
 }
 
-std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModule>& module,
+CudaModules::CudaModules(CUcontext ctx, const msl::Translation& translation, const std::string& source,
+                         bool fast_math, const std::string& arch)
+    : ctx_(ctx), translation_(translation), source_(source), fast_math_(fast_math), arch_(arch) {
+  restricted_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_));
+}
+
+std::shared_ptr<CudaModule> CudaModules::plain() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!plain_) {
+    plain_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_,
+                                                                        /*restrict_buffers=*/false));
+  }
+  return plain_;
+}
+
+CUfunction CudaProgram::unrestricted_function() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!plain_fn_) {
+    CUfunction fn = nullptr;
+    check(api().cuModuleGetFunction(&fn, modules_->plain()->handle(), entry_symbol_.c_str()),
+          "finding kernel '" + info().name + "' (the build for overlapping buffers)");
+    if (dynamic_smem_limit_ > 0) api().cuFuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem_limit_);
+    plain_fn_ = fn;
+  }
+  return plain_fn_;
+}
+
+namespace {
+
+// The module's layout table must describe a block the fields fit in: a cheap guard
+// against a translator and runtime that disagree.
+void check_layout(const KernelInfo& info, const std::vector<metalcall_cuda_layout>& layout) {
+  const std::size_t n = info.params.size();
+  const unsigned long long total = layout[n].size;
+  bool ok = total >= sizeof(metalcall_cuda_geometry) && total < (1u << 20);
+  for (std::size_t i = 0; i < n && ok; ++i) {
+    const metalcall_cuda_layout& l = layout[i];
+    const unsigned long long value_bytes =
+        info.params[i].kind == ParamKind::threadgroup_memory ? sizeof(unsigned long long) : l.size;
+    if (l.value_offset >= 0)
+      ok = static_cast<unsigned long long>(l.value_offset) >= sizeof(metalcall_cuda_geometry) &&
+           l.value_offset + value_bytes <= total;
+    if (ok && l.pointer_offset >= 0)
+      ok = static_cast<unsigned long long>(l.pointer_offset) >= sizeof(metalcall_cuda_geometry) &&
+           l.pointer_offset + sizeof(void*) <= total;
+  }
+  if (!ok) {
+    throw DeviceError("[cuda] kernel '" + info.name + "': the parameter layout read back from the compiled module is "
+                      "inconsistent (a translator/runtime mismatch); clear the kernel cache and report this");
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModules>& modules,
                                       CUcontext ctx, const DeviceProps& props) {
+  const std::shared_ptr<CudaModule>& module = modules->restricted();
   const msl::TranslatedKernel* found = &kernel;
   const std::string& name = kernel.info.name;
   make_current(ctx);
@@ -233,19 +290,25 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
         "finding the layout of kernel '" + name + "'");
   check(a.cuMemcpyDtoH(layout.data(), table, std::min(table_bytes, layout.size() * sizeof(metalcall_cuda_layout))),
         "reading the layout of kernel '" + name + "'");
+  check_layout(info, layout);
   translated::apply_layout(info, layout.data());
+  std::vector<ParamSlotOffsets> slots(info.params.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = {layout[i].value_offset, layout[i].pointer_offset};
+  const std::size_t block_bytes = layout[info.params.size()].size;
   int max_threads = 0, static_smem = 0;
   a.cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn);
   a.cuFuncGetAttribute(&static_smem, FUNC_SHARED_SIZE_BYTES, fn);
   // Dynamic shared memory ([[threadgroup(i)]]) up to the device's opt-in limit.
-  const int dynamic_limit = static_cast<int>(props.smem_optin) - static_smem;
+  int dynamic_limit = static_cast<int>(props.smem_optin) - static_smem;
   if (dynamic_limit > 48 * 1024) a.cuFuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_limit);
+  else dynamic_limit = 0;
   unsigned limit = props.info.max_threads_per_threadgroup;
   if (max_threads > 0) limit = std::min(limit, static_cast<unsigned>(max_threads));
   if (info.declared_max_threads) limit = std::min(limit, info.declared_max_threads);
   info.max_total_threads_per_threadgroup = limit;
-  return std::make_shared<CudaProgram>(std::move(info), module, fn, found->uses_fibers,
-                                       static_cast<std::size_t>(std::max(0, static_smem)));
+  return std::make_shared<CudaProgram>(std::move(info), modules, found->entry_symbol, fn, found->uses_fibers,
+                                       static_cast<std::size_t>(std::max(0, static_smem)), dynamic_limit,
+                                       std::move(slots), block_bytes);
 }
 
 }  // namespace metalcall::cuda

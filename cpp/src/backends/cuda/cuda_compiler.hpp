@@ -1,8 +1,12 @@
 // The CUDA backend's compiler: translated MSL → CUDA C++ → cubin with NVRTC, cached
-// on disk; and the modules and programs loaded from a cubin.
+// on disk; and the modules and programs loaded from a cubin. Each translation is
+// built twice at most: with the kernels' buffer pointers __restrict__ (the default,
+// for calls whose buffers do not overlap) and, the first time a call's buffers
+// overlap, without.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,9 +21,12 @@ class Nvrtc {
   static Nvrtc& instance();
   /** NVRTC's version, the architecture and the translator's version: part of every cache key. */
   std::string identity(const std::string& arch) const;
-  /** The cubin for `translation`, from the disk cache when it is there. Throws CompileError. */
+  /**
+   * The cubin for `translation`, from the disk cache when it is there; `restrict_buffers`
+   * false builds it with METALCALL_NO_RESTRICT (see msl/cuda_abi.hpp). Throws CompileError.
+   */
   std::string build(const msl::Translation& translation, const std::string& source, bool fast_math,
-                    const std::string& arch);
+                    const std::string& arch, bool restrict_buffers = true);
 
  private:
   Nvrtc();
@@ -40,24 +47,68 @@ class CudaModule {
   CUmodule module_ = nullptr;
 };
 
+/** The builds of one translation: restrict at once, plain on first need. */
+class CudaModules {
+ public:
+  /** Builds and loads the restrict module. Throws CompileError. */
+  CudaModules(CUcontext ctx, const msl::Translation& translation, const std::string& source, bool fast_math,
+              const std::string& arch);
+  const std::shared_ptr<CudaModule>& restricted() const { return restricted_; }
+  /** The module without restrict, built and loaded on first use. Throws CompileError or DeviceError. */
+  std::shared_ptr<CudaModule> plain();
+
+ private:
+  CUcontext ctx_;
+  msl::Translation translation_;  // kept for the plain build
+  std::string source_;
+  bool fast_math_;
+  std::string arch_;
+  std::shared_ptr<CudaModule> restricted_;
+  std::mutex mutex_;
+  std::shared_ptr<CudaModule> plain_;
+};
+
+/** Where one parameter's value and pointer lie in the kernel's parameter block (-1: nowhere). */
+struct ParamSlotOffsets {
+  long long value = -1;
+  long long pointer = -1;
+};
+
 class CudaProgram : public Program {
  public:
-  CudaProgram(KernelInfo info, std::shared_ptr<CudaModule> module, CUfunction fn, bool exact, std::size_t static_smem)
-      : Program(std::move(info)), module_(std::move(module)), fn_(fn), exact_(exact), static_smem_(static_smem) {}
+  CudaProgram(KernelInfo info, std::shared_ptr<CudaModules> modules, std::string entry_symbol, CUfunction fn,
+              bool exact, std::size_t static_smem, int dynamic_smem_limit, std::vector<ParamSlotOffsets> slots,
+              std::size_t block_bytes)
+      : Program(std::move(info)), modules_(std::move(modules)), entry_symbol_(std::move(entry_symbol)), fn_(fn),
+        exact_(exact), static_smem_(static_smem), dynamic_smem_limit_(dynamic_smem_limit), slots_(std::move(slots)),
+        block_bytes_(block_bytes) {}
+  /** The function whose buffer pointers are restrict: for calls whose buffers do not overlap. */
   CUfunction function() const { return fn_; }
+  /** The function for calls whose buffers overlap; builds the plain module on first use. */
+  CUfunction unrestricted_function() const;
   /** Every block must be exactly one threadgroup (barriers or SIMD-group functions). */
   bool exact() const { return exact_; }
   std::size_t static_smem() const { return static_smem_; }
+  /** Per parameter (by position): its fields in the parameter block. */
+  const std::vector<ParamSlotOffsets>& slots() const { return slots_; }
+  /** The parameter block's size: what each launch passes. */
+  std::size_t block_bytes() const { return block_bytes_; }
 
  private:
-  std::shared_ptr<CudaModule> module_;  // keeps the code loaded while queued work may run it
+  std::shared_ptr<CudaModules> modules_;  // keeps the code loaded while queued work may run it
+  std::string entry_symbol_;
   CUfunction fn_;
   bool exact_;
   std::size_t static_smem_;
+  int dynamic_smem_limit_;  // set on each function (0: the default suffices)
+  std::vector<ParamSlotOffsets> slots_;
+  std::size_t block_bytes_;
+  mutable std::mutex mutex_;
+  mutable CUfunction plain_fn_ = nullptr;
 };
 
-/** The program of `kernel` in a loaded module: function, layout and limits on this GPU. */
-std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModule>& module,
+/** The program of `kernel` in loaded modules: function, layout and limits on this GPU. */
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModules>& modules,
                                       CUcontext ctx, const DeviceProps& props);
 
 }  // namespace metalcall::cuda

@@ -161,13 +161,13 @@ class CudaDevice : public BackendDevice {
     const std::string arch = props_.info.architecture;
     CUcontext ctx = ctx_;
     const DeviceProps& props = props_;
-    return translated::TranslatedLibrary<CudaModule>::compile(
+    return translated::TranslatedLibrary<CudaModules>::compile(
         source, std::move(front),
         [fast_math, arch, ctx](const msl::Translation& translation, const std::string& user_source) {
-          return std::make_shared<CudaModule>(ctx, Nvrtc::instance().build(translation, user_source, fast_math, arch));
+          return std::make_shared<CudaModules>(ctx, translation, user_source, fast_math, arch);
         },
-        [ctx, &props](const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModule>& module) {
-          return load_program(kernel, module, ctx, props);
+        [ctx, &props](const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModules>& modules) {
+          return load_program(kernel, modules, ctx, props);
         });
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
 
 #include "backends/cuda/cuda_compiler.hpp"
 #include "metalcall/errors.hpp"
@@ -198,6 +200,57 @@ CudaQueue::Staging CudaQueue::take_staging(std::size_t bytes) {
   return s;
 }
 
+// ---- enqueue's helpers: the parameter block and the choice of build ----
+
+namespace {
+
+// True when two memory arguments' byte ranges intersect and the kernel may write one
+// of them: such a call must run the build without restrict. (Staged host memory has
+// its own device copy, so only Buffers can overlap.)
+bool buffers_overlap(const DispatchCommand& command) {
+  const auto& args = command.args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].buffer || args[i].buffer->nbytes() == 0) continue;
+    const auto* a = static_cast<const char*>(args[i].buffer->data());
+    for (std::size_t j = i + 1; j < args.size(); ++j) {
+      if (!args[j].buffer || args[j].buffer->nbytes() == 0 || !(args[i].written || args[j].written)) continue;
+      const auto* b = static_cast<const char*>(args[j].buffer->data());
+      if (a < b + args[j].buffer->nbytes() && b < a + args[i].buffer->nbytes()) return true;
+    }
+  }
+  return false;
+}
+
+// The parameter space a launch may use: 4 KiB everywhere, 32764 bytes with a CUDA 12.1+
+// driver on Volta or later.
+std::size_t parameter_limit(const DeviceProps& props) {
+  return api().driver_version >= 12010 && props.cc_major >= 7 ? METALCALL_CUDA_PARAM_BYTES_LARGE
+                                                                : METALCALL_CUDA_PARAM_BYTES_BASE;
+}
+
+// A kernel's parameter block, on the stack when small.
+class ParameterBlock {
+ public:
+  explicit ParameterBlock(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > sizeof(small_)) large_.reset(new unsigned char[bytes]);
+    std::memset(data(), 0, bytes);
+  }
+  unsigned char* data() { return large_ ? large_.get() : small_; }
+  /** Copies `n` bytes to `offset`; the layout table guarantees the fields fit. */
+  void put(long long offset, const void* src, std::size_t n, const std::string& kernel) {
+    if (offset < 0 || static_cast<std::size_t>(offset) + n > bytes_)
+      throw DeviceError("[cuda] kernel '" + kernel + "': an argument does not fit its parameter block field");
+    std::memcpy(data() + offset, src, n);
+  }
+
+ private:
+  std::size_t bytes_;
+  alignas(16) unsigned char small_[512];
+  std::unique_ptr<unsigned char[]> large_;
+};
+
+}  // namespace
+
 // Enqueues one dispatch (possibly several launches) on the stream.
 void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& staging) {
   const auto& program = static_cast<const CudaProgram&>(*command.program);
@@ -205,10 +258,6 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
   const Api& a = api();
   for (int d = 0; d < 3; ++d)
     if (command.grid[d] == 0) return;
-  if (command.args.size() > METALCALL_CUDA_MAX_ARGS) {
-    throw ArgumentError("kernel '" + k.name + "' has " + std::to_string(command.args.size()) +
-                        " parameters; the CUDA backend takes at most " + std::to_string(METALCALL_CUDA_MAX_ARGS));
-  }
   for (int d = 0; d < 3; ++d) {
     if (command.threadgroup[d] > props_.max_block[d]) {
       static const char* axis = "xyz";
@@ -217,45 +266,43 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
                           std::to_string(props_.max_block[d]) + " (CUDA blocks are at most 1024 x 1024 x 64)");
     }
   }
-  metalcall_cuda_launch L;
-  std::memset(&L, 0, offsetof(metalcall_cuda_launch, data));
-  std::size_t used = 0, smem = 0;
+  const std::size_t limit = parameter_limit(props_);
+  if (program.block_bytes() > limit) {
+    throw ArgumentError("kernel '" + k.name + "': its parameters take " + std::to_string(program.block_bytes()) +
+                        " bytes (the values passed by value or as constant T&, 8 bytes per buffer, 48 for the grid) "
+                        "but CUDA passes at most " + std::to_string(limit) +
+                        " bytes to a kernel on this GPU and driver; pass large structs in a Buffer");
+  }
+  const std::vector<ParamSlotOffsets>& slots = program.slots();
+  ParameterBlock block(program.block_bytes());
+  std::size_t smem = 0;
   std::vector<std::pair<void*, Staging>> copy_back;
   for (std::size_t i = 0; i < command.args.size(); ++i) {
     const BoundArgument& arg = command.args[i];
     switch (arg.kind) {
       case ParamKind::builtin:
         break;
-      case ParamKind::threadgroup_memory:
+      case ParamKind::threadgroup_memory: {
         smem = (smem + 15) & ~std::size_t(15);
-        L.args[i] = reinterpret_cast<void*>(smem);
-        L.arg_bytes[i] = arg.threadgroup_length;
+        const unsigned long long offset = smem;
+        block.put(slots[i].value, &offset, sizeof offset, k.name);
         smem += arg.threadgroup_length;
         break;
+      }
       default:
         if (arg.buffer) {
-          L.args[i] = arg.buffer->data();
-          L.arg_bytes[i] = arg.buffer->nbytes();
+          void* p = arg.buffer->data();
+          block.put(slots[i].pointer, &p, sizeof p, k.name);
         } else if (arg.host_data) {
           Staging st = take_staging(arg.host_nbytes);
           staging.push_back(st);
           if (arg.host_nbytes)
             check(a.cuMemcpyHtoDAsync(st.ptr, arg.host_data, arg.host_nbytes, stream_), "copying an argument to the GPU");
-          L.args[i] = reinterpret_cast<void*>(st.ptr);
-          L.arg_bytes[i] = arg.host_nbytes;
+          void* p = reinterpret_cast<void*>(st.ptr);
+          block.put(slots[i].pointer, &p, sizeof p, k.name);
           if (arg.written && arg.host_nbytes) copy_back.emplace_back(arg.host_data, st);
         } else {
-          used = (used + 15) & ~std::size_t(15);
-          if (used + arg.bytes.size() > METALCALL_CUDA_INLINE_BYTES) {
-            throw ArgumentError("kernel '" + k.name + "': the arguments passed by value take more than " +
-                                std::to_string(METALCALL_CUDA_INLINE_BYTES) +
-                                " bytes on the CUDA backend; pass large structs in a Buffer");
-          }
-          std::memcpy(L.data + used, arg.bytes.data(), arg.bytes.size());
-          L.args[i] = reinterpret_cast<void*>(used);
-          L.arg_bytes[i] = arg.bytes.size();
-          L.inline_mask |= 1ull << i;
-          used += arg.bytes.size();
+          block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
         }
     }
   }
@@ -269,11 +316,13 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
     unsigned origin, count, block;
   };
   std::vector<Segment> segments[3];
+  metalcall_cuda_geometry L;
   for (int d = 0; d < 3; ++d) {
     const unsigned grid = command.grid[d], tg = command.threadgroup[d];
     L.grid[d] = grid;
     L.group[d] = tg;
     L.groups[d] = static_cast<unsigned>((std::uint64_t(grid) + tg - 1) / tg);
+    L.origin[d] = 0;
     const unsigned whole = program.exact() ? grid / tg : L.groups[d];
     for (unsigned o = 0; o < whole;) {
       const unsigned n = std::min<unsigned>(whole - o, props_.max_grid[d]);
@@ -282,14 +331,17 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
     }
     if (program.exact() && grid % tg) segments[d].push_back({whole, 1, grid % tg});
   }
-  void* params[] = {&L};
+  // The build with restrict buffers, unless this call's buffers overlap.
+  const CUfunction fn = buffers_overlap(command) ? program.unrestricted_function() : program.function();
+  void* params[] = {block.data()};
   for (const auto& sx : segments[0])
     for (const auto& sy : segments[1])
       for (const auto& sz : segments[2]) {
         L.origin[0] = sx.origin;
         L.origin[1] = sy.origin;
         L.origin[2] = sz.origin;
-        const CUresult r = a.cuLaunchKernel(program.function(), sx.count, sy.count, sz.count, sx.block, sy.block,
+        block.put(0, &L, sizeof L, k.name);  // the driver copies the block at each launch
+        const CUresult r = a.cuLaunchKernel(fn, sx.count, sy.count, sz.count, sx.block, sy.block,
                                             sz.block, static_cast<unsigned>(smem), stream_, params, nullptr);
         if (r != CUDA_SUCCESS) {
           throw ExecutionError("[cuda] launching kernel '" + k.name + "' (" + std::to_string(sx.count) + "x" +
