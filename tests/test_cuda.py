@@ -457,3 +457,22 @@ def test_a_large_struct_by_value(device):
         assert device.backend == "cuda" and "bytes" in str(e) and "Buffer" in str(e)
         return
     np.testing.assert_array_equal(np.asarray(out), values)
+
+
+@needs_cuda
+def test_done_becomes_true_without_anyone_waiting(cuda):
+    # Untimed calls get their end event only when someone asks (docs/design.md): polling
+    # `done` must still see every call finish, the last one of a burst included.
+    lib = cuda.compile(SRC)
+    x = cuda.zeros(1, np.float32)
+    early_view = np.asarray(x)
+    handles = [lib.spin(1, x, np.uint32(1000)) for _ in range(5)]
+    deadline = time.monotonic() + 60
+    while not handles[-1].done:
+        assert time.monotonic() < deadline, "the last call never reported done"
+        time.sleep(0.001)
+    assert all(h.done for h in handles)
+    expected = np.float32(0)
+    for _ in range(5):
+        expected = spin_reference(float(expected), 1000)
+    np.testing.assert_allclose(early_view[0], expected, rtol=1e-4)

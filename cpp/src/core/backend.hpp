@@ -98,9 +98,12 @@ class Program {
   explicit Program(KernelInfo info) : info_(std::move(info)) {}
   virtual ~Program() = default;
   const KernelInfo& info() const { return info_; }
+  /** Most threads an automatically sized threadgroup gets; 0: the kernel's limit. */
+  unsigned automatic_threadgroup_limit() const { return automatic_threadgroup_limit_; }
 
  protected:
   KernelInfo info_;
+  unsigned automatic_threadgroup_limit_ = 0;
 };
 
 /** A compiled library as a backend holds it. */

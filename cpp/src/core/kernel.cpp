@@ -129,13 +129,14 @@ void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
   }
 }
 
-void choose_threadgroup(const KernelInfo& k, const DeviceInfo& dev, const LaunchShape& shape, std::uint32_t out[3]) {
+void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const DeviceInfo& dev, const LaunchShape& shape,
+                        std::uint32_t out[3]) {
   const unsigned limit = k.max_total_threads_per_threadgroup ? k.max_total_threads_per_threadgroup
                                                              : dev.max_threads_per_threadgroup;
   const bool automatic = shape.threadgroup[0] == 0 && shape.threadgroup[1] == 0 && shape.threadgroup[2] == 0;
   if (automatic) {
-    // Fill x first, as far as the grid needs, then y, then z.
-    std::uint64_t remaining = std::max(1u, limit);
+    // Fill x first, as far as the grid needs, then y, then z, up to the backend's preference.
+    std::uint64_t remaining = std::max(1u, automatic_limit ? std::min(automatic_limit, limit) : limit);
     for (int d = 0; d < 3; ++d) {
       const std::uint64_t want = std::max<std::uint64_t>(1, std::min<std::uint64_t>(shape.grid[d], remaining));
       out[d] = static_cast<std::uint32_t>(want);
@@ -263,7 +264,8 @@ DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shap
   DispatchCommand command;
   command.program = kernel.program();
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
-  choose_threadgroup(k, kernel.device()->info(), shape, command.threadgroup);
+  choose_threadgroup(k, kernel.program()->automatic_threadgroup_limit(), kernel.device()->info(), shape,
+                     command.threadgroup);
   command.args.resize(k.params.size());
 
   for (std::size_t i = 0; i < buffer_params.size(); ++i) {

@@ -81,7 +81,12 @@ class CudaProgram : public Program {
               std::size_t block_bytes)
       : Program(std::move(info)), modules_(std::move(modules)), entry_symbol_(std::move(entry_symbol)), fn_(fn),
         exact_(exact), static_smem_(static_smem), dynamic_smem_limit_(dynamic_smem_limit), slots_(std::move(slots)),
-        block_bytes_(block_bytes) {}
+        block_bytes_(block_bytes) {
+    // Automatic threadgroups of kernels without barriers: 256 threads, as CUDA code
+    // usually launches (c = a * b at 1e8 on an H100: 2658 GB/s against 2459 with 1024).
+    // Kernels with barriers keep the largest group: their work may depend on its size.
+    if (!exact_) automatic_threadgroup_limit_ = 256;
+  }
   /** The function whose buffer pointers are restrict: for calls whose buffers do not overlap. */
   CUfunction function() const { return fn_; }
   /** The function for calls whose buffers overlap; builds the plain module on first use. */

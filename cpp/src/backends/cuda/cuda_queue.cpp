@@ -47,13 +47,23 @@ void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::share
     std::lock_guard<std::mutex> launch(launch_mutex_);
     make_current(ctx_);
     try {
-      s.end = take_event(timed);
       if (timed) {
         s.start = take_event(true);
         check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
       }
       for (const auto& c : commands) enqueue(c, s.staging);
-      check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
+      // An untimed call gets no end event of its own: a waiter records one when it
+      // needs it (it also covers every earlier call). Every 32nd call gets one, so
+      // finished work can be reaped without anyone waiting.
+      std::lock_guard<std::mutex> lock(mutex_);
+      ticket = next_ticket_;
+      if (timed || ticket % kReapEvery == 0) {
+        s.end = take_event_locked(timed);
+        check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
+      }
+      s.commands = std::move(commands);
+      s.ticket = next_ticket_++;
+      pending_.push_back(std::move(s));
     } catch (...) {
       // What was enqueued still runs: wait for it before the staging memory goes.
       a.cuStreamSynchronize(stream_);
@@ -61,49 +71,74 @@ void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::share
       release(s);
       throw;
     }
-    s.commands = std::move(commands);
-    std::lock_guard<std::mutex> lock(mutex_);
-    ticket = s.ticket = next_ticket_++;
-    pending_.push_back(std::move(s));
   }
   completion->drive_with(this, ticket);
-  // Now and then, reap what already finished, so that kept Completions nobody
-  // waits on do not pile up (every call would pay an event query).
-  if (ticket % 32 == 0) reap(ticket - 1);
+  // Reap, without blocking, what the previous marker says is finished.
+  if (ticket % kReapEvery == 0 && ticket > kReapEvery) reap(ticket - kReapEvery);
+}
+
+CUevent CudaQueue::hold_end_event(std::uint64_t ticket, std::uint64_t* covered) {
+  auto find = [&]() -> CUevent {
+    if (ticket <= finished_ticket_) return nullptr;
+    for (const auto& s : pending_) {
+      if (s.ticket >= ticket && s.end) {
+        *covered = s.ticket;
+        ++waiters_;  // keeps the event out of the pool while the caller holds it
+        return s.end;
+      }
+    }
+    return nullptr;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ticket <= finished_ticket_) return nullptr;
+    if (CUevent e = find()) return e;
+  }
+  // None yet: record one after everything submitted so far, on the newest submission.
+  std::lock_guard<std::mutex> launch(launch_mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (CUevent e = find()) return e;
+  if (ticket <= finished_ticket_ || pending_.empty()) return nullptr;
+  make_current(ctx_);
+  Submission& newest = pending_.back();
+  newest.end = take_event_locked(false);
+  const CUresult r = api().cuEventRecord(newest.end, stream_);
+  if (r != CUDA_SUCCESS) {
+    untimed_events_.push_back(newest.end);
+    newest.end = nullptr;
+    throw ExecutionError("[cuda] recording an event failed: " + describe(r));
+  }
+  *covered = newest.ticket;
+  ++waiters_;
+  return newest.end;
 }
 
 void CudaQueue::reap(std::uint64_t ticket) {
+  std::uint64_t covered = 0;
+  CUevent end = hold_end_event(ticket, &covered);
+  if (!end) return;
+  make_current(ctx_);
+  const CUresult r = api().cuEventQuery(end);
   std::vector<Submission> done;
-  CUresult status = CUDA_SUCCESS;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    while (!pending_.empty() && pending_.front().ticket <= ticket) {
-      const CUresult r = api().cuEventQuery(pending_.front().end);
-      if (r == CUDA_ERROR_NOT_READY) break;
-      if (r != CUDA_SUCCESS) status = r;
-      take_finished(pending_.front().ticket, done);
-    }
+    --waiters_;
+    if (r != CUDA_ERROR_NOT_READY) take_finished(covered, done);
   }
-  if (!done.empty()) finish(done, status);
+  if (!done.empty()) finish(done, r);
 }
 
 void CudaQueue::wait_for(std::uint64_t ticket) {
-  CUevent end = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (ticket <= finished_ticket_) return;
-    for (const auto& s : pending_)
-      if (s.ticket == ticket) end = s.end;
-    if (!end) return;  // finished by another thread just now
-    ++waiters_;        // keeps `end` out of the pool while this thread holds it
-  }
+  std::uint64_t covered = 0;
+  CUevent end = hold_end_event(ticket, &covered);
+  if (!end) return;  // already finished
   make_current(ctx_);
   const CUresult r = api().cuEventSynchronize(end);
   std::vector<Submission> done;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     --waiters_;
-    take_finished(ticket, done);
+    take_finished(covered, done);
   }
   if (!done.empty()) finish(done, r);
 }
@@ -145,14 +180,16 @@ void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
 }
 
 CUevent CudaQueue::take_event(bool timed) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& pool = timed ? timed_events_ : untimed_events_;
-    if (!pool.empty()) {
-      CUevent e = pool.back();
-      pool.pop_back();
-      return e;
-    }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return take_event_locked(timed);
+}
+
+CUevent CudaQueue::take_event_locked(bool timed) {
+  auto& pool = timed ? timed_events_ : untimed_events_;
+  if (!pool.empty()) {
+    CUevent e = pool.back();
+    pool.pop_back();
+    return e;
   }
   CUevent e = nullptr;
   check(api().cuEventCreate(&e, timed ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING), "cuEventCreate");

@@ -1,10 +1,10 @@
 // The CUDA backend's queue: one stream per device. A call returns once its launch
-// is enqueued; each submission records an end event, and whoever waits on the
-// call (Completion.wait, a dropped Completion, a hazard wait on a buffer,
-// synchronize) synchronises on that event on its own thread and finishes the
-// submission and every earlier one (the stream is in order). Finished work is
-// also reaped, without blocking, at each new submission. Foreign host memory is
-// staged through device memory around the call.
+// is enqueued. Whoever waits on the call (Completion.wait, a dropped Completion, a
+// hazard wait on a buffer, synchronize) synchronises on an end event at or after
+// it on its own thread — recording one then if none exists — and finishes that
+// submission and every earlier one (the stream is in order). Every 32nd call
+// records an end event at submission, so finished work is reaped without waiters.
+// Foreign host memory is staged through device memory around the call.
 #pragma once
 
 #include <cstdint>
@@ -40,19 +40,27 @@ class CudaQueue : public CompletionDriver {
   struct Submission {
     std::uint64_t ticket = 0;
     CUevent start = nullptr;  // only when timed
-    CUevent end = nullptr;
+    CUevent end = nullptr;    // timed, every kReapEvery-th, or recorded later by a waiter
     std::shared_ptr<CompletionState> completion;
     std::vector<DispatchCommand> commands;  // keeps programs and buffers alive until done
     std::vector<Staging> staging;
   };
 
-  /** Finishes the submissions up to `ticket` that the GPU has finished. Never blocks. */
+  /**
+   * An end event at or after submission `ticket` (recorded now if there is none),
+   * held against reuse (waiters_) until the caller decrements waiters_; null when
+   * `ticket` is already finished. `covered`: the submission the event ends.
+   */
+  CUevent hold_end_event(std::uint64_t ticket, std::uint64_t* covered);
+  /** Finishes submission `ticket` and those before it if the GPU is done with them. Never blocks. */
   void reap(std::uint64_t ticket);
   /** Blocks until submission `ticket` is done, and finishes it and every earlier one. */
   void wait_for(std::uint64_t ticket);
   /** Enqueues one dispatch (possibly several launches) on the stream. */
   void enqueue(const DispatchCommand& command, std::vector<Staging>& staging);
   CUevent take_event(bool timed);
+  CUevent take_event_locked(bool timed);  // mutex_ held
+  static constexpr std::uint64_t kReapEvery = 32;
   void release(Submission& s);
   Staging take_staging(std::size_t bytes);
   /** Moves the submissions up to `ticket`, known to be finished, out of pending_ (mutex_ held). */
