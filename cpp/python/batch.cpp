@@ -15,6 +15,15 @@ PyBatch::~PyBatch() {
   }
 }
 
+PyRecording::~PyRecording() {
+  if (recording) {
+    try {
+      recording.discard();
+    } catch (...) {
+    }
+  }
+}
+
 void init_batch(py::module_& m) {
   py::class_<PyBatch>(m, "Batch", R"doc(
 Records every kernel call made inside ``with dev.batch():`` into one submission,
@@ -50,6 +59,45 @@ committed when the block ends (discarded if it raises).
       .def_property_readonly("done", [](const PyBatch& b) { return b.exited && b.completion.done(); })
       .def_property_readonly("gpu_time", [](const PyBatch& b) { return b.completion.gpu_time(); })
       .def("__len__", [](const PyBatch& b) { return b.batch ? b.batch.size() : 0; });
+
+  py::class_<PyRecording>(m, "Graph", R"doc(
+Kernel calls recorded once with ``with dev.record() as g:`` (they do not run while
+recording) and replayed with ``g.replay()``, each replay one submission. The graph
+keeps the Buffers and arrays its calls use alive; a replay reads and writes them
+again, as the calls would.
+)doc")
+      .def("__enter__", [](PyRecording& r) -> PyRecording& {
+        if (r.entered) throw ArgumentError("a recording can be entered once; make a new one with dev.record()");
+        r.recording = r.device.begin_recording();
+        r.entered = true;
+        return r;
+      }, py::return_value_policy::reference)
+      .def("__exit__", [](PyRecording& r, const py::object& exc_type, const py::object&, const py::object&) {
+        if (!r.entered || r.exited) return false;
+        r.exited = true;
+        Batch recording = std::move(r.recording);
+        if (!exc_type.is_none()) {
+          recording.discard();
+          return false;
+        }
+        r.graph = recording.end_recording();
+        return false;
+      })
+      .def("replay", [](PyRecording& r) {
+        if (!r.graph) {
+          throw ArgumentError(r.entered && !r.exited ? "leave the `with dev.record()` block before replaying it"
+                                                     : "this recording holds no graph (never entered, or it raised)");
+        }
+        Completion completion;
+        {
+          py::gil_scoped_release release;
+          completion = r.graph.replay();
+        }
+        return wrap_completion(std::move(completion));
+      }, "Runs the recorded calls again as one submission; returns a Completion (dropping it waits).")
+      .def("__len__", [](const PyRecording& r) {
+        return r.graph ? r.graph.size() : r.recording ? r.recording.size() : 0;
+      });
 }
 
 }  // namespace metalcall::python

@@ -48,6 +48,18 @@ struct PyBatch {
   bool entered = false, exited = false;
 };
 
+/** The state behind `with dev.record() as g:` — a recording, then the Graph it made. */
+struct PyRecording {
+  explicit PyRecording(Device d) : device(std::move(d)) {}
+  PyRecording(const PyRecording&) = delete;
+  PyRecording& operator=(const PyRecording&) = delete;
+  ~PyRecording();  // discards a recording entered but never exited
+  Device device;
+  Batch recording;  // open between __enter__ and __exit__
+  Graph graph;      // after __exit__
+  bool entered = false, exited = false;
+};
+
 /** The integer value of an object with __index__ (int, np.int64, …); ArgumentError past 64 bits. */
 long long index_value(const py::handle& h);
 

@@ -187,6 +187,9 @@ Cached by content: compiling the same source again is free.
       }, "Waits for all work submitted to this device.")
       .def("batch", [](const Device& d) { return std::make_unique<PyBatch>(d); },
            "``with dev.batch():`` submits the calls inside as one command buffer / submission.")
+      .def("record", [](const Device& d) { return std::make_unique<PyRecording>(d); },
+           "``with dev.record() as g:`` records the calls inside without running them; ``g.replay()`` "
+           "runs them again, as one submission, as often as wanted.")
       .def("__eq__", [](const Device& a, const Device& b) { return a.impl() == b.impl(); }, py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
       .def("__repr__", [](const Device& d) {

@@ -212,6 +212,9 @@ class Device(metaclass=_pybind11_type):
         """Waits for all work submitted to this device."""
     def batch(self) -> Batch:
         """``with dev.batch():`` submits the calls inside as one submission."""
+    def record(self) -> Graph:
+        """``with dev.record() as g:`` records the calls inside without running them;
+        ``g.replay()`` runs them again as one submission."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -330,4 +333,21 @@ class Batch(metaclass=_pybind11_type):
     def done(self) -> bool: ...
     @property
     def gpu_time(self) -> float: ...
+    def __len__(self) -> int: ...
+
+class Graph(metaclass=_pybind11_type):
+    """Kernel calls recorded once with ``with dev.record() as g:`` and replayed with
+    ``g.replay()``, each replay one submission."""
+
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> Literal[False]: ...
+    def replay(self) -> Completion:
+        """Runs the recorded calls again as one submission; dropping the Completion waits."""
     def __len__(self) -> int: ...

@@ -19,6 +19,7 @@ class DeviceImpl;
 class LibraryImpl;
 class KernelImpl;
 class BatchImpl;
+class GraphImpl;
 
 /** What a device is and can do. */
 struct DeviceInfo {
@@ -61,6 +62,7 @@ struct FunctionConstant {
 
 class Kernel;
 class Batch;
+class Graph;
 class Device;
 
 /** A compiled MSL library: the kernels of one source. */
@@ -123,12 +125,42 @@ class Batch {
    * open; ArgumentError after commit() or discard().
    */
   void keep_alive(std::shared_ptr<void> owner);
+  /**
+   * Ends a recording (Device::begin_recording()) and returns the recorded calls as a
+   * Graph; ArgumentError for a batch that is not a recording, or one already ended.
+   */
+  Graph end_recording();
+  /** True for a batch made by Device::begin_recording(). */
+  bool recording() const;
   /** False for an empty handle, e.g. current_batch() when no batch is open. */
   explicit operator bool() const { return static_cast<bool>(impl_); }
   const std::shared_ptr<BatchImpl>& impl() const { return impl_; }
 
  private:
   std::shared_ptr<BatchImpl> impl_;
+};
+
+/**
+ * Calls recorded once (Device::begin_recording()) and replayed many times, each
+ * replay one submission. The graph keeps every Buffer, program and host memory
+ * its calls use alive; a replay reads and writes them as the calls would.
+ */
+class Graph {
+ public:
+  Graph() = default;
+  explicit Graph(std::shared_ptr<GraphImpl> impl) : impl_(std::move(impl)) {}
+  /**
+   * Runs the recorded calls again, in order, as one submission. Returns at once,
+   * or once the work has finished when the calls use host memory (as a call would).
+   */
+  Completion replay() const;
+  /** How many calls were recorded. */
+  std::size_t size() const;
+  explicit operator bool() const { return static_cast<bool>(impl_); }
+  const std::shared_ptr<GraphImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<GraphImpl> impl_;
 };
 
 class Device {
@@ -163,6 +195,13 @@ class Device {
    * not nest: ArgumentError if one is already open on this thread for this device.
    */
   Batch begin_batch() const;
+  /**
+   * Starts recording this thread's calls on this device for replay: the calls do
+   * not run, and their Completions are done (having done nothing) when the
+   * recording ends with Batch::end_recording(). A recording is a batch: it does not
+   * nest with batches or recordings.
+   */
+  Batch begin_recording() const;
   /** The batch open on this thread for this device; an empty Batch when there is none. */
   Batch current_batch() const;
 

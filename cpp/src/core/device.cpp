@@ -62,11 +62,14 @@ void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shar
 
 
 
-std::shared_ptr<BatchImpl> DeviceImpl::open_batch() {
+std::shared_ptr<BatchImpl> DeviceImpl::open_batch(bool recording) {
   std::lock_guard<std::mutex> lock(batches_mutex_);
   auto& slot = batches_[std::this_thread::get_id()];
-  if (slot) throw ArgumentError("a batch is already open on this thread for this device; batches do not nest");
-  slot = std::make_shared<BatchImpl>(shared_from_this());
+  if (slot) {
+    throw ArgumentError(std::string("a ") + (slot->recording() ? "recording" : "batch") +
+                        " is already open on this thread for this device; batches and recordings do not nest");
+  }
+  slot = std::make_shared<BatchImpl>(shared_from_this(), recording);
   open_batches_.fetch_add(1, std::memory_order_relaxed);
   return slot;
 }
@@ -102,6 +105,7 @@ void BatchImpl::keep_alive(std::shared_ptr<void> owner) {
 }
 
 Completion BatchImpl::commit() {
+  if (recording_) throw ArgumentError("this is a recording: end it with end_recording(), then replay() the graph");
   if (!open_) throw ArgumentError("this batch was already committed or discarded");
   open_ = false;
   // A keep-alive stands for memory its caller may let go of once commit() returns:
@@ -118,6 +122,20 @@ Completion BatchImpl::commit() {
   // Foreign memory is borrowed only for the duration of the commit.
   if (caller_waits) completion_->wait();
   return Completion(completion_);
+}
+
+std::shared_ptr<GraphImpl> BatchImpl::end_recording() {
+  if (!recording_) throw ArgumentError("this batch is not a recording: commit() it (Device::begin_recording() records)");
+  if (!open_) throw ArgumentError("this recording was already ended or discarded");
+  open_ = false;
+  device_->close_batch(this);
+  // The recorded calls ran nothing: their Completions are done now.
+  completion_->mark_submitted();
+  completion_->finish(nullptr, 0.0);
+  auto graph = std::make_shared<GraphImpl>(device_, std::move(commands_), std::move(keep_alive_), uses_host_memory_);
+  commands_.clear();
+  keep_alive_.clear();
+  return graph;
 }
 
 void BatchImpl::discard() {
@@ -155,6 +173,7 @@ Buffer Device::allocate(std::size_t nbytes) const {
 void Device::synchronize() const { impl_->backend().synchronize(); }
 
 Batch Device::begin_batch() const { return Batch(impl_->open_batch()); }
+Batch Device::begin_recording() const { return Batch(impl_->open_batch(true)); }
 
 Batch Device::current_batch() const { return Batch(impl_->current_batch()); }
 
@@ -173,6 +192,8 @@ Completion Batch::commit() { return impl_->commit(); }
 void Batch::discard() { impl_->discard(); }
 std::size_t Batch::size() const { return impl_->size(); }
 void Batch::keep_alive(std::shared_ptr<void> owner) { impl_->keep_alive(std::move(owner)); }
+Graph Batch::end_recording() { return Graph(impl_->end_recording()); }
+bool Batch::recording() const { return impl_->recording(); }
 
 bool DispatchCommand::uses_host_memory() const {
   for (const auto& a : args)

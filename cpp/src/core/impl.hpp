@@ -31,7 +31,7 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
               bool caller_waits);
 
   // Batches are per thread: calls made on the thread that opened one are recorded.
-  std::shared_ptr<BatchImpl> open_batch();
+  std::shared_ptr<BatchImpl> open_batch(bool recording = false);
   std::shared_ptr<BatchImpl> current_batch();  // nullptr when none is open on this thread
   void close_batch(BatchImpl* batch);
 
@@ -83,12 +83,14 @@ class KernelImpl {
 
 class BatchImpl {
  public:
-  explicit BatchImpl(std::shared_ptr<DeviceImpl> device)
-      : device_(std::move(device)), completion_(std::make_shared<CompletionState>(false)) {}
+  BatchImpl(std::shared_ptr<DeviceImpl> device, bool recording)
+      : device_(std::move(device)), completion_(std::make_shared<CompletionState>(false)), recording_(recording) {}
   void record(DispatchCommand&& command);
   void keep_alive(std::shared_ptr<void> owner);
   Completion commit();
   void discard();
+  std::shared_ptr<GraphImpl> end_recording();
+  bool recording() const { return recording_; }
   std::size_t size() const { return commands_.size(); }
   const std::shared_ptr<CompletionState>& completion() const { return completion_; }
   bool open() const { return open_; }
@@ -101,6 +103,23 @@ class BatchImpl {
   std::vector<std::shared_ptr<void>> keep_alive_;
   bool uses_host_memory_ = false;
   bool open_ = true;
+  bool recording_ = false;  // begin_recording(): ends as a Graph, never submitted
+};
+
+class GraphImpl {
+ public:
+  GraphImpl(std::shared_ptr<DeviceImpl> device, std::vector<DispatchCommand> commands,
+            std::vector<std::shared_ptr<void>> keep_alive, bool uses_host_memory)
+      : device_(std::move(device)), commands_(std::move(commands)), keep_alive_(std::move(keep_alive)),
+        uses_host_memory_(uses_host_memory) {}
+  Completion replay();
+  std::size_t size() const { return commands_.size(); }
+
+ private:
+  std::shared_ptr<DeviceImpl> device_;
+  const std::vector<DispatchCommand> commands_;  // hold their programs and buffers
+  const std::vector<std::shared_ptr<void>> keep_alive_;
+  const bool uses_host_memory_;
 };
 
 /** Validates a call against the kernel's reflection and packs its arguments. */
