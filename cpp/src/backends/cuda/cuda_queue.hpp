@@ -4,7 +4,8 @@
 // synchronize) synchronises on that event on its own thread and finishes the
 // submission and every earlier one (the stream is in order). Finished work is
 // also reaped, without blocking, at each new submission. Foreign host memory is
-// staged through device memory around the call.
+// staged through device memory around the call: large arguments through pinned
+// host chunks (cuda_host_staging), the copy back done inside submit.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_host_staging.hpp"
 #include "core/backend.hpp"
 
 namespace metalcall::cuda {
@@ -55,6 +57,10 @@ class CudaQueue : public CompletionDriver {
   CUevent take_event(bool timed);
   void release(Submission& s);
   Staging take_staging(std::size_t bytes);
+  /** Host -> device on the stream: through pinned chunks when large, else straight (launch_mutex_ held). */
+  void copy_to_device(CUdeviceptr dst, const void* src, std::size_t n);
+  /** Device -> host after all earlier work on the stream; returns once `dst` holds it (launch_mutex_ held). */
+  void copy_to_host(void* dst, CUdeviceptr src, std::size_t n);
   /** Moves the submissions up to `ticket`, known to be finished, out of pending_ (mutex_ held). */
   void take_finished(std::uint64_t ticket, std::vector<Submission>& out);
   /** Finishes taken submissions: GPU times, resources back to the pools, completions signalled. */
@@ -64,7 +70,8 @@ class CudaQueue : public CompletionDriver {
   const DeviceProps& props_;
   const bool timing_;
   CUstream stream_ = nullptr;
-  std::mutex launch_mutex_;  // launches in submission order
+  std::mutex launch_mutex_;  // launches in submission order; guards host_staging_
+  std::unique_ptr<HostStaging> host_staging_;  // created with the stream
   std::mutex mutex_;         // everything below
   std::uint64_t next_ticket_ = 1;
   std::uint64_t finished_ticket_ = 0;   // every submission up to this one is finished
