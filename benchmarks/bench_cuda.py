@@ -235,6 +235,16 @@ def host_argument_rows(dev: mc.Device, peers: Peers, n: int, repeats: int, resul
     best, _ = timed(lambda: lib.mul(n, a, b, c), repeats)
     rows.append(["metalcall, NumPy arrays as arguments", f"{moved / best / 1e9:.1f}"])
     results["numpy_args_gbps"] = moved / best / 1e9
+    # 1e7 too (a tenth of the full size): the fixed costs of staging show more there.
+    small = 10**7
+    if n != small:
+        sa, sb = rng.random(small, dtype=np.float32), rng.random(small, dtype=np.float32)
+        sc = np.empty(small, np.float32)
+        lib.mul(small, sa, sb, sc)
+        _bench.check(np.array_equal(sc, sa * sb), "metalcall with NumPy arguments, 1e7")
+        sbest, _ = timed(lambda: lib.mul(small, sa, sb, sc), repeats)
+        rows.append(["metalcall, NumPy arrays as arguments, 1e7 float32", f"{3 * 4 * small / sbest / 1e9:.1f}"])
+        results["numpy_args_1e7_gbps"] = 3 * 4 * small / sbest / 1e9
     if peers.torch is not None:
         torch = peers.torch
         ta_h, tb_h = torch.from_numpy(a), torch.from_numpy(b)

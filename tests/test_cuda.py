@@ -476,3 +476,128 @@ def test_done_becomes_true_without_anyone_waiting(cuda):
     for _ in range(5):
         expected = spin_reference(float(expected), 1000)
     np.testing.assert_allclose(early_view[0], expected, rtol=1e-3)
+
+# ---- NumPy arguments through pinned staging ------------------------------------------------
+#
+# Arguments of 256 KiB and more go through a few pooled 16 MiB pinned host chunks, the
+# host copies pipelined with the DMA in both directions; smaller ones are copied
+# straight from their pageable memory. The sizes below take both paths, odd sizes end
+# mid-chunk, and 20M floats (80 MB) cycle through the chunks more than once.
+
+STAGING_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+kernel void add_one(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] += 1.0f; }
+// The written argument comes first: were the read-only one copied back too, it would
+// land after it and undo the result when both are the same array.
+kernel void twice(device float* out [[buffer(0)]], const device float* in [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+    out[i] = 2.0f * in[i];
+}
+"""
+
+STAGED_SIZES = [1, 1000, 300_000, 5_000_007, 20_000_000]
+
+
+@needs_cuda
+@pytest.mark.parametrize("n", STAGED_SIZES)
+def test_numpy_mul_of_every_staging_size_is_exact(cuda, n):
+    lib = cuda.compile(STAGING_SRC)
+    rng = np.random.default_rng(n)
+    a = rng.random(n, dtype=np.float32)
+    b = rng.random(n, dtype=np.float32) + 0.5
+    c = np.full(n, -1.0, np.float32)
+    lib.mul(n, a, b, c)
+    np.testing.assert_array_equal(c, a * b)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n", STAGED_SIZES)
+def test_numpy_in_out_argument_is_copied_in_and_back(cuda, n):
+    lib = cuda.compile(STAGING_SRC)
+    x0 = np.arange(n, dtype=np.float32) % 1009
+    x = x0.copy()
+    lib.add_one(n, x)
+    np.testing.assert_array_equal(x, x0 + 1)
+    lib.add_one(n, x)
+    np.testing.assert_array_equal(x, x0 + 2)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n", [1000, 5_000_007])
+def test_read_only_numpy_inputs_are_read_and_never_written_back(cuda, n):
+    lib = cuda.compile(STAGING_SRC)
+    a = np.arange(n, dtype=np.float32) % 101
+    b = np.full(n, 3.0, np.float32)
+    a.flags.writeable = False
+    b.flags.writeable = False
+    c = np.zeros(n, np.float32)
+    lib.mul(n, a, b, c)
+    np.testing.assert_array_equal(c, a * 3)
+    # The same array as written output and read-only input: only the output comes back.
+    x0 = np.arange(n, dtype=np.float32) % 53
+    x = x0.copy()
+    lib.twice(n, x, x)
+    np.testing.assert_array_equal(x, 2 * x0)
+    # A read-only array cannot take the place of a written argument.
+    with pytest.raises(mc.ArgumentError):
+        lib.add_one(n, a)
+
+
+@needs_cuda
+def test_numpy_calls_in_a_row_reuse_the_staging(cuda):
+    lib = cuda.compile(STAGING_SRC)
+    rng = np.random.default_rng(7)
+    for n in [5_000_007, 300_000, 20_000_000, 1000, 5_000_007, 5_000_007]:
+        a = rng.random(n, dtype=np.float32)
+        b = rng.random(n, dtype=np.float32)
+        c = np.empty(n, np.float32)
+        lib.mul(n, a, b, c)
+        np.testing.assert_array_equal(c, a * b)
+
+
+@needs_cuda
+def test_a_batch_reads_the_numpy_results_of_its_earlier_calls(cuda):
+    lib = cuda.compile(STAGING_SRC)
+    n = 5_000_007
+    a = np.arange(n, dtype=np.float32) % 31
+    b = np.full(n, 2.0, np.float32)
+    c = np.zeros(n, np.float32)
+    with cuda.batch():
+        lib.mul(n, a, b, c)
+        lib.add_one(n, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)
+
+
+@needs_cuda
+def test_numpy_calls_from_two_threads_at_once(cuda):
+    import threading
+
+    lib = cuda.compile(STAGING_SRC)
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        try:
+            rng = np.random.default_rng(seed)
+            for n in [5_000_007, 1000, 300_000, 5_000_007]:
+                a = rng.random(n, dtype=np.float32)
+                b = rng.random(n, dtype=np.float32)
+                c = np.empty(n, np.float32)
+                lib.mul(n, a, b, c)
+                np.testing.assert_array_equal(c, a * b)
+                x0 = a.copy()
+                lib.add_one(n, a)
+                np.testing.assert_array_equal(a, x0 + 1)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in (11, 12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors

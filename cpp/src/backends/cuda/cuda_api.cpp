@@ -82,6 +82,8 @@ void load_driver(Api& a) {
   MC_BIND(cuMemAllocManaged, "cuMemAllocManaged");
   MC_BIND(cuMemAlloc, "cuMemAlloc_v2");
   MC_BIND(cuMemFree, "cuMemFree_v2");
+  MC_BIND(cuMemAllocHost, "cuMemAllocHost_v2");
+  MC_BIND(cuMemFreeHost, "cuMemFreeHost");
   MC_BIND(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   MC_BIND(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   MC_BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2");

@@ -68,6 +68,8 @@ struct Api {
   CUresult (*cuMemAllocManaged)(CUdeviceptr*, std::size_t, unsigned);
   CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemAllocHost)(void**, std::size_t);  // page-locked host memory (staging NumPy arguments)
+  CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);

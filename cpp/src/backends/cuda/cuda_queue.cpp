@@ -34,6 +34,7 @@ CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing)
     : ctx_(ctx), props_(props), timing_(timing) {
   make_current(ctx_);
   check(api().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  host_staging_ = std::make_unique<HostStaging>(stream_);
 }
 
 void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
@@ -237,6 +238,24 @@ CudaQueue::Staging CudaQueue::take_staging(std::size_t bytes) {
   return s;
 }
 
+void CudaQueue::copy_to_device(CUdeviceptr dst, const void* src, std::size_t n) {
+  if (host_staging_->use_for(n)) {
+    host_staging_->copy_in(dst, src, n);
+    return;
+  }
+  // From pageable memory, the driver stages the copy itself and returns once it has read `src`.
+  check(api().cuMemcpyHtoDAsync(dst, src, n, stream_), "copying an argument to the GPU");
+}
+
+void CudaQueue::copy_to_host(void* dst, CUdeviceptr src, std::size_t n) {
+  if (host_staging_->use_for(n)) {
+    host_staging_->copy_out(dst, src, n);
+    return;
+  }
+  // To pageable memory the driver returns only once the copy is complete.
+  check(api().cuMemcpyDtoHAsync(dst, src, n, stream_), "copying a result back from the GPU");
+}
+
 // ---- enqueue's helpers: the parameter block and the choice of build ----
 
 namespace {
@@ -313,7 +332,13 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
   const std::vector<ParamSlotOffsets>& slots = program.slots();
   ParameterBlock block(program.block_bytes());
   std::size_t smem = 0;
-  std::vector<std::pair<void*, Staging>> copy_back;
+  // Written host arguments: (host memory, its staging, bytes), copied back after the launches.
+  struct CopyBack {
+    void* host;
+    CUdeviceptr device;
+    std::size_t bytes;
+  };
+  std::vector<CopyBack> copy_back;
   for (std::size_t i = 0; i < command.args.size(); ++i) {
     const BoundArgument& arg = command.args[i];
     switch (arg.kind) {
@@ -333,11 +358,10 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
         } else if (arg.host_data) {
           Staging st = take_staging(arg.host_nbytes);
           staging.push_back(st);
-          if (arg.host_nbytes)
-            check(a.cuMemcpyHtoDAsync(st.ptr, arg.host_data, arg.host_nbytes, stream_), "copying an argument to the GPU");
+          if (arg.host_nbytes) copy_to_device(st.ptr, arg.host_data, arg.host_nbytes);
           void* p = reinterpret_cast<void*>(st.ptr);
           block.put(slots[i].pointer, &p, sizeof p, k.name);
-          if (arg.written && arg.host_nbytes) copy_back.emplace_back(arg.host_data, st);
+          if (arg.written && arg.host_nbytes) copy_back.push_back({arg.host_data, st.ptr, arg.host_nbytes});
         } else {
           block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
         }
@@ -388,12 +412,9 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
                                " bytes of shared memory) failed: " + describe(r));
         }
       }
-  for (const auto& [host, st] : copy_back) {
-    std::size_t n = 0;
-    for (const auto& arg : command.args)
-      if (arg.host_data == host) n = arg.host_nbytes;
-    check(a.cuMemcpyDtoHAsync(host, st.ptr, n, stream_), "copying a result back from the GPU");
-  }
+  // Synchronous (the call waits for host memory anyway), and per command, so that a
+  // later command of the same batch reads what this one wrote.
+  for (const auto& c : copy_back) copy_to_host(c.host, c.device, c.bytes);
 }
 
 }  // namespace metalcall::cuda

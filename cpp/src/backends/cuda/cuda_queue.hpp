@@ -4,7 +4,9 @@
 // it on its own thread — recording one then if none exists — and finishes that
 // submission and every earlier one (the stream is in order). Every 32nd call
 // records an end event at submission, so finished work is reaped without waiters.
-// Foreign host memory is staged through device memory around the call.
+// Foreign host memory is staged through device memory around the call: large
+// arguments through pinned host chunks (cuda_host_staging), the copy back done
+// inside submit.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_host_staging.hpp"
 #include "core/backend.hpp"
 
 namespace metalcall::cuda {
@@ -63,6 +66,10 @@ class CudaQueue : public CompletionDriver {
   static constexpr std::uint64_t kReapEvery = 32;
   void release(Submission& s);
   Staging take_staging(std::size_t bytes);
+  /** Host -> device on the stream: through pinned chunks when large, else straight (launch_mutex_ held). */
+  void copy_to_device(CUdeviceptr dst, const void* src, std::size_t n);
+  /** Device -> host after all earlier work on the stream; returns once `dst` holds it (launch_mutex_ held). */
+  void copy_to_host(void* dst, CUdeviceptr src, std::size_t n);
   /** Moves the submissions up to `ticket`, known to be finished, out of pending_ (mutex_ held). */
   void take_finished(std::uint64_t ticket, std::vector<Submission>& out);
   /** Finishes taken submissions: GPU times, resources back to the pools, completions signalled. */
@@ -72,7 +79,8 @@ class CudaQueue : public CompletionDriver {
   const DeviceProps& props_;
   const bool timing_;
   CUstream stream_ = nullptr;
-  std::mutex launch_mutex_;  // launches in submission order
+  std::mutex launch_mutex_;  // launches in submission order; guards host_staging_
+  std::unique_ptr<HostStaging> host_staging_;  // created with the stream
   std::mutex mutex_;         // everything below
   std::uint64_t next_ticket_ = 1;
   std::uint64_t finished_ticket_ = 0;   // every submission up to this one is finished
