@@ -143,6 +143,12 @@ struct DispatchCommand {
   bool uses_host_memory() const;
 };
 
+/** A backend's replayable form of recorded calls (CUDA: an instantiated CUDA graph). */
+class BackendGraph {
+ public:
+  virtual ~BackendGraph() = default;
+};
+
 class BackendDevice {
  public:
   virtual ~BackendDevice() = default;
@@ -165,6 +171,19 @@ class BackendDevice {
                       const std::shared_ptr<CompletionState>& completion, bool caller_waits) = 0;
   /** Waits for all submitted work. */
   virtual void synchronize() = 0;
+  /**
+   * A replayable form of recorded `commands` (which use no host memory), or null:
+   * then each replay submits the commands again. May throw only for a backend fault.
+   */
+  virtual std::shared_ptr<BackendGraph> make_graph(const std::vector<DispatchCommand>& commands) {
+    (void)commands;
+    return nullptr;
+  }
+  /** Runs a graph from make_graph() as one submission, like submit(); keeps `graph` until done. */
+  virtual void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion) {
+    (void)graph;
+    (void)completion;
+  }
   /**
    * Runs one small call at once on the calling thread if the queue is idle, and
    * returns true with the time it took; false leaves it for submit(). Saves the

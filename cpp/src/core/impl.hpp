@@ -109,9 +109,7 @@ class BatchImpl {
 class GraphImpl {
  public:
   GraphImpl(std::shared_ptr<DeviceImpl> device, std::vector<DispatchCommand> commands,
-            std::vector<std::shared_ptr<void>> keep_alive, bool uses_host_memory)
-      : device_(std::move(device)), commands_(std::move(commands)), keep_alive_(std::move(keep_alive)),
-        uses_host_memory_(uses_host_memory) {}
+            std::vector<std::shared_ptr<void>> keep_alive, bool uses_host_memory);
   Completion replay();
   std::size_t size() const { return commands_.size(); }
 
@@ -120,6 +118,8 @@ class GraphImpl {
   const std::vector<DispatchCommand> commands_;  // hold their programs and buffers
   const std::vector<std::shared_ptr<void>> keep_alive_;
   const bool uses_host_memory_;
+  std::vector<std::shared_ptr<BufferStorage>> buffers_;  // each once: hazard tracking per replay
+  std::shared_ptr<BackendGraph> backend_graph_;          // destroyed before the programs it runs
 };
 
 /** Validates a call against the kernel's reflection and packs its arguments. */

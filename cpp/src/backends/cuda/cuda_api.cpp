@@ -103,6 +103,14 @@ void load_driver(Api& a) {
   MC_BIND(cuEventQuery, "cuEventQuery");
   MC_BIND(cuEventElapsedTime, "cuEventElapsedTime");
 #undef MC_BIND
+  // Optional: without them, recorded graphs replay by resubmitting their calls.
+  std::string optional_missing;
+  bind(lib, a.cuStreamBeginCapture, "cuStreamBeginCapture_v2", &optional_missing);
+  bind(lib, a.cuStreamEndCapture, "cuStreamEndCapture", &optional_missing);
+  bind(lib, a.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &optional_missing);
+  bind(lib, a.cuGraphLaunch, "cuGraphLaunch", &optional_missing);
+  bind(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", &optional_missing);
+  bind(lib, a.cuGraphDestroy, "cuGraphDestroy", &optional_missing);
   const std::string path = loaded_path(reinterpret_cast<void*>(a.cuInit));
   if (is_stub(path)) {
     a.driver_problem = "only the CUDA toolkit's stub libcuda (" + path + ") was found, not the NVIDIA driver's; "

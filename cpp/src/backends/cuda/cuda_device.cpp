@@ -175,6 +175,12 @@ class CudaDevice : public BackendDevice {
     queue_->submit(std::move(commands), completion);
   }
   void synchronize() override { queue_->synchronize(); }
+  std::shared_ptr<BackendGraph> make_graph(const std::vector<DispatchCommand>& commands) override {
+    return queue_->capture(commands);
+  }
+  void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion) override {
+    queue_->replay(graph, completion);
+  }
 
  private:
   const DeviceProps& props_;

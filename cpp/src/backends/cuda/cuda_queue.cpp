@@ -78,6 +78,84 @@ void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::share
   if (ticket % kReapEvery == 0 && ticket > kReapEvery) reap(ticket - kReapEvery);
 }
 
+namespace {
+
+// An instantiated CUDA graph and what its kernels use (programs, buffers).
+class CudaGraph final : public BackendGraph {
+ public:
+  CudaGraph(CUcontext ctx, CUgraph graph, CUgraphExec exec, std::vector<DispatchCommand> commands)
+      : ctx_(ctx), graph_(graph), exec_(exec), commands_(std::move(commands)) {}
+  ~CudaGraph() override {
+    try {
+      make_current(ctx_);
+      api().cuGraphExecDestroy(exec_);
+      api().cuGraphDestroy(graph_);
+    } catch (...) {
+    }
+  }
+  CUgraphExec exec() const { return exec_; }
+
+ private:
+  CUcontext ctx_;
+  CUgraph graph_;
+  CUgraphExec exec_;
+  std::vector<DispatchCommand> commands_;
+};
+
+}  // namespace
+
+std::shared_ptr<BackendGraph> CudaQueue::capture(const std::vector<DispatchCommand>& commands) {
+  const Api& a = api();
+  if (!a.graphs_ok()) return nullptr;
+  std::lock_guard<std::mutex> launch(launch_mutex_);
+  make_current(ctx_);
+  if (a.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS) return nullptr;
+  bool enqueued = true;
+  std::vector<Staging> staging;  // stays empty: recorded calls with host memory are never captured
+  try {
+    for (const auto& c : commands) enqueue(c, staging);
+  } catch (...) {
+    enqueued = false;  // the replay resubmits the calls, and reports the error then
+  }
+  CUgraph graph = nullptr;
+  const CUresult ended = a.cuStreamEndCapture(stream_, &graph);
+  CUgraphExec exec = nullptr;
+  if (!enqueued || ended != CUDA_SUCCESS || !graph || !staging.empty() ||
+      a.cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS) {
+    if (graph) a.cuGraphDestroy(graph);
+    return nullptr;
+  }
+  return std::make_shared<CudaGraph>(ctx_, graph, exec, commands);
+}
+
+void CudaQueue::replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion) {
+  const Api& a = api();
+  Submission s;
+  s.completion = completion;
+  s.graph = graph;
+  std::uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> launch(launch_mutex_);
+    make_current(ctx_);
+    try {
+      s.start = take_event(true);
+      check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
+      check(a.cuGraphLaunch(static_cast<const CudaGraph&>(*graph).exec(), stream_), "replaying a graph (cuGraphLaunch)");
+      std::lock_guard<std::mutex> lock(mutex_);
+      s.end = take_event_locked(true);
+      check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
+      ticket = s.ticket = next_ticket_++;
+      pending_.push_back(std::move(s));
+    } catch (...) {
+      a.cuStreamSynchronize(stream_);
+      std::lock_guard<std::mutex> lock(mutex_);
+      release(s);
+      throw;
+    }
+  }
+  completion->drive_with(this, ticket);
+}
+
 CUevent CudaQueue::hold_end_event(std::uint64_t ticket, std::uint64_t* covered) {
   auto find = [&]() -> CUevent {
     if (ticket <= finished_ticket_) return nullptr;
@@ -176,6 +254,7 @@ void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
       release(s);
     }
     s.commands.clear();  // release programs and buffers before signalling
+    s.graph.reset();
     s.completion->finish(status == CUDA_SUCCESS ? nullptr : gpu_error(status), seconds);
   }
 }

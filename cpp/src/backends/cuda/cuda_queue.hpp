@@ -29,6 +29,10 @@ class CudaQueue : public CompletionDriver {
   CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing);
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
+  /** A CUDA graph of `commands` (no host memory), captured from this stream; null if capture fails. */
+  std::shared_ptr<BackendGraph> capture(const std::vector<DispatchCommand>& commands);
+  /** Launches a captured graph as one timed submission. */
+  void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion);
   void synchronize();
 
   void poll(CompletionState& state) override { reap(state.ticket()); }
@@ -46,6 +50,7 @@ class CudaQueue : public CompletionDriver {
     CUevent end = nullptr;    // timed, every kReapEvery-th, or recorded later by a waiter
     std::shared_ptr<CompletionState> completion;
     std::vector<DispatchCommand> commands;  // keeps programs and buffers alive until done
+    std::shared_ptr<BackendGraph> graph;    // a replayed graph, kept until done
     std::vector<Staging> staging;
   };
 
