@@ -149,14 +149,23 @@ bool numpy_array_argument(PyObject* o, std::size_t index, std::vector<Argument>&
 void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs) {
   const std::size_t n = args.size();
   out.reserve(n - first);
+  // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
+  auto add_buffer = [&out](const PyBuffer& b) {
+    Argument& a = out.emplace_back();
+    a.kind = Argument::Kind::buffer;
+    a.buffer = b.buffer;
+    a.host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &a.host_raw_bytes);
+  };
   for (std::size_t i = first; i < n; ++i) {
-    PyObject* o = args[i].ptr();
+    PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
+    // Buffers first, without pybind11's type lookup: they are the fast kind of argument.
+    if (const PyBuffer* b = exact_instance<PyBuffer>(o, g_buffer_type)) {
+      add_buffer(*b);
+      continue;
+    }
     if (numpy_array_argument(o, i - first, out, refs)) continue;
-    if (py::isinstance<PyBuffer>(args[i])) {
-      const PyBuffer& b = args[i].cast<const PyBuffer&>();
-      out.push_back(Argument::from_buffer(b.buffer));
-      // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
-      out.back().host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &out.back().host_raw_bytes);
+    if (py::isinstance<PyBuffer>(args[i])) {  // a subclass
+      add_buffer(args[i].cast<const PyBuffer&>());
       continue;
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {

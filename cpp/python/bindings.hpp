@@ -33,6 +33,22 @@ struct PyBuffer {
   py::ssize_t itemsize;
 };
 
+/**
+ * The C++ value of `o` when its type is exactly `type` (a pybind11 class of one
+ * base); nullptr otherwise, and the caller takes pybind11's general cast. The call
+ * path uses it: pybind11's cast looks the type up in a hash table on every call.
+ */
+template <class T>
+T* exact_instance(PyObject* o, PyTypeObject* type) {
+  if (Py_TYPE(o) != type) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  if (!inst->simple_layout || !inst->simple_holder_constructed) return nullptr;
+  return static_cast<T*>(inst->simple_value_holder[0]);
+}
+
+/** metalcall.Buffer's type object (set by init_buffer). */
+extern PyTypeObject* g_buffer_type;
+
 /** Makes a PyBuffer of `shape` × `dtype` on `device` (zero-filled). */
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
 

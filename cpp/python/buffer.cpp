@@ -51,8 +51,10 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
   return b;
 }
 
+PyTypeObject* g_buffer_type = nullptr;
+
 void init_buffer(py::module_& m) {
-  py::class_<PyBuffer>(m, "Buffer", py::buffer_protocol(), R"doc(
+  auto cls = py::class_<PyBuffer>(m, "Buffer", py::buffer_protocol(), R"doc(
 Device memory that NumPy and memoryview read and write in place.
 
 ``np.asarray(buf)`` and ``memoryview(buf)`` are zero-copy views; taking one
@@ -95,6 +97,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
         return "<metalcall.Buffer shape=(" + shape + ") dtype=" + std::string(py::str(b.dtype)) + " nbytes=" +
                std::to_string(b.buffer.nbytes()) + " on " + b.device.info().backend + ">";
       });
+  g_buffer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }
 
 }  // namespace metalcall::python

@@ -26,6 +26,14 @@ void parse_triple(const py::handle& h, std::uint64_t out[3], const char* what) {
     return static_cast<std::uint64_t>(n);
   };
   out[0] = out[1] = out[2] = 1;
+  if (PyLong_CheckExact(h.ptr())) {  // the common grid: a plain int
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0 && n >= 0) {
+      out[0] = static_cast<std::uint64_t>(n);
+      return;
+    }
+  }
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
     const auto n = seq.size();
@@ -92,14 +100,47 @@ void keep_for_batch(const Kernel& kernel, const py::args& args, HostReferences& 
   if (Batch batch = kernel.device().current_batch()) batch.keep_alive(std::move(kept));
 }
 
-py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwargs& kwargs) {
+// A call's Arguments live in a vector kept per thread, so that a call allocates
+// none. A call made while another converts its arguments (an __index__ that calls
+// a kernel) takes a vector of its own. Cleared at the end of each call: the
+// Arguments hold Buffers, which must not outlive the call here.
+struct ScratchArguments {
+  std::vector<Argument> list;
+  bool in_use = false;
+};
+thread_local ScratchArguments t_scratch;
+
+class CallArguments {
+ public:
+  CallArguments() : scratch_(t_scratch.in_use ? nullptr : &t_scratch) {
+    if (scratch_) scratch_->in_use = true;
+  }
+  ~CallArguments() {
+    if (!scratch_) return;
+    scratch_->list.clear();
+    scratch_->in_use = false;
+  }
+  CallArguments(const CallArguments&) = delete;
+  CallArguments& operator=(const CallArguments&) = delete;
+  std::vector<Argument>& list() { return scratch_ ? scratch_->list : own_; }
+
+ private:
+  ScratchArguments* scratch_;
+  std::vector<Argument> own_;
+};
+
+PyTypeObject* g_kernel_type = nullptr;
+
+// `kwargs` may be null (no keywords).
+py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwargs) {
   if (args.size() == 0) {
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
   }
   LaunchShape shape;
-  parse_triple(args[0], shape.grid, "grid");
-  if (kwargs.size()) parse_options(kwargs, shape);
-  std::vector<Argument> arguments;
+  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, "grid");
+  if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(py::reinterpret_borrow<py::kwargs>(kwargs), shape);
+  CallArguments scratch;
+  std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
   convert_arguments(args, 1, arguments, refs);
 
@@ -117,14 +158,14 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, const py::kwa
 }
 
 // Kernel.__call__ as the type's tp_call: a kernel call is the hot path, and
-// pybind11's general dispatcher (overloads, argument casters) costs more than
-// the call itself on small grids.
+// pybind11's general dispatcher (overloads, argument casters, type lookups)
+// costs more than the call itself on small grids.
 PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
-    const Kernel& kernel = py::handle(self).cast<const Kernel&>();
+    const Kernel* kernel = exact_instance<Kernel>(self, g_kernel_type);
+    if (!kernel) kernel = &py::handle(self).cast<const Kernel&>();  // a subclass
     const auto positional = py::reinterpret_borrow<py::args>(args);
-    const auto keywords = kwargs ? py::reinterpret_borrow<py::kwargs>(kwargs) : py::kwargs();
-    return call_kernel(kernel, positional, keywords).release().ptr();
+    return call_kernel(*kernel, positional, kwargs).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (...) {
@@ -163,7 +204,7 @@ std::string signature(const KernelInfo& k) {
 }  // namespace
 
 void init_kernel(py::module_& m) {
-  py::class_<Kernel>(m, "Kernel", R"doc(
+  auto cls = py::class_<Kernel>(m, "Kernel", R"doc(
 A compiled kernel. ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``
 runs it over ``grid`` threads (an int or a 1-3 tuple, in threads); arguments bind
 by order to its [[buffer(i)]] parameters; ``threadgroup`` is the threadgroup size
@@ -179,6 +220,7 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
       .def_property_readonly("max_total_threads_per_threadgroup",
                              [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; })
       .def("__repr__", [](const Kernel& k) { return "<metalcall.Kernel " + signature(k.info()) + ">"; });
+  g_kernel_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }
 
 }  // namespace metalcall::python

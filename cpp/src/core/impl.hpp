@@ -122,8 +122,13 @@ class GraphImpl {
   std::shared_ptr<BackendGraph> backend_graph_;          // destroyed before the programs it runs
 };
 
-/** Validates a call against the kernel's reflection and packs its arguments. */
-DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shape,
-                               const std::vector<Argument>& args, bool* empty_grid);
+/**
+ * Validates a call against the kernel's reflection and packs its arguments into
+ * `command` (its earlier arguments are dropped). With `borrow`, the command points at
+ * the program and the buffers without owning them: only for a call that runs before
+ * `args` and the kernel can go.
+ */
+void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const std::vector<Argument>& args,
+                    bool borrow, DispatchCommand& command, bool* empty_grid);
 
 }  // namespace metalcall

@@ -81,17 +81,67 @@ KernelImpl::KernelImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<Progr
   threadgroup_params_ = program_->info().threadgroup_params();
 }
 
+namespace {
+
+// The command of a call that runs at once, kept per thread so that such a call
+// allocates nothing; cleared when the call ends, so it never holds anything between
+// calls. A call made while another uses it (none today: kernel code cannot call
+// back) binds into a command of its own.
+struct ScratchCommand {
+  DispatchCommand command;
+  bool in_use = false;
+};
+thread_local ScratchCommand t_scratch;
+
+class CallCommand {
+ public:
+  CallCommand() : scratch_(t_scratch.in_use ? nullptr : &t_scratch) {
+    if (scratch_) scratch_->in_use = true;
+  }
+  ~CallCommand() {
+    DispatchCommand& c = get();
+    c.program.reset();
+    c.args.clear();  // keeps the capacity
+    if (scratch_) scratch_->in_use = false;
+  }
+  CallCommand(const CallCommand&) = delete;
+  CallCommand& operator=(const CallCommand&) = delete;
+  DispatchCommand& get() { return scratch_ ? scratch_->command : own_; }
+
+ private:
+  ScratchCommand* scratch_;
+  DispatchCommand own_;
+};
+
+// A command bound with borrow=true points at the program and buffers without owning
+// them (the caller's Kernel and Arguments hold them for the call, and a call run at
+// once needs no more). Queued work outlives the call: it owns them from here on.
+void take_ownership(const KernelImpl& kernel, const std::vector<Argument>& args, DispatchCommand& command) {
+  command.program = kernel.program();
+  const auto& buffer_params = kernel.buffer_params();
+  for (std::size_t i = 0; i < buffer_params.size(); ++i) {
+    if (args[i].kind == Argument::Kind::buffer) command.args[buffer_params[i]->position].buffer = args[i].buffer.storage();
+  }
+}
+
+}  // namespace
+
 Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument>& args) {
   bool empty = false;
-  DispatchCommand command = bind_arguments(*this, shape, args, &empty);
   if (auto batch = device_->current_batch()) {
+    DispatchCommand command;
+    bind_arguments(*this, shape, args, /*borrow=*/false, command, &empty);
     if (!empty) batch->record(std::move(command));
     return Completion(batch->completion());
   }
+  CallCommand scratch;
+  DispatchCommand& command = scratch.get();
+  bind_arguments(*this, shape, args, /*borrow=*/true, command, &empty);
   if (empty) return Completion::finished(0.0);
   double seconds = 0;
   // Finished before returning: no hazards to track, no completion to signal.
   if (device_->backend().run_now(command, &seconds)) return Completion::finished(seconds);
+  take_ownership(*this, args, command);
   auto completion = std::make_shared<CompletionState>();
   // Checked mode reports faults at the call that made them.
   const bool caller_waits = command.uses_host_memory() || device_->options().checked;
@@ -159,12 +209,19 @@ void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const Dev
   }
 }
 
-void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool check_size, BoundArgument& out) {
+// Not owning: an alias of no shared_ptr, so no reference count changes hands.
+template <class T>
+std::shared_ptr<T> borrowed(const std::shared_ptr<T>& p) {
+  return std::shared_ptr<T>(std::shared_ptr<T>(), p.get());
+}
+
+void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool check_size, bool borrow,
+                 BoundArgument& out) {
   void* address = nullptr;
   std::size_t nbytes = 0;
   if (a.kind == Argument::Kind::buffer) {
     if (!a.buffer) throw ArgumentError(describe(k, p) + ": the buffer is empty (default-constructed)");
-    out.buffer = a.buffer.storage();
+    out.buffer = borrow ? borrowed(a.buffer.storage()) : a.buffer.storage();
     address = a.buffer.data();
     nbytes = a.buffer.nbytes();
   } else if (a.kind == Argument::Kind::host) {
@@ -206,7 +263,7 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   }
 }
 
-void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, BoundArgument& out) {
+void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, BoundArgument& out) {
   // A writable `device T&` is memory the kernel writes: bind it in place, like a pointer.
   const bool writable_reference = p.kind == ParamKind::reference && !p.is_const;
   if (writable_reference && a.kind != Argument::Kind::buffer && a.kind != Argument::Kind::host) {
@@ -216,12 +273,12 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, Boun
   switch (a.kind) {
     case Argument::Kind::buffer:
       // Metal lets a buffer back a constant T&; bind it in place.
-      bind_buffer(k, p, a, true, out);
+      bind_buffer(k, p, a, true, borrow, out);
       out.written = writable_reference;
       return;
     case Argument::Kind::host:
       if (writable_reference) {
-        bind_buffer(k, p, a, true, out);
+        bind_buffer(k, p, a, true, borrow, out);
         return;
       }
       [[fallthrough]];
@@ -248,8 +305,8 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, Boun
 
 }  // namespace
 
-DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const std::vector<Argument>& args,
-                               bool* empty_grid) {
+void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const std::vector<Argument>& args,
+                    bool borrow, DispatchCommand& command, bool* empty_grid) {
   const KernelInfo& k = kernel.info();
   const auto& buffer_params = kernel.buffer_params();
   if (args.size() != buffer_params.size()) {
@@ -261,19 +318,19 @@ DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shap
   }
   check_grid(k, shape, empty_grid);
 
-  DispatchCommand command;
-  command.program = kernel.program();
+  command.program = borrow ? borrowed(kernel.program()) : kernel.program();
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
   choose_threadgroup(k, kernel.program()->automatic_threadgroup_limit(), kernel.device()->info(), shape,
                      command.threadgroup);
+  command.args.clear();
   command.args.resize(k.params.size());
 
   for (std::size_t i = 0; i < buffer_params.size(); ++i) {
     const ParamInfo& p = *buffer_params[i];
     BoundArgument& out = command.args[p.position];
     out.kind = p.kind;
-    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, out);
-    else bind_value(k, p, args[i], out);
+    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, borrow, out);
+    else bind_value(k, p, args[i], borrow, out);
   }
 
   std::size_t threadgroup_total = 0;
@@ -311,7 +368,6 @@ DispatchCommand bind_arguments(const KernelImpl& kernel, const LaunchShape& shap
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     if (k.params[i].kind == ParamKind::builtin) command.args[i].kind = ParamKind::builtin;
   }
-  return command;
 }
 
 const KernelInfo& Kernel::info() const { return impl_->info(); }

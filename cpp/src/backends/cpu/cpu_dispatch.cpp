@@ -25,8 +25,8 @@ namespace {
 constexpr double kPoolMinNsWarm = 5e3;
 constexpr double kPoolMinNsCold = 40e3;
 constexpr std::int64_t kBackToBackNs = 100'000;
-// Chunks of at least this much work: taking a chunk costs a contended atomic and a
-// clock read or two, which would swamp chunks of a few hundred ns. And of at most
+// Chunks of at least this much work: taking a chunk costs an atomic (contended when
+// workers steal from each other's parts) and two clock reads, which would swamp chunks of a few hundred ns. And of at most
 // this much: when the last chunks run, the workers that found none wait for them.
 constexpr double kMinChunkNs = 2e3;
 constexpr double kMaxChunkNs = 50e3;
@@ -77,26 +77,31 @@ Plan plan(const DispatchCommand& command) {
   return p;
 }
 
+// Pooled: one worker's work time, on its own cache line (a shared counter would be
+// written by every worker after every chunk).
+struct alignas(64) BusyNs {
+  std::int64_t ns = 0;
+};
+
 struct RangeContext {
   metalcall_cpu_entry entry;
   const metalcall_cpu_launch* launch;
   std::uint64_t dispatch_id;
   const std::vector<std::size_t>* threadgroup_lengths;
-  bool pooled;
-  alignas(64) std::atomic<std::int64_t> busy_ns{0};  // pooled: work time summed over workers (own cache line)
+  BusyNs* busy;  // pooled: one per worker, each written only by its worker; null when not pooled
 };
 
 void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
   WorkerState& state = WorkerState::of(worker);
   state.prepare(r->dispatch_id, *r->threadgroup_lengths);
-  if (!r->pooled) {  // timed by run_dispatch
+  if (!r->busy) {  // timed by run_dispatch
     r->entry(r->launch, begin, end, state.table());
     return;
   }
   const std::int64_t start = now_ns();
   r->entry(r->launch, begin, end, state.table());
-  r->busy_ns.fetch_add(now_ns() - start, std::memory_order_relaxed);
+  r->busy[worker].ns += now_ns() - start;
 }
 
 std::atomic<std::uint64_t> g_dispatch_ids{0};
@@ -142,7 +147,8 @@ double run_dispatch(const DispatchCommand& command) {
   }
 
   int fault = 0;
-  char fault_message[512] = {};
+  char fault_message[512];  // written (NUL-terminated) by checked kernel code along with `fault`
+  fault_message[0] = '\0';
   metalcall_cpu_launch launch{};
   launch.args = args;
   launch.arg_bytes = bytes;
@@ -162,9 +168,10 @@ double run_dispatch(const DispatchCommand& command) {
     const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
     for (unsigned w = 0; w < (pooled ? pool.size() : 1u); ++w) WorkerState::of(w).reserve_fibers(threads);
   }
-  // A few chunks per worker balance uneven groups without much contention; measured
-  // work keeps them between kMinChunkNs and kMaxChunkNs. One chunk runs on the calling
-  // thread alone.
+  // About 8 chunks per worker: each worker takes its own part of the grid (see
+  // WorkerPool) in chunks, and the chunks left when it is done are what others can
+  // steal to balance uneven groups or a late worker. Measured work keeps them between
+  // kMinChunkNs and kMaxChunkNs. One chunk runs on the calling thread alone.
   std::uint64_t chunk = groups;
   if (pooled) {
     chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
@@ -182,7 +189,9 @@ double run_dispatch(const DispatchCommand& command) {
     if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
     threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
   }
-  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths, chunk < groups};
+  std::vector<BusyNs> busy(chunk < groups ? pool.size() : 0);
+  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths,
+                   busy.empty() ? nullptr : busy.data()};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx);
   const std::int64_t end = now_ns();
@@ -191,7 +200,9 @@ double run_dispatch(const DispatchCommand& command) {
     throw ExecutionError(std::string("[cpu checked] ") + fault_message +
                          "; the access was not performed");
   }
-  const std::int64_t work_ns = ctx.pooled ? ctx.busy_ns.load(std::memory_order_relaxed) : end - start;
+  // The pool has returned: every worker has left the job, and its time is visible here.
+  std::int64_t work_ns = busy.empty() ? end - start : 0;
+  for (const BusyNs& b : busy) work_ns += b.ns;
   if (const std::uint64_t threads = grid_threads(command)) program.record_ns_per_thread(double(work_ns) / double(threads));
   return double(end - start) * 1e-9;
 }

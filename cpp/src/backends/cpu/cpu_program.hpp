@@ -41,7 +41,10 @@ class MeasuredCost {
     return std::max(std::min(a, b), std::min(std::max(a, b), c));
   }
   void record(double sample) {
-    const unsigned slot = next_.fetch_add(1, std::memory_order_relaxed) % 3;
+    // A load and a store rather than a read-modify-write: racing calls may take the
+    // same slot, which is harmless here, and each call saves a locked instruction.
+    const unsigned slot = next_.load(std::memory_order_relaxed);
+    next_.store(slot == 2 ? 0 : slot + 1, std::memory_order_relaxed);
     samples_[slot].store(sample, std::memory_order_relaxed);
   }
 

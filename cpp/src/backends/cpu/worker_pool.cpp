@@ -46,17 +46,24 @@ WorkerPool& WorkerPool::instance() {
   return *pool;
 }
 
-WorkerPool::WorkerPool(unsigned participants) {
+WorkerPool::WorkerPool(unsigned participants) : parts_(participants) {
   for (unsigned i = 1; i < participants; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
   for (auto& t : threads_) t.detach();
 }
 
-void WorkerPool::work_on(Job& job, unsigned worker) {
-  for (;;) {
-    const std::uint64_t begin = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
-    if (begin >= job.count) return;
-    job.fn(job.ctx, begin, std::min(job.count, begin + job.chunk), worker);
+void WorkerPool::drain(Job& job, Part& part, unsigned worker) {
+  // A plain load first: an exhausted part costs a shared read, not a contended write.
+  while (part.next.load(std::memory_order_relaxed) < part.end) {
+    const std::uint64_t begin = part.next.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (begin >= part.end) return;
+    job.fn(job.ctx, begin, std::min(part.end, begin + job.chunk), worker);
   }
+}
+
+void WorkerPool::work_on(Job& job, unsigned worker) {
+  // Its own part first (its data is likely in its cache from the last call), then
+  // the following parts, which a worker that came late or runs slowly left.
+  for (unsigned k = 0; k < job.part_count; ++k) drain(job, job.parts[(worker + k) % job.part_count], worker);
 }
 
 std::uint64_t WorkerPool::wait_for_job(std::uint64_t seen) {
@@ -103,8 +110,14 @@ void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn 
   Job job;
   job.fn = fn;
   job.ctx = ctx;
-  job.count = count;
   job.chunk = chunk;
+  job.parts = parts_.data();
+  job.part_count = static_cast<unsigned>(parts_.size());
+  // Equal contiguous parts, the same for the same count on every call.
+  for (unsigned p = 0; p < job.part_count; ++p) {
+    parts_[p].next.store(count * p / job.part_count, std::memory_order_relaxed);
+    parts_[p].end = count * (p + 1) / job.part_count;
+  }
   job_.store(&job, std::memory_order_seq_cst);
   {
     // Under the lock: a worker about to sleep either sees the new generation or is woken.

@@ -33,6 +33,11 @@ WorkerState::WorkerState() : simd_scratch_(new unsigned char[msl::kCpuSimdScratc
 void WorkerState::prepare(std::uint64_t dispatch_id, const std::vector<std::size_t>& lengths) {
   if (prepared_for_ == dispatch_id) return;
   prepared_for_ = dispatch_id;
+  if (lengths.empty()) {  // most kernels: no threadgroup memory to lay out
+    threadgroup_pointers_.clear();
+    table_.threadgroup_memory = threadgroup_pointers_.data();
+    return;
+  }
   std::size_t total = 0;
   for (auto n : lengths) total += (n + kAlign - 1) / kAlign * kAlign;
   if (total + kAlign > arena_bytes_) {
