@@ -2,7 +2,9 @@
 // compile sequence they share: preprocess → translate → build, with the build
 // error deferred to the first specialisation when the source has function
 // constants (array sizes or static_asserts may need their values). One module is
-// built per set of function-constant values.
+// built per set of function-constant values. A translation that built is kept on
+// disk (translation_cache.hpp): a new process compiling the same source skips the
+// front end.
 #pragma once
 
 #include <exception>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "backends/translated/constant_literals.hpp"
+#include "backends/translated/translation_cache.hpp"
 #include "core/backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/front_end.hpp"
@@ -34,11 +37,25 @@ class TranslatedLibrary final : public BackendLibrary {
   /** Compiles `source`; throws CompileError (or DeviceError when no compiler can run). */
   static std::shared_ptr<TranslatedLibrary> compile(const std::string& source, msl::FrontEndOptions front, Build build,
                                                     Load load) {
+    const TranslationCache cache(source, front);
+    if (auto cached = cache.load()) {
+      msl::TranslatedUnit unit;
+      unit.translation = std::move(*cached);
+      try {
+        auto module = build(unit.translation, source);
+        return std::shared_ptr<TranslatedLibrary>(new TranslatedLibrary(
+            source, std::move(front), std::move(unit), std::move(module), nullptr, std::move(build), std::move(load)));
+      } catch (const CompileError&) {
+        // It built before (another compiler now?). The error needs the source map,
+        // which is not cached: translate again below and report from there.
+      }
+    }
     msl::TranslatedUnit unit = msl::translate(source, front);
     std::shared_ptr<Module> module;
     std::exception_ptr base_error;
     try {
       module = build(unit.translation, source);
+      cache.save(unit.translation);  // only translations that built: a hit then rarely builds at all
     } catch (const CompileError&) {
       if (unit.translation.function_constants.empty()) throw;
       base_error = std::current_exception();
