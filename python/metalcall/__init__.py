@@ -29,12 +29,18 @@ from ._core import (
     get_devices,
 )
 
+from .benchmark import BenchmarkResult, benchmark as _benchmark
+
 #: metalcompute's name for the base error class.
 error = Error
+
+# Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
+Kernel.benchmark = _benchmark  # type: ignore[method-assign]
 
 __all__ = [
     "ArgumentError",
     "Batch",
+    "BenchmarkResult",
     "Buffer",
     "CompileError",
     "Completion",

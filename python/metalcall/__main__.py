@@ -1,7 +1,8 @@
 """python -m metalcall: list the devices, then run a short, checked benchmark on one.
 
-Exits with status 1 if a kernel's result disagrees with NumPy's. The full
-benchmark is benchmarks/bench_core.py.
+Exits with status 1 if a kernel's result disagrees with NumPy's. `python -m metalcall bench`
+is the benchmarking tool (metalcall/_bench_cli.py: the standard suite or your own kernel,
+--json, --plot, --compare); benchmarks/bench_core.py is the full peer comparison.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ def list_devices() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m metalcall", description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from metalcall import _bench_cli
+
+        return _bench_cli.main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m metalcall", description=__doc__.splitlines()[0],
+                                     epilog="python -m metalcall bench --help: the benchmarking tool")
     parser.add_argument("--device", help="device name or index (default: mc.Device())")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--list", action="store_true", help="only list the devices")

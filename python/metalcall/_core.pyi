@@ -14,6 +14,8 @@ from typing import Any, Literal, NoReturn, SupportsIndex, TypedDict, final
 import numpy as np
 import numpy.typing as npt
 
+from metalcall.benchmark import BenchmarkResult
+
 if sys.version_info >= (3, 11):
     from typing import Self
 else:
@@ -286,6 +288,20 @@ class Kernel(metaclass=_pybind11_type):
         """The reflection table: one dict per parameter, in declaration order."""
     @property
     def max_total_threads_per_threadgroup(self) -> int: ...
+    # Written in Python (metalcall/benchmark.py) and set on the class by metalcall/__init__.py.
+    def benchmark(
+        self,
+        grid: _Size3,
+        /,
+        *args: _KernelArgument,
+        repeat: int = 100,
+        warmup: int = 10,
+        bytes: int | None = None,
+        flops: int | None = None,
+        threadgroup: _Size3 | None = None,
+        threadgroup_memory: SupportsIndex | Iterable[SupportsIndex] | None = None,
+    ) -> BenchmarkResult:
+        """Times the call on the device: min/median/mean/stdev/IQR, GB/s, GFLOP/s, launch overhead."""
 
 # A plain CPython type (cpp/python/completion.cpp); its runtime __module__ is "metalcall".
 @final
