@@ -84,7 +84,7 @@ def test_cli_suite_json_and_plot(tmp_path):
     (entry,) = report["devices"]
     assert entry["device"]["backend"] == "cpu"
     names = [row["name"] for row in entry["latency"]]
-    assert names[-1] == "replayed" and entry["latency"][-1]["seconds"] is None  # never a made-up figure
+    assert names[-1].startswith("replayed") and entry["latency"][-1]["seconds"] > 0
     for row in entry["latency"][:-1]:
         assert row["seconds"] > 0
     for op in ("copy", "mul"):

@@ -15,7 +15,6 @@ import numpy as np
 import metalcall as mc
 from metalcall import _bench
 
-REPLAY_NOTE = "record/replay is not implemented yet (issue 9, item 1): no figure"
 
 
 class Settings:
@@ -75,12 +74,21 @@ def latency(dev: mc.Device, settings: Settings) -> list[dict[str, Any]]:
                 mul(1, A, B, C)
         batch.wait()
 
+    graphs: dict[int, mc.Graph] = {}
+
+    def replayed(n: int) -> None:
+        if n not in graphs:  # recorded once per count, outside the timed replays that follow
+            with dev.record() as graph:
+                for _ in range(n):
+                    mul(1, A, B, C)
+            graphs[n] = graph
+        graphs[n].replay().wait()
+
     runs: dict[str, Callable[[int], object]] = {"async (Completions kept)": kept, "waited (call + wait)": waited,
-                                                "batched (dev.batch())": batched}
+                                                "batched (dev.batch())": batched,
+                                                "replayed (dev.record(), per call)": replayed}
     best = _bench.best_times(runs, settings.repeats, settings.latency_seconds)
-    rows: list[dict[str, Any]] = [{"name": name, "seconds": s, "note": ""} for name, s in best.items()]
-    rows.append({"name": "replayed", "seconds": None, "note": REPLAY_NOTE})
-    return rows
+    return [{"name": name, "seconds": s, "note": ""} for name, s in best.items()]
 
 
 def bandwidth(dev: mc.Device, sizes: list[int], settings: Settings, step: Callable[[], None]) -> dict[str, list]:
