@@ -175,3 +175,43 @@ def test_replay_in_checked_mode_reports_a_fault():
     lib2 = dev.compile(GOOD_SRC)
     lib2.twice_plus_one(4, y)
     np.testing.assert_array_equal(np.asarray(y), np.ones(4, np.float32))  # still usable
+
+
+def test_update_rebinds_buffers_and_scalars(device):
+    lib = device.compile(GOOD_SRC)
+    n = 100
+    a1 = device.asarray(np.arange(n, dtype=np.float32))
+    a2 = device.asarray(np.full(n, 10.0, np.float32))
+    out = device.empty(n, np.float32)
+    with device.record() as g:
+        lib.add_scalar(n, a1, 1.0, out)
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(out), np.arange(n, dtype=np.float32) + 1)
+    g.update(0, a2, 0.25, out)  # another input buffer and another scalar
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(out), np.full(n, 10.25, np.float32))
+    host_in = np.linspace(0, 1, n, dtype=np.float32)
+    host_out = np.zeros(n, np.float32)
+    g.update(0, host_in, 2.0, host_out)  # NumPy memory, read and written back by each replay
+    del host_in
+    g.replay()
+    np.testing.assert_array_equal(host_out, np.linspace(0, 1, n, dtype=np.float32) + 2)
+
+
+def test_update_errors_leave_the_graph_as_it_was(device):
+    lib = device.compile(GOOD_SRC)
+    x = device.asarray(np.zeros(8, np.float32))
+    with device.record() as g:
+        lib.twice_plus_one(8, x)
+        with pytest.raises(mc.ArgumentError, match="leave the"):
+            g.update(0, x)
+    with pytest.raises(mc.ArgumentError, match="no call 5"):
+        g.update(5, x)
+    with pytest.raises(mc.ArgumentError):
+        g.update(0, 1.5)  # a scalar where the kernel takes a buffer
+    with pytest.raises(mc.ArgumentError):
+        g.update(0, np.zeros(8, np.int32))  # the wrong element type
+    with pytest.raises(mc.ArgumentError):
+        g.update(0)  # too few arguments
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(x), np.ones(8, np.float32))

@@ -95,6 +95,18 @@ again, as the calls would.
         }
         return wrap_completion(std::move(completion));
       }, "Runs the recorded calls again as one submission; returns a Completion (dropping it waits).")
+      .def("update", [](PyRecording& r, const py::args& args) {
+        if (!r.graph) throw ArgumentError("update() needs a finished recording: leave the `with dev.record()` block first");
+        if (args.size() == 0) throw ArgumentError("update(index, *arguments): give the recorded call's index first");
+        const long long index = index_value(args[0]);
+        if (index < 0) throw ArgumentError("update(): the call index must be >= 0, not " + std::to_string(index));
+        std::vector<Argument> arguments;
+        HostReferences refs;
+        convert_arguments(args, 1, arguments, refs);
+        std::shared_ptr<void> owner = keep_host_arguments(args, 1, refs);
+        r.graph.update(static_cast<std::size_t>(index), arguments, std::move(owner));
+      }, "update(index, *arguments): re-binds the arguments of recorded call `index` (grid and "
+         "threadgroup stay); later replays use them.")
       .def("__len__", [](const PyRecording& r) {
         return r.graph ? r.graph.size() : r.recording ? r.recording.size() : 0;
       });

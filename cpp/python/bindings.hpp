@@ -100,6 +100,13 @@ class HostReferences {
   std::vector<py::object> objects_;  // NumPy arrays used directly, without a buffer view
 };
 
+/**
+ * The host objects (NumPy arrays, other buffer-protocol objects) among args[first:],
+ * with the views in `refs`, in one owner a batch or graph can keep alive (it takes
+ * the GIL to let go of them); null when there are none.
+ */
+std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs);
+
 /** Converts call arguments (after the grid) into Arguments, keeping views in `refs`. */
 void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs);
 

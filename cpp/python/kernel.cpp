@@ -82,22 +82,31 @@ struct BatchReferences {
   }
 };
 
-// A call recorded into a batch borrows its host memory until the commit, and the
-// batch may hold the only reference to it: hand the batch the arrays and views.
-// Buffers need nothing: the recorded call holds their storage.
-void keep_for_batch(const Kernel& kernel, const py::args& args, HostReferences& refs) {
+}  // namespace
+
+std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs) {
   std::shared_ptr<BatchReferences> kept;
   const auto& numpy = py::detail::npy_api::get();
-  for (std::size_t i = 1; i < args.size(); ++i) {
+  for (std::size_t i = first; i < args.size(); ++i) {
     PyObject* o = args[i].ptr();
     const bool host = numpy.PyArray_Check_(o) || (PyObject_CheckBuffer(o) && !py::isinstance<PyBuffer>(args[i]));
     if (!host) continue;
     if (!kept) kept = std::make_shared<BatchReferences>();
     kept->refs.keep(o);
   }
-  if (!kept) return;
-  kept->refs.take(refs);
-  if (Batch batch = kernel.device().current_batch()) batch.keep_alive(std::move(kept));
+  if (kept) kept->refs.take(refs);
+  return kept;
+}
+
+namespace {
+
+// A call recorded into a batch borrows its host memory until the commit, and the
+// batch may hold the only reference to it: hand the batch the arrays and views.
+// Buffers need nothing: the recorded call holds their storage.
+void keep_for_batch(const Kernel& kernel, const py::args& args, HostReferences& refs) {
+  if (std::shared_ptr<void> kept = keep_host_arguments(args, 1, refs)) {
+    if (Batch batch = kernel.device().current_batch()) batch.keep_alive(std::move(kept));
+  }
 }
 
 // A call's Arguments live in a vector kept per thread, so that a call allocates

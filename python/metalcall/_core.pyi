@@ -366,4 +366,6 @@ class Graph(metaclass=_pybind11_type):
     ) -> Literal[False]: ...
     def replay(self) -> Completion:
         """Runs the recorded calls again as one submission; dropping the Completion waits."""
+    def update(self, index: SupportsIndex, *arguments: _KernelArgument) -> None:
+        """Re-binds the arguments of recorded call ``index``; later replays use them."""
     def __len__(self) -> int: ...

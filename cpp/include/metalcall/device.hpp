@@ -156,6 +156,13 @@ class Graph {
   Completion replay() const;
   /** How many calls were recorded. */
   std::size_t size() const;
+  /**
+   * Re-binds the arguments of recorded call `index` (buffers, host memory, scalars),
+   * checked as a call would be; the grid, threadgroup and threadgroup memory stay as
+   * recorded. Replays after this use the new arguments; one in flight is unaffected.
+   * `owner` is kept alive with the graph (the owner of host memory in `args`).
+   */
+  void update(std::size_t index, const std::vector<Argument>& args, std::shared_ptr<void> owner = nullptr);
   explicit operator bool() const { return static_cast<bool>(impl_); }
   const std::shared_ptr<GraphImpl>& impl() const { return impl_; }
 

@@ -13,25 +13,67 @@ GraphImpl::GraphImpl(std::shared_ptr<DeviceImpl> device, std::vector<DispatchCom
                      std::vector<std::shared_ptr<void>> keep_alive, bool uses_host_memory)
     : device_(std::move(device)), commands_(std::move(commands)), keep_alive_(std::move(keep_alive)),
       uses_host_memory_(uses_host_memory) {
-  for (const auto& command : commands_)
+  std::lock_guard<std::mutex> lock(mutex_);
+  prepare();
+}
+
+void GraphImpl::prepare() {
+  buffers_.clear();
+  uses_host_memory_ = false;
+  for (const auto& command : commands_) {
+    uses_host_memory_ = uses_host_memory_ || command.uses_host_memory();
     for (const auto& arg : command.args)
       if (arg.buffer && std::find(buffers_.begin(), buffers_.end(), arg.buffer) == buffers_.end())
         buffers_.push_back(arg.buffer);
+  }
   // Host memory is staged per call, and checked mode checks each call: those replay by resubmitting.
+  backend_graph_.reset();
   if (!commands_.empty() && !uses_host_memory_ && !device_->options().checked)
     backend_graph_ = device_->backend().make_graph(commands_);
 }
 
+void GraphImpl::update(std::size_t index, const std::vector<Argument>& args, std::shared_ptr<void> owner) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (index >= commands_.size()) {
+    throw ArgumentError("this graph has " + std::to_string(commands_.size()) + " recorded call(s); there is no call " +
+                        std::to_string(index));
+  }
+  const DispatchCommand& old = commands_[index];
+  const KernelImpl kernel(device_, old.program);
+  // The same grid, threadgroup and threadgroup memory as recorded: only the arguments change.
+  LaunchShape shape;
+  for (int d = 0; d < 3; ++d) {
+    shape.grid[d] = old.grid[d];
+    shape.threadgroup[d] = old.threadgroup[d];
+  }
+  for (const ParamInfo* p : kernel.threadgroup_params()) {
+    if (p->binding < 0) continue;
+    const auto at = static_cast<std::size_t>(p->binding);
+    if (shape.threadgroup_memory.size() <= at) shape.threadgroup_memory.resize(at + 1, 0);
+    shape.threadgroup_memory[at] = old.args[p->position].threadgroup_length;
+  }
+  DispatchCommand fresh;
+  bool empty = false;
+  bind_arguments(kernel, shape, args, /*borrow=*/false, fresh, &empty);
+  commands_[index] = std::move(fresh);
+  // Earlier owners stay too: a replay in flight may still use what they own.
+  if (owner) keep_alive_.push_back(std::move(owner));
+  prepare();
+}
+
 Completion GraphImpl::replay() {
   auto completion = std::make_shared<CompletionState>();
+  std::unique_lock<std::mutex> lock(mutex_);
   if (commands_.empty()) {
     completion->finish(nullptr, 0.0);
     return Completion(completion);
   }
   if (backend_graph_) {
+    const std::shared_ptr<BackendGraph> graph = backend_graph_;
     for (const auto& buffer : buffers_) buffer->set_last_use(completion);
+    lock.unlock();
     try {
-      device_->backend().replay(backend_graph_, completion);
+      device_->backend().replay(graph, completion);
     } catch (...) {
       // The buffers already name this completion: it must finish, or waits on them hang.
       if (!completion->done()) completion->finish(std::current_exception(), 0.0);
@@ -41,7 +83,9 @@ Completion GraphImpl::replay() {
   }
   // Host memory is borrowed for the replay only, and checked mode reports faults at once.
   const bool caller_waits = uses_host_memory_ || device_->options().checked;
-  device_->submit(std::vector<DispatchCommand>(commands_), completion, caller_waits);
+  std::vector<DispatchCommand> commands(commands_);
+  lock.unlock();
+  device_->submit(std::move(commands), completion, caller_waits);
   if (caller_waits) completion->wait();
   return Completion(completion);
 }
@@ -52,5 +96,10 @@ Completion Graph::replay() const {
 }
 
 std::size_t Graph::size() const { return impl_ ? impl_->size() : 0; }
+
+void Graph::update(std::size_t index, const std::vector<Argument>& args, std::shared_ptr<void> owner) {
+  if (!impl_) throw ArgumentError("this graph is empty: record one with Device::begin_recording()");
+  impl_->update(index, args, std::move(owner));
+}
 
 }  // namespace metalcall

@@ -111,15 +111,20 @@ class GraphImpl {
   GraphImpl(std::shared_ptr<DeviceImpl> device, std::vector<DispatchCommand> commands,
             std::vector<std::shared_ptr<void>> keep_alive, bool uses_host_memory);
   Completion replay();
+  void update(std::size_t index, const std::vector<Argument>& args, std::shared_ptr<void> owner);
   std::size_t size() const { return commands_.size(); }
 
  private:
+  /** buffers_, uses_host_memory_ and the backend's graph, from commands_ (mutex_ held). */
+  void prepare();
+
   std::shared_ptr<DeviceImpl> device_;
-  const std::vector<DispatchCommand> commands_;  // hold their programs and buffers
-  const std::vector<std::shared_ptr<void>> keep_alive_;
-  const bool uses_host_memory_;
+  std::mutex mutex_;                              // replay() against update()
+  std::vector<DispatchCommand> commands_;         // hold their programs and buffers
+  std::vector<std::shared_ptr<void>> keep_alive_;
+  bool uses_host_memory_;
   std::vector<std::shared_ptr<BufferStorage>> buffers_;  // each once: hazard tracking per replay
-  std::shared_ptr<BackendGraph> backend_graph_;          // destroyed before the programs it runs
+  std::shared_ptr<BackendGraph> backend_graph_;          // holds what it runs itself
 };
 
 /**
