@@ -441,6 +441,32 @@ int main() {
     CHECK(watch.expired());
   });
 
+  run("record once, replay, update", [&] {
+    const std::size_t n = 32;
+    std::vector<std::uint32_t> a(n), b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<std::uint32_t>(i);
+      b[i] = static_cast<std::uint32_t>(100 + i);
+    }
+    Buffer in_a = buffer_of(dev, a), in_b = buffer_of(dev, b), out = dev.allocate(n * sizeof(std::uint32_t));
+    Kernel copy = dev.compile(kCopySource).function("copy_u32");
+    metalcall::Batch recording = dev.begin_recording();
+    CHECK(recording.recording());
+    Completion recorded = copy(grid(n), {Argument::from_buffer(in_a), Argument::from_buffer(out)});
+    expect_throw<metalcall::ArgumentError>([&] { dev.begin_batch(); }, "do not nest");
+    metalcall::Graph graph = recording.end_recording();
+    CHECK(recorded.done());
+    CHECK(graph.size() == 1);
+    CHECK(read<std::uint32_t>(out)[7] == 0);  // recording ran nothing
+    graph.replay().wait();
+    CHECK(read<std::uint32_t>(out)[7] == 7);
+    graph.update(0, {Argument::from_buffer(in_b), Argument::from_buffer(out)});
+    graph.replay().wait();
+    CHECK(read<std::uint32_t>(out)[7] == 107);
+    expect_throw<metalcall::ArgumentError>([&] { graph.update(3, {}); }, "no call 3");
+    expect_throw<metalcall::ArgumentError>([&] { recording.end_recording(); }, "already ended");
+  });
+
   run("batch discard releases keep-alives", [&] {
     auto owner = std::make_shared<int>(1);
     metalcall::Batch batch = dev.begin_batch();
