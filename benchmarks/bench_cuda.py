@@ -175,7 +175,7 @@ def per_call_rows(dev: mc.Device, peers: Peers, calls: int, repeats: int, result
              "replay_host": "  of which the host's time to replay() (per call)"}
     for key, label in names.items():
         best, median = ours[key]
-        row = [label, f"{best / calls * 1e6:.2f}", f"{median / calls * 1e6:.2f}"]
+        row = [label, f"{best / calls * 1e6:.3g}", f"{median / calls * 1e6:.3g}"]
         if key in theirs:
             cbest = theirs[key][0]
             row += [f"{cbest / calls * 1e6:.2f}", f"{best / cbest:.2f}x"]
