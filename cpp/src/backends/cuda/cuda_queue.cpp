@@ -37,42 +37,49 @@ CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing)
   host_staging_ = std::make_unique<HostStaging>(stream_);
 }
 
-void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
+// The bracket of every submission: launched in order between its events (a start
+// event when timed; an end event when timed or every kReapEvery-th), then queued.
+template <class Launch>
+std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
   const Api& a = api();
-  // A batch's two timed events cost little against its calls; single calls only when asked.
-  const bool timed = timing_ || commands.size() > 1;
+  std::lock_guard<std::mutex> in_order(launch_mutex_);
+  make_current(ctx_);
+  try {
+    if (timed) {
+      s.start = take_event(true);
+      check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
+    }
+    launch(s);
+    // An untimed call gets no end event of its own: a waiter records one when it
+    // needs it (it also covers every earlier call). Every kReapEvery-th call gets one,
+    // so finished work can be reaped without anyone waiting.
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uint64_t ticket = next_ticket_;
+    if (timed || ticket % kReapEvery == 0) {
+      s.end = take_event_locked(timed);
+      check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
+    }
+    s.ticket = next_ticket_++;
+    pending_.push_back(std::move(s));
+    return ticket;
+  } catch (...) {
+    // What was enqueued still runs: wait for it before the staging memory goes.
+    a.cuStreamSynchronize(stream_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    release(s);
+    throw;
+  }
+}
+
+void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
   Submission s;
   s.completion = completion;
-  std::uint64_t ticket = 0;
-  {
-    std::lock_guard<std::mutex> launch(launch_mutex_);
-    make_current(ctx_);
-    try {
-      if (timed) {
-        s.start = take_event(true);
-        check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
-      }
-      for (const auto& c : commands) enqueue(c, s.staging);
-      // An untimed call gets no end event of its own: a waiter records one when it
-      // needs it (it also covers every earlier call). Every 32nd call gets one, so
-      // finished work can be reaped without anyone waiting.
-      std::lock_guard<std::mutex> lock(mutex_);
-      ticket = next_ticket_;
-      if (timed || ticket % kReapEvery == 0) {
-        s.end = take_event_locked(timed);
-        check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
-      }
-      s.commands = std::move(commands);
-      s.ticket = next_ticket_++;
-      pending_.push_back(std::move(s));
-    } catch (...) {
-      // What was enqueued still runs: wait for it before the staging memory goes.
-      a.cuStreamSynchronize(stream_);
-      std::lock_guard<std::mutex> lock(mutex_);
-      release(s);
-      throw;
-    }
-  }
+  s.commands = std::move(commands);
+  // A batch's two timed events cost little against its calls; single calls only when asked.
+  const bool timed = timing_ || s.commands.size() > 1;
+  const std::uint64_t ticket = push(std::move(s), timed, [this](Submission& queued) {
+    for (const auto& c : queued.commands) enqueue(c, queued.staging);
+  });
   completion->drive_with(this, ticket);
   // Reap, without blocking, what the previous marker says is finished.
   if (ticket % kReapEvery == 0 && ticket > kReapEvery) reap(ticket - kReapEvery);
@@ -129,30 +136,13 @@ std::shared_ptr<BackendGraph> CudaQueue::capture(const std::vector<DispatchComma
 }
 
 void CudaQueue::replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion) {
-  const Api& a = api();
   Submission s;
   s.completion = completion;
   s.graph = graph;
-  std::uint64_t ticket = 0;
-  {
-    std::lock_guard<std::mutex> launch(launch_mutex_);
-    make_current(ctx_);
-    try {
-      s.start = take_event(true);
-      check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
-      check(a.cuGraphLaunch(static_cast<const CudaGraph&>(*graph).exec(), stream_), "replaying a graph (cuGraphLaunch)");
-      std::lock_guard<std::mutex> lock(mutex_);
-      s.end = take_event_locked(true);
-      check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
-      ticket = s.ticket = next_ticket_++;
-      pending_.push_back(std::move(s));
-    } catch (...) {
-      a.cuStreamSynchronize(stream_);
-      std::lock_guard<std::mutex> lock(mutex_);
-      release(s);
-      throw;
-    }
-  }
+  const std::uint64_t ticket = push(std::move(s), /*timed=*/true, [&graph, this](Submission&) {
+    check(api().cuGraphLaunch(static_cast<const CudaGraph&>(*graph).exec(), stream_),
+          "replaying a graph (cuGraphLaunch)");
+  });
   completion->drive_with(this, ticket);
 }
 

@@ -64,6 +64,9 @@ class CudaQueue : public CompletionDriver {
   void reap(std::uint64_t ticket);
   /** Blocks until submission `ticket` is done, and finishes it and every earlier one. */
   void wait_for(std::uint64_t ticket);
+  /** Launches a submission between its events and queues it; returns its ticket. */
+  template <class Launch>
+  std::uint64_t push(Submission&& s, bool timed, Launch&& launch);
   /** Enqueues one dispatch (possibly several launches) on the stream. */
   void enqueue(const DispatchCommand& command, std::vector<Staging>& staging);
   CUevent take_event(bool timed);
