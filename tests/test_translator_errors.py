@@ -303,12 +303,23 @@ def test_compile_error_attributes_types(device):
     assert "undefined_name" in str(e).splitlines()[0]
 
 
-@pytest.mark.parametrize("compiler", ["g++", "clang++"])
-def test_diagnostics_map_back_with_each_host_compiler(run_python, cpu_device, compiler):
+def _find_compiler(name: str) -> str | None:
+    """The compiler on PATH; for clang++ also a versioned one (Debian installs clang++-16)."""
+    if name == "clang++":
+        for candidate in ["clang++"] + [f"clang++-{v}" for v in range(22, 13, -1)]:
+            if shutil.which(candidate):
+                return candidate
+        return None
+    return name if shutil.which(name) else None
+
+
+@pytest.mark.parametrize("compiler_name", ["g++", "clang++"])
+def test_diagnostics_map_back_with_each_host_compiler(run_python, cpu_device, compiler_name):
     # The CPU backend picks a system compiler; METALCALL_CXX chooses one. Each one's
     # diagnostics must map back to the user's line and column.
-    if shutil.which(compiler) is None:
-        pytest.skip(f"{compiler} is not installed")
+    compiler = _find_compiler(compiler_name)
+    if compiler is None:
+        pytest.skip(f"{compiler_name} is not installed")
     cases = {
         "unknown": (UNKNOWN_IDENT_SRC, 6, _col_of(UNKNOWN_IDENT_SRC, "undefined_name")),
         "syntax": (SYNTAX_ERROR_SRC, 2, _col_of(SYNTAX_ERROR_SRC, ";", "(a[i]")),
