@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from typing import Callable
 
 import numpy as np
@@ -42,29 +40,6 @@ def numba_multiply() -> tuple[Callable | None, str]:
             c[i] = a[i] * b[i]
 
     return multiply, f"numba {numba.__version__}, {numba.get_num_threads()} threads"
-
-
-def sample_times(runs: dict[str, Callable[[int], object]], repeats: int,
-                 min_seconds: float) -> dict[str, tuple[float, float]]:
-    """Seconds per call of each ``run(number)``: (minimum, median) over repeats of batches long enough to time."""
-    numbers, samples = {}, {name: [] for name in runs}
-    for name, run in runs.items():
-        run(1)  # warm-up
-        number = 1
-        while True:
-            start = time.perf_counter()
-            run(number)
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_seconds or number >= 1 << 24:
-                break
-            number *= max(2, min(10, int(min_seconds / max(elapsed, 1e-9)) + 1))
-        numbers[name] = number
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run(numbers[name])
-            samples[name].append((time.perf_counter() - start) / numbers[name])
-    return {name: (min(s), statistics.median(s)) for name, s in samples.items()}
 
 
 def _us(seconds: float) -> str:
@@ -109,7 +84,7 @@ def multiply_sweep(dev: mc.Device, sizes: list[int], repeats: int, min_seconds: 
                 multiply(a, b, out=c)
 
         runs["numpy"] = numpy_calls
-        times = sample_times(runs, repeats, min_seconds)
+        times = _bench.sample_times(runs, repeats + 1, min_seconds)
         gbs = {name: _bench.BYTES_PER_MUL_ELEMENT * n / t[0] / 1e9 for name, t in times.items()}
         for name, (best, median) in times.items():
             ratio = ""
@@ -145,7 +120,7 @@ def one_element(dev: mc.Device, repeats: int, min_seconds: float, nb: Callable |
                 nb(a, b, c)
 
         runs["numba parallel loop"] = numba_calls
-    times = sample_times(runs, repeats, min_seconds)
+    times = _bench.sample_times(runs, repeats + 1, min_seconds)
     base = times["np.multiply(a, b, out=c)"][0]
     rows = [[name, f"{t[0] * 1e6:.2f}", f"{t[1] * 1e6:.2f}", f"{t[0] / base:.2f}"] for name, t in times.items()]
     return _bench.Table("One element, c = a * b", ["call", "min µs", "median µs", "time / NumPy (min)"], rows)

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import statistics
 import time
 from typing import Callable, NamedTuple
 
@@ -88,13 +89,15 @@ def open_device(spec: str | None) -> mc.Device:
     return mc.Device(int(spec)) if spec.isdigit() else mc.Device(spec)
 
 
-def best_times(runs: dict[str, Callable[[int], object]], repeats: int, min_seconds: float = 0.05) -> dict[str, float]:
-    """Seconds per call of each ``run(number)``: the minimum over repeats of batches long enough to time.
+def sample_times(runs: dict[str, Callable[[int], object]], repeats: int,
+                 min_seconds: float = 0.05) -> dict[str, tuple[float, float]]:
+    """Seconds per call of each ``run(number)``: (minimum, median) over repeats of batches long enough to time.
 
     The repeats take turns between the runs, so a disturbance of the machine hits
     them alike rather than spoiling one run's every repeat.
     """
-    numbers, best = {}, {}
+    numbers: dict[str, int] = {}
+    samples: dict[str, list[float]] = {name: [] for name in runs}
     for name, run in runs.items():
         run(1)  # warm-up
         number = 1
@@ -105,13 +108,19 @@ def best_times(runs: dict[str, Callable[[int], object]], repeats: int, min_secon
             if elapsed >= min_seconds or number >= 1 << 24:
                 break
             number *= max(2, min(10, int(min_seconds / max(elapsed, 1e-9)) + 1))
-        numbers[name], best[name] = number, elapsed / number
+        numbers[name] = number
+        samples[name].append(elapsed / number)
     for _ in range(repeats - 1):
         for name, run in runs.items():
             start = time.perf_counter()
             run(numbers[name])
-            best[name] = min(best[name], (time.perf_counter() - start) / numbers[name])
-    return best
+            samples[name].append((time.perf_counter() - start) / numbers[name])
+    return {name: (min(s), statistics.median(s)) for name, s in samples.items()}
+
+
+def best_times(runs: dict[str, Callable[[int], object]], repeats: int, min_seconds: float = 0.05) -> dict[str, float]:
+    """Seconds per call of each ``run(number)``: the minimum over repeats (see sample_times)."""
+    return {name: best for name, (best, _) in sample_times(runs, repeats, min_seconds).items()}
 
 
 def check(ok: bool, what: str) -> None:
