@@ -29,6 +29,7 @@ from ._core import (
     get_devices,
 )
 
+from ._paths import get_cmake_dir, get_include
 from .benchmark import BenchmarkResult, benchmark as _benchmark
 
 #: metalcompute's name for the base error class.
@@ -55,5 +56,7 @@ __all__ = [
     "__version__",
     "backends",
     "error",
+    "get_cmake_dir",
     "get_devices",
+    "get_include",
 ]
