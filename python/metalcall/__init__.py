@@ -38,6 +38,11 @@ error = Error
 # Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
 Kernel.benchmark = _benchmark  # type: ignore[method-assign]
 
+# Device, Library, Kernel and Buffer pickle (metalcall/_pickling.py; docs/distributed.md).
+from . import _pickling
+
+_pickling.install()
+
 __all__ = [
     "ArgumentError",
     "Batch",
