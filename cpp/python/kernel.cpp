@@ -213,7 +213,8 @@ std::string signature(const KernelInfo& k) {
 }  // namespace
 
 void init_kernel(py::module_& m) {
-  auto cls = py::class_<Kernel>(m, "Kernel", R"doc(
+  // dynamic_attr: metalcall/_pickling.py keeps how the kernel was made on it, to pickle it.
+  auto cls = py::class_<Kernel>(m, "Kernel", py::dynamic_attr(), R"doc(
 A compiled kernel. ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``
 runs it over ``grid`` threads (an int or a 1-3 tuple, in threads); arguments bind
 by order to its [[buffer(i)]] parameters; ``threadgroup`` is the threadgroup size

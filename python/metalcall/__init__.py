@@ -29,6 +29,7 @@ from ._core import (
     get_devices,
 )
 
+from ._paths import get_cmake_dir, get_include
 from .benchmark import BenchmarkResult, benchmark as _benchmark
 
 #: metalcompute's name for the base error class.
@@ -36,6 +37,11 @@ error = Error
 
 # Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
 Kernel.benchmark = _benchmark  # type: ignore[method-assign]
+
+# Device, Library, Kernel and Buffer pickle (metalcall/_pickling.py; docs/distributed.md).
+from . import _pickling
+
+_pickling.install()
 
 __all__ = [
     "ArgumentError",
@@ -55,5 +61,7 @@ __all__ = [
     "__version__",
     "backends",
     "error",
+    "get_cmake_dir",
     "get_devices",
+    "get_include",
 ]

@@ -1,5 +1,6 @@
 """python -m metalcall: list the devices, then run a short, checked benchmark on one.
 
+`--cmakedir` / `--includes` print where the C++ package is (docs/cpp-embedding.md).
 Exits with status 1 if a kernel's result disagrees with NumPy's. `python -m metalcall bench`
 is the benchmarking tool (metalcall/_bench_cli.py: the standard suite or your own kernel,
 --json, --plot, --compare); benchmarks/bench_core.py is the full peer comparison.
@@ -35,7 +36,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--list", action="store_true", help="only list the devices")
     parser.add_argument("--version", action="version", version=f"metalcall {mc.__version__}")
+    parser.add_argument("--cmakedir", action="store_true",
+                        help="print the CMake package folder (for -Dmetalcall_DIR=...) and exit")
+    parser.add_argument("--includes", action="store_true", help="print the include flags for the C++ headers and exit")
     args = parser.parse_args(argv)
+
+    # For build scripts: one line on stdout, nothing else (pybind11's convention).
+    if args.cmakedir or args.includes:
+        if args.cmakedir:
+            print(mc.get_cmake_dir())
+        if args.includes:
+            print(f"-I{mc.get_include()}")
+        return 0
 
     list_devices()
     if args.list:

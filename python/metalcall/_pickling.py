@@ -1,0 +1,131 @@
+"""Pickling for Device, Library, Kernel and Buffer, so multiprocessing, Dask and Ray workers can use them.
+
+Device pickles by its spec ("cpu:0", "cuda:1") and flags; Library by (device, source, compile options);
+Kernel by (library, name, function constants): unpickling compiles again, which the content-addressed
+disk cache ($METALCALL_CACHE_DIR) makes a lookup. Buffer pickles by value: its bytes, dtype, shape and
+device. The recipes are kept on the objects by thin wrappers around Device.compile and the Library
+lookups, registered with copyreg, so the C++ bindings stay unaware of pickling.
+"""
+
+from __future__ import annotations
+
+import copyreg
+from typing import Any
+
+import numpy as np
+
+from ._core import Buffer, Device, Kernel, Library
+
+_RECIPE = "_metalcall_recipe"  # attribute name on Library and Kernel instances
+
+
+def _spec(dev: Device) -> str:
+    return f"{dev.backend}:{dev.index}"
+
+
+# ---- Device ----
+
+def _open_device(spec: str, checked: bool, timing: bool) -> Device:
+    return Device(spec, checked=checked, timing=timing)
+
+
+def _reduce_device(dev: Device) -> tuple[Any, ...]:
+    return _open_device, (_spec(dev), dev.checked, dev.timing)
+
+
+# ---- Library: remember the source and options at compile time ----
+
+_compile = Device.compile
+_lookup_function = Library.function
+_lookup_item = Library.__getitem__
+_lookup_attr = Library.__getattr__
+
+
+def compile(self: Device, source: str, *, defines: Any = None, fast_math: bool = True,
+            language_version: str | None = None) -> Library:
+    lib = _compile(self, source, defines=defines, fast_math=fast_math, language_version=language_version)
+    setattr(lib, _RECIPE, (self, source, defines, fast_math, language_version))
+    return lib
+
+
+compile.__doc__ = _compile.__doc__
+
+
+def kernel(self: Device, source: str) -> Library:
+    """metalcompute's name for compile()."""
+    return compile(self, source)
+
+
+def _compile_library(dev: Device, source: str, defines: Any, fast_math: bool, language_version: str | None) -> Library:
+    return compile(dev, source, defines=defines, fast_math=fast_math, language_version=language_version)
+
+
+def _reduce_library(lib: Library) -> tuple[Any, ...]:
+    recipe = lib.__dict__.get(_RECIPE)
+    if recipe is None:  # dev.load_library(...): there is no source to rebuild it from
+        raise TypeError("this metalcall.Library was loaded from a .metallib, not compiled from source, so it "
+                        "cannot be pickled; pickle the path or bytes and call dev.load_library in the worker")
+    return _compile_library, recipe
+
+
+# ---- Kernel: remember the library, name and constants at lookup ----
+
+def _tagged(kernel: Kernel, lib: Library, name: str, constants: Any) -> Kernel:
+    # The library's recipe, not the library: a kernel cached in lib.__dict__ must not point back at it.
+    lib_recipe = lib.__dict__.get(_RECIPE)
+    if lib_recipe is not None:
+        setattr(kernel, _RECIPE, (lib_recipe, name, dict(constants) if constants else None))
+    return kernel
+
+
+def function(self: Library, name: str, constants: Any = None) -> Kernel:
+    return _tagged(_lookup_function(self, name, constants), self, name, constants)
+
+
+function.__doc__ = _lookup_function.__doc__
+
+
+def __getitem__(self: Library, name: str) -> Kernel:  # noqa: N807 (installed as the dunder)
+    return _tagged(_lookup_item(self, name), self, name, None)
+
+
+def __getattr__(self: Library, name: str) -> Kernel:  # noqa: N807
+    if name.startswith("__") or name == _RECIPE:
+        raise AttributeError(name)  # not a kernel: keeps copy/pickle probes off the C++ lookup
+    return _tagged(_lookup_attr(self, name), self, name, None)
+
+
+def _reduce_kernel(k: Kernel) -> tuple[Any, ...]:
+    recipe = k.__dict__.get(_RECIPE)
+    if recipe is None:
+        raise TypeError(f"kernel '{k.name}' comes from a Library loaded from a .metallib, so it cannot be "
+                        "pickled; load the library and look the kernel up in the worker")
+    return _lookup_kernel, recipe
+
+
+def _lookup_kernel(lib_recipe: tuple[Any, ...], name: str, constants: Any) -> Kernel:
+    return function(_compile_library(*lib_recipe), name, constants)
+
+
+# ---- Buffer: by value ----
+
+def _make_buffer(dev: Device, data: np.ndarray) -> Buffer:
+    return dev.asarray(data, data.dtype)
+
+
+def _reduce_buffer(buf: Buffer) -> tuple[Any, ...]:
+    # np.array waits for pending work on the buffer (the buffer protocol does) and copies it out;
+    # an ndarray pickles compactly (and out of band with protocol 5).
+    return _make_buffer, (buf.device, np.array(buf, copy=True))
+
+
+def install() -> None:
+    Device.compile = compile  # type: ignore[method-assign]
+    Device.kernel = kernel  # type: ignore[method-assign]
+    Library.function = function  # type: ignore[method-assign]
+    Library.__getitem__ = __getitem__  # type: ignore[method-assign]
+    Library.__getattr__ = __getattr__  # type: ignore[method-assign]
+    copyreg.pickle(Device, _reduce_device)
+    copyreg.pickle(Library, _reduce_library)
+    copyreg.pickle(Kernel, _reduce_kernel)
+    copyreg.pickle(Buffer, _reduce_buffer)
