@@ -26,6 +26,7 @@ from ._core import (
     Library,
     __version__,
     backends,
+    from_dlpack,
     get_devices,
 )
 
@@ -55,5 +56,6 @@ __all__ = [
     "__version__",
     "backends",
     "error",
+    "from_dlpack",
     "get_devices",
 ]
