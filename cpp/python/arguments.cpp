@@ -1,5 +1,5 @@
-// Python values → Arguments: Buffers, buffer-protocol objects (used in place),
-// Python and NumPy scalars (packed later to the kernel's declared type).
+// Python values → Arguments: Buffers, buffer-protocol objects and DLPack host
+// tensors (used in place), Python and NumPy scalars (packed later to the kernel's declared type).
 #include <cstring>
 
 #include "bindings.hpp"
@@ -178,6 +178,15 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
         out.push_back(std::move(a));
         continue;
       }
+    }
+    if (dlpack_only(args[i])) {  // torch, JAX, …: host memory in place, kept alive by refs
+      py::object imported = py::cast(import_dlpack(args[i], Device::open("cpu")));
+      const PyBuffer& b = imported.cast<const PyBuffer&>();
+      bool raw = false;
+      const ScalarType scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &raw);
+      out.push_back(Argument::from_host(b.buffer.data(), b.buffer.nbytes(), true, scalar, raw));
+      refs.keep(imported.ptr());
+      continue;
     }
     if (!PyObject_CheckBuffer(o)) {
       throw ArgumentError("argument " + std::to_string(i - first) + ": cannot pass a " +

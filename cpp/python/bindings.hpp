@@ -52,6 +52,18 @@ extern PyTypeObject* g_buffer_type;
 /** Makes a PyBuffer of `shape` × `dtype` on `device` (zero-filled). */
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
 
+/** A PyBuffer over `buffer` (already sized for `shape` × `dtype`). */
+PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
+
+/** Adds __dlpack__, __dlpack_device__, __cuda_array_interface__ to Buffer and from_dlpack to `m`. */
+void init_dlpack(py::module_& m);
+
+/** True for an object DLPack can import that the buffer protocol cannot (torch, JAX, …). */
+bool dlpack_only(const py::handle& x);
+
+/** Imports a DLPack producer as a Buffer on `device` without a copy (mc.from_dlpack). */
+PyBuffer import_dlpack(const py::handle& x, const Device& device);
+
 /** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
 struct PyBatch {
   explicit PyBatch(Device d) : device(std::move(d)) {}

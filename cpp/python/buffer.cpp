@@ -38,9 +38,13 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
   }
   const std::size_t item = static_cast<std::size_t>(dtype.itemsize());
   if (count && item > static_cast<std::size_t>(-1) / count) throw ArgumentError("buffer size overflows");
+  return describe_buffer(device, device.allocate(count * item), shape, dtype);
+}
+
+PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
   PyBuffer b;
   b.device = device;
-  b.buffer = device.allocate(count * item);
+  b.buffer = std::move(buffer);
   b.dtype = dtype;
   b.shape = shape;
   b.itemsize = dtype.itemsize();

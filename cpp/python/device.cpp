@@ -175,12 +175,16 @@ Cached by content: compiling the same source again is free.
       }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"),
          "A new zero-filled buffer of shape and dtype.")
       .def("asarray", [](const Device& d, const py::object& data, const py::object& dtype) {
+        // A DLPack producer without the buffer protocol (torch, JAX) is shared in place where the device can.
+        if (dtype.is_none() && d.info().backend == "cpu" && dlpack_only(data)) return import_dlpack(data, d);
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype());
         std::memcpy(b.buffer.data(), a.data(), static_cast<std::size_t>(a.nbytes()));
         return b;
-      }, py::arg("data"), py::arg("dtype") = py::none(), "A new buffer holding a copy of array-like data.")
+      }, py::arg("data"), py::arg("dtype") = py::none(),
+         "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "
+         "buffer protocol (torch, JAX) is shared in place instead (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
         py::gil_scoped_release release;
         d.synchronize();

@@ -94,6 +94,8 @@ std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t firs
     if (!kept) kept = std::make_shared<BatchReferences>();
     kept->refs.keep(o);
   }
+  // DLPack imports are not host objects above, but their views sit in refs.
+  if (!kept && !refs.empty()) kept = std::make_shared<BatchReferences>();
   if (kept) kept->refs.take(refs);
   return kept;
 }

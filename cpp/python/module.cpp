@@ -11,4 +11,5 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_device(m);
   metalcall::python::init_library(m);
   metalcall::python::init_kernel(m);
+  metalcall::python::init_dlpack(m);
 }

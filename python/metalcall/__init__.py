@@ -26,6 +26,7 @@ from ._core import (
     Library,
     __version__,
     backends,
+    from_dlpack,
     get_devices,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "__version__",
     "backends",
     "error",
+    "from_dlpack",
     "get_cmake_dir",
     "get_devices",
     "get_include",

@@ -155,6 +155,9 @@ def get_devices() -> list[DeviceInfo]:
 def backends() -> list[str]:
     """The backends built into this metalcall."""
 
+def from_dlpack(x: Any, *, device: Device | None = None) -> Buffer:
+    """A Buffer sharing the memory of a DLPack producer (NumPy, torch, JAX, …) without a copy; CPU only yet."""
+
 class Device(metaclass=_pybind11_type):
     """A device to run kernels on: ``Device()`` (the best), ``Device("cpu")``, ``Device("cuda:1")``,
     ``Device(index)`` or a device name."""
@@ -209,7 +212,8 @@ class Device(metaclass=_pybind11_type):
     def zeros(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
         """A new zero-filled buffer of shape and dtype (default float32)."""
     def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> Buffer:
-        """A new buffer holding a copy of array-like data."""
+        """A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the
+        buffer protocol (torch, JAX) is shared in place instead (see from_dlpack)."""
     def synchronize(self) -> None:
         """Waits for all work submitted to this device."""
     def batch(self) -> Batch:
@@ -248,6 +252,20 @@ class Buffer(metaclass=_pybind11_type):
         """A zero-copy NumPy view (waits for pending work on this buffer first)."""
     def wait(self) -> None:
         """Waits until no submitted work uses this buffer."""
+    def __dlpack__(
+        self,
+        *,
+        stream: int | Any | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of this buffer's memory, in place (waits for pending work first)."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(device type, device id) as DLPack names them: (1, 0) on the CPU and Metal, (2, index) on CUDA."""
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA array interface (v3) of a CUDA buffer; AttributeError on other devices."""
 
 # ---- kernels ----
 

@@ -195,6 +195,13 @@ class Device {
   /** Loads a compiled library (.metallib) — Metal only. */
   Library load_library(const std::vector<std::uint8_t>& bytes) const;
   Buffer allocate(std::size_t nbytes) const;
+  /**
+   * A Buffer over memory someone else owns (a DLPack import): `data` is used in
+   * place, and `owner` is kept alive until the Buffer and every call using it are
+   * gone. Only where the backend runs on host memory as it is (the CPU);
+   * ArgumentError elsewhere.
+   */
+  Buffer wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const;
   /** Waits for all work submitted to this device. */
   void synchronize() const;
   /**

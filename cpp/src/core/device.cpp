@@ -170,6 +170,28 @@ Buffer Device::allocate(std::size_t nbytes) const {
   return Buffer(impl_->backend().allocate(nbytes));
 }
 
+namespace {
+// Memory a Buffer uses in place but does not own: the owner frees it when let go.
+class ForeignStorage final : public BufferStorage {
+ public:
+  ForeignStorage(void* data, std::size_t nbytes, std::shared_ptr<void> owner)
+      : BufferStorage(data, nbytes), owner_(std::move(owner)) {}
+
+ private:
+  std::shared_ptr<void> owner_;
+};
+}  // namespace
+
+Buffer Device::wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const {
+  // Only the CPU runs kernels on plain host memory; other backends need their own allocations.
+  if (impl_->info().backend != "cpu") {
+    throw ArgumentError("[metalcall] cannot use foreign memory in place on " + impl_->info().backend +
+                        " yet; copy it into a Buffer (dev.asarray(np.asarray(x)))");
+  }
+  if (!data && nbytes) throw ArgumentError("[metalcall] cannot wrap a null pointer of " + std::to_string(nbytes) + " bytes");
+  return Buffer(std::make_shared<ForeignStorage>(data, nbytes, std::move(owner)));
+}
+
 void Device::synchronize() const { impl_->backend().synchronize(); }
 
 Batch Device::begin_batch() const { return Batch(impl_->open_batch()); }
