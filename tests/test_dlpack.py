@@ -47,10 +47,17 @@ def _address(a: np.ndarray) -> int:
 def test_export_shares_memory(device, dtype, shape):
     buf = device.empty(shape, dtype)
     view = np.asarray(buf)
-    exported = np.from_dlpack(buf)
+    if device.backend == "cuda":
+        # A CUDA buffer says kDLCUDA (for GPU consumers); NumPy refuses that device, and
+        # asks for the host view of the managed memory with device="cpu" (NumPy >= 2.1).
+        with pytest.raises(BufferError):
+            np.from_dlpack(buf)
+        if tuple(int(v) for v in np.__version__.split(".")[:2]) < (2, 1):
+            pytest.skip("np.from_dlpack(x, device='cpu') needs NumPy 2.1 or newer")
+        exported = np.from_dlpack(buf, device="cpu")
+    else:
+        exported = np.from_dlpack(buf)
     assert exported.dtype == np.dtype(dtype) and exported.shape == shape
-    if device.backend == "cuda":  # kDLCUDA for GPU consumers; NumPy takes the managed memory through the buffer protocol
-        return
     assert _address(exported) == _address(view)
     exported[...] = np.arange(np.prod(shape)).reshape(shape).astype(dtype)
     np.testing.assert_array_equal(view, exported)
