@@ -4,25 +4,23 @@
 
 namespace metalcall::python {
 
-PyBatch::~PyBatch() {
-  // Left open, the batch would go on recording this thread's calls.
-  if (batch) {
-    try {
-      batch.discard();
-    } catch (...) {
-      // Nothing to tell from a destructor; discard() only drops work.
-    }
+namespace {
+
+// Left open, a batch or recording would go on recording this thread's calls.
+void discard_if_open(Batch& batch) noexcept {
+  if (!batch) return;
+  try {
+    batch.discard();
+  } catch (...) {
+    // Nothing to tell from a destructor; discard() only drops work.
   }
 }
 
-PyRecording::~PyRecording() {
-  if (recording) {
-    try {
-      recording.discard();
-    } catch (...) {
-    }
-  }
-}
+}  // namespace
+
+PyBatch::~PyBatch() { discard_if_open(batch); }
+
+PyRecording::~PyRecording() { discard_if_open(recording); }
 
 void init_batch(py::module_& m) {
   py::class_<PyBatch>(m, "Batch", R"doc(
