@@ -1,5 +1,5 @@
-// Python values → Arguments: Buffers, buffer-protocol objects and DLPack host
-// tensors (used in place), Python and NumPy scalars (packed later to the kernel's declared type).
+// Python values → Arguments: Buffers, buffer-protocol objects, DLPack tensors and
+// CUDA arrays (used in place), Python and NumPy scalars (packed later to the kernel's declared type).
 #include <cstring>
 
 #include "bindings.hpp"
@@ -146,7 +146,21 @@ bool numpy_array_argument(PyObject* o, std::size_t index, std::vector<Argument>&
 
 }  // namespace
 
-void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs) {
+namespace {
+
+// A foreign GPU array (torch/CuPy CUDA tensor, Numba array) imported onto the kernel's device; nullopt if not one.
+std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device) {
+  try {
+    return import_gpu_memory(x, device);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError("argument " + std::to_string(index) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
+                       HostReferences& refs) {
   const std::size_t n = args.size();
   out.reserve(n - first);
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
@@ -176,6 +190,12 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
       Argument a = numpy_scalar_argument(args[i]);
       if (a.kind != Argument::Kind::bytes) {
         out.push_back(std::move(a));
+        continue;
+      }
+    }
+    if (!PyObject_CheckBuffer(o)) {  // GPU memory in place on the kernel's GPU, ordered after its producer
+      if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
+        add_buffer(*gpu);
         continue;
       }
     }

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,25 @@ void init_dlpack(py::module_& m);
 /** True for an object DLPack can import that the buffer protocol cannot (torch, JAX, …). */
 bool dlpack_only(const py::handle& x);
 
-/** Imports a DLPack producer as a Buffer on `device` without a copy (mc.from_dlpack). */
+/**
+ * Imports a DLPack producer as a Buffer on `device` without a copy (mc.from_dlpack):
+ * host memory on the CPU, CUDA memory of that GPU on CUDA (ordered after the
+ * producer's stream); ArgumentError for any other pairing.
+ */
 PyBuffer import_dlpack(const py::handle& x, const Device& device);
+
+/** True when a DLPack producer reports CUDA memory (kDLCUDA, kDLCUDAManaged). */
+bool dlpack_on_gpu(const py::handle& x);
+
+/** An object with __cuda_array_interface__ as a Buffer on a CUDA `device`, in place (gpu_import.cpp). */
+PyBuffer import_cuda_array(const py::handle& x, const Device& device);
+
+/**
+ * GPU memory of another library (DLPack reporting CUDA, or __cuda_array_interface__
+ * without DLPack) as a Buffer on `device`; nullopt for anything else. Throws
+ * ArgumentError when `device` cannot use that memory in place.
+ */
+std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& device);
 
 /** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
 struct PyBatch {
@@ -119,8 +137,12 @@ class HostReferences {
  */
 std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs);
 
-/** Converts call arguments (after the grid) into Arguments, keeping views in `refs`. */
-void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs);
+/**
+ * Converts call arguments (after the grid) into Arguments for a kernel of `device`,
+ * keeping views in `refs` (GPU tensors are imported onto `device`).
+ */
+void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
+                       HostReferences& refs);
 
 /** A new metalcall.Completion holding `completion`. */
 py::object wrap_completion(Completion completion);

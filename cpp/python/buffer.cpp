@@ -57,6 +57,30 @@ PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<
 
 PyTypeObject* g_buffer_type = nullptr;
 
+namespace {
+
+// GPU memory imported from torch or CuPy is a device pointer: a host view of it
+// would crash or read garbage. Copying is explicit: buf.to(mc.Device("cpu")).
+void check_host_visible(const PyBuffer& b) {
+  if (b.buffer.host_visible()) return;
+  throw ArgumentError("this Buffer is GPU memory imported from another library (on " + b.device.info().backend + ":" +
+                      std::to_string(b.device.info().index) + "), which the host cannot read in place; copy it "
+                      "with buf.to(mc.Device(\"cpu\")) and view that, or use it from torch/CuPy");
+}
+
+// A Buffer on `to` holding a copy of b (the device's driver copy; waits for pending work on b).
+PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
+  const Device d = py::isinstance<py::str>(to) ? Device::open(to.cast<std::string>()) : to.cast<Device>();
+  Buffer copy;
+  {
+    py::gil_scoped_release release;
+    copy = d.copy(b.buffer);
+  }
+  return describe_buffer(d, std::move(copy), b.shape, b.dtype);
+}
+
+}  // namespace
+
 void init_buffer(py::module_& m) {
   auto cls = py::class_<PyBuffer>(m, "Buffer", py::buffer_protocol(), R"doc(
 Device memory that NumPy and memoryview read and write in place.
@@ -65,6 +89,7 @@ Device memory that NumPy and memoryview read and write in place.
 waits for submitted work that uses the buffer. New buffers are zero-filled.
 )doc")
       .def_buffer([](PyBuffer& b) {
+        check_host_visible(b);
         {
           py::gil_scoped_release release;
           b.buffer.wait_idle();
@@ -88,8 +113,25 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
       }, "Number of elements.")
       .def_property_readonly("device", [](const PyBuffer& b) { return b.device; })
       .def("__len__", [](const PyBuffer& b) { return b.shape.empty() ? py::ssize_t(0) : b.shape[0]; })
-      .def("numpy", [](py::object self) { return py::module_::import("numpy").attr("asarray")(self); },
-           "A zero-copy NumPy view (waits for pending work on this buffer first).")
+      .def("numpy", [](py::object self) {
+        check_host_visible(self.cast<const PyBuffer&>());
+        return py::module_::import("numpy").attr("asarray")(self);
+      }, "A zero-copy NumPy view (waits for pending work on this buffer first).")
+      // NumPy tries the buffer protocol first and, when it fails, silently moves on to
+      // __array__: this is where np.asarray of device-only memory gets its clear error.
+      .def("__array__", [](py::object self, const py::object& dtype, const py::object& copy) {
+        check_host_visible(self.cast<const PyBuffer&>());
+        py::object np = py::module_::import("numpy");
+        py::object view = np.attr("asarray")(py::memoryview(self));
+        if (!dtype.is_none()) view = view.attr("astype")(dtype, py::arg("copy") = false);
+        if (!copy.is_none() && copy.cast<bool>()) view = view.attr("copy")();
+        return view;
+      }, py::arg("dtype") = py::none(), py::kw_only(), py::arg("copy") = py::none())
+      .def_property_readonly("host_visible", [](const PyBuffer& b) { return b.buffer.host_visible(); },
+                             "False for GPU memory imported from torch/CuPy: np.asarray raises; copy with buf.to().")
+      .def("to", &copy_buffer, py::arg("device"),
+           "A new Buffer on `device` (a Device or a spec like \"cuda:1\") with a copy of this one's contents, "
+           "always a copy, even onto the same device: CPU<->GPU, GPU<->GPU by the driver (a peer copy).")
       .def("wait", [](PyBuffer& b) {
         py::gil_scoped_release release;
         b.buffer.wait_idle();

@@ -177,6 +177,10 @@ Cached by content: compiling the same source again is free.
       .def("asarray", [](const Device& d, const py::object& data, const py::object& dtype) {
         // A DLPack producer without the buffer protocol (torch, JAX) is shared in place where the device can.
         if (dtype.is_none() && d.info().backend == "cpu" && dlpack_only(data)) return import_dlpack(data, d);
+        // GPU memory (a torch/CuPy CUDA tensor, __cuda_array_interface__) in place on its own GPU.
+        if (dtype.is_none()) {
+          if (std::optional<PyBuffer> gpu = import_gpu_memory(data, d)) return *gpu;
+        }
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype());
@@ -184,7 +188,8 @@ Cached by content: compiling the same source again is free.
         return b;
       }, py::arg("data"), py::arg("dtype") = py::none(),
          "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "
-         "buffer protocol (torch, JAX) is shared in place instead (see from_dlpack).")
+         "buffer protocol (torch, JAX) is shared in place instead, and on CUDA a CUDA tensor of that GPU "
+         "(DLPack or __cuda_array_interface__) is (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
         py::gil_scoped_release release;
         d.synchronize();

@@ -1,7 +1,5 @@
 // DLPack both ways and __cuda_array_interface__: Buffer.__dlpack__ exports a
 // Buffer's memory in place; from_dlpack imports a producer's memory as a Buffer.
-#include <cstring>
-
 #include "bindings.hpp"
 #include "dlpack.hpp"
 
@@ -119,6 +117,10 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
     auto wanted = dl_device.cast<std::pair<int, int>>();
     // CUDA's managed memory is host-visible: a CPU consumer may read it in place.
     const bool host_view = wanted.first == kDLCPU && original.device.info().backend == "cuda";
+    if (host_view && !original.buffer.host_visible()) {
+      buffer_error("this buffer is GPU memory imported from another library: the host cannot read it in place; "
+                   "copy it with buf.to(mc.Device(\"cpu\")) first");
+    }
     if (host_view) device = {kDLCPU, 0};
     else if (wanted.first != device.device_type || wanted.second != device.device_id)
       buffer_error("this buffer lives on DLPack device (" + std::to_string(device.device_type) + ", " +
@@ -134,9 +136,8 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
     original.buffer.wait_idle();
   }
   py::object owner = self;
-  if (copied) {  // a fresh buffer of the same shape; both are host-visible
-    PyBuffer c = make_buffer(original.device, original.shape, original.dtype);
-    std::memcpy(c.buffer.data(), original.buffer.data(), original.buffer.nbytes());
+  if (copied) {  // a fresh buffer of the same shape, copied as buf.to() does
+    PyBuffer c = describe_buffer(original.device, original.device.copy(original.buffer), original.shape, original.dtype);
     owner = py::cast(std::move(c));
   }
   const PyBuffer& b = owner.cast<const PyBuffer&>();
@@ -221,9 +222,10 @@ py::dtype numpy_dtype_of(DLDataType t) {
 
 // The producer's tensor as a Buffer; `owner` frees the producer's tensor when let go.
 PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Device& device) {
-  if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost) {
+  const bool gpu = t.device.device_type == kDLCUDA || t.device.device_type == kDLCUDAManaged;
+  if (gpu != (device.info().backend == "cuda") || (!gpu && t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)) {
     throw ArgumentError("the DLPack tensor is on device type " + std::to_string(t.device.device_type) +
-                        ", not host memory; only kDLCPU tensors can be imported yet");
+                        ", which " + device.info().backend + " cannot use in place");
   }
   py::dtype dtype = numpy_dtype_of(t.dtype);
   std::vector<py::ssize_t> shape(t.shape, t.shape + t.ndim);
@@ -274,27 +276,56 @@ bool dlpack_only(const py::handle& x) {
   return !PyObject_CheckBuffer(x.ptr()) && py::hasattr(x, "__dlpack__") && py::hasattr(x, "__dlpack_device__");
 }
 
+bool dlpack_on_gpu(const py::handle& x) {
+  const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  return where.first == kDLCUDA || where.first == kDLCUDAManaged;
+}
+
+// Where the producer's memory is and where it is wanted must agree: a device uses
+// memory in place only when it can (the CPU host memory, CUDA its own GPU's memory).
+void check_placement(const std::string& what, std::pair<int, int> where, const Device& device) {
+  const bool host = where.first == kDLCPU || where.first == kDLCUDAHost;
+  const bool gpu = where.first == kDLCUDA || where.first == kDLCUDAManaged;
+  const std::string backend = device.info().backend;
+  const std::string dl = "DLPack device (" + std::to_string(where.first) + ", " + std::to_string(where.second) + ")";
+  if (!host && !gpu) {
+    throw ArgumentError("the " + what + " lives on " + dl + ", which metalcall cannot use; copy it to the host first");
+  }
+  if (gpu && backend != "cuda") {
+    throw ArgumentError("the " + what + " lives on cuda:" + std::to_string(where.second) + " (" + dl + "), but a " +
+                        backend + " device uses host memory (kDLCPU) only; run the kernel on mc.Device(\"cuda:" +
+                        std::to_string(where.second) + "\"), or copy it to the host first (x.cpu())");
+  }
+  if (gpu && where.second != device.info().index) {
+    throw ArgumentError("the " + what + " lives on cuda:" + std::to_string(where.second) + " but the device is cuda:" +
+                        std::to_string(device.info().index) + "; use mc.Device(\"cuda:" + std::to_string(where.second) +
+                        "\"), or move it first (x.to(\"cuda:" + std::to_string(device.info().index) + "\"))");
+  }
+  if (host && backend != "cpu") {
+    throw ArgumentError("importing host memory (kDLCPU) onto " + backend + " is not implemented yet (its kernels "
+                        "cannot use pageable host memory in place); import onto Device(\"cpu\") or copy with "
+                        "dev.asarray(np.asarray(x))");
+  }
+}
+
 PyBuffer import_dlpack(const py::handle& x, const Device& device) {
   if (!py::hasattr(x, "__dlpack__") || !py::hasattr(x, "__dlpack_device__")) {
     throw ArgumentError("from_dlpack takes an object with __dlpack__ and __dlpack_device__ (NumPy, torch, CuPy, JAX), not " +
                         name_of(x));
   }
   const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-  if (where.first != kDLCPU && where.first != kDLCUDAHost) {
-    throw ArgumentError("the " + name_of(x) + " lives on DLPack device (" + std::to_string(where.first) + ", " +
-                        std::to_string(where.second) + "); metalcall imports host memory (kDLCPU) only yet; "
-                        "copy it to the host first");
-  }
-  if (device.info().backend != "cpu") {
-    throw ArgumentError("from_dlpack onto " + device.info().backend +
-                        " is not implemented yet; import onto Device(\"cpu\") or copy with dev.asarray(np.asarray(x))");
-  }
+  check_placement(name_of(x), where, device);
+  // DLPack's stream rule: the producer makes our stream wait for its pending work
+  // on the memory (an event), so every kernel we queue after this sees it. None for host memory.
+  py::object stream = py::none();
+  if (where.first == kDLCUDA || where.first == kDLCUDAManaged) stream = py::int_(device.stream_handle());
   py::object capsule;
   try {
-    capsule = x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(kMajorVersion, kMinorVersion));
+    capsule = x.attr("__dlpack__")(py::arg("stream") = stream,
+                                   py::arg("max_version") = py::make_tuple(kMajorVersion, kMinorVersion));
   } catch (py::error_already_set& e) {
     if (!e.matches(PyExc_TypeError)) throw;  // a producer older than DLPack 1.0 takes no max_version
-    capsule = x.attr("__dlpack__")();
+    capsule = stream.is_none() ? x.attr("__dlpack__")() : x.attr("__dlpack__")(py::arg("stream") = stream);
   }
   PyObject* c = capsule.ptr();
   if (PyCapsule_IsValid(c, kVersionedName)) return take_capsule<DLManagedTensorVersioned>(c, kVersionedName, kVersionedUsed, device);
@@ -314,14 +345,19 @@ void init_dlpack(py::module_& m) {
   cls.def_property_readonly("__cuda_array_interface__", &cuda_array_interface,
                             "The CUDA array interface (v3) of a CUDA buffer; AttributeError on other devices.");
   m.def("from_dlpack", [](const py::object& x, const py::object& device) -> py::object {
-    Device d = device.is_none() ? Device::open("cpu") : device.cast<Device>();
+    Device d;
+    if (!device.is_none()) d = device.cast<Device>();
+    else if (py::hasattr(x, "__dlpack_device__") && !py::isinstance<PyBuffer>(x) && dlpack_on_gpu(x))
+      d = Device::open("cuda:" + std::to_string(x.attr("__dlpack_device__")().cast<std::pair<int, int>>().second));
+    else d = Device::open("cpu");
     if (py::isinstance<PyBuffer>(x)) {
       const PyBuffer& b = x.cast<const PyBuffer&>();
       if (b.device.impl() == d.impl() || device.is_none()) return x;
     }
     return py::cast(import_dlpack(x, d));
   }, py::arg("x"), py::kw_only(), py::arg("device") = py::none(),
-        "A Buffer sharing the memory of a DLPack producer (NumPy, torch, JAX, …) without a copy; CPU only yet.");
+        "A Buffer sharing the memory of a DLPack producer (NumPy, torch, CuPy, JAX, …) without a copy: host memory "
+        "on the CPU device, CUDA memory on its GPU's device (the default device follows the producer).");
 }
 
 }  // namespace metalcall::python

@@ -153,7 +153,7 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
-  convert_arguments(args, 1, arguments, refs);
+  convert_arguments(args, 1, kernel.device(), arguments, refs);
 
   const std::uint64_t threads = shape.grid[0] * std::min<std::uint64_t>(shape.grid[1] * shape.grid[2], 1ull << 32);
   Completion completion;

@@ -1,4 +1,5 @@
-// Buffer: device memory the host can read and write in place.
+// Buffer: device memory the host can read and write in place (except device memory
+// imported from another library: see host_visible()).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,12 @@ class Buffer {
   std::size_t nbytes() const;
   /** Waits until no submitted work uses this buffer (hazard tracking). */
   void wait_idle() const;
+  /**
+   * Whether the host may read and write data() in place: true for every Buffer a
+   * Device allocates; false for GPU memory imported from another library (a torch
+   * CUDA tensor), whose data() is a device pointer: copy it with Device::copy.
+   */
+  bool host_visible() const;
   /** Host pointer after wait_idle(): the safe way to read results. */
   void* host_data() const {
     wait_idle();

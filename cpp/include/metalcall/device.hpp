@@ -198,10 +198,27 @@ class Device {
   /**
    * A Buffer over memory someone else owns (a DLPack import): `data` is used in
    * place, and `owner` is kept alive until the Buffer and every call using it are
-   * gone. Only where the backend runs on host memory as it is (the CPU);
-   * ArgumentError elsewhere.
+   * gone. The CPU takes host memory; CUDA takes device memory of this GPU (the
+   * Buffer is then not host_visible() unless the memory is managed). ArgumentError
+   * elsewhere, or for memory of another GPU.
    */
   Buffer wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const;
+  /**
+   * A new Buffer on this device holding a copy of `source` (of any device), after
+   * waiting for pending work on it: CPU<->GPU, and GPU<->GPU by the driver's copy.
+   */
+  Buffer copy(const Buffer& source) const;
+  /**
+   * The native stream this device queues its work on (CUDA: a CUstream), for
+   * interoperability (DLPack's `stream` argument); 0 on backends without one.
+   */
+  std::uintptr_t stream_handle() const;
+  /**
+   * Makes this device's later work wait for the work queued so far on a native
+   * stream of its backend (CUDA: a CUstream; 1 and 2 name the legacy and
+   * per-thread default streams), without blocking the host. No-op elsewhere.
+   */
+  void wait_for_stream(std::uintptr_t stream) const;
   /** Waits for all work submitted to this device. */
   void synchronize() const;
   /**

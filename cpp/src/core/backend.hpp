@@ -71,13 +71,25 @@ class CompletionState {
 /** Device memory. Backends subclass it to own the allocation. */
 class BufferStorage {
  public:
-  BufferStorage(void* data, std::size_t nbytes) : data_(data), nbytes_(nbytes) {}
+  BufferStorage(void* data, std::size_t nbytes, bool host_visible = true)
+      : data_(data), nbytes_(nbytes), host_visible_(host_visible) {}
   virtual ~BufferStorage() = default;
   BufferStorage(const BufferStorage&) = delete;
   BufferStorage& operator=(const BufferStorage&) = delete;
 
   void* data() const { return data_; }
   std::size_t nbytes() const { return nbytes_; }
+  /** False for device memory imported from another library (a torch CUDA tensor): the host cannot touch it. */
+  bool host_visible() const { return host_visible_; }
+  /** The device whose kernels may use this memory (set by Device::allocate/wrap); null: unchecked. */
+  const DeviceInfo* home() const { return home_; }
+  void set_home(const DeviceInfo* home) { home_ = home; }
+  /**
+   * Copies the first `n` bytes to `dst`: host memory or a new allocation of any
+   * device (never overlapping). Called after wait_idle(). The default is memcpy;
+   * backends whose memory the host cannot read, or that copy faster, override it.
+   */
+  virtual void copy_to(void* dst, std::size_t n) const;
 
   /** Hazard tracking: queues are in order, so the last use is enough to wait on. */
   void set_last_use(const std::shared_ptr<CompletionState>& use);
@@ -86,8 +98,10 @@ class BufferStorage {
  protected:
   void* data_;
   std::size_t nbytes_;
+  bool host_visible_;
 
  private:
+  const DeviceInfo* home_ = nullptr;  // backend devices live for the whole process
   std::mutex mutex_;
   std::shared_ptr<CompletionState> last_use_;
 };
@@ -154,6 +168,21 @@ class BackendDevice {
   virtual ~BackendDevice() = default;
   virtual const DeviceInfo& info() const = 0;
   virtual std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) = 0;
+  /**
+   * Memory someone else owns that this device's kernels can use in place (a DLPack
+   * or CUDA-array-interface import), kept with `owner`; null when this backend
+   * cannot use foreign memory. May throw ArgumentError (memory of another device).
+   */
+  virtual std::shared_ptr<BufferStorage> wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) {
+    (void)data;
+    (void)nbytes;
+    (void)owner;
+    return nullptr;
+  }
+  /** The native stream this device's work is queued on (CUDA: its CUstream); 0 when none. */
+  virtual std::uintptr_t stream_handle() { return 0; }
+  /** Makes later work wait for what is queued now on a native stream of this backend (no host wait). */
+  virtual void wait_for_stream(std::uintptr_t stream) { (void)stream; }
   /** Identity of the compiler and its version, for cache keys. */
   virtual std::string compiler_identity() = 0;
   /** Compiles MSL; throws CompileError. Must be safe to call from several threads. */

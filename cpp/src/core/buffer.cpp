@@ -1,4 +1,6 @@
 // Buffer and its hazard tracking.
+#include <cstring>
+
 #include "core/backend.hpp"
 #include "metalcall/buffer.hpp"
 
@@ -28,9 +30,15 @@ void BufferStorage::wait_idle() {
   if (last_use_ == last && last && last->done()) last_use_.reset();
 }
 
+void BufferStorage::copy_to(void* dst, std::size_t n) const {
+  if (n) std::memcpy(dst, data_, n);
+}
+
 void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }
 
 std::size_t Buffer::nbytes() const { return storage_ ? storage_->nbytes() : 0; }
+
+bool Buffer::host_visible() const { return !storage_ || storage_->host_visible(); }
 
 void Buffer::wait_idle() const {
   if (storage_) storage_->wait_idle();

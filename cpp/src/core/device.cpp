@@ -167,7 +167,9 @@ Buffer Device::allocate(std::size_t nbytes) const {
     throw ArgumentError("cannot allocate " + std::to_string(nbytes) + " bytes: the largest buffer on " +
                         impl_->info().name + " is " + std::to_string(limit) + " bytes");
   }
-  return Buffer(impl_->backend().allocate(nbytes));
+  auto storage = impl_->backend().allocate(nbytes);
+  storage->set_home(&impl_->info());
+  return Buffer(std::move(storage));
 }
 
 namespace {
@@ -183,14 +185,31 @@ class ForeignStorage final : public BufferStorage {
 }  // namespace
 
 Buffer Device::wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const {
-  // Only the CPU runs kernels on plain host memory; other backends need their own allocations.
-  if (impl_->info().backend != "cpu") {
-    throw ArgumentError("[metalcall] cannot use foreign memory in place on " + impl_->info().backend +
-                        " yet; copy it into a Buffer (dev.asarray(np.asarray(x)))");
-  }
   if (!data && nbytes) throw ArgumentError("[metalcall] cannot wrap a null pointer of " + std::to_string(nbytes) + " bytes");
-  return Buffer(std::make_shared<ForeignStorage>(data, nbytes, std::move(owner)));
+  std::shared_ptr<BufferStorage> storage;
+  // The CPU runs kernels on plain host memory; other backends decide for themselves.
+  if (impl_->info().backend == "cpu") storage = std::make_shared<ForeignStorage>(data, nbytes, std::move(owner));
+  else storage = impl_->backend().wrap(data, nbytes, std::move(owner));
+  if (!storage) {
+    throw ArgumentError("[metalcall] cannot use foreign memory in place on " + impl_->info().backend +
+                        "; copy it into a Buffer (dev.asarray(np.asarray(x)))");
+  }
+  storage->set_home(&impl_->info());
+  return Buffer(std::move(storage));
 }
+
+Buffer Device::copy(const Buffer& source) const {
+  if (!source) throw ArgumentError("[metalcall] cannot copy an empty (default-constructed) Buffer");
+  Buffer out = allocate(source.nbytes());
+  source.wait_idle();
+  // New allocations are host-visible or device memory the source's backend can address.
+  source.storage()->copy_to(out.data(), source.nbytes());
+  return out;
+}
+
+std::uintptr_t Device::stream_handle() const { return impl_->backend().stream_handle(); }
+
+void Device::wait_for_stream(std::uintptr_t stream) const { impl_->backend().wait_for_stream(stream); }
 
 void Device::synchronize() const { impl_->backend().synchronize(); }
 

@@ -215,12 +215,24 @@ std::shared_ptr<T> borrowed(const std::shared_ptr<T>& p) {
   return std::shared_ptr<T>(std::shared_ptr<T>(), p.get());
 }
 
+std::string device_name(const DeviceInfo& d) { return d.backend + ":" + std::to_string(d.index); }
+
+// A Buffer belongs to the device that made it: its memory may mean nothing to
+// another one (a host pointer on a GPU, another GPU's memory). Moving is explicit: buf.to(dev).
+void check_home(const KernelInfo& k, const ParamInfo& p, const BufferStorage& storage, const DeviceInfo& dev) {
+  const DeviceInfo* home = storage.home();
+  if (!home || home == &dev || (home->backend == dev.backend && home->index == dev.index)) return;
+  throw ArgumentError(describe(k, p) + ": the Buffer lives on " + device_name(*home) + " but the kernel runs on " +
+                      device_name(dev) + "; copy it there first with buf.to(device)");
+}
+
 void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool check_size, bool borrow,
-                 BoundArgument& out) {
+                 const DeviceInfo& dev, BoundArgument& out) {
   void* address = nullptr;
   std::size_t nbytes = 0;
   if (a.kind == Argument::Kind::buffer) {
     if (!a.buffer) throw ArgumentError(describe(k, p) + ": the buffer is empty (default-constructed)");
+    check_home(k, p, *a.buffer.storage(), dev);
     out.buffer = borrow ? borrowed(a.buffer.storage()) : a.buffer.storage();
     address = a.buffer.data();
     nbytes = a.buffer.nbytes();
@@ -263,7 +275,8 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   }
 }
 
-void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, BoundArgument& out) {
+void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, const DeviceInfo& dev,
+                BoundArgument& out) {
   // A writable `device T&` is memory the kernel writes: bind it in place, like a pointer.
   const bool writable_reference = p.kind == ParamKind::reference && !p.is_const;
   if (writable_reference && a.kind != Argument::Kind::buffer && a.kind != Argument::Kind::host) {
@@ -273,12 +286,12 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
   switch (a.kind) {
     case Argument::Kind::buffer:
       // Metal lets a buffer back a constant T&; bind it in place.
-      bind_buffer(k, p, a, true, borrow, out);
+      bind_buffer(k, p, a, true, borrow, dev, out);
       out.written = writable_reference;
       return;
     case Argument::Kind::host:
       if (writable_reference) {
-        bind_buffer(k, p, a, true, borrow, out);
+        bind_buffer(k, p, a, true, borrow, dev, out);
         return;
       }
       [[fallthrough]];
@@ -317,6 +330,7 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
                         std::to_string(args.size()) + " were given");
   }
   check_grid(k, shape, empty_grid);
+  const DeviceInfo& dev = kernel.device()->info();
 
   command.program = borrow ? borrowed(kernel.program()) : kernel.program();
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
@@ -329,8 +343,8 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     const ParamInfo& p = *buffer_params[i];
     BoundArgument& out = command.args[p.position];
     out.kind = p.kind;
-    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, borrow, out);
-    else bind_value(k, p, args[i], borrow, out);
+    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, out);
+    else bind_value(k, p, args[i], borrow, dev, out);
   }
 
   std::size_t threadgroup_total = 0;

@@ -87,6 +87,10 @@ void load_driver(Api& a) {
   MC_BIND(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   MC_BIND(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   MC_BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  MC_BIND(cuMemcpy, "cuMemcpy");
+  MC_BIND(cuMemcpyAsync, "cuMemcpyAsync");
+  MC_BIND(cuPointerGetAttribute, "cuPointerGetAttribute");
+  MC_BIND(cuStreamWaitEvent, "cuStreamWaitEvent");
   MC_BIND(cuModuleLoadData, "cuModuleLoadData");
   MC_BIND(cuModuleUnload, "cuModuleUnload");
   MC_BIND(cuModuleGetFunction, "cuModuleGetFunction");

@@ -47,6 +47,12 @@ enum FunctionAttribute : int {
   FUNC_SHARED_SIZE_BYTES = 1,
   FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
+enum PointerAttribute : int {
+  POINTER_ATTRIBUTE_MEMORY_TYPE = 2,  // unsigned: 1 host, 2 device, 3 array, 4 unified
+  POINTER_ATTRIBUTE_IS_MANAGED = 8,
+  POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+};
+constexpr unsigned CU_MEMORYTYPE_HOST = 1;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
@@ -76,6 +82,10 @@ struct Api {
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+  CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, std::size_t);  // unified addressing: any direction, any GPU
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);   // what a foreign pointer is (imports)
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);

@@ -128,6 +128,12 @@ class ManagedStorage : public BufferStorage {
     data_ = reinterpret_cast<void*>(ptr_);
     std::memset(data_, 0, std::max<std::size_t>(nbytes, 16));  // new buffers read as zeros, as on the CPU
   }
+  // The driver copies to host memory or to any GPU's memory (a peer copy): unified addressing.
+  void copy_to(void* dst, std::size_t n) const override {
+    if (!n) return;
+    make_current(ctx_);
+    check(api().cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), ptr_, n), "cuMemcpy (copying a buffer)");
+  }
   ~ManagedStorage() override {
     try {
       make_current(ctx_);
@@ -141,6 +147,45 @@ class ManagedStorage : public BufferStorage {
   CUdeviceptr ptr_ = 0;
 };
 
+// Device memory of another library (a torch or CuPy tensor), used in place and kept
+// alive by `owner`. The host may not touch it unless it is managed memory. Copies
+// go on the importing device's stream, which the import ordered after the producer's.
+class ForeignStorage : public BufferStorage {
+ public:
+  ForeignStorage(void* data, std::size_t nbytes, bool managed, std::shared_ptr<void> owner,
+                 std::shared_ptr<CudaQueue> queue)
+      : BufferStorage(data, nbytes, managed), owner_(std::move(owner)), queue_(std::move(queue)) {}
+  void copy_to(void* dst, std::size_t n) const override { queue_->copy(dst, data_, n); }
+
+ private:
+  std::shared_ptr<void> owner_;
+  std::shared_ptr<CudaQueue> queue_;
+};
+
+// What the driver knows of a foreign pointer: which GPU it is on, and whether it is managed.
+// Host memory (pageable or pinned) is refused: kernels would fault or read it slowly.
+bool foreign_is_managed(void* data, const DeviceProps& props) {
+  const Api& a = api();
+  const auto ptr = reinterpret_cast<CUdeviceptr>(data);
+  unsigned memory_type = 0;
+  const CUresult r = a.cuPointerGetAttribute(&memory_type, POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+  if (r != CUDA_SUCCESS || memory_type == CU_MEMORYTYPE_HOST) {
+    throw ArgumentError("[cuda] the memory at " + std::to_string(ptr) + " is not GPU memory the CUDA driver knows (" +
+                        (r != CUDA_SUCCESS ? describe(r) : std::string("it is host memory")) +
+                        "); pass a CUDA tensor, or host memory as a NumPy array");
+  }
+  unsigned managed = 0;  // the driver writes a bool: the rest stays zero
+  if (a.cuPointerGetAttribute(&managed, POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS) managed = 0;
+  int ordinal = -1;
+  a.cuPointerGetAttribute(&ordinal, POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
+  if (!managed && ordinal != props.device) {  // managed memory migrates to whichever GPU uses it
+    throw ArgumentError("[cuda] the memory is on GPU " + std::to_string(ordinal) + " but this device is cuda:" +
+                        std::to_string(props.info.index) + "; use mc.Device(\"cuda:" + std::to_string(ordinal) +
+                        "\") or copy it to this GPU first");
+  }
+  return managed != 0;
+}
+
 class CudaDevice : public BackendDevice {
  public:
   CudaDevice(const DeviceProps& props, const DeviceOptions& options) : props_(props) {
@@ -150,6 +195,15 @@ class CudaDevice : public BackendDevice {
   const DeviceInfo& info() const override { return props_.info; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
     return std::make_shared<ManagedStorage>(ctx_, nbytes);
+  }
+  std::shared_ptr<BufferStorage> wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) override {
+    make_current(ctx_);
+    const bool managed = nbytes ? foreign_is_managed(data, props_) : false;
+    return std::make_shared<ForeignStorage>(data, nbytes, managed, std::move(owner), queue_);
+  }
+  std::uintptr_t stream_handle() override { return reinterpret_cast<std::uintptr_t>(queue_->stream()); }
+  void wait_for_stream(std::uintptr_t stream) override {
+    queue_->wait_for_stream(reinterpret_cast<CUstream>(stream));
   }
   std::string compiler_identity() override { return Nvrtc::instance().identity(props_.info.architecture); }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {

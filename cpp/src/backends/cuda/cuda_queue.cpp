@@ -224,6 +224,33 @@ void CudaQueue::synchronize() {
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));
 }
 
+void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
+  if (!n) return;
+  {
+    std::lock_guard<std::mutex> in_order(launch_mutex_);
+    make_current(ctx_);
+    check(api().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n, stream_),
+          "cuMemcpyAsync (copying a buffer)");
+  }
+  const CUresult r = api().cuStreamSynchronize(stream_);
+  if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] copying a buffer failed: " + describe(r));
+}
+
+void CudaQueue::wait_for_stream(CUstream other) {
+  const Api& a = api();
+  std::lock_guard<std::mutex> in_order(launch_mutex_);
+  make_current(ctx_);
+  CUevent event = nullptr;
+  check(a.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult r = a.cuEventRecord(event, other);
+  if (r == CUDA_SUCCESS) r = a.cuStreamWaitEvent(stream_, event, 0);
+  a.cuEventDestroy(event);  // the driver keeps it until the wait is resolved
+  if (r != CUDA_SUCCESS) {
+    throw ArgumentError("[cuda] cannot order this device's stream after the producer's stream " +
+                        std::to_string(reinterpret_cast<std::uintptr_t>(other)) + ": " + describe(r));
+  }
+}
+
 void CudaQueue::take_finished(std::uint64_t ticket, std::vector<Submission>& out) {
   while (!pending_.empty() && pending_.front().ticket <= ticket) {
     out.push_back(std::move(pending_.front()));

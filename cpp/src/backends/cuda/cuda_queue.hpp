@@ -34,6 +34,12 @@ class CudaQueue : public CompletionDriver {
   /** Launches a captured graph as one timed submission. */
   void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion);
   void synchronize();
+  /** The stream every submission runs on (DLPack's `stream` for imports). */
+  CUstream stream() const { return stream_; }
+  /** Copies `n` bytes after all earlier work on the stream (any pointers unified addressing knows); returns when done. */
+  void copy(void* dst, const void* src, std::size_t n);
+  /** Later work on the stream waits for what is queued now on `other` (an event; the host does not wait). */
+  void wait_for_stream(CUstream other);
 
   void poll(CompletionState& state) override { reap(state.ticket()); }
   void wait(CompletionState& state) override { wait_for(state.ticket()); }
