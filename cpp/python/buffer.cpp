@@ -70,6 +70,10 @@ void check_host_visible(const PyBuffer& b) {
 
 // A Buffer on `to` holding a copy of b (the device's driver copy; waits for pending work on b).
 PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
+  if (!py::isinstance<py::str>(to) && !py::isinstance<Device>(to)) {
+    throw py::type_error("buf.to() takes a metalcall.Device or a device spec such as \"cuda:1\", not " +
+                         std::string(py::str(py::type::of(to).attr("__name__"))));
+  }
   const Device d = py::isinstance<py::str>(to) ? Device::open(to.cast<std::string>()) : to.cast<Device>();
   Buffer copy;
   {

@@ -156,7 +156,8 @@ def backends() -> list[str]:
     """The backends built into this metalcall."""
 
 def from_dlpack(x: Any, *, device: Device | None = None) -> Buffer:
-    """A Buffer sharing the memory of a DLPack producer (NumPy, torch, JAX, …) without a copy; CPU only yet."""
+    """A Buffer sharing the memory of a DLPack producer without a copy: host memory on the CPU, CUDA memory
+    on its GPU (the default device follows the producer)."""
 
 class Device(metaclass=_pybind11_type):
     """A device to run kernels on: ``Device()`` (the best), ``Device("cpu")``, ``Device("cuda:1")``,
@@ -252,6 +253,13 @@ class Buffer(metaclass=_pybind11_type):
         """A zero-copy NumPy view (waits for pending work on this buffer first)."""
     def wait(self) -> None:
         """Waits until no submitted work uses this buffer."""
+    def __array__(self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = None) -> npt.NDArray[Any]:
+        """NumPy's fallback: raises ArgumentError for device-only memory (see host_visible)."""
+    @property
+    def host_visible(self) -> bool:
+        """False for GPU memory imported from torch/CuPy: np.asarray raises; copy with buf.to()."""
+    def to(self, device: Device | str) -> Buffer:
+        """A new Buffer on `device` with a copy of this one's contents (always a copy)."""
     def __dlpack__(
         self,
         *,

@@ -115,8 +115,10 @@ def _make_buffer(dev: Device, data: np.ndarray) -> Buffer:
 
 def _reduce_buffer(buf: Buffer) -> tuple[Any, ...]:
     # np.array waits for pending work on the buffer (the buffer protocol does) and copies it out;
-    # an ndarray pickles compactly (and out of band with protocol 5).
-    return _make_buffer, (buf.device, np.array(buf, copy=True))
+    # an ndarray pickles compactly (and out of band with protocol 5). Imported GPU memory has no
+    # host view: its bytes come through a copy onto the CPU.
+    host = buf if buf.host_visible else buf.to("cpu")
+    return _make_buffer, (buf.device, np.array(host, copy=True))
 
 
 def install() -> None:

@@ -167,6 +167,9 @@ class ForeignStorage : public BufferStorage {
 bool foreign_is_managed(void* data, const DeviceProps& props) {
   const Api& a = api();
   const auto ptr = reinterpret_cast<CUdeviceptr>(data);
+  unsigned managed = 0;  // the driver writes a bool: the rest stays zero
+  if (a.cuPointerGetAttribute(&managed, POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS) managed = 0;
+  if (managed) return true;  // managed memory migrates to whichever GPU uses it
   unsigned memory_type = 0;
   const CUresult r = a.cuPointerGetAttribute(&memory_type, POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
   if (r != CUDA_SUCCESS || memory_type == CU_MEMORYTYPE_HOST) {
@@ -174,16 +177,14 @@ bool foreign_is_managed(void* data, const DeviceProps& props) {
                         (r != CUDA_SUCCESS ? describe(r) : std::string("it is host memory")) +
                         "); pass a CUDA tensor, or host memory as a NumPy array");
   }
-  unsigned managed = 0;  // the driver writes a bool: the rest stays zero
-  if (a.cuPointerGetAttribute(&managed, POINTER_ATTRIBUTE_IS_MANAGED, ptr) != CUDA_SUCCESS) managed = 0;
   int ordinal = -1;
   a.cuPointerGetAttribute(&ordinal, POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr);
-  if (!managed && ordinal != props.device) {  // managed memory migrates to whichever GPU uses it
+  if (ordinal != props.device) {
     throw ArgumentError("[cuda] the memory is on GPU " + std::to_string(ordinal) + " but this device is cuda:" +
                         std::to_string(props.info.index) + "; use mc.Device(\"cuda:" + std::to_string(ordinal) +
                         "\") or copy it to this GPU first");
   }
-  return managed != 0;
+  return false;
 }
 
 class CudaDevice : public BackendDevice {
