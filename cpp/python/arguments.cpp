@@ -150,6 +150,8 @@ namespace {
 
 // A foreign GPU array (torch/CuPy CUDA tensor, Numba array) imported onto the kernel's device; nullopt if not one.
 std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device) {
+  PyObject* o = x.ptr();
+  if (PyBytes_Check(o) || PyByteArray_Check(o) || PyMemoryView_Check(o)) return std::nullopt;  // host memory, no lookups
   try {
     return import_gpu_memory(x, device);
   } catch (const ArgumentError& e) {
@@ -193,11 +195,11 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
         continue;
       }
     }
-    if (!PyObject_CheckBuffer(o)) {  // GPU memory in place on the kernel's GPU, ordered after its producer
-      if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
-        add_buffer(*gpu);
-        continue;
-      }
+    // GPU memory in place on the kernel's GPU, ordered after its producer (before the
+    // buffer protocol: CuPy arrays have one, which fails).
+    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
+      add_buffer(*gpu);
+      continue;
     }
     if (dlpack_only(args[i])) {  // torch, JAX, …: host memory in place, kept alive by refs
       py::object imported = py::cast(import_dlpack(args[i], Device::open("cpu")));

@@ -72,7 +72,8 @@ PyBuffer import_cuda_array(const py::handle& x, const Device& device) {
 }
 
 std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& device) {
-  if (PyObject_CheckBuffer(x.ptr())) return std::nullopt;  // host memory (and metalcall Buffers)
+  // Not by the buffer protocol: CuPy arrays have one (that fails). metalcall Buffers stay Buffers.
+  if (py::isinstance<PyBuffer>(x)) return std::nullopt;
   if (py::hasattr(x, "__dlpack__") && py::hasattr(x, "__dlpack_device__")) {
     if (!dlpack_on_gpu(x)) return std::nullopt;
     return import_dlpack(x, device);
