@@ -313,6 +313,19 @@ int main() {
         [&] { add_n(shape, {Argument::from_buffer(out), Argument::from_uint(0)}); }, "threadgroup over the limit");
   });
 
+  run("Device::copy and wrap", [&] {
+    const std::vector<float> values = {1.5f, -2.0f, 3.25f};
+    Buffer a = buffer_of(dev, values);
+    Buffer c = dev.copy(a);  // always a new Buffer, even on the same device
+    CHECK(c.data() != a.data() && c.nbytes() == a.nbytes() && c.host_visible());
+    CHECK(read<float>(c) == values);
+    std::vector<float> host = {4.0f, 5.0f};
+    Buffer w = dev.wrap(host.data(), host.size() * sizeof(float), nullptr);
+    CHECK(w.data() == host.data() && w.host_visible());
+    CHECK(dev.stream_handle() == 0);  // the CPU queue has no native stream
+    expect_throw<metalcall::ArgumentError>([&] { dev.copy(Buffer()); }, "copy of an empty Buffer");
+  });
+
   run("wrong argument count is ArgumentError", [&] {
     Buffer a = dev.allocate(16);
     const auto e = expect_throw<metalcall::ArgumentError>(
