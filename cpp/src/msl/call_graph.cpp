@@ -27,7 +27,7 @@ const std::set<std::string>& keywords() {
       "char16_t", "char32_t",
       // MSL function qualifiers and address spaces
       "kernel", "vertex", "fragment", "device", "constant", "threadgroup", "thread", "threadgroup_imageblock",
-      "ray_data", "object_data"};
+      "ray_data", "object_data", "coherent" /* MSL 3.2: `coherent(device)` */};
   return k;
 }
 
@@ -95,6 +95,10 @@ bool looks_like_parameters(const std::vector<Token>& t, std::size_t open, std::s
     if (first.kind != TokenKind::identifier) return false;
     const bool type_word = keywords().count(first.text) || types.count(first.text);
     if (n == 1 && !type_word) return false;  // a lone unknown name: an argument
+    const Token& second = t[piece + 1];
+    if (!type_word && !(second.kind == TokenKind::identifier || second.is("*") || second.is("&") ||
+                        second.is("&&") || second.is("<") || second.is("::")))
+      return false;  // `p->alpha`, `a + b`: an expression
     for (std::size_t k = piece; k < j; ++k)
       if (t[k].kind == TokenKind::number || t[k].kind == TokenKind::string || t[k].is("+") || t[k].is("-") ||
           t[k].is("/") || t[k].is("(") || t[k].is("."))
@@ -110,6 +114,21 @@ std::size_t skip_attribute(const std::vector<Token>& t, std::size_t i) {
   if (t[i].is("[") && i + 1 < t.size() && t[i + 1].is("[")) return matching(t, i) + 1;
   if (t[i].is_identifier("__attribute__") && i + 1 < t.size() && t[i + 1].is("(")) return matching(t, i + 1) + 1;
   return i;
+}
+
+// From the '<' at `open`: the '(' right after its matching '>', or npos (a comparison,
+// or template arguments not followed by a call or parameter list).
+std::size_t after_template_arguments(const std::vector<Token>& t, std::size_t open) {
+  int depth = 0;
+  for (std::size_t j = open; j < t.size() && j < open + 64; ++j) {
+    if (t[j].is("<")) ++depth;
+    else if (t[j].is(">")) --depth;
+    else if (t[j].is(">>")) depth -= 2;
+    else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) return std::string::npos;
+    else if (t[j].is("(")) j = matching(t, j);
+    if (depth <= 0) return depth == 0 && j + 1 < t.size() && t[j + 1].is("(") ? j + 1 : std::string::npos;
+  }
+  return std::string::npos;
 }
 
 }  // namespace
@@ -169,6 +188,19 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
       if (last != std::string::npos) d.types.insert(t[last].text);
     }
     if (member || is_keyword(x.text)) continue;
+    if (next && next->is("<") && i > 0 && !t[i - 1].is("::")) {
+      // `name<float>(...) {`: an explicit specialisation is a definition of name.
+      const std::size_t open = after_template_arguments(t, i + 1);
+      if (open != std::string::npos) {
+        const std::size_t close = matching(t, open);
+        const std::size_t body = close < t.size() ? body_after_parameters(t, close) : std::string::npos;
+        if (body != std::string::npos) {
+          d.functions.insert(x.text);
+          d.definitions.push_back({x.text, i, body, matching(t, body), false});
+          continue;
+        }
+      }
+    }
     if (!next || !next->is("(")) {
       d.others.insert(x.text);
       continue;
@@ -248,7 +280,9 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
                        "standard library (MSL has no C or C++ host library)",
                        "calls only to source functions and the Metal standard library");
     }
-    if (in && names.functions.count(x.text)) graph[in->name].insert(x.text);
+    // `T::f(`: which class's f is not known here, so a qualified call adds no edge.
+    const bool qualified = i > 0 && t[i - 1].is("::");
+    if (in && !qualified && names.functions.count(x.text)) graph[in->name].insert(x.text);
   }
   // Recursion: a call from a function to one from which it is reachable again. A name
   // defined more than once (overloads) may call its other overloads: its self-calls
@@ -277,7 +311,7 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
     if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
     for (std::size_t k = f.body_open; k + 1 < f.body_close; ++k) {
       if (t[k].kind != TokenKind::identifier || !t[k + 1].is("(") || !names.functions.count(t[k].text) ||
-          (k > 0 && (t[k - 1].is(".") || t[k - 1].is("->"))) || enclosing[k] != &f)
+          (k > 0 && (t[k - 1].is(".") || t[k - 1].is("->") || t[k - 1].is("::"))) || enclosing[k] != &f)
         continue;
       const std::string& c = t[k].text;
       const bool self = c == f.name && edge(f.name, c);

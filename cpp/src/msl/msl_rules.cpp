@@ -70,8 +70,9 @@ class RuleChecker {
 
   void run() {
     compute_scopes();
-    check_tokens();
     const DeclaredNames names = declared_names(t_);
+    names_ = &names;
+    check_tokens();
     check_program_scope(names);
     check_calls(t_, src_, names, stdlib_names());
   }
@@ -81,6 +82,7 @@ class RuleChecker {
   const std::string& src_;
   std::vector<Scope> scope_;         // per token: the innermost scope it is in
   std::vector<Scope> brace_kind_;    // per token: for '{', the scope it opens
+  const DeclaredNames* names_ = nullptr;
 
   [[noreturn]] void refuse(std::size_t i, const std::string& message, const std::string& rule) const {
     throw rule_error(src_, t_[i], message, rule);
@@ -146,8 +148,15 @@ class RuleChecker {
         before.is(";") || before.is("}") || before.is_identifier("override") ||
         before.is_identifier("final"))
       return Scope::block;
-    if (before.kind == TokenKind::identifier) {
-      // `-> T {` (a trailing return type) opens a body; `T x {` initialises x.
+    {  // `) const {`, `) thread {`: qualifiers after a parameter list open a body
+      static const std::set<std::string> qualifiers = {"const", "volatile", "thread", "device", "constant",
+                                                       "threadgroup", "noexcept", "override", "final", "mutable"};
+      std::size_t k = i;
+      while (k > start && t_[k - 1].kind == TokenKind::identifier && qualifiers.count(t_[k - 1].text)) --k;
+      if (k < i && k > start && t_[k - 1].is(")")) return Scope::block;
+    }
+    if (before.kind == TokenKind::identifier || before.is(">")) {
+      // `-> T {` (a trailing return type) opens a body; `T x {` and `T<U>{` initialise.
       for (std::size_t k = i; k > start; --k)
         if (t_[k - 1].is("->")) return Scope::block;
       return Scope::initializer;
@@ -183,7 +192,7 @@ class RuleChecker {
       words += (w ? " " : "") + text.substr(p, e - p);
       p = text.find_first_not_of(" \t", e);
     }
-    static const std::set<std::string> first = {"once", "unroll", "nounroll", "METAL", "mark"};
+    static const std::set<std::string> first = {"once", "unroll", "nounroll", "METAL", "mark", "unused"};
     static const std::set<std::string> pairs = {"clang loop", "clang diagnostic", "clang fp", "clang unroll",
                                                 "GCC unroll", "GCC diagnostic", "GCC ivdep", "STDC FP_CONTRACT"};
     const std::string one = words.substr(0, words.find(' '));
@@ -267,29 +276,36 @@ class RuleChecker {
     return j + 1 < t_.size() && t_[j].is(")") && t_[j + 1].is("(");
   }
 
-  // typedef/using statements that name a function type: `typedef int F(int);`, `using F = int(int);`.
-  void check_alias_function_type(std::size_t i) const {
-    std::size_t j = i + 1;
-    if (t_[i].is_identifier("using")) {
-      if (!(j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && t_[j + 1].is("="))) return;
-      j += 2;
+  // A function pointer type is allowed where it is a compile-time name: a template
+  // parameter (ggml's `void (*deq)(...)` parameters) or a type alias (MLX's `using
+  // RadixFunc = void (*)(...)`). A variable, parameter or cast of one is a run-time
+  // function pointer.
+  bool compile_time_function_type(std::size_t i) const {
+    std::size_t start = i;
+    int depth = 0;
+    while (start > 0) {
+      const Token& b = t_[start - 1];
+      if (b.is(")") || b.is("]")) ++depth;
+      else if (b.is("(") || b.is("[")) {
+        if (depth == 0) {  // inside a parameter list: keep going to the statement's start
+          --start;
+          continue;
+        }
+        --depth;
+      } else if (depth == 0 && (b.is(";") || b.is("{") || b.is("}"))) break;
+      if (b.kind == TokenKind::directive) break;
+      --start;
     }
-    int angle = 0;
-    for (; j < t_.size() && !t_[j].is(";"); ++j) {
-      if (t_[j].is("{")) j = matching(t_, j);
-      else if (t_[j].is("<")) ++angle;
-      else if (t_[j].is(">")) --angle;
-      else if (t_[j].is(">>")) angle -= 2;
-      else if (t_[j].is("(")) {
-        const Token& b = t_[j - 1];
-        const bool operator_like = b.is_identifier("decltype") || b.is_identifier("sizeof") ||
-                                   b.is_identifier("alignof") || b.is_identifier("alignas") ||
-                                   b.is_identifier("__attribute__");
-        if (angle <= 0 && !operator_like)
-          refuse(j, "a function type: MSL has no function pointers (for kernels metalcall runs)", "no function pointers");
-        j = matching(t_, j);
-      }
+    if (t_[start].is_identifier("using") || t_[start].is_identifier("typedef")) return true;
+    if (!t_[start].is_identifier("template") || start + 1 >= i || !t_[start + 1].is("<")) return false;
+    int angle = 0;  // inside `template < ... >` when the brackets opened there are still open at i
+    for (std::size_t k = start + 1; k < i; ++k) {
+      if (t_[k].is("<")) ++angle;
+      else if (t_[k].is(">")) --angle;
+      else if (t_[k].is(">>")) angle -= 2;
+      if (angle <= 0) return t_[k + 1].is_identifier("using");  // `template <class T> using F = ...`
     }
+    return angle > 0;
   }
 
   void check_tokens() const {
@@ -305,8 +321,9 @@ class RuleChecker {
         i = matching(t_, i);
         continue;
       }
-      if (function_pointer_at(i))
-        refuse(i, "a pointer or reference to a function: MSL has no function pointers (for kernels metalcall runs)",
+      if (function_pointer_at(i) && !compile_time_function_type(i))
+        refuse(i, "a run-time pointer or reference to a function (a variable, parameter or cast): metalcall's kernels "
+                  "have no function pointers beyond compile-time ones (template parameters, type aliases)",
                "no function pointers");
       if (x.kind != TokenKind::identifier) continue;
       const std::string& id = x.text;
@@ -337,13 +354,11 @@ class RuleChecker {
       if (id == "_Pragma") refuse(i, "_Pragma is not MSL; use #pragma", "pragmas");
       if (id.rfind("__builtin", 0) == 0)
         refuse(i, "'" + id + "' is a compiler builtin, not part of the Metal standard library", "no compiler builtins");
-      if (is_reserved(id) && id != "__restrict" && id != "__restrict__" && id != "__METAL_VERSION__" &&
-          id != "__func__" && id != "__LINE__" && id != "__FILE__")
+      if (is_reserved(id) && !reserved_name_allowed(id))
         refuse(i, "'" + id + "' is a reserved name of the host compiler or C library, not MSL", "no reserved names");
       if (id == "std" && i + 1 < t_.size() && t_[i + 1].is("::"))
         refuse(i, "'std::' names the C++ standard library, which MSL does not have (spec §1.5.4); use metal::",
                "no host library");
-      if (id == "typedef" || id == "using") check_alias_function_type(i);
       if (id == "static" && scope_[i] == Scope::block) check_static_local(i);
     }
     // `::name` (the global namespace) must name something of the source or the standard library.
@@ -354,6 +369,24 @@ class RuleChecker {
       if (!stdlib_names().count(n) && !declared_in_source(n))
         refuse(i + 1, "'::" + n + "' names the host C library, not MSL", "no host library");
     }
+  }
+
+  // A reserved name (`__x`, `_X`) the source may use: its own types and functions (MLX
+  // has `struct __None`), Apple's __metal_* intrinsics and __METAL_*__ macros, the
+  // compile-time type traits (__is_empty(T)), the compilers' predefined constants and a
+  // few spellings MSL code uses.
+  bool reserved_name_allowed(const std::string& id) const {
+    static const std::set<std::string> spellings = {"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
+                                                    "__extension__", "__inline", "__inline__", "__alignof__"};
+    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id)) return true;
+    if (id.rfind("__metal_", 0) == 0 || id.rfind("__METAL_", 0) == 0 || id.rfind("__is_", 0) == 0 ||
+        id.rfind("__has_", 0) == 0)
+      return true;
+    // The compilers' predefined constants (__UINT32_MAX__, __FLT_EPSILON__): values, never code.
+    bool constant_macro = id.size() > 4 && id.compare(id.size() - 2, 2, "__") == 0;
+    for (std::size_t k = 2; constant_macro && k + 2 < id.size(); ++k)
+      constant_macro = (id[k] >= 'A' && id[k] <= 'Z') || (id[k] >= '0' && id[k] <= '9') || id[k] == '_';
+    return constant_macro;
   }
 
   bool declared_in_source(const std::string& n) const {
@@ -390,6 +423,10 @@ class RuleChecker {
         continue;
       }
       if (start == std::string::npos) start = i;
+      if (t_[i].is("(") || t_[i].is("[")) {  // `static_assert((T{1} * T{2}).x == 2)`: not a scope
+        i = matching(t_, i);
+        continue;
+      }
       if (t_[i].is("{")) {
         const std::size_t close = matching(t_, i);
         if (brace_kind_[i] == Scope::namespace_) {
@@ -414,15 +451,13 @@ class RuleChecker {
     static const std::set<std::string> not_variables = {"template", "using", "typedef", "static_assert",
                                                         "namespace", "friend", "extern"};
     if (not_variables.count(t_[j].text)) return;
-    bool is_constant = false, is_class = false, paren_first = false, has_assign = false;
+    bool is_constant = false, is_class = false;
     std::size_t name = std::string::npos;
     for (std::size_t k = j; k < end; ++k) {
       const Token& x = t_[k];
       if (x.is_identifier("constant") || x.is_identifier("constexpr")) is_constant = true;
       if (x.is_identifier("struct") || x.is_identifier("class") || x.is_identifier("union") || x.is_identifier("enum"))
         is_class = true;
-      if (x.is("=")) has_assign = true;
-      if (x.is("(") && !has_assign && name == std::string::npos) paren_first = true;
       if (x.kind == TokenKind::identifier && k + 1 <= end && name == std::string::npos && !is_keyword(x.text) &&
           (t_[k + 1].is("=") || t_[k + 1].is(";") || t_[k + 1].is("[") || t_[k + 1].is("{") || t_[k + 1].is(",") ||
            t_[k + 1].is("(")))
@@ -439,7 +474,7 @@ class RuleChecker {
         declarator = declarator || t_[k].kind == TokenKind::identifier;
       if (close == std::string::npos || !declarator) return;
       name = close + 1;
-    } else if (paren_first && !is_constant) {
+    } else if (name != std::string::npos && t_[name + 1].is("(") && names.prototypes.count(t_[name].text)) {
       return;  // a function prototype (the call rules look at it)
     }
     if (name == std::string::npos) name = j;

@@ -128,7 +128,9 @@ std::set<std::string> compute() {
   // MSL standard library functions (spec §6) that the prelude does not implement: a
   // call to one is MSL, and gets the target compiler's "not declared" instead of a
   // rule error that would call it host code.
-  for (const char* n : {"simd_is_helper_thread", "get_num_samples", "get_sample_position", "discard_fragment"})
+  for (const char* n : {"simd_is_helper_thread", "get_num_samples", "get_sample_position", "discard_fragment",
+                        "simdgroup_load", "simdgroup_store", "simdgroup_multiply", "simdgroup_multiply_accumulate",
+                        "make_filled_simdgroup_matrix", "make_uniform"})
     names.insert(n);
   return names;
 }
