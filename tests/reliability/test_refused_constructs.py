@@ -113,7 +113,7 @@ REFUSED = {
     "thread_local": ("thread_local float scratch;\n" + kernel("    a[i] = scratch;"), "thread_local", "no thread_local or register"),
     "goto": (kernel("    if (a[i] < 0) goto done;\n    a[i] = 1.0f;\ndone:\n    return;"), "goto", "no goto"),
     "typeid": (kernel("    a[i] = float(sizeof(typeid(a[i])));"), "typeid", "no RTTI"),
-    "std-namespace": (kernel("    a[i] = std::max(a[i], 0.0f);"), "std", "no host library"),
+    "std-namespace": (kernel("    a[i] = std::max(a[i], 0.0f);"), "std::", "no host library"),
     "global-qualified": (kernel("    a[i] = float(::getpid());"), "getpid", "no host library"),
     "pragma": ('#pragma GCC optimize("O0")\n' + kernel("    a[i] = 1.0f;"), "#pragma", "pragmas"),
     "main": ("void main() { }\n" + kernel("    a[i] = 1.0f;"), "main", "no function named main"),
@@ -178,7 +178,10 @@ VALID = {
         lambda x: x + 3,
     ),
     "metal-qualified": (kernel("    a[i] = metal::max(a[i], 2.0f);"), lambda x: np.maximum(x, 2)),
-    "pragma-unroll": ("#pragma clang loop unroll(full)\n" + kernel("    a[i] = a[i] + 1.0f;"), lambda x: x + 1),
+    "pragma-unroll": (
+        kernel("    float s = 0.0f;\n#pragma unroll\n    for (int j = 0; j < 4; ++j) s += 1.0f;\n    a[i] = a[i] + s;"),
+        lambda x: x + 4,
+    ),
 }
 
 

@@ -290,22 +290,28 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
   auto edge = [&](const std::string& from, const std::string& to) {
     return !(from == to && definitions_by_name[from] > 1);
   };
+  std::map<std::string, std::set<std::string>> reachable;  // memo: name → names its calls reach
   auto reaches = [&](const std::string& from, const std::string& target) {
-    std::set<std::string> seen;
-    std::vector<std::string> stack = {from};
-    while (!stack.empty()) {
-      const std::string n = stack.back();
-      stack.pop_back();
-      if (!seen.insert(n).second) continue;
-      auto it = graph.find(n);
-      if (it == graph.end()) continue;
-      for (const auto& c : it->second) {
-        if (!edge(n, c)) continue;
-        if (c == target) return true;
-        stack.push_back(c);
+    auto memo = reachable.find(from);
+    if (memo == reachable.end()) {
+      std::set<std::string> seen;
+      std::vector<std::string> stack = {from};
+      std::set<std::string> out;
+      while (!stack.empty()) {
+        const std::string n = stack.back();
+        stack.pop_back();
+        if (!seen.insert(n).second) continue;
+        auto it = graph.find(n);
+        if (it == graph.end()) continue;
+        for (const auto& c : it->second) {
+          if (!edge(n, c)) continue;
+          out.insert(c);
+          stack.push_back(c);
+        }
       }
+      memo = reachable.emplace(from, std::move(out)).first;
     }
-    return false;
+    return memo->second.count(target) > 0;
   };
   for (const auto& f : names.definitions) {
     if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
