@@ -58,6 +58,18 @@ REFUSED = {
         "seed();",
         "program-scope and static variables are constant",
     ),
+    "global-lambda": ("auto bump = [](float x) { return x + 1.0f; };\n" + kernel("    a[i] = bump(a[i]);"), "bump", "program-scope and static variables are constant"),
+    "template-static-member": (
+        "template <class T> struct S { static int x; };\nint seed() { return 1; }\ntemplate <class T> int S<T>::x = seed();\n"
+        + kernel("    a[i] = float(S<int>::x);"),
+        "x = seed",
+        "program-scope and static variables are constant",
+    ),
+    "recursion-global-qualified": (
+        "int f(int x) { return x > 0 ? ::f(x - 1) : 0; }\n" + kernel("    a[i] = float(f(int(a[i])));"),
+        "f(x - 1)",
+        "no recursion",
+    ),
     "static-local": (kernel("    static float calls = 0;\n    a[i] = calls;"), "static", "program-scope and static variables are constant"),
     "attribute-constructor": (
         "__attribute__((constructor)) void boot() { }\n" + kernel("    a[i] = 1.0f;"),

@@ -281,7 +281,7 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
                        "calls only to source functions and the Metal standard library");
     }
     // `T::f(`: which class's f is not known here, so a qualified call adds no edge.
-    const bool qualified = i > 0 && t[i - 1].is("::");
+    const bool qualified = i > 1 && t[i - 1].is("::") && (t[i - 2].kind == TokenKind::identifier || t[i - 2].is(">"));
     if (in && !qualified && names.functions.count(x.text)) graph[in->name].insert(x.text);
   }
   // Recursion: a call from a function to one from which it is reachable again. A name
@@ -317,7 +317,9 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
     if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
     for (std::size_t k = f.body_open; k + 1 < f.body_close; ++k) {
       if (t[k].kind != TokenKind::identifier || !t[k + 1].is("(") || !names.functions.count(t[k].text) ||
-          (k > 0 && (t[k - 1].is(".") || t[k - 1].is("->") || t[k - 1].is("::"))) || enclosing[k] != &f)
+          (k > 0 && (t[k - 1].is(".") || t[k - 1].is("->"))) || enclosing[k] != &f)
+        continue;
+      if (k > 1 && t[k - 1].is("::") && (t[k - 2].kind == TokenKind::identifier || t[k - 2].is(">")))
         continue;
       const std::string& c = t[k].text;
       const bool self = c == f.name && edge(f.name, c);

@@ -417,10 +417,12 @@ class RuleChecker {
   // (or constexpr), initialised without running code.
   void check_program_scope(const DeclaredNames& names) const {
     std::size_t start = std::string::npos;
+    bool assigned = false;  // the statement so far has `=` (at its own level)
     for (std::size_t i = 0; i < t_.size(); ++i) {
       if (scope_[i] != Scope::namespace_ || t_[i].kind == TokenKind::directive) continue;
       if (t_[i].is("}")) {
         start = std::string::npos;
+        assigned = false;
         continue;
       }
       if (start == std::string::npos) start = i;
@@ -428,19 +430,23 @@ class RuleChecker {
         i = matching(t_, i);
         continue;
       }
+      if (t_[i].is("=")) assigned = true;
       if (t_[i].is("{")) {
         const std::size_t close = matching(t_, i);
         if (brace_kind_[i] == Scope::namespace_) {
           start = std::string::npos;  // its contents are statements of their own
+          assigned = false;
           continue;
         }
-        if (brace_kind_[i] == Scope::block) start = std::string::npos;  // a function body ends the definition
+        // A function body ends the definition; after `=` a body is a lambda's, in an initializer.
+        if (brace_kind_[i] == Scope::block && !assigned) start = std::string::npos;
         i = close;
         continue;
       }
       if (t_[i].is(";")) {
         check_declaration(start, i, names);
         start = std::string::npos;
+        assigned = false;
       }
     }
   }
@@ -449,6 +455,25 @@ class RuleChecker {
     std::size_t j = begin;
     while (j < end && t_[j].is("[") && j + 1 < end && t_[j + 1].is("[")) j = matching(t_, j) + 1;
     if (j >= end) return;
+    if (t_[j].is_identifier("template")) {
+      // `template <class T> int S<T>::x = f();` defines a variable; other templates
+      // (functions, classes, explicit instantiations) are not variables.
+      if (j + 1 >= end || !t_[j + 1].is("<")) return;
+      int angle = 0;
+      for (++j; j < end; ++j) {
+        if (t_[j].is("<")) ++angle;
+        else if (t_[j].is(">")) --angle;
+        else if (t_[j].is(">>")) angle -= 2;
+        if (angle <= 0) break;
+      }
+      ++j;
+      bool initialised = false;
+      for (std::size_t k = j; k < end && !initialised; ++k) {
+        if (t_[k].is("(") || t_[k].is("{")) return;
+        initialised = t_[k].is("=");
+      }
+      if (!initialised) return;
+    }
     static const std::set<std::string> not_variables = {"template", "using", "typedef", "static_assert",
                                                         "namespace", "friend", "extern"};
     if (not_variables.count(t_[j].text)) return;
@@ -484,9 +509,14 @@ class RuleChecker {
                    "(MSL spec §4.2): kernels share no mutable global state",
              "program-scope and static variables are constant");
     }
-    // Dynamic initialisation: a call to a source function that is not constexpr.
-    for (std::size_t k = j; k < end; ++k) {
-      if (t_[k].kind != TokenKind::identifier || k == name || !names.functions.count(t_[k].text)) continue;
+    // Dynamic initialisation: a call to a source function that is not constexpr (a
+    // constexpr variable's initialiser is checked by the compiler itself).
+    for (std::size_t k = j; k < end; ++k)
+      if (t_[k].is_identifier("constexpr")) return;
+    for (std::size_t k = j; k + 1 < end; ++k) {
+      if (t_[k].kind != TokenKind::identifier || k == name || !names.functions.count(t_[k].text) ||
+          !(t_[k + 1].is("(") || t_[k + 1].is("{") || (k > j && t_[k - 1].kind == TokenKind::identifier)))
+        continue;
       bool constexpr_definition = false;
       for (const auto& f : names.definitions)
         if (f.name == t_[k].text && f.is_constexpr) constexpr_definition = true;
