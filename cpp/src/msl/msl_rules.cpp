@@ -55,7 +55,7 @@ const std::set<std::string>& msl_attributes() {
 // for METAL_FUNC): inlining, alignment, unused, packed, overloadable. Nothing that runs code.
 const std::set<std::string>& gnu_attributes() {
   static const std::set<std::string> a = {"always_inline", "noinline", "unused", "aligned", "packed",
-                                          "overloadable", "const", "pure", "flatten", "visibility_hidden"};
+                                          "overloadable", "const", "pure", "flatten"};
   return a;
 }
 
@@ -222,13 +222,13 @@ class RuleChecker {
         refuse(name_token, "attribute [[" + name + "]] is not defined by MSL", "attributes MSL defines");
       if (j < end && t_[j].is("(")) {
         const std::size_t close = matching(t_, j);
-        check_index(name, name_token, j, close);
+        check_index(name, j, close);
         j = close + 1;
       }
     }
   }
 
-  void check_index(const std::string& name, std::size_t name_token, std::size_t open, std::size_t close) const {
+  void check_index(const std::string& name, std::size_t open, std::size_t close) const {
     int limit = -1;
     const char* table = "";
     if (name == "buffer") limit = kMaxBufferIndex, table = "buffer";
@@ -244,7 +244,6 @@ class RuleChecker {
                            std::to_string(limit),
              "argument indices within Metal's limits");
     }
-    (void)name_token;
   }
 
   // `__attribute__((a, b(x)))` at i.
