@@ -277,3 +277,23 @@ def test_call_time_attacks_are_refused_at_compile(cpu_device, body, tmp_path):
     with pytest.raises(mc.CompileError, match=r"\[MSL rule: "):
         cpu_device.compile(kernel("    " + body.replace("{m}", marker)))
     assert not os.path.exists(marker)
+
+
+def test_index_limits_apply_to_computed_and_implicit_indices(cpu_device):
+    # An index given by an enum constant is known only after the compiler evaluates it;
+    # a 32nd buffer without [[buffer(n)]] gets index 31 implicitly. Both exceed the table.
+    src = (
+        "enum Index { kIn = 0, kOut = 40 };\n"
+        "kernel void k(device float* a [[buffer(kIn)]], device float* b [[buffer(kOut)]],\n"
+        "              uint i [[thread_position_in_grid]]) { b[i] = a[i]; }\n"
+    )
+    with pytest.raises(mc.CompileError, match=r"index 40.*\[MSL rule: argument indices within Metal's limits\]") as info:
+        cpu_device.compile(src).k
+    assert info.value.line == 2
+    params = ", ".join(f"device float* p{n}" for n in range(32))
+    src = "kernel void k(" + params + ", uint i [[thread_position_in_grid]]) { p0[i] = 1.0f; }\n"
+    with pytest.raises(mc.CompileError, match=r"'p31' is bound to index 31") as info:
+        cpu_device.compile(src)
+    assert (info.value.line, info.value.column) == (1, src.index("p31") + 1)
+    ok = "kernel void k(" + ", ".join(f"device float* p{n}" for n in range(31)) + ", uint i [[thread_position_in_grid]]) { p0[i] = 1.0f; }\n"
+    cpu_device.compile(ok)
