@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every C++-level check from one command: configures cpp/tests (a CTest project whose
-# tests are the prelude, fiber, api and Metal checks), then `ctest --output-on-failure`.
+# tests are the prelude, fiber, worker pool, object check, api and Metal checks), then
+# `ctest --output-on-failure`.
 # Arguments go to ctest, e.g.  cpp/tests/run.sh -LE metal   (all but the Metal check)
 #                              cpp/tests/run.sh -R fiber    (the fiber test only)
 # Environment: CPP_TESTS_BUILD_DIR keeps the build folder there (default: a temporary one,

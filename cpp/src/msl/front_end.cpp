@@ -2,6 +2,8 @@
 #include "msl/front_end.hpp"
 
 #include "metalcall/errors.hpp"
+#include "msl/lexer.hpp"
+#include "msl/msl_rules.hpp"
 
 namespace metalcall::msl {
 
@@ -14,6 +16,8 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
     if (!options.preprocessor) throw DeviceError("this source needs the C preprocessor, and none was given");
     unit.preprocessed = options.preprocessor(text, predefined_macros(options.defines));
   }
+  // MSL, not host C++: refused before any of it reaches the target's compiler.
+  check_msl_rules(unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true), source);
   TranslateOptions translate;
   translate.constants = options.constants;
   translate.checked = options.checked;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "metalcall/errors.hpp"
+#include "msl/msl_rules.hpp"
 
 namespace metalcall::msl {
 
@@ -576,6 +577,20 @@ void finalize_bindings(KernelInfo& kernel) {
     while (used.count(next)) ++next;
     p.binding = next;
     used.insert(next);
+  }
+  // Metal's argument tables (msl_rules.hpp): an index given by an expression, or given
+  // implicitly to the 32nd buffer, is checked here once it is known.
+  for (const auto& p : kernel.params) {
+    if (p.kind == ParamKind::builtin) continue;
+    const bool threadgroup = p.kind == ParamKind::threadgroup_memory;
+    const int limit = threadgroup ? kMaxThreadgroupIndex : kMaxBufferIndex;
+    if (p.binding > limit) {
+      throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: '" +
+                             p.name + "' is bound to index " + std::to_string(p.binding) + ", but Metal's " +
+                             (threadgroup ? "threadgroup memory" : "buffer") + " argument table has indices 0 to " +
+                             std::to_string(limit) + " [MSL rule: argument indices within Metal's limits]",
+                         "", p.line, p.column);
+    }
   }
 }
 

@@ -29,4 +29,9 @@ CompileError error_at(const std::string& source, const Token& token, const std::
   return CompileError(log, log, token.line, token.column, line);
 }
 
+CompileError rule_error(const std::string& source, const Token& token, const std::string& message,
+                        const std::string& rule) {
+  return error_at(source, token, message + " [MSL rule: " + rule + "]");
+}
+
 }  // namespace metalcall::msl

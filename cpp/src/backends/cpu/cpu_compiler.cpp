@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/object_check.hpp"
 #include "backends/translated/embedded_prelude.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/process.hpp"
@@ -188,7 +189,14 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
 
 // ---- programs ----
 
-CpuModule::CpuModule(const std::string& path) : handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+// dlopen runs an object's initialisers: it is checked first (object_check.hpp), built
+// here or found in the disk cache alike.
+static void* open_checked_object(const std::string& path) {
+  check_kernel_object(path);
+  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+CpuModule::CpuModule(const std::string& path) : handle_(open_checked_object(path)) {
   if (!handle_) {
     const char* why = dlerror();
     throw DeviceError("[cpu] cannot load the compiled kernel " + path + ": " + (why ? why : "unknown error"));

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The kernel object wall (cpp/src/backends/cpu/object_check.cpp), independent of the MSL
+# front end: builds forbidden and allowed shared objects directly with the system compiler,
+# with the CPU backend's own flags, and checks that the checker refuses or accepts each.
+# Linux only (the check reads ELF; on macOS it is documented to check nothing).
+# Build folder: $OBJECT_CHECK_BUILD_DIR (default: a temporary one). Exits non-zero on failure.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "$here/../../src" && pwd)"
+include="$(cd "$here/../../include" && pwd)"
+if [ "$(uname -s)" != Linux ]; then echo "object_check: skipped (ELF only; see docs/msl-rules.md)"; exit 0; fi
+out="${OBJECT_CHECK_BUILD_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/object-check.XXXXXX")}"
+mkdir -p "$out"
+"${CXX:-g++}" -std=c++17 -O2 -Wall -Wextra -Werror -I"$src" -I"$include" "$here/object_check_test.cpp" \
+  "$src/backends/cpu/object_check.cpp" -o "$out/object_check_test" || { echo "BUILD FAILED"; exit 1; }
+# The flags of backends/cpu/cpu_compiler.cpp's build().
+flags=(-std=c++17 -O3 -fPIC -shared -fvisibility=hidden -fno-math-errno -fno-trapping-math -fno-exceptions -fno-rtti)
+status=0
+cxx=""
+object() {  # name, C++ source: builds $out/name.so
+  printf '%s\n' "$2" > "$out/$1.cpp"
+  rm -f "$out/$1.so"
+  "$cxx" "${flags[@]}" -o "$out/$1.so" "$out/$1.cpp" -lm || { echo "FAIL $1: did not build"; status=1; return 1; }
+}
+check() {  # name, expect, needle
+  "$out/object_check_test" "$out/$1.so" "$2" "${3:-}" || status=1
+}
+# Every host compiler found (the CPU backend uses whichever METALCALL_CXX or PATH gives).
+compilers=()
+for c in g++ clang++ clang++-{22..14}; do
+  command -v "$c" >/dev/null 2>&1 && compilers+=("$c")
+done
+for cxx in "${compilers[@]}"; do
+echo "== $cxx"
+# Allowed: libm, memcpy/memset, thread_local (TLS), nothing at load time.
+  object allowed 'extern "C" float sinf(float); extern "C" float expf(float);
+  static thread_local int calls;
+  extern "C" __attribute__((visibility("default"))) void entry(float* a, const float* b, int n) {
+    ++calls; __builtin_memcpy(a, b, n * sizeof(float)); for (int i = 0; i < n; ++i) a[i] = sinf(a[i]) + expf(b[i]); }'
+  check allowed ok
+  # Forbidden: host calls at call time.
+  object calls_system 'extern "C" int system(const char*);
+  extern "C" __attribute__((visibility("default"))) int entry() { return system("true"); }'
+  check calls_system refused "'system'"
+  object calls_fopen 'struct FILE; extern "C" FILE* fopen(const char*, const char*);
+  extern "C" __attribute__((visibility("default"))) void* entry() { return fopen("/etc/passwd", "r"); }'
+  check calls_fopen refused "'fopen'"
+  object calls_dlopen 'extern "C" void* dlopen(const char*, int);
+  extern "C" __attribute__((visibility("default"))) void* entry() { return dlopen("libc.so.6", 2); }'
+  check calls_dlopen refused "'dlopen'"
+  object calls_malloc 'extern "C" void* malloc(unsigned long);
+  extern "C" __attribute__((visibility("default"))) void* entry() { return malloc(16); }'
+  check calls_malloc refused "'malloc'"
+  # Forbidden: code that runs at load time.
+  object constructor 'volatile int g;
+  __attribute__((constructor)) static void boot() { g = 1; }
+  extern "C" __attribute__((visibility("default"))) int entry() { return g; }'
+  check constructor refused "static initialiser"
+  object dynamic_init 'volatile int g;
+  static int seed() { return g + 1; }
+  static int x = seed();
+  extern "C" __attribute__((visibility("default"))) int entry() { return x; }'
+  check dynamic_init refused "static initialiser"
+  object init_and_system 'extern "C" int system(const char*);
+  static int x = system("true");
+  extern "C" __attribute__((visibility("default"))) int entry() { return x; }'
+  check init_and_system refused "'system'"
+  # Guarded static locals (__cxa_guard_*) and static destructors (__cxa_atexit) are C++ runtime, not kernel code.
+  object guarded_static 'volatile int g;
+  static int seed() { return g + 1; }
+  extern "C" __attribute__((visibility("default"))) int entry() { static int x = seed(); return x; }'
+  check guarded_static refused "'__cxa_guard"
+  # Not a kernel object at all.
+  printf 'not an ELF file' > "$out/garbage.so"
+  check garbage unreadable "cannot load the compiled kernel"
+  rm -f "$out/fifo.so"; mkfifo "$out/fifo.so" 2>/dev/null && check fifo unreadable "regular file"
+done
+exit $status
