@@ -11,10 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/kernel_object.hpp"
 #include "backends/translated/embedded_prelude.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/process.hpp"
 #include "backends/translated/translated_library.hpp"
+#include "core/cache_eviction.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
@@ -111,22 +113,33 @@ CpuCompiler::CpuCompiler() {
 
 bool CpuCompiler::available() const { return HostCxx::instance().available(); }
 
-std::string CpuCompiler::prelude_folder() {
+std::string CpuCompiler::prelude_folder(const std::string& temp) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   if (!prelude_folder_.empty()) return prelude_folder_;
+  // Kept in the cache when it is writable (checked once per process: the compiler
+  // includes these files, so they must be ours and exactly the embedded text).
   DiskCache cache("prelude");
-  const std::string folder = cache.scratch() + "/" + prelude_hash();
-  mkdir(folder.c_str(), 0755);
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
-    const std::string path = folder + "/" + kEmbeddedPrelude[i].name;
-    auto existing = read_file(path);
-    if (existing && *existing == kEmbeddedPrelude[i].text) continue;
-    if (!write_file_atomic(path, kEmbeddedPrelude[i].text)) {
-      throw DeviceError("[cpu] cannot write the MSL prelude to " + folder + "; set METALCALL_CACHE_DIR to a writable folder");
+  if (cache.writable()) {
+    const std::string folder = cache.folder() + "/" + prelude_hash();
+    mkdir(folder.c_str(), 0700);
+    bool ok = unsafe_folder_reason(folder, /*follow_link=*/false).empty();
+    for (std::size_t i = 0; ok && i < kEmbeddedPreludeCount; ++i) {
+      const std::string path = folder + "/" + kEmbeddedPrelude[i].name;
+      auto existing = read_owned_file(path, std::uint64_t(1) << 24);
+      ok = (existing && *existing == kEmbeddedPrelude[i].text) || write_file_atomic(path, kEmbeddedPrelude[i].text);
+    }
+    if (ok) {
+      prelude_folder_ = folder;
+      return folder;
     }
   }
-  prelude_folder_ = folder;
+  // Otherwise a copy in this build's private folder, removed with it.
+  const std::string folder = temp + "/prelude";
+  bool ok = mkdir(folder.c_str(), 0700) == 0;
+  for (std::size_t i = 0; ok && i < kEmbeddedPreludeCount; ++i)
+    ok = write_file_atomic(folder + "/" + kEmbeddedPrelude[i].name, kEmbeddedPrelude[i].text);
+  if (!ok) throw DeviceError("[cpu] cannot write the MSL prelude to " + temp + "; set METALCALL_CACHE_DIR to a writable folder");
   return folder;
 }
 
@@ -159,41 +172,34 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   const std::string key = key_hash.hex();
 
   DiskCache cache("cpu");
-  if (auto hit = cache.find(key, ".so")) return *hit;
+  if (auto hit = cache.load_entry(key, ".so")) return *hit;
 
-  const std::string prelude = prelude_folder();
-  // Unique per process and per call: two threads may build the same source at once.
-  static std::atomic<unsigned> builds{0};
-  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
-                           std::to_string(builds.fetch_add(1));
-  const std::string cpp_path = base + ".cpp";
-  const std::string so_path = base + ".so";
+  // Everything of this build lives in a private folder removed on every way out.
+  const PrivateTempDir temp(cache.temp_parent());
+  if (temp.path().empty()) {
+    throw DeviceError("[cpu] cannot create a temporary folder in " + cache.temp_parent() +
+                      "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
+  }
+  const std::string prelude = prelude_folder(temp.path());
+  const std::string cpp_path = temp.path() + "/" + key + ".cpp";
+  const std::string so_path = temp.path() + "/" + key + ".so";
   if (!write_file_atomic(cpp_path, tr.code)) {
-    throw DeviceError("[cpu] cannot write to " + cache.scratch() + "; set METALCALL_CACHE_DIR to a writable folder");
+    throw DeviceError("[cpu] cannot write to " + temp.path() + "; set METALCALL_CACHE_DIR to a writable folder");
   }
   std::vector<std::string> argv = {host.path()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
-  std::remove(cpp_path.c_str());
-  if (result.exit_code != 0) {
-    std::remove(so_path.c_str());
-    throw compile_error(result.output, &tr.map, source, cache.scratch());
-  }
-  if (cache.store(key, ".so", so_path)) {
-    if (auto stored = cache.find(key, ".so")) return *stored;
-  }
-  return so_path;  // a read-only cache: the scratch copy serves this process
+  if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
+  auto object = read_owned_file(so_path, largest_entry());
+  if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
+  cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only
+  return std::move(*object);
 }
 
 // ---- programs ----
 
-CpuModule::CpuModule(const std::string& path) : handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-  if (!handle_) {
-    const char* why = dlerror();
-    throw DeviceError("[cpu] cannot load the compiled kernel " + path + ": " + (why ? why : "unknown error"));
-  }
-}
+CpuModule::CpuModule(const std::string& object) : handle_(load_kernel_object(object)) {}
 
 CpuModule::~CpuModule() { dlclose(handle_); }
 

@@ -22,15 +22,16 @@ class CpuCompiler {
   const std::string& identity() const { return identity_; }
 
   /**
-   * Builds `translation` into a shared object and returns its path, from the disk
-   * cache when it is there. Throws CompileError (mapped to the user's `source`) or
+   * Builds `translation` into a shared object and returns its bytes, from the disk
+   * cache when it is there (checked: see disk_cache.hpp). Throws CompileError (mapped to the user's `source`) or
    * DeviceError when there is no compiler.
    */
   std::string build(const msl::Translation& translation, const std::string& source, bool fast_math);
 
  private:
   CpuCompiler();
-  std::string prelude_folder();
+  /** The folder of the MSL prelude headers: in the cache, or else a copy in `temp` (this build's folder). */
+  std::string prelude_folder(const std::string& temp);
 
   std::string identity_;
   std::string prelude_folder_;
