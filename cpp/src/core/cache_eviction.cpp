@@ -61,10 +61,15 @@ struct Found {
   Kind kind;
   bool is_dir;
   std::uint64_t bytes;
-  std::int64_t last_used;  // seconds: the later of access (touched on a hit) and modification
+  std::int64_t last_used;  // nanoseconds: the later of access (touched on a hit) and modification
 };
 
-std::int64_t seconds(const struct timespec& t) { return static_cast<std::int64_t>(t.tv_sec); }
+std::int64_t nanoseconds(const struct timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + static_cast<std::int64_t>(t.tv_nsec);
+}
+bool stale(const Found& f) {
+  return static_cast<std::int64_t>(std::time(nullptr)) - f.last_used / 1000000000 > kStaleSeconds;
+}
 
 /** metalcall's files and folders in the root's area folders (only folders that pass the safety checks). */
 std::vector<Found> scan(const std::string& root) {
@@ -83,9 +88,9 @@ std::vector<Found> scan(const std::string& root) {
       const Kind kind = classify(name, is_dir);
       if (kind == Kind::other) continue;
 #ifdef __APPLE__
-      const std::int64_t used = std::max(seconds(st.st_atimespec), seconds(st.st_mtimespec));
+      const std::int64_t used = std::max(nanoseconds(st.st_atimespec), nanoseconds(st.st_mtimespec));
 #else
-      const std::int64_t used = std::max(seconds(st.st_atim), seconds(st.st_mtim));
+      const std::int64_t used = std::max(nanoseconds(st.st_atim), nanoseconds(st.st_mtim));
 #endif
       out.push_back({folder + "/" + name, kind, is_dir, static_cast<std::uint64_t>(st.st_size), used});
     }
@@ -113,16 +118,18 @@ int lock_root(const std::string& root, bool wait) {
   return fd;
 }
 
-/** Removes stale temporaries, then the least recently used entries until the total is at most `target`. */
-void evict(const std::string& root, std::uint64_t target) {
+/**
+ * Removes stale temporaries, then the least recently used entries until the total is
+ * at most `target`. Returns the total left, or nullopt when another process holds the lock.
+ */
+std::optional<std::uint64_t> evict(const std::string& root, std::uint64_t target) {
   const int lock = lock_root(root, /*wait=*/false);
-  if (lock < 0) return;  // another process is evicting right now
+  if (lock < 0) return std::nullopt;  // another process is evicting right now
   std::vector<Found> found = scan(root);
-  const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   std::vector<Found> entries;
   std::uint64_t total = 0;
   for (auto& f : found) {
-    if (f.kind == Kind::temp && now - f.last_used > kStaleSeconds) remove_found(f);
+    if (f.kind == Kind::temp && stale(f)) remove_found(f);
     if (f.kind != Kind::entry) continue;
     total += f.bytes;
     entries.push_back(std::move(f));
@@ -137,6 +144,7 @@ void evict(const std::string& root, std::uint64_t target) {
     }
   }
   close(lock);
+  return total;
 }
 
 }  // namespace
@@ -184,19 +192,30 @@ std::uint64_t largest_entry() { return std::min<std::uint64_t>(cache_size_limit(
 
 void cache_stored(const std::string& root, std::uint64_t bytes) {
   const std::uint64_t limit = cache_size_limit();
-  // Scanning is O(entries): done at a process's first store, then after each
-  // sixteenth of the limit written, so a full cache is scanned rarely.
+  // Scanning is O(entries). This process keeps an estimate of the total (the last
+  // scan plus what it wrote since) and scans when the estimate passes the limit, at
+  // its first store, and after each sixteenth of the limit it wrote (other processes
+  // write too): a cache far from full is scanned rarely.
+  struct State {
+    std::uint64_t estimate = 0, written = 0;
+    bool scanned = false;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::uint64_t> written;  // since the last scan, per root
+  static std::map<std::string, State> states;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto [it, first] = written.emplace(root, 0);
-    it->second += bytes;
-    if (!first && (limit == kNoCacheLimit || it->second < std::max<std::uint64_t>(limit / 16, 1))) return;
-    it->second = 0;
+    State& s = states[root];
+    s.estimate += bytes;
+    s.written += bytes;
+    const bool due = !s.scanned || (limit != kNoCacheLimit && (s.estimate > limit || s.written >= limit / 16));
+    if (!due) return;
+    s.scanned = true;
+    s.written = 0;
   }
   // Evicted to nine tenths of the limit, so the next scan is not due at once.
-  evict(root, limit == kNoCacheLimit ? limit : limit - limit / 10);
+  const auto left = evict(root, limit == kNoCacheLimit ? limit : limit - limit / 10);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (left) states[root].estimate = *left;
 }
 
 DiskCacheInfo disk_cache_info() {
@@ -220,12 +239,11 @@ std::size_t clear_disk_cache() {
   if (!unsafe_folder_reason(root, true).empty()) return 0;  // not ours: nothing to clear
   const int lock = lock_root(root, /*wait=*/true);
   std::size_t removed = 0;
-  const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   for (const auto& f : scan(root)) {
     // A fresh temporary belongs to a compile running now.
-    if (f.kind == Kind::temp && now - f.last_used <= kStaleSeconds) continue;
+    if (f.kind == Kind::temp && !stale(f)) continue;
     remove_found(f);
-    if (f.kind != Kind::temp) ++removed;
+    if (f.kind == Kind::entry) ++removed;
   }
   if (lock >= 0) close(lock);
   return removed;

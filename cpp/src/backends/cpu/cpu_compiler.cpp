@@ -16,7 +16,6 @@
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/process.hpp"
 #include "backends/translated/translated_library.hpp"
-#include "core/cache_eviction.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
@@ -32,6 +31,9 @@ using translated::ProcessResult;
 using translated::run_process;
 
 namespace {
+
+// No kernel object comes near this; a bigger file is refused, not read.
+constexpr std::uint64_t kLargestObject = std::uint64_t(1) << 30;
 
 std::vector<std::string> target_flags() {
 #if defined(__x86_64__)
@@ -191,7 +193,7 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
   if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
-  auto object = read_owned_file(so_path, largest_entry());
+  auto object = read_owned_file(so_path, kLargestObject);
   if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
   cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only
   return std::move(*object);
