@@ -46,7 +46,10 @@ class DiskCache {
   bool writable_ = false;
 };
 
-/** The areas (subfolders) the cache is made of: `cache clear` removes entries from these only. */
+/**
+ * The areas (subfolders) the cache is made of: `cache clear` removes entries from these
+ * only. "prelude" held the MSL headers before each build wrote its own copy: cleared.
+ */
 inline constexpr const char* kCacheAreas[] = {"cpu", "cuda", "translations", "compilers", "prelude"};
 
 /** The folder the cache lives in: $METALCALL_CACHE_DIR, else the platform's user cache folder. */

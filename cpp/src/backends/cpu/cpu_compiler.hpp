@@ -30,11 +30,10 @@ class CpuCompiler {
 
  private:
   CpuCompiler();
-  /** The folder of the MSL prelude headers: in the cache, or else a copy in `temp` (this build's folder). */
-  std::string prelude_folder(const std::string& temp);
+  /** Writes the MSL prelude headers into `temp` (this build's private folder); returns their folder. */
+  static std::string prelude_folder(const std::string& temp);
 
   std::string identity_;
-  std::string prelude_folder_;
 };
 
 /** The program of `kernel` in a loaded module: entry point, layout and limits. */
