@@ -416,3 +416,22 @@ def test_processes_racing_on_one_tiny_cache(tmp_path):
     # Whatever survived eviction is good: a last process gets every result right.
     cache.run([tuple(v) for v in shared] + [(30, 2), (43, 3)], extra_env={"METALCALL_CACHE_SIZE": "48K"})
     assert _cache_bytes(cache.folder) <= 48 * 1024
+
+
+def test_a_permissive_umask_still_caches_privately(tmp_path):
+    # With umask 002 the compiler's outputs are group-writable; they live in a private
+    # folder, so they are still used, and the entries written from them are 0600.
+    cache = Cache(tmp_path)
+    code = f"""
+import os
+os.umask(0o002)
+import metalcall as mc
+dev = mc.Device("cpu")
+dev.compile({TEMPLATE.format(a=3, b=4)!r})
+dev.compile({PREPROCESSED!r}, defines={{"FIVE": 5}})
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cache.env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    for p in [cache.folder, *cache.folder.rglob("*")]:
+        assert stat.S_IMODE(os.lstat(p).st_mode) & 0o077 == 0, p
+    assert cache.run([(3, 4)])[1] == 0

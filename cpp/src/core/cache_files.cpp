@@ -70,14 +70,16 @@ bool make_private_dirs(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::optional<std::string> read_owned_file(const std::string& path, std::uint64_t max_bytes, bool touch) {
+std::optional<std::string> read_owned_file(const std::string& path, std::uint64_t max_bytes, ReadAs as) {
+  const bool entry = as == ReadAs::cache_entry;
   // O_NOFOLLOW: never through a planted link (to /dev/zero, to another user's file).
   // O_NONBLOCK: opening a planted FIFO returns at once; fstat then refuses it.
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0) return std::nullopt;
   struct stat st;
   const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-                  (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && static_cast<std::uint64_t>(st.st_size) <= max_bytes;
+                  (!entry || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0) &&
+                  static_cast<std::uint64_t>(st.st_size) <= max_bytes;
   if (!ok) {
     close(fd);
     return std::nullopt;
@@ -103,7 +105,7 @@ std::optional<std::string> read_owned_file(const std::string& path, std::uint64_
       break;
     }
   }
-  if (touch) {
+  if (entry) {
     // The access time only: the modification time says when the entry was written.
     const struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
     futimens(fd, times);

@@ -23,14 +23,20 @@ std::string unsafe_folder_reason(const std::string& path, bool follow_link);
 /** Creates `path` and its missing parents, each new one with mode 0700; true when it is a directory now. */
 bool make_private_dirs(const std::string& path);
 
+/** How read_owned_file treats a file. */
+enum class ReadAs {
+  cache_entry,     // nobody else may write it (no group/other write bit); marked as used (access time)
+  private_output,  // a compiler's output in our private 0700 folder: its mode follows the umask, and is fine
+};
+
 /**
- * The whole content of `path` if it is a regular file owned by this user that nobody
- * else may write, opened without following a final symlink and without blocking on a
- * FIFO, and no larger than `max_bytes` (the bytes are read from the one descriptor that
- * was checked, so a file swapped in after the check is never read). With `touch`, its
- * access time is set to now: the cache's least-recently-used order.
+ * The whole content of `path` if it is a regular file owned by this user, opened
+ * without following a final symlink and without blocking on a FIFO, and no larger than
+ * `max_bytes`. The bytes are read from the one descriptor that was checked, so a file
+ * swapped in after the check is never read. A cache entry must also be writable by
+ * nobody else, and a hit sets its access time: the cache's least-recently-used order.
  */
-std::optional<std::string> read_owned_file(const std::string& path, std::uint64_t max_bytes, bool touch = false);
+std::optional<std::string> read_owned_file(const std::string& path, std::uint64_t max_bytes, ReadAs as);
 
 /** Writes `content` to `path` atomically: a new 0600 file beside it (O_EXCL), then rename. */
 bool write_file_atomic(const std::string& path, std::string_view content);

@@ -125,7 +125,7 @@ DiskCache::DiskCache(const std::string& area) : area_(area), root_(default_cache
 std::optional<std::string> DiskCache::load_entry(const std::string& key, const std::string& extension) const {
   if (!readable_) return std::nullopt;
   const std::string name = area_ + "/" + key + extension;
-  auto file = read_owned_file(folder_ + "/" + key + extension, largest_entry(), /*touch=*/true);
+  auto file = read_owned_file(folder_ + "/" + key + extension, largest_entry(), ReadAs::cache_entry);
   if (!file) return std::nullopt;
   return decode_entry(name, std::move(*file));
 }

@@ -49,7 +49,8 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   std::unordered_map<std::string, std::weak_ptr<LibraryImpl>> libraries_;
   std::deque<std::shared_ptr<LibraryImpl>> recent_;  // most recent first
   std::size_t sweep_at_ = 2 * kRecentLibraries;      // libraries_ size that triggers dropping dead entries
-  void remember(const std::shared_ptr<LibraryImpl>& library);  // libraries_mutex_ held
+  /** Marks `library` most recent (libraries_mutex_ held); returns the one it pushed out, to destroy unlocked. */
+  std::shared_ptr<LibraryImpl> remember(const std::shared_ptr<LibraryImpl>& library);
 
   std::atomic<int> open_batches_{0};
   std::mutex batches_mutex_;

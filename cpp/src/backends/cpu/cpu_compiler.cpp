@@ -175,7 +175,7 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
   if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
-  auto object = read_owned_file(so_path, kLargestObject);
+  auto object = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
   if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
   cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only
   return std::move(*object);

@@ -193,7 +193,7 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
   for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
   argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
   ProcessResult result = run_process(argv);
-  auto output = read_owned_file(base + ".ii", largest_preprocessed);
+  auto output = read_owned_file(base + ".ii", largest_preprocessed, ReadAs::private_output);
   if (result.exit_code != 0 || !output) {
     std::string log = msl::restore_type_names(result.output);
     for (std::size_t p; (p = log.find(temp.path() + "/")) != std::string::npos;) log.erase(p, temp.path().size() + 1);
