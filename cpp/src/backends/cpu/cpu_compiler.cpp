@@ -1,10 +1,8 @@
 // The CPU backend's compiler (see cpu_compiler.hpp).
 #include "backends/cpu/cpu_compiler.hpp"
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sstream>

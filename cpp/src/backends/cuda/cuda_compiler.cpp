@@ -3,7 +3,6 @@
 #include "backends/cuda/cuda_compiler.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstring>

@@ -2,7 +2,6 @@
 // process does not run `--version`) and running its preprocessor (output cached).
 #include "backends/translated/host_cxx.hpp"
 
-#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cctype>
