@@ -23,6 +23,7 @@ void init_batch(py::module_& m);
 void init_device(py::module_& m);
 void init_library(py::module_& m);
 void init_kernel(py::module_& m);
+void init_cache(py::module_& m);
 
 /** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
 struct PyBuffer {

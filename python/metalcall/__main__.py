@@ -1,5 +1,6 @@
 """python -m metalcall: list the devices, then run a short, checked benchmark on one.
 
+`python -m metalcall cache info|clear` shows or empties the disk cache of compiled kernels.
 `--cmakedir` / `--includes` print where the C++ package is (docs/cpp-embedding.md).
 Exits with status 1 if a kernel's result disagrees with NumPy's. `python -m metalcall bench`
 is the benchmarking tool (metalcall/_bench_cli.py: the standard suite or your own kernel,
@@ -12,7 +13,7 @@ import argparse
 import sys
 
 import metalcall as mc
-from metalcall import _bench
+from metalcall import _bench, _core
 
 
 def list_devices() -> None:
@@ -24,14 +25,47 @@ def list_devices() -> None:
               f"{info.max_threads_per_threadgroup} threads per threadgroup)")
 
 
+def format_size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def cache_main(argv: list[str]) -> int:
+    """`python -m metalcall cache info|clear`: the disk cache of compiled kernels."""
+    parser = argparse.ArgumentParser(prog="python -m metalcall cache",
+                                     description="The disk cache of compiled kernels ($METALCALL_CACHE_DIR; "
+                                                 "size limit $METALCALL_CACHE_SIZE, e.g. 500M, 2G, 0 = off).")
+    parser.add_argument("action", choices=["info", "clear"],
+                        help="info: folder, entries, size and limit; clear: remove metalcall's entries")
+    args = parser.parse_args(argv)
+    if args.action == "clear":
+        removed = _core.cache_clear()
+        print(f"removed {removed} entries from {_core.cache_info()['directory']}")
+        return 0
+    info = _core.cache_info()
+    limit = "none" if info["limit"] is None else format_size(info["limit"])
+    print(f"directory: {info['directory']}")
+    if not info["enabled"]:
+        print(f"state:     off ({info['problem']})")
+    print(f"entries:   {info['entries']}")
+    print(f"size:      {format_size(info['bytes'])}")
+    print(f"limit:     {limit}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:
         from metalcall import _bench_cli
 
         return _bench_cli.main(argv[1:])
+    if argv[:1] == ["cache"]:
+        return cache_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m metalcall", description=__doc__.splitlines()[0],
-                                     epilog="python -m metalcall bench --help: the benchmarking tool")
+                                     epilog="python -m metalcall bench --help: the benchmarking tool; "
+                                            "python -m metalcall cache info|clear: the disk cache")
     parser.add_argument("--device", help="device name or index (default: mc.Device())")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--list", action="store_true", help="only list the devices")

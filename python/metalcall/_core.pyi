@@ -155,6 +155,20 @@ def get_devices() -> list[DeviceInfo]:
 def backends() -> list[str]:
     """The backends built into this metalcall."""
 
+class _CacheInfoDict(TypedDict):
+    directory: str
+    enabled: bool
+    problem: str
+    entries: int
+    bytes: int
+    limit: int | None  # None: no limit
+
+def cache_info() -> _CacheInfoDict:
+    """The disk cache: its folder, whether it is used (else why not), entries, their size, the limit."""
+
+def cache_clear() -> int:
+    """Removes metalcall's entries from the disk cache; returns how many it removed."""
+
 def from_dlpack(x: Any, *, device: Device | None = None) -> Buffer:
     """A Buffer sharing the memory of a DLPack producer without a copy: host memory on the CPU, CUDA memory
     on its GPU (the default device follows the producer)."""

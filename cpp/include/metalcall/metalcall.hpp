@@ -3,6 +3,7 @@
 
 #include "metalcall/argument.hpp"
 #include "metalcall/buffer.hpp"
+#include "metalcall/cache.hpp"
 #include "metalcall/completion.hpp"
 #include "metalcall/device.hpp"
 #include "metalcall/errors.hpp"

@@ -30,16 +30,49 @@ std::shared_ptr<LibraryImpl> DeviceImpl::compile(const std::string& source, cons
   for (const auto& [name, value] : options.defines) check_define(name, value);
   const std::string key = library_key(*backend_, source, options);
   {
+    std::shared_ptr<LibraryImpl> dropped;  // destroyed after the lock is released
     std::lock_guard<std::mutex> lock(libraries_mutex_);
     auto it = libraries_.find(key);
-    if (it != libraries_.end()) return it->second;
+    if (it != libraries_.end()) {
+      if (auto library = it->second.lock()) {
+        dropped = remember(library);
+        return library;
+      }
+    }
   }
   // Compile outside the lock: compiles of different sources run in parallel. Two
   // threads compiling the same source both succeed; the first one stored wins.
   auto compiled = backend_->compile(source, options);
+  auto library = std::make_shared<LibraryImpl>(shared_from_this(), compiled);
+  std::shared_ptr<LibraryImpl> dropped;  // destroyed (its code unloaded) after the lock is released
   std::lock_guard<std::mutex> lock(libraries_mutex_);
-  auto [it, inserted] = libraries_.emplace(key, std::make_shared<LibraryImpl>(shared_from_this(), compiled));
-  return it->second;
+  auto& slot = libraries_[key];
+  if (auto existing = slot.lock()) library = existing;
+  else slot = library;
+  dropped = remember(library);
+  return library;
+}
+
+std::shared_ptr<LibraryImpl> DeviceImpl::remember(const std::shared_ptr<LibraryImpl>& library) {
+  std::shared_ptr<LibraryImpl> dropped;
+  if (!recent_.empty() && recent_.front() == library) return dropped;  // the common repeat: nothing to move
+  auto it = std::find(recent_.begin(), recent_.end(), library);
+  if (it != recent_.end()) recent_.erase(it);
+  recent_.push_front(library);
+  // Dropped from here, a library lives on only while the user (a Library, a Kernel,
+  // a recorded Graph, a call in flight) still holds it or its programs.
+  if (recent_.size() > kRecentLibraries) {
+    dropped = std::move(recent_.back());
+    recent_.pop_back();
+  }
+  if (libraries_.size() >= sweep_at_) {
+    for (auto entry = libraries_.begin(); entry != libraries_.end();) {
+      if (entry->second.expired()) entry = libraries_.erase(entry);
+      else ++entry;
+    }
+    sweep_at_ = std::max<std::size_t>(2 * kRecentLibraries, 2 * libraries_.size());
+  }
+  return dropped;
 }
 
 std::shared_ptr<LibraryImpl> DeviceImpl::load_library(const std::vector<std::uint8_t>& bytes) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,8 +41,16 @@ class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
   DeviceOptions options_;
 
   std::mutex libraries_mutex_;
-  // Content-keyed (DESIGN.md §4). Kept for the life of the device.
-  std::unordered_map<std::string, std::shared_ptr<LibraryImpl>> libraries_;
+  // Content-keyed (DESIGN.md §4). Every library still referenced anywhere is found
+  // again (weak); the kRecentLibraries compiled or found last are kept alive even when
+  // nothing else references them, so repeated compiles stay free while an unbounded
+  // stream of distinct sources unloads its old code (bounded memory and mappings).
+  static constexpr std::size_t kRecentLibraries = 64;
+  std::unordered_map<std::string, std::weak_ptr<LibraryImpl>> libraries_;
+  std::deque<std::shared_ptr<LibraryImpl>> recent_;  // most recent first
+  std::size_t sweep_at_ = 2 * kRecentLibraries;      // libraries_ size that triggers dropping dead entries
+  /** Marks `library` most recent (libraries_mutex_ held); returns the one it pushed out, to destroy unlocked. */
+  std::shared_ptr<LibraryImpl> remember(const std::shared_ptr<LibraryImpl>& library);
 
   std::atomic<int> open_batches_{0};
   std::mutex batches_mutex_;

@@ -1,17 +1,15 @@
 // The CPU backend's compiler (see cpu_compiler.hpp).
 #include "backends/cpu/cpu_compiler.hpp"
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends/cpu/object_check.hpp"
+#include "backends/cpu/kernel_object.hpp"
 #include "backends/translated/embedded_prelude.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/process.hpp"
@@ -31,6 +29,9 @@ using translated::ProcessResult;
 using translated::run_process;
 
 namespace {
+
+// No kernel object comes near this; a bigger file is refused, not read.
+constexpr std::uint64_t kLargestObject = std::uint64_t(1) << 30;
 
 std::vector<std::string> target_flags() {
 #if defined(__x86_64__)
@@ -112,22 +113,15 @@ CpuCompiler::CpuCompiler() {
 
 bool CpuCompiler::available() const { return HostCxx::instance().available(); }
 
-std::string CpuCompiler::prelude_folder() {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!prelude_folder_.empty()) return prelude_folder_;
-  DiskCache cache("prelude");
-  const std::string folder = cache.scratch() + "/" + prelude_hash();
-  mkdir(folder.c_str(), 0755);
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
-    const std::string path = folder + "/" + kEmbeddedPrelude[i].name;
-    auto existing = read_file(path);
-    if (existing && *existing == kEmbeddedPrelude[i].text) continue;
-    if (!write_file_atomic(path, kEmbeddedPrelude[i].text)) {
-      throw DeviceError("[cpu] cannot write the MSL prelude to " + folder + "; set METALCALL_CACHE_DIR to a writable folder");
-    }
-  }
-  prelude_folder_ = folder;
+std::string CpuCompiler::prelude_folder(const std::string& temp) {
+  // Written into each build's private folder (168 KB, a fraction of a millisecond next
+  // to the C++ compiler's ~0.3 s): headers the compiler includes are never read from a
+  // folder that someone could change, or that `cache clear` could empty mid-build.
+  const std::string folder = temp + "/prelude";
+  bool ok = mkdir(folder.c_str(), 0700) == 0;
+  for (std::size_t i = 0; ok && i < kEmbeddedPreludeCount; ++i)
+    ok = write_file_atomic(folder + "/" + kEmbeddedPrelude[i].name, kEmbeddedPrelude[i].text);
+  if (!ok) throw DeviceError("[cpu] cannot write the MSL prelude to " + temp + "; set METALCALL_CACHE_DIR to a writable folder");
   return folder;
 }
 
@@ -160,48 +154,34 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   const std::string key = key_hash.hex();
 
   DiskCache cache("cpu");
-  if (auto hit = cache.find(key, ".so")) return *hit;
+  if (auto hit = cache.load_entry(key, ".so")) return *hit;
 
-  const std::string prelude = prelude_folder();
-  // Unique per process and per call: two threads may build the same source at once.
-  static std::atomic<unsigned> builds{0};
-  const std::string base = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
-                           std::to_string(builds.fetch_add(1));
-  const std::string cpp_path = base + ".cpp";
-  const std::string so_path = base + ".so";
+  // Everything of this build lives in a private folder removed on every way out.
+  const PrivateTempDir temp(cache.temp_parent());
+  if (temp.path().empty()) {
+    throw DeviceError("[cpu] cannot create a temporary folder in " + cache.temp_parent() +
+                      "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
+  }
+  const std::string prelude = prelude_folder(temp.path());
+  const std::string cpp_path = temp.path() + "/" + key + ".cpp";
+  const std::string so_path = temp.path() + "/" + key + ".so";
   if (!write_file_atomic(cpp_path, tr.code)) {
-    throw DeviceError("[cpu] cannot write to " + cache.scratch() + "; set METALCALL_CACHE_DIR to a writable folder");
+    throw DeviceError("[cpu] cannot write to " + temp.path() + "; set METALCALL_CACHE_DIR to a writable folder");
   }
   std::vector<std::string> argv = {host.path()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
-  std::remove(cpp_path.c_str());
-  if (result.exit_code != 0) {
-    std::remove(so_path.c_str());
-    throw compile_error(result.output, &tr.map, source, cache.scratch());
-  }
-  if (cache.store(key, ".so", so_path)) {
-    if (auto stored = cache.find(key, ".so")) return *stored;
-  }
-  return so_path;  // a read-only cache: the scratch copy serves this process
+  if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
+  auto object = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
+  if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
+  cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only
+  return std::move(*object);
 }
 
 // ---- programs ----
 
-// dlopen runs an object's initialisers: it is checked first (object_check.hpp), built
-// here or found in the disk cache alike.
-static void* open_checked_object(const std::string& path) {
-  check_kernel_object(path);
-  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-}
-
-CpuModule::CpuModule(const std::string& path) : handle_(open_checked_object(path)) {
-  if (!handle_) {
-    const char* why = dlerror();
-    throw DeviceError("[cpu] cannot load the compiled kernel " + path + ": " + (why ? why : "unknown error"));
-  }
-}
+CpuModule::CpuModule(const std::string& object) : handle_(load_kernel_object(object)) {}
 
 CpuModule::~CpuModule() { dlclose(handle_); }
 

@@ -22,18 +22,18 @@ class CpuCompiler {
   const std::string& identity() const { return identity_; }
 
   /**
-   * Builds `translation` into a shared object and returns its path, from the disk
-   * cache when it is there. Throws CompileError (mapped to the user's `source`) or
+   * Builds `translation` into a shared object and returns its bytes, from the disk
+   * cache when it is there (checked: see disk_cache.hpp). Throws CompileError (mapped to the user's `source`) or
    * DeviceError when there is no compiler.
    */
   std::string build(const msl::Translation& translation, const std::string& source, bool fast_math);
 
  private:
   CpuCompiler();
-  std::string prelude_folder();
+  /** Writes the MSL prelude headers into `temp` (this build's private folder); returns their folder. */
+  static std::string prelude_folder(const std::string& temp);
 
   std::string identity_;
-  std::string prelude_folder_;
 };
 
 /** The program of `kernel` in a loaded module: entry point, layout and limits. */

@@ -14,7 +14,7 @@ namespace metalcall::cpu {
 /** A loaded shared object; closed when the last program using it goes. */
 class CpuModule {
  public:
-  explicit CpuModule(const std::string& path);  // throws DeviceError
+  explicit CpuModule(const std::string& object);  // the shared object's bytes; throws DeviceError
   ~CpuModule();
   CpuModule(const CpuModule&) = delete;
   CpuModule& operator=(const CpuModule&) = delete;

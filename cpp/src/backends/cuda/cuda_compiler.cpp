@@ -3,7 +3,6 @@
 #include "backends/cuda/cuda_compiler.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -162,9 +161,9 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) key_hash.add(kEmbeddedPrelude[i].text);
   const std::string key = key_hash.hex();
   DiskCache cache("cuda");
-  if (auto hit = cache.find(key, ".cubin")) {
-    if (auto bytes = read_file(*hit)) return *bytes;
-  }
+  // A hit is checked (owner, header, name, checksum) and handed to cuModuleLoadData
+  // from memory: no path is loaded, so nothing can be swapped in after the check.
+  if (auto hit = cache.load_entry(key, ".cubin")) return *hit;
   if (const char* dump = std::getenv("METALCALL_CUDA_DUMP_DIR")) {
     // Debugging aid: the CUDA C++ handed to NVRTC.
     if (*dump) write_file_atomic(std::string(dump) + "/" + key + ".cu", tr.code);
@@ -198,10 +197,7 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   if (size) a.nvrtcGetCUBIN(prog, &cubin[0]);
   a.nvrtcDestroyProgram(&prog);
   if (size == 0) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
-  static std::atomic<unsigned> builds{0};
-  const std::string temp = cache.scratch() + "/" + key + "." + std::to_string(getpid()) + "." +
-                           std::to_string(builds.fetch_add(1)) + ".cubin";
-  if (write_file_atomic(temp, cubin) && !cache.store(key, ".cubin", temp)) std::remove(temp.c_str());
+  cache.save_entry(key, ".cubin", cubin);
   return cubin;
 }
 

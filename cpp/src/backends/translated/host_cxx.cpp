@@ -2,7 +2,6 @@
 // process does not run `--version`) and running its preprocessor (output cached).
 #include "backends/translated/host_cxx.hpp"
 
-#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cctype>
@@ -19,6 +18,9 @@
 namespace metalcall::translated {
 
 namespace {
+
+// No honest preprocessed kernel comes near this; a bigger output is refused, not read.
+constexpr std::uint64_t largest_preprocessed = std::uint64_t(1) << 30;
 
 // The major version in `clang++ --version` ("clang version 16.0.6", "Apple clang version 15.0.0"), or 0.
 int clang_major(const std::string& first_line) {
@@ -179,22 +181,21 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
   for (const auto& [name, value] : macros) key_hash.add(name).add(value);
   const std::string key = key_hash.hex();
   if (auto hit = cache.load_entry(key, ".ii")) return *hit;
-  static std::atomic<unsigned> runs{0};
-  const std::string base = cache.scratch() + "/pp." + std::to_string(getpid()) + "." + std::to_string(runs.fetch_add(1));
-  if (!write_file_atomic(base + ".metal", text)) {
-    throw DeviceError("[" + scope + "] cannot write to " + cache.scratch() +
-                      "; set METALCALL_CACHE_DIR to a writable folder");
+  // A private folder of this run, removed on every way out (errors included).
+  const PrivateTempDir temp(cache.temp_parent());
+  const std::string base = temp.path() + "/pp";
+  if (temp.path().empty() || !write_file_atomic(base + ".metal", text)) {
+    throw DeviceError("[" + scope + "] cannot write to " + cache.temp_parent() +
+                      "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
   }
   std::vector<std::string> argv = {path_, "-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17"};
   for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
   argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
   ProcessResult result = run_process(argv);
-  auto output = read_file(base + ".ii");
-  std::remove((base + ".metal").c_str());
-  std::remove((base + ".ii").c_str());
+  auto output = read_owned_file(base + ".ii", largest_preprocessed, ReadAs::private_output);
   if (result.exit_code != 0 || !output) {
     std::string log = msl::restore_type_names(result.output);
-    for (std::size_t p; (p = log.find(cache.scratch() + "/")) != std::string::npos;) log.erase(p, cache.scratch().size() + 1);
+    for (std::size_t p; (p = log.find(temp.path() + "/")) != std::string::npos;) log.erase(p, temp.path().size() + 1);
     // The user's source: the text's #line names it, so lines are the user's.
     const std::string source = text.substr(text.find('\n') + 1);
     throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
