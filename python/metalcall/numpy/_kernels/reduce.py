@@ -69,12 +69,14 @@ def _helpers(op: str, A: str, is_float: bool) -> str:
     elif op == "all":
         body = "return a & b;"
     elif op in ("min", "max"):
-        # NaN propagates (a + b is NaN when either is), as NumPy's minimum/maximum.
+        # NaN propagates (a + b is NaN when either is), as NumPy's minimum/maximum. x != x is
+        # the NaN test: isnan has no double overload on every backend; these compile without
+        # fast math, which may assume there are no NaNs.
         pick = "a < b ? a : b" if op == "min" else "a > b ? a : b"
-        body = f"return (isnan(a) || isnan(b)) ? a + b : ({pick});" if is_float else f"return {pick};"
+        body = f"return (a != a || b != b) ? a + b : ({pick});" if is_float else f"return {pick};"
     else:
         cmp = "<" if op == "argmin" else ">"
-        nan = ("bool bn = isnan(b), an = isnan(a);\n  if (bn || an) return (bn && an) ? bk < ak : bn;\n  "
+        nan = ("bool bn = b != b, an = a != a;\n  if (bn || an) return (bn && an) ? bk < ak : bn;\n  "
                if is_float else "")
         return (f"inline bool better({A} b, uint bk, {A} a, uint ak) {{\n  {nan}"
                 f"return (b {cmp} a) || (b == a && bk < ak);\n}}\n")
@@ -230,7 +232,7 @@ def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: n
 
     def stage(source: str, grid: Any, tgsize: Any, s: mc.Buffer, d: mc.Buffer, kin: list[Any],
               kout: list[Any], means: list[Any], nn: int, cc: int, ch: int, divs: list[Any]) -> None:
-        k = cache.kernel(dev, source, "red", fast_math=op not in ("mean", "sqdev"))
+        k = cache.kernel(dev, source, "red", fast_math=op in ("sum", "prod", "any", "all"))
         cache.launch(k, grid, s, d, *kin, *kout, *means, nn, inner if not group else 1, ch, cc,
                      *divs, threadgroup=tgsize)
 
