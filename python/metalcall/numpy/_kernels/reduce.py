@@ -219,7 +219,8 @@ def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: n
     Ts, As, Ds = cache.msl_type(T), cache.msl_type(A), cache.msl_type(D)
     ident = _identity(op, A)
     mean = [x for x in extra if isinstance(x, mc.Buffer)]
-    div = [x for x in extra if not isinstance(x, mc.Buffer)]
+    # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
+    div = [np.array(x, A).tobytes() for x in extra if not isinstance(x, mc.Buffer)]
     group = inner == 1 and n >= 64 and not cache.uses_loops(dev)
     c = _chunks(dev, outer, n, inner, group)
     chunk = -(-n // c) if n else 0
