@@ -10,7 +10,9 @@ Layout of the words of one block (w0..w3):
   uniform float16/float32, integers with high - low <= 2**32: 4 per block, element e uses w[e % 4];
   uniform float64, integers with a wider range: 2 per block from (w0, w1) and (w2, w3), high word first;
   normal float16/float32: 4 per block, Box-Muller on (w0, w1) -> e % 4 in {0, 1}, (w2, w3) -> {2, 3};
-  normal float64: 2 per block, Box-Muller on the 53-bit uniforms of (w0, w1) and (w2, w3).
+  normal float64: 2 per block, Box-Muller on the 53-bit uniforms of (w0, w1) and (w2, w3),
+  with float-precision log/sin/cos (the MSL library of the CPU and CUDA backends has no double
+  transcendental functions).
 """
 
 from __future__ import annotations
@@ -106,8 +108,10 @@ def normal(dev: mc.Device, seed: int, counter: int, count: int, dtype: Any = np.
         body = ("  const uint4 w = block(counter, seed, e / 2);\n"
                 "  const double u1 = double(((ulong(w.x) << 32 | w.y) >> 11) + 1) * 1.1102230246251565e-16;\n"
                 "  const double u2 = double((ulong(w.z) << 32 | w.w) >> 11) * 1.1102230246251565e-16;\n"
-                "  const double r = sqrt(-2.0 * log(u1)), a = 6.283185307179586 * u2;\n"
-                "  out[e] = (e & 1) ? r * sin(a) : r * cos(a);\n}\n")
+                "  // log, sin and cos in float: the CPU/CUDA MSL library has no double versions (and\n"
+                "  // Metal has no double at all), so float64 normals carry float's precision.\n"
+                "  const float r = sqrt(-2.0f * log(float(u1))), a = 6.2831853f * float(u2);\n"
+                "  out[e] = double((e & 1) ? r * sin(a) : r * cos(a));\n}\n")
     else:
         body = ("  const uint4 w = block(counter, seed, e / 4);\n"
                 "  const uint q = e & 3;\n"
