@@ -4,6 +4,7 @@ kernel generators."""
 from __future__ import annotations
 
 import collections
+import sys
 import threading
 from typing import Any
 
@@ -14,7 +15,7 @@ import metalcall as mc
 # (device, source, name, fast_math) -> Kernel. dev.compile caches too (memory and disk); this
 # saves hashing the source again on every call.
 _kernels: dict[tuple[Any, str, str, bool], mc.Kernel] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def kernel(dev: mc.Device, source: str, name: str, *, fast_math: bool = True) -> mc.Kernel:
@@ -89,9 +90,31 @@ def accumulator(dtype: Any) -> np.dtype:
     return np.dtype(np.float32) if dt == np.float16 else dt
 
 
-def empty(dev: mc.Device, count: int, dtype: Any) -> mc.Buffer:
-    """A new flat Buffer of `count` elements (zero-filled by every backend)."""
-    return dev.empty(int(count), np.dtype(dtype))
+# Buffers handed out before, by (device, count, dtype): one whose only reference left is this
+# pool's is free to hand out again. New buffers cost an allocation and a zero fill (on CUDA,
+# managed memory filled by the host, which the GPU then faults back in), far more than a
+# reduction of a few million elements. A caching allocator in core would do this better.
+_POOL_PER_KEY = 8
+_pool: dict[tuple[Any, int, str], list[mc.Buffer]] = {}
+
+
+def empty(dev: mc.Device, count: int, dtype: Any, *, zeroed: bool = False) -> mc.Buffer:
+    """A flat Buffer of `count` elements no one else holds; its contents are undefined unless
+    `zeroed` (kernels here write every element of what they return)."""
+    dt = np.dtype(dtype)
+    count = int(count)
+    if zeroed or count == 0:
+        return dev.empty(count, dt)
+    key = (dev, count, dt.str)
+    with _lock:
+        held = _pool.setdefault(key, [])
+        for i in range(len(held)):
+            if sys.getrefcount(held[i]) == 2:  # the list's reference and the argument's
+                return held[i]
+        buf = dev.empty(count, dt)
+        if len(held) < _POOL_PER_KEY:
+            held.append(buf)
+        return buf
 
 
 def header() -> str:
@@ -111,4 +134,4 @@ def uses_loops(dev: mc.Device) -> bool:
 def nonempty(dev: mc.Device, buf: mc.Buffer, dtype: Any) -> mc.Buffer:
     """`buf`, or a one-element stand-in where it is empty (kernels refuse empty buffers; the
     stand-in is never read)."""
-    return buf if buf.nbytes else empty(dev, 1, dtype)
+    return buf if buf.nbytes else empty(dev, 1, dtype, zeroed=True)

@@ -11,6 +11,7 @@ across the threads of a group (consecutive columns), so B is read in contiguous 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ def _store(T: str, is_bool: bool, value: str) -> str:
     return f"({value}) != 0" if is_bool else f"{T}({value})"
 
 
+@functools.lru_cache(maxsize=None)
 def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
     a_per = BM * BK // _THREADS  # A elements each thread moves per slice (4)
     b_per = BK * BN // _THREADS
@@ -98,6 +100,7 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
             "  }\n}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _pack_source(T: str) -> str:
     """B (k, n) -> panels (n/16, k, 16), zero-padded: each CPU thread then streams one contiguous
     panel instead of 16 columns at a stride of n (a power-of-two n thrashes cache sets)."""
@@ -110,6 +113,7 @@ def _pack_source(T: str) -> str:
             f"  p[((ulong(z) * panels + pn) * k + kk) * {V} + j] = c < n ? b[(ulong(z) * k + kk) * n + c] : {T}(0);\n}}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _loop_source(T: str, A: str, is_bool: bool) -> str:
     """Thread (x, y, z) computes rows 8y..8y+7 x columns 16x..16x+15 of matrix z from packed B:
     per step of k, 16 contiguous B elements times 8 broadcast A elements (the compiler vectorises
@@ -153,7 +157,7 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     T = np.dtype(dtype)
     A = _acc(T)
     Ts, As = cache.msl_type(T), cache.msl_type(A)
-    out = cache.empty(dev, batch * m * n, T)
+    out = cache.empty(dev, batch * m * n, T, zeroed=k == 0)
     if batch * m * n == 0:
         return out
     if k == 0:  # empty sum: zeros, which new buffers already hold

@@ -10,6 +10,7 @@ results per chunk, then a merge of the partials with the same kernels.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -129,6 +130,7 @@ def _step(op: str, load: str, first: bool, j: str, S: str, A: str) -> str:
     return f"{{ {S} x = src[base + ulong({j}) * inner]; acc = comb(acc, {load}); }}"
 
 
+@functools.lru_cache(maxsize=None)
 def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
                  ident: str) -> str:
     S = T if first else A
@@ -147,6 +149,7 @@ def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_f
             f"  {_store(op, D, final)}\n}}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
                   ident: str, tg: int, w: int) -> str:
     """inner == 1: threadgroup (g, o) folds chunk g of row o; SIMD shuffles, then threadgroup

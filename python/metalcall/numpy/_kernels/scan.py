@@ -5,6 +5,7 @@ inner > 1 use plain per-thread loops."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from . import cache, reduce
 _TG = 256
 
 
+@functools.lru_cache(maxsize=None)
 def _loop_sums(T: str, A: str) -> str:
     return (cache.header() +
             f"kernel void sums(const device {T}* src [[buffer(0)]], device {A}* part [[buffer(1)]],\n"
@@ -30,6 +32,7 @@ def _loop_sums(T: str, A: str) -> str:
             "  part[(ulong(o) * C + c) * inner + i] = acc;\n}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _loop_offsets(A: str) -> str:
     """Exclusive scan of the C chunk sums of each (o, i), in place."""
     return (cache.header() +
@@ -42,6 +45,7 @@ def _loop_offsets(A: str) -> str:
             f"    const {A} s = part[k]; part[k] = acc; acc += s;\n  }}\n}}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _loop_scan(T: str, A: str, D: str) -> str:
     return (cache.header() +
             f"kernel void scan(const device {T}* src [[buffer(0)]], device {D}* dst [[buffer(1)]],\n"
@@ -57,6 +61,7 @@ def _loop_scan(T: str, A: str, D: str) -> str:
             f"    dst[base + ulong(j) * inner] = {D}(acc);\n  }}\n}}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _group_scan(T: str, A: str, D: str, exclusive: bool, tg: int, w: int) -> str:
     """Threadgroup (c, o) scans chunk c of row o from off[o * C + c], one tile of tg elements at
     a time: SIMD prefix sums, then the SIMD-group totals scanned by the first SIMD-group."""
@@ -110,7 +115,7 @@ def cumsum(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner
     chunk = -(-n // c)
     c = -(-n // chunk)
     rows = outer * inner
-    off = cache.empty(dev, rows * c, A)  # zero-filled: the offsets of a single chunk
+    off = cache.empty(dev, rows * c, A, zeroed=c == 1)  # zeros: the offsets of a single chunk
     if group:
         w = dev.simd_width
         if c > 1:
@@ -118,7 +123,7 @@ def cumsum(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner
             sums = reduce._group_source("sum", Ts, As, As, True, False, False, "0", _TG, w)
             cache.launch(cache.kernel(dev, sums, "red"), (_TG * c, outer), src, part, n, 1, chunk, c,
                          threadgroup=(_TG, 1))
-            zero = cache.empty(dev, outer, A)
+            zero = cache.empty(dev, outer, A, zeroed=True)
             k = cache.kernel(dev, _group_scan(As, As, As, True, _TG, w), "scan")
             cache.launch(k, (_TG, outer), part, off, zero, c, 1, c, 1, threadgroup=(_TG, 1))
         k = cache.kernel(dev, _group_scan(Ts, As, Ds, False, _TG, w), "scan")

@@ -10,6 +10,7 @@ where each element finds its place by a binary search in the neighbouring run.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ def _key_expr(dtype: np.dtype) -> str:
     return f"{K} key = {K}(x);"
 
 
+@functools.lru_cache(maxsize=None)
 def _keys_source(T: str, dtype: np.dtype, descending: bool) -> str:
     K = _key_type(dtype)
     flip = "key = ~key;" if descending else ""
@@ -60,6 +62,7 @@ def _less(K: str) -> str:
     return (f"inline bool less({K} a, uint ai, {K} b, uint bi) {{ return a < b || (a == b && ai < bi); }}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _block_gpu_source(K: str) -> str:
     B, TG = _GPU_BLOCK, _GPU_TG
     return (cache.header() + _less(K) +
@@ -88,6 +91,7 @@ def _block_gpu_source(K: str) -> str:
             "    if (j < n) { ks[base + j] = sk[t]; is[base + j] = si[t]; }\n  }\n}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _block_cpu_source(K: str) -> str:
     B = _CPU_BLOCK
     return (cache.header() + _less(K) +
@@ -103,6 +107,7 @@ def _block_cpu_source(K: str) -> str:
             "    ks[base + p] = k; is[base + p] = i;\n  }\n}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _merge_source(K: str) -> str:
     """One merge pass: runs of length w, pairs (2r, 2r+1) merged into the output arrays."""
     return (cache.header() + _less(K) +
@@ -126,6 +131,7 @@ def _merge_source(K: str) -> str:
             "  ko[base + dst] = k;\n  io[base + dst] = i;\n}\n")
 
 
+@functools.lru_cache(maxsize=None)
 def _gather_source(T: str, values: bool) -> str:
     out = T if values else "long"
     val = "src[base + is[base + j]]" if values else "long(is[base + j])"
