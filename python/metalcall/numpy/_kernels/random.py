@@ -25,29 +25,31 @@ import metalcall as mc
 
 from . import cache
 
-_PHILOX = """
-inline uint4 philox(uint2 ctr, uint2 key) {
-  uint4 c = uint4(ctr.x, ctr.y, 0u, 0u);
-  uint2 k = key;
-  for (uint r = 0; r < 10; ++r) {
-    const uint hi0 = mulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
-    const uint hi1 = mulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
-    c = uint4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k += uint2(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return c;
-}
-inline uint4 block(ulong counter, ulong seed, uint b) {
+# One thread per Philox block: the ten rounds on scalar words (64-bit products rather than
+# mulhi, so the CPU backend's compiler vectorises the thread loop), then up to four outputs.
+_HEAD = """
+kernel void rnd(device {T}* out [[buffer(0)]], constant ulong& seed [[buffer(1)]],
+    constant ulong& counter [[buffer(2)]], constant uint& count [[buffer(3)]]{extra},
+    uint b [[thread_position_in_grid]]) {{
   const ulong ctr = counter + b;
-  return philox(uint2(uint(ctr), uint(ctr >> 32)), uint2(uint(seed), uint(seed >> 32)));
-}
-inline float u24(uint w) { return float(w >> 8) * 5.960464477539063e-08f; }
+  uint c0 = uint(ctr), c1 = uint(ctr >> 32), c2 = 0u, c3 = 0u;
+  uint k0 = uint(seed), k1 = uint(seed >> 32);
+  for (uint r = 0; r < 10; ++r) {{
+    const ulong p0 = ulong(0xD2511F53u) * c0, p1 = ulong(0xCD9E8D57u) * c2;
+    const uint n0 = uint(p1 >> 32) ^ c1 ^ k0, n2 = uint(p0 >> 32) ^ c3 ^ k1;
+    c1 = uint(p1); c3 = uint(p0); c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }}
+  const uint e = b * {per};
 """
 
-_HEAD = ("kernel void rnd(device {T}* out [[buffer(0)]], constant ulong& seed [[buffer(1)]],\n"
-         "    constant ulong& counter [[buffer(2)]], constant uint& count [[buffer(3)]]{extra},\n"
-         "    uint e [[thread_position_in_grid]]) {{\n"
-         "  if (e >= count) return;\n")
+
+def _emit(per: int, value: str) -> str:
+    """Stores out[e + q] = value(q) for the words of this block, `w` naming the q-th word
+    (32-bit: c0..c3; 64-bit: c0:c1, c2:c3)."""
+    words = ["c0", "c1", "c2", "c3"] if per == 4 else ["((ulong(c0) << 32) | c1)", "((ulong(c2) << 32) | c3)"]
+    return "".join(f"  if (e + {q} < count) out[e + {q}] = {value.replace('W', words[q])};\n"
+                   for q in range(per)) + "}\n"
 
 
 def per_block(kind: str, dtype: Any, low: int = 0, high: int = 1) -> int:
@@ -64,20 +66,12 @@ def blocks_used(kind: str, count: int, dtype: Any, low: int = 0, high: int = 1) 
     return -(-int(count) // p)
 
 
-def _words(wide: bool) -> str:
-    if wide:
-        return ("  const uint4 w = block(counter, seed, e / 2);\n"
-                "  const ulong v = (e & 1) ? ((ulong(w.z) << 32) | w.w) : ((ulong(w.x) << 32) | w.y);\n")
-    return ("  const uint4 w = block(counter, seed, e / 4);\n"
-            "  const uint q = e & 3;\n"
-            "  const uint v = q == 0 ? w.x : q == 1 ? w.y : q == 2 ? w.z : w.w;\n")
-
-
-def _launch(dev: mc.Device, source: str, out: mc.Buffer, seed: int, counter: int, count: int,
+def _launch(dev: mc.Device, source: str, out: mc.Buffer, seed: int, counter: int, count: int, per: int,
             *extra: Any) -> mc.Buffer:
     if count:
         k = cache.kernel(dev, source, "rnd", fast_math=False)
-        cache.launch(k, count, out, int(seed) & ((1 << 64) - 1), int(counter) & ((1 << 64) - 1), count, *extra)
+        cache.launch(k, -(-count // per), out, int(seed) & ((1 << 64) - 1), int(counter) & ((1 << 64) - 1),
+                     count, *extra)
     return out
 
 
@@ -88,13 +82,13 @@ def uniform(dev: mc.Device, seed: int, counter: int, count: int, dtype: Any = np
     if dt.kind != "f":
         raise mc.ArgumentError(f"uniform needs a floating dtype, got {dt}")
     if dt.itemsize == 8:
-        body = _words(True) + "  out[e] = double(v >> 11) * 1.1102230246251565e-16;\n}\n"
+        per, body = 2, _emit(2, "double(W >> 11) * %r" % 2.0**-53)
     elif dt.itemsize == 4:
-        body = _words(False) + "  out[e] = u24(v);\n}\n"
+        per, body = 4, _emit(4, "float(W >> 8) * %rf" % 2.0**-24)
     else:
-        body = _words(False) + "  out[e] = half(float(v >> 21) * 0.00048828125f);\n}\n"
-    src = cache.header() + _PHILOX + _HEAD.format(T=T, extra="") + body
-    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count)
+        per, body = 4, _emit(4, "half(float(W >> 21) * %rf)" % 2.0**-11)
+    src = cache.header() + _HEAD.format(T=T, extra="", per=per) + body
+    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count, per)
 
 
 def normal(dev: mc.Device, seed: int, counter: int, count: int, dtype: Any = np.float64) -> mc.Buffer:
@@ -105,22 +99,23 @@ def normal(dev: mc.Device, seed: int, counter: int, count: int, dtype: Any = np.
     if dt.kind != "f":
         raise mc.ArgumentError(f"normal needs a floating dtype, got {dt}")
     if dt.itemsize == 8:
-        body = ("  const uint4 w = block(counter, seed, e / 2);\n"
-                "  const double u1 = double(((ulong(w.x) << 32 | w.y) >> 11) + 1) * 1.1102230246251565e-16;\n"
-                "  const double u2 = double((ulong(w.z) << 32 | w.w) >> 11) * 1.1102230246251565e-16;\n"
-                "  // log, sin and cos in float: the CPU/CUDA MSL library has no double versions (and\n"
-                "  // Metal has no double at all), so float64 normals carry float's precision.\n"
+        # log, sin and cos in float: the CPU/CUDA MSL library has no double versions (and Metal
+        # has no double at all), so float64 normals carry float's precision.
+        body = ("  const double u1 = double((((ulong(c0) << 32) | c1) >> 11) + 1) * %r;\n"
+                "  const double u2 = double(((ulong(c2) << 32) | c3) >> 11) * %r;\n"
                 "  const float r = sqrt(-2.0f * log(float(u1))), a = 6.2831853f * float(u2);\n"
-                "  out[e] = double((e & 1) ? r * sin(a) : r * cos(a));\n}\n")
+                "  if (e < count) out[e] = double(r * cos(a));\n"
+                "  if (e + 1 < count) out[e + 1] = double(r * sin(a));\n}\n") % (2.0**-53, 2.0**-53)
+        per = 2
     else:
-        body = ("  const uint4 w = block(counter, seed, e / 4);\n"
-                "  const uint q = e & 3;\n"
-                "  const uint w1 = q < 2 ? w.x : w.z, w2 = q < 2 ? w.y : w.w;\n"
-                "  const float u1 = float((w1 >> 8) + 1) * 5.960464477539063e-08f, u2 = u24(w2);\n"
-                "  const float r = sqrt(-2.0f * log(u1)), a = 6.2831853f * u2;\n"
-                f"  out[e] = {T}((q & 1) ? r * sin(a) : r * cos(a));\n}}\n")
-    src = cache.header() + _PHILOX + _HEAD.format(T=T, extra="") + body
-    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count)
+        body = "".join(
+            f"  {{ const float u1 = float((c{2 * h} >> 8) + 1) * {2.0**-24!r}f, u2 = float(c{2 * h + 1} >> 8) * {2.0**-24!r}f;\n"
+            "    const float r = sqrt(-2.0f * log(u1)), a = 6.2831853f * u2;\n"
+            f"    if (e + {2 * h} < count) out[e + {2 * h}] = {T}(r * cos(a));\n"
+            f"    if (e + {2 * h + 1} < count) out[e + {2 * h + 1}] = {T}(r * sin(a)); }}\n" for h in range(2)) + "}\n"
+        per = 4
+    src = cache.header() + _HEAD.format(T=T, extra="", per=per) + body
+    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count, per)
 
 
 def integers(dev: mc.Device, seed: int, counter: int, count: int, low: int, high: int,
@@ -140,10 +135,11 @@ def integers(dev: mc.Device, seed: int, counter: int, count: int, low: int, high
         raise mc.ArgumentError(f"integers: [{low}, {high}) does not fit {dt}")
     span = high - low
     if span <= 1 << 32:
-        body = _words(False) + f"  out[e] = {T}(long(low) + long((ulong(v) * span) >> 32));\n}}\n"
+        per, body = 4, _emit(4, f"{T}(long(low) + long((ulong(W) * span) >> 32))")
     else:
-        body = _words(True) + f"  out[e] = {T}(long(ulong(low) + (span == 0 ? v : v % span)));\n}}\n"
+        per, body = 2, _emit(2, f"{T}(long(ulong(low) + (span == 0 ? W : W % span)))")
     extra = ",\n    constant long& low [[buffer(4)]], constant ulong& span [[buffer(5)]]"
-    src = cache.header() + _PHILOX + _HEAD.format(T=T, extra=extra) + body
+    src = cache.header() + _HEAD.format(T=T, extra=extra, per=per) + body
     # A span of 2**64 (the whole of int64/uint64) is passed as 0: every 64-bit word is in range.
-    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count, low, span & ((1 << 64) - 1))
+    return _launch(dev, src, cache.empty(dev, count, dt), seed, counter, count, per, low,
+                   span & ((1 << 64) - 1))
