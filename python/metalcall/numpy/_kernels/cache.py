@@ -4,6 +4,7 @@ kernel generators."""
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 import threading
 from typing import Any
@@ -52,6 +53,7 @@ _MSL = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def msl_type(dtype: Any) -> str:
     dt = np.dtype(dtype)
     key = "b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}"

@@ -20,8 +20,8 @@ import metalcall as mc
 
 from . import cache
 
-BM, BN, BK, TM, TN = 128, 128, 8, 8, 8
-_THREADS = (BM // TM) * (BN // TN)  # 256
+# The GPU tile: BM x BN outputs per threadgroup, BK-deep slices, TM x TN per thread.
+TILE = (128, 128, 8, 8, 8)
 _ROWS, _COLS = 8, 16  # the block of C each thread computes on the CPU
 
 
@@ -40,9 +40,11 @@ def _store(T: str, is_bool: bool, value: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
-    a_per = BM * BK // _THREADS  # A elements each thread moves per slice (4)
-    b_per = BK * BN // _THREADS
+def _tiled_source(T: str, A: str, is_bool: bool, checked: bool, tile: tuple[int, ...] = TILE) -> str:
+    BM, BN, BK, TM, TN = tile
+    threads = (BM // TM) * (BN // TN)
+    a_per = BM * BK // threads  # A elements each thread moves per slice
+    b_per = BK * BN // threads
     def a_load(u: str) -> str:
         cond = "(gr < m && gk < k)" if checked else "true"
         return (f"    {{ const uint e = tid * {a_per} + {u}; const uint r = e / {BK}, kk = e % {BK};\n"
@@ -54,8 +56,10 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
                 f"      const uint gk = k0 + kk, gc = col0 + c;\n"
                 f"      rb[{u}] = {cond} ? {A}(b[bbase + ulong(gk) * n + gc]) : {A}(0); }}\n")
     def to_tile(buf: str) -> str:
-        return (f"    for (uint u = 0; u < {a_per}; ++u) {{ const uint e = tid * {a_per} + u;\n"
+        return ("    #pragma unroll\n"
+                f"    for (uint u = 0; u < {a_per}; ++u) {{ const uint e = tid * {a_per} + u;\n"
                 f"      As[{buf}][e % {BK}][e / {BK}] = ra[u]; }}\n"
+                "    #pragma unroll\n"
                 f"    for (uint u = 0; u < {b_per}; ++u) {{ const uint e = tid * {b_per} + u;\n"
                 f"      Bs[{buf}][e / {BN}][e % {BN}] = rb[u]; }}\n")
     loads = "".join(a_load(str(u)) for u in range(a_per)) + "".join(b_load(str(u)) for u in range(b_per))
@@ -70,7 +74,10 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
             "  const ulong abase = ulong(gp.z) * m * k, bbase = ulong(gp.z) * k * n;\n"
             f"  const uint tr = tid / {BN // TN}, tc = tid % {BN // TN};\n"
             f"  {A} acc[{TM}][{TN}];\n"
-            f"  for (uint i = 0; i < {TM}; ++i) for (uint j = 0; j < {TN}; ++j) acc[i][j] = {A}(0);\n"
+            "  #pragma unroll\n"
+            f"  for (uint i = 0; i < {TM}; ++i)\n"
+            "    #pragma unroll\n"
+            f"    for (uint j = 0; j < {TN}; ++j) acc[i][j] = {A}(0);\n"
             f"  {A} ra[{a_per}], rb[{b_per}];\n"
             "  uint k0 = 0;\n"
             f"{loads}"
@@ -82,11 +89,17 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
             "    if (more) {\n"
             f"{loads}"
             "    }\n"
+            "    #pragma unroll\n"
             f"    for (uint kk = 0; kk < {BK}; ++kk) {{\n"
             f"      {A} av[{TM}], bv[{TN}];\n"
+            "      #pragma unroll\n"
             f"      for (uint i = 0; i < {TM}; ++i) av[i] = As[cur][kk][tr * {TM} + i];\n"
+            "      #pragma unroll\n"
             f"      for (uint j = 0; j < {TN}; ++j) bv[j] = Bs[cur][kk][tc * {TN} + j];\n"
-            f"      for (uint i = 0; i < {TM}; ++i) for (uint j = 0; j < {TN}; ++j) acc[i][j] += av[i] * bv[j];\n"
+            "      #pragma unroll\n"
+            f"      for (uint i = 0; i < {TM}; ++i)\n"
+            "        #pragma unroll\n"
+            f"        for (uint j = 0; j < {TN}; ++j) acc[i][j] += av[i] * bv[j];\n"
             "    }\n"
             "    if (more) {\n"
             f"{to_tile('cur ^ 1')}"
@@ -94,7 +107,10 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
             "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
             "    cur ^= 1;\n"
             "  }\n"
-            f"  for (uint i = 0; i < {TM}; ++i) for (uint j = 0; j < {TN}; ++j) {{\n"
+            "  #pragma unroll\n"
+            f"  for (uint i = 0; i < {TM}; ++i)\n"
+            "    #pragma unroll\n"
+            f"    for (uint j = 0; j < {TN}; ++j) {{\n"
             f"    const uint r = row0 + tr * {TM} + i, c = col0 + tc * {TN} + j;\n"
             f"    {store_cond}out[ulong(gp.z) * m * n + ulong(r) * n + c] = {_store(T, is_bool, 'acc[i][j]')};\n"
             "  }\n}\n")
@@ -173,8 +189,10 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
         cache.launch(kern, (panels, -(-m // _ROWS), batch), a, packed, out, m, n, k, panels,
                      threadgroup=(min(panels, 16), 1, 1))
         return out
+    BM, BN, BK, TM, TN = TILE
+    threads = (BM // TM) * (BN // TN)
     checked = m % BM != 0 or n % BN != 0 or k % BK != 0
-    kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked), "mm")
-    grid = (_THREADS * -(-n // BN), -(-m // BM), batch)
-    cache.launch(kern, grid, a, b, out, m, n, k, threadgroup=(_THREADS, 1, 1))
+    kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked, TILE), "mm")
+    grid = (threads * -(-n // BN), -(-m // BM), batch)
+    cache.launch(kern, grid, a, b, out, m, n, k, threadgroup=(threads, 1, 1))
     return out

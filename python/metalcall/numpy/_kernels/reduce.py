@@ -198,6 +198,7 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
 
 
 _TG = 256
+_GROUPS = 1024  # threadgroups a GPU reduction aims to keep in flight (H100: 132 SMs x 8)
 
 
 def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
@@ -206,7 +207,7 @@ def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
     if cache.uses_loops(dev):
         want, least = 64, 4096  # threads for 2-64 cores; elements a thread folds at least
     elif group:
-        want, least = 1024, _TG * 16  # threadgroups in flight on a large GPU
+        want, least = _GROUPS, _TG * 16
     else:
         want, least = 65536, 32  # threads in flight
     if n <= least or rows >= want:
@@ -214,53 +215,56 @@ def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
     return max(1, min(-(-n // least), -(-want // rows)))
 
 
-def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
-         outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
-    """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
+@functools.lru_cache(maxsize=4096)
+def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer: int, n: int, inner: int,
+          loops: bool) -> tuple[Any, ...]:
+    """The kernels, grids and chunking of one reduction shape, worked out once (a call then only
+    allocates and launches: Python time per call matters next to a 10 µs GPU reduction)."""
     arg = op in _ARG
     is_float = A.kind == "f"
-    Ts, As, Ds = cache.msl_type(T), cache.msl_type(A), cache.msl_type(D)
+    Ts, As = cache.msl_type(T), cache.msl_type(A)
     ident = _identity(op, A)
-    mean = [x for x in extra if isinstance(x, mc.Buffer)]
-    # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
-    div = [np.array(x, A).tobytes() for x in extra if not isinstance(x, mc.Buffer)]
-    group = inner == 1 and n >= 64 and not cache.uses_loops(dev)
+    group = inner == 1 and n >= 64 and not loops
     c = _chunks(dev, outer, n, inner, group)
     chunk = -(-n // c) if n else 0
     if c > 1:
         c = -(-n // chunk)
+    w = dev.simd_width
+    fast = op in ("sum", "prod", "any", "all")
+
+    def kern(first: bool, final: bool) -> mc.Kernel:
+        out_t = ("long" if arg else cache.msl_type(D)) if final else As
+        if group:
+            source = _group_source(op, Ts, As, out_t, first, final, is_float, ident, _TG, w)
+        else:
+            source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
+        return cache.kernel(dev, source, "red", fast_math=fast)
+
+    tg = (_TG, 1) if group else None
+    if c == 1:
+        return (1, n, kern(True, True), (_TG, outer) if group else outer * inner, None, None, tg)
+    return (c, chunk, kern(True, False), (_TG * c, outer) if group else outer * c * inner,
+            kern(False, True), (_TG, outer) if group else outer * inner, tg)
+
+
+def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
+         outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
+    """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
+    c, chunk, k1, grid1, k2, grid2, tg = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
+    mean = [x for x in extra if isinstance(x, mc.Buffer)]
+    # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
+    div = [np.array(x, A).tobytes() for x in extra if not isinstance(x, mc.Buffer)]
     out = cache.empty(dev, outer * inner, D)
     src = cache.nonempty(dev, src, T)
-    w = dev.simd_width
+    arg = op in _ARG
     dummy = [cache.empty(dev, 1, np.uint32)] if arg else []
-
-    def stage(source: str, grid: Any, tgsize: Any, s: mc.Buffer, d: mc.Buffer, kin: list[Any],
-              kout: list[Any], means: list[Any], nn: int, cc: int, ch: int, divs: list[Any]) -> None:
-        k = cache.kernel(dev, source, "red", fast_math=op in ("sum", "prod", "any", "all"))
-        cache.launch(k, grid, s, d, *kin, *kout, *means, nn, inner if not group else 1, ch, cc,
-                     *divs, threadgroup=tgsize)
-
-    def sources(first: bool, final: bool) -> str:
-        S_final = D if final else A
-        if group:
-            return _group_source(op, Ts, As, cache.msl_type(S_final) if not arg or not final else "long",
-                                 first, final, is_float, ident, _TG, w)
-        return _loop_source(op, Ts, As, cache.msl_type(S_final) if not arg or not final else "long",
-                            first, final, is_float, ident)
-
     if c == 1:
-        grid: Any = (_TG, outer) if group else outer * inner
-        stage(sources(True, True), grid, (_TG, 1) if group else None, src, out, dummy, dummy, mean,
-              n, 1, n, div)
+        cache.launch(k1, grid1, src, out, *dummy, *dummy, *mean, n, inner, n, 1, *div, threadgroup=tg)
         return out
     part = cache.empty(dev, outer * c * inner, A)
     kpart = [cache.empty(dev, outer * c * inner, np.uint32)] if arg else []
-    grid = (_TG * c, outer) if group else outer * c * inner
-    stage(sources(True, False), grid, (_TG, 1) if group else None, src, part, dummy, kpart, mean,
-          n, c, chunk, div)
-    grid = (_TG, outer) if group else outer * inner
-    stage(sources(False, True), grid, (_TG, 1) if group else None, part, out, kpart, dummy, [],
-          c, 1, c, div)
+    cache.launch(k1, grid1, src, part, *dummy, *kpart, *mean, n, inner, chunk, c, *div, threadgroup=tg)
+    cache.launch(k2, grid2, part, out, *kpart, *dummy, c, inner, c, 1, *div, threadgroup=tg)
     return out
 
 
