@@ -197,8 +197,10 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
             f"      {_store(op, D, final)}\n    }}\n  }}\n}}\n")
 
 
-_TG = 256
-_GROUPS = 1024  # threadgroups a GPU reduction aims to keep in flight (H100: 132 SMs x 8)
+# Threadgroup size and the number of threadgroups a GPU reduction of a long row aims for: the
+# best of a sweep on an H100 (sum of 1e7 and 1e8 float32, benchmarks/RESULTS.md).
+_TG = 512
+_GROUPS = 2048
 
 
 def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
@@ -210,7 +212,7 @@ def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
         want, least = _GROUPS, _TG * 16
     else:
         want, least = 65536, 32  # threads in flight
-    if n <= least or rows >= want:
+    if n <= least or rows >= (want // 8 if group else want):  # enough rows to fill the device
         return 1
     return max(1, min(-(-n // least), -(-want // rows)))
 

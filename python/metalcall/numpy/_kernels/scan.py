@@ -15,6 +15,7 @@ import metalcall as mc
 from . import cache, reduce
 
 _TG = 256
+_PER_THREAD = 8  # consecutive elements each thread of a GPU scan holds
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,9 +64,11 @@ def _loop_scan(T: str, A: str, D: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _group_scan(T: str, A: str, D: str, exclusive: bool, tg: int, w: int) -> str:
-    """Threadgroup (c, o) scans chunk c of row o from off[o * C + c], one tile of tg elements at
-    a time: SIMD prefix sums, then the SIMD-group totals scanned by the first SIMD-group."""
-    nw = tg // w
+    """Threadgroup (c, o) scans chunk c of row o from off[o * C + c], one tile of tg * E elements
+    at a time: each thread scans E consecutive elements in registers, SIMD prefix sums combine
+    the threads' totals, and the first SIMD-group scans the SIMD-group totals."""
+    nw, e = tg // w, _PER_THREAD
+    local = "v[u] = run; run += x;" if exclusive else "run += x; v[u] = run;"
     return (cache.header() +
             f"kernel void scan(const device {T}* src [[buffer(0)]], device {D}* dst [[buffer(1)]],\n"
             f"    const device {A}* off [[buffer(2)]], constant uint& n [[buffer(3)]],\n"
@@ -78,11 +81,14 @@ def _group_scan(T: str, A: str, D: str, exclusive: bool, tg: int, w: int) -> str
             "  const ulong base = ulong(o) * n;\n"
             "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
             f"  {A} carry = off[ulong(o) * C + c];\n"
-            f"  for (uint t0 = j0; t0 < j1; t0 += {tg}) {{\n"
-            "    const uint j = t0 + tid;\n"
-            f"    const {A} x = j < j1 ? ({A})src[base + j] : {A}(0);\n"
-            f"    const {A} ex = simd_prefix_exclusive_sum(x);\n"
-            f"    if (lane == {w - 1}) tot[sg] = ex + x;\n"
+            f"  for (uint t0 = j0; t0 < j1; t0 += {tg * e}) {{\n"
+            f"    const uint jt = t0 + tid * {e};\n"
+            f"    {A} v[{e}];\n    {A} run = {A}(0);\n"
+            f"    for (uint u = 0; u < {e}; ++u) {{\n"
+            f"      const {A} x = jt + u < j1 ? ({A})src[base + jt + u] : {A}(0);\n"
+            f"      {local}\n    }}\n"
+            f"    const {A} ex = simd_prefix_exclusive_sum(run);\n"
+            f"    if (lane == {w - 1}) tot[sg] = ex + run;\n"
             "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
             "    if (sg == 0) {\n"
             f"      const {A} s = lane < {nw} ? tot[lane] : {A}(0);\n"
@@ -92,7 +98,9 @@ def _group_scan(T: str, A: str, D: str, exclusive: bool, tg: int, w: int) -> str
             f"      if (lane == 0) pre[{nw}] = all;\n"
             "    }\n"
             "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            f"    if (j < j1) dst[base + j] = {D}(carry + pre[sg] + {'ex' if exclusive else 'ex + x'});\n"
+            f"    const {A} start = carry + pre[sg] + ex;\n"
+            f"    for (uint u = 0; u < {e}; ++u)\n"
+            f"      if (jt + u < j1) dst[base + jt + u] = {D}(start + v[u]);\n"
             f"    carry += pre[{nw}];\n"
             "    threadgroup_barrier(mem_flags::mem_threadgroup);\n  }\n}\n")
 

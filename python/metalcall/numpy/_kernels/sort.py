@@ -35,7 +35,7 @@ def _key_expr(dtype: np.dtype) -> str:
         top = f"{bits}({1 << (8 * dtype.itemsize - 1)}{'UL' if dtype.itemsize == 8 else 'u'})"
         return (f"{bits} u = as_type<{bits}>(x);\n"
                 f"    if (x != x) u = {bits}(~{bits}(0));  // NaN (isnan has no double overload everywhere)\n"
-                f"    else if (x == 0) u = {top};\n"
+                f"    else if (x == {cache.msl_type(dtype)}(0)) u = {top};  // -0.0 sorts as +0.0\n"
                 f"    else u = (u & {top}) ? {bits}(~u) : {bits}(u | {top});\n"
                 f"    {K} key = {K}(u);")
     if dtype.kind == "i":
