@@ -4,8 +4,9 @@ Values become unsigned keys whose order is the sort order (floats: sign-magnitud
 -0.0 equal to +0.0, NaN the largest key, so NaNs sort last; descending complements the keys),
 paired with their index. Ties broken by index make every pair distinct, so any sorting network
 is stable. Blocks are sorted first (a bitonic network in threadgroup memory on GPUs, an
-insertion sort per thread on the CPU backend), then merged pairwise in log2(n / block) passes
-where each element finds its place by a binary search in the neighbouring run.
+insertion sort per thread on the CPU backend), then merged pairwise in log2(n / block) passes:
+on GPUs each element finds its place by a binary search in the neighbouring run; on the CPU each
+thread merges a stretch of 4096 outputs sequentially from a merge-path split.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from . import cache
 
 _GPU_BLOCK, _GPU_TG = 1024, 512
 _CPU_BLOCK = 32
+_CPU_SEGMENT = 4096  # outputs one CPU thread merges per pass
 
 
 def _key_type(dtype: np.dtype) -> str:
@@ -132,6 +134,35 @@ def _merge_source(K: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def _merge_path_source(K: str) -> str:
+    """One merge pass for the CPU backend: thread s writes outputs [s*S, s*S + S) of its pair of
+    runs sequentially, after a binary search for where that stretch starts in each run (merge
+    path). Linear work per pass instead of a search per element. S divides 2w."""
+    return (cache.header() + _less(K) +
+            f"kernel void merge(const device {K}* ks [[buffer(0)]], const device uint* is [[buffer(1)]],\n"
+            f"    device {K}* ko [[buffer(2)]], device uint* io [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
+            "    constant uint& w [[buffer(5)]], constant uint& S [[buffer(6)]], uint2 g [[thread_position_in_grid]]) {\n"
+            "  const ulong row = ulong(g.y) * n;\n"
+            "  const uint out0 = g.x * S;\n"
+            "  if (out0 >= n) return;\n"
+            "  const uint base = out0 / (2 * w) * (2 * w);\n"
+            "  const uint la = min(w, n - base), lb = base + w < n ? min(w, n - base - w) : 0u;\n"
+            "  const uint d0 = out0 - base, d1 = min(d0 + S, la + lb);\n"
+            "  const ulong A = row + base, B = row + base + la;\n"
+            "  uint lo = d0 > lb ? d0 - lb : 0u, hi = min(d0, la);\n"
+            "  while (lo < hi) {\n"
+            "    const uint mid = lo + (hi - lo) / 2;\n"
+            "    if (less(ks[A + mid], is[A + mid], ks[B + d0 - 1 - mid], is[B + d0 - 1 - mid])) lo = mid + 1; else hi = mid;\n"
+            "  }\n"
+            "  uint i = lo, j = d0 - lo;\n"
+            "  for (uint d = d0; d < d1; ++d) {\n"
+            "    const bool take_a = j >= lb || (i < la && less(ks[A + i], is[A + i], ks[B + j], is[B + j]));\n"
+            "    if (take_a) { ko[A + d] = ks[A + i]; io[A + d] = is[A + i]; ++i; }\n"
+            "    else { ko[A + d] = ks[B + j]; io[A + d] = is[B + j]; ++j; }\n"
+            "  }\n}\n")
+
+
+@functools.lru_cache(maxsize=None)
 def _gather_source(T: str, values: bool) -> str:
     out = T if values else "long"
     val = "src[base + is[base + j]]" if values else "long(is[base + j])"
@@ -157,8 +188,16 @@ def _order(dev: mc.Device, src: mc.Buffer, T: np.dtype, outer: int, n: int, desc
         block = _GPU_BLOCK
         cache.launch(cache.kernel(dev, _block_gpu_source(K), "block"), (_GPU_TG * -(-n // block), outer),
                      keys[0], idx[0], n, threadgroup=(_GPU_TG, 1))
-    merge = cache.kernel(dev, _merge_source(K), "merge")
     cur, w = 0, block
+    if cache.uses_loops(dev):
+        merge = cache.kernel(dev, _merge_path_source(K), "merge")
+        while w < n:
+            seg = min(2 * w, _CPU_SEGMENT)
+            cache.launch(merge, (-(-n // seg), outer), keys[cur], idx[cur], keys[cur ^ 1], idx[cur ^ 1], n, w, seg)
+            cur ^= 1
+            w *= 2
+        return idx[cur]
+    merge = cache.kernel(dev, _merge_source(K), "merge")
     while w < n:
         cache.launch(merge, (n, outer), keys[cur], idx[cur], keys[cur ^ 1], idx[cur ^ 1], n, w)
         cur ^= 1
