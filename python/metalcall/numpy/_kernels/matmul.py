@@ -21,8 +21,9 @@ import metalcall as mc
 from . import cache
 
 # The GPU tile: BM x BN outputs per threadgroup, BK-deep slices, TM x TN per thread.
+# The best of a sweep on an H100 (benchmarks/RESULTS.md): 128x128x16, 128x64x8, 64x64x8 and
+# 64x64x16 were slower, and so was this tile staged as float4 vectors in threadgroup memory.
 TILE = (128, 128, 8, 8, 8)
-VECTOR_TILE = True  # the 4-wide variant of that tile for 4-byte accumulators
 _ROWS, _COLS = 8, 16  # the block of C each thread computes on the CPU
 
 
@@ -118,84 +119,6 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool, tile: tuple[int,
 
 
 @functools.lru_cache(maxsize=None)
-def _tiled4_source(T: str, A: str, is_bool: bool, checked: bool) -> str:
-    """The 128x128x8 tile with 4-wide vectors (A is a 4-byte type): slices are staged as A4
-    vectors, each thread owns rows {4tr..4tr+3, 64+4tr..} x columns {4tc..4tc+3, 64+4tc..}, so a
-    quarter-warp reads 8 consecutive vectors of B (no bank conflicts) and one of A (broadcast).
-    Unchecked shapes load A and B as whole vectors from device memory."""
-    V = f"{A}4"
-    vec_loads = not checked and T == A
-    if vec_loads:
-        a_load = (f"    ra = *((const device {V}*)(a + abase + ulong(row0 + lr) * k + k0 + lk));\n")
-        b_load = (f"    rb = *((const device {V}*)(b + bbase + ulong(k0 + bk) * n + col0 + bc));\n")
-    else:
-        def one(ptr: str, idx: str, cond: str) -> str:
-            return f"({cond}) ? {A}({ptr}[{idx}]) : {A}(0)"
-        a_parts = ", ".join(one("a", f"abase + ulong(row0 + lr) * k + k0 + lk + {u}",
-                                f"row0 + lr < m && k0 + lk + {u} < k" if checked else "true") for u in range(4))
-        b_parts = ", ".join(one("b", f"bbase + ulong(k0 + bk) * n + col0 + bc + {u}",
-                                f"k0 + bk < k && col0 + bc + {u} < n" if checked else "true") for u in range(4))
-        a_load = f"    ra = {V}({a_parts});\n"
-        b_load = f"    rb = {V}({b_parts});\n"
-    to_tile = ("    #pragma unroll\n"
-               "    for (uint u = 0; u < 4; ++u) As[BUF][lk + u][lr / 4][lr % 4] = ra[u];\n"
-               "    Bs[BUF][bk][bc / 4] = rb;\n")
-    store_cond = "if (r < m && c < n) " if checked else ""
-    return (cache.header() +
-            f"kernel void mm(const device {T}* a [[buffer(0)]], const device {T}* b [[buffer(1)]],\n"
-            f"    device {T}* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
-            "    constant uint& k [[buffer(5)]],\n"
-            "    uint3 gp [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {\n"
-            f"  threadgroup {V} As[2][8][32];\n  threadgroup {V} Bs[2][8][32];\n"
-            "  const uint row0 = gp.y * 128, col0 = gp.x * 128;\n"
-            "  const ulong abase = ulong(gp.z) * m * k, bbase = ulong(gp.z) * k * n;\n"
-            "  const uint tr = tid / 16, tc = tid % 16;\n"
-            "  const uint lr = tid / 2, lk = (tid % 2) * 4;   // the A slice element this thread loads\n"
-            "  const uint bk = tid / 32, bc = (tid % 32) * 4;  // the B slice element\n"
-            f"  {A} acc[8][8];\n"
-            "  #pragma unroll\n"
-            "  for (uint i = 0; i < 8; ++i)\n"
-            "    #pragma unroll\n"
-            f"    for (uint j = 0; j < 8; ++j) acc[i][j] = {A}(0);\n"
-            f"  {V} ra, rb;\n"
-            "  uint k0 = 0;\n"
-            f"{a_load}{b_load}"
-            f"{to_tile.replace('BUF', '0')}"
-            "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "  uint cur = 0;\n"
-            "  for (k0 = 8; k0 < k + 8; k0 += 8) {\n"
-            "    const bool more = k0 < k;\n"
-            "    if (more) {\n"
-            f"{a_load}{b_load}"
-            "    }\n"
-            "    #pragma unroll\n"
-            "    for (uint kk = 0; kk < 8; ++kk) {\n"
-            f"      const {V} a0 = As[cur][kk][tr], a1 = As[cur][kk][tr + 16];\n"
-            f"      const {V} b0 = Bs[cur][kk][tc], b1 = Bs[cur][kk][tc + 16];\n"
-            f"      const {A} av[8] = {{a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w}};\n"
-            f"      const {A} bv[8] = {{b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w}};\n"
-            "      #pragma unroll\n"
-            "      for (uint i = 0; i < 8; ++i)\n"
-            "        #pragma unroll\n"
-            "        for (uint j = 0; j < 8; ++j) acc[i][j] += av[i] * bv[j];\n"
-            "    }\n"
-            "    if (more) {\n"
-            f"{to_tile.replace('BUF', 'cur ^ 1')}"
-            "    }\n"
-            "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "    cur ^= 1;\n"
-            "  }\n"
-            "  #pragma unroll\n"
-            "  for (uint i = 0; i < 8; ++i)\n"
-            "    #pragma unroll\n"
-            "    for (uint j = 0; j < 8; ++j) {\n"
-            "      const uint r = row0 + (i < 4 ? 4 * tr + i : 60 + 4 * tr + i);\n"
-            "      const uint c = col0 + (j < 4 ? 4 * tc + j : 60 + 4 * tc + j);\n"
-            f"      {store_cond}out[ulong(gp.z) * m * n + ulong(r) * n + c] = {_store(T, is_bool, 'acc[i][j]')};\n"
-            "    }\n}\n")
-
-
-@functools.lru_cache(maxsize=None)
 def _pack_source(T: str) -> str:
     """B (k, n) -> panels (n/16, k, 16), zero-padded: each CPU thread then streams one contiguous
     panel instead of 16 columns at a stride of n (a power-of-two n thrashes cache sets)."""
@@ -271,10 +194,7 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     BM, BN, BK, TM, TN = TILE
     threads = (BM // TM) * (BN // TN)
     checked = m % BM != 0 or n % BN != 0 or k % BK != 0
-    if TILE == (128, 128, 8, 8, 8) and VECTOR_TILE and As in ("float", "int", "uint"):
-        kern = cache.kernel(dev, _tiled4_source(Ts, As, is_bool, checked), "mm")
-    else:
-        kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked, TILE), "mm")
+    kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked, TILE), "mm")
     grid = (threads * -(-n // BN), -(-m // BM), batch)
     cache.launch(kern, grid, a, b, out, m, n, k, threadgroup=(threads, 1, 1))
     return out
