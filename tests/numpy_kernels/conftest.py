@@ -2,7 +2,7 @@
 
 ``kdev`` runs a test on every device metalcall reports, and on the CPU a second time with the
 GPU kernel variants (the threadgroup/SIMD kernels, which the CPU backend runs as fibers), so
-the kernels CUDA and Metal use are checked here too.
+the kernels CUDA and Metal use are checked here too; ``pdev`` is every device alone.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from metalcall.numpy._kernels import cache
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _params():
+def _params(gpu_variants: bool = True):
     out = []
     counts: dict[str, int] = {}
     infos = mc.get_devices()
@@ -28,7 +28,7 @@ def _params():
     for info in infos:
         ident = info.backend if counts[info.backend] == 1 else f"{info.backend}:{info.index}"
         out.append(pytest.param((info.backend, info.index, False), id=ident))
-        if info.backend == "cpu":
+        if info.backend == "cpu" and gpu_variants:
             out.append(pytest.param((info.backend, info.index, True), id=f"{ident}-gpu-variants"))
     return out
 
@@ -41,6 +41,14 @@ def kdev(request):
         yield mc.Device(f"{backend}:{index}")
     finally:
         cache.force_gpu_variants = False
+
+
+@pytest.fixture(params=_params(gpu_variants=False))
+def pdev(request):
+    """Every device, without the CPU's GPU-variant run: for dtype sweeps, where a second set
+    of compiled kernels would double the suite's cold time for little coverage."""
+    backend, index, _ = request.param
+    return mc.Device(f"{backend}:{index}")
 
 
 @pytest.fixture

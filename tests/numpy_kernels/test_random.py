@@ -52,34 +52,34 @@ SEEDS = [(0, 0), (42, 7), (2**63 + 12345, 2**32 - 3)]
 
 @pytest.mark.parametrize("seed, counter", SEEDS)
 @pytest.mark.parametrize("count", [0, 1, 5, 1001])
-def test_uniform(kdev, seed, counter, count):
+def test_uniform(pdev, seed, counter, count):
     w = words32(seed, counter, count)
-    got = np.asarray(random.uniform(kdev, seed, counter, count, np.float32))
+    got = np.asarray(random.uniform(pdev, seed, counter, count, np.float32))
     np.testing.assert_array_equal(got, ((w >> np.uint64(8)).astype(np.float64) * 2.0**-24).astype(np.float32))
-    got = np.asarray(random.uniform(kdev, seed, counter, count, np.float16))
+    got = np.asarray(random.uniform(pdev, seed, counter, count, np.float16))
     np.testing.assert_array_equal(got, ((w >> np.uint64(21)).astype(np.float64) * 2.0**-11).astype(np.float16))
-    if kdev.backend != "metal":
-        got = np.asarray(random.uniform(kdev, seed, counter, count, np.float64))
+    if pdev.backend != "metal":
+        got = np.asarray(random.uniform(pdev, seed, counter, count, np.float64))
         np.testing.assert_array_equal(got, (words64(seed, counter, count) >> np.uint64(11)).astype(np.float64) * 2.0**-53)
 
 
-def test_uniform_range_and_counter_continuity(kdev):
-    a = np.asarray(random.uniform(kdev, 9, 0, 100000, np.float32))
+def test_uniform_range_and_counter_continuity(pdev):
+    a = np.asarray(random.uniform(pdev, 9, 0, 100000, np.float32))
     assert a.min() >= 0 and a.max() < 1 and abs(a.mean() - 0.5) < 0.01
     used = random.blocks_used("uniform", 1000, np.float32)
-    first = np.asarray(random.uniform(kdev, 9, 0, 1000, np.float32))
-    second = np.asarray(random.uniform(kdev, 9, used, 1000, np.float32))
+    first = np.asarray(random.uniform(pdev, 9, 0, 1000, np.float32))
+    second = np.asarray(random.uniform(pdev, 9, used, 1000, np.float32))
     np.testing.assert_array_equal(np.concatenate([first, second]), a[:2000])
-    assert not np.array_equal(a[:1000], np.asarray(random.uniform(kdev, 10, 0, 1000, np.float32)))
+    assert not np.array_equal(a[:1000], np.asarray(random.uniform(pdev, 10, 0, 1000, np.float32)))
 
 
 @pytest.mark.parametrize("seed, counter", SEEDS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_normal(kdev, seed, counter, dtype):
-    if kdev.backend == "metal" and dtype == np.float64:
+def test_normal(pdev, seed, counter, dtype):
+    if pdev.backend == "metal" and dtype == np.float64:
         pytest.skip("Metal has no double")
     count = 1003
-    got = np.asarray(random.normal(kdev, seed, counter, count, dtype))
+    got = np.asarray(random.normal(pdev, seed, counter, count, dtype))
     assert got.dtype == np.dtype(dtype)
     if dtype == np.float64:
         w = words64(seed, counter, -(-count // 2) * 2).reshape(-1, 2)
@@ -96,8 +96,8 @@ def test_normal(kdev, seed, counter, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 4)
 
 
-def test_normal_moments(kdev):
-    z = np.asarray(random.normal(kdev, 3, 0, 200000, np.float32)).astype(np.float64)
+def test_normal_moments(pdev):
+    z = np.asarray(random.normal(pdev, 3, 0, 200000, np.float32)).astype(np.float64)
     assert abs(z.mean()) < 0.01 and abs(z.std() - 1) < 0.01 and np.isfinite(z).all()
 
 
@@ -105,9 +105,9 @@ def test_normal_moments(kdev):
 @pytest.mark.parametrize("low, high, dtype", [(0, 10, np.int64), (-5, 5, np.int8), (0, 2**32, np.uint32),
                                               (-(2**40), 2**40, np.int64), (0, 2**64, np.uint64),
                                               (-(2**63), 2**63, np.int64), (3, 4, np.int16)])
-def test_integers(kdev, seed, counter, low, high, dtype):
+def test_integers(pdev, seed, counter, low, high, dtype):
     count = 777
-    got = np.asarray(random.integers(kdev, seed, counter, count, low, high, dtype))
+    got = np.asarray(random.integers(pdev, seed, counter, count, low, high, dtype))
     assert got.dtype == np.dtype(dtype)
     span = high - low
     if span <= 2**32:
@@ -120,10 +120,10 @@ def test_integers(kdev, seed, counter, low, high, dtype):
     assert got.min() >= low and int(got.max()) < high
 
 
-def test_integers_errors(kdev):
+def test_integers_errors(pdev):
     with pytest.raises(mc.ArgumentError, match="low < high"):
-        random.integers(kdev, 0, 0, 4, 5, 5)
+        random.integers(pdev, 0, 0, 4, 5, 5)
     with pytest.raises(mc.ArgumentError, match="does not fit"):
-        random.integers(kdev, 0, 0, 4, 0, 300, np.uint8)
+        random.integers(pdev, 0, 0, 4, 0, 300, np.uint8)
     with pytest.raises(mc.ArgumentError, match="floating"):
-        random.uniform(kdev, 0, 0, 4, np.int32)
+        random.uniform(pdev, 0, 0, 4, np.int32)

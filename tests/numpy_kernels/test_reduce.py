@@ -63,21 +63,21 @@ def test_int32(kdev, rng, op, shape):
      (np.float16, "sum"), (np.float16, "max"), (np.float16, "argmin"), (np.float64, "sum"),
      (np.float64, "argmax"), (np.float64, "min"), (np.int64, "prod")],
 )
-def test_dtypes(kdev, rng, dtype, op):
+def test_dtypes(pdev, rng, dtype, op):
     for shape in [(2, 7, 3), (1, 5000, 1)]:
-        _check(kdev, sample(rng, shape, dtype), op)
+        _check(pdev, sample(rng, shape, dtype), op)
 
 
-def test_bool_sparse_any_all(kdev):
+def test_bool_sparse_any_all(pdev):
     x = np.zeros((3, 2000, 1), np.bool_)
     x[1, 1999, 0] = True
-    _check(kdev, x, "any")
-    _check(kdev, ~x, "all")
+    _check(pdev, x, "any")
+    _check(pdev, ~x, "all")
 
 
-def test_integer_sum_wraps(kdev):
+def test_integer_sum_wraps(pdev):
     x = np.full((1, 300, 1), 2**62, np.int64)
-    _check(kdev, x, "sum")
+    _check(pdev, x, "sum")
 
 
 @pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax", "sum"])
@@ -100,39 +100,43 @@ def test_first_occurrence(kdev, op):
 
 
 @pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
-def test_empty_rows_give_identity(kdev, op):
+def test_empty_rows_give_identity(pdev, op):
     x = np.zeros((3, 0, 2), np.float32)
-    _check(kdev, x, op)
+    _check(pdev, x, op)
 
 
 @pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
-def test_empty_rows_without_identity_raise(kdev, op):
+def test_empty_rows_without_identity_raise(pdev, op):
     with pytest.raises(mc.ArgumentError, match="zero-size array|empty sequence"):
-        reduce.reduce(kdev, kdev.empty(0, np.float32), np.float32, 3, 0, 1, op, np.float32)
+        reduce.reduce(pdev, pdev.empty(0, np.float32), np.float32, 3, 0, 1, op, np.float32)
 
 
-def test_no_outputs(kdev):
-    out = reduce.reduce(kdev, kdev.empty(0, np.float32), np.float32, 0, 5, 1, "max", np.float32)
+def test_no_outputs(pdev):
+    out = reduce.reduce(pdev, pdev.empty(0, np.float32), np.float32, 0, 5, 1, "max", np.float32)
     assert out.size == 0
 
 
-def test_unknown_op(kdev):
+def test_unknown_op(pdev):
     with pytest.raises(mc.ArgumentError, match="unknown reduction"):
-        reduce.reduce(kdev, kdev.empty(4, np.float32), np.float32, 1, 4, 1, "median", np.float32)
+        reduce.reduce(pdev, pdev.empty(4, np.float32), np.float32, 1, 4, 1, "median", np.float32)
 
 
 @pytest.mark.parametrize("dtype, out", [(np.float32, np.float32), (np.float64, np.float64), (np.int32, np.float64),
                                         (np.float16, np.float16)])
 @pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (4, 1, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("correction", [0, 1])
-def test_moments(kdev, rng, dtype, out, shape, correction):
-    if kdev.backend == "metal" and np.dtype(out) == np.float64:
+def test_moments(pdev, rng, dtype, out, shape, correction):
+    _moments(pdev, rng, dtype, out, shape, correction)
+
+
+def _moments(dev, rng, dtype, out, shape, correction):
+    if dev.backend == "metal" and np.dtype(out) == np.float64:
         pytest.skip("Metal has no double")
     x = sample(rng, shape, dtype)
     if np.dtype(dtype).kind == "f":
         x = (x + 1000).astype(dtype) if dtype != np.float16 else x  # a large mean: two-pass matters
     o, n, i = shape
-    mean, var = reduce.moments(kdev, upload(kdev, x), x.dtype, o, n, i, correction, out)
+    mean, var = reduce.moments(dev, upload(dev, x), x.dtype, o, n, i, correction, out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         wm = np.mean(x, axis=1, dtype=np.float64).astype(out)
@@ -145,6 +149,11 @@ def test_moments(kdev, rng, dtype, out, shape, correction):
                                equal_nan=True)
 
 
-def test_moments_empty_is_nan(kdev):
-    mean, var = reduce.moments(kdev, kdev.empty(0, np.float32), np.float32, 2, 0, 1, 0, np.float32)
+def test_moments_empty_is_nan(pdev):
+    mean, var = reduce.moments(pdev, pdev.empty(0, np.float32), np.float32, 2, 0, 1, 0, np.float32)
     assert np.isnan(np.asarray(mean)).all() and np.isnan(np.asarray(var)).all()
+
+
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_moments_kernel_variants(kdev, rng, shape):
+    _moments(kdev, rng, np.float32, np.float32, shape, 1)

@@ -28,15 +28,15 @@ def test_cumsum(kdev, rng, shape, dtype, out):
 
 @pytest.mark.parametrize("dtype, out", [(np.float16, np.float16), (np.bool_, np.int64), (np.float64, np.float64),
                                         (np.uint8, np.uint64)])
-def test_cumsum_dtypes(kdev, rng, dtype, out):
-    if kdev.backend == "metal" and np.dtype(out) == np.float64:
+def test_cumsum_dtypes(pdev, rng, dtype, out):
+    if pdev.backend == "metal" and np.dtype(out) == np.float64:
         pytest.skip("Metal has no double")
     for shape in [(2, 7, 3), (1, 5000, 1)]:
         x = sample(rng, shape, dtype)
         if dtype == np.float16:
             x = (np.abs(x) / 64).astype(np.float16)
         o, n, i = shape
-        got = fetch(scan.cumsum(kdev, upload(kdev, x), x.dtype, o, n, i, out), shape)
+        got = fetch(scan.cumsum(pdev, upload(pdev, x), x.dtype, o, n, i, out), shape)
         want = np.cumsum(x.astype(np.float64) if dtype == np.float16 else x, axis=1).astype(out)
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-2)
 
@@ -54,12 +54,12 @@ def test_matmul_float32(kdev, rng, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int32, np.int8, np.uint8, np.int64, np.bool_])
-def test_matmul_dtypes(kdev, rng, dtype):
-    if kdev.backend == "metal" and np.dtype(dtype) == np.float64:
+def test_matmul_dtypes(pdev, rng, dtype):
+    if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
         pytest.skip("Metal has no double")
     for bt, m, n, k in [(2, 33, 9, 40), (1, 128, 128, 8)]:
         a, b = sample(rng, (bt, m, k), dtype), sample(rng, (bt, k, n), dtype)
-        got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, dtype), (bt, m, n))
+        got = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
         want = a @ b  # integers wrap, as ours do
         assert got.dtype == want.dtype
         if np.dtype(dtype).kind == "f":

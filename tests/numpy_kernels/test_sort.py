@@ -51,11 +51,11 @@ def test_float32(kdev, rng, shape, descending):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint16, np.uint64, np.float16, np.float64, np.bool_, np.int32])
 @pytest.mark.parametrize("descending", [False, True])
-def test_dtypes(kdev, rng, dtype, descending):
-    if kdev.backend == "metal" and np.dtype(dtype) == np.float64:
+def test_dtypes(pdev, rng, dtype, descending):
+    if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
         pytest.skip("Metal has no double")
     x = sample(rng, (2, 1500), dtype)  # few distinct values: many ties
-    _check(kdev, _specials(x), descending)
+    _check(pdev, _specials(x), descending)
 
 
 def test_extremes(kdev):

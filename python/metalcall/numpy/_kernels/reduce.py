@@ -130,6 +130,18 @@ def _step(op: str, load: str, first: bool, j: str, S: str, A: str) -> str:
     return f"{{ {S} x = src[base + ulong({j}) * inner]; acc = comb(acc, {load}); }}"
 
 
+def _loop_body(op: str, load: str, first: bool, S: str, A: str, is_float: bool) -> str:
+    if op in ("min", "max") and is_float:
+        # A plain compare-select loop the compiler vectorises, NaNs counted on the side (the
+        # NaN-propagating comb() has a branch that keeps loops scalar).
+        pick = "<" if op == "min" else ">"
+        return ("  uint nans = 0;\n"
+                f"  for (uint j = j0; j < j1; ++j) {{ {S} x = src[base + ulong(j) * inner]; {A} v = {load};\n"
+                f"    nans |= v != v ? 1u : 0u; acc = v {pick} acc ? v : acc; }}\n"
+                f"  if (nans) acc = {A}(NAN);\n")
+    return f"  for (uint j = j0; j < j1; ++j) {_step(op, load, first, 'j', S, A)}\n"
+
+
 @functools.lru_cache(maxsize=None)
 def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
                  ident: str) -> str:
@@ -144,7 +156,7 @@ def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_f
             "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
             f"{mean}"
             f"  {A} acc = {ident}; uint kk = {_NONE};\n"
-            f"  for (uint j = j0; j < j1; ++j) {_step(op, load, first, 'j', S, A)}\n"
+            f"{_loop_body(op, load, first, S, A, is_float)}"
             "  const ulong out = (ulong(o) * C + c) * inner + i;\n"
             f"  {_store(op, D, final)}\n}}\n")
 
@@ -232,6 +244,8 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     if c > 1:
         c = -(-n // chunk)
     w = dev.simd_width
+    # Fast math lets the compiler reassociate sums; NaN tests need it off (Metal's fast math
+    # may assume there are no NaNs).
     fast = op in ("sum", "prod", "any", "all")
 
     def kern(first: bool, final: bool) -> mc.Kernel:
