@@ -1,0 +1,1 @@
+"""metalcall.numpy: a NumPy-like array namespace built on metalcall's own MSL kernels."""

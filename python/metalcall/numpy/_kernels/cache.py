@@ -1,0 +1,139 @@
+"""Compiled-kernel memo, asynchronous launches and the dtype -> MSL type tables shared by the
+kernel generators."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+import metalcall as mc
+
+# (device, source, name, fast_math) -> Kernel. dev.compile caches too (memory and disk); this
+# saves hashing the source again on every call.
+_kernels: dict[tuple[Any, str, str, bool], mc.Kernel] = {}
+_lock = threading.RLock()
+
+
+def kernel(dev: mc.Device, source: str, name: str, *, fast_math: bool = True) -> mc.Kernel:
+    """The kernel `name` of `source` compiled for `dev`, compiled once per process."""
+    key = (dev, source, name, fast_math)
+    k = _kernels.get(key)
+    if k is None:
+        k = dev.compile(source, fast_math=fast_math).function(name)
+        with _lock:
+            _kernels[key] = k
+    return k
+
+
+# Dropping a Completion waits for its work, so launches keep theirs here until it is done; the
+# Buffers' hazard tracking orders later calls and host reads. Finished ones are pruned without
+# blocking; past _MAX_PENDING the oldest is dropped (waiting only if it still runs).
+_MAX_PENDING = 4096
+_pending: collections.deque[mc.Completion] = collections.deque()
+
+
+def launch(k: mc.Kernel, grid: Any, *args: Any, threadgroup: Any = None) -> None:
+    """Queues k(grid, *args) without waiting for it."""
+    c = k(grid, *args, threadgroup=threadgroup)
+    with _lock:
+        _pending.append(c)
+        while _pending and (_pending[0].done or len(_pending) > _MAX_PENDING):
+            _pending.popleft()
+
+
+# NumPy dtype -> MSL scalar type name.
+_MSL = {
+    "b": "bool", "i1": "char", "u1": "uchar", "i2": "short", "u2": "ushort", "i4": "int",
+    "u4": "uint", "i8": "long", "u8": "ulong", "f2": "half", "f4": "float", "f8": "double",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def msl_type(dtype: Any) -> str:
+    dt = np.dtype(dtype)
+    key = "b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}"
+    try:
+        return _MSL[key]
+    except KeyError:
+        raise mc.ArgumentError(f"metalcall.numpy kernels do not support dtype {dt}") from None
+
+
+def is_float(dtype: Any) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def literal(dtype: Any, value: float | int) -> str:
+    """An MSL literal of `value` (±inf allowed for floats) typed as `dtype`."""
+    dt = np.dtype(dtype)
+    t = msl_type(dt)
+    if dt.kind == "f":
+        if value == float("inf"):
+            return f"{t}(INFINITY)"
+        if value == float("-inf"):
+            return f"{t}(-INFINITY)"
+        return f"{t}({float(value)!r})"
+    if dt.kind == "b":
+        return "true" if value else "false"
+    v = int(value)
+    if dt.kind == "i" and dt.itemsize == 8 and v == np.iinfo(np.int64).min:
+        return "(-9223372036854775807L - 1)"
+    suffix = {("i", 8): "L", ("u", 8): "UL", ("u", 4): "u"}.get((dt.kind, dt.itemsize), "")
+    return f"{t}({v}{suffix})"
+
+
+def accumulator(dtype: Any) -> np.dtype:
+    """The type arithmetic runs in: half is widened to float, everything else stays."""
+    dt = np.dtype(dtype)
+    return np.dtype(np.float32) if dt == np.float16 else dt
+
+
+# Buffers handed out before, by (device, count, dtype): one whose only reference left is this
+# pool's is free to hand out again. New buffers cost an allocation and a zero fill (on CUDA,
+# managed memory filled by the host, which the GPU then faults back in), far more than a
+# reduction of a few million elements. A caching allocator in core would do this better.
+_POOL_PER_KEY = 8
+_pool: dict[tuple[Any, int, str], list[mc.Buffer]] = {}
+
+
+def empty(dev: mc.Device, count: int, dtype: Any, *, zeroed: bool = False) -> mc.Buffer:
+    """A flat Buffer of `count` elements no one else holds; its contents are undefined unless
+    `zeroed` (kernels here write every element of what they return)."""
+    dt = np.dtype(dtype)
+    count = int(count)
+    if zeroed or count == 0:
+        return dev.empty(count, dt)
+    key = (dev, count, dt.str)
+    with _lock:
+        held = _pool.setdefault(key, [])
+        for i in range(len(held)):
+            if sys.getrefcount(held[i]) == 2:  # the list's reference and the argument's
+                return held[i]
+        buf = dev.empty(count, dt)
+        if len(held) < _POOL_PER_KEY:
+            held.append(buf)
+        return buf
+
+
+def header() -> str:
+    return "#include <metal_stdlib>\nusing namespace metal;\n"
+
+
+# Tests set this to run the GPU kernel variants on the CPU backend too.
+force_gpu_variants = False
+
+
+def uses_loops(dev: mc.Device) -> bool:
+    """True where plain per-thread loops beat threadgroup/SIMD kernels: on the CPU backend,
+    kernels with barriers or SIMD functions run each thread as a fiber."""
+    return dev.backend == "cpu" and not force_gpu_variants
+
+
+def nonempty(dev: mc.Device, buf: mc.Buffer, dtype: Any) -> mc.Buffer:
+    """`buf`, or a one-element stand-in where it is empty (kernels refuse empty buffers; the
+    stand-in is never read)."""
+    return buf if buf.nbytes else empty(dev, 1, dtype, zeroed=True)

@@ -1,0 +1,330 @@
+"""Reductions over the middle axis of (outer, n, inner): sum, prod, min, max, any, all,
+argmin, argmax, and mean/variance (moments), generated as MSL per op and dtype.
+
+Two kernel shapes: a threadgroup kernel (SIMD shuffles + threadgroup memory, one threadgroup
+or a grid of them per row) for inner == 1 on GPUs, and a plain loop kernel (one thread per
+output, or per chunk of a row) for inner > 1 and for the CPU backend, where kernels with
+barriers or SIMD functions run as fibers. Long rows with few outputs take two stages: partial
+results per chunk, then a merge of the partials with the same kernels.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+import metalcall as mc
+
+from . import cache
+
+OPS = ("sum", "prod", "min", "max", "any", "all", "argmin", "argmax")
+_ARG = ("argmin", "argmax")
+_NO_IDENTITY = {
+    "min": "zero-size array to reduction operation minimum which has no identity",
+    "max": "zero-size array to reduction operation maximum which has no identity",
+    "argmin": "attempt to get argmin of an empty sequence",
+    "argmax": "attempt to get argmax of an empty sequence",
+}
+_NONE = "0xFFFFFFFFu"  # the index of padding lanes: loses every tie
+
+
+def _acc_type(op: str, dtype: np.dtype, out_dtype: np.dtype) -> np.dtype:
+    """The type a reduction accumulates in."""
+    if op in ("any", "all"):
+        return np.dtype(np.uint32)
+    if op in ("sum", "prod", "mean", "sqdev"):
+        return cache.accumulator(out_dtype if out_dtype.kind != "b" else np.int64)
+    # min/max/argmin/argmax compare in the input type, narrow integers widened to 32 bits so
+    # SIMD shuffles take them on every backend.
+    if dtype.kind == "f":
+        return cache.accumulator(dtype)
+    if dtype.kind == "b":
+        return np.dtype(np.uint32)
+    if dtype.itemsize < 4:
+        return np.dtype(np.int32 if dtype.kind == "i" else np.uint32)
+    return dtype
+
+
+def _identity(op: str, acc: np.dtype) -> str:
+    if op in ("sum", "any", "mean", "sqdev"):
+        return cache.literal(acc, 0)
+    if op in ("prod", "all"):
+        return cache.literal(acc, 1)
+    smallest = op in ("min", "argmin")  # the identity of min is the largest value
+    if acc.kind == "f":
+        return cache.literal(acc, float("inf") if smallest else float("-inf"))
+    info = np.iinfo(acc)
+    return cache.literal(acc, info.max if smallest else info.min)
+
+
+def _helpers(op: str, A: str, is_float: bool) -> str:
+    """MSL helpers: comb(a, b) for value ops, better(b, bk, a, ak) for arg ops."""
+    if op in ("sum", "mean", "sqdev"):
+        body = "return a + b;"
+    elif op == "prod":
+        body = "return a * b;"
+    elif op == "any":
+        body = "return a | b;"
+    elif op == "all":
+        body = "return a & b;"
+    elif op in ("min", "max"):
+        # NaN propagates (a + b is NaN when either is), as NumPy's minimum/maximum. x != x is
+        # the NaN test: isnan has no double overload on every backend; these compile without
+        # fast math, which may assume there are no NaNs.
+        pick = "a < b ? a : b" if op == "min" else "a > b ? a : b"
+        body = f"return (a != a || b != b) ? a + b : ({pick});" if is_float else f"return {pick};"
+    else:
+        cmp = "<" if op == "argmin" else ">"
+        nan = ("bool bn = b != b, an = a != a;\n  if (bn || an) return (bn && an) ? bk < ak : bn;\n  "
+               if is_float else "")
+        return (f"inline bool better({A} b, uint bk, {A} a, uint ak) {{\n  {nan}"
+                f"return (b {cmp} a) || (b == a && bk < ak);\n}}\n")
+    return f"inline {A} comb({A} a, {A} b) {{ {body} }}\n"
+
+
+def _load(op: str, T: str, A: str, first: bool) -> str:
+    """The expression turning element x (of the source type) into an accumulator value."""
+    if not first:
+        return "x"
+    if op in ("any", "all"):
+        return "(x != 0 ? 1u : 0u)"
+    if op == "sqdev":
+        return f"(({A})x - m) * (({A})x - m)"
+    return f"({A})x"
+
+
+def _store(op: str, D: str, final: bool) -> str:
+    """Statements writing the result at index `out`."""
+    if op in _ARG:
+        return "dst[out] = long(kk);" if final else "dst[out] = acc; kout[out] = kk;"
+    if not final:
+        return "dst[out] = acc;"
+    if op in ("any", "all"):
+        return "dst[out] = acc != 0;"
+    if op in ("mean", "sqdev"):
+        return f"dst[out] = {D}(acc / div);"
+    return f"dst[out] = {D}(acc);"
+
+
+def _params(op: str, S: str, D: str, A: str, first: bool, final: bool) -> list[str]:
+    p = [f"const device {S}* src", f"device {D}* dst"]
+    if op in _ARG:
+        p.append("const device uint* kin")
+        p.append("device uint* kout")
+    if op == "sqdev" and first:
+        p.append(f"const device {A}* mean")
+    p += ["constant uint& n", "constant uint& inner", "constant uint& chunk", "constant uint& C"]
+    if op in ("mean", "sqdev"):
+        p.append(f"constant {A}& div")
+    return [f"{x} [[buffer({i})]]" for i, x in enumerate(p)]
+
+
+def _step(op: str, load: str, first: bool, j: str, S: str, A: str) -> str:
+    """Statements folding element j (at src[base + j * inner]) into acc/kk."""
+    if op in _ARG:
+        k = j if first else f"kin[base + ulong({j}) * inner]"
+        return (f"{{ {S} x = src[base + ulong({j}) * inner]; uint bk = {k}; {A} b = {load};\n"
+                f"      if (better(b, bk, acc, kk)) {{ acc = b; kk = bk; }} }}")
+    return f"{{ {S} x = src[base + ulong({j}) * inner]; acc = comb(acc, {load}); }}"
+
+
+def _loop_body(op: str, load: str, first: bool, S: str, A: str, is_float: bool) -> str:
+    if op in ("min", "max") and is_float:
+        # A plain compare-select loop the compiler vectorises, NaNs counted on the side (the
+        # NaN-propagating comb() has a branch that keeps loops scalar).
+        pick = "<" if op == "min" else ">"
+        return ("  uint nans = 0;\n"
+                f"  for (uint j = j0; j < j1; ++j) {{ {S} x = src[base + ulong(j) * inner]; {A} v = {load};\n"
+                f"    nans |= v != v ? 1u : 0u; acc = v {pick} acc ? v : acc; }}\n"
+                f"  if (nans) acc = {A}(NAN);\n")
+    return f"  for (uint j = j0; j < j1; ++j) {_step(op, load, first, 'j', S, A)}\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
+                 ident: str) -> str:
+    S = T if first else A
+    load = _load(op, T, A, first)
+    mean = f"  const {A} m = mean[ulong(o) * inner + i];\n" if op == "sqdev" and first else ""
+    return (cache.header() + _helpers(op, A, is_float) +
+            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
+            ",\n    uint t [[thread_position_in_grid]]) {\n"
+            "  const uint i = t % inner, c = (t / inner) % C, o = t / inner / C;\n"
+            "  const ulong base = ulong(o) * n * inner + i;\n"
+            "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
+            f"{mean}"
+            f"  {A} acc = {ident}; uint kk = {_NONE};\n"
+            f"{_loop_body(op, load, first, S, A, is_float)}"
+            "  const ulong out = (ulong(o) * C + c) * inner + i;\n"
+            f"  {_store(op, D, final)}\n}}\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
+                  ident: str, tg: int, w: int) -> str:
+    """inner == 1: threadgroup (g, o) folds chunk g of row o; SIMD shuffles, then threadgroup
+    memory across SIMD-groups. (Metal could use simd_min etc. where NaN does not matter.)"""
+    S = T if first else A
+    nw = tg // w
+    load = _load(op, T, A, first)
+    arg = op in _ARG
+    mean = f"  const {A} m = mean[o];\n" if op == "sqdev" and first else ""
+    if arg:
+        loop = (f"  for (uint j = j0 + tid; j < j1; j += {tg}) {_step(op, load, first, 'j', S, A)}\n")
+        shuffle = (f"    {{ {A} b = simd_shuffle_xor(acc, d); uint bk = simd_shuffle_xor(kk, d);\n"
+                   "      if (better(b, bk, acc, kk)) { acc = b; kk = bk; } }\n")
+    else:
+        # Four loads in flight per thread before they are folded.
+        loop = (f"  uint j = j0 + tid;\n"
+                f"  for (; j + {3 * tg} < j1; j += {4 * tg}) {{\n"
+                f"    {A} v[4];\n"
+                f"    for (uint u = 0; u < 4; ++u) {{ {S} x = src[base + j + u * {tg}]; v[u] = {load}; }}\n"
+                f"    acc = comb(acc, comb(comb(v[0], v[1]), comb(v[2], v[3])));\n  }}\n"
+                f"  for (; j < j1; j += {tg}) {_step(op, load, first, 'j', S, A)}\n")
+        shuffle = "    acc = comb(acc, simd_shuffle_xor(acc, d));\n"
+    keep = "sk[sg] = kk; " if arg else ""
+    reload = f"kk = lane < {nw} ? sk[lane] : {_NONE}; " if arg else ""
+    return (cache.header() + _helpers(op, A, is_float) +
+            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
+            ",\n    uint2 gp [[threadgroup_position_in_grid]],"
+            " uint tid [[thread_index_in_threadgroup]],\n"
+            "    uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {\n"
+            f"  threadgroup {A} sv[{nw}];\n  threadgroup uint sk[{nw}];\n"
+            "  const uint c = gp.x, o = gp.y;\n"
+            "  const ulong base = ulong(o) * n;\n"
+            "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
+            f"{mean}"
+            f"  {A} acc = {ident}; uint kk = {_NONE};\n"
+            f"{loop}"
+            f"  for (ushort d = {w // 2}; d > 0; d >>= 1) {{\n{shuffle}  }}\n"
+            f"  if (lane == 0) {{ sv[sg] = acc; {keep}}}\n"
+            "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+            "  if (sg == 0) {\n"
+            f"    acc = lane < {nw} ? sv[lane] : {ident}; {reload}\n"
+            f"    for (ushort d = {w // 2}; d > 0; d >>= 1) {{\n  {shuffle}    }}\n"
+            "    if (lane == 0) {\n"
+            "      const ulong out = ulong(o) * C + c;\n"
+            f"      {_store(op, D, final)}\n    }}\n  }}\n}}\n")
+
+
+# Threadgroup size and the number of threadgroups a GPU reduction of a long row aims for: the
+# best of a sweep on an H100 (sum of 1e7 and 1e8 float32, benchmarks/RESULTS.md).
+_TG = 512
+_GROUPS = 2048
+
+
+def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
+    """How many chunks to split each row into (1: a single pass)."""
+    rows = outer * inner
+    if cache.uses_loops(dev):
+        want, least = 64, 4096  # threads for 2-64 cores; elements a thread folds at least
+    elif group:
+        want, least = _GROUPS, _TG * 16
+    else:
+        want, least = 65536, 32  # threads in flight
+    if n <= least or rows >= (want // 8 if group else want):  # enough rows to fill the device
+        return 1
+    return max(1, min(-(-n // least), -(-want // rows)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer: int, n: int, inner: int,
+          loops: bool) -> tuple[Any, ...]:
+    """The kernels, grids and chunking of one reduction shape, worked out once (a call then only
+    allocates and launches: Python time per call matters next to a 10 µs GPU reduction)."""
+    arg = op in _ARG
+    is_float = A.kind == "f"
+    Ts, As = cache.msl_type(T), cache.msl_type(A)
+    ident = _identity(op, A)
+    group = inner == 1 and n >= 64 and not loops
+    c = _chunks(dev, outer, n, inner, group)
+    chunk = -(-n // c) if n else 0
+    if c > 1:
+        c = -(-n // chunk)
+    w = dev.simd_width
+    # Fast math lets the compiler reassociate sums; NaN tests need it off (Metal's fast math
+    # may assume there are no NaNs).
+    fast = op in ("sum", "prod", "any", "all")
+
+    def kern(first: bool, final: bool) -> mc.Kernel:
+        out_t = ("long" if arg else cache.msl_type(D)) if final else As
+        if group:
+            source = _group_source(op, Ts, As, out_t, first, final, is_float, ident, _TG, w)
+        else:
+            source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
+        return cache.kernel(dev, source, "red", fast_math=fast)
+
+    tg = (_TG, 1) if group else None
+    if c == 1:
+        return (1, n, kern(True, True), (_TG, outer) if group else outer * inner, None, None, tg)
+    return (c, chunk, kern(True, False), (_TG * c, outer) if group else outer * c * inner,
+            kern(False, True), (_TG, outer) if group else outer * inner, tg)
+
+
+def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
+         outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
+    """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
+    c, chunk, k1, grid1, k2, grid2, tg = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
+    mean = [x for x in extra if isinstance(x, mc.Buffer)]
+    # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
+    div = [np.array(x, A).tobytes() for x in extra if not isinstance(x, mc.Buffer)]
+    out = cache.empty(dev, outer * inner, D)
+    src = cache.nonempty(dev, src, T)
+    arg = op in _ARG
+    dummy = [cache.empty(dev, 1, np.uint32)] if arg else []
+    if c == 1:
+        cache.launch(k1, grid1, src, out, *dummy, *dummy, *mean, n, inner, n, 1, *div, threadgroup=tg)
+        return out
+    part = cache.empty(dev, outer * c * inner, A)
+    kpart = [cache.empty(dev, outer * c * inner, np.uint32)] if arg else []
+    cache.launch(k1, grid1, src, part, *dummy, *kpart, *mean, n, inner, chunk, c, *div, threadgroup=tg)
+    cache.launch(k2, grid2, part, out, *kpart, *dummy, c, inner, c, 1, *div, threadgroup=tg)
+    return out
+
+
+def reduce(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner: int, op: str,
+           out_dtype: Any) -> mc.Buffer:
+    """Reduces the (outer, n, inner) array in `src` over n with `op`; a flat Buffer of
+    outer * inner elements of out_dtype (int64 for argmin/argmax)."""
+    if op not in OPS:
+        raise mc.ArgumentError(f"unknown reduction {op!r}; expected one of {', '.join(OPS)}")
+    T = np.dtype(dtype)
+    D = np.dtype(np.int64) if op in _ARG else np.dtype(out_dtype)
+    if op in ("any", "all"):
+        D = np.dtype(np.bool_)
+    if n == 0 and op in _NO_IDENTITY and outer * inner:
+        raise mc.ArgumentError(_NO_IDENTITY[op])
+    if outer * inner == 0:
+        return cache.empty(dev, 0, D)
+    return _run(dev, src, op, T, _acc_type(op, T, D), D, outer, n, inner, [])
+
+
+def _convert(dev: mc.Device, src: mc.Buffer, count: int, src_dtype: np.dtype,
+             dst_dtype: np.dtype) -> mc.Buffer:
+    if src_dtype == dst_dtype:
+        return src
+    S, D = cache.msl_type(src_dtype), cache.msl_type(dst_dtype)
+    source = (cache.header() + f"kernel void cvt(const device {S}* a [[buffer(0)]], device {D}* b [[buffer(1)]],"
+              " uint i [[thread_position_in_grid]]) { b[i] = " + D + "(a[i]); }\n")
+    out = cache.empty(dev, count, dst_dtype)
+    if count:
+        cache.launch(cache.kernel(dev, source, "cvt"), count, src, out)
+    return out
+
+
+def moments(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner: int,
+            correction: float, out_dtype: Any) -> tuple[mc.Buffer, mc.Buffer]:
+    """Mean and variance (sum of squared deviations / max(n - correction, 0)) over n, two-pass:
+    the mean first, then the squared deviations from it, both accumulated in out_dtype (float
+    for half). n == 0 gives NaN, as NumPy does."""
+    T, D = np.dtype(dtype), np.dtype(out_dtype)
+    if D.kind != "f":
+        raise mc.ArgumentError(f"moments need a floating out_dtype, got {D}")
+    A = cache.accumulator(D)
+    if outer * inner == 0:
+        return cache.empty(dev, 0, D), cache.empty(dev, 0, D)
+    mean = _run(dev, src, "mean", T, A, A, outer, n, inner, [float(n)])
+    var = _run(dev, src, "sqdev", T, A, D, outer, n, inner, [mean, max(float(n) - float(correction), 0.0)])
+    return _convert(dev, mean, outer * inner, A, D), var

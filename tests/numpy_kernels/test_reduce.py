@@ -1,0 +1,159 @@
+"""metalcall.numpy._kernels.reduce against NumPy: every op, dtype classes, edge shapes
+(n = 0 and 1, non-powers of two, rows longer than a threadgroup, two-stage rows, inner > 1,
+many rows of one element), NaN propagation and first-occurrence arg results."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from nkhelp import fetch, sample, upload
+
+import metalcall as mc
+from metalcall.numpy._kernels import reduce
+
+SHAPES = [(1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (700, 2, 1), (1, 70000, 1)]
+
+_NP = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "any": np.any, "all": np.all,
+       "argmin": np.argmin, "argmax": np.argmax}
+
+
+def _out_dtype(op, dtype):
+    if op in ("sum", "prod"):
+        return np.sum(np.zeros(1, dtype)).dtype
+    return np.dtype(dtype)
+
+
+def _check(dev, x, op, out_dtype=None):
+    o, n, i = x.shape
+    out_dtype = _out_dtype(op, x.dtype) if out_dtype is None else np.dtype(out_dtype)
+    got = fetch(reduce.reduce(dev, upload(dev, x), x.dtype, o, n, i, op, out_dtype), (o, i))
+    kw = {"dtype": out_dtype} if op in ("sum", "prod") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _NP[op](x, axis=1, **kw)
+    assert got.dtype == want.dtype
+    if x.dtype.kind == "f" and op in ("sum", "prod"):
+        tol = 1e-2 if x.dtype == np.float16 else 1e-4
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(n), equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", reduce.OPS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_float32(kdev, rng, op, shape):
+    x = sample(rng, shape, np.float32)
+    if op == "prod":
+        x = (1 + x / 100).astype(np.float32)
+    _check(kdev, x, op)
+
+
+@pytest.mark.parametrize("op", reduce.OPS)
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (700, 2, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_int32(kdev, rng, op, shape):
+    _check(kdev, sample(rng, shape, np.int32), op)
+
+
+@pytest.mark.parametrize(
+    "dtype, op",
+    [(np.int8, "sum"), (np.int8, "argmax"), (np.uint8, "min"), (np.int16, "max"), (np.uint64, "max"),
+     (np.int64, "argmin"), (np.uint32, "sum"), (np.bool_, "any"), (np.bool_, "all"), (np.bool_, "sum"),
+     (np.float16, "sum"), (np.float16, "max"), (np.float16, "argmin"), (np.float64, "sum"),
+     (np.float64, "argmax"), (np.float64, "min"), (np.int64, "prod")],
+)
+def test_dtypes(pdev, rng, dtype, op):
+    for shape in [(2, 7, 3), (1, 5000, 1)]:
+        _check(pdev, sample(rng, shape, dtype), op)
+
+
+def test_bool_sparse_any_all(pdev):
+    x = np.zeros((3, 2000, 1), np.bool_)
+    x[1, 1999, 0] = True
+    _check(pdev, x, "any")
+    _check(pdev, ~x, "all")
+
+
+def test_integer_sum_wraps(pdev):
+    x = np.full((1, 300, 1), 2**62, np.int64)
+    _check(pdev, x, "sum")
+
+
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax", "sum"])
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_nan_propagates(kdev, rng, op, shape):
+    x = sample(rng, shape, np.float32)
+    x[0, shape[1] // 3, 0] = np.nan
+    x[0, shape[1] // 2, 0] = np.nan
+    _check(kdev, x, op)
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_first_occurrence(kdev, op):
+    x = np.zeros((2, 6000, 1), np.float32)
+    x[:, [17, 4000, 5999], 0] = 5.0 if op == "argmax" else -5.0
+    x[1, 2, 0] = np.inf if op == "argmax" else -np.inf
+    _check(kdev, x, op)
+    y = np.full((1, 3000, 2), 7, np.int16)
+    _check(kdev, y, op)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
+def test_empty_rows_give_identity(pdev, op):
+    x = np.zeros((3, 0, 2), np.float32)
+    _check(pdev, x, op)
+
+
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+def test_empty_rows_without_identity_raise(pdev, op):
+    with pytest.raises(mc.ArgumentError, match="zero-size array|empty sequence"):
+        reduce.reduce(pdev, pdev.empty(0, np.float32), np.float32, 3, 0, 1, op, np.float32)
+
+
+def test_no_outputs(pdev):
+    out = reduce.reduce(pdev, pdev.empty(0, np.float32), np.float32, 0, 5, 1, "max", np.float32)
+    assert out.size == 0
+
+
+def test_unknown_op(pdev):
+    with pytest.raises(mc.ArgumentError, match="unknown reduction"):
+        reduce.reduce(pdev, pdev.empty(4, np.float32), np.float32, 1, 4, 1, "median", np.float32)
+
+
+@pytest.mark.parametrize("dtype, out", [(np.float32, np.float32), (np.float64, np.float64), (np.int32, np.float64),
+                                        (np.float16, np.float16)])
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (4, 1, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("correction", [0, 1])
+def test_moments(pdev, rng, dtype, out, shape, correction):
+    _moments(pdev, rng, dtype, out, shape, correction)
+
+
+def _moments(dev, rng, dtype, out, shape, correction):
+    if dev.backend == "metal" and np.dtype(out) == np.float64:
+        pytest.skip("Metal has no double")
+    x = sample(rng, shape, dtype)
+    if np.dtype(dtype).kind == "f":
+        x = (x + 1000).astype(dtype) if dtype != np.float16 else x  # a large mean: two-pass matters
+    o, n, i = shape
+    mean, var = reduce.moments(dev, upload(dev, x), x.dtype, o, n, i, correction, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wm = np.mean(x, axis=1, dtype=np.float64).astype(out)
+        wv = np.var(x, axis=1, ddof=correction, dtype=np.float64).astype(out)
+    gm, gv = fetch(mean, (o, i)), fetch(var, (o, i))
+    assert gm.dtype == np.dtype(out) and gv.dtype == np.dtype(out)
+    tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
+    np.testing.assert_allclose(gm, wm, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gv, wv, rtol=max(tol, 1e-4 if np.dtype(out).itemsize == 4 else tol), atol=tol,
+                               equal_nan=True)
+
+
+def test_moments_empty_is_nan(pdev):
+    mean, var = reduce.moments(pdev, pdev.empty(0, np.float32), np.float32, 2, 0, 1, 0, np.float32)
+    assert np.isnan(np.asarray(mean)).all() and np.isnan(np.asarray(var)).all()
+
+
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_moments_kernel_variants(kdev, rng, shape):
+    _moments(kdev, rng, np.float32, np.float32, shape, 1)

@@ -1,0 +1,75 @@
+"""metalcall.numpy._kernels.scan.cumsum and matmul.matmul against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nkhelp import fetch, fibers, sample, upload
+
+from metalcall.numpy._kernels import matmul, scan
+
+SCAN_SHAPES = [(1, 0, 1), (1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (500, 2, 1),
+               (1, 70000, 1)]
+
+
+@pytest.mark.parametrize("shape", SCAN_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype, out", [(np.float32, np.float32), (np.int32, np.int64)])
+def test_cumsum(kdev, rng, shape, dtype, out):
+    x = sample(rng, shape, dtype)
+    o, n, i = shape
+    got = fetch(scan.cumsum(kdev, upload(kdev, x), x.dtype, o, n, i, out), shape)
+    want = np.cumsum(x, axis=1, dtype=out)
+    assert got.dtype == want.dtype
+    if np.dtype(out).kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(max(n, 1)))
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype, out", [(np.float16, np.float16), (np.bool_, np.int64), (np.float64, np.float64),
+                                        (np.uint8, np.uint64)])
+def test_cumsum_dtypes(pdev, rng, dtype, out):
+    if pdev.backend == "metal" and np.dtype(out) == np.float64:
+        pytest.skip("Metal has no double")
+    for shape in [(2, 7, 3), (1, 5000, 1)]:
+        x = sample(rng, shape, dtype)
+        if dtype == np.float16:
+            x = (np.abs(x) / 64).astype(np.float16)
+        o, n, i = shape
+        got = fetch(scan.cumsum(pdev, upload(pdev, x), x.dtype, o, n, i, out), shape)
+        want = np.cumsum(x.astype(np.float64) if dtype == np.float16 else x, axis=1).astype(out)
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-2)
+
+
+MM_SHAPES = [(1, 1, 1, 1), (1, 5, 7, 3), (2, 130, 129, 17), (1, 128, 128, 16), (3, 33, 9, 40), (1, 1, 200, 1),
+             (2, 3, 5, 0), (1, 256, 128, 24)]
+
+
+@pytest.mark.parametrize("shape", MM_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_matmul_float32(kdev, rng, shape):
+    bt, m, n, k = shape
+    a, b = sample(rng, (bt, m, k), np.float32), sample(rng, (bt, k, n), np.float32)
+    got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32), (bt, m, n))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(max(k, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int32, np.int8, np.uint8, np.int64, np.bool_])
+def test_matmul_dtypes(pdev, rng, dtype):
+    if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
+        pytest.skip("Metal has no double")
+    for bt, m, n, k in [(2, 33, 9, 40), (1, 128, 128, 8)]:
+        a, b = sample(rng, (bt, m, k), dtype), sample(rng, (bt, k, n), dtype)
+        got = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+        want = a @ b  # integers wrap, as ours do
+        assert got.dtype == want.dtype
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_allclose(got, want, rtol=2e-2 if dtype == np.float16 else 1e-12, atol=0.1 if dtype == np.float16 else 1e-12)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+def test_matmul_large(kdev, rng):
+    s = 160 if fibers(kdev) else 520
+    a, b = sample(rng, (1, s, s + 3), np.float32), sample(rng, (1, s + 3, s - 1), np.float32)
+    got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), 1, s, s - 1, s + 3, np.float32), (1, s, s - 1))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
