@@ -1,0 +1,90 @@
+"""Runtime plumbing of metalcall.numpy: the default device, the in-memory kernel cache
+(keyed by device and generated source) and the list of in-flight Completions.
+
+Why keep Completions: dropping a metalcall Completion waits for its work. Operations
+keep theirs here so that a chain of kernel calls queues without waiting; finished
+ones are pruned (Completion.done never blocks) and the list is bounded."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import threading
+
+import metalcall as mc
+
+_state = threading.local()
+_default_device = None
+_kernels: dict = {}
+_pending: collections.deque = collections.deque()
+_MAX_PENDING = 4096
+
+
+def default_device() -> mc.Device:
+    d = getattr(_state, "device", None)
+    if d is not None:
+        return d
+    global _default_device
+    if _default_device is None:
+        _default_device = mc.Device()
+    return _default_device
+
+
+def set_default_device(device) -> None:
+    """Sets the process-wide default device (a mc.Device, a name like "cpu", or None for the best)."""
+    global _default_device
+    _default_device = as_device(device) if device is not None else mc.Device()
+
+
+@contextlib.contextmanager
+def default_device_scope(device):
+    """``with mnp.device_scope("cpu"):`` — arrays created inside default to that device (this thread)."""
+    old = getattr(_state, "device", None)
+    _state.device = as_device(device)
+    try:
+        yield _state.device
+    finally:
+        _state.device = old
+
+
+def as_device(device) -> mc.Device:
+    if device is None:
+        return default_device()
+    if isinstance(device, mc.Device):
+        return device
+    if isinstance(device, (str, int)):
+        return mc.Device(device)
+    raise TypeError(f"metalcall.numpy: {device!r} is not a device (use a metalcall.Device or a name like 'cpu')")
+
+
+def kernel(device, source: str, name: str):
+    """The compiled kernel `name` of `source` on `device`, compiled once per process."""
+    key = (device.backend, device.index, source)
+    lib = _kernels.get(key)
+    if lib is None:
+        lib = device.compile(source, fast_math=False)  # IEEE: NaN and inf behave as in NumPy
+        _kernels[key] = lib
+    return lib[name]
+
+
+def launch(kern, grid, *args, **kw):
+    """Calls a kernel and keeps its Completion so the call does not wait."""
+    c = kern(grid, *args, **kw)
+    keep(c)
+    return c
+
+
+def keep(completion) -> None:
+    while _pending and _pending[0].done:
+        _pending.popleft()
+    _pending.append(completion)
+    if len(_pending) > _MAX_PENDING:
+        _pending.popleft().wait()
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work metalcall.numpy submitted (raising an ExecutionError if one failed)."""
+    while _pending:
+        _pending.popleft().wait()
+    if device is not None:
+        as_device(device).synchronize()
