@@ -43,6 +43,8 @@ def reduce(dev, src, dtype, outer, n, inner, op, out_dtype):
     out = dev.empty(outer * inner, out_dtype)
     if outer * inner == 0:
         return out
+    if n == 0:
+        src = dev.empty(1, dtype)  # a buffer must have an element to bind; the loop reads none
     t, o = D.msl(dtype), D.msl(out_dtype)
     if op in ("argmin", "argmax"):
         cmp = ">" if op == "argmax" else "<"
@@ -72,6 +74,8 @@ def moments(dev, src, dtype, outer, n, inner, correction, out_dtype):
     var = dev.empty(outer * inner, out_dtype)
     if outer * inner == 0:
         return mean, var
+    if n == 0:
+        src = dev.empty(1, dtype)
     t, o, a = D.msl(dtype), D.msl(out_dtype), _acc(out_dtype)
     text = (_HEAD + f"kernel void mnp_fb_moments(device const {t}* src [[buffer(0)]], constant long* P [[buffer(1)]],\n"
             f"    constant {a}& corr [[buffer(2)]], device {o}* mean [[buffer(3)]], device {o}* var [[buffer(4)]],\n"

@@ -1,0 +1,210 @@
+"""Elementwise functions against NumPy: every function on every dtype (several results share one
+generated kernel through mnp.evaluate), integer semantics (wrap, division by zero, INT_MIN // -1),
+NaN/inf, broadcasting with strided and offset views, weak Python scalars and the promotion table."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import metalcall.numpy as mnp
+from conftest import FLOATS, INTS, check, supported
+
+NP_NAME = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+           "atanh": "arctanh", "atan2": "arctan2", "pow": "power", "bitwise_invert": "invert",
+           "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
+FLOAT_UNARY = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp", "expm1",
+               "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logical_not", "negative",
+               "positive", "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc"]
+INT_UNARY = ["abs", "bitwise_invert", "ceil", "floor", "negative", "positive", "round", "sign", "square", "trunc",
+             "isfinite", "isnan", "isinf", "logical_not"]
+FLOAT_BINARY = ["add", "atan2", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot",
+                "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum",
+                "multiply", "not_equal", "pow", "remainder", "subtract"]
+INT_BINARY = ["add", "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "floor_divide", "greater", "less_equal",
+              "maximum", "minimum", "multiply", "not_equal", "remainder", "subtract", "divide"]
+
+FLOAT_DATA = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -3.75, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.999, 7.0, -7.0]
+
+
+def _np(name):
+    return getattr(np, NP_NAME.get(name, name))
+
+
+def _run(results):
+    mnp.evaluate(*results)  # one generated kernel for all of them
+    return results
+
+
+def _tol(dt):
+    return {"float16": 2e-3, "float32": 2e-6, "float64": 1e-12}.get(dt, 0)
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_float_functions(device, dt):
+    if dt not in supported(device, FLOATS):
+        pytest.skip("no float64 on this device")
+    a = np.array(FLOAT_DATA, dtype=dt)
+    b = np.array(FLOAT_DATA[::-1], dtype=dt)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    un = _run([getattr(mnp, f)(x) for f in FLOAT_UNARY])
+    bi = _run([getattr(mnp, f)(x, y) for f in FLOAT_BINARY])
+    with np.errstate(all="ignore"):
+        for f, r in zip(FLOAT_UNARY, un):
+            check(r, _np(f)(a), rtol=_tol(dt), atol=_tol(dt)), f
+        for f, r in zip(FLOAT_BINARY, bi):
+            check(r, _np(f)(a, b), rtol=_tol(dt) * 4, atol=_tol(dt))
+
+
+@pytest.mark.parametrize("dt", INTS + ("bool",))
+def test_integer_functions(device, dt):
+    info = np.iinfo(dt) if dt != "bool" else None
+    if dt == "bool":
+        a = np.array([True, False, True, False])
+        b = np.array([True, True, False, False])
+        un = ["logical_not", "bitwise_invert", "isnan", "positive"] if False else ["logical_not", "bitwise_invert", "isnan"]
+        bi = ["add", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "less", "logical_xor",
+              "maximum", "minimum"]
+    else:
+        vals = [0, 1, 2, 3, 7, 100, info.max, info.max - 1, info.min, info.min + 1]
+        if info.min < 0:
+            vals += [-1, -2, -3, -7, -100]
+        a = np.array(vals, dtype=dt)
+        b = np.array([v if v != 0 else 0 for v in vals[::-1]], dtype=dt)
+        b[3] = 0  # division by zero gives 0, as NumPy's values
+        un, bi = INT_UNARY, INT_BINARY
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    if dt in ("int64", "uint64") and device.backend == "metal":
+        bi = [f for f in bi if f != "divide"]
+    ur = _run([getattr(mnp, f)(x) for f in un])
+    br = _run([getattr(mnp, f)(x, y) for f in bi])
+    with np.errstate(all="ignore"):
+        for f, r in zip(un, ur):
+            check(r, _np(f)(a))
+        for f, r in zip(bi, br):
+            check(r, _np(f)(a, b), rtol=1e-12)
+
+
+def test_integer_edge_cases(device):
+    i32 = np.array([np.iinfo(np.int32).min, 7, -7, 7, -7, 0], np.int32)
+    d = np.array([-1, 2, 2, -2, -2, 5], np.int32)
+    x, y = mnp.asarray(i32, device=device), mnp.asarray(d, device=device)
+    with np.errstate(all="ignore"):
+        check(x // y, i32 // d)
+        check(x % y, i32 % d)
+        check(-x, -i32)
+        check(abs(x), np.abs(i32))
+    u8 = mnp.asarray(np.array([250, 255, 3], np.uint8), device=device)
+    check(u8 + 10, np.array([250, 255, 3], np.uint8) + 10)  # wraps
+    check(u8 * u8, np.array([250, 255, 3], np.uint8) * np.array([250, 255, 3], np.uint8))
+    check(mnp.asarray(np.array([2, 3, -2], np.int64), device=device) ** 3, np.array([2, 3, -2]) ** 3)
+    s = mnp.asarray(np.array([1, -8, 64], np.int16), device=device)
+    check(s << 3, np.array([1, -8, 64], np.int16) << 3)
+    check(s >> 2, np.array([1, -8, 64], np.int16) >> 2)
+    check(s << 20, np.array([1, -8, 64], np.int16) << 20)
+    check(u8 < 300, np.array([250, 255, 3], np.uint8) < 300)
+    with pytest.raises(OverflowError):
+        u8 + 300
+    with pytest.raises(TypeError):
+        mnp.asarray([True], device=device) - mnp.asarray([False], device=device)
+
+
+def test_float_special_values(device):
+    a = np.array([1.0, -1.0, 0.0, -0.0, 5.5, -5.5, np.inf, np.nan], np.float32)
+    b = np.array([0.0, 0.0, 0.0, 2.0, -2.0, 2.0, 3.0, 1.0], np.float32)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    with np.errstate(all="ignore"):
+        r = _run([x / y, x // y, x % y, mnp.maximum(x, y), mnp.minimum(y, x), mnp.sign(x), mnp.round(x * 0.5)])
+        e = [a / b, a // b, a % b, np.maximum(a, b), np.minimum(b, a), np.sign(a), np.round(a * np.float32(0.5))]
+    for g, w in zip(r, e):
+        check(g, w)
+    assert np.signbit(np.asarray(mnp.negative(mnp.asarray([0.0], dtype=mnp.float32, device=device))))[0]
+
+
+def test_broadcasting_with_views(device):
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    b = np.arange(5, dtype=np.float32) - 2
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    check(x[1:, ::2, ::-1] * y[::-1] + x[0, 1], a[1:, ::2, ::-1] * b[::-1] + a[0, 1])
+    check(x.T - y[:, None, None], a.T - b[:, None, None])
+    check(mnp.expand_dims(y, axis=0) + x[:, 0, :], b[None] + a[:, 0, :])
+    check(x[..., 2] * 2, a[..., 2] * 2)
+    e = mnp.zeros((0, 5), dtype=mnp.float32, device=device)
+    check(e + y, np.zeros((0, 5), np.float32) + b)
+    check(mnp.asarray(2.0, dtype=mnp.float32, device=device) * y, np.float32(2.0) * b)
+
+
+def test_weak_scalars_and_operators(device):
+    a = np.array([1, 2, 3], np.int8)
+    x = mnp.asarray(a, device=device)
+    check(x + 1, a + 1)
+    check(2 * x, 2 * a)
+    check(x * 1.5, a * 1.5 if device.backend != "metal" else (a * 1.5).astype(np.float32))
+    f = mnp.asarray(np.array([1, 2, 3], np.float16), device=device)
+    check(f + 1.0, np.array([1, 2, 3], np.float16) + 1.0, rtol=1e-3)
+    check(10 - x, 10 - a)
+    check(7 // x, 7 // a)
+    check(7 % x, 7 % a)
+    check(2 ** x, 2 ** a)
+    check(x == 2, a == 2)
+    check(x != 2, a != 2)
+    check(x >= 2, a >= 2)
+    check(~x, ~a)
+    check(-x, -a)
+    check(x & 2, a & 2)
+    check(1 | x, 1 | a)
+    check(x ^ x, a ^ a)
+    y = mnp.asarray(a, device=device)
+    y += 1
+    y *= 2
+    y -= x
+    y //= 2
+    y <<= 1
+    e = (((a + 1) * 2 - a) // 2) << 1
+    check(y, e)
+    with pytest.raises(TypeError):
+        y += 1.5  # float result cannot go into an int array
+    g = mnp.asarray(np.array([1.0, 2.0], np.float32), device=device)
+    g /= 4
+    g **= 2
+    check(g, (np.array([1.0, 2.0], np.float32) / 4) ** 2)
+    n = np.array([1, 2, 3], np.int8)
+    check(n + x, n + a)  # NumPy defers to the mnp operator
+
+
+def test_promotion_table(device):
+    """The result dtypes of mixed operands (only resolution: nothing is evaluated)."""
+    names = supported(device, ("bool",) + INTS + FLOATS)
+    for p, q in itertools.product(names, names):
+        x = mnp.zeros(2, dtype=p, device=device)
+        y = mnp.zeros(2, dtype=q, device=device)
+        if p == q == "bool":
+            continue
+        expected = np.result_type(p, q)
+        if device.backend == "metal" and expected == np.float64:
+            expected = np.dtype(np.float32)
+        assert (x + y).dtype == expected, (p, q)
+        assert (x < y).dtype == np.bool_
+
+
+def test_where_clip_and_more(device):
+    a = np.array([-2.0, -0.5, 0.0, 0.5, np.nan, 3.0], np.float32)
+    x = mnp.asarray(a, device=device)
+    check(mnp.where(x > 0, x, -x), np.where(a > 0, a, -a))
+    check(mnp.where(x > 0, 1.0, 0.0).astype(mnp.float32), np.where(a > 0, 1.0, 0.0).astype(np.float32))
+    check(mnp.clip(x, -1.0, 1.0), np.clip(a, -1, 1))
+    check(mnp.clip(x, max=0.25), np.clip(a, None, 0.25))
+    check(mnp.conj(x), a)
+    check(mnp.real(x), a)
+    check(mnp.imag(x), np.zeros_like(a))
+    check(mnp.arctan2(x, 1.0), np.arctan2(a, np.float32(1.0)), rtol=1e-6)
+    check(mnp.power(x, 2), np.power(a, 2))
+    check(mnp.absolute(x), np.absolute(a))
+
+
+def test_device_mismatch_and_bad_operands(device):
+    x = mnp.zeros(3, dtype=mnp.float32, device=device)
+    with pytest.raises(TypeError):
+        x + 1j
+    with pytest.raises(ValueError):
+        x + mnp.zeros(4, dtype=mnp.float32, device=device)
