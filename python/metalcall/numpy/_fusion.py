@@ -11,6 +11,7 @@ read it are evaluated, so laziness never changes results."""
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -28,6 +29,7 @@ KERNEL_NAME = "mnp_fused"
 _LIVE_LAZY: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
+@functools.lru_cache(maxsize=4096)
 def contiguous_strides(shape):
     strides, acc = [], 1
     for n in reversed(shape):

@@ -59,12 +59,12 @@ def as_device(device) -> mc.Device:
 
 def kernel(device, source: str, name: str):
     """The compiled kernel `name` of `source` on `device`, compiled once per process."""
-    key = (device.backend, device.index, source)
-    lib = _kernels.get(key)
-    if lib is None:
+    key = (device.backend, device.index, source, name)
+    kern = _kernels.get(key)
+    if kern is None:
         lib = device.compile(source, fast_math=False)  # IEEE: NaN and inf behave as in NumPy
-        _kernels[key] = lib
-    return lib[name]
+        kern = _kernels[key] = lib[name]
+    return kern
 
 
 def launch(kern, grid, *args, **kw):
