@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from conftest import check
+from mnp_check import check
 
 
 def test_attributes_and_views(device):

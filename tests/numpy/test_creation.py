@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from conftest import check
+from mnp_check import check
 
 
 def test_asarray_sources(device):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from conftest import FLOATS, INTS, check, supported
+from mnp_check import FLOATS, INTS, check, supported
 
 NP_NAME = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
            "atanh": "arctanh", "atan2": "arctan2", "pow": "power", "bitwise_invert": "invert",

@@ -5,7 +5,7 @@ stay bounded, and mnp.fuse / mnp.jit / mnp.evaluate control evaluation."""
 import numpy as np
 
 import metalcall.numpy as mnp
-from conftest import check
+from mnp_check import check
 
 
 def test_chain_is_one_kernel(device):

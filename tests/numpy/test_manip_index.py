@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from conftest import check
+from mnp_check import check
 
 
 @pytest.fixture
@@ -82,3 +82,26 @@ def test_setitem(arr):
     b = mnp.broadcast_to(x[0, 0], (3, 4))
     with pytest.raises(ValueError):
         b[0] = 1
+
+
+def test_data_dependent_functions(device):
+    a = np.array([[3, 0, 1], [0, 3, 2]], np.int32)
+    x = mnp.asarray(a, device=device)
+    for got, want in zip(mnp.nonzero(x), np.nonzero(a)):
+        check(got, want.astype(np.int64))
+    check(mnp.unique_values(x), np.unique(a))
+    v, c = mnp.unique_counts(x)
+    ev, ec = np.unique(a, return_counts=True)
+    check(v, ev)
+    check(c, ec.astype(np.int64))
+    check(mnp.unique_inverse(x).inverse_indices, np.unique(a, return_inverse=True)[1].reshape(a.shape).astype(np.int64))
+    check(mnp.repeat(x, 2, axis=1), np.repeat(a, 2, axis=1))
+    check(mnp.repeat(x[0], mnp.asarray([1, 0, 3], device=device)), np.repeat(a[0], [1, 0, 3]))
+    s = np.array([1.0, 2.0, 2.0, 5.0, np.nan], np.float32)
+    q = np.array([0.0, 2.0, 3.0, 9.0, np.nan], np.float32)
+    xs, xq = mnp.asarray(s, device=device), mnp.asarray(q, device=device)
+    check(mnp.searchsorted(xs, xq), np.searchsorted(s, q))
+    check(mnp.searchsorted(xs, xq, side="right"), np.searchsorted(s, q, side="right"))
+    check(mnp.count_nonzero(x, axis=0), np.count_nonzero(a, axis=0).astype(np.int64))
+    check(mnp.diff(x, axis=1), np.diff(a, axis=1))
+    check(mnp.diff(x[0], n=2), np.diff(a[0], n=2))

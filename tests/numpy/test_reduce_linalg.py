@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from conftest import check
+from mnp_check import check
 
 AXES = [None, 0, 1, -1, (0, 2), (-1, 0), (1, 2), ()]
 

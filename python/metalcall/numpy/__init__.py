@@ -37,6 +37,9 @@ from ._reduce import (
 )
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._sort import argsort, sort
+from ._setops import (
+    count_nonzero, diff, nonzero, repeat, searchsorted, unique_all, unique_counts, unique_inverse, unique_values,
+)
 from . import random
 from . import _info
 

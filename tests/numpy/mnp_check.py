@@ -1,11 +1,10 @@
-"""Fixtures of the metalcall.numpy tests: `check` compares an mnp array with NumPy's answer
-(values, dtype and shape); `dtypes` lists the dtypes the device under test supports. The
+"""Helpers of the metalcall.numpy tests: `check` compares an mnp array with NumPy's answer
+(values, dtype and shape); `supported` drops float64 on Metal. The
 `device` fixture itself comes from tests/conftest.py (every device metalcall reports)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 FLOATS = ("float16", "float32", "float64")
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -25,8 +24,3 @@ def check(got, expected, rtol=1e-6, atol=0.0, dtype=True):
         np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(g, e)
-
-
-@pytest.fixture
-def chk():
-    return check
