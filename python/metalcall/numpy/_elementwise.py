@@ -137,24 +137,50 @@ def _finish(node, dev):
     return out
 
 
+_RESOLVED: dict = {}
+
+
+def _resolve(op, ufunc, kind, xs):
+    """(result dtype, compute dtype) as NumPy resolves them; cached per operand dtypes and scalar
+    types (Python int values are range-checked here, as NumPy 2 does for weak scalars)."""
+    key = (op,) + tuple(x.dtype if isinstance(x, (ndarray, np.ndarray)) else type(x) for x in xs)
+    hit = _RESOLVED.get(key)
+    if hit is None:
+        probe = [_res_arg(x) if not isinstance(x, (bool, int, float)) else type(x)(0) for x in xs]
+        try:
+            rdt = D.as_dtype(ufunc(*probe).dtype)
+        except TypeError as e:  # NumPy has no loop for these dtypes (bool - bool, float << int, ...)
+            raise TypeError(f"metalcall.numpy: {op} does not support these dtypes: {e}") from None
+        ct = rdt if kind == "result" else D.as_dtype(np.result_type(*probe))
+        hit = _RESOLVED[key] = (rdt, ct)
+    rdt, ct = hit
+    for x in xs:
+        if isinstance(x, int) and not isinstance(x, bool):
+            if kind == "common":
+                ct = _fit_scalar_ct(ct, xs)
+            elif ct.kind in "iu":
+                info = np.iinfo(ct)
+                if not info.min <= x <= info.max:
+                    raise OverflowError(f"Python integer {x} out of bounds for {ct}")
+    return rdt, ct
+
+
+def _broadcast(shapes):
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    return np.broadcast_shapes(*shapes)
+
+
 def apply(op, *xs):
     ufunc, nargs, kind = _ops.OPS[op]
     xs, dev = _prepare(xs)
-    try:
-        rdt = ufunc(*[_res_arg(x) for x in xs]).dtype
-    except TypeError as e:  # NumPy has no loop for these dtypes (bool - bool, float << int, ...)
-        raise TypeError(f"metalcall.numpy: {op} does not support these dtypes: {e}") from None
-    rdt = D.as_dtype(rdt)
-    if kind == "result":
-        ct = rdt
-    else:
-        ct = D.as_dtype(np.result_type(*[_res_arg(x) for x in xs]))
-        ct = _fit_scalar_ct(ct, xs)
+    rdt, ct = _resolve(op, ufunc, kind, xs)
     rdt, ct = _demote(rdt, dev), _demote(ct, dev)
     for x in xs:
-        if isinstance(x, ndarray):
+        if isinstance(x, ndarray) and x.dtype == D.float64:
             D.check_device_dtype(x.dtype, dev)
-    shape = np.broadcast_shapes(*[_shape(x) for x in xs])
+    shape = _broadcast([_shape(x) for x in xs])
     _bound(xs)
     node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
     return _finish(node, dev)

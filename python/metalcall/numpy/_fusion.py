@@ -231,6 +231,20 @@ class _Program:
         ), strided
 
 
+_PARAMS: dict = {}
+
+
+def _params(device, values):
+    """The small read-only int64 argument of shapes/strides/offsets; equal ones are shared."""
+    key = (device.backend, device.index, values)
+    buf = _PARAMS.get(key)
+    if buf is None:
+        if len(_PARAMS) > 1024:
+            _PARAMS.clear()
+        buf = _PARAMS[key] = device.asarray(np.array(values, dtype=np.int64))
+    return buf
+
+
 def build(items, device):
     """items: list of (node, dest) with dest = (buf, offset, strides, dtype), all of one shape.
     Returns (source, kernel arguments without the grid, n)."""
@@ -250,7 +264,7 @@ def build(items, device):
     args = [leaf.buf for leaf, _, _ in prog.inputs]
     args += [np.asarray(s.value).astype(s.dtype).tobytes() if not isinstance(s.value, bytes) else s.value
              for s in prog.scalars]
-    args.append(device.asarray(np.array(P, dtype=np.int64)))
+    args.append(_params(device, tuple(P)))
     args += [it[1][0] for it in items]
     return src, args, prod(shape)
 
