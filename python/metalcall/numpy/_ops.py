@@ -175,7 +175,7 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
         if not f:
             return f"({x} < 0)" if i else "false"
         if dt == D.float64:
-            return f"bool({g.fn('signbit', dt, x)})"
+            return f"((as_type<ulong>({x}) >> 63) != 0)"
         return f"bool(signbit({x}))"
     if op == "logical_not":
         return f"!bool({x})"

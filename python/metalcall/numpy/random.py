@@ -30,9 +30,12 @@ class Generator:
         self.counter = 0
         self.device = R.as_device(device)
 
-    def _take(self, count):
+    def _take(self, kind, count, dtype, low=0, high=1):
+        """The counter for a draw, advanced past every counter the draw's kernel uses."""
+        mod = kernels("random")
         c = self.counter
-        self.counter += 2 * count + 4  # room for kernels that use two counters per value (normal)
+        used = getattr(mod, "blocks_used", None)
+        self.counter += used(kind, count, dtype, low, high) if used else 2 * count + 4
         return c
 
     def _wrap(self, buf, shape, dtype):
@@ -43,7 +46,7 @@ class Generator:
         shape = _shape(size)
         dt = D.as_dtype(dtype, self.device) if dtype is not None else D.default_float(self.device)
         n = F.prod(shape)
-        buf = kernels("random").uniform(self.device, self.seed, self._take(n), n, dt)
+        buf = kernels("random").uniform(self.device, self.seed, self._take("uniform", n, dt), n, dt)
         return self._wrap(buf, shape, dt)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=None):
@@ -53,7 +56,7 @@ class Generator:
         shape = _shape(size)
         dt = D.as_dtype(dtype, self.device) if dtype is not None else D.default_float(self.device)
         n = F.prod(shape)
-        buf = kernels("random").normal(self.device, self.seed, self._take(n), n, dt)
+        buf = kernels("random").normal(self.device, self.seed, self._take("normal", n, dt), n, dt)
         out = self._wrap(buf, shape, dt)
         if loc != 0.0 or scale != 1.0:
             out = out * scale + loc
@@ -72,7 +75,8 @@ class Generator:
         shape = _shape(size)
         dt = D.as_dtype(dtype, self.device) if dtype is not None else D.int64
         n = F.prod(shape)
-        buf = kernels("random").integers(self.device, self.seed, self._take(n), n, low, high, dt)
+        buf = kernels("random").integers(self.device, self.seed, self._take("integers", n, dt, low, high), n, low,
+                                          high, dt)
         return self._wrap(buf, shape, dt)
 
 
