@@ -113,3 +113,26 @@ def test_views_of_lazy_results(device):
     y = (x * 2)[1:, ::2]
     check(y, (a * 2)[1:, ::2])
     check((x + 1).T.reshape(12), (a + 1).T.reshape(12))
+
+
+def test_write_into_an_evaluated_operand(device):
+    a0 = np.arange(4, dtype=np.float32)
+    x = mnp.asarray(a0, device=device)
+    a = x + 1
+    b = a * 2  # reads a's node
+    a.evaluate()  # b now reads a's buffer
+    a += 5
+    check(b, (a0 + 1) * 2)
+    check(a, a0 + 6)
+
+
+def test_many_views_of_one_buffer_stay_bounded(device):
+    a = np.arange(100, dtype=np.float32)
+    x = mnp.asarray(a, device=device)
+    s = x[0:60]
+    e = a[0:60].copy()
+    for k in range(1, 40):
+        s = s + x[k:k + 60]
+        e = e + a[k:k + 60]
+    assert mnp.explain(s).count("device const float*") <= 16
+    check(s, e)

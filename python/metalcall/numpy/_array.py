@@ -19,11 +19,10 @@ def _alloc(device, shape, dtype):
 
 def flush_readers(buf, keep=None):
     """Evaluates every lazy array whose expression reads `buf` (before `buf` is written)."""
-    key = id(buf)
     for arr in list(F._LIVE_LAZY.values()):
-        if arr is keep or arr._node is None:
+        if arr is keep or arr._node is None or arr._node.buf is not None:
             continue
-        if key in F._leaf_ids(arr._node):
+        if F.reads_buffer(arr._node, buf):
             arr._materialize()
 
 

@@ -56,7 +56,7 @@ class Leaf:
 
     @property
     def leaf_ids(self):
-        return frozenset((id(self.buf),))
+        return frozenset(((id(self.buf), self.offset, self.shape, self.strides),))
 
 
 class Scalar:
@@ -93,9 +93,27 @@ def _size(node):
 
 
 def _leaf_ids(node):
+    """The distinct input views (buffer id, offset, shape, strides) an expression reads, as it was
+    built (an upper bound on the inputs of its kernel: used to keep kernels within MAX_INPUTS)."""
     if isinstance(node, Op) and node.buf is not None:
-        return frozenset((id(node.buf),))
+        return frozenset(((id(node.buf), 0, node.shape, None),))
     return node.leaf_ids
+
+
+def reads_buffer(node, buf, seen=None):
+    """True if evaluating node now would read buf (evaluated subexpressions read their buffers)."""
+    if seen is None:
+        seen = set()
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    if isinstance(node, Leaf):
+        return node.buf is buf
+    if isinstance(node, Op):
+        if node.buf is not None:
+            return node.buf is buf
+        return any(reads_buffer(a, buf, seen) for a in node.args)
+    return False
 
 
 def _as_leaf(node):
