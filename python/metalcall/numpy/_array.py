@@ -100,7 +100,7 @@ class ndarray:
         return F.Leaf(self._buf, self._offset, self._shape, self._strides, self._dtype)
 
     def _is_contiguous(self):
-        return self._strides == F.contiguous_strides(self._shape) or self.size == 0
+        return self.size == 0 or F.is_c_layout(self._shape, self._strides)
 
     def _contiguous_buffer(self):
         """A buffer holding this array C-contiguously from element 0 (a copy if it is a view)."""

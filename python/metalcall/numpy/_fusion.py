@@ -38,6 +38,11 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def is_c_layout(shape, strides):
+    """True if strides walk shape C-contiguously (dimensions of size 1 may have any stride)."""
+    return all(st == cs for n, st, cs in zip(shape, strides, contiguous_strides(tuple(shape))) if n != 1)
+
+
 def prod(shape):
     n = 1
     for s in shape:
@@ -159,7 +164,7 @@ class _Program:
             k = self.input_index.get(ikey)
             if k is None:
                 k = len(self.inputs)
-                if bs == contiguous_strides(self.shape):
+                if is_c_layout(self.shape, bs):
                     kind = "c"
                 elif not any(bs):
                     kind = "z"
@@ -272,7 +277,7 @@ def build(items, device):
     for node, (buf, off, strides, dt, shp) in items:
         v = prog.value(node)
         v = prog.cast(v, _as_leaf(node).dtype, dt)
-        kind = "c" if tuple(strides) == contiguous_strides(shape) else "s"
+        kind = "c" if is_c_layout(shape, strides) else "s"
         outs.append((v, dt, kind))
     src, strided = prog.source(outs)
     P = [leaf.offset for leaf, _, _ in prog.inputs] + [it[1][1] for it in items] + list(shape)
