@@ -55,3 +55,16 @@ def test_tri_and_meshgrid(device):
 def test_default_device_scope(device):
     with mnp.device_scope(device):
         assert mnp.zeros(2).device == device
+
+
+def test_asarray_copy_false(device):
+    a = np.arange(4, dtype=np.float32)
+    if device.backend != "cpu":
+        with pytest.raises(ValueError):
+            mnp.asarray(a, copy=False, device=device)
+        return
+    x = mnp.asarray(a, copy=False, device=device)
+    a[0] = 42  # shared memory
+    check(x + 0, np.array([42, 1, 2, 3], np.float32))
+    with pytest.raises(ValueError):
+        mnp.asarray(a[::2], copy=False, device=device)

@@ -54,8 +54,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return out
     dev = R.as_device(device)
     if copy is False:
-        raise ValueError("metalcall.numpy: asarray(copy=False) of host data would need a zero-copy import; "
-                         "pass copy=None")
+        return _share(obj, dev, dtype)
     if isinstance(obj, mc.Buffer):
         obj = np.asarray(obj)
     if isinstance(obj, (list, tuple)) and any(isinstance(e, ndarray) for e in _flat(obj)):
@@ -66,6 +65,20 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         obj = np.from_dlpack(obj)
     a = np.asarray(obj, dtype=D.as_dtype(dtype, dev) if dtype is not None else None)
     return _from_numpy(a, dev, dtype)
+
+
+def _share(obj, dev, dtype):
+    """asarray(copy=False): CPU devices wrap C-contiguous host memory in place (mc.from_dlpack);
+    anything else would need a copy, which copy=False forbids."""
+    a = obj if isinstance(obj, np.ndarray) else None
+    if a is None and hasattr(obj, "__dlpack__"):
+        a = np.from_dlpack(obj)
+    if (a is None or dev.backend != "cpu" or not a.flags.c_contiguous or not a.flags.writeable
+            or a.dtype not in D.SUPPORTED or (dtype is not None and D.as_dtype(dtype, dev) != a.dtype)):
+        raise ValueError("metalcall.numpy: asarray(copy=False) can only share C-contiguous, writable host "
+                         "arrays of a supported dtype with a CPU device; pass copy=None to copy")
+    buf = mc.from_dlpack(a, device=dev)
+    return ndarray._wrap(buf, a.shape, a.dtype, dev)
 
 
 def _flat(seq):
