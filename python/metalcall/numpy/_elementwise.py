@@ -166,10 +166,13 @@ def _resolve(op, ufunc, kind, xs):
 
 
 def _broadcast(shapes):
-    first = shapes[0]
-    if all(s == first for s in shapes):
+    real = [s for s in shapes if s]  # 0-d operands (scalars) broadcast to anything
+    if not real:
+        return ()
+    first = real[0]
+    if all(s == first for s in real):
         return first
-    return np.broadcast_shapes(*shapes)
+    return np.broadcast_shapes(*real)
 
 
 def apply(op, *xs):
