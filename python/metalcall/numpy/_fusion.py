@@ -141,80 +141,112 @@ def broadcast_strides(shape, strides, out_shape):
 # ----------------------------------------------------------------------------- generation
 
 
-class _Program:
-    def __init__(self, backend, shape):
-        self.g = _ops.Gen(backend)
-        self.shape = tuple(shape)
-        self.nd = len(shape)
-        self.inputs = []  # (leaf, kind, bstrides)
-        self.input_index = {}
-        self.scalars = []  # Scalar nodes
-        self.lines = []
-        self.names = {}
-        self.count = 0
+class _Walk:
+    """One pass over the DAG: the distinct inputs (leaf, kind, broadcast strides), the scalars, and
+    a hashable description of the computation (`entries`) that the source is generated from, so
+    expressions of the same structure reuse the generated source without formatting it again."""
 
-    def value(self, node) -> str:
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.inputs = []  # (leaf, kind, bstrides)
+        self.scalars = []  # Scalar nodes
+        self.entries = []  # ("in", k, dtype, kind) | ("sc", k, dtype) | ("op", op, dtype, ct, child slots)
+        self._slots = {}
+        self._input_slots = {}
+
+    def slot(self, node) -> int:
         key = id(node)
-        if key in self.names:
-            return self.names[key]
+        s = self._slots.get(key)
+        if s is not None:
+            return s
         node = _as_leaf(node)
         if isinstance(node, Leaf):
             bs = broadcast_strides(node.shape, node.strides, self.shape)
             ikey = (id(node.buf), node.offset, bs, node.dtype)
-            k = self.input_index.get(ikey)
-            if k is None:
-                k = len(self.inputs)
+            s = self._input_slots.get(ikey)
+            if s is None:
                 if is_c_layout(self.shape, bs):
                     kind = "c"
                 elif not any(bs):
                     kind = "z"
                 else:
                     kind = "s"
+                s = len(self.entries)
+                self.entries.append(("in", len(self.inputs), node.dtype, kind))
                 self.inputs.append((node, kind, bs))
-                self.input_index[ikey] = k
-                name = f"v{k}"
-                self.lines.append(f"  {D.msl(node.dtype)} {name} = in{k}[{self._index('i', k, kind)}];")
-            name = f"v{k}"
+                self._input_slots[ikey] = s
         elif isinstance(node, Scalar):
-            k = len(self.scalars)
+            s = len(self.entries)
+            self.entries.append(("sc", len(self.scalars), node.dtype))
             self.scalars.append(node)
-            name = f"s{k}"
         else:
-            args = [self.value(a) for a in node.args]
-            arg_nodes = [_as_leaf(a) for a in node.args]
-            if node.op == "where":
-                cast = [self.cast(args[0], arg_nodes[0].dtype, D.bool_)]
-                cast += [self.cast(v, n.dtype, node.ct) for v, n in zip(args[1:], arg_nodes[1:])]
-            else:
-                cast = [self.cast(v, n.dtype, node.ct) for v, n in zip(args, arg_nodes)]
-            e = _ops.expr(self.g, node.op, node.ct, cast, node.dtype)
-            if node.op == "cast":
-                e = _ops.expr(self.g, "cast", arg_nodes[0].dtype, [args[0]], node.dtype)
-            name = f"t{self.count}"
-            self.count += 1
-            self.lines.append(f"  {D.msl(node.dtype)} {name} = {e};")
-        self.names[key] = name
-        return name
+            children = tuple(self.slot(a) for a in node.args)
+            s = len(self.entries)
+            self.entries.append(("op", node.op, node.dtype, node.ct, children))
+        self._slots[key] = s
+        return s
+
+
+_SOURCES: dict = {}
+
+
+def _generate(backend, nd, entries, outs):
+    """(source, strided) from a walk's entries; outs: ((slot, out dtype, kind), ...). Cached."""
+    key = (backend, nd, entries, outs)
+    hit = _SOURCES.get(key)
+    if hit is None:
+        if len(_SOURCES) > 4096:
+            _SOURCES.clear()
+        hit = _SOURCES[key] = _Source(backend, nd).text(entries, outs)
+    return hit
+
+
+class _Source:
+    def __init__(self, backend, nd):
+        self.g = _ops.Gen(backend)
+        self.nd = nd
 
     def cast(self, v, frm, to):
         if frm == to:
             return v
         return _ops.expr(self.g, "cast", frm, [v], to)
 
-    def _index(self, i, k, kind):
-        if kind == "c":
-            return f"o{k} + {i}"
-        return f"o{k}"
-
-    def source(self, outs):
-        """outs: list of (value name, dtype, kind) for the outputs."""
-        nin, nsc = len(self.inputs), len(self.scalars)
+    def text(self, entries, outs):
+        names, lines, ins, scs = [], [], [], []
+        count = 0
+        for e in entries:
+            if e[0] == "in":
+                _, k, dt, kind = e
+                name = f"v{k}"
+                idx = f"o{k} + i" if kind == "c" else f"o{k}"
+                lines.append(f"  {D.msl(dt)} {name} = in{k}[{idx}];")
+                ins.append((dt, kind))
+            elif e[0] == "sc":
+                name = f"s{e[1]}"
+                scs.append(e[2])
+            else:
+                _, op, dt, ct, children = e
+                args = [names[c] for c in children]
+                adts = [entries[c][2] for c in children]
+                if op == "cast":
+                    x = _ops.expr(self.g, "cast", adts[0], [args[0]], dt)
+                elif op == "where":
+                    cast = [self.cast(args[0], adts[0], D.bool_)]
+                    cast += [self.cast(v, a, ct) for v, a in zip(args[1:], adts[1:])]
+                    x = _ops.expr(self.g, op, ct, cast, dt)
+                else:
+                    x = _ops.expr(self.g, op, ct, [self.cast(v, a, ct) for v, a in zip(args, adts)], dt)
+                name = f"t{count}"
+                count += 1
+                lines.append(f"  {D.msl(dt)} {name} = {x};")
+            names.append(name)
+        nin, nout, nd = len(ins), len(outs), self.nd
         params, b = [], 0
-        for k, (leaf, kind, bs) in enumerate(self.inputs):
-            params.append(f"device const {D.msl(leaf.dtype)}* in{k} [[buffer({b})]]")
+        for k, (dt, kind) in enumerate(ins):
+            params.append(f"device const {D.msl(dt)}* in{k} [[buffer({b})]]")
             b += 1
-        for k, s in enumerate(self.scalars):
-            params.append(f"constant {D.msl(s.dtype)}& s{k} [[buffer({b})]]")
+        for k, dt in enumerate(scs):
+            params.append(f"constant {D.msl(dt)}& s{k} [[buffer({b})]]")
             b += 1
         params.append(f"constant long* P [[buffer({b})]]")
         b += 1
@@ -224,10 +256,9 @@ class _Program:
         params.append("uint gid [[thread_position_in_grid]]")
         # P layout: input offsets, output offsets, shape, then strides of every strided input/output.
         body = ["  ulong i = gid;"]
-        nout = len(outs)
         sh = nin + nout
-        st = sh + self.nd
-        strided = [("in", k) for k, (_, kind, _) in enumerate(self.inputs) if kind == "s"]
+        st = sh + nd
+        strided = [("in", k) for k, (_, kind) in enumerate(ins) if kind == "s"]
         strided += [("out", k) for k, (_, _, kind) in enumerate(outs) if kind == "s"]
         for k in range(nin):
             body.append(f"  long o{k} = P[{k}];")
@@ -235,23 +266,22 @@ class _Program:
             body.append(f"  long q{k} = P[{nin + k}];")
         if strided:
             body.append("  { ulong r = i;")
-            for d in reversed(range(self.nd)):
+            for d in reversed(range(nd)):
                 body.append(f"    {{ ulong c = r % ulong(P[{sh + d}]); r /= ulong(P[{sh + d}]);")
                 for j, (io, k) in enumerate(strided):
                     var = f"o{k}" if io == "in" else f"q{k}"
-                    body.append(f"      {var} += long(c) * P[{st + j * self.nd + d}];")
+                    body.append(f"      {var} += long(c) * P[{st + j * nd + d}];")
                 body.append("    }")
             body.append("  }")
-        body += self.lines
-        for k, (name, dt, kind) in enumerate(outs):
+        body += lines
+        for k, (slot, dt, kind) in enumerate(outs):
             idx = f"q{k} + i" if kind == "c" else f"q{k}"
-            body.append(f"  out{k}[{idx}] = {name};")
+            body.append(f"  out{k}[{idx}] = {self.cast(names[slot], entries[slot][2], dt)};")
         helpers = "\n".join(self.g.helpers.values())
-        return (
-            "#include <metal_stdlib>\nusing namespace metal;\n"
-            + (helpers + "\n" if helpers else "")
-            + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n"
-        ), strided
+        src = ("#include <metal_stdlib>\nusing namespace metal;\n"
+               + (helpers + "\n" if helpers else "")
+               + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+        return src, tuple(strided)
 
 
 _PARAMS: dict = {}
@@ -269,24 +299,20 @@ def _params(device, values):
 
 
 def build(items, device):
-    """items: list of (node, dest) with dest = (buf, offset, strides, dtype), all of one shape.
+    """items: list of (node, dest) with dest = (buf, offset, strides, dtype, shape), all of one shape.
     Returns (source, kernel arguments without the grid, n)."""
     shape = items[0][1][4]
-    prog = _Program(device.backend, shape)
+    walk = _Walk(shape)
     outs = []
     for node, (buf, off, strides, dt, shp) in items:
-        v = prog.value(node)
-        v = prog.cast(v, _as_leaf(node).dtype, dt)
-        kind = "c" if is_c_layout(shape, strides) else "s"
-        outs.append((v, dt, kind))
-    src, strided = prog.source(outs)
-    P = [leaf.offset for leaf, _, _ in prog.inputs] + [it[1][1] for it in items] + list(shape)
+        outs.append((walk.slot(node), dt, "c" if is_c_layout(shape, strides) else "s"))
+    src, strided = _generate(device.backend, len(shape), tuple(walk.entries), tuple(outs))
+    P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
     for io, k in strided:
-        P += list(prog.inputs[k][2]) if io == "in" else list(items[k][1][2])
+        P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
     P.append(0)
-    args = [leaf.buf for leaf, _, _ in prog.inputs]
-    args += [np.asarray(s.value).astype(s.dtype).tobytes() if not isinstance(s.value, bytes) else s.value
-             for s in prog.scalars]
+    args = [leaf.buf for leaf, _, _ in walk.inputs]
+    args += [np.asarray(s.value).astype(s.dtype).tobytes() for s in walk.scalars]
     args.append(_params(device, tuple(P)))
     args += [it[1][0] for it in items]
     return src, args, prod(shape)
@@ -306,6 +332,6 @@ def run(items, device):
 
 def source_of(nodes, device, shape):
     """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
-    prog = _Program(device.backend, shape)
-    outs = [(prog.value(node), _as_leaf(node).dtype, "c") for node in nodes]
-    return prog.source(outs)[0]
+    walk = _Walk(shape)
+    outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c") for n in nodes)
+    return _generate(device.backend, len(shape), tuple(walk.entries), outs)[0]
