@@ -136,3 +136,27 @@ def test_many_views_of_one_buffer_stay_bounded(device):
         e = e + a[k:k + 60]
     assert mnp.explain(s).count("device const float*") <= 16
     check(s, e)
+
+
+def test_result_buffers_are_recycled_only_when_free(device):
+    a = np.random.default_rng(0).random(1 << 19).astype(np.float32)  # 2 MiB: pooled
+    x = mnp.asarray(a, device=device)
+    z = x * 2 + 2
+    z.evaluate()
+    first = id(z._buf)
+    del z
+    z2 = x * 3 + 3
+    z2.evaluate()
+    assert id(z2._buf) == first  # nothing referred to the first result any more
+    view = z2[10:]
+    lazy = z2 * 5
+    held = np.asarray(z2)
+    del z2
+    z3 = x + 1
+    z3.evaluate()
+    assert id(z3._buf) != first  # a view, a lazy reader and a host view keep it
+    check(view, (a * 3 + 3)[10:])
+    check(lazy, (a * 3 + 3) * 5, rtol=1e-6)
+    check(held, a * 3 + 3)
+    check(z3, a + 1)
+    mnp.clear_pool()

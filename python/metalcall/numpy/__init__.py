@@ -18,7 +18,7 @@ from ._dtypes import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
     can_cast, finfo, iinfo, isdtype, result_type,
 )
-from ._runtime import default_device, set_default_device, synchronize
+from ._runtime import clear_pool, default_device, set_default_device, synchronize
 from ._runtime import default_device_scope as device_scope
 from ._creation import (
     arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid, ones, ones_like,

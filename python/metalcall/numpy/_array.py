@@ -69,7 +69,7 @@ class ndarray:
         if node is None:
             return self
         if node.buf is None:
-            buf = _alloc(self._device, self._shape, self._dtype)
+            buf = R.result_buffer(self._device, self._shape, self._dtype)
             F.run([(node, (buf, 0, self._strides, self._dtype, self._shape))], self._device)
             node.buf = buf
         self._buf = node.buf

@@ -9,6 +9,7 @@ import functools
 import weakref
 
 from . import _fusion as F
+from . import _runtime as R
 from ._array import ndarray
 
 
@@ -25,12 +26,10 @@ def evaluate(*arrays):
         if len(uniq) == 1:
             uniq[0]._materialize()
             continue
-        from ._array import _alloc
-
         dev, shape = uniq[0].device, uniq[0].shape
         items = []
         for a in uniq:
-            buf = _alloc(dev, shape, a.dtype)
+            buf = R.result_buffer(dev, shape, a.dtype)
             items.append((a._node, (buf, 0, a._strides, a.dtype, shape)))
         F.run(items, dev)
         for a, (node, dest) in zip(uniq, items):
