@@ -82,6 +82,7 @@ def main():
     print(f"memory info: {info}")
     print(f"execution time: {elapsed:.3f} ms")
     del buf, zeros, on_dev, result  # free: the buffers go when the last reference does
+    mnp.clear_pool()  # clear_cache: release recycled result buffers
     print("all MetalPy-style ops match NumPy")
 
 

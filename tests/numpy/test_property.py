@@ -2,7 +2,6 @@
 agree with NumPy (hypothesis). The op set is small so that few distinct kernels are compiled."""
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

@@ -7,7 +7,6 @@ import operator
 
 import numpy as np
 
-from . import _dtypes as D
 from . import _fusion as F
 from . import _runtime as R
 

@@ -194,11 +194,11 @@ def uniform(dev, seed, counter, count, dtype):
 
 def normal(dev, seed, counter, count, dtype):
     f = "double" if dtype == D.float64 else "float"
-    body = (f"  ulong z1 = mnp_mix(seed, 2 * c), z2 = mnp_mix(seed, 2 * c + 1);\n"
+    body = ("  ulong z1 = mnp_mix(seed, 2 * c), z2 = mnp_mix(seed, 2 * c + 1);\n"
             f"  {f} u1 = ({f}(z1 >> 40) + 1) * {f}(0x1.0p-24), u2 = {f}(z2 >> 40) * {f}(0x1.0p-24);\n"
-            + (f"  out[gid] = OUT(__builtin_sqrt(-2.0 * __builtin_log(u1)) * __builtin_cos(6.283185307179586 * u2));"
+            + ("  out[gid] = OUT(__builtin_sqrt(-2.0 * __builtin_log(u1)) * __builtin_cos(6.283185307179586 * u2));"
                if dtype == D.float64 and dev.backend == "cpu" else
-               f"  out[gid] = OUT(sqrt(-2.0f * log(float(u1))) * cos(6.2831853f * float(u2)));"))
+               "  out[gid] = OUT(sqrt(-2.0f * log(float(u1))) * cos(6.2831853f * float(u2)));"))
     return _rand(dev, "mnp_fb_normal", body, dtype, count, seed, counter)
 
 
