@@ -84,6 +84,8 @@ def test_matmul_family(device):
     check(i @ i.T, np.arange(6, dtype=np.int32).reshape(2, 3) @ np.arange(6, dtype=np.int32).reshape(2, 3).T)
     with pytest.raises(ValueError):
         x @ x
+    z = mnp.zeros((2, 0), dtype=mnp.float32, device=device)
+    check(z @ mnp.zeros((0, 3), dtype=mnp.float32, device=device), np.zeros((2, 3), np.float32))
 
 
 def test_sort_argsort(device):

@@ -39,6 +39,12 @@ def matmul(x1, x2, /):
     a = broadcast_to(a.astype(dt, copy=False), batch_shape + (m, k))
     b = broadcast_to(b.astype(dt, copy=False), batch_shape + (k, n))
     batch = F.prod(batch_shape)
+    if k == 0 or batch * m * n == 0:  # nothing to multiply: zeros (new buffers are zero-filled)
+        from ._creation import zeros
+
+        out = zeros(batch_shape + (m, n), dtype=dt, device=x1.device)
+        shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
+        return reshape(out, shape) if shape != out.shape else out
     res = kernels("matmul").matmul(x1.device, a._contiguous_buffer(), b._contiguous_buffer(), batch, m, n, k, dt)
     out = ndarray._wrap(res, batch_shape + (m, n), dt, x1.device)
     shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
