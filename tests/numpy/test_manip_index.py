@@ -105,3 +105,23 @@ def test_data_dependent_functions(device):
     check(mnp.count_nonzero(x, axis=0), np.count_nonzero(a, axis=0).astype(np.int64))
     check(mnp.diff(x, axis=1), np.diff(a, axis=1))
     check(mnp.diff(x[0], n=2), np.diff(a[0], n=2))
+
+
+def test_scatter_assignment(arr):
+    a, x = arr
+    e = a.copy()
+    x[mnp.asarray([1, 0], device=x.device)] = 0
+    e[[1, 0]] = 0
+    x[[0]] = mnp.asarray(np.arange(12, dtype=np.int32).reshape(1, 3, 4), device=x.device)
+    e[[0]] = np.arange(12).reshape(1, 3, 4)
+    m = a[..., 0] > 10
+    x[m] = mnp.asarray(np.arange(int(m.sum()) * 4, dtype=np.int32).reshape(-1, 4), device=x.device)
+    e[m] = np.arange(int(m.sum()) * 4).reshape(-1, 4)
+    check(x, e)
+    f = np.arange(6, dtype=np.float32)
+    y = mnp.asarray(f, device=x.device)
+    y[y > 2] = [10, 20, 30]
+    f[f > 2] = [10, 20, 30]
+    y[[-1, 0]] = y[[0, 1]] * 2
+    f[[-1, 0]] = f[[0, 1]] * 2
+    check(y, f)

@@ -151,9 +151,53 @@ def take(x, indices, /, *, axis=None):
     return out
 
 
+_PUT_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mnp_put(device ELEM* dst [[buffer(0)]], device const long* idx [[buffer(1)]],
+                    device const ELEM* val [[buffer(2)]], constant long* P [[buffer(3)]],
+                    uint gid [[thread_position_in_grid]]) {
+  // P: n (axis length), inner, element offset of dst; val is (m, inner) C-contiguous
+  ulong i = gid;
+  long n = P[0], inner = P[1];
+  ulong j = i / ulong(inner), in_ = i % ulong(inner);
+  long k = idx[j];
+  if (k < 0) k += n;
+  if (k >= 0 && k < n) dst[P[2] + k * inner + long(in_)] = val[i];
+}
+"""
+
+
+def _put(x, idx, value):
+    """x[idx] = value along axis 0 of a C-contiguous x (indices out of range are skipped; with
+    repeated indices one of the writes wins, as on every GPU array library)."""
+    from ._creation import asarray
+    from ._elementwise import astype
+    from ._manip import broadcast_to
+
+    if not x._is_contiguous():
+        raise NotImplementedError("metalcall.numpy: x[indices] = value needs a C-contiguous x (copy it first)")
+    idx = asarray(idx, device=x.device)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        raise IndexError("x[indices] = value takes one 1-D integer index array")
+    idx = idx.astype(D.int64, copy=False)
+    m, inner = idx.size, F.prod(x.shape[1:])
+    if m * inner == 0:
+        return
+    val = value if isinstance(value, ndarray) else asarray(value, device=x.device)
+    val = broadcast_to(astype(val, x.dtype, copy=False), (m,) + x.shape[1:])
+    from . import _array
+
+    _array.flush_readers(x._buf)
+    kern = R.kernel(x.device, _PUT_SRC.replace("ELEM", D.msl(x.dtype)), "mnp_put")
+    P = x.device.asarray(np.array([x.shape[0], inner, x._offset], np.int64))
+    R.launch(kern, m * inner, x._buf, idx._contiguous_buffer(), val._contiguous_buffer(), P)
+
+
 def setitem(x, key, value):
     from ._elementwise import assign, where
 
+    if isinstance(key, list):
+        key = np.asarray(key)
     keys = key if isinstance(key, tuple) else (key,)
     if all(_is_basic(k) for k in keys):
         assign(_basic_view(x, key), value)
@@ -167,12 +211,27 @@ def setitem(x, key, value):
             raise IndexError(f"boolean index of shape {mask.shape} does not match the array's shape {x.shape}")
         if mask.ndim < x.ndim:
             mask = reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
-        if isinstance(value, ndarray) and value.size != 1:
-            raise NotImplementedError("metalcall.numpy: x[mask] = array is not supported; use where(mask, y, x)")
+        if (isinstance(value, ndarray) and value.size != 1) or isinstance(value, (list, tuple, np.ndarray)):
+            # x[mask] = values: the positions are read on the host, then scattered on the device
+            m = np.asarray(key)
+            rows = np.flatnonzero(m).astype(np.int64)
+            if x._readonly:
+                raise ValueError("metalcall.numpy: this array is a read-only view")
+            x._materialize()
+            if not x._is_contiguous():
+                raise NotImplementedError("metalcall.numpy: x[mask] = values needs a C-contiguous x")
+            _put(reshape(x, (F.prod(m.shape),) + x.shape[m.ndim:]), rows, value)
+            return
         if isinstance(value, ndarray):
             value = value.item()
         if not isinstance(value, (bool, int, float, np.generic)):
             raise NotImplementedError("metalcall.numpy: x[mask] = value takes a scalar value")
         assign(x, where(mask, value, x).astype(x.dtype, copy=False), internal=True)
         return
-    raise IndexError("metalcall.numpy: assignment supports basic indices and boolean masks")
+    if not isinstance(key, tuple) and isinstance(key, (ndarray, np.ndarray, list)):
+        if x._readonly:
+            raise ValueError("metalcall.numpy: this array is a read-only view")
+        x._materialize()
+        _put(x, key, value)
+        return
+    raise IndexError("metalcall.numpy: assignment supports basic indices, boolean masks and one integer array")
