@@ -59,7 +59,13 @@ newaxis = None
 # NumPy spellings
 concatenate = concat
 transpose = permute_dims
-array = asarray
+
+
+def array(obj, dtype=None, *, device=None, copy=True):
+    """NumPy's spelling: a new array (a copy unless copy=None/False allows sharing)."""
+    return asarray(obj, dtype=dtype, device=device, copy=copy if copy else None)
+
+
 bool_ = bool
 amax = max
 amin = min

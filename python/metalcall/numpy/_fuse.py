@@ -47,21 +47,13 @@ def explain(*arrays):
     return F.source_of([a._node for a in lazy], lazy[0].device, lazy[0].shape)
 
 
-class _FuseScope:
-    def __init__(self):
-        self.created = weakref.WeakSet()
-
-
-_scopes = []
-
-
 @contextlib.contextmanager
 def fuse():
     """``with mnp.fuse():`` — the elementwise work written inside is evaluated when the block ends,
     one kernel per result shape (results of one shape share a kernel). Arrays stay lazy inside."""
-    before = set(F._LIVE_LAZY.keys())
+    before = {k: weakref.ref(a) for k, a in list(F._LIVE_LAZY.items())}
     yield
-    made = [a for k, a in list(F._LIVE_LAZY.items()) if k not in before]
+    made = [a for k, a in list(F._LIVE_LAZY.items()) if k not in before or before[k]() is not a]
     evaluate(*made) if made else None
 
 
