@@ -218,3 +218,21 @@ def test_float32_sin_cos_accuracy(device, scale):
     with np.errstate(invalid="ignore"):
         check(mnp.sin(z), np.sin(np.array([-0.0, 0.0, np.inf, np.nan], np.float32)))
     assert np.signbit(np.asarray(mnp.sin(z))[0])
+
+
+def test_float32_exp_accuracy(device):
+    """exp of float32 within 2 ulp over the whole finite range, with NumPy's overflow, underflow
+    (subnormals) and special values (the CPU backend uses its own vectorisable exp)."""
+    a = np.concatenate([np.linspace(-104, 89, 20001), np.linspace(-1e-6, 1e-6, 101)]).astype(np.float32)
+    x = mnp.asarray(a, device=device)
+    ref = np.exp(a.astype(np.float64))
+    with np.errstate(over="ignore"):
+        want = np.exp(a)
+    got = np.asarray(mnp.exp(x)).astype(np.float64)
+    fin = np.isfinite(want)
+    ulp = np.spacing(np.minimum(np.maximum(ref, 1.4e-45), 3.4e38).astype(np.float32)).astype(np.float64)
+    bound = 2.0 if device.backend == "cpu" else 4.0
+    assert (np.abs(got - ref)[fin] / ulp[fin]).max() <= bound
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
+    check(mnp.exp(mnp.asarray(sp, device=device)), np.exp(sp))

@@ -81,6 +81,8 @@ class Gen:
             if self.backend == "cpu":
                 return f"__builtin_{name}({a})"
             return f"::{name}({a})"
+        if self.backend == "cpu" and name == "exp" and dt in (D.float32, D.float16):
+            return f"{D.msl(dt)}({self.helper('mnp_exp', _CPU_EXP)}(float({args[0]})))"
         if self.backend == "cpu" and name in ("sin", "cos") and dt in (D.float32, D.float16):
             t = D.msl(dt)
             return f"{t}({self.helper('mnp_sincos', _cpu_sincos())}(float({args[0]}), {int(name == 'cos')}))"
@@ -134,6 +136,23 @@ def _cpu_sincos() -> str:
             "  float v = (q & 1) ? cs : sn;\n"
             "  v = (q & 2) ? -v : v;\n"
             "  return (want_cos == 0 && signbit(xf)) ? -v : v;  // sin is odd: sin(-0) is -0\n}")
+
+
+# float exp for the CPU backend, vectorisable like mnp_sincos: Cody-Waite reduction by ln 2 and
+# Cephes' expf polynomial; 2^k is applied in two exact steps so results reach the subnormals.
+_CPU_EXP = """inline float mnp_exp(float x) {
+  float k = rint(x * 1.44269504088896341f);
+  k = (k != k) ? 0.0f : fmin(fmax(k, -160.0f), 160.0f);
+  float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
+  float z = r * r;
+  float p = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r
+             + 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;
+  int ki = int(k), k1 = ki / 2, k2 = ki - k1;
+  float v = p * as_type<float>((k1 + 127) << 23) * as_type<float>((k2 + 127) << 23);
+  v = x > 88.72283905206835f ? INFINITY : v;
+  v = x < -103.97208f ? 0.0f : v;
+  return x != x ? x : v;
+}"""
 
 
 def _int_pow_helper(g: Gen, dt) -> str:
