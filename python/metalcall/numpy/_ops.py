@@ -81,8 +81,9 @@ class Gen:
             if self.backend == "cpu":
                 return f"__builtin_{name}({a})"
             return f"::{name}({a})"
-        if self.backend == "cpu" and name == "exp" and dt in (D.float32, D.float16):
-            return f"{D.msl(dt)}({self.helper('mnp_exp', _CPU_EXP)}(float({args[0]})))"
+        if self.backend == "cpu" and name in ("exp", "log", "tanh") and dt in (D.float32, D.float16):
+            self.helper("mnp_exp", _CPU_EXP)  # tanh uses it
+            return f"{D.msl(dt)}({self.helper('mnp_' + name, _CPU_FUNCS[name])}(float({args[0]})))"
         if self.backend == "cpu" and name in ("sin", "cos") and dt in (D.float32, D.float16):
             t = D.msl(dt)
             return f"{t}({self.helper('mnp_sincos', _cpu_sincos())}(float({args[0]}), {int(name == 'cos')}))"
@@ -153,6 +154,39 @@ _CPU_EXP = """inline float mnp_exp(float x) {
   v = x < -103.97208f ? 0.0f : v;
   return x != x ? x : v;
 }"""
+
+
+# log: x = m 2^e with m in [sqrt(1/2), sqrt(2)) read from the bits (subnormals scaled first), then
+# Cephes' logf polynomial. tanh: Cephes' odd polynomial below 0.625, 1 - 2 / (exp(2|x|) + 1) above.
+_CPU_LOG = """inline float mnp_log(float x) {
+  bool sub = x < 1.17549435e-38f;
+  float xs = sub ? x * 16777216.0f : x;
+  int bits = as_type<int>(xs);
+  int e = ((bits >> 23) & 0xff) - 127 - (sub ? 24 : 0);
+  float m = as_type<float>((bits & 0x7fffff) | 0x3f800000);
+  bool big = m > 1.41421356f;
+  m = big ? m * 0.5f : m;
+  float fe = float(big ? e + 1 : e);
+  float f = m - 1.0f, z = f * f;
+  float y = ((((((((7.0376836292e-2f * f - 1.1514610310e-1f) * f + 1.1676998740e-1f) * f - 1.2420140846e-1f) * f
+            + 1.4249322787e-1f) * f - 1.6668057665e-1f) * f + 2.0000714765e-1f) * f - 2.4999993993e-1f) * f
+            + 3.3333331174e-1f) * f * z;
+  y += -2.12194440e-4f * fe;
+  y += -0.5f * z;
+  float v = f + y + 0.693359375f * fe;
+  v = x == 0.0f ? -INFINITY : v;
+  v = x == INFINITY ? x : v;
+  return (x < 0.0f || x != x) ? NAN : v;
+}"""
+_CPU_TANH = """inline float mnp_tanh(float x) {
+  float a = fabs(x), z = x * x;
+  float p = x + x * z * ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
+            + 1.33314422036e-1f) * z - 3.33332819422e-1f);
+  float t = 1.0f - 2.0f / (mnp_exp(2.0f * fmin(a, 20.0f)) + 1.0f);
+  t = copysign(t, x);
+  return (a < 0.625f) ? (x == 0.0f ? x : p) : ((x != x) ? x : t);  // tanh(-0) is -0
+}"""
+_CPU_FUNCS = {"exp": _CPU_EXP, "log": _CPU_LOG, "tanh": _CPU_TANH}
 
 
 def _int_pow_helper(g: Gen, dt) -> str:
