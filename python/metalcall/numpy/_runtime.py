@@ -28,6 +28,7 @@ def default_device() -> mc.Device:
     global _default_device
     if _default_device is None:
         _default_device = mc.Device()
+        _seen.setdefault((_default_device.backend, _default_device.index), _default_device)
     return _default_device
 
 
@@ -48,13 +49,19 @@ def default_device_scope(device):
         _state.device = old
 
 
+_seen: dict = {}  # every device arrays were made on, for synchronize()
+
+
 def as_device(device) -> mc.Device:
     if device is None:
         return default_device()
     if isinstance(device, mc.Device):
+        _seen.setdefault((device.backend, device.index), device)
         return device
     if isinstance(device, (str, int)):
-        return mc.Device(device)
+        d = mc.Device(device)
+        _seen.setdefault((d.backend, d.index), d)
+        return d
     raise TypeError(f"metalcall.numpy: {device!r} is not a device (use a metalcall.Device or a name like 'cpu')")
 
 
@@ -84,11 +91,16 @@ def keep(completion) -> None:
 
 
 def synchronize(device=None) -> None:
-    """Waits for all work metalcall.numpy submitted (raising an ExecutionError if one failed)."""
+    """Waits for all work metalcall.numpy submitted (raising an ExecutionError if one failed),
+    including kernels launched by other modules (_kernels) on the devices arrays were made on."""
     while _pending:
         _pending.popleft().wait()
     if device is not None:
         as_device(device).synchronize()
+        return
+    default_device().synchronize()
+    for d in list(_seen.values()):
+        d.synchronize()
 
 
 # Result buffers of fused kernels (which write every element) are recycled: a new buffer's first
