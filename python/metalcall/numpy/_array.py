@@ -1,0 +1,406 @@
+"""The ndarray of metalcall.numpy: a metalcall Buffer seen through an element offset, a shape and
+strides (in elements), or a lazy elementwise expression (see _fusion.py) until it is needed."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _fusion as F
+from . import _runtime as R
+
+
+def _alloc(device, shape, dtype):
+    """A new buffer holding `shape` C-contiguously (its own shape is the array's, so DLPack sees it)."""
+    return device.empty(tuple(shape), dtype)
+
+
+def flush_readers(buf, keep=None):
+    """Evaluates every lazy array whose expression reads `buf` (before `buf` is written)."""
+    for arr in list(F._LIVE_LAZY.values()):
+        if arr is keep or arr._node is None or arr._node.buf is not None:
+            continue
+        if F.reads_buffer(arr._node, buf):
+            arr._materialize()
+
+
+class ndarray:
+    """An array on a metalcall device. Elementwise results are lazy (fused on evaluation)."""
+
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_device", "_node", "_readonly", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers to our reflected operators: np_array + x -> x.__radd__
+    __hash__ = None
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create arrays with metalcall.numpy functions (asarray, zeros, empty, ...)")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def _wrap(cls, buf, shape, dtype, device, offset=0, strides=None, readonly=False):
+        self = object.__new__(cls)
+        self._buf = buf
+        self._offset = int(offset)
+        self._shape = tuple(int(s) for s in shape)
+        self._strides = tuple(strides) if strides is not None else F.contiguous_strides(self._shape)
+        self._dtype = dtype
+        self._device = device
+        self._node = None
+        self._readonly = readonly
+        return self
+
+    @classmethod
+    def _lazy(cls, node, device):
+        self = object.__new__(cls)
+        self._buf = None
+        self._offset = 0
+        self._shape = node.shape
+        self._strides = F.contiguous_strides(node.shape)
+        self._dtype = node.dtype
+        self._device = device
+        self._node = node
+        self._readonly = False
+        F._LIVE_LAZY[id(self)] = self
+        return self
+
+    def _materialize(self):
+        node = self._node
+        if node is None:
+            return self
+        if node.buf is None:
+            buf = R.result_buffer(self._device, self._shape, self._dtype)
+            F.run([(node, (buf, 0, self._strides, self._dtype, self._shape))], self._device)
+            node.buf = buf
+        self._buf = node.buf
+        self._node = None
+        F._LIVE_LAZY.pop(id(self), None)
+        return self
+
+    def evaluate(self):
+        """Runs the pending fused expression now (asynchronously: nothing waits). Returns self."""
+        return self._materialize()
+
+    @property
+    def is_lazy(self) -> bool:
+        return self._node is not None and self._node.buf is None
+
+    @property
+    def source(self):
+        """The MSL source the pending expression compiles to (None once evaluated)."""
+        if not self.is_lazy:
+            return None
+        return F.source_of([self._node], self._device, self._shape)
+
+    def _as_node(self):
+        if self._node is not None:
+            if self._node.buf is None:
+                return self._node
+            self._materialize()
+        return F.Leaf(self._buf, self._offset, self._shape, self._strides, self._dtype)
+
+    def _is_contiguous(self):
+        return self.size == 0 or F.is_c_layout(self._shape, self._strides)
+
+    def _contiguous_buffer(self):
+        """A buffer holding this array C-contiguously from element 0 (a copy if it is a view)."""
+        self._materialize()
+        if self._offset == 0 and self._is_contiguous():
+            return self._buf
+        return self.copy()._materialize()._buf
+
+    # ------------------------------------------------------------------ host access
+    def _host(self, flush=True):
+        self._materialize()
+        if flush:
+            flush_readers(self._buf)
+        flat = np.asarray(self._buf).reshape(-1)  # waits for pending work on the buffer
+        if self.size == 0:
+            return np.empty(self._shape, self._dtype)
+        it = self._dtype.itemsize
+        return np.lib.stride_tricks.as_strided(
+            flat[self._offset:], self._shape, tuple(s * it for s in self._strides), writeable=not self._readonly
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def to_numpy(self, copy=False):
+        """The array as NumPy: a zero-copy view of host-visible memory (every backend's Buffers are)
+        unless copy=True."""
+        a = self._host()
+        return a.copy() if copy else a
+
+    numpy = to_numpy
+
+    def tolist(self):
+        return self._host(flush=False).tolist()
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self._host(flush=False).reshape(-1)[0].item()
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self._materialize()
+        flush_readers(self._buf)
+        src = self
+        if not (self._offset == 0 and self._is_contiguous() and tuple(self._buf.shape) == self._shape):
+            if copy is False:
+                raise BufferError("metalcall.numpy: this view is not contiguous; DLPack export needs copy=None/True")
+            src = self.copy()._materialize()
+            copy = None
+        kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return src._buf.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+
+    def __dlpack_device__(self):
+        if self._buf is not None:
+            return self._buf.__dlpack_device__()
+        return (2, self._device.index) if self._device.backend == "cuda" else (1, 0)
+
+    def __repr__(self):
+        text = np.array_repr(self._host(flush=False))
+        return "mnp." + text.replace("\n", "\n    ")
+
+    def __str__(self):
+        return str(self._host(flush=False))
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def size(self):
+        return F.prod(self._shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self._dtype.itemsize
+
+    @property
+    def strides(self):
+        """Strides in bytes, as NumPy gives them."""
+        return tuple(s * self._dtype.itemsize for s in self._strides)
+
+    @property
+    def T(self):
+        from . import _manip
+
+        return _manip.permute_dims(self, tuple(reversed(range(self.ndim))))
+
+    @property
+    def mT(self):
+        from . import _manip
+
+        return _manip.matrix_transpose(self)
+
+    def __array_namespace__(self, *, api_version=None):
+        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+            raise ValueError(f"metalcall.numpy implements the array API 2023.12, not {api_version}")
+        import metalcall.numpy as mnp
+
+        return mnp
+
+    def to_device(self, device, /, *, stream=None):
+        from . import _creation
+
+        device = R.as_device(device)
+        if device == self._device:
+            return self
+        return _creation.asarray(self.to_numpy(), device=device)
+
+    # ------------------------------------------------------------------ conversions
+    def _scalar(self):
+        if self.size != 1:
+            raise TypeError("only arrays of size 1 convert to Python scalars")
+        return self._host(flush=False).reshape(-1)[0]
+
+    def __bool__(self):
+        return bool(self._scalar())
+
+    def __float__(self):
+        return float(self._scalar())
+
+    def __int__(self):
+        return int(self._scalar())
+
+    def __complex__(self):
+        return complex(self._scalar())
+
+    def __index__(self):
+        if self._dtype.kind not in "iu":
+            raise TypeError("only integer arrays convert to an index")
+        return operator.index(self._scalar())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    # ------------------------------------------------------------------ methods
+    def astype(self, dtype, /, *, copy=True, device=None):
+        from . import _elementwise
+
+        return _elementwise.astype(self, dtype, copy=copy, device=device)
+
+    def copy(self):
+        from . import _elementwise
+
+        return _elementwise.astype(self, self._dtype, copy=True)
+
+    def reshape(self, *shape, copy=None):
+        from . import _manip
+
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return _manip.reshape(self, shape, copy=copy)
+
+    def transpose(self, *axes):
+        from . import _manip
+
+        if not axes:
+            axes = tuple(reversed(range(self.ndim)))
+        elif len(axes) == 1 and not isinstance(axes[0], int):
+            axes = tuple(axes[0])
+        return _manip.permute_dims(self, axes)
+
+    def flatten(self):
+        return self.reshape(-1, copy=True)
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def squeeze(self, axis=None):
+        from . import _manip
+
+        return _manip.squeeze(self, axis)
+
+    def fill(self, value):
+        self[...] = value
+
+    def _red(name):
+        def method(self, axis=None, *args, **kw):
+            from . import _reduce
+
+            return getattr(_reduce, name)(self, *args, axis=axis, **kw)
+
+        method.__name__ = name
+        return method
+
+    sum = _red("sum")
+    prod = _red("prod")
+    mean = _red("mean")
+    var = _red("var")
+    std = _red("std")
+    min = _red("min")
+    max = _red("max")
+    any = _red("any")
+    all = _red("all")
+    argmax = _red("argmax")
+    argmin = _red("argmin")
+    cumsum = _red("cumulative_sum")
+    del _red
+
+    def sort(self, axis=-1):
+        from . import _sort
+
+        return _sort.sort(self, axis=axis)
+
+    def argsort(self, axis=-1):
+        from . import _sort
+
+        return _sort.argsort(self, axis=axis)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        from . import _indexing
+
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from . import _indexing
+
+        _indexing.setitem(self, key, value)
+
+    def __matmul__(self, other):
+        from . import _linalg
+
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from . import _linalg, _creation
+
+        return _linalg.matmul(_creation.asarray(other, device=self._device), self)
+
+    def __imatmul__(self, other):
+        from . import _linalg
+
+        r = _linalg.matmul(self, other)
+        self[...] = r
+        return self
+
+
+def _install_operators():
+    from . import _elementwise as E
+
+    binary = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
+        "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+    }
+    for dunder, op in binary.items():
+        def fwd(self, other, _op=op):
+            return E.binary(_op, self, other)
+
+        def rev(self, other, _op=op):
+            return E.binary(_op, other, self)
+
+        def inplace(self, other, _op=op):
+            E.inplace(_op, self, other)
+            return self
+
+        setattr(ndarray, f"__{dunder}__", fwd)
+        setattr(ndarray, f"__r{dunder}__", rev)
+        setattr(ndarray, f"__i{dunder}__", inplace)
+    for dunder, op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+                       "ge": "greater_equal"}.items():
+        def cmp(self, other, _op=op):
+            return E.binary(_op, self, other)
+
+        setattr(ndarray, f"__{dunder}__", cmp)
+    ndarray.__neg__ = lambda self: E.unary("negative", self)
+    ndarray.__pos__ = lambda self: E.unary("positive", self)
+    ndarray.__abs__ = lambda self: E.unary("abs", self)
+    ndarray.__invert__ = lambda self: E.unary("bitwise_invert", self)

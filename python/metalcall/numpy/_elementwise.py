@@ -1,0 +1,369 @@
+"""Elementwise functions of metalcall.numpy: type resolution (NumPy 2's ufunc rules with weak
+Python scalars), broadcasting, and lazy Op nodes that _fusion.py compiles into one kernel.
+Also astype, where, clip and the in-place/assignment path used by operators and setitem."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from . import _dtypes as D
+from . import _fusion as F
+from . import _ops
+from . import _runtime as R
+from ._array import ndarray, flush_readers
+
+_config = {"lazy": True}
+_EMPTY = {}
+
+
+def _empty(dt):
+    a = _EMPTY.get(dt)
+    if a is None:
+        a = _EMPTY[dt] = np.empty(0, dt)
+    return a
+
+
+@contextlib.contextmanager
+def lazy(enabled=True):
+    """``with mnp.lazy(False):`` evaluates every elementwise operation at once (one kernel each):
+    for debugging and timing single operations. Lazy fusion is the default."""
+    old = _config["lazy"]
+    _config["lazy"] = bool(enabled)
+    try:
+        yield
+    finally:
+        _config["lazy"] = old
+
+
+def _device_of(xs):
+    dev = None
+    for x in xs:
+        if isinstance(x, ndarray):
+            if dev is None:
+                dev = x.device
+            elif x.device != dev:
+                raise ValueError(
+                    f"metalcall.numpy: arrays on different devices ({dev.backend}:{dev.index} and "
+                    f"{x.device.backend}:{x.device.index}); move one with x.to_device(...)"
+                )
+    return dev
+
+
+def _prepare(xs):
+    """Operands as (ndarray or weak Python scalar or strong NumPy scalar); the device."""
+    dev = _device_of(xs)
+    if dev is None:
+        dev = R.default_device()
+    out = []
+    for x in xs:
+        if isinstance(x, ndarray) or isinstance(x, (bool, int, float)):
+            out.append(x)
+        elif isinstance(x, np.generic):
+            out.append(np.asarray(x))  # a strong 0-d operand, passed as a scalar argument
+        elif isinstance(x, complex):
+            raise TypeError("metalcall.numpy has no complex dtypes")
+        else:
+            from ._creation import asarray
+
+            out.append(asarray(x, device=dev))
+    if not any(isinstance(x, ndarray) for x in out) and not any(isinstance(x, np.ndarray) for x in out):
+        from ._creation import asarray
+
+        out[0] = asarray(out[0], device=dev)
+    return out, dev
+
+
+def _res_arg(x):
+    if isinstance(x, ndarray):
+        return _empty(x.dtype)
+    return x
+
+
+def _shape(x):
+    if isinstance(x, ndarray):
+        return x.shape
+    if isinstance(x, np.ndarray):
+        return x.shape
+    return ()
+
+
+def _fit_scalar_ct(ct, xs):
+    """Comparisons with an out-of-range Python int (uint8 < 300) compare exactly, as NumPy does."""
+    if ct.kind in "iu":
+        for x in xs:
+            if isinstance(x, int) and not isinstance(x, bool):
+                info = np.iinfo(ct)
+                if not (info.min <= x <= info.max):
+                    return D.int64 if -(2**63) <= x < 2**63 else D.float64
+    return ct
+
+
+def _demote(dt, dev):
+    if dt == D.float64 and not D.device_has_float64(dev):
+        return D.float32
+    return dt
+
+
+def _node(x, ct):
+    if isinstance(x, ndarray):
+        return x._as_node()
+    if isinstance(x, np.ndarray):
+        return F.Scalar(x.item(), ct)
+    return F.Scalar(x, ct)
+
+
+def _bound(arrays, extra=1):
+    """Keeps a new node's graph within MAX_NODES / MAX_INPUTS by evaluating the biggest lazy operand."""
+    while True:
+        lazies = [a for a in arrays if isinstance(a, ndarray) and a.is_lazy]
+        if not lazies:
+            return
+        size = extra + sum(a._node.size for a in lazies)
+        ids = frozenset()
+        for a in arrays:
+            if isinstance(a, ndarray):
+                ids = ids | F._leaf_ids(a._as_node())
+        if size <= F.MAX_NODES and len(ids) <= F.MAX_INPUTS:
+            return
+        max(lazies, key=lambda a: a._node.size)._materialize()
+
+
+def _finish(node, dev):
+    out = ndarray._lazy(node, dev)
+    if not _config["lazy"]:
+        out._materialize()
+    return out
+
+
+_RESOLVED: dict = {}
+
+
+def _resolve(op, ufunc, kind, xs):
+    """(result dtype, compute dtype) as NumPy resolves them; cached per operand dtypes and scalar
+    types (Python int values are range-checked here, as NumPy 2 does for weak scalars)."""
+    key = (op,) + tuple(x.dtype if isinstance(x, (ndarray, np.ndarray)) else type(x) for x in xs)
+    hit = _RESOLVED.get(key)
+    if hit is None:
+        probe = [_res_arg(x) if not isinstance(x, (bool, int, float)) else type(x)(0) for x in xs]
+        try:
+            rdt = D.as_dtype(ufunc(*probe).dtype)
+        except TypeError as e:  # NumPy has no loop for these dtypes (bool - bool, float << int, ...)
+            raise TypeError(f"metalcall.numpy: {op} does not support these dtypes: {e}") from None
+        ct = rdt if kind == "result" else D.as_dtype(np.result_type(*probe))
+        hit = _RESOLVED[key] = (rdt, ct)
+    rdt, ct = hit
+    for x in xs:
+        if isinstance(x, int) and not isinstance(x, bool):
+            if kind == "common":
+                ct = _fit_scalar_ct(ct, xs)
+            elif ct.kind in "iu":
+                info = np.iinfo(ct)
+                if not info.min <= x <= info.max:
+                    raise OverflowError(f"Python integer {x} out of bounds for {ct}")
+    return rdt, ct
+
+
+def _broadcast(shapes):
+    real = [s for s in shapes if s]  # 0-d operands (scalars) broadcast to anything
+    if not real:
+        return ()
+    first = real[0]
+    if all(s == first for s in real):
+        return first
+    return np.broadcast_shapes(*real)
+
+
+def apply(op, *xs):
+    ufunc, nargs, kind = _ops.OPS[op]
+    xs, dev = _prepare(xs)
+    rdt, ct = _resolve(op, ufunc, kind, xs)
+    rdt, ct = _demote(rdt, dev), _demote(ct, dev)
+    for x in xs:
+        if isinstance(x, ndarray) and x.dtype == D.float64:
+            D.check_device_dtype(x.dtype, dev)
+    shape = _broadcast([_shape(x) for x in xs])
+    _bound(xs)
+    node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
+    return _finish(node, dev)
+
+
+def unary(op, x):
+    return apply(op, x)
+
+
+def binary(op, x, y):
+    return apply(op, x, y)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    if not isinstance(x, ndarray):
+        raise TypeError("astype takes a metalcall.numpy array")
+    dt = D.as_dtype(dtype, x.device)
+    if device is not None and R.as_device(device) != x.device:
+        x = x.to_device(device)
+    D.check_device_dtype(dt, x.device)
+    if dt == x.dtype and not copy:
+        return x
+    _bound([x])
+    node = F.Op("cast", [x._as_node()], dt, x.dtype, x.shape)
+    return _finish(node, x.device)
+
+
+def where(condition, x1, x2, /):
+    xs, dev = _prepare([condition, x1, x2])
+    cond = xs[0]
+    if not isinstance(cond, ndarray):
+        from ._creation import asarray
+
+        cond = asarray(cond, device=dev)
+    rdt = D.as_dtype(np.result_type(*[_res_arg(x) for x in xs[1:]]))
+    rdt = _demote(rdt, dev)
+    shape = np.broadcast_shapes(*[_shape(x) for x in [cond] + xs[1:]])
+    _bound([cond] + xs[1:])
+    node = F.Op("where", [cond._as_node(), _node(xs[1], rdt), _node(xs[2], rdt)], rdt, rdt, shape)
+    return _finish(node, dev)
+
+
+def clip(x, /, min=None, max=None):
+    """Clamps x to [min, max] (either may be None); the result has x's dtype; NaN propagates."""
+    if not isinstance(x, ndarray):
+        from ._creation import asarray
+
+        x = asarray(x)
+    out = x
+    dt = x.dtype
+    for op, bound in (("maximum", min), ("minimum", max)):
+        if bound is None:
+            continue
+        if isinstance(bound, ndarray):
+            b = bound.astype(dt, copy=False)
+            shape = np.broadcast_shapes(out.shape, b.shape)
+            _bound([out, b])
+            out = _finish(F.Op(op, [out._as_node(), b._as_node()], dt, dt, shape), x.device)
+        else:
+            _bound([out])
+            out = _finish(F.Op(op, [out._as_node(), F.Scalar(bound, dt)], dt, dt, out.shape), x.device)
+    if out is x:
+        return x.copy()
+    return out
+
+
+def _reads_other_view(node, dest, seen=None):
+    """True if the expression reads dest's buffer through any view other than dest itself."""
+    if seen is None:
+        seen = set()
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    leaf = F._as_leaf(node)
+    if isinstance(leaf, F.Leaf):
+        if leaf.buf is dest._buf:
+            bs = F.broadcast_strides(leaf.shape, leaf.strides, dest.shape)
+            return not (leaf.offset == dest._offset and bs == dest._strides)
+        return False
+    if isinstance(leaf, F.Op):
+        return any(_reads_other_view(a, dest, seen) for a in leaf.args)
+    return False
+
+
+def assign(dest, value, internal=False):
+    """Writes value (an array, lazy or not, or a scalar) into the view dest, broadcasting.
+    internal: value is a temporary built from dest (in-place operators), evaluated straight into dest."""
+    if dest._readonly:
+        raise ValueError("metalcall.numpy: this array is a read-only view (broadcast_to); copy it first")
+    dest._materialize()
+    if isinstance(value, ndarray):
+        if value.device != dest.device:
+            raise ValueError("metalcall.numpy: assigning an array from another device; use to_device()")
+        if np.broadcast_shapes(value.shape, dest.shape) != dest.shape:
+            raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dest.shape}")
+        flush_readers(dest._buf, keep=value if internal else None)
+        node = value._as_node()
+        if _reads_other_view(node, dest):
+            node = value.copy()._materialize()._as_node()
+    elif isinstance(value, (bool, int, float, np.generic)):
+        flush_readers(dest._buf)
+        node = F.Scalar(value.item() if isinstance(value, np.generic) else value, dest.dtype)
+    else:
+        from ._creation import asarray
+
+        return assign(dest, asarray(value, device=dest.device))
+    if dest.size == 0:
+        return
+    F.run([(node, (dest._buf, dest._offset, dest._strides, dest.dtype, dest.shape))], dest.device)
+
+
+def inplace(op, x, other):
+    r = binary(op, x, other)
+    if r.dtype != x.dtype and not np.can_cast(r.dtype, x.dtype, casting="same_kind"):
+        raise TypeError(f"metalcall.numpy: cannot cast the result of {op} ({r.dtype}) to {x.dtype} in place")
+    if r.shape != x.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {x.shape} and result shape {r.shape}")
+    assign(x, r, internal=True)
+    if r._node is not None:
+        F._LIVE_LAZY.pop(id(r), None)
+
+
+# --------------------------------------------------------------------------- public functions
+
+UNARY = [
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil", "cos", "cosh", "exp",
+    "expm1", "floor", "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "logical_not", "negative",
+    "positive", "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "exp2",
+    "rint", "reciprocal", "cbrt",
+]
+BINARY = [
+    "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot", "less", "less_equal",
+    "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "not_equal", "pow",
+    "remainder", "subtract", "fmod", "fmax", "fmin",
+]
+
+
+def _make_unary(name):
+    def f(x, /):
+        return apply(name, x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} (lazy: fused with neighbouring elementwise operations)."
+    return f
+
+
+def _make_binary(name):
+    def f(x1, x2, /):
+        return apply(name, x1, x2)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name} with broadcasting (lazy: fused with neighbouring elementwise operations)."
+    return f
+
+
+FUNCTIONS = {n: _make_unary(n) for n in UNARY}
+FUNCTIONS.update({n: _make_binary(n) for n in BINARY})
+
+# NumPy's names for the same functions (what metallic and MetalPy users write).
+ALIASES = {
+    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+    "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2", "power": "pow", "true_divide": "divide",
+    "mod": "remainder", "invert": "bitwise_invert", "bitwise_not": "bitwise_invert",
+    "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+}
+
+
+def conj(x, /):
+    """Real dtypes only (metalcall.numpy has no complex): the identity, as a new array."""
+    return apply("positive", x)
+
+
+def real(x, /):
+    """Real dtypes only: x itself (a new array)."""
+    return apply("positive", x)
+
+
+def imag(x, /):
+    """Real dtypes only: zeros."""
+    from ._creation import zeros_like
+
+    return zeros_like(x)

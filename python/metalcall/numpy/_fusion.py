@@ -1,0 +1,337 @@
+"""Elementwise fusion: lazy expression nodes and the generator that turns a DAG of them into
+ONE MSL kernel (each distinct input read once per element, each output written once).
+
+Design (docs/numpy.md "Fusion"): every elementwise operation returns a lazy ndarray holding an
+Op node; nothing runs until a buffer is needed (a non-elementwise op, host access, printing,
+`.evaluate()`, `mnp.evaluate(...)`). A node's graph is bounded (MAX_NODES operations,
+MAX_INPUTS buffers): past that, the biggest lazy operand is evaluated first. An evaluated
+node keeps its buffer, so other expressions sharing it read the result instead of recomputing.
+Before any write into a buffer (setitem, in-place operators, host views) the lazy arrays that
+read it are evaluated, so laziness never changes results."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+
+import numpy as np
+
+from . import _dtypes as D
+from . import _ops
+from . import _runtime as R
+
+MAX_NODES = 64
+MAX_INPUTS = 16  # Metal allows 31 buffer arguments; inputs + scalars + params + outputs stay well under
+KERNEL_NAME = "mnp_fused"
+
+# Every lazy ndarray alive, to evaluate the ones reading a buffer before it is written.
+# (ndarray is unhashable, as NumPy's is: keyed by id.)
+_LIVE_LAZY: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+@functools.lru_cache(maxsize=4096)
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def is_c_layout(shape, strides):
+    """True if strides walk shape C-contiguously (dimensions of size 1 may have any stride)."""
+    return all(st == cs for n, st, cs in zip(shape, strides, contiguous_strides(tuple(shape))) if n != 1)
+
+
+def prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class Leaf:
+    """A materialised array read by an expression: buffer, element offset, shape, strides."""
+
+    __slots__ = ("buf", "offset", "shape", "strides", "dtype")
+    size = 1
+
+    def __init__(self, buf, offset, shape, strides, dtype):
+        self.buf, self.offset, self.shape, self.strides, self.dtype = buf, offset, shape, strides, dtype
+
+    @property
+    def leaf_ids(self):
+        return frozenset(((id(self.buf), self.offset, self.shape, self.strides),))
+
+
+class Scalar:
+    """A Python scalar operand, passed to the kernel as a `constant T&` argument (values never enter
+    the source, so `x * 2.5` and `x * 3.5` share one compiled kernel)."""
+
+    __slots__ = ("value", "dtype")
+    size = 1
+    shape = ()
+    leaf_ids = frozenset()
+
+    def __init__(self, value, dtype):
+        self.value, self.dtype = value, dtype
+
+
+class Op:
+    """One elementwise operation. `ct` is the dtype its operands are cast to; `buf` is set once
+    the node has been evaluated into a contiguous buffer of `shape`."""
+
+    __slots__ = ("op", "args", "dtype", "ct", "shape", "buf", "size", "leaf_ids", "__weakref__")
+
+    def __init__(self, op, args, dtype, ct, shape):
+        self.op, self.args, self.dtype, self.ct, self.shape = op, tuple(args), dtype, ct, tuple(shape)
+        self.buf = None
+        self.size = 1 + sum(_size(a) for a in self.args)
+        ids = frozenset()
+        for a in self.args:
+            ids = ids | _leaf_ids(a)
+        self.leaf_ids = ids
+
+
+def _size(node):
+    return 1 if isinstance(node, Op) and node.buf is not None else node.size
+
+
+def _leaf_ids(node):
+    """The distinct input views (buffer id, offset, shape, strides) an expression reads, as it was
+    built (an upper bound on the inputs of its kernel: used to keep kernels within MAX_INPUTS)."""
+    if isinstance(node, Op) and node.buf is not None:
+        return frozenset(((id(node.buf), 0, node.shape, None),))
+    return node.leaf_ids
+
+
+def reads_buffer(node, buf, seen=None):
+    """True if evaluating node now would read buf (evaluated subexpressions read their buffers)."""
+    if seen is None:
+        seen = set()
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    if isinstance(node, Leaf):
+        return node.buf is buf
+    if isinstance(node, Op):
+        if node.buf is not None:
+            return node.buf is buf
+        return any(reads_buffer(a, buf, seen) for a in node.args)
+    return False
+
+
+def _as_leaf(node):
+    """A node as the generator sees it: an evaluated Op reads its buffer."""
+    if isinstance(node, Op) and node.buf is not None:
+        return Leaf(node.buf, 0, node.shape, contiguous_strides(node.shape), node.dtype)
+    return node
+
+
+def broadcast_strides(shape, strides, out_shape):
+    nd = len(out_shape)
+    pad = nd - len(shape)
+    res = [0] * nd
+    for k in range(len(shape)):
+        if shape[k] != 1:
+            res[pad + k] = strides[k]
+    return tuple(res)
+
+
+# ----------------------------------------------------------------------------- generation
+
+
+class _Walk:
+    """One pass over the DAG: the distinct inputs (leaf, kind, broadcast strides), the scalars, and
+    a hashable description of the computation (`entries`) that the source is generated from, so
+    expressions of the same structure reuse the generated source without formatting it again."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.inputs = []  # (leaf, kind, bstrides)
+        self.scalars = []  # Scalar nodes
+        self.entries = []  # ("in", k, dtype, kind) | ("sc", k, dtype) | ("op", op, dtype, ct, child slots)
+        self._slots = {}
+        self._input_slots = {}
+
+    def slot(self, node) -> int:
+        key = id(node)
+        s = self._slots.get(key)
+        if s is not None:
+            return s
+        node = _as_leaf(node)
+        if isinstance(node, Leaf):
+            bs = broadcast_strides(node.shape, node.strides, self.shape)
+            ikey = (id(node.buf), node.offset, bs, node.dtype)
+            s = self._input_slots.get(ikey)
+            if s is None:
+                if is_c_layout(self.shape, bs):
+                    kind = "c"
+                elif not any(bs):
+                    kind = "z"
+                else:
+                    kind = "s"
+                s = len(self.entries)
+                self.entries.append(("in", len(self.inputs), node.dtype, kind))
+                self.inputs.append((node, kind, bs))
+                self._input_slots[ikey] = s
+        elif isinstance(node, Scalar):
+            s = len(self.entries)
+            self.entries.append(("sc", len(self.scalars), node.dtype))
+            self.scalars.append(node)
+        else:
+            children = tuple(self.slot(a) for a in node.args)
+            s = len(self.entries)
+            self.entries.append(("op", node.op, node.dtype, node.ct, children))
+        self._slots[key] = s
+        return s
+
+
+_SOURCES: dict = {}
+
+
+def _generate(backend, nd, entries, outs):
+    """(source, strided) from a walk's entries; outs: ((slot, out dtype, kind), ...). Cached."""
+    key = (backend, nd, entries, outs)
+    hit = _SOURCES.get(key)
+    if hit is None:
+        if len(_SOURCES) > 4096:
+            _SOURCES.clear()
+        hit = _SOURCES[key] = _Source(backend, nd).text(entries, outs)
+    return hit
+
+
+class _Source:
+    def __init__(self, backend, nd):
+        self.g = _ops.Gen(backend)
+        self.nd = nd
+
+    def cast(self, v, frm, to):
+        if frm == to:
+            return v
+        return _ops.expr(self.g, "cast", frm, [v], to)
+
+    def text(self, entries, outs):
+        names, lines, ins, scs = [], [], [], []
+        count = 0
+        for e in entries:
+            if e[0] == "in":
+                _, k, dt, kind = e
+                name = f"v{k}"
+                idx = f"o{k} + i" if kind == "c" else f"o{k}"
+                lines.append(f"  {D.msl(dt)} {name} = in{k}[{idx}];")
+                ins.append((dt, kind))
+            elif e[0] == "sc":
+                name = f"s{e[1]}"
+                scs.append(e[2])
+            else:
+                _, op, dt, ct, children = e
+                args = [names[c] for c in children]
+                adts = [entries[c][2] for c in children]
+                if op == "cast":
+                    x = _ops.expr(self.g, "cast", adts[0], [args[0]], dt)
+                elif op == "where":
+                    cast = [self.cast(args[0], adts[0], D.bool_)]
+                    cast += [self.cast(v, a, ct) for v, a in zip(args[1:], adts[1:])]
+                    x = _ops.expr(self.g, op, ct, cast, dt)
+                else:
+                    x = _ops.expr(self.g, op, ct, [self.cast(v, a, ct) for v, a in zip(args, adts)], dt)
+                name = f"t{count}"
+                count += 1
+                lines.append(f"  {D.msl(dt)} {name} = {x};")
+            names.append(name)
+        nin, nout, nd = len(ins), len(outs), self.nd
+        params, b = [], 0
+        for k, (dt, kind) in enumerate(ins):
+            params.append(f"device const {D.msl(dt)}* in{k} [[buffer({b})]]")
+            b += 1
+        for k, dt in enumerate(scs):
+            params.append(f"constant {D.msl(dt)}& s{k} [[buffer({b})]]")
+            b += 1
+        params.append(f"constant long* P [[buffer({b})]]")
+        b += 1
+        for k, (_, dt, _) in enumerate(outs):
+            params.append(f"device {D.msl(dt)}* out{k} [[buffer({b})]]")
+            b += 1
+        params.append("uint gid [[thread_position_in_grid]]")
+        # P layout: input offsets, output offsets, shape, then strides of every strided input/output.
+        body = ["  ulong i = gid;"]
+        sh = nin + nout
+        st = sh + nd
+        strided = [("in", k) for k, (_, kind) in enumerate(ins) if kind == "s"]
+        strided += [("out", k) for k, (_, _, kind) in enumerate(outs) if kind == "s"]
+        for k in range(nin):
+            body.append(f"  long o{k} = P[{k}];")
+        for k in range(nout):
+            body.append(f"  long q{k} = P[{nin + k}];")
+        if strided:
+            body.append("  { ulong r = i;")
+            for d in reversed(range(nd)):
+                body.append(f"    {{ ulong c = r % ulong(P[{sh + d}]); r /= ulong(P[{sh + d}]);")
+                for j, (io, k) in enumerate(strided):
+                    var = f"o{k}" if io == "in" else f"q{k}"
+                    body.append(f"      {var} += long(c) * P[{st + j * nd + d}];")
+                body.append("    }")
+            body.append("  }")
+        body += lines
+        for k, (slot, dt, kind) in enumerate(outs):
+            idx = f"q{k} + i" if kind == "c" else f"q{k}"
+            body.append(f"  out{k}[{idx}] = {self.cast(names[slot], entries[slot][2], dt)};")
+        helpers = "\n".join(self.g.helpers.values())
+        src = ("#include <metal_stdlib>\nusing namespace metal;\n"
+               + (helpers + "\n" if helpers else "")
+               + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
+        return src, tuple(strided)
+
+
+_PARAMS: dict = {}
+
+
+def _params(device, values):
+    """The small read-only int64 argument of shapes/strides/offsets; equal ones are shared."""
+    key = (device.backend, device.index, values)
+    buf = _PARAMS.get(key)
+    if buf is None:
+        if len(_PARAMS) > 1024:
+            _PARAMS.clear()
+        buf = _PARAMS[key] = device.asarray(np.array(values, dtype=np.int64))
+    return buf
+
+
+def build(items, device):
+    """items: list of (node, dest) with dest = (buf, offset, strides, dtype, shape), all of one shape.
+    Returns (source, kernel arguments without the grid, n)."""
+    shape = items[0][1][4]
+    walk = _Walk(shape)
+    outs = []
+    for node, (buf, off, strides, dt, shp) in items:
+        outs.append((walk.slot(node), dt, "c" if is_c_layout(shape, strides) else "s"))
+    src, strided = _generate(device.backend, len(shape), tuple(walk.entries), tuple(outs))
+    P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
+    for io, k in strided:
+        P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
+    P.append(0)
+    args = [leaf.buf for leaf, _, _ in walk.inputs]
+    args += [np.asarray(s.value).astype(s.dtype).tobytes() for s in walk.scalars]
+    args.append(_params(device, tuple(P)))
+    args += [it[1][0] for it in items]
+    return src, args, prod(shape)
+
+
+def run(items, device):
+    """Generates, compiles (cached) and launches one kernel computing every item."""
+    src, args, n = build(items, device)
+    if n == 0:
+        return src
+    if n >= 2**32:
+        raise NotImplementedError("metalcall.numpy: elementwise kernels handle fewer than 2**32 elements")
+    kern = R.kernel(device, src, KERNEL_NAME)
+    R.launch(kern, n, *args)
+    return src
+
+
+def source_of(nodes, device, shape):
+    """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
+    walk = _Walk(shape)
+    outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c") for n in nodes)
+    return _generate(device.backend, len(shape), tuple(walk.entries), outs)[0]

@@ -1,0 +1,237 @@
+"""Indexing: basic indices (ints, slices, None, Ellipsis) give views; a boolean mask or one
+integer array gives a copy (gathered on the device; a mask's count is read on the host);
+__setitem__ writes scalars or arrays through basic indices and scalars through boolean masks;
+take() gathers along an axis."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _dtypes as D
+from . import _fusion as F
+from . import _runtime as R
+from ._array import ndarray
+
+
+def _is_basic(k):
+    return k is None or k is Ellipsis or isinstance(k, slice) or (
+        isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or (
+        isinstance(k, ndarray) and k.ndim == 0 and k.dtype.kind in "iu")
+
+
+def _basic_view(x, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
+    if n_ell == 0:
+        key = key + (Ellipsis,)
+    x._materialize()
+    shape, strides, off = [], [], x._offset
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            for _ in range(x.ndim - n_real):
+                shape.append(x.shape[dim])
+                strides.append(x._strides[dim])
+                dim += 1
+        elif k is None:
+            shape.append(1)
+            strides.append(0)
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(x.shape[dim])
+            n = len(range(start, stop, step))
+            shape.append(n)
+            strides.append(x._strides[dim] * step)
+            if n:
+                off += start * x._strides[dim]
+            dim += 1
+        else:
+            i = operator.index(k)
+            n = x.shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            off += (i % n) * x._strides[dim]
+            dim += 1
+    return ndarray._wrap(x._buf, tuple(shape), x.dtype, x.device, off, tuple(strides), x._readonly)
+
+
+def getitem(x, key):
+    keys = key if isinstance(key, tuple) else (key,)
+    if all(_is_basic(k) for k in keys):
+        return _basic_view(x, key)
+    if not isinstance(key, tuple) and isinstance(key, (ndarray, np.ndarray, list)):
+        idx = key
+        if isinstance(idx, list):
+            idx = np.asarray(idx)
+        if idx.dtype == np.bool_:
+            return _mask_read(x, idx)
+        if idx.dtype.kind in "iu":
+            return take(x, idx, axis=0) if idx.ndim == 1 else _take_nd(x, idx)
+    raise IndexError("metalcall.numpy supports basic indices, one boolean mask or one integer array "
+                     "(use take(x, indices, axis=...) for other axes)")
+
+
+def _take_nd(x, idx):
+    from ._manip import reshape
+
+    flat = reshape(idx, (-1,)) if isinstance(idx, ndarray) else idx.reshape(-1)
+    out = take(x, flat, axis=0)
+    return reshape(out, tuple(idx.shape) + x.shape[1:])
+
+
+def _mask_read(x, mask):
+    from ._manip import reshape
+
+    m = np.asarray(mask)  # the result's size depends on the mask: read it on the host
+    if m.shape != x.shape[: m.ndim]:
+        raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {x.shape}")
+    flat_idx = np.flatnonzero(m).astype(np.int64)
+    rest = x.shape[m.ndim:]
+    src = reshape(x, (F.prod(m.shape),) + rest)
+    return take(src, flat_idx, axis=0)
+
+
+_TAKE_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
+                     constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
+                     uint gid [[thread_position_in_grid]]) {
+  // P: n (axis length), m (number of indices), inner
+  ulong i = gid;
+  long n = P[0], m = P[1], inner = P[2];
+  ulong in_ = i % ulong(inner);
+  ulong j = (i / ulong(inner)) % ulong(m);
+  ulong o = i / (ulong(inner) * ulong(m));
+  long k = idx[j];
+  if (k < 0) k += n;
+  out[i] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + in_] : ELEM(0);
+}
+"""
+
+
+def take(x, indices, /, *, axis=None):
+    """Gathers x along axis (NumPy's take; negative indices count from the end). Indices outside
+    [-n, n) give 0 instead of raising (checking them would need the host)."""
+    from ._creation import asarray, empty
+    from ._manip import reshape
+
+    if axis is None:
+        if x.ndim != 1:
+            x = reshape(x, (-1,))
+        axis = 0
+    axis = axis % x.ndim if x.ndim else 0
+    idx = asarray(indices, device=x.device)
+    if idx.dtype.kind not in "iu":
+        raise IndexError("take needs integer indices")
+    if idx.dtype != D.int64:
+        idx = idx.astype(D.int64)
+    idx_shape = idx.shape
+    if idx.ndim != 1:
+        idx = reshape(idx, (-1,))
+    src = x._contiguous_buffer()
+    outer = F.prod(x.shape[:axis])
+    n = x.shape[axis]
+    inner = F.prod(x.shape[axis + 1:])
+    m = idx.size
+    out = empty(x.shape[:axis] + idx_shape + x.shape[axis + 1:], dtype=x.dtype, device=x.device)
+    total = outer * m * inner
+    if total:
+        if n == 0:
+            raise IndexError("cannot take from an empty axis")
+        kern = R.kernel(x.device, _TAKE_SRC.replace("ELEM", D.msl(x.dtype)), "mnp_take")
+        P = x.device.asarray(np.array([n, m, inner], np.int64))
+        R.launch(kern, total, src, idx._contiguous_buffer(), P, out._buf)
+    return out
+
+
+_PUT_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mnp_put(device ELEM* dst [[buffer(0)]], device const long* idx [[buffer(1)]],
+                    device const ELEM* val [[buffer(2)]], constant long* P [[buffer(3)]],
+                    uint gid [[thread_position_in_grid]]) {
+  // P: n (axis length), inner, element offset of dst; val is (m, inner) C-contiguous
+  ulong i = gid;
+  long n = P[0], inner = P[1];
+  ulong j = i / ulong(inner), in_ = i % ulong(inner);
+  long k = idx[j];
+  if (k < 0) k += n;
+  if (k >= 0 && k < n) dst[P[2] + k * inner + long(in_)] = val[i];
+}
+"""
+
+
+def _put(x, idx, value):
+    """x[idx] = value along axis 0 of a C-contiguous x (indices out of range are skipped; with
+    repeated indices one of the writes wins, as on every GPU array library)."""
+    from ._creation import asarray
+    from ._elementwise import astype
+    from ._manip import broadcast_to
+
+    if not x._is_contiguous():
+        raise NotImplementedError("metalcall.numpy: x[indices] = value needs a C-contiguous x (copy it first)")
+    idx = asarray(idx, device=x.device)
+    if idx.ndim != 1 or idx.dtype.kind not in "iu":
+        raise IndexError("x[indices] = value takes one 1-D integer index array")
+    idx = idx.astype(D.int64, copy=False)
+    m, inner = idx.size, F.prod(x.shape[1:])
+    if m * inner == 0:
+        return
+    val = value if isinstance(value, ndarray) else asarray(value, device=x.device)
+    val = broadcast_to(astype(val, x.dtype, copy=False), (m,) + x.shape[1:])
+    from . import _array
+
+    _array.flush_readers(x._buf)
+    kern = R.kernel(x.device, _PUT_SRC.replace("ELEM", D.msl(x.dtype)), "mnp_put")
+    P = x.device.asarray(np.array([x.shape[0], inner, x._offset], np.int64))
+    R.launch(kern, m * inner, x._buf, idx._contiguous_buffer(), val._contiguous_buffer(), P)
+
+
+def setitem(x, key, value):
+    from ._elementwise import assign, where
+
+    if isinstance(key, list):
+        key = np.asarray(key)
+    keys = key if isinstance(key, tuple) else (key,)
+    if all(_is_basic(k) for k in keys):
+        assign(_basic_view(x, key), value)
+        return
+    if not isinstance(key, tuple) and isinstance(key, (ndarray, np.ndarray)) and key.dtype == np.bool_:
+        from ._creation import asarray
+        from ._manip import reshape
+
+        mask = asarray(key, device=x.device)
+        if mask.shape != x.shape[: mask.ndim]:
+            raise IndexError(f"boolean index of shape {mask.shape} does not match the array's shape {x.shape}")
+        if mask.ndim < x.ndim:
+            mask = reshape(mask, mask.shape + (1,) * (x.ndim - mask.ndim))
+        if (isinstance(value, ndarray) and value.size != 1) or isinstance(value, (list, tuple, np.ndarray)):
+            # x[mask] = values: the positions are read on the host, then scattered on the device
+            m = np.asarray(key)
+            rows = np.flatnonzero(m).astype(np.int64)
+            if x._readonly:
+                raise ValueError("metalcall.numpy: this array is a read-only view")
+            x._materialize()
+            if not x._is_contiguous():
+                raise NotImplementedError("metalcall.numpy: x[mask] = values needs a C-contiguous x")
+            _put(reshape(x, (F.prod(m.shape),) + x.shape[m.ndim:]), rows, value)
+            return
+        if isinstance(value, ndarray):
+            value = value.item()
+        if not isinstance(value, (bool, int, float, np.generic)):
+            raise NotImplementedError("metalcall.numpy: x[mask] = value takes a scalar value")
+        assign(x, where(mask, value, x).astype(x.dtype, copy=False), internal=True)
+        return
+    if not isinstance(key, tuple) and isinstance(key, (ndarray, np.ndarray, list)):
+        if x._readonly:
+            raise ValueError("metalcall.numpy: this array is a read-only view")
+        x._materialize()
+        _put(x, key, value)
+        return
+    raise IndexError("metalcall.numpy: assignment supports basic indices, boolean masks and one integer array")

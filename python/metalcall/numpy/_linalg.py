@@ -1,0 +1,92 @@
+"""Linear algebra: matmul (@) with NumPy's broadcasting of batch dimensions, tensordot, vecdot,
+outer, on the (batch, m, k) @ (batch, k, n) kernel of _kernels.matmul (see _backend.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes as D
+from . import _fusion as F
+from ._array import ndarray
+from ._backend import kernels
+
+
+def _arr(x, like=None):
+    if isinstance(x, ndarray):
+        return x
+    from ._creation import asarray
+
+    return asarray(x, device=like.device if like is not None else None)
+
+
+def matmul(x1, x2, /):
+    from ._manip import broadcast_to, reshape
+
+    x1 = _arr(x1, x2 if isinstance(x2, ndarray) else None)
+    x2 = _arr(x2, x1)
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("matmul: 0-d operands are not allowed (use multiply)")
+    dt = D.result_type(x1, x2)
+    if dt == D.bool_:
+        raise TypeError("matmul of booleans is not supported")
+    a = x1 if x1.ndim > 1 else reshape(x1, (1, x1.shape[0]))
+    b = x2 if x2.ndim > 1 else reshape(x2, (x2.shape[0], 1))
+    m, k = a.shape[-2:]
+    k2, n = b.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: mismatch in the contracted dimension ({k} vs {k2})")
+    batch_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = broadcast_to(a.astype(dt, copy=False), batch_shape + (m, k))
+    b = broadcast_to(b.astype(dt, copy=False), batch_shape + (k, n))
+    batch = F.prod(batch_shape)
+    if k == 0 or batch * m * n == 0:  # nothing to multiply: zeros (new buffers are zero-filled)
+        from ._creation import zeros
+
+        out = zeros(batch_shape + (m, n), dtype=dt, device=x1.device)
+        shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
+        return reshape(out, shape) if shape != out.shape else out
+    res = kernels("matmul").matmul(x1.device, a._contiguous_buffer(), b._contiguous_buffer(), batch, m, n, k, dt)
+    out = ndarray._wrap(res, batch_shape + (m, n), dt, x1.device)
+    shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
+    if shape != out.shape:
+        out = reshape(out, shape)
+    return out
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    from ._manip import permute_dims, reshape
+
+    if isinstance(axes, int):
+        a_axes = list(range(x1.ndim - axes, x1.ndim))
+        b_axes = list(range(axes))
+    else:
+        a_axes, b_axes = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                          [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+    a_axes = [a % x1.ndim for a in a_axes]
+    b_axes = [b % x2.ndim for b in b_axes]
+    for i, j in zip(a_axes, b_axes):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError("tensordot: shape mismatch for sum")
+    a_free = [i for i in range(x1.ndim) if i not in a_axes]
+    b_free = [j for j in range(x2.ndim) if j not in b_axes]
+    k = F.prod([x1.shape[i] for i in a_axes])
+    a = reshape(permute_dims(x1, a_free + a_axes), (F.prod([x1.shape[i] for i in a_free]), k))
+    b = reshape(permute_dims(x2, b_axes + b_free), (k, F.prod([x2.shape[j] for j in b_free])))
+    out = matmul(a, b)
+    return reshape(out, tuple(x1.shape[i] for i in a_free) + tuple(x2.shape[j] for j in b_free))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    from ._elementwise import apply
+    from ._reduce import sum
+
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError("vecdot: the contracted dimensions differ")
+    return sum(apply("multiply", x1, x2), axis=axis)
+
+
+def outer(x1, x2, /):
+    from ._manip import reshape
+    from ._elementwise import apply
+
+    return apply("multiply", reshape(x1, (-1, 1)), reshape(x2, (1, -1)))

@@ -1,0 +1,187 @@
+"""Reductions (sum, prod, mean, var, std, min, max, any, all, argmax, argmin) over any axes with
+keepdims, and cumulative_sum, on the (outer, n, inner) kernels of _kernels (see _backend.py).
+Reduced axes are moved last and the data made contiguous when one axis is not enough."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtypes as D
+from . import _fusion as F
+from ._array import ndarray
+from ._backend import kernels
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {ndim}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _layout(x, axes):
+    """(contiguous buffer, outer, n, inner, kept shape) for reducing `axes` of x."""
+    from ._manip import permute_dims
+
+    kept = tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    n = F.prod([x.shape[a] for a in axes])
+    if len(axes) == 1 or (axes and axes == tuple(range(axes[0], axes[-1] + 1))):
+        # contiguous run of axes: (outer, n, inner) of the array as it is
+        outer = F.prod(x.shape[: axes[0]]) if axes else F.prod(kept)
+        inner = F.prod(x.shape[axes[-1] + 1:]) if axes else 1
+        return x._contiguous_buffer(), outer, n, inner, kept
+    order = [i for i in range(x.ndim) if i not in axes] + list(axes)
+    y = permute_dims(x, order)
+    return y._contiguous_buffer(), F.prod(kept), n, 1, kept
+
+
+def _finish(buf, kept, dtype, x, axes, keepdims):
+    out = ndarray._wrap(buf, kept, dtype, x.device)
+    if keepdims:
+        from ._manip import reshape
+
+        shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+        out = reshape(out, shape)
+    return out
+
+
+def _asarray(x):
+    if isinstance(x, ndarray):
+        return x
+    from ._creation import asarray
+
+    return asarray(x)
+
+
+def _sum_dtype(dt, dtype, dev):
+    if dtype is not None:
+        return D.as_dtype(dtype, dev)
+    if dt == D.bool_ or dt.kind == "i":
+        return D.int64
+    if dt.kind == "u":
+        return D.uint64
+    return dt
+
+
+def _run(x, axis, keepdims, op, out_dtype):
+    x = _asarray(x)
+    axes = _axes(axis, x.ndim)
+    buf, outer, n, inner, kept = _layout(x, axes)
+    if n == 0 and op in ("min", "max", "argmin", "argmax") and outer * inner:
+        raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
+    res = kernels("reduce").reduce(x.device, buf, x.dtype, outer, n, inner, op, out_dtype)
+    return _finish(res, kept, out_dtype, x, axes, keepdims)
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    x = _asarray(x)
+    return _run(x, axis, keepdims, "sum", _sum_dtype(x.dtype, dtype, x.device))
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    x = _asarray(x)
+    return _run(x, axis, keepdims, "prod", _sum_dtype(x.dtype, dtype, x.device))
+
+
+def min(x, /, *, axis=None, keepdims=False):
+    x = _asarray(x)
+    return _run(x, axis, keepdims, "min", x.dtype)
+
+
+def max(x, /, *, axis=None, keepdims=False):
+    x = _asarray(x)
+    return _run(x, axis, keepdims, "max", x.dtype)
+
+
+def any(x, /, *, axis=None, keepdims=False):
+    return _run(x, axis, keepdims, "any", D.bool_)
+
+
+def all(x, /, *, axis=None, keepdims=False):
+    return _run(x, axis, keepdims, "all", D.bool_)
+
+
+def _argred(x, axis, keepdims, op):
+    x = _asarray(x)
+    if axis is None:
+        from ._manip import reshape
+
+        r = _run(reshape(x, (-1,)), 0, False, op, D.int64)
+        if keepdims:
+            r = reshape(r, (1,) * x.ndim)
+        return r
+    return _run(x, axis, keepdims, op, D.int64)
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    return _argred(x, axis, keepdims, "argmax")
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    return _argred(x, axis, keepdims, "argmin")
+
+
+def _float_dtype(x, dtype=None):
+    if dtype is not None:
+        return D.as_dtype(dtype, x.device)
+    return x.dtype if x.dtype.kind == "f" else D.default_float(x.device)
+
+
+def _moments(x, axis, correction, keepdims):
+    x = _asarray(x)
+    axes = _axes(axis, x.ndim)
+    dt = _float_dtype(x)
+    buf, outer, n, inner, kept = _layout(x, axes)
+    mean, var = kernels("reduce").moments(x.device, buf, x.dtype, outer, n, inner, correction, dt)
+    return _finish(mean, kept, dt, x, axes, keepdims), _finish(var, kept, dt, x, axes, keepdims)
+
+
+def mean(x, /, *, axis=None, keepdims=False, dtype=None):
+    x = _asarray(x)
+    dt = _float_dtype(x, dtype)
+    axes = _axes(axis, x.ndim)
+    n = F.prod([x.shape[a] for a in axes])
+    s = _run(x, axis, keepdims, "sum", dt)
+    return s / n if n else s * float("nan")
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None):
+    if ddof is not None:
+        correction = ddof
+    return _moments(x, axis, correction, keepdims)[1]
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None):
+    from ._elementwise import apply
+
+    return apply("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims, ddof=ddof))
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    from ._creation import zeros
+    from ._manip import concat, reshape
+
+    x = _asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("cumulative_sum needs axis= for arrays of more than one dimension")
+        x = reshape(x, (-1,)) if x.ndim == 0 else x
+        axis = 0
+    axis = _axes(axis, x.ndim)[0]
+    dt = _sum_dtype(x.dtype, dtype, x.device)
+    buf = x._contiguous_buffer()
+    outer, n, inner = F.prod(x.shape[:axis]), x.shape[axis], F.prod(x.shape[axis + 1:])
+    res = kernels("scan").cumsum(x.device, buf, x.dtype, outer, n, inner, dt)
+    out = ndarray._wrap(res, x.shape, dt, x.device)
+    if include_initial:
+        shape = list(x.shape)
+        shape[axis] = 1
+        out = concat([zeros(tuple(shape), dtype=dt, device=x.device), out], axis=axis)
+    return out

@@ -1,0 +1,140 @@
+"""Runtime plumbing of metalcall.numpy: the default device, the in-memory kernel cache
+(keyed by device and generated source) and the list of in-flight Completions.
+
+Why keep Completions: dropping a metalcall Completion waits for its work. Operations
+keep theirs here so that a chain of kernel calls queues without waiting; finished
+ones are pruned (Completion.done never blocks) and the list is bounded."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import sys
+import threading
+
+import metalcall as mc
+
+_state = threading.local()
+_default_device = None
+_kernels: dict = {}
+_pending: collections.deque = collections.deque()
+_MAX_PENDING = 4096
+
+
+def default_device() -> mc.Device:
+    d = getattr(_state, "device", None)
+    if d is not None:
+        return d
+    global _default_device
+    if _default_device is None:
+        _default_device = mc.Device()
+        _seen.setdefault((_default_device.backend, _default_device.index), _default_device)
+    return _default_device
+
+
+def set_default_device(device) -> None:
+    """Sets the process-wide default device (a mc.Device, a name like "cpu", or None for the best)."""
+    global _default_device
+    _default_device = as_device(device) if device is not None else mc.Device()
+
+
+@contextlib.contextmanager
+def default_device_scope(device):
+    """``with mnp.device_scope("cpu"):`` — arrays created inside default to that device (this thread)."""
+    old = getattr(_state, "device", None)
+    _state.device = as_device(device)
+    try:
+        yield _state.device
+    finally:
+        _state.device = old
+
+
+_seen: dict = {}  # every device arrays were made on, for synchronize()
+
+
+def as_device(device) -> mc.Device:
+    if device is None:
+        return default_device()
+    if isinstance(device, mc.Device):
+        _seen.setdefault((device.backend, device.index), device)
+        return device
+    if isinstance(device, (str, int)):
+        d = mc.Device(device)
+        _seen.setdefault((d.backend, d.index), d)
+        return d
+    raise TypeError(f"metalcall.numpy: {device!r} is not a device (use a metalcall.Device or a name like 'cpu')")
+
+
+def kernel(device, source: str, name: str):
+    """The compiled kernel `name` of `source` on `device`, compiled once per process."""
+    key = (device.backend, device.index, source, name)
+    kern = _kernels.get(key)
+    if kern is None:
+        lib = device.compile(source, fast_math=False)  # IEEE: NaN and inf behave as in NumPy
+        kern = _kernels[key] = lib[name]
+    return kern
+
+
+def launch(kern, grid, *args, **kw):
+    """Calls a kernel and keeps its Completion so the call does not wait."""
+    c = kern(grid, *args, **kw)
+    keep(c)
+    return c
+
+
+def keep(completion) -> None:
+    while _pending and _pending[0].done:
+        _pending.popleft()
+    _pending.append(completion)
+    if len(_pending) > _MAX_PENDING:
+        _pending.popleft().wait()
+
+
+def synchronize(device=None) -> None:
+    """Waits for all work metalcall.numpy submitted (raising an ExecutionError if one failed),
+    including kernels launched by other modules (_kernels) on the devices arrays were made on."""
+    while _pending:
+        _pending.popleft().wait()
+    if device is not None:
+        as_device(device).synchronize()
+        return
+    default_device().synchronize()
+    for d in list(_seen.values()):
+        d.synchronize()
+
+
+# Result buffers of fused kernels (which write every element) are recycled: a new buffer's first
+# touch costs page faults that double the time of a memory-bound kernel. A pooled buffer is reused
+# only when nothing but the pool refers to it (no ndarray, view, lazy expression, NumPy view or
+# DLPack capsule); work still queued on it is ordered by metalcall's hazard tracking.
+_POOL: dict = {}
+_POOL_MIN_BYTES = 1 << 20
+_POOL_MAX_BYTES = 512 << 20
+_pool_bytes = 0
+
+
+def result_buffer(device, shape, dtype):
+    """A buffer for a result that a kernel will overwrite entirely (contents undefined)."""
+    global _pool_bytes
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes < _POOL_MIN_BYTES:
+        return device.empty(shape, dtype)
+    key = (device.backend, device.index, tuple(shape), dtype)
+    bucket = _POOL.setdefault(key, [])
+    for buf in bucket:
+        if sys.getrefcount(buf) == 3:  # the bucket, this loop variable and getrefcount's argument
+            return buf
+    buf = device.empty(shape, dtype)
+    if len(bucket) < 4 and _pool_bytes + nbytes <= _POOL_MAX_BYTES:
+        bucket.append(buf)
+        _pool_bytes += nbytes
+    return buf
+
+
+def clear_pool() -> None:
+    """Releases the recycled result buffers (pydotcompute's clear_cache)."""
+    global _pool_bytes
+    _POOL.clear()
+    _pool_bytes = 0
