@@ -21,7 +21,8 @@ from . import _ops
 from . import _runtime as R
 
 MAX_NODES = 64
-MAX_INPUTS = 16  # Metal allows 31 buffer arguments; inputs + scalars + params + outputs stay well under
+MAX_INPUTS = 16  # Metal allows 31 buffer arguments: inputs + scalars + params + one output stay under;
+# run() splits multi-output kernels that would not
 KERNEL_NAME = "mnp_fused"
 
 # Every lazy ndarray alive, to evaluate the ones reading a buffer before it is written.
@@ -318,9 +319,17 @@ def build(items, device):
     return src, args, prod(shape)
 
 
+MAX_BUFFER_ARGUMENTS = 31  # Metal's buffer argument table: [[buffer(0)]] ... [[buffer(30)]]
+
+
 def run(items, device):
-    """Generates, compiles (cached) and launches one kernel computing every item."""
+    """Generates, compiles (cached) and launches one kernel computing every item (split in
+    halves while the kernel would need more buffer arguments than Metal's table holds)."""
     src, args, n = build(items, device)
+    if len(args) > MAX_BUFFER_ARGUMENTS and len(items) > 1:
+        half = len(items) // 2
+        run(items[:half], device)
+        return run(items[half:], device)
     if n == 0:
         return src
     if n >= 2**32:

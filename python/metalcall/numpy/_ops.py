@@ -74,39 +74,39 @@ class Gen:
         return name
 
     def fn(self, name: str, dt, *args: str) -> str:
-        """A math function call on float dtype dt. MSL has no double and no expm1/log1p/hypot:
-        the CPU backend takes the compiler's builtins, CUDA its global math functions."""
+        """A math function call on float dtype dt, spelt in MSL only (the front end refuses
+        anything else). float64 uses the CPU/CUDA prelude's double overloads of MSL's names;
+        expm1, log1p, hypot and cbrt, which MSL lacks, are helpers written in MSL."""
         a = ", ".join(args)
+        if name in ("expm1", "log1p", "hypot", "cbrt"):
+            t = D.msl(dt)
+            w = "double" if dt == D.float64 else "float"
+            fa = ", ".join(f"{w}({x})" for x in args)
+            helper = self.helper(f"mnp_{name}_{w}", _METAL_HELPERS[name].replace("FT", w))
+            return f"{t}({helper}({fa}))"
         if dt == D.float64:
-            if self.backend == "cpu":
-                return f"__builtin_{name}({a})"
-            return f"::{name}({a})"
+            return f"{name}({a})"
         if self.backend == "cpu" and name in ("exp", "log", "tanh") and dt in (D.float32, D.float16):
             self.helper("mnp_exp", _CPU_EXP)  # tanh uses it
             return f"{D.msl(dt)}({self.helper('mnp_' + name, _CPU_FUNCS[name])}(float({args[0]})))"
         if self.backend == "cpu" and name in ("sin", "cos") and dt in (D.float32, D.float16):
             t = D.msl(dt)
             return f"{t}({self.helper('mnp_sincos', _cpu_sincos())}(float({args[0]}), {int(name == 'cos')}))"
-        if name in ("expm1", "log1p", "hypot", "cbrt"):
-            t = D.msl(dt)
-            fa = ", ".join(f"float({x})" for x in args)
-            if self.backend == "cpu":
-                return f"{t}(__builtin_{name}f({fa}))"
-            if self.backend == "cuda":
-                return f"{t}(::{name}f({fa}))"
-            return f"{t}({self.helper('mnp_' + name, _METAL_HELPERS[name])}({fa}))"
         return f"{name}({a})"
 
 
+# MSL has no expm1, log1p, hypot or cbrt; FT is float or double (the CPU/CUDA extension).
 _METAL_HELPERS = {
-    "expm1": "inline float mnp_expm1(float x) { float u = exp(x); if (u == 1.0f) return x; "
-    "float m = u - 1.0f; if (m == -1.0f) return -1.0f; if (isinf(u)) return u; return m * x / log(u); }",
-    "log1p": "inline float mnp_log1p(float x) { float u = 1.0f + x; if (u == 1.0f) return x; "
-    "if (isinf(u)) return u; return log(u) * x / (u - 1.0f); }",
-    "hypot": "inline float mnp_hypot(float a, float b) { a = fabs(a); b = fabs(b); if (isinf(a) || isinf(b)) "
-    "return INFINITY; float m = max(a, b), n = min(a, b); if (m == 0.0f || isnan(m) || isnan(n)) return m + n; "
-    "float r = n / m; return m * sqrt(1.0f + r * r); }",
-    "cbrt": "inline float mnp_cbrt(float x) { float r = pow(fabs(x), 1.0f / 3.0f); return copysign(r, x); }",
+    "expm1": "inline FT mnp_expm1_FT(FT x) { FT u = exp(x); if (u == FT(1)) return x; "
+    "FT m = u - FT(1); if (m == FT(-1)) return FT(-1); if (isinf(u)) return u; return m * x / log(u); }",
+    "log1p": "inline FT mnp_log1p_FT(FT x) { FT u = FT(1) + x; if (u == FT(1)) return x; "
+    "if (u == FT(INFINITY)) return u; return log(u) * x / (u - FT(1)); }",
+    "hypot": "inline FT mnp_hypot_FT(FT a, FT b) { a = fabs(a); b = fabs(b); if (isinf(a) || isinf(b)) "
+    "return FT(INFINITY); if (isnan(a) || isnan(b)) return a + b; FT m = fmax(a, b), n = fmin(a, b); "
+    "if (m == FT(0)) return m + n; "
+    "FT r = n / m; return m * sqrt(FT(1) + r * r); }",
+    "cbrt": "inline FT mnp_cbrt_FT(FT x) { if (x == FT(0) || isinf(x) || isnan(x)) return x; "
+    "FT r = pow(fabs(x), FT(1) / FT(3)); r = r - (r * r * r - fabs(x)) / (FT(3) * r * r); return copysign(r, x); }",
 }
 
 
@@ -122,12 +122,12 @@ def _cpu_sincos() -> str:
     double, and each product is taken modulo 4 exactly, so their sum is (|x| * 2/pi) mod 4 to
     ~2^-50; Cephes' minimax polynomials on [-pi/4, pi/4] finish (about 1 ulp)."""
     terms = "".join(
-        f"  {{ double p = x * {c * 2.0 ** (-24 * (k + 1))!r}; s += p - 4.0 * __builtin_floor(p * 0.25); }}\n"
+        f"  {{ double p = x * {c * 2.0 ** (-24 * (k + 1))!r}; s += p - 4.0 * floor(p * 0.25); }}\n"
         for k, c in enumerate(_TWO_OVER_PI_24))
     return ("inline float mnp_sincos(float xf, int want_cos) {\n"
             "  double x = double(fabs(xf)), s = 0.0;\n" + terms +
-            "  s -= 4.0 * __builtin_floor(s * 0.25);\n"
-            "  double j = __builtin_rint(s);\n"
+            "  s -= 4.0 * floor(s * 0.25);\n"
+            "  double j = rint(s);\n"
             "  float r = float((s - j) * 1.5707963267948966);\n"
             "  long q = long(j) + want_cos;\n"
             "  float z = r * r;\n"
