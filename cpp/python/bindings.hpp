@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ void init_batch(py::module_& m);
 void init_device(py::module_& m);
 void init_library(py::module_& m);
 void init_kernel(py::module_& m);
+void init_interrupt(py::module_& m);
 
 /** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
 struct PyBuffer {
@@ -120,10 +122,32 @@ class HostReferences {
 std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs);
 
 /** Converts call arguments (after the grid) into Arguments, keeping views in `refs`. */
-void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs);
+void convert_arguments(const py::args& args, std::size_t first, std::vector<Argument>& out, HostReferences& refs,
+                       const Kernel* kernel = nullptr);  // kernel: to name its parameters in errors
 
 /** A new metalcall.Completion holding `completion`. */
 py::object wrap_completion(Completion completion);
+
+/**
+ * While alive on the main thread, waits on the device check for Ctrl-C (and other
+ * signals) about every 20 ms: a handler that raises interrupts the wait, which throws
+ * metalcall::Interrupted; the error translator re-raises what the handler raised.
+ */
+class WaitScope {
+ public:
+  WaitScope();
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+ private:
+  std::optional<InterruptScope> scope_;
+};
+
+/** Sets the Python error a signal handler raised during an interrupted wait (else KeyboardInterrupt). */
+void restore_interrupt();
+
+/** Where no exception can be raised (a Completion's dealloc): raise it at the interpreter's next check. */
+void defer_interrupt();
 
 /** Converts a Python value for a function constant. */
 Argument constant_value(const py::handle& value);

@@ -7,7 +7,11 @@ namespace metalcall::python {
 
 long long index_value(const py::handle& h) {
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-  if (!index) throw py::error_already_set();
+  if (!index) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw ArgumentError("an int was expected, not " + std::string(Py_TYPE(h.ptr())->tp_name));
+  }
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow) throw ArgumentError("integer " + std::string(py::str(h)) + " is out of range");
@@ -22,8 +26,9 @@ std::vector<py::ssize_t> shape_from(const py::handle& shape) {
     if (n < 0) throw ArgumentError("shape dimensions cannot be negative, got " + std::to_string(n));
     out.push_back(static_cast<py::ssize_t>(n));
   };
-  if (PyIndex_Check(shape.ptr())) add(shape);
-  else for (const auto& h : py::iter(shape)) add(h);
+  if (PyIndex_Check(shape.ptr()) && !PyBool_Check(shape.ptr())) add(shape);
+  else if (PyTuple_Check(shape.ptr()) || PyList_Check(shape.ptr())) for (const auto& h : py::reinterpret_borrow<py::sequence>(shape)) add(h);
+  else throw ArgumentError("a shape is an int or a tuple of ints, not " + std::string(Py_TYPE(shape.ptr())->tp_name));
   if (out.size() > 32) throw ArgumentError("at most 32 dimensions");
   return out;
 }
@@ -57,6 +62,26 @@ PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<
 
 PyTypeObject* g_buffer_type = nullptr;
 
+namespace {
+
+// Waits for pending work on `b`. Ctrl-C cancels that work and is raised at the
+// interpreter's next check, after the view is made: NumPy swallows errors from the
+// buffer protocol and would build something else instead.
+void wait_for_view(PyBuffer& b) {
+  try {
+    WaitScope interruptible;
+    py::gil_scoped_release release;
+    b.buffer.wait_idle();
+    return;
+  } catch (const Interrupted&) {
+    defer_interrupt();
+  }
+  py::gil_scoped_release release;
+  b.buffer.wait_idle();  // cancelled: it stops at its next chunk
+}
+
+}  // namespace
+
 void init_buffer(py::module_& m) {
   auto cls = py::class_<PyBuffer>(m, "Buffer", py::buffer_protocol(), R"doc(
 Device memory that NumPy and memoryview read and write in place.
@@ -65,10 +90,7 @@ Device memory that NumPy and memoryview read and write in place.
 waits for submitted work that uses the buffer. New buffers are zero-filled.
 )doc")
       .def_buffer([](PyBuffer& b) {
-        {
-          py::gil_scoped_release release;
-          b.buffer.wait_idle();
-        }
+        wait_for_view(b);
         std::vector<py::ssize_t> strides(b.shape.size());
         py::ssize_t stride = b.itemsize;
         for (std::size_t i = b.shape.size(); i-- > 0;) {
@@ -91,6 +113,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
       .def("numpy", [](py::object self) { return py::module_::import("numpy").attr("asarray")(self); },
            "A zero-copy NumPy view (waits for pending work on this buffer first).")
       .def("wait", [](PyBuffer& b) {
+        WaitScope interruptible;  // Ctrl-C
         py::gil_scoped_release release;
         b.buffer.wait_idle();
       }, "Waits until no submitted work uses this buffer.")

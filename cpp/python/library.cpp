@@ -24,6 +24,14 @@ std::vector<FunctionConstant> constants_from(const py::object& constants) {
   return out;
 }
 
+// A kernel name: a str, else an ArgumentError.
+std::string name_of(const py::object& name) {
+  if (!py::isinstance<py::str>(name)) {
+    throw ArgumentError(std::string("a kernel is named by a str, not ") + Py_TYPE(name.ptr())->tp_name);
+  }
+  return py::str(name);
+}
+
 Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
   auto c = constants_from(constants);
   py::gil_scoped_release release;  // a first lookup may build a pipeline
@@ -43,9 +51,11 @@ void init_library(py::module_& m) {
 The kernels of one compiled MSL source. Get one with ``lib.name``,
 ``lib["name"]`` or ``lib.function(name, constants={...})``.
 )doc")
-      .def("function", &lookup, py::arg("name"), py::arg("constants") = py::none(),
+      .def("function", [](const Library& lib, const py::object& name, const py::object& constants) {
+        return lookup(lib, name_of(name), constants);
+      }, py::arg("name"), py::arg("constants") = py::none(),
            "The kernel `name`, specialised with [[function_constant]] values by name or index.")
-      .def("__getitem__", [](const Library& lib, const std::string& name) { return lookup(lib, name, py::none()); })
+      .def("__getitem__", [](const Library& lib, const py::object& name) { return lookup(lib, name_of(name), py::none()); })
       .def("__getattr__", [](py::object self, const std::string& name) {
         const Library& lib = self.cast<const Library&>();
         try {

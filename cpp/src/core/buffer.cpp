@@ -1,6 +1,7 @@
 // Buffer and its hazard tracking.
 #include "core/backend.hpp"
 #include "metalcall/buffer.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall {
 
@@ -21,6 +22,8 @@ void BufferStorage::wait_idle() {
   if (last && last->submitted() && !last->done()) {
     try {
       last->wait();
+    } catch (const Interrupted&) {
+      throw;  // Ctrl-C: no view is given
     } catch (...) {
     }
   }

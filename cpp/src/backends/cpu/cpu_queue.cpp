@@ -26,7 +26,8 @@ std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
   std::exception_ptr error;
   double seconds = 0;
   try {
-    for (const auto& command : task.commands) seconds += run_dispatch(command);
+    const std::atomic<bool>& cancel = task.completion->cancel_flag();
+    for (const auto& command : task.commands) seconds += run_dispatch(command, &cancel);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {

@@ -30,6 +30,8 @@ class CpuQueue : public CompletionDriver {
   bool run_now(const DispatchCommand& command, double* seconds);
   /** A waiter for `state` runs the queued work up to and including it (CompletionDriver). */
   void wait(CompletionState& state) override;
+  /** wait() runs the work in chunks that check the waiter's InterruptScope. */
+  bool waits_interruptibly() const override { return true; }
 
  private:
   struct Task {
