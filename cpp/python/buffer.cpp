@@ -34,6 +34,12 @@ std::vector<py::ssize_t> shape_from(const py::handle& shape) {
 }
 
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
+  // Buffers are shared through the buffer protocol, which has no format for datetime64/timedelta64.
+  const char kind = dtype.kind();
+  if (kind == 'M' || kind == 'm') {
+    throw ArgumentError("buffers cannot hold " + std::string(py::str(dtype)) +
+                        " (the buffer protocol has no format for it); store .view(np.int64) instead");
+  }
   if (dtype.itemsize() == 0) throw ArgumentError("dtype " + std::string(py::str(dtype)) + " has no size");
   if (dtype.attr("hasobject").cast<bool>()) throw ArgumentError("buffers cannot hold Python objects (dtype=object)");
   std::size_t count = 1;

@@ -290,6 +290,18 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   }
 }
 
+// A pointer the kernel indexes as p[thread_position_in_grid] on every thread (reflection's
+// grid_indexed) must hold grid.x elements: the simplest kernels are checked in full.
+void check_grid_extent(const KernelInfo& k, const ParamInfo& p, const Argument& a, const LaunchShape& shape) {
+  const std::size_t nbytes = a.kind == Argument::Kind::buffer ? a.buffer.nbytes() : a.host_nbytes;
+  if (!p.element_size || nbytes / p.element_size >= shape.grid[0]) return;
+  throw ArgumentError(describe(k, p) + ": every thread reads or writes " + p.name + "[thread_position_in_grid], so the "
+                      "grid of " + std::to_string(shape.grid[0]) + " threads (in x) needs " + std::to_string(shape.grid[0]) +
+                      " elements of " + std::to_string(p.element_size) + " bytes, but the array holds " +
+                      std::to_string(nbytes / p.element_size) + " (" + std::to_string(nbytes) + " bytes): pass a "
+                      "longer array or a smaller grid");
+}
+
 void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, BoundArgument& out) {
   // A writable `device T&` is memory the kernel writes: bind it in place, like a pointer.
   const bool writable_reference = p.kind == ParamKind::reference && !p.is_const;
@@ -361,7 +373,11 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     const ParamInfo& p = *buffer_params[i];
     BoundArgument& out = command.args[p.position];
     out.kind = p.kind;
-    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, borrow, out);
+    if (p.kind == ParamKind::buffer) {
+      bind_buffer(k, p, args[i], !*empty_grid, borrow, out);
+      // Checked mode reports each access instead; here memory past the end would be overwritten.
+      if (!*empty_grid && p.grid_indexed && !kernel.device()->options().checked) check_grid_extent(k, p, args[i], shape);
+    }
     else bind_value(k, p, args[i], borrow, out);
   }
 

@@ -11,6 +11,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/cpu_abi.hpp"
 #include "msl/entry_points.hpp"
+#include "msl/grid_indexing.hpp"
 #include "msl/lexer.hpp"
 #include "msl/signature_parser.hpp"
 #include "msl/source_analysis.hpp"
@@ -100,6 +101,10 @@ class Translator {
       emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_);
       TranslatedKernel tk;
       tk.info = kernels_[i].info;
+      // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).
+      for (const std::string& name : grid_indexed_buffers(t_, kernels_[i])) {
+        for (auto& p : tk.info.params) p.grid_indexed = p.grid_indexed || p.name == name;
+      }
       tk.entry_symbol = cpu_entry_symbol(i);
       tk.layout_symbol = cpu_layout_symbol(i);
       tk.uses_fibers = uses_fibers_[i];
