@@ -200,3 +200,21 @@ def test_negative_device_index_is_the_default_device():
     assert mc.Device(-1) == default
     assert mc.Device(-7) == default
     assert mc.Device(np.int64(-1)) == default
+
+
+def test_errors_in_generated_entry_points_point_at_the_kernel(device):
+    # An instantiation with an undeclared type fails in code generated for the kernel; the
+    # error used to point at "metalcall-generated-entry-points:1:110".
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+kernel void add(device T* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i] = a[i] + 1;
+}
+template [[host_name("add_f")]] kernel void add<Nope>(device Nope*, uint);
+"""
+    with pytest.raises(mc.CompileError, match="Nope") as info:
+        device.compile(src)
+    assert info.value.line == 8
+    assert "generated" not in str(info.value).split("\n")[0]

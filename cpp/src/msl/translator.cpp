@@ -10,6 +10,7 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/cpu_abi.hpp"
+#include "msl/diagnostics.hpp"
 #include "msl/entry_points.hpp"
 #include "msl/grid_indexing.hpp"
 #include "msl/lexer.hpp"
@@ -95,9 +96,13 @@ class Translator {
     line_ = 1;
     column_ = 1;
     emit_user_code();
-    out_ << "\n#line 1 \"metalcall-generated-entry-points\"\n";
+    out_ << "\n";
     Translation result;
     for (std::size_t i = 0; i < kernels_.size(); ++i) {
+      // Named after the kernel's name in the user's source, where diagnostics report
+      // an error in this generated code (an instantiation with an undeclared type).
+      const Token& name = t_[kernels_[i].name_token];
+      out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
       emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_);
       TranslatedKernel tk;
       tk.info = kernels_[i].info;
