@@ -254,6 +254,7 @@ Cached by content: compiling the same source again is free.
          "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "
          "buffer protocol (torch, JAX) is shared in place instead (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
+        WaitScope interruptible;  // Ctrl-C (the CPU backend; CUDA and Metal wait uninterruptibly)
         py::gil_scoped_release release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")

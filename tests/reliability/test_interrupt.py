@@ -1,5 +1,6 @@
 """Ctrl-C interrupts every wait (P1.5 item 5): a 2^40-thread CPU call, waited on inline, through
-Completion.wait(), by dropping the Completion, or by np.asarray on its output buffer, raises
+Completion.wait(), by dropping the Completion, by np.asarray on its output buffer, by
+dev.synchronize() or by a batch's commit, raises
 KeyboardInterrupt within seconds; the work is cancelled between threadgroups and the device
 computes exact values afterwards. Each case runs in a fresh interpreter that sends itself
 SIGINT from a timer thread, as a terminal's Ctrl-C would arrive."""
@@ -45,6 +46,12 @@ try:
         spin.spin(GRID, buf)  # the statement drops the Completion, which waits
         for _ in range(10**7):
             pass
+    elif mode == "synchronize":
+        h = spin.spin(GRID, buf)
+        dev.synchronize()
+    elif mode == "batch":
+        with dev.batch():
+            spin.spin(GRID, out_np)  # host memory: the commit waits
     elif mode == "asarray":
         spin.spin(GRID, buf)
         h = None
@@ -63,7 +70,7 @@ print("usable", flush=True)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT from a thread")
-@pytest.mark.parametrize("mode", ["inline", "wait", "timeout", "drop", "asarray"])
+@pytest.mark.parametrize("mode", ["inline", "wait", "timeout", "drop", "asarray", "synchronize", "batch"])
 def test_ctrl_c_interrupts_a_long_cpu_call(run_python, mode):
     if "cpu" not in mc.backends():
         pytest.skip("the cpu backend is not built in")

@@ -1,6 +1,7 @@
 // Completion and CompletionState: waiting on submitted work.
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "core/backend.hpp"
 #include "metalcall/completion.hpp"
@@ -37,9 +38,12 @@ bool CompletionState::done() {
 
 namespace {
 // How long an interruptible waiter sleeps between checks; a waiter that must poll the
-// driver (CUDA) starts shorter and backs off to this.
+// driver (CUDA) first spins on it for kSpinPoll (a short GPU call ends within
+// microseconds, as fast as the driver's own blocking wait would see it), then sleeps
+// from kFirstPoll up to kSlice.
 constexpr std::chrono::milliseconds kSlice{20};
-constexpr std::chrono::microseconds kFirstPoll{50};
+constexpr std::chrono::microseconds kSpinPoll{1000};
+constexpr std::chrono::microseconds kFirstPoll{100};
 }  // namespace
 
 bool CompletionState::block(bool interruptible, bool drive, const std::chrono::steady_clock::time_point* deadline) {
@@ -76,6 +80,14 @@ bool CompletionState::block(bool interruptible, bool drive, const std::chrono::s
   if (polled && InterruptScope::interrupted()) {
     request_cancel();
     throw Interrupted();
+  }
+  if (poll_driver && !driver->waits_interruptibly()) {
+    Clock::time_point spin_end = Clock::now() + kSpinPoll;
+    if (deadline && *deadline < spin_end) spin_end = *deadline;
+    while (!finished() && Clock::now() < spin_end) {
+      driver->poll(*this);
+      if (!finished()) std::this_thread::yield();
+    }
   }
   std::unique_lock<std::mutex> lock(mutex_);
   auto done = [this] { return finished(); };
