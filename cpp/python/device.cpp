@@ -217,6 +217,11 @@ Cached by content: compiling the same source again is free.
            py::arg("source"), "metalcompute's name for compile().")
       .def("load_library", [](const Device& d, const py::object& path_or_bytes) {
         std::string bytes;
+        const bool path = py::isinstance<py::str>(path_or_bytes) || py::hasattr(path_or_bytes, "__fspath__");
+        if (!path && !py::isinstance<py::bytes>(path_or_bytes)) {
+          throw ArgumentError(std::string("load_library takes a path (str or os.PathLike) or the library's bytes, not ") +
+                              Py_TYPE(path_or_bytes.ptr())->tp_name);
+        }
         if (py::isinstance<py::bytes>(path_or_bytes)) bytes = py::bytes(path_or_bytes);
         else bytes = py::module_::import("pathlib").attr("Path")(path_or_bytes).attr("read_bytes")().cast<std::string>();
         std::vector<std::uint8_t> data(bytes.begin(), bytes.end());
@@ -245,6 +250,7 @@ Cached by content: compiling the same source again is free.
       .def("asarray", [](const Device& d, const py::object& data, const py::object& dtype) {
         // A DLPack producer without the buffer protocol (torch, JAX) is shared in place where the device can.
         if (dtype.is_none() && d.info().backend == "cpu" && dlpack_only(data)) return import_dlpack(data, d);
+        if (!dtype.is_none()) dtype_of(dtype);  // an ArgumentError for what NumPy cannot read as a dtype
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype());

@@ -18,7 +18,12 @@ std::vector<FunctionConstant> constants_from(const py::object& constants) {
     if (py::isinstance<py::str>(key)) c.name = py::str(key);
     else if (PyIndex_Check(key.ptr()) && !PyBool_Check(key.ptr())) c.index = index_value(key);
     else throw ArgumentError("constants keys are names (str) or indices (int)");
-    c.value = constant_value(value);
+    try {
+      c.value = constant_value(value);
+    } catch (const ArgumentError& e) {
+      const std::string key_text = c.name.empty() ? std::to_string(c.index) : "'" + c.name + "'";
+      throw ArgumentError("constants[" + key_text + "]: " + e.what());  // which constant
+    }
     out.push_back(std::move(c));
   }
   return out;
@@ -69,7 +74,9 @@ The kernels of one compiled MSL source. Get one with ``lib.name``,
                                     names_of(lib));
         }
       })
-      .def("__contains__", [](const Library& lib, const std::string& name) { return lib.has_function(name); })
+      .def("__contains__", [](const Library& lib, const py::object& name) {
+        return py::isinstance<py::str>(name) && lib.has_function(py::str(name));  // like a dict: other keys are absent
+      })
       .def("__iter__", [](const Library& lib) { return py::iter(py::cast(lib.function_names())); })
       .def("__len__", [](const Library& lib) { return lib.function_names().size(); })
       .def("__dir__", [](py::object self) {

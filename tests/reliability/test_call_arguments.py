@@ -188,11 +188,21 @@ def test_sources_are_str_or_utf8_bytes(cpu_device):
         (lambda d: d.empty(4, "no-such-dtype"), "dtype"),
         (lambda d: mc.Device("cpu", checked="yes"), "checked"),
         (lambda d: mc.Device("cpu", timing=None), "timing"),
+        (lambda d: d.asarray([1, 2], "no-such-dtype"), "dtype"),
+        (lambda d: d.asarray([1, 2], 1.5), "dtype"),
+        (lambda d: d.load_library(3), "load_library"),
+        (lambda d: d.load_library(None), "load_library"),
     ],
 )
 def test_bad_values_raise_argument_errors(cpu_device, call, pattern):
     with pytest.raises(mc.ArgumentError, match=pattern):
         call(cpu_device)
+
+
+def test_membership_of_a_non_name_is_false(cpu_device):
+    lib = cpu_device.compile(SRC)
+    assert "scale" in lib
+    assert 3 not in lib and None not in lib
 
 
 def test_negative_device_index_is_the_default_device():
