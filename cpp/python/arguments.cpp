@@ -141,12 +141,14 @@ std::string argument_name(const Kernel* kernel, std::size_t index) {
 
 // NumPy arrays are read straight from their struct: the buffer protocol costs
 // several times more per argument, and a kernel call must stay cheap.
-bool numpy_array_argument(PyObject* o, const std::string& name, std::vector<Argument>& out, HostReferences& refs) {
+// `kernel` and `index` name the argument in errors (the name is built only then: calls must stay cheap).
+bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, std::vector<Argument>& out,
+                          HostReferences& refs) {
   const auto& api = py::detail::npy_api::get();
   if (!api.PyArray_Check_(o)) return false;
   const auto* a = py::detail::array_proxy(o);
   if (!(a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) {
-    throw ArgumentError(name +
+    throw ArgumentError(argument_name(kernel, index) +
                         ": the array is not C-contiguous; pass np.ascontiguousarray(x)");
   }
   const auto dtype = py::reinterpret_borrow<py::dtype>(a->descr);
@@ -158,7 +160,7 @@ bool numpy_array_argument(PyObject* o, const std::string& name, std::vector<Argu
   ScalarType scalar = scalar_from_dtype(descr->kind, itemsize, &raw);
   const bool writable = (a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0;
   if (descr->kind == 'O' || (descr->kind == 'V' && dtype.attr("hasobject").cast<bool>())) {
-    throw ArgumentError(name + ": arrays of Python objects cannot go to a kernel");
+    throw ArgumentError(argument_name(kernel, index) + ": arrays of Python objects cannot go to a kernel");
   }
   (void)refs;  // the caller's argument tuple keeps the array alive during the call
   out.push_back(Argument::from_host(a->data, n, writable, scalar, raw));
@@ -188,7 +190,7 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
       add_buffer(*b);
       continue;
     }
-    if (numpy_array_argument(o, argument_name(kernel, i - first), out, refs)) continue;
+    if (numpy_array_argument(o, kernel, i - first, out, refs)) continue;
     if (py::isinstance<PyBuffer>(args[i])) {  // a subclass
       add_buffer(args[i].cast<const PyBuffer&>());
       continue;

@@ -25,8 +25,19 @@ py::object as_index(const py::handle& v, const std::string& what) {
 }
 
 // The grid or threadgroup: an int or a tuple/list of 1 to 3 ints, each 0..2^32-1 here
-// (core checks what each allows). `what` names it in errors: "kernel 'k': grid".
-void parse_triple(const py::handle& h, std::uint64_t out[3], const std::string& what) {
+// (core checks what each allows). Errors name it "kernel 'k': <what>" (built only then:
+// a call must stay cheap).
+void parse_triple(const py::handle& h, std::uint64_t out[3], const Kernel& kernel, const char* what_name) {
+  out[0] = out[1] = out[2] = 1;
+  if (PyLong_CheckExact(h.ptr())) {  // the common grid: a plain int
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0 && n >= 0 && n <= 0xffffffffll) {
+      out[0] = static_cast<std::uint64_t>(n);
+      return;
+    }
+  }
+  const std::string what = "kernel '" + kernel.name() + "': " + what_name;
   const std::string expected = " must be an int or a tuple of 1 to 3 ints";
   auto component = [&](const py::handle& v, const std::string& name) -> std::uint64_t {
     if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
@@ -43,15 +54,6 @@ void parse_triple(const py::handle& h, std::uint64_t out[3], const std::string& 
     }
     return static_cast<std::uint64_t>(n);
   };
-  out[0] = out[1] = out[2] = 1;
-  if (PyLong_CheckExact(h.ptr())) {  // the common grid: a plain int
-    int overflow = 0;
-    const long long n = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-    if (overflow == 0 && n >= 0 && n <= 0xffffffffll) {
-      out[0] = static_cast<std::uint64_t>(n);
-      return;
-    }
-  }
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
     const auto n = seq.size();
@@ -69,7 +71,7 @@ void parse_options(const Kernel& kernel, const py::kwargs& kwargs, LaunchShape& 
     if (name == "threadgroup") {
       if (value.is_none()) continue;
       std::uint64_t tg[3];
-      parse_triple(value, tg, prefix + "threadgroup");
+      parse_triple(value, tg, kernel, "threadgroup");
       for (int d = 0; d < 3; ++d) {
         if (tg[d] == 0) throw ArgumentError(prefix + "threadgroup sizes must be between 1 and 2^32-1, got 0 in dimension " + std::to_string(d));
         shape.threadgroup[d] = static_cast<std::uint32_t>(tg[d]);
@@ -180,7 +182,7 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
   }
   LaunchShape shape;
-  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, "kernel '" + kernel.name() + "': grid");
+  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, kernel, "grid");
   if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(kernel, py::reinterpret_borrow<py::kwargs>(kwargs), shape);
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
