@@ -166,6 +166,7 @@ bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, 
   out.push_back(Argument::from_host(a->data, n, writable, scalar, raw));
   out.back().host_big_endian = descr->byteorder == '>';
   out.back().host_foreign_type = foreign_type(dtype, scalar);
+  out.back().host_itemsize = static_cast<std::size_t>(itemsize);
   return true;
 }
 
@@ -182,6 +183,7 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
     a.buffer = b.buffer;
     a.host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &a.host_raw_bytes);
     a.host_foreign_type = foreign_type(b.dtype, a.host_scalar);
+    a.host_itemsize = static_cast<std::size_t>(b.itemsize);
   };
   for (std::size_t i = first; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
@@ -217,6 +219,7 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
       const ScalarType scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &raw);
       out.push_back(Argument::from_host(b.buffer.data(), b.buffer.nbytes(), true, scalar, raw));
       out.back().host_foreign_type = foreign_type(b.dtype, scalar);
+      out.back().host_itemsize = static_cast<std::size_t>(b.itemsize);
       refs.keep(imported.ptr());
       continue;
     }
@@ -241,7 +244,10 @@ void convert_arguments(const py::args& args, std::size_t first, std::vector<Argu
     out.push_back(Argument::from_host(view->buf, static_cast<std::size_t>(view->len), !view->readonly, scalar, raw));
     out.back().host_big_endian = big_endian;
     // A format no MSL scalar matches ('Zf' complex, 'g' long double, 'w' text, 'T{…}' structs): named as given.
-    if (scalar == ScalarType::unknown && !raw) out.back().host_foreign_type = std::string("format '") + view->format + "'";
+    if (scalar == ScalarType::unknown && !raw) {
+      out.back().host_foreign_type = std::string("format '") + view->format + "'";
+      out.back().host_itemsize = static_cast<std::size_t>(view->itemsize);
+    }
   }
 }
 

@@ -32,6 +32,7 @@ struct Argument {
   // Kind::host and Kind::buffer: the element type's name when MSL has no scalar for it
   // (complex, long double, datetime, str/bytes, structured…): only struct parameters take it.
   std::string host_foreign_type;
+  std::size_t host_itemsize = 0;  // with host_foreign_type: bytes per element (a struct parameter's size must match)
   std::vector<std::uint8_t> data;   // Kind::bytes
   std::int64_t int_value = 0;       // Kind::integer / boolean
   bool int_is_unsigned = false;     // Kind::integer: int_value holds a uint64 bit pattern

@@ -229,7 +229,14 @@ void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const Dev
 // Elements MSL has no scalar for (complex, str, …) bind only to struct parameters, whose
 // element type is unknown here; uint8 (raw bytes) binds anywhere.
 void check_foreign_elements(const KernelInfo& k, const ParamInfo& p, const Argument& a) {
-  if (a.host_raw_bytes || a.host_foreign_type.empty() || p.scalar == ScalarType::unknown) return;
+  if (a.host_raw_bytes || a.host_foreign_type.empty()) return;
+  if (p.scalar == ScalarType::unknown) {
+    // A struct parameter: structured (or complex…) elements must be the struct's size.
+    if (p.kind != ParamKind::buffer || !p.element_size || !a.host_itemsize || a.host_itemsize == p.element_size) return;
+    throw ArgumentError(describe(k, p) + ": the array's " + a.host_foreign_type + " elements are " +
+                        std::to_string(a.host_itemsize) + " bytes but " + p.type_name + " is " +
+                        std::to_string(p.element_size) + " bytes; match the struct's layout (or pass .view(np.uint8))");
+  }
   throw ArgumentError(describe(k, p) + ": the array holds " + a.host_foreign_type + " elements, which no MSL type "
                       "matches, but the kernel reads " + to_string(p.scalar) + "; convert it (e.g. .astype(np." +
                       numpy_name(p.scalar) + ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
