@@ -167,3 +167,35 @@ def test_completion_wait_timeout_is_checked(cpu_device, timeout):
     with pytest.raises(mc.ArgumentError, match="timeout"):
         h.wait(timeout=timeout)
     assert h.wait() is True
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    grid=st.one_of(st.integers(0, 300), st.tuples(st.integers(0, 20), st.integers(0, 20)),
+                   st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(0, 8))),
+    x_dtype=st.sampled_from([np.float32, np.float32, np.float64, np.uint8, np.int32]),
+    lengths=st.tuples(st.integers(0, 4), st.integers(0, 4)),
+    as_buffer=st.tuples(st.booleans(), st.booleans()),
+    n=st.one_of(st.integers(-3, 2**33), st.floats(-2, 2), st.sampled_from([np.uint32(5), np.int64(7), True])),
+    threadgroup=st.one_of(st.none(), st.integers(0, 1100), st.tuples(st.integers(0, 40), st.integers(0, 40))),
+    memory=st.one_of(st.none(), st.sampled_from([0, 16, 32, 4096, 40000, [16], [15]])),
+)
+def test_near_valid_calls_run_or_raise_mc_errors(device, grid, x_dtype, lengths, as_buffer, n, threadgroup, memory):
+    """Shapes and kinds right, values random: most calls run; none raises anything but mc.Error."""
+    kernel = device.compile(SRC).poke
+    x = np.full(lengths[0], 2.0).astype(x_dtype)
+    y = np.zeros(lengths[1], np.int32)
+    if as_buffer[0]:
+        x = device.asarray(x) if x.size else x
+    if as_buffer[1]:
+        y = device.asarray(y) if y.size else y
+    pair = np.zeros((), PAIR)
+    pair["a"], pair["b"] = 1.5, 2
+    options = {"threadgroup_memory": memory if memory is not None else 16}
+    if threadgroup is not None:
+        options["threadgroup"] = threadgroup
+    try:
+        kernel(grid, x, y, n, pair, **options).wait()
+    except mc.Error as e:
+        assert str(e)
+    check_usable(kernel)
