@@ -236,6 +236,7 @@ py::dict param_dict(const ParamInfo& p) {
   d["builtin"] = p.builtin == Builtin::none ? py::object(py::none()) : py::object(py::str(to_string(p.builtin)));
   d["element_size"] = p.element_size;
   d["element_align"] = p.element_align;
+  d["grid_indexed"] = p.grid_indexed;  // an unchecked call needs grid.x elements in it
   return d;
 }
 

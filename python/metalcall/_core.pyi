@@ -76,6 +76,7 @@ _KernelParam = TypedDict(
         "builtin": str | None,  # e.g. "thread_position_in_grid"
         "element_size": int,
         "element_align": int,
+        "grid_indexed": bool,
     },
 )
 

@@ -233,3 +233,53 @@ template [[host_name("add_f")]] kernel void add<Nope>(device Nope*, uint);
         device.compile(src)
     assert info.value.line == 8
     assert "generated" not in str(info.value).split("\n")[0]
+
+
+GRID_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], constant float& k [[buffer(3)]],
+                uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[0] * k;
+}
+kernel void guarded(const device float* a [[buffer(0)]], device float* c [[buffer(1)]],
+                    constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i < n) c[i] = a[i];
+}
+kernel void moved(device float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    i += 1;
+    c[i] = 1.0f;
+}
+"""
+
+
+def test_whole_grid_is_checked_for_simply_indexed_buffers(device):
+    lib = device.compile(GRID_SRC)
+    indexed = {p["name"]: p["grid_indexed"] for p in lib.mul.params if p["kind"] == "buffer"}
+    if device.backend != "metal":
+        assert indexed == {"a": True, "b": False, "c": True}
+    a = np.ones(10, np.float32)
+    one = np.ones(1, np.float32)
+    c = np.zeros(11, np.float32)
+    guard = np.zeros(4, np.float32)
+    if device.backend != "metal":
+        with pytest.raises(mc.ArgumentError, match=r"argument 0 'a'.*11 elements.*holds 10") as info:
+            lib.mul(11, a, one, c, 1.0)
+        assert "grid" in str(info.value)
+        with pytest.raises(mc.ArgumentError, match="argument 2 'c'"):
+            lib.mul(10, a, one, c[:9], 1.0)
+        with pytest.raises(mc.ArgumentError, match="argument 0 'a'"):
+            lib.mul((11, 2), a, one, c, 1.0)  # x is what i covers
+    assert not guard.any()
+    lib.mul(10, a, one, c, 2.0)  # b is read at [0] only: one element is enough
+    np.testing.assert_array_equal(c[:10], 2.0)
+    lib.mul((10, 3), a, one, c, 1.0)
+    # Guarded or moved indices are not analysed: only the one-element check applies.
+    assert not any(p.get("grid_indexed") for p in lib.guarded.params + lib.moved.params)
+    lib.guarded(64, a, c, 10)
+    # Checked mode reports the access instead of refusing the call.
+    if device.backend == "cpu":
+        checked = mc.Device("cpu", checked=True)
+        with pytest.raises(mc.ExecutionError):
+            checked.compile(GRID_SRC).mul(11, a, one, c, 1.0).wait()
