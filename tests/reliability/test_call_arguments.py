@@ -283,3 +283,14 @@ def test_whole_grid_is_checked_for_simply_indexed_buffers(device):
         checked = mc.Device("cpu", checked=True)
         with pytest.raises(mc.ExecutionError):
             checked.compile(GRID_SRC).mul(11, a, one, c, 1.0).wait()
+
+
+@pytest.mark.parametrize("option", ["repeat", "warmup", "bytes", "flops"])
+@pytest.mark.parametrize("value", [None, 1.5, "3", -1, True])
+def test_benchmark_options_are_checked(cpu_device, option, value):
+    if value is None and option in ("bytes", "flops"):
+        return  # None is their default
+    kernel = cpu_device.compile(SRC).scale
+    x = np.ones(8, np.float32)
+    with pytest.raises(mc.ArgumentError, match=option):
+        kernel.benchmark(8, x, x.copy(), 1.0, **{option: value})
