@@ -111,7 +111,7 @@ def test_cpu_device_properties(cpu_device):
         "cpu:-1",
         "",  # empty string is not "best"; falls to env/best — handled separately below
         10**6,  # index out of range
-        -1,
+        # -1 is metalcompute's default device (P1.5 item 7): tests/test_metalcompute_compat.py
         2**32,
         2**80,
         True,

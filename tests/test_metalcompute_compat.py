@@ -196,3 +196,231 @@ def test_mc_error_is_the_base_class(metal_like_device):
     C = dev.buffer(8)
     fn(2, array("f", [2.0, 3.0]), array("f", [4.0, 5.0]), C)
     assert list(memoryview(C).cast("f")) == [8.0, 15.0]
+
+
+# ---- metalcompute 0.2.9's devices, errors and v0.1 functions (docs/metalcompute.md) ----
+
+
+def test_device_minus_one_and_no_argument_are_the_default_device():
+    # metalcompute's examples default their -dev option to -1: any negative index is the default device.
+    assert mc.Device(-1) == mc.Device()
+    assert mc.Device(-2) == mc.Device()
+    assert str(mc.Device(-1)).startswith("metalcall.Device(")  # metalcompute prints metalcompute.Device(name)
+
+
+def test_get_devices_has_metalcompute_field_names():
+    for device in mc.get_devices():
+        assert device.deviceName == device.name
+        assert device.hasUnifiedMemory == device.unified_memory
+        assert device.recommendedWorkingSetSize == device.memory_size
+        assert isinstance(device.maxTransferRate, int)
+
+
+def test_bad_arguments_are_mc_errors_and_type_errors(metal_like_device):
+    dev = metal_like_device
+    # metalcompute raises TypeError for a non-str program or function name; ours is both.
+    for call in (lambda: dev.kernel(None), lambda: dev.kernel(HELLO_KERNEL).function(3)):
+        with pytest.raises(mc.error) as info:
+            call()
+        assert isinstance(info.value, TypeError)
+    with pytest.raises(mc.error):
+        dev.kernel(HELLO_KERNEL).function("helloABC")(10, array("f", range(10)))
+
+
+def test_v01_module_functions():
+    program = """
+    #include <metal_stdlib>
+    using namespace metal;
+    kernel void test(const device float *in [[ buffer(0) ]], device float *out [[ buffer(1) ]],
+                     uint id [[ thread_position_in_grid ]]) {
+        out[id] = sin(in[id]);
+    }
+    """
+    with pytest.raises(mc.error):
+        mc.run(array("f", [1.0]), array("f", [0.0]), 1)  # before init()
+    mc.init()
+    mc.compile(program, "test")
+    values = np.linspace(0, 3, 1000, dtype=np.float32)
+    out = array("f", bytes(4 * 1000))
+    mc.run(array("f", values.tobytes()), out, 1000)
+    np.testing.assert_allclose(np.frombuffer(out, np.float32), np.sin(values), atol=1e-6)
+    mc.rerun(1000)
+    mc.release()
+
+
+MANDELBROT_START = """
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void mandelbrot(const device float *uniform [[ buffer(0) ]],
+                device uchar4 *out [[ buffer(1) ]],
+                uint id [[ thread_position_in_grid ]]) {
+    float width = uniform[0];
+    float height = uniform[0];
+    float2 c = 2.5 * (float2((id%int(width))/width - 0.5, 0.5 - (id/int(width))/height));
+    c.x -= 0.7;
+    float2 z = c;
+    float done = 0.0, steps = 1.0, az = 0.0;
+"""
+MANDELBROT_STEP = """
+    z = float2((z.x * z.x) - (z.y * z.y) + c.x, (2.0 * z.x * z.y) + c.y);
+    az = ((z.x*z.x) + (z.y*z.y));
+    done = az >= 4.0 ? 1.0 : 0.0;
+    if (done > 0.0) { break; }
+    steps += 1.0;
+"""
+MANDELBROT_END = """}
+    z = float2((z.x * z.x) - (z.y * z.y) + c.x, (2.0 * z.x * z.y) + c.y);
+    z = float2((z.x * z.x) - (z.y * z.y) + c.x, (2.0 * z.x * z.y) + c.y);
+    az = ((z.x*z.x) + (z.y*z.y));
+    steps += 2.0;
+    steps -= log(log(sqrt(az)))/log(2.0);
+    float p = 3.14159 * steps/256.0;
+    float3 col = float3(0.5+0.5*sin(p*13.0), 0.5+0.5*sin(p*17.0), 0.5+0.5*sin(p*19.0));
+    if (steps >= maxiter) col *= 0.0; // Outside set
+    out[id] = uchar4(uchar3(col*255.),255);
+}
+"""
+
+
+def mandelbrot_source(inner_iter: int, outer_iter: int, float_literals: bool = False) -> str:
+    loop_start = f"float maxiter = {inner_iter * outer_iter};for (int iter = {outer_iter};iter>0;iter--){{"
+    end = MANDELBROT_END
+    if float_literals:  # what the CPU front end needs today: float arguments to log and sin
+        for literal in ("2.0)", "13.0)", "17.0)", "19.0)"):
+            end = end.replace(literal, literal[:-1] + "f)")
+    return MANDELBROT_START + loop_start + MANDELBROT_STEP * inner_iter + end
+
+
+@pytest.mark.xfail(reason="the CPU front end finds no log/sin of a double: metalcompute's example writes log(2.0) and "
+                   "sin(p*13.0) (and raymarch min(1.0, 4.0 / raylen)), which Metal compiles (found by this test; the MSL "
+                   "front end's to fix)",
+                   raises=mc.CompileError)
+def test_mandelbrot_example_source_verbatim(cpu_device):
+    cpu_device.kernel(mandelbrot_source(4, 8)).function("mandelbrot")
+
+
+def test_mandelbrot_example_call_shape(metal_like_device):
+    # metalcompute-mandelbrot: a 2-float uniform array.array beside a dev.buffer image, grid = pixels.
+    dev = metal_like_device
+    width = height = 64
+    render_fn = dev.kernel(mandelbrot_source(4, 8, float_literals=True)).function("mandelbrot")
+    image = dev.buffer(height * width * 4)
+    args_buf = array("f", [width, height])
+    render_fn(width * height, args_buf, image)
+    pixels = np.frombuffer(memoryview(image), np.uint8).reshape(height, width, 4)
+    assert (pixels[:, :, 3] == 255).all()
+    inside = (pixels[:, :, :3] == 0).all(axis=2)
+    assert inside[height // 2, int(width * 0.7 / 2.5 + width / 2)]  # c = (0, 0) is in the set
+    assert 0 < inside.sum() < width * height
+
+
+RAYMARCH = """
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void test(const device float *uniform [[ buffer(0) ]],
+                device uchar4 *out [[ buffer(1) ]],
+                uint id [[ thread_position_in_grid ]]) {
+    float width = uniform[0];
+    float height = uniform[1];
+    float3 camera = float3(uniform[2], uniform[3], uniform[4]);
+    float3 target = float3(uniform[5], uniform[6], uniform[7]);
+    float2 uv = float2((id%int(width))/width, 1.0-(id/int(width))/height);
+    uv -= 0.5;
+    float3 up = float3(0.0,1.0,0.0);
+    float3 camdir = normalize(target - camera);
+    float3 camh = normalize(cross(camdir, up));
+    float3 camv = normalize(cross(camdir, camh));
+    float3 raydir = normalize(uv.x*camh-uv.y*camv+camdir);
+    float raylen = 0.0;
+    float3 ball = target;
+    float ball_radius_sq = 0.2*0.2;
+    float floory = -0.6;
+    float balld=0.0, floord=0.0, neard=0.0;
+    float3 pos = float3(0.0);
+    for (int s = 0; s < 60; s++) {
+        pos = camera + raylen * raydir;
+        balld = length_squared(fract(pos - ball)-.5)-ball_radius_sq;
+        floord = pos.y - floory;
+        neard = min(balld, floord);
+        raylen += neard;
+    }
+    pos = camera + raylen * raydir;
+    float fog = min(1.0f, 4.0 / raylen);  // the example writes min(1.0, ...): see the xfail above
+    if (raylen > 100.0) fog = 0.0;
+    float3 col = fract(pos) * fog;
+    out[id] = uchar4(uchar3(col.xyz*255.),255);
+}
+"""
+
+
+def test_raymarch_example_call_shape(metal_like_device):
+    # metalcompute-raymarch: 8 uniforms in an array.array, an RGBA dev.buffer, Device(-1).
+    dev = mc.Device(-1) if metal_like_device == mc.Device() else metal_like_device
+    width, height = 48, 32
+    uniforms = array("f", [width, height, 1.0, 1.0, -2.0, 0.0, 0.9, 0.0])
+    image = dev.buffer(height * width * 4)
+    render_fn = dev.kernel(RAYMARCH).function("test")
+    render_fn(width * height, uniforms, image)
+    pixels = np.frombuffer(memoryview(image), np.uint8).reshape(height, width, 4)
+    assert (pixels[:, :, 3] == 255).all()
+    assert pixels[:, :, :3].any() and not (pixels[:, :, :3] == pixels[0, 0, :3]).all()
+
+
+def test_measure_example_call_shapes(metal_like_device):
+    # metalcompute-measure: a 1-element input read at [0] beside a grid-sized output, warm-up
+    # calls, a list of kept handles released with `del handles`, then a read through memoryview.
+    dev = metal_like_device
+    kernel = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void test(const device float *in [[ buffer(0) ]], device float  *out [[ buffer(1) ]],
+                uint id [[ thread_position_in_grid ]]) {
+    float v1 = in[0] * .0001 + id * .00001;
+    float v2 = v1 + .0001 + id * .00002;
+    for (int i=0;i<16;i++) { v1 = v1 * v1; v2 = v2 + v2; }
+    out[id] = v1 + v2;
+}
+"""
+    count = 4096
+    fn = dev.kernel(kernel).function("test")
+    in_buf = array("f", [0.42])
+    out_buf = dev.buffer(4 * count)
+    fn(count, in_buf, out_buf)
+    [fn(count, in_buf, out_buf) for i in range(3)]
+    assert np.isfinite(np.frombuffer(memoryview(out_buf), np.float32)).all()
+    test = dev.kernel("""
+#include <metal_stdlib>
+using namespace metal;
+kernel void test(const device uchar *in [[ buffer(0) ]], device uchar  *out [[ buffer(1) ]],
+                uint id [[ thread_position_in_grid ]]) {
+    out[id] = in[id] + 2;
+}
+""").function("test")
+    dim = 64
+    buf_in = dev.buffer(dim * dim)
+    mv_buf_in = memoryview(buf_in)
+    mv_buf_in[:] = bytearray(dim * dim)
+    buf_out = dev.buffer(dim * dim)
+    mv_buf_out = memoryview(buf_out)
+    handles = [test(dim * dim, buf_in, buf_out) for i in range(20)]
+    del handles
+    assert mv_buf_out[-1] == 2
+    assert bytes(mv_buf_out) == bytes([2]) * (dim * dim)
+
+
+def test_pipe_example_call_shape(metal_like_device):
+    # metalcompute-pipe: stdin bytes (read-only) in, a dev.buffer out, written to stdout.
+    dev = metal_like_device
+    kernel_body = "out[id] = in[id] ^ 0x20"
+    kernel = (
+        "#include <metal_stdlib>\nusing namespace metal;\n"
+        "kernel void pipe(const device uchar *in [[ buffer(0) ]], device uchar *out [[ buffer(1) ]],\n"
+        "                 uint id [[ thread_position_in_grid ]]) {\n" + kernel_body + ";}\n"
+    )
+    pipe_fn = dev.kernel(kernel).function("pipe")
+    for in_data in (b"Hello, Metal", b"x" * 10000):
+        out_buf = dev.buffer(len(in_data))
+        pipe_fn(len(in_data), in_data, out_buf)
+        assert bytes(memoryview(out_buf)) == bytes(c ^ 0x20 for c in in_data)

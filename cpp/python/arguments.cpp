@@ -83,7 +83,9 @@ Argument scalar_argument(PyObject* o) {
       if (!PyErr_Occurred()) return Argument::from_uint(u);
       PyErr_Clear();
     }
-    throw ArgumentError("integer " + std::string(py::str(o)) + " does not fit in 64 bits");
+    const std::string text = py::str(o);  // a short form of a huge number
+    throw ArgumentError("integer " + (text.size() <= 24 ? text : text.substr(0, 8) + "... (" + std::to_string(text.size()) + " digits)") +
+                        " does not fit in 64 bits");
   }
   if (PyFloat_Check(o)) return Argument::from_float(PyFloat_AS_DOUBLE(o));
   throw ArgumentError("unsupported scalar");
@@ -113,18 +115,40 @@ ScalarType scalar_from_dtype(char kind, py::ssize_t itemsize, bool* raw_bytes) {
                      : itemsize == 8 ? ScalarType::u64 : ScalarType::unknown;
     case 'f': return itemsize == 2 ? ScalarType::f16 : itemsize == 4 ? ScalarType::f32 : itemsize == 8 ? ScalarType::f64
                      : ScalarType::unknown;
-    default: return ScalarType::unknown;  // structured ('V'), complex, …: no element check
+    default: return ScalarType::unknown;  // structured ('V'), complex, …: see foreign_type
   }
+}
+
+// The name of a dtype MSL has no scalar for (complex, long double, datetime, str, bytes,
+// structured…), empty when it has one: such arrays bind only to struct parameters.
+std::string foreign_type(const py::dtype& dtype, ScalarType scalar) {
+  if (scalar != ScalarType::unknown) return {};
+  return py::str(dtype);
+}
+
+// "kernel 'k' argument 1 'b' (const device float* b)" where the kernel is known, else "argument 1".
+std::string argument_name(const Kernel* kernel, std::size_t index) {
+  if (!kernel) return "argument " + std::to_string(index);
+  const auto params = kernel->info().buffer_params();
+  std::string s = "kernel '" + kernel->name() + "' argument " + std::to_string(index);
+  if (index < params.size()) {
+    const ParamInfo& p = *params[index];
+    s += " '" + p.name + "' (" + (p.is_const ? "const " : "") + p.type_name +
+         (p.kind == ParamKind::buffer ? "*" : p.kind == ParamKind::reference ? "&" : "") + ")";
+  }
+  return s;
 }
 
 // NumPy arrays are read straight from their struct: the buffer protocol costs
 // several times more per argument, and a kernel call must stay cheap.
-bool numpy_array_argument(PyObject* o, std::size_t index, std::vector<Argument>& out, HostReferences& refs) {
+// `kernel` and `index` name the argument in errors (the name is built only then: calls must stay cheap).
+bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, std::vector<Argument>& out,
+                          HostReferences& refs) {
   const auto& api = py::detail::npy_api::get();
   if (!api.PyArray_Check_(o)) return false;
   const auto* a = py::detail::array_proxy(o);
   if (!(a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_)) {
-    throw ArgumentError("argument " + std::to_string(index) +
+    throw ArgumentError(argument_name(kernel, index) +
                         ": the array is not C-contiguous; pass np.ascontiguousarray(x)");
   }
   const auto dtype = py::reinterpret_borrow<py::dtype>(a->descr);
@@ -136,11 +160,13 @@ bool numpy_array_argument(PyObject* o, std::size_t index, std::vector<Argument>&
   ScalarType scalar = scalar_from_dtype(descr->kind, itemsize, &raw);
   const bool writable = (a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_) != 0;
   if (descr->kind == 'O' || (descr->kind == 'V' && dtype.attr("hasobject").cast<bool>())) {
-    throw ArgumentError("argument " + std::to_string(index) + ": arrays of Python objects cannot go to a kernel");
+    throw ArgumentError(argument_name(kernel, index) + ": arrays of Python objects cannot go to a kernel");
   }
   (void)refs;  // the caller's argument tuple keeps the array alive during the call
   out.push_back(Argument::from_host(a->data, n, writable, scalar, raw));
   out.back().host_big_endian = descr->byteorder == '>';
+  out.back().host_foreign_type = foreign_type(dtype, scalar);
+  out.back().host_itemsize = static_cast<std::size_t>(itemsize);
   return true;
 }
 
@@ -162,7 +188,7 @@ std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, con
 }  // namespace
 
 void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
-                       HostReferences& refs) {
+                       HostReferences& refs, const Kernel* kernel) {
   const std::size_t n = args.size();
   out.reserve(n - first);
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
@@ -171,6 +197,8 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     a.kind = Argument::Kind::buffer;
     a.buffer = b.buffer;
     a.host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &a.host_raw_bytes);
+    a.host_foreign_type = foreign_type(b.dtype, a.host_scalar);
+    a.host_itemsize = static_cast<std::size_t>(b.itemsize);
   };
   for (std::size_t i = first; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
@@ -179,13 +207,17 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       add_buffer(*b);
       continue;
     }
-    if (numpy_array_argument(o, i - first, out, refs)) continue;
+    if (numpy_array_argument(o, kernel, i - first, out, refs)) continue;
     if (py::isinstance<PyBuffer>(args[i])) {  // a subclass
       add_buffer(args[i].cast<const PyBuffer&>());
       continue;
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
-      out.push_back(scalar_argument(o));
+      try {
+        out.push_back(scalar_argument(o));
+      } catch (const ArgumentError& e) {
+        throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
+      }
       continue;
     }
     if (PyObject_IsInstance(o, numpy_generic())) {
@@ -207,11 +239,13 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       bool raw = false;
       const ScalarType scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &raw);
       out.push_back(Argument::from_host(b.buffer.data(), b.buffer.nbytes(), true, scalar, raw));
+      out.back().host_foreign_type = foreign_type(b.dtype, scalar);
+      out.back().host_itemsize = static_cast<std::size_t>(b.itemsize);
       refs.keep(imported.ptr());
       continue;
     }
     if (!PyObject_CheckBuffer(o)) {
-      throw ArgumentError("argument " + std::to_string(i - first) + ": cannot pass a " +
+      throw ArgumentError(argument_name(kernel, i - first) + ": cannot pass a " +
                           std::string(py::str(py::type::of(args[i]).attr("__name__"))) +
                           " to a kernel; pass a metalcall Buffer, an object with the buffer protocol "
                           "(NumPy array, array.array, bytearray, memoryview, bytes) or a number");
@@ -222,7 +256,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       PyErr_Clear();
       if (PyObject_GetBuffer(o, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
         PyErr_Clear();
-        throw ArgumentError("argument " + std::to_string(i - first) +
+        throw ArgumentError(argument_name(kernel, i - first) +
                             ": the buffer is not C-contiguous; pass np.ascontiguousarray(x)");
       }
     }
@@ -230,6 +264,11 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     const ScalarType scalar = scalar_from_format(view->format, &raw, &big_endian);
     out.push_back(Argument::from_host(view->buf, static_cast<std::size_t>(view->len), !view->readonly, scalar, raw));
     out.back().host_big_endian = big_endian;
+    // A format no MSL scalar matches ('Zf' complex, 'g' long double, 'w' text, 'T{…}' structs): named as given.
+    if (scalar == ScalarType::unknown && !raw) {
+      out.back().host_foreign_type = std::string("format '") + view->format + "'";
+      out.back().host_itemsize = static_cast<std::size_t>(view->itemsize);
+    }
   }
 }
 

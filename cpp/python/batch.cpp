@@ -42,6 +42,7 @@ committed when the block ends (discarded if it raises).
           return false;
         }
         {
+          WaitScope interruptible;  // Ctrl-C while the commit waits for borrowed arrays
           py::gil_scoped_release release;
           b.completion = batch.commit();
         }
@@ -49,6 +50,7 @@ committed when the block ends (discarded if it raises).
         return false;
       })
       .def("wait", [](PyBatch& b) {
+        WaitScope interruptible;  // Ctrl-C
         py::gil_scoped_release release;
         b.completion.wait();
       }, "Waits for the committed work.")
@@ -88,6 +90,7 @@ again, as the calls would.
         }
         Completion completion;
         {
+          WaitScope interruptible;  // Ctrl-C while a replay waits for borrowed arrays
           py::gil_scoped_release release;
           completion = r.graph.replay();
         }

@@ -24,6 +24,7 @@ void init_device(py::module_& m);
 void init_library(py::module_& m);
 void init_kernel(py::module_& m);
 void init_cache(py::module_& m);
+void init_interrupt(py::module_& m);
 
 /** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
 struct PyBuffer {
@@ -140,13 +141,35 @@ std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t firs
 
 /**
  * Converts call arguments (after the grid) into Arguments for a kernel of `device`,
- * keeping views in `refs` (GPU tensors are imported onto `device`).
+ * keeping views in `refs` (GPU tensors are imported onto `device`); `kernel` names its
+ * parameters in errors.
  */
 void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
-                       HostReferences& refs);
+                       HostReferences& refs, const Kernel* kernel = nullptr);
 
 /** A new metalcall.Completion holding `completion`. */
 py::object wrap_completion(Completion completion);
+
+/**
+ * While alive on the main thread, waits on the device check for Ctrl-C (and other
+ * signals) about every 20 ms: a handler that raises interrupts the wait, which throws
+ * metalcall::Interrupted; the error translator re-raises what the handler raised.
+ */
+class WaitScope {
+ public:
+  WaitScope();
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+ private:
+  std::optional<InterruptScope> scope_;
+};
+
+/** Sets the Python error a signal handler raised during an interrupted wait (else KeyboardInterrupt). */
+void restore_interrupt();
+
+/** Where no exception can be raised (a Completion's dealloc): raise it at the interpreter's next check. */
+void defer_interrupt();
 
 /** Converts a Python value for a function constant. */
 Argument constant_value(const py::handle& value);

@@ -7,7 +7,11 @@ namespace metalcall::python {
 
 long long index_value(const py::handle& h) {
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-  if (!index) throw py::error_already_set();
+  if (!index) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw ArgumentError("an int was expected, not " + std::string(Py_TYPE(h.ptr())->tp_name));
+  }
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow) throw ArgumentError("integer " + std::string(py::str(h)) + " is out of range");
@@ -22,13 +26,20 @@ std::vector<py::ssize_t> shape_from(const py::handle& shape) {
     if (n < 0) throw ArgumentError("shape dimensions cannot be negative, got " + std::to_string(n));
     out.push_back(static_cast<py::ssize_t>(n));
   };
-  if (PyIndex_Check(shape.ptr())) add(shape);
-  else for (const auto& h : py::iter(shape)) add(h);
+  if (PyIndex_Check(shape.ptr()) && !PyBool_Check(shape.ptr())) add(shape);
+  else if (PyTuple_Check(shape.ptr()) || PyList_Check(shape.ptr())) for (const auto& h : py::reinterpret_borrow<py::sequence>(shape)) add(h);
+  else throw ArgumentError("a shape is an int or a tuple of ints, not " + std::string(Py_TYPE(shape.ptr())->tp_name));
   if (out.size() > 32) throw ArgumentError("at most 32 dimensions");
   return out;
 }
 
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
+  // Buffers are shared through the buffer protocol, which has no format for datetime64/timedelta64.
+  const char kind = dtype.kind();
+  if (kind == 'M' || kind == 'm') {
+    throw ArgumentError("buffers cannot hold " + std::string(py::str(dtype)) +
+                        " (the buffer protocol has no format for it); store .view(np.int64) instead");
+  }
   if (dtype.itemsize() == 0) throw ArgumentError("dtype " + std::string(py::str(dtype)) + " has no size");
   if (dtype.attr("hasobject").cast<bool>()) throw ArgumentError("buffers cannot hold Python objects (dtype=object)");
   std::size_t count = 1;
@@ -71,7 +82,7 @@ void check_host_visible(const PyBuffer& b) {
 // A Buffer on `to` holding a copy of b (the device's driver copy; waits for pending work on b).
 PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
   if (!py::isinstance<py::str>(to) && !py::isinstance<Device>(to)) {
-    throw py::type_error("buf.to() takes a metalcall.Device or a device spec such as \"cuda:1\", not " +
+    throw ArgumentError("buf.to() takes a metalcall.Device or a device spec such as \"cuda:1\", not " +
                          std::string(py::str(py::type::of(to).attr("__name__"))));
   }
   const Device d = py::isinstance<py::str>(to) ? Device::open(to.cast<std::string>()) : to.cast<Device>();
@@ -81,6 +92,22 @@ PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
     copy = d.copy(b.buffer);
   }
   return describe_buffer(d, std::move(copy), b.shape, b.dtype);
+}
+
+// Waits for pending work on `b`. Ctrl-C cancels that work and is raised at the
+// interpreter's next check, after the view is made: NumPy swallows errors from the
+// buffer protocol and would build something else instead.
+void wait_for_view(PyBuffer& b) {
+  try {
+    WaitScope interruptible;
+    py::gil_scoped_release release;
+    b.buffer.wait_idle();
+    return;
+  } catch (const Interrupted&) {
+    defer_interrupt();
+  }
+  py::gil_scoped_release release;
+  b.buffer.wait_idle();  // cancelled: it stops at its next chunk
 }
 
 }  // namespace
@@ -94,10 +121,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
 )doc")
       .def_buffer([](PyBuffer& b) {
         check_host_visible(b);
-        {
-          py::gil_scoped_release release;
-          b.buffer.wait_idle();
-        }
+        wait_for_view(b);
         std::vector<py::ssize_t> strides(b.shape.size());
         py::ssize_t stride = b.itemsize;
         for (std::size_t i = b.shape.size(); i-- > 0;) {
@@ -137,6 +161,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
            "A new Buffer on `device` (a Device or a spec like \"cuda:1\") with a copy of this one's contents, "
            "always a copy, even onto the same device: CPU<->GPU, GPU<->GPU by the driver (a peer copy).")
       .def("wait", [](PyBuffer& b) {
+        WaitScope interruptible;  // Ctrl-C
         py::gil_scoped_release release;
         b.buffer.wait_idle();
       }, "Waits until no submitted work uses this buffer.")

@@ -22,13 +22,24 @@ void completion_dealloc(PyObject* self) {
   Completion& c = of(self);
   // Dropping the handle waits, like metalcompute's `del handle`.
   if (!c.done() && c.submitted()) {
-    Py_BEGIN_ALLOW_THREADS
-    try {
-      c.wait();
-    } catch (...) {
-      // Errors belong to whoever waits; a dropped handle has no one to tell.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);  // a dealloc may run while an exception propagates
+    bool interrupted = false;
+    {
+      WaitScope interruptible;  // Ctrl-C cancels the work
+      Py_BEGIN_ALLOW_THREADS
+      try {
+        c.wait();
+      } catch (const Interrupted&) {
+        interrupted = true;
+      } catch (...) {
+        // Errors belong to whoever waits; a dropped handle has no one to tell.
+      }
+      Py_END_ALLOW_THREADS
     }
-    Py_END_ALLOW_THREADS
+    // No exception can leave a dealloc: KeyboardInterrupt comes at the interpreter's next check.
+    if (interrupted) defer_interrupt();
+    PyErr_Restore(type, value, traceback);
   }
   c.~Completion();
   PyTypeObject* type = Py_TYPE(self);
@@ -36,11 +47,32 @@ void completion_dealloc(PyObject* self) {
   Py_DECREF(type);  // heap types own a reference from each instance
 }
 
-PyObject* completion_wait(PyObject* self, PyObject*) {
+// wait(timeout=None): True once the work has finished (raising its error, if any);
+// False if `timeout` seconds passed first. Ctrl-C raises KeyboardInterrupt and cancels the work.
+PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* kKeywords[] = {"timeout", nullptr};
+  PyObject* timeout = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", const_cast<char**>(kKeywords), &timeout)) return nullptr;
   try {
+    double seconds = -1;
+    if (timeout != Py_None) {
+      if (PyBool_Check(timeout) || !PyNumber_Check(timeout)) {
+        throw ArgumentError("Completion.wait(timeout=...) takes seconds (an int or float) or None, not " +
+                            std::string(Py_TYPE(timeout)->tp_name));
+      }
+      seconds = PyFloat_AsDouble(timeout);
+      if (seconds == -1 && PyErr_Occurred()) throw py::error_already_set();
+      if (!(seconds >= 0)) throw ArgumentError("Completion.wait(timeout=...) cannot be negative or NaN, got " + std::string(py::str(timeout)));
+    }
     Completion c = of(self);
-    py::gil_scoped_release release;
-    c.wait();
+    bool finished = true;
+    {
+      WaitScope interruptible;
+      py::gil_scoped_release release;
+      if (seconds >= 0) finished = c.wait_for(seconds);
+      if (finished) c.wait();  // its error, if any
+    }
+    if (!finished) Py_RETURN_FALSE;
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
@@ -48,7 +80,7 @@ PyObject* completion_wait(PyObject* self, PyObject*) {
     py::detail::try_translate_exceptions();
     return nullptr;
   }
-  Py_RETURN_NONE;
+  Py_RETURN_TRUE;
 }
 
 PyObject* completion_enter(PyObject* self, PyObject*) {
@@ -57,7 +89,10 @@ PyObject* completion_enter(PyObject* self, PyObject*) {
 }
 
 PyObject* completion_exit(PyObject* self, PyObject*) {
-  PyObject* r = completion_wait(self, nullptr);
+  PyObject* empty = PyTuple_New(0);
+  if (!empty) return nullptr;
+  PyObject* r = completion_wait(self, empty, nullptr);
+  Py_DECREF(empty);
   if (!r) return nullptr;
   Py_DECREF(r);
   Py_RETURN_FALSE;
@@ -80,7 +115,10 @@ PyObject* completion_repr(PyObject* self) {
 }
 
 PyMethodDef kMethods[] = {
-    {"wait", completion_wait, METH_NOARGS, "Blocks until the work has finished; raises ExecutionError if it failed."},
+    {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(completion_wait)), METH_VARARGS | METH_KEYWORDS,
+     "wait(timeout=None) -> bool. Blocks until the work has finished and returns True (raising ExecutionError if it "
+     "failed); with a timeout in seconds, returns False if the work has not finished by then. Ctrl-C raises "
+     "KeyboardInterrupt and cancels the work (the CPU stops between threadgroups)."},
     {"__enter__", completion_enter, METH_NOARGS, nullptr},
     {"__exit__", completion_exit, METH_VARARGS, "Waits for the work."},
     {nullptr, nullptr, 0, nullptr},

@@ -7,10 +7,26 @@ namespace metalcall::python {
 
 namespace {
 
-Device open_device(const py::object& spec, bool checked, bool timing) {
+// A flag argument: a bool (or NumPy bool), else an ArgumentError naming it.
+bool flag(const py::handle& v, const char* what) {
+  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
+  if (py::isinstance(v, py::module_::import("numpy").attr("bool_"))) return v.cast<bool>();
+  throw ArgumentError(std::string(what) + " takes True or False, not " + Py_TYPE(v.ptr())->tp_name);
+}
+
+Device open_device(const py::object& spec, const py::object& checked, const py::object& timing) {
   DeviceOptions options;
-  options.checked = checked;
-  options.timing = timing;
+  options.checked = flag(checked, "Device(checked=...)");
+  options.timing = flag(timing, "Device(timing=...)");
+  // metalcompute's Device(-1) (any negative index) is the default device, like Device().
+  if (!spec.is_none() && PyIndex_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(spec.ptr()));
+    if (!index) throw py::error_already_set();
+    if (PyObject_RichCompareBool(index.ptr(), py::int_(0).ptr(), Py_LT) == 1) {
+      py::gil_scoped_release release;
+      return Device::open("", options);
+    }
+  }
   if (spec.is_none()) {
     py::gil_scoped_release release;
     return Device::open("", options);
@@ -48,25 +64,65 @@ std::string define_value(const py::handle& v) {
   return py::str(v);
 }
 
-CompileOptions compile_options(const py::object& defines, bool fast_math, const py::object& language_version) {
+CompileOptions compile_options(const py::object& defines, const py::object& fast_math, const py::object& language_version) {
   CompileOptions options;
-  options.fast_math = fast_math;
-  if (!language_version.is_none()) options.language_version = py::str(language_version);
-  if (defines.is_none()) return options;
-  if (py::isinstance<py::dict>(defines)) {
-    for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(defines))
-      options.defines.emplace_back(py::str(k), define_value(v));
-  } else {
-    for (const auto& item : py::iter(defines)) {
-      if (py::isinstance<py::str>(item)) options.defines.emplace_back(py::str(item), "1");
-      else throw ArgumentError("defines is a dict {name: value} or a list of names");
+  options.fast_math = flag(fast_math, "compile(fast_math=...)");
+  if (!language_version.is_none()) {
+    if (!py::isinstance<py::str>(language_version)) {
+      throw ArgumentError(std::string("compile(language_version=...) takes a str such as \"3.0\", not ") +
+                          Py_TYPE(language_version.ptr())->tp_name);
     }
+    options.language_version = py::str(language_version);
+  }
+  if (defines.is_none()) return options;
+  const char* usage = "defines is a dict {name: value} (value None, bool, int, float or str) or a list of names";
+  if (py::isinstance<py::dict>(defines)) {
+    for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(defines)) {
+      const bool value_ok = v.is_none() || PyBool_Check(v.ptr()) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) ||
+                            py::isinstance<py::str>(v);
+      if (!py::isinstance<py::str>(k) || !value_ok) {
+        throw ArgumentError(std::string(usage) + "; got " + Py_TYPE(k.ptr())->tp_name + ": " + Py_TYPE(v.ptr())->tp_name);
+      }
+      options.defines.emplace_back(py::str(k), define_value(v));
+    }
+  } else if (PyList_Check(defines.ptr()) || PyTuple_Check(defines.ptr())) {
+    for (const auto& item : py::reinterpret_borrow<py::sequence>(defines)) {
+      if (py::isinstance<py::str>(item)) options.defines.emplace_back(py::str(item), "1");
+      else throw ArgumentError(std::string(usage) + "; the list holds a " + Py_TYPE(item.ptr())->tp_name);
+    }
+  } else {
+    throw ArgumentError(std::string(usage) + ", not a " + Py_TYPE(defines.ptr())->tp_name);
   }
   return options;
 }
 
-Library compile(const Device& d, const std::string& source, const py::object& defines, bool fast_math,
+// MSL source as UTF-8: a str, or bytes holding UTF-8 text.
+std::string source_text(const py::object& source) {
+  if (py::isinstance<py::str>(source)) {
+    Py_ssize_t n = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(source.ptr(), &n);
+    if (!text) {
+      PyErr_Clear();
+      throw ArgumentError("the kernel source holds characters UTF-8 cannot encode (lone surrogates); MSL source is UTF-8 text");
+    }
+    return std::string(text, static_cast<std::size_t>(n));
+  }
+  if (PyBytes_Check(source.ptr()) || PyByteArray_Check(source.ptr())) {
+    std::string bytes = PyBytes_Check(source.ptr()) ? std::string(py::bytes(source)) : std::string(PyByteArray_AsString(source.ptr()), PyByteArray_Size(source.ptr()));
+    py::object decoded = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "strict"));
+    if (!decoded) {
+      py::error_already_set e;
+      throw ArgumentError("the kernel source is not UTF-8 text (" + std::string(py::str(e.value())) +
+                          "); decode it to str first, e.g. source.decode('latin-1')");
+    }
+    return bytes;
+  }
+  throw ArgumentError(std::string("the kernel source must be a str (or UTF-8 bytes), not ") + Py_TYPE(source.ptr())->tp_name);
+}
+
+Library compile(const Device& d, const py::object& source_object, const py::object& defines, const py::object& fast_math,
                 const py::object& language_version) {
+  const std::string source = source_text(source_object);
   CompileOptions options = compile_options(defines, fast_math, language_version);
   py::gil_scoped_release release;
   return d.compile(source, options);
@@ -80,6 +136,17 @@ PyBuffer buffer_from_data(const Device& d, const py::buffer& data) {
   py::array contiguous = py::module_::import("numpy").attr("ascontiguousarray")(data);
   std::memcpy(b.buffer.data(), contiguous.data(), n);
   return b;
+}
+
+// NumPy's dtype for `dtype`; what NumPy cannot read is an ArgumentError.
+py::dtype dtype_of(const py::object& dtype) {
+  try {
+    return py::dtype::from_args(dtype);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError)) throw;
+    throw ArgumentError("dtype " + std::string(py::str(py::repr(dtype))).substr(0, 80) + " is not a NumPy dtype: " +
+                        std::string(py::str(e.value())).substr(0, 200));
+  }
 }
 
 py::dict info_dict(const DeviceInfo& i) {
@@ -126,6 +193,7 @@ else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
 )doc")
       .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false,
            py::arg("timing") = false)
+      .def("__str__", [](const Device& d) { return "metalcall.Device(" + d.info().name + ")"; })
       .def_property_readonly("name", [](const Device& d) { return d.info().name; })
       .def_property_readonly("backend", [](const Device& d) { return d.info().backend; })
       .def_property_readonly("index", [](const Device& d) { return d.info().index; })
@@ -140,15 +208,20 @@ else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
       .def_property_readonly("timing", [](const Device& d) { return d.options().timing; })
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
-           py::arg("fast_math") = true, py::arg("language_version") = py::none(), R"doc(
+           py::arg("fast_math") = py::bool_(true), py::arg("language_version") = py::none(), R"doc(
 Compiles MSL source into a Library. Raises CompileError with the line and column
 in your source. ``defines``: {name: value} or [names] as preprocessor macros.
 Cached by content: compiling the same source again is free.
 )doc")
-      .def("kernel", [](const Device& d, const std::string& source) { return compile(d, source, py::none(), true, py::none()); },
+      .def("kernel", [](const Device& d, const py::object& source) { return compile(d, source, py::none(), py::bool_(true), py::none()); },
            py::arg("source"), "metalcompute's name for compile().")
       .def("load_library", [](const Device& d, const py::object& path_or_bytes) {
         std::string bytes;
+        const bool path = py::isinstance<py::str>(path_or_bytes) || py::hasattr(path_or_bytes, "__fspath__");
+        if (!path && !py::isinstance<py::bytes>(path_or_bytes)) {
+          throw ArgumentError(std::string("load_library takes a path (str or os.PathLike) or the library's bytes, not ") +
+                              Py_TYPE(path_or_bytes.ptr())->tp_name);
+        }
         if (py::isinstance<py::bytes>(path_or_bytes)) bytes = py::bytes(path_or_bytes);
         else bytes = py::module_::import("pathlib").attr("Path")(path_or_bytes).attr("read_bytes")().cast<std::string>();
         std::vector<std::uint8_t> data(bytes.begin(), bytes.end());
@@ -167,11 +240,11 @@ Cached by content: compiling the same source again is free.
         return buffer_from_data(d, py::reinterpret_borrow<py::buffer>(size_or_data));
       }, py::arg("size_or_data"), "A byte buffer: zero-filled of a size, or a copy of data (metalcompute's dev.buffer).")
       .def("empty", [](const Device& d, const py::object& shape, const py::object& dtype) {
-        return make_buffer(d, shape_from(shape), py::dtype::from_args(dtype));
+        return make_buffer(d, shape_from(shape), dtype_of(dtype));
       }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"),
          "A new buffer of shape and dtype (zero-filled).")
       .def("zeros", [](const Device& d, const py::object& shape, const py::object& dtype) {
-        return make_buffer(d, shape_from(shape), py::dtype::from_args(dtype));
+        return make_buffer(d, shape_from(shape), dtype_of(dtype));
       }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"),
          "A new zero-filled buffer of shape and dtype.")
       .def("asarray", [](const Device& d, const py::object& data, const py::object& dtype) {
@@ -181,6 +254,7 @@ Cached by content: compiling the same source again is free.
         if (dtype.is_none()) {
           if (std::optional<PyBuffer> gpu = import_gpu_memory(data, d)) return *gpu;
         }
+        if (!dtype.is_none()) dtype_of(dtype);  // an ArgumentError for what NumPy cannot read as a dtype
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype());
@@ -191,6 +265,7 @@ Cached by content: compiling the same source again is free.
          "buffer protocol (torch, JAX) is shared in place instead, and on CUDA a CUDA tensor of that GPU "
          "(DLPack or __cuda_array_interface__) is (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
+        WaitScope interruptible;  // Ctrl-C (the CPU backend; CUDA and Metal wait uninterruptibly)
         py::gil_scoped_release release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")

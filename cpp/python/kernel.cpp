@@ -7,64 +7,98 @@ namespace metalcall::python {
 
 namespace {
 
-void parse_triple(const py::handle& h, std::uint64_t out[3], const char* what) {
-  auto component = [&](const py::handle& v) -> std::uint64_t {
-    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
-      throw ArgumentError(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
-                          std::string(py::str(py::type::of(v).attr("__name__"))));
+std::string type_name(const py::handle& v) { return Py_TYPE(v.ptr())->tp_name; }
+
+// A Python int from an object with __index__; an error from __index__ itself (TypeError,
+// ValueError, OverflowError) becomes an ArgumentError naming `what`.
+py::object as_index(const py::handle& v, const std::string& what) {
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!index) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError) &&
+        !PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      throw py::error_already_set();
     }
-    int overflow = 0;
-    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
-    if (!index) {
-      PyErr_Clear();
-      throw ArgumentError(std::string(what) + " must be an int or a tuple of 1 to 3 ints, got " +
-                          std::string(py::str(py::type::of(v).attr("__name__"))));
-    }
-    const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow > 0) throw ArgumentError(std::string(what) + " is absurdly large: " + std::string(py::str(v)));
-    if (overflow < 0 || n < 0) throw ArgumentError(std::string(what) + " cannot be negative: " + std::string(py::str(v)));
-    return static_cast<std::uint64_t>(n);
-  };
+    PyErr_Clear();
+    throw ArgumentError(what + " must be an int, got " + type_name(v));
+  }
+  return index;
+}
+
+// The grid or threadgroup: an int or a tuple/list of 1 to 3 ints, each 0..2^32-1 here
+// (core checks what each allows). Errors name it "kernel 'k': <what>" (built only then:
+// a call must stay cheap).
+void parse_triple(const py::handle& h, std::uint64_t out[3], const Kernel& kernel, const char* what_name) {
   out[0] = out[1] = out[2] = 1;
   if (PyLong_CheckExact(h.ptr())) {  // the common grid: a plain int
     int overflow = 0;
     const long long n = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-    if (overflow == 0 && n >= 0) {
+    if (overflow == 0 && n >= 0 && n <= 0xffffffffll) {
       out[0] = static_cast<std::uint64_t>(n);
       return;
     }
   }
+  const std::string what = "kernel '" + kernel.name() + "': " + what_name;
+  const std::string expected = " must be an int or a tuple of 1 to 3 ints";
+  auto component = [&](const py::handle& v, const std::string& name) -> std::uint64_t {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
+      throw ArgumentError(what + expected + ", got " + type_name(v) + (name.empty() ? "" : " in " + name));
+    }
+    py::object index = as_index(v, what);
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    const std::string shown = std::string(py::str(index));
+    if (overflow < 0 || (overflow == 0 && n < 0)) throw ArgumentError(what + (name.empty() ? "" : " " + name) + " cannot be negative: " + shown);
+    if (overflow > 0 || static_cast<unsigned long long>(n) > 0xffffffffull) {
+      throw ArgumentError(what + (name.empty() ? "" : " " + name) + " is " + (shown.size() > 24 ? "over 2^64" : shown) +
+                          "; each dimension is limited to 2^32-1 threads");
+    }
+    return static_cast<std::uint64_t>(n);
+  };
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
     py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
     const auto n = seq.size();
-    if (n < 1 || n > 3) throw ArgumentError(std::string(what) + " must have 1 to 3 dimensions, got " + std::to_string(n));
-    for (std::size_t d = 0; d < n; ++d) out[d] = component(seq[d]);
+    if (n < 1 || n > 3) throw ArgumentError(what + " must have 1 to 3 dimensions, got " + std::to_string(n));
+    for (std::size_t d = 0; d < n; ++d) out[d] = component(seq[d], "dimension " + std::to_string(d));
   } else {
-    out[0] = component(h);
+    out[0] = component(h, "");
   }
 }
 
-void parse_options(const py::kwargs& kwargs, LaunchShape& shape) {
+void parse_options(const Kernel& kernel, const py::kwargs& kwargs, LaunchShape& shape) {
+  const std::string prefix = "kernel '" + kernel.name() + "': ";
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key);
     if (name == "threadgroup") {
       if (value.is_none()) continue;
       std::uint64_t tg[3];
-      parse_triple(value, tg, "threadgroup");
+      parse_triple(value, tg, kernel, "threadgroup");
       for (int d = 0; d < 3; ++d) {
-        if (tg[d] == 0 || tg[d] > 0xffffffffull) throw ArgumentError("threadgroup sizes must be between 1 and 2^32-1");
+        if (tg[d] == 0) throw ArgumentError(prefix + "threadgroup sizes must be between 1 and 2^32-1, got 0 in dimension " + std::to_string(d));
         shape.threadgroup[d] = static_cast<std::uint32_t>(tg[d]);
       }
     } else if (name == "threadgroup_memory") {
       if (value.is_none()) continue;
+      const std::string what = prefix + "threadgroup_memory";
+      const std::string usage = " takes byte lengths (ints): an int for [[threadgroup(0)]] or a list, one per index";
       auto add = [&](const py::handle& v) {
-        if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw ArgumentError("threadgroup_memory holds byte lengths (ints)");
-        const long long n = index_value(v);
-        if (n < 0) throw ArgumentError("threadgroup_memory lengths cannot be negative");
+        const std::string at = what + "[" + std::to_string(shape.threadgroup_memory.size()) + "]";
+        if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw ArgumentError(what + usage + "; got " + type_name(v) + " at " + at);
+        py::object index = as_index(v, at);
+        int overflow = 0;
+        const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+        if (overflow < 0 || (overflow == 0 && n < 0)) throw ArgumentError(at + " cannot be negative: " + std::string(py::str(index)));
+        if (overflow > 0 || static_cast<unsigned long long>(n) > (1ull << 40)) {
+          throw ArgumentError(at + " is " + std::string(py::str(index)) + " bytes, far over any device's threadgroup memory");
+        }
         shape.threadgroup_memory.push_back(static_cast<std::size_t>(n));
       };
-      if (PyIndex_Check(value.ptr())) add(value);
-      else for (const auto& v : py::iter(value)) add(v);
+      if (PyIndex_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+        add(value);
+      } else if (PyTuple_Check(value.ptr()) || PyList_Check(value.ptr())) {
+        for (const auto& v : py::reinterpret_borrow<py::sequence>(value)) add(v);
+      } else {
+        throw ArgumentError(what + usage + "; got " + type_name(value));
+      }
     } else {
       throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
                           "threadgroup= and threadgroup_memory=");
@@ -148,15 +182,18 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
   }
   LaunchShape shape;
-  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, "grid");
-  if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(py::reinterpret_borrow<py::kwargs>(kwargs), shape);
+  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, kernel, "grid");
+  if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(kernel, py::reinterpret_borrow<py::kwargs>(kwargs), shape);
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
-  convert_arguments(args, 1, kernel.device(), arguments, refs);
+  convert_arguments(args, 1, kernel.device(), arguments, refs, &kernel);
 
-  const std::uint64_t threads = shape.grid[0] * std::min<std::uint64_t>(shape.grid[1] * shape.grid[2], 1ull << 32);
+  // Each dimension is under 2^32 here: the product saturates instead of wrapping.
+  const std::uint64_t plane = shape.grid[1] * shape.grid[2];
+  const std::uint64_t threads = plane && shape.grid[0] > (~0ull / plane) ? ~0ull : shape.grid[0] * plane;
   Completion completion;
+  WaitScope interruptible;  // Ctrl-C while the call waits (host memory, checked mode)
   if (threads > (1u << 15)) {
     // Long or blocking: let other Python threads run meanwhile.
     py::gil_scoped_release release;
@@ -199,6 +236,7 @@ py::dict param_dict(const ParamInfo& p) {
   d["builtin"] = p.builtin == Builtin::none ? py::object(py::none()) : py::object(py::str(to_string(p.builtin)));
   d["element_size"] = p.element_size;
   d["element_align"] = p.element_align;
+  d["grid_indexed"] = p.grid_indexed;  // an unchecked call needs grid.x elements in it
   return d;
 }
 

@@ -18,10 +18,23 @@ std::vector<FunctionConstant> constants_from(const py::object& constants) {
     if (py::isinstance<py::str>(key)) c.name = py::str(key);
     else if (PyIndex_Check(key.ptr()) && !PyBool_Check(key.ptr())) c.index = index_value(key);
     else throw ArgumentError("constants keys are names (str) or indices (int)");
-    c.value = constant_value(value);
+    try {
+      c.value = constant_value(value);
+    } catch (const ArgumentError& e) {
+      const std::string key_text = c.name.empty() ? std::to_string(c.index) : "'" + c.name + "'";
+      throw ArgumentError("constants[" + key_text + "]: " + e.what());  // which constant
+    }
     out.push_back(std::move(c));
   }
   return out;
+}
+
+// A kernel name: a str, else an ArgumentError.
+std::string name_of(const py::object& name) {
+  if (!py::isinstance<py::str>(name)) {
+    throw ArgumentError(std::string("a kernel is named by a str, not ") + Py_TYPE(name.ptr())->tp_name);
+  }
+  return py::str(name);
 }
 
 Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
@@ -43,9 +56,11 @@ void init_library(py::module_& m) {
 The kernels of one compiled MSL source. Get one with ``lib.name``,
 ``lib["name"]`` or ``lib.function(name, constants={...})``.
 )doc")
-      .def("function", &lookup, py::arg("name"), py::arg("constants") = py::none(),
+      .def("function", [](const Library& lib, const py::object& name, const py::object& constants) {
+        return lookup(lib, name_of(name), constants);
+      }, py::arg("name"), py::arg("constants") = py::none(),
            "The kernel `name`, specialised with [[function_constant]] values by name or index.")
-      .def("__getitem__", [](const Library& lib, const std::string& name) { return lookup(lib, name, py::none()); })
+      .def("__getitem__", [](const Library& lib, const py::object& name) { return lookup(lib, name_of(name), py::none()); })
       .def("__getattr__", [](py::object self, const std::string& name) {
         const Library& lib = self.cast<const Library&>();
         try {
@@ -59,7 +74,9 @@ The kernels of one compiled MSL source. Get one with ``lib.name``,
                                     names_of(lib));
         }
       })
-      .def("__contains__", [](const Library& lib, const std::string& name) { return lib.has_function(name); })
+      .def("__contains__", [](const Library& lib, const py::object& name) {
+        return py::isinstance<py::str>(name) && lib.has_function(py::str(name));  // like a dict: other keys are absent
+      })
       .def("__iter__", [](const Library& lib) { return py::iter(py::cast(lib.function_names())); })
       .def("__len__", [](const Library& lib) { return lib.function_names().size(); })
       .def("__dir__", [](py::object self) {

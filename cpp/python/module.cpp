@@ -5,6 +5,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "metalcall's compiled core; use the metalcall package instead";
   m.attr("__version__") = METALCALL_VERSION_INFO;
   metalcall::python::init_errors(m);
+  metalcall::python::init_interrupt(m);
   metalcall::python::init_completion(m);
   metalcall::python::init_buffer(m);
   metalcall::python::init_batch(m);

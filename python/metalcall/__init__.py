@@ -36,6 +36,9 @@ from .benchmark import BenchmarkResult, benchmark as _benchmark
 #: metalcompute's name for the base error class.
 error = Error
 
+# metalcompute 0.2.9's get_devices() field names and v0.1 functions (docs/metalcompute.md).
+from ._metalcompute import compile, init, release, rerun, run  # noqa: A004 - metalcompute's names
+
 # Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
 Kernel.benchmark = _benchmark  # type: ignore[method-assign]
 

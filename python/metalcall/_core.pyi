@@ -76,6 +76,7 @@ _KernelParam = TypedDict(
         "builtin": str | None,  # e.g. "thread_position_in_grid"
         "element_size": int,
         "element_align": int,
+        "grid_indexed": bool,
     },
 )
 
@@ -112,8 +113,8 @@ class CompileError(Error):
     column: int | None  # 1-based column; None when unknown
     source_line: str
 
-class ArgumentError(Error):
-    """A call's arguments, grid or threadgroup do not fit the kernel."""
+class ArgumentError(Error, TypeError, ValueError):
+    """A call's arguments, grid or threadgroup do not fit the kernel (also a TypeError and a ValueError)."""
 
 class ExecutionError(Error):
     """The device reported a fault while running work."""
@@ -148,6 +149,15 @@ class DeviceInfo(metaclass=_pybind11_type):
     @property
     def threadgroup_memory_length(self) -> int: ...
     def as_dict(self) -> _DeviceInfoDict: ...
+    # metalcompute's field names (metalcall/_metalcompute.py)
+    @property
+    def deviceName(self) -> str: ...
+    @property
+    def recommendedWorkingSetSize(self) -> int: ...
+    @property
+    def maxTransferRate(self) -> int: ...
+    @property
+    def hasUnifiedMemory(self) -> bool: ...
 
 def get_devices() -> list[DeviceInfo]:
     """Every device of every backend built in, best first."""
@@ -209,14 +219,14 @@ class Device(metaclass=_pybind11_type):
     def info(self) -> DeviceInfo: ...
     def compile(
         self,
-        source: str,
+        source: str | bytes,
         *,
         defines: _Defines | None = None,
         fast_math: bool = True,
         language_version: str | None = None,
     ) -> Library:
         """Compiles MSL source; raises CompileError with the line and column in your source."""
-    def kernel(self, source: str) -> Library:
+    def kernel(self, source: str | bytes) -> Library:
         """metalcompute's name for compile()."""
     def load_library(self, path_or_bytes: bytes | str | os.PathLike[str]) -> Library:
         """Loads a compiled .metallib (Metal only)."""
@@ -348,8 +358,10 @@ class Kernel(metaclass=_pybind11_type):
 class Completion:
     """Handle on a kernel call. Dropping it waits for the work; keep it to overlap work, then wait()."""
 
-    def wait(self) -> None:
-        """Blocks until the work has finished; raises ExecutionError if it failed."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Blocks until the work has finished and returns True (raising ExecutionError if it failed);
+        with ``timeout`` seconds, returns False if it has not finished by then. Ctrl-C raises
+        KeyboardInterrupt and cancels the work."""
     @property
     def done(self) -> bool:
         """True once the work has finished. Never blocks."""

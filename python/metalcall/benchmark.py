@@ -6,6 +6,7 @@ Attached to metalcall.Kernel by metalcall/__init__.py; `python -m metalcall benc
 from __future__ import annotations
 
 import math
+import operator
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -98,6 +99,16 @@ def _json_float(value: float) -> Optional[float]:
 GridLike = Union[int, Sequence[int]]
 
 
+def _count(name: str, value: Any, minimum: int) -> int:
+    """An int argument of benchmark() at least `minimum`; else mc.ArgumentError (also a ValueError/TypeError)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise mc.ArgumentError(f"benchmark({name}=...) takes an int, not {type(value).__name__}")
+    value = operator.index(value)
+    if value < minimum:
+        raise mc.ArgumentError(f"benchmark({name}=...) must be at least {minimum}, got {value}")
+    return value
+
+
 def benchmark(
     self: mc.Kernel,
     grid: GridLike,
@@ -120,10 +131,10 @@ def benchmark(
     kernel's last call leaves its results in them.
     """
     kernel = self  # a method of mc.Kernel: named self so that its signature matches the stub's
-    if repeat < 1:
-        raise ValueError("repeat must be at least 1")
-    if warmup < 0:
-        raise ValueError("warmup cannot be negative")
+    repeat = _count("repeat", repeat, 1)
+    warmup = _count("warmup", warmup, 0)
+    bytes = None if bytes is None else _count("bytes", bytes, 0)
+    flops = None if flops is None else _count("flops", flops, 0)
     options: dict[str, Any] = {}
     if threadgroup is not None:
         options["threadgroup"] = threadgroup

@@ -29,6 +29,10 @@ struct Argument {
   ScalarType host_scalar = ScalarType::unknown;  // Kind::host and Kind::buffer: element type if known
   bool host_raw_bytes = false;      // Kind::host and Kind::buffer: untyped bytes; any element type is fine
   bool host_big_endian = false;     // Kind::host: stored big-endian, which kernels would misread
+  // Kind::host and Kind::buffer: the element type's name when MSL has no scalar for it
+  // (complex, long double, datetime, str/bytes, structured…): only struct parameters take it.
+  std::string host_foreign_type;
+  std::size_t host_itemsize = 0;  // with host_foreign_type: bytes per element (a struct parameter's size must match)
   std::vector<std::uint8_t> data;   // Kind::bytes
   std::int64_t int_value = 0;       // Kind::integer / boolean
   bool int_is_unsigned = false;     // Kind::integer: int_value holds a uint64 bit pattern

@@ -21,6 +21,9 @@ class Completion {
 
   /** Blocks until the work has finished; throws ExecutionError if it failed. */
   void wait() const;
+  /** Waits at most `seconds` (not running the work on this thread); true when finished.
+   *  Does not throw the work's error: wait() does. */
+  bool wait_for(double seconds) const;
   /** True once the work has finished (successfully or not). Never blocks. */
   bool done() const;
   /** Seconds the device spent on the work (0 until done). */

@@ -7,5 +7,6 @@
 #include "metalcall/completion.hpp"
 #include "metalcall/device.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 #include "metalcall/reflection.hpp"
 #include "metalcall/version.hpp"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,9 @@ class CompletionDriver {
   virtual void poll(CompletionState& state) { (void)state; }
   /** Called by a waiter before it blocks: may finish `state`'s work (and earlier work) on this thread. */
   virtual void wait(CompletionState& state) = 0;
+  /** True when wait() honours the thread's InterruptScope (the CPU runs work in chunks and
+   *  checks between them); otherwise an interruptible waiter polls instead of calling wait(). */
+  virtual bool waits_interruptibly() const { return false; }
 
  protected:
   ~CompletionDriver() = default;
@@ -44,8 +48,21 @@ class CompletionState {
  public:
   explicit CompletionState(bool submitted = true) : submitted_(submitted) {}
   void finish(std::exception_ptr error, double device_seconds);
-  /** Blocks until finished, after asking the driver (if any) to finish the work here. */
-  void wait();
+  /**
+   * Blocks until finished, after asking the driver (if any) to finish the work here.
+   * `interruptible`: under an InterruptScope whose check fires, cancels the work and
+   * throws Interrupted (metalcall/interrupt.hpp).
+   */
+  void wait(bool interruptible = true);
+  /** Like wait(), but when interrupted still waits for the work to stop before throwing
+   *  Interrupted: the work borrows the caller's memory (NumPy arrays etc.). */
+  void wait_for_borrowed_memory();
+  /** Waits at most `seconds` without running the work on this thread; true when finished
+   *  (its error, if any, is not thrown). Interruptible like wait(). */
+  bool wait_for(double seconds);
+  /** Asks the backend to stop the work early (the CPU checks between chunks of threadgroups). */
+  void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  const std::atomic<bool>& cancel_flag() const { return cancel_; }
   /** True once finished; asks the driver (without blocking) when there is one. */
   bool done();
   /** Seconds the device spent on the work; NaN when the backend did not time it. */
@@ -58,7 +75,10 @@ class CompletionState {
 
  private:
   bool finished() const { return done_.load(std::memory_order_acquire); }
+  /** Until finished, or the deadline (if any) passed; false then. Throws Interrupted. */
+  bool block(bool interruptible, bool drive, const std::chrono::steady_clock::time_point* deadline);
   std::atomic<bool> done_{false};
+  std::atomic<bool> cancel_{false};
   std::atomic<bool> submitted_;
   std::atomic<CompletionDriver*> driver_{nullptr};
   std::uint64_t ticket_ = 0;  // written before driver_ is published

@@ -3,6 +3,7 @@
 
 #include "core/backend.hpp"
 #include "metalcall/buffer.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall {
 
@@ -23,6 +24,8 @@ void BufferStorage::wait_idle() {
   if (last && last->submitted() && !last->done()) {
     try {
       last->wait();
+    } catch (const Interrupted&) {
+      throw;  // Ctrl-C: no view is given
     } catch (...) {
     }
   }

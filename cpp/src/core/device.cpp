@@ -153,7 +153,7 @@ Completion BatchImpl::commit() {
   device_->submit(std::move(commands_), completion_, caller_waits);
   commands_.clear();
   // Foreign memory is borrowed only for the duration of the commit.
-  if (caller_waits) completion_->wait();
+  if (caller_waits) completion_->wait_for_borrowed_memory();
   return Completion(completion_);
 }
 

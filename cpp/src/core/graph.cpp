@@ -86,7 +86,7 @@ Completion GraphImpl::replay() {
   std::vector<DispatchCommand> commands(commands_);
   lock.unlock();
   device_->submit(std::move(commands), completion, caller_waits);
-  if (caller_waits) completion->wait();
+  if (caller_waits) completion->wait_for_borrowed_memory();
   return Completion(completion);
 }
 

@@ -1,5 +1,6 @@
 // Kernel lookup and the call path: validation, binding, submission.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -149,7 +150,7 @@ Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument
   commands.push_back(std::move(command));
   device_->submit(std::move(commands), completion, caller_waits);
   // Foreign memory is borrowed only for the duration of the call (DESIGN.md §2).
-  if (caller_waits) completion->wait();
+  if (caller_waits) completion->wait_for_borrowed_memory();
   return Completion(completion);
 }
 
@@ -164,6 +165,22 @@ void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
                           "(thread positions are 32-bit): split the work or use a 2-D/3-D grid");
     }
     if (shape.grid[d] == 0) *empty = true;
+  }
+  // The whole grid: at most 2^48 threads (about 2.8e14: days of work on any device),
+  // so that every count of threads and threadgroups a backend forms stays exact in 64 bits.
+  constexpr std::uint64_t kMaxGridThreads = 1ull << 48;
+  if (!*empty) {
+    // Dimensions are under 2^32 each: the first product is exact, the second is checked by division.
+    const std::uint64_t plane = shape.grid[0] * shape.grid[1];
+    if (plane > kMaxGridThreads || shape.grid[2] > kMaxGridThreads / plane) {
+      const double shown = static_cast<double>(shape.grid[0]) * double(shape.grid[1]) * double(shape.grid[2]);
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g", shown);
+      throw ArgumentError("kernel '" + k.name + "': grid (" + std::to_string(shape.grid[0]) + ", " +
+                          std::to_string(shape.grid[1]) + ", " + std::to_string(shape.grid[2]) + ") is " + text +
+                          " threads; a call runs at most 2^48 (" + std::to_string(kMaxGridThreads) +
+                          ") threads in all: split the work over several calls");
+    }
   }
   // Builtins declared as ushort cannot address more than 65535 threads.
   for (const auto& p : k.params) {
@@ -209,6 +226,22 @@ void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const Dev
   }
 }
 
+// Elements MSL has no scalar for (complex, str, …) bind only to struct parameters, whose
+// element type is unknown here; uint8 (raw bytes) binds anywhere.
+void check_foreign_elements(const KernelInfo& k, const ParamInfo& p, const Argument& a) {
+  if (a.host_raw_bytes || a.host_foreign_type.empty()) return;
+  if (p.scalar == ScalarType::unknown) {
+    // A struct parameter: structured (or complex…) elements must be the struct's size.
+    if (p.kind != ParamKind::buffer || !p.element_size || !a.host_itemsize || a.host_itemsize == p.element_size) return;
+    throw ArgumentError(describe(k, p) + ": the array's " + a.host_foreign_type + " elements are " +
+                        std::to_string(a.host_itemsize) + " bytes but " + p.type_name + " is " +
+                        std::to_string(p.element_size) + " bytes; match the struct's layout (or pass .view(np.uint8))");
+  }
+  throw ArgumentError(describe(k, p) + ": the array holds " + a.host_foreign_type + " elements, which no MSL type "
+                      "matches, but the kernel reads " + to_string(p.scalar) + "; convert it (e.g. .astype(np." +
+                      numpy_name(p.scalar) + ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
+}
+
 // Not owning: an alias of no shared_ptr, so no reference count changes hands.
 template <class T>
 std::shared_ptr<T> borrowed(const std::shared_ptr<T>& p) {
@@ -249,6 +282,7 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     }
   }
   if (a.kind == Argument::Kind::buffer || a.kind == Argument::Kind::host) {
+    check_foreign_elements(k, p, a);
     if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
         a.host_scalar != p.scalar) {
       throw ArgumentError(describe(k, p) + ": the array holds " + to_string(a.host_scalar) + " elements but the "
@@ -273,6 +307,18 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     throw ArgumentError(describe(k, p) + ": the data is not aligned to " + std::to_string(p.element_align) +
                         " bytes, as " + p.type_name + " requires; pass a copy (np.ascontiguousarray or a new array)");
   }
+}
+
+// A pointer the kernel indexes as p[thread_position_in_grid] on every thread (reflection's
+// grid_indexed) must hold grid.x elements: the simplest kernels are checked in full.
+void check_grid_extent(const KernelInfo& k, const ParamInfo& p, const Argument& a, const LaunchShape& shape) {
+  const std::size_t nbytes = a.kind == Argument::Kind::buffer ? a.buffer.nbytes() : a.host_nbytes;
+  if (!p.element_size || nbytes / p.element_size >= shape.grid[0]) return;
+  throw ArgumentError(describe(k, p) + ": every thread reads or writes " + p.name + "[thread_position_in_grid], so the "
+                      "grid of " + std::to_string(shape.grid[0]) + " threads (in x) needs " + std::to_string(shape.grid[0]) +
+                      " elements of " + std::to_string(p.element_size) + " bytes, but the array holds " +
+                      std::to_string(nbytes / p.element_size) + " (" + std::to_string(nbytes) + " bytes): pass a "
+                      "longer array or a smaller grid");
 }
 
 void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, const DeviceInfo& dev,
@@ -302,6 +348,7 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
         throw ArgumentError(describe(k, p) + ": takes exactly " + std::to_string(p.element_size) + " bytes, got " +
                             std::to_string(n) + " bytes");
       }
+      if (a.kind == Argument::Kind::host) check_foreign_elements(k, p, a);
       if (a.kind == Argument::Kind::host && !a.host_raw_bytes && a.host_scalar != ScalarType::unknown &&
           p.scalar != ScalarType::unknown && a.host_scalar != p.scalar) {
         throw ArgumentError(describe(k, p) + ": the value holds " + std::string(to_string(a.host_scalar)) +
@@ -311,7 +358,11 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
       return;
     }
     default:
-      out.bytes = pack_scalar(a, p);
+      try {
+        out.bytes = pack_scalar(a, p);
+      } catch (const ArgumentError& e) {
+        throw ArgumentError("kernel '" + k.name + "' " + e.what());  // which kernel, too
+      }
       return;
   }
 }
@@ -343,7 +394,11 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     const ParamInfo& p = *buffer_params[i];
     BoundArgument& out = command.args[p.position];
     out.kind = p.kind;
-    if (p.kind == ParamKind::buffer) bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, out);
+    if (p.kind == ParamKind::buffer) {
+      bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, out);
+      // Checked mode reports each access instead; here memory past the end would be overwritten.
+      if (!*empty_grid && p.grid_indexed && !kernel.device()->options().checked) check_grid_extent(k, p, args[i], shape);
+    }
     else bind_value(k, p, args[i], borrow, dev, out);
   }
 

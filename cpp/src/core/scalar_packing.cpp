@@ -1,6 +1,7 @@
 #include "core/scalar_packing.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -40,6 +41,13 @@ std::uint16_t float_to_bfloat_bits(float v) {
 }
 
 namespace {
+
+// A double as a person reads it (1e+300, not 300 digits).
+std::string short_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
 
 std::string describe(const ParamInfo& p) {
   if (p.binding < 0) return p.name;  // not a buffer binding: the caller describes it (function constants)
@@ -96,14 +104,14 @@ std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
   // in decimal (3.4028235e38) rounds to FLT_MAX, as 0.1 rounds to 0.1f.
   const double float_limit = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);  // halfway between FLT_MAX and 2^128
   if (std::isfinite(v) && std::fabs(v) >= float_limit) {
-    throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of float");
+    throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of float (largest 3.40282347e+38)");
   }
   const float f = static_cast<float>(v);
   switch (p.scalar) {
     case ScalarType::f32: return bytes_of<float>(f);
     case ScalarType::f16:
       if (std::isfinite(v) && std::fabs(v) >= 65520.0)  // halfway between 65504 and 65536
-        throw ArgumentError(describe(p) + ": " + std::to_string(v) + " is out of the range of half (largest 65504)");
+        throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of half (largest 65504)");
       return bytes_of<std::uint16_t>(float_to_half_bits(f));
     case ScalarType::bf16: return bytes_of<std::uint16_t>(float_to_bfloat_bits(f));
     default: break;

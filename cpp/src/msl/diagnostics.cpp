@@ -56,14 +56,50 @@ bool parse_clang_style_line(const std::string& line, Diagnostic& d) {
   return false;
 }
 
+namespace {
+constexpr char kEntryPointPrefix[] = "metalcall-entry-point-of-";
+}  // namespace
+
+std::string entry_point_file_name(int line, int column) {
+  return kEntryPointPrefix + std::to_string(line) + "-" + std::to_string(column);
+}
+
+namespace {
+
+// The user's line and column an entry point's file name holds; false for other files.
+bool entry_point_position(const std::string& file, int& line, int& column) {
+  const std::size_t at = file.rfind(kEntryPointPrefix);
+  if (at == std::string::npos) return false;
+  const std::string rest = file.substr(at + sizeof kEntryPointPrefix - 1);
+  const std::size_t dash = rest.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 >= rest.size() || rest.size() > 20) return false;
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    if (i != dash && !is_digit(rest[i])) return false;
+  line = std::stoi(rest.substr(0, dash));
+  column = std::stoi(rest.substr(dash + 1));
+  return line > 0 && column > 0;
+}
+
+}  // namespace
+
 bool is_user_file(const std::string& file) {
   const std::string name = kSourceName;
   return file == name ||
          (file.size() > name.size() && file.compare(file.size() - name.size() - 1, std::string::npos, "/" + name) == 0);
 }
 
-CompileError compile_error(const std::vector<Diagnostic>& diagnostics, const SourceMap* map,
+CompileError compile_error(const std::vector<Diagnostic>& given, const SourceMap* map,
                            const std::string& source, const std::string& log, const std::string& what_failed) {
+  // An error in a kernel's generated entry point is reported at the kernel's name in the
+  // user's source; its column is the user's already (marked negative until then).
+  std::vector<Diagnostic> diagnostics(given);
+  for (auto& d : diagnostics) {
+    int line = 0, column = 0;
+    if (!entry_point_position(d.file, line, column)) continue;
+    d.file = kSourceName;
+    d.line = line;
+    d.column = -column;
+  }
   const Diagnostic* primary = nullptr;
   const Diagnostic* first_error = nullptr;
   Diagnostic located;
@@ -89,7 +125,10 @@ CompileError compile_error(const std::vector<Diagnostic>& diagnostics, const Sou
     const std::string message = what_failed + (first_error ? ": " + first_error->message : std::string());
     return CompileError(message + "\n" + log, log);
   }
-  const int column = !primary->column ? 1 : map ? map->user_column(primary->line, primary->column) : primary->column;
+  const int column = primary->column < 0 ? -primary->column
+                     : !primary->column ? 1
+                     : map              ? map->user_column(primary->line, primary->column)
+                                        : primary->column;
   const std::string line_text = source_line(source, primary->line);
   const std::string caret(column > 1 ? column - 1 : 0, ' ');
   const std::string message = std::string(kSourceName) + ":" + std::to_string(primary->line) + ":" +

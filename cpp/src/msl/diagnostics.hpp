@@ -27,6 +27,9 @@ struct Diagnostic {
  */
 bool parse_clang_style_line(const std::string& line, Diagnostic& d);
 
+/** The file name of the code generated for a kernel named at `line`:`column` of the user's source. */
+std::string entry_point_file_name(int line, int column);
+
 /** True for the file name the translated code gives the user's source. */
 bool is_user_file(const std::string& file);
 

@@ -10,7 +10,9 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/cpu_abi.hpp"
+#include "msl/diagnostics.hpp"
 #include "msl/entry_points.hpp"
+#include "msl/grid_indexing.hpp"
 #include "msl/lexer.hpp"
 #include "msl/signature_parser.hpp"
 #include "msl/source_analysis.hpp"
@@ -94,12 +96,20 @@ class Translator {
     line_ = 1;
     column_ = 1;
     emit_user_code();
-    out_ << "\n#line 1 \"metalcall-generated-entry-points\"\n";
+    out_ << "\n";
     Translation result;
     for (std::size_t i = 0; i < kernels_.size(); ++i) {
+      // Named after the kernel's name in the user's source, where diagnostics report
+      // an error in this generated code (an instantiation with an undeclared type).
+      const Token& name = t_[kernels_[i].name_token];
+      out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
       emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_);
       TranslatedKernel tk;
       tk.info = kernels_[i].info;
+      // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).
+      for (const std::string& name : grid_indexed_buffers(t_, kernels_[i])) {
+        for (auto& p : tk.info.params) p.grid_indexed = p.grid_indexed || p.name == name;
+      }
       tk.entry_symbol = cpu_entry_symbol(i);
       tk.layout_symbol = cpu_layout_symbol(i);
       tk.uses_fibers = uses_fibers_[i];

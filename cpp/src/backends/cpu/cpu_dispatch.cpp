@@ -10,6 +10,7 @@
 #include "backends/cpu/cpu_program.hpp"
 #include "backends/cpu/worker_pool.hpp"
 #include "backends/cpu/worker_state.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::cpu {
@@ -30,8 +31,11 @@ constexpr std::int64_t kBackToBackNs = 100'000;
 // this much: when the last chunks run, the workers that found none wait for them.
 constexpr double kMinChunkNs = 2e3;
 constexpr double kMaxChunkNs = 50e3;
-// Before a program's first run its cost is unknown: pool it above this many threads.
+// Before a program's first run its cost is unknown: pool it above this many threads,
+// in chunks of at most kUnmeasuredChunkThreads (so that a huge first call can be
+// cancelled between chunks).
 constexpr std::uint64_t kUnmeasuredInlineThreads = 1 << 15;
+constexpr std::uint64_t kUnmeasuredChunkThreads = 1 << 16;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -89,10 +93,22 @@ struct RangeContext {
   std::uint64_t dispatch_id;
   const std::vector<std::size_t>* threadgroup_lengths;
   BusyNs* busy;  // pooled: one per worker, each written only by its worker; null when not pooled
+  const std::atomic<bool>* cancel;  // the Completion's cancel flag, or null
+  std::atomic<bool> stop{false};    // set when cancelled or interrupted: remaining chunks are skipped
+  bool stopping() {
+    if (stop.load(std::memory_order_relaxed)) return true;
+    // The calling thread's InterruptScope (Ctrl-C in Python); other threads have none.
+    if ((cancel && cancel->load(std::memory_order_relaxed)) || interrupt_requested()) {
+      stop.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
 };
 
 void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
+  if (r->stopping()) return;
   WorkerState& state = WorkerState::of(worker);
   state.prepare(r->dispatch_id, *r->threadgroup_lengths);
   if (!r->busy) {  // timed by run_dispatch
@@ -122,7 +138,7 @@ CallEstimate estimate(const std::vector<DispatchCommand>& commands) {
   return total;
 }
 
-double run_dispatch(const DispatchCommand& command) {
+double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* cancel) {
   auto& program = static_cast<CpuProgram&>(*command.program);
   constexpr std::size_t kInlineArgs = 16;
   void* inline_args[kInlineArgs];
@@ -158,7 +174,8 @@ double run_dispatch(const DispatchCommand& command) {
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];
-    launch.groups[d] = (command.grid[d] + command.threadgroup[d] - 1) / command.threadgroup[d];
+    // In 64 bits: a grid near 2^32 plus a threadgroup would wrap in 32.
+    launch.groups[d] = static_cast<std::uint32_t>((std::uint64_t(command.grid[d]) + command.threadgroup[d] - 1) / command.threadgroup[d]);
   }
   const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
   WorkerPool& pool = WorkerPool::instance();
@@ -180,6 +197,10 @@ double run_dispatch(const DispatchCommand& command) {
     if (group_ns > 0) {
       chunk = std::min(chunk, std::uint64_t(kMaxChunkNs / group_ns) + 1);
       chunk = std::max(chunk, std::uint64_t(kMinChunkNs / group_ns) + 1);
+    } else {
+      const std::uint64_t group_threads =
+          std::uint64_t(command.threadgroup[0]) * command.threadgroup[1] * command.threadgroup[2];
+      chunk = std::min(chunk, std::max<std::uint64_t>(1, kUnmeasuredChunkThreads / group_threads));
     }
   }
   // [[threadgroup(i)]] lengths by index: every worker gets its own copy of that memory.
@@ -191,11 +212,15 @@ double run_dispatch(const DispatchCommand& command) {
   }
   std::vector<BusyNs> busy(chunk < groups ? pool.size() : 0);
   RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths,
-                   busy.empty() ? nullptr : busy.data()};
+                   busy.empty() ? nullptr : busy.data(), cancel};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx);
   const std::int64_t end = now_ns();
   g_last_end_ns.store(end, std::memory_order_relaxed);
+  if (ctx.stop.load(std::memory_order_relaxed)) {
+    throw ExecutionError("[cpu] kernel '" + program.info().name + "' was cancelled (interrupted) before all its "
+                         "threadgroups ran; what it wrote so far stays");
+  }
   if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
     throw ExecutionError(std::string("[cpu checked] ") + fault_message +
                          "; the access was not performed");

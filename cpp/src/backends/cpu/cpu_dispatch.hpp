@@ -3,6 +3,7 @@
 // measured on its earlier runs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -24,7 +25,8 @@ CallEstimate estimate(const std::vector<DispatchCommand>& commands);
 
 /** Runs one dispatch on the calling thread (with the pool's workers if worth it),
  *  records its cost and returns the seconds it took; throws ExecutionError for a
- *  fault found by checked mode. */
-double run_dispatch(const DispatchCommand& command);
+ *  fault found by checked mode, or when `cancel` is set or the calling thread's
+ *  InterruptScope fires (checked between chunks of threadgroups). */
+double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace metalcall::cpu

@@ -1,9 +1,12 @@
 #include "backends/cpu/cpu_queue.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "backends/cpu/cpu_dispatch.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall::cpu {
 
@@ -26,7 +29,11 @@ std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
   std::exception_ptr error;
   double seconds = 0;
   try {
-    for (const auto& command : task.commands) seconds += run_dispatch(command);
+    if (task.completion->cancel_flag().load(std::memory_order_relaxed)) {
+      throw ExecutionError("[cpu] the call was cancelled (interrupted) before it started");
+    }
+    const std::atomic<bool>& cancel = task.completion->cancel_flag();
+    for (const auto& command : task.commands) seconds += run_dispatch(command, &cancel);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {
@@ -151,16 +158,37 @@ void CpuQueue::executor_loop() {
       task = std::move(pending_.front());
       pending_.pop_front();
       busy_ = true;
+      executing_ = task.completion.get();
     }
-    finish_last(task, execute(task));
+    const auto outcome = execute(task);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      executing_ = nullptr;
+    }
+    finish_last(task, outcome);
   }
 }
 
 void CpuQueue::synchronize() {
   std::vector<Task> tasks = claim(nullptr);
-  run_claimed(tasks);
+  run_claimed(tasks);  // its dispatches stop between chunks if this thread's InterruptScope fires
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return pending_.empty() && !busy_ && finishing_ == 0; });
+  auto idle = [&] { return pending_.empty() && !busy_ && finishing_ == 0; };
+  if (!interrupt_check_installed()) {
+    cv_.wait(lock, idle);
+    return;
+  }
+  // Ctrl-C (metalcall/interrupt.hpp) stops waiting for everything: so everything is
+  // cancelled, the executor's task between chunks and the queued ones before they start.
+  auto cancel_all = [&] {
+    for (auto& task : pending_) task.completion->request_cancel();
+    if (executing_) executing_->request_cancel();
+    return Interrupted();
+  };
+  while (!cv_.wait_for(lock, std::chrono::milliseconds(20), idle)) {
+    if (interrupt_requested()) throw cancel_all();
+  }
+  if (InterruptScope::interrupted()) throw cancel_all();
 }
 
 }  // namespace metalcall::cpu

@@ -30,6 +30,8 @@ class CpuQueue : public CompletionDriver {
   bool run_now(const DispatchCommand& command, double* seconds);
   /** A waiter for `state` runs the queued work up to and including it (CompletionDriver). */
   void wait(CompletionState& state) override;
+  /** wait() runs the work in chunks that check the waiter's InterruptScope. */
+  bool waits_interruptibly() const override { return true; }
 
  private:
   struct Task {
@@ -58,6 +60,7 @@ class CpuQueue : public CompletionDriver {
   std::condition_variable executor_cv_;  // the executor waits here: woken only when work waits
   std::deque<Task> pending_;
   bool busy_ = false;     // a task is running (on the executor or a caller)
+  CompletionState* executing_ = nullptr;  // the executor's task, for synchronize() to cancel
   unsigned finishing_ = 0;  // tasks that ran, whose Completions are being signalled
   bool executor_started_ = false;
 };

@@ -17,7 +17,7 @@ namespace {
 
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
-constexpr char kMagic[] = "metalcall translation 1\n";
+constexpr char kMagic[] = "metalcall translation 2\n";  // 2: ParamInfo::grid_indexed
 
 // ---- writing ----
 
@@ -117,6 +117,7 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.u64(p.element_align);
   w.i64(p.line);
   w.i64(p.column);
+  w.i64(p.grid_indexed);
 }
 
 ParamInfo read_param(Reader& r) {
@@ -136,6 +137,7 @@ ParamInfo read_param(Reader& r) {
   p.element_align = static_cast<std::size_t>(r.u64());
   p.line = r.integer(kIntMin, kIntMax);
   p.column = r.integer(kIntMin, kIntMax);
+  p.grid_indexed = r.flag();
   return p;
 }
 

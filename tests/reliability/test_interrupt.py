@@ -1,0 +1,95 @@
+"""Ctrl-C interrupts every wait (P1.5 item 5): a 2^40-thread CPU call, waited on inline, through
+Completion.wait(), by dropping the Completion, by np.asarray on its output buffer, by
+dev.synchronize() or by a batch's commit, raises
+KeyboardInterrupt within seconds; the work is cancelled between threadgroups and the device
+computes exact values afterwards. Each case runs in a fresh interpreter that sends itself
+SIGINT from a timer thread, as a terminal's Ctrl-C would arrive."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import metalcall as mc
+
+SCRIPT = r'''
+import signal, sys, threading, time
+import numpy as np
+import metalcall as mc
+
+dev = mc.Device("cpu")
+spin = dev.compile("""
+kernel void spin(device uint* out [[buffer(0)]], uint2 i [[thread_position_in_grid]]) {
+    uint x = i.x ^ i.y;
+    for (int k = 0; k < 64; ++k) x = x * 1664525u + 1013904223u;
+    if (x == 7u) out[0] = x;
+}
+kernel void add(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1.0f; }
+""")
+GRID = (2**20, 2**20)  # 2^40 threads: hours of work on a CPU
+threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
+mode = sys.argv[1]
+out_np = np.zeros(1, np.uint32)
+buf = dev.empty(1, np.uint32)
+start = time.monotonic()
+try:
+    if mode == "inline":
+        spin.spin(GRID, out_np)  # host memory: the call itself waits
+    elif mode == "wait":
+        spin.spin(GRID, buf).wait()
+    elif mode == "timeout":
+        h = spin.spin(GRID, buf)
+        print("timeout", h.wait(timeout=0.1), flush=True)
+        h.wait()
+    elif mode == "drop":
+        spin.spin(GRID, buf)  # the statement drops the Completion, which waits
+        for _ in range(10**7):
+            pass
+    elif mode == "synchronize":
+        h = spin.spin(GRID, buf)
+        dev.synchronize()
+    elif mode == "batch":
+        with dev.batch():
+            spin.spin(GRID, out_np)  # host memory: the commit waits
+    elif mode == "asarray":
+        spin.spin(GRID, buf)
+        h = None
+        np.asarray(buf)
+        for _ in range(10**7):
+            pass
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", round(time.monotonic() - start, 2), flush=True)
+a = np.zeros(1000, np.float32)
+spin.add(1000, a)
+spin.add(1000, a).wait()
+assert (a == 2).all(), a
+print("usable", flush=True)
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT from a thread")
+@pytest.mark.parametrize("mode", ["inline", "wait", "timeout", "drop", "asarray", "synchronize", "batch"])
+def test_ctrl_c_interrupts_a_long_cpu_call(run_python, mode):
+    if "cpu" not in mc.backends():
+        pytest.skip("the cpu backend is not built in")
+    r = run_python(SCRIPT.replace("mode = sys.argv[1]", f"mode = {mode!r}"), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.split("\n")
+    interrupted = [line for line in lines if line.startswith("interrupted")]
+    assert interrupted, r.stdout + r.stderr
+    assert float(interrupted[0].split()[1]) < 30, r.stdout
+    assert "usable" in lines, r.stdout + r.stderr
+    if mode == "timeout":
+        assert "timeout False" in lines, r.stdout
+
+
+def test_wait_timeout_returns_true_when_done(cpu_device):
+    lib = cpu_device.compile("kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1; }")
+    buf = cpu_device.empty(64, "float32")
+    h = lib.k(64, buf)
+    assert h.wait(timeout=30) is True
+    assert h.wait() is True
+    assert h.wait(timeout=0) is True
+    assert (buf.numpy() == 1).all()
