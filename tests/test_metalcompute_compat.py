@@ -286,16 +286,12 @@ MANDELBROT_END = """}
 def mandelbrot_source(inner_iter: int, outer_iter: int, float_literals: bool = False) -> str:
     loop_start = f"float maxiter = {inner_iter * outer_iter};for (int iter = {outer_iter};iter>0;iter--){{"
     end = MANDELBROT_END
-    if float_literals:  # what the CPU front end needs today: float arguments to log and sin
+    if float_literals:  # the float-suffixed spelling (both compile: the CPU/CUDA prelude has double overloads)
         for literal in ("2.0)", "13.0)", "17.0)", "19.0)"):
             end = end.replace(literal, literal[:-1] + "f)")
     return MANDELBROT_START + loop_start + MANDELBROT_STEP * inner_iter + end
 
 
-@pytest.mark.xfail(reason="the CPU front end finds no log/sin of a double: metalcompute's example writes log(2.0) and "
-                   "sin(p*13.0) (and raymarch min(1.0, 4.0 / raylen)), which Metal compiles (found by this test; the MSL "
-                   "front end's to fix)",
-                   raises=mc.CompileError)
 def test_mandelbrot_example_source_verbatim(cpu_device):
     cpu_device.kernel(mandelbrot_source(4, 8)).function("mandelbrot")
 
@@ -304,7 +300,7 @@ def test_mandelbrot_example_call_shape(metal_like_device):
     # metalcompute-mandelbrot: a 2-float uniform array.array beside a dev.buffer image, grid = pixels.
     dev = metal_like_device
     width = height = 64
-    render_fn = dev.kernel(mandelbrot_source(4, 8, float_literals=True)).function("mandelbrot")
+    render_fn = dev.kernel(mandelbrot_source(4, 8)).function("mandelbrot")  # verbatim: log(2.0), sin(p*13.0)
     image = dev.buffer(height * width * 4)
     args_buf = array("f", [width, height])
     render_fn(width * height, args_buf, image)
