@@ -42,14 +42,14 @@ committed when the block ends (discarded if it raises).
           return false;
         }
         {
-          py::gil_scoped_release release;
+          GilRelease release;
           b.completion = batch.commit();
         }
         // Dropping the last handle releases the arrays the calls borrowed (commit waited for them).
         return false;
       })
       .def("wait", [](PyBatch& b) {
-        py::gil_scoped_release release;
+        GilRelease release;
         b.completion.wait();
       }, "Waits for the committed work.")
       .def_property_readonly("completion", [](const PyBatch& b) { return wrap_completion(b.completion); },
@@ -88,7 +88,7 @@ again, as the calls would.
         }
         Completion completion;
         {
-          py::gil_scoped_release release;
+          GilRelease release;
           completion = r.graph.replay();
         }
         return wrap_completion(std::move(completion));

@@ -66,7 +66,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
 )doc")
       .def_buffer([](PyBuffer& b) {
         {
-          py::gil_scoped_release release;
+          GilRelease release;
           b.buffer.wait_idle();
         }
         std::vector<py::ssize_t> strides(b.shape.size());
@@ -91,7 +91,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
       .def("numpy", [](py::object self) { return py::module_::import("numpy").attr("asarray")(self); },
            "A zero-copy NumPy view (waits for pending work on this buffer first).")
       .def("wait", [](PyBuffer& b) {
-        py::gil_scoped_release release;
+        GilRelease release;
         b.buffer.wait_idle();
       }, "Waits until no submitted work uses this buffer.")
       .def("__repr__", [](const PyBuffer& b) {

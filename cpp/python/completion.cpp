@@ -22,13 +22,13 @@ void completion_dealloc(PyObject* self) {
   Completion& c = of(self);
   // Dropping the handle waits, like metalcompute's `del handle`.
   if (!c.done() && c.submitted()) {
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState* state = PyEval_SaveThread();
     try {
       c.wait();
     } catch (...) {
       // Errors belong to whoever waits; a dropped handle has no one to tell.
     }
-    Py_END_ALLOW_THREADS
+    restore_gil(state);  // parks a daemon thread that returns during interpreter exit
   }
   c.~Completion();
   PyTypeObject* type = Py_TYPE(self);
@@ -39,7 +39,7 @@ void completion_dealloc(PyObject* self) {
 PyObject* completion_wait(PyObject* self, PyObject*) {
   try {
     Completion c = of(self);
-    py::gil_scoped_release release;
+    GilRelease release;
     c.wait();
   } catch (py::error_already_set& e) {
     e.restore();

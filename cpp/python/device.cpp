@@ -12,7 +12,7 @@ Device open_device(const py::object& spec, bool checked, bool timing) {
   options.checked = checked;
   options.timing = timing;
   if (spec.is_none()) {
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open("", options);
   }
   if (PyBool_Check(spec.ptr())) throw DeviceError("a device is chosen by index (int) or name (str), not bool");
@@ -27,12 +27,12 @@ Device open_device(const py::object& spec, bool checked, bool timing) {
       throw DeviceError("device index " + std::string(py::str(spec)) + " is out of range; see metalcall.get_devices()");
     }
     const int index = static_cast<int>(wide);
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open(index, options);
   }
   if (py::isinstance<py::str>(spec)) {
     const std::string s = py::str(spec);
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open(s, options);
   }
   throw DeviceError("a device is chosen by index (int) or name (str), e.g. Device(\"cpu\"), Device(\"cuda:1\")");
@@ -68,7 +68,7 @@ CompileOptions compile_options(const py::object& defines, bool fast_math, const 
 Library compile(const Device& d, const std::string& source, const py::object& defines, bool fast_math,
                 const py::object& language_version) {
   CompileOptions options = compile_options(defines, fast_math, language_version);
-  py::gil_scoped_release release;
+  GilRelease release;
   return d.compile(source, options);
 }
 
@@ -152,7 +152,7 @@ Cached by content: compiling the same source again is free.
         if (py::isinstance<py::bytes>(path_or_bytes)) bytes = py::bytes(path_or_bytes);
         else bytes = py::module_::import("pathlib").attr("Path")(path_or_bytes).attr("read_bytes")().cast<std::string>();
         std::vector<std::uint8_t> data(bytes.begin(), bytes.end());
-        py::gil_scoped_release release;
+        GilRelease release;
         return d.load_library(data);
       }, py::arg("path_or_bytes"), "Loads a compiled .metallib (Metal only).")
       .def("buffer", [](const Device& d, const py::object& size_or_data) -> PyBuffer {
@@ -186,7 +186,7 @@ Cached by content: compiling the same source again is free.
          "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "
          "buffer protocol (torch, JAX) is shared in place instead (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
-        py::gil_scoped_release release;
+        GilRelease release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")
       .def("batch", [](const Device& d) { return std::make_unique<PyBatch>(d); },

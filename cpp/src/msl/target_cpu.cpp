@@ -16,6 +16,7 @@ class CpuTarget : public Target {
   explicit CpuTarget(bool checked) : checked_(checked) {}
 
   const char* name() const override { return "CPU"; }
+  bool guards_division() const override { return true; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";

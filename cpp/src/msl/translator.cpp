@@ -310,6 +310,10 @@ class Translator {
             ++i;
             continue;
           }
+          if (target_.guards_division() && is_division(i)) {
+            emit(guarded_division(tok.text), tok, false);
+            continue;
+          }
           if (qualified_pointers_.count(i)) {
             emit(tok.text + " " + target_.kernel_pointer_qualifier() + " ", tok, false);  // `*A` → `* R A`
             continue;
@@ -387,6 +391,27 @@ class Translator {
         emit(id, tok, false);
       }
     }
+  }
+
+  // An integer-capable `/`, `%`, `/=` or `%=` (not `operator/`, not a swizzle's
+  // compound assignment, whose proxy divides safely itself).
+  bool is_division(std::size_t i) const {
+    const Token& tok = t_[i];
+    if (!(tok.is("/") || tok.is("%") || tok.is("/=") || tok.is("%="))) return false;
+    if (i > 0 && t_[i - 1].is_identifier("operator")) return false;
+    std::vector<int> swz;
+    if ((tok.is("/=") || tok.is("%=")) && i >= 2 && (t_[i - 2].is(".") || t_[i - 2].is("->")) &&
+        is_swizzle(t_[i - 1].text, &swz))
+      return false;
+    return true;
+  }
+
+  // metal_division.h: the tag shares the operator's precedence, so operands are unchanged.
+  static std::string guarded_division(const std::string& op) {
+    if (op == "/") return "/ metal::mtl_rt::idiv_tag() /";
+    if (op == "%") return "% metal::mtl_rt::imod_tag() %";
+    if (op == "/=") return "/= metal::mtl_rt::idiv_rhs() =";
+    return "%= metal::mtl_rt::imod_rhs() =";
   }
 
   static bool is_address_space(const Token& t) {

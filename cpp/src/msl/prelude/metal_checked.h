@@ -49,6 +49,18 @@ inline void fault(const char* what, long long index, unsigned long long count, u
   L->fault_message[n] = 0;
 }
 
+// Checked mode reports an integer division by zero (metal_division.h gives the
+// defined result; the runtime then raises ExecutionError).
+inline void report_division_by_zero(bool remainder) {
+  const metalcall_cpu_launch* L = launch;
+  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
+  unsigned n = 0;
+  append(L->fault_message, L->fault_capacity, n, "kernel '");
+  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  append(L->fault_message, L->fault_capacity, n, remainder ? "': integer remainder by zero" : "': integer division by zero");
+  L->fault_message[n] = 0;
+}
+
 // Where a faulting access goes instead: per worker thread, large enough for any element.
 template <class T> inline T& scratch() {
   alignas(64) static thread_local unsigned char bytes[sizeof(T) < 256 ? 256 : sizeof(T)];
