@@ -1,5 +1,6 @@
 // The CPU backend's compiler (see cpu_compiler.hpp).
 #include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/stack_limits.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -30,6 +31,19 @@ using translated::ProcessResult;
 using translated::run_process;
 
 namespace {
+
+// True for compilers whose -fstack-usage file has a known name when compiling and
+// linking in one step: g++ >= 11 and clang >= 13 (Apple's >= 14).
+bool reports_stack_usage(const std::string& identity) {
+  const std::size_t clang = identity.find("clang version ");
+  if (clang != std::string::npos) {
+    const int major = std::atoi(identity.c_str() + clang + 14);
+    return major >= (identity.find("Apple") != std::string::npos ? 14 : 13);
+  }
+  if (identity.find("g++") == std::string::npos) return false;
+  const std::size_t space = identity.find_last_of(' ');
+  return space != std::string::npos && std::atoi(identity.c_str() + space + 1) >= 11;
+}
 
 std::vector<std::string> target_flags() {
 #if defined(__x86_64__)
@@ -147,6 +161,9 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     flags.push_back("-ffp-contract=off");
   }
   for (const auto& f : target_flags()) flags.push_back(f);
+  // Frame sizes for check_stack_usage (stack_limits.hpp).
+  const bool stack_usage = reports_stack_usage(host.identity());
+  if (stack_usage) flags.push_back("-fstack-usage");
 #if defined(__linux__)
   // Fiber stacks have one guard page: large frames must probe it (Apple's clang
   // does not offer the flag on every target; its default stack probing covers arm64).
@@ -176,9 +193,23 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
   std::remove(cpp_path.c_str());
+  // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <base>.su.
+  std::string usage;
+  if (stack_usage) {
+    for (const std::string& path : {so_path + "-" + base.substr(base.find_last_of('/') + 1) + ".su", base + ".su"}) {
+      if (auto text = read_file(path)) usage += *text;
+      std::remove(path.c_str());
+    }
+  }
   if (result.exit_code != 0) {
     std::remove(so_path.c_str());
     throw compile_error(result.output, &tr.map, source, cache.scratch());
+  }
+  try {
+    check_stack_usage(usage, tr, source);
+  } catch (...) {
+    std::remove(so_path.c_str());
+    throw;
   }
   if (cache.store(key, ".so", so_path)) {
     if (auto stored = cache.find(key, ".so")) return *stored;

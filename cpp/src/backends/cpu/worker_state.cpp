@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <mutex>
+#include <new>
 
+#include "backends/cpu/fork_guard.hpp"
+#include "backends/cpu/stack_limits.hpp"
 #include "backends/cpu/worker_pool.hpp"
 
 namespace metalcall::cpu {
@@ -18,7 +21,7 @@ constexpr std::size_t kAlign = 64;
 
 }  // namespace
 
-WorkerState::WorkerState() : simd_scratch_(new unsigned char[msl::kCpuSimdScratchBytes + kAlign]) {
+WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsigned char[msl::kCpuSimdScratchBytes + kAlign]) {
   table_.fibers = &fibers_;
   table_.run_group = run_group;
   table_.barrier = metalcall_fiber_barrier;
@@ -56,13 +59,22 @@ void WorkerState::prepare(std::uint64_t dispatch_id, const std::vector<std::size
   table_.threadgroup_memory = threadgroup_pointers_.data();
 }
 
+namespace {
+std::mutex mutex;  // creating a worker's state
+}  // namespace
+
 WorkerState& WorkerState::of(unsigned index) {
   // One slot per pool worker; a worker index is used by one thread at a time.
   static std::vector<std::unique_ptr<WorkerState>>* states = [] {
     auto* v = new std::vector<std::unique_ptr<WorkerState>>(WorkerPool::instance().size());
+    // In a forked child a worker's state may be mid-run (its thread is gone): fresh
+    // states for the child's new pool (the old ones leak).
+    reset_on_fork(&states, [](void*) {
+      states = new std::vector<std::unique_ptr<WorkerState>>(states->size());
+      new (&mutex) std::mutex;
+    });
     return v;
   }();
-  static std::mutex mutex;
   auto& slot = (*states)[index];
   if (!slot) {
     std::lock_guard<std::mutex> lock(mutex);
