@@ -45,7 +45,7 @@ inline void fault(const char* what, long long index, unsigned long long count, u
   append_number(L->fault_message, L->fault_capacity, n, (long long)count);
   append(L->fault_message, L->fault_capacity, n, " elements of ");
   append_number(L->fault_message, L->fault_capacity, n, (long long)element_size);
-  append(L->fault_message, L->fault_capacity, n, " bytes)");
+  append(L->fault_message, L->fault_capacity, n, " bytes); the access was not performed");
   L->fault_message[n] = 0;
 }
 
@@ -57,7 +57,9 @@ inline void report_division_by_zero(bool remainder) {
   unsigned n = 0;
   append(L->fault_message, L->fault_capacity, n, "kernel '");
   append(L->fault_message, L->fault_capacity, n, kernel_name);
-  append(L->fault_message, L->fault_capacity, n, remainder ? "': integer remainder by zero" : "': integer division by zero");
+  append(L->fault_message, L->fault_capacity, n,
+         remainder ? "': integer remainder by zero (x % 0 gives x on the cpu backend)"
+                   : "': integer division by zero (x / 0 gives 0 on the cpu backend)");
   L->fault_message[n] = 0;
 }
 
@@ -69,6 +71,15 @@ template <class T> inline T& scratch() {
 
 }  // namespace mtl_rt
 
+namespace mtl_rt {
+// U* converts to T* implicitly (adds const or volatile): no cast needed.
+template <class U, class T> struct pointer_converts {
+  static char test(T*);
+  static long test(...);
+  static constexpr bool value = sizeof(test(static_cast<U*>(nullptr))) == 1;
+};
+}  // namespace mtl_rt
+
 template <class T> struct mtl_checked {
   T* base_;                   // start of the memory
   long long offset_;          // this pointer's position, in elements from base_
@@ -78,9 +89,27 @@ template <class T> struct mtl_checked {
   METAL_FUNC mtl_checked() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
   METAL_FUNC mtl_checked(T* base, unsigned long long count, const char* what)
       : base_(base), offset_(0), count_(count), what_(what) {}
-  template <class U>
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC mtl_checked(const mtl_checked<U>& o)  // float* → const float*
       : base_(o.base_), offset_(o.offset_), count_(o.count_), what_(o.what_) {}
+  // A pointer cast ((device uint*)p, (device float4*)p): the same bytes counted in
+  // the new element type. An offset that is not a whole number of new elements
+  // starts the new pointer there (it then cannot reach back before it).
+  template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
+  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : what_(o.what_) {
+    unsigned char* bytes = (unsigned char*)o.base_;
+    const unsigned long long total = o.count_ * sizeof(U);
+    const long long at = o.offset_ * (long long)sizeof(U);
+    if (at % (long long)sizeof(T) == 0) {
+      base_ = (T*)bytes;
+      offset_ = at / (long long)sizeof(T);
+      count_ = total / sizeof(T);
+    } else {
+      base_ = (T*)(bytes + at);
+      offset_ = 0;
+      count_ = at > 0 && (unsigned long long)at < total ? (total - (unsigned long long)at) / sizeof(T) : 0;
+    }
+  }
 
   METAL_FUNC T& at(long long i) const {
     const long long k = offset_ + i;
@@ -109,20 +138,52 @@ template <class T> struct mtl_checked {
 };
 template <class T> METAL_FUNC mtl_checked<T> operator+(long long i, const mtl_checked<T>& p) { return p + i; }
 
-// A threadgroup array: storage plus the same checks. Aggregate, so that a
-// `static thread_local` one needs no dynamic initialisation.
-template <class T, unsigned long long N> struct mtl_checked_array {
+// An array (threadgroup, private, or a struct's member): storage plus the same
+// checks; the same size and alignment as T[N]. Aggregate, so that a `static
+// thread_local` one needs no dynamic initialisation and `= {1, 2, 3}` works.
+template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T data_[N];
+  static METAL_FUNC const char* what() {
+    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "array member";
+  }
   METAL_FUNC T& operator[](long long i) {
     if (i < 0 || (unsigned long long)i >= N) {
-      mtl_rt::fault("threadgroup array", i, N, sizeof(T));
+      mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
     return data_[i];
   }
   METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
-  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, "threadgroup array"); }
+  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
+  METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
+  // Passed to a `thread T*` parameter or decayed like an array (unchecked from there).
+  METAL_FUNC operator T*() { return data_; }
+  METAL_FUNC operator const T*() const { return data_; }
+  METAL_FUNC T* begin() { return data_; }
+  METAL_FUNC T* end() { return data_ + N; }
+  METAL_FUNC const T* begin() const { return data_; }
+  METAL_FUNC const T* end() const { return data_ + N; }
 };
+
+// Atomics through a checked pointer: the element is checked, then the plain
+// function runs on it (metal_atomic.h).
+#define METAL_CHECKED_ATOMIC(NAME)                                                       \
+  template <class A, class... R> METAL_FUNC auto NAME(const mtl_checked<A>& p, R... r) { \
+    return NAME(&p.at(0), r...);                                                         \
+  }
+METAL_CHECKED_ATOMIC(atomic_load_explicit)
+METAL_CHECKED_ATOMIC(atomic_store_explicit)
+METAL_CHECKED_ATOMIC(atomic_exchange_explicit)
+METAL_CHECKED_ATOMIC(atomic_compare_exchange_weak_explicit)
+METAL_CHECKED_ATOMIC(atomic_compare_exchange_strong_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_add_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_sub_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_and_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_or_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
+#undef METAL_CHECKED_ATOMIC
 
 }  // namespace metal
 

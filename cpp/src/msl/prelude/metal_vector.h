@@ -176,8 +176,10 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   METAL_FUNC constexpr mtl_vector(mtl_detail::elems_tag, const C0& c0, const C&... c) : storage{{c0}, {c}...} {}
 
   // v[i]; the components are contiguous and the object is standard-layout.
-  METAL_FUNC T& operator[](int i) { return reinterpret_cast<T*>(this)[i]; }
-  METAL_FUNC const T& operator[](int i) const { return reinterpret_cast<const T*>(this)[i]; }
+  METAL_FUNC T& operator[](int i) { return METAL_CHECKED_ELEMENT(reinterpret_cast<T*>(this), i, N, "vector component"); }
+  METAL_FUNC const T& operator[](int i) const {
+    return METAL_CHECKED_ELEMENT(reinterpret_cast<const T*>(this), i, N, "vector component");
+  }
 
   template <int... I> METAL_FUNC constexpr vec<T, sizeof...(I)> mtl_swizzle() const {
     static_assert(sizeof...(I) >= 2 && sizeof...(I) <= 4, "a swizzle has 2 to 4 components");
