@@ -80,7 +80,8 @@ class CpuTarget : public Target {
   // Checked mode: which launch and kernel a fault message names.
   std::string checked_setup(const EntryPoint& e) const {
     if (!checked_) return "";
-    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n";
+    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name +
+           "\";\n  metal::mtl_rt::region_count = 0;\n";
   }
 
   // The threads of a group as a plain loop the compiler can vectorise.

@@ -49,6 +49,29 @@ inline void fault(const char* what, long long index, unsigned long long count, u
   L->fault_message[n] = 0;
 }
 
+// The memory of the launch's pointer arguments, so that a raw pointer into one
+// (`&p[i]`, cast back to a device pointer) is checked against it again.
+struct region {
+  const void* base;
+  unsigned long long bytes;
+  const char* what;
+};
+static thread_local region regions[64];
+static thread_local unsigned region_count = 0;
+inline void add_region(const void* base, unsigned long long bytes, const char* what) {
+  for (unsigned i = 0; i < region_count; ++i)
+    if (regions[i].base == base) return;
+  if (region_count < 64) regions[region_count++] = region{base, bytes, what};
+}
+// The region holding `p`, or null (memory that is not an argument: unchecked).
+inline const region* region_of(const void* p) {
+  for (unsigned i = 0; i < region_count; ++i) {
+    const unsigned char* b = static_cast<const unsigned char*>(regions[i].base);
+    if (p >= static_cast<const void*>(b) && p < static_cast<const void*>(b + regions[i].bytes)) return &regions[i];
+  }
+  return nullptr;
+}
+
 // Checked mode reports an integer division by zero (metal_division.h gives the
 // defined result; the runtime then raises ExecutionError).
 inline void report_division_by_zero(bool remainder) {
@@ -111,9 +134,40 @@ template <class T> struct mtl_checked {
     }
   }
 
+  // A raw pointer (`&p[i]`, `(device uint*)&p[i]`): checked again over the argument
+  // it points into; a pointer to other memory is not checked (count ~0).
+  template <class U>
+  METAL_FUNC mtl_checked(U* raw, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0) { from_raw(raw); }
+  template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
+  METAL_FUNC explicit mtl_checked(U* raw) { from_raw(raw); }
+  METAL_FUNC mtl_checked(decltype(nullptr)) : mtl_checked() {}
+
+  METAL_FUNC void from_raw(const volatile void* raw) {
+    const void* p = const_cast<const void*>(raw);
+    const mtl_rt::region* r = mtl_rt::region_of(p);
+    if (!r) {
+      base_ = (T*)p;
+      offset_ = 0;
+      count_ = ~0ull;
+      what_ = "pointer";
+      return;
+    }
+    const long long at = (const unsigned char*)p - (const unsigned char*)r->base;
+    what_ = r->what;
+    if (at % (long long)sizeof(T) == 0) {
+      base_ = (T*)r->base;
+      offset_ = at / (long long)sizeof(T);
+      count_ = r->bytes / sizeof(T);
+    } else {
+      base_ = (T*)p;
+      offset_ = 0;
+      count_ = (r->bytes - (unsigned long long)at) / sizeof(T);
+    }
+  }
+
   METAL_FUNC T& at(long long i) const {
     const long long k = offset_ + i;
-    if (k < 0 || (unsigned long long)k >= count_) {
+    if (k < 0 ? count_ != ~0ull : (unsigned long long)k >= count_) {
       mtl_rt::fault(what_, k, count_, sizeof(T));
       return mtl_rt::scratch<T>();
     }
@@ -144,7 +198,7 @@ template <class T> METAL_FUNC mtl_checked<T> operator+(long long i, const mtl_ch
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T data_[N];
   static METAL_FUNC const char* what() {
-    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "array member";
+    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "struct array member";
   }
   METAL_FUNC T& operator[](long long i) {
     if (i < 0 || (unsigned long long)i >= N) {
@@ -164,6 +218,13 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   METAL_FUNC const T* begin() const { return data_; }
   METAL_FUNC const T* end() const { return data_ + N; }
 };
+
+namespace mtl_rt {
+// `&s` for a kernel's reference or value parameter (the translator writes it).
+template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long long count, const char* what) {
+  return mtl_checked<T>(&r, count, what);
+}
+}  // namespace mtl_rt
 
 // Atomics through a checked pointer: the element is checked, then the plain
 // function runs on it (metal_atomic.h).
