@@ -46,6 +46,15 @@ bool spin_until(Ready ready) {
 namespace {
 std::atomic<WorkerPool*> g_pool{nullptr};
 std::mutex g_pool_mutex;  // creating the pool
+// A forked child has none of the workers, and the pool's counters and locks may be
+// frozen mid-job: it builds a new pool on first use (the old one leaks). Registered
+// when the library loads, so that no fork can come before it.
+[[maybe_unused]] const bool g_pool_reset = (reset_on_fork(&g_pool,
+                                         [](void*) {
+                                           g_pool.store(nullptr, std::memory_order_relaxed);
+                                           new (&g_pool_mutex) std::mutex;
+                                         }),
+                           true);
 }  // namespace
 
 WorkerPool& WorkerPool::instance() {
@@ -57,16 +66,6 @@ WorkerPool& WorkerPool::instance() {
     // Never destroyed: threads must not be joined during interpreter shutdown.
     pool = new WorkerPool(std::max(1u, std::thread::hardware_concurrency()));
     g_pool.store(pool, std::memory_order_release);
-    static bool registered = false;
-    if (!registered) {
-      registered = true;
-      // A forked child has none of the workers, and the pool's counters and locks
-      // may be frozen mid-job: it builds a new pool on first use (the old one leaks).
-      reset_on_fork(&g_pool, [](void*) {
-        g_pool.store(nullptr, std::memory_order_relaxed);
-        new (&g_pool_mutex) std::mutex;
-      });
-    }
   }
   return *pool;
 }
