@@ -245,7 +245,7 @@ def test_private_array_over_the_stack_is_a_compile_error(barrier, n):
     """)
     assert proc.returncode == 0, describe(proc)
     assert proc.stdout.startswith("CompileError:"), proc.stdout
-    assert "kernel 'big'" in proc.stdout and "stack" in proc.stdout
+    assert "kernel 'big'" in proc.stdout and "stack" in proc.stdout and "'tmp'" in proc.stdout
     assert ("256 KiB" in proc.stdout or "240 KiB" in proc.stdout) if barrier else "4096 KiB" in proc.stdout
 
 

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "metalcall/errors.hpp"
+#include "msl/checked_mode.hpp"
 #include "msl/cpu_abi.hpp"
+#include "msl/lexer.hpp"
 #include "msl/source_errors.hpp"
 
 namespace metalcall::cpu {
@@ -83,6 +85,28 @@ std::string readable(const std::string& name) {
   return out;
 }
 
+// The private arrays the source declares ("'tmp' (line 5)"), for the message; the
+// compiler reports frames, not arrays. Empty when the source does not tokenize.
+std::string private_arrays(const std::string& source) {
+  std::string names;
+  try {
+    const std::vector<msl::Token> t = msl::tokenize(source);
+    int listed = 0;
+    for (const auto& [first, a] : msl::find_checked_arrays(t)) {
+      (void)first;
+      if (a.kind != 1) continue;
+      if (listed++ == 4) {
+        names += ", …";
+        break;
+      }
+      names += std::string(names.empty() ? "" : ", ") + "'" + t[a.name].text + "' (line " +
+               std::to_string(t[a.name].line) + ")";
+    }
+  } catch (const std::exception&) {
+  }
+  return names;
+}
+
 std::string kib(unsigned long long bytes) { return std::to_string((bytes + 1023) / 1024) + " KiB"; }
 
 }  // namespace
@@ -92,7 +116,7 @@ void check_stack_usage(const std::string& usage, const msl::Translation& tr, con
   const std::vector<Frame> frames = parse(usage);
   for (const Frame& f : frames) {
     if (f.unbounded && f.file == msl::kSourceName) {
-      throw CompileError("'" + readable(f.function) + "' allocates stack memory of a size known only at run time (a variable-length "
+      throw CompileError("[cpu] '" + readable(f.function) + "' allocates stack memory of a size known only at run time (a variable-length "
                          "array): MSL arrays have a constant size",
                          "", f.line, 0, msl::source_line(source, f.line));
     }
@@ -130,6 +154,8 @@ void check_stack_usage(const std::string& usage, const msl::Translation& tr, con
                          "fiber stack)"
                        : " per worker thread") +
         ": make the private arrays smaller, or keep large data in device or threadgroup memory";
+    const std::string arrays = private_arrays(source);
+    if (!arrays.empty()) message += " (private arrays in this source: " + arrays + ")";
     throw CompileError(message, "", line, 0, line ? msl::source_line(source, line) : std::string());
   }
 }
