@@ -72,6 +72,12 @@ OUT_OF_BOUNDS = {
             t[1][off + 3] = 7.0f;
             p[i] = t[1][3];
         }""", np.float32, "private array"),
+    "thread_pointer_to_private_array": ("""
+        kernel void k(device float* p [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1, 2, 3, 4};
+            thread float* q = t;
+            p[i] = q[off + 3];
+        }""", np.float32, "private array"),
     "constant_reference_arithmetic": ("""
         kernel void k(device float* p [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             p[i] = float((&off)[off]);
@@ -175,6 +181,35 @@ kernel void arrays(device float* out [[buffer(0)]], constant Pair& pair [[buffer
     out[i] = s + q[1] + float(arr[2]) + m[1][0] + float(pair.a[1]) + pair.w;
 }
 """
+
+
+THREAD_POINTERS_SRC = HEADER + """
+void set_two(thread float* p, float v) { p[0] = v; p[1] = v + 1; }
+template <typename T> void swap_values(thread T* a, thread T* b) { T t = *a; *a = *b; *b = t; }
+float first(thread const float* p) { return *p; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t[4] = {1, 2, 3, 4};
+    set_two(t + 1, 9.0f);
+    float x = 1.0f, y = 2.0f;
+    swap_values(&x, &y);
+    float ip;
+    float fr = modf(2.5f, ip);
+    thread float* q = &t[2];
+    thread float* e = t + 4;
+    float s = 0;
+    for (thread float* it = t; it != e; ++it) s += *it;
+    out[i] = t[1] + t[2] + x * 10 + fr + ip + *q + first(t) + s + (q > t ? 100 : 0);
+}
+"""
+
+
+def test_thread_pointers_compile_and_match_unchecked():
+    results = []
+    for checked in (False, True):
+        out = np.zeros(2, np.float32)
+        mc.Device("cpu", checked=checked).compile(THREAD_POINTERS_SRC).k(2, out)
+        results.append(out.tolist())
+    assert results[0] == results[1] == [9 + 10 + 20 + 0.5 + 2 + 10 + 1 + 24 + 100] * 2
 
 
 @pytest.fixture(scope="module")

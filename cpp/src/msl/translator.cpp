@@ -341,7 +341,7 @@ class Translator {
         // Checked mode: address-space pointers become bounds-checked pointers,
         // threadgroup arrays bounds-checked arrays.
         const std::size_t star = address_space_pointer_end(i);
-        if (star != std::string::npos) {
+        if (star != std::string::npos && (!thread_pointer(i, star) || declares_variable(star))) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
           i = star;
           continue;
@@ -437,8 +437,10 @@ class Translator {
   std::size_t address_space_pointer_end(std::size_t i) const {
     std::size_t j = i;
     while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile"))) ++j;
-    if (j >= t_.size() || !is_address_space(t_[j])) return std::string::npos;
-    if (j != i && i > 0 && is_address_space(t_[i - 1])) return std::string::npos;
+    // `thread` pointers too: checked mode is the only caller.
+    auto space = [](const Token& t) { return is_address_space(t) || t.is_identifier("thread"); };
+    if (j >= t_.size() || !space(t_[j])) return std::string::npos;
+    if (j != i && i > 0 && space(t_[i - 1])) return std::string::npos;
     int depth = 0;
     for (++j; j < t_.size(); ++j) {
       const Token& t = t_[j];
@@ -453,11 +455,28 @@ class Translator {
     return std::string::npos;
   }
 
+  // True when the address space of the pointer type [i, star] is `thread`.
+  bool thread_pointer(std::size_t i, std::size_t star) const {
+    for (std::size_t j = i; j < star; ++j)
+      if (t_[j].is_identifier("thread")) return true;
+    return false;
+  }
+
+  // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
+  // Checked mode checks `thread` pointer variables only: a parameter stays a plain
+  // pointer, so that `template <class T> void f(thread T* p)` still deduces T from `&x`.
+  bool declares_variable(std::size_t star) const {
+    std::size_t j = star + 1;
+    while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+    return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
+  }
+
   // The pointee type of tokens [i, star): address spaces dropped, const kept.
   std::string element_text(std::size_t i, std::size_t star) const {
     std::vector<std::size_t> tokens;
     bool is_const = false, is_volatile = false;
     for (std::size_t j = i; j < star; ++j) {
+      if (t_[j].is_identifier("thread")) continue;
       if (is_address_space(t_[j])) {
         is_const = is_const || t_[j].is_identifier("constant");  // constant memory is read-only
         continue;

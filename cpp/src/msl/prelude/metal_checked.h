@@ -95,6 +95,10 @@ template <class T> inline T& scratch() {
 }  // namespace mtl_rt
 
 namespace mtl_rt {
+// An index or offset: an integer or an enum (bool excluded).
+template <class I> struct index_type
+    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I))> {};
+
 // U* converts to T* implicitly (adds const or volatile): no cast needed.
 template <class U, class T> struct pointer_converts {
   static char test(T*);
@@ -173,14 +177,21 @@ template <class T> struct mtl_checked {
     }
     return base_[k];
   }
-  METAL_FUNC T& operator[](long long i) const { return at(i); }
+  // Integer operands of any type match these exactly, so they beat the built-in
+  // pointer operators reached through the conversion to T* below.
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC T& operator[](I i) const { return at((long long)i); }
   METAL_FUNC T& operator*() const { return at(0); }
   METAL_FUNC T* operator->() const { return &at(0); }
-  METAL_FUNC mtl_checked operator+(long long i) const { mtl_checked r = *this; r.offset_ += i; return r; }
-  METAL_FUNC mtl_checked operator-(long long i) const { mtl_checked r = *this; r.offset_ -= i; return r; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked operator+(I i) const { mtl_checked r = *this; r.offset_ += (long long)i; return r; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked operator-(I i) const { mtl_checked r = *this; r.offset_ -= (long long)i; return r; }
   METAL_FUNC long long operator-(const mtl_checked& o) const { return offset_ - o.offset_; }
-  METAL_FUNC mtl_checked& operator+=(long long i) { offset_ += i; return *this; }
-  METAL_FUNC mtl_checked& operator-=(long long i) { offset_ -= i; return *this; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked& operator+=(I i) { offset_ += (long long)i; return *this; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked& operator-=(I i) { offset_ -= (long long)i; return *this; }
   METAL_FUNC mtl_checked& operator++() { ++offset_; return *this; }
   METAL_FUNC mtl_checked& operator--() { --offset_; return *this; }
   METAL_FUNC mtl_checked operator++(int) { mtl_checked r = *this; ++offset_; return r; }
@@ -189,8 +200,11 @@ template <class T> struct mtl_checked {
   METAL_FUNC bool operator!=(const mtl_checked& o) const { return !(*this == o); }
   METAL_FUNC bool operator<(const mtl_checked& o) const { return base_ + offset_ < o.base_ + o.offset_; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+  // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
+  METAL_FUNC operator T*() const { return base_ + offset_; }
 };
-template <class T> METAL_FUNC mtl_checked<T> operator+(long long i, const mtl_checked<T>& p) { return p + i; }
+template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
 
 // An array (threadgroup, private, or a struct's member): storage plus the same
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
