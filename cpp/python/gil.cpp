@@ -1,9 +1,12 @@
 // restore_gil and the atexit callback behind it: see gil.hpp.
 #include "gil.hpp"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace metalcall::python {
@@ -19,7 +22,17 @@ struct ExitState {
   unsigned restoring = 0;     // threads inside PyEval_RestoreThread
 };
 ExitState& exit_state() {
-  static ExitState* s = new ExitState;
+  static ExitState* s = [] {
+    auto* created = new ExitState;
+    // A thread of the parent may hold the lock at fork(): the child starts afresh.
+    pthread_atfork(nullptr, nullptr, [] {
+      ExitState& child = exit_state();
+      new (&child.mutex) std::mutex;
+      new (&child.cv) std::condition_variable;
+      child.restoring = 0;
+    });
+    return created;
+  }();
   return *s;
 }
 
@@ -64,6 +77,7 @@ void restore_gil(PyThreadState* state) {
 }
 
 void init_gil(pybind11::module_& m) {
+  exit_state();  // registers its fork handler now, before any thread can fork
   // Registered at import: atexit runs callbacks last-in first-out, so this one runs
   // after those of modules imported later, which may still call metalcall.
   pybind11::module_::import("atexit").attr("register")(pybind11::cpp_function(&on_exit));
