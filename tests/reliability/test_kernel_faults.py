@@ -192,15 +192,33 @@ def test_checked_mode_reports_division_by_zero():
     assert q[0] == 2**31 - 1
 
 
-def test_cpu_translation_guards_only_division_and_cuda_translation_is_unchanged():
-    from metalcall import _core  # noqa: F401  (the translator is reached through compile)
-
+def test_constant_divisors():
+    # The checks fold away for a constant divisor; the results stay C's.
     src = "kernel void k(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = a[i] / 3 % 2; }"
-    # CUDA does not trap: its translation keeps the plain operators (checked on the GPU by
-    # tests/test_cuda.py); here only that the CPU result is right for a defined case.
-    a = np.arange(8, dtype=np.int32)
-    mc.Device("cpu").compile(src).k(8, a)
-    assert a.tolist() == [(x // 3) % 2 for x in range(8)]
+    a = np.arange(-8, 8, dtype=np.int32)
+    expected = [int(x / 3) - int(int(x / 3) / 2) * 2 for x in a.tolist()]
+    mc.Device("cpu").compile(src).k(len(a), a)
+    assert a.tolist() == expected
+
+
+def _device_ids():
+    return [f"{info.backend}:{info.index}" for info in mc.get_devices()] or ["cpu:0"]
+
+
+@pytest.mark.parametrize("device_id", _device_ids())
+def test_division_agrees_across_backends_and_never_kills(device_id):
+    """Every backend gives C's results for non-zero divisors (incl. negative operands);
+    a zero divisor and MIN / -1 must not crash (on CUDA the value is the GPU's own)."""
+    dev = mc.Device(device_id)
+    lib = dev.compile(DIVISION_SRC)
+    a = np.array([7, -7, 7, -7, 123, -(2**31) + 5, 2**31 - 1], np.int32)
+    b = np.array([2, 2, -2, -2, 10, 3, -7], np.int32)
+    q = np.zeros_like(a)
+    r = np.zeros_like(a)
+    lib.int_div(len(a), a, b, q, r)
+    eq, er = expected_int(a, b)
+    assert q.tolist() == eq and r.tolist() == er
+    lib.int_div(2, np.array([5, INT_MIN], np.int32), np.array([0, -1], np.int32), q, r)  # defined on the CPU only
 
 
 # ---- stack: private arrays are checked against the stack up front ----
