@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -14,12 +15,15 @@ namespace metalcall::python {
 namespace {
 
 // Never destroyed: daemon threads may use them while exit() runs destructors.
+// `exiting` and `restoring` pair up like Dekker's flags (both seq_cst): a thread
+// that counts itself in and then reads `exiting` false is seen by the atexit
+// callback, which sets `exiting` and then waits for the count to drop.
 struct ExitState {
-  std::mutex mutex;
+  std::mutex mutex;  // only for the atexit callback's wait
   std::condition_variable cv;
-  bool exiting = false;       // Python's atexit callbacks have started
-  std::thread::id exit_thread;  // the thread that runs them (and finalization)
-  unsigned restoring = 0;     // threads inside PyEval_RestoreThread
+  std::atomic<bool> exiting{false};             // Python's atexit callbacks have started
+  std::atomic<std::thread::id> exit_thread{};   // the thread that runs them (and finalization)
+  std::atomic<unsigned> restoring{0};           // threads inside restore_gil
 };
 ExitState& exit_state() {
   static ExitState* s = [] {
@@ -29,7 +33,7 @@ ExitState& exit_state() {
       ExitState& child = exit_state();
       new (&child.mutex) std::mutex;
       new (&child.cv) std::condition_variable;
-      child.restoring = 0;
+      child.restoring.store(0);
     });
     return created;
   }();
@@ -42,19 +46,24 @@ ExitState& exit_state() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
+// Leaves restore_gil: the atexit callback may be waiting for the count to drop.
+void count_out(ExitState& s) {
+  if (s.restoring.fetch_sub(1) == 1 && s.exiting.load()) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.cv.notify_all();
+  }
+}
+
 // The atexit callback: no thread may start waiting for the GIL from now on, and
 // those already waiting get it (this thread lets go of it) before finalization.
 void on_exit() {
   ExitState& s = exit_state();
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.exiting = true;
-    s.exit_thread = std::this_thread::get_id();
-  }
+  s.exit_thread.store(std::this_thread::get_id());
+  s.exiting.store(true);
   PyThreadState* self = PyEval_SaveThread();
   {
     std::unique_lock<std::mutex> lock(s.mutex);
-    s.cv.wait(lock, [&] { return s.restoring == 0; });
+    s.cv.wait(lock, [&] { return s.restoring.load() == 0; });
   }
   PyEval_RestoreThread(self);
 }
@@ -63,17 +72,13 @@ void on_exit() {
 
 void restore_gil(PyThreadState* state) {
   ExitState& s = exit_state();
-  {
-    std::unique_lock<std::mutex> lock(s.mutex);
-    if (s.exiting && std::this_thread::get_id() != s.exit_thread) {
-      lock.unlock();
-      park();
-    }
-    ++s.restoring;
+  s.restoring.fetch_add(1);
+  if (s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load()) {
+    count_out(s);
+    park();
   }
   PyEval_RestoreThread(state);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (--s.restoring == 0) s.cv.notify_all();
+  count_out(s);
 }
 
 void init_gil(pybind11::module_& m) {
