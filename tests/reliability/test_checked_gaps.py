@@ -212,6 +212,27 @@ def test_thread_pointers_compile_and_match_unchecked():
     assert results[0] == results[1] == [9 + 10 + 20 + 0.5 + 2 + 10 + 1 + 24 + 100] * 2
 
 
+POINTER_COMPARISONS_SRC = HEADER + """
+float get(device float* p, uint i) { return p != nullptr ? p[i] : 0.0f; }
+kernel void k(device float* out [[buffer(0)]], const device float* in [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    device float* q = nullptr;
+    if (q == nullptr && in != nullptr && !(in == 0)) out[i] = get(out, i) + in[i];
+    const device float* e = in + 2;
+    if (in < e && e > in && in <= e && e >= in) out[i] += 1.0f;
+    out[i] += float(e - in);
+}
+"""
+
+
+def test_pointer_comparisons_compile_and_match_unchecked():
+    results = []
+    for checked in (False, True):
+        out = np.zeros(2, np.float32)
+        mc.Device("cpu", checked=checked).compile(POINTER_COMPARISONS_SRC).k(2, out, np.ones(2, np.float32))
+        results.append(out.tolist())
+    assert results[0] == results[1] == [4.0, 4.0]
+
+
 @pytest.fixture(scope="module")
 def valid_lib():
     return mc.Device("cpu", checked=True).compile(VALID_SRC)

@@ -199,12 +199,17 @@ template <class T> struct mtl_checked {
   METAL_FUNC bool operator==(const mtl_checked& o) const { return base_ + offset_ == o.base_ + o.offset_; }
   METAL_FUNC bool operator!=(const mtl_checked& o) const { return !(*this == o); }
   METAL_FUNC bool operator<(const mtl_checked& o) const { return base_ + offset_ < o.base_ + o.offset_; }
+  // p == nullptr (and p == 0): exact, so not ambiguous with the built-in through T*.
+  METAL_FUNC bool operator==(decltype(nullptr)) const { return base_ + offset_ == nullptr; }
+  METAL_FUNC bool operator!=(decltype(nullptr)) const { return base_ + offset_ != nullptr; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
   METAL_FUNC operator T*() const { return base_ + offset_; }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
+template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
+template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
 // An array (threadgroup, private, or a struct's member): storage plus the same
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
