@@ -43,7 +43,7 @@ committed when the block ends (discarded if it raises).
         }
         {
           WaitScope interruptible;  // Ctrl-C while the commit waits for borrowed arrays
-          py::gil_scoped_release release;
+          GilRelease release;
           b.completion = batch.commit();
         }
         // Dropping the last handle releases the arrays the calls borrowed (commit waited for them).
@@ -51,7 +51,7 @@ committed when the block ends (discarded if it raises).
       })
       .def("wait", [](PyBatch& b) {
         WaitScope interruptible;  // Ctrl-C
-        py::gil_scoped_release release;
+        GilRelease release;
         b.completion.wait();
       }, "Waits for the committed work.")
       .def_property_readonly("completion", [](const PyBatch& b) { return wrap_completion(b.completion); },
@@ -91,7 +91,7 @@ again, as the calls would.
         Completion completion;
         {
           WaitScope interruptible;  // Ctrl-C while a replay waits for borrowed arrays
-          py::gil_scoped_release release;
+          GilRelease release;
           completion = r.graph.replay();
         }
         return wrap_completion(std::move(completion));

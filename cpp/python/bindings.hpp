@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gil.hpp"
 #include "metalcall/metalcall.hpp"
 
 namespace py = pybind11;

@@ -88,7 +88,7 @@ PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
   const Device d = py::isinstance<py::str>(to) ? Device::open(to.cast<std::string>()) : to.cast<Device>();
   Buffer copy;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     copy = d.copy(b.buffer);
   }
   return describe_buffer(d, std::move(copy), b.shape, b.dtype);
@@ -100,13 +100,13 @@ PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
 void wait_for_view(PyBuffer& b) {
   try {
     WaitScope interruptible;
-    py::gil_scoped_release release;
+    GilRelease release;
     b.buffer.wait_idle();
     return;
   } catch (const Interrupted&) {
     defer_interrupt();
   }
-  py::gil_scoped_release release;
+  GilRelease release;
   b.buffer.wait_idle();  // cancelled: it stops at its next chunk
 }
 
@@ -162,7 +162,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
            "always a copy, even onto the same device: CPU<->GPU, GPU<->GPU by the driver (a peer copy).")
       .def("wait", [](PyBuffer& b) {
         WaitScope interruptible;  // Ctrl-C
-        py::gil_scoped_release release;
+        GilRelease release;
         b.buffer.wait_idle();
       }, "Waits until no submitted work uses this buffer.")
       .def("__repr__", [](const PyBuffer& b) {

@@ -27,7 +27,7 @@ void completion_dealloc(PyObject* self) {
     bool interrupted = false;
     {
       WaitScope interruptible;  // Ctrl-C cancels the work
-      Py_BEGIN_ALLOW_THREADS
+      PyThreadState* state = PyEval_SaveThread();
       try {
         c.wait();
       } catch (const Interrupted&) {
@@ -35,7 +35,7 @@ void completion_dealloc(PyObject* self) {
       } catch (...) {
         // Errors belong to whoever waits; a dropped handle has no one to tell.
       }
-      Py_END_ALLOW_THREADS
+      restore_gil(state);  // parks a daemon thread that returns during interpreter exit
     }
     // No exception can leave a dealloc: KeyboardInterrupt comes at the interpreter's next check.
     if (interrupted) defer_interrupt();
@@ -68,7 +68,7 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
     bool finished = true;
     {
       WaitScope interruptible;
-      py::gil_scoped_release release;
+      GilRelease release;
       if (seconds >= 0) finished = c.wait_for(seconds);
       if (finished) c.wait();  // its error, if any
     }

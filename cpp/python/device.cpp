@@ -23,12 +23,12 @@ Device open_device(const py::object& spec, const py::object& checked, const py::
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(spec.ptr()));
     if (!index) throw py::error_already_set();
     if (PyObject_RichCompareBool(index.ptr(), py::int_(0).ptr(), Py_LT) == 1) {
-      py::gil_scoped_release release;
+      GilRelease release;
       return Device::open("", options);
     }
   }
   if (spec.is_none()) {
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open("", options);
   }
   if (PyBool_Check(spec.ptr())) throw DeviceError("a device is chosen by index (int) or name (str), not bool");
@@ -43,12 +43,12 @@ Device open_device(const py::object& spec, const py::object& checked, const py::
       throw DeviceError("device index " + std::string(py::str(spec)) + " is out of range; see metalcall.get_devices()");
     }
     const int index = static_cast<int>(wide);
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open(index, options);
   }
   if (py::isinstance<py::str>(spec)) {
     const std::string s = py::str(spec);
-    py::gil_scoped_release release;
+    GilRelease release;
     return Device::open(s, options);
   }
   throw DeviceError("a device is chosen by index (int) or name (str), e.g. Device(\"cpu\"), Device(\"cuda:1\")");
@@ -124,7 +124,7 @@ Library compile(const Device& d, const py::object& source_object, const py::obje
                 const py::object& language_version) {
   const std::string source = source_text(source_object);
   CompileOptions options = compile_options(defines, fast_math, language_version);
-  py::gil_scoped_release release;
+  GilRelease release;
   return d.compile(source, options);
 }
 
@@ -225,7 +225,7 @@ Cached by content: compiling the same source again is free.
         if (py::isinstance<py::bytes>(path_or_bytes)) bytes = py::bytes(path_or_bytes);
         else bytes = py::module_::import("pathlib").attr("Path")(path_or_bytes).attr("read_bytes")().cast<std::string>();
         std::vector<std::uint8_t> data(bytes.begin(), bytes.end());
-        py::gil_scoped_release release;
+        GilRelease release;
         return d.load_library(data);
       }, py::arg("path_or_bytes"), "Loads a compiled .metallib (Metal only).")
       .def("buffer", [](const Device& d, const py::object& size_or_data) -> PyBuffer {
@@ -266,7 +266,7 @@ Cached by content: compiling the same source again is free.
          "(DLPack or __cuda_array_interface__) is (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
         WaitScope interruptible;  // Ctrl-C (the CPU backend; CUDA and Metal wait uninterruptibly)
-        py::gil_scoped_release release;
+        GilRelease release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")
       .def("batch", [](const Device& d) { return std::make_unique<PyBatch>(d); },

@@ -132,7 +132,7 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
   if (device.device_type == kDLCPU && !stream.is_none()) buffer_error("stream must be None for a CPU (kDLCPU) export");
   const bool copied = !copy.is_none() && copy.cast<bool>();
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     original.buffer.wait_idle();
   }
   py::object owner = self;
@@ -181,7 +181,7 @@ py::dict cuda_array_interface(const PyBuffer& b) {
                               ", not CUDA; use np.asarray(buf) or __dlpack__");
   }
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     b.buffer.wait_idle();
   }
   py::dict d;

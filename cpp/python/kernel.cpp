@@ -196,7 +196,7 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
   WaitScope interruptible;  // Ctrl-C while the call waits (host memory, checked mode)
   if (threads > (1u << 15)) {
     // Long or blocking: let other Python threads run meanwhile.
-    py::gil_scoped_release release;
+    GilRelease release;
     completion = kernel(shape, arguments);
   } else {
     completion = kernel(shape, arguments);

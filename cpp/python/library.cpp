@@ -39,7 +39,7 @@ std::string name_of(const py::object& name) {
 
 Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
   auto c = constants_from(constants);
-  py::gil_scoped_release release;  // a first lookup may build a pipeline
+  GilRelease release;  // a first lookup may build a pipeline
   return lib.function(name, c);
 }
 

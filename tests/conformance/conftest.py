@@ -1,7 +1,7 @@
 """Fixtures of the MSL conformance suite (issue P0.2); helpers are in mcconf.py.
 
-* ``device``: defined once for the whole suite in tests/conftest.py (parametrized over
-  every device ``mc.get_devices()`` reports: the CPU backend always; Metal / CUDA where present).
+* ``device``: every device ``mc.get_devices()`` reports (the CPU backend always; Metal /
+  CUDA where present), as in tests/conftest.py, plus ``cpu-checked`` (Device("cpu", checked=True)).
 * ``compile_once``: the cached ``device.compile`` of mcconf.py, as a fixture.
 * ``rng``: a seeded NumPy generator (this suite's own seed).
 """
@@ -18,6 +18,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mcconf  # noqa: E402
 from mcconf import KernelSet, compile_once  # noqa: E402,F401  (re-exported)
+
+
+def _conformance_device_params():
+    """Every device metalcall reports (as tests/conftest.py lists them), plus the CPU
+    backend in checked mode: the suite doubles as the test that checked mode compiles
+    and runs valid MSL with the same results. Values are (backend, index, checked)."""
+    import metalcall as mc
+
+    infos = mc.get_devices()
+    per_backend: dict[str, int] = {}
+    for info in infos:
+        per_backend[info.backend] = per_backend.get(info.backend, 0) + 1
+    params = []
+    for info in infos:
+        ident = info.backend if per_backend[info.backend] == 1 else f"{info.backend}:{info.index}"
+        params.append(pytest.param((info.backend, info.index, False), id=ident))
+    if "cpu" in mc.backends():
+        if not params:
+            params.append(pytest.param(("cpu", 0, False), id="cpu"))
+        params.append(pytest.param(("cpu", 0, True), id="cpu-checked"))
+    return params
+
+
+@pytest.fixture(params=_conformance_device_params())
+def device(request):
+    """Overrides tests/conftest.py's `device` for this suite: adds the checked CPU device."""
+    import metalcall as mc
+
+    backend, index, checked = request.param
+    if checked:
+        return mc.Device("cpu", checked=True)
+    return mc.Device(f"{backend}:{index}")
 
 
 @pytest.fixture(name="compile_once")

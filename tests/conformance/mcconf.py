@@ -211,7 +211,7 @@ import pickle, sys
 import metalcall as mc
 with open(sys.argv[1], "rb") as f:
     job = pickle.load(f)
-dev = mc.Device(job["device"])
+dev = mc.Device(job["device"], checked=True) if job.get("checked") else mc.Device(job["device"])
 lib = dev.compile(job["src"], defines=job["defines"])
 kernel = lib.function(job["kernel"])
 args = job["args"]
@@ -237,7 +237,7 @@ def run_isolated(dev: mc.Device, src: str, kernel: str, grid, *args, defines=Non
     with tempfile.TemporaryDirectory() as tmp:
         job_path, out_path = os.path.join(tmp, "job.pkl"), os.path.join(tmp, "out.pkl")
         with open(job_path, "wb") as f:
-            pickle.dump({"device": f"{dev.backend}", "src": src, "defines": defines, "kernel": kernel,
+            pickle.dump({"device": f"{dev.backend}", "checked": bool(getattr(dev, "checked", False)), "src": src, "defines": defines, "kernel": kernel,
                          "grid": grid, "args": list(args), "options": options}, f)
         proc = subprocess.run([sys.executable, "-c", _ISOLATED_CHILD, job_path, out_path],
                               capture_output=True, text=True, timeout=timeout)

@@ -77,6 +77,9 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
                            std::to_string(p.info.binding) + "))";
   o << "  const metal::mtl_checked<" << element << "> " << var << "((" << element << "*)" << address
     << ", L->arg_bytes[" << p.info.position << "] / sizeof(" << element << "), \"" << what << "\");\n";
+  // Raw pointers into it (`&p[i]`) are checked against it again (metal_checked.h).
+  o << "  metal::mtl_rt::add_region(" << address << ", L->arg_bytes[" << p.info.position << "], \"" << what
+    << "\");\n";
 }
 
 // Declarations of the kernel's arguments from the launch (into `o`), and the call's argument list.

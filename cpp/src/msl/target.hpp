@@ -35,6 +35,12 @@ class Target {
   /** "CPU" or "CUDA", for messages about what the backend does not support. */
   virtual const char* name() const = 0;
 
+  /**
+   * True when integer `/` and `%` must not trap (the CPU: SIGFPE would kill the
+   * process); the translator then routes them through metal_division.h.
+   */
+  virtual bool guards_division() const = 0;
+
   /** The start of the translation unit: the launch ABI, the prelude, helper macros. */
   virtual void emit_preamble(std::ostream& o) const = 0;
 

@@ -16,6 +16,7 @@ class CpuTarget : public Target {
   explicit CpuTarget(bool checked) : checked_(checked) {}
 
   const char* name() const override { return "CPU"; }
+  bool guards_division() const override { return true; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";
@@ -79,7 +80,8 @@ class CpuTarget : public Target {
   // Checked mode: which launch and kernel a fault message names.
   std::string checked_setup(const EntryPoint& e) const {
     if (!checked_) return "";
-    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n";
+    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name +
+           "\";\n  metal::mtl_rt::region_count = 0;\n";
   }
 
   // The threads of a group as a plain loop the compiler can vectorise.

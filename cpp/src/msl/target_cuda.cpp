@@ -27,6 +27,8 @@ bool has_address_field(const ParamInfo& p) { return p.kind == ParamKind::buffer 
 class CudaTarget : public Target {
  public:
   const char* name() const override { return "CUDA"; }
+  // GPUs do not trap on integer division: the plain operators stay.
+  bool guards_division() const override { return false; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
   // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls

@@ -20,6 +20,7 @@ for variant in plain tsan asan; do
     echo "== $variant: skipped (g++ cannot link ${extra[*]} here)"; continue
   fi
   if ! g++ "${flags[@]}" "${extra[@]}" "$here/pool_test.cpp" "$src/backends/cpu/worker_pool.cpp" \
+       "$src/backends/cpu/fork_guard.cpp" \
        -o "$out/pool_test_$variant"; then
     echo "== $variant: BUILD FAILED"; status=1; continue
   fi

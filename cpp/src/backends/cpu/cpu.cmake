@@ -8,6 +8,8 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/cpu_queue.cpp
   ${_cpu_dir}/fiber.cpp
   ${_cpu_dir}/kernel_object.cpp
+  ${_cpu_dir}/fork_guard.cpp
+  ${_cpu_dir}/stack_limits.cpp
   ${_cpu_dir}/fiber_switch_x86_64.S
   ${_cpu_dir}/fiber_switch_arm64.S
   ${_cpu_dir}/object_check.cpp

@@ -1,5 +1,6 @@
 // The CPU backend's compiler (see cpu_compiler.hpp).
 #include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/stack_limits.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -32,6 +33,19 @@ namespace {
 
 // No kernel object comes near this; a bigger file is refused, not read.
 constexpr std::uint64_t kLargestObject = std::uint64_t(1) << 30;
+
+// True for compilers whose -fstack-usage file has a known name when compiling and
+// linking in one step: g++ >= 11 and clang >= 13 (Apple's >= 14).
+bool reports_stack_usage(const std::string& identity) {
+  const std::size_t clang = identity.find("clang version ");
+  if (clang != std::string::npos) {
+    const int major = std::atoi(identity.c_str() + clang + 14);
+    return major >= (identity.find("Apple") != std::string::npos ? 14 : 13);
+  }
+  if (identity.find("g++") == std::string::npos) return false;
+  const std::size_t space = identity.find_last_of(' ');
+  return space != std::string::npos && std::atoi(identity.c_str() + space + 1) >= 11;
+}
 
 std::vector<std::string> target_flags() {
 #if defined(__x86_64__)
@@ -142,6 +156,9 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     flags.push_back("-ffp-contract=off");
   }
   for (const auto& f : target_flags()) flags.push_back(f);
+  // Frame sizes for check_stack_usage (stack_limits.hpp).
+  const bool stack_usage = reports_stack_usage(host.identity());
+  if (stack_usage) flags.push_back("-fstack-usage");
 #if defined(__linux__)
   // Fiber stacks have one guard page: large frames must probe it (Apple's clang
   // does not offer the flag on every target; its default stack probing covers arm64).
@@ -172,7 +189,16 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
   ProcessResult result = run_process(argv);
+  // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
+  std::string usage;
+  if (stack_usage) {
+    const std::string stem = temp.path() + "/" + key;
+    for (const std::string& path : {so_path + "-" + key + ".su", stem + ".su"}) {
+      if (auto text = read_file(path)) usage += *text;
+    }
+  }
   if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
+  check_stack_usage(usage, tr, source);
   auto object = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
   if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
   cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only

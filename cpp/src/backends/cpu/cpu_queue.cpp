@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
+
+#include "backends/cpu/fork_guard.hpp"
 
 #include "backends/cpu/cpu_dispatch.hpp"
 #include "core/interrupt.hpp"
@@ -24,6 +27,35 @@ bool short_enough(const CallEstimate& e) {
 }
 
 }  // namespace
+
+CpuQueue::CpuQueue() {
+  reset_on_fork(this, [](void* self) { static_cast<CpuQueue*>(self)->reset_after_fork(); });
+}
+
+CpuQueue::~CpuQueue() { forget_on_fork(this); }
+
+void CpuQueue::reset_after_fork() {
+  // Only this thread exists: the parent's other threads may have left these
+  // locked or mid-update, so they are built anew (the old ones are not destroyed).
+  new (&mutex_) std::mutex;
+  new (&cv_) std::condition_variable;
+  new (&executor_cv_) std::condition_variable;
+  busy_ = false;
+  finishing_ = 0;
+  executor_started_ = false;
+  const auto error = std::make_exception_ptr(
+      DeviceError("[cpu] this call was queued before os.fork() and runs only in the parent process"));
+  for (auto& task : pending_) task.completion->finish(error, 0);
+  pending_.clear();
+  // Running in the parent when it forked: no thread runs them here.
+  for (CompletionState* completion : running_) completion->finish(error, 0);
+  running_.clear();
+}
+
+void CpuQueue::finishing(const CompletionState* completion) {
+  auto it = std::find_if(running_.begin(), running_.end(), [&](const CompletionState* c) { return c == completion; });
+  if (it != running_.end()) running_.erase(it);
+}
 
 std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
   std::exception_ptr error;
@@ -48,6 +80,7 @@ void CpuQueue::finish_last(Task& task, const std::pair<std::exception_ptr, doubl
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
     ++finishing_;
+    finishing(task.completion.get());
   }
   task.completion->finish(outcome.first, outcome.second);
   bool work_waiting;
@@ -76,6 +109,7 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
   std::unique_lock<std::mutex> lock(mutex_);
   if (here && idle(lock)) {
     busy_ = true;
+    started(task);
     lock.unlock();
     finish_last(task, execute(task));
     return;
@@ -129,6 +163,7 @@ std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
   }
   if (count == 0) return tasks;
   for (std::size_t i = 0; i < count; ++i) {
+    started(pending_.front());
     tasks.push_back(std::move(pending_.front()));
     pending_.pop_front();
   }
@@ -139,7 +174,13 @@ std::vector<CpuQueue::Task> CpuQueue::claim(const CompletionState* last) {
 void CpuQueue::run_claimed(std::vector<Task>& tasks) {
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const auto outcome = execute(tasks[i]);
-    if (i + 1 < tasks.size()) tasks[i].completion->finish(outcome.first, outcome.second);
+    if (i + 1 < tasks.size()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        finishing(tasks[i].completion.get());
+      }
+      tasks[i].completion->finish(outcome.first, outcome.second);
+    }
     else finish_last(tasks[i], outcome);
   }
 }
@@ -155,6 +196,7 @@ void CpuQueue::executor_loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       executor_cv_.wait(lock, [&] { return !pending_.empty() && !busy_ && finishing_ == 0; });
+      started(pending_.front());
       task = std::move(pending_.front());
       pending_.pop_front();
       busy_ = true;

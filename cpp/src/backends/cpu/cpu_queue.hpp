@@ -18,7 +18,8 @@ namespace metalcall::cpu {
 
 class CpuQueue : public CompletionDriver {
  public:
-  CpuQueue() = default;
+  CpuQueue();
+  ~CpuQueue();
   CpuQueue(const CpuQueue&) = delete;
   CpuQueue& operator=(const CpuQueue&) = delete;
 
@@ -54,6 +55,9 @@ class CpuQueue : public CompletionDriver {
   std::vector<Task> claim(const CompletionState* last);
   void run_claimed(std::vector<Task>& tasks);
   void executor_loop();
+  /** In a forked child: fresh locks, no executor, and the work queued before the fork
+   *  fails with DeviceError (its memory is the parent's business). */
+  void reset_after_fork();
 
   std::mutex mutex_;
   std::condition_variable cv_;           // synchronize(), idle() and claim() wait here: rarely anyone
@@ -63,6 +67,13 @@ class CpuQueue : public CompletionDriver {
   CompletionState* executing_ = nullptr;  // the executor's task, for synchronize() to cancel
   unsigned finishing_ = 0;  // tasks that ran, whose Completions are being signalled
   bool executor_started_ = false;
+  // The Completions of tasks taken from pending_ and not yet finished: in a forked
+  // child no thread runs them any more, so they fail there (reset_after_fork).
+  // (Raw pointers: the task that runs holds its Completion until it is finished.)
+  std::vector<CompletionState*> running_;
+  /** Under the lock: `task` left pending_ to run; later it is finished. */
+  void started(const Task& task) { running_.push_back(task.completion.get()); }
+  void finishing(const CompletionState* completion);
 };
 
 }  // namespace metalcall::cpu

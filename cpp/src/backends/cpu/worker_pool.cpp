@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
+
+#include "backends/cpu/fork_guard.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
@@ -40,9 +43,30 @@ bool spin_until(Ready ready) {
 
 }  // namespace
 
+namespace {
+std::atomic<WorkerPool*> g_pool{nullptr};
+std::mutex g_pool_mutex;  // creating the pool
+// A forked child has none of the workers, and the pool's counters and locks may be
+// frozen mid-job: it builds a new pool on first use (the old one leaks). Registered
+// when the library loads, so that no fork can come before it.
+[[maybe_unused]] const bool g_pool_reset = (reset_on_fork(&g_pool,
+                                         [](void*) {
+                                           g_pool.store(nullptr, std::memory_order_relaxed);
+                                           new (&g_pool_mutex) std::mutex;
+                                         }),
+                           true);
+}  // namespace
+
 WorkerPool& WorkerPool::instance() {
-  // Never destroyed: threads must not be joined during interpreter shutdown.
-  static WorkerPool* pool = new WorkerPool(std::max(1u, std::thread::hardware_concurrency()));
+  WorkerPool* pool = g_pool.load(std::memory_order_acquire);
+  if (pool) return *pool;
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  pool = g_pool.load(std::memory_order_acquire);
+  if (!pool) {
+    // Never destroyed: threads must not be joined during interpreter shutdown.
+    pool = new WorkerPool(std::max(1u, std::thread::hardware_concurrency()));
+    g_pool.store(pool, std::memory_order_release);
+  }
   return *pool;
 }
 

@@ -1,8 +1,12 @@
 #include "backends/cpu/worker_state.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
 
+#include "backends/cpu/fork_guard.hpp"
+#include "backends/cpu/stack_limits.hpp"
 #include "backends/cpu/worker_pool.hpp"
 
 namespace metalcall::cpu {
@@ -18,7 +22,7 @@ constexpr std::size_t kAlign = 64;
 
 }  // namespace
 
-WorkerState::WorkerState() : simd_scratch_(new unsigned char[msl::kCpuSimdScratchBytes + kAlign]) {
+WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsigned char[msl::kCpuSimdScratchBytes + kAlign]) {
   table_.fibers = &fibers_;
   table_.run_group = run_group;
   table_.barrier = metalcall_fiber_barrier;
@@ -56,16 +60,36 @@ void WorkerState::prepare(std::uint64_t dispatch_id, const std::vector<std::size
   table_.threadgroup_memory = threadgroup_pointers_.data();
 }
 
+namespace {
+// One slot per pool worker. Not a function-local static: a fork while another
+// thread initialises it would leave the child waiting on its guard forever.
+std::atomic<std::vector<std::unique_ptr<WorkerState>>*> g_states{nullptr};
+std::mutex g_states_mutex;  // creating the slots and the states in them
+// In a forked child a worker's state may be mid-run (its thread is gone): the
+// child's new pool gets fresh states (the old ones leak). Registered when the
+// library loads, so that no fork can come before it.
+[[maybe_unused]] const bool g_states_reset = (reset_on_fork(&g_states,
+                                           [](void*) {
+                                             g_states.store(nullptr, std::memory_order_relaxed);
+                                             new (&g_states_mutex) std::mutex;
+                                           }),
+                             true);
+}  // namespace
+
 WorkerState& WorkerState::of(unsigned index) {
-  // One slot per pool worker; a worker index is used by one thread at a time.
-  static std::vector<std::unique_ptr<WorkerState>>* states = [] {
-    auto* v = new std::vector<std::unique_ptr<WorkerState>>(WorkerPool::instance().size());
-    return v;
-  }();
-  static std::mutex mutex;
+  auto* states = g_states.load(std::memory_order_acquire);
+  if (!states) {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    states = g_states.load(std::memory_order_acquire);
+    if (!states) {
+      states = new std::vector<std::unique_ptr<WorkerState>>(WorkerPool::instance().size());
+      g_states.store(states, std::memory_order_release);
+    }
+  }
+  // A worker index is used by one thread at a time.
   auto& slot = (*states)[index];
   if (!slot) {
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::mutex> lock(g_states_mutex);
     if (!slot) slot = std::make_unique<WorkerState>();
   }
   return *slot;

@@ -9,8 +9,10 @@ template <class T, size_t N> struct array {
 
   METAL_FUNC constexpr size_t size() const { return N; }
   METAL_FUNC constexpr bool empty() const { return N == 0; }
-  METAL_FUNC T& operator[](size_t i) { return mtl_elements[i]; }
-  METAL_FUNC constexpr const T& operator[](size_t i) const { return mtl_elements[i]; }
+  METAL_FUNC T& operator[](size_t i) { return METAL_CHECKED_ELEMENT(mtl_elements, i, N, "metal::array"); }
+  METAL_FUNC constexpr const T& operator[](size_t i) const {
+    return METAL_CHECKED_ELEMENT(mtl_elements, i, N, "metal::array");
+  }
   METAL_FUNC T& front() { return mtl_elements[0]; }
   METAL_FUNC T& back() { return mtl_elements[N - 1]; }
   METAL_FUNC T* data() { return mtl_elements; }

@@ -45,7 +45,44 @@ inline void fault(const char* what, long long index, unsigned long long count, u
   append_number(L->fault_message, L->fault_capacity, n, (long long)count);
   append(L->fault_message, L->fault_capacity, n, " elements of ");
   append_number(L->fault_message, L->fault_capacity, n, (long long)element_size);
-  append(L->fault_message, L->fault_capacity, n, " bytes)");
+  append(L->fault_message, L->fault_capacity, n, " bytes); the access was not performed");
+  L->fault_message[n] = 0;
+}
+
+// The memory of the launch's pointer arguments, so that a raw pointer into one
+// (`&p[i]`, cast back to a device pointer) is checked against it again.
+struct region {
+  const void* base;
+  unsigned long long bytes;
+  const char* what;
+};
+static thread_local region regions[64];
+static thread_local unsigned region_count = 0;
+inline void add_region(const void* base, unsigned long long bytes, const char* what) {
+  for (unsigned i = 0; i < region_count; ++i)
+    if (regions[i].base == base) return;
+  if (region_count < 64) regions[region_count++] = region{base, bytes, what};
+}
+// The region holding `p`, or null (memory that is not an argument: unchecked).
+inline const region* region_of(const void* p) {
+  for (unsigned i = 0; i < region_count; ++i) {
+    const unsigned char* b = static_cast<const unsigned char*>(regions[i].base);
+    if (p >= static_cast<const void*>(b) && p < static_cast<const void*>(b + regions[i].bytes)) return &regions[i];
+  }
+  return nullptr;
+}
+
+// Checked mode reports an integer division by zero (metal_division.h gives the
+// defined result; the runtime then raises ExecutionError).
+inline void report_division_by_zero(bool remainder) {
+  const metalcall_cpu_launch* L = launch;
+  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
+  unsigned n = 0;
+  append(L->fault_message, L->fault_capacity, n, "kernel '");
+  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  append(L->fault_message, L->fault_capacity, n,
+         remainder ? "': integer remainder by zero (x % 0 gives x on the cpu backend)"
+                   : "': integer division by zero (x / 0 gives 0 on the cpu backend)");
   L->fault_message[n] = 0;
 }
 
@@ -57,6 +94,19 @@ template <class T> inline T& scratch() {
 
 }  // namespace mtl_rt
 
+namespace mtl_rt {
+// An index or offset: an integer or an enum (bool excluded).
+template <class I> struct index_type
+    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I))> {};
+
+// U* converts to T* implicitly (adds const or volatile): no cast needed.
+template <class U, class T> struct pointer_converts {
+  static char test(T*);
+  static long test(...);
+  static constexpr bool value = sizeof(test(static_cast<U*>(nullptr))) == 1;
+};
+}  // namespace mtl_rt
+
 template <class T> struct mtl_checked {
   T* base_;                   // start of the memory
   long long offset_;          // this pointer's position, in elements from base_
@@ -66,26 +116,82 @@ template <class T> struct mtl_checked {
   METAL_FUNC mtl_checked() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
   METAL_FUNC mtl_checked(T* base, unsigned long long count, const char* what)
       : base_(base), offset_(0), count_(count), what_(what) {}
-  template <class U>
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC mtl_checked(const mtl_checked<U>& o)  // float* → const float*
       : base_(o.base_), offset_(o.offset_), count_(o.count_), what_(o.what_) {}
+  // A pointer cast ((device uint*)p, (device float4*)p): the same bytes counted in
+  // the new element type. An offset that is not a whole number of new elements
+  // starts the new pointer there (it then cannot reach back before it).
+  template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
+  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : what_(o.what_) {
+    unsigned char* bytes = (unsigned char*)o.base_;
+    const unsigned long long total = o.count_ * sizeof(U);
+    const long long at = o.offset_ * (long long)sizeof(U);
+    if (at % (long long)sizeof(T) == 0) {
+      base_ = (T*)bytes;
+      offset_ = at / (long long)sizeof(T);
+      count_ = total / sizeof(T);
+    } else {
+      base_ = (T*)(bytes + at);
+      offset_ = 0;
+      count_ = at > 0 && (unsigned long long)at < total ? (total - (unsigned long long)at) / sizeof(T) : 0;
+    }
+  }
+
+  // A raw pointer (`&p[i]`, `(device uint*)&p[i]`): checked again over the argument
+  // it points into; a pointer to other memory is not checked (count ~0).
+  template <class U>
+  METAL_FUNC mtl_checked(U* raw, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0) { from_raw(raw); }
+  template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
+  METAL_FUNC explicit mtl_checked(U* raw) { from_raw(raw); }
+  METAL_FUNC mtl_checked(decltype(nullptr)) : mtl_checked() {}
+
+  METAL_FUNC void from_raw(const volatile void* raw) {
+    const void* p = const_cast<const void*>(raw);
+    const mtl_rt::region* r = mtl_rt::region_of(p);
+    if (!r) {
+      base_ = (T*)p;
+      offset_ = 0;
+      count_ = ~0ull;
+      what_ = "pointer";
+      return;
+    }
+    const long long at = (const unsigned char*)p - (const unsigned char*)r->base;
+    what_ = r->what;
+    if (at % (long long)sizeof(T) == 0) {
+      base_ = (T*)r->base;
+      offset_ = at / (long long)sizeof(T);
+      count_ = r->bytes / sizeof(T);
+    } else {
+      base_ = (T*)p;
+      offset_ = 0;
+      count_ = (r->bytes - (unsigned long long)at) / sizeof(T);
+    }
+  }
 
   METAL_FUNC T& at(long long i) const {
     const long long k = offset_ + i;
-    if (k < 0 || (unsigned long long)k >= count_) {
+    if (k < 0 ? count_ != ~0ull : (unsigned long long)k >= count_) {
       mtl_rt::fault(what_, k, count_, sizeof(T));
       return mtl_rt::scratch<T>();
     }
     return base_[k];
   }
-  METAL_FUNC T& operator[](long long i) const { return at(i); }
+  // Integer operands of any type match these exactly, so they beat the built-in
+  // pointer operators reached through the conversion to T* below.
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC T& operator[](I i) const { return at((long long)i); }
   METAL_FUNC T& operator*() const { return at(0); }
   METAL_FUNC T* operator->() const { return &at(0); }
-  METAL_FUNC mtl_checked operator+(long long i) const { mtl_checked r = *this; r.offset_ += i; return r; }
-  METAL_FUNC mtl_checked operator-(long long i) const { mtl_checked r = *this; r.offset_ -= i; return r; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked operator+(I i) const { mtl_checked r = *this; r.offset_ += (long long)i; return r; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked operator-(I i) const { mtl_checked r = *this; r.offset_ -= (long long)i; return r; }
   METAL_FUNC long long operator-(const mtl_checked& o) const { return offset_ - o.offset_; }
-  METAL_FUNC mtl_checked& operator+=(long long i) { offset_ += i; return *this; }
-  METAL_FUNC mtl_checked& operator-=(long long i) { offset_ -= i; return *this; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked& operator+=(I i) { offset_ += (long long)i; return *this; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked& operator-=(I i) { offset_ -= (long long)i; return *this; }
   METAL_FUNC mtl_checked& operator++() { ++offset_; return *this; }
   METAL_FUNC mtl_checked& operator--() { --offset_; return *this; }
   METAL_FUNC mtl_checked operator++(int) { mtl_checked r = *this; ++offset_; return r; }
@@ -93,24 +199,71 @@ template <class T> struct mtl_checked {
   METAL_FUNC bool operator==(const mtl_checked& o) const { return base_ + offset_ == o.base_ + o.offset_; }
   METAL_FUNC bool operator!=(const mtl_checked& o) const { return !(*this == o); }
   METAL_FUNC bool operator<(const mtl_checked& o) const { return base_ + offset_ < o.base_ + o.offset_; }
+  // p == nullptr (and p == 0): exact, so not ambiguous with the built-in through T*.
+  METAL_FUNC bool operator==(decltype(nullptr)) const { return base_ + offset_ == nullptr; }
+  METAL_FUNC bool operator!=(decltype(nullptr)) const { return base_ + offset_ != nullptr; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+  // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
+  METAL_FUNC operator T*() const { return base_ + offset_; }
 };
-template <class T> METAL_FUNC mtl_checked<T> operator+(long long i, const mtl_checked<T>& p) { return p + i; }
+template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
+template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
+template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
-// A threadgroup array: storage plus the same checks. Aggregate, so that a
-// `static thread_local` one needs no dynamic initialisation.
-template <class T, unsigned long long N> struct mtl_checked_array {
+// An array (threadgroup, private, or a struct's member): storage plus the same
+// checks; the same size and alignment as T[N]. Aggregate, so that a `static
+// thread_local` one needs no dynamic initialisation and `= {1, 2, 3}` works.
+template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T data_[N];
+  static METAL_FUNC const char* what() {
+    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "struct array member";
+  }
   METAL_FUNC T& operator[](long long i) {
     if (i < 0 || (unsigned long long)i >= N) {
-      mtl_rt::fault("threadgroup array", i, N, sizeof(T));
+      mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
     return data_[i];
   }
   METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
-  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, "threadgroup array"); }
+  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
+  METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
+  // Passed to a `thread T*` parameter or decayed like an array (unchecked from there).
+  METAL_FUNC operator T*() { return data_; }
+  METAL_FUNC operator const T*() const { return data_; }
+  METAL_FUNC T* begin() { return data_; }
+  METAL_FUNC T* end() { return data_ + N; }
+  METAL_FUNC const T* begin() const { return data_; }
+  METAL_FUNC const T* end() const { return data_ + N; }
 };
+
+namespace mtl_rt {
+// `&s` for a kernel's reference or value parameter (the translator writes it).
+template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long long count, const char* what) {
+  return mtl_checked<T>(&r, count, what);
+}
+}  // namespace mtl_rt
+
+// Atomics through a checked pointer: the element is checked, then the plain
+// function runs on it (metal_atomic.h).
+#define METAL_CHECKED_ATOMIC(NAME)                                                       \
+  template <class A, class... R> METAL_FUNC auto NAME(const mtl_checked<A>& p, R... r) { \
+    return NAME(&p.at(0), r...);                                                         \
+  }
+METAL_CHECKED_ATOMIC(atomic_load_explicit)
+METAL_CHECKED_ATOMIC(atomic_store_explicit)
+METAL_CHECKED_ATOMIC(atomic_exchange_explicit)
+METAL_CHECKED_ATOMIC(atomic_compare_exchange_weak_explicit)
+METAL_CHECKED_ATOMIC(atomic_compare_exchange_strong_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_add_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_sub_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_and_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_or_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
+METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
+#undef METAL_CHECKED_ATOMIC
 
 }  // namespace metal
 

@@ -144,3 +144,25 @@ template <> struct make_seq<3> { typedef int_seq<0, 1, 2> type; };
 template <> struct make_seq<4> { typedef int_seq<0, 1, 2, 3> type; };
 }  // namespace mtl_detail
 }  // namespace metal
+
+// Checked mode (metal_checked.h): arrays, vectors and matrices check their index
+// too. The fault handler is defined there; these templates only need it declared.
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+namespace metal {
+namespace mtl_rt {
+inline void fault(const char* what, long long index, unsigned long long count, unsigned long long element_size);
+template <class T> inline T& scratch();
+// Element i of `data` (n elements), or a scratch element after recording the fault.
+template <class T> METAL_FUNC T& checked_element(T* data, long long i, unsigned long long n, const char* what) {
+  if (i < 0 || (unsigned long long)i >= n) {
+    fault(what, i, n, sizeof(T));
+    return scratch<T>();
+  }
+  return data[i];
+}
+}  // namespace mtl_rt
+}  // namespace metal
+#define METAL_CHECKED_ELEMENT(DATA, I, N, WHAT) ::metal::mtl_rt::checked_element(DATA, (long long)(I), N, WHAT)
+#else
+#define METAL_CHECKED_ELEMENT(DATA, I, N, WHAT) (DATA)[I]
+#endif

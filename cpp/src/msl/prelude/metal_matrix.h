@@ -32,8 +32,10 @@ template <class T, int C, int R> struct matrix {
   METAL_FUNC constexpr explicit matrix(const matrix<U, C, R>& m)
       : matrix(convert_tag{}, typename mtl_detail::make_seq<C>::type{}, m) {}
 
-  METAL_FUNC column_type& operator[](int i) { return columns[i]; }
-  METAL_FUNC constexpr const column_type& operator[](int i) const { return columns[i]; }
+  METAL_FUNC column_type& operator[](int i) { return METAL_CHECKED_ELEMENT(columns, i, C, "matrix column"); }
+  METAL_FUNC constexpr const column_type& operator[](int i) const {
+    return METAL_CHECKED_ELEMENT(columns, i, C, "matrix column");
+  }
 
   METAL_FUNC matrix& operator+=(const matrix& o) { return *this = *this + o; }
   METAL_FUNC matrix& operator-=(const matrix& o) { return *this = *this - o; }

@@ -8,6 +8,7 @@
 //   write v.xy = a   -> v.template mtl_swizzle_ref<0, 1>() = a
 #pragma once
 #include "metal_half.h"
+#include "metal_division.h"
 
 namespace metal {
 
@@ -175,8 +176,10 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   METAL_FUNC constexpr mtl_vector(mtl_detail::elems_tag, const C0& c0, const C&... c) : storage{{c0}, {c}...} {}
 
   // v[i]; the components are contiguous and the object is standard-layout.
-  METAL_FUNC T& operator[](int i) { return reinterpret_cast<T*>(this)[i]; }
-  METAL_FUNC const T& operator[](int i) const { return reinterpret_cast<const T*>(this)[i]; }
+  METAL_FUNC T& operator[](int i) { return METAL_CHECKED_ELEMENT(reinterpret_cast<T*>(this), i, N, "vector component"); }
+  METAL_FUNC const T& operator[](int i) const {
+    return METAL_CHECKED_ELEMENT(reinterpret_cast<const T*>(this), i, N, "vector component");
+  }
 
   template <int... I> METAL_FUNC constexpr vec<T, sizeof...(I)> mtl_swizzle() const {
     static_assert(sizeof...(I) >= 2 && sizeof...(I) <= 4, "a swizzle has 2 to 4 components");
@@ -231,8 +234,8 @@ template <class V, int... I> struct swizzle_ref {
   METAL_SWIZZLE_COMPOUND(+)
   METAL_SWIZZLE_COMPOUND(-)
   METAL_SWIZZLE_COMPOUND(*)
-  METAL_SWIZZLE_COMPOUND(/)
-  METAL_SWIZZLE_COMPOUND(%)
+  METAL_FUNC swizzle_ref& operator/=(const value_type& s) { return *this = mtl_rt::div_value(get(), s); }
+  METAL_FUNC swizzle_ref& operator%=(const value_type& s) { return *this = mtl_rt::mod_value(get(), s); }
   METAL_SWIZZLE_COMPOUND(&)
   METAL_SWIZZLE_COMPOUND(|)
   METAL_SWIZZLE_COMPOUND(^)
@@ -308,8 +311,12 @@ template <class F, class... A> METAL_FUNC constexpr auto zip(const F& f, const A
 METAL_OP_FN(op_add, +)
 METAL_OP_FN(op_sub, -)
 METAL_OP_FN(op_mul, *)
-METAL_OP_FN(op_div, /)
-METAL_OP_FN(op_mod, %)
+#undef METAL_OP_FN
+// Integer components divide without trapping (metal_division.h).
+struct op_div { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(mtl_rt::div_value(a, b)); } };
+struct op_mod { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(mtl_rt::mod_value(a, b)); } };
+#define METAL_OP_FN(NAME, OP) \
+  struct NAME { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(a OP b); } };
 METAL_OP_FN(op_and, &)
 METAL_OP_FN(op_or, |)
 METAL_OP_FN(op_xor, ^)

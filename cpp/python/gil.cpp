@@ -1,0 +1,92 @@
+// restore_gil and the atexit callback behind it: see gil.hpp.
+#include "gil.hpp"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <new>
+#include <thread>
+
+namespace metalcall::python {
+
+namespace {
+
+// Never destroyed: daemon threads may use them while exit() runs destructors.
+// `exiting` and `restoring` pair up like Dekker's flags (both seq_cst): a thread
+// that counts itself in and then reads `exiting` false is seen by the atexit
+// callback, which sets `exiting` and then waits for the count to drop.
+struct ExitState {
+  std::mutex mutex;  // only for the atexit callback's wait
+  std::condition_variable cv;
+  std::atomic<bool> exiting{false};             // Python's atexit callbacks have started
+  std::atomic<std::thread::id> exit_thread{};   // the thread that runs them (and finalization)
+  std::atomic<unsigned> restoring{0};           // threads inside restore_gil
+};
+ExitState& exit_state() {
+  static ExitState* s = [] {
+    auto* created = new ExitState;
+    // A thread of the parent may hold the lock at fork(): the child starts afresh.
+    pthread_atfork(nullptr, nullptr, [] {
+      ExitState& child = exit_state();
+      new (&child.mutex) std::mutex;
+      new (&child.cv) std::condition_variable;
+      child.restoring.store(0);
+    });
+    return created;
+  }();
+  return *s;
+}
+
+[[noreturn]] void park() {
+  // Finalization ends only in exit(): this thread has nothing left to do. The work
+  // it released the GIL for is over, so it holds no lock of ours.
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// Leaves restore_gil: the atexit callback may be waiting for the count to drop.
+void count_out(ExitState& s) {
+  if (s.restoring.fetch_sub(1) == 1 && s.exiting.load()) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.cv.notify_all();
+  }
+}
+
+// The atexit callback: no thread may start waiting for the GIL from now on, and
+// those already waiting get it (this thread lets go of it) before finalization.
+void on_exit() {
+  ExitState& s = exit_state();
+  s.exit_thread.store(std::this_thread::get_id());
+  s.exiting.store(true);
+  PyThreadState* self = PyEval_SaveThread();
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.cv.wait(lock, [&] { return s.restoring.load() == 0; });
+  }
+  PyEval_RestoreThread(self);
+}
+
+}  // namespace
+
+void restore_gil(PyThreadState* state) {
+  ExitState& s = exit_state();
+  s.restoring.fetch_add(1);
+  if (s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load()) {
+    count_out(s);
+    park();
+  }
+  PyEval_RestoreThread(state);
+  count_out(s);
+}
+
+void init_gil(pybind11::module_& m) {
+  exit_state();  // registers its fork handler now, before any thread can fork
+  // Registered at import: atexit runs callbacks last-in first-out, so this one runs
+  // after those of modules imported later, which may still call metalcall.
+  pybind11::module_::import("atexit").attr("register")(pybind11::cpp_function(&on_exit));
+  (void)m;
+}
+
+}  // namespace metalcall::python

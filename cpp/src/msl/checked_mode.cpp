@@ -1,0 +1,147 @@
+// Checked mode's analysis of the token stream (see checked_mode.hpp).
+#include "msl/checked_mode.hpp"
+
+#include <set>
+
+#include "msl/type_names.hpp"
+
+namespace metalcall::msl {
+
+// A '{' at i opens a namespace (or an extern "C" block).
+bool opens_namespace(const std::vector<Token>& t, std::size_t i) {
+  std::size_t j = i;
+  while (j > 0) {
+    --j;
+    if (t[j].is_identifier("namespace")) return true;
+    if (t[j].kind == TokenKind::identifier || t[j].is("::")) continue;
+    if (t[j].kind == TokenKind::string && j > 0 && t[j - 1].is_identifier("extern")) return true;
+    return false;
+  }
+  return false;
+}
+
+// The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'.
+std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j) {
+  std::vector<std::string> extents;
+  while (j < t.size() && t[j].is("[")) {
+    int depth = 0;
+    std::string extent;
+    std::size_t k = j;
+    for (; k < t.size(); ++k) {
+      if (t[k].is("[")) {
+        if (depth++ == 0) continue;
+      } else if (t[k].is("]") && --depth == 0) {
+        break;
+      }
+      extent += (is_renamed_type(t[k].text) ? renamed_type(t[k].text) : t[k].text) + " ";
+    }
+    extents.push_back(extent);
+    j = k + 1;
+  }
+  return extents;
+}
+
+// Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
+// or a struct, found syntactically: the type runs back to the statement's start,
+// only names, `::`, `const` and template arguments. Pointer arrays, `static`
+// and `constexpr` arrays, and multi-dimensional ones with an initializer stay plain.
+std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
+  static const std::set<std::string> not_types = {
+      "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
+      "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
+      "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
+      "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
+  std::map<std::size_t, CheckedArray> found;
+  std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].is("{")) {
+      int kind = opens_namespace(t, i) ? 0 : 1;
+      for (std::size_t k = i; k > 0 && kind == 1;) {
+        --k;
+        if (t[k].is(";") || t[k].is("{") || t[k].is("}") || t[k].is(")")) break;
+        if (t[k].is_identifier("struct") || t[k].is_identifier("class") || t[k].is_identifier("union")) kind = 2;
+      }
+      scopes.push_back(kind);
+      continue;
+    }
+    if (t[i].is("}")) {
+      if (!scopes.empty()) scopes.pop_back();
+      continue;
+    }
+    if (scopes.empty() || scopes.back() == 0) continue;
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("[") || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
+    if (i + 2 < t.size() && t[i + 2].is("[")) continue;  // an attribute
+    CheckedArray d;
+    d.name = i;
+    d.kind = scopes.back() == 2 ? 2 : 1;
+    std::size_t k = i;
+    bool ok = true;
+    while (k > 0) {
+      const Token& b = t[k - 1];
+      if (b.is(";") || b.is("{") || b.is("}")) break;
+      if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
+        int depth = 0;
+        while (k > 0) {
+          const Token& c = t[k - 1];
+          if (c.is(">")) ++depth;
+          else if (c.is(">>")) depth += 2;
+          else if (c.is("<")) --depth;
+          else if (c.is(";") || c.is("{") || c.is("}")) break;
+          --k;
+          if (depth <= 0) break;
+        }
+        if (depth != 0) ok = false;
+        continue;
+      }
+      if (b.is("::") || (b.kind == TokenKind::identifier && !not_types.count(b.text))) {
+        --k;
+        continue;
+      }
+      ok = false;
+      break;
+    }
+    if (!ok || k == i) continue;
+    d.begin = k;
+    for (std::size_t j = k; j < i; ++j)
+      if (!t[j].is_identifier("thread")) d.type.push_back(j);
+    if (d.type.empty()) continue;
+    std::size_t j = i + 1;
+    d.extents = array_extents(t, j);
+    if (j >= t.size() || d.extents.empty()) continue;
+    bool empty_extent = false;
+    for (const auto& e : d.extents) empty_extent = empty_extent || e.empty();
+    if (empty_extent) continue;
+    if (!(t[j].is(";") || (t[j].is("=") && d.extents.size() == 1))) continue;
+    d.end = j;
+    found[k] = std::move(d);
+  }
+  return found;
+}
+
+// Checked mode: `&s` in a kernel's body, for its parameter `constant T& s`, becomes a checked pointer over the argument's bytes, so that
+// `(&s)[1]` faults instead of reading past them.
+std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
+                                                           const std::vector<ParsedKernel>& kernels) {
+  std::map<std::size_t, std::string> found;
+  for (const auto& k : kernels) {
+    for (const auto& p : k.params) {
+      // (Not a by-value one: its address is a `thread` pointer, which stays plain.)
+      if (p.info.kind != ParamKind::reference) continue;
+      const std::string what = "argument '" + p.info.name + "' (buffer(" + std::to_string(p.info.binding) + "))";
+      const std::string count =
+          "metal::mtl_rt::launch->arg_bytes[" + std::to_string(p.info.position) + "] / sizeof(" + p.info.name + ")";
+      for (std::size_t i = k.body_open + 1; i + 1 < k.body_close; ++i) {
+        if (!t[i].is("&") || !t[i + 1].is_identifier(p.info.name.c_str())) continue;
+        const Token& before = t[i - 1];
+        const bool binary = before.kind == TokenKind::identifier || before.kind == TokenKind::number ||
+                            before.is(")") || before.is("]");
+        const Token& after = t[i + 2];
+        if (binary || after.is(".") || after.is("->") || after.is("[") || after.is("(") || after.is("::")) continue;
+        found[i] = "metal::mtl_rt::checked_address(" + p.info.name + ", " + count + ", \"" + what + "\")";
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,37 @@
+// Checked mode's analysis of the token stream, for the translator: the private
+// arrays and struct array members to bounds-check, and `&param` of kernels'
+// reference parameters (metal_checked.h has what they become).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+#include "msl/signature_parser.hpp"
+
+namespace metalcall::msl {
+
+/** `T name[N]…;` or `T name[N] = {…};` in a function body or a struct. */
+struct CheckedArray {
+  std::size_t begin = 0, name = 0, end = 0;  // type tokens [begin, name), `;` or `=` at end
+  std::vector<std::size_t> type;             // type tokens (without `thread`)
+  std::vector<std::string> extents;
+  int kind = 1;  // mtl_checked_array's Kind: 1 private array, 2 struct member
+};
+
+/** The arrays to check, by their first token. */
+std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t);
+
+/** For each `&s` (by the '&') of a kernel's `constant/device T& s` in its body: the checked pointer's text. */
+std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
+                                                           const std::vector<ParsedKernel>& kernels);
+
+/** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
+std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);
+
+/** True when the '{' at i opens a namespace (or an extern "C" block). */
+bool opens_namespace(const std::vector<Token>& t, std::size_t i);
+
+}  // namespace metalcall::msl

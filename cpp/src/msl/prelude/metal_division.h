@@ -1,0 +1,113 @@
+// metalcall MSL prelude: integer division and remainder that never trap.
+//
+// On the CPU an integer `/` or `%` by zero, or INT_MIN / -1, raises SIGFPE and
+// kills the process; Metal gives some value instead. The CPU translator writes
+//   a / b   as  a / metal::mtl_rt::idiv_tag() / b     (the tag shares the
+//   a % b   as  a % metal::mtl_rt::imod_tag() % b      operator's precedence and
+//   a /= b  as  a /= metal::mtl_rt::idiv_rhs() = b     left associativity, so
+//   a %= b  as  a %= metal::mtl_rt::imod_rhs() = b     operands are unchanged)
+// and these helpers give defined results (docs/design.md, "CPU runtime limits"):
+//   x / 0 == 0, x % 0 == x, MIN / -1 == MAX (clamped, as the MSL spec says), MIN % -1 == 0.
+// Floating-point and class operands divide as before; a constant divisor folds
+// the checks away. Vector `/` and `%` come here component-wise (metal_vector.h).
+// On CUDA (which does not trap) div_value/mod_value are plain operators.
+#pragma once
+#include "metal_config.h"
+
+namespace metal {
+namespace mtl_rt {
+
+#if METAL_CUDA
+// CUDA does not trap: the translation for CUDA keeps the plain operators, and
+// vector components divide as before.
+template <class A, class B> METAL_FUNC constexpr auto div_value(const A& a, const B& b) { return a / b; }
+template <class A, class B> METAL_FUNC constexpr auto mod_value(const A& a, const B& b) { return a % b; }
+#else
+
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// Checked mode reports a division by zero (metal_checked.h).
+void report_division_by_zero(bool remainder);
+#endif
+
+template <class T> struct int_operand : is_integral<remove_cv_t<T>> {};
+template <> struct int_operand<bool> : true_type {};
+template <> struct int_operand<const bool> : true_type {};
+
+// Both operands integers (or enums) and the result an integer: the guarded path.
+template <class A, class B, class R>
+struct guarded_division
+    : integral_constant<bool, (int_operand<A>::value || __is_enum(A)) && (int_operand<B>::value || __is_enum(B)) &&
+                                  is_integral<remove_cv_t<R>>::value> {};
+
+template <class R> METAL_FUNC constexpr R int_max() {
+  return R(typename make_unsigned<R>::type(~typename make_unsigned<R>::type(0)) >> 1);
+}
+
+template <class R> METAL_FUNC constexpr R idiv(R a, R b) {
+  if (b == R(0)) {
+#if defined(METALCALL_CHECKED)
+    report_division_by_zero(false);
+#endif
+    return R(0);
+  }
+  if constexpr (is_signed<R>::value) {
+    if (b == R(-1)) return a < -int_max<R>() ? int_max<R>() : R(-a);
+  }
+  return R(a / b);
+}
+
+template <class R> METAL_FUNC constexpr R imod(R a, R b) {
+  if (b == R(0)) {
+#if defined(METALCALL_CHECKED)
+    report_division_by_zero(true);
+#endif
+    return a;
+  }
+  if constexpr (is_signed<R>::value) {
+    if (b == R(-1)) return R(0);
+  }
+  return R(a % b);
+}
+
+template <class A, class B> METAL_FUNC constexpr auto div_value(const A& a, const B& b) {
+  typedef decltype(a / b) R;
+  if constexpr (guarded_division<A, B, R>::value) return idiv<remove_cv_t<R>>(R(a), R(b));
+  else return a / b;
+}
+template <class A, class B> METAL_FUNC constexpr auto mod_value(const A& a, const B& b) {
+  typedef decltype(a % b) R;
+  if constexpr (guarded_division<A, B, R>::value) return imod<remove_cv_t<R>>(R(a), R(b));
+  else return a % b;
+}
+
+// `a / idiv_tag()` holds a; `(that) / b` divides.
+struct idiv_tag {};
+struct imod_tag {};
+template <class T> struct dividend { T a; };
+template <class T> struct modulend { T a; };
+template <class T> METAL_FUNC constexpr dividend<T> operator/(const T& a, idiv_tag) { return {a}; }
+template <class T> METAL_FUNC constexpr modulend<T> operator%(const T& a, imod_tag) { return {a}; }
+template <class T, class U> METAL_FUNC constexpr auto operator/(const dividend<T>& p, const U& b) { return div_value(p.a, b); }
+template <class T, class U> METAL_FUNC constexpr auto operator%(const modulend<T>& p, const U& b) { return mod_value(p.a, b); }
+
+// `a /= (idiv_rhs() = b)`: the tag's assignment wraps b, and the compound operator divides.
+template <class U> struct divisor { U b; };
+template <class U> struct modulus { U b; };
+struct idiv_rhs {
+  template <class U> METAL_FUNC constexpr divisor<U> operator=(const U& b) const { return {b}; }
+};
+struct imod_rhs {
+  template <class U> METAL_FUNC constexpr modulus<U> operator=(const U& b) const { return {b}; }
+};
+template <class T, class U> METAL_FUNC constexpr T& operator/=(T& a, const divisor<U>& d) {
+  a = div_value(a, d.b);
+  return a;
+}
+template <class T, class U> METAL_FUNC constexpr T& operator%=(T& a, const modulus<U>& d) {
+  a = mod_value(a, d.b);
+  return a;
+}
+
+#endif  // METAL_CUDA
+}  // namespace mtl_rt
+}  // namespace metal
