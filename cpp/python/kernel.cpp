@@ -65,9 +65,9 @@ void parse_options(const py::kwargs& kwargs, LaunchShape& shape) {
       };
       if (PyIndex_Check(value.ptr())) add(value);
       else for (const auto& v : py::iter(value)) add(v);
-    } else {
+    } else if (!parse_texture_option(name, value, shape)) {
       throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
-                          "threadgroup= and threadgroup_memory=");
+                          "threadgroup=, threadgroup_memory=, textures= and samplers=");
     }
   }
 }

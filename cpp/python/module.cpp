@@ -11,5 +11,6 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_device(m);
   metalcall::python::init_library(m);
   metalcall::python::init_kernel(m);
+  metalcall::python::init_texture(m);
   metalcall::python::init_dlpack(m);
 }

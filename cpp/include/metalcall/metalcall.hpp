@@ -7,4 +7,5 @@
 #include "metalcall/device.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/reflection.hpp"
+#include "metalcall/texture.hpp"
 #include "metalcall/version.hpp"

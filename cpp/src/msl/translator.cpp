@@ -44,7 +44,6 @@ namespace {
 // error at the user's line beats a confusing one from the target's compiler.
 const char* unsupported_reason(const std::string& id) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"texture", "textures"},                 {"sampler", "samplers"},
       {"imageblock", "imageblocks"},           {"simdgroup_matrix", "SIMD-group matrices"},
       {"simdgroup_float8x8", "SIMD-group matrices"}, {"simdgroup_half8x8", "SIMD-group matrices"},
       {"simdgroup_load", "SIMD-group matrices"},     {"simdgroup_store", "SIMD-group matrices"},
@@ -53,6 +52,11 @@ const char* unsupported_reason(const std::string& id) {
   for (const auto& [prefix, what] : kPrefixes)
     if (id.rfind(prefix, 0) == 0) return what;
   return nullptr;
+}
+
+// The MSL texture and sampler types, which the CUDA target does not translate yet.
+bool is_texture_word(const std::string& id) {
+  return id.rfind("texture", 0) == 0 || id == "sampler" || id == "depth2d";
 }
 
 bool is_assignment(const Token& t) {
@@ -379,6 +383,9 @@ class Translator {
         if (declares_storage(i)) emit(target_.threadgroup_storage(), tok, true);
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
+      } else if (std::string(target_.name()) == "CUDA" && is_texture_word(id)) {
+        fail(i, "'" + id + "': textures and samplers are not supported by the CUDA backend yet; they work on the "
+                "CPU and Metal backends");
       } else if (const char* what = unsupported_reason(id)) {
         fail(i, "'" + id + "': " + what + " are not supported by the " + target_.name() + " backend yet");
       } else if (is_renamed_type(id)) {

@@ -17,7 +17,7 @@ namespace {
 
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
-constexpr char kMagic[] = "metalcall translation 1\n";
+constexpr char kMagic[] = "metalcall translation 2\n";
 
 // ---- writing ----
 
@@ -117,6 +117,8 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.u64(p.element_align);
   w.i64(p.line);
   w.i64(p.column);
+  w.i64(static_cast<int>(p.texture_type));
+  w.i64(static_cast<int>(p.texture_access));
 }
 
 ParamInfo read_param(Reader& r) {
@@ -124,7 +126,7 @@ ParamInfo read_param(Reader& r) {
   p.position = r.integer(kIntMin, kIntMax);
   p.binding = r.integer(kIntMin, kIntMax);  // may be msl::kDeferredBinding
   p.name = r.str();
-  p.kind = r.enumeration(ParamKind::builtin);
+  p.kind = r.enumeration(ParamKind::sampler);
   p.address_space = r.enumeration(AddressSpace::thread);
   p.type_name = r.str();
   p.scalar = r.enumeration(ScalarType::f64);
@@ -136,6 +138,8 @@ ParamInfo read_param(Reader& r) {
   p.element_align = static_cast<std::size_t>(r.u64());
   p.line = r.integer(kIntMin, kIntMax);
   p.column = r.integer(kIntMin, kIntMax);
+  p.texture_type = r.enumeration(TextureType::depth2d);
+  p.texture_access = r.enumeration(TextureAccess::read_write);
   return p;
 }
 
