@@ -156,19 +156,20 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
     }
     const Texture& t = shape.textures[p->binding];
     const TextureDescriptor& d = t.descriptor();
-    if (d.type != p->texture_type) {
+    if (p->texture_type != TextureType::none && d.type != p->texture_type) {
       throw ArgumentError(describe(k, *p, "texture") + ": the Texture is a " + to_string(d.type) + ", the kernel takes a " +
                           to_string(p->texture_type));
     }
     const bool int_texture = integer_kind(d.format.kind);
     const bool int_param = p->scalar != ScalarType::f32 && p->scalar != ScalarType::f16;
-    if (int_texture != int_param) {
+    const bool element_known = p->scalar != ScalarType::unknown;
+    if (element_known && int_texture != int_param) {
       throw ArgumentError(describe(k, *p, "texture") + ": the Texture's format " + d.format.name() + " holds " +
                           (int_texture ? "integers" : "floating-point or normalized values") +
                           ", the kernel's element type " + to_string(p->scalar) + " does not match (Metal: float or half "
                           "for unorm/snorm/float formats, int/uint/short/ushort for sint/uint ones)");
     }
-    if (int_texture && ((d.format.kind == PixelKind::sint) != (p->scalar == ScalarType::i32 || p->scalar == ScalarType::i16))) {
+    if (element_known && int_texture && ((d.format.kind == PixelKind::sint) != (p->scalar == ScalarType::i32 || p->scalar == ScalarType::i16))) {
       throw ArgumentError(describe(k, *p, "texture") + ": format " + d.format.name() + " needs a " +
                           (d.format.kind == PixelKind::sint ? "signed (int, short)" : "unsigned (uint, ushort)") +
                           " element type");
