@@ -511,6 +511,15 @@ kernel void oob(texture2d<float, access::read_write> t [[texture(0)]], uint2 p [
         lib.oob((3, 3), textures=[t])
 
 
+def test_compile_errors(device):
+    with pytest.raises(mc.CompileError, match=r"'t' has \[\[texture\(n\)\]\] but type 'float'") as e:
+        device.compile(HEADER + "kernel void k(device float* t [[texture(0)]], uint i [[thread_position_in_grid]])"
+                       " { t[i] = 1.0f; }\n")
+    assert e.value.line == 3
+    with pytest.raises(mc.CompileError, match="element type must be float, half, int"):
+        device.compile(HEADER + "kernel void k(texture2d<bool, access::read> t [[texture(0)]]) {}\n")
+
+
 def test_reflection(device):
     params = KS.get(device, "t_sample").params
     assert params[0]["kind"] == "texture" and params[0]["binding"] == 0 and params[0]["type"] == "texture2d<float>"
