@@ -13,7 +13,7 @@ from mcconf import HEADER, KernelSet
 
 KS = KernelSet([
     """
-kernel void t_rw_float(texture2d<float, access::read> src [[texture(0)]],
+kernel void tex_rw_float(texture2d<float, access::read> src [[texture(0)]],
                        texture2d<float, access::write> dst [[texture(1)]],
                        device float4* got [[buffer(0)]], const device float4* put [[buffer(1)]],
                        uint2 p [[thread_position_in_grid]]) {
@@ -23,7 +23,7 @@ kernel void t_rw_float(texture2d<float, access::read> src [[texture(0)]],
 }
 """,
     """
-kernel void t_rw_int(texture2d<int, access::read> src [[texture(0)]],
+kernel void tex_rw_int(texture2d<int, access::read> src [[texture(0)]],
                      texture2d<int, access::write> dst [[texture(1)]],
                      device int4* got [[buffer(0)]], const device int4* put [[buffer(1)]],
                      uint2 p [[thread_position_in_grid]]) {
@@ -33,7 +33,7 @@ kernel void t_rw_int(texture2d<int, access::read> src [[texture(0)]],
 }
 """,
     """
-kernel void t_rw_uint(texture2d<uint, access::read> src [[texture(0)]],
+kernel void tex_rw_uint(texture2d<uint, access::read> src [[texture(0)]],
                       texture2d<uint, access::write> dst [[texture(1)]],
                       device uint4* got [[buffer(0)]], const device uint4* put [[buffer(1)]],
                       uint2 p [[thread_position_in_grid]]) {
@@ -43,25 +43,25 @@ kernel void t_rw_uint(texture2d<uint, access::read> src [[texture(0)]],
 }
 """,
     """
-kernel void t_read_write(texture2d<float, access::read_write> t [[texture(0)]], uint2 p [[thread_position_in_grid]]) {
+kernel void tex_read_write(texture2d<float, access::read_write> t [[texture(0)]], uint2 p [[thread_position_in_grid]]) {
     t.write(t.read(p) * 2.0f + 1.0f, p);
 }
 """,
     """
-kernel void t_half(texture2d<half, access::read> src [[texture(0)]], device float4* got [[buffer(0)]],
+kernel void tex_half(texture2d<half, access::read> src [[texture(0)]], device float4* got [[buffer(0)]],
                    uint2 p [[thread_position_in_grid]]) {
     got[p.y * src.get_width() + p.x] = float4(src.read(p));
 }
 """,
     """
-kernel void t_sample(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
+kernel void tex_sample(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
                      const device float2* uv [[buffer(0)]], device float4* out [[buffer(1)]],
                      uint i [[thread_position_in_grid]]) {
     out[i] = t.sample(s, uv[i]);
 }
 """,
     """
-kernel void t_gather(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
+kernel void tex_gather(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
                      const device float2* uv [[buffer(0)]], device float4* out [[buffer(1)]],
                      uint i [[thread_position_in_grid]]) {
     out[2 * i] = t.gather(s, uv[i]);
@@ -71,14 +71,14 @@ kernel void t_gather(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]]
     """
 constexpr sampler k_linear_repeat(coord::normalized, address::repeat, filter::linear);
 constexpr sampler k_pixel_nearest(coord::pixel, filter::nearest, address::clamp_to_edge);
-kernel void t_constexpr_sampler(texture2d<float> t [[texture(0)]], const device float2* uv [[buffer(0)]],
+kernel void tex_constexpr_sampler(texture2d<float> t [[texture(0)]], const device float2* uv [[buffer(0)]],
                                 device float4* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     out[2 * i] = t.sample(k_linear_repeat, uv[i]);
     out[2 * i + 1] = t.sample(k_pixel_nearest, uv[i] * float2(t.get_width(), t.get_height()));
 }
 """,
     """
-kernel void t_sizes(texture2d<float> a [[texture(0)]], texture3d<float, access::read> b [[texture(1)]],
+kernel void tex_sizes(texture2d<float> a [[texture(0)]], texture3d<float, access::read> b [[texture(1)]],
                     texture2d_array<float, access::read> c [[texture(2)]], texture1d<float, access::read> d [[texture(3)]],
                     texturecube<float, access::read> e [[texture(4)]], device uint* out [[buffer(0)]]) {
     out[0] = a.get_width(); out[1] = a.get_height(); out[2] = a.get_num_mip_levels();
@@ -88,32 +88,32 @@ kernel void t_sizes(texture2d<float> a [[texture(0)]], texture3d<float, access::
 }
 """,
     """
-kernel void t_3d(texture3d<float, access::read> src [[texture(0)]], texture3d<float, access::write> dst [[texture(1)]],
+kernel void tex_3d(texture3d<float, access::read> src [[texture(0)]], texture3d<float, access::write> dst [[texture(1)]],
                  uint3 p [[thread_position_in_grid]]) {
     dst.write(src.read(p) + float4(p.z), p);
 }
 """,
     """
-kernel void t_sample3d(texture3d<float> t [[texture(0)]], sampler s [[sampler(0)]], const device float4* uvw [[buffer(0)]],
+kernel void tex_sample3d(texture3d<float> t [[texture(0)]], sampler s [[sampler(0)]], const device float4* uvw [[buffer(0)]],
                        device float4* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     out[i] = t.sample(s, uvw[i].xyz);
 }
 """,
     """
-kernel void t_array(texture2d_array<float, access::read> src [[texture(0)]],
+kernel void tex_array(texture2d_array<float, access::read> src [[texture(0)]],
                     texture2d_array<float, access::write> dst [[texture(1)]], uint3 p [[thread_position_in_grid]]) {
     dst.write(src.read(p.xy, p.z) * float(p.z + 1), p.xy, p.z);
 }
 """,
     """
-kernel void t_sample_array(texture2d_array<float> t [[texture(0)]], sampler s [[sampler(0)]],
+kernel void tex_sample_array(texture2d_array<float> t [[texture(0)]], sampler s [[sampler(0)]],
                            const device float2* uv [[buffer(0)]], device float4* out [[buffer(1)]],
                            uint i [[thread_position_in_grid]]) {
     out[i] = t.sample(s, uv[i], i % 3);
 }
 """,
     """
-kernel void t_1d(texture1d<float, access::read> src [[texture(0)]], texture1d<float, access::write> dst [[texture(1)]],
+kernel void tex_1d(texture1d<float, access::read> src [[texture(0)]], texture1d<float, access::write> dst [[texture(1)]],
                  texture1d<float> smp [[texture(2)]], sampler s [[sampler(0)]], device float4* out [[buffer(0)]],
                  uint i [[thread_position_in_grid]]) {
     dst.write(src.read(i) + 1.0f, i);
@@ -121,7 +121,7 @@ kernel void t_1d(texture1d<float, access::read> src [[texture(0)]], texture1d<fl
 }
 """,
     """
-kernel void t_cube(texturecube<float, access::read> src [[texture(0)]], texturecube<float> smp [[texture(1)]],
+kernel void tex_cube(texturecube<float, access::read> src [[texture(0)]], texturecube<float> smp [[texture(1)]],
                    sampler s [[sampler(0)]], const device float4* dirs [[buffer(0)]], device float4* out [[buffer(1)]],
                    uint i [[thread_position_in_grid]]) {
     out[2 * i] = src.read(uint2(i % 2, 1), i % 6);
@@ -129,7 +129,7 @@ kernel void t_cube(texturecube<float, access::read> src [[texture(0)]], texturec
 }
 """,
     """
-kernel void t_depth(depth2d<float, access::read> src [[texture(0)]], depth2d<float> smp [[texture(1)]],
+kernel void tex_depth(depth2d<float, access::read> src [[texture(0)]], depth2d<float> smp [[texture(1)]],
                     sampler s [[sampler(0)]], const device float2* uv [[buffer(0)]], device float* out [[buffer(1)]],
                     uint i [[thread_position_in_grid]]) {
     out[2 * i] = src.read(uint2(i % src.get_width(), i / src.get_width()));
@@ -137,7 +137,7 @@ kernel void t_depth(depth2d<float, access::read> src [[texture(0)]], depth2d<flo
 }
 """,
     """
-kernel void t_box_blur(texture2d<float, access::read> src [[texture(0)]],
+kernel void tex_box_blur(texture2d<float, access::read> src [[texture(0)]],
                        texture2d<float, access::write> dst [[texture(1)]],
                        uint2 gid [[thread_position_in_grid]]) {
     if (gid.x >= dst.get_width() || gid.y >= dst.get_height()) return;
@@ -243,14 +243,14 @@ def test_read_write_round_trip(device, rng, fmt):
         ct = np.int32 if kind == "sint" else np.uint32
         put = put.astype(np.int64).clip(np.iinfo(ct).min, np.iinfo(ct).max).astype(ct)
         got = np.zeros((h * w, 4), ct)
-        KS.get(device, "t_rw_int" if kind == "sint" else "t_rw_uint")((w, h), got, put, textures=[src, dst])
+        KS.get(device, "tex_rw_int" if kind == "sint" else "tex_rw_uint")((w, h), got, put, textures=[src, dst])
         np.testing.assert_array_equal(got.reshape(h, w, 4), decode(raw, fmt))
     else:
         put = rng.uniform(-1.5, 1.5, (h * w, 4)).astype(np.float32)
         if kind == "unorm":  # out of range clamps; NaN stores 0
             put[0] = [np.nan, 1.0, 2.0, -1.0]
         got = np.zeros((h * w, 4), np.float32)
-        KS.get(device, "t_rw_float")((w, h), got, put, textures=[src, dst])
+        KS.get(device, "tex_rw_float")((w, h), got, put, textures=[src, dst])
         np.testing.assert_allclose(got.reshape(h, w, 4), decode(raw, fmt).astype(np.float32), rtol=1e-6, atol=0)
         np.testing.assert_array_equal(np.asarray(dst), encode(put.reshape(h, w, 4), fmt))
 
@@ -259,11 +259,11 @@ def test_read_write_access_and_half(device, rng):
     raw = rng.uniform(-2, 2, (4, 6, 4)).astype(np.float32)
     t = device.texture_from(raw)
     assert t.format == "rgba32float"
-    KS.get(device, "t_read_write")((6, 4), textures=[t])
+    KS.get(device, "tex_read_write")((6, 4), textures=[t])
     np.testing.assert_array_equal(np.asarray(t), raw * 2 + 1)
     h = device.texture_from(raw.astype(np.float16))
     got = np.zeros((24, 4), np.float32)
-    KS.get(device, "t_half")((6, 4), got, textures=[h])
+    KS.get(device, "tex_half")((6, 4), got, textures=[h])
     np.testing.assert_array_equal(got.reshape(4, 6, 4), raw.astype(np.float16).astype(np.float32))
 
 
@@ -335,7 +335,7 @@ def test_sample(device, rng, filt, mode, normalized):
         uv = uv * [w, h]
     uv = uv.astype(np.float32)
     out = np.zeros((n, 4), np.float32)
-    KS.get(device, "t_sample")(n, uv, out, textures=[t], samplers=[s])
+    KS.get(device, "tex_sample")(n, uv, out, textures=[t], samplers=[s])
     texels = decode(raw, fmt)
     want = np.array([sample_model(texels, channels, float(a), float(b), filt, mode, normalized,
                                   "opaque_white" if mode == "clamp_to_border" else "transparent_black")
@@ -352,7 +352,7 @@ def test_gather(device, rng):
     n = 32
     uv = rng.uniform(-0.5, 1.5, (n, 2)).astype(np.float32)
     out = np.zeros((2 * n, 4), np.float32)
-    KS.get(device, "t_gather")(n, uv, out, textures=[t], samplers=[s])
+    KS.get(device, "tex_gather")(n, uv, out, textures=[t], samplers=[s])
     for k, (u, v) in enumerate(uv.astype(np.float64)):
         (i0, _), (i1, _) = axis(u, w, True, True)
         (j0, _), (j1, _) = axis(v, h, True, True)
@@ -368,7 +368,7 @@ def test_constexpr_sampler(device, rng):
     t = device.texture_from(raw)
     uv = rng.uniform(0.05, 0.95, (16, 2)).astype(np.float32)
     out = np.zeros((32, 4), np.float32)
-    KS.get(device, "t_constexpr_sampler")(16, uv, out, textures=[t])
+    KS.get(device, "tex_constexpr_sampler")(16, uv, out, textures=[t])
     texels = decode(raw, "rgba32float")
     for k, (u, v) in enumerate(uv.astype(np.float64)):
         np.testing.assert_allclose(out[2 * k], sample_model(texels, 4, u, v, "linear", "repeat", True), rtol=1e-5, atol=1e-5)
@@ -386,7 +386,7 @@ def test_sizes(device):
         "texture2d", "texture3d", "texture2d_array", "texture1d", "texturecube")
     assert np.asarray(b).shape == (2, 3, 4, 4) and np.asarray(d).shape == (9, 2) and np.asarray(e).shape == (6, 4, 4, 4)
     out = np.zeros(12, np.uint32)
-    KS.get(device, "t_sizes")(1, out, textures=[a, b, c, d, e])
+    KS.get(device, "tex_sizes")(1, out, textures=[a, b, c, d, e])
     np.testing.assert_array_equal(out, [5, 3, 1, 4, 3, 2, 3, 2, 6, 9, 4, 4])
     assert a.row_pitch >= 5 and b.row_pitch >= 4 * 8 and a.slice_pitch == a.row_pitch * 3
 
@@ -394,13 +394,13 @@ def test_sizes(device):
 def test_3d_array_1d(device, rng):
     raw = rng.uniform(0, 1, (3, 4, 5, 4)).astype(np.float32)
     src, dst = device.texture_from(raw), device.texture((3, 4, 5), "rgba32float")
-    KS.get(device, "t_3d")((5, 4, 3), textures=[src, dst])
+    KS.get(device, "tex_3d")((5, 4, 3), textures=[src, dst])
     np.testing.assert_array_equal(np.asarray(dst), raw + np.arange(3, dtype=np.float32)[:, None, None, None])
 
     s = device.sampler(filter="linear", address="clamp_to_edge")
     uvw = rng.uniform(0, 1, (16, 4)).astype(np.float32)
     out = np.zeros((16, 4), np.float32)
-    KS.get(device, "t_sample3d")(16, uvw, out, textures=[src], samplers=[s])
+    KS.get(device, "tex_sample3d")(16, uvw, out, textures=[src], samplers=[s])
     for k, (u, v, wq, _) in enumerate(uvw.astype(np.float64)):
         want = np.zeros(4)
         for (z, wz) in axis(wq, 3, True, True):
@@ -413,11 +413,11 @@ def test_3d_array_1d(device, rng):
     arr = device.texture_from(raw, type="texture2d_array")
     assert arr.array_length == 3
     dst2 = device.texture((3, 4, 5), "rgba32float", type="texture2d_array")
-    KS.get(device, "t_array")((5, 4, 3), textures=[arr, dst2])
+    KS.get(device, "tex_array")((5, 4, 3), textures=[arr, dst2])
     np.testing.assert_array_equal(np.asarray(dst2), raw * np.arange(1, 4, dtype=np.float32)[:, None, None, None])
     uv = rng.uniform(0, 1, (9, 2)).astype(np.float32)
     out = np.zeros((9, 4), np.float32)
-    KS.get(device, "t_sample_array")(9, uv, out, textures=[arr], samplers=[device.sampler()])
+    KS.get(device, "tex_sample_array")(9, uv, out, textures=[arr], samplers=[device.sampler()])
     for k, (u, v) in enumerate(uv.astype(np.float64)):
         np.testing.assert_array_equal(out[k], sample_model(raw[k % 3], 4, u, v, "nearest", "clamp_to_edge", True))
 
@@ -425,7 +425,7 @@ def test_3d_array_1d(device, rng):
     src1 = device.texture_from(line, type="texture1d")
     dst1 = device.texture((8,), "rgba32float")
     out = np.zeros((8, 4), np.float32)
-    KS.get(device, "t_1d")(8, out, textures=[src1, dst1, src1], samplers=[device.sampler()])
+    KS.get(device, "tex_1d")(8, out, textures=[src1, dst1, src1], samplers=[device.sampler()])
     np.testing.assert_array_equal(np.asarray(dst1), line + 1)
     np.testing.assert_array_equal(out, line)
 
@@ -437,7 +437,7 @@ def test_cube_and_depth(device, rng):
     dirs = np.array([[1, 0.1, 0.2, 0], [-1, 0.2, -0.3, 0], [0.1, 1, 0.2, 0], [0.2, -1, -0.1, 0],
                      [0.3, -0.2, 1, 0], [-0.1, 0.2, -1, 0]], np.float32)
     out = np.zeros((12, 4), np.float32)
-    KS.get(device, "t_cube")(6, dirs, out, textures=[cube, cube], samplers=[device.sampler()])
+    KS.get(device, "tex_cube")(6, dirs, out, textures=[cube, cube], samplers=[device.sampler()])
     for i, (x, y, z, _) in enumerate(dirs.astype(np.float64)):
         np.testing.assert_array_equal(out[2 * i], faces[i % 6, 1, i % 2])
         ax = np.abs([x, y, z])
@@ -455,7 +455,7 @@ def test_cube_and_depth(device, rng):
     d = device.texture_from(depth, type="depth2d")
     uv = rng.uniform(0, 1, (12, 2)).astype(np.float32)
     out = np.zeros(24, np.float32)
-    KS.get(device, "t_depth")(12, uv, out, textures=[d, d], samplers=[device.sampler(filter="linear")])
+    KS.get(device, "tex_depth")(12, uv, out, textures=[d, d], samplers=[device.sampler(filter="linear")])
     np.testing.assert_array_equal(out[0::2], depth.reshape(-1))
     want = [sample_model(decode(depth[..., None], "r32float"), 1, u, v, "linear", "clamp_to_edge", True)[0]
             for u, v in uv.astype(np.float64)]
@@ -466,7 +466,7 @@ def test_box_blur(device, rng):
     h, w = 17, 23
     img = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
     src, dst = device.texture_from(img), device.texture((h, w), "rgba8unorm")
-    KS.get(device, "t_box_blur")((w, h), textures=[src, dst])
+    KS.get(device, "tex_box_blur")((w, h), textures=[src, dst])
     f = img.astype(np.float64) / 255
     padded = np.pad(f, ((1, 1), (1, 1), (0, 0)), mode="edge")
     blur = sum(padded[1 + dy:1 + dy + h, 1 + dx:1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1)) / 9
@@ -478,7 +478,7 @@ def test_box_blur(device, rng):
 # ---- argument rules and checked mode -------------------------------------------------------
 
 def test_argument_errors(device):
-    k = KS.get(device, "t_read_write")
+    k = KS.get(device, "tex_read_write")
     t = device.texture((2, 2), "rgba32float")
     with pytest.raises(mc.ArgumentError, match=r"texture\(0\) 't'.*textures=\[...\]"):
         k((2, 2))
@@ -493,7 +493,7 @@ def test_argument_errors(device):
     with pytest.raises(mc.ArgumentError, match="unknown pixel format 'rgba8float'"):
         device.texture((2, 2), "rgba8float")
     with pytest.raises(mc.ArgumentError, match="sampler"):
-        KS.get(device, "t_sample")(1, np.zeros(2, np.float32), np.zeros(4, np.float32), textures=[t])
+        KS.get(device, "tex_sample")(1, np.zeros(2, np.float32), np.zeros(4, np.float32), textures=[t])
     with pytest.raises(mc.ArgumentError, match="unknown sampler address mode"):
         device.sampler(address="wrap")
 
@@ -521,7 +521,7 @@ def test_compile_errors(device):
 
 
 def test_reflection(device):
-    params = KS.get(device, "t_sample").params
+    params = KS.get(device, "tex_sample").params
     assert params[0]["kind"] == "texture" and params[0]["binding"] == 0 and params[0]["type"] == "texture2d<float>"
     assert params[1]["kind"] == "sampler" and params[1]["binding"] == 0
     assert params[2]["kind"] == "buffer" and params[2]["binding"] == 0
