@@ -1,4 +1,5 @@
-"""Textures and samplers in compute kernels (issue P1.6 item 2): read/write round trips
+"""Textures and samplers in compute kernels (issue P1.6 item 2), on every device (CPU, CUDA,
+Metal): read/write round trips
 for every pixel-format class, sample with nearest/linear x every address mode x
 normalized/pixel coordinates, gather, sizes, 1-D/3-D/array/cube/depth textures, a 3x3 box
 blur, checked mode and the argument rules, against NumPy models of Metal's rules."""
@@ -152,12 +153,6 @@ kernel void tex_box_blur(texture2d<float, access::read> src [[texture(0)]],
 }
 """,
 ])
-
-
-@pytest.fixture(autouse=True)
-def _not_on_cuda(request):
-    if "device" in request.fixturenames and request.getfixturevalue("device").backend == "cuda":
-        pytest.skip("textures are not supported on the CUDA backend yet (test_cuda_says_not_supported)")
 
 
 # ---- NumPy models of Metal's pixel formats ---------------------------------------------
@@ -525,12 +520,3 @@ def test_reflection(device):
     assert params[0]["kind"] == "texture" and params[0]["binding"] == 0 and params[0]["type"] == "texture2d<float>"
     assert params[1]["kind"] == "sampler" and params[1]["binding"] == 0
     assert params[2]["kind"] == "buffer" and params[2]["binding"] == 0
-
-
-def test_cuda_says_not_supported():
-    if not any(d.backend == "cuda" for d in mc.get_devices()):
-        pytest.skip("no CUDA device")
-    dev = mc.Device("cuda")
-    with pytest.raises(mc.CompileError, match="not supported by the CUDA backend yet"):
-        dev.compile(HEADER + "kernel void k(texture2d<float, access::write> t [[texture(0)]],"
-                    " uint2 i [[thread_position_in_grid]]) { t.write(float4(1), i); }\n")

@@ -54,11 +54,6 @@ const char* unsupported_reason(const std::string& id) {
   return nullptr;
 }
 
-// The MSL texture and sampler types, which the CUDA target does not translate yet.
-bool is_texture_word(const std::string& id) {
-  return id.rfind("texture", 0) == 0 || id == "sampler" || id == "depth2d";
-}
-
 bool is_assignment(const Token& t) {
   static const std::set<std::string> ops = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
   return t.kind == TokenKind::punct && ops.count(t.text);
@@ -383,9 +378,6 @@ class Translator {
         if (declares_storage(i)) emit(target_.threadgroup_storage(), tok, true);
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
-      } else if (std::string(target_.name()) == "CUDA" && is_texture_word(id)) {
-        fail(i, "'" + id + "': textures and samplers are not supported by the CUDA backend yet; they work on the "
-                "CPU and Metal backends");
       } else if (const char* what = unsupported_reason(id)) {
         fail(i, "'" + id + "': " + what + " are not supported by the " + target_.name() + " backend yet");
       } else if (is_renamed_type(id)) {

@@ -1,6 +1,7 @@
-// metalcall MSL prelude: textures and samplers in compute kernels (CPU backend).
+// metalcall MSL prelude: textures and samplers in compute kernels (CPU and CUDA backends).
 // A texture is a descriptor of host memory (mtl_texture_abi, filled in by the
-// runtime: cpp/src/core/texture.cpp must match it); reads, writes, sampling and
+// runtime: cpp/src/core/texture.cpp must match it; on CUDA the texels are pitched
+// linear managed memory); reads, writes, sampling and
 // gathers are done in software by the rules of Metal's pixel formats and samplers.
 // Mip level 0 only; sampling uses the magnification filter (LOD 0, as in a kernel).
 #pragma once
@@ -78,6 +79,13 @@ struct sampler {
 
 namespace mtl_tex {
 
+// No memcpy or builtins that NVRTC may lack: byte copies (folded into loads by the
+// compiler), and the libm names of metal_math.h.
+METAL_FUNC void copy_bytes(void* dst, const void* src, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+}
+template <class To, class From> METAL_FUNC To cvt(const From& x) { return mtl_detail::convert_impl<To, From>::apply(x); }
+
 enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
 METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
 METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
@@ -94,17 +102,17 @@ METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
   if (k == float_) {
     if (b == 4) {
       float v;
-      __builtin_memcpy(&v, p, 4);
+      copy_bytes(&v, p, 4);
       return v;
     }
     mtl_half h;
-    __builtin_memcpy(&h, p, 2);
-    return float(h);
+    copy_bytes(&h, p, 2);
+    return cvt<float>(h);
   }
   if (k == unorm) {
     if (b == 1) return float(*p) / 255.0f;
     unsigned short u;
-    __builtin_memcpy(&u, p, 2);
+    copy_bytes(&u, p, 2);
     return float(u) / 65535.0f;
   }
   if (k == snorm) {
@@ -114,7 +122,7 @@ METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
       v = float(*reinterpret_cast<const signed char*>(p)) / 127.0f;
     } else {
       short s;
-      __builtin_memcpy(&s, p, 2);
+      copy_bytes(&s, p, 2);
       v = float(s) / 32767.0f;
     }
     return v < -1.0f ? -1.0f : v;
@@ -129,12 +137,12 @@ METAL_FUNC long long load_int(const unsigned char* p, unsigned f) {
     case 1: return sgn ? (long long)*reinterpret_cast<const signed char*>(p) : (long long)*p;
     case 2: {
       unsigned short u;
-      __builtin_memcpy(&u, p, 2);
+      copy_bytes(&u, p, 2);
       return sgn ? (long long)(short)u : (long long)u;
     }
     default: {
       unsigned u;
-      __builtin_memcpy(&u, p, 4);
+      copy_bytes(&u, p, 4);
       return sgn ? (long long)(int)u : (long long)u;
     }
   }
@@ -145,10 +153,10 @@ METAL_FUNC bool is_integer(unsigned f) { return format_kind(f) == uint_ || forma
 // A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha).
 template <class T> METAL_FUNC vec<T, 4> load(const unsigned char* p, unsigned f) {
   const unsigned n = channels(f), b = channel_bytes(f);
-  T c[4] = {T(0), T(0), T(0), T(1)};
+  T c[4] = {cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(1)};
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) c[i] = T(load_int(p + i * b, f));
-    else c[i] = T(load_float(p + i * b, f));
+    if (is_integer(f)) c[i] = cvt<T>(load_int(p + i * b, f));
+    else c[i] = cvt<T>(load_float(p + i * b, f));
   }
   return vec<T, 4>(c[0], c[1], c[2], c[3]);
 }
@@ -161,26 +169,26 @@ METAL_FUNC void store_float(unsigned char* p, unsigned f, float v) {
   const unsigned k = format_kind(f), b = channel_bytes(f);
   if (k == float_) {
     if (b == 4) {
-      __builtin_memcpy(p, &v, 4);
+      copy_bytes(p, &v, 4);
     } else {
-      const mtl_half h = mtl_half(v);
-      __builtin_memcpy(p, &h, 2);
+      const mtl_half h = cvt<mtl_half>(v);
+      copy_bytes(p, &h, 2);
     }
   } else if (k == unorm) {
     const float m = b == 1 ? 255.0f : 65535.0f;
-    const unsigned u = unsigned(__builtin_rintf(clampf(v, 0.0f, 1.0f) * m));
+    const unsigned u = unsigned(METAL_LIBM(rint)(clampf(v, 0.0f, 1.0f) * m));
     if (b == 1) *p = (unsigned char)u;
     else {
       const unsigned short s = (unsigned short)u;
-      __builtin_memcpy(p, &s, 2);
+      copy_bytes(p, &s, 2);
     }
   } else if (k == snorm) {
     const float m = b == 1 ? 127.0f : 32767.0f;
-    const int i = int(__builtin_rintf(clampf(v, -1.0f, 1.0f) * m));
+    const int i = int(METAL_LIBM(rint)(clampf(v, -1.0f, 1.0f) * m));
     if (b == 1) *reinterpret_cast<signed char*>(p) = (signed char)i;
     else {
       const short s = (short)i;
-      __builtin_memcpy(p, &s, 2);
+      copy_bytes(p, &s, 2);
     }
   }
 }
@@ -193,10 +201,10 @@ METAL_FUNC void store_int(unsigned char* p, unsigned f, long long v) {
   if (b == 1) *p = (unsigned char)v;
   else if (b == 2) {
     const unsigned short s = (unsigned short)v;
-    __builtin_memcpy(p, &s, 2);
+    copy_bytes(p, &s, 2);
   } else {
     const unsigned u = (unsigned)v;
-    __builtin_memcpy(p, &u, 4);
+    copy_bytes(p, &u, 4);
   }
 }
 
@@ -204,8 +212,8 @@ template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec
   const unsigned n = channels(f), b = channel_bytes(f);
   const T v[4] = {c.x, c.y, c.z, c.w};
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) store_int(p + i * b, f, (long long)v[i]);
-    else store_float(p + i * b, f, float(v[i]));
+    if (is_integer(f)) store_int(p + i * b, f, cvt<long long>(v[i]));
+    else store_float(p + i * b, f, cvt<float>(v[i]));
   }
 }
 
@@ -250,7 +258,7 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsig
 
 template <class T> METAL_FUNC vec<T, 4> read(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice,
                                              unsigned slices) {
-  if (!in_range(d, x, y, slice, slices, "read")) return vec<T, 4>(T(0), T(0), T(0), T(0));
+  if (!in_range(d, x, y, slice, slices, "read")) return vec<T, 4>(cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(0));
   return load<T>(texel(d, x, y, slice), d.format);
 }
 
@@ -298,14 +306,14 @@ METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offs
   axis a;
   if (linear) {
     x -= 0.5f;
-    const float f = __builtin_floorf(x);
+    const float f = METAL_LIBM(floor)(x);
     a.i[0] = int(f) + offset;
     a.i[1] = a.i[0] + 1;
     a.w[1] = x - f;
     a.w[0] = 1.0f - a.w[1];
     a.count = 2;
   } else {
-    a.i[0] = a.i[1] = int(__builtin_floorf(x)) + offset;
+    a.i[0] = a.i[1] = int(METAL_LIBM(floor)(x)) + offset;
     a.w[0] = 1.0f;
     a.w[1] = 0.0f;
     a.count = 1;
@@ -363,7 +371,7 @@ METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi&
 
 // Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
 METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
-  const float ax = __builtin_fabsf(x), ay = __builtin_fabsf(y), az = __builtin_fabsf(z);
+  const float ax = METAL_LIBM(fabs)(x), ay = METAL_LIBM(fabs)(y), az = METAL_LIBM(fabs)(z);
   unsigned face;
   float sc, tc, ma;
   if (ax >= ay && ax >= az) {
@@ -378,7 +386,9 @@ METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
   return face;
 }
 
-template <class T> METAL_FUNC vec<T, 4> cast4(const vec<float, 4>& v) { return vec<T, 4>(T(v.x), T(v.y), T(v.z), T(v.w)); }
+template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
+  return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
+}
 
 }  // namespace mtl_tex
 
@@ -400,7 +410,7 @@ template <class T, access A = access::sample> struct texture1d : mtl_texture_bas
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(vec<float, 4>(float(c.x), float(c.y), float(c.z), float(c.w))), unsigned(x), 0u, 0u, 1u);
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u, 1u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 1, x, 0.0f, 0.0f, 0u));
@@ -416,7 +426,7 @@ template <class T, access A = access::sample> struct texture2d : mtl_texture_bas
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(T(c.x), T(c.y), T(c.z), T(c.w)), unsigned(p.x), unsigned(p.y), 0u, 1u);
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u, 1u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
@@ -442,7 +452,7 @@ template <class T, access A = access::sample> struct texture2d_array : mtl_textu
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(T(c.x), T(c.y), T(c.z), T(c.w)), unsigned(p.x), unsigned(p.y), slice,
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice,
                       d->array_length);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
@@ -466,7 +476,7 @@ template <class T, access A = access::sample> struct texture3d : mtl_texture_bas
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 3>& p, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(T(c.x), T(c.y), T(c.z), T(c.w)), unsigned(p.x), unsigned(p.y), unsigned(p.z),
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z),
                       d->depth);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
@@ -486,7 +496,7 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(T(c.x), T(c.y), T(c.z), T(c.w)), unsigned(p.x), unsigned(p.y), face, 6u);
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face, 6u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const {
     float u, v;
@@ -507,10 +517,11 @@ template <class T, access A = access::sample> struct depth2d : mtl_texture_base 
   }
   template <class C> METAL_FUNC void write(T v, const vec<C, 2>& p, unsigned lod = 0) const {
     (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(v, T(0), T(0), T(1)), unsigned(p.x), unsigned(p.y), 0u, 1u);
+    mtl_tex::write<T>(*d, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
+                      unsigned(p.y), 0u, 1u);
   }
   METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return T(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
+    return mtl_tex::cvt<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u));
