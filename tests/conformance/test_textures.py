@@ -520,3 +520,23 @@ def test_reflection(device):
     assert params[0]["kind"] == "texture" and params[0]["binding"] == 0 and params[0]["type"] == "texture2d<float>"
     assert params[1]["kind"] == "sampler" and params[1]["binding"] == 0
     assert params[2]["kind"] == "buffer" and params[2]["binding"] == 0
+
+
+def test_batch_record_and_update(device):
+    k = KS.get(device, "tex_sample")
+    t = device.texture_from(np.ones((2, 2, 4), np.float32))
+    s = device.sampler(filter="linear")
+    uv = device.asarray(np.full((4, 2), 0.5, np.float32))
+    out = device.zeros((4, 4), np.float32)
+    with device.batch():
+        k(4, uv, out, textures=[t], samplers=[s])
+    np.testing.assert_array_equal(np.asarray(out), 1)
+    with device.record() as g:
+        k(4, uv, out, textures=[t], samplers=[s])
+    np.asarray(t)[...] = 2  # the graph reads the texture anew on every replay
+    g.replay().wait()
+    np.testing.assert_array_equal(np.asarray(out), 2)
+    out2 = device.zeros((4, 4), np.float32)
+    g.update(0, uv, out2)  # textures and samplers stay as recorded
+    g.replay().wait()
+    np.testing.assert_array_equal(np.asarray(out2), 2)

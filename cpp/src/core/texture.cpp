@@ -2,6 +2,7 @@
 // them to a call's [[texture(i)]] / [[sampler(i)]] parameters. The descriptors
 // written here are what the translated kernels read: metal_texture.h's
 // mtl_texture_abi and mtl_sampler_abi (keep the three in step).
+#include <algorithm>
 #include <cstring>
 
 #include "core/impl.hpp"
@@ -137,18 +138,21 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
                    DispatchCommand& command) {
   const auto texture_params = k.texture_params();
   const auto sampler_params = k.sampler_params();
-  auto check_extra = [&](std::size_t given, const std::vector<const ParamInfo*>& params, const char* what) {
-    for (std::size_t i = 0; i < given; ++i) {
-      bool used = false;
-      for (const ParamInfo* p : params) used = used || p->binding == static_cast<int>(i);
-      if (!used) {
-        throw ArgumentError("kernel '" + k.name + "' has no [[" + what + "(" + std::to_string(i) + ")]] parameter, but " +
-                            what + "s[" + std::to_string(i) + "] was given");
-      }
+  // Entries past the kernel's highest index are a mistake (an index between two the kernel
+  // uses is left alone: Metal's tables may have holes).
+  auto check_extra = [&](std::size_t given, const std::vector<const ParamInfo*>& params, const char* what,
+                         auto&& is_set) {
+    std::size_t used = 0;
+    for (const ParamInfo* p : params) used = std::max(used, static_cast<std::size_t>(p->binding + 1));
+    for (std::size_t i = used; i < given; ++i) {
+      if (!is_set(i)) continue;
+      throw ArgumentError("kernel '" + k.name + "' has no [[" + what + "(" + std::to_string(i) + ")]] parameter, but " +
+                          what + "s[" + std::to_string(i) + "] was given");
     }
   };
-  check_extra(shape.textures.size(), texture_params, "texture");
-  check_extra(shape.samplers.size(), sampler_params, "sampler");
+  check_extra(shape.textures.size(), texture_params, "texture",
+              [&](std::size_t i) { return static_cast<bool>(shape.textures[i]); });
+  check_extra(shape.samplers.size(), sampler_params, "sampler", [](std::size_t) { return true; });
   for (const ParamInfo* p : texture_params) {
     if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.textures.size() || !shape.textures[p->binding]) {
       throw ArgumentError(describe(k, *p, "texture") + " needs a texture: pass textures=[...] with a Texture at index " +
