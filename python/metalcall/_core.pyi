@@ -386,6 +386,8 @@ class Kernel(metaclass=_pybind11_type):
         flops: int | None = None,
         threadgroup: _Size3 | None = None,
         threadgroup_memory: SupportsIndex | Iterable[SupportsIndex] | None = None,
+        textures: Iterable[Texture | None] | None = None,
+        samplers: Iterable[Sampler] | None = None,
     ) -> BenchmarkResult:
         """Times the call on the device: min/median/mean/stdev/IQR, GB/s, GFLOP/s, launch overhead."""
 

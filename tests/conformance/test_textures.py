@@ -462,6 +462,7 @@ def test_box_blur(device, rng):
     img = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
     src, dst = device.texture_from(img), device.texture((h, w), "rgba8unorm")
     KS.get(device, "tex_box_blur")((w, h), textures=[src, dst])
+    assert KS.get(device, "tex_box_blur").benchmark((w, h), repeat=2, warmup=1, textures=[src, dst]).min > 0
     f = img.astype(np.float64) / 255
     padded = np.pad(f, ((1, 1), (1, 1), (0, 0)), mode="edge")
     blur = sum(padded[1 + dy:1 + dy + h, 1 + dx:1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1)) / 9
