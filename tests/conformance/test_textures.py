@@ -541,3 +541,25 @@ def test_batch_record_and_update(device):
     g.update(0, uv, out2)  # textures and samplers stay as recorded
     g.replay().wait()
     np.testing.assert_array_equal(np.asarray(out2), 2)
+
+
+def test_texture_from_formats_and_errors(device):
+    cases = [(np.uint8, 4, "rgba8unorm"), (np.int8, 2, "rg8snorm"), (np.uint16, 1, "r16unorm"),
+             (np.int16, 4, "rgba16snorm"), (np.float16, 2, "rg16float"), (np.float32, 1, "r32float"),
+             (np.uint32, 4, "rgba32uint"), (np.int32, 2, "rg32sint")]
+    for dtype, channels, fmt in cases:
+        t = device.texture_from(np.zeros((3, 5, channels), dtype))
+        assert t.format == fmt and (t.width, t.height) == (5, 3) and np.asarray(t).dtype == dtype
+    assert device.texture_from(np.zeros((3, 5), np.uint8)).format == "r8unorm"
+    assert device.texture_from(np.zeros((3, 5, 4), np.uint8), format="rgba8uint").format == "rgba8uint"
+    assert "texture2d rgba8unorm 5x3" in repr(device.texture_from(np.zeros((3, 5, 4), np.uint8)))
+    with pytest.raises(mc.ArgumentError, match="float64"):
+        device.texture_from(np.zeros((3, 5, 4)))
+    with pytest.raises(mc.ArgumentError, match="c in 1, 2, 4"):
+        device.texture_from(np.zeros((3, 5, 3), np.uint8))
+    with pytest.raises(mc.ArgumentError, match="does not match"):
+        device.texture_from(np.zeros((3, 5, 4), np.uint8), format="rgba16float")
+    with pytest.raises(mc.ArgumentError, match="square"):
+        device.texture((3, 4), type="texturecube")
+    with pytest.raises(mc.ArgumentError, match="r32float"):
+        device.texture((3, 4), "rgba8unorm", type="depth2d")
