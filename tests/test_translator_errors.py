@@ -264,14 +264,6 @@ def test_barrier_is_supported_or_reported_at_its_line(device):
 
 UNSUPPORTED_ON_CPU = [
     (
-        "texture",
-        HEADER
-        + "kernel void k(texture2d<float, access::write> t [[texture(0)]],\n"
-        "              uint2 i [[thread_position_in_grid]]) { t.write(float4(1), i); }\n",
-        3,
-        "texture(0)",
-    ),
-    (
         "vertex",
         HEADER + "vertex float4 vmain(uint vid [[vertex_id]]) { return float4(0); }\n"
         "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1.0f; }\n",

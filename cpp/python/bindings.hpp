@@ -26,6 +26,9 @@ void init_library(py::module_& m);
 void init_kernel(py::module_& m);
 void init_cache(py::module_& m);
 void init_interrupt(py::module_& m);
+void init_texture(py::module_& m);  // after init_device: it adds Device.texture/texture_from/sampler
+/** The textures= and samplers= keywords of a call; false for other names. */
+bool parse_texture_option(const std::string& name, const py::handle& value, LaunchShape& shape);
 
 /** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
 struct PyBuffer {

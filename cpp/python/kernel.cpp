@@ -96,12 +96,12 @@ void parse_options(const Kernel& kernel, const py::kwargs& kwargs, LaunchShape& 
         add(value);
       } else if (PyTuple_Check(value.ptr()) || PyList_Check(value.ptr())) {
         for (const auto& v : py::reinterpret_borrow<py::sequence>(value)) add(v);
-      } else {
+      } else if (!parse_texture_option(name, value, shape)) {
         throw ArgumentError(what + usage + "; got " + type_name(value));
       }
-    } else {
+    } else if (!parse_texture_option(name, value, shape)) {
       throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
-                          "threadgroup= and threadgroup_memory=");
+                          "threadgroup=, threadgroup_memory=, textures= and samplers=");
     }
   }
 }

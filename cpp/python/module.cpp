@@ -12,6 +12,7 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_device(m);
   metalcall::python::init_library(m);
   metalcall::python::init_kernel(m);
+  metalcall::python::init_texture(m);
   metalcall::python::init_dlpack(m);
   metalcall::python::init_cache(m);
   metalcall::python::init_gil(m);

@@ -7,7 +7,7 @@ with them (mypy --strict cpp/tests/api/stub_sample.py).
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, NoReturn, SupportsIndex, TypedDict, final
 
@@ -67,7 +67,7 @@ _KernelParam = TypedDict(
         "name": str,
         "position": int,
         "binding": int | None,  # the i of [[buffer(i)]] / [[threadgroup(i)]]; None for builtins
-        "kind": Literal["buffer", "reference", "value", "threadgroup_memory", "builtin"],
+        "kind": Literal["buffer", "reference", "value", "threadgroup_memory", "builtin", "texture", "sampler"],
         "address_space": Literal["none", "device", "constant", "threadgroup", "thread"],
         "type": str,
         "scalar": _ScalarName,
@@ -239,6 +239,25 @@ class Device(metaclass=_pybind11_type):
     def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> Buffer:
         """A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the
         buffer protocol (torch, JAX) is shared in place instead (see from_dlpack)."""
+    def texture(
+        self,
+        shape: Sequence[SupportsIndex],
+        format: str = "rgba8unorm",
+        usage: str | Sequence[str] | None = None,
+        type: str | None = None,
+    ) -> Texture:
+        """A new zeroed texture: shape (w,), (h, w) or (d, h, w); format as Metal names it
+        ("rgba8unorm", "r32float", "rg16sint"...); type "texture2d_array", "texturecube", "depth2d"."""
+    def texture_from(
+        self, array: npt.ArrayLike, format: str | None = None, usage: str | Sequence[str] | None = None,
+        type: str | None = None,
+    ) -> Texture:
+        """A texture holding a copy of an (h, w) / (h, w, c) / (d, h, w, c) array; format from the dtype."""
+    def sampler(
+        self, filter: str = "nearest", address: str | Sequence[str] = "clamp_to_edge", normalized: bool = True,
+        border_color: str = "transparent_black",
+    ) -> Sampler:
+        """A sampler for [[sampler(i)]] parameters."""
     def synchronize(self) -> None:
         """Waits for all work submitted to this device."""
     def batch(self) -> Batch:
@@ -250,6 +269,45 @@ class Device(metaclass=_pybind11_type):
     def __hash__(self) -> int: ...
 
 # ---- memory ----
+
+class Texture(metaclass=_pybind11_type):
+    """Texels for a [[texture(i)]] parameter; np.asarray(tex) is a zero-copy (h, w, channels) view."""
+
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # made by Device.texture
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
+    @property
+    def array_length(self) -> int: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def texture_type(self) -> str: ...
+    @property
+    def row_pitch(self) -> int: ...
+    @property
+    def slice_pitch(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+class Sampler(metaclass=_pybind11_type):
+    """A sampler state for a [[sampler(i)]] parameter (Device.sampler)."""
+
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...
+    @property
+    def filter(self) -> str: ...
+    @property
+    def address(self) -> tuple[str, str, str]: ...
+    @property
+    def normalized(self) -> bool: ...
 
 class Buffer(metaclass=_pybind11_type):
     """Device memory that NumPy and memoryview read and write in place (zero-copy);
@@ -330,6 +388,8 @@ class Kernel(metaclass=_pybind11_type):
         *arguments: _KernelArgument,
         threadgroup: _Size3 | None = None,
         threadgroup_memory: SupportsIndex | Iterable[SupportsIndex] | None = None,
+        textures: Iterable[Texture | None] | None = None,  # textures[i] -> [[texture(i)]]
+        samplers: Iterable[Sampler] | None = None,  # samplers[i] -> [[sampler(i)]]
     ) -> Completion: ...
     @property
     def name(self) -> str: ...
@@ -350,6 +410,8 @@ class Kernel(metaclass=_pybind11_type):
         flops: int | None = None,
         threadgroup: _Size3 | None = None,
         threadgroup_memory: SupportsIndex | Iterable[SupportsIndex] | None = None,
+        textures: Iterable[Texture | None] | None = None,
+        samplers: Iterable[Sampler] | None = None,
     ) -> BenchmarkResult:
         """Times the call on the device: min/median/mean/stdev/IQR, GB/s, GFLOP/s, launch overhead."""
 

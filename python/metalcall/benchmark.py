@@ -120,8 +120,10 @@ def benchmark(
     flops: Optional[int] = None,
     threadgroup: Optional[GridLike] = None,
     threadgroup_memory: Any = None,
+    textures: Any = None,
+    samplers: Any = None,
 ) -> BenchmarkResult:
-    """Times ``kernel(grid, *args, threadgroup=..., threadgroup_memory=...)``: `warmup` untimed
+    """Times ``kernel(grid, *args, threadgroup=..., threadgroup_memory=..., textures=..., samplers=...)``: `warmup` untimed
     calls, then `repeat` timed ones, each waited before the next, so each time is one call's.
 
     Device time where the backend gives it: Completion.gpu_time on the CPU, on Metal and on a
@@ -140,6 +142,10 @@ def benchmark(
         options["threadgroup"] = threadgroup
     if threadgroup_memory is not None:
         options["threadgroup_memory"] = threadgroup_memory
+    if textures is not None:
+        options["textures"] = textures
+    if samplers is not None:
+        options["samplers"] = samplers
 
     def call() -> mc.Completion:
         return kernel(grid, *args, **options)

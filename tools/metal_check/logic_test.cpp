@@ -167,10 +167,23 @@ void test_merge_reflection() {
   expect_throws<CompileError>([&] { merge_reflection(extra, more); }, "binding unknown to the front end",
                               "'hidden' at index 7");
 
+  // Textures and samplers merge by their own index tables; one the front end lacks is a disagreement.
   KernelInfo textured = kernel;
+  textured.params.push_back(param(5, 0, "image", ParamKind::texture));
+  textured.params.push_back(param(6, 0, "smp", ParamKind::sampler));
   std::vector<BindingInfo> with_texture = bindings;
   with_texture.push_back(binding(BindingInfo::Kind::texture, 0, "image", 0, 0));
-  expect_throws<CompileError>([&] { merge_reflection(textured, with_texture); }, "textures are refused", "texture");
+  with_texture.push_back(binding(BindingInfo::Kind::sampler, 0, "smp", 0, 0));
+  merge_reflection(textured, with_texture);
+  expect(textured.params[5].element_size == 0 && textured.params[6].binding == 0, "texture and sampler merged");
+  KernelInfo untextured = kernel;
+  expect_throws<CompileError>([&] { merge_reflection(untextured, with_texture); }, "unknown texture",
+                              "texture 'image' at index 0");
+  KernelInfo other = kernel;
+  std::vector<BindingInfo> with_other = bindings;
+  with_other.push_back(binding(BindingInfo::Kind::other, 0, "table", 0, 0));
+  expect_throws<CompileError>([&] { merge_reflection(other, with_other); }, "other bindings are refused",
+                              "binds only buffers");
 }
 
 void test_kernel_from_bindings() {
@@ -188,6 +201,16 @@ void test_kernel_from_bindings() {
          "read-only float2 buffer");
   expect(k.params[1].name == "out" && !k.params[1].is_const && k.params[1].kind == ParamKind::buffer, "writable buffer");
   expect(k.params[2].kind == ParamKind::threadgroup_memory && k.params[2].position == 2, "threadgroup memory last");
+
+  std::vector<BindingInfo> images = {binding(BindingInfo::Kind::sampler, 0, "s", 0, 0),
+                                     binding(BindingInfo::Kind::texture, 1, "dst", 0, 0),
+                                     binding(BindingInfo::Kind::texture, 0, "src", 0, 0)};
+  images[2].read_only = true;
+  const KernelInfo f = kernel_info_from_bindings("blur", images);
+  expect(f.params.size() == 3 && f.params[0].name == "src" && f.params[0].kind == ParamKind::texture &&
+             f.params[0].texture_access == TextureAccess::read && f.params[1].name == "dst" &&
+             f.params[1].texture_access == TextureAccess::read_write && f.params[2].kind == ParamKind::sampler,
+         "textures by index, then samplers");
 }
 
 std::vector<std::uint8_t> pack(ScalarType t, const Argument& a) {

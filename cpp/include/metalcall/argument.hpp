@@ -8,6 +8,7 @@
 
 #include "metalcall/buffer.hpp"
 #include "metalcall/reflection.hpp"
+#include "metalcall/texture.hpp"
 
 namespace metalcall {
 
@@ -95,6 +96,9 @@ struct LaunchShape {
   std::uint32_t threadgroup[3] = {0, 0, 0};  // all 0: chosen automatically
   /** Byte lengths of [[threadgroup(i)]] parameters, by index. */
   std::vector<std::size_t> threadgroup_memory;
+  /** Textures for [[texture(i)]] and samplers for [[sampler(i)]] parameters, by index (docs/design.md). */
+  std::vector<Texture> textures;
+  std::vector<Sampler> samplers;
 };
 
 }  // namespace metalcall

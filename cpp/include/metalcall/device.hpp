@@ -12,6 +12,7 @@
 #include "metalcall/buffer.hpp"
 #include "metalcall/completion.hpp"
 #include "metalcall/reflection.hpp"
+#include "metalcall/texture.hpp"
 
 namespace metalcall {
 
@@ -195,6 +196,8 @@ class Device {
   /** Loads a compiled library (.metallib) — Metal only. */
   Library load_library(const std::vector<std::uint8_t>& bytes) const;
   Buffer allocate(std::size_t nbytes) const;
+  /** A new texture, its texels zeroed; ArgumentError for sizes the type does not allow. */
+  Texture texture(const TextureDescriptor& descriptor) const;
   /**
    * A Buffer over memory someone else owns (a DLPack import): `data` is used in
    * place, and `owner` is kept alive until the Buffer and every call using it are

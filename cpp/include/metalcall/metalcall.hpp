@@ -9,4 +9,5 @@
 #include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
 #include "metalcall/reflection.hpp"
+#include "metalcall/texture.hpp"
 #include "metalcall/version.hpp"

@@ -19,7 +19,15 @@ enum class ParamKind {
   value,               // T passed by value in [[buffer(i)]]
   threadgroup_memory,  // threadgroup T* [[threadgroup(i)]]
   builtin,             // [[thread_position_in_grid]] and friends
+  texture,             // texture1d/2d/3d/2d_array/cube<T, access>, depth2d<T, access> bound to [[texture(i)]]
+  sampler,             // sampler bound to [[sampler(i)]]
 };
+
+/** The kind of a texture parameter (ParamKind::texture). */
+enum class TextureType { none, texture1d, texture2d, texture3d, texture2d_array, texturecube, depth2d };
+
+/** How a kernel may use a texture (MSL's access::...); sample is MSL's default. */
+enum class TextureAccess { sample, read, write, read_write };
 
 enum class Builtin {
   none,
@@ -67,6 +75,8 @@ struct ParamInfo {
   // A pointer every thread indexes as p[thread_position_in_grid] in straight-line code
   // (msl/grid_indexing.hpp): an unchecked call needs grid.x elements in it.
   bool grid_indexed = false;
+  TextureType texture_type = TextureType::none;         // ParamKind::texture: its type; scalar is T
+  TextureAccess texture_access = TextureAccess::sample;  // ParamKind::texture: access::...
 };
 
 struct KernelInfo {
@@ -80,12 +90,18 @@ struct KernelInfo {
   std::vector<const ParamInfo*> buffer_params() const;
   /** [[threadgroup(i)]] parameters, sorted by binding index. */
   std::vector<const ParamInfo*> threadgroup_params() const;
+  /** [[texture(i)]] parameters, sorted by binding index. */
+  std::vector<const ParamInfo*> texture_params() const;
+  /** [[sampler(i)]] parameters, sorted by binding index. */
+  std::vector<const ParamInfo*> sampler_params() const;
 };
 
 const char* to_string(AddressSpace);
 const char* to_string(ParamKind);
 const char* to_string(Builtin);
 const char* to_string(ScalarType);
+const char* to_string(TextureType);   // "texture2d", …
+const char* to_string(TextureAccess); // "read", …
 std::size_t scalar_size(ScalarType);
 /** Parses "float", "uint", "half", "int32_t", … ; unknown for anything else. */
 ScalarType scalar_type_from_name(const std::string& name);

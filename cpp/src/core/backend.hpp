@@ -159,9 +159,13 @@ struct BoundArgument {
   bool written = false;                   // the kernel may write it
   std::vector<std::uint8_t> bytes;        // packed scalar or struct (reference / value)
   std::size_t threadgroup_length = 0;     // [[threadgroup(i)]] byte length
+  Texture texture;                        // [[texture(i)]]: buffer is its storage, bytes the kernel's descriptor
+  Sampler sampler;                        // [[sampler(i)]]: bytes is the kernel's descriptor
 
   /** Host address of the argument's memory, whatever its kind. */
   void* address() const {
+    // Textures and samplers reach translated kernels as descriptors (core/texture.cpp).
+    if (kind == ParamKind::texture || kind == ParamKind::sampler) return const_cast<std::uint8_t*>(bytes.data());
     if (buffer) return buffer->data();
     if (host_data) return host_data;
     return bytes.empty() ? nullptr : const_cast<std::uint8_t*>(bytes.data());
@@ -203,6 +207,13 @@ class BackendDevice {
   virtual std::uintptr_t stream_handle() { return 0; }
   /** Makes later work wait for what is queued now on a native stream of this backend (no host wait). */
   virtual void wait_for_stream(std::uintptr_t stream) { (void)stream; }
+  /** Row pitch alignment a texture of `format` needs on this device (Metal: linear textures); 1: packed rows. */
+  virtual std::size_t texture_row_alignment(const PixelFormat& format) {
+    (void)format;
+    return 1;
+  }
+  /** ArgumentError when this device cannot bind textures of `type` (called when one is created). */
+  virtual void check_texture(const TextureDescriptor& descriptor) { (void)descriptor; }
   /** Identity of the compiler and its version, for cache keys. */
   virtual std::string compiler_identity() = 0;
   /** Compiles MSL; throws CompileError. Must be safe to call from several threads. */

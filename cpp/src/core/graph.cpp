@@ -52,6 +52,17 @@ void GraphImpl::update(std::size_t index, const std::vector<Argument>& args, std
     if (shape.threadgroup_memory.size() <= at) shape.threadgroup_memory.resize(at + 1, 0);
     shape.threadgroup_memory[at] = old.args[p->position].threadgroup_length;
   }
+  // Textures and samplers stay as recorded: g.update(i, *args) re-binds the positional arguments.
+  for (const ParamInfo* p : kernel.info().texture_params()) {
+    const auto at = static_cast<std::size_t>(p->binding);
+    if (shape.textures.size() <= at) shape.textures.resize(at + 1);
+    shape.textures[at] = old.args[p->position].texture;
+  }
+  for (const ParamInfo* p : kernel.info().sampler_params()) {
+    const auto at = static_cast<std::size_t>(p->binding);
+    if (shape.samplers.size() <= at) shape.samplers.resize(at + 1);
+    shape.samplers[at] = old.args[p->position].sampler;
+  }
   DispatchCommand fresh;
   bool empty = false;
   bind_arguments(kernel, shape, args, /*borrow=*/false, fresh, &empty);

@@ -6,6 +6,7 @@
 
 #include "core/impl.hpp"
 #include "core/scalar_packing.hpp"
+#include "core/texture_binding.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall {
@@ -123,6 +124,7 @@ void take_ownership(const KernelImpl& kernel, const std::vector<Argument>& args,
   for (std::size_t i = 0; i < buffer_params.size(); ++i) {
     if (args[i].kind == Argument::Kind::buffer) command.args[buffer_params[i]->position].buffer = args[i].buffer.storage();
   }
+  own_textures(command);
 }
 
 }  // namespace
@@ -434,6 +436,7 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     throw ArgumentError("kernel '" + k.name + "': " + std::to_string(threadgroup_total) + " bytes of threadgroup "
                         "memory requested; " + kernel.device()->info().name + " allows " + std::to_string(limit));
   }
+  bind_textures(k, shape, borrow, dev, command);
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     if (k.params[i].kind == ParamKind::builtin) command.args[i].kind = ParamKind::builtin;
   }

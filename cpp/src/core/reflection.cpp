@@ -7,23 +7,60 @@
 namespace metalcall {
 
 namespace {
-std::vector<const ParamInfo*> params_of_kind(const KernelInfo& k, bool threadgroup) {
-  std::vector<const ParamInfo*> out;
-  for (const auto& p : k.params) {
-    const bool is_tg = p.kind == ParamKind::threadgroup_memory;
-    const bool is_buffer = p.kind == ParamKind::buffer || p.kind == ParamKind::reference ||
-                           p.kind == ParamKind::value;
-    if (threadgroup ? is_tg : is_buffer) out.push_back(&p);
+// Which argument table a parameter binds to: 0 buffers, 1 threadgroup memory, 2 textures, 3 samplers.
+int table_of(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::buffer:
+    case ParamKind::reference:
+    case ParamKind::value: return 0;
+    case ParamKind::threadgroup_memory: return 1;
+    case ParamKind::texture: return 2;
+    case ParamKind::sampler: return 3;
+    case ParamKind::builtin: break;
   }
+  return -1;
+}
+
+std::vector<const ParamInfo*> params_of_table(const KernelInfo& k, int table) {
+  std::vector<const ParamInfo*> out;
+  for (const auto& p : k.params)
+    if (table_of(p.kind) == table) out.push_back(&p);
   std::stable_sort(out.begin(), out.end(),
                    [](const ParamInfo* a, const ParamInfo* b) { return a->binding < b->binding; });
   return out;
 }
 }  // namespace
 
-std::vector<const ParamInfo*> KernelInfo::buffer_params() const { return params_of_kind(*this, false); }
+std::vector<const ParamInfo*> KernelInfo::buffer_params() const { return params_of_table(*this, 0); }
 
-std::vector<const ParamInfo*> KernelInfo::threadgroup_params() const { return params_of_kind(*this, true); }
+std::vector<const ParamInfo*> KernelInfo::threadgroup_params() const { return params_of_table(*this, 1); }
+
+std::vector<const ParamInfo*> KernelInfo::texture_params() const { return params_of_table(*this, 2); }
+
+std::vector<const ParamInfo*> KernelInfo::sampler_params() const { return params_of_table(*this, 3); }
+
+const char* to_string(TextureType t) {
+  switch (t) {
+    case TextureType::texture1d: return "texture1d";
+    case TextureType::texture2d: return "texture2d";
+    case TextureType::texture3d: return "texture3d";
+    case TextureType::texture2d_array: return "texture2d_array";
+    case TextureType::texturecube: return "texturecube";
+    case TextureType::depth2d: return "depth2d";
+    case TextureType::none: break;
+  }
+  return "none";
+}
+
+const char* to_string(TextureAccess a) {
+  switch (a) {
+    case TextureAccess::read: return "read";
+    case TextureAccess::write: return "write";
+    case TextureAccess::read_write: return "read_write";
+    case TextureAccess::sample: break;
+  }
+  return "sample";
+}
 
 const char* to_string(AddressSpace a) {
   switch (a) {
@@ -43,6 +80,8 @@ const char* to_string(ParamKind k) {
     case ParamKind::value: return "value";
     case ParamKind::threadgroup_memory: return "threadgroup_memory";
     case ParamKind::builtin: return "builtin";
+    case ParamKind::texture: return "texture";
+    case ParamKind::sampler: return "sampler";
   }
   return "?";
 }

@@ -18,6 +18,11 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
   for (const auto& p : k.params) {
     if (p.info.kind == ParamKind::builtin) {
       o << "{0, 0, -1" << target.layout_entry_tail(index, p.info) << "}, ";
+    } else if (p.info.kind == ParamKind::texture || p.info.kind == ParamKind::sampler) {
+      // A descriptor the runtime fills in (metal_texture.h).
+      const std::string abi = p.info.kind == ParamKind::texture ? "metal::mtl_texture_abi" : "metal::mtl_sampler_abi";
+      o << "{sizeof(" << abi << "), alignof(" << abi << "), " << p.info.binding << target.layout_entry_tail(index, p.info)
+        << "}, ";
     } else {
       const std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
       const std::string binding = p.binding_expression.empty()
@@ -32,8 +37,11 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
 // The non-builtin parameters with their element types, for the target's parameter block.
 std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const ParsedKernel& k) {
   std::vector<ParamSlot> slots;
-  for (const auto& p : k.params)
-    if (p.info.kind != ParamKind::builtin) slots.push_back({p.info, type_text(t, p.type_tokens, true, &k.template_arguments)});
+  for (const auto& p : k.params) {
+    if (p.info.kind == ParamKind::texture) slots.push_back({p.info, "metal::mtl_texture_abi"});
+    else if (p.info.kind == ParamKind::sampler) slots.push_back({p.info, "metal::mtl_sampler_abi"});
+    else if (p.info.kind != ParamKind::builtin) slots.push_back({p.info, type_text(t, p.type_tokens, true, &k.template_arguments)});
+  }
   return slots;
 }
 
@@ -112,6 +120,17 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
       case ParamKind::value:
         o << "  const " << full << " " << var << " = *(const " << full << "*)" << target.value_address(p.info)
           << ";\n";
+        call_args.push_back(var);
+        break;
+      case ParamKind::texture:
+        // The runtime passes a metal::mtl_texture_abi (metal_texture.h) for each texture.
+        o << "  const " << full << " " << var << "((const metal::mtl_texture_abi*)" << target.value_address(p.info)
+          << ");\n";
+        call_args.push_back(var);
+        break;
+      case ParamKind::sampler:
+        o << "  const " << full << " " << var << "(*(const metal::mtl_sampler_abi*)" << target.value_address(p.info)
+          << ");\n";
         call_args.push_back(var);
         break;
       case ParamKind::builtin: {

@@ -1,6 +1,7 @@
 // The kernel-signature parser (reflection): kernels, their parameter tables and the
 // function constants of a token stream, with the token positions the translator needs.
 #include "msl/signature_parser.hpp"
+#include "msl/resource_params.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,17 @@
 namespace metalcall::msl {
 
 namespace {
+
+// Buffers, threadgroup memory, textures and samplers each have their own indices.
+int binding_table(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::threadgroup_memory: return 1;
+    case ParamKind::texture: return 2;
+    case ParamKind::sampler: return 3;
+    default: return 0;
+  }
+}
+
 
 struct Attribute {
   std::string name;
@@ -464,7 +476,11 @@ class SignatureParser {
         }
         binding = &a;
         if (a.name == "threadgroup") info.kind = ParamKind::threadgroup_memory;
-      } else if (a.name == "texture" || a.name == "sampler" || a.name == "stage_in" || a.name == "visible_function_table" ||
+      } else if (a.name == "texture" || a.name == "sampler") {
+        info.binding = integer_argument(a);
+        info.kind = a.name == "texture" ? ParamKind::texture : ParamKind::sampler;
+        binding = &a;
+      } else if (a.name == "stage_in" || a.name == "visible_function_table" ||
                  a.name == "intersection_function_table" || a.name == "instance_acceleration_structure") {
         fail(a.token, "[[" + a.name + "]] parameters are not supported by the CPU backend yet");
       } else if (a.name.find("thread") != std::string::npos || a.name.find("simd") != std::string::npos ||
@@ -472,6 +488,13 @@ class SignatureParser {
         fail(a.token, "unknown or unsupported kernel attribute [[" + a.name + "]]");
       }
       // Other attributes (e.g. [[raster_order_group]] does not apply to kernels) are ignored.
+    }
+    if (const std::string problem = classify_resource_param(resolve_alias(info.type_name), binding != nullptr, info);
+        !problem.empty())
+      fail(p.name_token, problem);
+    if (info.kind == ParamKind::texture || info.kind == ParamKind::sampler) {
+      k.params.push_back(std::move(p));
+      return;
     }
     if (info.kind != ParamKind::builtin && info.kind != ParamKind::threadgroup_memory) {
       if (info.address_space == AddressSpace::threadgroup) {
@@ -545,7 +568,7 @@ class SignatureParser {
       for (const auto& p : k.params) {
         for (const auto& q : k.params) {
           if (&p != &q && p.info.binding >= 0 && p.info.binding == q.info.binding &&
-              (p.info.kind == ParamKind::threadgroup_memory) == (q.info.kind == ParamKind::threadgroup_memory) &&
+              binding_table(p.info.kind) == binding_table(q.info.kind) &&
               p.info.kind != ParamKind::builtin && q.info.kind != ParamKind::builtin)
             fail(q.name_token, std::string("index ") + std::to_string(q.info.binding) + " is bound twice in kernel '" +
                                    k.info.name + "'");
@@ -559,11 +582,12 @@ class SignatureParser {
 
 }  // namespace
 
+
 void finalize_bindings(KernelInfo& kernel) {
-  std::set<int> used_buffers, used_threadgroups;
+  std::set<int> used_tables[4];
   for (const auto& p : kernel.params) {
     if (p.binding < 0 || p.kind == ParamKind::builtin) continue;
-    auto& used = p.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
+    auto& used = used_tables[binding_table(p.kind)];
     if (!used.insert(p.binding).second) {
       throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: index " +
                              std::to_string(p.binding) + " is bound twice in kernel '" + kernel.name + "'",
@@ -572,7 +596,7 @@ void finalize_bindings(KernelInfo& kernel) {
   }
   for (auto& p : kernel.params) {
     if (p.binding >= 0 || p.kind == ParamKind::builtin) continue;
-    auto& used = p.kind == ParamKind::threadgroup_memory ? used_threadgroups : used_buffers;
+    auto& used = used_tables[binding_table(p.kind)];
     int next = 0;
     while (used.count(next)) ++next;
     p.binding = next;

@@ -19,8 +19,8 @@ std::string value_field(const ParamInfo& p) { return "v" + std::to_string(p.posi
 std::string address_field(const ParamInfo& p) { return "a" + std::to_string(p.position); }
 
 bool has_value_field(const ParamInfo& p) {
-  return p.kind == ParamKind::value || p.kind == ParamKind::threadgroup_memory ||
-         (p.kind == ParamKind::reference && p.is_const);
+  return p.kind == ParamKind::value || p.kind == ParamKind::threadgroup_memory || p.kind == ParamKind::texture ||
+         p.kind == ParamKind::sampler || (p.kind == ParamKind::reference && p.is_const);
 }
 bool has_address_field(const ParamInfo& p) { return p.kind == ParamKind::buffer || p.kind == ParamKind::reference; }
 
@@ -71,7 +71,9 @@ class CudaTarget : public Target {
 
   // A `constant T&` reads the buffer that backs it when there is one, else its value field.
   std::string value_address(const ParamInfo& p) const override {
-    if (p.kind == ParamKind::value) return "&P." + value_field(p);
+    // Textures and samplers: their descriptors (metal_texture.h) travel by value.
+    if (p.kind == ParamKind::value || p.kind == ParamKind::texture || p.kind == ParamKind::sampler)
+      return "&P." + value_field(p);
     if (!p.is_const) return "P." + address_field(p);
     return "(P." + address_field(p) + " ? (const void*)P." + address_field(p) + " : (const void*)&P." + value_field(p) +
            ")";

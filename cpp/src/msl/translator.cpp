@@ -47,7 +47,6 @@ namespace {
 // error at the user's line beats a confusing one from the target's compiler.
 const char* unsupported_reason(const std::string& id) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"texture", "textures"},                 {"sampler", "samplers"},
       {"imageblock", "imageblocks"},           {"simdgroup_matrix", "SIMD-group matrices"},
       {"simdgroup_float8x8", "SIMD-group matrices"}, {"simdgroup_half8x8", "SIMD-group matrices"},
       {"simdgroup_load", "SIMD-group matrices"},     {"simdgroup_store", "SIMD-group matrices"},

@@ -540,6 +540,34 @@ int main() {
     CHECK(std::string(e.what()).find("overrun") != std::string::npos);
   });
 
+  run("textures and samplers", [&] {
+    const char* source = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void shift(texture2d<float, access::sample> src [[texture(0)]], sampler s [[sampler(0)]],
+                  texture2d<float, access::write> dst [[texture(1)]], uint2 p [[thread_position_in_grid]]) {
+  dst.write(src.sample(s, float2(p) + float2(1.5f, 0.5f)), p);
+})";
+    metalcall::TextureDescriptor d;
+    d.format = metalcall::PixelFormat::parse("r32float");
+    CHECK(d.format.name() == "r32float" && d.format.bytes_per_pixel() == 4);
+    d.width = 4;
+    d.height = 2;
+    metalcall::Texture src = dev.texture(d), dst = dev.texture(d);
+    CHECK(src.row_pitch() == 16 && src.slice_pitch() == 32 && src.slices() == 1);
+    auto* texels = static_cast<float*>(src.storage().data());
+    for (int i = 0; i < 8; ++i) texels[i] = static_cast<float>(i);
+    metalcall::Sampler s;
+    s.normalized_coordinates = false;  // pixel coordinates, clamp_to_edge, nearest
+    LaunchShape shape = grid(4, 2);
+    shape.textures = {src, dst};
+    shape.samplers = {s};
+    dev.compile(source).function("shift")(shape, {}).wait();
+    const auto* out = static_cast<const float*>(dst.storage().host_data());
+    const float want[8] = {1, 2, 3, 3, 5, 6, 7, 7};  // one texel to the right, clamped at the edge
+    for (int i = 0; i < 8; ++i) CHECK(out[i] == want[i]);
+    expect_throw<metalcall::ArgumentError>([&] { metalcall::PixelFormat::parse("rgba8float"); }, "no 8-bit float");
+  });
+
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

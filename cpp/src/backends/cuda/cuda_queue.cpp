@@ -447,6 +447,11 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
         smem += arg.threadgroup_length;
         break;
       }
+      case ParamKind::texture:
+      case ParamKind::sampler:
+        // Descriptors by value (core/texture.cpp); a texture's points at its managed memory.
+        block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
+        break;
       default:
         if (arg.buffer) {
           void* p = arg.buffer->data();

@@ -16,6 +16,7 @@ set(_metal_objcxx_sources
   ${_metal_dir}/metal_device.mm    # devices, registration, buffers
   ${_metal_dir}/metal_compiler.mm  # libraries, function constants, pipelines
   ${_metal_dir}/metal_queue.mm     # command buffers, argument binding, completion
+  ${_metal_dir}/metal_texture.mm   # textures over buffers, sampler states
 )
 list(APPEND METALCALL_BACKEND_SOURCES ${_metal_objcxx_sources} ${_metal_dir}/metal_support.cpp)
 

@@ -106,6 +106,18 @@ std::shared_ptr<BackendLibrary> compile_library(void* device, const std::string&
 /** Loads a .metallib image on `device`; throws CompileError. */
 std::shared_ptr<BackendLibrary> load_library(void* device, const std::vector<std::uint8_t>& bytes);
 
+// ---- Textures and samplers (metal_texture.mm) ---------------------------------------
+
+/** ArgumentError for texture types Metal cannot make over a buffer (all but texture2d). */
+void check_metal_texture(const TextureDescriptor& descriptor);
+/** minimumLinearTextureAlignmentForPixelFormat: of `device` (a borrowed id<MTLDevice>). */
+std::size_t linear_texture_alignment(void* device, const PixelFormat& format);
+/** Binds a texture argument: a linear MTLTexture over its buffer, on `encoder` (id<MTLComputeCommandEncoder>). */
+void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
+                  std::uint64_t registry_id);
+/** Binds a sampler argument: a new MTLSamplerState of `device` on `encoder`. */
+void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel);
+
 // ---- Plain C++ helpers (metal_support.cpp) -----------------------------------------
 
 /** What Metal's pipeline reflection says about one argument, copied out of Objective-C. */

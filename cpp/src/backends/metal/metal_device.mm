@@ -158,6 +158,12 @@ class MetalDevice final : public BackendDevice {
 
   std::string compiler_identity() override { return compiler_identity_; }
 
+  // Textures are linear MTLTextures over shared buffers (metal_texture.mm): rows aligned as Metal requires.
+  std::size_t texture_row_alignment(const PixelFormat& format) override {
+    return linear_texture_alignment((__bridge void*)device_, format);
+  }
+  void check_texture(const TextureDescriptor& descriptor) override { check_metal_texture(descriptor); }
+
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     return compile_library((__bridge void*)device_, source, options);
   }

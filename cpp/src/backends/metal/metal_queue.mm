@@ -277,6 +277,12 @@ class MetalQueue::Impl {
         case ParamKind::value:
           bind_buffer(encoder, arg, param, kernel, index, submission);
           break;
+        case ParamKind::texture:
+          bind_texture((__bridge void*)encoder, arg, param, kernel, info_.registry_id);
+          break;
+        case ParamKind::sampler:
+          bind_sampler((__bridge void*)encoder, (__bridge void*)device_, arg, param, kernel);
+          break;
       }
     }
     if (threadgroup_bytes > info_.threadgroup_memory_length)

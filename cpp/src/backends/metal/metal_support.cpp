@@ -30,15 +30,22 @@ bool binds_buffer(ParamKind kind) {
   return kind == ParamKind::buffer || kind == ParamKind::reference || kind == ParamKind::value;
 }
 
+// The kind of Metal binding a parameter of `kind` has.
+BindingInfo::Kind binding_kind(ParamKind kind) {
+  if (binds_buffer(kind)) return BindingInfo::Kind::buffer;
+  if (kind == ParamKind::threadgroup_memory) return BindingInfo::Kind::threadgroup_memory;
+  if (kind == ParamKind::texture) return BindingInfo::Kind::texture;
+  if (kind == ParamKind::sampler) return BindingInfo::Kind::sampler;
+  return BindingInfo::Kind::other;
+}
+
 // Bindings metalcall has no way to feed make the whole kernel unusable.
 void reject_unsupported(const std::string& kernel, const std::vector<BindingInfo>& bindings) {
   for (const BindingInfo& binding : bindings) {
-    if (binding.kind == BindingInfo::Kind::buffer ||
-        binding.kind == BindingInfo::Kind::threadgroup_memory)
-      continue;
+    if (binding.kind != BindingInfo::Kind::other) continue;
     throw CompileError("[metal] kernel '" + kernel + "' takes a " + kind_name(binding.kind) +
                        " ('" + binding.name + "', index " + std::to_string(binding.index) +
-                       "); metalcall binds only buffers, constants and threadgroup memory: "
+                       "); metalcall binds only buffers, constants, threadgroup memory, textures and samplers: "
                        "pass the data through a device buffer instead");
   }
 }
@@ -61,27 +68,22 @@ void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindin
     const BindingInfo* binding = nullptr;
     if (param.binding < 0 && param.kind != ParamKind::builtin) {
       // An index the front end could not evaluate (an enum constant): Metal's, by name.
-      const auto kind = param.kind == ParamKind::threadgroup_memory ? BindingInfo::Kind::threadgroup_memory
-                                                                    : BindingInfo::Kind::buffer;
+      const auto kind = binding_kind(param.kind);
       for (const BindingInfo& b : bindings)
         if (b.kind == kind && b.name == param.name) param.binding = b.index;
     }
-    if (binds_buffer(param.kind))
-      binding = find(BindingInfo::Kind::buffer, param.binding);
-    else if (param.kind == ParamKind::threadgroup_memory)
-      binding = find(BindingInfo::Kind::threadgroup_memory, param.binding);
+    if (param.kind != ParamKind::builtin) binding = find(binding_kind(param.kind), param.binding);
     if (!binding) continue;  // Metal may leave out an argument the kernel never reads
     if (!param.name.empty() && !binding->name.empty() && param.name != binding->name)
       throw disagree("index " + std::to_string(param.binding) + " is '" + param.name +
                      "' in the source but '" + binding->name + "' in Metal's reflection");
+    if (param.kind == ParamKind::texture || param.kind == ParamKind::sampler) continue;  // no data size
     param.element_size = binding->data_size;
     param.element_align = binding->alignment;
   }
   for (const BindingInfo& binding : bindings) {
     const bool known = std::any_of(kernel.params.begin(), kernel.params.end(), [&](const ParamInfo& p) {
-      return p.binding == binding.index &&
-             (binding.kind == BindingInfo::Kind::buffer ? binds_buffer(p.kind)
-                                                        : p.kind == ParamKind::threadgroup_memory);
+      return p.binding == binding.index && p.kind != ParamKind::builtin && binding_kind(p.kind) == binding.kind;
     });
     if (!known)
       throw disagree(std::string("Metal reports ") + kind_name(binding.kind) + " '" + binding.name +
@@ -94,9 +96,9 @@ KernelInfo kernel_info_from_bindings(const std::string& name, const std::vector<
   reject_unsupported(name, bindings);
   std::vector<const BindingInfo*> ordered;
   for (const BindingInfo& binding : bindings) ordered.push_back(&binding);
-  // Buffers first, then threadgroup memory, each by index: the order calls bind them in.
+  // Buffers first, then threadgroup memory, textures and samplers (the Kind order), each by index.
   std::sort(ordered.begin(), ordered.end(), [](const BindingInfo* a, const BindingInfo* b) {
-    if (a->kind != b->kind) return a->kind == BindingInfo::Kind::buffer;
+    if (a->kind != b->kind) return a->kind < b->kind;
     return a->index < b->index;
   });
   KernelInfo kernel;
@@ -110,6 +112,15 @@ KernelInfo kernel_info_from_bindings(const std::string& name, const std::vector<
     // Metal does not say whether a buffer is a pointer or a constant reference, so
     // every buffer is a pointer parameter here; only the source can tell more.
     param.kind = buffer ? ParamKind::buffer : ParamKind::threadgroup_memory;
+    if (binding->kind == BindingInfo::Kind::texture || binding->kind == BindingInfo::Kind::sampler) {
+      // Without the source, the texture's type and element are unknown (TextureType::none): core checks less.
+      param.kind = binding->kind == BindingInfo::Kind::texture ? ParamKind::texture : ParamKind::sampler;
+      param.texture_access = binding->read_only ? TextureAccess::read : TextureAccess::read_write;
+      param.is_const = binding->read_only;
+      param.type_name = binding->kind == BindingInfo::Kind::texture ? "texture" : "sampler";
+      kernel.params.push_back(std::move(param));
+      continue;
+    }
     param.address_space = buffer ? AddressSpace::device : AddressSpace::threadgroup;
     param.type_name = binding->type_name;
     param.scalar = binding->scalar;

@@ -17,7 +17,7 @@ namespace {
 
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
-constexpr char kMagic[] = "metalcall translation 2\n";  // 2: ParamInfo::grid_indexed
+constexpr char kMagic[] = "metalcall translation 3\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access
 
 // ---- writing ----
 
@@ -118,6 +118,8 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.i64(p.line);
   w.i64(p.column);
   w.i64(p.grid_indexed);
+  w.i64(static_cast<int>(p.texture_type));
+  w.i64(static_cast<int>(p.texture_access));
 }
 
 ParamInfo read_param(Reader& r) {
@@ -125,7 +127,7 @@ ParamInfo read_param(Reader& r) {
   p.position = r.integer(kIntMin, kIntMax);
   p.binding = r.integer(kIntMin, kIntMax);  // may be msl::kDeferredBinding
   p.name = r.str();
-  p.kind = r.enumeration(ParamKind::builtin);
+  p.kind = r.enumeration(ParamKind::sampler);
   p.address_space = r.enumeration(AddressSpace::thread);
   p.type_name = r.str();
   p.scalar = r.enumeration(ScalarType::f64);
@@ -138,6 +140,8 @@ ParamInfo read_param(Reader& r) {
   p.line = r.integer(kIntMin, kIntMax);
   p.column = r.integer(kIntMin, kIntMax);
   p.grid_indexed = r.flag();
+  p.texture_type = r.enumeration(TextureType::depth2d);
+  p.texture_access = r.enumeration(TextureAccess::read_write);
   return p;
 }
 

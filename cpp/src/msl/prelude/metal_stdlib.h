@@ -15,3 +15,4 @@
 #include "metal_matrix.h"      // floatCxR, matrix products, transpose, determinant
 #include "metal_array.h"       // metal::array<T, N>
 #include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)
+#include "metal_texture.h"     // textures and samplers

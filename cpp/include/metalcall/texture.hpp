@@ -1,0 +1,89 @@
+// Texture and Sampler: image resources bound to a kernel's [[texture(i)]] and
+// [[sampler(i)]] parameters. A Texture's texels live in a Buffer, rows row_pitch()
+// bytes apart, so the host reads and writes them in place like any Buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "metalcall/buffer.hpp"
+#include "metalcall/reflection.hpp"
+
+namespace metalcall {
+
+/** How a channel's bits are read: Metal's pixel-format suffixes. */
+enum class PixelKind { unorm, snorm, uint, sint, float_ };
+
+/** An uncompressed Metal pixel format: r/rg/rgba × 8/16/32 bits × unorm/snorm/uint/sint/float. */
+struct PixelFormat {
+  int channels = 4;  // 1 (r), 2 (rg) or 4 (rgba)
+  int bits = 8;      // per channel: 8, 16 or 32
+  PixelKind kind = PixelKind::unorm;
+
+  /** Metal's name without the MTLPixelFormat prefix, lower case: "rgba8unorm", "r32float". */
+  std::string name() const;
+  std::size_t bytes_per_pixel() const { return static_cast<std::size_t>(channels * bits / 8); }
+  /** Parses a name as name() writes it; ArgumentError for formats Metal does not have. */
+  static PixelFormat parse(const std::string& name);
+  bool operator==(const PixelFormat& o) const { return channels == o.channels && bits == o.bits && kind == o.kind; }
+};
+
+/** What kernels may do with a texture (MTLTextureUsage). */
+enum TextureUsage : unsigned { usage_read = 1, usage_write = 2 };
+
+struct TextureDescriptor {
+  TextureType type = TextureType::texture2d;
+  PixelFormat format;
+  std::uint32_t width = 1, height = 1, depth = 1;
+  std::uint32_t array_length = 1;  // texture2d_array: slices; texturecube: 6 (set by the device)
+  unsigned usage = usage_read | usage_write;
+};
+
+/** A texture's storage: a Buffer of slices() 2-D images, rows row_pitch() bytes apart. */
+class Texture {
+ public:
+  Texture() = default;
+  Texture(Buffer storage, TextureDescriptor descriptor, std::size_t row_pitch, std::size_t slice_pitch)
+      : storage_(std::move(storage)), descriptor_(descriptor), row_pitch_(row_pitch), slice_pitch_(slice_pitch) {}
+
+  const TextureDescriptor& descriptor() const { return descriptor_; }
+  const Buffer& storage() const { return storage_; }
+  /** Bytes from one row to the next (>= width * bytes per pixel; larger where the device needs aligned rows). */
+  std::size_t row_pitch() const { return row_pitch_; }
+  /** Bytes from one 2-D image (depth slice, array element, cube face) to the next. */
+  std::size_t slice_pitch() const { return slice_pitch_; }
+  /** 2-D images in the storage: depth, array length or 6 faces. */
+  std::uint32_t slices() const;
+  explicit operator bool() const { return static_cast<bool>(storage_); }
+
+ private:
+  Buffer storage_;
+  TextureDescriptor descriptor_;
+  std::size_t row_pitch_ = 0, slice_pitch_ = 0;
+};
+
+enum class SamplerFilter { nearest = 0, linear = 1 };
+/** Numbered as MTLSamplerAddressMode. */
+enum class SamplerAddress {
+  clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3, clamp_to_zero = 4,
+  clamp_to_border = 5,
+};
+enum class SamplerBorder { transparent_black = 0, opaque_black = 1, opaque_white = 2 };
+
+/** A sampler state: how sample() and gather() filter and address. A plain value. */
+struct Sampler {
+  SamplerFilter mag_filter = SamplerFilter::nearest, min_filter = SamplerFilter::nearest;
+  SamplerAddress s_address = SamplerAddress::clamp_to_edge, t_address = SamplerAddress::clamp_to_edge,
+                 r_address = SamplerAddress::clamp_to_edge;
+  bool normalized_coordinates = true;
+  SamplerBorder border_color = SamplerBorder::transparent_black;
+};
+
+const char* to_string(SamplerFilter);
+const char* to_string(SamplerAddress);
+/** ArgumentError for unknown names. */
+SamplerFilter sampler_filter_from_name(const std::string& name);
+SamplerAddress sampler_address_from_name(const std::string& name);
+
+}  // namespace metalcall

@@ -1,0 +1,244 @@
+// Python bindings of Texture and Sampler: dev.texture(), dev.texture_from(),
+// dev.sampler(), the buffer protocol over a texture's texels, and the textures= /
+// samplers= keywords of a kernel call (docs/design.md "Textures and samplers").
+#include <cstring>
+
+#include "bindings.hpp"
+#include "metalcall/errors.hpp"
+#include "metalcall/texture.hpp"
+
+namespace metalcall::python {
+
+namespace {
+
+// PEP 3118 item format of one channel.
+const char* channel_format(const PixelFormat& f) {
+  switch (f.kind) {
+    case PixelKind::unorm:
+    case PixelKind::uint: return f.bits == 8 ? "B" : f.bits == 16 ? "H" : "I";
+    case PixelKind::snorm:
+    case PixelKind::sint: return f.bits == 8 ? "b" : f.bits == 16 ? "h" : "i";
+    case PixelKind::float_: return f.bits == 16 ? "e" : "f";
+  }
+  return "B";
+}
+
+// The host view's shape: (w, c) for 1-D, (h, w, c) for 2-D, (slices, h, w, c) otherwise.
+std::vector<py::ssize_t> view_shape(const Texture& t) {
+  const auto& d = t.descriptor();
+  const py::ssize_t c = d.format.channels, w = d.width, h = d.height;
+  if (d.type == TextureType::texture1d) return {w, c};
+  if (t.slices() == 1) return {h, w, c};
+  return {static_cast<py::ssize_t>(t.slices()), h, w, c};
+}
+
+std::vector<py::ssize_t> view_strides(const Texture& t) {
+  const py::ssize_t item = t.descriptor().format.bits / 8, pixel = item * t.descriptor().format.channels;
+  const py::ssize_t row = static_cast<py::ssize_t>(t.row_pitch()), slice = static_cast<py::ssize_t>(t.slice_pitch());
+  if (t.descriptor().type == TextureType::texture1d) return {pixel, item};
+  if (t.slices() == 1) return {row, pixel, item};
+  return {slice, row, pixel, item};
+}
+
+TextureType type_from_name(const std::string& name) {
+  for (TextureType t : {TextureType::texture1d, TextureType::texture2d, TextureType::texture3d,
+                        TextureType::texture2d_array, TextureType::texturecube, TextureType::depth2d})
+    if (name == to_string(t)) return t;
+  throw ArgumentError("unknown texture type '" + name + "'; use texture1d, texture2d, texture3d, texture2d_array, "
+                      "texturecube or depth2d");
+}
+
+unsigned usage_from(const py::handle& usage) {
+  if (usage.is_none()) return usage_read | usage_write;
+  std::vector<std::string> words;
+  if (py::isinstance<py::str>(usage)) words.push_back(usage.cast<std::string>());
+  else for (const auto& u : py::iter(usage)) words.push_back(py::str(u));
+  unsigned out = 0;
+  for (const auto& w : words) {
+    if (w == "read") out |= usage_read;
+    else if (w == "write") out |= usage_write;
+    else if (w == "read_write") out |= usage_read | usage_write;
+    else throw ArgumentError("unknown texture usage '" + w + "'; use \"read\", \"write\" or \"read_write\"");
+  }
+  return out;
+}
+
+// shape: (w,), (h, w), (d, h, w) for texture3d, (n, h, w) for texture2d_array, (h, w) for cube faces.
+Texture make_texture(const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format,
+                     const py::handle& usage, const py::handle& type) {
+  TextureDescriptor d;
+  d.format = PixelFormat::parse(format);
+  d.usage = usage_from(usage);
+  if (!type.is_none()) {
+    d.type = type_from_name(type.cast<std::string>());
+  } else {
+    d.type = shape.size() == 1 ? TextureType::texture1d : shape.size() == 2 ? TextureType::texture2d : TextureType::texture3d;
+  }
+  const std::size_t want = d.type == TextureType::texture1d ? 1
+                           : d.type == TextureType::texture3d || d.type == TextureType::texture2d_array ? 3 : 2;
+  if (shape.size() != want) {
+    throw ArgumentError(std::string("a ") + to_string(d.type) + " has a shape of " + std::to_string(want) +
+                        " sizes (" + (want == 1 ? "width" : want == 2 ? "height, width" : "depth or slices, height, width") +
+                        "), got " + std::to_string(shape.size()));
+  }
+  d.width = shape.back();
+  if (want >= 2) d.height = shape[want - 2];
+  if (d.type == TextureType::texture3d) d.depth = shape[0];
+  if (d.type == TextureType::texture2d_array) d.array_length = shape[0];
+  return dev.texture(d);
+}
+
+PixelFormat format_of(const py::array& a) {
+  const char kind = a.dtype().kind();
+  const int bits = static_cast<int>(a.dtype().itemsize()) * 8;
+  PixelFormat f;
+  f.bits = bits;
+  if (kind == 'f' && (bits == 16 || bits == 32)) f.kind = PixelKind::float_;
+  else if (kind == 'u' && bits <= 32) f.kind = bits == 32 ? PixelKind::uint : PixelKind::unorm;
+  else if (kind == 'i' && bits <= 32) f.kind = bits == 32 ? PixelKind::sint : PixelKind::snorm;
+  else throw ArgumentError("texture_from: no pixel format holds " + std::string(py::str(a.dtype())) + "; give format=");
+  return f;
+}
+
+}  // namespace
+
+bool parse_texture_option(const std::string& name, const py::handle& value, LaunchShape& shape) {
+  if (name == "textures") {
+    if (!value.is_none())
+      for (const auto& t : py::iter(value)) shape.textures.push_back(t.is_none() ? Texture() : t.cast<Texture>());
+    return true;
+  }
+  if (name == "samplers") {
+    if (!value.is_none())
+      for (const auto& s : py::iter(value)) shape.samplers.push_back(s.cast<Sampler>());
+    return true;
+  }
+  return false;
+}
+
+void init_texture(py::module_& m) {
+  py::class_<Texture>(m, "Texture", py::buffer_protocol(), R"doc(
+A texture for a kernel's [[texture(i)]] parameter: texels in device memory that the
+host reads and writes in place. ``np.asarray(tex)`` is a zero-copy view of shape
+(height, width, channels) for 2-D textures ((width, channels) for 1-D, (slices, height,
+width, channels) for 3-D, arrays and cubes), rows ``row_pitch`` bytes apart; taking one
+waits for submitted work that uses the texture. Normalized formats show their raw
+integers (rgba8unorm: uint8). Made by Device.texture() and Device.texture_from().
+)doc")
+      .def_buffer([](Texture& t) {
+        if (!t.storage().host_visible()) throw ArgumentError("this texture's memory is not visible to the host");
+        {
+          GilRelease release;
+          t.storage().wait_idle();
+        }
+        const PixelFormat& f = t.descriptor().format;
+        const auto shape = view_shape(t);
+        return py::buffer_info(t.storage().data(), f.bits / 8, channel_format(f), static_cast<py::ssize_t>(shape.size()),
+                               shape, view_strides(t), /*readonly=*/false);
+      })
+      .def_property_readonly("width", [](const Texture& t) { return t.descriptor().width; })
+      .def_property_readonly("height", [](const Texture& t) { return t.descriptor().height; })
+      .def_property_readonly("depth", [](const Texture& t) { return t.descriptor().depth; })
+      .def_property_readonly("array_length", [](const Texture& t) { return t.descriptor().array_length; })
+      .def_property_readonly("format", [](const Texture& t) { return t.descriptor().format.name(); })
+      .def_property_readonly("texture_type", [](const Texture& t) { return std::string(to_string(t.descriptor().type)); })
+      .def_property_readonly("row_pitch", &Texture::row_pitch, "Bytes from one row to the next.")
+      .def_property_readonly("slice_pitch", &Texture::slice_pitch, "Bytes from one 2-D image to the next.")
+      .def_property_readonly("nbytes", [](const Texture& t) { return t.storage().nbytes(); })
+      .def_property_readonly("shape", [](const Texture& t) { return py::tuple(py::cast(view_shape(t))); })
+      .def("__repr__", [](const Texture& t) {
+        const auto& d = t.descriptor();
+        return "<metalcall.Texture " + std::string(to_string(d.type)) + " " + d.format.name() + " " +
+               std::to_string(d.width) + "x" + std::to_string(d.height) +
+               (t.slices() > 1 ? "x" + std::to_string(t.slices()) : std::string()) + ">";
+      });
+
+  py::class_<Sampler>(m, "Sampler", R"doc(
+A sampler for a kernel's [[sampler(i)]] parameter (Device.sampler()): filter, address
+modes and coordinate kind, as MSL's constexpr sampler declares them.
+)doc")
+      .def_property_readonly("filter", [](const Sampler& s) { return std::string(to_string(s.mag_filter)); })
+      .def_property_readonly("address", [](const Sampler& s) {
+        return py::make_tuple(to_string(s.s_address), to_string(s.t_address), to_string(s.r_address));
+      })
+      .def_property_readonly("normalized", [](const Sampler& s) { return s.normalized_coordinates; })
+      .def("__repr__", [](const Sampler& s) {
+        return std::string("<metalcall.Sampler filter=") + to_string(s.mag_filter) + " address=" + to_string(s.s_address) +
+               " normalized=" + (s.normalized_coordinates ? "True" : "False") + ">";
+      });
+
+  py::object device = m.attr("Device");
+  py::setattr(device, "texture", py::cpp_function(
+      [](const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format, const py::object& usage,
+         const py::object& type) { return make_texture(dev, shape, format, usage, type); },
+      py::name("texture"), py::is_method(device), py::sibling(py::getattr(device, "texture", py::none())),
+      py::arg("shape"), py::arg("format") = "rgba8unorm", py::arg("usage") = py::none(), py::arg("type") = py::none(),
+      R"doc(A new zeroed texture. ``shape``: (width,), (height, width), or (depth, height, width) for
+texture3d / (slices, height, width) with type="texture2d_array"; type="texturecube" takes
+(size, size). ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
+"read", "write" or "read_write" (default), or a list of them.)doc"));
+  py::setattr(device, "texture_from", py::cpp_function(
+      [](const Device& dev, const py::array& source, const py::object& format, const py::object& usage,
+         const py::object& type) {
+        // (h, w, c) → 2-D texture with c channels; (h, w) → one channel; (d, h, w, c) → 3-D (or type=).
+        const py::ssize_t nd = source.ndim();
+        PixelFormat f = format_of(source);
+        std::vector<std::uint32_t> shape;
+        const bool has_channels = nd >= 3 || (nd == 2 && !type.is_none() && type.cast<std::string>() == "texture1d");
+        const py::ssize_t spatial = has_channels ? nd - 1 : nd;
+        f.channels = has_channels ? static_cast<int>(source.shape(nd - 1)) : 1;
+        if (spatial < 1 || spatial > 3 || (f.channels != 1 && f.channels != 2 && f.channels != 4)) {
+          throw ArgumentError("texture_from: expected an array of shape (h, w), (h, w, c) or (d, h, w, c) with c in "
+                              "1, 2, 4; got " + std::to_string(nd) + " dimensions");
+        }
+        for (py::ssize_t i = 0; i < spatial; ++i) shape.push_back(static_cast<std::uint32_t>(source.shape(i)));
+        const std::string name = format.is_none() ? f.name() : format.cast<std::string>();
+        const PixelFormat chosen = PixelFormat::parse(name);
+        if (chosen.bytes_per_pixel() != f.bytes_per_pixel() || chosen.channels != f.channels)
+          throw ArgumentError("texture_from: format " + name + " does not match the array's dtype and channels (" + f.name() + ")");
+        Texture t = make_texture(dev, shape, name, usage, type);
+        // Row by row: the texture's rows may be padded.
+        py::array contiguous = py::array::ensure(source, py::array::c_style);
+        const auto* src = static_cast<const std::uint8_t*>(contiguous.data());
+        const std::size_t row = t.descriptor().width * chosen.bytes_per_pixel();
+        const std::size_t rows = static_cast<std::size_t>(t.descriptor().height) * t.slices();
+        auto* dst = static_cast<std::uint8_t*>(t.storage().data());
+        for (std::size_t r = 0; r < rows; ++r) {
+          const std::size_t slice = r / t.descriptor().height, y = r % t.descriptor().height;
+          std::memcpy(dst + slice * t.slice_pitch() + y * t.row_pitch(), src + r * row, row);
+        }
+        return t;
+      },
+      py::name("texture_from"), py::is_method(device), py::arg("array"), py::arg("format") = py::none(),
+      py::arg("usage") = py::none(), py::arg("type") = py::none(),
+      R"doc(A texture holding a copy of a NumPy array of shape (h, w) or (h, w, channels) (channels 1,
+2 or 4; (d, h, w, c) for 3-D). The format follows the dtype (uint8 → r/rg/rgba8unorm,
+float32 → ...32float, int32 → ...32sint, ...) unless ``format`` names another of the same size.)doc"));
+  py::setattr(device, "sampler", py::cpp_function(
+      [](const Device&, const std::string& filter, const py::object& address, bool normalized,
+         const std::string& border_color) {
+        Sampler s;
+        s.mag_filter = s.min_filter = sampler_filter_from_name(filter);
+        if (py::isinstance<py::str>(address)) {
+          s.s_address = s.t_address = s.r_address = sampler_address_from_name(address.cast<std::string>());
+        } else {
+          const auto modes = address.cast<std::vector<std::string>>();
+          if (modes.empty() || modes.size() > 3) throw ArgumentError("address takes one mode or a list of 1 to 3 (s, t, r)");
+          SamplerAddress* slots[3] = {&s.s_address, &s.t_address, &s.r_address};
+          for (std::size_t i = 0; i < 3; ++i) *slots[i] = sampler_address_from_name(modes[std::min(i, modes.size() - 1)]);
+        }
+        s.normalized_coordinates = normalized;
+        if (border_color == "transparent_black") s.border_color = SamplerBorder::transparent_black;
+        else if (border_color == "opaque_black") s.border_color = SamplerBorder::opaque_black;
+        else if (border_color == "opaque_white") s.border_color = SamplerBorder::opaque_white;
+        else throw ArgumentError("unknown border_color '" + border_color + "'; use transparent_black, opaque_black or opaque_white");
+        return s;
+      },
+      py::name("sampler"), py::is_method(device), py::arg("filter") = "nearest", py::arg("address") = "clamp_to_edge",
+      py::arg("normalized") = true, py::arg("border_color") = "transparent_black",
+      R"doc(A sampler: ``filter`` "nearest" or "linear"; ``address`` clamp_to_edge, mirrored_clamp_to_edge,
+repeat, mirrored_repeat, clamp_to_zero or clamp_to_border (one for all axes, or a list s, t, r);
+``normalized``: coordinates in [0, 1] (True) or in texels (False).)doc"));
+}
+
+}  // namespace metalcall::python

@@ -1,0 +1,226 @@
+// Textures and samplers in core: pixel-format names, Device::texture, and binding
+// them to a call's [[texture(i)]] / [[sampler(i)]] parameters. The descriptors
+// written here are what the translated kernels read: metal_texture.h's
+// mtl_texture_abi and mtl_sampler_abi (keep the three in step).
+#include <algorithm>
+#include <cstring>
+
+#include "core/impl.hpp"
+#include "core/texture_binding.hpp"
+#include "metalcall/errors.hpp"
+
+namespace metalcall {
+
+namespace {
+
+// metal_texture.h's mtl_texture_abi and mtl_sampler_abi.
+struct TextureAbi {
+  void* data;
+  unsigned long long row_pitch, slice_pitch;
+  unsigned width, height, depth, array_length, format, type, mip_levels, binding;
+};
+struct SamplerAbi {
+  unsigned mag, min, mip, s, t, r, normalized, border;
+};
+static_assert(sizeof(TextureAbi) == 56, "mtl_texture_abi layout");
+static_assert(sizeof(SamplerAbi) == 32, "mtl_sampler_abi layout");
+
+const char* kind_suffix(PixelKind k) {
+  switch (k) {
+    case PixelKind::unorm: return "unorm";
+    case PixelKind::snorm: return "snorm";
+    case PixelKind::uint: return "uint";
+    case PixelKind::sint: return "sint";
+    case PixelKind::float_: return "float";
+  }
+  return "?";
+}
+
+// metal_texture.h's format code: channels | bytes per channel << 4 | kind << 8.
+unsigned format_code(const PixelFormat& f) {
+  return static_cast<unsigned>(f.channels) | static_cast<unsigned>(f.bits / 8) << 4 | static_cast<unsigned>(f.kind) << 8;
+}
+
+bool integer_kind(PixelKind k) { return k == PixelKind::uint || k == PixelKind::sint; }
+
+std::string describe(const KernelInfo& k, const ParamInfo& p, const char* what) {
+  return "kernel '" + k.name + "' " + what + "(" + std::to_string(p.binding) + ") '" + p.name + "' (" + p.type_name + ")";
+}
+
+}  // namespace
+
+std::string PixelFormat::name() const {
+  const char* c = channels == 1 ? "r" : channels == 2 ? "rg" : "rgba";
+  return c + std::to_string(bits) + kind_suffix(kind);
+}
+
+PixelFormat PixelFormat::parse(const std::string& name) {
+  for (int channels : {1, 2, 4})
+    for (int bits : {8, 16, 32})
+      for (PixelKind kind : {PixelKind::unorm, PixelKind::snorm, PixelKind::uint, PixelKind::sint, PixelKind::float_}) {
+        // Metal has no 8-bit float, and no 32-bit normalized formats.
+        if ((kind == PixelKind::float_ && bits == 8) || ((kind == PixelKind::unorm || kind == PixelKind::snorm) && bits == 32))
+          continue;
+        const PixelFormat f{channels, bits, kind};
+        if (f.name() == name) return f;
+      }
+  throw ArgumentError("unknown pixel format '" + name + "'; use r, rg or rgba, then 8, 16 or 32, then unorm, snorm, "
+                      "uint, sint or float, as Metal names them (\"rgba8unorm\", \"r32float\", \"rg16sint\"); Metal has "
+                      "no 8-bit float and no 32-bit unorm/snorm formats");
+}
+
+std::uint32_t Texture::slices() const {
+  switch (descriptor_.type) {
+    case TextureType::texture3d: return descriptor_.depth;
+    case TextureType::texture2d_array: return descriptor_.array_length;
+    case TextureType::texturecube: return 6;
+    default: return 1;
+  }
+}
+
+const char* to_string(SamplerFilter f) { return f == SamplerFilter::linear ? "linear" : "nearest"; }
+
+const char* to_string(SamplerAddress a) {
+  switch (a) {
+    case SamplerAddress::clamp_to_edge: return "clamp_to_edge";
+    case SamplerAddress::mirrored_clamp_to_edge: return "mirrored_clamp_to_edge";
+    case SamplerAddress::repeat: return "repeat";
+    case SamplerAddress::mirrored_repeat: return "mirrored_repeat";
+    case SamplerAddress::clamp_to_zero: return "clamp_to_zero";
+    case SamplerAddress::clamp_to_border: return "clamp_to_border";
+  }
+  return "?";
+}
+
+SamplerFilter sampler_filter_from_name(const std::string& name) {
+  if (name == "nearest") return SamplerFilter::nearest;
+  if (name == "linear") return SamplerFilter::linear;
+  throw ArgumentError("unknown sampler filter '" + name + "'; use \"nearest\" or \"linear\"");
+}
+
+SamplerAddress sampler_address_from_name(const std::string& name) {
+  for (int i = 0; i <= 5; ++i)
+    if (name == to_string(static_cast<SamplerAddress>(i))) return static_cast<SamplerAddress>(i);
+  throw ArgumentError("unknown sampler address mode '" + name + "'; use clamp_to_edge, mirrored_clamp_to_edge, repeat, "
+                      "mirrored_repeat, clamp_to_zero or clamp_to_border");
+}
+
+Texture Device::texture(const TextureDescriptor& descriptor) const {
+  TextureDescriptor d = descriptor;
+  if (d.width == 0 || d.height == 0 || d.depth == 0 || d.array_length == 0)
+    throw ArgumentError("a texture needs at least one texel in every dimension");
+  switch (d.type) {
+    case TextureType::texture1d: d.height = d.depth = d.array_length = 1; break;
+    case TextureType::texture2d:
+    case TextureType::depth2d: d.depth = d.array_length = 1; break;
+    case TextureType::texture3d: d.array_length = 1; break;
+    case TextureType::texture2d_array: d.depth = 1; break;
+    case TextureType::texturecube:
+      if (d.width != d.height) throw ArgumentError("a cube texture's faces are square: width and height must be equal");
+      d.depth = 1, d.array_length = 6;
+      break;
+    case TextureType::none: throw ArgumentError("a texture needs a type");
+  }
+  if (d.type == TextureType::depth2d && !(d.format == PixelFormat{1, 32, PixelKind::float_}))
+    throw ArgumentError("a depth2d texture must have format r32float (Metal's depth32Float)");
+  impl_->backend().check_texture(d);
+  const std::size_t align = std::max<std::size_t>(1, impl_->backend().texture_row_alignment(d.format));
+  const std::size_t packed = static_cast<std::size_t>(d.width) * d.format.bytes_per_pixel();
+  const std::size_t row_pitch = (packed + align - 1) / align * align;
+  const std::size_t slice_pitch = row_pitch * d.height;
+  const std::size_t slices = d.type == TextureType::texture3d ? d.depth : d.array_length;
+  Buffer storage = allocate(slice_pitch * slices);
+  if (storage.host_visible()) std::memset(storage.data(), 0, storage.nbytes());
+  return Texture(std::move(storage), d, row_pitch, slice_pitch);
+}
+
+void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, const DeviceInfo& dev,
+                   DispatchCommand& command) {
+  const auto texture_params = k.texture_params();
+  const auto sampler_params = k.sampler_params();
+  // Entries past the kernel's highest index are a mistake (an index between two the kernel
+  // uses is left alone: Metal's tables may have holes).
+  auto check_extra = [&](std::size_t given, const std::vector<const ParamInfo*>& params, const char* what,
+                         auto&& is_set) {
+    std::size_t used = 0;
+    for (const ParamInfo* p : params) used = std::max(used, static_cast<std::size_t>(p->binding + 1));
+    for (std::size_t i = used; i < given; ++i) {
+      if (!is_set(i)) continue;
+      throw ArgumentError("kernel '" + k.name + "' has no [[" + what + "(" + std::to_string(i) + ")]] parameter, but " +
+                          what + "s[" + std::to_string(i) + "] was given");
+    }
+  };
+  check_extra(shape.textures.size(), texture_params, "texture",
+              [&](std::size_t i) { return static_cast<bool>(shape.textures[i]); });
+  check_extra(shape.samplers.size(), sampler_params, "sampler", [](std::size_t) { return true; });
+  for (const ParamInfo* p : texture_params) {
+    if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.textures.size() || !shape.textures[p->binding]) {
+      throw ArgumentError(describe(k, *p, "texture") + " needs a texture: pass textures=[...] with a Texture at index " +
+                          std::to_string(p->binding));
+    }
+    const Texture& t = shape.textures[p->binding];
+    const TextureDescriptor& d = t.descriptor();
+    if (p->texture_type != TextureType::none && d.type != p->texture_type) {
+      throw ArgumentError(describe(k, *p, "texture") + ": the Texture is a " + to_string(d.type) + ", the kernel takes a " +
+                          to_string(p->texture_type));
+    }
+    const bool int_texture = integer_kind(d.format.kind);
+    const bool int_param = p->scalar != ScalarType::f32 && p->scalar != ScalarType::f16;
+    const bool element_known = p->scalar != ScalarType::unknown;
+    if (element_known && int_texture != int_param) {
+      throw ArgumentError(describe(k, *p, "texture") + ": the Texture's format " + d.format.name() + " holds " +
+                          (int_texture ? "integers" : "floating-point or normalized values") +
+                          ", the kernel's element type " + to_string(p->scalar) + " does not match (Metal: float or half "
+                          "for unorm/snorm/float formats, int/uint/short/ushort for sint/uint ones)");
+    }
+    if (element_known && int_texture && ((d.format.kind == PixelKind::sint) != (p->scalar == ScalarType::i32 || p->scalar == ScalarType::i16))) {
+      throw ArgumentError(describe(k, *p, "texture") + ": format " + d.format.name() + " needs a " +
+                          (d.format.kind == PixelKind::sint ? "signed (int, short)" : "unsigned (uint, ushort)") +
+                          " element type");
+    }
+    const bool writes = p->texture_access == TextureAccess::write || p->texture_access == TextureAccess::read_write;
+    if (writes && !(d.usage & usage_write))
+      throw ArgumentError(describe(k, *p, "texture") + " writes the texture, whose usage does not include \"write\"");
+    if (!writes && !(d.usage & usage_read))
+      throw ArgumentError(describe(k, *p, "texture") + " reads the texture, whose usage does not include \"read\"");
+    const auto* home = t.storage().storage()->home();
+    if (home && home != &dev && !(home->backend == dev.backend && home->index == dev.index)) {
+      throw ArgumentError(describe(k, *p, "texture") + ": the Texture lives on " + home->backend + ":" +
+                          std::to_string(home->index) + " but the kernel runs on " + dev.backend + ":" +
+                          std::to_string(dev.index));
+    }
+    BoundArgument& out = command.args[p->position];
+    out.kind = ParamKind::texture;
+    out.buffer = borrow ? std::shared_ptr<BufferStorage>(std::shared_ptr<BufferStorage>(), t.storage().storage().get())
+                        : t.storage().storage();
+    out.written = writes;
+    out.texture = t;
+    TextureAbi abi{t.storage().data(), t.row_pitch(), t.slice_pitch(), d.width, d.height, d.depth, d.array_length,
+                   format_code(d.format), static_cast<unsigned>(d.type), 1u, static_cast<unsigned>(p->binding)};
+    out.bytes.resize(sizeof abi);
+    std::memcpy(out.bytes.data(), &abi, sizeof abi);
+  }
+  for (const ParamInfo* p : sampler_params) {
+    if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.samplers.size()) {
+      throw ArgumentError(describe(k, *p, "sampler") + " needs a sampler: pass samplers=[...] with a Sampler at index " +
+                          std::to_string(p->binding));
+    }
+    const Sampler& s = shape.samplers[p->binding];
+    BoundArgument& out = command.args[p->position];
+    out.kind = ParamKind::sampler;
+    out.sampler = s;
+    SamplerAbi abi{static_cast<unsigned>(s.mag_filter), static_cast<unsigned>(s.min_filter), 0u,
+                   static_cast<unsigned>(s.s_address), static_cast<unsigned>(s.t_address),
+                   static_cast<unsigned>(s.r_address), s.normalized_coordinates ? 1u : 0u,
+                   static_cast<unsigned>(s.border_color)};
+    out.bytes.resize(sizeof abi);
+    std::memcpy(out.bytes.data(), &abi, sizeof abi);
+  }
+}
+
+void own_textures(DispatchCommand& command) {
+  for (auto& a : command.args)
+    if (a.kind == ParamKind::texture && a.texture) a.buffer = a.texture.storage().storage();
+}
+
+}  // namespace metalcall

@@ -1,0 +1,531 @@
+// metalcall MSL prelude: textures and samplers in compute kernels (CPU and CUDA backends).
+// A texture is a descriptor of host memory (mtl_texture_abi, filled in by the
+// runtime: cpp/src/core/texture.cpp must match it; on CUDA the texels are pitched
+// linear managed memory); reads, writes, sampling and
+// gathers are done in software by the rules of Metal's pixel formats and samplers.
+// Mip level 0 only; sampling uses the magnification filter (LOD 0, as in a kernel).
+#pragma once
+
+namespace metal {
+
+// What the runtime passes for a [[texture(i)]] parameter. Keep in step with core/texture.cpp.
+struct mtl_texture_abi {
+  void* data;                      // texel (0, 0) of slice 0
+  unsigned long long row_pitch;    // bytes from one row to the next
+  unsigned long long slice_pitch;  // bytes from one 2-D slice (depth, array element, cube face) to the next
+  unsigned width, height, depth, array_length;
+  unsigned format;                 // channels | bytes per channel << 4 | kind << 8 (see mtl_tex)
+  unsigned type;                   // metalcall::TextureType
+  unsigned mip_levels;
+  unsigned binding;                // the i of [[texture(i)]], for fault messages
+};
+
+// What the runtime passes for a [[sampler(i)]] parameter (and what constexpr samplers hold).
+struct mtl_sampler_abi {
+  unsigned mag, min, mip;      // filter: 0 nearest, 1 linear; mip: 0 none
+  unsigned s, t, r;            // address modes, numbered as MTLSamplerAddressMode
+  unsigned normalized;         // 1: coord::normalized, 0: coord::pixel
+  unsigned border;             // border_color
+};
+
+enum class access { sample, read, write, read_write };
+enum class coord { normalized, pixel };
+enum class filter { nearest, linear };
+enum class mag_filter { nearest, linear };
+enum class min_filter { nearest, linear };
+enum class mip_filter { none, nearest, linear };
+// Numbered as MTLSamplerAddressMode, so that the host side can use one table.
+enum class address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3,
+                     clamp_to_zero = 4, clamp_to_border = 5 };
+enum class s_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3,
+                       clamp_to_zero = 4, clamp_to_border = 5 };
+enum class t_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3,
+                       clamp_to_zero = 4, clamp_to_border = 5 };
+enum class r_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3,
+                       clamp_to_zero = 4, clamp_to_border = 5 };
+enum class border_color { transparent_black, opaque_black, opaque_white };
+enum class component { x, y, z, w };
+
+// sample(s, p, level(l)) / bias(b): accepted; only level 0 exists here.
+struct level {
+  float lod;
+  METAL_FUNC constexpr level(float l) : lod(l) {}
+};
+struct bias {
+  float value;
+  METAL_FUNC constexpr bias(float b) : value(b) {}
+};
+
+struct sampler {
+  mtl_sampler_abi a;
+  // MSL's defaults: coord::normalized, address::clamp_to_edge, filter::nearest, mip_filter::none.
+  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0} {}
+  METAL_FUNC explicit constexpr sampler(const mtl_sampler_abi& abi) : a(abi) {}
+  template <class First, class... Rest>
+  METAL_FUNC constexpr sampler(First first, Rest... rest) : sampler(rest...) { set(first); }
+
+ private:
+  METAL_FUNC constexpr void set(coord c) { a.normalized = c == coord::normalized ? 1u : 0u; }
+  METAL_FUNC constexpr void set(filter f) { a.mag = a.min = unsigned(f); }
+  METAL_FUNC constexpr void set(mag_filter f) { a.mag = unsigned(f); }
+  METAL_FUNC constexpr void set(min_filter f) { a.min = unsigned(f); }
+  METAL_FUNC constexpr void set(mip_filter f) { a.mip = unsigned(f); }
+  METAL_FUNC constexpr void set(address m) { a.s = a.t = a.r = unsigned(m); }
+  METAL_FUNC constexpr void set(s_address m) { a.s = unsigned(m); }
+  METAL_FUNC constexpr void set(t_address m) { a.t = unsigned(m); }
+  METAL_FUNC constexpr void set(r_address m) { a.r = unsigned(m); }
+  METAL_FUNC constexpr void set(border_color b) { a.border = unsigned(b); }
+};
+
+namespace mtl_tex {
+
+// No memcpy or builtins that NVRTC may lack: byte copies (folded into loads by the
+// compiler), and the libm names of metal_math.h.
+METAL_FUNC void copy_bytes(void* dst, const void* src, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+}
+template <class To, class From> METAL_FUNC To cvt(const From& x) { return mtl_detail::convert_impl<To, From>::apply(x); }
+
+enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
+METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
+METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
+METAL_FUNC unsigned format_kind(unsigned f) { return (f >> 8) & 15u; }
+
+METAL_FUNC unsigned char* texel(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice) {
+  return static_cast<unsigned char*>(d.data) + slice * d.slice_pitch + y * d.row_pitch +
+         x * (unsigned long long)(channels(d.format) * channel_bytes(d.format));
+}
+
+// One channel as a float (unorm, snorm and float formats) by Metal's conversion rules.
+METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
+  const unsigned k = format_kind(f), b = channel_bytes(f);
+  if (k == float_) {
+    if (b == 4) {
+      float v;
+      copy_bytes(&v, p, 4);
+      return v;
+    }
+    mtl_half h;
+    copy_bytes(&h, p, 2);
+    return cvt<float>(h);
+  }
+  if (k == unorm) {
+    if (b == 1) return float(*p) / 255.0f;
+    unsigned short u;
+    copy_bytes(&u, p, 2);
+    return float(u) / 65535.0f;
+  }
+  if (k == snorm) {
+    // Metal: max(c / (2^(n-1) - 1), -1): both -128 and -127 map to -1.
+    float v;
+    if (b == 1) {
+      v = float(*reinterpret_cast<const signed char*>(p)) / 127.0f;
+    } else {
+      short s;
+      copy_bytes(&s, p, 2);
+      v = float(s) / 32767.0f;
+    }
+    return v < -1.0f ? -1.0f : v;
+  }
+  return 0.0f;
+}
+
+// One channel as an integer (uint and sint formats).
+METAL_FUNC long long load_int(const unsigned char* p, unsigned f) {
+  const bool sgn = format_kind(f) == sint;
+  switch (channel_bytes(f)) {
+    case 1: return sgn ? (long long)*reinterpret_cast<const signed char*>(p) : (long long)*p;
+    case 2: {
+      unsigned short u;
+      copy_bytes(&u, p, 2);
+      return sgn ? (long long)(short)u : (long long)u;
+    }
+    default: {
+      unsigned u;
+      copy_bytes(&u, p, 4);
+      return sgn ? (long long)(int)u : (long long)u;
+    }
+  }
+}
+
+METAL_FUNC bool is_integer(unsigned f) { return format_kind(f) == uint_ || format_kind(f) == sint; }
+
+// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha).
+template <class T> METAL_FUNC vec<T, 4> load(const unsigned char* p, unsigned f) {
+  const unsigned n = channels(f), b = channel_bytes(f);
+  T c[4] = {cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(1)};
+  for (unsigned i = 0; i < n; ++i) {
+    if (is_integer(f)) c[i] = cvt<T>(load_int(p + i * b, f));
+    else c[i] = cvt<T>(load_float(p + i * b, f));
+  }
+  return vec<T, 4>(c[0], c[1], c[2], c[3]);
+}
+
+METAL_FUNC float clampf(float v, float lo, float hi) { return v != v ? 0.0f : v < lo ? lo : v > hi ? hi : v; }
+
+// Stores one channel: normalized formats clamp and round to nearest even (Metal's
+// float-to-normalized rule), integer formats saturate (Metal leaves overflow undefined).
+METAL_FUNC void store_float(unsigned char* p, unsigned f, float v) {
+  const unsigned k = format_kind(f), b = channel_bytes(f);
+  if (k == float_) {
+    if (b == 4) {
+      copy_bytes(p, &v, 4);
+    } else {
+      const mtl_half h = cvt<mtl_half>(v);
+      copy_bytes(p, &h, 2);
+    }
+  } else if (k == unorm) {
+    const float m = b == 1 ? 255.0f : 65535.0f;
+    const unsigned u = unsigned(METAL_LIBM(rint)(clampf(v, 0.0f, 1.0f) * m));
+    if (b == 1) *p = (unsigned char)u;
+    else {
+      const unsigned short s = (unsigned short)u;
+      copy_bytes(p, &s, 2);
+    }
+  } else if (k == snorm) {
+    const float m = b == 1 ? 127.0f : 32767.0f;
+    const int i = int(METAL_LIBM(rint)(clampf(v, -1.0f, 1.0f) * m));
+    if (b == 1) *reinterpret_cast<signed char*>(p) = (signed char)i;
+    else {
+      const short s = (short)i;
+      copy_bytes(p, &s, 2);
+    }
+  }
+}
+
+METAL_FUNC void store_int(unsigned char* p, unsigned f, long long v) {
+  const bool sgn = format_kind(f) == sint;
+  const unsigned b = channel_bytes(f);
+  const long long hi = sgn ? (1ll << (8 * b - 1)) - 1 : (1ll << (8 * b)) - 1, lo = sgn ? -hi - 1 : 0;
+  v = v < lo ? lo : v > hi ? hi : v;
+  if (b == 1) *p = (unsigned char)v;
+  else if (b == 2) {
+    const unsigned short s = (unsigned short)v;
+    copy_bytes(p, &s, 2);
+  } else {
+    const unsigned u = (unsigned)v;
+    copy_bytes(p, &u, 4);
+  }
+}
+
+template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec<T, 4>& c) {
+  const unsigned n = channels(f), b = channel_bytes(f);
+  const T v[4] = {c.x, c.y, c.z, c.w};
+  for (unsigned i = 0; i < n; ++i) {
+    if (is_integer(f)) store_int(p + i * b, f, cvt<long long>(v[i]));
+    else store_float(p + i * b, f, cvt<float>(v[i]));
+  }
+}
+
+// Out-of-range coordinates: Metal leaves them undefined; metalcall reads zeros and
+// drops writes, and checked mode reports the first one as an ExecutionError.
+METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned z, unsigned slice_count,
+                         const char* op) {
+  const unsigned w = d.width, h = d.height;
+  if (x < w && y < h && z < slice_count) return true;
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+  const metalcall_cpu_launch* L = mtl_rt::launch;
+  if (L && __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) == 0) {
+    unsigned n = 0;
+    char* out = L->fault_message;
+    const unsigned cap = L->fault_capacity;
+    mtl_rt::append(out, cap, n, "kernel '");
+    mtl_rt::append(out, cap, n, mtl_rt::kernel_name);
+    mtl_rt::append(out, cap, n, "' texture(");
+    mtl_rt::append_number(out, cap, n, d.binding);
+    mtl_rt::append(out, cap, n, ") ");
+    mtl_rt::append(out, cap, n, op);
+    mtl_rt::append(out, cap, n, " at (");
+    mtl_rt::append_number(out, cap, n, x);
+    mtl_rt::append(out, cap, n, ", ");
+    mtl_rt::append_number(out, cap, n, y);
+    mtl_rt::append(out, cap, n, ", ");
+    mtl_rt::append_number(out, cap, n, z);
+    mtl_rt::append(out, cap, n, ") is outside the texture (");
+    mtl_rt::append_number(out, cap, n, w);
+    mtl_rt::append(out, cap, n, " x ");
+    mtl_rt::append_number(out, cap, n, h);
+    mtl_rt::append(out, cap, n, " x ");
+    mtl_rt::append_number(out, cap, n, slice_count);
+    mtl_rt::append(out, cap, n, ")");
+    out[n] = 0;
+  }
+#else
+  (void)op;
+#endif
+  return false;
+}
+
+template <class T> METAL_FUNC vec<T, 4> read(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice,
+                                             unsigned slices) {
+  if (!in_range(d, x, y, slice, slices, "read")) return vec<T, 4>(cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(0));
+  return load<T>(texel(d, x, y, slice), d.format);
+}
+
+template <class T> METAL_FUNC void write(const mtl_texture_abi& d, const vec<T, 4>& c, unsigned x, unsigned y,
+                                         unsigned slice, unsigned slices) {
+  if (!in_range(d, x, y, slice, slices, "write")) return;
+  store<T>(texel(d, x, y, slice), d.format, c);
+}
+
+// A texel index after the address mode; -1: outside (clamp_to_zero / clamp_to_border).
+METAL_FUNC int address_index(int i, int n, unsigned mode) {
+  switch (mode) {
+    case 2: return ((i % n) + n) % n;  // repeat
+    case 3: {                          // mirrored_repeat
+      const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+      return m < n ? m : 2 * n - 1 - m;
+    }
+    case 1: {  // mirrored_clamp_to_edge: mirror once around 0, then clamp
+      const int m = i < 0 ? -1 - i : i;
+      return m >= n ? n - 1 : m;
+    }
+    case 4:
+    case 5: return i < 0 || i >= n ? -1 : i;
+    default: return i < 0 ? 0 : i >= n ? n - 1 : i;  // clamp_to_edge
+  }
+}
+
+// What a texel outside the texture reads under clamp_to_zero / clamp_to_border.
+METAL_FUNC vec<float, 4> border(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned mode) {
+  if (mode == 4) {  // transparent black, or opaque black for formats without alpha
+    return vec<float, 4>(0.0f, 0.0f, 0.0f, channels(d.format) == 4 ? 0.0f : 1.0f);
+  }
+  if (s.border == 2) return vec<float, 4>(1.0f, 1.0f, 1.0f, 1.0f);
+  return vec<float, 4>(0.0f, 0.0f, 0.0f, s.border == 1 ? 1.0f : 0.0f);
+}
+
+// The texels and weights of one axis: coordinate c on an axis of n texels.
+struct axis {
+  int i[2];
+  float w[2];
+  int count;
+};
+METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offset) {
+  float x = normalized ? c * float(n) : c;
+  axis a;
+  if (linear) {
+    x -= 0.5f;
+    const float f = METAL_LIBM(floor)(x);
+    a.i[0] = int(f) + offset;
+    a.i[1] = a.i[0] + 1;
+    a.w[1] = x - f;
+    a.w[0] = 1.0f - a.w[1];
+    a.count = 2;
+  } else {
+    a.i[0] = a.i[1] = int(METAL_LIBM(floor)(x)) + offset;
+    a.w[0] = 1.0f;
+    a.w[1] = 0.0f;
+    a.count = 1;
+  }
+  return a;
+}
+
+// Samples slice `slice` at (u, v, w) over `dims` axes: the software sampler.
+METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
+                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0) {
+  const bool linear = s.mag == 1, normalized = s.normalized != 0;
+  const int size[3] = {int(d.width), int(d.height), int(d.depth)};
+  const unsigned modes[3] = {s.s, s.t, s.r};
+  const axis ax[3] = {footprint(u, size[0], normalized, linear, ox),
+                      dims > 1 ? footprint(v, size[1], normalized, linear, oy) : axis{{0, 0}, {1.0f, 0.0f}, 1},
+                      dims > 2 ? footprint(w, size[2], normalized, linear, oz) : axis{{0, 0}, {1.0f, 0.0f}, 1}};
+  vec<float, 4> sum(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int c = 0; c < ax[2].count; ++c)
+    for (int b = 0; b < ax[1].count; ++b)
+      for (int a = 0; a < ax[0].count; ++a) {
+        const float weight = ax[0].w[a] * ax[1].w[b] * ax[2].w[c];
+        const int idx[3] = {ax[0].i[a], ax[1].i[b], ax[2].i[c]};
+        int at[3] = {0, 0, 0};
+        bool outside = false;
+        unsigned outside_mode = 0;
+        for (unsigned k = 0; k < dims; ++k) {
+          at[k] = address_index(idx[k], size[k], modes[k]);
+          if (at[k] < 0) outside = true, outside_mode = modes[k];
+        }
+        const vec<float, 4> t = outside ? border(d, s, outside_mode)
+                                        : load<float>(texel(d, unsigned(at[0]), unsigned(at[1]),
+                                                            dims > 2 ? unsigned(at[2]) : slice), d.format);
+        sum += t * weight;
+      }
+  return sum;
+}
+
+// The 2x2 texels that linear filtering at (u, v) would blend, component `c` of each,
+// in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
+                                int ox, int oy, unsigned c) {
+  const bool normalized = s.normalized != 0;
+  const axis x = footprint(u, int(d.width), normalized, true, ox), y = footprint(v, int(d.height), normalized, true, oy);
+  float out[4];
+  const int corners[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
+  for (int k = 0; k < 4; ++k) {
+    const int ix = address_index(x.i[corners[k][0]], int(d.width), s.s);
+    const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
+    const vec<float, 4> t = ix < 0 || iy < 0 ? border(d, s, ix < 0 ? s.s : s.t)
+                                             : load<float>(texel(d, unsigned(ix), unsigned(iy), slice), d.format);
+    out[k] = t[c];
+  }
+  return vec<float, 4>(out[0], out[1], out[2], out[3]);
+}
+
+// Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
+METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
+  const float ax = METAL_LIBM(fabs)(x), ay = METAL_LIBM(fabs)(y), az = METAL_LIBM(fabs)(z);
+  unsigned face;
+  float sc, tc, ma;
+  if (ax >= ay && ax >= az) {
+    face = x >= 0 ? 0u : 1u, sc = x >= 0 ? -z : z, tc = -y, ma = ax;
+  } else if (ay >= az) {
+    face = y >= 0 ? 2u : 3u, sc = x, tc = y >= 0 ? z : -z, ma = ay;
+  } else {
+    face = z >= 0 ? 4u : 5u, sc = z >= 0 ? x : -x, tc = -y, ma = az;
+  }
+  *u = 0.5f * (sc / ma + 1.0f);
+  *v = 0.5f * (tc / ma + 1.0f);
+  return face;
+}
+
+template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
+  return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
+}
+
+}  // namespace mtl_tex
+
+// What every texture type holds: the runtime's descriptor.
+struct mtl_texture_base {
+  const mtl_texture_abi* d = nullptr;
+  mtl_texture_base() = default;
+  METAL_FUNC explicit mtl_texture_base(const mtl_texture_abi* abi) : d(abi) {}
+  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return lod ? 0u : d->width; }
+  METAL_FUNC unsigned get_height(unsigned lod = 0) const { return lod ? 0u : d->height; }
+  METAL_FUNC unsigned get_num_mip_levels() const { return d->mip_levels; }
+};
+
+template <class T, access A = access::sample> struct texture1d : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(C x, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(x), 0u, 0u, 1u);
+  }
+  template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u, 1u);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 1, x, 0.0f, 0.0f, 0u));
+  }
+  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
+};
+
+template <class T, access A = access::sample> struct texture2d : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), 0u, 1u);
+  }
+  template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u, 1u);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, level, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return sample(s, p, offset);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, bias, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return sample(s, p, offset);
+  }
+  METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
+                              component c = component::x) const {
+    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
+  }
+};
+
+template <class T, access A = access::sample> struct texture2d_array : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), slice, d->array_length);
+  }
+  template <class V, class C>
+  METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice,
+                      d->array_length);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    const unsigned n = d->array_length ? d->array_length - 1 : 0;  // Metal clamps the array index
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, slice > n ? n : slice, offset.x, offset.y));
+  }
+  METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
+    const unsigned n = d->array_length ? d->array_length - 1 : 0;
+    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, slice > n ? n : slice, offset.x, offset.y, unsigned(c)));
+  }
+  METAL_FUNC unsigned get_array_size() const { return d->array_length; }
+};
+
+template <class T, access A = access::sample> struct texture3d : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 3>& p, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), unsigned(p.z), d->depth);
+  }
+  template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 3>& p, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z),
+                      d->depth);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
+  }
+  METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod ? 0u : d->depth; }
+};
+
+// Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
+// picks the face and clamps to its edge (no filtering across faces).
+template <class T, access A = access::sample> struct texturecube : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), face, 6u);
+  }
+  template <class V, class C>
+  METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face, 6u);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const {
+    float u, v;
+    const unsigned face = mtl_tex::cube_face(dir.x, dir.y, dir.z, &u, &v);
+    mtl_sampler_abi edge = s.a;
+    edge.s = edge.t = 0;
+    edge.normalized = 1;
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, edge, 2, u, v, 0.0f, face));
+  }
+};
+
+// A depth texture reads and samples one float.
+template <class T, access A = access::sample> struct depth2d : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC T read(const vec<C, 2>& p, unsigned lod = 0) const {
+    (void)lod;
+    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), 0u, 1u).x;
+  }
+  template <class C> METAL_FUNC void write(T v, const vec<C, 2>& p, unsigned lod = 0) const {
+    (void)lod;
+    mtl_tex::write<T>(*d, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
+                      unsigned(p.y), 0u, 1u);
+  }
+  METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cvt<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
+  }
+  METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u));
+  }
+};
+
+}  // namespace metal
