@@ -235,7 +235,15 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
                                        !t[i - 1].is_identifier("const") && !t[i - 1].is_identifier("auto"));
     std::size_t after = close + 1;
     while (after < t.size() && (t[after].is_identifier("const") || t[after].is_identifier("noexcept"))) ++after;
-    if (declarator_position && after < t.size() && (t[after].is(";") || t[after].is("=")) &&
+    // `constexpr sampler s(coord::normalized, filter::linear);` is an object built by its
+    // constructor, not a prototype: a constexpr declaration without a body is never one.
+    bool constexpr_object = false;
+    for (std::size_t k = i; k > 0 && i - k < 12; --k) {
+      const Token& b = t[k - 1];
+      if (b.is(";") || b.is("}") || b.is("{")) break;
+      if (b.is_identifier("constexpr")) constexpr_object = true;
+    }
+    if (declarator_position && !constexpr_object && after < t.size() && (t[after].is(";") || t[after].is("=")) &&
         looks_like_parameters(t, i + 1, close, d.types))
       d.prototypes.insert(x.text);
   }
