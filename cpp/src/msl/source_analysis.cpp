@@ -11,10 +11,11 @@ namespace metalcall::msl {
 namespace {
 
 // Calls that make a kernel run its threads as fibers: every thread of the group
-// (or SIMD-group) must be able to wait for the others.
+// (or SIMD-group) must be able to wait for the others. A SIMD-group matrix's
+// thread_elements() exchanges the matrix between lanes (metal_simdgroup_matrix.h).
 bool is_sync_call(const std::string& id) {
   return id == "threadgroup_barrier" || id == "simdgroup_barrier" || id.rfind("simd_", 0) == 0 ||
-         id.rfind("quad_", 0) == 0;
+         id.rfind("quad_", 0) == 0 || id == "thread_elements";
 }
 
 }  // namespace

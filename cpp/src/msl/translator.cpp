@@ -45,10 +45,7 @@ namespace {
 const char* unsupported_reason(const std::string& id) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
       {"texture", "textures"},                 {"sampler", "samplers"},
-      {"imageblock", "imageblocks"},           {"simdgroup_matrix", "SIMD-group matrices"},
-      {"simdgroup_float8x8", "SIMD-group matrices"}, {"simdgroup_half8x8", "SIMD-group matrices"},
-      {"simdgroup_load", "SIMD-group matrices"},     {"simdgroup_store", "SIMD-group matrices"},
-      {"simdgroup_multiply", "SIMD-group matrices"},
+      {"imageblock", "imageblocks"},
   };
   for (const auto& [prefix, what] : kPrefixes)
     if (id.rfind(prefix, 0) == 0) return what;
