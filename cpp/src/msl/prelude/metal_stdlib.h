@@ -6,6 +6,7 @@
 #include "metal_half.h"        // half, bfloat
 #include "metal_vector.h"      // vec<T, N>, packed_vec<T, N>, swizzles, operators
 #include "metal_types.h"       // mtl_float4 ... names, layout checks
+#include "metal_address_space.h"  // pointers tagged by address space (overloads by address space)
 #include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...
 #include "metal_math.h"        // math and common functions, fast::, precise::
 #include "metal_geometric.h"   // dot, cross, length, normalize ...

@@ -1,0 +1,25 @@
+// Overloads that differ only in address space: which parameters and arguments the
+// translator tags so that they stay distinct on targets without address spaces.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+struct SpaceOverloads {
+  /** First token of a pointer parameter → (its '*', the text that replaces both and all between). */
+  std::map<std::size_t, std::pair<std::size_t, std::string>> params;
+  /** A variable passed to such an overload → its text tagged with its declaration's address space. */
+  std::map<std::size_t, std::string> args;
+};
+
+/** Finds functions overloaded only by address space, their pointer parameters and the arguments of calls to them. */
+SpaceOverloads address_space_overloads(const std::vector<Token>& t);
+
+}  // namespace metalcall::msl
