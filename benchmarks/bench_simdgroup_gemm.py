@@ -4,9 +4,10 @@ CuPy's matmul (CUDA, fp16), side by side.
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
-64x32 tiles of A and 32x64 tiles of B in threadgroup memory; each of the 4 SIMD-groups of a
-threadgroup keeps a 32x32 block of C as 4x4 simdgroup_float8x8 accumulators and multiplies
-8x8 tiles loaded with simdgroup_load. A and B are float or half (TYPE), C is float.
+BMx32 tiles of A and 32xBN tiles of B in threadgroup memory; each SIMD-group keeps a block of
+C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
+simdgroup_load. A and B are float or half, C is float. On CUDA a few tilings are tried
+(CUDA_CONFIGS) and the best is reported.
 Results are checked before they are timed; times are the minimum over repeats.
 """
 
@@ -20,37 +21,58 @@ import metalcall as mc
 GEMM_SRC = """
 #include <metal_stdlib>
 using namespace metal;
-// C[M,N] = A[M,K] * B[K,N], row-major; M, N multiples of 64 and K of 32.
-// One threadgroup (128 threads, 4 SIMD-groups) computes a 64x64 block of C.
+// C[M,N] = A[M,K] * B[K,N], row-major; M, N multiples of the block and K of BK.
+// A threadgroup of SG_ROWS x SG_COLS SIMD-groups computes a BM x BN block of C; each
+// SIMD-group keeps FM x FN 8x8 float accumulators.
+#ifndef SG_ROWS
+#define SG_ROWS 2
+#define SG_COLS 2
+#define FM 4
+#define FN 4
+#endif
+#define BM (SG_ROWS * FM * 8)
+#define BN (SG_COLS * FN * 8)
+#define BK 32
+#define THREADS (32 * SG_ROWS * SG_COLS)
 template <typename T>
 kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
                      device float* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    constexpr uint BM = 64, BN = 64, BK = 32, THREADS = 128;
-    threadgroup T As[BM * BK];
-    threadgroup T Bs[BK * BN];
+    threadgroup vec<T, 4> As4[BM * BK / 4];  // vectors: aligned for the 4-wide copies
+    threadgroup vec<T, 4> Bs4[BK * BN / 4];
+    threadgroup const T* As = (threadgroup const T*)As4;
+    threadgroup const T* Bs = (threadgroup const T*)Bs4;
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
-    const uint sr = (sg / 2) * 32, sc = (sg % 2) * 32;  // this SIMD-group's 32x32 block
-    simdgroup_float8x8 acc[4][4];
-    for (uint i = 0; i < 4; ++i)
-        for (uint j = 0; j < 4; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
+    simdgroup_float8x8 acc[FM][FN];
+    #pragma unroll
+    for (uint i = 0; i < FM; ++i)
+        #pragma unroll
+        for (uint j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
     for (uint k0 = 0; k0 < K; k0 += BK) {
-        for (uint i = tid; i < BM * BK; i += THREADS) As[i] = A[(row0 + i / BK) * K + k0 + i % BK];
-        for (uint i = tid; i < BK * BN; i += THREADS) Bs[i] = B[(k0 + i / BN) * N + col0 + i % BN];
+        for (uint i = tid; i < BM * BK / 4; i += THREADS)
+            As4[i] = ((device const vec<T, 4>*)(A + (row0 + i / (BK / 4)) * K + k0))[i % (BK / 4)];
+        for (uint i = tid; i < BK * BN / 4; i += THREADS)
+            Bs4[i] = ((device const vec<T, 4>*)(B + (k0 + i / (BN / 4)) * N + col0))[i % (BN / 4)];
         threadgroup_barrier(mem_flags::mem_threadgroup);
+        #pragma unroll
         for (uint kk = 0; kk < BK; kk += 8) {
-            simdgroup_matrix<T, 8, 8> a[4], b[4];
-            for (uint i = 0; i < 4; ++i) simdgroup_load(a[i], As, BK, ulong2(kk, sr + 8 * i));
-            for (uint j = 0; j < 4; ++j) simdgroup_load(b[j], Bs, BN, ulong2(sc + 8 * j, kk));
-            for (uint i = 0; i < 4; ++i)
-                for (uint j = 0; j < 4; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+            simdgroup_matrix<T, 8, 8> a[FM], b[FN];
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], As, BK, ulong2(kk, sr + 8 * i));
+            #pragma unroll
+            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], Bs, BN, ulong2(sc + 8 * j, kk));
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i)
+                #pragma unroll
+                for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
-    for (uint i = 0; i < 4; ++i)
-        for (uint j = 0; j < 4; ++j) simdgroup_store(acc[i][j], C, N, ulong2(col0 + sc + 8 * j, row0 + sr + 8 * i));
+    for (uint i = 0; i < FM; ++i)
+        for (uint j = 0; j < FN; ++j) simdgroup_store(acc[i][j], C, N, ulong2(col0 + sc + 8 * j, row0 + sr + 8 * i));
 }
 template [[host_name("sgm_gemm_float")]] kernel void sgm_gemm<float>(device const float*, device const float*,
     device float*, constant uint4&, uint2, uint, uint);
@@ -58,17 +80,29 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
     device float*, constant uint4&, uint2, uint, uint);
 """
 
+# (SIMD-groups along M, along N, 8x8 tiles per SIMD-group along M, along N)
+DEFAULT_CONFIG = (2, 2, 4, 4)
+CUDA_CONFIGS = [(2, 2, 4, 4), (2, 4, 4, 4), (4, 2, 4, 4), (2, 2, 8, 4), (4, 4, 4, 4)]
 
-def gemm(dev, lib, a, b, c=None):
-    """Runs sgm_gemm on (M,K) x (K,N) arrays (or Buffers with shapes given by a/b); returns C."""
+
+def compile_gemm(dev, config=DEFAULT_CONFIG):
+    names = ("SG_ROWS", "SG_COLS", "FM", "FN")
+    return dev.compile(GEMM_SRC, defines=dict(zip(names, map(str, config)))), config
+
+
+def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
+    """Runs sgm_gemm on (M,K) x (K,N) arrays or Buffers; returns C (float32)."""
     m, k = a.shape
     n = b.shape[1]
-    assert m % 64 == 0 and n % 64 == 0 and k % 32 == 0, "M, N must be multiples of 64 and K of 32"
-    name = "sgm_gemm_half" if a.dtype == np.float16 else "sgm_gemm_float"
+    sg_rows, sg_cols, fm, fn = config
+    bm, bn = sg_rows * fm * 8, sg_cols * fn * 8
+    assert m % bm == 0 and n % bn == 0 and k % 32 == 0, f"M, N must be multiples of {bm}, {bn} and K of 32"
+    name = "sgm_gemm_half" if np.dtype(a.dtype) == np.float16 else "sgm_gemm_float"
     if c is None:
         c = np.zeros((m, n), np.float32)
     dims = np.array([m, n, k, 0], np.uint32)
-    getattr(lib, name)((n // 64 * 128, m // 64), a, b, c, dims, threadgroup=(128, 1)).wait()
+    threads = 32 * sg_rows * sg_cols
+    getattr(lib, name)((n // bn * threads, m // bm), a, b, c, dims, threadgroup=(threads, 1)).wait()
     return c
 
 
@@ -93,7 +127,6 @@ def main():
     print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
     for kind in dict.fromkeys(kinds):
         dev = mc.Device(kind)
-        lib = dev.compile(GEMM_SRC)
         n = args.size or (256 if args.quick else 512) if kind == "cpu" else (args.size or 4096)
         dtype = np.float32 if kind == "cpu" else np.float16
         a_np = rng.standard_normal((n, n)).astype(dtype)
@@ -102,11 +135,18 @@ def main():
         np.asarray(a)[...] = a_np
         np.asarray(b)[...] = b_np
         c = dev.empty((n, n), np.float32)
-        gemm(dev, lib, a_np, b_np, c)
         expect = a_np.astype(np.float64) @ b_np.astype(np.float64)
-        err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
-        assert err < 1e-3, f"{kind}: GEMM is wrong (max relative error {err:.2e})"
-        t = best_time(lambda: gemm(dev, lib, a, b, c), repeats)
+        t, best = float("inf"), None
+        for config in (CUDA_CONFIGS if kind == "cuda" else [DEFAULT_CONFIG]):
+            lib, _ = compile_gemm(dev, config)
+            np.asarray(c)[...] = 0
+            gemm(dev, lib, a, b, c, config)
+            err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
+            assert err < 1e-3, f"{kind}: GEMM {config} is wrong (max relative error {err:.2e})"
+            tc = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
+            print(f"  {kind} {config}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s")
+            if tc < t:
+                t, best = tc, config
         flops = 2.0 * n ** 3
         if kind == "cuda":
             try:
@@ -128,7 +168,8 @@ def main():
             ref_name = "numpy"
         tr = best_time(ref, repeats)
         ours, theirs = flops / t / 1e9, flops / tr / 1e9
-        print(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f} {ours / theirs:>7.3f}")
+        print(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f} {ours / theirs:>7.3f}"
+              f"  (tiles {best})")
 
 
 if __name__ == "__main__":

@@ -273,7 +273,7 @@ def _bench_module():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_gemm_kernel(device, rng, dtype):
     bench = _bench_module()
-    lib = compile_once(device, bench.GEMM_SRC)
+    lib = compile_once(device, bench.GEMM_SRC)  # the default tiling: 64x64 blocks
     m, n, k = 128, 192, 96
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)

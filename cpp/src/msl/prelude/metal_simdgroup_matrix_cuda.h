@@ -1,11 +1,13 @@
 // metalcall MSL prelude, CUDA: SIMD-group matrices (see metal_simdgroup_matrix.h for the
-// API and Apple's lane layout). A SIMD-group is a warp; each lane keeps the two elements
-// Apple's layout gives it, so thread_elements() means the same as on a Mac.
+// API and Apple's lane layout). A SIMD-group is a warp. Each lane keeps two elements in
+// the layout of mma's accumulator (lane m: row m / 4, columns 2 * (m % 4) and + 1), so
+// products need no shuffles for A, C and D. thread_elements() must show Apple's layout:
+// it shuffles the matrix into a second pair (mtl_apple) and marks it authoritative; the
+// next operation that reads the matrix shuffles it back.
 //
 // Products: half x half and bfloat x bfloat use the tensor cores (mma.sync m16n8k8 with
-// fp32 accumulators; the 8x8 A fills the upper half of the 16x8 operand, and shuffles
-// move elements between Apple's layout and mma's). Everything else (float) is computed
-// exactly with fp32 fused multiply-adds from shuffled rows and columns.
+// fp32 accumulators; the 8x8 A fills the upper half of the 16x8 operand). Everything
+// else (float) is computed exactly with fp32 fused multiply-adds of shuffled values.
 #pragma once
 
 namespace metal {
@@ -25,15 +27,16 @@ METAL_FUNC f2 shfl(const f2& v, unsigned src) {
 }
 template <class T> METAL_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
 
-// Two floats as one 32-bit register of two 16-bit values (lo in the low half).
-METAL_FUNC unsigned pack(__half, float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
+// This lane's row and first column in mma's accumulator layout.
+METAL_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
+METAL_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
+
+// A pair of 16-bit values as one 32-bit register (x in the low half).
+template <class T> METAL_FUNC unsigned word(const vec<T, 2>& v) {
+  static_assert(sizeof(vec<T, 2>) == 4, "16-bit elements");
   unsigned u;
-  memcpy(&u, &h, sizeof u);
+  memcpy(&u, &v, sizeof u);
   return u;
-}
-METAL_FUNC unsigned pack(mtl_bfloat, float lo, float hi) {
-  return unsigned(mtl_bfloat::round_from(lo)) | unsigned(mtl_bfloat::round_from(hi)) << 16;
 }
 
 template <class A, class B> struct tensor_core { static constexpr bool value = false; };
@@ -57,51 +60,72 @@ METAL_FUNC void mma16n8k8(mtl_bfloat, unsigned a, unsigned b, float c0, float c1
 #endif
 }
 
-// This lane's two elements of a * b + c (c given as this lane's pair, in float).
+// This lane's two elements of a * b + acc, all in mma's layout.
 template <class TA, class TB>
 METAL_FUNC f2 product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f2 acc) {
-  const unsigned l = mtl_rt::lane();
-  const f2 a = pair(av), b = pair(bv);
+  const unsigned m = mtl_rt::lane();
   if constexpr (tensor_core<TA, TB>::value) {
-    const unsigned g = l >> 2, t = l & 3u;  // mma's fragment coordinates
-    const f2 ap = shfl(a, lane_of(g, 2 * t));
-    const f2 b0 = shfl(b, lane_of(2 * t, g & ~1u)), b1 = shfl(b, lane_of(2 * t + 1, g & ~1u));
-    const f2 cp = shfl(acc, lane_of(g, 2 * t));
-    const bool odd = g & 1u;
+    // B's fragment: B[2t][g] and B[2t+1][g], from the lanes holding rows 2t and 2t+1.
+    const unsigned g = m >> 2, t = m & 3u;
+    const unsigned bw = word(bv);
+    const unsigned w0 = __shfl_sync(0xffffffffu, bw, int(8 * t + (g >> 1)));
+    const unsigned w1 = __shfl_sync(0xffffffffu, bw, int(8 * t + 4 + (g >> 1)));
+    const unsigned b = (g & 1u) ? (w0 >> 16) | (w1 & 0xffff0000u) : (w0 & 0xffffu) | (w1 << 16);
     f2 d;
-    mma16n8k8(TA(), pack(TA(), ap.x, ap.y), pack(TA(), odd ? b0.y : b0.x, odd ? b1.y : b1.x), cp.x, cp.y, d.x, d.y);
-    return shfl(d, row_of(l) * 4 + col_of(l) / 2);  // back to Apple's layout
-  }
-  const unsigned r = row_of(l), c = col_of(l);
-  f2 arow[4];
+    mma16n8k8(TA(), word(av), b, acc.x, acc.y, d.x, d.y);
+    return d;
+  } else {
+    const f2 a = pair(av), b = pair(bv);
+    f2 arow[4];
 #pragma unroll
-  for (unsigned p = 0; p < 4; ++p) arow[p] = shfl(a, lane_of(r, 2 * p));
+    for (unsigned q = 0; q < 4; ++q) arow[q] = shfl(a, (m & ~3u) + q);
 #pragma unroll
-  for (unsigned k = 0; k < 8; ++k) {
-    const f2 bk = shfl(b, lane_of(k, c));
-    const float x = (k & 1u) ? arow[k >> 1].y : arow[k >> 1].x;
-    acc.x = __fmaf_rn(x, bk.x, acc.x);
-    acc.y = __fmaf_rn(x, bk.y, acc.y);
+    for (unsigned k = 0; k < 8; ++k) {
+      const f2 bk = shfl(b, 4 * k + (m & 3u));
+      const float x = (k & 1u) ? arow[k >> 1].y : arow[k >> 1].x;
+      acc.x = __fmaf_rn(x, bk.x, acc.x);
+      acc.y = __fmaf_rn(x, bk.y, acc.y);
+    }
+    return acc;
   }
-  return acc;
 }
 }  // namespace mtl_sgm
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
   typedef T value_type;
-  vec<T, 2> mtl_v;  // row fm, columns fn and fn + 1 of this lane
+  vec<T, 2> mtl_v;      // mma layout: row lane / 4, columns 2 * (lane % 4) and + 1
+  vec<T, 2> mtl_apple;  // Apple's layout, authoritative while mtl_view
+  bool mtl_view;
 
-  simdgroup_matrix() = default;
+  METAL_FUNC simdgroup_matrix() : mtl_view(false) {}
   /** A diagonal matrix with `dval` on the diagonal. */
-  METAL_FUNC explicit simdgroup_matrix(T dval) {
-    const unsigned l = mtl_rt::lane(), r = mtl_sgm::row_of(l), c = mtl_sgm::col_of(l);
+  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_view(false) {
+    const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
     const T zero = mtl_sgm::from_f<T>(0.0f);
     mtl_v.x = r == c ? dval : zero;
     mtl_v.y = r == c + 1 ? dval : zero;
   }
-  METAL_FUNC vec<T, 2>& thread_elements() { return mtl_v; }
-  METAL_FUNC const vec<T, 2>& thread_elements() const { return mtl_v; }
+  /** The two elements this lane owns in Apple's layout (row fm, columns fn and fn + 1). */
+  METAL_FUNC vec<T, 2>& thread_elements() {
+    if (!mtl_view) {
+      const unsigned l = mtl_rt::lane();
+      mtl_apple = mtl_rt::shfl(0xffffffffu, mtl_v, mtl_sgm::row_of(l) * 4 + mtl_sgm::col_of(l) / 2);
+      mtl_view = true;
+    }
+    return mtl_apple;
+  }
+  METAL_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
+  /** The matrix in mma's layout, back from thread_elements() if it was handed out. */
+  METAL_FUNC const vec<T, 2>& mtl_value() const {
+    simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+    if (mtl_view) {
+      const unsigned m = mtl_rt::lane();
+      self.mtl_v = mtl_rt::shfl(0xffffffffu, mtl_apple, mtl_sgm::lane_of(mtl_sgm::mma_row(m), mtl_sgm::mma_col(m)));
+      self.mtl_view = false;
+    }
+    return mtl_v;
+  }
 };
 
 template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
@@ -115,34 +139,39 @@ template <class T, int C, int R, class P, class O = mtl_ulong2>
 METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
-  const unsigned l = mtl_rt::lane(), r = mtl_sgm::row_of(l), c = mtl_sgm::col_of(l);
+  const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
   d.mtl_v.x = src[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)];
   d.mtl_v.y = src[mtl_sgm::offset(r, c + 1, elements_per_row, o.x, o.y, transpose_matrix)];
+  d.mtl_view = false;
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
 METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
-  const unsigned l = mtl_rt::lane(), r = mtl_sgm::row_of(l), c = mtl_sgm::col_of(l);
-  dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)] = a.mtl_v.x;
-  dst[mtl_sgm::offset(r, c + 1, elements_per_row, o.x, o.y, transpose_matrix)] = a.mtl_v.y;
+  const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
+  const vec<T, 2>& v = a.mtl_value();
+  dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)] = v.x;
+  dst[mtl_sgm::offset(r, c + 1, elements_per_row, o.x, o.y, transpose_matrix)] = v.y;
 }
 
 template <class TD, class TA, class TB, int C, int R, int K>
 METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                    const simdgroup_matrix<TB, C, K>& b) {
-  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_v, b.mtl_v, mtl_sgm::f2{0.0f, 0.0f});
+  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_value(), b.mtl_value(), mtl_sgm::f2{0.0f, 0.0f});
   d.mtl_v.x = mtl_sgm::from_f<TD>(v.x);
   d.mtl_v.y = mtl_sgm::from_f<TD>(v.y);
+  d.mtl_view = false;
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
 METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                               const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
-  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_v, b.mtl_v, mtl_sgm::pair(c.mtl_v));
+  const mtl_sgm::f2 acc = mtl_sgm::pair(c.mtl_value());
+  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_value(), b.mtl_value(), acc);
   d.mtl_v.x = mtl_sgm::from_f<TD>(v.x);
   d.mtl_v.y = mtl_sgm::from_f<TD>(v.y);
+  d.mtl_view = false;
 }
 
 }  // namespace metal
