@@ -13,8 +13,9 @@ dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 
 declaration with [[host_name("...")]] or a `kernel void NAME(...)` definition.
 
 Kernels are compiled in batches together with every non-kernel declaration of the file;
-a batch that fails is split in halves until each failing kernel is alone, and its
-compile error is its reason. A non-kernel declaration that fails on its own is left out
+when a batch fails at a kernel's own declaration that kernel fails and the rest are tried
+again; when it fails inside a shared template the batch is split in halves, until each
+failing kernel is alone and its compile error is its reason (within --budget compiles). A non-kernel declaration that fails on its own is left out
 first (reported as a "helper" failure). On the CPU the host compiler runs at -O0 (a
 METALCALL_CXX wrapper): the survey is about what compiles, not speed.
 """
@@ -35,12 +36,13 @@ import metalcall as mc
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
-HOST_NAME = re.compile(r'host_name\s*\(\s*"([^"]+)"\s*\)')
+HOST_NAME = re.compile(r'host_name\s*\(\s*((?:"[^"]*"\s*)+)\)')  # adjacent literals concatenate
 PLAIN_KERNEL = re.compile(r'(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+(\w+)\s*\(')
 
 
-def flatten(path: Path, include_dirs, seen=None) -> str:
-    """The file's text with quoted includes inlined once each; <metal_*> and other angle includes removed."""
+def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
+    """The file's text with quoted includes inlined once each; <metal_*> and other angle
+    includes removed, and quoted ones whose file name is in `drop`."""
     seen = set() if seen is None else seen
     out = []
     for line in path.read_text(errors="replace").splitlines():
@@ -49,6 +51,9 @@ def flatten(path: Path, include_dirs, seen=None) -> str:
             out.append(line)
             continue
         kind, name = m.groups()
+        if kind == '"' and Path(name).name in drop:
+            out.append(f"// (survey) left out #include \"{name}\"")
+            continue
         if kind == "<":
             out.append(f"// (survey) dropped #include <{name}>")
             continue
@@ -57,7 +62,7 @@ def flatten(path: Path, include_dirs, seen=None) -> str:
             if cand.exists():
                 if cand not in seen:
                     seen.add(cand)
-                    out.append(flatten(cand, include_dirs, seen))
+                    out.append(flatten(cand, include_dirs, seen, drop))
                 break
         else:
             out.append(f"// (survey) not found: #include \"{name}\"")
@@ -108,7 +113,7 @@ def chunks(text: str):
 
 
 def kernel_names(chunk: str):
-    names = HOST_NAME.findall(chunk)
+    names = ["".join(re.findall(r'"([^"]*)"', lits)) for lits in HOST_NAME.findall(chunk)]
     if names:
         return names
     head = chunk.lstrip()
@@ -119,9 +124,10 @@ def kernel_names(chunk: str):
 
 
 class Survey:
-    def __init__(self, dev, batch):
+    def __init__(self, dev, batch, budget):
         self.dev = dev
         self.batch = batch
+        self.budget = budget  # compiles per file for the kernels
 
     def compile(self, parts):
         """None, or (the chunk index of the error's line or None, the message's first line)."""
@@ -144,7 +150,7 @@ class Survey:
         """(compiled kernel names, {kernel name: reason}, [helper failures])."""
         helpers = list(helpers)
         helper_failures = []
-        for _ in range(10):
+        for _ in range(15):
             err = self.compile(helpers)
             if err is None:
                 break
@@ -154,17 +160,32 @@ class Survey:
             helpers = [(i, p) for i, p in helpers if i != idx]
             helper_failures.append(msg)
         ok, failed = [], {}
+        budget = [self.budget]
 
         def attempt(group):
+            if not group:
+                return
+            if budget[0] <= 0:  # out of compiles: the group's kernels take its first error
+                err = self.last_error
+                failed.update({n: "unresolved: " + err for _, ns, _ in group for n in ns})
+                return
+            budget[0] -= 1
             err = self.compile(helpers + [(i, p) for i, _, p in group])
             if err is None:
                 ok.extend(n for _, ns, _ in group for n in ns)
+                return
+            self.last_error = err[1]
+            culprit = [g for g in group if g[0] == err[0]]
+            if culprit:  # the error is in a kernel's own declaration: it fails, the rest go on
+                failed.update({n: err[1] for n in culprit[0][1]})
+                attempt([g for g in group if g[0] != err[0]])
             elif len(group) == 1:
                 failed.update({n: err[1] for n in group[0][1]})
-            else:
+            else:  # in a template the kernels share: halve the group
                 attempt(group[: len(group) // 2])
                 attempt(group[len(group) // 2:])
 
+        self.last_error = ""
         items = [(i, ns, p) for i, (ns, p) in enumerate(kernels, start=len(helpers) + 1000000)]
         for b in range(0, len(items), self.batch):
             attempt(items[b:b + self.batch])
@@ -190,8 +211,12 @@ def main():
     ap.add_argument("files", nargs="+", type=Path)
     ap.add_argument("-I", dest="include", action="append", default=[], type=Path)
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--drop-include", action="append", default=[], help="leave out quoted includes of this file "
+                    "name (to see what compiles once a known blocker is solved)")
     ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present)")
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for the kernels (then a "
+                    "failing group's kernels all take its first error, marked 'unresolved')")
     ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
@@ -207,7 +232,7 @@ def main():
     for f in args.files:
         name = str(f.relative_to(args.root)) if args.root else str(f)
         try:
-            text = expand(flatten(f.resolve(), args.include), args.defines)
+            text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
         except RuntimeError as e:
             rows.append([name, "?"] + ["-"] * len(devices) + [f"preprocessor: {e}"])
             continue
@@ -218,7 +243,7 @@ def main():
         total = sum(len(ns) for ns, _ in kernels)
         row, reasons = [name, str(total)], []
         for kind, dev in devices.items():
-            ok, failed, helper_failures = Survey(dev, args.batch).run(helpers, kernels)
+            ok, failed, helper_failures = Survey(dev, args.batch, args.budget).run(helpers, kernels)
             row.append(f"{len(ok)} ({100.0 * len(ok) / max(total, 1):.0f}%)")
             if failed:
                 reasons.append(f"{kind}: {reason_text(failed)}")

@@ -1,5 +1,6 @@
 // The kernel-signature parser (reflection): kernels, their parameter tables and the
 // function constants of a token stream, with the token positions the translator needs.
+// (Over 600 lines: one parser class whose steps share the token cursor and tables.)
 #include "msl/signature_parser.hpp"
 
 #include <algorithm>
@@ -261,7 +262,10 @@ class SignatureParser {
     if (i >= t_.size() || !t_[i].is("(")) fail(i, "expected '(' after the kernel's name");
     const std::size_t close = matching(i, "(", ")");
     std::vector<std::string> template_names;
-    if (template_parameters) template_names = template_parameter_names(template_token + 1);
+    if (template_parameters) {
+      template_names = template_parameter_names(template_token + 1);
+      template_defaults_[k.function_name] = template_parameter_defaults(template_token + 1);
+    }
     parse_params(i + 1, close, k, template_names);
     i = close + 1;
     while (i < t_.size() && !t_[i].is("{") && !t_[i].is(";")) {
@@ -306,6 +310,31 @@ class SignatureParser {
     return names;
   }
 
+  // The default argument's tokens of each template parameter (empty: none), in order.
+  std::vector<std::vector<std::size_t>> template_parameter_defaults(std::size_t open) const {
+    std::vector<std::vector<std::size_t>> defaults(1);
+    int depth = 0;
+    bool defaulted = false;
+    for (std::size_t j = open; j < t_.size(); ++j) {
+      const Token& t = t_[j];
+      if (t.is("<") || t.is("(")) {
+        if (depth++ == 0) continue;
+      } else if (t.is(">") || t.is(")") || t.is(">>")) {
+        depth -= t.is(">>") ? 2 : 1;
+        if (depth <= 0) break;
+      } else if (depth == 1 && t.is(",")) {
+        defaults.emplace_back();
+        defaulted = false;
+        continue;
+      } else if (depth == 1 && t.is("=")) {
+        defaulted = true;
+        continue;
+      }
+      if (defaulted) defaults.back().push_back(j);
+    }
+    return defaults;
+  }
+
   // `template [[host_name("add_float")]] kernel void add<float>(…);`
   Kind parse_instantiation(std::size_t template_token, std::size_t i, ParsedKernel& k) {
     auto it = templates_.find(k.function_name);
@@ -333,6 +362,21 @@ class SignatureParser {
       args.back().push_back(j);
     }
     const auto names = template_names_.at(k.function_name);
+    if (args.size() == 1 && args[0].empty()) args.clear();  // f<>
+    // Missing trailing arguments take the parameters' defaults, in which earlier
+    // parameters' names stand for their arguments (`typename AccT = T`).
+    const auto defaults = template_defaults_.find(k.function_name);
+    while (defaults != template_defaults_.end() && args.size() < names.size() && args.size() < defaults->second.size() &&
+           !defaults->second[args.size()].empty()) {
+      std::vector<std::size_t> filled;
+      for (std::size_t d : defaults->second[args.size()]) {
+        std::size_t earlier = 0;
+        while (earlier < args.size() && !t_[d].is_identifier(names[earlier].c_str())) ++earlier;
+        if (earlier < args.size()) filled.insert(filled.end(), args[earlier].begin(), args[earlier].end());
+        else filled.push_back(d);
+      }
+      args.push_back(std::move(filled));
+    }
     if (args.size() != names.size()) {
       fail(i, "'" + k.function_name + "' takes " + std::to_string(names.size()) + " template argument(s), " +
                   std::to_string(args.size()) + " given");
@@ -371,6 +415,7 @@ class SignatureParser {
   }
 
   std::map<std::string, std::vector<std::string>> template_names_;  // template kernel → parameter names
+  std::map<std::string, std::vector<std::vector<std::size_t>>> template_defaults_;  // … → default arguments' tokens
 
   void parse_params(std::size_t begin, std::size_t end, ParsedKernel& k, const std::vector<std::string>& template_names) {
     template_names_[k.function_name] = template_names;

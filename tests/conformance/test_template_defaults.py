@@ -1,0 +1,34 @@
+"""Template kernels instantiated with fewer arguments than parameters: the rest take the
+parameters' defaults, which may name earlier parameters (MLX writes its kernels so:
+`template <typename T, typename AccT = T, int N_READS = 4>`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcconf import KernelSet, assert_equal
+
+KS = KernelSet([
+    (["tdef_f", "tdef_h", "tdef_i"], """
+template <typename T, typename AccT = T, int N = 3>
+kernel void tdef(device const T* x [[buffer(0)]], device AccT* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    y[i] = AccT(x[i]) * AccT(N);
+}
+template [[host_name("tdef_f")]] kernel void tdef<float>(device const float*, device float*, uint);
+template [[host_name("tdef_h")]] [[kernel]] decltype(tdef<half, float>) tdef<half, float>;
+template [[host_name("tdef_i")]] [[kernel]] decltype(tdef<int, int, 5>) tdef<int, int, 5>;
+"""),
+])
+
+
+def test_default_template_arguments(device):
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    KS.get(device, "tdef_f")(8, x, y)
+    assert_equal(y, x * 3)
+    y[:] = 0
+    KS.get(device, "tdef_h")(8, x.astype(np.float16), y)
+    assert_equal(y, x * 3)
+    yi = np.zeros(8, np.int32)
+    KS.get(device, "tdef_i")(8, np.arange(8, dtype=np.int32), yi)
+    assert_equal(yi, np.arange(8) * 5)
