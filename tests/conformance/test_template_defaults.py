@@ -1,6 +1,8 @@
 """Template kernels instantiated with fewer arguments than parameters: the rest take the
 parameters' defaults, which may name earlier parameters (MLX writes its kernels so:
-`template <typename T, typename AccT = T, int N_READS = 4>`)."""
+`template <typename T, typename AccT = T, int N_READS = 4>`), and template kernels whose
+attribute list holds a limit computed from their parameters
+(`[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]]`)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,21 @@ template [[host_name("tdef_f")]] kernel void tdef<float>(device const float*, de
 template [[host_name("tdef_h")]] [[kernel]] decltype(tdef<half, float>) tdef<half, float>;
 template [[host_name("tdef_i")]] [[kernel]] decltype(tdef<int, int, 5>) tdef<int, int, 5>;
 """),
+    """
+template <typename T, int WM, int WN>
+[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]] void tlimit(device T* x [[buffer(0)]],
+                                                                         uint i [[thread_position_in_grid]]) {
+    x[i] = T(WM * 10 + WN);
+}
+template [[host_name("tlimit_2_3")]] [[kernel]] decltype(tlimit<float, 2, 3>) tlimit<float, 2, 3>;
+""",
 ])
+
+
+def test_attribute_list_with_computed_limit(device):
+    x = np.zeros(64, np.float32)
+    KS.get(device, "tlimit_2_3")(64, x)
+    assert_equal(x, np.full(64, 23.0))
 
 
 def test_default_template_arguments(device):

@@ -98,13 +98,11 @@ class SignatureParser {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->") || t_[i - 1].is("::"));
   }
 
-  // `kernel void`, or `[[kernel]] void`.
+  // `kernel void`, `[[kernel]] void` or `[[kernel, max_total_threads_per_threadgroup(N)]] void`.
   bool starts_kernel(std::size_t i) const {
-    if (t_[i].is_identifier("kernel") && !member_access(i)) {
-      return !(i > 0 && t_[i - 1].is("[") && i + 1 < t_.size() && t_[i + 1].is("]"));
-    }
+    if (t_[i].is_identifier("kernel") && !member_access(i)) return !(i > 0 && t_[i - 1].is("["));
     return i + 4 < t_.size() && t_[i].is("[") && t_[i + 1].is("[") && t_[i + 2].is_identifier("kernel") &&
-           t_[i + 3].is("]") && t_[i + 4].is("]");
+           (t_[i + 3].is("]") || t_[i + 3].is(","));
   }
 
   [[noreturn]] void fail(std::size_t i, const std::string& message) const {
@@ -160,6 +158,14 @@ class SignatureParser {
       fail(a.token, "[[" + a.name + "(...)]] needs an integer literal index");
     }
     return std::stoi(a.args[0]);
+  }
+
+  // A template kernel may compute its limit from its parameters (`WM * WN * 32`); that
+  // limit is not known here and is left out (0: none declared).
+  int max_threads_argument(const Attribute& a) const {
+    const bool literal = a.args.size() == 1 && !a.args[0].empty() &&
+                         std::all_of(a.args[0].begin(), a.args[0].end(), [](char c) { return c >= '0' && c <= '9'; });
+    return literal ? integer_argument(a) : 0;
   }
 
   // The text of a string literal argument; adjacent literals join ("a_" "float" from a macro's #x).
@@ -249,7 +255,7 @@ class SignatureParser {
     k.info.line = t_[i].line;
     ++i;
     for (const auto& a : attrs) {
-      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
+      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
       if (a.name == "host_name") {
         if (a.args.size() != 1 || unquote(a.args[0]).empty()) fail(a.token, "[[host_name(\"name\")]] needs a name");
         k.info.name = unquote(a.args[0]);
@@ -276,7 +282,7 @@ class SignatureParser {
     k.body_open = i;
     k.body_close = matching(i, "{", "}");
     for (const auto& a : attrs)
-      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
+      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
     return template_parameters ? Kind::template_definition : Kind::definition;
   }
 
