@@ -2,7 +2,9 @@
 parameters' defaults, which may name earlier parameters (MLX writes its kernels so:
 `template <typename T, typename AccT = T, int N_READS = 4>`), and template kernels whose
 attribute list holds a limit computed from their parameters
-(`[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]]`)."""
+(`[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]]`); and ggml's style:
+instantiations through a typedef of the kernel's function type, function constants
+whose index is a constant expression (`[[function_constant(FC_BASE + 1)]]`)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,28 @@ template <typename T, int WM, int WN>
 }
 template [[host_name("tlimit_2_3")]] [[kernel]] decltype(tlimit<float, 2, 3>) tlimit<float, 2, 3>;
 """,
+    (["tggml_f", "tggml_i"], """
+#define FC_BASE 1200
+constant short FC_op [[function_constant(FC_BASE + 0)]];
+constant bool FC_flag [[function_constant((FC_BASE + 1) * 1)]];
+template <typename T>
+kernel void tggml_impl(device T* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    x[i] = T(FC_op) + (FC_flag ? T(100) : T(0));
+}
+typedef decltype(tggml_impl<float>) tggml_t;
+template [[host_name("tggml_f")]] kernel tggml_t tggml_impl<float>;
+template [[host_name("tggml_i")]] kernel tggml_t tggml_impl<int>;
+"""),
 ])
+
+
+def test_ggml_style_instantiation_and_constant_indices(device):
+    x = np.zeros(16, np.float32)
+    KS.get(device, "tggml_f", {"FC_op": 7, "FC_flag": True})(16, x)
+    assert_equal(x, np.full(16, 107.0))
+    xi = np.zeros(16, np.int32)
+    KS.get(device, "tggml_i", {1200: 3, 1201: False})(16, xi)
+    assert_equal(xi, np.full(16, 3))
 
 
 def test_attribute_list_with_computed_limit(device):

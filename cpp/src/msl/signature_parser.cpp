@@ -8,6 +8,7 @@
 #include <set>
 
 #include "metalcall/errors.hpp"
+#include "msl/integer_expression.hpp"
 
 namespace metalcall::msl {
 
@@ -151,21 +152,21 @@ class SignatureParser {
     return close + 1;
   }
 
+  // An index: an integer literal or a constant expression of them (`1200 + 0`, as
+  // ggml's macros write), with + - * / and parentheses.
   int integer_argument(const Attribute& a) const {
-    if (a.args.size() != 1 || a.args[0].empty() ||
-        !std::all_of(a.args[0].begin(), a.args[0].end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        a.args[0].size() > 9) {
+    long value = 0;
+    if (a.args.size() != 1 || !integer_expression(a.args[0], value) || value < 0 || value > 999999999) {
       fail(a.token, "[[" + a.name + "(...)]] needs an integer literal index");
     }
-    return std::stoi(a.args[0]);
+    return static_cast<int>(value);
   }
 
   // A template kernel may compute its limit from its parameters (`WM * WN * 32`); that
   // limit is not known here and is left out (0: none declared).
   int max_threads_argument(const Attribute& a) const {
-    const bool literal = a.args.size() == 1 && !a.args[0].empty() &&
-                         std::all_of(a.args[0].begin(), a.args[0].end(), [](char c) { return c >= '0' && c <= '9'; });
-    return literal ? integer_argument(a) : 0;
+    long value = 0;
+    return a.args.size() == 1 && integer_expression(a.args[0], value) ? integer_argument(a) : 0;
   }
 
   // The text of a string literal argument; adjacent literals join ("a_" "float" from a macro's #x).
@@ -240,9 +241,16 @@ class SignatureParser {
     // decltype(f<float>) f<float>;` — the type comes from the template itself.
     const bool decltype_instantiation = template_token != std::string::npos && !template_parameters &&
                                         i < t_.size() && t_[i].is_identifier("decltype");
+    // ggml's: `template [[host_name("x")]] kernel kernel_unary_t kernel_unary_impl<float>;`,
+    // the function type a typedef of decltype(...).
+    const bool typedef_instantiation = template_token != std::string::npos && !template_parameters &&
+                                       i + 1 < t_.size() && t_[i].kind == TokenKind::identifier &&
+                                       !t_[i].is_identifier("void") && t_[i + 1].kind == TokenKind::identifier;
     if (decltype_instantiation) {
       if (i + 1 >= t_.size() || !t_[i + 1].is("(")) fail(i, "expected decltype(...)");
       i = matching(i + 1, "(", ")") + 1;
+    } else if (typedef_instantiation) {
+      ++i;
     } else {
       if (i >= t_.size() || !t_[i].is_identifier("void")) fail(i, "a kernel function must return void");
       ++i;
