@@ -4,7 +4,8 @@ parameters' defaults, which may name earlier parameters (MLX writes its kernels 
 attribute list holds a limit computed from their parameters
 (`[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]]`); and ggml's style:
 instantiations through a typedef of the kernel's function type, function constants
-whose index is a constant expression (`[[function_constant(FC_BASE + 1)]]`)."""
+whose index is a constant expression (`[[function_constant(FC_BASE + 1)]]`), template
+parameters that are function pointers."""
 
 from __future__ import annotations
 
@@ -42,7 +43,29 @@ typedef decltype(tggml_impl<float>) tggml_t;
 template [[host_name("tggml_f")]] kernel tggml_t tggml_impl<float>;
 template [[host_name("tggml_i")]] kernel tggml_t tggml_impl<int>;
 """),
+    (["tfp_a", "tfp_b"], """
+void tfp_deq_a(device const float* p, short i, thread float4& out) { out = float4(p[i]); }
+void tfp_deq_b(device const float* p, short i, thread float4& out) { out = float4(p[i] * 2.0f); }
+template <short R, typename q_t, void (*deq)(device const q_t*, short, thread float4&)>
+kernel void tfp(device const q_t* x [[buffer(0)]], device float* y [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    float4 v;
+    deq(x, short(i), v);
+    y[i] = v.x * R;
+}
+typedef decltype(tfp<1, float, tfp_deq_a>) tfp_t;
+template [[host_name("tfp_a")]] kernel tfp_t tfp<1, float, tfp_deq_a>;
+template [[host_name("tfp_b")]] kernel tfp_t tfp<3, float, tfp_deq_b>;
+"""),
 ])
+
+
+def test_function_pointer_template_parameters(device):
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    KS.get(device, "tfp_a")(16, x, y)
+    assert_equal(y, x)
+    KS.get(device, "tfp_b")(16, x, y)
+    assert_equal(y, x * 6)
 
 
 def test_ggml_style_instantiation_and_constant_indices(device):

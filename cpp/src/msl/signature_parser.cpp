@@ -294,15 +294,27 @@ class SignatureParser {
     return template_parameters ? Kind::template_definition : Kind::definition;
   }
 
-  // Names declared by `template <typename T, int N = 4>` (open = the '<').
+  // Names declared by `template <typename T, int N = 4>` (open = the '<'); a function
+  // pointer parameter (`void (*deq)(device const T*, short)`, as ggml writes) is named
+  // by the identifier after its '*'.
   std::vector<std::string> template_parameter_names(std::size_t open) const {
     std::vector<std::string> names;
-    int depth = 0;
+    int depth = 0, parens = 0;
     std::string last;
-    bool defaulted = false;
+    bool defaulted = false, pointer_name = false;
     for (std::size_t j = open; j < t_.size(); ++j) {
       const Token& t = t_[j];
-      if (t.is("<")) {
+      if (t.is("(")) {
+        ++parens;
+      } else if (t.is(")")) {
+        --parens;
+      } else if (parens > 0) {
+        if (depth == 1 && parens == 1 && !defaulted && !pointer_name && t.kind == TokenKind::identifier &&
+            t_[j - 1].is("*")) {
+          last = t.text;
+          pointer_name = true;
+        }
+      } else if (t.is("<")) {
         if (depth++ == 0) continue;
       } else if (t.is(">") || t.is(">>")) {
         depth -= t.is(">") ? 1 : 2;
@@ -313,11 +325,11 @@ class SignatureParser {
       } else if (depth == 1 && t.is(",")) {
         if (!last.empty()) names.push_back(last);
         last.clear();
-        defaulted = false;
+        defaulted = pointer_name = false;
         continue;
       } else if (depth == 1 && t.is("=")) {
         defaulted = true;
-      } else if (depth == 1 && !defaulted && t.kind == TokenKind::identifier) {
+      } else if (depth == 1 && !defaulted && !pointer_name && t.kind == TokenKind::identifier) {
         last = t.text;
       }
     }
