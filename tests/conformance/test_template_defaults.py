@@ -5,7 +5,8 @@ attribute list holds a limit computed from their parameters
 (`[[kernel, max_total_threads_per_threadgroup(WM * WN * 32)]]`); and ggml's style:
 instantiations through a typedef of the kernel's function type, function constants
 whose index is a constant expression (`[[function_constant(FC_BASE + 1)]]`), template
-parameters that are function pointers."""
+parameters that are function pointers; MLX's array parameters without [[buffer(i)]]
+(`constant const int64_t strides[3]`, a pointer)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,22 @@ typedef decltype(tfp<1, float, tfp_deq_a>) tfp_t;
 template [[host_name("tfp_a")]] kernel tfp_t tfp<1, float, tfp_deq_a>;
 template [[host_name("tfp_b")]] kernel tfp_t tfp<3, float, tfp_deq_b>;
 """),
+    (["tarr_f"], """
+template <typename T>
+[[kernel]] void tarr(device const T* a, device T* c, constant const int64_t strides[3],
+                     uint3 index [[thread_position_in_grid]]) {
+    c[index.x] = a[index.x * strides[0] + strides[2]];
+}
+template [[host_name("tarr_f")]] [[kernel]] decltype(tarr<float>) tarr<float>;
+"""),
 ])
+
+
+def test_array_parameters(device):
+    a = np.arange(64, dtype=np.float32)
+    c = np.zeros(16, np.float32)
+    KS.get(device, "tarr_f")(16, a, c, np.array([3, 0, 1], np.int64))
+    assert_equal(c, np.arange(16) * 3 + 1)
 
 
 def test_function_pointer_template_parameters(device):

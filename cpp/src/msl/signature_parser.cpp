@@ -478,6 +478,14 @@ class SignatureParser {
       k.params.push_back(p);  // (void): removed by the caller
       return;
     }
+    // An array parameter (`constant const int64_t strides[3]`, as MLX writes) is a pointer.
+    while (rest.size() >= 3 && t_[rest.back()].is("]")) {
+      std::size_t open = rest.size() - 1;
+      while (open > 0 && !t_[rest[open]].is("[")) --open;
+      if (open == 0) break;
+      rest.resize(open);
+      p.array = true;
+    }
     if (rest.empty() || t_[rest.back()].kind != TokenKind::identifier) {
       fail(rest.empty() ? begin : rest.back(), "every kernel parameter needs a name");
     }
@@ -508,6 +516,7 @@ class SignatureParser {
       else if (tok.is("::") && idx > 0 && t_[idx - 1].is_identifier("metal")) continue;
       else type_name += (type_name.empty() || tok.kind != TokenKind::identifier || type_name.back() == ':' ? "" : " ") + tok.text;
     }
+    if (p.array) pointer = true;
     info.type_name = type_name;
     classify_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
 
