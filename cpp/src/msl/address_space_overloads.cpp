@@ -153,6 +153,66 @@ int declared_space(const std::vector<Token>& t, std::size_t use) {
 
 }  // namespace
 
+std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::set<std::string> seen;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!t[i].is(")")) continue;
+    std::size_t after = i + 1;
+    bool qualified = false, is_const = false;
+    for (; after < t.size() && (space_of(t[after]) >= 0 || t[after].is_identifier("const")); ++after)
+      (space_of(t[after]) >= 0 ? qualified : is_const) = true;
+    if (!qualified || after >= t.size() || !(t[after].is("{") || t[after].is(":") || t[after].is(";"))) continue;
+    // The parameter list's '(' and the declaration's first token.
+    int depth = 0;
+    std::size_t open = i;
+    for (; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && --depth == 0) break;
+    }
+    std::size_t start = open;
+    while (start > 0 && !t[start - 1].is(";") && !t[start - 1].is("{") && !t[start - 1].is("}") &&
+           !(t[start - 1].is(":") && start >= 2 && t[start - 2].kind == TokenKind::identifier &&
+             (t[start - 2].text == "public" || t[start - 2].text == "private" || t[start - 2].text == "protected")))
+      --start;
+    // The enclosing scope: the nearest unmatched '{' before the declaration.
+    std::size_t scope = 0;
+    depth = 0;
+    for (std::size_t j = start; j-- > 0;) {
+      if (t[j].is("}")) ++depth;
+      else if (t[j].is("{") && depth-- == 0) {
+        scope = j;
+        break;
+      }
+    }
+    std::string key = std::to_string(scope) + ":";
+    for (std::size_t j = start; j <= i; ++j) key += t[j].text + " ";
+    if (is_const) key += "const";
+    // The declaration's end: its ';' or the body's closing brace.
+    std::size_t end = after;
+    if (!t[after].is(";")) {
+      while (end < t.size() && !t[end].is("{")) {
+        if (t[end].is("(")) {  // a constructor's initializer: skip its arguments
+          int d = 0;
+          for (; end < t.size(); ++end) {
+            if (t[end].is("(")) ++d;
+            else if (t[end].is(")") && --d == 0) break;
+          }
+        }
+        ++end;
+      }
+      depth = 0;
+      for (; end < t.size(); ++end) {
+        if (t[end].is("{")) ++depth;
+        else if (t[end].is("}") && --depth == 0) break;
+      }
+    }
+    if (!seen.insert(key).second) out.emplace_back(start, end);
+    i = after;
+  }
+  return out;
+}
+
 SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
   SpaceOverloads out;
   const std::vector<Function> fns = functions(t);

@@ -269,6 +269,7 @@ class Translator {
     std::vector<std::pair<std::size_t, std::size_t>> skipped;  // template instantiation declarations
     for (const auto& k : kernels_)
       if (k.instantiation) skipped.emplace_back(k.declaration_begin, k.declaration_end);
+    for (const auto& range : space_qualified_duplicates(t_)) skipped.push_back(range);
     std::vector<int> swz;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
@@ -377,7 +378,7 @@ class Translator {
       } else if (id == "threadgroup") {
         // Storage (`threadgroup float tmp[256];`) takes the target's qualifier; a
         // pointer to threadgroup memory is a plain pointer.
-        if (declares_storage(i)) emit(target_.threadgroup_storage(), tok, true);
+        if (declares_storage(i) && !(i > 0 && t_[i - 1].is(")"))) emit(target_.threadgroup_storage(), tok, true);  // not `f() threadgroup`
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
       } else if (const char* what = unsupported_reason(id)) {
