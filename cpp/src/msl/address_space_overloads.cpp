@@ -74,6 +74,7 @@ struct Param {
 
 struct Function {
   std::size_t name;
+  std::size_t start = 0, end = 0;  // the whole declaration (template header and body included)
   std::vector<Param> params;
   std::string key;     // name and parameter types without address spaces
   std::string spaces;  // the parameters' address spaces
@@ -104,8 +105,10 @@ Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t en
 std::vector<Function> functions(const std::vector<Token>& t) {
   std::vector<Function> out;
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
-    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || is_keyword(t[i].text) || !ends_type(t[i - 1]))
-      continue;
+    if (!t[i + 1].is("(")) continue;
+    // `operator+=(...)`: the name is the operator's token.
+    const bool op = i >= 2 && t[i - 1].is_identifier("operator") && t[i].kind == TokenKind::punct && ends_type(t[i - 2]);
+    if (!op && (t[i].kind != TokenKind::identifier || is_keyword(t[i].text) || !ends_type(t[i - 1]))) continue;
     if (t[i - 1].is_identifier("return") || t[i - 1].is_identifier("kernel")) continue;
     const std::size_t close = matching_close(t, i + 1);
     std::size_t after = close + 1;
@@ -114,7 +117,20 @@ std::vector<Function> functions(const std::vector<Token>& t) {
       ++after;
     if (after >= t.size() || !(t[after].is("{") || t[after].is(";"))) continue;
     Function f{i};
-    f.key = t[i].text + "(";
+    f.key = (op ? "operator" : "") + t[i].text + "(";
+    f.start = i;
+    while (f.start > 0 && !t[f.start - 1].is(";") && !t[f.start - 1].is("{") && !t[f.start - 1].is("}") &&
+           !(t[f.start - 1].is(":") && f.start >= 2 &&
+             (t[f.start - 2].text == "public" || t[f.start - 2].text == "private" || t[f.start - 2].text == "protected")))
+      --f.start;
+    f.end = after;
+    if (t[after].is("{")) {
+      int depth = 0;
+      for (; f.end < t.size(); ++f.end) {
+        if (t[f.end].is("{")) ++depth;
+        else if (t[f.end].is("}") && --depth == 0) break;
+      }
+    }
     for (const auto& [b, e] : split_list(t, i + 1, close)) {
       f.params.push_back(parse_param(t, b, e));
       f.key += f.params.back().shape + ",";
@@ -220,8 +236,18 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
   for (const auto& f : fns) variants[f.key].insert(f.spaces);
   std::map<std::string, std::vector<bool>> const_params;  // name → which parameters point to const
   std::set<std::size_t> definitions;
+  // Overloads whose address spaces are only on references (`operator+=(thread complex_t<T>&, …)`
+  // and `(device complex_t<T>&, …)`): a C++ reference binds to any object, so the first serves all.
+  std::map<std::string, bool> pointers;  // key → some overload has a pointer in an address space
+  for (const auto& f : fns)
+    for (const auto& p : f.params) pointers[f.key] = pointers[f.key] || (p.space >= 0 && p.star != 0);
+  std::set<std::string> kept;
   for (const auto& f : fns) {
-    if (variants[f.key].size() < 2) continue;
+    if (variants[f.key].size() < 2 || pointers[f.key]) continue;
+    if (!kept.insert(f.key).second) out.skip.emplace_back(f.start, f.end);
+  }
+  for (const auto& f : fns) {
+    if (variants[f.key].size() < 2 || !pointers[f.key]) continue;
     std::vector<bool>& consts = const_params[t[f.name].text];
     consts.resize(std::max(consts.size(), f.params.size()));
     definitions.insert(f.name);

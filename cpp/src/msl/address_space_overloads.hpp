@@ -17,6 +17,8 @@ struct SpaceOverloads {
   std::map<std::size_t, std::pair<std::size_t, std::string>> params;
   /** A variable passed to such an overload → its text tagged with its declaration's address space. */
   std::map<std::size_t, std::string> args;
+  /** Overloads by the address space of references only, after the first: token ranges [first, last] to leave out. */
+  std::vector<std::pair<std::size_t, std::size_t>> skip;
 };
 
 /**

@@ -19,7 +19,8 @@ bool is_sync_call(const std::string& id) {
       "threadgroup_barrier", "simdgroup_barrier", "simdgroup_load", "simdgroup_store", "simdgroup_multiply",
       "simdgroup_multiply_accumulate", "make_filled_simdgroup_matrix", "thread_elements", "simdgroup_matrix",
       "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"};
-  return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0;
+  return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0 ||
+         id.rfind("__metal_simd_", 0) == 0 || id == "__metal_get_thread_index_in_simdgroup";
 }
 
 }  // namespace

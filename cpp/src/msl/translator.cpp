@@ -270,6 +270,7 @@ class Translator {
     for (const auto& k : kernels_)
       if (k.instantiation) skipped.emplace_back(k.declaration_begin, k.declaration_end);
     for (const auto& range : space_qualified_duplicates(t_)) skipped.push_back(range);
+    for (const auto& range : space_overloads_.skip) skipped.push_back(range);
     std::vector<int> swz;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& tok = t_[i];
