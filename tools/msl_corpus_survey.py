@@ -187,14 +187,17 @@ class Survey:
 
         self.last_error = ""
         items = [(i, ns, p) for i, (ns, p) in enumerate(kernels, start=len(helpers) + 1000000)]
+        budget[0] += -(-len(items) // self.batch)  # every batch is tried once; the budget is for splitting
         for b in range(0, len(items), self.batch):
             attempt(items[b:b + self.batch])
         return ok, failed, helper_failures
 
 
 def fast_cxx_wrapper(tmp: Path) -> str:
-    """A METALCALL_CXX that compiles at -O0."""
-    cxx = shutil.which("clang++") or shutil.which("g++")
+    """A METALCALL_CXX that compiles at -O0, with the compiler metalcall itself would pick
+    (clang++ 15 or newer first, then g++: host_cxx.cpp)."""
+    names = [f"clang++-{v}" for v in range(22, 14, -1)] + ["clang++", "g++"]
+    cxx = next((shutil.which(n) for n in names if shutil.which(n)), "c++")
     script = tmp / "cxx-O0"
     script.write_text(f'#!/bin/sh\nargs=""\nfor a in "$@"; do case "$a" in -O3|-O2) a=-O0;; esac; set -- "$@" "$a"; shift; done\nexec {cxx} "$@"\n')
     script.chmod(0o755)
@@ -215,7 +218,7 @@ def main():
                     "name (to see what compiles once a known blocker is solved)")
     ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present)")
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for the kernels (then a "
+    ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for splitting failing batches (then a "
                     "failing group's kernels all take its first error, marked 'unresolved')")
     ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
     ap.add_argument("--markdown", action="store_true")

@@ -1,5 +1,5 @@
 """What public kernel libraries (MLX) use beyond the basics: simd_shuffle_and_fill_down/up,
-the _v type traits and is_convertible, constexpr bfloat constants, metal::os_log (accepted,
+the _v type traits and is_convertible, constexpr bfloat constants, `constant constexpr const`, metal::os_log (accepted,
 discarded) and the __metal_* builtins behind Apple's metal_stdlib (MLX's bf16_math.h)."""
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ kernel void compat_fill(device const float* a [[buffer(0)]], device const float*
 """,
     """
 constant constexpr bfloat compat_big = bfloat(3.0f);
+constant constexpr const int compat_zero = 0;  // MLX's spelling: one const
 static_assert(is_same_v<float, float> && !is_same_v<int, float> && is_floating_point_v<half>, "traits");
 static_assert(is_convertible_v<int, float> && !is_convertible_v<float2, float>, "is_convertible");
 kernel void compat_misc(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                         uint i [[thread_position_in_grid]]) {
     constexpr os_log logger("metalcall", "tests");
     logger.log_debug("value %f", x[i]);
-    out[3 * i] = __metal_fabs(x[i], __METAL_MAYBE_FAST_MATH__) + float(compat_big);
+    out[3 * i] = __metal_fabs(x[i], __METAL_MAYBE_FAST_MATH__) + float(compat_big) + float(compat_zero);
     out[3 * i + 1] = __metal_fmax3(x[i], 0.5f, -1.0f, __METAL_FAST_MATH__);
     out[3 * i + 2] = as_type<float>(__metal_simd_xor(as_type<uint>(x[i]))) == __metal_simd_xor(x[i]) ? 1.0f : 0.0f;
 }

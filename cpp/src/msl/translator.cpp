@@ -370,8 +370,10 @@ class Translator {
         emit("METALCALL_FC_DEFINED_" + std::to_string(found->index), tok, true);
         i += 3;
       } else if (id == "constant") {
+        // `const constant`, `constant const`, `constant constexpr const` (MLX): one const.
         const bool near_const = (i > 0 && t_[i - 1].is_identifier("const")) ||
-                                (i + 1 < t_.size() && t_[i + 1].is_identifier("const"));
+                                (i + 1 < t_.size() && t_[i + 1].is_identifier("const")) ||
+                                (i + 2 < t_.size() && t_[i + 1].is_identifier("constexpr") && t_[i + 2].is_identifier("const"));
         // Program-scope constant data may live in an address space of the target's.
         const char* space = at_namespace_scope() && declares_storage(i) ? target_.program_scope_data() : nullptr;
         if (space) emit(near_const ? std::string(space) : std::string(space) + " const", tok, true);
