@@ -23,6 +23,8 @@ constant constexpr bfloat compat_big = bfloat(3.0f);
 constant constexpr const int compat_zero = 0;  // MLX's spelling: one const
 static_assert(is_same_v<float, float> && !is_same_v<int, float> && is_floating_point_v<half>, "traits");
 static_assert(is_convertible_v<int, float> && !is_convertible_v<float2, float>, "is_convertible");
+static_assert(_disjunction<is_same<int, float>, is_same<int, int>>::value && !conjunction<true_type, false_type>::value &&
+              bool_constant<true>::value && negation<false_type>::value, "logical traits");
 kernel void compat_misc(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                         uint i [[thread_position_in_grid]]) {
     constexpr os_log logger("metalcall", "tests");

@@ -1,5 +1,6 @@
 // metalcall MSL prelude: the rest of metal_type_traits that public kernels use (MLX):
-// the _v variable templates, is_convertible and is_arithmetic.
+// the _v variable templates, is_convertible, is_arithmetic, bool_constant and the
+// logical traits (with Apple's internal _disjunction/_conjunction spellings, MLX's atomic.h).
 #pragma once
 
 namespace metal {
@@ -15,6 +16,15 @@ struct convertible<From, To, decltype(accept_conversion<To>(mtl_declval<From>())
 template <class From, class To> struct is_convertible : mtl_detail::convertible<From, To> {};
 template <class T>
 struct is_arithmetic : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
+
+template <bool B> using bool_constant = integral_constant<bool, B>;
+template <class... B> struct disjunction : false_type {};
+template <class B1, class... Bn> struct disjunction<B1, Bn...> : conditional_t<bool(B1::value), B1, disjunction<Bn...>> {};
+template <class... B> struct conjunction : true_type {};
+template <class B1, class... Bn> struct conjunction<B1, Bn...> : conditional_t<bool(B1::value), conjunction<Bn...>, B1> {};
+template <class B> struct negation : bool_constant<!bool(B::value)> {};
+template <class... B> using _disjunction = disjunction<B...>;
+template <class... B> using _conjunction = conjunction<B...>;
 
 template <class A, class B> constexpr bool is_same_v = is_same<A, B>::value;
 template <class T> constexpr bool is_integral_v = is_integral<T>::value;
