@@ -25,6 +25,14 @@ static_assert(is_same_v<float, float> && !is_same_v<int, float> && is_floating_p
 static_assert(is_convertible_v<int, float> && !is_convertible_v<float2, float>, "is_convertible");
 static_assert(_disjunction<is_same<int, float>, is_same<int, int>>::value && !conjunction<true_type, false_type>::value &&
               bool_constant<true>::value && negation<false_type>::value, "logical traits");
+static_assert(is_same_v<remove_addrspace_t<float>, float> && is_same_v<remove_pointer_t<const int*>, const int> &&
+              is_same_v<remove_reference_t<int&>, int> && is_same_v<remove_const_t<const int>, int>, "remove_*");
+// Specializations that differ only in address space (MLX's pointer_element): the first serves all.
+template <typename T> struct compat_elem {};
+template <typename T> struct compat_elem<thread T*> { using type = remove_cv_t<T>; };
+template <typename T> struct compat_elem<device T*> { using type = remove_cv_t<T>; };
+template <typename T> struct compat_elem<threadgroup T*> { using type = remove_cv_t<T>; };
+static_assert(is_same_v<typename compat_elem<const device float*>::type, float>, "pointer_element");
 kernel void compat_misc(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                         uint i [[thread_position_in_grid]]) {
     constexpr os_log logger("metalcall", "tests");

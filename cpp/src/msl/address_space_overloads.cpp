@@ -169,8 +169,46 @@ int declared_space(const std::vector<Token>& t, std::size_t use) {
 
 }  // namespace
 
+// Class template specializations that differ only in address spaces
+// (`pointer_element<thread T*>`, `pointer_element<device T*>`, as MLX writes): the first.
+void duplicate_specializations(const std::vector<Token>& t, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (!(t[i].is_identifier("struct") || t[i].is_identifier("class")) || t[i + 1].kind != TokenKind::identifier ||
+        !t[i + 2].is("<"))
+      continue;
+    int depth = 0;
+    std::size_t close = i + 2;
+    bool spaced = false;
+    std::string key = t[i + 1].text + "<";
+    for (; close < t.size(); ++close) {
+      if (t[close].is("<")) ++depth;
+      else if (t[close].is(">") && --depth == 0) break;
+      else if (t[close].is(">>") && (depth -= 2) <= 0) break;
+      if (space_of(t[close]) >= 0) spaced = true;
+      else if (close > i + 2) key += t[close].text + " ";
+    }
+    if (!spaced || close + 1 >= t.size()) continue;
+    std::size_t open = close + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";")) ++open;
+    if (open >= t.size() || !t[open].is("{")) continue;
+    std::size_t end = open;
+    depth = 0;
+    for (; end < t.size(); ++end) {
+      if (t[end].is("{")) ++depth;
+      else if (t[end].is("}") && --depth == 0) break;
+    }
+    if (end + 1 < t.size() && t[end + 1].is(";")) ++end;
+    std::size_t start = i;
+    while (start > 0 && !t[start - 1].is(";") && !t[start - 1].is("{") && !t[start - 1].is("}")) --start;
+    if (!seen.insert(key).second) out.emplace_back(start, end);
+    i = end;
+  }
+}
+
 std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
+  duplicate_specializations(t, out);
   std::set<std::string> seen;
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     if (!t[i].is(")")) continue;

@@ -24,7 +24,8 @@ struct SpaceOverloads {
 /**
  * Member functions overloaded only by the address space of `this` (`complex_t() thread`,
  * `complex_t() threadgroup`, as MLX writes): objects have no address space on the
- * targets, so only the first is kept. Returns the token ranges [first, last] of the others.
+ * targets, so only the first is kept; likewise class template specializations that differ
+ * only in address spaces. Returns the token ranges [first, last] of the others.
  */
 std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t);
 

@@ -17,6 +17,22 @@ template <class From, class To> struct is_convertible : mtl_detail::convertible<
 template <class T>
 struct is_arithmetic : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
 
+template <class T> struct remove_const { typedef T type; };
+template <class T> struct remove_const<const T> { typedef T type; };
+template <class T> using remove_const_t = typename remove_const<T>::type;
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T&> { typedef T type; };
+template <class T> struct remove_reference<T&&> { typedef T type; };
+template <class T> using remove_reference_t = typename remove_reference<T>::type;
+template <class T> struct remove_pointer { typedef T type; };
+template <class T> struct remove_pointer<T*> { typedef T type; };
+template <class T> struct remove_pointer<T* const> { typedef T type; };
+template <class T> using remove_pointer_t = typename remove_pointer<T>::type;
+
+// Types carry no address space on the translated backends.
+template <class T> struct remove_addrspace { typedef T type; };
+template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
+
 template <bool B> using bool_constant = integral_constant<bool, B>;
 template <class... B> struct disjunction : false_type {};
 template <class B1, class... Bn> struct disjunction<B1, Bn...> : conditional_t<bool(B1::value), B1, disjunction<Bn...>> {};
