@@ -781,8 +781,6 @@ def test_defines_missing_macro_is_a_compile_error(device):
         compile_once(device, DEFINES_SRC, defines={"SCALE": "1.0f"})
 
 
-@pytest.mark.xfail(strict=True, reason="CPU backend: overloads that differ only in address space (device / thread / threadgroup pointer) collapse once address spaces are dropped: \"error: redefinition of 'load_scaled'\"")
-@pytest.mark.xfail(strict=True, reason="CUDA backend: overloads that differ only in address space collapse once address spaces are dropped (CUDA pointers are generic)")
 def test_address_space_overloads(device, rng):
     n = 128
     x = rng.standard_normal(n).astype(np.float32)

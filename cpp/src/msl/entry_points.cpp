@@ -96,7 +96,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
   std::vector<std::string> call_args;
   for (const auto& p : k.params) {
     const std::string var = "p" + std::to_string(p.info.position);
-    const std::string full = type_text(t, p.type_tokens, false, &k.template_arguments);
+    const std::string full = type_text(t, p.type_tokens, false, &k.template_arguments) + (p.array ? "*" : "");
     switch (p.info.kind) {
       case ParamKind::buffer:
       case ParamKind::threadgroup_memory: {

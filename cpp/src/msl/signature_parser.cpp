@@ -1,5 +1,6 @@
 // The kernel-signature parser (reflection): kernels, their parameter tables and the
 // function constants of a token stream, with the token positions the translator needs.
+// (Over 600 lines: one parser class whose steps share the token cursor and tables.)
 #include "msl/signature_parser.hpp"
 #include "msl/resource_params.hpp"
 
@@ -9,6 +10,7 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/msl_rules.hpp"
+#include "msl/integer_expression.hpp"
 
 namespace metalcall::msl {
 
@@ -110,13 +112,11 @@ class SignatureParser {
     return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->") || t_[i - 1].is("::"));
   }
 
-  // `kernel void`, or `[[kernel]] void`.
+  // `kernel void`, `[[kernel]] void` or `[[kernel, max_total_threads_per_threadgroup(N)]] void`.
   bool starts_kernel(std::size_t i) const {
-    if (t_[i].is_identifier("kernel") && !member_access(i)) {
-      return !(i > 0 && t_[i - 1].is("[") && i + 1 < t_.size() && t_[i + 1].is("]"));
-    }
+    if (t_[i].is_identifier("kernel") && !member_access(i)) return !(i > 0 && t_[i - 1].is("["));
     return i + 4 < t_.size() && t_[i].is("[") && t_[i + 1].is("[") && t_[i + 2].is_identifier("kernel") &&
-           t_[i + 3].is("]") && t_[i + 4].is("]");
+           (t_[i + 3].is("]") || t_[i + 3].is(","));
   }
 
   [[noreturn]] void fail(std::size_t i, const std::string& message) const {
@@ -165,13 +165,21 @@ class SignatureParser {
     return close + 1;
   }
 
+  // An index: an integer literal or a constant expression of them (`1200 + 0`, as
+  // ggml's macros write), with + - * / and parentheses.
   int integer_argument(const Attribute& a) const {
-    if (a.args.size() != 1 || a.args[0].empty() ||
-        !std::all_of(a.args[0].begin(), a.args[0].end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        a.args[0].size() > 9) {
+    long value = 0;
+    if (a.args.size() != 1 || !integer_expression(a.args[0], value) || value < 0 || value > 999999999) {
       fail(a.token, "[[" + a.name + "(...)]] needs an integer literal index");
     }
-    return std::stoi(a.args[0]);
+    return static_cast<int>(value);
+  }
+
+  // A template kernel may compute its limit from its parameters (`WM * WN * 32`); that
+  // limit is not known here and is left out (0: none declared).
+  int max_threads_argument(const Attribute& a) const {
+    long value = 0;
+    return a.args.size() == 1 && integer_expression(a.args[0], value) ? integer_argument(a) : 0;
   }
 
   // The text of a string literal argument; adjacent literals join ("a_" "float" from a macro's #x).
@@ -246,9 +254,16 @@ class SignatureParser {
     // decltype(f<float>) f<float>;` — the type comes from the template itself.
     const bool decltype_instantiation = template_token != std::string::npos && !template_parameters &&
                                         i < t_.size() && t_[i].is_identifier("decltype");
+    // ggml's: `template [[host_name("x")]] kernel kernel_unary_t kernel_unary_impl<float>;`,
+    // the function type a typedef of decltype(...).
+    const bool typedef_instantiation = template_token != std::string::npos && !template_parameters &&
+                                       i + 1 < t_.size() && t_[i].kind == TokenKind::identifier &&
+                                       !t_[i].is_identifier("void") && t_[i + 1].kind == TokenKind::identifier;
     if (decltype_instantiation) {
       if (i + 1 >= t_.size() || !t_[i + 1].is("(")) fail(i, "expected decltype(...)");
       i = matching(i + 1, "(", ")") + 1;
+    } else if (typedef_instantiation) {
+      ++i;
     } else {
       if (i >= t_.size() || !t_[i].is_identifier("void")) fail(i, "a kernel function must return void");
       ++i;
@@ -261,7 +276,7 @@ class SignatureParser {
     k.info.line = t_[i].line;
     ++i;
     for (const auto& a : attrs) {
-      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
+      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
       if (a.name == "host_name") {
         if (a.args.size() != 1 || unquote(a.args[0]).empty()) fail(a.token, "[[host_name(\"name\")]] needs a name");
         k.info.name = unquote(a.args[0]);
@@ -274,7 +289,10 @@ class SignatureParser {
     if (i >= t_.size() || !t_[i].is("(")) fail(i, "expected '(' after the kernel's name");
     const std::size_t close = matching(i, "(", ")");
     std::vector<std::string> template_names;
-    if (template_parameters) template_names = template_parameter_names(template_token + 1);
+    if (template_parameters) {
+      template_names = template_parameter_names(template_token + 1);
+      template_defaults_[k.function_name] = template_parameter_defaults(template_token + 1);
+    }
     parse_params(i + 1, close, k, template_names);
     i = close + 1;
     while (i < t_.size() && !t_[i].is("{") && !t_[i].is(";")) {
@@ -285,19 +303,31 @@ class SignatureParser {
     k.body_open = i;
     k.body_close = matching(i, "{", "}");
     for (const auto& a : attrs)
-      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = integer_argument(a);
+      if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
     return template_parameters ? Kind::template_definition : Kind::definition;
   }
 
-  // Names declared by `template <typename T, int N = 4>` (open = the '<').
+  // Names declared by `template <typename T, int N = 4>` (open = the '<'); a function
+  // pointer parameter (`void (*deq)(device const T*, short)`, as ggml writes) is named
+  // by the identifier after its '*'.
   std::vector<std::string> template_parameter_names(std::size_t open) const {
     std::vector<std::string> names;
-    int depth = 0;
+    int depth = 0, parens = 0;
     std::string last;
-    bool defaulted = false;
+    bool defaulted = false, pointer_name = false;
     for (std::size_t j = open; j < t_.size(); ++j) {
       const Token& t = t_[j];
-      if (t.is("<")) {
+      if (t.is("(")) {
+        ++parens;
+      } else if (t.is(")")) {
+        --parens;
+      } else if (parens > 0) {
+        if (depth == 1 && parens == 1 && !defaulted && !pointer_name && t.kind == TokenKind::identifier &&
+            t_[j - 1].is("*")) {
+          last = t.text;
+          pointer_name = true;
+        }
+      } else if (t.is("<")) {
         if (depth++ == 0) continue;
       } else if (t.is(">") || t.is(">>")) {
         depth -= t.is(">") ? 1 : 2;
@@ -308,15 +338,40 @@ class SignatureParser {
       } else if (depth == 1 && t.is(",")) {
         if (!last.empty()) names.push_back(last);
         last.clear();
-        defaulted = false;
+        defaulted = pointer_name = false;
         continue;
       } else if (depth == 1 && t.is("=")) {
         defaulted = true;
-      } else if (depth == 1 && !defaulted && t.kind == TokenKind::identifier) {
+      } else if (depth == 1 && !defaulted && !pointer_name && t.kind == TokenKind::identifier) {
         last = t.text;
       }
     }
     return names;
+  }
+
+  // The default argument's tokens of each template parameter (empty: none), in order.
+  std::vector<std::vector<std::size_t>> template_parameter_defaults(std::size_t open) const {
+    std::vector<std::vector<std::size_t>> defaults(1);
+    int depth = 0;
+    bool defaulted = false;
+    for (std::size_t j = open; j < t_.size(); ++j) {
+      const Token& t = t_[j];
+      if (t.is("<") || t.is("(")) {
+        if (depth++ == 0) continue;
+      } else if (t.is(">") || t.is(")") || t.is(">>")) {
+        depth -= t.is(">>") ? 2 : 1;
+        if (depth <= 0) break;
+      } else if (depth == 1 && t.is(",")) {
+        defaults.emplace_back();
+        defaulted = false;
+        continue;
+      } else if (depth == 1 && t.is("=")) {
+        defaulted = true;
+        continue;
+      }
+      if (defaulted) defaults.back().push_back(j);
+    }
+    return defaults;
   }
 
   // `template [[host_name("add_float")]] kernel void add<float>(…);`
@@ -346,6 +401,21 @@ class SignatureParser {
       args.back().push_back(j);
     }
     const auto names = template_names_.at(k.function_name);
+    if (args.size() == 1 && args[0].empty()) args.clear();  // f<>
+    // Missing trailing arguments take the parameters' defaults, in which earlier
+    // parameters' names stand for their arguments (`typename AccT = T`).
+    const auto defaults = template_defaults_.find(k.function_name);
+    while (defaults != template_defaults_.end() && args.size() < names.size() && args.size() < defaults->second.size() &&
+           !defaults->second[args.size()].empty()) {
+      std::vector<std::size_t> filled;
+      for (std::size_t d : defaults->second[args.size()]) {
+        std::size_t earlier = 0;
+        while (earlier < args.size() && !t_[d].is_identifier(names[earlier].c_str())) ++earlier;
+        if (earlier < args.size()) filled.insert(filled.end(), args[earlier].begin(), args[earlier].end());
+        else filled.push_back(d);
+      }
+      args.push_back(std::move(filled));
+    }
     if (args.size() != names.size()) {
       fail(i, "'" + k.function_name + "' takes " + std::to_string(names.size()) + " template argument(s), " +
                   std::to_string(args.size()) + " given");
@@ -384,6 +454,7 @@ class SignatureParser {
   }
 
   std::map<std::string, std::vector<std::string>> template_names_;  // template kernel → parameter names
+  std::map<std::string, std::vector<std::vector<std::size_t>>> template_defaults_;  // … → default arguments' tokens
 
   void parse_params(std::size_t begin, std::size_t end, ParsedKernel& k, const std::vector<std::string>& template_names) {
     template_names_[k.function_name] = template_names;
@@ -420,6 +491,14 @@ class SignatureParser {
       k.params.push_back(p);  // (void): removed by the caller
       return;
     }
+    // An array parameter (`constant const int64_t strides[3]`, as MLX writes) is a pointer.
+    while (rest.size() >= 3 && t_[rest.back()].is("]")) {
+      std::size_t open = rest.size() - 1;
+      while (open > 0 && !t_[rest[open]].is("[")) --open;
+      if (open == 0) break;
+      rest.resize(open);
+      p.array = true;
+    }
     if (rest.empty() || t_[rest.back()].kind != TokenKind::identifier) {
       fail(rest.empty() ? begin : rest.back(), "every kernel parameter needs a name");
     }
@@ -450,6 +529,7 @@ class SignatureParser {
       else if (tok.is("::") && idx > 0 && t_[idx - 1].is_identifier("metal")) continue;
       else type_name += (type_name.empty() || tok.kind != TokenKind::identifier || type_name.back() == ':' ? "" : " ") + tok.text;
     }
+    if (p.array) pointer = true;
     info.type_name = type_name;
     classify_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
 

@@ -22,6 +22,7 @@ struct ParsedParam {
   std::string binding_expression;  // the [[buffer(…)]] argument when not an integer literal
   std::vector<std::size_t> type_tokens;  // the declared type, qualifiers included
   std::size_t name_token = 0;
+  bool array = false;  // declared `constant int64_t strides[3]`: a pointer (type_tokens lack the '*')
 };
 
 struct ParsedKernel {

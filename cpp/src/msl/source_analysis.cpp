@@ -11,10 +11,16 @@ namespace metalcall::msl {
 namespace {
 
 // Calls that make a kernel run its threads as fibers: every thread of the group
-// (or SIMD-group) must be able to wait for the others.
+// (or SIMD-group) must be able to wait for the others. SIMD-group matrices
+// (simdgroup_*, thread_elements) need each lane's index in its group and exchange
+// values between lanes (metal_simdgroup_matrix.h).
 bool is_sync_call(const std::string& id) {
-  return id == "threadgroup_barrier" || id == "simdgroup_barrier" || id.rfind("simd_", 0) == 0 ||
-         id.rfind("quad_", 0) == 0;
+  static const std::set<std::string> names = {
+      "threadgroup_barrier", "simdgroup_barrier", "simdgroup_load", "simdgroup_store", "simdgroup_multiply",
+      "simdgroup_multiply_accumulate", "make_filled_simdgroup_matrix", "thread_elements", "simdgroup_matrix",
+      "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"};
+  return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0 ||
+         id.rfind("__metal_simd_", 0) == 0 || id == "__metal_get_thread_index_in_simdgroup";
 }
 
 }  // namespace

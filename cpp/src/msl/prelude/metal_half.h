@@ -13,24 +13,28 @@
 #define METAL_HALF_KIND 2  // software half, e.g. clang++ 14 on x86-64
 #endif
 
+// bfloat constants (`constexpr bfloat x = bfloat(1.0f)`, as in MLX's limits) need
+// constexpr conversions: __builtin_bit_cast on the host; CUDA keeps its intrinsics.
+#if METAL_CUDA
+#define METAL_HOST_CONSTEXPR
+#else
+#define METAL_HOST_CONSTEXPR constexpr
+#endif
+
 namespace metal {
 namespace mtl_detail {
-METAL_FUNC unsigned int float_bits(float f) {
+METAL_FUNC METAL_HOST_CONSTEXPR unsigned int float_bits(float f) {
 #if METAL_CUDA
   return __float_as_uint(f);
 #else
-  unsigned int u;
-  __builtin_memcpy(&u, &f, sizeof u);
-  return u;
+  return __builtin_bit_cast(unsigned int, f);
 #endif
 }
-METAL_FUNC float bits_float(unsigned int u) {
+METAL_FUNC METAL_HOST_CONSTEXPR float bits_float(unsigned int u) {
 #if METAL_CUDA
   return __uint_as_float(u);
 #else
-  float f;
-  __builtin_memcpy(&f, &u, sizeof f);
-  return f;
+  return __builtin_bit_cast(float, u);
 #endif
 }
 struct bfloat_bits_tag {};
@@ -96,15 +100,15 @@ struct mtl_bfloat {
 
   mtl_bfloat() = default;
   METAL_FUNC constexpr mtl_bfloat(mtl_detail::bfloat_bits_tag, unsigned short b) : bits(b) {}
-  METAL_FUNC mtl_bfloat(float f) : bits(round_from(f)) {}
-  METAL_FUNC operator float() const { return mtl_detail::bits_float(unsigned(bits) << 16); }
+  METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat(float f) : bits(round_from(f)) {}
+  METAL_FUNC METAL_HOST_CONSTEXPR operator float() const { return mtl_detail::bits_float(unsigned(bits) << 16); }
 
   METAL_FUNC mtl_bfloat& operator+=(float o) { return *this = float(*this) + o; }
   METAL_FUNC mtl_bfloat& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC mtl_bfloat& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC mtl_bfloat& operator/=(float o) { return *this = float(*this) / o; }
 
-  static METAL_FUNC unsigned short round_from(float f) {
+  static METAL_FUNC METAL_HOST_CONSTEXPR unsigned short round_from(float f) {
     unsigned int u = mtl_detail::float_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
     u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even

@@ -4,8 +4,10 @@
 #pragma once
 #include "metal_config.h"      // METAL_FUNC, fixed-width ints, traits
 #include "metal_half.h"        // half, bfloat
+#include "metal_type_traits.h"  // is_same_v ..., is_convertible
 #include "metal_vector.h"      // vec<T, N>, packed_vec<T, N>, swizzles, operators
 #include "metal_types.h"       // mtl_float4 ... names, layout checks
+#include "metal_address_space.h"  // pointers tagged by address space (overloads by address space)
 #include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...
 #include "metal_math.h"        // math and common functions, fast::, precise::
 #include "metal_double.h"      // double overloads (a CPU/CUDA extension: Metal has no double)
@@ -14,5 +16,6 @@
 #include "metal_relational.h"  // all, any, select, isnan ...
 #include "metal_matrix.h"      // floatCxR, matrix products, transpose, determinant
 #include "metal_array.h"       // metal::array<T, N>
+#include "metal_logging.h"     // os_log (messages discarded)
 #include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)
 #include "metal_texture.h"     // textures and samplers

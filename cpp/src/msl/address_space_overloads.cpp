@@ -1,0 +1,322 @@
+// Overloads that differ only in address space (`f(device float*)` and
+// `f(threadgroup float*)`): the targets drop address spaces, so such overloads would
+// collide. Their pointer parameters become metal::mtl_space_ptr<T, SPACE>, and at
+// calls to them an argument that is a plain variable is tagged with the address space
+// of its declaration (metal::mtl_space<SPACE>(x)), so C++ overload resolution picks
+// the overload MSL would (metal_address_space.h).
+#include "msl/address_space_overloads.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "msl/token_text.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+// The prelude's numbers: metal_address_space.h.
+int space_of(const Token& tok) {
+  if (tok.kind != TokenKind::identifier) return -1;
+  if (tok.text == "thread") return 0;
+  if (tok.text == "device") return 1;
+  if (tok.text == "threadgroup") return 2;
+  if (tok.text == "constant") return 3;
+  return -1;
+}
+
+bool is_keyword(const std::string& s) {
+  static const std::set<std::string> k = {"if", "for", "while", "switch", "return", "sizeof", "do", "else",
+                                          "case", "new", "delete", "throw", "alignof", "decltype", "static_assert"};
+  return k.count(s) != 0;
+}
+
+// True when token k can end a type before a declared name (`float x`, `T* x`, `vec<T,2> x`).
+bool ends_type(const Token& tok) {
+  return (tok.kind == TokenKind::identifier && !is_keyword(tok.text)) || tok.is("*") || tok.is("&") || tok.is(">");
+}
+
+std::size_t matching_close(const std::vector<Token>& t, std::size_t open) {
+  int depth = 0;
+  for (std::size_t j = open; j < t.size(); ++j) {
+    if (t[j].is("(")) ++depth;
+    else if (t[j].is(")") && --depth == 0) return j;
+  }
+  return t.size();
+}
+
+// The parameters (or arguments) between the parentheses at open..close, as token ranges.
+std::vector<std::pair<std::size_t, std::size_t>> split_list(const std::vector<Token>& t, std::size_t open,
+                                                            std::size_t close) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  int depth = 0;
+  std::size_t begin = open + 1;
+  for (std::size_t j = open + 1; j < close; ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{") || t[j].is("<")) ++depth;
+    else if (t[j].is(")") || t[j].is("]") || t[j].is("}") || t[j].is(">")) --depth;
+    else if (t[j].is(">>")) depth -= 2;
+    else if (depth == 0 && t[j].is(",")) {
+      out.emplace_back(begin, j);
+      begin = j + 1;
+    }
+  }
+  if (begin < close) out.emplace_back(begin, close);
+  return out;
+}
+
+struct Param {
+  std::size_t begin, end;  // tokens [begin, end), default argument excluded
+  std::size_t star = 0;    // the pointer's '*' (0: not a pointer)
+  int space = -1;
+  std::string shape;       // the type without address spaces and name
+  bool pointee_const = false;
+};
+
+struct Function {
+  std::size_t name;
+  std::size_t start = 0, end = 0;  // the whole declaration (template header and body included)
+  std::vector<Param> params;
+  std::string key;     // name and parameter types without address spaces
+  std::string spaces;  // the parameters' address spaces
+};
+
+Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
+  Param p{begin, end};
+  for (std::size_t j = begin; j < end; ++j)
+    if (t[j].is("=")) {
+      p.end = j;
+      break;
+    }
+  std::size_t name_end = p.end;
+  if (name_end > p.begin + 1 && t[name_end - 1].kind == TokenKind::identifier && ends_type(t[name_end - 2])) --name_end;
+  int depth = 0;
+  for (std::size_t j = p.begin; j < name_end; ++j) {
+    if (t[j].is("<")) ++depth;
+    else if (t[j].is(">")) --depth;
+    else if (depth == 0 && t[j].is("*")) p.star = j;
+    if (depth == 0 && !p.star && t[j].is_identifier("const")) p.pointee_const = true;
+    const int s = space_of(t[j]);
+    if (s >= 0) p.space = s;
+    else p.shape += t[j].text + " ";
+  }
+  return p;
+}
+
+std::vector<Function> functions(const std::vector<Token>& t) {
+  std::vector<Function> out;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!t[i + 1].is("(")) continue;
+    // `operator+=(...)`: the name is the operator's token.
+    const bool op = i >= 2 && t[i - 1].is_identifier("operator") && t[i].kind == TokenKind::punct && ends_type(t[i - 2]);
+    if (!op && (t[i].kind != TokenKind::identifier || is_keyword(t[i].text) || !ends_type(t[i - 1]))) continue;
+    if (t[i - 1].is_identifier("return") || t[i - 1].is_identifier("kernel")) continue;
+    const std::size_t close = matching_close(t, i + 1);
+    std::size_t after = close + 1;
+    while (after < t.size() && (t[after].is_identifier("const") || t[after].is_identifier("thread") ||
+                                t[after].is_identifier("device") || t[after].is_identifier("threadgroup")))
+      ++after;
+    if (after >= t.size() || !(t[after].is("{") || t[after].is(";"))) continue;
+    Function f{i};
+    f.key = (op ? "operator" : "") + t[i].text + "(";
+    f.start = i;
+    while (f.start > 0 && !t[f.start - 1].is(";") && !t[f.start - 1].is("{") && !t[f.start - 1].is("}") &&
+           !(t[f.start - 1].is(":") && f.start >= 2 &&
+             (t[f.start - 2].text == "public" || t[f.start - 2].text == "private" || t[f.start - 2].text == "protected")))
+      --f.start;
+    f.end = after;
+    if (t[after].is("{")) {
+      int depth = 0;
+      for (; f.end < t.size(); ++f.end) {
+        if (t[f.end].is("{")) ++depth;
+        else if (t[f.end].is("}") && --depth == 0) break;
+      }
+    }
+    for (const auto& [b, e] : split_list(t, i + 1, close)) {
+      f.params.push_back(parse_param(t, b, e));
+      f.key += f.params.back().shape + ",";
+      f.spaces += char('0' + f.params.back().space + 1);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// The address space of the variable named at token `use`, from its nearest
+// declaration before it: a pointer or array declared with an address space has
+// that space, one declared without is thread-local; -1 when unknown.
+int declared_space(const std::vector<Token>& t, std::size_t use) {
+  const std::string& name = t[use].text;
+  for (std::size_t k = use; k-- > 1;) {
+    if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
+    const Token& next = t[k + 1];
+    if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")"))) continue;
+    int depth = 0, space = -1;
+    bool pointer = next.is("[") && !(k + 2 < t.size() && t[k + 2].is("["));  // an array, not [[attribute]]
+    for (std::size_t j = k; j-- > 0;) {
+      if (t[j].is(")") || t[j].is("]")) ++depth;
+      else if (t[j].is("(") || t[j].is("[")) {
+        if (--depth < 0) break;
+      } else if (depth == 0 && (t[j].is(";") || t[j].is("{") || t[j].is("}") || t[j].is(","))) break;
+      if (t[j].is("*")) pointer = true;
+      if (t[j].is_identifier("auto")) return -1;
+      if (space_of(t[j]) >= 0) space = space_of(t[j]);
+    }
+    if (space >= 0) return space;
+    return pointer ? 0 : -1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+// Class template specializations that differ only in address spaces
+// (`pointer_element<thread T*>`, `pointer_element<device T*>`, as MLX writes): the first.
+void duplicate_specializations(const std::vector<Token>& t, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (!(t[i].is_identifier("struct") || t[i].is_identifier("class")) || t[i + 1].kind != TokenKind::identifier ||
+        !t[i + 2].is("<"))
+      continue;
+    int depth = 0;
+    std::size_t close = i + 2;
+    bool spaced = false;
+    std::string key = t[i + 1].text + "<";
+    for (; close < t.size(); ++close) {
+      if (t[close].is("<")) ++depth;
+      else if (t[close].is(">") && --depth == 0) break;
+      else if (t[close].is(">>") && (depth -= 2) <= 0) break;
+      if (space_of(t[close]) >= 0) spaced = true;
+      else if (close > i + 2) key += t[close].text + " ";
+    }
+    if (!spaced || close + 1 >= t.size()) continue;
+    std::size_t open = close + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";")) ++open;
+    if (open >= t.size() || !t[open].is("{")) continue;
+    std::size_t end = open;
+    depth = 0;
+    for (; end < t.size(); ++end) {
+      if (t[end].is("{")) ++depth;
+      else if (t[end].is("}") && --depth == 0) break;
+    }
+    if (end + 1 < t.size() && t[end + 1].is(";")) ++end;
+    std::size_t start = i;
+    while (start > 0 && !t[start - 1].is(";") && !t[start - 1].is("{") && !t[start - 1].is("}")) --start;
+    if (!seen.insert(key).second) out.emplace_back(start, end);
+    i = end;
+  }
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  duplicate_specializations(t, out);
+  std::set<std::string> seen;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!t[i].is(")")) continue;
+    std::size_t after = i + 1;
+    bool qualified = false, is_const = false;
+    for (; after < t.size() && (space_of(t[after]) >= 0 || t[after].is_identifier("const")); ++after)
+      (space_of(t[after]) >= 0 ? qualified : is_const) = true;
+    if (!qualified || after >= t.size() || !(t[after].is("{") || t[after].is(":") || t[after].is(";"))) continue;
+    // The parameter list's '(' and the declaration's first token.
+    int depth = 0;
+    std::size_t open = i;
+    for (; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && --depth == 0) break;
+    }
+    std::size_t start = open;
+    while (start > 0 && !t[start - 1].is(";") && !t[start - 1].is("{") && !t[start - 1].is("}") &&
+           !(t[start - 1].is(":") && start >= 2 && t[start - 2].kind == TokenKind::identifier &&
+             (t[start - 2].text == "public" || t[start - 2].text == "private" || t[start - 2].text == "protected")))
+      --start;
+    // The enclosing scope: the nearest unmatched '{' before the declaration.
+    std::size_t scope = 0;
+    depth = 0;
+    for (std::size_t j = start; j-- > 0;) {
+      if (t[j].is("}")) ++depth;
+      else if (t[j].is("{") && depth-- == 0) {
+        scope = j;
+        break;
+      }
+    }
+    std::string key = std::to_string(scope) + ":";
+    for (std::size_t j = start; j <= i; ++j) key += t[j].text + " ";
+    if (is_const) key += "const";
+    // The declaration's end: its ';' or the body's closing brace.
+    std::size_t end = after;
+    if (!t[after].is(";")) {
+      while (end < t.size() && !t[end].is("{")) {
+        if (t[end].is("(")) {  // a constructor's initializer: skip its arguments
+          int d = 0;
+          for (; end < t.size(); ++end) {
+            if (t[end].is("(")) ++d;
+            else if (t[end].is(")") && --d == 0) break;
+          }
+        }
+        ++end;
+      }
+      depth = 0;
+      for (; end < t.size(); ++end) {
+        if (t[end].is("{")) ++depth;
+        else if (t[end].is("}") && --depth == 0) break;
+      }
+    }
+    if (!seen.insert(key).second) out.emplace_back(start, end);
+    i = after;
+  }
+  return out;
+}
+
+SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
+  SpaceOverloads out;
+  const std::vector<Function> fns = functions(t);
+  std::map<std::string, std::set<std::string>> variants;  // key → distinct address-space signatures
+  for (const auto& f : fns) variants[f.key].insert(f.spaces);
+  std::map<std::string, std::vector<bool>> const_params;  // name → which parameters point to const
+  std::set<std::size_t> definitions;
+  // Overloads whose address spaces are only on references (`operator+=(thread complex_t<T>&, …)`
+  // and `(device complex_t<T>&, …)`): a C++ reference binds to any object, so the first serves all.
+  std::map<std::string, bool> pointers;  // key → some overload has a pointer in an address space
+  for (const auto& f : fns)
+    for (const auto& p : f.params) pointers[f.key] = pointers[f.key] || (p.space >= 0 && p.star != 0);
+  std::set<std::string> kept;
+  for (const auto& f : fns) {
+    if (variants[f.key].size() < 2 || pointers[f.key]) continue;
+    if (!kept.insert(f.key).second) out.skip.emplace_back(f.start, f.end);
+  }
+  for (const auto& f : fns) {
+    if (variants[f.key].size() < 2 || !pointers[f.key]) continue;
+    std::vector<bool>& consts = const_params[t[f.name].text];
+    consts.resize(std::max(consts.size(), f.params.size()));
+    definitions.insert(f.name);
+    for (std::size_t n = 0; n < f.params.size(); ++n) {
+      const Param& p = f.params[n];
+      if (p.pointee_const || p.space == 3) consts[n] = true;
+      if (p.space < 0 || p.star == 0) continue;
+      std::vector<std::size_t> element;
+      for (std::size_t j = p.begin; j < p.star; ++j)
+        if (space_of(t[j]) < 0) element.push_back(j);
+      std::string elem = type_text(t, element, false);
+      if (p.space == 3 && elem.rfind("const", 0) != 0) elem = "const " + elem;  // constant data is read-only
+      out.params[p.begin] = {p.star, "metal::mtl_space_ptr<" + elem + ", " + std::to_string(p.space) + ">"};
+    }
+  }
+  if (const_params.empty()) return out;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || definitions.count(i)) continue;
+    auto consts = const_params.find(t[i].text);
+    if (consts == const_params.end() || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
+    const auto args = split_list(t, i + 1, matching_close(t, i + 1));
+    for (std::size_t n = 0; n < args.size(); ++n) {
+      const auto [b, e] = args[n];
+      if (e != b + 1 || t[b].kind != TokenKind::identifier) continue;
+      const int s = declared_space(t, b);
+      // Pointers to const where the overloads take them, so templates deduce their T.
+      const bool to_const = s == 3 || (n < consts->second.size() && consts->second[n]);
+      if (s >= 0) out.args[b] = "metal::mtl_space<" + std::to_string(s) + ", " + (to_const ? "true" : "false") + ">(" + t[b].text + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl

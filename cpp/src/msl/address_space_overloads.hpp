@@ -1,0 +1,35 @@
+// Overloads that differ only in address space: which parameters and arguments the
+// translator tags so that they stay distinct on targets without address spaces.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+struct SpaceOverloads {
+  /** First token of a pointer parameter → (its '*', the text that replaces both and all between). */
+  std::map<std::size_t, std::pair<std::size_t, std::string>> params;
+  /** A variable passed to such an overload → its text tagged with its declaration's address space. */
+  std::map<std::size_t, std::string> args;
+  /** Overloads by the address space of references only, after the first: token ranges [first, last] to leave out. */
+  std::vector<std::pair<std::size_t, std::size_t>> skip;
+};
+
+/**
+ * Member functions overloaded only by the address space of `this` (`complex_t() thread`,
+ * `complex_t() threadgroup`, as MLX writes): objects have no address space on the
+ * targets, so only the first is kept; likewise class template specializations that differ
+ * only in address spaces. Returns the token ranges [first, last] of the others.
+ */
+std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t);
+
+/** Finds functions overloaded only by address space, their pointer parameters and the arguments of calls to them. */
+SpaceOverloads address_space_overloads(const std::vector<Token>& t);
+
+}  // namespace metalcall::msl

@@ -1,0 +1,24 @@
+// metalcall MSL prelude: simd_shuffle_and_fill_down/up (MSL 2.4+): a shift within groups of
+// `modulo` lanes that takes the lanes shifted in from `filling_data`.
+#pragma once
+
+namespace metal {
+
+template <class T> METAL_FUNC T simd_shuffle_and_fill_down(T data, T filling_data, unsigned short delta,
+                                                           unsigned short modulo = 32) {
+  const unsigned lane = mtl_rt::lane_id<32>(), base = lane - lane % modulo, j = lane % modulo + delta;
+  // Every lane takes part in both shuffles (uniform control flow), then picks one.
+  const T from_data = simd_shuffle(data, (unsigned short)(j < modulo ? base + j : lane));
+  const T from_fill = simd_shuffle(filling_data, (unsigned short)(j >= modulo && j - modulo < modulo ? base + j - modulo : lane));
+  return j < modulo ? from_data : from_fill;
+}
+
+template <class T> METAL_FUNC T simd_shuffle_and_fill_up(T data, T filling_data, unsigned short delta,
+                                                         unsigned short modulo = 32) {
+  const unsigned lane = mtl_rt::lane_id<32>(), base = lane - lane % modulo, l = lane % modulo;
+  const T from_data = simd_shuffle(data, (unsigned short)(l >= delta ? base + l - delta : lane));
+  const T from_fill = simd_shuffle(filling_data, (unsigned short)(l < delta ? base + l + modulo - delta : lane));
+  return l >= delta ? from_data : from_fill;
+}
+
+}  // namespace metal

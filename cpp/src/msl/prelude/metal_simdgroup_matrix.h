@@ -1,0 +1,182 @@
+// metalcall MSL prelude: SIMD-group matrices (MSL spec 6.7): simdgroup_matrix<T, 8, 8>,
+// simdgroup_float8x8 / half8x8 / bfloat8x8, simdgroup_load/store/multiply[_accumulate],
+// make_filled_simdgroup_matrix and thread_elements(). CUDA's version is in metal_simdgroup_matrix_cuda.h.
+//
+// Lane layout (Apple's, which kernels that use thread_elements() rely on): lane l owns
+// row fm(l) and the adjacent columns fn(l), fn(l) + 1, where, from l's bits l4..l0,
+// fm = 4*l4 + 2*l2 + l1 and fn = 4*l3 + 2*l0.
+//
+// CPU design. The lanes of a SIMD-group are fibers that run one after the other on one
+// OS thread, and MSL requires every lane to make the same matrix calls with the same
+// arguments. So the first lane of the group (the "leader", which the fiber ring runs
+// first) does each load, product and store on its own full 8x8 copy, and the other
+// lanes skip them. Only thread_elements() exposes per-lane values: it hands the
+// leader's matrix to every lane (one SIMD-group exchange), and the next operation that
+// reads the matrix gathers each lane's two (possibly modified) elements back into the
+// leader (another exchange). Kernels that call thread_elements() run as fibers
+// (source_analysis.cpp).
+#pragma once
+
+namespace metal {
+
+namespace mtl_sgm {
+/** The row and first column of the two elements lane l owns. */
+METAL_FUNC constexpr unsigned row_of(unsigned l) { return ((l >> 4) & 1u) * 4u + ((l >> 2) & 1u) * 2u + ((l >> 1) & 1u); }
+METAL_FUNC constexpr unsigned col_of(unsigned l) { return ((l >> 3) & 1u) * 4u + (l & 1u) * 2u; }
+/** The lane that owns element (r, c). */
+METAL_FUNC constexpr unsigned lane_of(unsigned r, unsigned c) {
+  return ((r >> 2) & 1u) << 4 | ((c >> 2) & 1u) << 3 | ((r >> 1) & 1u) << 2 | (r & 1u) << 1 | ((c >> 1) & 1u);
+}
+/** Offset of element (r, c) of an 8x8 block at `origin` (x: column, y: row) of a row-major
+ *  array with `epr` elements per row; `transpose` reads the block as its transpose. */
+METAL_FUNC unsigned long offset(unsigned r, unsigned c, unsigned long epr, unsigned long ox, unsigned long oy,
+                                bool transpose) {
+  return transpose ? (oy + c) * epr + ox + r : (oy + r) * epr + ox + c;
+}
+}  // namespace mtl_sgm
+
+template <class T, int Cols, int Rows> struct simdgroup_matrix;
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<mtl_half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<mtl_bfloat, 8, 8> simdgroup_bfloat8x8;
+
+#if !METAL_CUDA
+
+namespace mtl_rt {
+inline bool sgm_leader() { return (thread_index() & 31u) == 0; }
+// The SIMD-group's exchange area: its 32 lanes' slots of the worker's scratch (2 KiB).
+inline unsigned char* sgm_area() { return worker->simd_scratch + (thread_index() & ~31u) * kSlotBytes; }
+
+template <class T, int C, int R> void sgm_spread(simdgroup_matrix<T, C, R>& m);
+template <class T, int C, int R> void sgm_gather(const simdgroup_matrix<T, C, R>& m);
+}  // namespace mtl_rt
+
+template <class T, int Cols, int Rows> struct simdgroup_matrix {
+  static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
+  typedef T value_type;
+  alignas(32) T mtl_e[64];  // row-major; valid in the leader (or in every lane while mtl_spread)
+  bool mtl_spread;          // thread_elements() handed the matrix out: lanes own their two elements
+
+  METAL_FUNC simdgroup_matrix() : mtl_spread(false) {}
+  /** A diagonal matrix with `dval` on the diagonal (MSL: simdgroup_matrix(T dval)). */
+  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_spread(false) {
+    for (int i = 0; i < 64; ++i) mtl_e[i] = (i >> 3) == (i & 7) ? dval : T(0);
+  }
+
+  /** The two elements this lane owns (row fm, columns fn and fn + 1). */
+  METAL_FUNC vec<T, 2>& thread_elements() {
+    mtl_rt::sgm_spread(*this);
+    const unsigned l = mtl_rt::thread_index() & 31u;
+    return *reinterpret_cast<vec<T, 2>*>(&mtl_e[mtl_sgm::row_of(l) * 8 + mtl_sgm::col_of(l)]);
+  }
+  METAL_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
+};
+
+namespace mtl_rt {
+template <class T, int C, int R> void sgm_spread(simdgroup_matrix<T, C, R>& m) {
+  if (m.mtl_spread) return;
+  T* area = reinterpret_cast<T*>(sgm_area());
+  const bool leader = sgm_leader();
+  if (leader) __builtin_memcpy(area, m.mtl_e, sizeof m.mtl_e);
+  simd_sync();
+  if (!leader) __builtin_memcpy(m.mtl_e, area, sizeof m.mtl_e);
+  simd_sync();
+  m.mtl_spread = true;
+}
+
+// Brings every lane's two elements back into the leader's copy (all lanes call it).
+template <class T, int C, int R> void sgm_gather(const simdgroup_matrix<T, C, R>& cm) {
+  simdgroup_matrix<T, C, R>& m = const_cast<simdgroup_matrix<T, C, R>&>(cm);
+  if (!m.mtl_spread) return;
+  T* area = reinterpret_cast<T*>(sgm_area());
+  const unsigned l = thread_index() & 31u;
+  const unsigned at = mtl_sgm::row_of(l) * 8 + mtl_sgm::col_of(l);
+  if (l == 0) __builtin_memcpy(area, m.mtl_e, sizeof m.mtl_e);  // elements of absent lanes stay
+  simd_sync();
+  if (l != 0) area[at] = m.mtl_e[at], area[at + 1] = m.mtl_e[at + 1];
+  simd_sync();
+  if (l == 0) __builtin_memcpy(m.mtl_e, area, sizeof m.mtl_e);
+  simd_sync();
+  m.mtl_spread = false;
+}
+
+// d = a * b (+ c): in float with fused multiply-adds, rounded to D once. The j loops
+// are 8 wide and vectorise (-O3 -march=native).
+template <class D, class A, class B, class C>
+inline void sgm_mma(D* __restrict d, const A* a, const B* b, const C* c) {
+  alignas(32) float fa[64], fb[64], acc[64];
+  for (int i = 0; i < 64; ++i) fa[i] = float(a[i]), fb[i] = float(b[i]);
+  if (c) {
+    for (int i = 0; i < 64; ++i) acc[i] = float(c[i]);
+  } else {
+    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  }
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < 8; ++k) {
+      const float x = fa[i * 8 + k];
+      for (int j = 0; j < 8; ++j) acc[i * 8 + j] = __builtin_fmaf(x, fb[k * 8 + j], acc[i * 8 + j]);
+    }
+  for (int i = 0; i < 64; ++i) d[i] = D(acc[i]);
+}
+}  // namespace mtl_rt
+
+template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
+  simdgroup_matrix<T, C, R> m;
+  for (int i = 0; i < 64; ++i) m.mtl_e[i] = value;
+  return m;
+}
+
+// `src` is any pointer (device, constant or threadgroup) or checked pointer to T.
+template <class T, int C, int R, class P, class O = mtl_ulong2>
+METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
+                               O matrix_origin = O(0), bool transpose_matrix = false) {
+  d.mtl_spread = false;
+  if (!mtl_rt::sgm_leader()) return;
+  const mtl_ulong2 o = mtl_ulong2(matrix_origin);
+  for (unsigned r = 0; r < 8; ++r)
+    for (unsigned c = 0; c < 8; ++c)
+      d.mtl_e[r * 8 + c] = T(src[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)]);
+}
+
+template <class T, int C, int R, class P, class O = mtl_ulong2>
+METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
+                                O matrix_origin = O(0), bool transpose_matrix = false) {
+  mtl_rt::sgm_gather(a);
+  if (!mtl_rt::sgm_leader()) return;
+  const mtl_ulong2 o = mtl_ulong2(matrix_origin);
+  for (unsigned r = 0; r < 8; ++r)
+    for (unsigned c = 0; c < 8; ++c) dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)] = a.mtl_e[r * 8 + c];
+}
+
+template <class TD, class TA, class TB, int C, int R, int K>
+METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+                                   const simdgroup_matrix<TB, C, K>& b) {
+  mtl_rt::sgm_gather(a);
+  mtl_rt::sgm_gather(b);
+  d.mtl_spread = false;
+  if (!mtl_rt::sgm_leader()) return;
+  alignas(32) TD out[64];
+  mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, static_cast<const float*>(nullptr));
+  __builtin_memcpy(d.mtl_e, out, sizeof out);
+}
+
+template <class TD, class TA, class TB, class TC, int C, int R, int K>
+METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+                                              const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
+  mtl_rt::sgm_gather(a);
+  mtl_rt::sgm_gather(b);
+  mtl_rt::sgm_gather(c);
+  d.mtl_spread = false;
+  if (!mtl_rt::sgm_leader()) return;
+  alignas(32) TD out[64];
+  mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, c.mtl_e);
+  __builtin_memcpy(d.mtl_e, out, sizeof out);
+}
+
+#endif  // !METAL_CUDA
+
+}  // namespace metal
+
+#if METAL_CUDA
+#include "metal_simdgroup_matrix_cuda.h"
+#endif

@@ -1,0 +1,281 @@
+"""SIMD-group matrices (MSL spec 6.7) against NumPy models: simdgroup_load/store with
+elements_per_row, matrix_origin and transpose (threadgroup and device memory),
+simdgroup_multiply, simdgroup_multiply_accumulate, make_filled_simdgroup_matrix, the
+diagonal constructor, thread_elements() in Apple's lane layout, in float, half and
+bfloat; and a GEMM written with them (benchmarks/bench_simdgroup_gemm.py's kernel)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcconf import KernelSet, assert_close, assert_equal, compile_once
+
+TYPES = ["float", "half", "bfloat"]
+
+
+def instantiate(name, params):
+    return "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>({params});' for t in TYPES)
+
+
+KS = KernelSet([
+    # load from a 16x24 threadgroup array, store into a 16x16 one; p = load epr, origin x, y,
+    # transpose, then the same for the store
+    ([f"sgm_copy_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_copy(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                     device const uint* p [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup T src[16 * 24];
+    threadgroup T dst[16 * 16];
+    for (uint i = lane; i < 16 * 24; i += 32) src[i] = T(in[i]);
+    for (uint i = lane; i < 16 * 16; i += 32) dst[i] = T(0.0f);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_matrix<T, 8, 8> m;
+    simdgroup_load(m, src, p[0], ulong2(p[1], p[2]), p[3] != 0);
+    simdgroup_store(m, dst, p[4], ulong2(p[5], p[6]), p[7] != 0);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lane; i < 16 * 16; i += 32) out[i] = float(dst[i]);
+}
+""" + instantiate("sgm_copy", "device const float*, device float*, device const uint*, uint")),
+    # straight from device memory to device memory, default arguments and explicit ones
+    """
+kernel void sgm_copy_device(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                            device half* hout [[buffer(2)]]) {
+    simdgroup_float8x8 m, t;
+    simdgroup_load(m, in);
+    simdgroup_load(t, in, 24, ulong2(5, 3), true);
+    simdgroup_store(m, out);
+    simdgroup_store(t, out, 16, ulong2(8, 8));
+    simdgroup_half8x8 h;
+    simdgroup_load(h, hout, 8);
+    simdgroup_store(h, hout + 64, 8, 0, true);
+}
+""",
+    # per SIMD-group of each threadgroup: D = A * B and C <- A * B + C (in place)
+    ([f"sgm_mul_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_mul(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                    uint tg [[threadgroup_position_in_grid]]) {
+    threadgroup T s[2][3 * 64];
+    threadgroup T o[2][2 * 64];
+    const uint base = (tg * 2 + sg) * 3 * 64;
+    for (uint i = lane; i < 3 * 64; i += 32) s[sg][i] = T(in[base + i]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_matrix<T, 8, 8> a, b, c, d;
+    simdgroup_load(a, s[sg]);
+    simdgroup_load(b, &s[sg][64]);
+    simdgroup_load(c, s[sg] + 128);
+    simdgroup_multiply(d, a, b);
+    simdgroup_multiply_accumulate(c, a, b, c);
+    simdgroup_store(d, o[sg]);
+    simdgroup_store(c, o[sg] + 64);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lane; i < 2 * 64; i += 32) out[(tg * 2 + sg) * 2 * 64 + i] = float(o[sg][i]);
+}
+""" + instantiate("sgm_mul", "device const float*, device float*, uint, uint, uint")),
+    # float accumulators from half and bfloat factors (as llama.cpp's kernels mix them)
+    """
+kernel void sgm_mixed(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup half h[128];
+    threadgroup bfloat bf[128];
+    for (uint i = lane; i < 128; i += 32) h[i] = half(in[i]), bf[i] = bfloat(in[i]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_half8x8 ha, hb;
+    simdgroup_bfloat8x8 ba, bb;
+    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.5f), fb, r;
+    simdgroup_load(ha, h); simdgroup_load(hb, h + 64);
+    simdgroup_load(ba, bf); simdgroup_load(bb, bf + 64);
+    simdgroup_load(fb, in + 64);
+    simdgroup_multiply_accumulate(acc, ha, hb, acc);
+    simdgroup_multiply_accumulate(acc, ba, bb, acc);
+    simdgroup_multiply(r, ha, fb);
+    simdgroup_store(acc, out);
+    simdgroup_store(r, out + 64);
+}
+""",
+    ([f"sgm_fill_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_fill(device const float* v [[buffer(0)]], device float* out [[buffer(1)]],
+                     uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup T o[3 * 64];
+    simdgroup_matrix<T, 8, 8> f = make_filled_simdgroup_matrix<T, 8, 8>(T(v[0]));
+    const T dv = T(v[1]);
+    simdgroup_matrix<T, 8, 8> d(dv);
+    simdgroup_matrix<T, 8, 8> e = simdgroup_matrix<T, 8, 8>(T(v[2]));
+    simdgroup_store(f, o);
+    simdgroup_store(d, o + 64);
+    simdgroup_store(e, o + 128);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lane; i < 3 * 64; i += 32) out[i] = float(o[i]);
+}
+""" + instantiate("sgm_fill", "device const float*, device float*, uint")),
+    # thread_elements(): read (positions), modify, build a matrix from lane values, then
+    # use both in products and stores
+    ([f"sgm_elements_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_elements(device float* pos [[buffer(0)]], device float* out [[buffer(1)]],
+                         ushort lane [[thread_index_in_simdgroup]]) {
+    threadgroup T t[64];
+    threadgroup T o[2 * 64];
+    for (uint i = lane; i < 64; i += 32) t[i] = T(float(i));
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_matrix<T, 8, 8> m;
+    simdgroup_load(m, t);
+    vec<T, 2> e = m.thread_elements();
+    pos[2 * lane] = float(e[0]);
+    pos[2 * lane + 1] = float(e.y);
+    m.thread_elements()[0] = T(float(m.thread_elements()[0]) * 2.0f);
+    m.thread_elements()[1] = T(float(m.thread_elements()[1]) + float(lane));
+    // Apple's layout, as kernels compute it: row fm, columns fn and fn + 1
+    const ushort q = lane / 4, fm = (q & 4) + ((lane / 2) % 4), fn = (q & 2) * 2 + (lane % 2) * 2;
+    simdgroup_matrix<T, 8, 8> built;
+    built.thread_elements() = vec<T, 2>(T(float(fm * 10 + fn)), T(float(fm * 10 + fn + 1)));
+    simdgroup_matrix<T, 8, 8> id(T(1.0f)), r;
+    simdgroup_multiply(r, id, m);
+    simdgroup_store(r, o);
+    simdgroup_store(built, o + 64);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lane; i < 2 * 64; i += 32) out[i] = float(o[i]);
+}
+""" + instantiate("sgm_elements", "device float*, device float*, ushort")),
+])
+
+# (load epr, origin x, y, transpose, store epr, origin x, y, transpose)
+COPY_CASES = [
+    (8, 0, 0, 0, 16, 0, 0, 0),
+    (24, 3, 5, 0, 16, 4, 6, 0),
+    (24, 8, 2, 1, 16, 4, 6, 0),
+    (24, 3, 5, 0, 16, 6, 8, 1),
+    (24, 1, 7, 1, 16, 7, 1, 1),
+]
+
+
+def rounded(x, t):
+    """x (float32) rounded to the element type t, as float64."""
+    x = np.asarray(x, np.float32)
+    if t == "half":
+        return x.astype(np.float16).astype(np.float64)
+    if t == "bfloat":
+        u = x.view(np.uint32).astype(np.uint64)
+        u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+        return u.view(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def load_model(mem, epr, ox, oy, tr):
+    r, c = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    return mem[(oy + c) * epr + ox + r] if tr else mem[(oy + r) * epr + ox + c]
+
+
+def store_model(m, dst, epr, ox, oy, tr):
+    r, c = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    idx = (oy + c) * epr + ox + r if tr else (oy + r) * epr + ox + c
+    dst[idx] = m
+
+
+def tolerance(t):
+    return {"float": 1e-5, "half": 2e-3, "bfloat": 1.6e-2}[t]
+
+
+@pytest.mark.parametrize("t", TYPES)
+@pytest.mark.parametrize("case", COPY_CASES)
+def test_load_store(device, rng, t, case):
+    src = rng.integers(-128, 128, 16 * 24).astype(np.float32) / 2  # exact in every type
+    out = np.zeros(256, np.float32)
+    KS.get(device, f"sgm_copy_{t}")(32, src, out, np.array(case, np.uint32), threadgroup=32)
+    expect = np.zeros(256)
+    store_model(load_model(src.astype(np.float64), *case[:4]), expect, *case[4:])
+    assert_equal(out, expect)
+
+
+def test_load_store_device_memory(device, rng):
+    src = rng.standard_normal(24 * 16).astype(np.float32)
+    out = np.zeros(16 * 16, np.float32)
+    h = np.zeros(128, np.float16)
+    h[:64] = rng.standard_normal(64).astype(np.float16)
+    KS.get(device, "sgm_copy_device")(32, src, out, h, threadgroup=32)
+    expect = np.zeros(256, np.float32)
+    store_model(load_model(src, 8, 0, 0, False), expect, 8, 0, 0, False)
+    store_model(load_model(src, 24, 5, 3, True), expect, 16, 8, 8, False)
+    assert_equal(out, expect)
+    assert_equal(h[64:].reshape(8, 8), h[:64].reshape(8, 8).T)
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_multiply_and_accumulate(device, rng, t):
+    groups = 2  # threadgroups of 2 SIMD-groups: 4 independent products
+    x = rng.standard_normal((groups * 2, 3, 8, 8)).astype(np.float32)
+    out = np.zeros((groups * 2, 2, 8, 8), np.float32)
+    KS.get(device, f"sgm_mul_{t}")(groups * 64, x, out, threadgroup=64)
+    a, b, c = (rounded(x[:, i], t) for i in range(3))
+    prod = a @ b
+    tol = tolerance(t)
+    assert_close(out[:, 0], rounded(prod, t), rtol=tol, atol=tol * 4)
+    assert_close(out[:, 1], rounded(prod + c, t), rtol=tol, atol=tol * 4)
+
+
+def test_mixed_precision(device, rng):
+    x = rng.standard_normal(128).astype(np.float32)
+    out = np.zeros(128, np.float32)
+    KS.get(device, "sgm_mixed")(32, x, out, threadgroup=32)
+    h, bf = rounded(x, "half").reshape(2, 8, 8), rounded(x, "bfloat").reshape(2, 8, 8)
+    acc = 0.5 + h[0] @ h[1] + bf[0] @ bf[1]
+    assert_close(out[:64].reshape(8, 8), acc, rtol=1e-5, atol=1e-5)
+    assert_close(out[64:].reshape(8, 8), h[0] @ x[64:].reshape(8, 8), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_filled_and_diagonal(device, t):
+    out = np.zeros(3 * 64, np.float32)
+    KS.get(device, f"sgm_fill_{t}")(32, np.array([1.5, -2.0, 0.25], np.float32), out, threadgroup=32)
+    assert_equal(out[:64].reshape(8, 8), np.full((8, 8), 1.5))
+    assert_equal(out[64:128].reshape(8, 8), np.eye(8) * -2.0)
+    assert_equal(out[128:].reshape(8, 8), np.eye(8) * 0.25)
+
+
+def apple_layout():
+    """(row, first column) of the two elements each lane owns."""
+    lane = np.arange(32)
+    q = lane // 4
+    return (q & 4) + (lane // 2) % 4, (q & 2) * 2 + (lane % 2) * 2
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_thread_elements(device, t):
+    pos = np.zeros(64, np.float32)
+    out = np.zeros(128, np.float32)
+    KS.get(device, f"sgm_elements_{t}")(32, pos, out, threadgroup=32)
+    fm, fn = apple_layout()
+    assert_equal(pos.reshape(32, 2), np.stack([fm * 8 + fn, fm * 8 + fn + 1], 1))
+    m = np.arange(64, dtype=np.float64).reshape(8, 8)
+    m[fm, fn] *= 2
+    m[fm, fn + 1] += np.arange(32)
+    assert_close(out[:64].reshape(8, 8), rounded(m.astype(np.float32), t), rtol=tolerance(t), atol=0)
+    r, c = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    assert_equal(out[64:].reshape(8, 8), r * 10 + c)
+
+
+def _bench_module():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_simdgroup_gemm.py"
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout")
+    spec = importlib.util.spec_from_file_location("bench_simdgroup_gemm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_kernel(device, rng, dtype):
+    bench = _bench_module()
+    lib = compile_once(device, bench.GEMM_SRC)  # the default tiling: 64x64 blocks
+    m, n, k = 128, 192, 96
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = bench.gemm(device, lib, a, b)
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-3)

@@ -1,0 +1,271 @@
+"""Compile-rate survey of public MSL sources (issue P1.6 point 4) on the CPU backend
+(and CUDA when present): for each .metal file, how many of its kernels compile and why
+the others fail.
+
+    python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...]
+                                      [--device cpu|cuda|all] [--batch 64] [--markdown]
+
+The files are read where they are (a scratch copy of the public repository; never put
+them in this project). Quoted #includes are inlined (searched next to the including file,
+then in the -I folders); <metal_*> includes are the prelude's; other angle includes are
+dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 320, the
+-D macros) so that kernels made by macros can be counted: a kernel is a top-level
+declaration with [[host_name("...")]] or a `kernel void NAME(...)` definition.
+
+Kernels are compiled in batches together with every non-kernel declaration of the file;
+when a batch fails at a kernel's own declaration that kernel fails and the rest are tried
+again; when it fails inside a shared template the batch is split in halves, until each
+failing kernel is alone and its compile error is its reason (within --budget compiles). A non-kernel declaration that fails on its own is left out
+first (reported as a "helper" failure). On the CPU the host compiler runs at -O0 (a
+METALCALL_CXX wrapper): the survey is about what compiles, not speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import metalcall as mc
+
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+HOST_NAME = re.compile(r'host_name\s*\(\s*((?:"[^"]*"\s*)+)\)')  # adjacent literals concatenate
+PLAIN_KERNEL = re.compile(r'(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+(\w+)\s*\(')
+
+
+def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
+    """The file's text with quoted includes inlined once each; <metal_*> and other angle
+    includes removed, and quoted ones whose file name is in `drop`."""
+    seen = set() if seen is None else seen
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        m = INCLUDE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        kind, name = m.groups()
+        if kind == '"' and Path(name).name in drop:
+            out.append(f"// (survey) left out #include \"{name}\"")
+            continue
+        if kind == "<":
+            out.append(f"// (survey) dropped #include <{name}>")
+            continue
+        for d in [path.parent, *include_dirs]:
+            cand = (d / name).resolve()
+            if cand.exists():
+                if cand not in seen:
+                    seen.add(cand)
+                    out.append(flatten(cand, include_dirs, seen, drop))
+                break
+        else:
+            out.append(f"// (survey) not found: #include \"{name}\"")
+    return "\n".join(out)
+
+
+def expand(text: str, defines) -> str:
+    """The host preprocessor's expansion (no line markers, comments dropped)."""
+    cxx = shutil.which("g++") or shutil.which("clang++") or "c++"
+    args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320"]
+    args += [f"-D{d}" for d in defines] + ["-"]
+    r = subprocess.run(args, input=text, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "preprocessor failed")
+    return r.stdout
+
+
+def chunks(text: str):
+    """Top-level declarations: split at ';' or a closing '}' (with its ';') at depth 0."""
+    out, start, depth, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"' or c == "'":  # skip literals
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "({[":
+            depth += 1
+        elif c in ")}]":
+            depth -= 1
+            if depth == 0 and c == "}":
+                j = i + 1
+                while j < n and text[j] in " \t\r\n":
+                    j += 1
+                end = j + 1 if j < n and text[j] == ";" else i + 1
+                out.append(text[start:end])
+                start = i = end
+                continue
+        elif c == ";" and depth == 0:
+            out.append(text[start:i + 1])
+            start = i + 1
+        i += 1
+    if text[start:].strip():
+        out.append(text[start:])
+    return [c for c in out if c.strip()]
+
+
+def kernel_names(chunk: str):
+    names = ["".join(re.findall(r'"([^"]*)"', lits)) for lits in HOST_NAME.findall(chunk)]
+    if names:
+        return names
+    head = chunk.lstrip()
+    if head.startswith("template") or "{" not in chunk:
+        return []  # a template kernel is a kernel once instantiated
+    m = PLAIN_KERNEL.search(chunk)
+    return [m.group(1)] if m else []
+
+
+class Survey:
+    def __init__(self, dev, batch, budget):
+        self.dev = dev
+        self.batch = batch
+        self.budget = budget  # compiles per file for the kernels
+
+    def compile(self, parts):
+        """None, or (the chunk index of the error's line or None, the message's first line)."""
+        src = HEADER + "\n".join(p for _, p in parts)
+        try:
+            self.dev.compile(src)
+            return None
+        except mc.CompileError as e:
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else "compile error"
+            line = getattr(e, "line", None)
+            at = HEADER.count("\n") + 1
+            for idx, p in parts:
+                n = p.count("\n") + 1
+                if line is not None and at <= line < at + n:
+                    return idx, msg
+                at += n
+            return None, msg
+
+    def run(self, helpers, kernels):
+        """(compiled kernel names, {kernel name: reason}, [helper failures])."""
+        helpers = list(helpers)
+        helper_failures = []
+        for _ in range(15):
+            err = self.compile(helpers)
+            if err is None:
+                break
+            idx, msg = err
+            if idx is None:
+                return [], {n: "helpers: " + msg for _, ns in kernels for n in ns}, [msg]
+            helpers = [(i, p) for i, p in helpers if i != idx]
+            helper_failures.append(msg)
+        ok, failed = [], {}
+        budget = [self.budget]
+
+        def attempt(group):
+            if not group:
+                return
+            if budget[0] <= 0:  # out of compiles: the group's kernels take its first error
+                err = self.last_error
+                failed.update({n: "unresolved: " + err for _, ns, _ in group for n in ns})
+                return
+            budget[0] -= 1
+            err = self.compile(helpers + [(i, p) for i, _, p in group])
+            if err is None:
+                ok.extend(n for _, ns, _ in group for n in ns)
+                return
+            self.last_error = err[1]
+            culprit = [g for g in group if g[0] == err[0]]
+            if culprit:  # the error is in a kernel's own declaration: it fails, the rest go on
+                failed.update({n: err[1] for n in culprit[0][1]})
+                attempt([g for g in group if g[0] != err[0]])
+            elif len(group) == 1:
+                failed.update({n: err[1] for n in group[0][1]})
+            else:  # in a template the kernels share: halve the group
+                attempt(group[: len(group) // 2])
+                attempt(group[len(group) // 2:])
+
+        self.last_error = ""
+        items = [(i, ns, p) for i, (ns, p) in enumerate(kernels, start=len(helpers) + 1000000)]
+        budget[0] += -(-len(items) // self.batch)  # every batch is tried once; the budget is for splitting
+        for b in range(0, len(items), self.batch):
+            attempt(items[b:b + self.batch])
+        return ok, failed, helper_failures
+
+
+def fast_cxx_wrapper(tmp: Path) -> str:
+    """A METALCALL_CXX that compiles at -O0, with the compiler metalcall itself would pick
+    (clang++ 15 or newer first, then g++: host_cxx.cpp)."""
+    names = [f"clang++-{v}" for v in range(22, 14, -1)] + ["clang++", "g++"]
+    cxx = next((shutil.which(n) for n in names if shutil.which(n)), "c++")
+    script = tmp / "cxx-O0"
+    script.write_text(f'#!/bin/sh\nargs=""\nfor a in "$@"; do case "$a" in -O3|-O2) a=-O0;; esac; set -- "$@" "$a"; shift; done\nexec {cxx} "$@"\n')
+    script.chmod(0o755)
+    return str(script)
+
+
+def reason_text(failed: dict, limit=3):
+    counts = Counter(re.sub(r"^source\.metal:\d+:\d+: ", "", r) for r in failed.values())
+    return "; ".join(f"{n}x {r[:140]}" for r, n in counts.most_common(limit))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("-I", dest="include", action="append", default=[], type=Path)
+    ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--drop-include", action="append", default=[], help="leave out quoted includes of this file "
+                    "name (to see what compiles once a known blocker is solved)")
+    ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for splitting failing batches (then a "
+                    "failing group's kernels all take its first error, marked 'unresolved')")
+    ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="msl-survey-"))
+    os.environ.setdefault("METALCALL_CXX", fast_cxx_wrapper(tmp))
+    kinds = ["cpu", "cuda"] if args.device == "all" else [args.device]
+    present = {d.backend for d in mc.get_devices()}
+    devices = {k: mc.Device(k) for k in kinds if k in present}
+
+    cols = ["file", "kernels"] + [f"{k} compiled" for k in devices] + ["failures (count x first error)"]
+    rows = []
+    for f in args.files:
+        name = str(f.relative_to(args.root)) if args.root else str(f)
+        try:
+            text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+        except RuntimeError as e:
+            rows.append([name, "?"] + ["-"] * len(devices) + [f"preprocessor: {e}"])
+            continue
+        helpers, kernels = [], []
+        for i, c in enumerate(chunks(text)):
+            ns = kernel_names(c)
+            (kernels.append((ns, c)) if ns else helpers.append((i, c)))
+        total = sum(len(ns) for ns, _ in kernels)
+        row, reasons = [name, str(total)], []
+        for kind, dev in devices.items():
+            ok, failed, helper_failures = Survey(dev, args.batch, args.budget).run(helpers, kernels)
+            row.append(f"{len(ok)} ({100.0 * len(ok) / max(total, 1):.0f}%)")
+            if failed:
+                reasons.append(f"{kind}: {reason_text(failed)}")
+            if helper_failures:
+                reasons.append(f"{kind} helpers left out: {len(helper_failures)} ({helper_failures[0][:100]})")
+        row.append(" | ".join(reasons).replace("|", "/") if args.markdown else " | ".join(reasons))
+        rows.append(row)
+        print("  ".join(row), file=sys.stderr, flush=True)
+
+    if args.markdown:
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for r in rows:
+            print("| " + " | ".join(x.replace("\n", " ") for x in r) + " |")
+    else:
+        for r in [cols] + rows:
+            print("\t".join(r))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
