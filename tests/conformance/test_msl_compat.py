@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import metalcall as mc
+
 from mcconf import KernelSet, assert_close, assert_equal
 
 KS = KernelSet([
@@ -62,6 +64,9 @@ def test_shuffle_and_fill(device, rng, delta, modulo):
     assert_equal(out[1::2], up)
 
 
+@pytest.mark.xfail(reason="CUDA backend: NVRTC does not take bfloat(3.0f) as a constant expression (no constexpr "
+                   "float-to-bfloat conversion there), so a program-scope constexpr bfloat fails to compile",
+                   raises=mc.CompileError, strict=True)
 def test_traits_bfloat_constants_logging_and_builtins(device, rng):
     x = rng.standard_normal(32).astype(np.float32)
     out = np.zeros(96, np.float32)

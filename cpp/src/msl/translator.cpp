@@ -556,6 +556,19 @@ class Translator {
   // True when the `threadgroup` at i starts a variable declaration, not a
   // pointer or reference type: no '*' or '&' before the declared name.
   bool declares_storage(std::size_t i) const {
+    // Inside a parameter list (an unmatched '(' since the statement began): a parameter,
+    // also an array one (`constant const int64_t strides[3]`, MLX's spelling).
+    int open = 0;
+    for (std::size_t j = i; j-- > 0;) {
+      const Token& t = t_[j];
+      if (t.is(")")) ++open;
+      else if (t.is("(")) {
+        if (open == 0) return false;
+        --open;
+      } else if (t.is(";") || t.is("{") || t.is("}")) {
+        break;
+      }
+    }
     int depth = 0;
     for (std::size_t j = i + 1; j < t_.size(); ++j) {
       const Token& t = t_[j];

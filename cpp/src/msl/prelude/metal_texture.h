@@ -171,8 +171,15 @@ METAL_FUNC void store_float(unsigned char* p, unsigned f, float v) {
     if (b == 4) {
       copy_bytes(p, &v, 4);
     } else {
+#if METAL_CUDA
+      // The binary16 bits by value: storing from a __half object lost its low byte under NVRTC.
+      const unsigned short bits = __half_as_ushort(__float2half_rn(v));
+#else
       const mtl_half h = cvt<mtl_half>(v);
-      copy_bytes(p, &h, 2);
+      unsigned short bits;
+      copy_bytes(&bits, &h, 2);
+#endif
+      copy_bytes(p, &bits, 2);
     }
   } else if (k == unorm) {
     const float m = b == 1 ? 255.0f : 65535.0f;
