@@ -163,10 +163,27 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def write_prelude_texts(work):
+    """The prelude's text as msl/stdlib_names.cpp reads it (CMake generates the same file from
+    cpp/src/msl/stdlib_names.cmake for the real build)."""
+    prelude = os.path.join(ROOT, "cpp", "src", "msl", "prelude")
+    texts = [open(os.path.join(prelude, f)).read() for f in sorted(os.listdir(prelude)) if f.endswith(".h")]
+    path = os.path.join(work, "msl_prelude_texts.cpp")
+    with open(path, "w") as out:
+        out.write("#include <cstddef>\nnamespace metalcall::msl {\n"
+                  "extern const char* const kPreludeTexts[];\nextern const std::size_t kPreludeTextCount;\n"
+                  "const char* const kPreludeTexts[] = {\n")
+        for text in texts:
+            out.write('  R"mcprelude(' + text + ')mcprelude",\n')
+        out.write("};\nconst std::size_t kPreludeTextCount = %d;\n}\n" % len(texts))
+    return path
+
+
 def run_logic_test(work):
     binary = os.path.join(work, "logic_test")
     msl = os.path.join(ROOT, "cpp", "src", "msl")
     msl_sources = sorted(os.path.join(msl, f) for f in os.listdir(msl) if f.endswith(".cpp"))
+    msl_sources.append(write_prelude_texts(work))
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
                             os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),

@@ -81,7 +81,7 @@ struct Function {
 };
 
 Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
-  Param p{begin, end};
+  Param p{begin, end, 0, -1, {}, false};
   for (std::size_t j = begin; j < end; ++j)
     if (t[j].is("=")) {
       p.end = j;
@@ -116,7 +116,7 @@ std::vector<Function> functions(const std::vector<Token>& t) {
                                 t[after].is_identifier("device") || t[after].is_identifier("threadgroup")))
       ++after;
     if (after >= t.size() || !(t[after].is("{") || t[after].is(";"))) continue;
-    Function f{i};
+    Function f{i, 0, 0, {}, {}, {}};
     f.key = (op ? "operator" : "") + t[i].text + "(";
     f.start = i;
     while (f.start > 0 && !t[f.start - 1].is(";") && !t[f.start - 1].is("{") && !t[f.start - 1].is("}") &&
