@@ -143,7 +143,7 @@ std::vector<Function> functions(const std::vector<Token>& t) {
 
 // The address space of the variable named at token `use`, from its nearest
 // declaration before it: a pointer or array declared with an address space has
-// that space, one declared without is thread-local; -1 when unknown.
+// that space, one declared without is thread-local; -1 when unknown or not a pointer.
 int declared_space(const std::vector<Token>& t, std::size_t use) {
   const std::string& name = t[use].text;
   for (std::size_t k = use; k-- > 1;) {
@@ -161,8 +161,9 @@ int declared_space(const std::vector<Token>& t, std::size_t use) {
       if (t[j].is_identifier("auto")) return -1;
       if (space_of(t[j]) >= 0) space = space_of(t[j]);
     }
-    if (space >= 0) return space;
-    return pointer ? 0 : -1;
+    // (A reference or value in an address space, `constant uint& k`, is no pointer: untagged.)
+    if (!pointer) return -1;
+    return space >= 0 ? space : 0;
   }
   return -1;
 }

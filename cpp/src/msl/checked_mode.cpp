@@ -144,4 +144,28 @@ std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Toke
   return found;
 }
 
+// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
+// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
+// checked mode keeps it a plain pointer and specialisations on pointer types still match.
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return false;
+  static const std::set<std::string> casts = {"static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"};
+  int depth = 0;
+  for (std::size_t j = i; j-- > 0;) {
+    if (t[j].is(">") || t[j].is(")") || t[j].is("]")) {
+      ++depth;
+    } else if (t[j].is(">>")) {
+      depth += 2;
+    } else if (t[j].is("(") || t[j].is("[")) {
+      if (depth-- == 0) return false;  // a parameter list (`f(device float*, int)`)
+    } else if (t[j].is("<")) {
+      if (depth-- > 0) continue;
+      return j > 0 && t[j - 1].kind == TokenKind::identifier && !casts.count(t[j - 1].text);
+    } else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace metalcall::msl

@@ -28,6 +28,10 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
 std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
                                                            const std::vector<ParsedKernel>& kernels);
 
+/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's):
+ *  checked mode leaves it a plain pointer. */
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star);
+
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);
 

@@ -353,7 +353,8 @@ class Translator {
         // Checked mode: address-space pointers become bounds-checked pointers,
         // threadgroup arrays bounds-checked arrays.
         const std::size_t star = address_space_pointer_end(i);
-        if (star != std::string::npos && (!thread_pointer(i, star) || declares_variable(star))) {
+        if (star != std::string::npos && (!thread_pointer(i, star) || declares_variable(star)) &&
+            !is_type_argument(t_, i, star)) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
           i = star;
           continue;

@@ -8,17 +8,36 @@ namespace metal {
 
 struct mtl_space_raw {};
 
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// Checked mode (metal_checked.h): the tagged pointer holds a checked pointer, so the
+// overloads' accesses stay bounds-checked.
+template <class T> struct mtl_checked;
+template <class T, unsigned long long N, int Kind> struct mtl_checked_array;
+namespace mtl_rt {
+template <class U, class T> struct pointer_converts;
+}
+template <class T> using mtl_space_storage = mtl_checked<T>;
+#else
+template <class T> using mtl_space_storage = T*;
+#endif
+
 template <class T, int S> struct mtl_space_ptr {
-  T* p;
+  mtl_space_storage<T> p;
 
   mtl_space_ptr() = default;
-  METAL_FUNC constexpr mtl_space_ptr(mtl_space_raw, T* q) : p(q) {}
+  METAL_FUNC constexpr mtl_space_ptr(mtl_space_raw, mtl_space_storage<T> q) : p(q) {}
   // A pointer whose address space the translator could not tell is taken as device.
-  template <int S2 = S, enable_if_t<S2 == 1, int> = 0> METAL_FUNC constexpr mtl_space_ptr(T* q) : p(q) {}
+  template <int S2 = S, enable_if_t<S2 == 1, int> = 0>
+  METAL_FUNC constexpr mtl_space_ptr(mtl_space_storage<T> q) : p(q) {}
   // Same address space, more const.
   template <class U> METAL_FUNC constexpr mtl_space_ptr(const mtl_space_ptr<U, S>& o) : p(o.p) {}
 
   METAL_FUNC operator T*() const { return p; }
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+  // `const device float* q = p + 1;` in an overload: q is a checked pointer.
+  template <class U, enable_if_t<mtl_rt::pointer_converts<T, U>::value, int> = 0>
+  METAL_FUNC operator mtl_checked<U>() const { return p; }
+#endif
   METAL_FUNC T& operator*() const { return *p; }
   METAL_FUNC T* operator->() const { return p; }
   template <class I> METAL_FUNC T& operator[](I i) const { return p[i]; }
@@ -44,5 +63,20 @@ template <int S, bool C, class T, int S2>
 METAL_FUNC mtl_space_ptr<typename mtl_space_const<C, T>::type, S> mtl_space(const mtl_space_ptr<T, S2>& p) {
   return mtl_space_ptr<typename mtl_space_const<C, T>::type, S>(mtl_space_raw(), p.p);
 }
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// Checked pointers and arrays (a kernel's buffer, a threadgroup or private array).
+template <int S, bool C, class T>
+METAL_FUNC mtl_space_ptr<typename mtl_space_const<C, T>::type, S> mtl_space(const mtl_checked<T>& p) {
+  return mtl_space_ptr<typename mtl_space_const<C, T>::type, S>(mtl_space_raw(), p);
+}
+template <int S, bool C, class T, unsigned long long N, int K>
+METAL_FUNC mtl_space_ptr<typename mtl_space_const<C, T>::type, S> mtl_space(mtl_checked_array<T, N, K>& a) {
+  return mtl_space_ptr<typename mtl_space_const<C, T>::type, S>(mtl_space_raw(), mtl_checked<T>(a));
+}
+template <int S, bool C, class T, unsigned long long N, int K>
+METAL_FUNC mtl_space_ptr<const T, S> mtl_space(const mtl_checked_array<T, N, K>& a) {
+  return mtl_space_ptr<const T, S>(mtl_space_raw(), mtl_checked<const T>(a));
+}
+#endif
 
 }  // namespace metal

@@ -229,6 +229,14 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
   METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
   METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
+  // A cast to another element type (`(threadgroup const float*)float4_array`): the same
+  // bytes, checked in the new element type (mtl_checked's cast constructor).
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator mtl_checked<U>() { return mtl_checked<U>(mtl_checked<T>(data_, N, what())); }
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator mtl_checked<U>() const {
+    return mtl_checked<U>(mtl_checked<const T>(data_, N, what()));
+  }
   // Passed to a `thread T*` parameter or decayed like an array (unchecked from there).
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }

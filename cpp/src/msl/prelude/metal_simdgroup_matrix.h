@@ -126,9 +126,12 @@ template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> ma
   return m;
 }
 
-// `src` is any pointer (device, constant or threadgroup) or checked pointer to T.
+// `src` is any pointer (device, constant or threadgroup), array, or, in checked mode, a
+// checked pointer or checked array (metal_checked.h), which bounds-checks each of the 64
+// accesses. Taken by reference: a checked threadgroup array is storage, and a copy of it
+// would take the stores.
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
+METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P&& src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   d.mtl_spread = false;
   if (!mtl_rt::sgm_leader()) return;
@@ -139,7 +142,7 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
+METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P&& dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   mtl_rt::sgm_gather(a);
   if (!mtl_rt::sgm_leader()) return;
