@@ -214,13 +214,13 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
             return f"{t}({w}({x}) {sym} {w}({y}))"
         return f"{t}({x} {sym} {y})"
 
-    if dt == D.float16 and op in ("floor_divide", "remainder"):
+    if dt == D.float16 and op in ("floor_divide", "remainder", "logaddexp"):
         # Computed in float and rounded once, as NumPy does for float16 (and CUDA's half
         # has no unambiguous comparison with an int literal).
         return f"{t}({expr(g, op, D.float32, [f'float({x})', f'float({y})'])})"
     if op == "cast":
         if rdt == D.bool_:
-            return f"bool({x} != 0)" if not b else x
+            return f"bool({x} != {t}(0))" if not b else x
         return f"{D.msl(rdt)}({x})"
     if op in ("positive", "conj"):
         return x
