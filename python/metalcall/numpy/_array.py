@@ -143,7 +143,7 @@ class ndarray:
     def item(self):
         if self.size != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")
-        return self._host(flush=False).reshape(-1)[0].item()
+        return self._scalar().item()
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._materialize()
@@ -239,7 +239,9 @@ class ndarray:
     def _scalar(self):
         if self.size != 1:
             raise TypeError("only arrays of size 1 convert to Python scalars")
-        return self._host(flush=False).reshape(-1)[0]
+        self._materialize()
+        # One element: index the buffer's flat view directly (no strided view to build).
+        return np.asarray(self._buf).reshape(-1)[self._offset]  # waits for pending work on the buffer
 
     def __bool__(self):
         return bool(self._scalar())

@@ -41,6 +41,8 @@ def contiguous_strides(shape):
 
 def is_c_layout(shape, strides):
     """True if strides walk shape C-contiguously (dimensions of size 1 may have any stride)."""
+    if strides == contiguous_strides(tuple(shape)):
+        return True
     return all(st == cs for n, st, cs in zip(shape, strides, contiguous_strides(tuple(shape))) if n != 1)
 
 
@@ -54,15 +56,12 @@ def prod(shape):
 class Leaf:
     """A materialised array read by an expression: buffer, element offset, shape, strides."""
 
-    __slots__ = ("buf", "offset", "shape", "strides", "dtype")
+    __slots__ = ("buf", "offset", "shape", "strides", "dtype", "leaf_ids")
     size = 1
 
     def __init__(self, buf, offset, shape, strides, dtype):
         self.buf, self.offset, self.shape, self.strides, self.dtype = buf, offset, shape, strides, dtype
-
-    @property
-    def leaf_ids(self):
-        return frozenset(((id(self.buf), self.offset, self.shape, self.strides),))
+        self.leaf_ids = frozenset(((id(buf), offset, shape, strides),))
 
 
 class Scalar:
@@ -130,6 +129,8 @@ def _as_leaf(node):
 
 
 def broadcast_strides(shape, strides, out_shape):
+    if shape == out_shape and 1 not in shape:
+        return strides  # no broadcasting: the strides as they are
     nd = len(out_shape)
     pad = nd - len(shape)
     res = [0] * nd
@@ -299,6 +300,21 @@ def _params(device, values):
     return buf
 
 
+_SCALAR_BYTES: dict = {}
+
+
+def _scalar_bytes(value, dtype):
+    """A scalar operand as the bytes of a `constant T&` argument (cached: `x * 2` repeats)."""
+    key = (type(value), value, dtype)
+    b = _SCALAR_BYTES.get(key) if value != 0 else None  # 0.0 == -0.0: zeros are not cached
+    if b is None:
+        b = np.asarray(value).astype(dtype).tobytes()
+        if len(_SCALAR_BYTES) > 4096:
+            _SCALAR_BYTES.clear()
+        _SCALAR_BYTES[key] = b
+    return b
+
+
 def build(items, device):
     """items: list of (node, dest) with dest = (buf, offset, strides, dtype, shape), all of one shape.
     Returns (source, kernel arguments without the grid, n)."""
@@ -313,7 +329,7 @@ def build(items, device):
         P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
     P.append(0)
     args = [leaf.buf for leaf, _, _ in walk.inputs]
-    args += [np.asarray(s.value).astype(s.dtype).tobytes() for s in walk.scalars]
+    args += [_scalar_bytes(s.value, s.dtype) for s in walk.scalars]
     args.append(_params(device, tuple(P)))
     args += [it[1][0] for it in items]
     return src, args, prod(shape)

@@ -28,6 +28,8 @@ def _axes(axis, ndim):
 
 def _layout(x, axes):
     """(contiguous buffer, outer, n, inner, kept shape) for reducing `axes` of x."""
+    if x._node is None and x._offset == 0 and len(axes) == x.ndim and x._strides == F.contiguous_strides(x._shape):
+        return x._buf, 1, x.size, 1, ()  # the common full reduction of a whole array: no views to build
     from ._manip import permute_dims
 
     kept = tuple(s for i, s in enumerate(x.shape) if i not in axes)
@@ -70,13 +72,19 @@ def _sum_dtype(dt, dtype, dev):
     return dt
 
 
+_reduce_kernels = None  # the reduce kernels module, looked up on first use (imported lazily)
+
+
 def _run(x, axis, keepdims, op, out_dtype):
+    global _reduce_kernels
     x = _asarray(x)
     axes = _axes(axis, x.ndim)
     buf, outer, n, inner, kept = _layout(x, axes)
     if n == 0 and op in ("min", "max", "argmin", "argmax") and outer * inner:
         raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
-    res = kernels("reduce").reduce(x.device, buf, x.dtype, outer, n, inner, op, out_dtype)
+    if _reduce_kernels is None:
+        _reduce_kernels = kernels("reduce")
+    res = _reduce_kernels.reduce(x.device, buf, x.dtype, outer, n, inner, op, out_dtype)
     return _finish(res, kept, out_dtype, x, axes, keepdims)
 
 
