@@ -134,7 +134,10 @@ PyBuffer buffer_from_data(const Device& d, const py::buffer& data) {
   PyBuffer b = make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>());
   // Non-contiguous data goes through NumPy, which lays it out in C order.
   py::array contiguous = py::module_::import("numpy").attr("ascontiguousarray")(data);
-  std::memcpy(b.buffer.data(), contiguous.data(), n);
+  {
+    GilRelease release;  // the array stays alive in `contiguous`
+    b.buffer.copy_from_host(contiguous.data(), n);
+  }
   return b;
 }
 
@@ -258,7 +261,10 @@ Cached by content: compiling the same source again is free.
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype());
-        std::memcpy(b.buffer.data(), a.data(), static_cast<std::size_t>(a.nbytes()));
+        {
+          GilRelease release;  // the array stays alive in `a`
+          b.buffer.copy_from_host(a.data(), static_cast<std::size_t>(a.nbytes()));
+        }
         return b;
       }, py::arg("data"), py::arg("dtype") = py::none(),
          "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "

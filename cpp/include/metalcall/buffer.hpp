@@ -25,6 +25,13 @@ class Buffer {
    * CUDA tensor), whose data() is a device pointer: copy it with Device::copy.
    */
   bool host_visible() const;
+  /**
+   * Copies n bytes of host memory into the start of the buffer, after waiting for work
+   * that uses it. Prefer it to writing data() on the host: on CUDA the bytes go straight
+   * to GPU memory (writing data() moves the pages to the host, and the next kernel faults
+   * them back).
+   */
+  void copy_from_host(const void* src, std::size_t n) const;
   /** Host pointer after wait_idle(): the safe way to read results. */
   void* host_data() const {
     wait_idle();

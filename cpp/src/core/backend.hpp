@@ -110,6 +110,12 @@ class BufferStorage {
    * backends whose memory the host cannot read, or that copy faster, override it.
    */
   virtual void copy_to(void* dst, std::size_t n) const;
+  /**
+   * Copies `n` bytes of host memory `src` into the start of this storage. Called after
+   * wait_idle(). The default is memcpy (host-visible storage only); backends that place
+   * memory where kernels use it override it.
+   */
+  virtual void copy_from(const void* src, std::size_t n);
 
   /** Hazard tracking: queues are in order, so the last use is enough to wait on. */
   void set_last_use(const std::shared_ptr<CompletionState>& use);

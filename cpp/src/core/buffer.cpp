@@ -3,6 +3,7 @@
 
 #include "core/backend.hpp"
 #include "metalcall/buffer.hpp"
+#include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
 
 namespace metalcall {
@@ -35,6 +36,24 @@ void BufferStorage::wait_idle() {
 
 void BufferStorage::copy_to(void* dst, std::size_t n) const {
   if (n) std::memcpy(dst, data_, n);
+}
+
+void BufferStorage::copy_from(const void* src, std::size_t n) {
+  if (!host_visible_) {
+    throw ArgumentError("[metalcall] cannot write host data into GPU memory imported from another library in place; "
+                        "write it with that library");
+  }
+  if (n) std::memcpy(data_, src, n);
+}
+
+void Buffer::copy_from_host(const void* src, std::size_t n) const {
+  if (!storage_) throw ArgumentError("[metalcall] cannot write into an empty (default-constructed) Buffer");
+  if (n > storage_->nbytes()) {
+    throw ArgumentError("[metalcall] cannot write " + std::to_string(n) + " bytes into a buffer of " +
+                        std::to_string(storage_->nbytes()) + " bytes");
+  }
+  storage_->wait_idle();
+  storage_->copy_from(src, n);
 }
 
 void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }

@@ -326,6 +326,17 @@ int main() {
     expect_throw<metalcall::ArgumentError>([&] { dev.copy(Buffer()); }, "copy of an empty Buffer");
   });
 
+  run("Buffer::copy_from_host", [&] {
+    const std::vector<float> values = {0.5f, 7.0f, -1.25f};
+    Buffer b = dev.allocate(4 * sizeof(float));
+    b.copy_from_host(values.data(), values.size() * sizeof(float));
+    CHECK((read<float>(b) == std::vector<float>{0.5f, 7.0f, -1.25f, 0.0f}));  // the rest stays zero
+    expect_throw<metalcall::ArgumentError>([&] { b.copy_from_host(values.data(), 5 * sizeof(float)); },
+                                           "a write past the end");
+    expect_throw<metalcall::ArgumentError>([&] { Buffer().copy_from_host(values.data(), 4); },
+                                           "a write into an empty Buffer");
+  });
+
   run("wrong argument count is ArgumentError", [&] {
     Buffer a = dev.allocate(16);
     const auto e = expect_throw<metalcall::ArgumentError>(

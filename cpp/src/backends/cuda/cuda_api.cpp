@@ -89,6 +89,7 @@ void load_driver(Api& a) {
   MC_BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   MC_BIND(cuMemcpy, "cuMemcpy");
   MC_BIND(cuMemcpyAsync, "cuMemcpyAsync");
+  MC_BIND(cuMemsetD8Async, "cuMemsetD8Async");
   MC_BIND(cuPointerGetAttribute, "cuPointerGetAttribute");
   MC_BIND(cuStreamWaitEvent, "cuStreamWaitEvent");
   MC_BIND(cuModuleLoadData, "cuModuleLoadData");

@@ -84,6 +84,7 @@ struct Api {
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
   CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, std::size_t);  // unified addressing: any direction, any GPU
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);   // what a foreign pointer is (imports)
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
