@@ -116,6 +116,8 @@ void load_driver(Api& a) {
   bind(lib, a.cuGraphLaunch, "cuGraphLaunch", &optional_missing);
   bind(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", &optional_missing);
   bind(lib, a.cuGraphDestroy, "cuGraphDestroy", &optional_missing);
+  std::string no_prefetch;  // without it, host-written pages migrate on the GPU's first touch
+  bind(lib, a.cuMemPrefetchAsync, "cuMemPrefetchAsync", &no_prefetch);
   const std::string path = loaded_path(reinterpret_cast<void*>(a.cuInit));
   if (is_stub(path)) {
     a.driver_problem = "only the CUDA toolkit's stub libcuda (" + path + ") was found, not the NVIDIA driver's; "

@@ -85,6 +85,8 @@ struct Api {
   CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, std::size_t);  // unified addressing: any direction, any GPU
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+  // Optional (null where the driver lacks this form): moves managed pages to a GPU.
+  CUresult (*cuMemPrefetchAsync)(CUdeviceptr, std::size_t, CUdevice, CUstream) = nullptr;
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);   // what a foreign pointer is (imports)
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);

@@ -115,15 +115,17 @@ const std::vector<DeviceProps>& devices(std::string* problem = nullptr) {
 // memory: allocating 40 MB took ~20 ms and the first kernel ~8 ms of page faults.)
 class ManagedStorage : public BufferStorage {
  public:
-  ManagedStorage(CUcontext ctx, CUstream fill, std::size_t nbytes)
-      : BufferStorage(nullptr, nbytes), ctx_(ctx), fill_(fill) {
+  ManagedStorage(CUcontext ctx, CUdevice device, CUstream fill, std::size_t nbytes)
+      : BufferStorage(nullptr, nbytes), ctx_(ctx), device_(device), fill_(fill) {
     make_current(ctx_);
     std::size_t free_bytes = 0, total_bytes = 0;
-    check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
-    // Managed memory beyond what the GPU has free can hang the device: refuse it.
+    // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
+    // only for large buffers: the query costs microseconds that small ones would notice.)
     constexpr std::size_t kReserve = 256ull << 20;
+    constexpr std::size_t kAskFrom = 1ull << 20;
+    if (nbytes >= kAskFrom) check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
     const std::size_t usable = free_bytes > kReserve ? free_bytes - kReserve : 0;
-    if (nbytes > usable) {
+    if (nbytes >= kAskFrom && nbytes > usable) {
       throw DeviceError("[cuda] cannot allocate " + std::to_string(nbytes) + " bytes: the GPU has " +
                         std::to_string(free_bytes) + " bytes free (of " + std::to_string(total_bytes) + ")");
     }
@@ -144,6 +146,10 @@ class ManagedStorage : public BufferStorage {
     if (!n) return;
     make_current(ctx_);
     CUresult r = api().cuMemcpyHtoDAsync(ptr_, src, n, fill_);
+    // The copy may leave pages in host memory; move them to the GPU in bulk now rather
+    // than by page faults over the next kernels (measured: 40 MB summed in ~300 µs per
+    // call for many calls, 45 µs once prefetched).
+    if (r == CUDA_SUCCESS && api().cuMemPrefetchAsync) api().cuMemPrefetchAsync(ptr_, n, device_, fill_);
     if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(fill_);
     if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] copying host data into a buffer failed: " + describe(r));
   }
@@ -163,6 +169,7 @@ class ManagedStorage : public BufferStorage {
 
  private:
   CUcontext ctx_;
+  CUdevice device_;
   CUstream fill_;  // the device's stream for zero fills and host writes
   CUdeviceptr ptr_ = 0;
 };
@@ -218,7 +225,7 @@ class CudaDevice : public BackendDevice {
   }
   const DeviceInfo& info() const override { return props_.info; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
-    return std::make_shared<ManagedStorage>(ctx_, fill_stream_, nbytes);
+    return std::make_shared<ManagedStorage>(ctx_, props_.device, fill_stream_, nbytes);
   }
   std::shared_ptr<BufferStorage> wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) override {
     make_current(ctx_);
