@@ -1,0 +1,60 @@
+"""Array API details that the data-apis array-api-tests suite checks (docs/array-api-tests.md), each
+against NumPy: Python types from finfo/iinfo, the inspection dtypes, signatures, 0-d and empty
+edge cases, result dtypes."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import metalcall.numpy as mnp
+from mnp_check import check, supported
+
+
+def test_finfo_iinfo_python_types(device):
+    for name in supported(device, ("float16", "float32", "float64")):
+        for arg in (getattr(mnp, name), mnp.asarray(1, dtype=name, device=device)):
+            f, e = mnp.finfo(arg), np.finfo(name)
+            assert type(f.bits) is int and f.bits == e.bits
+            for field in ("eps", "max", "min", "smallest_normal"):
+                assert type(getattr(f, field)) is float and getattr(f, field) == float(getattr(e, field))
+            assert f.dtype == np.dtype(name) and f.tiny == e.tiny  # NumPy's other fields too
+    for name in ("int8", "uint16", "int64", "uint64"):
+        i, e = mnp.iinfo(mnp.asarray(1, dtype=name, device=device)), np.iinfo(name)
+        assert (type(i.bits), type(i.min), type(i.max)) == (int, int, int)
+        assert (i.bits, i.min, i.max, i.dtype) == (e.bits, e.min, e.max, np.dtype(name))
+
+
+def test_info_dtypes_are_array_api_dtypes(device):
+    names = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+             "float64"}
+    got = mnp.__array_namespace_info__().dtypes(device=device)
+    assert set(got) <= names and "float16" not in got and "float32" in got
+    assert mnp.asarray([1], dtype=mnp.float16, device=device).dtype == np.float16  # still supported
+
+
+def test_expand_dims_axis_positional(device):
+    assert inspect.signature(mnp.expand_dims).parameters["axis"].kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    x = mnp.asarray(a, device=device)
+    check(mnp.expand_dims(x, 1), np.expand_dims(a, 1))
+    check(mnp.expand_dims(x, axis=-1), np.expand_dims(a, -1))
+
+
+@pytest.mark.parametrize("value", [False, 2.5])
+def test_unique_of_0d(device, value):
+    a = np.array(value)
+    x = mnp.asarray(a, device=device)
+    ev, ei, einv, ec = np.unique_all(a)
+    v, i, inv, c = mnp.unique_all(x)
+    check(v, ev)
+    check(inv, einv.astype(np.int64))  # shape () as x's, not (1,)
+    check(c, ec.astype(np.int64))
+    check(mnp.unique_inverse(x).inverse_indices, np.unique_inverse(a).inverse_indices.astype(np.int64))
+
+
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int16", "float32"])
+def test_vecdot_keeps_dtype(device, dt):
+    a = np.arange(12).reshape(3, 4).astype(dt)
+    b = (np.arange(4) % 3).astype(dt)
+    check(mnp.vecdot(mnp.asarray(a, device=device), mnp.asarray(b, device=device)), np.vecdot(a, b))
