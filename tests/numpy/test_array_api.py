@@ -58,3 +58,43 @@ def test_vecdot_keeps_dtype(device, dt):
     a = np.arange(12).reshape(3, 4).astype(dt)
     b = (np.arange(4) % 3).astype(dt)
     check(mnp.vecdot(mnp.asarray(a, device=device), mnp.asarray(b, device=device)), np.vecdot(a, b))
+
+
+@pytest.mark.parametrize("dt", ["float16", "float32", "float64"])
+def test_sign_of_signed_zero(device, dt):
+    if dt not in supported(device, [dt]):
+        pytest.skip("no float64 on this device")
+    a = np.array([-0.0, 0.0, -2.5, 3.0, np.nan, -np.inf], dtype=dt)
+    got = mnp.sign(mnp.asarray(a, device=device)).to_numpy()
+    e = np.sign(a)
+    check(got, e)
+    assert list(np.signbit(got)) == list(np.signbit(e))  # -0 gives +0, as NumPy
+
+
+def test_empty_mask_with_zero_length_axes(device):
+    a = np.zeros((0, 1), dtype=np.float32)
+    x = mnp.asarray(a, device=device)
+    for mshape in [(0, 0), (0,), (0, 1)]:
+        m = np.zeros(mshape, dtype=bool)
+        check(x[mnp.asarray(m, device=device)], a[m])
+    b = np.arange(6, dtype=np.int16).reshape(2, 3)
+    check(mnp.asarray(b, device=device)[mnp.asarray(np.zeros((0, 3), bool), device=device)],
+          np.empty((0,), np.int16))  # NumPy's answer too: b[np.zeros((0, 3), bool)]
+    with pytest.raises(IndexError):
+        mnp.asarray(b, device=device)[mnp.asarray(np.zeros((1, 3), bool), device=device)]
+
+
+@pytest.mark.parametrize("version", [None, (1, 0)])
+def test_dlpack_view_without_copy(device, version):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = mnp.asarray(a, device=device)
+    kw = {} if version is None else {"max_version": version}
+    for view, ev in ((x.T, a.T), (x[1:, ::2], a[1:, ::2]), (mnp.reshape(x, (2, 6)), a.reshape(2, 6))):
+        if device.backend != "cpu":
+            check(np.from_dlpack(view), ev)  # a copy where the device's export cannot describe the view
+            continue
+        cap = view.__dlpack__(copy=False, **kw)
+        assert cap is not None
+        shared = np.from_dlpack(view)
+        check(shared, ev)
+        assert np.shares_memory(shared, x.to_numpy())  # zero-copy: CPU buffers are host memory

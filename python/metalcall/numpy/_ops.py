@@ -236,7 +236,8 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
         return f"{t}({w}({x}) * {w}({x}))" if (i or u) else f"{t}({x} * {x})"
     if op == "sign":
         if f:
-            return f"{t}({x} > {t}(0) ? {t}(1) : ({x} < {t}(0) ? {t}(-1) : {x}))"
+            # +-0 gives +0 as NumPy (returning x would keep -0); NaN gives x (NaN)
+            return f"{t}({x} > {t}(0) ? {t}(1) : ({x} < {t}(0) ? {t}(-1) : ({x} == {t}(0) ? {t}(0) : {x})))"
         if i:
             return f"{t}(({x} > 0) - ({x} < 0))"
         return f"{t}({x} > 0)"
