@@ -90,11 +90,12 @@ def test_dlpack_view_without_copy(device, version):
     x = mnp.asarray(a, device=device)
     kw = {} if version is None else {"max_version": version}
     for view, ev in ((x.T, a.T), (x[1:, ::2], a[1:, ::2]), (mnp.reshape(x, (2, 6)), a.reshape(2, 6))):
+        # kDLCPU asked for: a host view of the device's (host-visible) memory, without a copy
+        assert view.__dlpack__(copy=False, dl_device=(1, 0), **kw) is not None
         if device.backend != "cpu":
             check(np.from_dlpack(view), ev)  # a copy where the device's export cannot describe the view
             continue
-        cap = view.__dlpack__(copy=False, **kw)
-        assert cap is not None
+        assert view.__dlpack__(copy=False, **kw) is not None
         shared = np.from_dlpack(view)
         check(shared, ev)
         assert np.shares_memory(shared, x.to_numpy())  # zero-copy: CPU buffers are host memory
