@@ -156,3 +156,30 @@ def test_take_along_axis(device):
     check(mnp.take_along_axis(x, mnp.asarray(empty, device=device), axis=1), np.take_along_axis(a, empty, 1))
     with pytest.raises(ValueError):
         mnp.take_along_axis(x, mnp.asarray(np.zeros((2, 3), np.int64), device=device), axis=1)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64",
+                                "bool"])
+def test_cumulative_prod(device, dt):
+    if dt not in supported(device, [dt]):
+        pytest.skip("no float64 on this device")
+    a = (np.arange(1, 25) % 7 - 2).astype(dt) if dt != "bool" else np.arange(24) % 3 > 0
+    a = a.reshape(2, 3, 4)
+    x = mnp.asarray(a, device=device)
+    tol = 2e-3 if dt == "float16" else 1e-6
+    for axis in (0, 1, -1):
+        check(mnp.cumulative_prod(x, axis=axis), np.cumulative_prod(a, axis=axis), rtol=tol)
+        check(mnp.cumulative_prod(x, axis=axis, include_initial=True),
+              np.cumulative_prod(a, axis=axis, include_initial=True), rtol=tol)
+    check(mnp.cumulative_prod(x[0, 0]), np.cumulative_prod(a[0, 0]), rtol=tol)
+    with pytest.raises(ValueError):
+        mnp.cumulative_prod(x)  # axis= is needed above one dimension
+
+
+def test_cumulative_prod_wraps_and_dtype(device):
+    a = np.array([100, 100, 100, -7], np.int8)
+    x = mnp.asarray(a, device=device)
+    check(mnp.cumulative_prod(x, dtype=mnp.int8), np.cumulative_prod(a, dtype=np.int8))  # wraps as NumPy
+    check(mnp.cumulative_prod(x), np.cumulative_prod(a))  # int64 by default
+    e = mnp.cumulative_prod(mnp.asarray(np.zeros((0, 3), np.float32), device=device), axis=0)
+    assert e.shape == (0, 3) and e.dtype == np.float32

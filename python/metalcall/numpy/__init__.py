@@ -33,7 +33,7 @@ from ._manip import (
 )
 from ._indexing import take, take_along_axis
 from ._reduce import (
-    all, any, argmax, argmin, cumulative_sum, max, mean, min, prod, std, sum, var,
+    all, any, argmax, argmin, cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var,
 )
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._sort import argsort, sort
