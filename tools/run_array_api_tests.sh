@@ -5,7 +5,7 @@
 #   tools/run_array_api_tests.sh PATH/TO/array-api-tests [extra pytest arguments...]
 #
 # Environment: METALCALL_DEVICE (cpu, cuda, cuda:1, metal; empty: metalcall's best device) picks
-# mnp's default device; MAX_EXAMPLES (default 50) is Hypothesis' examples per test. Run it with the
+# mnp's default device; MAX_EXAMPLES (default 100) is Hypothesis' examples per test. Run it with the
 # Python that has metalcall installed plus the suite's requirements (pytest, hypothesis, ndindex).
 set -euo pipefail
 
@@ -41,6 +41,6 @@ cd "$suite"
 echo "skipping $(wc -l < "$skips") tests of complex dtypes and of the linalg/fft extensions" >&2
 
 "$python" -m pytest array_api_tests -p no:cacheprovider -q -rfE \
-  --max-examples "${MAX_EXAMPLES:-50}" --disable-deadline \
+  --max-examples "${MAX_EXAMPLES:-100}" --disable-deadline \
   --disable-extension linalg fft \
   --skips-file "$skips" "$@"
