@@ -1,7 +1,7 @@
-"""Indexing: basic indices (ints, slices, None, Ellipsis) give views; a boolean mask or one
-integer array gives a copy (gathered on the device; a mask's count is read on the host);
-__setitem__ writes scalars or arrays through basic indices and scalars through boolean masks;
-take() gathers along an axis."""
+"""Indexing: basic indices (ints, slices, None, Ellipsis) give views; a boolean mask, one
+integer array, or integers and integer arrays on the leading axes give a copy (gathered on the
+device; a mask's count is read on the host); __setitem__ writes scalars or arrays through basic
+indices and scalars through boolean masks; take() and take_along_axis() gather along an axis."""
 
 from __future__ import annotations
 
@@ -327,8 +327,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
             shape = [1] * x.ndim
             shape[d] = out_shape[d]
             c = reshape(arange(out_shape[d], dtype=D.int64, device=x.device), tuple(shape))
-        lin = apply("add", apply("multiply", c, stride), lin) if not isinstance(lin, int) else apply(
-            "multiply", c, stride)
+        term = apply("multiply", c, stride)
+        lin = term if isinstance(lin, int) else apply("add", term, lin)
         stride *= src_shape[d]
     lin = broadcast_to(lin, out_shape)
     return take(reshape(xb, (-1,)), lin, axis=0)
