@@ -164,7 +164,9 @@ class ndarray:
                 except (BufferError, mc.ArgumentError):  # a read-only (broadcast) view through an
                     pass                                    # unversioned capsule; memory the host cannot see
             if copy is False:
-                raise BufferError("metalcall.numpy: this view is not contiguous; DLPack export needs copy=None/True")
+                raise BufferError(
+                    f"metalcall.numpy: this array is a view of part of a buffer, which {self._device.backend} "
+                    "DLPack exports only as a copy; pass copy=None/True, or dl_device=(1, 0) for a host view")
             src = self.copy()._materialize()
             copy = None
         kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}

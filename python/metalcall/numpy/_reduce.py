@@ -223,7 +223,8 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     out = empty(x.shape, dtype=dt, device=x.device)
     if outer * n * inner:
         if dt.kind == "f":
-            acc = "float" if dt == D.float16 else D.msl(dt)  # float16 computed in float, as NumPy
+            # float16 accumulates in float (NumPy rounds each step to half: the last bits may differ)
+            acc = "float" if dt == D.float16 else D.msl(dt)
         else:  # never a signed or promoted-to-int product: no undefined overflow
             acc = "ulong" if dt.itemsize == 8 else "uint"
         src = _CUMPROD.replace("SRC", D.msl(x.dtype)).replace("DST", D.msl(dt)).replace("ACC", acc)
