@@ -31,9 +31,9 @@ from ._manip import (
     broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, matrix_transpose, moveaxis,
     permute_dims, reshape, roll, squeeze, stack, tile, unstack,
 )
-from ._indexing import take
+from ._indexing import take, take_along_axis
 from ._reduce import (
-    all, any, argmax, argmin, cumulative_sum, max, mean, min, prod, std, sum, var,
+    all, any, argmax, argmin, cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var,
 )
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._sort import argsort, sort

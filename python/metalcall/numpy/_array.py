@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+import metalcall as mc
+
 from . import _fusion as F
 from . import _runtime as R
 
@@ -150,8 +152,21 @@ class ndarray:
         flush_readers(self._buf)
         src = self
         if not (self._offset == 0 and self._is_contiguous() and tuple(self._buf.shape) == self._shape):
+            to_host = dl_device is not None and tuple(dl_device)[0] == 1  # kDLCPU asked for
+            if (self._device.backend == "cpu" or to_host) and copy is not True:
+                # CPU buffers are host memory (and CUDA's managed memory is host-visible when the consumer
+                # asks for kDLCPU): NumPy's DLPack export of the strided host view shares it; a
+                # buffer's own export describes the whole buffer, not a view of it.
+                try:
+                    return self._host(flush=False).__dlpack__(
+                        **{k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                             ("copy", copy)) if v is not None})
+                except (BufferError, mc.ArgumentError):  # a read-only (broadcast) view through an
+                    pass                                    # unversioned capsule; memory the host cannot see
             if copy is False:
-                raise BufferError("metalcall.numpy: this view is not contiguous; DLPack export needs copy=None/True")
+                raise BufferError(
+                    f"metalcall.numpy: this array is a view of part of a buffer, which {self._device.backend} "
+                    "DLPack exports only as a copy; pass copy=None/True, or dl_device=(1, 0) for a host view")
             src = self.copy()._materialize()
             copy = None
         kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}

@@ -149,12 +149,53 @@ def isdtype(dtype, kind) -> bool:
     return dtype == as_dtype(kind)
 
 
+class _FInfo:
+    """finfo's answer with the array API's Python types (bits: int; eps, max, min, smallest_normal:
+    float), as NumPy's float32 finfo holds NumPy scalars; NumPy's other fields pass through."""
+
+    def __init__(self, dt):
+        self._np = np.finfo(dt)
+        self.dtype = self._np.dtype
+        self.bits = int(self._np.bits)
+        self.eps = float(self._np.eps)
+        self.max = float(self._np.max)
+        self.min = float(self._np.min)
+        self.smallest_normal = float(self._np.smallest_normal)
+
+    def __getattr__(self, name):
+        if name == "_np":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        return repr(self._np)
+
+
+class _IInfo:
+    """iinfo's answer with Python ints (bits, max, min) and the dtype; NumPy's other fields pass through."""
+
+    def __init__(self, dt):
+        self._np = np.iinfo(dt)
+        self.dtype = self._np.dtype
+        self.bits = int(self._np.bits)
+        self.max = int(self._np.max)
+        self.min = int(self._np.min)
+
+    def __getattr__(self, name):
+        if name == "_np":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        return repr(self._np)
+
+
 def finfo(type, /):
     from ._array import ndarray
 
     if isinstance(type, ndarray):
         type = type.dtype
-    return np.finfo(as_dtype(type))
+    return _FInfo(as_dtype(type))
 
 
 def iinfo(type, /):
@@ -162,4 +203,4 @@ def iinfo(type, /):
 
     if isinstance(type, ndarray):
         type = type.dtype
-    return np.iinfo(as_dtype(type))
+    return _IInfo(as_dtype(type))

@@ -318,7 +318,7 @@ BINARY = [
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot", "less", "less_equal",
     "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "not_equal", "pow",
-    "remainder", "subtract", "fmod", "fmax", "fmin",
+    "remainder", "subtract", "fmod", "fmax", "fmin", "nextafter",
 ]
 
 

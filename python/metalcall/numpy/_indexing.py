@@ -1,7 +1,7 @@
-"""Indexing: basic indices (ints, slices, None, Ellipsis) give views; a boolean mask or one
-integer array gives a copy (gathered on the device; a mask's count is read on the host);
-__setitem__ writes scalars or arrays through basic indices and scalars through boolean masks;
-take() gathers along an axis."""
+"""Indexing: basic indices (ints, slices, None, Ellipsis) give views; a boolean mask, one
+integer array, or integers and integer arrays on the leading axes give a copy (gathered on the
+device; a mask's count is read on the host); __setitem__ writes scalars or arrays through basic
+indices and scalars through boolean masks; take() and take_along_axis() gather along an axis."""
 
 from __future__ import annotations
 
@@ -74,8 +74,59 @@ def getitem(x, key):
             return _mask_read(x, idx)
         if idx.dtype.kind in "iu":
             return take(x, idx, axis=0) if idx.ndim == 1 else _take_nd(x, idx)
-    raise IndexError("metalcall.numpy supports basic indices, one boolean mask or one integer array "
-                     "(use take(x, indices, axis=...) for other axes)")
+    if isinstance(key, tuple) and _ints_and_int_arrays(key):
+        return _int_arrays_read(x, key)
+    raise IndexError("metalcall.numpy supports basic indices, one boolean mask, or integers and integer "
+                     "arrays only (x[i, j_array]); use take(x, indices, axis=...) for other mixes")
+
+
+def _is_int(k):
+    return isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+
+
+def _ints_and_int_arrays(keys):
+    arrays = [k for k in keys if not _is_int(k)]
+    return bool(arrays) and all(_int_array_like(k) for k in arrays)
+
+
+def _int_array_like(k):
+    if isinstance(k, ndarray):
+        return k.dtype.kind in "iu"
+    if isinstance(k, (np.ndarray, list)):
+        return np.asarray(k).dtype.kind in "iu"
+    return False
+
+
+def _int_arrays_read(x, keys):
+    """x[i0, i1, ...] with integers and integer arrays (the array API 2024.12's multi-axis integer
+    indexing): the indices broadcast together and address the leading len(keys) axes, which become
+    one gather of linear indices from x viewed as (prod(leading), *rest)."""
+    from ._creation import asarray
+    from ._elementwise import apply, where
+    from ._manip import reshape
+
+    k = len(keys)
+    if k > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {k} were indexed")
+    lin, stride = 0, 1
+    for d in reversed(range(k)):
+        n, key = x.shape[d], keys[d]
+        if _is_int(key):
+            if not -n <= key < n:
+                raise IndexError(f"index {key} is out of bounds for axis {d} with size {n}")
+            idx = int(key) % n
+        else:
+            idx = key if isinstance(key, ndarray) else asarray(np.asarray(key), device=x.device)
+            idx = idx.astype(D.int64, copy=False)
+            idx = where(apply("less", idx, 0), apply("add", idx, n), idx)
+        if isinstance(idx, int) and isinstance(lin, int):
+            lin = idx * stride + lin
+        else:
+            lin = apply("add", apply("multiply", idx, stride), lin)
+        stride *= n
+    rest = x.shape[k:]
+    flat = reshape(x, (stride,) + rest)
+    return take(flat, lin, axis=0)  # shape: the indices' broadcast shape + rest
 
 
 def _take_nd(x, idx):
@@ -91,7 +142,13 @@ def _mask_read(x, mask):
 
     m = np.asarray(mask)  # the result's size depends on the mask: read it on the host
     if m.shape != x.shape[: m.ndim]:
-        raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {x.shape}")
+        # NumPy (and the array API tests) accept an empty mask whose zero-length axes meet any length
+        fits = m.ndim <= x.ndim and all(ms in (xs, 0) for ms, xs in zip(m.shape, x.shape))
+        if not (fits and m.size == 0):
+            raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {x.shape}")
+        from ._creation import empty
+
+        return empty((0,) + x.shape[m.ndim:], dtype=x.dtype, device=x.device)
     flat_idx = np.flatnonzero(m).astype(np.int64)
     rest = x.shape[m.ndim:]
     src = reshape(x, (F.prod(m.shape),) + rest)
@@ -235,3 +292,43 @@ def setitem(x, key, value):
         _put(x, key, value)
         return
     raise IndexError("metalcall.numpy: assignment supports basic indices, boolean masks and one integer array")
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """The array API's take_along_axis (2024.12): out[..., j, ...] = x[..., indices[..., j, ...], ...]
+    along axis; the other axes of x and indices broadcast. One gather of linear indices."""
+    from ._creation import arange, asarray
+    from ._elementwise import apply, where
+    from ._manip import broadcast_to, reshape
+
+    idx = indices if isinstance(indices, ndarray) else asarray(indices, device=x.device)
+    if idx.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices have {idx.ndim} dimensions, x has {x.ndim}")
+    if idx.dtype.kind not in "iu":
+        raise IndexError("take_along_axis needs integer indices")
+    if not -x.ndim <= axis < x.ndim:
+        raise IndexError(f"axis {axis} is out of bounds for an array of dimension {x.ndim}")
+    axis %= x.ndim
+    n = x.shape[axis]
+    other = [0 if d == axis else np.broadcast_shapes((x.shape[d],), (idx.shape[d],))[0] for d in range(x.ndim)]
+    out_shape = tuple(idx.shape[d] if d == axis else other[d] for d in range(x.ndim))
+    src_shape = tuple(n if d == axis else other[d] for d in range(x.ndim))
+    xb = broadcast_to(x, src_shape)
+    if F.prod(out_shape) == 0:
+        from ._creation import empty
+
+        return empty(out_shape, dtype=x.dtype, device=x.device)
+    i = idx.astype(D.int64, copy=False)
+    lin, stride = 0, 1
+    for d in reversed(range(x.ndim)):
+        if d == axis:
+            c = where(apply("less", i, 0), apply("add", i, n), i)
+        else:
+            shape = [1] * x.ndim
+            shape[d] = out_shape[d]
+            c = reshape(arange(out_shape[d], dtype=D.int64, device=x.device), tuple(shape))
+        term = apply("multiply", c, stride)
+        lin = term if isinstance(lin, int) else apply("add", term, lin)
+        stride *= src_shape[d]
+    lin = broadcast_to(lin, out_shape)
+    return take(reshape(xb, (-1,)), lin, axis=0)

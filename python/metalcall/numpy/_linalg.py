@@ -82,7 +82,8 @@ def vecdot(x1, x2, /, *, axis=-1):
 
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError("vecdot: the contracted dimensions differ")
-    return sum(apply("multiply", x1, x2), axis=axis)
+    prod = apply("multiply", x1, x2)
+    return sum(prod, axis=axis, dtype=prod.dtype)  # the operands' dtype, not sum's widened default
 
 
 def outer(x1, x2, /):

@@ -74,7 +74,7 @@ def moveaxis(x, source, destination, /):
     return permute_dims(x, order)
 
 
-def expand_dims(x, /, *, axis=0):
+def expand_dims(x, /, axis=0):
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = x.ndim + len(axes)
     axes = sorted(_norm_axis(a, nd) for a in axes)

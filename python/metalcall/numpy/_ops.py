@@ -42,6 +42,7 @@ for _n, _u in [
     ("minimum", np.minimum), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
     ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", np.left_shift),
     ("bitwise_right_shift", np.right_shift), ("fmod", np.fmod), ("fmax", np.fmax), ("fmin", np.fmin),
+    ("nextafter", np.nextafter),
 ]:
     _op(_n, _u, 2)
 for _n, _u in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less), ("less_equal", np.less_equal),
@@ -236,7 +237,8 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
         return f"{t}({w}({x}) * {w}({x}))" if (i or u) else f"{t}({x} * {x})"
     if op == "sign":
         if f:
-            return f"{t}({x} > {t}(0) ? {t}(1) : ({x} < {t}(0) ? {t}(-1) : {x}))"
+            # +-0 gives +0 as NumPy (returning x would keep -0); NaN gives x (NaN)
+            return f"{t}({x} > {t}(0) ? {t}(1) : ({x} < {t}(0) ? {t}(-1) : ({x} == {t}(0) ? {t}(0) : {x})))"
         if i:
             return f"{t}(({x} > 0) - ({x} < 0))"
         return f"{t}({x} > 0)"
@@ -322,6 +324,18 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
         if b:
             return f"bool({x} || !{y})"
         return f"{_int_pow_helper(g, dt)}({x}, {y})"
+    if op == "nextafter":  # float dtypes only (NumPy resolves integers to float64)
+        ut = {2: "ushort", 4: "uint", 8: "ulong"}[dt.itemsize]
+        sign = f"({ut}(1) << {_bits(dt) - 1})"
+        h = g.helper(f"mnp_nextafter_{t}",
+                     f"inline {t} mnp_nextafter_{t}({t} x, {t} y) {{ if (x != x || y != y) return x + y; "
+                     f"if (x == y) return y; "
+                     # from +-0: the smallest subnormal with y's sign
+                     f"if (x == {t}(0)) return as_type<{t}>({ut}(({ut}(1)) | (as_type<{ut}>(y) & {sign}))); "
+                     # away from zero is one more in the magnitude bits, towards zero one less
+                     f"{ut} b = as_type<{ut}>(x); if ((x < y) == (x > {t}(0))) b += 1; else b -= 1; "
+                     f"return as_type<{t}>(b); }}")
+        return f"{h}({x}, {y})"
     if op in ("atan2", "copysign", "hypot"):
         return f"{t}({g.fn(op, dt, x, y)})"
     if op == "logaddexp":

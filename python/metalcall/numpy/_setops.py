@@ -20,7 +20,7 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indi
 def _up(a, like):
     from ._creation import asarray
 
-    return asarray(np.ascontiguousarray(a), device=like.device)
+    return asarray(np.asarray(a, order="C"), device=like.device)  # ascontiguousarray would make 0-d 1-d
 
 
 def nonzero(x, /):
