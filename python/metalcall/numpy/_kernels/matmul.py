@@ -18,13 +18,12 @@ import numpy as np
 
 import metalcall as mc
 
-from . import cache
+from . import cache, matmul_cpu
 
 # The GPU tile: BM x BN outputs per threadgroup, BK-deep slices, TM x TN per thread.
 # The best of a sweep on an H100 (benchmarks/RESULTS.md): 128x128x16, 128x64x8, 64x64x8 and
 # 64x64x16 were slower, and so was this tile staged as float4 vectors in threadgroup memory.
 TILE = (128, 128, 8, 8, 8)
-_ROWS, _COLS = 8, 16  # the block of C each thread computes on the CPU
 
 
 def _acc(dtype: np.dtype) -> np.dtype:
@@ -118,56 +117,6 @@ def _tiled_source(T: str, A: str, is_bool: bool, checked: bool, tile: tuple[int,
             "  }\n}\n")
 
 
-@functools.lru_cache(maxsize=None)
-def _pack_source(T: str) -> str:
-    """B (k, n) -> panels (n/16, k, 16), zero-padded: each CPU thread then streams one contiguous
-    panel instead of 16 columns at a stride of n (a power-of-two n thrashes cache sets)."""
-    V = _COLS
-    return (cache.header() +
-            f"kernel void pack(const device {T}* b [[buffer(0)]], device {T}* p [[buffer(1)]],\n"
-            "    constant uint& n [[buffer(2)]], constant uint& k [[buffer(3)]], constant uint& panels [[buffer(4)]],\n"
-            "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint c = g.x, kk = g.y, z = g.z, pn = c / {V}, j = c % {V};\n"
-            f"  p[((ulong(z) * panels + pn) * k + kk) * {V} + j] = c < n ? b[(ulong(z) * k + kk) * n + c] : {T}(0);\n}}\n")
-
-
-@functools.lru_cache(maxsize=None)
-def _loop_source(T: str, A: str, is_bool: bool) -> str:
-    """Thread (x, y, z) computes rows 8y..8y+7 x columns 16x..16x+15 of matrix z from packed B:
-    per step of k, 16 contiguous B elements times 8 broadcast A elements (the compiler vectorises
-    the column loop); the last rows, when m is no multiple of 8, take a scalar loop."""
-    R, V = _ROWS, _COLS
-    return (cache.header() +
-            f"kernel void mm(const device {T}* a [[buffer(0)]], const device {T}* bp [[buffer(1)]],\n"
-            f"    device {T}* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
-            "    constant uint& k [[buffer(5)]], constant uint& panels [[buffer(6)]],\n"
-            "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint c0 = g.x * {V}, r0 = g.y * {R};\n"
-            "  const ulong abase = ulong(g.z) * m * k, obase = ulong(g.z) * m * n;\n"
-            f"  const device {T}* p = bp + (ulong(g.z) * panels + g.x) * k * {V};\n"
-            f"  const uint nv = min(n - c0, uint({V}));\n"
-            f"  if (r0 + {R} <= m) {{\n"
-            f"    {A} acc[{R}][{V}];\n"
-            f"    for (uint i = 0; i < {R}; ++i) for (uint j = 0; j < {V}; ++j) acc[i][j] = {A}(0);\n"
-            f"    const device {T}* ap = a + abase + ulong(r0) * k;\n"
-            "    for (uint kk = 0; kk < k; ++kk) {\n"
-            f"      {A} bv[{V}];\n"
-            f"      for (uint j = 0; j < {V}; ++j) bv[j] = {A}(p[ulong(kk) * {V} + j]);\n"
-            f"      for (uint i = 0; i < {R}; ++i) {{\n"
-            f"        const {A} av = {A}(ap[ulong(i) * k + kk]);\n"
-            f"        for (uint j = 0; j < {V}; ++j) acc[i][j] += av * bv[j];\n"
-            "      }\n    }\n"
-            f"    for (uint i = 0; i < {R}; ++i) for (uint j = 0; j < nv; ++j)\n"
-            f"      out[obase + ulong(r0 + i) * n + c0 + j] = {_store(T, is_bool, 'acc[i][j]')};\n"
-            "    return;\n  }\n"
-            "  for (uint r = r0; r < m; ++r) for (uint j = 0; j < nv; ++j) {\n"
-            f"    {A} acc = {A}(0);\n"
-            "    for (uint kk = 0; kk < k; ++kk)\n"
-            f"      acc += {A}(a[abase + ulong(r) * k + kk]) * {A}(p[ulong(kk) * {V} + j]);\n"
-            f"    out[obase + ulong(r) * n + c0 + j] = {_store(T, is_bool, 'acc')};\n"
-            "  }\n}\n")
-
-
 def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: int, k: int,
            dtype: Any) -> mc.Buffer:
     """(batch, m, k) @ (batch, k, n) of C-contiguous Buffers of `dtype`; a flat Buffer of
@@ -183,18 +132,29 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     a, b = cache.nonempty(dev, a, T), cache.nonempty(dev, b, T)
     is_bool = T.kind == "b"
     if cache.uses_loops(dev):
-        kern = cache.kernel(dev, _loop_source(Ts, As, is_bool), "mm")
-        panels = -(-n // _COLS)
-        packed = cache.empty(dev, batch * panels * k * _COLS, T)
-        cache.launch(cache.kernel(dev, _pack_source(Ts), "pack"), (panels * _COLS, k, batch), b, packed,
-                     n, k, panels)
-        cache.launch(kern, (panels, -(-m // _ROWS), batch), a, packed, out, m, n, k, panels,
-                     threadgroup=(min(panels, 16), 1, 1))
-        return out
+        return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
     BM, BN, BK, TM, TN = TILE
     threads = (BM // TM) * (BN // TN)
     checked = m % BM != 0 or n % BN != 0 or k % BK != 0
     kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked, TILE), "mm")
     grid = (threads * -(-n // BN), -(-m // BM), batch)
     cache.launch(kern, grid, a, b, out, m, n, k, threadgroup=(threads, 1, 1))
+    return out
+
+
+def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batch: int, m: int, n: int,
+                k: int, T: np.dtype, A: np.dtype) -> mc.Buffer:
+    """Packs A and B (matmul_cpu.py), then one work-item per block of C, each its own group."""
+    Ts, As = cache.msl_type(T), cache.msl_type(A)
+    mr, nr = matmul_cpu.tile()
+    mp, np_ = -(-m // mr), -(-n // nr)
+    pa = cache.empty(dev, batch * mp * k * mr, A)
+    pb = cache.empty(dev, batch * np_ * k * nr, A)
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k, mp * mr, batch),
+                 a, pa, m, k, mp)
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (np_ * nr, k, batch),
+                 b, pb, n, k, np_)
+    rb = matmul_cpu.row_block(k, A.itemsize, mp)
+    kern = cache.kernel(dev, matmul_cpu.kernel_source(Ts, As, T.kind == "b", mr, nr), "mm")
+    cache.launch(kern, (rb, np_, batch * -(-mp // rb)), pa, pb, out, m, n, k, mp, np_, rb, threadgroup=(1, 1, 1))
     return out
