@@ -150,9 +150,9 @@ def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batc
     mp, np_ = -(-m // mr), -(-n // nr)
     pa = cache.empty(dev, batch * mp * k * mr, A)
     pb = cache.empty(dev, batch * np_ * k * nr, A)
-    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k, mp * mr, batch),
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k * mr, mp, batch),
                  a, pa, m, k, mp)
-    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (np_ * nr, k, batch),
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (k * nr, np_, batch),
                  b, pb, n, k, np_)
     rb = matmul_cpu.row_block(k, A.itemsize, mp)
     kern = cache.kernel(dev, matmul_cpu.kernel_source(Ts, As, T.kind == "b", mr, nr), "mm")
