@@ -5,8 +5,8 @@ registers; BK-deep slices of A and B staged in two threadgroup buffers, the next
 into registers while the current one is multiplied (one barrier per slice). Each output is one
 sequential sum over k (with fused multiply-adds under fast math), as in any tiled GEMM.
 - "rows8": thread (tr, tc) owns 8 consecutive rows and columns; scalar loads. Any dtype.
-- "quad8", "quad16": float32 only. The thread's 8x8 is four 4x4 quadrants 64 rows/columns
-  apart, so the 16 threads of a half-warp read 16 consecutive float4 of a slice row (no bank
+- "quad8", "quad16" (u2, u1: the slice loop unrolled by 2 or 1, fewer registers): float32
+  only. The thread's 8x8 is four 4x4 quadrants 64 rows/columns apart, so the 16 threads of a half-warp read 16 consecutive float4 of a slice row (no bank
   conflicts); A and B come from memory as float4 and A's slice is stored transposed with 4
   floats of padding per row (conflict-free transposing stores); results leave as float4.
   BK = 8 or 16.
@@ -20,8 +20,14 @@ from . import cache
 
 BM = BN = 128
 THREADS = 256
-# name -> (BK, quadrant layout with float4 staging)
-VARIANTS: dict[str, tuple[int, bool]] = {"rows8": (8, False), "quad8": (8, True), "quad16": (16, True)}
+# name -> (BK, quadrant layout with float4 staging, unrolling of the loop over a slice: 0 = all).
+# Registers per thread, from ptxas -v for sm_90 on an equivalent CUDA C++ kernel: rows8 129,
+# quad8 129, quad8u2 122, quad8u1 108, quad16 149, quad16u2 122 (rows8u2 130, quad16u4 145:
+# left out). Without __launch_bounds__ (the CUDA
+# translation emits none) ptxas takes what it likes; over 128 only one 256-thread group fits an SM.
+VARIANTS: dict[str, tuple[int, bool, int]] = {
+    "rows8": (8, False, 0), "quad8": (8, True, 0), "quad8u2": (8, True, 2), "quad8u1": (8, True, 1),
+    "quad16": (16, True, 0), "quad16u2": (16, True, 2)}
 
 
 def checked(variant: str, m: int, n: int, k: int) -> bool:
@@ -35,12 +41,12 @@ def grid(batch: int, m: int, n: int) -> tuple[int, int, int]:
 
 
 def source(variant: str, T: str, A: str, is_bool: bool, checked: bool) -> str:
-    bk, quad = VARIANTS[variant]
+    bk, quad, unroll = VARIANTS[variant]
     if quad:
         if T != "float" or A != "float":
             raise ValueError(f"matmul variant {variant!r} is for float32 only")
-        return _quad_source(bk, checked)
-    return _rows_source(T, A, is_bool, checked, bk)
+        return _quad_source(bk, checked, unroll)
+    return _rows_source(T, A, is_bool, checked, bk, unroll)
 
 
 def _store(T: str, is_bool: bool, value: str) -> str:
@@ -48,7 +54,7 @@ def _store(T: str, is_bool: bool, value: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _rows_source(T: str, A: str, is_bool: bool, checked: bool, BK: int) -> str:
+def _rows_source(T: str, A: str, is_bool: bool, checked: bool, BK: int, unroll: int) -> str:
     TM = TN = 8
     a_per = BM * BK // THREADS  # A elements each thread moves per slice
     b_per = BK * BN // THREADS
@@ -96,7 +102,7 @@ def _rows_source(T: str, A: str, is_bool: bool, checked: bool, BK: int) -> str:
             "    if (more) {\n"
             f"{loads}"
             "    }\n"
-            "    #pragma unroll\n"
+            f"    #pragma unroll{f' {unroll}' if unroll else ''}\n"
             f"    for (uint kk = 0; kk < {BK}; ++kk) {{\n"
             f"      {A} av[{TM}], bv[{TN}];\n"
             "      #pragma unroll\n"
@@ -124,29 +130,41 @@ def _rows_source(T: str, A: str, is_bool: bool, checked: bool, BK: int) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _quad_source(BK: int, checked: bool) -> str:
+def _quad_source(BK: int, checked: bool, unroll: int) -> str:
     PAD = 4  # floats after each row of A's transposed slice: keeps float4 alignment, spreads banks
     per = BK // 8  # float4s of A and of B each thread moves per slice
     kq = BK // 4  # float4s per row of A's slice
+    def setup() -> str:
+        """Unchecked: pointers to this thread's float4s of the first slice; each slice moves
+        them by BK columns of A and BK rows of B (fewer live registers than indexing anew)."""
+        if checked:
+            return ""
+        out = [f"  const ulong bstep = ulong(n) * {BK};\n"]
+        for u in range(per):
+            out.append(f"  const device float* pa{u} = A0 + ulong(row0 + (tid + {u * THREADS}u) / {kq}) * k"
+                       f" + ((tid + {u * THREADS}u) % {kq}) * 4;\n"
+                       f"  const device float* pb{u} = B0 + ulong((tid + {u * THREADS}u) / {BN // 4}) * n + col0"
+                       f" + ((tid + {u * THREADS}u) % {BN // 4}) * 4;\n")
+        return "".join(out)
     def loads() -> str:
         out = []
         for u in range(per):
-            out.append(f"    {{ const uint e = tid + {u * THREADS}u, r = e / {kq}, gk = k0 + (e % {kq}) * 4;\n")
             if checked:
-                out.append("      const uint gr = row0 + r;\n      const device float* p = A0 + ulong(gr) * k + gk;\n"
+                out.append(f"    {{ const uint e = tid + {u * THREADS}u, r = e / {kq}, gk = k0 + (e % {kq}) * 4;\n"
+                           "      const uint gr = row0 + r;\n      const device float* p = A0 + ulong(gr) * k + gk;\n"
                            "      const bool ok = gr < m;\n"
                            f"      ra[{u}] = float4(ok && gk < k ? p[0] : 0.0f, ok && gk + 1 < k ? p[1] : 0.0f,\n"
                            "                     ok && gk + 2 < k ? p[2] : 0.0f, ok && gk + 3 < k ? p[3] : 0.0f); }\n")
             else:
-                out.append(f"      ra[{u}] = *(const device float4*)(A0 + ulong(row0 + r) * k + gk); }}\n")
+                out.append(f"    ra[{u}] = *(const device float4*)pa{u}; pa{u} += {BK};\n")
         for u in range(per):
-            out.append(f"    {{ const uint e = tid + {u * THREADS}u, gk = k0 + e / {BN // 4}, gc = col0 + (e % {BN // 4}) * 4;\n")
             if checked:
-                out.append("      const device float* p = B0 + ulong(gk) * n + gc;\n      const bool ok = gk < k;\n"
+                out.append(f"    {{ const uint e = tid + {u * THREADS}u, gk = k0 + e / {BN // 4}, gc = col0 + (e % {BN // 4}) * 4;\n"
+                           "      const device float* p = B0 + ulong(gk) * n + gc;\n      const bool ok = gk < k;\n"
                            f"      rb[{u}] = float4(ok && gc < n ? p[0] : 0.0f, ok && gc + 1 < n ? p[1] : 0.0f,\n"
                            "                     ok && gc + 2 < n ? p[2] : 0.0f, ok && gc + 3 < n ? p[3] : 0.0f); }\n")
             else:
-                out.append(f"      rb[{u}] = *(const device float4*)(B0 + ulong(gk) * n + gc); }}\n")
+                out.append(f"    rb[{u}] = *(const device float4*)pb{u}; pb{u} += bstep;\n")
         return "".join(out)
     def to_tile(buf: str) -> str:
         out = []
@@ -187,6 +205,7 @@ def _quad_source(BK: int, checked: bool) -> str:
             "    for (uint j = 0; j < 8; ++j) acc[i][j] = 0.0f;\n"
             f"  float4 ra[{per}], rb[{per}];\n"
             "  uint k0 = 0;\n"
+            f"{setup()}"
             f"{loads()}"
             f"{to_tile('0')}"
             "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
@@ -196,7 +215,7 @@ def _quad_source(BK: int, checked: bool) -> str:
             "    if (more) {\n"
             f"{loads()}"
             "    }\n"
-            "    #pragma unroll\n"
+            f"    #pragma unroll{f' {unroll}' if unroll else ''}\n"
             f"    for (uint kk = 0; kk < {BK}; ++kk) {{\n"
             "      const float4 a0 = *(const threadgroup float4*)&As[cur][kk][tr * 4];\n"
             "      const float4 a1 = *(const threadgroup float4*)&As[cur][kk][64 + tr * 4];\n"
