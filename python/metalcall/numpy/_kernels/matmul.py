@@ -48,7 +48,9 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
            dtype: Any, *, variant: str | None = None) -> mc.Buffer:
     """(batch, m, k) @ (batch, k, n) of C-contiguous Buffers of `dtype`; a flat Buffer of
     batch * m * n elements of `dtype` (integers wrap; bool is logical or-of-ands). `variant`
-    names the GPU kernel (matmul_gpu.VARIANTS) for float32; the CPU backend ignores it."""
+    names the GPU kernel (matmul_gpu.VARIANTS) for float32; the CPU backend ignores it. The
+    "quad" variants read and write float4s: the Buffers must start on 16 bytes, as every Buffer
+    metalcall allocates does (a CUDA buffer imported from a slice through DLPack may not)."""
     T = np.dtype(dtype)
     A = _acc(T)
     Ts, As = cache.msl_type(T), cache.msl_type(A)
