@@ -82,7 +82,10 @@ def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batc
                  a, pa, m, k, mp)
     cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (k * nr, np_, batch),
                  b, pb, n, k, np_)
-    rb = matmul_cpu.row_block(k, A.itemsize, mp)
+    kc = matmul_cpu.depth(k, T == A)
+    rb = matmul_cpu.row_block(kc, A.itemsize, mp)
     kern = cache.kernel(dev, matmul_cpu.kernel_source(Ts, As, T.kind == "b", mr, nr), "mm")
-    cache.launch(kern, (rb, np_, batch * -(-mp // rb)), pa, pb, out, m, n, k, mp, np_, rb, threadgroup=(1, 1, 1))
+    for k0 in range(0, k, kc):  # in order: each call adds to the sums of the one before
+        cache.launch(kern, (rb, np_, batch * -(-mp // rb)), pa, pb, out, m, n, k, mp, np_, rb, k0, min(kc, k - k0),
+                     threadgroup=(1, 1, 1))
     return out

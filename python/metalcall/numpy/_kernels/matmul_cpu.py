@@ -7,7 +7,10 @@ panel (one cache line each) and does MR x NR multiply-adds: the compiler turns e
 one or two vector registers. No barriers: the CPU backend runs these as plain loops, not fibers.
 Work-items come row panel first (a block of `rb` row panels sized to stay in L2), then column
 panel, so a worker's consecutive items share one B panel and sweep one cached block of A.
-Each element is one sequential sum over k, as in the GPU tile.
+A deep k (over _MAX_DEPTH) is split into calls that each add their part to the output (float32
+and other types that accumulate in themselves): the blocks of A stay tall, so B is streamed
+fewer times. Each element is one sequential sum over k either way (bitwise the same result),
+as in the GPU tile.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from . import cache
 
 # Bytes of packed A a block of row panels should take: small enough for L2 next to one B panel.
 _BLOCK_BYTES = 256 * 1024
+# k up to _MAX_DEPTH in one call; deeper products in calls of at most _PART_DEPTH steps. On the
+# 2-core development VM parts of 512 were slower at 2048 (its L3 holds B) and faster at 4096.
+_MAX_DEPTH = 2048
+_PART_DEPTH = 1024
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,10 +48,22 @@ def tile() -> tuple[int, int]:
     return 8, 8
 
 
-def row_block(k: int, acc_size: int, mp: int) -> int:
-    """How many row panels a block holds (see _BLOCK_BYTES)."""
+def depth(k: int, same_type: bool) -> int:
+    """How many steps of k one call takes: all of them up to _MAX_DEPTH (one call), else equal
+    parts of at most _PART_DEPTH, each call adding to the sums in the output. Deep parts would
+    make the cached block of A a few rows high, and B would be streamed again for each. Only
+    where the output type is the accumulator's (a float16 or int8 partial sum would be rounded
+    or wrapped)."""
+    if k <= _MAX_DEPTH or not same_type:
+        return k
+    parts = -(-k // _PART_DEPTH)
+    return -(-k // parts)
+
+
+def row_block(kc: int, acc_size: int, mp: int) -> int:
+    """How many row panels a block holds (see _BLOCK_BYTES) for calls of kc steps."""
     mr, _ = tile()
-    return max(1, min(mp, _BLOCK_BYTES // max(1, mr * k * acc_size)))
+    return max(1, min(mp, _BLOCK_BYTES // max(1, mr * kc * acc_size)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,9 +94,11 @@ def pack_b_source(T: str, A: str, nr: int) -> str:
 
 @functools.lru_cache(maxsize=None)
 def kernel_source(T: str, A: str, is_bool: bool, mr: int, nr: int) -> str:
-    """Work-item (x, y, z): row panel (z % nrb) * rb + x, column panel y, matrix z / nrb.
-    The MR rows are written out as separate arrays and every loop over NR holds all of them:
-    g++ and clang then keep each row in registers (a loop per row made g++ spill one)."""
+    """Work-item (x, y, z): row panel (z % nrb) * rb + x, column panel y, matrix z / nrb; steps
+    k0 .. k0 + kc - 1 of k, added to what `out` holds when k0 > 0 (only where T is A: a partial
+    sum then stays exact). The MR rows are written out as separate arrays and every loop over NR
+    holds all of them: g++ and clang then keep each row in registers (a loop per row made g++
+    spill one)."""
     rows = range(mr)
     def store(v: str) -> str:
         return f"({v}) != 0" if is_bool else f"{T}({v})"
@@ -86,22 +107,30 @@ def kernel_source(T: str, A: str, is_bool: bool, mr: int, nr: int) -> str:
             f"kernel void mm(const device {A}* pa [[buffer(0)]], const device {A}* pb [[buffer(1)]],\n"
             f"    device {T}* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
             "    constant uint& k [[buffer(5)]], constant uint& mp [[buffer(6)]], constant uint& np [[buffer(7)]],\n"
-            "    constant uint& rb [[buffer(8)]], uint3 g [[thread_position_in_grid]]) {\n"
+            "    constant uint& rb [[buffer(8)]], constant uint& k0 [[buffer(9)]], constant uint& kc [[buffer(10)]],\n"
+            "    uint3 g [[thread_position_in_grid]]) {\n"
             "  const uint nrb = (mp + rb - 1) / rb, z = g.z / nrb, rp = (g.z % nrb) * rb + g.x;\n"
             "  if (rp >= mp) return;\n"
-            f"  const device {A}* q = pa + (ulong(z) * mp + rp) * k * {mr};\n"
-            f"  const device {A}* p = pb + (ulong(z) * np + g.y) * k * {nr};\n"
+            f"  const device {A}* q = pa + ((ulong(z) * mp + rp) * k + k0) * {mr};\n"
+            f"  const device {A}* p = pb + ((ulong(z) * np + g.y) * k + k0) * {nr};\n"
+            f"  const uint r0 = rp * {mr}, col0 = g.y * {nr};\n"
+            f"  device {T}* o = out + (ulong(z) * m + r0) * n + col0;\n"
+            f"  const bool full = r0 + {mr} <= m && col0 + {nr} <= n;\n"
             + "".join(f"  {A} c{i}[{nr}];\n" for i in rows) +
             "  " + all_rows(lambda i: f"c{i}[j] = {A}(0);") + "\n"
-            "  for (uint kk = 0; kk < k; ++kk) {\n"
+            "  if (k0 > 0) {  // the sum of the steps before, which this call continues\n"
+            "    if (full) " + all_rows(lambda i: f"c{i}[j] = {A}(o[{i} * ulong(n) + j]);") + "\n"
+            f"    else {{\n      const uint nc = min(n - col0, uint({nr}));\n"
+            + "".join(f"      if (r0 + {i} < m) for (uint j = 0; j < nc; ++j) c{i}[j] = {A}(o[{i} * ulong(n) + j]);\n"
+                      for i in rows) +
+            "    }\n  }\n"
+            "  for (uint kk = 0; kk < kc; ++kk) {\n"
             + "".join(f"    const {A} a{i} = q[ulong(kk) * {mr} + {i}];\n" for i in rows) +
             f"    const device {A}* b = p + ulong(kk) * {nr};\n"
             f"    for (uint j = 0; j < {nr}; ++j) {{ const {A} bj = b[j]; "
             + " ".join(f"c{i}[j] += a{i} * bj;" for i in rows) + " }\n"
             "  }\n"
-            f"  const uint r0 = rp * {mr}, col0 = g.y * {nr};\n"
-            f"  device {T}* o = out + (ulong(z) * m + r0) * n + col0;\n"
-            f"  if (r0 + {mr} <= m && col0 + {nr} <= n) {{\n"
+            "  if (full) {\n"
             "    " + all_rows(lambda i: f"o[{i} * ulong(n) + j] = {store(f'c{i}[j]')};") + "\n"
             "    return;\n  }\n"
             f"  const uint nc = min(n - col0, uint({nr}));\n"
