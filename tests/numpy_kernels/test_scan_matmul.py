@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from nkhelp import fetch, fibers, sample, upload
 
-from metalcall.numpy._kernels import matmul, matmul_gpu, scan
+from metalcall.numpy._kernels import matmul, matmul_cpu, matmul_gpu, scan
 
 SCAN_SHAPES = [(1, 0, 1), (1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (500, 2, 1),
                (1, 70000, 1)]
@@ -88,3 +88,23 @@ def test_matmul_gpu_variants(kdev, rng, variant, shape):
     got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32, variant=variant),
                 (bt, m, n))
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_matmul_cpu_deep_k(pdev, rng, monkeypatch, dtype):
+    """The CPU kernel's split of a deep k into calls that add to the output (made shallow here):
+    the same sums as one call, bitwise; float16 (no exact partial sums) stays one call."""
+    if pdev.backend != "cpu":
+        pytest.skip("the CPU backend's kernel")
+    bt, m, n, k = 2, 19, 37, 50
+    a, b = sample(rng, (bt, m, k), dtype), sample(rng, (bt, k, n), dtype)
+    if dtype == np.float16:
+        a, b = (a / 8).astype(dtype), (b / 8).astype(dtype)
+    one = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+    monkeypatch.setattr(matmul_cpu, "_MAX_DEPTH", 8)
+    monkeypatch.setattr(matmul_cpu, "_PART_DEPTH", 7)
+    parts = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+    np.testing.assert_array_equal(parts, one)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(parts.astype(np.float64), want, rtol=1e-2 if dtype == np.float16 else 1e-5,
+                               atol=0.1 if dtype == np.float16 else 1e-4)
