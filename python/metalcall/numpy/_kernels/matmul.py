@@ -78,9 +78,9 @@ def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batc
     mp, np_ = -(-m // mr), -(-n // nr)
     pa = cache.empty(dev, batch * mp * k * mr, A)
     pb = cache.empty(dev, batch * np_ * k * nr, A)
-    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k * mr, mp, batch),
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k, mp, batch),
                  a, pa, m, k, mp)
-    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (k * nr, np_, batch),
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (np_ * nr, k, batch),
                  b, pb, n, k, np_)
     kc = matmul_cpu.depth(k, T == A)
     rb = matmul_cpu.row_block(kc, A.itemsize, mp)

@@ -68,28 +68,36 @@ def row_block(kc: int, acc_size: int, mp: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def pack_a_source(T: str, A: str, mr: int) -> str:
-    """A (batch, m, k) -> (batch, mp, k, MR) in type A, rows past m zero; grid (k * MR, mp,
-    batch): x runs along the packed panel, so the writes are contiguous."""
+    """A (batch, m, k) -> (batch, mp, k, MR) in type A, rows past m zero; grid (k, mp, batch):
+    work-item (kk, rp) writes the MR elements of column kk of row panel rp. Consecutive
+    work-items read consecutive elements of each row. (Of the layouts tried, the fastest with
+    both g++ and clang: 0.3 and 0.14 ms at 1024^2 on one core here, against 0.5-1.5 ms.)"""
     return (cache.header() +
             f"kernel void pack_a(const device {T}* a [[buffer(0)]], device {A}* p [[buffer(1)]],\n"
             "    constant uint& m [[buffer(2)]], constant uint& k [[buffer(3)]], constant uint& mp [[buffer(4)]],\n"
             "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint kk = g.x / {mr}, r = g.y * {mr} + g.x % {mr}, z = g.z;\n"
-            f"  p[(ulong(z) * mp + g.y) * k * {mr} + g.x] = r < m ? {A}(a[(ulong(z) * m + r) * k + kk]) : {A}(0);\n}}\n")
+            f"  const uint kk = g.x, rp = g.y, z = g.z, r0 = rp * {mr};\n"
+            f"  device {A}* d = p + ((ulong(z) * mp + rp) * k + kk) * {mr};\n"
+            f"  const device {T}* s = a + (ulong(z) * m + r0) * k + kk;\n"
+            f"  if (r0 + {mr} <= m) {{\n"
+            f"    for (uint i = 0; i < {mr}; ++i) d[i] = {A}(s[ulong(i) * k]);\n"
+            "    return;\n  }\n"
+            f"  for (uint i = 0; i < {mr}; ++i) d[i] = r0 + i < m ? {A}(s[ulong(i) * k]) : {A}(0);\n}}\n")
 
 
 @functools.lru_cache(maxsize=None)
 def pack_b_source(T: str, A: str, nr: int) -> str:
-    """B (batch, k, n) -> (batch, np, k, NR) in type A, columns past n zero; grid (k * NR, np,
-    batch): x runs along the packed panel. A work-item of the product then streams one
-    contiguous panel instead of NR columns at a stride of n (a power-of-two n thrashes cache
-    sets)."""
+    """B (batch, k, n) -> (batch, np, k, NR) in type A, columns past n zero; grid (np * NR, k,
+    batch): consecutive work-items read consecutive elements of a row of B. A work-item of the
+    product then streams one contiguous panel instead of NR columns at a stride of n (a
+    power-of-two n thrashes cache sets). (The fastest layout tried with both g++ and clang.)"""
     return (cache.header() +
             f"kernel void pack_b(const device {T}* b [[buffer(0)]], device {A}* p [[buffer(1)]],\n"
             "    constant uint& n [[buffer(2)]], constant uint& k [[buffer(3)]], constant uint& np [[buffer(4)]],\n"
             "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint kk = g.x / {nr}, c = g.y * {nr} + g.x % {nr}, z = g.z;\n"
-            f"  p[(ulong(z) * np + g.y) * k * {nr} + g.x] = c < n ? {A}(b[(ulong(z) * k + kk) * n + c]) : {A}(0);\n}}\n")
+            "  const uint c = g.x, kk = g.y, z = g.z;\n"
+            f"  p[((ulong(z) * np + c / {nr}) * k + kk) * {nr} + c % {nr}] =\n"
+            f"      c < n ? {A}(b[(ulong(z) * k + kk) * n + c]) : {A}(0);\n}}\n")
 
 
 @functools.lru_cache(maxsize=None)
