@@ -9,7 +9,7 @@ sequential sum over k (with fused multiply-adds under fast math), as in any tile
   only. The thread's 8x8 is four 4x4 quadrants 64 rows/columns apart, so the 16 threads of a half-warp read 16 consecutive float4 of a slice row (no bank
   conflicts); A and B come from memory as float4 and A's slice is stored transposed with 4
   floats of padding per row (conflict-free transposing stores); results leave as float4.
-  BK = 8 or 16.
+  BK = 8 or 16. The slices are float4 arrays, so their float4 reads are aligned everywhere.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from . import cache
 BM = BN = 128
 THREADS = 256
 # name -> (BK, quadrant layout with float4 staging, unrolling of the loop over a slice: 0 = all).
-# Registers per thread, from ptxas -v for sm_90 on an equivalent CUDA C++ kernel: rows8 129,
-# quad8 129, quad8u2 122, quad8u1 108, quad16 149, quad16u2 122 (rows8u2 130, quad16u4 145:
-# left out). Without __launch_bounds__ (the CUDA
-# translation emits none) ptxas takes what it likes; over 128 only one 256-thread group fits an SM.
+# Registers per thread, from ptxas -v for sm_90 on an equivalent CUDA C++ kernel (nvcc 13.0):
+# rows8 129, quad8 128, quad8u2 122, quad8u1 108, quad16 153, quad16u2 122 (rows8 unrolled by
+# 2: 130, quad16 by 4: 145, left out). The CUDA translation emits no __launch_bounds__, so
+# ptxas spends registers freely; over 128 only one 256-thread group fits an SM.
 VARIANTS: dict[str, tuple[int, bool, int]] = {
     "rows8": (8, False, 0), "quad8": (8, True, 0), "quad8u2": (8, True, 2), "quad8u1": (8, True, 1),
     "quad16": (16, True, 0), "quad16u2": (16, True, 2)}
@@ -131,7 +131,9 @@ def _rows_source(T: str, A: str, is_bool: bool, checked: bool, BK: int, unroll: 
 
 @functools.lru_cache(maxsize=None)
 def _quad_source(BK: int, checked: bool, unroll: int) -> str:
-    PAD = 4  # floats after each row of A's transposed slice: keeps float4 alignment, spreads banks
+    RA = BM + 4  # floats per row of A's transposed slice: 4 of padding spread the banks
+    # The slices are float4 arrays: a float array's threadgroup memory need not start on 16
+    # bytes (CUDA aligns __shared__ arrays to their element type), and float4 reads need it.
     per = BK // 8  # float4s of A and of B each thread moves per slice
     kq = BK // 4  # float4s per row of A's slice
     def setup() -> str:
@@ -170,11 +172,12 @@ def _quad_source(BK: int, checked: bool, unroll: int) -> str:
         out = []
         for u in range(per):
             out.append(f"    {{ const uint e = tid + {u * THREADS}u, r = e / {kq}, kk = (e % {kq}) * 4;\n"
-                       f"      As[{buf}][kk][r] = ra[{u}].x; As[{buf}][kk + 1][r] = ra[{u}].y;\n"
-                       f"      As[{buf}][kk + 2][r] = ra[{u}].z; As[{buf}][kk + 3][r] = ra[{u}].w; }}\n")
+                       f"      threadgroup float* as = (threadgroup float*)&As[{buf}][kk][0];\n"
+                       f"      as[r] = ra[{u}].x; as[{RA} + r] = ra[{u}].y; as[{2 * RA} + r] = ra[{u}].z;"
+                       f" as[{3 * RA} + r] = ra[{u}].w; }}\n")
         for u in range(per):
             out.append(f"    {{ const uint e = tid + {u * THREADS}u;\n"
-                       f"      *(threadgroup float4*)&Bs[{buf}][e / {BN // 4}][(e % {BN // 4}) * 4] = rb[{u}]; }}\n")
+                       f"      Bs[{buf}][e / {BN // 4}][e % {BN // 4}] = rb[{u}]; }}\n")
         return "".join(out)
     def store_row(i: int) -> str:
         r = f"row0 + tr * 4 + {i}" if i < 4 else f"row0 + 64 + tr * 4 + {i - 4}"
@@ -192,7 +195,7 @@ def _quad_source(BK: int, checked: bool, unroll: int) -> str:
             "    device float* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
             "    constant uint& k [[buffer(5)]],\n"
             "    uint3 gp [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {\n"
-            f"  threadgroup float As[2][{BK}][{BM + PAD}];\n  threadgroup float Bs[2][{BK}][{BN}];\n"
+            f"  threadgroup float4 As[2][{BK}][{RA // 4}];\n  threadgroup float4 Bs[2][{BK}][{BN // 4}];\n"
             f"  const uint row0 = gp.y * {BM}, col0 = gp.x * {BN};\n"
             "  const device float* A0 = a + ulong(gp.z) * m * k;\n"
             "  const device float* B0 = b + ulong(gp.z) * k * n;\n"
@@ -217,10 +220,8 @@ def _quad_source(BK: int, checked: bool, unroll: int) -> str:
             "    }\n"
             f"    #pragma unroll{f' {unroll}' if unroll else ''}\n"
             f"    for (uint kk = 0; kk < {BK}; ++kk) {{\n"
-            "      const float4 a0 = *(const threadgroup float4*)&As[cur][kk][tr * 4];\n"
-            "      const float4 a1 = *(const threadgroup float4*)&As[cur][kk][64 + tr * 4];\n"
-            "      const float4 b0 = *(const threadgroup float4*)&Bs[cur][kk][tc * 4];\n"
-            "      const float4 b1 = *(const threadgroup float4*)&Bs[cur][kk][64 + tc * 4];\n"
+            "      const float4 a0 = As[cur][kk][tr], a1 = As[cur][kk][16 + tr];\n"
+            "      const float4 b0 = Bs[cur][kk][tc], b1 = Bs[cur][kk][16 + tc];\n"
             "      const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};\n"
             "      const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};\n"
             "      #pragma unroll\n"
