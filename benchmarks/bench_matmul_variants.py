@@ -52,7 +52,8 @@ def main() -> None:
         cache.force_gpu_variants = True  # the GPU kernels, run as CPU fibers
     peer = "cupy" if xp is not None else "numpy"
     print(f"device: {dev.name}; peer: {peer}; CUPY_TF32={os.environ.get('CUPY_TF32', 'unset')}")
-    print(f"{'variant':8s} {'size':>6s} {'ours ms':>9s} {'TFLOP/s':>8s} {peer + ' ms':>9s} {'TFLOP/s':>8s} {'ratio':>6s}")
+    print(f"{'variant':8s} {'size':>6s} {'ours ms':>9s} {'TFLOP/s':>8s} {peer + ' ms':>9s} {'TFLOP/s':>8s} "
+          f"{'ratio':>6s}")
     rng = np.random.default_rng(0)
     for s in a.sizes:
         ha = rng.standard_normal((s, s)).astype(np.float32)

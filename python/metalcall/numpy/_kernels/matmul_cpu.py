@@ -142,6 +142,6 @@ def kernel_source(T: str, A: str, is_bool: bool, mr: int, nr: int) -> str:
             "    " + all_rows(lambda i: f"o[{i} * ulong(n) + j] = {store(f'c{i}[j]')};") + "\n"
             "    return;\n  }\n"
             f"  const uint nc = min(n - col0, uint({nr}));\n"
-            + "".join(f"  if (r0 + {i} < m) for (uint j = 0; j < nc; ++j) o[{i} * ulong(n) + j] = {store(f'c{i}[j]')};\n"
-                      for i in rows) +
+            + "".join(f"  if (r0 + {i} < m)\n    for (uint j = 0; j < nc; ++j) o[{i} * ulong(n) + j] = "
+                      f"{store(f'c{i}[j]')};\n" for i in rows) +
             "}\n")

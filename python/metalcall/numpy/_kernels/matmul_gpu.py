@@ -6,10 +6,11 @@ into registers while the current one is multiplied (one barrier per slice). Each
 sequential sum over k (with fused multiply-adds under fast math), as in any tiled GEMM.
 - "rows8": thread (tr, tc) owns 8 consecutive rows and columns; scalar loads. Any dtype.
 - "quad8", "quad16" (u2, u1: the slice loop unrolled by 2 or 1, fewer registers): float32
-  only. The thread's 8x8 is four 4x4 quadrants 64 rows/columns apart, so the 16 threads of a half-warp read 16 consecutive float4 of a slice row (no bank
-  conflicts); A and B come from memory as float4 and A's slice is stored transposed with 4
-  floats of padding per row (conflict-free transposing stores); results leave as float4.
-  BK = 8 or 16. The slices are float4 arrays, so their float4 reads are aligned everywhere.
+  only. The thread's 8x8 is four 4x4 quadrants 64 rows/columns apart, so the 16 threads of a
+  half-warp read 16 consecutive float4 of a slice row (no bank conflicts); A and B come from
+  memory as float4 and A's slice is stored transposed with 4 floats of padding per row
+  (conflict-free transposing stores); results leave as float4. BK = 8 or 16. The slices are
+  float4 arrays, so their float4 reads are aligned everywhere.
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def _quad_source(BK: int, checked: bool, unroll: int) -> str:
                 out.append(f"    ra[{u}] = *(const device float4*)pa{u}; pa{u} += {BK};\n")
         for u in range(per):
             if checked:
-                out.append(f"    {{ const uint e = tid + {u * THREADS}u, gk = k0 + e / {BN // 4}, gc = col0 + (e % {BN // 4}) * 4;\n"
+                out.append(f"    {{ const uint e = tid + {u * THREADS}u, gk = k0 + e / {BN // 4},"
+                           f" gc = col0 + (e % {BN // 4}) * 4;\n"
                            "      const device float* p = B0 + ulong(gk) * n + gc;\n      const bool ok = gk < k;\n"
                            f"      rb[{u}] = float4(ok && gc < n ? p[0] : 0.0f, ok && gc + 1 < n ? p[1] : 0.0f,\n"
                            "                     ok && gc + 2 < n ? p[2] : 0.0f, ok && gc + 3 < n ? p[3] : 0.0f); }\n")
