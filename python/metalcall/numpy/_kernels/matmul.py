@@ -20,7 +20,8 @@ from . import cache, matmul_cpu, matmul_gpu
 
 # The float32 GPU variant (matmul_gpu.VARIANTS). "rows8" is the tile measured on an H100
 # (benchmarks/RESULTS.md, P1.4: 0.55x cuBLAS at 4096^2; 128x128x16, 128x64x8, 64x64x8 and
-# 64x64x16 tiles of it were slower); "quad8"/"quad16" await their measurement.
+# 64x64x16 tiles of it were slower); the "quad" variants await their measurement
+# (benchmarks/bench_matmul_variants.py): set the fastest here.
 GPU_VARIANT = "rows8"
 
 
