@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from nkhelp import fetch, fibers, sample, upload
 
-from metalcall.numpy._kernels import matmul, scan
+from metalcall.numpy._kernels import matmul, matmul_cpu, matmul_gpu, scan
 
 SCAN_SHAPES = [(1, 0, 1), (1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (500, 2, 1),
                (1, 70000, 1)]
@@ -73,3 +73,38 @@ def test_matmul_large(kdev, rng):
     a, b = sample(rng, (1, s, s + 3), np.float32), sample(rng, (1, s + 3, s - 1), np.float32)
     got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), 1, s, s - 1, s + 3, np.float32), (1, s, s - 1))
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("variant", list(matmul_gpu.VARIANTS))
+@pytest.mark.parametrize("shape", [(1, 128, 128, 16), (1, 256, 128, 32), (2, 130, 129, 17), (1, 5, 7, 3)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_matmul_gpu_variants(kdev, rng, variant, shape):
+    """Every GPU variant (benchmarks/bench_matmul_variants.py picks among them), unchecked
+    shapes (multiples of the tile) and checked ones; the CPU backend runs them as fibers."""
+    if kdev.backend == "cpu" and not fibers(kdev):
+        pytest.skip("the CPU backend's own kernel takes no variant")
+    bt, m, n, k = shape
+    a, b = sample(rng, (bt, m, k), np.float32), sample(rng, (bt, k, n), np.float32)
+    got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32, variant=variant),
+                (bt, m, n))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_matmul_cpu_deep_k(pdev, rng, monkeypatch, dtype):
+    """The CPU kernel's split of a deep k into calls that add to the output (made shallow here):
+    the same sums as one call, bitwise; float16 (no exact partial sums) stays one call."""
+    if pdev.backend != "cpu":
+        pytest.skip("the CPU backend's kernel")
+    bt, m, n, k = 2, 19, 37, 50
+    a, b = sample(rng, (bt, m, k), dtype), sample(rng, (bt, k, n), dtype)
+    if dtype == np.float16:
+        a, b = (a / 8).astype(dtype), (b / 8).astype(dtype)
+    one = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+    monkeypatch.setattr(matmul_cpu, "_MAX_DEPTH", 8)
+    monkeypatch.setattr(matmul_cpu, "_PART_DEPTH", 7)
+    parts = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+    np.testing.assert_array_equal(parts, one)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(parts.astype(np.float64), want, rtol=1e-2 if dtype == np.float16 else 1e-5,
+                               atol=0.1 if dtype == np.float16 else 1e-4)

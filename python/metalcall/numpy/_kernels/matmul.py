@@ -1,30 +1,38 @@
 """Batched matrix product (batch, m, k) @ (batch, k, n) -> (batch, m, n) as generated MSL.
 
-GPUs: 128x128 output tiles per threadgroup of 256 threads, 8-deep slices of A and B staged in
-threadgroup memory, each thread accumulating an 8x8 register tile; the next slice is loaded
-into registers while the current one is multiplied. Shapes that are multiples of the tile skip
-the bounds checks. (On Metal devices with simdgroup_matrix, an 8x8 simdgroup_float8x8 variant
-would go here; the CPU and CUDA translators do not support SIMD-group matrices yet.)
-CPU backend: no barriers; each thread computes 8 rows of one column, and the backend vectorises
-across the threads of a group (consecutive columns), so B is read in contiguous vectors.
+GPUs: tiled kernels with threadgroup staging (matmul_gpu.py), one of several named variants:
+`gpu_variant` picks the one float32 uses (METALCALL_MATMUL_VARIANT overrides it, for
+benchmarks/bench_matmul_variants.py); other dtypes use "rows8". (On Metal devices with
+simdgroup_matrix, a simdgroup_float8x8 variant would go here.)
+CPU backend: packed operands and a register block per work-item, no barriers (matmul_cpu.py).
 """
 
 from __future__ import annotations
 
-import functools
+import os
 from typing import Any
 
 import numpy as np
 
 import metalcall as mc
 
-from . import cache
+from . import cache, matmul_cpu, matmul_gpu
 
-# The GPU tile: BM x BN outputs per threadgroup, BK-deep slices, TM x TN per thread.
-# The best of a sweep on an H100 (benchmarks/RESULTS.md): 128x128x16, 128x64x8, 64x64x8 and
-# 64x64x16 were slower, and so was this tile staged as float4 vectors in threadgroup memory.
-TILE = (128, 128, 8, 8, 8)
-_ROWS, _COLS = 8, 16  # the block of C each thread computes on the CPU
+# The float32 GPU variant (matmul_gpu.VARIANTS). "rows8" is the tile measured on an H100
+# (benchmarks/RESULTS.md, P1.4: 0.55x cuBLAS at 4096^2; 128x128x16, 128x64x8, 64x64x8 and
+# 64x64x16 tiles of it were slower); the "quad" variants await their measurement
+# (benchmarks/bench_matmul_variants.py): set the fastest here.
+GPU_VARIANT = "rows8"
+
+
+def gpu_variant(T: np.dtype, variant: str | None = None) -> str:
+    """The GPU variant for dtype T: `variant` if given, else the environment's or GPU_VARIANT."""
+    if T != np.float32:
+        return "rows8"
+    name = variant or os.environ.get("METALCALL_MATMUL_VARIANT") or GPU_VARIANT
+    if name not in matmul_gpu.VARIANTS:
+        raise ValueError(f"unknown matmul variant {name!r}; known: {', '.join(matmul_gpu.VARIANTS)}")
+    return name
 
 
 def _acc(dtype: np.dtype) -> np.dtype:
@@ -37,141 +45,13 @@ def _acc(dtype: np.dtype) -> np.dtype:
     return cache.accumulator(dtype)
 
 
-def _store(T: str, is_bool: bool, value: str) -> str:
-    return f"({value}) != 0" if is_bool else f"{T}({value})"
-
-
-@functools.lru_cache(maxsize=None)
-def _tiled_source(T: str, A: str, is_bool: bool, checked: bool, tile: tuple[int, ...] = TILE) -> str:
-    BM, BN, BK, TM, TN = tile
-    threads = (BM // TM) * (BN // TN)
-    a_per = BM * BK // threads  # A elements each thread moves per slice
-    b_per = BK * BN // threads
-    def a_load(u: str) -> str:
-        cond = "(gr < m && gk < k)" if checked else "true"
-        return (f"    {{ const uint e = tid * {a_per} + {u}; const uint r = e / {BK}, kk = e % {BK};\n"
-                f"      const uint gr = row0 + r, gk = k0 + kk;\n"
-                f"      ra[{u}] = {cond} ? {A}(a[abase + ulong(gr) * k + gk]) : {A}(0); }}\n")
-    def b_load(u: str) -> str:
-        cond = "(gk < k && gc < n)" if checked else "true"
-        return (f"    {{ const uint e = tid * {b_per} + {u}; const uint kk = e / {BN}, c = e % {BN};\n"
-                f"      const uint gk = k0 + kk, gc = col0 + c;\n"
-                f"      rb[{u}] = {cond} ? {A}(b[bbase + ulong(gk) * n + gc]) : {A}(0); }}\n")
-    def to_tile(buf: str) -> str:
-        return ("    #pragma unroll\n"
-                f"    for (uint u = 0; u < {a_per}; ++u) {{ const uint e = tid * {a_per} + u;\n"
-                f"      As[{buf}][e % {BK}][e / {BK}] = ra[u]; }}\n"
-                "    #pragma unroll\n"
-                f"    for (uint u = 0; u < {b_per}; ++u) {{ const uint e = tid * {b_per} + u;\n"
-                f"      Bs[{buf}][e / {BN}][e % {BN}] = rb[u]; }}\n")
-    loads = "".join(a_load(str(u)) for u in range(a_per)) + "".join(b_load(str(u)) for u in range(b_per))
-    store_cond = "if (r < m && c < n) " if checked else ""
-    return (cache.header() +
-            f"kernel void mm(const device {T}* a [[buffer(0)]], const device {T}* b [[buffer(1)]],\n"
-            f"    device {T}* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
-            "    constant uint& k [[buffer(5)]],\n"
-            "    uint3 gp [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {\n"
-            f"  threadgroup {A} As[2][{BK}][{BM}];\n  threadgroup {A} Bs[2][{BK}][{BN}];\n"
-            f"  const uint row0 = gp.y * {BM}, col0 = gp.x * {BN};\n"
-            "  const ulong abase = ulong(gp.z) * m * k, bbase = ulong(gp.z) * k * n;\n"
-            f"  const uint tr = tid / {BN // TN}, tc = tid % {BN // TN};\n"
-            f"  {A} acc[{TM}][{TN}];\n"
-            "  #pragma unroll\n"
-            f"  for (uint i = 0; i < {TM}; ++i)\n"
-            "    #pragma unroll\n"
-            f"    for (uint j = 0; j < {TN}; ++j) acc[i][j] = {A}(0);\n"
-            f"  {A} ra[{a_per}], rb[{b_per}];\n"
-            "  uint k0 = 0;\n"
-            f"{loads}"
-            f"{to_tile('0')}"
-            "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "  uint cur = 0;\n"
-            f"  for (k0 = {BK}; k0 < k + {BK}; k0 += {BK}) {{\n"
-            "    const bool more = k0 < k;\n"
-            "    if (more) {\n"
-            f"{loads}"
-            "    }\n"
-            "    #pragma unroll\n"
-            f"    for (uint kk = 0; kk < {BK}; ++kk) {{\n"
-            f"      {A} av[{TM}], bv[{TN}];\n"
-            "      #pragma unroll\n"
-            f"      for (uint i = 0; i < {TM}; ++i) av[i] = As[cur][kk][tr * {TM} + i];\n"
-            "      #pragma unroll\n"
-            f"      for (uint j = 0; j < {TN}; ++j) bv[j] = Bs[cur][kk][tc * {TN} + j];\n"
-            "      #pragma unroll\n"
-            f"      for (uint i = 0; i < {TM}; ++i)\n"
-            "        #pragma unroll\n"
-            f"        for (uint j = 0; j < {TN}; ++j) acc[i][j] += av[i] * bv[j];\n"
-            "    }\n"
-            "    if (more) {\n"
-            f"{to_tile('cur ^ 1')}"
-            "    }\n"
-            "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "    cur ^= 1;\n"
-            "  }\n"
-            "  #pragma unroll\n"
-            f"  for (uint i = 0; i < {TM}; ++i)\n"
-            "    #pragma unroll\n"
-            f"    for (uint j = 0; j < {TN}; ++j) {{\n"
-            f"    const uint r = row0 + tr * {TM} + i, c = col0 + tc * {TN} + j;\n"
-            f"    {store_cond}out[ulong(gp.z) * m * n + ulong(r) * n + c] = {_store(T, is_bool, 'acc[i][j]')};\n"
-            "  }\n}\n")
-
-
-@functools.lru_cache(maxsize=None)
-def _pack_source(T: str) -> str:
-    """B (k, n) -> panels (n/16, k, 16), zero-padded: each CPU thread then streams one contiguous
-    panel instead of 16 columns at a stride of n (a power-of-two n thrashes cache sets)."""
-    V = _COLS
-    return (cache.header() +
-            f"kernel void pack(const device {T}* b [[buffer(0)]], device {T}* p [[buffer(1)]],\n"
-            "    constant uint& n [[buffer(2)]], constant uint& k [[buffer(3)]], constant uint& panels [[buffer(4)]],\n"
-            "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint c = g.x, kk = g.y, z = g.z, pn = c / {V}, j = c % {V};\n"
-            f"  p[((ulong(z) * panels + pn) * k + kk) * {V} + j] = c < n ? b[(ulong(z) * k + kk) * n + c] : {T}(0);\n}}\n")
-
-
-@functools.lru_cache(maxsize=None)
-def _loop_source(T: str, A: str, is_bool: bool) -> str:
-    """Thread (x, y, z) computes rows 8y..8y+7 x columns 16x..16x+15 of matrix z from packed B:
-    per step of k, 16 contiguous B elements times 8 broadcast A elements (the compiler vectorises
-    the column loop); the last rows, when m is no multiple of 8, take a scalar loop."""
-    R, V = _ROWS, _COLS
-    return (cache.header() +
-            f"kernel void mm(const device {T}* a [[buffer(0)]], const device {T}* bp [[buffer(1)]],\n"
-            f"    device {T}* out [[buffer(2)]], constant uint& m [[buffer(3)]], constant uint& n [[buffer(4)]],\n"
-            "    constant uint& k [[buffer(5)]], constant uint& panels [[buffer(6)]],\n"
-            "    uint3 g [[thread_position_in_grid]]) {\n"
-            f"  const uint c0 = g.x * {V}, r0 = g.y * {R};\n"
-            "  const ulong abase = ulong(g.z) * m * k, obase = ulong(g.z) * m * n;\n"
-            f"  const device {T}* p = bp + (ulong(g.z) * panels + g.x) * k * {V};\n"
-            f"  const uint nv = min(n - c0, uint({V}));\n"
-            f"  if (r0 + {R} <= m) {{\n"
-            f"    {A} acc[{R}][{V}];\n"
-            f"    for (uint i = 0; i < {R}; ++i) for (uint j = 0; j < {V}; ++j) acc[i][j] = {A}(0);\n"
-            f"    const device {T}* ap = a + abase + ulong(r0) * k;\n"
-            "    for (uint kk = 0; kk < k; ++kk) {\n"
-            f"      {A} bv[{V}];\n"
-            f"      for (uint j = 0; j < {V}; ++j) bv[j] = {A}(p[ulong(kk) * {V} + j]);\n"
-            f"      for (uint i = 0; i < {R}; ++i) {{\n"
-            f"        const {A} av = {A}(ap[ulong(i) * k + kk]);\n"
-            f"        for (uint j = 0; j < {V}; ++j) acc[i][j] += av * bv[j];\n"
-            "      }\n    }\n"
-            f"    for (uint i = 0; i < {R}; ++i) for (uint j = 0; j < nv; ++j)\n"
-            f"      out[obase + ulong(r0 + i) * n + c0 + j] = {_store(T, is_bool, 'acc[i][j]')};\n"
-            "    return;\n  }\n"
-            "  for (uint r = r0; r < m; ++r) for (uint j = 0; j < nv; ++j) {\n"
-            f"    {A} acc = {A}(0);\n"
-            "    for (uint kk = 0; kk < k; ++kk)\n"
-            f"      acc += {A}(a[abase + ulong(r) * k + kk]) * {A}(p[ulong(kk) * {V} + j]);\n"
-            f"    out[obase + ulong(r) * n + c0 + j] = {_store(T, is_bool, 'acc')};\n"
-            "  }\n}\n")
-
-
 def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: int, k: int,
-           dtype: Any) -> mc.Buffer:
+           dtype: Any, *, variant: str | None = None) -> mc.Buffer:
     """(batch, m, k) @ (batch, k, n) of C-contiguous Buffers of `dtype`; a flat Buffer of
-    batch * m * n elements of `dtype` (integers wrap; bool is logical or-of-ands)."""
+    batch * m * n elements of `dtype` (integers wrap; bool is logical or-of-ands). `variant`
+    names the GPU kernel (matmul_gpu.VARIANTS) for float32; the CPU backend ignores it. The
+    "quad" variants read and write float4s: the Buffers must start on 16 bytes, as every Buffer
+    metalcall allocates does (a CUDA buffer imported from a slice through DLPack may not)."""
     T = np.dtype(dtype)
     A = _acc(T)
     Ts, As = cache.msl_type(T), cache.msl_type(A)
@@ -183,18 +63,30 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     a, b = cache.nonempty(dev, a, T), cache.nonempty(dev, b, T)
     is_bool = T.kind == "b"
     if cache.uses_loops(dev):
-        kern = cache.kernel(dev, _loop_source(Ts, As, is_bool), "mm")
-        panels = -(-n // _COLS)
-        packed = cache.empty(dev, batch * panels * k * _COLS, T)
-        cache.launch(cache.kernel(dev, _pack_source(Ts), "pack"), (panels * _COLS, k, batch), b, packed,
-                     n, k, panels)
-        cache.launch(kern, (panels, -(-m // _ROWS), batch), a, packed, out, m, n, k, panels,
-                     threadgroup=(min(panels, 16), 1, 1))
-        return out
-    BM, BN, BK, TM, TN = TILE
-    threads = (BM // TM) * (BN // TN)
-    checked = m % BM != 0 or n % BN != 0 or k % BK != 0
-    kern = cache.kernel(dev, _tiled_source(Ts, As, is_bool, checked, TILE), "mm")
-    grid = (threads * -(-n // BN), -(-m // BM), batch)
-    cache.launch(kern, grid, a, b, out, m, n, k, threadgroup=(threads, 1, 1))
+        return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
+    variant = gpu_variant(T, variant)
+    checked = matmul_gpu.checked(variant, m, n, k)
+    kern = cache.kernel(dev, matmul_gpu.source(variant, Ts, As, is_bool, checked), "mm")
+    cache.launch(kern, matmul_gpu.grid(batch, m, n), a, b, out, m, n, k, threadgroup=(matmul_gpu.THREADS, 1, 1))
+    return out
+
+
+def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batch: int, m: int, n: int,
+                k: int, T: np.dtype, A: np.dtype) -> mc.Buffer:
+    """Packs A and B (matmul_cpu.py), then one work-item per block of C, each its own group."""
+    Ts, As = cache.msl_type(T), cache.msl_type(A)
+    mr, nr = matmul_cpu.tile()
+    mp, np_ = -(-m // mr), -(-n // nr)
+    pa = cache.empty(dev, batch * mp * k * mr, A)
+    pb = cache.empty(dev, batch * np_ * k * nr, A)
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_a_source(Ts, As, mr), "pack_a"), (k, mp, batch),
+                 a, pa, m, k, mp)
+    cache.launch(cache.kernel(dev, matmul_cpu.pack_b_source(Ts, As, nr), "pack_b"), (np_ * nr, k, batch),
+                 b, pb, n, k, np_)
+    kc = matmul_cpu.depth(k, T == A)
+    rb = matmul_cpu.row_block(kc, A.itemsize, mp)
+    kern = cache.kernel(dev, matmul_cpu.kernel_source(Ts, As, T.kind == "b", mr, nr), "mm")
+    for k0 in range(0, k, kc):  # in order: each call adds to the sums of the one before
+        cache.launch(kern, (rb, np_, batch * -(-mp // rb)), pa, pb, out, m, n, k, mp, np_, rb, k0, min(kc, k - k0),
+                     threadgroup=(1, 1, 1))
     return out
