@@ -2,7 +2,7 @@
 CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
-        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak]
+        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered threadgroup memory; each
@@ -128,7 +128,8 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
 """
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
-# multiply-accumulates on matrices that stay in registers, `iters` times.
+# accumulators, each getting two products per step (as in a GEMM's K loop), on matrices
+# that stay in registers, `iters` steps.
 PEAK_SRC = """
 #include <metal_stdlib>
 using namespace metal;
@@ -144,7 +145,10 @@ kernel void sgm_peak(device const half* src [[buffer(0)]], device float* out [[b
         #pragma unroll
         for (uint i = 0; i < 2; ++i)
             #pragma unroll
-            for (uint j = 0; j < 4; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+            for (uint j = 0; j < 4; ++j) {
+                simdgroup_multiply_accumulate(acc[i][j], a[0], b[j], acc[i][j]);
+                simdgroup_multiply_accumulate(acc[i][j], a[1], b[(j + i) % 4], acc[i][j]);
+            }
     for (uint i = 0; i < 2; ++i)
         for (uint j = 0; j < 4; ++j) simdgroup_store(acc[i][j], out + ((gid / 32) * 8 + i * 4 + j) * 64);
 }
@@ -154,13 +158,15 @@ kernel void sgm_peak(device const half* src [[buffer(0)]], device float* out [[b
 # depth for half, float tiles being half as deep). The default fits Apple's 32 KiB of
 # threadgroup memory; on CUDA every tiling must stay under 48 KiB for float too.
 DEFAULT_CONFIG = (2, 2, 4, 4, 32)
-CUDA_CONFIGS = [(2, 2, 4, 4, 32), (2, 2, 4, 8, 32), (2, 2, 8, 8, 32), (4, 2, 4, 8, 32), (2, 4, 8, 4, 32),
-                (4, 2, 4, 8, 16), (2, 2, 8, 8, 16)]
+# On CUDA: none spills (sm_90, NVRTC 13.0: 122 to 223 registers a thread); 8x8 tiles a
+# SIMD-group would (4 registers an accumulator, the idle rows of mma included).
+CUDA_CONFIGS = [(4, 4, 4, 4, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (4, 2, 4, 8, 32),
+                (2, 4, 8, 4, 32), (2, 2, 4, 8, 32), (4, 4, 4, 4, 16)]
 
 
-def compile_gemm(dev, config=DEFAULT_CONFIG):
+def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None):
     names = ("SG_ROWS", "SG_COLS", "FM", "FN", "BK")
-    return dev.compile(GEMM_SRC, defines=dict(zip(names, map(str, config)))), config
+    return dev.compile(GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
 
 
 def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
@@ -179,16 +185,16 @@ def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
     return c
 
 
-def peak(dev, repeats):
+def peak(dev, repeats, extra=None):
     """GFLOP/s of simdgroup_multiply_accumulate alone (half factors, float accumulators)."""
-    lib = dev.compile(PEAK_SRC)
+    lib = dev.compile(PEAK_SRC, defines=extra or {})
     groups, iters = 132 * 16, 4096
     src = dev.empty(6 * 64, np.float16)
     np.asarray(src)[...] = np.random.default_rng(2).standard_normal(6 * 64).astype(np.float16) * 0.01
     out = dev.empty(groups * 8 * 8 * 64, np.float32)
     run = lambda: lib.sgm_peak(groups * 256, src, out, np.uint32(iters), threadgroup=256).wait()
     run()
-    return 2.0 * 512 * 8 * iters * groups * 8 / best_time(run, repeats) / 1e9
+    return 2.0 * 512 * 16 * iters * groups * 8 / best_time(run, repeats) / 1e9
 
 
 def best_time(fn, repeats):
@@ -207,7 +213,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone (CUDA)")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
+    extra = dict(d.split("=", 1) for d in args.define)
     kinds = [args.device] if args.device else [d.backend for d in mc.get_devices() if d.backend in ("cpu", "cuda")]
     repeats = 2 if args.quick else 5
     rng = np.random.default_rng(1)
@@ -229,7 +238,7 @@ def main():
             configs = CUDA_CONFIGS if kind == "cuda" else [DEFAULT_CONFIG]
         t, best = float("inf"), None
         for config in configs:
-            lib, _ = compile_gemm(dev, config)
+            lib, _ = compile_gemm(dev, config, extra)
             np.asarray(c)[...] = np.nan  # every element must be written
             gemm(dev, lib, a, b, c, config)
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
@@ -240,7 +249,7 @@ def main():
                 t, best = tc, config
         flops = 2.0 * n ** 3
         if kind == "cuda" and args.peak:
-            lines.append(f"{kind:<8} {'float16':<8} {'8x8x8':>6} {peak(dev, repeats):>18.1f}"
+            lines.append(f"{kind:<8} {'float16':<8} {'8x8x8':>6} {peak(dev, repeats, extra):>18.1f}"
                          f"   (simdgroup_multiply_accumulate alone, registers only)")
         if kind == "cuda":
             try:
