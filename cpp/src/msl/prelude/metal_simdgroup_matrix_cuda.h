@@ -77,27 +77,17 @@ METAL_FUNC unsigned transposed(unsigned w) {
 #endif
 }
 
-// Elements i0 and i1 of `src` as a pair. Two 16- or 32-bit loads: a 2-element load
-// would need a run-time alignment test, and its branch around every load costs more
-// in a GEMM's inner loop than the second load.
+// Elements i0 and i1 of `src` as a pair, and back. Element by element: a 2-element
+// access would need a run-time alignment test, and its branch around every load costs
+// more in a GEMM's inner loop than the second access; where the compiler can tell the
+// alignment (a padded threadgroup tile) it merges the two itself.
 template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
   vec<T, 2> v;
   v.x = src[i0];
   v.y = src[i1];
   return v;
 }
-// ... and stores: one 2-element store where the two are adjacent and aligned for it.
 template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
-  typedef remove_const_t<remove_reference_t<decltype(dst[0])>> E;
-  if constexpr (is_same_v<E, T>) {
-    if (i1 == i0 + 1) {
-      T* p = &dst[i0];
-      if ((reinterpret_cast<unsigned long>(p) & (sizeof(vec<T, 2>) - 1)) == 0) {
-        *reinterpret_cast<vec<T, 2>*>(p) = v;
-        return;
-      }
-    }
-  }
   dst[i0] = v.x;
   dst[i1] = v.y;
 }
