@@ -131,7 +131,6 @@ template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T
   return mma16n8k8(T(), word(av), word(bt), acc);
 }
 
-
 // Two products a0 * b0 + a1 * b1 + c in one mma.m16n8k16: a0 and a1 fill the upper rows
 // of its 16x16 A (k 0-7 and 8-15), b0 and b1 its 16x8 B.
 // (Declared everywhere, used from sm_80 on, where m16n8k16 exists for both types.)
@@ -155,8 +154,8 @@ METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsi
 }
 
 // Pairing products. On the H100 an mma.m16n8k16 does twice the work of an m16n8k8 in
-// much less than twice the time (measured 608 against 448 TFLOP/s, both with all rows
-// used), so a float accumulator that receives half x half or bfloat x bfloat products
+// much less than twice the time (608 against 448 TFLOP/s counting every row,
+// benchmarks/cuda/mma_rate.cu), so a float accumulator that receives half x half or bfloat x bfloat products
 // keeps the latest one pending (its A and B words, simdgroup_matrix::mtl_pa/mtl_pb) and
 // adds it together with the next one in one m16n8k16; any other use of the matrix adds
 // it first with an m16n8k8. In a GEMM's unrolled K loop the pending state is known at
@@ -177,7 +176,7 @@ template <class TD, class TA, class TB, class TC> struct pairs_products {
 #endif
 };
 
-// The same exactly, in fp32 fused multiply-adds: a and b in mma's layout.
+// A product computed exactly in fp32 fused multiply-adds: a and b in mma's layout.
 template <class TA, class TB> METAL_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
   const unsigned m = lane();
   const f2 a = pair(av), b = pair(bv);
@@ -330,10 +329,9 @@ METAL_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matri
     return fma_product(a.mtl_value(), b.mtl_value(), acc);
   }
 }
-}  // namespace mtl_sgm
 
-namespace mtl_sgm {
-// d = acc + a * b with a * b left pending (pairs_products): d's factors may not alias d.
+// d = acc + a * b with a * b left pending (pairs_products; the factors are 16-bit, so
+// neither is d).
 template <class TA, class TB, int C, int R, int K>
 METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                       const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
