@@ -5,9 +5,9 @@ CuPy's matmul (CUDA, fp16), side by side.
         [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
-BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered threadgroup memory; each
-SIMD-group keeps a block of C as FM x FN simdgroup_float8x8 accumulators and multiplies
-8x8 tiles loaded with simdgroup_load. A and B are float or half, C is float. On CUDA a
+BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
+threadgroup memory; each SIMD-group keeps a block of C as FM x FN simdgroup_float8x8
+accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half, C is float. On CUDA a
 few tilings are tried (CUDA_CONFIGS, or --configs) and the best is reported; --peak also
 measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
 kernel built from 8x8 products.
