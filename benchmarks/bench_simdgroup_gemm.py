@@ -2,12 +2,15 @@
 CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
+        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
-BMx32 tiles of A and 32xBN tiles of B in threadgroup memory; each SIMD-group keeps a block of
-C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
-simdgroup_load. A and B are float or half, C is float. On CUDA a few tilings are tried
-(CUDA_CONFIGS) and the best is reported.
+BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
+threadgroup memory; each SIMD-group keeps a block of C as FM x FN simdgroup_float8x8
+accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half, C is float. On CUDA a
+few tilings are tried (CUDA_CONFIGS, or --configs) and the best is reported; --peak also
+measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
+kernel built from 8x8 products.
 Results are checked before they are timed; times are the minimum over repeats.
 """
 
@@ -21,57 +24,101 @@ import metalcall as mc
 GEMM_SRC = """
 #include <metal_stdlib>
 using namespace metal;
-// C[M,N] = A[M,K] * B[K,N], row-major; M, N multiples of the block and K of BK.
+// C[M,N] = A[M,K] * B[K,N], row-major; M, N multiples of the block (BM, BN) and K of KT.
 // A threadgroup of SG_ROWS x SG_COLS SIMD-groups computes a BM x BN block of C; each
-// SIMD-group keeps FM x FN 8x8 float accumulators.
+// SIMD-group keeps FM x FN 8x8 float accumulators. Tiles of A (BM x KT) and B (KT x BN)
+// pass through threadgroup memory in two stages: while the SIMD-groups multiply one
+// stage, the next tiles travel from device memory into registers (16-byte copies), to
+// go into the other stage, so one barrier per KT step suffices. Tile rows are padded by
+// 8 elements: the 8 rows an 8x8 load reads fall into different banks.
 #ifndef SG_ROWS
 #define SG_ROWS 2
 #define SG_COLS 2
 #define FM 4
 #define FN 4
 #endif
+#ifndef BK
+#define BK 32
+#endif
+#define KT (BK * 2 / sizeof(T))  // tile depth: BK for half; float tiles are half as deep (same bytes)
+#define PAD 8
 #define BM (SG_ROWS * FM * 8)
 #define BN (SG_COLS * FN * 8)
-#define BK 32
+#define AS (KT + PAD)  // padded row lengths (elements) of the A and B tiles
+#define BS (BN + PAD)
 #define THREADS (32 * SG_ROWS * SG_COLS)
+#define VEC (16 / sizeof(T))  // elements per 16-byte copy
+#define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
+#define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
+
+// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld).
+template <typename T, uint ROWS, uint COLS, uint N>
+inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) {
+    #pragma unroll
+    for (uint c = 0; c < N; ++c) {
+        const uint i = tid + c * THREADS;
+        if (i < ROWS * COLS / VEC)
+            r[c] = *(device const uint4*)(src + (i / (COLS / VEC)) * ld + (i % (COLS / VEC)) * VEC);
+    }
+}
+// ... and into a threadgroup tile with rows of STRIDE elements.
+template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
+inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
+    #pragma unroll
+    for (uint c = 0; c < N; ++c) {
+        const uint i = tid + c * THREADS;
+        if (i < ROWS * COLS / VEC)
+            *(threadgroup uint4*)(dst + (i / (COLS / VEC)) * STRIDE + (i % (COLS / VEC)) * VEC) = r[c];
+    }
+}
+
 template <typename T>
 kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
                      device float* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup vec<T, 4> As4[BM * BK / 4];  // vectors: aligned for the 4-wide copies
-    threadgroup vec<T, 4> Bs4[BK * BN / 4];
-    threadgroup const T* As = (threadgroup const T*)As4;
-    threadgroup const T* Bs = (threadgroup const T*)Bs4;
+    threadgroup uint4 tiles[2 * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
+    threadgroup T* As = (threadgroup T*)tiles;  // [2][BM][AS]
+    threadgroup T* Bs = As + 2 * BM * AS;       // [2][KT][BS]
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
     const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
+    device const T* a_src = A + row0 * K;
+    device const T* b_src = B + col0;
     simdgroup_float8x8 acc[FM][FN];
     #pragma unroll
     for (uint i = 0; i < FM; ++i)
         #pragma unroll
         for (uint j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
-    for (uint k0 = 0; k0 < K; k0 += BK) {
-        for (uint i = tid; i < BM * BK / 4; i += THREADS)
-            As4[i] = ((device const vec<T, 4>*)(A + (row0 + i / (BK / 4)) * K + k0))[i % (BK / 4)];
-        for (uint i = tid; i < BK * BN / 4; i += THREADS)
-            Bs4[i] = ((device const vec<T, 4>*)(B + (k0 + i / (BN / 4)) * N + col0))[i % (BN / 4)];
+    uint4 ra[A_COPIES], rb[B_COPIES];
+    fetch_tile<T, BM, KT, A_COPIES>(ra, a_src, K, tid);
+    fetch_tile<T, KT, BN, B_COPIES>(rb, b_src, N, tid);
+    for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage ^= 1) {
+        threadgroup T* as = As + stage * (BM * AS);
+        threadgroup T* bs = Bs + stage * (KT * BS);
+        stash_tile<T, BM, KT, AS, A_COPIES>(as, ra, tid);
+        stash_tile<T, KT, BN, BS, B_COPIES>(bs, rb, tid);
         threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k0 + KT < K) {  // the next tiles, in flight while this stage is multiplied
+            fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);
+            fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
+        }
         #pragma unroll
-        for (uint kk = 0; kk < BK; kk += 8) {
+        for (uint kk = 0; kk < KT; kk += 8) {
             simdgroup_matrix<T, 8, 8> a[FM], b[FN];
             #pragma unroll
-            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], As, BK, ulong2(kk, sr + 8 * i));
+            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], as, AS, ulong2(kk, sr + 8 * i));
             #pragma unroll
-            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], Bs, BN, ulong2(sc + 8 * j, kk));
+            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], bs, BS, ulong2(sc + 8 * j, kk));
             #pragma unroll
             for (uint i = 0; i < FM; ++i)
                 #pragma unroll
                 for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);
     }
+    #pragma unroll
     for (uint i = 0; i < FM; ++i)
+        #pragma unroll
         for (uint j = 0; j < FN; ++j) simdgroup_store(acc[i][j], C, N, ulong2(col0 + sc + 8 * j, row0 + sr + 8 * i));
 }
 template [[host_name("sgm_gemm_float")]] kernel void sgm_gemm<float>(device const float*, device const float*,
@@ -80,23 +127,55 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
     device float*, constant uint4&, uint2, uint, uint);
 """
 
-# (SIMD-groups along M, along N, 8x8 tiles per SIMD-group along M, along N)
-DEFAULT_CONFIG = (2, 2, 4, 4)
-CUDA_CONFIGS = [(2, 2, 4, 4), (2, 4, 4, 4), (4, 2, 4, 4), (2, 2, 8, 4), (4, 4, 4, 4)]
+# The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
+# accumulators, each getting two products per step (as in a GEMM's K loop), on matrices
+# that stay in registers, `iters` steps.
+PEAK_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void sgm_peak(device const half* src [[buffer(0)]], device float* out [[buffer(1)]],
+                     constant uint& iters [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+    simdgroup_half8x8 a[2], b[4];
+    simdgroup_float8x8 acc[2][4];
+    for (uint i = 0; i < 2; ++i) simdgroup_load(a[i], src + 64 * i);
+    for (uint j = 0; j < 4; ++j) simdgroup_load(b[j], src + 128 + 64 * j);
+    for (uint i = 0; i < 2; ++i)
+        for (uint j = 0; j < 4; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    for (uint it = 0; it < iters; ++it)
+        #pragma unroll
+        for (uint i = 0; i < 2; ++i)
+            #pragma unroll
+            for (uint j = 0; j < 4; ++j) {
+                simdgroup_multiply_accumulate(acc[i][j], a[0], b[j], acc[i][j]);
+                simdgroup_multiply_accumulate(acc[i][j], a[1], b[(j + i) % 4], acc[i][j]);
+            }
+    for (uint i = 0; i < 2; ++i)
+        for (uint j = 0; j < 4; ++j) simdgroup_store(acc[i][j], out + ((gid / 32) * 8 + i * 4 + j) * 64);
+}
+"""
+
+# (SIMD-groups along M, along N, 8x8 tiles per SIMD-group along M, along N, BK: the tile
+# depth for half, float tiles being half as deep). The default fits Apple's 32 KiB of
+# threadgroup memory; on CUDA every tiling must stay under 48 KiB for float too.
+DEFAULT_CONFIG = (2, 2, 4, 4, 32)
+# On CUDA: none spills (sm_90, NVRTC 13.0: 122 to 223 registers a thread); 8x8 tiles a
+# SIMD-group would (4 registers an accumulator, the idle rows of mma included).
+CUDA_CONFIGS = [(4, 4, 4, 4, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (4, 2, 4, 8, 32),
+                (2, 4, 8, 4, 32), (2, 2, 4, 8, 32), (4, 4, 4, 4, 16)]
 
 
-def compile_gemm(dev, config=DEFAULT_CONFIG):
-    names = ("SG_ROWS", "SG_COLS", "FM", "FN")
-    return dev.compile(GEMM_SRC, defines=dict(zip(names, map(str, config)))), config
+def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None):
+    names = ("SG_ROWS", "SG_COLS", "FM", "FN", "BK")
+    return dev.compile(GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
 
 
 def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
     """Runs sgm_gemm on (M,K) x (K,N) arrays or Buffers; returns C (float32)."""
     m, k = a.shape
     n = b.shape[1]
-    sg_rows, sg_cols, fm, fn = config
+    sg_rows, sg_cols, fm, fn, bk = config
     bm, bn = sg_rows * fm * 8, sg_cols * fn * 8
-    assert m % bm == 0 and n % bn == 0 and k % 32 == 0, f"M, N must be multiples of {bm}, {bn} and K of 32"
+    assert m % bm == 0 and n % bn == 0 and k % bk == 0, f"M, N must be multiples of {bm}, {bn} and K of {bk}"
     name = "sgm_gemm_half" if np.dtype(a.dtype) == np.float16 else "sgm_gemm_float"
     if c is None:
         c = np.zeros((m, n), np.float32)
@@ -104,6 +183,18 @@ def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
     threads = 32 * sg_rows * sg_cols
     getattr(lib, name)((n // bn * threads, m // bm), a, b, c, dims, threadgroup=(threads, 1)).wait()
     return c
+
+
+def peak(dev, repeats, extra=None):
+    """GFLOP/s of simdgroup_multiply_accumulate alone (half factors, float accumulators)."""
+    lib = dev.compile(PEAK_SRC, defines=extra or {})
+    groups, iters = 132 * 16, 4096
+    src = dev.empty(6 * 64, np.float16)
+    np.asarray(src)[...] = np.random.default_rng(2).standard_normal(6 * 64).astype(np.float16) * 0.01
+    out = dev.empty(groups * 8 * 8 * 64, np.float32)
+    run = lambda: lib.sgm_peak(groups * 256, src, out, np.uint32(iters), threadgroup=256).wait()
+    run()
+    return 2.0 * 512 * 16 * iters * groups * 8 / best_time(run, repeats) / 1e9
 
 
 def best_time(fn, repeats):
@@ -120,11 +211,16 @@ def main():
     ap.add_argument("--device", default=None, help="cpu or cuda (default: every one present)")
     ap.add_argument("--size", type=int, default=None, help="square size (default: cpu 512, cuda 4096)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
+    ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone (CUDA)")
+    ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                    help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
+    extra = dict(d.split("=", 1) for d in args.define)
     kinds = [args.device] if args.device else [d.backend for d in mc.get_devices() if d.backend in ("cpu", "cuda")]
     repeats = 2 if args.quick else 5
     rng = np.random.default_rng(1)
-    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
+    lines = []
     for kind in dict.fromkeys(kinds):
         dev = mc.Device(kind)
         n = args.size or (256 if args.quick else 512) if kind == "cpu" else (args.size or 4096)
@@ -136,23 +232,37 @@ def main():
         np.asarray(b)[...] = b_np
         c = dev.empty((n, n), np.float32)
         expect = a_np.astype(np.float64) @ b_np.astype(np.float64)
+        if args.configs:
+            configs = [tuple(int(x) for x in cfg.split(",")) for cfg in args.configs.split(";")]
+        else:
+            configs = CUDA_CONFIGS if kind == "cuda" else [DEFAULT_CONFIG]
         t, best = float("inf"), None
-        for config in (CUDA_CONFIGS if kind == "cuda" else [DEFAULT_CONFIG]):
-            lib, _ = compile_gemm(dev, config)
-            np.asarray(c)[...] = 0
-            gemm(dev, lib, a, b, c, config)
+        for config in configs:
+            try:  # a tiling the device cannot take (registers, shared memory) is skipped
+                lib, _ = compile_gemm(dev, config, extra)
+                np.asarray(c)[...] = np.nan  # every element must be written
+                gemm(dev, lib, a, b, c, config)
+            except mc.Error as e:
+                print(f"  {kind} {config}: not run: {str(e).splitlines()[0]}", flush=True)
+                continue
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
             assert err < 1e-3, f"{kind}: GEMM {config} is wrong (max relative error {err:.2e})"
             tc = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
-            print(f"  {kind} {config}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s")
+            print(f"  {kind} {config}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
                 t, best = tc, config
         flops = 2.0 * n ** 3
+        if best is None:
+            lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
+            continue
+        if kind == "cuda" and args.peak:
+            lines.append(f"{kind:<8} {'float16':<8} {'8x8x8':>6} {peak(dev, repeats, extra):>18.1f}"
+                         f"   (simdgroup_multiply_accumulate alone, registers only)")
         if kind == "cuda":
             try:
                 import cupy as cp  # the reference on the GPU
             except ImportError:
-                print(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {flops / t / 1e9:>18.1f} {'(no cupy)':>12}")
+                lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {flops / t / 1e9:>18.1f} {'(no cupy)':>12}")
                 continue
             ga, gb = cp.asarray(a_np), cp.asarray(b_np)
             cp.matmul(ga, gb)
@@ -168,8 +278,10 @@ def main():
             ref_name = "numpy"
         tr = best_time(ref, repeats)
         ours, theirs = flops / t / 1e9, flops / tr / 1e9
-        print(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f} {ours / theirs:>7.3f}"
-              f"  (tiles {best})")
+        lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
+                     f" {ours / theirs:>7.3f}  (tiles {best})")
+    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

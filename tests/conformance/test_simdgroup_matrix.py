@@ -1,8 +1,9 @@
 """SIMD-group matrices (MSL spec 6.7) against NumPy models: simdgroup_load/store with
 elements_per_row, matrix_origin and transpose (threadgroup and device memory),
-simdgroup_multiply, simdgroup_multiply_accumulate, make_filled_simdgroup_matrix, the
-diagonal constructor, thread_elements() in Apple's lane layout, in float, half and
-bfloat; and a GEMM written with them (benchmarks/bench_simdgroup_gemm.py's kernel)."""
+simdgroup_multiply, simdgroup_multiply_accumulate (also in chains into float accumulators),
+make_filled_simdgroup_matrix, the diagonal constructor, thread_elements() in Apple's lane
+layout, in float, half and bfloat; and a GEMM written with them
+(benchmarks/bench_simdgroup_gemm.py's kernel)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,32 @@ kernel void sgm_mixed(device const float* in [[buffer(0)]], device float* out [[
     simdgroup_store(r, out + 64);
 }
 """,
+    # a chain of products into float accumulators (on CUDA, successive half or bfloat ones
+    # share one mma, so this covers pending products meeting thread_elements(), another
+    # destination and stores)
+    ([f"sgm_chain_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_chain(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup T s[6 * 64];
+    for (uint i = lane; i < 6 * 64; i += 32) s[i] = T(in[i]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_matrix<T, 8, 8> a[3], b[3];
+    for (uint k = 0; k < 3; ++k) {
+        simdgroup_load(a[k], s + 64 * k);
+        simdgroup_load(b[k], s + 192 + 64 * k);
+    }
+    simdgroup_float8x8 acc, acc2;
+    simdgroup_multiply(acc, a[0], b[0]);
+    simdgroup_multiply_accumulate(acc, a[1], b[1], acc);
+    simdgroup_multiply_accumulate(acc, a[2], b[2], acc);
+    acc.thread_elements()[0] += 1.0f;
+    simdgroup_multiply_accumulate(acc2, a[0], b[1], acc);
+    simdgroup_multiply_accumulate(acc, a[1], b[0], acc);
+    simdgroup_store(acc, out);
+    simdgroup_store(acc2, out + 64);
+}
+""" + instantiate("sgm_chain", "device const float*, device float*, uint")),
     ([f"sgm_fill_{t}" for t in TYPES], """
 template <typename T>
 kernel void sgm_fill(device const float* v [[buffer(0)]], device float* out [[buffer(1)]],
@@ -227,6 +254,20 @@ def test_mixed_precision(device, rng):
     acc = 0.5 + h[0] @ h[1] + bf[0] @ bf[1]
     assert_close(out[:64].reshape(8, 8), acc, rtol=1e-5, atol=1e-5)
     assert_close(out[64:].reshape(8, 8), h[0] @ x[64:].reshape(8, 8), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", TYPES)
+def test_product_chain(device, rng, t):
+    x = rng.standard_normal(6 * 64).astype(np.float32)
+    out = np.zeros(2 * 64, np.float32)
+    KS.get(device, f"sgm_chain_{t}")(32, x, out, threadgroup=32)
+    m = rounded(x, t).reshape(6, 8, 8)
+    a, b = m[:3], m[3:]
+    acc = a[0] @ b[0] + a[1] @ b[1] + a[2] @ b[2]
+    fm, fn = apple_layout()
+    acc[fm, fn] += 1.0
+    assert_close(out[:64].reshape(8, 8), acc + a[1] @ b[0], rtol=1e-5, atol=1e-4)
+    assert_close(out[64:].reshape(8, 8), acc + a[0] @ b[1], rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("t", TYPES)

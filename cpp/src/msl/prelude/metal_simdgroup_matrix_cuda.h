@@ -1,13 +1,24 @@
 // metalcall MSL prelude, CUDA: SIMD-group matrices (see metal_simdgroup_matrix.h for the
-// API and Apple's lane layout). A SIMD-group is a warp. Each lane keeps two elements in
-// the layout of mma's accumulator (lane m: row m / 4, columns 2 * (m % 4) and + 1), so
-// products need no shuffles for A, C and D. thread_elements() must show Apple's layout:
-// it shuffles the matrix into a second pair (mtl_apple) and marks it authoritative; the
-// next operation that reads the matrix shuffles it back.
+// API and Apple's lane layout). A SIMD-group is a warp.
 //
-// Products: half x half and bfloat x bfloat use the tensor cores (mma.sync m16n8k8 with
-// fp32 accumulators; the 8x8 A fills the upper half of the 16x8 operand). Everything
-// else (float) is computed exactly with fp32 fused multiply-adds of shuffled values.
+// Registers. Each lane keeps two elements in the layout of mma's accumulator (mtl_v:
+// lane m owns row m / 4, columns 2 * (m % 4) and + 1). That is also the layout of the
+// upper half of mma.m16n8k8's A operand, so A, C and D of a product need no data
+// movement. Its B operand wants the transpose in the same layout (lane m: rows
+// 2 * (m % 4) and + 1 of column m / 4); 16-bit matrices keep that too (mtl_b, valid while
+// mtl_has_b). simdgroup_load reads both layouts straight from memory (the compiler drops
+// the loads of the layout a matrix is never used in), the symmetric constructors set
+// both, and any other matrix gets mtl_b from mtl_v with one movmatrix.trans the first
+// time it is used as B. thread_elements() must show Apple's layout: it shuffles the
+// matrix into a second pair (mtl_apple) and marks it authoritative; the next operation
+// that reads the matrix shuffles it back.
+//
+// Products: half x half and bfloat x bfloat run on the tensor cores without shuffles,
+// fp32 accumulation. The 8x8 A fills the upper rows of mma's 16-row A, the lower rows
+// are zero: half of each tensor-core operation is wasted, the price of 8x8 semantics one
+// call at a time. Into a float accumulator, two successive products go into one
+// mma.m16n8k16 (pairs_products); otherwise each is one mma.m16n8k8. Everything else
+// (float factors) is computed exactly with fp32 fused multiply-adds of shuffled values.
 #pragma once
 
 namespace metal {
@@ -27,16 +38,58 @@ METAL_FUNC f2 shfl(const f2& v, unsigned src) {
 }
 template <class T> METAL_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
 
+// The lane index without `volatile`, so the compiler reads it once per kernel.
+METAL_FUNC unsigned lane() {
+  unsigned l;
+  asm("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
 // This lane's row and first column in mma's accumulator layout.
 METAL_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
 METAL_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
 
-// A pair of 16-bit values as one 32-bit register (x in the low half).
+// A pair of 16-bit values as one 32-bit register (x in the low half), and back.
 template <class T> METAL_FUNC unsigned word(const vec<T, 2>& v) {
   static_assert(sizeof(vec<T, 2>) == 4, "16-bit elements");
   unsigned u;
   memcpy(&u, &v, sizeof u);
   return u;
+}
+template <class T> METAL_FUNC vec<T, 2> unword(unsigned u) {
+  vec<T, 2> v;
+  memcpy(&v, &u, sizeof u);
+  return v;
+}
+
+// The transpose of a 16-bit matrix, both in mma's accumulator layout.
+METAL_FUNC unsigned transposed(unsigned w) {
+#if __CUDA_ARCH__ >= 750
+  unsigned r;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(w));
+  return r;
+#else
+  // Lane m = 4g + t wants X[2t][g] and X[2t+1][g], held by lanes 8t + g/2 and 8t + 4 + g/2.
+  const unsigned m = lane(), g = m >> 2, t = m & 3u;
+  const unsigned w0 = __shfl_sync(0xffffffffu, w, int(8 * t + (g >> 1)));
+  const unsigned w1 = __shfl_sync(0xffffffffu, w, int(8 * t + 4 + (g >> 1)));
+  return (g & 1u) ? (w0 >> 16) | (w1 & 0xffff0000u) : (w0 & 0xffffu) | (w1 << 16);
+#endif
+}
+
+// Elements i0 and i1 of `src` as a pair, and back. Element by element: a 2-element
+// access would need a run-time alignment test, and its branch around every load costs
+// more in a GEMM's inner loop than the second access; where the compiler can tell the
+// alignment (a padded threadgroup tile) it merges the two itself.
+template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
+  vec<T, 2> v;
+  v.x = src[i0];
+  v.y = src[i1];
+  return v;
+}
+template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
+  dst[i0] = v.x;
+  dst[i1] = v.y;
 }
 
 template <class A, class B> struct tensor_core { static constexpr bool value = false; };
@@ -45,49 +98,99 @@ template <> struct tensor_core<__half, __half> { static constexpr bool value = t
 template <> struct tensor_core<mtl_bfloat, mtl_bfloat> { static constexpr bool value = true; };
 #endif
 
-METAL_FUNC void mma16n8k8(__half, unsigned a, unsigned b, float c0, float c1, float& d0, float& d1) {
-  float d2, d3;
+// An accumulator's registers for mma: this lane's two elements (x, y) and its two of
+// the idle rows 8-15 (z, w).
+struct f4 {
+  float x, y, z, w;
+};
+
+// Rows 8-15 of the 16x8 A are zero, so rows 8-15 of D are those of C. C's come from the
+// accumulator's own idle pair (simdgroup_matrix::mtl_idle, zero and staying zero), so an
+// accumulator keeps 4 registers that the mma reads and writes in place: no instruction
+// goes into zeroing or moving C's lower half around each mma.
+METAL_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
+  f4 d;
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
-               : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-               : "r"(a), "r"(0u), "r"(b), "f"(c0), "f"(c1), "f"(0.0f), "f"(0.0f));
+               : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+               : "r"(a), "r"(0u), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+  return d;
 }
-METAL_FUNC void mma16n8k8(mtl_bfloat, unsigned a, unsigned b, float c0, float c1, float& d0, float& d1) {
+METAL_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
+  f4 d = c;
 #if __CUDA_ARCH__ >= 800
-  float d2, d3;
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
-               : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-               : "r"(a), "r"(0u), "r"(b), "f"(c0), "f"(c1), "f"(0.0f), "f"(0.0f));
+               : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+               : "r"(a), "r"(0u), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
 #endif
+  return d;
 }
 
-// This lane's two elements of a * b + acc, all in mma's layout.
-template <class TA, class TB>
-METAL_FUNC f2 product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f2 acc) {
-  const unsigned m = mtl_rt::lane();
-  if constexpr (tensor_core<TA, TB>::value) {
-    // B's fragment: B[2t][g] and B[2t+1][g], from the lanes holding rows 2t and 2t+1.
-    const unsigned g = m >> 2, t = m & 3u;
-    const unsigned bw = word(bv);
-    const unsigned w0 = __shfl_sync(0xffffffffu, bw, int(8 * t + (g >> 1)));
-    const unsigned w1 = __shfl_sync(0xffffffffu, bw, int(8 * t + 4 + (g >> 1)));
-    const unsigned b = (g & 1u) ? (w0 >> 16) | (w1 & 0xffff0000u) : (w0 & 0xffffu) | (w1 << 16);
-    f2 d;
-    mma16n8k8(TA(), word(av), b, acc.x, acc.y, d.x, d.y);
-    return d;
-  } else {
-    const f2 a = pair(av), b = pair(bv);
-    f2 arow[4];
+// This lane's elements of a * b + acc on the tensor cores: a in mma's layout, b
+// transposed (mma's B operand), acc and the result in mma's layout.
+template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
+  return mma16n8k8(T(), word(av), word(bt), acc);
+}
+
+// Two products a0 * b0 + a1 * b1 + c in one mma.m16n8k16: a0 and a1 fill the upper rows
+// of its 16x16 A (k 0-7 and 8-15), b0 and b1 its 16x8 B.
+// (Declared everywhere, used from sm_80 on, where m16n8k16 exists for both types.)
+METAL_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+  f4 d = c;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+               : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+               : "r"(a0), "r"(0u), "r"(a1), "r"(0u), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+#endif
+  return d;
+}
+METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+  f4 d = c;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+               : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+               : "r"(a0), "r"(0u), "r"(a1), "r"(0u), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+#endif
+  return d;
+}
+
+// Pairing products. On the H100 an mma.m16n8k16 does twice the work of an m16n8k8 in
+// much less than twice the time (608 against 448 TFLOP/s counting every row,
+// benchmarks/cuda/mma_rate.cu), so a float accumulator that receives half x half or bfloat x bfloat products
+// keeps the latest one pending (its A and B words, simdgroup_matrix::mtl_pa/mtl_pb) and
+// adds it together with the next one in one m16n8k16; any other use of the matrix adds
+// it first with an m16n8k8. In a GEMM's unrolled K loop the pending state is known at
+// compile time, so no test is left. The pair is added in one tensor-core operation,
+// like the 8 terms of one product. A kernel can turn it off: #define
+// METALCALL_SGM_PAIR_PRODUCTS 0 before including <metal_stdlib>.
+#ifndef METALCALL_SGM_PAIR_PRODUCTS
+#define METALCALL_SGM_PAIR_PRODUCTS 1
+#endif
+template <class T> struct pair_tag { static constexpr unsigned char value = 0; };
+template <> struct pair_tag<__half> { static constexpr unsigned char value = 1; };
+template <> struct pair_tag<mtl_bfloat> { static constexpr unsigned char value = 2; };
+template <class TD, class TA, class TB, class TC> struct pairs_products {
+#if __CUDA_ARCH__ >= 800 && METALCALL_SGM_PAIR_PRODUCTS
+  static constexpr bool value = is_same_v<TD, float> && is_same_v<TC, float> && tensor_core<TA, TB>::value;
+#else
+  static constexpr bool value = false;
+#endif
+};
+
+// A product computed exactly in fp32 fused multiply-adds: a and b in mma's layout.
+template <class TA, class TB> METAL_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
+  const unsigned m = lane();
+  const f2 a = pair(av), b = pair(bv);
+  f2 arow[4];
 #pragma unroll
-    for (unsigned q = 0; q < 4; ++q) arow[q] = shfl(a, (m & ~3u) + q);
+  for (unsigned q = 0; q < 4; ++q) arow[q] = shfl(a, (m & ~3u) + q);
 #pragma unroll
-    for (unsigned k = 0; k < 8; ++k) {
-      const f2 bk = shfl(b, 4 * k + (m & 3u));
-      const float x = (k & 1u) ? arow[k >> 1].y : arow[k >> 1].x;
-      acc.x = __fmaf_rn(x, bk.x, acc.x);
-      acc.y = __fmaf_rn(x, bk.y, acc.y);
-    }
-    return acc;
+  for (unsigned k = 0; k < 8; ++k) {
+    const f2 bk = shfl(b, 4 * k + (m & 3u));
+    const float x = (k & 1u) ? arow[k >> 1].y : arow[k >> 1].x;
+    acc.x = __fmaf_rn(x, bk.x, acc.x);
+    acc.y = __fmaf_rn(x, bk.y, acc.y);
   }
+  return acc;
 }
 }  // namespace mtl_sgm
 
@@ -95,21 +198,28 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
   typedef T value_type;
   vec<T, 2> mtl_v;      // mma layout: row lane / 4, columns 2 * (lane % 4) and + 1
+  vec<T, 2> mtl_b;      // 16-bit T: the transpose in mma layout (mma's B operand), while mtl_has_b
   vec<T, 2> mtl_apple;  // Apple's layout, authoritative while mtl_view
+  float mtl_idle[2];    // as an accumulator: rows 8-15 of mma's C and D (always zero)
+  unsigned mtl_pa, mtl_pb;  // float T: a product not yet added (A and B words), while mtl_pend
+  unsigned char mtl_pend;   // 0, or pair_tag of the pending product's factors
+  bool mtl_has_b;
   bool mtl_view;
 
-  METAL_FUNC simdgroup_matrix() : mtl_view(false) {}
+  METAL_FUNC simdgroup_matrix() : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_has_b(false), mtl_view(false) {}
   /** A diagonal matrix with `dval` on the diagonal. */
-  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_view(false) {
-    const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
+  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_has_b(true), mtl_view(false) {
+    const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
     const T zero = mtl_sgm::from_f<T>(0.0f);
     mtl_v.x = r == c ? dval : zero;
     mtl_v.y = r == c + 1 ? dval : zero;
+    mtl_b = mtl_v;  // symmetric
   }
   /** The two elements this lane owns in Apple's layout (row fm, columns fn and fn + 1). */
   METAL_FUNC vec<T, 2>& thread_elements() {
     if (!mtl_view) {
-      const unsigned l = mtl_rt::lane();
+      mtl_flush();
+      const unsigned l = mtl_sgm::lane();
       mtl_apple = mtl_rt::shfl(0xffffffffu, mtl_v, mtl_sgm::row_of(l) * 4 + mtl_sgm::col_of(l) / 2);
       mtl_view = true;
     }
@@ -119,12 +229,55 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   /** The matrix in mma's layout, back from thread_elements() if it was handed out. */
   METAL_FUNC const vec<T, 2>& mtl_value() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+    mtl_flush();
     if (mtl_view) {
-      const unsigned m = mtl_rt::lane();
+      const unsigned m = mtl_sgm::lane();
       self.mtl_v = mtl_rt::shfl(0xffffffffu, mtl_apple, mtl_sgm::lane_of(mtl_sgm::mma_row(m), mtl_sgm::mma_col(m)));
       self.mtl_view = false;
+      self.mtl_has_b = false;  // the lanes may have changed their elements
     }
     return mtl_v;
+  }
+  /** Adds the pending product, if any (see pairs_products). */
+  METAL_FUNC void mtl_flush() const {
+#if __CUDA_ARCH__ >= 800
+    if constexpr (is_same_v<T, float>) {
+      if (mtl_pend) {
+        simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+        const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
+        mtl_sgm::f4 d;
+        if (mtl_pend == mtl_sgm::pair_tag<__half>::value) d = mtl_sgm::mma16n8k8(__half(), mtl_pa, mtl_pb, c);
+        else d = mtl_sgm::mma16n8k8(mtl_bfloat(), mtl_pa, mtl_pb, c);
+        self.mtl_pend = 0;
+        self.mtl_set(d);
+      }
+    }
+#endif
+  }
+  /** 16-bit T: the transpose in mma's layout (mma's B operand), made once and kept. */
+  METAL_FUNC const vec<T, 2>& mtl_bvalue() const {
+    simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+    const vec<T, 2>& v = mtl_value();
+    if (!mtl_has_b) {
+      self.mtl_b = mtl_sgm::unword<T>(mtl_sgm::transposed(mtl_sgm::word(v)));
+      self.mtl_has_b = true;
+    }
+    return mtl_b;
+  }
+  /** This lane's registers as mma's accumulator. */
+  METAL_FUNC mtl_sgm::f4 mtl_acc() const {
+    const vec<T, 2>& v = mtl_value();
+    return mtl_sgm::f4{mtl_sgm::to_f(v.x), mtl_sgm::to_f(v.y), mtl_idle[0], mtl_idle[1]};
+  }
+  /** Sets the matrix from mma's accumulator (the result of a product). */
+  METAL_FUNC void mtl_set(const mtl_sgm::f4& d) {
+    mtl_v.x = mtl_sgm::from_f<T>(d.x);
+    mtl_v.y = mtl_sgm::from_f<T>(d.y);
+    mtl_idle[0] = d.z;
+    mtl_idle[1] = d.w;
+    mtl_pend = 0;
+    mtl_has_b = false;
+    mtl_view = false;
   }
 };
 
@@ -132,6 +285,8 @@ template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> ma
   simdgroup_matrix<T, C, R> m;
   m.mtl_v.x = value;
   m.mtl_v.y = value;
+  m.mtl_b = m.mtl_v;  // symmetric
+  m.mtl_has_b = true;
   return m;
 }
 
@@ -139,9 +294,19 @@ template <class T, int C, int R, class P, class O = mtl_ulong2>
 METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
-  const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
-  d.mtl_v.x = src[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)];
-  d.mtl_v.y = src[mtl_sgm::offset(r, c + 1, elements_per_row, o.x, o.y, transpose_matrix)];
+  const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
+  const unsigned long epr = elements_per_row;
+  d.mtl_v = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(r, c, epr, o.x, o.y, transpose_matrix),
+                                  mtl_sgm::offset(r, c + 1, epr, o.x, o.y, transpose_matrix));
+  if constexpr (sizeof(T) == 2) {
+    // Elements (c, r) and (c + 1, r): the B operand, read now while memory holds the matrix.
+    d.mtl_b = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(c, r, epr, o.x, o.y, transpose_matrix),
+                                    mtl_sgm::offset(c + 1, r, epr, o.x, o.y, transpose_matrix));
+    d.mtl_has_b = true;
+  } else {
+    d.mtl_has_b = false;
+  }
+  d.mtl_pend = 0;
   d.mtl_view = false;
 }
 
@@ -149,29 +314,61 @@ template <class T, int C, int R, class P, class O = mtl_ulong2>
 METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
-  const unsigned m = mtl_rt::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
-  const vec<T, 2>& v = a.mtl_value();
-  dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)] = v.x;
-  dst[mtl_sgm::offset(r, c + 1, elements_per_row, o.x, o.y, transpose_matrix)] = v.y;
+  const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
+  const unsigned long epr = elements_per_row;
+  mtl_sgm::store_pair<T>(dst, mtl_sgm::offset(r, c, epr, o.x, o.y, transpose_matrix),
+                         mtl_sgm::offset(r, c + 1, epr, o.x, o.y, transpose_matrix), a.mtl_value());
 }
+
+namespace mtl_sgm {
+template <class TA, class TB, int C, int R, int K>
+METAL_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
+  if constexpr (tensor_core<TA, TB>::value) {
+    return tensor_product<TA>(a.mtl_value(), b.mtl_bvalue(), acc);
+  } else {
+    return fma_product(a.mtl_value(), b.mtl_value(), acc);
+  }
+}
+
+// d = acc + a * b with a * b left pending (pairs_products; the factors are 16-bit, so
+// neither is d).
+template <class TA, class TB, int C, int R, int K>
+METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+                      const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
+  const unsigned aw = word(a.mtl_value()), bw = word(b.mtl_bvalue());
+  d.mtl_set(acc);
+  d.mtl_pa = aw;
+  d.mtl_pb = bw;
+  d.mtl_pend = pair_tag<TA>::value;
+}
+}  // namespace mtl_sgm
 
 template <class TD, class TA, class TB, int C, int R, int K>
 METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                    const simdgroup_matrix<TB, C, K>& b) {
-  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_value(), b.mtl_value(), mtl_sgm::f2{0.0f, 0.0f});
-  d.mtl_v.x = mtl_sgm::from_f<TD>(v.x);
-  d.mtl_v.y = mtl_sgm::from_f<TD>(v.y);
-  d.mtl_view = false;
+  const mtl_sgm::f4 zero{0.0f, 0.0f, 0.0f, 0.0f};
+  if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TD>::value) {
+    mtl_sgm::defer(d, a, b, zero);
+  } else {
+    d.mtl_set(mtl_sgm::product(a, b, zero));
+  }
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
 METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                               const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
-  const mtl_sgm::f2 acc = mtl_sgm::pair(c.mtl_value());
-  const mtl_sgm::f2 v = mtl_sgm::product(a.mtl_value(), b.mtl_value(), acc);
-  d.mtl_v.x = mtl_sgm::from_f<TD>(v.x);
-  d.mtl_v.y = mtl_sgm::from_f<TD>(v.y);
-  d.mtl_view = false;
+  if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TC>::value) {
+    if (c.mtl_pend == mtl_sgm::pair_tag<TA>::value) {
+      // c's pending product and this one in one m16n8k16.
+      const unsigned aw = mtl_sgm::word(a.mtl_value()), bw = mtl_sgm::word(b.mtl_bvalue());
+      const mtl_sgm::f4 acc{c.mtl_v.x, c.mtl_v.y, c.mtl_idle[0], c.mtl_idle[1]};
+      d.mtl_set(mtl_sgm::mma16n8k16(TA(), c.mtl_pa, aw, c.mtl_pb, bw, acc));
+    } else {
+      mtl_sgm::defer(d, a, b, c.mtl_acc());
+    }
+  } else {
+    d.mtl_set(mtl_sgm::product(a, b, c.mtl_acc()));
+  }
 }
 
 }  // namespace metal

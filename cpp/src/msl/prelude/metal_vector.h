@@ -141,10 +141,18 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   // Component-wise assignment: NVRTC 13 lost the low byte of every __half when
   // assigning a temporary half3 (from cross()) to device memory through the
   // implicit (union) copy. Copies of other types are unchanged in effect.
+  // A vector of 32-bit components is read whole, through the trivial copy (one 8- or
+  // 16-byte load, as `r = *(device const uint4*)p` in a GEMM's tile copies needs).
   mtl_vector(const mtl_vector&) = default;
   METAL_FUNC mtl_vector& operator=(const mtl_vector& o) {
+    if constexpr (!Packed && sizeof(T) == 4) {
+      const mtl_vector whole(o);
 #pragma unroll
-    for (int i = 0; i < N; ++i) (*this)[i] = o[i];
+      for (int i = 0; i < N; ++i) (*this)[i] = whole[i];
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) (*this)[i] = o[i];
+    }
     return *this;
   }
 #endif
