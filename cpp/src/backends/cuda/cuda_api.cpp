@@ -117,6 +117,7 @@ void load_driver(Api& a) {
   bind(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", &optional_missing);
   bind(lib, a.cuGraphDestroy, "cuGraphDestroy", &optional_missing);
   std::string no_prefetch;  // without it, host-written pages migrate on the GPU's first touch
+  bind(lib, a.cuMemPrefetchAsync_v2, "cuMemPrefetchAsync_v2", &no_prefetch);
   bind(lib, a.cuMemPrefetchAsync, "cuMemPrefetchAsync", &no_prefetch);
   const std::string path = loaded_path(reinterpret_cast<void*>(a.cuInit));
   if (is_stub(path)) {

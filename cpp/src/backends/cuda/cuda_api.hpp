@@ -55,6 +55,12 @@ enum PointerAttribute : int {
 constexpr unsigned CU_MEMORYTYPE_HOST = 1;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+// cuda.h's CUmemLocation: a memory location kind (1: a device) and its ordinal.
+struct CUmemLocation {
+  int type;
+  int id;
+};
+constexpr int CU_MEM_LOCATION_TYPE_DEVICE = 1;
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
@@ -85,7 +91,9 @@ struct Api {
   CUresult (*cuMemcpy)(CUdeviceptr, CUdeviceptr, std::size_t);  // unified addressing: any direction, any GPU
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
-  // Optional (null where the driver lacks this form): moves managed pages to a GPU.
+  // Optional (null where the driver lacks them): move managed pages to a GPU. The _v2 form
+  // (drivers for CUDA 12.2 and later) takes a location; the first form a device ordinal.
+  CUresult (*cuMemPrefetchAsync_v2)(CUdeviceptr, std::size_t, CUmemLocation, unsigned, CUstream) = nullptr;
   CUresult (*cuMemPrefetchAsync)(CUdeviceptr, std::size_t, CUdevice, CUstream) = nullptr;
   CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr);   // what a foreign pointer is (imports)
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);

@@ -18,11 +18,10 @@ import metalcall as mc
 
 from . import cache, matmul_cpu, matmul_gpu
 
-# The float32 GPU variant (matmul_gpu.VARIANTS). "rows8" is the tile measured on an H100
-# (benchmarks/RESULTS.md, P1.4: 0.55x cuBLAS at 4096^2; 128x128x16, 128x64x8, 64x64x8 and
-# 64x64x16 tiles of it were slower); the "quad" variants await their measurement
-# (benchmarks/bench_matmul_variants.py): set the fastest here.
-GPU_VARIANT = "rows8"
+# The float32 GPU variant (matmul_gpu.VARIANTS): "quad8", the fastest on an H100
+# (benchmarks/RESULTS.md, bench_matmul_variants.py: 0.58x cuBLAS at 1024^2 where "rows8"
+# gets 0.31x; every variant 0.48x at 4096^2).
+GPU_VARIANT = "quad8"
 
 
 def gpu_variant(T: np.dtype, variant: str | None = None) -> str:
