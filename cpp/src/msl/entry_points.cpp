@@ -157,7 +157,7 @@ std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const 
   std::string c = qualified_name;
   if (k.instantiation) {
     c += "<";
-    for (std::size_t a = 0; a < k.template_arguments.size(); ++a)
+    for (std::size_t a = 0; a < k.explicit_arguments && a < k.template_arguments.size(); ++a)
       c += (a ? ", " : "") + type_text(t, k.template_arguments[a].second, false);
     c += ">";
   }
