@@ -543,6 +543,8 @@ class SignatureParser {
     for (std::size_t i = begin; i < end;) {
       if (t_[i].is("[") && i + 1 < end && t_[i + 1].is("[")) {
         i = parse_attributes(i, attrs);
+      } else if (t_[i].is_identifier("coherent") && i + 3 < end && t_[i + 1].is("(") && t_[i + 3].is(")")) {
+        i += 4;  // `coherent(system) device uint*`: no part of the type here (translator.cpp)
       } else {
         rest.push_back(i++);
       }
