@@ -4,8 +4,8 @@ template kernels overloaded by their template parameter lists, template paramete
 that end in `>>`, explicit instantiations whose template arguments are deduced from their
 parameter list, bfloat arithmetic that stays bfloat (MSL's usual arithmetic conversions),
 unsuffixed floating literals that are float, metal::uniform<T>, member functions
-qualified `const threadgroup`, `coherent(...)` buffer qualifiers, and is_integral<bool>
-(true, as in C++)."""
+qualified `const threadgroup`, `coherent(...)` buffer qualifiers, function constants declared
+`static constant constexpr const`, and is_integral<bool> (true, as in C++)."""
 
 from __future__ import annotations
 
@@ -85,6 +85,12 @@ kernel void pint_bool(device const uchar* a [[buffer(0)]], device const float* x
                       device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     const bool b = a[i] != 0;
     out[i] = float(pint_pick(b, true)) + pint_pick(x[i], 0.0f);  // bool takes the integral overload
+}
+""",
+    """
+static constant constexpr const int pfc_k [[function_constant(7)]];  // MLX's spelling
+kernel void pfc_static(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = pfc_k * int(i);
 }
 """,
     """
@@ -169,3 +175,9 @@ def test_bool_is_integral(device, rng):
     out = np.zeros(32, np.float32)
     KS.get(device, "pint_bool")(32, a, x, out)
     assert_equal(out, (a == 0).astype(np.float32) + np.maximum(x, 0))
+
+
+def test_static_constexpr_function_constant(device):
+    out = np.zeros(8, np.int32)
+    KS.get(device, "pfc_static", {"pfc_k": 5})(8, out)
+    assert_equal(out, 5 * np.arange(8))

@@ -683,7 +683,7 @@ class SignatureParser {
       c.constant_token = j;
       std::string type_name;
       for (std::size_t k = j + 1; k + 1 < i; ++k) {
-        if (t_[k].is_identifier("const")) continue;
+        if (t_[k].is_identifier("const") || t_[k].is_identifier("constexpr")) continue;  // MLX: `static constant constexpr const`
         c.type_tokens.push_back(k);
         type_name += (type_name.empty() ? "" : " ") + t_[k].text;
       }

@@ -397,7 +397,12 @@ class Translator {
         // Address spaces have no meaning in host memory (nor to CUDA's generic pointers);
         // the reflection table keeps them.
       } else if (id == "constant" && constant_at(i, false)) {
-        emit("static const", tok, true);
+        // `static constant constexpr const int x [[function_constant(0)]]` (MLX): one static, one const.
+        const bool is_static = i > 0 && t_[i - 1].is_identifier("static");
+        const bool has_const = (i + 1 < t_.size() && t_[i + 1].is_identifier("const")) ||
+                               (i + 2 < t_.size() && t_[i + 1].is_identifier("constexpr") && t_[i + 2].is_identifier("const"));
+        const std::string text = std::string(is_static ? "" : "static ") + (has_const ? "" : "const");
+        if (!text.empty()) emit(text, tok, true);
       } else if (id == "is_function_constant_defined" && i + 3 < t_.size() && t_[i + 1].is("(") &&
                  t_[i + 3].is(")")) {
         const FunctionConstantDecl* found = nullptr;
