@@ -55,14 +55,18 @@ static_assert(is_same_v<decltype(bfloat(1.0f) + bfloat(2.0f)), bfloat>, "bfloat 
 static_assert(is_same_v<decltype(bfloat(1.0f) * 2), bfloat>, "bfloat * int is bfloat");
 static_assert(is_same_v<decltype(bfloat(1.0f) * 2.0f), float>, "bfloat * float is float");
 static_assert(is_same_v<decltype(-bfloat(1.0f)), bfloat>, "-bfloat is bfloat");
+struct pbf_mask { int v; operator bool() const { return v != 0; } };
 kernel void pbf_arith(device const float* a [[buffer(0)]], device const float* b [[buffer(1)]],
                       device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     bfloat x = bfloat(a[i]), y = bfloat(b[i]);
     bfloat s = x + y;
-    out[4 * i] = float(a[i] > 0.0f ? x : x * y);  // both arms bfloat: not ambiguous
-    out[4 * i + 1] = float(s);
-    out[4 * i + 2] = x * 3.0f;  // float arithmetic, no rounding to bfloat
-    out[4 * i + 3] = float(-x / y);
+    out[5 * i] = float(a[i] > 0.0f ? x : x * y);  // both arms bfloat: not ambiguous
+    out[5 * i + 1] = float(s);
+    out[5 * i + 2] = x * 3.0f;  // float arithmetic, no rounding to bfloat
+    out[5 * i + 3] = float(-x / y);
+    const pbf_mask m = {int(i % 3)};
+    s = m;  // a class converting to bool, assigned as to a builtin type
+    out[5 * i + 4] = float(s);
 }
 """,
     """
@@ -144,13 +148,14 @@ def test_template_defaults_closed_by_shift_token_and_deduced_instantiation(devic
 def test_bfloat_arithmetic_stays_bfloat(device, rng):
     a = rng.standard_normal(64).astype(np.float32) * 10
     b = rng.standard_normal(64).astype(np.float32) + 3
-    out = np.zeros(256, np.float32)
+    out = np.zeros(320, np.float32)
     KS.get(device, "pbf_arith")(64, a, b, out)
     x, y = _bf16(a), _bf16(b)
-    assert_equal(out[0::4], np.where(a > 0, x, _bf16(x * y)))
-    assert_equal(out[1::4], _bf16(x + y))
-    assert_equal(out[2::4], x * np.float32(3))
-    assert_equal(out[3::4], _bf16(-x / y))
+    assert_equal(out[0::5], np.where(a > 0, x, _bf16(x * y)))
+    assert_equal(out[1::5], _bf16(x + y))
+    assert_equal(out[2::5], x * np.float32(3))
+    assert_equal(out[3::5], _bf16(-x / y))
+    assert_equal(out[4::5], (np.arange(64) % 3 != 0).astype(np.float32))
 
 
 def test_unsuffixed_literals_are_float(device, rng):

@@ -107,6 +107,14 @@ struct mtl_bfloat {
   METAL_FUNC mtl_bfloat& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC mtl_bfloat& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC mtl_bfloat& operator/=(float o) { return *this = float(*this) / o; }
+  // MSL's bfloat is a builtin type: a class that converts to a number (a mask struct with
+  // `operator bool()`) may be assigned to it, a user-defined conversion then a standard
+  // one. Here that would take two user-defined conversions, so assignment says it.
+  template <class U, enable_if_t<__is_class(U), int> = 0,
+            class = decltype(static_cast<float>(*static_cast<const U*>(nullptr)))>
+  METAL_FUNC mtl_bfloat& operator=(const U& u) {
+    return *this = mtl_bfloat(static_cast<float>(u));
+  }
 
   // MSL's usual arithmetic conversions rank bfloat below float: bfloat op bfloat and
   // bfloat op integer are bfloat; bfloat op float (or half, or a double literal) is
