@@ -12,6 +12,8 @@ dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 
 -D macros) so that kernels made by macros can be counted: a kernel is a top-level
 declaration with [[host_name("...")]] or a `kernel void NAME(...)` definition.
 
+A source with function constants builds when its first kernel is asked for (with no
+constant values given): the survey asks, so that such a build error counts.
 Kernels are compiled in batches together with every non-kernel declaration of the file;
 when a batch fails at a kernel's own declaration that kernel fails and the rest are tried
 again; when it fails inside a shared template the batch is split in halves, until each
@@ -133,7 +135,12 @@ class Survey:
         """None, or (the chunk index of the error's line or None, the message's first line)."""
         src = HEADER + "\n".join(p for _, p in parts)
         try:
-            self.dev.compile(src)
+            lib = self.dev.compile(src)
+            # With function constants, a build error waits for the first specialisation
+            # (translated_library.hpp): ask for one kernel, with no constant values given.
+            names = lib.function_names
+            if names:
+                lib.function(names[0])
             return None
         except mc.CompileError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "compile error"
