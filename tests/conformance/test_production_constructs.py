@@ -5,13 +5,14 @@ that end in `>>`, explicit instantiations whose template arguments are deduced f
 parameter list, bfloat arithmetic that stays bfloat (MSL's usual arithmetic conversions),
 unsuffixed floating literals that are float, metal::uniform<T>, member functions
 qualified `const threadgroup`, `coherent(...)` buffer qualifiers, function constants declared
-`static constant constexpr const`, and is_integral<bool> (true, as in C++)."""
+`static constant constexpr const`, is_integral<bool> (true, as in C++) and the
+product operator of SIMD-group matrices."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mcconf import KernelSet, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal
 
 KS = KernelSet([
     # Two template kernels of one name, told apart by their template parameter lists.
@@ -95,6 +96,16 @@ kernel void pint_bool(device const uchar* a [[buffer(0)]], device const float* x
 static constant constexpr const int pfc_k [[function_constant(7)]];  // MLX's spelling
 kernel void pfc_static(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     out[i] = pfc_k * int(i);
+}
+""",
+    """
+kernel void psgm_product(device const float* in [[buffer(0)]], device float* out [[buffer(1)]]) {
+    simdgroup_float8x8 a, b, c;
+    simdgroup_load(a, in);
+    simdgroup_load(b, in + 64);
+    simdgroup_load(c, in + 128);
+    simdgroup_float8x8 r = (a * b) * c;  // operator*: the matrix product
+    simdgroup_store(r, out);
 }
 """,
     """
@@ -186,3 +197,11 @@ def test_static_constexpr_function_constant(device):
     out = np.zeros(8, np.int32)
     KS.get(device, "pfc_static", {"pfc_k": 5})(8, out)
     assert_equal(out, 5 * np.arange(8))
+
+
+def test_simdgroup_matrix_product_operator(device, rng):
+    m = rng.standard_normal((3, 8, 8)).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    KS.get(device, "psgm_product")(32, m.ravel(), out, threadgroup=32)
+    expect = (m[0].astype(np.float64) @ m[1]) @ m[2]
+    assert_close(out.reshape(8, 8), expect, rtol=1e-4, atol=1e-4)
