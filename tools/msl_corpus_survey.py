@@ -71,11 +71,18 @@ def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
     return "\n".join(out)
 
 
+LOOP_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+((?:unroll|GCC[ \t]+unroll|clang[ \t]+loop)\b[ \t]*[^ \t/\n].*?)[ \t]*$", re.M)
+
+
 def expand(text: str, defines) -> str:
-    """The host preprocessor's expansion (no line markers, comments dropped)."""
+    """The host preprocessor's expansion (no line markers, comments dropped). Loop
+    pragmas go through _Pragma so that macros in them expand, as Apple's compiler
+    expands them (metalcall's own preprocessing does the same: msl/preprocessing.cpp)."""
     cxx = shutil.which("g++") or shutil.which("clang++") or "c++"
     args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320"]
     args += [f"-D{d}" for d in defines] + ["-"]
+    text = ("#define METALCALL_PRAGMA_TEXT(x) #x\n#define METALCALL_PRAGMA(x) _Pragma(METALCALL_PRAGMA_TEXT(x))\n"
+            + LOOP_PRAGMA.sub(r"METALCALL_PRAGMA(\1)", text))
     r = subprocess.run(args, input=text, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "preprocessor failed")

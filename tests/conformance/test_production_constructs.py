@@ -5,8 +5,9 @@ that end in `>>`, explicit instantiations whose template arguments are deduced f
 parameter list, bfloat arithmetic that stays bfloat (MSL's usual arithmetic conversions),
 unsuffixed floating literals that are float, metal::uniform<T>, member functions
 qualified `const threadgroup`, `coherent(...)` buffer qualifiers, function constants declared
-`static constant constexpr const`, is_integral<bool> (true, as in C++) and the
-product operator of SIMD-group matrices."""
+`static constant constexpr const`, is_integral<bool> (true, as in C++), the
+product operator of SIMD-group matrices, and macros in loop pragmas (`#pragma unroll
+(MIN(a, b))`, expanded as Apple's compiler expands them)."""
 
 from __future__ import annotations
 
@@ -109,6 +110,19 @@ kernel void psgm_product(device const float* in [[buffer(0)]], device float* out
 }
 """,
     """
+#define PLOOP_MIN(x, y) ((x) < (y) ? (x) : (y))
+#define PLOOP_N 6
+kernel void ploop_pragma(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                         uint i [[thread_position_in_grid]]) {
+    float s = 0.0f;
+#pragma unroll (PLOOP_MIN(PLOOP_N / 2, 4))
+    for (int k = 0; k < PLOOP_N; ++k) s += x[i * PLOOP_N + k];
+#pragma clang loop unroll_count(PLOOP_MIN(2, PLOOP_N))
+    for (int k = 0; k < 2; ++k) s *= 2.0f;
+    out[i] = s;
+}
+""",
+    """
 struct pmem_flag {
     int v;
     bool on() thread { return v != 0; }
@@ -205,3 +219,10 @@ def test_simdgroup_matrix_product_operator(device, rng):
     KS.get(device, "psgm_product")(32, m.ravel(), out, threadgroup=32)
     expect = (m[0].astype(np.float64) @ m[1]) @ m[2]
     assert_close(out.reshape(8, 8), expect, rtol=1e-4, atol=1e-4)
+
+
+def test_macros_in_loop_pragmas(device, rng):
+    x = rng.standard_normal(96).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    KS.get(device, "ploop_pragma")(16, x, out)
+    assert_close(out, x.reshape(16, 6).sum(1) * 4, rtol=1e-5)
