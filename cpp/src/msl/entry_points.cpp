@@ -24,7 +24,8 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
       o << "{sizeof(" << abi << "), alignof(" << abi << "), " << p.info.binding << target.layout_entry_tail(index, p.info)
         << "}, ";
     } else {
-      const std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
+      std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
+      if (e == "void") e = "unsigned char";  // `device const void* src` (ggml): bytes
       const std::string binding = p.binding_expression.empty()
                                       ? std::to_string(p.info.binding)
                                       : "(" + std::string(target.binding_type()) + ")(" + p.binding_expression + ")";
