@@ -3,7 +3,7 @@
 the others fail.
 
     python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...]
-                                      [--device cpu|cuda|all] [--batch 64] [--markdown]
+                                      [--device cpu|cuda|all] [--batch 64] [--jobs N] [--markdown]
 
 The files are read where they are (a scratch copy of the public repository; never put
 them in this project). Quoted #includes are inlined (searched next to the including file,
@@ -12,6 +12,8 @@ dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 
 -D macros) so that kernels made by macros can be counted: a kernel is a top-level
 declaration with [[host_name("...")]] or a `kernel void NAME(...)` definition.
 
+A source with function constants builds when its first kernel is asked for (with no
+constant values given): the survey asks, so that such a build error counts.
 Kernels are compiled in batches together with every non-kernel declaration of the file;
 when a batch fails at a kernel's own declaration that kernel fails and the rest are tried
 again; when it fails inside a shared template the batch is split in halves, until each
@@ -69,11 +71,18 @@ def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
     return "\n".join(out)
 
 
+LOOP_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+((?:unroll|GCC[ \t]+unroll|clang[ \t]+loop)\b[ \t]*[^ \t/\n].*?)[ \t]*$", re.M)
+
+
 def expand(text: str, defines) -> str:
-    """The host preprocessor's expansion (no line markers, comments dropped)."""
+    """The host preprocessor's expansion (no line markers, comments dropped). Loop
+    pragmas go through _Pragma so that macros in them expand, as Apple's compiler
+    expands them (metalcall's own preprocessing does the same: msl/preprocessing.cpp)."""
     cxx = shutil.which("g++") or shutil.which("clang++") or "c++"
     args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320"]
     args += [f"-D{d}" for d in defines] + ["-"]
+    text = ("#define METALCALL_PRAGMA_TEXT(x) #x\n#define METALCALL_PRAGMA(x) _Pragma(METALCALL_PRAGMA_TEXT(x))\n"
+            + LOOP_PRAGMA.sub(r"METALCALL_PRAGMA(\1)", text))
     r = subprocess.run(args, input=text, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "preprocessor failed")
@@ -133,7 +142,12 @@ class Survey:
         """None, or (the chunk index of the error's line or None, the message's first line)."""
         src = HEADER + "\n".join(p for _, p in parts)
         try:
-            self.dev.compile(src)
+            lib = self.dev.compile(src)
+            # With function constants, a build error waits for the first specialisation
+            # (translated_library.hpp): ask for one kernel, with no constant values given.
+            names = lib.function_names
+            if names:
+                lib.function(names[0])
             return None
         except mc.CompileError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "compile error"
@@ -148,6 +162,15 @@ class Survey:
 
     def run(self, helpers, kernels):
         """(compiled kernel names, {kernel name: reason}, [helper failures])."""
+        helpers, helper_failures, fatal = self.keep_helpers(helpers)
+        if fatal:
+            return [], {n: "helpers: " + fatal for _, ns in kernels for n in ns}, helper_failures
+        ok, failed = self.run_kernels(helpers, kernel_items(helpers, kernels))
+        return ok, failed, helper_failures
+
+    def keep_helpers(self, helpers):
+        """(the helpers that compile together, [messages of those left out], a fatal
+        message when the helpers fail where no helper can be blamed, else None)."""
         helpers = list(helpers)
         helper_failures = []
         for _ in range(15):
@@ -156,9 +179,13 @@ class Survey:
                 break
             idx, msg = err
             if idx is None:
-                return [], {n: "helpers: " + msg for _, ns in kernels for n in ns}, [msg]
+                return helpers, [msg], msg
             helpers = [(i, p) for i, p in helpers if i != idx]
             helper_failures.append(msg)
+        return helpers, helper_failures, None
+
+    def run_kernels(self, helpers, items):
+        """(compiled kernel names, {kernel name: reason}) for the kernel items, in batches."""
         ok, failed = [], {}
         budget = [self.budget]
 
@@ -186,11 +213,76 @@ class Survey:
                 attempt(group[len(group) // 2:])
 
         self.last_error = ""
-        items = [(i, ns, p) for i, (ns, p) in enumerate(kernels, start=len(helpers) + 1000000)]
         budget[0] += -(-len(items) // self.batch)  # every batch is tried once; the budget is for splitting
         for b in range(0, len(items), self.batch):
             attempt(items[b:b + self.batch])
-        return ok, failed, helper_failures
+        return ok, failed
+
+
+def kernel_items(helpers, kernels):
+    """(chunk index, names, text) of each kernel chunk; indices after the helpers'."""
+    return [(i, ns, p) for i, (ns, p) in enumerate(kernels, start=len(helpers) + 1000000)]
+
+
+# --jobs: worker processes, each with its own devices.
+_WORKER_DEVICES = {}
+
+
+def _worker_init(kinds, cxx):
+    os.environ.setdefault("METALCALL_CXX", cxx)
+    for k in kinds:
+        _WORKER_DEVICES[k] = mc.Device(k)
+
+
+def _helpers_job(job):
+    kind, helpers = job
+    return Survey(_WORKER_DEVICES[kind], 1, 0).keep_helpers(helpers)
+
+
+def _batch_job(job):
+    kind, helpers, items, budget = job
+    return Survey(_WORKER_DEVICES[kind], len(items), budget).run_kernels(helpers, items)
+
+
+def run_parallel(jobs, kinds, cxx, parsed, batch, budget, on_done=None):
+    """Survey.run for every (file, device) at once: the helpers of each file in one pool
+    pass, then every batch of kernels as its own job, with `budget` compiles to split it
+    (a serial run shares one budget per file). {(file index, kind): (ok, failed, helper failures)};
+    on_done(file index, kind, result) as each file is finished, in file order."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding GPU state
+    with ctx.Pool(jobs, initializer=_worker_init, initargs=(kinds, cxx)) as pool:
+        keys = [(f, k) for f in range(len(parsed)) for k in kinds]
+        kept = dict(zip(keys, pool.map(_helpers_job, [(k, parsed[f][0]) for f, k in keys], chunksize=1)))
+        batch_jobs, owners, results = [], [], {}
+        for f, k in keys:
+            helpers, helper_failures, fatal = kept[(f, k)]
+            kernels = parsed[f][1]
+            if fatal:
+                results[(f, k)] = ([], {n: "helpers: " + fatal for _, ns in kernels for n in ns}, helper_failures)
+                continue
+            results[(f, k)] = ([], {}, helper_failures)
+            items = kernel_items(helpers, kernels)
+            for b in range(0, len(items), batch):
+                batch_jobs.append((k, helpers, items[b:b + batch], budget))
+                owners.append((f, k))
+        left = {key: owners.count(key) for key in keys}
+        finished = 0
+
+        def report_until(stop):  # files with nothing left to run, in order
+            nonlocal finished
+            while finished < len(keys) and (stop is None or keys[finished] != stop) and on_done:
+                on_done(*keys[finished], results[keys[finished]])
+                finished += 1
+
+        for owner, (ok, failed) in zip(owners, pool.imap(_batch_job, batch_jobs, chunksize=1)):
+            report_until(owner)
+            results[owner][0].extend(ok)
+            results[owner][1].update(failed)
+            left[owner] -= 1
+        report_until(None)
+    return results
 
 
 def fast_cxx_wrapper(tmp: Path) -> str:
@@ -222,6 +314,8 @@ def main():
                     "failing group's kernels all take its first error, marked 'unresolved')")
     ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: serial); with more, every "
+                    "batch is a job of its own with --budget compiles to split it")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="msl-survey-"))
@@ -229,24 +323,44 @@ def main():
     kinds = ["cpu", "cuda"] if args.device == "all" else [args.device]
     present = {d.backend for d in mc.get_devices()}
     devices = {k: mc.Device(k) for k in kinds if k in present}
-
-    cols = ["file", "kernels"] + [f"{k} compiled" for k in devices] + ["failures (count x first error)"]
-    rows = []
+    parsed, names, problems = [], [], []  # per file: (helpers, kernels); its name; a preprocessor error
     for f in args.files:
-        name = str(f.relative_to(args.root)) if args.root else str(f)
+        names.append(str(f.relative_to(args.root)) if args.root else str(f))
+        helpers, kernels = [], []
         try:
             text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+            problems.append(None)
         except RuntimeError as e:
-            rows.append([name, "?"] + ["-"] * len(devices) + [f"preprocessor: {e}"])
-            continue
-        helpers, kernels = [], []
+            text = ""
+            problems.append(str(e))
         for i, c in enumerate(chunks(text)):
             ns = kernel_names(c)
             (kernels.append((ns, c)) if ns else helpers.append((i, c)))
+        parsed.append((helpers, kernels))
+    results = None
+    if args.jobs > 1 and devices:
+        def progress(fi, kind, result):  # a partial log survives a time limit
+            total = sum(len(ns) for ns, _ in parsed[fi][1])
+            print(f"{names[fi]}  {kind}: {len(result[0])} of {total} compiled", file=sys.stderr, flush=True)
+
+        results = run_parallel(args.jobs, list(devices), os.environ["METALCALL_CXX"],
+                               [p if not e else ([], []) for p, e in zip(parsed, problems)], args.batch, args.budget,
+                               progress)
+
+    cols = ["file", "kernels"] + [f"{k} compiled" for k in devices] + ["failures (count x first error)"]
+    rows = []
+    for fi, name in enumerate(names):
+        if problems[fi]:
+            rows.append([name, "?"] + ["-"] * len(devices) + [f"preprocessor: {problems[fi]}"])
+            continue
+        helpers, kernels = parsed[fi]
         total = sum(len(ns) for ns, _ in kernels)
         row, reasons = [name, str(total)], []
         for kind, dev in devices.items():
-            ok, failed, helper_failures = Survey(dev, args.batch, args.budget).run(helpers, kernels)
+            if results is not None:
+                ok, failed, helper_failures = results[(fi, kind)]
+            else:
+                ok, failed, helper_failures = Survey(dev, args.batch, args.budget).run(helpers, kernels)
             row.append(f"{len(ok)} ({100.0 * len(ok) / max(total, 1):.0f}%)")
             if failed:
                 reasons.append(f"{kind}: {reason_text(failed)}")

@@ -24,7 +24,8 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
       o << "{sizeof(" << abi << "), alignof(" << abi << "), " << p.info.binding << target.layout_entry_tail(index, p.info)
         << "}, ";
     } else {
-      const std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
+      std::string e = type_text(t, p.type_tokens, true, &k.template_arguments);
+      if (e == "void") e = "unsigned char";  // `device const void* src` (ggml): bytes
       const std::string binding = p.binding_expression.empty()
                                       ? std::to_string(p.info.binding)
                                       : "(" + std::string(target.binding_type()) + ")(" + p.binding_expression + ")";
@@ -157,7 +158,7 @@ std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const 
   std::string c = qualified_name;
   if (k.instantiation) {
     c += "<";
-    for (std::size_t a = 0; a < k.template_arguments.size(); ++a)
+    for (std::size_t a = 0; a < k.explicit_arguments && a < k.template_arguments.size(); ++a)
       c += (a ? ", " : "") + type_text(t, k.template_arguments[a].second, false);
     c += ">";
   }

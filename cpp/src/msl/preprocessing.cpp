@@ -1,6 +1,7 @@
 // MSL's preprocessing policy (see preprocessing.hpp).
 #include "msl/preprocessing.hpp"
 
+#include <cctype>
 #include <sstream>
 
 #include "msl/source_errors.hpp"
@@ -42,6 +43,35 @@ bool surely_plain(const std::string& source) {
   return true;
 }
 
+// The loop pragma's text after `#pragma` when its argument is an expression a macro may
+// stand in (`#pragma unroll (MIN(DK8/2, 4*NSG))`, as ggml writes; `#pragma GCC unroll N`,
+// `#pragma clang loop unroll_count(N)`); else empty.
+std::string loop_pragma_with_argument(const std::string& directive) {
+  if (directive.find('\n') != std::string::npos || directive.find("/*") != std::string::npos) return "";
+  std::string body = directive.substr(directive.find_first_not_of(" \t", 1));
+  if (body.compare(0, 6, "pragma") != 0) return "";
+  body = body.substr(6);
+  const std::size_t comment = body.find("//");
+  if (comment != std::string::npos) body = body.substr(0, comment);
+  // The rest after `word` (and blanks) when `text` starts with it as a whole word, else npos.
+  auto after = [](const std::string& text, std::size_t at, const char* word) -> std::size_t {
+    at = text.find_first_not_of(" \t", at);
+    const std::size_t n = std::string(word).size();
+    if (at == std::string::npos || text.compare(at, n, word) != 0) return std::string::npos;
+    if (at + n < text.size() && (std::isalnum(static_cast<unsigned char>(text[at + n])) || text[at + n] == '_'))
+      return std::string::npos;
+    return at + n;
+  };
+  std::size_t rest = after(body, 0, "unroll");
+  if (rest == std::string::npos) {
+    const std::size_t gcc = after(body, 0, "GCC"), clang = after(body, 0, "clang");
+    if (gcc != std::string::npos) rest = after(body, gcc, "unroll");
+    else if (clang != std::string::npos) rest = after(body, clang, "loop");
+  }
+  if (rest == std::string::npos || body.find_first_not_of(" \t", rest) == std::string::npos) return "";
+  return body;
+}
+
 }  // namespace
 
 bool needs_preprocessing(const std::string& source, const Macros& defines) {
@@ -59,7 +89,16 @@ std::string text_for_preprocessor(const std::string& source) {
     std::string line;
     while (std::getline(in, line)) lines.push_back(line);
   }
+  bool loop_pragmas = false;
   for (const auto& t : tokenize(source)) {
+    // A pragma's tokens are not macro-expanded by the preprocessor that runs here, but
+    // Apple's compiler expands them in its loop pragmas: written as _Pragma through a
+    // macro, the argument is expanded and the output is the same #pragma line.
+    const std::string loop = t.kind == TokenKind::directive ? loop_pragma_with_argument(t.text) : "";
+    if (!loop.empty() && t.line >= 1 && static_cast<std::size_t>(t.line) <= lines.size()) {
+      lines[t.line - 1] = "METALCALL_PRAGMA(" + loop + ")";
+      loop_pragmas = true;
+    }
     if (t.kind != TokenKind::directive || !is_directive(t.text, "include")) continue;
     if (!is_prelude_include(t.text)) {
       throw error_at(source, t, "#include is not supported: metalcall compiles one source (the metal_ headers "
@@ -67,7 +106,10 @@ std::string text_for_preprocessor(const std::string& source) {
     }
     if (t.line >= 1 && static_cast<std::size_t>(t.line) <= lines.size()) lines[t.line - 1].clear();
   }
-  std::string text = "#line 1 \"" + std::string(kSourceName) + "\"\n";
+  std::string text = loop_pragmas ? "#define METALCALL_PRAGMA_TEXT(x) #x\n"
+                                    "#define METALCALL_PRAGMA(x) _Pragma(METALCALL_PRAGMA_TEXT(x))\n"
+                                  : "";
+  text += "#line 1 \"" + std::string(kSourceName) + "\"\n";
   for (const auto& l : lines) text += l + "\n";
   return text;
 }

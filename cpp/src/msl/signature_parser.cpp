@@ -11,6 +11,8 @@
 #include "metalcall/errors.hpp"
 #include "msl/msl_rules.hpp"
 #include "msl/integer_expression.hpp"
+#include "msl/template_deduction.hpp"
+#include "msl/token_text.hpp"
 
 namespace metalcall::msl {
 
@@ -105,7 +107,9 @@ class SignatureParser {
   enum class Kind { definition, template_definition, instantiation };
   const std::vector<Token>& t_;
   const std::string& src_;
-  std::map<std::string, ParsedKernel> templates_;  // template kernels by name
+  // Template kernels by name; a name may have several (MLX overloads `block_masked_gemm`
+  // by its template parameter list), told apart at an instantiation by its arguments.
+  std::multimap<std::string, ParsedKernel> templates_;
   std::map<std::string, std::string> aliases_;     // typedef / using names → the type they name
 
   bool member_access(std::size_t i) const {
@@ -212,7 +216,7 @@ class SignatureParser {
       *with_parameters = false;
       return b - 1;
     }
-    if (b >= 1 && t_[b - 1].is(">")) {
+    if (b >= 1 && (t_[b - 1].is(">") || t_[b - 1].is(">>"))) {  // `typename C = Less<T>>`
       int depth = 0;
       for (std::size_t j = b - 1; j > 0; --j) {
         if (t_[j].is(">")) ++depth;
@@ -291,7 +295,7 @@ class SignatureParser {
     std::vector<std::string> template_names;
     if (template_parameters) {
       template_names = template_parameter_names(template_token + 1);
-      template_defaults_[k.function_name] = template_parameter_defaults(template_token + 1);
+      template_defaults_[start] = template_parameter_defaults(template_token + 1);
     }
     parse_params(i + 1, close, k, template_names);
     i = close + 1;
@@ -360,6 +364,7 @@ class SignatureParser {
         if (depth++ == 0) continue;
       } else if (t.is(">") || t.is(")") || t.is(">>")) {
         depth -= t.is(">>") ? 2 : 1;
+        if (t.is(">>") && depth == 0 && defaulted) defaults.back().push_back(kClosingAngle);  // `= Less<T>>`
         if (depth <= 0) break;
       } else if (depth == 1 && t.is(",")) {
         defaults.emplace_back();
@@ -374,14 +379,9 @@ class SignatureParser {
     return defaults;
   }
 
-  // `template [[host_name("add_float")]] kernel void add<float>(…);`
-  Kind parse_instantiation(std::size_t template_token, std::size_t i, ParsedKernel& k) {
-    auto it = templates_.find(k.function_name);
-    if (it == templates_.end()) {
-      fail(k.name_token, "'" + k.function_name + "' is not a template kernel defined above this instantiation");
-    }
-    const ParsedKernel& tmpl = it->second;
-    if (i >= t_.size() || !t_[i].is("<")) fail(i, "expected the template arguments of '" + k.function_name + "'");
+  // The explicit template arguments of an instantiation (`f<float, 4>`, the '<' at i):
+  // their tokens; `last` gets the closing '>'.
+  std::vector<std::vector<std::size_t>> explicit_arguments(std::size_t i, std::size_t* last) const {
     std::vector<std::vector<std::size_t>> args(1);
     int depth = 0;
     std::size_t j = i;
@@ -393,6 +393,7 @@ class SignatureParser {
         if (--depth == 0) break;
       } else if (t.is(">>")) {
         depth -= 2;
+        if (depth == 0) args.back().push_back(kClosingAngle);  // `f<vec<float, 2>>`
         if (depth <= 0) break;
       } else if (depth == 1 && t.is(",")) {
         args.emplace_back();
@@ -400,26 +401,84 @@ class SignatureParser {
       }
       args.back().push_back(j);
     }
-    const auto names = template_names_.at(k.function_name);
+    *last = j;
     if (args.size() == 1 && args[0].empty()) args.clear();  // f<>
-    // Missing trailing arguments take the parameters' defaults, in which earlier
-    // parameters' names stand for their arguments (`typename AccT = T`).
-    const auto defaults = template_defaults_.find(k.function_name);
+    return args;
+  }
+
+  // Completes `args` for the template kernel `tmpl`: missing trailing arguments take the
+  // parameters' defaults, in which earlier parameters' names stand for their arguments
+  // (`typename AccT = T`). False (and why) when they do not fit its parameters.
+  bool fill_defaults(const ParsedKernel& tmpl, std::vector<std::vector<std::size_t>>& args, std::string* why) const {
+    const auto& names = template_names_.at(tmpl.keyword_token);
+    const auto defaults = template_defaults_.find(tmpl.keyword_token);
     while (defaults != template_defaults_.end() && args.size() < names.size() && args.size() < defaults->second.size() &&
            !defaults->second[args.size()].empty()) {
       std::vector<std::size_t> filled;
       for (std::size_t d : defaults->second[args.size()]) {
         std::size_t earlier = 0;
-        while (earlier < args.size() && !t_[d].is_identifier(names[earlier].c_str())) ++earlier;
-        if (earlier < args.size()) filled.insert(filled.end(), args[earlier].begin(), args[earlier].end());
+        while (d != kClosingAngle && earlier < args.size() && !t_[d].is_identifier(names[earlier].c_str())) ++earlier;
+        if (d != kClosingAngle && earlier < args.size()) filled.insert(filled.end(), args[earlier].begin(), args[earlier].end());
         else filled.push_back(d);
       }
       args.push_back(std::move(filled));
     }
-    if (args.size() != names.size()) {
-      fail(i, "'" + k.function_name + "' takes " + std::to_string(names.size()) + " template argument(s), " +
-                  std::to_string(args.size()) + " given");
+    if (args.size() == names.size()) return true;
+    *why = "'" + tmpl.function_name + "' takes " + std::to_string(names.size()) + " template argument(s), " +
+           std::to_string(args.size()) + " given";
+    return false;
+  }
+
+  // The arguments C++ deduces for `tmpl` from an instantiation's parameter list (the
+  // '(' at open), up to the first it cannot deduce (the rest may have defaults).
+  bool deduce(const ParsedKernel& tmpl, std::size_t open, std::vector<std::vector<std::size_t>>& args,
+              std::string* why) const {
+    std::vector<std::vector<std::size_t>> pattern, deduced;
+    for (const auto& p : tmpl.params) pattern.push_back(p.type_tokens);
+    const auto& names = template_names_.at(tmpl.keyword_token);
+    if (!deduce_template_arguments(t_, pattern, parameter_types(t_, open), names, deduced)) {
+      *why = "the parameters of this instantiation do not match those of the template kernel '" + tmpl.function_name + "'";
+      return false;
     }
+    args.clear();
+    for (auto& d : deduced) {
+      if (d.empty()) break;
+      args.push_back(std::move(d));
+    }
+    return true;
+  }
+
+  // `template [[host_name("add_float")]] kernel void add<float>(…);`, or with the
+  // arguments deduced from the parameters: `… kernel void add(device float* a …);`.
+  Kind parse_instantiation(std::size_t template_token, std::size_t i, ParsedKernel& k) {
+    const auto [first, last] = templates_.equal_range(k.function_name);
+    if (first == last) {
+      fail(k.name_token, "'" + k.function_name + "' is not a template kernel defined above this instantiation");
+    }
+    if (i >= t_.size() || !(t_[i].is("<") || t_[i].is("("))) fail(i, "expected the template arguments of '" + k.function_name + "'");
+    std::size_t j = i;
+    const bool deduced = t_[i].is("(");
+    const std::vector<std::vector<std::size_t>> given = deduced ? std::vector<std::vector<std::size_t>>{} : explicit_arguments(i, &j);
+    // The first template of that name (in source order) whose parameters the arguments fit.
+    const ParsedKernel* found = nullptr;
+    std::vector<std::vector<std::size_t>> args;
+    std::string problem;
+    for (auto it = first; it != last && !found; ++it) {
+      std::string why;
+      args = given;
+      bool fits = !deduced || deduce(it->second, i, args, &why);
+      const std::size_t written = args.size();
+      fits = fits && fill_defaults(it->second, args, &why);
+      if (fits) {
+        found = &it->second;
+        k.explicit_arguments = written;
+      } else if (problem.empty()) {
+        problem = why;
+      }
+    }
+    if (!found) fail(i, problem);
+    const ParsedKernel& tmpl = *found;
+    const auto& names = template_names_.at(tmpl.keyword_token);
     const std::size_t end = [&] {
       for (std::size_t e = j; e < t_.size(); ++e)
         if (t_[e].is(";")) return e;
@@ -453,11 +512,12 @@ class SignatureParser {
     return Kind::instantiation;
   }
 
-  std::map<std::string, std::vector<std::string>> template_names_;  // template kernel → parameter names
-  std::map<std::string, std::vector<std::vector<std::size_t>>> template_defaults_;  // … → default arguments' tokens
+  // By the template kernel's keyword_token: its parameters' names and default arguments' tokens.
+  std::map<std::size_t, std::vector<std::string>> template_names_;
+  std::map<std::size_t, std::vector<std::vector<std::size_t>>> template_defaults_;
 
   void parse_params(std::size_t begin, std::size_t end, ParsedKernel& k, const std::vector<std::string>& template_names) {
-    template_names_[k.function_name] = template_names;
+    template_names_[k.keyword_token] = template_names;
     std::size_t piece = begin;
     int depth = 0;
     for (std::size_t i = begin; i <= end; ++i) {
@@ -483,6 +543,8 @@ class SignatureParser {
     for (std::size_t i = begin; i < end;) {
       if (t_[i].is("[") && i + 1 < end && t_[i + 1].is("[")) {
         i = parse_attributes(i, attrs);
+      } else if (t_[i].is_identifier("coherent") && i + 3 < end && t_[i + 1].is("(") && t_[i + 3].is(")")) {
+        i += 4;  // `coherent(system) device uint*`: no part of the type here (translator.cpp)
       } else {
         rest.push_back(i++);
       }
@@ -621,7 +683,7 @@ class SignatureParser {
       c.constant_token = j;
       std::string type_name;
       for (std::size_t k = j + 1; k + 1 < i; ++k) {
-        if (t_[k].is_identifier("const")) continue;
+        if (t_[k].is_identifier("const") || t_[k].is_identifier("constexpr")) continue;  // MLX: `static constant constexpr const`
         c.type_tokens.push_back(k);
         type_name += (type_name.empty() ? "" : " ") + t_[k].text;
       }

@@ -37,6 +37,9 @@ struct ParsedKernel {
   std::size_t declaration_begin = 0, declaration_end = 0;  // `template` … `;`
   std::string function_name;  // the C++ name to call (the template's for instantiations)
   std::vector<std::pair<std::string, std::vector<std::size_t>>> template_arguments;
+  // How many of them the instantiation wrote (or deduction found): the call passes those
+  // and leaves the defaults to C++, which evaluates them in the template's scope.
+  std::size_t explicit_arguments = 0;
 };
 
 /** A program-scope `constant T name [[function_constant(i)]];`. */

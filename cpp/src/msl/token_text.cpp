@@ -28,6 +28,10 @@ std::string type_text(const std::vector<Token>& t, const std::vector<std::size_t
                       const TemplateArguments* arguments) {
   std::string out;
   for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (tokens[k] == kClosingAngle) {
+      out += '>';
+      continue;
+    }
     const Token& tok = t[tokens[k]];
     std::string piece;
     if (arguments && tok.kind == TokenKind::identifier) {

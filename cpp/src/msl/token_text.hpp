@@ -20,6 +20,10 @@ bool is_swizzle(const std::string& s, std::vector<int>* indices);
 /** The prelude's number for a swizzle: "1" then the components (".zyx" → 1210). */
 std::string swizzle_code(const std::vector<int>& indices);
 
+/** Stands for a '>' in token lists that the lexer merged into a `>>` (the end of
+    `typename C = Less<T>>`, a default argument). type_text writes it as '>'. */
+constexpr std::size_t kClosingAngle = static_cast<std::size_t>(-1);
+
 /** A template kernel instantiation's arguments: parameter name → argument tokens. */
 using TemplateArguments = std::vector<std::pair<std::string, std::vector<std::size_t>>>;
 

@@ -6,6 +6,7 @@
 #include "msl/translator.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -70,7 +71,8 @@ class Translator {
         t_(options.preprocessed ? tokenize(*options.preprocessed, true) : tokenize(source)),
         defines_(options.defines),
         constants_(options.constants),
-        checked_(options.checked) {}
+        checked_(options.checked),
+        uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {}
 
   Translation run() {
     ParsedSource parsed = parse_source(t_, src_);
@@ -133,6 +135,7 @@ class Translator {
   const std::vector<std::pair<std::string, std::string>>& defines_;
   const ConstantValues& constants_;
   bool checked_;
+  bool uses_double_;  // the source names `double` (a CPU/CUDA extension): literals stay double
   std::vector<ParsedKernel> kernels_;
   std::vector<std::size_t> kernel_keywords_;
   std::vector<FunctionConstantDecl> function_constants_;
@@ -386,11 +389,20 @@ class Translator {
         if (i + 1 < t_.size() && t_[i + 1].kind == TokenKind::identifier)
           fail(i, id + " functions are not supported: metalcall runs compute kernels");
         emit(id, tok, false);
+      } else if (id == "coherent" && i + 3 < t_.size() && t_[i + 1].is("(") && t_[i + 3].is(")")) {
+        // `coherent(device) device uint*` (MSL 3.2): one memory for all threads here, so
+        // coherence needs no qualifier; `volatile` stays.
+        i += 3;
       } else if (id == "device" || id == "thread") {
         // Address spaces have no meaning in host memory (nor to CUDA's generic pointers);
         // the reflection table keeps them.
       } else if (id == "constant" && constant_at(i, false)) {
-        emit("static const", tok, true);
+        // `static constant constexpr const int x [[function_constant(0)]]` (MLX): one static, one const.
+        const bool is_static = i > 0 && t_[i - 1].is_identifier("static");
+        const bool has_const = (i + 1 < t_.size() && t_[i + 1].is_identifier("const")) ||
+                               (i + 2 < t_.size() && t_[i + 1].is_identifier("constexpr") && t_[i + 2].is_identifier("const"));
+        const std::string text = std::string(is_static ? "" : "static ") + (has_const ? "" : "const");
+        if (!text.empty()) emit(text, tok, true);
       } else if (id == "is_function_constant_defined" && i + 3 < t_.size() && t_[i + 1].is("(") &&
                  t_[i + 3].is(")")) {
         const FunctionConstantDecl* found = nullptr;
@@ -411,7 +423,9 @@ class Translator {
       } else if (id == "threadgroup") {
         // Storage (`threadgroup float tmp[256];`) takes the target's qualifier; a
         // pointer to threadgroup memory is a plain pointer.
-        if (declares_storage(i) && !(i > 0 && t_[i - 1].is(")"))) emit(target_.threadgroup_storage(), tok, true);  // not `f() threadgroup`
+        // Not `f() threadgroup` nor `operator bool() const threadgroup` (a member for `this` there).
+        const bool member_qualifier = i > 0 && (t_[i - 1].is(")") || (i > 1 && t_[i - 1].is_identifier("const") && t_[i - 2].is(")")));
+        if (declares_storage(i) && !member_qualifier) emit(target_.threadgroup_storage(), tok, true);
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
       } else if (const char* what = unsupported_reason(id)) {
@@ -585,7 +599,7 @@ class Translator {
     return false;
   }
 
-  static std::string translate_number(const Token& tok) {
+  std::string translate_number(const Token& tok) const {
     const std::string& s = tok.text;
     const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     if (!hex && (s.back() == 'h' || s.back() == 'H')) {
@@ -593,6 +607,12 @@ class Translator {
       const bool has_point = v.find_first_of(".eE") != std::string::npos;
       return "mtl_half(" + v + (has_point ? "f" : ".0f") + ")";
     }
+    // MSL has no double: an unsuffixed floating literal (`0.5`, `1e-3`) is a float, so
+    // `0.5 * x` stays float and `{0.5 * x, y}` initialises a pair of floats. A source
+    // that uses the double extension (metal_double.h) keeps C++'s double literals.
+    const bool floating = s.find_first_of(".eE") != std::string::npos;
+    if (!hex && floating && !uses_double_ && (std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '.'))
+      return s + "f";
     return s;
   }
 };

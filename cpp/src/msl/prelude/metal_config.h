@@ -79,19 +79,26 @@ template <class T> struct remove_cv<volatile T> { typedef T type; };
 template <class T> struct remove_cv<const volatile T> { typedef T type; };
 template <class T> using remove_cv_t = typename remove_cv<T>::type;
 
-// Integral: the C++ integer types, bool excluded (MSL integer functions reject it).
-template <class T> struct is_integral : false_type {};
-template <> struct is_integral<char> : true_type {};
-template <> struct is_integral<signed char> : true_type {};
-template <> struct is_integral<unsigned char> : true_type {};
-template <> struct is_integral<short> : true_type {};
-template <> struct is_integral<unsigned short> : true_type {};
-template <> struct is_integral<int> : true_type {};
-template <> struct is_integral<unsigned int> : true_type {};
-template <> struct is_integral<long> : true_type {};
-template <> struct is_integral<unsigned long> : true_type {};
-template <> struct is_integral<long long> : true_type {};
-template <> struct is_integral<unsigned long long> : true_type {};
+// MSL's integer types, bool excluded: what the integer functions (abs, clz, min ...) and
+// numeric_limits take.
+namespace mtl_detail {
+template <class T> struct is_int : false_type {};
+template <> struct is_int<char> : true_type {};
+template <> struct is_int<signed char> : true_type {};
+template <> struct is_int<unsigned char> : true_type {};
+template <> struct is_int<short> : true_type {};
+template <> struct is_int<unsigned short> : true_type {};
+template <> struct is_int<int> : true_type {};
+template <> struct is_int<unsigned int> : true_type {};
+template <> struct is_int<long> : true_type {};
+template <> struct is_int<unsigned long> : true_type {};
+template <> struct is_int<long long> : true_type {};
+template <> struct is_int<unsigned long long> : true_type {};
+}  // namespace mtl_detail
+// is_integral as in C++ (and MSL's <metal_type_traits>): the integer types and bool, so
+// `enable_if_t<is_integral_v<T>>` overloads select bool where MSL code expects them to.
+template <class T> struct is_integral : mtl_detail::is_int<T> {};
+template <> struct is_integral<bool> : true_type {};
 
 // MSL floating types: float, half, bfloat (specialised where those are defined).
 template <class T> struct is_floating_point : false_type {};

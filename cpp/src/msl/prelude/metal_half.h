@@ -107,6 +107,46 @@ struct mtl_bfloat {
   METAL_FUNC mtl_bfloat& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC mtl_bfloat& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC mtl_bfloat& operator/=(float o) { return *this = float(*this) / o; }
+  // MSL's bfloat is a builtin type: a class that converts to a number (a mask struct with
+  // `operator bool()`) may be assigned to it, a user-defined conversion then a standard
+  // one. Here that would take two user-defined conversions, so assignment says it.
+  template <class U, enable_if_t<__is_class(U), int> = 0,
+            class = decltype(static_cast<float>(*static_cast<const U*>(nullptr)))>
+  METAL_FUNC mtl_bfloat& operator=(const U& u) {
+    return *this = mtl_bfloat(static_cast<float>(u));
+  }
+
+  // MSL's usual arithmetic conversions rank bfloat below float: bfloat op bfloat and
+  // bfloat op integer are bfloat; bfloat op float (or half, or a double literal) is
+  // float. Each is computed in float and rounded once. Without these, bfloat + bfloat
+  // would be float here, and `c ? x : x + y` (x, y bfloat) an ambiguous conditional.
+  friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator-(mtl_bfloat a) {
+    return mtl_bfloat(mtl_detail::bfloat_bits_tag(), (unsigned short)(a.bits ^ 0x8000u));
+  }
+  friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator+(mtl_bfloat a) { return a; }
+#define METAL_BFLOAT_ARITHMETIC(OP)                                                                                 \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(mtl_bfloat a, mtl_bfloat b) {                       \
+    return mtl_bfloat(float(a) OP float(b));                                                                        \
+  }                                                                                                                 \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(mtl_bfloat a, float b) { return float(a) OP b; }         \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(float a, mtl_bfloat b) { return a OP float(b); }         \
+  friend METAL_FUNC float operator OP(mtl_bfloat a, mtl_half b) { return float(a) OP float(b); }                    \
+  friend METAL_FUNC float operator OP(mtl_half a, mtl_bfloat b) { return float(a) OP float(b); }                    \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(mtl_bfloat a, double b) { return float(a) OP float(b); } \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(double a, mtl_bfloat b) { return float(a) OP float(b); } \
+  template <class I, enable_if_t<is_integral<I>::value, int> = 0>                                                   \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(mtl_bfloat a, I b) {                                \
+    return mtl_bfloat(float(a) OP float(b));                                                                        \
+  }                                                                                                                 \
+  template <class I, enable_if_t<is_integral<I>::value, int> = 0>                                                   \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(I a, mtl_bfloat b) {                                \
+    return mtl_bfloat(float(a) OP float(b));                                                                        \
+  }
+  METAL_BFLOAT_ARITHMETIC(+)
+  METAL_BFLOAT_ARITHMETIC(-)
+  METAL_BFLOAT_ARITHMETIC(*)
+  METAL_BFLOAT_ARITHMETIC(/)
+#undef METAL_BFLOAT_ARITHMETIC
 
   static METAL_FUNC METAL_HOST_CONSTEXPR unsigned short round_from(float f) {
     unsigned int u = mtl_detail::float_bits(f);

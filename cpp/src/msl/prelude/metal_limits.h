@@ -84,7 +84,7 @@ template <class T, class Enable = void> struct numeric_limits {
 };
 
 template <class T>
-struct numeric_limits<T, enable_if_t<is_integral<T>::value>> : mtl_detail::int_limits_common {
+struct numeric_limits<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_detail::int_limits_common {
   static constexpr bool is_signed = T(-1) < T(0);
   static constexpr bool is_modulo = !is_signed;
   static constexpr int digits = int(sizeof(T) * 8) - (is_signed ? 1 : 0);

@@ -46,8 +46,8 @@ template <class... A>
 using common_scalar_t = typename type_if<common_scalar_sel<A...>::ok, typename common_scalar_sel<A...>::type>::type;
 
 template <class T> using if_float = enable_if_t<is_floating_point<T>::value, int>;
-template <class T> using if_integer = enable_if_t<is_integral<T>::value, int>;
-template <class T> using if_number = enable_if_t<is_integral<T>::value || is_floating_point<T>::value, int>;
+template <class T> using if_integer = enable_if_t<is_int<T>::value, int>;  // bool excluded
+template <class T> using if_number = enable_if_t<is_int<T>::value || is_floating_point<T>::value, int>;
 
 template <class T> METAL_FUNC constexpr float f32(const T& x) { return convert<float>(x); }
 

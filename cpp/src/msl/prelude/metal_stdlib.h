@@ -17,5 +17,6 @@
 #include "metal_matrix.h"      // floatCxR, matrix products, transpose, determinant
 #include "metal_array.h"       // metal::array<T, N>
 #include "metal_logging.h"     // os_log (messages discarded)
+#include "metal_uniform.h"     // uniform<T>, make_uniform
 #include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)
 #include "metal_texture.h"     // textures and samplers

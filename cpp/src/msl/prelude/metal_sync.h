@@ -58,6 +58,7 @@ inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simd_sy
 #include "metal_atomic.h"
 #include "metal_simdgroup.h"
 #include "metal_simdgroup_matrix.h"
+#include "metal_simdgroup_matrix_ops.h"
 #include "metal_simdgroup_fill.h"
 #include "metal_apple_internals.h"
 #include "metal_checked.h"
