@@ -121,6 +121,8 @@ def _int_arrays_read(x, keys):
             idx = where(apply("less", idx, 0), apply("add", idx, n), idx)
         if isinstance(idx, int) and isinstance(lin, int):
             lin = idx * stride + lin
+        elif isinstance(idx, int):  # Python ints only: an array made of them would go to the default device
+            lin = apply("add", lin, idx * stride)
         else:
             lin = apply("add", apply("multiply", idx, stride), lin)
         stride *= n
