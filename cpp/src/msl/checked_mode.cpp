@@ -41,16 +41,79 @@ std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t&
   return extents;
 }
 
+namespace {
+
+bool statement_boundary(const Token& b) {
+  return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
+}
+
+// The initializer after the `=` at d.end: which braces to write twice (those of the
+// array's own levels: the checked array is a struct around its elements), a string to
+// wrap, and the count for an empty first extent. False when it cannot be checked.
+bool read_initializer(const std::vector<Token>& t, CheckedArray& d) {
+  std::size_t j = d.end + 1;
+  if (j < t.size() && t[j].kind == TokenKind::string && d.extents.size() == 1) {  // char s[6] = "hello";
+    d.wrap_first = j;
+    while (j + 1 < t.size() && t[j + 1].kind == TokenKind::string) ++j;
+    d.wrap_last = j;
+    if (d.extents[0].empty()) return false;
+    return true;
+  }
+  if (j >= t.size() || !t[j].is("{")) return false;
+  const int dims = static_cast<int>(d.extents.size());
+  std::vector<bool> list;  // per open brace: an element list of the array's (not `float2{…}`)
+  int depth = 0;           // open list braces
+  long long items = 0;     // top-level elements
+  bool all_braced = true, item_open = false;
+  for (; j < t.size(); ++j) {
+    const Token& c = t[j];
+    if (depth == 1 && list.size() == 1 && !c.is("}") && !c.is(",") && !item_open) {
+      item_open = true;
+      ++items;
+      all_braced = all_braced && c.is("{");
+    }
+    if (c.is(",") && list.size() == 1) item_open = false;
+    if (c.is("{")) {
+      const Token& b = t[j - 1];
+      const bool is_list = depth < dims && list.size() == static_cast<std::size_t>(depth) &&
+                           (b.is("=") || b.is("{") || b.is(","));
+      list.push_back(is_list);
+      if (is_list) {
+        d.doubled_braces.push_back(j);
+        ++depth;
+      }
+    } else if (c.is("}")) {
+      if (list.empty()) return false;
+      if (list.back()) {
+        d.doubled_braces.push_back(j);
+        --depth;
+      }
+      list.pop_back();
+      if (list.empty()) break;
+    }
+  }
+  if (j >= t.size() || j + 1 >= t.size() || !t[j + 1].is(";")) return false;
+  if (d.extents[0].empty()) {
+    if (dims > 1 && !all_braced) return false;  // `float t[][2] = {1, 2, 3}`: rows not spelled out
+    d.extents[0] = std::to_string(items) + " ";
+  }
+  return true;
+}
+
+}  // namespace
+
 // Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
 // or a struct, found syntactically: the type runs back to the statement's start,
-// only names, `::`, `const` and template arguments. Pointer arrays, `static`
-// and `constexpr` arrays, and multi-dimensional ones with an initializer stay plain.
+// only names, `::`, `const` and template arguments. Before the type: `constant`,
+// `constexpr`, `static` (constant data: a lookup table, also at program scope).
+// Pointer arrays stay plain; what cannot be checked is refused (CheckedArray::refused).
 std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
   static const std::set<std::string> not_types = {
       "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
       "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
       "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
       "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
+  static const std::set<std::string> storage = {"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -68,17 +131,16 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       if (!scopes.empty()) scopes.pop_back();
       continue;
     }
-    if (scopes.empty() || scopes.back() == 0) continue;
+    const bool namespace_scope = scopes.empty() || scopes.back() == 0;
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("[") || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
     if (i + 2 < t.size() && t[i + 2].is("[")) continue;  // an attribute
     CheckedArray d;
     d.name = i;
-    d.kind = scopes.back() == 2 ? 2 : 1;
     std::size_t k = i;
     bool ok = true;
     while (k > 0) {
       const Token& b = t[k - 1];
-      if (b.is(";") || b.is("{") || b.is("}")) break;
+      if (statement_boundary(b) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
       if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
         int depth = 0;
         while (k > 0) {
@@ -100,7 +162,16 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       ok = false;
       break;
     }
-    if (!ok || k == i) continue;
+    // Storage qualifiers before the type (`constexpr constant`, `static const`, …).
+    bool constant_data = false;
+    for (std::size_t q = k; ok && q > 0 && !statement_boundary(t[q - 1]); --q) {
+      const Token& b = t[q - 1];
+      if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
+      else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
+    }
+    if (!ok || k == i || t[i - 1].is("::")) continue;  // `float S::table[4]`: declared elsewhere
+    if (namespace_scope && !constant_data) continue;
+    d.kind = constant_data ? 3 : scopes.back() == 2 ? 2 : 1;
     d.begin = k;
     for (std::size_t j = k; j < i; ++j)
       if (!t[j].is_identifier("thread")) d.type.push_back(j);
@@ -108,11 +179,15 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     std::size_t j = i + 1;
     d.extents = array_extents(t, j);
     if (j >= t.size() || d.extents.empty()) continue;
-    bool empty_extent = false;
-    for (const auto& e : d.extents) empty_extent = empty_extent || e.empty();
-    if (empty_extent) continue;
-    if (!(t[j].is(";") || (t[j].is("=") && d.extents.size() == 1))) continue;
+    for (std::size_t e = 1; e < d.extents.size(); ++e)
+      if (d.extents[e].empty()) ok = false;
+    if (!ok || !(t[j].is(";") || t[j].is("="))) continue;
     d.end = j;
+    if (t[j].is("=") ? !read_initializer(t, d) : d.extents[0].empty()) {
+      d.refused = "checked mode cannot bounds-check the array '" + t[i].text +
+                  "': give its extents and a braced initializer that spells out each row, or compile it "
+                  "without checked=True";
+    }
     found[k] = std::move(d);
   }
   return found;

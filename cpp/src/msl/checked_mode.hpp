@@ -13,12 +13,18 @@
 
 namespace metalcall::msl {
 
-/** `T name[N]…;` or `T name[N] = {…};` in a function body or a struct. */
+/** `T name[N]…;` or `T name[N] = {…};` in a function body or a struct, or (with `constant`,
+ *  `constexpr` or `static` before the type) anywhere, program scope included. */
 struct CheckedArray {
   std::size_t begin = 0, name = 0, end = 0;  // type tokens [begin, name), `;` or `=` at end
   std::vector<std::size_t> type;             // type tokens (without `thread`)
-  std::vector<std::string> extents;
-  int kind = 1;  // mtl_checked_array's Kind: 1 private array, 2 struct member
+  std::vector<std::string> extents;          // an empty one (`[]`) counted from the initializer
+  int kind = 1;  // mtl_checked_array's Kind: 1 private array, 2 struct member, 3 constant array
+  // The initializer's braces to write twice (the checked array is a struct around the
+  // elements), or, for `= "text"`, the first and last token to wrap in braces.
+  std::vector<std::size_t> doubled_braces;
+  std::size_t wrap_first = 0, wrap_last = 0;
+  std::string refused;  // why checked mode refuses it (a CompileError), or empty
 };
 
 /** The arrays to check, by their first token. */

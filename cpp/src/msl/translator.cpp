@@ -83,6 +83,14 @@ class Translator {
     if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
     if (checked_) {
       checked_arrays_ = find_checked_arrays(t_);
+      for (const auto& [first, array] : checked_arrays_) {
+        if (!array.refused.empty()) fail(array.name, array.refused);
+        checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
+        if (array.wrap_last) {
+          checked_braces_.insert(array.wrap_first);
+          checked_wrap_ends_.insert(array.wrap_last);
+        }
+      }
       checked_addresses_ = find_checked_addresses(t_, kernels_);
     }
     space_overloads_ = address_space_overloads(t_);
@@ -142,6 +150,9 @@ class Translator {
   std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
   // Checked mode: private arrays and struct array members, by their first token.
   std::map<std::size_t, CheckedArray> checked_arrays_;
+  // Checked mode: the tokens of their initializers to write with one more brace level.
+  std::set<std::size_t> checked_braces_;
+  std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
@@ -299,7 +310,9 @@ class Translator {
           continue;
         case TokenKind::string:
         case TokenKind::character:
-          emit(tok.text, tok, false);
+          // Checked mode: `char s[6] = "hello"` initialises a checked array as `{"hello"}`.
+          emit(checked_braces_.count(i) ? "{" + tok.text : tok.text, tok, false);
+          if (checked_wrap_ends_.count(i)) emit("}", tok, false);
           continue;
         case TokenKind::punct:
           if (tok.is("[") && i + 1 < t_.size() && t_[i + 1].is("[")) {
@@ -340,7 +353,8 @@ class Translator {
             auto accessors = struct_accessors_.find(i);
             if (accessors != struct_accessors_.end()) emit(accessors->second, tok, true);
           }
-          emit(tok.text, tok, false);
+          // Checked mode: a checked array's initializer is one brace level deeper.
+          emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
           continue;
         case TokenKind::identifier:
           break;
@@ -375,7 +389,7 @@ class Translator {
           continue;
         }
         auto array = checked_arrays_.find(i);
-        if (array != checked_arrays_.end() && !at_namespace_scope()) {
+        if (array != checked_arrays_.end()) {
           i = emit_checked_local_array(array->second);
           continue;
         }

@@ -211,22 +211,32 @@ METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i
 template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
 template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
-// An array (threadgroup, private, or a struct's member): storage plus the same
+// An array (threadgroup, private, a struct's member, or constant data: a program-scope
+// `constant` table, a `constexpr`/`static` one in a function): storage plus the same
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
-// thread_local` one needs no dynamic initialisation and `= {1, 2, 3}` works.
+// thread_local` one needs no dynamic initialisation and `= {{1, 2, 3}}` (the translator
+// adds the outer braces) works.
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T data_[N];
   static METAL_FUNC const char* what() {
-    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "struct array member";
+    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : Kind == 2 ? "struct array member"
+                                                                                   : "constant array";
   }
-  METAL_FUNC T& operator[](long long i) {
+  // constexpr: a `constexpr` table's elements stay constant expressions (in bounds).
+  METAL_FUNC constexpr T& operator[](long long i) {
     if (i < 0 || (unsigned long long)i >= N) {
       mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
     return data_[i];
   }
-  METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
+  METAL_FUNC constexpr const T& operator[](long long i) const {
+    if (i < 0 || (unsigned long long)i >= N) {
+      mtl_rt::fault(what(), i, N, sizeof(T));
+      return mtl_rt::scratch<T>();
+    }
+    return data_[i];
+  }
   METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
   METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
   // A cast to another element type (`(threadgroup const float*)float4_array`): the same
