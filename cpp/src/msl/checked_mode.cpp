@@ -219,11 +219,12 @@ std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Toke
   return found;
 }
 
-// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
-// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
-// checked mode keeps it a plain pointer and specialisations on pointer types still match.
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star) {
-  if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return false;
+namespace {
+
+// The name token of the template whose argument list holds the pointer type [i, star]
+// (`elem<const device float*>`: `elem`), or npos (a cast's, a parameter list's, none).
+std::size_t enclosing_template(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return std::string::npos;
   static const std::set<std::string> casts = {"static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"};
   int depth = 0;
   for (std::size_t j = i; j-- > 0;) {
@@ -232,15 +233,139 @@ bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t st
     } else if (t[j].is(">>")) {
       depth += 2;
     } else if (t[j].is("(") || t[j].is("[")) {
-      if (depth-- == 0) return false;  // a parameter list (`f(device float*, int)`)
+      if (depth-- == 0) return std::string::npos;  // a parameter list (`f(device float*, int)`)
     } else if (t[j].is("<")) {
       if (depth-- > 0) continue;
-      return j > 0 && t[j - 1].kind == TokenKind::identifier && !casts.count(t[j - 1].text);
+      const bool named = j > 0 && t[j - 1].kind == TokenKind::identifier && !casts.count(t[j - 1].text);
+      return named ? j - 1 : std::string::npos;
     } else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) {
-      return false;
+      return std::string::npos;
     }
   }
-  return false;
+  return std::string::npos;
+}
+
+}  // namespace
+
+// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
+// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
+// checked mode keeps it a plain pointer and specialisations on pointer types still match.
+// Not an explicit argument of a function template (`f<device float*>(p, i)`): the function's
+// parameter is then a checked pointer.
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                      const std::set<std::string>& function_templates) {
+  const std::size_t name = enclosing_template(t, i, star);
+  return name != std::string::npos && !function_templates.count(t[name].text);
+}
+
+bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                   const std::set<std::string>& function_templates) {
+  const std::size_t name = enclosing_template(t, i, star);
+  return name != std::string::npos && function_templates.count(t[name].text);
+}
+
+namespace {
+
+// The names a `template <…>` list starting at the '<' at i declares (`typename T`, `int N`).
+void template_parameter_names(const std::vector<Token>& t, std::size_t i, std::set<std::string>& names) {
+  int depth = 0;
+  bool in_default = false;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (t[j].is("<") || t[j].is("(")) ++depth;
+    else if (t[j].is(">") || t[j].is(")")) {
+      if (--depth == 0) return;
+    } else if (t[j].is(">>")) {
+      if ((depth -= 2) <= 0) return;
+    }
+    if (depth == 1 && t[j].is(",")) in_default = false;
+    if (depth == 1 && t[j].is("=")) in_default = true;
+    const Token& n = t[j + 1];
+    if (depth == 1 && !in_default && t[j].kind == TokenKind::identifier &&
+        (n.is(",") || n.is(">") || n.is(">>") || n.is("=")))
+      names.insert(t[j].text);
+  }
+}
+
+// The template parameter names of the declaration whose parameter list opens at `open`
+// (`template <typename T> T f(…)`: {T}); none for a function that is no template.
+std::set<std::string> own_template_parameters(const std::vector<Token>& t, std::size_t open) {
+  std::set<std::string> names;
+  std::size_t b = open;
+  while (b > 0 && !(t[b - 1].is(";") || t[b - 1].is("{") || t[b - 1].is("}") || t[b - 1].kind == TokenKind::directive))
+    --b;
+  for (std::size_t j = b; j + 1 < open; ++j)
+    if (t[j].is_identifier("template") && t[j + 1].is("<")) template_parameter_names(t, j + 1, names);
+  return names;
+}
+
+}  // namespace
+
+std::set<std::string> function_template_names(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("template") || !t[i + 1].is("<")) continue;
+    // The declaration after the template list: a function if a name is followed by
+    // '(' (at the list's level) before any `struct`/`class`, `{`, `;` or `=`.
+    int depth = 0;
+    std::size_t j = i + 1;
+    for (; j < t.size(); ++j) {
+      if (t[j].is("<")) ++depth;
+      else if (t[j].is(">") && --depth == 0) break;
+      else if (t[j].is(">>") && (depth -= 2) <= 0) break;
+    }
+    depth = 0;
+    for (++j; j < t.size(); ++j) {
+      const Token& c = t[j];
+      if (c.is_identifier("struct") || c.is_identifier("class") || c.is_identifier("union") || c.is("{") ||
+          c.is(";") || c.is("=") || c.is_identifier("using"))
+        break;
+      if (c.is("<")) ++depth;
+      else if (c.is(">")) --depth;
+      else if (c.is(">>")) depth -= 2;
+      else if (depth == 0 && c.is("(") && t[j - 1].kind == TokenKind::identifier) {
+        names.insert(t[j - 1].text);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (i == 0 || !(t[i - 1].is("(") || t[i - 1].is(","))) return false;
+  std::size_t j = star + 1;
+  while (j < t.size() && (t[j].is_identifier("const") || t[j].is_identifier("restrict") ||
+                          t[j].is_identifier("__restrict") || t[j].is_identifier("__restrict__")))
+    ++j;
+  const bool named = j < t.size() && t[j].kind == TokenKind::identifier;
+  if (named) ++j;
+  if (j >= t.size() || !(t[j].is(",") || t[j].is(")") || t[j].is("="))) return false;
+  // The '(' that opens the list: a function's (its name before it) or a lambda's.
+  std::size_t open = std::string::npos;
+  int depth = 0;
+  for (std::size_t k = i; k-- > 0;) {
+    if (t[k].is(")") || t[k].is("]") || t[k].is("}")) ++depth;
+    else if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      if (depth-- == 0) {
+        open = t[k].is("(") ? k : std::string::npos;
+        break;
+      }
+    } else if (t[k].is(";")) {
+      break;
+    }
+  }
+  if (open == std::string::npos || open == 0) return false;
+  static const std::set<std::string> not_functions = {"return", "sizeof", "alignof", "decltype", "if", "while",
+                                                      "for", "switch", "static_assert", "noexcept"};
+  const Token& f = t[open - 1];
+  if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]"))) return false;
+  if (!named && t[j].is(")")) {  // `void f(thread float*);` (not a cast `(thread float*)x`)
+    if (i - 1 == open && (j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is("{")))) return false;
+  }
+  const std::set<std::string> own = own_template_parameters(t, open);
+  for (std::size_t k = i; k < star; ++k)
+    if (t[k].kind == TokenKind::identifier && own.count(t[k].text)) return false;
+  return true;
 }
 
 }  // namespace metalcall::msl

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,23 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
 std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
                                                            const std::vector<ParsedKernel>& kernels);
 
-/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's):
- *  checked mode leaves it a plain pointer. */
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star);
+/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's,
+ *  nor an explicit argument of one of `function_templates`): checked mode leaves it a plain pointer. */
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                      const std::set<std::string>& function_templates);
+
+/** True when the pointer type at tokens [i, star] is an explicit argument of one of
+ *  `function_templates` (`f<thread float*>(t, i)`): a checked pointer, `thread` ones too. */
+bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                   const std::set<std::string>& function_templates);
+
+/** The names of the function templates the source declares (`template <…> R name(…)`). */
+std::set<std::string> function_template_names(const std::vector<Token>& t);
+
+/** True when the `thread` pointer type at tokens [i, star] is a function's parameter whose
+ *  element type names none of that function's own template parameters (so no argument
+ *  deduces through it): checked mode makes it a checked pointer. */
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star);
 
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);

@@ -92,6 +92,7 @@ class Translator {
         }
       }
       checked_addresses_ = find_checked_addresses(t_, kernels_);
+      function_templates_ = function_template_names(t_);
     }
     space_overloads_ = address_space_overloads(t_);
 
@@ -153,6 +154,8 @@ class Translator {
   // Checked mode: the tokens of their initializers to write with one more brace level.
   std::set<std::size_t> checked_braces_;
   std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
+  // Checked mode: the source's function templates (`f<device float*>(p)` passes a checked pointer).
+  std::set<std::string> function_templates_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
@@ -369,8 +372,10 @@ class Translator {
         // Checked mode: address-space pointers become bounds-checked pointers,
         // threadgroup arrays bounds-checked arrays.
         const std::size_t star = address_space_pointer_end(i);
-        if (star != std::string::npos && (!thread_pointer(i, star) || declares_variable(star)) &&
-            !is_type_argument(t_, i, star)) {
+        if (star != std::string::npos &&
+            (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star) ||
+             is_function_template_argument(t_, i, star, function_templates_)) &&
+            !is_type_argument(t_, i, star, function_templates_)) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
           i = star;
           continue;
@@ -510,8 +515,9 @@ class Translator {
   }
 
   // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
-  // Checked mode checks `thread` pointer variables only: a parameter stays a plain
-  // pointer, so that `template <class T> void f(thread T* p)` still deduces T from `&x`.
+  // (Checked mode checks `thread` pointer variables and the parameters that
+  // is_checked_thread_parameter picks: `template <class T> void f(thread T* p)` keeps a
+  // plain pointer, so that it still deduces T from `&x`.)
   bool declares_variable(std::size_t star) const {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;

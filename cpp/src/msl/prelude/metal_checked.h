@@ -247,7 +247,12 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   METAL_FUNC explicit operator mtl_checked<U>() const {
     return mtl_checked<U>(mtl_checked<const T>(data_, N, what()));
   }
-  // Passed to a `thread T*` parameter or decayed like an array (unchecked from there).
+  // `t + i`: a checked pointer into the array (also where a `thread T*` parameter takes it).
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked<T> operator+(I i) { return mtl_checked<T>(data_, N, what()) + i; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked<const T> operator+(I i) const { return mtl_checked<const T>(data_, N, what()) + i; }
+  // Passed to a template's `thread T*` parameter or decayed like an array (unchecked from there).
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }
   METAL_FUNC T* begin() { return data_; }
