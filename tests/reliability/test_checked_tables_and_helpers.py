@@ -91,6 +91,21 @@ CASES = {
             Acc<float> a;
             p[i] = a.sum(t, int(i) + 1 + off);
         }""", "private array", np.cumsum(TABLE)),
+    "template_thread_parameter": ("""
+        template <typename T> T get(thread const T* t, int j) { return t[j]; }
+        kernel void k(SIGNATURE) {
+            float t[4] = {1.5f, 2.5f, -3.0f, 4.0f};
+            p[i] = get(t, int(i) + off);
+        }""", "private array", TABLE),
+    "template_thread_parameter_write_with_offset": ("""
+        template <typename T> void put(thread T* t, int j, T v) { t[j] = v; }
+        kernel void k(SIGNATURE) {
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float scalar = 0.0f;
+            put(&scalar, 0, 1.0f);
+            put(t + 1, int(i) + off - 1, src[i] * scalar);
+            p[i] = t[i];
+        }""", "private array", SRC),
     # 4: a pointer type as a function template's explicit argument
     "explicit_device_pointer_template_argument": ("""
         template <typename P> float get(P q, int j) { return q[j]; }

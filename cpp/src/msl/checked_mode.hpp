@@ -45,14 +45,6 @@ bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t st
 bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
                                    const std::set<std::string>& function_templates);
 
-/** The names of the function templates the source declares (`template <…> R name(…)`). */
-std::set<std::string> function_template_names(const std::vector<Token>& t);
-
-/** True when the `thread` pointer type at tokens [i, star] is a function's parameter whose
- *  element type names none of that function's own template parameters (so no argument
- *  deduces through it): checked mode makes it a checked pointer. */
-bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star);
-
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);
 

@@ -12,6 +12,7 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/checked_mode.hpp"
+#include "msl/checked_thread_params.hpp"
 #include "msl/address_space_overloads.hpp"
 #include "msl/cpu_abi.hpp"
 #include "msl/diagnostics.hpp"
@@ -93,6 +94,7 @@ class Translator {
       }
       checked_addresses_ = find_checked_addresses(t_, kernels_);
       function_templates_ = function_template_names(t_);
+      checked_before_ = deduced_thread_arguments(t_);
     }
     space_overloads_ = address_space_overloads(t_);
 
@@ -156,6 +158,8 @@ class Translator {
   std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
   // Checked mode: the source's function templates (`f<device float*>(p)` passes a checked pointer).
   std::set<std::string> function_templates_;
+  // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
+  std::map<std::size_t, std::string> checked_before_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
@@ -304,6 +308,7 @@ class Translator {
           skip = true;
         }
       if (skip) continue;
+      if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
       switch (tok.kind) {
         case TokenKind::directive:
           emit_directive(i);

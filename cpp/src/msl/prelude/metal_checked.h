@@ -268,6 +268,28 @@ template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long
 }
 }  // namespace mtl_rt
 
+namespace mtl_rt {
+// An argument for a template's `thread T*` parameter (which checked mode makes
+// mtl_checked<T>, the translator wraps the argument): a checked pointer T deduces from.
+// (By value and by reference to the array: more specialised than the last overload, so chosen.)
+template <class T> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked<T> p) { return p; }
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked_array<T, N, K>& a) {
+  return a;
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg(const mtl_checked_array<T, N, K>& a) { return a; }
+template <class T> METAL_FUNC mtl_checked<T> thread_arg(T* p) { return mtl_checked<T>(p); }  // `&x`: unchecked
+template <class X> METAL_FUNC X&& thread_arg(X&& x) { return static_cast<X&&>(x); }       // another overload's
+// The same for a `thread const T*` parameter (mtl_checked<const T>).
+template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked<T> p) { return p; }
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked_array<T, N, K>& a) { return static_cast<const mtl_checked_array<T, N, K>&>(a); }
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg_const(const mtl_checked_array<T, N, K>& a) { return a; }
+template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(T* p) { return mtl_checked<const T>(p); }
+template <class X> METAL_FUNC X&& thread_arg_const(X&& x) { return static_cast<X&&>(x); }
+}  // namespace mtl_rt
+
 // Atomics through a checked pointer: the element is checked, then the plain
 // function runs on it (metal_atomic.h).
 #define METAL_CHECKED_ATOMIC(NAME)                                                       \

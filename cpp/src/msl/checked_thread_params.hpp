@@ -1,0 +1,30 @@
+// Checked mode's `thread T*` parameters of helper functions (they become checked
+// pointers) and the calls that pass arguments to the ones a template deduces through.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+/** The names of the function templates the source declares (`template <…> R name(…)`). */
+std::set<std::string> function_template_names(const std::vector<Token>& t);
+
+/** True when the `thread` pointer type at tokens [i, star] is a named function's (or a
+ *  lambda's) parameter: checked mode makes it a checked pointer. A lambda's parameter whose
+ *  element type names a template parameter stays plain. */
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star);
+
+/** Text to write before tokens, for the calls of functions with a `thread T*` parameter
+ *  whose element type names the function's own template parameters (`template <class T>
+ *  void f(thread T* p)`): such an argument becomes `metal::mtl_rt::thread_arg(…)` (or
+ *  `thread_arg_const`), a checked pointer that the parameter (then `mtl_checked<T>`)
+ *  deduces T from, from an array, a checked pointer or `&x` alike. */
+std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<Token>& t);
+
+}  // namespace metalcall::msl
