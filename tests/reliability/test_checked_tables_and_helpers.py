@@ -51,7 +51,18 @@ CASES = {
         constant constexpr const float table[4] = {1.5f, 2.5f, -3.0f, 4.0f};
         static_assert(table[1] == 2.5f, "a constexpr table's elements stay constant expressions");
         kernel void k(SIGNATURE) { p[i] = table[i + off]; }""", "constant array", TABLE),
+    "program_scope_tables_in_one_statement": ("""
+        constant float ta[2] = {10.0f, 20.0f}, tb[4] = {1.5f, 2.5f, -3.0f, 4.0f};
+        kernel void k(SIGNATURE) { p[i] = tb[i + off] + ta[i % 2]; }""", "constant array",
+        TABLE + np.array([10, 20, 10, 20], np.float32)),
     # 3: constant arrays in a function
+    "private_arrays_in_one_statement": ("""
+        kernel void k(SIGNATURE) {
+            float a[4] = {1.5f, 2.5f, -3.0f, 4.0f}, s = 0.0f, b[4];
+            for (int j = 0; j < 4; ++j) b[j] = src[j];
+            s = a[i] + b[i + off];
+            p[i] = s;
+        }""", "private array", TABLE + SRC),
     "local_constexpr_constant_table": ("""
         kernel void k(SIGNATURE) {
             constexpr constant float w[4] = {1.5f, 2.5f, -3.0f, 4.0f};
@@ -185,14 +196,29 @@ def test_string_initialised_constant_array():
         assert p.tolist() == [float(c) for c in b"hello\0"]
 
 
-def test_a_table_checked_mode_cannot_check_is_refused():
-    # Rows not spelled out and no first extent: refused in checked mode (never silently
-    # unchecked); the plain device compiles it.
-    src = HEADER + """
-    constant float table[][2] = {1.0f, 2.0f, 3.0f, 4.0f};
-    kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) { p[i] = table[i / 2][i % 2]; }"""
+REFUSED = {
+    # Rows not spelled out and no first extent.
+    "table": ("""
+        constant float table[][2] = {1.0f, 2.0f, 3.0f, 4.0f};
+        kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) { p[i] = table[i / 2][i % 2]; }""",
+        "give its extents"),
+    # Declared with a pointer in one statement (not split into one statement each).
+    "a": ("""
+        kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+            float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = nullptr;
+            p[i] = q == nullptr ? a[i] : 0.0f;
+        }""", "declare it in a statement of its own"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_an_array_checked_mode_cannot_check_is_refused(name):
+    # Refused in checked mode (never silently unchecked), naming the array; the plain device compiles it.
+    src, why = REFUSED[name]
+    src = HEADER + textwrap.dedent(src)
     p = np.zeros(4, np.float32)
     mc.Device("cpu").compile(src).k(4, p)
     assert p.tolist() == [1, 2, 3, 4]
-    with pytest.raises(mc.CompileError, match="checked mode cannot bounds-check the array 'table'"):
+    with pytest.raises(mc.CompileError, match=f"checked mode cannot bounds-check the array '{name}'") as e:
         mc.Device("cpu", checked=True).compile(src)
+    assert why in str(e.value)

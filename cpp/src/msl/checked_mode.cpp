@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/token_text.hpp"
 #include "msl/type_names.hpp"
 
 namespace metalcall::msl {
@@ -47,19 +48,25 @@ bool statement_boundary(const Token& b) {
   return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
 }
 
+const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
+const char* const kOneStatement = "' declared together with others in one statement: declare it in a statement of its own";
+
 // The initializer after the `=` at d.end: which braces to write twice (those of the
 // array's own levels: the checked array is a struct around its elements), a string to
-// wrap, and the count for an empty first extent. False when it cannot be checked.
-bool read_initializer(const std::vector<Token>& t, CheckedArray& d) {
+// wrap, the count for an empty first extent, and d.after (the `;` or `,` after it).
+// Null, or why it cannot be checked.
+
+const char* read_initializer(const std::vector<Token>& t, CheckedArray& d) {
   std::size_t j = d.end + 1;
   if (j < t.size() && t[j].kind == TokenKind::string && d.extents.size() == 1) {  // char s[6] = "hello";
     d.wrap_first = j;
     while (j + 1 < t.size() && t[j + 1].kind == TokenKind::string) ++j;
     d.wrap_last = j;
-    if (d.extents[0].empty()) return false;
-    return true;
+    d.after = j + 1;
+    if (d.after >= t.size() || !(t[d.after].is(";") || t[d.after].is(","))) return kNoExtent;
+    return d.extents[0].empty() ? kNoExtent : nullptr;
   }
-  if (j >= t.size() || !t[j].is("{")) return false;
+  if (j >= t.size() || !t[j].is("{")) return kNoExtent;
   const int dims = static_cast<int>(d.extents.size());
   std::vector<bool> list;  // per open brace: an element list of the array's (not `float2{…}`)
   int depth = 0;           // open list braces
@@ -83,7 +90,7 @@ bool read_initializer(const std::vector<Token>& t, CheckedArray& d) {
         ++depth;
       }
     } else if (c.is("}")) {
-      if (list.empty()) return false;
+      if (list.empty()) return kNoExtent;
       if (list.back()) {
         d.doubled_braces.push_back(j);
         --depth;
@@ -92,11 +99,66 @@ bool read_initializer(const std::vector<Token>& t, CheckedArray& d) {
       if (list.empty()) break;
     }
   }
-  if (j >= t.size() || j + 1 >= t.size() || !t[j + 1].is(";")) return false;
+  if (j >= t.size() || j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is(","))) return kNoExtent;
+  d.after = j + 1;
   if (d.extents[0].empty()) {
-    if (dims > 1 && !all_braced) return false;  // `float t[][2] = {1, 2, 3}`: rows not spelled out
+    if (dims > 1 && !all_braced) return kNoExtent;  // `float t[][2] = {1, 2, 3}`: rows not spelled out
     d.extents[0] = std::to_string(items) + " ";
   }
+  return nullptr;
+}
+
+// `float a[4], b[4], x;` (a, the first, in d; the ',' after it at comma): one statement per
+// declarator, so that each array gets its own checked type: d.split_commas says what each
+// ',' becomes, the later arrays go to found. False for a form it does not know.
+bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t comma, std::size_t first,
+                       std::map<std::size_t, CheckedArray>& found) {
+  std::string qualifiers;  // repeated for each declarator (`constant` is written `const`)
+  for (std::size_t q = first; q < d.begin; ++q)
+    if (!t[q].is_identifier("thread")) qualifiers += (t[q].is_identifier("constant") ? "const" : t[q].text) + " ";
+  const std::string type = type_text(t, d.type, false) + " ";
+  std::map<std::size_t, std::string> commas;
+  std::vector<CheckedArray> later;
+  while (comma < t.size() && t[comma].is(",")) {
+    const std::size_t name = comma + 1;
+    if (name + 1 >= t.size() || t[name].kind != TokenKind::identifier) return false;
+    std::size_t j = name + 1;
+    if (t[j].is("[")) {
+      CheckedArray e;
+      e.begin = e.name = name;
+      e.type = d.type;
+      e.kind = d.kind;
+      e.extents = array_extents(t, j);
+      for (std::size_t x = 1; x < e.extents.size(); ++x)
+        if (e.extents[x].empty()) return false;
+      if (j >= t.size() || !(t[j].is(";") || t[j].is("=") || t[j].is(","))) return false;
+      e.end = j;
+      if (t[j].is("=")) {
+        if (read_initializer(t, e)) return false;
+        j = e.after;
+      } else if (e.extents[0].empty()) {
+        return false;
+      }
+      commas[comma] = "; " + qualifiers;  // the array writes its type itself
+      later.push_back(std::move(e));
+    } else {
+      if (t[j].is("=")) {  // a variable's initializer: to the next ',' or ';' of the statement
+        int depth = 0;
+        for (++j; j < t.size(); ++j) {
+          if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+          else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
+          else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) break;
+          else if (depth == 0 && t[j].is("<")) return false;  // `x = vec<int, 2>(…)`: not sure where it ends
+        }
+      }
+      if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
+      commas[comma] = "; " + qualifiers + type;
+    }
+    comma = j;
+  }
+  if (comma >= t.size() || !t[comma].is(";")) return false;
+  d.split_commas = std::move(commas);
+  for (auto& e : later) found[e.begin] = std::move(e);
   return true;
 }
 
@@ -181,12 +243,18 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     if (j >= t.size() || d.extents.empty()) continue;
     for (std::size_t e = 1; e < d.extents.size(); ++e)
       if (d.extents[e].empty()) ok = false;
-    if (!ok || !(t[j].is(";") || t[j].is("="))) continue;
+    if (!ok || !(t[j].is(";") || t[j].is("=") || t[j].is(","))) continue;
     d.end = j;
-    if (t[j].is("=") ? !read_initializer(t, d) : d.extents[0].empty()) {
-      d.refused = "checked mode cannot bounds-check the array '" + t[i].text +
-                  "': give its extents and a braced initializer that spells out each row, or compile it "
-                  "without checked=True";
+    const char* why = t[j].is("=") ? read_initializer(t, d) : d.extents[0].empty() ? kNoExtent : nullptr;
+    const std::size_t after = t[j].is("=") ? d.after : j;
+    if (!why && t[after].is(",")) {
+      std::size_t first = k;
+      while (first > 0 && !statement_boundary(t[first - 1])) --first;
+      if (!split_declarators(t, d, after, first, found)) why = kOneStatement;
+    }
+    if (why) {
+      d.refused = "checked mode cannot bounds-check the array '" + t[i].text + why +
+                  ", or compile it without checked=True";
     }
     found[k] = std::move(d);
   }

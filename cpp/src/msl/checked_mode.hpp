@@ -25,6 +25,9 @@ struct CheckedArray {
   // elements), or, for `= "text"`, the first and last token to wrap in braces.
   std::vector<std::size_t> doubled_braces;
   std::size_t wrap_first = 0, wrap_last = 0;
+  std::size_t after = 0;  // the `;` or `,` after the initializer
+  // `float a[4], b[4];`: what each ',' becomes (`; ` and the type: one statement each).
+  std::map<std::size_t, std::string> split_commas;
   std::string refused;  // why checked mode refuses it (a CompileError), or empty
 };
 

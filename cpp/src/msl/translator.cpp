@@ -87,6 +87,7 @@ class Translator {
       for (const auto& [first, array] : checked_arrays_) {
         if (!array.refused.empty()) fail(array.name, array.refused);
         checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
+        checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
         if (array.wrap_last) {
           checked_braces_.insert(array.wrap_first);
           checked_wrap_ends_.insert(array.wrap_last);
@@ -155,6 +156,7 @@ class Translator {
   std::map<std::size_t, CheckedArray> checked_arrays_;
   // Checked mode: the tokens of their initializers to write with one more brace level.
   std::set<std::size_t> checked_braces_;
+  std::map<std::size_t, std::string> checked_commas_;  // `float a[4], b[4];`: `,` → `; `
   std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
   // Checked mode: the source's function templates (`f<device float*>(p)` passes a checked pointer).
   std::set<std::string> function_templates_;
@@ -340,6 +342,10 @@ class Translator {
             // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
             emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(swz) + ">()", tok, false);
             ++i;
+            continue;
+          }
+          if (auto comma = checked_commas_.find(i); comma != checked_commas_.end()) {
+            emit(comma->second, tok, true);
             continue;
           }
           if (checked_ && checked_addresses_.count(i)) {
