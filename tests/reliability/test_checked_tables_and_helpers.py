@@ -117,6 +117,28 @@ CASES = {
             put(t + 1, int(i) + off - 1, src[i] * scalar);
             p[i] = t[i];
         }""", "private array", SRC),
+    "template_const_device_parameter": ("""
+        template <typename T> T twice(const device T* q, int j) { return q[j] * 2.0f; }
+        kernel void k(SIGNATURE) {
+            p[i] = src[i];
+            p[i] = twice(p, int(i) + off);
+        }""", "argument 'p'", SRC * 2),
+    "template_threadgroup_parameter": ("""
+        template <typename T> T pick(threadgroup const T* q, int j) { return q[j]; }
+        kernel void k(SIGNATURE, uint l [[thread_position_in_threadgroup]]) {
+            threadgroup float tg[4];
+            tg[l] = src[i];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            p[i] = pick(tg, int(l) + off * 4);
+        }""", "threadgroup array", SRC),
+    "threadgroup_arrays_in_one_statement": ("""
+        kernel void k(SIGNATURE, uint l [[thread_position_in_threadgroup]]) {
+            threadgroup float a[4], b[4];
+            a[l] = src[i];
+            b[l] = 2.0f * src[i];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            p[i] = a[l] + b[l + off * 4];
+        }""", "threadgroup array", SRC * 3),
     # 4: a pointer type as a function template's explicit argument
     "explicit_device_pointer_template_argument": ("""
         template <typename P> float get(P q, int j) { return q[j]; }

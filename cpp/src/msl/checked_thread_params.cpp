@@ -91,11 +91,15 @@ ThreadParameter thread_parameter(const std::vector<Token>& t, std::size_t i, std
   return p;
 }
 
-// If tokens from i are `[const|volatile] thread TYPE [const] *`: the '*'; else npos.
-std::size_t thread_pointer_star(const std::vector<Token>& t, std::size_t i) {
+// If tokens from i are `[const|volatile] SPACE TYPE [const] *`: the '*' (and the address
+// space in *space); else npos.
+std::size_t pointer_star(const std::vector<Token>& t, std::size_t i, std::string* space) {
   std::size_t j = i;
   while (j < t.size() && (t[j].is_identifier("const") || t[j].is_identifier("volatile"))) ++j;
-  if (j >= t.size() || !t[j].is_identifier("thread")) return npos;
+  if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("device") ||
+                         t[j].is_identifier("constant") || t[j].is_identifier("threadgroup")))
+    return npos;
+  *space = t[j].text;
   int depth = 0;
   for (++j; j < t.size(); ++j) {
     if (t[j].is("<")) ++depth;
@@ -204,19 +208,31 @@ bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std
 }
 
 std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<Token>& t) {
-  // Function name → parameter position → const (every overload's there is const).
+  // Function name → parameter position → const (every overload's there is const). Device,
+  // constant and threadgroup pointer parameters too: `const device T* p` deduces T only
+  // from a const checked pointer, `threadgroup T* p` none from a checked array.
   std::map<std::string, std::map<int, bool>> deduced;
+  std::map<std::string, std::map<int, std::set<std::string>>> spaces;  // overloads by address space: left alone
   std::set<std::size_t> declarations;  // the '(' of their parameter lists
   for (std::size_t i = 1; i < t.size(); ++i) {
-    const std::size_t star = thread_pointer_star(t, i);
+    std::string space;
+    const std::size_t star = pointer_star(t, i, &space);
     if (star == npos) continue;
     const ThreadParameter p = thread_parameter(t, i, star);
     if (p.open == npos || !p.deduced || t[p.open - 1].kind != TokenKind::identifier) continue;
-    auto& positions = deduced[t[p.open - 1].text];
+    bool is_volatile = false;  // mtl_checked<volatile T>: left as it is
+    for (std::size_t k = i; k < star; ++k) is_volatile = is_volatile || t[k].is_identifier("volatile");
+    if (is_volatile) continue;
+    const std::string& name = t[p.open - 1].text;
+    auto& positions = deduced[name];
     auto it = positions.find(p.position);
     positions[p.position] = (it == positions.end() || it->second) && p.is_const;
+    spaces[name][p.position].insert(space);
     declarations.insert(p.open);
   }
+  for (const auto& [name, by_position] : spaces)
+    for (const auto& [position, set] : by_position)
+      if (set.size() > 1) deduced[name].erase(position);
   std::map<std::size_t, std::string> before;
   if (deduced.empty()) return before;
   static const std::set<std::string> keywords = {"return", "else", "do", "case", "throw"};

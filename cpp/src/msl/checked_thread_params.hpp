@@ -20,11 +20,12 @@ std::set<std::string> function_template_names(const std::vector<Token>& t);
  *  element type names a template parameter stays plain. */
 bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star);
 
-/** Text to write before tokens, for the calls of functions with a `thread T*` parameter
- *  whose element type names the function's own template parameters (`template <class T>
- *  void f(thread T* p)`): such an argument becomes `metal::mtl_rt::thread_arg(…)` (or
- *  `thread_arg_const`), a checked pointer that the parameter (then `mtl_checked<T>`)
- *  deduces T from, from an array, a checked pointer or `&x` alike. */
+/** Text to write before tokens, for the calls of functions with a pointer parameter (any
+ *  address space) whose element type names the function's own template parameters
+ *  (`template <class T> void f(thread T* p, const device T* q)`): such an argument becomes
+ *  `metal::mtl_rt::thread_arg(…)` (or `thread_arg_const`), a checked pointer that the
+ *  parameter (then `mtl_checked<T>`) deduces T from, from an array, a checked pointer or
+ *  a raw pointer (`&x`) alike. */
 std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<Token>& t);
 
 }  // namespace metalcall::msl

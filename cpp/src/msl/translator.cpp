@@ -567,14 +567,25 @@ class Translator {
     if (name + 1 >= t_.size() || !t_[name + 1].is("[") || t_[name].kind != TokenKind::identifier) return std::string::npos;
     std::vector<std::size_t> type_tokens;
     for (std::size_t j = i + 1; j < name; ++j) type_tokens.push_back(j);
-    std::size_t j = name + 1;
-    const std::vector<std::string> extents = array_extents(t_, j);
-    if (j >= t_.size() || !t_[j].is(";")) return std::string::npos;
-    std::string type = type_text(t_, type_tokens, false);
-    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
-      type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
-    emit(std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";", t_[i], true);
-    return j;
+    // `threadgroup float a[64], b[64];`: one declaration each.
+    std::string text;
+    while (true) {
+      std::size_t j = name + 1;
+      const std::vector<std::string> extents = array_extents(t_, j);
+      if (j >= t_.size() || extents.empty() || !(t_[j].is(";") || t_[j].is(","))) return std::string::npos;
+      std::string type = type_text(t_, type_tokens, false);
+      for (auto it = extents.rbegin(); it != extents.rend(); ++it)
+        type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
+      text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
+      if (t_[j].is(";")) {
+        emit(text, t_[i], true);
+        return j;
+      }
+      name = j + 1;  // the next declarator: an array too, or the statement stays as it is
+      if (name + 1 >= t_.size() || t_[name].kind != TokenKind::identifier || !t_[name + 1].is("["))
+        return std::string::npos;
+      text += " ";
+    }
   }
 
   // Writes a found array as `metal::mtl_checked_array<T, N, Kind> name`; returns the
