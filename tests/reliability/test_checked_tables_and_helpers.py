@@ -38,6 +38,9 @@ CASES = {
     "program_scope_table_without_extent": ("""
         constant float table[] = {1.5f, 2.5f, -3.0f, 4.0f};
         kernel void k(SIGNATURE) { p[i] = table[i + off] + src[i]; }""", "constant array", TABLE + SRC),
+    "program_scope_vector_table_without_extent": ("""
+        constant float2 pairs[] = {float2(1.0f, 2.0f), float2(3.0f, 4.0f)};
+        kernel void k(SIGNATURE) { p[i] = pairs[i / 2 + off * 2][i % 2]; }""", "constant array", SRC),
     "program_scope_2d_table": ("""
         constant float table[2][4] = {{1.5f, 2.5f, -3.0f, 4.0f}, {10.0f, 20.0f, 30.0f, 40.0f}};
         kernel void k(SIGNATURE) { p[i] = table[1][i + off] + table[0][i]; }""", "constant array",

@@ -49,13 +49,13 @@ bool statement_boundary(const Token& b) {
 }
 
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
-const char* const kOneStatement = "' declared together with others in one statement: declare it in a statement of its own";
+const char* const kOneStatement =
+    "' declared together with others in one statement: declare it in a statement of its own";
 
 // The initializer after the `=` at d.end: which braces to write twice (those of the
 // array's own levels: the checked array is a struct around its elements), a string to
 // wrap, the count for an empty first extent, and d.after (the `;` or `,` after it).
 // Null, or why it cannot be checked.
-
 const char* read_initializer(const std::vector<Token>& t, CheckedArray& d) {
   std::size_t j = d.end + 1;
   if (j < t.size() && t[j].kind == TokenKind::string && d.extents.size() == 1) {  // char s[6] = "hello";
@@ -72,6 +72,7 @@ const char* read_initializer(const std::vector<Token>& t, CheckedArray& d) {
   int depth = 0;           // open list braces
   long long items = 0;     // top-level elements
   bool all_braced = true, item_open = false;
+  int parens = 0;  // open ( and [ in the top-level list (`float2(1, 2)` is one element)
   for (; j < t.size(); ++j) {
     const Token& c = t[j];
     if (depth == 1 && list.size() == 1 && !c.is("}") && !c.is(",") && !item_open) {
@@ -79,7 +80,9 @@ const char* read_initializer(const std::vector<Token>& t, CheckedArray& d) {
       ++items;
       all_braced = all_braced && c.is("{");
     }
-    if (c.is(",") && list.size() == 1) item_open = false;
+    if (list.size() == 1 && (c.is("(") || c.is("["))) ++parens;
+    if (list.size() == 1 && (c.is(")") || c.is("]"))) --parens;
+    if (c.is(",") && list.size() == 1 && parens == 0) item_open = false;
     if (c.is("{")) {
       const Token& b = t[j - 1];
       const bool is_list = depth < dims && list.size() == static_cast<std::size_t>(depth) &&

@@ -526,9 +526,8 @@ class Translator {
   }
 
   // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
-  // (Checked mode checks `thread` pointer variables and the parameters that
-  // is_checked_thread_parameter picks: `template <class T> void f(thread T* p)` keeps a
-  // plain pointer, so that it still deduces T from `&x`.)
+  // (Checked mode checks `thread` pointer variables, and parameters as
+  // is_checked_thread_parameter says; a cast stays a plain pointer.)
   bool declares_variable(std::size_t star) const {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;

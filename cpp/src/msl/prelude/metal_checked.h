@@ -252,7 +252,7 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   METAL_FUNC mtl_checked<T> operator+(I i) { return mtl_checked<T>(data_, N, what()) + i; }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
   METAL_FUNC mtl_checked<const T> operator+(I i) const { return mtl_checked<const T>(data_, N, what()) + i; }
-  // Passed to a template's `thread T*` parameter or decayed like an array (unchecked from there).
+  // Decayed like an array (to a prelude function's `T*` parameter): unchecked from there.
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }
   METAL_FUNC T* begin() { return data_; }
@@ -269,8 +269,9 @@ template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long
 }  // namespace mtl_rt
 
 namespace mtl_rt {
-// An argument for a template's `thread T*` parameter (which checked mode makes
-// mtl_checked<T>, the translator wraps the argument): a checked pointer T deduces from.
+// An argument for a template's pointer parameter whose element type it deduces (`thread
+// T* p`, `const device T* q`: checked mode makes them mtl_checked<T>, mtl_checked<const T>,
+// and the translator wraps each call's argument): a checked pointer T deduces from.
 // (By value and by reference to the array: more specialised than the last overload, so chosen.)
 template <class T> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked<T> p) { return p; }
 template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked_array<T, N, K>& a) {
@@ -280,10 +281,12 @@ template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> thread_arg(const mtl_checked_array<T, N, K>& a) { return a; }
 template <class T> METAL_FUNC mtl_checked<T> thread_arg(T* p) { return mtl_checked<T>(p); }  // `&x`: unchecked
 template <class X> METAL_FUNC X&& thread_arg(X&& x) { return static_cast<X&&>(x); }       // another overload's
-// The same for a `thread const T*` parameter (mtl_checked<const T>).
+// The same for a `const T*` parameter (mtl_checked<const T>).
 template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked<T> p) { return p; }
 template <class T, unsigned long long N, int K>
-METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked_array<T, N, K>& a) { return static_cast<const mtl_checked_array<T, N, K>&>(a); }
+METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked_array<T, N, K>& a) {
+  return static_cast<const mtl_checked_array<T, N, K>&>(a);
+}
 template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> thread_arg_const(const mtl_checked_array<T, N, K>& a) { return a; }
 template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(T* p) { return mtl_checked<const T>(p); }
