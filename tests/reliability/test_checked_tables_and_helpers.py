@@ -105,6 +105,21 @@ CASES = {
             Acc<float> a;
             p[i] = a.sum(t, int(i) + 1 + off);
         }""", "private array", np.cumsum(TABLE)),
+    "array_reference_parameter": ("""
+        void put(thread float (&t)[4], int j, float v) { t[j] = v; }
+        kernel void k(SIGNATURE) {
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            put(t, int(i) + off, src[i]);
+            p[i] = t[i];
+        }""", "private array", SRC),
+    "array_reference_parameter_of_a_class_template": ("""
+        template <typename T, short N> struct Rows {  // MLX's sort: a class template's extent
+            static T at(thread const T (&v)[N], int j) { return v[j]; }
+        };
+        kernel void k(SIGNATURE) {
+            float t[4] = {1.5f, 2.5f, -3.0f, 4.0f};
+            p[i] = Rows<float, 4>::at(t, int(i) + off);
+        }""", "private array", TABLE),
     "template_thread_parameter": ("""
         template <typename T> T get(thread const T* t, int j) { return t[j]; }
         kernel void k(SIGNATURE) {

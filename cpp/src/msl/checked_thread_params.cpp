@@ -2,6 +2,9 @@
 // checked_thread_params.hpp; metal_checked.h has thread_arg).
 #include "msl/checked_thread_params.hpp"
 
+#include "msl/checked_mode.hpp"
+#include "msl/token_text.hpp"
+
 namespace metalcall::msl {
 
 namespace {
@@ -260,6 +263,48 @@ std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<To
     }
   }
   return before;
+}
+
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t) {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    std::vector<std::size_t> type;
+    while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
+    if (j >= t.size() || !t[j].is_identifier("thread")) continue;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
+    if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
+        !t[j + 3].is(")") || !t[j + 4].is("["))
+      continue;
+    const std::size_t name = j + 2;
+    std::size_t end = j + 4;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (end >= t.size() || !(t[end].is(",") || t[end].is(")")) || extents.empty()) continue;
+    // The function's own template parameters: an extent naming one is deduced (`short N`
+    // would not deduce from the checked array's extent), so the parameter stays as it is.
+    std::size_t open = i - 1;
+    for (int depth = 0; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && depth-- == 0) break;
+    }
+    const std::set<std::string> own = own_template_parameters(t, open);
+    bool deduced = false;
+    for (std::size_t k = j + 4; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
+    if (deduced) continue;
+    // `const T (&v)[N]` → `const mtl_checked_array<T, …>& v` (the array's type has no const).
+    std::vector<std::size_t> element;
+    bool is_const = false;
+    for (std::size_t k : type) {
+      if (t[k].is_identifier("const")) is_const = true;
+      else element.push_back(k);
+    }
+    std::string text = type_text(t, element, false);
+    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
+      text = "metal::mtl_checked_array<" + text + ", (" + *it + "), 1>";
+    found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
+  }
+  return found;
 }
 
 }  // namespace metalcall::msl

@@ -28,4 +28,9 @@ bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std
  *  a raw pointer (`&x`) alike. */
 std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<Token>& t);
 
+/** `thread T (&name)[N]` parameters (a private array by reference) whose extents name none
+ *  of the function's own template parameters: by first token, the last token and the text
+ *  that replaces them, `metal::mtl_checked_array<T, (N), 1>& name` (what a private array is). */
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

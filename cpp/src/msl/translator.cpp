@@ -96,6 +96,7 @@ class Translator {
       checked_addresses_ = find_checked_addresses(t_, kernels_);
       function_templates_ = function_template_names(t_);
       checked_before_ = deduced_thread_arguments(t_);
+      array_references_ = array_reference_parameters(t_);
     }
     space_overloads_ = address_space_overloads(t_);
 
@@ -162,6 +163,8 @@ class Translator {
   std::set<std::string> function_templates_;
   // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
   std::map<std::size_t, std::string> checked_before_;
+  // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
+  std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
@@ -382,6 +385,11 @@ class Translator {
       if (checked_ && !constant_at(i, false)) {
         // Checked mode: address-space pointers become bounds-checked pointers,
         // threadgroup arrays bounds-checked arrays.
+        if (auto ref = array_references_.find(i); ref != array_references_.end()) {
+          emit(ref->second.second, tok, true);
+          i = ref->second.first;
+          continue;
+        }
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star) ||
