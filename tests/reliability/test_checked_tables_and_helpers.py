@@ -120,6 +120,16 @@ CASES = {
             float t[4] = {1.5f, 2.5f, -3.0f, 4.0f};
             p[i] = Rows<float, 4>::at(t, int(i) + off);
         }""", "private array", TABLE),
+    "thread_parameter_to_an_atomic": ("""
+        template <typename T> bool swap_in(device atomic<T>* a, thread T* expected, T v) {  // MLX's atomics
+            return atomic_compare_exchange_weak_explicit(a, expected, v, memory_order_relaxed, memory_order_relaxed);
+        }
+        kernel void k(SIGNATURE, device atomic_int* cell [[buffer(3)]]) {
+            int seen[4] = {0, 0, 0, 0};
+            seen[i] = atomic_load_explicit(cell, memory_order_relaxed) + 1;  // never matches: seen[i] gets the value
+            swap_in(cell, seen + i + off, 5);
+            p[i] = float(seen[i]) + src[i];
+        }""", "private array", SRC),
     "template_thread_parameter": ("""
         template <typename T> T get(thread const T* t, int j) { return t[j]; }
         kernel void k(SIGNATURE) {
@@ -176,9 +186,10 @@ def source(name: str) -> str:
     return HEADER + textwrap.dedent(CASES[name][0]).replace("SIGNATURE", SIGNATURE)
 
 
-def call(lib, off: int) -> np.ndarray:
+def call(lib, src: str, off: int) -> np.ndarray:
     p = np.zeros(4, np.float32)
-    lib.k(4, p, SRC, np.int32(off))
+    cell = [np.zeros(1, np.int32)] if "buffer(3)" in src else []  # the atomic case's
+    lib.k(4, p, SRC, np.int32(off), *cell)
     return p
 
 
@@ -186,17 +197,19 @@ CHILD = """
 import sys, pickle, json
 import numpy as np, metalcall as mc
 src, = pickle.loads(bytes.fromhex(sys.argv[1]))
+def cell():  # the atomic case's buffer 3, fresh for each call
+    return [np.zeros(1, np.int32)] if "buffer(3)" in src else []
 lib = mc.Device("cpu", checked=True).compile(src)
 SRC = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 result = {}
 try:
     p = np.zeros(4, np.float32)
-    lib.k(4, p, SRC, np.int32(1))
+    lib.k(4, p, SRC, np.int32(1), *cell())
     result["error"] = None
 except mc.ExecutionError as e:
     result["error"] = str(e)
 p = np.zeros(4, np.float32)
-lib.k(4, p, SRC, np.int32(0))  # the device is still usable
+lib.k(4, p, SRC, np.int32(0), *cell())  # the device is still usable
 result["after"] = p.tolist()
 print(json.dumps(result))
 """
@@ -220,8 +233,9 @@ def test_out_of_bounds_raises_and_the_device_stays_usable(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_in_bounds_twin_gives_exact_results(name, checked):
     _, _, expected = CASES[name]
-    lib = mc.Device("cpu", checked=checked).compile(source(name))
-    np.testing.assert_array_equal(call(lib, 0), expected)
+    src = source(name)
+    lib = mc.Device("cpu", checked=checked).compile(src)
+    np.testing.assert_array_equal(call(lib, src, 0), expected)
 
 
 def test_string_initialised_constant_array():

@@ -204,19 +204,23 @@ std::set<std::string> function_template_names(const std::vector<Token>& t) {
   return names;
 }
 
-bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                 const std::set<std::size_t>& deduced_checked) {
   const ThreadParameter p = thread_parameter(t, i, star);
-  // A deduced one is checked when its calls can be found (a named function's).
-  return p.open != npos && (!p.deduced || t[p.open - 1].kind == TokenKind::identifier);
+  return p.open != npos && (!p.deduced || deduced_checked.count(i));
 }
 
-std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<Token>& t) {
-  // Function name → parameter position → const (every overload's there is const). Device,
-  // constant and threadgroup pointer parameters too: `const device T* p` deduces T only
-  // from a const checked pointer, `threadgroup T* p` none from a checked array.
-  std::map<std::string, std::map<int, bool>> deduced;
-  std::map<std::string, std::map<int, std::set<std::string>>> spaces;  // overloads by address space: left alone
-  std::set<std::size_t> declarations;  // the '(' of their parameter lists
+DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
+  // Device, constant and threadgroup pointer parameters too: `const device T* p` deduces T
+  // only from a const checked pointer, `threadgroup T* p` none from a checked array.
+  struct Found {
+    std::size_t first, open;
+    int position;
+    bool is_const, is_thread;
+    std::string space;
+  };
+  std::vector<Found> params;
+  std::map<std::size_t, std::set<int>> by_declaration;  // '(' of a parameter list → positions
   for (std::size_t i = 1; i < t.size(); ++i) {
     std::string space;
     const std::size_t star = pointer_star(t, i, &space);
@@ -226,43 +230,62 @@ std::map<std::size_t, std::string> deduced_thread_arguments(const std::vector<To
     bool is_volatile = false;  // mtl_checked<volatile T>: left as it is
     for (std::size_t k = i; k < star; ++k) is_volatile = is_volatile || t[k].is_identifier("volatile");
     if (is_volatile) continue;
-    const std::string& name = t[p.open - 1].text;
-    auto& positions = deduced[name];
-    auto it = positions.find(p.position);
-    positions[p.position] = (it == positions.end() || it->second) && p.is_const;
-    spaces[name][p.position].insert(space);
-    declarations.insert(p.open);
+    params.push_back({i, p.open, p.position, p.is_const, space == "thread", space});
+    by_declaration[p.open].insert(p.position);
   }
-  for (const auto& [name, by_position] : spaces)
-    for (const auto& [position, set] : by_position)
-      if (set.size() > 1) deduced[name].erase(position);
-  std::map<std::size_t, std::string> before;
-  if (deduced.empty()) return before;
+  DeducedArguments result;
+  if (params.empty()) return result;
+  // Every declaration of each name ('(' of its parameter list; a declaration has a type
+  // before its name: `T f(`, `float S::f(`) and the calls.
   static const std::set<std::string> keywords = {"return", "else", "do", "case", "throw"};
+  std::set<std::string> names;
+  for (const Found& f : params) names.insert(t[f.open - 1].text);
+  std::map<std::string, std::vector<std::size_t>> declarations, calls;
   for (std::size_t j = 0; j + 1 < t.size(); ++j) {
-    auto f = deduced.find(t[j].text);
-    if (t[j].kind != TokenKind::identifier || f == deduced.end()) continue;
-    // A declaration has a type before its name (`T f(`, `float S::f(`).
-    if (j > 0 && ((t[j - 1].kind == TokenKind::identifier && !keywords.count(t[j - 1].text)) ||
-                  (t[j - 1].is("::") && j > 1 && t[j - 2].kind == TokenKind::identifier && j > 2 &&
-                   t[j - 3].kind == TokenKind::identifier)))
-      continue;
+    if (t[j].kind != TokenKind::identifier || !names.count(t[j].text)) continue;
+    const bool declaration = j > 0 && ((t[j - 1].kind == TokenKind::identifier && !keywords.count(t[j - 1].text)) ||
+                                       (t[j - 1].is("::") && j > 2 && t[j - 2].kind == TokenKind::identifier &&
+                                        t[j - 3].kind == TokenKind::identifier));
     std::size_t open = j + 1;
     if (t[open].is("<")) {
       const std::size_t close = template_close(t, open);
       if (close == npos) continue;
       open = close + 1;
     }
-    if (open >= t.size() || !t[open].is("(") || declarations.count(open)) continue;
-    const auto args = call_arguments(t, open);
-    for (const auto& [position, is_const] : f->second) {
-      if (position >= static_cast<int>(args.size())) continue;
-      const auto [first, end] = args[position];
-      before[first] += is_const ? "metal::mtl_rt::thread_arg_const(" : "metal::mtl_rt::thread_arg(";
-      before[end] = ")" + before[end];
+    if (open >= t.size() || !t[open].is("(")) continue;
+    (declaration || by_declaration.count(open) ? declarations : calls)[t[j].text].push_back(open);
+  }
+  // A position is wrapped when every declaration of the name (overloads, specialisations)
+  // has a deduced pointer there in one address space; const when every one is const.
+  std::map<std::string, std::map<int, bool>> wrapped;
+  for (const Found& f : params) {
+    const std::string& name = t[f.open - 1].text;
+    bool everywhere = true;
+    for (std::size_t open : declarations[name]) everywhere = everywhere && by_declaration[open].count(f.position);
+    for (const Found& g : params)
+      if (t[g.open - 1].text == name && g.position == f.position && g.space != f.space) everywhere = false;
+    if (!everywhere) continue;
+    auto it = wrapped[name].find(f.position);
+    wrapped[name][f.position] = (it == wrapped[name].end() || it->second) && f.is_const;
+  }
+  for (const Found& f : params) {
+    auto w = wrapped.find(t[f.open - 1].text);
+    if (f.is_thread && w != wrapped.end() && w->second.count(f.position)) result.thread_parameters.insert(f.first);
+  }
+  for (const auto& [name, opens] : calls) {
+    auto w = wrapped.find(name);
+    if (w == wrapped.end()) continue;
+    for (std::size_t open : opens) {
+      const auto args = call_arguments(t, open);
+      for (const auto& [position, is_const] : w->second) {
+        if (position >= static_cast<int>(args.size())) continue;
+        const auto [first, end] = args[position];
+        result.before[first] += is_const ? "metal::mtl_rt::thread_arg_const(" : "metal::mtl_rt::thread_arg(";
+        result.before[end] = ")" + result.before[end];
+      }
     }
   }
-  return before;
+  return result;
 }
 
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t) {

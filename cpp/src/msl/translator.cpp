@@ -95,7 +95,9 @@ class Translator {
       }
       checked_addresses_ = find_checked_addresses(t_, kernels_);
       function_templates_ = function_template_names(t_);
-      checked_before_ = deduced_thread_arguments(t_);
+      DeducedArguments deduced = deduced_thread_arguments(t_);
+      checked_before_ = std::move(deduced.before);
+      deduced_thread_params_ = std::move(deduced.thread_parameters);
       array_references_ = array_reference_parameters(t_);
     }
     space_overloads_ = address_space_overloads(t_);
@@ -163,6 +165,7 @@ class Translator {
   std::set<std::string> function_templates_;
   // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
   std::map<std::size_t, std::string> checked_before_;
+  std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
   // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
@@ -392,7 +395,7 @@ class Translator {
         }
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
-            (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star) ||
+            (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
              is_function_template_argument(t_, i, star, function_templates_)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);

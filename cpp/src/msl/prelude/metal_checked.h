@@ -269,6 +269,12 @@ template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long
 }  // namespace mtl_rt
 
 namespace mtl_rt {
+template <class P> struct raw_pointer : false_type {};
+template <class T> struct raw_pointer<T*> : true_type {};
+template <class T> struct raw_pointer<T* const> : true_type {};
+template <class P> struct raw_pointer<P&> : raw_pointer<P> {};
+template <class P> struct raw_pointer<P&&> : raw_pointer<P> {};
+
 // An argument for a template's pointer parameter whose element type it deduces (`thread
 // T* p`, `const device T* q`: checked mode makes them mtl_checked<T>, mtl_checked<const T>,
 // and the translator wraps each call's argument): a checked pointer T deduces from.
@@ -279,8 +285,11 @@ template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> thread
 }
 template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> thread_arg(const mtl_checked_array<T, N, K>& a) { return a; }
-template <class T> METAL_FUNC mtl_checked<T> thread_arg(T* p) { return mtl_checked<T>(p); }  // `&x`: unchecked
-template <class X> METAL_FUNC X&& thread_arg(X&& x) { return static_cast<X&&>(x); }       // another overload's
+// A raw pointer (`&x`: unchecked), not an array (an array of pointers passes as it is).
+template <class P, enable_if_t<raw_pointer<P>::value, int> = 0>
+METAL_FUNC mtl_checked<remove_pointer_t<remove_cv_t<remove_reference_t<P>>>> thread_arg(P&& p) { return p; }
+template <class X, enable_if_t<!raw_pointer<X>::value, int> = 0>  // another overload's argument
+METAL_FUNC X&& thread_arg(X&& x) { return static_cast<X&&>(x); }
 // The same for a `const T*` parameter (mtl_checked<const T>).
 template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked<T> p) { return p; }
 template <class T, unsigned long long N, int K>
@@ -289,8 +298,12 @@ METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked_array<T, N, K>& a) 
 }
 template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> thread_arg_const(const mtl_checked_array<T, N, K>& a) { return a; }
-template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(T* p) { return mtl_checked<const T>(p); }
-template <class X> METAL_FUNC X&& thread_arg_const(X&& x) { return static_cast<X&&>(x); }
+template <class P, enable_if_t<raw_pointer<P>::value, int> = 0>
+METAL_FUNC mtl_checked<const remove_pointer_t<remove_cv_t<remove_reference_t<P>>>> thread_arg_const(P&& p) {
+  return p;
+}
+template <class X, enable_if_t<!raw_pointer<X>::value, int> = 0>
+METAL_FUNC X&& thread_arg_const(X&& x) { return static_cast<X&&>(x); }
 }  // namespace mtl_rt
 
 // Atomics through a checked pointer: the element is checked, then the plain
@@ -312,6 +325,15 @@ METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
 #undef METAL_CHECKED_ATOMIC
+// `expected` through a checked `thread T*` (a helper function's parameter): checked, then
+// the plain function runs on its element.
+#define METAL_CHECKED_EXPECTED(NAME)                                                               \
+  template <class A, class T, class... R> METAL_FUNC auto NAME(A* p, const mtl_checked<T>& e, R... r) { \
+    return NAME(p, &e.at(0), r...);                                                                \
+  }
+METAL_CHECKED_EXPECTED(atomic_compare_exchange_weak_explicit)
+METAL_CHECKED_EXPECTED(atomic_compare_exchange_strong_explicit)
+#undef METAL_CHECKED_EXPECTED
 
 }  // namespace metal
 
