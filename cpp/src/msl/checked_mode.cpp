@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/token_text.hpp"
 #include "msl/type_names.hpp"
 
 namespace metalcall::msl {
@@ -41,16 +42,143 @@ std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t&
   return extents;
 }
 
+namespace {
+
+bool statement_boundary(const Token& b) {
+  return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
+}
+
+const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
+const char* const kOneStatement =
+    "' declared together with others in one statement: declare it in a statement of its own";
+
+// The initializer after the `=` at d.end: which braces to write twice (those of the
+// array's own levels: the checked array is a struct around its elements), a string to
+// wrap, the count for an empty first extent, and d.after (the `;` or `,` after it).
+// Null, or why it cannot be checked.
+const char* read_initializer(const std::vector<Token>& t, CheckedArray& d) {
+  std::size_t j = d.end + 1;
+  if (j < t.size() && t[j].kind == TokenKind::string && d.extents.size() == 1) {  // char s[6] = "hello";
+    d.wrap_first = j;
+    while (j + 1 < t.size() && t[j + 1].kind == TokenKind::string) ++j;
+    d.wrap_last = j;
+    d.after = j + 1;
+    if (d.after >= t.size() || !(t[d.after].is(";") || t[d.after].is(","))) return kNoExtent;
+    return d.extents[0].empty() ? kNoExtent : nullptr;
+  }
+  if (j >= t.size() || !t[j].is("{")) return kNoExtent;
+  const int dims = static_cast<int>(d.extents.size());
+  std::vector<bool> list;  // per open brace: an element list of the array's (not `float2{…}`)
+  int depth = 0;           // open list braces
+  long long items = 0;     // top-level elements
+  bool all_braced = true, item_open = false;
+  int parens = 0;  // open ( and [ in the top-level list (`float2(1, 2)` is one element)
+  for (; j < t.size(); ++j) {
+    const Token& c = t[j];
+    if (depth == 1 && list.size() == 1 && !c.is("}") && !c.is(",") && !item_open) {
+      item_open = true;
+      ++items;
+      all_braced = all_braced && c.is("{");
+    }
+    if (list.size() == 1 && (c.is("(") || c.is("["))) ++parens;
+    if (list.size() == 1 && (c.is(")") || c.is("]"))) --parens;
+    if (c.is(",") && list.size() == 1 && parens == 0) item_open = false;
+    if (c.is("{")) {
+      const Token& b = t[j - 1];
+      const bool is_list = depth < dims && list.size() == static_cast<std::size_t>(depth) &&
+                           (b.is("=") || b.is("{") || b.is(","));
+      list.push_back(is_list);
+      if (is_list) {
+        d.doubled_braces.push_back(j);
+        ++depth;
+      }
+    } else if (c.is("}")) {
+      if (list.empty()) return kNoExtent;
+      if (list.back()) {
+        d.doubled_braces.push_back(j);
+        --depth;
+      }
+      list.pop_back();
+      if (list.empty()) break;
+    }
+  }
+  if (j >= t.size() || j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is(","))) return kNoExtent;
+  d.after = j + 1;
+  if (d.extents[0].empty()) {
+    if (dims > 1 && !all_braced) return kNoExtent;  // `float t[][2] = {1, 2, 3}`: rows not spelled out
+    d.extents[0] = std::to_string(items) + " ";
+  }
+  return nullptr;
+}
+
+// `float a[4], b[4], x;` (a, the first, in d; the ',' after it at comma): one statement per
+// declarator, so that each array gets its own checked type: d.split_commas says what each
+// ',' becomes, the later arrays go to found. False for a form it does not know.
+bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t comma, std::size_t first,
+                       std::map<std::size_t, CheckedArray>& found) {
+  std::string qualifiers;  // repeated for each declarator (`constant` is written `const`)
+  for (std::size_t q = first; q < d.begin; ++q)
+    if (!t[q].is_identifier("thread")) qualifiers += (t[q].is_identifier("constant") ? "const" : t[q].text) + " ";
+  const std::string type = type_text(t, d.type, false) + " ";
+  std::map<std::size_t, std::string> commas;
+  std::vector<CheckedArray> later;
+  while (comma < t.size() && t[comma].is(",")) {
+    const std::size_t name = comma + 1;
+    if (name + 1 >= t.size() || t[name].kind != TokenKind::identifier) return false;
+    std::size_t j = name + 1;
+    if (t[j].is("[")) {
+      CheckedArray e;
+      e.begin = e.name = name;
+      e.type = d.type;
+      e.kind = d.kind;
+      e.extents = array_extents(t, j);
+      for (std::size_t x = 1; x < e.extents.size(); ++x)
+        if (e.extents[x].empty()) return false;
+      if (j >= t.size() || !(t[j].is(";") || t[j].is("=") || t[j].is(","))) return false;
+      e.end = j;
+      if (t[j].is("=")) {
+        if (read_initializer(t, e)) return false;
+        j = e.after;
+      } else if (e.extents[0].empty()) {
+        return false;
+      }
+      commas[comma] = "; " + qualifiers;  // the array writes its type itself
+      later.push_back(std::move(e));
+    } else {
+      if (t[j].is("=")) {  // a variable's initializer: to the next ',' or ';' of the statement
+        int depth = 0;
+        for (++j; j < t.size(); ++j) {
+          if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+          else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
+          else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) break;
+          else if (depth == 0 && t[j].is("<")) return false;  // `x = vec<int, 2>(…)`: not sure where it ends
+        }
+      }
+      if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
+      commas[comma] = "; " + qualifiers + type;
+    }
+    comma = j;
+  }
+  if (comma >= t.size() || !t[comma].is(";")) return false;
+  d.split_commas = std::move(commas);
+  for (auto& e : later) found[e.begin] = std::move(e);
+  return true;
+}
+
+}  // namespace
+
 // Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
 // or a struct, found syntactically: the type runs back to the statement's start,
-// only names, `::`, `const` and template arguments. Pointer arrays, `static`
-// and `constexpr` arrays, and multi-dimensional ones with an initializer stay plain.
+// only names, `::`, `const` and template arguments. Before the type: `constant`,
+// `constexpr`, `static` (constant data: a lookup table, also at program scope).
+// Pointer arrays stay plain; what cannot be checked is refused (CheckedArray::refused).
 std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
   static const std::set<std::string> not_types = {
       "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
       "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
       "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
       "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
+  static const std::set<std::string> storage = {"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -68,17 +196,16 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       if (!scopes.empty()) scopes.pop_back();
       continue;
     }
-    if (scopes.empty() || scopes.back() == 0) continue;
+    const bool namespace_scope = scopes.empty() || scopes.back() == 0;
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("[") || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
     if (i + 2 < t.size() && t[i + 2].is("[")) continue;  // an attribute
     CheckedArray d;
     d.name = i;
-    d.kind = scopes.back() == 2 ? 2 : 1;
     std::size_t k = i;
     bool ok = true;
     while (k > 0) {
       const Token& b = t[k - 1];
-      if (b.is(";") || b.is("{") || b.is("}")) break;
+      if (statement_boundary(b) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
       if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
         int depth = 0;
         while (k > 0) {
@@ -100,7 +227,16 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       ok = false;
       break;
     }
-    if (!ok || k == i) continue;
+    // Storage qualifiers before the type (`constexpr constant`, `static const`, …).
+    bool constant_data = false;
+    for (std::size_t q = k; ok && q > 0 && !statement_boundary(t[q - 1]); --q) {
+      const Token& b = t[q - 1];
+      if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
+      else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
+    }
+    if (!ok || k == i || t[i - 1].is("::")) continue;  // `float S::table[4]`: declared elsewhere
+    if (namespace_scope && !constant_data) continue;
+    d.kind = constant_data ? 3 : scopes.back() == 2 ? 2 : 1;
     d.begin = k;
     for (std::size_t j = k; j < i; ++j)
       if (!t[j].is_identifier("thread")) d.type.push_back(j);
@@ -108,11 +244,21 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     std::size_t j = i + 1;
     d.extents = array_extents(t, j);
     if (j >= t.size() || d.extents.empty()) continue;
-    bool empty_extent = false;
-    for (const auto& e : d.extents) empty_extent = empty_extent || e.empty();
-    if (empty_extent) continue;
-    if (!(t[j].is(";") || (t[j].is("=") && d.extents.size() == 1))) continue;
+    for (std::size_t e = 1; e < d.extents.size(); ++e)
+      if (d.extents[e].empty()) ok = false;
+    if (!ok || !(t[j].is(";") || t[j].is("=") || t[j].is(","))) continue;
     d.end = j;
+    const char* why = t[j].is("=") ? read_initializer(t, d) : d.extents[0].empty() ? kNoExtent : nullptr;
+    const std::size_t after = t[j].is("=") ? d.after : j;
+    if (!why && t[after].is(",")) {
+      std::size_t first = k;
+      while (first > 0 && !statement_boundary(t[first - 1])) --first;
+      if (!split_declarators(t, d, after, first, found)) why = kOneStatement;
+    }
+    if (why) {
+      d.refused = "checked mode cannot bounds-check the array '" + t[i].text + why +
+                  ", or compile it without checked=True";
+    }
     found[k] = std::move(d);
   }
   return found;
@@ -144,11 +290,12 @@ std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Toke
   return found;
 }
 
-// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
-// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
-// checked mode keeps it a plain pointer and specialisations on pointer types still match.
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star) {
-  if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return false;
+namespace {
+
+// The name token of the template whose argument list holds the pointer type [i, star]
+// (`elem<const device float*>`: `elem`), or npos (a cast's, a parameter list's, none).
+std::size_t enclosing_template(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return std::string::npos;
   static const std::set<std::string> casts = {"static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"};
   int depth = 0;
   for (std::size_t j = i; j-- > 0;) {
@@ -157,15 +304,35 @@ bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t st
     } else if (t[j].is(">>")) {
       depth += 2;
     } else if (t[j].is("(") || t[j].is("[")) {
-      if (depth-- == 0) return false;  // a parameter list (`f(device float*, int)`)
+      if (depth-- == 0) return std::string::npos;  // a parameter list (`f(device float*, int)`)
     } else if (t[j].is("<")) {
       if (depth-- > 0) continue;
-      return j > 0 && t[j - 1].kind == TokenKind::identifier && !casts.count(t[j - 1].text);
+      const bool named = j > 0 && t[j - 1].kind == TokenKind::identifier && !casts.count(t[j - 1].text);
+      return named ? j - 1 : std::string::npos;
     } else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) {
-      return false;
+      return std::string::npos;
     }
   }
-  return false;
+  return std::string::npos;
+}
+
+}  // namespace
+
+// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
+// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
+// checked mode keeps it a plain pointer and specialisations on pointer types still match.
+// Not an explicit argument of a function template (`f<device float*>(p, i)`): the function's
+// parameter is then a checked pointer.
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                      const std::set<std::string>& function_templates) {
+  const std::size_t name = enclosing_template(t, i, star);
+  return name != std::string::npos && !function_templates.count(t[name].text);
+}
+
+bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                   const std::set<std::string>& function_templates) {
+  const std::size_t name = enclosing_template(t, i, star);
+  return name != std::string::npos && function_templates.count(t[name].text);
 }
 
 }  // namespace metalcall::msl

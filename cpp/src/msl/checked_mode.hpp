@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,21 @@
 
 namespace metalcall::msl {
 
-/** `T name[N]…;` or `T name[N] = {…};` in a function body or a struct. */
+/** `T name[N]…;` or `T name[N] = {…};` in a function body or a struct, or (with `constant`,
+ *  `constexpr` or `static` before the type) anywhere, program scope included. */
 struct CheckedArray {
   std::size_t begin = 0, name = 0, end = 0;  // type tokens [begin, name), `;` or `=` at end
   std::vector<std::size_t> type;             // type tokens (without `thread`)
-  std::vector<std::string> extents;
-  int kind = 1;  // mtl_checked_array's Kind: 1 private array, 2 struct member
+  std::vector<std::string> extents;          // an empty one (`[]`) counted from the initializer
+  int kind = 1;  // mtl_checked_array's Kind: 1 private array, 2 struct member, 3 constant array
+  // The initializer's braces to write twice (the checked array is a struct around the
+  // elements), or, for `= "text"`, the first and last token to wrap in braces.
+  std::vector<std::size_t> doubled_braces;
+  std::size_t wrap_first = 0, wrap_last = 0;
+  std::size_t after = 0;  // the `;` or `,` after the initializer
+  // `float a[4], b[4];`: what each ',' becomes (`; ` and the type: one statement each).
+  std::map<std::size_t, std::string> split_commas;
+  std::string refused;  // why checked mode refuses it (a CompileError), or empty
 };
 
 /** The arrays to check, by their first token. */
@@ -28,9 +38,15 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
 std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
                                                            const std::vector<ParsedKernel>& kernels);
 
-/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's):
- *  checked mode leaves it a plain pointer. */
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star);
+/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's,
+ *  nor an explicit argument of one of `function_templates`): checked mode leaves it a plain pointer. */
+bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                      const std::set<std::string>& function_templates);
+
+/** True when the pointer type at tokens [i, star] is an explicit argument of one of
+ *  `function_templates` (`f<thread float*>(t, i)`): a checked pointer, `thread` ones too. */
+bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                   const std::set<std::string>& function_templates);
 
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);

@@ -13,6 +13,7 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/checked_mode.hpp"
+#include "msl/checked_thread_params.hpp"
 #include "msl/address_space_overloads.hpp"
 #include "msl/cpu_abi.hpp"
 #include "msl/diagnostics.hpp"
@@ -85,7 +86,21 @@ class Translator {
     if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
     if (checked_) {
       checked_arrays_ = find_checked_arrays(t_);
+      for (const auto& [first, array] : checked_arrays_) {
+        if (!array.refused.empty()) fail(array.name, array.refused);
+        checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
+        checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
+        if (array.wrap_last) {
+          checked_braces_.insert(array.wrap_first);
+          checked_wrap_ends_.insert(array.wrap_last);
+        }
+      }
       checked_addresses_ = find_checked_addresses(t_, kernels_);
+      function_templates_ = function_template_names(t_);
+      DeducedArguments deduced = deduced_thread_arguments(t_);
+      checked_before_ = std::move(deduced.before);
+      deduced_thread_params_ = std::move(deduced.thread_parameters);
+      array_references_ = array_reference_parameters(t_);
     }
     space_overloads_ = address_space_overloads(t_);
 
@@ -145,6 +160,17 @@ class Translator {
   std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
   // Checked mode: private arrays and struct array members, by their first token.
   std::map<std::size_t, CheckedArray> checked_arrays_;
+  // Checked mode: the tokens of their initializers to write with one more brace level.
+  std::set<std::size_t> checked_braces_;
+  std::map<std::size_t, std::string> checked_commas_;  // `float a[4], b[4];`: `,` → `; `
+  std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
+  // Checked mode: the source's function templates (`f<device float*>(p)` passes a checked pointer).
+  std::set<std::string> function_templates_;
+  // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
+  std::map<std::size_t, std::string> checked_before_;
+  std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
+  // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
+  std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
@@ -293,6 +319,7 @@ class Translator {
           skip = true;
         }
       if (skip) continue;
+      if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
       switch (tok.kind) {
         case TokenKind::directive:
           emit_directive(i);
@@ -302,7 +329,9 @@ class Translator {
           continue;
         case TokenKind::string:
         case TokenKind::character:
-          emit(tok.text, tok, false);
+          // Checked mode: `char s[6] = "hello"` initialises a checked array as `{"hello"}`.
+          emit(checked_braces_.count(i) ? "{" + tok.text : tok.text, tok, false);
+          if (checked_wrap_ends_.count(i)) emit("}", tok, false);
           continue;
         case TokenKind::punct:
           if (tok.is("[") && i + 1 < t_.size() && t_[i + 1].is("[")) {
@@ -324,6 +353,10 @@ class Translator {
             ++i;
             continue;
           }
+          if (auto comma = checked_commas_.find(i); comma != checked_commas_.end()) {
+            emit(comma->second, tok, true);
+            continue;
+          }
           if (checked_ && checked_addresses_.count(i)) {
             emit(checked_addresses_[i], tok, true);
             ++i;  // the parameter's name is part of it
@@ -343,7 +376,8 @@ class Translator {
             auto accessors = struct_accessors_.find(i);
             if (accessors != struct_accessors_.end()) emit(accessors->second, tok, true);
           }
-          emit(tok.text, tok, false);
+          // Checked mode: a checked array's initializer is one brace level deeper.
+          emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
           continue;
         case TokenKind::identifier:
           break;
@@ -357,9 +391,16 @@ class Translator {
       if (checked_ && !constant_at(i, false)) {
         // Checked mode: address-space pointers become bounds-checked pointers,
         // threadgroup arrays bounds-checked arrays.
+        if (auto ref = array_references_.find(i); ref != array_references_.end()) {
+          emit(ref->second.second, tok, true);
+          i = ref->second.first;
+          continue;
+        }
         const std::size_t star = address_space_pointer_end(i);
-        if (star != std::string::npos && (!thread_pointer(i, star) || declares_variable(star)) &&
-            !is_type_argument(t_, i, star)) {
+        if (star != std::string::npos &&
+            (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
+             is_function_template_argument(t_, i, star, function_templates_)) &&
+            !is_type_argument(t_, i, star, function_templates_)) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
           i = star;
           continue;
@@ -378,7 +419,7 @@ class Translator {
           continue;
         }
         auto array = checked_arrays_.find(i);
-        if (array != checked_arrays_.end() && !at_namespace_scope()) {
+        if (array != checked_arrays_.end()) {
           i = emit_checked_local_array(array->second);
           continue;
         }
@@ -510,8 +551,8 @@ class Translator {
   }
 
   // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
-  // Checked mode checks `thread` pointer variables only: a parameter stays a plain
-  // pointer, so that `template <class T> void f(thread T* p)` still deduces T from `&x`.
+  // (Checked mode checks `thread` pointer variables, and parameters as
+  // is_checked_thread_parameter says; a cast stays a plain pointer.)
   bool declares_variable(std::size_t star) const {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;
@@ -550,14 +591,25 @@ class Translator {
     if (name + 1 >= t_.size() || !t_[name + 1].is("[") || t_[name].kind != TokenKind::identifier) return std::string::npos;
     std::vector<std::size_t> type_tokens;
     for (std::size_t j = i + 1; j < name; ++j) type_tokens.push_back(j);
-    std::size_t j = name + 1;
-    const std::vector<std::string> extents = array_extents(t_, j);
-    if (j >= t_.size() || !t_[j].is(";")) return std::string::npos;
-    std::string type = type_text(t_, type_tokens, false);
-    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
-      type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
-    emit(std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";", t_[i], true);
-    return j;
+    // `threadgroup float a[64], b[64];`: one declaration each.
+    std::string text;
+    while (true) {
+      std::size_t j = name + 1;
+      const std::vector<std::string> extents = array_extents(t_, j);
+      if (j >= t_.size() || extents.empty() || !(t_[j].is(";") || t_[j].is(","))) return std::string::npos;
+      std::string type = type_text(t_, type_tokens, false);
+      for (auto it = extents.rbegin(); it != extents.rend(); ++it)
+        type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
+      text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
+      if (t_[j].is(";")) {
+        emit(text, t_[i], true);
+        return j;
+      }
+      name = j + 1;  // the next declarator: an array too, or the statement stays as it is
+      if (name + 1 >= t_.size() || t_[name].kind != TokenKind::identifier || !t_[name + 1].is("["))
+        return std::string::npos;
+      text += " ";
+    }
   }
 
   // Writes a found array as `metal::mtl_checked_array<T, N, Kind> name`; returns the

@@ -211,22 +211,32 @@ METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i
 template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
 template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
-// An array (threadgroup, private, or a struct's member): storage plus the same
+// An array (threadgroup, private, a struct's member, or constant data: a program-scope
+// `constant` table, a `constexpr`/`static` one in a function): storage plus the same
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
-// thread_local` one needs no dynamic initialisation and `= {1, 2, 3}` works.
+// thread_local` one needs no dynamic initialisation and `= {{1, 2, 3}}` (the translator
+// adds the outer braces) works.
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T data_[N];
   static METAL_FUNC const char* what() {
-    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : "struct array member";
+    return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : Kind == 2 ? "struct array member"
+                                                                                   : "constant array";
   }
-  METAL_FUNC T& operator[](long long i) {
+  // constexpr: a `constexpr` table's elements stay constant expressions (in bounds).
+  METAL_FUNC constexpr T& operator[](long long i) {
     if (i < 0 || (unsigned long long)i >= N) {
       mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
     return data_[i];
   }
-  METAL_FUNC const T& operator[](long long i) const { return const_cast<mtl_checked_array&>(*this)[i]; }
+  METAL_FUNC constexpr const T& operator[](long long i) const {
+    if (i < 0 || (unsigned long long)i >= N) {
+      mtl_rt::fault(what(), i, N, sizeof(T));
+      return mtl_rt::scratch<T>();
+    }
+    return data_[i];
+  }
   METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
   METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
   // A cast to another element type (`(threadgroup const float*)float4_array`): the same
@@ -237,7 +247,12 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   METAL_FUNC explicit operator mtl_checked<U>() const {
     return mtl_checked<U>(mtl_checked<const T>(data_, N, what()));
   }
-  // Passed to a `thread T*` parameter or decayed like an array (unchecked from there).
+  // `t + i`: a checked pointer into the array (also where a `thread T*` parameter takes it).
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked<T> operator+(I i) { return mtl_checked<T>(data_, N, what()) + i; }
+  template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
+  METAL_FUNC mtl_checked<const T> operator+(I i) const { return mtl_checked<const T>(data_, N, what()) + i; }
+  // Decayed like an array (to a prelude function's `T*` parameter): unchecked from there.
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }
   METAL_FUNC T* begin() { return data_; }
@@ -251,6 +266,44 @@ namespace mtl_rt {
 template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long long count, const char* what) {
   return mtl_checked<T>(&r, count, what);
 }
+}  // namespace mtl_rt
+
+namespace mtl_rt {
+template <class P> struct raw_pointer : false_type {};
+template <class T> struct raw_pointer<T*> : true_type {};
+template <class T> struct raw_pointer<T* const> : true_type {};
+template <class P> struct raw_pointer<P&> : raw_pointer<P> {};
+template <class P> struct raw_pointer<P&&> : raw_pointer<P> {};
+
+// An argument for a template's pointer parameter whose element type it deduces (`thread
+// T* p`, `const device T* q`: checked mode makes them mtl_checked<T>, mtl_checked<const T>,
+// and the translator wraps each call's argument): a checked pointer T deduces from.
+// (By value and by reference to the array: more specialised than the last overload, so chosen.)
+template <class T> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked<T> p) { return p; }
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> thread_arg(mtl_checked_array<T, N, K>& a) {
+  return a;
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg(const mtl_checked_array<T, N, K>& a) { return a; }
+// A raw pointer (`&x`: unchecked), not an array (an array of pointers passes as it is).
+template <class P, enable_if_t<raw_pointer<P>::value, int> = 0>
+METAL_FUNC mtl_checked<remove_pointer_t<remove_cv_t<remove_reference_t<P>>>> thread_arg(P&& p) { return p; }
+template <class X, enable_if_t<!raw_pointer<X>::value, int> = 0>  // another overload's argument
+METAL_FUNC X&& thread_arg(X&& x) { return static_cast<X&&>(x); }
+// The same for a `const T*` parameter (mtl_checked<const T>).
+template <class T> METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked<T> p) { return p; }
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg_const(mtl_checked_array<T, N, K>& a) {
+  return static_cast<const mtl_checked_array<T, N, K>&>(a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> thread_arg_const(const mtl_checked_array<T, N, K>& a) { return a; }
+template <class P, enable_if_t<raw_pointer<P>::value, int> = 0>
+METAL_FUNC mtl_checked<const remove_pointer_t<remove_cv_t<remove_reference_t<P>>>> thread_arg_const(P&& p) {
+  return p;
+}
+template <class X, enable_if_t<!raw_pointer<X>::value, int> = 0>
+METAL_FUNC X&& thread_arg_const(X&& x) { return static_cast<X&&>(x); }
 }  // namespace mtl_rt
 
 // Atomics through a checked pointer: the element is checked, then the plain
@@ -272,6 +325,15 @@ METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
 #undef METAL_CHECKED_ATOMIC
+// `expected` through a checked `thread T*` (a helper function's parameter): checked, then
+// the plain function runs on its element.
+#define METAL_CHECKED_EXPECTED(NAME)                                                               \
+  template <class A, class T, class... R> METAL_FUNC auto NAME(A* p, const mtl_checked<T>& e, R... r) { \
+    return NAME(p, &e.at(0), r...);                                                                \
+  }
+METAL_CHECKED_EXPECTED(atomic_compare_exchange_weak_explicit)
+METAL_CHECKED_EXPECTED(atomic_compare_exchange_strong_explicit)
+#undef METAL_CHECKED_EXPECTED
 
 }  // namespace metal
 

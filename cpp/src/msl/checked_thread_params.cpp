@@ -1,0 +1,333 @@
+// Checked mode: `thread T*` parameters and the calls that pass to template ones (see
+// checked_thread_params.hpp; metal_checked.h has thread_arg).
+#include "msl/checked_thread_params.hpp"
+
+#include "msl/checked_mode.hpp"
+#include "msl/token_text.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+constexpr std::size_t npos = std::string::npos;
+
+// The names a `template <…>` list starting at the '<' at i declares (`typename T`, `int N`).
+void template_parameter_names(const std::vector<Token>& t, std::size_t i, std::set<std::string>& names) {
+  int depth = 0;
+  bool in_default = false;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (t[j].is("<") || t[j].is("(")) ++depth;
+    else if (t[j].is(">") || t[j].is(")")) {
+      if (--depth == 0) return;
+    } else if (t[j].is(">>")) {
+      if ((depth -= 2) <= 0) return;
+    }
+    if (depth == 1 && t[j].is(",")) in_default = false;
+    if (depth == 1 && t[j].is("=")) in_default = true;
+    const Token& n = t[j + 1];
+    if (depth == 1 && !in_default && t[j].kind == TokenKind::identifier &&
+        (n.is(",") || n.is(">") || n.is(">>") || n.is("=")))
+      names.insert(t[j].text);
+  }
+}
+
+// The template parameter names of the declaration whose parameter list opens at `open`
+// (`template <typename T> T f(…)`: {T}); none for a function that is no template.
+std::set<std::string> own_template_parameters(const std::vector<Token>& t, std::size_t open) {
+  std::set<std::string> names;
+  std::size_t b = open;
+  while (b > 0 && !(t[b - 1].is(";") || t[b - 1].is("{") || t[b - 1].is("}") || t[b - 1].kind == TokenKind::directive))
+    --b;
+  for (std::size_t j = b; j + 1 < open; ++j)
+    if (t[j].is_identifier("template") && t[j + 1].is("<")) template_parameter_names(t, j + 1, names);
+  return names;
+}
+
+
+// A `thread` pointer parameter: the '(' of its list, its position in it, whether its
+// element type names the function's own template parameters, and is const.
+struct ThreadParameter {
+  std::size_t open = npos;  // npos: no parameter
+  int position = 0;
+  bool deduced = false, is_const = false;
+};
+
+ThreadParameter thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  ThreadParameter none, p;
+  if (i == 0 || !(t[i - 1].is("(") || t[i - 1].is(","))) return none;
+  std::size_t j = star + 1;
+  while (j < t.size() && (t[j].is_identifier("const") || t[j].is_identifier("restrict") ||
+                          t[j].is_identifier("__restrict") || t[j].is_identifier("__restrict__")))
+    ++j;
+  const bool named = j < t.size() && t[j].kind == TokenKind::identifier;
+  if (named) ++j;
+  if (j >= t.size() || !(t[j].is(",") || t[j].is(")") || t[j].is("="))) return none;
+  // The '(' that opens the list: a function's (its name before it) or a lambda's.
+  int depth = 0;
+  for (std::size_t k = i; k-- > 0;) {
+    if (t[k].is(")") || t[k].is("]") || t[k].is("}")) {
+      ++depth;
+    } else if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      if (depth-- == 0) {
+        p.open = t[k].is("(") ? k : npos;
+        break;
+      }
+    } else if (depth == 0 && t[k].is(",")) {
+      ++p.position;
+    } else if (t[k].is(";")) {
+      break;
+    }
+  }
+  if (p.open == npos || p.open == 0) return none;
+  static const std::set<std::string> not_functions = {"return", "sizeof", "alignof", "decltype", "if", "while",
+                                                      "for", "switch", "static_assert", "noexcept"};
+  const Token& f = t[p.open - 1];
+  if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]"))) return none;
+  if (!named && t[j].is(")")) {  // `void f(thread float*);` (not a cast `(thread float*)x`)
+    if (i - 1 == p.open && (j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is("{")))) return none;
+  }
+  const std::set<std::string> own = own_template_parameters(t, p.open);
+  for (std::size_t k = i; k < star; ++k) {
+    p.deduced = p.deduced || (t[k].kind == TokenKind::identifier && own.count(t[k].text));
+    p.is_const = p.is_const || t[k].is_identifier("const") || t[k].is_identifier("constant");
+  }
+  return p;
+}
+
+// If tokens from i are `[const|volatile] SPACE TYPE [const] *`: the '*' (and the address
+// space in *space); else npos.
+std::size_t pointer_star(const std::vector<Token>& t, std::size_t i, std::string* space) {
+  std::size_t j = i;
+  while (j < t.size() && (t[j].is_identifier("const") || t[j].is_identifier("volatile"))) ++j;
+  if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("device") ||
+                         t[j].is_identifier("constant") || t[j].is_identifier("threadgroup")))
+    return npos;
+  *space = t[j].text;
+  int depth = 0;
+  for (++j; j < t.size(); ++j) {
+    if (t[j].is("<")) ++depth;
+    else if (t[j].is(">")) --depth;
+    else if (t[j].is(">>")) depth -= 2;
+    else if (depth == 0 && t[j].is("*")) return j;
+    else if (depth == 0 && (t[j].is("&") || t[j].is(";") || t[j].is(",") || t[j].is(")") || t[j].is("=") ||
+                            t[j].is("{") || t[j].is("[") || t[j].is("(")))
+      return npos;
+  }
+  return npos;
+}
+
+// The '>' that closes the template argument list opened by the '<' at i, when it is one
+// (followed by `(`, `{`, `::`, `,`, `)`), else npos (a less-than).
+std::size_t template_close(const std::vector<Token>& t, std::size_t i) {
+  int angles = 0, parens = 0;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    const Token& c = t[j];
+    if (c.is("(") || c.is("[")) ++parens;
+    else if (c.is(")") || c.is("]")) {
+      if (--parens < 0) return npos;
+    } else if (c.is(";") || c.is("{") || c.is("}")) {
+      return npos;
+    } else if (parens == 0 && c.is("<")) {
+      ++angles;
+    } else if (parens == 0 && (c.is(">") || c.is(">>"))) {
+      angles -= c.is(">") ? 1 : 2;
+      if (angles <= 0) {
+        if (angles < 0 || j + 1 >= t.size()) return npos;
+        const Token& n = t[j + 1];
+        return n.is("(") || n.is("{") || n.is("::") || n.is(",") || n.is(")") ? j : npos;
+      }
+    }
+  }
+  return npos;
+}
+
+// The arguments of the call whose '(' is at open: [first, end) token ranges; empty when
+// the list looks like a declaration's (two names in a row: `int a`).
+std::vector<std::pair<std::size_t, std::size_t>> call_arguments(const std::vector<Token>& t, std::size_t open) {
+  std::vector<std::pair<std::size_t, std::size_t>> args;
+  std::size_t first = open + 1;
+  int depth = 0;
+  for (std::size_t j = open + 1; j < t.size(); ++j) {
+    const Token& c = t[j];
+    if (c.is("(") || c.is("[") || c.is("{")) {
+      ++depth;
+    } else if (c.is(")") || c.is("]") || c.is("}")) {
+      if (depth-- == 0) {
+        if (j > first) args.emplace_back(first, j);
+        return args;
+      }
+    } else if (c.is("<") && j > 0 && t[j - 1].kind == TokenKind::identifier) {
+      const std::size_t close = template_close(t, j);
+      if (close != npos) j = close;
+    } else if (depth == 0 && c.is(",")) {
+      args.emplace_back(first, j);
+      first = j + 1;
+    } else if (depth == 0 && c.kind == TokenKind::identifier && t[j - 1].kind == TokenKind::identifier) {
+      return {};  // `int a`: a declaration's parameters
+    } else if (c.is(";")) {
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::set<std::string> function_template_names(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("template") || !t[i + 1].is("<")) continue;
+    // The declaration after the template list: a function if a name is followed by
+    // '(' (at the list's level) before any `struct`/`class`, `{`, `;` or `=`.
+    int depth = 0;
+    std::size_t j = i + 1;
+    for (; j < t.size(); ++j) {
+      if (t[j].is("<")) ++depth;
+      else if (t[j].is(">") && --depth == 0) break;
+      else if (t[j].is(">>") && (depth -= 2) <= 0) break;
+    }
+    depth = 0;
+    for (++j; j < t.size(); ++j) {
+      const Token& c = t[j];
+      if (c.is_identifier("struct") || c.is_identifier("class") || c.is_identifier("union") || c.is("{") ||
+          c.is(";") || c.is("=") || c.is_identifier("using"))
+        break;
+      if (c.is("<")) ++depth;
+      else if (c.is(">")) --depth;
+      else if (c.is(">>")) depth -= 2;
+      else if (depth == 0 && c.is("(") && t[j - 1].kind == TokenKind::identifier) {
+        names.insert(t[j - 1].text);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star,
+                                 const std::set<std::size_t>& deduced_checked) {
+  const ThreadParameter p = thread_parameter(t, i, star);
+  return p.open != npos && (!p.deduced || deduced_checked.count(i));
+}
+
+DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
+  // Device, constant and threadgroup pointer parameters too: `const device T* p` deduces T
+  // only from a const checked pointer, `threadgroup T* p` none from a checked array.
+  struct Found {
+    std::size_t first, open;
+    int position;
+    bool is_const, is_thread;
+    std::string space;
+  };
+  std::vector<Found> params;
+  std::map<std::size_t, std::set<int>> by_declaration;  // '(' of a parameter list → positions
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    std::string space;
+    const std::size_t star = pointer_star(t, i, &space);
+    if (star == npos) continue;
+    const ThreadParameter p = thread_parameter(t, i, star);
+    if (p.open == npos || !p.deduced || t[p.open - 1].kind != TokenKind::identifier) continue;
+    bool is_volatile = false;  // mtl_checked<volatile T>: left as it is
+    for (std::size_t k = i; k < star; ++k) is_volatile = is_volatile || t[k].is_identifier("volatile");
+    if (is_volatile) continue;
+    params.push_back({i, p.open, p.position, p.is_const, space == "thread", space});
+    by_declaration[p.open].insert(p.position);
+  }
+  DeducedArguments result;
+  if (params.empty()) return result;
+  // Every declaration of each name ('(' of its parameter list; a declaration has a type
+  // before its name: `T f(`, `float S::f(`) and the calls.
+  static const std::set<std::string> keywords = {"return", "else", "do", "case", "throw"};
+  std::set<std::string> names;
+  for (const Found& f : params) names.insert(t[f.open - 1].text);
+  std::map<std::string, std::vector<std::size_t>> declarations, calls;
+  for (std::size_t j = 0; j + 1 < t.size(); ++j) {
+    if (t[j].kind != TokenKind::identifier || !names.count(t[j].text)) continue;
+    const bool declaration = j > 0 && ((t[j - 1].kind == TokenKind::identifier && !keywords.count(t[j - 1].text)) ||
+                                       (t[j - 1].is("::") && j > 2 && t[j - 2].kind == TokenKind::identifier &&
+                                        t[j - 3].kind == TokenKind::identifier));
+    std::size_t open = j + 1;
+    if (t[open].is("<")) {
+      const std::size_t close = template_close(t, open);
+      if (close == npos) continue;
+      open = close + 1;
+    }
+    if (open >= t.size() || !t[open].is("(")) continue;
+    (declaration || by_declaration.count(open) ? declarations : calls)[t[j].text].push_back(open);
+  }
+  // A position is wrapped when every declaration of the name (overloads, specialisations)
+  // has a deduced pointer there in one address space; const when every one is const.
+  std::map<std::string, std::map<int, bool>> wrapped;
+  for (const Found& f : params) {
+    const std::string& name = t[f.open - 1].text;
+    bool everywhere = true;
+    for (std::size_t open : declarations[name]) everywhere = everywhere && by_declaration[open].count(f.position);
+    for (const Found& g : params)
+      if (t[g.open - 1].text == name && g.position == f.position && g.space != f.space) everywhere = false;
+    if (!everywhere) continue;
+    auto it = wrapped[name].find(f.position);
+    wrapped[name][f.position] = (it == wrapped[name].end() || it->second) && f.is_const;
+  }
+  for (const Found& f : params) {
+    auto w = wrapped.find(t[f.open - 1].text);
+    if (f.is_thread && w != wrapped.end() && w->second.count(f.position)) result.thread_parameters.insert(f.first);
+  }
+  for (const auto& [name, opens] : calls) {
+    auto w = wrapped.find(name);
+    if (w == wrapped.end()) continue;
+    for (std::size_t open : opens) {
+      const auto args = call_arguments(t, open);
+      for (const auto& [position, is_const] : w->second) {
+        if (position >= static_cast<int>(args.size())) continue;
+        const auto [first, end] = args[position];
+        result.before[first] += is_const ? "metal::mtl_rt::thread_arg_const(" : "metal::mtl_rt::thread_arg(";
+        result.before[end] = ")" + result.before[end];
+      }
+    }
+  }
+  return result;
+}
+
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t) {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    std::vector<std::size_t> type;
+    while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
+    if (j >= t.size() || !t[j].is_identifier("thread")) continue;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
+    if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
+        !t[j + 3].is(")") || !t[j + 4].is("["))
+      continue;
+    const std::size_t name = j + 2;
+    std::size_t end = j + 4;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (end >= t.size() || !(t[end].is(",") || t[end].is(")")) || extents.empty()) continue;
+    // The function's own template parameters: an extent naming one is deduced (`short N`
+    // would not deduce from the checked array's extent), so the parameter stays as it is.
+    std::size_t open = i - 1;
+    for (int depth = 0; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && depth-- == 0) break;
+    }
+    const std::set<std::string> own = own_template_parameters(t, open);
+    bool deduced = false;
+    for (std::size_t k = j + 4; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
+    if (deduced) continue;
+    // `const T (&v)[N]` → `const mtl_checked_array<T, …>& v` (the array's type has no const).
+    std::vector<std::size_t> element;
+    bool is_const = false;
+    for (std::size_t k : type) {
+      if (t[k].is_identifier("const")) is_const = true;
+      else element.push_back(k);
+    }
+    std::string text = type_text(t, element, false);
+    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
+      text = "metal::mtl_checked_array<" + text + ", (" + *it + "), 1>";
+    found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
+  }
+  return found;
+}
+
+}  // namespace metalcall::msl
