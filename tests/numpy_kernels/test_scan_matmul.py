@@ -90,6 +90,38 @@ def test_matmul_gpu_variants(kdev, rng, variant, shape):
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
 
 
+@pytest.mark.parametrize("shape", [(1, 64, 64, 16), (2, 64, 128, 48), (2, 70, 65, 19), (1, 5, 7, 3), (3, 1, 130, 8)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_matmul_sgm(kdev, rng, shape):
+    """The simdgroup_float8x8 variant (Metal's float32 default): multiples of its 64x64x16
+    block (float4 loads, direct stores), batches, and other shapes (zero-padded slices,
+    guarded stores); the CPU backend runs it as fibers."""
+    if kdev.backend == "cpu" and not fibers(kdev):
+        pytest.skip("the CPU backend's own kernel takes no variant")
+    bt, m, n, k = shape
+    a, b = sample(rng, (bt, m, k), np.float32), sample(rng, (bt, k, n), np.float32)
+    got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32, variant="sgm"),
+                (bt, m, n))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+def test_matmul_variant_choice(monkeypatch):
+    """float32 takes "sgm" on Metal and "quad8" elsewhere; a named variant or
+    METALCALL_MATMUL_VARIANT wins on any backend; other dtypes keep "rows8"."""
+    monkeypatch.delenv("METALCALL_MATMUL_VARIANT", raising=False)
+    f32 = np.dtype(np.float32)
+    assert matmul.gpu_variant(f32, None, "metal") == "sgm"
+    assert matmul.gpu_variant(f32, None, "cuda") == "quad8"
+    assert matmul.gpu_variant(f32, "sgm", "cuda") == "sgm"
+    assert matmul.gpu_variant(np.dtype(np.float16), None, "metal") == "rows8"
+    monkeypatch.setenv("METALCALL_MATMUL_VARIANT", "sgm")
+    assert matmul.gpu_variant(f32, None, "cpu") == "sgm"
+    monkeypatch.setenv("METALCALL_MATMUL_VARIANT", "rows8")
+    assert matmul.gpu_variant(f32, None, "metal") == "rows8"
+    with pytest.raises(ValueError, match="unknown matmul variant"):
+        matmul.gpu_variant(f32, "nope", "metal")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
 def test_matmul_cpu_deep_k(pdev, rng, monkeypatch, dtype):
     """The CPU kernel's split of a deep k into calls that add to the output (made shallow here):

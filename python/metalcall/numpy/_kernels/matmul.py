@@ -1,9 +1,10 @@
 """Batched matrix product (batch, m, k) @ (batch, k, n) -> (batch, m, n) as generated MSL.
 
-GPUs: tiled kernels with threadgroup staging (matmul_gpu.py), one of several named variants:
-`gpu_variant` picks the one float32 uses (METALCALL_MATMUL_VARIANT overrides it, for
-benchmarks/bench_matmul_variants.py); other dtypes use "rows8". (On Metal devices with
-simdgroup_matrix, a simdgroup_float8x8 variant would go here.)
+GPUs: tiled kernels with threadgroup staging, one of several named variants: `gpu_variant`
+picks the one float32 uses (METALCALL_MATMUL_VARIANT overrides it, for
+benchmarks/bench_matmul_variants.py); other dtypes use "rows8". On Metal float32 uses "sgm"
+(matmul_sgm.py: simdgroup_float8x8 factors and accumulators, every Apple GPU since Apple7/M1);
+elsewhere the tiled variants of matmul_gpu.py, "quad8" by default.
 CPU backend: packed operands and a register block per work-item, no barriers (matmul_cpu.py).
 """
 
@@ -16,21 +17,27 @@ import numpy as np
 
 import metalcall as mc
 
-from . import cache, matmul_cpu, matmul_gpu
+from . import cache, matmul_cpu, matmul_gpu, matmul_sgm
 
 # The float32 GPU variant (matmul_gpu.VARIANTS): "quad8", the fastest on an H100
 # (benchmarks/RESULTS.md, bench_matmul_variants.py: 0.58x cuBLAS at 1024^2 where "rows8"
 # gets 0.31x; every variant 0.48x at 4096^2).
 GPU_VARIANT = "quad8"
+# The float32 variant on Metal: SIMD-group matrices (matmul_sgm.py); "sgm" works on any
+# backend when named (CUDA: the prelude's simdgroup_matrix; the CPU backend: fibers).
+METAL_VARIANT = "sgm"
+VARIANTS = (*matmul_gpu.VARIANTS, "sgm")
 
 
-def gpu_variant(T: np.dtype, variant: str | None = None) -> str:
-    """The GPU variant for dtype T: `variant` if given, else the environment's or GPU_VARIANT."""
+def gpu_variant(T: np.dtype, variant: str | None = None, backend: str = "") -> str:
+    """The GPU variant for dtype T: `variant` if given, else the environment's, else
+    METAL_VARIANT on `backend` "metal" and GPU_VARIANT elsewhere."""
     if T != np.float32:
         return "rows8"
-    name = variant or os.environ.get("METALCALL_MATMUL_VARIANT") or GPU_VARIANT
-    if name not in matmul_gpu.VARIANTS:
-        raise ValueError(f"unknown matmul variant {name!r}; known: {', '.join(matmul_gpu.VARIANTS)}")
+    default = METAL_VARIANT if backend == "metal" else GPU_VARIANT
+    name = variant or os.environ.get("METALCALL_MATMUL_VARIANT") or default
+    if name not in VARIANTS:
+        raise ValueError(f"unknown matmul variant {name!r}; known: {', '.join(VARIANTS)}")
     return name
 
 
@@ -48,9 +55,10 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
            dtype: Any, *, variant: str | None = None) -> mc.Buffer:
     """(batch, m, k) @ (batch, k, n) of C-contiguous Buffers of `dtype`; a flat Buffer of
     batch * m * n elements of `dtype` (integers wrap; bool is logical or-of-ands). `variant`
-    names the GPU kernel (matmul_gpu.VARIANTS) for float32; the CPU backend ignores it. The
-    "quad" variants read and write float4s: the Buffers must start on 16 bytes, as every Buffer
-    metalcall allocates does (a CUDA buffer imported from a slice through DLPack may not)."""
+    names the GPU kernel (VARIANTS) for float32; the CPU backend ignores it. The "quad"
+    variants and "sgm" on multiples of its block read float4s: the Buffers must start on 16
+    bytes, as every Buffer metalcall allocates does (a CUDA buffer imported from a slice
+    through DLPack may not)."""
     T = np.dtype(dtype)
     A = _acc(T)
     Ts, As = cache.msl_type(T), cache.msl_type(A)
@@ -63,7 +71,11 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     is_bool = T.kind == "b"
     if cache.uses_loops(dev):
         return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
-    variant = gpu_variant(T, variant)
+    variant = gpu_variant(T, variant, dev.backend)
+    if variant == "sgm":
+        kern = cache.kernel(dev, matmul_sgm.source(matmul_sgm.checked(m, n, k)), "mm")
+        cache.launch(kern, matmul_sgm.grid(batch, m, n), a, b, out, m, n, k, threadgroup=(matmul_sgm.THREADS, 1, 1))
+        return out
     checked = matmul_gpu.checked(variant, m, n, k)
     kern = cache.kernel(dev, matmul_gpu.source(variant, Ts, As, is_bool, checked), "mm")
     cache.launch(kern, matmul_gpu.grid(batch, m, n), a, b, out, m, n, k, threadgroup=(matmul_gpu.THREADS, 1, 1))
