@@ -161,3 +161,5 @@ template <> struct is_floating_point<mtl_bfloat> : true_type {};
 
 using metal::mtl_bfloat;
 using metal::mtl_half;
+
+#include "metal_half_cuda.h"  // half op float and half op integer on CUDA
