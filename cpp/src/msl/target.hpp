@@ -41,6 +41,12 @@ class Target {
    */
   virtual bool guards_division() const = 0;
 
+  /**
+   * True when the compiler takes GNU range designators (`{ [0 ... N-1] = v }`, host
+   * g++/clang++); else the translator rewrites local ones as loops (range_designators.hpp).
+   */
+  virtual bool takes_range_designators() const = 0;
+
   /** The start of the translation unit: the launch ABI, the prelude, helper macros. */
   virtual void emit_preamble(std::ostream& o) const = 0;
 

@@ -29,6 +29,7 @@ class CudaTarget : public Target {
   const char* name() const override { return "CUDA"; }
   // GPUs do not trap on integer division: the plain operators stay.
   bool guards_division() const override { return false; }
+  bool takes_range_designators() const override { return false; }  // NVRTC does not
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
   // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls
