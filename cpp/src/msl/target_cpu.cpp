@@ -18,6 +18,7 @@ class CpuTarget : public Target {
   const char* name() const override { return "CPU"; }
   bool guards_division() const override { return true; }
   bool takes_range_designators() const override { return true; }
+  bool wraps_conditional_literals() const override { return false; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";

@@ -30,6 +30,7 @@ class CudaTarget : public Target {
   // GPUs do not trap on integer division: the plain operators stay.
   bool guards_division() const override { return false; }
   bool takes_range_designators() const override { return false; }  // NVRTC does not
+  bool wraps_conditional_literals() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
   // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls

@@ -46,3 +46,20 @@ METAL_FUNC float& operator-=(float& a, __half b) { return a -= __half2float(b); 
 METAL_FUNC float& operator*=(float& a, __half b) { return a *= __half2float(b); }
 METAL_FUNC float& operator/=(float& a, __half b) { return a /= __half2float(b); }
 #endif
+
+#if METAL_CUDA
+namespace metal {
+namespace mtl_rt {
+// An integer literal that is a whole branch of `?:` (the CUDA translator wraps it:
+// msl/conditional_literals.hpp). It converts to the other branch's type only, so
+// `c ? h : 0` is half, as in MSL, where __half alone would convert both ways.
+struct int_literal {
+  long long value;
+  template <class T>
+  METAL_FUNC constexpr operator T() const {
+    return T(value);
+  }
+};
+}  // namespace mtl_rt
+}  // namespace metal
+#endif
