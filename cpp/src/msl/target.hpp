@@ -43,7 +43,7 @@ class Target {
 
   /**
    * True when the compiler takes GNU range designators (`{ [0 ... N-1] = v }`, host
-   * g++/clang++); else the translator rewrites local ones as loops (range_designators.hpp).
+   * g++/clang++, unchecked); else the translator rewrites local ones as loops (range_designators.hpp).
    */
   virtual bool takes_range_designators() const = 0;
 
