@@ -41,6 +41,18 @@ class Target {
    */
   virtual bool guards_division() const = 0;
 
+  /**
+   * True when the compiler takes GNU range designators (`{ [0 ... N-1] = v }`, host
+   * g++/clang++, unchecked); else the translator rewrites local ones as loops (range_designators.hpp).
+   */
+  virtual bool takes_range_designators() const = 0;
+
+  /**
+   * True when half converts both ways with int (CUDA's __half), so that an integer literal
+   * branch of `?:` is wrapped to take the other branch's type (conditional_literals.hpp).
+   */
+  virtual bool wraps_conditional_literals() const = 0;
+
   /** The start of the translation unit: the launch ABI, the prelude, helper macros. */
   virtual void emit_preamble(std::ostream& o) const = 0;
 

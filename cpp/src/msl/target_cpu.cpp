@@ -17,6 +17,9 @@ class CpuTarget : public Target {
 
   const char* name() const override { return "CPU"; }
   bool guards_division() const override { return true; }
+  // Checked mode's local arrays are classes (mtl_checked_array), which take no designators.
+  bool takes_range_designators() const override { return !checked_; }
+  bool wraps_conditional_literals() const override { return false; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";

@@ -29,6 +29,8 @@ class CudaTarget : public Target {
   const char* name() const override { return "CUDA"; }
   // GPUs do not trap on integer division: the plain operators stay.
   bool guards_division() const override { return false; }
+  bool takes_range_designators() const override { return false; }  // NVRTC does not
+  bool wraps_conditional_literals() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
   // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls
@@ -84,7 +86,9 @@ class CudaTarget : public Target {
     return "(metalcall_smem + P." + value_field(p) + ")";
   }
 
-  const char* layout_declaration() const override { return "extern \"C\" __constant__ const metalcall_cuda_layout "; }
+  // In global memory, not __constant__: only the host reads a table (cuModuleGetGlobal),
+  // and the constant bank's 64 KiB held the tables of only ~150 kernels (ggml has 633).
+  const char* layout_declaration() const override { return "extern \"C\" __device__ const metalcall_cuda_layout "; }
   const char* binding_type() const override { return "long long"; }
 
   std::string layout_entry_tail(std::size_t index, const ParamInfo& p) const override {

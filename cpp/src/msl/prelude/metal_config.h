@@ -11,6 +11,23 @@
 #define METAL_CUDA 0
 #endif
 
+// GNU's __extension__ (ggml-common.h marks its anonymous unions with it) only silences
+// pedantic warnings; g++ and clang know it, NVRTC does not, so under NVRTC it is dropped.
+#if defined(__CUDACC_RTC__) && !defined(__extension__)
+#define __extension__
+#endif
+
+// A constexpr bit cast: g++, clang++ and NVRTC 12.9 / 13 have __builtin_bit_cast; without
+// it CUDA builds float and bfloat bits through its run-time intrinsics.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define METAL_HAS_BIT_CAST 1
+#endif
+#endif
+#if !defined(METAL_HAS_BIT_CAST)
+#define METAL_HAS_BIT_CAST 0
+#endif
+
 // Fixed-width integers, size_t and ptrdiff_t at global scope (MSL has them
 // unqualified). On the host the compiler's own type macros are used, so a later
 // <stdint.h>/<stddef.h> declares the very same typedefs (redeclaring a typedef to

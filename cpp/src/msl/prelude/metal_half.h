@@ -14,8 +14,9 @@
 #endif
 
 // bfloat constants (`constexpr bfloat x = bfloat(1.0f)`, as in MLX's limits) need
-// constexpr conversions: __builtin_bit_cast on the host; CUDA keeps its intrinsics.
-#if METAL_CUDA
+// constexpr conversions: __builtin_bit_cast where the compiler has it (NVRTC too);
+// otherwise CUDA keeps its intrinsics.
+#if METAL_CUDA && !METAL_HAS_BIT_CAST
 #define METAL_HOST_CONSTEXPR
 #else
 #define METAL_HOST_CONSTEXPR constexpr
@@ -24,14 +25,14 @@
 namespace metal {
 namespace mtl_detail {
 METAL_FUNC METAL_HOST_CONSTEXPR unsigned int float_bits(float f) {
-#if METAL_CUDA
+#if METAL_CUDA && !METAL_HAS_BIT_CAST
   return __float_as_uint(f);
 #else
   return __builtin_bit_cast(unsigned int, f);
 #endif
 }
 METAL_FUNC METAL_HOST_CONSTEXPR float bits_float(unsigned int u) {
-#if METAL_CUDA
+#if METAL_CUDA && !METAL_HAS_BIT_CAST
   return __uint_as_float(u);
 #else
   return __builtin_bit_cast(float, u);
@@ -161,3 +162,5 @@ template <> struct is_floating_point<mtl_bfloat> : true_type {};
 
 using metal::mtl_bfloat;
 using metal::mtl_half;
+
+#include "metal_half_cuda.h"  // half op float and half op integer on CUDA

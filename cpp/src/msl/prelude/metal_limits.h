@@ -2,9 +2,9 @@
 #pragma once
 #include "metal_types.h"
 
-// On CUDA, __half and float special values are built from bits at run time
-// (cuda_fp16's constructors are not constexpr); on the host everything is
-// constexpr.
+// On CUDA, __half special values are built from bits at run time (cuda_fp16's
+// arithmetic is not constexpr); float's are constexpr where __builtin_bit_cast is
+// (METAL_HOST_CONSTEXPR); on the host everything is constexpr.
 #if METAL_CUDA
 #define METAL_CONSTEXPR_LIMIT
 #else
@@ -37,8 +37,8 @@ METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half half_from_bits(unsigned short b) {
   return mtl_half(half_bits_tag{}, b);
 #endif
 }
-METAL_FUNC METAL_CONSTEXPR_LIMIT float float_from_bits(unsigned int b) {
-#if METAL_CUDA
+METAL_FUNC METAL_HOST_CONSTEXPR float float_from_bits(unsigned int b) {
+#if METAL_CUDA && !METAL_HAS_BIT_CAST
   return __uint_as_float(b);
 #else
   return __builtin_bit_cast(float, b);
@@ -132,9 +132,9 @@ template <> struct numeric_limits<float> : mtl_detail::float_limits_common {
   static METAL_FUNC constexpr float epsilon() { return 0x1p-23f; }
   static METAL_FUNC constexpr float round_error() { return 0.5f; }
   static METAL_FUNC constexpr float denorm_min() { return 0x1p-149f; }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT float infinity() { return mtl_detail::float_from_bits(0x7f800000u); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT float quiet_NaN() { return mtl_detail::float_from_bits(0x7fc00000u); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT float signaling_NaN() { return mtl_detail::float_from_bits(0x7fa00000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float infinity() { return mtl_detail::float_from_bits(0x7f800000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float quiet_NaN() { return mtl_detail::float_from_bits(0x7fc00000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float signaling_NaN() { return mtl_detail::float_from_bits(0x7fa00000u); }
 };
 
 template <> struct numeric_limits<mtl_half> : mtl_detail::float_limits_common {
