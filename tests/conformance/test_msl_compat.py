@@ -64,9 +64,6 @@ def test_shuffle_and_fill(device, rng, delta, modulo):
     assert_equal(out[1::2], up)
 
 
-@pytest.mark.xfail(reason="CUDA backend: NVRTC does not take bfloat(3.0f) as a constant expression (no constexpr "
-                   "float-to-bfloat conversion there), so a program-scope constexpr bfloat fails to compile",
-                   raises=mc.CompileError, strict=True)
 def test_traits_bfloat_constants_logging_and_builtins(device, rng):
     x = rng.standard_normal(32).astype(np.float32)
     out = np.zeros(96, np.float32)
