@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import metalcall as mc
 
 from mcconf import KernelSet, assert_close, assert_equal
 
