@@ -18,6 +18,9 @@ import signal, sys, threading, time
 import numpy as np
 import metalcall as mc
 
+# A terminal's Ctrl-C raises KeyboardInterrupt: restore that handler even when this process
+# was started with SIGINT ignored (a harness run in the background of a non-interactive shell).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 dev = mc.Device("cpu")
 spin = dev.compile("""
 kernel void spin(device uint* out [[buffer(0)]], uint2 i [[thread_position_in_grid]]) {
