@@ -15,25 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
 import metalcall as mc
 from metalcall.numpy._kernels import cache, matmul, matmul_gpu
 
-
-def best(fn, sync, repeats: int, loop: int) -> float:
-    sync(fn())
-    out = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        r = None
-        for _ in range(loop):
-            r = fn()
-        sync(r)
-        out = min(out, (time.perf_counter() - t) / loop)
-    return out
+from bench_numpy_kernels import best  # the same timing loop (this folder is on sys.path when run as a script)
 
 
 def main() -> None:

@@ -149,7 +149,19 @@ def isdtype(dtype, kind) -> bool:
     return dtype == as_dtype(kind)
 
 
-class _FInfo:
+class _NumPyInfo:
+    """What finfo/iinfo answers share: NumPy's object `_np` behind the standard's fields."""
+
+    def __getattr__(self, name):
+        if name == "_np":  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        return repr(self._np)
+
+
+class _FInfo(_NumPyInfo):
     """finfo's answer with the array API's Python types (bits: int; eps, max, min, smallest_normal:
     float), as NumPy's float32 finfo holds NumPy scalars; NumPy's other fields pass through."""
 
@@ -162,16 +174,8 @@ class _FInfo:
         self.min = float(self._np.min)
         self.smallest_normal = float(self._np.smallest_normal)
 
-    def __getattr__(self, name):
-        if name == "_np":  # not set yet (copy, pickle): no recursion
-            raise AttributeError(name)
-        return getattr(self._np, name)
 
-    def __repr__(self):
-        return repr(self._np)
-
-
-class _IInfo:
+class _IInfo(_NumPyInfo):
     """iinfo's answer with Python ints (bits, max, min) and the dtype; NumPy's other fields pass through."""
 
     def __init__(self, dt):
@@ -181,13 +185,6 @@ class _IInfo:
         self.max = int(self._np.max)
         self.min = int(self._np.min)
 
-    def __getattr__(self, name):
-        if name == "_np":  # not set yet (copy, pickle): no recursion
-            raise AttributeError(name)
-        return getattr(self._np, name)
-
-    def __repr__(self):
-        return repr(self._np)
 
 
 def finfo(type, /):
