@@ -201,7 +201,7 @@ void cache_stored(const std::string& root, std::uint64_t bytes) {
     bool scanned = false;
   };
   static std::mutex mutex;
-  static std::map<std::string, State> states;
+  static auto& states = *new std::map<std::string, State>;
   {
     std::lock_guard<std::mutex> lock(mutex);
     State& s = states[root];

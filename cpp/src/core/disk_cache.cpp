@@ -47,7 +47,7 @@ std::string checksum(const std::string& name, std::string_view content) {
 
 void warn_once(const std::string& folder, const std::string& why) {
   static std::mutex mutex;
-  static std::set<std::string> warned;
+  static auto& warned = *new std::set<std::string>;
   std::lock_guard<std::mutex> lock(mutex);
   if (!warned.insert(folder).second) return;
   std::fprintf(stderr,

@@ -162,7 +162,7 @@ std::size_t scalar_size(ScalarType s) {
 }
 
 ScalarType scalar_type_from_name(const std::string& name) {
-  static const std::unordered_map<std::string, ScalarType> kNames = {
+  static const auto& kNames = *new std::unordered_map<std::string, ScalarType>{
       {"bool", ScalarType::boolean},  {"char", ScalarType::i8},      {"int8_t", ScalarType::i8},
       {"uchar", ScalarType::u8},      {"uint8_t", ScalarType::u8},   {"short", ScalarType::i16},
       {"int16_t", ScalarType::i16},   {"ushort", ScalarType::u16},   {"uint16_t", ScalarType::u16},

@@ -26,7 +26,7 @@ int space_of(const Token& tok) {
 }
 
 bool is_keyword(const std::string& s) {
-  static const std::set<std::string> k = {"if", "for", "while", "switch", "return", "sizeof", "do", "else",
+  static const auto& k = *new std::set<std::string>{"if", "for", "while", "switch", "return", "sizeof", "do", "else",
                                           "case", "new", "delete", "throw", "alignof", "decltype", "static_assert"};
   return k.count(s) != 0;
 }

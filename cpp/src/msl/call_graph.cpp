@@ -13,7 +13,7 @@ namespace metalcall::msl {
 namespace {
 
 const std::set<std::string>& keywords() {
-  static const std::set<std::string> k = {
+  static const auto& k = *new std::set<std::string>{
       // C++ keywords that may stand before '('
       "if", "for", "while", "switch", "return", "sizeof", "alignof", "alignas", "decltype", "static_assert",
       "noexcept", "catch", "throw", "typeid", "operator", "new", "delete", "case", "else", "do", "auto", "this",

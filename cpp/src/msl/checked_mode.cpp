@@ -173,12 +173,12 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
 // `constexpr`, `static` (constant data: a lookup table, also at program scope).
 // Pointer arrays stay plain; what cannot be checked is refused (CheckedArray::refused).
 std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
-  static const std::set<std::string> not_types = {
+  static const auto& not_types = *new std::set<std::string>{
       "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
       "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
       "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
       "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
-  static const std::set<std::string> storage = {"static", "constexpr", "constant"};
+  static const auto& storage = *new std::set<std::string>{"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -296,7 +296,7 @@ namespace {
 // (`elem<const device float*>`: `elem`), or npos (a cast's, a parameter list's, none).
 std::size_t enclosing_template(const std::vector<Token>& t, std::size_t i, std::size_t star) {
   if (star + 1 >= t.size() || !(t[star + 1].is(">") || t[star + 1].is(">>") || t[star + 1].is(","))) return std::string::npos;
-  static const std::set<std::string> casts = {"static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"};
+  static const auto& casts = *new std::set<std::string>{"static_cast", "reinterpret_cast", "const_cast", "as_type", "bit_cast"};
   int depth = 0;
   for (std::size_t j = i; j-- > 0;) {
     if (t[j].is(">") || t[j].is(")") || t[j].is("]")) {

@@ -79,7 +79,7 @@ ThreadParameter thread_parameter(const std::vector<Token>& t, std::size_t i, std
     }
   }
   if (p.open == npos || p.open == 0) return none;
-  static const std::set<std::string> not_functions = {"return", "sizeof", "alignof", "decltype", "if", "while",
+  static const auto& not_functions = *new std::set<std::string>{"return", "sizeof", "alignof", "decltype", "if", "while",
                                                       "for", "switch", "static_assert", "noexcept"};
   const Token& f = t[p.open - 1];
   if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]"))) return none;
@@ -237,7 +237,7 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
   if (params.empty()) return result;
   // Every declaration of each name ('(' of its parameter list; a declaration has a type
   // before its name: `T f(`, `float S::f(`) and the calls.
-  static const std::set<std::string> keywords = {"return", "else", "do", "case", "throw"};
+  static const auto& keywords = *new std::set<std::string>{"return", "else", "do", "case", "throw"};
   std::set<std::string> names;
   for (const Found& f : params) names.insert(t[f.open - 1].text);
   std::map<std::string, std::vector<std::size_t>> declarations, calls;

@@ -23,7 +23,7 @@ bool is_reserved(const std::string& id) {
 // Attributes MSL defines (spec §5: function, argument and variable attributes, the
 // compute built-ins of §5.2.3) and the standard C++ attributes MSL inherits.
 const std::set<std::string>& msl_attributes() {
-  static const std::set<std::string> a = {
+  static const auto& a = *new std::set<std::string>{
       "kernel", "vertex", "fragment", "visible", "stitchable", "intersection", "object", "mesh", "host_name",
       "function_constant", "buffer", "texture", "sampler", "threadgroup", "threadgroup_imageblock",
       "imageblock_data", "stage_in", "position", "point_size", "clip_distance", "color", "raster_order_group",
@@ -54,7 +54,7 @@ const std::set<std::string>& msl_attributes() {
 // GNU attributes MSL code spells (Apple's metal_stdlib uses __attribute__((always_inline))
 // for METAL_FUNC): inlining, alignment, unused, packed, overloadable. Nothing that runs code.
 const std::set<std::string>& gnu_attributes() {
-  static const std::set<std::string> a = {"always_inline", "noinline", "unused", "aligned", "packed",
+  static const auto& a = *new std::set<std::string>{"always_inline", "noinline", "unused", "aligned", "packed",
                                           "overloadable", "const", "pure", "flatten"};
   return a;
 }
@@ -149,7 +149,7 @@ class RuleChecker {
         before.is_identifier("final"))
       return Scope::block;
     {  // `) const {`, `) thread {`: qualifiers after a parameter list open a body
-      static const std::set<std::string> qualifiers = {"const", "volatile", "thread", "device", "constant",
+      static const auto& qualifiers = *new std::set<std::string>{"const", "volatile", "thread", "device", "constant",
                                                        "threadgroup", "noexcept", "override", "final", "mutable"};
       std::size_t k = i;
       while (k > start && t_[k - 1].kind == TokenKind::identifier && qualifiers.count(t_[k - 1].text)) --k;
@@ -192,8 +192,8 @@ class RuleChecker {
       words += (w ? " " : "") + text.substr(p, e - p);
       p = text.find_first_not_of(" \t", e);
     }
-    static const std::set<std::string> first = {"once", "unroll", "nounroll", "METAL", "mark", "unused"};
-    static const std::set<std::string> pairs = {"clang loop", "clang diagnostic", "clang fp", "clang unroll",
+    static const auto& first = *new std::set<std::string>{"once", "unroll", "nounroll", "METAL", "mark", "unused"};
+    static const auto& pairs = *new std::set<std::string>{"clang loop", "clang diagnostic", "clang fp", "clang unroll",
                                                 "GCC unroll", "GCC diagnostic", "GCC ivdep", "STDC FP_CONTRACT"};
     const std::string one = words.substr(0, words.find(' '));
     if (first.count(one) || pairs.count(words)) return;
@@ -329,7 +329,7 @@ class RuleChecker {
       const bool member = i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->"));
       if (member) continue;
       // Most identifiers are none of the words below: one lookup instead of a chain of compares.
-      static const std::set<std::string> watched = {"asm", "extern", "throw", "try", "catch", "new", "delete",
+      static const auto& watched = *new std::set<std::string>{"asm", "extern", "throw", "try", "catch", "new", "delete",
                                                     "virtual", "thread_local", "register", "goto", "typeid",
                                                     "dynamic_cast", "main", "std", "static"};
       if (id[0] != '_' && !watched.count(id)) continue;
@@ -380,7 +380,7 @@ class RuleChecker {
   // compile-time type traits (__is_empty(T)), the compilers' predefined constants and a
   // few spellings MSL code uses.
   bool reserved_name_allowed(const std::string& id) const {
-    static const std::set<std::string> spellings = {"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
+    static const auto& spellings = *new std::set<std::string>{"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
                                                     "__extension__", "__inline", "__inline__", "__alignof__"};
     if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id)) return true;
     if (id.rfind("__metal_", 0) == 0 || id.rfind("__METAL_", 0) == 0 || id.rfind("__is_", 0) == 0 ||
@@ -473,7 +473,7 @@ class RuleChecker {
       }
       if (!initialised) return;
     }
-    static const std::set<std::string> not_variables = {"template", "using", "typedef", "static_assert",
+    static const auto& not_variables = *new std::set<std::string>{"template", "using", "typedef", "static_assert",
                                                         "namespace", "friend", "extern"};
     if (not_variables.count(t_[j].text)) return;
     bool is_constant = false, is_class = false;

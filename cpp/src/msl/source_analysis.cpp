@@ -15,7 +15,7 @@ namespace {
 // (simdgroup_*, thread_elements) need each lane's index in its group and exchange
 // values between lanes (metal_simdgroup_matrix.h).
 bool is_sync_call(const std::string& id) {
-  static const std::set<std::string> names = {
+  static const auto& names = *new std::set<std::string>{
       "threadgroup_barrier", "simdgroup_barrier", "simdgroup_load", "simdgroup_store", "simdgroup_multiply",
       "simdgroup_multiply_accumulate", "make_filled_simdgroup_matrix", "thread_elements", "simdgroup_matrix",
       "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"};

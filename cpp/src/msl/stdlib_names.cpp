@@ -138,7 +138,7 @@ std::set<std::string> compute() {
 }  // namespace
 
 const std::set<std::string>& stdlib_names() {
-  static const std::set<std::string> names = compute();
+  static const auto& names = *new std::set<std::string>(compute());
   return names;
 }
 

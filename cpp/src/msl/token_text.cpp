@@ -1,18 +1,20 @@
 // Spelling helpers the translator's files share (see token_text.hpp).
 #include "msl/token_text.hpp"
 
+#include <string_view>
+
 #include "msl/type_names.hpp"
 
 namespace metalcall::msl {
 
 bool is_swizzle(const std::string& s, std::vector<int>* indices) {
   if (s.size() < 2 || s.size() > 4) return false;
-  static const std::string xyzw = "xyzw", rgba = "rgba";
-  const std::string& set = xyzw.find(s[0]) != std::string::npos ? xyzw : rgba;
+  constexpr std::string_view xyzw = "xyzw", rgba = "rgba";
+  const std::string_view set = xyzw.find(s[0]) != std::string_view::npos ? xyzw : rgba;
   indices->clear();
   for (char c : s) {
     auto p = set.find(c);
-    if (p == std::string::npos) return false;
+    if (p == std::string_view::npos) return false;
     indices->push_back(static_cast<int>(p));
   }
   return true;

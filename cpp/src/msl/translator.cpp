@@ -62,7 +62,7 @@ const char* unsupported_reason(const std::string& id) {
 }
 
 bool is_assignment(const Token& t) {
-  static const std::set<std::string> ops = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  static const auto& ops = *new std::set<std::string>{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
   return t.kind == TokenKind::punct && ops.count(t.text);
 }
 

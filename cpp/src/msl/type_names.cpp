@@ -24,7 +24,7 @@ std::unordered_set<std::string> build_names() {
 }  // namespace
 
 bool is_renamed_type(const std::string& identifier) {
-  static const std::unordered_set<std::string> names = build_names();
+  static const auto& names = *new std::unordered_set<std::string>(build_names());
   return names.count(identifier) != 0;
 }
 

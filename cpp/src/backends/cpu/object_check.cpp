@@ -37,7 +37,7 @@ constexpr std::size_t kMaxObjectSize = 256u << 20;  // kernels are kilobytes; mo
 // Undefined symbols a kernel object may reference.
 bool allowed_undefined(const std::string& name) {
   // The toolchain's own (crtbegin/crtend weak references), TLS and stack protection.
-  static const std::set<std::string> runtime = {
+  static const auto& runtime = *new std::set<std::string>{
       "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "__cxa_finalize", "__gmon_start__",
       "__register_frame_info", "__deregister_frame_info", "_Jv_RegisterClasses", "__tls_get_addr",
       "__stack_chk_fail", "__stack_chk_guard",
@@ -45,7 +45,7 @@ bool allowed_undefined(const std::string& name) {
       "memcpy", "memmove", "memset", "memcmp"};
   if (runtime.count(name)) return true;
   // libm: the C99 functions the prelude's math lowers to, in double, float and long double.
-  static const std::set<std::string> libm = {
+  static const auto& libm = *new std::set<std::string>{
       "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh", "tanh",
       "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "ilogb", "pow", "sqrt", "cbrt",
       "hypot", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint", "lround", "llround", "lrint",

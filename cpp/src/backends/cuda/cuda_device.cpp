@@ -95,15 +95,15 @@ std::vector<DeviceProps> query_devices(std::string* problem) {
 }
 
 const std::vector<DeviceProps>& devices(std::string* problem = nullptr) {
-  static std::string why;
-  static const std::vector<DeviceProps> all = [] {
+  static auto& why = *new std::string;
+  static const auto& all = *new std::vector<DeviceProps>([] {
     try {
       return query_devices(&why);
     } catch (const std::exception& e) {
       why = e.what();
       return std::vector<DeviceProps>{};
     }
-  }();
+  }());
   if (problem) *problem = why;
   return all;
 }

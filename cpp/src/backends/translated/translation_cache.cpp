@@ -176,7 +176,7 @@ msl::TranslatedKernel read_kernel(Reader& r) {
 // Any rebuild or reinstall changes it, so entries from another translator (or
 // prelude, which is embedded) are never read. Empty when it cannot be found.
 const std::string& binary_fingerprint() {
-  static const std::string fingerprint = [] {
+  static const auto& fingerprint = *new std::string([] {
     Dl_info info;
     if (dladdr(reinterpret_cast<void*>(&serialize_translation), &info) == 0 || !info.dli_fname) return std::string();
     struct stat st;
@@ -190,7 +190,7 @@ const std::string& binary_fingerprint() {
     out << info.dli_fname << "\n"
         << st.st_size << " " << st.st_ino << " " << st.st_dev << " " << modified.tv_sec << "." << modified.tv_nsec;
     return out.str();
-  }();
+  }());
   return fingerprint;
 }
 
