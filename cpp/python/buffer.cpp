@@ -88,6 +88,7 @@ PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
   const Device d = py::isinstance<py::str>(to) ? Device::open(to.cast<std::string>()) : to.cast<Device>();
   Buffer copy;
   {
+    WaitScope interruptible;  // Ctrl-C while the copy waits for the buffer's pending work
     GilRelease release;
     copy = d.copy(b.buffer);
   }

@@ -271,7 +271,7 @@ Cached by content: compiling the same source again is free.
          "buffer protocol (torch, JAX) is shared in place instead, and on CUDA a CUDA tensor of that GPU "
          "(DLPack or __cuda_array_interface__) is (see from_dlpack).")
       .def("synchronize", [](const Device& d) {
-        WaitScope interruptible;  // Ctrl-C (the CPU backend; CUDA and Metal wait uninterruptibly)
+        WaitScope interruptible;  // Ctrl-C
         GilRelease release;
         d.synchronize();
       }, "Waits for all work submitted to this device.")

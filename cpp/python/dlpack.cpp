@@ -132,6 +132,7 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
   if (device.device_type == kDLCPU && !stream.is_none()) buffer_error("stream must be None for a CPU (kDLCPU) export");
   const bool copied = !copy.is_none() && copy.cast<bool>();
   {
+    WaitScope interruptible;  // Ctrl-C
     GilRelease release;
     original.buffer.wait_idle();
   }
@@ -181,6 +182,7 @@ py::dict cuda_array_interface(const PyBuffer& b) {
                               ", not CUDA; use np.asarray(buf) or __dlpack__");
   }
   {
+    WaitScope interruptible;  // Ctrl-C
     GilRelease release;
     b.buffer.wait_idle();
   }

@@ -96,3 +96,88 @@ def test_wait_timeout_returns_true_when_done(cpu_device):
     assert h.wait() is True
     assert h.wait(timeout=0) is True
     assert (buf.numpy() == 1).all()
+
+
+# ---- GPUs: the work on the GPU cannot be cancelled, but no wait for it may ignore Ctrl-C ----
+
+GPU_SCRIPT = r'''
+import signal, sys, threading, time
+import numpy as np
+import metalcall as mc
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
+dev = mc.Device(sys.argv[1])
+lib = dev.compile("""
+kernel void spin(device uint* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    for (uint k = 0; k < n; ++k) x = x * 1664525u + 1013904223u;
+    if (x == 7u) out[0] = x;
+}
+kernel void add(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1.0f; }
+""")
+GRID = 1 << 20
+buf = dev.empty(1, np.uint32)
+# Calibrated: one call that keeps the GPU busy for about 6 s.
+lib.spin(GRID, buf, np.uint32(1 << 12)).wait()
+t = time.perf_counter()
+lib.spin(GRID, buf, np.uint32(1 << 14)).wait()
+per_iteration = (time.perf_counter() - t) / (1 << 14)
+n = np.uint32(min(2**31, max(1 << 14, int(6.0 / max(per_iteration, 1e-12)))))
+print("expected", round(float(n) * per_iteration, 2), flush=True)
+mode = sys.argv[2]
+out_np = np.zeros(1, np.uint32)
+threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    if mode == "inline":
+        lib.spin(GRID, out_np, n)  # host memory: the call itself waits
+    elif mode == "wait":
+        lib.spin(GRID, buf, n).wait()
+    elif mode == "drop":
+        lib.spin(GRID, buf, n)
+        for _ in range(10**7):
+            pass
+    elif mode == "asarray":
+        h = lib.spin(GRID, buf, n)
+        np.asarray(buf)
+        for _ in range(10**7):
+            pass
+    elif mode == "synchronize":
+        h = lib.spin(GRID, buf, n)
+        dev.synchronize()
+    elif mode == "batch":
+        with dev.batch():
+            lib.spin(GRID, out_np, n)
+    elif mode == "to":
+        h = lib.spin(GRID, buf, n)
+        buf.to("cpu")
+    elif mode == "dlpack":
+        h = lib.spin(GRID, buf, n)
+        buf.__dlpack__()
+    print("not interrupted", round(time.monotonic() - start, 2), flush=True)
+except KeyboardInterrupt:
+    print("interrupted", round(time.monotonic() - start, 2), flush=True)
+a = dev.asarray(np.zeros(1000, np.float32))
+lib.add(1000, a)
+lib.add(1000, a).wait()
+assert (np.asarray(a) == 2).all()
+print("usable", flush=True)
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT from a thread")
+@pytest.mark.parametrize("mode", ["inline", "wait", "drop", "asarray", "synchronize", "batch", "to", "dlpack"])
+@pytest.mark.parametrize("backend", ["cuda", "metal"])
+def test_ctrl_c_interrupts_a_wait_for_the_gpu(run_python, backend, mode):
+    if not any(info.backend == backend for info in mc.get_devices()):
+        pytest.skip(f"no {backend} device here")
+    r = run_python(GPU_SCRIPT.replace("sys.argv[1]", repr(backend)).replace("sys.argv[2]", repr(mode)), timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.split("\n")
+    expected = float(next(line for line in lines if line.startswith("expected")).split()[1])
+    interrupted = [line for line in lines if line.startswith("interrupted")]
+    assert interrupted, r.stdout + r.stderr
+    # Well before the GPU's work ended: the wait itself was interrupted.
+    assert float(interrupted[0].split()[1]) < min(2.5, expected / 2), r.stdout
+    assert "usable" in lines, r.stdout + r.stderr

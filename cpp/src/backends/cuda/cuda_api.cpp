@@ -101,6 +101,7 @@ void load_driver(Api& a) {
   MC_BIND(cuLaunchKernel, "cuLaunchKernel");
   MC_BIND(cuStreamCreate, "cuStreamCreate");
   MC_BIND(cuStreamSynchronize, "cuStreamSynchronize");
+  MC_BIND(cuStreamQuery, "cuStreamQuery");
   MC_BIND(cuEventCreate, "cuEventCreate");
   MC_BIND(cuEventDestroy, "cuEventDestroy_v2");
   MC_BIND(cuEventRecord, "cuEventRecord");

@@ -107,6 +107,7 @@ struct Api {
                              CUstream, void**, void**);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamQuery)(CUstream);
   CUresult (*cuEventCreate)(CUevent*, unsigned);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);

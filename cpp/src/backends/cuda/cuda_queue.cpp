@@ -8,13 +8,17 @@
 #include "backends/cuda/cuda_queue.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "backends/cuda/cuda_compiler.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 #include "msl/cuda_abi.hpp"
 
 namespace metalcall::cuda {
@@ -26,6 +30,35 @@ std::exception_ptr gpu_error(CUresult r) {
       "[cuda] the kernel failed on the GPU: " + describe(r) +
       " (a fault such as an out-of-bounds access leaves the CUDA context unusable: restart the process; "
       "Device(\"cpu\", checked=True) finds the faulting access)"));
+}
+
+// Blocks until `done()` says the GPU got there, as `block()` (the driver's blocking wait)
+// would. Inside an InterruptScope the driver's wait, which no signal interrupts, is
+// replaced by polling: a spin of a millisecond (a short call is seen as soon as the
+// driver would see it), then sleeps from 100 us doubling up to 20 ms between queries;
+// Interrupted when the scope's check asks (the work on the GPU goes on).
+template <class Query, class Block>
+CUresult wait_interruptibly(Query&& done, Block&& block) {
+  if (!interrupt_check_installed()) return block();
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point spin_end = Clock::now() + std::chrono::milliseconds(1);
+  std::chrono::microseconds sleep{100};
+  for (;;) {
+    const CUresult r = done();
+    if (r != CUDA_ERROR_NOT_READY) return r;
+    if (interrupt_requested()) throw Interrupted();
+    if (Clock::now() < spin_end) continue;
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min<std::chrono::microseconds>(sleep * 2, std::chrono::milliseconds(20));
+  }
+}
+
+CUresult wait_for_event(CUevent e) {
+  return wait_interruptibly([e] { return api().cuEventQuery(e); }, [e] { return api().cuEventSynchronize(e); });
+}
+
+CUresult wait_for_stream_end(CUstream s) {
+  return wait_interruptibly([s] { return api().cuStreamQuery(s); }, [s] { return api().cuStreamSynchronize(s); });
 }
 
 }  // namespace
@@ -202,7 +235,14 @@ void CudaQueue::wait_for(std::uint64_t ticket) {
   CUevent end = hold_end_event(ticket, &covered);
   if (!end) return;  // already finished
   make_current(ctx_);
-  const CUresult r = api().cuEventSynchronize(end);
+  CUresult r = CUDA_SUCCESS;
+  try {
+    r = wait_for_event(end);
+  } catch (const Interrupted&) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --waiters_;  // the submissions stay pending: a later wait or reap finishes them
+    throw;
+  }
   std::vector<Submission> done;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -220,12 +260,15 @@ void CudaQueue::synchronize() {
   }
   if (last) wait_for(last);
   make_current(ctx_);
-  const CUresult r = api().cuStreamSynchronize(stream_);
+  const CUresult r = wait_for_stream_end(stream_);
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));
 }
 
 void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
   if (!n) return;
+  // The earlier work first, interruptibly; the copy itself is not interrupted, so that
+  // no caller frees memory the GPU still writes.
+  synchronize();
   {
     std::lock_guard<std::mutex> in_order(launch_mutex_);
     make_current(ctx_);

@@ -10,6 +10,7 @@
 #include <malloc/malloc.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -20,7 +21,9 @@
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall::metal {
 namespace {
@@ -96,9 +99,22 @@ struct QueueState {
     std::lock_guard<std::mutex> lock(mutex);
     if (--in_flight == 0) idle.notify_all();
   }
+  // Inside an InterruptScope (Ctrl-C), wakes every 20 ms to ask; Interrupted leaves the
+  // work in flight (the GPU finishes it; completion handlers still run).
+  // The check runs without the lock (it may take the GIL, which a thread that submits holds).
   void wait_idle() {
-    std::unique_lock<std::mutex> lock(mutex);
-    idle.wait(lock, [this] { return in_flight == 0; });
+    const bool interruptible = interrupt_check_installed();
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (!interruptible) {
+          idle.wait(lock, [this] { return in_flight == 0; });
+          return;
+        }
+        if (idle.wait_for(lock, std::chrono::milliseconds(20), [this] { return in_flight == 0; })) return;
+      }
+      if (interrupt_requested()) throw Interrupted();
+    }
   }
 
   StagingPool staging;
