@@ -97,7 +97,9 @@ PyBuffer copy_buffer(const PyBuffer& b, const py::object& to) {
 
 // Waits for pending work on `b`. Ctrl-C cancels that work and is raised at the
 // interpreter's next check, after the view is made: NumPy swallows errors from the
-// buffer protocol and would build something else instead.
+// buffer protocol and would build something else instead. Cancelled CPU work stops at
+// its next chunk, so the view waits for that; work on a GPU runs to its end, so the
+// view is made at once (the memory stays valid; KeyboardInterrupt follows).
 void wait_for_view(PyBuffer& b) {
   try {
     WaitScope interruptible;
@@ -107,8 +109,9 @@ void wait_for_view(PyBuffer& b) {
   } catch (const Interrupted&) {
     defer_interrupt();
   }
+  if (b.device.info().backend != "cpu") return;
   GilRelease release;
-  b.buffer.wait_idle();  // cancelled: it stops at its next chunk
+  b.buffer.wait_idle();
 }
 
 }  // namespace

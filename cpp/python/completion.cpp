@@ -20,8 +20,9 @@ Completion& of(PyObject* self) { return reinterpret_cast<CompletionObject*>(self
 
 void completion_dealloc(PyObject* self) {
   Completion& c = of(self);
-  // Dropping the handle waits, like metalcompute's `del handle`.
-  if (!c.done() && c.submitted()) {
+  // Dropping the handle waits, like metalcompute's `del handle`; not once a wait on it was
+  // interrupted (a handle dropped as KeyboardInterrupt propagates would wait for the GPU).
+  if (!c.done() && c.submitted() && !c.interrupted()) {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);  // a dealloc may run while an exception propagates
     bool interrupted = false;

@@ -178,6 +178,8 @@ def test_ctrl_c_interrupts_a_wait_for_the_gpu(run_python, backend, mode):
     expected = float(next(line for line in lines if line.startswith("expected")).split()[1])
     interrupted = [line for line in lines if line.startswith("interrupted")]
     assert interrupted, r.stdout + r.stderr
-    # Well before the GPU's work ended: the wait itself was interrupted.
-    assert float(interrupted[0].split()[1]) < min(2.5, expected / 2), r.stdout
+    if mode not in ("inline", "batch"):
+        # Well before the GPU's work ended: the wait itself was interrupted. A call on NumPy
+        # memory (inline, batch) waits for its kernel first: the kernel writes that memory.
+        assert float(interrupted[0].split()[1]) < min(2.5, expected / 2), r.stdout
     assert "usable" in lines, r.stdout + r.stderr

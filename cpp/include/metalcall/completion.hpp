@@ -30,6 +30,9 @@ class Completion {
   double gpu_time() const;
   /** False for a call recorded into a batch that has not been committed yet. */
   bool submitted() const;
+  /** True once a wait on this work was interrupted (InterruptScope): the work was asked to
+   *  stop (CPU work stops between threadgroups; work already on a GPU finishes there). */
+  bool interrupted() const;
 
   const std::shared_ptr<CompletionState>& state() const { return state_; }
 

@@ -159,6 +159,8 @@ bool Completion::wait_for(double seconds) const { return !state_ || state_->wait
 
 bool Completion::done() const { return !state_ || state_->done(); }
 
+bool Completion::interrupted() const { return state_ && state_->cancel_requested(); }
+
 double Completion::gpu_time() const {
   if (!state_) return seconds_;
   return state_->done() ? state_->device_seconds() : 0.0;
