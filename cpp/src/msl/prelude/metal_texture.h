@@ -172,14 +172,15 @@ METAL_FUNC void store_float(unsigned char* p, unsigned f, float v) {
       copy_bytes(p, &v, 4);
     } else {
 #if METAL_CUDA
-      // The binary16 bits by value: storing from a __half object lost its low byte under NVRTC.
-      const unsigned short bits = __half_as_ushort(__float2half_rn(v));
+      // One 16-bit store (channels of 16-bit formats are 2-byte aligned): NVRTC wrote a wrong
+      // low byte (0 or 1) when the bits of a converted half were stored byte by byte.
+      *reinterpret_cast<unsigned short*>(p) = __half_as_ushort(__float2half_rn(v));
 #else
       const mtl_half h = cvt<mtl_half>(v);
       unsigned short bits;
       copy_bytes(&bits, &h, 2);
-#endif
       copy_bytes(p, &bits, 2);
+#endif
     }
   } else if (k == unorm) {
     const float m = b == 1 ? 255.0f : 65535.0f;
