@@ -27,14 +27,14 @@ bool allowed_import(const std::string& name, Format format) {
   static const auto& elf = *new std::set<std::string>{
       "_ITM_deregisterTMCloneTable", "_ITM_registerTMCloneTable", "__cxa_finalize", "__gmon_start__",
       "__register_frame_info", "__deregister_frame_info", "_Jv_RegisterClasses", "__tls_get_addr"};
-  // Mach-O (C names, the leading underscore removed): what clang and ld64 emit for Darwin on
-  // their own. _tlv_bootstrap: thread_local (checked mode); __chkstk_darwin: the stack probe
-  // of frames over a page; __bzero/bzero: memset(p, 0, n) on x86_64/arm64; memset_pattern*:
-  // loops storing one repeated constant (LLVM's loop idiom pass); __sincos(f)_stret: sin and
-  // cos of one argument; __exp10(f): pow(10, x). All of them live in libSystem.
+  // Mach-O (C names, the leading underscore removed): what clang emits for Darwin on its own.
+  // _tlv_bootstrap: thread_local (every kernel's worker state); __chkstk_darwin: Apple clang's
+  // stack probe for frames over a page; __bzero/bzero: memset(p, 0, n) on x86_64/arm64;
+  // memset_pattern16: a loop storing one constant (LLVM's loop idiom pass); __sincos(f)_stret:
+  // sin and cos of one argument; __exp10(f): pow(10, x). All of them live in libSystem.
   static const auto& macho = *new std::set<std::string>{
-      "_tlv_bootstrap", "__chkstk_darwin", "__bzero", "bzero", "memset_pattern4", "memset_pattern8",
-      "memset_pattern16", "__sincosf_stret", "__sincos_stret", "__exp10f", "__exp10"};
+      "_tlv_bootstrap", "__chkstk_darwin", "__bzero", "bzero", "memset_pattern16",
+      "__sincosf_stret", "__sincos_stret", "__exp10f", "__exp10"};
   if (common.count(name) || (format == Format::elf ? elf : macho).count(name)) return true;
   // libm: the C99 functions the prelude's math lowers to, in double, float and long double.
   static const auto& libm = *new std::set<std::string>{
