@@ -30,6 +30,7 @@ tbd libSystem.tbd /usr/lib/libSystem.B.dylib "_sinf, _expf, _cosf, _system, _fop
 ___bzero, _bzero, _memset_pattern16, ___stack_chk_fail, ___stack_chk_guard, __tlv_bootstrap, dyld_stub_binder, \
 ___chkstk_darwin, ___sincosf_stret, ___cxa_atexit, ___cxa_guard_acquire, ___cxa_guard_release, ___cxa_guard_abort"
 tbd libevil.tbd /tmp/libevil.dylib "_evil"
+tbd libc++.tbd /usr/lib/libc++.1.dylib "__ZdlPv"
 status=0
 check() {  # file, expect, needle
   "$checker" "$1" "$2" "${3:-}" || status=1
@@ -97,9 +98,13 @@ for arch in arm64 x86_64; do
   static int seed() { return g + 1; }
   extern "C" __attribute__((visibility("default"))) int entry() { static int x = seed(); return x; }'
   if [ -n "$lld" ]; then
-    # A library outside libSystem and the C++ runtime: loading it would run its initialisers.
-    object_expect=ok extra_libs=-levil case_ links_evil refused "links '/tmp/libevil.dylib'" 'extern "C" float sinf(float);
+    # A library outside libSystem and the C++ runtime: loading it would run its initialisers
+    # (also when weakly linked). libc++, which clang++ links into every C++ link, is allowed.
+    linked='extern "C" float sinf(float);
     extern "C" __attribute__((visibility("default"))) float entry(float x) { return sinf(x); }'
+    object_expect=ok extra_libs=-levil case_ links_evil refused "links '/tmp/libevil.dylib'" "$linked"
+    object_expect=ok extra_libs=-weak-levil case_ weak_links_evil refused "links '/tmp/libevil.dylib'" "$linked"
+    extra_libs=-lc++ case_ links_libcxx ok "" "$linked"
     # An import hidden from the symbol table (its name there overwritten with an allowed one,
     # the string table being the file's last part): the binds still name it.
     if command -v python3 >/dev/null 2>&1; then

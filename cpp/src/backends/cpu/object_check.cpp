@@ -3,10 +3,12 @@
 // both are tested everywhere), and keeps the allowlist both readers share.
 #include "backends/cpu/object_check.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <initializer_list>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,7 +105,8 @@ bool starts_with(const std::vector<unsigned char>& b, std::initializer_list<unsi
 void check_kernel_object(const std::string& path) {
   const std::vector<unsigned char> bytes = read_regular_file(path);
   if (starts_with(bytes, {0x7f, 'E', 'L', 'F'})) return object_check::check_elf(path, bytes);
-  if (starts_with(bytes, {0xcf, 0xfa, 0xed, 0xfe})) return object_check::check_macho(path, bytes);  // MH_MAGIC_64, little-endian
+  // MH_MAGIC_64, stored little-endian.
+  if (starts_with(bytes, {0xcf, 0xfa, 0xed, 0xfe})) return object_check::check_macho(path, bytes);
   // Other Mach-O forms: named, so that a wrong build is told apart from garbage.
   if (starts_with(bytes, {0xca, 0xfe, 0xba, 0xbe}) || starts_with(bytes, {0xca, 0xfe, 0xba, 0xbf}))
     refuse_unreadable(path, "it is a universal (fat) Mach-O file; a kernel object is built for one architecture");

@@ -45,7 +45,8 @@ class ElfReader {
 
   template <class T> T at(std::uint64_t offset) const {
     T v;
-    if (offset > b_.size() || sizeof(T) > b_.size() - offset) refuse_unreadable(path_, "it is truncated or malformed");
+    if (offset > b_.size() || sizeof(T) > b_.size() - offset)
+      refuse_unreadable(path_, "it is truncated or malformed");
     std::memcpy(&v, b_.data() + offset, sizeof(T));
     return v;
   }
@@ -71,9 +72,11 @@ class ElfReader {
     }();
     if (h.ident[5] != native) refuse_unreadable(path_, "its byte order is not this machine's");
     if (h.type != 3) refuse_unreadable(path_, "it is not a shared object");
-    if (h.shentsize != sizeof(Elf64Section) || h.shnum == 0) refuse_unreadable(path_, "it has no readable section table");
+    if (h.shentsize != sizeof(Elf64Section) || h.shnum == 0)
+      refuse_unreadable(path_, "it has no readable section table");
     std::vector<Elf64Section> sections;
-    for (std::uint16_t i = 0; i < h.shnum; ++i) sections.push_back(at<Elf64Section>(h.shoff + std::uint64_t(i) * h.shentsize));
+    for (std::uint16_t i = 0; i < h.shnum; ++i)
+      sections.push_back(at<Elf64Section>(h.shoff + std::uint64_t(i) * h.shentsize));
     if (h.shstrndx >= sections.size()) refuse_unreadable(path_, "its section names are missing");
     const Elf64Section& names = sections[h.shstrndx];
 
@@ -98,7 +101,8 @@ class ElfReader {
   const std::vector<unsigned char>& b_;
 
   void check_undefined(const Elf64Section& dynsym, const std::vector<Elf64Section>& sections) const {
-    if (dynsym.link >= sections.size() || dynsym.entsize != sizeof(Elf64Symbol)) refuse_unreadable(path_, "its dynamic symbol table is malformed");
+    if (dynsym.link >= sections.size() || dynsym.entsize != sizeof(Elf64Symbol))
+      refuse_unreadable(path_, "its dynamic symbol table is malformed");
     const Elf64Section& strings = sections[dynsym.link];
     for (std::uint64_t k = 1; k < dynsym.size / sizeof(Elf64Symbol); ++k) {  // entry 0 is the null symbol
       const Elf64Symbol sym = at<Elf64Symbol>(dynsym.offset + k * sizeof(Elf64Symbol));

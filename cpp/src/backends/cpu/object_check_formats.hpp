@@ -3,6 +3,7 @@
 // (object_check_elf.cpp, object_check_macho.cpp), chosen by the file's magic.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 

@@ -73,25 +73,30 @@ constexpr std::uint32_t kObject = 1, kDylib = 6, kBundle = 8;  // file types
 // Load commands (LC_*); kReqDyld marks those dyld must understand.
 constexpr std::uint32_t kReqDyld = 0x80000000;
 constexpr std::uint32_t kLcSymtab = 0x2, kLcLoadDylib = 0xc, kLcSegment64 = 0x19, kLcRoutines64 = 0x1a,
-                        kLcLazyLoadDylib = 0x20, kLcLoadWeakDylib = 0x18 | kReqDyld, kLcReexportDylib = 0x1f | kReqDyld,
-                        kLcLoadUpwardDylib = 0x23 | kReqDyld, kLcDyldInfo = 0x22, kLcDyldInfoOnly = 0x22 | kReqDyld,
-                        kLcDyldChainedFixups = 0x34 | kReqDyld;
+                        kLcLazyLoadDylib = 0x20, kLcLoadWeakDylib = 0x18 | kReqDyld,
+                        kLcReexportDylib = 0x1f | kReqDyld, kLcLoadUpwardDylib = 0x23 | kReqDyld,
+                        kLcDyldInfo = 0x22, kLcDyldInfoOnly = 0x22 | kReqDyld, kLcDyldChainedFixups = 0x34 | kReqDyld;
 // Section types (the low byte of a section's flags) whose entries dyld runs.
 constexpr std::uint32_t kModInitFuncPointers = 0x9, kModTermFuncPointers = 0xa, kThreadLocalInitFunctions = 0x15,
                         kInitFuncOffsets = 0x16;
 // nlist n_type bits.
-constexpr std::uint8_t kStab = 0xe0, kTypeMask = 0x0e, kExt = 0x01, kUndf = 0x0, kIndr = 0xa, kPbud = 0xc, kSect = 0xe;
+constexpr std::uint8_t kStab = 0xe0, kTypeMask = 0x0e, kExt = 0x01;
+constexpr std::uint8_t kUndf = 0x0, kIndr = 0xa, kPbud = 0xc, kSect = 0xe;
 // Library ordinals with a special meaning in binds and chained imports.
 constexpr int kOrdinalSelf = 0, kOrdinalWeakLookup = -3;
 
 // The dynamic libraries a kernel may link: what Apple's clang++ links for the CPU backend's
 // `-shared ... -lm` (libSystem, of which libm is part, and libc++, which the driver adds to
-// every C++ link), and GCC's own runtime where METALCALL_CXX names a GCC (its prefix varies).
+// every C++ link), and the C++ runtime of another compiler METALCALL_CXX may name (LLVM's
+// libc++/libunwind, GCC's libstdc++/libgcc_s), by file name: their folder varies by install.
+// The symbols imported from any of them are checked all the same.
 bool allowed_library(const std::string& name) {
-  if (name == "/usr/lib/libSystem.B.dylib" || name == "/usr/lib/libc++.1.dylib" || name == "/usr/lib/libc++abi.dylib")
-    return true;
+  if (name == "/usr/lib/libSystem.B.dylib" || name == "/usr/lib/libc++abi.dylib") return true;
   const std::string leaf = name.substr(name.find_last_of('/') + 1);
-  return leaf == "libstdc++.6.dylib" || leaf == "libgcc_s.1.dylib" || leaf == "libgcc_s.1.1.dylib";
+  for (const char* runtime : {"libc++.1.dylib", "libc++abi.1.dylib", "libunwind.1.dylib", "libstdc++.6.dylib",
+                              "libgcc_s.1.dylib", "libgcc_s.1.1.dylib"})
+    if (leaf == runtime) return true;
+  return false;
 }
 
 class MachOReader {
@@ -153,7 +158,9 @@ class MachOReader {
 
   [[noreturn]] void malformed(const std::string& why) const { refuse_unreadable(path_, why); }
 
-  bool fits(std::uint64_t offset, std::uint64_t size) const { return offset <= b_.size() && size <= b_.size() - offset; }
+  bool fits(std::uint64_t offset, std::uint64_t size) const {
+    return offset <= b_.size() && size <= b_.size() - offset;
+  }
 
   template <class T> T at(std::uint64_t offset) const {
     if (!fits(offset, sizeof(T))) malformed("it is truncated or malformed");
@@ -204,7 +211,8 @@ class MachOReader {
           dyld_info_ = std::make_unique<DyldInfoCommand>(at<DyldInfoCommand>(offset));
           break;
         case kLcDyldChainedFixups:
-          if (chained_fixups_ || lc.cmdsize < sizeof(LinkeditDataCommand)) malformed("its chained fixups are malformed");
+          if (chained_fixups_ || lc.cmdsize < sizeof(LinkeditDataCommand))
+            malformed("its chained fixups are malformed");
           chained_fixups_ = std::make_unique<LinkeditDataCommand>(at<LinkeditDataCommand>(offset));
           break;
         case kLcRoutines64: routines_ = true; break;
@@ -227,7 +235,8 @@ class MachOReader {
     const SymtabCommand& t = *symtab_;
     if (!fits(t.stroff, t.strsize)) malformed("its string table is truncated");
     if (!fits(t.symoff, std::uint64_t(t.nsyms) * sizeof(Nlist64))) malformed("its symbol table is truncated");
-    for (std::uint32_t k = 0; k < t.nsyms; ++k) symbols_.push_back(at<Nlist64>(t.symoff + std::uint64_t(k) * sizeof(Nlist64)));
+    for (std::uint32_t k = 0; k < t.nsyms; ++k)
+      symbols_.push_back(at<Nlist64>(t.symoff + std::uint64_t(k) * sizeof(Nlist64)));
     for (const auto& s : symbols_)
       if (!(s.type & kStab) && (s.type & kTypeMask) == kSect && (s.type & kExt)) defined_.insert(string_at(s.strx));
   }
@@ -296,10 +305,13 @@ class MachOReader {
 
   // LC_DYLD_CHAINED_FIXUPS: the imports table names every symbol dyld binds.
   void check_chained_imports(const LinkeditDataCommand& c) const {
-    if (!fits(c.dataoff, c.datasize) || c.datasize < sizeof(ChainedFixupsHeader)) malformed("its chained fixups are truncated");
+    if (!fits(c.dataoff, c.datasize) || c.datasize < sizeof(ChainedFixupsHeader))
+      malformed("its chained fixups are truncated");
     const ChainedFixupsHeader h = at<ChainedFixupsHeader>(c.dataoff);
     if (h.symbols_format != 0) malformed("its chained fixups' symbol names are compressed");
-    const std::uint64_t entry = h.imports_format == 1 ? 4 : h.imports_format == 2 ? 8 : h.imports_format == 3 ? 16 : 0;
+    // DYLD_CHAINED_IMPORT, _ADDEND, _ADDEND64: 4, 8 and 16 bytes.
+    const std::uint32_t format = h.imports_format;
+    const std::uint64_t entry = format == 1 ? 4 : format == 2 ? 8 : format == 3 ? 16 : 0;
     if (entry == 0) malformed("its chained fixups have an unknown import format");
     if (h.imports_offset > c.datasize || std::uint64_t(h.imports_count) * entry > c.datasize - h.imports_offset ||
         h.symbols_offset > c.datasize)
@@ -349,7 +361,8 @@ class MachOReader {
       address = image_base_ + at<std::uint32_t>(s.offset);
     } else {
       address = at<std::uint64_t>(s.offset);
-      if (filetype_ != kObject && chained_fixups_) address = image_base_ + (address & 0xfffffffffull);  // a rebase: 36-bit target
+      // With chained fixups the slot holds a rebase whose low 36 bits are the target's offset.
+      if (filetype_ != kObject && chained_fixups_) address = image_base_ + (address & 0xfffffffffull);
     }
     for (const auto& sym : symbols_)
       if (!(sym.type & kStab) && (sym.type & kTypeMask) == kSect && sym.value == address) return c_name(sym);
@@ -365,6 +378,8 @@ class MachOReader {
 
 }  // namespace
 
-void check_macho(const std::string& path, const std::vector<unsigned char>& bytes) { MachOReader(path, bytes).check(); }
+void check_macho(const std::string& path, const std::vector<unsigned char>& bytes) {
+  MachOReader(path, bytes).check();
+}
 
 }  // namespace metalcall::cpu::object_check
