@@ -1,8 +1,9 @@
 // The kernel object wall (backends/cpu/object_check), tested apart from the front end:
-// run.sh builds shared objects straight with the system compiler (no MSL, no translator)
-// and this program checks each one: `object_check_test PATH expect [needle]`, where
-// expect is "ok", "refused" (a CompileError whose message contains needle) or
-// "unreadable" (a DeviceError). Exit status 0 when the outcome is the expected one.
+// run.sh and macho.sh build shared objects (ELF, Mach-O) straight with the system compiler
+// or clang's Darwin targets (no MSL, no translator) and this program checks each one:
+// `object_check_test PATH expect [needle]`, where expect is "ok", "refused" (a CompileError
+// whose message contains needle) or "unreadable" (a DeviceError). Exit status 0 when the
+// outcome is the expected one.
 #include <cstdio>
 #include <cstring>
 #include <string>

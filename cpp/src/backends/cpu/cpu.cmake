@@ -13,6 +13,8 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/fiber_switch_x86_64.S
   ${_cpu_dir}/fiber_switch_arm64.S
   ${_cpu_dir}/object_check.cpp
+  ${_cpu_dir}/object_check_elf.cpp
+  ${_cpu_dir}/object_check_macho.cpp
   ${_cpu_dir}/worker_pool.cpp
   ${_cpu_dir}/worker_state.cpp
 )

@@ -1,8 +1,8 @@
 // The second wall, independent of the front end's MSL rules: before the CPU backend
-// dlopens a kernel's shared object (freshly built or from the disk cache), its ELF
-// dynamic symbol table and initialiser arrays are read, and an object that could
-// reach the host (an undefined symbol outside the allowlist) or run code at load
-// time (a static initialiser) is refused.
+// dlopens a kernel's shared object (freshly built or from the disk cache), its imported
+// symbols and initialisers are read (ELF on Linux, Mach-O on macOS), and an object that
+// could reach the host (an import outside the allowlist) or run code at load time (a
+// static initialiser) is refused.
 #pragma once
 
 #include <string>
@@ -10,12 +10,15 @@
 namespace metalcall::cpu {
 
 /**
- * Throws CompileError naming the offending symbol when the shared object at `path`
- * references a symbol outside the allowlist (libm, memcpy/memset/memmove/memcmp, the
- * toolchain's own weak references, stack-protector and TLS helpers) or has
- * initialisers beyond the toolchain's own (crtbegin's frame_dummy). Also refuses
- * what is not a regular ELF64 file of this machine's byte order. On macOS (Mach-O)
- * it checks nothing: see docs/msl-rules.md.
+ * Throws CompileError naming the offending symbol when the object at `path` imports a
+ * symbol outside the allowlist (libm, memcpy/memset/memmove/memcmp, the toolchain's own
+ * symbols: stack protection, TLS, ...) or has initialisers beyond the toolchain's own
+ * (ELF: crtbegin's frame_dummy; Mach-O: none), or (Mach-O) links a library other than
+ * libSystem and the C++ runtime. The reader is chosen by the file's magic, not by the
+ * platform: an ELF64 shared object of this machine's byte order, or a 64-bit
+ * little-endian Mach-O (arm64 or x86_64; a dylib or bundle, or an object file, which
+ * dlopen then refuses). Anything else (fat, 32-bit, truncated, inconsistent) is a
+ * DeviceError. See docs/msl-rules.md.
  */
 void check_kernel_object(const std::string& path);
 

@@ -1,0 +1,143 @@
+// The kernel object check's ELF reader (see object_check_formats.hpp): Elf64 headers,
+// section headers, the dynamic symbol table and .init_array, read here so that the check
+// needs no libelf. Every offset read from the file is bounds-checked.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/object_check_formats.hpp"
+
+namespace metalcall::cpu::object_check {
+namespace {
+
+// crtbegin's entries: frame_dummy (GCC's crtbegin), __do_init (compiler-rt's).
+bool toolchain_initialiser(const std::string& name) { return name == "frame_dummy" || name == "__do_init"; }
+
+struct Elf64Header {
+  unsigned char ident[16];
+  std::uint16_t type, machine;
+  std::uint32_t version;
+  std::uint64_t entry, phoff, shoff;
+  std::uint32_t flags;
+  std::uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+
+struct Elf64Section {
+  std::uint32_t name, type;
+  std::uint64_t flags, addr, offset, size;
+  std::uint32_t link, info;
+  std::uint64_t addralign, entsize;
+};
+
+struct Elf64Symbol {
+  std::uint32_t name;
+  unsigned char info, other;
+  std::uint16_t shndx;
+  std::uint64_t value, size;
+};
+
+constexpr std::uint32_t kSymtab = 2, kDynsym = 11, kInitArray = 14, kPreinitArray = 16;
+
+class ElfReader {
+ public:
+  ElfReader(const std::string& path, const std::vector<unsigned char>& bytes) : path_(path), b_(bytes) {}
+
+  template <class T> T at(std::uint64_t offset) const {
+    T v;
+    if (offset > b_.size() || sizeof(T) > b_.size() - offset)
+      refuse_unreadable(path_, "it is truncated or malformed");
+    std::memcpy(&v, b_.data() + offset, sizeof(T));
+    return v;
+  }
+
+  std::string string_at(const Elf64Section& table, std::uint32_t index) const {
+    if (index >= table.size || table.offset > b_.size() || table.size > b_.size() - table.offset)
+      refuse_unreadable(path_, "a symbol name lies outside its string table");
+    const char* begin = reinterpret_cast<const char*>(b_.data() + table.offset + index);
+    const std::size_t n = strnlen(begin, table.size - index);
+    if (n == table.size - index) refuse_unreadable(path_, "a symbol name is not terminated");
+    return std::string(begin, n);
+  }
+
+  void check() const {
+    const Elf64Header h = at<Elf64Header>(0);
+    if (std::memcmp(h.ident, "\x7f" "ELF", 4) != 0) refuse_unreadable(path_, "it is not an ELF file");
+    if (h.ident[4] != 2) refuse_unreadable(path_, "it is not a 64-bit ELF object");
+    const unsigned char native = [] {
+      const std::uint16_t one = 1;
+      unsigned char c;
+      std::memcpy(&c, &one, 1);
+      return c == 1 ? 1 : 2;  // ELFDATA2LSB / ELFDATA2MSB
+    }();
+    if (h.ident[5] != native) refuse_unreadable(path_, "its byte order is not this machine's");
+    if (h.type != 3) refuse_unreadable(path_, "it is not a shared object");
+    if (h.shentsize != sizeof(Elf64Section) || h.shnum == 0)
+      refuse_unreadable(path_, "it has no readable section table");
+    std::vector<Elf64Section> sections;
+    for (std::uint16_t i = 0; i < h.shnum; ++i)
+      sections.push_back(at<Elf64Section>(h.shoff + std::uint64_t(i) * h.shentsize));
+    if (h.shstrndx >= sections.size()) refuse_unreadable(path_, "its section names are missing");
+    const Elf64Section& names = sections[h.shstrndx];
+
+    bool has_dynsym = false;
+    for (const auto& s : sections) {
+      if (s.type != kDynsym) continue;
+      has_dynsym = true;
+      check_undefined(s, sections);
+    }
+    if (!has_dynsym) refuse_unreadable(path_, "it has no dynamic symbol table");
+    for (const auto& s : sections) {
+      const std::string name = string_at(names, s.name);
+      if (s.type == kPreinitArray && s.size > 0) refuse_unreadable(path_, "it has a .preinit_array");
+      if (s.type == kInitArray) check_initialisers(s, sections);
+      if ((name == ".ctors" || name.rfind(".ctors.", 0) == 0) && s.size > 16)
+        refuse_unreadable(path_, "it has static constructors (.ctors)");
+    }
+  }
+
+ private:
+  std::string path_;
+  const std::vector<unsigned char>& b_;
+
+  void check_undefined(const Elf64Section& dynsym, const std::vector<Elf64Section>& sections) const {
+    if (dynsym.link >= sections.size() || dynsym.entsize != sizeof(Elf64Symbol))
+      refuse_unreadable(path_, "its dynamic symbol table is malformed");
+    const Elf64Section& strings = sections[dynsym.link];
+    for (std::uint64_t k = 1; k < dynsym.size / sizeof(Elf64Symbol); ++k) {  // entry 0 is the null symbol
+      const Elf64Symbol sym = at<Elf64Symbol>(dynsym.offset + k * sizeof(Elf64Symbol));
+      if (sym.shndx != 0) continue;  // defined here
+      const std::string name = string_at(strings, sym.name);
+      if (name.empty() || allowed_import(name, Format::elf)) continue;
+      refuse_import(name);
+    }
+  }
+
+  // Each .init_array entry (an address) must be crtbegin's; its name comes from .symtab.
+  void check_initialisers(const Elf64Section& init, const std::vector<Elf64Section>& sections) const {
+    const std::uint64_t count = init.size / 8;
+    const Elf64Section* symtab = nullptr;
+    for (const auto& s : sections)
+      if (s.type == kSymtab) symtab = &s;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::uint64_t target = at<std::uint64_t>(init.offset + k * 8);
+      std::string name;
+      if (symtab && symtab->link < sections.size() && symtab->entsize == sizeof(Elf64Symbol)) {
+        for (std::uint64_t j = 1; j < symtab->size / sizeof(Elf64Symbol) && name.empty(); ++j) {
+          const Elf64Symbol sym = at<Elf64Symbol>(symtab->offset + j * sizeof(Elf64Symbol));
+          if ((sym.info & 0xf) == 2 /* STT_FUNC */ && sym.value == target && sym.shndx != 0)
+            name = string_at(sections[symtab->link], sym.name);
+        }
+      }
+      if (toolchain_initialiser(name)) continue;
+      if (name.empty() && count == 1) continue;  // stripped: one entry is the toolchain's
+      refuse_initialiser(name);
+    }
+  }
+};
+
+}  // namespace
+
+void check_elf(const std::string& path, const std::vector<unsigned char>& bytes) { ElfReader(path, bytes).check(); }
+
+}  // namespace metalcall::cpu::object_check
