@@ -111,6 +111,16 @@ kernel void mx_small_nonsquare(const device float2x3* a [[buffer(0)]], const dev
     atw[i] = T * float3(1.0f, 2.0f, 3.0f);
 }
 """
+    # columns written as braced lists (a Gaussian kernel, as image filters write it)
+    """
+kernel void mx_braced_columns(const device float3* v [[buffer(0)]], device float3* out [[buffer(1)]],
+                              device float* det [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const half3x3 g = half3x3({1.0, 2.0, 1.0}, {2.0, 4.0, 2.0}, {1.0, 2.0, 1.0});
+    const float2x2 r = float2x2({0.0f, 1.0f}, {-1.0f, 0.0f});
+    out[i] = float3(g * half3(v[i])) + float3(r * v[i].xy, 0.0f);
+    det[i] = determinant(float4x4({1, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, 3, 0}, {0, 0, 0, float(i)}));
+}
+""",
 ])
 
 N = 128
@@ -238,3 +248,18 @@ def test_small_nonsquare(device, rng):
     T[:, 1, 2] += 1
     assert_close(cols_to_np(at), T, rtol=1e-6, atol=1e-6)
     assert_close(atw, T @ np.array([1.0, 2.0, 3.0]), rtol=1e-5, atol=1e-5)
+
+
+def test_braced_list_columns(device, rng):
+    N = 16
+    v = rng.uniform(-2, 2, (N, 4)).astype(np.float32)
+    out = np.zeros((N, 4), np.float32)
+    det = np.zeros(N, np.float32)
+    KS.get(device, "mx_braced_columns")(N, v, out, det)
+    g = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.float32)  # symmetric: rows = columns
+    r = np.array([[0, -1], [1, 0]], np.float32)                   # columns (0, 1) and (-1, 0)
+    vh = v[:, :3].astype(np.float16).astype(np.float32)
+    expect = vh @ g.T
+    expect[:, :2] += v[:, :2] @ r.T
+    assert_close(out[:, :3], expect, rtol=4e-3, atol=4e-2)        # g * v in half
+    np.testing.assert_array_equal(det, 6.0 * np.arange(N, dtype=np.float32))

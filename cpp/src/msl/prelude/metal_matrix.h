@@ -27,6 +27,18 @@ template <class T, int C, int R> struct matrix {
   METAL_FUNC constexpr matrix(const A0& a0, const A1& a1, const A&... a)
       : matrix(mtl_detail::flatten_tag{}, typename mtl_detail::make_seq<C>::type{}, a0, a1, a...) {}
 
+  // Columns as braced lists, half3x3({1, 2, 1}, {2, 4, 2}, {1, 2, 1}), which the template
+  // above cannot deduce: one constructor per column count, taking column_type itself.
+  template <int N = C, enable_if_t<N == 2, int> = 0>
+  METAL_FUNC constexpr matrix(const column_type& c0, const column_type& c1) : columns{c0, c1} {}
+  template <int N = C, enable_if_t<N == 3, int> = 0>
+  METAL_FUNC constexpr matrix(const column_type& c0, const column_type& c1, const column_type& c2)
+      : columns{c0, c1, c2} {}
+  template <int N = C, enable_if_t<N == 4, int> = 0>
+  METAL_FUNC constexpr matrix(const column_type& c0, const column_type& c1, const column_type& c2,
+                              const column_type& c3)
+      : columns{c0, c1, c2, c3} {}
+
   // half4x4(float4x4): explicit, like vector conversions.
   template <class U, enable_if_t<!is_same<U, T>::value, int> = 0>
   METAL_FUNC constexpr explicit matrix(const matrix<U, C, R>& m)
