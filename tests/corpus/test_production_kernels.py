@@ -71,3 +71,124 @@ def test_mlx_binary_add(device, corpus, rng, variant, tname):
     per_thread = 1 if variant == "vv" else 8 // np.dtype(t).itemsize
     k(-(-size // per_thread), a, b, c, np.uint32(size))
     np.testing.assert_array_equal(c, a + b)  # one rounding, as NumPy's own add
+
+
+def dispatch(groups, threads):
+    """(grid in threads, threadgroup) of Metal's dispatchThreadgroups(groups, threads)."""
+    groups = tuple(groups) + (1,) * (3 - len(groups))
+    threads = tuple(threads) + (1,) * (3 - len(threads))
+    return tuple(g * t for g, t in zip(groups, threads)), threads
+
+
+def raw(a):
+    """The array's bytes (ggml's kernels take `device const char *`): a view, so what the
+    kernel writes lands in `a`."""
+    return a.reshape(-1).view(np.uint8)
+
+
+def max_threads(dev):
+    return min(1024, dev.max_threads_per_threadgroup)
+
+
+# ---- 2a. ggml row reduction: kernel_sum_rows_f32_f32[_4] (sum and mean) -------------------------
+# One threadgroup per row (dispatch (ne01, ne02, ne03) x nth), nth the power of two >= 32
+# reaching the row length (the float4 kernel counts the row in float4s), capped at the
+# pipeline's maximum and at the row length; a function constant picks sum or mean
+# (ggml-metal-ops.cpp ggml_metal_op_sum_rows, ggml-metal-device.cpp).
+
+OP_SUM_ROWS, OP_MEAN = 10, 11  # OP_SUM_ROWS_NUM_* of ggml-metal-impl.h
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("ne00", [5, 32, 100, 1000, 4099])
+def test_ggml_sum_rows(device, corpus, rng, ne00, op):
+    c4 = ne00 % 4 == 0
+    name = "kernel_sum_rows_f32_f32" + ("_4" if c4 else "")
+    k = ggml_kernel(device, corpus, name, constants={"FC_sum_rows_op": OP_SUM_ROWS if op == "sum" else OP_MEAN})
+    ne01, ne02, ne03 = 3, 2, 2
+    x = rng.standard_normal((ne03, ne02, ne01, ne00)).astype(np.float32)
+    dst = np.zeros((ne03, ne02, ne01, 1), np.float32)
+    n = ne00 // 4 if c4 else ne00
+    args = ggml_args("ggml_metal_kargs_sum_rows",
+                     ne00=n, ne01=ne01, ne02=ne02, ne03=ne03,
+                     nb00=x.strides[3], nb01=x.strides[2], nb02=x.strides[1], nb03=x.strides[0],
+                     ne0=1, ne1=ne01, ne2=ne02, ne3=ne03,
+                     nb0=dst.strides[3], nb1=dst.strides[2], nb2=dst.strides[1], nb3=dst.strides[0])
+    nth = 32
+    while nth < n and nth < max_threads(device):
+        nth *= 2
+    nth = min(nth, max_threads(device), n)
+    grid, tg = dispatch((ne01, ne02, ne03), (nth,))
+    k(grid, args, raw(x), raw(dst), threadgroup=tg, threadgroup_memory=[32 * 4 * (4 if c4 else 1)])
+    want = x.astype(np.float64).sum(axis=-1, keepdims=True)
+    if op == "mean":
+        want /= ne00
+    np.testing.assert_allclose(dst, want, rtol=1e-5, atol=1e-5 * np.sqrt(ne00))
+
+
+# ---- 2b. softmax: ggml kernel_soft_max_f32[_4] and MLX block/looped softmax ----------------------
+# ggml: softmax(x * scale + slope * mask) over each row, one threadgroup per row of
+# (ne01, ne02, ne03); no mask (or sinks) is expressed by binding src0 again in their place;
+# nth doubles from 32 while below the row (in float4s for _4) and nth*rows < 256
+# (ggml_metal_op_soft_max). The mask (ne00 x ne01) is broadcast over heads.
+
+def softmax_rows(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["plain", "mask"])
+@pytest.mark.parametrize("ne00", [7, 32, 100, 1000, 1003])
+def test_ggml_soft_max(device, corpus, rng, ne00, masked):
+    c4 = ne00 % 4 == 0
+    k = ggml_kernel(device, corpus, "kernel_soft_max_f32" + ("_4" if c4 else ""))
+    ne01, ne02, ne03 = 5, 3, 1
+    scale = 0.7
+    x = rng.standard_normal((ne03, ne02, ne01, ne00)).astype(np.float32) * 3
+    mask = rng.standard_normal((1, 1, ne01, ne00)).astype(np.float32)
+    mask[..., ::5] = -np.inf  # masked-out positions, as attention masks have
+    dst = np.zeros_like(x)
+    src0 = device.asarray(raw(x))  # one Buffer bound twice more: "no mask", "no sinks"
+    src1 = device.asarray(raw(mask)) if masked else src0
+    args = ggml_args("ggml_metal_kargs_soft_max",
+                     ne00=ne00, ne01=ne01, ne02=ne02,
+                     nb01=x.strides[2], nb02=x.strides[1], nb03=x.strides[0],
+                     ne11=ne01, ne12=1, ne13=1,
+                     nb11=mask.strides[2], nb12=mask.strides[1], nb13=mask.strides[0],
+                     nb1=dst.strides[2], nb2=dst.strides[1], nb3=dst.strides[0],
+                     scale=scale, max_bias=0.0, m0=1.0, m1=1.0, n_head_log2=2)
+    rows = ne01 * ne02 * ne03
+    n = ne00 // 4 if c4 else ne00
+    nth = 32
+    while nth < n and nth * rows < 256:
+        nth *= 2
+    grid, tg = dispatch((ne01, ne02, ne03), (nth,))
+    k(grid, args, src0, src1, src0, raw(dst), threadgroup=tg, threadgroup_memory=[32 * 4])
+    z = x.astype(np.float64) * scale + (mask if masked else 0.0)
+    np.testing.assert_allclose(dst, softmax_rows(z), rtol=1e-5, atol=1e-6)
+
+
+# MLX softmax.metal: rows of axis_size, 4 reads per thread (SOFTMAX_N_READS). Up to 4096 the
+# "block" kernel takes a row per threadgroup of 32*ceil(ceil(n/4)/32) threads; beyond, the
+# "looped" kernel a threadgroup of the pipeline's maximum (mlx/backend/metal/softmax.cpp).
+# The looped kernel is also checked on short rows (it is correct for any length).
+
+@pytest.mark.parametrize("tname", ["float32", "float16"])
+@pytest.mark.parametrize("kind,axis_size", [(kind, n) for kind in ("block", "looped")
+                                            for n in (3, 32, 257, 1000, 4096, 5003) if kind == "looped" or n <= 4096])
+def test_mlx_softmax(device, corpus, rng, kind, axis_size, tname):
+    t = TYPES[tname]
+    k = mlx_kernel(device, corpus, "softmax.metal", f"{kind}_softmax_{tname}")
+    rows = 4
+    x = (rng.standard_normal((rows, axis_size)) * 4).astype(t)
+    out = np.zeros_like(x)
+    if kind == "block":
+        tgs = 32 * -(-(-(-axis_size // 4)) // 32)
+    else:
+        tgs = max_threads(device)
+    k(rows * tgs, x, out, np.int32(axis_size), threadgroup=tgs)
+    want = softmax_rows(x.astype(np.float64))
+    # fast::exp; half results carry half's rounding (the sums accumulate in half too)
+    tol = dict(rtol=1e-5, atol=1e-6) if t == np.float32 else dict(rtol=1e-2, atol=2e-3)
+    np.testing.assert_allclose(out.astype(np.float64), want, **tol)
