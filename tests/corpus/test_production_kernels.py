@@ -192,3 +192,58 @@ def test_mlx_softmax(device, corpus, rng, kind, axis_size, tname):
     # fast::exp; half results carry half's rounding (the sums accumulate in half too)
     tol = dict(rtol=1e-5, atol=1e-6) if t == np.float32 else dict(rtol=1e-2, atol=2e-3)
     np.testing.assert_allclose(out.astype(np.float64), want, **tol)
+
+
+def assert_sums_close(got, want, magnitude, rtol):
+    """Sums of products: an error bound relative to the sum of the products' magnitudes
+    (the order of the additions differs from NumPy's)."""
+    err = np.abs(got.astype(np.float64) - want)
+    bad = err > rtol * magnitude + 1e-30
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} differ; worst error {err.max():.3g} "
+                           f"(bound {rtol:g} x magnitude)")
+
+
+def padded(a, extra_rows):
+    """Bytes of `a` plus `extra_rows` rows of zeros: ggml's kernels read whole groups of
+    rows past the last one and drop those results (its buffers are padded)."""
+    row = a.shape[-1] * a.itemsize
+    return np.concatenate([raw(a), np.zeros(extra_rows * row, np.uint8)])
+
+
+# ---- 3. gemv: ggml kernel_mul_mv_{f32,f16}_f32[_4|_short] ----------------------------------------
+# dst[b, r1, r0] = sum_i src0[b / r2, r0, i] * src1[b, r1, i]: each of ne11 vectors times the
+# ne01 x ne00 matrix, matrices broadcast over batches (r2 = ne12 / ne02). ggml-metal-device.cpp:
+# ne00 < 32 takes "_short" (a thread per row, 32 rows a threadgroup of one simdgroup);
+# else nr0 = 2 rows per threadgroup of nsg = min(4, ceil(ne00/128)) simdgroups, 32*4*nr0
+# bytes of threadgroup memory, "_4" when ne00 % 4 == 0; function constants nsg, ne12, r2, r3.
+# Dispatch (ceil(ne01/nr0), ne11, ne12*ne13) x (32, nsg) (ggml_metal_op_mul_mat's mul_mv path).
+
+@pytest.mark.parametrize("src0_type", ["f32", "f16"])
+@pytest.mark.parametrize("ne00", [20, 33, 200, 1000, 1003])
+def test_ggml_mul_mv(device, corpus, rng, ne00, src0_type):
+    t0 = np.float32 if src0_type == "f32" else np.float16
+    ne01, ne02, ne11, ne12 = 13, 2, 3, 4
+    r2 = ne12 // ne02
+    if ne00 < 32:
+        suffix, nsg, nr0, smem = "_short", 1, 32, []
+    else:
+        suffix, nsg, nr0 = ("_4" if ne00 % 4 == 0 else ""), min(4, (ne00 + 127) // 128), 2
+        smem = [32 * 4 * nr0]
+    k = ggml_kernel(device, corpus, f"kernel_mul_mv_{src0_type}_f32{suffix}",
+                    constants={"FC_mul_mv_nsg": nsg, "FC_mul_mv_ne12": ne12, "FC_mul_mv_r2": r2, "FC_mul_mv_r3": 1})
+    x = rng.standard_normal((ne02, ne01, ne00)).astype(t0)
+    y = rng.standard_normal((ne12, ne11, ne00)).astype(np.float32)
+    dst = np.zeros((ne12, ne11, ne01), np.float32)
+    args = ggml_args("ggml_metal_kargs_mul_mv",
+                     ne00=ne00, ne01=ne01, ne02=ne02,
+                     nb00=x.strides[2], nb01=x.strides[1], nb02=x.strides[0], nb03=x.nbytes,
+                     ne10=ne00, ne11=ne11, ne12=ne12,
+                     nb10=y.strides[2], nb11=y.strides[1], nb12=y.strides[0], nb13=y.nbytes,
+                     ne0=ne01, ne1=ne11, nr0=2, r2=r2, r3=1)
+    grid, tg = dispatch((-(-ne01 // nr0), ne11, ne12), (32, nsg))
+    k(grid, args, padded(x, nr0), raw(y), raw(dst), threadgroup=tg,
+      **({"threadgroup_memory": smem} if smem else {}))
+    xb = np.repeat(x.astype(np.float64), r2, axis=0)  # batch b uses matrix b // r2
+    want = np.einsum("boi,bri->bro", xb, y.astype(np.float64))
+    magnitude = np.einsum("boi,bri->bro", np.abs(xb), np.abs(y.astype(np.float64)))
+    assert_sums_close(dst, want, magnitude, rtol=1e-5)
