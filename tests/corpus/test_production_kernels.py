@@ -200,11 +200,12 @@ def test_mlx_softmax(device, corpus, rng, kind, axis_size, tname):
     np.testing.assert_allclose(out.astype(np.float64), want, **tol)
 
 
-def assert_sums_close(got, want, magnitude, rtol):
+def assert_sums_close(got, want, magnitude, rtol, out_rtol=0.0):
     """Sums of products: an error bound relative to the sum of the products' magnitudes
-    (the order of the additions differs from NumPy's)."""
+    (the order of the additions differs from NumPy's), plus `out_rtol` of the result for a
+    final rounding to a narrower type."""
     err = np.abs(got.astype(np.float64) - want)
-    bad = err > rtol * magnitude + 1e-30
+    bad = err > rtol * magnitude + out_rtol * np.abs(want) + 1e-30
     assert not bad.any(), (f"{int(bad.sum())} of {bad.size} differ; worst error {err.max():.3g} "
                            f"(bound {rtol:g} x magnitude)")
 
@@ -253,6 +254,62 @@ def test_ggml_mul_mv(device, corpus, rng, ne00, src0_type):
     want = np.einsum("boi,bri->bro", xb, y.astype(np.float64))
     magnitude = np.einsum("boi,bri->bro", np.abs(xb), np.abs(y.astype(np.float64)))
     assert_sums_close(dst, want, magnitude, rtol=1e-5)
+
+
+# MLX gemv.metal: out = mat @ vec ("gemv_", mat out x in, rows contiguous) or vec @ mat
+# ("gemv_t_", mat in x out), batched over tid.z with one stride per operand. Block shapes as
+# mlx/backend/metal/matmul.cpp gemv_axbpy picks them (bm, bn, sm, sn, tm, tn); the threadgroup
+# is (32, bn, bm) and the grid ceil(out / outputs per threadgroup) x 1 x batch threadgroups,
+# outputs per threadgroup bm*sm*tm ("gemv_") or bn*sn*tn ("gemv_t_"). Arguments follow the
+# kernel's [[buffer(0..14)]]; bias, alpha and beta are unused without axpby.
+
+def mlx_gemv_blocks(transposed, k, out):
+    """(bm, bn, sm, sn, tm, tn) as matmul.cpp gemv_axbpy chooses them."""
+    tm, tn, sm, sn, bm, bn = 4, 4, 1, 32, 1, 1
+    if transposed:
+        sm, sn = (4, 8) if k >= 8192 and out >= 2048 else (8, 4)
+        bn = 16 if out >= 2048 else 4 if out >= 512 else 2
+        tn = 1 if out < tn else tn
+    else:
+        bm = 8 if out >= 4096 else 4
+        if k <= 64:
+            bm, sm, sn = 1, 8, 4
+        elif k >= 16 * out:
+            bm, bn = 1, 8
+        tm = 1 if out < tm else tm
+    return bm, bn, sm, sn, tm, tn
+
+
+@pytest.mark.parametrize("tname", ["float32", "float16"])
+@pytest.mark.parametrize("transposed,k,out", [
+    (False, 300, 100), (False, 50, 37), (False, 2000, 10), (False, 200, 3),
+    (True, 300, 100), (True, 77, 600), (True, 50, 3),
+])
+def test_mlx_gemv(device, corpus, rng, transposed, k, out, tname):
+    t = TYPES[tname]
+    bm, bn, sm, sn, tm, tn = mlx_gemv_blocks(transposed, k, out)
+    name = f"gemv_{'t_' if transposed else ''}{tname}_bm{bm}_bn{bn}_sm{sm}_sn{sn}_tm{tm}_tn{tn}_nc0_axpby0"
+    kern = mlx_kernel(device, corpus, "gemv.metal", name)
+    batch = 2
+    mat = rng.standard_normal((batch, k, out) if transposed else (batch, out, k)).astype(t)
+    vec = rng.standard_normal((batch, k)).astype(t)
+    res = np.zeros((batch, out), t)
+    per_tg = bn * sn * tn if transposed else bm * sm * tm
+    grid, tg = dispatch((-(-out // per_tg), 1, batch), (32, bn, bm))
+    ld = out if transposed else k
+    kern(grid, mat, vec, np.zeros(1, t), res, np.int32(k), np.int32(out), np.int32(ld),
+         np.float32(1), np.float32(0), np.int32(1), np.array([batch], np.int32),
+         np.array([k], np.int64), np.array([k * out], np.int64), np.zeros(1, np.int64), np.int32(1),
+         threadgroup=tg)
+    m64, v64 = mat.astype(np.float64), vec.astype(np.float64)
+    if transposed:
+        want, magnitude = np.einsum("bk,bko->bo", v64, m64), np.einsum("bk,bko->bo", abs(v64), abs(m64))
+    else:
+        want, magnitude = np.einsum("bok,bk->bo", m64, v64), np.einsum("bok,bk->bo", abs(m64), abs(v64))
+    if t == np.float32:
+        assert_sums_close(res, want, magnitude, rtol=1e-5)
+    else:  # float accumulation, one rounding to half at the end
+        assert_sums_close(res, want, magnitude, rtol=1e-5, out_rtol=2.0**-11)
 
 
 # ---- 4. gemm with simdgroup_matrix: ggml kernel_mul_mm_{f32,f16}_f32 -----------------------------
