@@ -103,14 +103,17 @@ _C_TYPES = {
 
 
 def c_struct(header: Path, name: str) -> np.dtype:
-    """The NumPy dtype (C layout: aligned, padded) of `typedef struct { ... } name;` as the
-    public header declares it, fields in its order with its types."""
+    """The NumPy dtype (C layout: aligned, padded) of `typedef struct { ... } name;` or
+    `struct name { ... };` as the public header declares it, fields in its order with its
+    types (scalar fields, `const` or not, and fixed arrays of them)."""
     text = re.sub(r"//[^\n]*|/\*.*?\*/", "", header.read_text(), flags=re.S)
-    m = re.search(r"typedef\s+struct\s*\{([^{}]*)\}\s*" + re.escape(name) + r"\s*;", text)
+    n = re.escape(name)
+    m = (re.search(r"typedef\s+struct\s*\{([^{}]*)\}\s*" + n + r"\s*;", text)
+         or re.search(r"\bstruct\s+" + n + r"\s*\{([^{}]*)\}\s*;", text))
     assert m, f"{header.name} declares no struct {name}"
     fields = []
     for decl in m.group(1).split(";"):
-        decl = decl.strip()
+        decl = re.sub(r"^\s*const\s+", "", decl).strip()
         if not decl:
             continue
         d = re.fullmatch(r"(\w+)\s+(\w+)\s*(?:\[\s*(\d+)\s*\])?", decl)

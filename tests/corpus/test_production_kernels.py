@@ -359,6 +359,56 @@ def run_mul_mm(device, corpus, rng, src0_type, ne00, ne01, ne11, ne02, ne12):
     assert_sums_close(dst, want, magnitude, rtol=1e-5)
 
 
+
+# MLX steel GEMM (steel_gemm_fused.metal): D = op(A) @ op(B), op a transpose for "t" in the
+# name ("nn", "nt", "tn", "tt"), batched over the grid's z with the GEMMParams strides.
+# Tiles of BM x BN per threadgroup of (32, WN, WM) threads, staged through threadgroup
+# memory and multiplied with simdgroup matrices (steel/gemm/mma.h), float accumulation.
+# Function constants as matmul.cpp steel_matmul_regular_axpby sets them: has_batch (batch
+# shapes of more than one dimension), use_out_source, do_axpby (false: a plain product) and
+# align_M/N/K = (M % BM, N % BN, K % BK == 0). Grid ceil(N/BN) x ceil(M/BM) x batch
+# threadgroups (swizzle_log 0). The buffers that function constants switch off (C,
+# addmm_params, batch_shape, batch_strides: MLX leaves them unbound) still take an argument
+# in a metalcall call (every [[buffer]] parameter does): small unused placeholders.
+
+def mlx_params(**values):
+    return c_args(require(f"{MLX_KERNELS}/steel/gemm/params.h"), "GEMMParams", **values)
+
+
+@pytest.mark.parametrize("tname", ["float32", "float16"])
+@pytest.mark.parametrize("trans", ["nn", "nt", "tn", "tt"])
+@pytest.mark.parametrize("blocks,mnk", [
+    ((64, 64, 16, 2, 2), (128, 64, 32)),    # aligned (MLX's default blocks)
+    ((64, 64, 16, 2, 2), (100, 70, 45)),    # nothing aligned
+    ((32, 32, 16, 2, 2), (33, 40, 20)),
+    ((64, 32, 32, 2, 2), (64, 96, 100)),
+])
+def test_mlx_steel_gemm(device, corpus, rng, blocks, mnk, trans, tname):
+    t = TYPES[tname]
+    bm, bn, bk, wm, wn = blocks
+    m, n, k = mnk
+    name = f"steel_gemm_fused_{trans}_{tname}_{tname}_bm{bm}_bn{bn}_bk{bk}_wm{wm}_wn{wn}"
+    consts = {"has_batch": False, "use_out_source": False, "do_axpby": False,
+              "align_M": m % bm == 0, "align_N": n % bn == 0, "align_K": k % bk == 0}
+    kern = mlx_kernel(device, corpus, "steel/gemm/kernels/steel_gemm_fused.metal", name, constants=consts)
+    batch = 2
+    ta, tb = trans[0] == "t", trans[1] == "t"
+    a = rng.standard_normal((batch, k, m) if ta else (batch, m, k)).astype(t)
+    b = rng.standard_normal((batch, n, k) if tb else (batch, k, n)).astype(t)
+    d = np.zeros((batch, m, n), t)
+    tiles_n, tiles_m = -(-n // bn), -(-m // bm)
+    params = mlx_params(M=m, N=n, K=k, lda=a.shape[2], ldb=b.shape[2], ldd=n, tiles_n=tiles_n, tiles_m=tiles_m,
+                        batch_stride_a=m * k, batch_stride_b=k * n, batch_stride_d=m * n, swizzle_log=0,
+                        gemm_k_iterations_aligned=k // bk, batch_ndim=1)
+    grid, tg = dispatch((tiles_n, tiles_m, batch), (32, wn, wm))
+    unused = dict(c=np.zeros(1, t), addmm=np.zeros(64, np.uint8), shape=np.zeros(1, np.int32),
+                  strides=np.zeros(1, np.int64))
+    kern(grid, a, b, unused["c"], d, params, unused["addmm"], unused["shape"], unused["strides"], threadgroup=tg)
+    a64 = a.astype(np.float64).transpose(0, 2, 1) if ta else a.astype(np.float64)
+    b64 = b.astype(np.float64).transpose(0, 2, 1) if tb else b.astype(np.float64)
+    want, magnitude = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    assert_sums_close(d, want, magnitude, rtol=1e-5, out_rtol=0 if t == np.float32 else 2.0**-11)
+
 # A partial output block whose rows are not 16-byte aligned (ne01 % 4 == 2): the kernel copies
 # each row out with `*(device float4 *)(dst + r0 + row * ne01)`, a float4 access at an
 # address aligned to 8 bytes only. Apple's GPUs take it (ggml runs this path for any
