@@ -144,9 +144,12 @@ def softmax_rows(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-@pytest.mark.parametrize("masked", [False, True], ids=["plain", "mask"])
+@pytest.mark.parametrize("variant", ["plain", "mask", "alibi", "sinks"])
 @pytest.mark.parametrize("ne00", [7, 32, 100, 1000, 1003])
-def test_ggml_soft_max(device, corpus, rng, ne00, masked):
+def test_ggml_soft_max(device, corpus, rng, ne00, variant):
+    """"alibi": the mask scaled per head by slope = m0^(h+1) for the first n_head_log2 heads,
+    m1^(2(h - n_head_log2) + 1) after (m0, m1 from max_bias as ggml_metal_op_soft_max computes
+    them); "sinks": one extra logit per head (src2) that joins the normalisation only."""
     c4 = ne00 % 4 == 0
     k = ggml_kernel(device, corpus, "kernel_soft_max_f32" + ("_4" if c4 else ""))
     ne01, ne02, ne03 = 5, 3, 1
@@ -154,25 +157,45 @@ def test_ggml_soft_max(device, corpus, rng, ne00, masked):
     x = rng.standard_normal((ne03, ne02, ne01, ne00)).astype(np.float32) * 3
     mask = rng.standard_normal((1, 1, ne01, ne00)).astype(np.float32)
     mask[..., ::5] = -np.inf  # masked-out positions, as attention masks have
+    sinks = rng.standard_normal(ne02).astype(np.float32) * 2
     dst = np.zeros_like(x)
-    src0 = device.asarray(raw(x))  # one Buffer bound twice more: "no mask", "no sinks"
-    src1 = device.asarray(raw(mask)) if masked else src0
+    src0 = device.asarray(raw(x))  # bound again in place of an absent mask or sinks
+    src1 = device.asarray(raw(mask)) if variant in ("mask", "alibi") else src0
+    src2 = device.asarray(raw(sinks)) if variant == "sinks" else src0
+    max_bias = 8.0 if variant == "alibi" else 0.0
+    n_head_log2 = 1 << int(np.floor(np.log2(ne02)))
+    m0 = 2.0 ** (-max_bias / n_head_log2)
+    m1 = 2.0 ** (-(max_bias / 2.0) / n_head_log2)
     args = ggml_args("ggml_metal_kargs_soft_max",
                      ne00=ne00, ne01=ne01, ne02=ne02,
                      nb01=x.strides[2], nb02=x.strides[1], nb03=x.strides[0],
                      ne11=ne01, ne12=1, ne13=1,
                      nb11=mask.strides[2], nb12=mask.strides[1], nb13=mask.strides[0],
                      nb1=dst.strides[2], nb2=dst.strides[1], nb3=dst.strides[0],
-                     scale=scale, max_bias=0.0, m0=1.0, m1=1.0, n_head_log2=2)
+                     scale=scale, max_bias=max_bias, m0=m0, m1=m1, n_head_log2=n_head_log2)
     rows = ne01 * ne02 * ne03
     n = ne00 // 4 if c4 else ne00
     nth = 32
     while nth < n and nth * rows < 256:
         nth *= 2
     grid, tg = dispatch((ne01, ne02, ne03), (nth,))
-    k(grid, args, src0, src1, src0, raw(dst), threadgroup=tg, threadgroup_memory=[32 * 4])
-    z = x.astype(np.float64) * scale + (mask if masked else 0.0)
-    np.testing.assert_allclose(dst, softmax_rows(z), rtol=1e-5, atol=1e-6)
+    k(grid, args, src0, src1, src2, raw(dst), threadgroup=tg, threadgroup_memory=[32 * 4])
+
+    z = x.astype(np.float64) * scale
+    if variant == "mask":
+        z = z + mask
+    elif variant == "alibi":
+        h = np.arange(ne02)
+        slope = np.where(h < n_head_log2, m0 ** (h + 1.0), m1 ** (2.0 * (h - n_head_log2) + 1))
+        z = z + slope[None, :, None, None] * mask
+    if variant == "sinks":
+        sink = sinks.astype(np.float64)[None, :, None, None]
+        top = np.maximum(z.max(axis=-1, keepdims=True), sink)
+        e = np.exp(z - top)
+        want = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
+    else:
+        want = softmax_rows(z)
+    np.testing.assert_allclose(dst, want, rtol=1e-5, atol=1e-6)
 
 
 # MLX softmax.metal: rows of axis_size, 4 reads per thread (SOFTMAX_N_READS). Up to 4096 the
