@@ -132,6 +132,61 @@ def test_ggml_sum_rows(device, corpus, rng, ne00, op):
     np.testing.assert_allclose(dst, want, rtol=1e-5, atol=1e-5 * np.sqrt(ne00))
 
 
+# ---- 2a'. MLX reduce.metal: row_reduce_simple and all_reduce -------------------------------------
+# row_reduce_simple: each threadgroup reduces N_WRITES = 4 contiguous rows (the last group
+# shifted back to end at the last row), threadgroup_size_from_row_size threads (32 up to 512,
+# 128 up to 1024, then ceil(n/4) rounded to 32, at most 1024), grid (tgs, ceil(rows/4)) threads
+# (mlx/backend/metal/reduce.cpp row_reduce_simple). all_reduce: one threadgroup of
+# roundup32(ceil(n/4)) threads up to 4096 elements, else two passes (128 partial rows, then one
+# threadgroup of 32 over them) as all_reduce_dispatch does. Sums in float32 (MLX accumulates a
+# float16 sum in half, so float16 is checked with max, which is exact).
+
+def mlx_row_threads(row_size):
+    if row_size <= 512:
+        return 32
+    if row_size <= 1024:
+        return 128
+    return min(1024, 32 * -(-(-(-row_size // 4)) // 32))
+
+
+REDUCE = {"sum": np.sum, "max": np.max}
+
+
+@pytest.mark.parametrize("op,tname", [("sum", "float32"), ("max", "float32"), ("max", "float16")])
+@pytest.mark.parametrize("row_size", [7, 100, 512, 1000, 5000])
+def test_mlx_row_reduce_simple(device, corpus, rng, row_size, op, tname):
+    t = TYPES[tname]
+    k = mlx_kernel(device, corpus, "reduce.metal", f"row_reduce_simple_{op}{tname}")
+    rows = 10  # not a multiple of N_WRITES: the last threadgroup overlaps the one before
+    x = rng.standard_normal((rows, row_size)).astype(t)
+    out = np.zeros(rows, t)
+    tgs = mlx_row_threads(row_size)
+    k((tgs, -(-rows // 4)), x, out, np.uint64(row_size), np.int64(rows), threadgroup=(tgs, 1))
+    want = REDUCE[op](x.astype(np.float64), axis=1)
+    if op == "max":
+        np.testing.assert_array_equal(out, want.astype(t))
+    else:
+        assert_sums_close(out, want, np.abs(x.astype(np.float64)).sum(axis=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1000, 4096, 100003])
+def test_mlx_all_reduce_sum(device, corpus, rng, n):
+    k = mlx_kernel(device, corpus, "reduce.metal", "all_reduce_sumfloat32")
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(1, np.float32)
+    if n <= 4 * 1024:
+        tgs = 32 * -(-(-(-n // 4)) // 32)
+        k(tgs, x, out, np.uint64(n), np.uint64(n), threadgroup=tgs)
+    else:
+        n_rows = 32 * 4
+        partial = np.zeros(n_rows, np.float32)
+        row_size = -(-n // n_rows)
+        tgs = 32 * -(-min(-(-row_size // 4), 1024) // 32)
+        k((tgs, n_rows), x, partial, np.uint64(n), np.uint64(row_size), threadgroup=(tgs, 1))
+        k(32, partial, out, np.uint64(n_rows), np.uint64(n_rows), threadgroup=32)
+    assert_sums_close(out, np.array([x.astype(np.float64).sum()]), np.abs(x.astype(np.float64)).sum(), rtol=1e-6)
+
+
 # ---- 2b. softmax: ggml kernel_soft_max_f32[_4] and MLX block/looped softmax ----------------------
 # ggml: softmax(x * scale + slope * mask) over each row, one threadgroup per row of
 # (ne01, ne02, ne03); no mask (or sinks) is expressed by binding src0 again in their place;
