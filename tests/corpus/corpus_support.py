@@ -59,16 +59,18 @@ def _split(path: Path, include_dirs: tuple, defines: tuple):
 
 
 _BUILT: dict = {}
+_HELPERS: dict = {}  # (backend, device, file, ...) -> the helpers that compile there
 
 
 def kernel(dev: mc.Device, path: Path, name: str, *, include_dirs=(), defines=(), also=(), constants=None):
     """The kernel `name` of the public file, compiled on `dev` from every helper declaration
     of the file plus the instantiations of `name` and `also` (one library per set of
     names, cached). A helper that does not compile on this backend is left out the way
-    the survey leaves it out (its Survey.keep_helpers), so that only the kernels that
-    need it fail."""
+    the survey leaves it out (its Survey.keep_helpers, once per file and device), so that
+    only the kernels that need it fail."""
     wanted = (name, *also)
-    key = (dev.backend, dev.name, str(path), tuple(sorted(wanted)), tuple(include_dirs), tuple(defines))
+    file_key = (dev.backend, dev.name, str(path), tuple(map(str, include_dirs)), tuple(defines))
+    key = file_key + (tuple(sorted(wanted)),)
     lib = _BUILT.get(key)
     if lib is None:
         helpers, kernels = _split(path, tuple(str(d) for d in include_dirs), tuple(defines))
@@ -85,10 +87,13 @@ def kernel(dev: mc.Device, path: Path, name: str, *, include_dirs=(), defines=()
             return lib
 
         try:
-            lib = build(helpers)
+            lib = build(_HELPERS.get(file_key, helpers))
         except mc.CompileError:
+            if file_key in _HELPERS:  # the helpers were pruned already: the kernel's own error
+                raise
             kept, _, fatal = s.Survey(dev, 1, 0).keep_helpers(helpers)
-            if fatal:
+            _HELPERS[file_key] = kept
+            if fatal or len(kept) == len(helpers):
                 raise
             lib = build(kept)
         _BUILT[key] = lib
