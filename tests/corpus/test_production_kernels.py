@@ -1,4 +1,4 @@
-"""Production MSL kernels of public projects (MLX, ggml/llama.cpp) run on metalcall and
+"""Production MSL kernels of public projects (MLX, ggml/llama.cpp, Harbeth) run on metalcall and
 checked against NumPy models written here from what each kernel computes (issue P1.6
 point 4). The public files are read where they lie (corpus_support.corpus_root()) and
 flattened by tools/msl_corpus_survey.py; nothing of them is copied into the project.
@@ -401,6 +401,8 @@ def test_mlx_gemv(device, corpus, rng, transposed, k, out, tname):
 # ne12*ne13) x (32, 4) (ggml-metal-device.cpp get_pipeline_mul_mm without the tensor API,
 # ggml_metal_op_mul_mat). Model: inputs rounded to half, products summed in float64; the
 # kernel's float accumulation allows an error of a few float ulps of the magnitudes.
+# ne01 is a multiple of 4 here: with ne01 % 4 == 2 the partial-block copy makes unaligned
+# float4 accesses, a metalcall crash (test_ggml_mul_mm_unaligned_output_rows below).
 
 @pytest.mark.parametrize("src0_type", ["f32", "f16"])
 @pytest.mark.parametrize("ne00,ne01,ne11,ne02,ne12", [
