@@ -110,7 +110,7 @@ kernel void mx_small_nonsquare(const device float2x3* a [[buffer(0)]], const dev
     at[i] = T;
     atw[i] = T * float3(1.0f, 2.0f, 3.0f);
 }
-"""
+""",
     # columns written as braced lists (a Gaussian kernel, as image filters write it)
     """
 kernel void mx_braced_columns(const device float3* v [[buffer(0)]], device float3* out [[buffer(1)]],

@@ -542,16 +542,9 @@ def unorm8_as_half(img):
 # undefined on Metal, zeros on metalcall's CPU/CUDA (docs/design.md); those pixels are
 # compared on the translated backends only.
 
-BRACED_COLUMNS_XFAIL = ("metalcall bug (prelude): a matrix built from braced column lists, "
-                        "half3x3({1.0, 2.0, 1.0}, {...}, {...}), does not compile: the prelude's column constructor "
-                        "is a variadic template, which cannot deduce a braced list (metal_matrix.h)")
-
-
 @pytest.mark.parametrize("radius", [0.0, 3.0, 10.0])
 def test_harbeth_gaussian_blur(device, rng, request, radius):
     require(HARBETH_BLUR)
-    if device.backend in ("cpu", "cuda"):
-        request.applymarker(pytest.mark.xfail(reason=BRACED_COLUMNS_XFAIL, raises=mc.CompileError, strict=True))
     k = harbeth_kernel(device, HARBETH_BLUR, "C7GaussianBlur")
     h, w = 32, 64
     img = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
