@@ -301,6 +301,17 @@ def reason_text(failed: dict, limit=3):
     return "; ".join(f"{n}x {r[:140]}" for r, n in counts.most_common(limit))
 
 
+def write_flat(args):
+    """--write-flat: each file's text as one compile of the whole file sees it, no device needed."""
+    args.write_flat.mkdir(parents=True, exist_ok=True)
+    for f in args.files:
+        name = str(f.relative_to(args.root)) if args.root else f.name
+        text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+        out = args.write_flat / name.replace("/", "__")
+        out.write_text(HEADER + "\n".join(chunks(text)))
+        print(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+", type=Path)
@@ -314,10 +325,15 @@ def main():
                     "failing group's kernels all take its first error, marked 'unresolved')")
     ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--write-flat", type=Path, default=None, metavar="DIR", help="only write each file as the survey "
+                    "compiles it whole (flattened, expanded, the metal_stdlib header) to DIR, and exit: the input of "
+                    "cpp/tests/translate's translate_main and tools/nvrtc_check.py")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: serial); with more, every "
                     "batch is a job of its own with --budget compiles to split it")
     args = ap.parse_args()
 
+    if args.write_flat:
+        return write_flat(args)
     tmp = Path(tempfile.mkdtemp(prefix="msl-survey-"))
     os.environ.setdefault("METALCALL_CXX", fast_cxx_wrapper(tmp))
     kinds = ["cpu", "cuda"] if args.device == "all" else [args.device]
