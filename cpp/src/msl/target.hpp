@@ -48,8 +48,9 @@ class Target {
   virtual bool takes_range_designators() const = 0;
 
   /**
-   * True when half converts both ways with int (CUDA's __half), so that an integer literal
-   * branch of `?:` is wrapped to take the other branch's type (conditional_literals.hpp).
+   * True when half converts both ways with int and float (CUDA's __half), so that an integer
+   * literal branch of `?:` is wrapped to take the other branch's type, and branches of mixed
+   * types are cast to MSL's type (conditional_literals.hpp).
    */
   virtual bool wraps_conditional_literals() const = 0;
 
