@@ -40,6 +40,16 @@ METAL_HALF_COMPARE(==)
 METAL_HALF_COMPARE(!=)
 #undef METAL_HALF_COMPARE
 
+// -h of a half temporary, constexpr where __builtin_bit_cast is (MLX's Limits<half>:
+// `constexpr half min = -numeric_limits<half>::infinity()`): a sign flip, as cuda_fp16's
+// operator-(const __half&) computes it but not constexpr. An rvalue binds better to __half&&,
+// so this one is chosen for temporaries; lvalues keep CUDA's.
+#if METAL_HAS_BIT_CAST
+METAL_FUNC constexpr __half operator-(__half&& h) {
+  return __half(__half_raw{(unsigned short)(__builtin_bit_cast(unsigned short, h) ^ 0x8000u)});
+}
+#endif
+
 // float op= half: the built-in candidates for every arithmetic type tie without these.
 METAL_FUNC float& operator+=(float& a, __half b) { return a += __half2float(b); }
 METAL_FUNC float& operator-=(float& a, __half b) { return a -= __half2float(b); }
