@@ -183,4 +183,31 @@ std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, con
   return names;
 }
 
+bool defines_static_member(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i + 1; j < t.size(); ++j) {
+    const Token& k = t[j];
+    if (k.is("<") || k.is("(")) ++depth;
+    else if (k.is(">") || k.is(")")) --depth;
+    else if (k.is(">>")) depth -= 2;
+    else if (depth == 0 && (k.is(";") || k.is("=") || k.is(",") || k.is("[") || k.is("{")))
+      return j >= 2 && t[j - 1].kind == TokenKind::identifier && t[j - 2].is("::");
+  }
+  return false;
+}
+
+std::pair<std::size_t, std::size_t> declaration_initializer(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  std::size_t eq = 0;
+  for (std::size_t j = i + 1; j < t.size(); ++j) {
+    const Token& k = t[j];
+    if (k.is("(") || k.is("[") || k.is("{")) ++depth;
+    else if (k.is(")") || k.is("]") || k.is("}")) --depth;
+    else if (depth == 0 && k.is("=") && !eq) eq = j;
+    else if (depth == 0 && (k.is(";") || k.is(","))) return eq ? std::make_pair(eq, j) : std::make_pair(std::size_t(0), std::size_t(0));
+    if (depth < 0) break;
+  }
+  return {0, 0};
+}
+
 }  // namespace metalcall::msl

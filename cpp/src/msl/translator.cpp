@@ -331,17 +331,17 @@ class Translator {
         }
       if (skip) continue;
       if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
-      if (auto arms = conditional_arms_.before.find(i); arms != conditional_arms_.before.end()) emit(arms->second, tok, true);
-      if (conditional_arms_.colons.count(i)) {
-        emit("), (", tok, true);
-        continue;
-      }
       // A local array's GNU range designator becomes a loop (not at namespace scope: no statements there).
       auto range = range_designators_.find(i);
       if (range != range_designators_.end() && !at_namespace_scope()) active_edits_.insert(range->second.begin(), range->second.end());
       auto edit = active_edits_.find(i);
       if (edit != active_edits_.end()) {
         if (!edit->second.empty()) emit(edit->second, tok, true);
+        continue;
+      }
+      if (auto arms = conditional_arms_.before.find(i); arms != conditional_arms_.before.end()) emit(arms->second, tok, true);
+      if (conditional_arms_.colons.count(i)) {
+        emit("), (", tok, true);
         continue;
       }
       switch (tok.kind) {
@@ -486,7 +486,11 @@ class Translator {
                                 (i + 1 < t_.size() && t_[i + 1].is_identifier("const")) ||
                                 (i + 2 < t_.size() && t_[i + 1].is_identifier("constexpr") && t_[i + 2].is_identifier("const"));
         // Program-scope constant data may live in an address space of the target's.
-        const char* space = at_namespace_scope() && declares_storage(i) ? target_.program_scope_data() : nullptr;
+        // Not the definition of a class's static member (`constant constexpr const float
+        // A<6>::table[8];`, MLX): CUDA allows no memory qualifier there (the class's declaration says it).
+        const char* space = at_namespace_scope() && declares_storage(i) && !defines_static_member(t_, i)
+                                ? target_.program_scope_data()
+                                : nullptr;
         if (space) emit(near_const ? std::string(space) : std::string(space) + " const", tok, true);
         else if (!near_const) emit("const", tok, true);
       } else if (id == "threadgroup") {
@@ -494,7 +498,10 @@ class Translator {
         // pointer to threadgroup memory is a plain pointer.
         // Not `f() threadgroup` nor `operator bool() const threadgroup` (a member for `this` there).
         const bool member_qualifier = i > 0 && (t_[i - 1].is(")") || (i > 1 && t_[i - 1].is_identifier("const") && t_[i - 2].is(")")));
-        if (declares_storage(i) && !member_qualifier) emit(target_.threadgroup_storage(), tok, true);
+        if (declares_storage(i) && !member_qualifier) {
+          emit(target_.threadgroup_storage(), tok, true);
+          if (!target_.takes_threadgroup_initializers()) drop_initializer(i);
+        }
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
       } else if (const char* what = unsupported_reason(id)) {
@@ -652,6 +659,13 @@ class Translator {
 
   // True when the `threadgroup` at i starts a variable declaration, not a
   // pointer or reference type: no '*' or '&' before the declared name.
+  // `threadgroup float s[32] = {0};` on a target without initializers of group memory (CUDA's
+  // __shared__): the initializer is left out.
+  void drop_initializer(std::size_t i) {
+    const auto [first, last] = declaration_initializer(t_, i);
+    for (std::size_t k = first; k < last; ++k) active_edits_[k] = "";
+  }
+
   bool declares_storage(std::size_t i) const {
     // Inside a parameter list (an unmatched '(' since the statement began): a parameter,
     // also an array one (`constant const int64_t strides[3]`, MLX's spelling).
@@ -685,7 +699,7 @@ class Translator {
     if (!hex && (s.back() == 'h' || s.back() == 'H')) {
       std::string v = s.substr(0, s.size() - 1);
       const bool has_point = v.find_first_of(".eE") != std::string::npos;
-      return "mtl_half(" + v + (has_point ? "f" : ".0f") + ")";
+      return std::string(target_.half_literal()) + "(" + v + (has_point ? "f" : ".0f") + ")";
     }
     // MSL has no double: an unsuffixed floating literal (`0.5`, `1e-3`) is a float, so
     // `0.5 * x` stays float and `{0.5 * x, y}` initialises a pair of floats. A source

@@ -40,14 +40,99 @@ METAL_HALF_COMPARE(==)
 METAL_HALF_COMPARE(!=)
 #undef METAL_HALF_COMPARE
 
-// -h of a half temporary, constexpr where __builtin_bit_cast is (MLX's Limits<half>:
-// `constexpr half min = -numeric_limits<half>::infinity()`): a sign flip, as cuda_fp16's
-// operator-(const __half&) computes it but not constexpr. An rvalue binds better to __half&&,
-// so this one is chosen for temporaries; lvalues keep CUDA's.
+// half op half. With __builtin_bit_cast, metal_half.h leaves out cuda_fp16's operators
+// (__CUDA_NO_HALF_OPERATORS__) and these take their place: the same intrinsics at run time,
+// and in a constant expression (`constexpr half x = -numeric_limits<half>::infinity()`,
+// MLX's `static_assert((complex_t<half>{1.0h, 2.0h} * …).real == -5.0h)`, as on Metal) the
+// value computed in float from the bits and rounded to half.
 #if METAL_HAS_BIT_CAST
-METAL_FUNC constexpr __half operator-(__half&& h) {
-  return __half(__half_raw{(unsigned short)(__builtin_bit_cast(unsigned short, h) ^ 0x8000u)});
+namespace metal {
+namespace mtl_rt {
+METAL_FUNC constexpr unsigned short half_bits(__half h) { return __builtin_bit_cast(unsigned short, h); }
+METAL_FUNC constexpr __half half_of_bits(unsigned short b) { return __half(__half_raw{b}); }
+METAL_FUNC constexpr float half_to_float_exact(unsigned short h) {
+  const unsigned int sign = unsigned(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) return sign ? -(float(m) * 0x1p-24f) : float(m) * 0x1p-24f;  // zero or subnormal
+  if (e == 31) return __builtin_bit_cast(float, sign | 0x7f800000u | (m << 13));
+  return __builtin_bit_cast(float, sign | ((e + 112u) << 23) | (m << 13));
 }
+// float → half, round to nearest even, in integers (constant expressions).
+METAL_FUNC constexpr unsigned short half_from_float_exact(float f) {
+  const unsigned int u = __builtin_bit_cast(unsigned int, f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);  // NaN
+  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // 65520 and above: infinity
+  if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24 (or zero)
+    const unsigned int e = a >> 23;
+    if (e < 102) return (unsigned short)sign;
+    const unsigned int m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    unsigned int q = m >> shift;
+    const unsigned int rest = m & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
+    if (rest > tie || (rest == tie && (q & 1u))) ++q;
+    return (unsigned short)(sign | q);
+  }
+  const unsigned int r = a - 0x38000000u;  // rebias the exponent from 127 to 15
+  return (unsigned short)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+}
+// The translator's `1.0h` (metal_half.h): constexpr, and __float2half_rn at run time.
+METAL_FUNC constexpr __half half_lit(float f) {
+  if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(f));
+  return __float2half_rn(f);
+}
+METAL_FUNC constexpr float half_value(__half h) { return half_to_float_exact(half_bits(h)); }
+}  // namespace mtl_rt
+}  // namespace metal
+
+#define METAL_HALF_ARITHMETIC(OP, INTRINSIC)                                                        \
+  METAL_FUNC constexpr __half operator OP(const __half& a, const __half& b) {                      \
+    if (__builtin_is_constant_evaluated())                                                          \
+      return metal::mtl_rt::half_lit(metal::mtl_rt::half_value(a) OP metal::mtl_rt::half_value(b)); \
+    return INTRINSIC(a, b);                                                                         \
+  }
+METAL_HALF_ARITHMETIC(+, __hadd)
+METAL_HALF_ARITHMETIC(-, __hsub)
+METAL_HALF_ARITHMETIC(*, __hmul)
+METAL_HALF_ARITHMETIC(/, __hdiv)
+#undef METAL_HALF_ARITHMETIC
+#define METAL_HALF_EQUALITY(OP, INTRINSIC)                                               \
+  METAL_FUNC constexpr bool operator OP(const __half& a, const __half& b) {             \
+    if (__builtin_is_constant_evaluated())                                               \
+      return metal::mtl_rt::half_value(a) OP metal::mtl_rt::half_value(b);             \
+    return INTRINSIC(a, b);                                                              \
+  }
+METAL_HALF_EQUALITY(==, __heq)
+METAL_HALF_EQUALITY(!=, __hneu)
+METAL_HALF_EQUALITY(<, __hlt)
+METAL_HALF_EQUALITY(>, __hgt)
+METAL_HALF_EQUALITY(<=, __hle)
+METAL_HALF_EQUALITY(>=, __hge)
+#undef METAL_HALF_EQUALITY
+METAL_FUNC constexpr __half operator+(const __half& h) { return h; }
+METAL_FUNC constexpr __half operator-(const __half& h) {
+  if (__builtin_is_constant_evaluated()) return metal::mtl_rt::half_of_bits((unsigned short)(metal::mtl_rt::half_bits(h) ^ 0x8000u));
+  return __hneg(h);
+}
+METAL_FUNC __half& operator+=(__half& a, const __half& b) { return a = __hadd(a, b); }
+METAL_FUNC __half& operator-=(__half& a, const __half& b) { return a = __hsub(a, b); }
+METAL_FUNC __half& operator*=(__half& a, const __half& b) { return a = __hmul(a, b); }
+METAL_FUNC __half& operator/=(__half& a, const __half& b) { return a = __hdiv(a, b); }
+METAL_FUNC __half& operator++(__half& h) { return h = __hadd(h, metal::mtl_rt::half_of_bits(0x3c00)); }
+METAL_FUNC __half& operator--(__half& h) { return h = __hsub(h, metal::mtl_rt::half_of_bits(0x3c00)); }
+METAL_FUNC __half operator++(__half& h, int) {
+  const __half old = h;
+  ++h;
+  return old;
+}
+METAL_FUNC __half operator--(__half& h, int) {
+  const __half old = h;
+  --h;
+  return old;
+}
+#else
+namespace metal {
+namespace mtl_rt {
+METAL_FUNC __half half_lit(float f) { return __float2half_rn(f); }
+}  // namespace mtl_rt
+}  // namespace metal
 #endif
 
 // float op= half: the built-in candidates for every arithmetic type tie without these.
