@@ -1,4 +1,4 @@
-// Conditionals the CUDA translator rewrites (check_conditionals.py): branches of mixed types
+// Conditionals the CUDA translator rewrites (check_translations.py): branches of mixed types
 // take MSL's type; the rest keep their type, reference and value category.
 #include <metal_stdlib>
 using namespace metal;

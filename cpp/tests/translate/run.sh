@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds translate_main (an MSL file's CPU or CUDA translation: the MSL front end, core's
 # reflection names and the prelude's text, with g++ or $CXX) and checks the CUDA rewrites of
-# conditionals (check_conditionals.py); with NVRTC (tools/nvrtc_check.py) it also compiles
+# conditionals (check_translations.py); with NVRTC (tools/nvrtc_check.py) it also compiles
 # them, else says why it skips that part. Build folder: $TRANSLATE_BUILD_DIR (default
 # /tmp/translate-main-work); rebuilt only where a source is newer. Exits non-zero on failure.
 set -u
@@ -30,4 +30,4 @@ if [ ${#stale[@]} -gt 0 ]; then
     "$cxx" "$repo" "$out" || { echo "FAIL: build"; exit 1; }
 fi
 "$cxx" "$out"/obj/*.o -o "$out/translate_main" || { echo "FAIL: link"; exit 1; }
-python3 "$here/check_conditionals.py" "$out/translate_main"
+python3 "$here/check_translations.py" "$out/translate_main"
