@@ -2,7 +2,7 @@
 """Compiles a CUDA translation (translate_main --target cuda, cpp/tests/translate) with NVRTC,
 as the CUDA backend compiles it, and prints NVRTC's log: no GPU needed.
 
-    python tools/nvrtc_check.py FILE.cu [--arch sm_90] [--quiet]
+    python tools/nvrtc_check.py FILE.cu [--arch sm_90] [--syntax-only] [--quiet]
 
 The options are the backend's (cpp/src/backends/cuda/cuda_compiler.cpp, Nvrtc::build: keep
 them in step) and the prelude headers (cpp/src/msl/prelude/*.h) are handed to NVRTC as the
@@ -67,8 +67,8 @@ def find_nvrtc():
     return (lib, include), None
 
 
-def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str):
-    """(ok, log, seconds)."""
+def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False):
+    """(ok, log, seconds). syntax_only: NVRTC's front end only (-fdevice-syntax-only)."""
     # NVRTC dlopens its builtins library by name; a pip wheel's folder is not on the search path.
     for builtins in sorted(glob.glob(os.path.join(os.path.dirname(nvrtc_lib), "libnvrtc-builtins.so*"))):
         if ".alt." not in builtins:
@@ -81,7 +81,7 @@ def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str):
     r = nvrtc.nvrtcCreateProgram(ctypes.byref(prog), code.encode(), b"metalcall_kernel.cu", len(headers), texts, names)
     if r != 0:
         raise RuntimeError(f"nvrtcCreateProgram failed ({r})")
-    opts = BACKEND_OPTIONS + [f"-arch={arch}", f"-I{include}"]
+    opts = BACKEND_OPTIONS + [f"-arch={arch}", f"-I{include}"] + (["-fdevice-syntax-only"] if syntax_only else [])
     argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     t0 = time.perf_counter()
     r = nvrtc.nvrtcCompileProgram(prog, len(opts), argv)
@@ -99,6 +99,8 @@ def main():
     ap.add_argument("file", help="CUDA C++ from translate_main --target cuda ('-': standard input)")
     ap.add_argument("--arch", default="sm_90", help="NVRTC -arch (default sm_90, a cubin as on the H100; "
                     "compute_90 stops at PTX, faster)")
+    ap.add_argument("--syntax-only", action="store_true", help="stop after NVRTC's front end (-fdevice-syntax-only): "
+                    "every C++ error, none of the optimizer's or ptxas's, in seconds where a whole MLX file takes minutes")
     ap.add_argument("--quiet", action="store_true", help="print only the result line and the errors")
     args = ap.parse_args()
     found, why = find_nvrtc()
@@ -107,13 +109,14 @@ def main():
         return SKIP
     lib, include = found
     code = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
-    ok, log, seconds = compile_cuda(code, args.arch, lib, include)
+    ok, log, seconds = compile_cuda(code, args.arch, lib, include, args.syntax_only)
     if log:
         lines = log.splitlines()
         if args.quiet:
             lines = [l for l in lines if ": error" in l or "catastrophic" in l or "errors detected" in l]
         print("\n".join(lines))
-    print(f"{'OK' if ok else 'FAILED'}: {args.file} ({args.arch}, {Path(lib).name}, {seconds:.1f} s)")
+    mode = ", syntax only" if args.syntax_only else ""
+    print(f"{'OK' if ok else 'FAILED'}: {args.file} ({args.arch}{mode}, {Path(lib).name}, {seconds:.1f} s)")
     return 0 if ok else 1
 
 

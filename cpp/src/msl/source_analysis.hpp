@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <utility>
 #include <string>
 #include <vector>
@@ -44,5 +45,16 @@ bool defines_static_member(const std::vector<Token>& t, std::size_t i);
  * specifier is token `i`, up to its `,` or `;`; {0, 0} when it has none.
  */
 std::pair<std::size_t, std::size_t> declaration_initializer(const std::vector<Token>& t, std::size_t i);
+
+/** The functions that have a parameter of reference-to-pointer type (`const device T*& x`). */
+std::set<std::string> pointer_reference_functions(const std::vector<Token>& t);
+
+/**
+ * Whether the body [open, close] passes `name` as a whole argument to one of `functions`
+ * (pointer_reference_functions; MLX's adjust_matrix_offsets): such a kernel buffer parameter
+ * cannot be `__restrict__` on CUDA (a reference to a pointer does not bind a restrict one).
+ */
+bool passed_to(const std::vector<Token>& t, std::size_t open, std::size_t close, const std::string& name,
+               const std::set<std::string>& functions);
 
 }  // namespace metalcall::msl

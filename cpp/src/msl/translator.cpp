@@ -194,12 +194,20 @@ class Translator {
   [[noreturn]] void fail(std::size_t i, const std::string& message) const { throw error_at(src_, t_[i], message); }
 
   // The top-level '*' of every kernel's buffer parameters (a template's once for all
-  // its instantiations), unless the user qualified it already.
+  // its instantiations), unless the user qualified it already or the kernel passes the
+  // pointer to a reference-to-pointer parameter.
   std::set<std::size_t> buffer_pointer_tokens() const {
     std::set<std::size_t> stars;
+    const std::set<std::string> functions = pointer_reference_functions(t_);
+    std::map<std::size_t, bool> by_reference;
     for (const auto& k : kernels_)
       for (const auto& p : k.params) {
         if (p.info.kind != ParamKind::buffer) continue;
+        // Not one the kernel passes to a `T*&` parameter: that reference cannot bind a restrict pointer.
+        auto seen = by_reference.find(p.name_token);  // instantiations share their template's parameters
+        if (seen == by_reference.end())
+          seen = by_reference.emplace(p.name_token, passed_to(t_, k.body_open, k.body_close, t_[p.name_token].text, functions)).first;
+        if (seen->second) continue;
         for (auto it = p.type_tokens.rbegin(); it != p.type_tokens.rend(); ++it) {
           if (!t_[*it].is("*")) continue;
           const std::size_t next = *it + 1;

@@ -88,6 +88,16 @@ METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* o, T* 
   *expected = old;
   return ok;
 }
+// atomic_float: CUDA's atomicCAS has no float overload; compare and swap the bits (C++ and
+// MSL compare the representation, so a NaN that is expected matches).
+METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<float>* o, float* expected, float desired,
+                                                      memory_order, memory_order) {
+  const unsigned int want = __float_as_uint(*expected);
+  const unsigned int old = atomicCAS(reinterpret_cast<unsigned int*>(const_cast<float*>(&o->mtl_value)), want,
+                                     __float_as_uint(desired));
+  *expected = __uint_as_float(old);
+  return old == want;
+}
 
 // atomic_bool: CUDA has no byte atomics; swap the byte inside its aligned 32-bit word.
 namespace mtl_detail {
