@@ -3,6 +3,7 @@
 #include "msl/conditional_literals.hpp"
 
 #include <cctype>
+#include <string>
 
 namespace metalcall::msl {
 
@@ -96,16 +97,39 @@ bool wrappable(const std::vector<Token>& t, std::size_t first, std::size_t last,
   return true;
 }
 
+// The names of bit-field members (`uint flag : 1;`): a reference cannot bind them, so a
+// conditional with one in a branch is left as written. `colons` are the conditionals' own.
+std::set<std::string> bit_field_names(const std::vector<Token>& t, const std::set<std::size_t>& colons) {
+  std::set<std::string> names;
+  for (std::size_t i = 1; i + 2 < t.size(); ++i) {
+    if (punct(t, i, ":") && !colons.count(i) && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is("default") &&
+        (i < 2 || !t[i - 2].is_identifier("case")) && int_literal(t, i + 1) && (punct(t, i + 2, ";") || punct(t, i + 2, ",")))
+      names.insert(t[i - 1].text);
+  }
+  return names;
+}
+
+bool names_any(const std::vector<Token>& t, std::size_t first, std::size_t last, const std::set<std::string>& names) {
+  for (std::size_t i = first; i < last; ++i)
+    if (t[i].kind == TokenKind::identifier && names.count(t[i].text)) return true;
+  return false;
+}
+
 }  // namespace
 
 ConditionalArms conditional_arms(const std::vector<Token>& t) {
   ConditionalArms out;
+  std::set<std::size_t> colons;
+  for (std::size_t q = 0; q < t.size(); ++q)
+    if (punct(t, q, "?")) colons.insert(matching_colon(t, q));
+  const std::set<std::string> bit_fields = bit_field_names(t, colons);
   for (std::size_t q = 0; q < t.size(); ++q) {
     if (!punct(t, q, "?")) continue;
     const std::size_t colon = matching_colon(t, q);
     if (colon >= t.size() || colon == q + 1) continue;
     const std::size_t end = third_operand_end(t, colon + 1);
     if (end >= t.size() || end == colon + 1 || !wrappable(t, q + 1, end, colon)) continue;
+    if (!bit_fields.empty() && names_any(t, q + 1, end, bit_fields)) continue;
     out.before[q + 1] += "METALCALL_COND_ARMS((";
     out.colons.insert(colon);
     out.before[end] += "))";

@@ -32,7 +32,8 @@ struct ConditionalArms {
  * bfloat and the other float, double, an integer or the other 16-bit type, where MSL's usual
  * arithmetic conversions pick the type (float; double; the 16-bit type) and CUDA finds the
  * conditional ambiguous. Left as written: a GNU `c ?: y`, branches with braces (lambdas,
- * braced lists), attributes, `throw`, preprocessor lines or lines that step back (a macro
+ * braced lists), attributes, `throw`, a bit-field member (no reference binds it), preprocessor
+ * lines or lines that step back (a macro
  * spread over lines), a third branch that may run into a template's closing `>`, and more
  * than 4 nested conditionals in the branches (the macro copies its arguments three times).
  */

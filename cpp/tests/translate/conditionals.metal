@@ -5,6 +5,8 @@ using namespace metal;
 
 struct block { half d; float s; };
 
+struct flags { uint f : 1; uint g : 3; };
+
 template <typename T, int N>
 struct holder { T v[N]; };
 
@@ -28,6 +30,11 @@ kernel void conditional_arms(device const block* b [[buffer(0)]], device float* 
     hout[i] = c ? xb->d : hout[i];
     // Nested: half : (float : half) is float.
     out[i] += c ? xb->d : (k > 2 ? xb->s : xb->d);
+    // Left as written: a bit-field in a branch (no reference binds it).
+    flags fl;
+    fl.f = 1;
+    fl.g = 5;
+    out[i] += c ? fl.g : uint(k);
     // Left as written: a template argument's third branch (its end is the closing `>`).
     holder<float, sizeof(float) == 4 ? 2 : 3> h2;
     h2.v[0] = x + y;
