@@ -94,6 +94,55 @@ def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only
     return r == 0, log.value.decode(errors="replace").strip(), seconds
 
 
+class NvrtcDevice:
+    """A stand-in for mc.Device("cuda") without a GPU, for tools/msl_corpus_survey.py's
+    `--device nvrtc`: compile() translates with translate_main and compiles the result with
+    NVRTC's front end (syntax only), raising mc.CompileError at the first source.metal line
+    NVRTC names (its own line or the user code an instantiation came from)."""
+
+    backend = "nvrtc"
+
+    def __init__(self, translate_main: str, arch: str = "compute_90"):
+        found, why = find_nvrtc()
+        if not found:
+            raise SystemExit(f"--device nvrtc: {why}")
+        self.lib, self.include = found
+        self.exe, self.arch = translate_main, arch
+
+    def compile(self, source: str):
+        import re
+        import subprocess
+        import tempfile
+
+        import metalcall as mc
+
+        with tempfile.NamedTemporaryFile("w", suffix=".metal", delete=False) as f:
+            f.write(source)
+        try:
+            r = subprocess.run([self.exe, "--target", "cuda", f.name], capture_output=True, text=True)
+        finally:
+            os.unlink(f.name)
+        if r.returncode != 0:
+            e = mc.CompileError(r.stderr.strip().splitlines()[0] if r.stderr.strip() else "translation failed")
+            m = re.search(r"source\.metal:(\d+):", r.stderr)
+            e.line = int(m.group(1)) if m else None
+            raise e
+        ok, log, _ = compile_cuda(r.stdout, self.arch, self.lib, self.include, syntax_only=True)
+        if ok:
+            return _NvrtcLibrary()
+        first = next((l for l in log.splitlines() if ": error" in l), "NVRTC failed")
+        m = re.search(r"source\.metal\((\d+)\)|at line (\d+) of source\.metal", log)
+        line = int(m.group(1) or m.group(2)) if m else None
+        e = mc.CompileError(re.sub(r"^source\.metal\((\d+)\): ", r"source.metal:\1:1: ", first))
+        e.line = line
+        e.log = log
+        raise e
+
+
+class _NvrtcLibrary:
+    function_names: list = []  # the whole translation was compiled: nothing waits for a specialisation
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", help="CUDA C++ from translate_main --target cuda ('-': standard input)")
