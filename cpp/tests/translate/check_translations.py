@@ -2,7 +2,8 @@
 """Checks the CUDA translator's rewrites with translate_main: conditionals.metal (branches of
 mixed types, msl/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
 never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
-__device__ on a static member's definition, no initializer on __shared__ storage). With NVRTC
+__device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
+type parameter as the constexpr literal_cast). With NVRTC
 (tools/nvrtc_check.py) both CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives); without it that part says why it skips.
 
@@ -50,6 +51,8 @@ def main():
     flat2 = "".join(constructs[constructs.index('#line 1 "source.metal"'):].split())
     for text, what in [("metal::mtl_rt::half_lit(1.0f)", "a half literal as half_lit"),
                        ("constexprconstfloattable::v[2];", "the static member's definition without __device__"),
+                       ("init=metal::mtl_rt::literal_cast<U>::from(0);", "U(0) as literal_cast"),
+                       ("one=metal::mtl_rt::literal_cast<U>::from(1.0f);", "static_cast<U>(1.0f) as literal_cast"),
                        ("__shared__floatscratch[32];", "threadgroup storage without its initializer")]:
         if text not in flat2:
             failures.append(f"CUDA: {what} ({text!r} not found)")

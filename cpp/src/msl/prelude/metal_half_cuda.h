@@ -79,6 +79,23 @@ METAL_FUNC constexpr __half half_lit(float f) {
   return __float2half_rn(f);
 }
 METAL_FUNC constexpr float half_value(__half h) { return half_to_float_exact(half_bits(h)); }
+// The translator's `U(0)`, `static_cast<U>(1.0f)`, `half(0)` (a literal to a template type
+// parameter or half, msl/literal_casts.hpp): X(v), constexpr when X is half.
+template <class X>
+struct literal_cast {
+  template <class L>
+  static METAL_FUNC constexpr X from(L v) {
+    return X(v);
+  }
+};
+template <>
+struct literal_cast<__half> {
+  template <class L>
+  static METAL_FUNC constexpr __half from(L v) {
+    if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(float(v)));
+    return __half(v);
+  }
+};
 }  // namespace mtl_rt
 }  // namespace metal
 
@@ -131,6 +148,13 @@ METAL_FUNC __half operator--(__half& h, int) {
 namespace metal {
 namespace mtl_rt {
 METAL_FUNC __half half_lit(float f) { return __float2half_rn(f); }
+template <class X>
+struct literal_cast {
+  template <class L>
+  static METAL_FUNC X from(L v) {
+    return X(v);
+  }
+};
 }  // namespace mtl_rt
 }  // namespace metal
 #endif
