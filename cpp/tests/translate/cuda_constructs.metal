@@ -21,8 +21,10 @@ struct sum_op {
     static constexpr constant U init = U(0);
     static constexpr constant U one = static_cast<U>(1.0f);
     static constexpr constant U minus = U(-2);
+    static constexpr constant U two = U(2.0h);
 };
-static_assert(sum_op<half>::one - sum_op<half>::init == 1.0h && sum_op<half>::minus == -2.0h, "U(0) of half");
+static_assert(sum_op<half>::one - sum_op<half>::init == 1.0h && sum_op<half>::minus == -2.0h && sum_op<half>::two == 2.0h,
+              "U(0) of half");
 static_assert(sum_op<float>::one == 1.0f, "U(0) of float");
 constant constexpr half h_half = half(0.5f);
 

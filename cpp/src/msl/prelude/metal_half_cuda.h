@@ -87,6 +87,10 @@ struct literal_cast {
   static METAL_FUNC constexpr X from(L v) {
     return X(v);
   }
+  static METAL_FUNC constexpr X from(__half v) {  // U(1.0h) with U = float: through the value
+    if (__builtin_is_constant_evaluated()) return X(half_value(v));
+    return X(v);
+  }
 };
 template <>
 struct literal_cast<__half> {
@@ -95,6 +99,7 @@ struct literal_cast<__half> {
     if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(float(v)));
     return __half(v);
   }
+  static METAL_FUNC constexpr __half from(__half v) { return v; }  // U(1.0h): already half
 };
 }  // namespace mtl_rt
 }  // namespace metal
