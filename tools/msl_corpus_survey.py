@@ -3,7 +3,7 @@
 the others fail.
 
     python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...]
-                                      [--device cpu|cuda|all] [--batch 64] [--jobs N] [--markdown]
+                                      [--device cpu|cuda|all|nvrtc] [--batch 64] [--jobs N] [--markdown]
 
 The files are read where they are (a scratch copy of the public repository; never put
 them in this project). Quoted #includes are inlined (searched next to the including file,
@@ -16,7 +16,8 @@ A source with function constants builds when its first kernel is asked for (with
 constant values given): the survey asks, so that such a build error counts.
 Kernels are compiled in batches together with every non-kernel declaration of the file;
 when a batch fails at a kernel's own declaration that kernel fails and the rest are tried
-again; when it fails inside a shared template the batch is split in halves, until each
+again, as are the kernels an NVRTC error names in its instantiation context (CUDA); when it
+fails inside a shared template otherwise, the batch is split in halves, until each
 failing kernel is alone and its compile error is its reason (within --budget compiles). A non-kernel declaration that fails on its own is left out
 first (reported as a "helper" failure). On the CPU the host compiler runs at -O0 (a
 METALCALL_CXX wrapper): the survey is about what compiles, not speed.
@@ -132,11 +133,31 @@ def kernel_names(chunk: str):
     return [m.group(1)] if m else []
 
 
+ENTRY_POINT = re.compile(r"metalcall-entry-point-of-(\d+)-\d+")
+NVRTC_HEAD = re.compile(r"^\S.*\(\d+\): (catastrophic error|error|warning|remark): ")
+
+
+def failing_entry_lines(log: str):
+    """The user lines of the kernels an NVRTC error names: each kernel's entry point is
+    compiled as a file named after its line (`metalcall-entry-point-of-LINE-COL`), which an
+    error's "detected during" context (or the error itself) names. Other compilers' logs
+    (the CPU's g++ or clang++) give none, and the survey splits the batch instead."""
+    lines, in_error = set(), False
+    for text in log.splitlines():
+        m = NVRTC_HEAD.match(text)
+        if m:
+            in_error = "error" in m.group(1)
+        if in_error:
+            lines.update(int(k) for k in ENTRY_POINT.findall(text))
+    return lines
+
+
 class Survey:
     def __init__(self, dev, batch, budget):
         self.dev = dev
         self.batch = batch
         self.budget = budget  # compiles per file for the kernels
+        self.named = set()  # chunk indices of the kernels the last NVRTC error named
 
     def compile(self, parts):
         """None, or (the chunk index of the error's line or None, the message's first line)."""
@@ -152,13 +173,17 @@ class Survey:
         except mc.CompileError as e:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else "compile error"
             line = getattr(e, "line", None)
+            entry_lines = failing_entry_lines(getattr(e, "log", "") or "")
             at = HEADER.count("\n") + 1
+            found, self.named = None, set()
             for idx, p in parts:
                 n = p.count("\n") + 1
-                if line is not None and at <= line < at + n:
-                    return idx, msg
+                if line is not None and at <= line < at + n and found is None:
+                    found = idx
+                if any(at <= k < at + n for k in entry_lines):
+                    self.named.add(idx)
                 at += n
-            return None, msg
+            return found, msg
 
     def run(self, helpers, kernels):
         """(compiled kernel names, {kernel name: reason}, [helper failures])."""
@@ -203,9 +228,13 @@ class Survey:
                 return
             self.last_error = err[1]
             culprit = [g for g in group if g[0] == err[0]]
+            named = [g for g in group if g[0] in self.named]
             if culprit:  # the error is in a kernel's own declaration: it fails, the rest go on
                 failed.update({n: err[1] for n in culprit[0][1]})
                 attempt([g for g in group if g[0] != err[0]])
+            elif named:  # NVRTC named the kernels whose instantiation failed: they fail, the rest go on
+                failed.update({n: err[1] for g in named for n in g[1]})
+                attempt([g for g in group if g[0] not in self.named])
             elif len(group) == 1:
                 failed.update({n: err[1] for n in group[0][1]})
             else:  # in a template the kernels share: halve the group
@@ -301,6 +330,17 @@ def reason_text(failed: dict, limit=3):
     return "; ".join(f"{n}x {r[:140]}" for r, n in counts.most_common(limit))
 
 
+def write_flat(args):
+    """--write-flat: each file's text as one compile of the whole file sees it, no device needed."""
+    args.write_flat.mkdir(parents=True, exist_ok=True)
+    for f in args.files:
+        name = str(f.relative_to(args.root)) if args.root else f.name
+        text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+        out = args.write_flat / name.replace("/", "__")
+        out.write_text(HEADER + "\n".join(chunks(text)))
+        print(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+", type=Path)
@@ -308,21 +348,36 @@ def main():
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--drop-include", action="append", default=[], help="leave out quoted includes of this file "
                     "name (to see what compiles once a known blocker is solved)")
-    ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present)")
+    ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present); nvrtc: "
+                    "an NVRTC-only compile check without a GPU (translate_main, then NVRTC's front end: no optimizer, "
+                    "no ptxas), needs --translate-main")
+    ap.add_argument("--translate-main", type=Path, default=None, help="cpp/tests/translate's translate_main, for --device nvrtc")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for splitting failing batches (then a "
                     "failing group's kernels all take its first error, marked 'unresolved')")
     ap.add_argument("--root", type=Path, default=None, help="print file names relative to this folder")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--write-flat", type=Path, default=None, metavar="DIR", help="only write each file as the survey "
+                    "compiles it whole (flattened, expanded, the metal_stdlib header) to DIR, and exit: the input of "
+                    "cpp/tests/translate's translate_main and tools/nvrtc_check.py")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: serial); with more, every "
                     "batch is a job of its own with --budget compiles to split it")
     args = ap.parse_args()
 
+    if args.write_flat:
+        return write_flat(args)
     tmp = Path(tempfile.mkdtemp(prefix="msl-survey-"))
     os.environ.setdefault("METALCALL_CXX", fast_cxx_wrapper(tmp))
     kinds = ["cpu", "cuda"] if args.device == "all" else [args.device]
-    present = {d.backend for d in mc.get_devices()}
-    devices = {k: mc.Device(k) for k in kinds if k in present}
+    if args.device == "nvrtc":  # no GPU: translate_main and NVRTC's front end (tools/nvrtc_check.py)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from nvrtc_check import NvrtcDevice
+        if not args.translate_main or args.jobs > 1:
+            ap.error("--device nvrtc needs --translate-main PATH and runs serially (--jobs 1)")
+        devices = {"nvrtc": NvrtcDevice(str(args.translate_main))}
+    else:
+        present = {d.backend for d in mc.get_devices()}
+        devices = {k: mc.Device(k) for k in kinds if k in present}
     parsed, names, problems = [], [], []  # per file: (helpers, kernels); its name; a preprocessor error
     for f in args.files:
         names.append(str(f.relative_to(args.root)) if args.root else str(f))

@@ -1,7 +1,9 @@
-// Integer literal branches of conditionals, found for the CUDA target (see conditional_literals.hpp).
+// The conditionals the CUDA target rewrites: integer literal branches and branches of mixed
+// types (see conditional_literals.hpp).
 #include "msl/conditional_literals.hpp"
 
 #include <cctype>
+#include <string>
 
 namespace metalcall::msl {
 
@@ -49,7 +51,91 @@ std::size_t matching_colon(const std::vector<Token>& t, std::size_t q) {
   return t.size();
 }
 
+// The end of the third operand that starts at `from`: the first `)`, `]`, `}`, `;`, `,` at its
+// depth, or a `:` not its own nested conditional's; t.size() when none.
+std::size_t third_operand_end(const std::vector<Token>& t, std::size_t from) {
+  int depth = 0, nested = 0;
+  for (std::size_t i = from; i < t.size(); ++i) {
+    if (t[i].kind != TokenKind::punct) continue;
+    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) {
+      ++depth;
+    } else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
+      if (--depth < 0) return i;
+    } else if (depth == 0 && (t[i].is(";") || t[i].is(","))) {
+      return i;
+    } else if (depth == 0 && t[i].is("?")) {
+      ++nested;
+    } else if (depth == 0 && t[i].is(":")) {
+      if (nested == 0) return i;
+      --nested;
+    }
+  }
+  return t.size();
+}
+
+// Whether the branches [first, last) can be copied into the macro's arguments unchanged.
+bool wrappable(const std::vector<Token>& t, std::size_t first, std::size_t last, std::size_t colon) {
+  if (first >= last || t[first].is_identifier("throw") || t[colon + 1].is_identifier("throw")) return false;
+  int depth = 0, angles = 0, questions = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const Token& k = t[i];
+    if (k.kind == TokenKind::directive || (i > first && k.line < t[i - 1].line)) return false;
+    if (k.kind != TokenKind::punct) continue;
+    if (k.is("{") || (k.is("[") && i + 1 < last && t[i + 1].is("["))) return false;
+    if (k.is("?") && ++questions > 4) return false;
+    if (k.is("(") || k.is("[")) ++depth;
+    if (k.is(")") || k.is("]")) --depth;
+    // In the third branch, a `>` with no `<` before it may close a template argument list
+    // (`A<c ? 1 : 2>`), so the branch's end is unknown.
+    if (i > colon && depth == 0) {
+      if (k.is("<")) ++angles;
+      if (k.is(">")) --angles;
+      if (k.is(">>")) angles -= 2;
+      if (angles < 0) return false;
+    }
+  }
+  return true;
+}
+
+// The names of bit-field members (`uint flag : 1;`): a reference cannot bind them, so a
+// conditional with one in a branch is left as written. `colons` are the conditionals' own.
+std::set<std::string> bit_field_names(const std::vector<Token>& t, const std::set<std::size_t>& colons) {
+  std::set<std::string> names;
+  for (std::size_t i = 1; i + 2 < t.size(); ++i) {
+    if (punct(t, i, ":") && !colons.count(i) && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is("default") &&
+        (i < 2 || !t[i - 2].is_identifier("case")) && int_literal(t, i + 1) && (punct(t, i + 2, ";") || punct(t, i + 2, ",")))
+      names.insert(t[i - 1].text);
+  }
+  return names;
+}
+
+bool names_any(const std::vector<Token>& t, std::size_t first, std::size_t last, const std::set<std::string>& names) {
+  for (std::size_t i = first; i < last; ++i)
+    if (t[i].kind == TokenKind::identifier && names.count(t[i].text)) return true;
+  return false;
+}
+
 }  // namespace
+
+ConditionalArms conditional_arms(const std::vector<Token>& t) {
+  ConditionalArms out;
+  std::set<std::size_t> colons;
+  for (std::size_t q = 0; q < t.size(); ++q)
+    if (punct(t, q, "?")) colons.insert(matching_colon(t, q));
+  const std::set<std::string> bit_fields = bit_field_names(t, colons);
+  for (std::size_t q = 0; q < t.size(); ++q) {
+    if (!punct(t, q, "?")) continue;
+    const std::size_t colon = matching_colon(t, q);
+    if (colon >= t.size() || colon == q + 1) continue;
+    const std::size_t end = third_operand_end(t, colon + 1);
+    if (end >= t.size() || end == colon + 1 || !wrappable(t, q + 1, end, colon)) continue;
+    if (!bit_fields.empty() && names_any(t, q + 1, end, bit_fields)) continue;
+    out.before[q + 1] += "METALCALL_COND_ARMS((";
+    out.colons.insert(colon);
+    out.before[end] += "))";
+  }
+  return out;
+}
 
 std::set<std::size_t> conditional_int_literals(const std::vector<Token>& t) {
   std::set<std::size_t> out;

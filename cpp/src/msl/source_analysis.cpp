@@ -183,4 +183,82 @@ std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, con
   return names;
 }
 
+bool defines_static_member(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i + 1; j < t.size(); ++j) {
+    const Token& k = t[j];
+    if (k.is("<") || k.is("(")) ++depth;
+    else if (k.is(">") || k.is(")")) --depth;
+    else if (k.is(">>")) depth -= 2;
+    else if (depth == 0 && (k.is(";") || k.is("=") || k.is(",") || k.is("[") || k.is("{")))
+      return j >= 2 && t[j - 1].kind == TokenKind::identifier && t[j - 2].is("::");
+  }
+  return false;
+}
+
+std::pair<std::size_t, std::size_t> declaration_initializer(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  std::size_t eq = 0;
+  for (std::size_t j = i + 1; j < t.size(); ++j) {
+    const Token& k = t[j];
+    if (k.is("(") || k.is("[") || k.is("{")) ++depth;
+    else if (k.is(")") || k.is("]") || k.is("}")) --depth;
+    else if (depth == 0 && k.is("=") && !eq) eq = j;
+    else if (depth == 0 && (k.is(";") || k.is(","))) return eq ? std::make_pair(eq, j) : std::make_pair(std::size_t(0), std::size_t(0));
+    if (depth < 0) break;
+  }
+  return {0, 0};
+}
+
+namespace {
+
+// The function named before the call or declaration parenthesis that encloses token j
+// (`f(`, `f<T>(`), or "".
+std::string enclosing_callee(const std::vector<Token>& t, std::size_t j) {
+  int depth = 0;
+  for (std::size_t k = j; k-- > 0;) {
+    if (t[k].is(")") || t[k].is("]") || t[k].is("}")) ++depth;
+    else if (t[k].is("[") || t[k].is("{")) {
+      if (--depth < 0) return "";
+    } else if (t[k].is("(") && --depth < 0) {
+      std::size_t n = k;
+      if (n > 0 && t[n - 1].is(">")) {  // skip a template argument list
+        int angles = 0;
+        while (n-- > 0) {
+          if (t[n].is(">")) ++angles;
+          else if (t[n].is("<") && --angles == 0) break;
+        }
+      }
+      return n > 0 && t[n - 1].kind == TokenKind::identifier ? t[n - 1].text : "";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::set<std::string> pointer_reference_functions(const std::vector<Token>& t) {
+  std::set<std::string> functions;
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    if (!t[k].is("*")) continue;
+    const std::size_t amp = t[k + 1].is_identifier("const") ? k + 2 : k + 1;
+    if (amp < t.size() && t[amp].is("&")) {
+      const std::string f = enclosing_callee(t, k);
+      if (!f.empty()) functions.insert(f);
+    }
+  }
+  return functions;
+}
+
+bool passed_to(const std::vector<Token>& t, std::size_t open, std::size_t close, const std::string& name,
+               const std::set<std::string>& functions) {
+  if (functions.empty()) return false;
+  for (std::size_t j = open + 1; j < close && j + 1 < t.size(); ++j) {
+    if (t[j].kind != TokenKind::identifier || t[j].text != name) continue;
+    if (!(t[j - 1].is("(") || t[j - 1].is(",")) || !(t[j + 1].is(",") || t[j + 1].is(")"))) continue;
+    if (functions.count(enclosing_callee(t, j))) return true;
+  }
+  return false;
+}
+
 }  // namespace metalcall::msl

@@ -1,10 +1,12 @@
 // What the translator learns from the token stream before it writes anything:
 // structs with swizzle-named members, the kernels that run their threads as
-// fibers, and the kernels' namespace-qualified names.
+// fibers, the kernels' namespace-qualified names, and facts about declarations.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,29 @@ std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<P
 
 /** Per kernel: the name to call it by, qualified with the namespaces it is declared in. */
 std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
+
+/**
+ * Whether the declaration whose specifier is token `i` (`constant`) defines a class's
+ * static member: its declarator `A<…>::name` ends in `::name` (MLX's out-of-class
+ * `constant constexpr const float A<6, 3, 8>::table[8][8];`).
+ */
+bool defines_static_member(const std::vector<Token>& t, std::size_t i);
+
+/**
+ * The tokens [first, last) of the initializer (from its `=`) of the declaration whose
+ * specifier is token `i`, up to its `,` or `;`; {0, 0} when it has none.
+ */
+std::pair<std::size_t, std::size_t> declaration_initializer(const std::vector<Token>& t, std::size_t i);
+
+/** The functions that have a parameter of reference-to-pointer type (`const device T*& x`). */
+std::set<std::string> pointer_reference_functions(const std::vector<Token>& t);
+
+/**
+ * Whether the body [open, close] passes `name` as a whole argument to one of `functions`
+ * (pointer_reference_functions; MLX's adjust_matrix_offsets): such a kernel buffer parameter
+ * cannot be `__restrict__` on CUDA (a reference to a pointer does not bind a restrict one).
+ */
+bool passed_to(const std::vector<Token>& t, std::size_t open, std::size_t close, const std::string& name,
+               const std::set<std::string>& functions);
 
 }  // namespace metalcall::msl

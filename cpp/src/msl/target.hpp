@@ -48,10 +48,20 @@ class Target {
   virtual bool takes_range_designators() const = 0;
 
   /**
-   * True when half converts both ways with int (CUDA's __half), so that an integer literal
-   * branch of `?:` is wrapped to take the other branch's type (conditional_literals.hpp).
+   * True when half converts both ways with int and float (CUDA's __half), so that an integer
+   * literal branch of `?:` is wrapped to take the other branch's type, and branches of mixed
+   * types are cast to MSL's type (conditional_literals.hpp).
    */
   virtual bool wraps_conditional_literals() const = 0;
+
+  /**
+   * False when threadgroup storage takes no initializer (CUDA's __shared__): the translator
+   * leaves `= {0}` of `threadgroup float s[32] = {0};` out there (Apple's compiler takes it).
+   */
+  virtual bool takes_threadgroup_initializers() const = 0;
+
+  /** What `1.5h` becomes, applied to `1.5f`: a conversion to half (constexpr on CUDA, metal_half_cuda.h). */
+  virtual const char* half_literal() const = 0;
 
   /** The start of the translation unit: the launch ABI, the prelude, helper macros. */
   virtual void emit_preamble(std::ostream& o) const = 0;

@@ -19,6 +19,8 @@ class CpuTarget : public Target {
   bool guards_division() const override { return true; }
   // Checked mode's local arrays are classes (mtl_checked_array), which take no designators.
   bool takes_range_designators() const override { return !checked_; }
+  const char* half_literal() const override { return "mtl_half"; }
+  bool takes_threadgroup_initializers() const override { return true; }
   bool wraps_conditional_literals() const override { return false; }
 
   void emit_preamble(std::ostream& o) const override {

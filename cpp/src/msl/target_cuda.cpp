@@ -30,6 +30,8 @@ class CudaTarget : public Target {
   // GPUs do not trap on integer division: the plain operators stay.
   bool guards_division() const override { return false; }
   bool takes_range_designators() const override { return false; }  // NVRTC does not
+  const char* half_literal() const override { return "metal::mtl_rt::half_lit"; }
+  bool takes_threadgroup_initializers() const override { return false; }
   bool wraps_conditional_literals() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the

@@ -59,6 +59,14 @@ template <class T>
 METAL_FUNC T atomic_fetch_max_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
   return atomicMax(const_cast<T*>(&o->mtl_value), v);
 }
+
+// A fence of the thread's memory operations, at least as wide as the scope asks: the block's
+// for a threadgroup or less; beyond (device, and MLX's `static_cast<thread_scope>(3)`, which
+// it means as system scope), the system's, so that the host sees managed memory in order.
+METAL_FUNC void atomic_thread_fence(mem_flags, memory_order, thread_scope scope = thread_scope::thread_scope_device) {
+  if (scope <= thread_scope::thread_scope_threadgroup) __threadfence_block();
+  else __threadfence_system();
+}
 template <class T>
 METAL_FUNC T atomic_fetch_and_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
   return atomicAnd(const_cast<T*>(&o->mtl_value), v);
@@ -79,6 +87,16 @@ METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* o, T* 
   const bool ok = old == *expected;
   *expected = old;
   return ok;
+}
+// atomic_float: CUDA's atomicCAS has no float overload; compare and swap the bits (C++ and
+// MSL compare the representation, so a NaN that is expected matches).
+METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<float>* o, float* expected, float desired,
+                                                      memory_order, memory_order) {
+  const unsigned int want = __float_as_uint(*expected);
+  const unsigned int old = atomicCAS(reinterpret_cast<unsigned int*>(const_cast<float*>(&o->mtl_value)), want,
+                                     __float_as_uint(desired));
+  *expected = __uint_as_float(old);
+  return old == want;
 }
 
 // atomic_bool: CUDA has no byte atomics; swap the byte inside its aligned 32-bit word.

@@ -1,10 +1,13 @@
 // metalcall MSL prelude: the 16-bit floating types half and bfloat.
 // The translator renames `half` to `mtl_half`, `bfloat` to `mtl_bfloat`, and the
-// literal `1.0h` to `mtl_half(1.0f)`.
+// literal `1.0h` to `mtl_half(1.0f)` (CUDA: `metal::mtl_rt::half_lit(1.0f)`, constexpr).
 #pragma once
 #include "metal_config.h"
 
 #if METAL_CUDA
+#if METAL_HAS_BIT_CAST
+#define __CUDA_NO_HALF_OPERATORS__  // metal_half_cuda.h has them, constexpr
+#endif
 #include <cuda_fp16.h>
 #define METAL_HALF_KIND 0  // __half
 #elif defined(__FLT16_MAX__)
@@ -157,6 +160,12 @@ struct mtl_bfloat {
   }
 };
 template <> struct is_floating_point<mtl_bfloat> : true_type {};
+#if METAL_HALF_KIND == 0
+// is_signed's `T(-1) < T(0)` is no constant expression for CUDA's __half (MLX's
+// `is_signed_v<T>` overloads, binary_two.metal's FloorDivide): said here.
+template <> struct is_signed<mtl_half> : true_type {};
+template <> struct is_unsigned<mtl_half> : false_type {};
+#endif
 
 }  // namespace metal
 

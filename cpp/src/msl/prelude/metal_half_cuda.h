@@ -40,6 +40,130 @@ METAL_HALF_COMPARE(==)
 METAL_HALF_COMPARE(!=)
 #undef METAL_HALF_COMPARE
 
+// half op half. With __builtin_bit_cast, metal_half.h leaves out cuda_fp16's operators
+// (__CUDA_NO_HALF_OPERATORS__) and these take their place: the same intrinsics at run time,
+// and in a constant expression (`constexpr half x = -numeric_limits<half>::infinity()`,
+// MLX's `static_assert((complex_t<half>{1.0h, 2.0h} * …).real == -5.0h)`, as on Metal) the
+// value computed in float from the bits and rounded to half.
+#if METAL_HAS_BIT_CAST
+namespace metal {
+namespace mtl_rt {
+METAL_FUNC constexpr unsigned short half_bits(__half h) { return __builtin_bit_cast(unsigned short, h); }
+METAL_FUNC constexpr __half half_of_bits(unsigned short b) { return __half(__half_raw{b}); }
+METAL_FUNC constexpr float half_to_float_exact(unsigned short h) {
+  const unsigned int sign = unsigned(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) return sign ? -(float(m) * 0x1p-24f) : float(m) * 0x1p-24f;  // zero or subnormal
+  if (e == 31) return __builtin_bit_cast(float, sign | 0x7f800000u | (m << 13));
+  return __builtin_bit_cast(float, sign | ((e + 112u) << 23) | (m << 13));
+}
+// float → half, round to nearest even, in integers (constant expressions).
+METAL_FUNC constexpr unsigned short half_from_float_exact(float f) {
+  const unsigned int u = __builtin_bit_cast(unsigned int, f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);  // NaN
+  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // 65520 and above: infinity
+  if (a < 0x38800000u) {  // below 2^-14: a multiple of 2^-24 (or zero)
+    const unsigned int e = a >> 23;
+    if (e < 102) return (unsigned short)sign;
+    const unsigned int m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    unsigned int q = m >> shift;
+    const unsigned int rest = m & ((1u << shift) - 1u), tie = 1u << (shift - 1u);
+    if (rest > tie || (rest == tie && (q & 1u))) ++q;
+    return (unsigned short)(sign | q);
+  }
+  const unsigned int r = a - 0x38000000u;  // rebias the exponent from 127 to 15
+  return (unsigned short)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+}
+// The translator's `1.0h` (metal_half.h): constexpr, and __float2half_rn at run time.
+METAL_FUNC constexpr __half half_lit(float f) {
+  if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(f));
+  return __float2half_rn(f);
+}
+METAL_FUNC constexpr float half_value(__half h) { return half_to_float_exact(half_bits(h)); }
+// The translator's `U(0)`, `static_cast<U>(1.0f)`, `half(0)` (a literal to a template type
+// parameter or half, msl/literal_casts.hpp): X(v), constexpr when X is half.
+template <class X>
+struct literal_cast {
+  template <class L>
+  static METAL_FUNC constexpr X from(L v) {
+    return X(v);
+  }
+  static METAL_FUNC constexpr X from(__half v) {  // U(1.0h) with U = float: through the value
+    if (__builtin_is_constant_evaluated()) return X(half_value(v));
+    return X(v);
+  }
+};
+template <>
+struct literal_cast<__half> {
+  template <class L>
+  static METAL_FUNC constexpr __half from(L v) {
+    if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(float(v)));
+    return __half(v);
+  }
+  static METAL_FUNC constexpr __half from(__half v) { return v; }  // U(1.0h): already half
+};
+}  // namespace mtl_rt
+}  // namespace metal
+
+#define METAL_HALF_ARITHMETIC(OP, INTRINSIC)                                                        \
+  METAL_FUNC constexpr __half operator OP(const __half& a, const __half& b) {                      \
+    if (__builtin_is_constant_evaluated())                                                          \
+      return metal::mtl_rt::half_lit(metal::mtl_rt::half_value(a) OP metal::mtl_rt::half_value(b)); \
+    return INTRINSIC(a, b);                                                                         \
+  }
+METAL_HALF_ARITHMETIC(+, __hadd)
+METAL_HALF_ARITHMETIC(-, __hsub)
+METAL_HALF_ARITHMETIC(*, __hmul)
+METAL_HALF_ARITHMETIC(/, __hdiv)
+#undef METAL_HALF_ARITHMETIC
+#define METAL_HALF_EQUALITY(OP, INTRINSIC)                                               \
+  METAL_FUNC constexpr bool operator OP(const __half& a, const __half& b) {             \
+    if (__builtin_is_constant_evaluated())                                               \
+      return metal::mtl_rt::half_value(a) OP metal::mtl_rt::half_value(b);             \
+    return INTRINSIC(a, b);                                                              \
+  }
+METAL_HALF_EQUALITY(==, __heq)
+METAL_HALF_EQUALITY(!=, __hneu)
+METAL_HALF_EQUALITY(<, __hlt)
+METAL_HALF_EQUALITY(>, __hgt)
+METAL_HALF_EQUALITY(<=, __hle)
+METAL_HALF_EQUALITY(>=, __hge)
+#undef METAL_HALF_EQUALITY
+METAL_FUNC constexpr __half operator+(const __half& h) { return h; }
+METAL_FUNC constexpr __half operator-(const __half& h) {
+  if (__builtin_is_constant_evaluated()) return metal::mtl_rt::half_of_bits((unsigned short)(metal::mtl_rt::half_bits(h) ^ 0x8000u));
+  return __hneg(h);
+}
+METAL_FUNC __half& operator+=(__half& a, const __half& b) { return a = __hadd(a, b); }
+METAL_FUNC __half& operator-=(__half& a, const __half& b) { return a = __hsub(a, b); }
+METAL_FUNC __half& operator*=(__half& a, const __half& b) { return a = __hmul(a, b); }
+METAL_FUNC __half& operator/=(__half& a, const __half& b) { return a = __hdiv(a, b); }
+METAL_FUNC __half& operator++(__half& h) { return h = __hadd(h, metal::mtl_rt::half_of_bits(0x3c00)); }
+METAL_FUNC __half& operator--(__half& h) { return h = __hsub(h, metal::mtl_rt::half_of_bits(0x3c00)); }
+METAL_FUNC __half operator++(__half& h, int) {
+  const __half old = h;
+  ++h;
+  return old;
+}
+METAL_FUNC __half operator--(__half& h, int) {
+  const __half old = h;
+  --h;
+  return old;
+}
+#else
+namespace metal {
+namespace mtl_rt {
+METAL_FUNC __half half_lit(float f) { return __float2half_rn(f); }
+template <class X>
+struct literal_cast {
+  template <class L>
+  static METAL_FUNC X from(L v) {
+    return X(v);
+  }
+};
+}  // namespace mtl_rt
+}  // namespace metal
+#endif
+
 // float op= half: the built-in candidates for every arithmetic type tie without these.
 METAL_FUNC float& operator+=(float& a, __half b) { return a += __half2float(b); }
 METAL_FUNC float& operator-=(float& a, __half b) { return a -= __half2float(b); }
@@ -60,6 +184,53 @@ struct int_literal {
     return T(value);
   }
 };
+
+// `c ? X : Y` with branches of mixed types: the CUDA translator writes it
+// `c ? METALCALL_COND_ARMS((X), (Y))` (msl/conditional_literals.hpp), which casts each branch
+// to cond_arm_t<decltype((it)), decltype((other))>: the branch's own type, reference and
+// value category (a no-op cast) unless MSL's usual arithmetic conversions decide where
+// CUDA's conditional is ambiguous: half or bfloat with float (float), with double (double),
+// with an integer (the 16-bit type), half with bfloat (float).
+template <class T> struct cond_bare { typedef T type; };  // without reference and cv
+template <class T> struct cond_bare<T&> : cond_bare<T> {};
+template <class T> struct cond_bare<T&&> : cond_bare<T> {};
+template <class T> struct cond_bare<const T> : cond_bare<T> {};
+template <class T> struct cond_bare<volatile T> : cond_bare<T> {};
+template <class T> struct cond_bare<const volatile T> : cond_bare<T> {};
+template <class T>
+struct cond_is_16 : integral_constant<bool, is_same<T, __half>::value || is_same<T, mtl_bfloat>::value> {};
+// The type MSL gives the pair (A, B), both bare, where CUDA's conditional is ambiguous; void: as written.
+template <class A, class B, bool = cond_is_16<A>::value, bool = cond_is_16<B>::value>
+struct cond_pick {
+  typedef void type;
+};
+template <class A, class B>
+struct cond_pick<A, B, true, true> {
+  typedef typename conditional<is_same<A, B>::value, void, float>::type type;
+};
+template <class A, class B>
+struct cond_pick<A, B, true, false> {
+  typedef typename conditional<
+      is_same<B, float>::value, float,
+      typename conditional<is_same<B, double>::value, double,
+                           typename conditional<is_integral<B>::value && !is_same<B, bool>::value, A, void>::type>::type>::type
+      type;
+};
+template <class A, class B>
+struct cond_pick<A, B, false, true> : cond_pick<B, A, true, false> {};
+template <class Arm, class Other, class P = typename cond_pick<typename cond_bare<Arm>::type, typename cond_bare<Other>::type>::type>
+struct cond_arm {
+  typedef P type;
+};
+template <class Arm, class Other>
+struct cond_arm<Arm, Other, void> {
+  typedef Arm type;  // decltype((arm)): a cast to it changes nothing
+};
+template <class Arm, class Other>
+using cond_arm_t = typename cond_arm<Arm, Other>::type;
 }  // namespace mtl_rt
 }  // namespace metal
+#define METALCALL_COND_ARMS(x, y)                                       \
+  static_cast<metal::mtl_rt::cond_arm_t<decltype((x)), decltype((y))>>(x) : \
+  static_cast<metal::mtl_rt::cond_arm_t<decltype((y)), decltype((x))>>(y)
 #endif

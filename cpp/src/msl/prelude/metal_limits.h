@@ -2,14 +2,10 @@
 #pragma once
 #include "metal_types.h"
 
-// On CUDA, __half special values are built from bits at run time (cuda_fp16's
-// arithmetic is not constexpr); float's are constexpr where __builtin_bit_cast is
-// (METAL_HOST_CONSTEXPR); on the host everything is constexpr.
-#if METAL_CUDA
-#define METAL_CONSTEXPR_LIMIT
-#else
+// __half special values are constexpr (cuda_fp16's constructor from __half_raw is, though
+// its arithmetic is not: MLX's `constexpr half max = numeric_limits<half>::infinity()`);
+// float's are constexpr where __builtin_bit_cast is (METAL_HOST_CONSTEXPR).
 #define METAL_CONSTEXPR_LIMIT constexpr
-#endif
 
 namespace metal {
 
@@ -28,9 +24,7 @@ template <class T, class U> METAL_FUNC T as_type(const U& x) {
 namespace mtl_detail {
 METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half half_from_bits(unsigned short b) {
 #if METAL_HALF_KIND == 0
-  __half_raw raw;
-  raw.x = b;
-  return __half(raw);
+  return __half(__half_raw{b});
 #elif METAL_HALF_KIND == 1
   return __builtin_bit_cast(_Float16, b);
 #else

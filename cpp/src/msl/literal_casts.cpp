@@ -1,0 +1,75 @@
+// Constants converted to a template type parameter or half, for CUDA (see literal_casts.hpp).
+#include "msl/literal_casts.hpp"
+
+#include <set>
+
+namespace metalcall::msl {
+
+namespace {
+
+bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
+  return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
+}
+
+// The names of every template type parameter (`template <typename T, class U = int>`).
+std::set<std::string> template_type_parameters(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("template") || !punct(t, i + 1, "<")) continue;
+    int depth = 0;
+    for (std::size_t j = i + 1; j < t.size(); ++j) {
+      if (t[j].is("<") || t[j].is("(")) ++depth;
+      else if (t[j].is(")")) --depth;
+      else if (t[j].is(">")) {
+        if (--depth == 0) break;
+      } else if (t[j].is(">>")) {
+        if ((depth -= 2) <= 0) break;
+      } else if (depth == 1 && (t[j].is_identifier("typename") || t[j].is_identifier("class"))) {
+        std::size_t k = j + 1;
+        if (punct(t, k, "...")) ++k;
+        if (k < t.size() && t[k].kind == TokenKind::identifier) names.insert(t[k].text);
+      }
+    }
+  }
+  return names;
+}
+
+// The index after `( lit )` or `( -lit )` starting at the `(` at i, or 0.
+std::size_t literal_argument_end(const std::vector<Token>& t, std::size_t i) {
+  if (!punct(t, i, "(")) return 0;
+  std::size_t k = i + 1;
+  if (punct(t, k, "-")) ++k;
+  if (k >= t.size() || t[k].kind != TokenKind::number || !punct(t, k + 1, ")")) return 0;
+  return k + 2;
+}
+
+}  // namespace
+
+std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,
+                                                      std::string (*renamed)(const std::string&)) {
+  const std::set<std::string> types = template_type_parameters(t);
+  auto is_target = [&](std::size_t i) {
+    return t[i].kind == TokenKind::identifier && (t[i].text == "half" || types.count(t[i].text));
+  };
+  std::map<std::size_t, std::string> edits;
+  for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+    // static_cast<N>(lit)
+    if (t[i].is_identifier("static_cast") && punct(t, i + 1, "<") && is_target(i + 2) && punct(t, i + 3, ">") &&
+        literal_argument_end(t, i + 4)) {
+      edits[i] = "metal::mtl_rt::literal_cast<" + renamed(t[i + 2].text) + ">::from";
+      edits[i + 1] = edits[i + 2] = edits[i + 3] = "";
+      i += 3;
+      continue;
+    }
+    // N(lit): not a declaration or a member (`U x(0)`, `a.U(0)`, `A::U(0)`, `~U(0)`).
+    if (is_target(i) && literal_argument_end(t, i + 1)) {
+      if (i > 0 && ((t[i - 1].kind == TokenKind::identifier && !t[i - 1].is("return")) || punct(t, i - 1, ".") || punct(t, i - 1, "->") ||
+                    punct(t, i - 1, "::") || punct(t, i - 1, "~") || punct(t, i - 1, ">")))
+        continue;
+      edits[i] = "metal::mtl_rt::literal_cast<" + renamed(t[i].text) + ">::from";
+    }
+  }
+  return edits;
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,25 @@
+// A constant converted to a template's type parameter or to half (`U(0)`, `static_cast<U>(1.0f)`,
+// `half(0)`), for the CUDA target: CUDA's __half constructors are not constexpr, so MLX's
+// `static constexpr U init = U(0);` with U = half was no constant expression there.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+/**
+ * Edits (token index → text, "" to leave a token out) that write `N(lit)` and
+ * `static_cast<N>(lit)` as `metal::mtl_rt::literal_cast<N>::from(lit)` (metal_half_cuda.h:
+ * constexpr for half, N(lit) otherwise), where N is `half` or the name of a template type
+ * parameter declared anywhere in the source and lit one numeric literal, maybe negated.
+ * `renamed` is N as the translation spells it (`half` → `mtl_half`).
+ */
+std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,
+                                                      std::string (*renamed)(const std::string&));
+
+}  // namespace metalcall::msl

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Checks the CUDA translator's rewrites with translate_main: conditionals.metal (branches of
+mixed types, msl/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
+never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
+__device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
+type parameter as the constexpr literal_cast). With NVRTC
+(tools/nvrtc_check.py) both CUDA translations must compile, which checks their static_asserts
+(the types and values MSL gives); without it that part says why it skips.
+
+    check_translations.py PATH/TO/translate_main
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent.parent / "tools"))
+import nvrtc_check  # noqa: E402
+
+SOURCE = HERE / "conditionals.metal"
+CONSTRUCTS = HERE / "cuda_constructs.metal"
+# Every conditional of conditionals.metal but the template argument's.
+EXPECTED_WRAPS = 12
+
+
+def translate(exe, target, source=SOURCE):
+    r = subprocess.run([exe, "--target", target, str(source)], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stderr)
+        raise SystemExit(f"FAIL: translate_main --target {target} failed")
+    return r.stdout
+
+
+def main():
+    exe = sys.argv[1]
+    failures = []
+    cuda, cpu = translate(exe, "cuda"), translate(exe, "cpu")
+    body = cuda[cuda.index('#line 1 "source.metal"'):]
+    wraps = body.count("METALCALL_COND_ARMS((")
+    if wraps != EXPECTED_WRAPS:
+        failures.append(f"CUDA: {wraps} conditionals rewritten, expected {EXPECTED_WRAPS}")
+    flat = "".join(body.split())
+    if "i<2?METALCALL_COND_ARMS((xb->d),(xb->d/16.f));" not in flat:
+        failures.append("CUDA: dequantize_q5_K's conditional not rewritten as expected")
+    if ":3>h2;" not in flat:
+        failures.append("CUDA: the template argument's conditional was rewritten")
+    if "METALCALL_COND_ARMS" in cpu:
+        failures.append("CPU: a conditional was rewritten (the rewrite is CUDA's only)")
+    print(f"translation: {wraps} conditionals rewritten for CUDA, none for the CPU")
+    constructs = translate(exe, "cuda", CONSTRUCTS)
+    flat2 = "".join(constructs[constructs.index('#line 1 "source.metal"'):].split())
+    for text, what in [("metal::mtl_rt::half_lit(1.0f)", "a half literal as half_lit"),
+                       ("constexprconstfloattable::v[2];", "the static member's definition without __device__"),
+                       ("init=metal::mtl_rt::literal_cast<U>::from(0);", "U(0) as literal_cast"),
+                       ("one=metal::mtl_rt::literal_cast<U>::from(1.0f);", "static_cast<U>(1.0f) as literal_cast"),
+                       ("__shared__floatscratch[32];", "threadgroup storage without its initializer")]:
+        if text not in flat2:
+            failures.append(f"CUDA: {what} ({text!r} not found)")
+    cpu_constructs = "".join(translate(exe, "cpu", CONSTRUCTS).split())
+    if "half_lit" in cpu_constructs or "scratch[32]={0};" not in cpu_constructs:
+        failures.append("CPU: the CUDA rewrites of cuda_constructs.metal reached the CPU translation")
+    found, why = nvrtc_check.find_nvrtc()
+    if not found:
+        print(f"SKIP (NVRTC part): {why}")
+    else:
+        for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs)]:
+            ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
+            print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
+            if not ok:
+                print(log)
+                failures.append(f"NVRTC could not compile the CUDA translation of {name}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+// MSL that CUDA C++ takes only after a rewrite (check_translations.py): half constants in
+// constant expressions (literals, `U(0)` of a type parameter), is_signed<half>, a static member's out-of-class definition, an
+// initializer on threadgroup storage, atomic_thread_fence. NVRTC checks the static_asserts.
+#include <metal_stdlib>
+using namespace metal;
+
+struct limits_half {
+    static constexpr constant half max = metal::numeric_limits<half>::infinity();
+    static constexpr constant half min = -metal::numeric_limits<half>::infinity();
+};
+struct pair_half { half re; half im; };
+constexpr pair_half mul(pair_half a, pair_half b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+static_assert(mul(pair_half{1.0h, 2.0h}, pair_half{3.0h, 4.0h}).re == -5.0h, "constexpr half arithmetic");
+static_assert(1.0h / 3.0h == 0.333251953125h, "rounded to nearest");
+static_assert(65504.0h + 32.0h == metal::numeric_limits<half>::infinity(), "overflow to infinity");
+static_assert(is_signed_v<half> && !is_unsigned_v<half>, "half is signed");
+
+// MLX's reduction and scan operators: a literal converted to the type parameter, constexpr.
+template <typename U>
+struct sum_op {
+    static constexpr constant U init = U(0);
+    static constexpr constant U one = static_cast<U>(1.0f);
+    static constexpr constant U minus = U(-2);
+    static constexpr constant U two = U(2.0h);
+};
+static_assert(sum_op<half>::one - sum_op<half>::init == 1.0h && sum_op<half>::minus == -2.0h && sum_op<half>::two == 2.0h,
+              "U(0) of half");
+static_assert(sum_op<float>::one == 1.0f, "U(0) of float");
+constant constexpr half h_half = half(0.5f);
+
+struct table { static constexpr constant float v[2] = {0.25f, 0.75f}; };
+constant constexpr const float table::v[2];
+
+kernel void cuda_constructs(device const half* a [[buffer(0)]], device half* out [[buffer(1)]],
+                            device float* f [[buffer(2)]], uint i [[thread_position_in_grid]],
+                            uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float scratch[32] = {0};
+    scratch[lid % 32] = table::v[i % 2];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    f[i] = scratch[lid % 32];
+    out[i] = a[i] < limits_half::max ? -a[i] : limits_half::min;
+    out[i] += sum_op<half>::one + h_half + half(2);
+    atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, static_cast<thread_scope>(3));
+}
