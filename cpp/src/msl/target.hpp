@@ -53,6 +53,8 @@ class Target {
    * types are cast to MSL's type (conditional_literals.hpp).
    */
   virtual bool wraps_conditional_literals() const = 0;
+  /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
+  virtual bool wraps_conditional_int_literals() const { return wraps_conditional_literals(); }
 
   /**
    * False when threadgroup storage takes no initializer (CUDA's __shared__): the translator

@@ -22,6 +22,9 @@ class CpuTarget : public Target {
   const char* half_literal() const override { return "mtl_half"; }
   bool takes_threadgroup_initializers() const override { return true; }
   bool wraps_conditional_literals() const override { return false; }
+  // bfloat is a class here too (ggml's `c ? *(device bfloat*)p : 0`); checked mode's
+  // pointers and arrays are classes that an integer does not build.
+  bool wraps_conditional_int_literals() const override { return !checked_; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";

@@ -107,8 +107,8 @@ class Translator {
     }
     space_overloads_ = address_space_overloads(t_);
     if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
+    if (target_.wraps_conditional_int_literals()) conditional_literals_ = conditional_int_literals(t_);
     if (target_.wraps_conditional_literals()) {
-      conditional_literals_ = conditional_int_literals(t_);
       conditional_arms_ = conditional_arms(t_);
       for (const auto& [index, text] : literal_cast_edits(t_, [](const std::string& n) {
              return is_renamed_type(n) ? renamed_type(n) : n;

@@ -167,6 +167,20 @@ template <> struct is_signed<mtl_half> : true_type {};
 template <> struct is_unsigned<mtl_half> : false_type {};
 #endif
 
+namespace mtl_rt {
+// An integer literal that is a whole branch of `?:` (the translator wraps it on CUDA, and
+// on the CPU outside checked mode: msl/conditional_literals.hpp). It converts to the other
+// branch's type only, so `c ? h : 0` is half and `c ? b : 0` bfloat, as in MSL, where a
+// class that converts both ways with int (CUDA's __half, bfloat) is ambiguous.
+struct int_literal {
+  long long value;
+  template <class T>
+  METAL_FUNC constexpr operator T() const {
+    return T(value);
+  }
+};
+}  // namespace mtl_rt
+
 }  // namespace metal
 
 using metal::mtl_bfloat;

@@ -174,17 +174,6 @@ METAL_FUNC float& operator/=(float& a, __half b) { return a /= __half2float(b); 
 #if METAL_CUDA
 namespace metal {
 namespace mtl_rt {
-// An integer literal that is a whole branch of `?:` (the CUDA translator wraps it:
-// msl/conditional_literals.hpp). It converts to the other branch's type only, so
-// `c ? h : 0` is half, as in MSL, where __half alone would convert both ways.
-struct int_literal {
-  long long value;
-  template <class T>
-  METAL_FUNC constexpr operator T() const {
-    return T(value);
-  }
-};
-
 // `c ? X : Y` with branches of mixed types: the CUDA translator writes it
 // `c ? METALCALL_COND_ARMS((X), (Y))` (msl/conditional_literals.hpp), which casts each branch
 // to cond_arm_t<decltype((it)), decltype((other))>: the branch's own type, reference and
