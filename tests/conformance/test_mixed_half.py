@@ -5,6 +5,7 @@ arithmetic type, so these needed operators of the prelude's own (metal_half_cuda
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_close
 
@@ -37,6 +38,15 @@ kernel void mixed_half_int(const device half* a [[buffer(0)]], device half* out 
     out[3 * i + 2] = (i % 2 == 0) ? (half) a[i] : 0; // half, as in ggml's mul_mm
 }
 """,
+    # bfloat is a class on the CPU and CUDA: `c ? b : 0` must take bfloat (ggml's bf16 mul_mm)
+    """
+kernel void mixed_bfloat_literal(const device bfloat* a [[buffer(0)]], device float* out [[buffer(1)]],
+                                 uint i [[thread_position_in_grid]]) {
+    const bfloat b = (i % 2 == 0) ? *(device const bfloat*)(a + i) : 0;
+    out[2 * i + 0] = float(b);
+    out[2 * i + 1] = float((i % 3 == 0) ? 1 : a[i]);
+}
+""",
 ])
 
 
@@ -60,3 +70,16 @@ def test_half_with_int(device, rng):
     i = np.arange(N)
     exp = np.stack([A * (i % 4 + 1), 2 + A, np.where(i % 2 == 0, A, 0)], axis=1).ravel()
     assert_close(out, exp, rtol=2e-3, atol=2e-3)
+
+
+def test_bfloat_with_integer_literal_branch(device, rng):
+    if device.checked:
+        pytest.xfail("checked mode: an integer literal branch is not wrapped there (checked pointers and "
+                     "arrays are classes an integer does not build), so `c ? b : 0` with a bfloat is ambiguous")
+    bits = (rng.standard_normal(N).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    a = (bits.astype(np.uint32) << 16).view(np.float32)  # exactly representable in bfloat
+    out = np.zeros(2 * N, np.float32)
+    KS.get(device, "mixed_bfloat_literal")(N, bits.view(np.uint8), out)
+    i = np.arange(N)
+    exp = np.stack([np.where(i % 2 == 0, a, 0), np.where(i % 3 == 0, 1, a)], axis=1).ravel()
+    np.testing.assert_array_equal(out, exp)
