@@ -363,7 +363,11 @@ def mlx_gemv_blocks(transposed, k, out):
     (False, 300, 100), (False, 50, 37), (False, 2000, 10), (False, 200, 3),
     (True, 300, 100), (True, 77, 600), (True, 50, 3),
 ])
-def test_mlx_gemv(device, corpus, rng, transposed, k, out, tname):
+def test_mlx_gemv(device, corpus, rng, transposed, k, out, tname, request):
+    if transposed and device.backend == "cuda":
+        request.applymarker(pytest.mark.xfail(
+            reason="CUDA backend bug: MLX's gemv_t gives wrong values for the last 4 to 8 outputs of each "
+                   "batch (H100, 2026-11-24; CPU right; cause not yet found)", strict=True))
     t = TYPES[tname]
     bm, bn, sm, sn, tm, tn = mlx_gemv_blocks(transposed, k, out)
     name = f"gemv_{'t_' if transposed else ''}{tname}_bm{bm}_bn{bn}_sm{sm}_sn{sn}_tm{tm}_tn{tn}_nc0_axpby0"
@@ -497,13 +501,12 @@ def test_mlx_steel_gemm(device, corpus, rng, blocks, mnk, trans, tname):
 # Run in a child process so the crash is a failure, not the end of the test run.
 MISALIGNED_XFAIL = ("metalcall bug: a float4 load/store through a device pointer that is only 4- or "
                     "8-byte aligned crashes the CPU backend (SIGSEGV in an aligned vector move, vmovaps); "
-                    "ggml relies on Metal accepting it. Expected on CUDA too (a misaligned 16-byte access), "
-                    "not yet run there")
+                    "ggml relies on Metal accepting it. (It passes on CUDA: H100, 2026-11-24.)")
 
 
 def test_ggml_mul_mm_unaligned_output_rows(device, corpus, request):
     require(GGML_METAL)
-    if device.backend in ("cpu", "cuda"):
+    if device.backend == "cpu":
         request.applymarker(pytest.mark.xfail(reason=MISALIGNED_XFAIL, strict=True))
     code = (
         "import sys, numpy as np, metalcall as mc\n"
