@@ -177,7 +177,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
       "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
       "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
-      "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
+      "class", "union", "enum", "public", "private", "protected", "namespace"};
   static const auto& storage = *new std::set<std::string>{"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct

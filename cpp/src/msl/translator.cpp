@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
+#include "msl/checked_addresses.hpp"
 #include "msl/checked_mode.hpp"
 #include "msl/checked_thread_params.hpp"
 #include "msl/address_space_overloads.hpp"
@@ -101,6 +102,11 @@ class Translator {
       function_templates_ = function_template_names(t_);
       DeducedArguments deduced = deduced_thread_arguments(t_);
       checked_before_ = std::move(deduced.before);
+      std::set<std::size_t> handled;
+      for (const auto& [amp, text] : checked_addresses_) handled.insert(amp);
+      AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
+      for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
+      checked_replace_ = std::move(addresses.replace);
       deduced_thread_params_ = std::move(deduced.thread_parameters);
       array_references_ = array_reference_parameters(t_);
     }
@@ -173,6 +179,8 @@ class Translator {
   // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
   std::map<std::size_t, std::string> checked_before_;
   std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
+  // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
+  std::map<std::size_t, std::string> checked_replace_;
   // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
@@ -327,6 +335,10 @@ class Translator {
         }
       if (skip) continue;
       if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
+      if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
+        if (!replaced->second.empty()) emit(replaced->second, tok, true);
+        continue;
+      }
       // A local array's GNU range designator becomes a loop (not at namespace scope: no statements there).
       auto range = range_designators_.find(i);
       if (range != range_designators_.end() && !at_namespace_scope()) active_edits_.insert(range->second.begin(), range->second.end());
@@ -424,6 +436,10 @@ class Translator {
           i = star;
           continue;
         }
+        // `volatile threadgroup float a[N];`: the checked array's elements are volatile.
+        if (id == "volatile" && i + 1 < t_.size() && t_[i + 1].is_identifier("threadgroup") &&
+            declares_storage(i + 1) && emit_checked_array(i + 1, false) != std::string::npos)
+          continue;
         if (id == "threadgroup" && declares_storage(i)) {
           std::size_t next = emit_checked_array(i);
           if (next != std::string::npos) {
@@ -603,8 +619,10 @@ class Translator {
 
   // Checked mode: `threadgroup T name[N][M];` → `static thread_local metal::mtl_checked_array<…> name;`
   // (the target's threadgroup storage qualifier).
-  // Returns the index of the last token consumed, or npos to fall back.
-  std::size_t emit_checked_array(std::size_t i) {
+  // Returns the index of the last token consumed, or npos to fall back; with `write`
+  // false only says which. A `volatile` before `threadgroup` goes to the element type.
+  std::size_t emit_checked_array(std::size_t i, bool write = true) {
+    const bool is_volatile = i > 0 && t_[i - 1].is_identifier("volatile");
     std::size_t name = i + 1;
     while (name + 1 < t_.size() && !t_[name + 1].is("[") && !t_[name + 1].is(";")) ++name;
     if (name + 1 >= t_.size() || !t_[name + 1].is("[") || t_[name].kind != TokenKind::identifier) return std::string::npos;
@@ -616,12 +634,12 @@ class Translator {
       std::size_t j = name + 1;
       const std::vector<std::string> extents = array_extents(t_, j);
       if (j >= t_.size() || extents.empty() || !(t_[j].is(";") || t_[j].is(","))) return std::string::npos;
-      std::string type = type_text(t_, type_tokens, false);
+      std::string type = (is_volatile ? "volatile " : "") + type_text(t_, type_tokens, false);
       for (auto it = extents.rbegin(); it != extents.rend(); ++it)
         type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
       text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
       if (t_[j].is(";")) {
-        emit(text, t_[i], true);
+        if (write) emit(text, t_[i], true);
         return j;
       }
       name = j + 1;  // the next declarator: an array too, or the statement stays as it is

@@ -100,6 +100,13 @@ template <class I> struct index_type
     : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I))> {};
 
 // U* converts to T* implicitly (adds const or volatile): no cast needed.
+// The bytes of an element (1 for void: a void pointer counts bytes).
+template <class T> struct element_bytes { static constexpr unsigned long long value = sizeof(T); };
+template <> struct element_bytes<void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<const void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<volatile void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<const volatile void> { static constexpr unsigned long long value = 1; };
+
 template <class U, class T> struct pointer_converts {
   static char test(T*);
   static long test(...);
@@ -125,8 +132,8 @@ template <class T> struct mtl_checked {
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : what_(o.what_) {
     unsigned char* bytes = (unsigned char*)o.base_;
-    const unsigned long long total = o.count_ * sizeof(U);
-    const long long at = o.offset_ * (long long)sizeof(U);
+    const unsigned long long total = o.count_ * mtl_rt::element_bytes<U>::value;
+    const long long at = o.offset_ * (long long)mtl_rt::element_bytes<U>::value;
     if (at % (long long)sizeof(T) == 0) {
       base_ = (T*)bytes;
       offset_ = at / (long long)sizeof(T);
@@ -336,5 +343,7 @@ METAL_CHECKED_EXPECTED(atomic_compare_exchange_strong_explicit)
 #undef METAL_CHECKED_EXPECTED
 
 }  // namespace metal
+
+#include "metal_checked_addresses.h"  // void pointers, `&t[i]` and `&x`
 
 #endif

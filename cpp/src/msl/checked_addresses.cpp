@@ -1,0 +1,137 @@
+// Checked mode: raw addresses in function bodies rewritten as checked pointers (see
+// checked_addresses.hpp).
+#include "msl/checked_addresses.hpp"
+
+#include "msl/checked_mode.hpp"
+#include "msl/token_text.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+// Scopes by their '{': 0 namespace, 1 function body or block, 2 class, 3 an initializer
+// outside functions (`constant S s = {&x};`: left alone).
+int brace_kind(const std::vector<Token>& t, std::size_t i, const std::vector<int>& open) {
+  const int outer = open.empty() ? 0 : open.back();
+  if (outer == 3) return 3;
+  if (opens_namespace(t, i)) return 0;
+  for (std::size_t k = i; k > 0;) {
+    --k;
+    if (t[k].is(";") || t[k].is("{") || t[k].is("}") || t[k].is(")")) break;
+    if (t[k].is_identifier("struct") || t[k].is_identifier("class") || t[k].is_identifier("union")) return 2;
+  }
+  if (outer != 1 && i > 0 && t[i - 1].is("=")) return 3;
+  return 1;
+}
+
+// True when the '&' at i takes an address (not `a & b`, not a reference declarator).
+bool is_unary(const std::vector<Token>& t, std::size_t i) {
+  if (i == 0) return false;
+  const Token& p = t[i - 1];
+  if (p.is("(") || p.is(",") || p.is("=") || p.is("{") || p.is("?") || p.is(":") || p.is(";") || p.is("}"))
+    return true;
+  if (p.is_identifier("return")) return true;
+  return p.is(")") && i > 1 && t[i - 2].is("*");  // a cast to a pointer: `(device uint*)&p[i]`
+}
+
+// The innermost bracket open at i (its index), or npos at the statement's level.
+std::size_t open_bracket(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j-- > 0;) {
+    if (t[j].is(")") || t[j].is("]")) {
+      ++depth;
+    } else if (t[j].is("(") || t[j].is("[")) {
+      if (depth-- == 0) return j;
+    } else if (t[j].is("{") || t[j].is("}") || t[j].is(";")) {
+      return std::string::npos;
+    }
+  }
+  return std::string::npos;
+}
+
+bool starts_name(const Token& tok) {
+  static const char* const kNot[] = {"operator", "sizeof", "alignof", "new", "delete", "const", "volatile",
+                                     "static_cast", "reinterpret_cast", "const_cast", "as_type", "decltype",
+                                     "typename", "template", "return", "thread", "device", "constant", "threadgroup"};
+  if (tok.kind != TokenKind::identifier) return false;
+  for (const char* k : kNot)
+    if (tok.text == k) return false;
+  return true;
+}
+
+// The ']' matching the '[' at i, or npos (also for a comma at its top level: `t[a, b]`).
+std::size_t subscript_end(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (t[j].is("[") || t[j].is("(") || t[j].is("{")) ++depth;
+    else if (t[j].is(")") || t[j].is("}")) --depth;
+    else if (t[j].is("]") && --depth == 0) return j;
+    else if (depth == 1 && t[j].is(",")) return std::string::npos;
+    else if (t[j].is(";")) return std::string::npos;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
+                                      const std::set<std::string>& function_templates,
+                                      const std::map<std::size_t, std::string>& deduced) {
+  AddressRewrites out;
+  std::vector<int> open;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].is("{")) {
+      open.push_back(brace_kind(t, i, open));
+      continue;
+    }
+    if (t[i].is("}")) {
+      if (!open.empty()) open.pop_back();
+      continue;
+    }
+    if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
+    const std::size_t bracket = open_bracket(t, i);
+    if (bracket != std::string::npos && t[bracket].is("[")) continue;  // a lambda's capture (`[=, &x]`)
+    // An argument a function template deduces its T from (`f(&x)` for `thread T* p`): the
+    // raw pointer, unless its thread_arg takes the checked one.
+    if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
+        function_templates.count(t[bracket - 1].text) && !deduced.count(i))
+      continue;
+    // The operand: a name, then `.m`, `->m` and `[…]`.
+    std::size_t k = i + 1;
+    if (!starts_name(t[k])) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> subscripts;  // the trailing ones: '[' and ']'
+    bool ok = true;
+    while (ok && k + 1 < t.size()) {
+      const Token& n = t[k + 1];
+      if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
+        std::vector<int> swz;
+        if (is_swizzle(t[k + 2].text, &swz)) ok = false;  // a vector's components: no address to take
+        subscripts.clear();
+        k += 2;
+      } else if (n.is("[")) {
+        const std::size_t end = subscript_end(t, k + 1);
+        if (end == std::string::npos || end == k + 2) ok = false;  // `t[]`, `t[a, b]`
+        else subscripts.emplace_back(k + 1, end);
+        k = end;
+      } else {
+        break;
+      }
+    }
+    if (!ok || k + 1 >= t.size()) continue;
+    const Token& after = t[k + 1];
+    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--")) continue;
+    if (subscripts.empty()) {
+      out.replace[i] = "metal::mtl_rt::variable_address(";
+      out.before[k + 1] += ")";
+      continue;
+    }
+    out.replace[i] = "metal::mtl_rt::element_address(";
+    for (std::size_t s = 0; s < subscripts.size(); ++s) {
+      out.replace[subscripts[s].first] = ", ";
+      out.replace[subscripts[s].second] = s + 1 == subscripts.size() ? ")" : "";
+    }
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl

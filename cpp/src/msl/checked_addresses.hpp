@@ -1,0 +1,31 @@
+// Checked mode: raw addresses in function bodies (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`)
+// rewritten as checked pointers (metal_checked_addresses.h has what they call).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+/** The rewrites of unary `&` applied to a name, member accesses and subscripts: `&a…[i][j]`
+ *  → `metal::mtl_rt::element_address(a…, i, j)` (a checked array gives a checked pointer with
+ *  its bounds), `&x` and `&s.m` → `metal::mtl_rt::variable_address(x)` (one element, or the
+ *  argument it lies in). `replace`: tokens written as this text instead; `before`: text
+ *  written before a token. Left alone: the `&` in `handled` (a kernel's `&param`), those
+ *  passed directly to a function template of `function_templates` unless `deduced` has
+ *  text at the `&` (its `thread_arg` takes a checked pointer; else the template deduces T
+ *  from the raw pointer), and lambda captures. */
+struct AddressRewrites {
+  std::map<std::size_t, std::string> replace;
+  std::map<std::size_t, std::string> before;
+};
+AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
+                                      const std::set<std::string>& function_templates,
+                                      const std::map<std::size_t, std::string>& deduced);
+
+}  // namespace metalcall::msl

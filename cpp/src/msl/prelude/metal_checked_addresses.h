@@ -1,0 +1,121 @@
+// metalcall MSL prelude, checked mode: void pointers (`device void*`: byte bounds, usable
+// after a cast) and the addresses the translator rewrites (`&t[i]`, `&x`) as checked pointers.
+// Included by metal_checked.h after mtl_checked and mtl_checked_array.
+#pragma once
+
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+
+namespace metal {
+
+// A pointer to void (V: void with its const/volatile): the bytes of its memory, counted
+// in bytes. It has no elements; a cast to T* (mtl_checked<T>'s cast constructor) makes a
+// checked T pointer over the same bytes.
+template <class V> struct mtl_checked_void {
+  V* base_;                   // start of the memory
+  long long offset_;          // this pointer's position, in bytes from base_
+  unsigned long long count_;  // bytes the memory holds (~0: a raw pointer outside any argument)
+  const char* what_;
+
+  METAL_FUNC mtl_checked_void() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
+  METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
+      : base_(base), offset_(0), count_(bytes), what_(what) {}
+  METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
+  // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
+  METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
+      : base_((V*)o.base_),
+        offset_(o.offset_ * (long long)mtl_rt::element_bytes<U>::value),
+        count_(o.count_ == ~0ull ? ~0ull : o.count_ * mtl_rt::element_bytes<U>::value),
+        what_(o.what_) {}
+  // A raw pointer: checked over the argument it points into, else unchecked (mtl_checked's from_raw).
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
+  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {}
+
+  METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)base_ + offset_); }
+  METAL_FUNC operator V*() const { return address(); }
+  METAL_FUNC bool operator==(const mtl_checked_void& o) const { return address() == o.address(); }
+  METAL_FUNC bool operator!=(const mtl_checked_void& o) const { return address() != o.address(); }
+  METAL_FUNC bool operator==(decltype(nullptr)) const { return address() == nullptr; }
+  METAL_FUNC bool operator!=(decltype(nullptr)) const { return address() != nullptr; }
+  METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+};
+template <> struct mtl_checked<void> : mtl_checked_void<void> {
+  using mtl_checked_void<void>::mtl_checked_void;
+};
+template <> struct mtl_checked<const void> : mtl_checked_void<const void> {
+  using mtl_checked_void<const void>::mtl_checked_void;
+};
+template <> struct mtl_checked<volatile void> : mtl_checked_void<volatile void> {
+  using mtl_checked_void<volatile void>::mtl_checked_void;
+};
+template <> struct mtl_checked<const volatile void> : mtl_checked_void<const volatile void> {
+  using mtl_checked_void<const volatile void>::mtl_checked_void;
+};
+
+namespace mtl_rt {
+
+// ---- `&t[i]`, `&t[i][j]`, `&s.a[i]` (the translator writes element_address(t, i, j)) ----
+
+template <class A> struct is_checked_array : false_type {};
+template <class T, unsigned long long N, int K> struct is_checked_array<mtl_checked_array<T, N, K>> : true_type {};
+
+// A checked pointer over a checked array's rows as one run of elements (a T[N][M] is N*M
+// T's), so that `&t[0][0]` may walk the whole array, as C allows in practice.
+template <class T, unsigned long long M, int K>
+METAL_FUNC mtl_checked<T> rows_as_elements(const mtl_checked<mtl_checked_array<T, M, K>>& p) {
+  mtl_checked<T> r((T*)p.base_, p.count_ * M, p.what_);
+  r.offset_ = p.offset_ * (long long)M;
+  return r;
+}
+template <class T, unsigned long long M, int K>
+METAL_FUNC mtl_checked<const T> rows_as_elements(const mtl_checked<const mtl_checked_array<T, M, K>>& p) {
+  mtl_checked<const T> r((const T*)p.base_, p.count_ * M, p.what_);
+  r.offset_ = p.offset_ * (long long)M;
+  return r;
+}
+
+template <class P, class I> METAL_FUNC P checked_offset(const P& p, I i) { return p + i; }
+template <class P, class I, class J, class... R> METAL_FUNC auto checked_offset(const P& p, I i, J j, R... r) {
+  return checked_offset(rows_as_elements(p + i), j, r...);
+}
+
+// The address of an element: a checked pointer with the array's bounds for a checked
+// array, else `&a[i]…` as C++ takes it (a vector's component, a metal::array's element, a
+// pointer's: a raw pointer, checked again against the argument it points into).
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> whole_array(mtl_checked_array<T, N, K>& a) {
+  return mtl_checked<T>(a.data_, N, a.what());
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> whole_array(const mtl_checked_array<T, N, K>& a) {
+  return mtl_checked<const T>(a.data_, N, a.what());
+}
+template <class A, bool Checked = is_checked_array<remove_cv_t<A>>::value> struct element_address_of {
+  template <class I> static METAL_FUNC auto get(A& a, I i) -> decltype(&a[i]) { return &a[i]; }
+  template <class I, class J, class... R> static METAL_FUNC auto get(A& a, I i, J j, R... r) {
+    return element_address_of<remove_reference_t<decltype(a[i])>>::get(a[i], j, r...);
+  }
+};
+template <class A> struct element_address_of<A, true> {
+  template <class... I> static METAL_FUNC auto get(A& a, I... i) { return checked_offset(whole_array(a), i...); }
+};
+template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i) {
+  return element_address_of<remove_reference_t<A>>::get(a, i...);
+}
+
+// ---- `&x` (the translator writes variable_address(x)) ----
+// A checked pointer to one element: the address of a private or threadgroup variable
+// (extent 1), or, where x lies in a kernel's argument (a `device T&` to a buffer's
+// element), that argument's bounds.
+template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
+  mtl_checked<T> p(&x);
+  if (p.count_ == ~0ull) {
+    p.count_ = 1;
+    p.what_ = "variable";
+  }
+  return p;
+}
+
+}  // namespace mtl_rt
+}  // namespace metal
+
+#endif
