@@ -1,0 +1,210 @@
+"""Checked mode's address gaps (issue P1.5, point 4): void pointer parameters, raw addresses
+of private, threadgroup and constant memory (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`) and
+volatile memory in helper functions and arrays. Each case is one kernel with an offset
+argument: off = 1 makes one access go one element past the memory (checked mode must raise
+ExecutionError naming the kernel, what faulted and the index), off = 0 stays inside (the
+plain and the checked CPU device must both give the NumPy result). The out-of-bounds calls
+run in a subprocess, so a regression that writes past memory fails the test instead of
+killing pytest.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+
+pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="checked mode is a feature of the cpu backend")
+
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+
+# Every kernel: k(buffer(0): 16 elements of dtype, constant int& off [[buffer(1)]],
+# optionally buffer(2): 16 more), run over 4 threads (one threadgroup of 4).
+# name → (source, dtype, number of extra input buffers, what the fault names,
+#         expected(out, inputs) → out after the in-bounds call, from the initial buffers)
+CASES = {
+    # ---- void pointers: byte bounds, a cast gives a checked T pointer ----
+    "void_pointer_c_cast": ("""
+        kernel void k(device void* p [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            ((device float*)p)[i + 12 + off] = 1.0f;
+        }""", np.float32, 0, "argument 'p'", lambda o, x: np.concatenate([o[:12], np.ones(4, np.float32)])),
+    "const_void_static_cast": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      const device void* in [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            const device float* f = static_cast<const device float*>(in);
+            out[i] = f[i + 12 + off];
+        }""", np.float32, 1, "argument 'in'", lambda o, x: np.concatenate([x[0][12:], o[4:]])),
+    "constant_void_reinterpret_cast": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      constant void* in [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            out[i] = reinterpret_cast<constant float4*>(in)[i + off].w;
+        }""", np.float32, 1, "argument 'in'", lambda o, x: np.concatenate([x[0][3::4], o[4:]])),
+    "void_byte_offset_rows": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      device const void* src [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            device const float* row = (device const float*)((device const char*)src + i * 16);
+            out[i] = row[0] + row[3 + off];
+        }""", np.float32, 1, "argument 'src'", lambda o, x: np.concatenate([x[0][0::4] + x[0][3::4], o[4:]])),
+    "void_pointer_helper_and_local": ("""
+        float get(const device void* p, int j) { return ((const device float*)p)[j]; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      const device void* in [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            device void* v = out;
+            ((device float*)v)[i] = get(in, int(i) + 12 + off);
+        }""", np.float32, 1, "argument 'in'", lambda o, x: np.concatenate([x[0][12:], o[4:]])),
+    # ---- raw addresses of private, threadgroup and constant memory ----
+    "address_of_private_element": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[8];
+            for (int j = 0; j < 8; ++j) t[j] = float(j + i);
+            thread float* q = &t[2];
+            out[i] = q[5 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 7, o[4:]])),
+    "address_of_private_element_arithmetic": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            int t[4] = {1, 2, 3, 4};
+            thread int* q = &t[1] + 1;
+            q += off;
+            *(q + 1) = 9;
+            out[i] = float(t[3] + t[0]);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 10, np.float32), o[4:]])),
+    "address_of_2d_element_walks_the_array": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[2][4];
+            for (int j = 0; j < 8; ++j) t[j / 4][j % 4] = float(10 * j);
+            thread float* q = &t[0][0];
+            thread float* r = &t[1][1];
+            out[i] = q[7 + off] + r[0];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 120, np.float32), o[4:]])),
+    "address_of_threadgroup_element": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]],
+                      uint l [[thread_position_in_threadgroup]]) {
+            threadgroup float tg[8];
+            tg[l] = float(l);
+            tg[l + 4] = float(l + 4);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            threadgroup float* q = &tg[4];
+            out[i] = q[3 + off];
+        }""", np.float32, 0, "threadgroup array", lambda o, x: np.concatenate([np.full(4, 7, np.float32), o[4:]])),
+    "address_of_constant_table_element": ("""
+        constant float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            constant float* q = &table[1];
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "constant array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "address_of_struct_member_element": ("""
+        struct S { float a[4]; float b; };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            S s;
+            for (int j = 0; j < 4; ++j) s.a[j] = float(j);
+            s.b = 100.0f;
+            thread float* q = &s.a[1];
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.full(4, 3, np.float32), o[4:]])),
+    "address_of_scalar": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = float(i) + 0.5f;
+            thread float* q = &x;
+            out[i] = q[off];
+        }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 0.5, o[4:]])),
+    "address_of_scalar_to_helper": ("""
+        void set(thread float* p, int j, float v) { p[j] = v; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 0.0f;
+            set(&x, off, float(i) * 2.0f);
+            out[i] = x;
+        }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) * 2, o[4:]])),
+    "address_of_element_to_template_helper": ("""
+        template <typename T> void bump(thread T* p, int j) { p[j] += T(1); }
+        kernel void k(device int* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            int t[4] = {1, 2, 3, 4};
+            bump(&t[3], off);
+            out[i] = t[3] + int(i);
+        }""", np.int32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.int32) + 5, o[4:]])),
+    "address_of_member_array_of_argument": ("""
+        struct Row { float v[4]; };
+        kernel void k(device Row* rows [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            device float* q = &rows[i].v[1];
+            q[2 + off] = 5.0f;
+        }""", np.float32, 0, "struct array member", lambda o, x: np.where(np.arange(16) % 4 == 3, 5, o).astype(np.float32)),
+    # ---- volatile memory ----
+    "volatile_device_helper": ("""
+        void put(volatile device float* p, uint j, float v) { p[j] = v; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            put(out, i + 12 + off, 3.0f);
+        }""", np.float32, 0, "argument 'out'", lambda o, x: np.concatenate([o[:12], np.full(4, 3, np.float32)])),
+    "volatile_threadgroup_array_and_helper": ("""
+        float get(volatile threadgroup float* p, uint j) { return p[j]; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]],
+                      uint l [[thread_position_in_threadgroup]]) {
+            volatile threadgroup float tg[4];
+            tg[l] = float(l) * 3.0f;
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            out[i] = get(tg, 3 + off);
+        }""", np.float32, 0, "threadgroup array", lambda o, x: np.concatenate([np.full(4, 9, np.float32), o[4:]])),
+    "threadgroup_volatile_pointer_parameter": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      threadgroup volatile float* tg [[threadgroup(0)]], uint i [[thread_position_in_grid]],
+                      uint l [[thread_position_in_threadgroup]]) {
+            tg[l] = float(l) + 1.0f;
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            out[i] = tg[3 + off];
+        }""", np.float32, 0, "threadgroup 'tg'", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "volatile_private_array": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            volatile float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread volatile float* q = &t[1];
+            out[i] = t[3 + off] + q[0];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+}
+
+CHILD = """
+import sys, pickle
+import numpy as np, metalcall as mc
+src, dtype, extra, off, checked = pickle.loads(bytes.fromhex(sys.argv[1]))
+lib = mc.Device("cpu", checked=checked).compile(src)
+out = np.arange(16).astype(dtype)
+inputs = [np.arange(16).astype(dtype) * 2 + 1 for _ in range(extra)]
+try:
+    memory = {"threadgroup_memory": [16]} if "threadgroup(0)" in src else {}
+    lib.k(4, out, np.int32(off), *inputs, threadgroup=4, **memory)
+    print("OK", pickle.dumps(out).hex())
+except mc.ExecutionError as e:
+    print("ExecutionError", e)
+"""
+
+
+def run_case(name: str, off: int, checked: bool = True) -> str:
+    src, dtype, extra, _, _ = CASES[name]
+    job = pickle.dumps((textwrap.dedent(HEADER + src), dtype, extra, off, checked)).hex()
+    proc = subprocess.run([sys.executable, "-c", CHILD, job], capture_output=True, text=True, timeout=180)
+    how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+    assert proc.returncode == 0, f"the child died ({how}):\n{proc.stderr[-3000:]}"
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_out_of_bounds_raises(name):
+    what = CASES[name][3]
+    out = run_case(name, 1)
+    assert out.startswith("ExecutionError"), out
+    assert "kernel 'k'" in out and what in out and "out of bounds" in out and "index " in out, out
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["cpu", "cpu-checked"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_in_bounds_twin_matches_numpy(name, checked):
+    _, dtype, extra, _, expected = CASES[name]
+    out = run_case(name, 0, checked)
+    assert out.startswith("OK"), out
+    got = pickle.loads(bytes.fromhex(out.split()[1]))
+    initial = np.arange(16).astype(dtype)
+    inputs = [np.arange(16).astype(dtype) * 2 + 1 for _ in range(extra)]
+    want = np.asarray(expected(initial, inputs), dtype)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
