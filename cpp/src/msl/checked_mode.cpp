@@ -165,6 +165,84 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
   return true;
 }
 
+// Words that end a declaration's type when walking back from its name.
+bool is_statement_keyword(const std::string& word) {
+  static const auto& words = *new std::set<std::string>{
+      "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
+      "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
+      "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
+      "class", "union", "enum", "public", "private", "protected", "namespace"};
+  return words.count(word) > 0;
+}
+
+// `float x, t[4];` (the array at `name`, after a declarator that is not an array): from the
+// statement's start, its type and the first declarator, then split_declarators as for an
+// array first; the statement's ',' rewrites go with the first array. False (the array
+// stays unchecked, as the statement is not a local declaration this knows) otherwise.
+bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
+                        std::map<std::size_t, CheckedArray>& found) {
+  std::size_t first = name;
+  int depth = 0;  // brackets of initializers (`float x = f(a, b), t[4];`)
+  while (first > 0) {
+    const Token& b = t[first - 1];
+    if (b.is(")") || b.is("]") || b.is("}")) {
+      if (b.is("}") && depth == 0) break;
+      ++depth;
+    } else if (b.is("(") || b.is("[") || b.is("{")) {
+      if (depth == 0) break;
+      --depth;
+    } else if (depth == 0 && (b.is(";") || b.kind == TokenKind::directive)) {
+      break;
+    }
+    --first;
+  }
+  // The type: [const|thread|volatile…] names, `::` and template arguments, then the first declarator's name.
+  std::size_t j = first;
+  while (j < name && (t[j].is_identifier("const") || t[j].is_identifier("thread") || t[j].is_identifier("volatile"))) ++j;
+  CheckedArray head;
+  head.begin = j;
+  head.kind = kind;
+  while (j < name) {
+    if (t[j].kind == TokenKind::identifier && j + 1 < name && (t[j + 1].is("=") || t[j + 1].is(","))) break;
+    if (t[j].is("<")) {  // template arguments: to the matching '>'
+      int angle = 0;
+      for (; j < name; ++j) {
+        if (t[j].is("<")) ++angle;
+        else if (t[j].is(">")) --angle;
+        else if (t[j].is(">>")) angle -= 2;
+        if (angle <= 0) break;
+      }
+      if (angle != 0) return false;
+      ++j;
+      continue;
+    }
+    if (!(t[j].is("::") || t[j].is_identifier("const") || t[j].is_identifier("volatile") ||
+          (t[j].kind == TokenKind::identifier && !is_statement_keyword(t[j].text))))
+      return false;
+    ++j;
+  }
+  if (j >= name || j == head.begin) return false;
+  for (std::size_t k = head.begin; k < j; ++k)
+    if (!t[k].is_identifier("thread")) head.type.push_back(k);
+  // The first declarator's initializer, to the ',' of the statement.
+  std::size_t comma = j + 1;
+  if (t[comma].is("=")) {
+    int level = 0;
+    for (++comma; comma < name; ++comma) {
+      if (t[comma].is("(") || t[comma].is("[") || t[comma].is("{")) ++level;
+      else if (t[comma].is(")") || t[comma].is("]") || t[comma].is("}")) --level;
+      else if (level == 0 && t[comma].is(",")) break;
+      else if (level == 0 && t[comma].is("<")) return false;  // `x = vec<int, 2>(…)`
+    }
+  }
+  if (comma >= name || !t[comma].is(",")) return false;
+  if (!split_declarators(t, head, comma, first, found)) return false;
+  auto array = found.find(name);
+  if (array == found.end()) return false;
+  array->second.split_commas.insert(head.split_commas.begin(), head.split_commas.end());
+  return true;
+}
+
 }  // namespace
 
 // Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
@@ -173,11 +251,6 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
 // `constexpr`, `static` (constant data: a lookup table, also at program scope).
 // Pointer arrays stay plain; what cannot be checked is refused (CheckedArray::refused).
 std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
-  static const auto& not_types = *new std::set<std::string>{
-      "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
-      "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
-      "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
-      "class", "union", "enum", "public", "private", "protected", "namespace"};
   static const auto& storage = *new std::set<std::string>{"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
@@ -220,7 +293,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
         if (depth != 0) ok = false;
         continue;
       }
-      if (b.is("::") || (b.kind == TokenKind::identifier && !not_types.count(b.text))) {
+      if (b.is("::") || (b.kind == TokenKind::identifier && !is_statement_keyword(b.text))) {
         --k;
         continue;
       }
@@ -233,6 +306,10 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       const Token& b = t[q - 1];
       if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
+    }
+    if (!ok && k == i && t[i - 1].is(",") && !namespace_scope && !found.count(i)) {
+      split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found);  // `float x, t[4];`
+      continue;
     }
     if (!ok || k == i || t[i - 1].is("::")) continue;  // `float S::table[4]`: declared elsewhere
     if (namespace_scope && !constant_data) continue;

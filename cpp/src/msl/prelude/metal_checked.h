@@ -209,12 +209,21 @@ template <class T> struct mtl_checked {
   // p == nullptr (and p == 0): exact, so not ambiguous with the built-in through T*.
   METAL_FUNC bool operator==(decltype(nullptr)) const { return base_ + offset_ == nullptr; }
   METAL_FUNC bool operator!=(decltype(nullptr)) const { return base_ + offset_ != nullptr; }
+  // p == &x where &x stayed a raw pointer: exact (a template, so `p == 0` still means nullptr).
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC bool operator==(U* raw) const { return base_ + offset_ == raw; }
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC bool operator!=(U* raw) const { return base_ + offset_ != raw; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
   METAL_FUNC operator T*() const { return base_ + offset_; }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
+template <class U, class T, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC bool operator==(U* raw, const mtl_checked<T>& p) { return p == raw; }
+template <class U, class T, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC bool operator!=(U* raw, const mtl_checked<T>& p) { return p != raw; }
 template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
 template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
