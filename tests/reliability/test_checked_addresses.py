@@ -162,6 +162,30 @@ CASES = {
             thread volatile float* q = &t[1];
             out[i] = t[3 + off] + q[0];
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    # ---- arrays after a non-array declarator, generic lambdas' pointer parameters ----
+    "array_after_scalar_declarator": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 2.0f, t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, y, u[2];
+            y = 1.0f;
+            u[0] = 5.0f;
+            u[1] = 6.0f;
+            out[i] = x + y + t[3 + off] + u[1];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 13, np.float32), o[4:]])),
+    "array_after_scalar_in_struct": ("""
+        struct P { float w, a[4]; };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            P p;
+            p.w = 10.0f;
+            for (int j = 0; j < 4; ++j) p.a[j] = float(j);
+            out[i] = p.w + p.a[3 + off];
+        }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.full(4, 13, np.float32), o[4:]])),
+    "generic_lambda_pointer_parameter": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            auto get = [](thread auto* p, int j) { return p[j]; };
+            auto put = [](device auto* p, uint j, float v) { p[j] = v; };
+            put(out, i, get(t, 3 + off) + get(&t[1], 0));
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
 }
 
 CHILD = """

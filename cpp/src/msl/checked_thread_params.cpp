@@ -330,4 +330,41 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
   return found;
 }
 
+// `thread auto* p` of a generic lambda: `auto&& mtl_arg_p`, and the body starts with
+// `auto p = metal::mtl_rt::thread_arg(mtl_arg_p);` (the argument as a checked pointer).
+AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t) {
+  AutoPointerParameters out;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::string space;
+    const std::size_t star = pointer_star(t, i, &space);
+    if (star == npos) continue;
+    bool is_auto = false, is_const = space == "constant";
+    for (std::size_t k = i; k < star; ++k) {
+      if (t[k].is_identifier("auto")) is_auto = true;
+      else if (t[k].is_identifier("const")) is_const = true;
+      else if (!(t[k].is_identifier("volatile") || t[k].is_identifier(space.c_str()))) is_auto = false, k = star;
+    }
+    std::size_t name = star + 1;
+    if (!is_auto || name + 1 >= t.size() || t[name].kind != TokenKind::identifier ||
+        !(t[name + 1].is(",") || t[name + 1].is(")")))
+      continue;
+    const ThreadParameter p = thread_parameter(t, i, star);
+    if (p.open == npos || !t[p.open - 1].is("]")) continue;  // a lambda's
+    int depth = 0;
+    std::size_t body = p.open;
+    for (; body < t.size(); ++body) {
+      if (t[body].is("(")) ++depth;
+      else if (t[body].is(")")) --depth;
+      else if (depth == 0 && (t[body].is("{") || t[body].is(";"))) break;
+    }
+    if (body + 1 >= t.size() || !t[body].is("{")) continue;
+    const std::string arg = "mtl_arg_" + t[name].text;
+    out.params[i] = {name, "auto&& " + arg};
+    out.before[body + 1] += "auto " + t[name].text + " = metal::mtl_rt::thread_arg" + (is_const ? "_const" : "") +
+                            "(" + arg + "); ";
+  }
+  return out;
+}
+
 }  // namespace metalcall::msl

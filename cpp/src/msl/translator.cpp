@@ -109,6 +109,9 @@ class Translator {
       checked_replace_ = std::move(addresses.replace);
       deduced_thread_params_ = std::move(deduced.thread_parameters);
       array_references_ = array_reference_parameters(t_);
+      AutoPointerParameters autos = auto_pointer_parameters(t_);
+      array_references_.insert(autos.params.begin(), autos.params.end());
+      for (const auto& [at, text] : autos.before) checked_before_[at] = text + checked_before_[at];
     }
     space_overloads_ = address_space_overloads(t_);
     if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
@@ -181,7 +184,7 @@ class Translator {
   std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
   // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
   std::map<std::size_t, std::string> checked_replace_;
-  // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
+  // Checked mode: `thread T (&a)[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
