@@ -179,6 +179,20 @@ CASES = {
             for (int j = 0; j < 4; ++j) p.a[j] = float(j);
             out[i] = p.w + p.a[3 + off];
         }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.full(4, 13, np.float32), o[4:]])),
+    "array_after_access_specifier": ("""
+        class Acc {
+        public:
+            float a[4];
+        private:
+            int n[2];
+        public:
+            float get(int j) { n[1] = 1; return a[j] + float(n[1]); }
+        };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            Acc acc;
+            for (int j = 0; j < 4; ++j) acc.a[j] = float(j + i);
+            out[i] = acc.get(3 + off);
+        }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 4, o[4:]])),
     "generic_lambda_pointer_parameter": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};

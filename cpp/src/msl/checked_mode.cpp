@@ -47,6 +47,13 @@ namespace {
 bool statement_boundary(const Token& b) {
   return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
 }
+// The token at j ends what comes before a declaration: a statement's end, or the ':' of an
+// access specifier (`public: float a[4];`).
+bool boundary_at(const std::vector<Token>& t, std::size_t j) {
+  if (statement_boundary(t[j])) return true;
+  return t[j].is(":") && j > 0 &&
+         (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
+}
 
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
 const char* const kOneStatement =
@@ -191,7 +198,7 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
     } else if (b.is("(") || b.is("[") || b.is("{")) {
       if (depth == 0) break;
       --depth;
-    } else if (depth == 0 && (b.is(";") || b.kind == TokenKind::directive)) {
+    } else if (depth == 0 && boundary_at(t, first - 1)) {
       break;
     }
     --first;
@@ -278,7 +285,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     bool ok = true;
     while (k > 0) {
       const Token& b = t[k - 1];
-      if (statement_boundary(b) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
+      if (boundary_at(t, k - 1) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
       if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
         int depth = 0;
         while (k > 0) {
@@ -302,7 +309,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     }
     // Storage qualifiers before the type (`constexpr constant`, `static const`, …).
     bool constant_data = false;
-    for (std::size_t q = k; ok && q > 0 && !statement_boundary(t[q - 1]); --q) {
+    for (std::size_t q = k; ok && q > 0 && !boundary_at(t, q - 1); --q) {
       const Token& b = t[q - 1];
       if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
@@ -329,7 +336,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     const std::size_t after = t[j].is("=") ? d.after : j;
     if (!why && t[after].is(",")) {
       std::size_t first = k;
-      while (first > 0 && !statement_boundary(t[first - 1])) --first;
+      while (first > 0 && !boundary_at(t, first - 1)) --first;
       if (!split_declarators(t, d, after, first, found)) why = kOneStatement;
     }
     if (why) {
