@@ -133,6 +133,30 @@ CASES = {
             device float* q = &rows[i].v[1];
             q[2 + off] = 5.0f;
         }""", np.float32, 0, "struct array member", lambda o, x: np.where(np.arange(16) % 4 == 3, 5, o).astype(np.float32)),
+    "address_of_vector_component": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float4 v = float4(1.0f, 2.0f, 3.0f, float(i));
+            thread float* q = &v[1];
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32), o[4:]])),
+    "address_of_metal_array_element": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            array<float, 4> a = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = &a[2];
+            out[i] = q[1 + off] + float(i);
+        }""", np.float32, 0, "metal::array", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 4, o[4:]])),
+    "address_of_matrix_column": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float2x2 m(float2(1.0f, 2.0f), float2(3.0f, 4.0f));
+            thread float2* c = &m[0];
+            out[i] = c[1 + off].y;
+        }""", np.float32, 0, "matrix column", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "address_of_vector_in_private_array": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float4 rows[2] = {float4(1.0f), float4(5.0f, 6.0f, 7.0f, 8.0f)};
+            thread float* q = &rows[1][2];
+            out[i] = q[1 + off];
+        }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
     # ---- volatile memory ----
     "volatile_device_helper": ("""
         void put(volatile device float* p, uint j, float v) { p[j] = v; }

@@ -74,14 +74,21 @@ METAL_FUNC mtl_checked<const T> rows_as_elements(const mtl_checked<const mtl_che
   return r;
 }
 
+template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i);
 template <class P, class I> METAL_FUNC P checked_offset(const P& p, I i) { return p + i; }
-template <class P, class I, class J, class... R> METAL_FUNC auto checked_offset(const P& p, I i, J j, R... r) {
+template <class T, class I, class J, class... R, enable_if_t<is_checked_array<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
   return checked_offset(rows_as_elements(p + i), j, r...);
+}
+// Rows that are no checked arrays (`float4 t[4]`: `&t[1][2]`): the row's own element address.
+template <class T, class I, class J, class... R, enable_if_t<!is_checked_array<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
+  return element_address(*(p + i), j, r...);
 }
 
 // The address of an element: a checked pointer with the array's bounds for a checked
-// array, else `&a[i]…` as C++ takes it (a vector's component, a metal::array's element, a
-// pointer's: a raw pointer, checked again against the argument it points into).
+// array, a vector, a metal::array or a matrix, else `&a[i]…` as C++ takes it (a pointer's:
+// a raw pointer, checked again against the argument it points into).
 template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> whole_array(mtl_checked_array<T, N, K>& a) {
   return mtl_checked<T>(a.data_, N, a.what());
 }
@@ -89,8 +96,32 @@ template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> whole_array(const mtl_checked_array<T, N, K>& a) {
   return mtl_checked<const T>(a.data_, N, a.what());
 }
+// The elements of a vector, a metal::array and a matrix's columns, as a checked pointer
+// (their components are contiguous), so that `&v[i]` keeps their bounds too.
+template <class T, int N, bool P> METAL_FUNC mtl_checked<T> whole_array(mtl_vector<T, N, P>& v) {
+  return mtl_checked<T>(&v[0], N, "vector component");
+}
+template <class T, int N, bool P> METAL_FUNC mtl_checked<const T> whole_array(const mtl_vector<T, N, P>& v) {
+  return mtl_checked<const T>(&v[0], N, "vector component");
+}
+template <class T, size_t N> METAL_FUNC mtl_checked<T> whole_array(array<T, N>& a) {
+  return mtl_checked<T>(a.mtl_elements, N, "metal::array");
+}
+template <class T, size_t N> METAL_FUNC mtl_checked<const T> whole_array(const array<T, N>& a) {
+  return mtl_checked<const T>(a.mtl_elements, N, "metal::array");
+}
+template <class T, int C, int R> METAL_FUNC mtl_checked<vec<T, R>> whole_array(matrix<T, C, R>& m) {
+  return mtl_checked<vec<T, R>>(m.columns, C, "matrix column");
+}
+template <class T, int C, int R> METAL_FUNC mtl_checked<const vec<T, R>> whole_array(const matrix<T, C, R>& m) {
+  return mtl_checked<const vec<T, R>>(m.columns, C, "matrix column");
+}
+
 template <class A, bool Checked = is_checked_array<remove_cv_t<A>>::value> struct element_address_of {
-  template <class I> static METAL_FUNC auto get(A& a, I i) -> decltype(&a[i]) { return &a[i]; }
+  // whole_array's where A has one, else C++'s `&a[i]` (a pointer's: checked again against its argument).
+  template <class I> static METAL_FUNC auto pick(A& a, I i, int) -> decltype(whole_array(a) + i) { return whole_array(a) + i; }
+  template <class I> static METAL_FUNC auto pick(A& a, I i, long) -> decltype(&a[i]) { return &a[i]; }
+  template <class I> static METAL_FUNC auto get(A& a, I i) -> decltype(pick(a, i, 0)) { return pick(a, i, 0); }
   template <class I, class J, class... R> static METAL_FUNC auto get(A& a, I i, J j, R... r) {
     return element_address_of<remove_reference_t<decltype(a[i])>>::get(a[i], j, r...);
   }
