@@ -28,10 +28,13 @@ int brace_kind(const std::vector<Token>& t, std::size_t i, const std::vector<int
 bool is_unary(const std::vector<Token>& t, std::size_t i) {
   if (i == 0) return false;
   const Token& p = t[i - 1];
-  if (p.is("(") || p.is(",") || p.is("=") || p.is("{") || p.is("?") || p.is(":") || p.is(";") || p.is("}"))
-    return true;
   if (p.is_identifier("return")) return true;
-  return p.is(")") && i > 1 && t[i - 2].is("*");  // a cast to a pointer: `(device uint*)&p[i]`
+  if (p.is(")")) return i > 1 && t[i - 2].is("*");  // a cast to a pointer: `(device uint*)&p[i]`
+  // After an operator or a statement's start; not after an operand's end (`]`), nor where
+  // '>' may close a template's arguments (`vec<int, 2> &r`) or '++' be postfix.
+  // Nor after '*' (`thread float* &r`: a reference to a pointer).
+  return p.kind == TokenKind::punct && !(p.is("]") || p.is(">") || p.is(">>") || p.is("++") || p.is("--") ||
+                                         p.is(".") || p.is("->") || p.is("::") || p.is("*"));
 }
 
 // The innermost bracket open at i (its index), or npos at the statement's level.
@@ -119,7 +122,8 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     }
     if (!ok || k + 1 >= t.size()) continue;
     const Token& after = t[k + 1];
-    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--")) continue;
+    // (`float a, &r = a;`: a reference declarator, not an address.)
+    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=")) continue;
     if (subscripts.empty()) {
       out.replace[i] = "metal::mtl_rt::variable_address(";
       out.before[k + 1] += ")";

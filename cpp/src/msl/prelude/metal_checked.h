@@ -214,6 +214,8 @@ template <class T> struct mtl_checked {
   METAL_FUNC bool operator==(U* raw) const { return base_ + offset_ == raw; }
   template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
   METAL_FUNC bool operator!=(U* raw) const { return base_ + offset_ != raw; }
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC long long operator-(U* raw) const { return base_ + offset_ - raw; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
   METAL_FUNC operator T*() const { return base_ + offset_; }

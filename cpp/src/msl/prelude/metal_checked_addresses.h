@@ -87,8 +87,8 @@ METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
 }
 
 // The address of an element: a checked pointer with the array's bounds for a checked
-// array, a vector, a metal::array or a matrix, else `&a[i]…` as C++ takes it (a pointer's:
-// a raw pointer, checked again against the argument it points into).
+// array, a vector, a metal::array, a matrix or a checked pointer, else `&a[i]…` as C++
+// takes it (a raw pointer's: checked again against the argument it points into).
 template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> whole_array(mtl_checked_array<T, N, K>& a) {
   return mtl_checked<T>(a.data_, N, a.what());
 }
@@ -117,10 +117,15 @@ template <class T, int C, int R> METAL_FUNC mtl_checked<const vec<T, R>> whole_a
   return mtl_checked<const vec<T, R>>(m.columns, C, "matrix column");
 }
 
+// A checked pointer's element (`&p[i]`): the pointer moved, its bounds kept.
+template <class T> METAL_FUNC mtl_checked<T> whole_array(const mtl_checked<T>& p) { return p; }
+
 template <class A, bool Checked = is_checked_array<remove_cv_t<A>>::value> struct element_address_of {
   // whole_array's where A has one, else C++'s `&a[i]` (a pointer's: checked again against its argument).
-  template <class I> static METAL_FUNC auto pick(A& a, I i, int) -> decltype(whole_array(a) + i) { return whole_array(a) + i; }
-  template <class I> static METAL_FUNC auto pick(A& a, I i, long) -> decltype(&a[i]) { return &a[i]; }
+  template <class X, class I> static METAL_FUNC auto pick(X& a, I i, int) -> decltype(whole_array(a) + i) {
+    return whole_array(a) + i;
+  }
+  template <class X, class I> static METAL_FUNC auto pick(X& a, I i, long) -> decltype(&a[i]) { return &a[i]; }
   template <class I> static METAL_FUNC auto get(A& a, I i) -> decltype(pick(a, i, 0)) { return pick(a, i, 0); }
   template <class I, class J, class... R> static METAL_FUNC auto get(A& a, I i, J j, R... r) {
     return element_address_of<remove_reference_t<decltype(a[i])>>::get(a[i], j, r...);
