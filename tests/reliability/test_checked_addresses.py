@@ -157,6 +157,15 @@ CASES = {
             thread float* q = &rows[1][2];
             out[i] = q[1 + off];
         }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
+    "array_passed_to_deduced_parameter": ("""
+        template <typename P> void set(P p, int j, float v) { p[j] = v; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            auto twice = [](auto p, int j) { p[j] *= 2.0f; };
+            set(t, 3 + off, float(i));
+            twice(t, 0);
+            out[i] = t[0] + t[3];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 2, o[4:]])),
     # ---- volatile memory ----
     "volatile_device_helper": ("""
         void put(volatile device float* p, uint j, float v) { p[j] = v; }
@@ -270,3 +279,55 @@ def test_in_bounds_twin_matches_numpy(name, checked):
     inputs = [np.arange(16).astype(dtype) * 2 + 1 for _ in range(extra)]
     want = np.asarray(expected(initial, inputs), dtype)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+# ---- valid MSL around addresses that must compile and agree on both devices ----
+
+VALID_SRC = HEADER + """
+struct Acc {
+    float data[4];
+    thread float* at(int j) { return &data[j]; }
+};
+float total(threadgroup float* p, uint n) {
+    threadgroup float* e = &p[n];
+    float s = 0.0f;
+    for (threadgroup float* q = &p[0]; q != e; ++q) s += *q;
+    return s;
+}
+template <typename T> T first(thread T* p) { return *p; }
+kernel void k(device float* out [[buffer(0)]], device atomic_uint* counter [[buffer(1)]],
+              uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tg[4];
+    threadgroup atomic_uint hits;
+    if (l == 0) atomic_store_explicit(&hits, 0u, memory_order_relaxed);
+    tg[l] = float(l);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    atomic_fetch_add_explicit(&hits, 1u, memory_order_relaxed);
+    uint expected = 0u;
+    atomic_compare_exchange_weak_explicit(&counter[0], &expected, 7u, memory_order_relaxed, memory_order_relaxed);
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float x = 5.0f, y = 6.0f;
+    thread float* p = &t[0];
+    long d = &t[3] - &t[0];
+    long e = &out[i] - out;
+    bool same = (&x == p) || (p == &x) || (&x != &y) || (&t[1] < &t[2]);
+    thread float* c = i > 1 ? &t[1] : &y;
+    Acc acc = {{1.0f, 2.0f, 3.0f, 4.0f}};
+    *acc.at(2) = 9.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = float(d) + float(e) + p[1] + *&x + (same ? 100.0f : 0.0f) + *c + acc.data[2] + total(tg, 4) +
+             first(&t[2]) + first(&x) + float(atomic_load_explicit(&hits, memory_order_relaxed));
+}
+"""
+
+
+def test_addresses_compile_and_agree_with_numpy():
+    i = np.arange(4)
+    c = np.where(i > 1, 2.0, 6.0)
+    want = (3 + i + 2 + 5 + 100 + c + 9 + 6 + 3 + 5 + 4).astype(np.float32)
+    for checked in (False, True):
+        out = np.zeros(4, np.float32)
+        counter = np.zeros(1, np.uint32)
+        mc.Device("cpu", checked=checked).compile(VALID_SRC).k(4, out, counter, threadgroup=4)
+        assert out.tolist() == want.tolist(), checked
+        assert counter.tolist() == [7]

@@ -138,4 +138,34 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
   return out;
 }
 
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names) {
+  // `threadgroup T name[N]…;`: the name before the first '[' of the declaration.
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_identifier("threadgroup")) continue;
+    for (std::size_t j = i + 1; j + 1 < t.size(); ++j) {
+      if (t[j].is("*") || t[j].is("&") || t[j].is(";") || t[j].is("(") || t[j].is(")") || t[j].is("=") ||
+          t[j].is(",") || t[j].is("{"))
+        break;
+      if (t[j].kind == TokenKind::identifier && t[j + 1].is("[") && !(j + 2 < t.size() && t[j + 2].is("["))) {
+        names.insert(t[j].text);
+        break;
+      }
+    }
+  }
+  static const auto& not_calls = *new std::set<std::string>{"sizeof", "alignof", "decltype", "static_assert", "if",
+                                                            "while", "for", "switch", "return", "noexcept", "alignas"};
+  std::map<std::size_t, std::string> before;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !names.count(t[i].text)) continue;
+    if (!(t[i - 1].is("(") || t[i - 1].is(",")) || !(t[i + 1].is(",") || t[i + 1].is(")"))) continue;
+    const std::size_t open = open_bracket(t, i);
+    if (open == std::string::npos || open == 0 || !t[open].is("(")) continue;
+    const Token& callee = t[open - 1];
+    if (!((callee.kind == TokenKind::identifier && !not_calls.count(callee.text)) || callee.is(">"))) continue;
+    before[i] += "metal::mtl_rt::array_arg(";
+    before[i + 1] += ")";
+  }
+  return before;
+}
+
 }  // namespace metalcall::msl

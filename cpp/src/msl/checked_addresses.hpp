@@ -28,4 +28,10 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
                                       const std::set<std::string>& function_templates,
                                       const std::map<std::size_t, std::string>& deduced);
 
+/** Checked arrays passed whole to a function (`f(t)`, `Foo f(t);`), by the names of the
+ *  source's checked arrays (`names`; threadgroup ones are found here): text before tokens,
+ *  `metal::mtl_rt::array_arg(t)`, what the array decays to in MSL (a checked pointer), so that
+ *  a parameter deduced by value gets a pointer, not a copy of the array. */
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names);
+
 }  // namespace metalcall::msl

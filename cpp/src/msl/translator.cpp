@@ -107,6 +107,9 @@ class Translator {
       AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
       for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
       checked_replace_ = std::move(addresses.replace);
+      std::set<std::string> array_names;
+      for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
+      for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
       deduced_thread_params_ = std::move(deduced.thread_parameters);
       array_references_ = array_reference_parameters(t_);
       AutoPointerParameters autos = auto_pointer_parameters(t_);

@@ -138,6 +138,30 @@ template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i) {
   return element_address_of<remove_reference_t<A>>::get(a, i...);
 }
 
+// ---- `f(t)`: a checked array passed whole (the translator writes array_arg(t)) ----
+}  // namespace mtl_rt
+
+// What the array decays to in MSL, a checked pointer to its first element, so that a
+// parameter deduced by value (`template <class P> void f(P p)`, `[](auto p)`) gets a pointer
+// that writes through to the array, not a copy of it; it still binds to an array
+// reference parameter (`thread float (&a)[4]`: the checked array itself).
+template <class E, class A> struct mtl_checked_array_arg : mtl_checked<E> {
+  A* array_;
+  METAL_FUNC mtl_checked_array_arg(const mtl_checked<E>& p, A* a) : mtl_checked<E>(p), array_(a) {}
+  METAL_FUNC operator A&() const { return *array_; }
+};
+
+namespace mtl_rt {
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked_array_arg<T, mtl_checked_array<T, N, K>> array_arg(mtl_checked_array<T, N, K>& a) {
+  return mtl_checked_array_arg<T, mtl_checked_array<T, N, K>>(whole_array(a), &a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>> array_arg(const mtl_checked_array<T, N, K>& a) {
+  return mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>>(whole_array(a), &a);
+}
+template <class X> METAL_FUNC X&& array_arg(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
+
 // ---- `&x` (the translator writes variable_address(x)) ----
 // A checked pointer to one element: the address of a private or threadgroup variable
 // (extent 1), or, where x lies in a kernel's argument (a `device T&` to a buffer's
