@@ -204,6 +204,12 @@ CASES = {
             u[1] = 6.0f;
             out[i] = x + y + t[3 + off] + u[1];
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 13, np.float32), o[4:]])),
+    "array_after_pointer_declarator": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 3.0f;
+            thread float *q = &x, t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            out[i] = *q + t[3 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 7, np.float32), o[4:]])),
     "array_after_scalar_in_struct": ("""
         struct P { float w, a[4]; };
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {

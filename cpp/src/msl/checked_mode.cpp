@@ -182,9 +182,9 @@ bool is_statement_keyword(const std::string& word) {
   return words.count(word) > 0;
 }
 
-// `float x, t[4];` (the array at `name`, after a declarator that is not an array): from the
-// statement's start, its type and the first declarator, then split_declarators as for an
-// array first; the statement's ',' rewrites go with the first array. False (the array
+// `float x, t[4];`, `float *q, t[4];` (the array at `name`, after a declarator that is not
+// an array): from the statement's start, its type and the first declarator, then
+// split_declarators as for an array first; the statement's ',' rewrites go with the first array. False (the array
 // stays unchecked, as the statement is not a local declaration this knows) otherwise.
 bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
                         std::map<std::size_t, CheckedArray>& found) {
@@ -209,8 +209,15 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
   CheckedArray head;
   head.begin = j;
   head.kind = kind;
+  std::size_t type_end = name;  // a pointer declarator's '*' (`float *q, t[4];`), else the name
   while (j < name) {
     if (t[j].kind == TokenKind::identifier && j + 1 < name && (t[j + 1].is("=") || t[j + 1].is(","))) break;
+    if (t[j].is("*") && j > head.begin) {
+      type_end = j;
+      while (j < name && (t[j].is("*") || t[j].is_identifier("const"))) ++j;
+      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return false;
+      break;
+    }
     if (t[j].is("<")) {  // template arguments: to the matching '>'
       int angle = 0;
       for (; j < name; ++j) {
@@ -229,7 +236,8 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
     ++j;
   }
   if (j >= name || j == head.begin) return false;
-  for (std::size_t k = head.begin; k < j; ++k)
+  if (type_end == name) type_end = j;
+  for (std::size_t k = head.begin; k < type_end; ++k)
     if (!t[k].is_identifier("thread")) head.type.push_back(k);
   // The first declarator's initializer, to the ',' of the statement.
   std::size_t comma = j + 1;

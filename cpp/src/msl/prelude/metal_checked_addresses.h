@@ -161,6 +161,12 @@ METAL_FUNC mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>> arra
   return mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>>(whole_array(a), &a);
 }
 template <class X> METAL_FUNC X&& array_arg(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
+// To a template's deduced `thread T*` / `const T*` parameter (checked_thread_params.hpp):
+// the checked pointer, as for the array itself.
+template <class E, class A> METAL_FUNC mtl_checked<E> thread_arg(mtl_checked_array_arg<E, A> a) { return a; }
+template <class E, class A> METAL_FUNC mtl_checked<const E> thread_arg_const(mtl_checked_array_arg<E, A> a) {
+  return mtl_checked<E>(a);
+}
 
 // ---- `&x` (the translator writes variable_address(x)) ----
 // A checked pointer to one element: the address of a private or threadgroup variable
