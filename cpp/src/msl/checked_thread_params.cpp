@@ -339,12 +339,14 @@ AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t) {
     std::string space;
     const std::size_t star = pointer_star(t, i, &space);
     if (star == npos) continue;
-    bool is_auto = false, is_const = space == "constant";
+    // Only `auto` with qualifiers and the address space before the '*'.
+    bool is_auto = false, other = false, is_const = space == "constant";
     for (std::size_t k = i; k < star; ++k) {
       if (t[k].is_identifier("auto")) is_auto = true;
       else if (t[k].is_identifier("const")) is_const = true;
-      else if (!(t[k].is_identifier("volatile") || t[k].is_identifier(space.c_str()))) is_auto = false, k = star;
+      else if (!(t[k].is_identifier("volatile") || t[k].is_identifier(space.c_str()))) other = true;
     }
+    if (other) continue;
     std::size_t name = star + 1;
     if (!is_auto || name + 1 >= t.size() || t[name].kind != TokenKind::identifier ||
         !(t[name + 1].is(",") || t[name + 1].is(")")))

@@ -87,35 +87,7 @@ class Translator {
     uses_fibers_ = fiber_kernels(t_, kernels_);
     kernel_qualified_names_ = qualified_kernel_names(t_, kernels_);
     if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
-    if (checked_) {
-      checked_arrays_ = find_checked_arrays(t_);
-      for (const auto& [first, array] : checked_arrays_) {
-        if (!array.refused.empty()) fail(array.name, array.refused);
-        checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
-        checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
-        if (array.wrap_last) {
-          checked_braces_.insert(array.wrap_first);
-          checked_wrap_ends_.insert(array.wrap_last);
-        }
-      }
-      checked_addresses_ = find_checked_addresses(t_, kernels_);
-      function_templates_ = function_template_names(t_);
-      DeducedArguments deduced = deduced_thread_arguments(t_);
-      checked_before_ = std::move(deduced.before);
-      std::set<std::size_t> handled;
-      for (const auto& [amp, text] : checked_addresses_) handled.insert(amp);
-      AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
-      for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
-      checked_replace_ = std::move(addresses.replace);
-      std::set<std::string> array_names;
-      for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
-      for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
-      deduced_thread_params_ = std::move(deduced.thread_parameters);
-      array_references_ = array_reference_parameters(t_);
-      AutoPointerParameters autos = auto_pointer_parameters(t_);
-      array_references_.insert(autos.params.begin(), autos.params.end());
-      for (const auto& [at, text] : autos.before) checked_before_[at] = text + checked_before_[at];
-    }
+    if (checked_) analyse_for_checked_mode();
     space_overloads_ = address_space_overloads(t_);
     if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
     if (target_.wraps_conditional_literals()) conditional_literals_ = conditional_int_literals(t_);
@@ -200,6 +172,40 @@ class Translator {
   SourceMap map_;
   int line_ = 1, column_ = 1;
   int last_user_end_ = 0;  // user column just past the last emitted token on this line
+
+  // Checked mode: what the token walk rewrites (checked_mode.hpp, checked_thread_params.hpp,
+  // checked_addresses.hpp).
+  void analyse_for_checked_mode() {
+    checked_arrays_ = find_checked_arrays(t_);
+    for (const auto& [first, array] : checked_arrays_) {
+      if (!array.refused.empty()) fail(array.name, array.refused);
+      checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
+      checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
+      if (array.wrap_last) {
+        checked_braces_.insert(array.wrap_first);
+        checked_wrap_ends_.insert(array.wrap_last);
+      }
+    }
+    checked_addresses_ = find_checked_addresses(t_, kernels_);
+    function_templates_ = function_template_names(t_);
+    DeducedArguments deduced = deduced_thread_arguments(t_);
+    checked_before_ = std::move(deduced.before);
+    std::set<std::size_t> handled;
+    for (const auto& [amp, text] : checked_addresses_) handled.insert(amp);
+    // Texts before one token nest: an address's `)` closes before a thread_arg's, an
+    // array_arg( opens inside one, a lambda's `auto p = …;` comes before a statement's own.
+    AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
+    for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
+    checked_replace_ = std::move(addresses.replace);
+    std::set<std::string> array_names;
+    for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
+    for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
+    deduced_thread_params_ = std::move(deduced.thread_parameters);
+    array_references_ = array_reference_parameters(t_);
+    AutoPointerParameters autos = auto_pointer_parameters(t_);
+    array_references_.insert(autos.params.begin(), autos.params.end());
+    for (const auto& [at, text] : autos.before) checked_before_[at] = text + checked_before_[at];
+  }
 
   [[noreturn]] void fail(std::size_t i, const std::string& message) const { throw error_at(src_, t_[i], message); }
 

@@ -219,6 +219,10 @@ template <class T> struct mtl_checked {
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
   METAL_FUNC operator T*() const { return base_ + offset_; }
+  // A cast to a plain pointer of another type (`(thread const uchar*)&x`: a `thread` pointer
+  // cast stays plain): the same address, unchecked from there.
+  template <class U, enable_if_t<!is_same<U, T>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)(base_ + offset_); }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }

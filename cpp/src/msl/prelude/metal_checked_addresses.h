@@ -33,6 +33,8 @@ template <class V> struct mtl_checked_void {
 
   METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)base_ + offset_); }
   METAL_FUNC operator V*() const { return address(); }
+  template <class U, enable_if_t<!is_same<U, V>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)address(); }  // `(thread uchar*)v`: plain
   METAL_FUNC bool operator==(const mtl_checked_void& o) const { return address() == o.address(); }
   METAL_FUNC bool operator!=(const mtl_checked_void& o) const { return address() != o.address(); }
   METAL_FUNC bool operator==(decltype(nullptr)) const { return address() == nullptr; }
