@@ -277,6 +277,12 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   // Decayed like an array (to a prelude function's `T*` parameter): unchecked from there.
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }
+  // A cast to a plain pointer of another type (`(thread const uchar*)t`: a `thread` pointer
+  // cast stays plain): the same address, unchecked from there.
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator U*() { return (U*)data_; }
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)data_; }
   METAL_FUNC T* begin() { return data_; }
   METAL_FUNC T* end() { return data_ + N; }
   METAL_FUNC const T* begin() const { return data_; }
