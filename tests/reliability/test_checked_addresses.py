@@ -337,3 +337,25 @@ def test_addresses_compile_and_agree_with_numpy():
         mc.Device("cpu", checked=checked).compile(VALID_SRC).k(4, out, counter, threadgroup=4)
         assert out.tolist() == want.tolist(), checked
         assert counter.tolist() == [7]
+
+
+# Byte views through `thread` pointer casts (ggml's dequantizers): a cast to a plain pointer of
+# another type compiles for a checked pointer (`&x`) and a checked array alike.
+CASTS_SRC = HEADER + """
+kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    uint qh = 0x04030201u + i;
+    thread const uint8_t* qh8 = (thread const uint8_t*)&qh;
+    const thread uchar* b = reinterpret_cast<const thread uchar*>(&qh);
+    uint16_t sc16[2] = {0x0201, 0x0403};
+    thread const uint8_t* sc8 = (thread const uint8_t*)sc16;
+    out[i] = uint(qh8[0]) + uint(b[3]) * 10u + uint(sc8[3]) * 100u;
+}
+"""
+
+
+def test_byte_views_through_thread_pointer_casts():
+    want = (1 + np.arange(4) + 40 + 400).astype(np.uint32)
+    for checked in (False, True):
+        out = np.zeros(4, np.uint32)
+        mc.Device("cpu", checked=checked).compile(CASTS_SRC).k(4, out)
+        assert out.tolist() == want.tolist(), checked
