@@ -166,6 +166,18 @@ CASES = {
             twice(t, 0);
             out[i] = t[0] + t[3];
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 2, o[4:]])),
+    "byte_view_of_scalar_through_thread_cast": ("""
+        kernel void k(device uint* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            uint qh = 0x04030201u;
+            thread const uint8_t* qh8 = (thread const uint8_t*)&qh;
+            out[i] = uint(qh8[3 + off]) + i;
+        }""", np.uint32, 0, "variable", lambda o, x: np.concatenate([np.arange(4, dtype=np.uint32) + 4, o[4:]])),
+    "byte_view_of_private_array_through_cast": ("""
+        kernel void k(device uint* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            uint16_t sc16[2] = {0x0201, 0x0403};
+            const thread uchar* sc8 = reinterpret_cast<const thread uchar*>(sc16);
+            out[i] = uint(sc8[3 + off]) + i;
+        }""", np.uint32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.uint32) + 4, o[4:]])),
     # ---- volatile memory ----
     "volatile_device_helper": ("""
         void put(volatile device float* p, uint j, float v) { p[j] = v; }
@@ -339,8 +351,8 @@ def test_addresses_compile_and_agree_with_numpy():
         assert counter.tolist() == [7]
 
 
-# Byte views through `thread` pointer casts (ggml's dequantizers): a cast to a plain pointer of
-# another type compiles for a checked pointer (`&x`) and a checked array alike.
+# Byte views through `thread` pointer casts (ggml's dequantizers): checked pointers over the
+# same bytes, from a variable's address (`&x`) and from a checked array alike.
 CASTS_SRC = HEADER + """
 kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     uint qh = 0x04030201u + i;

@@ -168,4 +168,21 @@ std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, 
   return before;
 }
 
+bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (i < 2 || star + 2 >= t.size()) return false;
+  if (t[i - 1].is("<")) {
+    const Token& c = t[i - 2];
+    return (c.is_identifier("static_cast") || c.is_identifier("reinterpret_cast") || c.is_identifier("const_cast")) &&
+           t[star + 1].is(">") && t[star + 2].is("(");
+  }
+  // `(T*)x`: not a parameter list (`void f(thread float*)`, `sizeof(thread float*)`), and an
+  // operand follows.
+  if (!t[i - 1].is("(") || !t[star + 1].is(")")) return false;
+  const Token& before = t[i - 2];
+  if (before.kind == TokenKind::identifier && !before.is_identifier("return")) return false;
+  const Token& next = t[star + 2];
+  return next.kind == TokenKind::identifier || next.kind == TokenKind::number || next.is("&") || next.is("(") ||
+         next.is("*") || next.is("::");
+}
+
 }  // namespace metalcall::msl

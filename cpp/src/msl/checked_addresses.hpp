@@ -34,4 +34,9 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
  *  a parameter deduced by value gets a pointer, not a copy of the array. */
 std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names);
 
+/** True when the pointer type at tokens [i, star] is a cast's target: `(thread uchar*)x`,
+ *  `static_cast<thread uchar*>(x)`, `reinterpret_cast<…>(x)` (checked mode makes a `thread`
+ *  one a checked pointer over the same bytes, as for the other address spaces). */
+bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t star);
+
 }  // namespace metalcall::msl

@@ -442,7 +442,7 @@ class Translator {
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
-             is_function_template_argument(t_, i, star, function_templates_)) &&
+             is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
           emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
           i = star;
@@ -599,7 +599,7 @@ class Translator {
 
   // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
   // (Checked mode checks `thread` pointer variables, and parameters as
-  // is_checked_thread_parameter says; a cast stays a plain pointer.)
+  // is_checked_thread_parameter says, and casts: is_pointer_cast.)
   bool declares_variable(std::size_t star) const {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;
