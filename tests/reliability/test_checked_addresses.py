@@ -371,3 +371,25 @@ def test_byte_views_through_thread_pointer_casts():
         out = np.zeros(4, np.uint32)
         mc.Device("cpu", checked=checked).compile(CASTS_SRC).k(4, out)
         assert out.tolist() == want.tolist(), checked
+
+
+# Offsets that are classes converting to an integer (MLX's `Int<1>{}`): a checked pointer
+# takes them like an integer (`src += str_y`, `p[Int<3>{}]`).
+CLASS_OFFSETS_SRC = HEADER + """
+template <int v> struct Int { constexpr operator int() const { return v; } };
+template <typename P, typename S> float two(P p, S s) { float r = p[0]; p += s; return r + *p + p[s]; }
+kernel void k(device float* out [[buffer(0)]], const device float* in [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    thread float* q = t;
+    out[i] = two(q, Int<1>{}) + (q + Int<2>{})[0] + q[Int<3>{}] + two(in + i, Int<0>{});
+}
+"""
+
+
+def test_class_offsets_of_checked_pointers():
+    x = np.arange(4, dtype=np.float32) * 10
+    want = (1 + 2 + 3 + 3 + 4 + 3 * x).astype(np.float32)
+    for checked in (False, True):
+        out = np.zeros(4, np.float32)
+        mc.Device("cpu", checked=checked).compile(CLASS_OFFSETS_SRC).k(4, out, x)
+        assert out.tolist() == want.tolist(), checked

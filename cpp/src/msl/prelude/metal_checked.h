@@ -95,9 +95,11 @@ template <class T> inline T& scratch() {
 }  // namespace mtl_rt
 
 namespace mtl_rt {
-// An index or offset: an integer or an enum (bool excluded).
+// An index or offset: an integer, an enum, or a class that converts to an integer
+// (MLX's `Int<1>{}`, an integral_constant: `src += str_y`).
 template <class I> struct index_type
-    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I))> {};
+    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I) ||
+                               (__is_class(I) && is_convertible<I, long long>::value))> {};
 
 // U* converts to T* implicitly (adds const or volatile): no cast needed.
 // The bytes of an element (1 for void: a void pointer counts bytes).
