@@ -444,7 +444,10 @@ class Translator {
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
              is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
-          emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
+          // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
+          const std::string element = element_text(i, star);
+          const bool deduced = element == "auto" || (element.size() > 5 && element.compare(element.size() - 5, 5, " auto") == 0);
+          emit(deduced && declares_variable(star) ? "metal::mtl_checked" : "metal::mtl_checked<" + element + ">", tok, true);
           i = star;
           continue;
         }

@@ -54,6 +54,12 @@ template <> struct mtl_checked<const volatile void> : mtl_checked_void<const vol
   using mtl_checked_void<const volatile void>::mtl_checked_void;
 };
 
+// `const constant auto* p = q;` is written `metal::mtl_checked p = q;`: its element deduced
+// from a checked pointer (the copy), a checked array or a raw pointer.
+template <class T, unsigned long long N, int K> mtl_checked(mtl_checked_array<T, N, K>&) -> mtl_checked<T>;
+template <class T, unsigned long long N, int K> mtl_checked(const mtl_checked_array<T, N, K>&) -> mtl_checked<const T>;
+template <class U> mtl_checked(U*) -> mtl_checked<U>;
+
 namespace mtl_rt {
 
 // ---- `&t[i]`, `&t[i][j]`, `&s.a[i]` (the translator writes element_address(t, i, j)) ----
