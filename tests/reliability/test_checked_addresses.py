@@ -178,6 +178,14 @@ CASES = {
             const thread uchar* sc8 = reinterpret_cast<const thread uchar*>(sc16);
             out[i] = uint(sc8[3 + off]) + i;
         }""", np.uint32, 0, "private array", lambda o, x: np.concatenate([np.arange(4, dtype=np.uint32) + 4, o[4:]])),
+    "auto_element_pointer_variables": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      const constant float* in [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            const constant auto* q = in + 12;
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread auto* r = &t[2];
+            out[i] = q[i + off] + r[1];
+        }""", np.float32, 1, "argument 'in'", lambda o, x: np.concatenate([x[0][12:] + 4, o[4:]])),
     # ---- volatile memory ----
     "volatile_device_helper": ("""
         void put(volatile device float* p, uint j, float v) { p[j] = v; }
