@@ -401,3 +401,27 @@ def test_class_offsets_of_checked_pointers():
         out = np.zeros(4, np.float32)
         mc.Device("cpu", checked=checked).compile(CLASS_OFFSETS_SRC).k(4, out, x)
         assert out.tolist() == want.tolist(), checked
+
+
+# A trait specialised on pointer types (MLX's pointer_element) sees checked pointers and arrays
+# passed whole as the pointers they stand for.
+POINTER_TRAIT_SRC = HEADER + """
+template <typename T> struct pointer_element {};
+template <typename T> struct pointer_element<thread T*> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<device T*> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<constant T*> { using type = remove_cv_t<T>; };
+template <typename T> using pointer_element_t = typename pointer_element<remove_cv_t<T>>::type;
+template <typename P> void store(P dst, float v) { using U = pointer_element_t<P>; dst[0] = static_cast<U>(v); }
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t[2] = {0.0f, 0.0f};
+    store(t, 3.5f);
+    store(out + i, t[0] + float(i));
+}
+"""
+
+
+def test_pointer_traits_see_checked_pointers():
+    for checked in (False, True):
+        out = np.zeros(4, np.int32)
+        mc.Device("cpu", checked=checked).compile(POINTER_TRAIT_SRC).k(4, out)
+        assert out.tolist() == [3, 4, 5, 6], checked

@@ -185,4 +185,54 @@ bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t sta
          next.is("*") || next.is("::");
 }
 
+std::map<std::size_t, std::string> pointer_specialization_twins(const std::vector<Token>& t) {
+  std::map<std::size_t, std::string> out;
+  std::set<std::string> done;
+  for (std::size_t i = 0; i + 10 < t.size(); ++i) {
+    if (!t[i].is_identifier("template") || !t[i + 1].is("<") ||
+        !(t[i + 2].is_identifier("typename") || t[i + 2].is_identifier("class")) ||
+        t[i + 3].kind != TokenKind::identifier || !t[i + 4].is(">") ||
+        !(t[i + 5].is_identifier("struct") || t[i + 5].is_identifier("class")) ||
+        t[i + 6].kind != TokenKind::identifier || !t[i + 7].is("<"))
+      continue;
+    const std::string& param = t[i + 3].text;
+    const std::string& name = t[i + 6].text;
+    // The argument: qualifiers, an address space, the parameter, one '*'.
+    std::string cv;
+    bool has_param = false, has_star = false, ok = true;
+    std::size_t j = i + 8;
+    for (; j < t.size() && !t[j].is(">") && ok; ++j) {
+      if (t[j].is_identifier("const") || t[j].is_identifier("volatile")) {
+        if (cv.find(t[j].text) == std::string::npos) cv += t[j].text + " ";
+      } else if (t[j].is_identifier("device") || t[j].is_identifier("thread") || t[j].is_identifier("threadgroup")) {
+      } else if (t[j].is_identifier("constant")) {
+        if (cv.find("const") == std::string::npos) cv += "const ";
+      } else if (t[j].is_identifier(param.c_str()) && !has_param && !has_star) {
+        has_param = true;
+      } else if (t[j].is("*") && has_param && !has_star) {
+        has_star = true;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !has_star || j + 1 >= t.size() || !(t[j + 1].is("{") || t[j + 1].is(":"))) continue;
+    std::size_t open = j + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";")) ++open;
+    if (open >= t.size() || !t[open].is("{")) continue;
+    int depth = 0;
+    std::size_t close = open;
+    for (; close < t.size(); ++close) {
+      if (t[close].is("{")) ++depth;
+      else if (t[close].is("}") && --depth == 0) break;
+    }
+    if (close + 1 >= t.size() || !t[close + 1].is(";") || !done.insert(name + "<" + cv + ">").second) continue;
+    // After the `;` (the next token may start a left-out address-space duplicate).
+    const std::string base = name + "<" + cv + param + "*>";
+    out[close + 1] = "; template <typename " + param + "> struct " + name + "<metal::mtl_checked<" + cv + param +
+                     ">> : " + base + " {}; template <typename " + param + ", typename A_> struct " + name +
+                     "<metal::mtl_checked_array_arg<" + cv + param + ", A_>> : " + base + " {};";
+  }
+  return out;
+}
+
 }  // namespace metalcall::msl

@@ -39,4 +39,11 @@ std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, 
  *  one a checked pointer over the same bytes, as for the other address spaces). */
 bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t star);
 
+/** A class template's partial specialization for pointers (`template <typename T> struct
+ *  pointer_element<device T*> {…};`, MLX's traits): the text replacing its `;`, which adds
+ *  twins for checked pointers and arrays passed whole, `template <typename T> struct
+ *  pointer_element<metal::mtl_checked<T>> : pointer_element<T*> {};` (once per name: the
+ *  address-space variants are one on the CPU). */
+std::map<std::size_t, std::string> pointer_specialization_twins(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl
