@@ -186,6 +186,17 @@ CASES = {
             thread auto* r = &t[2];
             out[i] = q[i + off] + r[1];
         }""", np.float32, 1, "argument 'in'", lambda o, x: np.concatenate([x[0][12:] + 4, o[4:]])),
+    "array_parameter_with_deduced_element": ("""
+        template <typename T, int TN> struct Loader {
+            template <typename U = T>
+            static void load(const device T* src, thread U dst[TN], int n) { for (int k = 0; k < n; k++) dst[k] = U(src[k]); }
+        };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]],
+                      const device float* in [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+            float inter[4];
+            Loader<float, 4>::load(in, inter, 4 + off);
+            out[i] = inter[0] + inter[3];
+        }""", np.float32, 1, "private array", lambda o, x: np.concatenate([np.full(4, x[0][0] + x[0][3], np.float32), o[4:]])),
     # ---- volatile memory ----
     "volatile_device_helper": ("""
         void put(volatile device float* p, uint j, float v) { p[j] = v; }

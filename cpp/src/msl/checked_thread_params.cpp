@@ -369,4 +369,33 @@ AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t) {
   return out;
 }
 
+// `thread U dst[TN]` parameters (a pointer in C++, MLX's gemv): `metal::mtl_checked<U> dst`,
+// a checked pointer, which U deduces from (a private array is passed as array_arg(t)).
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t) {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    bool is_const = false;
+    while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
+    if (j >= t.size() || !t[j].is_identifier("thread")) continue;
+    std::vector<std::size_t> element;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
+      if (t[j].is_identifier("const")) is_const = true;
+      else element.push_back(j);
+    }
+    // The last name is the parameter's; one extent, then the list goes on or ends.
+    if (element.size() < 2 || j >= t.size() || !t[j].is("[")) continue;
+    const std::size_t name = element.back();
+    element.pop_back();
+    if (t[name].kind != TokenKind::identifier) continue;
+    std::size_t end = j;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")") || t[end].is("="))) continue;
+    found[i] = {end - 1, "metal::mtl_checked<" + std::string(is_const ? "const " : "") + type_text(t, element, false) +
+                             "> " + t[name].text};
+  }
+  return found;
+}
+
 }  // namespace metalcall::msl

@@ -51,4 +51,8 @@ struct AutoPointerParameters {
 };
 AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t);
 
+/** `thread U dst[N]` parameters (one extent: a pointer in C++): by first token, the last token
+ *  and the text replacing them, `metal::mtl_checked<U> dst` (a template's U deduces from it). */
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

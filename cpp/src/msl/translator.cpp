@@ -159,7 +159,7 @@ class Translator {
   std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
   // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
   std::map<std::size_t, std::string> checked_replace_;
-  // Checked mode: `thread T (&a)[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
+  // Checked mode: `thread T (&a)[N]`, `thread T a[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
@@ -203,6 +203,8 @@ class Translator {
     for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
     deduced_thread_params_ = std::move(deduced.thread_parameters);
     array_references_ = array_reference_parameters(t_);
+    const auto array_pointers = array_pointer_parameters(t_);
+    array_references_.insert(array_pointers.begin(), array_pointers.end());
     AutoPointerParameters autos = auto_pointer_parameters(t_);
     array_references_.insert(autos.params.begin(), autos.params.end());
     for (const auto& [at, text] : autos.before) checked_before_[at] = text + checked_before_[at];
