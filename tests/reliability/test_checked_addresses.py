@@ -203,6 +203,11 @@ CASES = {
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             put(out, i + 12 + off, 3.0f);
         }""", np.float32, 0, "argument 'out'", lambda o, x: np.concatenate([o[:12], np.full(4, 3, np.float32)])),
+    "volatile_coherent_device_parameter": ("""
+        kernel void k(volatile coherent(system) device float* p [[buffer(0)]], constant int& off [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+            p[i + 12 + off] = 2.0f;
+        }""", np.float32, 0, "argument 'p'", lambda o, x: np.concatenate([o[:12], np.full(4, 2, np.float32)])),
     "volatile_threadgroup_array_and_helper": ("""
         float get(volatile threadgroup float* p, uint j) { return p[j]; }
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]],

@@ -577,7 +577,8 @@ class Translator {
   // the index of the '*'; else npos.
   std::size_t address_space_pointer_end(std::size_t i) const {
     std::size_t j = i;
-    while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile"))) ++j;
+    while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile") || coherent_at(j)))
+      j += coherent_at(j) ? 4 : 1;
     // `thread` pointers too: checked mode is the only caller.
     auto space = [](const Token& t) { return is_address_space(t) || t.is_identifier("thread"); };
     if (j >= t_.size() || !space(t_[j])) return std::string::npos;
@@ -594,6 +595,11 @@ class Translator {
         return std::string::npos;
     }
     return std::string::npos;
+  }
+
+  // `coherent(device)` / `coherent(system)` at j (MSL 3.2; dropped: one memory here).
+  bool coherent_at(std::size_t j) const {
+    return j + 3 < t_.size() && t_[j].is_identifier("coherent") && t_[j + 1].is("(") && t_[j + 3].is(")");
   }
 
   // True when the address space of the pointer type [i, star] is `thread`.
@@ -617,6 +623,10 @@ class Translator {
     std::vector<std::size_t> tokens;
     bool is_const = false, is_volatile = false;
     for (std::size_t j = i; j < star; ++j) {
+      if (coherent_at(j)) {
+        j += 3;
+        continue;
+      }
       if (t_[j].is_identifier("thread")) continue;
       if (is_address_space(t_[j])) {
         is_const = is_const || t_[j].is_identifier("constant");  // constant memory is read-only
