@@ -268,6 +268,15 @@ CASES = {
             for (int j = 0; j < 4; ++j) acc.a[j] = float(j + i);
             out[i] = acc.get(3 + off);
         }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32) + 4, o[4:]])),
+    "static_member_table_defined_outside_its_class": ("""
+        template <int R> struct Tr {};
+        template <> struct Tr<4> {
+            static constant constexpr const float table[2][2] = {{1.0f, 2.0f}, {3.0f, 4.0f}};
+        };
+        constant constexpr const float Tr<4>::table[2][2];
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            out[i] = Tr<4>::table[1][1] + Tr<4>::table[0][1 + off];
+        }""", np.float32, 0, "constant array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
     "generic_lambda_pointer_parameter": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};

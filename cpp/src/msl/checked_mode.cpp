@@ -326,12 +326,30 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found);  // `float x, t[4];`
       continue;
     }
-    if (!ok || k == i || t[i - 1].is("::")) continue;  // `float S::table[4]`: declared elsewhere
-    if (namespace_scope && !constant_data) continue;
+    // `float S<6>::table[8]`: a static member's definition, checked like its declaration
+    // (constant data); the qualifier starts at qualified.
+    std::size_t qualified = i;
+    while (ok && qualified > k && t[qualified - 1].is("::")) {
+      std::size_t q = qualified - 1;
+      if (q > k && t[q - 1].is(">")) {
+        int depth = 0;
+        do {
+          --q;
+          if (t[q].is(">")) ++depth;
+          else if (t[q].is("<")) --depth;
+        } while (q > k && depth > 0);
+      }
+      if (q == k || t[q - 1].kind != TokenKind::identifier) break;
+      qualified = q - 1;
+    }
+    if (!ok || k == i || (qualified == i && t[i - 1].is("::"))) continue;
+    if ((namespace_scope || qualified != i) && !constant_data) continue;
+    if (qualified == k) continue;
     d.kind = constant_data ? 3 : scopes.back() == 2 ? 2 : 1;
     d.begin = k;
-    for (std::size_t j = k; j < i; ++j)
+    for (std::size_t j = k; j < qualified; ++j)
       if (!t[j].is_identifier("thread")) d.type.push_back(j);
+    for (std::size_t j = qualified; j < i; ++j) d.qualifier += t[j].text;
     if (d.type.empty()) continue;
     std::size_t j = i + 1;
     d.extents = array_extents(t, j);

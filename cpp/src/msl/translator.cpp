@@ -683,7 +683,7 @@ class Translator {
     std::string type = type_text(t_, d.type, false);
     for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
       type = "metal::mtl_checked_array<" + type + ", (" + *it + "), " + std::to_string(d.kind) + ">";
-    emit(type + " " + t_[d.name].text, t_[d.begin], true);
+    emit(type + " " + d.qualifier + t_[d.name].text, t_[d.begin], true);
     return d.end - 1;
   }
 
