@@ -245,8 +245,6 @@ def test_macros_in_loop_pragmas(device, rng):
 
 
 def test_void_pointer_buffers(device, rng):
-    if device.checked:
-        pytest.xfail("checked mode: a pointer to void has no element size to check against (mtl_checked<const void>)")
     x = rng.standard_normal((8, 4)).astype(np.float32)
     out = np.zeros(8, np.float32)
     KS_VOID.get(device, "pvoid_rows")(8, x, out, np.uint64(16))

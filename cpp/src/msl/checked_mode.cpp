@@ -47,6 +47,13 @@ namespace {
 bool statement_boundary(const Token& b) {
   return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
 }
+// The token at j ends what comes before a declaration: a statement's end, or the ':' of an
+// access specifier (`public: float a[4];`).
+bool boundary_at(const std::vector<Token>& t, std::size_t j) {
+  if (statement_boundary(t[j])) return true;
+  return t[j].is(":") && j > 0 &&
+         (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
+}
 
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
 const char* const kOneStatement =
@@ -165,6 +172,92 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
   return true;
 }
 
+// Words that end a declaration's type when walking back from its name.
+bool is_statement_keyword(const std::string& word) {
+  static const auto& words = *new std::set<std::string>{
+      "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
+      "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
+      "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
+      "class", "union", "enum", "public", "private", "protected", "namespace"};
+  return words.count(word) > 0;
+}
+
+// `float x, t[4];`, `float *q, t[4];` (the array at `name`, after a declarator that is not
+// an array): from the statement's start, its type and the first declarator, then
+// split_declarators as for an array first; the statement's ',' rewrites go with the first array. False (the array
+// stays unchecked, as the statement is not a local declaration this knows) otherwise.
+bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
+                        std::map<std::size_t, CheckedArray>& found) {
+  std::size_t first = name;
+  int depth = 0;  // brackets of initializers (`float x = f(a, b), t[4];`)
+  while (first > 0) {
+    const Token& b = t[first - 1];
+    if (b.is(")") || b.is("]") || b.is("}")) {
+      if (b.is("}") && depth == 0) break;
+      ++depth;
+    } else if (b.is("(") || b.is("[") || b.is("{")) {
+      if (depth == 0) break;
+      --depth;
+    } else if (depth == 0 && boundary_at(t, first - 1)) {
+      break;
+    }
+    --first;
+  }
+  // The type: [const|thread|volatile…] names, `::` and template arguments, then the first declarator's name.
+  std::size_t j = first;
+  while (j < name && (t[j].is_identifier("const") || t[j].is_identifier("thread") || t[j].is_identifier("volatile"))) ++j;
+  CheckedArray head;
+  head.begin = j;
+  head.kind = kind;
+  std::size_t type_end = name;  // a pointer declarator's '*' (`float *q, t[4];`), else the name
+  while (j < name) {
+    if (t[j].kind == TokenKind::identifier && j + 1 < name && (t[j + 1].is("=") || t[j + 1].is(","))) break;
+    if (t[j].is("*") && j > head.begin) {
+      type_end = j;
+      while (j < name && (t[j].is("*") || t[j].is_identifier("const"))) ++j;
+      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return false;
+      break;
+    }
+    if (t[j].is("<")) {  // template arguments: to the matching '>'
+      int angle = 0;
+      for (; j < name; ++j) {
+        if (t[j].is("<")) ++angle;
+        else if (t[j].is(">")) --angle;
+        else if (t[j].is(">>")) angle -= 2;
+        if (angle <= 0) break;
+      }
+      if (angle != 0) return false;
+      ++j;
+      continue;
+    }
+    if (!(t[j].is("::") || t[j].is_identifier("const") || t[j].is_identifier("volatile") ||
+          (t[j].kind == TokenKind::identifier && !is_statement_keyword(t[j].text))))
+      return false;
+    ++j;
+  }
+  if (j >= name || j == head.begin) return false;
+  if (type_end == name) type_end = j;
+  for (std::size_t k = head.begin; k < type_end; ++k)
+    if (!t[k].is_identifier("thread")) head.type.push_back(k);
+  // The first declarator's initializer, to the ',' of the statement.
+  std::size_t comma = j + 1;
+  if (t[comma].is("=")) {
+    int level = 0;
+    for (++comma; comma < name; ++comma) {
+      if (t[comma].is("(") || t[comma].is("[") || t[comma].is("{")) ++level;
+      else if (t[comma].is(")") || t[comma].is("]") || t[comma].is("}")) --level;
+      else if (level == 0 && t[comma].is(",")) break;
+      else if (level == 0 && t[comma].is("<")) return false;  // `x = vec<int, 2>(…)`
+    }
+  }
+  if (comma >= name || !t[comma].is(",")) return false;
+  if (!split_declarators(t, head, comma, first, found)) return false;
+  auto array = found.find(name);
+  if (array == found.end()) return false;
+  array->second.split_commas.insert(head.split_commas.begin(), head.split_commas.end());
+  return true;
+}
+
 }  // namespace
 
 // Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
@@ -173,11 +266,6 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
 // `constexpr`, `static` (constant data: a lookup table, also at program scope).
 // Pointer arrays stay plain; what cannot be checked is refused (CheckedArray::refused).
 std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>& t) {
-  static const auto& not_types = *new std::set<std::string>{
-      "return", "case", "default", "goto", "else", "do", "typedef", "using", "static", "constexpr", "extern",
-      "threadgroup", "constant", "device", "thread_local", "friend", "operator", "template", "new", "delete",
-      "sizeof", "throw", "if", "while", "for", "switch", "break", "continue", "alignas", "decltype", "struct",
-      "class", "union", "enum", "public", "private", "protected", "namespace", "volatile"};
   static const auto& storage = *new std::set<std::string>{"static", "constexpr", "constant"};
   std::map<std::size_t, CheckedArray> found;
   std::vector<int> scopes;  // per open brace: 0 namespace, 1 function or block, 2 struct
@@ -205,7 +293,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     bool ok = true;
     while (k > 0) {
       const Token& b = t[k - 1];
-      if (statement_boundary(b) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
+      if (boundary_at(t, k - 1) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
       if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
         int depth = 0;
         while (k > 0) {
@@ -220,7 +308,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
         if (depth != 0) ok = false;
         continue;
       }
-      if (b.is("::") || (b.kind == TokenKind::identifier && !not_types.count(b.text))) {
+      if (b.is("::") || (b.kind == TokenKind::identifier && !is_statement_keyword(b.text))) {
         --k;
         continue;
       }
@@ -229,17 +317,39 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     }
     // Storage qualifiers before the type (`constexpr constant`, `static const`, …).
     bool constant_data = false;
-    for (std::size_t q = k; ok && q > 0 && !statement_boundary(t[q - 1]); --q) {
+    for (std::size_t q = k; ok && q > 0 && !boundary_at(t, q - 1); --q) {
       const Token& b = t[q - 1];
       if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
     }
-    if (!ok || k == i || t[i - 1].is("::")) continue;  // `float S::table[4]`: declared elsewhere
-    if (namespace_scope && !constant_data) continue;
+    if (!ok && k == i && t[i - 1].is(",") && !namespace_scope && !found.count(i)) {
+      split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found);  // `float x, t[4];`
+      continue;
+    }
+    // `float S<6>::table[8]`: a static member's definition, checked like its declaration
+    // (constant data); the qualifier starts at qualified.
+    std::size_t qualified = i;
+    while (ok && qualified > k && t[qualified - 1].is("::")) {
+      std::size_t q = qualified - 1;
+      if (q > k && t[q - 1].is(">")) {
+        int depth = 0;
+        do {
+          --q;
+          if (t[q].is(">")) ++depth;
+          else if (t[q].is("<")) --depth;
+        } while (q > k && depth > 0);
+      }
+      if (q == k || t[q - 1].kind != TokenKind::identifier) break;
+      qualified = q - 1;
+    }
+    if (!ok || k == i || (qualified == i && t[i - 1].is("::"))) continue;
+    if ((namespace_scope || qualified != i) && !constant_data) continue;
+    if (qualified == k) continue;
     d.kind = constant_data ? 3 : scopes.back() == 2 ? 2 : 1;
     d.begin = k;
-    for (std::size_t j = k; j < i; ++j)
+    for (std::size_t j = k; j < qualified; ++j)
       if (!t[j].is_identifier("thread")) d.type.push_back(j);
+    for (std::size_t j = qualified; j < i; ++j) d.qualifier += t[j].text;
     if (d.type.empty()) continue;
     std::size_t j = i + 1;
     d.extents = array_extents(t, j);
@@ -252,7 +362,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     const std::size_t after = t[j].is("=") ? d.after : j;
     if (!why && t[after].is(",")) {
       std::size_t first = k;
-      while (first > 0 && !statement_boundary(t[first - 1])) --first;
+      while (first > 0 && !boundary_at(t, first - 1)) --first;
       if (!split_declarators(t, d, after, first, found)) why = kOneStatement;
     }
     if (why) {

@@ -29,6 +29,9 @@ struct CheckedArray {
   // `float a[4], b[4];`: what each ',' becomes (`; ` and the type: one statement each).
   std::map<std::size_t, std::string> split_commas;
   std::string refused;  // why checked mode refuses it (a CompileError), or empty
+  // `constant constexpr const float S<6>::table[8];` (a static member defined outside its
+  // class): the `S<6>::` written before the name.
+  std::string qualifier;
 };
 
 /** The arrays to check, by their first token. */

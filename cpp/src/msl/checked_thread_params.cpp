@@ -330,4 +330,72 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
   return found;
 }
 
+// `thread auto* p` of a generic lambda: `auto&& mtl_arg_p`, and the body starts with
+// `auto p = metal::mtl_rt::thread_arg(mtl_arg_p);` (the argument as a checked pointer).
+AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t) {
+  AutoPointerParameters out;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::string space;
+    const std::size_t star = pointer_star(t, i, &space);
+    if (star == npos) continue;
+    // Only `auto` with qualifiers and the address space before the '*'.
+    bool is_auto = false, other = false, is_const = space == "constant";
+    for (std::size_t k = i; k < star; ++k) {
+      if (t[k].is_identifier("auto")) is_auto = true;
+      else if (t[k].is_identifier("const")) is_const = true;
+      else if (!(t[k].is_identifier("volatile") || t[k].is_identifier(space.c_str()))) other = true;
+    }
+    if (other) continue;
+    std::size_t name = star + 1;
+    if (!is_auto || name + 1 >= t.size() || t[name].kind != TokenKind::identifier ||
+        !(t[name + 1].is(",") || t[name + 1].is(")")))
+      continue;
+    const ThreadParameter p = thread_parameter(t, i, star);
+    if (p.open == npos || !t[p.open - 1].is("]")) continue;  // a lambda's
+    int depth = 0;
+    std::size_t body = p.open;
+    for (; body < t.size(); ++body) {
+      if (t[body].is("(")) ++depth;
+      else if (t[body].is(")")) --depth;
+      else if (depth == 0 && (t[body].is("{") || t[body].is(";"))) break;
+    }
+    if (body + 1 >= t.size() || !t[body].is("{")) continue;
+    const std::string arg = "mtl_arg_" + t[name].text;
+    out.params[i] = {name, "auto&& " + arg};
+    out.before[body + 1] += "auto " + t[name].text + " = metal::mtl_rt::thread_arg" + (is_const ? "_const" : "") +
+                            "(" + arg + "); ";
+  }
+  return out;
+}
+
+// `thread U dst[TN]` parameters (a pointer in C++, MLX's gemv): `metal::mtl_checked<U> dst`,
+// a checked pointer, which U deduces from (a private array is passed as array_arg(t)).
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t) {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> found;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    bool is_const = false;
+    while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
+    if (j >= t.size() || !t[j].is_identifier("thread")) continue;
+    std::vector<std::size_t> element;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
+      if (t[j].is_identifier("const")) is_const = true;
+      else element.push_back(j);
+    }
+    // The last name is the parameter's; one extent, then the list goes on or ends.
+    if (element.size() < 2 || j >= t.size() || !t[j].is("[")) continue;
+    const std::size_t name = element.back();
+    element.pop_back();
+    if (t[name].kind != TokenKind::identifier) continue;
+    std::size_t end = j;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")") || t[end].is("="))) continue;
+    found[i] = {end - 1, "metal::mtl_checked<" + std::string(is_const ? "const " : "") + type_text(t, element, false) +
+                             "> " + t[name].text};
+  }
+  return found;
+}
+
 }  // namespace metalcall::msl

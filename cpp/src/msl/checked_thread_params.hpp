@@ -41,4 +41,18 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t);
  *  that replaces them, `metal::mtl_checked_array<T, (N), 1>& name` (what a private array is). */
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t);
 
+/** `thread auto* p` parameters (any address space) of generic lambdas, which a checked
+ *  pointer cannot spell (`mtl_checked<auto>`): by first token, the name's token and the text
+ *  replacing them (`auto&& mtl_arg_p`), and text before tokens (the body's first: `auto p =
+ *  metal::mtl_rt::thread_arg(mtl_arg_p);`, a checked pointer from an array, a checked or a raw pointer). */
+struct AutoPointerParameters {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> params;
+  std::map<std::size_t, std::string> before;
+};
+AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t);
+
+/** `thread U dst[N]` parameters (one extent: a pointer in C++): by first token, the last token
+ *  and the text replacing them, `metal::mtl_checked<U> dst` (a template's U deduces from it). */
+std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

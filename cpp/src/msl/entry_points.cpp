@@ -76,7 +76,8 @@ std::string builtin_component(Builtin b, int d) {
   return "0u";
 }
 
-// Checked mode: a pointer parameter becomes a bounds-checked pointer over its argument's bytes.
+// Checked mode: a pointer parameter becomes a bounds-checked pointer over its argument's bytes
+// (a `device void*` one counts bytes: element_bytes).
 void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, const ParsedParam& p,
                         const std::string& var, const std::string& address) {
   const std::string element = (p.info.is_const ? "const " : "") + type_text(t, p.type_tokens, true, &k.template_arguments);
@@ -85,7 +86,8 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
                            (p.info.kind == ParamKind::threadgroup_memory ? "threadgroup(" : "buffer(") +
                            std::to_string(p.info.binding) + "))";
   o << "  const metal::mtl_checked<" << element << "> " << var << "((" << element << "*)" << address
-    << ", L->arg_bytes[" << p.info.position << "] / sizeof(" << element << "), \"" << what << "\");\n";
+    << ", L->arg_bytes[" << p.info.position << "] / metal::mtl_rt::element_bytes<" << element << ">::value, \""
+    << what << "\");\n";
   // Raw pointers into it (`&p[i]`) are checked against it again (metal_checked.h).
   o << "  metal::mtl_rt::add_region(" << address << ", L->arg_bytes[" << p.info.position << "], \"" << what
     << "\");\n";

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
+#include "msl/checked_addresses.hpp"
 #include "msl/checked_mode.hpp"
 #include "msl/checked_thread_params.hpp"
 #include "msl/address_space_overloads.hpp"
@@ -87,24 +88,7 @@ class Translator {
     uses_fibers_ = fiber_kernels(t_, kernels_);
     kernel_qualified_names_ = qualified_kernel_names(t_, kernels_);
     if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
-    if (checked_) {
-      checked_arrays_ = find_checked_arrays(t_);
-      for (const auto& [first, array] : checked_arrays_) {
-        if (!array.refused.empty()) fail(array.name, array.refused);
-        checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
-        checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
-        if (array.wrap_last) {
-          checked_braces_.insert(array.wrap_first);
-          checked_wrap_ends_.insert(array.wrap_last);
-        }
-      }
-      checked_addresses_ = find_checked_addresses(t_, kernels_);
-      function_templates_ = function_template_names(t_);
-      DeducedArguments deduced = deduced_thread_arguments(t_);
-      checked_before_ = std::move(deduced.before);
-      deduced_thread_params_ = std::move(deduced.thread_parameters);
-      array_references_ = array_reference_parameters(t_);
-    }
+    if (checked_) analyse_for_checked_mode();
     space_overloads_ = address_space_overloads(t_);
     if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
     if (target_.wraps_conditional_int_literals()) conditional_literals_ = conditional_int_literals(t_);
@@ -181,7 +165,9 @@ class Translator {
   // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
   std::map<std::size_t, std::string> checked_before_;
   std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
-  // Checked mode: `thread T (&a)[N]` parameters: first token → (last token, their text).
+  // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
+  std::map<std::size_t, std::string> checked_replace_;
+  // Checked mode: `thread T (&a)[N]`, `thread T a[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
@@ -195,6 +181,43 @@ class Translator {
   SourceMap map_;
   int line_ = 1, column_ = 1;
   int last_user_end_ = 0;  // user column just past the last emitted token on this line
+
+  // Checked mode: what the token walk rewrites (checked_mode.hpp, checked_thread_params.hpp,
+  // checked_addresses.hpp).
+  void analyse_for_checked_mode() {
+    checked_arrays_ = find_checked_arrays(t_);
+    for (const auto& [first, array] : checked_arrays_) {
+      if (!array.refused.empty()) fail(array.name, array.refused);
+      checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
+      checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
+      if (array.wrap_last) {
+        checked_braces_.insert(array.wrap_first);
+        checked_wrap_ends_.insert(array.wrap_last);
+      }
+    }
+    checked_addresses_ = find_checked_addresses(t_, kernels_);
+    function_templates_ = function_template_names(t_);
+    DeducedArguments deduced = deduced_thread_arguments(t_);
+    checked_before_ = std::move(deduced.before);
+    std::set<std::size_t> handled;
+    for (const auto& [amp, text] : checked_addresses_) handled.insert(amp);
+    // Texts before one token nest: an address's `)` closes before a thread_arg's, an
+    // array_arg( opens inside one, a lambda's `auto p = …;` comes before a statement's own.
+    AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
+    for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
+    checked_replace_ = std::move(addresses.replace);
+    std::set<std::string> array_names;
+    for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
+    for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
+    for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
+    deduced_thread_params_ = std::move(deduced.thread_parameters);
+    array_references_ = array_reference_parameters(t_);
+    const auto array_pointers = array_pointer_parameters(t_);
+    array_references_.insert(array_pointers.begin(), array_pointers.end());
+    AutoPointerParameters autos = auto_pointer_parameters(t_);
+    array_references_.insert(autos.params.begin(), autos.params.end());
+    for (const auto& [at, text] : autos.before) checked_before_[at] = text + checked_before_[at];
+  }
 
   [[noreturn]] void fail(std::size_t i, const std::string& message) const { throw error_at(src_, t_[i], message); }
 
@@ -344,6 +367,10 @@ class Translator {
         }
       if (skip) continue;
       if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
+      if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
+        if (!replaced->second.empty()) emit(replaced->second, tok, true);
+        continue;
+      }
       // A local array's GNU range designator becomes a loop (not at namespace scope: no statements there).
       auto range = range_designators_.find(i);
       if (range != range_designators_.end() && !at_namespace_scope()) active_edits_.insert(range->second.begin(), range->second.end());
@@ -444,12 +471,19 @@ class Translator {
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
-             is_function_template_argument(t_, i, star, function_templates_)) &&
+             is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
-          emit("metal::mtl_checked<" + element_text(i, star) + ">", tok, true);
+          // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
+          const std::string element = element_text(i, star);
+          const bool deduced = element == "auto" || (element.size() > 5 && element.compare(element.size() - 5, 5, " auto") == 0);
+          emit(deduced && declares_variable(star) ? "metal::mtl_checked" : "metal::mtl_checked<" + element + ">", tok, true);
           i = star;
           continue;
         }
+        // `volatile threadgroup float a[N];`: the checked array's elements are volatile.
+        if (id == "volatile" && i + 1 < t_.size() && t_[i + 1].is_identifier("threadgroup") &&
+            declares_storage(i + 1) && emit_checked_array(i + 1, false) != std::string::npos)
+          continue;
         if (id == "threadgroup" && declares_storage(i)) {
           std::size_t next = emit_checked_array(i);
           if (next != std::string::npos) {
@@ -576,7 +610,8 @@ class Translator {
   // the index of the '*'; else npos.
   std::size_t address_space_pointer_end(std::size_t i) const {
     std::size_t j = i;
-    while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile"))) ++j;
+    while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile") || coherent_at(j)))
+      j += coherent_at(j) ? 4 : 1;
     // `thread` pointers too: checked mode is the only caller.
     auto space = [](const Token& t) { return is_address_space(t) || t.is_identifier("thread"); };
     if (j >= t_.size() || !space(t_[j])) return std::string::npos;
@@ -595,6 +630,11 @@ class Translator {
     return std::string::npos;
   }
 
+  // `coherent(device)` / `coherent(system)` at j (MSL 3.2; dropped: one memory here).
+  bool coherent_at(std::size_t j) const {
+    return j + 3 < t_.size() && t_[j].is_identifier("coherent") && t_[j + 1].is("(") && t_[j + 3].is(")");
+  }
+
   // True when the address space of the pointer type [i, star] is `thread`.
   bool thread_pointer(std::size_t i, std::size_t star) const {
     for (std::size_t j = i; j < star; ++j)
@@ -604,7 +644,7 @@ class Translator {
 
   // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
   // (Checked mode checks `thread` pointer variables, and parameters as
-  // is_checked_thread_parameter says; a cast stays a plain pointer.)
+  // is_checked_thread_parameter says, and casts: is_pointer_cast.)
   bool declares_variable(std::size_t star) const {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;
@@ -616,6 +656,10 @@ class Translator {
     std::vector<std::size_t> tokens;
     bool is_const = false, is_volatile = false;
     for (std::size_t j = i; j < star; ++j) {
+      if (coherent_at(j)) {
+        j += 3;
+        continue;
+      }
       if (t_[j].is_identifier("thread")) continue;
       if (is_address_space(t_[j])) {
         is_const = is_const || t_[j].is_identifier("constant");  // constant memory is read-only
@@ -636,8 +680,10 @@ class Translator {
 
   // Checked mode: `threadgroup T name[N][M];` → `static thread_local metal::mtl_checked_array<…> name;`
   // (the target's threadgroup storage qualifier).
-  // Returns the index of the last token consumed, or npos to fall back.
-  std::size_t emit_checked_array(std::size_t i) {
+  // Returns the index of the last token consumed, or npos to fall back; with `write`
+  // false only says which. A `volatile` before `threadgroup` goes to the element type.
+  std::size_t emit_checked_array(std::size_t i, bool write = true) {
+    const bool is_volatile = i > 0 && t_[i - 1].is_identifier("volatile");
     std::size_t name = i + 1;
     while (name + 1 < t_.size() && !t_[name + 1].is("[") && !t_[name + 1].is(";")) ++name;
     if (name + 1 >= t_.size() || !t_[name + 1].is("[") || t_[name].kind != TokenKind::identifier) return std::string::npos;
@@ -649,12 +695,12 @@ class Translator {
       std::size_t j = name + 1;
       const std::vector<std::string> extents = array_extents(t_, j);
       if (j >= t_.size() || extents.empty() || !(t_[j].is(";") || t_[j].is(","))) return std::string::npos;
-      std::string type = type_text(t_, type_tokens, false);
+      std::string type = (is_volatile ? "volatile " : "") + type_text(t_, type_tokens, false);
       for (auto it = extents.rbegin(); it != extents.rend(); ++it)
         type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
       text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
       if (t_[j].is(";")) {
-        emit(text, t_[i], true);
+        if (write) emit(text, t_[i], true);
         return j;
       }
       name = j + 1;  // the next declarator: an array too, or the statement stays as it is
@@ -670,7 +716,7 @@ class Translator {
     std::string type = type_text(t_, d.type, false);
     for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
       type = "metal::mtl_checked_array<" + type + ", (" + *it + "), " + std::to_string(d.kind) + ">";
-    emit(type + " " + t_[d.name].text, t_[d.begin], true);
+    emit(type + " " + d.qualifier + t_[d.name].text, t_[d.begin], true);
     return d.end - 1;
   }
 

@@ -95,11 +95,20 @@ template <class T> inline T& scratch() {
 }  // namespace mtl_rt
 
 namespace mtl_rt {
-// An index or offset: an integer or an enum (bool excluded).
+// An index or offset: an integer, an enum, or a class that converts to an integer
+// (MLX's `Int<1>{}`, an integral_constant: `src += str_y`).
 template <class I> struct index_type
-    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I))> {};
+    : integral_constant<bool, (is_integral<remove_cv_t<I>>::value || __is_enum(I) ||
+                               (__is_class(I) && is_convertible<I, long long>::value))> {};
 
 // U* converts to T* implicitly (adds const or volatile): no cast needed.
+// The bytes of an element (1 for void: a void pointer counts bytes).
+template <class T> struct element_bytes { static constexpr unsigned long long value = sizeof(T); };
+template <> struct element_bytes<void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<const void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<volatile void> { static constexpr unsigned long long value = 1; };
+template <> struct element_bytes<const volatile void> { static constexpr unsigned long long value = 1; };
+
 template <class U, class T> struct pointer_converts {
   static char test(T*);
   static long test(...);
@@ -125,8 +134,8 @@ template <class T> struct mtl_checked {
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : what_(o.what_) {
     unsigned char* bytes = (unsigned char*)o.base_;
-    const unsigned long long total = o.count_ * sizeof(U);
-    const long long at = o.offset_ * (long long)sizeof(U);
+    const unsigned long long total = o.count_ * mtl_rt::element_bytes<U>::value;
+    const long long at = o.offset_ * (long long)mtl_rt::element_bytes<U>::value;
     if (at % (long long)sizeof(T) == 0) {
       base_ = (T*)bytes;
       offset_ = at / (long long)sizeof(T);
@@ -202,12 +211,27 @@ template <class T> struct mtl_checked {
   // p == nullptr (and p == 0): exact, so not ambiguous with the built-in through T*.
   METAL_FUNC bool operator==(decltype(nullptr)) const { return base_ + offset_ == nullptr; }
   METAL_FUNC bool operator!=(decltype(nullptr)) const { return base_ + offset_ != nullptr; }
+  // p == &x where &x stayed a raw pointer: exact (a template, so `p == 0` still means nullptr).
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC bool operator==(U* raw) const { return base_ + offset_ == raw; }
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC bool operator!=(U* raw) const { return base_ + offset_ != raw; }
+  template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC long long operator-(U* raw) const { return base_ + offset_ - raw; }
   METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
   METAL_FUNC operator T*() const { return base_ + offset_; }
+  // A cast to a plain pointer of another type (`(thread const uchar*)&x`: a `thread` pointer
+  // cast stays plain): the same address, unchecked from there.
+  template <class U, enable_if_t<!is_same<U, T>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)(base_ + offset_); }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
+template <class U, class T, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC bool operator==(U* raw, const mtl_checked<T>& p) { return p == raw; }
+template <class U, class T, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC bool operator!=(U* raw, const mtl_checked<T>& p) { return p != raw; }
 template <class T> METAL_FUNC bool operator==(decltype(nullptr), const mtl_checked<T>& p) { return p == nullptr; }
 template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_checked<T>& p) { return p != nullptr; }
 
@@ -255,6 +279,12 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   // Decayed like an array (to a prelude function's `T*` parameter): unchecked from there.
   METAL_FUNC operator T*() { return data_; }
   METAL_FUNC operator const T*() const { return data_; }
+  // A cast to a plain pointer of another type (`(thread const uchar*)t`: a `thread` pointer
+  // cast stays plain): the same address, unchecked from there.
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator U*() { return (U*)data_; }
+  template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)data_; }
   METAL_FUNC T* begin() { return data_; }
   METAL_FUNC T* end() { return data_ + N; }
   METAL_FUNC const T* begin() const { return data_; }
@@ -336,5 +366,7 @@ METAL_CHECKED_EXPECTED(atomic_compare_exchange_strong_explicit)
 #undef METAL_CHECKED_EXPECTED
 
 }  // namespace metal
+
+#include "metal_checked_addresses.h"  // void pointers, `&t[i]` and `&x`
 
 #endif

@@ -1,0 +1,238 @@
+// Checked mode: raw addresses in function bodies rewritten as checked pointers (see
+// checked_addresses.hpp).
+#include "msl/checked_addresses.hpp"
+
+#include "msl/checked_mode.hpp"
+#include "msl/token_text.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+// Scopes by their '{': 0 namespace, 1 function body or block, 2 class, 3 an initializer
+// outside functions (`constant S s = {&x};`: left alone).
+int brace_kind(const std::vector<Token>& t, std::size_t i, const std::vector<int>& open) {
+  const int outer = open.empty() ? 0 : open.back();
+  if (outer == 3) return 3;
+  if (opens_namespace(t, i)) return 0;
+  for (std::size_t k = i; k > 0;) {
+    --k;
+    if (t[k].is(";") || t[k].is("{") || t[k].is("}") || t[k].is(")")) break;
+    if (t[k].is_identifier("struct") || t[k].is_identifier("class") || t[k].is_identifier("union")) return 2;
+  }
+  if (outer != 1 && i > 0 && t[i - 1].is("=")) return 3;
+  return 1;
+}
+
+// True when the '&' at i takes an address (not `a & b`, not a reference declarator).
+bool is_unary(const std::vector<Token>& t, std::size_t i) {
+  if (i == 0) return false;
+  const Token& p = t[i - 1];
+  if (p.is_identifier("return")) return true;
+  if (p.is(")")) return i > 1 && t[i - 2].is("*");  // a cast to a pointer: `(device uint*)&p[i]`
+  // After an operator or a statement's start; not after an operand's end (`]`), nor where
+  // '>' may close a template's arguments (`vec<int, 2> &r`) or '++' be postfix.
+  // Nor after '*' (`thread float* &r`: a reference to a pointer).
+  return p.kind == TokenKind::punct && !(p.is("]") || p.is(">") || p.is(">>") || p.is("++") || p.is("--") ||
+                                         p.is(".") || p.is("->") || p.is("::") || p.is("*"));
+}
+
+// The innermost bracket open at i (its index), or npos at the statement's level.
+std::size_t open_bracket(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j-- > 0;) {
+    if (t[j].is(")") || t[j].is("]")) {
+      ++depth;
+    } else if (t[j].is("(") || t[j].is("[")) {
+      if (depth-- == 0) return j;
+    } else if (t[j].is("{") || t[j].is("}") || t[j].is(";")) {
+      return std::string::npos;
+    }
+  }
+  return std::string::npos;
+}
+
+bool starts_name(const Token& tok) {
+  static const char* const kNot[] = {"operator", "sizeof", "alignof", "new", "delete", "const", "volatile",
+                                     "static_cast", "reinterpret_cast", "const_cast", "as_type", "decltype",
+                                     "typename", "template", "return", "thread", "device", "constant", "threadgroup"};
+  if (tok.kind != TokenKind::identifier) return false;
+  for (const char* k : kNot)
+    if (tok.text == k) return false;
+  return true;
+}
+
+// The ']' matching the '[' at i, or npos (also for a comma at its top level: `t[a, b]`).
+std::size_t subscript_end(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (t[j].is("[") || t[j].is("(") || t[j].is("{")) ++depth;
+    else if (t[j].is(")") || t[j].is("}")) --depth;
+    else if (t[j].is("]") && --depth == 0) return j;
+    else if (depth == 1 && t[j].is(",")) return std::string::npos;
+    else if (t[j].is(";")) return std::string::npos;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
+                                      const std::set<std::string>& function_templates,
+                                      const std::map<std::size_t, std::string>& deduced) {
+  AddressRewrites out;
+  std::vector<int> open;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].is("{")) {
+      open.push_back(brace_kind(t, i, open));
+      continue;
+    }
+    if (t[i].is("}")) {
+      if (!open.empty()) open.pop_back();
+      continue;
+    }
+    if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
+    const std::size_t bracket = open_bracket(t, i);
+    if (bracket != std::string::npos && t[bracket].is("[")) continue;  // a lambda's capture (`[=, &x]`)
+    // An argument a function template deduces its T from (`f(&x)` for `thread T* p`): the
+    // raw pointer, unless its thread_arg takes the checked one.
+    if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
+        function_templates.count(t[bracket - 1].text) && !deduced.count(i))
+      continue;
+    // The operand: a name, then `.m`, `->m` and `[…]`.
+    std::size_t k = i + 1;
+    if (!starts_name(t[k])) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> subscripts;  // the trailing ones: '[' and ']'
+    bool ok = true;
+    while (ok && k + 1 < t.size()) {
+      const Token& n = t[k + 1];
+      if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
+        std::vector<int> swz;
+        if (is_swizzle(t[k + 2].text, &swz)) ok = false;  // a vector's components: no address to take
+        subscripts.clear();
+        k += 2;
+      } else if (n.is("[")) {
+        const std::size_t end = subscript_end(t, k + 1);
+        if (end == std::string::npos || end == k + 2) ok = false;  // `t[]`, `t[a, b]`
+        else subscripts.emplace_back(k + 1, end);
+        k = end;
+      } else {
+        break;
+      }
+    }
+    if (!ok || k + 1 >= t.size()) continue;
+    const Token& after = t[k + 1];
+    // (`float a, &r = a;`: a reference declarator, not an address.)
+    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=")) continue;
+    if (subscripts.empty()) {
+      out.replace[i] = "metal::mtl_rt::variable_address(";
+      out.before[k + 1] += ")";
+      continue;
+    }
+    out.replace[i] = "metal::mtl_rt::element_address(";
+    for (std::size_t s = 0; s < subscripts.size(); ++s) {
+      out.replace[subscripts[s].first] = ", ";
+      out.replace[subscripts[s].second] = s + 1 == subscripts.size() ? ")" : "";
+    }
+  }
+  return out;
+}
+
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names) {
+  // `threadgroup T name[N]…;`: the name before the first '[' of the declaration.
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_identifier("threadgroup")) continue;
+    for (std::size_t j = i + 1; j + 1 < t.size(); ++j) {
+      if (t[j].is("*") || t[j].is("&") || t[j].is(";") || t[j].is("(") || t[j].is(")") || t[j].is("=") ||
+          t[j].is(",") || t[j].is("{"))
+        break;
+      if (t[j].kind == TokenKind::identifier && t[j + 1].is("[") && !(j + 2 < t.size() && t[j + 2].is("["))) {
+        names.insert(t[j].text);
+        break;
+      }
+    }
+  }
+  static const auto& not_calls = *new std::set<std::string>{"sizeof", "alignof", "decltype", "static_assert", "if",
+                                                            "while", "for", "switch", "return", "noexcept", "alignas"};
+  std::map<std::size_t, std::string> before;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !names.count(t[i].text)) continue;
+    if (!(t[i - 1].is("(") || t[i - 1].is(",")) || !(t[i + 1].is(",") || t[i + 1].is(")"))) continue;
+    const std::size_t open = open_bracket(t, i);
+    if (open == std::string::npos || open == 0 || !t[open].is("(")) continue;
+    const Token& callee = t[open - 1];
+    if (!((callee.kind == TokenKind::identifier && !not_calls.count(callee.text)) || callee.is(">"))) continue;
+    before[i] += "metal::mtl_rt::array_arg(";
+    before[i + 1] += ")";
+  }
+  return before;
+}
+
+bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  if (i < 2 || star + 2 >= t.size()) return false;
+  if (t[i - 1].is("<")) {
+    const Token& c = t[i - 2];
+    return (c.is_identifier("static_cast") || c.is_identifier("reinterpret_cast") || c.is_identifier("const_cast")) &&
+           t[star + 1].is(">") && t[star + 2].is("(");
+  }
+  // `(T*)x`: not a parameter list (`void f(thread float*)`, `sizeof(thread float*)`), and an
+  // operand follows.
+  if (!t[i - 1].is("(") || !t[star + 1].is(")")) return false;
+  const Token& before = t[i - 2];
+  if (before.kind == TokenKind::identifier && !before.is_identifier("return")) return false;
+  const Token& next = t[star + 2];
+  return next.kind == TokenKind::identifier || next.kind == TokenKind::number || next.is("&") || next.is("(") ||
+         next.is("*") || next.is("::");
+}
+
+std::map<std::size_t, std::string> pointer_specialization_twins(const std::vector<Token>& t) {
+  std::map<std::size_t, std::string> out;
+  std::set<std::string> done;
+  for (std::size_t i = 0; i + 10 < t.size(); ++i) {
+    if (!t[i].is_identifier("template") || !t[i + 1].is("<") ||
+        !(t[i + 2].is_identifier("typename") || t[i + 2].is_identifier("class")) ||
+        t[i + 3].kind != TokenKind::identifier || !t[i + 4].is(">") ||
+        !(t[i + 5].is_identifier("struct") || t[i + 5].is_identifier("class")) ||
+        t[i + 6].kind != TokenKind::identifier || !t[i + 7].is("<"))
+      continue;
+    const std::string& param = t[i + 3].text;
+    const std::string& name = t[i + 6].text;
+    // The argument: qualifiers, an address space, the parameter, one '*'.
+    std::string cv;
+    bool has_param = false, has_star = false, ok = true;
+    std::size_t j = i + 8;
+    for (; j < t.size() && !t[j].is(">") && ok; ++j) {
+      if (t[j].is_identifier("const") || t[j].is_identifier("volatile")) {
+        if (cv.find(t[j].text) == std::string::npos) cv += t[j].text + " ";
+      } else if (t[j].is_identifier("device") || t[j].is_identifier("thread") || t[j].is_identifier("threadgroup")) {
+      } else if (t[j].is_identifier("constant")) {
+        if (cv.find("const") == std::string::npos) cv += "const ";
+      } else if (t[j].is_identifier(param.c_str()) && !has_param && !has_star) {
+        has_param = true;
+      } else if (t[j].is("*") && has_param && !has_star) {
+        has_star = true;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !has_star || j + 1 >= t.size() || !(t[j + 1].is("{") || t[j + 1].is(":"))) continue;
+    std::size_t open = j + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";")) ++open;
+    if (open >= t.size() || !t[open].is("{")) continue;
+    int depth = 0;
+    std::size_t close = open;
+    for (; close < t.size(); ++close) {
+      if (t[close].is("{")) ++depth;
+      else if (t[close].is("}") && --depth == 0) break;
+    }
+    if (close + 1 >= t.size() || !t[close + 1].is(";") || !done.insert(name + "<" + cv + ">").second) continue;
+    // After the `;` (the next token may start a left-out address-space duplicate).
+    const std::string base = name + "<" + cv + param + "*>";
+    out[close + 1] = "; template <typename " + param + "> struct " + name + "<metal::mtl_checked<" + cv + param +
+                     ">> : " + base + " {}; template <typename " + param + ", typename A_> struct " + name +
+                     "<metal::mtl_checked_array_arg<" + cv + param + ", A_>> : " + base + " {};";
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,49 @@
+// Checked mode: raw addresses in function bodies (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`)
+// rewritten as checked pointers (metal_checked_addresses.h has what they call).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "msl/lexer.hpp"
+
+namespace metalcall::msl {
+
+/** The rewrites of unary `&` applied to a name, member accesses and subscripts: `&a…[i][j]`
+ *  → `metal::mtl_rt::element_address(a…, i, j)` (a checked array gives a checked pointer with
+ *  its bounds), `&x` and `&s.m` → `metal::mtl_rt::variable_address(x)` (one element, or the
+ *  argument it lies in). `replace`: tokens written as this text instead; `before`: text
+ *  written before a token. Left alone: the `&` in `handled` (a kernel's `&param`), those
+ *  passed directly to a function template of `function_templates` unless `deduced` has
+ *  text at the `&` (its `thread_arg` takes a checked pointer; else the template deduces T
+ *  from the raw pointer), and lambda captures. */
+struct AddressRewrites {
+  std::map<std::size_t, std::string> replace;
+  std::map<std::size_t, std::string> before;
+};
+AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
+                                      const std::set<std::string>& function_templates,
+                                      const std::map<std::size_t, std::string>& deduced);
+
+/** Checked arrays passed whole to a function (`f(t)`, `Foo f(t);`), by the names of the
+ *  source's checked arrays (`names`; threadgroup ones are found here): text before tokens,
+ *  `metal::mtl_rt::array_arg(t)`, what the array decays to in MSL (a checked pointer), so that
+ *  a parameter deduced by value gets a pointer, not a copy of the array. */
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names);
+
+/** True when the pointer type at tokens [i, star] is a cast's target: `(thread uchar*)x`,
+ *  `static_cast<thread uchar*>(x)`, `reinterpret_cast<…>(x)` (checked mode makes a `thread`
+ *  one a checked pointer over the same bytes, as for the other address spaces). */
+bool is_pointer_cast(const std::vector<Token>& t, std::size_t i, std::size_t star);
+
+/** A class template's partial specialization for pointers (`template <typename T> struct
+ *  pointer_element<device T*> {…};`, MLX's traits): the text replacing its `;`, which adds
+ *  twins for checked pointers and arrays passed whole, `template <typename T> struct
+ *  pointer_element<metal::mtl_checked<T>> : pointer_element<T*> {};` (once per name: the
+ *  address-space variants are one on the CPU). */
+std::map<std::size_t, std::string> pointer_specialization_twins(const std::vector<Token>& t);
+
+}  // namespace metalcall::msl

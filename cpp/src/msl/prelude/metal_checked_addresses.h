@@ -1,0 +1,195 @@
+// metalcall MSL prelude, checked mode: void pointers (`device void*`: byte bounds, usable
+// after a cast) and the addresses the translator rewrites (`&t[i]`, `&x`) as checked pointers.
+// Included by metal_checked.h after mtl_checked and mtl_checked_array.
+#pragma once
+
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+
+namespace metal {
+
+// A pointer to void (V: void with its const/volatile): the bytes of its memory, counted
+// in bytes. It has no elements; a cast to T* (mtl_checked<T>'s cast constructor) makes a
+// checked T pointer over the same bytes.
+template <class V> struct mtl_checked_void {
+  V* base_;                   // start of the memory
+  long long offset_;          // this pointer's position, in bytes from base_
+  unsigned long long count_;  // bytes the memory holds (~0: a raw pointer outside any argument)
+  const char* what_;
+
+  METAL_FUNC mtl_checked_void() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
+  METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
+      : base_(base), offset_(0), count_(bytes), what_(what) {}
+  METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
+  // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
+  METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
+      : base_((V*)o.base_),
+        offset_(o.offset_ * (long long)mtl_rt::element_bytes<U>::value),
+        count_(o.count_ == ~0ull ? ~0ull : o.count_ * mtl_rt::element_bytes<U>::value),
+        what_(o.what_) {}
+  // A raw pointer: checked over the argument it points into, else unchecked (mtl_checked's from_raw).
+  template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
+  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {}
+
+  METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)base_ + offset_); }
+  METAL_FUNC operator V*() const { return address(); }
+  template <class U, enable_if_t<!is_same<U, V>::value, int> = 0>
+  METAL_FUNC explicit operator U*() const { return (U*)address(); }  // `(thread uchar*)v`: plain
+  METAL_FUNC bool operator==(const mtl_checked_void& o) const { return address() == o.address(); }
+  METAL_FUNC bool operator!=(const mtl_checked_void& o) const { return address() != o.address(); }
+  METAL_FUNC bool operator==(decltype(nullptr)) const { return address() == nullptr; }
+  METAL_FUNC bool operator!=(decltype(nullptr)) const { return address() != nullptr; }
+  METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+};
+template <> struct mtl_checked<void> : mtl_checked_void<void> {
+  using mtl_checked_void<void>::mtl_checked_void;
+};
+template <> struct mtl_checked<const void> : mtl_checked_void<const void> {
+  using mtl_checked_void<const void>::mtl_checked_void;
+};
+template <> struct mtl_checked<volatile void> : mtl_checked_void<volatile void> {
+  using mtl_checked_void<volatile void>::mtl_checked_void;
+};
+template <> struct mtl_checked<const volatile void> : mtl_checked_void<const volatile void> {
+  using mtl_checked_void<const volatile void>::mtl_checked_void;
+};
+
+// `const constant auto* p = q;` is written `metal::mtl_checked p = q;`: its element deduced
+// from a checked pointer (the copy), a checked array or a raw pointer.
+template <class T, unsigned long long N, int K> mtl_checked(mtl_checked_array<T, N, K>&) -> mtl_checked<T>;
+template <class T, unsigned long long N, int K> mtl_checked(const mtl_checked_array<T, N, K>&) -> mtl_checked<const T>;
+template <class U> mtl_checked(U*) -> mtl_checked<U>;
+
+namespace mtl_rt {
+
+// ---- `&t[i]`, `&t[i][j]`, `&s.a[i]` (the translator writes element_address(t, i, j)) ----
+
+template <class A> struct is_checked_array : false_type {};
+template <class T, unsigned long long N, int K> struct is_checked_array<mtl_checked_array<T, N, K>> : true_type {};
+
+// A checked pointer over a checked array's rows as one run of elements (a T[N][M] is N*M
+// T's), so that `&t[0][0]` may walk the whole array, as C allows in practice.
+template <class T, unsigned long long M, int K>
+METAL_FUNC mtl_checked<T> rows_as_elements(const mtl_checked<mtl_checked_array<T, M, K>>& p) {
+  mtl_checked<T> r((T*)p.base_, p.count_ * M, p.what_);
+  r.offset_ = p.offset_ * (long long)M;
+  return r;
+}
+template <class T, unsigned long long M, int K>
+METAL_FUNC mtl_checked<const T> rows_as_elements(const mtl_checked<const mtl_checked_array<T, M, K>>& p) {
+  mtl_checked<const T> r((const T*)p.base_, p.count_ * M, p.what_);
+  r.offset_ = p.offset_ * (long long)M;
+  return r;
+}
+
+template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i);
+template <class P, class I> METAL_FUNC P checked_offset(const P& p, I i) { return p + i; }
+template <class T, class I, class J, class... R, enable_if_t<is_checked_array<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
+  return checked_offset(rows_as_elements(p + i), j, r...);
+}
+// Rows that are no checked arrays (`float4 t[4]`: `&t[1][2]`): the row's own element address.
+template <class T, class I, class J, class... R, enable_if_t<!is_checked_array<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
+  return element_address(*(p + i), j, r...);
+}
+
+// The address of an element: a checked pointer with the array's bounds for a checked
+// array, a vector, a metal::array, a matrix or a checked pointer, else `&a[i]…` as C++
+// takes it (a raw pointer's: checked again against the argument it points into).
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> whole_array(mtl_checked_array<T, N, K>& a) {
+  return mtl_checked<T>(a.data_, N, a.what());
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> whole_array(const mtl_checked_array<T, N, K>& a) {
+  return mtl_checked<const T>(a.data_, N, a.what());
+}
+// The elements of a vector, a metal::array and a matrix's columns, as a checked pointer
+// (their components are contiguous), so that `&v[i]` keeps their bounds too.
+template <class T, int N, bool P> METAL_FUNC mtl_checked<T> whole_array(mtl_vector<T, N, P>& v) {
+  return mtl_checked<T>(&v[0], N, "vector component");
+}
+template <class T, int N, bool P> METAL_FUNC mtl_checked<const T> whole_array(const mtl_vector<T, N, P>& v) {
+  return mtl_checked<const T>(&v[0], N, "vector component");
+}
+template <class T, size_t N> METAL_FUNC mtl_checked<T> whole_array(array<T, N>& a) {
+  return mtl_checked<T>(a.mtl_elements, N, "metal::array");
+}
+template <class T, size_t N> METAL_FUNC mtl_checked<const T> whole_array(const array<T, N>& a) {
+  return mtl_checked<const T>(a.mtl_elements, N, "metal::array");
+}
+template <class T, int C, int R> METAL_FUNC mtl_checked<vec<T, R>> whole_array(matrix<T, C, R>& m) {
+  return mtl_checked<vec<T, R>>(m.columns, C, "matrix column");
+}
+template <class T, int C, int R> METAL_FUNC mtl_checked<const vec<T, R>> whole_array(const matrix<T, C, R>& m) {
+  return mtl_checked<const vec<T, R>>(m.columns, C, "matrix column");
+}
+
+// A checked pointer's element (`&p[i]`): the pointer moved, its bounds kept.
+template <class T> METAL_FUNC mtl_checked<T> whole_array(const mtl_checked<T>& p) { return p; }
+
+template <class A, bool Checked = is_checked_array<remove_cv_t<A>>::value> struct element_address_of {
+  // whole_array's where A has one, else C++'s `&a[i]` (a pointer's: checked again against its argument).
+  template <class X, class I> static METAL_FUNC auto pick(X& a, I i, int) -> decltype(whole_array(a) + i) {
+    return whole_array(a) + i;
+  }
+  template <class X, class I> static METAL_FUNC auto pick(X& a, I i, long) -> decltype(&a[i]) { return &a[i]; }
+  template <class I> static METAL_FUNC auto get(A& a, I i) -> decltype(pick(a, i, 0)) { return pick(a, i, 0); }
+  template <class I, class J, class... R> static METAL_FUNC auto get(A& a, I i, J j, R... r) {
+    return element_address_of<remove_reference_t<decltype(a[i])>>::get(a[i], j, r...);
+  }
+};
+template <class A> struct element_address_of<A, true> {
+  template <class... I> static METAL_FUNC auto get(A& a, I... i) { return checked_offset(whole_array(a), i...); }
+};
+template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i) {
+  return element_address_of<remove_reference_t<A>>::get(a, i...);
+}
+
+// ---- `f(t)`: a checked array passed whole (the translator writes array_arg(t)) ----
+}  // namespace mtl_rt
+
+// What the array decays to in MSL, a checked pointer to its first element, so that a
+// parameter deduced by value (`template <class P> void f(P p)`, `[](auto p)`) gets a pointer
+// that writes through to the array, not a copy of it; it still binds to an array
+// reference parameter (`thread float (&a)[4]`: the checked array itself).
+template <class E, class A> struct mtl_checked_array_arg : mtl_checked<E> {
+  A* array_;
+  METAL_FUNC mtl_checked_array_arg(const mtl_checked<E>& p, A* a) : mtl_checked<E>(p), array_(a) {}
+  METAL_FUNC operator A&() const { return *array_; }
+};
+
+namespace mtl_rt {
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked_array_arg<T, mtl_checked_array<T, N, K>> array_arg(mtl_checked_array<T, N, K>& a) {
+  return mtl_checked_array_arg<T, mtl_checked_array<T, N, K>>(whole_array(a), &a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>> array_arg(const mtl_checked_array<T, N, K>& a) {
+  return mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>>(whole_array(a), &a);
+}
+template <class X> METAL_FUNC X&& array_arg(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
+// To a template's deduced `thread T*` / `const T*` parameter (checked_thread_params.hpp):
+// the checked pointer, as for the array itself.
+template <class E, class A> METAL_FUNC mtl_checked<E> thread_arg(mtl_checked_array_arg<E, A> a) { return a; }
+template <class E, class A> METAL_FUNC mtl_checked<const E> thread_arg_const(mtl_checked_array_arg<E, A> a) {
+  return mtl_checked<E>(a);
+}
+
+// ---- `&x` (the translator writes variable_address(x)) ----
+// A checked pointer to one element: the address of a private or threadgroup variable
+// (extent 1), or, where x lies in a kernel's argument (a `device T&` to a buffer's
+// element), that argument's bounds.
+template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
+  mtl_checked<T> p(&x);
+  if (p.count_ == ~0ull) {
+    p.count_ = 1;
+    p.what_ = "variable";
+  }
+  return p;
+}
+
+}  // namespace mtl_rt
+}  // namespace metal
+
+#endif
