@@ -63,7 +63,6 @@ class CompletionState {
   /** Asks the backend to stop the work early (the CPU checks between chunks of threadgroups). */
   void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
   const std::atomic<bool>& cancel_flag() const { return cancel_; }
-  bool cancel_requested() const { return cancel_.load(std::memory_order_relaxed); }
   /** True once finished; asks the driver (without blocking) when there is one. */
   bool done();
   /** Seconds the device spent on the work; NaN when the backend did not time it. */

@@ -159,7 +159,7 @@ bool Completion::wait_for(double seconds) const { return !state_ || state_->wait
 
 bool Completion::done() const { return !state_ || state_->done(); }
 
-bool Completion::interrupted() const { return state_ && state_->cancel_requested(); }
+bool Completion::interrupted() const { return state_ && state_->cancel_flag().load(std::memory_order_relaxed); }
 
 double Completion::gpu_time() const {
   if (!state_) return seconds_;

@@ -266,9 +266,10 @@ void CudaQueue::synchronize() {
 
 void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
   if (!n) return;
-  // The earlier work first, interruptibly; the copy itself is not interrupted, so that
-  // no caller frees memory the GPU still writes.
-  synchronize();
+  // Under Ctrl-C's scope, the earlier work first, interruptibly; the copy itself is not
+  // interrupted, so that no caller frees memory the GPU still writes. (Without a scope the
+  // stream synchronisation below waits for that work anyway.)
+  if (interrupt_check_installed()) synchronize();
   {
     std::lock_guard<std::mutex> in_order(launch_mutex_);
     make_current(ctx_);
