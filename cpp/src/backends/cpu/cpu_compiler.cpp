@@ -156,6 +156,10 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     flags.push_back("-ffp-contract=off");
   }
   for (const auto& f : target_flags()) flags.push_back(f);
+  // MSL code casts 4-byte-aligned pointers to float4* (Metal accepts it): clang assumes
+  // at most 8 bytes through a pointer, so a vector access is an unaligned move
+  // (metal_vector.h). g++ has no such flag: the access faults on x86-64 there.
+  if (host.identity().find("clang version ") != std::string::npos) flags.push_back("-fmax-type-align=8");
   // Frame sizes for check_stack_usage (stack_limits.hpp).
   const bool stack_usage = reports_stack_usage(host.identity());
   if (stack_usage) flags.push_back("-fstack-usage");

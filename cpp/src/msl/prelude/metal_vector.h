@@ -26,22 +26,41 @@ template <class T, int N, bool Packed> struct vec_align {
 
 // One anonymous union per component, so .x and .r name the same element
 // (standard C++, unlike anonymous structs).
+//
+// On the CPU with clang the alignment comes from a zero-length member, not from
+// alignas on the struct: the layout is the same, but clang then counts it as the
+// type's natural alignment, which -fmax-type-align=8 (cpu_compiler.cpp) caps for
+// accesses through pointers. MSL code casts 4-byte-aligned pointers to float4*
+// (ggml's kernel_mul_mm) and Metal accepts it; an assumed 16 gives aligned moves
+// (vmovaps) that fault on x86-64. Unaligned moves cost the same on aligned data.
+#if defined(__clang__) && !METAL_CUDA
+#define METAL_VEC_STORAGE(N) vec_storage
+#define METAL_VEC_ALIGN_MEMBER(N) alignas(vec_align<T, N, P>::value) char mtl_align_[0];
+#else
+#define METAL_VEC_STORAGE(N) alignas(vec_align<T, N, P>::value) vec_storage
+#define METAL_VEC_ALIGN_MEMBER(N)
+#endif
 template <class T, int N, bool P> struct vec_storage;
-template <class T, bool P> struct alignas(vec_align<T, 2, P>::value) vec_storage<T, 2, P> {
+template <class T, bool P> struct METAL_VEC_STORAGE(2)<T, 2, P> {
   union { T x; T r; };
   union { T y; T g; };
+  METAL_VEC_ALIGN_MEMBER(2)
 };
-template <class T, bool P> struct alignas(vec_align<T, 3, P>::value) vec_storage<T, 3, P> {
+template <class T, bool P> struct METAL_VEC_STORAGE(3)<T, 3, P> {
   union { T x; T r; };
   union { T y; T g; };
   union { T z; T b; };
+  METAL_VEC_ALIGN_MEMBER(3)
 };
-template <class T, bool P> struct alignas(vec_align<T, 4, P>::value) vec_storage<T, 4, P> {
+template <class T, bool P> struct METAL_VEC_STORAGE(4)<T, 4, P> {
   union { T x; T r; };
   union { T y; T g; };
   union { T z; T b; };
   union { T w; T a; };
+  METAL_VEC_ALIGN_MEMBER(4)
 };
+#undef METAL_VEC_STORAGE
+#undef METAL_VEC_ALIGN_MEMBER
 
 // Value conversion between component types. CUDA's __half converts cleanly
 // only to and from float, so it goes through float there.
