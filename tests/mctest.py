@@ -6,6 +6,10 @@ multiply" reuses one compiled library instead of paying for a new compile.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import numpy as np
 
 import metalcall as mc
@@ -98,3 +102,28 @@ def check_usable(dev: mc.Device, n: int = 257) -> None:
     out = dev.zeros(n, np.uint32)
     lib.iota(n, out).wait()
     np.testing.assert_array_equal(np.asarray(out), np.arange(n, dtype=np.uint32))
+
+
+def _version_line(program: str) -> str:
+    try:
+        out = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.splitlines()[0] if out else ""
+
+
+def cpu_kernels_built_by_clang() -> bool:
+    """Which compiler the CPU backend picks (cpp/src/backends/translated/host_cxx.cpp):
+    METALCALL_CXX if set, else clang++ 15 or newer, else g++."""
+    chosen = os.environ.get("METALCALL_CXX")
+    if chosen:
+        return "clang version" in _version_line(shutil.which(chosen) or chosen)
+    for name in [f"clang++-{v}" for v in range(22, 14, -1)] + ["clang++"]:
+        path = shutil.which(name)
+        if not path:
+            continue
+        line = _version_line(path)
+        marker = line.find("clang version ")
+        if marker >= 0 and int(line[marker + 14:].split(".")[0]) >= 15:
+            return True
+    return False
