@@ -513,6 +513,7 @@ def test_ggml_mul_mm_unaligned_output_rows(device, corpus, request):
     code = (
         "import sys, numpy as np, metalcall as mc\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"sys.path.insert(1, {str(Path(__file__).parent.parent)!r})\n"
         "from pathlib import Path\n"
         "import test_production_kernels as t\n"
         f"dev = mc.Device({device.backend!r})\n"
