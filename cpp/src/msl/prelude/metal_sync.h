@@ -26,7 +26,10 @@ enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_sc
 
 METAL_FUNC void threadgroup_barrier(mem_flags flags = mem_flags::mem_none) {
   if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
-  __syncthreads();
+  // barrier.sync, not __syncthreads' barrier.sync.aligned: MSL code (MLX's gemv_t) reaches
+  // barriers where some lanes of a SIMD-group took another branch or left, which Apple GPUs
+  // accept; the aligned form assumes whole warps and then lets threads through early.
+  __barrier_sync(0);
 }
 METAL_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
   if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
