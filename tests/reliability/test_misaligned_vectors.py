@@ -93,6 +93,10 @@ print("ok")
 def test_vector_access_through_unaligned_pointers(device, checked, request):
     if checked and device.backend != "cpu":
         pytest.skip("checked mode is a CPU device option")
+    if device.backend == "cuda":
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason="CUDA: a vector access must be aligned to its size (CUDA_ERROR_MISALIGNED_ADDRESS, "
+                                "after which the process's CUDA context is unusable; docs/design.md)"))
     if device.backend == "cpu" and not cpu_kernels_built_by_clang():
         request.applymarker(pytest.mark.xfail(
             strict=True, reason="kernels built by g++: an under-aligned vector access is an aligned move "
