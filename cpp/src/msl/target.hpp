@@ -53,6 +53,12 @@ class Target {
    * types are cast to MSL's type (conditional_literals.hpp).
    */
   virtual bool wraps_conditional_literals() const = 0;
+  /**
+   * True when a warp's lanes need not meet again after a branch holding a threadgroup
+   * barrier (CUDA since Volta): such branch bodies end with a rejoin of the lanes that
+   * entered (branch_reconvergence.hpp).
+   */
+  virtual bool rejoins_barrier_branches() const { return false; }
   /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
   virtual bool wraps_conditional_int_literals() const { return wraps_conditional_literals(); }
 

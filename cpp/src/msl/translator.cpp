@@ -23,6 +23,7 @@
 #include "msl/lexer.hpp"
 #include "msl/signature_parser.hpp"
 #include "msl/source_analysis.hpp"
+#include "msl/branch_reconvergence.hpp"
 #include "msl/conditional_literals.hpp"
 #include "msl/literal_casts.hpp"
 #include "msl/range_designators.hpp"
@@ -92,6 +93,13 @@ class Translator {
     space_overloads_ = address_space_overloads(t_);
     if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
     if (target_.wraps_conditional_int_literals()) conditional_literals_ = conditional_int_literals(t_);
+    if (target_.rejoins_barrier_branches()) {
+      for (const auto& [open, close] : barrier_branch_bodies(t_)) {
+        const std::string lanes = "mtl_lanes_" + std::to_string(open);
+        text_after_[open] = " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
+        text_before_[close] = " metal::mtl_rt::rejoin(" + lanes + "); ";
+      }
+    }
     if (target_.wraps_conditional_literals()) {
       conditional_arms_ = conditional_arms(t_);
       for (const auto& [index, text] : literal_cast_edits(t_, [](const std::string& n) {
@@ -176,6 +184,8 @@ class Translator {
   std::set<std::size_t> conditional_literals_;  // `c ? h : 0`: integer literal branches, for CUDA
   ConditionalArms conditional_arms_;            // `c ? h : f`: branches cast to MSL's type, for CUDA
   std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
+  // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
+  std::map<std::size_t, std::string> text_after_, text_before_;
   std::ostringstream out_;
   std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
   SourceMap map_;
@@ -366,6 +376,7 @@ class Translator {
           skip = true;
         }
       if (skip) continue;
+      if (auto before = text_before_.find(i); before != text_before_.end()) emit(before->second, tok, true);
       if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
       if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
         if (!replaced->second.empty()) emit(replaced->second, tok, true);
@@ -450,6 +461,7 @@ class Translator {
           }
           // Checked mode: a checked array's initializer is one brace level deeper.
           emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
+          if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);
           continue;
         case TokenKind::identifier:
           break;

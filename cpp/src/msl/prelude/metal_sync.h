@@ -35,6 +35,15 @@ METAL_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
   if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
   __syncwarp(__activemask());
 }
+namespace mtl_rt {
+// The lanes entering a branch body that holds a threadgroup barrier, and their meeting at
+// its end (the translator writes both, msl/branch_reconvergence.hpp): after such a branch
+// NVIDIA GPUs do not bring the lanes back together, so SIMD-group functions after it would
+// see part of them. The lanes that skipped the branch are not waited for: a lane waiting
+// here while a warp-mate waits at the barrier would hang.
+METAL_FUNC unsigned branch_lanes() { return __activemask(); }
+METAL_FUNC void rejoin(unsigned lanes) { __syncwarp(lanes); }
+}  // namespace mtl_rt
 
 #else
 
