@@ -3,9 +3,10 @@ SIMD-group shuffles, as MLX's gemv_t does: each lane group of a column accumulat
 loop holding a barrier (the branch skips columns past the end), then a remainder loop whose
 trip count differs between lanes, then a simd_shuffle_down reduction over the lanes of the
 column. Apple GPUs bring the SIMD-group's lanes back together at the end of the branch;
-NVIDIA GPUs since Volta do not on their own, and the CUDA backend rejoins them
-(msl/branch_reconvergence.hpp). Checked against NumPy on every device, for column counts
-whose last threadgroup is partly past the end (the lanes that skip the branch)."""
+NVIDIA GPUs since Volta do not on their own: the CUDA backend rejoins the lanes that entered
+the branch at its end (msl/branch_reconvergence.hpp), which is what gemv_t needs; the lanes
+that skipped it still run ahead there (the second test, a strict CUDA xfail). Checked against
+NumPy on every device."""
 
 from __future__ import annotations
 
@@ -75,7 +76,11 @@ def test_barrier_in_a_branch_then_shuffles(device, rng, k, n):
 
 
 @pytest.mark.parametrize("n", [64, 100, 129])
-def test_barrier_in_a_branch_of_every_other_lane(device, rng, n):
+def test_barrier_in_a_branch_of_every_other_lane(device, rng, n, request):
+    if device.backend == "cuda":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "CUDA: the lanes that skipped a branch holding a barrier run ahead of those inside it, so a "
+            "shuffle after it that reads across both sees half the warp (docs/design.md, CUDA backend)")))
     x = rng.standard_normal(n).astype(np.float32)
     groups = -(-n // 64)
     out = np.zeros(groups, np.float32)
