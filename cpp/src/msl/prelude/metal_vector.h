@@ -36,9 +36,11 @@ template <class T, int N, bool Packed> struct vec_align {
 #if defined(__clang__) && !METAL_CUDA
 #define METAL_VEC_STORAGE(N) vec_storage
 #define METAL_VEC_ALIGN_MEMBER(N) alignas(vec_align<T, N, P>::value) char mtl_align_[0];
+#define METAL_VEC_ALIGN_INIT , {}  // the member's (empty) initializer: -Wmissing-field-initializers
 #else
 #define METAL_VEC_STORAGE(N) alignas(vec_align<T, N, P>::value) vec_storage
 #define METAL_VEC_ALIGN_MEMBER(N)
+#define METAL_VEC_ALIGN_INIT
 #endif
 template <class T, int N, bool P> struct vec_storage;
 template <class T, bool P> struct METAL_VEC_STORAGE(2)<T, 2, P> {
@@ -200,7 +202,7 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
       : mtl_vector(mtl_detail::flatten_tag{}, seq{}, o) {}
 
   template <class C0, class... C>
-  METAL_FUNC constexpr mtl_vector(mtl_detail::elems_tag, const C0& c0, const C&... c) : storage{{c0}, {c}...} {}
+  METAL_FUNC constexpr mtl_vector(mtl_detail::elems_tag, const C0& c0, const C&... c) : storage{{c0}, {c}... METAL_VEC_ALIGN_INIT} {}
 
   // v[i]; the components are contiguous and the object is standard-layout.
   METAL_FUNC T& operator[](int i) { return METAL_CHECKED_ELEMENT(reinterpret_cast<T*>(this), i, N, "vector component"); }
@@ -229,10 +231,10 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
  private:
   template <int... I>
   METAL_FUNC constexpr mtl_vector(mtl_detail::broadcast_tag, mtl_detail::int_seq<I...>, const T& s)
-      : storage{{((void)I, s)}...} {}
+      : storage{{((void)I, s)}... METAL_VEC_ALIGN_INIT} {}
   template <int... I, class... A>
   METAL_FUNC constexpr mtl_vector(mtl_detail::flatten_tag, mtl_detail::int_seq<I...>, const A&... a)
-      : storage{{mtl_detail::convert<T>(mtl_detail::pick<I>(a...))}...} {}
+      : storage{{mtl_detail::convert<T>(mtl_detail::pick<I>(a...))}... METAL_VEC_ALIGN_INIT} {}
 };
 
 namespace mtl_detail {
