@@ -237,6 +237,8 @@ py::dict param_dict(const ParamInfo& p) {
   d["element_size"] = p.element_size;
   d["element_align"] = p.element_align;
   d["grid_indexed"] = p.grid_indexed;  // an unchecked call needs grid.x elements in it
+  d["function_constant"] = p.function_constant.empty() ? py::object(py::none()) : py::object(py::str(p.function_constant));
+  d["enabled"] = p.enabled;  // false: a false function constant leaves it out; the call passes None
   return d;
 }
 
