@@ -208,6 +208,10 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       continue;
     }
     if (numpy_array_argument(o, kernel, i - first, out, refs)) continue;
+    if (o == Py_None) {  // for a parameter its function constant leaves out (core checks)
+      out.push_back(Argument::none());
+      continue;
+    }
     if (py::isinstance<PyBuffer>(args[i])) {  // a subclass
       add_buffer(args[i].cast<const PyBuffer&>());
       continue;

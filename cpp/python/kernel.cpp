@@ -237,6 +237,8 @@ py::dict param_dict(const ParamInfo& p) {
   d["element_size"] = p.element_size;
   d["element_align"] = p.element_align;
   d["grid_indexed"] = p.grid_indexed;  // an unchecked call needs grid.x elements in it
+  d["function_constant"] = p.function_constant.empty() ? py::object(py::none()) : py::object(py::str(p.function_constant));
+  d["enabled"] = p.enabled;  // false: a false function constant leaves it out; the call passes None
   return d;
 }
 
@@ -257,7 +259,8 @@ void init_kernel(py::module_& m) {
   auto cls = py::class_<Kernel>(m, "Kernel", py::dynamic_attr(), R"doc(
 A compiled kernel. ``kernel(grid, *arguments, threadgroup=None, threadgroup_memory=None)``
 runs it over ``grid`` threads (an int or a 1-3 tuple, in threads); arguments bind
-by order to its [[buffer(i)]] parameters; ``threadgroup`` is the threadgroup size
+by order to its [[buffer(i)]] parameters (None for one that a false function
+constant switches off, which may also be left off the end); ``threadgroup`` is the threadgroup size
 (int or tuple; automatic by default), ``threadgroup_memory`` the byte lengths of
 its [[threadgroup(i)]] parameters. Returns a Completion.
 )doc", py::custom_type_setup([](PyHeapTypeObject* heap) { heap->ht_type.tp_call = kernel_tp_call; }))

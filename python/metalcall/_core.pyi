@@ -48,7 +48,8 @@ _Shape = SupportsIndex | Iterable[SupportsIndex]
 # A Python or NumPy scalar, packed to the declared type of a `constant T&` / by-value parameter.
 _Scalar = int | float | np.generic
 # One kernel argument after the grid, bound by order to the kernel's [[buffer(i)]] parameters.
-_KernelArgument = Buffer | _BufferLike | _Scalar
+# None: for a parameter its [[function_constant]] leaves out (docs/design.md).
+_KernelArgument = Buffer | _BufferLike | _Scalar | None
 # A [[function_constant(i)]] value.
 _ConstantValue = bool | int | float | np.bool_ | np.integer[Any] | np.floating[Any]
 _Constants = Mapping[str, _ConstantValue] | Mapping[int, _ConstantValue] | Mapping[str | int, _ConstantValue]
@@ -77,6 +78,8 @@ _KernelParam = TypedDict(
         "element_size": int,
         "element_align": int,
         "grid_indexed": bool,
+        "function_constant": str | None,  # [[function_constant(name)]]: the constant it depends on
+        "enabled": bool,  # False: its function constant is false here; the call passes None
     },
 )
 

@@ -4,7 +4,9 @@ backend: conditionals whose branches mix half with float (MSL makes them float; 
 made them ambiguous), half constants in constant expressions (MLX's Limits<half>, its
 complex_t<half> static_assert), is_signed<half>, the out-of-class definition of a static
 constexpr member (`constant constexpr const float A::table[2];`), an initializer on
-threadgroup storage, and atomic_thread_fence."""
+threadgroup storage, atomic_thread_fence, and a source's log1p(float) / log1p(complex)
+overloads called with half (MLX's unary Log1p and binary LogAddExp: Metal promotes half to
+float, where CUDA's __half class found two user-defined conversions)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,38 @@ kernel void cuda_threadgroup_init_fence(const device float* a [[buffer(0)]], dev
     atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, static_cast<thread_scope>(3));
 }
 """,
+    # MLX's utils.h and unary/binary ops: log1p for float and complex (whose constructor template
+    # takes anything convertible to float), called with half and with float.
+    """
+struct cuda_cx { float real; float imag;
+    constexpr cuda_cx(float r, float i) : real(r), imag(i) {}
+    template <typename T, typename = typename enable_if<is_convertible<T, float>::value>::type>
+    constexpr cuda_cx(T x) : real(x), imag(0) {}
+};
+inline float log1p(float x) {
+    float xp1 = 1.0f + x;
+    if (xp1 == 1.0f) return x;
+    return x * (metal::log(xp1) / (xp1 - 1.0f));
+}
+inline cuda_cx log1p(cuda_cx z) { return {log1p(z.real), z.imag}; }
+struct CudaLog1p { template <typename T> T operator()(T x) { return log1p(x); } };
+struct CudaLogAddExp {
+    template <typename T> T operator()(T x, T y) {
+        T maxval = metal::max(x, y), minval = metal::min(x, y);
+        return maxval + log1p(metal::exp(minval - maxval));
+    }
+};
+template <typename T>
+kernel void cuda_log1p(const device T* a [[buffer(0)]], const device T* b [[buffer(1)]], device T* out [[buffer(2)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[2 * i + 0] = CudaLog1p()(a[i]);
+    out[2 * i + 1] = CudaLogAddExp()(a[i], b[i]);
+}
+template [[host_name("cuda_log1p_half")]] kernel void cuda_log1p<half>(const device half*, const device half*,
+                                                                        device half*, uint);
+template [[host_name("cuda_log1p_float")]] kernel void cuda_log1p<float>(const device float*, const device float*,
+                                                                          device float*, uint);
+""",
 ])
 
 
@@ -110,3 +144,20 @@ def test_threadgroup_initializer_and_thread_fence(device, rng):
     out = np.zeros(N, np.float32)
     KS.get(device, "cuda_threadgroup_init_fence")(N, a, out, threadgroup=32)
     assert_equal(out, a * np.float32(0.5))
+
+
+@pytest.mark.parametrize("tname", ["half", "float"])
+def test_log1p_overloads_called_with_half(device, rng, tname):
+    t = np.float16 if tname == "half" else np.float32
+    a = (rng.random(N) * 6 - 0.9).astype(t)
+    a[:3] = [0, t(1e-3), t(-0.5)]
+    b = (rng.random(N) * 6 - 3).astype(t)
+    out = np.zeros(2 * N, t)
+    KS.get(device, f"cuda_log1p_{tname}")(N, a, b, out)
+    A, B = a.astype(np.float64), b.astype(np.float64)
+    # half: log1p in float (Metal's promotion), rounded once to half; LogAddExp's exp is a half exp.
+    mx, mn = np.maximum(A, B), np.minimum(A, B)
+    e = np.exp(mn - mx).astype(t).astype(np.float64)
+    want = np.stack([np.log1p(A), mx + np.log1p(e)], axis=1).ravel()
+    ulp = 2.0**-10 if t == np.float16 else 2.0**-23
+    assert_close(out.astype(np.float64), want, rtol=2 * ulp, atol=2 * ulp)

@@ -453,8 +453,8 @@ def run_mul_mm(device, corpus, rng, src0_type, ne00, ne01, ne11, ne02, ne12):
 # shapes of more than one dimension), use_out_source, do_axpby (false: a plain product) and
 # align_M/N/K = (M % BM, N % BN, K % BK == 0). Grid ceil(N/BN) x ceil(M/BM) x batch
 # threadgroups (swizzle_log 0). The buffers that function constants switch off (C,
-# addmm_params, batch_shape, batch_strides: MLX leaves them unbound) still take an argument
-# in a metalcall call (every [[buffer]] parameter does): small unused placeholders.
+# addmm_params, batch_shape, batch_strides) are left unbound, as MLX leaves them: None for C,
+# which comes before D, and nothing for the last three.
 
 def mlx_params(**values):
     return c_args(require(f"{MLX_KERNELS}/steel/gemm/params.h"), "GEMMParams", **values)
@@ -486,9 +486,7 @@ def test_mlx_steel_gemm(device, corpus, rng, blocks, mnk, trans, tname):
                         batch_stride_a=m * k, batch_stride_b=k * n, batch_stride_d=m * n, swizzle_log=0,
                         gemm_k_iterations_aligned=k // bk, batch_ndim=1)
     grid, tg = dispatch((tiles_n, tiles_m, batch), (32, wn, wm))
-    unused = dict(c=np.zeros(1, t), addmm=np.zeros(64, np.uint8), shape=np.zeros(1, np.int32),
-                  strides=np.zeros(1, np.int64))
-    kern(grid, a, b, unused["c"], d, params, unused["addmm"], unused["shape"], unused["strides"], threadgroup=tg)
+    kern(grid, a, b, None, d, params, threadgroup=tg)
     a64 = a.astype(np.float64).transpose(0, 2, 1) if ta else a.astype(np.float64)
     b64 = b.astype(np.float64).transpose(0, 2, 1) if tb else b.astype(np.float64)
     want, magnitude = a64 @ b64, np.abs(a64) @ np.abs(b64)

@@ -21,6 +21,7 @@ struct Argument {
     integer,    // an integer scalar, packed to the declared type with range checks
     floating,   // a floating-point scalar, packed to the declared type
     boolean,    // a bool scalar
+    none,       // no value (Python's None): only for a parameter its [[function_constant]] leaves out
   };
   Kind kind = Kind::bytes;
   Buffer buffer;                    // Kind::buffer
@@ -80,6 +81,11 @@ struct Argument {
     Argument a;
     a.kind = Kind::floating;
     a.float_value = v;
+    return a;
+  }
+  static Argument none() {
+    Argument a;
+    a.kind = Kind::none;
     return a;
   }
   static Argument from_bool(bool v) {

@@ -77,6 +77,13 @@ struct ParamInfo {
   bool grid_indexed = false;
   TextureType texture_type = TextureType::none;         // ParamKind::texture: its type; scalar is T
   TextureAccess texture_access = TextureAccess::sample;  // ParamKind::texture: access::...
+  // [[buffer(i), function_constant(name)]] (textures and samplers too): the bool function
+  // constant that decides whether the parameter exists; empty when none does.
+  std::string function_constant;
+  // False when that constant is false or not given in this specialisation: the parameter does
+  // not exist (as in Metal's pipeline), a call passes None or leaves it out at the end, and
+  // nothing is bound (translated kernels see a null pointer or zeros). docs/design.md.
+  bool enabled = true;
 };
 
 struct KernelInfo {

@@ -167,6 +167,9 @@ struct BoundArgument {
   std::size_t threadgroup_length = 0;     // [[threadgroup(i)]] byte length
   Texture texture;                        // [[texture(i)]]: buffer is its storage, bytes the kernel's descriptor
   Sampler sampler;                        // [[sampler(i)]]: bytes is the kernel's descriptor
+  // The parameter does not exist in this specialisation (a false [[function_constant]]):
+  // nothing is bound; bytes holds zeros of its size for translated kernels, a pointer is null.
+  bool absent = false;
 
   /** Host address of the argument's memory, whatever its kind. */
   void* address() const {

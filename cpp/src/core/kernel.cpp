@@ -121,7 +121,7 @@ class CallCommand {
 void take_ownership(const KernelImpl& kernel, const std::vector<Argument>& args, DispatchCommand& command) {
   command.program = kernel.program();
   const auto& buffer_params = kernel.buffer_params();
-  for (std::size_t i = 0; i < buffer_params.size(); ++i) {
+  for (std::size_t i = 0; i < buffer_params.size() && i < args.size(); ++i) {  // trailing absent ones bind nothing
     if (args[i].kind == Argument::Kind::buffer) command.args[buffer_params[i]->position].buffer = args[i].buffer.storage();
   }
   own_textures(command);
@@ -369,15 +369,41 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
   }
 }
 
+// A parameter its [[function_constant]] leaves out of this specialisation takes None (or
+// nothing, at the end of the call) and binds nothing: Metal skips it, translated kernels get
+// a null pointer or zeros of its size (the entry point copies by-value parameters). A value
+// for it would be silently unused, so it is an error; so is None for a parameter that exists.
+void bind_absent(const KernelInfo& k, const ParamInfo& p, const Argument* a, BoundArgument& out) {
+  if (p.enabled) {
+    throw ArgumentError(describe(k, p) + ": None was given, but the kernel needs this argument" +
+                        (p.function_constant.empty()
+                             ? std::string()
+                             : " (its function constant '" + p.function_constant + "' is true)") +
+                        "; pass a metalcall Buffer, an array or a value");
+  }
+  if (a && a->kind != Argument::Kind::none) {
+    throw ArgumentError(describe(k, p) + " does not exist in this specialisation: its function constant '" +
+                        p.function_constant + "' is false (or not given), so the kernel would ignore the value; pass "
+                        "None, or set constants={'" + p.function_constant + "': True} to use it");
+  }
+  out.absent = true;
+  if (p.kind != ParamKind::buffer) out.bytes.assign(p.element_size, 0);
+}
+
 }  // namespace
 
 void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const std::vector<Argument>& args,
                     bool borrow, DispatchCommand& command, bool* empty_grid) {
   const KernelInfo& k = kernel.info();
   const auto& buffer_params = kernel.buffer_params();
-  if (args.size() != buffer_params.size()) {
+  // Parameters a false [[function_constant]] leaves out may also be left off the end of the call.
+  std::size_t needed = buffer_params.size();
+  while (needed > 0 && !buffer_params[needed - 1]->enabled) --needed;
+  if (args.size() > buffer_params.size() || args.size() < needed) {
     std::string expected;
-    for (const ParamInfo* p : buffer_params) expected += (expected.empty() ? "" : ", ") + param_signature(*p);
+    for (const ParamInfo* p : buffer_params)
+      expected += (expected.empty() ? "" : ", ") + param_signature(*p) +
+                  (p->enabled ? "" : " = None, as '" + p->function_constant + "' is false");
     throw ArgumentError("kernel '" + k.name + "' takes " + std::to_string(buffer_params.size()) +
                         " argument(s) after the grid (" + (expected.empty() ? "none" : expected) + ") but " +
                         std::to_string(args.size()) + " were given");
@@ -396,6 +422,10 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     const ParamInfo& p = *buffer_params[i];
     BoundArgument& out = command.args[p.position];
     out.kind = p.kind;
+    if (i >= args.size() || !p.enabled || args[i].kind == Argument::Kind::none) {
+      bind_absent(k, p, i < args.size() ? &args[i] : nullptr, out);
+      continue;
+    }
     if (p.kind == ParamKind::buffer) {
       bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, out);
       // Checked mode reports each access instead; here memory past the end would be overwritten.

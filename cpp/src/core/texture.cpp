@@ -153,7 +153,26 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
   check_extra(shape.textures.size(), texture_params, "texture",
               [&](std::size_t i) { return static_cast<bool>(shape.textures[i]); });
   check_extra(shape.samplers.size(), sampler_params, "sampler", [](std::size_t) { return true; });
+  // A parameter a false [[function_constant]] leaves out takes no entry (None) and binds a
+  // zeroed descriptor (Metal binds nothing); an entry for it would go unused: an error.
+  auto absent = [&](const ParamInfo* p, bool given, const char* what, std::size_t abi_size) {
+    if (p->enabled) return false;
+    if (given) {
+      throw ArgumentError(describe(k, *p, what) + " does not exist in this specialisation: its function constant '" +
+                          p->function_constant + "' is false (or not given), so the kernel would ignore it; pass None "
+                          "at index " + std::to_string(p->binding) + ", or set constants={'" + p->function_constant +
+                          "': True} to use it");
+    }
+    BoundArgument& out = command.args[p->position];
+    out.kind = p->kind;
+    out.absent = true;
+    out.bytes.assign(abi_size, 0);
+    return true;
+  };
   for (const ParamInfo* p : texture_params) {
+    const bool given = p->binding >= 0 && static_cast<std::size_t>(p->binding) < shape.textures.size() &&
+                       shape.textures[p->binding];
+    if (absent(p, given, "texture", sizeof(TextureAbi))) continue;
     if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.textures.size() || !shape.textures[p->binding]) {
       throw ArgumentError(describe(k, *p, "texture") + " needs a texture: pass textures=[...] with a Texture at index " +
                           std::to_string(p->binding));
@@ -201,6 +220,8 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
     std::memcpy(out.bytes.data(), &abi, sizeof abi);
   }
   for (const ParamInfo* p : sampler_params) {
+    const bool given = p->binding >= 0 && static_cast<std::size_t>(p->binding) < shape.samplers.size();
+    if (absent(p, given, "sampler", sizeof(SamplerAbi))) continue;
     if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.samplers.size()) {
       throw ArgumentError(describe(k, *p, "sampler") + " needs a sampler: pass samplers=[...] with a Sampler at index " +
                           std::to_string(p->binding));

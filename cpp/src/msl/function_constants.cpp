@@ -1,5 +1,6 @@
 // Matching function-constant values to the constants a source declares, by name
-// or index: the one matcher of every backend (Metal included).
+// or index: the one matcher of every backend (Metal included); and the parameters
+// that a false constant leaves out of a specialisation.
 #include "msl/function_constants.hpp"
 
 #include <algorithm>
@@ -29,6 +30,33 @@ std::vector<std::size_t> match_constants(const std::vector<FunctionConstantInfo>
     matches.push_back(match);
   }
   return matches;
+}
+
+namespace {
+
+bool is_true(const Argument& value) {
+  switch (value.kind) {
+    case Argument::Kind::boolean:
+    case Argument::Kind::integer: return value.int_value != 0;
+    case Argument::Kind::floating: return value.float_value != 0;
+    default: return std::any_of(value.data.begin(), value.data.end(), [](std::uint8_t b) { return b != 0; });
+  }
+}
+
+}  // namespace
+
+void enable_params(KernelInfo& kernel, const std::vector<FunctionConstantInfo>& declared,
+                   const std::vector<FunctionConstant>& given) {
+  const std::vector<std::size_t> matches = match_constants(declared, given);
+  for (ParamInfo& p : kernel.params) {
+    if (p.function_constant.empty()) continue;
+    auto decl = std::find_if(declared.begin(), declared.end(),
+                             [&](const FunctionConstantInfo& c) { return c.name == p.function_constant; });
+    if (decl == declared.end()) continue;  // computed from constants: unknown here, so required
+    p.enabled = false;
+    for (std::size_t i = 0; i < given.size(); ++i)
+      if (matches[i] == static_cast<std::size_t>(decl - declared.begin())) p.enabled = is_true(given[i].value);
+  }
 }
 
 }  // namespace metalcall::msl

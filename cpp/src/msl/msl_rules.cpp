@@ -356,7 +356,7 @@ class RuleChecker {
         continue;
       }
       if (id == "_Pragma") refuse(i, "_Pragma is not MSL; use #pragma", "pragmas");
-      if (id.rfind("__builtin", 0) == 0)
+      if (id.rfind("__builtin", 0) == 0 && !allowed_builtin(id))
         refuse(i, "'" + id + "' is a compiler builtin, not part of the Metal standard library", "no compiler builtins");
       if (is_reserved(id) && !reserved_name_allowed(id))
         refuse(i, "'" + id + "' is a reserved name of the host compiler or C library, not MSL", "no reserved names");
@@ -379,10 +379,20 @@ class RuleChecker {
   // has `struct __None`), Apple's __metal_* intrinsics and __METAL_*__ macros, the
   // compile-time type traits (__is_empty(T)), the compilers' predefined constants and a
   // few spellings MSL code uses.
+  // The integer builtins of Apple's clang that production MSL calls (MLX's fft.h and
+  // hadamard.h: __builtin_ctz in constant expressions); the host compiler has them, and the
+  // CUDA prelude defines them (metal_builtins_cuda.h). Every other builtin is refused.
+  static bool allowed_builtin(const std::string& id) {
+    static const auto& allowed = *new std::set<std::string>{
+        "__builtin_ctz", "__builtin_ctzl", "__builtin_ctzll", "__builtin_clz", "__builtin_clzl", "__builtin_clzll",
+        "__builtin_popcount", "__builtin_popcountl", "__builtin_popcountll", "__builtin_expect", "__builtin_assume"};
+    return allowed.count(id) != 0;
+  }
+
   bool reserved_name_allowed(const std::string& id) const {
     static const auto& spellings = *new std::set<std::string>{"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
                                                     "__extension__", "__inline", "__inline__", "__alignof__"};
-    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id)) return true;
+    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id) || allowed_builtin(id)) return true;
     if (id.rfind("__metal_", 0) == 0 || id.rfind("__METAL_", 0) == 0 || id.rfind("__is_", 0) == 0 ||
         id.rfind("__has_", 0) == 0)
       return true;

@@ -622,6 +622,9 @@ class SignatureParser {
         info.binding = integer_argument(a);
         info.kind = a.name == "texture" ? ParamKind::texture : ParamKind::sampler;
         binding = &a;
+      } else if (a.name == "function_constant") {
+        // The bool constant that decides whether the parameter exists (msl/function_constants.hpp).
+        if (a.args.size() == 1) info.function_constant = a.args[0];
       } else if (a.name == "stage_in" || a.name == "visible_function_table" ||
                  a.name == "intersection_function_table" || a.name == "instance_acceleration_structure") {
         fail(a.token, "[[" + a.name + "]] parameters are not supported by the CPU backend yet");

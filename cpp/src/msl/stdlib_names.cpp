@@ -123,6 +123,9 @@ std::set<std::string> compute() {
   std::set<std::string> names;
   for (const auto& n : all)
     if (!is_reserved(n)) names.insert(n);
+  // Not MSL: metal_half_cuda.h's log1p(half) only resolves a source's own log1p overloads
+  // (MLX's) on CUDA; a source that calls log1p without declaring it gets the rule's error.
+  names.erase("log1p");
   // Implemented by the translator itself (function constants).
   names.insert("is_function_constant_defined");
   // MSL standard library functions (spec §6) that the prelude does not implement: a

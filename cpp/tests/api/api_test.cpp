@@ -136,6 +136,21 @@ kernel void scaled(const device float* in [[buffer(0)]],
 }
 )msl";
 
+// A buffer that exists only when has_bias is true (docs/design.md: None, or left off the end).
+const char* kOptionalSource = R"msl(
+#include <metal_stdlib>
+using namespace metal;
+
+constant bool has_bias [[function_constant(0)]];
+
+kernel void biased(const device float* in [[buffer(0)]],
+                   device float* out [[buffer(1)]],
+                   const device float* bias [[buffer(2), function_constant(has_bias)]],
+                   uint i [[thread_position_in_grid]]) {
+    out[i] = has_bias ? in[i] + bias[i] : in[i];
+}
+)msl";
+
 // The unknown name is on line 5, column 12.
 const char* kBadSource = R"msl(#include <metal_stdlib>
 using namespace metal;
@@ -524,6 +539,30 @@ int main() {
     expect_throw<metalcall::ArgumentError>(
         [&] { fc.function("scaled", {FunctionConstant{"no_such_constant", -1, Argument::from_int(1)}}); },
         "unknown function constant");
+  });
+
+  run("parameters that a false function constant switches off", [&] {
+    Library opt = dev.compile(kOptionalSource);
+    const std::size_t n = 16;
+    std::vector<float> in(n), bias(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i), bias[i] = 0.5f;
+    Buffer bin = buffer_of(dev, in), bbias = buffer_of(dev, bias), out = dev.allocate(n * sizeof(float));
+    Kernel off = opt.function("biased", {FunctionConstant{"has_bias", -1, Argument::from_bool(false)}});
+    CHECK(!off.info().params[2].enabled && off.info().params[2].function_constant == "has_bias");
+    off(grid(n), {Argument::from_buffer(bin), Argument::from_buffer(out)}).wait();  // left off the end
+    CHECK(read<float>(out)[3] == 3.0f);
+    off(grid(n), {Argument::from_buffer(bin), Argument::from_buffer(out), Argument::none()}).wait();
+    CHECK(read<float>(out)[3] == 3.0f);
+    expect_throw<metalcall::ArgumentError>(
+        [&] { off(grid(n), {Argument::from_buffer(bin), Argument::from_buffer(out), Argument::from_buffer(bbias)}); },
+        "a value for a switched-off parameter");
+    Kernel on = opt.function("biased", {FunctionConstant{"has_bias", -1, Argument::from_bool(true)}});
+    CHECK(on.info().params[2].enabled);
+    on(grid(n), {Argument::from_buffer(bin), Argument::from_buffer(out), Argument::from_buffer(bbias)}).wait();
+    CHECK(read<float>(out)[3] == 3.5f);
+    expect_throw<metalcall::ArgumentError>(
+        [&] { on(grid(n), {Argument::from_buffer(bin), Argument::from_buffer(out), Argument::none()}); },
+        "None for a parameter that exists");
   });
 
   run("asynchronous calls and synchronize", [&] {

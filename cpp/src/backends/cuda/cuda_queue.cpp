@@ -497,6 +497,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
         block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
         break;
       default:
+        if (arg.absent) break;  // left out by its function constant: the zeroed block holds null / zeros
         if (arg.buffer) {
           void* p = arg.buffer->data();
           block.put(slots[i].pointer, &p, sizeof p, k.name);

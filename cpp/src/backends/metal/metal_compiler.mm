@@ -349,9 +349,17 @@ class MetalLibrary final : public BackendLibrary {
     const std::vector<BindingInfo> bindings = binding_infos(reflection);
     KernelInfo info = source_info ? *source_info : kernel_info_from_bindings(name, bindings);
     if (source_info) merge_reflection(info, bindings);
+    if (source_info) msl::enable_params(info, declared_constants(), constants);  // as on the CPU and CUDA
     info.max_total_threads_per_threadgroup = static_cast<unsigned>([pipeline maxTotalThreadsPerThreadgroup]);
     return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline,
                                           [pipeline staticThreadgroupMemoryLength]);
+  }
+
+  // The source's constants as msl::enable_params takes them.
+  std::vector<msl::FunctionConstantInfo> declared_constants() const {
+    std::vector<msl::FunctionConstantInfo> declared;
+    for (const msl::FunctionConstantDecl& c : constants_) declared.push_back({c.name, c.index, c.scalar, c.type_name});
+    return declared;
   }
 
   id<MTLDevice> device_;

@@ -280,6 +280,7 @@ class MetalQueue::Impl {
       const BoundArgument& arg = command.args[i];
       const ParamInfo& param = kernel.params[i];
       const auto index = static_cast<NSUInteger>(param.binding);
+      if (arg.absent) continue;  // a false [[function_constant]]: not in the pipeline, nothing to bind
       switch (arg.kind) {
         case ParamKind::builtin:
           break;

@@ -21,6 +21,7 @@
 #include "core/backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/front_end.hpp"
+#include "msl/function_constants.hpp"
 #include "msl/signature_parser.hpp"
 
 namespace metalcall::translated {
@@ -73,8 +74,14 @@ class TranslatedLibrary final : public BackendLibrary {
 
   std::shared_ptr<Program> make_program(const std::string& name,
                                         const std::vector<FunctionConstant>& constants) override {
-    for (const auto& k : unit_.translation.kernels)
-      if (k.info.name == name) return load_(k, module_for(constants));
+    for (const auto& k : unit_.translation.kernels) {
+      if (k.info.name != name) continue;
+      std::shared_ptr<Module> module = module_for(constants);  // checks the constants first
+      // Parameters a false [[function_constant]] leaves out of this specialisation.
+      msl::TranslatedKernel specialised = k;
+      msl::enable_params(specialised.info, unit_.translation.function_constants, constants);
+      return load_(specialised, module);
+    }
     throw ArgumentError("no kernel named '" + name + "' in this library");  // core checks names first
   }
 

@@ -17,7 +17,8 @@ namespace {
 
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
-constexpr char kMagic[] = "metalcall translation 3\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access
+// 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
+constexpr char kMagic[] = "metalcall translation 4\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access
 
 // ---- writing ----
 
@@ -120,6 +121,7 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.i64(p.grid_indexed);
   w.i64(static_cast<int>(p.texture_type));
   w.i64(static_cast<int>(p.texture_access));
+  w.str(p.function_constant);
 }
 
 ParamInfo read_param(Reader& r) {
@@ -142,6 +144,7 @@ ParamInfo read_param(Reader& r) {
   p.grid_indexed = r.flag();
   p.texture_type = r.enumeration(TextureType::depth2d);
   p.texture_access = r.enumeration(TextureAccess::read_write);
+  p.function_constant = r.str();
   return p;
 }
 

@@ -222,4 +222,19 @@ using cond_arm_t = typename cond_arm<Arm, Other>::type;
 #define METALCALL_COND_ARMS(x, y)                                       \
   static_cast<metal::mtl_rt::cond_arm_t<decltype((x)), decltype((y))>>(x) : \
   static_cast<metal::mtl_rt::cond_arm_t<decltype((y)), decltype((x))>>(y)
+
+// log1p of a half. MSL has no log1p: MLX declares log1p(float), log1p(bfloat16_t) and
+// log1p(complex64_t) and calls it with half (unary's Log1p, binary's and scan's LogAddExp).
+// Metal promotes half to float; CUDA's __half, a class, reaches float by its conversion
+// operator and complex64_t by complex_t's converting constructor, two user-defined
+// conversions, so the call was ambiguous. This exact match takes Metal's path: the value in
+// float, returned as float (the caller rounds it, as after the promotion). A template, so
+// that a source's own non-template log1p(half) still wins; visible to unqualified calls
+// through `using namespace metal`. CUDA only: the CPU's _Float16 promotes as Metal's half.
+namespace metal {
+template <class H, enable_if_t<is_same<H, __half>::value, int> = 0>
+METAL_FUNC float log1p(H x) {
+  return log1pf(__half2float(x));
+}
+}  // namespace metal
 #endif
