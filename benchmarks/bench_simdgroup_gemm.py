@@ -213,6 +213,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone (CUDA)")
+    ap.add_argument("--cuda-dtype", default="float16", choices=["float16", "float32"],
+                    help="the factors' type on CUDA (float32: exact fp32 products, or TF32 with "
+                         "--define METALCALL_SGM_TF32=1; the reference is then CuPy's fp32 matmul)")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                     help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
@@ -224,7 +227,7 @@ def main():
     for kind in dict.fromkeys(kinds):
         dev = mc.Device(kind)
         n = args.size or (256 if args.quick else 512) if kind == "cpu" else (args.size or 4096)
-        dtype = np.float32 if kind == "cpu" else np.float16
+        dtype = np.float32 if kind == "cpu" else np.dtype(args.cuda_dtype).type
         a_np = rng.standard_normal((n, n)).astype(dtype)
         b_np = rng.standard_normal((n, n)).astype(dtype)
         a, b = dev.empty((n, n), dtype), dev.empty((n, n), dtype)
@@ -247,6 +250,7 @@ def main():
                 continue
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
             assert err < 1e-3, f"{kind}: GEMM {config} is wrong (max relative error {err:.2e})"
+            print(f"  {kind} {config}: max error {err:.2e} of the largest |C|", flush=True)
             tc = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
             print(f"  {kind} {config}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:

@@ -21,6 +21,10 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   TranslateOptions translate;
   translate.constants = options.constants;
   translate.checked = options.checked;
+  // Defines named METALCALL_* also configure the prelude (METALCALL_SGM_TF32): the translation
+  // sets them ahead of it. (The source itself was preprocessed with every define.)
+  for (const auto& define : options.defines)
+    if (define.first.rfind("METALCALL_", 0) == 0) translate.defines.push_back(define);
   if (!unit.preprocessed.empty()) translate.preprocessed = &unit.preprocessed;
   unit.translation = options.target == Target::cuda ? translate_for_cuda(source, translate)
                                                     : translate_for_cpu(source, translate);

@@ -153,6 +153,8 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
                          bool restrict_buffers) {
   std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
                                       "-diag-suppress=1097,177,550,186", fast_math ? "--fmad=true" : "--fmad=false"};
+  // The prelude's opt-in TF32 SIMD-group products need fast math (metal_simdgroup_matrix_cuda.h).
+  if (fast_math) options.push_back("-DMETALCALL_FAST_MATH=1");
   if (!restrict_buffers) options.push_back(METALCALL_CUDA_NO_RESTRICT_OPTION);
   for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
   ContentHash key_hash;

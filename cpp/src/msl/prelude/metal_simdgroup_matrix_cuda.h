@@ -18,7 +18,18 @@
 // are zero: half of each tensor-core operation is wasted, the price of 8x8 semantics one
 // call at a time. Into a float accumulator, two successive products go into one
 // mma.m16n8k16 (pairs_products); otherwise each is one mma.m16n8k8. Everything else
-// (float factors) is computed exactly with fp32 fused multiply-adds of shuffled values.
+// (float factors) is computed exactly with fp32 fused multiply-adds of shuffled values,
+// unless the kernel asks for TF32 (below).
+//
+// TF32: with fast math (the compile option; METALCALL_FAST_MATH) and the compile option
+// defines={"METALCALL_SGM_TF32": "1"} (METALCALL_* defines precede the prelude), float x float
+// products run on the tensor cores as mma.m16n8k8.tf32 on sm_80 and later: each factor
+// rounded to 10 mantissa bits (cvt.rna), fp32 accumulation. Opt-in twice because
+// fast_math is on by default, as in Metal, and Metal's float products are exact fp32.
+// Its A operand wants columns t and t + 4 of row g in lane 4g + t; the product sums over
+// k, so the columns are permuted alike in A and B: this lane's own pair (columns 2t and
+// 2t + 1) fills slots t and t + 4, and B's rows 2t and 2t + 1 of column g are exactly its
+// transpose in mma's layout (mtl_b, as for 16-bit matrices).
 #pragma once
 
 namespace metal {
@@ -97,6 +108,12 @@ template <> struct tensor_core<__half, __half> { static constexpr bool value = t
 #if __CUDA_ARCH__ >= 800
 template <> struct tensor_core<mtl_bfloat, mtl_bfloat> { static constexpr bool value = true; };
 #endif
+#if __CUDA_ARCH__ >= 800 && defined(METALCALL_FAST_MATH) && defined(METALCALL_SGM_TF32) && METALCALL_SGM_TF32
+#define METALCALL_SGM_TF32_ON 1
+template <> struct tensor_core<float, float> { static constexpr bool value = true; };
+#else
+#define METALCALL_SGM_TF32_ON 0
+#endif
 
 // An accumulator's registers for mma: this lane's two elements (x, y) and its two of
 // the idle rows 8-15 (z, w).
@@ -125,10 +142,45 @@ METAL_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
   return d;
 }
 
+// a * b + c for float factors in TF32 (see the top): a = this lane's pair of A in mma's
+// layout, bt = its pair of B's transpose in mma's layout.
+METAL_FUNC unsigned to_tf32(float x) {
+  unsigned r = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+#endif
+  return r;
+}
+METAL_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, const f4& c) {
+  f4 d = c;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+               : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
+               : "r"(to_tf32(a.x)), "r"(0u), "r"(to_tf32(a.y)), "r"(0u), "r"(to_tf32(bt.x)), "r"(to_tf32(bt.y)),
+                 "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+#endif
+  return d;
+}
+
+// The transpose of a float matrix, both in mma's accumulator layout: lane 4g + t wants
+// X[2t][g] and X[2t + 1][g], held by lanes 8t + g/2 and 8t + 4 + g/2.
+METAL_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
+  const unsigned m = lane(), g = m >> 2, t = m & 3u;
+  const f2 p0 = shfl(f2{v.x, v.y}, 8 * t + (g >> 1)), p1 = shfl(f2{v.x, v.y}, 8 * t + 4 + (g >> 1));
+  vec<float, 2> r;
+  r.x = (g & 1u) ? p0.y : p0.x;
+  r.y = (g & 1u) ? p1.y : p1.x;
+  return r;
+}
+
 // This lane's elements of a * b + acc on the tensor cores: a in mma's layout, b
 // transposed (mma's B operand), acc and the result in mma's layout.
 template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
-  return mma16n8k8(T(), word(av), word(bt), acc);
+  if constexpr (is_same_v<T, float>) {
+    return mma16n8k8_tf32(av, bt, acc);
+  } else {
+    return mma16n8k8(T(), word(av), word(bt), acc);
+  }
 }
 
 // Two products a0 * b0 + a1 * b1 + c in one mma.m16n8k16: a0 and a1 fill the upper rows
@@ -160,8 +212,8 @@ METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsi
 // adds it together with the next one in one m16n8k16; any other use of the matrix adds
 // it first with an m16n8k8. In a GEMM's unrolled K loop the pending state is known at
 // compile time, so no test is left. The pair is added in one tensor-core operation,
-// like the 8 terms of one product. A kernel can turn it off: #define
-// METALCALL_SGM_PAIR_PRODUCTS 0 before including <metal_stdlib>.
+// like the 8 terms of one product. A kernel can turn it off with the compile option
+// defines={"METALCALL_SGM_PAIR_PRODUCTS": "0"} (METALCALL_* defines precede the prelude).
 #ifndef METALCALL_SGM_PAIR_PRODUCTS
 #define METALCALL_SGM_PAIR_PRODUCTS 1
 #endif
@@ -170,7 +222,8 @@ template <> struct pair_tag<__half> { static constexpr unsigned char value = 1; 
 template <> struct pair_tag<mtl_bfloat> { static constexpr unsigned char value = 2; };
 template <class TD, class TA, class TB, class TC> struct pairs_products {
 #if __CUDA_ARCH__ >= 800 && METALCALL_SGM_PAIR_PRODUCTS
-  static constexpr bool value = is_same_v<TD, float> && is_same_v<TC, float> && tensor_core<TA, TB>::value;
+  static constexpr bool value =
+      is_same_v<TD, float> && is_same_v<TC, float> && sizeof(TA) == 2 && tensor_core<TA, TB>::value;
 #else
   static constexpr bool value = false;
 #endif
@@ -254,12 +307,13 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     }
 #endif
   }
-  /** 16-bit T: the transpose in mma's layout (mma's B operand), made once and kept. */
+  /** 16-bit T (and float in TF32): the transpose in mma's layout (mma's B operand), made once and kept. */
   METAL_FUNC const vec<T, 2>& mtl_bvalue() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     const vec<T, 2>& v = mtl_value();
     if (!mtl_has_b) {
-      self.mtl_b = mtl_sgm::unword<T>(mtl_sgm::transposed(mtl_sgm::word(v)));
+      if constexpr (sizeof(T) == 2) self.mtl_b = mtl_sgm::unword<T>(mtl_sgm::transposed(mtl_sgm::word(v)));
+      else self.mtl_b = mtl_sgm::transposed(v);
       self.mtl_has_b = true;
     }
     return mtl_b;
@@ -298,7 +352,7 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
   const unsigned long epr = elements_per_row;
   d.mtl_v = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(r, c, epr, o.x, o.y, transpose_matrix),
                                   mtl_sgm::offset(r, c + 1, epr, o.x, o.y, transpose_matrix));
-  if constexpr (sizeof(T) == 2) {
+  if constexpr (sizeof(T) == 2 || (METALCALL_SGM_TF32_ON && is_same_v<T, float>)) {
     // Elements (c, r) and (c + 1, r): the B operand, read now while memory holds the matrix.
     d.mtl_b = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(c, r, epr, o.x, o.y, transpose_matrix),
                                     mtl_sgm::offset(c + 1, r, epr, o.x, o.y, transpose_matrix));
