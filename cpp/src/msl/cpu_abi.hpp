@@ -26,6 +26,7 @@
     unsigned (*thread_index)(void* fibers);                                                     \
     void* const* threadgroup_memory; /* [[threadgroup(i)]] storage, by index */                 \
     unsigned char* simd_scratch;     /* 1024 lanes x 64 bytes, then 1024 op counters */         \
+    const unsigned* current_thread;  /* the running fiber's index: read inline, no call */      \
   } metalcall_cpu_worker;                                                                       \
   typedef struct metalcall_cpu_layout {                                                         \
     unsigned long size;  /* sizeof the parameter's element type */                              \

@@ -66,6 +66,9 @@ class FiberGroup {
   void simd_barrier();
 
   uint32_t current_index() const { return cur_; }
+  // Where the running fiber's index lives: kernels read it inline (it changes only inside
+  // barrier(), simd_barrier() and run(), which kernels reach through calls).
+  const uint32_t* current_index_address() const { return &cur_; }
   static FiberGroup* current();  // the group running on this OS thread, or nullptr
 
   // How many times the last run found every live fiber waiting at barriers

@@ -28,6 +28,7 @@ WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsign
   table_.barrier = metalcall_fiber_barrier;
   table_.simd_barrier = metalcall_fiber_simd_barrier;
   table_.thread_index = thread_index;
+  table_.current_thread = fibers_.current_index_address();
   auto* scratch = simd_scratch_.get();
   scratch += (kAlign - reinterpret_cast<std::uintptr_t>(scratch) % kAlign) % kAlign;
   std::memset(scratch, 0, msl::kCpuSimdScratchBytes);

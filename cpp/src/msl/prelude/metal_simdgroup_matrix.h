@@ -48,7 +48,7 @@ inline bool sgm_leader() { return (thread_index() & 31u) == 0; }
 inline unsigned char* sgm_area() { return worker->simd_scratch + (thread_index() & ~31u) * kSlotBytes; }
 
 template <class T, int C, int R> void sgm_spread(simdgroup_matrix<T, C, R>& m);
-template <class T, int C, int R> void sgm_gather(const simdgroup_matrix<T, C, R>& m);
+template <class T, int C, int R> inline void sgm_gather(const simdgroup_matrix<T, C, R>& m);
 }  // namespace mtl_rt
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
@@ -85,9 +85,11 @@ template <class T, int C, int R> void sgm_spread(simdgroup_matrix<T, C, R>& m) {
 }
 
 // Brings every lane's two elements back into the leader's copy (all lanes call it).
-template <class T, int C, int R> void sgm_gather(const simdgroup_matrix<T, C, R>& cm) {
-  simdgroup_matrix<T, C, R>& m = const_cast<simdgroup_matrix<T, C, R>&>(cm);
-  if (!m.mtl_spread) return;
+template <class T, int C, int R> __attribute__((noinline)) void sgm_gather_spread(simdgroup_matrix<T, C, R>& m);
+template <class T, int C, int R> __attribute__((always_inline)) inline void sgm_gather(const simdgroup_matrix<T, C, R>& cm) {
+  if (cm.mtl_spread) sgm_gather_spread(const_cast<simdgroup_matrix<T, C, R>&>(cm));
+}
+template <class T, int C, int R> __attribute__((noinline)) void sgm_gather_spread(simdgroup_matrix<T, C, R>& m) {
   T* area = reinterpret_cast<T*>(sgm_area());
   const unsigned l = thread_index() & 31u;
   const unsigned at = mtl_sgm::row_of(l) * 8 + mtl_sgm::col_of(l);
@@ -135,8 +137,12 @@ template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> ma
 // checked pointer or checked array (metal_checked.h), which bounds-checks each of the 64
 // accesses. Taken by reference: a checked threadgroup array is storage, and a copy of it
 // would take the stores.
+// The wrappers are inlined: in the 31 lanes that are not the leader each is a test of the
+// lane (hoisted, see thread_index) and a flag store, where a call each cost more than the
+// leader's product.
+#define METAL_SGM_FUNC inline __attribute__((always_inline))
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P&& src, unsigned long elements_per_row = C,
+METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P&& src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   d.mtl_spread = false;
   if (!mtl_rt::sgm_leader()) return;
@@ -147,7 +153,7 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P&& src, unsigned l
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P&& dst, unsigned long elements_per_row = C,
+METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P&& dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   mtl_rt::sgm_gather(a);
   if (!mtl_rt::sgm_leader()) return;
@@ -157,7 +163,7 @@ METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P&& dst, uns
 }
 
 template <class TD, class TA, class TB, int C, int R, int K>
-METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                    const simdgroup_matrix<TB, C, K>& b) {
   mtl_rt::sgm_gather(a);
   mtl_rt::sgm_gather(b);
@@ -169,7 +175,7 @@ METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgrou
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
-METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_SGM_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                               const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
   mtl_rt::sgm_gather(a);
   mtl_rt::sgm_gather(b);
@@ -181,6 +187,7 @@ METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, con
   __builtin_memcpy(d.mtl_e, out, sizeof out);
 }
 
+#undef METAL_SGM_FUNC
 #endif  // !METAL_CUDA
 
 }  // namespace metal
