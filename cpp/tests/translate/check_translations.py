@@ -3,7 +3,8 @@
 mixed types, msl/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
 never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
 __device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
-type parameter as the constexpr literal_cast). With NVRTC
+type parameter as the constexpr literal_cast) and barrier_branches.metal (the branch bodies
+holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp). With NVRTC
 (tools/nvrtc_check.py) both CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives); without it that part says why it skips.
 
@@ -19,6 +20,7 @@ import nvrtc_check  # noqa: E402
 
 SOURCE = HERE / "conditionals.metal"
 CONSTRUCTS = HERE / "cuda_constructs.metal"
+BARRIER_BRANCHES = HERE / "barrier_branches.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -59,11 +61,20 @@ def main():
     cpu_constructs = "".join(translate(exe, "cpu", CONSTRUCTS).split())
     if "half_lit" in cpu_constructs or "scratch[32]={0};" not in cpu_constructs:
         failures.append("CPU: the CUDA rewrites of cuda_constructs.metal reached the CPU translation")
+    # Branch bodies holding a barrier: rejoined at their end on CUDA (three: an if, its else and an
+    # inner if; not the four marked KEEP), never on the CPU.
+    branches = translate(exe, "cuda", BARRIER_BRANCHES)
+    rejoins, lanes = branches.count("metal::mtl_rt::rejoin(mtl_lanes_"), branches.count("metal::mtl_rt::branch_lanes()")
+    if rejoins != 3 or lanes != 3:
+        failures.append(f"CUDA: {rejoins} rejoins and {lanes} branch_lanes in barrier_branches.metal, expected 3 and 3")
+    if "rejoin" in translate(exe, "cpu", BARRIER_BRANCHES):
+        failures.append("CPU: a branch body was rejoined (CUDA's rewrite only)")
+    print(f"translation: {rejoins} barrier branches rejoined for CUDA")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
-        for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs)]:
+        for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:
