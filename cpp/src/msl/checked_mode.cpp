@@ -127,12 +127,25 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
   for (std::size_t q = first; q < d.begin; ++q)
     if (!t[q].is_identifier("thread")) qualifiers += (t[q].is_identifier("constant") ? "const" : t[q].text) + " ";
   const std::string type = type_text(t, d.type, false) + " ";
+  // A `thread` pointer declarator (`thread float a[4], *q;`) is a checked pointer, as in a
+  // statement of its own: `; metal::mtl_checked<float> q;`.
+  bool thread_pointers = false, plain_qualifiers = true;
+  for (std::size_t q = first; q < comma && !t[q].is("="); ++q) thread_pointers = thread_pointers || t[q].is_identifier("thread");
+  for (std::size_t q = first; q < d.begin; ++q)
+    plain_qualifiers = plain_qualifiers && (t[q].is_identifier("thread") || t[q].is_identifier("const") || t[q].is_identifier("volatile"));
   std::map<std::size_t, std::string> commas;
   std::vector<CheckedArray> later;
   while (comma < t.size() && t[comma].is(",")) {
-    const std::size_t name = comma + 1;
+    std::size_t name = comma + 1;
+    // `*q`, `*const q`: a pointer declarator (`float a[4], *q;`).
+    std::vector<std::size_t> stars;
+    while (name < t.size() && (t[name].is("*") || (!stars.empty() && t[name].is_identifier("const")))) {
+      if (t[name].is("*")) stars.push_back(name);
+      ++name;
+    }
     if (name + 1 >= t.size() || t[name].kind != TokenKind::identifier) return false;
     std::size_t j = name + 1;
+    if (!stars.empty() && t[j].is("[")) return false;  // an array of pointers
     if (t[j].is("[")) {
       CheckedArray e;
       e.begin = e.name = name;
@@ -162,7 +175,13 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
         }
       }
       if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
-      commas[comma] = "; " + qualifiers + type;
+      if (!stars.empty() && thread_pointers) {
+        if (stars.size() > 1 || !plain_qualifiers) return false;
+        commas[comma] = "; metal::mtl_checked<" + qualifiers + type + ">";
+        commas[stars.front()] = " ";  // (a `const` after it stays: `mtl_checked<float> const r`)
+      } else {
+        commas[comma] = "; " + qualifiers + type;
+      }
     }
     comma = j;
   }
@@ -370,6 +389,25 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
                   ", or compile it without checked=True";
     }
     found[k] = std::move(d);
+  }
+  // Constant data is a const array (`const mtl_checked_array<float, …>`), however the source
+  // spells it: `static constexpr constant float v[2]` in a class and `constant constexpr const
+  // float S::v[2];` outside it must declare the same type. A `const` of the element type is
+  // written after the array type instead (`mtl_checked_array<float, …> const S::v`).
+  for (auto& [first, d] : found) {
+    if (d.kind != 3) continue;
+    std::vector<std::size_t> type;
+    int angle = 0;
+    for (std::size_t k : d.type) {
+      if (t[k].is("<")) ++angle;
+      else if (t[k].is(">")) --angle;
+      else if (t[k].is(">>")) angle -= 2;
+      if (angle == 0 && t[k].is_identifier("const")) continue;
+      type.push_back(k);
+    }
+    if (type.size() == d.type.size() || type.empty()) continue;
+    d.type = std::move(type);
+    d.qualifier = "const " + d.qualifier;
   }
   return found;
 }
