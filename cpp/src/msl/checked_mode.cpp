@@ -55,6 +55,29 @@ bool boundary_at(const std::vector<Token>& t, std::size_t j) {
          (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
 }
 
+// In an initializer, the '>' closing the '<' at lt (`vec<int, 2>(1, 2)`: its ',' separates no
+// declarators), before limit and the statement's end; else lt itself (a comparison, `a < b`).
+// Reading a comparison as template arguments (`a < b, y = c > d`) keeps that ',' as it is:
+// the statement's declarators stay what C++ makes of them.
+std::size_t template_close(const std::vector<Token>& t, std::size_t lt, std::size_t limit) {
+  int angle = 0, depth = 0;
+  for (std::size_t j = lt; j < t.size() && j < limit; ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) {
+      ++depth;
+    } else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) {
+      if (--depth < 0) return lt;
+    } else if (t[j].is(";")) {
+      return lt;
+    } else if (depth == 0 && t[j].is("<")) {
+      ++angle;
+    } else if (depth == 0 && (t[j].is(">") || t[j].is(">>"))) {
+      angle -= t[j].is(">") ? 1 : 2;
+      if (angle <= 0) return j;
+    }
+  }
+  return lt;
+}
+
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
 const char* const kOneStatement =
     "' declared together with others in one statement: declare it in a statement of its own";
@@ -137,15 +160,23 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
   std::vector<CheckedArray> later;
   while (comma < t.size() && t[comma].is(",")) {
     std::size_t name = comma + 1;
-    // `*q`, `*const q`: a pointer declarator (`float a[4], *q;`).
+    // `*q`, `*const q`: a pointer declarator (`float a[4], *q;`); `&r`: a reference (plain).
     std::vector<std::size_t> stars;
-    while (name < t.size() && (t[name].is("*") || (!stars.empty() && t[name].is_identifier("const")))) {
+    bool reference = false;
+    while (name < t.size() && !reference &&
+           (t[name].is("*") || t[name].is("&") || (!stars.empty() && t[name].is_identifier("const")))) {
       if (t[name].is("*")) stars.push_back(name);
+      reference = t[name].is("&");
       ++name;
     }
+    if (reference && name < t.size() && t[name].is("[")) return false;
     if (name + 1 >= t.size() || t[name].kind != TokenKind::identifier) return false;
     std::size_t j = name + 1;
-    if (!stars.empty() && t[j].is("[")) return false;  // an array of pointers
+    const bool pointer_array = !stars.empty() && t[j].is("[");  // `*q[2]`: stays plain, as on its own
+    if (pointer_array) {
+      array_extents(t, j);
+      if (j >= t.size()) return false;
+    }
     if (t[j].is("[")) {
       CheckedArray e;
       e.begin = e.name = name;
@@ -171,11 +202,11 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
           if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
           else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
           else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) break;
-          else if (depth == 0 && t[j].is("<")) return false;  // `x = vec<int, 2>(…)`: not sure where it ends
+          else if (depth == 0 && t[j].is("<")) j = template_close(t, j, t.size());  // `x = vec<int, 2>(…)`
         }
       }
       if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
-      if (!stars.empty() && thread_pointers) {
+      if (!stars.empty() && thread_pointers && !pointer_array && !reference) {
         if (stars.size() > 1 || !plain_qualifiers) return false;
         commas[comma] = "; metal::mtl_checked<" + qualifiers + type + ">";
         commas[stars.front()] = " ";  // (a `const` after it stays: `mtl_checked<float> const r`)
@@ -266,7 +297,7 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
       if (t[comma].is("(") || t[comma].is("[") || t[comma].is("{")) ++level;
       else if (t[comma].is(")") || t[comma].is("]") || t[comma].is("}")) --level;
       else if (level == 0 && t[comma].is(",")) break;
-      else if (level == 0 && t[comma].is("<")) return false;  // `x = vec<int, 2>(…)`
+      else if (level == 0 && t[comma].is("<")) comma = template_close(t, comma, name);  // `x = vec<int, 2>(…)`
     }
   }
   if (comma >= name || !t[comma].is(",")) return false;
