@@ -171,6 +171,31 @@ std::vector<std::pair<std::size_t, std::size_t>> call_arguments(const std::vecto
   return {};
 }
 
+// True when the declaration whose parameter list opens at `open` takes at `position` what a
+// call's argument wrapped in thread_arg still reaches as before: no parameter there, or one
+// that is no array (`thread float (&a)[4]` binds the array itself, which thread_arg would
+// turn into a pointer). thread_arg passes what is not an array or pointer through unchanged
+// (`float x`, `thread float& r`), and a pointer parameter takes the checked pointer.
+bool takes_wrapped_argument(const std::vector<Token>& t, std::size_t open, int position) {
+  int depth = 0, at = 0;
+  for (std::size_t j = open + 1; j < t.size(); ++j) {
+    const Token& c = t[j];
+    if (c.is("(") || c.is("[") || c.is("{") || c.is("<")) {
+      if (depth == 0 && at == position && (c.is("(") || c.is("["))) return false;
+      ++depth;
+    } else if (c.is(")") || c.is("]") || c.is("}") || c.is(">")) {
+      if (depth-- == 0) return true;
+    } else if (c.is(">>")) {
+      depth -= 2;
+    } else if (depth == 0 && c.is(",")) {
+      ++at;
+    } else if (c.is(";")) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::set<std::string> function_template_names(const std::vector<Token>& t) {
@@ -256,12 +281,15 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
     (declaration || by_declaration.count(open) ? declarations : calls)[t[j].text].push_back(open);
   }
   // A position is wrapped when every declaration of the name (overloads, specialisations)
-  // has a deduced pointer there in one address space; const when every one is const.
+  // has a deduced pointer there in one address space, or a parameter that takes the wrapped
+  // argument as it took the argument (`float f(float x)` beside `template <class T> T
+  // f(thread T* p)`); const when every deduced one is const.
   std::map<std::string, std::map<int, bool>> wrapped;
   for (const Found& f : params) {
     const std::string& name = t[f.open - 1].text;
     bool everywhere = true;
-    for (std::size_t open : declarations[name]) everywhere = everywhere && by_declaration[open].count(f.position);
+    for (std::size_t open : declarations[name])
+      everywhere = everywhere && (by_declaration[open].count(f.position) || takes_wrapped_argument(t, open, f.position));
     for (const Found& g : params)
       if (t[g.open - 1].text == name && g.position == f.position && g.space != f.space) everywhere = false;
     if (!everywhere) continue;

@@ -471,6 +471,7 @@ class Translator {
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
+             (declares_pointer_reference(star) && element_text(i, star).find("auto") == std::string::npos) ||
              is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
           // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
@@ -649,6 +650,16 @@ class Translator {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;
     return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
+  }
+
+  // `* [const] & name` then `=`, `;`, `,` or `)`: a reference to a pointer (`thread float* &r = q;`,
+  // a parameter `thread float*& p`), which must bind to the checked pointer it names.
+  bool declares_pointer_reference(std::size_t star) const {
+    std::size_t j = star + 1;
+    while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+    if (j + 2 >= t_.size() || !t_[j].is("&") || t_[j + 1].kind != TokenKind::identifier) return false;
+    const Token& after = t_[j + 2];
+    return after.is("=") || after.is(";") || after.is(",") || after.is(")");
   }
 
   // The pointee type of tokens [i, star): address spaces dropped, const kept.
