@@ -290,8 +290,8 @@ CASES = {
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 15, np.float32), o[4:]])),
     "thread_pointer_declarator_beside_array": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
-            thread float t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = &t[1], *const r = t;
-            out[i] = q[2 + off] + r[0];
+            thread float t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = &t[1], *const r = t, **pp = nullptr;
+            out[i] = q[2 + off] + r[0] + (pp == nullptr ? 0.0f : 1.0f);
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 5, np.float32), o[4:]])),
     "template_arguments_in_declarator_initializer": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {

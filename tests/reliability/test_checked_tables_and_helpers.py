@@ -263,6 +263,12 @@ REFUSED = {
             float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, (*q)[4] = &a;
             p[i] = (*q)[i];
         }""", "declare it in a statement of its own"),
+    # The same after a scalar (`float x, t[4], *q;` is split).
+    "t": ("""
+        kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+            float x = 1.0f, t[4] = {0.0f, 1.0f, 2.0f, 3.0f}, (*q)[4] = &t;
+            p[i] = (*q)[i] + x;
+        }""", "declare it in a statement of its own"),
 }
 
 

@@ -206,8 +206,8 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
         }
       }
       if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
-      if (!stars.empty() && thread_pointers && !pointer_array && !reference) {
-        if (stars.size() > 1 || !plain_qualifiers) return false;
+      // (`**q`, or with `static`: a plain pointer, as a `thread` pointer parameter of a template stays.)
+      if (stars.size() == 1 && thread_pointers && plain_qualifiers && !pointer_array && !reference) {
         commas[comma] = "; metal::mtl_checked<" + qualifiers + type + ">";
         commas[stars.front()] = " ";  // (a `const` after it stays: `mtl_checked<float> const r`)
       } else {
@@ -232,12 +232,17 @@ bool is_statement_keyword(const std::string& word) {
   return words.count(word) > 0;
 }
 
+enum class Split { not_a_declaration, split, cannot_split };
+
 // `float x, t[4];`, `float *q, t[4];` (the array at `name`, after a declarator that is not
 // an array): from the statement's start, its type and the first declarator, then
-// split_declarators as for an array first; the statement's ',' rewrites go with the first array. False (the array
-// stays unchecked, as the statement is not a local declaration this knows) otherwise.
-bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
-                        std::map<std::size_t, CheckedArray>& found) {
+// split_declarators as for an array first; the statement's ',' rewrites go with the first
+// array. not_a_declaration where the statement is not a local declaration this knows (an
+// expression: `f(a, t[i])`), cannot_split where it is one with a declarator split_declarators
+// does not know (`float x, t[4], (*p)[4];`).
+Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
+                         std::map<std::size_t, CheckedArray>& found) {
+  constexpr Split no = Split::not_a_declaration;
   std::size_t first = name;
   int depth = 0;  // brackets of initializers (`float x = f(a, b), t[4];`)
   while (first > 0) {
@@ -265,7 +270,7 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
     if (t[j].is("*") && j > head.begin) {
       type_end = j;
       while (j < name && (t[j].is("*") || t[j].is_identifier("const"))) ++j;
-      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return false;
+      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return no;
       break;
     }
     if (t[j].is("<")) {  // template arguments: to the matching '>'
@@ -276,16 +281,16 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
         else if (t[j].is(">>")) angle -= 2;
         if (angle <= 0) break;
       }
-      if (angle != 0) return false;
+      if (angle != 0) return no;
       ++j;
       continue;
     }
     if (!(t[j].is("::") || t[j].is_identifier("const") || t[j].is_identifier("volatile") ||
           (t[j].kind == TokenKind::identifier && !is_statement_keyword(t[j].text))))
-      return false;
+      return no;
     ++j;
   }
-  if (j >= name || j == head.begin) return false;
+  if (j >= name || j == head.begin) return no;
   if (type_end == name) type_end = j;
   for (std::size_t k = head.begin; k < type_end; ++k)
     if (!t[k].is_identifier("thread")) head.type.push_back(k);
@@ -300,12 +305,12 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
       else if (level == 0 && t[comma].is("<")) comma = template_close(t, comma, name);  // `x = vec<int, 2>(…)`
     }
   }
-  if (comma >= name || !t[comma].is(",")) return false;
-  if (!split_declarators(t, head, comma, first, found)) return false;
+  if (comma >= name || !t[comma].is(",")) return no;
+  if (!split_declarators(t, head, comma, first, found)) return Split::cannot_split;
   auto array = found.find(name);
-  if (array == found.end()) return false;
+  if (array == found.end()) return no;
   array->second.split_commas.insert(head.split_commas.begin(), head.split_commas.end());
-  return true;
+  return Split::split;
 }
 
 }  // namespace
@@ -373,7 +378,12 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
     }
     if (!ok && k == i && t[i - 1].is(",") && !namespace_scope && !found.count(i)) {
-      split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found);  // `float x, t[4];`
+      if (split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found) == Split::cannot_split) {  // `float x, t[4];`
+        d.begin = i;
+        d.refused = "checked mode cannot bounds-check the array '" + t[i].text + kOneStatement +
+                    ", or compile it without checked=True";
+        found[i] = std::move(d);
+      }
       continue;
     }
     // `float S<6>::table[8]`: a static member's definition, checked like its declaration
