@@ -173,15 +173,21 @@ std::vector<std::pair<std::size_t, std::size_t>> call_arguments(const std::vecto
 
 // True when the declaration whose parameter list opens at `open` takes at `position` what a
 // call's argument wrapped in thread_arg still reaches as before: no parameter there, or one
-// that is no array (`thread float (&a)[4]` binds the array itself, which thread_arg would
-// turn into a pointer). thread_arg passes what is not an array or pointer through unchanged
-// (`float x`, `thread float& r`), and a pointer parameter takes the checked pointer.
+// of a type that names no pointer, array or template parameter of its own (`float x`,
+// `short2 dims`, `thread frag_type& r`): thread_arg passes what is neither an array nor a
+// pointer through unchanged, and such a parameter took no pointer or array before either.
+// (Not `device float* p`, which thread_arg_const would make const, nor `P p`, `thread T& r`,
+// `thread float (&a)[4]`, which deduce from or bind the argument as it is.)
 bool takes_wrapped_argument(const std::vector<Token>& t, std::size_t open, int position) {
+  const std::set<std::string> own = own_template_parameters(t, open);
   int depth = 0, at = 0;
   for (std::size_t j = open + 1; j < t.size(); ++j) {
     const Token& c = t[j];
+    const bool here = depth == 0 && at == position;
+    if (here && (c.is("*") || c.is_identifier("auto") || (c.kind == TokenKind::identifier && own.count(c.text))))
+      return false;
     if (c.is("(") || c.is("[") || c.is("{") || c.is("<")) {
-      if (depth == 0 && at == position && (c.is("(") || c.is("["))) return false;
+      if (here && (c.is("(") || c.is("["))) return false;
       ++depth;
     } else if (c.is(")") || c.is("]") || c.is("}") || c.is(">")) {
       if (depth-- == 0) return true;
