@@ -347,6 +347,15 @@ CASES = {
             float x = 2.0f;
             out[i] = pick(&x, off) + pick(x, 2);
         }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    # ---- `c ? p : 0`: the literal branch is a null checked pointer, the other keeps its bounds ----
+    "conditional_pointer_or_literal_null": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = i < 8 ? &t[0] : 0;
+            thread float* r = i > 8 ? &t[1] : 0;
+            device float* d = i < 8 ? out : 0;
+            out[i] = q[3 + off] + (r ? 1.0f : 0.0f) + (d == out ? 1.0f : 0.0f);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 5, np.float32), o[4:]])),
     "generic_lambda_pointer_parameter": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
@@ -546,4 +555,29 @@ def test_ampersand_after_comparison_pointer_and_template():
     for checked in (False, True):
         out = np.zeros(4, np.float32)
         mc.Device("cpu", checked=checked).compile(AMPERSAND_SRC).k(4, out)
+        assert out.tolist() == want.tolist(), checked
+
+
+# An integer literal branch of `?:` beside checked pointers, arrays, vectors, half and bfloat
+# (checked mode wraps it as the plain CPU device does: it converts to the other branch's type).
+CONDITIONAL_LITERAL_SRC = HEADER + """
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    thread float* q = (i & 1) ? t : 0;
+    device float* d = (i & 2) ? out : 0;
+    float4 v = (i & 1) ? float4(1.0f, 2.0f, 3.0f, 4.0f) : 0;
+    half h = (i & 1) ? half(2.5h) : 0;
+    bfloat b = (i & 2) ? bfloat(1.5f) : 0;
+    out[i] = (q ? q[1] : 5.0f) + (d ? 1.0f : 0.0f) + v.w + float(h) + float(b);
+}
+"""
+
+
+def test_conditional_integer_literal_branches():
+    i = np.arange(4)
+    odd, two = (i & 1) != 0, (i & 2) != 0
+    want = (np.where(odd, 2, 5) + two + np.where(odd, 4, 0) + np.where(odd, 2.5, 0) + np.where(two, 1.5, 0)).astype(np.float32)
+    for checked in (False, True):
+        out = np.zeros(4, np.float32)
+        mc.Device("cpu", checked=checked).compile(CONDITIONAL_LITERAL_SRC).k(4, out)
         assert out.tolist() == want.tolist(), checked

@@ -20,6 +20,7 @@ template <class V> struct mtl_checked_void {
   METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
       : base_(base), offset_(0), count_(bytes), what_(what) {}
   METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
+  METAL_FUNC mtl_checked_void(mtl_rt::int_literal) : mtl_checked_void() {}  // `c ? v : 0`
   // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
