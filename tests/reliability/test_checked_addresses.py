@@ -347,6 +347,23 @@ CASES = {
             float x = 2.0f;
             out[i] = pick(&x, off) + pick(x, 2);
         }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    # ---- a `thread T*` a helper function returns keeps its bounds (MLX's `elems()`) ----
+    "thread_pointer_a_member_function_returns": ("""
+        struct Acc {
+            float data[4];
+            thread float* row() thread { return data; }
+        };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            Acc acc = {{1.0f, 2.0f, 3.0f, 4.0f}};
+            out[i] = acc.row()[3 + off];
+        }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "thread_pointer_a_template_returns": ("""
+        template <typename T> thread T* skip(thread T* p, int n) { return p + n; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = skip(t, 1);
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
     # ---- `c ? p : 0`: the literal branch is a null checked pointer, the other keeps its bounds ----
     "conditional_pointer_or_literal_null": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {

@@ -471,7 +471,8 @@ class Translator {
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
-             (declares_pointer_reference(star) && element_text(i, star).find("auto") == std::string::npos) ||
+             ((declares_pointer_reference(star) || returns_pointer(i, star)) &&
+              element_text(i, star).find("auto") == std::string::npos) ||
              is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
           // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
@@ -650,6 +651,23 @@ class Translator {
     std::size_t j = star + 1;
     while (j < t_.size() && t_[j].is_identifier("const")) ++j;
     return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
+  }
+
+  // `thread T* name(…)`, not constexpr (a checked pointer is no literal type): a function
+  // returning a thread pointer (MLX's `thread elem_type* elems()`), so that its callers keep
+  // the bounds of what it returns.
+  bool returns_pointer(std::size_t i, std::size_t star) const {
+    std::size_t j = star + 1;
+    while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+    if (j + 1 >= t_.size() || t_[j].kind != TokenKind::identifier || !t_[j + 1].is("(") ||
+        t_[j].is_identifier("operator"))
+      return false;
+    for (std::size_t k = i; k-- > 0;) {
+      const Token& b = t_[k];
+      if (b.is(";") || b.is("{") || b.is("}") || b.is(")") || b.is(":") || b.kind == TokenKind::directive) break;
+      if (b.is_identifier("constexpr")) return false;
+    }
+    return true;
   }
 
   // `* [const] & name` then `=`, `;`, `,` or `)`: a reference to a pointer (`thread float* &r = q;`,
