@@ -431,24 +431,20 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     }
     found[k] = std::move(d);
   }
-  // Constant data is a const array (`const mtl_checked_array<float, …>`), however the source
-  // spells it: `static constexpr constant float v[2]` in a class and `constant constexpr const
-  // float S::v[2];` outside it must declare the same type. A `const` of the element type is
-  // written after the array type instead (`mtl_checked_array<float, …> const S::v`).
+  // Constant data has const elements (`mtl_checked_array<const float, …>`), however the
+  // source spells it: `static constexpr constant float v[2]` in a class and `constant
+  // constexpr const float S::v[2];` outside it must declare the same type.
   for (auto& [first, d] : found) {
     if (d.kind != 3) continue;
-    std::vector<std::size_t> type;
     int angle = 0;
+    bool is_const = false;
     for (std::size_t k : d.type) {
       if (t[k].is("<")) ++angle;
       else if (t[k].is(">")) --angle;
       else if (t[k].is(">>")) angle -= 2;
-      if (angle == 0 && t[k].is_identifier("const")) continue;
-      type.push_back(k);
+      is_const = is_const || (angle == 0 && t[k].is_identifier("const"));
     }
-    if (type.size() == d.type.size() || type.empty()) continue;
-    d.type = std::move(type);
-    d.qualifier = "const " + d.qualifier;
+    d.const_element = !is_const;
   }
   return found;
 }

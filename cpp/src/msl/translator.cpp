@@ -742,7 +742,7 @@ class Translator {
   // Writes a found array as `metal::mtl_checked_array<T, N, Kind> name`; returns the
   // index of the last token consumed (the `;` or `=` follows).
   std::size_t emit_checked_local_array(const CheckedArray& d) {
-    std::string type = type_text(t_, d.type, false);
+    std::string type = (d.const_element ? "const " : "") + type_text(t_, d.type, false);
     for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
       type = "metal::mtl_checked_array<" + type + ", (" + *it + "), " + std::to_string(d.kind) + ">";
     emit(type + " " + d.qualifier + t_[d.name].text, t_[d.begin], true);
