@@ -1,6 +1,8 @@
 """Checked mode's address gaps (issue P1.5, point 4): void pointer parameters, raw addresses
-of private, threadgroup and constant memory (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`) and
-volatile memory in helper functions and arrays. Each case is one kernel with an offset
+of private, threadgroup and constant memory (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`, `&(x)`,
+`*&x`, `&f()[i]`), volatile memory in helper functions and arrays, statements declaring
+arrays beside pointers and references, template `thread T*` parameters beside overloads,
+returned thread pointers and `c ? p : 0`. Each case is one kernel with an offset
 argument: off = 1 makes one access go one element past the memory (checked mode must raise
 ExecutionError naming the kernel, what faulted and the index), off = 0 stays inside (the
 plain and the checked CPU device must both give the NumPy result). The out-of-bounds calls
