@@ -370,11 +370,17 @@ CASES = {
     "conditional_pointer_or_literal_null": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
-            thread float* q = i < 8 ? &t[0] : 0;
+            thread float* q = i < 8 ? t : 0;
             thread float* r = i > 8 ? &t[1] : 0;
             device float* d = i < 8 ? out : 0;
             out[i] = q[3 + off] + (r ? 1.0f : 0.0f) + (d == out ? 1.0f : 0.0f);
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 5, np.float32), o[4:]])),
+    "conditional_address_or_literal_null": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = i > 8 ? 0 : &t[1];
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
     "generic_lambda_pointer_parameter": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};

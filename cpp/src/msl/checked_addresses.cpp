@@ -188,7 +188,8 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
   return out;
 }
 
-std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names) {
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names,
+                                                   const std::set<std::size_t>& literals) {
   // `threadgroup T name[N]…;`: the name before the first '[' of the declaration.
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (!t[i].is_identifier("threadgroup")) continue;
@@ -214,6 +215,20 @@ std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, 
     if (!((callee.kind == TokenKind::identifier && !not_calls.count(callee.text)) || callee.is(">"))) continue;
     before[i] += "metal::mtl_rt::array_arg(";
     before[i + 1] += ")";
+  }
+  // `c ? t : 0`, `c ? 0 : t` (the literal an int_literal): the array as the checked pointer it
+  // decays to, which the literal converts to as a null one (else both became raw pointers).
+  for (std::size_t lit : literals) {
+    std::size_t name = std::string::npos;
+    if (lit >= 3 && t[lit - 1].is(":") && t[lit - 3].is("?")) {
+      name = lit - 2;
+    } else if (lit >= 1 && lit + 3 < t.size() && t[lit - 1].is("?") && t[lit + 1].is(":")) {
+      const Token& end = t[lit + 3];
+      if (end.is(";") || end.is(")") || end.is(",") || end.is("]") || end.is("}")) name = lit + 2;
+    }
+    if (name == std::string::npos || t[name].kind != TokenKind::identifier || !names.count(t[name].text)) continue;
+    before[name] += "metal::mtl_rt::branch_pointer(";
+    before[name + 1] = ")" + before[name + 1];
   }
   return before;
 }

@@ -208,7 +208,7 @@ class Translator {
     checked_replace_ = std::move(addresses.replace);
     std::set<std::string> array_names;
     for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
-    for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
+    for (const auto& [at, text] : array_arguments(t_, std::move(array_names), conditional_int_literals(t_))) checked_before_[at] += text;
     for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
     deduced_thread_params_ = std::move(deduced.thread_parameters);
     array_references_ = array_reference_parameters(t_);

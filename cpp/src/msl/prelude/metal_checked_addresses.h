@@ -170,6 +170,16 @@ METAL_FUNC mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>> arra
   return mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>>(whole_array(a), &a);
 }
 template <class X> METAL_FUNC X&& array_arg(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
+// `c ? t : 0` (the translator writes branch_pointer(t)): the checked pointer the array decays
+// to, which the literal branch (int_literal) converts to as a null one.
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> branch_pointer(mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> branch_pointer(const mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class X> METAL_FUNC X&& branch_pointer(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
 // To a template's deduced `thread T*` / `const T*` parameter (checked_thread_params.hpp):
 // the checked pointer, as for the array itself.
 template <class E, class A> METAL_FUNC mtl_checked<E> thread_arg(mtl_checked_array_arg<E, A> a) { return a; }
