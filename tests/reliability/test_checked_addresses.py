@@ -318,6 +318,14 @@ CASES = {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
             out[i] = *&t[3 + off];
         }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "address_of_dereferenced_pointer": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* p = t;
+            thread float* q = &*p;
+            thread float* r = &(*(p + 1));
+            out[i] = q[3 + off] + r[1] + *&*t;
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
     "address_of_element_a_call_returns": ("""
         struct Acc {
             float4 v;
@@ -557,8 +565,10 @@ def test_pointer_traits_see_checked_pointers():
 
 
 # Where '&' follows '>' or '*': comparisons and `*&x` take addresses; a template's closing
-# '>' (`vec<int, 2> &w`), a pointer's '*' (`thread float* &r`) and a postfix `++` do not.
+# '>' (`vec<int, 2> &w`), a pointer's '*' (`thread float* &r`) and a postfix `++` do not;
+# `&*it` of a class with its own operator* is C++'s.
 AMPERSAND_SRC = HEADER + """
+struct It { thread float* p; thread float& operator*() const { return *p; } };  // `&*it`: its own operator*
 kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
     thread float* q = &t[2];
@@ -570,13 +580,15 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
     r = &t[3];
     uint n = i;
     uint m = n++ & 1u;
-    out[i] = (later ? 1.0f : 0.0f) + (same ? 2.0f : 0.0f) + float(v.y) + *q + *&t[0] + float(m);
+    It it = {&t[1]};
+    thread float* z = &*it;
+    out[i] = (later ? 1.0f : 0.0f) + (same ? 2.0f : 0.0f) + float(v.y) + *q + *&t[0] + float(m) + *z;
 }
 """
 
 
 def test_ampersand_after_comparison_pointer_and_template():
-    want = (1 + 2 + 5 + 4 + 1 + np.arange(4) % 2).astype(np.float32)
+    want = (1 + 2 + 5 + 4 + 1 + np.arange(4) % 2 + 2).astype(np.float32)
     for checked in (False, True):
         out = np.zeros(4, np.float32)
         mc.Device("cpu", checked=checked).compile(AMPERSAND_SRC).k(4, out)

@@ -107,6 +107,28 @@ std::size_t call_end(const std::vector<Token>& t, std::size_t i) {
   return std::string::npos;
 }
 
+// The last token of the operand of a unary `*` starting at k: a name and its `.m`, `->m`,
+// `[…]` and calls (`*p`, `*s.rows[i]`, `*f(x)`), or a parenthesized expression (`*(p + 1)`);
+// npos for another form.
+std::size_t dereferenced_end(const std::vector<Token>& t, std::size_t k) {
+  if (k >= t.size()) return std::string::npos;
+  if (t[k].is("(")) return call_end(t, k);
+  if (!starts_name(t[k])) return std::string::npos;
+  while (k + 1 < t.size()) {
+    const Token& n = t[k + 1];
+    if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
+      k += 2;
+    } else if (n.is("[") || n.is("(")) {
+      const std::size_t end = n.is("[") ? subscript_end(t, k + 1) : call_end(t, k + 1);
+      if (end == std::string::npos) return std::string::npos;
+      k = end;
+    } else {
+      break;
+    }
+  }
+  return k;
+}
+
 }  // namespace
 
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
@@ -137,6 +159,23 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     bool call_last = false;
     std::size_t k = i + 1, parens = 0;
     while (k < t.size() && t[k].is("(")) ++k, ++parens;
+    if (k < t.size() && t[k].is("*")) {
+      // `&*p`, `&(*p)`, `&*(p + 1)`: the pointer itself, written deref_address(p) (a checked
+      // pointer or array keeps its bounds; anything else is `&*p` as C++ takes it).
+      const std::size_t end = dereferenced_end(t, k + 1);
+      if (end == std::string::npos || end + 1 + parens >= t.size()) continue;
+      bool closed = true;
+      for (std::size_t p = 1; p <= parens; ++p) closed = closed && t[end + p].is(")");
+      const Token& after = t[end + 1 + parens];
+      if (!closed || after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") ||
+          after.is("=") || after.is(".") || after.is("->") || after.is("["))
+        continue;
+      for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[end + p] = "";
+      out.replace[i] = "metal::mtl_rt::deref_address(";
+      out.replace[k] = "";
+      out.before[end + 1] += ")";
+      continue;
+    }
     if (k >= t.size() || !starts_name(t[k])) continue;
     std::vector<std::pair<std::size_t, std::size_t>> subscripts;  // the trailing ones: '[' and ']'
     bool ok = true;

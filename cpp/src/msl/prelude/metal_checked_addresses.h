@@ -147,6 +147,25 @@ template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i) {
   return element_address_of<remove_reference_t<A>>::get(a, i...);
 }
 
+// ---- `&*p` (the translator writes deref_address(p)) ----
+// A checked pointer itself, a checked array's first element as a checked pointer, else `&*p`
+// as C++ takes it (a raw pointer, a class with its own operator*).
+template <class X> struct deref_checked : false_type {};
+template <class T> struct deref_checked<mtl_checked<T>> : true_type {};
+template <class T, unsigned long long N, int K> struct deref_checked<mtl_checked_array<T, N, K>> : true_type {};
+template <class T> METAL_FUNC mtl_checked<T> deref_address(const mtl_checked<T>& p) { return p; }
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> deref_address(mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> deref_address(const mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class X, enable_if_t<!deref_checked<remove_cv_t<remove_reference_t<X>>>::value, int> = 0>
+METAL_FUNC auto deref_address(X&& x) -> decltype(&*x) {
+  return &*x;
+}
+
 // ---- `f(t)`: a checked array passed whole (the translator writes array_arg(t)) ----
 }  // namespace mtl_rt
 
