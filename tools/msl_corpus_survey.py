@@ -3,7 +3,7 @@
 the others fail.
 
     python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...]
-                                      [--device cpu|cuda|all|nvrtc] [--batch 64] [--jobs N] [--markdown]
+                                      [--device cpu|cuda|all|nvrtc] [--checked] [--batch 64] [--jobs N] [--markdown]
 
 The files are read where they are (a scratch copy of the public repository; never put
 them in this project). Quoted #includes are inlined (searched next to the including file,
@@ -257,10 +257,18 @@ def kernel_items(helpers, kernels):
 _WORKER_DEVICES = {}
 
 
+def _survey_device(kind):
+    """The device of that kind; the CPU's checked mode with --checked (passed on to workers
+    through the environment)."""
+    if kind == "cpu" and os.environ.get("MSL_SURVEY_CHECKED") == "1":
+        return mc.Device(kind, checked=True)
+    return mc.Device(kind)
+
+
 def _worker_init(kinds, cxx):
     os.environ.setdefault("METALCALL_CXX", cxx)
     for k in kinds:
-        _WORKER_DEVICES[k] = mc.Device(k)
+        _WORKER_DEVICES[k] = _survey_device(k)
 
 
 def _helpers_job(job):
@@ -351,6 +359,7 @@ def main():
     ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present); nvrtc: "
                     "an NVRTC-only compile check without a GPU (translate_main, then NVRTC's front end: no optimizer, "
                     "no ptxas), needs --translate-main")
+    ap.add_argument("--checked", action="store_true", help="the CPU device in checked mode (Device('cpu', checked=True))")
     ap.add_argument("--translate-main", type=Path, default=None, help="cpp/tests/translate's translate_main, for --device nvrtc")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for splitting failing batches (then a "
@@ -377,7 +386,9 @@ def main():
         devices = {"nvrtc": NvrtcDevice(str(args.translate_main))}
     else:
         present = {d.backend for d in mc.get_devices()}
-        devices = {k: mc.Device(k) for k in kinds if k in present}
+        if args.checked:
+            os.environ["MSL_SURVEY_CHECKED"] = "1"
+        devices = {k: _survey_device(k) for k in kinds if k in present}
     parsed, names, problems = [], [], []  # per file: (helpers, kernels); its name; a preprocessor error
     for f in args.files:
         names.append(str(f.relative_to(args.root)) if args.root else str(f))

@@ -11,7 +11,6 @@ float, where CUDA's __half class found two user-defined conversions)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from mcconf import KernelSet, assert_close, assert_equal
 
@@ -130,9 +129,6 @@ def test_half_constant_expressions(device, rng):
 
 
 def test_static_member_definition(device, rng):
-    if device.checked:
-        pytest.xfail("checked mode: a static member array becomes a checked array in its class, and its "
-                     "out-of-class definition does not (a redeclaration with a different type)")
     a = (rng.random(N) * 8 - 4).astype(np.float32)
     out = np.zeros(N, np.float32)
     KS.get(device, "cuda_static_member")(N, a, out)

@@ -1,6 +1,8 @@
 """Checked mode's address gaps (issue P1.5, point 4): void pointer parameters, raw addresses
-of private, threadgroup and constant memory (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`) and
-volatile memory in helper functions and arrays. Each case is one kernel with an offset
+of private, threadgroup and constant memory (`&t[i]`, `&t[i][j]`, `&s.a[i]`, `&x`, `&(x)`,
+`*&x`, `&f()[i]`), volatile memory in helper functions and arrays, statements declaring
+arrays beside pointers and references, template `thread T*` parameters beside overloads,
+returned thread pointers and `c ? p : 0`. Each case is one kernel with an offset
 argument: off = 1 makes one access go one element past the memory (checked mode must raise
 ExecutionError naming the kernel, what faulted and the index), off = 0 stays inside (the
 plain and the checked CPU device must both give the NumPy result). The out-of-bounds calls
@@ -277,6 +279,116 @@ CASES = {
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             out[i] = Tr<4>::table[1][1] + Tr<4>::table[0][1 + off];
         }""", np.float32, 0, "constant array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    # ---- statements with arrays and pointers, references, template arguments (one each) ----
+    "array_then_pointer_declarator": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = nullptr, &r = t[0];
+            out[i] = t[3 + off] + r + (q == nullptr ? 1.0f : 0.0f);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    "scalar_array_pointer_declarators": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 10.0f, t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = &x, *p[2] = {nullptr, nullptr};
+            out[i] = *q + t[3 + off] + (p[1] == nullptr ? 1.0f : 0.0f);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 15, np.float32), o[4:]])),
+    "thread_pointer_declarator_beside_array": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            thread float t[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = &t[1], *const r = t, **pp = nullptr;
+            out[i] = q[2 + off] + r[0] + (pp == nullptr ? 0.0f : 1.0f);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 5, np.float32), o[4:]])),
+    "template_arguments_in_declarator_initializer": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            int x = vec<int, 2>(1, 2).y, t[4] = {1, 2, 3, 4}, z = x < 3;
+            out[i] = float(x + t[3 + off] + z);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 7, np.float32), o[4:]])),
+    # ---- addresses in parentheses, after a unary `*`, of an element a call returns ----
+    "address_of_parenthesized_element": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = &(t[1]);
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "address_of_parenthesized_variable": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 3.0f;
+            thread float* q = &((x));
+            out[i] = q[off];
+        }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.full(4, 3, np.float32), o[4:]])),
+    "dereferenced_address": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            out[i] = *&t[3 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "address_of_dereferenced_pointer": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* p = t;
+            thread float* q = &*p;
+            thread float* r = &(*(p + 1));
+            out[i] = q[3 + off] + r[1] + *&*t;
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
+    "address_of_element_a_call_returns": ("""
+        struct Acc {
+            float4 v;
+            thread float4& get() { return v; }
+        };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            Acc acc = {float4(1.0f, 2.0f, 3.0f, 4.0f)};
+            thread float* q = &acc.get()[2];
+            out[i] = q[1 + off];
+        }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "static_member_table_spelled_constant_then_const": ("""
+        struct Tb { static constexpr constant float v[2] = {0.25f, 0.75f}; };
+        constant constexpr const float Tb::v[2];
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            out[i] = Tb::v[1 + off];
+        }""", np.float32, 0, "constant array", lambda o, x: np.concatenate([np.full(4, 0.75, np.float32), o[4:]])),
+    # ---- a template's `thread T*` parameter where an overload of its name takes no pointer ----
+    "template_pointer_parameter_beside_overload": ("""
+        template <typename T> T pick(thread T* p, int j) { return p[j]; }
+        float pick(float x, int j) { return x * float(j); }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            out[i] = pick(t, 3 + off) + pick(t[1], 2);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
+    "address_to_template_pointer_parameter_beside_overload": ("""
+        template <typename T> T pick(thread T* p, int j) { return p[j]; }
+        float pick(float x, int j) { return x * float(j); }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float x = 2.0f;
+            out[i] = pick(&x, off) + pick(x, 2);
+        }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.full(4, 6, np.float32), o[4:]])),
+    # ---- a `thread T*` a helper function returns keeps its bounds (MLX's `elems()`) ----
+    "thread_pointer_a_member_function_returns": ("""
+        struct Acc {
+            float data[4];
+            thread float* row() thread { return data; }
+        };
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            Acc acc = {{1.0f, 2.0f, 3.0f, 4.0f}};
+            out[i] = acc.row()[3 + off];
+        }""", np.float32, 0, "struct array member", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    "thread_pointer_a_template_returns": ("""
+        template <typename T> thread T* skip(thread T* p, int n) { return p + n; }
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = skip(t, 1);
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
+    # ---- `c ? p : 0`: the literal branch is a null checked pointer, the other keeps its bounds ----
+    "conditional_pointer_or_literal_null": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = i < 8 ? t : 0;
+            thread float* r = i > 8 ? &t[1] : 0;
+            device float* d = i < 8 ? out : 0;
+            out[i] = q[3 + off] + (r ? 1.0f : 0.0f) + (d == out ? 1.0f : 0.0f);
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 5, np.float32), o[4:]])),
+    "conditional_address_or_literal_null": ("""
+        kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+            float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+            thread float* q = i > 8 ? 0 : &t[1];
+            out[i] = q[2 + off];
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 4, np.float32), o[4:]])),
     "generic_lambda_pointer_parameter": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
@@ -450,3 +562,59 @@ def test_pointer_traits_see_checked_pointers():
         out = np.zeros(4, np.int32)
         mc.Device("cpu", checked=checked).compile(POINTER_TRAIT_SRC).k(4, out)
         assert out.tolist() == [3, 4, 5, 6], checked
+
+
+# Where '&' follows '>' or '*': comparisons and `*&x` take addresses; a template's closing
+# '>' (`vec<int, 2> &w`), a pointer's '*' (`thread float* &r`) and a postfix `++` do not;
+# `&*it` of a class with its own operator* is C++'s.
+AMPERSAND_SRC = HEADER + """
+struct It { thread float* p; thread float& operator*() const { return *p; } };  // `&*it`: its own operator*
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    thread float* q = &t[2];
+    bool later = q > &t[1], same = q >= &(t[2]);
+    vec<int, 2> v = {1, 2};
+    vec<int, 2> &w = v;
+    w.y = 5;
+    thread float* &r = q;
+    r = &t[3];
+    uint n = i;
+    uint m = n++ & 1u;
+    It it = {&t[1]};
+    thread float* z = &*it;
+    out[i] = (later ? 1.0f : 0.0f) + (same ? 2.0f : 0.0f) + float(v.y) + *q + *&t[0] + float(m) + *z;
+}
+"""
+
+
+def test_ampersand_after_comparison_pointer_and_template():
+    want = (1 + 2 + 5 + 4 + 1 + np.arange(4) % 2 + 2).astype(np.float32)
+    for checked in (False, True):
+        out = np.zeros(4, np.float32)
+        mc.Device("cpu", checked=checked).compile(AMPERSAND_SRC).k(4, out)
+        assert out.tolist() == want.tolist(), checked
+
+
+# An integer literal branch of `?:` beside checked pointers, arrays, vectors, half and bfloat
+# (checked mode wraps it as the plain CPU device does: it converts to the other branch's type).
+CONDITIONAL_LITERAL_SRC = HEADER + """
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    thread float* q = (i & 1) ? t : 0;
+    device float* d = (i & 2) ? out : 0;
+    float4 v = (i & 1) ? float4(1.0f, 2.0f, 3.0f, 4.0f) : 0;
+    half h = (i & 1) ? half(2.5h) : 0;
+    bfloat b = (i & 2) ? bfloat(1.5f) : 0;
+    out[i] = (q ? q[1] : 5.0f) + (d ? 1.0f : 0.0f) + v.w + float(h) + float(b);
+}
+"""
+
+
+def test_conditional_integer_literal_branches():
+    i = np.arange(4)
+    odd, two = (i & 1) != 0, (i & 2) != 0
+    want = (np.where(odd, 2, 5) + two + np.where(odd, 4, 0) + np.where(odd, 2.5, 0) + np.where(two, 1.5, 0)).astype(np.float32)
+    for checked in (False, True):
+        out = np.zeros(4, np.float32)
+        mc.Device("cpu", checked=checked).compile(CONDITIONAL_LITERAL_SRC).k(4, out)
+        assert out.tolist() == want.tolist(), checked

@@ -256,11 +256,18 @@ REFUSED = {
         constant float table[][2] = {1.0f, 2.0f, 3.0f, 4.0f};
         kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) { p[i] = table[i / 2][i % 2]; }""",
         "give its extents"),
-    # Declared with a pointer in one statement (not split into one statement each).
+    # Declared with a pointer to an array in one statement (not split into one statement
+    # each; a pointer or reference, `float a[4], *q, &r = a[0];`, is: test_checked_addresses.py).
     "a": ("""
         kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-            float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, *q = nullptr;
-            p[i] = q == nullptr ? a[i] : 0.0f;
+            float a[4] = {1.0f, 2.0f, 3.0f, 4.0f}, (*q)[4] = &a;
+            p[i] = (*q)[i];
+        }""", "declare it in a statement of its own"),
+    # The same after a scalar (`float x, t[4], *q;` is split).
+    "t": ("""
+        kernel void k(device float* p [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+            float x = 1.0f, t[4] = {0.0f, 1.0f, 2.0f, 3.0f}, (*q)[4] = &t;
+            p[i] = (*q)[i] + x;
         }""", "declare it in a statement of its own"),
 }
 

@@ -24,17 +24,38 @@ int brace_kind(const std::vector<Token>& t, std::size_t i, const std::vector<int
   return 1;
 }
 
+// True when the '>' at i closes a template's arguments (`vec<int, 2> &r`): a '<' opens
+// before it in the statement, at its bracket level. Else it compares (`q > &t[0]`).
+bool closes_template(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j-- > 0;) {
+    if (t[j].is(")") || t[j].is("]")) {
+      ++depth;
+    } else if (t[j].is("(") || t[j].is("[")) {
+      if (depth-- == 0) return false;
+    } else if (t[j].is("{") || t[j].is("}") || t[j].is(";")) {
+      return false;
+    } else if (depth == 0 && t[j].is("<")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // True when the '&' at i takes an address (not `a & b`, not a reference declarator).
 bool is_unary(const std::vector<Token>& t, std::size_t i) {
   if (i == 0) return false;
   const Token& p = t[i - 1];
   if (p.is_identifier("return")) return true;
   if (p.is(")")) return i > 1 && t[i - 2].is("*");  // a cast to a pointer: `(device uint*)&p[i]`
-  // After an operator or a statement's start; not after an operand's end (`]`), nor where
-  // '>' may close a template's arguments (`vec<int, 2> &r`) or '++' be postfix.
-  // Nor after '*' (`thread float* &r`: a reference to a pointer).
-  return p.kind == TokenKind::punct && !(p.is("]") || p.is(">") || p.is(">>") || p.is("++") || p.is("--") ||
-                                         p.is(".") || p.is("->") || p.is("::") || p.is("*"));
+  // After '*': `*&x` where that '*' is itself unary, not `thread float* &r` (a reference to a pointer).
+  if (p.is("*")) return is_unary(t, i - 1);
+  // After '>': a comparison (`q > &t[0]`), not the end of a template's arguments (`vec<int, 2> &r`).
+  if (p.is(">")) return !closes_template(t, i - 1);
+  // After an operator or a statement's start; not after an operand's end (`]`, a postfix
+  // `++`: `i++ & m` is always binary).
+  return p.kind == TokenKind::punct && !(p.is("]") || p.is(">>") || p.is("++") || p.is("--") ||
+                                         p.is(".") || p.is("->") || p.is("::"));
 }
 
 // The innermost bracket open at i (its index), or npos at the statement's level.
@@ -75,6 +96,39 @@ std::size_t subscript_end(const std::vector<Token>& t, std::size_t i) {
   return std::string::npos;
 }
 
+// The ')' matching the '(' at i, or npos.
+std::size_t call_end(const std::vector<Token>& t, std::size_t i) {
+  int depth = 0;
+  for (std::size_t j = i; j < t.size(); ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+    else if ((t[j].is(")") || t[j].is("]") || t[j].is("}")) && --depth == 0) return t[j].is(")") ? j : std::string::npos;
+    else if (t[j].is(";")) return std::string::npos;
+  }
+  return std::string::npos;
+}
+
+// The last token of the operand of a unary `*` starting at k: a name and its `.m`, `->m`,
+// `[…]` and calls (`*p`, `*s.rows[i]`, `*f(x)`), or a parenthesized expression (`*(p + 1)`);
+// npos for another form.
+std::size_t dereferenced_end(const std::vector<Token>& t, std::size_t k) {
+  if (k >= t.size()) return std::string::npos;
+  if (t[k].is("(")) return call_end(t, k);
+  if (!starts_name(t[k])) return std::string::npos;
+  while (k + 1 < t.size()) {
+    const Token& n = t[k + 1];
+    if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
+      k += 2;
+    } else if (n.is("[") || n.is("(")) {
+      const std::size_t end = n.is("[") ? subscript_end(t, k + 1) : call_end(t, k + 1);
+      if (end == std::string::npos) return std::string::npos;
+      k = end;
+    } else {
+      break;
+    }
+  }
+  return k;
+}
+
 }  // namespace
 
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
@@ -99,9 +153,30 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
         function_templates.count(t[bracket - 1].text) && !deduced.count(i))
       continue;
-    // The operand: a name, then `.m`, `->m` and `[…]`.
-    std::size_t k = i + 1;
-    if (!starts_name(t[k])) continue;
+    // The operand: a name, then `.m`, `->m`, `[…]` and calls (`&f()[i]`, `&s.row(j)[i]`: an
+    // element of what they return), in parentheses or not (`&(x)`, `&(t[i])`). Not a call's
+    // result itself (`&s.at(j)`: a reference into memory whose bounds only its callee knows).
+    bool call_last = false;
+    std::size_t k = i + 1, parens = 0;
+    while (k < t.size() && t[k].is("(")) ++k, ++parens;
+    if (k < t.size() && t[k].is("*")) {
+      // `&*p`, `&(*p)`, `&*(p + 1)`: the pointer itself, written deref_address(p) (a checked
+      // pointer or array keeps its bounds; anything else is `&*p` as C++ takes it).
+      const std::size_t end = dereferenced_end(t, k + 1);
+      if (end == std::string::npos || end + 1 + parens >= t.size()) continue;
+      bool closed = true;
+      for (std::size_t p = 1; p <= parens; ++p) closed = closed && t[end + p].is(")");
+      const Token& after = t[end + 1 + parens];
+      if (!closed || after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") ||
+          after.is("=") || after.is(".") || after.is("->") || after.is("["))
+        continue;
+      for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[end + p] = "";
+      out.replace[i] = "metal::mtl_rt::deref_address(";
+      out.replace[k] = "";
+      out.before[end + 1] += ")";
+      continue;
+    }
+    if (k >= t.size() || !starts_name(t[k])) continue;
     std::vector<std::pair<std::size_t, std::size_t>> subscripts;  // the trailing ones: '[' and ']'
     bool ok = true;
     while (ok && k + 1 < t.size()) {
@@ -111,19 +186,33 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
         if (is_swizzle(t[k + 2].text, &swz)) ok = false;  // a vector's components: no address to take
         subscripts.clear();
         k += 2;
+        call_last = false;
       } else if (n.is("[")) {
         const std::size_t end = subscript_end(t, k + 1);
         if (end == std::string::npos || end == k + 2) ok = false;  // `t[]`, `t[a, b]`
         else subscripts.emplace_back(k + 1, end);
         k = end;
+        call_last = false;
+      } else if (n.is("(") && t[k].kind == TokenKind::identifier) {
+        const std::size_t end = call_end(t, k + 1);
+        if (end == std::string::npos) ok = false;
+        subscripts.clear();
+        k = end;
+        call_last = true;
       } else {
         break;
       }
     }
-    if (!ok || k + 1 >= t.size()) continue;
-    const Token& after = t[k + 1];
+    if (!ok || call_last || k + 1 + parens >= t.size()) continue;
+    for (std::size_t p = 1; p <= parens; ++p) ok = ok && t[k + p].is(")");
+    if (!ok) continue;
+    const Token& after = t[k + 1 + parens];
     // (`float a, &r = a;`: a reference declarator, not an address.)
-    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=")) continue;
+    if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=") ||
+        after.is(".") || after.is("->") || after.is("["))
+      continue;
+    // The parentheses go: `&(t[i])` is element_address(t, i).
+    for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[k + p] = "";
     if (subscripts.empty()) {
       out.replace[i] = "metal::mtl_rt::variable_address(";
       out.before[k + 1] += ")";
@@ -138,7 +227,8 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
   return out;
 }
 
-std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names) {
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names,
+                                                   const std::set<std::size_t>& literals) {
   // `threadgroup T name[N]…;`: the name before the first '[' of the declaration.
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (!t[i].is_identifier("threadgroup")) continue;
@@ -164,6 +254,20 @@ std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, 
     if (!((callee.kind == TokenKind::identifier && !not_calls.count(callee.text)) || callee.is(">"))) continue;
     before[i] += "metal::mtl_rt::array_arg(";
     before[i + 1] += ")";
+  }
+  // `c ? t : 0`, `c ? 0 : t` (the literal an int_literal): the array as the checked pointer it
+  // decays to, which the literal converts to as a null one (else both became raw pointers).
+  for (std::size_t lit : literals) {
+    std::size_t name = std::string::npos;
+    if (lit >= 3 && t[lit - 1].is(":") && t[lit - 3].is("?")) {
+      name = lit - 2;
+    } else if (lit >= 1 && lit + 3 < t.size() && t[lit - 1].is("?") && t[lit + 1].is(":")) {
+      const Token& end = t[lit + 3];
+      if (end.is(";") || end.is(")") || end.is(",") || end.is("]") || end.is("}")) name = lit + 2;
+    }
+    if (name == std::string::npos || t[name].kind != TokenKind::identifier || !names.count(t[name].text)) continue;
+    before[name] += "metal::mtl_rt::branch_pointer(";
+    before[name + 1] = ")" + before[name + 1];
   }
   return before;
 }

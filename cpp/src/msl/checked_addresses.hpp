@@ -31,8 +31,11 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
 /** Checked arrays passed whole to a function (`f(t)`, `Foo f(t);`), by the names of the
  *  source's checked arrays (`names`; threadgroup ones are found here): text before tokens,
  *  `metal::mtl_rt::array_arg(t)`, what the array decays to in MSL (a checked pointer), so that
- *  a parameter deduced by value gets a pointer, not a copy of the array. */
-std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names);
+ *  a parameter deduced by value gets a pointer, not a copy of the array. Also an array that is
+ *  a branch of `?:` beside one of the integer `literals` (conditional_int_literals: `c ? t : 0`):
+ *  `metal::mtl_rt::branch_pointer(t)`, a checked pointer the literal converts to as null. */
+std::map<std::size_t, std::string> array_arguments(const std::vector<Token>& t, std::set<std::string> names,
+                                                   const std::set<std::size_t>& literals);
 
 /** True when the pointer type at tokens [i, star] is a cast's target: `(thread uchar*)x`,
  *  `static_cast<thread uchar*>(x)`, `reinterpret_cast<…>(x)` (checked mode makes a `thread`

@@ -55,6 +55,29 @@ bool boundary_at(const std::vector<Token>& t, std::size_t j) {
          (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
 }
 
+// In an initializer, the '>' closing the '<' at lt (`vec<int, 2>(1, 2)`: its ',' separates no
+// declarators), before limit and the statement's end; else lt itself (a comparison, `a < b`).
+// Reading a comparison as template arguments (`a < b, y = c > d`) keeps that ',' as it is:
+// the statement's declarators stay what C++ makes of them.
+std::size_t template_close(const std::vector<Token>& t, std::size_t lt, std::size_t limit) {
+  int angle = 0, depth = 0;
+  for (std::size_t j = lt; j < t.size() && j < limit; ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) {
+      ++depth;
+    } else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) {
+      if (--depth < 0) return lt;
+    } else if (t[j].is(";")) {
+      return lt;
+    } else if (depth == 0 && t[j].is("<")) {
+      ++angle;
+    } else if (depth == 0 && (t[j].is(">") || t[j].is(">>"))) {
+      angle -= t[j].is(">") ? 1 : 2;
+      if (angle <= 0) return j;
+    }
+  }
+  return lt;
+}
+
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
 const char* const kOneStatement =
     "' declared together with others in one statement: declare it in a statement of its own";
@@ -127,12 +150,33 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
   for (std::size_t q = first; q < d.begin; ++q)
     if (!t[q].is_identifier("thread")) qualifiers += (t[q].is_identifier("constant") ? "const" : t[q].text) + " ";
   const std::string type = type_text(t, d.type, false) + " ";
+  // A `thread` pointer declarator (`thread float a[4], *q;`) is a checked pointer, as in a
+  // statement of its own: `; metal::mtl_checked<float> q;`.
+  bool thread_pointers = false, plain_qualifiers = true;
+  for (std::size_t q = first; q < comma && !t[q].is("="); ++q) thread_pointers = thread_pointers || t[q].is_identifier("thread");
+  for (std::size_t q = first; q < d.begin; ++q)
+    plain_qualifiers = plain_qualifiers && (t[q].is_identifier("thread") || t[q].is_identifier("const") || t[q].is_identifier("volatile"));
   std::map<std::size_t, std::string> commas;
   std::vector<CheckedArray> later;
   while (comma < t.size() && t[comma].is(",")) {
-    const std::size_t name = comma + 1;
+    std::size_t name = comma + 1;
+    // `*q`, `*const q`: a pointer declarator (`float a[4], *q;`); `&r`: a reference (plain).
+    std::vector<std::size_t> stars;
+    bool reference = false;
+    while (name < t.size() && !reference &&
+           (t[name].is("*") || t[name].is("&") || (!stars.empty() && t[name].is_identifier("const")))) {
+      if (t[name].is("*")) stars.push_back(name);
+      reference = t[name].is("&");
+      ++name;
+    }
+    if (reference && name < t.size() && t[name].is("[")) return false;
     if (name + 1 >= t.size() || t[name].kind != TokenKind::identifier) return false;
     std::size_t j = name + 1;
+    const bool pointer_array = !stars.empty() && t[j].is("[");  // `*q[2]`: stays plain, as on its own
+    if (pointer_array) {
+      array_extents(t, j);
+      if (j >= t.size()) return false;
+    }
     if (t[j].is("[")) {
       CheckedArray e;
       e.begin = e.name = name;
@@ -158,11 +202,17 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
           if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
           else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
           else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) break;
-          else if (depth == 0 && t[j].is("<")) return false;  // `x = vec<int, 2>(…)`: not sure where it ends
+          else if (depth == 0 && t[j].is("<")) j = template_close(t, j, t.size());  // `x = vec<int, 2>(…)`
         }
       }
       if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
-      commas[comma] = "; " + qualifiers + type;
+      // (`**q`, or with `static`: a plain pointer, as a `thread` pointer parameter of a template stays.)
+      if (stars.size() == 1 && thread_pointers && plain_qualifiers && !pointer_array && !reference) {
+        commas[comma] = "; metal::mtl_checked<" + qualifiers + type + ">";
+        commas[stars.front()] = " ";  // (a `const` after it stays: `mtl_checked<float> const r`)
+      } else {
+        commas[comma] = "; " + qualifiers + type;
+      }
     }
     comma = j;
   }
@@ -182,12 +232,17 @@ bool is_statement_keyword(const std::string& word) {
   return words.count(word) > 0;
 }
 
+enum class Split { not_a_declaration, split, cannot_split };
+
 // `float x, t[4];`, `float *q, t[4];` (the array at `name`, after a declarator that is not
 // an array): from the statement's start, its type and the first declarator, then
-// split_declarators as for an array first; the statement's ',' rewrites go with the first array. False (the array
-// stays unchecked, as the statement is not a local declaration this knows) otherwise.
-bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
-                        std::map<std::size_t, CheckedArray>& found) {
+// split_declarators as for an array first; the statement's ',' rewrites go with the first
+// array. not_a_declaration where the statement is not a local declaration this knows (an
+// expression: `f(a, t[i])`), cannot_split where it is one with a declarator split_declarators
+// does not know (`float x, t[4], (*p)[4];`).
+Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
+                         std::map<std::size_t, CheckedArray>& found) {
+  constexpr Split no = Split::not_a_declaration;
   std::size_t first = name;
   int depth = 0;  // brackets of initializers (`float x = f(a, b), t[4];`)
   while (first > 0) {
@@ -215,7 +270,7 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
     if (t[j].is("*") && j > head.begin) {
       type_end = j;
       while (j < name && (t[j].is("*") || t[j].is_identifier("const"))) ++j;
-      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return false;
+      if (j + 1 >= name || t[j].kind != TokenKind::identifier || !(t[j + 1].is("=") || t[j + 1].is(","))) return no;
       break;
     }
     if (t[j].is("<")) {  // template arguments: to the matching '>'
@@ -226,16 +281,16 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
         else if (t[j].is(">>")) angle -= 2;
         if (angle <= 0) break;
       }
-      if (angle != 0) return false;
+      if (angle != 0) return no;
       ++j;
       continue;
     }
     if (!(t[j].is("::") || t[j].is_identifier("const") || t[j].is_identifier("volatile") ||
           (t[j].kind == TokenKind::identifier && !is_statement_keyword(t[j].text))))
-      return false;
+      return no;
     ++j;
   }
-  if (j >= name || j == head.begin) return false;
+  if (j >= name || j == head.begin) return no;
   if (type_end == name) type_end = j;
   for (std::size_t k = head.begin; k < type_end; ++k)
     if (!t[k].is_identifier("thread")) head.type.push_back(k);
@@ -247,15 +302,15 @@ bool split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind,
       if (t[comma].is("(") || t[comma].is("[") || t[comma].is("{")) ++level;
       else if (t[comma].is(")") || t[comma].is("]") || t[comma].is("}")) --level;
       else if (level == 0 && t[comma].is(",")) break;
-      else if (level == 0 && t[comma].is("<")) return false;  // `x = vec<int, 2>(…)`
+      else if (level == 0 && t[comma].is("<")) comma = template_close(t, comma, name);  // `x = vec<int, 2>(…)`
     }
   }
-  if (comma >= name || !t[comma].is(",")) return false;
-  if (!split_declarators(t, head, comma, first, found)) return false;
+  if (comma >= name || !t[comma].is(",")) return no;
+  if (!split_declarators(t, head, comma, first, found)) return Split::cannot_split;
   auto array = found.find(name);
-  if (array == found.end()) return false;
+  if (array == found.end()) return no;
   array->second.split_commas.insert(head.split_commas.begin(), head.split_commas.end());
-  return true;
+  return Split::split;
 }
 
 }  // namespace
@@ -323,7 +378,12 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
     }
     if (!ok && k == i && t[i - 1].is(",") && !namespace_scope && !found.count(i)) {
-      split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found);  // `float x, t[4];`
+      if (split_after_scalar(t, i, scopes.back() == 2 ? 2 : 1, found) == Split::cannot_split) {  // `float x, t[4];`
+        d.begin = i;
+        d.refused = "checked mode cannot bounds-check the array '" + t[i].text + kOneStatement +
+                    ", or compile it without checked=True";
+        found[i] = std::move(d);
+      }
       continue;
     }
     // `float S<6>::table[8]`: a static member's definition, checked like its declaration
@@ -370,6 +430,21 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
                   ", or compile it without checked=True";
     }
     found[k] = std::move(d);
+  }
+  // Constant data has const elements (`mtl_checked_array<const float, …>`), however the
+  // source spells it: `static constexpr constant float v[2]` in a class and `constant
+  // constexpr const float S::v[2];` outside it must declare the same type.
+  for (auto& [first, d] : found) {
+    if (d.kind != 3) continue;
+    int angle = 0;
+    bool is_const = false;
+    for (std::size_t k : d.type) {
+      if (t[k].is("<")) ++angle;
+      else if (t[k].is(">")) --angle;
+      else if (t[k].is(">>")) angle -= 2;
+      is_const = is_const || (angle == 0 && t[k].is_identifier("const"));
+    }
+    d.const_element = !is_const;
   }
   return found;
 }

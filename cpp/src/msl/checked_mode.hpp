@@ -32,6 +32,8 @@ struct CheckedArray {
   // `constant constexpr const float S<6>::table[8];` (a static member defined outside its
   // class): the `S<6>::` written before the name.
   std::string qualifier;
+  // Constant data whose type has no `const`: written `const T` (mtl_checked_array<const T, …>).
+  bool const_element = false;
 };
 
 /** The arrays to check, by their first token. */

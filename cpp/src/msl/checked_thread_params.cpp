@@ -171,6 +171,37 @@ std::vector<std::pair<std::size_t, std::size_t>> call_arguments(const std::vecto
   return {};
 }
 
+// True when the declaration whose parameter list opens at `open` takes at `position` what a
+// call's argument wrapped in thread_arg still reaches as before: no parameter there, or one
+// of a type that names no pointer, array or template parameter of its own (`float x`,
+// `short2 dims`, `thread frag_type& r`): thread_arg passes what is neither an array nor a
+// pointer through unchanged, and such a parameter took no pointer or array before either.
+// (Not `device float* p`, which thread_arg_const would make const, nor `P p`, `thread T& r`,
+// `thread float (&a)[4]`, which deduce from or bind the argument as it is.)
+bool takes_wrapped_argument(const std::vector<Token>& t, std::size_t open, int position) {
+  const std::set<std::string> own = own_template_parameters(t, open);
+  int depth = 0, at = 0;
+  for (std::size_t j = open + 1; j < t.size(); ++j) {
+    const Token& c = t[j];
+    const bool here = depth == 0 && at == position;
+    if (here && (c.is("*") || c.is_identifier("auto") || (c.kind == TokenKind::identifier && own.count(c.text))))
+      return false;
+    if (c.is("(") || c.is("[") || c.is("{") || c.is("<")) {
+      if (here && (c.is("(") || c.is("["))) return false;
+      ++depth;
+    } else if (c.is(")") || c.is("]") || c.is("}") || c.is(">")) {
+      if (depth-- == 0) return true;
+    } else if (c.is(">>")) {
+      depth -= 2;
+    } else if (depth == 0 && c.is(",")) {
+      ++at;
+    } else if (c.is(";")) {
+      return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::set<std::string> function_template_names(const std::vector<Token>& t) {
@@ -256,12 +287,15 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
     (declaration || by_declaration.count(open) ? declarations : calls)[t[j].text].push_back(open);
   }
   // A position is wrapped when every declaration of the name (overloads, specialisations)
-  // has a deduced pointer there in one address space; const when every one is const.
+  // has a deduced pointer there in one address space, or a parameter that takes the wrapped
+  // argument as it took the argument (`float f(float x)` beside `template <class T> T
+  // f(thread T* p)`); const when every deduced one is const.
   std::map<std::string, std::map<int, bool>> wrapped;
   for (const Found& f : params) {
     const std::string& name = t[f.open - 1].text;
     bool everywhere = true;
-    for (std::size_t open : declarations[name]) everywhere = everywhere && by_declaration[open].count(f.position);
+    for (std::size_t open : declarations[name])
+      everywhere = everywhere && (by_declaration[open].count(f.position) || takes_wrapped_argument(t, open, f.position));
     for (const Found& g : params)
       if (t[g.open - 1].text == name && g.position == f.position && g.space != f.space) everywhere = false;
     if (!everywhere) continue;

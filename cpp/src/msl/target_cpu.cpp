@@ -23,8 +23,8 @@ class CpuTarget : public Target {
   bool takes_threadgroup_initializers() const override { return true; }
   bool wraps_conditional_literals() const override { return false; }
   // bfloat is a class here too (ggml's `c ? *(device bfloat*)p : 0`); checked mode's
-  // pointers and arrays are classes that an integer does not build.
-  bool wraps_conditional_int_literals() const override { return !checked_; }
+  // pointers take the literal as a null pointer (mtl_checked(int_literal), metal_checked.h).
+  bool wraps_conditional_int_literals() const override { return true; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";

@@ -224,7 +224,7 @@ class Translator {
     checked_replace_ = std::move(addresses.replace);
     std::set<std::string> array_names;
     for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
-    for (const auto& [at, text] : array_arguments(t_, std::move(array_names))) checked_before_[at] += text;
+    for (const auto& [at, text] : array_arguments(t_, std::move(array_names), conditional_int_literals(t_))) checked_before_[at] += text;
     for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
     deduced_thread_params_ = std::move(deduced.thread_parameters);
     array_references_ = array_reference_parameters(t_);
@@ -489,6 +489,8 @@ class Translator {
         const std::size_t star = address_space_pointer_end(i);
         if (star != std::string::npos &&
             (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
+             ((declares_pointer_reference(star) || returns_pointer(i, star)) &&
+              element_text(i, star).find("auto") == std::string::npos) ||
              is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
             !is_type_argument(t_, i, star, function_templates_)) {
           // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
@@ -669,6 +671,33 @@ class Translator {
     return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
   }
 
+  // `thread T* name(…)`, not constexpr (a checked pointer is no literal type): a function
+  // returning a thread pointer (MLX's `thread elem_type* elems()`), so that its callers keep
+  // the bounds of what it returns.
+  bool returns_pointer(std::size_t i, std::size_t star) const {
+    std::size_t j = star + 1;
+    while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+    if (j + 1 >= t_.size() || t_[j].kind != TokenKind::identifier || !t_[j + 1].is("(") ||
+        t_[j].is_identifier("operator"))
+      return false;
+    for (std::size_t k = i; k-- > 0;) {
+      const Token& b = t_[k];
+      if (b.is(";") || b.is("{") || b.is("}") || b.is(")") || b.is(":") || b.kind == TokenKind::directive) break;
+      if (b.is_identifier("constexpr")) return false;
+    }
+    return true;
+  }
+
+  // `* [const] & name` then `=`, `;`, `,` or `)`: a reference to a pointer (`thread float* &r = q;`,
+  // a parameter `thread float*& p`), which must bind to the checked pointer it names.
+  bool declares_pointer_reference(std::size_t star) const {
+    std::size_t j = star + 1;
+    while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+    if (j + 2 >= t_.size() || !t_[j].is("&") || t_[j + 1].kind != TokenKind::identifier) return false;
+    const Token& after = t_[j + 2];
+    return after.is("=") || after.is(";") || after.is(",") || after.is(")");
+  }
+
   // The pointee type of tokens [i, star): address spaces dropped, const kept.
   std::string element_text(std::size_t i, std::size_t star) const {
     std::vector<std::size_t> tokens;
@@ -731,7 +760,7 @@ class Translator {
   // Writes a found array as `metal::mtl_checked_array<T, N, Kind> name`; returns the
   // index of the last token consumed (the `;` or `=` follows).
   std::size_t emit_checked_local_array(const CheckedArray& d) {
-    std::string type = type_text(t_, d.type, false);
+    std::string type = (d.const_element ? "const " : "") + type_text(t_, d.type, false);
     for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
       type = "metal::mtl_checked_array<" + type + ", (" + *it + "), " + std::to_string(d.kind) + ">";
     emit(type + " " + d.qualifier + t_[d.name].text, t_[d.begin], true);

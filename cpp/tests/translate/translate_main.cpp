@@ -1,6 +1,7 @@
 // A developer tool: prints the C++ (CPU) or CUDA C++ translation of an MSL file, the code the
 // backend would hand its compiler (the system compiler, or NVRTC: tools/nvrtc_check.py builds it).
-//   translate_main [--target cpu|cuda] [-D NAME[=VALUE]]... FILE.metal   (translation on stdout)
+//   translate_main [--target cpu|cuda] [--checked] [-D NAME[=VALUE]]... FILE.metal   (translation on stdout)
+// (--checked: the CPU device's checked mode, `mc.Device("cpu", checked=True)`.)
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -55,7 +56,7 @@ std::string preprocess(const std::string& text, const metalcall::msl::Macros& ma
 }
 
 int usage() {
-  std::cerr << "usage: translate_main [--target cpu|cuda] [-D NAME[=VALUE]]... FILE.metal\n";
+  std::cerr << "usage: translate_main [--target cpu|cuda] [--checked] [-D NAME[=VALUE]]... FILE.metal\n";
   return 2;
 }
 
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       const std::string t = argv[++i];
       if (t != "cpu" && t != "cuda") return usage();
       options.target = t == "cuda" ? metalcall::msl::Target::cuda : metalcall::msl::Target::cpu;
+    } else if (a == "--checked") {
+      options.checked = true;
     } else if (a.rfind("-D", 0) == 0) {
       std::string d = a.size() > 2 ? a.substr(2) : (i + 1 < argc ? argv[++i] : "");
       const std::size_t eq = d.find('=');

@@ -154,6 +154,8 @@ template <class T> struct mtl_checked {
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC explicit mtl_checked(U* raw) { from_raw(raw); }
   METAL_FUNC mtl_checked(decltype(nullptr)) : mtl_checked() {}
+  // `c ? p : 0`: the literal branch (the translator's int_literal; MSL allows only 0 there).
+  METAL_FUNC mtl_checked(mtl_rt::int_literal) : mtl_checked() {}
 
   METAL_FUNC void from_raw(const volatile void* raw) {
     const void* p = const_cast<const void*>(raw);

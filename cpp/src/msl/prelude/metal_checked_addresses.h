@@ -20,6 +20,7 @@ template <class V> struct mtl_checked_void {
   METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
       : base_(base), offset_(0), count_(bytes), what_(what) {}
   METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
+  METAL_FUNC mtl_checked_void(mtl_rt::int_literal) : mtl_checked_void() {}  // `c ? v : 0`
   // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
@@ -146,6 +147,25 @@ template <class A, class... I> METAL_FUNC auto element_address(A&& a, I... i) {
   return element_address_of<remove_reference_t<A>>::get(a, i...);
 }
 
+// ---- `&*p` (the translator writes deref_address(p)) ----
+// A checked pointer itself, a checked array's first element as a checked pointer, else `&*p`
+// as C++ takes it (a raw pointer, a class with its own operator*).
+template <class X> struct deref_checked : false_type {};
+template <class T> struct deref_checked<mtl_checked<T>> : true_type {};
+template <class T, unsigned long long N, int K> struct deref_checked<mtl_checked_array<T, N, K>> : true_type {};
+template <class T> METAL_FUNC mtl_checked<T> deref_address(const mtl_checked<T>& p) { return p; }
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> deref_address(mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> deref_address(const mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class X, enable_if_t<!deref_checked<remove_cv_t<remove_reference_t<X>>>::value, int> = 0>
+METAL_FUNC auto deref_address(X&& x) -> decltype(&*x) {
+  return &*x;
+}
+
 // ---- `f(t)`: a checked array passed whole (the translator writes array_arg(t)) ----
 }  // namespace mtl_rt
 
@@ -169,6 +189,16 @@ METAL_FUNC mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>> arra
   return mtl_checked_array_arg<const T, const mtl_checked_array<T, N, K>>(whole_array(a), &a);
 }
 template <class X> METAL_FUNC X&& array_arg(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
+// `c ? t : 0` (the translator writes branch_pointer(t)): the checked pointer the array decays
+// to, which the literal branch (int_literal) converts to as a null one.
+template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> branch_pointer(mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC mtl_checked<const T> branch_pointer(const mtl_checked_array<T, N, K>& a) {
+  return whole_array(a);
+}
+template <class X> METAL_FUNC X&& branch_pointer(X&& x) { return static_cast<X&&>(x); }  // another variable of that name
 // To a template's deduced `thread T*` / `const T*` parameter (checked_thread_params.hpp):
 // the checked pointer, as for the array itself.
 template <class E, class A> METAL_FUNC mtl_checked<E> thread_arg(mtl_checked_array_arg<E, A> a) { return a; }

@@ -168,13 +168,15 @@ template <> struct is_unsigned<mtl_half> : false_type {};
 #endif
 
 namespace mtl_rt {
-// An integer literal that is a whole branch of `?:` (the translator wraps it on CUDA, and
-// on the CPU outside checked mode: msl/conditional_literals.hpp). It converts to the other
-// branch's type only, so `c ? h : 0` is half and `c ? b : 0` bfloat, as in MSL, where a
-// class that converts both ways with int (CUDA's __half, bfloat) is ambiguous.
+// An integer literal that is a whole branch of `?:` (the translator wraps it on CUDA and
+// the CPU: msl/conditional_literals.hpp). It converts to the other branch's type only, so
+// `c ? h : 0` is half and `c ? b : 0` bfloat, as in MSL, where a class that converts both
+// ways with int (CUDA's __half, bfloat) is ambiguous. Only to a type an integer builds: a
+// checked array (checked mode, `c ? t : 0`) then decays to a pointer, as in MSL, and a
+// checked pointer takes the literal as a null pointer (its own constructor, metal_checked.h).
 struct int_literal {
   long long value;
-  template <class T>
+  template <class T, class = decltype(T((long long)1))>
   METAL_FUNC constexpr operator T() const {
     return T(value);
   }
