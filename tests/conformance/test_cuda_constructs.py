@@ -11,6 +11,7 @@ float, where CUDA's __half class found two user-defined conversions)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_close, assert_equal
 
