@@ -17,8 +17,9 @@ class CpuTarget : public Target {
 
   const char* name() const override { return "CPU"; }
   bool guards_division() const override { return true; }
-  // Checked mode's local arrays are classes (mtl_checked_array), which take no designators.
-  bool takes_range_designators() const override { return !checked_; }
+  // Rewritten as loops here too: g++ takes no designators in C++ (clang++ does), and checked
+  // mode's local arrays are classes (mtl_checked_array), which take none either.
+  bool takes_range_designators() const override { return false; }
   const char* half_literal() const override { return "mtl_half"; }
   bool takes_threadgroup_initializers() const override { return true; }
   bool wraps_conditional_literals() const override { return false; }

@@ -38,6 +38,16 @@ bool allowed_import(const std::string& name, Format format) {
       "_tlv_bootstrap", "__chkstk_darwin", "__bzero", "bzero", "memset_pattern16",
       "__sincosf_stret", "__sincos_stret", "__exp10f", "__exp10"};
   if (common.count(name) || (format == Format::elf ? elf : macho).count(name)) return true;
+  // ELF, g++: libgcc's helpers for _Float16 (half) that it calls where the processor has no
+  // half instructions (comparisons, conversions from double and long double, arithmetic);
+  // pure arithmetic, like the compiler's own code.
+  static const auto& libgcc_half = *new std::set<std::string>{
+      "__eqhf2", "__nehf2", "__lthf2", "__lehf2", "__gthf2", "__gehf2", "__unordhf2",
+      "__extendhfsf2", "__extendhfdf2", "__extendhfxf2", "__truncsfhf2", "__truncdfhf2", "__truncxfhf2",
+      "__addhf3", "__subhf3", "__mulhf3", "__divhf3", "__neghf2",
+      "__floatsihf", "__floatdihf", "__floatunsihf", "__floatundihf", "__fixhfsi", "__fixhfdi", "__fixunshfsi",
+      "__fixunshfdi"};
+  if (format == Format::elf && libgcc_half.count(name)) return true;
   // libm: the C99 functions the prelude's math lowers to, in double, float and long double.
   static const auto& libm = *new std::set<std::string>{
       "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh", "tanh",

@@ -11,6 +11,12 @@
 #define METAL_CUDA 0
 #endif
 
+// clang's __builtin_assume, which Metal's compiler takes (msl_rules allows it): g++ has
+// none; like clang, the argument is not evaluated.
+#if !defined(__CUDACC__) && !defined(__clang__) && !defined(__builtin_assume)
+#define __builtin_assume(...) ((void)0)
+#endif
+
 // GNU's __extension__ (ggml-common.h marks its anonymous unions with it) only silences
 // pedantic warnings; g++ and clang know it, NVRTC does not, so under NVRTC it is dropped.
 #if defined(__CUDACC_RTC__) && !defined(__extension__)
