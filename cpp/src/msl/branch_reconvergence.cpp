@@ -1,6 +1,8 @@
 // Branch bodies holding a threadgroup barrier, for the CUDA target (see branch_reconvergence.hpp).
 #include "msl/branch_reconvergence.hpp"
 
+#include "msl/call_graph.hpp"  // matching
+
 namespace metalcall::msl {
 
 namespace {
@@ -9,26 +11,13 @@ bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
   return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
 }
 
-// The index of the bracket that closes the one at `open`, or t.size().
-std::size_t closing(const std::vector<Token>& t, std::size_t open) {
-  int depth = 0;
-  for (std::size_t i = open; i < t.size(); ++i) {
-    if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) ++depth;
-    if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
-      if (--depth == 0) return i;
-    }
-  }
-  return t.size();
-}
-
 // The `{` of the body after `if (...)` / `if constexpr (...)` / `else`, or t.size().
 std::size_t body_of(const std::vector<Token>& t, std::size_t keyword) {
   if (t[keyword].is_identifier("else")) return punct(t, keyword + 1, "{") ? keyword + 1 : t.size();
   std::size_t open = keyword + 1;
   if (open < t.size() && t[open].is_identifier("constexpr")) ++open;
   if (!punct(t, open, "(")) return t.size();
-  const std::size_t close = closing(t, open);
+  const std::size_t close = matching(t, open);
   return punct(t, close + 1, "{") ? close + 1 : t.size();
 }
 
@@ -54,9 +43,9 @@ bool rejoinable(const std::vector<Token>& t, std::size_t open, std::size_t close
     // The statement it governs: up to the matching `}` of its first brace, or its `;`.
     std::size_t end = i + 1;
     while (end < close && !punct(t, end, "{") && !punct(t, end, ";")) {
-      end = punct(t, end, "(") || punct(t, end, "[") ? closing(t, end) + 1 : end + 1;
+      end = punct(t, end, "(") || punct(t, end, "[") ? matching(t, end) + 1 : end + 1;
     }
-    if (punct(t, end, "{")) end = closing(t, end);
+    if (punct(t, end, "{")) end = matching(t, end);
     for (std::size_t j = i; j <= end && j < close; ++j)
       if (t[j].is_identifier("threadgroup_barrier")) return false;
   }
@@ -72,7 +61,7 @@ std::vector<std::pair<std::size_t, std::size_t>> barrier_branch_bodies(const std
     if (t[i].is_identifier("else") && i + 1 < t.size() && t[i + 1].is_identifier("if")) continue;  // `else if`: the if
     const std::size_t open = body_of(t, i);
     if (open >= t.size()) continue;
-    const std::size_t close = closing(t, open);
+    const std::size_t close = matching(t, open);
     if (close < t.size() && rejoinable(t, open, close)) out.emplace_back(open, close);
   }
   return out;

@@ -23,7 +23,6 @@
     void (*run_group)(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx);   \
     void (*barrier)(void* fibers);                                                              \
     void (*simd_barrier)(void* fibers);                                                         \
-    unsigned (*thread_index)(void* fibers);                                                     \
     void* const* threadgroup_memory; /* [[threadgroup(i)]] storage, by index */                 \
     unsigned char* simd_scratch;     /* 1024 lanes x 64 bytes, then 1024 op counters */         \
     const unsigned* current_thread;  /* the running fiber's index: read inline, no call */      \

@@ -52,7 +52,7 @@ using ConstantValues = std::map<int, std::string>;
 inline const char* kSourceName = "source.metal";
 
 struct TranslateOptions {
-  /** Macros to #define before the source (when it was not preprocessed with them). */
+  /** The prelude's options (defines named METALCALL_*), #defined ahead of the prelude. */
   std::vector<std::pair<std::string, std::string>> defines;
   ConstantValues constants;  // function constant values, by index
   bool checked = false;      // bounds-checked pointers (checked mode)
@@ -72,6 +72,6 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
-constexpr int kTranslatorVersion = 9;
+constexpr int kTranslatorVersion = 10;
 
 }  // namespace metalcall::msl

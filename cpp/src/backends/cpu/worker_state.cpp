@@ -16,7 +16,6 @@ namespace {
 void run_group(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx) {
   static_cast<FiberGroup*>(fibers)->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx);
 }
-unsigned thread_index(void* fibers) { return static_cast<FiberGroup*>(fibers)->current_index(); }
 
 constexpr std::size_t kAlign = 64;
 
@@ -27,7 +26,6 @@ WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsign
   table_.run_group = run_group;
   table_.barrier = metalcall_fiber_barrier;
   table_.simd_barrier = metalcall_fiber_simd_barrier;
-  table_.thread_index = thread_index;
   table_.current_thread = fibers_.current_index_address();
   auto* scratch = simd_scratch_.get();
   scratch += (kAlign - reinterpret_cast<std::uintptr_t>(scratch) % kAlign) % kAlign;
