@@ -40,6 +40,14 @@ typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<mtl_half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<mtl_bfloat, 8, 8> simdgroup_bfloat8x8;
 
+// METALCALL_SGM_ELEMENTS 0: no thread_elements() in the kernel's source (the translator
+// defines it so), so no matrix is ever handed out to the lanes: the tests and flag stores
+// of spread matrices go, and in the 31 lanes that are not a SIMD-group's leader a
+// matrix call is nothing at all (their copies of a GEMM's K loop are empty).
+#ifndef METALCALL_SGM_ELEMENTS
+#define METALCALL_SGM_ELEMENTS 1
+#endif
+
 #if !METAL_CUDA
 
 namespace mtl_rt {
@@ -60,7 +68,8 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   METAL_FUNC simdgroup_matrix() : mtl_spread(false) {}
   /** A diagonal matrix with `dval` on the diagonal (MSL: simdgroup_matrix(T dval)). */
   METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_spread(false) {
-    for (int i = 0; i < 64; ++i) mtl_e[i] = (i >> 3) == (i & 7) ? dval : T(0);
+    if (METALCALL_SGM_ELEMENTS || mtl_rt::sgm_leader())
+      for (int i = 0; i < 64; ++i) mtl_e[i] = (i >> 3) == (i & 7) ? dval : T(0);
   }
 
   /** The two elements this lane owns (row fm, columns fn and fn + 1). */
@@ -87,7 +96,11 @@ template <class T, int C, int R> void sgm_spread(simdgroup_matrix<T, C, R>& m) {
 // Brings every lane's two elements back into the leader's copy (all lanes call it).
 template <class T, int C, int R> __attribute__((noinline)) void sgm_gather_spread(simdgroup_matrix<T, C, R>& m);
 template <class T, int C, int R> __attribute__((always_inline)) inline void sgm_gather(const simdgroup_matrix<T, C, R>& cm) {
-  if (cm.mtl_spread) sgm_gather_spread(const_cast<simdgroup_matrix<T, C, R>&>(cm));
+  if (METALCALL_SGM_ELEMENTS && cm.mtl_spread) sgm_gather_spread(const_cast<simdgroup_matrix<T, C, R>&>(cm));
+}
+// A matrix that a call writes is the leader's again (no lane holds its elements).
+template <class T, int C, int R> __attribute__((always_inline)) inline void sgm_written(simdgroup_matrix<T, C, R>& m) {
+  if (METALCALL_SGM_ELEMENTS) m.mtl_spread = false;
 }
 template <class T, int C, int R> __attribute__((noinline)) void sgm_gather_spread(simdgroup_matrix<T, C, R>& m) {
   T* area = reinterpret_cast<T*>(sgm_area());
@@ -129,7 +142,8 @@ inline void sgm_mma(D* __restrict d, const A* a, const B* b, const C* c) {
 
 template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
   simdgroup_matrix<T, C, R> m;
-  for (int i = 0; i < 64; ++i) m.mtl_e[i] = value;
+  if (METALCALL_SGM_ELEMENTS || mtl_rt::sgm_leader())
+    for (int i = 0; i < 64; ++i) m.mtl_e[i] = value;
   return m;
 }
 
@@ -144,12 +158,25 @@ template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> ma
 template <class T, int C, int R, class P, class O = mtl_ulong2>
 METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P&& src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
-  d.mtl_spread = false;
+  mtl_rt::sgm_written(d);
   if (!mtl_rt::sgm_leader()) return;
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
+  if (!transpose_matrix) {
+    // Row by row, all of a row read before any is stored: 8 contiguous elements the
+    // compiler reads as one vector. (Element by element, each store might change
+    // the next element read, so clang read them one at a time from 64 offsets that it
+    // kept live across a GEMM's K loop, reloading each from the stack.)
+    for (unsigned r = 0; r < 8; ++r) {
+      const unsigned long row = (o.y + r) * elements_per_row + o.x;
+      T v[8];
+      for (unsigned c = 0; c < 8; ++c) v[c] = T(src[row + c]);
+      __builtin_memcpy(&d.mtl_e[r * 8], v, sizeof v);
+    }
+    return;
+  }
   for (unsigned r = 0; r < 8; ++r)
     for (unsigned c = 0; c < 8; ++c)
-      d.mtl_e[r * 8 + c] = T(src[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)]);
+      d.mtl_e[r * 8 + c] = T(src[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, true)]);
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
@@ -158,8 +185,17 @@ METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P&& dst,
   mtl_rt::sgm_gather(a);
   if (!mtl_rt::sgm_leader()) return;
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
+  if (!transpose_matrix) {
+    for (unsigned r = 0; r < 8; ++r) {
+      const unsigned long row = (o.y + r) * elements_per_row + o.x;
+      T v[8];
+      __builtin_memcpy(v, &a.mtl_e[r * 8], sizeof v);
+      for (unsigned c = 0; c < 8; ++c) dst[row + c] = v[c];
+    }
+    return;
+  }
   for (unsigned r = 0; r < 8; ++r)
-    for (unsigned c = 0; c < 8; ++c) dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, transpose_matrix)] = a.mtl_e[r * 8 + c];
+    for (unsigned c = 0; c < 8; ++c) dst[mtl_sgm::offset(r, c, elements_per_row, o.x, o.y, true)] = a.mtl_e[r * 8 + c];
 }
 
 template <class TD, class TA, class TB, int C, int R, int K>
@@ -167,7 +203,7 @@ METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simd
                                    const simdgroup_matrix<TB, C, K>& b) {
   mtl_rt::sgm_gather(a);
   mtl_rt::sgm_gather(b);
-  d.mtl_spread = false;
+  mtl_rt::sgm_written(d);
   if (!mtl_rt::sgm_leader()) return;
   alignas(32) TD out[64];
   mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, static_cast<const float*>(nullptr));
@@ -180,7 +216,7 @@ METAL_SGM_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d,
   mtl_rt::sgm_gather(a);
   mtl_rt::sgm_gather(b);
   mtl_rt::sgm_gather(c);
-  d.mtl_spread = false;
+  mtl_rt::sgm_written(d);
   if (!mtl_rt::sgm_leader()) return;
   alignas(32) TD out[64];
   mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, c.mtl_e);
