@@ -74,19 +74,6 @@ constexpr uint32_t kNone = ~0u;
 // VM: 18 -> 12 ns per barrier per fiber at 1024 fibers, 12 -> 11 at 256).
 constexpr uint32_t kColours = 64;
 
-uint64_t capture_fp_env() {
-#if defined(__x86_64__)
-  // New fibers start with the FP control state of the thread calling run().
-  uint32_t mxcsr;
-  uint16_t cw;
-  __asm__ __volatile__("stmxcsr %0" : "=m"(mxcsr));
-  __asm__ __volatile__("fnstcw %0" : "=m"(cw));
-  return mxcsr | (uint64_t(cw) << 32);
-#else
-  return 0;  // arm64: FPCR is not switched, so fibers simply share the thread's.
-#endif
-}
-
 }  // namespace
 
 FiberGroup::FiberGroup(size_t stack_bytes, uint32_t simd_width)
@@ -157,18 +144,17 @@ void* FiberGroup::start_frame(uint32_t stack) {
   ASAN_UNPOISON_MEMORY_REGION(stack_lo(stack), stack_span());
 #endif
 #if defined(__x86_64__)
-  // Lowest first: MXCSR + x87 CW, r15, r14, r13, r12, rbx, rbp, return address.
-  // After `ret` rsp == top (16-aligned); the trampoline's call then gives
-  // entry() the rsp % 16 == 8 that a called function expects.
-  uint64_t* f = reinterpret_cast<uint64_t*>(top - 8 * 8);
-  f[0] = fp_env_;
+  // Lowest first: r15, r14, r13, r12, rbx, rbp, return address. After `ret`
+  // rsp == top (16-aligned); the trampoline's call then gives entry() the
+  // rsp % 16 == 8 that a called function expects.
+  uint64_t* f = reinterpret_cast<uint64_t*>(top - 7 * 8);
+  f[0] = 0;
   f[1] = 0;
-  f[2] = 0;
-  f[3] = reinterpret_cast<uint64_t>(&FiberGroup::entry);  // r13: fn
-  f[4] = reinterpret_cast<uint64_t>(this);                // r12: arg
-  f[5] = 0;
-  f[6] = 0;  // rbp 0 ends frame-pointer walks
-  f[7] = reinterpret_cast<uint64_t>(&metalcall_fiber_start);
+  f[2] = reinterpret_cast<uint64_t>(&FiberGroup::entry);  // r13: fn
+  f[3] = reinterpret_cast<uint64_t>(this);                // r12: arg
+  f[4] = 0;
+  f[5] = 0;  // rbp 0 ends frame-pointer walks
+  f[6] = reinterpret_cast<uint64_t>(&metalcall_fiber_start);
 #else
   // x19..x28, x29 (fp), x30 (lr), d8..d15: 20 slots, 160 bytes; sp == top
   // (16-aligned) after the switch pops them.
@@ -211,7 +197,6 @@ void FiberGroup::run(uint32_t count, Body body, void* ctx, uint32_t simd_width) 
     fibers_[i].simd = uint16_t(g);
     if (++k == width) k = 0, ++g;
   }
-  fp_env_ = capture_fp_env();
 
   // Fiber 0 starts on stack 0; the others start when the ring reaches them.
   Fiber& f0 = fibers_[0];

@@ -11,8 +11,9 @@
 // Rules for the code that runs as a fiber (the kernel body):
 //  - it must not throw: an exception leaving body() terminates the process
 //    (exceptions never cross a context switch);
-//  - it must not change the floating-point control state and leave it changed
-//    when it returns (MSL cannot do either);
+//  - it must not change the floating-point control state (rounding, flush to
+//    zero): that state is the OS thread's, shared by all fibers, and a switch
+//    does not save it (MSL cannot change it);
 //  - it must stay within the stack size given to the constructor: overflow
 //    hits a PROT_NONE guard page and faults instead of corrupting memory.
 #pragma once
@@ -127,7 +128,6 @@ class FiberGroup {
   size_t page_;
   size_t colour_span_;  // extra room above each stack for cache colouring
   std::unique_ptr<char*[]> stacks_;  // lowest usable byte of each stack (guard page below)
-  uint64_t fp_env_ = 0;              // x86-64: MXCSR and x87 control word for new frames
 
   // AddressSanitizer bookkeeping (unused in other builds).
   [[maybe_unused]] void* sched_fake_ = nullptr;

@@ -1,10 +1,13 @@
 /* User-mode context switch for FiberGroup (fiber.cpp), x86-64 System V.
  * Assembles to nothing on other targets, so a build may list both .S files.
  *
- * Only what the ABI makes callee-saved is kept: rbx, rbp, r12-r15, rsp, and
- * the control bits of MXCSR and the x87 control word. Everything else is
- * already dead across a call, so a switch costs a few ns and no system call
- * (glibc's swapcontext also saves the signal mask with a syscall).
+ * Only what the ABI makes callee-saved is kept: rbx, rbp, r12-r15, rsp.
+ * Everything else is already dead across a call, so a switch costs a few ns
+ * and no system call (glibc's swapcontext also saves the signal mask with a
+ * syscall). The floating-point control state (MXCSR, the x87 control word)
+ * is not switched: kernels cannot change it (MSL has no such control), so it
+ * stays the thread's, as FPCR does on arm64. Loading MXCSR at every switch
+ * cost more than the rest of the switch on Intel cores.
  */
 #if defined(__x86_64__) && !defined(_WIN32)
 
@@ -22,8 +25,8 @@
     .text
 
 /* void metalcall_fiber_switch(void** save_sp [rdi], void* load_sp [rsi])
- * Frame, lowest address first (64 bytes; fiber.cpp builds the first one):
- *   +0 MXCSR (4), +4 x87 CW (2), +8 r15, r14, r13, r12, rbx, rbp, +56 return. */
+ * Frame, lowest address first (56 bytes; fiber.cpp builds the first one):
+ *   +0 r15, r14, r13, r12, rbx, rbp, +48 return. */
 FUNC(metalcall_fiber_switch)
     pushq   %rbp
     pushq   %rbx
@@ -31,14 +34,8 @@ FUNC(metalcall_fiber_switch)
     pushq   %r13
     pushq   %r14
     pushq   %r15
-    subq    $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw  4(%rsp)
     movq    %rsp, (%rdi)
     movq    %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
-    addq    $8, %rsp
     popq    %r15
     popq    %r14
     popq    %r13

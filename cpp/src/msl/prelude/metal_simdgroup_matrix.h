@@ -118,13 +118,15 @@ template <class T, int C, int R> __attribute__((noinline)) void sgm_gather_sprea
 // d = a * b (+ c) in float, rounded to D once. Written with 8-wide vector types: left
 // to the loop vectoriser, clang vectorised across rows with gathers and scatters (72
 // vgatherdps and 64 vscatterdps a product on x86-64). Contracted to fused multiply-adds
-// (the GPUs' matrix units fuse too) even without fast math.
+// (the GPUs' matrix units fuse too) even without fast math. d may be a, b or c (d is
+// written after every element is read: no __restrict), so the product goes straight
+// into d, with no copy through a temporary.
 typedef float sgm_row __attribute__((vector_size(32)));
 template <class D, class A, class B, class C>
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=fast")))
 #endif
-inline void sgm_mma(D* __restrict d, const A* a, const B* b, const C* c) {
+inline void sgm_mma(D* d, const A* a, const B* b, const C* c) {
 #if defined(__clang__)
 #pragma clang fp contract(fast)
 #endif
@@ -205,9 +207,7 @@ METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simd
   mtl_rt::sgm_gather(b);
   mtl_rt::sgm_written(d);
   if (!mtl_rt::sgm_leader()) return;
-  alignas(32) TD out[64];
-  mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, static_cast<const float*>(nullptr));
-  __builtin_memcpy(d.mtl_e, out, sizeof out);
+  mtl_rt::sgm_mma(d.mtl_e, a.mtl_e, b.mtl_e, static_cast<const float*>(nullptr));
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
@@ -218,9 +218,7 @@ METAL_SGM_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d,
   mtl_rt::sgm_gather(c);
   mtl_rt::sgm_written(d);
   if (!mtl_rt::sgm_leader()) return;
-  alignas(32) TD out[64];
-  mtl_rt::sgm_mma(out, a.mtl_e, b.mtl_e, c.mtl_e);
-  __builtin_memcpy(d.mtl_e, out, sizeof out);
+  mtl_rt::sgm_mma(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e);
 }
 
 #undef METAL_SGM_FUNC
