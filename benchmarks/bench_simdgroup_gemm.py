@@ -2,19 +2,22 @@
 CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
-        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--define NAME=VALUE]
+        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--parts] [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
 threadgroup memory; each SIMD-group keeps a block of C as FM x FN simdgroup_float8x8
-accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half, C is float. On CUDA a
-few tilings are tried (CUDA_CONFIGS, or --configs) and the best is reported; --peak also
+accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half,
+C is float. A few tilings are tried (CUDA_CONFIGS / CPU_CONFIGS, or --configs) and the best
+is reported;
+--parts times that tiling without its products, its tile fetches or its barrier; --peak
 measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
 kernel built from 8x8 products.
 Results are checked before they are timed; times are the minimum over repeats.
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -133,9 +136,12 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
 PEAK_SRC = """
 #include <metal_stdlib>
 using namespace metal;
-kernel void sgm_peak(device const half* src [[buffer(0)]], device float* out [[buffer(1)]],
+#ifndef FT
+#define FT half
+#endif
+kernel void sgm_peak(device const FT* src [[buffer(0)]], device float* out [[buffer(1)]],
                      constant uint& iters [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
-    simdgroup_half8x8 a[2], b[4];
+    simdgroup_matrix<FT, 8, 8> a[2], b[4];
     simdgroup_float8x8 acc[2][4];
     for (uint i = 0; i < 2; ++i) simdgroup_load(a[i], src + 64 * i);
     for (uint j = 0; j < 4; ++j) simdgroup_load(b[j], src + 128 + 64 * j);
@@ -200,15 +206,51 @@ def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
 
 
 def peak(dev, repeats, extra=None):
-    """GFLOP/s of simdgroup_multiply_accumulate alone (half factors, float accumulators)."""
-    lib = dev.compile(PEAK_SRC, defines=extra or {})
-    groups, iters = 132 * 16, 4096
-    src = dev.empty(6 * 64, np.float16)
-    np.asarray(src)[...] = np.random.default_rng(2).standard_normal(6 * 64).astype(np.float16) * 0.01
-    out = dev.empty(groups * 8 * 8 * 64, np.float32)
-    run = lambda: lib.sgm_peak(groups * 256, src, out, np.uint32(iters), threadgroup=256).wait()
+    """GFLOP/s of simdgroup_multiply_accumulate alone, float accumulators: half factors on
+    CUDA (8 SIMD-groups a threadgroup), float on the CPU (one a threadgroup, so that they
+    spread over the worker threads)."""
+    cuda = dev.backend == "cuda"
+    factor = np.float16 if cuda else np.float32
+    lib = dev.compile(PEAK_SRC, defines={**(extra or {}), "FT": "half" if cuda else "float"})
+    sgs = 8 if cuda else 1
+    groups, iters = (132 * 16, 4096) if cuda else (16 * (os.cpu_count() or 1), 2000)
+    src = dev.empty(6 * 64, factor)
+    np.asarray(src)[...] = np.random.default_rng(2).standard_normal(6 * 64).astype(factor) * 0.01
+    out = dev.empty(groups * sgs * 8 * 64, np.float32)
+    run = lambda: lib.sgm_peak(groups * sgs * 32, src, out, np.uint32(iters), threadgroup=sgs * 32).wait()
     run()
-    return 2.0 * 512 * 16 * iters * groups * 8 / best_time(run, repeats) / 1e9
+    return 2.0 * 512 * 16 * iters * groups * sgs / best_time(run, repeats) / 1e9
+
+
+# --parts: GEMM_SRC with one part taken out (the results are then wrong and not checked),
+# to see where a tiling's time goes.
+PARTS = {
+    "no products": ["for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);"],
+    "no tile fetches": ["fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
+                        "fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],
+    "no barrier": ["threadgroup_barrier(mem_flags::mem_threadgroup);"],
+}
+
+
+def parts(dev, a, b, c, config, repeats, extra=None):
+    """Prints the time of the whole GEMM and of GEMM_SRC without each of PARTS."""
+    global GEMM_SRC
+    whole = GEMM_SRC
+    m, k = a.shape
+    flops = 2.0 * m * b.shape[1] * k
+    try:
+        for name, cut in [("whole", [])] + list(PARTS.items()):
+            src = whole
+            for text in cut:
+                assert text in src, text
+                src = src.replace(text, "for (uint j = 0; j < FN; ++j) {}" if "FN" in text else "")
+            GEMM_SRC = src
+            lib, _ = compile_gemm(dev, config, extra)
+            gemm(dev, lib, a, b, c, config)
+            t = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
+            print(f"  {dev.backend} {config} {name:<16} {t * 1e3:9.2f} ms  ({flops / t / 1e9:.1f} GFLOP/s)", flush=True)
+    finally:
+        GEMM_SRC = whole
 
 
 def best_time(fn, repeats):
@@ -226,7 +268,9 @@ def main():
     ap.add_argument("--size", type=int, default=None, help="square size (default: cpu 512, cuda 4096)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
-    ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone (CUDA)")
+    ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the best tiling without its products, tile fetches or barrier")
     ap.add_argument("--cuda-dtype", default="float16", choices=["float16", "float32"],
                     help="the factors' type on CUDA (float32: exact fp32 products, or TF32 with "
                          "--define METALCALL_SGM_TF32=1; the reference is then CuPy's fp32 matmul)")
@@ -278,9 +322,12 @@ def main():
         if best is None:
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
             continue
-        if kind == "cuda" and args.peak:
-            lines.append(f"{kind:<8} {'float16':<8} {'8x8x8':>6} {peak(dev, repeats, extra):>18.1f}"
-                         f"   (simdgroup_multiply_accumulate alone, registers only)")
+        if args.parts:
+            parts(dev, a, b, c, best, repeats, extra)
+        if args.peak:
+            factor = "float16" if kind == "cuda" else "float32"
+            lines.append(f"{kind:<8} {factor:<8} {'8x8x8':>6} {peak(dev, repeats, extra):>18.1f}"
+                         f"   (simdgroup_multiply_accumulate alone, matrices that stay put)")
         if kind == "cuda":
             try:
                 import cupy as cp  # the reference on the GPU

@@ -125,7 +125,8 @@ kernel void sgm_chain(device const float* in [[buffer(0)]], device float* out [[
     simdgroup_store(acc2, out + 64);
 }
 """ + instantiate("sgm_chain", "device const float*, device float*, uint")),
-    # the destination is one of the factors: a <- a * b, then b <- a * b + b
+    # the destination is one of the factors: a <- a * b, then b <- a * b + b (copies of
+    # both taken first)
     ([f"sgm_alias_{t}" for t in TYPES], """
 template <typename T>
 kernel void sgm_alias(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
@@ -136,10 +137,14 @@ kernel void sgm_alias(device const float* in [[buffer(0)]], device float* out [[
     simdgroup_matrix<T, 8, 8> a, b;
     simdgroup_load(a, s);
     simdgroup_load(b, s + 64);
+    simdgroup_matrix<T, 8, 8> a0 = a, b0;  // copies, constructed and assigned
+    b0 = b;
     simdgroup_multiply(a, a, b);
     simdgroup_multiply_accumulate(b, a, b, b);
     simdgroup_store(a, out);
     simdgroup_store(b, out + 64);
+    simdgroup_store(a0, out + 128);
+    simdgroup_store(b0, out + 192);
 }
 """ + instantiate("sgm_alias", "device const float*, device float*, uint")),
     ([f"sgm_fill_{t}" for t in TYPES], """
@@ -290,13 +295,14 @@ def test_product_chain(device, rng, t):
 @pytest.mark.parametrize("t", TYPES)
 def test_destination_is_a_factor(device, rng, t):
     x = rng.standard_normal(2 * 64).astype(np.float32) * 0.5
-    out = np.zeros(2 * 64, np.float32)
+    out = np.zeros(4 * 64, np.float32)
     KS.get(device, f"sgm_alias_{t}")(32, x, out, threadgroup=32)
     a0, b0 = rounded(x, t).reshape(2, 8, 8)
+    assert_equal(out[128:].reshape(2, 8, 8), np.stack([a0, b0]))
     a1 = rounded(a0 @ b0, t)
     tol = tolerance(t)
     assert_close(out[:64].reshape(8, 8), a1, rtol=tol, atol=tol * 4)
-    assert_close(out[64:].reshape(8, 8), rounded(a1 @ b0 + b0, t), rtol=tol, atol=tol * 8)
+    assert_close(out[64:128].reshape(8, 8), rounded(a1 @ b0 + b0, t), rtol=tol, atol=tol * 8)
 
 
 @pytest.mark.parametrize("t", TYPES)

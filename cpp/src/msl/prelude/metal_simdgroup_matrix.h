@@ -65,11 +65,32 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   alignas(32) T mtl_e[64];  // row-major; valid in the leader (or in every lane while mtl_spread)
   bool mtl_spread;          // thread_elements() handed the matrix out: lanes own their two elements
 
-  METAL_FUNC simdgroup_matrix() : mtl_spread(false) {}
+  // Without thread_elements() (METALCALL_SGM_ELEMENTS 0) only the leader's copy is ever
+  // read, so the other lanes never write theirs: not even the flag when a matrix is made
+  // or copied. (A GEMM's K loop makes its factor matrices anew at every step; their flag
+  // stores in 63 lanes' stacks pushed the leader's accumulators out of the L1 cache.)
+  METAL_FUNC simdgroup_matrix() {
+    if (METALCALL_SGM_ELEMENTS) mtl_spread = false;
+  }
   /** A diagonal matrix with `dval` on the diagonal (MSL: simdgroup_matrix(T dval)). */
-  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_spread(false) {
+  METAL_FUNC explicit simdgroup_matrix(T dval) {
+    if (METALCALL_SGM_ELEMENTS) mtl_spread = false;
     if (METALCALL_SGM_ELEMENTS || mtl_rt::sgm_leader())
       for (int i = 0; i < 64; ++i) mtl_e[i] = (i >> 3) == (i & 7) ? dval : T(0);
+  }
+  METAL_FUNC simdgroup_matrix(const simdgroup_matrix& o) { mtl_copy(o); }
+  METAL_FUNC simdgroup_matrix& operator=(const simdgroup_matrix& o) {
+    mtl_copy(o);
+    return *this;
+  }
+  METAL_FUNC void mtl_copy(const simdgroup_matrix& o) {
+    if (this == &o) return;
+    if (METALCALL_SGM_ELEMENTS) {
+      __builtin_memcpy(mtl_e, o.mtl_e, sizeof mtl_e);
+      mtl_spread = o.mtl_spread;
+    } else if (mtl_rt::sgm_leader()) {
+      __builtin_memcpy(mtl_e, o.mtl_e, sizeof mtl_e);
+    }
   }
 
   /** The two elements this lane owns (row fm, columns fn and fn + 1). */
