@@ -162,43 +162,6 @@ def test_threadgroup_memory_errors(device):
     check_usable(device)
 
 
-TG_DECL_SRC = """#include <metal_stdlib>
-using namespace metal;
-template <typename T, uint N>
-kernel void stage(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]],
-                  uint l [[thread_index_in_threadgroup]]) {
-    threadgroup T tile[N];
-    for (uint j = l; j < N; j += 1024) tile[j] = T(i);  // threadgroups of 1024
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    out[i] = float(tile[N - 1 - l]);  // from lane 1023 - l
-}
-template [[host_name("stage_%(name)s")]] kernel void stage<%(type)s, %(n)s>(device float*, uint, uint);
-"""
-
-
-@pytest.mark.parametrize("checked", [False, True], ids=["cpu", "cpu-checked"])
-def test_threadgroup_declaration_over_apple_limit(cpu_device, checked):
-    """A threadgroup variable larger than Apple GPUs' 32 KiB would not run on a Mac: on the
-    CPU it is a CompileError at its declaration, not a kernel that runs here only."""
-    dev = mc.Device("cpu", checked=True) if checked else cpu_device
-    # 8192 floats: exactly 32 KiB, runs.
-    lib = dev.compile(TG_DECL_SRC % {"name": "fits", "type": "float", "n": "8192"})
-    out = np.zeros(8192, np.float32)
-    lib.stage_fits(8192, out, threadgroup=1024)
-    lane = np.arange(8192) % 1024
-    np.testing.assert_array_equal(out, np.arange(8192) - lane + 1023 - lane)
-    # One float4 more than 32 KiB (a template instance), and two plain declarations.
-    for src in [TG_DECL_SRC % {"name": "big", "type": "float4", "n": "2049"},
-                "kernel void k(device float* o [[buffer(0)]]) { threadgroup float a[4], b[8193]; "
-                "a[0] = 1; b[0] = 2; o[0] = a[0] + b[0]; }"]:
-        with pytest.raises(mc.CompileError, match="32 KiB") as e:
-            dev.compile(src)
-        assert "threadgroup" in e.value.source_line
-        name = "tile" if "template" in src else "b"
-        assert e.value.source_line[e.value.column - 1:].startswith(name)  # the caret at the variable
-    check_usable(dev)
-
-
 def test_checked_mode_reports_out_of_bounds(cpu_device):
     try:
         dev = mc.Device("cpu", checked=True)

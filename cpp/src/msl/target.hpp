@@ -77,12 +77,6 @@ class Target {
   /** What `threadgroup` becomes where it declares storage (`threadgroup float tmp[64];`). */
   virtual const char* threadgroup_storage() const = 0;
 
-  /**
-   * Bytes a threadgroup variable declaration may take (a static_assert after it), or 0 for
-   * no check (CUDA: NVRTC refuses static shared memory over 48 KiB itself).
-   */
-  virtual std::size_t threadgroup_declaration_limit() const { return 0; }
-
   /** The address space of program-scope `constant` data, or nullptr for none (plain const). */
   virtual const char* program_scope_data() const = 0;
 

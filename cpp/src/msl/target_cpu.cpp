@@ -42,9 +42,6 @@ class CpuTarget : public Target {
   // Storage is shared by the group's fibers, which all run on one worker thread;
   // a pointer to it is a plain pointer.
   const char* threadgroup_storage() const override { return "static thread_local"; }
-  // Apple GPUs give a threadgroup 32 KiB (the CPU device's threadgroup_memory_length): a
-  // declaration over it would not run on a Mac, so it does not compile here either.
-  std::size_t threadgroup_declaration_limit() const override { return 32 * 1024; }
 
   // Host memory has no address spaces: program-scope constant data is plain const.
   const char* program_scope_data() const override { return nullptr; }

@@ -190,7 +190,6 @@ class Translator {
   std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
   // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
   std::map<std::size_t, std::string> text_after_, text_before_;
-  std::map<std::size_t, std::vector<std::size_t>> limit_asserts_;  // `;` of a threadgroup declaration → its names
   std::ostringstream out_;
   std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
   SourceMap map_;
@@ -467,8 +466,6 @@ class Translator {
           // Checked mode: a checked array's initializer is one brace level deeper.
           emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
           if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);
-          if (auto names = limit_asserts_.find(i); names != limit_asserts_.end())
-            for (std::size_t n : names->second) emit_threadgroup_limit_assert(n);
           continue;
         case TokenKind::identifier:
           break;
@@ -573,7 +570,6 @@ class Translator {
         if (declares_storage(i) && !member_qualifier) {
           emit(target_.threadgroup_storage(), tok, true);
           if (!target_.takes_threadgroup_initializers()) drop_initializer(i);
-          limit_threadgroup_declaration(i);
         }
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
@@ -740,7 +736,6 @@ class Translator {
     for (std::size_t j = i + 1; j < name; ++j) type_tokens.push_back(j);
     // `threadgroup float a[64], b[64];`: one declaration each.
     std::string text;
-    std::vector<std::size_t> names;
     while (true) {
       std::size_t j = name + 1;
       const std::vector<std::string> extents = array_extents(t_, j);
@@ -749,58 +744,14 @@ class Translator {
       for (auto it = extents.rbegin(); it != extents.rend(); ++it)
         type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
       text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
-      names.push_back(name);
       if (t_[j].is(";")) {
-        if (write) {
-          emit(text, t_[i], true);
-          for (std::size_t n : names) emit_threadgroup_limit_assert(n);
-        }
+        if (write) emit(text, t_[i], true);
         return j;
       }
       name = j + 1;  // the next declarator: an array too, or the statement stays as it is
       if (name + 1 >= t_.size() || t_[name].kind != TokenKind::identifier || !t_[name + 1].is("["))
         return std::string::npos;
       text += " ";
-    }
-  }
-
-  // After a threadgroup variable's declaration, `static_assert(sizeof(name) <= limit, ...)`
-  // (the target's limit: Apple GPUs' 32 KiB on the CPU, where nothing else would refuse
-  // it), placed at the name's column so that a failure points at the declaration.
-  void emit_threadgroup_limit_assert(std::size_t name) {
-    const std::size_t limit = target_.threadgroup_declaration_limit();
-    if (!limit) return;
-    const std::string& n = t_[name].text;
-    emit("static_assert(sizeof(" + n + ") <= " + std::to_string(limit) + ", \"threadgroup variable '" + n +
-             "' takes more than the " + std::to_string(limit / 1024) +
-             " KiB of threadgroup memory an Apple GPU gives a threadgroup\");",
-         t_[name], true);
-  }
-
-  // The variables the threadgroup declaration at i declares (`threadgroup float a[64], b = 0;`:
-  // a and b), to be checked after its `;` (limit_asserts_).
-  void limit_threadgroup_declaration(std::size_t i) {
-    if (!target_.threadgroup_declaration_limit()) return;
-    std::vector<std::size_t> names;
-    int depth = 0;
-    bool in_initializer = false;
-    for (std::size_t j = i + 1; j < t_.size(); ++j) {
-      const Token& k = t_[j];
-      if (k.is("(") || k.is("[") || k.is("{") || k.is("<")) ++depth;
-      else if (k.is(")") || k.is("]") || k.is("}") || k.is(">")) --depth;
-      else if (k.is(">>")) depth -= 2;
-      if (depth < 0) return;
-      if (depth != 0) continue;
-      if (k.is("=")) in_initializer = true;
-      else if (k.is(",")) in_initializer = false;
-      else if (k.is(";")) {
-        auto& after = limit_asserts_[j];
-        after.insert(after.end(), names.begin(), names.end());
-        return;
-      } else if (!in_initializer && k.kind == TokenKind::identifier && j + 1 < t_.size() &&
-                 (t_[j + 1].is("[") || t_[j + 1].is(";") || t_[j + 1].is("=") || t_[j + 1].is(",") || t_[j + 1].is("{"))) {
-        names.push_back(j);
-      }
     }
   }
 
