@@ -176,12 +176,14 @@ def test_ctrl_c_interrupts_a_wait_for_the_gpu(run_python, backend, mode):
     for scale in (1, 8, 64):
         script = GPU_SCRIPT.replace("sys.argv[1]", repr(backend)).replace("sys.argv[2]", repr(mode))
         r = run_python(script.replace("sys.argv[3]", repr(str(scale))), timeout=300)
-        assert r.returncode == 0, r.stdout + r.stderr
         lines = r.stdout.split("\n")
-        # The kernel ended before the Ctrl-C came (the calibration ran slow on a busy GPU): longer.
+        # The kernel ended before the Ctrl-C came (the calibration ran slow on a busy GPU), so
+        # the Ctrl-C lands somewhere later in the script (it may end it): again, longer.
         early = [line for line in lines if line.startswith("not interrupted")]
-        if not (early and float(early[0].split()[-1]) < 0.5):
-            break
+        if early and float(early[0].split()[-1]) < 0.5:
+            continue
+        assert r.returncode == 0, r.stdout + r.stderr
+        break
     expected = float(next(line for line in lines if line.startswith("expected")).split()[1])
     interrupted = [line for line in lines if line.startswith("interrupted")]
     assert interrupted, r.stdout + r.stderr
