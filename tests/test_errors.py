@@ -162,6 +162,47 @@ def test_threadgroup_memory_errors(device):
     check_usable(device)
 
 
+TG_DECL_SRC = """#include <metal_stdlib>
+using namespace metal;
+template <typename T, uint N>
+kernel void stage(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                  uint l [[thread_index_in_threadgroup]]) {
+    threadgroup T tile[N];
+    for (uint j = l; j < N; j += 1024) tile[j] = T(i);  // threadgroups of 1024
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = float(tile[N - 1 - l]);  // from lane 1023 - l (N = 8192)
+}
+template [[host_name("stage_fits")]] kernel void stage<float, 8192>(device float*, uint, uint);
+template [[host_name("stage_over")]] kernel void stage<float, 8193>(device float*, uint, uint);
+kernel void two(device float* o [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {
+    threadgroup float a[4], b[8193];
+    if (l == 0) { a[0] = 1; b[0] = 2; o[0] = a[0] + b[0]; }
+}
+"""
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["cpu", "cpu-checked"])
+def test_threadgroup_variable_over_apple_limit(cpu_device, checked):
+    """A threadgroup variable over Apple GPUs' 32 KiB: Metal refuses to make that kernel's
+    pipeline (its library compiles), so on the CPU calling it is an ExecutionError and the
+    library's other kernels work."""
+    dev = mc.Device("cpu", checked=True) if checked else cpu_device
+    lib = dev.compile(TG_DECL_SRC)
+    out = np.zeros(8192, np.float32)
+    lane = np.arange(8192) % 1024
+    lib.stage_fits(8192, out, threadgroup=1024)  # exactly 32 KiB
+    np.testing.assert_array_equal(out, np.arange(8192) - lane + 1023 - lane)
+    with pytest.raises(mc.ExecutionError, match="threadgroup variable 'tile' takes 32772 bytes.*32 KiB"):
+        lib.stage_over(8192, out, threadgroup=1024).wait()
+    o = np.zeros(1, np.float32)
+    with pytest.raises(mc.ExecutionError, match="kernel 'two'.*threadgroup variable 'b' takes 32772 bytes"):
+        lib.two(32, o).wait()
+    out[:] = 0
+    lib.stage_fits(8192, out, threadgroup=1024)
+    np.testing.assert_array_equal(out, np.arange(8192) - lane + 1023 - lane)
+    check_usable(dev)
+
+
 def test_checked_mode_reports_out_of_bounds(cpu_device):
     try:
         dev = mc.Device("cpu", checked=True)

@@ -77,6 +77,14 @@ class Target {
   /** What `threadgroup` becomes where it declares storage (`threadgroup float tmp[64];`). */
   virtual const char* threadgroup_storage() const = 0;
 
+  /**
+   * True when each threadgroup variable declared in a function is followed by
+   * METAL_THREADGROUP_FITS(name) (the CPU: a variable over Apple GPUs' 32 KiB makes the
+   * call an ExecutionError, as Metal refuses its pipeline; CUDA: NVRTC refuses static
+   * shared memory over 48 KiB itself).
+   */
+  virtual bool checks_threadgroup_sizes() const { return false; }
+
   /** The address space of program-scope `constant` data, or nullptr for none (plain const). */
   virtual const char* program_scope_data() const = 0;
 

@@ -42,6 +42,7 @@ class CpuTarget : public Target {
   // Storage is shared by the group's fibers, which all run on one worker thread;
   // a pointer to it is a plain pointer.
   const char* threadgroup_storage() const override { return "static thread_local"; }
+  bool checks_threadgroup_sizes() const override { return true; }
 
   // Host memory has no address spaces: program-scope constant data is plain const.
   const char* program_scope_data() const override { return nullptr; }
@@ -86,11 +87,11 @@ class CpuTarget : public Target {
       "    const unsigned ay = L->grid[1] - y0 < ty ? L->grid[1] - y0 : ty;\n"
       "    const unsigned az = L->grid[2] - z0 < tz ? L->grid[2] - z0 : tz;\n";
 
-  // Checked mode: which launch and kernel a fault message names.
+  // Which launch and kernel a fault message names (checked mode's faults, an oversized
+  // threadgroup variable: metal_sync.h).
   std::string checked_setup(const EntryPoint& e) const {
-    if (!checked_) return "";
-    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name +
-           "\";\n  metal::mtl_rt::region_count = 0;\n";
+    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n" +
+           (checked_ ? "  metal::mtl_rt::region_count = 0;\n" : "");
   }
 
   // The threads of a group as a plain loop the compiler can vectorise.

@@ -190,6 +190,7 @@ class Translator {
   std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
   // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
   std::map<std::size_t, std::string> text_after_, text_before_;
+  std::map<std::size_t, std::vector<std::size_t>> size_checks_;  // `;` of a threadgroup declaration → its names
   std::ostringstream out_;
   std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
   SourceMap map_;
@@ -466,6 +467,8 @@ class Translator {
           // Checked mode: a checked array's initializer is one brace level deeper.
           emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
           if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);
+          if (auto names = size_checks_.find(i); names != size_checks_.end())
+            for (std::size_t n : names->second) emit_threadgroup_size_check(n);
           continue;
         case TokenKind::identifier:
           break;
@@ -570,6 +573,7 @@ class Translator {
         if (declares_storage(i) && !member_qualifier) {
           emit(target_.threadgroup_storage(), tok, true);
           if (!target_.takes_threadgroup_initializers()) drop_initializer(i);
+          check_threadgroup_sizes(i);
         }
       } else if (id == "threadgroup_imageblock") {
         fail(i, std::string("imageblocks are not supported by the ") + target_.name() + " backend");
@@ -736,6 +740,7 @@ class Translator {
     for (std::size_t j = i + 1; j < name; ++j) type_tokens.push_back(j);
     // `threadgroup float a[64], b[64];`: one declaration each.
     std::string text;
+    std::vector<std::size_t> names;
     while (true) {
       std::size_t j = name + 1;
       const std::vector<std::string> extents = array_extents(t_, j);
@@ -744,14 +749,80 @@ class Translator {
       for (auto it = extents.rbegin(); it != extents.rend(); ++it)
         type = "metal::mtl_checked_array<" + type + ", (" + *it + ")>";
       text += std::string(target_.threadgroup_storage()) + " " + type + " " + t_[name].text + ";";
+      names.push_back(name);
       if (t_[j].is(";")) {
-        if (write) emit(text, t_[i], true);
+        if (write) {
+          emit(text, t_[i], true);
+          if (in_function_body(i))
+            for (std::size_t n : names) emit_threadgroup_size_check(n);
+        }
         return j;
       }
       name = j + 1;  // the next declarator: an array too, or the statement stays as it is
       if (name + 1 >= t_.size() || t_[name].kind != TokenKind::identifier || !t_[name + 1].is("["))
         return std::string::npos;
       text += " ";
+    }
+  }
+
+  // METAL_THREADGROUP_FITS(name) after a threadgroup variable's declaration (metal_sync.h:
+  // a variable over Apple GPUs' 32 KiB makes the call an ExecutionError), at the name's
+  // column so that it lines up with the declaration.
+  void emit_threadgroup_size_check(std::size_t name) {
+    emit("METAL_THREADGROUP_FITS(" + t_[name].text + ");", t_[name], true);
+  }
+
+  // True when the innermost brace around token i opens a function's body or a block in one
+  // (where a statement may go): not a namespace's, a class's or an enum's.
+  bool in_function_body(std::size_t i) const {
+    int depth = 0;
+    for (std::size_t j = i; j-- > 0;) {
+      if (t_[j].is("}")) {
+        ++depth;
+        continue;
+      }
+      if (!t_[j].is("{")) continue;
+      if (depth > 0) {
+        --depth;
+        continue;
+      }
+      for (std::size_t k = j; k-- > 0;) {  // the head before that brace
+        const Token& h = t_[k];
+        if (h.is(";") || h.is("{") || h.is("}")) return in_function_body(j);  // a bare block: as around it
+        if (h.is(")") || h.is_identifier("else") || h.is_identifier("do")) return true;
+        if (h.is_identifier("struct") || h.is_identifier("class") || h.is_identifier("union") ||
+            h.is_identifier("namespace") || h.is_identifier("enum") || h.is_identifier("extern"))
+          return false;
+      }
+      return false;
+    }
+    return false;  // namespace scope
+  }
+
+  // The variables the threadgroup declaration at i declares (`threadgroup float a[64], b = 0;`:
+  // a and b), checked after its `;` (size_checks_).
+  void check_threadgroup_sizes(std::size_t i) {
+    if (!target_.checks_threadgroup_sizes() || !in_function_body(i)) return;
+    std::vector<std::size_t> names;
+    int depth = 0;
+    bool in_initializer = false;
+    for (std::size_t j = i + 1; j < t_.size(); ++j) {
+      const Token& k = t_[j];
+      if (k.is("(") || k.is("[") || k.is("{") || k.is("<")) ++depth;
+      else if (k.is(")") || k.is("]") || k.is("}") || k.is(">")) --depth;
+      else if (k.is(">>")) depth -= 2;
+      if (depth < 0) return;
+      if (depth != 0) continue;
+      if (k.is("=")) in_initializer = true;
+      else if (k.is(",")) in_initializer = false;
+      else if (k.is(";")) {
+        auto& after = size_checks_[j];
+        after.insert(after.end(), names.begin(), names.end());
+        return;
+      } else if (!in_initializer && k.kind == TokenKind::identifier && j + 1 < t_.size() &&
+                 (t_[j + 1].is("[") || t_[j + 1].is(";") || t_[j + 1].is("=") || t_[j + 1].is(",") || t_[j + 1].is("{"))) {
+        names.push_back(j);
+      }
     }
   }
 

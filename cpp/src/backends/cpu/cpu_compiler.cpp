@@ -217,14 +217,15 @@ CpuModule::~CpuModule() { dlclose(handle_); }
 
 void* CpuModule::symbol(const std::string& name) const { return dlsym(handle_, name.c_str()); }
 
-std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module) {
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module,
+                                      bool checked) {
   KernelInfo info = kernel.info;
   auto* layout = static_cast<const metalcall_cpu_layout*>(module->symbol(kernel.layout_symbol));
   auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(kernel.entry_symbol));
   if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + info.name + "' lacks its entry point");
   translated::apply_layout(info, layout);
   info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
-  return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers);
+  return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers, checked);
 }
 
 }  // namespace metalcall::cpu

@@ -37,6 +37,7 @@ class CpuCompiler {
 };
 
 /** The program of `kernel` in a loaded module: entry point, layout and limits. */
-std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module);
+std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module,
+                                      bool checked);
 
 }  // namespace metalcall::cpu

@@ -127,7 +127,9 @@ class CpuDevice : public BackendDevice {
         [fast_math](const msl::Translation& translation, const std::string& user_source) {
           return std::make_shared<CpuModule>(CpuCompiler::instance().build(translation, user_source, fast_math));
         },
-        load_program);
+        [checked = checked_](const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module) {
+          return load_program(kernel, module, checked);
+        });
   }
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits) override {

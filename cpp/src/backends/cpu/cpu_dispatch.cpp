@@ -222,8 +222,8 @@ double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* can
                          "threadgroups ran; what it wrote so far stays");
   }
   if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
-    // The kernel wrote the whole message (metal_checked.h).
-    throw ExecutionError(std::string("[cpu checked] ") + fault_message);
+    // The kernel wrote the whole message (metal_checked.h; metal_sync.h).
+    throw ExecutionError(std::string(program.checked() ? "[cpu checked] " : "[cpu] ") + fault_message);
   }
   // The pool has returned: every worker has left the job, and its time is visible here.
   std::int64_t work_ns = busy.empty() ? end - start : 0;

@@ -55,10 +55,13 @@ class MeasuredCost {
 
 class CpuProgram : public Program {
  public:
-  CpuProgram(KernelInfo info, std::shared_ptr<CpuModule> module, metalcall_cpu_entry entry, bool uses_fibers)
-      : Program(std::move(info)), module_(std::move(module)), entry_(entry), uses_fibers_(uses_fibers) {}
+  CpuProgram(KernelInfo info, std::shared_ptr<CpuModule> module, metalcall_cpu_entry entry, bool uses_fibers,
+             bool checked)
+      : Program(std::move(info)), module_(std::move(module)), entry_(entry), uses_fibers_(uses_fibers),
+        checked_(checked) {}
   metalcall_cpu_entry entry() const { return entry_; }
   bool uses_fibers() const { return uses_fibers_; }
+  bool checked() const { return checked_; }  // built for Device("cpu", checked=True)
   /** Measured work per grid thread, in ns summed over workers; negative until the first run. */
   double ns_per_thread() const { return cost_.estimate(); }
   void record_ns_per_thread(double ns) { cost_.record(ns); }
@@ -67,6 +70,7 @@ class CpuProgram : public Program {
   std::shared_ptr<CpuModule> module_;  // keeps the code loaded while queued work may run it
   metalcall_cpu_entry entry_;
   bool uses_fibers_;
+  bool checked_;
   MeasuredCost cost_;
 };
 

@@ -12,23 +12,7 @@
 namespace metal {
 namespace mtl_rt {
 
-static thread_local const metalcall_cpu_launch* launch = nullptr;
-static thread_local const char* kernel_name = "";
-
-inline void append(char* out, unsigned capacity, unsigned& n, const char* s) {
-  while (*s && n + 1 < capacity) out[n++] = *s++;
-}
-inline void append_number(char* out, unsigned capacity, unsigned& n, long long v) {
-  char digits[24];
-  int k = 0;
-  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-  do {
-    digits[k++] = char('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0 && n + 1 < capacity) out[n++] = '-';
-  while (k && n + 1 < capacity) out[n++] = digits[--k];
-}
+// launch, kernel_name, append and append_number: metal_sync.h.
 
 // Records the first out-of-bounds access of the dispatch.
 inline void fault(const char* what, long long index, unsigned long long count, unsigned long long element_size) {

@@ -61,7 +61,53 @@ __attribute__((const, noinline)) static unsigned fiber_index() { return *worker-
 inline unsigned thread_index() { return fiber_index(); }
 inline void group_sync() { worker->barrier(worker->fibers); }
 inline void simd_sync() { worker->simd_barrier(worker->fibers); }
+
+// The launch being run and its kernel's name (set by every entry point), for the messages
+// kernel code leaves in the launch: checked mode's faults (metal_checked.h) and the one below.
+static thread_local const metalcall_cpu_launch* launch = nullptr;
+static thread_local const char* kernel_name = "";
+
+inline void append(char* out, unsigned capacity, unsigned& n, const char* s) {
+  while (*s && n + 1 < capacity) out[n++] = *s++;
+}
+inline void append_number(char* out, unsigned capacity, unsigned& n, long long v) {
+  char digits[24];
+  int k = 0;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do {
+    digits[k++] = char('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0 && n + 1 < capacity) out[n++] = '-';
+  while (k && n + 1 < capacity) out[n++] = digits[--k];
+}
+
+// A threadgroup variable larger than an Apple GPU's threadgroup memory (the translator checks
+// each declaration, METAL_THREADGROUP_FITS): Metal refuses such a kernel when its pipeline is
+// made, so the CPU raises ExecutionError for the call instead of running what a Mac would not.
+// The rest of the library's kernels are unaffected.
+constexpr unsigned long long kAppleThreadgroupBytes = 32 * 1024;
+inline void threadgroup_overflow(const char* name, unsigned long long bytes) {
+  const metalcall_cpu_launch* L = launch;
+  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
+  unsigned n = 0;
+  append(L->fault_message, L->fault_capacity, n, "kernel '");
+  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  append(L->fault_message, L->fault_capacity, n, "': threadgroup variable '");
+  append(L->fault_message, L->fault_capacity, n, name);
+  append(L->fault_message, L->fault_capacity, n, "' takes ");
+  append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);
+  append(L->fault_message, L->fault_capacity, n,
+         " bytes, more than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal "
+         "refuses to make this kernel's pipeline); the kernel ran on the cpu backend");
+  L->fault_message[n] = 0;
+}
 }  // namespace mtl_rt
+#define METAL_THREADGROUP_FITS(name)                                        \
+  do {                                                                       \
+    if constexpr (sizeof(name) > ::metal::mtl_rt::kAppleThreadgroupBytes)   \
+      ::metal::mtl_rt::threadgroup_overflow(#name, sizeof(name));            \
+  } while (0)
 
 // Fibers switch only at barriers, and every fiber of a group shares one OS
 // thread, so the switch itself orders memory; the flags need no fence here.
