@@ -184,9 +184,9 @@ def tile_bytes(config, itemsize):
 CUDA_CONFIGS = [(4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (2, 2, 4, 8, 32), (4, 4, 4, 4, 16)]
 
 
-def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None):
+def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
     names = ("SG_ROWS", "SG_COLS", "FM", "FN", "BK")
-    return dev.compile(GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
+    return dev.compile(src or GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
 
 
 def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG):
@@ -234,23 +234,17 @@ PARTS = {
 
 def parts(dev, a, b, c, config, repeats, extra=None):
     """Prints the time of the whole GEMM and of GEMM_SRC without each of PARTS."""
-    global GEMM_SRC
-    whole = GEMM_SRC
     m, k = a.shape
     flops = 2.0 * m * b.shape[1] * k
-    try:
-        for name, cut in [("whole", [])] + list(PARTS.items()):
-            src = whole
-            for text in cut:
-                assert text in src, text
-                src = src.replace(text, "for (uint j = 0; j < FN; ++j) {}" if "FN" in text else "")
-            GEMM_SRC = src
-            lib, _ = compile_gemm(dev, config, extra)
-            gemm(dev, lib, a, b, c, config)
-            t = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
-            print(f"  {dev.backend} {config} {name:<16} {t * 1e3:9.2f} ms  ({flops / t / 1e9:.1f} GFLOP/s)", flush=True)
-    finally:
-        GEMM_SRC = whole
+    for name, cut in [("whole", [])] + list(PARTS.items()):
+        src = GEMM_SRC
+        for text in cut:
+            assert text in src, text
+            src = src.replace(text, "for (uint j = 0; j < FN; ++j) {}" if "FN" in text else "")
+        lib, _ = compile_gemm(dev, config, extra, src)
+        gemm(dev, lib, a, b, c, config)
+        t = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
+        print(f"  {dev.backend} {config} {name:<16} {t * 1e3:9.2f} ms  ({flops / t / 1e9:.1f} GFLOP/s)", flush=True)
 
 
 def best_time(fn, repeats):

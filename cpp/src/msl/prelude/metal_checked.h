@@ -12,16 +12,14 @@
 namespace metal {
 namespace mtl_rt {
 
-// launch, kernel_name, append and append_number: metal_sync.h.
+// launch, kernel_name, append, append_number and begin_fault: metal_sync.h.
 
 // Records the first out-of-bounds access of the dispatch.
 inline void fault(const char* what, long long index, unsigned long long count, unsigned long long element_size) {
-  const metalcall_cpu_launch* L = launch;
-  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
-  unsigned n = 0;
-  append(L->fault_message, L->fault_capacity, n, "kernel '");
-  append(L->fault_message, L->fault_capacity, n, kernel_name);
-  append(L->fault_message, L->fault_capacity, n, "' ");
+  unsigned n;
+  const metalcall_cpu_launch* L = begin_fault(n);
+  if (!L) return;
+  append(L->fault_message, L->fault_capacity, n, " ");
   append(L->fault_message, L->fault_capacity, n, what);
   append(L->fault_message, L->fault_capacity, n, ": index ");
   append_number(L->fault_message, L->fault_capacity, n, index);
@@ -59,14 +57,12 @@ inline const region* region_of(const void* p) {
 // Checked mode reports an integer division by zero (metal_division.h gives the
 // defined result; the runtime then raises ExecutionError).
 inline void report_division_by_zero(bool remainder) {
-  const metalcall_cpu_launch* L = launch;
-  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
-  unsigned n = 0;
-  append(L->fault_message, L->fault_capacity, n, "kernel '");
-  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  unsigned n;
+  const metalcall_cpu_launch* L = begin_fault(n);
+  if (!L) return;
   append(L->fault_message, L->fault_capacity, n,
-         remainder ? "': integer remainder by zero (x % 0 gives x on the cpu backend)"
-                   : "': integer division by zero (x / 0 gives 0 on the cpu backend)");
+         remainder ? ": integer remainder by zero (x % 0 gives x on the cpu backend)"
+                   : ": integer division by zero (x / 0 gives 0 on the cpu backend)");
   L->fault_message[n] = 0;
 }
 

@@ -84,13 +84,9 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     return *this;
   }
   METAL_FUNC void mtl_copy(const simdgroup_matrix& o) {
-    if (this == &o) return;
-    if (METALCALL_SGM_ELEMENTS) {
-      __builtin_memcpy(mtl_e, o.mtl_e, sizeof mtl_e);
-      mtl_spread = o.mtl_spread;
-    } else if (mtl_rt::sgm_leader()) {
-      __builtin_memcpy(mtl_e, o.mtl_e, sizeof mtl_e);
-    }
+    if (this == &o || !(METALCALL_SGM_ELEMENTS || mtl_rt::sgm_leader())) return;
+    __builtin_memcpy(mtl_e, o.mtl_e, sizeof mtl_e);
+    mtl_spread = o.mtl_spread;
   }
 
   /** The two elements this lane owns (row fm, columns fn and fn + 1). */

@@ -82,18 +82,28 @@ inline void append_number(char* out, unsigned capacity, unsigned& n, long long v
   while (k && n + 1 < capacity) out[n++] = digits[--k];
 }
 
+// Claims the launch's one fault message for this thread (null when there is no launch or
+// another fault came first) and starts it with "kernel '<name>'"; n is its length so far.
+inline const metalcall_cpu_launch* begin_fault(unsigned& n) {
+  const metalcall_cpu_launch* L = launch;
+  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return nullptr;
+  n = 0;
+  append(L->fault_message, L->fault_capacity, n, "kernel '");
+  append(L->fault_message, L->fault_capacity, n, kernel_name);
+  append(L->fault_message, L->fault_capacity, n, "'");
+  return L;
+}
+
 // A threadgroup variable larger than an Apple GPU's threadgroup memory (the translator checks
 // each declaration, METAL_THREADGROUP_FITS): Metal refuses such a kernel when its pipeline is
 // made, so the CPU raises ExecutionError for the call instead of running what a Mac would not.
 // The rest of the library's kernels are unaffected.
 constexpr unsigned long long kAppleThreadgroupBytes = 32 * 1024;
 inline void threadgroup_overflow(const char* name, unsigned long long bytes) {
-  const metalcall_cpu_launch* L = launch;
-  if (!L || __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) != 0) return;
-  unsigned n = 0;
-  append(L->fault_message, L->fault_capacity, n, "kernel '");
-  append(L->fault_message, L->fault_capacity, n, kernel_name);
-  append(L->fault_message, L->fault_capacity, n, "': threadgroup variable '");
+  unsigned n;
+  const metalcall_cpu_launch* L = begin_fault(n);
+  if (!L) return;
+  append(L->fault_message, L->fault_capacity, n, ": threadgroup variable '");
   append(L->fault_message, L->fault_capacity, n, name);
   append(L->fault_message, L->fault_capacity, n, "' takes ");
   append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);

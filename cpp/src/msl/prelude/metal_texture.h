@@ -232,14 +232,11 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsig
   const unsigned w = d.width, h = d.height;
   if (x < w && y < h && z < slice_count) return true;
 #if defined(METALCALL_CHECKED) && !METAL_CUDA
-  const metalcall_cpu_launch* L = mtl_rt::launch;
-  if (L && __atomic_exchange_n(L->fault, 1, __ATOMIC_ACQ_REL) == 0) {
-    unsigned n = 0;
+  unsigned n;
+  if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
     char* out = L->fault_message;
     const unsigned cap = L->fault_capacity;
-    mtl_rt::append(out, cap, n, "kernel '");
-    mtl_rt::append(out, cap, n, mtl_rt::kernel_name);
-    mtl_rt::append(out, cap, n, "' texture(");
+    mtl_rt::append(out, cap, n, " texture(");
     mtl_rt::append_number(out, cap, n, d.binding);
     mtl_rt::append(out, cap, n, ") ");
     mtl_rt::append(out, cap, n, op);
