@@ -753,7 +753,7 @@ class Translator {
       if (t_[j].is(";")) {
         if (write) {
           emit(text, t_[i], true);
-          if (in_function_body(i))
+          if (target_.checks_threadgroup_sizes() && in_function_body(i))
             for (std::size_t n : names) emit_threadgroup_size_check(n);
         }
         return j;
