@@ -1,6 +1,7 @@
 // Python bindings of Texture and Sampler: dev.texture(), dev.texture_from(),
 // dev.sampler(), the buffer protocol over a texture's texels, and the textures= /
 // samplers= keywords of a kernel call (docs/design.md "Textures and samplers").
+#include <algorithm>
 #include <cstring>
 
 #include "bindings.hpp"
@@ -23,21 +24,43 @@ const char* channel_format(const PixelFormat& f) {
   return "B";
 }
 
-// The host view's shape: (w, c) for 1-D, (h, w, c) for 2-D, (slices, h, w, c) otherwise.
-std::vector<py::ssize_t> view_shape(const Texture& t) {
+// The host view of mip level `level`: (w, c) for 1-D, (h, w, c) for 2-D, (slices, h, w, c) otherwise.
+std::vector<py::ssize_t> view_shape(const Texture& t, std::uint32_t level = 0) {
   const auto& d = t.descriptor();
-  const py::ssize_t c = d.format.channels, w = d.width, h = d.height;
+  const MipLevel& l = t.mip_level(level);
+  const py::ssize_t c = d.format.channels, w = l.width, h = l.height;
   if (d.type == TextureType::texture1d) return {w, c};
   if (t.slices() == 1) return {h, w, c};
-  return {static_cast<py::ssize_t>(t.slices()), h, w, c};
+  return {static_cast<py::ssize_t>(t.slices(level)), h, w, c};
 }
 
-std::vector<py::ssize_t> view_strides(const Texture& t) {
+std::vector<py::ssize_t> view_strides(const Texture& t, std::uint32_t level = 0) {
   const py::ssize_t item = t.descriptor().format.bits / 8, pixel = item * t.descriptor().format.channels;
-  const py::ssize_t row = static_cast<py::ssize_t>(t.row_pitch()), slice = static_cast<py::ssize_t>(t.slice_pitch());
+  const MipLevel& l = t.mip_level(level);
+  const py::ssize_t row = static_cast<py::ssize_t>(l.row_pitch), slice = static_cast<py::ssize_t>(l.slice_pitch);
   if (t.descriptor().type == TextureType::texture1d) return {pixel, item};
   if (t.slices() == 1) return {row, pixel, item};
   return {slice, row, pixel, item};
+}
+
+// Waits for submitted work that uses the texture; its memory must be the host's.
+void wait_for_host(const Texture& t) {
+  if (!t.storage().host_visible()) throw ArgumentError("this texture's memory is not visible to the host");
+  GilRelease release;
+  t.storage().wait_idle();
+}
+
+// mip_levels=: a count, or "full" for the whole chain down to 1x1.
+std::uint32_t mip_levels_from(const py::handle& value, const TextureDescriptor& d) {
+  if (py::isinstance<py::str>(value)) {
+    if (value.cast<std::string>() == "full") return full_mip_levels(d);
+    throw ArgumentError("mip_levels takes a count or \"full\", got '" + value.cast<std::string>() + "'");
+  }
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw ArgumentError("mip_levels takes a count or \"full\"");
+  const long long n = value.cast<long long>();
+  if (n < 1 || n > 1000) throw ArgumentError("a texture has at least 1 mip level, got " + std::to_string(n));
+  return static_cast<std::uint32_t>(n);
 }
 
 TextureType type_from_name(const std::string& name) {
@@ -65,7 +88,7 @@ unsigned usage_from(const py::handle& usage) {
 
 // shape: (w,), (h, w), (d, h, w) for texture3d, (n, h, w) for texture2d_array, (h, w) for cube faces.
 Texture make_texture(const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format,
-                     const py::handle& usage, const py::handle& type) {
+                     const py::handle& usage, const py::handle& type, const py::handle& mip_levels) {
   TextureDescriptor d;
   d.format = PixelFormat::parse(format);
   d.usage = usage_from(usage);
@@ -85,6 +108,7 @@ Texture make_texture(const Device& dev, const std::vector<std::uint32_t>& shape,
   if (want >= 2) d.height = shape[want - 2];
   if (d.type == TextureType::texture3d) d.depth = shape[0];
   if (d.type == TextureType::texture2d_array) d.array_length = shape[0];
+  d.mip_levels = mip_levels_from(mip_levels, d);
   return dev.texture(d);
 }
 
@@ -126,11 +150,7 @@ waits for submitted work that uses the texture. Normalized formats show their ra
 integers (rgba8unorm: uint8). Made by Device.texture() and Device.texture_from().
 )doc")
       .def_buffer([](Texture& t) {
-        if (!t.storage().host_visible()) throw ArgumentError("this texture's memory is not visible to the host");
-        {
-          GilRelease release;
-          t.storage().wait_idle();
-        }
+        wait_for_host(t);
         const PixelFormat& f = t.descriptor().format;
         const auto shape = view_shape(t);
         return py::buffer_info(t.storage().data(), f.bits / 8, channel_format(f), static_cast<py::ssize_t>(shape.size()),
@@ -142,6 +162,19 @@ integers (rgba8unorm: uint8). Made by Device.texture() and Device.texture_from()
       .def_property_readonly("array_length", [](const Texture& t) { return t.descriptor().array_length; })
       .def_property_readonly("format", [](const Texture& t) { return t.descriptor().format.name(); })
       .def_property_readonly("texture_type", [](const Texture& t) { return std::string(to_string(t.descriptor().type)); })
+      .def_property_readonly("mip_levels", &Texture::mip_levels, "Mip levels (1: the image alone).")
+      .def("level", [](const py::object& self, long long level) {
+        const Texture& t = self.cast<const Texture&>();
+        if (level < 0) throw ArgumentError("mip level " + std::to_string(level) + " does not exist: levels count from 0");
+        const MipLevel& l = t.mip_level(static_cast<std::uint32_t>(std::min<long long>(level, 1ll << 31)));
+        wait_for_host(t);
+        const PixelFormat& f = t.descriptor().format;
+        auto* data = static_cast<std::uint8_t*>(t.storage().data()) + l.offset;
+        const auto i = static_cast<std::uint32_t>(level);
+        return py::array(py::dtype(channel_format(f)), view_shape(t, i), view_strides(t, i), data, self);
+      }, py::arg("level"), R"doc(A zero-copy NumPy view of mip level ``level`` (0 is what np.asarray(tex)
+shows): each level halves the width and height (and a 3-D texture's depth), down to 1;
+waits for submitted work that uses the texture.)doc")
       .def_property_readonly("row_pitch", &Texture::row_pitch, "Bytes from one row to the next.")
       .def_property_readonly("slice_pitch", &Texture::slice_pitch, "Bytes from one 2-D image to the next.")
       .def_property_readonly("nbytes", [](const Texture& t) { return t.storage().nbytes(); })
@@ -150,7 +183,8 @@ integers (rgba8unorm: uint8). Made by Device.texture() and Device.texture_from()
         const auto& d = t.descriptor();
         return "<metalcall.Texture " + std::string(to_string(d.type)) + " " + d.format.name() + " " +
                std::to_string(d.width) + "x" + std::to_string(d.height) +
-               (t.slices() > 1 ? "x" + std::to_string(t.slices()) : std::string()) + ">";
+               (t.slices() > 1 ? "x" + std::to_string(t.slices()) : std::string()) +
+               (t.mip_levels() > 1 ? " mip_levels=" + std::to_string(t.mip_levels()) : std::string()) + ">";
       });
 
   py::class_<Sampler>(m, "Sampler", R"doc(
@@ -158,28 +192,41 @@ A sampler for a kernel's [[sampler(i)]] parameter (Device.sampler()): filter, ad
 modes and coordinate kind, as MSL's constexpr sampler declares them.
 )doc")
       .def_property_readonly("filter", [](const Sampler& s) { return std::string(to_string(s.mag_filter)); })
+      .def_property_readonly("min_filter", [](const Sampler& s) { return std::string(to_string(s.min_filter)); })
+      .def_property_readonly("mag_filter", [](const Sampler& s) { return std::string(to_string(s.mag_filter)); })
+      .def_property_readonly("mip_filter", [](const Sampler& s) { return std::string(to_string(s.mip_filter)); })
+      .def_property_readonly("lod_clamp", [](const Sampler& s) { return py::make_tuple(s.lod_min_clamp, s.lod_max_clamp); })
       .def_property_readonly("address", [](const Sampler& s) {
         return py::make_tuple(to_string(s.s_address), to_string(s.t_address), to_string(s.r_address));
       })
       .def_property_readonly("normalized", [](const Sampler& s) { return s.normalized_coordinates; })
       .def("__repr__", [](const Sampler& s) {
-        return std::string("<metalcall.Sampler filter=") + to_string(s.mag_filter) + " address=" + to_string(s.s_address) +
+        const std::string filter = s.min_filter == s.mag_filter
+                                       ? std::string(" filter=") + to_string(s.mag_filter)
+                                       : std::string(" min_filter=") + to_string(s.min_filter) + " mag_filter=" + to_string(s.mag_filter);
+        return "<metalcall.Sampler" + filter + " address=" + to_string(s.s_address) +
+               (s.mip_filter != SamplerMipFilter::none ? std::string(" mip_filter=") + to_string(s.mip_filter) : std::string()) +
                " normalized=" + (s.normalized_coordinates ? "True" : "False") + ">";
       });
 
   py::object device = m.attr("Device");
   py::setattr(device, "texture", py::cpp_function(
       [](const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format, const py::object& usage,
-         const py::object& type) { return make_texture(dev, shape, format, usage, type); },
+         const py::object& type, const py::object& mip_levels) {
+        return make_texture(dev, shape, format, usage, type, mip_levels);
+      },
       py::name("texture"), py::is_method(device), py::sibling(py::getattr(device, "texture", py::none())),
       py::arg("shape"), py::arg("format") = "rgba8unorm", py::arg("usage") = py::none(), py::arg("type") = py::none(),
+      py::arg("mip_levels") = 1,
       R"doc(A new zeroed texture. ``shape``: (width,), (height, width), or (depth, height, width) for
 texture3d / (slices, height, width) with type="texture2d_array"; type="texturecube" takes
 (size, size). ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
-"read", "write" or "read_write" (default), or a list of them.)doc"));
+"read", "write" or "read_write" (default), or a list of them. ``mip_levels``: 1 (default),
+a count up to the full chain, or "full" (each level halves the sizes down to 1; tex.level(i)
+views one).)doc"));
   py::setattr(device, "texture_from", py::cpp_function(
       [](const Device& dev, const py::array& source, const py::object& format, const py::object& usage,
-         const py::object& type) {
+         const py::object& type, const py::object& mip_levels) {
         // (h, w, c) → 2-D texture with c channels; (h, w) → one channel; (d, h, w, c) → 3-D (or type=).
         const py::ssize_t nd = source.ndim();
         PixelFormat f = format_of(source);
@@ -196,7 +243,7 @@ texture3d / (slices, height, width) with type="texture2d_array"; type="texturecu
         const PixelFormat chosen = PixelFormat::parse(name);
         if (chosen.bytes_per_pixel() != f.bytes_per_pixel() || chosen.channels != f.channels)
           throw ArgumentError("texture_from: format " + name + " does not match the array's dtype and channels (" + f.name() + ")");
-        Texture t = make_texture(dev, shape, name, usage, type);
+        Texture t = make_texture(dev, shape, name, usage, type, mip_levels);
         // Row by row: the texture's rows may be padded.
         py::array contiguous = py::array::ensure(source, py::array::c_style);
         const auto* src = static_cast<const std::uint8_t*>(contiguous.data());
@@ -210,15 +257,25 @@ texture3d / (slices, height, width) with type="texture2d_array"; type="texturecu
         return t;
       },
       py::name("texture_from"), py::is_method(device), py::arg("array"), py::arg("format") = py::none(),
-      py::arg("usage") = py::none(), py::arg("type") = py::none(),
+      py::arg("usage") = py::none(), py::arg("type") = py::none(), py::arg("mip_levels") = 1,
       R"doc(A texture holding a copy of a NumPy array of shape (h, w) or (h, w, channels) (channels 1,
 2 or 4; (d, h, w, c) for 3-D). The format follows the dtype (uint8 → r/rg/rgba8unorm,
-float32 → ...32float, int32 → ...32sint, ...) unless ``format`` names another of the same size.)doc"));
+float32 → ...32float, int32 → ...32sint, ...) unless ``format`` names another of the same size.
+With ``mip_levels`` > 1 the array fills level 0 and the other levels start zeroed.)doc"));
   py::setattr(device, "sampler", py::cpp_function(
       [](const Device&, const std::string& filter, const py::object& address, bool normalized,
-         const std::string& border_color) {
+         const std::string& border_color, const std::string& mip_filter, const py::object& min_filter,
+         const py::object& mag_filter, const std::pair<float, float>& lod_clamp) {
         Sampler s;
         s.mag_filter = s.min_filter = sampler_filter_from_name(filter);
+        if (!min_filter.is_none()) s.min_filter = sampler_filter_from_name(min_filter.cast<std::string>());
+        if (!mag_filter.is_none()) s.mag_filter = sampler_filter_from_name(mag_filter.cast<std::string>());
+        s.mip_filter = sampler_mip_filter_from_name(mip_filter);
+        const float lo = lod_clamp.first, hi = lod_clamp.second;
+        if (!(lo >= 0.0f) || !(hi >= lo))
+          throw ArgumentError("lod_clamp takes (min, max) with 0 <= min <= max, got (" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + ")");
+        s.lod_min_clamp = lo, s.lod_max_clamp = hi;
         if (py::isinstance<py::str>(address)) {
           s.s_address = s.t_address = s.r_address = sampler_address_from_name(address.cast<std::string>());
         } else {
@@ -235,10 +292,14 @@ float32 → ...32float, int32 → ...32sint, ...) unless ``format`` names anothe
         return s;
       },
       py::name("sampler"), py::is_method(device), py::arg("filter") = "nearest", py::arg("address") = "clamp_to_edge",
-      py::arg("normalized") = true, py::arg("border_color") = "transparent_black",
-      R"doc(A sampler: ``filter`` "nearest" or "linear"; ``address`` clamp_to_edge, mirrored_clamp_to_edge,
-repeat, mirrored_repeat, clamp_to_zero or clamp_to_border (one for all axes, or a list s, t, r);
-``normalized``: coordinates in [0, 1] (True) or in texels (False).)doc"));
+      py::arg("normalized") = true, py::arg("border_color") = "transparent_black", py::arg("mip_filter") = "none",
+      py::arg("min_filter") = py::none(), py::arg("mag_filter") = py::none(),
+      py::arg("lod_clamp") = std::pair<float, float>(0.0f, 3.402823466e+38f),
+      R"doc(A sampler: ``filter`` "nearest" or "linear" (``min_filter`` / ``mag_filter`` set one of them);
+``address`` clamp_to_edge, mirrored_clamp_to_edge, repeat, mirrored_repeat, clamp_to_zero or
+clamp_to_border (one for all axes, or a list s, t, r); ``normalized``: coordinates in [0, 1]
+(True) or in texels (False); ``mip_filter`` "none" (level 0), "nearest" or "linear" between
+mip levels; ``lod_clamp``: (min, max) bounds of the LOD.)doc"));
 }
 
 }  // namespace metalcall::python

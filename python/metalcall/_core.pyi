@@ -248,17 +248,20 @@ class Device(metaclass=_pybind11_type):
         format: str = "rgba8unorm",
         usage: str | Sequence[str] | None = None,
         type: str | None = None,
+        mip_levels: int | Literal["full"] = 1,
     ) -> Texture:
         """A new zeroed texture: shape (w,), (h, w) or (d, h, w); format as Metal names it
-        ("rgba8unorm", "r32float", "rg16sint"...); type "texture2d_array", "texturecube", "depth2d"."""
+        ("rgba8unorm", "r32float", "rg16sint"...); type "texture2d_array", "texturecube", "depth2d";
+        mip_levels a count or "full"."""
     def texture_from(
         self, array: npt.ArrayLike, format: str | None = None, usage: str | Sequence[str] | None = None,
-        type: str | None = None,
+        type: str | None = None, mip_levels: int | Literal["full"] = 1,
     ) -> Texture:
-        """A texture holding a copy of an (h, w) / (h, w, c) / (d, h, w, c) array; format from the dtype."""
+        """A texture holding a copy of an (h, w) / (h, w, c) / (d, h, w, c) array in level 0; format from the dtype."""
     def sampler(
         self, filter: str = "nearest", address: str | Sequence[str] = "clamp_to_edge", normalized: bool = True,
-        border_color: str = "transparent_black",
+        border_color: str = "transparent_black", mip_filter: str = "none", min_filter: str | None = None,
+        mag_filter: str | None = None, lod_clamp: tuple[float, float] = (0.0, 3.4028234663852886e38),
     ) -> Sampler:
         """A sampler for [[sampler(i)]] parameters."""
     def synchronize(self) -> None:
@@ -300,6 +303,10 @@ class Texture(metaclass=_pybind11_type):
     def nbytes(self) -> int: ...
     @property
     def shape(self) -> tuple[int, ...]: ...
+    @property
+    def mip_levels(self) -> int: ...
+    def level(self, level: int) -> npt.NDArray[Any]:
+        """A zero-copy view of mip level ``level`` (np.asarray(tex) is level 0)."""
 
 class Sampler(metaclass=_pybind11_type):
     """A sampler state for a [[sampler(i)]] parameter (Device.sampler)."""
@@ -307,6 +314,14 @@ class Sampler(metaclass=_pybind11_type):
     def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...
     @property
     def filter(self) -> str: ...
+    @property
+    def min_filter(self) -> str: ...
+    @property
+    def mag_filter(self) -> str: ...
+    @property
+    def mip_filter(self) -> str: ...
+    @property
+    def lod_clamp(self) -> tuple[float, float]: ...
     @property
     def address(self) -> tuple[str, str, str]: ...
     @property

@@ -166,6 +166,9 @@ CLASSES = {
         ("setRAddressMode:", "10.11", {"args": ["MTLSamplerAddressMode"], "encoding": ("v", ["Q"])}),
         ("setNormalizedCoordinates:", "10.11", {"encoding": ("v", ["Z"])}),
         ("setBorderColor:", "10.12", {"args": ["MTLSamplerBorderColor"], "encoding": ("v", ["Q"])}),
+        ("setMipFilter:", "10.11", {"args": ["MTLSamplerMipFilter"], "encoding": ("v", ["Q"])}),
+        ("setLodMinClamp:", "10.11", {"encoding": ("v", ["f"])}),
+        ("setLodMaxClamp:", "10.11", {"encoding": ("v", ["f"])}),
     ]),
     "MTLComputePipelineReflection": ("NSObject", "10.11", [
         ("bindings", "13.0", {"returns": "NSArray<id<MTLBinding>>*", "encoding": ("@", [])}),
@@ -224,6 +227,11 @@ ENUMS = {
     "MTLSamplerMinMagFilter": ("enum", "NSUInteger", "10.11", [
         ("MTLSamplerMinMagFilterNearest", "10.11"),
         ("MTLSamplerMinMagFilterLinear", "10.11"),
+    ]),
+    "MTLSamplerMipFilter": ("enum", "NSUInteger", "10.11", [
+        ("MTLSamplerMipFilterNotMipmapped", "10.11"),
+        ("MTLSamplerMipFilterNearest", "10.11"),
+        ("MTLSamplerMipFilterLinear", "10.11"),
     ]),
     "MTLSamplerAddressMode": ("enum", "NSUInteger", "10.11", [
         ("MTLSamplerAddressModeClampToEdge", "10.11"),

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "metalcall/buffer.hpp"
 #include "metalcall/reflection.hpp"
@@ -38,32 +39,53 @@ struct TextureDescriptor {
   std::uint32_t width = 1, height = 1, depth = 1;
   std::uint32_t array_length = 1;  // texture2d_array: slices; texturecube: 6 (set by the device)
   unsigned usage = usage_read | usage_write;
+  /** Mip levels: 1 (the image alone) up to full_mip_levels(); not for texture1d (MSL has no 1-D mipmaps). */
+  std::uint32_t mip_levels = 1;
 };
 
-/** A texture's storage: a Buffer of slices() 2-D images, rows row_pitch() bytes apart. */
+/** Levels of a full mip chain down to 1x1(x1): floor(log2(largest dimension)) + 1. */
+std::uint32_t full_mip_levels(const TextureDescriptor& descriptor);
+
+/** Where one mip level lies in a texture's storage, and its size. */
+struct MipLevel {
+  std::size_t offset = 0;       // bytes from the storage's start to texel (0, 0) of slice 0
+  std::size_t row_pitch = 0;    // bytes from one row to the next
+  std::size_t slice_pitch = 0;  // bytes from one 2-D image to the next
+  std::uint32_t width = 1, height = 1, depth = 1;
+};
+
+/** A texture's storage: a Buffer of slices() 2-D images, rows row_pitch() bytes apart; mip
+ * levels after level 0, one after another, each with its own pitches (mip_level()). */
 class Texture {
  public:
   Texture() = default;
-  Texture(Buffer storage, TextureDescriptor descriptor, std::size_t row_pitch, std::size_t slice_pitch)
-      : storage_(std::move(storage)), descriptor_(descriptor), row_pitch_(row_pitch), slice_pitch_(slice_pitch) {}
+  Texture(Buffer storage, TextureDescriptor descriptor, std::vector<MipLevel> levels)
+      : storage_(std::move(storage)), descriptor_(descriptor), levels_(std::move(levels)) {}
 
   const TextureDescriptor& descriptor() const { return descriptor_; }
   const Buffer& storage() const { return storage_; }
   /** Bytes from one row to the next (>= width * bytes per pixel; larger where the device needs aligned rows). */
-  std::size_t row_pitch() const { return row_pitch_; }
+  std::size_t row_pitch() const { return levels_.empty() ? 0 : levels_[0].row_pitch; }
   /** Bytes from one 2-D image (depth slice, array element, cube face) to the next. */
-  std::size_t slice_pitch() const { return slice_pitch_; }
-  /** 2-D images in the storage: depth, array length or 6 faces. */
-  std::uint32_t slices() const;
+  std::size_t slice_pitch() const { return levels_.empty() ? 0 : levels_[0].slice_pitch; }
+  /** 2-D images in level 0: depth, array length or 6 faces. */
+  std::uint32_t slices() const { return slices(0); }
+  /** 2-D images in mip level `level` (a 3-D texture's depth halves with each level). */
+  std::uint32_t slices(std::uint32_t level) const;
+  std::uint32_t mip_levels() const { return static_cast<std::uint32_t>(levels_.size()); }
+  /** Level `level` (< mip_levels()); ArgumentError past the last. */
+  const MipLevel& mip_level(std::uint32_t level) const;
   explicit operator bool() const { return static_cast<bool>(storage_); }
 
  private:
   Buffer storage_;
   TextureDescriptor descriptor_;
-  std::size_t row_pitch_ = 0, slice_pitch_ = 0;
+  std::vector<MipLevel> levels_;
 };
 
 enum class SamplerFilter { nearest = 0, linear = 1 };
+/** Between mip levels: none samples level 0 (MSL's mip_filter::none). */
+enum class SamplerMipFilter { none = 0, nearest = 1, linear = 2 };
 /** Numbered as MTLSamplerAddressMode. */
 enum class SamplerAddress {
   clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3, clamp_to_zero = 4,
@@ -78,12 +100,16 @@ struct Sampler {
                  r_address = SamplerAddress::clamp_to_edge;
   bool normalized_coordinates = true;
   SamplerBorder border_color = SamplerBorder::transparent_black;
+  SamplerMipFilter mip_filter = SamplerMipFilter::none;
+  float lod_min_clamp = 0.0f, lod_max_clamp = 3.402823466e+38f;  // MTLSamplerDescriptor's defaults
 };
 
 const char* to_string(SamplerFilter);
 const char* to_string(SamplerAddress);
+const char* to_string(SamplerMipFilter);
 /** ArgumentError for unknown names. */
 SamplerFilter sampler_filter_from_name(const std::string& name);
 SamplerAddress sampler_address_from_name(const std::string& name);
+SamplerMipFilter sampler_mip_filter_from_name(const std::string& name);
 
 }  // namespace metalcall

@@ -14,16 +14,26 @@ namespace metalcall {
 namespace {
 
 // metal_texture.h's mtl_texture_abi and mtl_sampler_abi.
+constexpr std::uint32_t kMaxMipLevels = 16;
 struct TextureAbi {
   void* data;
   unsigned long long row_pitch, slice_pitch;
   unsigned width, height, depth, array_length, format, type, mip_levels, binding;
+  unsigned long long level_offset[kMaxMipLevels], level_row_pitch[kMaxMipLevels];
 };
 struct SamplerAbi {
   unsigned mag, min, mip, s, t, r, normalized, border;
+  float lod_min, lod_max;
 };
-static_assert(sizeof(TextureAbi) == 56, "mtl_texture_abi layout");
-static_assert(sizeof(SamplerAbi) == 32, "mtl_sampler_abi layout");
+static_assert(sizeof(TextureAbi) == 56 + 2 * 8 * kMaxMipLevels, "mtl_texture_abi layout");
+static_assert(sizeof(SamplerAbi) == 40, "mtl_sampler_abi layout");
+
+// Mip levels start on a cache line (rows within a level keep the device's row alignment).
+constexpr std::size_t kLevelAlignment = 64;
+
+std::size_t round_up(std::size_t n, std::size_t align) { return (n + align - 1) / align * align; }
+
+std::uint32_t halved(std::uint32_t n, std::uint32_t level) { return std::max<std::uint32_t>(1, n >> level); }
 
 const char* kind_suffix(PixelKind k) {
   switch (k) {
@@ -69,13 +79,28 @@ PixelFormat PixelFormat::parse(const std::string& name) {
                       "no 8-bit float and no 32-bit unorm/snorm formats");
 }
 
-std::uint32_t Texture::slices() const {
+std::uint32_t Texture::slices(std::uint32_t level) const {
   switch (descriptor_.type) {
-    case TextureType::texture3d: return descriptor_.depth;
+    case TextureType::texture3d: return halved(descriptor_.depth, level);
     case TextureType::texture2d_array: return descriptor_.array_length;
     case TextureType::texturecube: return 6;
     default: return 1;
   }
+}
+
+const MipLevel& Texture::mip_level(std::uint32_t level) const {
+  if (level >= levels_.size())
+    throw ArgumentError("mip level " + std::to_string(level) + " does not exist: the texture has " +
+                        std::to_string(levels_.size()) + " (0 to " + std::to_string(levels_.size() - 1) + ")");
+  return levels_[level];
+}
+
+std::uint32_t full_mip_levels(const TextureDescriptor& d) {
+  std::uint32_t largest = std::max(d.width, d.type == TextureType::texture1d ? 1u : d.height);
+  if (d.type == TextureType::texture3d) largest = std::max(largest, d.depth);
+  std::uint32_t levels = 1;
+  while (largest >>= 1) ++levels;
+  return levels;
 }
 
 const char* to_string(SamplerFilter f) { return f == SamplerFilter::linear ? "linear" : "nearest"; }
@@ -90,6 +115,16 @@ const char* to_string(SamplerAddress a) {
     case SamplerAddress::clamp_to_border: return "clamp_to_border";
   }
   return "?";
+}
+
+const char* to_string(SamplerMipFilter f) {
+  return f == SamplerMipFilter::linear ? "linear" : f == SamplerMipFilter::nearest ? "nearest" : "none";
+}
+
+SamplerMipFilter sampler_mip_filter_from_name(const std::string& name) {
+  for (SamplerMipFilter f : {SamplerMipFilter::none, SamplerMipFilter::nearest, SamplerMipFilter::linear})
+    if (name == to_string(f)) return f;
+  throw ArgumentError("unknown mip filter '" + name + "'; use \"none\", \"nearest\" or \"linear\"");
 }
 
 SamplerFilter sampler_filter_from_name(const std::string& name) {
@@ -123,15 +158,32 @@ Texture Device::texture(const TextureDescriptor& descriptor) const {
   }
   if (d.type == TextureType::depth2d && !(d.format == PixelFormat{1, 32, PixelKind::float_}))
     throw ArgumentError("a depth2d texture must have format r32float (Metal's depth32Float)");
+  const std::uint32_t full = full_mip_levels(d);
+  if (d.mip_levels == 0) throw ArgumentError("a texture has at least 1 mip level (level 0, the image itself)");
+  if (d.mip_levels > 1 && d.type == TextureType::texture1d)
+    throw ArgumentError("a texture1d has 1 mip level: MSL has no mipmapped 1-D textures");
+  if (d.mip_levels > std::min(full, kMaxMipLevels)) {
+    throw ArgumentError("a " + std::string(to_string(d.type)) + " of " + std::to_string(d.width) + "x" +
+                        std::to_string(d.height) + (d.type == TextureType::texture3d ? "x" + std::to_string(d.depth) : "") +
+                        " has at most " + std::to_string(std::min(full, kMaxMipLevels)) +
+                        " mip levels (halving its largest size down to 1), got " + std::to_string(d.mip_levels));
+  }
   impl_->backend().check_texture(d);
   const std::size_t align = std::max<std::size_t>(1, impl_->backend().texture_row_alignment(d.format));
-  const std::size_t packed = static_cast<std::size_t>(d.width) * d.format.bytes_per_pixel();
-  const std::size_t row_pitch = (packed + align - 1) / align * align;
-  const std::size_t slice_pitch = row_pitch * d.height;
-  const std::size_t slices = d.type == TextureType::texture3d ? d.depth : d.array_length;
-  Buffer storage = allocate(slice_pitch * slices);
+  std::vector<MipLevel> levels(d.mip_levels);
+  std::size_t end = 0;
+  for (std::uint32_t i = 0; i < d.mip_levels; ++i) {
+    MipLevel& l = levels[i];
+    l.width = halved(d.width, i), l.height = halved(d.height, i), l.depth = halved(d.depth, i);
+    l.offset = round_up(end, kLevelAlignment);
+    l.row_pitch = round_up(static_cast<std::size_t>(l.width) * d.format.bytes_per_pixel(), align);
+    l.slice_pitch = l.row_pitch * l.height;
+    const std::size_t slices = d.type == TextureType::texture3d ? l.depth : d.array_length;
+    end = l.offset + l.slice_pitch * slices;
+  }
+  Buffer storage = allocate(end);
   if (storage.host_visible()) std::memset(storage.data(), 0, storage.nbytes());
-  return Texture(std::move(storage), d, row_pitch, slice_pitch);
+  return Texture(std::move(storage), d, std::move(levels));
 }
 
 void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, const DeviceInfo& dev,
@@ -215,7 +267,12 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
     out.written = writes;
     out.texture = t;
     TextureAbi abi{t.storage().data(), t.row_pitch(), t.slice_pitch(), d.width, d.height, d.depth, d.array_length,
-                   format_code(d.format), static_cast<unsigned>(d.type), 1u, static_cast<unsigned>(p->binding)};
+                   format_code(d.format), static_cast<unsigned>(d.type), t.mip_levels(),
+                   static_cast<unsigned>(p->binding), {}, {}};
+    for (std::uint32_t i = 0; i < t.mip_levels(); ++i) {
+      abi.level_offset[i] = t.mip_level(i).offset;
+      abi.level_row_pitch[i] = t.mip_level(i).row_pitch;
+    }
     out.bytes.resize(sizeof abi);
     std::memcpy(out.bytes.data(), &abi, sizeof abi);
   }
@@ -230,10 +287,11 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
     BoundArgument& out = command.args[p->position];
     out.kind = ParamKind::sampler;
     out.sampler = s;
-    SamplerAbi abi{static_cast<unsigned>(s.mag_filter), static_cast<unsigned>(s.min_filter), 0u,
-                   static_cast<unsigned>(s.s_address), static_cast<unsigned>(s.t_address),
-                   static_cast<unsigned>(s.r_address), s.normalized_coordinates ? 1u : 0u,
-                   static_cast<unsigned>(s.border_color)};
+    SamplerAbi abi{static_cast<unsigned>(s.mag_filter), static_cast<unsigned>(s.min_filter),
+                   static_cast<unsigned>(s.mip_filter), static_cast<unsigned>(s.s_address),
+                   static_cast<unsigned>(s.t_address), static_cast<unsigned>(s.r_address),
+                   s.normalized_coordinates ? 1u : 0u, static_cast<unsigned>(s.border_color),
+                   s.lod_min_clamp, s.lod_max_clamp};
     out.bytes.resize(sizeof abi);
     std::memcpy(out.bytes.data(), &abi, sizeof abi);
   }

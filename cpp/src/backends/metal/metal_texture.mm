@@ -61,6 +61,15 @@ MTLSamplerMinMagFilter min_mag_filter(SamplerFilter f) {
   return f == SamplerFilter::linear ? MTLSamplerMinMagFilterLinear : MTLSamplerMinMagFilterNearest;
 }
 
+MTLSamplerMipFilter mip_filter(SamplerMipFilter f) {
+  switch (f) {
+    case SamplerMipFilter::nearest: return MTLSamplerMipFilterNearest;
+    case SamplerMipFilter::linear: return MTLSamplerMipFilterLinear;
+    case SamplerMipFilter::none: break;
+  }
+  return MTLSamplerMipFilterNotMipmapped;
+}
+
 MTLSamplerBorderColor border_color(SamplerBorder b) {
   switch (b) {
     case SamplerBorder::opaque_black: return MTLSamplerBorderColorOpaqueBlack;
@@ -78,6 +87,10 @@ void check_metal_texture(const TextureDescriptor& descriptor) {
                         " textures are not supported by the Metal backend yet: metalcall keeps a texture's texels in "
                         "a buffer the host reads in place, and Metal makes only 2-D textures over a buffer; use "
                         "texture2d, or mc.Device(\"cpu\")");
+  if (descriptor.mip_levels > 1)
+    throw ArgumentError("[metal] mipmapped textures are not supported by the Metal backend yet: metalcall keeps a "
+                        "texture's texels in a buffer the host reads in place, and a texture over a buffer has one "
+                        "mip level; use mip_levels=1, or mc.Device(\"cpu\")");
 }
 
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
@@ -126,6 +139,9 @@ void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const P
   [descriptor setRAddressMode:address_mode(s.r_address)];
   [descriptor setNormalizedCoordinates:s.normalized_coordinates ? YES : NO];
   [descriptor setBorderColor:border_color(s.border_color)];
+  [descriptor setMipFilter:mip_filter(s.mip_filter)];
+  [descriptor setLodMinClamp:s.lod_min_clamp];
+  [descriptor setLodMaxClamp:s.lod_max_clamp];
   id<MTLSamplerState> state = [(__bridge id<MTLDevice>)device newSamplerStateWithDescriptor:descriptor];
   if (!state)
     throw Error("[metal] unable to make the sampler state for kernel '" + kernel.name + "' sampler(" +

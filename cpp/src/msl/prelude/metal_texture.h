@@ -3,7 +3,9 @@
 // runtime: cpp/src/core/texture.cpp must match it; on CUDA the texels are pitched
 // linear managed memory); reads, writes, sampling and
 // gathers are done in software by the rules of Metal's pixel formats and samplers.
-// Mip level 0 only; sampling uses the magnification filter (LOD 0, as in a kernel).
+// Mip levels follow level 0 in the same storage, each with its own offset and row pitch;
+// sample() picks and blends levels from an explicit LOD (level(), bias(), gradient2d/3d())
+// by the sampler's mip filter and LOD clamps; without one a kernel samples LOD 0.
 #pragma once
 
 namespace metal {
@@ -18,14 +20,17 @@ struct mtl_texture_abi {
   unsigned type;                   // metalcall::TextureType
   unsigned mip_levels;
   unsigned binding;                // the i of [[texture(i)]], for fault messages
+  unsigned long long level_offset[16];     // bytes from data to each mip level's texel (0, 0) of slice 0
+  unsigned long long level_row_pitch[16];  // each level's row pitch
 };
 
 // What the runtime passes for a [[sampler(i)]] parameter (and what constexpr samplers hold).
 struct mtl_sampler_abi {
-  unsigned mag, min, mip;      // filter: 0 nearest, 1 linear; mip: 0 none
+  unsigned mag, min, mip;      // filter: 0 nearest, 1 linear; mip: 0 none, 1 nearest, 2 linear
   unsigned s, t, r;            // address modes, numbered as MTLSamplerAddressMode
   unsigned normalized;         // 1: coord::normalized, 0: coord::pixel
   unsigned border;             // border_color
+  float lod_min, lod_max;      // lod_clamp
 };
 
 enum class access { sample, read, write, read_write };
@@ -46,7 +51,10 @@ enum class r_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2
 enum class border_color { transparent_black, opaque_black, opaque_white };
 enum class component { x, y, z, w };
 
-// sample(s, p, level(l)) / bias(b): accepted; only level 0 exists here.
+// LOD options of sample(): level(l) samples LOD l; bias(b) adds b to the LOD a kernel
+// samples without options (0); gradient2d/3d give the LOD of that footprint (isotropic:
+// log2 of the longer derivative in texels of level 0). lod_clamp and max_anisotropy
+// configure a constexpr sampler.
 struct level {
   float lod;
   METAL_FUNC constexpr level(float l) : lod(l) {}
@@ -55,11 +63,28 @@ struct bias {
   float value;
   METAL_FUNC constexpr bias(float b) : value(b) {}
 };
+struct gradient2d {
+  vec<float, 2> dPdx, dPdy;
+  METAL_FUNC gradient2d(vec<float, 2> dx, vec<float, 2> dy) : dPdx(dx), dPdy(dy) {}
+};
+struct gradient3d {
+  vec<float, 3> dPdx, dPdy;
+  METAL_FUNC gradient3d(vec<float, 3> dx, vec<float, 3> dy) : dPdx(dx), dPdy(dy) {}
+};
+struct lod_clamp {
+  float min_value, max_value;
+  METAL_FUNC constexpr lod_clamp(float lo, float hi) : min_value(lo), max_value(hi) {}
+};
+struct max_anisotropy {  // accepted: sampling here is isotropic
+  int value;
+  METAL_FUNC constexpr max_anisotropy(int n) : value(n) {}
+};
 
 struct sampler {
   mtl_sampler_abi a;
-  // MSL's defaults: coord::normalized, address::clamp_to_edge, filter::nearest, mip_filter::none.
-  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0} {}
+  // MSL's defaults: coord::normalized, address::clamp_to_edge, filter::nearest, mip_filter::none,
+  // lod_clamp(0, FLT_MAX).
+  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0, 0.0f, 3.402823466e+38f} {}
   METAL_FUNC explicit constexpr sampler(const mtl_sampler_abi& abi) : a(abi) {}
   template <class First, class... Rest>
   METAL_FUNC constexpr sampler(First first, Rest... rest) : sampler(rest...) { set(first); }
@@ -75,6 +100,8 @@ struct sampler {
   METAL_FUNC constexpr void set(t_address m) { a.t = unsigned(m); }
   METAL_FUNC constexpr void set(r_address m) { a.r = unsigned(m); }
   METAL_FUNC constexpr void set(border_color b) { a.border = unsigned(b); }
+  METAL_FUNC constexpr void set(lod_clamp c) { a.lod_min = c.min_value, a.lod_max = c.max_value; }
+  METAL_FUNC constexpr void set(max_anisotropy) {}
 };
 
 namespace mtl_tex {
@@ -91,9 +118,37 @@ METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
 METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
 METAL_FUNC unsigned format_kind(unsigned f) { return (f >> 8) & 15u; }
 
-METAL_FUNC unsigned char* texel(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice) {
-  return static_cast<unsigned char*>(d.data) + slice * d.slice_pitch + y * d.row_pitch +
-         x * (unsigned long long)(channels(d.format) * channel_bytes(d.format));
+// A size at mip level `lod`: halved per level, at least 1.
+METAL_FUNC unsigned halved(unsigned n, unsigned lod) {
+  n = lod < 32u ? n >> lod : 0u;
+  return n ? n : 1u;
+}
+
+// One mip level of a texture: where its texels are, and its size.
+struct level_view {
+  unsigned char* data;
+  unsigned long long row_pitch, slice_pitch;
+  unsigned width, height, depth;
+  unsigned slices;  // 2-D images: the level's depth for texture3d, else the array length (6 for a cube)
+};
+METAL_FUNC unsigned slices_at(const mtl_texture_abi& d, unsigned lod) {
+  return d.type == 3u ? halved(d.depth, lod) : d.array_length;  // 3: metalcall::TextureType::texture3d
+}
+// Level `lod` (< d.mip_levels).
+METAL_FUNC level_view level_of(const mtl_texture_abi& d, unsigned lod) {
+  level_view l;
+  l.data = static_cast<unsigned char*>(d.data) + d.level_offset[lod];
+  l.row_pitch = d.level_row_pitch[lod];
+  l.width = halved(d.width, lod);
+  l.height = halved(d.height, lod);
+  l.depth = halved(d.depth, lod);
+  l.slice_pitch = l.row_pitch * l.height;
+  l.slices = slices_at(d, lod);
+  return l;
+}
+
+METAL_FUNC unsigned char* texel(const level_view& l, unsigned format, unsigned x, unsigned y, unsigned slice) {
+  return l.data + slice * l.slice_pitch + y * l.row_pitch + x * (unsigned long long)(channels(format) * channel_bytes(format));
 }
 
 // One channel as a float (unorm, snorm and float formats) by Metal's conversion rules.
@@ -225,12 +280,12 @@ template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec
   }
 }
 
-// Out-of-range coordinates: Metal leaves them undefined; metalcall reads zeros and
-// drops writes, and checked mode reports the first one as an ExecutionError.
-METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned z, unsigned slice_count,
-                         const char* op) {
-  const unsigned w = d.width, h = d.height;
-  if (x < w && y < h && z < slice_count) return true;
+// Out-of-range coordinates (or mip levels): Metal leaves them undefined; metalcall reads
+// zeros and drops writes, and checked mode reports the first one as an ExecutionError.
+METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, unsigned y, unsigned z, const char* op) {
+  const bool level_exists = lod < d.mip_levels;
+  const unsigned w = halved(d.width, lod), h = halved(d.height, lod), slice_count = slices_at(d, lod);
+  if (level_exists && x < w && y < h && z < slice_count) return true;
 #if defined(METALCALL_CHECKED) && !METAL_CUDA
   unsigned n;
   if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
@@ -246,13 +301,24 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsig
     mtl_rt::append_number(out, cap, n, y);
     mtl_rt::append(out, cap, n, ", ");
     mtl_rt::append_number(out, cap, n, z);
-    mtl_rt::append(out, cap, n, ") is outside the texture (");
-    mtl_rt::append_number(out, cap, n, w);
-    mtl_rt::append(out, cap, n, " x ");
-    mtl_rt::append_number(out, cap, n, h);
-    mtl_rt::append(out, cap, n, " x ");
-    mtl_rt::append_number(out, cap, n, slice_count);
     mtl_rt::append(out, cap, n, ")");
+    if (lod) {
+      mtl_rt::append(out, cap, n, " of mip level ");
+      mtl_rt::append_number(out, cap, n, lod);
+    }
+    if (!level_exists) {
+      mtl_rt::append(out, cap, n, ": the texture has ");
+      mtl_rt::append_number(out, cap, n, d.mip_levels);
+      mtl_rt::append(out, cap, n, " mip level(s)");
+    } else {
+      mtl_rt::append(out, cap, n, " is outside the texture (");
+      mtl_rt::append_number(out, cap, n, w);
+      mtl_rt::append(out, cap, n, " x ");
+      mtl_rt::append_number(out, cap, n, h);
+      mtl_rt::append(out, cap, n, " x ");
+      mtl_rt::append_number(out, cap, n, slice_count);
+      mtl_rt::append(out, cap, n, ")");
+    }
     out[n] = 0;
   }
 #else
@@ -261,16 +327,16 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned x, unsigned y, unsig
   return false;
 }
 
-template <class T> METAL_FUNC vec<T, 4> read(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice,
-                                             unsigned slices) {
-  if (!in_range(d, x, y, slice, slices, "read")) return vec<T, 4>(cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(0));
-  return load<T>(texel(d, x, y, slice), d.format);
+template <class T> METAL_FUNC vec<T, 4> read(const mtl_texture_abi& d, unsigned lod, unsigned x, unsigned y,
+                                             unsigned slice) {
+  if (!in_range(d, lod, x, y, slice, "read")) return vec<T, 4>(cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(0));
+  return load<T>(texel(level_of(d, lod), d.format, x, y, slice), d.format);
 }
 
-template <class T> METAL_FUNC void write(const mtl_texture_abi& d, const vec<T, 4>& c, unsigned x, unsigned y,
-                                         unsigned slice, unsigned slices) {
-  if (!in_range(d, x, y, slice, slices, "write")) return;
-  store<T>(texel(d, x, y, slice), d.format, c);
+template <class T> METAL_FUNC void write(const mtl_texture_abi& d, unsigned lod, const vec<T, 4>& c, unsigned x,
+                                         unsigned y, unsigned slice) {
+  if (!in_range(d, lod, x, y, slice, "write")) return;
+  store<T>(texel(level_of(d, lod), d.format, x, y, slice), d.format, c);
 }
 
 // A texel index after the address mode; -1: outside (clamp_to_zero / clamp_to_border).
@@ -326,11 +392,12 @@ METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offs
   return a;
 }
 
-// Samples slice `slice` at (u, v, w) over `dims` axes: the software sampler.
-METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
-                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0) {
-  const bool linear = s.mag == 1, normalized = s.normalized != 0;
-  const int size[3] = {int(d.width), int(d.height), int(d.depth)};
+// Samples one mip level, slice `slice`, at (u, v, w) over `dims` axes: the software sampler.
+METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
+                                      bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
+                                      int oy, int oz) {
+  const bool normalized = s.normalized != 0;
+  const int size[3] = {int(l.width), int(l.height), int(l.depth)};
   const unsigned modes[3] = {s.s, s.t, s.r};
   const axis ax[3] = {footprint(u, size[0], normalized, linear, ox),
                       dims > 1 ? footprint(v, size[1], normalized, linear, oy) : axis{{0, 0}, {1.0f, 0.0f}, 1},
@@ -349,18 +416,57 @@ METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi&
           if (at[k] < 0) outside = true, outside_mode = modes[k];
         }
         const vec<float, 4> t = outside ? border(d, s, outside_mode)
-                                        : load<float>(texel(d, unsigned(at[0]), unsigned(at[1]),
+                                        : load<float>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
                                                             dims > 2 ? unsigned(at[2]) : slice), d.format);
         sum += t * weight;
       }
   return sum;
 }
 
-// The 2x2 texels that linear filtering at (u, v) would blend, component `c` of each,
-// in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+// The LOD of a footprint with these derivatives (normalized or pixel coordinates, as the
+// sampler's): log2 of the longer one in texels of level 0 (isotropic filtering).
+METAL_FUNC float gradient_lod(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dx,
+                              const vec<float, 3>& dy) {
+  const vec<float, 3> scale = s.normalized ? vec<float, 3>(float(d.width), float(d.height), float(d.depth))
+                                           : vec<float, 3>(1.0f, 1.0f, 1.0f);
+  const vec<float, 3> a = dx * scale, b = dy * scale;
+  const float la = a.x * a.x + a.y * a.y + a.z * a.z, lb = b.x * b.x + b.y * b.y + b.z * b.z;
+  return 0.5f * METAL_LIBM(log2)(la > lb ? la : lb);
+}
+
+// Samples slice `slice` at (u, v, w) over `dims` axes at LOD `lod`: the sampler's LOD
+// clamps, then (LOD > 0: minification) the min filter on the level(s) its mip filter
+// picks — none: level 0; nearest: the nearest level; linear: the two around the LOD,
+// blended — or (LOD <= 0: magnification) the mag filter on level 0.
+METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
+                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f) {
+  if (lod != lod) lod = 0.0f;
+  lod = lod < s.lod_min ? s.lod_min : lod > s.lod_max ? s.lod_max : lod;
+  const bool minified = lod > 0.0f;
+  const bool linear = (minified ? s.min : s.mag) == 1;
+  const unsigned last = d.mip_levels > 1 ? d.mip_levels - 1 : 0u;
+  unsigned level = 0;
+  float fraction = 0.0f;  // of level + 1, with mip_filter::linear
+  if (minified && s.mip == 1) {
+    level = lod <= 0.5f ? 0u : unsigned(METAL_LIBM(ceil)(lod + 0.5f)) - 1u;
+  } else if (minified && s.mip == 2) {
+    const float whole = METAL_LIBM(floor)(lod);
+    level = whole >= float(last) ? last : unsigned(whole);
+    fraction = whole >= float(last) ? 0.0f : lod - whole;
+  }
+  if (level > last) level = last;
+  const vec<float, 4> a = sample_level(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz);
+  if (fraction == 0.0f) return a;
+  const vec<float, 4> b = sample_level(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz);
+  return a * (1.0f - fraction) + b * fraction;
+}
+
+// The 2x2 texels that linear filtering at (u, v) on level 0 would blend, component `c`
+// of each, in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0).
 METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
                                 int ox, int oy, unsigned c) {
   const bool normalized = s.normalized != 0;
+  const level_view l = level_of(d, 0);
   const axis x = footprint(u, int(d.width), normalized, true, ox), y = footprint(v, int(d.height), normalized, true, oy);
   float out[4];
   const int corners[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
@@ -368,7 +474,7 @@ METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi&
     const int ix = address_index(x.i[corners[k][0]], int(d.width), s.s);
     const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
     const vec<float, 4> t = ix < 0 || iy < 0 ? border(d, s, ix < 0 ? s.s : s.t)
-                                             : load<float>(texel(d, unsigned(ix), unsigned(iy), slice), d.format);
+                                             : load<float>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
     out[k] = t[c];
   }
   return vec<float, 4>(out[0], out[1], out[2], out[3]);
@@ -397,25 +503,43 @@ template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
 
 }  // namespace mtl_tex
 
-// What every texture type holds: the runtime's descriptor.
+namespace mtl_tex {
+// The LOD that a sample() option asks for (see level, bias, gradient2d/3d).
+template <class O> struct lod_option { static constexpr bool value = false; };
+template <> struct lod_option<level> { static constexpr bool value = true; };
+template <> struct lod_option<bias> { static constexpr bool value = true; };
+template <> struct lod_option<gradient2d> { static constexpr bool value = true; };
+template <> struct lod_option<gradient3d> { static constexpr bool value = true; };
+METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, level o) { return o.lod; }
+METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, bias o) { return o.value; }
+METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient2d& g) {
+  return gradient_lod(d, s, vec<float, 3>(g.dPdx.x, g.dPdx.y, 0.0f), vec<float, 3>(g.dPdy.x, g.dPdy.y, 0.0f));
+}
+METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient3d& g) {
+  return gradient_lod(d, s, g.dPdx, g.dPdy);
+}
+}  // namespace mtl_tex
+
+// What every texture type holds: the runtime's descriptor. Sizes of a mip level the
+// texture lacks are 0.
 struct mtl_texture_base {
   const mtl_texture_abi* d = nullptr;
   mtl_texture_base() = default;
   METAL_FUNC explicit mtl_texture_base(const mtl_texture_abi* abi) : d(abi) {}
-  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return lod ? 0u : d->width; }
-  METAL_FUNC unsigned get_height(unsigned lod = 0) const { return lod ? 0u : d->height; }
+  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return lod < d->mip_levels ? mtl_tex::halved(d->width, lod) : 0u; }
+  METAL_FUNC unsigned get_height(unsigned lod = 0) const {
+    return lod < d->mip_levels ? mtl_tex::halved(d->height, lod) : 0u;
+  }
   METAL_FUNC unsigned get_num_mip_levels() const { return d->mip_levels; }
 };
 
 template <class T, access A = access::sample> struct texture1d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(C x, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(x), 0u, 0u, 1u);
+    return mtl_tex::read<T>(*d, lod, unsigned(x), 0u, 0u);
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u, 1u);
+    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 1, x, 0.0f, 0.0f, 0u));
@@ -426,21 +550,19 @@ template <class T, access A = access::sample> struct texture1d : mtl_texture_bas
 template <class T, access A = access::sample> struct texture2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), 0u, 1u);
+    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), 0u);
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u, 1u);
+    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
   }
-  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, level, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return sample(s, p, offset);
-  }
-  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, bias, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return sample(s, p, offset);
+  template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+                                             mtl_tex::lod_of(*d, s.a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
                               component c = component::x) const {
@@ -451,43 +573,54 @@ template <class T, access A = access::sample> struct texture2d : mtl_texture_bas
 template <class T, access A = access::sample> struct texture2d_array : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), slice, d->array_length);
+    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), slice);
   }
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice,
-                      d->array_length);
+    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    const unsigned n = d->array_length ? d->array_length - 1 : 0;  // Metal clamps the array index
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, slice > n ? n : slice, offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
+  }
+  template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
+                                             mtl_tex::lod_of(*d, s.a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
-    const unsigned n = d->array_length ? d->array_length - 1 : 0;
-    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, slice > n ? n : slice, offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
   }
   METAL_FUNC unsigned get_array_size() const { return d->array_length; }
+
+ private:
+  // Metal clamps the array index of sample and gather.
+  METAL_FUNC unsigned clamped(unsigned slice) const {
+    const unsigned n = d->array_length ? d->array_length - 1 : 0;
+    return slice > n ? n : slice;
+  }
 };
 
 template <class T, access A = access::sample> struct texture3d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 3>& p, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), unsigned(p.z), d->depth);
+    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), unsigned(p.z));
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 3>& p, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z),
-                      d->depth);
+    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z));
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
   }
-  METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod ? 0u : d->depth; }
+  template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options,
+                              const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
+                                             mtl_tex::lod_of(*d, s.a, options)));
+  }
+  METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < d->mip_levels ? mtl_tex::halved(d->depth, lod) : 0u; }
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
@@ -495,21 +628,24 @@ template <class T, access A = access::sample> struct texture3d : mtl_texture_bas
 template <class T, access A = access::sample> struct texturecube : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), face, 6u);
+    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), face);
   }
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face, 6u);
+    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face);
   }
-  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const {
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
+
+ private:
+  METAL_FUNC vec<T, 4> sample_at(sampler s, const vec<float, 3>& dir, float lod) const {
     float u, v;
     const unsigned face = mtl_tex::cube_face(dir.x, dir.y, dir.z, &u, &v);
     mtl_sampler_abi edge = s.a;
     edge.s = edge.t = 0;
     edge.normalized = 1;
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, edge, 2, u, v, 0.0f, face));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*d, edge, 2, u, v, 0.0f, face, 0, 0, 0, lod));
   }
 };
 
@@ -517,16 +653,19 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
 template <class T, access A = access::sample> struct depth2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC T read(const vec<C, 2>& p, unsigned lod = 0) const {
-    (void)lod;
-    return mtl_tex::read<T>(*d, unsigned(p.x), unsigned(p.y), 0u, 1u).x;
+    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), 0u).x;
   }
   template <class C> METAL_FUNC void write(T v, const vec<C, 2>& p, unsigned lod = 0) const {
-    (void)lod;
-    mtl_tex::write<T>(*d, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
-                      unsigned(p.y), 0u, 1u);
+    mtl_tex::write<T>(*d, lod, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
+                      unsigned(p.y), 0u);
   }
   METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cvt<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
+  }
+  template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
+  METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const O& options, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cvt<T>(
+        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, mtl_tex::lod_of(*d, s.a, options)).x);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u));

@@ -1,0 +1,118 @@
+"""NumPy models of Metal's pixel formats and samplers, shared by the texture tests
+(test_textures.py, test_texture_mipmaps.py): what a kernel reads, writes and samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# ---- NumPy models of Metal's pixel formats ---------------------------------------------
+
+FORMATS = [f"{c}{b}{k}" for c in ("r", "rg", "rgba") for b in (8, 16, 32)
+           for k in ("unorm", "snorm", "uint", "sint", "float")
+           if not (k == "float" and b == 8) and not (k in ("unorm", "snorm") and b == 32)]
+
+
+def parse(fmt):
+    for c, n in (("rgba", 4), ("rg", 2), ("r", 1)):
+        if fmt.startswith(c):
+            rest = fmt[len(c):]
+            break
+    bits = int("".join(ch for ch in rest if ch.isdigit()))
+    kind = rest[len(str(bits)):]
+    return n, bits, kind
+
+
+def raw_dtype(bits, kind):
+    if kind == "float":
+        return np.float16 if bits == 16 else np.float32
+    signed = kind in ("snorm", "sint")
+    return np.dtype(("i" if signed else "u") + str(bits // 8))
+
+
+def decode(raw, fmt):
+    """Texels (h, w, n) as a kernel reads them: 4 components, missing ones (0, 0, 1)."""
+    n, bits, kind = parse(fmt)
+    if kind == "unorm":
+        v = raw.astype(np.float64) / (2 ** bits - 1)
+    elif kind == "snorm":
+        v = np.maximum(raw.astype(np.float64) / (2 ** (bits - 1) - 1), -1.0)
+    else:
+        v = raw.astype(np.float64)
+    out = np.zeros(raw.shape[:-1] + (4,))
+    out[..., 3] = 1
+    out[..., :n] = v
+    return out
+
+
+def encode(values, fmt):
+    """What a kernel's write stores for float (or integer) 4-component values."""
+    n, bits, kind = parse(fmt)
+    v = np.asarray(values, np.float64)[..., :n]
+    # Normalized: clamp, scale in float32 (as the kernel does), round to nearest even.
+    if kind == "unorm":
+        scaled = np.clip(np.nan_to_num(v), 0, 1).astype(np.float32) * np.float32(2 ** bits - 1)
+        return np.rint(scaled).astype(raw_dtype(bits, kind))
+    if kind == "snorm":
+        scaled = np.clip(np.nan_to_num(v), -1, 1).astype(np.float32) * np.float32(2 ** (bits - 1) - 1)
+        return np.rint(scaled).astype(raw_dtype(bits, kind))
+    if kind == "float":
+        return v.astype(raw_dtype(bits, kind))
+    info = np.iinfo(raw_dtype(bits, kind))
+    return np.clip(v, info.min, info.max).astype(raw_dtype(bits, kind))
+
+
+def random_raw(rng, shape, fmt):
+    n, bits, kind = parse(fmt)
+    dt = raw_dtype(bits, kind)
+    if kind == "float":
+        return rng.uniform(-4, 4, shape + (n,)).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, shape + (n,), dtype=dt, endpoint=True)
+
+
+# ---- NumPy model of Metal's sampler -----------------------------------------------------
+
+MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
+
+
+def address(i, n, mode):
+    """Texel index after the address mode; -1 outside (clamp_to_zero, clamp_to_border)."""
+    if mode == "repeat":
+        return i % n
+    if mode == "mirrored_repeat":
+        m = i % (2 * n)
+        return m if m < n else 2 * n - 1 - m
+    if mode == "mirrored_clamp_to_edge":
+        m = -1 - i if i < 0 else i
+        return min(m, n - 1)
+    if mode in ("clamp_to_zero", "clamp_to_border"):
+        return i if 0 <= i < n else -1
+    return min(max(i, 0), n - 1)
+
+
+def border(mode, channels, border_color="transparent_black"):
+    if mode == "clamp_to_zero":
+        return np.array([0, 0, 0, 0 if channels == 4 else 1.0])
+    return {"transparent_black": np.zeros(4), "opaque_black": np.array([0, 0, 0, 1.0]),
+            "opaque_white": np.ones(4)}[border_color]
+
+
+def axis(c, n, normalized, linear):
+    x = c * n if normalized else c
+    if linear:
+        x -= 0.5
+        i0 = int(np.floor(x))
+        f = x - i0
+        return [(i0, 1 - f), (i0 + 1, f)]
+    return [(int(np.floor(x)), 1.0)]
+
+
+def sample_model(texels, channels, u, v, filt, mode, normalized, border_color="transparent_black"):
+    h, w = texels.shape[:2]
+    out = np.zeros(4)
+    for (j, wy) in axis(v, h, normalized, filt == "linear"):
+        for (i, wx) in axis(u, w, normalized, filt == "linear"):
+            ai, aj = address(i, w, mode), address(j, h, mode)
+            t = border(mode, channels, border_color) if ai < 0 or aj < 0 else texels[aj, ai]
+            out += wx * wy * t
+    return out
