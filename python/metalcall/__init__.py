@@ -44,6 +44,11 @@ from ._metalcompute import compile, init, release, rerun, run  # noqa: A004 - me
 # Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
 Kernel.benchmark = _benchmark  # type: ignore[method-assign]
 
+# Device.generate_mipmaps is written in Python with MSL kernels (metalcall/_mipmaps.py).
+from . import _mipmaps
+
+_mipmaps.install()
+
 # Device, Library, Kernel and Buffer pickle (metalcall/_pickling.py; docs/distributed.md).
 from . import _pickling
 

@@ -264,6 +264,8 @@ class Device(metaclass=_pybind11_type):
         mag_filter: str | None = None, lod_clamp: tuple[float, float] = (0.0, 3.4028234663852886e38),
     ) -> Sampler:
         """A sampler for [[sampler(i)]] parameters."""
+    def generate_mipmaps(self, texture: Texture) -> None:
+        """Fills mip levels 1.. of a texture from level 0 (2x2 box filter; metalcall/_mipmaps.py)."""
     def synchronize(self) -> None:
         """Waits for all work submitted to this device."""
     def batch(self) -> Batch:

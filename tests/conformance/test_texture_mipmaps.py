@@ -12,7 +12,7 @@ import pytest
 
 import metalcall as mc
 from mcconf import HEADER, KernelSet
-from texture_models import address, axis, decode, random_raw, sample_model
+from texture_models import address, axis, decode, parse, random_raw, sample_model
 
 KS = KernelSet([
     """
@@ -211,6 +211,56 @@ def test_kernel_builds_a_mip_chain(device, rng):
         # fast math (the default) may reorder the kernel's additions
         np.testing.assert_allclose(t.level(lod + 1), want, rtol=1e-6, atol=0, err_msg=f"level {lod + 1}")
     np.testing.assert_array_equal(np.asarray(t), raw)  # level 0 untouched
+
+
+def box_model(level, volume=False):
+    """The next level of generate_mipmaps: 2x2 (2x2x2) block means, the last texel of an odd
+    axis standing in for its missing neighbour. `level` is (..., [d,] h, w, c) decoded."""
+    axes = (-4, -3, -2) if volume else (-3, -2)
+    out = level
+    for ax in axes:
+        n = out.shape[ax]
+        m = max(1, n // 2)
+        q = np.minimum(np.arange(m) * 2, n - 1)
+        r = np.minimum(q + 1, n - 1)
+        out = (np.take(out, q, axis=ax) + np.take(out, r, axis=ax)) / 2
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["rgba32float", "rgba8unorm", "rg16snorm", "r16float"])
+@pytest.mark.parametrize("shape,kind", [((19, 40), None), ((1, 9), None), ((3, 10, 7), "texture2d_array"),
+                                        ((16, 16), "texturecube"), ((5, 12, 9), None)])
+def test_generate_mipmaps(device, rng, fmt, shape, kind):
+    t = device.texture(shape, fmt, type=kind, mip_levels="full")
+    raw = random_raw(rng, np.asarray(t).shape[:-1], fmt)
+    np.asarray(t)[...] = raw
+    device.generate_mipmaps(t)
+    volume = len(shape) == 3 and kind is None
+    want = decode(raw, fmt)
+    n, bits, kind_ = parse(fmt)
+    for i in range(1, t.mip_levels):
+        want = box_model(want, volume)
+        got = decode(t.level(i), fmt)
+        # The kernel sums in float32 and the write rounds to the format: one step of it.
+        step = 1 / (2 ** bits - 1) if kind_ == "unorm" else 1 / (2 ** (bits - 1) - 1) if kind_ == "snorm" else 0
+        np.testing.assert_allclose(got, want, rtol=2e-3 if bits == 16 and kind_ == "float" else 1e-6,
+                                   atol=step * 0.51 + 1e-6, err_msg=f"level {i}")
+        want = got  # each level is filtered from the stored one above
+    np.testing.assert_array_equal(np.asarray(t), raw)
+
+
+def test_generate_mipmaps_errors(device):
+    with pytest.raises(mc.ArgumentError, match="cannot be filtered"):
+        device.generate_mipmaps(device.texture((4, 4), "rgba8uint", mip_levels=2))
+    with pytest.raises(mc.ArgumentError, match="cannot be filtered"):
+        device.generate_mipmaps(device.texture((4, 4), "r32float", type="depth2d", mip_levels=2))
+    with pytest.raises(mc.ArgumentError, match="takes a Texture"):
+        device.generate_mipmaps(np.zeros((4, 4), np.float32))
+    with pytest.raises(mc.ArgumentError, match="usage"):
+        device.generate_mipmaps(device.texture((4, 4), "r32float", usage="read", mip_levels=2))
+    one = device.texture((4, 4), "r32float")
+    device.generate_mipmaps(one)  # one level: nothing to do
+    assert not np.asarray(one).any()
 
 
 def test_sizes_at_each_level(device):
