@@ -1,10 +1,11 @@
-"""Textures and samplers: a 3x3 box blur and a bilinear 2x upscale of an RGBA8 image.
+"""Textures and samplers: a 3x3 box blur, a bilinear 2x upscale and a mip chain of an RGBA8 image.
 
     python examples/texture_blur.py [--size 512] [--device cpu]
 
 Reads and writes `texture2d`s (rgba8unorm: the kernel sees floats in [0, 1]), samples
 with a `constexpr sampler` declared in the source and with one passed as an argument,
-and checks the blur against NumPy.
+checks the blur against NumPy, then makes the image's mip levels (dev.generate_mipmaps)
+and samples between two of them with a trilinear sampler (level()).
 """
 
 import argparse
@@ -34,6 +35,14 @@ kernel void upscale(texture2d<float> src [[texture(0)]], texture2d<float, access
                     uint2 gid [[thread_position_in_grid]]) {
     const float2 uv = (float2(gid) + 0.5f) / float2(dst.get_width(), dst.get_height());
     dst.write(src.sample(bilinear, uv), gid);
+}
+
+constexpr sampler trilinear(filter::linear, mip_filter::linear);
+
+kernel void minify(texture2d<float> src [[texture(0)]], texture2d<float, access::write> dst [[texture(1)]],
+                   constant float& lod [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) {
+    const float2 uv = (float2(gid) + 0.5f) / float2(dst.get_width(), dst.get_height());
+    dst.write(src.sample(trilinear, uv, level(lod)), gid);  // blends the two levels around lod
 }
 
 kernel void tile(texture2d<float> src [[texture(0)]], sampler s [[sampler(0)]],
@@ -69,6 +78,17 @@ def main() -> None:
     tiled = dev.texture((n, n), "rgba8unorm")
     lib.tile((n, n), textures=[src, tiled], samplers=[dev.sampler(filter="linear", address="mirrored_repeat")])
     print(f"upscaled to {big.width}x{big.height} (row pitch {big.row_pitch} bytes); tiled 3x3 with mirroring")
+
+    mipped = dev.texture_from(image, mip_levels="full")
+    dev.generate_mipmaps(mipped)  # each level: 2x2 means of the one above
+    level1 = np.asarray(mipped.level(1)).astype(np.float64) / 255
+    level2 = np.asarray(mipped.level(2)).astype(np.float64) / 255
+    quarter = dev.texture((n // 4, n // 4), "rgba8unorm")
+    lib.minify(quarter.shape[1::-1], 1.5, textures=[mipped, quarter])
+    # At LOD 1.5 on a grid the size of level 2: half level 2's texel, half level 1's 2x2 bilinear blend.
+    want = 0.5 * level2 + 0.5 * level1.reshape(n // 4, 2, n // 4, 2, 4).mean(axis=(1, 3))
+    err = np.abs(np.asarray(quarter).astype(np.int64) - np.rint(want * 255).astype(np.int64)).max()
+    print(f"{mipped.mip_levels} mip levels; trilinear sample at LOD 1.5, max difference from NumPy {err} (of 255)")
 
 
 if __name__ == "__main__":
