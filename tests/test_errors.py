@@ -203,6 +203,55 @@ def test_threadgroup_variable_over_apple_limit(cpu_device, checked):
     check_usable(dev)
 
 
+TG_TOTAL_SRC = """#include <metal_stdlib>
+using namespace metal;
+// Two or three tiles that fit alone; together they exceed 32 KiB when N > 4096.
+template <uint N>
+kernel void pair(device float* out [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {
+    threadgroup float a[N];
+    threadgroup float b[N];
+    a[l] = float(l);
+    b[l] = 2.0f * float(l);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[l] = a[31 - l] + b[l];
+}
+template [[host_name("pair_fits")]] kernel void pair<4096>(device float*, uint);
+template [[host_name("pair_over")]] kernel void pair<4097>(device float*, uint);
+kernel void nested(device float* out [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {
+    threadgroup float a[4096];
+    if (l < 32) {
+        threadgroup float c[1];
+        a[l] = 1.0f;
+        if (l == 0) c[0] = 5.0f;
+        out[l] = a[l];
+    }
+}
+kernel void siblings(device float* out [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {
+    { threadgroup float a[6000]; a[l] = 1.0f; out[l] = a[l]; }
+    { threadgroup float b[6000]; b[l] = 2.0f; out[l] += b[l]; }
+}
+"""
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["cpu", "cpu-checked"])
+def test_threadgroup_variables_over_apple_limit_together(cpu_device, checked):
+    """Threadgroup variables in scope together count against the same 32 KiB (each one
+    alone fits): calling such a kernel is an ExecutionError naming them; variables of
+    blocks already closed are not added (docs/design.md)."""
+    dev = mc.Device("cpu", checked=True) if checked else cpu_device
+    lib = dev.compile(TG_TOTAL_SRC)
+    out = np.zeros(32, np.float32)
+    lib.pair_fits(32, out, threadgroup=32)  # 2 x 16 KiB: exactly 32 KiB
+    np.testing.assert_array_equal(out, (31 - np.arange(32)) + 2 * np.arange(32))
+    with pytest.raises(mc.ExecutionError, match="kernel 'pair_over'.*threadgroup variables a, b take 32776 bytes together"):
+        lib.pair_over(32, out, threadgroup=32).wait()
+    lib.nested(32, out, threadgroup=32).wait()  # 16 KiB + 4 bytes, in nested blocks: fits
+    np.testing.assert_array_equal(out, np.ones(32))
+    lib.siblings(32, out, threadgroup=32).wait()  # 2 x 24 KiB in sibling blocks: not added
+    np.testing.assert_array_equal(out, np.full(32, 3.0))
+    check_usable(dev)
+
+
 def test_checked_mode_reports_out_of_bounds(cpu_device):
     try:
         dev = mc.Device("cpu", checked=True)

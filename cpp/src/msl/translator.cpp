@@ -191,6 +191,9 @@ class Translator {
   // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
   std::map<std::size_t, std::string> text_after_, text_before_;
   std::map<std::size_t, std::vector<std::size_t>> size_checks_;  // `;` of a threadgroup declaration → its names
+  // Threadgroup variables declared in function bodies so far: name token, innermost `{`.
+  std::vector<std::pair<std::size_t, std::size_t>> threadgroup_vars_;
+  std::map<std::size_t, std::vector<std::size_t>> total_checks_;  // `;` → every threadgroup variable in scope there
   std::ostringstream out_;
   std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
   SourceMap map_;
@@ -469,6 +472,7 @@ class Translator {
           if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);
           if (auto names = size_checks_.find(i); names != size_checks_.end())
             for (std::size_t n : names->second) emit_threadgroup_size_check(n);
+          if (auto names = total_checks_.find(i); names != total_checks_.end()) emit_threadgroup_total_check(names->second);
           continue;
         case TokenKind::identifier:
           break;
@@ -753,8 +757,11 @@ class Translator {
       if (t_[j].is(";")) {
         if (write) {
           emit(text, t_[i], true);
-          if (target_.checks_threadgroup_sizes() && in_function_body(i))
+          if (target_.checks_threadgroup_sizes() && in_function_body(i)) {
             for (std::size_t n : names) emit_threadgroup_size_check(n);
+            note_threadgroup_variables(i, j, names);
+            if (auto all = total_checks_.find(j); all != total_checks_.end()) emit_threadgroup_total_check(all->second);
+          }
         }
         return j;
       }
@@ -770,6 +777,45 @@ class Translator {
   // column so that it lines up with the declaration.
   void emit_threadgroup_size_check(std::size_t name) {
     emit("METAL_THREADGROUP_FITS(" + t_[name].text + ");", t_[name], true);
+  }
+
+  // METAL_THREADGROUP_TOTAL_FITS after a declaration when two or more threadgroup variables
+  // are in scope: Metal adds them up against the same 32 KiB.
+  void emit_threadgroup_total_check(const std::vector<std::size_t>& names) {
+    std::string list, sum;
+    for (std::size_t n : names) {
+      list += (list.empty() ? "" : ", ") + t_[n].text;
+      sum += (sum.empty() ? "sizeof(" : " + sizeof(") + t_[n].text + ")";
+    }
+    emit("METAL_THREADGROUP_TOTAL_FITS(\"" + list + "\", " + sum + ");", t_[names.back()], true);
+  }
+
+  // The `{` of every block around token i, innermost first.
+  std::vector<std::size_t> enclosing_braces(std::size_t i) const {
+    std::vector<std::size_t> out;
+    int depth = 0;
+    for (std::size_t j = i; j-- > 0;) {
+      if (t_[j].is("}")) ++depth;
+      else if (t_[j].is("{") && depth > 0) --depth;
+      else if (t_[j].is("{")) out.push_back(j);
+    }
+    return out;
+  }
+
+  // Records the threadgroup variables the declaration at i (ending at `semicolon`) declares;
+  // when with those declared before in enclosing blocks they are two or more, the `;` gets a
+  // check of their sum (total_checks_). Variables of blocks closed before are not counted.
+  void note_threadgroup_variables(std::size_t i, std::size_t semicolon, const std::vector<std::size_t>& names) {
+    const std::vector<std::size_t> chain = enclosing_braces(i);
+    if (chain.empty()) return;
+    std::vector<std::size_t> in_scope;
+    for (const auto& [name, brace] : threadgroup_vars_)
+      if (std::find(chain.begin(), chain.end(), brace) != chain.end()) in_scope.push_back(name);
+    for (std::size_t n : names) {
+      threadgroup_vars_.push_back({n, chain.front()});
+      in_scope.push_back(n);
+    }
+    if (in_scope.size() >= 2) total_checks_[semicolon] = in_scope;
   }
 
   // True when the innermost brace around token i opens a function's body or a block in one
@@ -818,6 +864,7 @@ class Translator {
       else if (k.is(";")) {
         auto& after = size_checks_[j];
         after.insert(after.end(), names.begin(), names.end());
+        note_threadgroup_variables(i, j, names);
         return;
       } else if (!in_initializer && k.kind == TokenKind::identifier && j + 1 < t_.size() &&
                  (t_[j + 1].is("[") || t_[j + 1].is(";") || t_[j + 1].is("=") || t_[j + 1].is(",") || t_[j + 1].is("{"))) {

@@ -112,7 +112,27 @@ inline void threadgroup_overflow(const char* name, unsigned long long bytes) {
          "refuses to make this kernel's pipeline); the kernel ran on the cpu backend");
   L->fault_message[n] = 0;
 }
+// Several threadgroup variables in scope together over the same 32 KiB (the translator's
+// METAL_THREADGROUP_TOTAL_FITS after a declaration): Metal refuses the pipeline as well.
+inline void threadgroup_total_overflow(const char* names, unsigned long long bytes) {
+  unsigned n;
+  const metalcall_cpu_launch* L = begin_fault(n);
+  if (!L) return;
+  append(L->fault_message, L->fault_capacity, n, ": threadgroup variables ");
+  append(L->fault_message, L->fault_capacity, n, names);
+  append(L->fault_message, L->fault_capacity, n, " take ");
+  append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);
+  append(L->fault_message, L->fault_capacity, n,
+         " bytes together, more than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal "
+         "refuses to make this kernel's pipeline); the kernel ran on the cpu backend");
+  L->fault_message[n] = 0;
+}
 }  // namespace mtl_rt
+#define METAL_THREADGROUP_TOTAL_FITS(names, bytes)                          \
+  do {                                                                       \
+    if constexpr ((bytes) > ::metal::mtl_rt::kAppleThreadgroupBytes)        \
+      ::metal::mtl_rt::threadgroup_total_overflow(names, (bytes));           \
+  } while (0)
 #define METAL_THREADGROUP_FITS(name)                                        \
   do {                                                                       \
     if constexpr (sizeof(name) > ::metal::mtl_rt::kAppleThreadgroupBytes)   \
