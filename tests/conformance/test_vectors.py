@@ -242,6 +242,27 @@ kernel void v_odd3(const device char3* c [[buffer(0)]], const device ushort3* u 
     b[i] = bool3(c[i]) && (u[i] > ushort3(100));
     o[i] = int3(c[i]) + int3(u[i]) + int3(h[i] * 2.0h);
 }
+""",
+    # braced lists: components in order, the rest zero ({x} sets .x only; float4(x) broadcasts)
+    """
+uint4 braced_return(uint a, uint b) { return {a, b}; }
+kernel void v_braced(const device uint* p [[buffer(0)]], device uint4* ou [[buffer(1)]],
+                     device float4* of [[buffer(2)]], device half4* oh [[buffer(3)]], uint i [[thread_position_in_grid]]) {
+    const uint a = p[i], b = p[i] * 3u;
+    uint4 three = {a, b, a ^ b};
+    uint4 one{a};
+    ou[4 * i] = three;
+    ou[4 * i + 1] = one;
+    ou[4 * i + 2] = braced_return(b, a);
+    ou[4 * i + 3] = uint4{a, b, 7u, 9u};
+    const float x = float(a) * 0.5f;
+    float4 fx = {x};
+    float2 f2 = {x, 2.0f};
+    of[2 * i] = fx;
+    of[2 * i + 1] = float4(f2, float4(x).zw);
+    half4 h = {half(x), 1.0h};
+    oh[i] = h;
+}
 """
 ])
 
@@ -464,3 +485,22 @@ def test_three_component_small_types(device, rng):
     KS.get(device, "v_odd3")(N, c, u, h, b, o)
     assert_equal(b[:, :3], (c[:, :3] != 0) & (u[:, :3] > 100))
     assert_equal(o[:, :3], c[:, :3].astype(np.int32) + u[:, :3] + (h[:, :3].astype(np.int32) * 2))
+
+
+def test_braced_lists(device, rng):
+    p = rng.integers(0, 1000, N).astype(np.uint32)
+    ou = np.zeros((4 * N, 4), np.uint32)
+    of = np.zeros((2 * N, 4), np.float32)
+    oh = np.zeros((N, 4), np.float16)
+    KS.get(device, "v_braced")(N, p, ou, of, oh)
+    a, b = p, p * 3
+    z = np.zeros(N, np.uint32)
+    want_u = np.stack([np.stack([a, b, a ^ b, z], 1), np.stack([a, z, z, z], 1), np.stack([b, a, z, z], 1),
+                       np.stack([a, b, z + 7, z + 9], 1)], 1).reshape(-1, 4)
+    assert_equal(ou, want_u)
+    x = a.astype(np.float32) * np.float32(0.5)
+    zf = np.zeros(N, np.float32)
+    want_f = np.stack([np.stack([x, zf, zf, zf], 1), np.stack([x, zf + 2, x, x], 1)], 1).reshape(-1, 4)
+    assert_equal(of, want_f)
+    assert_equal(oh, np.stack([x.astype(np.float16), np.ones(N, np.float16), np.zeros(N, np.float16),
+                               np.zeros(N, np.float16)], 1))

@@ -10,6 +10,27 @@
 #include "metal_half.h"
 #include "metal_division.h"
 
+// std::initializer_list, for braced vector initializers (`uint4 k = {a, b, c}`): the host
+// compiler's header on the CPU; NVRTC has no standard headers, so the CUDA prelude declares
+// it with libstdc++'s layout (a pointer and a length), which its front end builds.
+#if METAL_CUDA
+namespace std {
+template <class E> class initializer_list {
+  const E* array_;
+  unsigned long len_;
+  constexpr initializer_list(const E* a, unsigned long n) : array_(a), len_(n) {}
+
+ public:
+  constexpr initializer_list() : array_(nullptr), len_(0) {}
+  constexpr unsigned long size() const { return len_; }
+  constexpr const E* begin() const { return array_; }
+  constexpr const E* end() const { return array_ + len_; }
+};
+}  // namespace std
+#else
+#include <initializer_list>
+#endif
+
 namespace metal {
 
 template <class T, int N, bool Packed> struct mtl_vector;
@@ -130,6 +151,7 @@ template <int I, class X, class... R> METAL_FUNC constexpr auto pick(const X& x,
 
 struct flatten_tag {};
 struct broadcast_tag {};
+struct list_tag {};
 struct elems_tag {};  // N components, already of type T
 
 template <int N, int... I> METAL_FUNC constexpr bool indices_below() {
@@ -191,6 +213,13 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   METAL_FUNC constexpr mtl_vector(const A0& a0, const A1& a1, const A&... a)
       : mtl_vector(mtl_detail::flatten_tag{}, seq{}, a0, a1, a...) {}
 
+  // uint4 k = {a, b, c}: a braced list sets the components in order and zeroes the rest, as
+  // clang's vectors (the MSL compiler's) do; its elements are scalars of the component type
+  // (C++'s narrowing rules apply), and `{x}` sets only .x (float4(x) broadcasts). A list
+  // longer than the vector is an error in MSL; here its extra elements are not read.
+  METAL_FUNC constexpr mtl_vector(std::initializer_list<T> list)
+      : mtl_vector(mtl_detail::list_tag{}, seq{}, list.begin(), list.size()) {}
+
   // packed <-> aligned with the same component type: implicit, as in MSL.
   template <bool Q, enable_if_t<Q != Packed, int> = 0>
   METAL_FUNC constexpr mtl_vector(const mtl_vector<T, N, Q>& o)
@@ -235,6 +264,9 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   template <int... I, class... A>
   METAL_FUNC constexpr mtl_vector(mtl_detail::flatten_tag, mtl_detail::int_seq<I...>, const A&... a)
       : storage{{mtl_detail::convert<T>(mtl_detail::pick<I>(a...))}... METAL_VEC_ALIGN_INIT} {}
+  template <int... I>
+  METAL_FUNC constexpr mtl_vector(mtl_detail::list_tag, mtl_detail::int_seq<I...>, const T* items, unsigned long n)
+      : storage{{(unsigned long)I < n ? items[I] : mtl_detail::convert<T>(0)}... METAL_VEC_ALIGN_INIT} {}
 };
 
 namespace mtl_detail {
