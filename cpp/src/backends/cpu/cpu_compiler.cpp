@@ -91,13 +91,6 @@ std::string cpu_fingerprint() {
   return ContentHash().add(out).hex();
 }
 
-// The prelude's content: the shared objects include it, so it is part of their key.
-std::string prelude_hash() {
-  ContentHash h;
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) h.add(kEmbeddedPrelude[i].name).add(kEmbeddedPrelude[i].text);
-  return h.hex();
-}
-
 CompileError compile_error(const std::string& raw_log, const msl::SourceMap* map, const std::string& source,
                            const std::string& scratch) {
   std::string log = msl::restore_type_names(raw_log);
@@ -122,7 +115,7 @@ CpuCompiler::CpuCompiler() {
   identity_ = host.identity();
   for (const auto& f : target_flags()) identity_ += " " + f;
   identity_ += " | cpu " + cpu_fingerprint() + " | translator " + std::to_string(msl::kTranslatorVersion) +
-               " | prelude " + prelude_hash();
+               " | prelude " + translated::embedded_prelude_hash();
 }
 
 bool CpuCompiler::available() const { return HostCxx::instance().available(); }

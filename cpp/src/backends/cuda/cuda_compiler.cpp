@@ -146,7 +146,8 @@ Nvrtc::Nvrtc() {
 
 std::string Nvrtc::identity(const std::string& arch) const {
   return "nvrtc " + std::to_string(api().nvrtc_major) + "." + std::to_string(api().nvrtc_minor) + " | " + arch +
-         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 2";
+         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 2 | prelude " +
+         translated::embedded_prelude_hash();
 }
 
 std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch,
@@ -160,7 +161,6 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   ContentHash key_hash;
   key_hash.add(identity(arch)).add(tr.code);
   for (const auto& o : options) key_hash.add(o);
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) key_hash.add(kEmbeddedPrelude[i].text);
   const std::string key = key_hash.hex();
   DiskCache cache("cuda");
   // A hit is checked (owner, header, name, checksum) and handed to cuModuleLoadData

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace metalcall::translated {
 
@@ -14,5 +15,8 @@ struct EmbeddedFile {
 
 extern const EmbeddedFile kEmbeddedPrelude[];
 extern const std::size_t kEmbeddedPreludeCount;
+
+/** A hash of the embedded prelude's names and texts (computed once). */
+const std::string& embedded_prelude_hash();
 
 }  // namespace metalcall::translated

@@ -5,6 +5,7 @@ set(_translated_dir "${CMAKE_CURRENT_LIST_DIR}")
 list(APPEND METALCALL_BACKEND_SOURCES
   ${_translated_dir}/constant_literals.cpp
   ${_translated_dir}/host_cxx.cpp
+  ${_translated_dir}/prelude_hash.cpp
   ${_translated_dir}/process.cpp
   ${_translated_dir}/translation_cache.cpp
 )
