@@ -85,9 +85,20 @@ def test_matmul_gpu_variants(kdev, rng, variant, shape):
         pytest.skip("the CPU backend's own kernel takes no variant")
     bt, m, n, k = shape
     a, b = sample(rng, (bt, m, k), np.float32), sample(rng, (bt, k, n), np.float32)
+    if variant in matmul_gpu.CUDA_ONLY and kdev.backend != "cuda":
+        with pytest.raises(ValueError, match="over the 32768 a Metal GPU gives a threadgroup"):
+            matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32, variant=variant)
+        return
     got = fetch(matmul.matmul(kdev, upload(kdev, a), upload(kdev, b), bt, m, n, k, np.float32, variant=variant),
                 (bt, m, n))
     np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+def test_variants_within_metal_threadgroup_memory():
+    """Every variant but the CUDA-only ones fits Metal's 32 KiB (the model matches the kernels:
+    the CPU backend raises for a kernel over it, test_matmul_gpu_variants)."""
+    assert matmul_gpu.CUDA_ONLY == {"quad16", "quad16u2"}
+    assert matmul_gpu.threadgroup_bytes("quad16") == 33280 and matmul_gpu.threadgroup_bytes("quad8") == 16640
 
 
 @pytest.mark.parametrize("shape", [(1, 64, 64, 16), (2, 64, 128, 48), (2, 70, 65, 19), (1, 5, 7, 3), (3, 1, 130, 8)],

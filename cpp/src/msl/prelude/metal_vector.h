@@ -11,9 +11,11 @@
 #include "metal_division.h"
 
 // std::initializer_list, for braced vector initializers (`uint4 k = {a, b, c}`): the host
-// compiler's header on the CPU; NVRTC has no standard headers, so the CUDA prelude declares
-// it with libstdc++'s layout (a pointer and a length), which its front end builds.
-#if METAL_CUDA
+// compiler's header on the CPU; NVRTC has it built in where it defines
+// __NV_BUILTIN_INITIALIZER_LIST (NVRTC 13), and has no standard headers, so otherwise the CUDA
+// prelude declares it with libstdc++'s layout (a pointer and a length).
+#if METAL_CUDA && defined(__NV_BUILTIN_INITIALIZER_LIST)
+#elif METAL_CUDA
 namespace std {
 template <class E> class initializer_list {
   const E* array_;
@@ -152,6 +154,13 @@ template <int I, class X, class... R> METAL_FUNC constexpr auto pick(const X& x,
 struct flatten_tag {};
 struct broadcast_tag {};
 struct list_tag {};
+// The element type of a braced list: the component type; float for half and bfloat on CUDA,
+// whose NVRTC (13.0) crashes on an initializer_list of a class type (__half, mtl_bfloat).
+template <class T> struct list_element { typedef T type; };
+#if METAL_CUDA
+template <> struct list_element<mtl_half> { typedef float type; };
+template <> struct list_element<mtl_bfloat> { typedef float type; };
+#endif
 struct elems_tag {};  // N components, already of type T
 
 template <int N, int... I> METAL_FUNC constexpr bool indices_below() {
@@ -217,7 +226,7 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   // clang's vectors (the MSL compiler's) do; its elements are scalars of the component type
   // (C++'s narrowing rules apply), and `{x}` sets only .x (float4(x) broadcasts). A list
   // longer than the vector is an error in MSL; here its extra elements are not read.
-  METAL_FUNC constexpr mtl_vector(std::initializer_list<T> list)
+  METAL_FUNC constexpr mtl_vector(std::initializer_list<typename mtl_detail::list_element<T>::type> list)
       : mtl_vector(mtl_detail::list_tag{}, seq{}, list.begin(), list.size()) {}
 
   // packed <-> aligned with the same component type: implicit, as in MSL.
@@ -264,9 +273,9 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   template <int... I, class... A>
   METAL_FUNC constexpr mtl_vector(mtl_detail::flatten_tag, mtl_detail::int_seq<I...>, const A&... a)
       : storage{{mtl_detail::convert<T>(mtl_detail::pick<I>(a...))}... METAL_VEC_ALIGN_INIT} {}
-  template <int... I>
-  METAL_FUNC constexpr mtl_vector(mtl_detail::list_tag, mtl_detail::int_seq<I...>, const T* items, unsigned long n)
-      : storage{{(unsigned long)I < n ? items[I] : mtl_detail::convert<T>(0)}... METAL_VEC_ALIGN_INIT} {}
+  template <int... I, class E>
+  METAL_FUNC constexpr mtl_vector(mtl_detail::list_tag, mtl_detail::int_seq<I...>, const E* items, unsigned long n)
+      : storage{{mtl_detail::convert<T>((unsigned long)I < n ? items[I] : E(0))}... METAL_VEC_ALIGN_INIT} {}
 };
 
 namespace mtl_detail {

@@ -38,6 +38,10 @@ def gpu_variant(T: np.dtype, variant: str | None = None, backend: str = "") -> s
     name = variant or os.environ.get("METALCALL_MATMUL_VARIANT") or default
     if name not in VARIANTS:
         raise ValueError(f"unknown matmul variant {name!r}; known: {', '.join(VARIANTS)}")
+    if name in matmul_gpu.CUDA_ONLY and backend != "cuda":
+        raise ValueError(f"matmul variant {name!r} stages {matmul_gpu.threadgroup_bytes(name)} bytes in threadgroup "
+                         f"memory, over the {matmul_gpu.METAL_THREADGROUP_BYTES} a Metal GPU gives a threadgroup (the "
+                         "CPU backend keeps Metal's limits): it runs on CUDA only")
     return name
 
 

@@ -31,6 +31,21 @@ VARIANTS: dict[str, tuple[int, bool, int]] = {
     "quad16": (16, True, 0), "quad16u2": (16, True, 2)}
 
 
+# Metal's threadgroup memory (Apple GPUs: 32 KiB; the CPU backend keeps that limit).
+METAL_THREADGROUP_BYTES = 32 * 1024
+
+
+def threadgroup_bytes(variant: str) -> int:
+    """Threadgroup memory of a variant's two A and B slices (float32)."""
+    bk, quad, _ = VARIANTS[variant]
+    a_row = BM + 4 if quad else BM  # the quad layout pads A's transposed rows by 4 floats
+    return 2 * bk * (a_row + BN) * 4
+
+
+# Variants over Metal's limit run on CUDA only: quad16 and quad16u2 (33 280 bytes).
+CUDA_ONLY = frozenset(v for v in VARIANTS if threadgroup_bytes(v) > METAL_THREADGROUP_BYTES)
+
+
 def checked(variant: str, m: int, n: int, k: int) -> bool:
     """True when the shape is no multiple of the tile: the kernel then checks bounds."""
     bk = VARIANTS[variant][0]
