@@ -31,9 +31,9 @@ kernel void mc_mip_texture2d(texture2d<float, access::read> src [[texture(0)]],
     dst.write(sum * 0.25f, p, lod + 1);
 }
 
-kernel void mc_mip_texture2d_array(texture2d_array<float, access::read> src [[texture(0)]],
-                                   texture2d_array<float, access::write> dst [[texture(1)]],
-                                   constant uint& lod [[buffer(0)]], uint3 p [[thread_position_in_grid]]) {
+// A layer (array slice or cube face) of level lod + 1 from the same layer of level lod.
+template <typename Src, typename Dst>
+void down_layer(Src src, Dst dst, uint lod, uint3 p) {
     const uint2 last = uint2(src.get_width(lod) - 1, src.get_height(lod) - 1);
     const uint2 q = min(p.xy * 2, last), r = min(q + 1, last);
     const float4 sum = src.read(q, p.z, lod) + src.read(uint2(r.x, q.y), p.z, lod) + src.read(uint2(q.x, r.y), p.z, lod) +
@@ -41,14 +41,16 @@ kernel void mc_mip_texture2d_array(texture2d_array<float, access::read> src [[te
     dst.write(sum * 0.25f, p.xy, p.z, lod + 1);
 }
 
+kernel void mc_mip_texture2d_array(texture2d_array<float, access::read> src [[texture(0)]],
+                                   texture2d_array<float, access::write> dst [[texture(1)]],
+                                   constant uint& lod [[buffer(0)]], uint3 p [[thread_position_in_grid]]) {
+    down_layer(src, dst, lod, p);
+}
+
 kernel void mc_mip_texturecube(texturecube<float, access::read> src [[texture(0)]],
                                texturecube<float, access::write> dst [[texture(1)]],
                                constant uint& lod [[buffer(0)]], uint3 p [[thread_position_in_grid]]) {
-    const uint2 last = uint2(src.get_width(lod) - 1, src.get_height(lod) - 1);
-    const uint2 q = min(p.xy * 2, last), r = min(q + 1, last);
-    const float4 sum = src.read(q, p.z, lod) + src.read(uint2(r.x, q.y), p.z, lod) + src.read(uint2(q.x, r.y), p.z, lod) +
-                       src.read(r, p.z, lod);
-    dst.write(sum * 0.25f, p.xy, p.z, lod + 1);
+    down_layer(src, dst, lod, p);
 }
 
 kernel void mc_mip_texture3d(texture3d<float, access::read> src [[texture(0)]],

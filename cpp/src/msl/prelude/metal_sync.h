@@ -94,49 +94,36 @@ inline const metalcall_cpu_launch* begin_fault(unsigned& n) {
   return L;
 }
 
-// A threadgroup variable larger than an Apple GPU's threadgroup memory (the translator checks
-// each declaration, METAL_THREADGROUP_FITS): Metal refuses such a kernel when its pipeline is
-// made, so the CPU raises ExecutionError for the call instead of running what a Mac would not.
-// The rest of the library's kernels are unaffected.
+// Threadgroup memory over an Apple GPU's 32 KiB: one variable (the translator checks each
+// declaration, METAL_THREADGROUP_FITS), or several in scope together (METAL_THREADGROUP_TOTAL_FITS
+// after a declaration that leaves two or more in scope). Metal refuses such a kernel when its
+// pipeline is made, so the CPU raises ExecutionError for the call instead of running what a
+// Mac would not. The rest of the library's kernels are unaffected.
 constexpr unsigned long long kAppleThreadgroupBytes = 32 * 1024;
-inline void threadgroup_overflow(const char* name, unsigned long long bytes) {
+inline void threadgroup_overflow(const char* names, unsigned long long bytes, bool several) {
   unsigned n;
   const metalcall_cpu_launch* L = begin_fault(n);
   if (!L) return;
-  append(L->fault_message, L->fault_capacity, n, ": threadgroup variable '");
-  append(L->fault_message, L->fault_capacity, n, name);
-  append(L->fault_message, L->fault_capacity, n, "' takes ");
-  append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);
-  append(L->fault_message, L->fault_capacity, n,
-         " bytes, more than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal "
-         "refuses to make this kernel's pipeline); the kernel ran on the cpu backend");
-  L->fault_message[n] = 0;
-}
-// Several threadgroup variables in scope together over the same 32 KiB (the translator's
-// METAL_THREADGROUP_TOTAL_FITS after a declaration): Metal refuses the pipeline as well.
-inline void threadgroup_total_overflow(const char* names, unsigned long long bytes) {
-  unsigned n;
-  const metalcall_cpu_launch* L = begin_fault(n);
-  if (!L) return;
-  append(L->fault_message, L->fault_capacity, n, ": threadgroup variables ");
+  append(L->fault_message, L->fault_capacity, n, several ? ": threadgroup variables " : ": threadgroup variable '");
   append(L->fault_message, L->fault_capacity, n, names);
-  append(L->fault_message, L->fault_capacity, n, " take ");
+  append(L->fault_message, L->fault_capacity, n, several ? " take " : "' takes ");
   append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);
+  append(L->fault_message, L->fault_capacity, n, several ? " bytes together, more" : " bytes, more");
   append(L->fault_message, L->fault_capacity, n,
-         " bytes together, more than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal "
-         "refuses to make this kernel's pipeline); the kernel ran on the cpu backend");
+         " than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal refuses to make this "
+         "kernel's pipeline); the kernel ran on the cpu backend");
   L->fault_message[n] = 0;
 }
 }  // namespace mtl_rt
-#define METAL_THREADGROUP_TOTAL_FITS(names, bytes)                          \
-  do {                                                                       \
-    if constexpr ((bytes) > ::metal::mtl_rt::kAppleThreadgroupBytes)        \
-      ::metal::mtl_rt::threadgroup_total_overflow(names, (bytes));           \
-  } while (0)
 #define METAL_THREADGROUP_FITS(name)                                        \
   do {                                                                       \
     if constexpr (sizeof(name) > ::metal::mtl_rt::kAppleThreadgroupBytes)   \
-      ::metal::mtl_rt::threadgroup_overflow(#name, sizeof(name));            \
+      ::metal::mtl_rt::threadgroup_overflow(#name, sizeof(name), false);     \
+  } while (0)
+#define METAL_THREADGROUP_TOTAL_FITS(names, bytes)                          \
+  do {                                                                       \
+    if constexpr ((bytes) > ::metal::mtl_rt::kAppleThreadgroupBytes)        \
+      ::metal::mtl_rt::threadgroup_overflow(names, (bytes), true);           \
   } while (0)
 
 // Fibers switch only at barriers, and every fiber of a group shares one OS

@@ -280,6 +280,20 @@ template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec
   }
 }
 
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// `head` then "(a<sep>b<sep>c)" into a fault message.
+METAL_FUNC void append_three(char* out, unsigned cap, unsigned& n, const char* head, unsigned a, unsigned b, unsigned c,
+                             const char* sep) {
+  mtl_rt::append(out, cap, n, head);
+  mtl_rt::append_number(out, cap, n, a);
+  mtl_rt::append(out, cap, n, sep);
+  mtl_rt::append_number(out, cap, n, b);
+  mtl_rt::append(out, cap, n, sep);
+  mtl_rt::append_number(out, cap, n, c);
+  mtl_rt::append(out, cap, n, ")");
+}
+#endif
+
 // Out-of-range coordinates (or mip levels): Metal leaves them undefined; metalcall reads
 // zeros and drops writes, and checked mode reports the first one as an ExecutionError.
 METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, unsigned y, unsigned z, const char* op) {
@@ -295,13 +309,7 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, uns
     mtl_rt::append_number(out, cap, n, d.binding);
     mtl_rt::append(out, cap, n, ") ");
     mtl_rt::append(out, cap, n, op);
-    mtl_rt::append(out, cap, n, " at (");
-    mtl_rt::append_number(out, cap, n, x);
-    mtl_rt::append(out, cap, n, ", ");
-    mtl_rt::append_number(out, cap, n, y);
-    mtl_rt::append(out, cap, n, ", ");
-    mtl_rt::append_number(out, cap, n, z);
-    mtl_rt::append(out, cap, n, ")");
+    append_three(out, cap, n, " at (", x, y, z, ", ");
     if (lod) {
       mtl_rt::append(out, cap, n, " of mip level ");
       mtl_rt::append_number(out, cap, n, lod);
@@ -311,13 +319,7 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, uns
       mtl_rt::append_number(out, cap, n, d.mip_levels);
       mtl_rt::append(out, cap, n, " mip level(s)");
     } else {
-      mtl_rt::append(out, cap, n, " is outside the texture (");
-      mtl_rt::append_number(out, cap, n, w);
-      mtl_rt::append(out, cap, n, " x ");
-      mtl_rt::append_number(out, cap, n, h);
-      mtl_rt::append(out, cap, n, " x ");
-      mtl_rt::append_number(out, cap, n, slice_count);
-      mtl_rt::append(out, cap, n, ")");
+      append_three(out, cap, n, " is outside the texture (", w, h, slice_count, " x ");
     }
     out[n] = 0;
   }
