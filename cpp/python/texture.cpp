@@ -196,6 +196,7 @@ modes and coordinate kind, as MSL's constexpr sampler declares them.
       .def_property_readonly("mag_filter", [](const Sampler& s) { return std::string(to_string(s.mag_filter)); })
       .def_property_readonly("mip_filter", [](const Sampler& s) { return std::string(to_string(s.mip_filter)); })
       .def_property_readonly("lod_clamp", [](const Sampler& s) { return py::make_tuple(s.lod_min_clamp, s.lod_max_clamp); })
+      .def_property_readonly("compare_func", [](const Sampler& s) { return std::string(to_string(s.compare_func)); })
       .def_property_readonly("address", [](const Sampler& s) {
         return py::make_tuple(to_string(s.s_address), to_string(s.t_address), to_string(s.r_address));
       })
@@ -265,7 +266,7 @@ With ``mip_levels`` > 1 the array fills level 0 and the other levels start zeroe
   py::setattr(device, "sampler", py::cpp_function(
       [](const Device&, const std::string& filter, const py::object& address, bool normalized,
          const std::string& border_color, const std::string& mip_filter, const py::object& min_filter,
-         const py::object& mag_filter, const std::pair<float, float>& lod_clamp) {
+         const py::object& mag_filter, const std::pair<float, float>& lod_clamp, const std::string& compare_func) {
         Sampler s;
         s.mag_filter = s.min_filter = sampler_filter_from_name(filter);
         if (!min_filter.is_none()) s.min_filter = sampler_filter_from_name(min_filter.cast<std::string>());
@@ -276,6 +277,7 @@ With ``mip_levels`` > 1 the array fills level 0 and the other levels start zeroe
           throw ArgumentError("lod_clamp takes (min, max) with 0 <= min <= max, got (" + std::to_string(lo) + ", " +
                               std::to_string(hi) + ")");
         s.lod_min_clamp = lo, s.lod_max_clamp = hi;
+        s.compare_func = sampler_compare_from_name(compare_func);
         if (py::isinstance<py::str>(address)) {
           s.s_address = s.t_address = s.r_address = sampler_address_from_name(address.cast<std::string>());
         } else {
@@ -294,12 +296,14 @@ With ``mip_levels`` > 1 the array fills level 0 and the other levels start zeroe
       py::name("sampler"), py::is_method(device), py::arg("filter") = "nearest", py::arg("address") = "clamp_to_edge",
       py::arg("normalized") = true, py::arg("border_color") = "transparent_black", py::arg("mip_filter") = "none",
       py::arg("min_filter") = py::none(), py::arg("mag_filter") = py::none(),
-      py::arg("lod_clamp") = std::pair<float, float>(0.0f, 3.402823466e+38f),
+      py::arg("lod_clamp") = std::pair<float, float>(0.0f, 3.402823466e+38f), py::arg("compare_func") = "none",
       R"doc(A sampler: ``filter`` "nearest" or "linear" (``min_filter`` / ``mag_filter`` set one of them);
 ``address`` clamp_to_edge, mirrored_clamp_to_edge, repeat, mirrored_repeat, clamp_to_zero or
 clamp_to_border (one for all axes, or a list s, t, r); ``normalized``: coordinates in [0, 1]
 (True) or in texels (False); ``mip_filter`` "none" (level 0), "nearest" or "linear" between
-mip levels; ``lod_clamp``: (min, max) bounds of the LOD.)doc"));
+mip levels; ``lod_clamp``: (min, max) bounds of the LOD; ``compare_func``: the test of
+depth2d's sample_compare / gather_compare (reference OP texel: less, less_equal, greater,
+greater_equal, equal, not_equal, always, never; "none" by default).)doc"));
 }
 
 }  // namespace metalcall::python

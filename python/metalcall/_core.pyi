@@ -262,6 +262,7 @@ class Device(metaclass=_pybind11_type):
         self, filter: str = "nearest", address: str | Sequence[str] = "clamp_to_edge", normalized: bool = True,
         border_color: str = "transparent_black", mip_filter: str = "none", min_filter: str | None = None,
         mag_filter: str | None = None, lod_clamp: tuple[float, float] = (0.0, 3.4028234663852886e38),
+        compare_func: str = "none",
     ) -> Sampler:
         """A sampler for [[sampler(i)]] parameters."""
     def generate_mipmaps(self, texture: Texture) -> None:
@@ -324,6 +325,8 @@ class Sampler(metaclass=_pybind11_type):
     def mip_filter(self) -> str: ...
     @property
     def lod_clamp(self) -> tuple[float, float]: ...
+    @property
+    def compare_func(self) -> str: ...
     @property
     def address(self) -> tuple[str, str, str]: ...
     @property

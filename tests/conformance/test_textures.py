@@ -140,6 +140,17 @@ kernel void tex_depth(depth2d<float, access::read> src [[texture(0)]], depth2d<f
 }
 """,
     """
+constexpr sampler k_shadow(filter::linear, compare_func::less_equal);
+kernel void tex_depth_compare(depth2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
+                              const device float4* q [[buffer(0)]], device float4* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    out[3 * i] = float4(t.sample_compare(s, q[i].xy, q[i].z), t.sample_compare(s, q[i].xy, q[i].z, level(q[i].w)),
+                        t.sample_compare(k_shadow, q[i].xy, q[i].z), 0.0f);
+    out[3 * i + 1] = t.gather_compare(s, q[i].xy, q[i].z);
+    out[3 * i + 2] = t.gather_compare(k_shadow, q[i].xy, q[i].z);
+}
+""",
+    """
 kernel void tex_box_blur(texture2d<float, access::read> src [[texture(0)]],
                        texture2d<float, access::write> dst [[texture(1)]],
                        uint2 gid [[thread_position_in_grid]]) {
@@ -312,6 +323,50 @@ def test_3d_array_1d(device, rng):
     KS.get(device, "tex_1d")(8, out, textures=[src1, dst1, src1], samplers=[device.sampler()])
     np.testing.assert_array_equal(np.asarray(dst1), line + 1)
     np.testing.assert_array_equal(out, line)
+
+
+COMPARE = {"less": np.less, "less_equal": np.less_equal, "greater": np.greater, "greater_equal": np.greater_equal,
+           "equal": np.equal, "not_equal": np.not_equal, "always": lambda r, t: np.ones_like(t, bool),
+           "never": lambda r, t: np.zeros_like(t, bool), "none": lambda r, t: np.zeros_like(t, bool)}
+
+
+@pytest.mark.parametrize("func", list(COMPARE))
+@pytest.mark.parametrize("filt", ["nearest", "linear"])
+def test_depth_sample_compare(device, rng, func, filt):
+    """sample_compare / gather_compare: the filter blends 1 where `reference OP texel` passes
+    (the sampler's compare_func), 0 elsewhere; mip levels by level()."""
+    h, w = 6, 8
+    levels = [rng.choice([0.25, 0.5, 0.75], (max(1, h >> i), max(1, w >> i))).astype(np.float32) for i in range(3)]
+    t = device.texture((h, w), "r32float", type="depth2d", mip_levels=3)
+    for i, lv in enumerate(levels):
+        t.level(i)[..., 0] = lv
+    s = device.sampler(filter=filt, mip_filter="nearest", compare_func=func)
+    assert s.compare_func == func
+    n = 24
+    q = np.zeros((n, 4), np.float32)
+    q[:, :2] = rng.uniform(-0.1, 1.1, (n, 2))
+    q[:, 2] = rng.choice([0.25, 0.5, 0.75, 0.6], n)  # reference values equal to texels too
+    q[:, 3] = rng.choice([0.0, 1.0, 2.0], n)
+    out = np.zeros((3 * n, 4), np.float32)
+    KS.get(device, "tex_depth_compare")(n, q, out, textures=[t], samplers=[s])
+    op = COMPARE[func]
+
+    def passed(level, ref, other=op):
+        return other(np.float32(ref), level)[..., None].astype(np.float64)
+
+    for i, (u, v, ref, lod) in enumerate(q.astype(np.float64)):
+        want0 = sample_model(passed(levels[0], ref), 1, u, v, filt, "clamp_to_edge", True)[0]
+        want_lod = sample_model(passed(levels[int(lod)], ref), 1, u, v, filt, "clamp_to_edge", True)[0]
+        want_shadow = sample_model(passed(levels[0], ref, np.less_equal), 1, u, v, "linear", "clamp_to_edge", True)[0]
+        np.testing.assert_allclose(out[3 * i, :3], [want0, want_lod, want_shadow], rtol=0, atol=1e-6)
+        (i0, _), (i1, _) = axis(u, w, True, True)
+        (j0, _), (j1, _) = axis(v, h, True, True)
+        corners = [(i0, j1), (i1, j1), (i1, j0), (i0, j0)]
+        texel = [levels[0][address(j, h, "clamp_to_edge"), address(i, w, "clamp_to_edge")] for i, j in corners]
+        np.testing.assert_array_equal(out[3 * i + 1], op(np.float32(ref), np.array(texel)).astype(np.float32))
+        np.testing.assert_array_equal(out[3 * i + 2], np.less_equal(np.float32(ref), np.array(texel)).astype(np.float32))
+    with pytest.raises(mc.ArgumentError, match="unknown compare function 'lequal'"):
+        device.sampler(compare_func="lequal")
 
 
 def test_cube_and_depth(device, rng):

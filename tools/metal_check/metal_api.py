@@ -169,6 +169,7 @@ CLASSES = {
         ("setMipFilter:", "10.11", {"args": ["MTLSamplerMipFilter"], "encoding": ("v", ["Q"])}),
         ("setLodMinClamp:", "10.11", {"encoding": ("v", ["f"])}),
         ("setLodMaxClamp:", "10.11", {"encoding": ("v", ["f"])}),
+        ("setCompareFunction:", "10.11", {"args": ["MTLCompareFunction"], "encoding": ("v", ["Q"])}),
     ]),
     "MTLComputePipelineReflection": ("NSObject", "10.11", [
         ("bindings", "13.0", {"returns": "NSArray<id<MTLBinding>>*", "encoding": ("@", [])}),
@@ -227,6 +228,16 @@ ENUMS = {
     "MTLSamplerMinMagFilter": ("enum", "NSUInteger", "10.11", [
         ("MTLSamplerMinMagFilterNearest", "10.11"),
         ("MTLSamplerMinMagFilterLinear", "10.11"),
+    ]),
+    "MTLCompareFunction": ("enum", "NSUInteger", "10.11", [
+        ("MTLCompareFunctionNever", "10.11"),
+        ("MTLCompareFunctionLess", "10.11"),
+        ("MTLCompareFunctionEqual", "10.11"),
+        ("MTLCompareFunctionLessEqual", "10.11"),
+        ("MTLCompareFunctionGreater", "10.11"),
+        ("MTLCompareFunctionNotEqual", "10.11"),
+        ("MTLCompareFunctionGreaterEqual", "10.11"),
+        ("MTLCompareFunctionAlways", "10.11"),
     ]),
     "MTLSamplerMipFilter": ("enum", "NSUInteger", "10.11", [
         ("MTLSamplerMipFilterNotMipmapped", "10.11"),

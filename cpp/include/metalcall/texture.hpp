@@ -92,6 +92,8 @@ enum class SamplerAddress {
   clamp_to_border = 5,
 };
 enum class SamplerBorder { transparent_black = 0, opaque_black = 1, opaque_white = 2 };
+/** sample_compare's test, reference OP texel; numbered as MSL's compare_func (none = 0). */
+enum class SamplerCompare { none = 0, less, less_equal, greater, greater_equal, equal, not_equal, always, never };
 
 /** A sampler state: how sample() and gather() filter and address. A plain value. */
 struct Sampler {
@@ -102,14 +104,17 @@ struct Sampler {
   SamplerBorder border_color = SamplerBorder::transparent_black;
   SamplerMipFilter mip_filter = SamplerMipFilter::none;
   float lod_min_clamp = 0.0f, lod_max_clamp = 3.402823466e+38f;  // MTLSamplerDescriptor's defaults
+  SamplerCompare compare_func = SamplerCompare::none;
 };
 
 const char* to_string(SamplerFilter);
 const char* to_string(SamplerAddress);
 const char* to_string(SamplerMipFilter);
+const char* to_string(SamplerCompare);
 /** ArgumentError for unknown names. */
 SamplerFilter sampler_filter_from_name(const std::string& name);
 SamplerAddress sampler_address_from_name(const std::string& name);
 SamplerMipFilter sampler_mip_filter_from_name(const std::string& name);
+SamplerCompare sampler_compare_from_name(const std::string& name);
 
 }  // namespace metalcall

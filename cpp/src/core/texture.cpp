@@ -24,9 +24,10 @@ struct TextureAbi {
 struct SamplerAbi {
   unsigned mag, min, mip, s, t, r, normalized, border;
   float lod_min, lod_max;
+  unsigned compare;
 };
 static_assert(sizeof(TextureAbi) == 56 + 2 * 8 * kMaxMipLevels, "mtl_texture_abi layout");
-static_assert(sizeof(SamplerAbi) == 40, "mtl_sampler_abi layout");
+static_assert(sizeof(SamplerAbi) == 44, "mtl_sampler_abi layout");
 
 // Mip levels start on a cache line (rows within a level keep the device's row alignment).
 constexpr std::size_t kLevelAlignment = 64;
@@ -119,6 +120,19 @@ const char* to_string(SamplerAddress a) {
 
 const char* to_string(SamplerMipFilter f) {
   return f == SamplerMipFilter::linear ? "linear" : f == SamplerMipFilter::nearest ? "nearest" : "none";
+}
+
+const char* to_string(SamplerCompare c) {
+  static const char* const names[] = {"none", "less", "less_equal", "greater", "greater_equal",
+                                      "equal", "not_equal", "always", "never"};
+  return names[static_cast<int>(c)];
+}
+
+SamplerCompare sampler_compare_from_name(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(SamplerCompare::never); ++i)
+    if (name == to_string(static_cast<SamplerCompare>(i))) return static_cast<SamplerCompare>(i);
+  throw ArgumentError("unknown compare function '" + name + "'; use none, less, less_equal, greater, greater_equal, "
+                      "equal, not_equal, always or never");
 }
 
 SamplerMipFilter sampler_mip_filter_from_name(const std::string& name) {
@@ -291,7 +305,7 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
                    static_cast<unsigned>(s.mip_filter), static_cast<unsigned>(s.s_address),
                    static_cast<unsigned>(s.t_address), static_cast<unsigned>(s.r_address),
                    s.normalized_coordinates ? 1u : 0u, static_cast<unsigned>(s.border_color),
-                   s.lod_min_clamp, s.lod_max_clamp};
+                   s.lod_min_clamp, s.lod_max_clamp, static_cast<unsigned>(s.compare_func)};
     out.bytes.resize(sizeof abi);
     std::memcpy(out.bytes.data(), &abi, sizeof abi);
   }

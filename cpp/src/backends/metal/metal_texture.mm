@@ -70,6 +70,21 @@ MTLSamplerMipFilter mip_filter(SamplerMipFilter f) {
   return MTLSamplerMipFilterNotMipmapped;
 }
 
+MTLCompareFunction compare_function(SamplerCompare c) {
+  switch (c) {
+    case SamplerCompare::less: return MTLCompareFunctionLess;
+    case SamplerCompare::less_equal: return MTLCompareFunctionLessEqual;
+    case SamplerCompare::greater: return MTLCompareFunctionGreater;
+    case SamplerCompare::greater_equal: return MTLCompareFunctionGreaterEqual;
+    case SamplerCompare::equal: return MTLCompareFunctionEqual;
+    case SamplerCompare::not_equal: return MTLCompareFunctionNotEqual;
+    case SamplerCompare::always: return MTLCompareFunctionAlways;
+    case SamplerCompare::none:
+    case SamplerCompare::never: break;
+  }
+  return MTLCompareFunctionNever;
+}
+
 MTLSamplerBorderColor border_color(SamplerBorder b) {
   switch (b) {
     case SamplerBorder::opaque_black: return MTLSamplerBorderColorOpaqueBlack;
@@ -142,6 +157,7 @@ void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const P
   [descriptor setMipFilter:mip_filter(s.mip_filter)];
   [descriptor setLodMinClamp:s.lod_min_clamp];
   [descriptor setLodMaxClamp:s.lod_max_clamp];
+  if (s.compare_func != SamplerCompare::none) [descriptor setCompareFunction:compare_function(s.compare_func)];
   id<MTLSamplerState> state = [(__bridge id<MTLDevice>)device newSamplerStateWithDescriptor:descriptor];
   if (!state)
     throw Error("[metal] unable to make the sampler state for kernel '" + kernel.name + "' sampler(" +

@@ -31,6 +31,7 @@ struct mtl_sampler_abi {
   unsigned normalized;         // 1: coord::normalized, 0: coord::pixel
   unsigned border;             // border_color
   float lod_min, lod_max;      // lod_clamp
+  unsigned compare;            // compare_func, numbered as below (0: none)
 };
 
 enum class access { sample, read, write, read_write };
@@ -49,6 +50,9 @@ enum class t_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2
 enum class r_address { clamp_to_edge = 0, mirrored_clamp_to_edge = 1, repeat = 2, mirrored_repeat = 3,
                        clamp_to_zero = 4, clamp_to_border = 5 };
 enum class border_color { transparent_black, opaque_black, opaque_white };
+// sample_compare / gather_compare: the reference value OP the texel, as MTLCompareFunction
+// compares a new value with the existing one.
+enum class compare_func { none, less, less_equal, greater, greater_equal, equal, not_equal, always, never };
 enum class component { x, y, z, w };
 
 // LOD options of sample(): level(l) samples LOD l; bias(b) adds b to the LOD a kernel
@@ -83,8 +87,8 @@ struct max_anisotropy {  // accepted: sampling here is isotropic
 struct sampler {
   mtl_sampler_abi a;
   // MSL's defaults: coord::normalized, address::clamp_to_edge, filter::nearest, mip_filter::none,
-  // lod_clamp(0, FLT_MAX).
-  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0, 0.0f, 3.402823466e+38f} {}
+  // lod_clamp(0, FLT_MAX), compare_func::none.
+  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0, 0.0f, 3.402823466e+38f, 0} {}
   METAL_FUNC explicit constexpr sampler(const mtl_sampler_abi& abi) : a(abi) {}
   template <class First, class... Rest>
   METAL_FUNC constexpr sampler(First first, Rest... rest) : sampler(rest...) { set(first); }
@@ -102,6 +106,7 @@ struct sampler {
   METAL_FUNC constexpr void set(border_color b) { a.border = unsigned(b); }
   METAL_FUNC constexpr void set(lod_clamp c) { a.lod_min = c.min_value, a.lod_max = c.max_value; }
   METAL_FUNC constexpr void set(max_anisotropy) {}
+  METAL_FUNC constexpr void set(compare_func f) { a.compare = unsigned(f); }
 };
 
 namespace mtl_tex {
@@ -394,10 +399,26 @@ METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offs
   return a;
 }
 
+// sample_compare: 1 where `ref` OP the texel's first component passes (compare_func), else 0.
+// compare_func::none (Metal leaves sample_compare with it undefined) passes nothing.
+METAL_FUNC float compared(unsigned func, float ref, float texel) {
+  switch (func) {
+    case 1: return ref < texel ? 1.0f : 0.0f;
+    case 2: return ref <= texel ? 1.0f : 0.0f;
+    case 3: return ref > texel ? 1.0f : 0.0f;
+    case 4: return ref >= texel ? 1.0f : 0.0f;
+    case 5: return ref == texel ? 1.0f : 0.0f;
+    case 6: return ref != texel ? 1.0f : 0.0f;
+    case 7: return 1.0f;
+    default: return 0.0f;
+  }
+}
+
 // Samples one mip level, slice `slice`, at (u, v, w) over `dims` axes: the software sampler.
+// With `ref`, each texel is first replaced by its comparison with *ref (sample_compare).
 METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
                                       bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
-                                      int oy, int oz) {
+                                      int oy, int oz, const float* ref) {
   const bool normalized = s.normalized != 0;
   const int size[3] = {int(l.width), int(l.height), int(l.depth)};
   const unsigned modes[3] = {s.s, s.t, s.r};
@@ -417,9 +438,10 @@ METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view
           at[k] = address_index(idx[k], size[k], modes[k]);
           if (at[k] < 0) outside = true, outside_mode = modes[k];
         }
-        const vec<float, 4> t = outside ? border(d, s, outside_mode)
-                                        : load<float>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
-                                                            dims > 2 ? unsigned(at[2]) : slice), d.format);
+        vec<float, 4> t = outside ? border(d, s, outside_mode)
+                                  : load<float>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
+                                                      dims > 2 ? unsigned(at[2]) : slice), d.format);
+        if (ref) t = vec<float, 4>(compared(s.compare, *ref, t.x));
         sum += t * weight;
       }
   return sum;
@@ -441,7 +463,8 @@ METAL_FUNC float gradient_lod(const mtl_texture_abi& d, const mtl_sampler_abi& s
 // picks — none: level 0; nearest: the nearest level; linear: the two around the LOD,
 // blended — or (LOD <= 0: magnification) the mag filter on level 0.
 METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
-                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f) {
+                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f,
+                                const float* ref = nullptr) {
   if (lod != lod) lod = 0.0f;
   lod = lod < s.lod_min ? s.lod_min : lod > s.lod_max ? s.lod_max : lod;
   const bool minified = lod > 0.0f;
@@ -457,16 +480,17 @@ METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi&
     fraction = whole >= float(last) ? 0.0f : lod - whole;
   }
   if (level > last) level = last;
-  const vec<float, 4> a = sample_level(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz);
+  const vec<float, 4> a = sample_level(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
   if (fraction == 0.0f) return a;
-  const vec<float, 4> b = sample_level(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz);
+  const vec<float, 4> b = sample_level(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
   return a * (1.0f - fraction) + b * fraction;
 }
 
 // The 2x2 texels that linear filtering at (u, v) on level 0 would blend, component `c`
-// of each, in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0).
+// of each, in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0); with `ref`, their
+// comparisons with *ref (gather_compare).
 METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
-                                int ox, int oy, unsigned c) {
+                                int ox, int oy, unsigned c, const float* ref = nullptr) {
   const bool normalized = s.normalized != 0;
   const level_view l = level_of(d, 0);
   const axis x = footprint(u, int(d.width), normalized, true, ox), y = footprint(v, int(d.height), normalized, true, oy);
@@ -477,7 +501,7 @@ METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi&
     const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
     const vec<float, 4> t = ix < 0 || iy < 0 ? border(d, s, ix < 0 ? s.s : s.t)
                                              : load<float>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
-    out[k] = t[c];
+    out[k] = ref ? compared(s.compare, *ref, t.x) : t[c];
   }
   return vec<float, 4>(out[0], out[1], out[2], out[3]);
 }
@@ -671,6 +695,22 @@ template <class T, access A = access::sample> struct depth2d : mtl_texture_base 
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u));
+  }
+  // The filtered comparison of compare_value with the texels (the sampler's compare_func):
+  // the fraction of the footprint that passes.
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cvt<T>(
+        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, 0.0f, &compare_value).x);
+  }
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value, level l,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cvt<T>(
+        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, l.lod, &compare_value).x);
+  }
+  METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, float compare_value,
+                                      const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
   }
 };
 
