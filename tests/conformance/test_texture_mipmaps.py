@@ -12,7 +12,7 @@ import pytest
 
 import metalcall as mc
 from mcconf import HEADER, KernelSet
-from texture_models import address, axis, decode, parse, random_raw, sample_model
+from texture_models import address, axis, decode, metal_makes_only_2d, parse, random_raw, sample_model
 
 KS = KernelSet([
     """
@@ -97,6 +97,13 @@ kernel void mip_sample_kinds(texture2d_array<float> a [[texture(0)]], texture3d<
 ])
 
 F32_MAX = float(np.finfo(np.float32).max)
+
+
+@pytest.fixture(autouse=True)
+def _mip_levels_exist(request):
+    """Every test here makes mipmapped textures: on the Metal backend, a check that it refuses them."""
+    if "device" in request.fixturenames:
+        metal_makes_only_2d(request.getfixturevalue("device"))
 
 
 def level_shape(h, w, level):

@@ -11,8 +11,8 @@ import pytest
 
 import metalcall as mc
 from mcconf import HEADER, KernelSet
-from texture_models import (FORMATS, MODES, address, axis, decode, encode, parse, random_raw, raw_dtype,
-                            sample_model)
+from texture_models import (FORMATS, MODES, address, axis, decode, encode, metal_makes_only_2d, parse, random_raw,
+                            raw_dtype, sample_model)
 
 KS = KernelSet([
     """
@@ -272,6 +272,7 @@ def test_constexpr_sampler(device, rng):
 
 
 def test_sizes(device):
+    metal_makes_only_2d(device)
     a = device.texture((3, 5), "r8unorm")
     b = device.texture((2, 3, 4), "rgba16float")
     c = device.texture((6, 2, 3), "r32float", type="texture2d_array")
@@ -287,6 +288,7 @@ def test_sizes(device):
 
 
 def test_3d_array_1d(device, rng):
+    metal_makes_only_2d(device)
     raw = rng.uniform(0, 1, (3, 4, 5, 4)).astype(np.float32)
     src, dst = device.texture_from(raw), device.texture((3, 4, 5), "rgba32float")
     KS.get(device, "tex_3d")((5, 4, 3), textures=[src, dst])
@@ -335,6 +337,7 @@ COMPARE = {"less": np.less, "less_equal": np.less_equal, "greater": np.greater, 
 def test_depth_sample_compare(device, rng, func, filt):
     """sample_compare / gather_compare: the filter blends 1 where `reference OP texel` passes
     (the sampler's compare_func), 0 elsewhere; mip levels by level()."""
+    metal_makes_only_2d(device)
     h, w = 6, 8
     levels = [rng.choice([0.25, 0.5, 0.75], (max(1, h >> i), max(1, w >> i))).astype(np.float32) for i in range(3)]
     t = device.texture((h, w), "r32float", type="depth2d", mip_levels=3)
@@ -370,6 +373,7 @@ def test_depth_sample_compare(device, rng, func, filt):
 
 
 def test_cube_and_depth(device, rng):
+    metal_makes_only_2d(device)
     faces = rng.uniform(0, 1, (6, 2, 2, 4)).astype(np.float32)
     cube = device.texture((2, 2), "rgba32float", type="texturecube")
     np.asarray(cube)[...] = faces

@@ -4,6 +4,21 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+import metalcall as mc
+
+
+def metal_makes_only_2d(device):
+    """Skips on the Metal backend, which makes only 2-D textures of one mip level (a texture
+    over the Texture's buffer; docs/design.md), after checking that it refuses the others."""
+    if device.backend != "metal":
+        return
+    with pytest.raises(mc.ArgumentError, match=r"\[metal\]"):
+        device.texture((2, 2, 2), "rgba32float")
+    with pytest.raises(mc.ArgumentError, match=r"\[metal\] mipmapped"):
+        device.texture((4, 4), "rgba32float", mip_levels=2)
+    pytest.skip("the Metal backend makes only 2-D textures of one mip level (docs/design.md)")
 
 # ---- NumPy models of Metal's pixel formats ---------------------------------------------
 
