@@ -252,6 +252,38 @@ def test_threadgroup_variables_over_apple_limit_together(cpu_device, checked):
     check_usable(dev)
 
 
+TG_DYNAMIC_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mixed(device float* out [[buffer(0)]], threadgroup float* scratch [[threadgroup(0)]],
+                  uint l [[thread_index_in_threadgroup]]) {
+    threadgroup float tile[4096];  // 16 KiB
+    tile[l] = float(l);
+    scratch[l] = 2.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[l] = tile[31 - l] + scratch[l];
+}
+"""
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["cpu", "cpu-checked"])
+def test_threadgroup_variables_and_call_lengths_over_apple_limit(cpu_device, checked):
+    """A kernel's threadgroup variables and the call's threadgroup_memory lengths share
+    Apple's 32 KiB: a call whose lengths take the total over it is an ExecutionError; the same
+    kernel with smaller lengths works."""
+    dev = mc.Device("cpu", checked=True) if checked else cpu_device
+    lib = dev.compile(TG_DYNAMIC_SRC)
+    out = np.zeros(32, np.float32)
+    lib.mixed(32, out, threadgroup=32, threadgroup_memory=[16384])  # 16 + 16 KiB: fits
+    np.testing.assert_array_equal(out, (31 - np.arange(32)) + 2.0)
+    with pytest.raises(mc.ExecutionError, match=r"threadgroup variable 'tile' \(16384 bytes\) and the call's "
+                                                r"threadgroup_memory \(16400 bytes\) take 32784 bytes together"):
+        lib.mixed(32, out, threadgroup=32, threadgroup_memory=[16400]).wait()
+    out[:] = 0
+    lib.mixed(32, out, threadgroup=32, threadgroup_memory=[128])
+    np.testing.assert_array_equal(out, (31 - np.arange(32)) + 2.0)
+    check_usable(dev)
+
+
 def test_checked_mode_reports_out_of_bounds(cpu_device):
     try:
         dev = mc.Device("cpu", checked=True)

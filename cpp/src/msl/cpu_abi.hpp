@@ -16,6 +16,7 @@
     int* fault;         /* set to 1 by the first fault (checked mode) */                        \
     char* fault_message;                                                                        \
     unsigned fault_capacity;                                                                    \
+    unsigned long long threadgroup_bytes; /* the call's [[threadgroup(i)]] lengths, summed */  \
   } metalcall_cpu_launch;                                                                       \
   /* What one worker thread offers the kernel code running on it. */                           \
   typedef struct metalcall_cpu_worker {                                                         \

@@ -779,15 +779,17 @@ class Translator {
     emit("METAL_THREADGROUP_FITS(" + t_[name].text + ");", t_[name], true);
   }
 
-  // METAL_THREADGROUP_TOTAL_FITS after a declaration when two or more threadgroup variables
-  // are in scope: Metal adds them up against the same 32 KiB.
+  // METAL_THREADGROUP_TOTAL_FITS after a threadgroup declaration, with every threadgroup
+  // variable in scope: Metal adds them (and a call's [[threadgroup(i)]] lengths) up against the
+  // same 32 KiB.
   void emit_threadgroup_total_check(const std::vector<std::size_t>& names) {
     std::string list, sum;
     for (std::size_t n : names) {
       list += (list.empty() ? "" : ", ") + t_[n].text;
       sum += (sum.empty() ? "sizeof(" : " + sizeof(") + t_[n].text + ")";
     }
-    emit("METAL_THREADGROUP_TOTAL_FITS(\"" + list + "\", " + sum + ");", t_[names.back()], true);
+    emit("METAL_THREADGROUP_TOTAL_FITS(\"" + list + "\", " + sum + ", " + (names.size() > 1 ? "true" : "false") + ");",
+         t_[names.back()], true);
   }
 
   // The `{` of every block around token i, innermost first.
@@ -803,8 +805,8 @@ class Translator {
   }
 
   // Records the threadgroup variables the declaration at i (ending at `semicolon`) declares;
-  // when with those declared before in enclosing blocks they are two or more, the `;` gets a
-  // check of their sum (total_checks_). Variables of blocks closed before are not counted.
+  // the `;` gets a check of their sum with those declared before in enclosing blocks
+  // (total_checks_). Variables of blocks closed before are not counted.
   void note_threadgroup_variables(std::size_t i, std::size_t semicolon, const std::vector<std::size_t>& names) {
     const std::vector<std::size_t> chain = enclosing_braces(i);
     if (chain.empty()) return;
@@ -815,7 +817,7 @@ class Translator {
       threadgroup_vars_.push_back({n, chain.front()});
       in_scope.push_back(n);
     }
-    if (in_scope.size() >= 2) total_checks_[semicolon] = in_scope;
+    total_checks_[semicolon] = in_scope;
   }
 
   // True when the innermost brace around token i opens a function's body or a block in one

@@ -155,11 +155,13 @@ double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* can
     many_bytes.resize(command.args.size());
     bytes = many_bytes.data();
   }
+  unsigned long long threadgroup_bytes = 0;
   for (std::size_t i = 0; i < command.args.size(); ++i) {
     const BoundArgument& a = command.args[i];
     args[i] = a.address();
     bytes[i] = a.buffer ? a.buffer->nbytes() : a.host_data ? a.host_nbytes
                : a.kind == ParamKind::threadgroup_memory ? a.threadgroup_length : a.bytes.size();
+    if (a.kind == ParamKind::threadgroup_memory) threadgroup_bytes += a.threadgroup_length;
   }
 
   int fault = 0;
@@ -171,6 +173,7 @@ double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* can
   launch.fault = &fault;
   launch.fault_message = fault_message;
   launch.fault_capacity = sizeof fault_message;
+  launch.threadgroup_bytes = threadgroup_bytes;
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];

@@ -95,24 +95,43 @@ inline const metalcall_cpu_launch* begin_fault(unsigned& n) {
 }
 
 // Threadgroup memory over an Apple GPU's 32 KiB: one variable (the translator checks each
-// declaration, METAL_THREADGROUP_FITS), or several in scope together (METAL_THREADGROUP_TOTAL_FITS
-// after a declaration that leaves two or more in scope). Metal refuses such a kernel when its
-// pipeline is made, so the CPU raises ExecutionError for the call instead of running what a
-// Mac would not. The rest of the library's kernels are unaffected.
+// declaration, METAL_THREADGROUP_FITS, at compile time), several in scope together, or those
+// and the call's [[threadgroup(i)]] lengths (METAL_THREADGROUP_TOTAL_FITS after each
+// declaration). Metal refuses such a kernel when its pipeline is made, or such a dispatch, so
+// the CPU raises ExecutionError for the call instead of running what a Mac would not. The
+// rest of the library's kernels are unaffected.
 constexpr unsigned long long kAppleThreadgroupBytes = 32 * 1024;
-inline void threadgroup_overflow(const char* names, unsigned long long bytes, bool several) {
+inline void threadgroup_overflow(const char* names, unsigned long long bytes, bool several,
+                                 unsigned long long call_bytes = 0) {
   unsigned n;
   const metalcall_cpu_launch* L = begin_fault(n);
   if (!L) return;
-  append(L->fault_message, L->fault_capacity, n, several ? ": threadgroup variables " : ": threadgroup variable '");
-  append(L->fault_message, L->fault_capacity, n, names);
-  append(L->fault_message, L->fault_capacity, n, several ? " take " : "' takes ");
-  append_number(L->fault_message, L->fault_capacity, n, (long long)bytes);
-  append(L->fault_message, L->fault_capacity, n, several ? " bytes together, more" : " bytes, more");
-  append(L->fault_message, L->fault_capacity, n,
+  char* out = L->fault_message;
+  const unsigned cap = L->fault_capacity;
+  append(out, cap, n, several ? ": threadgroup variables " : ": threadgroup variable '");
+  append(out, cap, n, names);
+  if (call_bytes) {
+    append(out, cap, n, several ? " (" : "' (");
+    append_number(out, cap, n, (long long)bytes);
+    append(out, cap, n, " bytes) and the call's threadgroup_memory (");
+    append_number(out, cap, n, (long long)call_bytes);
+    append(out, cap, n, " bytes) take ");
+    append_number(out, cap, n, (long long)(bytes + call_bytes));
+    append(out, cap, n, " bytes together, more");
+  } else {
+    append(out, cap, n, several ? " take " : "' takes ");
+    append_number(out, cap, n, (long long)bytes);
+    append(out, cap, n, several ? " bytes together, more" : " bytes, more");
+  }
+  append(out, cap, n,
          " than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal refuses to make this "
-         "kernel's pipeline); the kernel ran on the cpu backend");
-  L->fault_message[n] = 0;
+         "kernel's pipeline or dispatch it); the kernel ran on the cpu backend");
+  out[n] = 0;
+}
+// The variables in scope (static) and the call's [[threadgroup(i)]] lengths (run time).
+inline void threadgroup_total_fits(const char* names, unsigned long long bytes, bool several) {
+  const unsigned long long call_bytes = launch ? launch->threadgroup_bytes : 0;
+  if (call_bytes && bytes + call_bytes > kAppleThreadgroupBytes) threadgroup_overflow(names, bytes, several, call_bytes);
 }
 }  // namespace mtl_rt
 #define METAL_THREADGROUP_FITS(name)                                        \
@@ -120,10 +139,13 @@ inline void threadgroup_overflow(const char* names, unsigned long long bytes, bo
     if constexpr (sizeof(name) > ::metal::mtl_rt::kAppleThreadgroupBytes)   \
       ::metal::mtl_rt::threadgroup_overflow(#name, sizeof(name), false);     \
   } while (0)
-#define METAL_THREADGROUP_TOTAL_FITS(names, bytes)                          \
+#define METAL_THREADGROUP_TOTAL_FITS(names, bytes, several)                 \
   do {                                                                       \
-    if constexpr ((bytes) > ::metal::mtl_rt::kAppleThreadgroupBytes)        \
-      ::metal::mtl_rt::threadgroup_overflow(names, (bytes), true);           \
+    if constexpr ((bytes) > ::metal::mtl_rt::kAppleThreadgroupBytes) {      \
+      if constexpr (several) ::metal::mtl_rt::threadgroup_overflow(names, (bytes), true); \
+    } else {                                                                 \
+      ::metal::mtl_rt::threadgroup_total_fits(names, (bytes), several);     \
+    }                                                                        \
   } while (0)
 
 // Fibers switch only at barriers, and every fiber of a group shares one OS
