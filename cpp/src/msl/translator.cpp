@@ -114,6 +114,11 @@ class Translator {
     // No thread_elements(): SIMD-group matrices are never handed out to the lanes.
     if (std::none_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("thread_elements"); }))
       out_ << "#define METALCALL_SGM_ELEMENTS 0\n";
+    // No [[threadgroup(i)]] parameter: the threadgroup size checks need no run-time part.
+    bool threadgroup_params = false;
+    for (std::size_t k = 0; k + 1 < t_.size() && !threadgroup_params; ++k)
+      threadgroup_params = t_[k].is_identifier("threadgroup") && t_[k + 1].is("(");
+    if (!threadgroup_params) out_ << "#define METALCALL_THREADGROUP_PARAMS 0\n";
     target_.emit_preamble(out_);
     for (const auto& c : function_constants_) {
       auto v = constants_.find(c.index);
@@ -190,10 +195,14 @@ class Translator {
   std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
   // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
   std::map<std::size_t, std::string> text_after_, text_before_;
-  std::map<std::size_t, std::vector<std::size_t>> size_checks_;  // `;` of a threadgroup declaration → its names
+  // The checks after a threadgroup declaration's `;`: the variables it declares, and every
+  // threadgroup variable in scope there (those of enclosing blocks declared before, then its own).
+  struct ThreadgroupChecks {
+    std::vector<std::size_t> declared, in_scope;
+  };
+  std::map<std::size_t, ThreadgroupChecks> threadgroup_checks_;
   // Threadgroup variables declared in function bodies so far: name token, innermost `{`.
   std::vector<std::pair<std::size_t, std::size_t>> threadgroup_vars_;
-  std::map<std::size_t, std::vector<std::size_t>> total_checks_;  // `;` → every threadgroup variable in scope there
   std::ostringstream out_;
   std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
   SourceMap map_;
@@ -470,9 +479,8 @@ class Translator {
           // Checked mode: a checked array's initializer is one brace level deeper.
           emit(checked_braces_.count(i) ? tok.text + tok.text : tok.text, tok, false);
           if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);
-          if (auto names = size_checks_.find(i); names != size_checks_.end())
-            for (std::size_t n : names->second) emit_threadgroup_size_check(n);
-          if (auto names = total_checks_.find(i); names != total_checks_.end()) emit_threadgroup_total_check(names->second);
+          if (auto checks = threadgroup_checks_.find(i); checks != threadgroup_checks_.end())
+            emit_threadgroup_checks(checks->second);
           continue;
         case TokenKind::identifier:
           break;
@@ -758,9 +766,9 @@ class Translator {
         if (write) {
           emit(text, t_[i], true);
           if (target_.checks_threadgroup_sizes() && in_function_body(i)) {
-            for (std::size_t n : names) emit_threadgroup_size_check(n);
             note_threadgroup_variables(i, j, names);
-            if (auto all = total_checks_.find(j); all != total_checks_.end()) emit_threadgroup_total_check(all->second);
+            if (auto checks = threadgroup_checks_.find(j); checks != threadgroup_checks_.end())
+              emit_threadgroup_checks(checks->second);
           }
         }
         return j;
@@ -772,24 +780,21 @@ class Translator {
     }
   }
 
-  // METAL_THREADGROUP_FITS(name) after a threadgroup variable's declaration (metal_sync.h:
-  // a variable over Apple GPUs' 32 KiB makes the call an ExecutionError), at the name's
-  // column so that it lines up with the declaration.
-  void emit_threadgroup_size_check(std::size_t name) {
-    emit("METAL_THREADGROUP_FITS(" + t_[name].text + ");", t_[name], true);
-  }
-
-  // METAL_THREADGROUP_TOTAL_FITS after a threadgroup declaration, with every threadgroup
-  // variable in scope: Metal adds them (and a call's [[threadgroup(i)]] lengths) up against the
-  // same 32 KiB.
-  void emit_threadgroup_total_check(const std::vector<std::size_t>& names) {
+  // After a threadgroup declaration (metal_sync.h): METAL_THREADGROUP_FITS(name) for each
+  // variable it declares (one over Apple GPUs' 32 KiB makes the call an ExecutionError), at
+  // the name's column so that it lines up with the declaration; then
+  // METAL_THREADGROUP_TOTAL_FITS with every threadgroup variable in scope: Metal adds them (and
+  // a call's [[threadgroup(i)]] lengths) up against the same 32 KiB.
+  void emit_threadgroup_checks(const ThreadgroupChecks& checks) {
+    for (std::size_t n : checks.declared) emit("METAL_THREADGROUP_FITS(" + t_[n].text + ");", t_[n], true);
     std::string list, sum;
-    for (std::size_t n : names) {
+    for (std::size_t n : checks.in_scope) {
       list += (list.empty() ? "" : ", ") + t_[n].text;
       sum += (sum.empty() ? "sizeof(" : " + sizeof(") + t_[n].text + ")";
     }
-    emit("METAL_THREADGROUP_TOTAL_FITS(\"" + list + "\", " + sum + ", " + (names.size() > 1 ? "true" : "false") + ");",
-         t_[names.back()], true);
+    emit("METAL_THREADGROUP_TOTAL_FITS(\"" + list + "\", " + sum + ", " + (checks.in_scope.size() > 1 ? "true" : "false") +
+             ");",
+         t_[checks.in_scope.back()], true);
   }
 
   // The `{` of every block around token i, innermost first.
@@ -804,20 +809,20 @@ class Translator {
     return out;
   }
 
-  // Records the threadgroup variables the declaration at i (ending at `semicolon`) declares;
-  // the `;` gets a check of their sum with those declared before in enclosing blocks
-  // (total_checks_). Variables of blocks closed before are not counted.
+  // Records the threadgroup variables the declaration at i (ending at `semicolon`) declares
+  // and the checks its `;` gets (threadgroup_checks_): each of them, and their sum with those
+  // declared before in enclosing blocks. Variables of blocks closed before are not counted.
   void note_threadgroup_variables(std::size_t i, std::size_t semicolon, const std::vector<std::size_t>& names) {
     const std::vector<std::size_t> chain = enclosing_braces(i);
-    if (chain.empty()) return;
-    std::vector<std::size_t> in_scope;
+    if (chain.empty() || names.empty()) return;
+    ThreadgroupChecks& checks = threadgroup_checks_[semicolon];
+    checks.declared = names;
     for (const auto& [name, brace] : threadgroup_vars_)
-      if (std::find(chain.begin(), chain.end(), brace) != chain.end()) in_scope.push_back(name);
+      if (std::find(chain.begin(), chain.end(), brace) != chain.end()) checks.in_scope.push_back(name);
     for (std::size_t n : names) {
       threadgroup_vars_.push_back({n, chain.front()});
-      in_scope.push_back(n);
+      checks.in_scope.push_back(n);
     }
-    total_checks_[semicolon] = in_scope;
   }
 
   // True when the innermost brace around token i opens a function's body or a block in one
@@ -848,7 +853,7 @@ class Translator {
   }
 
   // The variables the threadgroup declaration at i declares (`threadgroup float a[64], b = 0;`:
-  // a and b), checked after its `;` (size_checks_).
+  // a and b), checked after its `;` (threadgroup_checks_).
   void check_threadgroup_sizes(std::size_t i) {
     if (!target_.checks_threadgroup_sizes() || !in_function_body(i)) return;
     std::vector<std::size_t> names;
@@ -864,8 +869,6 @@ class Translator {
       if (k.is("=")) in_initializer = true;
       else if (k.is(",")) in_initializer = false;
       else if (k.is(";")) {
-        auto& after = size_checks_[j];
-        after.insert(after.end(), names.begin(), names.end());
         note_threadgroup_variables(i, j, names);
         return;
       } else if (!in_initializer && k.kind == TokenKind::identifier && j + 1 < t_.size() &&

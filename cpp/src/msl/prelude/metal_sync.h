@@ -128,10 +128,16 @@ inline void threadgroup_overflow(const char* names, unsigned long long bytes, bo
          "kernel's pipeline or dispatch it); the kernel ran on the cpu backend");
   out[n] = 0;
 }
-// The variables in scope (static) and the call's [[threadgroup(i)]] lengths (run time).
+// The variables in scope (static) and the call's [[threadgroup(i)]] lengths (run time). A
+// source without such parameters (the translator defines METALCALL_THREADGROUP_PARAMS 0)
+// has nothing to check at run time, so its threads pay nothing here.
 inline void threadgroup_total_fits(const char* names, unsigned long long bytes, bool several) {
+#if !defined(METALCALL_THREADGROUP_PARAMS) || METALCALL_THREADGROUP_PARAMS
   const unsigned long long call_bytes = launch ? launch->threadgroup_bytes : 0;
   if (call_bytes && bytes + call_bytes > kAppleThreadgroupBytes) threadgroup_overflow(names, bytes, several, call_bytes);
+#else
+  (void)names, (void)bytes, (void)several;
+#endif
 }
 }  // namespace mtl_rt
 #define METAL_THREADGROUP_FITS(name)                                        \

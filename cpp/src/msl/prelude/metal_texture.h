@@ -134,7 +134,6 @@ struct level_view {
   unsigned char* data;
   unsigned long long row_pitch, slice_pitch;
   unsigned width, height, depth;
-  unsigned slices;  // 2-D images: the level's depth for texture3d, else the array length (6 for a cube)
 };
 METAL_FUNC unsigned slices_at(const mtl_texture_abi& d, unsigned lod) {
   return d.type == 3u ? halved(d.depth, lod) : d.array_length;  // 3: metalcall::TextureType::texture3d
@@ -148,7 +147,6 @@ METAL_FUNC level_view level_of(const mtl_texture_abi& d, unsigned lod) {
   l.height = halved(d.height, lod);
   l.depth = halved(d.depth, lod);
   l.slice_pitch = l.row_pitch * l.height;
-  l.slices = slices_at(d, lod);
   return l;
 }
 
