@@ -22,7 +22,7 @@ def instantiate(name, params):
     return "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>({params});' for t in TYPES)
 
 
-KS = KernelSet([
+SNIPPETS = [
     # load from a 16x24 threadgroup array, store into a 16x16 one; p = load epr, origin x, y,
     # transpose, then the same for the store
     ([f"sgm_copy_{t}" for t in TYPES], """
@@ -192,7 +192,18 @@ kernel void sgm_elements(device float* pos [[buffer(0)]], device float* out [[bu
     for (uint i = lane; i < 2 * 64; i += 32) out[i] = float(o[i]);
 }
 """ + instantiate("sgm_elements", "device float*, device float*, ushort")),
-])
+]
+KS = KernelSet(SNIPPETS)
+# The same kernels with four products a tensor-core operation on CUDA (sparse mma; the
+# prelude's METALCALL_SGM_QUAD_PRODUCTS); elsewhere the define changes nothing.
+QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
+KS_QUADS = KernelSet(SNIPPETS, defines=QUADS)
+
+
+@pytest.fixture(params=["pairs", "quads"])
+def products(request):
+    """The kernel set for the products' mode: the default, or quads (QUADS)."""
+    return KS_QUADS if request.param == "quads" else KS
 
 # (load epr, origin x, y, transpose, store epr, origin x, y, transpose)
 COPY_CASES = [
@@ -256,11 +267,11 @@ def test_load_store_device_memory(device, rng):
 
 
 @pytest.mark.parametrize("t", TYPES)
-def test_multiply_and_accumulate(device, rng, t):
+def test_multiply_and_accumulate(device, products, rng, t):
     groups = 2  # threadgroups of 2 SIMD-groups: 4 independent products
     x = rng.standard_normal((groups * 2, 3, 8, 8)).astype(np.float32)
     out = np.zeros((groups * 2, 2, 8, 8), np.float32)
-    KS.get(device, f"sgm_mul_{t}")(groups * 64, x, out, threadgroup=64)
+    products.get(device, f"sgm_mul_{t}")(groups * 64, x, out, threadgroup=64)
     a, b, c = (rounded(x[:, i], t) for i in range(3))
     prod = a @ b
     tol = tolerance(t)
@@ -268,10 +279,10 @@ def test_multiply_and_accumulate(device, rng, t):
     assert_close(out[:, 1], rounded(prod + c, t), rtol=tol, atol=tol * 4)
 
 
-def test_mixed_precision(device, rng):
+def test_mixed_precision(device, products, rng):
     x = rng.standard_normal(128).astype(np.float32)
     out = np.zeros(128, np.float32)
-    KS.get(device, "sgm_mixed")(32, x, out, threadgroup=32)
+    products.get(device, "sgm_mixed")(32, x, out, threadgroup=32)
     h, bf = rounded(x, "half").reshape(2, 8, 8), rounded(x, "bfloat").reshape(2, 8, 8)
     acc = 0.5 + h[0] @ h[1] + bf[0] @ bf[1]
     assert_close(out[:64].reshape(8, 8), acc, rtol=1e-5, atol=1e-5)
@@ -279,10 +290,10 @@ def test_mixed_precision(device, rng):
 
 
 @pytest.mark.parametrize("t", TYPES)
-def test_product_chain(device, rng, t):
+def test_product_chain(device, products, rng, t):
     x = rng.standard_normal(6 * 64).astype(np.float32)
     out = np.zeros(2 * 64, np.float32)
-    KS.get(device, f"sgm_chain_{t}")(32, x, out, threadgroup=32)
+    products.get(device, f"sgm_chain_{t}")(32, x, out, threadgroup=32)
     m = rounded(x, t).reshape(6, 8, 8)
     a, b = m[:3], m[3:]
     acc = a[0] @ b[0] + a[1] @ b[1] + a[2] @ b[2]
@@ -293,10 +304,10 @@ def test_product_chain(device, rng, t):
 
 
 @pytest.mark.parametrize("t", TYPES)
-def test_destination_is_a_factor(device, rng, t):
+def test_destination_is_a_factor(device, products, rng, t):
     x = rng.standard_normal(2 * 64).astype(np.float32) * 0.5
     out = np.zeros(4 * 64, np.float32)
-    KS.get(device, f"sgm_alias_{t}")(32, x, out, threadgroup=32)
+    products.get(device, f"sgm_alias_{t}")(32, x, out, threadgroup=32)
     a0, b0 = rounded(x, t).reshape(2, 8, 8)
     assert_equal(out[128:].reshape(2, 8, 8), np.stack([a0, b0]))
     a1 = rounded(a0 @ b0, t)
@@ -322,10 +333,10 @@ def apple_layout():
 
 
 @pytest.mark.parametrize("t", TYPES)
-def test_thread_elements(device, t):
+def test_thread_elements(device, products, t):
     pos = np.zeros(64, np.float32)
     out = np.zeros(128, np.float32)
-    KS.get(device, f"sgm_elements_{t}")(32, pos, out, threadgroup=32)
+    products.get(device, f"sgm_elements_{t}")(32, pos, out, threadgroup=32)
     fm, fn = apple_layout()
     assert_equal(pos.reshape(32, 2), np.stack([fm * 8 + fn, fm * 8 + fn + 1], 1))
     m = np.arange(64, dtype=np.float64).reshape(8, 8)
@@ -346,10 +357,11 @@ def _bench_module():
     return mod
 
 
+@pytest.mark.parametrize("mode", ["pairs", "quads"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel(device, rng, dtype):
+def test_gemm_kernel(device, rng, dtype, mode):
     bench = _bench_module()
-    lib = compile_once(device, bench.GEMM_SRC)  # the default tiling: 64x64 blocks
+    lib = compile_once(device, bench.GEMM_SRC, QUADS if mode == "quads" else None)  # the default tiling: 64x64 blocks
     m, n, k = 128, 192, 96
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)

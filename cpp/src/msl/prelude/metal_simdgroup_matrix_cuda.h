@@ -32,49 +32,53 @@
 // transpose in mma's layout (mtl_b, as for 16-bit matrices).
 #pragma once
 
+// Every matrix call is inlined: a matrix whose address reaches a call that was not
+// inlined lives in local memory (the compiler's inliner gives up on the larger ones).
+#define METAL_SGM_FUNC __device__ __forceinline__
+
 namespace metal {
 
 namespace mtl_sgm {
-METAL_FUNC float to_f(float x) { return x; }
-METAL_FUNC float to_f(__half x) { return __half2float(x); }
-METAL_FUNC float to_f(mtl_bfloat x) { return float(x); }
-template <class T> METAL_FUNC T from_f(float x) { return T(x); }
-template <> METAL_FUNC __half from_f<__half>(float x) { return __float2half_rn(x); }
+METAL_SGM_FUNC float to_f(float x) { return x; }
+METAL_SGM_FUNC float to_f(__half x) { return __half2float(x); }
+METAL_SGM_FUNC float to_f(mtl_bfloat x) { return float(x); }
+template <class T> METAL_SGM_FUNC T from_f(float x) { return T(x); }
+template <> METAL_SGM_FUNC __half from_f<__half>(float x) { return __float2half_rn(x); }
 
 struct f2 {
   float x, y;
 };
-METAL_FUNC f2 shfl(const f2& v, unsigned src) {
+METAL_SGM_FUNC f2 shfl(const f2& v, unsigned src) {
   return f2{__shfl_sync(0xffffffffu, v.x, int(src)), __shfl_sync(0xffffffffu, v.y, int(src))};
 }
-template <class T> METAL_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
+template <class T> METAL_SGM_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
 
 // The lane index without `volatile`, so the compiler reads it once per kernel.
-METAL_FUNC unsigned lane() {
+METAL_SGM_FUNC unsigned lane() {
   unsigned l;
   asm("mov.u32 %0, %%laneid;" : "=r"(l));
   return l;
 }
 
 // This lane's row and first column in mma's accumulator layout.
-METAL_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
-METAL_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
+METAL_SGM_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
+METAL_SGM_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
 
 // A pair of 16-bit values as one 32-bit register (x in the low half), and back.
-template <class T> METAL_FUNC unsigned word(const vec<T, 2>& v) {
+template <class T> METAL_SGM_FUNC unsigned word(const vec<T, 2>& v) {
   static_assert(sizeof(vec<T, 2>) == 4, "16-bit elements");
   unsigned u;
   memcpy(&u, &v, sizeof u);
   return u;
 }
-template <class T> METAL_FUNC vec<T, 2> unword(unsigned u) {
+template <class T> METAL_SGM_FUNC vec<T, 2> unword(unsigned u) {
   vec<T, 2> v;
   memcpy(&v, &u, sizeof u);
   return v;
 }
 
 // The transpose of a 16-bit matrix, both in mma's accumulator layout.
-METAL_FUNC unsigned transposed(unsigned w) {
+METAL_SGM_FUNC unsigned transposed(unsigned w) {
 #if __CUDA_ARCH__ >= 750
   unsigned r;
   asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(w));
@@ -92,13 +96,13 @@ METAL_FUNC unsigned transposed(unsigned w) {
 // access would need a run-time alignment test, and its branch around every load costs
 // more in a GEMM's inner loop than the second access; where the compiler can tell the
 // alignment (a padded threadgroup tile) it merges the two itself.
-template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
+template <class T, class P> METAL_SGM_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
   vec<T, 2> v;
   v.x = src[i0];
   v.y = src[i1];
   return v;
 }
-template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
+template <class T, class P> METAL_SGM_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
   dst[i0] = v.x;
   dst[i1] = v.y;
 }
@@ -125,14 +129,14 @@ struct f4 {
 // accumulator's own idle pair (simdgroup_matrix::mtl_idle, zero and staying zero), so an
 // accumulator keeps 4 registers that the mma reads and writes in place: no instruction
 // goes into zeroing or moving C's lower half around each mma.
-METAL_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
+METAL_SGM_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
   f4 d;
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
                : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
                : "r"(a), "r"(0u), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
   return d;
 }
-METAL_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
+METAL_SGM_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
@@ -144,14 +148,14 @@ METAL_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
 
 // a * b + c for float factors in TF32 (see the top): a = this lane's pair of A in mma's
 // layout, bt = its pair of B's transpose in mma's layout.
-METAL_FUNC unsigned to_tf32(float x) {
+METAL_SGM_FUNC unsigned to_tf32(float x) {
   unsigned r = 0;
 #if __CUDA_ARCH__ >= 800
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
 #endif
   return r;
 }
-METAL_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, const f4& c) {
+METAL_SGM_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -164,7 +168,7 @@ METAL_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, co
 
 // The transpose of a float matrix, both in mma's accumulator layout: lane 4g + t wants
 // X[2t][g] and X[2t + 1][g], held by lanes 8t + g/2 and 8t + 4 + g/2.
-METAL_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
+METAL_SGM_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
   const unsigned m = lane(), g = m >> 2, t = m & 3u;
   const f2 p0 = shfl(f2{v.x, v.y}, 8 * t + (g >> 1)), p1 = shfl(f2{v.x, v.y}, 8 * t + 4 + (g >> 1));
   vec<float, 2> r;
@@ -175,7 +179,7 @@ METAL_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
 
 // This lane's elements of a * b + acc on the tensor cores: a in mma's layout, b
 // transposed (mma's B operand), acc and the result in mma's layout.
-template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
+template <class T> METAL_SGM_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
   if constexpr (is_same_v<T, float>) {
     return mma16n8k8_tf32(av, bt, acc);
   } else {
@@ -186,7 +190,7 @@ template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T
 // Two products a0 * b0 + a1 * b1 + c in one mma.m16n8k16: a0 and a1 fill the upper rows
 // of its 16x16 A (k 0-7 and 8-15), b0 and b1 its 16x8 B.
 // (Declared everywhere, used from sm_80 on, where m16n8k16 exists for both types.)
-METAL_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+METAL_SGM_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -195,7 +199,7 @@ METAL_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned
 #endif
   return d;
 }
-METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+METAL_SGM_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -205,32 +209,93 @@ METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsi
   return d;
 }
 
-// Pairing products. On the H100 an mma.m16n8k16 does twice the work of an m16n8k8 in
-// much less than twice the time (608 against 448 TFLOP/s counting every row,
-// benchmarks/cuda/mma_rate.cu), so a float accumulator that receives half x half or bfloat x bfloat products
-// keeps the latest one pending (its A and B words, simdgroup_matrix::mtl_pa/mtl_pb) and
-// adds it together with the next one in one m16n8k16; any other use of the matrix adds
-// it first with an m16n8k8. In a GEMM's unrolled K loop the pending state is known at
-// compile time, so no test is left. The pair is added in one tensor-core operation,
-// like the 8 terms of one product. A kernel can turn it off with the compile option
-// defines={"METALCALL_SGM_PAIR_PRODUCTS": "0"} (METALCALL_* defines precede the prelude).
+// Deferring products. Into a float accumulator, half x half (bfloat x bfloat) products
+// are left pending (their A and B words, simdgroup_matrix::mtl_pa/mtl_pb) and added
+// several in one tensor-core operation; any other use of the matrix adds them first.
+// In a GEMM's unrolled K loop the pending state is known at compile time, so no test is
+// left. The products of one operation are added in one step, like the 8 terms of one
+// product.
+// - Pairs (METALCALL_SGM_PAIR_PRODUCTS, default on, sm_80+): two successive products in
+//   one mma.m16n8k16, with A's rows 8-15 zero. On the H100 an m16n8k16 does twice the
+//   work of an m16n8k8 in much less than twice the time (608 against 448 TFLOP/s counting
+//   every row, benchmarks/cuda/mma_rate.cu), but half of it is still wasted.
+// - Quads (METALCALL_SGM_QUAD_PRODUCTS=1, sm_80+): four successive products in one sparse
+//   mma.sp.m16n8k32 (2:4), which wastes nothing: the top 8 rows of its A take products 1
+//   and 2, the bottom 8 rows products 3 and 4, and the metadata (kQuadMetadata) sends the
+//   two halves to disjoint K positions of its 32x8 B, so the four products may have four
+//   different B matrices. The accumulator then holds two partial sums, rows 0-7 and 8-15
+//   of mma's D (mtl_v and mtl_idle, in the same lanes): its value is their sum, added when
+//   the matrix is read. 451 TFLOP/s of products on the H100 against 304 for pairs
+//   (benchmarks/cuda/mma_sparse.cu). The A operand wants row g, columns 2p(t) and +1 in
+//   lane 4g + t, p swapping t = 1 and 2 (mtl_qa; quad_col); B's registers take this
+//   lane's own B pair (mtl_b) for products 1 and 2 and the pair of lane ^ 1 (mtl_bx) for
+//   products 3 and 4. simdgroup_load reads both layouts from memory. A loop that gives
+//   an accumulator a number of products not a multiple of four per iteration carries the
+//   pending ones across iterations at run time, so quads are an opt-in, for K loops of 4n
+//   products (a half GEMM with a K step of 32).
+// Compile options: defines={"METALCALL_SGM_PAIR_PRODUCTS": "0"} gives one mma per product,
+// defines={"METALCALL_SGM_QUAD_PRODUCTS": "1"} quads (METALCALL_* defines precede the prelude).
 #ifndef METALCALL_SGM_PAIR_PRODUCTS
 #define METALCALL_SGM_PAIR_PRODUCTS 1
 #endif
+#ifndef METALCALL_SGM_QUAD_PRODUCTS
+#define METALCALL_SGM_QUAD_PRODUCTS 0
+#endif
+#if __CUDA_ARCH__ >= 800 && METALCALL_SGM_QUAD_PRODUCTS
+constexpr bool kQuads = true;
+#else
+constexpr bool kQuads = false;
+#endif
+// How many products wait for the one that completes an operation.
+constexpr unsigned kPending = kQuads ? 3u : 1u;
 template <class T> struct pair_tag { static constexpr unsigned char value = 0; };
 template <> struct pair_tag<__half> { static constexpr unsigned char value = 1; };
 template <> struct pair_tag<mtl_bfloat> { static constexpr unsigned char value = 2; };
 template <class TD, class TA, class TB, class TC> struct pairs_products {
-#if __CUDA_ARCH__ >= 800 && METALCALL_SGM_PAIR_PRODUCTS
-  static constexpr bool value =
-      is_same_v<TD, float> && is_same_v<TC, float> && sizeof(TA) == 2 && tensor_core<TA, TB>::value;
+#if __CUDA_ARCH__ >= 800
+  static constexpr bool value = (METALCALL_SGM_PAIR_PRODUCTS || kQuads) && is_same_v<TD, float> &&
+                                is_same_v<TC, float> && sizeof(TA) == 2 && tensor_core<TA, TB>::value;
 #else
   static constexpr bool value = false;
 #endif
 };
 
+// Quads: the column of the A pair lane m holds (2 p(t), p swapping t = 1 and 2), and the
+// metadata (every lane the same; lanes 4g and 4g + 1 give rows g and g + 8, K 0-15 and
+// 16-31): rows 0-7 take positions 0, 1 of the groups 0, 1 (mod 4) and 2, 3 of the groups
+// 2, 3; rows 8-15 the others.
+METAL_SGM_FUNC unsigned quad_col(unsigned m) { return (((m & 1u) << 1) | ((m >> 1) & 1u)) * 2u; }
+constexpr unsigned kQuadMetadata = 0x44EEEE44u;
+
+// a[0] + a[1] into rows 0-7 of c's D, a[2] + a[3] into rows 8-15: a[i] the A words of the
+// four products in the quad layout, b[i] their B words (own pairs for 0 and 1, lane ^ 1's
+// for 2 and 3). B's register r holds K rows 8r + 2t and + 1: registers t & 1 and 2 + (t & 1)
+// take the top products, the others the bottom ones.
+#if (__CUDACC_VER_MAJOR__ > 12) || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 5)
+#define METALCALL_MMA_SP "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32."
+#else
+#define METALCALL_MMA_SP "mma.sp.sync.aligned.m16n8k32.row.col.f32."
+#endif
+#define METALCALL_MMA_SP_ARGS                                                                                 \
+  " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%12,%13,%14,%15}, %16, 0x0;"                              \
+      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)                                                            \
+      : "r"(a[0]), "r"(a[2]), "r"(a[1]), "r"(a[3]), "r"(b0), "r"(b1), "r"(b2), "r"(b3), "f"(c.x), "f"(c.y), \
+        "f"(c.z), "f"(c.w), "r"(kQuadMetadata)
+template <class T> METAL_SGM_FUNC f4 quad_product(T, const unsigned (&a)[4], const unsigned (&b)[4], const f4& c) {
+  const bool odd = lane() & 1u;
+  const unsigned b0 = odd ? b[2] : b[0], b1 = odd ? b[0] : b[2], b2 = odd ? b[3] : b[1], b3 = odd ? b[1] : b[3];
+  f4 d = c;
+#if __CUDA_ARCH__ >= 800
+  if constexpr (is_same_v<T, __half>) asm volatile(METALCALL_MMA_SP "f16.f16.f32" METALCALL_MMA_SP_ARGS);
+  else asm volatile(METALCALL_MMA_SP "bf16.bf16.f32" METALCALL_MMA_SP_ARGS);
+#endif
+  return d;
+}
+#undef METALCALL_MMA_SP_ARGS
+#undef METALCALL_MMA_SP
+
 // A product computed exactly in fp32 fused multiply-adds: a and b in mma's layout.
-template <class TA, class TB> METAL_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
+template <class TA, class TB> METAL_SGM_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
   const unsigned m = lane();
   const f2 a = pair(av), b = pair(bv);
   f2 arow[4];
@@ -252,63 +317,82 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   typedef T value_type;
   vec<T, 2> mtl_v;      // mma layout: row lane / 4, columns 2 * (lane % 4) and + 1
   vec<T, 2> mtl_b;      // 16-bit T: the transpose in mma layout (mma's B operand), while mtl_has_b
+  vec<T, 2> mtl_qa;     // 16-bit T, quads: the A operand's layout (mtl_sgm::quad_col), while mtl_has_qa
+  vec<T, 2> mtl_bx;     // 16-bit T, quads: mtl_b of lane ^ 1, while mtl_has_bx
   vec<T, 2> mtl_apple;  // Apple's layout, authoritative while mtl_view
-  float mtl_idle[2];    // as an accumulator: rows 8-15 of mma's C and D (always zero)
-  unsigned mtl_pa, mtl_pb;  // float T: a product not yet added (A and B words), while mtl_pend
-  unsigned char mtl_pend;   // 0, or pair_tag of the pending product's factors
-  bool mtl_has_b;
+  // As an accumulator: rows 8-15 of mma's C and D. Pairs: always zero (A's rows 8-15
+  // are). Quads: the second partial sum (zero until a sparse product), part of the value
+  // while mtl_split.
+  float mtl_idle[2];
+  unsigned mtl_pa[3], mtl_pb[3];  // float T: mtl_pend products not yet added (A and B words)
+  unsigned char mtl_pend;         // 0 to mtl_sgm::kPending
+  unsigned char mtl_ptag;         // pair_tag of the pending products' factors
+  bool mtl_split;
+  bool mtl_has_b, mtl_has_qa, mtl_has_bx;
   bool mtl_view;
 
-  METAL_FUNC simdgroup_matrix() : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_has_b(false), mtl_view(false) {}
+  METAL_SGM_FUNC simdgroup_matrix()
+      : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_ptag(0), mtl_split(false), mtl_has_b(false), mtl_has_qa(false),
+        mtl_has_bx(false), mtl_view(false) {}
   /** A diagonal matrix with `dval` on the diagonal. */
-  METAL_FUNC explicit simdgroup_matrix(T dval) : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_has_b(true), mtl_view(false) {
+  METAL_SGM_FUNC explicit simdgroup_matrix(T dval) : simdgroup_matrix() {
     const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
     const T zero = mtl_sgm::from_f<T>(0.0f);
     mtl_v.x = r == c ? dval : zero;
     mtl_v.y = r == c + 1 ? dval : zero;
     mtl_b = mtl_v;  // symmetric
+    mtl_has_b = true;
   }
   /** The two elements this lane owns in Apple's layout (row fm, columns fn and fn + 1). */
-  METAL_FUNC vec<T, 2>& thread_elements() {
+  METAL_SGM_FUNC vec<T, 2>& thread_elements() {
     if (!mtl_view) {
-      mtl_flush();
+      mtl_settle();
       const unsigned l = mtl_sgm::lane();
       mtl_apple = mtl_rt::shfl(0xffffffffu, mtl_v, mtl_sgm::row_of(l) * 4 + mtl_sgm::col_of(l) / 2);
       mtl_view = true;
     }
     return mtl_apple;
   }
-  METAL_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
+  METAL_SGM_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
   /** The matrix in mma's layout, back from thread_elements() if it was handed out. */
-  METAL_FUNC const vec<T, 2>& mtl_value() const {
+  METAL_SGM_FUNC const vec<T, 2>& mtl_value() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
-    mtl_flush();
+    mtl_settle();
     if (mtl_view) {
       const unsigned m = mtl_sgm::lane();
       self.mtl_v = mtl_rt::shfl(0xffffffffu, mtl_apple, mtl_sgm::lane_of(mtl_sgm::mma_row(m), mtl_sgm::mma_col(m)));
       self.mtl_view = false;
-      self.mtl_has_b = false;  // the lanes may have changed their elements
+      self.mtl_has_b = self.mtl_has_qa = self.mtl_has_bx = false;  // the lanes may have changed their elements
     }
     return mtl_v;
   }
-  /** Adds the pending product, if any (see pairs_products). */
-  METAL_FUNC void mtl_flush() const {
-#if __CUDA_ARCH__ >= 800
+  /** Adds the pending products, if any, and the second partial sum of quads. */
+  METAL_SGM_FUNC void mtl_settle() const {
     if constexpr (is_same_v<T, float>) {
+      simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
       if (mtl_pend) {
-        simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
-        const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
-        mtl_sgm::f4 d;
-        if (mtl_pend == mtl_sgm::pair_tag<__half>::value) d = mtl_sgm::mma16n8k8(__half(), mtl_pa, mtl_pb, c);
-        else d = mtl_sgm::mma16n8k8(mtl_bfloat(), mtl_pa, mtl_pb, c);
-        self.mtl_pend = 0;
-        self.mtl_set(d);
+        const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};  // (pending: not handed out)
+        const unsigned n = mtl_pend;
+        if constexpr (mtl_sgm::kQuads) {
+          const unsigned a[4] = {mtl_pa[0], n > 1 ? mtl_pa[1] : 0u, n > 2 ? mtl_pa[2] : 0u, 0u};
+          const unsigned b[4] = {mtl_pb[0], n > 1 ? mtl_pb[1] : 0u, n > 2 ? mtl_pb[2] : 0u, 0u};
+          if (mtl_ptag == mtl_sgm::pair_tag<__half>::value) self.mtl_set(mtl_sgm::quad_product(__half(), a, b, c), true);
+          else self.mtl_set(mtl_sgm::quad_product(mtl_bfloat(), a, b, c), true);
+        } else {
+          if (mtl_ptag == mtl_sgm::pair_tag<__half>::value) self.mtl_set(mtl_sgm::mma16n8k8(__half(), mtl_pa[0], mtl_pb[0], c));
+          else self.mtl_set(mtl_sgm::mma16n8k8(mtl_bfloat(), mtl_pa[0], mtl_pb[0], c));
+        }
+      }
+      if (mtl_split) {
+        self.mtl_v.x += mtl_idle[0];
+        self.mtl_v.y += mtl_idle[1];
+        self.mtl_idle[0] = self.mtl_idle[1] = 0.0f;
+        self.mtl_split = false;
       }
     }
-#endif
   }
   /** 16-bit T (and float in TF32): the transpose in mma's layout (mma's B operand), made once and kept. */
-  METAL_FUNC const vec<T, 2>& mtl_bvalue() const {
+  METAL_SGM_FUNC const vec<T, 2>& mtl_bvalue() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     const vec<T, 2>& v = mtl_value();
     if (!mtl_has_b) {
@@ -318,34 +402,62 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     }
     return mtl_b;
   }
-  /** This lane's registers as mma's accumulator. */
-  METAL_FUNC mtl_sgm::f4 mtl_acc() const {
+  /** 16-bit T, quads: this lane's word as the A of a quad (row g, columns quad_col). */
+  METAL_SGM_FUNC unsigned mtl_quad_a() const {
+    simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+    const vec<T, 2>& v = mtl_value();
+    if (!mtl_has_qa) {
+      const unsigned m = mtl_sgm::lane();
+      self.mtl_qa = mtl_sgm::unword<T>(__shfl_sync(0xffffffffu, mtl_sgm::word(v), int((m & ~3u) | (mtl_sgm::quad_col(m) >> 1))));
+      self.mtl_has_qa = true;
+    }
+    return mtl_sgm::word(mtl_qa);
+  }
+  /** 16-bit T, quads: the B word of lane ^ 1 (for the third and fourth products of a quad). */
+  METAL_SGM_FUNC unsigned mtl_partner_b() const {
+    simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
+    (void)mtl_value();
+    if (!mtl_has_bx) {
+      self.mtl_bx = mtl_sgm::unword<T>(__shfl_xor_sync(0xffffffffu, mtl_sgm::word(mtl_bvalue()), 1));
+      self.mtl_has_bx = true;
+    }
+    return mtl_sgm::word(mtl_bx);
+  }
+  /** Float T: this lane's registers as mma's C, pending products not added. */
+  METAL_SGM_FUNC mtl_sgm::f4 mtl_registers() const {
+    if (mtl_view) (void)mtl_value();  // (a handed-out matrix has nothing pending)
+    return mtl_sgm::f4{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
+  }
+  /** This lane's registers as mma's accumulator, everything added. */
+  METAL_SGM_FUNC mtl_sgm::f4 mtl_acc() const {
     const vec<T, 2>& v = mtl_value();
     return mtl_sgm::f4{mtl_sgm::to_f(v.x), mtl_sgm::to_f(v.y), mtl_idle[0], mtl_idle[1]};
   }
-  /** Sets the matrix from mma's accumulator (the result of a product). */
-  METAL_FUNC void mtl_set(const mtl_sgm::f4& d) {
+  /** Sets the matrix from mma's accumulator; `split`: rows 8-15 are a quad's second
+   *  partial sum. */
+  METAL_SGM_FUNC void mtl_set(const mtl_sgm::f4& d, bool split = false) {
     mtl_v.x = mtl_sgm::from_f<T>(d.x);
     mtl_v.y = mtl_sgm::from_f<T>(d.y);
     mtl_idle[0] = d.z;
     mtl_idle[1] = d.w;
+    mtl_split = split;
     mtl_pend = 0;
-    mtl_has_b = false;
+    mtl_has_b = mtl_has_qa = mtl_has_bx = false;
     mtl_view = false;
   }
 };
 
-template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
+template <class T, int C = 8, int R = 8> METAL_SGM_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
   simdgroup_matrix<T, C, R> m;
   m.mtl_v.x = value;
   m.mtl_v.y = value;
-  m.mtl_b = m.mtl_v;  // symmetric
-  m.mtl_has_b = true;
+  m.mtl_b = m.mtl_qa = m.mtl_bx = m.mtl_v;  // every layout of a constant matrix
+  m.mtl_has_b = m.mtl_has_qa = m.mtl_has_bx = true;
   return m;
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
+METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
@@ -360,12 +472,25 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
   } else {
     d.mtl_has_b = false;
   }
+  if constexpr (mtl_sgm::kQuads && sizeof(T) == 2) {
+    // The layouts of quads: A's pair (row r, columns quad_col) and the B pair of lane ^ 1.
+    const unsigned qc = mtl_sgm::quad_col(m);
+    d.mtl_qa = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(r, qc, epr, o.x, o.y, transpose_matrix),
+                                     mtl_sgm::offset(r, qc + 1, epr, o.x, o.y, transpose_matrix));
+    d.mtl_bx = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(c ^ 2u, r, epr, o.x, o.y, transpose_matrix),
+                                     mtl_sgm::offset((c ^ 2u) + 1, r, epr, o.x, o.y, transpose_matrix));
+    d.mtl_has_qa = d.mtl_has_bx = true;
+  } else {
+    d.mtl_has_qa = d.mtl_has_bx = false;
+  }
+  d.mtl_idle[0] = d.mtl_idle[1] = 0.0f;
   d.mtl_pend = 0;
+  d.mtl_split = false;
   d.mtl_view = false;
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
+METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
@@ -376,7 +501,7 @@ METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsig
 
 namespace mtl_sgm {
 template <class TA, class TB, int C, int R, int K>
-METAL_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
+METAL_SGM_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
   if constexpr (tensor_core<TA, TB>::value) {
     return tensor_product<TA>(a.mtl_value(), b.mtl_bvalue(), acc);
   } else {
@@ -384,44 +509,75 @@ METAL_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matri
   }
 }
 
-// d = acc + a * b with a * b left pending (pairs_products; the factors are 16-bit, so
-// neither is d).
+// The registers of a product computed otherwise, as an accumulator keeps them: quads keep
+// rows 8-15 a partial sum (zero until a sparse product), and a dense product's are not
+// one (0 * B there, NaN where B is infinite).
+METAL_SGM_FUNC f4 dense_result(f4 d) {
+  if constexpr (kQuads) d.z = d.w = 0.0f;
+  return d;
+}
+
+// d = c + a * b with a * b left pending (pairs_products; the factors are 16-bit, so
+// neither is d), or added with c's pending products in one operation when they make
+// kPending + 1.
 template <class TA, class TB, int C, int R, int K>
-METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
-                      const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
-  const unsigned aw = word(a.mtl_value()), bw = word(b.mtl_bvalue());
-  d.mtl_set(acc);
-  d.mtl_pa = aw;
-  d.mtl_pb = bw;
-  d.mtl_pend = pair_tag<TA>::value;
+METAL_SGM_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+                      const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<float, C, R>& c) {
+  constexpr unsigned char tag = pair_tag<TA>::value;
+  if (c.mtl_pend && c.mtl_ptag != tag) c.mtl_settle();  // products of the other 16-bit type first
+  const unsigned n = c.mtl_pend;
+  const unsigned aw = kQuads ? a.mtl_quad_a() : word(a.mtl_value());
+  const unsigned bw = kQuads && n >= 2 ? b.mtl_partner_b() : word(b.mtl_bvalue());
+  const f4 acc = c.mtl_registers();
+  if (n == kPending) {
+    if constexpr (kQuads) {
+      const unsigned qa[4] = {c.mtl_pa[0], c.mtl_pa[1], c.mtl_pa[2], aw};
+      const unsigned qb[4] = {c.mtl_pb[0], c.mtl_pb[1], c.mtl_pb[2], bw};
+      d.mtl_set(quad_product(TA(), qa, qb, acc), true);
+    } else {
+      d.mtl_set(mma16n8k16(TA(), c.mtl_pa[0], aw, c.mtl_pb[0], bw, acc));
+    }
+    return;
+  }
+  // Slot n takes this product (selects, so that a count known only at run time keeps
+  // the words in registers).
+  unsigned pa[3], pb[3];
+#pragma unroll
+  for (unsigned i = 0; i < 3; ++i) {
+    pa[i] = i == n ? aw : c.mtl_pa[i];
+    pb[i] = i == n ? bw : c.mtl_pb[i];
+  }
+  const bool split = c.mtl_split;
+  d.mtl_set(acc, split);
+#pragma unroll
+  for (unsigned i = 0; i < 3; ++i) {
+    d.mtl_pa[i] = pa[i];
+    d.mtl_pb[i] = pb[i];
+  }
+  d.mtl_pend = (unsigned char)(n + 1);
+  d.mtl_ptag = tag;
 }
 }  // namespace mtl_sgm
 
 template <class TD, class TA, class TB, int C, int R, int K>
-METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                    const simdgroup_matrix<TB, C, K>& b) {
-  const mtl_sgm::f4 zero{0.0f, 0.0f, 0.0f, 0.0f};
   if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TD>::value) {
+    simdgroup_matrix<TD, C, R> zero;
+    zero.mtl_v.x = zero.mtl_v.y = 0.0f;
     mtl_sgm::defer(d, a, b, zero);
   } else {
-    d.mtl_set(mtl_sgm::product(a, b, zero));
+    d.mtl_set(mtl_sgm::dense_result(mtl_sgm::product(a, b, mtl_sgm::f4{0.0f, 0.0f, 0.0f, 0.0f})));
   }
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
-METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_SGM_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                               const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
   if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TC>::value) {
-    if (c.mtl_pend == mtl_sgm::pair_tag<TA>::value) {
-      // c's pending product and this one in one m16n8k16.
-      const unsigned aw = mtl_sgm::word(a.mtl_value()), bw = mtl_sgm::word(b.mtl_bvalue());
-      const mtl_sgm::f4 acc{c.mtl_v.x, c.mtl_v.y, c.mtl_idle[0], c.mtl_idle[1]};
-      d.mtl_set(mtl_sgm::mma16n8k16(TA(), c.mtl_pa, aw, c.mtl_pb, bw, acc));
-    } else {
-      mtl_sgm::defer(d, a, b, c.mtl_acc());
-    }
+    mtl_sgm::defer(d, a, b, c);
   } else {
-    d.mtl_set(mtl_sgm::product(a, b, c.mtl_acc()));
+    d.mtl_set(mtl_sgm::dense_result(mtl_sgm::product(a, b, c.mtl_acc())));
   }
 }
 
