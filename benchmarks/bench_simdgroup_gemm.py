@@ -8,8 +8,8 @@ The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
 threadgroup memory; each SIMD-group keeps a block of C as FM x FN simdgroup_float8x8
 accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half,
-C is float. A few tilings are tried (CUDA_CONFIGS / CPU_CONFIGS, or --configs) and the best
-is reported;
+C is float. A few tilings are tried (CUDA_CONFIGS / CPU_CONFIGS, or --configs; on CUDA in
+both product modes of the prelude, `variants`) and the best is reported;
 --parts times that tiling without its products, its tile fetches or its barrier; --peak
 measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
 kernel built from 8x8 products.
@@ -42,6 +42,9 @@ using namespace metal;
 #endif
 #ifndef BK
 #define BK 32
+#endif
+#ifndef COLUMN_ORDER
+#define COLUMN_ORDER 0
 #endif
 #define KT (BK * 2 / sizeof(T))  // tile depth: BK for half; float tiles are half as deep (same bytes)
 #define PAD 8
@@ -110,6 +113,25 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
             fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);
             fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
         }
+#if COLUMN_ORDER
+        // All of this SIMD-group's A blocks of the stage, then one column of B blocks at a
+        // time, each accumulator taking its KT / 8 products in a row.
+        simdgroup_matrix<T, 8, 8> a[KT / 8][FM];
+        #pragma unroll
+        for (uint kk = 0; kk < KT / 8; ++kk)
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i) simdgroup_load(a[kk][i], as_sg, AS, ulong2(8 * kk, 8 * i));
+        #pragma unroll
+        for (uint j = 0; j < FN; ++j) {
+            simdgroup_matrix<T, 8, 8> b[KT / 8];
+            #pragma unroll
+            for (uint kk = 0; kk < KT / 8; ++kk) simdgroup_load(b[kk], bs_sg, BS, ulong2(8 * j, 8 * kk));
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i)
+                #pragma unroll
+                for (uint kk = 0; kk < KT / 8; ++kk) simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);
+        }
+#else
         #pragma unroll
         for (uint kk = 0; kk < KT; kk += 8) {
             simdgroup_matrix<T, 8, 8> a[FM], b[FN];
@@ -122,6 +144,7 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
                 #pragma unroll
                 for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
         }
+#endif
     }
     #pragma unroll
     for (uint i = 0; i < FM; ++i)
@@ -191,9 +214,32 @@ def tile_bytes(config, itemsize):
     return 2 * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
-# On CUDA: none spills (sm_90, NVRTC 13.0: 122 to 223 registers a thread); 8x8 tiles a
-# SIMD-group would (4 registers an accumulator, the idle rows of mma included).
-CUDA_CONFIGS = [(4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (2, 2, 4, 8, 32), (4, 4, 4, 4, 16)]
+# On CUDA: none spills (sm_90, NVRTC 13.0: 147 to 226 registers a thread); 8x8 tiles a
+# SIMD-group would (4 registers an accumulator).
+CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
+                (4, 4, 4, 4, 16)]
+# On CUDA each tiling runs in both of the prelude's product modes (pairs, the default, and
+# quads, METALCALL_SGM_QUAD_PRODUCTS=1: four products a sparse mma, for K steps of 4n
+# products, so BK 32) and with the column order (COLUMN_ORDER=1: all A blocks of a stage,
+# then a column of B blocks at a time), the faster order there (the other on the CPU).
+QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
+
+
+def variants(kind, configs, dtype):
+    """(tiling, defines) pairs to try on a device kind with factors of `dtype`."""
+    if kind != "cuda":
+        return [(config, {}) for config in configs]
+    out = []
+    for config in configs:
+        out.append((config, {"COLUMN_ORDER": "1"}))
+        if np.dtype(dtype).itemsize == 2 and config[4] % 32 == 0:
+            out.append((config, {"COLUMN_ORDER": "1", **QUADS}))
+    return out
+
+
+def mode(defines):
+    """The products' mode a variant's defines ask for (CUDA), for the printout."""
+    return "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
 
 
 def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
@@ -237,7 +283,8 @@ def peak(dev, repeats, extra=None):
 # --parts: GEMM_SRC with one part taken out (the results are then wrong and not checked),
 # to see where a tiling's time goes.
 PARTS = {
-    "no products": ["for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);"],
+    "no products": ["simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);",
+                    "simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);"],
     "no tile fetches": ["fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
                         "fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],
     "no barrier": ["threadgroup_barrier(mem_flags::mem_threadgroup);"],
@@ -252,7 +299,7 @@ def parts(dev, a, b, c, config, repeats, extra=None):
         src = GEMM_SRC
         for text in cut:
             assert text in src, text
-            src = src.replace(text, "for (uint j = 0; j < FN; ++j) {}" if "FN" in text else "")
+            src = src.replace(text, ";")  # every cut is a statement
         lib, _ = compile_gemm(dev, config, extra, src)
         gemm(dev, lib, a, b, c, config)
         t = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
@@ -303,36 +350,39 @@ def main():
             configs = [tuple(int(x) for x in cfg.split(",")) for cfg in args.configs.split(";")]
         else:
             configs = CUDA_CONFIGS if kind == "cuda" else CPU_CONFIGS
-        t, best = float("inf"), None
-        for config in configs:
+        t, best, best_defines = float("inf"), None, {}
+        for config, defines in variants(kind, configs, dtype):
+            defines = {**defines, **extra}
+            name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
             need = tile_bytes(config, np.dtype(dtype).itemsize)
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
-                print(f"  {kind} {config}: not run: {need} bytes of threadgroup memory, "
+                print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
                 continue
             try:  # a tiling the device cannot take (registers, shared memory) is skipped
-                lib, _ = compile_gemm(dev, config, extra)
+                lib, _ = compile_gemm(dev, config, defines)
                 np.asarray(c)[...] = np.nan  # every element must be written
                 gemm(dev, lib, a, b, c, config)
             except mc.Error as e:
-                print(f"  {kind} {config}: not run: {str(e).splitlines()[0]}", flush=True)
+                print(f"  {kind} {name}: not run: {str(e).splitlines()[0]}", flush=True)
                 continue
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
-            assert err < 1e-3, f"{kind}: GEMM {config} is wrong (max relative error {err:.2e})"
-            print(f"  {kind} {config}: max error {err:.2e} of the largest |C|", flush=True)
+            assert err < 1e-3, f"{kind}: GEMM {name} is wrong (max relative error {err:.2e})"
+            print(f"  {kind} {name}: max error {err:.2e} of the largest |C|", flush=True)
             tc = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
-            print(f"  {kind} {config}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
+            print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
-                t, best = tc, config
+                t, best, best_defines = tc, config, defines
         flops = 2.0 * n ** 3
         if best is None:
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
             continue
+        best_name = f"{best} {mode(best_defines)}" if kind == "cuda" else f"{best}"
         if args.parts:
-            parts(dev, a, b, c, best, repeats, extra)
+            parts(dev, a, b, c, best, repeats, best_defines)
         if args.peak:
             factor = "float16" if kind == "cuda" else "float32"
-            lines.append(f"{kind:<8} {factor:<8} {'8x8x8':>6} {peak(dev, repeats, extra):>18.1f}"
+            lines.append(f"{kind:<8} {factor:<8} {'8x8x8':>6} {peak(dev, repeats, best_defines):>18.1f}"
                          f"   (simdgroup_multiply_accumulate alone, matrices that stay put)")
         if kind == "cuda":
             try:
@@ -355,7 +405,7 @@ def main():
         tr = best_time(ref, repeats)
         ours, theirs = flops / t / 1e9, flops / tr / 1e9
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
-                     f" {ours / theirs:>7.3f}  (tiles {best})")
+                     f" {ours / theirs:>7.3f}  (tiles {best_name})")
     print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
     print("\n".join(lines))
 

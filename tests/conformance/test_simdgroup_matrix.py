@@ -357,11 +357,13 @@ def _bench_module():
     return mod
 
 
-@pytest.mark.parametrize("mode", ["pairs", "quads"])
+@pytest.mark.parametrize("quads", [False, True], ids=["pairs", "quads"])
+@pytest.mark.parametrize("column_order", [False, True], ids=["rows", "columns"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel(device, rng, dtype, mode):
+def test_gemm_kernel(device, rng, dtype, column_order, quads):
     bench = _bench_module()
-    lib = compile_once(device, bench.GEMM_SRC, QUADS if mode == "quads" else None)  # the default tiling: 64x64 blocks
+    defines = {**(QUADS if quads else {}), "COLUMN_ORDER": "1" if column_order else "0"}
+    lib = compile_once(device, bench.GEMM_SRC, defines)  # the default tiling: 64x64 blocks
     m, n, k = 128, 192, 96
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)

@@ -92,6 +92,13 @@ METAL_SGM_FUNC unsigned transposed(unsigned w) {
 #endif
 }
 
+// The offset of element (r, c) of a block from its first element (metal_simdgroup_matrix.h's
+// offset() less the origin): the block's address is computed once, so that the blocks a
+// kernel loads at constant origins lie at constant offsets from one address.
+METAL_SGM_FUNC unsigned long in_block(unsigned r, unsigned c, unsigned long epr, bool transpose) {
+  return transpose ? c * epr + r : r * epr + c;
+}
+
 // Elements i0 and i1 of `src` as a pair, and back. Element by element: a 2-element
 // access would need a run-time alignment test, and its branch around every load costs
 // more in a GEMM's inner loop than the second access; where the compiler can tell the
@@ -462,12 +469,13 @@ METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
   const unsigned long epr = elements_per_row;
-  d.mtl_v = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(r, c, epr, o.x, o.y, transpose_matrix),
-                                  mtl_sgm::offset(r, c + 1, epr, o.x, o.y, transpose_matrix));
+  const auto block = src + (o.y * epr + o.x);
+  d.mtl_v = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, c, epr, transpose_matrix),
+                                  mtl_sgm::in_block(r, c + 1, epr, transpose_matrix));
   if constexpr (sizeof(T) == 2 || (METALCALL_SGM_TF32_ON && is_same_v<T, float>)) {
     // Elements (c, r) and (c + 1, r): the B operand, read now while memory holds the matrix.
-    d.mtl_b = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(c, r, epr, o.x, o.y, transpose_matrix),
-                                    mtl_sgm::offset(c + 1, r, epr, o.x, o.y, transpose_matrix));
+    d.mtl_b = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c, r, epr, transpose_matrix),
+                                    mtl_sgm::in_block(c + 1, r, epr, transpose_matrix));
     d.mtl_has_b = true;
   } else {
     d.mtl_has_b = false;
@@ -475,10 +483,10 @@ METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned
   if constexpr (mtl_sgm::kQuads && sizeof(T) == 2) {
     // The layouts of quads: A's pair (row r, columns quad_col) and the B pair of lane ^ 1.
     const unsigned qc = mtl_sgm::quad_col(m);
-    d.mtl_qa = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(r, qc, epr, o.x, o.y, transpose_matrix),
-                                     mtl_sgm::offset(r, qc + 1, epr, o.x, o.y, transpose_matrix));
-    d.mtl_bx = mtl_sgm::load_pair<T>(src, mtl_sgm::offset(c ^ 2u, r, epr, o.x, o.y, transpose_matrix),
-                                     mtl_sgm::offset((c ^ 2u) + 1, r, epr, o.x, o.y, transpose_matrix));
+    d.mtl_qa = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, qc, epr, transpose_matrix),
+                                     mtl_sgm::in_block(r, qc + 1, epr, transpose_matrix));
+    d.mtl_bx = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c ^ 2u, r, epr, transpose_matrix),
+                                     mtl_sgm::in_block((c ^ 2u) + 1, r, epr, transpose_matrix));
     d.mtl_has_qa = d.mtl_has_bx = true;
   } else {
     d.mtl_has_qa = d.mtl_has_bx = false;
@@ -495,8 +503,9 @@ METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, u
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
   const unsigned long epr = elements_per_row;
-  mtl_sgm::store_pair<T>(dst, mtl_sgm::offset(r, c, epr, o.x, o.y, transpose_matrix),
-                         mtl_sgm::offset(r, c + 1, epr, o.x, o.y, transpose_matrix), a.mtl_value());
+  const auto block = dst + (o.y * epr + o.x);
+  mtl_sgm::store_pair<T>(block, mtl_sgm::in_block(r, c, epr, transpose_matrix),
+                         mtl_sgm::in_block(r, c + 1, epr, transpose_matrix), a.mtl_value());
 }
 
 namespace mtl_sgm {
