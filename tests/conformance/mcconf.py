@@ -16,6 +16,8 @@ against a NumPy reference computed independently of the kernel.
 
 from __future__ import annotations
 
+import copy
+
 import re
 
 import numpy as np
@@ -101,6 +103,14 @@ class KernelSet:
         assert len(all_names) == len(set(all_names)), f"duplicate kernel names: {all_names}"
         self._state: dict = {}
         REGISTRY.append(("set", tuple(self.kernel_names)))
+
+    def with_defines(self, defines) -> "KernelSet":
+        """The same kernels compiled with other defines (a prelude option, say); their names
+        are counted once, with this set."""
+        other = copy.copy(self)
+        other.defines = defines
+        other._state = {}
+        return other
 
     @property
     def kernel_names(self):

@@ -197,7 +197,7 @@ KS = KernelSet(SNIPPETS)
 # The same kernels with four products a tensor-core operation on CUDA (sparse mma; the
 # prelude's METALCALL_SGM_QUAD_PRODUCTS); elsewhere the define changes nothing.
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
-KS_QUADS = KernelSet(SNIPPETS, defines=QUADS)
+KS_QUADS = KS.with_defines(QUADS)
 
 
 @pytest.fixture(params=["pairs", "quads"])

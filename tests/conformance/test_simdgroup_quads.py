@@ -125,7 +125,8 @@ kernel void quad_loop(device const half* in [[buffer(0)]], device float* out [[b
 """ + "\n".join(f'template [[host_name("quad_loop_{p}")]] kernel void quad_loop<{p}>('
                 "device const half*, device float*, constant uint&, uint);" for p in PER_ITERATION)),
 ]
-SETS = {"pairs": KernelSet(SNIPPETS), "quads": KernelSet(SNIPPETS, defines=QUADS)}
+PAIRS = KernelSet(SNIPPETS)
+SETS = {"pairs": PAIRS, "quads": PAIRS.with_defines(QUADS)}
 
 
 @pytest.fixture(params=list(SETS))
