@@ -57,25 +57,28 @@ using namespace metal;
 #define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
 #define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
 
-// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld).
+// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld): piece
+// tid % P of rows tid / P, + THREADS / P, ... (P pieces a row), so that the addresses are
+// one base and constant steps.
 template <typename T, uint ROWS, uint COLS, uint N>
 inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) {
+    constexpr uint P = COLS / VEC;
+    static_assert(THREADS % P == 0, "a tile row is a whole number of 16-byte pieces per thread row");
+    device const T* p = src + (tid / P) * ld + (tid % P) * VEC;
     #pragma unroll
-    for (uint c = 0; c < N; ++c) {
-        const uint i = tid + c * THREADS;
-        if (i < ROWS * COLS / VEC)
-            r[c] = *(device const uint4*)(src + (i / (COLS / VEC)) * ld + (i % (COLS / VEC)) * VEC);
-    }
+    for (uint c = 0; c < N; ++c)
+        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
+            r[c] = *(device const uint4*)(p + c * (THREADS / P) * ld);
 }
 // ... and into a threadgroup tile with rows of STRIDE elements.
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
+    constexpr uint P = COLS / VEC;
+    threadgroup T* p = dst + (tid / P) * STRIDE + (tid % P) * VEC;
     #pragma unroll
-    for (uint c = 0; c < N; ++c) {
-        const uint i = tid + c * THREADS;
-        if (i < ROWS * COLS / VEC)
-            *(threadgroup uint4*)(dst + (i / (COLS / VEC)) * STRIDE + (i % (COLS / VEC)) * VEC) = r[c];
-    }
+    for (uint c = 0; c < N; ++c)
+        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
+            *(threadgroup uint4*)(p + c * (THREADS / P) * STRIDE) = r[c];
 }
 
 template <typename T>
