@@ -17,7 +17,9 @@
 // fp32 accumulation. The 8x8 A fills the upper rows of mma's 16-row A, the lower rows
 // are zero: half of each tensor-core operation is wasted, the price of 8x8 semantics one
 // call at a time. Into a float accumulator, two successive products go into one
-// mma.m16n8k16 (pairs_products); otherwise each is one mma.m16n8k8. Everything else
+// mma.m16n8k16 (pairs_products), or with METALCALL_SGM_QUAD_PRODUCTS four into one sparse
+// mma.sp.m16n8k32 that wastes nothing (quad_product); otherwise each is one
+// mma.m16n8k8. Everything else
 // (float factors) is computed exactly with fp32 fused multiply-adds of shuffled values,
 // unless the kernel asks for TF32 (below).
 //
@@ -32,53 +34,50 @@
 // transpose in mma's layout (mtl_b, as for 16-bit matrices).
 #pragma once
 
-// Every matrix call is inlined: a matrix whose address reaches a call that was not
-// inlined lives in local memory (the compiler's inliner gives up on the larger ones).
-#define METAL_SGM_FUNC __device__ __forceinline__
 
 namespace metal {
 
 namespace mtl_sgm {
-METAL_SGM_FUNC float to_f(float x) { return x; }
-METAL_SGM_FUNC float to_f(__half x) { return __half2float(x); }
-METAL_SGM_FUNC float to_f(mtl_bfloat x) { return float(x); }
-template <class T> METAL_SGM_FUNC T from_f(float x) { return T(x); }
-template <> METAL_SGM_FUNC __half from_f<__half>(float x) { return __float2half_rn(x); }
+METAL_FUNC float to_f(float x) { return x; }
+METAL_FUNC float to_f(__half x) { return __half2float(x); }
+METAL_FUNC float to_f(mtl_bfloat x) { return float(x); }
+template <class T> METAL_FUNC T from_f(float x) { return T(x); }
+template <> METAL_FUNC __half from_f<__half>(float x) { return __float2half_rn(x); }
 
 struct f2 {
   float x, y;
 };
-METAL_SGM_FUNC f2 shfl(const f2& v, unsigned src) {
+METAL_FUNC f2 shfl(const f2& v, unsigned src) {
   return f2{__shfl_sync(0xffffffffu, v.x, int(src)), __shfl_sync(0xffffffffu, v.y, int(src))};
 }
-template <class T> METAL_SGM_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
+template <class T> METAL_FUNC f2 pair(const vec<T, 2>& v) { return f2{to_f(v.x), to_f(v.y)}; }
 
 // The lane index without `volatile`, so the compiler reads it once per kernel.
-METAL_SGM_FUNC unsigned lane() {
+METAL_FUNC unsigned lane() {
   unsigned l;
   asm("mov.u32 %0, %%laneid;" : "=r"(l));
   return l;
 }
 
 // This lane's row and first column in mma's accumulator layout.
-METAL_SGM_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
-METAL_SGM_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
+METAL_FUNC unsigned mma_row(unsigned m) { return m >> 2; }
+METAL_FUNC unsigned mma_col(unsigned m) { return (m & 3u) * 2u; }
 
 // A pair of 16-bit values as one 32-bit register (x in the low half), and back.
-template <class T> METAL_SGM_FUNC unsigned word(const vec<T, 2>& v) {
+template <class T> METAL_FUNC unsigned word(const vec<T, 2>& v) {
   static_assert(sizeof(vec<T, 2>) == 4, "16-bit elements");
   unsigned u;
   memcpy(&u, &v, sizeof u);
   return u;
 }
-template <class T> METAL_SGM_FUNC vec<T, 2> unword(unsigned u) {
+template <class T> METAL_FUNC vec<T, 2> unword(unsigned u) {
   vec<T, 2> v;
   memcpy(&v, &u, sizeof u);
   return v;
 }
 
 // The transpose of a 16-bit matrix, both in mma's accumulator layout.
-METAL_SGM_FUNC unsigned transposed(unsigned w) {
+METAL_FUNC unsigned transposed(unsigned w) {
 #if __CUDA_ARCH__ >= 750
   unsigned r;
   asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(w));
@@ -95,7 +94,7 @@ METAL_SGM_FUNC unsigned transposed(unsigned w) {
 // The offset of element (r, c) of a block from its first element (metal_simdgroup_matrix.h's
 // offset() less the origin): the block's address is computed once, so that the blocks a
 // kernel loads at constant origins lie at constant offsets from one address.
-METAL_SGM_FUNC unsigned long in_block(unsigned r, unsigned c, unsigned long epr, bool transpose) {
+METAL_FUNC unsigned long in_block(unsigned r, unsigned c, unsigned long epr, bool transpose) {
   return transpose ? c * epr + r : r * epr + c;
 }
 
@@ -103,13 +102,13 @@ METAL_SGM_FUNC unsigned long in_block(unsigned r, unsigned c, unsigned long epr,
 // access would need a run-time alignment test, and its branch around every load costs
 // more in a GEMM's inner loop than the second access; where the compiler can tell the
 // alignment (a padded threadgroup tile) it merges the two itself.
-template <class T, class P> METAL_SGM_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
+template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long i0, unsigned long i1) {
   vec<T, 2> v;
   v.x = src[i0];
   v.y = src[i1];
   return v;
 }
-template <class T, class P> METAL_SGM_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
+template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
   dst[i0] = v.x;
   dst[i1] = v.y;
 }
@@ -136,14 +135,14 @@ struct f4 {
 // accumulator's own idle pair (simdgroup_matrix::mtl_idle, zero and staying zero), so an
 // accumulator keeps 4 registers that the mma reads and writes in place: no instruction
 // goes into zeroing or moving C's lower half around each mma.
-METAL_SGM_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
+METAL_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
   f4 d;
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
                : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
                : "r"(a), "r"(0u), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
   return d;
 }
-METAL_SGM_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
+METAL_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
@@ -155,14 +154,14 @@ METAL_SGM_FUNC f4 mma16n8k8(mtl_bfloat, unsigned a, unsigned b, const f4& c) {
 
 // a * b + c for float factors in TF32 (see the top): a = this lane's pair of A in mma's
 // layout, bt = its pair of B's transpose in mma's layout.
-METAL_SGM_FUNC unsigned to_tf32(float x) {
+METAL_FUNC unsigned to_tf32(float x) {
   unsigned r = 0;
 #if __CUDA_ARCH__ >= 800
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
 #endif
   return r;
 }
-METAL_SGM_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, const f4& c) {
+METAL_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -175,7 +174,7 @@ METAL_SGM_FUNC f4 mma16n8k8_tf32(const vec<float, 2>& a, const vec<float, 2>& bt
 
 // The transpose of a float matrix, both in mma's accumulator layout: lane 4g + t wants
 // X[2t][g] and X[2t + 1][g], held by lanes 8t + g/2 and 8t + 4 + g/2.
-METAL_SGM_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
+METAL_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
   const unsigned m = lane(), g = m >> 2, t = m & 3u;
   const f2 p0 = shfl(f2{v.x, v.y}, 8 * t + (g >> 1)), p1 = shfl(f2{v.x, v.y}, 8 * t + 4 + (g >> 1));
   vec<float, 2> r;
@@ -186,7 +185,7 @@ METAL_SGM_FUNC vec<float, 2> transposed(const vec<float, 2>& v) {
 
 // This lane's elements of a * b + acc on the tensor cores: a in mma's layout, b
 // transposed (mma's B operand), acc and the result in mma's layout.
-template <class T> METAL_SGM_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
+template <class T> METAL_FUNC f4 tensor_product(const vec<T, 2>& av, const vec<T, 2>& bt, const f4& acc) {
   if constexpr (is_same_v<T, float>) {
     return mma16n8k8_tf32(av, bt, acc);
   } else {
@@ -197,7 +196,7 @@ template <class T> METAL_SGM_FUNC f4 tensor_product(const vec<T, 2>& av, const v
 // Two products a0 * b0 + a1 * b1 + c in one mma.m16n8k16: a0 and a1 fill the upper rows
 // of its 16x16 A (k 0-7 and 8-15), b0 and b1 its 16x8 B.
 // (Declared everywhere, used from sm_80 on, where m16n8k16 exists for both types.)
-METAL_SGM_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+METAL_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -206,7 +205,7 @@ METAL_SGM_FUNC f4 mma16n8k16(__half, unsigned a0, unsigned a1, unsigned b0, unsi
 #endif
   return d;
 }
-METAL_SGM_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
+METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsigned b1, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
@@ -271,7 +270,7 @@ template <class TD, class TA, class TB, class TC> struct pairs_products {
 // metadata (every lane the same; lanes 4g and 4g + 1 give rows g and g + 8, K 0-15 and
 // 16-31): rows 0-7 take positions 0, 1 of the groups 0, 1 (mod 4) and 2, 3 of the groups
 // 2, 3; rows 8-15 the others.
-METAL_SGM_FUNC unsigned quad_col(unsigned m) { return (((m & 1u) << 1) | ((m >> 1) & 1u)) * 2u; }
+METAL_FUNC unsigned quad_col(unsigned m) { return (((m & 1u) << 1) | ((m >> 1) & 1u)) * 2u; }
 constexpr unsigned kQuadMetadata = 0x44EEEE44u;
 
 // a[0] + a[1] into rows 0-7 of c's D, a[2] + a[3] into rows 8-15: a[i] the A words of the
@@ -288,7 +287,7 @@ constexpr unsigned kQuadMetadata = 0x44EEEE44u;
       : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)                                                            \
       : "r"(a[0]), "r"(a[2]), "r"(a[1]), "r"(a[3]), "r"(b0), "r"(b1), "r"(b2), "r"(b3), "f"(c.x), "f"(c.y), \
         "f"(c.z), "f"(c.w), "r"(kQuadMetadata)
-template <class T> METAL_SGM_FUNC f4 quad_product(T, const unsigned (&a)[4], const unsigned (&b)[4], const f4& c) {
+template <class T> METAL_FUNC f4 quad_product(T, const unsigned (&a)[4], const unsigned (&b)[4], const f4& c) {
   const bool odd = lane() & 1u;
   const unsigned b0 = odd ? b[2] : b[0], b1 = odd ? b[0] : b[2], b2 = odd ? b[3] : b[1], b3 = odd ? b[1] : b[3];
   f4 d = c;
@@ -302,7 +301,7 @@ template <class T> METAL_SGM_FUNC f4 quad_product(T, const unsigned (&a)[4], con
 #undef METALCALL_MMA_SP
 
 // A product computed exactly in fp32 fused multiply-adds: a and b in mma's layout.
-template <class TA, class TB> METAL_SGM_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
+template <class TA, class TB> METAL_FUNC f4 fma_product(const vec<TA, 2>& av, const vec<TB, 2>& bv, f4 acc) {
   const unsigned m = lane();
   const f2 a = pair(av), b = pair(bv);
   f2 arow[4];
@@ -338,11 +337,11 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   bool mtl_has_b, mtl_has_qa, mtl_has_bx;
   bool mtl_view;
 
-  METAL_SGM_FUNC simdgroup_matrix()
+  METAL_FUNC simdgroup_matrix()
       : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_ptag(0), mtl_split(false), mtl_has_b(false), mtl_has_qa(false),
         mtl_has_bx(false), mtl_view(false) {}
   /** A diagonal matrix with `dval` on the diagonal. */
-  METAL_SGM_FUNC explicit simdgroup_matrix(T dval) : simdgroup_matrix() {
+  METAL_FUNC explicit simdgroup_matrix(T dval) : simdgroup_matrix() {
     const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
     const T zero = mtl_sgm::from_f<T>(0.0f);
     mtl_v.x = r == c ? dval : zero;
@@ -351,7 +350,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     mtl_has_b = true;
   }
   /** The two elements this lane owns in Apple's layout (row fm, columns fn and fn + 1). */
-  METAL_SGM_FUNC vec<T, 2>& thread_elements() {
+  METAL_FUNC vec<T, 2>& thread_elements() {
     if (!mtl_view) {
       mtl_settle();
       const unsigned l = mtl_sgm::lane();
@@ -360,9 +359,9 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     }
     return mtl_apple;
   }
-  METAL_SGM_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
+  METAL_FUNC const vec<T, 2>& thread_elements() const { return const_cast<simdgroup_matrix*>(this)->thread_elements(); }
   /** The matrix in mma's layout, back from thread_elements() if it was handed out. */
-  METAL_SGM_FUNC const vec<T, 2>& mtl_value() const {
+  METAL_FUNC const vec<T, 2>& mtl_value() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     mtl_settle();
     if (mtl_view) {
@@ -374,11 +373,14 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     return mtl_v;
   }
   /** Adds the pending products, if any, and the second partial sum of quads. */
-  METAL_SGM_FUNC void mtl_settle() const {
+  METAL_FUNC void mtl_settle() const {
     if constexpr (is_same_v<T, float>) {
       simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
       if (mtl_pend) {
-        const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};  // (pending: not handed out)
+        // The registers as they are (pending products mean the matrix is not handed out).
+        // Not through mtl_registers(): a call cycle back here would keep the compiler from
+        // inlining them, and every matrix of the kernel would live in local memory.
+        const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
         const unsigned n = mtl_pend;
         if constexpr (mtl_sgm::kQuads) {
           const unsigned a[4] = {mtl_pa[0], n > 1 ? mtl_pa[1] : 0u, n > 2 ? mtl_pa[2] : 0u, 0u};
@@ -399,7 +401,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     }
   }
   /** 16-bit T (and float in TF32): the transpose in mma's layout (mma's B operand), made once and kept. */
-  METAL_SGM_FUNC const vec<T, 2>& mtl_bvalue() const {
+  METAL_FUNC const vec<T, 2>& mtl_bvalue() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     const vec<T, 2>& v = mtl_value();
     if (!mtl_has_b) {
@@ -410,7 +412,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     return mtl_b;
   }
   /** 16-bit T, quads: this lane's word as the A of a quad (row g, columns quad_col). */
-  METAL_SGM_FUNC unsigned mtl_quad_a() const {
+  METAL_FUNC unsigned mtl_quad_a() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     const vec<T, 2>& v = mtl_value();
     if (!mtl_has_qa) {
@@ -421,7 +423,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     return mtl_sgm::word(mtl_qa);
   }
   /** 16-bit T, quads: the B word of lane ^ 1 (for the third and fourth products of a quad). */
-  METAL_SGM_FUNC unsigned mtl_partner_b() const {
+  METAL_FUNC unsigned mtl_partner_b() const {
     simdgroup_matrix& self = const_cast<simdgroup_matrix&>(*this);
     (void)mtl_value();
     if (!mtl_has_bx) {
@@ -431,18 +433,18 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     return mtl_sgm::word(mtl_bx);
   }
   /** Float T: this lane's registers as mma's C, pending products not added. */
-  METAL_SGM_FUNC mtl_sgm::f4 mtl_registers() const {
+  METAL_FUNC mtl_sgm::f4 mtl_registers() const {
     if (mtl_view) (void)mtl_value();  // (a handed-out matrix has nothing pending)
     return mtl_sgm::f4{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
   }
   /** This lane's registers as mma's accumulator, everything added. */
-  METAL_SGM_FUNC mtl_sgm::f4 mtl_acc() const {
+  METAL_FUNC mtl_sgm::f4 mtl_acc() const {
     const vec<T, 2>& v = mtl_value();
     return mtl_sgm::f4{mtl_sgm::to_f(v.x), mtl_sgm::to_f(v.y), mtl_idle[0], mtl_idle[1]};
   }
   /** Sets the matrix from mma's accumulator; `split`: rows 8-15 are a quad's second
    *  partial sum. */
-  METAL_SGM_FUNC void mtl_set(const mtl_sgm::f4& d, bool split = false) {
+  METAL_FUNC void mtl_set(const mtl_sgm::f4& d, bool split = false) {
     mtl_v.x = mtl_sgm::from_f<T>(d.x);
     mtl_v.y = mtl_sgm::from_f<T>(d.y);
     mtl_idle[0] = d.z;
@@ -454,7 +456,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   }
 };
 
-template <class T, int C = 8, int R = 8> METAL_SGM_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
+template <class T, int C = 8, int R = 8> METAL_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(const T value) {
   simdgroup_matrix<T, C, R> m;
   m.mtl_v.x = value;
   m.mtl_v.y = value;
@@ -464,7 +466,7 @@ template <class T, int C = 8, int R = 8> METAL_SGM_FUNC simdgroup_matrix<T, C, R
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
+METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned long elements_per_row = C,
                                O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
@@ -498,7 +500,7 @@ METAL_SGM_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned
 }
 
 template <class T, int C, int R, class P, class O = mtl_ulong2>
-METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
+METAL_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, unsigned long elements_per_row = C,
                                 O matrix_origin = O(0), bool transpose_matrix = false) {
   const mtl_ulong2 o = mtl_ulong2(matrix_origin);
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
@@ -510,7 +512,7 @@ METAL_SGM_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& a, P dst, u
 
 namespace mtl_sgm {
 template <class TA, class TB, int C, int R, int K>
-METAL_SGM_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
+METAL_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b, const f4& acc) {
   if constexpr (tensor_core<TA, TB>::value) {
     return tensor_product<TA>(a.mtl_value(), b.mtl_bvalue(), acc);
   } else {
@@ -521,7 +523,7 @@ METAL_SGM_FUNC f4 product(const simdgroup_matrix<TA, K, R>& a, const simdgroup_m
 // The registers of a product computed otherwise, as an accumulator keeps them: quads keep
 // rows 8-15 a partial sum (zero until a sparse product), and a dense product's are not
 // one (0 * B there, NaN where B is infinite).
-METAL_SGM_FUNC f4 dense_result(f4 d) {
+METAL_FUNC f4 dense_result(f4 d) {
   if constexpr (kQuads) d.z = d.w = 0.0f;
   return d;
 }
@@ -530,7 +532,7 @@ METAL_SGM_FUNC f4 dense_result(f4 d) {
 // neither is d), or added with c's pending products in one operation when they make
 // kPending + 1.
 template <class TA, class TB, int C, int R, int K>
-METAL_SGM_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                       const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<float, C, R>& c) {
   constexpr unsigned char tag = pair_tag<TA>::value;
   if (c.mtl_pend && c.mtl_ptag != tag) c.mtl_settle();  // products of the other 16-bit type first
@@ -569,7 +571,7 @@ METAL_SGM_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matr
 }  // namespace mtl_sgm
 
 template <class TD, class TA, class TB, int C, int R, int K>
-METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                    const simdgroup_matrix<TB, C, K>& b) {
   if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TD>::value) {
     simdgroup_matrix<TD, C, R> zero;
@@ -581,7 +583,7 @@ METAL_SGM_FUNC void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simd
 }
 
 template <class TD, class TA, class TB, class TC, int C, int R, int K>
-METAL_SGM_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
+METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                                               const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<TC, C, R>& c) {
   if constexpr (mtl_sgm::pairs_products<TD, TA, TB, TC>::value) {
     mtl_sgm::defer(d, a, b, c);
