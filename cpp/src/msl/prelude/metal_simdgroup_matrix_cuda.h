@@ -330,7 +330,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   // are). Quads: the second partial sum (zero until a sparse product), part of the value
   // while mtl_split.
   float mtl_idle[2];
-  unsigned mtl_pa[3], mtl_pb[3];  // float T: mtl_pend products not yet added (A and B words)
+  unsigned mtl_pa[mtl_sgm::kPending], mtl_pb[mtl_sgm::kPending];  // float T: mtl_pend products not yet added (A and B words)
   unsigned char mtl_pend;         // 0 to mtl_sgm::kPending
   unsigned char mtl_ptag;         // pair_tag of the pending products' factors
   bool mtl_split;
@@ -537,8 +537,14 @@ METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<T
   constexpr unsigned char tag = pair_tag<TA>::value;
   if (c.mtl_pend && c.mtl_ptag != tag) c.mtl_settle();  // products of the other 16-bit type first
   const unsigned n = c.mtl_pend;
-  const unsigned aw = kQuads ? a.mtl_quad_a() : word(a.mtl_value());
-  const unsigned bw = kQuads && n >= 2 ? b.mtl_partner_b() : word(b.mtl_bvalue());
+  unsigned aw, bw;
+  if constexpr (kQuads) {
+    aw = a.mtl_quad_a();
+    bw = n >= 2 ? b.mtl_partner_b() : word(b.mtl_bvalue());
+  } else {
+    aw = word(a.mtl_value());
+    bw = word(b.mtl_bvalue());
+  }
   const f4 acc = c.mtl_registers();
   if (n == kPending) {
     if constexpr (kQuads) {
@@ -552,16 +558,16 @@ METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<T
   }
   // Slot n takes this product (selects, so that a count known only at run time keeps
   // the words in registers).
-  unsigned pa[3], pb[3];
+  unsigned pa[kPending], pb[kPending];
 #pragma unroll
-  for (unsigned i = 0; i < 3; ++i) {
+  for (unsigned i = 0; i < kPending; ++i) {
     pa[i] = i == n ? aw : c.mtl_pa[i];
     pb[i] = i == n ? bw : c.mtl_pb[i];
   }
   const bool split = c.mtl_split;
   d.mtl_set(acc, split);
 #pragma unroll
-  for (unsigned i = 0; i < 3; ++i) {
+  for (unsigned i = 0; i < kPending; ++i) {
     d.mtl_pa[i] = pa[i];
     d.mtl_pb[i] = pb[i];
   }
