@@ -17,7 +17,6 @@ against a NumPy reference computed independently of the kernel.
 from __future__ import annotations
 
 import copy
-
 import re
 
 import numpy as np

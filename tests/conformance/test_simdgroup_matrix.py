@@ -3,7 +3,8 @@ elements_per_row, matrix_origin and transpose (threadgroup and device memory),
 simdgroup_multiply, simdgroup_multiply_accumulate (also in chains into float accumulators),
 make_filled_simdgroup_matrix, the diagonal constructor, thread_elements() in Apple's lane
 layout, in float, half and bfloat; and a GEMM written with them
-(benchmarks/bench_simdgroup_gemm.py's kernel)."""
+(benchmarks/bench_simdgroup_gemm.py's kernel). The products run in both of CUDA's modes
+(pairs, and quads: METALCALL_SGM_QUAD_PRODUCTS)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def instantiate(name, params):
     return "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>({params});' for t in TYPES)
 
 
-SNIPPETS = [
+KS = KernelSet([
     # load from a 16x24 threadgroup array, store into a 16x16 one; p = load epr, origin x, y,
     # transpose, then the same for the store
     ([f"sgm_copy_{t}" for t in TYPES], """
@@ -192,8 +193,7 @@ kernel void sgm_elements(device float* pos [[buffer(0)]], device float* out [[bu
     for (uint i = lane; i < 2 * 64; i += 32) out[i] = float(o[i]);
 }
 """ + instantiate("sgm_elements", "device float*, device float*, ushort")),
-]
-KS = KernelSet(SNIPPETS)
+])
 # The same kernels with four products a tensor-core operation on CUDA (sparse mma; the
 # prelude's METALCALL_SGM_QUAD_PRODUCTS); elsewhere the define changes nothing.
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
