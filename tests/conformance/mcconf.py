@@ -103,7 +103,7 @@ class KernelSet:
         self._state: dict = {}
         REGISTRY.append(("set", tuple(self.kernel_names)))
 
-    def with_defines(self, defines) -> "KernelSet":
+    def with_defines(self, defines) -> KernelSet:
         """The same kernels compiled with other defines (a prelude option, say); their names
         are counted once, with this set."""
         other = copy.copy(self)
