@@ -132,9 +132,9 @@ struct f4 {
 };
 
 // Rows 8-15 of the 16x8 A are zero, so rows 8-15 of D are those of C. C's come from the
-// accumulator's own idle pair (simdgroup_matrix::mtl_idle, zero and staying zero), so an
-// accumulator keeps 4 registers that the mma reads and writes in place: no instruction
-// goes into zeroing or moving C's lower half around each mma.
+// accumulator's own idle pair (simdgroup_matrix::mtl_idle: zero with pairs, the second
+// partial sum with quads), so an accumulator keeps 4 registers that the mma reads and
+// writes in place: no instruction goes into zeroing or moving C's lower half around each mma.
 METAL_FUNC f4 mma16n8k8(__half, unsigned a, unsigned b, const f4& c) {
   f4 d;
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
