@@ -59,6 +59,12 @@ class Target {
    * entered (branch_reconvergence.hpp).
    */
   virtual bool rejoins_barrier_branches() const { return false; }
+  /**
+   * True when `simdgroup_multiply_accumulate(X[i], a, b, X[i])` goes to the prelude with the
+   * whole array X, whose neighbouring accumulators may share a tensor-core operation
+   * (CUDA; accumulator_elements.hpp).
+   */
+  virtual bool pairs_accumulator_elements() const { return false; }
   /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
   virtual bool wraps_conditional_int_literals() const { return wraps_conditional_literals(); }
 

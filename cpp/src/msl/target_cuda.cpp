@@ -34,6 +34,7 @@ class CudaTarget : public Target {
   bool takes_threadgroup_initializers() const override { return false; }
   bool wraps_conditional_literals() const override { return true; }
   bool rejoins_barrier_branches() const override { return true; }
+  bool pairs_accumulator_elements() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the
   // runtime builds the module a second time with METALCALL_NO_RESTRICT for calls

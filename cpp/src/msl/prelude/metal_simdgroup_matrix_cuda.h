@@ -254,6 +254,29 @@ constexpr bool kQuads = false;
 #endif
 // How many products wait for the one that completes an operation.
 constexpr unsigned kPending = kQuads ? 3u : 1u;
+// Row pairs (METALCALL_SGM_ROW_PAIRS, default on, sm_80+): neighbouring accumulators of
+// one array (flat index 2i and 2i + 1) share one sparse mma.sp.m16n8k32, two products
+// each: the even one in rows 0-7 of its D, the odd one in rows 8-15, so an accumulator
+// keeps only its own two registers and the four products may have any four B matrices.
+// The translator sends `simdgroup_multiply_accumulate(X[..], a, b, X[..])` with X a local
+// array here (multiply_accumulate_element). An accumulator holds up to four products
+// pending (kRowSlots): enough for a K step of four products an accumulator given
+// accumulator after accumulator, so that nothing is left pending at the end of the step
+// (products left pending across a loop's iterations make their count a run-time value,
+// and the code around every product branches on it).
+#ifndef METALCALL_SGM_ROW_PAIRS
+#define METALCALL_SGM_ROW_PAIRS 1
+#endif
+#if __CUDA_ARCH__ >= 800 && METALCALL_SGM_ROW_PAIRS
+constexpr bool kRowPairs = true;
+#else
+constexpr bool kRowPairs = false;
+#endif
+constexpr unsigned kRowSlots = 4u;
+constexpr unsigned kSlots = kPending > kRowSlots ? kPending : kRowSlots;
+// What an accumulator's pending products are: products of its own, or the top (rows
+// 0-7) or bottom (rows 8-15) half of a row pair's operation.
+enum : unsigned char { kOwn = 0, kTop = 1, kBottom = 2 };
 template <class T> struct pair_tag { static constexpr unsigned char value = 0; };
 template <> struct pair_tag<__half> { static constexpr unsigned char value = 1; };
 template <> struct pair_tag<mtl_bfloat> { static constexpr unsigned char value = 2; };
@@ -330,15 +353,16 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   // are). Quads: the second partial sum (zero until a sparse product), part of the value
   // while mtl_split.
   float mtl_idle[2];
-  unsigned mtl_pa[mtl_sgm::kPending], mtl_pb[mtl_sgm::kPending];  // float T: mtl_pend products not yet added (A and B words)
-  unsigned char mtl_pend;         // 0 to mtl_sgm::kPending
+  unsigned mtl_pa[mtl_sgm::kSlots], mtl_pb[mtl_sgm::kSlots];  // float T: mtl_pend products not yet added (A and B words)
+  unsigned char mtl_pend;         // 0 to mtl_sgm::kPending (kRowSlots for a row pair's)
   unsigned char mtl_ptag;         // pair_tag of the pending products' factors
+  unsigned char mtl_prow;         // mtl_sgm::kOwn, or the half of a row pair they wait for (words in the quad layouts)
   bool mtl_split;
   bool mtl_has_b, mtl_has_qa, mtl_has_bx;
   bool mtl_view;
 
   METAL_FUNC simdgroup_matrix()
-      : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_ptag(0), mtl_split(false), mtl_has_b(false), mtl_has_qa(false),
+      : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_ptag(0), mtl_prow(mtl_sgm::kOwn), mtl_split(false), mtl_has_b(false), mtl_has_qa(false),
         mtl_has_bx(false), mtl_view(false) {}
   /** A diagonal matrix with `dval` on the diagonal. */
   METAL_FUNC explicit simdgroup_matrix(T dval) : simdgroup_matrix() {
@@ -382,7 +406,24 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
         // inlining them, and every matrix of the kernel would live in local memory.
         const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
         const unsigned n = mtl_pend;
-        if constexpr (mtl_sgm::kQuads) {
+        if (mtl_prow != mtl_sgm::kOwn) {
+          // A row pair's half whose neighbour did not join: its half of the operation alone,
+          // two products at a time.
+          const bool top = mtl_prow == mtl_sgm::kTop;
+#pragma unroll
+          for (unsigned round = 0; round < mtl_sgm::kRowSlots / 2; ++round) {
+            if (!self.mtl_pend) break;
+            unsigned w[4];
+            self.mtl_take_two(w);
+            const unsigned a[4] = {top ? w[0] : 0u, top ? w[1] : 0u, top ? 0u : w[0], top ? 0u : w[1]};
+            const unsigned b[4] = {top ? w[2] : 0u, top ? w[3] : 0u, top ? 0u : w[2], top ? 0u : w[3]};
+            const mtl_sgm::f4 rows{top ? mtl_v.x : 0.0f, top ? mtl_v.y : 0.0f, top ? 0.0f : mtl_v.x, top ? 0.0f : mtl_v.y};
+            const mtl_sgm::f4 d = mtl_ptag == mtl_sgm::pair_tag<__half>::value
+                                      ? mtl_sgm::quad_product(__half(), a, b, rows)
+                                      : mtl_sgm::quad_product(mtl_bfloat(), a, b, rows);
+            self.mtl_set_rows(top ? d.x : d.z, top ? d.y : d.w);
+          }
+        } else if constexpr (mtl_sgm::kQuads) {
           const unsigned a[4] = {mtl_pa[0], n > 1 ? mtl_pa[1] : 0u, n > 2 ? mtl_pa[2] : 0u, 0u};
           const unsigned b[4] = {mtl_pb[0], n > 1 ? mtl_pb[1] : 0u, n > 2 ? mtl_pb[2] : 0u, 0u};
           if (mtl_ptag == mtl_sgm::pair_tag<__half>::value) self.mtl_set(mtl_sgm::quad_product(__half(), a, b, c), true);
@@ -451,6 +492,31 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     mtl_idle[1] = d.w;
     mtl_split = split;
     mtl_pend = 0;
+    mtl_prow = mtl_sgm::kOwn;
+    mtl_has_b = mtl_has_qa = mtl_has_bx = false;
+    mtl_view = false;
+  }
+  /** A row pair's half: its first two pending products' A words (w[0], w[1]) and B
+   *  words (w[2], w[3]), zero where fewer pending; the others move up. */
+  METAL_FUNC void mtl_take_two(unsigned (&w)[4]) {
+    const unsigned n = mtl_pend;
+    w[0] = n > 0 ? mtl_pa[0] : 0u;
+    w[1] = n > 1 ? mtl_pa[1] : 0u;
+    w[2] = n > 0 ? mtl_pb[0] : 0u;
+    w[3] = n > 1 ? mtl_pb[1] : 0u;
+#pragma unroll
+    for (unsigned i = 0; i + 2 < mtl_sgm::kRowSlots; ++i) {
+      mtl_pa[i] = mtl_pa[i + 2];
+      mtl_pb[i] = mtl_pb[i + 2];
+    }
+    mtl_pend = (unsigned char)(n > 2 ? n - 2 : 0);
+  }
+  /** Sets this lane's two elements from a row pair's operation (rows 8-15 keep what they
+   *  hold: nothing of the value, as no partial sum is split); products still pending stay. */
+  METAL_FUNC void mtl_set_rows(float x, float y) {
+    mtl_v.x = x;
+    mtl_v.y = y;
+    if (!mtl_pend) mtl_prow = mtl_sgm::kOwn;
     mtl_has_b = mtl_has_qa = mtl_has_bx = false;
     mtl_view = false;
   }
@@ -482,8 +548,8 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
   } else {
     d.mtl_has_b = false;
   }
-  if constexpr (mtl_sgm::kQuads && sizeof(T) == 2) {
-    // The layouts of quads: A's pair (row r, columns quad_col) and the B pair of lane ^ 1.
+  if constexpr ((mtl_sgm::kQuads || mtl_sgm::kRowPairs) && sizeof(T) == 2) {
+    // The layouts of quads and row pairs: A's pair (row r, columns quad_col) and the B pair of lane ^ 1.
     const unsigned qc = mtl_sgm::quad_col(m);
     d.mtl_qa = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, qc, epr, transpose_matrix),
                                      mtl_sgm::in_block(r, qc + 1, epr, transpose_matrix));
@@ -495,6 +561,7 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
   }
   d.mtl_idle[0] = d.mtl_idle[1] = 0.0f;
   d.mtl_pend = 0;
+  d.mtl_prow = mtl_sgm::kOwn;
   d.mtl_split = false;
   d.mtl_view = false;
 }
@@ -535,7 +602,8 @@ template <class TA, class TB, int C, int R, int K>
 METAL_FUNC void defer(simdgroup_matrix<float, C, R>& d, const simdgroup_matrix<TA, K, R>& a,
                       const simdgroup_matrix<TB, C, K>& b, const simdgroup_matrix<float, C, R>& c) {
   constexpr unsigned char tag = pair_tag<TA>::value;
-  if (c.mtl_pend && c.mtl_ptag != tag) c.mtl_settle();  // products of the other 16-bit type first
+  // Products of the other 16-bit type, or a row pair's half, first.
+  if (c.mtl_pend && (c.mtl_ptag != tag || c.mtl_prow != kOwn)) c.mtl_settle();
   const unsigned n = c.mtl_pend;
   unsigned aw, bw;
   if constexpr (kQuads) {
@@ -597,5 +665,113 @@ METAL_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, con
     d.mtl_set(mtl_sgm::dense_result(mtl_sgm::product(a, b, c.mtl_acc())));
   }
 }
+
+namespace mtl_sgm {
+// An array's element type and count, through every dimension (`simdgroup_float8x8 acc[4][8]`:
+// the matrix type, 32); value false for anything else.
+template <class X> struct flat_array {
+  static constexpr bool value = false;
+  using element = void;
+  static constexpr unsigned long count = 0;
+};
+template <class T, int C, int R, decltype(sizeof(0)) N> struct flat_array<simdgroup_matrix<T, C, R>[N]> {
+  static constexpr bool value = true;
+  using element = simdgroup_matrix<T, C, R>;
+  static constexpr unsigned long count = N;
+};
+template <class Y, decltype(sizeof(0)) N> struct flat_array<Y[N]> {
+  static constexpr bool value = flat_array<Y>::value;
+  using element = typename flat_array<Y>::element;
+  static constexpr unsigned long count = N * flat_array<Y>::count;
+};
+
+// Whether the pending products of `m` can join a row pair's operation as `half` with factors of `tag`.
+template <class M> METAL_FUNC bool joins(const M& m, unsigned char half, unsigned char tag) {
+  return !m.mtl_pend || (m.mtl_prow == half && m.mtl_ptag == tag);
+}
+
+// The first two pending products of `top` (rows 0-7) and of `bottom` (rows 8-15), both
+// row-pair halves of factors `tag` or with nothing pending, in one sparse operation. A
+// matrix with nothing pending is not touched (its zero words would turn -0.0 into +0.0).
+template <class T, class M> METAL_FUNC void row_pair_product(M& top, M& bottom) {
+  const bool t = top.mtl_pend != 0, b = bottom.mtl_pend != 0;
+  unsigned wt[4], wb[4];
+  top.mtl_take_two(wt);
+  bottom.mtl_take_two(wb);
+  const unsigned a[4] = {wt[0], wt[1], wb[0], wb[1]};
+  const unsigned bw[4] = {wt[2], wt[3], wb[2], wb[3]};
+  const f4 c{t ? top.mtl_v.x : 0.0f, t ? top.mtl_v.y : 0.0f, b ? bottom.mtl_v.x : 0.0f, b ? bottom.mtl_v.y : 0.0f};
+  const f4 d = quad_product(T(), a, bw, c);
+  if (t) top.mtl_set_rows(d.x, d.y);
+  if (b) bottom.mtl_set_rows(d.z, d.w);
+}
+
+// e = e + a * b for e element `k` of an array of n float accumulators starting at `base`:
+// pending as a row pair's half (top for even k, bottom for odd), added two by two with
+// its neighbour's in one operation once each has two, or when e holds kRowSlots. The
+// words are those of the quad layouts: A's in mtl_quad_a, B's own pair for the top half
+// and lane ^ 1's for the bottom (quad_product).
+template <class M, class TA, class TB, int C, int R, int K>
+METAL_FUNC void row_pair_defer(M* base, unsigned long n, M& e, const simdgroup_matrix<TA, K, R>& a,
+                               const simdgroup_matrix<TB, C, K>& b) {
+  const unsigned long k = (unsigned long)(&e - base);
+  if ((k ^ 1u) >= n) {  // the last of an odd count: no neighbour
+    defer(e, a, b, e);
+    return;
+  }
+  M& other = base[k ^ 1u];
+  constexpr unsigned char tag = pair_tag<TA>::value;
+  const unsigned char half = (k & 1u) ? kBottom : kTop, other_half = (k & 1u) ? kTop : kBottom;
+  if (!joins(e, half, tag) || e.mtl_split || e.mtl_view) (void)e.mtl_value();  // adds what cannot join
+  const unsigned aw = a.mtl_quad_a();
+  const unsigned bw = half == kBottom ? b.mtl_partner_b() : word(b.mtl_bvalue());
+  const bool with_other = joins(other, other_half, tag) && !other.mtl_split && !other.mtl_view;
+  auto pair_product = [&] {
+    if (half == kTop) row_pair_product<TA>(e, other);
+    else row_pair_product<TA>(other, e);
+  };
+  if (e.mtl_pend == kRowSlots) {  // full: two of its products (and two of the neighbour's) first
+    if (with_other) {
+      pair_product();
+    } else {
+      M none;
+      if (half == kTop) row_pair_product<TA>(e, none);
+      else row_pair_product<TA>(none, e);
+    }
+  }
+  // Slot e.mtl_pend takes the product (selects, so that a count known only at run time
+  // keeps the words in registers).
+  const unsigned slot = e.mtl_pend;
+#pragma unroll
+  for (unsigned i = 0; i < kRowSlots; ++i) {
+    e.mtl_pa[i] = i == slot ? aw : e.mtl_pa[i];
+    e.mtl_pb[i] = i == slot ? bw : e.mtl_pb[i];
+  }
+  e.mtl_pend = (unsigned char)(slot + 1);
+  e.mtl_prow = half;
+  e.mtl_ptag = tag;
+  e.mtl_has_b = e.mtl_has_qa = e.mtl_has_bx = false;
+  if (e.mtl_pend >= 2 && with_other && other.mtl_pend >= 2) pair_product();
+}
+
+/**
+ * `simdgroup_multiply_accumulate(X[..], a, b, X[..])` as the translator writes it for the
+ * CUDA target: `array` is X, `e` the element. Float accumulators of a local array with
+ * 16-bit factors go into row pairs (row_pair_defer); anything else (a pointer, other
+ * types, row pairs off) is the plain call.
+ */
+template <class X, class M, class A, class B>
+METAL_FUNC void multiply_accumulate_element(X& array, M& e, const A& a, const B& b) {
+  using F = flat_array<X>;
+  if constexpr (kRowPairs && F::value && is_same_v<typename F::element, M>) {
+    if constexpr (pairs_products<typename M::value_type, typename A::value_type, typename B::value_type,
+                                 typename M::value_type>::value) {
+      row_pair_defer(reinterpret_cast<M*>(&array), F::count, e, a, b);
+      return;
+    }
+  }
+  simdgroup_multiply_accumulate(e, a, b, e);
+}
+}  // namespace mtl_sgm
 
 }  // namespace metal
