@@ -31,11 +31,9 @@ using namespace metal;
 // A threadgroup of SG_ROWS x SG_COLS SIMD-groups computes a BM x BN block of C; each
 // SIMD-group keeps FM x FN 8x8 float accumulators. Tiles of A (BM x KT) and B (KT x BN)
 // pass through threadgroup memory in two stages: while the SIMD-groups multiply one
-// stage, the next tiles travel from device memory into registers, to go into the other
-// stage, so one barrier per KT step suffices. Tile rows are padded by 8 elements: the 8
-// rows an 8x8 load reads fall into different banks. With TRANSPOSE_B the B tile is kept
-// transposed (BN rows of KT), so that the two elements of a column that an 8x8 load of B
-// gives a lane lie side by side.
+// stage, the next tiles travel from device memory into registers (16-byte copies), to
+// go into the other stage, so one barrier per KT step suffices. Tile rows are padded by
+// 8 elements: the 8 rows an 8x8 load reads fall into different banks.
 #ifndef SG_ROWS
 #define SG_ROWS 2
 #define SG_COLS 2
@@ -48,41 +46,25 @@ using namespace metal;
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
 #endif
-#ifndef TRANSPOSE_B
-#define TRANSPOSE_B 0
-#endif
 #define KT (BK * 2 / sizeof(T))  // tile depth: BK for half; float tiles are half as deep (same bytes)
 #define PAD 8
 #define BM (SG_ROWS * FM * 8)
 #define BN (SG_COLS * FN * 8)
 #define AS (KT + PAD)  // padded row lengths (elements) of the A and B tiles
 #define BS (BN + PAD)
-#define BTS (KT + PAD)  // ... and of the transposed B tile
-#define B_TILE (TRANSPOSE_B ? BN * BTS : KT * BS)
 #define THREADS (32 * SG_ROWS * SG_COLS)
 #define VEC (16 / sizeof(T))  // elements per 16-byte copy
 #define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
 #define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
-#define BT_PIECES (KT / 2 * BN / 4)  // transposed B: 2x4 pieces of the tile
-#define BT_COPIES ((BT_PIECES + THREADS - 1) / THREADS)
 
-// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld), so that the
-// addresses are one base and constant steps: eight threads in a row take one piece of
-// eight rows (their copies into threadgroup memory then fall into different banks), the
-// next eight the next piece, and so on; or, where the threads do not make whole groups
-// of eight rows, piece tid % P of rows tid / P, + THREADS / P, ... (P pieces a row).
-template <uint ROWS, uint COLS, typename T>
-inline uint2 piece_of(uint tid) {  // (row, column) of this thread's first piece
-    constexpr uint P = COLS / VEC;
-    static_assert(THREADS % P == 0, "a tile row is a whole number of 16-byte pieces per thread row");
-    if (THREADS % (8 * P) == 0 && ROWS % 8 == 0) return uint2(tid % 8 + 8 * (tid / (8 * P)), (tid / 8) % P * VEC);
-    return uint2(tid / P, tid % P * VEC);
-}
+// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld): piece
+// tid % P of rows tid / P, + THREADS / P, ... (P pieces a row), so that the addresses are
+// one base and constant steps.
 template <typename T, uint ROWS, uint COLS, uint N>
 inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) {
     constexpr uint P = COLS / VEC;
-    const uint2 at = piece_of<ROWS, COLS, T>(tid);
-    device const T* p = src + at.x * ld + at.y;
+    static_assert(THREADS % P == 0, "a tile row is a whole number of 16-byte pieces per thread row");
+    device const T* p = src + (tid / P) * ld + (tid % P) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
@@ -92,39 +74,11 @@ inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) 
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
     constexpr uint P = COLS / VEC;
-    const uint2 at = piece_of<ROWS, COLS, T>(tid);
-    threadgroup T* p = dst + at.x * STRIDE + at.y;
+    threadgroup T* p = dst + (tid / P) * STRIDE + (tid % P) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             *(threadgroup uint4*)(p + c * (THREADS / P) * STRIDE) = r[c];
-}
-// The B tile transposed: a thread takes rows 2k and 2k + 1 of four columns (two 4-element
-// copies, as words: a 4-element vector of half need not be 8-byte aligned),
-// k = tid % (KT / 2), and writes each column's pair as one 2-element store into row n of
-// the transposed tile; consecutive threads write consecutive pairs of one row.
-#define BT_WORDS vec<uint, sizeof(T)>  // four elements
-template <typename T, uint N>
-inline void fetch_b_transposed(thread BT_WORDS* r, device const T* src, uint ld, uint tid) {
-    device const T* p = src + (tid % (KT / 2)) * 2 * ld + (tid / (KT / 2)) * 4;
-    #pragma unroll
-    for (uint c = 0; c < N; ++c)
-        if (BT_PIECES % THREADS == 0 || tid + c * THREADS < BT_PIECES) {
-            r[2 * c] = *(device const BT_WORDS*)(p + c * (THREADS / (KT / 2)) * 4);
-            r[2 * c + 1] = *(device const BT_WORDS*)(p + c * (THREADS / (KT / 2)) * 4 + ld);
-        }
-}
-template <typename T, uint N>
-inline void stash_b_transposed(threadgroup T* dst, thread const BT_WORDS* r, uint tid) {
-    threadgroup T* p = dst + (tid / (KT / 2)) * 4 * BTS + (tid % (KT / 2)) * 2;
-    #pragma unroll
-    for (uint c = 0; c < N; ++c)
-        if (BT_PIECES % THREADS == 0 || tid + c * THREADS < BT_PIECES) {
-            const vec<T, 4> k0 = as_type<vec<T, 4>>(r[2 * c]), k1 = as_type<vec<T, 4>>(r[2 * c + 1]);
-            #pragma unroll
-            for (uint i = 0; i < 4; ++i)
-                *(threadgroup vec<T, 2>*)(p + (c * (THREADS / (KT / 2)) * 4 + i) * BTS) = vec<T, 2>(k0[i], k1[i]);
-        }
 }
 
 template <typename T>
@@ -132,9 +86,9 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
                      device float* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup uint4 tiles[2 * (BM * AS + B_TILE) * sizeof(T) / 16];  // uint4: 16-byte aligned
+    threadgroup uint4 tiles[2 * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
     threadgroup T* As = (threadgroup T*)tiles;  // [2][BM][AS]
-    threadgroup T* Bs = As + 2 * BM * AS;       // [2][KT][BS], or [2][BN][BTS] transposed
+    threadgroup T* Bs = As + 2 * BM * AS;       // [2][KT][BS]
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
     const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
@@ -145,34 +99,22 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     for (uint i = 0; i < FM; ++i)
         #pragma unroll
         for (uint j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
-    uint4 ra[A_COPIES];
-#if TRANSPOSE_B
-    BT_WORDS rb[2 * BT_COPIES];
-#define FETCH_B(k) fetch_b_transposed<T, BT_COPIES>(rb, b_src + (k) * N, N, tid)
-#define STASH_B(dst) stash_b_transposed<T, BT_COPIES>(dst, rb, tid)
-// The 8x8 block of B at (tile row k, column n), from the transposed tile.
-#define LOAD_B(m, k, n) simdgroup_load(m, bs_sg, BTS, ulong2(k, n), true)
-#else
-    uint4 rb[B_COPIES];
-#define FETCH_B(k) fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k) * N, N, tid)
-#define STASH_B(dst) stash_tile<T, KT, BN, BS, B_COPIES>(dst, rb, tid)
-#define LOAD_B(m, k, n) simdgroup_load(m, bs_sg, BS, ulong2(n, k))
-#endif
+    uint4 ra[A_COPIES], rb[B_COPIES];
     fetch_tile<T, BM, KT, A_COPIES>(ra, a_src, K, tid);
-    FETCH_B(0);
+    fetch_tile<T, KT, BN, B_COPIES>(rb, b_src, N, tid);
     for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage ^= 1) {
         threadgroup T* as = As + stage * (BM * AS);
-        threadgroup T* bs = Bs + stage * B_TILE;
+        threadgroup T* bs = Bs + stage * (KT * BS);
         stash_tile<T, BM, KT, AS, A_COPIES>(as, ra, tid);
-        STASH_B(bs);
+        stash_tile<T, KT, BN, BS, B_COPIES>(bs, rb, tid);
         // This SIMD-group's rows of the A tile and columns of the B tile: the 8x8 blocks
         // then lie at constant offsets from two addresses.
         threadgroup const T* as_sg = as + sr * AS;
-        threadgroup const T* bs_sg = bs + (TRANSPOSE_B ? sc * BTS : sc);
+        threadgroup const T* bs_sg = bs + sc;
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (k0 + KT < K) {  // the next tiles, in flight while this stage is multiplied
             fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);
-            FETCH_B(k0 + KT);
+            fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
         }
 #if COLUMN_ORDER
         // All of this SIMD-group's A blocks of the stage, then one column of B blocks at a
@@ -186,7 +128,7 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
         for (uint j = 0; j < FN; ++j) {
             simdgroup_matrix<T, 8, 8> b[KT / 8];
             #pragma unroll
-            for (uint kk = 0; kk < KT / 8; ++kk) LOAD_B(b[kk], 8 * kk, 8 * j);
+            for (uint kk = 0; kk < KT / 8; ++kk) simdgroup_load(b[kk], bs_sg, BS, ulong2(8 * j, 8 * kk));
             #pragma unroll
             for (uint i = 0; i < FM; ++i)
                 #pragma unroll
@@ -199,7 +141,7 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
             #pragma unroll
             for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], as_sg, AS, ulong2(kk, 8 * i));
             #pragma unroll
-            for (uint j = 0; j < FN; ++j) LOAD_B(b[j], kk, 8 * j);
+            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], bs_sg, BS, ulong2(8 * j, kk));
             #pragma unroll
             for (uint i = 0; i < FM; ++i)
                 #pragma unroll
@@ -268,12 +210,11 @@ CPU_CONFIGS = [(1, 2, 8, 8, 32), (1, 1, 8, 8, 32), (2, 2, 8, 8, 16), (2, 2, 4, 4
 APPLE_THREADGROUP_BYTES = 32 * 1024  # what an Apple GPU gives a threadgroup
 
 
-def tile_bytes(config, itemsize, transpose_b=False):
+def tile_bytes(config, itemsize):
     """Threadgroup memory GEMM_SRC declares for a tiling and element size (both stages)."""
     sg_rows, sg_cols, fm, fn, bk = config
     bm, bn, kt = sg_rows * fm * 8, sg_cols * fn * 8, bk * 2 // itemsize
-    b_tile = bn * (kt + 8) if transpose_b else kt * (bn + 8)
-    return 2 * (bm * (kt + 8) + b_tile) * itemsize
+    return 2 * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
 # On CUDA: none spills (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row pairs,
@@ -282,12 +223,11 @@ CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16)]
 # On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
 # row pairs (the default: the kernel's acc[i][j] neighbours share one sparse mma, two
-# products each), and with row pairs off, pairs (two products of one accumulator a dense
-# mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K steps of 4n products,
-# so BK 32). Pairs and quads take the column order (COLUMN_ORDER=1: all A blocks of a
+# products each) in both orders, and with row pairs off, pairs (two products of one
+# accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
+# steps of 4n products, so BK 32) in the column order (COLUMN_ORDER=1: all A blocks of a
 # stage, then a column of B blocks at a time, each accumulator's products in a row), their
-# faster order; row pairs the other (each element's neighbour takes its products before
-# the element takes a third), as does the CPU.
+# faster one. The CPU takes the other order.
 ROW_PAIRS_OFF = {"METALCALL_SGM_ROW_PAIRS": "0"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
 
@@ -301,22 +241,19 @@ def variants(kind, configs, dtype):
         if np.dtype(dtype).itemsize != 2:
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
-        for transpose in ("0", "1"):
-            out.append((config, {"TRANSPOSE_B": transpose}))
-            out.append((config, {"COLUMN_ORDER": "1", "TRANSPOSE_B": transpose, **ROW_PAIRS_OFF}))
-            if config[4] % 32 == 0:
-                out.append((config, {"COLUMN_ORDER": "1", "TRANSPOSE_B": transpose, **ROW_PAIRS_OFF, **QUADS}))
+        out.append((config, {}))
+        out.append((config, {"COLUMN_ORDER": "1"}))
+        out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS_OFF}))
+        if config[4] % 32 == 0:
+            out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS_OFF, **QUADS}))
     return out
 
 
 def mode(defines):
-    """The products' mode a variant's defines ask for (CUDA, 16-bit factors) and the B
-    tile's layout, for the printout."""
+    """The products' mode a variant's defines ask for (CUDA, 16-bit factors), for the printout."""
     if defines.get("METALCALL_SGM_ROW_PAIRS") != "0":
-        name = "row pairs"
-    else:
-        name = "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
-    return name + (", B transposed" if defines.get("TRANSPOSE_B") == "1" else "")
+        return "row pairs" + (", column order" if defines.get("COLUMN_ORDER") == "1" else "")
+    return "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
 
 
 def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
@@ -431,7 +368,7 @@ def main():
         for config, defines in variants(kind, configs, dtype):
             defines = {**defines, **extra}
             name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
-            need = tile_bytes(config, np.dtype(dtype).itemsize, defines.get("TRANSPOSE_B") == "1")
+            need = tile_bytes(config, np.dtype(dtype).itemsize)
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)

@@ -26,7 +26,9 @@ std::size_t argument_end(const std::vector<Token>& t, std::size_t i) {
 // function and change nothing.
 bool is_element(const std::vector<Token>& t, std::size_t b, std::size_t e) {
   if (e - b < 4 || t[b].kind != TokenKind::identifier || !t[b + 1].is("[") || !t[e - 1].is("]")) return false;
-  static const std::set<std::string> changes = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", ","};
+  // Never destroyed: a translation may run while the process exits.
+  static const auto& changes =
+      *new std::set<std::string>{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", ","};
   int depth = 0;
   for (std::size_t i = b + 1; i < e; ++i) {
     const Token& k = t[i];
