@@ -4,7 +4,9 @@ mixed types, msl/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite
 never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
 __device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
 type parameter as the constexpr literal_cast) and barrier_branches.metal (the branch bodies
-holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp). With NVRTC
+holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp) and
+accumulator_elements.metal (the products into array elements that the CUDA translation hands
+the prelude with their array, msl/accumulator_elements.hpp). With NVRTC
 (tools/nvrtc_check.py) both CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives); without it that part says why it skips.
 
@@ -21,6 +23,7 @@ import nvrtc_check  # noqa: E402
 SOURCE = HERE / "conditionals.metal"
 CONSTRUCTS = HERE / "cuda_constructs.metal"
 BARRIER_BRANCHES = HERE / "barrier_branches.metal"
+ACCUMULATORS = HERE / "accumulator_elements.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -70,11 +73,29 @@ def main():
     if "rejoin" in translate(exe, "cpu", BARRIER_BRANCHES):
         failures.append("CPU: a branch body was rejoined (CUDA's rewrite only)")
     print(f"translation: {rejoins} barrier branches rejoined for CUDA")
+    # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
+    # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
+    accumulators = translate(exe, "cuda", ACCUMULATORS)
+    paired = "".join(accumulators.split()).count("metal::mtl_sgm::multiply_accumulate_element(")
+    expected = ACCUMULATORS.read_text().count("// PAIRED")
+    if paired != expected:
+        failures.append(f"CUDA: {paired} products handed over with their array, expected {expected}")
+    flat3 = "".join(accumulators.split())
+    for text in ["multiply_accumulate_element(acc,acc[i][j],a[i],b[j]);",
+                 "multiply_accumulate_element(flat,flat[1+2],a[0],b[1]);",
+                 "simdgroup_multiply_accumulate(flat[k++],a[0],b[0],flat[k++]);",
+                 "simdgroup_multiply_accumulate(t.acc[0],a[0],b[0],t.acc[0]);"]:
+        if text not in flat3:
+            failures.append(f"CUDA: {text!r} not in the translation of {ACCUMULATORS.name}")
+    if "multiply_accumulate_element" in translate(exe, "cpu", ACCUMULATORS):
+        failures.append("CPU: a product was handed over with its array (CUDA's rewrite only)")
+    print(f"translation: {paired} products into array elements handed over with their array for CUDA")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
-        for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches)]:
+        for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
+                           (ACCUMULATORS.name, accumulators)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:
