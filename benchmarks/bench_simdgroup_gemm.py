@@ -222,13 +222,13 @@ def tile_bytes(config, itemsize):
 CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16)]
 # On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
-# row pairs (the default: the kernel's acc[i][j] neighbours share one sparse mma, two
-# products each) in both orders, and with row pairs off, pairs (two products of one
+# row pairs (METALCALL_SGM_ROW_PAIRS=1: the kernel's acc[i][j] neighbours share one sparse
+# mma, two products each) in both orders, pairs (the default: two products of one
 # accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
 # steps of 4n products, so BK 32) in the column order (COLUMN_ORDER=1: all A blocks of a
 # stage, then a column of B blocks at a time, each accumulator's products in a row), their
 # faster one. The CPU takes the other order.
-ROW_PAIRS_OFF = {"METALCALL_SGM_ROW_PAIRS": "0"}
+ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
 
 
@@ -241,17 +241,17 @@ def variants(kind, configs, dtype):
         if np.dtype(dtype).itemsize != 2:
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
-        out.append((config, {}))
+        out.append((config, {**ROW_PAIRS}))
+        out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
         out.append((config, {"COLUMN_ORDER": "1"}))
-        out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS_OFF}))
         if config[4] % 32 == 0:
-            out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS_OFF, **QUADS}))
+            out.append((config, {"COLUMN_ORDER": "1", **QUADS}))
     return out
 
 
 def mode(defines):
     """The products' mode a variant's defines ask for (CUDA, 16-bit factors), for the printout."""
-    if defines.get("METALCALL_SGM_ROW_PAIRS") != "0":
+    if defines.get("METALCALL_SGM_ROW_PAIRS") == "1":
         return "row pairs" + (", column order" if defines.get("COLUMN_ORDER") == "1" else "")
     return "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
 

@@ -3,8 +3,8 @@ elements_per_row, matrix_origin and transpose (threadgroup and device memory),
 simdgroup_multiply, simdgroup_multiply_accumulate (also in chains into float accumulators),
 make_filled_simdgroup_matrix, the diagonal constructor, thread_elements() in Apple's lane
 layout, in float, half and bfloat; and a GEMM written with them
-(benchmarks/bench_simdgroup_gemm.py's kernel). The products run in CUDA's modes (row pairs,
-the default for an array's accumulators; pairs; quads: METALCALL_SGM_QUAD_PRODUCTS)."""
+(benchmarks/bench_simdgroup_gemm.py's kernel). The products run in CUDA's modes (pairs, the
+default; quads: METALCALL_SGM_QUAD_PRODUCTS; for the GEMM also row pairs: METALCALL_SGM_ROW_PAIRS)."""
 
 from __future__ import annotations
 
@@ -357,15 +357,14 @@ def _bench_module():
     return mod
 
 
-GEMM_MODES = {"row pairs": {}, "pairs": {"METALCALL_SGM_ROW_PAIRS": "0"},
-              "quads": {"METALCALL_SGM_ROW_PAIRS": "0", **QUADS}}
+GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads": QUADS}
 
 
 @pytest.mark.parametrize("mode", list(GEMM_MODES))
 @pytest.mark.parametrize("column_order", [False, True], ids=["rows", "columns"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_gemm_kernel(device, rng, dtype, column_order, mode):
-    if mode != "row pairs" and (device.backend != "cuda" or dtype != np.float16):
+    if mode != "pairs" and (device.backend != "cuda" or dtype != np.float16):
         pytest.skip("the product modes differ only for CUDA's half products")
     bench = _bench_module()
     defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0"}

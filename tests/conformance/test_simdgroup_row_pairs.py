@@ -1,11 +1,12 @@
 """Products into the float accumulators of an array, the cases CUDA's row pairs must get
-right (metal_simdgroup_matrix_cuda.h: `simdgroup_multiply_accumulate(X[i], a, b, X[i])`
-lets accumulators 2m and 2m + 1 of X share one sparse mma, two products each): arrays of
-odd and even length, 1 to 5 products an element in element or round-robin order, 2-D
-tiles whose neighbours share A or share B, 3-D arrays, an element read, copied or used as
-another product's C while products wait, both 16-bit types, infinite factors in one half
-(nothing leaks into the other), -0.0 in a neighbour that takes no product; the same with
-row pairs off, and with quads on (the last element of an odd count then takes quads).
+right (metal_simdgroup_matrix_cuda.h, METALCALL_SGM_ROW_PAIRS=1:
+`simdgroup_multiply_accumulate(X[i], a, b, X[i])` lets accumulators 2m and 2m + 1 of X share
+one sparse mma, two products each): arrays of odd and even length, 1 to 5 products an
+element in element or round-robin order, 2-D tiles whose neighbours share A or share B, 3-D
+arrays, an element read, copied or used as another product's C while products wait, both
+16-bit types, infinite factors in one half (nothing leaks into the other), -0.0 in a
+neighbour that takes no product; the same with row pairs off (the default), and with quads
+on too (the last element of an odd count then takes quads).
 Every device runs them against NumPy models; the defines change only CUDA's code."""
 
 from __future__ import annotations
@@ -209,8 +210,8 @@ kernel void row_pairs_3d(device const half* in [[buffer(0)]], device float* out 
 """,
 ]
 ROW_PAIRS = KernelSet(SNIPPETS)
-SETS = {"row pairs": ROW_PAIRS, "off": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "0"}),
-        "with quads": ROW_PAIRS.with_defines({"METALCALL_SGM_QUAD_PRODUCTS": "1"})}
+SETS = {"row pairs": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1"}), "off": ROW_PAIRS,
+        "with quads": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1", "METALCALL_SGM_QUAD_PRODUCTS": "1"})}
 
 
 @pytest.fixture(params=list(SETS))

@@ -240,7 +240,8 @@ METAL_FUNC f4 mma16n8k16(mtl_bfloat, unsigned a0, unsigned a1, unsigned b0, unsi
 //   pending ones across iterations at run time, so quads are an opt-in, for K loops of 4n
 //   products (a half GEMM with a K step of 32).
 // Compile options: defines={"METALCALL_SGM_PAIR_PRODUCTS": "0"} gives one mma per product,
-// defines={"METALCALL_SGM_QUAD_PRODUCTS": "1"} quads (METALCALL_* defines precede the prelude).
+// defines={"METALCALL_SGM_QUAD_PRODUCTS": "1"} quads, defines={"METALCALL_SGM_ROW_PAIRS": "1"}
+// row pairs (below) (METALCALL_* defines precede the prelude).
 #ifndef METALCALL_SGM_PAIR_PRODUCTS
 #define METALCALL_SGM_PAIR_PRODUCTS 1
 #endif
@@ -254,7 +255,7 @@ constexpr bool kQuads = false;
 #endif
 // How many products wait for the one that completes an operation.
 constexpr unsigned kPending = kQuads ? 3u : 1u;
-// Row pairs (METALCALL_SGM_ROW_PAIRS, default on, sm_80+): neighbouring accumulators of
+// Row pairs (METALCALL_SGM_ROW_PAIRS=1, sm_80+, opt-in): neighbouring accumulators of
 // one array (flat index 2i and 2i + 1) share one sparse mma.sp.m16n8k32, two products
 // each: the even one in rows 0-7 of its D, the odd one in rows 8-15, so an accumulator
 // keeps only its own two registers and the four products may have any four B matrices.
@@ -263,9 +264,11 @@ constexpr unsigned kPending = kQuads ? 3u : 1u;
 // pending (kRowSlots): enough for a K step of four products an accumulator given
 // accumulator after accumulator, so that nothing is left pending at the end of the step
 // (products left pending across a loop's iterations make their count a run-time value,
-// and the code around every product branches on it).
+// and the code around every product branches on it). An opt-in, as quads are: loops that
+// leave products pending at the end of an iteration (an odd count an accumulator, or more
+// than four given accumulator after accumulator) are several times slower than with pairs.
 #ifndef METALCALL_SGM_ROW_PAIRS
-#define METALCALL_SGM_ROW_PAIRS 1
+#define METALCALL_SGM_ROW_PAIRS 0
 #endif
 #if __CUDA_ARCH__ >= 800 && METALCALL_SGM_ROW_PAIRS
 constexpr bool kRowPairs = true;
