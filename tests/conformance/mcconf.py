@@ -196,6 +196,23 @@ class KernelSet:
 
 
 # ---------------------------------------------------------------------------
+# Models of MSL's 16-bit types
+# ---------------------------------------------------------------------------
+
+
+def bfloat_rounded(x):
+    """float32 values rounded to bfloat (nearest, ties to even), as float32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+
+
+def half_matrices(rng, n, scale):
+    """n random 8x8 half matrices: their half storage (flat) and the matrices as float64."""
+    h = (rng.standard_normal(n * 64) * scale).astype(np.float16)
+    return h, h.astype(np.float64).reshape(n, 8, 8)
+
+
+# ---------------------------------------------------------------------------
 # Comparison helpers
 # ---------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded
 
 KS = KernelSet([
     # Two template kernels of one name, told apart by their template parameter lists.
@@ -156,13 +156,6 @@ kernel void pvoid_rows(device const void* src [[buffer(0)]], device void* dst [[
 ])
 
 
-def _bf16(v):
-    """Rounds float32 values to bfloat (nearest, ties to even), as float32."""
-    u = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
-
-
 def test_template_kernels_overloaded_by_parameter_list(device):
     x = np.arange(16, dtype=np.float32)
     y = np.zeros(16, np.float32)
@@ -191,11 +184,11 @@ def test_bfloat_arithmetic_stays_bfloat(device, rng):
     b = rng.standard_normal(64).astype(np.float32) + 3
     out = np.zeros(320, np.float32)
     KS.get(device, "pbf_arith")(64, a, b, out)
-    x, y = _bf16(a), _bf16(b)
-    assert_equal(out[0::5], np.where(a > 0, x, _bf16(x * y)))
-    assert_equal(out[1::5], _bf16(x + y))
+    x, y = bfloat_rounded(a), bfloat_rounded(b)
+    assert_equal(out[0::5], np.where(a > 0, x, bfloat_rounded(x * y)))
+    assert_equal(out[1::5], bfloat_rounded(x + y))
     assert_equal(out[2::5], x * np.float32(3))
-    assert_equal(out[3::5], _bf16(-x / y))
+    assert_equal(out[3::5], bfloat_rounded(-x / y))
     assert_equal(out[4::5], (np.arange(64) % 3 != 0).astype(np.float32))
 
 

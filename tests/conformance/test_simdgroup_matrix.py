@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal, compile_once
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, compile_once
 
 TYPES = ["float", "half", "bfloat"]
 
@@ -221,9 +221,7 @@ def rounded(x, t):
     if t == "half":
         return x.astype(np.float16).astype(np.float64)
     if t == "bfloat":
-        u = x.view(np.uint32).astype(np.uint64)
-        u = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-        return u.view(np.float32).astype(np.float64)
+        return bfloat_rounded(x).astype(np.float64)
     return x.astype(np.float64)
 
 

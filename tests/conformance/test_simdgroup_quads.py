@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, half_matrices
 
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
 CHAIN_LENGTHS = range(1, 10)
@@ -134,15 +134,10 @@ def products(request):
     return SETS[request.param]
 
 
-def halves(rng, n, scale=1.0):
-    """n 8x8 half matrices (as float64 for the models) and their half storage."""
-    h = (rng.standard_normal(n * 64) * scale).astype(np.float16)
-    return h, h.astype(np.float64).reshape(n, 8, 8)
-
 
 @pytest.mark.parametrize("n", CHAIN_LENGTHS)
 def test_chain_of_products(device, products, rng, n):
-    h, m = halves(rng, 18, 0.5)
+    h, m = half_matrices(rng, 18, 0.5)
     out = np.zeros(128, np.float32)
     products.get(device, f"quad_chain_{n}")(32, h, out, threadgroup=32)
     a, b = m[:9], m[9:]
@@ -156,8 +151,7 @@ def test_mixed_types_within_a_quad(device, products, rng):
     out = np.zeros(64, np.float32)
     products.get(device, "quad_mixed")(32, x, out, threadgroup=32)
     h = x.astype(np.float16).astype(np.float64).reshape(4, 8, 8)
-    u = x.view(np.uint32).astype(np.uint64)  # bfloat: round to nearest even
-    bf = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32).astype(np.float64)
+    bf = bfloat_rounded(x).astype(np.float64)
     bf = bf.reshape(4, 8, 8)
     expect = h[0] @ h[1] + h[2] @ h[3] + bf[0] @ bf[1] + h[1] @ h[0] + bf[2] @ bf[3] + bf[3] @ bf[2]
     assert_close(out.reshape(8, 8), expect, rtol=1e-5, atol=1e-4)
@@ -167,7 +161,7 @@ def test_mixed_types_within_a_quad(device, products, rng):
 def test_infinite_factor(device, products, rng, where):
     """An infinity in the B of product `where` makes its column infinite (or NaN where
     signs meet), as NumPy says, and leaves every other column finite and right."""
-    h, m = halves(rng, 8)
+    h, m = half_matrices(rng, 8, 1.0)
     h = h.reshape(8, 64)
     h[:4] = np.where(h[:4] == 0, np.float16(0.5), h[:4])  # A has no zeros: inf * a is never NaN alone
     h[4 + where, 3 * 8 + 5] = np.inf  # B[where][3][5]
@@ -188,7 +182,7 @@ def test_infinite_factor(device, products, rng, where):
 def test_float_matrix_keeps_negative_zero(device, products, rng):
     x = rng.standard_normal(64).astype(np.float32)
     x[::3] = -0.0
-    h, m = halves(rng, 2)
+    h, m = half_matrices(rng, 2, 1.0)
     out = np.zeros(128, np.float32)
     products.get(device, "quad_float_copy")(32, x, h, out, threadgroup=32)
     assert_equal(out[:64].view(np.uint32), x.view(np.uint32))  # bit for bit: -0.0 stays
@@ -198,7 +192,7 @@ def test_float_matrix_keeps_negative_zero(device, products, rng):
 @pytest.mark.parametrize("per_iteration", PER_ITERATION)
 @pytest.mark.parametrize("iters", [1, 3, 6])
 def test_products_across_loop_iterations(device, products, rng, per_iteration, iters):
-    h, m = halves(rng, 8, 0.5)
+    h, m = half_matrices(rng, 8, 0.5)
     out = np.zeros(128, np.float32)
     products.get(device, f"quad_loop_{per_iteration}")(32, h, out, np.uint32(iters), threadgroup=32)
     ks = [(i * per_iteration + p) % 4 for i in range(iters) for p in range(per_iteration)]

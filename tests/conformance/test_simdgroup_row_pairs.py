@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, half_matrices
 
 COUNTS = [2, 3, 5]
 PRODUCTS = [1, 2, 3, 5]
@@ -219,17 +219,12 @@ def products(request):
     return SETS[request.param]
 
 
-def halves(rng, n, scale=0.5):
-    """n 8x8 half matrices: their half storage and the matrices as float64."""
-    h = (rng.standard_normal(n * 64) * scale).astype(np.float16)
-    return h, h.astype(np.float64).reshape(n, 8, 8)
-
 
 @pytest.mark.parametrize("order", list(ORDERS))
 @pytest.mark.parametrize("count", PRODUCTS)
 @pytest.mark.parametrize("n", COUNTS)
 def test_products_per_element(device, products, rng, n, count, order):
-    h, m = halves(rng, 8)
+    h, m = half_matrices(rng, 8, 0.5)
     out = np.zeros(64 * n, np.float32)
     products.get(device, f"row_pairs_order_{n}_{count}_{order}")(32, h, out, threadgroup=32)
     a, b = m[:4], m[4:]
@@ -248,7 +243,7 @@ def test_tile_of_accumulators(device, products, rng, kernel):
 
 
 def test_elements_read_while_products_wait(device, products, rng):
-    h, m = halves(rng, 8)
+    h, m = half_matrices(rng, 8, 0.5)
     out = np.zeros(4 * 64, np.float32)
     products.get(device, "row_pairs_read_between")(32, h, out, threadgroup=32)
     a, b = m[:4], m[4:]
@@ -267,7 +262,7 @@ def test_loaded_accumulators_infinity_and_negative_zero(device, products, rng):
     3, which take no product, come back bit for bit, -0.0 included."""
     c = rng.standard_normal(4 * 64).astype(np.float32)
     c[::3] = -0.0
-    h, _ = halves(rng, 6)
+    h, _ = half_matrices(rng, 6, 0.5)
     h = h.reshape(6, 64)
     h[:2] = np.where(h[:2] == 0, np.float16(0.5), h[:2])  # no zero in A: inf * a is never NaN alone
     h[3, 2 * 8 + 5] = np.inf  # b[1][2][5]
@@ -296,15 +291,14 @@ def test_both_16_bit_types(device, products, rng):
     out = np.zeros(128, np.float32)
     products.get(device, "row_pairs_mixed")(32, x, out, threadgroup=32)
     h = x.astype(np.float16).astype(np.float64).reshape(2, 8, 8)
-    u = x.view(np.uint32).astype(np.uint64)  # bfloat: round to nearest even
-    bf = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32).astype(np.float64)
+    bf = bfloat_rounded(x).astype(np.float64)
     bf = bf.reshape(2, 8, 8)
     assert_close(out[:64].reshape(8, 8), h[0] @ h[1] + h[1] @ h[0] + bf[0] @ bf[0], rtol=1e-5, atol=1e-4)
     assert_close(out[64:].reshape(8, 8), bf[0] @ bf[1] + bf[1] @ bf[0] + h[0] @ h[0], rtol=1e-5, atol=1e-4)
 
 
 def test_three_dimensional_array(device, products, rng):
-    h, m = halves(rng, 4)
+    h, m = half_matrices(rng, 4, 0.5)
     out = np.zeros(8 * 64, np.float32)
     products.get(device, "row_pairs_3d")(32, h, out, threadgroup=32)
     a, b = m[:2], m[2:]

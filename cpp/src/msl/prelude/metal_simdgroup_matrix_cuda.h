@@ -276,7 +276,8 @@ constexpr bool kRowPairs = true;
 constexpr bool kRowPairs = false;
 #endif
 constexpr unsigned kRowSlots = 4u;
-constexpr unsigned kSlots = kPending > kRowSlots ? kPending : kRowSlots;
+constexpr unsigned kSlots = kRowSlots;  // pending-product slots a matrix has: enough for either mode
+static_assert(kPending <= kSlots, "quads' pending products fit the slots");
 // What an accumulator's pending products are: products of its own, or the top (rows
 // 0-7) or bottom (rows 8-15) half of a row pair's operation.
 enum : unsigned char { kOwn = 0, kTop = 1, kBottom = 2 };
