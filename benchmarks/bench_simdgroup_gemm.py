@@ -46,6 +46,9 @@ using namespace metal;
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
 #endif
+#ifndef TILE_ROW_SPREAD
+#define TILE_ROW_SPREAD 1  // 0: a wavefront's rows of a tile copy next to each other
+#endif
 #define KT (BK * 2 / sizeof(T))  // tile depth: BK for half; float tiles are half as deep (same bytes)
 #define PAD 8
 #define BM (SG_ROWS * FM * 8)
@@ -57,14 +60,34 @@ using namespace metal;
 #define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
 #define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
 
-// This thread's 16-byte pieces of a ROWS x COLS tile of `src` (row length ld): piece
-// tid % P of rows tid / P, + THREADS / P, ... (P pieces a row), so that the addresses are
-// one base and constant steps.
-template <typename T, uint ROWS, uint COLS, uint N>
+// Which rows a SIMD-group's copies of a tile with P 16-byte pieces a row take. The 8
+// lanes of a 16-byte access's wavefront take 8 / P whole rows (whole 32-byte sectors of
+// device memory); in threadgroup memory, rows of STRIDE bytes, those rows are SPREAD
+// apart, so that they fall into different banks: two neighbouring 64-byte rows padded by
+// 16 bytes overlap by 16 bytes (a 2-way conflict), rows 4 apart do not. The smallest
+// spread whose rows start an odd multiple of 128 / (8 / P) bytes apart, mod 128.
+constexpr uint row_spread(uint P, uint stride) {
+    if (P >= 8 || TILE_ROW_SPREAD == 0) return 1;
+    const uint span = 128 / (8 / P);
+    for (uint d = 1; d <= 4; d *= 2)
+        if ((d * stride) % span == 0 && ((d * stride) % 128 / span) % 2 == 1) return d;
+    return 1;
+}
+// Row and first piece of thread tid's 16-byte pieces of a tile (each copy then takes
+// THREADS / P rows, so the addresses are one base and constant steps): rows of 8 pieces or
+// more, piece tid % P of row tid / P; shorter rows, lane i of the SIMD-group's quarter q
+// takes piece i % P of row base(q) + D * (i / P), base(q) = q % D + (q / D) * D * 8 / P.
+template <uint P, uint STRIDE> inline uint tile_row(uint tid) {
+    constexpr uint D = row_spread(P, STRIDE), Q = 8 / P;
+    const uint lane = tid % 32, q = lane / 8;
+    return P >= 8 ? tid / P : (tid / 32) * (32 / P) + q % D + (q / D) * D * Q + D * ((lane % 8) / P);
+}
+template <uint P> inline uint tile_piece(uint tid) { return tid % P; }
+template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) {
     constexpr uint P = COLS / VEC;
-    static_assert(THREADS % P == 0, "a tile row is a whole number of 16-byte pieces per thread row");
-    device const T* p = src + (tid / P) * ld + (tid % P) * VEC;
+    static_assert(THREADS % P == 0 && (P >= 8 || 8 % P == 0), "a tile row is a whole number of 16-byte pieces per thread row");
+    device const T* p = src + tile_row<P, STRIDE * sizeof(T)>(tid) * ld + tile_piece<P>(tid) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
@@ -74,7 +97,7 @@ inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) 
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
     constexpr uint P = COLS / VEC;
-    threadgroup T* p = dst + (tid / P) * STRIDE + (tid % P) * VEC;
+    threadgroup T* p = dst + tile_row<P, STRIDE * sizeof(T)>(tid) * STRIDE + tile_piece<P>(tid) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
@@ -100,8 +123,8 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
         #pragma unroll
         for (uint j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
     uint4 ra[A_COPIES], rb[B_COPIES];
-    fetch_tile<T, BM, KT, A_COPIES>(ra, a_src, K, tid);
-    fetch_tile<T, KT, BN, B_COPIES>(rb, b_src, N, tid);
+    fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
+    fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
     for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage ^= 1) {
         threadgroup T* as = As + stage * (BM * AS);
         threadgroup T* bs = Bs + stage * (KT * BS);
@@ -113,8 +136,8 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
         threadgroup const T* bs_sg = bs + sc;
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (k0 + KT < K) {  // the next tiles, in flight while this stage is multiplied
-            fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);
-            fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
+            fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + KT, K, tid);
+            fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
         }
 #if COLUMN_ORDER
         // All of this SIMD-group's A blocks of the stage, then one column of B blocks at a
@@ -299,8 +322,8 @@ def peak(dev, repeats, extra=None):
 PARTS = {
     "no products": ["simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);",
                     "simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);"],
-    "no tile fetches": ["fetch_tile<T, BM, KT, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
-                        "fetch_tile<T, KT, BN, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],
+    "no tile fetches": ["fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
+                        "fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],
     "no barrier": ["threadgroup_barrier(mem_flags::mem_threadgroup);"],
 }
 
@@ -335,6 +358,8 @@ def main():
     ap.add_argument("--size", type=int, default=None, help="square size (default: cpu 512, cuda 4096)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
+    ap.add_argument("--modes", help="CUDA: only these product modes, e.g. 'row pairs;quads' "
+                    "(row pairs, row pairs, column order, pairs, quads)")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
@@ -367,6 +392,8 @@ def main():
         t, best, best_defines = float("inf"), None, {}
         for config, defines in variants(kind, configs, dtype):
             defines = {**defines, **extra}
+            if kind == "cuda" and args.modes and mode(defines) not in args.modes.split(";"):
+                continue
             name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
             need = tile_bytes(config, np.dtype(dtype).itemsize)
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac

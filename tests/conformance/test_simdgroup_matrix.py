@@ -42,6 +42,32 @@ kernel void sgm_copy(device const float* in [[buffer(0)]], device float* out [[b
     for (uint i = lane; i < 16 * 16; i += 32) out[i] = float(dst[i]);
 }
 """ + instantiate("sgm_copy", "device const float*, device float*, device const uint*, uint")),
+    # A and B (two of each) from a 24x40 threadgroup array at run-time row lengths, origins
+    # and transposes (p: epr, then x, y, transpose of a[0], a[1], b[0], b[1]), into two
+    # accumulators of one array, acc[e] = sum_k a[k] * b[(k + e) % 2]: on CUDA, 16-bit B
+    # layouts from aligned rows of threadgroup memory come from ldmatrix (row pairs: the
+    # second accumulator's B pair of lane ^ 1 too), the others from element loads
+    ([f"sgm_tg_product_{t}" for t in TYPES], """
+template <typename T>
+kernel void sgm_tg_product(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                           device const uint* p [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup T s[24 * 40];
+    for (uint i = lane; i < 24 * 40; i += 32) s[i] = T(in[i]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_matrix<T, 8, 8> a[2], b[2];
+    for (uint k = 0; k < 2; ++k) {
+        simdgroup_load(a[k], s, p[0], ulong2(p[1 + 3 * k], p[2 + 3 * k]), p[3 + 3 * k] != 0);
+        simdgroup_load(b[k], s, p[0], ulong2(p[7 + 3 * k], p[8 + 3 * k]), p[9 + 3 * k] != 0);
+    }
+    simdgroup_float8x8 acc[2];
+    acc[0] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    acc[1] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    for (uint k = 0; k < 2; ++k)
+        for (uint e = 0; e < 2; ++e) simdgroup_multiply_accumulate(acc[e], a[k], b[(k + e) % 2], acc[e]);
+    simdgroup_store(acc[0], out);
+    simdgroup_store(acc[1], out + 64);
+}
+""" + instantiate("sgm_tg_product", "device const float*, device float*, device const uint*, uint")),
     # straight from device memory to device memory, default arguments and explicit ones
     """
 kernel void sgm_copy_device(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
@@ -262,6 +288,36 @@ def test_load_store_device_memory(device, rng):
     store_model(load_model(src, 24, 5, 3, True), expect, 16, 8, 8, False)
     assert_equal(out, expect)
     assert_equal(h[64:].reshape(8, 8), h[:64].reshape(8, 8).T)
+
+
+# (epr, then x, y, transpose of a[0], a[1], b[0], b[1]) within the 24x40 array. 16-byte
+# aligned rows (epr 40 or 24 halves, x a multiple of 8), transposed or not; rows that are
+# not (epr 20, x 4 or 3).
+TG_PRODUCT_CASES = [
+    (40, 0, 0, 0, 8, 8, 0, 16, 0, 0, 24, 8, 0),
+    (40, 8, 3, 1, 0, 9, 0, 16, 5, 1, 32, 1, 1),
+    (24, 0, 1, 0, 8, 2, 1, 8, 0, 0, 16, 9, 1),
+    (20, 4, 0, 0, 0, 3, 0, 8, 1, 0, 4, 2, 1),
+    (40, 3, 0, 0, 8, 8, 1, 19, 2, 1, 24, 7, 0),
+]
+TG_PRODUCT_SETS = {"pairs": KS, "quads": KS_QUADS, "row pairs": KS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1"})}
+
+
+@pytest.mark.parametrize("mode", list(TG_PRODUCT_SETS))
+@pytest.mark.parametrize("case", TG_PRODUCT_CASES)
+@pytest.mark.parametrize("t", TYPES)
+def test_products_of_threadgroup_tiles(device, rng, t, case, mode):
+    if mode != "pairs" and device.backend != "cuda":
+        pytest.skip("the product modes differ only on CUDA")
+    src = rng.standard_normal(24 * 40).astype(np.float32)
+    out = np.zeros(2 * 64, np.float32)
+    TG_PRODUCT_SETS[mode].get(device, f"sgm_tg_product_{t}")(32, src, out, np.array(case, np.uint32), threadgroup=32)
+    mem, epr = rounded(src, t), case[0]
+    a = [load_model(mem, epr, *case[1 + 3 * k:4 + 3 * k]) for k in range(2)]
+    b = [load_model(mem, epr, *case[7 + 3 * k:10 + 3 * k]) for k in range(2)]
+    for e in range(2):
+        expect = a[0] @ b[e % 2] + a[1] @ b[(1 + e) % 2]
+        assert_close(out[64 * e:64 * (e + 1)].reshape(8, 8), expect, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("t", TYPES)

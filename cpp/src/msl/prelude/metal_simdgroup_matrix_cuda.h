@@ -108,6 +108,38 @@ template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long
   v.y = src[i1];
   return v;
 }
+// Threadgroup tiles, sm_75+: the B layouts of a 16-bit matrix as one ldmatrix.trans each
+// (one shared-memory wavefront and one instruction, where element loads take two 16-bit
+// loads and a byte permute). Lanes 0-7 give the addresses of the 8 rows (row i ^ flip:
+// flip 2 reads the B pair of lane ^ 1 where memory holds the matrix itself; of its
+// transpose that pair is a column permutation, left to element loads); `transpose`: memory
+// holds the transpose, so the plain form gives the B layout. Usable where the block is in
+// shared memory and its rows are 16-byte aligned (a run-time test the compiler folds where
+// it knows the tile: the tile's address, the row length and the column origin).
+template <class P> METAL_FUNC bool rows_in_shared(P src, unsigned long epr, unsigned long first) {
+#if __CUDA_ARCH__ >= 750
+  if constexpr (!is_same_v<remove_pointer_t<P>, P>) {
+    if constexpr (sizeof(remove_pointer_t<P>) == 2)
+      return __isShared((const void*)src) &&
+             ((unsigned(__cvta_generic_to_shared((const void*)src)) | unsigned(epr * 2u) | unsigned(first * 2u)) & 15u) == 0;
+    else
+      return false;
+  } else {
+    return false;
+  }
+#else
+  return false;
+#endif
+}
+template <class P> METAL_FUNC unsigned shared_rows_b(P block, unsigned long epr, bool transpose, unsigned flip) {
+  unsigned r = 0;
+#if __CUDA_ARCH__ >= 750
+  const unsigned addr = unsigned(__cvta_generic_to_shared((const void*)(block + ((lane() & 7u) ^ flip) * epr)));
+  if (transpose) asm("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(addr) : "memory");
+  else asm("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(addr) : "memory");
+#endif
+  return r;
+}
 template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
   dst[i0] = v.x;
   dst[i1] = v.y;
@@ -546,8 +578,11 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
                                   mtl_sgm::in_block(r, c + 1, epr, transpose_matrix));
   if constexpr (sizeof(T) == 2 || (METALCALL_SGM_TF32_ON && is_same_v<T, float>)) {
     // Elements (c, r) and (c + 1, r): the B operand, read now while memory holds the matrix.
-    d.mtl_b = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c, r, epr, transpose_matrix),
-                                    mtl_sgm::in_block(c + 1, r, epr, transpose_matrix));
+    if (sizeof(T) == 2 && mtl_sgm::rows_in_shared(src, epr, o.x))
+      d.mtl_b = mtl_sgm::unword<T>(mtl_sgm::shared_rows_b(block, epr, transpose_matrix, 0u));
+    else
+      d.mtl_b = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c, r, epr, transpose_matrix),
+                                      mtl_sgm::in_block(c + 1, r, epr, transpose_matrix));
     d.mtl_has_b = true;
   } else {
     d.mtl_has_b = false;
@@ -557,8 +592,11 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
     const unsigned qc = mtl_sgm::quad_col(m);
     d.mtl_qa = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, qc, epr, transpose_matrix),
                                      mtl_sgm::in_block(r, qc + 1, epr, transpose_matrix));
-    d.mtl_bx = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c ^ 2u, r, epr, transpose_matrix),
-                                     mtl_sgm::in_block((c ^ 2u) + 1, r, epr, transpose_matrix));
+    if (!transpose_matrix && mtl_sgm::rows_in_shared(src, epr, o.x))
+      d.mtl_bx = mtl_sgm::unword<T>(mtl_sgm::shared_rows_b(block, epr, transpose_matrix, 2u));
+    else
+      d.mtl_bx = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c ^ 2u, r, epr, transpose_matrix),
+                                       mtl_sgm::in_block((c ^ 2u) + 1, r, epr, transpose_matrix));
     d.mtl_has_qa = d.mtl_has_bx = true;
   } else {
     d.mtl_has_qa = d.mtl_has_bx = false;
