@@ -2,14 +2,16 @@
 CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
-        [--configs "2,2,4,8,32;4,2,4,8,32"] [--peak] [--parts] [--define NAME=VALUE]
+        [--configs "2,2,4,8,32;4,2,4,8,32"] [--modes "row pairs;quads"] [--peak] [--parts]
+        [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
-threadgroup memory; each SIMD-group keeps a block of C as FM x FN simdgroup_float8x8
-accumulators and multiplies 8x8 tiles loaded with simdgroup_load. A and B are float or half,
-C is float. A few tilings are tried (CUDA_CONFIGS / CPU_CONFIGS, or --configs; on CUDA in
-both product modes of the prelude, `variants`) and the best is reported;
+threadgroup memory (--define STAGES=1: one stage, for deeper tiles); each SIMD-group keeps a
+block of C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
+simdgroup_load. A and B are float or half, C is float. A few tilings are tried
+(CUDA_CONFIGS / CPU_CONFIGS, or --configs; on CUDA in the product modes of the prelude,
+`variants`, or those --modes names) and the best is reported;
 --parts times that tiling without its products, its tile fetches or its barrier; --peak
 measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
 kernel built from 8x8 products.
@@ -30,10 +32,11 @@ using namespace metal;
 // C[M,N] = A[M,K] * B[K,N], row-major; M, N multiples of the block (BM, BN) and K of KT.
 // A threadgroup of SG_ROWS x SG_COLS SIMD-groups computes a BM x BN block of C; each
 // SIMD-group keeps FM x FN 8x8 float accumulators. Tiles of A (BM x KT) and B (KT x BN)
-// pass through threadgroup memory in two stages: while the SIMD-groups multiply one
+// pass through threadgroup memory in STAGES stages: while the SIMD-groups multiply one
 // stage, the next tiles travel from device memory into registers (16-byte copies), to
-// go into the other stage, so one barrier per KT step suffices. Tile rows are padded by
-// 8 elements: the 8 rows an 8x8 load reads fall into different banks.
+// go into the other stage, so one barrier per KT step suffices (STAGES 1: half the
+// memory, for deeper tiles; a second barrier before the tiles are overwritten). Tile rows
+// are padded by 8 elements: the 8 rows an 8x8 load reads fall into different banks.
 #ifndef SG_ROWS
 #define SG_ROWS 2
 #define SG_COLS 2
@@ -42,6 +45,9 @@ using namespace metal;
 #endif
 #ifndef BK
 #define BK 32
+#endif
+#ifndef STAGES
+#define STAGES 2
 #endif
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
@@ -109,9 +115,9 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
                      device float* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup uint4 tiles[2 * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
-    threadgroup T* As = (threadgroup T*)tiles;  // [2][BM][AS]
-    threadgroup T* Bs = As + 2 * BM * AS;       // [2][KT][BS]
+    threadgroup uint4 tiles[STAGES * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
+    threadgroup T* As = (threadgroup T*)tiles;  // [STAGES][BM][AS]
+    threadgroup T* Bs = As + STAGES * BM * AS;  // [STAGES][KT][BS]
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
     const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
@@ -125,9 +131,10 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     uint4 ra[A_COPIES], rb[B_COPIES];
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
-    for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage ^= 1) {
+    for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage = (stage + 1) % STAGES) {
         threadgroup T* as = As + stage * (BM * AS);
         threadgroup T* bs = Bs + stage * (KT * BS);
+        if (STAGES == 1 && k0 != 0) threadgroup_barrier(mem_flags::mem_threadgroup);  // all done with the tiles
         stash_tile<T, BM, KT, AS, A_COPIES>(as, ra, tid);
         stash_tile<T, KT, BN, BS, B_COPIES>(bs, rb, tid);
         // This SIMD-group's rows of the A tile and columns of the B tile: the 8x8 blocks
@@ -233,11 +240,11 @@ CPU_CONFIGS = [(1, 2, 8, 8, 32), (1, 1, 8, 8, 32), (2, 2, 8, 8, 16), (2, 2, 4, 4
 APPLE_THREADGROUP_BYTES = 32 * 1024  # what an Apple GPU gives a threadgroup
 
 
-def tile_bytes(config, itemsize):
-    """Threadgroup memory GEMM_SRC declares for a tiling and element size (both stages)."""
+def tile_bytes(config, itemsize, stages=2):
+    """Threadgroup memory GEMM_SRC declares for a tiling, element size and stage count."""
     sg_rows, sg_cols, fm, fn, bk = config
     bm, bn, kt = sg_rows * fm * 8, sg_cols * fn * 8, bk * 2 // itemsize
-    return 2 * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
+    return stages * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
 # On CUDA: none spills (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row pairs,
@@ -395,7 +402,7 @@ def main():
             if kind == "cuda" and args.modes and mode(defines) not in args.modes.split(";"):
                 continue
             name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
-            need = tile_bytes(config, np.dtype(dtype).itemsize)
+            need = tile_bytes(config, np.dtype(dtype).itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)

@@ -414,14 +414,15 @@ def _bench_module():
 GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads": QUADS}
 
 
+@pytest.mark.parametrize("stages", [2, 1])
 @pytest.mark.parametrize("mode", list(GEMM_MODES))
 @pytest.mark.parametrize("column_order", [False, True], ids=["rows", "columns"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel(device, rng, dtype, column_order, mode):
+def test_gemm_kernel(device, rng, dtype, column_order, mode, stages):
     if mode != "pairs" and (device.backend != "cuda" or dtype != np.float16):
         pytest.skip("the product modes differ only for CUDA's half products")
     bench = _bench_module()
-    defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0"}
+    defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0", "STAGES": str(stages)}
     lib = compile_once(device, bench.GEMM_SRC, defines)  # the default tiling: 64x64 blocks
     m, n, k = 128, 192, 96
     a = rng.standard_normal((m, k)).astype(dtype)

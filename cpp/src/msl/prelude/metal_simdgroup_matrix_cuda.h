@@ -7,7 +7,8 @@
 // movement. Its B operand wants the transpose in the same layout (lane m: rows
 // 2 * (m % 4) and + 1 of column m / 4); 16-bit matrices keep that too (mtl_b, valid while
 // mtl_has_b). simdgroup_load reads both layouts straight from memory (the compiler drops
-// the loads of the layout a matrix is never used in), the symmetric constructors set
+// the loads of the layout a matrix is never used in; from aligned threadgroup rows the B
+// layouts come by ldmatrix, shared_rows_b), the symmetric constructors set
 // both, and any other matrix gets mtl_b from mtl_v with one movmatrix.trans the first
 // time it is used as B. thread_elements() must show Apple's layout: it shuffles the
 // matrix into a second pair (mtl_apple) and marks it authoritative; the next operation
