@@ -229,9 +229,9 @@ kernel void sgm_peak(device const FT* src [[buffer(0)]], device float* out [[buf
 """
 
 # (SIMD-groups along M, along N, 8x8 tiles per SIMD-group along M, along N, BK: the tile
-# depth for half, float tiles being half as deep). Tilings whose tiles need more than
-# Apple's 32 KiB of threadgroup memory (tile_bytes) are not run: the kernel would not
-# run on a Mac.
+# depth for half, float tiles being half as deep). Tilings whose two stages need more than
+# Apple's 32 KiB of threadgroup memory (tile_bytes) run with one stage (STAGES=1) where
+# that fits, else not at all: the kernel would not run on a Mac.
 DEFAULT_CONFIG = (2, 2, 4, 4, 32)
 # On the CPU each SIMD-group's leader runs its products, so larger blocks a SIMD-group
 # (fewer lanes, so fewer fiber switches at the barriers, per product) do best (a 2-core
@@ -250,14 +250,17 @@ def tile_bytes(config, itemsize, stages=2):
 # On CUDA: none spills (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row pairs,
 # 147 to 226 with quads); 8x8 tiles a SIMD-group at BK 32 would.
 CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
-                (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16)]
+                (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
+                (2, 2, 4, 8, 64)]
 # On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
 # row pairs (METALCALL_SGM_ROW_PAIRS=1: the kernel's acc[i][j] neighbours share one sparse
 # mma, two products each) in both orders, pairs (the default: two products of one
 # accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
-# steps of 4n products, so BK 32) in the column order (COLUMN_ORDER=1: all A blocks of a
-# stage, then a column of B blocks at a time, each accumulator's products in a row), their
-# faster one. The CPU takes the other order.
+# steps of 4n products, so BK 32 or 64) in the column order (COLUMN_ORDER=1: all A blocks
+# of a stage, then a column of B blocks at a time, each accumulator's products in a row),
+# their faster one; row pairs only up to BK 32 (deeper K steps leave products pending at
+# the step's end: on the H100 (2,2,4,8,64) ran at 1 TFLOP/s with them, docs/design.md).
+# The CPU takes the other order.
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
 
@@ -271,8 +274,9 @@ def variants(kind, configs, dtype):
         if np.dtype(dtype).itemsize != 2:
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
-        out.append((config, {**ROW_PAIRS}))
-        out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
+        if config[4] <= 32:
+            out.append((config, {**ROW_PAIRS}))
+            out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
         out.append((config, {"COLUMN_ORDER": "1"}))
         if config[4] % 32 == 0:
             out.append((config, {"COLUMN_ORDER": "1", **QUADS}))
@@ -402,7 +406,12 @@ def main():
             if kind == "cuda" and args.modes and mode(defines) not in args.modes.split(";"):
                 continue
             name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
-            need = tile_bytes(config, np.dtype(dtype).itemsize, int(defines.get("STAGES", 2)))
+            itemsize = np.dtype(dtype).itemsize
+            if "STAGES" not in defines and tile_bytes(config, itemsize) > APPLE_THREADGROUP_BYTES >= tile_bytes(
+                    config, itemsize, 1):
+                defines = {**defines, "STAGES": "1"}
+                name += " (one stage)"
+            need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
@@ -426,6 +435,8 @@ def main():
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
             continue
         best_name = f"{best} {mode(best_defines)}" if kind == "cuda" else f"{best}"
+        if best_defines.get("STAGES") == "1":
+            best_name += " (one stage)"
         if args.parts:
             parts(dev, a, b, c, best, repeats, best_defines)
         if args.peak:
