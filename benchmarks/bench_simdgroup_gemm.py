@@ -19,6 +19,7 @@ Results are checked before they are timed; times are the minimum over repeats.
 """
 
 import argparse
+import functools
 import os
 import time
 
@@ -350,7 +351,7 @@ def parts(dev, a, b, c, config, repeats, extra=None):
             src = src.replace(text, ";")  # every cut is a statement
         lib, _ = compile_gemm(dev, config, extra, src)
         gemm(dev, lib, a, b, c, config)
-        t = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
+        t = best_time(functools.partial(gemm, dev, lib, a, b, c, config), repeats)
         print(f"  {dev.backend} {config} {name:<16} {t * 1e3:9.2f} ms  ({flops / t / 1e9:.1f} GFLOP/s)", flush=True)
 
 
@@ -426,7 +427,7 @@ def main():
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
             assert err < 1e-3, f"{kind}: GEMM {name} is wrong (max relative error {err:.2e})"
             print(f"  {kind} {name}: max error {err:.2e} of the largest |C|", flush=True)
-            tc = best_time(lambda: gemm(dev, lib, a, b, c, config), repeats)
+            tc = best_time(functools.partial(gemm, dev, lib, a, b, c, config), repeats)
             print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
                 t, best, best_defines = tc, config, defines
@@ -453,12 +454,12 @@ def main():
             cp.matmul(ga, gb)
             cp.cuda.Device().synchronize()
 
-            def ref():
+            def ref(ga=ga, gb=gb):
                 cp.matmul(ga, gb)
                 cp.cuda.Device().synchronize()
             ref_name = "cupy"
         else:
-            def ref():
+            def ref(a_np=a_np, b_np=b_np):
                 a_np @ b_np
             ref_name = "numpy"
         tr = best_time(ref, repeats)
