@@ -67,8 +67,9 @@ def find_nvrtc():
     return (lib, include), None
 
 
-def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False):
-    """(ok, log, seconds). syntax_only: NVRTC's front end only (-fdevice-syntax-only)."""
+def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False, ptx: list | None = None):
+    """(ok, log, seconds). syntax_only: NVRTC's front end only (-fdevice-syntax-only); ptx: a
+    list that gets the PTX appended (a compute_XX arch)."""
     # NVRTC dlopens its builtins library by name; a pip wheel's folder is not on the search path.
     for builtins in sorted(glob.glob(os.path.join(os.path.dirname(nvrtc_lib), "libnvrtc-builtins.so*"))):
         if ".alt." not in builtins:
@@ -90,6 +91,11 @@ def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only
     nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
     log = ctypes.create_string_buffer(size.value)
     nvrtc.nvrtcGetProgramLog(prog, log)
+    if ptx is not None and r == 0:
+        nvrtc.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        text = ctypes.create_string_buffer(size.value)
+        nvrtc.nvrtcGetPTX(prog, text)
+        ptx.append(text.value.decode(errors="replace"))
     nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
     return r == 0, log.value.decode(errors="replace").strip(), seconds
 

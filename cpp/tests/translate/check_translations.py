@@ -7,8 +7,10 @@ type parameter as the constexpr literal_cast) and barrier_branches.metal (the br
 holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp) and
 accumulator_elements.metal (the products into array elements that the CUDA translation hands
 the prelude with their array, msl/accumulator_elements.hpp). With NVRTC
-(tools/nvrtc_check.py) both CUDA translations must compile, which checks their static_asserts
-(the types and values MSL gives); without it that part says why it skips.
+(tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
+(the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
+with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
+metal_simdgroup_matrix_cuda.h); without NVRTC that part says why it skips.
 
     check_translations.py PATH/TO/translate_main
 """
@@ -24,6 +26,7 @@ SOURCE = HERE / "conditionals.metal"
 CONSTRUCTS = HERE / "cuda_constructs.metal"
 BARRIER_BRANCHES = HERE / "barrier_branches.metal"
 ACCUMULATORS = HERE / "accumulator_elements.metal"
+TILES = HERE / "threadgroup_tiles.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -101,6 +104,21 @@ def main():
             if not ok:
                 print(log)
                 failures.append(f"NVRTC could not compile the CUDA translation of {name}")
+        # A K step's 32 blocks, one ldmatrix each for the B layout (ptxas later drops those
+        # of the A blocks, which no product uses), and no test left behind: no isspacep, no
+        # branch (the kernel is straight-line code once the test folds).
+        ptx = []
+        ok, log, seconds = nvrtc_check.compile_cuda(translate(exe, "cuda", TILES), "compute_90", *found, ptx=ptx)
+        if not ok:
+            print(log)
+            failures.append(f"NVRTC could not compile the CUDA translation of {TILES.name}")
+        else:
+            entry = ptx[0][ptx[0].index(".entry"):]
+            loads, tests, branches = entry.count("ldmatrix."), entry.count("isspacep"), entry.count("bra")
+            print(f"NVRTC, {TILES.name}: {loads} ldmatrix, {tests} isspacep, {branches} branches in {seconds:.1f} s")
+            if loads != 32 or tests or branches:
+                failures.append(f"CUDA: {TILES.name}'s B blocks: {loads} ldmatrix (expected 32), {tests} isspacep "
+                                f"and {branches} branches (expected none)")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
