@@ -291,6 +291,12 @@ def mode(defines):
     return "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
 
 
+def variant_name(kind, config, defines):
+    """A variant as the printout names it: tiling, products' mode on CUDA, one stage."""
+    name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
+    return name + (" (one stage)" if defines.get("STAGES") == "1" else "")
+
+
 def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
     names = ("SG_ROWS", "SG_COLS", "FM", "FN", "BK")
     return dev.compile(src or GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
@@ -406,12 +412,11 @@ def main():
             defines = {**defines, **extra}
             if kind == "cuda" and args.modes and mode(defines) not in args.modes.split(";"):
                 continue
-            name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
             itemsize = np.dtype(dtype).itemsize
             if "STAGES" not in defines and tile_bytes(config, itemsize) > APPLE_THREADGROUP_BYTES >= tile_bytes(
                     config, itemsize, 1):
                 defines = {**defines, "STAGES": "1"}
-                name += " (one stage)"
+            name = variant_name(kind, config, defines)
             need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
@@ -435,9 +440,7 @@ def main():
         if best is None:
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
             continue
-        best_name = f"{best} {mode(best_defines)}" if kind == "cuda" else f"{best}"
-        if best_defines.get("STAGES") == "1":
-            best_name += " (one stage)"
+        best_name = variant_name(kind, best, best_defines)
         if args.parts:
             parts(dev, a, b, c, best, repeats, best_defines)
         if args.peak:

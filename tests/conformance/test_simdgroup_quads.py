@@ -151,8 +151,7 @@ def test_mixed_types_within_a_quad(device, products, rng):
     out = np.zeros(64, np.float32)
     products.get(device, "quad_mixed")(32, x, out, threadgroup=32)
     h = x.astype(np.float16).astype(np.float64).reshape(4, 8, 8)
-    bf = bfloat_rounded(x).astype(np.float64)
-    bf = bf.reshape(4, 8, 8)
+    bf = bfloat_rounded(x).astype(np.float64).reshape(4, 8, 8)
     expect = h[0] @ h[1] + h[2] @ h[3] + bf[0] @ bf[1] + h[1] @ h[0] + bf[2] @ bf[3] + bf[3] @ bf[2]
     assert_close(out.reshape(8, 8), expect, rtol=1e-5, atol=1e-4)
 

@@ -291,8 +291,7 @@ def test_both_16_bit_types(device, products, rng):
     out = np.zeros(128, np.float32)
     products.get(device, "row_pairs_mixed")(32, x, out, threadgroup=32)
     h = x.astype(np.float16).astype(np.float64).reshape(2, 8, 8)
-    bf = bfloat_rounded(x).astype(np.float64)
-    bf = bf.reshape(2, 8, 8)
+    bf = bfloat_rounded(x).astype(np.float64).reshape(2, 8, 8)
     assert_close(out[:64].reshape(8, 8), h[0] @ h[1] + h[1] @ h[0] + bf[0] @ bf[0], rtol=1e-5, atol=1e-4)
     assert_close(out[64:].reshape(8, 8), bf[0] @ bf[1] + bf[1] @ bf[0] + h[0] @ h[0], rtol=1e-5, atol=1e-4)
 

@@ -109,25 +109,22 @@ template <class T, class P> METAL_FUNC vec<T, 2> load_pair(P& src, unsigned long
   v.y = src[i1];
   return v;
 }
-// Threadgroup tiles, sm_75+: the B layouts of a 16-bit matrix as one ldmatrix.trans each
+// Threadgroup tiles, sm_75+: the B layouts of a 16-bit matrix T as one ldmatrix.trans each
 // (one shared-memory wavefront and one instruction, where element loads take two 16-bit
 // loads and a byte permute). Lanes 0-7 give the addresses of the 8 rows (row i ^ flip:
 // flip 2 reads the B pair of lane ^ 1 where memory holds the matrix itself; of its
 // transpose that pair is a column permutation, left to element loads); `transpose`: memory
-// holds the transpose, so the plain form gives the B layout. Usable where the block is in
-// shared memory and its rows are 16-byte aligned (a run-time test the compiler folds where
-// it knows the tile: the tile's address, the row length and the column origin).
-template <class P> METAL_FUNC bool rows_in_shared(P src, unsigned long epr, unsigned long first) {
+// holds the transpose, so the plain form gives the B layout. Usable where `src` points at T
+// itself (raw bits: no conversion to make) in shared memory and the block's rows are 16-byte
+// aligned (a run-time test the compiler folds where it knows the tile: the tile's address,
+// the row length and the column origin).
+template <class T, class P> METAL_FUNC bool rows_in_shared(P src, unsigned long epr, unsigned long first) {
 #if __CUDA_ARCH__ >= 750
-  if constexpr (!is_same_v<remove_pointer_t<P>, P>) {
-    if constexpr (sizeof(remove_pointer_t<P>) == 2)
-      return __isShared((const void*)src) &&
-             ((unsigned(__cvta_generic_to_shared((const void*)src)) | unsigned(epr * 2u) | unsigned(first * 2u)) & 15u) == 0;
-    else
-      return false;
-  } else {
+  if constexpr (sizeof(T) == 2 && is_same_v<remove_const_t<remove_pointer_t<P>>, T> && !is_same_v<remove_pointer_t<P>, P>)
+    return __isShared((const void*)src) &&
+           ((unsigned(__cvta_generic_to_shared((const void*)src)) | unsigned(epr * 2u) | unsigned(first * 2u)) & 15u) == 0;
+  else
     return false;
-  }
 #else
   return false;
 #endif
@@ -575,11 +572,12 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
   const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
   const unsigned long epr = elements_per_row;
   const auto block = src + (o.y * epr + o.x);
+  const bool tile_rows = mtl_sgm::rows_in_shared<T>(src, epr, o.x);  // B layouts by ldmatrix
   d.mtl_v = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, c, epr, transpose_matrix),
                                   mtl_sgm::in_block(r, c + 1, epr, transpose_matrix));
   if constexpr (sizeof(T) == 2 || (METALCALL_SGM_TF32_ON && is_same_v<T, float>)) {
     // Elements (c, r) and (c + 1, r): the B operand, read now while memory holds the matrix.
-    if (sizeof(T) == 2 && mtl_sgm::rows_in_shared(src, epr, o.x))
+    if (tile_rows)
       d.mtl_b = mtl_sgm::unword<T>(mtl_sgm::shared_rows_b(block, epr, transpose_matrix, 0u));
     else
       d.mtl_b = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c, r, epr, transpose_matrix),
@@ -593,7 +591,7 @@ METAL_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& d, P src, unsigned lon
     const unsigned qc = mtl_sgm::quad_col(m);
     d.mtl_qa = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(r, qc, epr, transpose_matrix),
                                      mtl_sgm::in_block(r, qc + 1, epr, transpose_matrix));
-    if (!transpose_matrix && mtl_sgm::rows_in_shared(src, epr, o.x))
+    if (tile_rows && !transpose_matrix)
       d.mtl_bx = mtl_sgm::unword<T>(mtl_sgm::shared_rows_b(block, epr, transpose_matrix, 2u));
     else
       d.mtl_bx = mtl_sgm::load_pair<T>(block, mtl_sgm::in_block(c ^ 2u, r, epr, transpose_matrix),
