@@ -259,8 +259,8 @@ CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 
 # accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
 # steps of 4n products, so BK 32 or 64) in the column order (COLUMN_ORDER=1: all A blocks
 # of a stage, then a column of B blocks at a time, each accumulator's products in a row),
-# their faster one; row pairs only up to BK 32 (deeper K steps leave products pending at
-# the step's end: on the H100 (2,2,4,8,64) ran at 1 TFLOP/s with them, docs/design.md).
+# their faster one; row pairs in the column order only up to BK 32 (there deeper K steps
+# give an accumulator more than four products in a row: far slower, docs/design.md).
 # The CPU takes the other order.
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
@@ -275,8 +275,8 @@ def variants(kind, configs, dtype):
         if np.dtype(dtype).itemsize != 2:
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
+        out.append((config, {**ROW_PAIRS}))
         if config[4] <= 32:
-            out.append((config, {**ROW_PAIRS}))
             out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
         out.append((config, {"COLUMN_ORDER": "1"}))
         if config[4] % 32 == 0:
