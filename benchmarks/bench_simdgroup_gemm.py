@@ -50,6 +50,9 @@ using namespace metal;
 #ifndef STAGES
 #define STAGES 2
 #endif
+#ifndef DIRECT_COPY
+#define DIRECT_COPY 0  // 1: tiles copied straight from device to threadgroup memory, a step ahead
+#endif
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
 #endif
@@ -110,6 +113,18 @@ inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             *(threadgroup uint4*)(p + c * (THREADS / P) * STRIDE) = r[c];
 }
+// DIRECT_COPY: this thread's pieces of a tile straight from `src` into `dst` (on CUDA with
+// METALCALL_ASYNC_COPIES=1, asynchronous copies that the next barrier waits for).
+template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
+inline void copy_tile(threadgroup T* dst, device const T* src, uint ld, uint tid) {
+    constexpr uint P = COLS / VEC;
+    device const T* ps = src + tile_row<P, STRIDE * sizeof(T)>(tid) * ld + tile_piece<P>(tid) * VEC;
+    threadgroup T* pd = dst + tile_row<P, STRIDE * sizeof(T)>(tid) * STRIDE + tile_piece<P>(tid) * VEC;
+    #pragma unroll
+    for (uint c = 0; c < N; ++c)
+        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
+            *(threadgroup uint4*)(pd + c * (THREADS / P) * STRIDE) = *(device const uint4*)(ps + c * (THREADS / P) * ld);
+}
 
 template <typename T>
 kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
@@ -129,24 +144,41 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     for (uint i = 0; i < FM; ++i)
         #pragma unroll
         for (uint j = 0; j < FN; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+#if DIRECT_COPY
+    static_assert(STAGES >= 2, "direct copies fill one stage while another is multiplied");
+    copy_tile<T, BM, KT, AS, A_COPIES>(As, a_src, K, tid);
+    copy_tile<T, KT, BN, BS, B_COPIES>(Bs, b_src, N, tid);
+#else
     uint4 ra[A_COPIES], rb[B_COPIES];
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
+#endif
     for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage = (stage + 1) % STAGES) {
         threadgroup T* as = As + stage * (BM * AS);
         threadgroup T* bs = Bs + stage * (KT * BS);
-        if (STAGES == 1 && k0 != 0) threadgroup_barrier(mem_flags::mem_threadgroup);  // all done with the tiles
-        stash_tile<T, BM, KT, AS, A_COPIES>(as, ra, tid);
-        stash_tile<T, KT, BN, BS, B_COPIES>(bs, rb, tid);
         // This SIMD-group's rows of the A tile and columns of the B tile: the 8x8 blocks
         // then lie at constant offsets from two addresses.
         threadgroup const T* as_sg = as + sr * AS;
         threadgroup const T* bs_sg = bs + sc;
+#if DIRECT_COPY
+        // This stage's tiles are in, and every SIMD-group is done with the stage the next
+        // copies fill (it multiplied it before this barrier).
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k0 + KT < K) {
+            const uint next = (stage + 1) % STAGES;
+            copy_tile<T, BM, KT, AS, A_COPIES>(As + next * (BM * AS), a_src + k0 + KT, K, tid);
+            copy_tile<T, KT, BN, BS, B_COPIES>(Bs + next * (KT * BS), b_src + (k0 + KT) * N, N, tid);
+        }
+#else
+        if (STAGES == 1 && k0 != 0) threadgroup_barrier(mem_flags::mem_threadgroup);  // all done with the tiles
+        stash_tile<T, BM, KT, AS, A_COPIES>(as, ra, tid);
+        stash_tile<T, KT, BN, BS, B_COPIES>(bs, rb, tid);
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (k0 + KT < K) {  // the next tiles, in flight while this stage is multiplied
             fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + KT, K, tid);
             fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);
         }
+#endif
 #if COLUMN_ORDER
         // All of this SIMD-group's A blocks of the stage, then one column of B blocks at a
         // time, each accumulator taking its KT / 8 products in a row.
@@ -259,8 +291,8 @@ CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 
 # accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
 # steps of 4n products, so BK 32 or 64) in the column order (COLUMN_ORDER=1: all A blocks
 # of a stage, then a column of B blocks at a time, each accumulator's products in a row),
-# their faster one; row pairs only up to BK 32 (deeper K steps leave products pending at
-# the step's end: on the H100 (2,2,4,8,64) ran at 1 TFLOP/s with them, docs/design.md).
+# their faster one; row pairs in the column order only up to BK 32 (there deeper K steps
+# give an accumulator more than four products in a row: far slower, docs/design.md).
 # The CPU takes the other order.
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
@@ -275,8 +307,8 @@ def variants(kind, configs, dtype):
         if np.dtype(dtype).itemsize != 2:
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
+        out.append((config, {**ROW_PAIRS}))
         if config[4] <= 32:
-            out.append((config, {**ROW_PAIRS}))
             out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
         out.append((config, {"COLUMN_ORDER": "1"}))
         if config[4] % 32 == 0:

@@ -17,9 +17,13 @@ against a NumPy reference computed independently of the kernel.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
+import pytest
+
 import metalcall as mc
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
@@ -30,6 +34,18 @@ def _dev_key(dev: mc.Device):
 
 
 _LIB_CACHE: dict = {}
+
+
+def gemm_benchmark():
+    """benchmarks/bench_simdgroup_gemm.py as a module (its GEMM_SRC kernel and gemm()), or a
+    skip where the checkout has no benchmarks."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_simdgroup_gemm.py"
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout")
+    spec = importlib.util.spec_from_file_location("bench_simdgroup_gemm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def compile_once(dev: mc.Device, src: str, defines=None, fast_math: bool = True) -> mc.Library:

@@ -8,13 +8,10 @@ default; quads: METALCALL_SGM_QUAD_PRODUCTS; for the GEMM also row pairs: METALC
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, compile_once
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, compile_once, gemm_benchmark
 
 TYPES = ["float", "half", "bfloat"]
 
@@ -401,16 +398,6 @@ def test_thread_elements(device, products, t):
     assert_equal(out[64:].reshape(8, 8), r * 10 + c)
 
 
-def _bench_module():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_simdgroup_gemm.py"
-    if not path.exists():
-        pytest.skip(f"{path} is not in this checkout")
-    spec = importlib.util.spec_from_file_location("bench_simdgroup_gemm", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads": QUADS}
 
 
@@ -421,7 +408,7 @@ GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads
 def test_gemm_kernel(device, rng, dtype, column_order, mode, stages):
     if mode != "pairs" and (device.backend != "cuda" or dtype != np.float16):
         pytest.skip("the product modes differ only for CUDA's half products")
-    bench = _bench_module()
+    bench = gemm_benchmark()
     defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0", "STAGES": str(stages)}
     lib = compile_once(device, bench.GEMM_SRC, defines)  # the default tiling: 64x64 blocks
     m, n, k = 128, 192, 96

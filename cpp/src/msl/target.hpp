@@ -65,6 +65,11 @@ class Target {
    * (CUDA; accumulator_elements.hpp).
    */
   virtual bool pairs_accumulator_elements() const { return false; }
+  /**
+   * True when `*(threadgroup T*)(d) = *(device const T*)(s);` goes to the prelude's
+   * async_copy, which may issue it asynchronously (CUDA; async_copies.hpp).
+   */
+  virtual bool hands_over_async_copies() const { return false; }
   /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
   virtual bool wraps_conditional_int_literals() const { return wraps_conditional_literals(); }
 

@@ -6,7 +6,8 @@ __device__ on a static member's definition, no initializer on __shared__ storage
 type parameter as the constexpr literal_cast) and barrier_branches.metal (the branch bodies
 holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp) and
 accumulator_elements.metal (the products into array elements that the CUDA translation hands
-the prelude with their array, msl/accumulator_elements.hpp). With NVRTC
+the prelude with their array, msl/accumulator_elements.hpp) and async_copies.metal (the
+device-to-threadgroup copies it hands to mtl_async_copy, msl/async_copies.hpp). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -27,6 +28,7 @@ CONSTRUCTS = HERE / "cuda_constructs.metal"
 BARRIER_BRANCHES = HERE / "barrier_branches.metal"
 ACCUMULATORS = HERE / "accumulator_elements.metal"
 TILES = HERE / "threadgroup_tiles.metal"
+ASYNC_COPIES = HERE / "async_copies.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -93,12 +95,25 @@ def main():
     if "multiply_accumulate_element" in translate(exe, "cpu", ACCUMULATORS):
         failures.append("CPU: a product was handed over with its array (CUDA's rewrite only)")
     print(f"translation: {paired} products into array elements handed over with their array for CUDA")
+    # Device-to-threadgroup copies: those marked ASYNC go to mtl_async_copy on CUDA, those
+    # marked KEEP stay, and the CPU keeps all of them.
+    copies = translate(exe, "cuda", ASYNC_COPIES)
+    handed = copies.count("metal::mtl_rt::mtl_async_copy(")
+    expected = ASYNC_COPIES.read_text().count("// ASYNC")
+    if handed != expected:
+        failures.append(f"CUDA: {handed} copies handed to mtl_async_copy, expected {expected}")
+    flat4 = "".join(copies.split())
+    if "metal::mtl_rt::mtl_async_copy((mtl_uint4*)(tile+tid),(constmtl_uint4*)(in+tid));" not in flat4:
+        failures.append(f"CUDA: the first copy of {ASYNC_COPIES.name} not written as expected")
+    if "mtl_async_copy" in translate(exe, "cpu", ASYNC_COPIES):
+        failures.append("CPU: a copy was handed to mtl_async_copy (CUDA's rewrite only)")
+    print(f"translation: {handed} device-to-threadgroup copies handed to mtl_async_copy for CUDA")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
-                           (ACCUMULATORS.name, accumulators)]:
+                           (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:

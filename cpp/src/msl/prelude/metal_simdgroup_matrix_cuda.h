@@ -306,7 +306,9 @@ constexpr bool kRowPairs = true;
 constexpr bool kRowPairs = false;
 #endif
 constexpr unsigned kRowSlots = 4u;
-constexpr unsigned kSlots = kRowSlots;  // pending-product slots a matrix has: enough for either mode
+// Pending-product slots a matrix has: enough for either mode (a row pair's half takes a
+// fifth product for a moment: a full half adds two at once).
+constexpr unsigned kSlots = kRowSlots + 1;
 static_assert(kPending <= kSlots, "quads' pending products fit the slots");
 // What an accumulator's pending products are: products of its own, or the top (rows
 // 0-7) or bottom (rows 8-15) half of a row pair's operation.
@@ -441,22 +443,25 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
         const mtl_sgm::f4 c{mtl_v.x, mtl_v.y, mtl_idle[0], mtl_idle[1]};
         const unsigned n = mtl_pend;
         if (mtl_prow != mtl_sgm::kOwn) {
-          // A row pair's half whose neighbour did not join: its half of the operation alone,
-          // two products at a time.
-          const bool top = mtl_prow == mtl_sgm::kTop;
-#pragma unroll
-          for (unsigned round = 0; round < mtl_sgm::kRowSlots / 2; ++round) {
-            if (!self.mtl_pend) break;
-            unsigned w[4];
-            self.mtl_take_two(w);
-            const unsigned a[4] = {top ? w[0] : 0u, top ? w[1] : 0u, top ? 0u : w[0], top ? 0u : w[1]};
-            const unsigned b[4] = {top ? w[2] : 0u, top ? w[3] : 0u, top ? 0u : w[2], top ? 0u : w[3]};
-            const mtl_sgm::f4 rows{top ? mtl_v.x : 0.0f, top ? mtl_v.y : 0.0f, top ? 0.0f : mtl_v.x, top ? 0.0f : mtl_v.y};
-            const mtl_sgm::f4 d = mtl_ptag == mtl_sgm::pair_tag<__half>::value
-                                      ? mtl_sgm::quad_product(__half(), a, b, rows)
-                                      : mtl_sgm::quad_product(mtl_bfloat(), a, b, rows);
-            self.mtl_set_rows(top ? d.x : d.z, top ? d.y : d.w);
-          }
+          // A row pair's half whose neighbour did not join (up to four products): one
+          // operation, products 1 and 2 in the rows of its half, 3 and 4 in the other rows
+          // (their B words are then those of lane ^ 1), the two halves of D added. One
+          // operation rather than two: this is inlined at every product of row pairs, and
+          // the size before folding decides whether NVRTC unrolls a K loop (docs/design.md).
+          const bool top = mtl_prow == mtl_sgm::kTop, more = n > 2;
+          unsigned w[4], x[4];
+          self.mtl_take_two(w);
+          self.mtl_take_two(x);
+          x[2] = __shfl_xor_sync(0xffffffffu, x[2], 1);
+          x[3] = __shfl_xor_sync(0xffffffffu, x[3], 1);
+          const unsigned a[4] = {top ? w[0] : x[0], top ? w[1] : x[1], top ? x[0] : w[0], top ? x[1] : w[1]};
+          const unsigned b[4] = {top ? w[2] : x[2], top ? w[3] : x[3], top ? x[2] : w[2], top ? x[3] : w[3]};
+          const mtl_sgm::f4 rows{top ? mtl_v.x : 0.0f, top ? mtl_v.y : 0.0f, top ? 0.0f : mtl_v.x, top ? 0.0f : mtl_v.y};
+          const mtl_sgm::f4 d = mtl_ptag == mtl_sgm::pair_tag<__half>::value
+                                    ? mtl_sgm::quad_product(__half(), a, b, rows)
+                                    : mtl_sgm::quad_product(mtl_bfloat(), a, b, rows);
+          const float own_x = top ? d.x : d.z, own_y = top ? d.y : d.w, more_x = top ? d.z : d.x, more_y = top ? d.w : d.y;
+          self.mtl_set_rows(more ? own_x + more_x : own_x, more ? own_y + more_y : own_y);
         } else if constexpr (mtl_sgm::kQuads) {
           const unsigned a[4] = {mtl_pa[0], n > 1 ? mtl_pa[1] : 0u, n > 2 ? mtl_pa[2] : 0u, 0u};
           const unsigned b[4] = {mtl_pb[0], n > 1 ? mtl_pb[1] : 0u, n > 2 ? mtl_pb[2] : 0u, 0u};
@@ -539,7 +544,7 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
     w[2] = n > 0 ? mtl_pb[0] : 0u;
     w[3] = n > 1 ? mtl_pb[1] : 0u;
 #pragma unroll
-    for (unsigned i = 0; i + 2 < mtl_sgm::kRowSlots; ++i) {
+    for (unsigned i = 0; i + 2 < mtl_sgm::kSlots; ++i) {
       mtl_pa[i] = mtl_pa[i + 2];
       mtl_pb[i] = mtl_pb[i + 2];
     }
@@ -731,27 +736,36 @@ template <class M> METAL_FUNC bool joins(const M& m, unsigned char half, unsigne
   return !m.mtl_pend || (m.mtl_prow == half && m.mtl_ptag == tag);
 }
 
-// The first two pending products of `top` (rows 0-7) and of `bottom` (rows 8-15), both
-// row-pair halves of factors `tag` or with nothing pending, in one sparse operation. A
-// matrix with nothing pending is not touched (its zero words would turn -0.0 into +0.0).
-template <class T, class M> METAL_FUNC void row_pair_product(M& top, M& bottom) {
-  const bool t = top.mtl_pend != 0, b = bottom.mtl_pend != 0;
-  unsigned wt[4], wb[4];
-  top.mtl_take_two(wt);
-  bottom.mtl_take_two(wb);
-  const unsigned a[4] = {wt[0], wt[1], wb[0], wb[1]};
-  const unsigned bw[4] = {wt[2], wt[3], wb[2], wb[3]};
-  const f4 c{t ? top.mtl_v.x : 0.0f, t ? top.mtl_v.y : 0.0f, b ? bottom.mtl_v.x : 0.0f, b ? bottom.mtl_v.y : 0.0f};
+// The first two pending products of `self` (in the rows of its half: rows 0-7 where
+// `self_top`) and, where `with_partner`, of `partner` (the other rows), both row-pair
+// halves of factors T or with nothing pending, in one sparse operation. A matrix with
+// nothing pending is not touched (its zero words would turn -0.0 into +0.0).
+template <class T, class M>
+METAL_FUNC void row_pair_product(M& self, M& partner, bool self_top, bool with_partner) {
+  const bool s = self.mtl_pend != 0, p = with_partner && partner.mtl_pend != 0;
+  unsigned ws[4], wp[4] = {0u, 0u, 0u, 0u};
+  self.mtl_take_two(ws);
+  if (with_partner) partner.mtl_take_two(wp);
+  const unsigned a[4] = {self_top ? ws[0] : wp[0], self_top ? ws[1] : wp[1], self_top ? wp[0] : ws[0],
+                         self_top ? wp[1] : ws[1]};
+  const unsigned bw[4] = {self_top ? ws[2] : wp[2], self_top ? ws[3] : wp[3], self_top ? wp[2] : ws[2],
+                          self_top ? wp[3] : ws[3]};
+  const float sx = s ? self.mtl_v.x : 0.0f, sy = s ? self.mtl_v.y : 0.0f;
+  const float px = p ? partner.mtl_v.x : 0.0f, py = p ? partner.mtl_v.y : 0.0f;
+  const f4 c{self_top ? sx : px, self_top ? sy : py, self_top ? px : sx, self_top ? py : sy};
   const f4 d = quad_product(T(), a, bw, c);
-  if (t) top.mtl_set_rows(d.x, d.y);
-  if (b) bottom.mtl_set_rows(d.z, d.w);
+  if (s) self.mtl_set_rows(self_top ? d.x : d.z, self_top ? d.y : d.w);
+  if (p) partner.mtl_set_rows(self_top ? d.z : d.x, self_top ? d.w : d.y);
 }
 
 // e = e + a * b for e element `k` of an array of n float accumulators starting at `base`:
 // pending as a row pair's half (top for even k, bottom for odd), added two by two with
-// its neighbour's in one operation once each has two, or when e holds kRowSlots. The
-// words are those of the quad layouts: A's in mtl_quad_a, B's own pair for the top half
-// and lane ^ 1's for the bottom (quad_product).
+// its neighbour's in one operation once each has two, or when e would hold more than
+// kRowSlots (then with whatever its neighbour has, or alone). The words are those of the
+// quad layouts: A's in mtl_quad_a, B's own pair for the top half and lane ^ 1's for the
+// bottom (quad_product). One operation site a call, whichever half and case: the code
+// inlined at every product, before it folds, decides whether NVRTC unrolls a K loop
+// whole (docs/design.md).
 template <class M, class TA, class TB, int C, int R, int K>
 METAL_FUNC void row_pair_defer(M* base, unsigned long n, M& e, const simdgroup_matrix<TA, K, R>& a,
                                const simdgroup_matrix<TB, C, K>& b) {
@@ -767,24 +781,11 @@ METAL_FUNC void row_pair_defer(M* base, unsigned long n, M& e, const simdgroup_m
   const unsigned aw = a.mtl_quad_a();
   const unsigned bw = half == kBottom ? b.mtl_partner_b() : word(b.mtl_bvalue());
   const bool with_other = joins(other, other_half, tag) && !other.mtl_split && !other.mtl_view;
-  auto pair_product = [&] {
-    if (half == kTop) row_pair_product<TA>(e, other);
-    else row_pair_product<TA>(other, e);
-  };
-  if (e.mtl_pend == kRowSlots) {  // full: two of its products (and two of the neighbour's) first
-    if (with_other) {
-      pair_product();
-    } else {
-      M none;
-      if (half == kTop) row_pair_product<TA>(e, none);
-      else row_pair_product<TA>(none, e);
-    }
-  }
   // Slot e.mtl_pend takes the product (selects, so that a count known only at run time
   // keeps the words in registers).
   const unsigned slot = e.mtl_pend;
 #pragma unroll
-  for (unsigned i = 0; i < kRowSlots; ++i) {
+  for (unsigned i = 0; i < kSlots; ++i) {
     e.mtl_pa[i] = i == slot ? aw : e.mtl_pa[i];
     e.mtl_pb[i] = i == slot ? bw : e.mtl_pb[i];
   }
@@ -792,7 +793,9 @@ METAL_FUNC void row_pair_defer(M* base, unsigned long n, M& e, const simdgroup_m
   e.mtl_prow = half;
   e.mtl_ptag = tag;
   e.mtl_has_b = e.mtl_has_qa = e.mtl_has_bx = false;
-  if (e.mtl_pend >= 2 && with_other && other.mtl_pend >= 2) pair_product();
+  const bool full = e.mtl_pend > kRowSlots;
+  if (full || (with_other && e.mtl_pend >= 2 && other.mtl_pend >= 2))
+    row_pair_product<TA>(e, other, half == kTop, with_other);
 }
 
 /**

@@ -24,7 +24,40 @@ enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_sc
 
 #if METAL_CUDA
 
+// Asynchronous device-to-threadgroup copies (compile option METALCALL_ASYNC_COPIES=1, sm_80+):
+// the translator (msl/async_copies.hpp) sends each `*(threadgroup T*)(d) = *(device const
+// T*)(s);` here, and a 4-, 8- or 16-byte one whose ends are shared and global memory becomes
+// one cp.async (no registers, no store instruction; 16 bytes bypass L1), which the thread's
+// next threadgroup_barrier waits for. So the kernel promises what Apple's asynchronous copies
+// ask: the thread itself neither reads nor writes the destination, nor writes the source,
+// before its next threadgroup barrier. Without the option, or for other sizes, a plain copy.
+#if __CUDA_ARCH__ >= 800 && defined(METALCALL_ASYNC_COPIES) && METALCALL_ASYNC_COPIES
+#define METALCALL_ASYNC_COPIES_ON 1
+#else
+#define METALCALL_ASYNC_COPIES_ON 0
+#endif
+namespace mtl_rt {
+template <class T> METAL_FUNC void mtl_async_copy(T* dst, const T* src) {
+#if METALCALL_ASYNC_COPIES_ON
+  if constexpr (sizeof(T) == 16 || sizeof(T) == 8 || sizeof(T) == 4) {
+    if (__isShared((const void*)dst) && __isGlobal((const void*)src)) {
+      const unsigned d = unsigned(__cvta_generic_to_shared((const void*)dst));
+      if constexpr (sizeof(T) == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+      else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(d), "l"(src), "n"(int(sizeof(T))) : "memory");
+      return;
+    }
+  }
+#endif
+  *dst = *src;
+}
+}  // namespace mtl_rt
+
 METAL_FUNC void threadgroup_barrier(mem_flags flags = mem_flags::mem_none) {
+#if METALCALL_ASYNC_COPIES_ON
+  asm volatile("cp.async.wait_all;" ::: "memory");  // this thread's async_copy calls land first
+#endif
   if (unsigned(flags) & unsigned(mem_flags::mem_device)) __threadfence();
   // barrier.sync, not __syncthreads' barrier.sync.aligned: MSL code (MLX's gemv_t) reaches
   // barriers where some lanes of a SIMD-group took another branch or left, which Apple GPUs
