@@ -284,7 +284,7 @@ def tile_bytes(config, itemsize, stages=2):
 # 147 to 226 with quads); 8x8 tiles a SIMD-group at BK 32 would.
 CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
-                (2, 2, 4, 8, 64)]
+                (2, 2, 4, 8, 64), (4, 2, 4, 8, 32)]
 # On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
 # row pairs (METALCALL_SGM_ROW_PAIRS=1: the kernel's acc[i][j] neighbours share one sparse
 # mma, two products each) in both orders, pairs (the default: two products of one
