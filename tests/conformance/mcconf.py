@@ -48,6 +48,18 @@ def gemm_benchmark():
     return mod
 
 
+def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype) -> None:
+    """Compiles the GEMM benchmark's kernel with `defines` (its default tiling: 64x64 blocks)
+    and checks a 128x96 by 96x192 product of random `dtype` matrices against float64."""
+    bench = gemm_benchmark()
+    lib = compile_once(device, bench.GEMM_SRC, defines)
+    m, n, k = 128, 192, 96
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = bench.gemm(device, lib, a, b)
+    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-3)
+
+
 def compile_once(dev: mc.Device, src: str, defines=None, fast_math: bool = True) -> mc.Library:
     """dev.compile(src), once per (device, source, defines, fast_math) in this process.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal, compile_once, gemm_benchmark
+from mcconf import KernelSet, assert_equal, check_gemm_kernel
 
 TYPES = {"uint4": 16, "uint2": 8, "uint": 4, "ushort": 2}
 
@@ -86,11 +86,4 @@ def test_copies_a_step_ahead(device, copies, rng, blocks):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_gemm_with_direct_copies(device, copies, rng, dtype):
-    bench = gemm_benchmark()
-    defines = {"DIRECT_COPY": "1", **(copies.defines or {})}
-    lib = compile_once(device, bench.GEMM_SRC, defines)  # the default tiling: 64x64 blocks
-    m, n, k = 128, 192, 96
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    c = bench.gemm(device, lib, a, b)
-    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-3)
+    check_gemm_kernel(device, {"DIRECT_COPY": "1", **(copies.defines or {})}, rng, dtype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, compile_once, gemm_benchmark
+from mcconf import KernelSet, assert_close, assert_equal, bfloat_rounded, check_gemm_kernel
 
 TYPES = ["float", "half", "bfloat"]
 
@@ -408,11 +408,5 @@ GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads
 def test_gemm_kernel(device, rng, dtype, column_order, mode, stages):
     if mode != "pairs" and (device.backend != "cuda" or dtype != np.float16):
         pytest.skip("the product modes differ only for CUDA's half products")
-    bench = gemm_benchmark()
     defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0", "STAGES": str(stages)}
-    lib = compile_once(device, bench.GEMM_SRC, defines)  # the default tiling: 64x64 blocks
-    m, n, k = 128, 192, 96
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    c = bench.gemm(device, lib, a, b)
-    assert_close(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-3)
+    check_gemm_kernel(device, defines, rng, dtype)
