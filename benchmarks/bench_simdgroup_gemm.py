@@ -198,18 +198,10 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
                 for (uint kk = 0; kk < KT / 8; ++kk) simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);
         }
 #else
-        #pragma unroll
-        for (uint kk = 0; kk < KT; kk += 8) {
-            simdgroup_matrix<T, 8, 8> a[FM], b[FN];
-            #pragma unroll
-            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], as_sg, AS, ulong2(kk, 8 * i));
-            #pragma unroll
-            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], bs_sg, BS, ulong2(8 * j, kk));
-            #pragma unroll
-            for (uint i = 0; i < FM; ++i)
-                #pragma unroll
-                for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
-        }
+        // Then the 8-deep steps one after another, written out below (K_STEPS): a compiler
+        // may leave a loop over them rolled when its body is large, and a rolled loop would
+        // index the accumulators at run time.
+K_STEPS
 #endif
     }
     #pragma unroll
@@ -222,6 +214,23 @@ template [[host_name("sgm_gemm_float")]] kernel void sgm_gemm<float>(device cons
 template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const half*, device const half*,
     device float*, constant uint4&, uint2, uint, uint);
 """
+
+# One 8-deep K step of the row order (A blocks, B blocks, then every product), for kk = 0,
+# 8, ..., 56; steps at or past the tile depth KT fold away.
+K_STEP = """        if ({kk} < KT) {{
+            simdgroup_matrix<T, 8, 8> a[FM], b[FN];
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], as_sg, AS, ulong2({kk}, 8 * i));
+            #pragma unroll
+            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], bs_sg, BS, ulong2(8 * j, {kk}));
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i)
+                #pragma unroll
+                for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+        }}
+"""
+GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64, \"K steps are written out up to 64\");\n"
+                            + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 8)))
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
 # accumulators, each getting four products per step (as in a GEMM's K loop of 32 halves),
@@ -280,11 +289,12 @@ def tile_bytes(config, itemsize, stages=2):
     return stages * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
-# On CUDA: none spills (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row pairs,
-# 147 to 226 with quads); 8x8 tiles a SIMD-group at BK 32 would.
+# On CUDA: none spills in fp16 (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row
+# pairs, 147 to 226 with quads; 8x8 tiles a SIMD-group take 240 with row pairs, and spill
+# with quads, whose accumulators hold twice the registers).
 CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
-                (2, 2, 4, 8, 64), (4, 2, 4, 8, 32)]
+                (2, 2, 4, 8, 64), (4, 2, 4, 8, 32), (2, 2, 8, 8, 32)]
 # On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
 # row pairs (METALCALL_SGM_ROW_PAIRS=1: the kernel's acc[i][j] neighbours share one sparse
 # mma, two products each) in both orders, pairs (the default: two products of one
@@ -292,8 +302,8 @@ CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 
 # steps of 4n products, so BK 32 or 64) in the column order (COLUMN_ORDER=1: all A blocks
 # of a stage, then a column of B blocks at a time, each accumulator's products in a row),
 # their faster one; row pairs in the column order only up to BK 32 (there deeper K steps
-# give an accumulator more than four products in a row: far slower, docs/design.md).
-# The CPU takes the other order.
+# give an accumulator more than four products in a row: far slower, docs/design.md);
+# 8x8 accumulators a SIMD-group in row pairs' row order only. The CPU takes the row order.
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
 
@@ -308,6 +318,8 @@ def variants(kind, configs, dtype):
             out.append((config, {"COLUMN_ORDER": "1"}))
             continue
         out.append((config, {**ROW_PAIRS}))
+        if config[2] * config[3] > 32:
+            continue  # 64 accumulators: only row pairs in the row order fit the registers
         if config[4] <= 32:
             out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
         out.append((config, {"COLUMN_ORDER": "1"}))
