@@ -229,6 +229,7 @@ K_STEP = """        if ({kk} < KT) {{
                 for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
         }}
 """
+assert GEMM_SRC.count("K_STEPS\n") == 1
 GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64, \"K steps are written out up to 64\");\n"
                             + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 8)))
 

@@ -17,6 +17,7 @@ against a NumPy reference computed independently of the kernel.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib.util
 import re
 from pathlib import Path
@@ -36,9 +37,10 @@ def _dev_key(dev: mc.Device):
 _LIB_CACHE: dict = {}
 
 
+@functools.cache
 def gemm_benchmark():
-    """benchmarks/bench_simdgroup_gemm.py as a module (its GEMM_SRC kernel and gemm()), or a
-    skip where the checkout has no benchmarks."""
+    """benchmarks/bench_simdgroup_gemm.py as a module (its GEMM_SRC kernel and gemm()), loaded
+    once, or a skip where the checkout has no benchmarks."""
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_simdgroup_gemm.py"
     if not path.exists():
         pytest.skip(f"{path} is not in this checkout")

@@ -1,6 +1,8 @@
 // Device-to-threadgroup copies as asynchronous copies, for the CUDA target (see async_copies.hpp).
 #include "msl/async_copies.hpp"
 
+#include "msl/call_graph.hpp"
+
 namespace metalcall::msl {
 
 namespace {
@@ -18,13 +20,8 @@ std::size_t pointer_cast(const std::vector<Token>& t, std::size_t i, const char*
 // The index one past the `)` matching the `(` at i, or 0.
 std::size_t past_parenthesis(const std::vector<Token>& t, std::size_t i) {
   if (i >= t.size() || !t[i].is("(")) return 0;
-  int depth = 0;
-  for (std::size_t k = i; k < t.size(); ++k) {
-    if (t[k].is("(")) ++depth;
-    else if (t[k].is(")") && --depth == 0) return k + 1;
-    else if (t[k].is(";") || t[k].is("{") || t[k].is("}")) return 0;
-  }
-  return 0;
+  const std::size_t close = matching(t, i);
+  return close < t.size() ? close + 1 : 0;
 }
 
 }  // namespace

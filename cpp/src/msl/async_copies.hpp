@@ -1,7 +1,7 @@
 // Explicit 4-, 8- or 16-byte copies from device to threadgroup memory, for the CUDA target:
-// `*(threadgroup T*)(d) = *(device const T*)(s);` goes to the prelude's
+// `*(threadgroup T*)(d) = *(device [const] T*)(s);` goes to the prelude's
 // metal::mtl_rt::mtl_async_copy, which (with METALCALL_ASYNC_COPIES=1, sm_80+) issues it as
-// cp.async and lets the next threadgroup_barrier wait for it (metal_async_copy_cuda.h).
+// cp.async and lets the next threadgroup_barrier wait for it (prelude/metal_sync.h).
 // Any other statement stays as written.
 #pragma once
 

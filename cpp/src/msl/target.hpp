@@ -66,8 +66,8 @@ class Target {
    */
   virtual bool pairs_accumulator_elements() const { return false; }
   /**
-   * True when `*(threadgroup T*)(d) = *(device const T*)(s);` goes to the prelude's
-   * async_copy, which may issue it asynchronously (CUDA; async_copies.hpp).
+   * True when `*(threadgroup T*)(d) = *(device [const] T*)(s);` goes to the prelude's
+   * mtl_async_copy, which may issue it asynchronously (CUDA; async_copies.hpp).
    */
   virtual bool hands_over_async_copies() const { return false; }
   /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
