@@ -61,6 +61,7 @@ using namespace metal;
 #endif
 #define KT (BK * 2 / sizeof(T))  // tile depth: BK for half; float tiles are half as deep (same bytes)
 #define PAD 8
+#define K_PAIR(kk) (2 - (KT - (kk) < 16))  // 8-deep K steps from kk on, up to two
 #define BM (SG_ROWS * FM * 8)
 #define BN (SG_COLS * FN * 8)
 #define AS (KT + PAD)  // padded row lengths (elements) of the A and B tiles
@@ -215,27 +216,35 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
     device float*, constant uint4&, uint2, uint, uint);
 """
 
-# One 8-deep K step of the row order (A blocks, B blocks, then every product), for kk = 0,
-# 8, ..., 56; steps at or past the tile depth KT fold away.
+# Two 8-deep K steps of the row order (A blocks, B blocks, then every product in one loop
+# nest: for each step s, row i, column j), for kk = 0, 16, 32, 48; steps at or past the
+# tile depth KT fold away (a depth of 8, float tiles of BK 16, takes one step).
 K_STEP = """        if ({kk} < KT) {{
-            simdgroup_matrix<T, 8, 8> a[FM], b[FN];
+            simdgroup_matrix<T, 8, 8> a[2][FM], b[2][FN];
             #pragma unroll
-            for (uint i = 0; i < FM; ++i) simdgroup_load(a[i], as_sg, AS, ulong2({kk}, 8 * i));
-            #pragma unroll
-            for (uint j = 0; j < FN; ++j) simdgroup_load(b[j], bs_sg, BS, ulong2(8 * j, {kk}));
-            #pragma unroll
-            for (uint i = 0; i < FM; ++i)
+            for (uint s = 0; s < K_PAIR({kk}); ++s)
                 #pragma unroll
-                for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+                for (uint i = 0; i < FM; ++i) simdgroup_load(a[s][i], as_sg, AS, ulong2({kk} + 8 * s, 8 * i));
+            #pragma unroll
+            for (uint s = 0; s < K_PAIR({kk}); ++s)
+                #pragma unroll
+                for (uint j = 0; j < FN; ++j) simdgroup_load(b[s][j], bs_sg, BS, ulong2(8 * j, {kk} + 8 * s));
+            #pragma unroll
+            for (uint s = 0; s < K_PAIR({kk}); ++s)
+                #pragma unroll
+                for (uint i = 0; i < FM; ++i)
+                    #pragma unroll
+                    for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[s][i], b[s][j], acc[i][j]);
         }}
 """
 assert GEMM_SRC.count("K_STEPS\n") == 1
 GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64, \"K steps are written out up to 64\");\n"
-                            + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 8)))
+                            + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 16)))
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
 # accumulators, each getting four products per step (as in a GEMM's K loop of 32 halves),
-# on matrices that stay in registers, `iters` steps.
+# on matrices that stay in registers, `iters` steps; in loop nests (PEAK_NESTS=1, a nest of
+# steps, rows and columns: product_nest on CUDA) or one call at a time.
 PEAK_SRC = """
 #include <metal_stdlib>
 using namespace metal;
@@ -254,7 +263,22 @@ kernel void sgm_peak(device const FT* src [[buffer(0)]], device float* out [[buf
     for (uint i = 0; i < 2; ++i)
         #pragma unroll
         for (uint j = 0; j < 4; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
-    for (uint it = 0; it < iters; ++it)
+    for (uint it = 0; it < iters; ++it) {
+#if PEAK_NESTS
+        // two nests of 2 steps x 2 rows x 4 columns (as a GEMM's K step writes them)
+        #pragma unroll
+        for (uint s = 0; s < 2; ++s)
+            #pragma unroll
+            for (uint i = 0; i < 2; ++i)
+                #pragma unroll
+                for (uint j = 0; j < 4; ++j) simdgroup_multiply_accumulate(acc[i][j], a[(s + i) % 2], b[(j + s) % 4], acc[i][j]);
+        #pragma unroll
+        for (uint s = 0; s < 2; ++s)
+            #pragma unroll
+            for (uint i = 0; i < 2; ++i)
+                #pragma unroll
+                for (uint j = 0; j < 4; ++j) simdgroup_multiply_accumulate(acc[i][j], a[(s + i + 1) % 2], b[(j + s + 2) % 4], acc[i][j]);
+#else
         #pragma unroll
         for (uint i = 0; i < 2; ++i)
             #pragma unroll
@@ -264,6 +288,8 @@ kernel void sgm_peak(device const FT* src [[buffer(0)]], device float* out [[buf
                 simdgroup_multiply_accumulate(acc[i][j], a[1], b[(j + 1) % 4], acc[i][j]);
                 simdgroup_multiply_accumulate(acc[i][j], a[0], b[(j + i + 2) % 4], acc[i][j]);
             }
+#endif
+    }
     #pragma unroll
     for (uint i = 0; i < 2; ++i)
         #pragma unroll
@@ -296,49 +322,52 @@ def tile_bytes(config, itemsize, stages=2):
 CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
                 (2, 2, 4, 8, 64), (4, 2, 4, 8, 32), (2, 2, 8, 8, 32)]
-# On CUDA, with half or bfloat factors, each tiling runs in the prelude's product modes:
-# row pairs (METALCALL_SGM_ROW_PAIRS=1: the kernel's acc[i][j] neighbours share one sparse
-# mma, two products each) in both orders, pairs (the default: two products of one
-# accumulator a dense mma) and quads (METALCALL_SGM_QUAD_PRODUCTS=1: four a sparse mma, K
-# steps of 4n products, so BK 32 or 64) in the column order (COLUMN_ORDER=1: all A blocks
-# of a stage, then a column of B blocks at a time, each accumulator's products in a row),
-# their faster one; row pairs in the column order only up to BK 32 (there deeper K steps
-# give an accumulator more than four products in a row: far slower, docs/design.md);
-# 8x8 accumulators a SIMD-group in row pairs' row order only. The CPU takes the row order.
-ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1"}
-QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1"}
+# On CUDA, with half or bfloat factors, each tiling runs in the product modes of the
+# prelude that MODES names (--modes picks others): by default product nests (the
+# translator hands each K step's loop nest over rows, columns and steps to the prelude's
+# product_nest, which puts two rows and two steps in one dense mma.m16n8k16) in the row
+# order and in the column order (COLUMN_ORDER=1: all A blocks of a stage, then a column
+# of B blocks at a time, a nest over rows and steps for each). With nests off
+# (METALCALL_SGM_PRODUCT_NESTS=0), each call on its own: row pairs (the kernel's acc[i][j]
+# neighbours share one sparse mma, two products each) in both orders, pairs (two products
+# of one accumulator a dense mma) and quads (four a sparse mma, K steps of 4n products, so
+# BK 32 or 64), those two in the column order. Row pairs in the column order only up to
+# BK 32 (there deeper K steps give an accumulator more than four products in a row: far
+# slower, docs/design.md); 8x8 accumulators a SIMD-group in the row order only. The CPU
+# takes the row order.
+NESTS_OFF = {"METALCALL_SGM_PRODUCT_NESTS": "0"}
+ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
+QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
+COLUMNS = {"COLUMN_ORDER": "1"}
+MODES = {"nests": {}, "nests, column order": COLUMNS, "row pairs": ROW_PAIRS,
+         "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
+         "quads": {**COLUMNS, **QUADS}}
+DEFAULT_MODES = ["nests", "nests, column order"]
 
 
-def variants(kind, configs, dtype):
-    """(tiling, defines) pairs to try on a device kind with factors of `dtype`."""
+def mode_fits(config, name):
+    """Whether a tiling runs in a product mode (registers, K steps; see MODES)."""
+    column_order = "column order" in name or name in ("pairs", "quads")
+    if column_order and config[2] * config[3] > 32:
+        return False  # 64 accumulators: only the row order fits the registers
+    if name == "row pairs, column order" and config[4] > 32:
+        return False
+    return name != "quads" or config[4] % 32 == 0
+
+
+def variants(kind, configs, dtype, modes=None):
+    """(tiling, defines, mode name) triples to try on a device kind with factors of `dtype`."""
     if kind != "cuda":
-        return [(config, {}) for config in configs]
-    out = []
-    for config in configs:
-        if np.dtype(dtype).itemsize != 2:
-            out.append((config, {"COLUMN_ORDER": "1"}))
-            continue
-        out.append((config, {**ROW_PAIRS}))
-        if config[2] * config[3] > 32:
-            continue  # 64 accumulators: only row pairs in the row order fit the registers
-        if config[4] <= 32:
-            out.append((config, {"COLUMN_ORDER": "1", **ROW_PAIRS}))
-        out.append((config, {"COLUMN_ORDER": "1"}))
-        if config[4] % 32 == 0:
-            out.append((config, {"COLUMN_ORDER": "1", **QUADS}))
-    return out
+        return [(config, {}, "") for config in configs]
+    if np.dtype(dtype).itemsize != 2:
+        return [(config, dict(COLUMNS), "") for config in configs]
+    return [(config, dict(MODES[name]), name) for config in configs for name in (modes or DEFAULT_MODES)
+            if mode_fits(config, name)]
 
 
-def mode(defines):
-    """The products' mode a variant's defines ask for (CUDA, 16-bit factors), for the printout."""
-    if defines.get("METALCALL_SGM_ROW_PAIRS") == "1":
-        return "row pairs" + (", column order" if defines.get("COLUMN_ORDER") == "1" else "")
-    return "quads" if defines.get("METALCALL_SGM_QUAD_PRODUCTS") == "1" else "pairs"
-
-
-def variant_name(kind, config, defines):
+def variant_name(kind, config, defines, mode=""):
     """A variant as the printout names it: tiling, products' mode on CUDA, one stage."""
-    name = f"{config} {mode(defines)}" if kind == "cuda" else f"{config}"
+    name = f"{config} {mode}" if kind == "cuda" and mode else f"{config}"
     return name + (" (one stage)" if defines.get("STAGES") == "1" else "")
 
 
@@ -369,7 +398,9 @@ def peak(dev, repeats, extra=None):
     spread over the worker threads)."""
     cuda = dev.backend == "cuda"
     factor = np.float16 if cuda else np.float32
-    lib = dev.compile(PEAK_SRC, defines={**(extra or {}), "FT": "half" if cuda else "float"})
+    nests = (extra or {}).get("METALCALL_SGM_PRODUCT_NESTS", "1") != "0"
+    lib = dev.compile(PEAK_SRC, defines={**(extra or {}), "FT": "half" if cuda else "float",
+                                         "PEAK_NESTS": "1" if nests else "0"})
     sgs = 8 if cuda else 1
     groups, iters = (132 * 16, 4096) if cuda else (16 * (os.cpu_count() or 1), 2000)
     src = dev.empty(6 * 64, factor)
@@ -421,8 +452,8 @@ def main():
     ap.add_argument("--size", type=int, default=None, help="square size (default: cpu 512, cuda 4096)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
-    ap.add_argument("--modes", help="CUDA: only these product modes, e.g. 'row pairs;quads' "
-                    "(row pairs, row pairs, column order, pairs, quads)")
+    ap.add_argument("--modes", help="CUDA: these product modes, e.g. 'nests;row pairs' (" + ", ".join(MODES) +
+                    "; default: " + ", ".join(DEFAULT_MODES) + ")")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
@@ -452,16 +483,15 @@ def main():
             configs = [tuple(int(x) for x in cfg.split(",")) for cfg in args.configs.split(";")]
         else:
             configs = CUDA_CONFIGS if kind == "cuda" else CPU_CONFIGS
-        t, best, best_defines = float("inf"), None, {}
-        for config, defines in variants(kind, configs, dtype):
+        t, best, best_defines, best_mode = float("inf"), None, {}, ""
+        modes = args.modes.split(";") if args.modes else None
+        for config, defines, mode in variants(kind, configs, dtype, modes):
             defines = {**defines, **extra}
-            if kind == "cuda" and args.modes and mode(defines) not in args.modes.split(";"):
-                continue
             itemsize = np.dtype(dtype).itemsize
             if "STAGES" not in defines and tile_bytes(config, itemsize) > APPLE_THREADGROUP_BYTES >= tile_bytes(
                     config, itemsize, 1):
                 defines = {**defines, "STAGES": "1"}
-            name = variant_name(kind, config, defines)
+            name = variant_name(kind, config, defines, mode)
             need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
@@ -480,12 +510,12 @@ def main():
             tc = best_time(functools.partial(gemm, dev, lib, a, b, c, config), repeats)
             print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
-                t, best, best_defines = tc, config, defines
+                t, best, best_defines, best_mode = tc, config, defines, mode
         flops = 2.0 * n ** 3
         if best is None:
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
             continue
-        best_name = variant_name(kind, best, best_defines)
+        best_name = variant_name(kind, best, best_defines, best_mode)
         if args.parts:
             parts(dev, a, b, c, best, repeats, best_defines)
         if args.peak:

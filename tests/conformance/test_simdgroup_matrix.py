@@ -297,7 +297,8 @@ TG_PRODUCT_CASES = [
     (20, 4, 0, 0, 0, 3, 0, 8, 1, 0, 4, 2, 1),
     (40, 3, 0, 0, 8, 8, 1, 19, 2, 1, 24, 7, 0),
 ]
-TG_PRODUCT_SETS = {"pairs": KS, "quads": KS_QUADS, "row pairs": KS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1"})}
+TG_PRODUCT_SETS = {"pairs": KS, "quads": KS_QUADS.with_defines({**QUADS, "METALCALL_SGM_PRODUCT_NESTS": "0"}),
+                   "row pairs": KS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1", "METALCALL_SGM_PRODUCT_NESTS": "0"})}
 
 
 @pytest.mark.parametrize("mode", list(TG_PRODUCT_SETS))
@@ -398,7 +399,11 @@ def test_thread_elements(device, products, t):
     assert_equal(out[64:].reshape(8, 8), r * 10 + c)
 
 
-GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads": QUADS}
+# The GEMM's K steps are loop nests: product_nest on CUDA by default ("nests"); the
+# other modes take each call on its own.
+NESTS_OFF = {"METALCALL_SGM_PRODUCT_NESTS": "0"}
+GEMM_MODES = {"nests": {}, "pairs": NESTS_OFF, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF},
+              "quads": {**QUADS, **NESTS_OFF}}
 
 
 @pytest.mark.parametrize("stages", [2, 1])
@@ -406,7 +411,7 @@ GEMM_MODES = {"pairs": {}, "row pairs": {"METALCALL_SGM_ROW_PAIRS": "1"}, "quads
 @pytest.mark.parametrize("column_order", [False, True], ids=["rows", "columns"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_gemm_kernel(device, rng, dtype, column_order, mode, stages):
-    if mode != "pairs" and (device.backend != "cuda" or dtype != np.float16):
+    if mode != "nests" and (device.backend != "cuda" or dtype != np.float16):
         pytest.skip("the product modes differ only for CUDA's half products")
     defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0", "STAGES": str(stages)}
     check_gemm_kernel(device, defines, rng, dtype)

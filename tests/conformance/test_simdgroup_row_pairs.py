@@ -210,8 +210,12 @@ kernel void row_pairs_3d(device const half* in [[buffer(0)]], device float* out 
 """,
 ]
 ROW_PAIRS = KernelSet(SNIPPETS)
-SETS = {"row pairs": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1"}), "off": ROW_PAIRS,
-        "with quads": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1", "METALCALL_SGM_QUAD_PRODUCTS": "1"})}
+# Product nests off where row pairs are on: the tile kernels' loops are nests, which CUDA
+# would otherwise hand to product_nest (test_simdgroup_nests.py) instead of row pairs.
+NESTS_OFF = {"METALCALL_SGM_PRODUCT_NESTS": "0"}
+SETS = {"row pairs": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}), "off": ROW_PAIRS,
+        "with quads": ROW_PAIRS.with_defines({"METALCALL_SGM_ROW_PAIRS": "1", "METALCALL_SGM_QUAD_PRODUCTS": "1",
+                                              **NESTS_OFF})}
 
 
 @pytest.fixture(params=list(SETS))

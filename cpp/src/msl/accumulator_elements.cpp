@@ -5,9 +5,6 @@
 
 namespace metalcall::msl {
 
-namespace {
-
-// The end (one past) of the argument starting at i: the `,` or `)` at depth 0, or t.size().
 std::size_t argument_end(const std::vector<Token>& t, std::size_t i) {
   int depth = 0;
   for (; i < t.size(); ++i) {
@@ -22,8 +19,6 @@ std::size_t argument_end(const std::vector<Token>& t, std::size_t i) {
   return i;
 }
 
-// `X[e1]…[en]` in [b, e): an identifier, then subscripts only, whose tokens name no
-// function and change nothing.
 bool is_element(const std::vector<Token>& t, std::size_t b, std::size_t e) {
   if (e - b < 4 || t[b].kind != TokenKind::identifier || !t[b + 1].is("[") || !t[e - 1].is("]")) return false;
   // Never destroyed: a translation may run while the process exits.
@@ -48,8 +43,6 @@ bool same_tokens(const std::vector<Token>& t, std::size_t b1, std::size_t e1, st
     if (t[b1 + i].kind != t[b2 + i].kind || t[b1 + i].text != t[b2 + i].text) return false;
   return true;
 }
-
-}  // namespace
 
 std::map<std::size_t, std::string> accumulator_element_edits(const std::vector<Token>& t) {
   std::map<std::size_t, std::string> edits;

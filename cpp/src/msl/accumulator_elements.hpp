@@ -13,6 +13,16 @@
 
 namespace metalcall::msl {
 
+/** The end (one past) of the argument starting at i: the `,` or `)` at depth 0, or t.size(). */
+std::size_t argument_end(const std::vector<Token>& t, std::size_t i);
+
+/** `X[e1]…[en]` in [b, e): an identifier, then subscripts only, whose tokens name no
+ *  function and change nothing. */
+bool is_element(const std::vector<Token>& t, std::size_t b, std::size_t e);
+
+/** Whether [b1, e1) and [b2, e2) are the same tokens. */
+bool same_tokens(const std::vector<Token>& t, std::size_t b1, std::size_t e1, std::size_t b2, std::size_t e2);
+
 /**
  * Edits (token index → text, "" to leave a token out) that write each call
  * `simdgroup_multiply_accumulate(X[e1]…[en], a, b, X[e1]…[en])` whose first and last

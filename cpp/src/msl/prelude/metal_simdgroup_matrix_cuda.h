@@ -819,3 +819,5 @@ METAL_FUNC void multiply_accumulate_element(X& array, M& e, const A& a, const B&
 }  // namespace mtl_sgm
 
 }  // namespace metal
+
+#include "metal_simdgroup_nest_cuda.h"
