@@ -56,9 +56,6 @@ using namespace metal;
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
 #endif
-#ifndef BLOCKED
-#define BLOCKED 0  // 1: threadgroup tiles of 8x8 blocks, 64 contiguous elements each, no padding
-#endif
 #ifndef TILE_ROW_SPREAD
 #define TILE_ROW_SPREAD 1  // 0: a wavefront's rows of a tile copy next to each other
 #endif
@@ -71,13 +68,6 @@ using namespace metal;
 #define BS (BN + PAD)
 #define THREADS (32 * SG_ROWS * SG_COLS)
 #define VEC (16 / sizeof(T))  // elements per 16-byte copy
-#if BLOCKED
-#define A_TILE (BM * KT)  // elements of one stage's A and B tiles
-#define B_TILE (KT * BN)
-#else
-#define A_TILE (BM * AS)
-#define B_TILE (KT * BS)
-#endif
 #define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
 #define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
 
@@ -104,91 +94,47 @@ template <uint P, uint STRIDE> inline uint tile_row(uint tid) {
     return P >= 8 ? tid / P : (tid / 32) * (32 / P) + q % D + (q / D) * D * Q + D * ((lane % 8) / P);
 }
 template <uint P> inline uint tile_piece(uint tid) { return tid % P; }
-// BLOCKED tiles hold 8x8 blocks of 64 contiguous elements, a row of blocks after another
-// (no padding: a block's 8 rows are 16 bytes each for 16-bit T, so an 8x8 load reads 128
-// contiguous bytes, no bank conflicts). Copy q (thread tid's copy c: q = tid + c * THREADS)
-// of a tile with P pieces a row takes row (q / 8 / P) * 8 + q % 8 and piece (q / 8) % P: 8
-// successive copies write the same piece of 8 rows, one block's 128 bytes for 16-bit T,
-// and a SIMD-group's 32 read 4 pieces of 8 rows from device memory.
-template <uint P> inline uint blocked_row(uint q) { return (q / 8 / P) * 8 + q % 8; }
-template <typename T, uint P> inline uint blocked_column(uint q) { return ((q / 8) % P) * VEC; }
-template <typename T, uint P> inline uint blocked_offset(uint q) {
-    const uint col = blocked_column<T, P>(q);
-    return ((q / 8 / P) * (P * VEC / 8) + col / 8) * 64 + (q % 8) * 8 + col % 8;
-}
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void fetch_tile(thread uint4* r, device const T* src, uint ld, uint tid) {
     constexpr uint P = COLS / VEC;
-#if BLOCKED
-    #pragma unroll
-    for (uint c = 0; c < N; ++c)
-        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
-            r[c] = *(device const uint4*)(src + blocked_row<P>(tid + c * THREADS) * ld + blocked_column<T, P>(tid + c * THREADS));
-#else
     static_assert(THREADS % P == 0 && (P >= 8 || 8 % P == 0), "a tile row is a whole number of 16-byte pieces per thread row");
     device const T* p = src + tile_row<P, STRIDE * sizeof(T)>(tid) * ld + tile_piece<P>(tid) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             r[c] = *(device const uint4*)(p + c * (THREADS / P) * ld);
-#endif
 }
 // ... and into a threadgroup tile with rows of STRIDE elements.
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
     constexpr uint P = COLS / VEC;
-#if BLOCKED
-    #pragma unroll
-    for (uint c = 0; c < N; ++c)
-        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
-            *(threadgroup uint4*)(dst + blocked_offset<T, P>(tid + c * THREADS)) = r[c];
-#else
     threadgroup T* p = dst + tile_row<P, STRIDE * sizeof(T)>(tid) * STRIDE + tile_piece<P>(tid) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             *(threadgroup uint4*)(p + c * (THREADS / P) * STRIDE) = r[c];
-#endif
 }
 // DIRECT_COPY: this thread's pieces of a tile straight from `src` into `dst` (on CUDA with
 // METALCALL_ASYNC_COPIES=1, asynchronous copies that the next barrier waits for).
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
 inline void copy_tile(threadgroup T* dst, device const T* src, uint ld, uint tid) {
     constexpr uint P = COLS / VEC;
-#if BLOCKED
-    #pragma unroll
-    for (uint c = 0; c < N; ++c)
-        if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
-            *(threadgroup uint4*)(dst + blocked_offset<T, P>(tid + c * THREADS)) =
-                *(device const uint4*)(src + blocked_row<P>(tid + c * THREADS) * ld + blocked_column<T, P>(tid + c * THREADS));
-#else
     device const T* ps = src + tile_row<P, STRIDE * sizeof(T)>(tid) * ld + tile_piece<P>(tid) * VEC;
     threadgroup T* pd = dst + tile_row<P, STRIDE * sizeof(T)>(tid) * STRIDE + tile_piece<P>(tid) * VEC;
     #pragma unroll
     for (uint c = 0; c < N; ++c)
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             *(threadgroup uint4*)(pd + c * (THREADS / P) * STRIDE) = *(device const uint4*)(ps + c * (THREADS / P) * ld);
-#endif
 }
-
-// This SIMD-group's 8x8 block of A at block row i, column k (elements), and of B at block
-// column j, row k, from the stage's tiles (as_sg, bs_sg: this SIMD-group's first block).
-#if BLOCKED
-#define LOAD_A(m, i, k) simdgroup_load(m, as_sg + ((i) * (KT / 8) + (k) / 8) * 64, 8)
-#define LOAD_B(m, j, k) simdgroup_load(m, bs_sg + ((k) / 8 * (BN / 8) + (j)) * 64, 8)
-#else
-#define LOAD_A(m, i, k) simdgroup_load(m, as_sg, AS, ulong2(k, 8 * (i)))
-#define LOAD_B(m, j, k) simdgroup_load(m, bs_sg, BS, ulong2(8 * (j), k))
-#endif
 
 template <typename T>
 kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
                      device float* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup uint4 tiles[STAGES * (A_TILE + B_TILE) * sizeof(T) / 16];  // uint4: 16-byte aligned
-    threadgroup T* As = (threadgroup T*)tiles;  // [STAGES][A_TILE]: [BM][AS], or blocked
-    threadgroup T* Bs = As + STAGES * A_TILE;  // [STAGES][B_TILE]: [KT][BS], or blocked
+    threadgroup uint4 tiles[STAGES * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
+    threadgroup T* As = (threadgroup T*)tiles;  // [STAGES][BM][AS]
+    threadgroup T* Bs = As + STAGES * BM * AS;  // [STAGES][KT][BS]
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
     const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
@@ -209,27 +155,20 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
 #endif
     for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage = (stage + 1) % STAGES) {
-        threadgroup T* as = As + stage * A_TILE;
-        threadgroup T* bs = Bs + stage * B_TILE;
+        threadgroup T* as = As + stage * (BM * AS);
+        threadgroup T* bs = Bs + stage * (KT * BS);
         // This SIMD-group's rows of the A tile and columns of the B tile: the 8x8 blocks
         // then lie at constant offsets from two addresses.
-#if BLOCKED
-        // (offsets counted in 16-byte pieces of `tiles`, so that a compiler sees that the
-        // blocks are 16-byte aligned)
-        threadgroup const T* as_sg = (threadgroup const T*)(tiles + (stage * A_TILE + (sg / SG_COLS) * FM * (KT / 8) * 64) * sizeof(T) / 16);
-        threadgroup const T* bs_sg = (threadgroup const T*)(tiles + (STAGES * A_TILE + stage * B_TILE + (sg % SG_COLS) * FN * 64) * sizeof(T) / 16);
-#else
         threadgroup const T* as_sg = as + sr * AS;
         threadgroup const T* bs_sg = bs + sc;
-#endif
 #if DIRECT_COPY
         // This stage's tiles are in, and every SIMD-group is done with the stage the next
         // copies fill (it multiplied it before this barrier).
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (k0 + KT < K) {
             const uint next = (stage + 1) % STAGES;
-            copy_tile<T, BM, KT, AS, A_COPIES>(As + next * A_TILE, a_src + k0 + KT, K, tid);
-            copy_tile<T, KT, BN, BS, B_COPIES>(Bs + next * B_TILE, b_src + (k0 + KT) * N, N, tid);
+            copy_tile<T, BM, KT, AS, A_COPIES>(As + next * (BM * AS), a_src + k0 + KT, K, tid);
+            copy_tile<T, KT, BN, BS, B_COPIES>(Bs + next * (KT * BS), b_src + (k0 + KT) * N, N, tid);
         }
 #else
         if (STAGES == 1 && k0 != 0) threadgroup_barrier(mem_flags::mem_threadgroup);  // all done with the tiles
@@ -248,12 +187,12 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
         #pragma unroll
         for (uint kk = 0; kk < KT / 8; ++kk)
             #pragma unroll
-            for (uint i = 0; i < FM; ++i) LOAD_A(a[kk][i], i, 8 * kk);
+            for (uint i = 0; i < FM; ++i) simdgroup_load(a[kk][i], as_sg, AS, ulong2(8 * kk, 8 * i));
         #pragma unroll
         for (uint j = 0; j < FN; ++j) {
             simdgroup_matrix<T, 8, 8> b[KT / 8];
             #pragma unroll
-            for (uint kk = 0; kk < KT / 8; ++kk) LOAD_B(b[kk], j, 8 * kk);
+            for (uint kk = 0; kk < KT / 8; ++kk) simdgroup_load(b[kk], bs_sg, BS, ulong2(8 * j, 8 * kk));
             #pragma unroll
             for (uint i = 0; i < FM; ++i)
                 #pragma unroll
@@ -285,11 +224,11 @@ K_STEP = """        if ({kk} < KT) {{
             #pragma unroll
             for (uint s = 0; s < K_PAIR({kk}); ++s)
                 #pragma unroll
-                for (uint i = 0; i < FM; ++i) LOAD_A(a[s][i], i, {kk} + 8 * s);
+                for (uint i = 0; i < FM; ++i) simdgroup_load(a[s][i], as_sg, AS, ulong2({kk} + 8 * s, 8 * i));
             #pragma unroll
             for (uint s = 0; s < K_PAIR({kk}); ++s)
                 #pragma unroll
-                for (uint j = 0; j < FN; ++j) LOAD_B(b[s][j], j, {kk} + 8 * s);
+                for (uint j = 0; j < FN; ++j) simdgroup_load(b[s][j], bs_sg, BS, ulong2(8 * j, {kk} + 8 * s));
             #pragma unroll
             for (uint s = 0; s < K_PAIR({kk}); ++s)
                 #pragma unroll
@@ -370,13 +309,11 @@ CPU_CONFIGS = [(1, 2, 8, 8, 32), (1, 1, 8, 8, 32), (2, 2, 8, 8, 16), (2, 2, 4, 4
 APPLE_THREADGROUP_BYTES = 32 * 1024  # what an Apple GPU gives a threadgroup
 
 
-def tile_bytes(config, itemsize, stages=2, blocked=False):
-    """Threadgroup memory GEMM_SRC declares for a tiling, element size and stage count
-    (`blocked`: BLOCKED=1, tiles without padding)."""
+def tile_bytes(config, itemsize, stages=2):
+    """Threadgroup memory GEMM_SRC declares for a tiling, element size and stage count."""
     sg_rows, sg_cols, fm, fn, bk = config
     bm, bn, kt = sg_rows * fm * 8, sg_cols * fn * 8, bk * 2 // itemsize
-    pad = 0 if blocked else 8
-    return stages * (bm * (kt + pad) + kt * (bn + pad)) * itemsize
+    return stages * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
 # On CUDA: none spills in fp16 (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row
@@ -402,8 +339,7 @@ NESTS_OFF = {"METALCALL_SGM_PRODUCT_NESTS": "0"}
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
 COLUMNS = {"COLUMN_ORDER": "1"}
-MODES = {"nests": {}, "nests, blocked tiles": {"BLOCKED": "1"}, "nests, column order": COLUMNS,
-         "row pairs": ROW_PAIRS,
+MODES = {"nests": {}, "nests, column order": COLUMNS, "row pairs": ROW_PAIRS,
          "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
          "quads": {**COLUMNS, **QUADS}}
 DEFAULT_MODES = ["nests", "nests, column order"]
@@ -552,12 +488,11 @@ def main():
         for config, defines, mode in variants(kind, configs, dtype, modes):
             defines = {**defines, **extra}
             itemsize = np.dtype(dtype).itemsize
-            blocked = defines.get("BLOCKED") == "1"
-            if "STAGES" not in defines and tile_bytes(config, itemsize, 2, blocked) > APPLE_THREADGROUP_BYTES >= \
-                    tile_bytes(config, itemsize, 1, blocked):
+            if "STAGES" not in defines and tile_bytes(config, itemsize) > APPLE_THREADGROUP_BYTES >= tile_bytes(
+                    config, itemsize, 1):
                 defines = {**defines, "STAGES": "1"}
             name = variant_name(kind, config, defines, mode)
-            need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)), blocked)
+            need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
