@@ -221,14 +221,18 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
 # tile depth KT fold away (a depth of 8, float tiles of BK 16, takes one step).
 K_STEP = """        if ({kk} < KT) {{
             simdgroup_matrix<T, 8, 8> a[2][FM], b[2][FN];
+            // (in the order of the tensor cores' operands, two rows by two steps of A and two
+            // steps of B: on CUDA each load nest reads four blocks at a time)
             #pragma unroll
-            for (uint s = 0; s < K_PAIR({kk}); ++s)
+            for (uint p = 0; p < FM / 2; ++p)
                 #pragma unroll
-                for (uint i = 0; i < FM; ++i) simdgroup_load(a[s][i], as_sg, AS, ulong2({kk} + 8 * s, 8 * i));
+                for (uint s = 0; s < K_PAIR({kk}); ++s)
+                    #pragma unroll
+                    for (uint h = 0; h < 2; ++h) simdgroup_load(a[s][2 * p + h], as_sg, AS, ulong2({kk} + 8 * s, 8 * (2 * p + h)));
             #pragma unroll
-            for (uint s = 0; s < K_PAIR({kk}); ++s)
+            for (uint j = 0; j < FN; ++j)
                 #pragma unroll
-                for (uint j = 0; j < FN; ++j) simdgroup_load(b[s][j], bs_sg, BS, ulong2(8 * j, {kk} + 8 * s));
+                for (uint s = 0; s < K_PAIR({kk}); ++s) simdgroup_load(b[s][j], bs_sg, BS, ulong2(8 * j, {kk} + 8 * s));
             #pragma unroll
             for (uint s = 0; s < K_PAIR({kk}); ++s)
                 #pragma unroll
@@ -238,7 +242,7 @@ K_STEP = """        if ({kk} < KT) {{
         }}
 """
 assert GEMM_SRC.count("K_STEPS\n") == 1
-GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64, \"K steps are written out up to 64\");\n"
+GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64 && FM % 2 == 0, \"K steps are written out up to 64, A's blocks loaded two rows at a time\");\n"
                             + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 16)))
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent

@@ -199,3 +199,101 @@ def test_infinite_factor_stays_in_its_row(device, nests, rng, type_name):
     blocks, expected = out.reshape(R, C, 8, 8), expect.reshape(R, C, 8, 8)
     assert np.isfinite(blocks[[0, 2]]).all()
     assert_close(blocks, expected, rtol=1e-5, atol=1e-4)
+
+
+# Load nests (simdgroup_load in a loop nest: on CUDA, 16-bit blocks of threadgroup memory
+# in 16-byte rows go four at a time, ldmatrix.x4). Each kernel loads N = 6 blocks from a
+# 16-row by 24-column tile of T (in threadgroup or device memory), some transposed, through
+# a loop nest, then stores them all (as float, through a float accumulator: M * I + 0).
+LOAD_NESTS = {
+    # threadgroup rows of 24 elements (48 bytes): 6 blocks in a 2 x 3 nest, a group of four
+    # and two alone
+    "loads_2x3": ("threadgroup", "24", """
+    for (uint r = 0; r < 2; ++r)
+        for (uint c = 0; c < 3; ++c) simdgroup_load(m[3 * r + c], src, 24, ulong2(8 * c, 8 * r));
+"""),
+    # the same blocks transposed (memory holds the transpose), a one-loop nest
+    "loads_transposed": ("threadgroup", "24", """
+    for (uint k = 0; k < 6; ++k) simdgroup_load(m[k], src, 24, ulong2(8 * (k % 3), 8 * (k / 3)), true);
+"""),
+    # three loops, the innermost over a matrix pair, a signed loop from -1
+    "loads_3d": ("threadgroup", "24", """
+    for (int r = -1; r < 1; ++r)
+        for (uint c = 0; c < 3; c++)
+            for (uint h = 0; h < 1; ++h) simdgroup_load(m[3 * (r + 1) + c + h], src + 8 * c, 24, ulong2(0, 8 * (r + 1)));
+"""),
+    # rows of 20 elements (40 bytes: not 16-byte rows): one at a time
+    "loads_unaligned_rows": ("threadgroup", "20", """
+    for (uint k = 0; k < 6; ++k) simdgroup_load(m[k], src, 20, ulong2(8 * (k % 2), 8 * (k / 2) % 16));
+"""),
+    # from device memory: one at a time
+    "loads_device": ("device", "24", """
+    for (uint r = 0; r < 2; ++r)
+        for (uint c = 0; c < 3; ++c) simdgroup_load(m[3 * r + c], src, 24, ulong2(8 * c, 8 * r));
+"""),
+    # the same matrix loaded twice in one group of four: the later load stays
+    "loads_twice": ("threadgroup", "24", """
+    for (uint k = 0; k < 6; ++k) m[k] = simdgroup_matrix<T, 8, 8>(T(0));
+    for (uint k = 0; k < 4; ++k) simdgroup_load(m[k / 2 * 2], src, 24, ulong2(8 * (k % 3), 8 * (k / 3)));
+"""),
+}
+
+
+def load_kernel(name, space, row, body):
+    return (
+        [f"{name}_{t}" for t in ("half", "bfloat", "float")],
+        f"""
+template <typename T>
+kernel void {name}(device const float* in [[buffer(0)]], device T* scratch [[buffer(1)]],
+                   device float* out [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {{
+    threadgroup T tile[16 * {row}];
+    for (uint i = lane; i < 16 * {row}; i += 32) tile[i] = scratch[i] = T(in[i]);
+    threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device);
+    {space} const T* src = {"tile" if space == "threadgroup" else "scratch"};
+    simdgroup_matrix<T, 8, 8> m[6];
+    {body}
+    simdgroup_matrix<T, 8, 8> eye = simdgroup_matrix<T, 8, 8>(T(1));
+    for (uint k = 0; k < 6; ++k) {{
+        simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+        simdgroup_multiply_accumulate(acc, m[k], eye, acc);
+        simdgroup_store(acc, out + 64 * k);
+    }}
+}}
+"""
+        + "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>(device const float*, device {t}*, '
+                    f"device float*, uint);" for t in ("half", "bfloat", "float")),
+    )
+
+
+LOADS_SET = KernelSet([load_kernel(name, *spec) for name, spec in LOAD_NESTS.items()])
+
+
+def load_model(name, tile):
+    """The six blocks each kernel of LOAD_NESTS stores, from the 16 x row tile."""
+    def block(r, c, transposed=False):
+        b = tile[r:r + 8, c:c + 8]
+        return b.T if transposed else b
+    if name in ("loads_2x3", "loads_device", "loads_3d"):
+        return [block(8 * (k // 3), 8 * (k % 3)) for k in range(6)]
+    if name == "loads_transposed":
+        return [block(8 * (k // 3), 8 * (k % 3), True) for k in range(6)]
+    if name == "loads_unaligned_rows":
+        return [block(8 * (k // 2) % 16, 8 * (k % 2)) for k in range(6)]
+    assert name == "loads_twice"
+    blocks = [np.zeros((8, 8)) for _ in range(6)]
+    for k in range(4):
+        blocks[k // 2 * 2] = block(8 * (k // 3), 8 * (k % 3))
+    return blocks
+
+
+@pytest.mark.parametrize("type_name", list(TYPES))
+@pytest.mark.parametrize("name", list(LOAD_NESTS))
+def test_load_nest(device, rng, name, type_name):
+    row = int(LOAD_NESTS[name][1])
+    x = rng.standard_normal(16 * row).astype(np.float32)
+    x = x.astype(np.float16).astype(np.float32) if type_name == "half" else bfloat_rounded(x) if type_name == "bfloat" else x
+    scratch = np.zeros(16 * row * (2 if type_name != "float" else 4), np.uint8)  # the kernel's T, as bytes
+    out = np.full(6 * 64, np.nan, np.float32)
+    LOADS_SET.get(device, f"{name}_{type_name}")(32, x, scratch, out, threadgroup=32)
+    expect = np.stack(load_model(name, x.astype(np.float64).reshape(16, row))).reshape(-1)
+    assert_close(out, expect, rtol=1e-6, atol=0)

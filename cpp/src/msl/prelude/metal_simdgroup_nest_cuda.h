@@ -152,5 +152,115 @@ METAL_FUNC void product_nest(nest_loop<V0, E0> l0, nest_loop<V1, E1> l1, nest_lo
   }
 }
 
+// Loads. The translator hands a nest of up to three loops whose body is one
+// `simdgroup_load(M[..], source, ...)` to load_nest, with a lambda of the loop variables
+// that gives the call's arguments (load_args). 16-bit matrices read from threadgroup
+// memory in rows of 16 bytes, as a GEMM's tiles are, then take four blocks with one
+// ldmatrix.x4 for each layout (mma's: mtl_v; the transpose: mtl_b), where one call at a time
+// takes one: a quarter of the shared-memory instructions, which otherwise fill the queue
+// that the tensor cores' operands wait in. The compiler drops the layout a matrix is never
+// used in, as for single loads. Anything else loads one matrix a call.
+
+/** One simdgroup_load call's arguments. */
+template <class M, class P, class O> struct load_call {
+  M* m;
+  P src;
+  unsigned long epr;
+  O origin;
+  bool transpose;
+  METAL_FUNC void run() const { simdgroup_load(*m, src, epr, origin, transpose); }
+};
+template <class T, int C, int R, class P, class O = mtl_ulong2>
+METAL_FUNC load_call<simdgroup_matrix<T, C, R>, P, O> load_args(simdgroup_matrix<T, C, R>& m, P src,
+                                                                unsigned long elements_per_row = C,
+                                                                O matrix_origin = O(0), bool transpose_matrix = false) {
+  return load_call<simdgroup_matrix<T, C, R>, P, O>{&m, src, elements_per_row, matrix_origin, transpose_matrix};
+}
+
+template <class Call> struct loads_by_four { static constexpr bool value = false; };
+template <class T, int C, int R, class P, class O> struct loads_by_four<load_call<simdgroup_matrix<T, C, R>, P, O>> {
+#if __CUDA_ARCH__ >= 750
+  static constexpr bool value = sizeof(T) == 2 && !kQuads && !kRowPairs && !is_same_v<remove_pointer_t<P>, P> &&
+                                is_same_v<remove_const_t<remove_pointer_t<P>>, T>;
+#else
+  static constexpr bool value = false;
+#endif
+};
+
+// This lane's row address of a call's block, for ldmatrix (lanes 8q to 8q + 7 give block q's rows).
+template <class Call> METAL_FUNC unsigned block_row_address(const Call& c) {
+  const mtl_ulong2 o = mtl_ulong2(c.origin);
+  return unsigned(__cvta_generic_to_shared((const void*)(c.src + (o.y * c.epr + o.x) + (lane() & 7u) * c.epr)));
+}
+template <class Call> METAL_FUNC bool block_rows_in_shared(const Call& c) {
+  using T = typename remove_pointer_t<decltype(c.m)>::value_type;
+  return rows_in_shared<T>(c.src, c.epr, mtl_ulong2(c.origin).x);
+}
+
+// Four loads: two ldmatrix.x4 where every block lies in threadgroup memory in 16-byte
+// rows (a test the compiler folds where it knows the tiles), else one at a time.
+template <class Call> METAL_FUNC void load_four(const Call& c0, const Call& c1, const Call& c2, const Call& c3) {
+  if (!(block_rows_in_shared(c0) && block_rows_in_shared(c1) && block_rows_in_shared(c2) && block_rows_in_shared(c3))) {
+    c0.run();
+    c1.run();
+    c2.run();
+    c3.run();
+    return;
+  }
+  const unsigned q = lane() >> 3;
+  const unsigned a0 = block_row_address(c0), a1 = block_row_address(c1), a2 = block_row_address(c2),
+                 a3 = block_row_address(c3);
+  const unsigned addr = q == 0 ? a0 : q == 1 ? a1 : q == 2 ? a2 : a3;
+  unsigned rows[4] = {0u, 0u, 0u, 0u}, cols[4] = {0u, 0u, 0u, 0u};
+#if __CUDA_ARCH__ >= 750
+  asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(rows[0]), "=r"(rows[1]), "=r"(rows[2]), "=r"(rows[3])
+      : "r"(addr)
+      : "memory");
+  asm("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+      : "=r"(cols[0]), "=r"(cols[1]), "=r"(cols[2]), "=r"(cols[3])
+      : "r"(addr)
+      : "memory");
+#endif
+  const Call* calls[4] = {&c0, &c1, &c2, &c3};
+#pragma unroll
+  for (unsigned k = 0; k < 4; ++k) {
+    auto& d = *calls[k]->m;
+    using T = typename remove_reference_t<decltype(d)>::value_type;
+    // Memory holding the matrix: rows give mma's layout, the transposed read its B layout;
+    // memory holding the transpose: the other way round.
+    const bool t = calls[k]->transpose;
+    d.mtl_v = unword<T>(t ? cols[k] : rows[k]);
+    d.mtl_b = unword<T>(t ? rows[k] : cols[k]);
+    d.mtl_has_b = true;
+    d.mtl_has_qa = d.mtl_has_bx = false;
+    d.mtl_idle[0] = d.mtl_idle[1] = 0.0f;
+    d.mtl_pend = 0;
+    d.mtl_prow = kOwn;
+    d.mtl_split = false;
+    d.mtl_view = false;
+  }
+}
+
+/** The nest `for v0 … for v1 … for v2 … simdgroup_load(args(v))` (absent loops: one-element ranges). */
+template <class V0, class E0, class V1, class E1, class V2, class E2, class F>
+METAL_FUNC void load_nest(nest_loop<V0, E0> l0, nest_loop<V1, E1> l1, nest_loop<V2, E2> l2, F f) {
+  // The iterations in order, counted from 0 (the loop variables' values from the count).
+  const unsigned long n0 = l0.begin < l0.end ? (unsigned long)(l0.end - l0.begin) : 0ul;
+  const unsigned long n1 = l1.begin < l1.end ? (unsigned long)(l1.end - l1.begin) : 0ul;
+  const unsigned long n2 = l2.begin < l2.end ? (unsigned long)(l2.end - l2.begin) : 0ul;
+  const unsigned long total = n0 * n1 * n2;
+  auto at = [&](unsigned long n) {
+    return f(V0(l0.begin + n / (n1 * n2)), V1(l1.begin + (n / n2) % n1), V2(l2.begin + n % n2));
+  };
+  unsigned long n = 0;
+  if constexpr (loads_by_four<decltype(at(0ul))>::value) {
+#pragma unroll
+    for (; n + 4 <= total; n += 4) load_four(at(n), at(n + 1), at(n + 2), at(n + 3));
+  }
+#pragma unroll
+  for (; n < total; ++n) at(n).run();
+}
+
 }  // namespace mtl_sgm
 }  // namespace metal
