@@ -2,14 +2,16 @@
 CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
-        [--configs "2,2,4,8,32;4,2,4,8,32"] [--modes "row pairs;quads"] [--peak] [--parts]
+        [--configs "2,2,8,8,32;1,2,8,8,32"] [--modes "nests;row pairs"] [--peak] [--parts]
         [--define NAME=VALUE]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
 threadgroup memory (--define STAGES=1: one stage, for deeper tiles); each SIMD-group keeps a
 block of C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
-simdgroup_load. A and B are float or half, C is float. A few tilings are tried
+simdgroup_load, each 16-deep K step a loop nest of loads and one of products (which the
+CUDA translation hands to the prelude whole: two rows and two steps a dense mma, four blocks
+an ldmatrix.x4). A and B are float or half, C is float. A few tilings are tried
 (CUDA_CONFIGS / CPU_CONFIGS, or --configs; on CUDA in the product modes of the prelude,
 `variants`, or those --modes names) and the best is reported;
 --parts times that tiling without its products, its tile fetches or its barrier; --peak
@@ -320,12 +322,13 @@ def tile_bytes(config, itemsize, stages=2):
     return stages * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
-# On CUDA: none spills in fp16 (sm_90, NVRTC 13.0: 80 to 240 registers a thread with row
-# pairs, 147 to 226 with quads; 8x8 tiles a SIMD-group take 240 with row pairs, and spill
-# with quads, whose accumulators hold twice the registers).
-CUDA_CONFIGS = [(2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
+# On CUDA: none spills in fp16 (sm_90, NVRTC 13.0; 8x8 tiles a SIMD-group take 240-246
+# registers with product nests or row pairs, and spill with quads, whose accumulators hold
+# twice the registers). The fastest on an H100: (2, 2, 8, 8, 32) in one stage, then
+# (1, 2, 8, 8, 32) in two (benchmarks/RESULTS.md).
+CUDA_CONFIGS = [(2, 2, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
                 (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
-                (2, 2, 4, 8, 64), (4, 2, 4, 8, 32), (2, 2, 8, 8, 32)]
+                (2, 2, 4, 8, 64), (4, 2, 4, 8, 32)]
 # On CUDA, with half or bfloat factors, each tiling runs in the product modes of the
 # prelude that MODES names (--modes picks others): by default product nests (the
 # translator hands each K step's loop nest over rows, columns and steps to the prelude's
@@ -418,7 +421,7 @@ def peak(dev, repeats, extra=None):
 # --parts: GEMM_SRC with one part taken out (the results are then wrong and not checked),
 # to see where a tiling's time goes.
 PARTS = {
-    "no products": ["simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);",
+    "no products": ["simdgroup_multiply_accumulate(acc[i][j], a[s][i], b[s][j], acc[i][j]);",
                     "simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);"],
     "no tile fetches": ["fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
                         "fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],

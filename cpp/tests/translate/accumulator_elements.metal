@@ -22,7 +22,7 @@ kernel void accumulate(device const half* in [[buffer(0)]], device float* out [[
         for (uint j = 0; j < 2; ++j) acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
     for (uint i = 0; i < 4; ++i) flat[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
     single = t.acc[0] = t.acc[1] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
-    for (uint i = 0; i < 2; ++i)
+    for (uint i = 2; i-- > 0;)  // (a loop counting down: not a product nest, product_nests.hpp)
         for (uint j = 0; j < 2; ++j) simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);  // PAIRED
     metal::simdgroup_multiply_accumulate(flat[1 + 2], a[0], b[1], flat[1 + 2]);  // PAIRED
     simdgroup_multiply_accumulate(flat[(lane / 32) * 2], a[1], b[0], flat[(lane / 32) * 2]);  // PAIRED: an index known at run time

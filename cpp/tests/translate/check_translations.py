@@ -7,7 +7,9 @@ type parameter as the constexpr literal_cast) and barrier_branches.metal (the br
 holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp) and
 accumulator_elements.metal (the products into array elements that the CUDA translation hands
 the prelude with their array, msl/accumulator_elements.hpp) and async_copies.metal (the
-device-to-threadgroup copies it hands to mtl_async_copy, msl/async_copies.hpp). With NVRTC
+device-to-threadgroup copies it hands to mtl_async_copy, msl/async_copies.hpp) and
+product_nests.metal (the loop nests of products and loads it hands to product_nest and
+load_nest, msl/product_nests.hpp). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -29,6 +31,7 @@ BARRIER_BRANCHES = HERE / "barrier_branches.metal"
 ACCUMULATORS = HERE / "accumulator_elements.metal"
 TILES = HERE / "threadgroup_tiles.metal"
 ASYNC_COPIES = HERE / "async_copies.metal"
+NESTS = HERE / "product_nests.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -108,20 +111,37 @@ def main():
     if "mtl_async_copy" in translate(exe, "cpu", ASYNC_COPIES):
         failures.append("CPU: a copy was handed to mtl_async_copy (CUDA's rewrite only)")
     print(f"translation: {handed} device-to-threadgroup copies handed to mtl_async_copy for CUDA")
+    # Loop nests: the product nests marked NEST go to product_nest on CUDA and the load nests
+    # marked LOADS to load_nest, those marked KEEP stay, and the CPU keeps all of them.
+    nests = translate(exe, "cuda", NESTS)
+    products, loads = nests.count("metal::mtl_sgm::product_nest<"), nests.count("metal::mtl_sgm::load_nest(")
+    text = NESTS.read_text()
+    if (products, loads) != (text.count("// NEST"), text.count("// LOADS")):
+        failures.append(f"CUDA: {products} product nests and {loads} load nests handed over in {NESTS.name}, "
+                        f"expected {text.count('// NEST')} and {text.count('// LOADS')}")
+    flat5 = "".join(nests.split())
+    for part in ["metal::mtl_sgm::product_nest<2,0,1>(metal::mtl_sgm::nest_range(s,mtl_nest_end0),",
+                 "[&](decltype(s)s,decltype(i)i,decltype(j)j)->decltype(auto){returnacc[i][j];}",
+                 "metal::mtl_sgm::product_nest<0,2,1>(", "metal::mtl_sgm::nest_range(0,1),[&](decltype(i)i,int,int)"]:
+        if part not in flat5:
+            failures.append(f"CUDA: {part!r} not in the translation of {NESTS.name}")
+    if "_nest" in translate(exe, "cpu", NESTS):
+        failures.append("CPU: a nest was handed over (CUDA's rewrite only)")
+    print(f"translation: {products} product nests and {loads} load nests handed over for CUDA")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
-                           (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies)]:
+                           (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:
                 print(log)
                 failures.append(f"NVRTC could not compile the CUDA translation of {name}")
-        # A K step's 32 blocks, one ldmatrix each for the B layout (ptxas later drops those
-        # of the A blocks, which no product uses), and no test left behind: no isspacep, no
-        # branch (the kernel is straight-line code once the test folds).
+        # A K step's 32 blocks in load nests of four blocks: two ldmatrix.x4 for each four
+        # (both layouts; ptxas later drops those that no product uses), and no test left
+        # behind: no isspacep, no branch (the kernel is straight-line code once the test folds).
         ptx = []
         ok, log, seconds = nvrtc_check.compile_cuda(translate(exe, "cuda", TILES), "compute_90", *found, ptx=ptx)
         if not ok:
@@ -129,10 +149,10 @@ def main():
             failures.append(f"NVRTC could not compile the CUDA translation of {TILES.name}")
         else:
             entry = ptx[0][ptx[0].index(".entry"):]
-            loads, tests, branches = entry.count("ldmatrix."), entry.count("isspacep"), entry.count("bra")
-            print(f"NVRTC, {TILES.name}: {loads} ldmatrix, {tests} isspacep, {branches} branches in {seconds:.1f} s")
-            if loads != 32 or tests or branches:
-                failures.append(f"CUDA: {TILES.name}'s B blocks: {loads} ldmatrix (expected 32), {tests} isspacep "
+            loads, tests, branches = entry.count("ldmatrix.sync.aligned.m8n8.x4"), entry.count("isspacep"), entry.count("bra")
+            print(f"NVRTC, {TILES.name}: {loads} ldmatrix.x4, {tests} isspacep, {branches} branches in {seconds:.1f} s")
+            if loads != 16 or tests or branches:
+                failures.append(f"CUDA: {TILES.name}'s blocks: {loads} ldmatrix.x4 (expected 16), {tests} isspacep "
                                 f"and {branches} branches (expected none)")
     for f in failures:
         print("FAIL:", f)
