@@ -168,6 +168,17 @@ void loop_edits(const std::vector<Token>& t, std::size_t first, const Nest& nest
   for (std::size_t k = first; k-- > 0 && is_pragma(t[k]);) edits[k] = "";  // it would apply to no loop
 }
 
+// Whether every loop's bounds are plain expressions naming neither a loop variable nor `array`.
+bool plain_bounds(const std::vector<Token>& t, const Nest& nest, const std::set<std::string>& vars,
+                  const std::string& array) {
+  std::set<std::string> banned = vars;
+  banned.insert(array);
+  for (const Loop& l : nest.loops)
+    if (!plain_expression(t, l.var + 2, l.begin_end, banned) || !plain_expression(t, l.less + 1, l.end_end, banned))
+      return false;
+  return true;
+}
+
 bool untouched(std::size_t first, std::size_t end, const std::function<bool(std::size_t)>& touched) {
   for (std::size_t k = first; k <= end; ++k)
     if (touched(k)) return false;
@@ -197,11 +208,7 @@ bool product_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
   for (const Loop& l : nest.loops) vars.insert(t[l.var].text);
   if (vars.size() != nest.loops.size()) return false;
   const std::string& array = t[args[0]].text;
-  std::set<std::string> banned = vars;
-  banned.insert(array);
-  for (const Loop& l : nest.loops)
-    if (!plain_expression(t, l.var + 2, l.begin_end, banned) || !plain_expression(t, l.less + 1, l.end_end, banned))
-      return false;
+  if (!plain_bounds(t, nest, vars, array)) return false;
   std::map<std::string, int> in_x;  // a loop variable → how many subscripts of X it is
   for (std::size_t s = args[0] + 1; s < x_end; s = matching(t, s) + 1) {
     const std::size_t e = matching(t, s);
@@ -258,11 +265,8 @@ bool load_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
   std::set<std::string> vars;
   for (const Loop& l : nest.loops) vars.insert(t[l.var].text);
   if (vars.size() != nest.loops.size()) return false;
-  std::set<std::string> banned = vars, no_matrix{t[args[0]].text};
-  banned.insert(t[args[0]].text);
-  for (const Loop& l : nest.loops)
-    if (!plain_expression(t, l.var + 2, l.begin_end, banned) || !plain_expression(t, l.less + 1, l.end_end, banned))
-      return false;
+  const std::set<std::string> no_matrix{t[args[0]].text};
+  if (!plain_bounds(t, nest, vars, t[args[0]].text)) return false;
   for (std::size_t s = args[0] + 1; s < args[1] - 1; s = matching(t, s) + 1)
     if (!plain_expression(t, s + 1, matching(t, s), {})) return false;
   for (std::size_t a = 1; a + 1 < args.size(); ++a)

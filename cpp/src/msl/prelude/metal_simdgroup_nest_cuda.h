@@ -44,45 +44,36 @@ METAL_FUNC decltype(auto) nest_at(F& f, I i, J j, K k) {
   return f(by_role<R0>(i, j, k), by_role<R1>(i, j, k), by_role<R2>(i, j, k));
 }
 
-// mma.m16n8k16 with all 16 rows of A: a[0] rows 0-7 and a[1] rows 8-15 of K 0-7, a[2]
-// and a[3] of K 8-15; b0 and b1 B's K 0-7 and 8-15; c rows 0-7 (x, y) and 8-15 (z, w).
-METAL_FUNC f4 mma16n8k16_rows(__half, const unsigned (&a)[4], unsigned b0, unsigned b1, const f4& c) {
+// mma.m16n8k16 with all 16 rows of A (T half or bfloat): a[0] rows 0-7 and a[1] rows 8-15
+// of K 0-7, a[2] and a[3] of K 8-15; b0 and b1 B's K 0-7 and 8-15; c rows 0-7 (x, y) and
+// 8-15 (z, w).
+#define METALCALL_MMA_ROWS_ARGS                                                                                \
+  " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"                                                 \
+      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)                                                             \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w)
+template <class T> METAL_FUNC f4 mma16n8k16_rows(T, const unsigned (&a)[4], unsigned b0, unsigned b1, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
-      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+  if constexpr (is_same_v<T, __half>) asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" METALCALL_MMA_ROWS_ARGS);
+  else asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" METALCALL_MMA_ROWS_ARGS);
 #endif
   return d;
 }
-METAL_FUNC f4 mma16n8k16_rows(mtl_bfloat, const unsigned (&a)[4], unsigned b0, unsigned b1, const f4& c) {
-  f4 d = c;
-#if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
-      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
-#endif
-  return d;
-}
+#undef METALCALL_MMA_ROWS_ARGS
 // mma.m16n8k8 with both halves of A: a0 rows 0-7, a1 rows 8-15.
-METAL_FUNC f4 mma16n8k8_rows(__half, unsigned a0, unsigned a1, unsigned b, const f4& c) {
+#define METALCALL_MMA_ROWS_ARGS                                              \
+  " {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"                           \
+      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)                           \
+      : "r"(a0), "r"(a1), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w)
+template <class T> METAL_FUNC f4 mma16n8k8_rows(T, unsigned a0, unsigned a1, unsigned b, const f4& c) {
   f4 d = c;
 #if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
-      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
-      : "r"(a0), "r"(a1), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
+  if constexpr (is_same_v<T, __half>) asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" METALCALL_MMA_ROWS_ARGS);
+  else asm("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32" METALCALL_MMA_ROWS_ARGS);
 #endif
   return d;
 }
-METAL_FUNC f4 mma16n8k8_rows(mtl_bfloat, unsigned a0, unsigned a1, unsigned b, const f4& c) {
-  f4 d = c;
-#if __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
-      : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)
-      : "r"(a0), "r"(a1), "r"(b), "f"(c.x), "f"(c.y), "f"(c.z), "f"(c.w));
-#endif
-  return d;
-}
+#undef METALCALL_MMA_ROWS_ARGS
 
 template <class X, class A, class B> struct nest_on_tensor_cores {
 #if __CUDA_ARCH__ >= 800 && METALCALL_SGM_PRODUCT_NESTS
