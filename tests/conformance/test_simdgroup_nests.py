@@ -43,11 +43,20 @@ STORES = """
 """
 
 
+FACTOR_TYPES = ("half", "bfloat", "float")
+
+
+def instantiated(name, template, parameters):
+    """A KernelSet snippet: the template kernel `name` over T, instantiated for each of
+    FACTOR_TYPES as `name_T`; `parameters(t)` gives its parameter types for T = t."""
+    return ([f"{name}_{t}" for t in FACTOR_TYPES],
+            template + "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>({parameters(t)});'
+                                 for t in FACTOR_TYPES))
+
+
 def kernel(name, body):
     """A template kernel over the factor type T, instantiated for half, bfloat and float."""
-    return (
-        [f"{name}_{t}" for t in ("half", "bfloat", "float")],
-        f"""
+    return instantiated(name, f"""
 #define R {R}
 #define C {C}
 #define S {S}
@@ -55,10 +64,7 @@ template <typename T>
 kernel void {name}(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
                    uint lane [[thread_index_in_simdgroup]]) {{
 {LOADS}{body}{STORES}}}
-"""
-        + "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>(device const float*, device float*, uint);'
-                    for t in ("half", "bfloat", "float")),
-    )
+""", lambda t: "device const float*, device float*, uint")
 
 
 # Each nest computes acc[r][c] += sum over s of a[s][r] * b[s][c] (some in two nests).
@@ -149,7 +155,6 @@ NESTS = {
 SNIPPETS = [kernel(name, body) for name, body in NESTS.items()]
 NESTS_SET = KernelSet(SNIPPETS)
 SETS = {"nests": NESTS_SET, "nests off": NESTS_SET.with_defines({"METALCALL_SGM_PRODUCT_NESTS": "0"})}
-TYPES = {"half": np.float16, "bfloat": None, "float": np.float32}
 
 
 @pytest.fixture(params=list(SETS))
@@ -177,7 +182,7 @@ def model(values):
     return out.reshape(-1)
 
 
-@pytest.mark.parametrize("type_name", list(TYPES))
+@pytest.mark.parametrize("type_name", FACTOR_TYPES)
 @pytest.mark.parametrize("name", list(NESTS))
 def test_nest(device, nests, rng, name, type_name):
     x = factors(rng, type_name)
@@ -240,9 +245,7 @@ LOAD_NESTS = {
 
 
 def load_kernel(name, space, row, body):
-    return (
-        [f"{name}_{t}" for t in ("half", "bfloat", "float")],
-        f"""
+    return instantiated(name, f"""
 template <typename T>
 kernel void {name}(device const float* in [[buffer(0)]], device T* scratch [[buffer(1)]],
                    device float* out [[buffer(2)]], uint lane [[thread_index_in_simdgroup]]) {{
@@ -259,10 +262,7 @@ kernel void {name}(device const float* in [[buffer(0)]], device T* scratch [[buf
         simdgroup_store(acc, out + 64 * k);
     }}
 }}
-"""
-        + "\n".join(f'template [[host_name("{name}_{t}")]] kernel void {name}<{t}>(device const float*, device {t}*, '
-                    f"device float*, uint);" for t in ("half", "bfloat", "float")),
-    )
+""", lambda t: f"device const float*, device {t}*, device float*, uint")
 
 
 LOADS_SET = KernelSet([load_kernel(name, *spec) for name, spec in LOAD_NESTS.items()])
@@ -286,7 +286,7 @@ def load_model(name, tile):
     return blocks
 
 
-@pytest.mark.parametrize("type_name", list(TYPES))
+@pytest.mark.parametrize("type_name", FACTOR_TYPES)
 @pytest.mark.parametrize("name", list(LOAD_NESTS))
 def test_load_nest(device, rng, name, type_name):
     row = int(LOAD_NESTS[name][1])

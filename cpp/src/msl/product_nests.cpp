@@ -92,6 +92,7 @@ bool plain_expression(const std::vector<Token>& t, std::size_t b, std::size_t e,
 // A nest's loops and the tokens around them.
 struct Nest {
   std::vector<Loop> loops;
+  std::set<std::string> vars;        // the loop variables' names
   std::vector<std::size_t> between;  // braces and pragmas between the loops
   std::vector<std::size_t> closing;  // the braces that close them, after the body
   std::size_t body = 0;              // the body's first token
@@ -105,6 +106,7 @@ bool parse_loops(const std::vector<Token>& t, std::size_t first, Nest& nest) {
   Loop loop;
   while (nest.loops.size() < 3 && parse_loop(t, pos, loop)) {
     nest.loops.push_back(loop);
+    nest.vars.insert(t[loop.var].text);
     pos = loop.close + 1;
     while (pos < t.size() && (is_pragma(t[pos]) || t[pos].is("{"))) nest.between.push_back(pos++);
   }
@@ -168,10 +170,11 @@ void loop_edits(const std::vector<Token>& t, std::size_t first, const Nest& nest
   for (std::size_t k = first; k-- > 0 && is_pragma(t[k]);) edits[k] = "";  // it would apply to no loop
 }
 
-// Whether every loop's bounds are plain expressions naming neither a loop variable nor `array`.
-bool plain_bounds(const std::vector<Token>& t, const Nest& nest, const std::set<std::string>& vars,
-                  const std::string& array) {
-  std::set<std::string> banned = vars;
+// Whether the loop variables have distinct names and every loop's bounds are plain
+// expressions naming neither a loop variable nor `array`.
+bool plain_bounds(const std::vector<Token>& t, const Nest& nest, const std::string& array) {
+  if (nest.vars.size() != nest.loops.size()) return false;
+  std::set<std::string> banned = nest.vars;
   banned.insert(array);
   for (const Loop& l : nest.loops)
     if (!plain_expression(t, l.var + 2, l.begin_end, banned) || !plain_expression(t, l.less + 1, l.end_end, banned))
@@ -204,11 +207,9 @@ bool product_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
   if (!parse_closing(t, close + 1, nest)) return false;
 
   // Roles: subscripts of X (a whole subscript each), names in a and in b.
-  std::set<std::string> vars;
-  for (const Loop& l : nest.loops) vars.insert(t[l.var].text);
-  if (vars.size() != nest.loops.size()) return false;
   const std::string& array = t[args[0]].text;
-  if (!plain_bounds(t, nest, vars, array)) return false;
+  if (!plain_bounds(t, nest, array)) return false;
+  const std::set<std::string>& vars = nest.vars;
   std::map<std::string, int> in_x;  // a loop variable → how many subscripts of X it is
   for (std::size_t s = args[0] + 1; s < x_end; s = matching(t, s) + 1) {
     const std::size_t e = matching(t, s);
@@ -254,7 +255,8 @@ bool product_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
 }
 
 // `simdgroup_load(M[..], source[, elements_per_row[, origin[, transpose]]]);` as the nest's
-// body: M[..] an element, the other arguments plain expressions that do not name M.
+// body: M[..] an element (its subscripts call and change nothing: is_element), the other
+// arguments plain expressions that do not name M.
 bool load_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
                const std::function<bool(std::size_t)>& touched, std::map<std::size_t, std::string>& edits) {
   const std::size_t call = call_name(t, nest.body, "simdgroup_load");
@@ -262,13 +264,8 @@ bool load_body(const std::vector<Token>& t, std::size_t first, Nest& nest,
   if (call == t.size() || !parse_arguments(t, call + 1, args, 2, 5)) return false;
   const std::size_t close = args.back() - 1;
   if (!is_element(t, args[0], args[1] - 1) || !parse_closing(t, close + 1, nest)) return false;
-  std::set<std::string> vars;
-  for (const Loop& l : nest.loops) vars.insert(t[l.var].text);
-  if (vars.size() != nest.loops.size()) return false;
   const std::set<std::string> no_matrix{t[args[0]].text};
-  if (!plain_bounds(t, nest, vars, t[args[0]].text)) return false;
-  for (std::size_t s = args[0] + 1; s < args[1] - 1; s = matching(t, s) + 1)
-    if (!plain_expression(t, s + 1, matching(t, s), {})) return false;
+  if (!plain_bounds(t, nest, t[args[0]].text)) return false;
   for (std::size_t a = 1; a + 1 < args.size(); ++a)
     if (!plain_expression(t, args[a], args[a + 1] - 1, no_matrix)) return false;
   if (!untouched(first, nest.end, touched)) return false;

@@ -66,6 +66,11 @@ class Target {
    */
   virtual bool pairs_accumulator_elements() const { return false; }
   /**
+   * True when a loop nest around one `simdgroup_multiply_accumulate` or one
+   * `simdgroup_load` goes to the prelude whole (CUDA; product_nests.hpp).
+   */
+  virtual bool hands_over_loop_nests() const { return false; }
+  /**
    * True when `*(threadgroup T*)(d) = *(device [const] T*)(s);` goes to the prelude's
    * mtl_async_copy, which may issue it asynchronously (CUDA; async_copies.hpp).
    */

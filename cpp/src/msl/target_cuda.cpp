@@ -35,6 +35,7 @@ class CudaTarget : public Target {
   bool wraps_conditional_literals() const override { return true; }
   bool rejoins_barrier_branches() const override { return true; }
   bool pairs_accumulator_elements() const override { return true; }
+  bool hands_over_loop_nests() const override { return true; }
   bool hands_over_async_copies() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the

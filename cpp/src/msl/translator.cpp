@@ -111,19 +111,18 @@ class Translator {
         active_edits_[index] = text;
     }
 
-    if (target_.pairs_accumulator_elements()) {
-      // Nests of products first, against the other rewrites only; their edits then
-      // replace the accumulator elements' inside them.
-      std::map<std::size_t, std::string> nests;
-      if (!checked_)
-        nests = product_nest_edits(t_, [this](std::size_t i) {
-          return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) ||
-                 conditional_literals_.count(i) || conditional_arms_.before.count(i) ||
-                 conditional_arms_.colons.count(i) || range_designators_.count(i);
-        });
+    // Loop nests first, against the other rewrites only; their edits then replace the
+    // accumulator elements' inside them.
+    std::map<std::size_t, std::string> nests;
+    if (target_.hands_over_loop_nests() && !checked_)
+      nests = product_nest_edits(t_, [this](std::size_t i) {
+        return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) ||
+               conditional_literals_.count(i) || conditional_arms_.before.count(i) ||
+               conditional_arms_.colons.count(i) || range_designators_.count(i);
+      });
+    if (target_.pairs_accumulator_elements())
       for (const auto& [index, text] : accumulator_element_edits(t_)) active_edits_[index] = text;
-      for (const auto& [index, text] : nests) active_edits_[index] = text;
-    }
+    for (const auto& [index, text] : nests) active_edits_[index] = text;
     if (target_.hands_over_async_copies())
       for (const auto& [index, text] : async_copy_edits(t_)) active_edits_[index] = text;
 

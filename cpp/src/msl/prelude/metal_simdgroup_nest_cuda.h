@@ -38,6 +38,8 @@ template <int R, class I, class J, class K> METAL_FUNC auto by_role(I i, J j, K 
   else if constexpr (R == 1) return j;
   else return k;
 }
+// The position among the loops (0, 1 or 2) of the loop with role R, for the loops' roles R0 R1.
+template <int R, int R0, int R1> constexpr int nest_position = R0 == R ? 0 : R1 == R ? 1 : 2;
 // f of the loop variables in the loops' order (their roles R0 R1 R2), given them by role.
 template <int R0, int R1, int R2, class F, class I, class J, class K>
 METAL_FUNC decltype(auto) nest_at(F& f, I i, J j, K k) {
@@ -46,7 +48,9 @@ METAL_FUNC decltype(auto) nest_at(F& f, I i, J j, K k) {
 
 // mma.m16n8k16 with all 16 rows of A (T half or bfloat): a[0] rows 0-7 and a[1] rows 8-15
 // of K 0-7, a[2] and a[3] of K 8-15; b0 and b1 B's K 0-7 and 8-15; c rows 0-7 (x, y) and
-// 8-15 (z, w).
+// 8-15 (z, w). Not asm volatile, unlike metal_simdgroup_matrix_cuda.h's mma16n8k16 (rows
+// 0-7 only), which these would serve too: volatile or not changes the SASS of the measured
+// kernels of either path (checked with NVRTC), so each keeps the form it was measured in.
 #define METALCALL_MMA_ROWS_ARGS                                                                                \
   " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"                                                 \
       : "=f"(d.x), "=f"(d.y), "=f"(d.z), "=f"(d.w)                                                             \
@@ -93,9 +97,9 @@ template <class X, class A, class B> struct nest_on_tensor_cores {
 template <int R0, int R1, int R2, class V0, class E0, class V1, class E1, class V2, class E2, class XF, class AF, class BF>
 METAL_FUNC void product_nest(nest_loop<V0, E0> l0, nest_loop<V1, E1> l1, nest_loop<V2, E2> l2, XF x, AF a, BF b) {
   // The begins by role, and the matrix types.
-  const auto rb = by_role<(R0 == 0 ? 0 : R1 == 0 ? 1 : 2)>(l0, l1, l2);
-  const auto cb = by_role<(R0 == 1 ? 0 : R1 == 1 ? 1 : 2)>(l0, l1, l2);
-  const auto kb = by_role<(R0 == 2 ? 0 : R1 == 2 ? 1 : 2)>(l0, l1, l2);
+  const auto rb = by_role<nest_position<0, R0, R1>>(l0, l1, l2);
+  const auto cb = by_role<nest_position<1, R0, R1>>(l0, l1, l2);
+  const auto kb = by_role<nest_position<2, R0, R1>>(l0, l1, l2);
   using XM = remove_reference_t<decltype(nest_at<R0, R1, R2>(x, rb.begin, cb.begin, kb.begin))>;
   using AM = remove_const_t<remove_reference_t<decltype(nest_at<R0, R1, R2>(a, rb.begin, cb.begin, kb.begin))>>;
   using BM = remove_const_t<remove_reference_t<decltype(nest_at<R0, R1, R2>(b, rb.begin, cb.begin, kb.begin))>>;
