@@ -244,7 +244,8 @@ K_STEP = """        if ({kk} < KT) {{
         }}
 """
 assert GEMM_SRC.count("K_STEPS\n") == 1
-GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64 && FM % 2 == 0, \"K steps are written out up to 64, A's blocks loaded two rows at a time\");\n"
+GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64 && FM % 2 == 0, "
+                            "\"K steps are written out up to 64, A's blocks loaded two rows at a time\");\n"
                             + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 16)))
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
@@ -326,8 +327,9 @@ def tile_bytes(config, itemsize, stages=2):
 # registers with product nests or row pairs, and spill with quads, whose accumulators hold
 # twice the registers). The fastest on an H100: (2, 2, 8, 8, 32) in one stage, then
 # (1, 2, 8, 8, 32) in two (benchmarks/RESULTS.md).
-CUDA_CONFIGS = [(2, 2, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32), (2, 4, 4, 4, 32), (2, 2, 4, 4, 32),
-                (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16), (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
+CUDA_CONFIGS = [(2, 2, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32),
+                (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16),
+                (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
                 (2, 2, 4, 8, 64), (4, 2, 4, 8, 32)]
 # On CUDA, with half or bfloat factors, each tiling runs in the product modes of the
 # prelude that MODES names (--modes picks others): by default product nests (the
