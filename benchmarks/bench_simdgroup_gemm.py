@@ -7,7 +7,8 @@ CuPy's matmul (CUDA, fp16), side by side.
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
-threadgroup memory (--define STAGES=1: one stage, for deeper tiles); each SIMD-group keeps a
+threadgroup memory (--define STAGES=1: one stage, for deeper tiles; --define PIPELINE=1:
+one stage, software-pipelined by one K step); each SIMD-group keeps a
 block of C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
 simdgroup_load, each 16-deep K step a loop nest of loads and one of products (which the
 CUDA translation hands to the prelude whole: two rows and two steps a dense mma, four blocks
@@ -23,6 +24,7 @@ Results are checked before they are timed; times are the minimum over repeats.
 import argparse
 import functools
 import os
+import re
 import time
 
 import numpy as np
@@ -57,6 +59,12 @@ using namespace metal;
 #endif
 #ifndef COLUMN_ORDER
 #define COLUMN_ORDER 0
+#endif
+#ifndef PIPELINE
+#define PIPELINE 0
+#endif
+#ifndef GEMM_FLOAT
+#define GEMM_FLOAT 1  // 0: the half kernel alone (quicker to compile)
 #endif
 #ifndef TILE_ROW_SPREAD
 #define TILE_ROW_SPREAD 1  // 0: a wavefront's rows of a tile copy next to each other
@@ -156,6 +164,43 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
 #endif
+#if PIPELINE
+    // Software-pipelined by one K step (two per tile: 16 deep for half, 8 for float): each
+    // step's fragments are read while the step before is multiplied, across the barriers
+    // too (the next tile's first step is read as soon as the tile is in, while the last
+    // step's products run), so the products need not wait for their loads and a compiler
+    // may run products of registers across the barriers.
+    static_assert(STAGES == 1 && !DIRECT_COPY && !COLUMN_ORDER && BK == 32 && FM % 2 == 0,
+                  "the pipelined loop takes one stage of two K steps, A's blocks two rows at a time");
+    threadgroup const T* as_sg = As + sr * AS;
+    threadgroup const T* bs_sg = Bs + sc;
+    simdgroup_matrix<T, 8, 8> a0[2][FM], b0[2][FN], a1[2][FM], b1[2][FN];
+    stash_tile<T, BM, KT, AS, A_COPIES>(As, ra, tid);
+    stash_tile<T, KT, BN, BS, B_COPIES>(Bs, rb, tid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (KT < K) {
+        fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + KT, K, tid);
+        fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + KT * N, N, tid);
+    }
+LOAD_STEP(a0, b0, 0)
+    for (uint k0 = 0; k0 + KT < K; k0 += KT) {
+LOAD_STEP(a1, b1, 1)
+PRODUCT_STEP(a0, b0)
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // all done reading the tiles
+        stash_tile<T, BM, KT, AS, A_COPIES>(As, ra, tid);
+        stash_tile<T, KT, BN, BS, B_COPIES>(Bs, rb, tid);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k0 + 2 * KT < K) {
+            fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + 2 * KT, K, tid);
+            fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + 2 * KT) * N, N, tid);
+        }
+LOAD_STEP(a0, b0, 0)
+PRODUCT_STEP(a1, b1)
+    }
+LOAD_STEP(a1, b1, 1)
+PRODUCT_STEP(a0, b0)
+PRODUCT_STEP(a1, b1)
+#else
     for (uint k0 = 0, stage = 0; k0 < K; k0 += KT, stage = (stage + 1) % STAGES) {
         threadgroup T* as = As + stage * (BM * AS);
         threadgroup T* bs = Bs + stage * (KT * BS);
@@ -207,13 +252,16 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
 K_STEPS
 #endif
     }
+#endif
     #pragma unroll
     for (uint i = 0; i < FM; ++i)
         #pragma unroll
         for (uint j = 0; j < FN; ++j) simdgroup_store(acc[i][j], C, N, ulong2(col0 + sc + 8 * j, row0 + sr + 8 * i));
 }
+#if GEMM_FLOAT
 template [[host_name("sgm_gemm_float")]] kernel void sgm_gemm<float>(device const float*, device const float*,
     device float*, constant uint4&, uint2, uint, uint);
+#endif
 template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const half*, device const half*,
     device float*, constant uint4&, uint2, uint, uint);
 """
@@ -243,6 +291,29 @@ K_STEP = """        if ({kk} < KT) {{
                     for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[s][i], b[s][j], acc[i][j]);
         }}
 """
+# PIPELINE=1: one K step's fragments (half its depth: KT / 16 8-deep steps) into the arrays
+# {a}, {b} (load nests in the order of the tensor cores' operands, as in K_STEP), and their
+# products (one nest).
+LOAD_STEP = """        #pragma unroll
+        for (uint p = 0; p < FM / 2; ++p)
+            #pragma unroll
+            for (uint s = 0; s < KT / 16; ++s)
+                #pragma unroll
+                for (uint h = 0; h < 2; ++h) simdgroup_load({a}[s][2 * p + h], as_sg, AS, ulong2({kk} * KT / 2 + 8 * s, 8 * (2 * p + h)));
+        #pragma unroll
+        for (uint j = 0; j < FN; ++j)
+            #pragma unroll
+            for (uint s = 0; s < KT / 16; ++s) simdgroup_load({b}[s][j], bs_sg, BS, ulong2(8 * j, {kk} * KT / 2 + 8 * s));
+"""
+PRODUCT_STEP = """        #pragma unroll
+        for (uint s = 0; s < KT / 16; ++s)
+            #pragma unroll
+            for (uint i = 0; i < FM; ++i)
+                #pragma unroll
+                for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], {a}[s][i], {b}[s][j], acc[i][j]);
+"""
+GEMM_SRC = re.sub(r"LOAD_STEP\((\w+), (\w+), (\d+)\)\n", lambda m: LOAD_STEP.format(a=m[1], b=m[2], kk=m[3]), GEMM_SRC)
+GEMM_SRC = re.sub(r"PRODUCT_STEP\((\w+), (\w+)\)\n", lambda m: PRODUCT_STEP.format(a=m[1], b=m[2]), GEMM_SRC)
 assert GEMM_SRC.count("K_STEPS\n") == 1
 GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64 && FM % 2 == 0, "
                             "\"K steps are written out up to 64, A's blocks loaded two rows at a time\");\n"
@@ -325,9 +396,9 @@ def tile_bytes(config, itemsize, stages=2):
 
 # On CUDA: none spills in fp16 (sm_90, NVRTC 13.0; 8x8 tiles a SIMD-group take 240-246
 # registers with product nests or row pairs, and spill with quads, whose accumulators hold
-# twice the registers). The fastest on an H100: (2, 2, 8, 8, 32) in one stage, then
-# (1, 2, 8, 8, 32) in two (benchmarks/RESULTS.md).
-CUDA_CONFIGS = [(2, 2, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32),
+# twice the registers). The fastest on an H100 or H200, 282-298 TFLOP/s: (2, 2, 8, 8, 32)
+# in one stage, (2, 4, 8, 8, 32) pipelined (benchmarks/RESULTS.md).
+CUDA_CONFIGS = [(2, 2, 8, 8, 32), (2, 4, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32),
                 (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16),
                 (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
                 (2, 2, 4, 8, 64), (4, 2, 4, 8, 32)]
@@ -336,7 +407,8 @@ CUDA_CONFIGS = [(2, 2, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 
 # translator hands each K step's loop nest over rows, columns and steps to the prelude's
 # product_nest, which puts two rows and two steps in one dense mma.m16n8k16) in the row
 # order and in the column order (COLUMN_ORDER=1: all A blocks of a stage, then a column
-# of B blocks at a time, a nest over rows and steps for each). With nests off
+# of B blocks at a time, a nest over rows and steps for each), and pipelined (PIPELINE=1:
+# one stage, each K step's fragments read while the step before is multiplied; BK 32). With nests off
 # (METALCALL_SGM_PRODUCT_NESTS=0), each call on its own: row pairs (the kernel's acc[i][j]
 # neighbours share one sparse mma, two products each) in both orders, pairs (two products
 # of one accumulator a dense mma) and quads (four a sparse mma, K steps of 4n products, so
@@ -348,10 +420,11 @@ NESTS_OFF = {"METALCALL_SGM_PRODUCT_NESTS": "0"}
 ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
 COLUMNS = {"COLUMN_ORDER": "1"}
-MODES = {"nests": {}, "nests, column order": COLUMNS, "row pairs": ROW_PAIRS,
+PIPELINED = {"PIPELINE": "1", "STAGES": "1"}
+MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED, "row pairs": ROW_PAIRS,
          "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
          "quads": {**COLUMNS, **QUADS}}
-DEFAULT_MODES = ["nests", "nests, column order"]
+DEFAULT_MODES = ["nests", "nests, column order", "nests, pipelined"]
 
 
 def mode_fits(config, name):
@@ -360,6 +433,8 @@ def mode_fits(config, name):
     if column_order and config[2] * config[3] > 32:
         return False  # 64 accumulators: only the row order fits the registers
     if name == "row pairs, column order" and config[4] > 32:
+        return False
+    if name == "nests, pipelined" and (config[4] != 32 or config[2] % 2):
         return False
     return name != "quads" or config[4] % 32 == 0
 
@@ -506,6 +581,8 @@ def main():
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
                 continue
+            if kind == "cuda" and itemsize == 2:
+                defines = {**defines, "GEMM_FLOAT": "0"}
             try:  # a tiling the device cannot take (registers, shared memory) is skipped
                 lib, _ = compile_gemm(dev, config, defines)
                 np.asarray(c)[...] = np.nan  # every element must be written

@@ -50,12 +50,12 @@ def gemm_benchmark():
     return mod
 
 
-def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype) -> None:
+def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype, k: int = 96) -> None:
     """Compiles the GEMM benchmark's kernel with `defines` (its default tiling: 64x64 blocks)
-    and checks a 128x96 by 96x192 product of random `dtype` matrices against float64."""
+    and checks a 128xk by kx192 product of random `dtype` matrices against float64."""
     bench = gemm_benchmark()
     lib = compile_once(device, bench.GEMM_SRC, defines)
-    m, n, k = 128, 192, 96
+    m, n = 128, 192
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)
     c = bench.gemm(device, lib, a, b)

@@ -415,3 +415,15 @@ def test_gemm_kernel(device, rng, dtype, column_order, mode, stages):
         pytest.skip("the product modes differ only for CUDA's half products")
     defines = {**GEMM_MODES[mode], "COLUMN_ORDER": "1" if column_order else "0", "STAGES": str(stages)}
     check_gemm_kernel(device, defines, rng, dtype)
+
+
+# PIPELINE=1: one stage, each K step's fragments read while the step before is multiplied.
+# K of one tile (half: 32 deep; the loop body never runs), two and three tiles.
+@pytest.mark.parametrize("k", [32, 64, 96])
+@pytest.mark.parametrize("nests", [True, False], ids=["nests", "nests off"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_kernel_pipelined(device, rng, dtype, nests, k):
+    if not nests and (device.backend != "cuda" or dtype != np.float16):
+        pytest.skip("product nests differ only for CUDA's half products")
+    defines = {"PIPELINE": "1", "STAGES": "1", **({} if nests else NESTS_OFF)}
+    check_gemm_kernel(device, defines, rng, dtype, k=k)
