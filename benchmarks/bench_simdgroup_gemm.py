@@ -499,9 +499,13 @@ def peak(dev, repeats, extra=None):
 # to see where a tiling's time goes.
 PARTS = {
     "no products": ["simdgroup_multiply_accumulate(acc[i][j], a[s][i], b[s][j], acc[i][j]);",
-                    "simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);"],
+                    "simdgroup_multiply_accumulate(acc[i][j], a[kk][i], b[kk], acc[i][j]);",
+                    "simdgroup_multiply_accumulate(acc[i][j], a0[s][i], b0[s][j], acc[i][j]);",
+                    "simdgroup_multiply_accumulate(acc[i][j], a1[s][i], b1[s][j], acc[i][j]);"],
     "no tile fetches": ["fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + KT, K, tid);",
-                        "fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);"],
+                        "fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + KT) * N, N, tid);",
+                        "fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + 2 * KT, K, tid);",
+                        "fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + 2 * KT) * N, N, tid);"],
     "no barrier": ["threadgroup_barrier(mem_flags::mem_threadgroup);"],
 }
 
