@@ -25,6 +25,7 @@ import argparse
 import functools
 import os
 import re
+import textwrap
 import time
 
 import numpy as np
@@ -266,58 +267,50 @@ template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const 
     device float*, constant uint4&, uint2, uint, uint);
 """
 
-# Two 8-deep K steps of the row order (A blocks, B blocks, then every product in one loop
-# nest: for each step s, row i, column j), for kk = 0, 16, 32, 48; steps at or past the
-# tile depth KT fold away (a depth of 8, float tiles of BK 16, takes one step).
-K_STEP = """        if ({kk} < KT) {{
-            simdgroup_matrix<T, 8, 8> a[2][FM], b[2][FN];
-            // (in the order of the tensor cores' operands, two rows by two steps of A and two
-            // steps of B: on CUDA each load nest reads four blocks at a time)
-            #pragma unroll
-            for (uint p = 0; p < FM / 2; ++p)
-                #pragma unroll
-                for (uint s = 0; s < K_PAIR({kk}); ++s)
-                    #pragma unroll
-                    for (uint h = 0; h < 2; ++h) simdgroup_load(a[s][2 * p + h], as_sg, AS, ulong2({kk} + 8 * s, 8 * (2 * p + h)));
-            #pragma unroll
-            for (uint j = 0; j < FN; ++j)
-                #pragma unroll
-                for (uint s = 0; s < K_PAIR({kk}); ++s) simdgroup_load(b[s][j], bs_sg, BS, ulong2(8 * j, {kk} + 8 * s));
-            #pragma unroll
-            for (uint s = 0; s < K_PAIR({kk}); ++s)
-                #pragma unroll
-                for (uint i = 0; i < FM; ++i)
-                    #pragma unroll
-                    for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], a[s][i], b[s][j], acc[i][j]);
-        }}
-"""
-# PIPELINE=1: one K step's fragments (half its depth: KT / 16 8-deep steps) into the arrays
-# {a}, {b} (load nests in the order of the tensor cores' operands, as in K_STEP), and their
-# products (one nest).
-LOAD_STEP = """        #pragma unroll
+# A K step's fragments, {steps} 8-deep steps from element {k0} of the tile, into the arrays
+# {a}[step][row] and {b}[step][column] (load nests in the order of the tensor cores'
+# operands: two rows by two steps of A, two steps of B; on CUDA each nest reads four blocks
+# at a time), and their products (one nest: for each step s, row i, column j).
+LOADS = """        #pragma unroll
         for (uint p = 0; p < FM / 2; ++p)
             #pragma unroll
-            for (uint s = 0; s < KT / 16; ++s)
+            for (uint s = 0; s < {steps}; ++s)
                 #pragma unroll
-                for (uint h = 0; h < 2; ++h) simdgroup_load({a}[s][2 * p + h], as_sg, AS, ulong2({kk} * KT / 2 + 8 * s, 8 * (2 * p + h)));
+                for (uint h = 0; h < 2; ++h) simdgroup_load({a}[s][2 * p + h], as_sg, AS, ulong2({k0} + 8 * s, 8 * (2 * p + h)));
         #pragma unroll
         for (uint j = 0; j < FN; ++j)
             #pragma unroll
-            for (uint s = 0; s < KT / 16; ++s) simdgroup_load({b}[s][j], bs_sg, BS, ulong2(8 * j, {kk} * KT / 2 + 8 * s));
+            for (uint s = 0; s < {steps}; ++s) simdgroup_load({b}[s][j], bs_sg, BS, ulong2(8 * j, {k0} + 8 * s));
 """
-PRODUCT_STEP = """        #pragma unroll
-        for (uint s = 0; s < KT / 16; ++s)
+PRODUCTS = """        #pragma unroll
+        for (uint s = 0; s < {steps}; ++s)
             #pragma unroll
             for (uint i = 0; i < FM; ++i)
                 #pragma unroll
                 for (uint j = 0; j < FN; ++j) simdgroup_multiply_accumulate(acc[i][j], {a}[s][i], {b}[s][j], acc[i][j]);
 """
-GEMM_SRC = re.sub(r"LOAD_STEP\((\w+), (\w+), (\d+)\)\n", lambda m: LOAD_STEP.format(a=m[1], b=m[2], kk=m[3]), GEMM_SRC)
-GEMM_SRC = re.sub(r"PRODUCT_STEP\((\w+), (\w+)\)\n", lambda m: PRODUCT_STEP.format(a=m[1], b=m[2]), GEMM_SRC)
+
+
+def k_step(kk):
+    """The row order's K step from element kk of the tile (see LOADS) in its own block: two
+    8-deep steps, kk = 0, 16, 32, 48 written out; steps at or past the tile depth KT fold
+    away (a depth of 8, float tiles of BK 16, takes one step)."""
+    steps = f"K_PAIR({kk})"
+    return (f"        if ({kk} < KT) {{\n            simdgroup_matrix<T, 8, 8> a[2][FM], b[2][FN];\n"
+            + textwrap.indent(LOADS.format(a="a", b="b", steps=steps, k0=kk)
+                              + PRODUCTS.format(a="a", b="b", steps=steps), "    ") + "        }\n")
+
+
+# PIPELINE=1: the two K steps of a tile, half its depth each (KT / 16 8-deep steps), step
+# {half} into {a}, {b}, as LOAD_STEP(a, b, half) and PRODUCT_STEP(a, b) lines.
+GEMM_SRC = re.sub(r"LOAD_STEP\((\w+), (\w+), (\d+)\)\n",
+                  lambda m: LOADS.format(a=m[1], b=m[2], steps="KT / 16", k0=f"{m[3]} * KT / 2"), GEMM_SRC)
+GEMM_SRC = re.sub(r"PRODUCT_STEP\((\w+), (\w+)\)\n",
+                  lambda m: PRODUCTS.format(a=m[1], b=m[2], steps="KT / 16"), GEMM_SRC)
 assert GEMM_SRC.count("K_STEPS\n") == 1
 GEMM_SRC = GEMM_SRC.replace("K_STEPS\n", "        static_assert(KT <= 64 && FM % 2 == 0, "
                             "\"K steps are written out up to 64, A's blocks loaded two rows at a time\");\n"
-                            + "".join(K_STEP.format(kk=kk) for kk in range(0, 64, 16)))
+                            + "".join(k_step(kk) for kk in range(0, 64, 16)))
 
 # The ceiling of the 8x8x8 product itself: each SIMD-group runs 2 x 4 independent
 # accumulators, each getting four products per step (as in a GEMM's K loop of 32 halves),
