@@ -427,3 +427,14 @@ def test_gemm_kernel_pipelined(device, rng, dtype, nests, k):
         pytest.skip("product nests differ only for CUDA's half products")
     defines = {"PIPELINE": "1", "STAGES": "1", **({} if nests else NESTS_OFF)}
     check_gemm_kernel(device, defines, rng, dtype, k=k)
+
+
+# C_HALF=1: C in half, each SIMD-group's float accumulators rounded through its strip of
+# threadgroup memory; an odd number of blocks a row (the lanes' last pass partly idle),
+# and the pipelined loop.
+@pytest.mark.parametrize("variant", ["two stages", "odd columns", "pipelined"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_gemm_kernel_half_output(device, rng, dtype, variant):
+    defines = {"C_HALF": "1", **({"PIPELINE": "1", "STAGES": "1"} if variant == "pipelined" else {})}
+    config = (2, 2, 4, 1, 32) if variant == "odd columns" else None
+    check_gemm_kernel(device, defines, rng, dtype, config=config)

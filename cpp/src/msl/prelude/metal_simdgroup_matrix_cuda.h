@@ -138,7 +138,17 @@ template <class P> METAL_FUNC unsigned shared_rows_b(P block, unsigned long epr,
 #endif
   return r;
 }
+// Stores are rarer (a GEMM writes C once): neighbours at an address aligned for the pair
+// (a run-time test) go as one 4- or 8-byte store, not two.
 template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
+  if constexpr (!is_same_v<remove_pointer_t<P>, P> && is_same_v<remove_pointer_t<P>, T> && (sizeof(T) == 2 || sizeof(T) == 4)) {
+    using Pair = conditional_t<sizeof(T) == 2, unsigned int, ::uint2>;
+    T* const p = dst + i0;
+    if (i1 == i0 + 1 && reinterpret_cast<unsigned long long>(p) % sizeof(Pair) == 0) {
+      *reinterpret_cast<Pair*>(p) = *reinterpret_cast<const Pair*>(&v);
+      return;
+    }
+  }
   dst[i0] = v.x;
   dst[i1] = v.y;
 }

@@ -194,10 +194,15 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   // assigning a temporary half3 (from cross()) to device memory through the
   // implicit (union) copy. Copies of other types are unchanged in effect.
   // A vector of 32-bit components is read whole, through the trivial copy (one 8- or
-  // 16-byte load, as `r = *(device const uint4*)p` in a GEMM's tile copies needs).
+  // 16-byte load, as `r = *(device const uint4*)p` in a GEMM's tile copies needs). Two or
+  // four 16-bit components (no padding) move as one 4- or 8-byte integer: one store, not
+  // one a component (a half4 result written to device memory).
   mtl_vector(const mtl_vector&) = default;
   METAL_FUNC mtl_vector& operator=(const mtl_vector& o) {
-    if constexpr (!Packed && sizeof(T) == 4) {
+    if constexpr (!Packed && sizeof(T) == 2 && (N == 2 || N == 4)) {
+      using Bits = conditional_t<N == 2, unsigned int, unsigned long long>;
+      *reinterpret_cast<Bits*>(this) = *reinterpret_cast<const Bits*>(&o);
+    } else if constexpr (!Packed && sizeof(T) == 4) {
       const mtl_vector whole(o);
 #pragma unroll
       for (int i = 0; i < N; ++i) (*this)[i] = whole[i];
