@@ -12,7 +12,9 @@ one stage, software-pipelined by one K step); each SIMD-group keeps a
 block of C as FM x FN simdgroup_float8x8 accumulators and multiplies 8x8 tiles loaded with
 simdgroup_load, each 16-deep K step a loop nest of loads and one of products (which the
 CUDA translation hands to the prelude whole: two rows and two steps a dense mma, four blocks
-an ldmatrix.x4). A and B are float or half, C is float. A few tilings are tried
+an ldmatrix.x4). A and B are float or half; C is float, or half with --define C_HALF=1 (on
+CUDA with half factors the default, as CuPy's fp16 matmul writes half; the accumulators
+are float either way). A few tilings are tried
 (CUDA_CONFIGS / CPU_CONFIGS, or --configs; on CUDA in the product modes of the prelude,
 `variants`, or those --modes names) and the best is reported;
 --parts times that tiling without its products, its tile fetches or its barrier; --peak
@@ -480,7 +482,7 @@ def variants(kind, configs, dtype, modes=None):
 def variant_name(kind, config, defines, mode=""):
     """A variant as the printout names it: tiling, products' mode on CUDA, one stage."""
     name = f"{config} {mode}" if kind == "cuda" and mode else f"{config}"
-    return name + (" (one stage)" if defines.get("STAGES") == "1" else "")
+    return name + (" (one stage)" if defines.get("STAGES") == "1" else "") + (" C half" if defines.get("C_HALF") == "1" else "")
 
 
 def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
@@ -624,14 +626,14 @@ def main():
             if "STAGES" not in defines and tile_bytes(config, itemsize) > APPLE_THREADGROUP_BYTES >= tile_bytes(
                     config, itemsize, 1):
                 defines = {**defines, "STAGES": "1"}
+            if kind == "cuda" and itemsize == 2:  # C in half, as CuPy's fp16 matmul writes it
+                defines = {"C_HALF": "1", **defines, "GEMM_FLOAT": "0"}
             name = variant_name(kind, config, defines, mode)
             need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
                 continue
-            if kind == "cuda" and itemsize == 2:
-                defines = {**defines, "GEMM_FLOAT": "0"}
             c_type = np.float16 if defines.get("C_HALF") == "1" else np.float32
             if c_type not in outs:
                 outs[c_type] = dev.empty((n, n), c_type)
