@@ -586,6 +586,8 @@ def main():
     ap.add_argument("--configs", default=None, help="tilings to try, e.g. '2,2,4,8,32;4,2,4,8,32'")
     ap.add_argument("--modes", help="CUDA: these product modes, e.g. 'nests;row pairs' (" + ", ".join(MODES) +
                     "; default: " + ", ".join(DEFAULT_MODES) + ")")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="timings per variant and reference, the minimum kept (default: cpu 5, cuda 20)")
     ap.add_argument("--calls", type=int, default=1,
                     help="calls a timing, back to back (one wait at the end; both libraries): "
                          "1 times each call with its launch and wait, more the rate of a busy device")
@@ -600,11 +602,13 @@ def main():
     args = ap.parse_args()
     extra = dict(d.split("=", 1) for d in args.define)
     kinds = [args.device] if args.device else [d.backend for d in mc.get_devices() if d.backend in ("cpu", "cuda")]
-    repeats = 2 if args.quick else 5
     rng = np.random.default_rng(1)
     lines = []
     for kind in dict.fromkeys(kinds):
         dev = mc.Device(kind)
+        # Minimum of repeats: a GPU's rate moves with its clock between calls (CuPy's best
+        # of 5 ranged over 600-695 TFLOP/s on one H100), so more there, for both libraries.
+        repeats = args.repeats or (2 if args.quick else 20 if kind == "cuda" else 5)
         n = args.size or (256 if args.quick else 512) if kind == "cpu" else (args.size or 4096)
         dtype = np.float32 if kind == "cpu" else np.dtype(args.cuda_dtype).type
         a_np = rng.standard_normal((n, n)).astype(dtype)
