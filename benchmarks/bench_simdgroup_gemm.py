@@ -426,8 +426,8 @@ def tile_bytes(config, itemsize, stages=2):
 
 # On CUDA: none spills in fp16 (sm_90, NVRTC 13.0; 8x8 tiles a SIMD-group take 240-246
 # registers with product nests or row pairs, and spill with quads, whose accumulators hold
-# twice the registers). The fastest on an H100 or H200, 282-298 TFLOP/s: (2, 2, 8, 8, 32)
-# in one stage, (2, 4, 8, 8, 32) pipelined (benchmarks/RESULTS.md).
+# twice the registers). The fastest on an H100, 299-328 TFLOP/s with C in half: (2, 4, 8, 8,
+# 32) and (2, 2, 8, 8, 32) pipelined, then (2, 2, 8, 8, 32) in one stage (benchmarks/RESULTS.md).
 CUDA_CONFIGS = [(2, 2, 8, 8, 32), (2, 4, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 4, 32), (2, 2, 4, 8, 32), (4, 2, 4, 4, 32),
                 (2, 4, 4, 4, 32), (2, 2, 4, 4, 32), (4, 4, 4, 4, 16), (2, 2, 8, 8, 16), (4, 2, 8, 4, 16),
                 (2, 4, 4, 8, 16), (2, 2, 8, 4, 16),
