@@ -142,7 +142,8 @@ template <class P> METAL_FUNC unsigned shared_rows_b(P block, unsigned long epr,
 // (a run-time test) go as one 4- or 8-byte store, not two.
 template <class T, class P> METAL_FUNC void store_pair(P& dst, unsigned long i0, unsigned long i1, const vec<T, 2>& v) {
   if constexpr (!is_same_v<remove_pointer_t<P>, P> && is_same_v<remove_pointer_t<P>, T> && (sizeof(T) == 2 || sizeof(T) == 4)) {
-    using Pair = conditional_t<sizeof(T) == 2, unsigned int, ::uint2>;
+    // may_alias: the kernel's other accesses reach this memory as T.
+    typedef conditional_t<sizeof(T) == 2, unsigned int, unsigned long long> __attribute__((__may_alias__)) Pair;
     T* const p = dst + i0;
     if (i1 == i0 + 1 && reinterpret_cast<unsigned long long>(p) % sizeof(Pair) == 0) {
       *reinterpret_cast<Pair*>(p) = *reinterpret_cast<const Pair*>(&v);

@@ -200,7 +200,9 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
   mtl_vector(const mtl_vector&) = default;
   METAL_FUNC mtl_vector& operator=(const mtl_vector& o) {
     if constexpr (!Packed && sizeof(T) == 2 && (N == 2 || N == 4)) {
-      using Bits = conditional_t<N == 2, unsigned int, unsigned long long>;
+      // may_alias: the integer access may touch the vector's components (no type-based
+      // reordering against them).
+      typedef conditional_t<N == 2, unsigned int, unsigned long long> __attribute__((__may_alias__)) Bits;
       *reinterpret_cast<Bits*>(this) = *reinterpret_cast<const Bits*>(&o);
     } else if constexpr (!Packed && sizeof(T) == 4) {
       const mtl_vector whole(o);
