@@ -1,5 +1,4 @@
 // Completion and CompletionState: waiting on submitted work.
-#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -39,12 +38,10 @@ bool CompletionState::done() {
 namespace {
 // How long an interruptible waiter sleeps between checks; a waiter that must poll the
 // driver (CUDA) first spins on it for kSpinPoll (a short GPU call ends within
-// microseconds, as fast as the driver's own blocking wait would see it), then sleeps a
-// 32nd of the time waited so far, from kFirstPoll up to kSlice (a wait ends at most ~3%
-// late; doubling sleeps let a 10 ms wait run 6 ms over).
+// microseconds, as fast as the driver's own blocking wait would see it), then sleeps
+// poll_interval (core/interrupt.hpp) up to kSlice.
 constexpr std::chrono::milliseconds kSlice{20};
 constexpr std::chrono::microseconds kSpinPoll{1000};
-constexpr std::chrono::microseconds kFirstPoll{50};
 }  // namespace
 
 bool CompletionState::block(bool interruptible, bool drive, const std::chrono::steady_clock::time_point* deadline) {
@@ -97,14 +94,14 @@ bool CompletionState::block(bool interruptible, bool drive, const std::chrono::s
     return true;
   }
   const Clock::time_point polling_since = Clock::now();
-  Clock::duration slice = poll_driver ? Clock::duration(kFirstPoll) : Clock::duration(kSlice);
+  Clock::duration slice = poll_driver ? poll_interval(Clock::duration(0), kSlice) : Clock::duration(kSlice);
   while (!finished()) {
     cv_.wait_until(lock, slice_end(slice), done);
     if (poll_driver && !finished()) {
       lock.unlock();
       driver->poll(*this);
       lock.lock();
-      slice = std::clamp<Clock::duration>((Clock::now() - polling_since) / 32, kFirstPoll, kSlice);
+      slice = poll_interval(Clock::now() - polling_since, kSlice);
     }
     if (finished()) break;
     if (interrupted()) throw Interrupted();

@@ -7,7 +7,6 @@
 // kernels are one launch whose out-of-grid threads return at once.
 #include "backends/cuda/cuda_queue.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -35,9 +34,7 @@ std::exception_ptr gpu_error(CUresult r) {
 // Blocks until `done()` says the GPU got there, as `block()` (the driver's blocking wait)
 // would. Inside an InterruptScope the driver's wait, which no signal interrupts, is
 // replaced by polling: a spin of a millisecond (a short call is seen as soon as the
-// driver would see it), then sleeps of a 32nd of the time waited so far, from 50 us up to
-// 5 ms, between queries, so that a wait ends at most ~3% (plus a sleep's slack) after the
-// work (sleeps doubling up to 20 ms had made 14 ms of queued GEMMs wait up to 23 ms);
+// driver would see it), then sleeps of poll_interval (up to 5 ms) between queries;
 // Interrupted when the scope's check asks (the work on the GPU goes on).
 template <class Query, class Block>
 CUresult wait_interruptibly(Query&& done, Block&& block) {
@@ -50,9 +47,7 @@ CUresult wait_interruptibly(Query&& done, Block&& block) {
     if (interrupt_requested()) throw Interrupted();
     const Clock::time_point now = Clock::now();
     if (now < spin_end) continue;
-    const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - start);
-    std::this_thread::sleep_for(std::clamp<std::chrono::microseconds>(
-        waited / 32, std::chrono::microseconds(50), std::chrono::milliseconds(5)));
+    std::this_thread::sleep_for(poll_interval(now - start, std::chrono::milliseconds(5)));
   }
 }
 
