@@ -67,9 +67,6 @@ using namespace metal;
 #ifndef PIPELINE
 #define PIPELINE 0
 #endif
-#ifndef BLOCKED
-#define BLOCKED 0  // PIPELINE, two stages: tiles in 8x8 blocks without padding (two 128x128x32 stages fit 32 KiB)
-#endif
 #ifndef GEMM_FLOAT
 #define GEMM_FLOAT 1  // 0: the half kernel alone (quicker to compile)
 #endif
@@ -94,13 +91,6 @@ using namespace metal;
 #define THREADS (32 * SG_ROWS * SG_COLS)
 #define VEC (16 / sizeof(T))  // elements per 16-byte copy
 #define A_COPIES ((BM * KT / VEC + THREADS - 1) / THREADS)
-#if BLOCKED
-#define A_STAGE (BM * KT)  // elements a stage of each tile takes
-#define B_STAGE (KT * BN)
-#else
-#define A_STAGE (BM * AS)
-#define B_STAGE (KT * BS)
-#endif
 #define B_COPIES ((KT * BN / VEC + THREADS - 1) / THREADS)
 
 // Which rows a SIMD-group's copies of a tile with P 16-byte pieces a row take. The 8
@@ -146,32 +136,6 @@ inline void stash_tile(threadgroup T* dst, thread const uint4* r, uint tid) {
         if (ROWS * P % THREADS == 0 || tid + c * THREADS < ROWS * P)
             *(threadgroup uint4*)(p + c * (THREADS / P) * STRIDE) = r[c];
 }
-// BLOCKED: a ROWS x COLS tile as [ROWS / 8][COLS / 8] blocks of 8x8 contiguous elements. A
-// 16-byte piece is (part of) a block's row; a quarter-warp's 8 lanes take rows 0-7 of one
-// piece column, so that their stores fall into 8 different banks, and the 4 quarters
-// neighbouring piece columns: a SIMD-group's load covers 8 rows x 64 bytes.
-template <typename T, uint COLS> inline uint2 blocked_piece(uint tid, uint c, uint n_copies) {  // (row, piece)
-    constexpr uint Q = COLS / VEC / 4;  // loads across 8 rows
-    const uint lane = tid % 32, n = (tid / 32) * n_copies + c;
-    return uint2(8 * (n / Q) + lane % 8, 4 * (n % Q) + lane / 8);
-}
-template <typename T, uint ROWS, uint COLS, uint N>
-inline void fetch_blocked(thread uint4* r, device const T* src, uint ld, uint tid) {
-    static_assert(COLS / VEC % 4 == 0 && ROWS / 8 * (COLS / VEC / 4) == THREADS / 32 * N, "whole loads of 8 rows");
-    #pragma unroll
-    for (uint c = 0; c < N; ++c) {
-        const uint2 at = blocked_piece<T, COLS>(tid, c, N);
-        r[c] = *(device const uint4*)(src + at.x * ld + at.y * VEC);
-    }
-}
-template <typename T, uint ROWS, uint COLS, uint N>
-inline void stash_blocked(threadgroup T* dst, thread const uint4* r, uint tid) {
-    #pragma unroll
-    for (uint c = 0; c < N; ++c) {
-        const uint2 at = blocked_piece<T, COLS>(tid, c, N);
-        *(threadgroup uint4*)(dst + ((at.x / 8) * (COLS / 8) + at.y * VEC / 8) * 64 + (at.x % 8) * 8 + at.y * VEC % 8) = r[c];
-    }
-}
 // DIRECT_COPY: this thread's pieces of a tile straight from `src` into `dst` (on CUDA with
 // METALCALL_ASYNC_COPIES=1, asynchronous copies that the next barrier waits for).
 template <typename T, uint ROWS, uint COLS, uint STRIDE, uint N>
@@ -190,9 +154,9 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
                      device CT* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
                      uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                      uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup uint4 tiles[STAGES * (A_STAGE + B_STAGE) * sizeof(T) / 16];  // uint4: 16-byte aligned
+    threadgroup uint4 tiles[STAGES * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
     threadgroup T* As = (threadgroup T*)tiles;  // [STAGES][BM][AS]
-    threadgroup T* Bs = As + STAGES * A_STAGE;  // [STAGES][KT][BS]
+    threadgroup T* Bs = As + STAGES * BM * AS;  // [STAGES][KT][BS]
     const uint N = dims.y, K = dims.z;
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
     const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
@@ -207,49 +171,12 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     static_assert(STAGES >= 2, "direct copies fill one stage while another is multiplied");
     copy_tile<T, BM, KT, AS, A_COPIES>(As, a_src, K, tid);
     copy_tile<T, KT, BN, BS, B_COPIES>(Bs, b_src, N, tid);
-#elif BLOCKED
-    static_assert(PIPELINE, "blocked tiles take the pipelined loop");
-    uint4 ra[A_COPIES], rb[B_COPIES];
-    fetch_blocked<T, BM, KT, A_COPIES>(ra, a_src, K, tid);
-    fetch_blocked<T, KT, BN, B_COPIES>(rb, b_src, N, tid);
 #else
     uint4 ra[A_COPIES], rb[B_COPIES];
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
 #endif
-#if PIPELINE && BLOCKED
-    // Two stages of blocked tiles, pipelined as below, and one barrier a tile: the next
-    // tiles go into the other stage, which every SIMD-group finished reading before the
-    // last barrier. Blocks (i, k) of this SIMD-group's rows of A, (k, j) of its B columns:
-#define A_BLK(i, k) as_sg + ((i) * (KT / 8) + (k) / 8) * 64, 8, ulong2(0, 0)
-#define B_BLK(j, k) bs_sg + ((k) / 8 * (BN / 8) + (j)) * 64, 8, ulong2(0, 0)
-    static_assert(STAGES == 2 && !DIRECT_COPY && !COLUMN_ORDER && BK == 32 && FM % 2 == 0,
-                  "the blocked loop takes two stages of two K steps, A's blocks two rows at a time");
-    threadgroup const T* const as_sg0 = As + (sr / 8) * (KT / 8) * 64;
-    threadgroup const T* const bs_sg0 = Bs + (sc / 8) * 64;
-    simdgroup_matrix<T, 8, 8> a0[2][FM], b0[2][FN], a1[2][FM], b1[2][FN];
-    stash_blocked<T, BM, KT, A_COPIES>(As, ra, tid);
-    stash_blocked<T, KT, BN, B_COPIES>(Bs, rb, tid);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (KT < K) {
-        fetch_blocked<T, BM, KT, A_COPIES>(ra, a_src + KT, K, tid);
-        fetch_blocked<T, KT, BN, B_COPIES>(rb, b_src + KT * N, N, tid);
-    }
-BLOCKED_LOAD_STEP(a0, b0, 0, 0)
-    // Two tiles a turn, so that each stage's address is a constant offset (a compiler then
-    // knows the blocks' alignment and that they are threadgroup memory).
-    for (uint k0 = 0; k0 + KT < K;) {
-BLOCKED_TILE(0, 1)
-BLOCKED_TILE(1, 0)
-    }
-    if ((K / KT) % 2) {  // the last tile in stage 0
-BLOCKED_LOAD_STEP(a1, b1, 1, 0)
-    } else {
-BLOCKED_LOAD_STEP(a1, b1, 1, 1)
-    }
-PRODUCT_STEP(a0, b0)
-PRODUCT_STEP(a1, b1)
-#elif PIPELINE
+#if PIPELINE
     // Software-pipelined by one K step (two per tile: 16 deep for half, 8 for float): each
     // step's fragments are read while the step before is multiplied, across the barriers
     // too (the next tile's first step is read as soon as the tile is in, while the last
@@ -344,7 +271,7 @@ K_STEPS
     // 8-byte stores of a block fall into different banks), and each lane takes four
     // floats of a row at a time: a row's lanes write whole 128-byte lines of half.
     constexpr uint CS = FN * 8 + 8;  // strip row length (floats)
-    static_assert(SG_ROWS * SG_COLS * 8 * CS * 4 <= STAGES * (A_STAGE + B_STAGE) * sizeof(T),
+    static_assert(SG_ROWS * SG_COLS * 8 * CS * 4 <= STAGES * (BM * AS + KT * BS) * sizeof(T),
                   "each SIMD-group's strip fits in the tiles' memory");
     threadgroup_barrier(mem_flags::mem_threadgroup);  // every SIMD-group is done with the tiles
     threadgroup float* strip = (threadgroup float*)tiles + sg * 8 * CS;
@@ -414,39 +341,6 @@ def k_step(kk):
 
 # PIPELINE=1: the two K steps of a tile, half its depth each (KT / 16 8-deep steps), step
 # {half} into {a}, {b}, as LOAD_STEP(a, b, half) and PRODUCT_STEP(a, b) lines.
-# BLOCKED=1: the same, reading 8x8 blocks through A_BLK and B_BLK.
-BLOCKED_LOADS = (LOADS.replace("as_sg, AS, ulong2({k0} + 8 * s, 8 * (2 * p + h))", "A_BLK(2 * p + h, {k0} + 8 * s)")
-                 .replace("bs_sg, BS, ulong2(8 * j, {k0} + 8 * s)", "B_BLK(j, {k0} + 8 * s)"))
-assert BLOCKED_LOADS.count("_BLK(") == 2
-
-
-def blocked_load_step(a, b, half, stage):
-    """Step `half` of a tile's two K steps into a, b from stage `stage` (a scope of its own
-    names as_sg, bs_sg: the SIMD-group's blocks of that stage)."""
-    return ("        {\n"
-            f"            threadgroup const T* as_sg = as_sg0 + {stage} * A_STAGE;\n"
-            f"            threadgroup const T* bs_sg = bs_sg0 + {stage} * B_STAGE;\n"
-            + textwrap.indent(BLOCKED_LOADS.format(a=a, b=b, steps="KT / 16", k0=f"{half} * KT / 2"), "    ")
-            + "        }\n")
-
-
-def blocked_tile(cur, nxt):
-    """One tile of the blocked loop: tile k0 in stage cur, the next going into stage nxt."""
-    return (blocked_load_step("a1", "b1", 1, cur) + PRODUCTS.format(a="a0", b="b0", steps="KT / 16")
-            + f"        stash_blocked<T, BM, KT, A_COPIES>(As + {nxt} * A_STAGE, ra, tid);\n"
-            f"        stash_blocked<T, KT, BN, B_COPIES>(Bs + {nxt} * B_STAGE, rb, tid);\n"
-            "        threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "        if (k0 + 2 * KT < K) {\n"
-            "            fetch_blocked<T, BM, KT, A_COPIES>(ra, a_src + k0 + 2 * KT, K, tid);\n"
-            "            fetch_blocked<T, KT, BN, B_COPIES>(rb, b_src + (k0 + 2 * KT) * N, N, tid);\n"
-            "        }\n"
-            + blocked_load_step("a0", "b0", 0, nxt) + PRODUCTS.format(a="a1", b="b1", steps="KT / 16")
-            + "        k0 += KT;\n        if (k0 + KT >= K) break;\n")
-
-
-GEMM_SRC = re.sub(r"BLOCKED_LOAD_STEP\((\w+), (\w+), (\d+), (\d+)\)\n",
-                  lambda m: blocked_load_step(m[1], m[2], m[3], m[4]), GEMM_SRC)
-GEMM_SRC = re.sub(r"BLOCKED_TILE\((\d+), (\d+)\)\n", lambda m: blocked_tile(m[1], m[2]), GEMM_SRC)
 GEMM_SRC = re.sub(r"LOAD_STEP\((\w+), (\w+), (\d+)\)\n",
                   lambda m: LOADS.format(a=m[1], b=m[2], steps="KT / 16", k0=f"{m[3]} * KT / 2"), GEMM_SRC)
 GEMM_SRC = re.sub(r"PRODUCT_STEP\((\w+), (\w+)\)\n",
@@ -524,13 +418,11 @@ CPU_CONFIGS = [(1, 2, 8, 8, 32), (1, 1, 8, 8, 32), (2, 2, 8, 8, 16), (2, 2, 4, 4
 APPLE_THREADGROUP_BYTES = 32 * 1024  # what an Apple GPU gives a threadgroup
 
 
-def tile_bytes(config, itemsize, stages=2, padded=True):
-    """Threadgroup memory GEMM_SRC declares for a tiling, element size and stage count (rows
-    padded by 8 elements, or not: BLOCKED=1)."""
+def tile_bytes(config, itemsize, stages=2):
+    """Threadgroup memory GEMM_SRC declares for a tiling, element size and stage count."""
     sg_rows, sg_cols, fm, fn, bk = config
     bm, bn, kt = sg_rows * fm * 8, sg_cols * fn * 8, bk * 2 // itemsize
-    pad = 8 if padded else 0
-    return stages * (bm * (kt + pad) + kt * (bn + pad)) * itemsize
+    return stages * (bm * (kt + 8) + kt * (bn + 8)) * itemsize
 
 
 # On CUDA: none spills in fp16 (sm_90, NVRTC 13.0; 8x8 tiles a SIMD-group take 240-246
@@ -547,9 +439,7 @@ CUDA_CONFIGS = [(2, 2, 8, 8, 32), (2, 4, 8, 8, 32), (1, 2, 8, 8, 32), (2, 2, 8, 
 # product_nest, which puts two rows and two steps in one dense mma.m16n8k16) in the row
 # order and in the column order (COLUMN_ORDER=1: all A blocks of a stage, then a column
 # of B blocks at a time, a nest over rows and steps for each), and pipelined (PIPELINE=1:
-# one stage, each K step's fragments read while the step before is multiplied; BK 32).
-# "nests, blocked" (BLOCKED=1, --modes only: not yet timed on a GPU) is the pipelined loop
-# over two stages of unpadded 8x8-block tiles, one barrier a tile. With nests off
+# one stage, each K step's fragments read while the step before is multiplied; BK 32). With nests off
 # (METALCALL_SGM_PRODUCT_NESTS=0), each call on its own: row pairs (the kernel's acc[i][j]
 # neighbours share one sparse mma, two products each) in both orders, pairs (two products
 # of one accumulator a dense mma) and quads (four a sparse mma, K steps of 4n products, so
@@ -562,9 +452,7 @@ ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
 COLUMNS = {"COLUMN_ORDER": "1"}
 PIPELINED = {"PIPELINE": "1", "STAGES": "1"}
-BLOCKED = {"PIPELINE": "1", "STAGES": "2", "BLOCKED": "1"}
-MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED, "nests, blocked": BLOCKED,
-         "row pairs": ROW_PAIRS,
+MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED, "row pairs": ROW_PAIRS,
          "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
          "quads": {**COLUMNS, **QUADS}}
 DEFAULT_MODES = ["nests", "nests, column order", "nests, pipelined"]
@@ -577,7 +465,7 @@ def mode_fits(config, name):
         return False  # 64 accumulators: only the row order fits the registers
     if name == "row pairs, column order" and config[4] > 32:
         return False
-    if name in ("nests, pipelined", "nests, blocked") and (config[4] != 32 or config[2] % 2):
+    if name == "nests, pipelined" and (config[4] != 32 or config[2] % 2):
         return False
     return name != "quads" or config[4] % 32 == 0
 
@@ -746,7 +634,7 @@ def main():
             if kind == "cuda" and itemsize == 2:  # C in half, as CuPy's fp16 matmul writes it
                 defines = {"C_HALF": "1", **defines, "GEMM_FLOAT": "0"}
             name = variant_name(kind, config, defines, mode)
-            need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)), defines.get("BLOCKED") != "1")
+            need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
             if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)

@@ -438,14 +438,3 @@ def test_gemm_kernel_half_output(device, rng, dtype, variant):
     defines = {"C_HALF": "1", **({"PIPELINE": "1", "STAGES": "1"} if variant == "pipelined" else {})}
     config = (2, 2, 4, 1, 32) if variant == "odd columns" else None
     check_gemm_kernel(device, defines, rng, dtype, config=config)
-
-
-# BLOCKED=1: the pipelined loop over two stages of tiles in unpadded 8x8 blocks, two tiles a
-# turn of the loop; K of one, two and three tiles (the last tile in either stage), C in
-# float and half.
-@pytest.mark.parametrize("k", [32, 64, 96])
-@pytest.mark.parametrize("c_half", [False, True], ids=["C float", "C half"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel_blocked(device, rng, dtype, c_half, k):
-    defines = {"PIPELINE": "1", "STAGES": "2", "BLOCKED": "1", "C_HALF": "1" if c_half else "0"}
-    check_gemm_kernel(device, defines, rng, dtype, k=k)
