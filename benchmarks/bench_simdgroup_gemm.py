@@ -67,9 +67,6 @@ using namespace metal;
 #ifndef PIPELINE
 #define PIPELINE 0
 #endif
-#ifndef PERSISTENT
-#define PERSISTENT 0  // 1 (with PIPELINE): a 1-D grid of threadgroups that each compute several blocks of C
-#endif
 #ifndef GEMM_FLOAT
 #define GEMM_FLOAT 1  // 0: the half kernel alone (quicker to compile)
 #endif
@@ -155,30 +152,14 @@ inline void copy_tile(threadgroup T* dst, device const T* src, uint ld, uint tid
 template <typename T>
 kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
                      device CT* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
-                     uint2 tg [[threadgroup_position_in_grid]], uint2 groups [[threadgroups_per_grid]],
-                     uint tid [[thread_index_in_threadgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+                     uint2 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                     uint sg [[simdgroup_index_in_threadgroup]]) {
     threadgroup uint4 tiles[STAGES * (BM * AS + KT * BS) * sizeof(T) / 16];  // uint4: 16-byte aligned
     threadgroup T* As = (threadgroup T*)tiles;  // [STAGES][BM][AS]
     threadgroup T* Bs = As + STAGES * BM * AS;  // [STAGES][KT][BS]
     const uint N = dims.y, K = dims.z;
-    const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
-#if PERSISTENT
-    // A one-dimensional grid of fewer threadgroups than blocks of C: each takes blocks
-    // tg.x, tg.x + groups.x, ... in the order of the rows of blocks, and fetches the first
-    // tiles of its next block before it writes the one before, so that the fetch's latency
-    // passes while C is written.
-    static_assert(PIPELINE, "persistent threadgroups take the pipelined loop");
-    const uint blocks_x = N / BN, blocks = blocks_x * (dims.x / BM);
-    uint block = tg.x;
-    if (block >= blocks) return;
-    uint4 ra[A_COPIES], rb[B_COPIES];
-    fetch_tile<T, BM, KT, AS, A_COPIES>(ra, A + (block / blocks_x) * BM * K, K, tid);
-    fetch_tile<T, KT, BN, BS, B_COPIES>(rb, B + (block % blocks_x) * BN, N, tid);
-    for (;;) {
-    const uint row0 = (block / blocks_x) * BM, col0 = (block % blocks_x) * BN;
-#else
     const uint row0 = tg.y * BM, col0 = tg.x * BN;
-#endif
+    const uint sr = (sg / SG_COLS) * FM * 8, sc = (sg % SG_COLS) * FN * 8;  // this SIMD-group's block
     device const T* a_src = A + row0 * K;
     device const T* b_src = B + col0;
     simdgroup_float8x8 acc[FM][FN];
@@ -190,7 +171,7 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     static_assert(STAGES >= 2, "direct copies fill one stage while another is multiplied");
     copy_tile<T, BM, KT, AS, A_COPIES>(As, a_src, K, tid);
     copy_tile<T, KT, BN, BS, B_COPIES>(Bs, b_src, N, tid);
-#elif !PERSISTENT
+#else
     uint4 ra[A_COPIES], rb[B_COPIES];
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
@@ -284,13 +265,6 @@ K_STEPS
 #endif
     }
 #endif
-#if PERSISTENT
-    const uint next = block + groups.x;
-    if (next < blocks) {
-        fetch_tile<T, BM, KT, AS, A_COPIES>(ra, A + (next / blocks_x) * BM * K, K, tid);
-        fetch_tile<T, KT, BN, BS, B_COPIES>(rb, B + (next % blocks_x) * BN, N, tid);
-    }
-#endif
 #if C_HALF
     // A SIMD-group rounds its block 8 rows at a time: the 8 x (FN * 8) float strip goes
     // into its own part of the tiles' memory (rows padded by 8 floats, so that the lanes'
@@ -322,19 +296,13 @@ K_STEPS
         #pragma unroll
         for (uint j = 0; j < FN; ++j) simdgroup_store(acc[i][j], C, N, ulong2(col0 + sc + 8 * j, row0 + sr + 8 * i));
 #endif
-#if PERSISTENT
-    if (next >= blocks) break;
-    block = next;
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // every SIMD-group is done with the tiles' memory
-    }
-#endif
 }
 #if GEMM_FLOAT
 template [[host_name("sgm_gemm_float")]] kernel void sgm_gemm<float>(device const float*, device const float*,
-    device CT*, constant uint4&, uint2, uint2, uint, uint);
+    device CT*, constant uint4&, uint2, uint, uint);
 #endif
 template [[host_name("sgm_gemm_half")]] kernel void sgm_gemm<half>(device const half*, device const half*,
-    device CT*, constant uint4&, uint2, uint2, uint, uint);
+    device CT*, constant uint4&, uint2, uint, uint);
 """
 
 # A K step's fragments, {steps} 8-deep steps from element {k0} of the tile, into the arrays
@@ -484,9 +452,7 @@ ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
 COLUMNS = {"COLUMN_ORDER": "1"}
 PIPELINED = {"PIPELINE": "1", "STAGES": "1"}
-PERSISTENT = {**PIPELINED, "PERSISTENT": "1"}
-MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED,
-         "nests, pipelined, persistent": PERSISTENT, "row pairs": ROW_PAIRS,
+MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED, "row pairs": ROW_PAIRS,
          "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
          "quads": {**COLUMNS, **QUADS}}
 DEFAULT_MODES = ["nests", "nests, column order", "nests, pipelined"]
@@ -499,7 +465,7 @@ def mode_fits(config, name):
         return False  # 64 accumulators: only the row order fits the registers
     if name == "row pairs, column order" and config[4] > 32:
         return False
-    if name.startswith("nests, pipelined") and (config[4] != 32 or config[2] % 2):
+    if name == "nests, pipelined" and (config[4] != 32 or config[2] % 2):
         return False
     return name != "quads" or config[4] % 32 == 0
 
@@ -525,10 +491,9 @@ def compile_gemm(dev, config=DEFAULT_CONFIG, extra=None, src=None):
     return dev.compile(src or GEMM_SRC, defines={**dict(zip(names, map(str, config))), **(extra or {})}), config
 
 
-def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG, c_dtype=np.float32, wait=True, groups=None):
+def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG, c_dtype=np.float32, wait=True):
     """Runs sgm_gemm on (M,K) x (K,N) arrays or Buffers; returns C (c_dtype: float16 for a
-    kernel compiled with C_HALF=1); with wait=False, the call's Completion at once. `groups`:
-    the threadgroups of a kernel compiled with PERSISTENT=1 (a one-dimensional grid)."""
+    kernel compiled with C_HALF=1); with wait=False, the call's Completion at once."""
     m, k = a.shape
     n = b.shape[1]
     sg_rows, sg_cols, fm, fn, bk = config
@@ -539,8 +504,7 @@ def gemm(dev, lib, a, b, c=None, config=DEFAULT_CONFIG, c_dtype=np.float32, wait
         c = np.zeros((m, n), c_dtype)
     dims = np.array([m, n, k, 0], np.uint32).tobytes()  # by value: no buffer to stage
     threads = 32 * sg_rows * sg_cols
-    grid = (groups * threads, 1) if groups else (n // bn * threads, m // bm)
-    done = getattr(lib, name)(grid, a, b, c, dims, threadgroup=(threads, 1))
+    done = getattr(lib, name)((n // bn * threads, m // bm), a, b, c, dims, threadgroup=(threads, 1))
     if not wait:
         return done  # the call's Completion: queued, maybe still running
     done.wait()
@@ -596,16 +560,6 @@ def parts(dev, a, b, c, config, repeats, extra=None):
         print(f"  {dev.backend} {config} {name:<16} {t * 1e3:9.2f} ms  ({flops / t / 1e9:.1f} GFLOP/s)", flush=True)
 
 
-def persistent_groups(config, groups=None):
-    """Threadgroups for the persistent mode: `groups`, else as many as an NVIDIA GPU holds
-    at once with 255 registers a thread (65536 a multiprocessor; CuPy gives their count)."""
-    if groups:
-        return groups
-    import cupy as cp
-    threads = 32 * config[0] * config[1]
-    return cp.cuda.Device().attributes["MultiProcessorCount"] * max(1, 65536 // (threads * 256))
-
-
 def per_call(launch, finish, calls):
     """A function that makes `calls` calls back to back (launch() each) and then waits for
     the last (finish(what the last launch returned)): timed, it gives the rate of calls
@@ -644,9 +598,6 @@ def main():
     ap.add_argument("--cuda-dtype", default="float16", choices=["float16", "float32"],
                     help="the factors' type on CUDA (float32: exact fp32 products, or TF32 with "
                          "--define METALCALL_SGM_TF32=1; the reference is then CuPy's fp32 matmul)")
-    ap.add_argument("--groups", type=int, default=None,
-                    help="threadgroups of the persistent mode (default: as many as the GPU holds at "
-                         "255 registers a thread, its multiprocessor count from CuPy)")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                     help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
@@ -693,17 +644,16 @@ def main():
                 outs[c_type] = dev.empty((n, n), c_type)
             c = outs[c_type]
             try:  # a tiling the device cannot take (registers, shared memory) is skipped
-                groups = persistent_groups(config, args.groups) if defines.get("PERSISTENT") == "1" else None
                 lib, _ = compile_gemm(dev, config, defines)
                 np.asarray(c)[...] = np.nan  # every element must be written
-                gemm(dev, lib, a, b, c, config, groups=groups)
+                gemm(dev, lib, a, b, c, config)
             except mc.Error as e:
                 print(f"  {kind} {name}: not run: {str(e).splitlines()[0]}", flush=True)
                 continue
             err = np.abs(np.asarray(c) - expect).max() / np.abs(expect).max()
             assert err < 1e-3, f"{kind}: GEMM {name} is wrong (max relative error {err:.2e})"
             print(f"  {kind} {name}: max error {err:.2e} of the largest |C|", flush=True)
-            launch = functools.partial(gemm, dev, lib, a, b, c, config, wait=False, groups=groups)
+            launch = functools.partial(gemm, dev, lib, a, b, c, config, wait=False)
             tc = best_time(per_call(launch, lambda done: done.wait(), args.calls), repeats) / args.calls
             print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:

@@ -50,12 +50,11 @@ def gemm_benchmark():
     return mod
 
 
-def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype, k: int = 96, config=None, groups=None) -> None:
+def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype, k: int = 96, config=None) -> None:
     """Compiles the GEMM benchmark's kernel with `defines` (its default tiling, 64x64 blocks,
     or `config`: SIMD-groups along M and N, 8x8 blocks a SIMD-group along M and N, BK)
     and checks a 128xk by kx192 product of random `dtype` matrices against float64 (C in
-    half with C_HALF=1: then to half's precision). `groups`: the threadgroups of a kernel
-    compiled with PERSISTENT=1."""
+    half with C_HALF=1: then to half's precision)."""
     bench = gemm_benchmark()
     config = config or bench.DEFAULT_CONFIG
     tiling = dict(zip(("SG_ROWS", "SG_COLS", "FM", "FN", "BK"), map(str, config)))
@@ -64,7 +63,7 @@ def check_gemm_kernel(device: mc.Device, defines: dict, rng, dtype, k: int = 96,
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)
     c_half = defines.get("C_HALF") == "1"
-    c = bench.gemm(device, lib, a, b, config=config, c_dtype=np.float16 if c_half else np.float32, groups=groups)
+    c = bench.gemm(device, lib, a, b, config=config, c_dtype=np.float16 if c_half else np.float32)
     assert c.dtype == (np.float16 if c_half else np.float32)
     assert_close(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64),
                  rtol=1e-3 if c_half else 1e-4, atol=1e-3)

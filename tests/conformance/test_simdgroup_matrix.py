@@ -438,15 +438,3 @@ def test_gemm_kernel_half_output(device, rng, dtype, variant):
     defines = {"C_HALF": "1", **({"PIPELINE": "1", "STAGES": "1"} if variant == "pipelined" else {})}
     config = (2, 2, 4, 1, 32) if variant == "odd columns" else None
     check_gemm_kernel(device, defines, rng, dtype, config=config)
-
-
-# PERSISTENT=1 (pipelined): fewer threadgroups than the 6 blocks of C, each taking several
-# (one takes all, or some one more than others), and more (the extra ones have none); K of
-# one tile and of three; C float and half.
-@pytest.mark.parametrize("groups", [1, 4, 8])
-@pytest.mark.parametrize("k", [32, 96])
-@pytest.mark.parametrize("c_half", [False, True], ids=["C float", "C half"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel_persistent(device, rng, dtype, c_half, k, groups):
-    defines = {"PIPELINE": "1", "STAGES": "1", "PERSISTENT": "1", "C_HALF": "1" if c_half else "0"}
-    check_gemm_kernel(device, defines, rng, dtype, k=k, groups=groups)
