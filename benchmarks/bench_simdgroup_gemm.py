@@ -176,35 +176,7 @@ kernel void sgm_gemm(device const T* A [[buffer(0)]], device const T* B [[buffer
     fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src, K, tid);
     fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src, N, tid);
 #endif
-#if PIPELINE && STAGES == 2
-    // Two stages, pipelined as below, and one barrier a tile: the next tiles go into the
-    // other stage, which every SIMD-group finished reading before the last barrier.
-    static_assert(!DIRECT_COPY && !COLUMN_ORDER && BK == 32 && FM % 2 == 0,
-                  "the two-stage pipelined loop takes two K steps a tile, A's blocks two rows at a time");
-    threadgroup const T* const as_sg0 = As + sr * AS;
-    threadgroup const T* const bs_sg0 = Bs + sc;
-    simdgroup_matrix<T, 8, 8> a0[2][FM], b0[2][FN], a1[2][FM], b1[2][FN];
-    stash_tile<T, BM, KT, AS, A_COPIES>(As, ra, tid);
-    stash_tile<T, KT, BN, BS, B_COPIES>(Bs, rb, tid);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (KT < K) {
-        fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + KT, K, tid);
-        fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + KT * N, N, tid);
-    }
-STAGED_LOAD_STEP(a0, b0, 0, 0)
-    // Two tiles a turn, so that each stage's address is a constant offset.
-    for (uint k0 = 0; k0 + KT < K;) {
-STAGED_TILE(0, 1)
-STAGED_TILE(1, 0)
-    }
-    if ((K / KT) % 2) {  // the last tile in stage 0
-STAGED_LOAD_STEP(a1, b1, 1, 0)
-    } else {
-STAGED_LOAD_STEP(a1, b1, 1, 1)
-    }
-PRODUCT_STEP(a0, b0)
-PRODUCT_STEP(a1, b1)
-#elif PIPELINE
+#if PIPELINE
     // Software-pipelined by one K step (two per tile: 16 deep for half, 8 for float): each
     // step's fragments are read while the step before is multiplied, across the barriers
     // too (the next tile's first step is read as soon as the tile is in, while the last
@@ -369,35 +341,6 @@ def k_step(kk):
 
 # PIPELINE=1: the two K steps of a tile, half its depth each (KT / 16 8-deep steps), step
 # {half} into {a}, {b}, as LOAD_STEP(a, b, half) and PRODUCT_STEP(a, b) lines.
-
-
-def staged_load_step(a, b, half, stage):
-    """Step `half` of a tile's two K steps into a, b from stage `stage` (a scope of its own
-    names as_sg, bs_sg: the SIMD-group's rows and columns of that stage's tiles)."""
-    return ("        {\n"
-            f"            threadgroup const T* as_sg = as_sg0 + {stage} * (BM * AS);\n"
-            f"            threadgroup const T* bs_sg = bs_sg0 + {stage} * (KT * BS);\n"
-            + textwrap.indent(LOADS.format(a=a, b=b, steps="KT / 16", k0=f"{half} * KT / 2"), "    ")
-            + "        }\n")
-
-
-def staged_tile(cur, nxt):
-    """One tile of the two-stage pipelined loop: tile k0 in stage cur, the next going into nxt."""
-    return (staged_load_step("a1", "b1", 1, cur) + PRODUCTS.format(a="a0", b="b0", steps="KT / 16")
-            + f"        stash_tile<T, BM, KT, AS, A_COPIES>(As + {nxt} * (BM * AS), ra, tid);\n"
-            f"        stash_tile<T, KT, BN, BS, B_COPIES>(Bs + {nxt} * (KT * BS), rb, tid);\n"
-            "        threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "        if (k0 + 2 * KT < K) {\n"
-            "            fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + 2 * KT, K, tid);\n"
-            "            fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + 2 * KT) * N, N, tid);\n"
-            "        }\n"
-            + staged_load_step("a0", "b0", 0, nxt) + PRODUCTS.format(a="a1", b="b1", steps="KT / 16")
-            + "        k0 += KT;\n        if (k0 + KT >= K) break;\n")
-
-
-GEMM_SRC = re.sub(r"STAGED_LOAD_STEP\((\w+), (\w+), (\d+), (\d+)\)\n",
-                  lambda m: staged_load_step(m[1], m[2], m[3], m[4]), GEMM_SRC)
-GEMM_SRC = re.sub(r"STAGED_TILE\((\d+), (\d+)\)\n", lambda m: staged_tile(m[1], m[2]), GEMM_SRC)
 GEMM_SRC = re.sub(r"LOAD_STEP\((\w+), (\w+), (\d+)\)\n",
                   lambda m: LOADS.format(a=m[1], b=m[2], steps="KT / 16", k0=f"{m[3]} * KT / 2"), GEMM_SRC)
 GEMM_SRC = re.sub(r"PRODUCT_STEP\((\w+), (\w+)\)\n",
@@ -509,9 +452,7 @@ ROW_PAIRS = {"METALCALL_SGM_ROW_PAIRS": "1", **NESTS_OFF}
 QUADS = {"METALCALL_SGM_QUAD_PRODUCTS": "1", **NESTS_OFF}
 COLUMNS = {"COLUMN_ORDER": "1"}
 PIPELINED = {"PIPELINE": "1", "STAGES": "1"}
-PIPELINED_TWO = {"PIPELINE": "1", "STAGES": "2"}
-MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED,
-         "nests, pipelined, two stages": PIPELINED_TWO, "row pairs": ROW_PAIRS,
+MODES = {"nests": {}, "nests, column order": COLUMNS, "nests, pipelined": PIPELINED, "row pairs": ROW_PAIRS,
          "row pairs, column order": {**COLUMNS, **ROW_PAIRS}, "pairs": {**COLUMNS, **NESTS_OFF},
          "quads": {**COLUMNS, **QUADS}}
 DEFAULT_MODES = ["nests", "nests, column order", "nests, pipelined"]
@@ -524,7 +465,7 @@ def mode_fits(config, name):
         return False  # 64 accumulators: only the row order fits the registers
     if name == "row pairs, column order" and config[4] > 32:
         return False
-    if name.startswith("nests, pipelined") and (config[4] != 32 or config[2] % 2):
+    if name == "nests, pipelined" and (config[4] != 32 or config[2] % 2):
         return False
     return name != "quads" or config[4] % 32 == 0
 
@@ -657,8 +598,6 @@ def main():
     ap.add_argument("--cuda-dtype", default="float16", choices=["float16", "float32"],
                     help="the factors' type on CUDA (float32: exact fp32 products, or TF32 with "
                          "--define METALCALL_SGM_TF32=1; the reference is then CuPy's fp32 matmul)")
-    ap.add_argument("--beyond-apple", action="store_true",
-                    help="also run tilings that take more threadgroup memory than an Apple GPU gives (32 KiB)")
     ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                     help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
@@ -696,7 +635,7 @@ def main():
                 defines = {"C_HALF": "1", **defines, "GEMM_FLOAT": "0"}
             name = variant_name(kind, config, defines, mode)
             need = tile_bytes(config, itemsize, int(defines.get("STAGES", 2)))
-            if need > APPLE_THREADGROUP_BYTES and not args.beyond_apple:  # the kernel would not run on a Mac
+            if need > APPLE_THREADGROUP_BYTES:  # the kernel would not run on a Mac
                 print(f"  {kind} {name}: not run: {need} bytes of threadgroup memory, "
                       f"more than Apple's {APPLE_THREADGROUP_BYTES}", flush=True)
                 continue

@@ -429,16 +429,6 @@ def test_gemm_kernel_pipelined(device, rng, dtype, nests, k):
     check_gemm_kernel(device, defines, rng, dtype, k=k)
 
 
-# PIPELINE=1, STAGES=2: two stages, one barrier a tile, two tiles a loop turn. K of one to
-# four tiles (the last tile in either stage); C float and half.
-@pytest.mark.parametrize("k", [32, 64, 96, 128])
-@pytest.mark.parametrize("c_half", [False, True], ids=["C float", "C half"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_gemm_kernel_pipelined_two_stages(device, rng, dtype, c_half, k):
-    defines = {"PIPELINE": "1", "STAGES": "2", "C_HALF": "1" if c_half else "0"}
-    check_gemm_kernel(device, defines, rng, dtype, k=k)
-
-
 # C_HALF=1: C in half, each SIMD-group's float accumulators rounded through its strip of
 # threadgroup memory; an odd number of blocks a row (the lanes' last pass partly idle),
 # and the pipelined loop.
