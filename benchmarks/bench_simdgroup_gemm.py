@@ -3,7 +3,7 @@ CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
         [--configs "2,2,8,8,32;1,2,8,8,32"] [--modes "nests;row pairs"] [--peak] [--parts]
-        [--define NAME=VALUE] [--repeats R] [--calls N]
+        [--define NAME=VALUE] [--repeats R] [--calls N] [--clock wall|device]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
@@ -21,7 +21,11 @@ are float either way). A few tilings are tried
 measures the rate of simdgroup_multiply_accumulate alone (PEAK_SRC), the ceiling of any
 kernel built from 8x8 products.
 Results are checked before they are timed; times are the minimum over repeats (20 on CUDA,
-for both libraries), each one call and its wait (--calls N: N calls back to back).
+for both libraries), each one call and its wait (--calls N: N calls back to back; --clock
+device on CUDA: the GPU's own time of a call, our Completion's gpu_time and CUDA events
+around CuPy's). The ratio comes from the best tiling and the reference timed again in
+turn, one call of each a round, so that both meet the same clocks and temperatures (a
+GPU's rate moves with them: CuPy's best of 20 ranged over 581-704 TFLOP/s on H200s).
 """
 
 import argparse
@@ -571,12 +575,42 @@ def per_call(launch, finish, calls):
 
 
 def best_time(fn, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return min(wall_time(fn) for _ in range(repeats))
+
+
+def wall_time(fn):
+    """Seconds of wall time one fn() takes."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def device_time(launch):
+    """Seconds the GPU spent on one call (its Completion's gpu_time: a device opened with
+    timing=True)."""
+    done = launch()
+    done.wait()
+    return done.gpu_time
+
+
+def cupy_device_time(cp, fn):
+    """Seconds between CUDA events recorded around one fn() on CuPy's stream."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end) / 1e3
+
+
+def interleaved_best(ours, theirs, rounds):
+    """The best of `rounds` timings of each, taken in turn (one of ours, one of theirs), so
+    that both meet the same clocks and temperatures of the device."""
+    t_ours = t_theirs = float("inf")
+    for _ in range(rounds):
+        t_ours = min(t_ours, ours())
+        t_theirs = min(t_theirs, theirs())
+    return t_ours, t_theirs
 
 
 def main():
@@ -592,6 +626,9 @@ def main():
     ap.add_argument("--calls", type=int, default=1,
                     help="calls a timing, back to back (one wait at the end; both libraries): "
                          "1 times each call with its launch and wait, more the rate of a busy device")
+    ap.add_argument("--clock", default="wall", choices=["wall", "device"],
+                    help="CUDA: wall time of each call with its launch and wait (default), or the GPU's "
+                         "time (our calls' gpu_time, CUDA events around CuPy's)")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
@@ -601,12 +638,15 @@ def main():
     ap.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
                     help="a macro for the kernels, e.g. METALCALL_SGM_PAIR_PRODUCTS=0 (CUDA: one mma per product)")
     args = ap.parse_args()
+    if args.clock == "device" and args.calls != 1:
+        ap.error("--clock device times one call at a time: leave out --calls")
     extra = dict(d.split("=", 1) for d in args.define)
     kinds = [args.device] if args.device else [d.backend for d in mc.get_devices() if d.backend in ("cpu", "cuda")]
     rng = np.random.default_rng(1)
     lines = []
     for kind in dict.fromkeys(kinds):
-        dev = mc.Device(kind)
+        device_clock = kind == "cuda" and args.clock == "device"
+        dev = mc.Device(kind, timing=device_clock)
         # Minimum of repeats: a GPU's rate moves with its clock between calls (CuPy's best
         # of 5 ranged over 600-695 TFLOP/s on one H100), so more there, for both libraries.
         repeats = args.repeats or (2 if args.quick else 20 if kind == "cuda" else 5)
@@ -654,10 +694,14 @@ def main():
             assert err < 1e-3, f"{kind}: GEMM {name} is wrong (max relative error {err:.2e})"
             print(f"  {kind} {name}: max error {err:.2e} of the largest |C|", flush=True)
             launch = functools.partial(gemm, dev, lib, a, b, c, config, wait=False)
-            tc = best_time(per_call(launch, lambda done: done.wait(), args.calls), repeats) / args.calls
+            if device_clock:
+                once = functools.partial(device_time, launch)
+            else:
+                once = functools.partial(wall_time, per_call(launch, lambda done: done.wait(), args.calls))
+            tc = min(once() for _ in range(repeats)) / args.calls
             print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
-                t, best, best_defines, best_mode, best_c = tc, config, defines, mode, c
+                t, best, best_defines, best_mode, best_c, best_once = tc, config, defines, mode, c, once
         flops = 2.0 * n ** 3
         if best is None:
             lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {'(no tiling ran)':>18}")
@@ -678,16 +722,23 @@ def main():
             ga, gb = cp.asarray(a_np), cp.asarray(b_np)
             cp.matmul(ga, gb)
             cp.cuda.Device().synchronize()
-            ref = per_call(functools.partial(cp.matmul, ga, gb), lambda _: cp.cuda.Device().synchronize(), args.calls)
+            if device_clock:
+                ref_once = functools.partial(cupy_device_time, cp, functools.partial(cp.matmul, ga, gb))
+            else:
+                ref_once = functools.partial(wall_time, per_call(functools.partial(cp.matmul, ga, gb),
+                                                                 lambda _: cp.cuda.Device().synchronize(), args.calls))
             ref_name = "cupy"
         else:
-            ref = per_call(functools.partial(np.matmul, a_np, b_np), lambda _: None, args.calls)
+            ref_once = functools.partial(wall_time, per_call(functools.partial(np.matmul, a_np, b_np),
+                                                             lambda _: None, args.calls))
             ref_name = "numpy"
-        tr = best_time(ref, repeats) / args.calls
+        # The best tiling and the reference timed in turn, for the ratio.
+        t, tr = (x / args.calls for x in interleaved_best(best_once, ref_once, repeats))
         ours, theirs = flops / t / 1e9, flops / tr / 1e9
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
                      f" {ours / theirs:>7.3f}  (tiles {best_name})")
-    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
+    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}"
+          f"  (clock: {args.clock}; the best tiling and the reference timed in turn)")
     print("\n".join(lines))
 
 
