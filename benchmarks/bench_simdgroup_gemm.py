@@ -603,14 +603,11 @@ def cupy_device_time(cp, fn):
     return cp.cuda.get_elapsed_time(start, end) / 1e3
 
 
-def interleaved_best(ours, theirs, rounds):
-    """The best of `rounds` timings of each, taken in turn (one of ours, one of theirs), so
-    that both meet the same clocks and temperatures of the device."""
-    t_ours = t_theirs = float("inf")
-    for _ in range(rounds):
-        t_ours = min(t_ours, ours())
-        t_theirs = min(t_theirs, theirs())
-    return t_ours, t_theirs
+def interleaved(ours, theirs, rounds):
+    """`rounds` timings of each, taken in turn (one of ours, one of theirs), so that both
+    meet the same clocks and temperatures of the device."""
+    times = [(ours(), theirs()) for _ in range(rounds)]
+    return [t[0] for t in times], [t[1] for t in times]
 
 
 def main():
@@ -733,10 +730,11 @@ def main():
                                                              lambda _: None, args.calls))
             ref_name = "numpy"
         # The best tiling and the reference timed in turn, for the ratio.
-        t, tr = (x / args.calls for x in interleaved_best(best_once, ref_once, repeats))
-        ours, theirs = flops / t / 1e9, flops / tr / 1e9
+        ts, trs = interleaved(best_once, ref_once, repeats)
+        ours, theirs = flops * args.calls / min(ts) / 1e9, flops * args.calls / min(trs) / 1e9
+        median = np.median(ts) / np.median(trs)
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
-                     f" {ours / theirs:>7.3f}  (tiles {best_name})")
+                     f" {ours / theirs:>7.3f}  (tiles {best_name}; medians' ratio {1 / median:.3f})")
     print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}"
           f"  (clock: {args.clock}; the best tiling and the reference timed in turn)")
     print("\n".join(lines))
