@@ -3,7 +3,7 @@ CuPy's matmul (CUDA, fp16), side by side.
 
     python benchmarks/bench_simdgroup_gemm.py [--device cpu|cuda] [--size N] [--quick]
         [--configs "2,2,8,8,32;1,2,8,8,32"] [--modes "nests;row pairs"] [--peak] [--parts]
-        [--define NAME=VALUE] [--repeats R] [--calls N] [--clock wall|device]
+        [--define NAME=VALUE] [--repeats R] [--calls N] [--clock wall|device] [--cold-l2]
 
 The kernel (GEMM_SRC, also checked by tests/conformance/test_simdgroup_matrix.py) stages
 BMxBK tiles of A and BKxBN tiles of B (BK/2 deep for float) in padded, double-buffered
@@ -26,6 +26,9 @@ device on CUDA: the GPU's own time of a call, our Completion's gpu_time and CUDA
 around CuPy's). The ratio comes from the best tiling and the reference timed again in
 turn, one call of each a round, so that both meet the same clocks and temperatures (a
 GPU's rate moves with them: CuPy's best of 20 ranged over 581-704 TFLOP/s on H200s).
+--cold-l2 writes 512 MiB on the device before each timing, as GEMM benchmarks commonly do,
+so that no call finds its matrices in the L2 cache from the call before (CuPy's rate is
+~9% lower so, ours ~1%: benchmarks/RESULTS.md).
 """
 
 import argparse
@@ -603,6 +606,27 @@ def cupy_device_time(cp, fn):
     return cp.cuda.get_elapsed_time(start, end) / 1e3
 
 
+FLUSH_SRC = """
+kernel void flush_l2(device uint4* p [[buffer(0)]], uint i [[thread_position_in_grid]]) { p[i] = uint4(i); }
+"""
+
+
+def l2_flusher(dev, nbytes=512 << 20):
+    """A function that writes `nbytes` (more than any GPU's L2 cache holds) on `dev` and
+    waits: whatever a timing runs after it finds none of its data in the cache."""
+    junk = dev.empty(nbytes // 16 * 4, np.uint32)
+    kernel = dev.compile(FLUSH_SRC).flush_l2
+    return lambda: kernel(nbytes // 16, junk).wait()
+
+
+def after(first, timing):
+    """timing(), run after first() (not timed)."""
+    def run():
+        first()
+        return timing()
+    return run
+
+
 def interleaved(ours, theirs, rounds):
     """`rounds` timings of each, taken in turn (one of ours, one of theirs), so that both
     meet the same clocks and temperatures of the device."""
@@ -626,6 +650,9 @@ def main():
     ap.add_argument("--clock", default="wall", choices=["wall", "device"],
                     help="CUDA: wall time of each call with its launch and wait (default), or the GPU's "
                          "time (our calls' gpu_time, CUDA events around CuPy's)")
+    ap.add_argument("--cold-l2", action="store_true",
+                    help="before each timing (ours and the reference), write 512 MiB on the device, so that "
+                         "neither finds its matrices in the L2 cache from the call before")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
@@ -644,6 +671,7 @@ def main():
     for kind in dict.fromkeys(kinds):
         device_clock = kind == "cuda" and args.clock == "device"
         dev = mc.Device(kind, timing=device_clock)
+        flush = l2_flusher(dev) if args.cold_l2 else None
         # Minimum of repeats: a GPU's rate moves with its clock between calls (CuPy's best
         # of 5 ranged over 600-695 TFLOP/s on one H100), so more there, for both libraries.
         repeats = args.repeats or (2 if args.quick else 20 if kind == "cuda" else 5)
@@ -695,6 +723,8 @@ def main():
                 once = functools.partial(device_time, launch)
             else:
                 once = functools.partial(wall_time, per_call(launch, lambda done: done.wait(), args.calls))
+            if flush:
+                once = after(flush, once)
             tc = min(once() for _ in range(repeats)) / args.calls
             print(f"  {kind} {name}: {2.0 * n ** 3 / tc / 1e9:.1f} GFLOP/s", flush=True)
             if tc < t:
@@ -729,6 +759,8 @@ def main():
             ref_once = functools.partial(wall_time, per_call(functools.partial(np.matmul, a_np, b_np),
                                                              lambda _: None, args.calls))
             ref_name = "numpy"
+        if flush:
+            ref_once = after(flush, ref_once)
         # The best tiling and the reference timed in turn, for the ratio.
         ts, trs = interleaved(best_once, ref_once, repeats)
         ours, theirs = flops * args.calls / min(ts) / 1e9, flops * args.calls / min(trs) / 1e9
@@ -736,7 +768,7 @@ def main():
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
                      f" {ours / theirs:>7.3f}  (tiles {best_name}; medians' ratio {1 / median:.3f})")
     print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}"
-          f"  (clock: {args.clock}; the best tiling and the reference timed in turn)")
+          f"  (clock: {args.clock}{', cold L2' if args.cold_l2 else ''}; the best tiling and the reference timed in turn)")
     print("\n".join(lines))
 
 
