@@ -23,12 +23,12 @@ kernel built from 8x8 products.
 Results are checked before they are timed; times are the minimum over repeats (20 on CUDA,
 for both libraries), each one call and its wait (--calls N: N calls back to back; --clock
 device on CUDA: the GPU's own time of a call, our Completion's gpu_time and CUDA events
-around CuPy's). The ratio comes from the best tiling and the reference timed again in
-turn, one call of each a round, so that both meet the same clocks and temperatures (a
-GPU's rate moves with them: CuPy's best of 20 ranged over 581-704 TFLOP/s on H200s).
---cold-l2 writes 512 MiB on the device before each timing, as GEMM benchmarks commonly do,
-so that no call finds its matrices in the L2 cache from the call before (CuPy's rate is
-~9% lower so, ours ~1%: benchmarks/RESULTS.md).
+around CuPy's). The ratio line times the best tiling and the reference again and gives
+the ratio of the best times and of the medians (CuPy's best of 20 ranged over 581-704
+TFLOP/s on H200s). --cold-l2 writes 512 MiB on the device before each timing, so that no
+call finds its matrices in the L2 cache from the call before and the GPU is busy until
+the call, and then times the two in turn (one call of each a round), so that both meet
+the same clocks and temperatures.
 """
 
 import argparse
@@ -761,14 +761,20 @@ def main():
             ref_name = "numpy"
         if flush:
             ref_once = after(flush, ref_once)
-        # The best tiling and the reference timed in turn, for the ratio.
-        ts, trs = interleaved(best_once, ref_once, repeats)
+        # For the ratio, the best tiling and the reference timed again: each back to back
+        # (a GPU-bound call after a call of its own), or with --cold-l2 in turn (each after
+        # the flush). Not in turn without the flush: cuBLAS's kernel runs up to 25% slower
+        # on a GPU that idled the instant before (benchmarks/RESULTS.md).
+        if flush:
+            ts, trs = interleaved(best_once, ref_once, repeats)
+        else:
+            ts, trs = [best_once() for _ in range(repeats)], [ref_once() for _ in range(repeats)]
         ours, theirs = flops * args.calls / min(ts) / 1e9, flops * args.calls / min(trs) / 1e9
         median = np.median(ts) / np.median(trs)
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
                      f" {ours / theirs:>7.3f}  (tiles {best_name}; medians' ratio {1 / median:.3f})")
     print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}"
-          f"  (clock: {args.clock}{', cold L2' if args.cold_l2 else ''}; the best tiling and the reference timed in turn)")
+          f"  (clock: {args.clock}{', cold L2, timed in turn' if args.cold_l2 else ''})")
     print("\n".join(lines))
 
 
