@@ -652,7 +652,8 @@ def main():
                          "time (our calls' gpu_time, CUDA events around CuPy's)")
     ap.add_argument("--cold-l2", action="store_true",
                     help="before each timing (ours and the reference), write 512 MiB on the device, so that "
-                         "neither finds its matrices in the L2 cache from the call before")
+                         "neither finds its matrices in the L2 cache from the call before; the ratio then "
+                         "comes from the two timed in turn")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
