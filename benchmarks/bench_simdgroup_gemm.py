@@ -614,7 +614,7 @@ kernel void flush_l2(device uint4* p [[buffer(0)]], uint i [[thread_position_in_
 def l2_flusher(dev, nbytes=512 << 20):
     """A function that writes `nbytes` (more than any GPU's L2 cache holds) on `dev` and
     waits: whatever a timing runs after it finds none of its data in the cache."""
-    junk = dev.empty(nbytes // 16 * 4, np.uint32)
+    junk = dev.empty(nbytes // 4, np.uint32)
     kernel = dev.compile(FLUSH_SRC).flush_l2
     return lambda: kernel(nbytes // 16, junk).wait()
 
@@ -760,22 +760,20 @@ def main():
             ref_once = functools.partial(wall_time, per_call(functools.partial(np.matmul, a_np, b_np),
                                                              lambda _: None, args.calls))
             ref_name = "numpy"
-        if flush:
-            ref_once = after(flush, ref_once)
         # For the ratio, the best tiling and the reference timed again: each back to back
         # (a GPU-bound call after a call of its own), or with --cold-l2 in turn (each after
         # the flush). Not in turn without the flush: cuBLAS's kernel runs up to 25% slower
         # on a GPU that idled the instant before (benchmarks/RESULTS.md).
         if flush:
-            ts, trs = interleaved(best_once, ref_once, repeats)
+            ts, trs = interleaved(best_once, after(flush, ref_once), repeats)
         else:
             ts, trs = [best_once() for _ in range(repeats)], [ref_once() for _ in range(repeats)]
         ours, theirs = flops * args.calls / min(ts) / 1e9, flops * args.calls / min(trs) / 1e9
-        median = np.median(ts) / np.median(trs)
+        medians_ratio = np.median(trs) / np.median(ts)
+        clock = ("device" if device_clock else "wall") + (", cold L2, timed in turn" if flush else "")
         lines.append(f"{kind:<8} {np.dtype(dtype).name:<8} {n:>6} {ours:>18.1f} {ref_name:>12} {theirs:>12.1f}"
-                     f" {ours / theirs:>7.3f}  (tiles {best_name}; medians' ratio {1 / median:.3f})")
-    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}"
-          f"  (clock: {args.clock}{', cold L2, timed in turn' if args.cold_l2 else ''})")
+                     f" {ours / theirs:>7.3f}  (tiles {best_name}; medians' ratio {medians_ratio:.3f}; clock: {clock})")
+    print(f"{'device':<8} {'dtype':<8} {'size':>6} {'metalcall GFLOP/s':>18} {'reference':>12} {'ref GFLOP/s':>12} {'ratio':>7}")
     print("\n".join(lines))
 
 
