@@ -28,7 +28,8 @@ the ratio of the best times and of the medians (CuPy's best of 20 ranged over 58
 TFLOP/s on H200s). --cold-l2 writes 512 MiB on the device before each timing, so that no
 call finds its matrices in the L2 cache from the call before and the GPU is busy until
 the call, and then times the two in turn (one call of each a round), so that both meet
-the same clocks and temperatures.
+the same clocks and temperatures. It is meant for GPUs: on the CPU, NumPy's BLAS threads
+then start each call from idle, and its median falls far below its best.
 """
 
 import argparse
@@ -653,7 +654,8 @@ def main():
     ap.add_argument("--cold-l2", action="store_true",
                     help="before each timing (ours and the reference), write 512 MiB on the device, so that "
                          "neither finds its matrices in the L2 cache from the call before; the ratio then "
-                         "comes from the two timed in turn")
+                         "comes from the two timed in turn. Meant for GPUs: on the CPU the flush leaves "
+                         "NumPy's BLAS threads idle before each of its calls, which slows its median")
     ap.add_argument("--peak", action="store_true", help="also time simdgroup_multiply_accumulate alone")
     ap.add_argument("--parts", action="store_true",
                     help="also time the best tiling without its products, tile fetches or barrier")
