@@ -75,3 +75,49 @@ def test_load_library_elsewhere_is_a_device_error(backend):
     c = np.zeros(4, np.float32)
     dev.compile(SRC).scale(4, np.ones(4, np.float32), c, 3.0)  # still usable
     np.testing.assert_array_equal(c, 3.0)
+
+
+# ---- staged textures: Metal makes only single-level 2-D textures over a buffer ----------
+
+STAGED_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void bump3d(texture3d<float, access::read> src [[texture(0)]],
+                   texture3d<float, access::write> dst [[texture(1)]],
+                   uint3 p [[thread_position_in_grid]]) {
+    dst.write(src.read(p) + float4(1.0f), p);
+}
+kernel void level_down(texture2d<float, access::read> src [[texture(0)]],
+                       texture2d<float, access::write> dst [[texture(1)]], constant uint& lod [[buffer(0)]],
+                       uint2 p [[thread_position_in_grid]]) {
+    dst.write(src.read(2 * p, lod) * 2.0f, p, lod + 1);
+}
+"""
+
+
+def test_staged_textures_round_trip(rng):
+    """A 3-D texture is copied into a texture of its own and back; a mipmapped texture bound
+    twice (read and write) is one texture, so the kernel's write reaches the buffer."""
+    dev = metal_device()
+    lib = dev.compile(STAGED_SRC)
+    raw = rng.uniform(0, 1, (3, 4, 5, 4)).astype(np.float32)
+    src, dst = dev.texture_from(raw), dev.texture((3, 4, 5), "rgba32float")
+    lib.bump3d((5, 4, 3), textures=[src, dst])
+    np.testing.assert_array_equal(np.asarray(dst), raw + 1)
+    np.testing.assert_array_equal(np.asarray(src), raw)  # read-only: not copied back
+
+    img = rng.uniform(0, 1, (8, 8, 4)).astype(np.float32)
+    t = dev.texture_from(img, mip_levels=2)
+    lib.level_down((4, 4), np.array([0], np.uint32), textures=[t, t])
+    np.testing.assert_array_equal(t.level(1), img[::2, ::2] * 2)
+    np.testing.assert_array_equal(np.asarray(t), img)
+
+
+def test_metal_texture_size_limits():
+    dev = metal_device()
+    with pytest.raises(mc.ArgumentError, match=r"\[metal\] a texture3d is at most 2048"):
+        dev.texture((4, 4, 4096), "r32float")
+    with pytest.raises(mc.ArgumentError, match=r"\[metal\] a texture2d_array has at most 2048 slices"):
+        dev.texture((4096, 4, 4), "r32float", type="texture2d_array")
+    with pytest.raises(mc.ArgumentError, match=r"\[metal\] a texture2d is at most 16384"):
+        dev.texture((4, 20000), "r8unorm")

@@ -134,8 +134,6 @@ def test_texture_switched_off(device, rng):
     kernel(device, "ofc_texture", has_tex=False)(8, y, textures=[None])
     np.testing.assert_array_equal(y, -1.0)
     texels = rng.standard_normal((1, 8)).astype(np.float32)
-    if device.backend == "metal":
-        pytest.skip("Metal makes only 2-D textures over buffers; the enabled case is in test_textures.py")
     tex = device.texture_from(texels)
     kernel(device, "ofc_texture", has_tex=True)(8, y, textures=[tex])
     np.testing.assert_array_equal(y, texels[0])

@@ -165,6 +165,8 @@ def refined_category(ctype, api):
         return "object pointer"
     if ctype in ("void*", "const void*"):
         return "pointer"
+    if ctype in api.STRUCTS:
+        return "struct"
     if ctype == "dispatch_data_t" or re.match(r"^id<\w+>$", ctype) or re.match(r"^(NS|MTL)\w+(<.*>)?\*$", ctype):
         return "object"
     raise CheckError("metal_api.py: cannot tell what kind of type %r is" % ctype)
@@ -290,6 +292,9 @@ class Declarations:
         if expected != got:
             self.problems.append("%s: %s is %s (%r) in the metadata but metal_api.py gives %s %r"
                                  % (where, what, expected, bare(encoding), got, refined))
+        if got == "struct" and expected == "struct" and plain != refined:
+            self.problems.append("%s: %s is struct %s in the metadata but metal_api.py gives %s"
+                                 % (where, what, plain, refined))
         if got == "integer" and refined in self.api.ENUMS:
             underlying = self.api.ENUMS[refined][1]
             # PyObjC keeps one record per selector, so a selector shared by protocols (status:

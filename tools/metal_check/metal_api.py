@@ -60,6 +60,9 @@ PROTOCOLS = {
         ("minimumLinearTextureAlignmentForPixelFormat:", "10.13", {"args": ["MTLPixelFormat"]}),
         ("newSamplerStateWithDescriptor:", "10.11",
          {"args": ["MTLSamplerDescriptor*"], "returns": "id<MTLSamplerState>"}),
+        # Staged textures (not 2-D, or mipmapped): an MTLTexture of their own.
+        ("newTextureWithDescriptor:", "10.11",
+         {"args": ["MTLTextureDescriptor*"], "returns": "id<MTLTexture>"}),
     ]),
     "MTLResource": (["NSObject"], "10.11", []),
     "MTLBuffer": (["MTLResource"], "10.11", [
@@ -75,6 +78,7 @@ PROTOCOLS = {
     ]),
     "MTLCommandBuffer": (["NSObject"], "10.11", [
         ("computeCommandEncoder", "10.11", {"returns": "id<MTLComputeCommandEncoder>"}),
+        ("blitCommandEncoder", "10.11", {"returns": "id<MTLBlitCommandEncoder>"}),
         ("addCompletedHandler:", "10.11", {"args": ["void (^)(id<MTLCommandBuffer>)"]}),
         ("commit", "10.11"),
         ("status", "10.11", {"returns": "MTLCommandBufferStatus"}),
@@ -84,6 +88,17 @@ PROTOCOLS = {
     ]),
     "MTLCommandEncoder": (["NSObject"], "10.11", [
         ("endEncoding", "10.11"),
+    ]),
+    # Staged textures' copies between their buffer and their MTLTexture (metal_texture.mm).
+    "MTLBlitCommandEncoder": (["MTLCommandEncoder"], "10.11", [
+        ("copyFromBuffer:sourceOffset:sourceBytesPerRow:sourceBytesPerImage:sourceSize:toTexture:"
+         "destinationSlice:destinationLevel:destinationOrigin:", "10.11",
+         {"args": ["id<MTLBuffer>", "NSUInteger", "NSUInteger", "NSUInteger", "MTLSize", "id<MTLTexture>",
+                   "NSUInteger", "NSUInteger", "MTLOrigin"]}),
+        ("copyFromTexture:sourceSlice:sourceLevel:sourceOrigin:sourceSize:toBuffer:destinationOffset:"
+         "destinationBytesPerRow:destinationBytesPerImage:", "10.11",
+         {"args": ["id<MTLTexture>", "NSUInteger", "NSUInteger", "MTLOrigin", "MTLSize", "id<MTLBuffer>",
+                   "NSUInteger", "NSUInteger", "NSUInteger"]}),
     ]),
     "MTLComputeCommandEncoder": (["MTLCommandEncoder"], "10.11", [
         ("setComputePipelineState:", "10.11", {"args": ["id<MTLComputePipelineState>"]}),
@@ -155,6 +170,9 @@ CLASSES = {
         ("setPixelFormat:", "10.11", {"args": ["MTLPixelFormat"], "encoding": ("v", ["Q"])}),
         ("setWidth:", "10.11", {"args": ["NSUInteger"], "encoding": ("v", ["Q"])}),
         ("setHeight:", "10.11", {"args": ["NSUInteger"], "encoding": ("v", ["Q"])}),
+        ("setDepth:", "10.11", {"args": ["NSUInteger"], "encoding": ("v", ["Q"])}),
+        ("setArrayLength:", "10.11", {"args": ["NSUInteger"], "encoding": ("v", ["Q"])}),
+        ("setMipmapLevelCount:", "10.11", {"args": ["NSUInteger"], "encoding": ("v", ["Q"])}),
         ("setStorageMode:", "10.11", {"args": ["MTLStorageMode"], "encoding": ("v", ["Q"])}),
         ("setUsage:", "10.11", {"args": ["MTLTextureUsage"], "encoding": ("v", ["Q"])}),
     ]),
@@ -214,12 +232,18 @@ ENUMS = {
         ("MTLPixelFormatRGBA32Uint", "10.11"),
         ("MTLPixelFormatRGBA32Sint", "10.11"),
         ("MTLPixelFormatRGBA32Float", "10.11"),
+        ("MTLPixelFormatDepth32Float", "10.11"),
     ]),
     "MTLTextureType": ("enum", "NSUInteger", "10.11", [
+        ("MTLTextureType1D", "10.11"),
         ("MTLTextureType2D", "10.11"),
+        ("MTLTextureType2DArray", "10.11"),
+        ("MTLTextureTypeCube", "10.11"),
+        ("MTLTextureType3D", "10.11"),
     ]),
     "MTLStorageMode": ("enum", "NSUInteger", "10.11", [
         ("MTLStorageModeShared", "10.11"),
+        ("MTLStorageModePrivate", "10.11"),
     ]),
     "MTLTextureUsage": ("options", "NSUInteger", "10.11", [
         ("MTLTextureUsageShaderRead", "10.11"),
@@ -346,4 +370,4 @@ FUNCTIONS = {
     "MTLCopyAllDevices": ("10.11", "NSArray<id<MTLDevice>>*", []),
 }
 
-STRUCTS = ["MTLSize"]
+STRUCTS = ["MTLSize", "MTLOrigin"]

@@ -108,13 +108,60 @@ std::shared_ptr<BackendLibrary> load_library(void* device, const std::vector<std
 
 // ---- Textures and samplers (metal_texture.mm) ---------------------------------------
 
-/** ArgumentError for texture types Metal cannot make over a buffer (all but texture2d). */
+/**
+ * Whether Metal makes `descriptor`'s texture over its buffer (a linear texture: 2-D, one mip
+ * level), so that kernels use the texels where the host sees them. Every other texture is
+ * staged: each call that binds it gets an MTLTexture of its own, filled from the buffer
+ * before the call's dispatch and copied back after it where the kernel may write.
+ */
+bool texture_over_buffer(const TextureDescriptor& descriptor);
+/** ArgumentError for a texture beyond Metal's size limits (16384 texels across, 3-D 2048, 2048 slices). */
 void check_metal_texture(const TextureDescriptor& descriptor);
 /** minimumLinearTextureAlignmentForPixelFormat: of `device` (a borrowed id<MTLDevice>). */
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format);
-/** Binds a texture argument: a linear MTLTexture over its buffer, on `encoder` (id<MTLComputeCommandEncoder>). */
+
+/** The staged textures of one dispatch (see texture_over_buffer) and the copies around it. */
+class StagedTextures {
+ public:
+  /**
+   * Makes an MTLTexture on `device` (an id<MTLDevice>) for each texture argument of
+   * `command` that is not over its buffer; throws ArgumentError for a texture of another
+   * device (`registry_id` is this one's). Nothing is encoded yet.
+   */
+  StagedTextures(void* device, std::uint64_t registry_id, const DispatchCommand& command, const KernelInfo& kernel);
+  ~StagedTextures();
+  StagedTextures(const StagedTextures&) = delete;
+  StagedTextures& operator=(const StagedTextures&) = delete;
+
+  bool empty() const { return staged_.empty(); }
+  /** Encodes on `command_buffer` (an id<MTLCommandBuffer>) one blit pass copying each buffer into its texture. */
+  void encode_uploads(void* command_buffer) const;
+  /** One blit pass copying back the textures the kernel may write (access::write, read_write). */
+  void encode_downloads(void* command_buffer) const;
+  /** The id<MTLTexture> staged for argument `arg` of the command, or nullptr when it is over its buffer. */
+  void* texture(std::size_t arg) const;
+
+ private:
+  struct Staged {
+    Texture source;            // its storage (kept alive) and the levels' places in it
+    void* buffer = nullptr;    // the storage's id<MTLBuffer>, borrowed
+    void* texture = nullptr;   // id<MTLTexture>, taken with __bridge_retained, given back in the destructor
+    bool write_back = false;
+  };
+  void release();  // gives back the textures' references
+  Staged make_staged(void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
+                     void* buffer);
+
+  std::vector<Staged> staged_;                                 // one per texture
+  std::vector<std::pair<std::size_t, std::size_t>> bound_;     // (argument, its entry in staged_)
+};
+
+/**
+ * Binds a texture argument on `encoder` (id<MTLComputeCommandEncoder>): `staged` (an
+ * id<MTLTexture> from StagedTextures) when not null, else a linear MTLTexture over its buffer.
+ */
 void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
-                  std::uint64_t registry_id);
+                  std::uint64_t registry_id, void* staged);
 /** Binds a sampler argument: a new MTLSamplerState of `device` on `encoder`. */
 void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel);
 

@@ -244,19 +244,36 @@ class MetalQueue::Impl {
   void synchronize() { queue_state_->wait_idle(); }
 
  private:
+  // The calls go into one compute pass, except that a call with staged textures (not 2-D,
+  // or mipmapped: metal_texture.mm) gets a pass of its own between the blit passes that
+  // copy its textures in and out. Metal orders the passes of a command buffer and tracks
+  // the hazards between them (every resource here is tracked, the default).
   void encode_and_commit(std::shared_ptr<Submission> submission) {
     id<MTLCommandBuffer> command_buffer = [queue_ commandBuffer];
-    id<MTLComputeCommandEncoder> encoder = [command_buffer computeCommandEncoder];
-    if (!encoder)
-      throw ExecutionError("[metal] unable to start a command buffer on " + info_.name +
-                           ": the GPU may have been reset or removed; open the device again");
+    if (!command_buffer) throw_unable_to_start();
+    id<MTLComputeCommandEncoder> encoder = nil;  // the open compute pass, if any
     try {
-      for (const DispatchCommand& command : submission->commands) encode(encoder, command, *submission);
+      for (const DispatchCommand& command : submission->commands) {
+        const StagedTextures staged((__bridge void*)device_, info_.registry_id, command, kernel_of(command));
+        if (!staged.empty()) {
+          if (encoder) [encoder endEncoding];
+          encoder = nil;
+          staged.encode_uploads((__bridge void*)command_buffer);
+        }
+        if (!encoder) encoder = [command_buffer computeCommandEncoder];
+        if (!encoder) throw_unable_to_start();
+        encode(encoder, command, *submission, staged);
+        if (!staged.empty()) {
+          [encoder endEncoding];
+          encoder = nil;
+          staged.encode_downloads((__bridge void*)command_buffer);
+        }
+      }
     } catch (...) {
-      [encoder endEncoding];  // an encoder must be ended even when its command buffer is dropped
+      if (encoder) [encoder endEncoding];  // an encoder must be ended even when its command buffer is dropped
       throw;
     }
-    [encoder endEncoding];
+    if (encoder) [encoder endEncoding];
     [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) {
       complete(done, submission);
     }];
@@ -264,11 +281,23 @@ class MetalQueue::Impl {
     [command_buffer commit];
   }
 
-  void encode(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, Submission& submission) {
+  [[noreturn]] void throw_unable_to_start() const {
+    throw ExecutionError("[metal] unable to start a command buffer on " + info_.name +
+                         ": the GPU may have been reset or removed; open the device again");
+  }
+
+  const MetalProgram& program_of(const DispatchCommand& command) const {
     const auto* program = dynamic_cast<const MetalProgram*>(command.program.get());
     if (!program)
       throw ArgumentError("kernel '" + command.program->info().name +
                           "' was built for another device: compile it on " + info_.name);
+    return *program;
+  }
+  const KernelInfo& kernel_of(const DispatchCommand& command) const { return program_of(command).info(); }
+
+  void encode(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, Submission& submission,
+              const StagedTextures& staged) {
+    const MetalProgram* program = &program_of(command);
     const KernelInfo& kernel = program->info();
     if (command.args.size() != kernel.params.size())
       throw ArgumentError("kernel '" + kernel.name + "' has " +
@@ -295,7 +324,7 @@ class MetalQueue::Impl {
           bind_buffer(encoder, arg, param, kernel, index, submission);
           break;
         case ParamKind::texture:
-          bind_texture((__bridge void*)encoder, arg, param, kernel, info_.registry_id);
+          bind_texture((__bridge void*)encoder, arg, param, kernel, info_.registry_id, staged.texture(i));
           break;
         case ParamKind::sampler:
           bind_sampler((__bridge void*)encoder, (__bridge void*)device_, arg, param, kernel);

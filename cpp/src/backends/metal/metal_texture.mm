@@ -1,6 +1,9 @@
-// Textures and samplers on Metal: a linear MTLTexture made over a Texture's shared
-// MTLBuffer (so the host sees the texels in place, rows row_pitch apart) and an
-// MTLSamplerState per bound Sampler. Only 2-D textures: Metal makes no other type over a buffer.
+// Textures and samplers on Metal. A single-level 2-D texture is a linear MTLTexture made
+// over its Texture's shared MTLBuffer (the host sees the texels in place, rows row_pitch
+// apart). Metal makes no other texture over a buffer, so the others are staged: each call
+// gets a private MTLTexture of the type, filled from the buffer by a blit pass before the
+// dispatch and, where the kernel may write, copied back by one after it; the buffer stays
+// what the host reads and writes. Samplers: an MTLSamplerState per bound Sampler.
 #if !__has_feature(objc_arc)
 #error "metal_texture.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
 #endif
@@ -8,6 +11,7 @@
 #include <Foundation/Foundation.h>
 #include <Metal/Metal.h>
 
+#include <algorithm>
 #include <string>
 
 #include "backends/metal/metal_backend.hpp"
@@ -43,6 +47,58 @@ MTLPixelFormat pixel_format(const PixelFormat& f) {
                          : MTLPixelFormatRGBA16Float;
   return k == PixelKind::uint ? MTLPixelFormatRGBA32Uint : k == PixelKind::sint ? MTLPixelFormatRGBA32Sint
                                                                                 : MTLPixelFormatRGBA32Float;
+}
+
+MTLTextureType texture_type(TextureType t) {
+  switch (t) {
+    case TextureType::texture1d: return MTLTextureType1D;
+    case TextureType::texture3d: return MTLTextureType3D;
+    case TextureType::texture2d_array: return MTLTextureType2DArray;
+    case TextureType::texturecube: return MTLTextureTypeCube;
+    case TextureType::texture2d:
+    case TextureType::depth2d:
+    case TextureType::none: break;
+  }
+  return MTLTextureType2D;
+}
+
+MTLTextureUsage texture_usage(const TextureDescriptor& d) {
+  MTLTextureUsage usage = 0;
+  if (d.usage & usage_read) usage |= MTLTextureUsageShaderRead;
+  if (d.usage & usage_write) usage |= MTLTextureUsageShaderWrite;
+  return usage;
+}
+
+// The texture's storage, checked to be a buffer of this device.
+id<MTLBuffer> texture_buffer(const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
+                             std::uint64_t registry_id) {
+  const auto* storage = dynamic_cast<const MetalBufferStorage*>(arg.buffer.get());
+  if (!storage || storage->registry_id() != registry_id)
+    throw ArgumentError("kernel '" + kernel.name + "' texture(" + std::to_string(param.binding) + ") '" + param.name +
+                        "' is a texture of another device: make it on the device the kernel runs on");
+  return (__bridge id<MTLBuffer>)storage->buffer();
+}
+
+// What one blit copies between a staged texture and its buffer: one 2-D image (a slice of
+// an array or a cube face) or, for a 3-D texture, a level's whole volume.
+struct ImageCopy {
+  NSUInteger slice, level, offset, bytes_per_row, bytes_per_image;
+  MTLSize size;
+};
+
+template <class F>
+void for_each_image(const Texture& t, F&& copy) {
+  const TextureDescriptor& d = t.descriptor();
+  const bool volume = d.type == TextureType::texture3d;
+  for (std::uint32_t level = 0; level < t.mip_levels(); ++level) {
+    const MipLevel& l = t.mip_level(level);
+    const std::uint32_t images = volume ? 1 : d.array_length;  // 1 for 1-D and 2-D, 6 for a cube
+    for (std::uint32_t slice = 0; slice < images; ++slice) {
+      // Apple: bytesPerImage is the step between a 3-D texture's images, 0 when one image is copied.
+      copy(ImageCopy{slice, level, l.offset + slice * l.slice_pitch, l.row_pitch, volume ? l.slice_pitch : 0,
+                     MTLSize{l.width, l.height, volume ? l.depth : 1}});
+    }
+  }
 }
 
 MTLSamplerAddressMode address_mode(SamplerAddress a) {
@@ -96,16 +152,22 @@ MTLSamplerBorderColor border_color(SamplerBorder b) {
 
 }  // namespace
 
-void check_metal_texture(const TextureDescriptor& descriptor) {
-  if (descriptor.type != TextureType::texture2d)
-    throw ArgumentError(std::string("[metal] ") + to_string(descriptor.type) +
-                        " textures are not supported by the Metal backend yet: metalcall keeps a texture's texels in "
-                        "a buffer the host reads in place, and Metal makes only 2-D textures over a buffer; use "
-                        "texture2d, or mc.Device(\"cpu\")");
-  if (descriptor.mip_levels > 1)
-    throw ArgumentError("[metal] mipmapped textures are not supported by the Metal backend yet: metalcall keeps a "
-                        "texture's texels in a buffer the host reads in place, and a texture over a buffer has one "
-                        "mip level; use mip_levels=1, or mc.Device(\"cpu\")");
+bool texture_over_buffer(const TextureDescriptor& descriptor) {
+  return descriptor.type == TextureType::texture2d && descriptor.mip_levels == 1;
+}
+
+void check_metal_texture(const TextureDescriptor& d) {
+  // Metal's implementation limits (feature set tables, Apple3 and later, Mac2): 16384 texels
+  // across a 1-D, 2-D or cube texture; 2048 in each dimension of a 3-D texture and slices of an array.
+  const bool volume = d.type == TextureType::texture3d;
+  const std::uint32_t most = volume ? 2048 : 16384;
+  const std::uint32_t largest = std::max({d.width, d.height, volume ? d.depth : 1u});
+  if (largest > most)
+    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
+                        " texels wide in each dimension on Metal, got " + std::to_string(largest));
+  if (d.type == TextureType::texture2d_array && d.array_length > 2048)
+    throw ArgumentError("[metal] a texture2d_array has at most 2048 slices on Metal, got " +
+                        std::to_string(d.array_length));
 }
 
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
@@ -116,14 +178,110 @@ std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
   return alignment;
 }
 
-void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
-                  std::uint64_t registry_id) {
-  const auto* storage = dynamic_cast<const MetalBufferStorage*>(arg.buffer.get());
-  if (!storage || storage->registry_id() != registry_id)
-    throw ArgumentError("kernel '" + kernel.name + "' texture(" + std::to_string(param.binding) + ") '" + param.name +
-                        "' is a texture of another device: make it on the device the kernel runs on");
+StagedTextures::StagedTextures(void* device, std::uint64_t registry_id, const DispatchCommand& command,
+                               const KernelInfo& kernel) try {
+  for (std::size_t i = 0; i < command.args.size() && i < kernel.params.size(); ++i) {
+    const BoundArgument& arg = command.args[i];
+    const ParamInfo& param = kernel.params[i];
+    if (arg.absent || arg.kind != ParamKind::texture || texture_over_buffer(arg.texture.descriptor())) continue;
+    id<MTLBuffer> buffer = texture_buffer(arg, param, kernel, registry_id);
+    const bool written = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
+    // A texture bound at several indices is one MTLTexture, as on Metal: writes through one
+    // binding are in the texture the others see, and it is copied in and out once.
+    std::size_t entry = 0;
+    while (entry < staged_.size() && staged_[entry].buffer != (__bridge void*)buffer) ++entry;
+    if (entry == staged_.size()) staged_.push_back(make_staged(device, arg, param, kernel, (__bridge void*)buffer));
+    staged_[entry].write_back = staged_[entry].write_back || written;
+    bound_.emplace_back(i, entry);
+  }
+} catch (...) {
+  release();  // the destructor does not run for a constructor that throws
+  throw;
+}
+
+StagedTextures::Staged StagedTextures::make_staged(void* device, const BoundArgument& arg, const ParamInfo& param,
+                                                   const KernelInfo& kernel, void* buffer) {
   const TextureDescriptor& d = arg.texture.descriptor();
-  check_metal_texture(d);
+  MTLTextureDescriptor* descriptor = [MTLTextureDescriptor new];
+  [descriptor setTextureType:texture_type(d.type)];
+  [descriptor setPixelFormat:d.type == TextureType::depth2d ? MTLPixelFormatDepth32Float : pixel_format(d.format)];
+  [descriptor setWidth:d.width];
+  [descriptor setHeight:d.height];
+  [descriptor setDepth:d.type == TextureType::texture3d ? d.depth : 1];
+  // A cube texture is one cube (its 6 faces are slices); an array texture has array_length slices.
+  [descriptor setArrayLength:d.type == TextureType::texture2d_array ? d.array_length : 1];
+  [descriptor setMipmapLevelCount:arg.texture.mip_levels()];
+  [descriptor setStorageMode:MTLStorageModePrivate];  // only the blits and the kernel touch it
+  [descriptor setUsage:texture_usage(d)];
+  id<MTLTexture> texture = [(__bridge id<MTLDevice>)device newTextureWithDescriptor:descriptor];
+  if (!texture)
+    throw Error("[metal] unable to make a " + std::string(to_string(d.type)) + " of format " + d.format.name() +
+                " for kernel '" + kernel.name + "' texture(" + std::to_string(param.binding) +
+                "): the GPU may be out of memory");
+  return Staged{arg.texture, buffer, (__bridge_retained void*)texture, false};
+}
+
+StagedTextures::~StagedTextures() { release(); }
+
+void StagedTextures::release() {
+  for (Staged& s : staged_) {
+    id<MTLTexture> released = (__bridge_transfer id<MTLTexture>)s.texture;
+    (void)released;
+    s.texture = nullptr;
+  }
+  staged_.clear();
+}
+
+void StagedTextures::encode_uploads(void* command_buffer) const {
+  id<MTLBlitCommandEncoder> blit = [(__bridge id<MTLCommandBuffer>)command_buffer blitCommandEncoder];
+  if (!blit) throw ExecutionError("[metal] unable to start a blit pass: the GPU may have been reset or removed");
+  for (const Staged& s : staged_) {
+    id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)s.buffer;
+    id<MTLTexture> texture = (__bridge id<MTLTexture>)s.texture;
+    for_each_image(s.source, [&](const ImageCopy& c) {
+      [blit copyFromBuffer:buffer sourceOffset:c.offset sourceBytesPerRow:c.bytes_per_row
+          sourceBytesPerImage:c.bytes_per_image sourceSize:c.size toTexture:texture destinationSlice:c.slice
+              destinationLevel:c.level destinationOrigin:MTLOrigin{0, 0, 0}];
+    });
+  }
+  [blit endEncoding];
+}
+
+void StagedTextures::encode_downloads(void* command_buffer) const {
+  bool any = false;
+  for (const Staged& s : staged_) any = any || s.write_back;
+  if (!any) return;
+  id<MTLBlitCommandEncoder> blit = [(__bridge id<MTLCommandBuffer>)command_buffer blitCommandEncoder];
+  if (!blit) throw ExecutionError("[metal] unable to start a blit pass: the GPU may have been reset or removed");
+  for (const Staged& s : staged_) {
+    if (!s.write_back) continue;
+    id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)s.buffer;
+    id<MTLTexture> texture = (__bridge id<MTLTexture>)s.texture;
+    for_each_image(s.source, [&](const ImageCopy& c) {
+      [blit copyFromTexture:texture sourceSlice:c.slice sourceLevel:c.level sourceOrigin:MTLOrigin{0, 0, 0}
+                 sourceSize:c.size toBuffer:buffer destinationOffset:c.offset destinationBytesPerRow:c.bytes_per_row
+          destinationBytesPerImage:c.bytes_per_image];
+    });
+  }
+  [blit endEncoding];
+}
+
+void* StagedTextures::texture(std::size_t arg) const {
+  for (const auto& [bound_arg, entry] : bound_)
+    if (bound_arg == arg) return staged_[entry].texture;
+  return nullptr;
+}
+
+void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
+                  std::uint64_t registry_id, void* staged) {
+  id<MTLComputeCommandEncoder> compute = (__bridge id<MTLComputeCommandEncoder>)encoder;
+  const auto index = static_cast<NSUInteger>(param.binding);
+  if (staged) {
+    [compute setTexture:(__bridge id<MTLTexture>)staged atIndex:index];
+    return;
+  }
+  id<MTLBuffer> buffer = texture_buffer(arg, param, kernel, registry_id);
+  const TextureDescriptor& d = arg.texture.descriptor();
   MTLTextureDescriptor* descriptor = [MTLTextureDescriptor new];
   [descriptor setTextureType:MTLTextureType2D];
   [descriptor setPixelFormat:pixel_format(d.format)];
@@ -131,17 +289,13 @@ void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& para
   [descriptor setHeight:d.height];
   // A texture over a buffer must use the buffer's storage mode (metal_device.mm allocates shared buffers).
   [descriptor setStorageMode:MTLStorageModeShared];
-  MTLTextureUsage usage = 0;
-  if (d.usage & usage_read) usage |= MTLTextureUsageShaderRead;
-  if (d.usage & usage_write) usage |= MTLTextureUsageShaderWrite;
-  [descriptor setUsage:usage];
-  id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)storage->buffer();
+  [descriptor setUsage:texture_usage(d)];
   // The command buffer retains the texture (the queue makes retaining command buffers) until it completes.
   id<MTLTexture> texture = [buffer newTextureWithDescriptor:descriptor offset:0 bytesPerRow:arg.texture.row_pitch()];
   if (!texture)
     throw Error("[metal] unable to make a " + d.format.name() + " texture of " + std::to_string(d.width) + "x" +
                 std::to_string(d.height) + " over its buffer for kernel '" + kernel.name + "'");
-  [(__bridge id<MTLComputeCommandEncoder>)encoder setTexture:texture atIndex:static_cast<NSUInteger>(param.binding)];
+  [compute setTexture:texture atIndex:index];
 }
 
 void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel) {
