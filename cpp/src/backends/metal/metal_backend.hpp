@@ -149,8 +149,7 @@ class StagedTextures {
     bool write_back = false;
   };
   void release();  // gives back the textures' references
-  Staged make_staged(void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
-                     void* buffer);
+  static void* make_texture(void* device, const Staged& staged, const ParamInfo& param, const KernelInfo& kernel);
 
   std::vector<Staged> staged_;                                 // one per texture
   std::vector<std::pair<std::size_t, std::size_t>> bound_;     // (argument, its entry in staged_)

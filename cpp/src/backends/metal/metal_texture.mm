@@ -179,29 +179,36 @@ std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
 }
 
 StagedTextures::StagedTextures(void* device, std::uint64_t registry_id, const DispatchCommand& command,
-                               const KernelInfo& kernel) try {
+                               const KernelInfo& kernel) {
+  std::vector<std::size_t> first_binding;  // for each entry, the argument that names it first (for messages)
   for (std::size_t i = 0; i < command.args.size() && i < kernel.params.size(); ++i) {
     const BoundArgument& arg = command.args[i];
     const ParamInfo& param = kernel.params[i];
     if (arg.absent || arg.kind != ParamKind::texture || texture_over_buffer(arg.texture.descriptor())) continue;
-    id<MTLBuffer> buffer = texture_buffer(arg, param, kernel, registry_id);
+    void* buffer = (__bridge void*)texture_buffer(arg, param, kernel, registry_id);
     const bool written = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
     // A texture bound at several indices is one MTLTexture, as on Metal: writes through one
     // binding are in the texture the others see, and it is copied in and out once.
     std::size_t entry = 0;
-    while (entry < staged_.size() && staged_[entry].buffer != (__bridge void*)buffer) ++entry;
-    if (entry == staged_.size()) staged_.push_back(make_staged(device, arg, param, kernel, (__bridge void*)buffer));
+    while (entry < staged_.size() && staged_[entry].buffer != buffer) ++entry;
+    if (entry == staged_.size()) {
+      staged_.push_back(Staged{arg.texture, buffer, nullptr, false});
+      first_binding.push_back(i);
+    }
     staged_[entry].write_back = staged_[entry].write_back || written;
     bound_.emplace_back(i, entry);
   }
-} catch (...) {
-  release();  // the destructor does not run for a constructor that throws
-  throw;
+  try {
+    for (std::size_t entry = 0; entry < staged_.size(); ++entry)
+      staged_[entry].texture = make_texture(device, staged_[entry], kernel.params[first_binding[entry]], kernel);
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
-StagedTextures::Staged StagedTextures::make_staged(void* device, const BoundArgument& arg, const ParamInfo& param,
-                                                   const KernelInfo& kernel, void* buffer) {
-  const TextureDescriptor& d = arg.texture.descriptor();
+void* StagedTextures::make_texture(void* device, const Staged& staged, const ParamInfo& param, const KernelInfo& kernel) {
+  const TextureDescriptor& d = staged.source.descriptor();
   MTLTextureDescriptor* descriptor = [MTLTextureDescriptor new];
   [descriptor setTextureType:texture_type(d.type)];
   [descriptor setPixelFormat:d.type == TextureType::depth2d ? MTLPixelFormatDepth32Float : pixel_format(d.format)];
@@ -210,21 +217,23 @@ StagedTextures::Staged StagedTextures::make_staged(void* device, const BoundArgu
   [descriptor setDepth:d.type == TextureType::texture3d ? d.depth : 1];
   // A cube texture is one cube (its 6 faces are slices); an array texture has array_length slices.
   [descriptor setArrayLength:d.type == TextureType::texture2d_array ? d.array_length : 1];
-  [descriptor setMipmapLevelCount:arg.texture.mip_levels()];
+  [descriptor setMipmapLevelCount:staged.source.mip_levels()];
   [descriptor setStorageMode:MTLStorageModePrivate];  // only the blits and the kernel touch it
-  [descriptor setUsage:texture_usage(d)];
+  // The usage this call needs, no more (core checked that the Texture's own usage allows it).
+  [descriptor setUsage:MTLTextureUsageShaderRead | (staged.write_back ? MTLTextureUsageShaderWrite : 0)];
   id<MTLTexture> texture = [(__bridge id<MTLDevice>)device newTextureWithDescriptor:descriptor];
   if (!texture)
     throw Error("[metal] unable to make a " + std::string(to_string(d.type)) + " of format " + d.format.name() +
                 " for kernel '" + kernel.name + "' texture(" + std::to_string(param.binding) +
                 "): the GPU may be out of memory");
-  return Staged{arg.texture, buffer, (__bridge_retained void*)texture, false};
+  return (__bridge_retained void*)texture;
 }
 
 StagedTextures::~StagedTextures() { release(); }
 
 void StagedTextures::release() {
   for (Staged& s : staged_) {
+    if (!s.texture) continue;  // not made: a constructor that threw before
     id<MTLTexture> released = (__bridge_transfer id<MTLTexture>)s.texture;
     (void)released;
     s.texture = nullptr;
