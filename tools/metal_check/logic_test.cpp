@@ -266,6 +266,50 @@ void test_no_copy() {
   expect(round_up(17, 16) == 32 && round_up(32, 16) == 32 && round_up(0, 16) == 0, "round_up");
 }
 
+void test_staged_textures() {
+  TextureDescriptor flat;
+  flat.format = PixelFormat{4, 8, PixelKind::unorm};
+  flat.width = 16, flat.height = 8;
+  expect(texture_over_buffer(flat), "a single-level texture2d is made over its buffer");
+  TextureDescriptor mipped = flat;
+  mipped.mip_levels = 2;
+  expect(!texture_over_buffer(mipped), "a mipmapped texture2d is staged");
+  TextureDescriptor cube = flat;
+  cube.type = TextureType::texturecube, cube.height = 16, cube.array_length = 6, cube.mip_levels = 2;
+  expect(!texture_over_buffer(cube), "a cube texture is staged");
+
+  // Each face of each level is one copy from its own offset.
+  const std::vector<MipLevel> cube_levels = {{0, 64, 1024, 16, 16, 1}, {6144, 32, 256, 8, 8, 1}};
+  const auto faces = staged_image_copies(cube, cube_levels);
+  expect(faces.size() == 12, "a 2-level cube takes 12 copies");
+  expect(faces[3].slice == 3 && faces[3].level == 0 && faces[3].offset == 3 * 1024 && faces[3].bytes_per_row == 64 &&
+             faces[3].bytes_per_image == 0 && faces[3].width == 16 && faces[3].depth == 1,
+         "face 3 of level 0: its slice, offset and row pitch");
+  expect(faces[7].slice == 1 && faces[7].level == 1 && faces[7].offset == 6144 + 256 && faces[7].width == 8,
+         "face 1 of level 1");
+
+  // A 3-D level is one copy with its images slice_pitch apart.
+  TextureDescriptor volume = flat;
+  volume.type = TextureType::texture3d, volume.depth = 4, volume.mip_levels = 2;
+  const std::vector<MipLevel> volume_levels = {{0, 64, 512, 16, 8, 4}, {2048, 32, 128, 8, 4, 2}};
+  const auto blocks = staged_image_copies(volume, volume_levels);
+  expect(blocks.size() == 2 && blocks[0].depth == 4 && blocks[0].bytes_per_image == 512 && blocks[1].depth == 2 &&
+             blocks[1].offset == 2048 && blocks[1].bytes_per_image == 128 && blocks[1].slice == 0,
+         "a 3-D texture: one copy a level, bytes_per_image its slice pitch");
+
+  TextureDescriptor big = volume;
+  big.width = 4096, big.mip_levels = 1;
+  expect_throws<ArgumentError>([&] { check_metal_texture(big); }, "3-D textures beyond 2048",
+                               "[metal] a texture3d is at most 2048");
+  TextureDescriptor slices = flat;
+  slices.type = TextureType::texture2d_array, slices.array_length = 4096;
+  expect_throws<ArgumentError>([&] { check_metal_texture(slices); }, "arrays beyond 2048 slices", "at most 2048 slices");
+  flat.width = 16384;
+  check_metal_texture(flat);
+  flat.width = 16385;
+  expect_throws<ArgumentError>([&] { check_metal_texture(flat); }, "2-D textures beyond 16384", "at most 16384");
+}
+
 }  // namespace
 
 int main() {
@@ -276,6 +320,7 @@ int main() {
   test_kernel_from_bindings();
   test_function_constants();
   test_no_copy();
+  test_staged_textures();
   if (failures) {
     std::printf("metal logic tests: %d of %d checks failed\n", failures, checks);
     return 1;

@@ -108,15 +108,6 @@ std::shared_ptr<BackendLibrary> load_library(void* device, const std::vector<std
 
 // ---- Textures and samplers (metal_texture.mm) ---------------------------------------
 
-/**
- * Whether Metal makes `descriptor`'s texture over its buffer (a linear texture: 2-D, one mip
- * level), so that kernels use the texels where the host sees them. Every other texture is
- * staged: each call that binds it gets an MTLTexture of its own, filled from the buffer
- * before the call's dispatch and copied back after it where the kernel may write.
- */
-bool texture_over_buffer(const TextureDescriptor& descriptor);
-/** ArgumentError for a texture beyond Metal's size limits (16384 texels across, 3-D 2048, 2048 slices). */
-void check_metal_texture(const TextureDescriptor& descriptor);
 /** minimumLinearTextureAlignmentForPixelFormat: of `device` (a borrowed id<MTLDevice>). */
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format);
 
@@ -222,6 +213,26 @@ std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, c
  */
 std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t page_size,
                            std::size_t backing_bytes);
+
+/**
+ * Whether Metal makes `descriptor`'s texture over its buffer (a linear texture: 2-D, one mip
+ * level), so that kernels use the texels where the host sees them. Every other texture is
+ * staged: each call that binds it gets an MTLTexture of its own, filled from the buffer
+ * before the call's dispatch and copied back after it where the kernel may write.
+ */
+bool texture_over_buffer(const TextureDescriptor& descriptor);
+/** ArgumentError for a texture beyond Metal's size limits (16384 texels across, 3-D 2048, 2048 slices). */
+void check_metal_texture(const TextureDescriptor& descriptor);
+/** One blit between a staged texture and its buffer: one 2-D image (a level of a 1-D or 2-D
+ * texture, a slice of an array, a cube face) or a 3-D texture's whole level. */
+struct ImageCopy {
+  std::uint32_t slice = 0, level = 0;
+  std::size_t offset = 0, bytes_per_row = 0;
+  std::size_t bytes_per_image = 0;  // Apple: the step between a 3-D copy's images, 0 when it copies one
+  std::uint32_t width = 1, height = 1, depth = 1;
+};
+/** The blits that copy every level and slice of a staged texture laid out as `levels` says. */
+std::vector<ImageCopy> staged_image_copies(const TextureDescriptor& descriptor, const std::vector<MipLevel>& levels);
 
 inline std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;

@@ -11,8 +11,8 @@
 #include <Foundation/Foundation.h>
 #include <Metal/Metal.h>
 
-#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
@@ -79,26 +79,11 @@ id<MTLBuffer> texture_buffer(const BoundArgument& arg, const ParamInfo& param, c
   return (__bridge id<MTLBuffer>)storage->buffer();
 }
 
-// What one blit copies between a staged texture and its buffer: one 2-D image (a slice of
-// an array or a cube face) or, for a 3-D texture, a level's whole volume.
-struct ImageCopy {
-  NSUInteger slice, level, offset, bytes_per_row, bytes_per_image;
-  MTLSize size;
-};
-
-template <class F>
-void for_each_image(const Texture& t, F&& copy) {
-  const TextureDescriptor& d = t.descriptor();
-  const bool volume = d.type == TextureType::texture3d;
-  for (std::uint32_t level = 0; level < t.mip_levels(); ++level) {
-    const MipLevel& l = t.mip_level(level);
-    const std::uint32_t images = volume ? 1 : d.array_length;  // 1 for 1-D and 2-D, 6 for a cube
-    for (std::uint32_t slice = 0; slice < images; ++slice) {
-      // Apple: bytesPerImage is the step between a 3-D texture's images, 0 when one image is copied.
-      copy(ImageCopy{slice, level, l.offset + slice * l.slice_pitch, l.row_pitch, volume ? l.slice_pitch : 0,
-                     MTLSize{l.width, l.height, volume ? l.depth : 1}});
-    }
-  }
+// Every level of a staged texture, as metal_support.cpp plans the blits.
+std::vector<ImageCopy> image_copies(const Texture& t) {
+  std::vector<MipLevel> levels;
+  for (std::uint32_t i = 0; i < t.mip_levels(); ++i) levels.push_back(t.mip_level(i));
+  return staged_image_copies(t.descriptor(), levels);
 }
 
 MTLSamplerAddressMode address_mode(SamplerAddress a) {
@@ -151,24 +136,6 @@ MTLSamplerBorderColor border_color(SamplerBorder b) {
 }
 
 }  // namespace
-
-bool texture_over_buffer(const TextureDescriptor& descriptor) {
-  return descriptor.type == TextureType::texture2d && descriptor.mip_levels == 1;
-}
-
-void check_metal_texture(const TextureDescriptor& d) {
-  // Metal's implementation limits (feature set tables, Apple3 and later, Mac2): 16384 texels
-  // across a 1-D, 2-D or cube texture; 2048 in each dimension of a 3-D texture and slices of an array.
-  const bool volume = d.type == TextureType::texture3d;
-  const std::uint32_t most = volume ? 2048 : 16384;
-  const std::uint32_t largest = std::max({d.width, d.height, volume ? d.depth : 1u});
-  if (largest > most)
-    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
-                        " texels wide in each dimension on Metal, got " + std::to_string(largest));
-  if (d.type == TextureType::texture2d_array && d.array_length > 2048)
-    throw ArgumentError("[metal] a texture2d_array has at most 2048 slices on Metal, got " +
-                        std::to_string(d.array_length));
-}
 
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
   std::size_t alignment = 1;
@@ -247,11 +214,11 @@ void StagedTextures::encode_uploads(void* command_buffer) const {
   for (const Staged& s : staged_) {
     id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)s.buffer;
     id<MTLTexture> texture = (__bridge id<MTLTexture>)s.texture;
-    for_each_image(s.source, [&](const ImageCopy& c) {
+    for (const ImageCopy& c : image_copies(s.source)) {
       [blit copyFromBuffer:buffer sourceOffset:c.offset sourceBytesPerRow:c.bytes_per_row
-          sourceBytesPerImage:c.bytes_per_image sourceSize:c.size toTexture:texture destinationSlice:c.slice
-              destinationLevel:c.level destinationOrigin:MTLOrigin{0, 0, 0}];
-    });
+          sourceBytesPerImage:c.bytes_per_image sourceSize:MTLSize{c.width, c.height, c.depth} toTexture:texture
+              destinationSlice:c.slice destinationLevel:c.level destinationOrigin:MTLOrigin{0, 0, 0}];
+    }
   }
   [blit endEncoding];
 }
@@ -266,11 +233,11 @@ void StagedTextures::encode_downloads(void* command_buffer) const {
     if (!s.write_back) continue;
     id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)s.buffer;
     id<MTLTexture> texture = (__bridge id<MTLTexture>)s.texture;
-    for_each_image(s.source, [&](const ImageCopy& c) {
+    for (const ImageCopy& c : image_copies(s.source)) {
       [blit copyFromTexture:texture sourceSlice:c.slice sourceLevel:c.level sourceOrigin:MTLOrigin{0, 0, 0}
-                 sourceSize:c.size toBuffer:buffer destinationOffset:c.offset destinationBytesPerRow:c.bytes_per_row
-          destinationBytesPerImage:c.bytes_per_image];
-    });
+                 sourceSize:MTLSize{c.width, c.height, c.depth} toBuffer:buffer destinationOffset:c.offset
+          destinationBytesPerRow:c.bytes_per_row destinationBytesPerImage:c.bytes_per_image];
+    }
   }
   [blit endEncoding];
 }
