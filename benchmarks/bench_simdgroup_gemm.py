@@ -75,6 +75,10 @@ using namespace metal;
 #ifndef PIPELINE
 #define PIPELINE 0
 #endif
+#ifndef FETCH_EARLY
+#define FETCH_EARLY 1  // pipelined loop: the next tiles' device loads go out before the barrier after the
+                       // stores, so they travel while the SIMD-groups wait there (0: after it)
+#endif
 #ifndef GEMM_FLOAT
 #define GEMM_FLOAT 1  // 0: the half kernel alone (quicker to compile)
 #endif
@@ -209,11 +213,16 @@ PRODUCT_STEP(a0, b0)
         threadgroup_barrier(mem_flags::mem_threadgroup);  // all done reading the tiles
         stash_tile<T, BM, KT, AS, A_COPIES>(As, ra, tid);
         stash_tile<T, KT, BN, BS, B_COPIES>(Bs, rb, tid);
+#if !FETCH_EARLY
         threadgroup_barrier(mem_flags::mem_threadgroup);
+#endif
         if (k0 + 2 * KT < K) {
             fetch_tile<T, BM, KT, AS, A_COPIES>(ra, a_src + k0 + 2 * KT, K, tid);
             fetch_tile<T, KT, BN, BS, B_COPIES>(rb, b_src + (k0 + 2 * KT) * N, N, tid);
         }
+#if FETCH_EARLY
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+#endif
 LOAD_STEP(a0, b0, 0)
 PRODUCT_STEP(a1, b1)
     }
