@@ -121,3 +121,4 @@ def test_metal_texture_size_limits():
         dev.texture((4096, 4, 4), "r32float", type="texture2d_array")
     with pytest.raises(mc.ArgumentError, match=r"\[metal\] a texture2d is at most 16384"):
         dev.texture((4, 20000), "r8unorm")
+    assert dev.texture((4, 4, 2048), "r32float").texture_type == "texture3d"  # at the limit, still usable

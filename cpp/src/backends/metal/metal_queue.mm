@@ -254,7 +254,8 @@ class MetalQueue::Impl {
     id<MTLComputeCommandEncoder> encoder = nil;  // the open compute pass, if any
     try {
       for (const DispatchCommand& command : submission->commands) {
-        const StagedTextures staged((__bridge void*)device_, info_.registry_id, command, kernel_of(command));
+        const MetalProgram& program = program_of(command);
+        const StagedTextures staged((__bridge void*)device_, info_.registry_id, command, program.info());
         if (!staged.empty()) {
           if (encoder) [encoder endEncoding];
           encoder = nil;
@@ -262,7 +263,7 @@ class MetalQueue::Impl {
         }
         if (!encoder) encoder = [command_buffer computeCommandEncoder];
         if (!encoder) throw_unable_to_start();
-        encode(encoder, command, *submission, staged);
+        encode(encoder, command, program, *submission, staged);
         if (!staged.empty()) {
           [encoder endEncoding];
           encoder = nil;
@@ -293,18 +294,16 @@ class MetalQueue::Impl {
                           "' was built for another device: compile it on " + info_.name);
     return *program;
   }
-  const KernelInfo& kernel_of(const DispatchCommand& command) const { return program_of(command).info(); }
 
-  void encode(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, Submission& submission,
-              const StagedTextures& staged) {
-    const MetalProgram* program = &program_of(command);
-    const KernelInfo& kernel = program->info();
+  void encode(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, const MetalProgram& program,
+              Submission& submission, const StagedTextures& staged) {
+    const KernelInfo& kernel = program.info();
     if (command.args.size() != kernel.params.size())
       throw ArgumentError("kernel '" + kernel.name + "' has " +
                           std::to_string(kernel.params.size()) + " parameters but the call bound " +
                           std::to_string(command.args.size()));
-    [encoder setComputePipelineState:(__bridge id<MTLComputePipelineState>)program->pipeline()];
-    std::size_t threadgroup_bytes = program->static_threadgroup_memory();
+    [encoder setComputePipelineState:(__bridge id<MTLComputePipelineState>)program.pipeline()];
+    std::size_t threadgroup_bytes = program.static_threadgroup_memory();
     for (std::size_t i = 0; i < command.args.size(); ++i) {
       const BoundArgument& arg = command.args[i];
       const ParamInfo& param = kernel.params[i];
@@ -333,7 +332,7 @@ class MetalQueue::Impl {
     }
     if (threadgroup_bytes > info_.threadgroup_memory_length)
       throw ArgumentError("kernel '" + kernel.name + "' needs " + std::to_string(threadgroup_bytes) +
-                          " bytes of threadgroup memory (" + std::to_string(program->static_threadgroup_memory()) +
+                          " bytes of threadgroup memory (" + std::to_string(program.static_threadgroup_memory()) +
                           " declared in the kernel, the rest from threadgroup_memory=) but " + info_.name + " has " +
                           std::to_string(info_.threadgroup_memory_length) + ": use less");
     dispatch(encoder, command, kernel);
