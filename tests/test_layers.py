@@ -20,20 +20,20 @@ CLEAN_TREE = {
     "cpp/include/metalcall/version.hpp.in": "#define METALCALL_VERSION \"@V@\"\n",
     "cpp/src/core/backend.hpp": '#include "metalcall/device.hpp"\n',
     "cpp/src/core/device.cpp": '#include "core/backend.hpp"\n#include "metalcall/errors.hpp"\n',
-    "cpp/src/msl/lexer.hpp": '#include "metalcall/errors.hpp"\n',
-    "cpp/src/msl/lexer.cpp": '#include "msl/lexer.hpp"\n'
+    "cpp/src/msl/lex/lexer.hpp": '#include "metalcall/errors.hpp"\n',
+    "cpp/src/msl/lex/lexer.cpp": '#include "msl/lex/lexer.hpp"\n'
                              '// the translator writes includes into generated text:\n'
                              'const char* text = R"x(\n#include "core/backend.hpp"\n#include <pybind11/pybind11.h>\n)x";\n',
     "cpp/src/msl/prelude/metal_stdlib.h": '#include "metal_math.h"\n',
     "cpp/src/msl/prelude/metal_math.h": "#pragma once\n",
-    "cpp/src/backends/translated/library.hpp": '#include "core/backend.hpp"\n#include "msl/lexer.hpp"\n',
+    "cpp/src/backends/translated/library.hpp": '#include "core/backend.hpp"\n#include "msl/lex/lexer.hpp"\n',
     "cpp/src/backends/translated/library.cpp": '#include "backends/translated/library.hpp"\n',
     "cpp/src/backends/cpu/fiber.hpp": "#pragma once\n",
     "cpp/src/backends/cpu/fiber.cpp": '#include "fiber.hpp"\n#include <sys/mman.h>\n',
     "cpp/src/backends/cpu/cpu_device.cpp": ('#include "backends/cpu/fiber.hpp"\n#include "backends/translated/library.hpp"\n'
-                                            '#include "core/backend.hpp"\n#include "msl/lexer.hpp"\n'),
-    "cpp/src/backends/cuda/cuda_device.cpp": '#include "backends/translated/library.hpp"\n#include "msl/lexer.hpp"\n',
-    "cpp/src/backends/metal/metal_device.mm": ('#include "core/backend.hpp"\n#include "msl/lexer.hpp"\n'
+                                            '#include "core/backend.hpp"\n#include "msl/lex/lexer.hpp"\n'),
+    "cpp/src/backends/cuda/cuda_device.cpp": '#include "backends/translated/library.hpp"\n#include "msl/lex/lexer.hpp"\n',
+    "cpp/src/backends/metal/metal_device.mm": ('#include "core/backend.hpp"\n#include "msl/lex/lexer.hpp"\n'
                                                "#include <Foundation/Foundation.h>\n#include <Metal/Metal.h>\n"),
     "cpp/python/bindings.hpp": '#include "metalcall/metalcall.hpp"\n#include <pybind11/pybind11.h>\n',
     "cpp/python/module.cpp": '#include "bindings.hpp"\n',
@@ -43,13 +43,13 @@ CLEAN_TREE = {
 # written on line 3 of the file.
 FORBIDDEN = {
     "api_to_core": ("cpp/include/metalcall/device.hpp", '#include "core/backend.hpp"', "metalcall/ may not include core/"),
-    "core_to_msl": ("cpp/src/core/device.cpp", '#include "msl/lexer.hpp"', "core/ may not include msl/"),
+    "core_to_msl": ("cpp/src/core/device.cpp", '#include "msl/lex/lexer.hpp"', "core/ may not include msl/"),
     "core_to_backend": ("cpp/src/core/device.cpp", '#include "backends/cpu/fiber.hpp"', "core/ may not include backends/cpu/"),
     "core_to_translated": ("cpp/src/core/device.cpp", '#include "backends/translated/library.hpp"',
                            "core/ may not include backends/translated/"),
-    "msl_to_core": ("cpp/src/msl/lexer.cpp", '#include "core/backend.hpp"', "msl/ may not include core/"),
-    "msl_to_backend": ("cpp/src/msl/lexer.cpp", '#include "backends/cpu/fiber.hpp"', "msl/ may not include backends/cpu/"),
-    "msl_to_translated": ("cpp/src/msl/lexer.cpp", '#include "backends/translated/library.hpp"',
+    "msl_to_core": ("cpp/src/msl/lex/lexer.cpp", '#include "core/backend.hpp"', "msl/ may not include core/"),
+    "msl_to_backend": ("cpp/src/msl/lex/lexer.cpp", '#include "backends/cpu/fiber.hpp"', "msl/ may not include backends/cpu/"),
+    "msl_to_translated": ("cpp/src/msl/lex/lexer.cpp", '#include "backends/translated/library.hpp"',
                           "msl/ may not include backends/translated/"),
     "translated_to_cpu": ("cpp/src/backends/translated/library.cpp", '#include "backends/cpu/fiber.hpp"',
                           "backends/translated/ may not include backends/cpu/"),
@@ -62,7 +62,7 @@ FORBIDDEN = {
     "metal_to_translated": ("cpp/src/backends/metal/metal_device.mm", '#include "backends/translated/library.hpp"',
                             "backends/metal/ may not include backends/translated/"),
     "python_to_core": ("cpp/python/module.cpp", '#include "core/backend.hpp"', "cpp/python/ may not include core/"),
-    "python_to_msl": ("cpp/python/module.cpp", '#include "msl/lexer.hpp"', "cpp/python/ may not include msl/"),
+    "python_to_msl": ("cpp/python/module.cpp", '#include "msl/lex/lexer.hpp"', "cpp/python/ may not include msl/"),
     "pybind11_outside_bindings": ("cpp/src/core/device.cpp", "#include <pybind11/pybind11.h>", "pybind11"),
     "metal_header_outside_metal": ("cpp/src/backends/cpu/cpu_device.cpp", "#include <Metal/Metal.h>",
                                    "Objective-C/Metal headers"),

@@ -78,7 +78,7 @@ LOOP_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+((?:unroll|GCC[ \t]+unroll|
 def expand(text: str, defines) -> str:
     """The host preprocessor's expansion (no line markers, comments dropped). Loop
     pragmas go through _Pragma so that macros in them expand, as Apple's compiler
-    expands them (metalcall's own preprocessing does the same: msl/preprocessing.cpp)."""
+    expands them (metalcall's own preprocessing does the same: msl/lex/preprocessing.cpp)."""
     cxx = shutil.which("g++") or shutil.which("clang++") or "c++"
     args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320"]
     args += [f"-D{d}" for d in defines] + ["-"]

@@ -1,5 +1,5 @@
 """Copies from device to threadgroup memory written as `*(threadgroup T*)(d) = *(device
-const T*)(s);`, which CUDA's translation hands to the prelude (msl/async_copies.hpp): with
+const T*)(s);`, which CUDA's translation hands to the prelude (msl/passes/async_copies.hpp): with
 METALCALL_ASYNC_COPIES=1 (sm_80+), 4-, 8- and 16-byte ones become cp.async that the next
 threadgroup_barrier waits for; other sizes, other spaces and the option off stay plain
 copies. Each kernel copies a tile, meets at a barrier and reads what other threads copied;

@@ -4,7 +4,7 @@ loop holding a barrier (the branch skips columns past the end), then a remainder
 trip count differs between lanes, then a simd_shuffle_down reduction over the lanes of the
 column. Apple GPUs bring the SIMD-group's lanes back together at the end of the branch;
 NVIDIA GPUs since Volta do not on their own: the CUDA backend rejoins the lanes that entered
-the branch at its end (msl/branch_reconvergence.hpp), which is what gemv_t needs; the lanes
+the branch at its end (msl/passes/branch_reconvergence.hpp), which is what gemv_t needs; the lanes
 that skipped it still run ahead there (the second test, a strict CUDA xfail). Checked against
 NumPy on every device."""
 

@@ -1,5 +1,5 @@
 """Loop nests of SIMD-group matrix products, the cases CUDA's product_nest must get right
-(cpp/src/msl/product_nests.cpp hands a nest of up to three loops whose body is one
+(cpp/src/msl/passes/product_nests.cpp hands a nest of up to three loops whose body is one
 `simdgroup_multiply_accumulate(X[..], a, b, X[..])` to metal_simdgroup_nest_cuda.h, which
 pairs rows that share b and reduction steps into one tensor-core operation): every order of
 the three roles, odd row and step counts (the last row or step alone), one-loop and

@@ -361,7 +361,7 @@ def mlx_gemv_blocks(transposed, k, out):
 
 # gemv_t calls threadgroup_barrier inside `if (out_col < out_vec_size)`, then shuffles after a
 # remainder loop whose trip count differs between lanes; on CUDA the lanes that entered that
-# branch are rejoined at its end (msl/branch_reconvergence.hpp), else the last threadgroup's
+# branch are rejoined at its end (msl/passes/branch_reconvergence.hpp), else the last threadgroup's
 # outputs came out wrong when K had a remainder (H100, 2026-11-24).
 @pytest.mark.parametrize("tname", ["float32", "float16"])
 @pytest.mark.parametrize("transposed,k,out", [

@@ -7,7 +7,7 @@
    14.0, 15.0, the newest) for an x86_64/arm64 macOS 13 target, where clang enforces
    availability: an API newer than macOS 13 outside `if (@available(...))` is an error.
 3. Builds and runs logic_test.cpp against the backend's plain C++ (metal_support.cpp) and
-   the MSL front end it uses (msl/diagnostics.cpp parses Metal's compile log).
+   the MSL front end it uses (msl/errors/diagnostics.cpp parses Metal's compile log).
 4. Negative tests: copies of the .mm with one mistake each must fail, for the stated reason.
 """
 
@@ -164,8 +164,8 @@ def main():
 
 
 def write_prelude_texts(work):
-    """The prelude's text as msl/stdlib_names.cpp reads it (CMake generates the same file from
-    cpp/src/msl/stdlib_names.cmake for the real build)."""
+    """The prelude's text as msl/analysis/stdlib_names.cpp reads it (CMake generates the same file from
+    cpp/src/msl/analysis/stdlib_names.cmake for the real build)."""
     prelude = os.path.join(ROOT, "cpp", "src", "msl", "prelude")
     texts = [open(os.path.join(prelude, f)).read() for f in sorted(os.listdir(prelude)) if f.endswith(".h")]
     path = os.path.join(work, "msl_prelude_texts.cpp")
@@ -182,7 +182,7 @@ def write_prelude_texts(work):
 def run_logic_test(work):
     binary = os.path.join(work, "logic_test")
     msl = os.path.join(ROOT, "cpp", "src", "msl")
-    msl_sources = sorted(os.path.join(msl, f) for f in os.listdir(msl) if f.endswith(".cpp"))
+    msl_sources = sorted(os.path.join(stage, f) for stage, _, files in os.walk(msl) for f in files if f.endswith(".cpp"))
     msl_sources.append(write_prelude_texts(work))
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),

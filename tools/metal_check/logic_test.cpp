@@ -1,5 +1,5 @@
 // Tests of the Metal backend's plain C++ (cpp/src/backends/metal/metal_support.cpp, and the
-// msl/diagnostics.cpp parser it uses): the parts that need no GPU, run on any machine by
+// msl/errors/diagnostics.cpp parser it uses): the parts that need no GPU, run on any machine by
 // tools/metal_check/check.py.
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +10,8 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/diagnostics.hpp"
-#include "msl/translator.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/translate/translator.hpp"
 
 using namespace metalcall;
 using namespace metalcall::metal;
@@ -105,7 +105,7 @@ void test_compile_log() {
          std::string("header error located in the source: ") + in_header.what());
 }
 
-// The shared clang-style line parser (msl/diagnostics.cpp) that the Metal log goes through.
+// The shared clang-style line parser (msl/errors/diagnostics.cpp) that the Metal log goes through.
 void test_clang_style_line() {
   msl::Diagnostic d;
   expect(msl::parse_clang_style_line("C:\\dir\\a.metal:3:7: error: x: 1:2: error: y", d) && d.file == "C:\\dir\\a.metal" &&

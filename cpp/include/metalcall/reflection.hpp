@@ -73,7 +73,7 @@ struct ParamInfo {
   std::size_t element_align = 0;  // alignof(element)
   int line = 0, column = 0;       // where it is declared in the user's source
   // A pointer every thread indexes as p[thread_position_in_grid] in straight-line code
-  // (msl/grid_indexing.hpp): an unchecked call needs grid.x elements in it.
+  // (msl/analysis/grid_indexing.hpp): an unchecked call needs grid.x elements in it.
   bool grid_indexed = false;
   TextureType texture_type = TextureType::none;         // ParamKind::texture: its type; scalar is T
   TextureAccess texture_access = TextureAccess::sample;  // ParamKind::texture: access::...

@@ -5,7 +5,7 @@
 # and prints the compile time of a small translated kernel. Then runs
 # nvrtc_check.py (NVRTC + GPU, skipped when absent). Exits non-zero on any failure.
 # To build one test by hand, mirror the translator's output: the CPU ABI
-# (msl/cpu_abi.hpp's METALCALL_CPU_ABI_TEXT), then the prelude.
+# (msl/targets/cpu_abi.hpp's METALCALL_CPU_ABI_TEXT), then the prelude.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 prelude=$(cd "$here/../../src/msl/prelude" && pwd)
@@ -30,19 +30,19 @@ fi
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# Generated CPU kernels start with the runtime ABI (msl/cpu_abi.hpp), then
+# Generated CPU kernels start with the runtime ABI (msl/targets/cpu_abi.hpp), then
 # include the prelude; every compile below gets the same prefix via -include.
 first=${compilers%% *}; first=${first:-g++}
 prefix="$work/cpu_abi_prefix.h"
 cat >"$work/print_abi.cpp" <<'CPP'
-#include "msl/cpu_abi.hpp"
+#include "msl/targets/cpu_abi.hpp"
 #include <cstdio>
 int main() { std::printf("extern \"C\" {\n%s\n}\n", METALCALL_CPU_ABI_TEXT); }
 CPP
 if "$first" -std=c++17 -I"$here/../../src" "$work/print_abi.cpp" -o "$work/print_abi" 2>/dev/null; then
   "$work/print_abi" >"$prefix"
 else
-  echo "note: no msl/cpu_abi.hpp; compiling without the ABI prefix"
+  echo "note: no msl/targets/cpu_abi.hpp; compiling without the ABI prefix"
   : >"$prefix"
 fi
 

@@ -1,5 +1,5 @@
 // Calls the CUDA translation sends to multiply_accumulate_element with the whole array
-// (msl/accumulator_elements.hpp), marked PAIRED, and calls it leaves alone, marked KEEP.
+// (msl/passes/accumulator_elements.hpp), marked PAIRED, and calls it leaves alone, marked KEEP.
 #include <metal_stdlib>
 using namespace metal;
 

@@ -1,4 +1,4 @@
-// Copies the CUDA translation hands to the prelude's mtl_async_copy (msl/async_copies.hpp),
+// Copies the CUDA translation hands to the prelude's mtl_async_copy (msl/passes/async_copies.hpp),
 // marked ASYNC, and statements it leaves alone, marked KEEP.
 #include <metal_stdlib>
 using namespace metal;

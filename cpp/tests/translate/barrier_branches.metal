@@ -1,4 +1,4 @@
-// Branch bodies holding a threadgroup barrier (msl/branch_reconvergence.hpp): which ones the
+// Branch bodies holding a threadgroup barrier (msl/passes/branch_reconvergence.hpp): which ones the
 // CUDA translation rejoins at their end (marked REJOIN) and which it leaves alone (KEEP).
 #include <metal_stdlib>
 using namespace metal;

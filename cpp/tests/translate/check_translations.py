@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Checks the CUDA translator's rewrites with translate_main: conditionals.metal (branches of
-mixed types, msl/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
+mixed types, msl/passes/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
 never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
 __device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
 type parameter as the constexpr literal_cast) and barrier_branches.metal (the branch bodies
-holding a barrier that the CUDA translation rejoins, msl/branch_reconvergence.hpp) and
+holding a barrier that the CUDA translation rejoins, msl/passes/branch_reconvergence.hpp) and
 accumulator_elements.metal (the products into array elements that the CUDA translation hands
-the prelude with their array, msl/accumulator_elements.hpp) and async_copies.metal (the
-device-to-threadgroup copies it hands to mtl_async_copy, msl/async_copies.hpp) and
+the prelude with their array, msl/passes/accumulator_elements.hpp) and async_copies.metal (the
+device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies.hpp) and
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
-load_nest, msl/product_nests.hpp). With NVRTC
+load_nest, msl/passes/product_nests.hpp). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,

@@ -1,4 +1,4 @@
-// Loop nests the CUDA translation hands to the prelude whole (msl/product_nests.hpp): nests
+// Loop nests the CUDA translation hands to the prelude whole (msl/passes/product_nests.hpp): nests
 // of products marked NEST (product_nest) and of loads marked LOADS (load_nest), and nests
 // it leaves as written, marked KEEP with the reason.
 #include <metal_stdlib>

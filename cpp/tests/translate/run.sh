@@ -10,14 +10,14 @@ repo="$(cd "$here/../../.." && pwd)"
 out="${TRANSLATE_BUILD_DIR:-/tmp/translate-main-work}"
 cxx="${CXX:-g++}"
 mkdir -p "$out/obj" "$out/texts"
-# The prelude's text as the library embeds it (msl/stdlib_names.cmake, run by a configure).
-printf 'cmake_minimum_required(VERSION 3.18)\nproject(texts LANGUAGES NONE)\ninclude("%s/cpp/src/msl/stdlib_names.cmake")\n' \
+# The prelude's text as the library embeds it (msl/analysis/stdlib_names.cmake, run by a configure).
+printf 'cmake_minimum_required(VERSION 3.18)\nproject(texts LANGUAGES NONE)\ninclude("%s/cpp/src/msl/analysis/stdlib_names.cmake")\n' \
   "$repo" > "$out/texts/CMakeLists.txt"
 cmake -S "$out/texts" -B "$out/texts/build" > "$out/texts/configure.log" 2>&1 ||
   { cat "$out/texts/configure.log"; echo "FAIL: could not generate the prelude's text"; exit 1; }
-sources=("$repo"/cpp/src/msl/*.cpp "$repo/cpp/src/core/reflection.cpp" "$here/translate_main.cpp"
+sources=("$repo"/cpp/src/msl/*/*.cpp "$repo/cpp/src/core/reflection.cpp" "$here/translate_main.cpp"
          "$out/texts/build/generated/msl_prelude_texts.cpp")
-newest_header="$(ls -t "$repo"/cpp/src/msl/*.hpp "$repo"/cpp/include/metalcall/*.hpp | head -1)"
+newest_header="$(ls -t "$repo"/cpp/src/msl/*/*.hpp "$repo"/cpp/include/metalcall/*.hpp | head -1)"
 stale=()
 for s in "${sources[@]}"; do
   o="$out/obj/$(basename "$s" .cpp).o"

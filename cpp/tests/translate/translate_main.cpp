@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "metalcall/errors.hpp"
-#include "msl/front_end.hpp"
+#include "msl/translate/front_end.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/diagnostics.hpp"
-#include "msl/type_names.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::cpu {
 

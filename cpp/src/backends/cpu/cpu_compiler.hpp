@@ -8,7 +8,7 @@
 
 #include "backends/cpu/cpu_program.hpp"
 #include "core/backend.hpp"
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::cpu {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/backend.hpp"
-#include "msl/cpu_abi.hpp"
+#include "msl/targets/cpu_abi.hpp"
 
 namespace metalcall::cpu {
 

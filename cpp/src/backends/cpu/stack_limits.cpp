@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "metalcall/errors.hpp"
-#include "msl/checked_mode.hpp"
-#include "msl/cpu_abi.hpp"
-#include "msl/lexer.hpp"
-#include "msl/source_errors.hpp"
+#include "msl/checked/checked_mode.hpp"
+#include "msl/targets/cpu_abi.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/errors/source_errors.hpp"
 
 namespace metalcall::cpu {
 

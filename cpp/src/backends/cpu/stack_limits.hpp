@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::cpu {
 

@@ -1,6 +1,6 @@
 // What each worker of the pool keeps for kernels: its fibers, its SIMD-group
 // scratch and its threadgroup memory, offered to kernel code through the
-// metalcall_cpu_worker table (msl/cpu_abi.hpp).
+// metalcall_cpu_worker table (msl/targets/cpu_abi.hpp).
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/fiber.hpp"
-#include "msl/cpu_abi.hpp"
+#include "msl/targets/cpu_abi.hpp"
 
 namespace metalcall::cpu {
 

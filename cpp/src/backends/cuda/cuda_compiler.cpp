@@ -15,9 +15,9 @@
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/cuda_abi.hpp"
-#include "msl/diagnostics.hpp"
-#include "msl/type_names.hpp"
+#include "msl/targets/cuda_abi.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::cuda {
 

@@ -12,7 +12,7 @@
 
 #include "backends/cuda/cuda_device.hpp"
 #include "core/backend.hpp"
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::cuda {
 
@@ -23,7 +23,7 @@ class Nvrtc {
   std::string identity(const std::string& arch) const;
   /**
    * The cubin for `translation`, from the disk cache when it is there; `restrict_buffers`
-   * false builds it with METALCALL_NO_RESTRICT (see msl/cuda_abi.hpp). Throws CompileError.
+   * false builds it with METALCALL_NO_RESTRICT (see msl/targets/cuda_abi.hpp). Throws CompileError.
    */
   std::string build(const msl::Translation& translation, const std::string& source, bool fast_math,
                     const std::string& arch, bool restrict_buffers = true);

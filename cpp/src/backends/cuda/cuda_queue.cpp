@@ -18,7 +18,7 @@
 #include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
-#include "msl/cuda_abi.hpp"
+#include "msl/targets/cuda_abi.hpp"
 
 namespace metalcall::cuda {
 

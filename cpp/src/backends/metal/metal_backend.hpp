@@ -19,7 +19,7 @@
 #include "metalcall/device.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/reflection.hpp"
-#include "msl/diagnostics.hpp"
+#include "msl/errors/diagnostics.hpp"
 
 namespace metalcall::metal {
 

@@ -18,9 +18,9 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/function_constants.hpp"
-#include "msl/signature_parser.hpp"
-#include "msl/lexer.hpp"
+#include "msl/parse/function_constants.hpp"
+#include "msl/parse/signature_parser.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::metal {
 

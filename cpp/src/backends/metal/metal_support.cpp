@@ -9,8 +9,8 @@
 
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/diagnostics.hpp"
-#include "msl/translator.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::metal {
 namespace {

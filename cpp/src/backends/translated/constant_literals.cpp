@@ -7,7 +7,7 @@
 
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/function_constants.hpp"
+#include "msl/parse/function_constants.hpp"
 
 namespace metalcall::translated {
 

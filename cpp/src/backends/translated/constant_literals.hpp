@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "metalcall/device.hpp"
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::translated {
 

@@ -13,7 +13,7 @@
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/type_names.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::translated {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "msl/diagnostics.hpp"
-#include "msl/front_end.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/translate/front_end.hpp"
 
 namespace metalcall::translated {
 

@@ -20,9 +20,9 @@
 #include "backends/translated/translation_cache.hpp"
 #include "core/backend.hpp"
 #include "metalcall/errors.hpp"
-#include "msl/front_end.hpp"
-#include "msl/function_constants.hpp"
-#include "msl/signature_parser.hpp"
+#include "msl/translate/front_end.hpp"
+#include "msl/parse/function_constants.hpp"
+#include "msl/parse/signature_parser.hpp"
 
 namespace metalcall::translated {
 

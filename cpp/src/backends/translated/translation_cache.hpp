@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "msl/front_end.hpp"
+#include "msl/translate/front_end.hpp"
 
 namespace metalcall::translated {
 

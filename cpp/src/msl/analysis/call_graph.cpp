@@ -1,12 +1,12 @@
 // Which functions a token stream defines and calls, and the MSL call rules (see
 // call_graph.hpp). Token-level: a name is "declared" when the source spells a
 // declaration of it; the object-file check (backends/cpu/object_check) is exact.
-#include "msl/call_graph.hpp"
+#include "msl/analysis/call_graph.hpp"
 
 #include <map>
 
-#include "msl/source_errors.hpp"
-#include "msl/type_names.hpp"
+#include "msl/errors/source_errors.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::msl {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "msl/lexer.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 

@@ -1,6 +1,6 @@
 // grid_indexed_buffers(): a token scan of a kernel body for `buffer[gid]` on a path every
 // thread takes. Conservative: anything that could skip or move the access gives no answer.
-#include "msl/grid_indexing.hpp"
+#include "msl/analysis/grid_indexing.hpp"
 
 #include <algorithm>
 

@@ -1,14 +1,14 @@
 // The front end's acceptance rules (see msl_rules.hpp; the table is docs/msl-rules.md).
 // Token level, like the rest of the front end: each rule looks for the spelling of a
 // construct MSL does not have. Prelude code is never checked, only the user's tokens.
-#include "msl/msl_rules.hpp"
+#include "msl/analysis/msl_rules.hpp"
 
 #include <cstdlib>
 #include <set>
 
-#include "msl/call_graph.hpp"
-#include "msl/source_errors.hpp"
-#include "msl/stdlib_names.hpp"
+#include "msl/analysis/call_graph.hpp"
+#include "msl/errors/source_errors.hpp"
+#include "msl/analysis/stdlib_names.hpp"
 
 namespace metalcall::msl {
 

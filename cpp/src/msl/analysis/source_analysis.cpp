@@ -1,10 +1,10 @@
 // What the translator learns from the token stream before it writes anything
 // (see source_analysis.hpp).
-#include "msl/source_analysis.hpp"
+#include "msl/analysis/source_analysis.hpp"
 
 #include <set>
 
-#include "msl/token_text.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 

@@ -1,13 +1,13 @@
 // The Metal standard library's names, read from the prelude's text (see stdlib_names.hpp).
-#include "msl/stdlib_names.hpp"
+#include "msl/analysis/stdlib_names.hpp"
 
 #include <cctype>
 #include <cstddef>
 #include <map>
 #include <vector>
 
-#include "msl/call_graph.hpp"
-#include "msl/lexer.hpp"
+#include "msl/analysis/call_graph.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 

@@ -1,9 +1,9 @@
 // Checked mode: raw addresses in function bodies rewritten as checked pointers (see
 // checked_addresses.hpp).
-#include "msl/checked_addresses.hpp"
+#include "msl/checked/checked_addresses.hpp"
 
-#include "msl/checked_mode.hpp"
-#include "msl/token_text.hpp"
+#include "msl/checked/checked_mode.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 

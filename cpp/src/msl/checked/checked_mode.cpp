@@ -1,10 +1,10 @@
 // Checked mode's analysis of the token stream (see checked_mode.hpp).
-#include "msl/checked_mode.hpp"
+#include "msl/checked/checked_mode.hpp"
 
 #include <set>
 
-#include "msl/token_text.hpp"
-#include "msl/type_names.hpp"
+#include "msl/lex/token_text.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::msl {
 

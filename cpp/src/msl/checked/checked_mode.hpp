@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "msl/lexer.hpp"
-#include "msl/signature_parser.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/parse/signature_parser.hpp"
 
 namespace metalcall::msl {
 

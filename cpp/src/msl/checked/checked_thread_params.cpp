@@ -1,9 +1,9 @@
 // Checked mode: `thread T*` parameters and the calls that pass to template ones (see
 // checked_thread_params.hpp; metal_checked.h has thread_arg).
-#include "msl/checked_thread_params.hpp"
+#include "msl/checked/checked_thread_params.hpp"
 
-#include "msl/checked_mode.hpp"
-#include "msl/token_text.hpp"
+#include "msl/checked/checked_mode.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 

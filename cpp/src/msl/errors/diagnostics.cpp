@@ -1,11 +1,11 @@
 // Compiler diagnostics in the user's terms: parsing a clang-style log line, and picking
 // the error to report (see diagnostics.hpp).
-#include "msl/diagnostics.hpp"
+#include "msl/errors/diagnostics.hpp"
 
 #include <cstring>
 #include <utility>
 
-#include "msl/signature_parser.hpp"
+#include "msl/parse/signature_parser.hpp"
 
 namespace metalcall::msl {
 

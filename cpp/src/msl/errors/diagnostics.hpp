@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "metalcall/errors.hpp"
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
 

@@ -1,5 +1,5 @@
 // CompileErrors that point at the user's source (see source_errors.hpp).
-#include "msl/source_errors.hpp"
+#include "msl/errors/source_errors.hpp"
 
 namespace metalcall::msl {
 

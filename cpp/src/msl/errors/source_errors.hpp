@@ -5,7 +5,7 @@
 #include <string>
 
 #include "metalcall/errors.hpp"
-#include "msl/lexer.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 

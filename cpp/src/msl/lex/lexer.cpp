@@ -1,5 +1,5 @@
 // The MSL tokenizer (see lexer.hpp).
-#include "msl/lexer.hpp"
+#include "msl/lex/lexer.hpp"
 
 #include <cctype>
 #include <cstring>

@@ -1,12 +1,12 @@
 // MSL's preprocessing policy (see preprocessing.hpp).
-#include "msl/preprocessing.hpp"
+#include "msl/lex/preprocessing.hpp"
 
 #include <cctype>
 #include <sstream>
 
-#include "msl/source_errors.hpp"
-#include "msl/lexer.hpp"
-#include "msl/translator.hpp"
+#include "msl/errors/source_errors.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
 

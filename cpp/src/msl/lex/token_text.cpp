@@ -1,9 +1,9 @@
 // Spelling helpers the translator's files share (see token_text.hpp).
-#include "msl/token_text.hpp"
+#include "msl/lex/token_text.hpp"
 
 #include <string_view>
 
-#include "msl/type_names.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::msl {
 

@@ -1,7 +1,7 @@
 // Matching function-constant values to the constants a source declares, by name
 // or index: the one matcher of every backend (Metal included); and the parameters
 // that a false constant leaves out of a specialisation.
-#include "msl/function_constants.hpp"
+#include "msl/parse/function_constants.hpp"
 
 #include <algorithm>
 

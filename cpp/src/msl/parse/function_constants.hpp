@@ -7,7 +7,7 @@
 
 #include "metalcall/device.hpp"
 #include "metalcall/reflection.hpp"
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
 

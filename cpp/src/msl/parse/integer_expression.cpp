@@ -1,6 +1,6 @@
 // Integer constant expressions in attribute arguments: `[[function_constant(1200 + 0)]]`,
 // as ggml's macros write them.
-#include "msl/integer_expression.hpp"
+#include "msl/parse/integer_expression.hpp"
 
 namespace metalcall::msl {
 

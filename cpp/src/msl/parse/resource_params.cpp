@@ -1,5 +1,5 @@
 // Texture and sampler kernel parameters (see resource_params.hpp).
-#include "msl/resource_params.hpp"
+#include "msl/parse/resource_params.hpp"
 
 namespace metalcall::msl {
 

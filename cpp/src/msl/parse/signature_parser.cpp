@@ -1,18 +1,18 @@
 // The kernel-signature parser (reflection): kernels, their parameter tables and the
 // function constants of a token stream, with the token positions the translator needs.
 // (Over 600 lines: one parser class whose steps share the token cursor and tables.)
-#include "msl/signature_parser.hpp"
-#include "msl/resource_params.hpp"
+#include "msl/parse/signature_parser.hpp"
+#include "msl/parse/resource_params.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "metalcall/errors.hpp"
-#include "msl/msl_rules.hpp"
-#include "msl/integer_expression.hpp"
-#include "msl/template_deduction.hpp"
-#include "msl/token_text.hpp"
+#include "msl/analysis/msl_rules.hpp"
+#include "msl/parse/integer_expression.hpp"
+#include "msl/parse/template_deduction.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 
@@ -623,7 +623,7 @@ class SignatureParser {
         info.kind = a.name == "texture" ? ParamKind::texture : ParamKind::sampler;
         binding = &a;
       } else if (a.name == "function_constant") {
-        // The bool constant that decides whether the parameter exists (msl/function_constants.hpp).
+        // The bool constant that decides whether the parameter exists (msl/parse/function_constants.hpp).
         if (a.args.size() == 1) info.function_constant = a.args[0];
       } else if (a.name == "stage_in" || a.name == "visible_function_table" ||
                  a.name == "intersection_function_table" || a.name == "instance_acceleration_structure") {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "metalcall/reflection.hpp"
-#include "msl/lexer.hpp"
-#include "msl/source_errors.hpp"  // error_at(): the CompileErrors this parser throws
+#include "msl/lex/lexer.hpp"
+#include "msl/errors/source_errors.hpp"  // error_at(): the CompileErrors this parser throws
 
 namespace metalcall::msl {
 

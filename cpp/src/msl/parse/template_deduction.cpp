@@ -1,6 +1,6 @@
 // Deducing a template kernel's arguments from an instantiation's parameter list
 // (see template_deduction.hpp).
-#include "msl/template_deduction.hpp"
+#include "msl/parse/template_deduction.hpp"
 
 namespace metalcall::msl {
 

@@ -1,5 +1,5 @@
 // MSL type names renamed to mtl_<name> for the targets, and back in compiler messages.
-#include "msl/type_names.hpp"
+#include "msl/parse/type_names.hpp"
 
 #include <cctype>
 #include <unordered_set>

@@ -1,5 +1,5 @@
 // Accumulators named as array elements, for the CUDA target (see accumulator_elements.hpp).
-#include "msl/accumulator_elements.hpp"
+#include "msl/passes/accumulator_elements.hpp"
 
 #include <set>
 

@@ -4,12 +4,12 @@
 // calls to them an argument that is a plain variable is tagged with the address space
 // of its declaration (metal::mtl_space<SPACE>(x)), so C++ overload resolution picks
 // the overload MSL would (metal_address_space.h).
-#include "msl/address_space_overloads.hpp"
+#include "msl/passes/address_space_overloads.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "msl/token_text.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 

@@ -1,7 +1,7 @@
 // Device-to-threadgroup copies as asynchronous copies, for the CUDA target (see async_copies.hpp).
-#include "msl/async_copies.hpp"
+#include "msl/passes/async_copies.hpp"
 
-#include "msl/call_graph.hpp"
+#include "msl/analysis/call_graph.hpp"
 
 namespace metalcall::msl {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "msl/lexer.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 

@@ -1,7 +1,7 @@
 // Branch bodies holding a threadgroup barrier, for the CUDA target (see branch_reconvergence.hpp).
-#include "msl/branch_reconvergence.hpp"
+#include "msl/passes/branch_reconvergence.hpp"
 
-#include "msl/call_graph.hpp"  // matching
+#include "msl/analysis/call_graph.hpp"  // matching
 
 namespace metalcall::msl {
 

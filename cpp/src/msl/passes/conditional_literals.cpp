@@ -1,6 +1,6 @@
 // The conditionals the CUDA target rewrites: integer literal branches and branches of mixed
 // types (see conditional_literals.hpp).
-#include "msl/conditional_literals.hpp"
+#include "msl/passes/conditional_literals.hpp"
 
 #include <cctype>
 #include <string>

@@ -1,5 +1,5 @@
 // Constants converted to a template type parameter or half, for CUDA (see literal_casts.hpp).
-#include "msl/literal_casts.hpp"
+#include "msl/passes/literal_casts.hpp"
 
 #include <set>
 

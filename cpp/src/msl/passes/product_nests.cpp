@@ -1,10 +1,10 @@
 // Loop nests of SIMD-group matrix products, for the CUDA target (see product_nests.hpp).
-#include "msl/product_nests.hpp"
+#include "msl/passes/product_nests.hpp"
 
 #include <set>
 
-#include "msl/accumulator_elements.hpp"
-#include "msl/call_graph.hpp"
+#include "msl/passes/accumulator_elements.hpp"
+#include "msl/analysis/call_graph.hpp"
 
 namespace metalcall::msl {
 

@@ -1,6 +1,6 @@
 // GNU range designators of local arrays, rewritten as a zero initializer and a loop
 // (see range_designators.hpp).
-#include "msl/range_designators.hpp"
+#include "msl/passes/range_designators.hpp"
 
 namespace metalcall::msl {
 

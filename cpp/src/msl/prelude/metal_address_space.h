@@ -1,5 +1,5 @@
 // metalcall MSL prelude: pointers tagged with an MSL address space, for functions
-// overloaded only by address space (the translator, msl/address_space_overloads.cpp,
+// overloaded only by address space (the translator, msl/passes/address_space_overloads.cpp,
 // gives their pointer parameters this type and tags the variables passed to them).
 // Spaces: 0 thread, 1 device, 2 threadgroup, 3 constant.
 #pragma once

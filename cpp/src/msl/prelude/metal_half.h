@@ -169,7 +169,7 @@ template <> struct is_unsigned<mtl_half> : false_type {};
 
 namespace mtl_rt {
 // An integer literal that is a whole branch of `?:` (the translator wraps it on CUDA and
-// the CPU: msl/conditional_literals.hpp). It converts to the other branch's type only, so
+// the CPU: msl/passes/conditional_literals.hpp). It converts to the other branch's type only, so
 // `c ? h : 0` is half and `c ? b : 0` bfloat, as in MSL, where a class that converts both
 // ways with int (CUDA's __half, bfloat) is ambiguous. Only to a type an integer builds: a
 // checked array (checked mode, `c ? t : 0`) then decays to a pointer, as in MSL, and a

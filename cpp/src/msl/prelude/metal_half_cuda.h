@@ -80,7 +80,7 @@ METAL_FUNC constexpr __half half_lit(float f) {
 }
 METAL_FUNC constexpr float half_value(__half h) { return half_to_float_exact(half_bits(h)); }
 // The translator's `U(0)`, `static_cast<U>(1.0f)`, `half(0)` (a literal to a template type
-// parameter or half, msl/literal_casts.hpp): X(v), constexpr when X is half.
+// parameter or half, msl/passes/literal_casts.hpp): X(v), constexpr when X is half.
 template <class X>
 struct literal_cast {
   template <class L>
@@ -175,7 +175,7 @@ METAL_FUNC float& operator/=(float& a, __half b) { return a /= __half2float(b); 
 namespace metal {
 namespace mtl_rt {
 // `c ? X : Y` with branches of mixed types: the CUDA translator writes it
-// `c ? METALCALL_COND_ARMS((X), (Y))` (msl/conditional_literals.hpp), which casts each branch
+// `c ? METALCALL_COND_ARMS((X), (Y))` (msl/passes/conditional_literals.hpp), which casts each branch
 // to cond_arm_t<decltype((it)), decltype((other))>: the branch's own type, reference and
 // value category (a no-op cast) unless MSL's usual arithmetic conversions decide where
 // CUDA's conditional is ambiguous: half or bfloat with float (float), with double (double),

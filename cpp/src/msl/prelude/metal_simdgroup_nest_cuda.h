@@ -1,6 +1,6 @@
 // metalcall MSL prelude, CUDA: loop nests of SIMD-group matrix products.
 //
-// The translator (cpp/src/msl/product_nests.cpp) hands a nest of up to three loops whose
+// The translator (cpp/src/msl/passes/product_nests.cpp) hands a nest of up to three loops whose
 // body is one `simdgroup_multiply_accumulate(X[..], a, b, X[..])` to product_nest whole,
 // with the role of each loop variable: a row (an X subscript that a names), a column (an
 // X subscript that b names) or a reduction (named by a and b). One call at a time sees an

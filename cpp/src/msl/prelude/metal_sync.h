@@ -3,7 +3,7 @@
 //
 // On the CPU every logical thread of a threadgroup that needs barriers runs as a
 // fiber on one worker thread (backends/cpu/fiber.hpp); the kernel's shared object
-// reaches the fiber runtime through the worker table (msl/cpu_abi.hpp), which the
+// reaches the fiber runtime through the worker table (msl/targets/cpu_abi.hpp), which the
 // generated entry point stores in mtl_rt::worker before running a group.
 #pragma once
 
@@ -25,7 +25,7 @@ enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_sc
 #if METAL_CUDA
 
 // Asynchronous device-to-threadgroup copies (compile option METALCALL_ASYNC_COPIES=1, sm_80+):
-// the translator (msl/async_copies.hpp) sends each `*(threadgroup T*)(d) = *(device const
+// the translator (msl/passes/async_copies.hpp) sends each `*(threadgroup T*)(d) = *(device const
 // T*)(s);` here, and a 4-, 8- or 16-byte one whose ends are shared and global memory becomes
 // one cp.async (no registers, no store instruction; 16 bytes bypass L1), which the thread's
 // next threadgroup_barrier waits for. So the kernel promises what Apple's asynchronous copies
@@ -70,7 +70,7 @@ METAL_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
 }
 namespace mtl_rt {
 // The lanes entering a branch body that holds a threadgroup barrier, and their meeting at
-// its end (the translator writes both, msl/branch_reconvergence.hpp): after such a branch
+// its end (the translator writes both, msl/passes/branch_reconvergence.hpp): after such a branch
 // NVIDIA GPUs do not bring the lanes back together, so SIMD-group functions after it would
 // see part of them. The lanes that skipped the branch are not waited for: a lane waiting
 // here while a warp-mate waits at the barrier would hang.

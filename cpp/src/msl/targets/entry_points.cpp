@@ -1,11 +1,11 @@
 // The part of each kernel's entry point that every target shares (see entry_points.hpp).
-#include "msl/entry_points.hpp"
+#include "msl/targets/entry_points.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "msl/cpu_abi.hpp"
-#include "msl/token_text.hpp"
+#include "msl/targets/cpu_abi.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 

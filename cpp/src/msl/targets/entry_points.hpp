@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "msl/lexer.hpp"
-#include "msl/signature_parser.hpp"
-#include "msl/target.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/parse/signature_parser.hpp"
+#include "msl/targets/target.hpp"
 
 namespace metalcall::msl {
 

@@ -1,11 +1,11 @@
 // The CPU target: host C++ for the system compiler, entry points that run a range
 // of threadgroups on one worker thread (a vectorised loop, or fibers when threads
-// wait for each other), calling convention in msl/cpu_abi.hpp.
+// wait for each other), calling convention in msl/targets/cpu_abi.hpp.
 #include <ostream>
 #include <string>
 
-#include "msl/cpu_abi.hpp"
-#include "msl/target.hpp"
+#include "msl/targets/cpu_abi.hpp"
+#include "msl/targets/target.hpp"
 
 namespace metalcall::msl {
 

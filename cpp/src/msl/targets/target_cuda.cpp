@@ -1,13 +1,13 @@
 // The CUDA target: CUDA C++ for NVRTC (-default-device), threadgroup storage in
 // __shared__ memory, program-scope constant data as __device__ const, and one
 // `extern "C" __global__` entry point per kernel taking its own parameter block
-// (calling convention in msl/cuda_abi.hpp).
+// (calling convention in msl/targets/cuda_abi.hpp).
 #include <ostream>
 #include <string>
 
-#include "msl/cpu_abi.hpp"  // the symbol names, shared with the CPU target
-#include "msl/cuda_abi.hpp"
-#include "msl/target.hpp"
+#include "msl/targets/cpu_abi.hpp"  // the symbol names, shared with the CPU target
+#include "msl/targets/cuda_abi.hpp"
+#include "msl/targets/target.hpp"
 
 namespace metalcall::msl {
 

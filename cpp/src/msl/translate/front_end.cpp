@@ -1,9 +1,9 @@
 // The front end's one call: preprocess when needed, then reflect and translate.
-#include "msl/front_end.hpp"
+#include "msl/translate/front_end.hpp"
 
 #include "metalcall/errors.hpp"
-#include "msl/lexer.hpp"
-#include "msl/msl_rules.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/analysis/msl_rules.hpp"
 
 namespace metalcall::msl {
 

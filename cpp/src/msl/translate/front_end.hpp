@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "msl/preprocessing.hpp"
-#include "msl/translator.hpp"
+#include "msl/lex/preprocessing.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
 

@@ -3,7 +3,7 @@
 // Target (target_cpu.cpp, target_cuda.cpp) for what differs. Also the SourceMap.
 // Over ~600 lines: the token walk is one state machine (scopes, templates, checked mode,
 // division, address-space overloads); its helpers already live in their own files.
-#include "msl/translator.hpp"
+#include "msl/translate/translator.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,27 +12,27 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
-#include "msl/checked_addresses.hpp"
-#include "msl/checked_mode.hpp"
-#include "msl/checked_thread_params.hpp"
-#include "msl/address_space_overloads.hpp"
-#include "msl/cpu_abi.hpp"
-#include "msl/diagnostics.hpp"
-#include "msl/entry_points.hpp"
-#include "msl/grid_indexing.hpp"
-#include "msl/lexer.hpp"
-#include "msl/signature_parser.hpp"
-#include "msl/source_analysis.hpp"
-#include "msl/accumulator_elements.hpp"
-#include "msl/product_nests.hpp"
-#include "msl/async_copies.hpp"
-#include "msl/branch_reconvergence.hpp"
-#include "msl/conditional_literals.hpp"
-#include "msl/literal_casts.hpp"
-#include "msl/range_designators.hpp"
-#include "msl/target.hpp"
-#include "msl/token_text.hpp"
-#include "msl/type_names.hpp"
+#include "msl/checked/checked_addresses.hpp"
+#include "msl/checked/checked_mode.hpp"
+#include "msl/checked/checked_thread_params.hpp"
+#include "msl/passes/address_space_overloads.hpp"
+#include "msl/targets/cpu_abi.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/targets/entry_points.hpp"
+#include "msl/analysis/grid_indexing.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/parse/signature_parser.hpp"
+#include "msl/analysis/source_analysis.hpp"
+#include "msl/passes/accumulator_elements.hpp"
+#include "msl/passes/product_nests.hpp"
+#include "msl/passes/async_copies.hpp"
+#include "msl/passes/branch_reconvergence.hpp"
+#include "msl/passes/conditional_literals.hpp"
+#include "msl/passes/literal_casts.hpp"
+#include "msl/passes/range_designators.hpp"
+#include "msl/targets/target.hpp"
+#include "msl/lex/token_text.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::msl {
 

@@ -67,7 +67,7 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
  * Translates for the CUDA backend (NVRTC with -default-device): the same renames
  * as for the CPU, threadgroup storage as __shared__, program-scope constant data
  * as __device__ const, and one `extern "C" __global__` entry point per kernel
- * taking its own parameter block (msl/cuda_abi.hpp); layouts in __device__ tables.
+ * taking its own parameter block (msl/targets/cuda_abi.hpp); layouts in __device__ tables.
  */
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options = {});
 
