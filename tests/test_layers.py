@@ -121,3 +121,102 @@ def test_root_without_cpp_is_a_usage_error(tmp_path):
     result = run_checker(tmp_path)
     assert result.returncode == 2
     assert "no cpp/ folder" in result.stderr
+
+
+# ----------------------------------------------------------------------------- import circles
+# A package that uses every import form without a circle: relative (one and two dots), `from . import
+# module`, absolute, a function-level import of a lower module, an extension module's stub whose own
+# imports (for type checkers) would close a circle if they counted.
+CLEAN_PACKAGE = {
+    "python/metalcall/__init__.py": "from ._core import Device\nfrom .api import run\nfrom . import helpers\n",
+    "python/metalcall/_core.pyi": "from metalcall.api import run\nclass Device: ...\n",
+    "python/metalcall/api.py": "import os\nfrom ._core import Device\nfrom .sub import lower\n\n"
+                               "def run():\n    from .sub.lower import f\n    return f()\n",
+    "python/metalcall/helpers.py": "import numpy as np\nimport metalcall._core\n",
+    "python/metalcall/sub/__init__.py": "from . import lower\n",
+    "python/metalcall/sub/lower.py": "from .. import _core\nfrom ..helpers import np\n\ndef f():\n    return 1\n",
+}
+
+# (files replacing those of CLEAN_PACKAGE, the circle's modules in the order the message names them,
+# the file:line the message starts with)
+CIRCLES = {
+    "relative_module_level": ({"python/metalcall/sub/lower.py": "from ..api import run\n"},
+                              "metalcall.api -> metalcall.sub.lower -> metalcall.api",
+                              "python/metalcall/api.py:3"),
+    "function_level_import_counts": (
+        {"python/metalcall/helpers.py": "import os\n\ndef later():\n    from metalcall import api\n    return api\n",
+         "python/metalcall/sub/lower.py": "from .. import helpers\n"},
+        "metalcall.api -> metalcall.sub.lower -> metalcall.helpers -> metalcall.api",
+        "python/metalcall/api.py:3"),
+    "submodule_imports_its_package": ({"python/metalcall/helpers.py": "import metalcall as mc\n"},
+                                      "metalcall -> metalcall.helpers -> metalcall", "python/metalcall/__init__.py:3"),
+    "from_package_import_name": ({"python/metalcall/sub/lower.py": "from metalcall.sub import lower as again\n"
+                                                                   "from . import f2\n",
+                                  "python/metalcall/sub/__init__.py": "from . import lower\nf2 = 2\n"},
+                                 "metalcall.sub -> metalcall.sub.lower -> metalcall.sub",
+                                 "python/metalcall/sub/__init__.py:1"),
+}
+
+
+def test_python_package_without_circles_passes(tmp_path):
+    write_tree(tmp_path, {**CLEAN_TREE, **CLEAN_PACKAGE})
+    result = run_checker(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("check_layers: ok:"), result.stdout
+    assert "6 Python modules" in result.stdout and "no import circle" in result.stdout
+
+
+@pytest.mark.parametrize("case", sorted(CIRCLES))
+def test_import_circle_fails_naming_each_import(tmp_path, case):
+    replaced, cycle, where = CIRCLES[case]
+    write_tree(tmp_path, {**CLEAN_TREE, **CLEAN_PACKAGE, **replaced})
+    result = run_checker(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    problems = [line for line in result.stdout.splitlines() if not line.startswith("check_layers:")]
+    assert len(problems) == 1, result.stdout
+    assert problems[0].startswith(f"{where}: import circle: {cycle} ("), problems[0]
+    assert "FAILED: 1 import circle(s)" in result.stdout
+
+
+def test_each_circle_is_reported(tmp_path):
+    files = {**CLEAN_TREE, **CLEAN_PACKAGE,
+             "python/metalcall/helpers.py": "from . import api\n",  # api -> sub.lower -> helpers -> api
+             "python/metalcall/other/__init__.py": "from .b import g\n",
+             "python/metalcall/other/b.py": "import metalcall.other\n"}
+    write_tree(tmp_path, files)
+    result = run_checker(tmp_path)
+    assert result.returncode == 1, result.stdout
+    problems = [line for line in result.stdout.splitlines() if not line.startswith("check_layers:")]
+    assert len(problems) == 2, result.stdout
+    assert "import circle: metalcall.api -> metalcall.sub.lower -> metalcall.helpers -> metalcall.api (" in problems[0]
+    assert "import circle: metalcall.other -> metalcall.other.b -> metalcall.other (" in problems[1]
+    assert "FAILED: 2 import circle(s)" in result.stdout
+
+
+# ----------------------------------------------------------------------------- file sizes
+def test_files_up_to_the_line_limit_pass(tmp_path):
+    files = {**CLEAN_TREE, **CLEAN_PACKAGE}
+    files["cpp/src/core/device.cpp"] += "// line\n" * (700 - 2)
+    files["cpp/src/msl/prelude/metal_math.h"] = "#pragma once\n" * 700
+    files["python/metalcall/helpers.py"] += "x = 1\n" * (700 - 2)
+    files["cpp/src/core/notes.txt"] = "a note\n" * 2000  # not a source file
+    write_tree(tmp_path, files)
+    result = run_checker(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no file over 700 lines" in result.stdout
+
+
+@pytest.mark.parametrize("rel", ["cpp/src/core/device.cpp", "cpp/src/msl/prelude/metal_math.h",
+                                 "cpp/include/metalcall/device.hpp", "cpp/tests/fiber_test.cpp",
+                                 "cpp/src/backends/metal/metal_device.mm", "python/metalcall/helpers.py"])
+def test_file_over_the_line_limit_fails(tmp_path, rel):
+    files = {**CLEAN_TREE, **CLEAN_PACKAGE}
+    files[rel] = files.get(rel, "") + "\n" * 701
+    write_tree(tmp_path, files)
+    result = run_checker(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    problems = [line for line in result.stdout.splitlines() if not line.startswith("check_layers:")]
+    assert len(problems) == 1, result.stdout
+    lines = len(files[rel].splitlines())
+    assert problems[0].startswith(f"{rel}:701: {lines} lines, over the 700-line limit"), problems[0]
+    assert "FAILED: 1 source file(s) over 700 lines" in result.stdout

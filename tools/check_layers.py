@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Checks the include layers of DESIGN.md section 1: every `#include "..."` in cpp/include,
-cpp/src and cpp/python must point to a layer its file may use. Prints each broken rule as
-file:line and exits 1; prints a one-line summary and exits 0 when the tree is clean.
+"""Checks the include layers of DESIGN.md section 1, the Python package's import graph and file sizes:
+every `#include "..."` in cpp/include, cpp/src and cpp/python must point to a layer its file may
+use; the modules of python/metalcall must not import each other in a circle; no source file under
+cpp/ and python/ may be longer than MAX_LINES. Prints each broken rule as file:line and exits 1;
+prints a one-line summary and exits 0 when the tree is clean.
 
 Usage: python tools/check_layers.py [--root REPO]      (Python 3 standard library only)
 """
@@ -9,6 +11,7 @@ Usage: python tools/check_layers.py [--root REPO]      (Python 3 standard librar
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from pathlib import Path
@@ -199,6 +202,179 @@ def check(root: Path) -> tuple[list[str], dict]:
     return problems, counts
 
 
+# --------------------------------------------------------------------------- Python import circles
+# Every import statement of a module is an edge, those inside functions (and under `if TYPE_CHECKING:`)
+# included: an import moved into a function only hides a circle from Python's start-up, and the circle
+# of metalcall.numpy was held apart exactly that way. A function-level import that makes no circle
+# (a lazily loaded command of `python -m metalcall`, say) is fine. Package initialisation is not an
+# edge: importing a.b.c runs a/__init__.py and a/b/__init__.py first, which import their own
+# submodules; only statements that name a module count.
+PYTHON_ROOT = "python"
+PYTHON_PACKAGES = ("metalcall",)
+
+
+def python_modules(root: Path) -> dict[str, Path]:
+    """Module name -> file of every module of the scanned packages. A .pyi stub without a .py is an
+    extension module (metalcall._core): a module that imports none of the package."""
+    base = root / PYTHON_ROOT
+    modules: dict[str, Path] = {}
+    for package in PYTHON_PACKAGES:
+        top = base / package
+        if not top.is_dir():
+            continue
+        for path in sorted(top.rglob("*.py*")):
+            if path.suffix not in (".py", ".pyi") or not path.is_file():
+                continue
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            name = ".".join(parts)
+            if path.suffix == ".py" or name not in modules:
+                modules[name] = path
+    return modules
+
+
+def known_module(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest prefix of a dotted name that is one of `modules` (None: an outside module)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> dict[str, int]:
+    """The modules of the scanned packages that `name` (the module in `path`) imports -> the line of
+    its first import of each. `from P import x` imports P.x when that is a module, else P."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
+    edges: dict[str, int] = {}
+
+    def add(target: str | None, line: int) -> None:
+        if target is not None and target != name and line < edges.get(target, line + 1):
+            edges[target] = line
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(known_module(alias.name, modules), node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)] if node.level > 1 else anchor
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                add(child if alias.name != "*" and child in modules else known_module(base, modules), node.lineno)
+    return edges
+
+
+def strongly_connected(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module, each sorted, in name order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def shortest_cycle(graph: dict[str, dict[str, int]], start: str, members: set[str]) -> list[str]:
+    """A shortest path start -> ... -> start within `members` (breadth first)."""
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for succ in sorted(graph[node]):
+                if succ not in members:
+                    continue
+                if succ == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return list(reversed(path)) + [start]
+                if succ not in previous:
+                    previous[succ] = node
+                    following.append(succ)
+        frontier = following
+    return [start, start]  # not reached for a strongly connected component
+
+
+def check_import_circles(root: Path) -> tuple[list[str], dict]:
+    """Returns (one line per import circle, counts). A circle is a strongly connected component of
+    the import graph; its line shows a shortest circle through its first module and names the rest."""
+    modules = python_modules(root)
+    # A stub's imports are for type checkers; the extension it describes imports none of the package.
+    graph = {name: imports_of(name, path, modules) if path.suffix == ".py" else {} for name, path in modules.items()}
+    problems = []
+    for component in strongly_connected(graph):
+        cycle = shortest_cycle(graph, component[0], set(component))
+        steps = [f"{a} imports {b} at {modules[a].relative_to(root).as_posix()}:{graph[a][b]}"
+                 for a, b in zip(cycle, cycle[1:])]
+        first = modules[cycle[0]].relative_to(root).as_posix()
+        rest = [m for m in component if m not in cycle]
+        also = f"; also in this circle: {', '.join(rest)}" if rest else ""
+        problems.append(f"{first}:{graph[cycle[0]][cycle[1]]}: import circle: {' -> '.join(cycle)} "
+                        f"({'; '.join(steps)}){also}. Make one side not import the other: the lower "
+                        "module takes what it needs as arguments or registrations (docs/design.md)")
+    counts = {"modules": len(modules), "imports": sum(len(edges) for edges in graph.values())}
+    return problems, counts
+
+
+# --------------------------------------------------------------------------- file sizes
+MAX_LINES = 700
+SIZE_SUFFIXES = {".cpp", ".hpp", ".h", ".mm", ".cc", ".py"}
+SIZE_DIRS = ("cpp", "python")  # the MSL prelude headers under cpp/src/msl/prelude included
+
+
+def check_file_sizes(root: Path) -> tuple[list[str], dict]:
+    """Returns (one line per source file over MAX_LINES lines, counts)."""
+    problems = []
+    files = 0
+    for top in SIZE_DIRS:
+        base = root / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.suffix not in SIZE_SUFFIXES or not path.is_file():
+                continue
+            files += 1
+            lines = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+            if lines > MAX_LINES:
+                problems.append(f"{path.relative_to(root).as_posix()}:{MAX_LINES + 1}: {lines} lines, over the "
+                                f"{MAX_LINES}-line limit for a source file: split it by what its parts do")
+    return problems, {"files": files}
+
+
 def main(argv: list[str] | None = None) -> int:
     default_root = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -210,16 +386,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check_layers: {root} has no cpp/ folder; pass the repository root with --root", file=sys.stderr)
         return 2
     problems, counts = check(root)
-    for line in problems:
+    circles, graph_counts = check_import_circles(root)
+    long_files, size_counts = check_file_sizes(root)
+    for line in problems + circles + long_files:
         print(line)
     layers = ", ".join(f"{layer_title(k)} {v}" for k, v in sorted(counts["layers"].items()))
     summary = (f"{counts['files']} files ({layers}), {counts['quoted']} quoted and "
-               f"{counts['angle']} angle-bracket includes")
+               f"{counts['angle']} angle-bracket includes; {graph_counts['modules']} Python modules "
+               f"({graph_counts['imports']} imports between them); {size_counts['files']} source files "
+               f"under {' and '.join(d + '/' for d in SIZE_DIRS)}")
+    failures = []
     if problems:
-        print(f"check_layers: FAILED: {len(problems)} include(s) break the layer rules "
-              f"(DESIGN.md section 1); {summary}")
+        failures.append(f"{len(problems)} include(s) break the layer rules (DESIGN.md section 1)")
+    if circles:
+        failures.append(f"{len(circles)} import circle(s) in {PYTHON_ROOT}/")
+    if long_files:
+        failures.append(f"{len(long_files)} source file(s) over {MAX_LINES} lines")
+    if failures:
+        print(f"check_layers: FAILED: {'; '.join(failures)}; {summary}")
         return 1
-    print(f"check_layers: ok: {summary}, all within the layer rules")
+    print(f"check_layers: ok: {summary}; all within the layer rules, no import circle, "
+          f"no file over {MAX_LINES} lines")
     return 0
 
 
