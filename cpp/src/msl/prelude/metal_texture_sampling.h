@@ -1,0 +1,427 @@
+// metalcall MSL prelude: texels and sampling in software, by the rules of Metal's pixel
+// formats and samplers (metal_texture.h's texture types call these).
+#pragma once
+
+#include "metal_texture_types.h"
+
+namespace metal {
+
+namespace mtl_tex {
+
+// No memcpy or builtins that NVRTC may lack: byte copies (folded into loads by the
+// compiler), and the libm names of metal_math.h.
+METAL_FUNC void copy_bytes(void* dst, const void* src, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
+}
+template <class To, class From> METAL_FUNC To cvt(const From& x) { return mtl_detail::convert_impl<To, From>::apply(x); }
+
+enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
+METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
+METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
+METAL_FUNC unsigned format_kind(unsigned f) { return (f >> 8) & 15u; }
+
+// A size at mip level `lod`: halved per level, at least 1.
+METAL_FUNC unsigned halved(unsigned n, unsigned lod) {
+  n = lod < 32u ? n >> lod : 0u;
+  return n ? n : 1u;
+}
+
+// One mip level of a texture: where its texels are, and its size.
+struct level_view {
+  unsigned char* data;
+  unsigned long long row_pitch, slice_pitch;
+  unsigned width, height, depth;
+};
+METAL_FUNC unsigned slices_at(const mtl_texture_abi& d, unsigned lod) {
+  return d.type == 3u ? halved(d.depth, lod) : d.array_length;  // 3: metalcall::TextureType::texture3d
+}
+// Level `lod` (< d.mip_levels).
+METAL_FUNC level_view level_of(const mtl_texture_abi& d, unsigned lod) {
+  level_view l;
+  l.data = static_cast<unsigned char*>(d.data) + d.level_offset[lod];
+  l.row_pitch = d.level_row_pitch[lod];
+  l.width = halved(d.width, lod);
+  l.height = halved(d.height, lod);
+  l.depth = halved(d.depth, lod);
+  l.slice_pitch = l.row_pitch * l.height;
+  return l;
+}
+
+METAL_FUNC unsigned char* texel(const level_view& l, unsigned format, unsigned x, unsigned y, unsigned slice) {
+  return l.data + slice * l.slice_pitch + y * l.row_pitch + x * (unsigned long long)(channels(format) * channel_bytes(format));
+}
+
+// One channel as a float (unorm, snorm and float formats) by Metal's conversion rules.
+METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
+  const unsigned k = format_kind(f), b = channel_bytes(f);
+  if (k == float_) {
+    if (b == 4) {
+      float v;
+      copy_bytes(&v, p, 4);
+      return v;
+    }
+    mtl_half h;
+    copy_bytes(&h, p, 2);
+    return cvt<float>(h);
+  }
+  if (k == unorm) {
+    if (b == 1) return float(*p) / 255.0f;
+    unsigned short u;
+    copy_bytes(&u, p, 2);
+    return float(u) / 65535.0f;
+  }
+  if (k == snorm) {
+    // Metal: max(c / (2^(n-1) - 1), -1): both -128 and -127 map to -1.
+    float v;
+    if (b == 1) {
+      v = float(*reinterpret_cast<const signed char*>(p)) / 127.0f;
+    } else {
+      short s;
+      copy_bytes(&s, p, 2);
+      v = float(s) / 32767.0f;
+    }
+    return v < -1.0f ? -1.0f : v;
+  }
+  return 0.0f;
+}
+
+// One channel as an integer (uint and sint formats).
+METAL_FUNC long long load_int(const unsigned char* p, unsigned f) {
+  const bool sgn = format_kind(f) == sint;
+  switch (channel_bytes(f)) {
+    case 1: return sgn ? (long long)*reinterpret_cast<const signed char*>(p) : (long long)*p;
+    case 2: {
+      unsigned short u;
+      copy_bytes(&u, p, 2);
+      return sgn ? (long long)(short)u : (long long)u;
+    }
+    default: {
+      unsigned u;
+      copy_bytes(&u, p, 4);
+      return sgn ? (long long)(int)u : (long long)u;
+    }
+  }
+}
+
+METAL_FUNC bool is_integer(unsigned f) { return format_kind(f) == uint_ || format_kind(f) == sint; }
+
+// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha).
+template <class T> METAL_FUNC vec<T, 4> load(const unsigned char* p, unsigned f) {
+  const unsigned n = channels(f), b = channel_bytes(f);
+  T c[4] = {cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(1)};
+  for (unsigned i = 0; i < n; ++i) {
+    if (is_integer(f)) c[i] = cvt<T>(load_int(p + i * b, f));
+    else c[i] = cvt<T>(load_float(p + i * b, f));
+  }
+  return vec<T, 4>(c[0], c[1], c[2], c[3]);
+}
+
+METAL_FUNC float clampf(float v, float lo, float hi) { return v != v ? 0.0f : v < lo ? lo : v > hi ? hi : v; }
+
+// Stores one channel: normalized formats clamp and round to nearest even (Metal's
+// float-to-normalized rule), integer formats saturate (Metal leaves overflow undefined).
+METAL_FUNC void store_float(unsigned char* p, unsigned f, float v) {
+  const unsigned k = format_kind(f), b = channel_bytes(f);
+  if (k == float_) {
+    if (b == 4) {
+      copy_bytes(p, &v, 4);
+    } else {
+#if METAL_CUDA
+      // One 16-bit store (channels of 16-bit formats are 2-byte aligned): NVRTC wrote a wrong
+      // low byte (0 or 1) when the bits of a converted half were stored byte by byte.
+      *reinterpret_cast<unsigned short*>(p) = __half_as_ushort(__float2half_rn(v));
+#else
+      const mtl_half h = cvt<mtl_half>(v);
+      unsigned short bits;
+      copy_bytes(&bits, &h, 2);
+      copy_bytes(p, &bits, 2);
+#endif
+    }
+  } else if (k == unorm) {
+    const float m = b == 1 ? 255.0f : 65535.0f;
+    const unsigned u = unsigned(METAL_LIBM(rint)(clampf(v, 0.0f, 1.0f) * m));
+    if (b == 1) *p = (unsigned char)u;
+    else {
+      const unsigned short s = (unsigned short)u;
+      copy_bytes(p, &s, 2);
+    }
+  } else if (k == snorm) {
+    const float m = b == 1 ? 127.0f : 32767.0f;
+    const int i = int(METAL_LIBM(rint)(clampf(v, -1.0f, 1.0f) * m));
+    if (b == 1) *reinterpret_cast<signed char*>(p) = (signed char)i;
+    else {
+      const short s = (short)i;
+      copy_bytes(p, &s, 2);
+    }
+  }
+}
+
+METAL_FUNC void store_int(unsigned char* p, unsigned f, long long v) {
+  const bool sgn = format_kind(f) == sint;
+  const unsigned b = channel_bytes(f);
+  const long long hi = sgn ? (1ll << (8 * b - 1)) - 1 : (1ll << (8 * b)) - 1, lo = sgn ? -hi - 1 : 0;
+  v = v < lo ? lo : v > hi ? hi : v;
+  if (b == 1) *p = (unsigned char)v;
+  else if (b == 2) {
+    const unsigned short s = (unsigned short)v;
+    copy_bytes(p, &s, 2);
+  } else {
+    const unsigned u = (unsigned)v;
+    copy_bytes(p, &u, 4);
+  }
+}
+
+template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec<T, 4>& c) {
+  const unsigned n = channels(f), b = channel_bytes(f);
+  const T v[4] = {c.x, c.y, c.z, c.w};
+  for (unsigned i = 0; i < n; ++i) {
+    if (is_integer(f)) store_int(p + i * b, f, cvt<long long>(v[i]));
+    else store_float(p + i * b, f, cvt<float>(v[i]));
+  }
+}
+
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// `head` then "(a<sep>b<sep>c)" into a fault message.
+METAL_FUNC void append_three(char* out, unsigned cap, unsigned& n, const char* head, unsigned a, unsigned b, unsigned c,
+                             const char* sep) {
+  mtl_rt::append(out, cap, n, head);
+  mtl_rt::append_number(out, cap, n, a);
+  mtl_rt::append(out, cap, n, sep);
+  mtl_rt::append_number(out, cap, n, b);
+  mtl_rt::append(out, cap, n, sep);
+  mtl_rt::append_number(out, cap, n, c);
+  mtl_rt::append(out, cap, n, ")");
+}
+#endif
+
+// Out-of-range coordinates (or mip levels): Metal leaves them undefined; metalcall reads
+// zeros and drops writes, and checked mode reports the first one as an ExecutionError.
+METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, unsigned y, unsigned z, const char* op) {
+  const bool level_exists = lod < d.mip_levels;
+  const unsigned w = halved(d.width, lod), h = halved(d.height, lod), slice_count = slices_at(d, lod);
+  if (level_exists && x < w && y < h && z < slice_count) return true;
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+  unsigned n;
+  if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
+    char* out = L->fault_message;
+    const unsigned cap = L->fault_capacity;
+    mtl_rt::append(out, cap, n, " texture(");
+    mtl_rt::append_number(out, cap, n, d.binding);
+    mtl_rt::append(out, cap, n, ") ");
+    mtl_rt::append(out, cap, n, op);
+    append_three(out, cap, n, " at (", x, y, z, ", ");
+    if (lod) {
+      mtl_rt::append(out, cap, n, " of mip level ");
+      mtl_rt::append_number(out, cap, n, lod);
+    }
+    if (!level_exists) {
+      mtl_rt::append(out, cap, n, ": the texture has ");
+      mtl_rt::append_number(out, cap, n, d.mip_levels);
+      mtl_rt::append(out, cap, n, " mip level(s)");
+    } else {
+      append_three(out, cap, n, " is outside the texture (", w, h, slice_count, " x ");
+    }
+    out[n] = 0;
+  }
+#else
+  (void)op;
+#endif
+  return false;
+}
+
+template <class T> METAL_FUNC vec<T, 4> read(const mtl_texture_abi& d, unsigned lod, unsigned x, unsigned y,
+                                             unsigned slice) {
+  if (!in_range(d, lod, x, y, slice, "read")) return vec<T, 4>(cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(0));
+  return load<T>(texel(level_of(d, lod), d.format, x, y, slice), d.format);
+}
+
+template <class T> METAL_FUNC void write(const mtl_texture_abi& d, unsigned lod, const vec<T, 4>& c, unsigned x,
+                                         unsigned y, unsigned slice) {
+  if (!in_range(d, lod, x, y, slice, "write")) return;
+  store<T>(texel(level_of(d, lod), d.format, x, y, slice), d.format, c);
+}
+
+// A texel index after the address mode; -1: outside (clamp_to_zero / clamp_to_border).
+METAL_FUNC int address_index(int i, int n, unsigned mode) {
+  switch (mode) {
+    case 2: return ((i % n) + n) % n;  // repeat
+    case 3: {                          // mirrored_repeat
+      const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+      return m < n ? m : 2 * n - 1 - m;
+    }
+    case 1: {  // mirrored_clamp_to_edge: mirror once around 0, then clamp
+      const int m = i < 0 ? -1 - i : i;
+      return m >= n ? n - 1 : m;
+    }
+    case 4:
+    case 5: return i < 0 || i >= n ? -1 : i;
+    default: return i < 0 ? 0 : i >= n ? n - 1 : i;  // clamp_to_edge
+  }
+}
+
+// What a texel outside the texture reads under clamp_to_zero / clamp_to_border.
+METAL_FUNC vec<float, 4> border(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned mode) {
+  if (mode == 4) {  // transparent black, or opaque black for formats without alpha
+    return vec<float, 4>(0.0f, 0.0f, 0.0f, channels(d.format) == 4 ? 0.0f : 1.0f);
+  }
+  if (s.border == 2) return vec<float, 4>(1.0f, 1.0f, 1.0f, 1.0f);
+  return vec<float, 4>(0.0f, 0.0f, 0.0f, s.border == 1 ? 1.0f : 0.0f);
+}
+
+// The texels and weights of one axis: coordinate c on an axis of n texels.
+struct axis {
+  int i[2];
+  float w[2];
+  int count;
+};
+METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offset) {
+  float x = normalized ? c * float(n) : c;
+  axis a;
+  if (linear) {
+    x -= 0.5f;
+    const float f = METAL_LIBM(floor)(x);
+    a.i[0] = int(f) + offset;
+    a.i[1] = a.i[0] + 1;
+    a.w[1] = x - f;
+    a.w[0] = 1.0f - a.w[1];
+    a.count = 2;
+  } else {
+    a.i[0] = a.i[1] = int(METAL_LIBM(floor)(x)) + offset;
+    a.w[0] = 1.0f;
+    a.w[1] = 0.0f;
+    a.count = 1;
+  }
+  return a;
+}
+
+// sample_compare: 1 where `ref` OP the texel's first component passes (compare_func), else 0.
+// compare_func::none (Metal leaves sample_compare with it undefined) passes nothing.
+METAL_FUNC float compared(unsigned func, float ref, float texel) {
+  switch (func) {
+    case 1: return ref < texel ? 1.0f : 0.0f;
+    case 2: return ref <= texel ? 1.0f : 0.0f;
+    case 3: return ref > texel ? 1.0f : 0.0f;
+    case 4: return ref >= texel ? 1.0f : 0.0f;
+    case 5: return ref == texel ? 1.0f : 0.0f;
+    case 6: return ref != texel ? 1.0f : 0.0f;
+    case 7: return 1.0f;
+    default: return 0.0f;
+  }
+}
+
+// Samples one mip level, slice `slice`, at (u, v, w) over `dims` axes: the software sampler.
+// With `ref`, each texel is first replaced by its comparison with *ref (sample_compare).
+METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
+                                      bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
+                                      int oy, int oz, const float* ref) {
+  const bool normalized = s.normalized != 0;
+  const int size[3] = {int(l.width), int(l.height), int(l.depth)};
+  const unsigned modes[3] = {s.s, s.t, s.r};
+  const axis ax[3] = {footprint(u, size[0], normalized, linear, ox),
+                      dims > 1 ? footprint(v, size[1], normalized, linear, oy) : axis{{0, 0}, {1.0f, 0.0f}, 1},
+                      dims > 2 ? footprint(w, size[2], normalized, linear, oz) : axis{{0, 0}, {1.0f, 0.0f}, 1}};
+  vec<float, 4> sum(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int c = 0; c < ax[2].count; ++c)
+    for (int b = 0; b < ax[1].count; ++b)
+      for (int a = 0; a < ax[0].count; ++a) {
+        const float weight = ax[0].w[a] * ax[1].w[b] * ax[2].w[c];
+        const int idx[3] = {ax[0].i[a], ax[1].i[b], ax[2].i[c]};
+        int at[3] = {0, 0, 0};
+        bool outside = false;
+        unsigned outside_mode = 0;
+        for (unsigned k = 0; k < dims; ++k) {
+          at[k] = address_index(idx[k], size[k], modes[k]);
+          if (at[k] < 0) outside = true, outside_mode = modes[k];
+        }
+        vec<float, 4> t = outside ? border(d, s, outside_mode)
+                                  : load<float>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
+                                                      dims > 2 ? unsigned(at[2]) : slice), d.format);
+        if (ref) t = vec<float, 4>(compared(s.compare, *ref, t.x));
+        sum += t * weight;
+      }
+  return sum;
+}
+
+// The LOD of a footprint with these derivatives (normalized or pixel coordinates, as the
+// sampler's): log2 of the longer one in texels of level 0 (isotropic filtering).
+METAL_FUNC float gradient_lod(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dx,
+                              const vec<float, 3>& dy) {
+  const vec<float, 3> scale = s.normalized ? vec<float, 3>(float(d.width), float(d.height), float(d.depth))
+                                           : vec<float, 3>(1.0f, 1.0f, 1.0f);
+  const vec<float, 3> a = dx * scale, b = dy * scale;
+  const float la = a.x * a.x + a.y * a.y + a.z * a.z, lb = b.x * b.x + b.y * b.y + b.z * b.z;
+  return 0.5f * METAL_LIBM(log2)(la > lb ? la : lb);
+}
+
+// Samples slice `slice` at (u, v, w) over `dims` axes at LOD `lod`: the sampler's LOD
+// clamps, then (LOD > 0: minification) the min filter on the level(s) its mip filter
+// picks — none: level 0; nearest: the nearest level; linear: the two around the LOD,
+// blended — or (LOD <= 0: magnification) the mag filter on level 0.
+METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
+                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f,
+                                const float* ref = nullptr) {
+  if (lod != lod) lod = 0.0f;
+  lod = lod < s.lod_min ? s.lod_min : lod > s.lod_max ? s.lod_max : lod;
+  const bool minified = lod > 0.0f;
+  const bool linear = (minified ? s.min : s.mag) == 1;
+  const unsigned last = d.mip_levels > 1 ? d.mip_levels - 1 : 0u;
+  unsigned level = 0;
+  float fraction = 0.0f;  // of level + 1, with mip_filter::linear
+  if (minified && s.mip == 1) {
+    level = lod <= 0.5f ? 0u : unsigned(METAL_LIBM(ceil)(lod + 0.5f)) - 1u;
+  } else if (minified && s.mip == 2) {
+    const float whole = METAL_LIBM(floor)(lod);
+    level = whole >= float(last) ? last : unsigned(whole);
+    fraction = whole >= float(last) ? 0.0f : lod - whole;
+  }
+  if (level > last) level = last;
+  const vec<float, 4> a = sample_level(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  if (fraction == 0.0f) return a;
+  const vec<float, 4> b = sample_level(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  return a * (1.0f - fraction) + b * fraction;
+}
+
+// The 2x2 texels that linear filtering at (u, v) on level 0 would blend, component `c`
+// of each, in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0); with `ref`, their
+// comparisons with *ref (gather_compare).
+METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
+                                int ox, int oy, unsigned c, const float* ref = nullptr) {
+  const bool normalized = s.normalized != 0;
+  const level_view l = level_of(d, 0);
+  const axis x = footprint(u, int(d.width), normalized, true, ox), y = footprint(v, int(d.height), normalized, true, oy);
+  float out[4];
+  const int corners[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
+  for (int k = 0; k < 4; ++k) {
+    const int ix = address_index(x.i[corners[k][0]], int(d.width), s.s);
+    const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
+    const vec<float, 4> t = ix < 0 || iy < 0 ? border(d, s, ix < 0 ? s.s : s.t)
+                                             : load<float>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
+    out[k] = ref ? compared(s.compare, *ref, t.x) : t[c];
+  }
+  return vec<float, 4>(out[0], out[1], out[2], out[3]);
+}
+
+// Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
+METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
+  const float ax = METAL_LIBM(fabs)(x), ay = METAL_LIBM(fabs)(y), az = METAL_LIBM(fabs)(z);
+  unsigned face;
+  float sc, tc, ma;
+  if (ax >= ay && ax >= az) {
+    face = x >= 0 ? 0u : 1u, sc = x >= 0 ? -z : z, tc = -y, ma = ax;
+  } else if (ay >= az) {
+    face = y >= 0 ? 2u : 3u, sc = x, tc = y >= 0 ? z : -z, ma = ay;
+  } else {
+    face = z >= 0 ? 4u : 5u, sc = z >= 0 ? x : -x, tc = -y, ma = az;
+  }
+  *u = 0.5f * (sc / ma + 1.0f);
+  *v = 0.5f * (tc / ma + 1.0f);
+  return face;
+}
+
+template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
+  return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
+}
+
+}  // namespace mtl_tex
+
+}  // namespace metal

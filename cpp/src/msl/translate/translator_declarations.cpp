@@ -1,0 +1,153 @@
+// The Translator's questions about declarations and operators: which `*` declares a
+// pointer (and to which address space), which `/` divides integers, which call picks an
+// address-space overload.
+#include "msl/translate/translator_walk.hpp"
+
+namespace metalcall::msl {
+
+std::set<std::size_t> Translator::buffer_pointer_tokens() const {
+  std::set<std::size_t> stars;
+  const std::set<std::string> functions = pointer_reference_functions(t_);
+  std::map<std::size_t, bool> by_reference;
+  for (const auto& k : kernels_)
+    for (const auto& p : k.params) {
+      if (p.info.kind != ParamKind::buffer) continue;
+      // Not one the kernel passes to a `T*&` parameter: that reference cannot bind a restrict pointer.
+      auto seen = by_reference.find(p.name_token);  // instantiations share their template's parameters
+      if (seen == by_reference.end())
+        seen = by_reference.emplace(p.name_token, passed_to(t_, k.body_open, k.body_close, t_[p.name_token].text, functions)).first;
+      if (seen->second) continue;
+      for (auto it = p.type_tokens.rbegin(); it != p.type_tokens.rend(); ++it) {
+        if (!t_[*it].is("*")) continue;
+        const std::size_t next = *it + 1;
+        const bool qualified = next < t_.size() && (t_[next].is_identifier("restrict") || t_[next].is_identifier("__restrict") ||
+                                                    t_[next].is_identifier("__restrict__"));
+        if (!qualified) stars.insert(*it);
+        break;
+      }
+    }
+  return stars;
+}
+
+bool Translator::is_division(std::size_t i) const {
+  const Token& tok = t_[i];
+  if (!(tok.is("/") || tok.is("%") || tok.is("/=") || tok.is("%="))) return false;
+  if (i > 0 && t_[i - 1].is_identifier("operator")) return false;
+  std::vector<int> swz;
+  if ((tok.is("/=") || tok.is("%=")) && i >= 2 && (t_[i - 2].is(".") || t_[i - 2].is("->")) &&
+      is_swizzle(t_[i - 1].text, &swz))
+    return false;
+  return true;
+}
+
+std::string Translator::guarded_division(const std::string& op) {
+  if (op == "/") return "/ metal::mtl_rt::idiv_tag() /";
+  if (op == "%") return "% metal::mtl_rt::imod_tag() %";
+  if (op == "/=") return "/= metal::mtl_rt::idiv_rhs() =";
+  return "%= metal::mtl_rt::imod_rhs() =";
+}
+
+bool Translator::emit_space_overload(std::size_t& i) {
+  auto p = space_overloads_.params.find(i);
+  if (p != space_overloads_.params.end()) {
+    emit(p->second.second, t_[i], true);
+    i = p->second.first;
+    return true;
+  }
+  auto a = space_overloads_.args.find(i);
+  if (a == space_overloads_.args.end()) return false;
+  emit(a->second, t_[i], false);
+  return true;
+}
+
+bool Translator::is_address_space(const Token& t) {
+  return t.is_identifier("device") || t.is_identifier("constant") || t.is_identifier("threadgroup");
+}
+
+std::size_t Translator::address_space_pointer_end(std::size_t i) const {
+  std::size_t j = i;
+  while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("volatile") || coherent_at(j)))
+    j += coherent_at(j) ? 4 : 1;
+  // `thread` pointers too: checked mode is the only caller.
+  auto space = [](const Token& t) { return is_address_space(t) || t.is_identifier("thread"); };
+  if (j >= t_.size() || !space(t_[j])) return std::string::npos;
+  if (j != i && i > 0 && space(t_[i - 1])) return std::string::npos;
+  int depth = 0;
+  for (++j; j < t_.size(); ++j) {
+    const Token& t = t_[j];
+    if (t.is("<")) ++depth;
+    else if (t.is(">")) --depth;
+    else if (t.is(">>")) depth -= 2;
+    else if (depth == 0 && t.is("*")) return j;
+    else if (depth == 0 && (t.is("&") || t.is(";") || t.is(",") || t.is(")") || t.is("=") || t.is("{") ||
+                            t.is("[") || t.is("(")))
+      return std::string::npos;
+  }
+  return std::string::npos;
+}
+
+bool Translator::coherent_at(std::size_t j) const {
+  return j + 3 < t_.size() && t_[j].is_identifier("coherent") && t_[j + 1].is("(") && t_[j + 3].is(")");
+}
+
+bool Translator::thread_pointer(std::size_t i, std::size_t star) const {
+  for (std::size_t j = i; j < star; ++j)
+    if (t_[j].is_identifier("thread")) return true;
+  return false;
+}
+
+bool Translator::declares_variable(std::size_t star) const {
+  std::size_t j = star + 1;
+  while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+  return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
+}
+
+bool Translator::returns_pointer(std::size_t i, std::size_t star) const {
+  std::size_t j = star + 1;
+  while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+  if (j + 1 >= t_.size() || t_[j].kind != TokenKind::identifier || !t_[j + 1].is("(") ||
+      t_[j].is_identifier("operator"))
+    return false;
+  for (std::size_t k = i; k-- > 0;) {
+    const Token& b = t_[k];
+    if (b.is(";") || b.is("{") || b.is("}") || b.is(")") || b.is(":") || b.kind == TokenKind::directive) break;
+    if (b.is_identifier("constexpr")) return false;
+  }
+  return true;
+}
+
+bool Translator::declares_pointer_reference(std::size_t star) const {
+  std::size_t j = star + 1;
+  while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+  if (j + 2 >= t_.size() || !t_[j].is("&") || t_[j + 1].kind != TokenKind::identifier) return false;
+  const Token& after = t_[j + 2];
+  return after.is("=") || after.is(";") || after.is(",") || after.is(")");
+}
+
+std::string Translator::element_text(std::size_t i, std::size_t star) const {
+  std::vector<std::size_t> tokens;
+  bool is_const = false, is_volatile = false;
+  for (std::size_t j = i; j < star; ++j) {
+    if (coherent_at(j)) {
+      j += 3;
+      continue;
+    }
+    if (t_[j].is_identifier("thread")) continue;
+    if (is_address_space(t_[j])) {
+      is_const = is_const || t_[j].is_identifier("constant");  // constant memory is read-only
+      continue;
+    }
+    if (t_[j].is_identifier("const")) {
+      is_const = true;
+      continue;
+    }
+    if (t_[j].is_identifier("volatile")) {
+      is_volatile = true;
+      continue;
+    }
+    tokens.push_back(j);
+  }
+  return std::string(is_const ? "const " : "") + (is_volatile ? "volatile " : "") + type_text(t_, tokens, false);
+}
+
+}  // namespace metalcall::msl

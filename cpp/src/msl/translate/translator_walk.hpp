@@ -1,0 +1,222 @@
+// The Translator: its state and the steps of its token walk, shared by the files that
+// define them: translator.cpp (the walk itself and what it writes), translator_checked.cpp
+// (checked mode's rewrites and threadgroup checks) and translator_declarations.cpp (what a
+// declaration or an operator is: pointers, address spaces, divisions). Private to translate/.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "msl/translate/translator.hpp"
+#include "msl/analysis/grid_indexing.hpp"
+#include "msl/analysis/source_analysis.hpp"
+#include "msl/checked/checked_addresses.hpp"
+#include "msl/checked/checked_mode.hpp"
+#include "msl/checked/checked_thread_params.hpp"
+#include "msl/errors/diagnostics.hpp"
+#include "msl/lex/lexer.hpp"
+#include "msl/lex/token_text.hpp"
+#include "msl/parse/signature_parser.hpp"
+#include "msl/parse/type_names.hpp"
+#include "msl/passes/accumulator_elements.hpp"
+#include "msl/passes/address_space_overloads.hpp"
+#include "msl/passes/async_copies.hpp"
+#include "msl/passes/branch_reconvergence.hpp"
+#include "msl/passes/conditional_literals.hpp"
+#include "msl/passes/literal_casts.hpp"
+#include "msl/passes/product_nests.hpp"
+#include "msl/passes/range_designators.hpp"
+#include "msl/targets/cpu_abi.hpp"
+#include "msl/targets/entry_points.hpp"
+#include "msl/targets/target.hpp"
+
+namespace metalcall::msl {
+
+class Translator {
+ public:
+  Translator(const std::string& source, const TranslateOptions& options, const Target& target)
+      : target_(target),
+        src_(source),
+        t_(options.preprocessed ? tokenize(*options.preprocessed, true) : tokenize(source)),
+        defines_(options.defines),
+        constants_(options.constants),
+        checked_(options.checked),
+        uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {}
+
+  Translation run();
+
+ private:
+  const Target& target_;    // what differs between CPU and CUDA
+  const std::string& src_;  // the user's source: line texts for messages
+  std::vector<Token> t_;    // its tokens (of the preprocessed text, with the user's line numbers)
+  const std::vector<std::pair<std::string, std::string>>& defines_;
+  const ConstantValues& constants_;
+  bool checked_;
+  bool uses_double_;  // the source names `double` (a CPU/CUDA extension): literals stay double
+  std::vector<ParsedKernel> kernels_;
+  std::vector<std::size_t> kernel_keywords_;
+  std::vector<FunctionConstantDecl> function_constants_;
+  std::vector<std::string> kernel_qualified_names_;
+  std::vector<bool> uses_fibers_;  // per kernel
+  std::map<std::size_t, std::string> struct_accessors_;  // closing brace → swizzle-named member accessors
+  std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
+  // Checked mode: private arrays and struct array members, by their first token.
+  std::map<std::size_t, CheckedArray> checked_arrays_;
+  // Checked mode: the tokens of their initializers to write with one more brace level.
+  std::set<std::size_t> checked_braces_;
+  std::map<std::size_t, std::string> checked_commas_;  // `float a[4], b[4];`: `,` → `; `
+  std::set<std::size_t> checked_wrap_ends_;  // a string initializer's last token: `}` after it
+  // Checked mode: the source's function templates (`f<device float*>(p)` passes a checked pointer).
+  std::set<std::string> function_templates_;
+  // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
+  std::map<std::size_t, std::string> checked_before_;
+  std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
+  // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
+  std::map<std::size_t, std::string> checked_replace_;
+  // Checked mode: `thread T (&a)[N]`, `thread T a[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
+  std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
+  // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
+  std::map<std::size_t, std::string> checked_addresses_;
+  SpaceOverloads space_overloads_;            // functions overloaded only by address space
+  std::map<std::size_t, std::map<std::size_t, std::string>> range_designators_;  // by `{`: for targets without them
+  std::set<std::size_t> conditional_literals_;  // `c ? h : 0`: integer literal branches, for CUDA
+  ConditionalArms conditional_arms_;            // `c ? h : f`: branches cast to MSL's type, for CUDA
+  std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
+  // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
+  std::map<std::size_t, std::string> text_after_, text_before_;
+  // The checks after a threadgroup declaration's `;`: the variables it declares, and every
+  // threadgroup variable in scope there (those of enclosing blocks declared before, then its own).
+  struct ThreadgroupChecks {
+    std::vector<std::size_t> declared, in_scope;
+  };
+  std::map<std::size_t, ThreadgroupChecks> threadgroup_checks_;
+  // Threadgroup variables declared in function bodies so far: name token, innermost `{`.
+  std::vector<std::pair<std::size_t, std::size_t>> threadgroup_vars_;
+  std::ostringstream out_;
+  std::vector<bool> scopes_;  // open braces: true for namespaces (program-scope constant data)
+  SourceMap map_;
+  int line_ = 1, column_ = 1;
+  int last_user_end_ = 0;  // user column just past the last emitted token on this line
+
+  // Checked mode: what the token walk rewrites (checked_mode.hpp, checked_thread_params.hpp,
+  // checked_addresses.hpp).
+  void analyse_for_checked_mode();
+
+  [[noreturn]] void fail(std::size_t i, const std::string& message) const { throw error_at(src_, t_[i], message); }
+
+  // The top-level '*' of every kernel's buffer parameters (a template's once for all
+  // its instantiations), unless the user qualified it already or the kernel passes the
+  // pointer to a reference-to-pointer parameter.
+  std::set<std::size_t> buffer_pointer_tokens() const;
+
+  // True at namespace scope (not inside a function, class or initializer).
+  bool at_namespace_scope() const;
+
+  bool opens_namespace(std::size_t i) const { return msl::opens_namespace(t_, i); }
+
+  bool after_member_access(std::size_t i) const;
+
+  // Writes `text` where token `tok` stood in the user's source.
+  void emit(const std::string& text, const Token& tok, bool separate);
+
+  std::size_t skip_attribute(std::size_t i) const;
+
+  std::string rename_in_directive(const std::string& text) const;
+
+  void emit_directive(std::size_t i);
+
+  const FunctionConstantDecl* constant_at(std::size_t token, bool attribute) const;
+
+  void emit_user_code();
+
+  // An integer-capable `/`, `%`, `/=` or `%=` (not `operator/`, not a swizzle's
+  // compound assignment, whose proxy divides safely itself).
+  bool is_division(std::size_t i) const;
+
+  // metal_division.h: the tag shares the operator's precedence, so operands are unchanged.
+  static std::string guarded_division(const std::string& op);
+
+  // A pointer parameter of an overload by address space, or a variable passed to one
+  // (address_space_overloads.cpp); returns false for any other token. Moves i past
+  // what it wrote.
+  bool emit_space_overload(std::size_t& i);
+
+  static bool is_address_space(const Token& t);
+
+  // If the tokens from i are `[const] device|constant|threadgroup [const] TYPE [const] *`,
+  // the index of the '*'; else npos.
+  std::size_t address_space_pointer_end(std::size_t i) const;
+
+  // `coherent(device)` / `coherent(system)` at j (MSL 3.2; dropped: one memory here).
+  bool coherent_at(std::size_t j) const;
+
+  // True when the address space of the pointer type [i, star] is `thread`.
+  bool thread_pointer(std::size_t i, std::size_t star) const;
+
+  // `* [const] name =` or `* [const] name;`: a variable, not a parameter or a cast.
+  // (Checked mode checks `thread` pointer variables, and parameters as
+  // is_checked_thread_parameter says, and casts: is_pointer_cast.)
+  bool declares_variable(std::size_t star) const;
+
+  // `thread T* name(…)`, not constexpr (a checked pointer is no literal type): a function
+  // returning a thread pointer (MLX's `thread elem_type* elems()`), so that its callers keep
+  // the bounds of what it returns.
+  bool returns_pointer(std::size_t i, std::size_t star) const;
+
+  // `* [const] & name` then `=`, `;`, `,` or `)`: a reference to a pointer (`thread float* &r = q;`,
+  // a parameter `thread float*& p`), which must bind to the checked pointer it names.
+  bool declares_pointer_reference(std::size_t star) const;
+
+  // The pointee type of tokens [i, star): address spaces dropped, const kept.
+  std::string element_text(std::size_t i, std::size_t star) const;
+
+  // Checked mode: `threadgroup T name[N][M];` → `static thread_local metal::mtl_checked_array<…> name;`
+  // (the target's threadgroup storage qualifier).
+  // Returns the index of the last token consumed, or npos to fall back; with `write`
+  // false only says which. A `volatile` before `threadgroup` goes to the element type.
+  std::size_t emit_checked_array(std::size_t i, bool write = true);
+
+  // After a threadgroup declaration (metal_sync.h): METAL_THREADGROUP_FITS(name) for each
+  // variable it declares (one over Apple GPUs' 32 KiB makes the call an ExecutionError), at
+  // the name's column so that it lines up with the declaration; then
+  // METAL_THREADGROUP_TOTAL_FITS with every threadgroup variable in scope: Metal adds them (and
+  // a call's [[threadgroup(i)]] lengths) up against the same 32 KiB.
+  void emit_threadgroup_checks(const ThreadgroupChecks& checks);
+
+  // The `{` of every block around token i, innermost first.
+  std::vector<std::size_t> enclosing_braces(std::size_t i) const;
+
+  // Records the threadgroup variables the declaration at i (ending at `semicolon`) declares
+  // and the checks its `;` gets (threadgroup_checks_): each of them, and their sum with those
+  // declared before in enclosing blocks. Variables of blocks closed before are not counted.
+  void note_threadgroup_variables(std::size_t i, std::size_t semicolon, const std::vector<std::size_t>& names);
+
+  // True when the innermost brace around token i opens a function's body or a block in one
+  // (where a statement may go): not a namespace's, a class's or an enum's.
+  bool in_function_body(std::size_t i) const;
+
+  // The variables the threadgroup declaration at i declares (`threadgroup float a[64], b = 0;`:
+  // a and b), checked after its `;` (threadgroup_checks_).
+  void check_threadgroup_sizes(std::size_t i);
+
+  // Writes a found array as `metal::mtl_checked_array<T, N, Kind> name`; returns the
+  // index of the last token consumed (the `;` or `=` follows).
+  std::size_t emit_checked_local_array(const CheckedArray& d);
+
+  // True when the `threadgroup` at i starts a variable declaration, not a
+  // pointer or reference type: no '*' or '&' before the declared name.
+  // `threadgroup float s[32] = {0};` on a target without initializers of group memory (CUDA's
+  // __shared__): the initializer is left out.
+  void drop_initializer(std::size_t i);
+
+  bool declares_storage(std::size_t i) const;
+
+  std::string translate_number(const Token& tok) const;
+};
+
+}  // namespace metalcall::msl
