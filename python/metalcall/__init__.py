@@ -41,7 +41,7 @@ error = Error
 # metalcompute 0.2.9's get_devices() field names and v0.1 functions (docs/metalcompute.md).
 from ._metalcompute import compile, init, release, rerun, run  # noqa: A004 - metalcompute's names
 
-# Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/benchmark.py).
+# Kernel is a pybind11 class; its benchmark method is written in Python (metalcall/_benchmark.py).
 Kernel.benchmark = _benchmark  # type: ignore[method-assign]
 
 # Device.generate_mipmaps is written in Python with MSL kernels (metalcall/_mipmaps.py).
@@ -78,4 +78,11 @@ __all__ = [
     "get_cmake_dir",
     "get_devices",
     "get_include",
+    # metalcompute 0.1's functions (docs/metalcompute.md), called as mc.compile(...) and so on;
+    # `from metalcall import *` binds compile over the builtin
+    "compile",
+    "init",
+    "release",
+    "rerun",
+    "run",
 ]

@@ -421,7 +421,7 @@ class Kernel(metaclass=_pybind11_type):
         """The reflection table: one dict per parameter, in declaration order."""
     @property
     def max_total_threads_per_threadgroup(self) -> int: ...
-    # Written in Python (metalcall/benchmark.py) and set on the class by metalcall/__init__.py.
+    # Written in Python (metalcall/_benchmark.py) and set on the class by metalcall/__init__.py.
     def benchmark(
         self,
         grid: _Size3,

@@ -1,5 +1,9 @@
 """The ndarray of metalcall.numpy: a metalcall Buffer seen through an element offset, a shape and
-strides (in elements), or a lazy elementwise expression (see _fusion.py) until it is needed."""
+strides (in elements), or a lazy elementwise expression (see _fusion.py) until it is needed.
+
+This module imports none of the operations: the methods that are operations (operators, indexing,
+astype/copy, reshape, reductions, sort, @, to_device) are bound onto ndarray by _methods.install(),
+which metalcall.numpy calls when it is imported (docs/design.md, "Modules of metalcall.numpy")."""
 
 from __future__ import annotations
 
@@ -16,6 +20,12 @@ from . import _runtime as R
 def _alloc(device, shape, dtype):
     """A new buffer holding `shape` C-contiguously (its own shape is the array's, so DLPack sees it)."""
     return device.empty(tuple(shape), dtype)
+
+
+def lazy_array(node, device):
+    """The array of `node`'s result: lazy (fused with what uses it) unless inside `with mnp.lazy(False):`."""
+    out = ndarray._lazy(node, device)
+    return out if F._config["lazy"] else out._materialize()
 
 
 def flush_readers(buf, keep=None):
@@ -223,33 +233,6 @@ class ndarray:
         """Strides in bytes, as NumPy gives them."""
         return tuple(s * self._dtype.itemsize for s in self._strides)
 
-    @property
-    def T(self):
-        from . import _manip
-
-        return _manip.permute_dims(self, tuple(reversed(range(self.ndim))))
-
-    @property
-    def mT(self):
-        from . import _manip
-
-        return _manip.matrix_transpose(self)
-
-    def __array_namespace__(self, *, api_version=None):
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"metalcall.numpy implements the array API 2023.12, not {api_version}")
-        import metalcall.numpy as mnp
-
-        return mnp
-
-    def to_device(self, device, /, *, stream=None):
-        from . import _creation
-
-        device = R.as_device(device)
-        if device == self._device:
-            return self
-        return _creation.asarray(self.to_numpy(), device=device)
-
     # ------------------------------------------------------------------ conversions
     def _scalar(self):
         if self.size != 1:
@@ -286,138 +269,12 @@ class ndarray:
         for i in range(self._shape[0]):
             yield self[i]
 
-    # ------------------------------------------------------------------ methods
-    def astype(self, dtype, /, *, copy=True, device=None):
-        from . import _elementwise
-
-        return _elementwise.astype(self, dtype, copy=copy, device=device)
-
-    def copy(self):
-        from . import _elementwise
-
-        return _elementwise.astype(self, self._dtype, copy=True)
-
-    def reshape(self, *shape, copy=None):
-        from . import _manip
-
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = tuple(shape[0])
-        return _manip.reshape(self, shape, copy=copy)
-
-    def transpose(self, *axes):
-        from . import _manip
-
-        if not axes:
-            axes = tuple(reversed(range(self.ndim)))
-        elif len(axes) == 1 and not isinstance(axes[0], int):
-            axes = tuple(axes[0])
-        return _manip.permute_dims(self, axes)
-
+    # ------------------------------------------------------------------ methods made of bound methods
     def flatten(self):
         return self.reshape(-1, copy=True)
 
     def ravel(self):
         return self.reshape(-1)
 
-    def squeeze(self, axis=None):
-        from . import _manip
-
-        return _manip.squeeze(self, axis)
-
     def fill(self, value):
         self[...] = value
-
-    def _red(name):
-        def method(self, axis=None, *args, **kw):
-            from . import _reduce
-
-            return getattr(_reduce, name)(self, *args, axis=axis, **kw)
-
-        method.__name__ = name
-        return method
-
-    sum = _red("sum")
-    prod = _red("prod")
-    mean = _red("mean")
-    var = _red("var")
-    std = _red("std")
-    min = _red("min")
-    max = _red("max")
-    any = _red("any")
-    all = _red("all")
-    argmax = _red("argmax")
-    argmin = _red("argmin")
-    cumsum = _red("cumulative_sum")
-    del _red
-
-    def sort(self, axis=-1):
-        from . import _sort
-
-        return _sort.sort(self, axis=axis)
-
-    def argsort(self, axis=-1):
-        from . import _sort
-
-        return _sort.argsort(self, axis=axis)
-
-    # ------------------------------------------------------------------ indexing
-    def __getitem__(self, key):
-        from . import _indexing
-
-        return _indexing.getitem(self, key)
-
-    def __setitem__(self, key, value):
-        from . import _indexing
-
-        _indexing.setitem(self, key, value)
-
-    def __matmul__(self, other):
-        from . import _linalg
-
-        return _linalg.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        from . import _linalg, _creation
-
-        return _linalg.matmul(_creation.asarray(other, device=self._device), self)
-
-    def __imatmul__(self, other):
-        from . import _linalg
-
-        r = _linalg.matmul(self, other)
-        self[...] = r
-        return self
-
-
-def _install_operators():
-    from . import _elementwise as E
-
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
-        "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
-    }
-    for dunder, op in binary.items():
-        def fwd(self, other, _op=op):
-            return E.binary(_op, self, other)
-
-        def rev(self, other, _op=op):
-            return E.binary(_op, other, self)
-
-        def inplace(self, other, _op=op):
-            E.inplace(_op, self, other)
-            return self
-
-        setattr(ndarray, f"__{dunder}__", fwd)
-        setattr(ndarray, f"__r{dunder}__", rev)
-        setattr(ndarray, f"__i{dunder}__", inplace)
-    for dunder, op in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
-                       "ge": "greater_equal"}.items():
-        def cmp(self, other, _op=op):
-            return E.binary(_op, self, other)
-
-        setattr(ndarray, f"__{dunder}__", cmp)
-    ndarray.__neg__ = lambda self: E.unary("negative", self)
-    ndarray.__pos__ = lambda self: E.unary("positive", self)
-    ndarray.__abs__ = lambda self: E.unary("abs", self)
-    ndarray.__invert__ = lambda self: E.unary("bitwise_invert", self)

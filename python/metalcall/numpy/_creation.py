@@ -1,6 +1,7 @@
 """Array creation: asarray (from NumPy, lists, scalars, DLPack, other devices), empty/zeros/ones/full
-and their *_like forms, arange, linspace, eye, meshgrid, tril/triu. `device=` picks the device
-(default: metalcall.numpy's default device); Python floats default to float64 where the device has it."""
+and their *_like forms, arange, linspace, eye (meshgrid is in _manip.py, tril/triu in _elementwise.py:
+they are made of those operations). `device=` picks the device (default: metalcall.numpy's default
+device); Python floats default to float64 where the device has it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import metalcall as mc
 from . import _dtypes as D
 from . import _fusion as F
 from . import _runtime as R
-from ._array import ndarray, _alloc
+from ._array import _alloc, lazy_array, ndarray
 
 
 def _shape(shape):
@@ -124,9 +125,7 @@ def full(shape, fill_value, *, dtype=None, device=None):
         fill_value = fill_value.item()
     shape = _shape(shape)
     node = F.Op("cast", [F.Scalar(fill_value, dt)], dt, dt, shape)
-    from ._elementwise import _finish
-
-    return _finish(node, dev)
+    return lazy_array(node, dev)
 
 
 def ones(shape, *, dtype=None, device=None):
@@ -177,44 +176,3 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     dev = R.as_device(device)
     dt = D.as_dtype(dtype, dev) if dtype is not None else D.default_float(dev)
     return _from_numpy(np.eye(n_rows, n_cols, k=k, dtype=dt), dev, dt)
-
-
-def meshgrid(*arrays, indexing="xy"):
-    from ._manip import broadcast_to, reshape
-
-    n = len(arrays)
-    if n == 0:
-        return []
-    sizes = [a.size for a in arrays]
-    if indexing == "xy" and n > 1:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, a in enumerate(arrays):
-        shape = [1] * n
-        ax = i
-        if indexing == "xy" and n > 1 and i < 2:
-            ax = 1 - i
-        shape[ax] = a.size
-        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)).copy())
-    return out
-
-
-def _tri(x, k, upper):
-    from ._elementwise import where, apply
-
-    if x.ndim < 2:
-        raise ValueError("tril/triu need at least 2 dimensions")
-    m, n = x.shape[-2:]
-    rows = arange(m, device=x.device, dtype=D.int64).reshape(m, 1)
-    cols = arange(n, device=x.device, dtype=D.int64).reshape(1, n)
-    diff = cols - rows
-    keep = apply("greater_equal", diff, k) if upper else apply("less_equal", diff, k)
-    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
-
-
-def tril(x, /, *, k=0):
-    return _tri(x, k, False)
-
-
-def triu(x, /, *, k=0):
-    return _tri(x, k, True)

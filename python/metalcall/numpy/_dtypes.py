@@ -1,6 +1,7 @@
-"""Data types of metalcall.numpy: the NumPy dtypes it supports, their MSL names, the
-type-promotion rules (NumPy 2's, which contain the array API table; Python scalars are weak)
-and the array API inspection helpers (isdtype, finfo, iinfo, result_type, can_cast)."""
+"""Data types of metalcall.numpy: the NumPy dtypes it supports, their MSL names, the device rules
+(no float64 on Metal) and isdtype. Type promotion follows NumPy 2's rules (which contain the array
+API table; Python scalars are weak); the functions that take arrays as well as dtypes (result_type,
+can_cast, finfo, iinfo) are in _dtype_functions.py, as this module knows no arrays."""
 
 from __future__ import annotations
 
@@ -100,31 +101,6 @@ def check_device_dtype(dt: np.dtype, device) -> None:
         )
 
 
-def result_type(*arrays_and_dtypes):
-    """The array API result_type: arrays, dtypes and Python scalars (weak)."""
-    from ._array import ndarray
-
-    args = []
-    for a in arrays_and_dtypes:
-        if isinstance(a, ndarray):
-            args.append(a.dtype)
-        elif isinstance(a, (bool, int, float)):
-            args.append(a)
-        else:
-            args.append(as_dtype(a))
-    if not args:
-        raise ValueError("at least one array or dtype is required")
-    return np.result_type(*args)
-
-
-def can_cast(from_, to, /) -> bool:
-    from ._array import ndarray
-
-    if isinstance(from_, ndarray):
-        from_ = from_.dtype
-    return bool(np.can_cast(as_dtype(from_), as_dtype(to), casting="safe"))
-
-
 def isdtype(dtype, kind) -> bool:
     """The array API isdtype: kind is a dtype, a kind name or a tuple of them."""
     dtype = as_dtype(dtype)
@@ -147,57 +123,3 @@ def isdtype(dtype, kind) -> bool:
             return dtype.kind in "iuf"
         raise ValueError(f"unknown dtype kind {kind!r}")
     return dtype == as_dtype(kind)
-
-
-class _NumPyInfo:
-    """What finfo/iinfo answers share: NumPy's object `_np` behind the standard's fields."""
-
-    def __getattr__(self, name):
-        if name == "_np":  # not set yet (copy, pickle): no recursion
-            raise AttributeError(name)
-        return getattr(self._np, name)
-
-    def __repr__(self):
-        return repr(self._np)
-
-
-class _FInfo(_NumPyInfo):
-    """finfo's answer with the array API's Python types (bits: int; eps, max, min, smallest_normal:
-    float), as NumPy's float32 finfo holds NumPy scalars; NumPy's other fields pass through."""
-
-    def __init__(self, dt):
-        self._np = np.finfo(dt)
-        self.dtype = self._np.dtype
-        self.bits = int(self._np.bits)
-        self.eps = float(self._np.eps)
-        self.max = float(self._np.max)
-        self.min = float(self._np.min)
-        self.smallest_normal = float(self._np.smallest_normal)
-
-
-class _IInfo(_NumPyInfo):
-    """iinfo's answer with Python ints (bits, max, min) and the dtype; NumPy's other fields pass through."""
-
-    def __init__(self, dt):
-        self._np = np.iinfo(dt)
-        self.dtype = self._np.dtype
-        self.bits = int(self._np.bits)
-        self.max = int(self._np.max)
-        self.min = int(self._np.min)
-
-
-
-def finfo(type, /):
-    from ._array import ndarray
-
-    if isinstance(type, ndarray):
-        type = type.dtype
-    return _FInfo(as_dtype(type))
-
-
-def iinfo(type, /):
-    from ._array import ndarray
-
-    if isinstance(type, ndarray):
-        type = type.dtype
-    return _IInfo(as_dtype(type))

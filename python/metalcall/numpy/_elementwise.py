@@ -1,10 +1,9 @@
 """Elementwise functions of metalcall.numpy: type resolution (NumPy 2's ufunc rules with weak
 Python scalars), broadcasting, and lazy Op nodes that _fusion.py compiles into one kernel.
-Also astype, where, clip and the in-place/assignment path used by operators and setitem."""
+Also astype, where, clip, tril/triu (a where on the positions) and the in-place/assignment path used
+by operators and setitem."""
 
 from __future__ import annotations
-
-import contextlib
 
 import numpy as np
 
@@ -12,9 +11,9 @@ from . import _dtypes as D
 from . import _fusion as F
 from . import _ops
 from . import _runtime as R
-from ._array import ndarray, flush_readers
+from ._array import flush_readers, lazy_array, ndarray
+from ._creation import asarray, zeros, zeros_like
 
-_config = {"lazy": True}
 _EMPTY = {}
 
 
@@ -23,18 +22,6 @@ def _empty(dt):
     if a is None:
         a = _EMPTY[dt] = np.empty(0, dt)
     return a
-
-
-@contextlib.contextmanager
-def lazy(enabled=True):
-    """``with mnp.lazy(False):`` evaluates every elementwise operation at once (one kernel each):
-    for debugging and timing single operations. Lazy fusion is the default."""
-    old = _config["lazy"]
-    _config["lazy"] = bool(enabled)
-    try:
-        yield
-    finally:
-        _config["lazy"] = old
 
 
 def _device_of(xs):
@@ -65,12 +52,8 @@ def _prepare(xs):
         elif isinstance(x, complex):
             raise TypeError("metalcall.numpy has no complex dtypes")
         else:
-            from ._creation import asarray
-
             out.append(asarray(x, device=dev))
     if not any(isinstance(x, ndarray) for x in out) and not any(isinstance(x, np.ndarray) for x in out):
-        from ._creation import asarray
-
         out[0] = asarray(out[0], device=dev)
     return out, dev
 
@@ -130,13 +113,6 @@ def _bound(arrays, extra=1):
         max(lazies, key=lambda a: a._node.size)._materialize()
 
 
-def _finish(node, dev):
-    out = ndarray._lazy(node, dev)
-    if not _config["lazy"]:
-        out._materialize()
-    return out
-
-
 _RESOLVED: dict = {}
 
 
@@ -186,7 +162,7 @@ def apply(op, *xs):
     shape = _broadcast([_shape(x) for x in xs])
     _bound(xs)
     node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
-    return _finish(node, dev)
+    return lazy_array(node, dev)
 
 
 def unary(op, x):
@@ -208,29 +184,25 @@ def astype(x, dtype, /, *, copy=True, device=None):
         return x
     _bound([x])
     node = F.Op("cast", [x._as_node()], dt, x.dtype, x.shape)
-    return _finish(node, x.device)
+    return lazy_array(node, x.device)
 
 
 def where(condition, x1, x2, /):
     xs, dev = _prepare([condition, x1, x2])
     cond = xs[0]
     if not isinstance(cond, ndarray):
-        from ._creation import asarray
-
         cond = asarray(cond, device=dev)
     rdt = D.as_dtype(np.result_type(*[_res_arg(x) for x in xs[1:]]))
     rdt = _demote(rdt, dev)
     shape = np.broadcast_shapes(*[_shape(x) for x in [cond] + xs[1:]])
     _bound([cond] + xs[1:])
     node = F.Op("where", [cond._as_node(), _node(xs[1], rdt), _node(xs[2], rdt)], rdt, rdt, shape)
-    return _finish(node, dev)
+    return lazy_array(node, dev)
 
 
 def clip(x, /, min=None, max=None):
     """Clamps x to [min, max] (either may be None); the result has x's dtype; NaN propagates."""
     if not isinstance(x, ndarray):
-        from ._creation import asarray
-
         x = asarray(x)
     out = x
     dt = x.dtype
@@ -241,10 +213,10 @@ def clip(x, /, min=None, max=None):
             b = bound.astype(dt, copy=False)
             shape = np.broadcast_shapes(out.shape, b.shape)
             _bound([out, b])
-            out = _finish(F.Op(op, [out._as_node(), b._as_node()], dt, dt, shape), x.device)
+            out = lazy_array(F.Op(op, [out._as_node(), b._as_node()], dt, dt, shape), x.device)
         else:
             _bound([out])
-            out = _finish(F.Op(op, [out._as_node(), F.Scalar(bound, dt)], dt, dt, out.shape), x.device)
+            out = lazy_array(F.Op(op, [out._as_node(), F.Scalar(bound, dt)], dt, dt, out.shape), x.device)
     if out is x:
         return x.copy()
     return out
@@ -287,8 +259,6 @@ def assign(dest, value, internal=False):
         flush_readers(dest._buf)
         node = F.Scalar(value.item() if isinstance(value, np.generic) else value, dest.dtype)
     else:
-        from ._creation import asarray
-
         return assign(dest, asarray(value, device=dest.device))
     if dest.size == 0:
         return
@@ -364,6 +334,23 @@ def real(x, /):
 
 def imag(x, /):
     """Real dtypes only: zeros."""
-    from ._creation import zeros_like
-
     return zeros_like(x)
+
+
+def _tri(x, k, upper):
+    if x.ndim < 2:
+        raise ValueError("tril/triu need at least 2 dimensions")
+    m, n = x.shape[-2:]
+    rows = asarray(np.arange(m, dtype=np.int64).reshape(m, 1), device=x.device)
+    cols = asarray(np.arange(n, dtype=np.int64).reshape(1, n), device=x.device)
+    diff = apply("subtract", cols, rows)
+    keep = apply("greater_equal", diff, k) if upper else apply("less_equal", diff, k)
+    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(x, /, *, k=0):
+    return _tri(x, k, False)
+
+
+def triu(x, /, *, k=0):
+    return _tri(x, k, True)

@@ -11,6 +11,7 @@ read it are evaluated, so laziness never changes results."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
 
@@ -28,6 +29,21 @@ KERNEL_NAME = "mnp_fused"
 # Every lazy ndarray alive, to evaluate the ones reading a buffer before it is written.
 # (ndarray is unhashable, as NumPy's is: keyed by id.)
 _LIVE_LAZY: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+# Whether new elementwise results stay lazy (_array.lazy_array reads it; mnp.lazy sets it).
+_config = {"lazy": True}
+
+
+@contextlib.contextmanager
+def lazy(enabled=True):
+    """``with mnp.lazy(False):`` evaluates every elementwise operation at once (one kernel each):
+    for debugging and timing single operations. Lazy fusion is the default."""
+    old = _config["lazy"]
+    _config["lazy"] = bool(enabled)
+    try:
+        yield
+    finally:
+        _config["lazy"] = old
 
 
 @functools.lru_cache(maxsize=4096)

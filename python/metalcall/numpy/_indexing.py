@@ -12,7 +12,10 @@ import numpy as np
 from . import _dtypes as D
 from . import _fusion as F
 from . import _runtime as R
-from ._array import ndarray
+from ._array import flush_readers, ndarray
+from ._creation import arange, asarray, empty
+from ._elementwise import apply, assign, astype, where
+from ._manip import broadcast_to, reshape
 
 
 def _is_basic(k):
@@ -101,9 +104,6 @@ def _int_arrays_read(x, keys):
     """x[i0, i1, ...] with integers and integer arrays (the array API 2024.12's multi-axis integer
     indexing): the indices broadcast together and address the leading len(keys) axes, which become
     one gather of linear indices from x viewed as (prod(leading), *rest)."""
-    from ._creation import asarray
-    from ._elementwise import apply, where
-    from ._manip import reshape
 
     k = len(keys)
     if k > x.ndim:
@@ -132,24 +132,18 @@ def _int_arrays_read(x, keys):
 
 
 def _take_nd(x, idx):
-    from ._manip import reshape
-
     flat = reshape(idx, (-1,)) if isinstance(idx, ndarray) else idx.reshape(-1)
     out = take(x, flat, axis=0)
     return reshape(out, tuple(idx.shape) + x.shape[1:])
 
 
 def _mask_read(x, mask):
-    from ._manip import reshape
-
     m = np.asarray(mask)  # the result's size depends on the mask: read it on the host
     if m.shape != x.shape[: m.ndim]:
         # NumPy (and the array API tests) accept an empty mask whose zero-length axes meet any length
         fits = m.ndim <= x.ndim and all(ms in (xs, 0) for ms, xs in zip(m.shape, x.shape))
         if not (fits and m.size == 0):
             raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {x.shape}")
-        from ._creation import empty
-
         return empty((0,) + x.shape[m.ndim:], dtype=x.dtype, device=x.device)
     flat_idx = np.flatnonzero(m).astype(np.int64)
     rest = x.shape[m.ndim:]
@@ -178,8 +172,6 @@ kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* id
 def take(x, indices, /, *, axis=None):
     """Gathers x along axis (NumPy's take; negative indices count from the end). Indices outside
     [-n, n) give 0 instead of raising (checking them would need the host)."""
-    from ._creation import asarray, empty
-    from ._manip import reshape
 
     if axis is None:
         if x.ndim != 1:
@@ -229,9 +221,6 @@ kernel void mnp_put(device ELEM* dst [[buffer(0)]], device const long* idx [[buf
 def _put(x, idx, value):
     """x[idx] = value along axis 0 of a C-contiguous x (indices out of range are skipped; with
     repeated indices one of the writes wins, as on every GPU array library)."""
-    from ._creation import asarray
-    from ._elementwise import astype
-    from ._manip import broadcast_to
 
     if not x._is_contiguous():
         raise NotImplementedError("metalcall.numpy: x[indices] = value needs a C-contiguous x (copy it first)")
@@ -244,17 +233,14 @@ def _put(x, idx, value):
         return
     val = value if isinstance(value, ndarray) else asarray(value, device=x.device)
     val = broadcast_to(astype(val, x.dtype, copy=False), (m,) + x.shape[1:])
-    from . import _array
 
-    _array.flush_readers(x._buf)
+    flush_readers(x._buf)
     kern = R.kernel(x.device, _PUT_SRC.replace("ELEM", D.msl(x.dtype)), "mnp_put")
     P = x.device.asarray(np.array([x.shape[0], inner, x._offset], np.int64))
     R.launch(kern, m * inner, x._buf, idx._contiguous_buffer(), val._contiguous_buffer(), P)
 
 
 def setitem(x, key, value):
-    from ._elementwise import assign, where
-
     if isinstance(key, list):
         key = np.asarray(key)
     keys = key if isinstance(key, tuple) else (key,)
@@ -262,9 +248,6 @@ def setitem(x, key, value):
         assign(_basic_view(x, key), value)
         return
     if not isinstance(key, tuple) and isinstance(key, (ndarray, np.ndarray)) and key.dtype == np.bool_:
-        from ._creation import asarray
-        from ._manip import reshape
-
         mask = asarray(key, device=x.device)
         if mask.shape != x.shape[: mask.ndim]:
             raise IndexError(f"boolean index of shape {mask.shape} does not match the array's shape {x.shape}")
@@ -299,9 +282,6 @@ def setitem(x, key, value):
 def take_along_axis(x, indices, /, *, axis=-1):
     """The array API's take_along_axis (2024.12): out[..., j, ...] = x[..., indices[..., j, ...], ...]
     along axis; the other axes of x and indices broadcast. One gather of linear indices."""
-    from ._creation import arange, asarray
-    from ._elementwise import apply, where
-    from ._manip import broadcast_to, reshape
 
     idx = indices if isinstance(indices, ndarray) else asarray(indices, device=x.device)
     if idx.ndim != x.ndim:
@@ -317,8 +297,6 @@ def take_along_axis(x, indices, /, *, axis=-1):
     src_shape = tuple(n if d == axis else other[d] for d in range(x.ndim))
     xb = broadcast_to(x, src_shape)
     if F.prod(out_shape) == 0:
-        from ._creation import empty
-
         return empty(out_shape, dtype=x.dtype, device=x.device)
     i = idx.astype(D.int64, copy=False)
     lin, stride = 0, 1

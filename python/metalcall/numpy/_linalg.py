@@ -7,26 +7,27 @@ import numpy as np
 
 from . import _dtypes as D
 from . import _fusion as F
+from . import _reduce
 from ._array import ndarray
 from ._backend import kernels
+from ._creation import asarray, zeros
+from ._dtype_functions import result_type
+from ._elementwise import apply
+from ._manip import broadcast_to, permute_dims, reshape
 
 
 def _arr(x, like=None):
     if isinstance(x, ndarray):
         return x
-    from ._creation import asarray
-
     return asarray(x, device=like.device if like is not None else None)
 
 
 def matmul(x1, x2, /):
-    from ._manip import broadcast_to, reshape
-
     x1 = _arr(x1, x2 if isinstance(x2, ndarray) else None)
     x2 = _arr(x2, x1)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("matmul: 0-d operands are not allowed (use multiply)")
-    dt = D.result_type(x1, x2)
+    dt = result_type(x1, x2)
     if dt == D.bool_:
         raise TypeError("matmul of booleans is not supported")
     a = x1 if x1.ndim > 1 else reshape(x1, (1, x1.shape[0]))
@@ -40,8 +41,6 @@ def matmul(x1, x2, /):
     b = broadcast_to(b.astype(dt, copy=False), batch_shape + (k, n))
     batch = F.prod(batch_shape)
     if k == 0 or batch * m * n == 0:  # nothing to multiply: zeros (new buffers are zero-filled)
-        from ._creation import zeros
-
         out = zeros(batch_shape + (m, n), dtype=dt, device=x1.device)
         shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
         return reshape(out, shape) if shape != out.shape else out
@@ -54,8 +53,6 @@ def matmul(x1, x2, /):
 
 
 def tensordot(x1, x2, /, *, axes=2):
-    from ._manip import permute_dims, reshape
-
     if isinstance(axes, int):
         a_axes = list(range(x1.ndim - axes, x1.ndim))
         b_axes = list(range(axes))
@@ -77,17 +74,11 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    from ._elementwise import apply
-    from ._reduce import sum
-
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError("vecdot: the contracted dimensions differ")
     prod = apply("multiply", x1, x2)
-    return sum(prod, axis=axis, dtype=prod.dtype)  # the operands' dtype, not sum's widened default
+    return _reduce.sum(prod, axis=axis, dtype=prod.dtype)  # the operands' dtype, not sum's widened default
 
 
 def outer(x1, x2, /):
-    from ._manip import reshape
-    from ._elementwise import apply
-
     return apply("multiply", reshape(x1, (-1, 1)), reshape(x2, (1, -1)))

@@ -1,6 +1,6 @@
 """Shape manipulation: views where NumPy gives views (permute_dims, expand_dims, squeeze, flip,
 broadcast_to, reshape of contiguous data), copies otherwise (concat, stack, reshape of a
-non-contiguous view, roll). Lazy inputs are evaluated first (views need a buffer)."""
+non-contiguous view, roll, meshgrid). Lazy inputs are evaluated first (views need a buffer)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import numpy as np
 
 from . import _fusion as F
 from ._array import ndarray
+from ._creation import empty
+from ._dtype_functions import result_type
+from ._elementwise import assign
 
 
 def _norm_axis(axis, ndim):
@@ -128,10 +131,6 @@ def broadcast_shapes(*shapes):
 
 
 def concat(arrays, /, *, axis=0):
-    from ._creation import empty
-    from ._dtypes import result_type
-    from ._elementwise import assign
-
     arrays = list(arrays)
     if axis is None:
         arrays = [reshape(a, (-1,)) for a in arrays]
@@ -203,3 +202,21 @@ def tile(x, repetitions, /):
         if r != 1:
             x = concat([x] * r, axis=a) if r > 0 else x[tuple(slice(0, 0) if i == a else slice(None) for i in range(nd))]
     return x.copy() if not x.is_lazy else x
+
+
+def meshgrid(*arrays, indexing="xy"):
+    n = len(arrays)
+    if n == 0:
+        return []
+    sizes = [a.size for a in arrays]
+    if indexing == "xy" and n > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        shape = [1] * n
+        ax = i
+        if indexing == "xy" and n > 1 and i < 2:
+            ax = 1 - i
+        shape[ax] = a.size
+        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)).copy())
+    return out

@@ -1,5 +1,6 @@
-"""metalcall.numpy.random: a counter-based generator (the same numbers on every backend for a
-seed) — default_rng(seed).random/normal/integers/uniform — and metallic's randn/rand/seed."""
+"""The implementation of metalcall.numpy.random (random.py re-exports its public names): a
+counter-based generator (the same numbers on every backend for a seed) —
+default_rng(seed).random/normal/integers/uniform — and metallic's randn/rand/seed."""
 
 from __future__ import annotations
 

@@ -8,8 +8,12 @@ import numpy as np
 
 from . import _dtypes as D
 from . import _fusion as F
+from . import _runtime as R
 from ._array import ndarray
 from ._backend import kernels
+from ._creation import asarray, empty, ones, zeros
+from ._elementwise import apply
+from ._manip import concat, permute_dims, reshape
 
 
 def _axes(axis, ndim):
@@ -30,7 +34,6 @@ def _layout(x, axes):
     """(contiguous buffer, outer, n, inner, kept shape) for reducing `axes` of x."""
     if x._node is None and x._offset == 0 and len(axes) == x.ndim and x._strides == F.contiguous_strides(x._shape):
         return x._buf, 1, x.size, 1, ()  # the common full reduction of a whole array: no views to build
-    from ._manip import permute_dims
 
     kept = tuple(s for i, s in enumerate(x.shape) if i not in axes)
     n = F.prod([x.shape[a] for a in axes])
@@ -47,8 +50,6 @@ def _layout(x, axes):
 def _finish(buf, kept, dtype, x, axes, keepdims):
     out = ndarray._wrap(buf, kept, dtype, x.device)
     if keepdims:
-        from ._manip import reshape
-
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
         out = reshape(out, shape)
     return out
@@ -57,8 +58,6 @@ def _finish(buf, kept, dtype, x, axes, keepdims):
 def _asarray(x):
     if isinstance(x, ndarray):
         return x
-    from ._creation import asarray
-
     return asarray(x)
 
 
@@ -119,8 +118,6 @@ def all(x, /, *, axis=None, keepdims=False):
 def _argred(x, axis, keepdims, op):
     x = _asarray(x)
     if axis is None:
-        from ._manip import reshape
-
         r = _run(reshape(x, (-1,)), 0, False, op, D.int64)
         if keepdims:
             r = reshape(r, (1,) * x.ndim)
@@ -167,15 +164,10 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None):
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None):
-    from ._elementwise import apply
-
     return apply("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims, ddof=ddof))
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    from ._creation import zeros
-    from ._manip import concat, reshape
-
     x = _asarray(x)
     if axis is None:
         if x.ndim > 1:
@@ -215,9 +207,6 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """The array API's cumulative_prod (2024.12). A sequential product per row (one thread per row
     of the other axes): simple, and as exact as NumPy's left-to-right loop; a scan would parallelise
     long rows. Integers multiply in the unsigned type of their width, so overflow wraps as NumPy."""
-    from . import _runtime as R
-    from ._creation import empty, ones
-    from ._manip import concat, reshape
 
     x = _asarray(x)
     if axis is None:

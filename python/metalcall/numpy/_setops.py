@@ -9,8 +9,13 @@ from collections import namedtuple
 import numpy as np
 
 from . import _dtypes as D
+from . import _reduce
 from . import _runtime as R
 from ._array import ndarray
+from ._creation import asarray, empty
+from ._elementwise import apply
+from ._indexing import take
+from ._manip import concat, reshape
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -18,8 +23,6 @@ UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indi
 
 
 def _up(a, like):
-    from ._creation import asarray
-
     return asarray(np.asarray(a, order="C"), device=like.device)  # ascontiguousarray would make 0-d 1-d
 
 
@@ -56,9 +59,6 @@ def unique_all(x, /):
 
 
 def repeat(x, repeats, /, *, axis=None):
-    from ._indexing import take
-    from ._manip import reshape
-
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
@@ -90,9 +90,6 @@ kernel void mnp_searchsorted(device const ELEM* hay [[buffer(0)]], device const 
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None):
-    from ._creation import asarray, empty
-    from ._indexing import take
-
     if side not in ("left", "right"):
         raise ValueError("side must be 'left' or 'right'")
     if x1.ndim != 1:
@@ -115,15 +112,10 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):
-    from ._elementwise import apply
-    from ._reduce import sum
-
-    return sum(apply("not_equal", x, 0), axis=axis, keepdims=keepdims)
+    return _reduce.sum(apply("not_equal", x, 0), axis=axis, keepdims=keepdims)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
-    from ._manip import concat
-
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [x] + ([append] if append is not None else [])
         x = concat(parts, axis=axis)

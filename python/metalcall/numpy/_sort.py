@@ -7,14 +7,12 @@ from . import _dtypes as D
 from . import _fusion as F
 from ._array import ndarray
 from ._backend import kernels
+from ._creation import asarray
+from ._manip import moveaxis
 
 
 def _prep(x, axis):
-    from ._manip import moveaxis
-
     if not isinstance(x, ndarray):
-        from ._creation import asarray
-
         x = asarray(x)
     if x.ndim == 0:
         raise ValueError("sort needs at least one dimension")
@@ -24,8 +22,6 @@ def _prep(x, axis):
 
 
 def _back(res, y, dtype, x, axis):
-    from ._manip import moveaxis
-
     out = ndarray._wrap(res, y.shape, dtype, x.device)
     return moveaxis(out, -1, axis) if axis != x.ndim - 1 else out
 
