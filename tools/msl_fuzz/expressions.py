@@ -1,0 +1,397 @@
+"""Random, well-typed MSL expressions of a requested type.
+
+The generator only writes MSL that Apple's compiler accepts: operands of one type (or
+C++'s promotions of small integers), a vector mixed only with a scalar of its own
+element type, conversions of vectors by their constructors, as_type between types of
+one size. Undefined results for the program's inputs are the repair pass's business.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from . import functions, tree as t, workarounds
+from .values import float_array
+from .types import (BFLOAT, BOOL, CHAR, FLOAT, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+                    arithmetic_result, elem, promoted, width)
+
+INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
+FLOAT_OPS = ["+", "-", "*", "/"]
+COMPARE_OPS = ["==", "!=", "<", "<=", ">", ">="]
+SIMD_REDUCTIONS = ["simd_sum", "simd_min", "simd_max", "simd_product", "simd_prefix_inclusive_sum",
+                   "simd_prefix_exclusive_sum"]
+SIMD_INT_ONLY = ["simd_and", "simd_or", "simd_xor"]
+SIMD_MOVES = ["simd_broadcast", "simd_shuffle", "simd_shuffle_xor", "simd_shuffle_up", "simd_shuffle_down",
+              "simd_shuffle_rotate_up", "simd_shuffle_rotate_down", "simd_broadcast_first"]
+
+
+@dataclass
+class Var:
+    name: str
+    ty: Type
+    mutable: bool = True
+
+
+@dataclass
+class Context:
+    """What an expression may use where it is generated."""
+
+    rng: random.Random
+    threads: int
+    palette: list  # scalar types the program computes in
+    vectors: bool
+    inputs: list  # input Buffers
+    scopes: list = field(default_factory=lambda: [[]])
+    helpers: list = field(default_factory=list)  # Helpers callable here (not collective)
+    level: str = "group"  # where control flow is uniform: "group", "simd" or "thread"
+    simd: bool = False  # SIMD-group functions may appear in expressions
+    counter: int = 0
+    builtins: bool = True  # gid, lid, ... visible (not inside helpers)
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def variables(self):
+        for scope in self.scopes:
+            yield from scope
+
+    def declare(self, var: Var) -> None:
+        self.scopes[-1].append(var)
+
+
+def random_int(rng: random.Random, s: Scalar) -> int:
+    r = rng.random()
+    if r < 0.35:
+        return rng.randint(s.lo, s.hi)
+    if r < 0.7:
+        return rng.randint(max(s.lo, -9), min(s.hi, 9))
+    specials = [0, 1, s.hi, s.lo, s.hi - 1, s.lo + 1, 1 << (s.bits - 2), (1 << (s.bits // 2)) - 1]
+    if s.signed:
+        specials += [-1, -2]
+    return rng.choice([v for v in specials if s.lo <= v <= s.hi])
+
+
+def random_float(rng: random.Random, s: Scalar, finite: bool = False) -> float:
+    r = rng.random()
+    if r < 0.35:
+        return rng.gauss(0.0, 8.0)
+    if r < 0.55:
+        return float(rng.randint(-16, 16)) / rng.choice([1, 1, 2, 4, 8])
+    if r < 0.85:
+        return rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-4, 4 if s == HALF else 8)
+    top = 65504.0 if s == HALF else 3.0e38
+    specials = [0.0, -0.0, 1.0, -1.0, 0.5, top, -top, 6.1e-5, 1e-7, 2.0 ** 24 + 2.0]
+    if not finite:
+        specials += [float("inf"), float("-inf")]
+    return rng.choice(specials)
+
+
+def random_value(rng: random.Random, s: Scalar):
+    """A literal's value, exactly representable in s."""
+    if s.is_bool:
+        return rng.random() < 0.5
+    if s.is_int:
+        return random_int(rng, s)
+    return float(float_array([random_float(rng, s)], s)[0])
+
+
+def swizzle_letters(rng: random.Random) -> str:
+    return "xyzw" if rng.random() < 0.8 else "rgba"
+
+
+class ExprGen:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.rng = ctx.rng
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    # Leaves ------------------------------------------------------------------------------
+    def literal(self, ty: Type) -> t.Expr:
+        return t.Lit(ty=ty, value=random_value(self.rng, elem(ty)))
+
+
+
+    def index_expr(self, length: int) -> t.Expr:
+        """A uint index in [0, length) that differs between threads."""
+        ctx = self.ctx
+        if length == 1:
+            return t.Lit(ty=UINT, value=0)
+        n = t.Lit(ty=UINT, value=length)
+        gid = t.Ref(ty=UINT, name="gid") if ctx.builtins else t.Lit(ty=UINT, value=self.rng.randrange(length))
+        choice = self.rng.random()
+        if choice < 0.4 or not ctx.builtins:
+            return gid if length == ctx.threads or not ctx.builtins else t.Binary(ty=UINT, op="%", a=gid, b=n)
+        if choice < 0.6:
+            k = t.Lit(ty=UINT, value=self.rng.randrange(1, length))
+            return t.Binary(ty=UINT, op="%", a=t.Binary(ty=UINT, op="+", a=gid, b=k), b=n)
+        if choice < 0.75:
+            return t.Binary(ty=UINT, op="-", a=t.Lit(ty=UINT, value=length - 1), b=t.Binary(ty=UINT, op="%", a=gid, b=n))
+        if choice < 0.85:
+            return t.Binary(ty=UINT, op="%", a=t.Binary(ty=UINT, op="^", a=gid, b=t.Lit(ty=UINT, value=self.rng.randrange(1, 8))), b=n)
+        # data-dependent: some uint of the program masked into range (length is a power of two)
+        inner = self.expr(UINT, 1)
+        return t.Binary(ty=UINT, op="&", a=inner, b=t.Lit(ty=UINT, value=length - 1))
+
+    def leaf(self, ty: Type, depth: int = 0) -> t.Expr:
+        ctx = self.ctx
+        options = [v for v in ctx.variables() if v.ty == ty]
+        loads = [b for b in ctx.inputs if b.ty == ty] if ctx.builtins else []
+        r = self.rng.random()
+        if options and r < 0.45:
+            v = self.rng.choice(options)
+            return t.Ref(ty=ty, name=v.name)
+        if loads and r < 0.8:
+            b = self.rng.choice(loads)
+            return t.Load(ty=ty, buffer=b.name, index=self.index_expr(b.length))
+        if ty == UINT and ctx.builtins and r < 0.9:
+            return t.Ref(ty=UINT, name=self.rng.choice(["gid", "lid", "tgid", "lane", "sgid"]))
+        if isinstance(ty, Vec) and r < 0.9:
+            return self.construct(ty, 0)
+        return self.literal(ty)
+
+    # Composite expressions ---------------------------------------------------------------
+    def expr(self, ty: Type, depth: int) -> t.Expr:
+        if depth <= 0 or self.chance(0.15):
+            return self.leaf(ty)
+        e = elem(ty)
+        makers = [(self.leaf, 1.0), (self.conversion, 1.2), (self.ternary, 0.6)]
+        if e.is_bool:
+            makers += [(self.comparison, 3.0), (self.logical, 1.5), (self.relational, 0.8)]
+            if not isinstance(ty, Vec):
+                makers += [(self.reduce_bool, 0.5)]
+        elif e.is_int:
+            makers += [(self.arithmetic, 4.0), (self.promoted_arithmetic, 1.5), (self.unary, 1.0),
+                       (self.shift, 1.5), (self.call, 2.0), (self.as_type, 0.7), (self.select, 0.5)]
+        else:
+            makers += [(self.arithmetic, 4.0), (self.unary, 0.7), (self.call, 2.0), (self.as_type, 0.5),
+                       (self.select, 0.5)]
+        if isinstance(ty, Vec):
+            makers += [(self.construct, 1.0), (self.swizzle, 1.0)]
+        elif self.ctx.vectors:
+            makers += [(self.swizzle, 0.8), (self.element, 0.5)]
+        if any(h.ret == ty for h in self.ctx.helpers):
+            makers += [(self.helper_call, 1.5)]
+        if self.ctx.simd and self.ctx.level in ("group", "simd") and not e.is_bool:
+            makers += [(self.simd, 2.0)]
+        if self.ctx.simd and self.ctx.level in ("group", "simd") and ty == BOOL:
+            makers += [(self.simd_vote, 0.7)]
+        total = sum(w for _, w in makers)
+        pick = self.rng.uniform(0, total)
+        for maker, w in makers:
+            pick -= w
+            if pick <= 0:
+                return maker(ty, depth - 1)
+        return self.leaf(ty)
+
+    def arithmetic(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        op = self.rng.choice(INT_OPS if e.is_int else FLOAT_OPS)
+        a = self.expr(ty, depth)
+        if isinstance(ty, Vec) and self.chance(0.25):
+            b = self.expr(e, depth)  # vector op scalar of its element type
+            if self.chance(0.5):
+                a, b = b, a
+        else:
+            b = self.expr(ty, depth)
+        result = arithmetic_result(a.ty, b.ty)
+        node = t.Binary(ty=result, op=op, a=a, b=b)
+        return node if result == ty else t.Convert(ty=ty, a=node)
+
+    def promoted_arithmetic(self, ty: Type, depth: int) -> t.Expr:
+        """Operands of other integer types: C++'s promotions and usual conversions."""
+        if isinstance(ty, Vec):
+            return self.arithmetic(ty, depth)
+        a_ty = self.rng.choice([s for s in INTEGERS if s in self.ctx.palette] or [INT])
+        b_ty = self.rng.choice(INTEGERS)
+        op = self.rng.choice(INT_OPS + COMPARE_OPS[:2])
+        a, b = self.expr(a_ty, depth), self.expr(b_ty, depth)
+        result = BOOL if op in COMPARE_OPS else arithmetic_result(a_ty, b_ty)
+        node = t.Binary(ty=result, op=op, a=a, b=b)
+        return node if result == ty else t.Convert(ty=ty, a=node)
+
+    def unary(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        op = self.rng.choice(["-", "~", "+"] if e.is_int else ["-", "+"])
+        a = self.expr(ty, depth)
+        result = ty if isinstance(ty, Vec) or e.is_float else promoted(e)
+        node = t.Unary(ty=result, op=op, a=a)
+        return node if result == ty else t.Convert(ty=ty, a=node)
+
+    def shift(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        a = self.expr(ty, depth)
+        left = ty if isinstance(ty, Vec) else promoted(e)
+        bits = elem(left).bits
+        if self.chance(0.4):
+            count = t.Lit(ty=UINT, value=self.rng.randrange(bits))
+        else:
+            count_ty = self.rng.choice([INT, UINT])
+            count = t.Binary(ty=count_ty, op="&", a=self.expr(count_ty, depth), b=t.Lit(ty=count_ty, value=bits - 1))
+        if isinstance(ty, Vec) and self.chance(0.5):
+            count = t.Convert(ty=Vec(e, ty.n), a=count)  # vector << vector
+        node = t.Binary(ty=left, op=self.rng.choice(["<<", ">>"]), a=a, b=count)
+        return node if left == ty else t.Convert(ty=ty, a=node)
+
+    def comparison(self, ty: Type, depth: int) -> t.Expr:
+        n = width(ty)
+        s = self.rng.choice(self.ctx.palette)
+        operand = Vec(s, n) if n > 1 else s
+        node = t.Binary(ty=ty, op=self.rng.choice(COMPARE_OPS), a=self.expr(operand, depth), b=self.expr(operand, depth))
+        return node
+
+    def logical(self, ty: Type, depth: int) -> t.Expr:
+        if isinstance(ty, Vec):
+            return self.comparison(ty, depth)
+        if self.chance(0.3):
+            return t.Unary(ty=BOOL, op="!", a=self.expr(BOOL, depth))
+        return t.Binary(ty=BOOL, op=self.rng.choice(["&&", "||"]), a=self.expr(BOOL, depth),
+                        b=self.divergent(BOOL, depth))
+
+    def relational(self, ty: Type, depth: int) -> t.Expr:
+        s = self.rng.choice([f for f in FLOATS if f in self.ctx.palette] or [FLOAT])
+        arg_ty = Vec(s, ty.n) if isinstance(ty, Vec) else s
+        return t.Call(ty=ty, fn=self.rng.choice(list(functions.RELATIONAL)), args=[self.expr(arg_ty, depth)])
+
+    def reduce_bool(self, ty: Type, depth: int) -> t.Expr:
+        n = self.rng.choice([2, 3, 4])
+        return t.Call(ty=BOOL, fn=self.rng.choice(["all", "any"]), args=[self.expr(Vec(BOOL, n), depth)])
+
+    def divergent(self, ty: Type, depth: int) -> t.Expr:
+        """An expression only some threads evaluate: no SIMD-group functions in it."""
+        saved = self.ctx.level
+        self.ctx.level = "thread"
+        try:
+            return self.expr(ty, depth)
+        finally:
+            self.ctx.level = saved
+
+    def ternary(self, ty: Type, depth: int) -> t.Expr:
+        return t.Cond(ty=ty, c=self.expr(BOOL, depth), a=self.divergent(ty, depth), b=self.divergent(ty, depth))
+
+    def select(self, ty: Type, depth: int) -> t.Expr:
+        c_ty = Vec(BOOL, ty.n) if isinstance(ty, Vec) else BOOL
+        return t.Call(ty=ty, fn="select", args=[self.expr(ty, depth), self.expr(ty, depth), self.expr(c_ty, depth)])
+
+    def conversion(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        sources = [s for s in self.ctx.palette if s != e] or [INT]
+        if self.chance(0.3):
+            sources = [s for s in INTEGERS + FLOATS + (BOOL,) if s != e]
+        s = self.rng.choice(sources)
+        src = Vec(s, ty.n) if isinstance(ty, Vec) else s
+        style = "call" if isinstance(ty, Vec) else self.rng.choice(["call", "call", "static", "cast"])
+        return t.Convert(ty=ty, a=self.expr(src, depth), style=style)
+
+    def as_type(self, ty: Type, depth: int) -> t.Expr:
+        size = elem(ty).size * width(ty)
+        options = []
+        for s in INTEGERS + FLOATS:
+            for n in (1, 2, 4) if width(ty) != 3 else (3,):
+                if s.size * n == size and (width(ty) != 3 or s.size == elem(ty).size):
+                    cand = Vec(s, n) if n > 1 else s
+                    if cand != ty:
+                        options.append(cand)
+        if not options:
+            return self.conversion(ty, depth)
+        return t.AsType(ty=ty, a=self.expr(self.rng.choice(options), depth))
+
+    def call(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        table = functions.INT_FUNCTIONS if e.is_int else functions.FLOAT_FUNCTIONS
+        names = [n for n in table if not (e == BFLOAT and n == "fma")]
+        fn = self.rng.choice(names)
+        arity = table[fn]
+        if fn == "absdiff":
+            # its result is the unsigned type: convert back when needed
+            args = [self.expr(ty, depth), self.expr(ty, depth)]
+            result = functions.result_type(fn, [a.ty for a in args])
+            node = t.Call(ty=result, fn=fn, args=args)
+            return node if result == ty else t.Convert(ty=ty, a=node)
+        if fn in ("extract_bits", "insert_bits"):
+            bits = e.bits
+            offset = self.rng.randrange(bits)
+            count = self.rng.randrange(bits - offset + 1)
+            values = [self.expr(ty, depth) for _ in range(arity - 2)]
+            return t.Call(ty=ty, fn=fn, args=values + [t.Lit(ty=UINT, value=offset), t.Lit(ty=UINT, value=count)])
+        if fn == "clamp":
+            lo, hi = sorted(random_value(self.rng, e) for _ in range(2))
+            if e.is_float and (lo != lo or hi != hi):
+                lo, hi = -1.0, 1.0
+            return t.Call(ty=ty, fn=fn, args=[self.expr(ty, depth), t.Lit(ty=ty, value=lo), t.Lit(ty=ty, value=hi)])
+        return t.Call(ty=ty, fn=fn, args=[self.expr(ty, depth) for _ in range(arity)])
+
+    def construct(self, ty: Type, depth: int) -> t.Expr:
+        e, n = elem(ty), ty.n
+        if self.chance(0.25):
+            return t.Construct(ty=ty, parts=[self.expr(e, depth)])
+        parts, left = [], n
+        while left:
+            k = self.rng.randint(1, left) if self.ctx.vectors and left > 1 and self.chance(0.4) else 1
+            k = 1 if k == left == n else k
+            parts.append(self.expr(Vec(e, k) if k > 1 else e, depth))
+            left -= k
+        return t.Construct(ty=ty, parts=parts)
+
+    def swizzle(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        n_src = self.rng.choice([2, 3, 4])
+        src = self.expr(Vec(e, n_src), depth)
+        count = width(ty)
+        comps = tuple(self.rng.randrange(n_src) for _ in range(count))
+        node = t.Swizzle(ty=ty, a=src, comps=comps, letters=swizzle_letters(self.rng))
+        return self.char_component(node)
+
+    def char_component(self, node: t.Expr) -> t.Expr:
+        if node.ty == CHAR and workarounds.active("char-element"):
+            return t.Convert(ty=CHAR, a=node)
+        return node
+
+    def element(self, ty: Type, depth: int) -> t.Expr:
+        n = self.rng.choice([2, 3, 4])
+        src = self.expr(Vec(ty, n), depth)
+        if self.chance(0.5):
+            index = t.Lit(ty=UINT, value=self.rng.randrange(n))
+        else:
+            index = t.Binary(ty=UINT, op="%", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=n))
+        return self.char_component(t.Index(ty=ty, a=src, index=index))
+
+    def helper_call(self, ty: Type, depth: int) -> t.Expr:
+        h = self.rng.choice([h for h in self.ctx.helpers if h.ret == ty])
+        args = [self.expr(p_ty, depth) for _, p_ty, _ in h.params]
+        fields = [self.expr(f_ty, depth) for _, f_ty, _ in h.fields] if h.kind == "functor" else None
+        explicit = h.params[0][1] if h.kind == "template" and self.chance(0.5) else None
+        return t.CallHelper(ty=ty, name=h.name, args=args, template_arg=explicit, functor_fields=fields)
+
+    def simd(self, ty: Type, depth: int) -> t.Expr:
+        e = elem(ty)
+        names = SIMD_REDUCTIONS + SIMD_MOVES + (SIMD_INT_ONLY if e.is_int else [])
+        if e.is_float:
+            names.remove("simd_product")  # only in its exact form below
+        fn = self.rng.choice(names)
+        x = self.expr(ty, depth)
+        args = [x]
+        if fn in ("simd_broadcast",):
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(32)))
+        elif fn == "simd_shuffle":
+            args.append(t.Binary(ty=UINT, op="&", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=31)))
+        elif fn in ("simd_shuffle_xor",):
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(1, 32)))
+        elif fn.startswith("simd_shuffle_"):
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(0, 32)))
+        args = [args[0]] + [t.Convert(ty=USHORT, a=a) for a in args[1:]]
+        return t.Simd(ty=ty, fn=fn, args=args)
+
+    def simd_vote(self, ty: Type, depth: int) -> t.Expr:
+        fn = self.rng.choice(["simd_all", "simd_any", "simd_is_first", "simd_ballot"])
+        if fn == "simd_is_first":
+            return t.Simd(ty=BOOL, fn=fn, args=[])
+        if fn == "simd_ballot":
+            ballot = t.Simd(ty=ULONG, fn=fn, args=[self.expr(BOOL, depth)])
+            return t.Binary(ty=BOOL, op="!=", a=t.Binary(ty=ULONG, op="&", a=ballot,
+                                                          b=t.Lit(ty=ULONG, value=self.rng.getrandbits(32))),
+                            b=t.Lit(ty=ULONG, value=0))
+        return t.Simd(ty=BOOL, fn=fn, args=[self.expr(BOOL, depth)])

@@ -1,0 +1,163 @@
+"""Running generated programs on a metalcall device and comparing with the model.
+
+Programs are compiled many to a library (the CPU backend's C++ compile costs ~1 s
+whatever the size, so one library per batch amortises it); a library that does not
+compile is split in halves until each failing program is found on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import tree as t
+from .printer import library_source, program_source
+from .programs import Generated
+from .types import BFLOAT, Vec, elem
+from .values import from_storage, is_exact_match, to_storage
+
+
+@dataclass
+class Outcome:
+    """What one program did on one device."""
+
+    name: str
+    seed: int
+    index: int
+    category: str
+    device: str
+    status: str  # "ok", "mismatch", "compile_error", "execution_error"
+    detail: str = ""
+    source: str = ""
+    features: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dict(vars(self))
+
+
+def open_device(spec: str):
+    import metalcall as mc
+
+    if spec == "cpu-checked":
+        return mc.Device("cpu", checked=True)
+    return mc.Device(spec)
+
+
+def aligned_empty(shape, dtype, alignment: int = 64) -> np.ndarray:
+    """A zeroed array whose data starts on an `alignment`-byte boundary (ulong4 needs 32)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def storage_array(buffer: t.Buffer, value: np.ndarray) -> np.ndarray:
+    """The bytes a kernel parameter reads: 3-vectors padded to 4 unless packed."""
+    data = to_storage(value, buffer.ty)
+    if isinstance(buffer.ty, Vec) and buffer.ty.n == 3 and not buffer.packed:
+        out = aligned_empty((buffer.length, 4), data.dtype)
+        out[:, :3] = data
+    else:
+        out = aligned_empty(data.shape, data.dtype)
+        out[...] = data
+    return out
+
+
+def argument(buffer: t.Buffer, data: np.ndarray):
+    """A scalar buffer binds as its NumPy type; vectors, bfloat and atomics as raw bytes."""
+    if isinstance(buffer.ty, Vec) or elem(buffer.ty) == BFLOAT or buffer.role == "atomic":
+        return data.view(np.uint8)
+    return data
+
+
+def compare(gen: Generated, buffer: t.Buffer, got_storage: np.ndarray) -> str:
+    """'' when the device's buffer equals the model's, else a description."""
+    got = got_storage
+    if isinstance(buffer.ty, Vec):
+        got = got_storage.reshape(buffer.length, -1)[:, :buffer.ty.n]
+    got_values = from_storage(got, buffer.ty)
+    expected = gen.expected[buffer.name]
+    same = is_exact_match(expected, got_values, buffer.ty)
+    if same.all():
+        return ""
+    bad = np.argwhere(~same)
+    rows = sorted({int(i[0]) for i in bad})
+    lines = [f"{buffer.name}: {len(rows)} of {buffer.length} elements differ"]
+    for r in rows[:4]:
+        lines.append(f"  [{r}] expected {format_value(expected[r], buffer.ty)} got {format_value(got_values[r], buffer.ty)}")
+    return "\n".join(lines)
+
+
+def format_value(v, ty) -> str:
+    if isinstance(v, np.ndarray):
+        return "(" + ", ".join(format_value(x, elem(ty)) for x in v) + ")"
+    if elem(ty).is_float:
+        return repr(float(v))
+    return repr(int(v) if not isinstance(v, (bool, np.bool_)) else bool(v))
+
+
+def run_program(lib, gen: Generated, device_name: str) -> Outcome:
+    prog = gen.program
+    outcome = Outcome(prog.name, gen.seed, gen.index, prog.category, device_name, "ok",
+                      features=sorted(prog.features))
+    arrays = [storage_array(b, b.data) for b in prog.buffers]
+    args = [argument(b, a) for b, a in zip(prog.buffers, arrays)]
+    shared = [a for a in prog.shared if a.as_param]
+    tg_bytes = [((a.length * _element_bytes(a.ty)) + 15) // 16 * 16 for a in shared]
+    try:
+        kernel = lib.function(prog.name)
+        call = kernel(prog.threads, *args, threadgroup=prog.group,
+                      threadgroup_memory=tg_bytes if tg_bytes else None)
+        if call is not None:
+            call.wait()
+    except Exception as exc:  # any failure of one program is a finding, not the end
+        outcome.status = "execution_error"
+        outcome.detail = f"{type(exc).__name__}: {exc}"
+        outcome.source = program_source(prog)
+        return outcome
+    problems = [compare(gen, b, a) for b, a in zip(prog.buffers, arrays) if b.role != "in"]
+    problems = [p for p in problems if p]
+    if problems:
+        outcome.status = "mismatch"
+        outcome.detail = "\n".join(problems)
+        outcome.source = program_source(prog)
+    return outcome
+
+
+def _element_bytes(ty) -> int:
+    if isinstance(ty, Vec):
+        return elem(ty).size * ty.padded
+    return ty.size
+
+
+def compile_library(device, programs: list):
+    return device.compile(library_source([g.program for g in programs]), fast_math=False)
+
+
+def run_batch(device, device_name: str, programs: list, log=None) -> list[Outcome]:
+    """Every program of the batch on one device; compile failures are isolated."""
+    outcomes: list[Outcome] = []
+    pending = [programs]
+    while pending:
+        group = pending.pop()
+        try:
+            lib = compile_library(device, group)
+        except Exception as exc:
+            if len(group) > 1:
+                half = len(group) // 2
+                pending += [group[:half], group[half:]]
+                continue
+            g = group[0]
+            outcomes.append(Outcome(g.program.name, g.seed, g.index, g.program.category, device_name,
+                                    "compile_error", f"{type(exc).__name__}: {exc}", program_source(g.program),
+                                    sorted(g.program.features)))
+            continue
+        for g in group:
+            started = time.monotonic()
+            outcomes.append(run_program(lib, g, device_name))
+            if log and time.monotonic() - started > 5:
+                log(f"{g.program.name} took {time.monotonic() - started:.1f} s on {device_name}")
+    return outcomes
