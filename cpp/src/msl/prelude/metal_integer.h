@@ -64,6 +64,27 @@ METAL_FUNC long long smulhi64(long long a, long long b) {
   return (long long)(((__int128)a * b) >> 64);
 #endif
 }
+// a + b and a * b as GPUs compute them: a signed integer wraps instead of overflowing
+// (undefined in C++, which the host compiler and NVVM optimise on: madhi(x, 1, INT_MIN)
+// gave -1 for INT_MAX once the addition was assumed not to overflow). Vectors go
+// component by component; floats and unsigned types are unchanged.
+template <class T> METAL_FUNC constexpr T wrapping_add(T a, T b) {
+  if constexpr (is_integral<T>::value && is_signed<T>::value) return T(make_unsigned_t<T>(a) + make_unsigned_t<T>(b));
+  else return a + b;
+}
+template <class T> METAL_FUNC constexpr T wrapping_mul(T a, T b) {
+  // unsigned short * unsigned short promotes to int: multiply in unsigned int or wider
+  if constexpr (is_integral<T>::value) return T(uwork<T>(make_unsigned_t<T>(a)) * uwork<T>(make_unsigned_t<T>(b)));
+  else return a * b;
+}
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P> wrapping_add(mtl_vector<T, N, P> a, const mtl_vector<T, N, P>& b) {
+  for (int i = 0; i < N; ++i) a[i] = wrapping_add(T(a[i]), T(b[i]));
+  return a;
+}
+template <class T, int N, bool P> METAL_FUNC mtl_vector<T, N, P> wrapping_mul(mtl_vector<T, N, P> a, const mtl_vector<T, N, P>& b) {
+  for (int i = 0; i < N; ++i) a[i] = wrapping_mul(T(a[i]), T(b[i]));
+  return a;
+}
 template <class T> METAL_FUNC constexpr T saturate_to(long long v) {
   return v < (long long)numeric_limits<T>::min() ? numeric_limits<T>::min()
          : v > (long long)numeric_limits<T>::max() ? numeric_limits<T>::max() : T(v);
@@ -154,11 +175,13 @@ template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mulhi(T x, T y) {
   }
 }
 template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T madhi(T a, T b, T c) {
-  return T(metal::mulhi(a, b) + c);
+  return mtl_detail::wrapping_add(metal::mulhi(a, b), c);
 }
-// 24-bit multiplies: exact for inputs in 24-bit range, like the GPU versions.
-template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mul24(T x, T y) { return T(x * y); }
-template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mad24(T x, T y, T z) { return T(x * y + z); }
+// 24-bit multiplies: exact for inputs in 24-bit range, like the GPU versions; the sum wraps.
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mul24(T x, T y) { return mtl_detail::wrapping_mul(x, y); }
+template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T mad24(T x, T y, T z) {
+  return mtl_detail::wrapping_add(mtl_detail::wrapping_mul(x, y), z);
+}
 // Saturated a * b + c. Types narrower than 64 bits fit in 64-bit arithmetic;
 // 64-bit ones use the 128-bit product as (hi, lo).
 template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T madsat(T a, T b, T c) {

@@ -7,6 +7,7 @@
 // part: each lane counts the operations it has done, and only lanes whose count
 // matches the reader's are active for that operation, as on the GPU.
 #pragma once
+#include "metal_integer.h"  // wrapping_add, wrapping_mul
 
 namespace metal {
 
@@ -120,8 +121,9 @@ template <unsigned W> inline simd_vote active_mask() {
   return simd_vote(bits);
 }
 
-template <class T> struct add_op { inline T operator()(T a, T b) const { return a + b; } };
-template <class T> struct mul_op { inline T operator()(T a, T b) const { return a * b; } };
+// Integer sums and products wrap (metal_integer.h), as on GPUs.
+template <class T> struct add_op { inline T operator()(T a, T b) const { return mtl_detail::wrapping_add(a, b); } };
+template <class T> struct mul_op { inline T operator()(T a, T b) const { return mtl_detail::wrapping_mul(a, b); } };
 template <class T> struct min_op { inline T operator()(T a, T b) const { return metal::min(a, b); } };
 template <class T> struct max_op { inline T operator()(T a, T b) const { return metal::max(a, b); } };
 template <class T> struct and_op { inline T operator()(T a, T b) const { return a & b; } };
@@ -288,8 +290,9 @@ template <unsigned W> METAL_FUNC simd_vote active_mask() {
   return simd_vote(W == 32 ? active : (active >> (me & ~(W - 1))) & ((1u << W) - 1u));
 }
 
-template <class T> struct add_op { METAL_FUNC T operator()(T a, T b) const { return a + b; } };
-template <class T> struct mul_op { METAL_FUNC T operator()(T a, T b) const { return a * b; } };
+// Integer sums and products wrap (metal_integer.h), as on Apple GPUs.
+template <class T> struct add_op { METAL_FUNC T operator()(T a, T b) const { return mtl_detail::wrapping_add(a, b); } };
+template <class T> struct mul_op { METAL_FUNC T operator()(T a, T b) const { return mtl_detail::wrapping_mul(a, b); } };
 template <class T> struct min_op { METAL_FUNC T operator()(T a, T b) const { return metal::min(a, b); } };
 template <class T> struct max_op { METAL_FUNC T operator()(T a, T b) const { return metal::max(a, b); } };
 template <class T> struct and_op { METAL_FUNC T operator()(T a, T b) const { return a & b; } };

@@ -1,0 +1,92 @@
+"""Defects the differential fuzzer (tools/msl_fuzz) found, each as a minimal kernel checked
+against NumPy on every device.
+
+- half arithmetic kept in float between operations (clang >= 16's excess precision for
+  _Float16 on x86-64): `a * b + c` was rounded once, not after each operation;
+- madhi's addition and the SIMD-group integer sums and products overflowed as signed C++
+  arithmetic (undefined, and optimised on: madhi(x, 1, INT_MIN) gave -1, not INT_MAX);
+  MSL's GPUs wrap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+HALF_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void fma_free(const device half* a [[buffer(0)]], const device half* b [[buffer(1)]],
+                     const device half* c [[buffer(2)]], device half* out [[buffer(3)]],
+                     device half4* out4 [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    out[i] = a[i] * b[i] + c[i];
+    half4 x = half4(a[i], b[i], c[i], a[i]);
+    out4[i] = x * x.yzxy - x.zxyz;
+}
+"""
+
+WRAP_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void madhi_wraps(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                        device int4* out4 [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const int m = -2147483647 - 1;
+    out[i] = madhi(a[i], 1, m);
+    out4[i] = madhi(int4(1, 1, 1, a[i]), int4(1), int4(7, 1, 7, m));
+}
+kernel void simd_sums_wrap(const device int* a [[buffer(0)]], device int* sum [[buffer(1)]],
+                           device int* prefix [[buffer(2)]], device int* product [[buffer(3)]],
+                           uint i [[thread_position_in_grid]]) {
+    sum[i] = simd_sum(a[i]);
+    prefix[i] = simd_prefix_inclusive_sum(a[i]);
+    product[i] = simd_product(a[i] | 1);
+}
+"""
+
+
+def wrap32(x: np.ndarray) -> np.ndarray:
+    return ((x.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def test_half_rounds_every_operation(device):
+    rng = np.random.default_rng(7)
+    n = 4096
+    a, b, c = (rng.standard_normal(n).astype(np.float16) for _ in range(3))
+    out = np.zeros(n, np.float16)
+    out4 = np.zeros((n, 4), np.float16)
+    device.compile(HALF_SRC, fast_math=False).fma_free(n, a, b, c, out, out4.view(np.uint8))
+    np.testing.assert_array_equal(out.view(np.uint16), (a * b + c).view(np.uint16))
+    x = np.stack([a, b, c, a], axis=1)
+    expected = x * x[:, [1, 2, 0, 1]] - x[:, [2, 0, 1, 2]]
+    np.testing.assert_array_equal(out4.view(np.uint16), expected.view(np.uint16))
+
+
+def test_madhi_wraps(device):
+    a = np.array([-5, -1, 0, 3, 2**31 - 1, -(2**31)] * 6, dtype=np.int32)
+    n = len(a)
+    out = np.zeros(n, np.int32)
+    out4 = np.zeros((n, 4), np.int32)
+    device.compile(WRAP_SRC, fast_math=False).madhi_wraps(n, a, out, out4.view(np.uint8))
+    high = (a.astype(np.int64) * 1) >> 32
+    np.testing.assert_array_equal(out, wrap32(high - 2**31))
+    np.testing.assert_array_equal(out4[:, 3], wrap32(high - 2**31))
+    np.testing.assert_array_equal(out4[:, 0], np.full(n, 7, np.int32))
+
+
+def test_simd_integer_sums_wrap(device):
+    rng = np.random.default_rng(3)
+    n = 128
+    a = rng.integers(2**30, 2**31 - 1, n).astype(np.int32)  # every SIMD-group's sum overflows
+    sums, prefixes, products = (np.zeros(n, np.int32) for _ in range(3))
+    lib = device.compile(WRAP_SRC, fast_math=False)
+    lib.simd_sums_wrap(n, a, sums, prefixes, products, threadgroup=64)
+    groups = a.reshape(-1, 32).astype(np.int64)
+    np.testing.assert_array_equal(sums, np.repeat(wrap32(groups.sum(axis=1)), 32))
+    np.testing.assert_array_equal(prefixes, wrap32(np.cumsum(groups, axis=1).ravel()))
+    odd = (groups | 1).astype(object)
+    expected = []
+    for row in odd:
+        p = 1
+        for v in row:
+            p = (p * int(v)) % 2**32
+        expected.append(p - 2**32 if p >= 2**31 else p)
+    np.testing.assert_array_equal(products, np.repeat(np.array(expected, np.int32), 32))
