@@ -294,6 +294,8 @@ class Model:
         f.vars[s.name] = (s.ty, merge(mask, value, old))
 
     def st_assign(self, s, mask, f):
+        if s.name not in f.vars:
+            raise ProgramError(f"'{s.name}' assigned before it is declared")
         ty, old = f.vars[s.name]
         target_ty, current = ty, old
         if s.comps is not None:
