@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="also time NumPy, and numba/torch/CuPy where installed")
     p.add_argument("--json", metavar="PATH", help="write every figure, the machine and the versions as JSON")
     p.add_argument("--plot", metavar="PATH.png", help="write bandwidth-vs-size and latency plots (needs matplotlib)")
+    p.add_argument("--html", metavar="PATH.html", help="write one self-contained page of the run: machine, tables "
+                                                       "and (for the suite) the plot inline (needs matplotlib)")
     p.add_argument("--plain", action="store_true", help="plain text even when rich is installed")
     return p
 
@@ -57,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.plot and not _has("matplotlib"):
-        parser.error("--plot needs matplotlib: pip install 'metalcall[bench]' (or pip install matplotlib)")
+    for option, value in (("--plot", args.plot), ("--html", args.html)):
+        if value and not _has("matplotlib"):
+            parser.error(f"{option} needs matplotlib: pip install 'metalcall[bench]' (or pip install matplotlib)")
     if args.device and args.devices:
         parser.error("give --device or --devices all, not both")
     if args.file is None and (args.arg or args.kernel or args.grid):
@@ -75,11 +78,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                               "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                               "command": ["python", "-m", "metalcall", "bench"] + list(sys.argv[1:] if argv is None else argv),
                               "machine": machine_info(), "devices": []}
+    shown: list[_bench.Table] = []  # every table printed, in order (for --html)
     try:
         if args.file:
-            status = run_kernel(parser, args, devices, report, plain)
+            status = run_kernel(parser, args, devices, report, plain, shown)
         else:
-            status = run_suite(parser, args, devices, report, plain)
+            status = run_suite(parser, args, devices, report, plain, shown)
     except _bench.CheckFailed as e:
         print(f"FAILED: {e}", file=sys.stderr)
         return 1
@@ -95,7 +99,14 @@ def main(argv: Optional[list[str]] = None) -> int:
 
             write_plot(report, args.plot)
             print(f"wrote {args.plot}")
+    if args.html:
+        from metalcall._bench_html import write_html
+        from metalcall._bench_plot import plot_png
+
+        write_html(report, shown, plot_png(report) if report["mode"] == "suite" else None, args.html)
+        print(f"wrote {args.html}")
     return status
+
 
 
 def _has(module: str) -> bool:
@@ -120,7 +131,7 @@ def machine_info() -> dict[str, Any]:
 # ---- the standard suite ----
 
 def run_suite(parser: argparse.ArgumentParser, args: argparse.Namespace, devices: list[mc.Device],
-              report: dict[str, Any], plain: bool) -> int:
+              report: dict[str, Any], plain: bool, shown: list[_bench.Table]) -> int:
     try:
         max_size = _bench_args.parse_count(args.max_size, "--max-size") if args.max_size else None
     except _bench_args.SpecError as e:
@@ -153,10 +164,14 @@ def run_suite(parser: argparse.ArgumentParser, args: argparse.Namespace, devices
             entry["compile"] = _bench_suite.compile_times(dev, settings)
             step()
         report["devices"].append(entry)
-        _bench.render(suite_tables(entry), plain)
+        tables = suite_tables(entry)
+        shown += tables
+        _bench.render(tables, plain)
     if peer_results is not None:
         report["peers"] = peer_results
-        _bench.render(compare_tables(report), plain)
+        tables = compare_tables(report)
+        shown += tables
+        _bench.render(tables, plain)
         for name, why in peer_results["skipped"].items():
             print(f"  {name}: {why}")
     report["checked"] = True
@@ -236,7 +251,7 @@ def compare_tables(report: dict[str, Any]) -> list[_bench.Table]:
 # ---- a user's kernel ----
 
 def run_kernel(parser: argparse.ArgumentParser, args: argparse.Namespace, devices: list[mc.Device],
-               report: dict[str, Any], plain: bool) -> int:
+               report: dict[str, Any], plain: bool, shown: list[_bench.Table]) -> int:
     try:
         specs = [_bench_args.parse_spec(s) for s in args.arg]
         grid = _bench_args.parse_grid(args.grid) if args.grid else None
@@ -287,7 +302,9 @@ def run_kernel(parser: argparse.ArgumentParser, args: argparse.Namespace, device
             saved.update({f"{dev.backend}{dev.index}_{k}": v for k, v in outputs.items()})
         report["devices"].append({"device": dev.info.as_dict(), "kernel": result.to_dict(),
                                   "arguments": [s.text for s in specs]})
-        _bench.render([kernel_table(result)], plain)
+        table = kernel_table(result)
+        shown.append(table)
+        _bench.render([table], plain)
         for i, s in enumerate(specs):
             if s.output:
                 head = np.array2string(outputs[f"arg{i}"].ravel()[:6], precision=5)

@@ -12,6 +12,14 @@ class PlotUnavailable(RuntimeError):
 
 
 def write_plot(report: dict[str, Any], path: str) -> None:
+    with open(path, "wb") as f:
+        f.write(plot_png(report))
+
+
+def plot_png(report: dict[str, Any]) -> bytes:
+    """The plot as PNG bytes (--plot writes them to a file, --html inlines them)."""
+    import io
+
     try:
         import matplotlib
 
@@ -61,5 +69,7 @@ def write_plot(report: dict[str, Any], path: str) -> None:
         lat.text(v, y, f" {v:.2f}", va="center", fontsize=7)
     fig.suptitle(f"python -m metalcall bench — {report['machine']['cpu']}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=90)
     plt.close(fig)
+    return out.getvalue()

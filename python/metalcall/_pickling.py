@@ -85,11 +85,14 @@ def function(self: Library, name: str, constants: Any = None) -> Kernel:
 function.__doc__ = _lookup_function.__doc__
 
 
-def __getitem__(self: Library, name: str) -> Kernel:  # noqa: N807 (installed as the dunder)
+# Named with a leading underscore, not as the dunders they become: a module-level function named
+# __getattr__ would be this module's own attribute hook (PEP 562), so that a missing attribute of
+# metalcall._pickling raised TypeError instead of AttributeError.
+def _library_getitem(self: Library, name: str) -> Kernel:
     return _tagged(_lookup_item(self, name), self, name, None)
 
 
-def __getattr__(self: Library, name: str) -> Kernel:  # noqa: N807
+def _library_getattr(self: Library, name: str) -> Kernel:
     if name.startswith("__") or name == _RECIPE:
         raise AttributeError(name)  # not a kernel: keeps copy/pickle probes off the C++ lookup
     return _tagged(_lookup_attr(self, name), self, name, None)
@@ -125,8 +128,8 @@ def install() -> None:
     Device.compile = compile  # type: ignore[method-assign]
     Device.kernel = kernel  # type: ignore[method-assign]
     Library.function = function  # type: ignore[method-assign]
-    Library.__getitem__ = __getitem__  # type: ignore[method-assign]
-    Library.__getattr__ = __getattr__  # type: ignore[method-assign]
+    Library.__getitem__ = _library_getitem  # type: ignore[method-assign]
+    Library.__getattr__ = _library_getattr  # type: ignore[method-assign]
     copyreg.pickle(Device, _reduce_device)
     copyreg.pickle(Library, _reduce_library)
     copyreg.pickle(Kernel, _reduce_kernel)
