@@ -143,4 +143,5 @@ def install(namespace):
     methods.update(_operators())
     methods["__array_namespace__"] = __array_namespace__
     for name, value in methods.items():
+        (value.fget if isinstance(value, property) else value).__qualname__ = f"ndarray.{name}"  # as help() shows it
         setattr(ndarray, name, value)
