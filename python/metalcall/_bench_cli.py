@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", metavar="PATH.npz", help="FILE mode: write every buffer argument after the run")
     p.add_argument("--device", help="device spec or index (default: mc.Device())")
     p.add_argument("--devices", choices=["all"], help="'all': run on each device in turn")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run the standard suite on every worker of this Dask "
+                                                          "scheduler (each worker's default device, one worker "
+                                                          "at a time) and print one table (needs dask.distributed)")
     p.add_argument("--quick", action="store_true", help="CI-sized: sizes up to 2^18, short timings")
     p.add_argument("--max-size", help="largest sweep size in elements (default 2^24 on the CPU, 2^28 on GPUs, "
                                       "and what memory allows)")
@@ -66,6 +69,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         parser.error("give --device or --devices all, not both")
     if args.file is None and (args.arg or args.kernel or args.grid):
         parser.error("--kernel, --grid and --arg go with a FILE.metal")
+    if args.scheduler:
+        if args.file or args.device or args.devices or args.compare or args.plot or args.html:
+            parser.error("--scheduler runs the standard suite on the workers' own devices: give it alone "
+                         "(with --quick, --max-size, --json or --plain)")
+        return run_cluster(parser, args)
     plain = args.plain or not _has("rich")
     if plain and not args.plain:
         print(EXTRA_HINT)
@@ -107,6 +115,33 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"wrote {args.html}")
     return status
 
+
+
+def run_cluster(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from metalcall import _bench_distributed
+
+    try:
+        max_size = _bench_args.parse_count(args.max_size, "--max-size") if args.max_size else None
+    except _bench_args.SpecError as e:
+        parser.error(str(e))
+    print(f"running the standard suite on every worker of {args.scheduler}, one at a time", flush=True)
+    try:
+        results = _bench_distributed.run_on_cluster(args.scheduler, args.quick, max_size)
+    except (RuntimeError, OSError, TimeoutError) as e:
+        parser.error(str(e))
+    except _bench.CheckFailed as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    _bench.render([_bench_distributed.cluster_table(results)], args.plain or not _has("rich"))
+    if args.json:
+        report = {"schema": SCHEMA, "mode": "cluster", "scheduler": args.scheduler,
+                  "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  "machine": machine_info(), "workers": results, "checked": True}
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+        print(f"wrote {args.json}")
+    print("\nOK: every worker's kernels checked against NumPy.")
+    return 0
 
 
 def _has(module: str) -> bool:
