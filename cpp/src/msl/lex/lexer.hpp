@@ -1,5 +1,8 @@
-// Tokenizer for MSL (C++ tokens). Comments are dropped; preprocessor directives
-// are kept whole, one token each, so that the translator can pass them through.
+// Tokenizer for MSL: the C++17 tokens the target's compiler will see (line splices
+// anywhere, raw strings, digraphs and alternative tokens as their primary spellings,
+// literals with prefixes and suffixes). Comments are dropped; preprocessor directives
+// are kept whole, one token each (splices removed, comments as blanks), so that the
+// translator can pass them through.
 #pragma once
 
 #include <string>
@@ -19,7 +22,9 @@ struct Token {
 };
 
 /**
- * Throws CompileError on an unterminated comment, string or character literal.
+ * Throws CompileError on an unterminated comment, string or character literal, and on
+ * what g++ and clang would lex differently or the front end cannot follow: a literal
+ * suffix not starting with one '_', '$' in a name, a backslash outside a literal.
  * With `linemarkers`, the source is preprocessor output: `# N "file"` and `#line N`
  * set the line numbers of what follows (so tokens carry the user's lines) and are
  * dropped.
