@@ -65,6 +65,19 @@ echo "== $cxx"
   static int x = system("true");
   extern "C" __attribute__((visibility("default"))) int entry() { return x; }'
   check init_and_system refused "'system'"
+  # Forbidden: code that runs at unload time, or at load time from the .init/.fini sections.
+  object destructor 'volatile int g;
+  __attribute__((destructor)) static void bye() { g = 2; }
+  extern "C" __attribute__((visibility("default"))) int entry() { return g; }'
+  check destructor refused "static finaliser (.fini_array)"
+  object init_section 'volatile int g;
+  __attribute__((section(".init"))) void early() { g = 3; }
+  extern "C" __attribute__((visibility("default"))) int entry() { return g; }'
+  check init_section refused ".init section"
+  object fini_section 'volatile int g;
+  __attribute__((section(".fini"))) void late() { g = 3; }
+  extern "C" __attribute__((visibility("default"))) int entry() { return g; }'
+  check fini_section refused ".fini section"
   # Guarded static locals (__cxa_guard_*) and static destructors (__cxa_atexit) are C++ runtime, not kernel code.
   object guarded_static 'volatile int g;
   static int seed() { return g + 1; }

@@ -1,6 +1,8 @@
 // The kernel object check's ELF reader (see object_check_formats.hpp): Elf64 headers,
-// section headers, the dynamic symbol table and .init_array, read here so that the check
-// needs no libelf. Every offset read from the file is bounds-checked.
+// section headers, the dynamic symbol table, .init_array and .fini_array, read here so that
+// the check needs no libelf. Every offset read from the file is bounds-checked. A kernel
+// object runs no code of its own when it is loaded or unloaded: the only entries allowed are
+// the toolchain's (crtbegin's), and no function may sit in the .init or .fini sections.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -11,8 +13,11 @@
 namespace metalcall::cpu::object_check {
 namespace {
 
-// crtbegin's entries: frame_dummy (GCC's crtbegin), __do_init (compiler-rt's).
+// crtbegin's entries: frame_dummy (GCC's crtbegin), __do_init (compiler-rt's); at unload
+// __do_global_dtors_aux (GCC's) and __do_fini (compiler-rt's), which only run __cxa_finalize
+// for atexit handlers a kernel cannot register (__cxa_atexit is no allowed import).
 bool toolchain_initialiser(const std::string& name) { return name == "frame_dummy" || name == "__do_init"; }
+bool toolchain_finaliser(const std::string& name) { return name == "__do_global_dtors_aux" || name == "__do_fini"; }
 
 struct Elf64Header {
   unsigned char ident[16];
@@ -37,7 +42,7 @@ struct Elf64Symbol {
   std::uint64_t value, size;
 };
 
-constexpr std::uint32_t kSymtab = 2, kDynsym = 11, kInitArray = 14, kPreinitArray = 16;
+constexpr std::uint32_t kSymtab = 2, kDynsym = 11, kInitArray = 14, kFiniArray = 15, kPreinitArray = 16;
 
 class ElfReader {
  public:
@@ -90,9 +95,13 @@ class ElfReader {
     for (const auto& s : sections) {
       const std::string name = string_at(names, s.name);
       if (s.type == kPreinitArray && s.size > 0) refuse_unreadable(path_, "it has a .preinit_array");
-      if (s.type == kInitArray) check_initialisers(s, sections);
+      if (s.type == kInitArray) check_entries(s, sections, false);
+      if (s.type == kFiniArray) check_entries(s, sections, true);
       if ((name == ".ctors" || name.rfind(".ctors.", 0) == 0) && s.size > 16)
         refuse_unreadable(path_, "it has static constructors (.ctors)");
+      if ((name == ".dtors" || name.rfind(".dtors.", 0) == 0) && s.size > 16)
+        refuse_unreadable(path_, "it has static destructors (.dtors)");
+      if (name == ".init" || name == ".fini") check_prologue_section(s, name, sections);
     }
   }
 
@@ -113,25 +122,49 @@ class ElfReader {
     }
   }
 
-  // Each .init_array entry (an address) must be crtbegin's; its name comes from .symtab.
-  void check_initialisers(const Elf64Section& init, const std::vector<Elf64Section>& sections) const {
-    const std::uint64_t count = init.size / 8;
+  // The name of the function at `address`, from .symtab; empty when stripped or not found.
+  std::string function_at(std::uint64_t address, const std::vector<Elf64Section>& sections) const {
     const Elf64Section* symtab = nullptr;
     for (const auto& s : sections)
       if (s.type == kSymtab) symtab = &s;
+    if (!symtab || symtab->link >= sections.size() || symtab->entsize != sizeof(Elf64Symbol)) return {};
+    for (std::uint64_t j = 1; j < symtab->size / sizeof(Elf64Symbol); ++j) {
+      const Elf64Symbol sym = at<Elf64Symbol>(symtab->offset + j * sizeof(Elf64Symbol));
+      if ((sym.info & 0xf) == 2 /* STT_FUNC */ && sym.value == address && sym.shndx != 0)
+        return string_at(sections[symtab->link], sym.name);
+    }
+    return {};
+  }
+
+  // Each .init_array (or .fini_array) entry, an address, must be crtbegin's.
+  void check_entries(const Elf64Section& table, const std::vector<Elf64Section>& sections, bool fini) const {
+    const std::uint64_t count = table.size / 8;
     for (std::uint64_t k = 0; k < count; ++k) {
-      const std::uint64_t target = at<std::uint64_t>(init.offset + k * 8);
-      std::string name;
-      if (symtab && symtab->link < sections.size() && symtab->entsize == sizeof(Elf64Symbol)) {
-        for (std::uint64_t j = 1; j < symtab->size / sizeof(Elf64Symbol) && name.empty(); ++j) {
-          const Elf64Symbol sym = at<Elf64Symbol>(symtab->offset + j * sizeof(Elf64Symbol));
-          if ((sym.info & 0xf) == 2 /* STT_FUNC */ && sym.value == target && sym.shndx != 0)
-            name = string_at(sections[symtab->link], sym.name);
-        }
-      }
-      if (toolchain_initialiser(name)) continue;
+      const std::string name = function_at(at<std::uint64_t>(table.offset + k * 8), sections);
+      if (fini ? toolchain_finaliser(name) : toolchain_initialiser(name)) continue;
       if (name.empty() && count == 1) continue;  // stripped: one entry is the toolchain's
+      if (fini) refuse_initialiser(name, "a static finaliser (.fini_array)", "unloaded");
       refuse_initialiser(name);
+    }
+  }
+
+  // .init and .fini hold crti's and crtn's prologue and epilogue, which run at load and unload:
+  // a function placed there (a section attribute) would run then. Only _init and _fini may
+  // start inside them.
+  void check_prologue_section(const Elf64Section& section, const std::string& name,
+                              const std::vector<Elf64Section>& sections) const {
+    const Elf64Section* symtab = nullptr;
+    for (const auto& s : sections)
+      if (s.type == kSymtab) symtab = &s;
+    if (!symtab || symtab->link >= sections.size() || symtab->entsize != sizeof(Elf64Symbol)) return;
+    for (std::uint64_t j = 1; j < symtab->size / sizeof(Elf64Symbol); ++j) {
+      const Elf64Symbol sym = at<Elf64Symbol>(symtab->offset + j * sizeof(Elf64Symbol));
+      if ((sym.info & 0xf) != 2 /* STT_FUNC */ || sym.shndx == 0) continue;
+      if (sym.value < section.addr || sym.value >= section.addr + section.size) continue;
+      const std::string function = string_at(sections[symtab->link], sym.name);
+      if (function == "_init" || function == "_fini") continue;
+      if (name == ".init") refuse_initialiser(function, "a function in the .init section");
+      refuse_initialiser(function, "a function in the .fini section", "unloaded");
     }
   }
 };
