@@ -2,10 +2,10 @@
 #include "msl/lex/preprocessing.hpp"
 
 #include <cctype>
-#include <sstream>
 
 #include "msl/errors/source_errors.hpp"
 #include "msl/lex/lexer.hpp"
+#include "msl/lex/line_splices.hpp"
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
@@ -25,10 +25,13 @@ bool is_prelude_include(const std::string& directive) {
 }
 
 // Without tokenizing (a 30 KB source costs milliseconds to tokenize): true when every
-// line that starts with '#' is a metal include or a pragma, and no block comment or
-// line continuation could hide or split a directive. False means "look closer".
+// line that starts with '#' is a metal include or a pragma, and no block comment, line
+// splice (a backslash, maybe blanks, a line end), lone '\r' line end or `%:` digraph could
+// hide, split or spell a directive. False means "look closer".
 bool surely_plain(const std::string& source) {
-  if (source.find("/*") != std::string::npos || source.find("\\\n") != std::string::npos) return false;
+  if (source.find("/*") != std::string::npos || source.find('\\') != std::string::npos ||
+      source.find('\r') != std::string::npos || source.find("%:") != std::string::npos)
+    return false;
   std::size_t start = 0;
   while (start < source.size()) {
     std::size_t end = source.find('\n', start);
@@ -83,11 +86,17 @@ bool needs_preprocessing(const std::string& source, const Macros& defines) {
 }
 
 std::string text_for_preprocessor(const std::string& source) {
+  // Physical lines as the lexer counts them (a lone '\r' ends one too), so that a token's
+  // line names the line to blank; each is written with a '\n'.
   std::vector<std::string> lines;
   {
-    std::istringstream in(source);
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
+    const std::vector<std::size_t> starts = line_starts(source);
+    for (std::size_t n = 0; n < starts.size(); ++n) {
+      std::size_t end = starts[n];
+      while (end < source.size() && !line_end_length(source, end)) ++end;
+      if (n + 1 == starts.size() && starts[n] == source.size()) break;  // nothing after the last line end
+      lines.push_back(source.substr(starts[n], end - starts[n]));
+    }
   }
   bool loop_pragmas = false;
   for (const auto& t : tokenize(source)) {
