@@ -24,7 +24,11 @@ import metalcall as mc
 
 
 def _device_params():
-    """One pytest.param((backend, index), id=...) per device metalcall reports."""
+    """One pytest.param((backend, index), id=...) per device metalcall reports; with
+    METALCALL_DEVICE=metal-sim, the Metal simulator alone (its family from
+    METALCALL_METAL_SIM_FAMILY), so that the suite runs the Metal backend's plans on Linux."""
+    if os.environ.get("METALCALL_DEVICE", "").lower().split(":")[0] == "metal-sim":
+        return [pytest.param(("metal-sim", 0), id="metal-sim")]
     infos = mc.get_devices()
     per_backend: dict[str, int] = {}
     for info in infos:

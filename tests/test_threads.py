@@ -78,3 +78,39 @@ def test_batches_are_per_thread(device):
         np.testing.assert_array_equal(np.asarray(z), 2.0 * k + 1.0)
 
     assert run_threads(work) == []
+
+
+FILL_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void slow_fill(device uint* x [[buffer(0)]], constant uint& value [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    uint v = 0;
+    for (uint k = 0; k < 64; ++k) v = v * 1664525u + 1013904223u;  // time for the other thread to go on
+    x[i] = value + (v & 0u);
+}
+"""
+
+
+def test_buffer_wait_covers_writers_submitted_from_two_threads(device):
+    """A buffer names its uses in queue order: core marks and queues a submission under one lock
+    (P2.1 item 11). Two threads submit writers of one buffer at once; a view taken after both calls
+    returned waits for whichever of them the queue runs last, so it never changes afterwards. (A race:
+    without the lock this fails only when the threads interleave in the few instructions between
+    marking and queueing.)"""
+    fill = device.compile(FILL_SRC).slow_fill
+    n = 1 << 17  # over 2**15 threads: the calls release the GIL and may queue
+    x = device.empty(n, np.uint32)
+    for round_ in range(20):
+        barrier = threading.Barrier(2)
+        kept = []
+
+        def writer(k: int) -> None:
+            barrier.wait()
+            kept.append(fill(n, x, np.uint32(2 * round_ + k)))
+
+        assert run_threads(writer, count=2) == []
+        first = np.asarray(x).copy()
+        device.synchronize()
+        assert np.all(first == first[0]) and first[0] in (2 * round_, 2 * round_ + 1)
+        np.testing.assert_array_equal(np.asarray(x), first)

@@ -24,6 +24,9 @@ SKIPPED_DIRS = ("cpp/src/msl/prelude",)
 
 # Backends that share the translated wing (MSL translated to C++ / CUDA C++).
 TRANSLATED_BACKENDS = {"cpu", "cuda"}
+# Backends that share the Metal plan (backends/metal_plan/): the Objective-C++ driver and the
+# Metal simulator, which executes the same plans on Linux (DESIGN.md section 6).
+METAL_PLAN_BACKENDS = {"metal", "metal_sim"}
 
 # Objective-C / Apple framework headers: only the Metal backend may see them.
 APPLE_FRAMEWORKS = {"Metal", "MetalKit", "MetalPerformanceShaders", "Foundation", "QuartzCore",
@@ -38,6 +41,7 @@ LAYER_NAMES = {
     "core": "core/",
     "msl": "msl/",
     "translated": "backends/translated/",
+    "metal_plan": "backends/metal_plan/",
     "python": "cpp/python/",
 }
 
@@ -68,7 +72,9 @@ def src_layer(parts: list[str]) -> str | None:
     if parts[0] in ("core", "msl"):
         return parts[0]
     if parts[0] == "backends" and len(parts) > 2:
-        return "translated" if parts[1] == "translated" else f"backend:{parts[1]}"
+        if parts[1] in ("translated", "metal_plan"):
+            return parts[1]
+        return f"backend:{parts[1]}"
     return None
 
 
@@ -82,10 +88,13 @@ def allowed_targets(layer: str) -> list[str]:
         return ["api", "msl"]
     if layer == "translated":
         return ["api", "core", "msl", "translated"]
+    if layer == "metal_plan":
+        return ["api", "core", "metal_plan"]
     if layer == "python":
         return ["api", "python"]
     if layer.startswith("backend:"):
         shared = ["translated"] if layer[8:] in TRANSLATED_BACKENDS else []
+        shared += ["metal_plan"] if layer[8:] in METAL_PLAN_BACKENDS else []
         return ["api", "core", "msl", *shared, layer]
     return []
 

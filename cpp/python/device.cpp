@@ -14,10 +14,17 @@ bool flag(const py::handle& v, const char* what) {
   throw ArgumentError(std::string(what) + " takes True or False, not " + Py_TYPE(v.ptr())->tp_name);
 }
 
-Device open_device(const py::object& spec, const py::object& checked, const py::object& timing) {
+Device open_device(const py::object& spec, const py::object& checked, const py::object& timing,
+                   const py::object& family) {
   DeviceOptions options;
   options.checked = flag(checked, "Device(checked=...)");
   options.timing = flag(timing, "Device(timing=...)");
+  if (!family.is_none()) {
+    if (!py::isinstance<py::str>(family))
+      throw ArgumentError(std::string("Device(family=...) takes a GPU family name (str), not ") +
+                          Py_TYPE(family.ptr())->tp_name);
+    options.family = py::str(family);
+  }
   // metalcompute's Device(-1) (any negative index) is the default device, like Device().
   if (!spec.is_none() && PyIndex_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(spec.ptr()));
@@ -193,9 +200,10 @@ void init_device(py::module_& m) {
 A device to run kernels on. ``Device()`` picks the best one (Metal on a Mac,
 else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
 ``Device("cuda:1")``, ``Device("metal")``, ``Device(index)`` or a device name.
+``Device("metal-sim", family="apple7")`` is the Metal simulator (docs/metal-backend.md).
 )doc")
       .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false,
-           py::arg("timing") = false)
+           py::arg("timing") = false, py::arg("family") = py::none())
       .def("__str__", [](const Device& d) { return "metalcall.Device(" + d.info().name + ")"; })
       .def_property_readonly("name", [](const Device& d) { return d.info().name; })
       .def_property_readonly("backend", [](const Device& d) { return d.info().backend; })

@@ -191,7 +191,12 @@ class Device(metaclass=_pybind11_type):
     ``Device(index)`` or a device name."""
 
     def __init__(
-        self, device: str | SupportsIndex | None = None, *, checked: bool = False, timing: bool = False
+        self,
+        device: str | SupportsIndex | None = None,
+        *,
+        checked: bool = False,
+        timing: bool = False,
+        family: str | None = None,
     ) -> None: ...
     @property
     def name(self) -> str: ...

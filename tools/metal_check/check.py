@@ -23,6 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BACKEND = os.path.join(ROOT, "cpp", "src", "backends", "metal")
+PLAN = os.path.join(ROOT, "cpp", "src", "backends", "metal_plan")
 sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import generate_headers  # noqa: E402
@@ -33,24 +34,24 @@ CLANG = os.environ.get("METAL_CHECK_CLANG", "clang++-16")
 # (name, file, text to find, replacement, configuration, diagnostic the failure must show)
 NEGATIVE_TESTS = [
     ("misspelled selector", "metal_queue.mm",
-     "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
-     "[encoder dispatchThreads:grid threadsPerThreadGroup:group]",
+     "        threadsPerThreadgroup:MTLSize{d.group[0], d.group[1], d.group[2]}];\n  }\n  void operator()(const DispatchThreadgroups",
+     "        threadsPerThreadGroup:MTLSize{d.group[0], d.group[1], d.group[2]}];\n  }\n  void operator()(const DispatchThreadgroups",
      "gnustep", r"no known instance method for selector 'dispatchThreads:threadsPerThreadGroup:'|"
                 r"instance method .* not found"),
     ("wrong argument count", "metal_queue.mm",
-     "[encoder setBuffer:buffer offset:0 atIndex:index]",
-     "[encoder setBuffer:buffer atIndex:index]",
+     "[compute setBuffer:s.buffers[b.buffer] offset:b.offset atIndex:b.index]",
+     "[compute setBuffer:s.buffers[b.buffer] atIndex:b.index]",
      "gnustep", r"no known instance method for selector 'setBuffer:atIndex:'|instance method .* not found"),
     ("selector of another protocol", "metal_queue.mm",
-     "[command_buffer commit]", "[encoder commit]",
+     "[command_buffer commit]", "[empty_ commit]",
      "gnustep", r"instance method '-commit' not found|no known instance method for selector 'commit'"),
     ("wrong argument type", "metal_queue.mm",
-     "[encoder dispatchThreads:grid threadsPerThreadgroup:group]",
-     "[encoder dispatchThreads:grid.width threadsPerThreadgroup:group]",
+     "[compute dispatchThreads:MTLSize{d.threads[0], d.threads[1], d.threads[2]}",
+     "[compute dispatchThreads:d.threads[0]",
      "gnustep", r"no viable conversion|cannot initialize a parameter|incompatible"),
     ("misspelled C function", "metal_device.mm",
-     "MTLCreateSystemDefaultDevice()", "MTLCreateSystemDefaultDevices()",
-     "gnustep", r"undeclared identifier 'MTLCreateSystemDefaultDevices'|use of undeclared"),
+     "in MTLCopyAllDevices())", "in MTLCopyAllDevice())",
+     "gnustep", r"undeclared identifier 'MTLCopyAllDevice'|use of undeclared"),
     ("newer API without @available", "metal_compiler.mm",
      "  if (@available(macOS 15.0, *)) {\n    // What fastMathEnabled",
      "  {\n    // What fastMathEnabled",
@@ -186,7 +187,10 @@ def run_logic_test(work):
     msl_sources.append(write_prelude_texts(work))
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
-                            os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),
+                            os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp")]
+                           # the Metal plan the backend's driver issues (backends/metal_plan)
+                           + sorted(os.path.join(PLAN, f) for f in os.listdir(PLAN) if f.endswith(".cpp"))
+                           + [
                             # the core pieces metal_support.cpp builds on
                             os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
                             os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp")]
@@ -197,6 +201,25 @@ def run_logic_test(work):
     run = subprocess.run([binary], capture_output=True, text=True)
     if run.returncode != 0:
         fail("logic_test failed:\n" + run.stdout + run.stderr)
+    return run.stdout.strip().splitlines()[-1] + "\n" + run_plan_test(work)
+
+
+def run_plan_test(work):
+    """The planner's tests: the Metal plan (backends/metal_plan) with the core values it uses."""
+    binary = os.path.join(work, "plan_test")
+    core = os.path.join(ROOT, "cpp", "src", "core")
+    build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
+                            "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
+                            os.path.join(HERE, "plan_test.cpp")]
+                           + sorted(os.path.join(PLAN, f) for f in os.listdir(PLAN) if f.endswith(".cpp"))
+                           + [os.path.join(core, f) for f in ("buffer.cpp", "completion.cpp", "interrupt.cpp",
+                                                               "texture_values.cpp", "reflection.cpp")]
+                           + ["-o", binary], capture_output=True, text=True)
+    if build.returncode != 0:
+        fail("plan_test.cpp does not build:\n" + build.stderr)
+    run = subprocess.run([binary], capture_output=True, text=True)
+    if run.returncode != 0:
+        fail("plan_test failed:\n" + run.stdout + run.stderr)
     return run.stdout.strip().splitlines()[-1]
 
 

@@ -312,7 +312,20 @@ void test_staged_textures() {
 
 }  // namespace
 
+// P2.1 item 9: the GPU index 0 opens is chosen without MTLCreateSystemDefaultDevice.
+void test_device_order() {
+  auto order = [](std::vector<GpuTraits> gpus) { return device_order(gpus); };
+  expect(order({}).empty(), "no GPU, no order");
+  expect(order({{true, false}, {false, false}}) == std::vector<std::size_t>{1, 0},
+         "a dual-GPU Mac: the built-in high-power GPU first");
+  expect(order({{false, false}, {true, false}}) == std::vector<std::size_t>{0, 1}, "already first");
+  expect(order({{false, true}, {true, false}}) == std::vector<std::size_t>{1, 0},
+         "an eGPU and an integrated GPU: the built-in one first");
+  expect(order({{false, true}, {false, true}}) == std::vector<std::size_t>{0, 1}, "only eGPUs: as listed");
+}
+
 int main() {
+  test_device_order();
   test_compile_log();
   test_clang_style_line();
   test_language_version();

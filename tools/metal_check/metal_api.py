@@ -35,6 +35,9 @@ PROTOCOLS = {
         ("name", "10.11", {"returns": "NSString*"}),
         ("registryID", "10.13"),
         ("hasUnifiedMemory", "10.15"),
+        # Which GPU index 0 opens without MTLCreateSystemDefaultDevice (metal_device.mm).
+        ("isLowPower", "10.11"),
+        ("isRemovable", "10.13"),
         ("recommendedMaxWorkingSetSize", "10.12"),
         ("maxBufferLength", "10.14"),
         ("maxThreadsPerThreadgroup", "10.11"),
@@ -91,6 +94,9 @@ PROTOCOLS = {
     ]),
     # Staged textures' copies between their buffer and their MTLTexture (metal_texture.mm).
     "MTLBlitCommandEncoder": (["MTLCommandEncoder"], "10.11", [
+        # A binding realigned for setBuffer:offset: (the planner's aligned copies).
+        ("copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:", "10.11",
+         {"args": ["id<MTLBuffer>", "NSUInteger", "id<MTLBuffer>", "NSUInteger", "NSUInteger"]}),
         ("copyFromBuffer:sourceOffset:sourceBytesPerRow:sourceBytesPerImage:sourceSize:toTexture:"
          "destinationSlice:destinationLevel:destinationOrigin:", "10.11",
          {"args": ["id<MTLBuffer>", "NSUInteger", "NSUInteger", "NSUInteger", "MTLSize", "id<MTLTexture>",
@@ -366,7 +372,6 @@ ENUMS = {
 
 # name -> (macos, return type, argument types): C functions.
 FUNCTIONS = {
-    "MTLCreateSystemDefaultDevice": ("10.11", "id<MTLDevice>", []),
     "MTLCopyAllDevices": ("10.11", "NSArray<id<MTLDevice>>*", []),
 }
 

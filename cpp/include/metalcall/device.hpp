@@ -46,6 +46,11 @@ struct DeviceOptions {
    * set, as two timed events cost about 2 µs per call (docs/design.md).
    */
   bool timing = false;
+  /**
+   * Device("metal-sim") only: the GPU family the Metal simulator models ("apple7", "intel",
+   * "amd", ... docs/metal-backend.md); empty: METALCALL_METAL_SIM_FAMILY, else "apple7".
+   */
+  std::string family;
 };
 
 struct CompileOptions {

@@ -199,6 +199,12 @@ class BackendGraph {
 class BackendDevice {
  public:
   virtual ~BackendDevice() = default;
+  /**
+   * Held by core from marking a submission's buffers (hazard tracking) until the backend has
+   * queued it, so that every buffer names its uses in queue order. One per backend device:
+   * the Devices that share one (Metal's timing=True) share the lock.
+   */
+  std::mutex& submit_mutex() { return submit_mutex_; }
   virtual const DeviceInfo& info() const = 0;
   virtual std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) = 0;
   /**
@@ -262,7 +268,18 @@ class BackendDevice {
     (void)device_seconds;
     return false;
   }
+
+ private:
+  std::mutex submit_mutex_;
 };
+
+/**
+ * A backend's submit() or replay() calls this once the submission's place in its queue is
+ * fixed and before it runs any of it on the calling thread: it releases the submit lock that
+ * core holds (BackendDevice::submit_mutex), so that work run there does not hold up other
+ * threads' submissions. Without it the lock is released when submit() returns.
+ */
+void submission_queued();
 
 /** How a backend makes itself known to the device registry. */
 struct BackendEntry {
@@ -273,6 +290,8 @@ struct BackendEntry {
   /** Why enumerate() found nothing, and how to fix it. */
   std::function<std::string()> unavailable_reason;
   std::function<std::shared_ptr<BackendDevice>(int index, const DeviceOptions& options)> open;
+  /** False: opened by name only, never listed by Device::list() nor chosen as a default (the Metal simulator). */
+  bool listed = true;
 };
 
 void register_backend(BackendEntry entry);

@@ -79,21 +79,45 @@ std::shared_ptr<LibraryImpl> DeviceImpl::load_library(const std::vector<std::uin
   return std::make_shared<LibraryImpl>(shared_from_this(), backend_->load_library(bytes));
 }
 
-void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
-                        bool caller_waits) {
-  for (const auto& command : commands)
-    for (const auto& arg : command.args)
-      if (arg.buffer) arg.buffer->set_last_use(completion);
+namespace {
+// The submit lock this thread holds between marking a submission's buffers and the
+// backend queueing it (null when none): submission_queued() releases it early.
+thread_local std::unique_lock<std::mutex>* t_submit_lock = nullptr;
+}  // namespace
+
+void submission_queued() {
+  if (t_submit_lock && t_submit_lock->owns_lock()) t_submit_lock->unlock();
+}
+
+void submit_in_queue_order(BackendDevice& backend, const std::vector<std::shared_ptr<BufferStorage>>& buffers,
+                           const std::shared_ptr<CompletionState>& completion, const std::function<void()>& queue) {
+  // Marks and queueing under one lock: two threads that marked in one order and queued in the
+  // other would leave a buffer naming the earlier of two writers, and a wait on it would return
+  // while the later one still writes.
+  std::unique_lock<std::mutex> lock(backend.submit_mutex());
+  for (const auto& buffer : buffers) buffer->set_last_use(completion);
+  t_submit_lock = &lock;
   try {
-    backend_->submit(std::move(commands), completion, caller_waits);
+    queue();
   } catch (...) {
+    t_submit_lock = nullptr;
+    if (lock.owns_lock()) lock.unlock();
     // The buffers already name this completion: it must finish, or waits on them hang.
     if (!completion->done()) completion->finish(std::current_exception(), 0.0);
     throw;
   }
+  t_submit_lock = nullptr;
 }
 
-
+void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+                        bool caller_waits) {
+  std::vector<std::shared_ptr<BufferStorage>> buffers;
+  for (const auto& command : commands)
+    for (const auto& arg : command.args)
+      if (arg.buffer) buffers.push_back(arg.buffer);
+  submit_in_queue_order(*backend_, buffers, completion,
+                        [&] { backend_->submit(std::move(commands), completion, caller_waits); });
+}
 
 std::shared_ptr<BatchImpl> DeviceImpl::open_batch(bool recording) {
   std::lock_guard<std::mutex> lock(batches_mutex_);

@@ -81,15 +81,10 @@ Completion GraphImpl::replay() {
   }
   if (backend_graph_) {
     const std::shared_ptr<BackendGraph> graph = backend_graph_;
-    for (const auto& buffer : buffers_) buffer->set_last_use(completion);
+    const std::vector<std::shared_ptr<BufferStorage>> buffers(buffers_.begin(), buffers_.end());
     lock.unlock();
-    try {
-      device_->backend().replay(graph, completion);
-    } catch (...) {
-      // The buffers already name this completion: it must finish, or waits on them hang.
-      if (!completion->done()) completion->finish(std::current_exception(), 0.0);
-      throw;
-    }
+    BackendDevice& backend = device_->backend();
+    submit_in_queue_order(backend, buffers, completion, [&] { backend.replay(graph, completion); });
     return Completion(completion);
   }
   // Host memory is borrowed for the replay only, and checked mode reports faults at once.

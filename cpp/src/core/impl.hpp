@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,14 @@
 #include "metalcall/device.hpp"
 
 namespace metalcall {
+
+/**
+ * Marks `buffers` as used by `completion` and runs `queue` (which hands the work to `backend`)
+ * under the backend's submit lock, so that buffers name their uses in queue order; finishes
+ * `completion` with the error when `queue` throws.
+ */
+void submit_in_queue_order(BackendDevice& backend, const std::vector<std::shared_ptr<BufferStorage>>& buffers,
+                           const std::shared_ptr<CompletionState>& completion, const std::function<void()>& queue);
 
 class DeviceImpl : public std::enable_shared_from_this<DeviceImpl> {
  public:

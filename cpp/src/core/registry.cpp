@@ -67,8 +67,12 @@ Device open_backend_device(Registry& r, const BackendEntry& backend, int index, 
   if (options.checked && backend.name != "cpu") {
     throw DeviceError("[metalcall] checked mode exists only on the cpu backend; use Device(\"cpu\", checked=True)");
   }
+  if (!options.family.empty() && backend.name != "metal-sim") {
+    throw DeviceError("[metalcall] family= chooses the GPU family of the Metal simulator only; use "
+                      "Device(\"metal-sim\", family=\"" + options.family + "\")");
+  }
   const std::string key = backend.name + ":" + std::to_string(index) + (options.checked ? ":checked" : "") +
-                          (options.timing ? ":timing" : "");
+                          (options.timing ? ":timing" : "") + (options.family.empty() ? "" : ":" + lower(options.family));
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.opened.find(key);
   if (it != r.opened.end()) return Device(it->second);
@@ -78,6 +82,15 @@ Device open_backend_device(Registry& r, const BackendEntry& backend, int index, 
 }
 
 }  // namespace
+
+std::shared_ptr<BackendDevice> open_private_backend_device(const std::string& name, int index,
+                                                           const DeviceOptions& options) {
+  // The table of backends is complete once the registrations ran, and never changes after:
+  // no lock (the caller may be a backend's open(), which runs under the registry's lock).
+  for (const auto& b : registry().backends)
+    if (b.name == name) return b.open(index, options);
+  throw DeviceError("[metalcall] the " + name + " backend is not built into this metalcall");
+}
 
 void register_backend(BackendEntry entry) {
   auto& backends = registry_storage().backends;
@@ -95,6 +108,7 @@ std::vector<std::string> Device::backends() {
 std::vector<DeviceInfo> Device::list() {
   std::vector<DeviceInfo> out;
   for (const auto& b : registry().backends) {
+    if (!b.listed) continue;
     auto devices = b.enumerate();
     out.insert(out.end(), devices.begin(), devices.end());
   }
@@ -122,6 +136,7 @@ Device Device::open(const std::string& spec_in, const DeviceOptions& options) {
     // The best available: backends are sorted by priority.
     std::string reasons;
     for (const auto& b : r.backends) {
+      if (!b.listed) continue;
       if (!b.enumerate().empty()) return open_backend_device(r, b, 0, options);
       reasons += "\n  " + b.name + ": " + b.unavailable_reason();
     }
@@ -141,7 +156,7 @@ Device Device::open(const std::string& spec_in, const DeviceOptions& options) {
   }
   if (name == "gpu") {
     for (const auto& b : r.backends)
-      if (b.name != "cpu" && !b.enumerate().empty()) return open_backend_device(r, b, index, options);
+      if (b.name != "cpu" && b.listed && !b.enumerate().empty()) return open_backend_device(r, b, index, options);
     throw DeviceError("[metalcall] no GPU backend is usable here (built in: " + backend_names(r) + ")");
   }
   if (const BackendEntry* b = find_backend(r, name)) return open_backend_device(r, *b, index, options);
@@ -152,7 +167,7 @@ Device Device::open(const std::string& spec_in, const DeviceOptions& options) {
   }
   // A device name, as list() reports it.
   for (const auto& b : r.backends)
-    for (const auto& d : b.enumerate())
+    for (const auto& d : b.listed ? b.enumerate() : std::vector<DeviceInfo>{})
       if (lower(d.name) == name) return open_backend_device(r, b, d.index, options);
   throw DeviceError("[metalcall] unknown device '" + spec + "': use a backend (" + backend_names(r) +
                     "), BACKEND:INDEX, or a name from metalcall.get_devices()");

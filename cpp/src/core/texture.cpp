@@ -36,17 +36,6 @@ std::size_t round_up(std::size_t n, std::size_t align) { return (n + align - 1) 
 
 std::uint32_t halved(std::uint32_t n, std::uint32_t level) { return std::max<std::uint32_t>(1, n >> level); }
 
-const char* kind_suffix(PixelKind k) {
-  switch (k) {
-    case PixelKind::unorm: return "unorm";
-    case PixelKind::snorm: return "snorm";
-    case PixelKind::uint: return "uint";
-    case PixelKind::sint: return "sint";
-    case PixelKind::float_: return "float";
-  }
-  return "?";
-}
-
 // metal_texture.h's format code: channels | bytes per channel << 4 | kind << 8.
 unsigned format_code(const PixelFormat& f) {
   return static_cast<unsigned>(f.channels) | static_cast<unsigned>(f.bits / 8) << 4 | static_cast<unsigned>(f.kind) << 8;
@@ -59,100 +48,6 @@ std::string describe(const KernelInfo& k, const ParamInfo& p, const char* what) 
 }
 
 }  // namespace
-
-std::string PixelFormat::name() const {
-  const char* c = channels == 1 ? "r" : channels == 2 ? "rg" : "rgba";
-  return c + std::to_string(bits) + kind_suffix(kind);
-}
-
-PixelFormat PixelFormat::parse(const std::string& name) {
-  for (int channels : {1, 2, 4})
-    for (int bits : {8, 16, 32})
-      for (PixelKind kind : {PixelKind::unorm, PixelKind::snorm, PixelKind::uint, PixelKind::sint, PixelKind::float_}) {
-        // Metal has no 8-bit float, and no 32-bit normalized formats.
-        if ((kind == PixelKind::float_ && bits == 8) || ((kind == PixelKind::unorm || kind == PixelKind::snorm) && bits == 32))
-          continue;
-        const PixelFormat f{channels, bits, kind};
-        if (f.name() == name) return f;
-      }
-  throw ArgumentError("unknown pixel format '" + name + "'; use r, rg or rgba, then 8, 16 or 32, then unorm, snorm, "
-                      "uint, sint or float, as Metal names them (\"rgba8unorm\", \"r32float\", \"rg16sint\"); Metal has "
-                      "no 8-bit float and no 32-bit unorm/snorm formats");
-}
-
-std::uint32_t Texture::slices(std::uint32_t level) const {
-  switch (descriptor_.type) {
-    case TextureType::texture3d: return halved(descriptor_.depth, level);
-    case TextureType::texture2d_array: return descriptor_.array_length;
-    case TextureType::texturecube: return 6;
-    default: return 1;
-  }
-}
-
-const MipLevel& Texture::mip_level(std::uint32_t level) const {
-  if (level >= levels_.size())
-    throw ArgumentError("mip level " + std::to_string(level) + " does not exist: the texture has " +
-                        std::to_string(levels_.size()) + " (0 to " + std::to_string(levels_.size() - 1) + ")");
-  return levels_[level];
-}
-
-std::uint32_t full_mip_levels(const TextureDescriptor& d) {
-  std::uint32_t largest = std::max(d.width, d.type == TextureType::texture1d ? 1u : d.height);
-  if (d.type == TextureType::texture3d) largest = std::max(largest, d.depth);
-  std::uint32_t levels = 1;
-  while (largest >>= 1) ++levels;
-  return levels;
-}
-
-const char* to_string(SamplerFilter f) { return f == SamplerFilter::linear ? "linear" : "nearest"; }
-
-const char* to_string(SamplerAddress a) {
-  switch (a) {
-    case SamplerAddress::clamp_to_edge: return "clamp_to_edge";
-    case SamplerAddress::mirrored_clamp_to_edge: return "mirrored_clamp_to_edge";
-    case SamplerAddress::repeat: return "repeat";
-    case SamplerAddress::mirrored_repeat: return "mirrored_repeat";
-    case SamplerAddress::clamp_to_zero: return "clamp_to_zero";
-    case SamplerAddress::clamp_to_border: return "clamp_to_border";
-  }
-  return "?";
-}
-
-const char* to_string(SamplerMipFilter f) {
-  return f == SamplerMipFilter::linear ? "linear" : f == SamplerMipFilter::nearest ? "nearest" : "none";
-}
-
-const char* to_string(SamplerCompare c) {
-  static const char* const names[] = {"none", "less", "less_equal", "greater", "greater_equal",
-                                      "equal", "not_equal", "always", "never"};
-  return names[static_cast<int>(c)];
-}
-
-SamplerCompare sampler_compare_from_name(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(SamplerCompare::never); ++i)
-    if (name == to_string(static_cast<SamplerCompare>(i))) return static_cast<SamplerCompare>(i);
-  throw ArgumentError("unknown compare function '" + name + "'; use none, less, less_equal, greater, greater_equal, "
-                      "equal, not_equal, always or never");
-}
-
-SamplerMipFilter sampler_mip_filter_from_name(const std::string& name) {
-  for (SamplerMipFilter f : {SamplerMipFilter::none, SamplerMipFilter::nearest, SamplerMipFilter::linear})
-    if (name == to_string(f)) return f;
-  throw ArgumentError("unknown mip filter '" + name + "'; use \"none\", \"nearest\" or \"linear\"");
-}
-
-SamplerFilter sampler_filter_from_name(const std::string& name) {
-  if (name == "nearest") return SamplerFilter::nearest;
-  if (name == "linear") return SamplerFilter::linear;
-  throw ArgumentError("unknown sampler filter '" + name + "'; use \"nearest\" or \"linear\"");
-}
-
-SamplerAddress sampler_address_from_name(const std::string& name) {
-  for (int i = 0; i <= 5; ++i)
-    if (name == to_string(static_cast<SamplerAddress>(i))) return static_cast<SamplerAddress>(i);
-  throw ArgumentError("unknown sampler address mode '" + name + "'; use clamp_to_edge, mirrored_clamp_to_edge, repeat, "
-                      "mirrored_repeat, clamp_to_zero or clamp_to_border");
-}
 
 Texture Device::texture(const TextureDescriptor& descriptor) const {
   TextureDescriptor d = descriptor;

@@ -111,6 +111,7 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
     busy_ = true;
     started(task);
     lock.unlock();
+    submission_queued();  // it is next in the queue: other threads may submit behind it
     finish_last(task, execute(task));
     return;
   }

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/metal_plan/metal_resources.hpp"
+#include "backends/metal_plan/plan.hpp"
 #include "core/backend.hpp"
 #include "metalcall/argument.hpp"
 #include "metalcall/device.hpp"
@@ -40,7 +42,7 @@ void with_autorelease_pool(F&& body) {
 }
 
 /** An MTLBuffer in shared storage: host and GPU see the same memory. */
-class MetalBufferStorage final : public BufferStorage {
+class MetalBufferStorage final : public PlanBufferStorage {
  public:
   /** Takes over one reference to an id<MTLBuffer> (__bridge_retained); `contents` is its memory. */
   MetalBufferStorage(void* retained_buffer, void* contents, std::size_t nbytes, std::uint64_t registry_id);
@@ -50,37 +52,33 @@ class MetalBufferStorage final : public BufferStorage {
 
   /** Borrowed id<MTLBuffer>; alive as long as this storage. */
   void* buffer() const { return buffer_; }
-  /** The registryID of the device it belongs to. */
-  std::uint64_t registry_id() const { return registry_id_; }
 
  private:
   void* buffer_;
-  std::uint64_t registry_id_;
 };
 
 /** A pipeline and the table that says how to bind it. */
-class MetalProgram final : public Program {
+class MetalProgram final : public PlanProgram {
  public:
   /** Takes over one reference to an id<MTLComputePipelineState> (__bridge_retained). */
-  MetalProgram(KernelInfo info, void* retained_pipeline, std::size_t static_threadgroup_memory);
+  MetalProgram(KernelInfo info, void* retained_pipeline, std::uint64_t registry_id,
+               std::size_t static_threadgroup_memory, unsigned thread_execution_width);
   ~MetalProgram() override;  // metal_compiler.mm: releases the pipeline
   MetalProgram(const MetalProgram&) = delete;
   MetalProgram& operator=(const MetalProgram&) = delete;
 
   /** Borrowed id<MTLComputePipelineState>; alive as long as this program. */
   void* pipeline() const { return pipeline_; }
-  /** Threadgroup memory the kernel declares itself, in bytes. */
-  std::size_t static_threadgroup_memory() const { return static_threadgroup_memory_; }
 
  private:
   void* pipeline_;
-  std::size_t static_threadgroup_memory_;
 };
 
 /**
- * A device's queue (metal_queue.mm): one MTLCommandQueue; each submission is one command
- * buffer whose completion handler copies staged host memory back, records the GPU time
- * and finishes the Completion (an ExecutionError when the GPU failed).
+ * A device's queue (metal_queue.mm): one MTLCommandQueue; each plan (backends/metal_plan) is
+ * one command buffer, encoded step by step, whose completion handler copies staged host
+ * memory back, records the GPU time and finishes the Completion (an ExecutionError when the
+ * GPU failed).
  */
 class MetalQueue {
  public:
@@ -90,8 +88,8 @@ class MetalQueue {
   MetalQueue(const MetalQueue&) = delete;
   MetalQueue& operator=(const MetalQueue&) = delete;
 
-  /** Encodes `commands` into one command buffer and commits it; `completion` finishes when the GPU is done. */
-  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
+  /** Issues the Metal calls `plan` lists and commits; `completion` finishes when the GPU is done. */
+  void submit(Plan&& plan, const std::shared_ptr<CompletionState>& completion);
   /** Waits until every submitted command buffer has completed. */
   void synchronize();
 
@@ -100,60 +98,24 @@ class MetalQueue {
   std::unique_ptr<Impl> impl_;
 };
 
-/** Compiles MSL on `device` (a borrowed id<MTLDevice>); throws CompileError. */
-std::shared_ptr<BackendLibrary> compile_library(void* device, const std::string& source,
+/** Compiles MSL on `device` (a borrowed id<MTLDevice> of `registry_id`); throws CompileError. */
+std::shared_ptr<BackendLibrary> compile_library(void* device, std::uint64_t registry_id, const std::string& source,
                                                 const CompileOptions& options);
 /** Loads a .metallib image on `device`; throws CompileError. */
-std::shared_ptr<BackendLibrary> load_library(void* device, const std::vector<std::uint8_t>& bytes);
+std::shared_ptr<BackendLibrary> load_library(void* device, std::uint64_t registry_id,
+                                             const std::vector<std::uint8_t>& bytes);
 
 // ---- Textures and samplers (metal_texture.mm) ---------------------------------------
 
 /** minimumLinearTextureAlignmentForPixelFormat: of `device` (a borrowed id<MTLDevice>). */
 std::size_t linear_texture_alignment(void* device, const PixelFormat& format);
-
-/** The staged textures of one dispatch (see texture_over_buffer) and the copies around it. */
-class StagedTextures {
- public:
-  /**
-   * Makes an MTLTexture on `device` (an id<MTLDevice>) for each texture argument of
-   * `command` that is not over its buffer; throws ArgumentError for a texture of another
-   * device (`registry_id` is this one's). Nothing is encoded yet.
-   */
-  StagedTextures(void* device, std::uint64_t registry_id, const DispatchCommand& command, const KernelInfo& kernel);
-  ~StagedTextures();
-  StagedTextures(const StagedTextures&) = delete;
-  StagedTextures& operator=(const StagedTextures&) = delete;
-
-  bool empty() const { return staged_.empty(); }
-  /** Encodes on `command_buffer` (an id<MTLCommandBuffer>) one blit pass copying each buffer into its texture. */
-  void encode_uploads(void* command_buffer) const;
-  /** One blit pass copying back the textures the kernel may write (access::write, read_write). */
-  void encode_downloads(void* command_buffer) const;
-  /** The id<MTLTexture> staged for argument `arg` of the command, or nullptr when it is over its buffer. */
-  void* texture(std::size_t arg) const;
-
- private:
-  struct Staged {
-    Texture source;            // its storage (kept alive) and the levels' places in it
-    void* buffer = nullptr;    // the storage's id<MTLBuffer>, borrowed
-    void* texture = nullptr;   // id<MTLTexture>, taken with __bridge_retained, given back in the destructor
-    bool write_back = false;
-  };
-  void release();  // gives back the textures' references
-  static void* make_texture(void* device, const Staged& staged, const ParamInfo& param, const KernelInfo& kernel);
-
-  std::vector<Staged> staged_;                                 // one per texture
-  std::vector<std::pair<std::size_t, std::size_t>> bound_;     // (argument, its entry in staged_)
-};
-
 /**
- * Binds a texture argument on `encoder` (id<MTLComputeCommandEncoder>): `staged` (an
- * id<MTLTexture> from StagedTextures) when not null, else a linear MTLTexture over its buffer.
+ * The MTLTexture `texture` describes, taken with __bridge_retained: over `buffer` (an
+ * id<MTLBuffer>) or new in private storage on `device`. Throws Error when Metal makes none.
  */
-void bind_texture(void* encoder, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel,
-                  std::uint64_t registry_id, void* staged);
-/** Binds a sampler argument: a new MTLSamplerState of `device` on `encoder`. */
-void bind_sampler(void* encoder, void* device, const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel);
+void* make_texture(void* device, const PlanTexture& texture, void* buffer);
+/** A new MTLSamplerState of `device` for `sampler`, taken with __bridge_retained. */
+void* make_sampler_state(void* device, const Sampler& sampler);
 
 // ---- Plain C++ helpers (metal_support.cpp) -----------------------------------------
 
@@ -205,38 +167,17 @@ CompileError compile_error_from_log(const std::string& log, const std::string& s
 std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
                                                  const std::string& label);
 
-/**
- * Length to wrap host memory without a copy (newBufferWithBytesNoCopy needs a
- * page-aligned pointer and a whole number of pages), or 0 to copy instead. The length
- * is rounded up only when the allocation behind the pointer (`backing_bytes`, what
- * malloc_size says; 0 when unknown) really covers the rounded length.
- */
-std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t page_size,
-                           std::size_t backing_bytes);
-
-/**
- * Whether Metal makes `descriptor`'s texture over its buffer (a linear texture: 2-D, one mip
- * level), so that kernels use the texels where the host sees them. Every other texture is
- * staged: each call that binds it gets an MTLTexture of its own, filled from the buffer
- * before the call's dispatch and copied back after it where the kernel may write.
- */
-bool texture_over_buffer(const TextureDescriptor& descriptor);
-/** ArgumentError for a texture beyond Metal's size limits (16384 texels across, 3-D 2048, 2048 slices). */
-void check_metal_texture(const TextureDescriptor& descriptor);
-/** One blit between a staged texture and its buffer: one 2-D image (a level of a 1-D or 2-D
- * texture, a slice of an array, a cube face) or a 3-D texture's whole level. */
-struct ImageCopy {
-  std::uint32_t slice = 0, level = 0;
-  std::size_t offset = 0, bytes_per_row = 0;
-  std::size_t bytes_per_image = 0;  // Apple: the step between a 3-D copy's images, 0 when it copies one
-  std::uint32_t width = 1, height = 1, depth = 1;
+/** What a GPU says of itself that decides which one index 0 opens. */
+struct GpuTraits {
+  bool low_power = false;  // isLowPower: an integrated GPU of a Mac with two
+  bool removable = false;  // isRemovable: an external GPU
 };
-/** The blits that copy every level and slice of a staged texture laid out as `levels` says. */
-std::vector<ImageCopy> staged_image_copies(const TextureDescriptor& descriptor, const std::vector<MipLevel>& levels);
-
-inline std::size_t round_up(std::size_t value, std::size_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
+/**
+ * The order devices are numbered in: first the GPU MTLCreateSystemDefaultDevice would pick (the
+ * built-in high-power one), without calling it, since that call switches a dual-GPU Mac to its
+ * discrete GPU for the whole process (P2.1 item 9); then the others in MTLCopyAllDevices' order.
+ */
+std::vector<std::size_t> device_order(const std::vector<GpuTraits>& gpus);
 
 /** A C string from Foundation (UTF8String may return NULL) as std::string. */
 inline std::string from_utf8(const char* text) { return text ? std::string(text) : std::string(); }

@@ -24,10 +24,10 @@
 
 namespace metalcall::metal {
 
-MetalProgram::MetalProgram(KernelInfo info, void* retained_pipeline, std::size_t static_threadgroup_memory)
-    : Program(std::move(info)),
-      pipeline_(retained_pipeline),
-      static_threadgroup_memory_(static_threadgroup_memory) {}
+MetalProgram::MetalProgram(KernelInfo info, void* retained_pipeline, std::uint64_t registry_id,
+                           std::size_t static_threadgroup_memory, unsigned thread_execution_width)
+    : PlanProgram(std::move(info), registry_id, static_threadgroup_memory, thread_execution_width),
+      pipeline_(retained_pipeline) {}
 
 MetalProgram::~MetalProgram() {
   // Hands the reference taken over in the constructor back to ARC, which releases it here.
@@ -291,9 +291,10 @@ MTLFunctionConstantValues* constant_values(const std::string& kernel, const std:
 
 class MetalLibrary final : public BackendLibrary {
  public:
-  MetalLibrary(id<MTLDevice> device, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
+  MetalLibrary(id<MTLDevice> device, std::uint64_t registry_id, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
                std::vector<msl::FunctionConstantDecl> constants, std::vector<std::string> names)
       : device_(device),
+        registry_id_(registry_id),
         library_(library),
         kernels_(std::move(kernels)),
         constants_(std::move(constants)),
@@ -351,8 +352,9 @@ class MetalLibrary final : public BackendLibrary {
     if (source_info) merge_reflection(info, bindings);
     if (source_info) msl::enable_params(info, declared_constants(), constants);  // as on the CPU and CUDA
     info.max_total_threads_per_threadgroup = static_cast<unsigned>([pipeline maxTotalThreadsPerThreadgroup]);
-    return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline,
-                                          [pipeline staticThreadgroupMemoryLength]);
+    return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline, registry_id_,
+                                          [pipeline staticThreadgroupMemoryLength],
+                                          static_cast<unsigned>([pipeline threadExecutionWidth]));
   }
 
   // The source's constants as msl::enable_params takes them.
@@ -363,6 +365,7 @@ class MetalLibrary final : public BackendLibrary {
   }
 
   id<MTLDevice> device_;
+  std::uint64_t registry_id_;
   id<MTLLibrary> library_;
   std::vector<KernelInfo> kernels_;  // from the MSL front end; empty for a .metallib
   std::vector<msl::FunctionConstantDecl> constants_;  // the source's [[function_constant]]s
@@ -371,7 +374,7 @@ class MetalLibrary final : public BackendLibrary {
 
 }  // namespace
 
-std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::string& source,
+std::shared_ptr<BackendLibrary> compile_library(void* device_handle, std::uint64_t registry_id, const std::string& source,
                                                 const CompileOptions& options) {
   std::shared_ptr<BackendLibrary> library;
   with_autorelease_pool([&] {
@@ -390,13 +393,14 @@ std::shared_ptr<BackendLibrary> compile_library(void* device_handle, const std::
       names.push_back(kernel.info.name);
       kernels.push_back(std::move(kernel.info));
     }
-    library = std::make_shared<MetalLibrary>(device, compiled, std::move(kernels), std::move(parsed.function_constants),
-                                             std::move(names));
+    library = std::make_shared<MetalLibrary>(device, registry_id, compiled, std::move(kernels),
+                                             std::move(parsed.function_constants), std::move(names));
   });
   return library;
 }
 
-std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vector<std::uint8_t>& bytes) {
+std::shared_ptr<BackendLibrary> load_library(void* device_handle, std::uint64_t registry_id,
+                                             const std::vector<std::uint8_t>& bytes) {
   if (bytes.empty())
     throw CompileError("[metal] unable to load the library: the .metallib image is empty; pass the bytes or the "
                        "path of a .metallib file");
@@ -416,7 +420,7 @@ std::shared_ptr<BackendLibrary> load_library(void* device_handle, const std::vec
       if (function && [function functionType] == MTLFunctionTypeKernel) names.push_back(from_utf8([name UTF8String]));
     }
     std::sort(names.begin(), names.end());
-    library = std::make_shared<MetalLibrary>(device, loaded, std::vector<KernelInfo>{},
+    library = std::make_shared<MetalLibrary>(device, registry_id, loaded, std::vector<KernelInfo>{},
                                              std::vector<msl::FunctionConstantDecl>{}, std::move(names));
   });
   return library;

@@ -9,14 +9,19 @@
 #include <Foundation/Foundation.h>
 #include <Metal/Metal.h>
 
+#include <malloc/malloc.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <exception>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
+#include "backends/metal_plan/planner.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
 
@@ -37,7 +42,7 @@ void run_in_autorelease_pool(void (*body)(void*), void* context) {
 
 MetalBufferStorage::MetalBufferStorage(void* retained_buffer, void* contents, std::size_t nbytes,
                                        std::uint64_t registry_id)
-    : BufferStorage(contents, nbytes), buffer_(retained_buffer), registry_id_(registry_id) {}
+    : PlanBufferStorage(contents, nbytes, registry_id), buffer_(retained_buffer) {}
 
 MetalBufferStorage::~MetalBufferStorage() {
   // Hands the reference taken over in the constructor back to ARC, which releases it here.
@@ -61,20 +66,9 @@ std::string gpu_family(id<MTLDevice> device) {
   return "unknown";
 }
 
-bool is_apple_gpu(id<MTLDevice> device) { return [device supportsFamily:MTLGPUFamilyApple7]; }
-
-// The SIMD-group width of GPUs other than Apple's (AMD 32/64, Intel 8–32) is a property of
-// a pipeline, so ask a trivial one.
-unsigned probe_simd_width(id<MTLDevice> device) {
-  NSString* source =
-      @"kernel void metalcall_probe(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) "
-      @"{ out[i] = i; }";
-  NSError* error = nil;
-  id<MTLLibrary> library = [device newLibraryWithSource:source options:nil error:&error];
-  id<MTLFunction> function = [library newFunctionWithName:@"metalcall_probe"];
-  id<MTLComputePipelineState> pipeline =
-      function ? [device newComputePipelineStateWithFunction:function error:&error] : nil;
-  return pipeline ? static_cast<unsigned>([pipeline threadExecutionWidth]) : 32;
+// dispatchThreads: (partial last threadgroups) needs Apple4+ or Mac2 (Metal feature set tables).
+bool has_nonuniform_threadgroups(id<MTLDevice> device) {
+  return [device supportsFamily:MTLGPUFamilyApple4] || [device supportsFamily:MTLGPUFamilyMac2];
 }
 
 DeviceInfo describe(id<MTLDevice> device, int index) {
@@ -84,7 +78,8 @@ DeviceInfo describe(id<MTLDevice> device, int index) {
   info.index = index;
   info.architecture = gpu_family(device);
   info.max_threads_per_threadgroup = static_cast<unsigned>([device maxThreadsPerThreadgroup].width);
-  info.simd_width = 32;  // Apple GPUs; others are probed when the device is opened
+  // Apple GPUs; on others (AMD 32/64, Intel 8-32) each pipeline has its own threadExecutionWidth.
+  info.simd_width = 32;
   info.unified_memory = [device hasUnifiedMemory];
   info.memory_size = [device recommendedMaxWorkingSetSize];
   info.max_buffer_length = [device maxBufferLength];
@@ -106,10 +101,15 @@ const DeviceList& device_list() {
   static const DeviceList* list = [] {
     auto* taken = new DeviceList;
     with_autorelease_pool([&] {
-      id<MTLDevice> preferred = MTLCreateSystemDefaultDevice();
-      if (preferred) taken->devices.push_back(preferred);
-      for (id<MTLDevice> device in MTLCopyAllDevices())
-        if (!preferred || [device registryID] != [preferred registryID]) taken->devices.push_back(device);
+      // Not MTLCreateSystemDefaultDevice: it switches a dual-GPU Mac to its discrete GPU for the
+      // whole process, even when no one uses that device (P2.1 item 9).
+      std::vector<id<MTLDevice>> all;
+      std::vector<GpuTraits> traits;
+      for (id<MTLDevice> device in MTLCopyAllDevices()) {
+        all.push_back(device);
+        traits.push_back({static_cast<bool>([device isLowPower]), static_cast<bool>([device isRemovable])});
+      }
+      for (std::size_t i : device_order(traits)) taken->devices.push_back(all[i]);
       for (std::size_t i = 0; i < taken->devices.size(); ++i)
         taken->infos.push_back(describe(taken->devices[i], static_cast<int>(i)));
     });
@@ -127,10 +127,16 @@ std::string no_device_reason() {
 class MetalDevice final : public BackendDevice {
  public:
   MetalDevice(id<MTLDevice> device, int index) : device_(device), info_(describe(device, index)) {
-    if (!is_apple_gpu(device)) info_.simd_width = probe_simd_width(device);
     compiler_identity_ = "metal;" + info_.name + ";" + info_.architecture + ";" +
                          from_utf8([[[NSProcessInfo processInfo] operatingSystemVersionString] UTF8String]);
     queue_ = std::make_unique<MetalQueue>((__bridge void*)device_, info_);
+    target_.name = info_.name;
+    target_.registry_id = info_.registry_id;
+    target_.max_buffer_length = info_.max_buffer_length;
+    target_.threadgroup_memory_length = info_.threadgroup_memory_length;
+    target_.nonuniform_threadgroups = has_nonuniform_threadgroups(device);
+    target_.page_size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    target_.allocation_size = [](const void* data) { return static_cast<std::size_t>(malloc_size(data)); };
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -165,18 +171,18 @@ class MetalDevice final : public BackendDevice {
   void check_texture(const TextureDescriptor& descriptor) override { check_metal_texture(descriptor); }
 
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    return compile_library((__bridge void*)device_, source, options);
+    return compile_library((__bridge void*)device_, info_.registry_id, source, options);
   }
 
   std::shared_ptr<BackendLibrary> load_library(const std::vector<std::uint8_t>& bytes) override {
-    return metal::load_library((__bridge void*)device_, bytes);
+    return metal::load_library((__bridge void*)device_, info_.registry_id, bytes);
   }
 
-  // The queue's completion handler copies host memory back, so a caller about to wait
-  // (caller_waits) needs nothing different.
+  // The planner decides; the queue issues the plan's Metal calls. Its completion handler copies
+  // host memory back, so a caller about to wait (caller_waits) needs nothing different.
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool /*caller_waits*/) override {
-    queue_->submit(std::move(commands), completion);
+    queue_->submit(make_plan(std::move(commands), target_), completion);
   }
 
   void synchronize() override { queue_->synchronize(); }
@@ -186,6 +192,7 @@ class MetalDevice final : public BackendDevice {
   DeviceInfo info_;
   std::string compiler_identity_;
   std::unique_ptr<MetalQueue> queue_;  // its destructor waits for the work in flight
+  PlanTarget target_;
 };
 
 std::vector<DeviceInfo> enumerate_devices() {
@@ -204,10 +211,16 @@ std::shared_ptr<BackendDevice> open_device(int index, const DeviceOptions& /*opt
   if (index < 0 || static_cast<std::size_t>(index) >= list.devices.size())
     throw DeviceError("[metal] no Metal device " + std::to_string(index) + ": this Mac has " +
                       std::to_string(list.devices.size()) + " (see mc.get_devices())");
-  std::shared_ptr<BackendDevice> device;
-  with_autorelease_pool([&] {
-    device = std::make_shared<MetalDevice>(list.devices[static_cast<std::size_t>(index)], index);
-  });
+  // One MetalDevice per GPU, whatever options open it (timing=True too): Metal orders command
+  // buffers only within a queue, so two queues on one GPU could race (P2.1 item 6).
+  static std::mutex mutex;
+  static auto* opened = new std::vector<std::shared_ptr<BackendDevice>>(list.devices.size());  // never freed
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<BackendDevice>& device = (*opened)[static_cast<std::size_t>(index)];
+  if (!device)
+    with_autorelease_pool([&] {
+      device = std::make_shared<MetalDevice>(list.devices[static_cast<std::size_t>(index)], index);
+    });
   return device;
 }
 

@@ -1,14 +1,13 @@
-// The Metal queue: one MTLCommandQueue per device, one command buffer per submission
-// (a call, or a whole batch), encoding with argument binding (host memory used in place
-// or staged), and completion handlers that copy host memory back and finish Completions.
+// The Metal queue: one MTLCommandQueue per device. It issues the Metal calls of a plan
+// (backends/metal_plan/plan.hpp), one per step, and decides nothing: which buffers, copies,
+// passes and dispatches a submission needs is the planner's business. A completion handler
+// copies staged host memory back and finishes the submission's Completion.
 #if !__has_feature(objc_arc)
 #error "metal_queue.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
 #endif
 
 #include <Foundation/Foundation.h>
 #include <Metal/Metal.h>
-#include <malloc/malloc.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
@@ -28,14 +28,9 @@
 namespace metalcall::metal {
 namespace {
 
-// Metal documents setBytes:length:atIndex: for data up to 4 KB; larger goes in a buffer.
-constexpr std::size_t kMaxInlineBytes = 4096;
-// Length of the buffer bound where Metal wants one and a call has no bytes.
-constexpr std::size_t kEmptyBufferLength = 16;
-
 /**
- * Staging buffers for host memory that cannot be used in place. Reused across calls so
- * repeated calls on the same NumPy arrays do not allocate; bounded in count and bytes.
+ * Staging buffers, reused across submissions so that repeated calls on the same NumPy arrays
+ * do not allocate; bounded in count and bytes.
  */
 class StagingPool {
  public:
@@ -48,8 +43,7 @@ class StagingPool {
       auto best = free_.end();
       for (auto it = free_.begin(); it != free_.end(); ++it) {
         const std::size_t length = [*it length];
-        if (length >= nbytes && length <= 2 * nbytes + kPage &&
-            (best == free_.end() || length < [*best length]))
+        if (length >= nbytes && length <= 2 * nbytes + kPage && (best == free_.end() || length < [*best length]))
           best = it;
       }
       if (best != free_.end()) {
@@ -59,12 +53,10 @@ class StagingPool {
         return buffer;
       }
     }
-    id<MTLBuffer> buffer = [device_ newBufferWithLength:round_up(nbytes, kPage)
-                                                options:MTLResourceStorageModeShared];
+    id<MTLBuffer> buffer = [device_ newBufferWithLength:round_up(nbytes, kPage) options:MTLResourceStorageModeShared];
     if (!buffer)
       throw Error("[metal] unable to allocate a " + std::to_string(nbytes) +
-                  "-byte staging buffer for host memory: pass a metalcall Buffer (dev.empty) "
-                  "or page-aligned memory, or free GPU memory");
+                  "-byte staging buffer for host memory: free GPU memory, or pass a metalcall Buffer (dev.empty)");
     return buffer;
   }
 
@@ -123,41 +115,39 @@ struct QueueState {
   std::size_t in_flight = 0;
 };
 
-/** One staging buffer of a submission; `host` is where to copy it back, if anywhere. */
-struct Staged {
-  id<MTLBuffer> buffer;
-  void* host;
-  std::size_t nbytes;
-};
-
-/** Everything one command buffer needs until the GPU is done with it. */
+/** One command buffer: its plan and the Metal objects the plan's buffers and textures became. */
 struct Submission {
-  std::vector<DispatchCommand> commands;
+  Plan plan;
   std::shared_ptr<CompletionState> completion;
   std::shared_ptr<QueueState> queue;
-  std::vector<Staged> staged;
+  std::vector<id<MTLBuffer>> buffers;   // one per plan buffer
+  std::vector<id<MTLBuffer>> staging;   // those of them taken from the pool
+  std::vector<id<MTLTexture>> textures;  // one per plan texture
 
   void copy_back() const {
-    for (const Staged& s : staged)
-      if (s.host) std::memcpy(s.host, [s.buffer contents], s.nbytes);
+    for (const CopyBack& c : plan.copy_backs)
+      std::memcpy(c.host, static_cast<const char*>([buffers[c.buffer] contents]) + c.offset, c.length);
   }
-  void release_staging() {
-    for (Staged& s : staged) queue->staging.release(s.buffer);
-    staged.clear();
+  void release() {
+    for (id<MTLBuffer> buffer : staging) queue->staging.release(buffer);
+    staging.clear();
+    buffers.clear();
+    textures.clear();
+    plan.commands.clear();  // free Buffers and pipelines now, not when Metal drops the block
   }
 };
 
 std::string describe_failure(id<MTLCommandBuffer> done, const Submission& submission) {
   std::string kernels = "kernel";
-  if (!submission.commands.empty()) {
-    kernels += " '" + submission.commands.front().program->info().name + "'";
-    if (submission.commands.size() > 1)
-      kernels += " (or one of the " + std::to_string(submission.commands.size() - 1) +
-                 " other calls of its batch)";
+  const auto& commands = submission.plan.commands;
+  if (!commands.empty()) {
+    kernels += " '" + commands.front().program->info().name + "'";
+    if (commands.size() > 1)
+      kernels += " (or one of the " + std::to_string(commands.size() - 1) + " other calls of its batch)";
   }
   NSError* error = [done error];
-  std::string text = "[metal] the GPU failed while running " + kernels + ": " +
-                     from_utf8([[error localizedDescription] UTF8String]);
+  std::string text =
+      "[metal] the GPU failed while running " + kernels + ": " + from_utf8([[error localizedDescription] UTF8String]);
   switch ([error code]) {
     case MTLCommandBufferErrorPageFault:
     case MTLCommandBufferErrorInvalidResource:
@@ -172,7 +162,8 @@ std::string describe_failure(id<MTLCommandBuffer> done, const Submission& submis
       break;
     case MTLCommandBufferErrorNotPermitted:
     case MTLCommandBufferErrorDeviceRemoved:
-      text += ". The GPU is no longer available to this process: open the device again";
+      // Devices stay open for the whole process (P2.1 item 10): opening one again gives the same.
+      text += ". The GPU is no longer available to this process: restart the process, or use mc.Device(\"cpu\")";
       break;
     default:
       break;
@@ -180,8 +171,14 @@ std::string describe_failure(id<MTLCommandBuffer> done, const Submission& submis
   return text;
 }
 
-// Runs on a Metal thread once the GPU has finished (or failed) a command buffer.
-void complete(id<MTLCommandBuffer> done, const std::shared_ptr<Submission>& submission) {
+// Runs on a Metal thread once the GPU has finished (or failed) a command buffer. Nothing may
+// leave it (an exception out of a Metal-owned block ends the process), and the queue must
+// hear of the end whatever happens, or synchronize() waits forever (P2.1 item 7).
+void complete(id<MTLCommandBuffer> done, const std::shared_ptr<Submission>& submission) noexcept {
+  struct EndGuard {
+    QueueState& queue;
+    ~EndGuard() { queue.end(); }
+  } guard{*submission->queue};
   std::exception_ptr error;
   double seconds = 0;
   try {
@@ -196,16 +193,93 @@ void complete(id<MTLCommandBuffer> done, const std::shared_ptr<Submission>& subm
   } catch (...) {
     error = std::current_exception();
   }
-  submission->release_staging();
-  submission->commands.clear();  // free buffers and pipelines now, not when Metal drops the block
-  submission->completion->finish(error, seconds);
-  submission->queue->end();
+  try {
+    submission->release();
+  } catch (...) {
+    if (!error) error = std::current_exception();
+  }
+  try {
+    submission->completion->finish(error, seconds);
+  } catch (...) {
+  }
 }
 
-// dispatchThreads: (partial last threadgroups) needs Apple4+ or Mac2 (Metal feature set tables).
-bool has_nonuniform_threadgroups(id<MTLDevice> device) {
-  return [device supportsFamily:MTLGPUFamilyApple4] || [device supportsFamily:MTLGPUFamilyMac2];
-}
+// Issues one Metal call per plan step.
+struct Encoder {
+  Submission& s;
+  id<MTLDevice> device;
+  id<MTLCommandBuffer> command_buffer;
+  id<MTLComputeCommandEncoder> compute = nil;
+  id<MTLBlitCommandEncoder> blit = nil;
+
+  void operator()(const CopyIn& c) const {
+    std::memcpy(static_cast<char*>([s.buffers[c.buffer] contents]) + c.offset, c.host, c.length);
+  }
+  void operator()(const BeginCompute&) {
+    compute = [command_buffer computeCommandEncoder];
+    if (!compute) unable_to_start("compute");
+  }
+  void operator()(const BeginBlit&) {
+    blit = [command_buffer blitCommandEncoder];
+    if (!blit) unable_to_start("blit");
+  }
+  void operator()(const EndPass&) { end(); }
+  void operator()(const SetPipeline& p) const {
+    const auto* program = dynamic_cast<const MetalProgram*>(p.program);  // the planner checked the device
+    [compute setComputePipelineState:(__bridge id<MTLComputePipelineState>)program->pipeline()];
+  }
+  void operator()(const SetBuffer& b) const { [compute setBuffer:s.buffers[b.buffer] offset:b.offset atIndex:b.index]; }
+  void operator()(const SetBytes& b) const {
+    [compute setBytes:b.bytes->data() length:b.bytes->size() atIndex:b.index];
+  }
+  void operator()(const SetThreadgroupMemory& m) const {
+    [compute setThreadgroupMemoryLength:m.length atIndex:m.index];
+  }
+  void operator()(const SetTexture& t) const { [compute setTexture:s.textures[t.texture] atIndex:t.index]; }
+  void operator()(const SetSampler& t) const {
+    id<MTLSamplerState> state = (__bridge_transfer id<MTLSamplerState>)make_sampler_state((__bridge void*)device,
+                                                                                          *t.sampler);
+    [compute setSamplerState:state atIndex:t.index];
+  }
+  void operator()(const DispatchThreads& d) const {
+    [compute dispatchThreads:MTLSize{d.threads[0], d.threads[1], d.threads[2]}
+        threadsPerThreadgroup:MTLSize{d.group[0], d.group[1], d.group[2]}];
+  }
+  void operator()(const DispatchThreadgroups& d) const {
+    [compute dispatchThreadgroups:MTLSize{d.groups[0], d.groups[1], d.groups[2]}
+            threadsPerThreadgroup:MTLSize{d.group[0], d.group[1], d.group[2]}];
+  }
+  void operator()(const BlitBufferCopy& c) const {
+    [blit copyFromBuffer:s.buffers[c.source] sourceOffset:c.source_offset toBuffer:s.buffers[c.destination]
+        destinationOffset:c.destination_offset size:c.length];
+  }
+  void operator()(const BlitToTexture& b) const {
+    const ImageCopy& c = b.copy;
+    [blit copyFromBuffer:s.buffers[b.buffer] sourceOffset:c.offset sourceBytesPerRow:c.bytes_per_row
+        sourceBytesPerImage:c.bytes_per_image sourceSize:MTLSize{c.width, c.height, c.depth}
+                  toTexture:s.textures[b.texture] destinationSlice:c.slice destinationLevel:c.level
+          destinationOrigin:MTLOrigin{0, 0, 0}];
+  }
+  void operator()(const BlitToBuffer& b) const {
+    const ImageCopy& c = b.copy;
+    [blit copyFromTexture:s.textures[b.texture] sourceSlice:c.slice sourceLevel:c.level
+                sourceOrigin:MTLOrigin{0, 0, 0} sourceSize:MTLSize{c.width, c.height, c.depth}
+                    toBuffer:s.buffers[b.buffer] destinationOffset:c.offset destinationBytesPerRow:c.bytes_per_row
+        destinationBytesPerImage:c.bytes_per_image];
+  }
+
+  // An encoder must be ended even when its command buffer is dropped.
+  void end() {
+    if (compute) [compute endEncoding];
+    if (blit) [blit endEncoding];
+    compute = nil;
+    blit = nil;
+  }
+  [[noreturn]] static void unable_to_start(const char* pass) {
+    throw ExecutionError(std::string("[metal] unable to start a ") + pass +
+                         " pass: the GPU may have been reset or removed; restart the process");
+  }
+};
 
 }  // namespace
 
@@ -215,8 +289,6 @@ class MetalQueue::Impl {
       : device_(device),
         queue_([device newCommandQueue]),
         info_(info),
-        nonuniform_threadgroups_(has_nonuniform_threadgroups(device)),
-        page_size_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))),
         empty_([device newBufferWithLength:kEmptyBufferLength options:MTLResourceStorageModeShared]),
         queue_state_(std::make_shared<QueueState>(device)) {
     if (!queue_ || !empty_)
@@ -226,16 +298,16 @@ class MetalQueue::Impl {
 
   ~Impl() { queue_state_->wait_idle(); }
 
-  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
+  void submit(Plan&& plan, const std::shared_ptr<CompletionState>& completion) {
     auto submission = std::make_shared<Submission>();
-    submission->commands = std::move(commands);
+    submission->plan = std::move(plan);
     submission->completion = completion;
     submission->queue = queue_state_;
     try {
       with_autorelease_pool([&] { encode_and_commit(submission); });
     } catch (...) {
       // Nothing reached the GPU: settle the completion so that no one waits on it forever.
-      submission->release_staging();
+      submission->release();
       completion->finish(std::current_exception(), 0);
       throw;
     }
@@ -244,37 +316,53 @@ class MetalQueue::Impl {
   void synchronize() { queue_state_->wait_idle(); }
 
  private:
-  // The calls go into one compute pass, except that a call with staged textures (not 2-D,
-  // or mipmapped: metal_texture.mm) gets a pass of its own between the blit passes that
-  // copy its textures in and out. Metal orders the passes of a command buffer and tracks
-  // the hazards between them (every resource here is tracked, the default).
-  void encode_and_commit(std::shared_ptr<Submission> submission) {
-    id<MTLCommandBuffer> command_buffer = [queue_ commandBuffer];
-    if (!command_buffer) throw_unable_to_start();
-    id<MTLComputeCommandEncoder> encoder = nil;  // the open compute pass, if any
-    try {
-      for (const DispatchCommand& command : submission->commands) {
-        const MetalProgram& program = program_of(command);
-        const StagedTextures staged((__bridge void*)device_, info_.registry_id, command, program.info());
-        if (!staged.empty()) {
-          if (encoder) [encoder endEncoding];
-          encoder = nil;
-          staged.encode_uploads((__bridge void*)command_buffer);
+  void make_resources(Submission& s) {
+    for (const PlanBuffer& b : s.plan.buffers) {
+      switch (b.source) {
+        case PlanBuffer::Source::storage: {
+          const auto* storage = dynamic_cast<const MetalBufferStorage*>(b.storage);  // the planner checked the device
+          s.buffers.push_back((__bridge id<MTLBuffer>)storage->buffer());
+          break;
         }
-        if (!encoder) encoder = [command_buffer computeCommandEncoder];
-        if (!encoder) throw_unable_to_start();
-        encode(encoder, command, program, *submission, staged);
-        if (!staged.empty()) {
-          [encoder endEncoding];
-          encoder = nil;
-          staged.encode_downloads((__bridge void*)command_buffer);
+        case PlanBuffer::Source::no_copy: {
+          // The command buffer keeps it alive; the caller waits before freeing the memory.
+          id<MTLBuffer> wrapped = [device_ newBufferWithBytesNoCopy:b.host length:b.length
+                                                            options:MTLResourceStorageModeShared
+                                                        deallocator:nil];
+          if (!wrapped)
+            throw Error("[metal] unable to use " + std::to_string(b.length) +
+                        " bytes of host memory in place: pass a metalcall Buffer (dev.asarray) instead");
+          s.buffers.push_back(wrapped);
+          break;
         }
+        case PlanBuffer::Source::staging:
+          s.buffers.push_back(queue_state_->staging.acquire(b.length));
+          s.staging.push_back(s.buffers.back());
+          break;
+        case PlanBuffer::Source::empty:
+          s.buffers.push_back(empty_);
+          break;
       }
+    }
+    for (const PlanTexture& t : s.plan.textures)
+      s.textures.push_back((__bridge_transfer id<MTLTexture>)make_texture(
+          (__bridge void*)device_, t, (__bridge void*)s.buffers[t.buffer]));
+  }
+
+  void encode_and_commit(const std::shared_ptr<Submission>& submission) {
+    make_resources(*submission);
+    id<MTLCommandBuffer> command_buffer = [queue_ commandBuffer];
+    if (!command_buffer)
+      throw ExecutionError("[metal] unable to start a command buffer on " + info_.name +
+                           ": the GPU may have been reset or removed; restart the process");
+    Encoder encoder{*submission, device_, command_buffer};
+    try {
+      for (const Step& step : submission->plan.steps) std::visit(encoder, step);
     } catch (...) {
-      if (encoder) [encoder endEncoding];  // an encoder must be ended even when its command buffer is dropped
+      encoder.end();
       throw;
     }
-    if (encoder) [encoder endEncoding];
+    encoder.end();  // the plan ended its passes; nothing is open here
     [command_buffer addCompletedHandler:^(id<MTLCommandBuffer> done) {
       complete(done, submission);
     }];
@@ -282,140 +370,10 @@ class MetalQueue::Impl {
     [command_buffer commit];
   }
 
-  [[noreturn]] void throw_unable_to_start() const {
-    throw ExecutionError("[metal] unable to start a command buffer on " + info_.name +
-                         ": the GPU may have been reset or removed; open the device again");
-  }
-
-  const MetalProgram& program_of(const DispatchCommand& command) const {
-    const auto* program = dynamic_cast<const MetalProgram*>(command.program.get());
-    if (!program)
-      throw ArgumentError("kernel '" + command.program->info().name +
-                          "' was built for another device: compile it on " + info_.name);
-    return *program;
-  }
-
-  void encode(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, const MetalProgram& program,
-              Submission& submission, const StagedTextures& staged) {
-    const KernelInfo& kernel = program.info();
-    if (command.args.size() != kernel.params.size())
-      throw ArgumentError("kernel '" + kernel.name + "' has " +
-                          std::to_string(kernel.params.size()) + " parameters but the call bound " +
-                          std::to_string(command.args.size()));
-    [encoder setComputePipelineState:(__bridge id<MTLComputePipelineState>)program.pipeline()];
-    std::size_t threadgroup_bytes = program.static_threadgroup_memory();
-    for (std::size_t i = 0; i < command.args.size(); ++i) {
-      const BoundArgument& arg = command.args[i];
-      const ParamInfo& param = kernel.params[i];
-      const auto index = static_cast<NSUInteger>(param.binding);
-      if (arg.absent) continue;  // a false [[function_constant]]: not in the pipeline, nothing to bind
-      switch (arg.kind) {
-        case ParamKind::builtin:
-          break;
-        case ParamKind::threadgroup_memory:
-          // Core has checked the length: non-zero and a multiple of 16 bytes, as Metal requires.
-          threadgroup_bytes += arg.threadgroup_length;
-          [encoder setThreadgroupMemoryLength:arg.threadgroup_length atIndex:index];
-          break;
-        case ParamKind::buffer:
-        case ParamKind::reference:
-        case ParamKind::value:
-          bind_buffer(encoder, arg, param, kernel, index, submission);
-          break;
-        case ParamKind::texture:
-          bind_texture((__bridge void*)encoder, arg, param, kernel, info_.registry_id, staged.texture(i));
-          break;
-        case ParamKind::sampler:
-          bind_sampler((__bridge void*)encoder, (__bridge void*)device_, arg, param, kernel);
-          break;
-      }
-    }
-    if (threadgroup_bytes > info_.threadgroup_memory_length)
-      throw ArgumentError("kernel '" + kernel.name + "' needs " + std::to_string(threadgroup_bytes) +
-                          " bytes of threadgroup memory (" + std::to_string(program.static_threadgroup_memory()) +
-                          " declared in the kernel, the rest from threadgroup_memory=) but " + info_.name + " has " +
-                          std::to_string(info_.threadgroup_memory_length) + ": use less");
-    dispatch(encoder, command, kernel);
-  }
-
-  void bind_buffer(id<MTLComputeCommandEncoder> encoder, const BoundArgument& arg, const ParamInfo& param,
-                   const KernelInfo& kernel, NSUInteger index, Submission& submission) {
-    if (arg.buffer) {
-      const auto* storage = dynamic_cast<const MetalBufferStorage*>(arg.buffer.get());
-      if (!storage || storage->registry_id() != info_.registry_id)
-        throw ArgumentError("kernel '" + kernel.name + "' argument " + std::to_string(param.binding) + " '" +
-                            param.name + "' is a buffer of another device: allocate it on " + info_.name);
-      id<MTLBuffer> buffer = (__bridge id<MTLBuffer>)storage->buffer();
-      [encoder setBuffer:buffer offset:0 atIndex:index];
-    } else if (arg.host_data && arg.host_nbytes > 0) {
-      bind_host_memory(encoder, arg, index, submission);
-    } else if (!arg.bytes.empty()) {
-      if (arg.bytes.size() <= kMaxInlineBytes) {
-        [encoder setBytes:arg.bytes.data() length:arg.bytes.size() atIndex:index];
-      } else {
-        id<MTLBuffer> staging = queue_state_->staging.acquire(arg.bytes.size());
-        std::memcpy([staging contents], arg.bytes.data(), arg.bytes.size());
-        [encoder setBuffer:staging offset:0 atIndex:index];
-        submission.staged.push_back({staging, nullptr, arg.bytes.size()});
-      }
-    } else {
-      // Zero-length host memory: the kernel cannot read it, but Metal wants a buffer bound.
-      [encoder setBuffer:empty_ offset:0 atIndex:index];
-    }
-  }
-
-  // Page-aligned host memory is used in place (Metal maps its pages); the rest is copied
-  // into a staging buffer and, when the kernel may write it, copied back on completion.
-  void bind_host_memory(id<MTLComputeCommandEncoder> encoder, const BoundArgument& arg, NSUInteger index,
-                        Submission& submission) {
-    void* data = arg.host_data;
-    const std::size_t nbytes = arg.host_nbytes;
-    const bool aligned = reinterpret_cast<std::uintptr_t>(data) % page_size_ == 0;
-    // Only when the allocation behind the pointer covers whole pages may the wrap round up.
-    const std::size_t backing = aligned && nbytes % page_size_ != 0 ? malloc_size(data) : 0;
-    if (const std::size_t length = no_copy_length(data, nbytes, page_size_, backing)) {
-      id<MTLBuffer> wrapped = [device_ newBufferWithBytesNoCopy:data
-                                                         length:length
-                                                        options:MTLResourceStorageModeShared
-                                                    deallocator:nil];
-      if (wrapped) {  // the command buffer keeps it alive; the caller waits before freeing the memory
-        [encoder setBuffer:wrapped offset:0 atIndex:index];
-        return;
-      }
-    }
-    id<MTLBuffer> staging = queue_state_->staging.acquire(nbytes);
-    std::memcpy([staging contents], data, nbytes);
-    [encoder setBuffer:staging offset:0 atIndex:index];
-    submission.staged.push_back({staging, arg.written ? data : nullptr, nbytes});
-  }
-
-  void dispatch(id<MTLComputeCommandEncoder> encoder, const DispatchCommand& command, const KernelInfo& kernel) {
-    // Core has checked the threadgroup against the pipeline's limit and skipped empty grids.
-    const MTLSize grid = {command.grid[0], command.grid[1], command.grid[2]};
-    const MTLSize group = {command.threadgroup[0], command.threadgroup[1], command.threadgroup[2]};
-    auto shape = [](const MTLSize& s) {
-      return "(" + std::to_string(s.width) + ", " + std::to_string(s.height) + ", " + std::to_string(s.depth) + ")";
-    };
-    if (nonuniform_threadgroups_) {
-      [encoder dispatchThreads:grid threadsPerThreadgroup:group];
-      return;
-    }
-    // Without nonuniform threadgroups only whole threadgroups run; the kernel must still
-    // see the exact grid, so a grid that does not divide is refused rather than padded.
-    if (grid.width % group.width || grid.height % group.height || grid.depth % group.depth)
-      throw ArgumentError("kernel '" + kernel.name + "': " + info_.name + " runs whole threadgroups only, and grid " +
-                          shape(grid) + " is not a multiple of threadgroup " + shape(group) +
-                          ": pass threadgroup= with sizes that divide the grid");
-    const MTLSize groups = {grid.width / group.width, grid.height / group.height, grid.depth / group.depth};
-    [encoder dispatchThreadgroups:groups threadsPerThreadgroup:group];
-  }
-
   id<MTLDevice> device_;
   id<MTLCommandQueue> queue_;
   DeviceInfo info_;
-  bool nonuniform_threadgroups_;
-  std::size_t page_size_;
-  id<MTLBuffer> empty_;  // bound where Metal needs a buffer and the call has no bytes
+  id<MTLBuffer> empty_;  // the plan's empty buffer: bound where Metal needs a buffer and the call has no bytes
   std::shared_ptr<QueueState> queue_state_;  // shared with completion handlers still to run
 };
 
@@ -424,10 +382,8 @@ MetalQueue::MetalQueue(void* device, const DeviceInfo& info)
 
 MetalQueue::~MetalQueue() = default;
 
-// The completion handler copies host memory back and finishes the completion, so a
-// caller about to wait needs nothing different.
-void MetalQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion) {
-  impl_->submit(std::move(commands), completion);
+void MetalQueue::submit(Plan&& plan, const std::shared_ptr<CompletionState>& completion) {
+  impl_->submit(std::move(plan), completion);
 }
 
 void MetalQueue::synchronize() { impl_->synchronize(); }

@@ -180,52 +180,21 @@ std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, c
   return value.data;
 }
 
-std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t page_size,
-                           std::size_t backing_bytes) {
-  if (nbytes == 0 || page_size == 0) return 0;
-  if (reinterpret_cast<std::uintptr_t>(data) % page_size != 0) return 0;
-  const std::size_t rounded = round_up(nbytes, page_size);
-  if (rounded == nbytes) return nbytes;
-  return backing_bytes >= rounded ? rounded : 0;
-}
-
-// ---- staged textures ------------------------------------------------------------
-
-bool texture_over_buffer(const TextureDescriptor& descriptor) {
-  return descriptor.type == TextureType::texture2d && descriptor.mip_levels == 1;
-}
-
-void check_metal_texture(const TextureDescriptor& d) {
-  // Metal's implementation limits (feature set tables, Apple3 and later, Mac2): 16384 texels
-  // across a 1-D, 2-D or cube texture; 2048 in each dimension of a 3-D texture and slices of an array.
-  const bool volume = d.type == TextureType::texture3d;
-  const std::uint32_t most = volume ? 2048 : 16384;
-  const std::uint32_t largest = std::max({d.width, d.height, volume ? d.depth : 1u});
-  if (largest > most)
-    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
-                        " texels wide in each dimension on Metal, got " + std::to_string(largest));
-  if (d.type == TextureType::texture2d_array && d.array_length > 2048)
-    throw ArgumentError("[metal] a texture2d_array has at most 2048 slices on Metal, got " +
-                        std::to_string(d.array_length));
-}
-
-std::vector<ImageCopy> staged_image_copies(const TextureDescriptor& d, const std::vector<MipLevel>& levels) {
-  const bool volume = d.type == TextureType::texture3d;
-  const std::uint32_t images = volume ? 1 : d.array_length;  // 1 for 1-D and 2-D, 6 for a cube
-  std::vector<ImageCopy> copies;
-  for (std::uint32_t level = 0; level < levels.size(); ++level) {
-    const MipLevel& l = levels[level];
-    for (std::uint32_t slice = 0; slice < images; ++slice) {
-      ImageCopy c;
-      c.slice = slice, c.level = level;
-      c.offset = l.offset + slice * l.slice_pitch;
-      c.bytes_per_row = l.row_pitch;
-      c.bytes_per_image = volume ? l.slice_pitch : 0;
-      c.width = l.width, c.height = l.height, c.depth = volume ? l.depth : 1;
-      copies.push_back(c);
-    }
-  }
-  return copies;
+std::vector<std::size_t> device_order(const std::vector<GpuTraits>& gpus) {
+  std::vector<std::size_t> order;
+  auto first_where = [&](auto&& wanted) {
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+      if (wanted(gpus[i])) return i;
+    return gpus.size();
+  };
+  // The built-in high-power GPU, as MTLCreateSystemDefaultDevice picks it; else any built-in one.
+  std::size_t preferred = first_where([](const GpuTraits& g) { return !g.removable && !g.low_power; });
+  if (preferred == gpus.size()) preferred = first_where([](const GpuTraits& g) { return !g.removable; });
+  if (preferred == gpus.size() && !gpus.empty()) preferred = 0;
+  if (preferred < gpus.size()) order.push_back(preferred);
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    if (i != preferred) order.push_back(i);
+  return order;
 }
 
 }  // namespace metalcall::metal

@@ -1,0 +1,156 @@
+// The Metal simulator's device, Device("metal-sim"): a Metal device of one GPU family
+// (sim_families.hpp) whose calls go through the Metal backend's planner (backends/metal_plan)
+// and whose plans the simulator's driver executes (sim_driver.hpp). Kernels are built and run
+// by a CPU device of its own. One device per family: Devices opened with other options
+// (timing=True) share it, and so its one queue, as on Metal (P2.1 item 6).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/metal_plan/planner.hpp"
+#include "backends/metal_sim/sim_driver.hpp"
+#include "backends/metal_sim/sim_families.hpp"
+#include "core/backend.hpp"
+#include "core/registry.hpp"
+#include "metalcall/errors.hpp"
+
+namespace metalcall::metal_sim {
+namespace {
+
+// Registry ids of simulated devices: far from the ids macOS gives real GPUs.
+constexpr std::uint64_t kRegistryIdBase = 0x5100000000000000ull;
+
+/** A library: the CPU's, whose programs become pipelines of the simulated family. */
+class SimLibrary final : public BackendLibrary {
+ public:
+  SimLibrary(std::shared_ptr<BackendLibrary> cpu, const GpuFamily& family, std::uint64_t registry_id)
+      : cpu_(std::move(cpu)), family_(family), registry_id_(registry_id) {}
+
+  std::vector<std::string> function_names() const override { return cpu_->function_names(); }
+
+  std::shared_ptr<Program> make_program(const std::string& name,
+                                        const std::vector<FunctionConstant>& constants) override {
+    std::shared_ptr<Program> cpu = cpu_->make_program(name, constants);
+    const PipelineShape shape = pipeline_shape(family_, name);
+    KernelInfo info = cpu->info();
+    info.max_total_threads_per_threadgroup =
+        std::min(info.max_total_threads_per_threadgroup ? info.max_total_threads_per_threadgroup : 1024u,
+                 shape.max_total_threads_per_threadgroup);
+    return std::make_shared<SimProgram>(std::move(cpu), std::move(info), registry_id_, shape.thread_execution_width);
+  }
+
+ private:
+  std::shared_ptr<BackendLibrary> cpu_;
+  const GpuFamily& family_;
+  std::uint64_t registry_id_;
+};
+
+DeviceInfo describe(const GpuFamily& family, std::uint64_t registry_id, const DeviceInfo& host) {
+  DeviceInfo info;
+  info.name = "Metal simulator: " + family.gpu + " (" + family.name + ")";
+  info.backend = "metal-sim";
+  info.index = 0;
+  info.architecture = family.architecture;
+  info.max_threads_per_threadgroup = family.max_threads_per_threadgroup;
+  info.simd_width = family.simd_widths.front();
+  info.unified_memory = family.unified_memory;
+  info.memory_size = host.memory_size;
+  info.max_buffer_length = family.max_buffer_length;
+  info.threadgroup_memory_length = family.threadgroup_memory_length;
+  info.registry_id = registry_id;
+  return info;
+}
+
+std::uint64_t registry_id_of(const GpuFamily& family) {
+  const auto& all = families();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (&all[i] == &family) return kRegistryIdBase + i;
+  return kRegistryIdBase + all.size();
+}
+
+class SimDevice final : public BackendDevice {
+ public:
+  SimDevice(const GpuFamily& family, std::shared_ptr<BackendDevice> cpu)
+      : family_(family),
+        cpu_(std::move(cpu)),
+        info_(describe(family, registry_id_of(family), cpu_->info())),
+        queue_(cpu_, family, info_.registry_id, info_.name) {
+    target_.name = info_.name;
+    target_.registry_id = info_.registry_id;
+    target_.max_buffer_length = family.max_buffer_length;
+    target_.threadgroup_memory_length = family.threadgroup_memory_length;
+    target_.nonuniform_threadgroups = family.nonuniform_threadgroups;
+    target_.page_size = family.page_size;
+    // No malloc_size here: host memory that is not whole pages is staged.
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
+    if (nbytes > info_.max_buffer_length)
+      throw ArgumentError("[metal-sim] unable to allocate " + std::to_string(nbytes) + " bytes: the largest buffer " +
+                          info_.name + " allows is " + std::to_string(info_.max_buffer_length) + " bytes; split the data");
+    return std::make_shared<SimBufferStorage>(nbytes, family_.page_size, info_.registry_id);
+  }
+
+  std::string compiler_identity() override { return "metal-sim;" + family_.name + ";" + cpu_->compiler_identity(); }
+
+  std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
+    return std::make_shared<SimLibrary>(cpu_->compile(source, options), family_, info_.registry_id);
+  }
+
+  void check_texture(const TextureDescriptor& descriptor) override { metal::check_metal_texture(descriptor); }
+
+  void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
+              bool /*caller_waits*/) override {
+    queue_.commit(metal::make_plan(std::move(commands), target_), completion);
+  }
+
+  void synchronize() override { queue_.synchronize(); }
+
+ private:
+  const GpuFamily& family_;
+  std::shared_ptr<BackendDevice> cpu_;
+  DeviceInfo info_;
+  metal::PlanTarget target_;
+  SimQueue queue_;
+};
+
+// One device per family for the process, whatever options open it.
+std::shared_ptr<BackendDevice> open_device(const DeviceOptions& options) {
+  const GpuFamily& family = find_family(options.family.empty() ? default_family() : options.family);
+  static std::mutex mutex;
+  static auto* opened = new std::map<std::string, std::shared_ptr<BackendDevice>>;  // never freed, as devices
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = (*opened)[family.name];
+  if (!slot) slot = std::make_shared<SimDevice>(family, open_private_backend_device("cpu", 0, DeviceOptions{}));
+  return slot;
+}
+
+}  // namespace
+}  // namespace metalcall::metal_sim
+
+namespace metalcall {
+
+void register_metal_sim_backend() {
+  BackendEntry entry;
+  entry.name = "metal-sim";
+  entry.priority = -100;
+  entry.listed = false;  // opened by name only: never the default device, never in get_devices()
+  entry.enumerate = [] {
+    DeviceInfo info;
+    info.name = "Metal simulator";
+    info.backend = "metal-sim";
+    return std::vector<DeviceInfo>{info};
+  };
+  entry.unavailable_reason = [] { return std::string(); };
+  entry.open = [](int, const DeviceOptions& options) { return metal_sim::open_device(options); };
+  register_backend(std::move(entry));
+}
+
+}  // namespace metalcall

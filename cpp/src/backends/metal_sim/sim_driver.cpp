@@ -1,0 +1,373 @@
+// The Metal simulator's driver (sim_driver.hpp). encode() does what the Objective-C++ driver
+// does before a commit (make the plan's buffers, copy host memory in) and checks the plan's
+// structure; run() executes the steps on the queue's thread as a GPU would, checking each
+// binding and dispatch against the family's limits, and runs each dispatch on the CPU device.
+#include "backends/metal_sim/sim_driver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "metalcall/errors.hpp"
+
+namespace metalcall::metal_sim {
+
+using namespace metal;
+
+// ---- memory ----
+
+SimMemory::SimMemory(std::size_t length, std::size_t page_size) : length_(length) {
+  const std::size_t bytes = round_up(std::max<std::size_t>(length, 1), page_size);
+  data_ = static_cast<char*>(std::aligned_alloc(page_size, bytes));
+  if (!data_) throw DeviceError("[metal-sim] unable to allocate " + std::to_string(length) + " bytes: out of memory");
+  std::memset(data_, 0, bytes);
+}
+
+SimMemory::~SimMemory() { std::free(data_); }
+
+namespace {
+// Metal has no empty buffers: a zero-byte Buffer still owns a small one (as metal_device.mm makes them).
+std::unique_ptr<SimMemory> buffer_memory(std::size_t nbytes, std::size_t page_size) {
+  return std::make_unique<SimMemory>(std::max<std::size_t>(nbytes, 1), page_size);
+}
+}  // namespace
+
+SimBufferStorage::SimBufferStorage(std::size_t nbytes, std::size_t page_size, std::uint64_t registry_id)
+    : PlanBufferStorage(nullptr, nbytes, registry_id), memory_(buffer_memory(nbytes, page_size)) {
+  data_ = memory_->data();
+}
+
+SimProgram::SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint64_t registry_id, unsigned width)
+    : PlanProgram(std::move(info), registry_id, 0, width), cpu_(std::move(cpu)) {
+  automatic_threadgroup_limit_ = cpu_->automatic_threadgroup_limit();
+}
+
+namespace {
+
+/** A view of simulated memory handed to a CPU kernel: no ownership. */
+class MemoryView final : public BufferStorage {
+ public:
+  MemoryView(void* data, std::size_t nbytes) : BufferStorage(data, nbytes) {}
+};
+
+std::string rule(const std::string& text) { return "[metal-sim] the plan breaks a Metal rule: " + text; }
+
+const char* pass_name(int pass) { return pass == 1 ? "compute" : pass == 2 ? "blit" : "no"; }
+
+/** What an encoder's argument table holds at one buffer index. */
+struct BoundBuffer {
+  bool bytes = false;
+  std::size_t buffer = 0;  // in the plan
+  std::size_t offset = 0;
+  std::vector<std::uint8_t> data;  // setBytes: Metal copies them when the call is encoded
+};
+
+}  // namespace
+
+struct SimCommandBuffer {
+  Plan plan;
+  std::shared_ptr<CompletionState> completion;
+  std::vector<std::unique_ptr<SimMemory>> owned;  // staging and empty buffers of this command buffer
+  std::vector<char*> memory;                      // each plan buffer's first byte
+  std::vector<std::size_t> length;                // and its MTLBuffer length
+};
+
+// ---- the queue ----
+
+SimQueue::SimQueue(std::shared_ptr<BackendDevice> cpu, const GpuFamily& family, std::uint64_t registry_id,
+                   std::string name)
+    : cpu_(std::move(cpu)), family_(family), registry_id_(registry_id), name_(std::move(name)) {
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+SimQueue::~SimQueue() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return committed_.empty() && !running_; });
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void SimQueue::commit(Plan&& plan, const std::shared_ptr<CompletionState>& completion) {
+  auto buffer = std::make_unique<SimCommandBuffer>();
+  buffer->plan = std::move(plan);
+  buffer->completion = completion;
+  encode(*buffer);  // throws before anything is queued
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    committed_.push_back(std::move(buffer));
+  }
+  submission_queued();
+  cv_.notify_all();
+}
+
+void SimQueue::synchronize() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return committed_.empty() && !running_; });
+}
+
+void SimQueue::worker_loop() {
+  for (;;) {
+    std::unique_ptr<SimCommandBuffer> buffer;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !committed_.empty(); });
+      if (stopping_ && committed_.empty()) return;
+      buffer = std::move(committed_.front());
+      committed_.pop_front();
+      running_ = true;
+    }
+    std::exception_ptr error;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      run(*buffer);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    complete(*buffer, error, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    buffer.reset();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = false;
+    }
+    cv_.notify_all();
+  }
+}
+
+// As the Metal driver's completion handler: copy-backs only when the GPU succeeded; whatever
+// throws, the Completion finishes (a guard, P2.1 item 7) and the calls' resources go.
+void SimQueue::complete(SimCommandBuffer& buffer, std::exception_ptr error, double seconds) const {
+  if (!error) {
+    try {
+      for (const CopyBack& c : buffer.plan.copy_backs) {
+        if (c.offset + c.length > buffer.length[c.buffer])
+          throw ExecutionError(rule("a copy-back reads past the end of buffer " + std::to_string(c.buffer)));
+        std::memcpy(c.host, buffer.memory[c.buffer] + c.offset, c.length);
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  buffer.plan.commands.clear();  // free buffers and pipelines now
+  buffer.completion->finish(error, error ? 0.0 : seconds);
+}
+
+// ---- encoding: resources, copy-ins and the plan's structure ----
+
+void SimQueue::encode(SimCommandBuffer& b) const {
+  const Plan& plan = b.plan;
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer& p = plan.buffers[i];
+    const std::string which = "buffer " + std::to_string(i);
+    switch (p.source) {
+      case PlanBuffer::Source::storage: {
+        if (!p.storage || p.storage->registry_id() != registry_id_)
+          throw ExecutionError(rule(which + " is a Buffer of another device"));
+        b.memory.push_back(static_cast<char*>(p.storage->data()));
+        b.length.push_back(std::max<std::size_t>(p.storage->nbytes(), 1));
+        break;
+      }
+      case PlanBuffer::Source::no_copy: {
+        // newBufferWithBytesNoCopy: a page-aligned pointer and a whole number of pages.
+        if (reinterpret_cast<std::uintptr_t>(p.host) % family_.page_size != 0 || p.length == 0 ||
+            p.length % family_.page_size != 0)
+          throw ExecutionError(rule(which + " wraps host memory without a copy that is not whole pages of " +
+                                    std::to_string(family_.page_size) + " bytes"));
+        if (p.length > family_.max_buffer_length)
+          throw ExecutionError(rule(which + " is longer than maxBufferLength"));
+        b.memory.push_back(static_cast<char*>(p.host));
+        b.length.push_back(p.length);
+        break;
+      }
+      case PlanBuffer::Source::staging:
+      case PlanBuffer::Source::empty: {
+        if (p.length == 0) throw ExecutionError(rule(which + ": Metal makes no buffer of 0 bytes"));
+        if (p.length > family_.max_buffer_length)
+          throw ExecutionError(rule(which + " (" + std::to_string(p.length) + " bytes) is longer than maxBufferLength (" +
+                                    std::to_string(family_.max_buffer_length) + ")"));
+        b.owned.push_back(std::make_unique<SimMemory>(p.length, family_.page_size));
+        b.memory.push_back(b.owned.back()->data());
+        b.length.push_back(p.length);
+        break;
+      }
+    }
+  }
+  if (!plan.textures.empty())
+    throw ExecutionError("[metal-sim] textures are not simulated yet (docs/metal-backend.md): run texture calls on "
+                         "mc.Device(\"cpu\") or a Mac");
+  int pass = 0;  // 0 none, 1 compute, 2 blit
+  for (const Step& step : plan.steps) {
+    const bool compute_step = std::holds_alternative<SetPipeline>(step) || std::holds_alternative<SetBuffer>(step) ||
+                              std::holds_alternative<SetBytes>(step) ||
+                              std::holds_alternative<SetThreadgroupMemory>(step) ||
+                              std::holds_alternative<SetTexture>(step) || std::holds_alternative<SetSampler>(step) ||
+                              std::holds_alternative<DispatchThreads>(step) ||
+                              std::holds_alternative<DispatchThreadgroups>(step);
+    const bool blit_step = std::holds_alternative<BlitBufferCopy>(step) || std::holds_alternative<BlitToTexture>(step) ||
+                           std::holds_alternative<BlitToBuffer>(step);
+    if (compute_step && pass != 1)
+      throw ExecutionError(rule("'" + describe(step) + "' outside a compute pass (in " + pass_name(pass) + " pass)"));
+    if (blit_step && pass != 2)
+      throw ExecutionError(rule("'" + describe(step) + "' outside a blit pass (in " + pass_name(pass) + " pass)"));
+    if (std::holds_alternative<BeginCompute>(step) || std::holds_alternative<BeginBlit>(step)) {
+      if (pass != 0) throw ExecutionError(rule("a pass begins while the " + std::string(pass_name(pass)) + " pass is open"));
+      pass = std::holds_alternative<BeginCompute>(step) ? 1 : 2;
+    } else if (std::holds_alternative<EndPass>(step)) {
+      if (pass == 0) throw ExecutionError(rule("end_pass without an open pass"));
+      pass = 0;
+    } else if (const auto* s = std::get_if<CopyIn>(&step)) {
+      // A host write into a shared buffer before the commit: the GPU sees it.
+      if (s->buffer >= b.memory.size() || s->offset + s->length > b.length[s->buffer])
+        throw ExecutionError(rule("'" + describe(step) + "' writes past the end of the buffer"));
+      std::memcpy(b.memory[s->buffer] + s->offset, s->host, s->length);
+    } else if (const auto* s = std::get_if<SetBytes>(&step)) {
+      if (s->bytes->empty() || s->bytes->size() > kMaxInlineBytes)
+        throw ExecutionError(rule("setBytes of " + std::to_string(s->bytes->size()) + " bytes: Metal takes 1 to " +
+                                  std::to_string(kMaxInlineBytes)));
+    } else if (const auto* s = std::get_if<SetThreadgroupMemory>(&step)) {
+      if (s->length == 0 || s->length % kThreadgroupMemoryGranule != 0 || s->length > family_.threadgroup_memory_length)
+        throw ExecutionError(rule("setThreadgroupMemoryLength " + std::to_string(s->length) +
+                                  ": a multiple of 16 bytes, at most " +
+                                  std::to_string(family_.threadgroup_memory_length)));
+    } else if (const auto* s = std::get_if<SetBuffer>(&step)) {
+      if (s->buffer >= b.memory.size() || s->offset >= b.length[s->buffer])
+        throw ExecutionError(rule("'" + describe(step) + "': the offset must be inside the buffer"));
+    } else if (const auto* s = std::get_if<BlitBufferCopy>(&step)) {
+      if (s->source >= b.memory.size() || s->destination >= b.memory.size() ||
+          s->source_offset + s->length > b.length[s->source] ||
+          s->destination_offset + s->length > b.length[s->destination])
+        throw ExecutionError(rule("'" + describe(step) + "' copies past the end of a buffer"));
+    } else if (const auto* s = std::get_if<SetPipeline>(&step)) {
+      const auto* program = dynamic_cast<const SimProgram*>(s->program);
+      if (!program || program->registry_id() != registry_id_)
+        throw ExecutionError(rule("a pipeline of another device"));
+    } else if (std::holds_alternative<DispatchThreads>(step) && !family_.nonuniform_threadgroups) {
+      throw ExecutionError(rule("dispatchThreads: on " + family_.name +
+                                ", which has no non-uniform threadgroups (dispatchThreadgroups only)"));
+    }
+  }
+  if (pass != 0) throw ExecutionError(rule("the command buffer is committed with a pass still open"));
+}
+
+// ---- running: the GPU's side ----
+
+namespace {
+
+struct Encoder {
+  const SimProgram* program = nullptr;
+  std::size_t call = 0;
+  std::map<std::uint32_t, BoundBuffer> buffers;
+  std::map<std::uint32_t, std::size_t> threadgroup_memory;
+};
+
+std::uint32_t checked_product(std::uint32_t a, std::uint32_t b) {
+  const std::uint64_t p = std::uint64_t(a) * b;
+  if (p > 0xffffffffull) throw ExecutionError(rule("a dispatch of more than 2^32 threads in one dimension"));
+  return static_cast<std::uint32_t>(p);
+}
+
+void dispatch(BackendDevice& cpu, const GpuFamily& family_, SimCommandBuffer& b, const Encoder& encoder,
+              const std::uint32_t threads[3], const std::uint32_t group[3]) {
+  if (!encoder.program) throw ExecutionError(rule("a dispatch without a pipeline"));
+  const SimProgram& program = *encoder.program;
+  const KernelInfo& kernel = program.info();
+  const std::string where = "kernel '" + kernel.name + "': ";
+  std::uint64_t group_threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (group[i] == 0 || group[i] > family_.max_threads_per_threadgroup)
+      throw ExecutionError(rule(where + "threadsPerThreadgroup must be 1 to " +
+                                std::to_string(family_.max_threads_per_threadgroup) + " in each dimension"));
+    group_threads *= group[i];
+  }
+  if (group_threads > kernel.max_total_threads_per_threadgroup)
+    throw ExecutionError(rule(where + std::to_string(group_threads) + " threads per threadgroup, over the pipeline's "
+                              "maxTotalThreadsPerThreadgroup " + std::to_string(kernel.max_total_threads_per_threadgroup)));
+  const DispatchCommand& call = b.plan.commands[encoder.call];
+  DispatchCommand command;
+  command.program = program.cpu();
+  for (int i = 0; i < 3; ++i) command.grid[i] = threads[i], command.threadgroup[i] = group[i];
+  std::size_t threadgroup_bytes = program.static_threadgroup_memory();
+  for (const ParamInfo& param : kernel.params) {
+    BoundArgument arg;
+    arg.kind = param.kind;
+    const auto position = static_cast<std::size_t>(param.position);
+    if (!param.enabled || (position < call.args.size() && call.args[position].absent)) {
+      arg = call.args[position];  // not in the pipeline: translated kernels see zeros / null
+    } else if (param.kind == ParamKind::threadgroup_memory) {
+      auto found = encoder.threadgroup_memory.find(static_cast<std::uint32_t>(param.binding));
+      if (found == encoder.threadgroup_memory.end())
+        throw ExecutionError(rule(where + "nothing bound at threadgroup(" + std::to_string(param.binding) + ")"));
+      arg.threadgroup_length = found->second;
+      threadgroup_bytes += found->second;
+    } else if (param.kind == ParamKind::buffer || param.kind == ParamKind::reference ||
+               param.kind == ParamKind::value) {
+      auto found = encoder.buffers.find(static_cast<std::uint32_t>(param.binding));
+      if (found == encoder.buffers.end())
+        throw ExecutionError(rule(where + "nothing bound at buffer(" + std::to_string(param.binding) + ") '" +
+                                  param.name + "'"));
+      const BoundBuffer& bound = found->second;
+      if (bound.bytes) {
+        arg.bytes = bound.data;
+      } else {
+        // setBuffer:offset: on macOS: constant-space offsets at multiples of 256 bytes, device-space
+        // ones at multiples of the data type's alignment.
+        const std::size_t alignment = param.address_space == AddressSpace::constant
+                                          ? kConstantOffsetAlignment
+                                          : std::max<std::size_t>(param.element_align, 1);
+        if (bound.offset % alignment != 0)
+          throw ExecutionError(rule(where + "buffer(" + std::to_string(param.binding) + ") '" + param.name +
+                                    "' bound at offset " + std::to_string(bound.offset) + ", not a multiple of " +
+                                    std::to_string(alignment)));
+        arg.buffer = std::make_shared<MemoryView>(b.memory[bound.buffer] + bound.offset,
+                                                  b.length[bound.buffer] - bound.offset);
+      }
+    } else if (param.kind == ParamKind::texture || param.kind == ParamKind::sampler) {
+      throw ExecutionError("[metal-sim] textures are not simulated yet (docs/metal-backend.md)");
+    }
+    command.args.push_back(std::move(arg));
+  }
+  if (threadgroup_bytes > family_.threadgroup_memory_length)
+    throw ExecutionError(rule(where + std::to_string(threadgroup_bytes) + " bytes of threadgroup memory, over " +
+                              std::to_string(family_.threadgroup_memory_length)));
+  auto done = std::make_shared<CompletionState>();
+  std::vector<DispatchCommand> commands;
+  commands.push_back(std::move(command));
+  cpu.submit(std::move(commands), done, /*caller_waits=*/true);
+  done->wait(/*interruptible=*/false);
+}
+
+}  // namespace
+
+void SimQueue::run(SimCommandBuffer& b) const {
+  Encoder encoder;
+  for (const Step& step : b.plan.steps) {
+    if (std::holds_alternative<BeginCompute>(step) || std::holds_alternative<EndPass>(step)) {
+      encoder = Encoder{};  // a new encoder starts with empty argument tables
+    } else if (const auto* s = std::get_if<SetPipeline>(&step)) {
+      encoder.program = static_cast<const SimProgram*>(s->program);
+      encoder.call = s->call;
+    } else if (const auto* s = std::get_if<SetBuffer>(&step)) {
+      encoder.buffers[s->index] = BoundBuffer{false, s->buffer, s->offset, {}};
+    } else if (const auto* s = std::get_if<SetBytes>(&step)) {
+      encoder.buffers[s->index] = BoundBuffer{true, 0, 0, *s->bytes};
+    } else if (const auto* s = std::get_if<SetThreadgroupMemory>(&step)) {
+      encoder.threadgroup_memory[s->index] = s->length;
+    } else if (const auto* s = std::get_if<BlitBufferCopy>(&step)) {
+      std::memmove(b.memory[s->destination] + s->destination_offset, b.memory[s->source] + s->source_offset, s->length);
+    } else if (const auto* s = std::get_if<DispatchThreads>(&step)) {
+      dispatch(*cpu_, family_, b, encoder, s->threads, s->group);
+    } else if (const auto* s = std::get_if<DispatchThreadgroups>(&step)) {
+      std::uint32_t threads[3];
+      for (int i = 0; i < 3; ++i) threads[i] = checked_product(s->groups[i], s->group[i]);
+      dispatch(*cpu_, family_, b, encoder, threads, s->group);
+    }
+  }
+}
+
+}  // namespace metalcall::metal_sim

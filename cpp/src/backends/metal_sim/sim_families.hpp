@@ -1,0 +1,40 @@
+// The GPU families the Metal simulator models: the limits of Apple's Metal feature set tables
+// and the per-pipeline SIMD widths and thread limits real GPUs of each family report.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace metalcall::metal_sim {
+
+struct GpuFamily {
+  std::string name;             // what Device("metal-sim", family=...) takes: "apple7", "intel", "amd", ...
+  std::string architecture;     // what the Metal backend reports for such a GPU: "apple7", "mac2"
+  std::string gpu;              // a GPU of the family, for the device's name
+  unsigned max_threads_per_threadgroup = 1024;      // maxThreadsPerThreadgroup (each dimension)
+  std::uint64_t threadgroup_memory_length = 32768;  // maxThreadgroupMemoryLength
+  std::uint64_t max_buffer_length = 0;              // maxBufferLength
+  bool nonuniform_threadgroups = true;              // dispatchThreads: (Apple4+, Mac2)
+  bool unified_memory = true;
+  std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
+  std::vector<unsigned> simd_widths;                // threadExecutionWidth a pipeline may have
+  std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
+};
+
+/** The families, in the order docs/metal-backend.md lists them. */
+const std::vector<GpuFamily>& families();
+/** The family named `name` (case-insensitive); DeviceError naming the others when there is none. */
+const GpuFamily& find_family(const std::string& name);
+/** The family Device("metal-sim") opens without family=: METALCALL_METAL_SIM_FAMILY, else apple7. */
+std::string default_family();
+
+/** What one pipeline of `family` reports, chosen by the kernel's name: varied, but the same every run. */
+struct PipelineShape {
+  unsigned thread_execution_width = 32;
+  unsigned max_total_threads_per_threadgroup = 1024;
+};
+PipelineShape pipeline_shape(const GpuFamily& family, const std::string& kernel_name);
+
+}  // namespace metalcall::metal_sim

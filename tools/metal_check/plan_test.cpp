@@ -1,0 +1,261 @@
+// Tests of the Metal planner (cpp/src/backends/metal_plan): the decisions the Metal backend makes
+// about a submission, checked on the plan's text (describe()) without a GPU. Built and run by
+// tools/metal_check/check.py; the Metal simulator runs the same plans (tests/test_metal_sim.py).
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/metal_plan/planner.hpp"
+#include "metalcall/errors.hpp"
+
+using namespace metalcall;
+using namespace metalcall::metal;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+constexpr std::uint64_t kDevice = 7;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL: %s\n", what.c_str());
+  }
+}
+
+void expect_argument_error(const std::function<void()>& body, const std::string& what, const std::string& fragment) {
+  ++checks;
+  try {
+    body();
+  } catch (const ArgumentError& e) {
+    if (std::string(e.what()).find(fragment) != std::string::npos) return;
+    ++failures;
+    std::printf("FAIL: %s: message lacks '%s': %s\n", what.c_str(), fragment.c_str(), e.what());
+    return;
+  } catch (const std::exception& e) {
+    ++failures;
+    std::printf("FAIL: %s: wrong exception: %s\n", what.c_str(), e.what());
+    return;
+  }
+  ++failures;
+  std::printf("FAIL: %s: nothing thrown\n", what.c_str());
+}
+
+ParamInfo buffer_param(int position, const std::string& name, AddressSpace space = AddressSpace::device) {
+  ParamInfo p;
+  p.position = position;
+  p.binding = position;
+  p.name = name;
+  p.kind = ParamKind::buffer;
+  p.address_space = space;
+  p.element_size = 4;
+  p.element_align = 4;
+  return p;
+}
+
+std::shared_ptr<PlanProgram> program(const std::string& name, std::vector<ParamInfo> params,
+                                     std::uint64_t device = kDevice) {
+  KernelInfo info;
+  info.name = name;
+  info.params = std::move(params);
+  info.max_total_threads_per_threadgroup = 1024;
+  return std::make_shared<PlanProgram>(std::move(info), device, 0, 32);
+}
+
+DispatchCommand call(const std::shared_ptr<PlanProgram>& p, std::vector<BoundArgument> args, std::uint32_t n = 64) {
+  DispatchCommand c;
+  c.program = p;
+  c.grid[0] = n;
+  c.threadgroup[0] = 32;
+  c.args = std::move(args);
+  return c;
+}
+
+BoundArgument host(void* data, std::size_t nbytes, bool written) {
+  BoundArgument a;
+  a.kind = ParamKind::buffer;
+  a.host_data = data;
+  a.host_nbytes = nbytes;
+  a.written = written;
+  return a;
+}
+
+BoundArgument buffer(const std::shared_ptr<BufferStorage>& storage, bool written) {
+  BoundArgument a;
+  a.kind = ParamKind::buffer;
+  a.buffer = storage;
+  a.written = written;
+  return a;
+}
+
+PlanTarget target() {
+  PlanTarget t;
+  t.name = "the test GPU";
+  t.registry_id = kDevice;
+  t.max_buffer_length = 1 << 20;
+  t.threadgroup_memory_length = 32768;
+  t.nonuniform_threadgroups = true;
+  t.page_size = 4096;
+  return t;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// P2.1 item 2: two calls of one batch that bind the same host array share one staging buffer,
+// so the second reads what the first wrote, and it is copied back once.
+void test_host_memory_shared_by_calls() {
+  alignas(256) static float a[64], b[64];
+  auto writer = program("writer", {buffer_param(0, "a")});
+  auto reader = program("reader", {buffer_param(0, "a"), buffer_param(1, "b")});
+  std::vector<DispatchCommand> calls;
+  calls.push_back(call(writer, {host(a + 1, 60, true)}));  // not page-aligned: staged
+  calls.push_back(call(reader, {host(a + 1, 60, false), host(b + 1, 60, true)}));
+  const std::string plan = describe(make_plan(std::move(calls), target()));
+  expect(count(plan, "staging") == 2, "one staging buffer per host array:\n" + plan);
+  expect(count(plan, "copy_in") == 2, "each host array copied in once:\n" + plan);
+  expect(count(plan, "copy_back") == 2 && count(plan, "copy_back buffer 0") == 1,
+         "each written range copied back once:\n" + plan);
+  expect(count(plan, "begin_compute") == 1, "both calls in one compute pass:\n" + plan);
+
+  // Overlapping views of one array (a[0:32] written, a[16:48] read) are one memory.
+  std::vector<DispatchCommand> overlapping;
+  overlapping.push_back(call(writer, {host(a, 128, true)}));
+  overlapping.push_back(call(writer, {host(a + 16, 128, false)}));
+  const std::string plan2 = describe(make_plan(std::move(overlapping), target()));
+  expect(count(plan2, "staging") == 1 && count(plan2, "copy_in buffer 0 offset 0 length 192") == 1,
+         "overlapping ranges are one staging buffer:\n" + plan2);
+  expect(count(plan2, "set_buffer 0 offset 64 index 0") == 1, "the second view bound at its offset:\n" + plan2);
+  expect(count(plan2, "copy_back buffer 0 offset 0 length 128") == 1 && count(plan2, "copy_back") == 1,
+         "only the written range copied back:\n" + plan2);
+}
+
+// Constant-space bindings at offsets that are not multiples of 256 get an aligned copy by a blit.
+void test_constant_offsets() {
+  alignas(256) static float a[256];
+  auto k = program("k", {buffer_param(0, "whole"), buffer_param(1, "part", AddressSpace::constant)});
+  std::vector<DispatchCommand> calls;
+  calls.push_back(call(k, {host(a, 1024, true), host(a + 4, 64, false)}));
+  const std::string plan = describe(make_plan(std::move(calls), target()));
+  expect(count(plan, "blit_copy buffer 0 offset 16 to buffer 1 offset 0 length 64") == 1 &&
+             plan.find("begin_blit") < plan.find("begin_compute"),
+         "an aligned copy made by a blit before the call's pass:\n" + plan);
+  expect(count(plan, "set_buffer 1 offset 0 index 1") == 1, "the copy bound at offset 0:\n" + plan);
+}
+
+// P2.1 item 3: a call that reads a buffer through a texture after a call of the same pass wrote it.
+void test_texture_over_written_buffer() {
+  auto storage = std::make_shared<PlanBufferStorage>(std::malloc(4096), 4096, kDevice);
+  TextureDescriptor d;
+  d.width = 16, d.height = 16;
+  std::vector<MipLevel> levels(1);
+  levels[0].row_pitch = 64, levels[0].slice_pitch = 1024, levels[0].width = 16, levels[0].height = 16;
+  const Texture texture(Buffer(storage), d, levels);
+  ParamInfo tex;
+  tex.position = 0, tex.binding = 0, tex.name = "t", tex.kind = ParamKind::texture;
+  tex.texture_type = TextureType::texture2d, tex.texture_access = TextureAccess::read;
+  auto writer = program("writer", {buffer_param(0, "a")});
+  auto sampler = program("reader", {tex});
+  BoundArgument t;
+  t.kind = ParamKind::texture, t.buffer = storage, t.texture = texture;
+  std::vector<DispatchCommand> calls;
+  calls.push_back(call(writer, {buffer(storage, true)}));
+  calls.push_back(call(sampler, {t}));
+  calls.push_back(call(sampler, {t}));
+  const std::string plan = describe(make_plan(std::move(calls), target()));
+  expect(count(plan, "begin_compute") == 2, "the texture read starts a new pass, the next read stays in it:\n" + plan);
+  expect(count(plan, "texture 0 over_buffer buffer 0") == 1, "a texture over the buffer:\n" + plan);
+  std::free(storage->data());
+}
+
+// P2.1 item 8: host memory over maxBufferLength is refused before anything is staged.
+void test_max_buffer_length() {
+  static char big[4096];
+  auto k = program("k", {buffer_param(0, "a")});
+  PlanTarget small = target();
+  small.max_buffer_length = 1024;
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {host(big, 4096, false)}));
+    make_plan(std::move(calls), small);
+  }, "host memory over maxBufferLength", "more than the largest buffer the test GPU allows (1024 bytes)");
+}
+
+// Programs and buffers of another device, grids a GPU without non-uniform threadgroups cannot run.
+void test_refusals() {
+  auto other = program("other", {buffer_param(0, "a")}, kDevice + 1);
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(other, {}));
+    make_plan(std::move(calls), target());
+  }, "a pipeline of another device", "was built for another device");
+  auto k = program("k", {buffer_param(0, "a")});
+  auto foreign = std::make_shared<PlanBufferStorage>(nullptr, 16, kDevice + 1);
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {buffer(foreign, false)}));
+    make_plan(std::move(calls), target());
+  }, "a buffer of another device", "is memory of another device");
+  PlanTarget uniform = target();
+  uniform.nonuniform_threadgroups = false;
+  auto storage = std::make_shared<PlanBufferStorage>(nullptr, 4096, kDevice);
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {buffer(storage, true)}, 100));
+    make_plan(std::move(calls), uniform);
+  }, "a grid that is not whole threadgroups", "runs whole threadgroups only");
+  std::vector<DispatchCommand> calls;
+  calls.push_back(call(k, {buffer(storage, true)}, 96));
+  const std::string plan = describe(make_plan(std::move(calls), uniform));
+  expect(count(plan, "dispatch_threadgroups 3x1x1 group 32x1x1") == 1, "whole threadgroups dispatched:\n" + plan);
+}
+
+// P2.1 item 5: samplers with unnormalised coordinates only where Apple defines them.
+void test_unnormalised_samplers() {
+  Sampler s;
+  s.normalized_coordinates = false;
+  check_metal_sampler(s, TextureType::texture2d, "ok");  // clamp_to_edge, nearest, no mips: allowed
+  ++checks;
+  Sampler repeat = s;
+  repeat.s_address = SamplerAddress::repeat;
+  expect_argument_error([&] { check_metal_sampler(repeat, TextureType::texture2d, "sampler"); }, "repeat",
+                        "clamp_to_edge or clamp_to_zero");
+  Sampler mips = s;
+  mips.mip_filter = SamplerMipFilter::linear;
+  expect_argument_error([&] { check_metal_sampler(mips, TextureType::texture2d, "sampler"); }, "mip filter",
+                        "mip levels");
+  Sampler mixed = s;
+  mixed.mag_filter = SamplerFilter::linear;
+  expect_argument_error([&] { check_metal_sampler(mixed, TextureType::texture2d, "sampler"); }, "min != mag",
+                        "min and mag filters must be equal");
+  expect_argument_error([&] { check_metal_sampler(s, TextureType::texture3d, "sampler"); }, "a 3-D texture",
+                        "only 1-D and 2-D textures");
+  Sampler normalised = repeat;
+  normalised.normalized_coordinates = true;
+  check_metal_sampler(normalised, TextureType::texture3d, "ok");
+}
+
+}  // namespace
+
+int main() {
+  test_host_memory_shared_by_calls();
+  test_constant_offsets();
+  test_texture_over_written_buffer();
+  test_max_buffer_length();
+  test_refusals();
+  test_unnormalised_samplers();
+  if (failures) {
+    std::printf("metal plan tests: %d of %d checks failed\n", failures, checks);
+    return 1;
+  }
+  std::printf("metal plan tests: %d checks passed\n", checks);
+  return 0;
+}
