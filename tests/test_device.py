@@ -81,7 +81,7 @@ def test_same_spec_gives_the_same_device():
 
 def test_device_properties(device):
     assert isinstance(device.name, str) and device.name
-    assert device.backend in ("cpu", "metal", "cuda")
+    assert device.backend in ("cpu", "metal", "cuda", "metal-sim")
     assert device.max_threads_per_threadgroup >= 32
     assert device.simd_width in (1, 4, 8, 16, 32, 64)
     assert isinstance(device.unified_memory, bool)

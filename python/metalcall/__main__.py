@@ -1,6 +1,8 @@
 """python -m metalcall: list the devices, then run a short, checked benchmark on one.
 
 `python -m metalcall cache info|clear` shows or empties the disk cache of compiled kernels.
+`python -m metalcall selftest --json report.json` checks a device against NumPy and benchmarks it,
+into one report (metalcall/_selftest.py; docs/metal-backend.md: the first run on a Mac).
 `--cmakedir` / `--includes` print where the C++ package is (docs/cpp-embedding.md).
 Exits with status 1 if a kernel's result disagrees with NumPy's. `python -m metalcall bench`
 is the benchmarking tool (metalcall/_bench_cli.py: the standard suite or your own kernel,
@@ -63,9 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         return _bench_cli.main(argv[1:])
     if argv[:1] == ["cache"]:
         return cache_main(argv[1:])
+    if argv[:1] == ["selftest"]:
+        from metalcall import _selftest
+
+        return _selftest.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m metalcall", description=__doc__.splitlines()[0],
                                      epilog="python -m metalcall bench --help: the benchmarking tool; "
-                                            "python -m metalcall cache info|clear: the disk cache")
+                                            "python -m metalcall cache info|clear: the disk cache; "
+                                            "python -m metalcall selftest --help: checks and a report")
     parser.add_argument("--device", help="device name or index (default: mc.Device())")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--list", action="store_true", help="only list the devices")

@@ -23,10 +23,6 @@ std::string argument_name(const KernelInfo& kernel, const ParamInfo& param) {
   return "kernel '" + kernel.name + "' argument " + std::to_string(param.binding) + " '" + param.name + "'";
 }
 
-bool binds_buffer(ParamKind kind) {
-  return kind == ParamKind::buffer || kind == ParamKind::reference || kind == ParamKind::value;
-}
-
 /** Host memory one call binds. */
 struct HostRange {
   char* start;
