@@ -4,6 +4,7 @@
 set(_metal_sim_dir "${CMAKE_CURRENT_LIST_DIR}")
 list(APPEND METALCALL_BACKEND_SOURCES
   ${_metal_sim_dir}/sim_device.cpp
+  ${_metal_sim_dir}/sim_dispatch.cpp
   ${_metal_sim_dir}/sim_driver.cpp
   ${_metal_sim_dir}/sim_families.cpp
 )

@@ -57,7 +57,9 @@ DeviceInfo describe(const GpuFamily& family, std::uint64_t registry_id, const De
   info.index = 0;
   info.architecture = family.architecture;
   info.max_threads_per_threadgroup = family.max_threads_per_threadgroup;
-  info.simd_width = family.simd_widths.front();
+  // What kernels see: they run on the CPU backend, whose SIMD-groups are 32 wide, whatever a
+  // pipeline's threadExecutionWidth says (docs/metal-backend.md: not simulated yet).
+  info.simd_width = 32;
   info.unified_memory = family.unified_memory;
   info.memory_size = host.memory_size;
   info.max_buffer_length = family.max_buffer_length;
@@ -105,6 +107,7 @@ class SimDevice final : public BackendDevice {
   }
 
   void check_texture(const TextureDescriptor& descriptor) override { metal::check_metal_texture(descriptor); }
+  std::size_t texture_row_alignment(const PixelFormat&) override { return family_.linear_texture_alignment; }
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool /*caller_waits*/) override {

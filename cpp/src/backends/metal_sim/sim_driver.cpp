@@ -4,6 +4,8 @@
 // binding and dispatch against the family's limits, and runs each dispatch on the CPU device.
 #include "backends/metal_sim/sim_driver.hpp"
 
+#include "backends/metal_sim/sim_command_buffer.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -47,34 +49,8 @@ SimProgram::SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint6
 }
 
 namespace {
-
-/** A view of simulated memory handed to a CPU kernel: no ownership. */
-class MemoryView final : public BufferStorage {
- public:
-  MemoryView(void* data, std::size_t nbytes) : BufferStorage(data, nbytes) {}
-};
-
-std::string rule(const std::string& text) { return "[metal-sim] the plan breaks a Metal rule: " + text; }
-
 const char* pass_name(int pass) { return pass == 1 ? "compute" : pass == 2 ? "blit" : "no"; }
-
-/** What an encoder's argument table holds at one buffer index. */
-struct BoundBuffer {
-  bool bytes = false;
-  std::size_t buffer = 0;  // in the plan
-  std::size_t offset = 0;
-  std::vector<std::uint8_t> data;  // setBytes: Metal copies them when the call is encoded
-};
-
 }  // namespace
-
-struct SimCommandBuffer {
-  Plan plan;
-  std::shared_ptr<CompletionState> completion;
-  std::vector<std::unique_ptr<SimMemory>> owned;  // staging and empty buffers of this command buffer
-  std::vector<char*> memory;                      // each plan buffer's first byte
-  std::vector<std::size_t> length;                // and its MTLBuffer length
-};
 
 // ---- the queue ----
 
@@ -198,9 +174,26 @@ void SimQueue::encode(SimCommandBuffer& b) const {
       }
     }
   }
-  if (!plan.textures.empty())
-    throw ExecutionError("[metal-sim] textures are not simulated yet (docs/metal-backend.md): run texture calls on "
-                         "mc.Device(\"cpu\") or a Mac");
+  for (std::size_t i = 0; i < plan.textures.size(); ++i) {
+    const PlanTexture& t = plan.textures[i];
+    const std::string which = "texture " + std::to_string(i);
+    if (t.buffer >= b.memory.size() || !t.texture) throw ExecutionError(rule(which + " names no buffer of the plan"));
+    const TextureDescriptor& d = t.texture->descriptor();
+    if (t.source == PlanTexture::Source::over_buffer) {
+      // newTextureWithDescriptor:offset:bytesPerRow: makes 2-D textures of one level only, with rows at
+      // multiples of minimumLinearTextureAlignmentForPixelFormat:.
+      if (d.type != TextureType::texture2d || t.texture->mip_levels() != 1)
+        throw ExecutionError(rule(which + ": Metal makes only single-level 2-D textures over a buffer"));
+      if (t.texture->row_pitch() % family_.linear_texture_alignment != 0)
+        throw ExecutionError(rule(which + ": rows " + std::to_string(t.texture->row_pitch()) +
+                                  " bytes apart, not a multiple of the linear texture alignment " +
+                                  std::to_string(family_.linear_texture_alignment)));
+      b.texture_memory.push_back(nullptr);
+    } else {
+      b.owned.push_back(std::make_unique<SimMemory>(b.length[t.buffer], family_.page_size));  // private storage
+      b.texture_memory.push_back(b.owned.back()->data());
+    }
+  }
   int pass = 0;  // 0 none, 1 compute, 2 blit
   for (const Step& step : plan.steps) {
     const bool compute_step = std::holds_alternative<SetPipeline>(step) || std::holds_alternative<SetBuffer>(step) ||
@@ -258,97 +251,42 @@ void SimQueue::encode(SimCommandBuffer& b) const {
 // ---- running: the GPU's side ----
 
 namespace {
-
-struct Encoder {
-  const SimProgram* program = nullptr;
-  std::size_t call = 0;
-  std::map<std::uint32_t, BoundBuffer> buffers;
-  std::map<std::uint32_t, std::size_t> threadgroup_memory;
-};
-
 std::uint32_t checked_product(std::uint32_t a, std::uint32_t b) {
   const std::uint64_t p = std::uint64_t(a) * b;
   if (p > 0xffffffffull) throw ExecutionError(rule("a dispatch of more than 2^32 threads in one dimension"));
   return static_cast<std::uint32_t>(p);
 }
-
-void dispatch(BackendDevice& cpu, const GpuFamily& family_, SimCommandBuffer& b, const Encoder& encoder,
-              const std::uint32_t threads[3], const std::uint32_t group[3]) {
-  if (!encoder.program) throw ExecutionError(rule("a dispatch without a pipeline"));
-  const SimProgram& program = *encoder.program;
-  const KernelInfo& kernel = program.info();
-  const std::string where = "kernel '" + kernel.name + "': ";
-  std::uint64_t group_threads = 1;
-  for (int i = 0; i < 3; ++i) {
-    if (group[i] == 0 || group[i] > family_.max_threads_per_threadgroup)
-      throw ExecutionError(rule(where + "threadsPerThreadgroup must be 1 to " +
-                                std::to_string(family_.max_threads_per_threadgroup) + " in each dimension"));
-    group_threads *= group[i];
-  }
-  if (group_threads > kernel.max_total_threads_per_threadgroup)
-    throw ExecutionError(rule(where + std::to_string(group_threads) + " threads per threadgroup, over the pipeline's "
-                              "maxTotalThreadsPerThreadgroup " + std::to_string(kernel.max_total_threads_per_threadgroup)));
-  const DispatchCommand& call = b.plan.commands[encoder.call];
-  DispatchCommand command;
-  command.program = program.cpu();
-  for (int i = 0; i < 3; ++i) command.grid[i] = threads[i], command.threadgroup[i] = group[i];
-  std::size_t threadgroup_bytes = program.static_threadgroup_memory();
-  for (const ParamInfo& param : kernel.params) {
-    BoundArgument arg;
-    arg.kind = param.kind;
-    const auto position = static_cast<std::size_t>(param.position);
-    if (!param.enabled || (position < call.args.size() && call.args[position].absent)) {
-      arg = call.args[position];  // not in the pipeline: translated kernels see zeros / null
-    } else if (param.kind == ParamKind::threadgroup_memory) {
-      auto found = encoder.threadgroup_memory.find(static_cast<std::uint32_t>(param.binding));
-      if (found == encoder.threadgroup_memory.end())
-        throw ExecutionError(rule(where + "nothing bound at threadgroup(" + std::to_string(param.binding) + ")"));
-      arg.threadgroup_length = found->second;
-      threadgroup_bytes += found->second;
-    } else if (param.kind == ParamKind::buffer || param.kind == ParamKind::reference ||
-               param.kind == ParamKind::value) {
-      auto found = encoder.buffers.find(static_cast<std::uint32_t>(param.binding));
-      if (found == encoder.buffers.end())
-        throw ExecutionError(rule(where + "nothing bound at buffer(" + std::to_string(param.binding) + ") '" +
-                                  param.name + "'"));
-      const BoundBuffer& bound = found->second;
-      if (bound.bytes) {
-        arg.bytes = bound.data;
-      } else {
-        // setBuffer:offset: on macOS: constant-space offsets at multiples of 256 bytes, device-space
-        // ones at multiples of the data type's alignment.
-        const std::size_t alignment = param.address_space == AddressSpace::constant
-                                          ? kConstantOffsetAlignment
-                                          : std::max<std::size_t>(param.element_align, 1);
-        if (bound.offset % alignment != 0)
-          throw ExecutionError(rule(where + "buffer(" + std::to_string(param.binding) + ") '" + param.name +
-                                    "' bound at offset " + std::to_string(bound.offset) + ", not a multiple of " +
-                                    std::to_string(alignment)));
-        arg.buffer = std::make_shared<MemoryView>(b.memory[bound.buffer] + bound.offset,
-                                                  b.length[bound.buffer] - bound.offset);
-      }
-    } else if (param.kind == ParamKind::texture || param.kind == ParamKind::sampler) {
-      throw ExecutionError("[metal-sim] textures are not simulated yet (docs/metal-backend.md)");
-    }
-    command.args.push_back(std::move(arg));
-  }
-  if (threadgroup_bytes > family_.threadgroup_memory_length)
-    throw ExecutionError(rule(where + std::to_string(threadgroup_bytes) + " bytes of threadgroup memory, over " +
-                              std::to_string(family_.threadgroup_memory_length)));
-  auto done = std::make_shared<CompletionState>();
-  std::vector<DispatchCommand> commands;
-  commands.push_back(std::move(command));
-  cpu.submit(std::move(commands), done, /*caller_waits=*/true);
-  done->wait(/*interruptible=*/false);
-}
-
 }  // namespace
 
 void SimQueue::run(SimCommandBuffer& b) const {
   Encoder encoder;
-  for (const Step& step : b.plan.steps) {
-    if (std::holds_alternative<BeginCompute>(step) || std::holds_alternative<EndPass>(step)) {
+  const std::vector<Step>& steps = b.plan.steps;
+  for (std::size_t at = 0; at < steps.size(); ++at) {
+    const Step& step = steps[at];
+    if (std::holds_alternative<BeginCompute>(step)) {
       encoder = Encoder{};  // a new encoder starts with empty argument tables
+      // The buffers the pass reads through textures, as they are now (see Encoder::snapshots).
+      for (std::size_t next = at + 1; next < steps.size() && !std::holds_alternative<EndPass>(steps[next]); ++next) {
+        const auto* t = std::get_if<SetTexture>(&steps[next]);
+        if (!t || b.plan.textures[t->texture].source != PlanTexture::Source::over_buffer) continue;
+        const std::size_t buffer = b.plan.textures[t->texture].buffer;
+        if (encoder.snapshots.count(buffer)) continue;
+        auto copy = std::make_unique<SimMemory>(b.length[buffer], family_.page_size);
+        std::memcpy(copy->data(), b.memory[buffer], b.length[buffer]);
+        encoder.snapshots.emplace(buffer, std::move(copy));
+      }
+    } else if (std::holds_alternative<EndPass>(step)) {
+      for (const auto& [buffer, written] : encoder.snapshot_written)
+        if (written) std::memcpy(b.memory[buffer], encoder.snapshots[buffer]->data(), b.length[buffer]);
+      encoder = Encoder{};
+    } else if (const auto* s = std::get_if<SetTexture>(&step)) {
+      encoder.textures[s->index] = s->texture;
+    } else if (const auto* s = std::get_if<SetSampler>(&step)) {
+      encoder.samplers[s->index] = s->sampler;
+    } else if (const auto* s = std::get_if<BlitToTexture>(&step)) {
+      blit_image(b, s->buffer, s->texture, s->copy, true);
+    } else if (const auto* s = std::get_if<BlitToBuffer>(&step)) {
+      blit_image(b, s->buffer, s->texture, s->copy, false);
     } else if (const auto* s = std::get_if<SetPipeline>(&step)) {
       encoder.program = static_cast<const SimProgram*>(s->program);
       encoder.call = s->call;

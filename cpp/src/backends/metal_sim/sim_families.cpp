@@ -2,6 +2,7 @@
 // 1024 threads per threadgroup and 32 KB of threadgroup memory on Apple4 and later and on Mac2;
 // non-uniform threadgroups from Apple4 and on Mac2 (so apple3 models a GPU without them: 16 KB,
 // dispatchThreadgroups only); 256 MB, the buffer length the tables guarantee, as maxBufferLength.
+// Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
 // SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs; 32 or 64 on AMD GPUs.
 #include "backends/metal_sim/sim_families.hpp"
 
@@ -40,9 +41,11 @@ std::vector<GpuFamily> make_families() {
   all.push_back(apple3);
   GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", {8, 16, 32}, {1024, 512, 256});
   intel.page_size = 4096;
+  intel.linear_texture_alignment = 256;
   all.push_back(intel);
   GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", {32, 64}, {1024, 256});
   amd.page_size = 4096;
+  amd.linear_texture_alignment = 256;
   amd.unified_memory = false;
   all.push_back(amd);
   return all;

@@ -19,6 +19,7 @@ struct GpuFamily {
   bool nonuniform_threadgroups = true;              // dispatchThreads: (Apple4+, Mac2)
   bool unified_memory = true;
   std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
+  std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
   std::vector<unsigned> simd_widths;                // threadExecutionWidth a pipeline may have
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
 };
