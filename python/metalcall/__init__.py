@@ -49,6 +49,11 @@ from . import _mipmaps
 
 _mipmaps.install()
 
+# Zig's clang for the CPU backend where no system compiler exists (metalcall/_zig.py).
+from . import _zig
+
+_zig.install()
+
 # Device, Library, Kernel and Buffer pickle (metalcall/_pickling.py; docs/distributed.md).
 from . import _pickling
 

@@ -208,10 +208,21 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   if (!write_file_atomic(cpp_path, tr.code)) {
     throw DeviceError("[cpu] cannot write to " + temp.path() + "; set METALCALL_CACHE_DIR to a writable folder");
   }
-  std::vector<std::string> argv = {host.path()};
+  // One command compiles and links; where the compiler links separately (zig), compile to an
+  // object first.
+  const std::vector<std::string>& link = host.link_command();
+  const std::string object_path = link.empty() ? so_path : temp.path() + "/" + key + ".o";
+  std::vector<std::string> argv = host.compile_command();
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-I", prelude, "-o", so_path, cpp_path, "-lm"});
+  if (!link.empty()) argv.push_back("-c");
+  argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
+  if (link.empty()) argv.push_back("-lm");
   ProcessResult result = run_process(argv);
+  if (result.exit_code == 0 && !link.empty()) {
+    std::vector<std::string> link_argv = link;
+    link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
+    result = run_process(link_argv);
+  }
   // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
   std::string usage;
   if (stack_usage) {

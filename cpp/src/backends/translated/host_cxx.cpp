@@ -1,5 +1,6 @@
-// Finding the system C++ compiler (its version line cached on disk, so a new
-// process does not run `--version`) and running its preprocessor (output cached).
+// Finding the C++ compiler — the system's, or zig's clang from the ziglang package —
+// (its version line cached on disk, so a new process does not run `--version`) and
+// running its preprocessor (output cached).
 #include "backends/translated/host_cxx.hpp"
 
 #include <climits>
@@ -53,12 +54,16 @@ std::string binary_fingerprint(const std::string& path) {
   return out.str();
 }
 
-// The first line of `path --version`, from the disk cache when the binary is
-// unchanged ("compilers" area, one small self-checking entry per binary).
-std::string first_line_of_version(const std::string& path) {
-  const std::string fingerprint = binary_fingerprint(path);
+// The first line of `command --version`, from the disk cache when the binary at
+// `path` (the command's program) is unchanged ("compilers" area, one small
+// self-checking entry per binary and command).
+std::string first_line_of_version(const std::vector<std::string>& command) {
+  const std::string fingerprint = binary_fingerprint(command.front());
   DiskCache cache("compilers");
-  const std::string key = ContentHash().add("version 1").add(fingerprint).hex();
+  ContentHash key_hash;
+  key_hash.add("version 1").add(fingerprint);
+  for (std::size_t i = 1; i < command.size(); ++i) key_hash.add(command[i]);  // `zig c++`, not `zig`
+  const std::string key = key_hash.hex();
   if (!fingerprint.empty()) {
     // The entry repeats the fingerprint: a colliding or foreign entry is a miss.
     if (auto entry = cache.load_entry(key, ".id")) {
@@ -66,11 +71,21 @@ std::string first_line_of_version(const std::string& path) {
       if (split != std::string::npos && entry->compare(0, split, fingerprint) == 0) return entry->substr(split + 1);
     }
   }
-  auto version = run_process({path, "--version"});
+  std::vector<std::string> argv = command;
+  argv.push_back("--version");
+  auto version = run_process(argv);
   if (version.exit_code != 0) return "";
   std::string line = version.output.substr(0, version.output.find('\n'));
   if (!fingerprint.empty() && !line.empty()) cache.save_entry(key, ".id", fingerprint + '\0' + line);
   return line;
+}
+
+// Zig's clang (the `ziglang` package, `pip install "metalcall[zig]"`): the binary the
+// Python package found (METALCALL_ZIG), else `zig` on PATH; empty when there is none.
+std::string find_zig() {
+  const char* env = std::getenv("METALCALL_ZIG");
+  if (env && *env) return find_program(env);
+  return find_program("zig");
 }
 
 }  // namespace
@@ -122,11 +137,12 @@ HostCxx& HostCxx::instance() {
 
 HostCxx::HostCxx() {
   const char* env = std::getenv("METALCALL_CXX");
+  const bool zig_asked = env && std::string(env) == "zig";
   std::string first;
-  if (env && *env) {
+  if (env && *env && !zig_asked) {
     path_ = find_program(env);
-    if (!path_.empty()) first = first_line_of_version(path_);
-  } else {
+    if (!path_.empty()) first = first_line_of_version({path_});
+  } else if (!zig_asked) {
     // clang 15 or newer first: native _Float16 for half, and it vectorises the
     // thread loop about twice as well as g++ 12; then g++; then any C++ compiler.
     std::vector<std::string> candidates;
@@ -135,7 +151,7 @@ HostCxx::HostCxx() {
     for (const auto& name : candidates) {
       const std::string path = find_program(name);
       if (path.empty()) continue;
-      const std::string line = first_line_of_version(path);
+      const std::string line = first_line_of_version({path});
       if (clang_major(line) >= 15) {
         path_ = path;
         first = line;
@@ -145,26 +161,48 @@ HostCxx::HostCxx() {
     for (const char* name : {"g++", "clang++", "c++"}) {
       if (!path_.empty()) break;
       path_ = find_program(name);
-      if (!path_.empty()) first = first_line_of_version(path_);
+      if (!path_.empty()) first = first_line_of_version({path_});
     }
   }
-  if (path_.empty()) return;
+  if (path_.empty()) {
+    // Asked for, or no system compiler: zig's clang. It compiles with `zig c++` (libc++'s
+    // headers: the prelude includes <initializer_list>) and links with `zig cc`, since
+    // `zig c++` would link all of libc++ into every kernel object.
+    const std::string zig = find_zig();
+    if (!zig.empty()) {
+      first = first_line_of_version({zig, "c++"});
+      if (!first.empty()) {
+        path_ = zig;
+        compile_command_ = {zig, "c++"};
+        link_command_ = {zig, "cc"};
+        identity_ = zig + " c++ | " + first;
+      }
+    }
+    return;
+  }
   if (first.empty()) {
     path_.clear();
     return;
   }
+  compile_command_ = {path_};
   identity_ = path_ + " | " + first;
 }
 
 std::string HostCxx::unavailable_reason() const {
   const char* env = std::getenv("METALCALL_CXX");
+  if (env && std::string(env) == "zig") {
+    return "METALCALL_CXX is set to 'zig', but zig's compiler was not found: pip install \"metalcall[zig]\" "
+           "(the ziglang package), put zig on PATH, or unset METALCALL_CXX";
+  }
   if (env && *env) {
     return std::string("METALCALL_CXX is set to '") + env + "', which cannot be run; set it to a C++17 compiler";
   }
 #ifdef __APPLE__
-  return "no C++ compiler found: install the Xcode command line tools (xcode-select --install), or set METALCALL_CXX";
+  return "no C++ compiler found: install the Xcode command line tools (xcode-select --install), "
+         "pip install \"metalcall[zig]\" for a bundled one, or set METALCALL_CXX";
 #else
-  return "no C++ compiler found: install clang or g++ (e.g. apt-get install g++), or set METALCALL_CXX";
+  return "no C++ compiler found: install clang or g++ (e.g. apt-get install g++), pip install \"metalcall[zig]\" "
+         "for a bundled one, or set METALCALL_CXX";
 #endif
 }
 
@@ -188,7 +226,8 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
     throw DeviceError("[" + scope + "] cannot write to " + cache.temp_parent() +
                       "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
   }
-  std::vector<std::string> argv = {path_, "-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17"};
+  std::vector<std::string> argv = compile_command_;
+  argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17"});
   for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
   argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
   ProcessResult result = run_process(argv);

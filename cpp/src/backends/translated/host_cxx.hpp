@@ -1,9 +1,10 @@
-// The system C++ compiler (METALCALL_CXX, else clang++ >= 15, else g++, else c++):
-// found once per process. The CPU backend builds kernels with it; both translating
+// The C++ compiler (METALCALL_CXX, else clang++ >= 15, else g++, else c++, else zig's
+// clang from the ziglang package; METALCALL_CXX=zig asks for zig's): found once per process. The CPU backend builds kernels with it; both translating
 // backends run its preprocessor over MSL sources that need one.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "msl/errors/diagnostics.hpp"
 #include "msl/translate/front_end.hpp"
@@ -19,6 +20,13 @@ class HostCxx {
   /** Why none was found and how to install one. */
   std::string unavailable_reason() const;
   const std::string& path() const { return path_; }
+  /** The command that compiles C++: {path} for a system compiler, {zig, "c++"} for zig's clang. */
+  const std::vector<std::string>& compile_command() const { return compile_command_; }
+  /**
+   * The command that links objects into a shared object, where compiling and linking are two
+   * steps ({zig, "cc"}: `zig c++` would link libc++ into the kernel); empty: compile_command links.
+   */
+  const std::vector<std::string>& link_command() const { return link_command_; }
   /** Path and version line, e.g. "/usr/bin/g++ | g++ (Debian 12.2.0-14) 12.2.0". */
   const std::string& identity() const { return identity_; }
 
@@ -32,6 +40,7 @@ class HostCxx {
   HostCxx();
   std::string path_;
   std::string identity_;
+  std::vector<std::string> compile_command_, link_command_;
 };
 
 /** The front end's Preprocessor, run by the host C++ compiler; errors scoped by `scope`. */
