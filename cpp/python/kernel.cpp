@@ -272,6 +272,12 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
       }, "The reflection table: one dict per parameter, in declaration order.")
       .def_property_readonly("max_total_threads_per_threadgroup",
                              [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; })
+      .def_property_readonly("threads_synchronise", [](const Kernel& k) -> py::object {
+        if (!k.info().threads_synchronise) return py::none();
+        return py::bool_(*k.info().threads_synchronise);
+      }, "True when the kernel may reach a barrier, a SIMD- or quad-group function or a SIMD-group matrix "
+         "(the CPU backend then runs its threads as fibers, CUDA launches whole threadgroups); False when "
+         "none can be reached (a plain loop); None where the backend does not say (Metal).")
       .def("__repr__", [](const Kernel& k) { return "<metalcall.Kernel " + signature(k.info()) + ">"; });
   g_kernel_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }

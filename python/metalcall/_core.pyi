@@ -426,6 +426,10 @@ class Kernel(metaclass=_pybind11_type):
         """The reflection table: one dict per parameter, in declaration order."""
     @property
     def max_total_threads_per_threadgroup(self) -> int: ...
+    @property
+    def threads_synchronise(self) -> bool | None:
+        """True when the kernel may reach a barrier or SIMD-group function (CPU: fibers), False
+        when it cannot (CPU: a plain loop), None where the backend does not say (Metal)."""
     # Written in Python (metalcall/_benchmark.py) and set on the class by metalcall/__init__.py.
     def benchmark(
         self,

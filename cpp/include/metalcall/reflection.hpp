@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,11 @@ struct KernelInfo {
   unsigned max_total_threads_per_threadgroup = 0;  // the kernel's limit on this device
   unsigned declared_max_threads = 0;  // [[max_total_threads_per_threadgroup(N)]], 0 if none
   int line = 0;
+  // The translating backends' verdict (msl/analysis/sync_reachability.hpp): true when the
+  // kernel may reach a barrier, a SIMD- or quad-group function or a SIMD-group matrix (or
+  // that cannot be ruled out), so its threads run as fibers on the CPU; false when they run
+  // as a plain loop. Unset where the backend does not decide it (Metal).
+  std::optional<bool> threads_synchronise;
 
   /** Parameters bound from call arguments ([[buffer(i)]]), sorted by binding index. */
   std::vector<const ParamInfo*> buffer_params() const;

@@ -304,6 +304,7 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
   if (max_threads > 0) limit = std::min(limit, static_cast<unsigned>(max_threads));
   if (info.declared_max_threads) limit = std::min(limit, info.declared_max_threads);
   info.max_total_threads_per_threadgroup = limit;
+  info.threads_synchronise = found->uses_fibers;
   return std::make_shared<CudaProgram>(std::move(info), modules, found->entry_symbol, fn, found->uses_fibers,
                                        static_cast<std::size_t>(std::max(0, static_smem)), dynamic_limit,
                                        std::move(slots), block_bytes);

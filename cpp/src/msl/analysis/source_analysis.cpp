@@ -8,23 +8,6 @@
 
 namespace metalcall::msl {
 
-namespace {
-
-// Calls that make a kernel run its threads as fibers: every thread of the group
-// (or SIMD-group) must be able to wait for the others. SIMD-group matrices
-// (simdgroup_*, thread_elements) need each lane's index in its group and exchange
-// values between lanes (metal_simdgroup_matrix.h).
-bool is_sync_call(const std::string& id) {
-  static const auto& names = *new std::set<std::string>{
-      "threadgroup_barrier", "simdgroup_barrier", "simdgroup_load", "simdgroup_store", "simdgroup_multiply",
-      "simdgroup_multiply_accumulate", "make_filled_simdgroup_matrix", "thread_elements", "simdgroup_matrix",
-      "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8"};
-  return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0 ||
-         id.rfind("__metal_simd_", 0) == 0 || id == "__metal_get_thread_index_in_simdgroup";
-}
-
-}  // namespace
-
 std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t) {
   std::map<std::size_t, std::string> struct_accessors;  // closing brace → accessors
   std::vector<int> code;
@@ -62,86 +45,6 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
     struct_accessors[close] = accessors;
   }
   return struct_accessors;
-}
-
-// Function bodies are found as `name ( ... ) ... {`; a name defined several times
-// (overloads) merges.
-std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
-  std::map<std::string, std::set<std::string>> calls;  // function → identifiers in its body
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (!t[i].is("{") || i == 0) continue;
-    std::size_t j = i - 1;
-    while (j > 0 && (t[j].is_identifier("const") || t[j].is_identifier("noexcept") || t[j].is("]"))) {
-      if (t[j].is("]")) {  // skip trailing attributes
-        int depth = 0;
-        while (j > 0) {
-          if (t[j].is("]")) ++depth;
-          else if (t[j].is("[") && --depth == 0) break;
-          --j;
-        }
-      }
-      --j;
-    }
-    if (!t[j].is(")")) continue;
-    int depth = 0;
-    while (j > 0) {
-      if (t[j].is(")")) ++depth;
-      else if (t[j].is("(") && --depth == 0) break;
-      --j;
-    }
-    if (j == 0 || t[j - 1].kind != TokenKind::identifier) continue;
-    const std::string& name = t[j - 1].text;
-    if (name == "if" || name == "for" || name == "while" || name == "switch" || name == "catch") continue;
-    int body_depth = 0;
-    std::size_t k = i;
-    for (; k < t.size(); ++k) {
-      if (t[k].is("{")) ++body_depth;
-      else if (t[k].is("}") && --body_depth == 0) break;
-      else if (t[k].kind == TokenKind::identifier) calls[name].insert(t[k].text);
-    }
-    i = k;  // nested functions do not exist; lambdas count as their enclosing function
-  }
-  // Macros count as functions: `#define SYNC() threadgroup_barrier(...)`.
-  for (const Token& directive : t) {
-    if (directive.kind != TokenKind::directive) continue;
-    std::size_t p = directive.text.find_first_not_of(" \t", 1);
-    if (p == std::string::npos || directive.text.compare(p, 6, "define") != 0) continue;
-    std::vector<std::string> words;
-    for (std::size_t i = p + 6; i < directive.text.size();) {
-      if (is_word_char(directive.text[i]) && !std::isdigit(static_cast<unsigned char>(directive.text[i]))) {
-        std::size_t j = i;
-        while (j < directive.text.size() && is_word_char(directive.text[j])) ++j;
-        words.push_back(directive.text.substr(i, j - i));
-        i = j;
-      } else {
-        ++i;
-      }
-    }
-    if (words.empty()) continue;
-    for (std::size_t w = 1; w < words.size(); ++w) calls[words[0]].insert(words[w]);
-  }
-  std::set<std::string> syncing;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& [name, ids] : calls) {
-      if (syncing.count(name)) continue;
-      for (const auto& id : ids) {
-        if (is_sync_call(id) || syncing.count(id)) {
-          syncing.insert(name);
-          changed = true;
-          break;
-        }
-      }
-    }
-  }
-  std::vector<bool> uses_fibers;
-  for (const auto& k : kernels) {
-    bool fibers = false;
-    for (std::size_t i = k.body_open; i < k.body_close && !fibers; ++i)
-      fibers = t[i].kind == TokenKind::identifier && (is_sync_call(t[i].text) || syncing.count(t[i].text));
-    uses_fibers.push_back(fibers);
-  }
-  return uses_fibers;
 }
 
 std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {

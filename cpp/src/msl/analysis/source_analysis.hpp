@@ -1,6 +1,6 @@
 // What the translator learns from the token stream before it writes anything:
-// structs with swizzle-named members, the kernels that run their threads as
-// fibers, the kernels' namespace-qualified names, and facts about declarations.
+// structs with swizzle-named members, the kernels' namespace-qualified names, and facts
+// about declarations. (Which kernels run as fibers: sync_reachability.hpp.)
 #pragma once
 
 #include <cstddef>
@@ -22,13 +22,6 @@ namespace metalcall::msl {
  * insert before each such struct's closing brace, by the brace's token index.
  */
 std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t);
-
-/**
- * Per kernel: true when it, or a function or macro it calls (transitively), uses a
- * barrier or a SIMD-group function, so every thread of its group must be able to
- * wait for the others.
- */
-std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
 
 /** Per kernel: the name to call it by, qualified with the namespaces it is declared in. */
 std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);

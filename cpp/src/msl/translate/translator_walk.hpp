@@ -15,6 +15,7 @@
 #include "msl/translate/translator.hpp"
 #include "msl/analysis/grid_indexing.hpp"
 #include "msl/analysis/source_analysis.hpp"
+#include "msl/analysis/sync_reachability.hpp"
 #include "msl/checked/checked_addresses.hpp"
 #include "msl/checked/checked_mode.hpp"
 #include "msl/checked/checked_thread_params.hpp"
