@@ -33,7 +33,8 @@ bool is_synchronising_name(const std::string& id) {
       "threadgroup_barrier", "thread_elements", "make_filled_simdgroup_matrix", "mtl_rt",
       "__metal_get_thread_index_in_simdgroup"};
   return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0 ||
-         id.rfind("simdgroup_", 0) == 0 || id.rfind("__metal_simd_", 0) == 0;
+         (id.rfind("simdgroup_", 0) == 0 && id != "simdgroup_index_in_threadgroup") ||
+         id.rfind("__metal_simd_", 0) == 0;
 }
 
 namespace {
@@ -194,8 +195,11 @@ class DeclarationReader {
   DeclarationReader(const std::vector<Token>& t, Declaration& d) : t_(t), d_(d) {}
 
   void read() {
-    for (std::size_t j = d_.begin; j < d_.end; ++j)
-      if (t_[j].kind == TokenKind::identifier) d_.mentions.insert(t_[j].text);
+    // Attributes run no code: `[[simdgroup_index_in_threadgroup]]` names a builtin, not a call.
+    for (std::size_t j = d_.begin; j < d_.end; ++j) {
+      if (t_[j].is("[") && j + 1 < d_.end && t_[j + 1].is("[")) j = std::min(matching(t_, j), d_.end);
+      else if (t_[j].kind == TokenKind::identifier) d_.mentions.insert(t_[j].text);
+    }
     // Every template head's names are parameters: uses of them declare nothing.
     for (std::size_t j = d_.begin; j < d_.end; ++j) {
       if (!t_[j].is_identifier("template")) continue;
@@ -254,9 +258,8 @@ class DeclarationReader {
 
   void identifier(std::size_t j, std::size_t to, bool namespace_scope) {
     const std::string& name = t_[j].text;
-    // `S::operator+` is a member's, reached through S; a free one through its operands' types.
-    const bool member = j > 0 && t_[j - 1].is("::");
-    if (namespace_scope && !member &&
+    // At namespace scope even `S::operator+` counts: `ns::operator+` is a free one.
+    if (namespace_scope &&
         (name == "operator" || ((name == "begin" || name == "end" || name == "get") && declarator_position(t_, j, to))))
       d_.unnamed_entry = true;
     if (is_class_key(t_[j])) {  // the class's (or enum's) name, however it is spelled
@@ -273,8 +276,19 @@ class DeclarationReader {
       return;
     }
     if (is_keyword(name)) return;
-    if (declarator_position(t_, j, to) || !(stdlib_names().count(name) || parameters_.count(name)))
+    if (declarator_position(t_, j, to) || qualifies_declarator(j, to) ||
+        !(stdlib_names().count(name) || parameters_.count(name)))
       d_.declares.insert(name);
+  }
+
+  // Whether the identifier at j is the class of an out-of-class member's declarator
+  // (`S::f(`, `S::operator()`, `S::~S(`, `S::count =`), even if its name is also a word of
+  // the standard library's (`metal::float4 x` qualifies a type, not a declarator).
+  bool qualifies_declarator(std::size_t j, std::size_t to) const {
+    if (j + 2 >= to || !t_[j + 1].is("::")) return false;
+    const Token& member = t_[j + 2];
+    return member.is_identifier("operator") || member.is("~") ||
+           (member.kind == TokenKind::identifier && declarator_position(t_, j + 2, to));
   }
 
   // Whether the declaration that began at `head` names a class key before `at` (`struct

@@ -19,8 +19,9 @@ namespace metalcall::msl {
 /**
  * True for a name of the standard library whose use needs the threads of a group (or
  * SIMD-group) to wait for each other: the barriers, every `simd_*` / `quad_*` /
- * `simdgroup_*` name, `thread_elements`, `make_filled_simdgroup_matrix`, Apple's
- * `__metal_simd_*` intrinsics, and the prelude's own runtime (`mtl_rt`).
+ * `simdgroup_*` name (but the builtin attribute simdgroup_index_in_threadgroup),
+ * `thread_elements`, `make_filled_simdgroup_matrix`, Apple's `__metal_simd_*`
+ * intrinsics, and the prelude's own runtime (`mtl_rt`).
  */
 bool is_synchronising_name(const std::string& id);
 

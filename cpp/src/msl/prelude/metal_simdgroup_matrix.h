@@ -63,18 +63,23 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
   typedef T value_type;
   alignas(32) T mtl_e[64];  // row-major; valid in the leader (or in every lane while mtl_spread)
-  bool mtl_spread;          // thread_elements() handed the matrix out: lanes own their two elements
-
+  // thread_elements() handed the matrix out: lanes own their two elements.
   // Without thread_elements() (METALCALL_SGM_ELEMENTS 0) only the leader's copy is ever
   // read, so the other lanes never write theirs: not even the flag when a matrix is made
   // or copied. (A GEMM's K loop makes its factor matrices anew at every step; their flag
   // stores in 63 lanes' stacks pushed the leader's accumulators out of the L1 cache.)
-  METAL_FUNC simdgroup_matrix() {
-    if (METALCALL_SGM_ELEMENTS) mtl_spread = false;
-  }
+#if METALCALL_SGM_ELEMENTS
+  bool mtl_spread = false;
+#else
+  bool mtl_spread;
+#endif
+
+  // Not user-provided, so that value-initialisation (`T()`, `T{}`, the elements an
+  // aggregate initializer leaves out) zeroes the matrix, as on Apple GPUs; default-
+  // initialisation leaves the elements indeterminate, as in C++.
+  simdgroup_matrix() = default;
   /** A diagonal matrix with `dval` on the diagonal (MSL: simdgroup_matrix(T dval)). */
   METAL_FUNC explicit simdgroup_matrix(T dval) {
-    if (METALCALL_SGM_ELEMENTS) mtl_spread = false;
     if (METALCALL_SGM_ELEMENTS || mtl_rt::sgm_leader())
       for (int i = 0; i < 64; ++i) mtl_e[i] = (i >> 3) == (i & 7) ? dval : T(0);
   }

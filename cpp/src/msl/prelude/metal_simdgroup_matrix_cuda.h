@@ -185,18 +185,19 @@ template <class T, int Cols, int Rows> struct simdgroup_matrix {
   // As an accumulator: rows 8-15 of mma's C and D. Pairs: always zero (A's rows 8-15
   // are). Quads: the second partial sum (zero until a sparse product), part of the value
   // while mtl_split.
-  float mtl_idle[2];
+  float mtl_idle[2] = {0.0f, 0.0f};
   unsigned mtl_pa[mtl_sgm::kSlots], mtl_pb[mtl_sgm::kSlots];  // float T: mtl_pend products not yet added (A and B words)
-  unsigned char mtl_pend;         // 0 to mtl_sgm::kPending (kRowSlots for a row pair's)
-  unsigned char mtl_ptag;         // pair_tag of the pending products' factors
-  unsigned char mtl_prow;         // mtl_sgm::kOwn, or the half of a row pair they wait for (words in the quad layouts)
-  bool mtl_split;
-  bool mtl_has_b, mtl_has_qa, mtl_has_bx;
-  bool mtl_view;
+  unsigned char mtl_pend = 0;                // 0 to mtl_sgm::kPending (kRowSlots for a row pair's)
+  unsigned char mtl_ptag = 0;                // pair_tag of the pending products' factors
+  unsigned char mtl_prow = mtl_sgm::kOwn;    // mtl_sgm::kOwn, or the half of a row pair they wait for (words in the quad layouts)
+  bool mtl_split = false;
+  bool mtl_has_b = false, mtl_has_qa = false, mtl_has_bx = false;
+  bool mtl_view = false;
 
-  METAL_FUNC simdgroup_matrix()
-      : mtl_idle{0.0f, 0.0f}, mtl_pend(0), mtl_ptag(0), mtl_prow(mtl_sgm::kOwn), mtl_split(false), mtl_has_b(false), mtl_has_qa(false),
-        mtl_has_bx(false), mtl_view(false) {}
+  // Not user-provided, so that value-initialisation (`T()`, `T{}`, the elements an
+  // aggregate initializer leaves out) zeroes the matrix (mtl_v), as on Apple GPUs; the
+  // bookkeeping above has its initializers either way.
+  simdgroup_matrix() = default;
   /** A diagonal matrix with `dval` on the diagonal. */
   METAL_FUNC explicit simdgroup_matrix(T dval) : simdgroup_matrix() {
     const unsigned m = mtl_sgm::lane(), r = mtl_sgm::mma_row(m), c = mtl_sgm::mma_col(m);
