@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mcconf import KernelSet, assert_equal, compile_once, register_source
+from mcconf import KernelSet, assert_close, assert_equal, compile_once, register_source
 
 TG = 64  # threads per threadgroup in every call
 N = 256  # threads in every call: four whole threadgroups, eight SIMD-groups
@@ -481,3 +481,25 @@ def test_kernels_reaching_no_barrier_keep_the_plain_loop(device):
     assert_equal(out, 6.0 * x)
     lib.br_syncing(N, x, out, threadgroup=TG)
     assert_equal(out, np.repeat(x[::TG], TG))
+
+
+def test_numpy_elementwise_kernels_keep_the_plain_loop(device, monkeypatch):
+    """metalcall.numpy's fused elementwise kernels reach no barrier: the plain loop."""
+    import metalcall.numpy as mnp
+    from metalcall.numpy import _runtime
+
+    used = []
+    compiled = _runtime.kernel
+
+    def recording(*args):
+        used.append(compiled(*args))
+        return used[-1]
+
+    monkeypatch.setattr(_runtime, "kernel", recording)
+    x = np.linspace(0.5, 4.0, 1000, dtype=np.float32)
+    a = mnp.asarray(x, device=device)
+    got = mnp.to_numpy(mnp.where(a > 2.0, mnp.sqrt(a * 2.0 + 1.0) - a, mnp.exp(-a)))
+    assert_close(got, np.where(x > 2.0, np.sqrt(x * 2.0 + 1.0) - x, np.exp(-x)), rtol=1e-6, atol=1e-7)
+    assert used
+    for kernel in used:
+        assert_mode(kernel, False)
