@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds translate_main (an MSL file's CPU or CUDA translation: the MSL front end, core's
 # reflection names and the prelude's text, with g++ or $CXX) and checks the CUDA rewrites of
-# conditionals (check_translations.py); with NVRTC (tools/nvrtc_check.py) it also compiles
-# them, else says why it skips that part. Build folder: $TRANSLATE_BUILD_DIR (default
+# conditionals (check_translations.py) and which kernels run as fibers
+# (check_sync_reachability.py); with NVRTC (tools/nvrtc_check.py) it also compiles them, else
+# says why it skips that part. Build folder: $TRANSLATE_BUILD_DIR (default
 # /tmp/translate-main-work); rebuilt only where a source is newer. Exits non-zero on failure.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,4 +31,7 @@ if [ ${#stale[@]} -gt 0 ]; then
     "$cxx" "$repo" "$out" || { echo "FAIL: build"; exit 1; }
 fi
 "$cxx" "$out"/obj/*.o -o "$out/translate_main" || { echo "FAIL: link"; exit 1; }
-python3 "$here/check_translations.py" "$out/translate_main"
+status=0
+python3 "$here/check_translations.py" "$out/translate_main" || status=1
+python3 "$here/check_sync_reachability.py" "$out/translate_main" || status=1
+exit $status
