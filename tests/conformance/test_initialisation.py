@@ -2,7 +2,7 @@
 `T x{}`, `T x = {}`, the elements an aggregate initializer leaves out (`T x[4] = {one}`,
 `metal::array<T, 3> a = {{one}}`) and the members of an aggregate initialised with too few
 values (`Agg g = {7}`, `Agg g{}`, `Agg()`), for vectors, packed vectors, matrices,
-metal::array, half, bfloat, atomics and SIMD-group matrices. (Default-initialisation,
+metal::array, half, bfloat, uniform, atomics and SIMD-group matrices. (Default-initialisation,
 `T x;`, stays indeterminate, as in C++.) Before each check a call fills a large private
 array with a pattern, so that a value left uninitialised reads that pattern from the stack
 instead of a lucky zero. Issue P2.0, item 2."""
@@ -52,6 +52,13 @@ TYPES = [
     ("packed_half3", vector(3), "packed_half3(1.0h)"),
     ("packed_int4", vector(4), "packed_int4(1)"),
     ("packed_float2", vector(2), "packed_float2(1.0f)"),
+    ("packed_uchar4", vector(4), "packed_uchar4(1)"),
+    ("packed_bfloat4", vector(4), "packed_bfloat4(1.0f)"),
+    ("char3", vector(3), "char3(1)"),
+    ("ushort2", vector(2), "ushort2(1)"),
+    ("long2", vector(2), "long2(1)"),
+    ("ulong3", vector(3), "ulong3(1)"),
+    ("uniform<float>", scalar, "uniform<float>(1.0f)"),
     ("float2x2", matrix(2, 2), "float2x2(1.0f)"),
     ("float3x3", matrix(3, 3), "float3x3(1.0f)"),
     ("float4x4", matrix(4, 4), "float4x4(1.0f)"),
@@ -65,6 +72,8 @@ TYPES = [
      "metal::array<half2, 4>{{half2(1.0h), half2(1.0h), half2(1.0h), half2(1.0h)}}"),
     ("atomic_int", atomic, None),
     ("atomic_uint", atomic, None),
+    ("atomic_float", atomic, None),
+    ("atomic_bool", atomic, None),
 ]
 
 
