@@ -1,8 +1,9 @@
 // A library of translated MSL as the CPU and CUDA backends hold it, and the one
 // compile sequence they share: preprocess → translate → build, with the build
 // error deferred to the first specialisation when the source has function
-// constants (array sizes or static_asserts may need their values). One module is
-// built per set of function-constant values. A translation that built is kept on
+// constants (array sizes or static_asserts may need their values). Each kernel
+// specialised with function-constant values gets a module of its own that holds only
+// that kernel (module_for), as Metal specialises one function. A translation that built is kept on
 // disk (translation_cache.hpp): a new process compiling the same source skips the
 // front end.
 #pragma once
@@ -76,7 +77,7 @@ class TranslatedLibrary final : public BackendLibrary {
                                         const std::vector<FunctionConstant>& constants) override {
     for (const auto& k : unit_.translation.kernels) {
       if (k.info.name != name) continue;
-      std::shared_ptr<Module> module = module_for(constants);  // checks the constants first
+      std::shared_ptr<Module> module = module_for(name, constants);  // checks the constants first
       // Parameters a false [[function_constant]] leaves out of this specialisation.
       msl::TranslatedKernel specialised = k;
       msl::enable_params(specialised.info, unit_.translation.function_constants, constants);
@@ -93,21 +94,47 @@ class TranslatedLibrary final : public BackendLibrary {
     if (module) modules_.emplace("", std::move(module));
   }
 
-  /** The module built with these constant values, built on first use. */
-  std::shared_ptr<Module> module_for(const std::vector<FunctionConstant>& constants) {
+  /**
+   * The module for kernel `name` with these constant values, built on first use. With
+   * no values it is the whole file's module built by compile(). With values it holds
+   * only that kernel's entry point and what it uses (TranslateOptions::only_kernels), as
+   * Metal specialises one function: a new specialisation of one kernel of a large file
+   * costs about what that kernel costs alone. A whole-file module already built with the
+   * same values serves every kernel; and if the kernel's own module fails to build (the
+   * front end left out something it needed), the whole file is built with those values.
+   */
+  std::shared_ptr<Module> module_for(const std::string& name, const std::vector<FunctionConstant>& constants) {
     const msl::ConstantValues values = constant_literals(unit_.translation.function_constants, constants);
     std::string key;
     for (const auto& [index, literal] : values) key += std::to_string(index) + "=" + literal + ";";
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = modules_.find(key);
-    if (it != modules_.end()) return it->second;
+    auto whole = modules_.find(key);
+    if (whole != modules_.end()) return whole->second;
     if (key.empty() && base_error_) std::rethrow_exception(base_error_);
+    const std::string kernel_key = key + "|" + name;  // which kernel the module holds
+    auto it = kernel_modules_.find(kernel_key);
+    if (it != kernel_modules_.end()) return it->second;
     msl::FrontEndOptions specialised = front_;
     specialised.constants = values;
-    const msl::TranslatedUnit unit =
-        msl::translate(source_, specialised, unit_.preprocessed.empty() ? nullptr : &unit_.preprocessed);
-    auto module = build_(unit.translation, source_);
-    modules_.emplace(key, module);
+    const std::string* preprocessed = unit_.preprocessed.empty() ? nullptr : &unit_.preprocessed;
+    std::shared_ptr<Module> module;
+    try {
+      specialised.only_kernels = {name};
+      const msl::TranslatedUnit unit = msl::translate(source_, specialised, preprocessed);
+      module = build_(unit.translation, source_);
+    } catch (const CompileError&) {
+      const std::exception_ptr kernel_error = std::current_exception();
+      try {
+        specialised.only_kernels.clear();
+        const msl::TranslatedUnit unit = msl::translate(source_, specialised, preprocessed);
+        module = build_(unit.translation, source_);
+      } catch (const CompileError&) {
+        std::rethrow_exception(kernel_error);  // this kernel's error, not another's
+      }
+      modules_.emplace(key, module);
+      return module;
+    }
+    kernel_modules_.emplace(kernel_key, module);
     return module;
   }
 
@@ -118,7 +145,8 @@ class TranslatedLibrary final : public BackendLibrary {
   Build build_;
   Load load_;
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Module>> modules_;  // by constant values
+  std::map<std::string, std::shared_ptr<Module>> modules_;  // whole-file modules, by constant values
+  std::map<std::string, std::shared_ptr<Module>> kernel_modules_;  // one kernel's, by values and name
 };
 
 /**

@@ -21,6 +21,7 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   TranslateOptions translate;
   translate.constants = options.constants;
   translate.checked = options.checked;
+  translate.only_kernels = options.only_kernels;
   // Defines named METALCALL_* also configure the prelude (METALCALL_SGM_TF32): the translation
   // sets them ahead of it. (The source itself was preprocessed with every define.)
   for (const auto& define : options.defines)

@@ -25,6 +25,7 @@ struct FrontEndOptions {
   bool checked = false;       // bounds-checked accesses (CPU only)
   ConstantValues constants;   // function-constant values as C++ literals, by index
   Preprocessor preprocessor;  // called only when the source needs preprocessing
+  std::vector<std::string> only_kernels;  // empty: all kernels (TranslateOptions::only_kernels)
 };
 
 struct TranslatedUnit {

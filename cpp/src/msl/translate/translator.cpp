@@ -123,6 +123,7 @@ Translation Translator::run() {
   out_ << "\n";
   Translation result;
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    if (!emits_kernel(i)) continue;  // a per-kernel translation (TranslateOptions::only_kernels)
     // Named after the kernel's name in the user's source, where diagnostics report
     // an error in this generated code (an instantiation with an undeclared type).
     const Token& name = t_[kernels_[i].name_token];
@@ -249,10 +250,17 @@ void Translator::emit_user_code() {
     if (k.instantiation) skipped.emplace_back(k.declaration_begin, k.declaration_end);
   for (const auto& range : space_qualified_duplicates(t_)) skipped.push_back(range);
   for (const auto& range : space_overloads_.skip) skipped.push_back(range);
+  const std::vector<std::pair<std::size_t, std::size_t>> dropped_bodies = dropped_kernel_bodies();
   std::vector<int> swz;
   for (std::size_t i = 0; i < t_.size(); ++i) {
     const Token& tok = t_[i];
     bool skip = false;
+    for (const auto& [b, e] : dropped_bodies)
+      if (i == b) {
+        emit(";", tok, true);  // declared, never defined: a kernel this module does not hold
+        i = e;
+        skip = true;
+      }
     for (const auto& [b, e] : skipped)
       if (i == b) {
         i = e;  // the entry point instantiates it

@@ -58,6 +58,13 @@ struct TranslateOptions {
   bool checked = false;      // bounds-checked pointers (checked mode)
   /** The source after the preprocessor, with linemarkers; null when not preprocessed. */
   const std::string* preprocessed = nullptr;
+  /**
+   * Empty: every kernel gets an entry point. Otherwise only the kernels named here do
+   * (a per-kernel module, as Metal specialises one function), and the bodies of the
+   * other kernels are left out where nothing else names them. Translation::kernels
+   * then lists only these; their symbols keep the whole file's numbering.
+   */
+  std::vector<std::string> only_kernels;
 };
 
 /** Translates for the CPU backend. Throws CompileError at the user's line and column. */
@@ -72,6 +79,6 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
-constexpr int kTranslatorVersion = 16;
+constexpr int kTranslatorVersion = 17;
 
 }  // namespace metalcall::msl

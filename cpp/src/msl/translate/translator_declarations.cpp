@@ -1,7 +1,9 @@
 // The Translator's questions about declarations and operators: which `*` declares a
 // pointer (and to which address space), which `/` divides integers, which call picks an
-// address-space overload.
+// address-space overload; and which kernels a per-kernel translation leaves out.
 #include "msl/translate/translator_walk.hpp"
+
+#include "msl/analysis/call_graph.hpp"
 
 namespace metalcall::msl {
 
@@ -148,6 +150,51 @@ std::string Translator::element_text(std::size_t i, std::size_t star) const {
     tokens.push_back(j);
   }
   return std::string(is_const ? "const " : "") + (is_volatile ? "volatile " : "") + type_text(t_, tokens, false);
+}
+
+bool Translator::emits_kernel(std::size_t i) const {
+  return only_kernels_.empty() ||
+         std::find(only_kernels_.begin(), only_kernels_.end(), kernels_[i].info.name) != only_kernels_.end();
+}
+
+// A left-out kernel's body still compiles when it stays in the unit (a non-template
+// kernel's statements are checked even if nothing calls it): a Metal specialisation of
+// another function never sees it. The body goes only when provably unused: its
+// definition is `name ( ... ) {`, no kept kernel shares it, and `name` appears nowhere
+// else but in instantiation declarations (which the translation leaves out).
+std::vector<std::pair<std::size_t, std::size_t>> Translator::dropped_kernel_bodies() const {
+  std::vector<std::pair<std::size_t, std::size_t>> dropped;
+  if (only_kernels_.empty()) return dropped;
+  std::set<std::size_t> kept, candidates;
+  for (std::size_t i = 0; i < kernels_.size(); ++i) (emits_kernel(i) ? kept : candidates).insert(kernels_[i].body_open);
+  // How often each identifier appears outside instantiation declarations, and the directives' text.
+  std::vector<std::pair<std::size_t, std::size_t>> instantiations;
+  for (const auto& k : kernels_)
+    if (k.instantiation) instantiations.emplace_back(k.declaration_begin, k.declaration_end);
+  std::sort(instantiations.begin(), instantiations.end());
+  std::map<std::string, std::size_t> uses;
+  std::string directives;
+  auto range = instantiations.begin();
+  for (std::size_t j = 0; j < t_.size(); ++j) {
+    while (range != instantiations.end() && range->second < j) ++range;
+    if (range != instantiations.end() && j >= range->first) continue;
+    if (t_[j].kind == TokenKind::identifier) ++uses[t_[j].text];
+    else if (t_[j].kind == TokenKind::directive) directives += t_[j].text + "\n";
+  }
+  for (std::size_t open : candidates) {
+    if (kept.count(open) || open == 0 || open >= t_.size() || !t_[open].is("{") || !t_[open - 1].is(")")) continue;
+    const std::size_t close = matching(t_, open);
+    std::size_t paren = open - 1;  // back to the parameter list's '('
+    for (int depth = 0; paren > 0; --paren) {
+      if (t_[paren].is(")")) ++depth;
+      else if (t_[paren].is("(") && --depth == 0) break;
+    }
+    if (close >= t_.size() || paren == 0 || t_[paren - 1].kind != TokenKind::identifier) continue;
+    const std::string& name = t_[paren - 1].text;
+    // Only its own definition names it; no macro may spell a call to it.
+    if (uses[name] == 1 && directives.find(name) == std::string::npos) dropped.emplace_back(open, close);
+  }
+  return dropped;
 }
 
 }  // namespace metalcall::msl

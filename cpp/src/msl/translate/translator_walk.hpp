@@ -47,17 +47,24 @@ class Translator {
         defines_(options.defines),
         constants_(options.constants),
         checked_(options.checked),
+        only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {}
 
   Translation run();
 
  private:
+  /** Whether kernel `i` gets an entry point (TranslateOptions::only_kernels). */
+  bool emits_kernel(std::size_t i) const;
+  /** The bodies (`{` … `}`) of the kernels left out that nothing else names: written as `;`. */
+  std::vector<std::pair<std::size_t, std::size_t>> dropped_kernel_bodies() const;
+
   const Target& target_;    // what differs between CPU and CUDA
   const std::string& src_;  // the user's source: line texts for messages
   std::vector<Token> t_;    // its tokens (of the preprocessed text, with the user's line numbers)
   const std::vector<std::pair<std::string, std::string>>& defines_;
   const ConstantValues& constants_;
   bool checked_;
+  const std::vector<std::string>& only_kernels_;  // empty: all
   bool uses_double_;  // the source names `double` (a CPU/CUDA extension): literals stay double
   std::vector<ParsedKernel> kernels_;
   std::vector<std::size_t> kernel_keywords_;
