@@ -125,3 +125,18 @@ def test_specialisations_of_different_kernels_do_not_mix(device, lib, rng):
     scale(N, x, b)
     np.testing.assert_allclose(a, x.astype(np.float64) * 4.0, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(b, x.astype(np.float64) * 3.0, rtol=1e-6, atol=1e-6)
+
+
+def test_checked_mode_specialises_one_kernel_too(rng):
+    # Checked mode translates the kernel's module with its own rewrites; an access past
+    # the end of a buffer is still reported.
+    lib = mc.Device("cpu", checked=True).compile(SRC)
+    constants = {"pk_alpha": 0.5, "pk_use_bias": True, "pk_terms": 3}
+    x = rng.standard_normal(N).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    y = np.zeros(N, np.float32)
+    power = lib.function("pk_power", constants=constants)
+    power(N, x, y, bias)
+    np.testing.assert_allclose(y, _power_reference(x, 0.5, 3) + bias, rtol=1e-5, atol=1e-5)
+    with pytest.raises(mc.ExecutionError, match="bias"):
+        power(N, x, y, bias[: N - 1])
