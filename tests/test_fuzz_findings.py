@@ -3,12 +3,15 @@ against NumPy on every device.
 
 - half arithmetic kept in float between operations (clang >= 16's excess precision for
   _Float16 on x86-64): `a * b + c` was rounded once, not after each operation;
+- fma of half and bfloat rounded twice (fmaf, then to half): one ulp off near ties;
 - madhi's addition and the SIMD-group integer sums and products overflowed as signed C++
   arithmetic (undefined, and optimised on: madhi(x, 1, INT_MIN) gave -1, not INT_MAX);
   MSL's GPUs wrap.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -90,3 +93,65 @@ def test_simd_integer_sums_wrap(device):
             p = (p * int(v)) % 2**32
         expected.append(p - 2**32 if p >= 2**31 else p)
     np.testing.assert_array_equal(products, np.repeat(np.array(expected, np.int32), 32))
+
+
+FMA_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void fma_half(const device half* a [[buffer(0)]], const device half* b [[buffer(1)]],
+                     const device half* c [[buffer(2)]], device half* out [[buffer(3)]],
+                     uint i [[thread_position_in_grid]]) {
+    out[i] = fma(a[i], b[i], c[i]);
+}
+kernel void fma_bfloat(const device bfloat* a [[buffer(0)]], const device bfloat* b [[buffer(1)]],
+                       const device bfloat* c [[buffer(2)]], device bfloat* out [[buffer(3)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[i] = fma(a[i], b[i], c[i]);
+}
+"""
+
+
+def nearest(q: Fraction, digits: int, min_exp: int) -> float:
+    """q rounded to `digits` significant bits (ties to even), subnormal below 2**min_exp."""
+    if q == 0:
+        return 0.0
+    sign, q = (-1.0 if q < 0 else 1.0), abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    scale = Fraction(2) ** (digits - 1 - max(e, min_exp))
+    m, rest = divmod(q * scale, 1)
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and m % 2):
+        m += 1
+    return sign * float(m / scale)
+
+
+def near_tie_operands(rng, n: int, mantissa: int, tiny: float):
+    """a * b on (or next to) a tie of the type, plus a c far below it."""
+    a = 1 + rng.integers(0, 2**mantissa, n) / 2**mantissa
+    b = 1 + rng.integers(0, 2**mantissa, n) / 2**mantissa
+    c = rng.choice([-1.0, 1.0], n) * tiny * rng.integers(1, 2**mantissa, n) / 2**mantissa
+    return a, b, c
+
+
+def test_fma_of_half_and_bfloat_rounds_once(device):
+    rng = np.random.default_rng(11)
+    n = 1 << 14
+    lib = device.compile(FMA_SRC, fast_math=False)
+    a, b, c = (x.astype(np.float16) for x in near_tie_operands(rng, n, 10, 2.0**-20))
+    out = np.zeros(n, np.float16)
+    lib.fma_half(n, a, b, c, out)
+    exact = [nearest(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), 11, -14) for x, y, z in zip(a, b, c)]
+    np.testing.assert_array_equal(out, np.array(exact, dtype=np.float16))
+
+    def to_bfloat(x):  # exact: every value below has at most 8 significant bits
+        return (np.asarray(x, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    ab, bb, cb = near_tie_operands(rng, n, 7, 2.0**-60)
+    a16, b16, c16 = to_bfloat(ab), to_bfloat(bb), to_bfloat(cb)
+    out16 = np.zeros(n, np.uint16)
+    lib.fma_bfloat(n, a16.view(np.uint8), b16.view(np.uint8), c16.view(np.uint8), out16.view(np.uint8))
+    value = lambda bits: (bits.astype(np.uint32) << 16).view(np.float32)  # noqa: E731
+    exact = [nearest(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), 8, -126)
+             for x, y, z in zip(value(a16), value(b16), value(c16))]
+    np.testing.assert_array_equal(value(out16), np.array(exact, dtype=np.float32))

@@ -302,7 +302,7 @@ class ExprGen:
     def call(self, ty: Type, depth: int) -> t.Expr:
         e = elem(ty)
         table = functions.INT_FUNCTIONS if e.is_int else functions.FLOAT_FUNCTIONS
-        names = [n for n in table if not (e == BFLOAT and n == "fma")]
+        names = list(table)
         fn = self.rng.choice(names)
         arity = table[fn]
         if fn == "absdiff":

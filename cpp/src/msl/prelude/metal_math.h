@@ -51,6 +51,42 @@ template <class T> using if_number = enable_if_t<is_int<T>::value || is_floating
 
 template <class T> METAL_FUNC constexpr float f32(const T& x) { return convert<float>(x); }
 
+// fma of half and bfloat rounds once, as the GPUs' fused multiply-add does. fmaf and
+// then a conversion would round twice: 12 of 65536 products of halves near a tie came
+// out one ulp off. The product of two float-held halves is exact in double; TwoSum gives
+// the sum's error; the result is rounded to odd (an inexact value keeps an odd last bit)
+// in double and then in float, after which rounding to half or bfloat (at most 11 bits of
+// the float's 24) is that of the exact a * b + c (Boldo and Melquiond's round to odd).
+METAL_FUNC unsigned long long bits64(double d) {
+#if METAL_CUDA
+  return (unsigned long long)__double_as_longlong(d);
+#else
+  return __builtin_bit_cast(unsigned long long, d);
+#endif
+}
+METAL_FUNC double double64(unsigned long long u) {
+#if METAL_CUDA
+  return __longlong_as_double((long long)u);
+#else
+  return __builtin_bit_cast(double, u);
+#endif
+}
+METAL_FUNC float fma_to_odd(float a, float b, float c) {
+  const double p = double(a) * double(b), dc = double(c);
+  double s = p + dc;
+  if (!(s - s == 0.0)) return float(s);  // an infinity or NaN: nothing to round
+  const double back = s - p, err = (p - (s - back)) + (dc - back);
+  if (err != 0.0 && (bits64(s) & 1u) == 0) s = double64(bits64(s) + ((err > 0) == (s > 0) ? 1ull : ~0ull));
+  float f = float(s);
+  if (double(f) != s && (float_bits(f) & 1u) == 0 && f - f == 0.0f)  // step in magnitude, toward s (also from 0)
+    f = bits_float(float_bits(f) + ((double(f) < s) == (s > 0) ? 1u : 0xffffffffu));
+  return f;
+}
+template <class T> METAL_FUNC float fma_once(float a, float b, float c) {
+  if constexpr (is_same<T, float>::value) return METAL_LIBM(fma)(a, b, c);
+  else return fma_to_odd(a, b, c);
+}
+
 METAL_FUNC float fmin_f(float a, float b) {
 #if METAL_CUDA
   return fminf(a, b);
@@ -188,7 +224,7 @@ METAL_FLOAT2(metal, pow, METAL_LIBM(pow)(a, b))
 METAL_FLOAT2(metal, powr, METAL_LIBM(pow)(a, b))
 METAL_FLOAT2(metal, step, b < a ? 0.0f : 1.0f)  // step(edge, x)
 
-METAL_FLOAT3(metal, fma, METAL_LIBM(fma)(a, b, c))
+METAL_FLOAT3(metal, fma, mtl_detail::fma_once<T>(a, b, c))
 METAL_FLOAT3(metal, fmax3, mtl_detail::fmax_f(mtl_detail::fmax_f(a, b), c))
 METAL_FLOAT3(metal, fmin3, mtl_detail::fmin_f(mtl_detail::fmin_f(a, b), c))
 METAL_FLOAT3(metal, fmedian3,
