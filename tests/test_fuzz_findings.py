@@ -4,6 +4,8 @@ against NumPy on every device.
 - half arithmetic kept in float between operations (clang >= 16's excess precision for
   _Float16 on x86-64): `a * b + c` was rounded once, not after each operation;
 - fma of half and bfloat rounded twice (fmaf, then to half): one ulp off near ties;
+- thread-local arrays and vectors indexed at run time in kernels run as a vectorised loop
+  (clang's `omp simd` gave all lanes of a vector one copy: another thread's values);
 - madhi's addition and the SIMD-group integer sums and products overflowed as signed C++
   arithmetic (undefined, and optimised on: madhi(x, 1, INT_MIN) gave -1, not INT_MAX);
   MSL's GPUs wrap.
@@ -155,3 +157,59 @@ def test_fma_of_half_and_bfloat_rounds_once(device):
     exact = [nearest(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), 8, -126)
              for x, y, z in zip(value(a16), value(b16), value(c16))]
     np.testing.assert_array_equal(value(out16), np.array(exact, dtype=np.float32))
+
+
+LOCAL_STORAGE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void temporary_vector(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                             uint sgid [[simdgroup_index_in_threadgroup]]) {
+    out[gid] = int(uint(a[gid]) << uint2(lid, sgid)[sgid]);
+}
+kernel void local_array(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                        uint gid [[thread_position_in_grid]]) {
+    int t[4] = {int(gid), a[gid], int(gid) * 3, 7};
+    out[gid] = t[a[gid] & 3];
+}
+kernel void local_array_written(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                                uint gid [[thread_position_in_grid]]) {
+    int t[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; ++k) t[(k + a[gid]) & 3] += k * int(gid);
+    out[gid] = t[gid & 3] - t[(gid + 1) & 3];
+}
+kernel void pointer_to_local(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint gid [[thread_position_in_grid]]) {
+    int4 v = int4(int(gid), a[gid], 5, -int(gid));
+    thread int* p = &v.x;
+    out[gid] = p[a[gid] & 3] + v[gid & 3];
+}
+"""
+
+
+def test_local_storage_indexed_at_run_time(device):
+    n = 256
+    rng = np.random.default_rng(5)
+    a = rng.integers(-50, 50, n).astype(np.int32)
+    gid = np.arange(n)
+    lib = device.compile(LOCAL_STORAGE_SRC, fast_math=False)
+    out = np.zeros(n, np.int32)
+
+    lib.temporary_vector(n, np.full(n, -1, np.int32), out, threadgroup=64)
+    lid, sgid = gid % 64, (gid % 64) // 32
+    counts = np.where(sgid == 0, lid, sgid)
+    np.testing.assert_array_equal(out, wrap32((np.uint64(0xFFFFFFFF) << counts.astype(np.uint64)) & 0xFFFFFFFF))
+
+    lib.local_array(n, a, out)
+    table = np.stack([gid, a, gid * 3, np.full(n, 7)], axis=1)
+    np.testing.assert_array_equal(out, table[gid, a & 3])
+
+    lib.local_array_written(n, a, out)
+    t = np.zeros((n, 4), np.int64)
+    for k in range(4):
+        t[gid, (k + a) & 3] += k * gid
+    np.testing.assert_array_equal(out, t[gid, gid & 3] - t[gid, (gid + 1) & 3])
+
+    lib.pointer_to_local(n, a, out)
+    v = np.stack([gid, a, np.full(n, 5), -gid], axis=1)
+    np.testing.assert_array_equal(out, v[gid, a & 3] + v[gid, gid & 3])

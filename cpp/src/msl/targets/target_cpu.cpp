@@ -34,8 +34,17 @@ class CpuTarget : public Target {
     o << "#define __METAL_VERSION__ 320\n";  // the MSL version the prelude follows (3.2)
     o << "#define METALCALL_KERNEL static inline __attribute__((always_inline))\n";
     // Threads of a group are independent between barriers: vectorise across them,
-    // two vectors at a time so that long dependency chains overlap.
-    o << "#if defined(__AVX512F__)\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(32)\")\n"
+    // two vectors at a time so that long dependency chains overlap. Not with clang's
+    // `omp simd`: it keeps a thread's local arrays and vectors (addressed memory) in one
+    // stack slot for all the lanes of a vector and drops the dependences between them,
+    // so `float4 v = ...; v[i]` or `int a[4]; a[k]` with a run-time index read another
+    // thread's values (found by tools/msl_fuzz; g++ gives each lane its own copy). clang
+    // is asked to vectorise with its own dependence checks instead.
+    o << "#if defined(__clang__) && defined(__AVX512F__)\n"
+         "#define METALCALL_SIMD_LOOP _Pragma(\"clang loop vectorize(enable) vectorize_width(32) interleave(enable)\")\n"
+         "#elif defined(__clang__)\n"
+         "#define METALCALL_SIMD_LOOP _Pragma(\"clang loop vectorize(enable) vectorize_width(16) interleave(enable)\")\n"
+         "#elif defined(__AVX512F__)\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(32)\")\n"
          "#else\n#define METALCALL_SIMD_LOOP _Pragma(\"omp simd simdlen(16)\")\n#endif\n";
   }
 
