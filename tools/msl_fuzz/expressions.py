@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import functions, tree as t, workarounds
 from .values import float_array
-from .types import (BFLOAT, BOOL, CHAR, FLOAT, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
 
 INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
@@ -138,6 +138,10 @@ class ExprGen:
 
     def leaf(self, ty: Type, depth: int = 0) -> t.Expr:
         ctx = self.ctx
+        arrays = [v for v in ctx.variables() if isinstance(v.ty, Arr) and v.ty.elem == ty]
+        if arrays and self.chance(0.3):
+            a = self.rng.choice(arrays)
+            return t.Index(ty=ty, a=t.Ref(ty=a.ty, name=a.name), index=self.array_index(a.ty.n))
         options = [v for v in ctx.variables() if v.ty == ty]
         loads = [b for b in ctx.inputs if b.ty == ty] if ctx.builtins else []
         r = self.rng.random()
@@ -358,6 +362,14 @@ class ExprGen:
         else:
             index = t.Binary(ty=UINT, op="%", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=n))
         return self.char_component(t.Index(ty=ty, a=src, index=index))
+
+    def array_index(self, n: int) -> t.Expr:
+        if self.chance(0.3):
+            return t.Lit(ty=UINT, value=self.rng.randrange(n))
+        inner = self.expr(UINT, 1)
+        if n & (n - 1) == 0:
+            return t.Binary(ty=UINT, op="&", a=inner, b=t.Lit(ty=UINT, value=n - 1))
+        return t.Binary(ty=UINT, op="%", a=inner, b=t.Lit(ty=UINT, value=n))
 
     def helper_call(self, ty: Type, depth: int) -> t.Expr:
         h = self.rng.choice([h for h in self.ctx.helpers if h.ret == ty])

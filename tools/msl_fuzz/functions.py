@@ -192,10 +192,13 @@ def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, t: Scalar) -> np.ndarray:
         rough = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
     out = []
     for x, y, z, r in zip(_exact_or_none(a), _exact_or_none(b), _exact_or_none(c), rough.ravel()):
-        if x is None or y is None or z is None:
-            out.append(float(r))  # infinities and NaN: the double computation is exact in kind
+        exact = None if x is None or y is None or z is None else x * y + z
+        if exact is None or exact == 0:
+            # infinities, NaN and zeros: the double computation is exact (a product of two
+            # floats fits in a double), and it gives a zero IEEE's sign
+            out.append(float(r))
         else:
-            out.append(round_rational(x * y + z, t))
+            out.append(round_rational(exact, t))
     return float_array(np.array(out).reshape(a.shape), t)
 
 

@@ -298,6 +298,8 @@ class Model:
             raise ProgramError(f"'{s.name}' assigned before it is declared")
         ty, old = f.vars[s.name]
         target_ty, current = ty, old
+        if s.index is not None:
+            return self.assign_element(s, mask, f)
         if s.comps is not None:
             comps = list(s.comps)
             current = old[:, comps] if len(comps) > 1 else old[:, comps[0]]
@@ -317,6 +319,23 @@ class Model:
             else:
                 new[:, comps[0]] = value
         f.vars[s.name] = (ty, merge(mask, new, old))
+
+    def assign_element(self, s, mask, f):
+        """v[index] op= value with an index each thread computes."""
+        ty, old = f.vars[s.name]
+        idx = self.check_index(self.ev(s.index, mask, f), ty.n, mask, s.name)
+        rows = np.arange(self.lanes)
+        current = old[rows, idx]
+        value = self.ev(s.value, mask, f)
+        e = elem(ty)
+        if s.op != "=":
+            inner, inner_ty, bad = self.operate(s.op[:-1], e, s.value.ty, current, value)
+            self.note(s, bad, mask, "compound assignment overflows or divides by zero")
+            value, _ = convert(inner, inner_ty, e)
+        new = old.copy()
+        lanes = np.nonzero(mask)[0]
+        new[lanes, idx[lanes]] = value[lanes]
+        f.vars[s.name] = (ty, new)
 
     def operate(self, op: str, a_ty: Type, b_ty: Type, a: np.ndarray, b: np.ndarray):
         """(value, its type, undefined lanes) of a binary arithmetic or shift operator."""

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import tree as t
-from .types import FLOAT, HALF, Scalar, Type, Vec, elem
+from .types import FLOAT, HALF, Arr, Scalar, Type, Vec, elem
 
 PRELUDE = "#include <metal_stdlib>\nusing namespace metal;\n"
 
@@ -150,10 +150,15 @@ class Printer:
     def stmt(self, s: t.Stmt, indent: int) -> list[str]:
         pad = "    " * indent
         if isinstance(s, t.Decl):
+            if isinstance(s.ty, Arr):
+                items = ", ".join(self.expr(p) for p in s.init.parts)
+                return [f"{pad}{self.type_name(s.ty.elem)} {s.name}[{s.ty.n}] = {{{items}}};"]
             return [f"{pad}{self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
         if isinstance(s, t.Assign):
             target = s.name
-            if s.comps is not None:
+            if s.index is not None:
+                target += f"[{self.expr(s.index)}]"
+            elif s.comps is not None:
                 if s.element_syntax:
                     target += f"[{s.comps[0]}]"
                 else:

@@ -175,7 +175,10 @@ def repair_statement(stmt, variable_types: dict) -> bool:
         whole = variable_types[stmt.name]
         current: t.Expr = t.Ref(ty=whole, name=stmt.name)
         target = whole
-        if stmt.comps is not None:
+        if stmt.index is not None:
+            target = elem(whole)
+            current = t.Index(ty=target, a=current, index=copy.deepcopy(stmt.index))
+        elif stmt.comps is not None:
             k = len(stmt.comps)
             target = Vec(elem(whole), k) if k > 1 else elem(whole)
             current = t.Swizzle(ty=target, a=current, comps=stmt.comps)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_value
-from .types import BOOL, FLOATS, INT, UINT, USHORT, Scalar, Type, Vec, arithmetic_result, elem, promoted
+from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Scalar, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
 FLOAT_COMPOUND = ["+=", "-=", "*=", "/="]
@@ -77,11 +77,26 @@ class StmtGen:
 
     # Simple statements --------------------------------------------------------------------
     def decl(self, depth: int, in_loop: bool) -> list:
+        if self.chance(0.12):
+            return self.array_decl()
         ty = self.rng.choice(self.types_in_play())
         name = self.ctx.fresh()
         init = self.ex.expr(ty, self.expr_depth())
         self.ctx.declare(Var(name, ty))
         return [t.Decl(name=name, ty=ty, init=init)]
+
+    def array_decl(self) -> list:
+        """A thread-local array `T a[n] = {...}`, read and written by constant and run-time index."""
+        ty = Arr(self.rng.choice([s for s in self.ctx.palette if not s.is_bool] or [INT]), self.rng.choice([2, 3, 4, 5, 8]))
+        parts = [self.ex.expr(ty.elem, 2) for _ in range(ty.n)]
+        name = self.ctx.fresh("a")
+        self.ctx.declare(Var(name, ty))
+        return [t.Decl(name=name, ty=ty, init=t.Construct(ty=ty, parts=parts))]
+
+    def element_index(self, n: int) -> t.Expr:
+        if self.chance(0.4):
+            return t.Lit(ty=UINT, value=self.rng.randrange(n))
+        return t.Binary(ty=UINT, op="%", a=self.ex.expr(UINT, 2), b=t.Lit(ty=UINT, value=n))
 
     def assign(self, depth: int, in_loop: bool) -> list:
         targets = [v for v in self.ctx.variables() if v.mutable]
@@ -89,8 +104,10 @@ class StmtGen:
             return self.decl(depth, in_loop)
         v = self.rng.choice(targets)
         e = elem(v.ty)
-        comps, element_syntax, target_ty = None, False, v.ty
-        if isinstance(v.ty, Vec) and self.chance(0.4):
+        comps, element_syntax, target_ty, index = None, False, v.ty, None
+        if isinstance(v.ty, Arr) or (isinstance(v.ty, Vec) and self.chance(0.15)):
+            index, target_ty = self.element_index(v.ty.n), e
+        elif isinstance(v.ty, Vec) and self.chance(0.4):
             k = self.rng.randint(1, v.ty.n)
             comps = tuple(self.rng.sample(range(v.ty.n), k))
             element_syntax = k == 1 and self.chance(0.4)
@@ -104,7 +121,7 @@ class StmtGen:
         else:
             value = self.ex.expr(target_ty, self.expr_depth())
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
-                         element_syntax=element_syntax)]
+                         element_syntax=element_syntax, index=index)]
 
     def store(self, depth: int, in_loop: bool) -> list:
         outs = [b for b in self.prog.buffers if b.role == "out"]

@@ -156,6 +156,7 @@ class Assign(Stmt):
     comps: tuple | None = None  # swizzle or element written
     letters: str = "xyzw"
     element_syntax: bool = False  # v[i] rather than v.x
+    index: Expr | None = None  # v[index] = value: an element chosen at run time
 
 
 @dataclass(eq=False)

@@ -75,6 +75,25 @@ class Vec:
         return self.name
 
 
+@dataclass(frozen=True)
+class Arr:
+    """A thread-local array `T name[n]`: declared, indexed and assigned element by element."""
+
+    elem: Scalar
+    n: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.elem.name}[{self.n}]"
+
+    @property
+    def kind(self) -> str:
+        return self.elem.kind
+
+    def __str__(self) -> str:
+        return self.name
+
+
 _STORAGE = {
     "bool": "bool", "char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16",
     "int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64",
@@ -99,11 +118,11 @@ FLOATS = (HALF, BFLOAT, FLOAT)
 SCALARS = (BOOL,) + INTEGERS + FLOATS
 BY_NAME = {t.name: t for t in SCALARS}
 
-Type = Scalar | Vec
+Type = Scalar | Vec | Arr
 
 
 def elem(t: Type) -> Scalar:
-    return t.elem if isinstance(t, Vec) else t
+    return t.elem if isinstance(t, (Vec, Arr)) else t
 
 
 def width(t: Type) -> int:
