@@ -384,16 +384,20 @@ class ExprGen:
         if e.is_float:
             names.remove("simd_product")  # only in its exact form below
         fn = self.rng.choice(names)
+        width = 32
+        if fn not in ("simd_shuffle_rotate_up", "simd_shuffle_rotate_down", "simd_ballot") and self.chance(0.25):
+            fn, width = "quad_" + fn[len("simd_"):], 4
         x = self.expr(ty, depth)
         args = [x]
-        if fn in ("simd_broadcast",):
-            args.append(t.Lit(ty=UINT, value=self.rng.randrange(32)))
-        elif fn == "simd_shuffle":
-            args.append(t.Binary(ty=UINT, op="&", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=31)))
-        elif fn in ("simd_shuffle_xor",):
-            args.append(t.Lit(ty=UINT, value=self.rng.randrange(1, 32)))
-        elif fn.startswith("simd_shuffle_"):
-            args.append(t.Lit(ty=UINT, value=self.rng.randrange(0, 32)))
+        base = fn.split("_", 1)[1]
+        if base == "broadcast":
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(width)))
+        elif base == "shuffle":
+            args.append(t.Binary(ty=UINT, op="&", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=width - 1)))
+        elif base == "shuffle_xor":
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(1, width)))
+        elif base.startswith("shuffle_"):
+            args.append(t.Lit(ty=UINT, value=self.rng.randrange(0, width)))
         args = [args[0]] + [t.Convert(ty=USHORT, a=a) for a in args[1:]]
         return t.Simd(ty=ty, fn=fn, args=args)
 

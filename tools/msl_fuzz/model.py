@@ -91,6 +91,9 @@ class Model:
         frame = Frame(self.lanes)
         for name, value in self.builtins.items():
             frame.vars[name] = (UINT, value)
+        for b in self.prog.buffers:
+            if b.role == "scalar":  # the same value in every thread
+                frame.vars[b.name] = (b.ty, np.repeat(b.data[:1], self.lanes, axis=0))
         self.block(self.prog.body, np.ones(self.lanes, dtype=bool), frame)
         return self.memory
 
@@ -264,7 +267,7 @@ class Model:
 
     def ev_simd(self, e, mask, f):
         args = [self.ev(a, mask, f) for a in e.args]
-        groups = mask.reshape(-1, 32)
+        groups = mask.reshape(-1, 4 if e.fn.startswith("quad_") else 32)
         if not (groups.all(axis=1) | ~groups.any(axis=1)).all():
             raise ProgramError(f"{e.fn} reached by part of a SIMD-group")
         value, bad = simd_function(e.fn, args, [a.ty for a in e.args], e.ty, self.lanes)
@@ -395,6 +398,18 @@ class Model:
         self.block(s.then, mask & c, f)
         if s.orelse:
             self.block(s.orelse, mask & ~c, f)
+
+    def st_switch(self, s, mask, f):
+        value = self.ev(s.value, mask, f)
+        matched = np.zeros(self.lanes, dtype=bool)
+        for case in s.cases:
+            matched |= np.isin(value, case.labels)
+        falling = np.zeros(self.lanes, dtype=bool)
+        for case in s.cases:
+            entered = falling | (mask & np.isin(value, case.labels))
+            self.block(case.body, entered, f)
+            falling = entered & ~f.returned if case.falls else np.zeros(self.lanes, dtype=bool)
+        self.block(s.default, falling | (mask & ~matched), f)
 
     def st_for(self, s, mask, f):
         start = self.ev(s.start, mask, f)

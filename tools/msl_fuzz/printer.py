@@ -173,6 +173,20 @@ class Printer:
             if s.orelse:
                 lines += [f"{pad}}} else {{"] + self.block(s.orelse, indent + 1)
             return lines + [f"{pad}}}"]
+        if isinstance(s, t.Switch):
+            lines = [f"{pad}switch ({self.expr(s.value)}) {{"]
+            for case in s.cases:
+                lines += [f"{pad}case {label}:" for label in case.labels]
+                lines += [f"{pad}{{"] + self.block(case.body, indent + 1) + [f"{pad}}}"]
+                if not case.falls:
+                    lines.append(f"{pad}    break;")
+            lines += [f"{pad}default:", f"{pad}{{"] + self.block(s.default, indent + 1) + [f"{pad}}}", f"{pad}}}"]
+            return lines
+        if isinstance(s, t.For) and s.style == "while":
+            step = f"{s.var} += {s.step}"
+            return ([f"{pad}{{", f"{pad}    {self.type_name(s.ty)} {s.var} = {self.expr(s.start)};",
+                     f"{pad}    while ({s.var} {s.compare} {self.expr(s.end)}) {{"]
+                    + self.block(s.body, indent + 2) + [f"{pad}        {step};", f"{pad}    }}", f"{pad}}}"])
         if isinstance(s, t.For):
             step = f"{s.var} += {s.step}" if s.step > 0 else f"{s.var} >>= {-s.step}"
             head = f"for ({self.type_name(s.ty)} {s.var} = {self.expr(s.start)}; {s.var} {s.compare} {self.expr(s.end)}; {step})"
@@ -224,6 +238,10 @@ def kernel_source(prog: t.Program) -> str:
     for index, b in enumerate(prog.buffers):
         if b.role == "atomic":
             params.append(f"device atomic_{b.ty.name}* {b.name} [[buffer({index})]]")
+        elif b.role == "scalar":
+            params.append(f"constant {p.type_name(b.ty)}& {b.name} [[buffer({index})]]")
+        elif b.space == "constant":
+            params.append(f"constant {p.type_name(b.ty, b.packed)}* {b.name} [[buffer({index})]]")
         else:
             const = "const " if b.role == "in" else ""
             params.append(f"{const}device {p.type_name(b.ty, b.packed)}* {b.name} [[buffer({index})]]")

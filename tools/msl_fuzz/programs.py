@@ -17,7 +17,7 @@ from .expressions import Context, ExprGen, Var, random_float, random_int
 from .model import ProgramError
 from .repair import make_defined
 from .statements import ATOMIC_INT_FAMILIES, StmtGen
-from .types import BOOL, FLOAT, FLOATS, INT, INTEGERS, SCALARS, UINT, Scalar, Type, Vec, elem
+from .types import BFLOAT, BOOL, FLOAT, FLOATS, INT, INTEGERS, SCALARS, UINT, Scalar, Type, Vec, elem
 from .values import constant, float_array, ints
 
 CATEGORIES = {
@@ -77,7 +77,12 @@ def input_data(rng: random.Random, ty: Type, length: int, finite: bool = False) 
 def make_buffers(rng: random.Random, palette: list, vectors: bool, threads: int, features: set) -> list:
     buffers = []
     for i, s in enumerate(palette):
-        buffers.append(t.Buffer(name=f"in{i}", ty=s, role="in", length=threads, data=input_data(rng, s, threads)))
+        space = "constant" if rng.random() < 0.3 else "device"
+        buffers.append(t.Buffer(name=f"in{i}", ty=s, role="in", length=threads, space=space,
+                                data=input_data(rng, s, threads)))
+    if rng.random() < 0.5:
+        s = rng.choice([x for x in palette if x not in (BFLOAT, BOOL)] or [INT])
+        buffers.append(t.Buffer(name="k0", ty=s, role="scalar", length=1, data=input_data(rng, s, 1)))
     if vectors:
         s = rng.choice(palette)
         ty = Vec(s, rng.choice([2, 3, 4]))
@@ -155,6 +160,9 @@ def build(rng: random.Random, name: str, category: str) -> t.Program:
     ctx = Context(rng=rng, threads=threads, palette=palette, vectors=vectors,
                   inputs=[b for b in buffers if b.role == "in"],
                   helpers=[h for h in prog.helpers if not h.collective], simd="simd" in features)
+    for b in buffers:
+        if b.role == "scalar":
+            ctx.declare(Var(b.name, b.ty, mutable=False))
     gen = StmtGen(ctx, prog, features)
     depth = 3 if category == "control" else 2
     for _ in range(rng.randint(3, 9)):

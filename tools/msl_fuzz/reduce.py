@@ -42,6 +42,8 @@ def blocks(prog: t.Program):
                 stack += [s.then, s.orelse]
             elif isinstance(s, t.For):
                 stack.append(s.body)
+            elif isinstance(s, t.Switch):
+                stack += [c.body for c in s.cases] + [s.default]
 
 
 def renamed(prog: t.Program, name: str) -> t.Program:

@@ -159,7 +159,7 @@ def repaired(node):
         return None
     if isinstance(node, t.Simd):
         x = node.args[0]
-        if node.fn in ("simd_min", "simd_max"):
+        if node.fn in ("simd_min", "simd_max", "quad_min", "quad_max"):
             return t.Simd(ty=node.ty, fn=node.fn, args=[plus_zero(clamped_float(x))] + node.args[1:])
         return t.Simd(ty=node.ty, fn=node.fn, args=[exactly_summable(x)] + node.args[1:])
     return None

@@ -45,9 +45,9 @@ def _exact_product(values: np.ndarray, t: Scalar) -> bool:
     return magnitudes.count(2.0) <= t.max_exp - 1 and magnitudes.count(0.5) <= t.max_exp - 2
 
 
-def _groups(value: np.ndarray) -> np.ndarray:
-    """(groups, 32, ...) view of per-lane values."""
-    return value.reshape((-1, WIDTH) + value.shape[1:])
+def _groups(value: np.ndarray, width: int) -> np.ndarray:
+    """(groups, width, ...) view of per-lane values."""
+    return value.reshape((-1, width) + value.shape[1:])
 
 
 def _reduce(fn: str, g: np.ndarray, t: Scalar):
@@ -91,7 +91,7 @@ def _prefix(kind: str, g: np.ndarray, t: Scalar, inclusive: bool):
     out = np.empty_like(work)
     identity = np.zeros_like(work[0]) if kind == "sum" else np.ones_like(work[0])
     acc = None
-    for lane in range(WIDTH):
+    for lane in range(len(g)):
         previous = identity if acc is None else acc
         acc = work[lane] if acc is None else (acc + work[lane] if kind == "sum" else acc * work[lane])
         if t.is_int:
@@ -104,9 +104,9 @@ def _prefix(kind: str, g: np.ndarray, t: Scalar, inclusive: bool):
     return float_array(out, t), ok
 
 
-def _source_lanes(fn: str, args: list, lanes: int) -> np.ndarray:
-    """For each lane, the lane of its SIMD-group whose value it receives."""
-    me = np.arange(lanes) % WIDTH
+def _source_lanes(fn: str, args: list, lanes: int, width: int) -> np.ndarray:
+    """For each lane, the lane of its SIMD-group (quad) whose value it receives."""
+    me = np.arange(lanes) % width
     base = np.arange(lanes) - me
     if fn == "simd_broadcast_first":
         return base
@@ -118,40 +118,41 @@ def _source_lanes(fn: str, args: list, lanes: int) -> np.ndarray:
     elif fn == "simd_shuffle_up":
         src = np.where(me >= k, me - k, me)
     elif fn == "simd_shuffle_down":
-        src = np.where(me + k < WIDTH, me + k, me)
+        src = np.where(me + k < width, me + k, me)
     elif fn == "simd_shuffle_rotate_up":
-        src = (me - k) % WIDTH
+        src = (me - k) % width
     elif fn == "simd_shuffle_rotate_down":
-        src = (me + k) % WIDTH
+        src = (me + k) % width
     else:
         raise ValueError(fn)
-    if ((src < 0) | (src >= WIDTH)).any():
+    if ((src < 0) | (src >= width)).any():
         raise ValueError(f"{fn} reads a lane outside its SIMD-group")
     return base + src
 
 
 def simd_function(fn: str, args: list, arg_types: list[Type], result: Type, lanes: int):
-    """(value, undefined lanes) of a SIMD-group function called by whole SIMD-groups."""
+    """(value, undefined lanes) of a SIMD-group (or quad-group) function called by whole groups."""
+    width = 4 if fn.startswith("quad_") else WIDTH
+    fn = "simd_" + fn.split("_", 1)[1]
     undefined = np.zeros(lanes, dtype=bool)
     if fn == "simd_is_first":
-        return np.arange(lanes) % WIDTH == 0, undefined
+        return np.arange(lanes) % width == 0, undefined
     x = args[0]
     if fn in ("simd_all", "simd_any", "simd_ballot"):
-        g = _groups(x.astype(bool))
+        g = _groups(x.astype(bool), width)
         if fn == "simd_all":
-            return np.repeat(g.all(axis=1), WIDTH), undefined
+            return np.repeat(g.all(axis=1), width), undefined
         if fn == "simd_any":
-            return np.repeat(g.any(axis=1), WIDTH), undefined
-        weights = [1 << i for i in range(WIDTH)]
-        votes = [sum(w for w, b in zip(weights, row) if b) for row in g]
+            return np.repeat(g.any(axis=1), width), undefined
+        votes = [sum(1 << i for i, b in enumerate(row) if b) for row in g]
         value = np.empty(lanes, dtype=object)
         for i, v in enumerate(votes):
-            value[i * WIDTH:(i + 1) * WIDTH] = v
+            value[i * width:(i + 1) * width] = v
         return convert(value, ULONG, result)[0], undefined
     if fn.startswith("simd_shuffle") or fn.startswith("simd_broadcast"):
-        return x[_source_lanes(fn, args, lanes)], undefined
+        return x[_source_lanes(fn, args, lanes, width)], undefined
     t = elem(arg_types[0])
-    groups = _groups(x)
+    groups = _groups(x, width)
     out = np.empty_like(groups)
     for gi, g in enumerate(groups):
         if fn.startswith("simd_prefix_"):
@@ -163,5 +164,5 @@ def simd_function(fn: str, args: list, arg_types: list[Type], result: Type, lane
             r, ok = _reduce(fn[len("simd_"):], g, t)
             out[gi] = np.broadcast_to(r, g.shape)
         if not ok:
-            undefined[gi * WIDTH:(gi + 1) * WIDTH] = True
+            undefined[gi * width:(gi + 1) * width] = True
     return out.reshape(x.shape), undefined

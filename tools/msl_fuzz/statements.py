@@ -55,7 +55,7 @@ class StmtGen:
         if ctx.builtins:
             makers += [(self.store, 0.8)]
         if depth > 0:
-            makers += [(self.if_else, 1.5), (self.loop, 1.2)]
+            makers += [(self.if_else, 1.5), (self.loop, 1.2), (self.switch, 0.5)]
         if in_loop and ctx.level == "thread":
             makers += [(self.break_continue, 0.6)]
         if "atomic" in self.features:
@@ -182,12 +182,33 @@ class StmtGen:
             end = t.Binary(ty=var_ty, op="&", a=bound, b=t.Lit(ty=var_ty, value=self.rng.choice([3, 7])))
             level = "thread"
         step = self.rng.choice([1, 1, 2])
+        # a while loop steps at the end of its body: a `continue` would skip the step
+        style = "while" if self.chance(0.25) else "for"
         self.ctx.scopes.append([Var(var, var_ty, mutable=False)])
         self.loop_depth += 1
-        body = self.with_level(level, lambda: self.block(self.rng.randint(1, 4), depth - 1, not uniform))
+        body = self.with_level(level, lambda: self.block(self.rng.randint(1, 4), depth - 1,
+                                                         not uniform and style == "for"))
         self.loop_depth -= 1
         self.ctx.scopes.pop()
-        return [t.For(var=var, ty=var_ty, start=t.Lit(ty=var_ty, value=start), end=end, step=step, body=body)]
+        return [t.For(var=var, ty=var_ty, start=t.Lit(ty=var_ty, value=start), end=end, step=step, body=body,
+                      style=style)]
+
+    def switch(self, depth: int, in_loop: bool) -> list:
+        """A switch over a small integer; cases with several labels, some falling through.
+        Its bodies hold no break or continue of their own (they would end the switch)."""
+        ty = self.rng.choice([INT, UINT])
+        span = self.rng.choice([4, 8])
+        value = t.Binary(ty=ty, op="&", a=self.ex.expr(ty, 2), b=t.Lit(ty=ty, value=span - 1))
+        labels = list(range(span))
+        self.rng.shuffle(labels)
+        cases = []
+        while labels and len(cases) < 3:
+            take = labels[:self.rng.randint(1, 2)]
+            labels = labels[len(take):]
+            body = self.with_level("thread", lambda: self.block(self.rng.randint(1, 2), depth - 1, False))
+            cases.append(t.Case(labels=sorted(take), body=body, falls=self.chance(0.3)))
+        default = self.with_level("thread", lambda: self.block(self.rng.randint(0, 2), depth - 1, False))
+        return [t.Switch(value=value, cases=cases, default=default)]
 
     def break_continue(self, depth: int, in_loop: bool) -> list:
         jump = t.Break() if self.chance(0.5) else t.Continue()

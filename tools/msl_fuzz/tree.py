@@ -191,6 +191,27 @@ class For(Stmt):
     step: int = 1
     body: list = field(default_factory=list)
     compare: str = "<"
+    style: str = "for"  # or "while": { T var = start; while (var < end) { body; var += step; } }
+
+
+@dataclass(eq=False)
+class Case(Stmt):
+    """One `case a: case b: { body } [break;]` of a Switch (not a statement of its own).
+
+    A case that `falls` has no break: its threads go on into the next case."""
+
+    labels: list = field(default_factory=list)
+    body: list = field(default_factory=list)
+    falls: bool = False
+
+
+@dataclass(eq=False)
+class Switch(Stmt):
+    """switch (value) { cases ... default: { body } }."""
+
+    value: Expr | None = None
+    cases: list = field(default_factory=list)  # [Case]
+    default: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -257,8 +278,9 @@ class Buffer:
 
     name: str
     ty: Type  # element type (a scalar or a vector)
-    role: str  # "in", "out", "atomic"
+    role: str  # "in", "out", "atomic", or "scalar" (a `constant T&` parameter)
     length: int
+    space: str = "device"  # an input may be `constant T*`
     packed: bool = False
     data: object = None  # model array of the initial contents
     atomic_ops: tuple = ()  # an atomic buffer's operations: ones that commute with each other
