@@ -89,7 +89,11 @@ def _prefix(kind: str, g: np.ndarray, t: Scalar, inclusive: bool):
     """Inclusive or exclusive prefix sums or products over one SIMD-group's lanes."""
     work = g if t.is_int else g.astype(np.float64)
     out = np.empty_like(work)
-    identity = np.zeros_like(work[0]) if kind == "sum" else np.ones_like(work[0])
+    one = 0 if kind == "sum" else 1
+    if work.ndim == 1:  # scalars: a Python int (exact arithmetic) or a float
+        identity = one if t.is_int else float(one)
+    else:
+        identity = np.full_like(work[0], one)
     acc = None
     for lane in range(len(g)):
         previous = identity if acc is None else acc
