@@ -307,7 +307,7 @@ _PARAMS: dict = {}
 
 def _params(device, values):
     """The small read-only int64 argument of shapes/strides/offsets; equal ones are shared."""
-    key = (device.backend, device.index, values)
+    key = (device, values)
     buf = _PARAMS.get(key)
     if buf is None:
         if len(_PARAMS) > 1024:

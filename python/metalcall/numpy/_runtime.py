@@ -28,7 +28,7 @@ def default_device() -> mc.Device:
     global _default_device
     if _default_device is None:
         _default_device = mc.Device()
-        _seen.setdefault((_default_device.backend, _default_device.index), _default_device)
+        _seen.setdefault(_default_device, _default_device)
     return _default_device
 
 
@@ -49,25 +49,27 @@ def default_device_scope(device):
         _state.device = old
 
 
-_seen: dict = {}  # every device arrays were made on, for synchronize()
+# Every device arrays were made on, for synchronize(). Keyed (like the caches below) by the Device
+# itself: cpu:0 and cpu:0 checked are two devices, and a checked one must run its own kernels.
+_seen: dict = {}
 
 
 def as_device(device) -> mc.Device:
     if device is None:
         return default_device()
     if isinstance(device, mc.Device):
-        _seen.setdefault((device.backend, device.index), device)
+        _seen.setdefault(device, device)
         return device
     if isinstance(device, (str, int)):
         d = mc.Device(device)
-        _seen.setdefault((d.backend, d.index), d)
+        _seen.setdefault(d, d)
         return d
     raise TypeError(f"metalcall.numpy: {device!r} is not a device (use a metalcall.Device or a name like 'cpu')")
 
 
 def kernel(device, source: str, name: str):
     """The compiled kernel `name` of `source` on `device`, compiled once per process."""
-    key = (device.backend, device.index, source, name)
+    key = (device, source, name)
     kern = _kernels.get(key)
     if kern is None:
         lib = device.compile(source, fast_math=False)  # IEEE: NaN and inf behave as in NumPy
@@ -121,7 +123,7 @@ def result_buffer(device, shape, dtype):
         nbytes *= n
     if nbytes < _POOL_MIN_BYTES:
         return device.empty(shape, dtype)
-    key = (device.backend, device.index, tuple(shape), dtype)
+    key = (device, tuple(shape), dtype)
     bucket = _POOL.setdefault(key, [])
     for buf in bucket:
         if sys.getrefcount(buf) == 3:  # the bucket, this loop variable and getrefcount's argument
