@@ -223,3 +223,22 @@ def test_buffers_of_another_device_are_refused(cpu_device):
     foreign = cpu_device.empty(16, np.float32)
     with pytest.raises(mc.ArgumentError, match="lives on cpu:0 but the kernel runs on metal-sim:0"):
         lib.scale(16, foreign, np.float32(2.0))
+
+
+def test_pipelines_run_with_their_own_simd_width(rng):
+    """P2.1 item 4: a pipeline's SIMD-group width is its own (threadExecutionWidth); the device's
+    simd_width (a probe pipeline's, 16 on the simulated Intel GPU) may differ. Kernels that bake a
+    width in (metalcall.numpy's reductions and scans) use the pipeline's and agree with NumPy."""
+    import metalcall.numpy as mnp
+
+    sim = mc.Device("metal-sim", family="intel")
+    kernel = sim.compile(SRC).mul
+    assert sim.simd_width == 16 and kernel.thread_execution_width == 32
+    x = rng.random(300_007).astype(np.float32)
+    with mnp.device_scope(sim):
+        a = mnp.asarray(x)
+        np.testing.assert_allclose(float(mnp.sum(a)), float(x.sum(dtype=np.float64)), rtol=1e-4)
+        np.testing.assert_allclose(float(mnp.max(a)), float(x.max()))
+        np.testing.assert_allclose(np.asarray(mnp.cumsum(a)), np.cumsum(x, dtype=np.float64), rtol=1e-3)
+    cpu = mc.Device("cpu")
+    assert cpu.compile(SRC).mul.thread_execution_width == cpu.simd_width

@@ -278,6 +278,11 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
       }, "True when the kernel may reach a barrier, a SIMD- or quad-group function or a SIMD-group matrix "
          "(the CPU backend then runs its threads as fibers, CUDA launches whole threadgroups); False when "
          "none can be reached (a plain loop); None where the backend does not say (Metal).")
+      .def_property_readonly("thread_execution_width", [](const Kernel& k) {
+        const unsigned width = k.info().thread_execution_width;
+        return width ? width : k.device().info().simd_width;
+      }, "The SIMD-group width this kernel's pipeline runs with: on Metal each pipeline has its own "
+         "(threadExecutionWidth, 8 to 64 on Intel and AMD GPUs), which may differ from Device.simd_width.")
       .def("__repr__", [](const Kernel& k) { return "<metalcall.Kernel " + signature(k.info()) + ">"; });
   g_kernel_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }

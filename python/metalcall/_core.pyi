@@ -430,6 +430,10 @@ class Kernel(metaclass=_pybind11_type):
     def threads_synchronise(self) -> bool | None:
         """True when the kernel may reach a barrier or SIMD-group function (CPU: fibers), False
         when it cannot (CPU: a plain loop), None where the backend does not say (Metal)."""
+    @property
+    def thread_execution_width(self) -> int:
+        """The SIMD-group width this kernel's pipeline runs with (Metal: per pipeline; may differ from
+        Device.simd_width)."""
     # Written in Python (metalcall/_benchmark.py) and set on the class by metalcall/__init__.py.
     def benchmark(
         self,

@@ -64,7 +64,7 @@ std::shared_ptr<PlanProgram> program(const std::string& name, std::vector<ParamI
   info.name = name;
   info.params = std::move(params);
   info.max_total_threads_per_threadgroup = 1024;
-  return std::make_shared<PlanProgram>(std::move(info), device, 0, 32);
+  return std::make_shared<PlanProgram>(std::move(info), device, 0);
 }
 
 DispatchCommand call(const std::shared_ptr<PlanProgram>& p, std::vector<BoundArgument> args, std::uint32_t n = 64) {

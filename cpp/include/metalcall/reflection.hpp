@@ -92,6 +92,9 @@ struct KernelInfo {
   std::vector<ParamInfo> params;  // in declaration order
   unsigned max_total_threads_per_threadgroup = 0;  // the kernel's limit on this device
   unsigned declared_max_threads = 0;  // [[max_total_threads_per_threadgroup(N)]], 0 if none
+  // The SIMD-group width this pipeline runs with (Metal: its threadExecutionWidth, 8 to 64 on Intel
+  // and AMD GPUs, not always the device's simd_width); 0: the device's simd_width.
+  unsigned thread_execution_width = 0;
   int line = 0;
   // The translating backends' verdict (msl/analysis/sync_reachability.hpp): true when the
   // kernel may reach a barrier, a SIMD- or quad-group function or a SIMD-group matrix (or

@@ -62,7 +62,7 @@ class MetalProgram final : public PlanProgram {
  public:
   /** Takes over one reference to an id<MTLComputePipelineState> (__bridge_retained). */
   MetalProgram(KernelInfo info, void* retained_pipeline, std::uint64_t registry_id,
-               std::size_t static_threadgroup_memory, unsigned thread_execution_width);
+               std::size_t static_threadgroup_memory);
   ~MetalProgram() override;  // metal_compiler.mm: releases the pipeline
   MetalProgram(const MetalProgram&) = delete;
   MetalProgram& operator=(const MetalProgram&) = delete;

@@ -25,8 +25,8 @@
 namespace metalcall::metal {
 
 MetalProgram::MetalProgram(KernelInfo info, void* retained_pipeline, std::uint64_t registry_id,
-                           std::size_t static_threadgroup_memory, unsigned thread_execution_width)
-    : PlanProgram(std::move(info), registry_id, static_threadgroup_memory, thread_execution_width),
+                           std::size_t static_threadgroup_memory)
+    : PlanProgram(std::move(info), registry_id, static_threadgroup_memory),
       pipeline_(retained_pipeline) {}
 
 MetalProgram::~MetalProgram() {
@@ -352,9 +352,9 @@ class MetalLibrary final : public BackendLibrary {
     if (source_info) merge_reflection(info, bindings);
     if (source_info) msl::enable_params(info, declared_constants(), constants);  // as on the CPU and CUDA
     info.max_total_threads_per_threadgroup = static_cast<unsigned>([pipeline maxTotalThreadsPerThreadgroup]);
+    info.thread_execution_width = static_cast<unsigned>([pipeline threadExecutionWidth]);
     return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline, registry_id_,
-                                          [pipeline staticThreadgroupMemoryLength],
-                                          static_cast<unsigned>([pipeline threadExecutionWidth]));
+                                          [pipeline staticThreadgroupMemoryLength]);
   }
 
   // The source's constants as msl::enable_params takes them.

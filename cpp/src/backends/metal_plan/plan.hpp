@@ -20,23 +20,16 @@ namespace metalcall::metal {
 /** A pipeline as both drivers hold it: what the planner needs to know of it. */
 class PlanProgram : public Program {
  public:
-  PlanProgram(KernelInfo info, std::uint64_t registry_id, std::size_t static_threadgroup_memory,
-              unsigned thread_execution_width)
-      : Program(std::move(info)),
-        registry_id_(registry_id),
-        static_threadgroup_memory_(static_threadgroup_memory),
-        thread_execution_width_(thread_execution_width) {}
+  PlanProgram(KernelInfo info, std::uint64_t registry_id, std::size_t static_threadgroup_memory)
+      : Program(std::move(info)), registry_id_(registry_id), static_threadgroup_memory_(static_threadgroup_memory) {}
   /** The registryID of the device it was built on. */
   std::uint64_t registry_id() const { return registry_id_; }
   /** Threadgroup memory the kernel declares itself, in bytes (staticThreadgroupMemoryLength). */
   std::size_t static_threadgroup_memory() const { return static_threadgroup_memory_; }
-  /** The pipeline's threadExecutionWidth: its SIMD-group width. */
-  unsigned thread_execution_width() const { return thread_execution_width_; }
 
  private:
   std::uint64_t registry_id_;
   std::size_t static_threadgroup_memory_;
-  unsigned thread_execution_width_;
 };
 
 /** A Buffer's memory as both drivers hold it: an MTLBuffer (or its simulation) of one device. */

@@ -22,6 +22,8 @@
 namespace metalcall::metal_sim {
 namespace {
 
+// The kernels run on the CPU backend, whose SIMD-groups are 32 wide: so is every simulated pipeline.
+constexpr unsigned kExecutedSimdWidth = 32;
 // Registry ids of simulated devices: far from the ids macOS gives real GPUs.
 constexpr std::uint64_t kRegistryIdBase = 0x5100000000000000ull;
 
@@ -41,7 +43,8 @@ class SimLibrary final : public BackendLibrary {
     info.max_total_threads_per_threadgroup =
         std::min(info.max_total_threads_per_threadgroup ? info.max_total_threads_per_threadgroup : 1024u,
                  shape.max_total_threads_per_threadgroup);
-    return std::make_shared<SimProgram>(std::move(cpu), std::move(info), registry_id_, shape.thread_execution_width);
+    info.thread_execution_width = kExecutedSimdWidth;
+    return std::make_shared<SimProgram>(std::move(cpu), std::move(info), registry_id_);
   }
 
  private:
@@ -57,9 +60,9 @@ DeviceInfo describe(const GpuFamily& family, std::uint64_t registry_id, const De
   info.index = 0;
   info.architecture = family.architecture;
   info.max_threads_per_threadgroup = family.max_threads_per_threadgroup;
-  // What kernels see: they run on the CPU backend, whose SIMD-groups are 32 wide, whatever a
-  // pipeline's threadExecutionWidth says (docs/metal-backend.md: not simulated yet).
-  info.simd_width = 32;
+  // What a probe pipeline of the family reports, as Metal's device-wide figure did before P2.1
+  // item 4: not always what a given pipeline runs with (Kernel.thread_execution_width).
+  info.simd_width = family.probe_simd_width;
   info.unified_memory = family.unified_memory;
   info.memory_size = host.memory_size;
   info.max_buffer_length = family.max_buffer_length;

@@ -43,8 +43,8 @@ SimBufferStorage::SimBufferStorage(std::size_t nbytes, std::size_t page_size, st
   data_ = memory_->data();
 }
 
-SimProgram::SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint64_t registry_id, unsigned width)
-    : PlanProgram(std::move(info), registry_id, 0, width), cpu_(std::move(cpu)) {
+SimProgram::SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint64_t registry_id)
+    : PlanProgram(std::move(info), registry_id, 0), cpu_(std::move(cpu)) {
   automatic_threadgroup_limit_ = cpu_->automatic_threadgroup_limit();
 }
 

@@ -47,7 +47,7 @@ class SimBufferStorage final : public metal::PlanBufferStorage {
 /** A pipeline of the simulated device: the kernel built for the CPU, with the limits a pipeline of the family reports. */
 class SimProgram final : public metal::PlanProgram {
  public:
-  SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint64_t registry_id, unsigned width);
+  SimProgram(std::shared_ptr<Program> cpu, KernelInfo info, std::uint64_t registry_id);
   const std::shared_ptr<Program>& cpu() const { return cpu_; }
 
  private:

@@ -3,7 +3,9 @@
 // non-uniform threadgroups from Apple4 and on Mac2 (so apple3 models a GPU without them: 16 KB,
 // dispatchThreadgroups only); 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
-// SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs; 32 or 64 on AMD GPUs.
+// SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs; 32 or 64 on AMD GPUs. The
+// simulated pipelines run 32 wide (the CPU backend's SIMD-groups); the Intel and AMD devices report
+// the width a probe pipeline might (16, 64) as their simd_width, which a pipeline need not have.
 #include "backends/metal_sim/sim_families.hpp"
 
 #include <algorithm>
@@ -18,32 +20,32 @@ namespace {
 
 constexpr std::uint64_t kGuaranteedBufferLength = std::uint64_t(256) << 20;
 
-GpuFamily family(std::string name, std::string architecture, std::string gpu, std::vector<unsigned> widths,
+GpuFamily family(std::string name, std::string architecture, std::string gpu, unsigned probe_width,
                  std::vector<unsigned> limits) {
   GpuFamily f;
   f.name = std::move(name);
   f.architecture = std::move(architecture);
   f.gpu = std::move(gpu);
   f.max_buffer_length = kGuaranteedBufferLength;
-  f.simd_widths = std::move(widths);
+  f.probe_simd_width = probe_width;
   f.pipeline_thread_limits = std::move(limits);
   return f;
 }
 
 std::vector<GpuFamily> make_families() {
   std::vector<GpuFamily> all;
-  all.push_back(family("apple7", "apple7", "Apple M1", {32}, {1024, 1024, 896, 768}));
-  all.push_back(family("apple8", "apple8", "Apple M2", {32}, {1024, 1024, 896, 768}));
-  all.push_back(family("apple9", "apple9", "Apple M3", {32}, {1024, 1024, 896, 768}));
-  GpuFamily apple3 = family("apple3", "apple3", "Apple A9", {32}, {1024, 512});
+  all.push_back(family("apple7", "apple7", "Apple M1", 32, {1024, 1024, 896, 768}));
+  all.push_back(family("apple8", "apple8", "Apple M2", 32, {1024, 1024, 896, 768}));
+  all.push_back(family("apple9", "apple9", "Apple M3", 32, {1024, 1024, 896, 768}));
+  GpuFamily apple3 = family("apple3", "apple3", "Apple A9", 32, {1024, 512});
   apple3.threadgroup_memory_length = 16384;
   apple3.nonuniform_threadgroups = false;
   all.push_back(apple3);
-  GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", {8, 16, 32}, {1024, 512, 256});
+  GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", 16, {1024, 512, 256});
   intel.page_size = 4096;
   intel.linear_texture_alignment = 256;
   all.push_back(intel);
-  GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", {32, 64}, {1024, 256});
+  GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", 64, {1024, 256});
   amd.page_size = 4096;
   amd.linear_texture_alignment = 256;
   amd.unified_memory = false;
@@ -89,10 +91,7 @@ std::string default_family() {
 PipelineShape pipeline_shape(const GpuFamily& family, const std::string& kernel_name) {
   const std::uint64_t h = stable_hash(kernel_name);
   PipelineShape shape;
-  shape.thread_execution_width = family.simd_widths[h % family.simd_widths.size()];
-  const unsigned limit = family.pipeline_thread_limits[(h >> 16) % family.pipeline_thread_limits.size()];
-  // A pipeline's limit is a whole number of SIMD-groups.
-  shape.max_total_threads_per_threadgroup = limit / shape.thread_execution_width * shape.thread_execution_width;
+  shape.max_total_threads_per_threadgroup = family.pipeline_thread_limits[(h >> 16) % family.pipeline_thread_limits.size()];
   return shape;
 }
 

@@ -20,7 +20,7 @@ struct GpuFamily {
   bool unified_memory = true;
   std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
   std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
-  std::vector<unsigned> simd_widths;                // threadExecutionWidth a pipeline may have
+  unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
 };
 
@@ -31,9 +31,9 @@ const GpuFamily& find_family(const std::string& name);
 /** The family Device("metal-sim") opens without family=: METALCALL_METAL_SIM_FAMILY, else apple7. */
 std::string default_family();
 
-/** What one pipeline of `family` reports, chosen by the kernel's name: varied, but the same every run. */
+/** What one pipeline of `family` reports, chosen by the kernel's name: varied, but the same every run.
+ * (Its threadExecutionWidth is 32: the kernels run on the CPU backend's 32-wide SIMD-groups.) */
 struct PipelineShape {
-  unsigned thread_execution_width = 32;
   unsigned max_total_threads_per_threadgroup = 1024;
 };
 PipelineShape pipeline_shape(const GpuFamily& family, const std::string& kernel_name);

@@ -7,7 +7,7 @@ import collections
 import functools
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,6 +28,20 @@ def kernel(dev: mc.Device, source: str, name: str, *, fast_math: bool = True) ->
         with _lock:
             _kernels[key] = k
     return k
+
+
+def simd_kernel(dev: mc.Device, source: Callable[[int], str], name: str, *, fast_math: bool = True) -> mc.Kernel:
+    """The kernel `name` of the source `source(width)` generates for a SIMD-group width, built for the
+    width its pipeline runs with: on Metal that is the pipeline's own threadExecutionWidth (8 to 64 on
+    Intel and AMD GPUs), which the device's simd_width need not be (P2.1 item 4)."""
+    width = dev.simd_width
+    for _ in range(3):
+        k = kernel(dev, source(width), name, fast_math=fast_math)
+        if k.thread_execution_width == width:
+            return k
+        width = k.thread_execution_width
+    raise mc.DeviceError(f"[metalcall.numpy] kernel {name!r}: its pipeline's SIMD-group width changes with the width "
+                         "written into its source; please report this with the device's name")
 
 
 # Dropping a Completion waits for its work, so launches keep theirs here until it is done; the

@@ -243,18 +243,16 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     chunk = -(-n // c) if n else 0
     if c > 1:
         c = -(-n // chunk)
-    w = dev.simd_width
     # Fast math lets the compiler reassociate sums; NaN tests need it off (Metal's fast math
     # may assume there are no NaNs).
     fast = op in ("sum", "prod", "any", "all")
 
     def kern(first: bool, final: bool) -> mc.Kernel:
         out_t = ("long" if arg else cache.msl_type(D)) if final else As
-        if group:
-            source = _group_source(op, Ts, As, out_t, first, final, is_float, ident, _TG, w)
-        else:
-            source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
-        return cache.kernel(dev, source, "red", fast_math=fast)
+        if group:  # SIMD shuffles over the width the pipeline runs with
+            return cache.simd_kernel(dev, lambda w: _group_source(op, Ts, As, out_t, first, final, is_float, ident,
+                                                                  _TG, w), "red", fast_math=fast)
+        return cache.kernel(dev, _loop_source(op, Ts, As, out_t, first, final, is_float, ident), "red", fast_math=fast)
 
     tg = (_TG, 1) if group else None
     if c == 1:
