@@ -7,6 +7,7 @@
 #include <set>
 
 #include "msl/analysis/call_graph.hpp"
+#include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 
@@ -326,6 +327,9 @@ class RuleChecker {
                "no function pointers");
       if (x.kind != TokenKind::identifier) continue;
       const std::string& id = x.text;
+      // Before the member test: `a.mtl_count` names the checked pointer's state as surely as
+      // `metal::mtl_checked<float>` names its type.
+      if (const char* why = implementation_name(id)) refuse(i, "'" + id + "' " + why, "no names of metalcall's implementation");
       const bool member = i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->"));
       if (member) continue;
       // Most identifiers are none of the words below: one lookup instead of a chain of compares.
@@ -376,7 +380,8 @@ class RuleChecker {
   }
 
   // A reserved name (`__x`, `_X`) the source may use: its own types and functions (MLX
-  // has `struct __None`), Apple's __metal_* intrinsics and __METAL_*__ macros, the
+  // has `struct __None`), those the prelude declares (Apple's public-internal names),
+  // Apple's __metal_* intrinsics and __METAL_*__ macros, the
   // compile-time type traits (__is_empty(T)), the compilers' predefined constants and a
   // few spellings MSL code uses.
   // The integer builtins of Apple's clang that production MSL calls (MLX's fft.h and
@@ -392,7 +397,9 @@ class RuleChecker {
   bool reserved_name_allowed(const std::string& id) const {
     static const auto& spellings = *new std::set<std::string>{"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
                                                     "__extension__", "__inline", "__inline__", "__alignof__"};
-    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id) || allowed_builtin(id)) return true;
+    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id) || allowed_builtin(id) ||
+        prelude_reserved_names().count(id))
+      return true;
     if (id.rfind("__metal_", 0) == 0 || id.rfind("__METAL_", 0) == 0 || id.rfind("__is_", 0) == 0 ||
         id.rfind("__has_", 0) == 0)
       return true;
@@ -540,8 +547,9 @@ class RuleChecker {
 
 }  // namespace
 
-void check_msl_rules(const std::vector<Token>& tokens, const std::string& source) {
+void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked) {
   RuleChecker(tokens, source).run();
+  check_implementation_rules(tokens, source, checked);
 }
 
 }  // namespace metalcall::msl

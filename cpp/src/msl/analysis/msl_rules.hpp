@@ -14,9 +14,10 @@ namespace metalcall::msl {
 /**
  * Throws CompileError at the first construct of `tokens` (the user's tokens, after
  * preprocessing when there was any) that MSL does not have; its message ends with
- * "[MSL rule: ...]". `source` is the user's text, for the error's line.
+ * "[MSL rule: ...]". `source` is the user's text, for the error's line. `checked`: the
+ * source is for checked mode, which refuses what could take its pointers apart.
  */
-void check_msl_rules(const std::vector<Token>& tokens, const std::string& source);
+void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked = false);
 
 /** Metal's argument-table limits (Metal feature set tables): the largest index of each. */
 constexpr int kMaxBufferIndex = 30;       // 31 buffer entries

@@ -110,18 +110,33 @@ void add_macro_names(const std::vector<Token>& t, std::map<std::string, Macro>& 
   }
 }
 
+// Every name the prelude's text has (what it declares and what it names), what it surely
+// declares itself (functions and types defined, macros), and its macros.
+struct PreludeNames {
+  std::set<std::string> all, declared, macros;
+};
+
+const PreludeNames& prelude_names() {
+  static const auto& names = *new PreludeNames([] {
+    PreludeNames n;
+    std::map<std::string, Macro> macros;
+    for (std::size_t i = 0; i < kPreludeTextCount; ++i) {
+      const std::vector<Token> tokens = tokenize(kPreludeTexts[i]);
+      const DeclaredNames d = declared_names(tokens);
+      for (const auto* group : {&d.functions, &d.prototypes, &d.types, &d.macros, &d.others})
+        n.all.insert(group->begin(), group->end());
+      n.macros.insert(d.macros.begin(), d.macros.end());
+      for (const auto* group : {&d.functions, &d.types, &d.macros}) n.declared.insert(group->begin(), group->end());
+      add_macro_names(tokens, macros, n.all);
+    }
+    return n;
+  }());
+  return names;
+}
+
 std::set<std::string> compute() {
-  std::set<std::string> all;
-  std::map<std::string, Macro> macros;
-  for (std::size_t i = 0; i < kPreludeTextCount; ++i) {
-    const std::vector<Token> tokens = tokenize(kPreludeTexts[i]);
-    const DeclaredNames d = declared_names(tokens);
-    for (const auto* group : {&d.functions, &d.prototypes, &d.types, &d.macros, &d.others})
-      all.insert(group->begin(), group->end());
-    add_macro_names(tokens, macros, all);
-  }
   std::set<std::string> names;
-  for (const auto& n : all)
+  for (const auto& n : prelude_names().all)
     if (!is_reserved(n)) names.insert(n);
   // Not MSL: metal_half_cuda.h's log1p(half) only resolves a source's own log1p overloads
   // (MLX's) on CUDA; a source that calls log1p without declaring it gets the rule's error.
@@ -142,6 +157,18 @@ std::set<std::string> compute() {
 
 const std::set<std::string>& stdlib_names() {
   static const auto& names = *new std::set<std::string>(compute());
+  return names;
+}
+
+const std::set<std::string>& prelude_macro_names() { return prelude_names().macros; }
+
+const std::set<std::string>& prelude_reserved_names() {
+  static const auto& names = *new std::set<std::string>([] {
+    std::set<std::string> reserved;
+    for (const auto& n : prelude_names().declared)
+      if (is_reserved(n)) reserved.insert(n);
+    return reserved;
+  }());
   return names;
 }
 

@@ -11,4 +11,11 @@ namespace metalcall::msl {
 /** The standard library's names (computed once, from the embedded prelude text). */
 const std::set<std::string>& stdlib_names();
 
+/** The macros the prelude defines (public ones like INFINITY, and its own machinery). */
+const std::set<std::string>& prelude_macro_names();
+
+/** The reserved names (`__x`, `_X`) the prelude declares itself: Apple's public-internal
+    names that MSL code uses (`__metal_fabs`, `__HAVE_BFLOAT__`). */
+const std::set<std::string>& prelude_reserved_names();
+
 }  // namespace metalcall::msl

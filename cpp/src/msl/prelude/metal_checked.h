@@ -97,33 +97,33 @@ template <class U, class T> struct pointer_converts {
 }  // namespace mtl_rt
 
 template <class T> struct mtl_checked {
-  T* base_;                   // start of the memory
-  long long offset_;          // this pointer's position, in elements from base_
-  unsigned long long count_;  // elements the memory holds
-  const char* what_;          // "kernel 'k' argument 'a'"
+  T* mtl_base;                   // start of the memory
+  long long mtl_offset;          // this pointer's position, in elements from mtl_base
+  unsigned long long mtl_count;  // elements the memory holds
+  const char* mtl_what;          // "kernel 'k' argument 'a'"
 
-  METAL_FUNC mtl_checked() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
+  METAL_FUNC mtl_checked() : mtl_base(nullptr), mtl_offset(0), mtl_count(0), mtl_what("null pointer") {}
   METAL_FUNC mtl_checked(T* base, unsigned long long count, const char* what)
-      : base_(base), offset_(0), count_(count), what_(what) {}
+      : mtl_base(base), mtl_offset(0), mtl_count(count), mtl_what(what) {}
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC mtl_checked(const mtl_checked<U>& o)  // float* → const float*
-      : base_(o.base_), offset_(o.offset_), count_(o.count_), what_(o.what_) {}
+      : mtl_base(o.mtl_base), mtl_offset(o.mtl_offset), mtl_count(o.mtl_count), mtl_what(o.mtl_what) {}
   // A pointer cast ((device uint*)p, (device float4*)p): the same bytes counted in
   // the new element type. An offset that is not a whole number of new elements
   // starts the new pointer there (it then cannot reach back before it).
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
-  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : what_(o.what_) {
-    unsigned char* bytes = (unsigned char*)o.base_;
-    const unsigned long long total = o.count_ * mtl_rt::element_bytes<U>::value;
-    const long long at = o.offset_ * (long long)mtl_rt::element_bytes<U>::value;
+  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : mtl_what(o.mtl_what) {
+    unsigned char* bytes = (unsigned char*)o.mtl_base;
+    const unsigned long long total = o.mtl_count * mtl_rt::element_bytes<U>::value;
+    const long long at = o.mtl_offset * (long long)mtl_rt::element_bytes<U>::value;
     if (at % (long long)sizeof(T) == 0) {
-      base_ = (T*)bytes;
-      offset_ = at / (long long)sizeof(T);
-      count_ = total / sizeof(T);
+      mtl_base = (T*)bytes;
+      mtl_offset = at / (long long)sizeof(T);
+      mtl_count = total / sizeof(T);
     } else {
-      base_ = (T*)(bytes + at);
-      offset_ = 0;
-      count_ = at > 0 && (unsigned long long)at < total ? (total - (unsigned long long)at) / sizeof(T) : 0;
+      mtl_base = (T*)(bytes + at);
+      mtl_offset = 0;
+      mtl_count = at > 0 && (unsigned long long)at < total ? (total - (unsigned long long)at) / sizeof(T) : 0;
     }
   }
 
@@ -141,32 +141,32 @@ template <class T> struct mtl_checked {
     const void* p = const_cast<const void*>(raw);
     const mtl_rt::region* r = mtl_rt::region_of(p);
     if (!r) {
-      base_ = (T*)p;
-      offset_ = 0;
-      count_ = ~0ull;
-      what_ = "pointer";
+      mtl_base = (T*)p;
+      mtl_offset = 0;
+      mtl_count = ~0ull;
+      mtl_what = "pointer";
       return;
     }
     const long long at = (const unsigned char*)p - (const unsigned char*)r->base;
-    what_ = r->what;
+    mtl_what = r->what;
     if (at % (long long)sizeof(T) == 0) {
-      base_ = (T*)r->base;
-      offset_ = at / (long long)sizeof(T);
-      count_ = r->bytes / sizeof(T);
+      mtl_base = (T*)r->base;
+      mtl_offset = at / (long long)sizeof(T);
+      mtl_count = r->bytes / sizeof(T);
     } else {
-      base_ = (T*)p;
-      offset_ = 0;
-      count_ = (r->bytes - (unsigned long long)at) / sizeof(T);
+      mtl_base = (T*)p;
+      mtl_offset = 0;
+      mtl_count = (r->bytes - (unsigned long long)at) / sizeof(T);
     }
   }
 
   METAL_FUNC T& at(long long i) const {
-    const long long k = offset_ + i;
-    if (k < 0 ? count_ != ~0ull : (unsigned long long)k >= count_) {
-      mtl_rt::fault(what_, k, count_, sizeof(T));
+    const long long k = mtl_offset + i;
+    if (k < 0 ? mtl_count != ~0ull : (unsigned long long)k >= mtl_count) {
+      mtl_rt::fault(mtl_what, k, mtl_count, sizeof(T));
       return mtl_rt::scratch<T>();
     }
-    return base_[k];
+    return mtl_base[k];
   }
   // Integer operands of any type match these exactly, so they beat the built-in
   // pointer operators reached through the conversion to T* below.
@@ -175,38 +175,38 @@ template <class T> struct mtl_checked {
   METAL_FUNC T& operator*() const { return at(0); }
   METAL_FUNC T* operator->() const { return &at(0); }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked operator+(I i) const { mtl_checked r = *this; r.offset_ += (long long)i; return r; }
+  METAL_FUNC mtl_checked operator+(I i) const { mtl_checked r = *this; r.mtl_offset += (long long)i; return r; }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked operator-(I i) const { mtl_checked r = *this; r.offset_ -= (long long)i; return r; }
-  METAL_FUNC long long operator-(const mtl_checked& o) const { return offset_ - o.offset_; }
+  METAL_FUNC mtl_checked operator-(I i) const { mtl_checked r = *this; r.mtl_offset -= (long long)i; return r; }
+  METAL_FUNC long long operator-(const mtl_checked& o) const { return mtl_offset - o.mtl_offset; }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked& operator+=(I i) { offset_ += (long long)i; return *this; }
+  METAL_FUNC mtl_checked& operator+=(I i) { mtl_offset += (long long)i; return *this; }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked& operator-=(I i) { offset_ -= (long long)i; return *this; }
-  METAL_FUNC mtl_checked& operator++() { ++offset_; return *this; }
-  METAL_FUNC mtl_checked& operator--() { --offset_; return *this; }
-  METAL_FUNC mtl_checked operator++(int) { mtl_checked r = *this; ++offset_; return r; }
-  METAL_FUNC mtl_checked operator--(int) { mtl_checked r = *this; --offset_; return r; }
-  METAL_FUNC bool operator==(const mtl_checked& o) const { return base_ + offset_ == o.base_ + o.offset_; }
+  METAL_FUNC mtl_checked& operator-=(I i) { mtl_offset -= (long long)i; return *this; }
+  METAL_FUNC mtl_checked& operator++() { ++mtl_offset; return *this; }
+  METAL_FUNC mtl_checked& operator--() { --mtl_offset; return *this; }
+  METAL_FUNC mtl_checked operator++(int) { mtl_checked r = *this; ++mtl_offset; return r; }
+  METAL_FUNC mtl_checked operator--(int) { mtl_checked r = *this; --mtl_offset; return r; }
+  METAL_FUNC bool operator==(const mtl_checked& o) const { return mtl_base + mtl_offset == o.mtl_base + o.mtl_offset; }
   METAL_FUNC bool operator!=(const mtl_checked& o) const { return !(*this == o); }
-  METAL_FUNC bool operator<(const mtl_checked& o) const { return base_ + offset_ < o.base_ + o.offset_; }
+  METAL_FUNC bool operator<(const mtl_checked& o) const { return mtl_base + mtl_offset < o.mtl_base + o.mtl_offset; }
   // p == nullptr (and p == 0): exact, so not ambiguous with the built-in through T*.
-  METAL_FUNC bool operator==(decltype(nullptr)) const { return base_ + offset_ == nullptr; }
-  METAL_FUNC bool operator!=(decltype(nullptr)) const { return base_ + offset_ != nullptr; }
+  METAL_FUNC bool operator==(decltype(nullptr)) const { return mtl_base + mtl_offset == nullptr; }
+  METAL_FUNC bool operator!=(decltype(nullptr)) const { return mtl_base + mtl_offset != nullptr; }
   // p == &x where &x stayed a raw pointer: exact (a template, so `p == 0` still means nullptr).
   template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC bool operator==(U* raw) const { return base_ + offset_ == raw; }
+  METAL_FUNC bool operator==(U* raw) const { return mtl_base + mtl_offset == raw; }
   template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC bool operator!=(U* raw) const { return base_ + offset_ != raw; }
+  METAL_FUNC bool operator!=(U* raw) const { return mtl_base + mtl_offset != raw; }
   template <class U, enable_if_t<is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC long long operator-(U* raw) const { return base_ + offset_ - raw; }
-  METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+  METAL_FUNC long long operator-(U* raw) const { return mtl_base + mtl_offset - raw; }
+  METAL_FUNC explicit operator bool() const { return mtl_base != nullptr; }
   // To a plain pointer (a prelude function's `thread T*` parameter, modf's): unchecked from there.
-  METAL_FUNC operator T*() const { return base_ + offset_; }
+  METAL_FUNC operator T*() const { return mtl_base + mtl_offset; }
   // A cast to a plain pointer of another type (`(thread const uchar*)&x`: a `thread` pointer
   // cast stays plain): the same address, unchecked from there.
   template <class U, enable_if_t<!is_same<U, T>::value, int> = 0>
-  METAL_FUNC explicit operator U*() const { return (U*)(base_ + offset_); }
+  METAL_FUNC explicit operator U*() const { return (U*)(mtl_base + mtl_offset); }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
@@ -223,7 +223,7 @@ template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_check
 // thread_local` one needs no dynamic initialisation and `= {{1, 2, 3}}` (the translator
 // adds the outer braces) works.
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
-  T data_[N];
+  T mtl_data[N];
   static METAL_FUNC const char* what() {
     return Kind == 0 ? "threadgroup array" : Kind == 1 ? "private array" : Kind == 2 ? "struct array member"
                                                                                    : "constant array";
@@ -234,43 +234,43 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
       mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
-    return data_[i];
+    return mtl_data[i];
   }
   METAL_FUNC constexpr const T& operator[](long long i) const {
     if (i < 0 || (unsigned long long)i >= N) {
       mtl_rt::fault(what(), i, N, sizeof(T));
       return mtl_rt::scratch<T>();
     }
-    return data_[i];
+    return mtl_data[i];
   }
-  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(data_, N, what()); }
-  METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(data_, N, what()); }
+  METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(mtl_data, N, what()); }
+  METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(mtl_data, N, what()); }
   // A cast to another element type (`(threadgroup const float*)float4_array`): the same
   // bytes, checked in the new element type (mtl_checked's cast constructor).
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC explicit operator mtl_checked<U>() { return mtl_checked<U>(mtl_checked<T>(data_, N, what())); }
+  METAL_FUNC explicit operator mtl_checked<U>() { return mtl_checked<U>(mtl_checked<T>(mtl_data, N, what())); }
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
   METAL_FUNC explicit operator mtl_checked<U>() const {
-    return mtl_checked<U>(mtl_checked<const T>(data_, N, what()));
+    return mtl_checked<U>(mtl_checked<const T>(mtl_data, N, what()));
   }
   // `t + i`: a checked pointer into the array (also where a `thread T*` parameter takes it).
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked<T> operator+(I i) { return mtl_checked<T>(data_, N, what()) + i; }
+  METAL_FUNC mtl_checked<T> operator+(I i) { return mtl_checked<T>(mtl_data, N, what()) + i; }
   template <class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
-  METAL_FUNC mtl_checked<const T> operator+(I i) const { return mtl_checked<const T>(data_, N, what()) + i; }
+  METAL_FUNC mtl_checked<const T> operator+(I i) const { return mtl_checked<const T>(mtl_data, N, what()) + i; }
   // Decayed like an array (to a prelude function's `T*` parameter): unchecked from there.
-  METAL_FUNC operator T*() { return data_; }
-  METAL_FUNC operator const T*() const { return data_; }
+  METAL_FUNC operator T*() { return mtl_data; }
+  METAL_FUNC operator const T*() const { return mtl_data; }
   // A cast to a plain pointer of another type (`(thread const uchar*)t`: a `thread` pointer
   // cast stays plain): the same address, unchecked from there.
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC explicit operator U*() { return (U*)data_; }
+  METAL_FUNC explicit operator U*() { return (U*)mtl_data; }
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC explicit operator U*() const { return (U*)data_; }
-  METAL_FUNC T* begin() { return data_; }
-  METAL_FUNC T* end() { return data_ + N; }
-  METAL_FUNC const T* begin() const { return data_; }
-  METAL_FUNC const T* end() const { return data_ + N; }
+  METAL_FUNC explicit operator U*() const { return (U*)mtl_data; }
+  METAL_FUNC T* begin() { return mtl_data; }
+  METAL_FUNC T* end() { return mtl_data + N; }
+  METAL_FUNC const T* begin() const { return mtl_data; }
+  METAL_FUNC const T* end() const { return mtl_data + N; }
 };
 
 namespace mtl_rt {

@@ -11,28 +11,28 @@ namespace metal {
 // in bytes. It has no elements; a cast to T* (mtl_checked<T>'s cast constructor) makes a
 // checked T pointer over the same bytes.
 template <class V> struct mtl_checked_void {
-  V* base_;                   // start of the memory
-  long long offset_;          // this pointer's position, in bytes from base_
-  unsigned long long count_;  // bytes the memory holds (~0: a raw pointer outside any argument)
-  const char* what_;
+  V* mtl_base;                   // start of the memory
+  long long mtl_offset;          // this pointer's position, in bytes from mtl_base
+  unsigned long long mtl_count;  // bytes the memory holds (~0: a raw pointer outside any argument)
+  const char* mtl_what;
 
-  METAL_FUNC mtl_checked_void() : base_(nullptr), offset_(0), count_(0), what_("null pointer") {}
+  METAL_FUNC mtl_checked_void() : mtl_base(nullptr), mtl_offset(0), mtl_count(0), mtl_what("null pointer") {}
   METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
-      : base_(base), offset_(0), count_(bytes), what_(what) {}
+      : mtl_base(base), mtl_offset(0), mtl_count(bytes), mtl_what(what) {}
   METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
   METAL_FUNC mtl_checked_void(mtl_rt::int_literal) : mtl_checked_void() {}  // `c ? v : 0`
   // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
-      : base_((V*)o.base_),
-        offset_(o.offset_ * (long long)mtl_rt::element_bytes<U>::value),
-        count_(o.count_ == ~0ull ? ~0ull : o.count_ * mtl_rt::element_bytes<U>::value),
-        what_(o.what_) {}
+      : mtl_base((V*)o.mtl_base),
+        mtl_offset(o.mtl_offset * (long long)mtl_rt::element_bytes<U>::value),
+        mtl_count(o.mtl_count == ~0ull ? ~0ull : o.mtl_count * mtl_rt::element_bytes<U>::value),
+        mtl_what(o.mtl_what) {}
   // A raw pointer: checked over the argument it points into, else unchecked (mtl_checked's from_raw).
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {}
 
-  METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)base_ + offset_); }
+  METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)mtl_base + mtl_offset); }
   METAL_FUNC operator V*() const { return address(); }
   template <class U, enable_if_t<!is_same<U, V>::value, int> = 0>
   METAL_FUNC explicit operator U*() const { return (U*)address(); }  // `(thread uchar*)v`: plain
@@ -40,7 +40,7 @@ template <class V> struct mtl_checked_void {
   METAL_FUNC bool operator!=(const mtl_checked_void& o) const { return address() != o.address(); }
   METAL_FUNC bool operator==(decltype(nullptr)) const { return address() == nullptr; }
   METAL_FUNC bool operator!=(decltype(nullptr)) const { return address() != nullptr; }
-  METAL_FUNC explicit operator bool() const { return base_ != nullptr; }
+  METAL_FUNC explicit operator bool() const { return mtl_base != nullptr; }
 };
 template <> struct mtl_checked<void> : mtl_checked_void<void> {
   using mtl_checked_void<void>::mtl_checked_void;
@@ -72,14 +72,14 @@ template <class T, unsigned long long N, int K> struct is_checked_array<mtl_chec
 // T's), so that `&t[0][0]` may walk the whole array, as C allows in practice.
 template <class T, unsigned long long M, int K>
 METAL_FUNC mtl_checked<T> rows_as_elements(const mtl_checked<mtl_checked_array<T, M, K>>& p) {
-  mtl_checked<T> r((T*)p.base_, p.count_ * M, p.what_);
-  r.offset_ = p.offset_ * (long long)M;
+  mtl_checked<T> r((T*)p.mtl_base, p.mtl_count * M, p.mtl_what);
+  r.mtl_offset = p.mtl_offset * (long long)M;
   return r;
 }
 template <class T, unsigned long long M, int K>
 METAL_FUNC mtl_checked<const T> rows_as_elements(const mtl_checked<const mtl_checked_array<T, M, K>>& p) {
-  mtl_checked<const T> r((const T*)p.base_, p.count_ * M, p.what_);
-  r.offset_ = p.offset_ * (long long)M;
+  mtl_checked<const T> r((const T*)p.mtl_base, p.mtl_count * M, p.mtl_what);
+  r.mtl_offset = p.mtl_offset * (long long)M;
   return r;
 }
 
@@ -99,11 +99,11 @@ METAL_FUNC auto checked_offset(const mtl_checked<T>& p, I i, J j, R... r) {
 // array, a vector, a metal::array, a matrix or a checked pointer, else `&a[i]…` as C++
 // takes it (a raw pointer's: checked again against the argument it points into).
 template <class T, unsigned long long N, int K> METAL_FUNC mtl_checked<T> whole_array(mtl_checked_array<T, N, K>& a) {
-  return mtl_checked<T>(a.data_, N, a.what());
+  return mtl_checked<T>(a.mtl_data, N, a.what());
 }
 template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked<const T> whole_array(const mtl_checked_array<T, N, K>& a) {
-  return mtl_checked<const T>(a.data_, N, a.what());
+  return mtl_checked<const T>(a.mtl_data, N, a.what());
 }
 // The elements of a vector, a metal::array and a matrix's columns, as a checked pointer
 // (their components are contiguous), so that `&v[i]` keeps their bounds too.
@@ -174,12 +174,17 @@ METAL_FUNC auto deref_address(X&& x) -> decltype(&*x) {
 // that writes through to the array, not a copy of it; it still binds to an array
 // reference parameter (`thread float (&a)[4]`: the checked array itself).
 template <class E, class A> struct mtl_checked_array_arg : mtl_checked<E> {
-  A* array_;
-  METAL_FUNC mtl_checked_array_arg(const mtl_checked<E>& p, A* a) : mtl_checked<E>(p), array_(a) {}
-  METAL_FUNC operator A&() const { return *array_; }
+  A* mtl_array;
+  METAL_FUNC mtl_checked_array_arg(const mtl_checked<E>& p, A* a) : mtl_checked<E>(p), mtl_array(a) {}
+  METAL_FUNC operator A&() const { return *mtl_array; }
 };
 
 namespace mtl_rt {
+// as_type may not reinterpret what holds a checked pointer's bounds (metal_limits.h).
+template <class T> struct holds_bounds<mtl_checked<T>> { static constexpr bool value = true; };
+template <class V> struct holds_bounds<mtl_checked_void<V>> { static constexpr bool value = true; };
+template <class E, class A> struct holds_bounds<mtl_checked_array_arg<E, A>> { static constexpr bool value = true; };
+
 template <class T, unsigned long long N, int K>
 METAL_FUNC mtl_checked_array_arg<T, mtl_checked_array<T, N, K>> array_arg(mtl_checked_array<T, N, K>& a) {
   return mtl_checked_array_arg<T, mtl_checked_array<T, N, K>>(whole_array(a), &a);
@@ -212,9 +217,9 @@ template <class E, class A> METAL_FUNC mtl_checked<const E> thread_arg_const(mtl
 // element), that argument's bounds.
 template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
   mtl_checked<T> p(&x);
-  if (p.count_ == ~0ull) {
-    p.count_ = 1;
-    p.what_ = "variable";
+  if (p.mtl_count == ~0ull) {
+    p.mtl_count = 1;
+    p.mtl_what = "variable";
   }
   return p;
 }

@@ -9,9 +9,18 @@
 
 namespace metal {
 
+namespace mtl_rt {
+// Checked mode's pointers (metal_checked.h marks them): their bits are their bounds, which
+// as_type must not hand out or take in (MSL's as_type reinterprets scalars and vectors).
+template <class T> struct holds_bounds { static constexpr bool value = false; };
+template <class T> struct holds_bounds<const T> : holds_bounds<T> {};
+}  // namespace mtl_rt
+
 // as_type<T>(x): reinterpret the bits of x as T; sizes must match (MSL rule).
 template <class T, class U> METAL_FUNC T as_type(const U& x) {
   static_assert(sizeof(T) == sizeof(U), "as_type needs types of the same size");
+  static_assert(!mtl_rt::holds_bounds<T>::value && !mtl_rt::holds_bounds<U>::value,
+                "as_type reinterprets scalars and vectors, not pointers (checked mode)");
   T r;
 #if METAL_CUDA
   memcpy(&r, &x, sizeof(T));

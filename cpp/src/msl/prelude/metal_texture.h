@@ -32,26 +32,26 @@ METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, cons
 // What every texture type holds: the runtime's descriptor. Sizes of a mip level the
 // texture lacks are 0.
 struct mtl_texture_base {
-  const mtl_texture_abi* d = nullptr;
+  const mtl_texture_abi* mtl_d = nullptr;
   mtl_texture_base() = default;
-  METAL_FUNC explicit mtl_texture_base(const mtl_texture_abi* abi) : d(abi) {}
-  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return lod < d->mip_levels ? mtl_tex::halved(d->width, lod) : 0u; }
+  METAL_FUNC explicit mtl_texture_base(const mtl_texture_abi* abi) : mtl_d(abi) {}
+  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->width, lod) : 0u; }
   METAL_FUNC unsigned get_height(unsigned lod = 0) const {
-    return lod < d->mip_levels ? mtl_tex::halved(d->height, lod) : 0u;
+    return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->height, lod) : 0u;
   }
-  METAL_FUNC unsigned get_num_mip_levels() const { return d->mip_levels; }
+  METAL_FUNC unsigned get_num_mip_levels() const { return mtl_d->mip_levels; }
 };
 
 template <class T, access A = access::sample> struct texture1d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(C x, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(x), 0u, 0u);
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(x), 0u, 0u);
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u);
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 1, x, 0.0f, 0.0f, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
 };
@@ -59,55 +59,55 @@ template <class T, access A = access::sample> struct texture1d : mtl_texture_bas
 template <class T, access A = access::sample> struct texture2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), 0u);
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), 0u);
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u);
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
-                                             mtl_tex::lod_of(*d, s.a, options)));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+                                             mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
                               component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
   }
 };
 
 template <class T, access A = access::sample> struct texture2d_array : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), slice);
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), slice);
   }
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice);
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
-                                             mtl_tex::lod_of(*d, s.a, options)));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
+                                             mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
   }
-  METAL_FUNC unsigned get_array_size() const { return d->array_length; }
+  METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
 
  private:
   // Metal clamps the array index of sample and gather.
   METAL_FUNC unsigned clamped(unsigned slice) const {
-    const unsigned n = d->array_length ? d->array_length - 1 : 0;
+    const unsigned n = mtl_d->array_length ? mtl_d->array_length - 1 : 0;
     return slice > n ? n : slice;
   }
 };
@@ -115,21 +115,21 @@ template <class T, access A = access::sample> struct texture2d_array : mtl_textu
 template <class T, access A = access::sample> struct texture3d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 3>& p, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), unsigned(p.z));
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), unsigned(p.z));
   }
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 3>& p, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z));
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z));
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options,
                               const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, s.a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
-                                             mtl_tex::lod_of(*d, s.a, options)));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
+                                             mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
-  METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < d->mip_levels ? mtl_tex::halved(d->depth, lod) : 0u; }
+  METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
@@ -137,11 +137,11 @@ template <class T, access A = access::sample> struct texture3d : mtl_texture_bas
 template <class T, access A = access::sample> struct texturecube : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), face);
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), face);
   }
   template <class V, class C>
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face);
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face);
   }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
@@ -151,10 +151,10 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
   METAL_FUNC vec<T, 4> sample_at(sampler s, const vec<float, 3>& dir, float lod) const {
     float u, v;
     const unsigned face = mtl_tex::cube_face(dir.x, dir.y, dir.z, &u, &v);
-    mtl_sampler_abi edge = s.a;
+    mtl_sampler_abi edge = s.mtl_a;
     edge.s = edge.t = 0;
     edge.normalized = 1;
-    return mtl_tex::cast4<T>(mtl_tex::sample(*d, edge, 2, u, v, 0.0f, face, 0, 0, 0, lod));
+    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, edge, 2, u, v, 0.0f, face, 0, 0, 0, lod));
   }
 };
 
@@ -162,38 +162,38 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
 template <class T, access A = access::sample> struct depth2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC T read(const vec<C, 2>& p, unsigned lod = 0) const {
-    return mtl_tex::read<T>(*d, lod, unsigned(p.x), unsigned(p.y), 0u).x;
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), 0u).x;
   }
   template <class C> METAL_FUNC void write(T v, const vec<C, 2>& p, unsigned lod = 0) const {
-    mtl_tex::write<T>(*d, lod, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
+    mtl_tex::write<T>(*mtl_d, lod, vec<T, 4>(v, mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(0), mtl_tex::cvt<T>(1)), unsigned(p.x),
                       unsigned(p.y), 0u);
   }
   METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cvt<T>(mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
+    return mtl_tex::cvt<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y).x);
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC T sample(sampler s, const vec<float, 2>& p, const O& options, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cvt<T>(
-        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, mtl_tex::lod_of(*d, s.a, options)).x);
+        mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, mtl_tex::lod_of(*mtl_d, s.mtl_a, options)).x);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u));
   }
   // The filtered comparison of compare_value with the texels (the sampler's compare_func):
   // the fraction of the footprint that passes.
   METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cvt<T>(
-        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, 0.0f, &compare_value).x);
+        mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, 0.0f, &compare_value).x);
   }
   METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value, level l,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cvt<T>(
-        mtl_tex::sample(*d, s.a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, l.lod, &compare_value).x);
+        mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, l.lod, &compare_value).x);
   }
   METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, float compare_value,
                                       const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*d, s.a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
+    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
   }
 };
 

@@ -80,28 +80,28 @@ struct max_anisotropy {  // accepted: sampling here is isotropic
 };
 
 struct sampler {
-  mtl_sampler_abi a;
+  mtl_sampler_abi mtl_a;
   // MSL's defaults: coord::normalized, address::clamp_to_edge, filter::nearest, mip_filter::none,
   // lod_clamp(0, FLT_MAX), compare_func::none.
-  METAL_FUNC constexpr sampler() : a{0, 0, 0, 0, 0, 0, 1, 0, 0.0f, 3.402823466e+38f, 0} {}
-  METAL_FUNC explicit constexpr sampler(const mtl_sampler_abi& abi) : a(abi) {}
+  METAL_FUNC constexpr sampler() : mtl_a{0, 0, 0, 0, 0, 0, 1, 0, 0.0f, 3.402823466e+38f, 0} {}
+  METAL_FUNC explicit constexpr sampler(const mtl_sampler_abi& abi) : mtl_a(abi) {}
   template <class First, class... Rest>
   METAL_FUNC constexpr sampler(First first, Rest... rest) : sampler(rest...) { set(first); }
 
  private:
-  METAL_FUNC constexpr void set(coord c) { a.normalized = c == coord::normalized ? 1u : 0u; }
-  METAL_FUNC constexpr void set(filter f) { a.mag = a.min = unsigned(f); }
-  METAL_FUNC constexpr void set(mag_filter f) { a.mag = unsigned(f); }
-  METAL_FUNC constexpr void set(min_filter f) { a.min = unsigned(f); }
-  METAL_FUNC constexpr void set(mip_filter f) { a.mip = unsigned(f); }
-  METAL_FUNC constexpr void set(address m) { a.s = a.t = a.r = unsigned(m); }
-  METAL_FUNC constexpr void set(s_address m) { a.s = unsigned(m); }
-  METAL_FUNC constexpr void set(t_address m) { a.t = unsigned(m); }
-  METAL_FUNC constexpr void set(r_address m) { a.r = unsigned(m); }
-  METAL_FUNC constexpr void set(border_color b) { a.border = unsigned(b); }
-  METAL_FUNC constexpr void set(lod_clamp c) { a.lod_min = c.min_value, a.lod_max = c.max_value; }
+  METAL_FUNC constexpr void set(coord c) { mtl_a.normalized = c == coord::normalized ? 1u : 0u; }
+  METAL_FUNC constexpr void set(filter f) { mtl_a.mag = mtl_a.min = unsigned(f); }
+  METAL_FUNC constexpr void set(mag_filter f) { mtl_a.mag = unsigned(f); }
+  METAL_FUNC constexpr void set(min_filter f) { mtl_a.min = unsigned(f); }
+  METAL_FUNC constexpr void set(mip_filter f) { mtl_a.mip = unsigned(f); }
+  METAL_FUNC constexpr void set(address m) { mtl_a.s = mtl_a.t = mtl_a.r = unsigned(m); }
+  METAL_FUNC constexpr void set(s_address m) { mtl_a.s = unsigned(m); }
+  METAL_FUNC constexpr void set(t_address m) { mtl_a.t = unsigned(m); }
+  METAL_FUNC constexpr void set(r_address m) { mtl_a.r = unsigned(m); }
+  METAL_FUNC constexpr void set(border_color b) { mtl_a.border = unsigned(b); }
+  METAL_FUNC constexpr void set(lod_clamp c) { mtl_a.lod_min = c.min_value, mtl_a.lod_max = c.max_value; }
   METAL_FUNC constexpr void set(max_anisotropy) {}
-  METAL_FUNC constexpr void set(compare_func f) { a.compare = unsigned(f); }
+  METAL_FUNC constexpr void set(compare_func f) { mtl_a.compare = unsigned(f); }
 };
 
 }  // namespace metal

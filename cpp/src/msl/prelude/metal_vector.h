@@ -18,15 +18,15 @@
 #elif METAL_CUDA
 namespace std {
 template <class E> class initializer_list {
-  const E* array_;
-  unsigned long len_;
-  constexpr initializer_list(const E* a, unsigned long n) : array_(a), len_(n) {}
+  const E* mtl_array;
+  unsigned long mtl_len;
+  constexpr initializer_list(const E* a, unsigned long n) : mtl_array(a), mtl_len(n) {}
 
  public:
-  constexpr initializer_list() : array_(nullptr), len_(0) {}
-  constexpr unsigned long size() const { return len_; }
-  constexpr const E* begin() const { return array_; }
-  constexpr const E* end() const { return array_ + len_; }
+  constexpr initializer_list() : mtl_array(nullptr), mtl_len(0) {}
+  constexpr unsigned long size() const { return mtl_len; }
+  constexpr const E* begin() const { return mtl_array; }
+  constexpr const E* end() const { return mtl_array + mtl_len; }
 };
 }  // namespace std
 #else

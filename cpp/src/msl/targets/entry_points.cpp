@@ -47,30 +47,32 @@ std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const Parsed
 }
 
 // Component d of a builtin, in the names every entry point declares: the group's
-// origin x0/y0/z0, the thread's lx/ly/lz in it, the group gx/gy/gz, the actual
-// group size ax/ay/az (smaller at the grid's edge) and the dispatch's tx/ty/tz.
+// origin mtl_x0/y0/z0, the thread's mtl_lx/ly/lz in it, the group mtl_gx/gy/gz, the actual
+// group size mtl_ax/ay/az (smaller at the grid's edge) and the dispatch's mtl_tx/ty/tz. The
+// entry point's names are all mtl_ ones, which user source may not spell: no kernel, type or
+// variable of the user's can collide with them (implementation_rules.hpp).
 std::string builtin_component(Builtin b, int d) {
   static const char* xyz[3] = {"x", "y", "z"};
   const std::string c = xyz[d];
   switch (b) {
-    case Builtin::thread_position_in_grid: return c + "0 + l" + c;
-    case Builtin::thread_position_in_threadgroup: return "l" + c;
-    case Builtin::threadgroup_position_in_grid: return "g" + c;
-    case Builtin::threads_per_threadgroup: return "a" + c;
-    case Builtin::dispatch_threads_per_threadgroup: return "t" + c;
-    case Builtin::threadgroups_per_grid: return "L->groups[" + std::to_string(d) + "]";
-    case Builtin::threads_per_grid: return "L->grid[" + std::to_string(d) + "]";
-    case Builtin::thread_index_in_threadgroup: return "((lz * ay + ly) * ax + lx)";
-    case Builtin::thread_index_in_simdgroup: return "(((lz * ay + ly) * ax + lx) % 32u)";
-    case Builtin::simdgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 32u)";
+    case Builtin::thread_position_in_grid: return "mtl_" + c + "0 + mtl_l" + c;
+    case Builtin::thread_position_in_threadgroup: return "mtl_l" + c;
+    case Builtin::threadgroup_position_in_grid: return "mtl_g" + c;
+    case Builtin::threads_per_threadgroup: return "mtl_a" + c;
+    case Builtin::dispatch_threads_per_threadgroup: return "mtl_t" + c;
+    case Builtin::threadgroups_per_grid: return "mtl_L->groups[" + std::to_string(d) + "]";
+    case Builtin::threads_per_grid: return "mtl_L->grid[" + std::to_string(d) + "]";
+    case Builtin::thread_index_in_threadgroup: return "((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx)";
+    case Builtin::thread_index_in_simdgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) % 32u)";
+    case Builtin::simdgroup_index_in_threadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) / 32u)";
     case Builtin::threads_per_simdgroup: return "32u";
-    case Builtin::simdgroups_per_threadgroup: return "((ax * ay * az + 31u) / 32u)";
+    case Builtin::simdgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + 31u) / 32u)";
     case Builtin::thread_execution_width: return "32u";
-    case Builtin::dispatch_simdgroups_per_threadgroup: return "((tx * ty * tz + 31u) / 32u)";
-    case Builtin::thread_index_in_quadgroup: return "(((lz * ay + ly) * ax + lx) % 4u)";
-    case Builtin::quadgroup_index_in_threadgroup: return "(((lz * ay + ly) * ax + lx) / 4u)";
-    case Builtin::quadgroups_per_threadgroup: return "((ax * ay * az + 3u) / 4u)";
-    case Builtin::dispatch_quadgroups_per_threadgroup: return "((tx * ty * tz + 3u) / 4u)";
+    case Builtin::dispatch_simdgroups_per_threadgroup: return "((mtl_tx * mtl_ty * mtl_tz + 31u) / 32u)";
+    case Builtin::thread_index_in_quadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) % 4u)";
+    case Builtin::quadgroup_index_in_threadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) / 4u)";
+    case Builtin::quadgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + 3u) / 4u)";
+    case Builtin::dispatch_quadgroups_per_threadgroup: return "((mtl_tx * mtl_ty * mtl_tz + 3u) / 4u)";
     case Builtin::none: break;
   }
   return "0u";
@@ -86,10 +88,10 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
                            (p.info.kind == ParamKind::threadgroup_memory ? "threadgroup(" : "buffer(") +
                            std::to_string(p.info.binding) + "))";
   o << "  const metal::mtl_checked<" << element << "> " << var << "((" << element << "*)" << address
-    << ", L->arg_bytes[" << p.info.position << "] / metal::mtl_rt::element_bytes<" << element << ">::value, \""
+    << ", mtl_L->arg_bytes[" << p.info.position << "] / metal::mtl_rt::element_bytes<" << element << ">::value, \""
     << what << "\");\n";
   // Raw pointers into it (`&p[i]`) are checked against it again (metal_checked.h).
-  o << "  metal::mtl_rt::add_region(" << address << ", L->arg_bytes[" << p.info.position << "], \"" << what
+  o << "  metal::mtl_rt::add_region(" << address << ", mtl_L->arg_bytes[" << p.info.position << "], \"" << what
     << "\");\n";
 }
 
@@ -98,7 +100,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
                                         bool checked, const Target& target) {
   std::vector<std::string> call_args;
   for (const auto& p : k.params) {
-    const std::string var = "p" + std::to_string(p.info.position);
+    const std::string var = "mtl_p" + std::to_string(p.info.position);
     const std::string full = type_text(t, p.type_tokens, false, &k.template_arguments) + (p.array ? "*" : "");
     switch (p.info.kind) {
       case ParamKind::buffer:
@@ -154,7 +156,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
   return call_args;
 }
 
-// `ns::f<float>(p0, p1, (uint)(x0 + lx));`
+// `ns::f<float>(mtl_p0, mtl_p1, (uint)(mtl_x0 + mtl_lx));`
 std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const std::string& qualified_name,
                       const std::vector<std::string>& args) {
   std::string c = qualified_name;

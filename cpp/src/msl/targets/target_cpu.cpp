@@ -58,12 +58,12 @@ class CpuTarget : public Target {
 
   // The launch carries no parameter block: args[i] points at parameter i's memory.
   void emit_parameter_block(std::ostream&, std::size_t, const std::vector<ParamSlot>&) const override {}
-  std::string buffer_address(const ParamInfo& p) const override { return "L->args[" + std::to_string(p.position) + "]"; }
+  std::string buffer_address(const ParamInfo& p) const override { return "mtl_L->args[" + std::to_string(p.position) + "]"; }
   const char* kernel_pointer_qualifier() const override { return ""; }
-  std::string value_address(const ParamInfo& p) const override { return "L->args[" + std::to_string(p.position) + "]"; }
+  std::string value_address(const ParamInfo& p) const override { return "mtl_L->args[" + std::to_string(p.position) + "]"; }
 
   std::string threadgroup_address(const ParamInfo& p) const override {
-    return "W->threadgroup_memory[" + std::to_string(p.binding) + "]";
+    return "mtl_W->threadgroup_memory[" + std::to_string(p.binding) + "]";
   }
 
   const char* layout_declaration() const override {
@@ -82,39 +82,39 @@ class CpuTarget : public Target {
   bool checked_;
 
   static constexpr const char* kSignature =
-      "(const metalcall_cpu_launch* L, unsigned long long g_begin, "
-      "unsigned long long g_end, const metalcall_cpu_worker* W)";
+      "(const metalcall_cpu_launch* mtl_L, unsigned long long mtl_g_begin, "
+      "unsigned long long mtl_g_end, const metalcall_cpu_worker* mtl_W)";
 
   // Where a threadgroup starts and how large it is (the last one may be partial).
   static constexpr const char* kGroupLoop =
-      "  const unsigned long long ngx = L->groups[0], ngy = L->groups[1];\n"
-      "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
-      "  for (unsigned long long g = g_begin; g < g_end; ++g) {\n"
-      "    const unsigned gx = (unsigned)(g % ngx), gy = (unsigned)((g / ngx) % ngy), gz = (unsigned)(g / (ngx * ngy));\n"
-      "    const unsigned x0 = gx * tx, y0 = gy * ty, z0 = gz * tz;\n"
-      "    const unsigned ax = L->grid[0] - x0 < tx ? L->grid[0] - x0 : tx;\n"
-      "    const unsigned ay = L->grid[1] - y0 < ty ? L->grid[1] - y0 : ty;\n"
-      "    const unsigned az = L->grid[2] - z0 < tz ? L->grid[2] - z0 : tz;\n";
+      "  const unsigned long long mtl_ngx = mtl_L->groups[0], mtl_ngy = mtl_L->groups[1];\n"
+      "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
+      "  for (unsigned long long mtl_g = mtl_g_begin; mtl_g < mtl_g_end; ++mtl_g) {\n"
+      "    const unsigned mtl_gx = (unsigned)(mtl_g % mtl_ngx), mtl_gy = (unsigned)((mtl_g / mtl_ngx) % mtl_ngy), mtl_gz = (unsigned)(mtl_g / (mtl_ngx * mtl_ngy));\n"
+      "    const unsigned mtl_x0 = mtl_gx * mtl_tx, mtl_y0 = mtl_gy * mtl_ty, mtl_z0 = mtl_gz * mtl_tz;\n"
+      "    const unsigned mtl_ax = mtl_L->grid[0] - mtl_x0 < mtl_tx ? mtl_L->grid[0] - mtl_x0 : mtl_tx;\n"
+      "    const unsigned mtl_ay = mtl_L->grid[1] - mtl_y0 < mtl_ty ? mtl_L->grid[1] - mtl_y0 : mtl_ty;\n"
+      "    const unsigned mtl_az = mtl_L->grid[2] - mtl_z0 < mtl_tz ? mtl_L->grid[2] - mtl_z0 : mtl_tz;\n";
 
   // Which launch and kernel a fault message names (checked mode's faults, an oversized
   // threadgroup variable: metal_sync.h).
   std::string checked_setup(const EntryPoint& e) const {
-    return "  metal::mtl_rt::launch = L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n" +
+    return "  metal::mtl_rt::launch = mtl_L;\n  metal::mtl_rt::kernel_name = \"" + e.kernel_name + "\";\n" +
            (checked_ ? "  metal::mtl_rt::region_count = 0;\n" : "");
   }
 
   // The threads of a group as a plain loop the compiler can vectorise.
   void emit_loop_entry_point(std::ostream& o, const EntryPoint& e) const {
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n  metal::mtl_rt::worker = W;\n" << checked_setup(e) << e.argument_setup << kGroupLoop
-      << "    (void)ax; (void)ay; (void)az; (void)gx; (void)gy; (void)gz;\n"
-         "    for (unsigned lz = 0; lz < az; ++lz)\n"
-         "      for (unsigned ly = 0; ly < ay; ++ly)\n"
+      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << checked_setup(e) << e.argument_setup << kGroupLoop
+      << "    (void)mtl_ax; (void)mtl_ay; (void)mtl_az; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz;\n"
+         "    for (unsigned mtl_lz = 0; mtl_lz < mtl_az; ++mtl_lz)\n"
+         "      for (unsigned mtl_ly = 0; mtl_ly < mtl_ay; ++mtl_ly)\n"
          "        METALCALL_SIMD_LOOP\n"
          // x, not x0 + lx, is the induction variable: g++ cannot vectorise an index
          // that might wrap around, and x < x0 + ax proves it does not.
-         "        for (unsigned x = x0; x < x0 + ax; ++x) {\n"
-         "          const unsigned lx = x - x0;\n"
+         "        for (unsigned mtl_x = mtl_x0; mtl_x < mtl_x0 + mtl_ax; ++mtl_x) {\n"
+         "          const unsigned mtl_lx = mtl_x - mtl_x0;\n"
          "          "
       << e.call << "\n        }\n  }\n}\n";
   }
@@ -123,26 +123,26 @@ class CpuTarget : public Target {
   void emit_fiber_entry_point(std::ostream& o, const EntryPoint& e) const {
     const std::string ctx = "metalcall_group_" + std::to_string(e.index);
     const std::string body = "metalcall_thread_" + std::to_string(e.index);
-    o << "struct " << ctx << " { const metalcall_cpu_launch* L; unsigned gx, gy, gz, x0, y0, z0, ax, ay, az; };\n";
-    o << "static void " << body << "(void* c_, unsigned tid) {\n"
-      << "  const " << ctx << "& c = *static_cast<const " << ctx << "*>(c_);\n"
-      << "  const metalcall_cpu_launch* L = c.L;\n"
-         "  const metalcall_cpu_worker* W = metal::mtl_rt::worker;\n  (void)W;\n"
-         "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
-         "  const unsigned gx = c.gx, gy = c.gy, gz = c.gz, x0 = c.x0, y0 = c.y0, z0 = c.z0;\n"
-         "  const unsigned ax = c.ax, ay = c.ay, az = c.az;\n"
-         "  const unsigned lx = tid % ax, ly = (tid / ax) % ay, lz = tid / (ax * ay);\n"
-         "  (void)tx; (void)ty; (void)tz; (void)gx; (void)gy; (void)gz; (void)x0; (void)y0; (void)z0; (void)az;\n"
-         "  (void)lx; (void)ly; (void)lz;\n"
+    o << "struct " << ctx << " { const metalcall_cpu_launch* mtl_L; unsigned mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az; };\n";
+    o << "static void " << body << "(void* mtl_c_, unsigned mtl_tid) {\n"
+      << "  const " << ctx << "& mtl_c = *static_cast<const " << ctx << "*>(mtl_c_);\n"
+      << "  const metalcall_cpu_launch* mtl_L = mtl_c.mtl_L;\n"
+         "  const metalcall_cpu_worker* mtl_W = metal::mtl_rt::worker;\n  (void)mtl_W;\n"
+         "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
+         "  const unsigned mtl_gx = mtl_c.mtl_gx, mtl_gy = mtl_c.mtl_gy, mtl_gz = mtl_c.mtl_gz, mtl_x0 = mtl_c.mtl_x0, mtl_y0 = mtl_c.mtl_y0, mtl_z0 = mtl_c.mtl_z0;\n"
+         "  const unsigned mtl_ax = mtl_c.mtl_ax, mtl_ay = mtl_c.mtl_ay, mtl_az = mtl_c.mtl_az;\n"
+         "  const unsigned mtl_lx = mtl_tid % mtl_ax, mtl_ly = (mtl_tid / mtl_ax) % mtl_ay, mtl_lz = mtl_tid / (mtl_ax * mtl_ay);\n"
+         "  (void)mtl_tx; (void)mtl_ty; (void)mtl_tz; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz; (void)mtl_x0; (void)mtl_y0; (void)mtl_z0; (void)mtl_az;\n"
+         "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = W;\n" << kGroupLoop
-      << "    " << ctx << " c = {L, gx, gy, gz, x0, y0, z0, ax, ay, az};\n"
-         "    const unsigned count = ax * ay * az;\n"
-         "    metal::mtl_rt::group_threads = count;\n"
-         "    unsigned* ops = metal::mtl_rt::op_counts();\n"
-         "    for (unsigned i = 0; i < count; ++i) ops[i] = 0;\n"
-         "    W->run_group(W->fibers, count, " << body << ", &c);\n"
+      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = mtl_W;\n" << kGroupLoop
+      << "    " << ctx << " mtl_c = {mtl_L, mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
+         "    const unsigned mtl_count = mtl_ax * mtl_ay * mtl_az;\n"
+         "    metal::mtl_rt::group_threads = mtl_count;\n"
+         "    unsigned* mtl_ops = metal::mtl_rt::op_counts();\n"
+         "    for (unsigned mtl_i = 0; mtl_i < mtl_count; ++mtl_i) mtl_ops[mtl_i] = 0;\n"
+         "    mtl_W->run_group(mtl_W->fibers, mtl_count, " << body << ", &mtl_c);\n"
          "  }\n}\n";
   }
 };

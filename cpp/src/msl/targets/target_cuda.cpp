@@ -71,7 +71,7 @@ class CudaTarget : public Target {
     o << "};\n";
   }
 
-  std::string buffer_address(const ParamInfo& p) const override { return "P." + address_field(p); }
+  std::string buffer_address(const ParamInfo& p) const override { return "mtl_P." + address_field(p); }
 
   // The user's kernel function is inlined into the entry point; restrict on its
   // pointer parameters lets NVVM load const buffers with ld.global.nc.
@@ -81,15 +81,15 @@ class CudaTarget : public Target {
   std::string value_address(const ParamInfo& p) const override {
     // Textures and samplers: their descriptors (metal_texture.h) travel by value.
     if (p.kind == ParamKind::value || p.kind == ParamKind::texture || p.kind == ParamKind::sampler)
-      return "&P." + value_field(p);
-    if (!p.is_const) return "P." + address_field(p);
-    return "(P." + address_field(p) + " ? (const void*)P." + address_field(p) + " : (const void*)&P." + value_field(p) +
-           ")";
+      return "&mtl_P." + value_field(p);
+    if (!p.is_const) return "mtl_P." + address_field(p);
+    return "(mtl_P." + address_field(p) + " ? (const void*)mtl_P." + address_field(p) + " : (const void*)&mtl_P." +
+           value_field(p) + ")";
   }
 
   // The field is the parameter's offset in the block's dynamic shared memory.
   std::string threadgroup_address(const ParamInfo& p) const override {
-    return "(metalcall_smem + P." + value_field(p) + ")";
+    return "(metalcall_smem + mtl_P." + value_field(p) + ")";
   }
 
   // In global memory, not __constant__: only the host reads a table (cuModuleGetGlobal),
@@ -123,24 +123,24 @@ class CudaTarget : public Target {
   void emit_entry_point(std::ostream& o, const EntryPoint& e) const override {
     o << "extern \"C\" __global__ void " << cpu_entry_symbol(e.index) << "(const __grid_constant__ "
       << cuda_params_type(e.index)
-      << " P) {\n"
-         "  const metalcall_cuda_geometry* const L = &P.geometry;\n"
-         "  const unsigned tx = L->group[0], ty = L->group[1], tz = L->group[2];\n"
-         "  const unsigned gx = L->origin[0] + blockIdx.x, gy = L->origin[1] + blockIdx.y, gz = L->origin[2] + blockIdx.z;\n"
-         "  const unsigned x0 = gx * tx, y0 = gy * ty, z0 = gz * tz;\n"
-         "  const unsigned lx = threadIdx.x, ly = threadIdx.y, lz = threadIdx.z;\n";
+      << " mtl_P) {\n"
+         "  const metalcall_cuda_geometry* const mtl_L = &mtl_P.geometry;\n"
+         "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
+         "  const unsigned mtl_gx = mtl_L->origin[0] + blockIdx.x, mtl_gy = mtl_L->origin[1] + blockIdx.y, mtl_gz = mtl_L->origin[2] + blockIdx.z;\n"
+         "  const unsigned mtl_x0 = mtl_gx * mtl_tx, mtl_y0 = mtl_gy * mtl_ty, mtl_z0 = mtl_gz * mtl_tz;\n"
+         "  const unsigned mtl_lx = threadIdx.x, mtl_ly = threadIdx.y, mtl_lz = threadIdx.z;\n";
     if (e.uses_fibers) {
-      o << "  const unsigned ax = blockDim.x, ay = blockDim.y, az = blockDim.z;\n";
+      o << "  const unsigned mtl_ax = blockDim.x, mtl_ay = blockDim.y, mtl_az = blockDim.z;\n";
     } else {
-      o << "  if ((unsigned long long)x0 + lx >= L->grid[0]) return;\n"
-           "  if ((ty | tz) != 1u &&\n"
-           "      ((unsigned long long)y0 + ly >= L->grid[1] || (unsigned long long)z0 + lz >= L->grid[2])) return;\n"
-           "  const unsigned ax = L->grid[0] - x0 < tx ? L->grid[0] - x0 : tx;\n"
-           "  const unsigned ay = L->grid[1] - y0 < ty ? L->grid[1] - y0 : ty;\n"
-           "  const unsigned az = L->grid[2] - z0 < tz ? L->grid[2] - z0 : tz;\n";
+      o << "  if ((unsigned long long)mtl_x0 + mtl_lx >= mtl_L->grid[0]) return;\n"
+           "  if ((mtl_ty | mtl_tz) != 1u &&\n"
+           "      ((unsigned long long)mtl_y0 + mtl_ly >= mtl_L->grid[1] || (unsigned long long)mtl_z0 + mtl_lz >= mtl_L->grid[2])) return;\n"
+           "  const unsigned mtl_ax = mtl_L->grid[0] - mtl_x0 < mtl_tx ? mtl_L->grid[0] - mtl_x0 : mtl_tx;\n"
+           "  const unsigned mtl_ay = mtl_L->grid[1] - mtl_y0 < mtl_ty ? mtl_L->grid[1] - mtl_y0 : mtl_ty;\n"
+           "  const unsigned mtl_az = mtl_L->grid[2] - mtl_z0 < mtl_tz ? mtl_L->grid[2] - mtl_z0 : mtl_tz;\n";
     }
-    o << "  (void)tx; (void)ty; (void)tz; (void)gx; (void)gy; (void)gz; (void)x0; (void)y0; (void)z0;\n"
-         "  (void)lx; (void)ly; (void)lz; (void)ax; (void)ay; (void)az;\n"
+    o << "  (void)mtl_tx; (void)mtl_ty; (void)mtl_tz; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz; (void)mtl_x0; (void)mtl_y0; (void)mtl_z0;\n"
+         "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz; (void)mtl_ax; (void)mtl_ay; (void)mtl_az;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
   }
 };

@@ -17,7 +17,8 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
     unit.preprocessed = options.preprocessor(text, predefined_macros(options.defines));
   }
   // MSL, not host C++: refused before any of it reaches the target's compiler.
-  check_msl_rules(unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true), source);
+  check_msl_rules(unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true), source,
+                  options.checked);
   TranslateOptions translate;
   translate.constants = options.constants;
   translate.checked = options.checked;

@@ -1,0 +1,123 @@
+// The rules that keep metalcall's implementation out of the user's reach (see
+// implementation_rules.hpp).
+#include "msl/analysis/implementation_rules.hpp"
+
+#include <map>
+#include <set>
+
+#include "msl/analysis/call_graph.hpp"
+#include "msl/analysis/stdlib_names.hpp"
+#include "msl/errors/source_errors.hpp"
+
+namespace metalcall::msl {
+
+// The prelude's internals and the generated code live under the prefixes mtl_, metalcall_
+// and METALCALL_ (mtl_checked, mtl_rt::region_count, an entry point's mtl_L), and the
+// prelude's own macros are METAL_ ones other than Apple's METAL_FUNC. Naming them could turn
+// checked mode off (`a.mtl_count = 1000`) or reach host code through a macro's token pasting
+// (METAL_LIBM_DOUBLE(trap) is __builtin_trap); reserving them leaves every other name free.
+const char* implementation_name(const std::string& id) {
+  for (const char* prefix : {"mtl_", "metalcall_", "METALCALL_"})
+    if (id.rfind(prefix, 0) == 0)
+      return "is reserved for metalcall's implementation (names beginning with mtl_, metalcall_ or METALCALL_ "
+             "belong to its prelude and generated code); rename it";
+  if (id.rfind("METAL_", 0) == 0 && id != "METAL_FUNC" && prelude_macro_names().count(id))
+    return "is a macro of metalcall's prelude, not part of MSL; rename it";
+  return nullptr;
+}
+
+namespace {
+
+bool opens_class(const std::vector<Token>& t, std::size_t i) {
+  return t[i].is_identifier("struct") || t[i].is_identifier("class") || t[i].is_identifier("union");
+}
+
+// A '{' inside a class body that opens a member function's body (or a lambda's), not a
+// nested class or an initializer.
+bool opens_function_body(const std::vector<Token>& t, std::size_t open) {
+  if (open == 0) return false;
+  const Token& b = t[open - 1];
+  return b.is(")") || b.is("]") || b.is_identifier("const") || b.is_identifier("noexcept") ||
+         b.is_identifier("override") || b.is_identifier("final") || b.is_identifier("mutable");
+}
+
+// The source's classes by the `{` of their bodies: name (empty when anonymous), union or not.
+struct ClassBody {
+  std::string name;
+  bool is_union = false;
+  std::size_t open = 0, close = 0;
+};
+
+std::vector<ClassBody> class_bodies(const std::vector<Token>& t) {
+  std::vector<ClassBody> bodies;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!opens_class(t, i)) continue;
+    std::size_t j = i + 1;
+    std::string name;
+    while (j < t.size() && t[j].is("[") && j + 1 < t.size() && t[j + 1].is("[")) j = matching(t, j) + 1;
+    if (j < t.size() && t[j].kind == TokenKind::identifier) name = t[j++].text;
+    while (j < t.size() && !t[j].is("{") && !t[j].is(";") && !t[j].is(")") && !t[j].is(",") && !t[j].is(">")) ++j;
+    if (j >= t.size() || !t[j].is("{")) continue;  // a declaration, an elaborated type, a template argument
+    bodies.push_back({name, t[i].is_identifier("union"), j, matching(t, j)});
+  }
+  return bodies;
+}
+
+// The tokens of a class body that declare its members (nested class bodies included, member
+// functions' bodies and every parenthesis skipped): a `*` or `&` there declares a pointer or
+// a reference; an identifier there may name a member's type.
+std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassBody& c) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = c.open + 1; k < c.close && k < t.size(); ++k) {
+    if (t[k].is("(") || (t[k].is("{") && opens_function_body(t, k)) || (t[k].is("[") && k + 1 < t.size() && t[k + 1].is("["))) {
+      k = matching(t, k);
+      continue;
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked) {
+  // `auto [a, b] = s;` (also `const auto& [a, b]`, `for (auto [k, v] : …)`): C++17 (MSL is
+  // C++14-based), and the one way to reach a class's members without naming them.
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("auto")) continue;
+    std::size_t j = i + 1;
+    while (j < t.size() && (t[j].is("&") || t[j].is("&&") || t[j].is_identifier("const") || t[j].is_identifier("volatile")))
+      ++j;
+    if (j < t.size() && t[j].is("[") && !(j + 1 < t.size() && t[j + 1].is("[")))
+      throw rule_error(source, t[i], "structured bindings are C++17, not MSL (a C++14-based language); bind the members "
+                                     "one by one", "no structured bindings");
+  }
+  if (!checked) return;
+  // Checked mode: a union whose members overlap a pointer (a checked pointer's base and
+  // bounds) would let its other members rewrite those bounds.
+  const std::vector<ClassBody> bodies = class_bodies(t);
+  std::set<std::string> holds_pointer;  // classes of the source with a pointer or reference member, transitively
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const ClassBody& c : bodies) {
+      if (c.name.empty() || holds_pointer.count(c.name)) continue;
+      for (std::size_t k : member_tokens(t, c)) {
+        if (t[k].is("*") || t[k].is("&") || t[k].is("&&") || (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text))) {
+          holds_pointer.insert(c.name);
+          grew = true;
+          break;
+        }
+      }
+    }
+  }
+  for (const ClassBody& c : bodies) {
+    if (!c.is_union) continue;
+    for (std::size_t k : member_tokens(t, c)) {
+      if (t[k].is("*") || t[k].is("&") || t[k].is("&&") || (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text)))
+        throw rule_error(source, t[k], "a union that holds a pointer cannot be checked: its other members would overlap "
+                                       "the checked pointer's bounds (checked mode)", "checked mode stays on");
+    }
+  }
+}
+
+}  // namespace metalcall::msl

@@ -1,0 +1,25 @@
+// The rules that keep metalcall's implementation out of the user's reach: names the prelude and
+// the generated code own (so that checked mode's state cannot be named and any other name is
+// free for the user), and the C++ that could take a checked pointer apart without naming it
+// (structured bindings; in checked mode, unions that hold pointers). Part of the MSL rules
+// (msl_rules.hpp, docs/msl-rules.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "msl/lex/lexer.hpp"
+
+namespace metalcall::msl {
+
+/** Why `id` belongs to metalcall's implementation (a sentence after the quoted name), or null. */
+const char* implementation_name(const std::string& id);
+
+/**
+ * Throws a rule CompileError at a structured binding (C++17, not MSL), and with `checked` at a
+ * union that holds a pointer, directly or in a struct of the source: its other members would
+ * read and write the checked pointer's bounds.
+ */
+void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked);
+
+}  // namespace metalcall::msl
