@@ -263,15 +263,8 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
                      "functions are defined in the source");
   }
   // Each call site.
-  std::map<std::string, std::set<std::string>> graph;  // function → source functions its body calls
-  std::map<std::string, int> definitions_by_name;
-  for (const auto& f : names.definitions) ++definitions_by_name[f.name];
   std::set<std::size_t> definition_tokens;
   for (const auto& f : names.definitions) definition_tokens.insert(f.name_token);
-  std::vector<const FunctionDefinition*> enclosing(t.size(), nullptr);
-  for (const auto& f : names.definitions)
-    for (std::size_t k = f.body_open; k <= f.body_close && k < t.size(); ++k)
-      if (!enclosing[k]) enclosing[k] = &f;
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (const std::size_t after = skip_attribute(t, i); after != i) {
       i = after - 1;
@@ -280,62 +273,12 @@ void check_calls(const std::vector<Token>& t, const std::string& source, const D
     const Token& x = t[i];
     if (x.kind != TokenKind::identifier || !t[i + 1].is("(") || is_keyword(x.text) || is_reserved(x.text)) continue;
     if (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->"))) continue;  // a member: its type's
-    const FunctionDefinition* in = enclosing[i];
     if (definition_tokens.count(i) || matching(t, i + 1) >= t.size()) continue;  // unbalanced: the compiler says why
     if (!known(x.text)) {
       throw rule_error(source, x,
                        "call to '" + x.text + "', which is neither defined in this source nor part of the Metal "
                        "standard library (MSL has no C or C++ host library)",
                        "calls only to source functions and the Metal standard library");
-    }
-    // `T::f(`: which class's f is not known here, so a qualified call adds no edge.
-    const bool qualified = i > 1 && t[i - 1].is("::") && (t[i - 2].kind == TokenKind::identifier || t[i - 2].is(">"));
-    if (in && !qualified && names.functions.count(x.text)) graph[in->name].insert(x.text);
-  }
-  // Recursion: a call from a function to one from which it is reachable again. A name
-  // defined more than once (overloads) may call its other overloads: its self-calls
-  // are not counted.
-  auto edge = [&](const std::string& from, const std::string& to) {
-    return !(from == to && definitions_by_name[from] > 1);
-  };
-  std::map<std::string, std::set<std::string>> reachable;  // memo: name → names its calls reach
-  auto reaches = [&](const std::string& from, const std::string& target) {
-    auto memo = reachable.find(from);
-    if (memo == reachable.end()) {
-      std::set<std::string> seen;
-      std::vector<std::string> stack = {from};
-      std::set<std::string> out;
-      while (!stack.empty()) {
-        const std::string n = stack.back();
-        stack.pop_back();
-        if (!seen.insert(n).second) continue;
-        auto it = graph.find(n);
-        if (it == graph.end()) continue;
-        for (const auto& c : it->second) {
-          if (!edge(n, c)) continue;
-          out.insert(c);
-          stack.push_back(c);
-        }
-      }
-      memo = reachable.emplace(from, std::move(out)).first;
-    }
-    return memo->second.count(target) > 0;
-  };
-  for (const auto& f : names.definitions) {
-    if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
-    for (std::size_t k = f.body_open; k + 1 < f.body_close; ++k) {
-      if (t[k].kind != TokenKind::identifier || !t[k + 1].is("(") || !names.functions.count(t[k].text) ||
-          (k > 0 && (t[k - 1].is(".") || t[k - 1].is("->"))) || enclosing[k] != &f)
-        continue;
-      if (k > 1 && t[k - 1].is("::") && (t[k - 2].kind == TokenKind::identifier || t[k - 2].is(">")))
-        continue;
-      const std::string& c = t[k].text;
-      const bool self = c == f.name && edge(f.name, c);
-      if (self || (c != f.name && reaches(c, f.name)))
-        throw rule_error(source, t[k],
-                         "function '" + f.name + "' is recursive" + (self ? std::string() : " (through '" + c + "')") +
-                             ": MSL does not support recursive function calls",
-                         "no recursion");
     }
   }
 }

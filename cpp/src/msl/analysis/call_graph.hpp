@@ -1,6 +1,6 @@
 // Which functions a token stream defines and calls: the names a source (or the
-// prelude) declares, and the MSL rules about calls — every callee is defined in the
-// source or is part of the Metal standard library, and no function is recursive.
+// prelude) declares, and the MSL rule about callees — every callee is defined in the
+// source or is part of the Metal standard library (recursion: recursion.hpp).
 #pragma once
 
 #include <cstddef>
@@ -44,8 +44,7 @@ DeclaredNames declared_names(const std::vector<Token>& t);
 /**
  * The call rules: each `name(` that is not a member call must name a function, type
  * or variable of the source or of the Metal standard library (`stdlib`); a function
- * declared but never defined is refused; and no call cycle among the source's
- * functions (recursion). Throws CompileError at the offending token.
+ * declared but never defined is refused. Throws CompileError at the offending token.
  */
 void check_calls(const std::vector<Token>& t, const std::string& source, const DeclaredNames& names,
                  const std::set<std::string>& stdlib);

@@ -12,15 +12,16 @@
 namespace metalcall::msl {
 
 // The prelude's internals and the generated code live under the prefixes mtl_, metalcall_
-// and METALCALL_ (mtl_checked, mtl_rt::region_count, an entry point's mtl_L), and the
+// and METALCALL_ (mtl_checked, mtl_rt::region_count, an entry point's mtl_L; reserved
+// spellings __metalcall… and __METALCALL… too: the stop checks' __metalcall_stop), and the
 // prelude's own macros are METAL_ ones other than Apple's METAL_FUNC. Naming them could turn
 // checked mode off (`a.mtl_count = 1000`) or reach host code through a macro's token pasting
 // (METAL_LIBM_DOUBLE(trap) is __builtin_trap); reserving them leaves every other name free.
 const char* implementation_name(const std::string& id) {
-  for (const char* prefix : {"mtl_", "metalcall_", "METALCALL_"})
+  for (const char* prefix : {"mtl_", "metalcall_", "METALCALL_", "__metalcall", "__METALCALL", "__mtl"})
     if (id.rfind(prefix, 0) == 0)
-      return "is reserved for metalcall's implementation (names beginning with mtl_, metalcall_ or METALCALL_ "
-             "belong to its prelude and generated code); rename it";
+      return "is reserved for metalcall's implementation (names beginning with mtl_, metalcall_ or METALCALL_, "
+             "and __metalcall or __METALCALL, belong to its prelude and generated code); rename it";
   if (id.rfind("METAL_", 0) == 0 && id != "METAL_FUNC" && prelude_macro_names().count(id))
     return "is a macro of metalcall's prelude, not part of MSL; rename it";
   return nullptr;
@@ -41,12 +42,7 @@ bool opens_function_body(const std::vector<Token>& t, std::size_t open) {
          b.is_identifier("override") || b.is_identifier("final") || b.is_identifier("mutable");
 }
 
-// The source's classes by the `{` of their bodies: name (empty when anonymous), union or not.
-struct ClassBody {
-  std::string name;
-  bool is_union = false;
-  std::size_t open = 0, close = 0;
-};
+}  // namespace
 
 std::vector<ClassBody> class_bodies(const std::vector<Token>& t) {
   std::vector<ClassBody> bodies;
@@ -62,6 +58,8 @@ std::vector<ClassBody> class_bodies(const std::vector<Token>& t) {
   }
   return bodies;
 }
+
+namespace {
 
 // The tokens of a class body that declare its members (nested class bodies included, member
 // functions' bodies and every parenthesis skipped): a `*` or `&` there declares a pointer or

@@ -5,12 +5,23 @@
 // (msl_rules.hpp, docs/msl-rules.md).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
+
+/** A class body of the source: its name (empty when anonymous), union or not, its braces. */
+struct ClassBody {
+  std::string name;
+  bool is_union = false;
+  std::size_t open = 0, close = 0;
+};
+
+/** Every `struct|class|union [NAME] … { … }` body of `t`. */
+std::vector<ClassBody> class_bodies(const std::vector<Token>& t);
 
 /** Why `id` belongs to metalcall's implementation (a sentence after the quoted name), or null. */
 const char* implementation_name(const std::string& id);

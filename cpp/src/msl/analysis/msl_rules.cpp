@@ -7,6 +7,8 @@
 #include <set>
 
 #include "msl/analysis/call_graph.hpp"
+#include "msl/analysis/function_pointers.hpp"
+#include "msl/analysis/recursion.hpp"
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
@@ -75,7 +77,9 @@ class RuleChecker {
     names_ = &names;
     check_tokens();
     check_program_scope(names);
+    check_function_pointers(t_, src_, names);
     check_calls(t_, src_, names, stdlib_names());
+    check_recursion(t_, src_, names);
   }
 
  private:
@@ -271,6 +275,7 @@ class RuleChecker {
   bool function_pointer_at(std::size_t i) const {
     if (!t_[i].is("(") || i + 2 >= t_.size() || !(t_[i + 1].is("*") || t_[i + 1].is("&") || t_[i + 1].is("^")))
       return false;
+    if (t_[i + 2].is_identifier("this")) return false;  // `(*this)(…)`: a function object's call
     std::size_t j = i + 2;
     while (j < t_.size() && (t_[j].kind == TokenKind::identifier || t_[j].is("::"))) ++j;
     return j + 1 < t_.size() && t_[j].is(")") && t_[j + 1].is("(");
