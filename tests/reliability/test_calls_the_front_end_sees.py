@@ -1,5 +1,5 @@
 """Recursion and function pointers through every spelling (issue P2.4 item 2). MSL has no
-recursive calls and no function pointers outside [[visible]] function tables (spec §5.1.4,
+recursive calls and no function pointers outside [[visible]] function tables (spec §5.1,
 MSL 2.3+), which metalcall does not offer. Before, the rules saw only a plain `f(…)` call and a
 spelled-out `T (*p)(…)` declarator: recursion spelled `R::f(n - 1)`, `this->f(n - 1)`,
 `f<T>(n - 1)`, `(*this)(n - 1)` or a lambda applied to itself passed and overflowed the stack

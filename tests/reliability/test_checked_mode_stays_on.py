@@ -4,7 +4,8 @@ wrote past a 4-element buffer), make a checked pointer of its own (`metal::mtl_c
 or reach the same state without naming it: a structured binding, a union over the pointer,
 as_type of the pointer. Now the prelude's and the generated code's names are reserved (mtl_,
 metalcall_, METALCALL_ and the prelude's METAL_ macros), structured bindings are refused (C++17,
-not MSL), and checked mode refuses unions that hold pointers and as_type of its pointers. Each
+not MSL), and checked mode refuses unions that hold pointers and as_type of its pointers (or
+to a struct that holds one). Each
 kernel below is a CompileError, and the memory after the buffer is never written."""
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ ATTEMPTS = {
         + "  if (i == 0) { Pun u; u.h.p = a; u.r.z = 1000; u.h.p[40] = 5.0f; }\n}\n"
     ),
     "as_type-of-pointer": kernel("ulong4 r = as_type<ulong4>(a); r.z = 1000; device float* b = as_type<device float*>(r); b[40] = 5.0f;"),
+    "as_type-to-struct-with-pointer": (
+        HEADER
+        + "struct Holder { device float* p; };\n"
+        + "kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        + "  if (i == 0) { Holder h; h.p = a; ulong4 r = as_type<ulong4>(h); r.z = 1000;\n"
+        + "    Holder f = as_type<Holder>(r); f.p[40] = 5.0f; }\n}\n"
+    ),
     "prelude-macro": kernel("a[0] = float(METAL_LIBM_DOUBLE(fabs)(-2.0));"),
 }
 

@@ -1,6 +1,6 @@
 // The rule "no function pointers" beyond the spelled-out declarator (msl_rules.cpp refuses
 // `T (*f)(…)` variables, parameters and casts): MSL has function pointers only for [[visible]]
-// functions through function tables (spec §5.1.4, MSL 2.3+), which metalcall does not offer,
+// functions through function tables (spec §5.1, MSL 2.3+), which metalcall does not offer,
 // so no value of function pointer type may exist at run time. Compile-time uses stay: a
 // function pointer template parameter and its argument (ggml's `void (*deq)(…)`, `f<twice>`),
 // an alias naming such a type for template parameters (MLX's RadixFunc), `decltype(f<T>)` in

@@ -108,6 +108,15 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
       }
     }
   }
+  // `as_type<S>(bits)` for such a class S would make its pointer from any bits (the prelude
+  // refuses as_type of a checked pointer itself).
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("as_type") || !t[i + 1].is("<")) continue;
+    for (std::size_t k = i + 2; k < t.size() && !t[k].is(">") && !t[k].is(";"); ++k)
+      if (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text))
+        throw rule_error(source, t[k], "as_type to a type that holds a pointer would make a checked pointer from "
+                                       "arbitrary bits (checked mode)", "checked mode stays on");
+  }
   for (const ClassBody& c : bodies) {
     if (!c.is_union) continue;
     for (std::size_t k : member_tokens(t, c)) {

@@ -28,8 +28,8 @@ const char* implementation_name(const std::string& id);
 
 /**
  * Throws a rule CompileError at a structured binding (C++17, not MSL), and with `checked` at a
- * union that holds a pointer, directly or in a struct of the source: its other members would
- * read and write the checked pointer's bounds.
+ * union that holds a pointer, directly or in a struct of the source (its other members would
+ * read and write the checked pointer's bounds), and at `as_type` to such a struct.
  */
 void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked);
 

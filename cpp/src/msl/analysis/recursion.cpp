@@ -69,9 +69,21 @@ class RecursionChecker {
  public:
   RecursionChecker(const std::vector<Token>& t, const std::string& source, const DeclaredNames& names)
       : t_(t), src_(source), names_(names) {
-    for (std::size_t i = 0; i + 1 < t_.size(); ++i)
-      if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier) namespaces_.insert(t_[i + 1].text);
-    for (const auto& f : names_.definitions) ++definitions_by_name_[f.name];
+    // The scopes (class or namespace names) that define each function name, for `X::f(…)`.
+    std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> scopes;  // name, braces
+    for (const ClassBody& c : class_bodies(t_))
+      if (!c.name.empty()) scopes.push_back({c.name, {c.open, c.close}});
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i)
+      if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("{"))
+        scopes.push_back({t_[i + 1].text, {i + 2, matching(t_, i + 2)}});
+    for (const auto& f : names_.definitions) {
+      ++definitions_by_name_[f.name];
+      for (const auto& [scope, braces] : scopes)
+        if (braces.first < f.name_token && f.name_token < braces.second) defining_scopes_[f.name].insert(scope);
+      // `R::f(…) {` out of its class: R defines f too.
+      if (f.name_token >= 2 && t_[f.name_token - 1].is("::") && t_[f.name_token - 2].kind == TokenKind::identifier)
+        defining_scopes_[f.name].insert(t_[f.name_token - 2].text);
+    }
     enclosing_.assign(t_.size(), nullptr);
     for (const auto& f : names_.definitions)
       for (std::size_t k = f.body_open; k <= f.body_close && k < t_.size(); ++k)
@@ -130,7 +142,7 @@ class RecursionChecker {
   const std::vector<Token>& t_;
   const std::string& src_;
   const DeclaredNames& names_;
-  std::set<std::string> namespaces_;
+  std::map<std::string, std::set<std::string>> defining_scopes_;  // function name → classes, namespaces
   std::map<std::string, int> definitions_by_name_;
   std::vector<const FunctionDefinition*> enclosing_;
 
@@ -153,7 +165,8 @@ class RecursionChecker {
   }
 
   // Whether the identifier at k calls a function of the source by its name: `f(`, `X::f(`
-  // (X a class or namespace of the source), `::f(`, `this->f(`, `(*this).f(`, or `f<A…>(`
+  // (X a class or namespace of the source that defines an f: not a template parameter,
+  // which may be any class), `::f(`, `this->f(`, `(*this).f(`, or `f<A…>(`
   // whose arguments are the caller's own template parameters `own`.
   bool calls_function(std::size_t k, const std::vector<std::string>& own) const {
     const Token& x = t_[k];
@@ -175,10 +188,10 @@ class RecursionChecker {
       if (b.is("->")) return k >= 2 && t_[k - 2].is_identifier("this");
       return k >= 5 && t_[k - 2].is(")") && t_[k - 3].is_identifier("this") && t_[k - 4].is("*") && t_[k - 5].is("(");
     }
-    if (b.is("::")) {
+    if (b.is("::")) {  // `::f(`, or `X::f(` where X is a class or namespace that defines an f
       if (k < 2 || t_[k - 2].kind != TokenKind::identifier) return !(k >= 2 && t_[k - 2].is(">"));
-      const std::string& q = t_[k - 2].text;
-      return names_.types.count(q) || namespaces_.count(q);
+      const auto scopes = defining_scopes_.find(x.text);
+      return scopes != defining_scopes_.end() && scopes->second.count(t_[k - 2].text);
     }
     return true;
   }
