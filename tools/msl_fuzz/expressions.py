@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, field
 
 from . import functions, tree as t, workarounds
+from .simd import OVER_ACTIVE_LANES
 from .values import float_array
 from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
@@ -46,6 +47,7 @@ class Context:
     helpers: list = field(default_factory=list)  # Helpers callable here (not collective)
     level: str = "group"  # where control flow is uniform: "group", "simd" or "thread"
     simd: bool = False  # SIMD-group functions may appear in expressions
+    divergent_simd: bool = False  # ... also those defined over active lanes, where lanes diverge
     counter: int = 0
     builtins: bool = True  # gid, lid, ... visible (not inside helpers)
 
@@ -179,9 +181,10 @@ class ExprGen:
             makers += [(self.swizzle, 0.8), (self.element, 0.5)]
         if any(h.ret == ty for h in self.ctx.helpers):
             makers += [(self.helper_call, 1.5)]
-        if self.ctx.simd and self.ctx.level in ("group", "simd") and not e.is_bool:
+        uniform = self.ctx.level in ("group", "simd")
+        if self.ctx.simd and (uniform or self.ctx.divergent_simd) and not e.is_bool:
             makers += [(self.simd, 2.0)]
-        if self.ctx.simd and self.ctx.level in ("group", "simd") and ty == BOOL:
+        if self.ctx.simd and (uniform or self.ctx.divergent_simd) and ty == BOOL:
             makers += [(self.simd_vote, 0.7)]
         total = sum(w for _, w in makers)
         pick = self.rng.uniform(0, total)
@@ -383,6 +386,8 @@ class ExprGen:
         names = SIMD_REDUCTIONS + SIMD_MOVES + (SIMD_INT_ONLY if e.is_int else [])
         if e.is_float:
             names.remove("simd_product")  # only in its exact form below
+        if self.ctx.level == "thread":  # only some lanes of the group call it
+            names = [n for n in names if n in OVER_ACTIVE_LANES]
         fn = self.rng.choice(names)
         width = 32
         if fn not in ("simd_shuffle_rotate_up", "simd_shuffle_rotate_down", "simd_ballot") and self.chance(0.25):
@@ -402,11 +407,11 @@ class ExprGen:
         return t.Simd(ty=ty, fn=fn, args=args)
 
     def simd_vote(self, ty: Type, depth: int) -> t.Expr:
-        fn = self.rng.choice(["simd_all", "simd_any", "simd_is_first", "simd_ballot"])
+        fn = self.rng.choice(["simd_all", "simd_any", "simd_is_first", "simd_ballot", "simd_active_threads_mask"])
         if fn == "simd_is_first":
             return t.Simd(ty=BOOL, fn=fn, args=[])
-        if fn == "simd_ballot":
-            ballot = t.Simd(ty=ULONG, fn=fn, args=[self.expr(BOOL, depth)])
+        if fn in ("simd_ballot", "simd_active_threads_mask"):
+            ballot = t.Simd(ty=ULONG, fn=fn, args=[self.expr(BOOL, depth)] if fn == "simd_ballot" else [])
             return t.Binary(ty=BOOL, op="!=", a=t.Binary(ty=ULONG, op="&", a=ballot,
                                                           b=t.Lit(ty=ULONG, value=self.rng.getrandbits(32))),
                             b=t.Lit(ty=ULONG, value=0))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import functions, tree as t
-from .simd import inexact_sum, simd_function
+from .simd import OVER_ACTIVE_LANES, inexact_sum, simd_function
 from .types import UINT, Scalar, Type, Vec, arithmetic_result, elem, promoted, width
 from .values import bits_of, compare, constant, convert, float_op, from_bits, int_binary, ints
 
@@ -268,9 +268,10 @@ class Model:
     def ev_simd(self, e, mask, f):
         args = [self.ev(a, mask, f) for a in e.args]
         groups = mask.reshape(-1, 4 if e.fn.startswith("quad_") else 32)
-        if not (groups.all(axis=1) | ~groups.any(axis=1)).all():
+        base = "simd_" + e.fn.split("_", 1)[1]
+        if base not in OVER_ACTIVE_LANES and not (groups.all(axis=1) | ~groups.any(axis=1)).all():
             raise ProgramError(f"{e.fn} reached by part of a SIMD-group")
-        value, bad = simd_function(e.fn, args, [a.ty for a in e.args], e.ty, self.lanes)
+        value, bad = simd_function(e.fn, args, [a.ty for a in e.args], e.ty, self.lanes, mask)
         self.note(e, bad, mask, f"{e.fn}: result depends on the order of lanes")
         return value
 

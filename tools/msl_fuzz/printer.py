@@ -136,8 +136,8 @@ class Printer:
 
     def expr_simd(self, e: t.Simd) -> str:
         args = ", ".join(self.expr(a) for a in e.args)
-        if e.fn == "simd_ballot":
-            return f"static_cast<ulong>(simd_ballot({args}))"
+        if e.fn in ("simd_ballot", "simd_active_threads_mask"):
+            return f"static_cast<ulong>({e.fn}({args}))"
         return f"{e.fn}({args})"
 
     # Statements -------------------------------------------------------------------------

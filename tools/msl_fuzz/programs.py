@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import tree as t
+from . import tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_float, random_int
 from .model import ProgramError
 from .repair import make_defined
@@ -159,7 +159,9 @@ def build(rng: random.Random, name: str, category: str) -> t.Program:
             prog.helpers.append(make_helper(rng, prog, palette, vectors, kind))
     ctx = Context(rng=rng, threads=threads, palette=palette, vectors=vectors,
                   inputs=[b for b in buffers if b.role == "in"],
-                  helpers=[h for h in prog.helpers if not h.collective], simd="simd" in features)
+                  helpers=[h for h in prog.helpers if not h.collective], simd="simd" in features,
+                  divergent_simd="simd" in features and rng.random() < 0.5
+                  and not workarounds.active("divergent-simd"))
     for b in buffers:
         if b.role == "scalar":
             ctx.declare(Var(b.name, b.ty, mutable=False))

@@ -7,6 +7,7 @@ compile is split in halves until each failing program is found on its own.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -110,6 +111,10 @@ def run_program(lib, gen: Generated, device_name: str) -> Outcome:
     args = [argument(b, a) for b, a in zip(prog.buffers, arrays)]
     shared = [a for a in prog.shared if a.as_param]
     tg_bytes = [((a.length * _element_bytes(a.ty)) + 15) // 16 * 16 for a in shared]
+    trace = os.environ.get("MSL_FUZZ_TRACE")
+    if trace:  # the program about to run, for a crash that takes the process down
+        with open(trace, "w") as f:
+            f.write(f"// {device_name}\n" + program_source(prog))
     try:
         kernel = lib.function(prog.name)
         call = kernel(prog.threads, *args, threadgroup=prog.group,

@@ -134,39 +134,60 @@ def _source_lanes(fn: str, args: list, lanes: int, width: int) -> np.ndarray:
     return base + src
 
 
-def simd_function(fn: str, args: list, arg_types: list[Type], result: Type, lanes: int):
-    """(value, undefined lanes) of a SIMD-group (or quad-group) function called by whole groups."""
+# Defined over the active lanes, so callable where only some lanes of a group run.
+OVER_ACTIVE_LANES = {"simd_sum", "simd_min", "simd_max", "simd_and", "simd_or", "simd_xor", "simd_product",
+                     "simd_prefix_inclusive_sum", "simd_prefix_exclusive_sum", "simd_all", "simd_any",
+                     "simd_ballot", "simd_broadcast_first", "simd_is_first", "simd_active_threads_mask"}
+
+
+def simd_function(fn: str, args: list, arg_types: list[Type], result: Type, lanes: int, active: np.ndarray):
+    """(value, undefined lanes) of a SIMD-group (or quad-group) function; `active` marks the
+    lanes that call it (every lane of a group for the shuffles and broadcasts)."""
     width = 4 if fn.startswith("quad_") else WIDTH
     fn = "simd_" + fn.split("_", 1)[1]
     undefined = np.zeros(lanes, dtype=bool)
+    act = _groups(active, width)
+    first = np.repeat(np.argmax(act, axis=1), width)  # each group's lowest active lane
+    me = np.arange(lanes) % width
     if fn == "simd_is_first":
-        return np.arange(lanes) % width == 0, undefined
+        return me == first, undefined
+    if fn == "simd_active_threads_mask":
+        return _votes(act, width, lanes, result), undefined
     x = args[0]
     if fn in ("simd_all", "simd_any", "simd_ballot"):
-        g = _groups(x.astype(bool), width)
+        g = _groups(x.astype(bool), width) & act
         if fn == "simd_all":
-            return np.repeat(g.all(axis=1), width), undefined
+            return np.repeat((g | ~act).all(axis=1), width), undefined
         if fn == "simd_any":
             return np.repeat(g.any(axis=1), width), undefined
-        votes = [sum(1 << i for i, b in enumerate(row) if b) for row in g]
-        value = np.empty(lanes, dtype=object)
-        for i, v in enumerate(votes):
-            value[i * width:(i + 1) * width] = v
-        return convert(value, ULONG, result)[0], undefined
+        return _votes(g, width, lanes, result), undefined
+    if fn == "simd_broadcast_first":
+        return x[np.arange(lanes) - me + first], undefined
     if fn.startswith("simd_shuffle") or fn.startswith("simd_broadcast"):
         return x[_source_lanes(fn, args, lanes, width)], undefined
     t = elem(arg_types[0])
     groups = _groups(x, width)
-    out = np.empty_like(groups)
+    out = groups.copy()
     for gi, g in enumerate(groups):
+        on = act[gi]
+        if not on.any():
+            continue
         if fn.startswith("simd_prefix_"):
-            inclusive = fn.startswith("simd_prefix_inclusive")
             kind = "sum" if fn.endswith("sum") else "product"
-            values, ok = _prefix(kind, g, t, inclusive)
-            out[gi] = values
+            values, ok = _prefix(kind, g[on], t, fn.startswith("simd_prefix_inclusive"))
+            out[gi][on] = values
         else:
-            r, ok = _reduce(fn[len("simd_"):], g, t)
-            out[gi] = np.broadcast_to(r, g.shape)
+            r, ok = _reduce(fn[len("simd_"):], g[on], t)
+            out[gi][on] = np.broadcast_to(r, g[on].shape)
         if not ok:
             undefined[gi * width:(gi + 1) * width] = True
     return out.reshape(x.shape), undefined
+
+
+def _votes(bits: np.ndarray, width: int, lanes: int, result: Type) -> np.ndarray:
+    """A simd_vote per group (bit i: lane i), as the result type, in every lane."""
+    votes = [sum(1 << i for i, b in enumerate(row) if b) for row in bits]
+    value = np.empty(lanes, dtype=object)
+    for i, v in enumerate(votes):
+        value[i * width:(i + 1) * width] = v
+    return convert(value, ULONG, result)[0]
