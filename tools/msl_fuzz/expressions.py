@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from . import functions, tree as t, workarounds
+from . import functions, structs, tree as t, workarounds
 from .simd import OVER_ACTIVE_LANES
 from .values import float_array
-from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
 
 INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
@@ -140,6 +140,9 @@ class ExprGen:
 
     def leaf(self, ty: Type, depth: int = 0) -> t.Expr:
         ctx = self.ctx
+        members = self.struct_members(ty)
+        if members and self.chance(0.35):
+            return self.rng.choice(members)()
         arrays = [v for v in ctx.variables() if isinstance(v.ty, Arr) and v.ty.elem == ty]
         if arrays and self.chance(0.3):
             a = self.rng.choice(arrays)
@@ -365,6 +368,36 @@ class ExprGen:
         else:
             index = t.Binary(ty=UINT, op="%", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=n))
         return self.char_component(t.Index(ty=ty, a=src, index=index))
+
+    def struct_members(self, ty: Type) -> list:
+        """Makers of member reads of type ty: of struct variables and struct buffer elements."""
+        makers = []
+        for v in self.ctx.variables():
+            if isinstance(v.ty, Struct):
+                for name, fty, _ in v.ty.fields:
+                    if fty == ty:
+                        makers.append(lambda v=v, name=name: structs.member(t.Ref(ty=v.ty, name=v.name), v.ty, name))
+        if self.ctx.builtins:
+            for b in self.ctx.inputs:
+                if isinstance(b.ty, Struct):
+                    for name, fty, _ in b.ty.fields:
+                        if fty == ty:
+                            makers.append(lambda b=b, name=name: structs.member(
+                                t.Load(ty=b.ty, buffer=b.name, index=self.index_expr(b.length)), b.ty, name))
+        return makers
+
+    def struct_value(self, s: Struct, depth: int) -> t.Expr:
+        """A whole struct: built from its members, a buffer element or a variable."""
+        options = [v for v in self.ctx.variables() if v.ty == s]
+        buffers = [b for b in self.ctx.inputs if b.ty == s] if self.ctx.builtins else []
+        r = self.rng.random()
+        if options and r < 0.4:
+            v = self.rng.choice(options)
+            return t.Ref(ty=s, name=v.name)
+        if buffers and r < 0.7:
+            b = self.rng.choice(buffers)
+            return t.Load(ty=s, buffer=b.name, index=self.index_expr(b.length))
+        return t.Construct(ty=s, parts=[self.expr(ty, depth) for _, ty, _ in s.fields])
 
     def array_index(self, n: int) -> t.Expr:
         if self.chance(0.3):

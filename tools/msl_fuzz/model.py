@@ -18,7 +18,7 @@ import numpy as np
 
 from . import functions, tree as t
 from .simd import OVER_ACTIVE_LANES, inexact_sum, simd_function
-from .types import UINT, Scalar, Type, Vec, arithmetic_result, elem, promoted, width
+from .types import UINT, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
 from .values import bits_of, compare, constant, convert, float_op, from_bits, int_binary, ints
 
 ARITHMETIC = {"+", "-", "*", "/", "%", "&", "|", "^"}
@@ -34,7 +34,10 @@ def broadcast_mask(mask: np.ndarray, value: np.ndarray) -> np.ndarray:
     return mask[:, None] if value.ndim == 2 else mask
 
 
-def merge(mask: np.ndarray, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+def merge(mask: np.ndarray, new, old):
+    """new where mask, else old; a struct (a dict of member values) member by member."""
+    if isinstance(new, dict):
+        return {k: merge(mask, new[k], old[k]) for k in new}
     return np.where(broadcast_mask(mask, new), new, old)
 
 
@@ -77,7 +80,8 @@ class Model:
             "lane": ints(self.lid_of % 32), "sgid": ints(self.lid_of // 32),
         }
         self.buffers = {b.name: b for b in prog.buffers}
-        self.memory = {b.name: b.data.copy() for b in prog.buffers}
+        self.memory = {b.name: ({k: v.copy() for k, v in b.data.items()} if isinstance(b.data, dict) else b.data.copy())
+                       for b in prog.buffers}
         self.written_by = {b.name: np.full(b.length, -1) for b in prog.buffers}
         self.shared = {a.name: SharedState(a, self.groups) for a in prog.shared}
         self.helpers = {h.name: h for h in prog.helpers}
@@ -124,7 +128,10 @@ class Model:
         if b.role != "in":
             raise ProgramError(f"reads output buffer {b.name}")
         idx = self.check_index(self.ev(e.index, mask, f), b.length, mask, b.name)
-        return self.memory[b.name][idx]
+        data = self.memory[b.name]
+        if isinstance(data, dict):  # a struct buffer
+            return {k: v[idx] for k, v in data.items()}
+        return data[idx]
 
     def shared_of(self, name: str, f: Frame) -> SharedState:
         return self.shared[f.aliases.get(name, name)]
@@ -233,6 +240,9 @@ class Model:
         a = self.ev(e.a, mask, f)
         return a[:, list(e.comps)] if len(e.comps) > 1 else a[:, e.comps[0]]
 
+    def ev_member(self, e, mask, f):
+        return self.ev(e.a, mask, f)[e.field]
+
     def ev_index(self, e, mask, f):
         a = self.ev(e.a, mask, f)
         idx = self.check_index(self.ev(e.index, mask, f), a.shape[1], mask, "a vector")
@@ -240,6 +250,8 @@ class Model:
 
     def ev_construct(self, e, mask, f):
         parts = [self.ev(p, mask, f) for p in e.parts]
+        if isinstance(e.ty, Struct):
+            return {name: value for (name, _, _), value in zip(e.ty.fields, parts)}
         if len(parts) == 1 and parts[0].ndim == 1:
             return np.repeat(parts[0][:, None], e.ty.n, axis=1)
         cols = [p[:, None] if p.ndim == 1 else p for p in parts]
@@ -304,6 +316,8 @@ class Model:
         target_ty, current = ty, old
         if s.index is not None:
             return self.assign_element(s, mask, f)
+        if s.member is not None:
+            return self.assign_member(s, mask, f)
         if s.comps is not None:
             comps = list(s.comps)
             current = old[:, comps] if len(comps) > 1 else old[:, comps[0]]
@@ -323,6 +337,19 @@ class Model:
             else:
                 new[:, comps[0]] = value
         f.vars[s.name] = (ty, merge(mask, new, old))
+
+    def assign_member(self, s, mask, f):
+        """s.member op= value."""
+        ty, old = f.vars[s.name]
+        member_ty = next(mt for name, mt, _ in ty.fields if name == s.member)
+        value = self.ev(s.value, mask, f)
+        if s.op != "=":
+            inner, inner_ty, bad = self.operate(s.op[:-1], member_ty, s.value.ty, old[s.member], value)
+            self.note(s, bad, mask, "compound assignment overflows or divides by zero")
+            value, _ = convert(inner, inner_ty, member_ty)
+        new = dict(old)
+        new[s.member] = merge(mask, value, old[s.member])
+        f.vars[s.name] = (ty, new)
 
     def assign_element(self, s, mask, f):
         """v[index] op= value with an index each thread computes."""
@@ -375,7 +402,11 @@ class Model:
         if ((owners != -1) & (owners != lanes)).any():
             raise ProgramError(f"two threads store to one element of {b.name}")
         self.written_by[b.name][targets] = lanes
-        self.memory[b.name][targets] = value[lanes]
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.memory[b.name][k][targets] = v[lanes]
+        else:
+            self.memory[b.name][targets] = value[lanes]
 
     def st_sharedstore(self, s, mask, f):
         st = self.shared_of(s.array, f)

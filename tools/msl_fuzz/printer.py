@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import tree as t
-from .types import FLOAT, HALF, Arr, Scalar, Type, Vec, elem
+from .types import FLOAT, HALF, Arr, Scalar, Struct, Type, Vec, elem
 
 PRELUDE = "#include <metal_stdlib>\nusing namespace metal;\n"
 
@@ -119,10 +119,15 @@ class Printer:
     def expr_swizzle(self, e: t.Swizzle) -> str:
         return f"{self.expr(e.a)}.{''.join(e.letters[c] for c in e.comps)}"
 
+    def expr_member(self, e: t.Member) -> str:
+        return f"{self.expr(e.a)}.{e.field}"
+
     def expr_index(self, e: t.Index) -> str:
         return f"{self.expr(e.a)}[{self.expr(e.index)}]"
 
     def expr_construct(self, e: t.Construct) -> str:
+        if isinstance(e.ty, Struct):
+            return f"{e.ty.name}{{{', '.join(self.expr(p) for p in e.parts)}}}"
         return f"{self.type_name(e.ty)}({', '.join(self.expr(p) for p in e.parts)})"
 
     def expr_callhelper(self, e: t.CallHelper) -> str:
@@ -153,10 +158,15 @@ class Printer:
             if isinstance(s.ty, Arr):
                 items = ", ".join(self.expr(p) for p in s.init.parts)
                 return [f"{pad}{self.type_name(s.ty.elem)} {s.name}[{s.ty.n}] = {{{items}}};"]
+            if isinstance(s.ty, Struct) and isinstance(s.init, t.Construct):
+                items = ", ".join(self.expr(p) for p in s.init.parts)
+                return [f"{pad}{s.ty.name} {s.name} = {{{items}}};"]
             return [f"{pad}{self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
         if isinstance(s, t.Assign):
             target = s.name
-            if s.index is not None:
+            if s.member is not None:
+                target += f".{s.member}"
+            elif s.index is not None:
                 target += f"[{self.expr(s.index)}]"
             elif s.comps is not None:
                 if s.element_syntax:
@@ -262,9 +272,16 @@ def kernel_source(prog: t.Program) -> str:
     return "\n".join(lines) + "\n"
 
 
+def struct_source(s) -> str:
+    p = Printer()
+    members = "".join(f"    {p.type_name(ty, packed)} {name};\n" for name, ty, packed in s.fields)
+    return f"struct {s.name} {{\n{members}}};\n"
+
+
 def program_source(prog: t.Program) -> str:
-    """The helpers and the kernel of one program (no prelude)."""
-    return "".join(helper_source(h) + "\n" for h in prog.helpers) + kernel_source(prog)
+    """The structs, helpers and kernel of one program (no prelude)."""
+    return ("".join(struct_source(s) + "\n" for s in prog.structs)
+            + "".join(helper_source(h) + "\n" for h in prog.helpers) + kernel_source(prog))
 
 
 def library_source(programs: list) -> str:

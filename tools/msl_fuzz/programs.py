@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import tree as t, workarounds
+from . import structs, tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_float, random_int
 from .model import ProgramError
 from .repair import make_defined
@@ -30,6 +30,7 @@ CATEGORIES = {
     "threadgroup": (2.0, {"threadgroup", "helpers"}),
     "simd": (2.0, {"simd"}),
     "atomic": (1.5, {"atomic", "threadgroup"}),
+    "struct": (1.5, {"struct"}),
 }
 
 
@@ -107,6 +108,18 @@ def make_buffers(rng: random.Random, palette: list, vectors: bool, threads: int,
     return buffers
 
 
+def add_struct(rng: random.Random, prog: t.Program, palette: list, vectors: bool) -> None:
+    """A struct type, an input buffer of it and (mostly) an output buffer of it."""
+    s = structs.make_struct(rng, f"{prog.name}_S", palette, vectors)
+    prog.structs.append(s)
+    n = prog.threads
+    prog.buffers.append(t.Buffer(name="sin", ty=s, role="in", length=n,
+                                 data={f: input_data(rng, ty, n) for f, ty, _ in s.fields}))
+    if rng.random() < 0.7:
+        prog.buffers.append(t.Buffer(name="sout", ty=s, role="out", length=n,
+                                     data={f: constant(0, ty, n) for f, ty, _ in s.fields}))
+
+
 def helper_context(rng: random.Random, palette: list, vectors: bool, helpers: list, threads: int) -> Context:
     return Context(rng=rng, threads=threads, palette=palette, vectors=vectors, inputs=[],
                    helpers=list(helpers), level="thread", builtins=False)
@@ -153,6 +166,8 @@ def build(rng: random.Random, name: str, category: str) -> t.Program:
     buffers = make_buffers(rng, palette, vectors, threads, features)
     prog = t.Program(name=name, category=category, threads=threads, group=group, buffers=buffers, shared=[],
                      helpers=[], body=[], features=features)
+    if "struct" in features or rng.random() < 0.1:
+        add_struct(rng, prog, palette, vectors)
     if "helpers" in features:
         for _ in range(rng.randint(1, 3)):
             kind = rng.choice(["function", "function", "template", "functor"])

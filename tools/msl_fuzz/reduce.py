@@ -15,7 +15,7 @@ from .model import ProgramError
 from .programs import Generated
 from .repair import children, make_defined
 from .runner import run_batch
-from .types import Arr
+from .types import Arr, Struct
 
 MAX_ROUNDS = 30
 MAX_CANDIDATES = 120
@@ -116,7 +116,7 @@ def expression_edits(prog: t.Program):
         node = stack.pop()
         for _, _, child in children(node):
             stack.append(child)
-        if isinstance(node, t.Expr) and not isinstance(node, (t.Lit, t.Ref)) and not isinstance(node.ty, Arr):
+        if isinstance(node, t.Expr) and not isinstance(node, (t.Lit, t.Ref)) and not isinstance(node.ty, (Arr, Struct)):
             found.append(node)
     found.sort(key=lambda e: -sum(1 for _ in t.walk_exprs(e)))
     for e in found:

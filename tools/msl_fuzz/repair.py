@@ -175,7 +175,12 @@ def repair_statement(stmt, variable_types: dict) -> bool:
         whole = variable_types[stmt.name]
         current: t.Expr = t.Ref(ty=whole, name=stmt.name)
         target = whole
-        if stmt.index is not None:
+        if stmt.member is not None:
+            target, packed = next((ty, p) for n, ty, p in whole.fields if n == stmt.member)
+            current = t.Member(ty=target, a=current, field=stmt.member)
+            if packed:
+                current = t.Convert(ty=target, a=current)
+        elif stmt.index is not None:
             target = elem(whole)
             current = t.Index(ty=target, a=current, index=copy.deepcopy(stmt.index))
         elif stmt.comps is not None:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import tree as t
+from . import structs, tree as t
 from .printer import library_source, program_source
 from .programs import Generated
-from .types import BFLOAT, Vec, elem
+from .types import BFLOAT, Struct, Vec, elem
 from .values import from_storage, is_exact_match, to_storage
 
 
@@ -55,8 +55,14 @@ def aligned_empty(shape, dtype, alignment: int = 64) -> np.ndarray:
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
-def storage_array(buffer: t.Buffer, value: np.ndarray) -> np.ndarray:
-    """The bytes a kernel parameter reads: 3-vectors padded to 4 unless packed."""
+def storage_array(buffer: t.Buffer, value) -> np.ndarray:
+    """The bytes a kernel parameter reads: 3-vectors padded to 4 unless packed, structs laid
+    out as MSL lays them out."""
+    if isinstance(buffer.ty, Struct):
+        raw = structs.pack(buffer.ty, value, buffer.length)
+        out = aligned_empty(raw.shape, np.uint8)
+        out[...] = raw
+        return out
     data = to_storage(value, buffer.ty)
     if isinstance(buffer.ty, Vec) and buffer.ty.n == 3 and not buffer.packed:
         out = aligned_empty((buffer.length, 4), data.dtype)
@@ -72,13 +78,15 @@ def argument(buffer: t.Buffer, data: np.ndarray):
     a `constant T&` parameter as a NumPy scalar."""
     if buffer.role == "scalar":
         return data.reshape(-1)[0]
-    if isinstance(buffer.ty, Vec) or elem(buffer.ty) == BFLOAT or buffer.role == "atomic":
+    if isinstance(buffer.ty, (Vec, Struct)) or elem(buffer.ty) == BFLOAT or buffer.role == "atomic":
         return data.view(np.uint8)
     return data
 
 
 def compare(gen: Generated, buffer: t.Buffer, got_storage: np.ndarray) -> str:
     """'' when the device's buffer equals the model's, else a description."""
+    if isinstance(buffer.ty, Struct):
+        return compare_structs(gen, buffer, got_storage)
     got = got_storage
     if isinstance(buffer.ty, Vec):
         got = got_storage.reshape(buffer.length, -1)[:, :buffer.ty.n]
@@ -92,6 +100,19 @@ def compare(gen: Generated, buffer: t.Buffer, got_storage: np.ndarray) -> str:
     lines = [f"{buffer.name}: {len(rows)} of {buffer.length} elements differ"]
     for r in rows[:4]:
         lines.append(f"  [{r}] expected {format_value(expected[r], buffer.ty)} got {format_value(got_values[r], buffer.ty)}")
+    return "\n".join(lines)
+
+
+def compare_structs(gen: Generated, buffer: t.Buffer, raw: np.ndarray) -> str:
+    expected = gen.expected[buffer.name]
+    got = structs.unpack(buffer.ty, raw, buffer.length)
+    bad = np.nonzero(structs.differences(buffer.ty, expected, got))[0]
+    if len(bad) == 0:
+        return ""
+    lines = [f"{buffer.name}: {len(bad)} of {buffer.length} structs differ"]
+    for r in bad[:4]:
+        for name, ty, _ in buffer.ty.fields:
+            lines.append(f"  [{r}].{name} expected {format_value(expected[name][r], ty)} got {format_value(got[name][r], ty)}")
     return "\n".join(lines)
 
 

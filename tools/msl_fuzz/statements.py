@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_value
-from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Scalar, Type, Vec, arithmetic_result, elem, promoted
+from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
 FLOAT_COMPOUND = ["+=", "-=", "*=", "/="]
@@ -79,6 +79,12 @@ class StmtGen:
     def decl(self, depth: int, in_loop: bool) -> list:
         if self.chance(0.12):
             return self.array_decl()
+        if self.prog.structs and self.chance(0.25):
+            s = self.rng.choice(self.prog.structs)
+            name = self.ctx.fresh("s")
+            init = self.ex.struct_value(s, 2)
+            self.ctx.declare(Var(name, s))
+            return [t.Decl(name=name, ty=s, init=init)]
         ty = self.rng.choice(self.types_in_play())
         name = self.ctx.fresh()
         init = self.ex.expr(ty, self.expr_depth())
@@ -103,6 +109,8 @@ class StmtGen:
         if not targets:
             return self.decl(depth, in_loop)
         v = self.rng.choice(targets)
+        if isinstance(v.ty, Struct):
+            return self.assign_member(v)
         e = elem(v.ty)
         comps, element_syntax, target_ty, index = None, False, v.ty, None
         if isinstance(v.ty, Arr) or (isinstance(v.ty, Vec) and self.chance(0.15)):
@@ -123,13 +131,25 @@ class StmtGen:
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
                          element_syntax=element_syntax, index=index)]
 
+    def assign_member(self, v: Var) -> list:
+        name, ty, _ = self.rng.choice(v.ty.fields)
+        e = elem(ty)
+        ops = ["="] if e.is_bool else (["+=", "-=", "*=", "^=", "|="] if e.is_int else ["+=", "-=", "*="])
+        op = "=" if self.chance(0.5) else self.rng.choice(ops)
+        return [t.Assign(name=v.name, value=self.ex.expr(ty, self.expr_depth()), op=op, member=name)]
+
     def store(self, depth: int, in_loop: bool) -> list:
         outs = [b for b in self.prog.buffers if b.role == "out"]
         b = self.rng.choice(outs)
-        return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.ex.expr(b.ty, self.expr_depth()))]
+        return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.stored_value(b.ty))]
+
+    def stored_value(self, ty: Type) -> t.Expr:
+        if isinstance(ty, Struct):
+            return self.ex.struct_value(ty, 2)
+        return self.ex.expr(ty, self.expr_depth())
 
     def final_stores(self) -> list:
-        return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.ex.expr(b.ty, self.expr_depth()))
+        return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.stored_value(b.ty))
                 for b in self.prog.buffers if b.role == "out"]
 
     # Control flow ---------------------------------------------------------------------------

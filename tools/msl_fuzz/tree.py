@@ -99,6 +99,14 @@ class Swizzle(Expr):
 
 
 @dataclass(eq=False)
+class Member(Expr):
+    """s.field of a struct value."""
+
+    a: Expr | None = None
+    field: str = ""
+
+
+@dataclass(eq=False)
 class Index(Expr):
     """v[i] of a vector, i a constant or an expression in range."""
 
@@ -157,6 +165,7 @@ class Assign(Stmt):
     letters: str = "xyzw"
     element_syntax: bool = False  # v[i] rather than v.x
     index: Expr | None = None  # v[index] = value: an element chosen at run time
+    member: str | None = None  # s.member = value
 
 
 @dataclass(eq=False)
@@ -307,6 +316,7 @@ class Program:
     helpers: list
     body: list
     fast_math: bool = False
+    structs: list = field(default_factory=list)
     features: set = field(default_factory=set)
 
 

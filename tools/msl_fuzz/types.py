@@ -94,6 +94,21 @@ class Arr:
         return self.name
 
 
+@dataclass(frozen=True)
+class Struct:
+    """A user struct: members (name, type, packed) of scalars and vectors."""
+
+    name: str
+    fields: tuple
+
+    @property
+    def kind(self) -> str:
+        return "struct"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 _STORAGE = {
     "bool": "bool", "char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16",
     "int": "int32", "uint": "uint32", "long": "int64", "ulong": "uint64",
@@ -118,7 +133,7 @@ FLOATS = (HALF, BFLOAT, FLOAT)
 SCALARS = (BOOL,) + INTEGERS + FLOATS
 BY_NAME = {t.name: t for t in SCALARS}
 
-Type = Scalar | Vec | Arr
+Type = Scalar | Vec | Arr | Struct
 
 
 def elem(t: Type) -> Scalar:
