@@ -74,8 +74,13 @@ def command_show(args) -> int:
           f"threadgroups of {g.program.group}")
     print(program_source(g.program))
     for b in g.program.buffers:
-        if b.role != "in":
-            print(f"// expected {b.name}: {g.expected[b.name][:8].tolist()} ...")
+        if b.role in ("out", "atomic"):
+            value = g.expected[b.name]
+            if isinstance(value, dict):  # a struct buffer
+                value = {k: v[:4].tolist() for k, v in value.items()}
+            else:
+                value = value[:8].tolist()
+            print(f"// expected {b.name}: {value} ...")
     return 0
 
 

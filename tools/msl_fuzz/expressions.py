@@ -50,6 +50,7 @@ class Context:
     divergent_simd: bool = False  # ... also those defined over active lanes, where lanes diverge
     counter: int = 0
     builtins: bool = True  # gid, lid, ... visible (not inside helpers)
+    macros: list = field(default_factory=list)  # the program's operator macros [(name, op)]
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
@@ -209,6 +210,9 @@ class ExprGen:
             b = self.expr(ty, depth)
         result = arithmetic_result(a.ty, b.ty)
         node = t.Binary(ty=result, op=op, a=a, b=b)
+        macros = [name for name, mop in self.ctx.macros if mop == op]
+        if macros and self.chance(0.5):
+            node.macro = self.rng.choice(macros)
         return node if result == ty else t.Convert(ty=ty, a=node)
 
     def promoted_arithmetic(self, ty: Type, depth: int) -> t.Expr:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import functions, tree as t
 from .simd import OVER_ACTIVE_LANES, inexact_sum, simd_function
-from .types import UINT, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
+from .types import UINT, Arr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
 from .values import bits_of, compare, constant, convert, float_op, from_bits, int_binary, ints
 
 ARITHMETIC = {"+", "-", "*", "/", "%", "&", "|", "^"}
@@ -85,6 +85,7 @@ class Model:
         self.written_by = {b.name: np.full(b.length, -1) for b in prog.buffers}
         self.shared = {a.name: SharedState(a, self.groups) for a in prog.shared}
         self.helpers = {h.name: h for h in prog.helpers}
+        self.globals = {g.name: global_value(g, self.lanes) for g in prog.globals}
         self.undefined: dict[int, str] = {}
         self.loops: list[tuple[np.ndarray, np.ndarray]] = []
         self.epoch = 0
@@ -113,9 +114,11 @@ class Model:
         return constant(e.value, e.ty, self.lanes)
 
     def ev_ref(self, e, mask, f):
-        if e.name not in f.vars:
-            raise ProgramError(f"'{e.name}' read before it is declared")
-        return f.vars[e.name][1]
+        if e.name in f.vars:
+            return f.vars[e.name][1]
+        if e.name in self.globals:
+            return self.globals[e.name]
+        raise ProgramError(f"'{e.name}' read before it is declared")
 
     def check_index(self, idx: np.ndarray, length: int, mask: np.ndarray, what: str) -> np.ndarray:
         safe = np.where(mask, idx, 0)
@@ -515,6 +518,14 @@ class Model:
         value = self.ev(s.value, mask, f)
         f.value = value if f.value is None else merge(mask, value, f.value)
         f.returned |= mask
+
+
+def global_value(g: t.Global, lanes: int) -> np.ndarray:
+    """Program-scope data, the same in every thread."""
+    if isinstance(g.ty, Arr):
+        columns = [constant(v, g.ty.elem, lanes) for v in g.value]
+        return np.stack(columns, axis=1)
+    return constant(g.value, g.ty, lanes)
 
 
 def atomic_result(op: str, old, v, ty: Scalar):

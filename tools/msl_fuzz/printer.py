@@ -95,6 +95,8 @@ class Printer:
         return f"({e.op}{self.expr(e.a)})"
 
     def expr_binary(self, e: t.Binary) -> str:
+        if e.macro:
+            return f"{e.macro}({self.expr(e.a)}, {self.expr(e.b)})"
         return f"({self.expr(e.a)} {e.op} {self.expr(e.b)})"
 
     def expr_convert(self, e: t.Convert) -> str:
@@ -278,9 +280,22 @@ def struct_source(s) -> str:
     return f"struct {s.name} {{\n{members}}};\n"
 
 
+def globals_source(prog: t.Program) -> str:
+    lines = [f"#define {name}(a, b) ((a) {op} (b))" for name, op in prog.macros]
+    for g in prog.globals:
+        if g.function_constant is not None:
+            lines.append(f"constant {g.ty.name} {g.name} [[function_constant({g.function_constant})]];")
+        elif isinstance(g.ty, Arr):
+            items = ", ".join(scalar_literal(v, g.ty.elem) for v in g.value)
+            lines.append(f"constant {g.ty.elem.name} {g.name}[{g.ty.n}] = {{{items}}};")
+        else:
+            lines.append(f"constant {g.ty.name} {g.name} = {scalar_literal(g.value, g.ty)};")
+    return "".join(line + "\n" for line in lines) + ("\n" if lines else "")
+
+
 def program_source(prog: t.Program) -> str:
     """The structs, helpers and kernel of one program (no prelude)."""
-    return ("".join(struct_source(s) + "\n" for s in prog.structs)
+    return (globals_source(prog) + "".join(struct_source(s) + "\n" for s in prog.structs)
             + "".join(helper_source(h) + "\n" for h in prog.helpers) + kernel_source(prog))
 
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import structs, tree as t, workarounds
-from .expressions import Context, ExprGen, Var, random_float, random_int
+from .expressions import Context, ExprGen, Var, random_float, random_int, random_value
 from .model import ProgramError
 from .repair import make_defined
 from .statements import ATOMIC_INT_FAMILIES, StmtGen
-from .types import BFLOAT, BOOL, FLOAT, FLOATS, INT, INTEGERS, SCALARS, UINT, Scalar, Type, Vec, elem
+from .types import (BFLOAT, BOOL, FLOAT, FLOATS, HALF, INT, INTEGERS, SCALARS, SHORT, UINT, USHORT, Arr, Scalar,
+                    Type, Vec, elem)
 from .values import constant, float_array, ints
 
 CATEGORIES = {
@@ -108,6 +109,31 @@ def make_buffers(rng: random.Random, palette: list, vectors: bool, threads: int,
     return buffers
 
 
+FUNCTION_CONSTANT_TYPES = (BOOL, INT, UINT, SHORT, USHORT, FLOAT, HALF)
+INT_OPS = ["+", "-", "*", "&", "|", "^"]
+
+
+def add_program_scope(rng: random.Random, prog: t.Program, palette: list, index: int) -> None:
+    """Program-scope constants and arrays, function constants, and operator macros."""
+    scalars = [s for s in palette if not s.is_bool] or [INT]
+    for k in range(rng.choice([0, 0, 1, 2])):
+        s = rng.choice(scalars)
+        if rng.random() < 0.5:
+            ty = Arr(s, rng.choice([2, 3, 4, 8]))
+            value = [random_value(rng, s) for _ in range(ty.n)]
+        else:
+            ty, value = s, random_value(rng, s)
+        prog.globals.append(t.Global(f"{prog.name}_g{k}", ty, value))
+    if rng.random() < 0.12:
+        for k in range(rng.randint(1, 2)):
+            s = rng.choice(FUNCTION_CONSTANT_TYPES)
+            # indices are library-wide: each program of a batch (one seed) gets its own
+            prog.globals.append(t.Global(f"{prog.name}_fc{k}", s, random_value(rng, s),
+                                         function_constant=(index % 4096) * 4 + k))
+    for k in range(rng.choice([0, 0, 0, 1, 2])):
+        prog.macros.append((f"{prog.name.upper()}_OP{k}", rng.choice(INT_OPS)))
+
+
 def add_struct(rng: random.Random, prog: t.Program, palette: list, vectors: bool) -> None:
     """A struct type, an input buffer of it and (mostly) an output buffer of it."""
     s = structs.make_struct(rng, f"{prog.name}_S", palette, vectors)
@@ -120,14 +146,17 @@ def add_struct(rng: random.Random, prog: t.Program, palette: list, vectors: bool
                                      data={f: constant(0, ty, n) for f, ty, _ in s.fields}))
 
 
-def helper_context(rng: random.Random, palette: list, vectors: bool, helpers: list, threads: int) -> Context:
-    return Context(rng=rng, threads=threads, palette=palette, vectors=vectors, inputs=[],
-                   helpers=list(helpers), level="thread", builtins=False)
+def helper_context(rng: random.Random, prog: t.Program, palette: list, vectors: bool, helpers: list) -> Context:
+    ctx = Context(rng=rng, threads=prog.threads, palette=palette, vectors=vectors, inputs=[],
+                  helpers=list(helpers), level="thread", builtins=False, macros=list(prog.macros))
+    for g in prog.globals:
+        ctx.declare(Var(g.name, g.ty, mutable=False))
+    return ctx
 
 
 def make_helper(rng: random.Random, prog: t.Program, palette: list, vectors: bool, kind: str) -> t.Helper:
     usable = [h for h in prog.helpers if not h.collective]
-    ctx = helper_context(rng, palette, vectors, usable, prog.threads)
+    ctx = helper_context(rng, prog, palette, vectors, usable)
     scalars = [s for s in palette if not s.is_bool]
     pick = lambda: rng.choice(scalars) if not vectors or rng.random() < 0.7 else Vec(rng.choice(scalars), rng.choice([2, 3, 4]))  # noqa: E731
     if kind == "template":
@@ -153,7 +182,7 @@ def make_helper(rng: random.Random, prog: t.Program, palette: list, vectors: boo
                     kind=kind, fields=fields)
 
 
-def build(rng: random.Random, name: str, category: str) -> t.Program:
+def build(rng: random.Random, name: str, category: str, index: int = 0) -> t.Program:
     features = set(CATEGORIES[category][1])
     if category in ("threadgroup", "atomic") and rng.random() < 0.4:
         features.add("simd")
@@ -168,6 +197,7 @@ def build(rng: random.Random, name: str, category: str) -> t.Program:
                      helpers=[], body=[], features=features)
     if "struct" in features or rng.random() < 0.1:
         add_struct(rng, prog, palette, vectors)
+    add_program_scope(rng, prog, palette, index)
     if "helpers" in features:
         for _ in range(rng.randint(1, 3)):
             kind = rng.choice(["function", "function", "template", "functor"])
@@ -180,6 +210,9 @@ def build(rng: random.Random, name: str, category: str) -> t.Program:
     for b in buffers:
         if b.role == "scalar":
             ctx.declare(Var(b.name, b.ty, mutable=False))
+    for g in prog.globals:
+        ctx.declare(Var(g.name, g.ty, mutable=False))
+    ctx.macros = list(prog.macros)
     gen = StmtGen(ctx, prog, features)
     depth = 3 if category == "control" else 2
     for _ in range(rng.randint(3, 9)):
@@ -198,7 +231,7 @@ def generate(seed: int, index: int, category: str | None = None) -> Generated:
     for attempt in range(20):
         rng = random.Random(f"msl_fuzz:{seed}:{index}:{attempt}")
         cat = category or pick_category(rng)
-        prog = build(rng, f"fz_{seed}_{index}", cat)
+        prog = build(rng, f"fz_{seed}_{index}", cat, index)
         try:
             memory = make_defined(prog)
         except ProgramError:

@@ -46,21 +46,43 @@ def blocks(prog: t.Program):
                 stack += [c.body for c in s.cases] + [s.default]
 
 
-def renamed(prog: t.Program, name: str) -> t.Program:
-    """A copy whose kernel and helpers carry new names (candidates share one library)."""
+def renamed(prog: t.Program, name: str, slot: int) -> t.Program:
+    """A copy whose kernel, helpers, structs, program-scope names and macros carry new names,
+    and whose function constants new indices (candidates share one library)."""
     p = copy.deepcopy(prog)
     old = p.name
     p.name = name
+
+    def fresh(n: str) -> str:
+        if n.startswith(old):
+            return name + n[len(old):]
+        if n.startswith(old.upper()):
+            return name.upper() + n[len(old):]
+        return f"{name}_{n}"
+
     mapping = {}
     for h in p.helpers:
-        new = name + h.name[len(old):] if h.name.startswith(old) else f"{name}_{h.name}"
-        mapping[h.name] = new
-        h.name = new
+        mapping[h.name] = h.name = fresh(h.name)
+    for k, g in enumerate(p.globals):
+        mapping[g.name] = g.name = fresh(g.name)
+        if g.function_constant is not None:
+            g.function_constant = 30000 + slot * 4 + k
+    p.macros = [(fresh(m), op) for m, op in p.macros]
+    macros = {old_name: new for (old_name, _), (new, _) in zip(prog.macros, p.macros)}
+    types = {s: Struct(fresh(s.name), s.fields) for s in p.structs}
+    p.structs = list(types.values())
+    for b in p.buffers:
+        b.ty = types.get(b.ty, b.ty)
     stack = list(p.body) + [s for h in p.helpers for s in h.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, t.CallHelper):
+        for attr, value in vars(node).items():
+            if isinstance(value, Struct):
+                setattr(node, attr, types.get(value, value))
+        if isinstance(node, (t.CallHelper, t.Ref)):
             node.name = mapping.get(node.name, node.name)
+        if isinstance(node, t.Binary) and node.macro:
+            node.macro = macros.get(node.macro, node.macro)
         stack += [c for _, _, c in children(node)]
     return p
 
@@ -162,7 +184,7 @@ def shrink(gen: Generated, device, device_name: str, status: str, log=None) -> G
     for round_index in range(MAX_ROUNDS):
         valid = []
         for k, prog in enumerate(candidates(best)):
-            prog = renamed(prog, f"{gen.program.name}_r{round_index}_{k}")
+            prog = renamed(prog, f"{gen.program.name}_r{round_index}_{k}", k)
             try:
                 memory = make_defined(prog)
             except (ProgramError, KeyError, ValueError):  # an edit that broke the program

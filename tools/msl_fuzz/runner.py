@@ -137,7 +137,8 @@ def run_program(lib, gen: Generated, device_name: str) -> Outcome:
         with open(trace, "w") as f:
             f.write(f"// {device_name}\n" + program_source(prog))
     try:
-        kernel = lib.function(prog.name)
+        constants = {g.name: g.value for g in prog.globals if g.function_constant is not None}
+        kernel = lib.function(prog.name, constants=constants) if constants else lib.function(prog.name)
         call = kernel(prog.threads, *args, threadgroup=prog.group,
                       threadgroup_memory=tg_bytes if tg_bytes else None)
         if call is not None:

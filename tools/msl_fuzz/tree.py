@@ -63,6 +63,7 @@ class Binary(Expr):
     op: str = "+"
     a: Expr | None = None
     b: Expr | None = None
+    macro: str | None = None  # written as a function-like macro of the program: NAME(a, b)
 
 
 @dataclass(eq=False)
@@ -306,6 +307,18 @@ class SharedArray:
 
 
 @dataclass(eq=False)
+class Global:
+    """Program-scope data: `constant T name = v;` or `constant T name[n] = {...};`, or a
+    function constant `constant T name [[function_constant(index)]];` given `value` when the
+    kernel's pipeline is made."""
+
+    name: str
+    ty: Type
+    value: object  # a number, or a list of numbers for an array
+    function_constant: int | None = None
+
+
+@dataclass(eq=False)
 class Program:
     name: str
     category: str
@@ -318,6 +331,8 @@ class Program:
     fast_math: bool = False
     structs: list = field(default_factory=list)
     features: set = field(default_factory=set)
+    globals: list = field(default_factory=list)  # [Global]
+    macros: list = field(default_factory=list)  # [(name, operator)]: #define name(a, b) ((a) op (b))
 
 
 def walk_exprs(node):
