@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import functions, structs, tree as t, workarounds
 from .simd import OVER_ACTIVE_LANES
 from .values import float_array
-from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Lambda, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
 
 INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
@@ -185,6 +185,8 @@ class ExprGen:
             makers += [(self.swizzle, 0.8), (self.element, 0.5)]
         if any(h.ret == ty for h in self.ctx.helpers):
             makers += [(self.helper_call, 1.5)]
+        if any(isinstance(v.ty, Lambda) and v.ty.ret == ty for v in self.ctx.variables()):
+            makers += [(self.lambda_call, 1.5)]
         uniform = self.ctx.level in ("group", "simd")
         if self.ctx.simd and (uniform or self.ctx.divergent_simd) and not e.is_bool:
             makers += [(self.simd, 2.0)]
@@ -410,6 +412,10 @@ class ExprGen:
         if n & (n - 1) == 0:
             return t.Binary(ty=UINT, op="&", a=inner, b=t.Lit(ty=UINT, value=n - 1))
         return t.Binary(ty=UINT, op="%", a=inner, b=t.Lit(ty=UINT, value=n))
+
+    def lambda_call(self, ty: Type, depth: int) -> t.Expr:
+        v = self.rng.choice([v for v in self.ctx.variables() if isinstance(v.ty, Lambda) and v.ty.ret == ty])
+        return t.CallLambda(ty=ty, name=v.name, args=[self.expr(p, depth) for p in v.ty.params])
 
     def helper_call(self, ty: Type, depth: int) -> t.Expr:
         h = self.rng.choice([h for h in self.ctx.helpers if h.ret == ty])

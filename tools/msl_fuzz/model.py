@@ -280,6 +280,27 @@ class Model:
             return constant(0, h.ret, self.lanes)
         return callee.value
 
+    def ev_calllambda(self, e, mask, f):
+        if e.name not in f.vars:
+            raise ProgramError(f"lambda '{e.name}' called before it is declared")
+        lam = f.vars[e.name][1]
+        saved = {}
+        for (name, ty), arg in zip(lam.params, e.args):
+            value = self.ev(arg, mask, f)
+            saved[name] = f.vars.get(name)
+            f.vars[name] = (ty, value)
+        try:
+            return self.ev(lam.value, mask, f)
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    del f.vars[name]
+                else:
+                    f.vars[name] = old
+
+    def st_lambdadef(self, s, mask, f):
+        f.vars[s.name] = (None, s)
+
     def ev_simd(self, e, mask, f):
         args = [self.ev(a, mask, f) for a in e.args]
         groups = mask.reshape(-1, 4 if e.fn.startswith("quad_") else 32)

@@ -141,6 +141,9 @@ class Printer:
             return f"{e.name}<{self.type_name(e.template_arg)}>({args})"
         return f"{e.name}({args})"
 
+    def expr_calllambda(self, e: t.CallLambda) -> str:
+        return f"{e.name}({', '.join(self.expr(a) for a in e.args)})"
+
     def expr_simd(self, e: t.Simd) -> str:
         args = ", ".join(self.expr(a) for a in e.args)
         if e.fn in ("simd_ballot", "simd_active_threads_mask"):
@@ -164,6 +167,9 @@ class Printer:
                 items = ", ".join(self.expr(p) for p in s.init.parts)
                 return [f"{pad}{s.ty.name} {s.name} = {{{items}}};"]
             return [f"{pad}{self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
+        if isinstance(s, t.LambdaDef):
+            params = ", ".join(f"{self.type_name(ty)} {name}" for name, ty in s.params)
+            return [f"{pad}auto {s.name} = [&]({params}) {{ return {self.expr(s.value)}; }};"]
         if isinstance(s, t.Assign):
             target = s.name
             if s.member is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_value
-from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
+from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
 FLOAT_COMPOUND = ["+=", "-=", "*=", "/="]
@@ -79,6 +79,8 @@ class StmtGen:
     def decl(self, depth: int, in_loop: bool) -> list:
         if self.chance(0.12):
             return self.array_decl()
+        if self.chance(0.06):
+            return self.lambda_def()
         if self.prog.structs and self.chance(0.25):
             s = self.rng.choice(self.prog.structs)
             name = self.ctx.fresh("s")
@@ -90,6 +92,20 @@ class StmtGen:
         init = self.ex.expr(ty, self.expr_depth())
         self.ctx.declare(Var(name, ty))
         return [t.Decl(name=name, ty=ty, init=init)]
+
+    def lambda_def(self) -> list:
+        """auto f = [&](params) { return expr; }; the body may read the function's variables."""
+        name = self.ctx.fresh("f")
+        params = [(f"{name}_p{i}", self.rng.choice(self.types_in_play())) for i in range(self.rng.randint(1, 2))]
+        ret = self.rng.choice(self.types_in_play())
+        saved_level = self.ctx.level
+        self.ctx.level = "thread"  # called from anywhere: no SIMD-group functions inside
+        self.ctx.scopes.append([Var(n, ty, mutable=False) for n, ty in params])
+        value = self.ex.expr(ret, self.expr_depth())
+        self.ctx.scopes.pop()
+        self.ctx.level = saved_level
+        self.ctx.declare(Var(name, Lambda(tuple(ty for _, ty in params), ret), mutable=False))
+        return [t.LambdaDef(name=name, params=params, ret=ret, value=value)]
 
     def array_decl(self) -> list:
         """A thread-local array `T a[n] = {...}`, read and written by constant and run-time index."""

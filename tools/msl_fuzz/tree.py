@@ -133,6 +133,14 @@ class CallHelper(Expr):
 
 
 @dataclass(eq=False)
+class CallLambda(Expr):
+    """name(args) of a lambda declared earlier in the function."""
+
+    name: str = ""
+    args: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Simd(Expr):
     """A SIMD-group function; its arguments are evaluated by every lane of the group."""
 
@@ -153,6 +161,17 @@ class Decl(Stmt):
     name: str = ""
     ty: Type | None = None
     init: Expr | None = None
+
+
+@dataclass(eq=False)
+class LambdaDef(Stmt):
+    """auto name = [&](T0 p0, ...) { return value; };  (captures the function's variables by
+    reference: a call sees their values at the time of the call)."""
+
+    name: str = ""
+    params: list = field(default_factory=list)  # [(name, Type)]
+    ret: Type | None = None
+    value: Expr | None = None
 
 
 @dataclass(eq=False)

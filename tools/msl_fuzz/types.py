@@ -95,6 +95,18 @@ class Arr:
 
 
 @dataclass(frozen=True)
+class Lambda:
+    """The type of a variable holding a lambda: its parameter and result types."""
+
+    params: tuple
+    ret: object
+
+    @property
+    def kind(self) -> str:
+        return "lambda"
+
+
+@dataclass(frozen=True)
 class Struct:
     """A user struct: members (name, type, packed) of scalars and vectors."""
 
