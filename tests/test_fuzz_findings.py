@@ -273,3 +273,46 @@ def test_simd_function_in_divergent_control_flow(device, request):
         if taking.any():
             expected[q][taking] = np.bitwise_and.reduce(row[taking])
     np.testing.assert_array_equal(out, expected.ravel())
+
+
+# Found by compiling the fuzzer's CUDA translations with NVRTC 13.5 (CUDA 13.0 headers, no GPU
+# here): a half converted to char or ulong did not link (ptxas: unresolved
+# __half::operator char() / operator unsigned long()), and a program-scope half initialised
+# by a conversion (`half(INFINITY)`) is "dynamic initialization" for NVRTC. Run on every device.
+
+HALF_CONVERSIONS_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+constant half big = half(INFINITY);
+constant half table[3] = {-1.5h, half(2.25f), half(65504.0f)};
+kernel void half_to_integers(const device half* h [[buffer(0)]], device char* c [[buffer(1)]],
+                             device uchar* uc [[buffer(2)]], device short* s [[buffer(3)]],
+                             device ushort* us [[buffer(4)]], device int* i [[buffer(5)]],
+                             device uint* ui [[buffer(6)]], device long* l [[buffer(7)]],
+                             device ulong* ul [[buffer(8)]], device half* t [[buffer(9)]],
+                             uint gid [[thread_position_in_grid]]) {
+    half x = h[gid];
+    c[gid] = char(x);
+    uc[gid] = uchar(abs(x));
+    s[gid] = short(x);
+    us[gid] = ushort(abs(x));
+    i[gid] = int(x);
+    ui[gid] = uint(abs(x));
+    l[gid] = long(x);
+    ul[gid] = ulong(abs(x));
+    t[gid] = isinf(big) ? table[gid % 3u] : half(0.0h);
+}
+"""
+
+
+def test_half_to_every_integer_type_and_half_constants(device):
+    n = 96
+    h = np.linspace(-120.0, 120.0, n).astype(np.float16)
+    outs = [np.zeros(n, dt) for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)]
+    t = np.zeros(n, np.float16)
+    device.compile(HALF_CONVERSIONS_SRC, fast_math=False).half_to_integers(n, h, *outs, t)
+    x = h.astype(np.float64)
+    truncated, magnitude = np.trunc(x), np.trunc(np.abs(x))
+    for out, source in zip(outs, [truncated, magnitude] * 4):
+        np.testing.assert_array_equal(out, source.astype(out.dtype))
+    np.testing.assert_array_equal(t, np.array([-1.5, 2.25, 65504.0], np.float16)[np.arange(n) % 3])
