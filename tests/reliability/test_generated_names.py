@@ -3,7 +3,9 @@ works as a kernel, struct, function, variable or parameter name. Before, the ent
 the translator writes declared plain locals (the launch `L`, the worker `W`, the group `g`,
 `x0`, `lx`, the arguments `p0`...), so a kernel or struct named like one of them broke the
 build ("called object type 'unsigned int' is not a function"). Now the generated names are all
-mtl_ ones, which user source may not spell. Each name the CPU and CUDA entry points use is
+mtl_ ones, which user source may not spell; and the CUDA translation renames a user's name
+that NVRTC declares itself (`y0`, `j1`, `dim3`, `threadIdx`). Each name the CPU and CUDA entry
+points use, and such names of NVRTC's, is
 tried as a kernel's name, a struct's name (a buffer's and a `constant T&`'s element type), a
 function's and a program-scope constant's, on the plain and checked CPU devices and on CUDA
 where there is one. The reserved names themselves are refused with the rule's error."""
@@ -22,6 +24,10 @@ GENERATED = [
     "tx", "ty", "tz", "ngx", "ngy", "L", "W", "P", "c", "c_", "tid", "count", "ops", "i",
     "p0", "p1", "p2", "g_begin", "g_end", "args", "arg_bytes", "grid", "group", "groups",
     "fibers", "run_group", "threadgroup_memory", "geometry", "origin", "body", "ctx",
+    # Names NVRTC declares in the global namespace (its math functions and vector types of
+    # other widths, built-in variables): the CUDA translation renames the user's.
+    "y1", "j0", "j1", "jn", "yn", "erfinv", "normcdf", "rhypot", "dim3", "int1", "float1", "double2",
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "clock",
 ]
 N = 8
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"

@@ -113,7 +113,7 @@ void add_macro_names(const std::vector<Token>& t, std::map<std::string, Macro>& 
 // Every name the prelude's text has (what it declares and what it names), what it surely
 // declares itself (functions and types defined, macros), and its macros.
 struct PreludeNames {
-  std::set<std::string> all, declared, macros;
+  std::set<std::string> all, declared, macros, identifiers;
 };
 
 const PreludeNames& prelude_names() {
@@ -122,6 +122,8 @@ const PreludeNames& prelude_names() {
     std::map<std::string, Macro> macros;
     for (std::size_t i = 0; i < kPreludeTextCount; ++i) {
       const std::vector<Token> tokens = tokenize(kPreludeTexts[i]);
+      for (const Token& x : tokens)
+        if (x.kind == TokenKind::identifier) n.identifiers.insert(x.text);
       const DeclaredNames d = declared_names(tokens);
       for (const auto* group : {&d.functions, &d.prototypes, &d.types, &d.macros, &d.others})
         n.all.insert(group->begin(), group->end());
@@ -161,6 +163,8 @@ const std::set<std::string>& stdlib_names() {
 }
 
 const std::set<std::string>& prelude_macro_names() { return prelude_names().macros; }
+
+const std::set<std::string>& prelude_identifiers() { return prelude_names().identifiers; }
 
 const std::set<std::string>& prelude_reserved_names() {
   static const auto& names = *new std::set<std::string>([] {

@@ -11,6 +11,9 @@ namespace metalcall::msl {
 /** The standard library's names (computed once, from the embedded prelude text). */
 const std::set<std::string>& stdlib_names();
 
+/** Every identifier the prelude's text spells, declared or used (log1pf, __half2float, log1p). */
+const std::set<std::string>& prelude_identifiers();
+
 /** The macros the prelude defines (public ones like INFINITY, and its own machinery). */
 const std::set<std::string>& prelude_macro_names();
 

@@ -33,6 +33,10 @@ std::string restore_type_names(const std::string& message) {
   out.reserve(message.size());
   for (std::size_t i = 0; i < message.size();) {
     const bool boundary = i == 0 || !(std::isalnum(static_cast<unsigned char>(message[i - 1])) || message[i - 1] == '_');
+    if (boundary && message.compare(i, 9, "mtl_user_") == 0) {
+      i += 9;
+      continue;
+    }
     if (boundary && message.compare(i, 4, "mtl_") == 0) {
       std::size_t j = i + 4;
       while (j < message.size() && (std::isalnum(static_cast<unsigned char>(message[j])) || message[j] == '_')) ++j;

@@ -12,7 +12,15 @@ bool is_renamed_type(const std::string& identifier);
 /** The name the prelude gives an MSL type: "mtl_" + name. */
 inline std::string renamed_type(const std::string& identifier) { return "mtl_" + identifier; }
 
-/** Removes the mtl_ prefix from compiler messages so users read their own names. */
+/** How the translation spells a user's name that clashes with the target's (Target::clashes_with_target). */
+inline std::string user_name_in_target(const std::string& identifier) { return "mtl_user_" + identifier; }
+
+/** The user's spelling of a name the translation may have renamed (user_name_in_target). */
+inline std::string user_spelling(const std::string& name) {
+  return name.rfind("mtl_user_", 0) == 0 ? name.substr(9) : name;
+}
+
+/** Removes the mtl_ and mtl_user_ prefixes from compiler messages so users read their own names. */
 std::string restore_type_names(const std::string& message);
 
 }  // namespace metalcall::msl

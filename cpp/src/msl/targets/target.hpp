@@ -36,6 +36,13 @@ class Target {
   virtual const char* name() const = 0;
 
   /**
+   * True when a user's name would clash with one the target's compiler declares in the
+   * global namespace (NVRTC's y0, j1, erf, dim3, threadIdx): the translator writes such a
+   * name as user_name_in_target(name), and reflection keeps the user's spelling.
+   */
+  virtual bool clashes_with_target(const std::string&) const { return false; }
+
+  /**
    * True when integer `/` and `%` must not trap (the CPU: SIGFPE would kill the
    * process); the translator then routes them through metal_division.h.
    */

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
+#include "msl/analysis/stdlib_names.hpp"
 
 namespace metalcall::msl {
 
@@ -54,8 +55,27 @@ bool is_assignment(const Token& t) {
 
 }  // namespace
 
+void Translator::rename_names_that_clash_with_target() {
+  for (Token& tok : t_)
+    if (tok.kind == TokenKind::identifier && target_.clashes_with_target(tok.text) &&
+        !prelude_identifiers().count(tok.text))
+      tok.text = user_name_in_target(tok.text);
+}
+
 Translation Translator::run() {
   ParsedSource parsed = parse_source(t_, src_);
+  // Reflection names what the user wrote, whatever the target's spelling.
+  for (auto& k : parsed.kernels) {
+    k.info.name = user_spelling(k.info.name);
+    for (auto& p : k.info.params) {
+      p.name = user_spelling(p.name);
+      p.type_name = user_spelling(p.type_name);
+    }
+  }
+  for (auto& c : parsed.function_constants) {
+    c.name = user_spelling(c.name);
+    c.type_name = user_spelling(c.type_name);
+  }
   kernels_ = std::move(parsed.kernels);
   kernel_keywords_ = std::move(parsed.kernel_keywords);
   function_constants_ = std::move(parsed.function_constants);
@@ -133,7 +153,7 @@ Translation Translator::run() {
     tk.info = kernels_[i].info;
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).
     for (const std::string& name : grid_indexed_buffers(t_, kernels_[i])) {
-      for (auto& p : tk.info.params) p.grid_indexed = p.grid_indexed || p.name == name;
+      for (auto& p : tk.info.params) p.grid_indexed = p.grid_indexed || p.name == user_spelling(name);
     }
     tk.entry_symbol = cpu_entry_symbol(i);
     tk.layout_symbol = cpu_layout_symbol(i);
@@ -434,7 +454,7 @@ void Translator::emit_user_code() {
                t_[i + 3].is(")")) {
       const FunctionConstantDecl* found = nullptr;
       for (const auto& c : function_constants_)
-        if (c.name == t_[i + 2].text) found = &c;
+        if (c.name == user_spelling(t_[i + 2].text)) found = &c;
       if (!found) fail(i + 2, "'" + t_[i + 2].text + "' is not a function constant");
       emit("METALCALL_FC_DEFINED_" + std::to_string(found->index), tok, true);
       i += 3;

@@ -48,7 +48,9 @@ class Translator {
         constants_(options.constants),
         checked_(options.checked),
         only_kernels_(options.only_kernels),
-        uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {}
+        uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
+    rename_names_that_clash_with_target();
+  }
 
   Translation run();
 
@@ -110,6 +112,11 @@ class Translator {
   SourceMap map_;
   int line_ = 1, column_ = 1;
   int last_user_end_ = 0;  // user column just past the last emitted token on this line
+
+  // The user's names that the target's compiler declares too (Target::clashes_with_target),
+  // renamed in the tokens so that every step writes the new spelling. A name the prelude spells
+  // stays (its log1p(half) must meet MLX's own log1p overloads).
+  void rename_names_that_clash_with_target();
 
   // Checked mode: what the token walk rewrites (checked_mode.hpp, checked_thread_params.hpp,
   // checked_addresses.hpp).
