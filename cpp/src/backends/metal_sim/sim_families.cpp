@@ -68,7 +68,7 @@ std::uint64_t stable_hash(const std::string& text) {
 }  // namespace
 
 const std::vector<GpuFamily>& families() {
-  static const std::vector<GpuFamily> all = make_families();
+  static const auto& all = *new std::vector<GpuFamily>(make_families());  // never destroyed: safe at exit
   return all;
 }
 
