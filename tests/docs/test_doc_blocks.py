@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -16,6 +17,9 @@ PAGES = [p for p in pages() if python_program(p)[1] or python_program(p)[2]]
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_page_python_blocks_run(page, tmp_path):
     program, run, skipped = python_program(page)
+    # `<!-- docs-test: requires MODULE -->` on a page: its blocks need an optional package.
+    for module in re.findall(r"<!--\s*docs-test:\s*requires\s+([\w.]+)\s*-->", page.read_text(encoding="utf-8")):
+        pytest.importorskip(module, reason=f"{page.name}'s examples need {module}, which is not installed")
     for b in skipped:
         assert b.skip_reason.strip(), f"{page.name}:{b.line}: a skipped block must say why"
     if not run:
