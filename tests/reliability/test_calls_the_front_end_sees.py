@@ -2,7 +2,8 @@
 recursive calls and no function pointers outside [[visible]] function tables (spec §5.1,
 MSL 2.3+), which metalcall does not offer. Before, the rules saw only a plain `f(…)` call and a
 spelled-out `T (*p)(…)` declarator: recursion spelled `R::f(n - 1)`, `this->f(n - 1)`,
-`f<T>(n - 1)`, `(*this)(n - 1)` or a lambda applied to itself passed and overflowed the stack
+`f<T>(n - 1)`, `(*this)(n - 1)`, `R r; r(n - 1)` in R's operator() or a lambda applied to itself
+passed and overflowed the stack
 with a large n (SIGSEGV: the interpreter died), and a function pointer made from an integer, a
 lambda (`+[]`), a function's address or a function passed to a template ran host code through
 it. Each is now a CompileError naming the rule, on the plain and the checked CPU device; the
@@ -61,6 +62,10 @@ RECURSIVE = {
     "function-object-named-operator": kernel(
         "  a[i] = float(R()(int(a[i]) + 100000000));",
         "struct R { int operator()(int n) const { return n <= 0 ? 0 : 1 + operator()(n - 1); } };\n",
+    ),
+    "function-object-own-variable": kernel(
+        "  a[i] = float(R()(int(a[i]) + 100000000));",
+        "struct R { int operator()(int n) const { R r; return n <= 0 ? 0 : 1 + r(n - 1); } };\n",
     ),
     "generic-lambda-self-application": kernel(
         "  auto f = [](auto self, int n) -> int { return n <= 0 ? 0 : 1 + self(self, n - 1); };\n"

@@ -197,7 +197,8 @@ class RecursionChecker {
   }
 
   // A function object that calls itself: in an `operator()` of class C, `(*this)(…)`,
-  // `this->operator()(…)`, `operator()(…)` or `C(…)(…)` / `C{…}(…)`.
+  // `this->operator()(…)`, `operator()(…)`, `C(…)(…)` / `C{…}(…)`, or a variable of class C
+  // called (`C r; r(…)`).
   void check_function_objects() const {
     for (const ClassBody& c : class_bodies(t_)) {
       for (std::size_t k = c.open + 1; k + 4 < c.close; ++k) {
@@ -207,7 +208,17 @@ class RecursionChecker {
         while (open < c.close && !t_[open].is("{") && !t_[open].is(";")) open = t_[open].is("(") ? matching(t_, open) + 1 : open + 1;
         if (open >= c.close || !t_[open].is("{")) continue;
         const std::size_t close = matching(t_, open);
+        // Variables of its own class in the body (`R r;`, `const R r{};`): calling one is a call of itself.
+        std::set<std::string> own_objects;
+        for (std::size_t j = open + 1; j + 1 < close; ++j)
+          if (!c.name.empty() && t_[j].is_identifier(c.name.c_str()) && t_[j + 1].kind == TokenKind::identifier &&
+              !(j > 0 && (t_[j - 1].is("::") || t_[j - 1].is(".") || t_[j - 1].is("->"))))
+            own_objects.insert(t_[j + 1].text);
         for (std::size_t j = open + 1; j + 4 < close; ++j) {
+          if (t_[j].kind == TokenKind::identifier && own_objects.count(t_[j].text) && t_[j + 1].is("(") &&
+              !(t_[j - 1].is(".") || t_[j - 1].is("->") || t_[j - 1].is_identifier(c.name.c_str())))
+            refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
+                      "recursive function calls");
           const bool star_this = t_[j].is("(") && t_[j + 1].is("*") && t_[j + 2].is_identifier("this") &&
                                  t_[j + 3].is(")") && t_[j + 4].is("(");
           const bool named = t_[j].is_identifier("operator") && t_[j + 1].is("(") && t_[j + 2].is(")") &&
