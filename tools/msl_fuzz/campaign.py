@@ -109,8 +109,8 @@ class Campaign:
             folder = self.out / "findings" / f["device"]
             folder.mkdir(parents=True, exist_ok=True)
             header = (f"// seed {f['seed']} index {f['index']} ({f['category']}) on {f['device']}: {f['status']}\n"
-                      f"// replay: python -m tools.msl_fuzz shrink --seed {f['seed']} --index {f['index']} "
-                      f"--device {f['device']}\n" + "".join(f"// {line}\n" for line in f["detail"].splitlines()))
+                      f"// replay: python -m tools.msl_fuzz{'' if workarounds.ACTIVE else ' --no-workarounds'} shrink "
+                      f"--seed {f['seed']} --index {f['index']} --device {f['device']}\n" + "".join(f"// {line}\n" for line in f["detail"].splitlines()))
             (folder / f"{f['name']}.metal").write_text(header + f["source"])
         return findings
 
