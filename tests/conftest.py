@@ -21,28 +21,15 @@ import numpy as np
 import pytest
 
 import metalcall as mc
+from mctest import device_params
 
-
-def _device_params():
-    """One pytest.param((backend, index), id=...) per device metalcall reports; with
-    METALCALL_DEVICE=metal-sim, the Metal simulator alone (its family from
-    METALCALL_METAL_SIM_FAMILY), so that the suite runs the Metal backend's plans on Linux."""
-    if os.environ.get("METALCALL_DEVICE", "").lower().split(":")[0] == "metal-sim":
-        return [pytest.param(("metal-sim", 0), id="metal-sim")]
-    infos = mc.get_devices()
-    per_backend: dict[str, int] = {}
-    for info in infos:
-        per_backend[info.backend] = per_backend.get(info.backend, 0) + 1
-    params = []
-    for info in infos:
-        ident = info.backend if per_backend[info.backend] == 1 else f"{info.backend}:{info.index}"
-        params.append(pytest.param((info.backend, info.index), id=ident))
-    if not params:  # the CPU backend is always built in; be explicit if it is not
-        params.append(pytest.param(("cpu", 0), id="cpu"))
-    return params
-
-
-DEVICE_PARAMS = _device_params()
+# One pytest.param((backend, index), id=...) per device metalcall reports. The sandboxed CPU
+# device (Device("cpu", sandbox=True), Linux) is ("cpu", 0, "sandbox"), id "cpu-sandbox":
+# modules that define their `device` fixture as `device = with_sandbox_device()` (mctest)
+# run their `device` tests on it too, so that the call, queue and memory paths it replaces
+# are tested through the public API. (Checked devices run in the sandbox by default, which
+# gives it the conformance suite as well.)
+DEVICE_PARAMS = device_params()
 
 
 @pytest.fixture(params=DEVICE_PARAMS)

@@ -9,10 +9,50 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
+import pytest
 
 import metalcall as mc
+
+
+def device_params() -> list:
+    """One pytest.param((backend, index), id=...) per device metalcall reports; with
+    METALCALL_DEVICE=metal-sim, the Metal simulator alone (its family from
+    METALCALL_METAL_SIM_FAMILY), so that the suite runs the Metal backend's plans on Linux."""
+    if metal_sim_only():
+        return [pytest.param(("metal-sim", 0), id="metal-sim")]
+    infos = mc.get_devices()
+    per_backend: dict[str, int] = {}
+    for info in infos:
+        per_backend[info.backend] = per_backend.get(info.backend, 0) + 1
+    params = []
+    for info in infos:
+        ident = info.backend if per_backend[info.backend] == 1 else f"{info.backend}:{info.index}"
+        params.append(pytest.param((info.backend, info.index), id=ident))
+    if not params:  # the CPU backend is always built in; be explicit if it is not
+        params.append(pytest.param(("cpu", 0), id="cpu"))
+    return params
+
+
+def metal_sim_only() -> bool:
+    return os.environ.get("METALCALL_DEVICE", "").lower().split(":")[0] == "metal-sim"
+
+
+def with_sandbox_device():
+    """A `device` fixture over device_params() plus the sandboxed CPU device where it exists
+    (Linux), as ("cpu", 0, "sandbox"): assign it to `device` in a test module."""
+    params = device_params()
+    if sys.platform.startswith("linux") and "cpu" in mc.backends() and not metal_sim_only():
+        params.append(pytest.param(("cpu", 0, "sandbox"), id="cpu-sandbox"))
+
+    @pytest.fixture(params=params, name="device")
+    def device(request) -> mc.Device:
+        backend, index = request.param[:2]
+        return mc.Device(f"{backend}:{index}", sandbox=request.param[2:] == ("sandbox",))
+
+    return device
 
 # The canonical elementwise multiply of DESIGN.md §2.
 MUL_SRC = """

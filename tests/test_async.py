@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mctest import GOOD_SRC, check_usable, slow_expected
+from mctest import GOOD_SRC, check_usable, slow_expected, with_sandbox_device
+
+
+device = with_sandbox_device()  # these tests run on Device("cpu", sandbox=True) too
 
 # The `slow` kernel over N_SLOW threads with ITERS iterations takes long enough
 # (tens of milliseconds) to be still running when the call returns on an

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mctest import GOOD_SRC, check_usable
+from mctest import GOOD_SRC, check_usable, with_sandbox_device
+
+
+device = with_sandbox_device()  # these tests run on Device("cpu", sandbox=True) too
 
 
 def test_buffer_of_size_is_zero_filled_uint8(device):

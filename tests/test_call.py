@@ -12,7 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import metalcall as mc
-from mctest import GOOD_SRC, check_usable
+from mctest import GOOD_SRC, check_usable, with_sandbox_device
+
+
+device = with_sandbox_device()  # these tests run on Device("cpu", sandbox=True) too
 
 # One kernel per scalar type: out[i] = v, where v is a `constant T&`.
 SCALAR_TYPES = {

@@ -15,6 +15,9 @@ import numpy as np
 import pytest
 
 import metalcall as mc
+from mctest import with_sandbox_device
+
+device = with_sandbox_device()  # these tests run on Device("cpu", sandbox=True) too
 
 # ---- scalar types -----------------------------------------------------------------------
 

@@ -14,10 +14,11 @@ bool flag(const py::handle& v, const char* what) {
   throw ArgumentError(std::string(what) + " takes True or False, not " + Py_TYPE(v.ptr())->tp_name);
 }
 
-Device open_device(const py::object& spec, const py::object& checked, const py::object& timing,
-                   const py::object& family) {
+Device open_device(const py::object& spec, const py::object& checked, const py::object& sandbox,
+                   const py::object& timing, const py::object& family) {
   DeviceOptions options;
   options.checked = flag(checked, "Device(checked=...)");
+  if (!sandbox.is_none()) options.sandbox = flag(sandbox, "Device(sandbox=...)") ? SandboxMode::on : SandboxMode::off;
   options.timing = flag(timing, "Device(timing=...)");
   if (!family.is_none()) {
     if (!py::isinstance<py::str>(family))
@@ -201,9 +202,13 @@ A device to run kernels on. ``Device()`` picks the best one (Metal on a Mac,
 else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
 ``Device("cuda:1")``, ``Device("metal")``, ``Device(index)`` or a device name.
 ``Device("metal-sim", family="apple7")`` is the Metal simulator (docs/metal-backend.md).
+``checked=True`` (CPU): every buffer access is bounds-checked. ``sandbox=True``
+(CPU, Linux): kernels are loaded and run in a worker process under a system
+call filter, for kernel source you do not trust; the default is on for checked
+devices where the sandbox exists, off otherwise (docs/security.md).
 )doc")
       .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false,
-           py::arg("timing") = false, py::arg("family") = py::none())
+           py::arg("sandbox") = py::none(), py::arg("timing") = false, py::arg("family") = py::none())
       .def("__str__", [](const Device& d) { return "metalcall.Device(" + d.info().name + ")"; })
       .def_property_readonly("name", [](const Device& d) { return d.info().name; })
       .def_property_readonly("backend", [](const Device& d) { return d.info().backend; })
@@ -216,6 +221,7 @@ else CUDA, else the CPU; or $METALCALL_DEVICE); ``Device("cpu")``,
       .def_property_readonly("max_buffer_length", [](const Device& d) { return d.info().max_buffer_length; })
       .def_property_readonly("threadgroup_memory_length", [](const Device& d) { return d.info().threadgroup_memory_length; })
       .def_property_readonly("checked", [](const Device& d) { return d.options().checked; })
+      .def_property_readonly("sandbox", [](const Device& d) { return d.options().sandbox == SandboxMode::on; })
       .def_property_readonly("timing", [](const Device& d) { return d.options().timing; })
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
@@ -292,7 +298,8 @@ Cached by content: compiling the same source again is free.
       .def("__hash__", [](const Device& d) { return std::hash<const void*>()(d.impl().get()); })
       .def("__repr__", [](const Device& d) {
         return "<metalcall.Device " + d.info().backend + ":" + std::to_string(d.info().index) + " '" + d.info().name + "'" +
-               (d.options().checked ? " checked" : "") + (d.options().timing ? " timing" : "") + ">";
+               (d.options().checked ? " checked" : "") + (d.options().sandbox == SandboxMode::on ? " sandbox" : "") +
+               (d.options().timing ? " timing" : "") + ">";
       });
 }
 

@@ -195,6 +195,7 @@ class Device(metaclass=_pybind11_type):
         device: str | SupportsIndex | None = None,
         *,
         checked: bool = False,
+        sandbox: bool | None = None,
         timing: bool = False,
         family: str | None = None,
     ) -> None: ...
@@ -220,6 +221,9 @@ class Device(metaclass=_pybind11_type):
     def threadgroup_memory_length(self) -> int: ...
     @property
     def checked(self) -> bool: ...
+    @property
+    def sandbox(self) -> bool:
+        """Kernels run in a worker process under a system call filter (Linux CPU; docs/security.md)."""
     @property
     def timing(self) -> bool:
         """Every call is timed on the device (CUDA times only batches otherwise)."""

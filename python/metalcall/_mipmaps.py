@@ -70,7 +70,7 @@ _lock = threading.Lock()
 
 
 def _library(device: Device):
-    key = (device.backend, device.index, device.checked)
+    key = (device.backend, device.index, device.checked, device.sandbox)
     with _lock:
         lib = _libraries.get(key)
     if lib is None:

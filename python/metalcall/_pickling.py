@@ -25,12 +25,12 @@ def _spec(dev: Device) -> str:
 
 # ---- Device ----
 
-def _open_device(spec: str, checked: bool, timing: bool) -> Device:
-    return Device(spec, checked=checked, timing=timing)
+def _open_device(spec: str, checked: bool, timing: bool, sandbox: bool = False) -> Device:
+    return Device(spec, checked=checked, sandbox=sandbox, timing=timing)
 
 
 def _reduce_device(dev: Device) -> tuple[Any, ...]:
-    return _open_device, (_spec(dev), dev.checked, dev.timing)
+    return _open_device, (_spec(dev), dev.checked, dev.timing, dev.sandbox)
 
 
 # ---- Library: remember the source and options at compile time ----

@@ -37,9 +37,22 @@ struct DeviceInfo {
   std::uint64_t registry_id = 0;           // Metal registry id; 0 elsewhere
 };
 
+/** Whether a CPU device runs kernels in a sandboxed worker process (docs/security.md). */
+enum class SandboxMode {
+  automatic,  // on for checked CPU devices where the sandbox exists (Linux), off otherwise
+  off,        // in this process: kernel source is trusted code
+  on,         // in a worker process under a system call filter: untrusted source (Linux only)
+};
+
 struct DeviceOptions {
   /** CPU only: bounds-check every buffer access and raise ExecutionError. */
   bool checked = false;
+  /**
+   * CPU only (Linux): compile here, but load and run kernels in a separate worker
+   * process under a system call filter, on Buffers in shared memory, so that kernel
+   * source need not be trusted. Device::options() reports `off` or `on`.
+   */
+  SandboxMode sandbox = SandboxMode::automatic;
   /**
    * Time every call on the device (Completion::gpu_time). The CPU and Metal time
    * every call anyway; CUDA times batches always and single calls only with this

@@ -292,6 +292,8 @@ struct BackendEntry {
   std::function<std::shared_ptr<BackendDevice>(int index, const DeviceOptions& options)> open;
   /** False: opened by name only, never listed by Device::list() nor chosen as a default (the Metal simulator). */
   bool listed = true;
+  /** True where the backend has a sandboxed device (DeviceOptions::sandbox); null: never. */
+  std::function<bool()> sandbox_available;
 };
 
 void register_backend(BackendEntry entry);

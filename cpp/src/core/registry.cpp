@@ -18,7 +18,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::vector<BackendEntry> backends;  // sorted by priority, highest first
-  // Opened devices by "backend:index[:checked]". Never freed: worker threads and
+  // Opened devices by "backend:index[:checked][:sandbox][:timing]". Never freed: worker threads and
   // queues must outlive every Python object that may still refer to them at exit.
   std::map<std::string, std::shared_ptr<DeviceImpl>> opened;
 };
@@ -71,12 +71,34 @@ Device open_backend_device(Registry& r, const BackendEntry& backend, int index, 
     throw DeviceError("[metalcall] family= chooses the GPU family of the Metal simulator only; use "
                       "Device(\"metal-sim\", family=\"" + options.family + "\")");
   }
+  const bool sandboxes = backend.sandbox_available && backend.sandbox_available();
+  if (options.sandbox == SandboxMode::on && !sandboxes) {
+    throw DeviceError(backend.name == "cpu"
+                          ? "[metalcall] the sandboxed CPU device needs Linux (seccomp system call filters and memfd); "
+                            "here kernel source runs in-process only, as trusted code (docs/security.md)"
+                          : "[metalcall] the sandbox exists only on the cpu backend; use Device(\"cpu\", sandbox=True)");
+  }
+  // Checked devices are for finding faults: where the sandbox exists they run in it, so that
+  // a fault checked mode cannot catch (a wild raw pointer) ends a worker, not the interpreter.
+  DeviceOptions resolved = options;
+  const bool automatic = options.sandbox == SandboxMode::automatic;
+  if (automatic) resolved.sandbox = options.checked && sandboxes ? SandboxMode::on : SandboxMode::off;
+  const bool sandbox = resolved.sandbox == SandboxMode::on;
   const std::string key = backend.name + ":" + std::to_string(index) + (options.checked ? ":checked" : "") +
-                          (options.timing ? ":timing" : "") + (options.family.empty() ? "" : ":" + lower(options.family));
+                          (sandbox ? ":sandbox" : "") + (options.timing ? ":timing" : "") +
+                          (options.family.empty() ? "" : ":" + lower(options.family));
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.opened.find(key);
   if (it != r.opened.end()) return Device(it->second);
-  auto impl = std::make_shared<DeviceImpl>(backend.open(index, options), options);
+  std::shared_ptr<BackendDevice> device;
+  try {
+    device = backend.open(index, resolved);
+  } catch (const DeviceError& e) {
+    if (!(automatic && sandbox)) throw;
+    throw DeviceError(std::string(e.what()) + "; Device(\"cpu\", checked=True, sandbox=False) runs checked kernels "
+                      "in this process instead");
+  }
+  auto impl = std::make_shared<DeviceImpl>(std::move(device), resolved);
   r.opened.emplace(key, impl);
   return Device(impl);
 }

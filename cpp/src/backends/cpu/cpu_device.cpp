@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/cpu_dispatch.hpp"
 #include "backends/cpu/cpu_queue.hpp"
+#include "backends/cpu/sandbox/sandbox_device.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/translated_library.hpp"
 #include "core/backend.hpp"
@@ -109,7 +111,8 @@ DeviceInfo make_info() {
 
 class CpuDevice : public BackendDevice {
  public:
-  explicit CpuDevice(const DeviceOptions& options) : info_(make_info()), checked_(options.checked) {
+  explicit CpuDevice(const DeviceOptions& options)
+      : info_(make_info()), checked_(options.checked), queue_(in_process_runner()) {
     if (checked_) info_.name += " [checked]";
   }
   const DeviceInfo& info() const override { return info_; }
@@ -156,8 +159,10 @@ void register_cpu_backend() {
   entry.enumerate = [] { return std::vector<DeviceInfo>{cpu::make_info()}; };
   entry.unavailable_reason = [] { return std::string(); };
   entry.open = [](int, const DeviceOptions& options) -> std::shared_ptr<BackendDevice> {
+    if (options.sandbox == SandboxMode::on) return cpu::open_sandbox_device(options, cpu::make_info());
     return std::make_shared<cpu::CpuDevice>(options);
   };
+  entry.sandbox_available = cpu::sandbox_supported;
   register_backend(std::move(entry));
 }
 

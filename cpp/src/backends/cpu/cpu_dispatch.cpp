@@ -126,7 +126,7 @@ std::atomic<std::uint64_t> g_dispatch_ids{0};
 
 CallEstimate estimate(const DispatchCommand& command) { return plan(command).estimate; }
 
-CallEstimate estimate(const std::vector<DispatchCommand>& commands) {
+CallEstimate DispatchRunner::estimate(const std::vector<DispatchCommand>& commands) {
   CallEstimate total;
   total.measured = true;
   for (const auto& c : commands) {
@@ -233,6 +233,18 @@ double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* can
   for (const BusyNs& b : busy) work_ns += b.ns;
   if (const std::uint64_t threads = grid_threads(command)) program.record_ns_per_thread(double(work_ns) / double(threads));
   return double(end - start) * 1e-9;
+}
+
+DispatchRunner& in_process_runner() {
+  struct InProcess final : DispatchRunner {
+    using DispatchRunner::estimate;
+    CallEstimate estimate(const DispatchCommand& command) override { return cpu::estimate(command); }
+    double run(const DispatchCommand& command, const std::atomic<bool>* cancel) override {
+      return run_dispatch(command, cancel);
+    }
+  };
+  static InProcess* runner = new InProcess;  // used by queues that live for the process
+  return *runner;
 }
 
 }  // namespace metalcall::cpu

@@ -20,13 +20,31 @@ struct CallEstimate {
 
 /** The estimate for one dispatch, as run_dispatch would run it now. */
 CallEstimate estimate(const DispatchCommand& command);
-/** The estimate for dispatches run one after another. */
-CallEstimate estimate(const std::vector<DispatchCommand>& commands);
 
 /** Runs one dispatch on the calling thread (with the pool's workers if worth it),
  *  records its cost and returns the seconds it took; throws ExecutionError for a
  *  fault found by checked mode, or when `cancel` is set or the calling thread's
  *  InterruptScope fires (checked between chunks of threadgroups). */
 double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* cancel = nullptr);
+
+/**
+ * How a CPU queue runs its dispatches: in this process (in_process_runner(), with
+ * run_dispatch) or in the sandbox's worker process (sandbox/sandbox_calls.cpp).
+ */
+class DispatchRunner {
+ public:
+  /** What running `command` now is expected to take. */
+  virtual CallEstimate estimate(const DispatchCommand& command) = 0;
+  /** Runs it like run_dispatch(): returns its seconds, throws ExecutionError for a fault or a stop. */
+  virtual double run(const DispatchCommand& command, const std::atomic<bool>* cancel) = 0;
+  /** The estimate for dispatches run one after another. */
+  CallEstimate estimate(const std::vector<DispatchCommand>& commands);
+
+ protected:
+  ~DispatchRunner() = default;
+};
+
+/** run_dispatch and estimate, on this process's worker pool. */
+DispatchRunner& in_process_runner();
 
 }  // namespace metalcall::cpu

@@ -28,7 +28,7 @@ bool short_enough(const CallEstimate& e) {
 
 }  // namespace
 
-CpuQueue::CpuQueue() {
+CpuQueue::CpuQueue(DispatchRunner& runner) : runner_(runner) {
   reset_on_fork(this, [](void* self) { static_cast<CpuQueue*>(self)->reset_after_fork(); });
 }
 
@@ -65,7 +65,7 @@ std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
       throw ExecutionError("[cpu] the call was cancelled (interrupted) before it started");
     }
     const std::atomic<bool>& cancel = task.completion->cancel_flag();
-    for (const auto& command : task.commands) seconds += run_dispatch(command, &cancel);
+    for (const auto& command : task.commands) seconds += runner_.run(command, &cancel);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {
@@ -105,7 +105,7 @@ bool CpuQueue::idle(std::unique_lock<std::mutex>& lock) {
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
                       bool caller_waits) {
   Task task{std::move(commands), completion};
-  const bool here = caller_waits || short_enough(estimate(task.commands));
+  const bool here = caller_waits || short_enough(runner_.estimate(task.commands));
   std::unique_lock<std::mutex> lock(mutex_);
   if (here && idle(lock)) {
     busy_ = true;
@@ -127,7 +127,7 @@ void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared
 }
 
 bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
-  if (!short_enough(estimate(command))) return false;
+  if (!short_enough(runner_.estimate(command))) return false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!idle(lock)) return false;
@@ -135,7 +135,7 @@ bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   }
   std::exception_ptr error;
   try {
-    *seconds = run_dispatch(command);
+    *seconds = runner_.run(command, nullptr);
   } catch (...) {
     error = std::current_exception();
   }

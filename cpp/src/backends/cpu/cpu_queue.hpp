@@ -16,9 +16,12 @@
 
 namespace metalcall::cpu {
 
+class DispatchRunner;
+
 class CpuQueue : public CompletionDriver {
  public:
-  CpuQueue();
+  /** Runs its dispatches through `runner` (in this process, or in the sandbox's worker). */
+  explicit CpuQueue(DispatchRunner& runner);
   ~CpuQueue();
   CpuQueue(const CpuQueue&) = delete;
   CpuQueue& operator=(const CpuQueue&) = delete;
@@ -40,7 +43,7 @@ class CpuQueue : public CompletionDriver {
     std::shared_ptr<CompletionState> completion;
   };
   /** Runs a task's commands and releases them; returns what its completion reports. */
-  static std::pair<std::exception_ptr, double> execute(Task& task);
+  std::pair<std::exception_ptr, double> execute(Task& task);
   /** Ends the last task a runner took: the queue is free before the task's Completion
    *  says done, so that the thread woken by it finds the queue idle for its next call
    *  (else that call would be queued, and the executor would take it: a handoff per
@@ -59,6 +62,7 @@ class CpuQueue : public CompletionDriver {
    *  fails with DeviceError (its memory is the parent's business). */
   void reset_after_fork();
 
+  DispatchRunner& runner_;
   std::mutex mutex_;
   std::condition_variable cv_;           // synchronize(), idle() and claim() wait here: rarely anyone
   std::condition_variable executor_cv_;  // the executor waits here: woken only when work waits

@@ -112,8 +112,12 @@ bool starts_with(const std::vector<unsigned char>& b, std::initializer_list<unsi
 
 }  // namespace
 
-void check_kernel_object(const std::string& path) {
-  const std::vector<unsigned char> bytes = read_regular_file(path);
+void check_kernel_object(const std::string& path) { check_kernel_object_bytes(path, read_regular_file(path)); }
+
+void check_kernel_object_bytes(const std::string& path, const std::vector<unsigned char>& bytes) {
+  if (bytes.empty() || bytes.size() > object_check::kMaxObjectSize) {
+    refuse_unreadable(path, "it is not of a kernel object's size");
+  }
   if (starts_with(bytes, {0x7f, 'E', 'L', 'F'})) return object_check::check_elf(path, bytes);
   // MH_MAGIC_64, stored little-endian.
   if (starts_with(bytes, {0xcf, 0xfa, 0xed, 0xfe})) return object_check::check_macho(path, bytes);

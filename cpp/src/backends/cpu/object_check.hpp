@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace metalcall::cpu {
 
@@ -21,5 +22,7 @@ namespace metalcall::cpu {
  * DeviceError. See docs/msl-rules.md.
  */
 void check_kernel_object(const std::string& path);
+/** The same check of an object already read (`path` names it in messages). */
+void check_kernel_object_bytes(const std::string& path, const std::vector<unsigned char>& bytes);
 
 }  // namespace metalcall::cpu
