@@ -455,19 +455,26 @@ def test_a_forked_child_cannot_use_the_parents_sandbox(run_python):
         dev = mc.Device("cpu", sandbox=True)
         lib = dev.compile({GOOD_SRC!r})
         buf = dev.asarray(np.arange(4, dtype=np.float32))
+        big = dev.asarray(np.ones(1 << 20, np.float32))
         pid = os.fork()
         if pid == 0:
             np.asarray(buf)[:] = 100  # the child's copy: the parent's Buffer keeps its values
             try:
                 lib.twice_plus_one(4, buf)
-                os._exit(3)
+                code = 3
             except mc.DeviceError as e:
-                os._exit(7 if "fork" in str(e) else 4)
+                code = 7 if "fork" in str(e) else 4
+            # Freeing in the child gives back the child's copy only, never the parent's pages.
+            del buf, big
+            more = dev.zeros(1 << 20, np.float32)
+            code = code if not np.asarray(more).any() else 5
+            del more
+            os._exit(code)
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))
         lib.twice_plus_one(4, buf)
-        print(np.asarray(buf).tolist())
+        print(np.asarray(buf).tolist(), bool((np.asarray(big) == 1).all()))
     """)
     r = run_python(code, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.splitlines() == ["7", "[1.0, 3.0, 5.0, 7.0]"], r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["7", "[1.0, 3.0, 5.0, 7.0] True"], r.stdout + r.stderr

@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backends/cpu/fork_guard.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::cpu::sandbox {
@@ -54,9 +56,20 @@ SharedArena::SharedArena() {
   // A worker cannot shrink it under this process's feet (reading a Buffer would fault).
   (void)fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   add_free(0, capacity_);
+  reset_on_fork(this, [](void* self) { static_cast<SharedArena*>(self)->reset_after_fork(); });
+}
+
+void SharedArena::reset_after_fork() {
+  // The pages are the parent's Buffers: this child gets a private copy of them (its writes
+  // stay its own), and gives nothing back to the memfd (a hole punched here would empty the
+  // parent's Buffers). Its new Buffers are zeroed by hand.
+  new (&mutex_) std::mutex;
+  (void)mmap(base_, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd_, 0);
+  forked_ = true;
 }
 
 SharedArena::~SharedArena() {
+  forget_on_fork(this);
   if (base_) munmap(base_, capacity_);
   if (fd_ >= 0) close(fd_);
 }
@@ -102,8 +115,12 @@ std::size_t SharedArena::allocate(std::size_t nbytes) {
     if (offset + size < block + block_size) add_free(offset + size, block + block_size - offset - size);
   }
   // Whole pages of a free block are holes (zero); the parts of pages it shared with
-  // other Buffers may hold their old bytes.
+  // other Buffers may hold their old bytes. (A forked child punches no holes.)
   const std::size_t end = offset + size;
+  if (forked_) {
+    std::memset(base_ + offset, 0, size);
+    return offset;
+  }
   const std::size_t head_end = std::min(end, round_up(offset, page_));
   std::memset(base_ + offset, 0, head_end - offset);
   if (head_end < end) {
@@ -134,6 +151,7 @@ void SharedArena::release(std::size_t offset, std::size_t nbytes) {
   // Punch the pages that now lie wholly in free memory and held part of this Buffer.
   const std::size_t punch_begin = std::max(round_down(offset, page_), round_up(begin, page_));
   const std::size_t punch_end = std::min(round_up(offset + size, page_), round_down(end, page_));
+  if (forked_) return;
   if (punch_begin < punch_end &&
       fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(punch_begin),
                 static_cast<off_t>(punch_end - punch_begin)) != 0) {

@@ -34,6 +34,8 @@ class SharedArena {
 
  private:
   static std::size_t rounded(std::size_t nbytes);
+  /** In a forked child: the memfd is the parent's; this process keeps a private copy. */
+  void reset_after_fork();
   void add_free(std::size_t offset, std::size_t size);
   void remove_free(std::map<std::size_t, std::size_t>::iterator it);
 
@@ -41,6 +43,7 @@ class SharedArena {
   unsigned char* base_ = nullptr;
   std::size_t capacity_ = 0;
   std::size_t page_ = 4096;
+  bool forked_ = false;  // a forked child's private copy: the memfd is never written (nor punched)
   std::mutex mutex_;
   // Free blocks by offset (for merging neighbours) and by (size, offset) (best fit).
   // Every page lying wholly inside a free block is a hole of the memfd: it reads as zero.

@@ -89,9 +89,9 @@ WorkerLink::~WorkerLink() {
 }
 
 void WorkerLink::reset_after_fork() {
-  // The worker is the parent's: this process forgets it (and must not kill it). The
-  // arena is shared with the parent: a private copy keeps this child's writes away from
-  // the parent's Buffers, and no worker of the child could see them.
+  // The worker is the parent's: this process forgets it (and must not kill it). The arena
+  // is the parent's too (shared_arena.cpp makes this child's copy private): no worker of
+  // this child could see the child's Buffers, so the child runs no kernels.
   new (&mutex_) std::mutex;
   new (&forget_mutex_) std::mutex;
   pid_ = 0;
@@ -100,8 +100,6 @@ void WorkerLink::reset_after_fork() {
   if (control_) munmap(control_, kControlBytes);
   control_ = nullptr;
   forked_ = true;
-  (void)mmap(arena_->base(), arena_->capacity(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE,
-             arena_->fd(), 0);
 }
 
 void WorkerLink::ensure_worker() {
