@@ -45,6 +45,10 @@ RECURSIVE = {
         "  a[i] = float(f<int>(int(a[i]) + 100000000));",
         "template <typename T> T f(T n) { return n <= 0 ? T(0) : T(1) + f<T>(n - 1); }\n",
     ),
+    "template-member-through-this": kernel(
+        "  R r; a[i] = float(r.f<int>(int(a[i]) + 100000000));",
+        "struct R { template <typename T> T f(T n) { return n <= 0 ? T(0) : T(1) + this->template f<T>(n - 1); } };\n",
+    ),
     "mutual-through-qualified-and-template": kernel(
         "  a[i] = float(R::f<int>(int(a[i]) + 100000000));",
         "template <typename T> T g(T n);\n"
@@ -136,6 +140,12 @@ VALID = {
         "template <int N> int sum() { return N + sum<N - 1>(); }\ntemplate <> int sum<0>() { return 0; }\n",
         "  a[i] = a[i] + float(Sum<4>::get() + sum<3>());",
         lambda x: x + 10 + 6,
+    ),
+    "same-named-function-of-a-template-parameter": (
+        "struct Twice { template <typename T> static T apply(T x) { return x * T(2); } };\n"
+        "template <typename Op> struct Outer { template <typename T> static T apply(T x) { return Op::template apply<T>(x) + T(1); } };\n",
+        "  a[i] = Outer<Twice>::apply<float>(a[i]);",
+        lambda x: 2 * x + 1,
     ),
     "lambdas-functors-and-same-named-members": (
         "struct Twice { float operator()(float x) const { return 2.0f * x; } };\n"

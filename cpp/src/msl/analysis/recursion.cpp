@@ -182,18 +182,21 @@ class RecursionChecker {
     } else if (!t_[k + 1].is("(")) {
       return false;
     }
-    if (k == 0) return true;
-    const Token& b = t_[k - 1];
+    // `X::template f<T>(`, `this->template f<T>(`: the qualifier before `template`.
+    const std::size_t at = k >= 2 && t_[k - 1].is_identifier("template") ? k - 1 : k;
+    if (at == 0) return true;
+    const Token& b = t_[at - 1];
     if (b.is(".") || b.is("->")) {
-      if (b.is("->")) return k >= 2 && t_[k - 2].is_identifier("this");
-      return k >= 5 && t_[k - 2].is(")") && t_[k - 3].is_identifier("this") && t_[k - 4].is("*") && t_[k - 5].is("(");
+      if (b.is("->")) return at >= 2 && t_[at - 2].is_identifier("this");
+      return at >= 5 && t_[at - 2].is(")") && t_[at - 3].is_identifier("this") && t_[at - 4].is("*") &&
+             t_[at - 5].is("(");
     }
     if (b.is("::")) {  // `::f(`, or `X::f(` where X is a class or namespace that defines an f
-      if (k < 2 || t_[k - 2].kind != TokenKind::identifier) return !(k >= 2 && t_[k - 2].is(">"));
+      if (at < 2 || t_[at - 2].kind != TokenKind::identifier) return !(at >= 2 && t_[at - 2].is(">"));
       const auto scopes = defining_scopes_.find(x.text);
-      return scopes != defining_scopes_.end() && scopes->second.count(t_[k - 2].text);
+      return scopes != defining_scopes_.end() && scopes->second.count(t_[at - 2].text);
     }
-    return true;
+    return at == k;  // `template f<T>(` with nothing before it is no call
   }
 
   // A function object that calls itself: in an `operator()` of class C, `(*this)(…)`,
