@@ -62,6 +62,29 @@ def test_sandbox_exists_only_on_the_cpu():
         mc.Device("cuda", sandbox=True)
 
 
+@pytest.mark.parametrize("worker", ["missing", "/bin/false"])
+def test_a_sandbox_that_cannot_start_says_why(run_python, worker):
+    code = textwrap.dedent("""
+        import metalcall as mc
+        for options in ({"sandbox": True}, {"checked": True}):
+            try:
+                mc.Device("cpu", **options)
+                print("opened")
+            except mc.DeviceError as e:
+                print("DeviceError:", e)
+        print(mc.Device("cpu", checked=True, sandbox=False).sandbox)
+    """)
+    path = worker if worker.startswith("/") else "/nonexistent/metalcall-sandbox-worker"
+    r = run_python(code, env={"METALCALL_SANDBOX_WORKER": path}, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sandboxed, checked, in_process = r.stdout.splitlines()
+    why = "not installed" if worker == "missing" else "exit status 1"
+    assert sandboxed.startswith("DeviceError: [cpu sandbox]") and why in sandboxed, sandboxed
+    # A checked device is sandboxed by default: the error says how to run it in-process.
+    assert checked.startswith("DeviceError:") and why in checked and "sandbox=False" in checked, checked
+    assert in_process == "False"
+
+
 # ---- results and memory ----
 
 
