@@ -247,6 +247,45 @@ def test_a_crash_is_an_execution_error_and_the_worker_is_replaced(sandbox):
         a = sandbox.zeros(4, np.float32)
 
 
+# Recursion the front end cannot see (through an operator; docs/security.md): a deep one
+# overflows the stack, which would end an in-process device's interpreter.
+DEEP_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+struct Depth { int n; };
+int operator+(Depth d, int b) {
+    int t[64];
+    for (int k = 0; k < 64; ++k) t[k] = d.n + k * b;
+    if (d.n <= 0) return t[b & 63];
+    return (Depth{d.n - 1} + t[(b + 1) & 63]) + t[b & 63];
+}
+kernel void deep(device int* out [[buffer(0)]], constant int& n [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    out[i] = Depth{n} + 1;
+}
+"""
+
+
+def _deep_model(n: int, b: int) -> int:
+    def i32(v):
+        return (v + 2**31) % 2**32 - 2**31
+
+    t = [i32(n + k * b) for k in range(64)]
+    if n <= 0:
+        return t[b & 63]
+    return i32(_deep_model(n - 1, t[(b + 1) & 63]) + t[b & 63])
+
+
+def test_a_stack_overflow_ends_only_the_worker(sandbox):
+    lib = sandbox.compile(DEEP_SRC)
+    out = sandbox.zeros(1, np.int32)
+    lib.deep(1, out, np.int32(10))
+    assert int(np.asarray(out)[0]) == _deep_model(10, 1)
+    with pytest.raises(mc.ExecutionError, match=r"kernel 'deep'.*(segmentation fault|stack overflow)"):
+        lib.deep(1, out, np.int32(10**8))
+    lib.deep(1, out, np.int32(12))
+    assert int(np.asarray(out)[0]) == _deep_model(12, 1)
+
+
 def test_checked_mode_reports_the_fault_from_the_worker():
     dev = mc.Device("cpu", checked=True, sandbox=True)
     lib = dev.compile(FAULT_SRC)
