@@ -43,7 +43,7 @@ std::string system_call_name(long number) {
       {SYS_socket, "socket"}, {SYS_connect, "connect"}, {SYS_kill, "kill"}, {SYS_ptrace, "ptrace"},
       {SYS_newfstatat, "newfstatat"}, {SYS_statx, "statx"}, {SYS_unlinkat, "unlinkat"}, {SYS_mprotect, "mprotect"},
       {SYS_mmap, "mmap"}, {SYS_ioctl, "ioctl"}, {SYS_prctl, "prctl"}, {SYS_rt_sigaction, "rt_sigaction"},
-      {SYS_getdents64, "getdents64"}, {SYS_bind, "bind"}, {SYS_memfd_create, "memfd_create"},
+      {SYS_getdents64, "getdents64"}, {SYS_bind, "bind"}, {SYS_memfd_create, "memfd_create"}, {SYS_exit, "exit"},
 #ifdef SYS_open
       {SYS_open, "open"}, {SYS_fork, "fork"}, {SYS_vfork, "vfork"}, {SYS_stat, "stat"}, {SYS_access, "access"},
 #endif
@@ -165,10 +165,14 @@ void WorkerLink::attach(int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  // Never blocking: a worker that reads nothing (a hostile kernel) could fill the socket.
   ssize_t n;
-  do n = sendmsg(socket_, &msg, MSG_NOSIGNAL);
+  do n = sendmsg(socket_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
   while (n < 0 && errno == EINTR);
-  if (n != 1) lost(false);
+  if (n != 1) {
+    kill_worker();
+    lost(false, n < 0 && errno == EAGAIN ? "stopped reading its socket" : "");
+  }
 }
 
 Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* cancel, bool interruptible,
@@ -178,8 +182,9 @@ Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* c
   control_->request_bytes.store(static_cast<std::uint32_t>(request_bytes), std::memory_order_relaxed);
   control_->request_seq.store(seq, std::memory_order_seq_cst);
   if (control_->worker_sleeping.load(std::memory_order_seq_cst)) {
+    // Never blocking: a full socket already holds wake records for the worker.
     const char byte = 'w';
-    if (send(socket_, &byte, 1, MSG_NOSIGNAL) != 1) lost(false);
+    if (send(socket_, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 && errno != EAGAIN && errno != EINTR) lost(false);
     spin += kWakeSpin;
   }
   auto replied = [&] { return control_->reply_seq.load(std::memory_order_acquire) == seq; };
@@ -200,7 +205,9 @@ Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* c
     if (ready > 0) {
       if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) lost(false);
       char bytes[64];
-      for (;;) {  // wake records: their content does not matter
+      // Wake records: their content does not matter. A bounded drain, so that a worker
+      // sending without end cannot keep this loop from its checks.
+      for (int k = 0; k < 64; ++k) {
         const ssize_t n = recv(socket_, bytes, sizeof bytes, MSG_DONTWAIT);
         if (n == 0) lost(false);
         if (n < 0) break;
@@ -229,7 +236,7 @@ Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* c
   const unsigned char* message = message_bytes <= 2048 ? reader.take(message_bytes) : nullptr;
   if (!reader.ok() || status > static_cast<std::uint32_t>(Status::device_error) || !message) {
     kill_worker();
-    lost(false);
+    lost(false, "sent a malformed reply");
   }
   reply.status = static_cast<Status>(status);
   reply.message = printable(message, message_bytes);
@@ -306,11 +313,12 @@ std::string WorkerLink::reap() {
   return why;
 }
 
-void WorkerLink::lost(bool stopped) {
+void WorkerLink::lost(bool stopped, const std::string& why) {
   WorkerLost error;
   error.stopped = stopped;
   error.why = reap();
   if (stopped) error.why = "was stopped";
+  if (!why.empty()) error.why = why;
   throw error;
 }
 

@@ -77,7 +77,8 @@ class WorkerLink {
  private:
   /** Waits for the dead (or killed) worker and returns why it ended; the link has no worker after. */
   std::string reap();
-  [[noreturn]] void lost(bool stopped);
+  /** Reaps the worker and throws WorkerLost: why it ended, or `why` when given (it was killed for that). */
+  [[noreturn]] void lost(bool stopped, const std::string& why = "");
   void kill_worker();
   void close_worker();
   void reset_after_fork();
