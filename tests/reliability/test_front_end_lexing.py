@@ -5,15 +5,20 @@ what it took for a string or a comment) reaches that compiler unchecked. Transla
 and alternative tokens, literal prefixes and suffixes.
 
 Each hidden-assembly source below compiled and ran its `asm` statement before (the kernel
-wrote 7.0); now each is a CompileError naming the rule, on the plain and the checked CPU
-device. The valid kernels spell ordinary MSL the same ways and must give C++'s results."""
+wrote 7.0); now each is a CompileError naming the rule, on the plain, checked and sandboxed
+CPU devices. The valid kernels spell ordinary MSL the same ways and must give C++'s results."""
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
 
 import metalcall as mc
+from mctest import with_sandbox_device
+
+device = with_sandbox_device()
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 # An empty assembly statement that keeps r in a register: it compiles for every processor,
@@ -46,10 +51,17 @@ HIDDEN_ASM = {
 }
 
 
-@pytest.mark.parametrize("checked", [False, True], ids=["plain", "checked"])
+SANDBOX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandboxed device is Linux's")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"checked": True}, pytest.param({"sandbox": True}, marks=SANDBOX)],
+    ids=["plain", "checked", "sandbox"],
+)
 @pytest.mark.parametrize("name", sorted(HIDDEN_ASM))
-def test_hidden_assembly_is_refused(name, checked):
-    dev = mc.Device("cpu", checked=checked)
+def test_hidden_assembly_is_refused(name, options):
+    dev = mc.Device("cpu", **options)
     with pytest.raises(mc.CompileError) as info:
         dev.compile(HIDDEN_ASM[name])
     message = str(info.value)
