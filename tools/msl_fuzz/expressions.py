@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import functions, structs, tree as t, workarounds
 from .simd import OVER_ACTIVE_LANES
 from .values import float_array
-from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Lambda, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Lambda, Ptr, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
 
 INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
@@ -144,6 +144,12 @@ class ExprGen:
         members = self.struct_members(ty)
         if members and self.chance(0.35):
             return self.rng.choice(members)()
+        pointers = [v for v in ctx.variables() if isinstance(v.ty, Ptr) and v.ty.elem == ty]
+        if pointers and self.chance(0.3):
+            p = self.rng.choice(pointers)
+            if p.ty.n == 1 and self.chance(0.5):
+                return t.Deref(ty=ty, pointer=p.name, star=True)
+            return t.Deref(ty=ty, pointer=p.name, index=self.array_index(p.ty.n))
         arrays = [v for v in ctx.variables() if isinstance(v.ty, Arr) and v.ty.elem == ty]
         if arrays and self.chance(0.3):
             a = self.rng.choice(arrays)

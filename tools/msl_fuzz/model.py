@@ -18,7 +18,7 @@ import numpy as np
 
 from . import functions, tree as t
 from .simd import OVER_ACTIVE_LANES, inexact_sum, simd_function
-from .types import UINT, Arr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
+from .types import UINT, Arr, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
 from .values import bits_of, compare, constant, convert, float_op, from_bits, int_binary, ints
 
 ARITHMETIC = {"+", "-", "*", "/", "%", "&", "|", "^"}
@@ -243,6 +243,27 @@ class Model:
         a = self.ev(e.a, mask, f)
         return a[:, list(e.comps)] if len(e.comps) > 1 else a[:, e.comps[0]]
 
+    def pointee(self, name: str, f: Frame, index: np.ndarray, mask: np.ndarray):
+        """(target variable, its type, per-lane element) of pointer `name` at `index`."""
+        if name not in f.vars or not isinstance(f.vars[name][0], Ptr):
+            raise ProgramError(f"'{name}' is not a pointer in scope")
+        ptr, (target, offset) = f.vars[name]
+        where = self.check_index(index, ptr.n, mask, name) + (offset or 0)
+        return target, where
+
+    def ev_deref(self, e, mask, f):
+        index = self.ev(e.index, mask, f) if e.index is not None else constant(0, UINT, self.lanes)
+        target, where = self.pointee(e.pointer, f, index, mask)
+        ty, value = f.vars[target]
+        if isinstance(ty, Arr):
+            return value[np.arange(self.lanes), where]
+        return value
+
+    def st_pointerdecl(self, s, mask, f):
+        if s.target not in f.vars:
+            raise ProgramError(f"pointer to undeclared '{s.target}'")
+        f.vars[s.name] = (s.ty, (s.target, s.offset))
+
     def ev_member(self, e, mask, f):
         return self.ev(e.a, mask, f)[e.field]
 
@@ -376,9 +397,20 @@ class Model:
         f.vars[s.name] = (ty, new)
 
     def assign_element(self, s, mask, f):
-        """v[index] op= value with an index each thread computes."""
+        """v[index] op= value with an index each thread computes (p[index] through a pointer)."""
         ty, old = f.vars[s.name]
+        if isinstance(ty, Ptr):
+            target, where = self.pointee(s.name, f, self.ev(s.index, mask, f), mask)
+            tty, tvalue = f.vars[target]
+            if not isinstance(tty, Arr):  # a pointer to a scalar: p[0] is the scalar
+                scalar = t.Assign(name=target, value=s.value, op=s.op)
+                scalar.uid = s.uid
+                return self.st_assign(scalar, mask, f)
+            return self.write_element(s, mask, f, target, tty, tvalue, where)
         idx = self.check_index(self.ev(s.index, mask, f), ty.n, mask, s.name)
+        return self.write_element(s, mask, f, s.name, ty, old, idx)
+
+    def write_element(self, s, mask, f, name, ty, old, idx):
         rows = np.arange(self.lanes)
         current = old[rows, idx]
         value = self.ev(s.value, mask, f)
@@ -390,7 +422,7 @@ class Model:
         new = old.copy()
         lanes = np.nonzero(mask)[0]
         new[lanes, idx[lanes]] = value[lanes]
-        f.vars[s.name] = (ty, new)
+        f.vars[name] = (ty, new)
 
     def operate(self, op: str, a_ty: Type, b_ty: Type, a: np.ndarray, b: np.ndarray):
         """(value, its type, undefined lanes) of a binary arithmetic or shift operator."""

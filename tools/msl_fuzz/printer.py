@@ -121,6 +121,11 @@ class Printer:
     def expr_swizzle(self, e: t.Swizzle) -> str:
         return f"{self.expr(e.a)}.{''.join(e.letters[c] for c in e.comps)}"
 
+    def expr_deref(self, e: t.Deref) -> str:
+        if e.star:
+            return f"(*{e.pointer})"
+        return f"{e.pointer}[{self.expr(e.index)}]"
+
     def expr_member(self, e: t.Member) -> str:
         return f"{self.expr(e.a)}.{e.field}"
 
@@ -167,6 +172,9 @@ class Printer:
                 items = ", ".join(self.expr(p) for p in s.init.parts)
                 return [f"{pad}{s.ty.name} {s.name} = {{{items}}};"]
             return [f"{pad}{self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
+        if isinstance(s, t.PointerDecl):
+            where = f"&{s.target}" if s.offset is None else f"&{s.target}[{s.offset}]"
+            return [f"{pad}thread {self.type_name(s.ty.elem)}* {s.name} = {where};"]
         if isinstance(s, t.LambdaDef):
             params = ", ".join(f"{self.type_name(ty)} {name}" for name, ty in s.params)
             return [f"{pad}auto {s.name} = [&]({params}) {{ return {self.expr(s.value)}; }};"]

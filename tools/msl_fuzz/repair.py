@@ -22,7 +22,7 @@ import copy
 from . import tree as t
 from .functions import FINITE_ONLY, ORDERING
 from .model import run
-from .types import BOOL, Scalar, Type, Vec, arithmetic_result, elem, promoted, unsigned_of, with_elem
+from .types import BOOL, Ptr, Scalar, Type, Vec, arithmetic_result, elem, promoted, unsigned_of, with_elem
 
 MAX_ROUNDS = 8
 
@@ -175,7 +175,10 @@ def repair_statement(stmt, variable_types: dict) -> bool:
         whole = variable_types[stmt.name]
         current: t.Expr = t.Ref(ty=whole, name=stmt.name)
         target = whole
-        if stmt.member is not None:
+        if isinstance(whole, Ptr):
+            target = whole.elem
+            current = t.Deref(ty=target, pointer=stmt.name, index=copy.deepcopy(stmt.index))
+        elif stmt.member is not None:
             target, packed = next((ty, p) for n, ty, p in whole.fields if n == stmt.member)
             current = t.Member(ty=target, a=current, field=stmt.member)
             if packed:
@@ -201,7 +204,7 @@ def declared_types(prog: t.Program) -> dict:
     out = {}
     for loc in locations(prog).values():
         node = loc[2]
-        if isinstance(node, (t.Decl, t.AtomicRead)):
+        if isinstance(node, (t.Decl, t.AtomicRead, t.PointerDecl)):
             out[node.name] = node.ty
     return out
 

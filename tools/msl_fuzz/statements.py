@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import tree as t, workarounds
 from .expressions import Context, ExprGen, Var, random_value
-from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
+from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
 FLOAT_COMPOUND = ["+=", "-=", "*=", "/="]
@@ -81,6 +81,10 @@ class StmtGen:
             return self.array_decl()
         if self.chance(0.06):
             return self.lambda_def()
+        if self.chance(0.08):
+            pointer = self.pointer_decl()
+            if pointer:
+                return pointer
         if self.prog.structs and self.chance(0.25):
             s = self.rng.choice(self.prog.structs)
             name = self.ctx.fresh("s")
@@ -92,6 +96,22 @@ class StmtGen:
         init = self.ex.expr(ty, self.expr_depth())
         self.ctx.declare(Var(name, ty))
         return [t.Decl(name=name, ty=ty, init=init)]
+
+    def pointer_decl(self) -> list:
+        """thread T* p = &x;  or  = &a[k];  then read and written through p."""
+        targets = [v for v in self.ctx.variables() if v.mutable and
+                   ((isinstance(v.ty, Scalar) and not v.ty.is_bool) or isinstance(v.ty, Arr))]
+        if not targets:
+            return []
+        v = self.rng.choice(targets)
+        name = self.ctx.fresh("p")
+        if isinstance(v.ty, Arr):
+            offset = self.rng.randrange(v.ty.n)
+            ty = Ptr(v.ty.elem, v.ty.n - offset)
+        else:
+            offset, ty = None, Ptr(v.ty, 1)
+        self.ctx.declare(Var(name, ty))
+        return [t.PointerDecl(name=name, ty=ty, target=v.name, offset=offset)]
 
     def lambda_def(self) -> list:
         """auto f = [&](params) { return expr; }; the body may read the function's variables."""
@@ -127,6 +147,8 @@ class StmtGen:
         v = self.rng.choice(targets)
         if isinstance(v.ty, Struct):
             return self.assign_member(v)
+        if isinstance(v.ty, Ptr):
+            return self.assign_through(v)
         e = elem(v.ty)
         comps, element_syntax, target_ty, index = None, False, v.ty, None
         if isinstance(v.ty, Arr) or (isinstance(v.ty, Vec) and self.chance(0.15)):
@@ -146,6 +168,13 @@ class StmtGen:
             value = self.ex.expr(target_ty, self.expr_depth())
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
                          element_syntax=element_syntax, index=index)]
+
+    def assign_through(self, v: Var) -> list:
+        e = v.ty.elem
+        ops = INT_COMPOUND[:3] + INT_COMPOUND[5:8] if e.is_int else FLOAT_COMPOUND[:3]
+        op = "=" if self.chance(0.5) else self.rng.choice(ops)
+        return [t.Assign(name=v.name, value=self.ex.expr(e, self.expr_depth()), op=op,
+                         index=self.element_index(v.ty.n))]
 
     def assign_member(self, v: Var) -> list:
         name, ty, _ = self.rng.choice(v.ty.fields)

@@ -100,6 +100,15 @@ class Swizzle(Expr):
 
 
 @dataclass(eq=False)
+class Deref(Expr):
+    """p[index] (or *p) of a pointer to thread memory."""
+
+    pointer: str = ""
+    index: Expr | None = None
+    star: bool = False  # written *p (index 0)
+
+
+@dataclass(eq=False)
 class Member(Expr):
     """s.field of a struct value."""
 
@@ -161,6 +170,16 @@ class Decl(Stmt):
     name: str = ""
     ty: Type | None = None
     init: Expr | None = None
+
+
+@dataclass(eq=False)
+class PointerDecl(Stmt):
+    """thread T* name = &target;  or  = &target[offset];  (target: a local scalar or array)."""
+
+    name: str = ""
+    ty: Type | None = None  # Ptr
+    target: str = ""
+    offset: int | None = None  # None: &scalar; else &array[offset]
 
 
 @dataclass(eq=False)

@@ -95,6 +95,18 @@ class Arr:
 
 
 @dataclass(frozen=True)
+class Ptr:
+    """`thread T*` to a local scalar (n = 1) or into a local array (n elements from there)."""
+
+    elem: Scalar
+    n: int
+
+    @property
+    def kind(self) -> str:
+        return "pointer"
+
+
+@dataclass(frozen=True)
 class Lambda:
     """The type of a variable holding a lambda: its parameter and result types."""
 
