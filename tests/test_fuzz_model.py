@@ -1,0 +1,85 @@
+"""The fuzzer's reference model (tools/msl_fuzz) checked on its own, without a device: the MSL
+rules it computes (rounding, conversions, promotions, what is undefined) against values worked
+out by hand, and the generator's determinism. A wrong model would hide or invent findings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.msl_fuzz import types as ty  # noqa: E402
+from tools.msl_fuzz.functions import round_rational  # noqa: E402
+from tools.msl_fuzz.printer import program_source  # noqa: E402
+from tools.msl_fuzz.programs import generate  # noqa: E402
+from tools.msl_fuzz.runner import storage_array  # noqa: E402
+from tools.msl_fuzz.values import convert, int_binary, int_to_float, ints, round_bfloat  # noqa: E402
+
+
+def test_integers_round_to_nearest_even_in_each_float_type():
+    assert int_to_float(2**24 + 1, ty.FLOAT) == 2.0**24  # a tie: to the even neighbour
+    assert int_to_float(2**24 + 3, ty.FLOAT) == 2.0**24 + 4
+    assert int_to_float(65519, ty.HALF) == 65504.0
+    assert int_to_float(65520, ty.HALF) == float("inf")  # the tie rounds up to 2^16
+    assert int_to_float(-(2**63), ty.BFLOAT) == -(2.0**63)
+    assert int_to_float(257, ty.BFLOAT) == 256.0 and int_to_float(259, ty.BFLOAT) == 260.0
+
+
+def test_bfloat_rounding_and_nan():
+    x = np.array([1.00390625, 1.01171875, -1.0048828125, np.nan, np.inf], dtype=np.float32)
+    r = round_bfloat(x)
+    assert r[0] == 1.0 and r[1] == 1.015625 and r[2] == -1.0078125
+    assert np.isnan(r[3]) and r[4] == np.inf
+
+
+def test_exact_rationals_round_once():
+    from fractions import Fraction
+
+    assert round_rational(Fraction(1) + Fraction(1, 2**11), ty.HALF) == 1.0  # tie to even
+    assert round_rational(Fraction(1) + Fraction(1, 2**11) + Fraction(1, 2**40), ty.HALF) == 1.0 + 2.0**-10
+    assert round_rational(Fraction(1, 2**25), ty.HALF) == 0.0  # below half the smallest subnormal
+    assert round_rational(Fraction(3, 2**26), ty.HALF) == 2.0**-24
+
+
+def test_undefined_integer_operations_are_reported():
+    a, b = ints([2**31 - 1, -7, -7, 1]), ints([1, 2, 2, 32])
+    value, bad = int_binary("+", a[:1], b[:1], ty.INT, 32)
+    assert bad.all() and value[0] == -(2**31)  # overflow: undefined, and the wrapped value
+    q, bad = int_binary("/", a[1:2], b[1:2], ty.INT, 32)
+    r, _ = int_binary("%", a[2:3], b[2:3], ty.INT, 32)
+    assert q[0] == -3 and r[0] == -1 and not bad.any()  # C++ truncates toward zero
+    _, bad = int_binary("<<", a[3:], b[3:], ty.INT, 32)
+    assert bad.all()  # a shift by the width
+    _, bad = int_binary("<<", ints([1]), ints([31]), ty.INT, 32)
+    assert not bad.any()  # 1 << 31 fits the unsigned type: defined (C++14)
+    _, bad = int_binary("/", ints([-(2**31)]), ints([-1]), ty.INT, 32)
+    assert bad.all()
+
+
+def test_float_to_integer_conversions():
+    value, bad = convert(np.array([2.5e9, -0.5, -1.5, np.nan], dtype=np.float32), ty.FLOAT, ty.UINT)
+    assert list(bad) == [False, False, True, True] and value[0] == 2500000000 and value[1] == 0
+    value, bad = convert(np.array([2.5e9], dtype=np.float32), ty.FLOAT, ty.INT)
+    assert bad.all()
+
+
+def test_usual_arithmetic_conversions():
+    assert ty.arithmetic_result(ty.USHORT, ty.USHORT) == ty.INT
+    assert ty.arithmetic_result(ty.LONG, ty.UINT) == ty.LONG
+    assert ty.arithmetic_result(ty.INT, ty.UINT) == ty.UINT
+    assert ty.arithmetic_result(ty.HALF, ty.FLOAT) == ty.FLOAT
+    assert ty.arithmetic_result(ty.HALF, ty.INT) == ty.HALF
+    assert ty.arithmetic_result(ty.Vec(ty.CHAR, 4), ty.CHAR) == ty.Vec(ty.CHAR, 4)
+
+
+def test_generation_is_deterministic_and_defined():
+    for index in range(6):
+        first, second = generate(11, index), generate(11, index)
+        assert program_source(first.program) == program_source(second.program)
+        for b in first.program.buffers:
+            if b.role in ("out", "atomic"):
+                expected = [storage_array(b, g.expected[b.name]).tobytes() for g in (first, second)]
+                assert expected[0] == expected[1]
