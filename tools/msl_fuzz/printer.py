@@ -295,7 +295,10 @@ def struct_source(s) -> str:
 
 
 def globals_source(prog: t.Program) -> str:
-    lines = [f"#define {name}(a, b) ((a) {op} (b))" for name, op in prog.macros]
+    # Arguments are not parenthesised again: the printer's operands are atoms or in parentheses
+    # already, and `((a) & (b))` with a = `T(U(x))` reads as a cast of `&(b)` to the function
+    # type `T(U x)` (C++ takes whatever can be a type as one), in Apple's compiler too.
+    lines = [f"#define {name}(a, b) (a {op} b)" for name, op in prog.macros]
     for g in prog.globals:
         if g.function_constant is not None:
             lines.append(f"constant {g.ty.name} {g.name} [[function_constant({g.function_constant})]];")
