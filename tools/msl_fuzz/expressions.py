@@ -292,7 +292,16 @@ class ExprGen:
             self.ctx.level = saved
 
     def ternary(self, ty: Type, depth: int) -> t.Expr:
-        return t.Cond(ty=ty, c=self.expr(BOOL, depth), a=self.divergent(ty, depth), b=self.divergent(ty, depth))
+        return t.Cond(ty=ty, c=self.expr(BOOL, depth), a=self.unpacked(self.divergent(ty, depth)),
+                      b=self.unpacked(self.divergent(ty, depth)))
+
+    def unpacked(self, e: t.Expr) -> t.Expr:
+        """A packed vector read from a buffer, converted to its vector type: `c ? p : v` with p
+        a packed_float3 and v a float3 converts either way, which C++ calls ambiguous."""
+        packed = {b.name for b in self.ctx.inputs if b.packed}
+        if isinstance(e, t.Load) and e.buffer in packed and workarounds.active("packed-conditional"):
+            return t.Convert(ty=e.ty, a=e)
+        return e
 
     def select(self, ty: Type, depth: int) -> t.Expr:
         c_ty = Vec(BOOL, ty.n) if isinstance(ty, Vec) else BOOL

@@ -122,8 +122,9 @@ def plus_zero(x: t.Expr) -> t.Expr:
 
 
 def exactly_summable(x: t.Expr) -> t.Expr:
+    """An integer in [-32, 32], never -0: every order of adding such values gives one sum."""
     bounded = t.Call(ty=x.ty, fn="clamp", args=[x, lit(x.ty, -32.0), lit(x.ty, 32.0)])
-    return t.Call(ty=x.ty, fn="rint", args=[bounded])
+    return plus_zero(t.Call(ty=x.ty, fn="rint", args=[bounded]))
 
 
 def repaired(node):

@@ -23,6 +23,8 @@ def _exactly_summable(values: np.ndarray, extra, t: Scalar) -> bool:
     items = [float(v) for v in np.ravel(values)] + [float(v) for v in extra]
     if not all(np.isfinite(items)):
         return False
+    if any(v == 0 and np.signbit(v) for v in items):
+        return False  # -0: whether a sum starts from +0 or from the first lane is the GPU's
     fractions = [Fraction(v) for v in items]
     finest = max(f.denominator for f in fractions)
     total = sum(abs(f) for f in fractions)
