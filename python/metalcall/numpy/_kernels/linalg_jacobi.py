@@ -1,0 +1,274 @@
+"""Jacobi methods: the symmetric eigenproblem (two-sided, cyclic, eigh) and the SVD of a square
+matrix (one-sided, Hestenes). The pairs of a sweep go in round-robin order, so the rotations of
+one step touch disjoint rows and columns and run in parallel across the threadgroup
+(linalg_common.py). A sweep that rotates nothing ends the iteration; results are sorted
+(eigenvalues ascending, singular values descending) by each element's rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import metalcall as mc
+
+from . import cache, linalg_common as lc
+
+MAX_SWEEPS = 60
+
+# NaN sorts last (eigh) or first (svd): every value gets a distinct rank, so the outputs are a permutation.
+_RANK = """
+inline bool before($T x, $T y, bool ascending) {
+  if (isnan(x) || isnan(y)) return !isnan(x) && isnan(y);
+  return ascending ? x < y : x > y;
+}
+"""
+
+# A (n x n, from `in`'s lower triangle, as NumPy's eigh) -> eigenvalues w (ascending) and, when
+# `vectors`, V with A V = V diag(w). The work copy of V is stored transposed (row p = column p).
+_EIGH = """
+kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* vwork [[buffer(2)]],
+                 device $T* rot [[buffer(3)]], device $T* w_out [[buffer(4)]], device $T* v_out [[buffer(5)]],
+                 constant uint& n [[buffer(6)]], constant uint& vectors [[buffer(7)]],
+                 uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup int rotated[$NTG];
+  threadgroup int again;
+  const ulong base = ulong(g) * n * n;
+  const device $T* x = in + base;
+  device $T* A = work + base;
+  device $T* V = vwork + base;
+  const uint N = n + (n & 1u), pairs = N / 2;
+  device $T* CS = rot + ulong(g) * N;
+  for (uint e = tid; e < n * n; e += $NTG) {
+    const uint i = e / n, j = e % n;
+    A[e] = i >= j ? x[e] : x[j * n + i];
+    V[e] = $T(i == j ? 1 : 0);
+  }
+  $SYNC
+  for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
+    rotated[tid] = 0;
+    for (uint step = 0; step + 1 < N; ++step) {
+      for (uint k = tid; k < pairs; k += $NTG) {
+        uint p, q;
+        jacobi_pair(step, k, N, p, q);
+        $T c = $T(1), s = $T(0);
+        if (q < n) {
+          const $T app = A[p * n + p], aqq = A[q * n + q], apq = A[p * n + q];
+          if (fabs(apq) > $TINY && fabs(apq) > $EPS * sqrt(fabs(app)) * sqrt(fabs(aqq))) {
+            const $T theta = (aqq - app) / ($T(2) * apq);
+            const $T root = fabs(theta) > $T(1) ? fabs(theta) * sqrt($T(1) + ($T(1) / theta) / theta) : sqrt($T(1) + theta * theta);
+            const $T t = (theta >= $T(0) ? $T(1) : $T(-1)) / (fabs(theta) + root);
+            c = $T(1) / sqrt($T(1) + t * t);
+            s = t * c;
+            rotated[tid] = 1;
+          }
+        }
+        CS[2 * k] = c;
+        CS[2 * k + 1] = s;
+      }
+      $SYNC
+      for (uint k = tid; k < pairs; k += $NTG) {  // rows p and q: J^T A
+        const $T c = CS[2 * k], s = CS[2 * k + 1];
+        if (s == $T(0)) continue;
+        uint p, q;
+        jacobi_pair(step, k, N, p, q);
+        for (uint j = 0; j < n; ++j) {
+          const $T ap = A[p * n + j], aq = A[q * n + j];
+          A[p * n + j] = c * ap - s * aq;
+          A[q * n + j] = s * ap + c * aq;
+        }
+      }
+      $SYNC
+      for (uint k = tid; k < pairs; k += $NTG) {  // columns p and q: (J^T A) J, and V J
+        const $T c = CS[2 * k], s = CS[2 * k + 1];
+        if (s == $T(0)) continue;
+        uint p, q;
+        jacobi_pair(step, k, N, p, q);
+        for (uint i = 0; i < n; ++i) {
+          const $T ap = A[i * n + p], aq = A[i * n + q];
+          A[i * n + p] = c * ap - s * aq;
+          A[i * n + q] = s * ap + c * aq;
+        }
+        A[p * n + q] = $T(0);
+        A[q * n + p] = $T(0);
+        if (vectors)
+          for (uint i = 0; i < n; ++i) {
+            const $T vp = V[p * n + i], vq = V[q * n + i];
+            V[p * n + i] = c * vp - s * vq;
+            V[q * n + i] = s * vp + c * vq;
+          }
+      }
+      $SYNC
+    }
+    if (tid == 0) {
+      int any = 0;
+      for (uint t = 0; t < $NTG; ++t) any |= rotated[t];
+      again = any;
+    }
+    $SYNC
+    if (!again) break;
+  }
+  for (uint i = tid; i < n; i += $NTG) {
+    const $T d = A[i * n + i];
+    uint rank = 0;
+    for (uint j = 0; j < n; ++j) {
+      const $T e = A[j * n + j];
+      if (before(e, d, true) || (j < i && !before(d, e, true))) ++rank;
+    }
+    w_out[ulong(g) * n + rank] = d;
+    if (vectors)
+      for (uint r = 0; r < n; ++r) v_out[base + r * n + rank] = V[i * n + r];
+  }
+}
+"""
+
+# One-sided Jacobi on the columns of a square A (stored transposed in `work`: row p = column p),
+# accumulating V; then s (descending), U = A V / s and V^T. Columns whose singular value is below
+# TINY / EPS get orthonormal completions (from unit vectors, two Gram-Schmidt passes) so U is
+# orthogonal for rank-deficient A too.
+_SVD = """
+kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* vwork [[buffer(2)]],
+                device $T* norms [[buffer(3)]], device $T* s_out [[buffer(4)]], device $T* u_out [[buffer(5)]],
+                device $T* vt_out [[buffer(6)]], constant uint& n [[buffer(7)]], constant uint& vectors [[buffer(8)]],
+                uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup int rotated[$NTG];
+  threadgroup int again;
+  const ulong base = ulong(g) * n * n;
+  const device $T* x = in + base;
+  device $T* W = work + base;
+  device $T* V = vwork + base;
+  device $T* S = norms + ulong(g) * n;
+  device $T* U = u_out + base;
+  const uint N = n + (n & 1u), pairs = N / 2;
+  const $T tol = $EPS * sqrt($T(n));
+  for (uint e = tid; e < n * n; e += $NTG) {
+    const uint p = e / n, i = e % n;
+    W[e] = x[i * n + p];
+    V[e] = $T(p == i ? 1 : 0);
+  }
+  $SYNC
+  for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
+    rotated[tid] = 0;
+    for (uint step = 0; step + 1 < N; ++step) {
+      for (uint k = tid; k < pairs; k += $NTG) {
+        uint p, q;
+        jacobi_pair(step, k, N, p, q);
+        if (q >= n) continue;
+        device $T* wp = W + p * n;
+        device $T* wq = W + q * n;
+        $T alpha = $T(0), beta = $T(0), gamma = $T(0);
+        for (uint i = 0; i < n; ++i) { alpha += wp[i] * wp[i]; beta += wq[i] * wq[i]; gamma += wp[i] * wq[i]; }
+        if (!(fabs(gamma) > $TINY && fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
+        const $T zeta = (beta - alpha) / ($T(2) * gamma);
+        const $T root = fabs(zeta) > $T(1) ? fabs(zeta) * sqrt($T(1) + ($T(1) / zeta) / zeta) : sqrt($T(1) + zeta * zeta);
+        const $T t = (zeta >= $T(0) ? $T(1) : $T(-1)) / (fabs(zeta) + root);
+        const $T c = $T(1) / sqrt($T(1) + t * t), s = t * c;
+        for (uint i = 0; i < n; ++i) {
+          const $T a = wp[i], b = wq[i];
+          wp[i] = c * a - s * b;
+          wq[i] = s * a + c * b;
+        }
+        if (vectors) {
+          device $T* vp = V + p * n;
+          device $T* vq = V + q * n;
+          for (uint i = 0; i < n; ++i) {
+            const $T a = vp[i], b = vq[i];
+            vp[i] = c * a - s * b;
+            vq[i] = s * a + c * b;
+          }
+        }
+        rotated[tid] = 1;
+      }
+      $SYNC
+    }
+    if (tid == 0) {
+      int any = 0;
+      for (uint t = 0; t < $NTG; ++t) any |= rotated[t];
+      again = any;
+    }
+    $SYNC
+    if (!again) break;
+  }
+  for (uint p = tid; p < n; p += $NTG) {
+    $T ss = $T(0);
+    for (uint i = 0; i < n; ++i) ss += W[p * n + i] * W[p * n + i];
+    S[p] = sqrt(ss);
+  }
+  $SYNC
+  const $T small = $TINY / $EPS;
+  for (uint p = tid; p < n; p += $NTG) {
+    const $T sp = S[p];
+    uint rank = 0;
+    for (uint j = 0; j < n; ++j)
+      if (before(S[j], sp, false) || (j < p && !before(sp, S[j], false))) ++rank;
+    s_out[ulong(g) * n + rank] = sp;
+    if (vectors) {
+      for (uint i = 0; i < n; ++i) {
+        U[i * n + rank] = sp > small ? W[p * n + i] / sp : $T(0);
+        vt_out[base + rank * n + i] = V[p * n + i];
+      }
+    }
+  }
+  $SYNC
+  if (vectors && tid == 0) {
+    uint candidate = 0;
+    for (uint r = 0; r < n; ++r) {
+      if (s_out[ulong(g) * n + r] > small) continue;
+      // Columns are sorted: 0..r-1 are orthonormal already. The first unit vector keeping at least
+      // 1/sqrt(2n) of its length after projection exists among those not tried yet.
+      for (; candidate < n; ++candidate) {
+        for (uint i = 0; i < n; ++i) U[i * n + r] = $T(i == candidate ? 1 : 0);
+        for (uint pass = 0; pass < 2; ++pass)
+          for (uint c = 0; c < r; ++c) {
+            $T d = $T(0);
+            for (uint i = 0; i < n; ++i) d += U[i * n + c] * U[i * n + r];
+            for (uint i = 0; i < n; ++i) U[i * n + r] -= d * U[i * n + c];
+          }
+        $T ss = $T(0);
+        for (uint i = 0; i < n; ++i) ss += U[i * n + r] * U[i * n + r];
+        if (ss * $T(2 * n) >= $T(1)) {
+          const $T inv = $T(1) / sqrt(ss);
+          for (uint i = 0; i < n; ++i) U[i * n + r] *= inv;
+          ++candidate;
+          break;
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool) -> tuple[mc.Buffer, mc.Buffer]:
+    """Eigenvalues (batch, n), ascending, and eigenvectors (batch, n, n) as columns (undefined unless
+    `vectors`) of `batch` symmetric n x n matrices (n, batch > 0; the lower triangles are read)."""
+    dt = lc.float_type(dtype)
+    threads = lc.group_size(dev, (n + 1) // 2)
+    work = cache.empty(dev, batch * n * n, dt)
+    vwork = cache.empty(dev, batch * n * n, dt)
+    rot = cache.empty(dev, batch * (n + (n & 1)), dt)
+    w = cache.empty(dev, batch * n, dt)
+    v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH, "eigh", dt, threads, batch, a, work, vwork, rot, w, v, n,
+           int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+    return w, v
+
+
+def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
+               vectors: bool) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
+    """s (batch, n) descending, U and V^T (batch, n, n; undefined unless `vectors`) of `batch`
+    square n x n matrices (n, batch > 0)."""
+    dt = lc.float_type(dtype)
+    threads = lc.group_size(dev, (n + 1) // 2)
+    work = cache.empty(dev, batch * n * n, dt)
+    vwork = cache.empty(dev, batch * n * n, dt)
+    norms = cache.empty(dev, batch * n, dt)
+    s = cache.empty(dev, batch * n, dt)
+    if vectors:
+        u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
+    else:
+        u = vt = cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _SVD, "svd", dt, threads, batch, a, work, vwork, norms, s, u, vt, n,
+           int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+    return s, u, vt

@@ -1,0 +1,238 @@
+"""metalcall.numpy.linalg's factorisations against numpy.linalg: solve, inv, det, slogdet,
+cholesky, qr, eigh, eigvalsh, svd, svdvals — stacks, 0x0 and 1x1, non-square where allowed,
+singular and indefinite matrices, bad input.
+
+`ldev` is every device metalcall reports, and the CPU a second time with the GPU kernels (one
+threadgroup of 32 threads per matrix, barriers run as fibers), so the kernels CUDA and Metal run
+are checked here too. Factors that are unique only up to signs (eigenvectors, singular vectors)
+are checked by what defines them: A V = V diag(w), U diag(s) Vh = A, orthonormal columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+import metalcall.numpy as mnp
+from metalcall.numpy._kernels import cache
+
+DTYPES = ("float32", "float64")
+TOL = {"float32": 2e-4, "float64": 1e-10}
+
+
+def _params():
+    out = []
+    for info in mc.get_devices():
+        out.append(pytest.param((info.backend, info.index, False), id=f"{info.backend}:{info.index}"))
+        if info.backend == "cpu":
+            out.append(pytest.param((info.backend, info.index, True), id=f"{info.backend}:{info.index}-gpu-kernels"))
+    return out
+
+
+@pytest.fixture(params=_params())
+def ldev(request):
+    backend, index, gpu_kernels = request.param
+    cache.force_gpu_variants = gpu_kernels
+    try:
+        yield mc.Device(f"{backend}:{index}")
+    finally:
+        cache.force_gpu_variants = False
+
+
+def dtypes_of(dev):
+    return [d for d in DTYPES if not (d == "float64" and dev.backend == "metal")]
+
+
+def rand(shape, dtype, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def close(got, want, dtype, scale=1.0):
+    g = np.asarray(got)
+    assert g.shape == np.shape(want), (g.shape, np.shape(want))
+    assert g.dtype == np.dtype(dtype), (g.dtype, dtype)
+    np.testing.assert_allclose(g, want, rtol=TOL[dtype], atol=TOL[dtype] * scale)
+
+
+def orthonormal_columns(q, dtype):
+    q = np.asarray(q, np.float64)
+    eye = np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2)
+    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, eye, atol=TOL[dtype] * 10)
+
+
+def test_solve_inv_det_slogdet(ldev):
+    for dt in dtypes_of(ldev):
+        a = rand((3, 5, 5), dt) + 3 * np.eye(5, dtype=dt)
+        b = rand((3, 5, 2), dt, 1)
+        x = mnp.asarray(a, device=ldev)
+        close(mnp.linalg.solve(x, mnp.asarray(b, device=ldev)), np.linalg.solve(a, b), dt)
+        close(mnp.linalg.solve(x, mnp.asarray(b[0, :, 0], device=ldev)), np.linalg.solve(a, b[0, :, 0]), dt)
+        close(mnp.linalg.inv(x), np.linalg.inv(a), dt)
+        close(mnp.linalg.det(x), np.linalg.det(a), dt, scale=10)
+        sign, logabs = mnp.linalg.slogdet(x)
+        want = np.linalg.slogdet(a)
+        close(sign, want.sign, dt)
+        close(logabs, want.logabsdet, dt)
+        # stacks broadcast: (2, 1, 3, 3) with (4, 3, 2)
+        a2, b2 = rand((2, 1, 3, 3), dt, 2) + 2 * np.eye(3, dtype=dt), rand((4, 3, 2), dt, 3)
+        close(mnp.linalg.solve(mnp.asarray(a2, device=ldev), mnp.asarray(b2, device=ldev)), np.linalg.solve(a2, b2), dt)
+        # a pivot is needed at once
+        p = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]], dt)
+        close(mnp.linalg.inv(mnp.asarray(p, device=ldev)), np.linalg.inv(p), dt)
+        close(mnp.linalg.det(mnp.asarray(p, device=ldev)), np.linalg.det(p), dt)
+
+
+def test_edge_shapes(ldev):
+    dt = dtypes_of(ldev)[-1]
+    one = np.array([[4.0]], dt)
+    x1 = mnp.asarray(one, device=ldev)
+    close(mnp.linalg.inv(x1), np.linalg.inv(one), dt)
+    close(mnp.linalg.det(x1), np.linalg.det(one), dt)
+    close(mnp.linalg.cholesky(x1), np.linalg.cholesky(one), dt)
+    close(mnp.linalg.eigvalsh(x1), np.linalg.eigvalsh(one), dt)
+    close(mnp.linalg.svdvals(x1), np.linalg.svd(one, compute_uv=False), dt)
+    empty = np.zeros((2, 0, 0), dt)
+    x0 = mnp.asarray(empty, device=ldev)
+    close(mnp.linalg.det(x0), np.linalg.det(empty), dt)
+    close(mnp.linalg.inv(x0), np.linalg.inv(empty), dt)
+    close(mnp.linalg.cholesky(x0), np.linalg.cholesky(empty), dt)
+    w, v = mnp.linalg.eigh(x0)
+    assert w.shape == (2, 0) and v.shape == (2, 0, 0)
+    sign, logabs = mnp.linalg.slogdet(x0)
+    close(sign, np.ones(2, dt), dt)
+    close(logabs, np.zeros(2, dt), dt)
+    none = mnp.asarray(np.zeros((0, 3, 3), dt), device=ldev)
+    assert mnp.linalg.inv(none).shape == (0, 3, 3) and mnp.linalg.det(none).shape == (0,)
+    for shape in ((3, 0), (0, 3)):
+        a = np.zeros(shape, dt)
+        u, s, vh = mnp.linalg.svd(mnp.asarray(a, device=ldev))
+        nu, ns, nvh = np.linalg.svd(a)
+        close(u, nu, dt)
+        close(s, ns, dt)
+        close(vh, nvh, dt)
+        q, r = mnp.linalg.qr(mnp.asarray(a, device=ldev), mode="complete")
+        nq, nr = np.linalg.qr(a, mode="complete")
+        close(q, nq, dt)
+        close(r, nr, dt)
+
+
+def test_singular(ldev):
+    dt = dtypes_of(ldev)[0]
+    s = np.array([[1.0, 2.0], [2.0, 4.0]], dt)
+    x = mnp.asarray(np.stack([np.eye(2, dtype=dt), s]), device=ldev)
+    for f in (mnp.linalg.inv, lambda a: mnp.linalg.solve(a, mnp.ones((2, 2, 1), dtype=dt, device=ldev))):
+        with pytest.raises(mnp.linalg.LinAlgError, match="Singular"):
+            f(x)
+    assert issubclass(mnp.linalg.LinAlgError, mc.Error) and issubclass(mnp.linalg.LinAlgError, ValueError)
+    close(mnp.linalg.det(x), np.linalg.det(np.stack([np.eye(2, dtype=dt), s])), dt)
+    sign, logabs = mnp.linalg.slogdet(x)
+    np.testing.assert_array_equal(np.asarray(sign), [1, 0])
+    np.testing.assert_array_equal(np.asarray(logabs), [0, -np.inf])
+    close(mnp.linalg.inv(x[:1]), np.eye(2, dtype=dt)[None], dt)  # the process goes on
+
+
+def test_cholesky(ldev):
+    for dt in dtypes_of(ldev):
+        m = rand((2, 6, 6), dt)
+        a = m @ np.swapaxes(m, -1, -2) + 6 * np.eye(6, dtype=dt)
+        lower, upper = a.copy(), a.copy()
+        lower[:, 0, 5] = upper[:, 5, 0] = 1e3  # the other triangle is not read, as NumPy's
+        close(mnp.linalg.cholesky(mnp.asarray(lower, device=ldev)), np.linalg.cholesky(lower), dt, scale=10)
+        close(mnp.linalg.cholesky(mnp.asarray(upper, device=ldev), upper=True), np.linalg.cholesky(upper, upper=True),
+              dt, scale=10)
+        for bad in (-np.eye(3, dtype=dt), np.array([[1.0, 2.0], [2.0, 1.0]], dt), np.full((2, 2), np.nan, dt)):
+            with pytest.raises(mnp.linalg.LinAlgError, match="positive definite"):
+                mnp.linalg.cholesky(mnp.asarray(bad, device=ldev))
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (7, 4), (4, 7), (2, 6, 3)])
+def test_qr(ldev, shape):
+    for dt in dtypes_of(ldev):
+        a = rand(shape, dt)
+        x = mnp.asarray(a, device=ldev)
+        for mode in ("reduced", "complete"):
+            q, r = mnp.linalg.qr(x, mode=mode)
+            nq, nr = np.linalg.qr(a, mode=mode)
+            close(q, nq, dt, scale=10)  # LAPACK's sign convention, so the factors themselves match
+            close(r, nr, dt, scale=10)
+            close(mnp.matmul(q, r), a, dt, scale=10)
+    zero_col = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0]], dt)  # a reflector that is the identity
+    q, r = mnp.linalg.qr(mnp.asarray(zero_col, device=ldev))
+    close(mnp.matmul(q, r), zero_col, dt, scale=10)
+    orthonormal_columns(q, dt)
+
+
+def check_eigh(a, w, v, dt):
+    a64 = np.asarray(a, np.float64)
+    close(w, np.linalg.eigvalsh(a64).astype(dt), dt, scale=10 * max(1.0, np.abs(a64).max()))
+    v64, w64 = np.asarray(v, np.float64), np.asarray(w, np.float64)
+    np.testing.assert_allclose(a64 @ v64, v64 * w64[..., None, :], atol=TOL[dt] * 50 * max(1.0, np.abs(a64).max()))
+    orthonormal_columns(v, dt)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8])
+def test_eigh(ldev, n):
+    for dt in dtypes_of(ldev):
+        m = rand((3, n, n), dt, n)
+        a = (m + np.swapaxes(m, -1, -2)) / 2
+        w, v = mnp.linalg.eigh(mnp.asarray(a, device=ldev))
+        assert v.dtype == np.dtype(dt)
+        check_eigh(a, w, v, dt)
+        close(mnp.linalg.eigvalsh(mnp.asarray(a, device=ldev)), np.asarray(w), dt)
+    lower = np.tril(a)  # only the lower triangle is read, as NumPy's eigh
+    close(mnp.linalg.eigvalsh(mnp.asarray(lower, device=ldev)), np.linalg.eigvalsh(lower), dt, scale=10)
+
+
+def test_eigh_degenerate(ldev):
+    dt = dtypes_of(ldev)[-1]
+    for a in (np.zeros((4, 4), dt), np.eye(5, dtype=dt) * 2, np.ones((6, 6), dt), np.diag([3.0, -1.0, 3.0, 0.0]).astype(dt)):
+        w, v = mnp.linalg.eigh(mnp.asarray(a, device=ldev))
+        check_eigh(a, w, v, dt)
+
+
+def check_svd(a, u, s, vh, dt, full):
+    a64 = np.asarray(a, np.float64)
+    scale = 10 * max(1.0, np.abs(a64).max())
+    close(s, np.linalg.svd(a64, compute_uv=False).astype(dt), dt, scale=scale)
+    k = min(a.shape[-2:])
+    u64, vh64 = np.asarray(u, np.float64), np.asarray(vh, np.float64)
+    assert u64.shape[-1] == (a.shape[-2] if full else k) and vh64.shape[-2] == (a.shape[-1] if full else k)
+    rebuilt = (u64[..., :, :k] * np.asarray(s, np.float64)[..., None, :]) @ vh64[..., :k, :]
+    np.testing.assert_allclose(rebuilt, a64, atol=TOL[dt] * 50 * scale)
+    orthonormal_columns(u, dt)
+    orthonormal_columns(np.swapaxes(vh64, -1, -2), dt)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (7, 3), (3, 7), (2, 6, 5), (1, 1), (3, 1)])
+def test_svd(ldev, shape):
+    for dt in dtypes_of(ldev):
+        a = rand(shape, dt, 7)
+        x = mnp.asarray(a, device=ldev)
+        for full in (True, False):
+            u, s, vh = mnp.linalg.svd(x, full_matrices=full)
+            check_svd(a, u, s, vh, dt, full)
+        close(mnp.linalg.svdvals(x), np.asarray(s), dt)
+
+
+def test_svd_rank_deficient(ldev):
+    dt = dtypes_of(ldev)[-1]
+    r1 = np.outer(np.arange(1.0, 6.0), np.arange(1.0, 5.0)).astype(dt)  # rank 1
+    dup = np.array([[1.0, 1.0, 2.0], [3.0, 3.0, 1.0], [0.0, 0.0, 5.0]], dt)  # equal columns
+    for a in (r1, dup, np.zeros((3, 3), dt), np.zeros((5, 2), dt)):
+        for full in (True, False):
+            u, s, vh = mnp.linalg.svd(mnp.asarray(a, device=ldev), full_matrices=full)
+            check_svd(a, u, s, vh, dt, full)
+
+
+def test_integer_input_and_bad_input(ldev):
+    ai = np.array([[2, 1], [1, 3]], np.int32)
+    want = mnp.linalg.inv(mnp.asarray(ai, device=ldev))
+    dt = "float32" if ldev.backend == "metal" else "float64"
+    close(want, np.linalg.inv(ai).astype(dt), dt)
+    x = mnp.asarray(np.ones((2, 3), np.float32), device=ldev)
+    for call in (lambda: mnp.linalg.inv(x), lambda: mnp.linalg.det(mnp.ones(3, device=ldev)),
+                 lambda: mnp.linalg.cholesky(mnp.ones((2, 2), dtype=mnp.float16, device=ldev)),
+                 lambda: mnp.linalg.qr(x, mode="raw"), lambda: mnp.linalg.eigh(x),
+                 lambda: mnp.linalg.solve(mnp.eye(2, device=ldev), mnp.ones(3, device=ldev))):
+        with pytest.raises(mc.ArgumentError):
+            call()
