@@ -80,7 +80,7 @@ def test_float64_rule(device):
 
 def test_unsupported_dtype(device):
     with pytest.raises(TypeError):
-        mnp.asarray(np.array([1 + 2j]), device=device)
+        mnp.asarray(np.array([1 + 2j], np.clongdouble), device=device)
     with pytest.raises(TypeError):
         mnp.asarray(["a"], device=device)
 

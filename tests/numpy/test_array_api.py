@@ -27,7 +27,7 @@ def test_finfo_iinfo_python_types(device):
 
 def test_info_dtypes_are_array_api_dtypes(device):
     names = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-             "float64"}
+             "float64", "complex64", "complex128"}
     got = mnp.__array_namespace_info__().dtypes(device=device)
     assert set(got) <= names and "float16" not in got and "float32" in got
     assert mnp.asarray([1], dtype=mnp.float16, device=device).dtype == np.float16  # still supported

@@ -17,7 +17,8 @@ from . import _methods
 from ._array import ndarray
 from ._dtypes import (
     bool_ as bool,  # noqa: A001 - the array API name
-    int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, isdtype,
+    int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, complex128,
+    isdtype,
 )
 from ._dtype_functions import can_cast, finfo, iinfo, result_type
 from ._runtime import clear_pool, default_device, set_default_device, synchronize
@@ -101,7 +102,7 @@ __all__ = [
     "ndarray", "linalg", "random", "__array_api_version__", "__array_namespace_info__",
     # data types and the functions on them
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-    "float32", "float64", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "float32", "float64", "complex64", "complex128", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     # devices and the runtime
     "clear_pool", "default_device", "device_scope", "set_default_device", "synchronize",
     # creation

@@ -23,8 +23,8 @@ def _shape(shape):
 
 def _from_numpy(a: np.ndarray, dev, dtype=None) -> ndarray:
     if dtype is None:
-        if a.dtype.kind == "f" and a.dtype == D.float64 and not D.device_has_float64(dev):
-            dtype = D.float32
+        if a.dtype in (D.float64, D.complex128) and not D.device_has_float64(dev):
+            dtype = D.float32 if a.dtype == D.float64 else D.complex64
         elif a.dtype.kind in "OSUV":
             raise TypeError(f"metalcall.numpy: cannot make an array of {a.dtype} data")
         else:
@@ -62,6 +62,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         obj = [np.asarray(e) if isinstance(e, ndarray) else e for e in obj]
     if dtype is None and isinstance(obj, float):
         dtype = D.default_float(dev)
+    elif dtype is None and isinstance(obj, complex):
+        dtype = D.default_complex(dev)
     if not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__") and not hasattr(obj, "__array__"):
         obj = np.from_dlpack(obj)
     a = np.asarray(obj, dtype=D.as_dtype(dtype, dev) if dtype is not None else None)
@@ -115,10 +117,12 @@ def full(shape, fill_value, *, dtype=None, device=None):
             dtype = D.int64
         elif isinstance(fill_value, float):
             dtype = D.default_float(dev)
+        elif isinstance(fill_value, complex):
+            dtype = D.default_complex(dev)
         elif isinstance(fill_value, (np.generic, ndarray)):
             dtype = fill_value.dtype
         else:
-            raise TypeError(f"metalcall.numpy: fill value {fill_value!r} is not a bool, int or float")
+            raise TypeError(f"metalcall.numpy: fill value {fill_value!r} is not a bool, int, float or complex")
     dt = D.as_dtype(dtype, dev)
     D.check_device_dtype(dt, dev)
     if isinstance(fill_value, (np.generic, ndarray)):
@@ -168,7 +172,12 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     dev = R.as_device(device)
-    dt = D.as_dtype(dtype, dev) if dtype is not None else D.default_float(dev)
+    if dtype is not None:
+        dt = D.as_dtype(dtype, dev)
+    elif isinstance(start, complex) or isinstance(stop, complex):
+        dt = D.default_complex(dev)
+    else:
+        dt = D.default_float(dev)
     return _from_numpy(np.linspace(start, stop, num, endpoint=endpoint).astype(dt), dev, dt)
 
 

@@ -15,7 +15,7 @@ def result_type(*arrays_and_dtypes):
     for a in arrays_and_dtypes:
         if isinstance(a, ndarray):
             args.append(a.dtype)
-        elif isinstance(a, (bool, int, float)):
+        elif isinstance(a, (bool, int, float, complex)):
             args.append(a)
         else:
             args.append(D.as_dtype(a))

@@ -7,6 +7,24 @@ from __future__ import annotations
 
 import numpy as np
 
+import metalcall as mc
+
+
+class NoDoubleError(mc.ArgumentError):
+    """A float64 or complex128 array asked of a device without double (Metal GPUs): a metalcall.Error,
+    and a TypeError as before (mc.ArgumentError is both)."""
+
+
+class ComplexError(mc.ArgumentError):
+    """An operation the array API does not define on complex numbers (orderings, floor division,
+    rounding down, bit tests...): a metalcall.Error and a TypeError."""
+
+
+def refuse_complex(op: str, *dts) -> None:
+    if any(dt.kind == "c" for dt in dts):
+        raise ComplexError(f"metalcall.numpy: {op} is not defined for complex arrays (the array API defines no "
+                           "order, floor or bit operations on complex numbers)")
+
 bool_ = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
 int16 = np.dtype(np.int16)
@@ -19,6 +37,8 @@ uint64 = np.dtype(np.uint64)
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
 
 #: NumPy dtype -> MSL scalar type name.
 MSL_NAME = {
@@ -34,6 +54,8 @@ MSL_NAME = {
     float16: "half",
     float32: "float",
     float64: "double",
+    complex64: "mnp_c64",  # structs of two floats / doubles (_complex.py), declared by declare_types
+    complex128: "mnp_c128",
 }
 #: The unsigned type of the same width (signed arithmetic is done in it so overflow wraps, never UB).
 UNSIGNED = {int8: "uchar", int16: "ushort", int32: "uint", int64: "ulong"}
@@ -45,6 +67,30 @@ _BY_NAME["bool"] = bool_
 
 def msl(dt: np.dtype) -> str:
     return MSL_NAME[dt]
+
+
+def zero(dt: np.dtype) -> str:
+    """An MSL expression of dt's zero (the complex structs are zero-initialised aggregates)."""
+    return f"{MSL_NAME[dt]}{{}}" if dt.kind == "c" else f"{MSL_NAME[dt]}(0)"
+
+
+# The complex element types: NumPy's layout (real part, then imaginary part).
+_DECLARATIONS = (
+    ("mnp_c64", "struct mnp_c64 { float re; float im; };"),
+    ("mnp_c128", "struct mnp_c128 { double re; double im; };"),
+)
+_PREAMBLE = "using namespace metal;\n"
+
+
+def declare_types(source: str) -> str:
+    """The source with the complex structs it names declared after its preamble (every generated
+    source goes through this, so a kernel template written with ELEM works for complex too)."""
+    decls = [d for name, d in _DECLARATIONS if name in source and d not in source]
+    if not decls:
+        return source
+    at = source.find(_PREAMBLE)
+    at = at + len(_PREAMBLE) if at >= 0 else 0
+    return source[:at] + "\n".join(decls) + "\n" + source[at:]
 
 
 def is_float(dt: np.dtype) -> bool:
@@ -59,6 +105,10 @@ def is_bool(dt: np.dtype) -> bool:
     return dt.kind == "b"
 
 
+def is_complex(dt: np.dtype) -> bool:
+    return dt.kind == "c"
+
+
 def device_has_float64(device) -> bool:
     """Metal GPUs have no double; the CPU and CUDA do."""
     return device.backend != "metal"
@@ -66,6 +116,10 @@ def device_has_float64(device) -> bool:
 
 def default_float(device) -> np.dtype:
     return float64 if device_has_float64(device) else float32
+
+
+def default_complex(device) -> np.dtype:
+    return complex128 if device_has_float64(device) else complex64
 
 
 def default_int(device=None) -> np.dtype:
@@ -76,6 +130,8 @@ def as_dtype(dtype, device=None) -> np.dtype:
     """A supported NumPy dtype from any dtype-like (mnp.float32, np.float32, 'float32', float)."""
     if dtype is float:
         return default_float(device) if device is not None else float64
+    if dtype is complex:
+        return default_complex(device) if device is not None else complex128
     if dtype is int:
         return int64
     if dtype is bool:
@@ -89,15 +145,16 @@ def as_dtype(dtype, device=None) -> np.dtype:
     if dt not in MSL_NAME:
         raise TypeError(
             f"metalcall.numpy: dtype {dt} is not supported (bool, int8..int64, uint8..uint64, float16, float32, "
-            "float64; no complex or string types)"
+            "float64, complex64, complex128)"
         )
     return dt
 
 
 def check_device_dtype(dt: np.dtype, device) -> None:
-    if dt == float64 and not device_has_float64(device):
-        raise TypeError(
-            f"metalcall.numpy: {device.backend} devices have no float64 (MSL has no double); use float32"
+    if dt in (float64, complex128) and not device_has_float64(device):
+        small = "float32" if dt == float64 else "complex64"
+        raise NoDoubleError(
+            f"metalcall.numpy: {device.backend} devices have no {dt} (MSL has no double); use {small}"
         )
 
 
@@ -118,8 +175,8 @@ def isdtype(dtype, kind) -> bool:
         if kind == "real floating":
             return dtype.kind == "f"
         if kind == "complex floating":
-            return False
+            return dtype.kind == "c"
         if kind == "numeric":
-            return dtype.kind in "iuf"
+            return dtype.kind in "iufc"
         raise ValueError(f"unknown dtype kind {kind!r}")
     return dtype == as_dtype(kind)

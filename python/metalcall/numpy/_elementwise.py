@@ -9,10 +9,11 @@ import numpy as np
 
 from . import _dtypes as D
 from . import _fusion as F
+from . import _complex
 from . import _ops
 from . import _runtime as R
 from ._array import flush_readers, lazy_array, ndarray
-from ._creation import asarray, zeros, zeros_like
+from ._creation import asarray, zeros
 
 _EMPTY = {}
 
@@ -45,12 +46,10 @@ def _prepare(xs):
         dev = R.default_device()
     out = []
     for x in xs:
-        if isinstance(x, ndarray) or isinstance(x, (bool, int, float)):
+        if isinstance(x, ndarray) or isinstance(x, (bool, int, float, complex)):
             out.append(x)
         elif isinstance(x, np.generic):
             out.append(np.asarray(x))  # a strong 0-d operand, passed as a scalar argument
-        elif isinstance(x, complex):
-            raise TypeError("metalcall.numpy has no complex dtypes")
         else:
             out.append(asarray(x, device=dev))
     if not any(isinstance(x, ndarray) for x in out) and not any(isinstance(x, np.ndarray) for x in out):
@@ -84,8 +83,9 @@ def _fit_scalar_ct(ct, xs):
 
 
 def _demote(dt, dev):
-    if dt == D.float64 and not D.device_has_float64(dev):
-        return D.float32
+    """float64 (complex128) from Python scalars is float32 (complex64) on devices without double."""
+    if dt in (D.float64, D.complex128) and not D.device_has_float64(dev):
+        return D.float32 if dt == D.float64 else D.complex64
     return dt
 
 
@@ -122,14 +122,19 @@ def _resolve(op, ufunc, kind, xs):
     key = (op,) + tuple(x.dtype if isinstance(x, (ndarray, np.ndarray)) else type(x) for x in xs)
     hit = _RESOLVED.get(key)
     if hit is None:
-        probe = [_res_arg(x) if not isinstance(x, (bool, int, float)) else type(x)(0) for x in xs]
+        probe = [_res_arg(x) if not isinstance(x, (bool, int, float, complex)) else type(x)(0) for x in xs]
         try:
             rdt = D.as_dtype(ufunc(*probe).dtype)
         except TypeError as e:  # NumPy has no loop for these dtypes (bool - bool, float << int, ...)
+            D.refuse_complex(op, *(np.asarray(p).dtype for p in probe))
             raise TypeError(f"metalcall.numpy: {op} does not support these dtypes: {e}") from None
         ct = rdt if kind == "result" else D.as_dtype(np.result_type(*probe))
+        if ct.kind != "c" and any(np.asarray(p).dtype.kind == "c" for p in probe):
+            ct = D.as_dtype(np.result_type(*probe))  # abs, real, imag: complex operands, real result
         hit = _RESOLVED[key] = (rdt, ct)
     rdt, ct = hit
+    if op not in _complex.SUPPORTED:
+        D.refuse_complex(op, ct)
     for x in xs:
         if isinstance(x, int) and not isinstance(x, bool):
             if kind == "common":
@@ -157,7 +162,7 @@ def apply(op, *xs):
     rdt, ct = _resolve(op, ufunc, kind, xs)
     rdt, ct = _demote(rdt, dev), _demote(ct, dev)
     for x in xs:
-        if isinstance(x, ndarray) and x.dtype == D.float64:
+        if isinstance(x, ndarray) and x.dtype in (D.float64, D.complex128):
             D.check_device_dtype(x.dtype, dev)
     shape = _broadcast([_shape(x) for x in xs])
     _bound(xs)
@@ -204,6 +209,7 @@ def clip(x, /, min=None, max=None):
     """Clamps x to [min, max] (either may be None); the result has x's dtype; NaN propagates."""
     if not isinstance(x, ndarray):
         x = asarray(x)
+    D.refuse_complex("clip", x.dtype)
     out = x
     dt = x.dtype
     for op, bound in (("maximum", min), ("minimum", max)):
@@ -255,7 +261,7 @@ def assign(dest, value, internal=False):
         node = value._as_node()
         if _reads_other_view(node, dest):
             node = value.copy()._materialize()._as_node()
-    elif isinstance(value, (bool, int, float, np.generic)):
+    elif isinstance(value, (bool, int, float, complex, np.generic)):
         flush_readers(dest._buf)
         node = F.Scalar(value.item() if isinstance(value, np.generic) else value, dest.dtype)
     else:
@@ -323,18 +329,18 @@ ALIASES = {
 
 
 def conj(x, /):
-    """Real dtypes only (metalcall.numpy has no complex): the identity, as a new array."""
-    return apply("positive", x)
+    """The complex conjugate (a real array's values, as a new array, as the standard's 2024.12)."""
+    return apply("conj", x)
 
 
 def real(x, /):
-    """Real dtypes only: x itself (a new array)."""
-    return apply("positive", x)
+    """The real part (float32 of complex64, float64 of complex128); a real array's values."""
+    return apply("real", x)
 
 
 def imag(x, /):
-    """Real dtypes only: zeros."""
-    return zeros_like(x)
+    """The imaginary part; zeros of a real array's dtype."""
+    return apply("imag", x)
 
 
 def _tri(x, k, upper):

@@ -299,7 +299,7 @@ class _Source:
         src = ("#include <metal_stdlib>\nusing namespace metal;\n"
                + (helpers + "\n" if helpers else "")
                + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
-        return src, tuple(strided)
+        return D.declare_types(src), tuple(strided)
 
 
 _PARAMS: dict = {}
@@ -319,10 +319,17 @@ def _params(device, values):
 _SCALAR_BYTES: dict = {}
 
 
+def _complex_free_nonzero(value):
+    if isinstance(value, complex):
+        return value.real != 0 and value.imag != 0
+    return value != 0
+
+
 def _scalar_bytes(value, dtype):
     """A scalar operand as the bytes of a `constant T&` argument (cached: `x * 2` repeats)."""
     key = (type(value), value, dtype)
-    b = _SCALAR_BYTES.get(key) if value != 0 else None  # 0.0 == -0.0: zeros are not cached
+    # 0.0 == -0.0 (and 1+0j == 1-0j): values with a zero part are not cached
+    b = _SCALAR_BYTES.get(key) if _complex_free_nonzero(value) else None
     if b is None:
         b = np.asarray(value).astype(dtype).tobytes()
         if len(_SCALAR_BYTES) > 4096:

@@ -164,7 +164,7 @@ kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* id
   ulong o = i / (ulong(inner) * ulong(m));
   long k = idx[j];
   if (k < 0) k += n;
-  out[i] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + in_] : ELEM(0);
+  out[i] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + in_] : ZERO;
 }
 """
 
@@ -196,7 +196,7 @@ def take(x, indices, /, *, axis=None):
     if total:
         if n == 0:
             raise IndexError("cannot take from an empty axis")
-        kern = R.kernel(x.device, _TAKE_SRC.replace("ELEM", D.msl(x.dtype)), "mnp_take")
+        kern = R.kernel(x.device, _TAKE_SRC.replace("ZERO", D.zero(x.dtype)).replace("ELEM", D.msl(x.dtype)), "mnp_take")
         P = x.device.asarray(np.array([n, m, inner], np.int64))
         R.launch(kern, total, src, idx._contiguous_buffer(), P, out._buf)
     return out

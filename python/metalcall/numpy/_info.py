@@ -20,7 +20,7 @@ class Info:
 
     def default_dtypes(self, *, device=None):
         dev = R.as_device(device)
-        return {"real floating": D.default_float(dev), "complex floating": None, "integral": D.int64,
+        return {"real floating": D.default_float(dev), "complex floating": D.default_complex(dev), "integral": D.int64,
                 "indexing": D.int64}
 
     def dtypes(self, *, device=None, kind=None):
@@ -29,7 +29,7 @@ class Info:
         for dt in D.SUPPORTED:
             if dt == D.float16:  # supported, but not an array API dtype: this dict lists those
                 continue
-            if dt == D.float64 and not D.device_has_float64(dev):
+            if dt in (D.float64, D.complex128) and not D.device_has_float64(dev):
                 continue
             if kind is None or D.isdtype(dt, kind):
                 out["bool" if dt == D.bool_ else str(dt)] = dt

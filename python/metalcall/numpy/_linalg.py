@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes as D
 from . import _fusion as F
+from . import _complex_ops
 from . import _reduce
 from ._array import ndarray
 from ._backend import kernels
@@ -44,7 +45,10 @@ def matmul(x1, x2, /):
         out = zeros(batch_shape + (m, n), dtype=dt, device=x1.device)
         shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
         return reshape(out, shape) if shape != out.shape else out
-    res = kernels("matmul").matmul(x1.device, a._contiguous_buffer(), b._contiguous_buffer(), batch, m, n, k, dt)
+    if dt.kind == "c":
+        res = _complex_ops.matmul(a, b, batch, m, n, k, dt, batch_shape + (m, n))
+    else:
+        res = kernels("matmul").matmul(x1.device, a._contiguous_buffer(), b._contiguous_buffer(), batch, m, n, k, dt)
     out = ndarray._wrap(res, batch_shape + (m, n), dt, x1.device)
     shape = batch_shape + ((m,) if x1.ndim > 1 else ()) + ((n,) if x2.ndim > 1 else ())
     if shape != out.shape:
@@ -76,6 +80,8 @@ def tensordot(x1, x2, /, *, axes=2):
 def vecdot(x1, x2, /, *, axis=-1):
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError("vecdot: the contracted dimensions differ")
+    if isinstance(x1, ndarray) and x1.dtype.kind == "c":
+        x1 = apply("conj", x1)  # the standard's vecdot conjugates the first operand
     prod = apply("multiply", x1, x2)
     return _reduce.sum(prod, axis=axis, dtype=prod.dtype)  # the operands' dtype, not sum's widened default
 

@@ -38,6 +38,19 @@ class _OperationMethods:
     def mT(self):
         return _manip.matrix_transpose(self)
 
+    @property
+    def real(self):
+        return _elementwise.real(self)
+
+    @property
+    def imag(self):
+        return _elementwise.imag(self)
+
+    def conj(self):
+        return _elementwise.conj(self)
+
+    conjugate = conj
+
     def to_device(self, device, /, *, stream=None):
         device = R.as_device(device)
         if device == self._device:

@@ -49,9 +49,19 @@ for _n, _u in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.les
                ("greater", np.greater), ("greater_equal", np.greater_equal), ("logical_and", np.logical_and),
                ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]:
     _op(_n, _u, 2, "common")
-# Not ufuncs: resolved by _fusion (cast: the target dtype; where: the common dtype of x and y; clip: x's dtype).
+_op("conj", np.conjugate, 1)
+_op("real", np.real, 1)
+_op("imag", np.imag, 1)
+# Not ufuncs: resolved by _fusion (cast: the target dtype; where: the common dtype of x and y; clip: x's dtype;
+# complex: two real parts into the complex dtype of the node).
 OPS["cast"] = (None, 1, "result")
 OPS["where"] = (None, 3, "result")
+OPS["complex"] = (None, 2, "result")
+
+
+# The complex operations' generator: _complex.py registers its expr here (it imports this module for the
+# real helpers it calls; metalcall.numpy imports it before any kernel is generated).
+COMPLEX = {}
 
 
 def _bits(dt):
@@ -204,6 +214,8 @@ def _int_pow_helper(g: Gen, dt) -> str:
 def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
     """The MSL expression of `op` on operand expressions `a` (already of dtype dt, the compute dtype).
     rdt is the result dtype (differs from dt for predicates and casts)."""
+    if dt.kind == "c" or (rdt is not None and rdt.kind == "c"):
+        return COMPLEX["expr"](g, op, dt, a, rdt)
     t = D.msl(dt)
     f, i, u, b = dt.kind == "f", dt.kind == "i", dt.kind == "u", dt.kind == "b"
     x = a[0]
@@ -223,8 +235,10 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
         if rdt == D.bool_:
             return f"bool({x} != {t}(0))" if not b else x
         return f"{D.msl(rdt)}({x})"
-    if op in ("positive", "conj"):
+    if op in ("positive", "conj", "real"):
         return x
+    if op == "imag":
+        return f"{t}(0)"
     if op == "abs":
         if f:
             return f"{t}({g.fn('fabs', dt, x)})"

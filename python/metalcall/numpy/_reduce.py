@@ -71,12 +71,18 @@ def _sum_dtype(dt, dtype, dev):
     return dt
 
 
+# Complex reductions and scans: _complex_ops.py registers them here (it is made of this module's functions;
+# metalcall.numpy imports it).
+COMPLEX = {}
+
 _reduce_kernels = None  # the reduce kernels module, looked up on first use (imported lazily)
 
 
 def _run(x, axis, keepdims, op, out_dtype):
     global _reduce_kernels
     x = _asarray(x)
+    if x.dtype.kind == "c" or out_dtype.kind == "c":
+        return COMPLEX["reduce"](x, axis, keepdims, op, out_dtype)
     axes = _axes(axis, x.ndim)
     buf, outer, n, inner, kept = _layout(x, axes)
     if n == 0 and op in ("min", "max", "argmin", "argmax") and outer * inner:
@@ -136,11 +142,12 @@ def argmin(x, /, *, axis=None, keepdims=False):
 def _float_dtype(x, dtype=None):
     if dtype is not None:
         return D.as_dtype(dtype, x.device)
-    return x.dtype if x.dtype.kind == "f" else D.default_float(x.device)
+    return x.dtype if x.dtype.kind in "fc" else D.default_float(x.device)
 
 
 def _moments(x, axis, correction, keepdims):
     x = _asarray(x)
+    D.refuse_complex("var/std", x.dtype)
     axes = _axes(axis, x.ndim)
     dt = _float_dtype(x)
     buf, outer, n, inner, kept = _layout(x, axes)
@@ -176,6 +183,8 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
         axis = 0
     axis = _axes(axis, x.ndim)[0]
     dt = _sum_dtype(x.dtype, dtype, x.device)
+    if x.dtype.kind == "c" or dt.kind == "c":
+        return COMPLEX["cumulative_sum"](x, axis, dt, include_initial)
     buf = x._contiguous_buffer()
     outer, n, inner = F.prod(x.shape[:axis]), x.shape[axis], F.prod(x.shape[axis + 1:])
     res = kernels("scan").cumsum(x.device, buf, x.dtype, outer, n, inner, dt)
@@ -217,8 +226,11 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     axis = _axes(axis, x.ndim)[0]
     dt = _sum_dtype(x.dtype, dtype, x.device)
     outer, n, inner = F.prod(x.shape[:axis]), x.shape[axis], F.prod(x.shape[axis + 1:])
-    out = empty(x.shape, dtype=dt, device=x.device)
-    if outer * n * inner:
+    if x.dtype.kind == "c" or dt.kind == "c":
+        out = COMPLEX["cumulative_prod"](x, axis, dt)
+    else:
+        out = empty(x.shape, dtype=dt, device=x.device)
+    if outer * n * inner and out.dtype.kind != "c":
         if dt.kind == "f":
             # float16 accumulates in float (NumPy rounds each step to half: the last bits may differ)
             acc = "float" if dt == D.float16 else D.msl(dt)

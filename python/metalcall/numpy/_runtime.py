@@ -14,6 +14,8 @@ import threading
 
 import metalcall as mc
 
+from . import _dtypes as D
+
 _state = threading.local()
 _default_device = None
 _kernels: dict = {}
@@ -72,7 +74,8 @@ def kernel(device, source: str, name: str):
     key = (device, source, name)
     kern = _kernels.get(key)
     if kern is None:
-        lib = device.compile(source, fast_math=False)  # IEEE: NaN and inf behave as in NumPy
+        # IEEE: NaN and inf behave as in NumPy; the complex structs a source names are declared in it.
+        lib = device.compile(D.declare_types(source), fast_math=False)
         kern = _kernels[key] = lib[name]
     return kern
 

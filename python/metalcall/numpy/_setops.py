@@ -98,6 +98,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         x1 = take(x1, sorter)
     x2 = asarray(x2, device=x1.device)
     dt = np.result_type(x1.dtype, x2.dtype)
+    D.refuse_complex("searchsorted", dt)
     a, b = x1.astype(dt, copy=False), x2.astype(dt, copy=False)
     out = empty(x2.shape, dtype=D.int64, device=x1.device)
     if x2.size == 0:

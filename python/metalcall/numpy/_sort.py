@@ -28,6 +28,7 @@ def _back(res, y, dtype, x, axis):
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     x, y, axis = _prep(x, axis)
+    D.refuse_complex("sort", x.dtype)
     n = y.shape[-1]
     res = kernels("sort").sort(x.device, y._contiguous_buffer(), x.dtype, F.prod(y.shape[:-1]), n,
                                descending=descending)
@@ -36,6 +37,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
     x, y, axis = _prep(x, axis)
+    D.refuse_complex("argsort", x.dtype)
     n = y.shape[-1]
     res = kernels("sort").argsort(x.device, y._contiguous_buffer(), x.dtype, F.prod(y.shape[:-1]), n,
                                   descending=descending)
