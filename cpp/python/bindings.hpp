@@ -57,7 +57,9 @@ T* exact_instance(PyObject* o, PyTypeObject* type) {
 extern PyTypeObject* g_buffer_type;
 
 /** Makes a PyBuffer of `shape` × `dtype` on `device` (zero-filled). */
-PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);
+/** A new Buffer; `zeroed` false: contents undefined (the caller overwrites every byte). */
+PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype,
+                     bool zeroed = true);
 
 /** A PyBuffer over `buffer` (already sized for `shape` × `dtype`). */
 PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<py::ssize_t>& shape, const py::dtype& dtype);

@@ -33,7 +33,7 @@ std::vector<py::ssize_t> shape_from(const py::handle& shape) {
   return out;
 }
 
-PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
+PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype, bool zeroed) {
   // Buffers are shared through the buffer protocol, which has no format for datetime64/timedelta64.
   const char kind = dtype.kind();
   if (kind == 'M' || kind == 'm') {
@@ -49,7 +49,7 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
   }
   const std::size_t item = static_cast<std::size_t>(dtype.itemsize());
   if (count && item > static_cast<std::size_t>(-1) / count) throw ArgumentError("buffer size overflows");
-  return describe_buffer(device, device.allocate(count * item), shape, dtype);
+  return describe_buffer(device, device.allocate(count * item, zeroed), shape, dtype);
 }
 
 PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {

@@ -128,18 +128,66 @@ std::string source_text(const py::object& source) {
   throw ArgumentError(std::string("the kernel source must be a str (or UTF-8 bytes), not ") + Py_TYPE(source.ptr())->tp_name);
 }
 
-Library compile(const Device& d, const py::object& source_object, const py::object& defines, const py::object& fast_math,
-                const py::object& language_version) {
+Library compile_text(const Device& d, const py::object& source_object, const py::object& defines,
+                     const py::object& fast_math, const py::object& language_version) {
   const std::string source = source_text(source_object);
   CompileOptions options = compile_options(defines, fast_math, language_version);
   GilRelease release;
   return d.compile(source, options);
 }
 
+// The libraries of the str objects compiled last, found by the object itself before its text is
+// hashed (the core's cache is keyed by content: hashing a 28 KB source costs microseconds), so
+// compiling a source again costs a lookup. An entry holds its str, so the object cannot die and
+// its address be reused by another; a str never changes. Only calls without defines or a
+// language version are remembered (the common repeat); the GIL guards the table.
+struct CompileMemo {
+  struct Entry {
+    py::object source;  // the str (kept alive), compared by identity
+    Device device;
+    bool fast_math = true;
+    py::object library;  // the Library object returned, returned again
+  };
+  static constexpr std::size_t kEntries = 64;
+  Entry entries[kEntries];
+  std::size_t next = 0;  // the slot the next new entry replaces (round robin)
+  std::size_t last = 0;  // the slot found or filled last: checked first
+};
+
+CompileMemo& compile_memo() {
+  static auto& memo = *new CompileMemo;  // never destroyed: it holds Python objects
+  return memo;
+}
+
+py::object compile(const Device& d, const py::object& source_object, const py::object& defines, const py::object& fast_math,
+                   const py::object& language_version) {
+  const bool memoizable = PyUnicode_CheckExact(source_object.ptr()) && defines.is_none() && language_version.is_none() &&
+                          PyBool_Check(fast_math.ptr());
+  if (!memoizable) return py::cast(compile_text(d, source_object, defines, fast_math, language_version));
+  const bool fast = fast_math.ptr() == Py_True;
+  CompileMemo& memo = compile_memo();
+  auto matches = [&](const CompileMemo::Entry& e) {
+    return e.source.ptr() == source_object.ptr() && e.fast_math == fast && e.device.impl() == d.impl();
+  };
+  if (matches(memo.entries[memo.last])) return memo.entries[memo.last].library;
+  for (std::size_t i = 0; i < CompileMemo::kEntries; ++i) {
+    if (matches(memo.entries[i])) {
+      memo.last = i;
+      return memo.entries[i].library;
+    }
+  }
+  py::object library = py::cast(compile_text(d, source_object, defines, fast_math, language_version));
+  CompileMemo::Entry& slot = memo.entries[memo.next];
+  slot = CompileMemo::Entry{source_object, d, fast, library};
+  memo.last = memo.next;
+  memo.next = (memo.next + 1) % CompileMemo::kEntries;
+  return library;
+}
+
 PyBuffer buffer_from_data(const Device& d, const py::buffer& data) {
   py::buffer_info info = data.request();
   const std::size_t n = static_cast<std::size_t>(info.size * info.itemsize);
-  PyBuffer b = make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>());
+  PyBuffer b = make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>(), false);
   // Non-contiguous data goes through NumPy, which lays it out in C order.
   py::array contiguous = py::module_::import("numpy").attr("ascontiguousarray")(data);
   {
@@ -256,10 +304,12 @@ Cached by content: compiling the same source again is free.
         }
         return buffer_from_data(d, py::reinterpret_borrow<py::buffer>(size_or_data));
       }, py::arg("size_or_data"), "A byte buffer: zero-filled of a size, or a copy of data (metalcompute's dev.buffer).")
-      .def("empty", [](const Device& d, const py::object& shape, const py::object& dtype) {
-        return make_buffer(d, shape_from(shape), dtype_of(dtype));
-      }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"),
-         "A new buffer of shape and dtype (zero-filled).")
+      .def("empty", [](const Device& d, const py::object& shape, const py::object& dtype, const py::object& uninitialized) {
+        return make_buffer(d, shape_from(shape), dtype_of(dtype), !flag(uninitialized, "empty(uninitialized=...)"));
+      }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"), py::kw_only(),
+         py::arg("uninitialized") = false,
+         "A new buffer of shape and dtype (zero-filled; ``uninitialized=True``: contents undefined, "
+         "for a result a kernel overwrites entirely).")
       .def("zeros", [](const Device& d, const py::object& shape, const py::object& dtype) {
         return make_buffer(d, shape_from(shape), dtype_of(dtype));
       }, py::arg("shape"), py::arg("dtype") = py::module_::import("numpy").attr("float32"),
@@ -274,7 +324,7 @@ Cached by content: compiling the same source again is free.
         if (!dtype.is_none()) dtype_of(dtype);  // an ArgumentError for what NumPy cannot read as a dtype
         py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
-        PyBuffer b = make_buffer(d, shape, a.dtype());
+        PyBuffer b = make_buffer(d, shape, a.dtype(), false);  // every byte is copied in
         {
           GilRelease release;  // the array stays alive in `a`
           b.buffer.copy_from_host(a.data(), static_cast<std::size_t>(a.nbytes()));
@@ -284,6 +334,24 @@ Cached by content: compiling the same source again is free.
          "A new buffer holding a copy of array-like data; on the CPU, a DLPack producer without the "
          "buffer protocol (torch, JAX) is shared in place instead, and on CUDA a CUDA tensor of that GPU "
          "(DLPack or __cuda_array_interface__) is (see from_dlpack).")
+      .def("memory_info", [](const Device& d) {
+        MemoryInfo info;
+        {
+          GilRelease release;
+          info = d.memory_info();
+        }
+        py::dict out;
+        out["in_use"] = info.in_use;
+        out["cached"] = info.cached;
+        out["device_free"] = info.device_free;
+        out["device_total"] = info.device_total;
+        return out;
+      }, "Bytes of live Buffers ('in_use'), of freed ones kept for reuse ('cached'), and the device's "
+         "free and total memory ('device_free', 'device_total').")
+      .def("empty_cache", [](const Device& d) {
+        GilRelease release;
+        d.empty_cache();
+      }, "Frees the memory kept for reuse from freed Buffers (Buffers in use are untouched).")
       .def("synchronize", [](const Device& d) {
         WaitScope interruptible;  // Ctrl-C
         GilRelease release;

@@ -142,6 +142,7 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
     owner = py::cast(std::move(c));
   }
   const PyBuffer& b = owner.cast<const PyBuffer&>();
+  b.buffer.mark_shared();  // the consumer's work on it is out of our sight: never reuse it from a cache
   auto context = std::make_unique<ExportContext>();
   if (wants_versioned(max_version)) {
     auto managed = std::make_unique<DLManagedTensorVersioned>();
@@ -186,6 +187,7 @@ py::dict cuda_array_interface(const PyBuffer& b) {
     GilRelease release;
     b.buffer.wait_idle();
   }
+  b.buffer.mark_shared();  // the consumer's work on it is out of our sight: never reuse it from a cache
   py::dict d;
   d["shape"] = py::tuple(py::cast(b.shape));
   d["typestr"] = b.dtype.attr("str");

@@ -168,6 +168,12 @@ def get_devices() -> list[DeviceInfo]:
 def backends() -> list[str]:
     """The backends built into this metalcall."""
 
+class _MemoryInfoDict(TypedDict):
+    in_use: int
+    cached: int
+    device_free: int
+    device_total: int
+
 class _CacheInfoDict(TypedDict):
     directory: str
     enabled: bool
@@ -244,8 +250,10 @@ class Device(metaclass=_pybind11_type):
         """Loads a compiled .metallib (Metal only)."""
     def buffer(self, size_or_data: SupportsIndex | _BufferLike) -> Buffer:
         """A byte buffer: zero-filled of a size, or a copy of data (metalcompute's dev.buffer)."""
-    def empty(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
-        """A new buffer of shape and dtype (default float32; zero-filled)."""
+    def empty(self, shape: _Shape, dtype: npt.DTypeLike = ..., *, uninitialized: bool = False) -> Buffer:
+        """A new buffer of shape and dtype (default float32; zero-filled). ``uninitialized=True``:
+        its contents are undefined (the memory of a freed Buffer is reused as it is), for a result
+        a kernel overwrites entirely."""
     def zeros(self, shape: _Shape, dtype: npt.DTypeLike = ...) -> Buffer:
         """A new zero-filled buffer of shape and dtype (default float32)."""
     def asarray(self, data: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> Buffer:
@@ -276,6 +284,12 @@ class Device(metaclass=_pybind11_type):
         """A sampler for [[sampler(i)]] parameters."""
     def generate_mipmaps(self, texture: Texture) -> None:
         """Fills mip levels 1.. of a texture from level 0 (2x2 box filter; metalcall/_mipmaps.py)."""
+    def memory_info(self) -> _MemoryInfoDict:
+        """Bytes of this device's live Buffers ("in_use"), of freed Buffers kept for reuse
+        ("cached"), and the device's free and total memory as its driver reports them
+        ("device_free", "device_total"; on the CPU the system's)."""
+    def empty_cache(self) -> None:
+        """Frees the memory kept for reuse from freed Buffers; Buffers in use are untouched."""
     def synchronize(self) -> None:
         """Waits for all work submitted to this device."""
     def batch(self) -> Batch:

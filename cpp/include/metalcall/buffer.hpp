@@ -37,6 +37,12 @@ class Buffer {
     wait_idle();
     return data();
   }
+  /**
+   * Says the memory was handed to another library in place (DLPack, __cuda_array_interface__):
+   * whose work on it this device cannot see, so when freed it goes back to the driver rather
+   * than to the device's cache of reusable blocks.
+   */
+  void mark_shared() const;
   explicit operator bool() const { return static_cast<bool>(storage_); }
 
   const std::shared_ptr<BufferStorage>& storage() const { return storage_; }

@@ -37,6 +37,14 @@ struct DeviceInfo {
   std::uint64_t registry_id = 0;           // Metal registry id; 0 elsewhere
 };
 
+/** A device's memory as its allocator sees it (Device::memory_info). */
+struct MemoryInfo {
+  std::uint64_t in_use = 0;        // bytes of this device's live Buffers (allocated here, not imported)
+  std::uint64_t cached = 0;        // bytes of freed Buffers kept for reuse (Device::empty_cache frees them)
+  std::uint64_t device_free = 0;   // what the device (CPU: the system) has free, as its driver says
+  std::uint64_t device_total = 0;  // the device's memory
+};
+
 /** Whether a CPU device runs kernels in a sandboxed worker process (docs/security.md). */
 enum class SandboxMode {
   automatic,  // on for checked CPU devices where the sandbox exists (Linux), off otherwise
@@ -213,7 +221,17 @@ class Device {
   Library compile(const std::string& source, const CompileOptions& options = {}) const;
   /** Loads a compiled library (.metallib) — Metal only. */
   Library load_library(const std::vector<std::uint8_t>& bytes) const;
-  Buffer allocate(std::size_t nbytes) const;
+  /**
+   * A new Buffer of `nbytes`, zero-filled on the device unless `zeroed` is false (then its
+   * contents are undefined: a reused block keeps old data). Freed Buffers' memory is cached
+   * for reuse by size class; when the device is out of memory the cache is freed and the
+   * allocation retried.
+   */
+  Buffer allocate(std::size_t nbytes, bool zeroed = true) const;
+  /** In use, cached, and the device's free and total memory. */
+  MemoryInfo memory_info() const;
+  /** Frees the cached memory of freed Buffers (Buffers in use are untouched). */
+  void empty_cache() const;
   /** A new texture, its texels zeroed; ArgumentError for sizes the type does not allow. */
   Texture texture(const TextureDescriptor& descriptor) const;
   /**

@@ -93,7 +93,7 @@ class BufferStorage {
  public:
   BufferStorage(void* data, std::size_t nbytes, bool host_visible = true)
       : data_(data), nbytes_(nbytes), host_visible_(host_visible) {}
-  virtual ~BufferStorage() = default;
+  virtual ~BufferStorage();
   BufferStorage(const BufferStorage&) = delete;
   BufferStorage& operator=(const BufferStorage&) = delete;
 
@@ -104,6 +104,11 @@ class BufferStorage {
   /** The device whose kernels may use this memory (set by Device::allocate/wrap); null: unchecked. */
   const DeviceInfo* home() const { return home_; }
   void set_home(const DeviceInfo* home) { home_ = home; }
+  /** Handed to another library in place (Buffer::mark_shared): a cache must not reuse it. */
+  void mark_shared() { shared_.store(true, std::memory_order_relaxed); }
+  bool shared() const { return shared_.load(std::memory_order_relaxed); }
+  /** Counts nbytes() in `in_use` until destroyed (Device::allocate; `in_use` outlives the storage). */
+  void count_in(std::atomic<std::size_t>* in_use);
   /**
    * Copies the first `n` bytes to `dst`: host memory or a new allocation of any
    * device (never overlapping). Called after wait_idle(). The default is memcpy;
@@ -128,6 +133,8 @@ class BufferStorage {
 
  private:
   const DeviceInfo* home_ = nullptr;  // backend devices live for the whole process
+  std::atomic<std::size_t>* in_use_ = nullptr;  // a backend device's count: lives as long
+  std::atomic<bool> shared_{false};
   std::mutex mutex_;
   std::shared_ptr<CompletionState> last_use_;
 };
@@ -206,7 +213,25 @@ class BackendDevice {
    */
   std::mutex& submit_mutex() { return submit_mutex_; }
   virtual const DeviceInfo& info() const = 0;
+  /** New memory, zero-filled (as on every backend). */
   virtual std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) = 0;
+  /** New memory whose contents may be anything (a reused block); backends without a cache zero it. */
+  virtual std::shared_ptr<BufferStorage> allocate_uninitialized(std::size_t nbytes) { return allocate(nbytes); }
+  /** Bytes of freed memory the backend keeps for reuse. */
+  virtual std::size_t cached_bytes() { return 0; }
+  /** Frees the memory kept for reuse. */
+  virtual void empty_cache() {}
+  /**
+   * The device's free and total memory as its driver says. The default (backends that cannot
+   * ask) is the device's memory_size and that less the bytes of live Buffers.
+   */
+  virtual void device_memory(std::size_t* free_bytes, std::size_t* total_bytes) {
+    *total_bytes = info().memory_size;
+    const std::size_t used = bytes_in_use_.load(std::memory_order_relaxed);
+    *free_bytes = *total_bytes > used ? *total_bytes - used : 0;
+  }
+  /** Bytes of this device's live Buffers (BufferStorage::count_in). */
+  std::atomic<std::size_t>& bytes_in_use() { return bytes_in_use_; }
   /**
    * Memory someone else owns that this device's kernels can use in place (a DLPack
    * or CUDA-array-interface import), kept with `owner`; null when this backend
@@ -271,6 +296,7 @@ class BackendDevice {
 
  private:
   std::mutex submit_mutex_;
+  std::atomic<std::size_t> bytes_in_use_{0};
 };
 
 /**

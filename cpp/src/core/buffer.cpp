@@ -8,6 +8,16 @@
 
 namespace metalcall {
 
+BufferStorage::~BufferStorage() {
+  if (in_use_) in_use_->fetch_sub(nbytes_, std::memory_order_relaxed);
+}
+
+void BufferStorage::count_in(std::atomic<std::size_t>* in_use) {
+  if (in_use_) in_use_->fetch_sub(nbytes_, std::memory_order_relaxed);
+  in_use_ = in_use;
+  if (in_use_) in_use_->fetch_add(nbytes_, std::memory_order_relaxed);
+}
+
 void BufferStorage::set_last_use(const std::shared_ptr<CompletionState>& use) {
   std::lock_guard<std::mutex> lock(mutex_);
   last_use_ = use;
@@ -54,6 +64,10 @@ void Buffer::copy_from_host(const void* src, std::size_t n) const {
   }
   storage_->wait_idle();
   storage_->copy_from(src, n);
+}
+
+void Buffer::mark_shared() const {
+  if (storage_) storage_->mark_shared();
 }
 
 void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }

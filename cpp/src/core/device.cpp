@@ -218,16 +218,32 @@ Library Device::load_library(const std::vector<std::uint8_t>& bytes) const {
   return Library(impl_->load_library(bytes));
 }
 
-Buffer Device::allocate(std::size_t nbytes) const {
+Buffer Device::allocate(std::size_t nbytes, bool zeroed) const {
   const auto limit = impl_->info().max_buffer_length;
   if (limit && nbytes > limit) {
     throw ArgumentError("cannot allocate " + std::to_string(nbytes) + " bytes: the largest buffer on " +
                         impl_->info().name + " is " + std::to_string(limit) + " bytes");
   }
-  auto storage = impl_->backend().allocate(nbytes);
+  BackendDevice& backend = impl_->backend();
+  auto storage = zeroed ? backend.allocate(nbytes) : backend.allocate_uninitialized(nbytes);
   storage->set_home(&impl_->info());
+  storage->count_in(&backend.bytes_in_use());
   return Buffer(std::move(storage));
 }
+
+MemoryInfo Device::memory_info() const {
+  BackendDevice& backend = impl_->backend();
+  MemoryInfo out;
+  out.in_use = backend.bytes_in_use().load(std::memory_order_relaxed);
+  out.cached = backend.cached_bytes();
+  std::size_t free_bytes = 0, total_bytes = 0;
+  backend.device_memory(&free_bytes, &total_bytes);
+  out.device_free = free_bytes;
+  out.device_total = total_bytes;
+  return out;
+}
+
+void Device::empty_cache() const { impl_->backend().empty_cache(); }
 
 namespace {
 // Memory a Buffer uses in place but does not own: the owner frees it when let go.

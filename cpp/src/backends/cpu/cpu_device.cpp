@@ -16,6 +16,7 @@
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/translated_library.hpp"
 #include "core/backend.hpp"
+#include "core/block_cache.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
 
@@ -25,23 +26,74 @@ namespace {
 
 // ---- memory ----
 
-// Large buffers come from mmap: page-aligned, zero-filled lazily by the kernel.
+// Large buffers are page-aligned blocks from mmap (zero-filled lazily by the kernel),
+// cached by size class when freed: a reused block's pages are already there, so a result
+// buffer (allocate_uninitialized) costs no page faults. Small ones come from malloc,
+// which is a cache already.
 constexpr std::size_t kMmapThreshold = 1 << 20;
+// A zeroed reuse of a block up to this size is a memset; a larger one gives its pages back
+// (MADV_DONTNEED: they read as zeros again, faulted in lazily like a new mapping).
+constexpr std::size_t kMemsetLimit = 8 << 20;
+
+std::size_t page_size() {
+  static const std::size_t size = [] {
+    const long p = sysconf(_SC_PAGE_SIZE);
+    return p > 0 ? static_cast<std::size_t>(p) : std::size_t(4096);
+  }();
+  return size;
+}
+
+// The mapped blocks of one device and the cache of its freed ones.
+class HostBlocks {
+ public:
+  explicit HostBlocks(std::size_t cache_limit) : cache_(cache_limit) {}
+  ~HostBlocks() { empty(); }
+
+  /** A block of `capacity` bytes: cached if one is, else mapped (emptying the cache and
+   *  retrying when the system refuses). `reused` says whether it held a freed Buffer. */
+  BlockCache::Block take(std::size_t capacity, bool* reused) {
+    BlockCache::Block b = cache_.take(capacity);
+    *reused = b.data != nullptr;
+    if (b.data) return b;
+    void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      empty();
+      p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) return {};
+    }
+#ifdef MADV_HUGEPAGE
+    // Huge pages: the first touch of a large buffer faults 512 times less often.
+    madvise(p, capacity, MADV_HUGEPAGE);
+#endif
+    return {p, capacity};
+  }
+  void give_back(BlockCache::Block b) {
+    if (!cache_.give(b)) munmap(b.data, b.capacity);
+  }
+  void empty() {
+    for (const BlockCache::Block& b : cache_.drain()) munmap(b.data, b.capacity);
+  }
+  std::size_t cached_bytes() const { return cache_.cached_bytes(); }
+
+ private:
+  BlockCache cache_;
+};
 
 class HostStorage : public BufferStorage {
  public:
-  explicit HostStorage(std::size_t nbytes) : BufferStorage(nullptr, nbytes) {
+  HostStorage(std::size_t nbytes, bool zeroed, std::shared_ptr<HostBlocks> blocks)
+      : BufferStorage(nullptr, nbytes), blocks_(std::move(blocks)) {
     if (nbytes == 0) {
       data_ = &empty_;
     } else if (nbytes >= kMmapThreshold) {
-      void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw_out_of_memory();
-#ifdef MADV_HUGEPAGE
-      // Huge pages: the first touch of a large buffer faults 512 times less often.
-      madvise(p, nbytes, MADV_HUGEPAGE);
-#endif
-      data_ = p;
-      mapped_ = true;
+      bool reused = false;
+      block_ = blocks_->take(BlockCache::size_class(nbytes, page_size()), &reused);
+      if (!block_.data) throw_out_of_memory();
+      data_ = block_.data;
+      if (reused && zeroed) {
+        if (block_.capacity <= kMemsetLimit || madvise(data_, block_.capacity, MADV_DONTNEED) != 0)
+          std::memset(data_, 0, nbytes);
+      }
     } else {
       void* p = nullptr;
       if (posix_memalign(&p, 64, nbytes) != 0) throw_out_of_memory();
@@ -51,7 +103,8 @@ class HostStorage : public BufferStorage {
   }
   ~HostStorage() override {
     if (data_ == &empty_) return;
-    if (mapped_) munmap(data_, nbytes_);
+    if (block_.data && shared()) munmap(block_.data, block_.capacity);  // as its consumer may expect: never reused
+    else if (block_.data) blocks_->give_back(block_);
     else std::free(data_);
   }
 
@@ -59,7 +112,8 @@ class HostStorage : public BufferStorage {
   [[noreturn]] void throw_out_of_memory() const {
     throw DeviceError("[cpu] cannot allocate " + std::to_string(nbytes_) + " bytes: out of memory");
   }
-  bool mapped_ = false;
+  std::shared_ptr<HostBlocks> blocks_;
+  BlockCache::Block block_;  // a mapped block; empty for malloc'd memory
   alignas(64) unsigned char empty_[16] = {};
 };
 
@@ -112,11 +166,27 @@ DeviceInfo make_info() {
 class CpuDevice : public BackendDevice {
  public:
   explicit CpuDevice(const DeviceOptions& options)
-      : info_(make_info()), checked_(options.checked), queue_(in_process_runner()) {
+      : info_(make_info()),
+        checked_(options.checked),
+        // Freed memory kept for reuse: an eighth of the system's, at most 4 GiB.
+        blocks_(std::make_shared<HostBlocks>(std::min<std::size_t>(info_.memory_size / 8, std::size_t(4) << 30))),
+        queue_(in_process_runner()) {
     if (checked_) info_.name += " [checked]";
   }
   const DeviceInfo& info() const override { return info_; }
-  std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override { return std::make_shared<HostStorage>(nbytes); }
+  std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
+    return std::make_shared<HostStorage>(nbytes, true, blocks_);
+  }
+  std::shared_ptr<BufferStorage> allocate_uninitialized(std::size_t nbytes) override {
+    return std::make_shared<HostStorage>(nbytes, false, blocks_);
+  }
+  std::size_t cached_bytes() override { return blocks_->cached_bytes(); }
+  void empty_cache() override { blocks_->empty(); }
+  void device_memory(std::size_t* free_bytes, std::size_t* total_bytes) override {
+    const long available = sysconf(_SC_AVPHYS_PAGES);
+    *total_bytes = info_.memory_size;
+    *free_bytes = available > 0 ? static_cast<std::size_t>(available) * page_size() : 0;
+  }
   std::string compiler_identity() override { return CpuCompiler::instance().identity(); }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     msl::FrontEndOptions front;
@@ -144,6 +214,7 @@ class CpuDevice : public BackendDevice {
  private:
   DeviceInfo info_;
   bool checked_;
+  std::shared_ptr<HostBlocks> blocks_;  // shared with the storages, which may outlive the device
   CpuQueue queue_;
 };
 

@@ -15,6 +15,7 @@
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/translated_library.hpp"
 #include "core/backend.hpp"
+#include "core/block_cache.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
 
@@ -110,33 +111,96 @@ const std::vector<DeviceProps>& devices(std::string* problem = nullptr) {
 
 // ---- memory ----
 
-// Managed memory, first touched on the GPU: zeroed there and written from the host by DMA,
-// so its pages start where kernels use them. (A host memset placed every page in host
-// memory: allocating 40 MB took ~20 ms and the first kernel ~8 ms of page faults.)
-class ManagedStorage : public BufferStorage {
+// Managed memory blocks of one GPU, and the cache of freed ones (core/block_cache.hpp): a
+// cached block is reused for a Buffer of its size class, so allocating costs a lookup (and
+// a zero fill on the GPU) instead of cuMemAllocManaged. A block is cached only once no
+// submission holds its Buffer (the queue keeps a submission's Buffers until its end event),
+// so the GPU is done with it. When the GPU is out of memory the cache is freed and the
+// allocation retried.
+class ManagedBlocks {
  public:
-  ManagedStorage(CUcontext ctx, CUdevice device, CUstream fill, std::size_t nbytes)
-      : BufferStorage(nullptr, nbytes), ctx_(ctx), device_(device), fill_(fill) {
+  ManagedBlocks(CUcontext ctx, std::size_t cache_limit) : ctx_(ctx), cache_(cache_limit) {}
+  ~ManagedBlocks() {
+    try {
+      empty();
+    } catch (...) {
+    }
+  }
+
+  /** A block of `capacity` bytes; `reused` says it held a freed Buffer. Throws DeviceError. */
+  BlockCache::Block take(std::size_t capacity, bool* reused) {
+    BlockCache::Block b = cache_.take(capacity);
+    *reused = b.data != nullptr;
+    if (b.data) return b;
     make_current(ctx_);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
-    // only for large buffers: the query costs microseconds that small ones would notice.)
+    std::string refusal;
+    for (int attempt = 0;; ++attempt) {
+      if (fits(capacity, &refusal)) {
+        CUdeviceptr ptr = 0;
+        const CUresult r = api().cuMemAllocManaged(&ptr, capacity, CU_MEM_ATTACH_GLOBAL);
+        if (r == CUDA_SUCCESS) return {reinterpret_cast<void*>(ptr), capacity};
+        refusal = describe(r);
+      }
+      if (attempt == 1 || cache_.cached_bytes() == 0) break;
+      empty();  // out of memory: free what the cache holds and retry once
+    }
+    throw DeviceError("[cuda] cannot allocate " + std::to_string(capacity) + " bytes: " + refusal);
+  }
+  void give_back(BlockCache::Block b) {
+    if (!cache_.give(b)) free_now(b);
+  }
+  void free_now(BlockCache::Block b) {
+    make_current(ctx_);
+    api().cuMemFree(reinterpret_cast<CUdeviceptr>(b.data));
+  }
+  void empty() {
+    std::vector<BlockCache::Block> blocks = cache_.drain();
+    if (blocks.empty()) return;
+    make_current(ctx_);
+    for (const BlockCache::Block& b : blocks) api().cuMemFree(reinterpret_cast<CUdeviceptr>(b.data));
+  }
+  std::size_t cached_bytes() const { return cache_.cached_bytes(); }
+
+ private:
+  // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
+  // only for large blocks: the query costs microseconds that small ones would notice.)
+  static bool fits(std::size_t capacity, std::string* refusal) {
     constexpr std::size_t kReserve = 256ull << 20;
     constexpr std::size_t kAskFrom = 1ull << 20;
-    if (nbytes >= kAskFrom) check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+    if (capacity < kAskFrom) return true;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
     const std::size_t usable = free_bytes > kReserve ? free_bytes - kReserve : 0;
-    if (nbytes >= kAskFrom && nbytes > usable) {
-      throw DeviceError("[cuda] cannot allocate " + std::to_string(nbytes) + " bytes: the GPU has " +
-                        std::to_string(free_bytes) + " bytes free (of " + std::to_string(total_bytes) + ")");
-    }
-    const CUresult r = api().cuMemAllocManaged(&ptr_, std::max<std::size_t>(nbytes, 16), CU_MEM_ATTACH_GLOBAL);
-    if (r != CUDA_SUCCESS) throw DeviceError("[cuda] cannot allocate " + std::to_string(nbytes) + " bytes: " + describe(r));
-    data_ = reinterpret_cast<void*>(ptr_);
-    // New buffers read as zeros, as on the CPU.
-    const CUresult z = api().cuMemsetD8Async(ptr_, 0, std::max<std::size_t>(nbytes, 16), fill_);
+    if (capacity <= usable) return true;
+    *refusal = "the GPU has " + std::to_string(free_bytes) + " bytes free (of " + std::to_string(total_bytes) + ")";
+    return false;
+  }
+
+  CUcontext ctx_;
+  BlockCache cache_;
+};
+
+// A Buffer's managed memory, first touched on the GPU: zeroed there and written from the
+// host by DMA, so its pages start where kernels use them. (A host memset placed every page
+// in host memory: allocating 40 MB took ~20 ms and the first kernel ~8 ms of page faults.)
+class ManagedStorage : public BufferStorage {
+ public:
+  ManagedStorage(std::shared_ptr<ManagedBlocks> blocks, CUcontext ctx, CUdevice device, CUstream fill,
+                 std::size_t nbytes, bool zeroed)
+      : BufferStorage(nullptr, nbytes), blocks_(std::move(blocks)), ctx_(ctx), device_(device), fill_(fill) {
+    bool reused = false;
+    block_ = blocks_->take(BlockCache::size_class(nbytes, kGranularity), &reused);
+    data_ = block_.data;
+    ptr_ = reinterpret_cast<CUdeviceptr>(block_.data);
+    // New buffers read as zeros, as on the CPU; a new block is zeroed even when not asked,
+    // so that its pages are first touched on the GPU.
+    if (!zeroed && reused) return;
+    make_current(ctx_);
+    const std::size_t fill_bytes = std::max<std::size_t>(nbytes, 16);
+    const CUresult z = api().cuMemsetD8Async(ptr_, 0, fill_bytes, fill_);
     const CUresult w = z == CUDA_SUCCESS ? api().cuStreamSynchronize(fill_) : z;
     if (w != CUDA_SUCCESS) {
-      api().cuMemFree(ptr_);
+      blocks_->give_back(block_);
       throw DeviceError("[cuda] cannot zero a new buffer of " + std::to_string(nbytes) + " bytes: " + describe(w));
     }
   }
@@ -160,13 +224,17 @@ class ManagedStorage : public BufferStorage {
   }
   ~ManagedStorage() override {
     try {
-      make_current(ctx_);
-      api().cuMemFree(ptr_);
+      // Memory another library used in place may still be in use on its streams: free it
+      // (cuMemFree waits for the device) rather than cache it.
+      if (shared()) blocks_->free_now(block_);
+      else blocks_->give_back(block_);
     } catch (...) {
     }
   }
 
  private:
+  // Blocks under 512 bytes share one size class; every block is at least 16 bytes.
+  static constexpr std::size_t kGranularity = 512;
   // A hint: where the driver has neither form (or refuses), pages move on first touch.
   void prefetch(std::size_t n) {
     const Api& a = api();
@@ -177,6 +245,8 @@ class ManagedStorage : public BufferStorage {
     if (a.cuMemPrefetchAsync) a.cuMemPrefetchAsync(ptr_, n, device_, fill_);
   }
 
+  std::shared_ptr<ManagedBlocks> blocks_;
+  BlockCache::Block block_;
   CUcontext ctx_;
   CUdevice device_;
   CUstream fill_;  // the device's stream for zero fills and host writes
@@ -231,10 +301,21 @@ class CudaDevice : public BackendDevice {
     queue_ = std::make_shared<CudaQueue>(ctx_, props_, options.timing);
     make_current(ctx_);
     check(api().cuStreamCreate(&fill_stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // No limit of its own: the cache is freed when an allocation finds the GPU full.
+    blocks_ = std::make_shared<ManagedBlocks>(ctx_, static_cast<std::size_t>(props_.info.memory_size));
   }
   const DeviceInfo& info() const override { return props_.info; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
-    return std::make_shared<ManagedStorage>(ctx_, props_.device, fill_stream_, nbytes);
+    return std::make_shared<ManagedStorage>(blocks_, ctx_, props_.device, fill_stream_, nbytes, true);
+  }
+  std::shared_ptr<BufferStorage> allocate_uninitialized(std::size_t nbytes) override {
+    return std::make_shared<ManagedStorage>(blocks_, ctx_, props_.device, fill_stream_, nbytes, false);
+  }
+  std::size_t cached_bytes() override { return blocks_->cached_bytes(); }
+  void empty_cache() override { blocks_->empty(); }
+  void device_memory(std::size_t* free_bytes, std::size_t* total_bytes) override {
+    make_current(ctx_);
+    check(api().cuMemGetInfo(free_bytes, total_bytes), "cuMemGetInfo");
   }
   std::shared_ptr<BufferStorage> wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) override {
     make_current(ctx_);
@@ -281,6 +362,7 @@ class CudaDevice : public BackendDevice {
   CUcontext ctx_ = nullptr;
   std::shared_ptr<CudaQueue> queue_;
   CUstream fill_stream_ = nullptr;  // lives as long as the process's devices (never destroyed)
+  std::shared_ptr<ManagedBlocks> blocks_;  // shared with the storages
 };
 
 }  // namespace

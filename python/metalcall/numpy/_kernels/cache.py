@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import sys
 import threading
 from typing import Any, Callable
 
@@ -106,31 +105,10 @@ def accumulator(dtype: Any) -> np.dtype:
     return np.dtype(np.float32) if dt == np.float16 else dt
 
 
-# Buffers handed out before, by (device, count, dtype): one whose only reference left is this
-# pool's is free to hand out again. New buffers cost an allocation and a zero fill (on CUDA,
-# managed memory filled by the host, which the GPU then faults back in), far more than a
-# reduction of a few million elements. A caching allocator in core would do this better.
-_POOL_PER_KEY = 8
-_pool: dict[tuple[Any, int, str], list[mc.Buffer]] = {}
-
-
 def empty(dev: mc.Device, count: int, dtype: Any, *, zeroed: bool = False) -> mc.Buffer:
-    """A flat Buffer of `count` elements no one else holds; its contents are undefined unless
-    `zeroed` (kernels here write every element of what they return)."""
-    dt = np.dtype(dtype)
-    count = int(count)
-    if zeroed or count == 0:
-        return dev.empty(count, dt)
-    key = (dev, count, dt.str)
-    with _lock:
-        held = _pool.setdefault(key, [])
-        for i in range(len(held)):
-            if sys.getrefcount(held[i]) == 2:  # the list's reference and the argument's
-                return held[i]
-        buf = dev.empty(count, dt)
-        if len(held) < _POOL_PER_KEY:
-            held.append(buf)
-        return buf
+    """A flat Buffer of `count` elements; its contents are undefined unless `zeroed` (kernels here
+    write every element of what they return). The device's allocator reuses freed Buffers' memory."""
+    return dev.empty(int(count), np.dtype(dtype), uninitialized=not zeroed)
 
 
 def header() -> str:
