@@ -178,6 +178,20 @@ struct BoundArgument {
   // nothing is bound; bytes holds zeros of its size for translated kernels, a pointer is null.
   bool absent = false;
 
+  /** Back to a default-constructed argument, cheaply (what holds memory is let go). */
+  void reset() {
+    kind = ParamKind::builtin;
+    buffer.reset();
+    host_data = nullptr;
+    host_nbytes = 0;
+    written = false;
+    bytes.clear();
+    threadgroup_length = 0;
+    if (texture.storage()) texture = Texture();
+    sampler = Sampler();
+    absent = false;
+  }
+
   /** Host address of the argument's memory, whatever its kind. */
   void* address() const {
     // Textures and samplers reach translated kernels as descriptors (core/texture.cpp).

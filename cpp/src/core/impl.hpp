@@ -89,6 +89,8 @@ class KernelImpl {
   const std::shared_ptr<Program>& program() const { return program_; }
   const std::vector<const ParamInfo*>& buffer_params() const { return buffer_params_; }
   const std::vector<const ParamInfo*>& threadgroup_params() const { return threadgroup_params_; }
+  /** The kernel has [[texture(i)]] or [[sampler(i)]] parameters (most have neither: no binding work). */
+  bool has_resource_params() const { return has_resource_params_; }
 
   Completion call(const LaunchShape& shape, const std::vector<Argument>& args);
 
@@ -97,6 +99,7 @@ class KernelImpl {
   std::shared_ptr<Program> program_;
   std::vector<const ParamInfo*> buffer_params_;       // sorted by [[buffer(i)]]
   std::vector<const ParamInfo*> threadgroup_params_;  // sorted by [[threadgroup(i)]]
+  bool has_resource_params_ = false;
 };
 
 class BatchImpl {

@@ -11,6 +11,7 @@ namespace metalcall {
 namespace {
 
 constexpr std::int64_t kCheckEveryNs = 20'000'000;
+constexpr std::int64_t kPeriodNotStarted = -1;
 
 thread_local InterruptCheck t_check = nullptr;
 thread_local bool t_interrupted = false;
@@ -41,8 +42,14 @@ bool interrupt_check_installed() { return t_check != nullptr; }
 bool interrupt_requested() {
   if (!t_check) return false;
   if (t_interrupted) return true;
+  // The first call in this scope reads no clock (a short call checks once and ends); the
+  // period starts at the second. A wait shorter than the period checks nothing.
+  if (t_next_check_ns == 0) {
+    t_next_check_ns = kPeriodNotStarted;
+    return false;
+  }
   const std::int64_t now = now_ns();
-  if (t_next_check_ns == 0) {  // the first call in this scope: a wait shorter than the period checks nothing
+  if (t_next_check_ns == kPeriodNotStarted) {
     t_next_check_ns = now + kCheckEveryNs;
     return false;
   }

@@ -81,6 +81,7 @@ KernelImpl::KernelImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<Progr
     : device_(std::move(device)), program_(std::move(program)) {
   buffer_params_ = program_->info().buffer_params();
   threadgroup_params_ = program_->info().threadgroup_params();
+  has_resource_params_ = !program_->info().texture_params().empty() || !program_->info().sampler_params().empty();
 }
 
 namespace {
@@ -103,7 +104,7 @@ class CallCommand {
   ~CallCommand() {
     DispatchCommand& c = get();
     c.program.reset();
-    c.args.clear();  // keeps the capacity
+    for (BoundArgument& a : c.args) a.reset();  // holds nothing between calls; kept for the next one
     if (scratch_) scratch_->in_use = false;
   }
   CallCommand(const CallCommand&) = delete;
@@ -415,8 +416,14 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
   choose_threadgroup(k, kernel.program()->automatic_threadgroup_limit(), kernel.device()->info(), shape,
                      command.threadgroup);
-  command.args.clear();
-  command.args.resize(k.params.size());
+  // A thread's scratch command keeps its arguments, reset, from the last call: a kernel of as
+  // many parameters reuses them rather than constructing new ones.
+  if (command.args.size() == k.params.size()) {
+    for (BoundArgument& a : command.args) a.reset();
+  } else {
+    command.args.clear();
+    command.args.resize(k.params.size());
+  }
 
   for (std::size_t i = 0; i < buffer_params.size(); ++i) {
     const ParamInfo& p = *buffer_params[i];
@@ -466,7 +473,8 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
     throw ArgumentError("kernel '" + k.name + "': " + std::to_string(threadgroup_total) + " bytes of threadgroup "
                         "memory requested; " + kernel.device()->info().name + " allows " + std::to_string(limit));
   }
-  bind_textures(k, shape, borrow, dev, command);
+  if (kernel.has_resource_params() || !shape.textures.empty() || !shape.samplers.empty())
+    bind_textures(k, shape, borrow, dev, command);
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     if (k.params[i].kind == ParamKind::builtin) command.args[i].kind = ParamKind::builtin;
   }
