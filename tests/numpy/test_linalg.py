@@ -236,3 +236,20 @@ def test_integer_input_and_bad_input(ldev):
                  lambda: mnp.linalg.solve(mnp.eye(2, device=ldev), mnp.ones(3, device=ldev))):
         with pytest.raises(mc.ArgumentError):
             call()
+
+
+def test_huge_and_tiny_values_are_scaled(ldev):
+    # Sums of squares of 1e200 (1e30 in float32) overflow, of 1e-200 underflow: the kernels scale
+    # each matrix by a power of two first, as LAPACK scales its norms.
+    for dt in dtypes_of(ldev):
+        big = 1e30 if dt == "float32" else 1e200
+        for scale in (big, 1 / big):
+            a = (rand((2, 4, 3), dt, 11).astype(np.float64) * scale).astype(dt)
+            x = mnp.asarray(a, device=ldev)
+            close(np.asarray(mnp.linalg.svdvals(x)) / scale, np.linalg.svd(a.astype(np.float64) / scale,
+                                                                            compute_uv=False).astype(dt), dt)
+            q, r = mnp.linalg.qr(x)
+            close(np.asarray(r) / scale, np.linalg.qr(a.astype(np.float64) / scale)[1].astype(dt), dt)
+            sym = a[0, :3, :3] + a[0, :3, :3].T
+            close(np.asarray(mnp.linalg.eigvalsh(mnp.asarray(sym, device=ldev))) / scale,
+                  np.linalg.eigvalsh(sym.astype(np.float64) / scale).astype(dt), dt)

@@ -54,14 +54,18 @@ kernel void qr(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]],
                constant uint& n [[buffer(6)]], constant uint& qcols [[buffer(7)]], constant uint& rrows [[buffer(8)]],
                uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup $T partial[$NTG];
+  threadgroup $T partial_max[$NTG];
   threadgroup $T scale;
+  threadgroup $T hscale;
   const uint kmin = min(m, n);
   const device $T* x = in + ulong(g) * m * n;
+$SCALE_X
+  const $T sc = scale;
   device $T* A = work + ulong(g) * m * n;
   device $T* TAU = tau + ulong(g) * kmin;
   device $T* Q = q + ulong(g) * m * qcols;
   device $T* R = r + ulong(g) * rrows * n;
-  for (uint e = tid; e < m * n; e += $NTG) A[e] = x[e];
+  for (uint e = tid; e < m * n; e += $NTG) A[e] = x[e] * sc;
   $SYNC
   for (uint j = 0; j < kmin; ++j) {
     $T s = $T(0);
@@ -72,20 +76,20 @@ kernel void qr(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]],
       $T sigma = $T(0);
       for (uint t = 0; t < $NTG; ++t) sigma += partial[t];
       const $T alpha = A[j * n + j];
-      if (sigma == $T(0)) { TAU[j] = $T(0); scale = $T(0); }
+      if (sigma == $T(0)) { TAU[j] = $T(0); hscale = $T(0); }
       else {
         const $T norm = sqrt(alpha * alpha + sigma);
         const $T beta = alpha >= $T(0) ? -norm : norm;
         TAU[j] = (beta - alpha) / beta;
-        scale = $T(1) / (alpha - beta);
+        hscale = $T(1) / (alpha - beta);
         A[j * n + j] = beta;
       }
     }
     $SYNC
     const $T tj = TAU[j];
     if (tj != $T(0)) {
-      const $T sc = scale;
-      for (uint i = j + 1 + tid; i < m; i += $NTG) A[i * n + j] *= sc;
+      const $T h = hscale;
+      for (uint i = j + 1 + tid; i < m; i += $NTG) A[i * n + j] *= h;
       $SYNC
       for (uint c = j + 1 + tid; c < n; c += $NTG) {
         $T w = A[j * n + c];
@@ -98,7 +102,7 @@ kernel void qr(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]],
     }
   }
   for (uint e = tid; e < m * qcols; e += $NTG) Q[e] = $T(e / qcols == e % qcols ? 1 : 0);
-  for (uint e = tid; e < rrows * n; e += $NTG) R[e] = e % n >= e / n ? A[e] : $T(0);
+  for (uint e = tid; e < rrows * n; e += $NTG) R[e] = e % n >= e / n ? A[e] / sc : $T(0);
   $SYNC
   for (uint j = kmin; j-- > 0;) {
     const $T tj = TAU[j];
@@ -137,5 +141,5 @@ def qr(dev: mc.Device, a: mc.Buffer, batch: int, m: int, n: int, dtype: Any, com
     tau = cache.empty(dev, batch * kmin, dt)
     q = cache.empty(dev, batch * m * qcols, dt)
     r = cache.empty(dev, batch * qcols * n, dt)
-    lc.run(dev, _QR, "qr", dt, threads, batch, a, work, tau, q, r, m, n, qcols, qcols)
+    lc.run(dev, _QR.replace("$SCALE_X", lc.scaling("x", "m * n")), "qr", dt, threads, batch, a, work, tau, q, r, m, n, qcols, qcols)
     return q, r

@@ -56,6 +56,7 @@ def render(template: str, dtype: Any, threads: int, **extra: Any) -> str:
         "SYNC": BARRIER if threads > 1 else "",
         "EPS": f"{t}({float(fi.eps)!r})",
         "TINY": f"{t}({float(fi.tiny)!r})",
+        "MAXEXP": str(int(fi.maxexp) - 3),
         **{k: str(v) for k, v in extra.items()},
     }
     return cache.header() + string.Template(template).substitute(subs)
@@ -84,4 +85,25 @@ inline void jacobi_pair(uint step, uint k, uint N, thread uint& p, thread uint& 
   else { a = (step + k) % (N - 1); b = (step + (N - 1) - k) % (N - 1); }
   p = min(a, b); q = max(a, b);
 }
+"""
+
+
+def scaling(src: str, count: str) -> str:
+    """MSL setting `scale` (a threadgroup $T the kernel declares, with `partial_max[$NTG]`) to a power
+    of two that brings the largest |src[e]|, e < count, into [1, 2), so that sums of squares of the
+    scaled values neither overflow nor underflow (LAPACK scales its norms for the same reason);
+    1 when every value is 0 or one is not finite. Results are scaled back exactly."""
+    return f"""
+  {{
+    $T largest = $T(0);
+    for (uint e = tid; e < {count}; e += $NTG) largest = fmax(largest, fabs({src}[e]));
+    partial_max[tid] = largest;
+    $SYNC
+    if (tid == 0) {{
+      for (uint t = 1; t < $NTG; ++t) largest = fmax(largest, partial_max[t]);
+      const $T exponent = fmin(fmax(-floor(log2(largest)), $T(-$MAXEXP)), $T($MAXEXP));
+      scale = largest > $T(0) && isfinite(largest) ? exp2(exponent) : $T(1);
+    }}
+    $SYNC
+  }}
 """

@@ -34,15 +34,19 @@ kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]
                  uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int rotated[$NTG];
   threadgroup int again;
+  threadgroup $T partial_max[$NTG];
+  threadgroup $T scale;
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
   device $T* A = work + base;
   device $T* V = vwork + base;
   const uint N = n + (n & 1u), pairs = N / 2;
   device $T* CS = rot + ulong(g) * N;
+$SCALE_X
+  const $T sc = scale;
   for (uint e = tid; e < n * n; e += $NTG) {
     const uint i = e / n, j = e % n;
-    A[e] = i >= j ? x[e] : x[j * n + i];
+    A[e] = (i >= j ? x[e] : x[j * n + i]) * sc;
     V[e] = $T(i == j ? 1 : 0);
   }
   $SYNC
@@ -116,7 +120,7 @@ kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]
       const $T e = A[j * n + j];
       if (before(e, d, true) || (j < i && !before(d, e, true))) ++rank;
     }
-    w_out[ulong(g) * n + rank] = d;
+    w_out[ulong(g) * n + rank] = d / sc;
     if (vectors)
       for (uint r = 0; r < n; ++r) v_out[base + r * n + rank] = V[i * n + r];
   }
@@ -134,8 +138,12 @@ kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]]
                 uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int rotated[$NTG];
   threadgroup int again;
+  threadgroup $T partial_max[$NTG];
+  threadgroup $T scale;
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
+$SCALE_X
+  const $T sc = scale;
   device $T* W = work + base;
   device $T* V = vwork + base;
   device $T* S = norms + ulong(g) * n;
@@ -144,7 +152,7 @@ kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]]
   const $T tol = $EPS * sqrt($T(n));
   for (uint e = tid; e < n * n; e += $NTG) {
     const uint p = e / n, i = e % n;
-    W[e] = x[i * n + p];
+    W[e] = x[i * n + p] * sc;
     V[e] = $T(p == i ? 1 : 0);
   }
   $SYNC
@@ -202,7 +210,7 @@ kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]]
     uint rank = 0;
     for (uint j = 0; j < n; ++j)
       if (before(S[j], sp, false) || (j < p && !before(sp, S[j], false))) ++rank;
-    s_out[ulong(g) * n + rank] = sp;
+    s_out[ulong(g) * n + rank] = sp / sc;
     if (vectors) {
       for (uint i = 0; i < n; ++i) {
         U[i * n + rank] = sp > small ? W[p * n + i] / sp : $T(0);
@@ -214,7 +222,7 @@ kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]]
   if (vectors && tid == 0) {
     uint candidate = 0;
     for (uint r = 0; r < n; ++r) {
-      if (s_out[ulong(g) * n + r] > small) continue;
+      if (s_out[ulong(g) * n + r] * sc > small) continue;
       // Columns are sorted: 0..r-1 are orthonormal already. The first unit vector keeping at least
       // 1/sqrt(2n) of its length after projection exists among those not tried yet.
       for (; candidate < n; ++candidate) {
@@ -250,7 +258,7 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     rot = cache.empty(dev, batch * (n + (n & 1)), dt)
     w = cache.empty(dev, batch * n, dt)
     v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH, "eigh", dt, threads, batch, a, work, vwork, rot, w, v, n,
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads, batch, a, work, vwork, rot, w, v, n,
            int(vectors), MAX_SWEEPS=MAX_SWEEPS)
     return w, v
 
@@ -269,6 +277,6 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
         u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
     else:
         u = vt = cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _SVD, "svd", dt, threads, batch, a, work, vwork, norms, s, u, vt, n,
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _SVD.replace("$SCALE_X", lc.scaling("x", "n * n")), "svd", dt, threads, batch, a, work, vwork, norms, s, u, vt, n,
            int(vectors), MAX_SWEEPS=MAX_SWEEPS)
     return s, u, vt
