@@ -29,8 +29,8 @@ inline bool before($T x, $T y, bool ascending) {
 # `vectors`, V with A V = V diag(w). The work copy of V is stored transposed (row p = column p).
 _EIGH = """
 kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* vwork [[buffer(2)]],
-                 device $T* rot [[buffer(3)]], device $T* w_out [[buffer(4)]], device $T* v_out [[buffer(5)]],
-                 constant uint& n [[buffer(6)]], constant uint& vectors [[buffer(7)]],
+                 device $T* rot [[buffer(3)]], device uint* pairs_at [[buffer(4)]], device $T* w_out [[buffer(5)]],
+                 device $T* v_out [[buffer(6)]], constant uint& n [[buffer(7)]], constant uint& vectors [[buffer(8)]],
                  uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int rotated[$NTG];
   threadgroup int again;
@@ -42,6 +42,7 @@ kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]
   device $T* V = vwork + base;
   const uint N = n + (n & 1u), pairs = N / 2;
   device $T* CS = rot + ulong(g) * N;
+  device uint* PQ = pairs_at + ulong(g) * N;
 $SCALE_X
   const $T sc = scale;
   for (uint e = tid; e < n * n; e += $NTG) {
@@ -70,38 +71,45 @@ $SCALE_X
         }
         CS[2 * k] = c;
         CS[2 * k + 1] = s;
+        PQ[2 * k] = p;
+        PQ[2 * k + 1] = q;
       }
       $SYNC
-      for (uint k = tid; k < pairs; k += $NTG) {  // rows p and q: J^T A
+      // J^T A J, row by row: the pair owning rows p and q rotates them (J^T A), then applies every
+      // pair's column rotation within those two rows ((J^T A) J), so each thread reads and writes
+      // only its own rows, contiguously.
+      for (uint k = tid; k < pairs; k += $NTG) {
         const $T c = CS[2 * k], s = CS[2 * k + 1];
-        if (s == $T(0)) continue;
-        uint p, q;
-        jacobi_pair(step, k, N, p, q);
-        for (uint j = 0; j < n; ++j) {
-          const $T ap = A[p * n + j], aq = A[q * n + j];
-          A[p * n + j] = c * ap - s * aq;
-          A[q * n + j] = s * ap + c * aq;
-        }
-      }
-      $SYNC
-      for (uint k = tid; k < pairs; k += $NTG) {  // columns p and q: (J^T A) J, and V J
-        const $T c = CS[2 * k], s = CS[2 * k + 1];
-        if (s == $T(0)) continue;
-        uint p, q;
-        jacobi_pair(step, k, N, p, q);
-        for (uint i = 0; i < n; ++i) {
-          const $T ap = A[i * n + p], aq = A[i * n + q];
-          A[i * n + p] = c * ap - s * aq;
-          A[i * n + q] = s * ap + c * aq;
-        }
-        A[p * n + q] = $T(0);
-        A[q * n + p] = $T(0);
-        if (vectors)
-          for (uint i = 0; i < n; ++i) {
-            const $T vp = V[p * n + i], vq = V[q * n + i];
-            V[p * n + i] = c * vp - s * vq;
-            V[q * n + i] = s * vp + c * vq;
+        const uint p = PQ[2 * k], q = PQ[2 * k + 1];
+        if (s != $T(0))
+          for (uint j = 0; j < n; ++j) {
+            const $T ap = A[p * n + j], aq = A[q * n + j];
+            A[p * n + j] = c * ap - s * aq;
+            A[q * n + j] = s * ap + c * aq;
           }
+        for (uint side = 0; side < 2; ++side) {
+          const uint r = side == 0 ? p : q;
+          if (r >= n) continue;
+          device $T* row = A + r * n;
+          for (uint l = 0; l < pairs; ++l) {
+            const $T cl = CS[2 * l], sl = CS[2 * l + 1];
+            if (sl == $T(0)) continue;
+            const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
+            const $T a = row[pl], b = row[ql];
+            row[pl] = cl * a - sl * b;
+            row[ql] = sl * a + cl * b;
+          }
+        }
+        if (s != $T(0)) {
+          A[p * n + q] = $T(0);
+          A[q * n + p] = $T(0);
+          if (vectors)
+            for (uint i = 0; i < n; ++i) {
+              const $T vp = V[p * n + i], vq = V[q * n + i];
+              V[p * n + i] = c * vp - s * vq;
+              V[q * n + i] = s * vp + c * vq;
+            }
+        }
       }
       $SYNC
     }
@@ -158,6 +166,14 @@ $SCALE_X
   $SYNC
   for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
     rotated[tid] = 0;
+    // Squared column norms, exact at the start of each sweep and updated by each rotation
+    // (a' = a - t g, b' = b + t g), so a pair computes one dot product instead of three.
+    for (uint p = tid; p < n; p += $NTG) {
+      $T ss = $T(0);
+      for (uint i = 0; i < n; ++i) ss += W[p * n + i] * W[p * n + i];
+      S[p] = ss;
+    }
+    $SYNC
     for (uint step = 0; step + 1 < N; ++step) {
       for (uint k = tid; k < pairs; k += $NTG) {
         uint p, q;
@@ -165,13 +181,16 @@ $SCALE_X
         if (q >= n) continue;
         device $T* wp = W + p * n;
         device $T* wq = W + q * n;
-        $T alpha = $T(0), beta = $T(0), gamma = $T(0);
-        for (uint i = 0; i < n; ++i) { alpha += wp[i] * wp[i]; beta += wq[i] * wq[i]; gamma += wp[i] * wq[i]; }
+        const $T alpha = S[p], beta = S[q];
+        $T gamma = $T(0);
+        for (uint i = 0; i < n; ++i) gamma += wp[i] * wq[i];
         if (!(fabs(gamma) > $TINY && fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
         const $T zeta = (beta - alpha) / ($T(2) * gamma);
         const $T root = fabs(zeta) > $T(1) ? fabs(zeta) * sqrt($T(1) + ($T(1) / zeta) / zeta) : sqrt($T(1) + zeta * zeta);
         const $T t = (zeta >= $T(0) ? $T(1) : $T(-1)) / (fabs(zeta) + root);
         const $T c = $T(1) / sqrt($T(1) + t * t), s = t * c;
+        S[p] = alpha - t * gamma;
+        S[q] = beta + t * gamma;
         for (uint i = 0; i < n; ++i) {
           const $T a = wp[i], b = wq[i];
           wp[i] = c * a - s * b;
@@ -256,9 +275,10 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     work = cache.empty(dev, batch * n * n, dt)
     vwork = cache.empty(dev, batch * n * n, dt)
     rot = cache.empty(dev, batch * (n + (n & 1)), dt)
+    pairs_at = cache.empty(dev, batch * (n + (n & 1)), np.uint32)
     w = cache.empty(dev, batch * n, dt)
     v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads, batch, a, work, vwork, rot, w, v, n,
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads, batch, a, work, vwork, rot, pairs_at, w, v, n,
            int(vectors), MAX_SWEEPS=MAX_SWEEPS)
     return w, v
 
