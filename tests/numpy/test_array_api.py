@@ -184,3 +184,43 @@ def test_cumulative_prod_wraps_and_dtype(device):
     check(mnp.cumulative_prod(x), np.cumulative_prod(a))  # int64 by default
     e = mnp.cumulative_prod(mnp.asarray(np.zeros((0, 3), np.float32), device=device), axis=0)
     assert e.shape == (0, 3) and e.dtype == np.float32
+
+
+def test_inspection_api_2024_12(device):
+    info = mnp.__array_namespace_info__()
+    assert mnp.__array_api_version__ == "2024.12"
+    assert mnp.asarray([1], device=device).__array_namespace__(api_version="2024.12") is mnp
+    with pytest.raises(ValueError):
+        mnp.asarray([1], device=device).__array_namespace__(api_version="2099.12")
+    caps = info.capabilities()
+    assert caps["boolean indexing"] and caps["data-dependent shapes"] and caps["max dimensions"] >= 8
+    assert info.default_device() in info.devices()
+    d = info.default_dtypes(device=device)
+    wide = device.backend != "metal"
+    assert d == {"real floating": np.dtype("float64" if wide else "float32"),
+                 "complex floating": np.dtype("complex128" if wide else "complex64"),
+                 "integral": np.dtype("int64"), "indexing": np.dtype("int64")}
+    assert set(info.dtypes(device=device, kind="real floating")) == ({"float32", "float64"} if wide else {"float32"})
+    assert set(info.dtypes(device=device, kind=("bool", "unsigned integer"))) == {"bool", "uint8", "uint16", "uint32",
+                                                                                  "uint64"}
+    assert all(mnp.isdtype(dt, "numeric") for dt in info.dtypes(device=device, kind="numeric").values())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_floor_divide_infinities_2024_12(device, dt):
+    """The array API 2024.12: floor(x / y) where an operand is infinite (NumPy: NaN and -1.0)."""
+    if dt not in supported(device, [dt]):
+        pytest.skip("no float64 on this device")
+    inf = np.inf
+    a = np.array([inf, inf, -inf, -inf, 1.0, 1.0, -1.0, -1.0, inf, 0.0, np.nan, 5.0], dt)
+    b = np.array([2.0, -2.0, 2.0, -2.0, inf, -inf, inf, -inf, -inf, inf, inf, 2.0], dt)
+    want = np.array([inf, -inf, -inf, inf, 0.0, -0.0, -0.0, 0.0, np.nan, 0.0, np.nan, 2.0], dt)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    for got in (x // y, mnp.floor_divide(x, y)):
+        g = np.asarray(got)
+        np.testing.assert_array_equal(g, want)
+        ok = ~np.isnan(want)
+        assert np.array_equal(np.signbit(g[ok]), np.signbit(want[ok]))
+    z = mnp.asarray(a, device=device)
+    z //= y
+    np.testing.assert_array_equal(np.asarray(z), want)

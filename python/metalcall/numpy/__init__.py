@@ -1,4 +1,4 @@
-"""metalcall.numpy: a NumPy-like array namespace (Python array API 2023.12) on metalcall devices.
+"""metalcall.numpy: a NumPy-like array namespace (Python array API 2024.12) on metalcall devices.
 
     import metalcall.numpy as mnp
     x = mnp.random.randn(10**6); y = mnp.random.randn(10**6)
@@ -53,7 +53,7 @@ _methods.install(namespace=_sys.modules[__name__])
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 ndarray.__module__ = "metalcall.numpy"
 
 e = 2.718281828459045

@@ -299,7 +299,10 @@ def expr(g: Gen, op: str, dt, a: list, rdt=None) -> str:
             fm = g.fn("fmod", dt, "x", "y")
             cs = g.fn("copysign", dt, t + "(0)", "x / y")
             h = g.helper(f"mnp_floordiv_{t}",
-                         f"inline {t} mnp_floordiv_{t}({t} x, {t} y) {{ if (y == 0) return x / y; {t} m = {fm}; "
+                         # an infinite (or NaN) operand: floor(x / y) is x / y (the array API 2024.12;
+                         # NumPy's divmod gives NaN for inf // 1 and -1 for 1 // -inf)
+                         f"inline {t} mnp_floordiv_{t}({t} x, {t} y) {{ if (y == 0) return x / y; "
+                         f"if ((x - x) != (x - x) || (y - y) != (y - y)) return x / y; {t} m = {fm}; "
                          f"{t} d = (x - m) / y; if (m != 0 && ((y < 0) != (m < 0))) d -= 1; "
                          f"if (d == 0) return {cs}; {t} r = {fl}; if (d - r > {t}(0.5)) r += 1; return r; }}")
             return f"{h}({x}, {y})"
