@@ -44,7 +44,7 @@ from ._sort import argsort, sort
 from ._setops import (
     count_nonzero, diff, nonzero, repeat, searchsorted, unique_all, unique_counts, unique_inverse, unique_values,
 )
-from . import linalg, random
+from . import fft, linalg, random
 from . import _info
 
 # The ndarray type imports no operation; its operation methods (operators, indexing, reshape, ...)
@@ -99,7 +99,7 @@ def to_numpy(x):
 asnumpy = to_numpy
 
 __all__ = [
-    "ndarray", "linalg", "random", "__array_api_version__", "__array_namespace_info__",
+    "ndarray", "fft", "linalg", "random", "__array_api_version__", "__array_namespace_info__",
     # data types and the functions on them
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
     "float32", "float64", "complex64", "complex128", "can_cast", "finfo", "iinfo", "isdtype", "result_type",

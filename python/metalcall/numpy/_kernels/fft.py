@@ -1,0 +1,117 @@
+"""Batched complex FFT along the last axis of a C-contiguous (batch, n) complex64/complex128 Buffer:
+Stockham autosort passes, one kernel launch per radix (ping-pong Buffers), for every n whose prime
+factors are at most 13 (`factors` says which n; other lengths are the caller's, by Bluestein).
+
+Pass with radix R after the radices before it have made sub-transforms of length p (T = n / R
+threads per row): thread i reads u_r = x[i + r T] (r < R), multiplies by the twiddle
+w^(k r) with k = i mod p and w = exp(-+2 pi i / (p R)), takes the R-point DFT of the u_r (unrolled,
+with the constants written as literals), and writes v_s to y[(i - k) R + k + s p]. After the
+last pass the result is in natural order (no bit reversal). Unnormalised in both directions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+import metalcall as mc
+
+from . import cache
+
+# The radices a pass may take, tried in this order (fewer, larger passes for powers of two).
+RADICES = (8, 4, 2, 3, 5, 7, 11, 13)
+_TYPES = {np.dtype(np.complex64): ("mnp_c64", "float"), np.dtype(np.complex128): ("mnp_c128", "double")}
+
+
+def factors(n: int):
+    """The radices of the passes for length n (product n), or None when n has a prime factor over 13."""
+    out = []
+    for r in RADICES:
+        while n % r == 0 and n > 1:
+            out.append(r)
+            n //= r
+    return out if n == 1 else None
+
+
+def _lit(v: float, ft: str) -> str:
+    return f"{ft}({v!r})"
+
+
+def _dft(R: int, sign: int, ft: str) -> list:
+    """MSL lines computing v_s = sum_r u_r w^(r s), w = exp(sign 2 pi i / R), unrolled."""
+    lines = []
+    for s in range(R):
+        re_terms, im_terms = [], []
+        for r in range(R):
+            e = (r * s) % R
+            if e == 0:
+                re_terms.append(f"u{r}.re")
+                im_terms.append(f"u{r}.im")
+                continue
+            c, si = math.cos(2 * math.pi * e / R), sign * math.sin(2 * math.pi * e / R)
+            # (a + ib)(c + i si) = (a c - b si) + i (a si + b c); exact zeros and ones skipped
+            if abs(c) < 1e-15:
+                re_terms.append(f"-u{r}.im * {_lit(si, ft)}")
+                im_terms.append(f"u{r}.re * {_lit(si, ft)}")
+            elif abs(si) < 1e-15:
+                re_terms.append(f"u{r}.re * {_lit(c, ft)}")
+                im_terms.append(f"u{r}.im * {_lit(c, ft)}")
+            else:
+                re_terms.append(f"(u{r}.re * {_lit(c, ft)} - u{r}.im * {_lit(si, ft)})")
+                im_terms.append(f"(u{r}.re * {_lit(si, ft)} + u{r}.im * {_lit(c, ft)})")
+        lines.append(f"  v{s}.re = {' + '.join(re_terms)};")
+        lines.append(f"  v{s}.im = {' + '.join(im_terms)};")
+    return [ln.replace("+ -", "- ") for ln in lines]
+
+
+@functools.lru_cache(maxsize=None)
+def source(R: int, dtype, inverse: bool) -> str:
+    ct, ft = _TYPES[np.dtype(dtype)]
+    sign = 1 if inverse else -1
+    body = [f"  {ct} u{r} = src[base + i + {r} * T];" for r in range(R)]
+    body.append("  if (p > 1) {")
+    body.append(f"    const {ft} step = {ft}({sign * 2 * math.pi!r}) / {ft}(p * {R});")
+    for r in range(1, R):
+        # the angle from the exact integer k r, so large lengths keep their twiddles' accuracy
+        body.append(f"    {{ {ft} a = step * {ft}(k * {r}); {ft} c = cos(a), s = sin(a); {ft} t = u{r}.re;"
+                    f" u{r}.re = t * c - u{r}.im * s; u{r}.im = t * s + u{r}.im * c; }}")
+    body.append("  }")
+    body.append(f"  {ct} " + ", ".join(f"v{s}" for s in range(R)) + ";")
+    body += _dft(R, sign, ft)
+    body.append(f"  const ulong j = base + (i - k) * {R} + k;")
+    body += [f"  dst[j + {s} * p] = v{s};" for s in range(R)]
+    return (f"#include <metal_stdlib>\nusing namespace metal;\nstruct {ct} {{ {ft} re; {ft} im; }};\n"
+            f"kernel void mnp_fft(device const {ct}* src [[buffer(0)]], device {ct}* dst [[buffer(1)]],\n"
+            "                    constant long* P [[buffer(2)]], uint gid [[thread_position_in_grid]]) {\n"
+            "  const ulong n = ulong(P[0]), T = ulong(P[1]), p = ulong(P[2]);\n"
+            "  const ulong row = ulong(gid) / T, i = ulong(gid) % T, k = i % p, base = row * n;\n"
+            + "\n".join(body) + "\n}\n")
+
+
+def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool = False) -> mc.Buffer:
+    """The unnormalised DFT (inverse: exp(+2 pi i jk / n)) of each of `batch` rows of n elements of the
+    C-contiguous complex Buffer src; a new Buffer (batch * n elements). n's prime factors must be <= 13."""
+    dt = np.dtype(dtype)
+    if dt not in _TYPES:
+        raise mc.ArgumentError(f"fft needs a complex64 or complex128 Buffer, got {dt}")
+    radices = factors(n)
+    if radices is None:
+        raise mc.ArgumentError(f"fft: length {n} has a prime factor over 13 (use Bluestein's algorithm)")
+    if batch * n >= 2**32:
+        raise mc.ArgumentError("fft: at most 2**32 - 1 elements per call")
+    bufs = [dev.empty((batch * n,), dt), dev.empty((batch * n,), dt) if len(radices) > 1 else None]
+    cur, p = src, 1
+    for step, R in enumerate(radices):
+        out = bufs[step % 2]
+        P = dev.asarray(np.array([n, n // R, p], np.int64))
+        cache.launch(cache.kernel(dev, source(R, dt, inverse), "mnp_fft", fast_math=False), batch * (n // R),
+                     cur, out, P)
+        cur, p = out, p * R
+    if not radices:  # n == 1: the transform is the identity
+        out = bufs[0]
+        cache.launch(cache.kernel(dev, source(1, dt, inverse), "mnp_fft", fast_math=False), batch, src, out,
+                     dev.asarray(np.array([1, 1, 1], np.int64)))
+        cur = out
+    return cur

@@ -1,0 +1,126 @@
+"""metalcall.numpy.fft against numpy.fft on every device: every function, every norm, lengths that
+take each path (powers of two in radix-8/4/2 passes, mixed radices 3..13, primes and other lengths
+by Bluestein), cropping and zero-padding (n=, s=), any axis, batches, dtypes and the errors."""
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+import metalcall.numpy as mnp
+from mnp_check import check
+
+NORMS = ("backward", "ortho", "forward")
+TOL = {"complex64": 2e-5, "complex128": 1e-11, "float32": 2e-5, "float64": 1e-11}
+
+
+def _dtypes(device):
+    return ["complex64"] if device.backend == "metal" else ["complex64", "complex128"]
+
+
+def _real(dt):
+    return {"complex64": "float32", "complex128": "float64"}[dt]
+
+
+def _close(got, want, dt):
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+    scale = max(np.abs(w).max(), 1e-30) if w.size else 1
+    assert np.abs(g - w).max(initial=0) <= TOL[dt] * scale, np.abs(g - w).max() / scale
+
+
+def _data(shape, dt, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+
+
+# 1, powers of two (radix 8, 4, 2), mixed radices up to 13, primes over 13 and their products (Bluestein)
+LENGTHS = [1, 2, 8, 16, 32, 6, 30, 49, 143, 17, 97, 34, 1000, 4096, 2 * 3 * 5 * 7 * 11 * 13, 1021]
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_fft_ifft_lengths(device, n):
+    for dt in _dtypes(device):
+        a = _data((3, n), dt, n)
+        x = mnp.asarray(a, device=device)
+        _close(mnp.fft.fft(x), np.fft.fft(a), dt)
+        _close(mnp.fft.ifft(x), np.fft.ifft(a), dt)
+        _close(mnp.fft.ifft(mnp.fft.fft(x)), a, dt)  # round trip
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_norms_axes_and_lengths(device, norm):
+    for dt in _dtypes(device):
+        a = _data((4, 6, 10), dt, 1)
+        x = mnp.asarray(a, device=device)
+        for axis in (0, 1, -1):
+            for n in (None, 4, 13):
+                for f in ("fft", "ifft"):
+                    _close(getattr(mnp.fft, f)(x, n=n, axis=axis, norm=norm),
+                           getattr(np.fft, f)(a, n=n, axis=axis, norm=norm), dt)
+        for s, axes in ((None, None), ((3, 8), (0, 1)), (None, (0, 2)), ((5, 7), (2, 0)), ((-1, 4), (1, 2))):
+            npn = None if s is None else tuple(a.shape[ax] if v == -1 else v for v, ax in zip(s, axes))
+            _close(mnp.fft.fftn(x, s=s, axes=axes, norm=norm), np.fft.fftn(a, s=npn, axes=axes, norm=norm), dt)
+            _close(mnp.fft.ifftn(x, s=s, axes=axes, norm=norm), np.fft.ifftn(a, s=npn, axes=axes, norm=norm), dt)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_real_transforms(device, norm):
+    for dt in _dtypes(device):
+        rdt = _real(dt)
+        a = _data((5, 12), dt, 2)
+        r = a.real.copy()
+        x, y = mnp.asarray(a, device=device), mnp.asarray(r, device=device)
+        for axis in (0, -1):
+            for n in (None, 7, 8, 20):
+                _close(mnp.fft.rfft(y, n=n, axis=axis, norm=norm), np.fft.rfft(r, n=n, axis=axis, norm=norm), dt)
+                _close(mnp.fft.ihfft(y, n=n, axis=axis, norm=norm), np.fft.ihfft(r, n=n, axis=axis, norm=norm), dt)
+                _close(mnp.fft.irfft(x, n=n, axis=axis, norm=norm), np.fft.irfft(a, n=n, axis=axis, norm=norm), rdt)
+                _close(mnp.fft.hfft(x, n=n, axis=axis, norm=norm), np.fft.hfft(a, n=n, axis=axis, norm=norm), rdt)
+        b = _data((4, 6, 9), dt, 3)
+        for s, axes in ((None, None), (None, (0, 2)), ((5, 8), (2, 0)), ((3, 4, 10), (0, 1, 2))):
+            _close(mnp.fft.rfftn(mnp.asarray(b.real, device=device), s=s, axes=axes, norm=norm),
+                   np.fft.rfftn(b.real, s=s, axes=axes, norm=norm), dt)
+            _close(mnp.fft.irfftn(mnp.asarray(b, device=device), s=s, axes=axes, norm=norm),
+                   np.fft.irfftn(b, s=s, axes=axes, norm=norm), rdt)
+        # round trip of an odd length, and a real signal's spectrum through irfft
+        _close(mnp.fft.irfft(mnp.fft.rfft(y, axis=0), n=5, axis=0), r, rdt)
+
+
+def test_dtypes_and_special_values(device):
+    f32 = np.array([1.0, 2.0, -1.0, 0.5], np.float32)
+    got = mnp.fft.fft(mnp.asarray(f32, device=device))
+    assert got.dtype == np.complex64  # a real input transforms in the complex dtype of its precision
+    _close(got, np.fft.fft(f32).astype(np.complex64), "complex64")
+    ints = mnp.asarray(np.array([1, 2, 3], np.int32), device=device)
+    assert mnp.fft.fft(ints).dtype == mnp.__array_namespace_info__().default_dtypes(device=device)["complex floating"]
+    assert mnp.fft.rfft(mnp.asarray(f32, device=device)).dtype == np.complex64
+    assert mnp.fft.irfft(mnp.asarray(f32.astype(np.complex64), device=device)).dtype == np.float32
+    a = np.array([1, np.nan, 3, 4], np.complex64)
+    assert np.isnan(np.asarray(mnp.fft.fft(mnp.asarray(a, device=device)))).all()  # NaN reaches every output
+    e = mnp.fft.fft(mnp.asarray(np.zeros((0, 4), np.complex64), device=device))
+    assert e.shape == (0, 4) and e.dtype == np.complex64
+
+
+def test_frequencies_and_shifts(device):
+    for n in (1, 2, 7, 8):
+        for d in (1.0, 0.25):
+            check(mnp.fft.fftfreq(n, d=d, device=device), np.fft.fftfreq(n, d).astype(np.float32), dtype=False,
+                  rtol=1e-6)
+            check(mnp.fft.rfftfreq(n, d=d, dtype=mnp.float32, device=device), np.fft.rfftfreq(n, d).astype(np.float32))
+    assert mnp.fft.fftfreq(4, device=device).device == device
+    b = np.arange(30.0, dtype=np.float32).reshape(5, 6)
+    x = mnp.asarray(b, device=device)
+    for axes in (None, 0, (1,), (0, 1), -1):
+        check(mnp.fft.fftshift(x, axes=axes), np.fft.fftshift(b, axes=axes))
+        check(mnp.fft.ifftshift(x, axes=axes), np.fft.ifftshift(b, axes=axes))
+        check(mnp.fft.ifftshift(mnp.fft.fftshift(x, axes=axes), axes=axes), b)
+
+
+def test_errors(device):
+    x = mnp.asarray(np.ones((2, 3), np.complex64), device=device)
+    for call in (lambda: mnp.fft.fft(x, n=0), lambda: mnp.fft.fft(x, axis=2), lambda: mnp.fft.fft(x, norm="none"),
+                 lambda: mnp.fft.rfft(x), lambda: mnp.fft.irfft(x[:, :1]), lambda: mnp.fft.fftn(x, s=(2,), axes=(0, 1)),
+                 lambda: mnp.fft.fftfreq(0, device=device), lambda: mnp.fft.fftfreq(4, dtype=mnp.int32, device=device),
+                 lambda: mnp.fft.fft(mnp.asarray(np.complex64(1), device=device)), lambda: mnp.fft.fftn(x, axes=(0, 0))):
+        with pytest.raises(mc.Error):
+            call()
