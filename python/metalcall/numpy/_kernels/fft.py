@@ -7,6 +7,9 @@ threads per row): thread i reads u_r = x[i + r T] (r < R), multiplies by the twi
 w^(k r) with k = i mod p and w = exp(-+2 pi i / (p R)), takes the R-point DFT of the u_r (unrolled,
 with the constants written as literals), and writes v_s to y[(i - k) R + k + s p]. After the
 last pass the result is in natural order (no bit reversal). Unnormalised in both directions.
+The twiddles of a pass are a table of p (R - 1) values computed on the host in float64 (exact to
+the last bit of complex64/complex128, and no sin/cos per element: the CPU backend's are scalar
+libm calls), uploaded once per length, dtype, direction and device.
 """
 
 from __future__ import annotations
@@ -72,11 +75,9 @@ def source(R: int, dtype, inverse: bool) -> str:
     sign = 1 if inverse else -1
     body = [f"  {ct} u{r} = src[base + i + {r} * T];" for r in range(R)]
     body.append("  if (p > 1) {")
-    body.append(f"    const {ft} step = {ft}({sign * 2 * math.pi!r}) / {ft}(p * {R});")
     for r in range(1, R):
-        # the angle from the exact integer k r, so large lengths keep their twiddles' accuracy
-        body.append(f"    {{ {ft} a = step * {ft}(k * {r}); {ft} c = cos(a), s = sin(a); {ft} t = u{r}.re;"
-                    f" u{r}.re = t * c - u{r}.im * s; u{r}.im = t * s + u{r}.im * c; }}")
+        body.append(f"    {{ {ct} w = tw[k * {R - 1} + {r - 1}]; {ft} t = u{r}.re;"
+                    f" u{r}.re = t * w.re - u{r}.im * w.im; u{r}.im = t * w.im + u{r}.im * w.re; }}")
     body.append("  }")
     body.append(f"  {ct} " + ", ".join(f"v{s}" for s in range(R)) + ";")
     body += _dft(R, sign, ft)
@@ -84,7 +85,8 @@ def source(R: int, dtype, inverse: bool) -> str:
     body += [f"  dst[j + {s} * p] = v{s};" for s in range(R)]
     return (f"#include <metal_stdlib>\nusing namespace metal;\nstruct {ct} {{ {ft} re; {ft} im; }};\n"
             f"kernel void mnp_fft(device const {ct}* src [[buffer(0)]], device {ct}* dst [[buffer(1)]],\n"
-            "                    constant long* P [[buffer(2)]], uint gid [[thread_position_in_grid]]) {\n"
+            f"                    device const {ct}* tw [[buffer(2)]], constant long* P [[buffer(3)]],\n"
+            "                    uint gid [[thread_position_in_grid]]) {\n"
             "  const ulong n = ulong(P[0]), T = ulong(P[1]), p = ulong(P[2]);\n"
             "  const ulong row = ulong(gid) / T, i = ulong(gid) % T, k = i % p, base = row * n;\n"
             + "\n".join(body) + "\n}\n")
@@ -102,16 +104,32 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
     if batch * n >= 2**32:
         raise mc.ArgumentError("fft: at most 2**32 - 1 elements per call")
     bufs = [dev.empty((batch * n,), dt), dev.empty((batch * n,), dt) if len(radices) > 1 else None]
-    cur, p = src, 1
-    for step, R in enumerate(radices):
+    cur = src
+    plan = _plan(dev, n, dt, inverse)
+    for step, (R, tw, P) in enumerate(plan):
         out = bufs[step % 2]
-        P = dev.asarray(np.array([n, n // R, p], np.int64))
         cache.launch(cache.kernel(dev, source(R, dt, inverse), "mnp_fft", fast_math=False), batch * (n // R),
-                     cur, out, P)
-        cur, p = out, p * R
-    if not radices:  # n == 1: the transform is the identity
-        out = bufs[0]
-        cache.launch(cache.kernel(dev, source(1, dt, inverse), "mnp_fft", fast_math=False), batch, src, out,
-                     dev.asarray(np.array([1, 1, 1], np.int64)))
+                     cur, out, tw, P)
         cur = out
     return cur
+
+
+_PLANS: dict = {}
+
+
+def _plan(dev, n, dt, inverse):
+    """[(radix, twiddle Buffer, parameter Buffer)] of each pass (n == 1: one identity pass of radix 1)."""
+    key = (dev, n, dt, inverse)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan, p = [], 1
+        for R in factors(n) or [1]:
+            k = np.arange(p, dtype=np.float64)[:, None] * np.arange(1, R, dtype=np.float64)[None, :]
+            w = np.exp((2j if inverse else -2j) * np.pi * k / (p * R)).astype(dt).reshape(-1)
+            tw = dev.asarray(w if w.size else np.zeros(1, dt))
+            plan.append((R, tw, dev.asarray(np.array([n, n // R, p], np.int64))))
+            p *= R
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
