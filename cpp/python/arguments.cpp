@@ -175,10 +175,15 @@ bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, 
 namespace {
 
 // A foreign GPU array (torch/CuPy CUDA tensor, Numba array) imported onto the kernel's device; nullopt if not one.
-std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device) {
+// On CUDA, torch tensors and __cuda_array_interface__ objects come from the per-object import cache.
+std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device,
+                                     std::vector<std::uintptr_t>& ordered_streams) {
   PyObject* o = x.ptr();
   if (PyBytes_Check(o) || PyByteArray_Check(o) || PyMemoryView_Check(o)) return std::nullopt;  // host memory, no lookups
   try {
+    if (device.info().backend == "cuda") {
+      if (std::optional<PyBuffer> cached = cached_gpu_argument(x, device, ordered_streams)) return cached;
+    }
     return import_gpu_memory(x, device);
   } catch (const ArgumentError& e) {
     throw ArgumentError("argument " + std::to_string(index) + ": " + e.what());
@@ -191,6 +196,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
                        HostReferences& refs, const Kernel* kernel) {
   const std::size_t n = args.size();
   out.reserve(n - first);
+  std::vector<std::uintptr_t> ordered_streams;  // producers' streams this call waits for, once each
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
   auto add_buffer = [&out](const PyBuffer& b) {
     Argument& a = out.emplace_back();
@@ -233,7 +239,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     }
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
-    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
+    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device, ordered_streams)) {
       add_buffer(*gpu);
       continue;
     }

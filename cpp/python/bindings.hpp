@@ -90,6 +90,16 @@ PyBuffer import_cuda_array(const py::handle& x, const Device& device);
  */
 std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& device);
 
+/**
+ * A kernel argument on a CUDA `device` from a torch CUDA tensor or an object with
+ * __cuda_array_interface__, through a per-object cache of its import (gpu_import.cpp);
+ * nullopt when `x` is neither (or only DLPack can order it): the caller imports it as
+ * before. Orders the device after the producer's stream once per call: `ordered` holds the
+ * streams this call has waited for.
+ */
+std::optional<PyBuffer> cached_gpu_argument(const py::handle& x, const Device& device,
+                                            std::vector<std::uintptr_t>& ordered);
+
 /** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
 struct PyBatch {
   explicit PyBatch(Device d) : device(std::move(d)) {}

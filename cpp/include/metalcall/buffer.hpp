@@ -43,6 +43,12 @@ class Buffer {
    * than to the device's cache of reusable blocks.
    */
   void mark_shared() const;
+  /**
+   * A Buffer over the same memory (of a Device::wrap, whose owner may be null) that also
+   * keeps `owner` alive until it and every call using it are gone: a cached import of
+   * foreign memory, bound to one call with the object that owns the memory.
+   */
+  Buffer kept_with(std::shared_ptr<void> owner) const;
   explicit operator bool() const { return static_cast<bool>(storage_); }
 
   const std::shared_ptr<BufferStorage>& storage() const { return storage_; }

@@ -70,6 +70,29 @@ void Buffer::mark_shared() const {
   if (storage_) storage_->mark_shared();
 }
 
+namespace {
+// Another storage's memory, plus an owner to keep alive; copies go through that storage.
+class KeptStorage final : public BufferStorage {
+ public:
+  KeptStorage(std::shared_ptr<BufferStorage> base, std::shared_ptr<void> owner)
+      : BufferStorage(base->data(), base->nbytes(), base->host_visible()), base_(std::move(base)),
+        owner_(std::move(owner)) {
+    set_home(base_->home());
+  }
+  void copy_to(void* dst, std::size_t n) const override { base_->copy_to(dst, n); }
+  void copy_from(const void* src, std::size_t n) override { base_->copy_from(src, n); }
+
+ private:
+  std::shared_ptr<BufferStorage> base_;
+  std::shared_ptr<void> owner_;
+};
+}  // namespace
+
+Buffer Buffer::kept_with(std::shared_ptr<void> owner) const {
+  if (!storage_) throw ArgumentError("[metalcall] cannot share an empty (default-constructed) Buffer");
+  return Buffer(std::make_shared<KeptStorage>(storage_, std::move(owner)));
+}
+
 void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }
 
 std::size_t Buffer::nbytes() const { return storage_ ? storage_->nbytes() : 0; }
