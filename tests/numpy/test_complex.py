@@ -291,6 +291,9 @@ def test_indexing_where_and_manipulation(device):
         want[1] = 2 - 1j
         want[0, :2] = [5j, -0.0j]
         check(y, want)
+        y[mnp.real(y) > 1] = 0.5j  # a boolean mask with a complex scalar
+        want[want.real > 1] = 0.5j
+        check(y, want)
         check(mnp.flip(x, axis=1), np.flip(a, axis=1))
         check(mnp.reshape(x, (4, 3)), a.reshape(4, 3))
         check(mnp.count_nonzero(mnp.asarray(np.array([0j, 1j, 2, 0], dt), device=device)), 2, dtype=False)

@@ -266,7 +266,7 @@ def setitem(x, key, value):
             return
         if isinstance(value, ndarray):
             value = value.item()
-        if not isinstance(value, (bool, int, float, np.generic)):
+        if not isinstance(value, (bool, int, float, complex, np.generic)):
             raise NotImplementedError("metalcall.numpy: x[mask] = value takes a scalar value")
         assign(x, where(mask, value, x).astype(x.dtype, copy=False), internal=True)
         return
