@@ -86,7 +86,7 @@ _LIB = {
     # exp(z) - 1 without cancellation: Re = expm1(x) cos y - 2 sin^2(y / 2).
     "expm1": (("mk", "cls", "exp", "expm1r"), f"""inline @C @Pexpm1(@C z) {{
   @F x = z.re, y = z.im;
-  if (y == @F(0)) return @Pmk(mnp_expm1_@F(x), y);
+  if (y == @F(0)) return @Pmk(x == @F(0) ? @F(0) : mnp_expm1_@F(x), y);  // the standard's 0 + 0j for -0 too
   if (@Pisinf(x) && !@Pisfin(y)) return x > @F(0) ? @Pmk(x, {_NAN}) : @Pmk(@F(-1), @F(0));
   if (!@Pisfin(y)) return @Pmk({_NAN}, {_NAN});
   if (fabs(x) >= @F(1)) {{ @C e = @Pexp(z); return @Pmk(e.re - @F(1), e.im); }}
@@ -140,7 +140,8 @@ _LIB = {
     "tanh": (("mk", "cls"), f"""inline @C @Ptanh(@C z) {{
   @F x = z.re, y = z.im;
   if (@Pisnan(x)) return y == @F(0) ? @Pmk(x, y) : @Pmk({_NAN}, {_NAN});
-  if (@Pisinf(x)) return @Pmk(copysign(@F(1), x), @Pisfin(y) ? copysign(@F(0), sin(@F(2) * y)) : copysign(@F(0), y));
+  // the array API's 1 + 0j (C99 and glibc: 1 + 0 sin(2y) j), conjugate-symmetric
+  if (@Pisinf(x)) return @Pmk(copysign(@F(1), x), copysign(@F(0), y));
   if (!@Pisfin(y)) return x == @F(0) ? @Pmk(x, {_NAN}) : @Pmk({_NAN}, {_NAN});
   if (fabs(x) > @F(@TBIG)) {{
     @F e = exp(@F(-2) * fabs(x));
