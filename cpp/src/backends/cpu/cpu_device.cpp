@@ -163,6 +163,12 @@ DeviceInfo make_info() {
   return info;
 }
 
+struct RecordedCommands final : BackendGraph {
+  explicit RecordedCommands(const std::vector<DispatchCommand>& list)
+      : commands(std::make_shared<const std::vector<DispatchCommand>>(list)) {}
+  std::shared_ptr<const std::vector<DispatchCommand>> commands;  // shared with replays in flight
+};
+
 class CpuDevice : public BackendDevice {
  public:
   explicit CpuDevice(const DeviceOptions& options)
@@ -210,6 +216,13 @@ class CpuDevice : public BackendDevice {
   }
   void synchronize() override { queue_.synchronize(); }
   bool run_now(const DispatchCommand& command, double* seconds) override { return queue_.run_now(command, seconds); }
+  // A recording replays its commands as they are, without copying them into each submission.
+  std::shared_ptr<BackendGraph> make_graph(const std::vector<DispatchCommand>& commands) override {
+    return std::make_shared<RecordedCommands>(commands);
+  }
+  void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion) override {
+    queue_.replay(static_cast<const RecordedCommands&>(*graph).commands, completion);
+  }
 
  private:
   DeviceInfo info_;

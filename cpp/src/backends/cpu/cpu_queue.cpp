@@ -65,13 +65,14 @@ std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
       throw ExecutionError("[cpu] the call was cancelled (interrupted) before it started");
     }
     const std::atomic<bool>& cancel = task.completion->cancel_flag();
-    for (const auto& command : task.commands) seconds += runner_.run(command, &cancel);
+    for (const auto& command : task.list()) seconds += runner_.run(command, &cancel);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {
     error = std::make_exception_ptr(ExecutionError(std::string("[cpu] the dispatch failed: ") + e.what()));
   }
   task.commands.clear();  // release programs and buffers before signalling
+  task.recorded.reset();
   return {error, seconds};
 }
 
@@ -102,10 +103,20 @@ bool CpuQueue::idle(std::unique_lock<std::mutex>& lock) {
   return finishing_ == 0 && !busy_ && pending_.empty();
 }
 
+void CpuQueue::replay(std::shared_ptr<const std::vector<DispatchCommand>> commands,
+                      const std::shared_ptr<CompletionState>& completion) {
+  Task task{{}, completion, std::move(commands)};
+  enqueue(std::move(task), false);
+}
+
 void CpuQueue::submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
                       bool caller_waits) {
-  Task task{std::move(commands), completion};
-  const bool here = caller_waits || short_enough(runner_.estimate(task.commands));
+  enqueue(Task{std::move(commands), completion, nullptr}, caller_waits);
+}
+
+void CpuQueue::enqueue(Task&& task, bool caller_waits) {
+  CompletionState* completion = task.completion.get();  // task holds it
+  const bool here = caller_waits || short_enough(runner_.estimate(task.list()));
   std::unique_lock<std::mutex> lock(mutex_);
   if (here && idle(lock)) {
     busy_ = true;

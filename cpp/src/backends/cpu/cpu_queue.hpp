@@ -28,6 +28,9 @@ class CpuQueue : public CompletionDriver {
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool caller_waits);
+  /** Like submit() (the caller does not wait), for a recorded graph's commands: run as they are, not copied. */
+  void replay(std::shared_ptr<const std::vector<DispatchCommand>> commands,
+              const std::shared_ptr<CompletionState>& completion);
   /** Runs queued work on the calling thread when no other thread has started it, then waits for the rest. */
   void synchronize();
   /** Runs a short call now if the queue is idle (see BackendDevice::run_now). */
@@ -41,7 +44,11 @@ class CpuQueue : public CompletionDriver {
   struct Task {
     std::vector<DispatchCommand> commands;
     std::shared_ptr<CompletionState> completion;
+    std::shared_ptr<const std::vector<DispatchCommand>> recorded;  // a replayed graph's, instead of `commands`
+    const std::vector<DispatchCommand>& list() const { return recorded ? *recorded : commands; }
   };
+  /** Runs `task` here if it is short or the caller waits and the queue is idle, else queues it. */
+  void enqueue(Task&& task, bool caller_waits);
   /** Runs a task's commands and releases them; returns what its completion reports. */
   std::pair<std::exception_ptr, double> execute(Task& task);
   /** Ends the last task a runner took: the queue is free before the task's Completion
