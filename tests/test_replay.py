@@ -215,3 +215,21 @@ def test_update_errors_leave_the_graph_as_it_was(device):
         g.update(0)  # too few arguments
     g.replay()
     np.testing.assert_array_equal(np.asarray(x), np.ones(8, np.float32))
+
+
+def test_update_while_replays_are_in_flight(device):
+    # Replays in flight keep the commands they were given (the CPU shares them with the graph
+    # rather than copying them): an update changes the replays that come after it only.
+    lib = device.compile(GOOD_SRC)
+    x, y = device.zeros(1, np.float32), device.zeros(1, np.float32)
+    with device.record() as g:
+        for _ in range(200):
+            lib.add_scalar(1, x, 1.0, x)
+    before = [g.replay() for _ in range(5)]
+    for k in range(200):
+        g.update(k, y, 2.0, y)
+    after = [g.replay() for _ in range(3)]
+    for h in before + after:
+        h.wait()
+    assert np.asarray(x)[0] == 1000.0
+    assert np.asarray(y)[0] == 1200.0
