@@ -253,3 +253,57 @@ def test_huge_and_tiny_values_are_scaled(ldev):
             sym = a[0, :3, :3] + a[0, :3, :3].T
             close(np.asarray(mnp.linalg.eigvalsh(mnp.asarray(sym, device=ldev))) / scale,
                   np.linalg.eigvalsh(sym.astype(np.float64) / scale).astype(dt), dt)
+
+
+def crand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+CTOL = {"complex64": 3e-4, "complex128": 1e-10}
+
+
+def cclose(got, want, dtype):
+    g = np.asarray(got)
+    assert g.shape == np.shape(want) and g.dtype == np.asarray(want).dtype, (g.shape, g.dtype, np.asarray(want).dtype)
+    np.testing.assert_allclose(g, want, rtol=CTOL[dtype], atol=CTOL[dtype] * 10)
+
+
+def test_complex(ldev):
+    # LU, Cholesky and QR kernels run complex arithmetic (la_* of linalg_common); svdvals, pinv,
+    # matrix_rank and eigvalsh go through the real embedding [[Re, -Im], [Im, Re]].
+    for dt in ("complex64",) + (("complex128",) if ldev.backend != "metal" else ()):
+        a = crand((2, 4, 4), dt) + 3 * np.eye(4, dtype=dt)
+        b = crand((2, 4, 2), dt, 1)
+        x = mnp.asarray(a, device=ldev)
+        cclose(mnp.linalg.inv(x), np.linalg.inv(a), dt)
+        cclose(mnp.linalg.solve(x, mnp.asarray(b, device=ldev)), np.linalg.solve(a, b), dt)
+        cclose(mnp.linalg.det(x), np.linalg.det(a), dt)
+        sign, logabs = mnp.linalg.slogdet(x)
+        want = np.linalg.slogdet(a)
+        cclose(sign, want.sign, dt)
+        cclose(logabs, want.logabsdet, dt)
+        h = (a @ np.conj(np.swapaxes(a, -1, -2)) + np.eye(4)).astype(dt)
+        cclose(mnp.linalg.cholesky(mnp.asarray(h, device=ldev)), np.linalg.cholesky(h), dt)
+        cclose(mnp.linalg.cholesky(mnp.asarray(h, device=ldev), upper=True), np.linalg.cholesky(h, upper=True), dt)
+        cclose(mnp.linalg.eigvalsh(mnp.asarray(np.tril(h), device=ldev)), np.linalg.eigvalsh(np.tril(h)), dt)
+        t = crand((2, 5, 3), dt, 2)
+        for mode in ("reduced", "complete"):
+            q, r = mnp.linalg.qr(mnp.asarray(t, device=ldev), mode=mode)
+            nq, nr = np.linalg.qr(t, mode=mode)
+            cclose(q, nq, dt)
+            cclose(r, nr, dt)
+        xt = mnp.asarray(t, device=ldev)
+        cclose(mnp.linalg.svdvals(xt), np.linalg.svd(t, compute_uv=False), dt)
+        cclose(mnp.linalg.pinv(xt), np.linalg.pinv(t), dt)
+        np.testing.assert_array_equal(np.asarray(mnp.linalg.matrix_rank(xt)), np.linalg.matrix_rank(t))
+        for ord in ("fro", "nuc", 1, 2, -2, np.inf):
+            cclose(mnp.linalg.matrix_norm(xt, ord=ord), np.linalg.matrix_norm(t, ord=ord), dt)
+        for ord in (2, 1, 0, np.inf):
+            cclose(mnp.linalg.vector_norm(xt, ord=ord, axis=-1), np.linalg.vector_norm(t, ord=ord, axis=-1), dt)
+        singular = np.ones((2, 2), dt) * (1 + 1j)
+        with pytest.raises(mnp.linalg.LinAlgError):
+            mnp.linalg.inv(mnp.asarray(singular, device=ldev))
+        for call in (mnp.linalg.svd, mnp.linalg.eigh):
+            with pytest.raises(mc.ArgumentError, match="complex"):
+                call(mnp.asarray(h, device=ldev))

@@ -18,12 +18,14 @@ import numpy as np
 
 import metalcall as mc
 
+from . import _complex_ops
 from . import _dtypes as D
 from . import _fusion as F
 from ._array import ndarray
 from ._backend import kernels
 from ._creation import asarray, eye, zeros
 from ._dtype_functions import result_type
+from ._elementwise import imag, real, tril
 from ._linalg import matmul
 from ._manip import broadcast_shapes, broadcast_to, concat, matrix_transpose, reshape
 
@@ -43,10 +45,25 @@ def float_dtype(dt, device, name):
     """The dtype linalg computes arrays of dtype `dt` in (see the module's docstring)."""
     if dt.kind in "biu":
         return D.default_float(device)
-    if dt not in (D.float32, D.float64):
-        raise mc.ArgumentError(f"linalg.{name}: arrays of {dt} are not supported (float32 or float64; integers are "
-                               "computed in the default float)")
+    if dt not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise mc.ArgumentError(f"linalg.{name}: arrays of {dt} are not supported (float32, float64, complex64, "
+                               "complex128; integers are computed in the default float)")
     return dt
+
+
+def no_complex(x, name, instead=""):
+    if x.dtype.kind == "c":
+        raise mc.ArgumentError(f"linalg.{name}: complex matrices are not supported yet{instead}")
+
+
+def embed(x):
+    """The real matrices [[Re x, -Im x], [Im x, Re x]] of complex x (2m x 2n): singular values and
+    eigenvalues (of Hermitian x) are x's, each twice, and pinv(embed(x)) = embed(pinv(x))."""
+    return embed_parts(real(x), imag(x))
+
+
+def embed_parts(re, im):
+    return concat([concat([re, -im], axis=-1), concat([im, re], axis=-1)], axis=-2)
 
 
 def matrices(x, name, *, square=True):
@@ -106,7 +123,7 @@ def det(x, /):
 
 def slogdet(x, /):
     out, bs = _determinants(x, "slogdet")
-    return SlogdetResult(reshape(out[:, 1], bs), reshape(out[:, 2], bs))
+    return SlogdetResult(reshape(out[:, 1], bs), reshape(real(out[:, 2]), bs))
 
 
 def inv(x, /):
@@ -174,6 +191,14 @@ def _eigh(x, name, vectors):
     batch = F.prod(bs)
     if batch * n == 0:
         return zeros(bs + (n,), dtype=dt, device=x.device), zeros(x.shape, dtype=dt, device=x.device)
+    if dt.kind == "c":
+        if vectors:
+            no_complex(x, name, " (eigvalsh is)")
+        # The Hermitian matrix of x's lower triangle (its diagonal's real part), as NumPy's eigh.
+        re, im = real(x), imag(x)
+        re = tril(re) + matrix_transpose(tril(re, k=-1))
+        im = tril(im, k=-1) - matrix_transpose(tril(im, k=-1))
+        return _eigh(embed_parts(re, im), name, False)[0][..., ::2], None
     w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
     return wrap(w, bs + (n,), dt, x.device), (wrap(v, x.shape, dt, x.device) if vectors else None)
 
@@ -215,9 +240,19 @@ def _svd(x, full_matrices, vectors):
 
 def svd(x, /, *, full_matrices=True):
     x, _, _, _, _ = matrices(x, "svd", square=False)
+    no_complex(x, "svd", " (svdvals, pinv and matrix_rank are)")
     return SVDResult(*_svd(x, full_matrices, True))
 
 
 def svdvals(x, /):
     x, _, _, _, _ = matrices(x, "svdvals", square=False)
+    if x.dtype.kind == "c":
+        return _svd(embed(x), False, False)[1][..., ::2]
     return _svd(x, False, False)[1]
+
+
+def complex_pinv(x, pinv_real):
+    """pinv of complex x from pinv of its real embedding (pinv_real: the real function)."""
+    m, n = x.shape[-2:]
+    p = pinv_real(embed(x))
+    return _complex_ops.combine(p[..., :n, :m].copy(), p[..., n:, :m].copy(), x.dtype)

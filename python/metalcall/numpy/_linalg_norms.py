@@ -16,7 +16,7 @@ from ._array import ndarray
 from ._creation import asarray, eye, zeros
 from ._elementwise import apply, where
 from ._linalg import matmul
-from ._linalg_decomp import float_dtype, inv, matrices, svd, svdvals
+from ._linalg_decomp import complex_pinv, float_dtype, inv, matrices, svd, svdvals
 from ._manip import broadcast_arrays, broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack
 
 
@@ -47,7 +47,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
 def cross(x1, x2, /, *, axis=-1):
     x1, x2 = _array(x1), _array(x2)
-    if x1.dtype.kind not in "iuf" or x2.dtype.kind not in "iuf":
+    if x1.dtype.kind not in "iufc" or x2.dtype.kind not in "iufc":
         raise mc.ArgumentError("linalg.cross: needs numeric arrays")
     try:
         x1, x2 = broadcast_arrays(x1, x2)
@@ -83,7 +83,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == -math.inf:
         return Rd.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return Rd.sum((a != 0).astype(x.dtype), axis=axis, keepdims=keepdims)
+        return Rd.sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdims)
     if isinstance(ord, (int, float)) and not isinstance(ord, bool) and math.isfinite(ord):
         return Rd.sum(a ** float(ord), axis=axis, keepdims=keepdims) ** (1.0 / float(ord))
     raise mc.ArgumentError(f"linalg.vector_norm: ord {ord!r} is not a number")
@@ -92,7 +92,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     x, dt, bs, m, n = matrices(x, "matrix_norm", square=False)
     if ord == "fro":
-        out = apply("sqrt", Rd.sum(x * x, axis=(-2, -1)))
+        a = abs(x)
+        out = apply("sqrt", Rd.sum(a * a, axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         if m * n == 0:
             raise mc.ArgumentError(f"linalg.matrix_norm: ord {ord!r} of empty matrices")
@@ -147,6 +148,10 @@ def pinv(x, /, *, rtol=None):
     x, dt, bs, m, n = matrices(x, "pinv", square=False)
     if m * n == 0:
         return zeros(bs + (n, m), dtype=dt, device=x.device)
+    if dt.kind == "c":
+        if rtol is None:  # the complex matrix's default, not its twice as large embedding's
+            rtol = max(m, n) * float(np.finfo(np.float32 if dt == np.complex64 else np.float64).eps)
+        return complex_pinv(x, lambda e: pinv(e, rtol=rtol))
     u, s, vh = svd(x, full_matrices=False)
     keep = s > _tolerance(s, rtol, m, n)
     s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)

@@ -1,5 +1,6 @@
-"""Cholesky (LAPACK's potrf on the lower triangle) and Householder QR (geqrf + orgqr, LAPACK's
-sign convention: R[j, j] = -sign(a) * norm, so results match NumPy's to rounding). One
+"""Cholesky (LAPACK's potrf on the lower triangle: A = L L^H) and Householder QR (geqrf + orgqr,
+LAPACK's sign convention: R[j, j] = -sign(re a) * norm, real, so results match NumPy's to rounding),
+for real and complex dtypes (linalg_common's la_* arithmetic). One
 threadgroup per matrix (linalg_common.py).
 """
 
@@ -22,23 +23,23 @@ kernel void cholesky(const device $T* in [[buffer(0)]], device $T* out [[buffer(
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
   device $T* L = out + base;
-  for (uint e = tid; e < n * n; e += $NTG) L[e] = e % n <= e / n ? x[e] : $T(0);
+  for (uint e = tid; e < n * n; e += $NTG) L[e] = e % n <= e / n ? x[e] : la_make($R(0), $R(0));
   if (tid == 0) { info[g] = 0; failed = 0; }
   $SYNC
   for (uint k = 0; k < n; ++k) {
     if (tid == 0) {
-      const $T d = L[k * n + k];
-      if (!(d > $T(0))) { info[g] = int(k + 1); failed = 1; }
-      else L[k * n + k] = sqrt(d);
+      const $R d = la_re(L[k * n + k]);  // a Hermitian matrix's diagonal is real: its real part, as potrf
+      if (!(d > $R(0))) { info[g] = int(k + 1); failed = 1; }
+      else L[k * n + k] = la_make(sqrt(d), $R(0));
     }
     $SYNC
     if (failed) break;
-    const $T d = L[k * n + k];
-    for (uint i = k + 1 + tid; i < n; i += $NTG) L[i * n + k] /= d;
+    const $R d = la_re(L[k * n + k]);
+    for (uint i = k + 1 + tid; i < n; i += $NTG) L[i * n + k] = la_divr(L[i * n + k], d);
     $SYNC
     for (uint i = k + 1 + tid; i < n; i += $NTG) {
       const $T l = L[i * n + k];
-      for (uint j = k + 1; j <= i; ++j) L[i * n + j] -= l * L[j * n + k];
+      for (uint j = k + 1; j <= i; ++j) L[i * n + j] = la_sub(L[i * n + j], la_mul(l, la_conj(L[j * n + k])));
     }
     $SYNC
   }
@@ -53,66 +54,68 @@ kernel void qr(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]],
                device $T* q [[buffer(3)]], device $T* r [[buffer(4)]], constant uint& m [[buffer(5)]],
                constant uint& n [[buffer(6)]], constant uint& qcols [[buffer(7)]], constant uint& rrows [[buffer(8)]],
                uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
-  threadgroup $T partial[$NTG];
-  threadgroup $T partial_max[$NTG];
-  threadgroup $T scale;
+  threadgroup $R partial[$NTG];
+  threadgroup $R partial_max[$NTG];
+  threadgroup $R scale;
   threadgroup $T hscale;
   const uint kmin = min(m, n);
   const device $T* x = in + ulong(g) * m * n;
 $SCALE_X
-  const $T sc = scale;
+  const $R sc = scale;
   device $T* A = work + ulong(g) * m * n;
   device $T* TAU = tau + ulong(g) * kmin;
   device $T* Q = q + ulong(g) * m * qcols;
   device $T* R = r + ulong(g) * rrows * n;
-  for (uint e = tid; e < m * n; e += $NTG) A[e] = x[e] * sc;
+  for (uint e = tid; e < m * n; e += $NTG) A[e] = la_scale(x[e], sc);
   $SYNC
   for (uint j = 0; j < kmin; ++j) {
-    $T s = $T(0);
-    for (uint i = j + 1 + tid; i < m; i += $NTG) { const $T v = A[i * n + j]; s += v * v; }
+    $R s = $R(0);
+    for (uint i = j + 1 + tid; i < m; i += $NTG) s += la_abs2(A[i * n + j]);
     partial[tid] = s;
     $SYNC
     if (tid == 0) {
-      $T sigma = $T(0);
+      $R sigma = $R(0);
       for (uint t = 0; t < $NTG; ++t) sigma += partial[t];
       const $T alpha = A[j * n + j];
-      if (sigma == $T(0)) { TAU[j] = $T(0); hscale = $T(0); }
+      const $R ar = la_re(alpha), ai = la_im(alpha);
+      if (sigma == $R(0) && ai == $R(0)) { TAU[j] = la_make($R(0), $R(0)); hscale = la_make($R(0), $R(0)); }
       else {
-        const $T norm = sqrt(alpha * alpha + sigma);
-        const $T beta = alpha >= $T(0) ? -norm : norm;
-        TAU[j] = (beta - alpha) / beta;
-        hscale = $T(1) / (alpha - beta);
-        A[j * n + j] = beta;
+        const $R norm = sqrt(ar * ar + ai * ai + sigma);
+        const $R beta = ar >= $R(0) ? -norm : norm;
+        TAU[j] = la_make((beta - ar) / beta, -ai / beta);
+        hscale = la_div(la_make($R(1), $R(0)), la_sub(alpha, la_make(beta, $R(0))));
+        A[j * n + j] = la_make(beta, $R(0));
       }
     }
     $SYNC
     const $T tj = TAU[j];
-    if (tj != $T(0)) {
+    if (!la_iszero(tj)) {
       const $T h = hscale;
-      for (uint i = j + 1 + tid; i < m; i += $NTG) A[i * n + j] *= h;
+      for (uint i = j + 1 + tid; i < m; i += $NTG) A[i * n + j] = la_mul(A[i * n + j], h);
       $SYNC
+      // H^H = I - conj(tau) v v^H applied from the left, as geqr2
       for (uint c = j + 1 + tid; c < n; c += $NTG) {
         $T w = A[j * n + c];
-        for (uint i = j + 1; i < m; ++i) w += A[i * n + j] * A[i * n + c];
-        w *= tj;
-        A[j * n + c] -= w;
-        for (uint i = j + 1; i < m; ++i) A[i * n + c] -= A[i * n + j] * w;
+        for (uint i = j + 1; i < m; ++i) w = la_add(w, la_mul(la_conj(A[i * n + j]), A[i * n + c]));
+        w = la_mul(la_conj(tj), w);
+        A[j * n + c] = la_sub(A[j * n + c], w);
+        for (uint i = j + 1; i < m; ++i) A[i * n + c] = la_sub(A[i * n + c], la_mul(A[i * n + j], w));
       }
       $SYNC
     }
   }
-  for (uint e = tid; e < m * qcols; e += $NTG) Q[e] = $T(e / qcols == e % qcols ? 1 : 0);
-  for (uint e = tid; e < rrows * n; e += $NTG) R[e] = e % n >= e / n ? A[e] / sc : $T(0);
+  for (uint e = tid; e < m * qcols; e += $NTG) Q[e] = la_make($R(e / qcols == e % qcols ? 1 : 0), $R(0));
+  for (uint e = tid; e < rrows * n; e += $NTG) R[e] = e % n >= e / n ? la_divr(A[e], sc) : la_make($R(0), $R(0));
   $SYNC
   for (uint j = kmin; j-- > 0;) {
     const $T tj = TAU[j];
-    if (tj != $T(0)) {
+    if (!la_iszero(tj)) {  // Q = H_0 H_1 ... H_(k-1), H = I - tau v v^H, as orgqr
       for (uint c = tid; c < qcols; c += $NTG) {
         $T w = Q[j * qcols + c];
-        for (uint i = j + 1; i < m; ++i) w += A[i * n + j] * Q[i * qcols + c];
-        w *= tj;
-        Q[j * qcols + c] -= w;
-        for (uint i = j + 1; i < m; ++i) Q[i * qcols + c] -= A[i * n + j] * w;
+        for (uint i = j + 1; i < m; ++i) w = la_add(w, la_mul(la_conj(A[i * n + j]), Q[i * qcols + c]));
+        w = la_mul(tj, w);
+        Q[j * qcols + c] = la_sub(Q[j * qcols + c], w);
+        for (uint i = j + 1; i < m; ++i) Q[i * qcols + c] = la_sub(Q[i * qcols + c], la_mul(A[i * n + j], w));
       }
     }
     $SYNC
@@ -123,7 +126,7 @@ $SCALE_X
 
 def cholesky(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> tuple[mc.Buffer, mc.Buffer]:
     """The lower Cholesky factors of `batch` n x n matrices (n, batch > 0) and potrf's info."""
-    dt = lc.float_type(dtype)
+    dt = lc.float_type(dtype, complex_ok=True)
     threads = lc.group_size(dev, n)
     out = cache.empty(dev, batch * n * n, dt)
     info = cache.empty(dev, batch, np.int32)
@@ -133,7 +136,7 @@ def cholesky(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> tu
 
 def qr(dev: mc.Device, a: mc.Buffer, batch: int, m: int, n: int, dtype: Any, complete: bool) -> tuple[mc.Buffer, mc.Buffer]:
     """Q (batch, m, m or min(m, n)) and R (batch, m or min(m, n), n) of `batch` m x n matrices (m, n > 0)."""
-    dt = lc.float_type(dtype)
+    dt = lc.float_type(dtype, complex_ok=True)
     kmin = min(m, n)
     qcols = m if complete else kmin
     threads = lc.group_size(dev, max(m, n))

@@ -35,27 +35,93 @@ def group_size(dev: mc.Device, width: int) -> int:
     return t
 
 
-def float_type(dtype: Any) -> np.dtype:
-    """The dtypes the kernels compute in: float32 or float64."""
+def float_type(dtype: Any, *, complex_ok: bool = False) -> np.dtype:
+    """The dtypes the kernels compute in: float32 or float64 (and complex64, complex128 where the
+    kernel is written with the la_* arithmetic of ARITHMETIC)."""
     dt = np.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise mc.ArgumentError(f"metalcall.numpy linalg kernels take float32 or float64, not {dt}")
+    allowed = (np.float32, np.float64) + ((np.complex64, np.complex128) if complex_ok else ())
+    if dt not in allowed:
+        raise mc.ArgumentError(f"metalcall.numpy linalg kernels take {', '.join(np.dtype(a).name for a in allowed)}, "
+                               f"not {dt}")
     return dt
 
 
+def real_type(dtype: Any) -> np.dtype:
+    dt = np.dtype(dtype)
+    return np.dtype(np.float32 if dt == np.complex64 else np.float64 if dt == np.complex128 else dt)
+
+
+# The element arithmetic kernels written once for real and complex dtypes use: $T the element
+# type, $R its real type. Complex numbers are a struct of two reals (the layout of NumPy's
+# complex64/complex128, which metalcall binds to it); products, Smith's division and LAPACK's
+# |re| + |im| (the pivot size of izamax) are NumPy's and LAPACK's.
+_REAL_ARITHMETIC = """
+inline $T la_make($R re, $R im) { return re; }
+inline $T la_add($T a, $T b) { return a + b; }
+inline $T la_sub($T a, $T b) { return a - b; }
+inline $T la_mul($T a, $T b) { return a * b; }
+inline $T la_div($T a, $T b) { return a / b; }
+inline $T la_divr($T a, $R r) { return a / r; }
+inline $T la_scale($T a, $R r) { return a * r; }
+inline $T la_conj($T a) { return a; }
+inline $R la_re($T a) { return a; }
+inline $R la_im($T a) { return $R(0); }
+inline $R la_abs1($T a) { return fabs(a); }
+inline $R la_abs2($T a) { return a * a; }
+inline $R la_abs($T a) { return fabs(a); }
+inline bool la_iszero($T a) { return a == $T(0); }
+"""
+_COMPLEX_ARITHMETIC = """
+struct la_complex { $R re; $R im; };
+inline $T la_make($R re, $R im) { $T z; z.re = re; z.im = im; return z; }
+inline $T la_add($T a, $T b) { return la_make(a.re + b.re, a.im + b.im); }
+inline $T la_sub($T a, $T b) { return la_make(a.re - b.re, a.im - b.im); }
+inline $T la_mul($T a, $T b) { return la_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+inline $T la_div($T a, $T b) {
+  const $R ar = fabs(b.re), ai = fabs(b.im);
+  if (ar >= ai) {
+    if (ar == $R(0) && ai == $R(0)) return la_make(a.re / ar, a.im / ar);
+    const $R rat = b.im / b.re, scl = $R(1) / (b.re + b.im * rat);
+    return la_make((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
+  }
+  const $R rat = b.re / b.im, scl = $R(1) / (b.im + b.re * rat);
+  return la_make((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);
+}
+inline $T la_divr($T a, $R r) { return la_make(a.re / r, a.im / r); }
+inline $T la_scale($T a, $R r) { return la_make(a.re * r, a.im * r); }
+inline $T la_conj($T a) { return la_make(a.re, -a.im); }
+inline $R la_re($T a) { return a.re; }
+inline $R la_im($T a) { return a.im; }
+inline $R la_abs1($T a) { return fabs(a.re) + fabs(a.im); }
+inline $R la_abs2($T a) { return a.re * a.re + a.im * a.im; }
+inline $R la_abs($T a) {
+  const $R m = fmax(fabs(a.re), fabs(a.im));
+  if (m == $R(0) || !isfinite(m)) return m;
+  const $R x = a.re / m, y = a.im / m;
+  return m * sqrt(x * x + y * y);
+}
+inline bool la_iszero($T a) { return a.re == $R(0) && a.im == $R(0); }
+"""
+
+
 def render(template: str, dtype: Any, threads: int, **extra: Any) -> str:
-    """The MSL of `template` for one dtype and group size: $T the scalar type, $NTG the threads per
-    group, $SYNC the barrier (nothing with one thread), $EPS and $TINY the dtype's epsilon and
-    smallest normal number, plus `extra` substitutions."""
-    dt = float_type(dtype)
-    fi = np.finfo(dt)
-    t = cache.msl_type(dt)
+    """The MSL of `template` for one dtype and group size: $T the element type and $R its real type
+    (with the la_* arithmetic on them), $NTG the threads per group, $SYNC the barrier (nothing with
+    one thread), $EPS and $TINY the real type's epsilon and smallest normal number, plus `extra`
+    substitutions."""
+    dt = float_type(dtype, complex_ok=True)
+    rdt = real_type(dt)
+    fi = np.finfo(rdt)
+    r = cache.msl_type(rdt)
+    t = "la_complex" if dt.kind == "c" else r
+    template = (_COMPLEX_ARITHMETIC if dt.kind == "c" else _REAL_ARITHMETIC) + template
     subs = {
         "T": t,
+        "R": r,
         "NTG": f"{threads}u",
         "SYNC": BARRIER if threads > 1 else "",
-        "EPS": f"{t}({float(fi.eps)!r})",
-        "TINY": f"{t}({float(fi.tiny)!r})",
+        "EPS": f"{r}({float(fi.eps)!r})",
+        "TINY": f"{r}({float(fi.tiny)!r})",
         "MAXEXP": str(int(fi.maxexp) - 3),
         **{k: str(v) for k, v in extra.items()},
     }
@@ -89,20 +155,20 @@ inline void jacobi_pair(uint step, uint k, uint N, thread uint& p, thread uint& 
 
 
 def scaling(src: str, count: str) -> str:
-    """MSL setting `scale` (a threadgroup $T the kernel declares, with `partial_max[$NTG]`) to a power
+    """MSL setting `scale` (a threadgroup $R the kernel declares, with `partial_max[$NTG]`) to a power
     of two that brings the largest |src[e]|, e < count, into [1, 2), so that sums of squares of the
     scaled values neither overflow nor underflow (LAPACK scales its norms for the same reason);
     1 when every value is 0 or one is not finite. Results are scaled back exactly."""
     return f"""
   {{
-    $T largest = $T(0);
-    for (uint e = tid; e < {count}; e += $NTG) largest = fmax(largest, fabs({src}[e]));
+    $R largest = $R(0);
+    for (uint e = tid; e < {count}; e += $NTG) largest = fmax(largest, la_abs1({src}[e]));
     partial_max[tid] = largest;
     $SYNC
     if (tid == 0) {{
       for (uint t = 1; t < $NTG; ++t) largest = fmax(largest, partial_max[t]);
-      const $T exponent = fmin(fmax(-floor(log2(largest)), $T(-$MAXEXP)), $T($MAXEXP));
-      scale = largest > $T(0) && isfinite(largest) ? exp2(exponent) : $T(1);
+      const $R exponent = fmin(fmax(-floor(log2(largest)), $R(-$MAXEXP)), $R($MAXEXP));
+      scale = largest > $R(0) && isfinite(largest) ? exp2(exponent) : $R(1);
     }}
     $SYNC
   }}
