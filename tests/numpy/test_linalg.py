@@ -54,10 +54,13 @@ def close(got, want, dtype, scale=1.0):
     np.testing.assert_allclose(g, want, rtol=TOL[dtype], atol=TOL[dtype] * scale)
 
 
+TOL.update({"complex64": TOL["float32"], "complex128": TOL["float64"]})
+
+
 def orthonormal_columns(q, dtype):
-    q = np.asarray(q, np.float64)
+    q = np.asarray(q, np.complex128)
     eye = np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2)
-    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, eye, atol=TOL[dtype] * 10)
+    np.testing.assert_allclose(np.conj(np.swapaxes(q, -1, -2)) @ q, eye, atol=TOL[dtype] * 10)
 
 
 def test_solve_inv_det_slogdet(ldev):
@@ -191,16 +194,18 @@ def test_eigh_degenerate(ldev):
 
 
 def check_svd(a, u, s, vh, dt, full):
-    a64 = np.asarray(a, np.float64)
+    a64 = np.asarray(a, np.complex128 if np.iscomplexobj(a) else np.float64)
     scale = 10 * max(1.0, np.abs(a64).max())
-    close(s, np.linalg.svd(a64, compute_uv=False).astype(dt), dt, scale=scale)
+    rdt = np.finfo(np.dtype(dt)).dtype.name  # singular values are real
+    close(s, np.linalg.svd(a64, compute_uv=False).astype(rdt), rdt, scale=scale)
+    assert np.asarray(u).dtype == np.dtype(dt) and np.asarray(vh).dtype == np.dtype(dt)
     k = min(a.shape[-2:])
-    u64, vh64 = np.asarray(u, np.float64), np.asarray(vh, np.float64)
+    u64, vh64 = np.asarray(u, np.complex128), np.asarray(vh, np.complex128)
     assert u64.shape[-1] == (a.shape[-2] if full else k) and vh64.shape[-2] == (a.shape[-1] if full else k)
     rebuilt = (u64[..., :, :k] * np.asarray(s, np.float64)[..., None, :]) @ vh64[..., :k, :]
     np.testing.assert_allclose(rebuilt, a64, atol=TOL[dt] * 50 * scale)
     orthonormal_columns(u, dt)
-    orthonormal_columns(np.swapaxes(vh64, -1, -2), dt)
+    orthonormal_columns(np.conj(np.swapaxes(vh64, -1, -2)), dt)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (7, 3), (3, 7), (2, 6, 5), (1, 1), (3, 1)])
@@ -304,6 +309,28 @@ def test_complex(ldev):
         singular = np.ones((2, 2), dt) * (1 + 1j)
         with pytest.raises(mnp.linalg.LinAlgError):
             mnp.linalg.inv(mnp.asarray(singular, device=ldev))
-        for call in (mnp.linalg.svd, mnp.linalg.eigh):
-            with pytest.raises(mc.ArgumentError, match="complex"):
-                call(mnp.asarray(h, device=ldev))
+        for shape in ((4, 4), (2, 5, 3), (3, 6)):
+            t = crand(shape, dt, 3)
+            for full in (True, False):
+                u, s, vh = mnp.linalg.svd(mnp.asarray(t, device=ldev), full_matrices=full)
+                check_svd(t, u, s, vh, dt, full)
+        with pytest.raises(mc.ArgumentError, match="complex"):
+            mnp.linalg.eigh(mnp.asarray(h, device=ldev))
+
+
+def test_larger_matrices(ldev):
+    # Groups of 64 and 128 threads on GPUs (the CPU's GPU-kernel run too: fibers), and many pairs
+    # per thread in the Jacobi methods.
+    dt = dtypes_of(ldev)[-1]
+    n = 66
+    a = rand((n, n), dt, 21) + np.sqrt(n) * np.eye(n, dtype=dt)
+    x = mnp.asarray(a, device=ldev)
+    close(mnp.linalg.solve(x, mnp.asarray(a[:, :3], device=ldev)), np.linalg.solve(a, a[:, :3]), dt, scale=10)
+    close(mnp.linalg.cholesky(mnp.asarray(a @ a.T, device=ldev)), np.linalg.cholesky(a @ a.T), dt, scale=100)
+    q, r = mnp.linalg.qr(x)
+    close(mnp.matmul(q, r), a, dt, scale=100)
+    sym = (a + a.T) / 2
+    w, v = mnp.linalg.eigh(mnp.asarray(sym, device=ldev))
+    check_eigh(sym, w, v, dt)
+    u, s, vh = mnp.linalg.svd(x)
+    check_svd(a, u, s, vh, dt, True)

@@ -18,7 +18,6 @@ import numpy as np
 
 import metalcall as mc
 
-from . import _complex_ops
 from . import _dtypes as D
 from . import _fusion as F
 from ._array import ndarray
@@ -56,13 +55,9 @@ def no_complex(x, name, instead=""):
         raise mc.ArgumentError(f"linalg.{name}: complex matrices are not supported yet{instead}")
 
 
-def embed(x):
-    """The real matrices [[Re x, -Im x], [Im x, Re x]] of complex x (2m x 2n): singular values and
-    eigenvalues (of Hermitian x) are x's, each twice, and pinv(embed(x)) = embed(pinv(x))."""
-    return embed_parts(real(x), imag(x))
-
-
 def embed_parts(re, im):
+    """The real matrices [[re, -im], [im, re]] of the complex matrices re + i im: the eigenvalues of
+    a Hermitian one are its own, each twice."""
     return concat([concat([re, -im], axis=-1), concat([im, re], axis=-1)], axis=-2)
 
 
@@ -218,17 +213,18 @@ def _svd(x, full_matrices, vectors):
         u, s, vh = _svd(matrix_transpose(x), full_matrices, vectors)
         return (matrix_transpose(vh) if vectors else None), s, (matrix_transpose(u) if vectors else None)
     dt, dev, batch = x.dtype, x.device, F.prod(bs)
+    rdt = real(zeros((), dtype=dt, device=dev)).dtype  # singular values are real
     ucols = m if full_matrices else n
     if batch * n == 0:
         u = broadcast_to(eye(m, ucols, dtype=dt, device=dev), bs + (m, ucols)).copy()
         v = broadcast_to(eye(n, dtype=dt, device=dev), bs + (n, n)).copy()
-        return u, zeros(bs + (n,), dtype=dt, device=dev), v
+        return u, zeros(bs + (n,), dtype=rdt, device=dev), v
     q = None
     if m > n:  # A = Q R: the SVD of the square R, then U = Q U_R
         q, r = qr(x, mode="complete" if full_matrices and vectors else "reduced")
         x = r[..., :n, :]
     s, u, vt = kernels("linalg_jacobi").svd_square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
-    s = wrap(s, bs + (n,), dt, dev)
+    s = wrap(s, bs + (n,), rdt, dev)
     if not vectors:
         return None, s, None
     u, vt = wrap(u, bs + (n, n), dt, dev), wrap(vt, bs + (n, n), dt, dev)
@@ -240,19 +236,9 @@ def _svd(x, full_matrices, vectors):
 
 def svd(x, /, *, full_matrices=True):
     x, _, _, _, _ = matrices(x, "svd", square=False)
-    no_complex(x, "svd", " (svdvals, pinv and matrix_rank are)")
     return SVDResult(*_svd(x, full_matrices, True))
 
 
 def svdvals(x, /):
     x, _, _, _, _ = matrices(x, "svdvals", square=False)
-    if x.dtype.kind == "c":
-        return _svd(embed(x), False, False)[1][..., ::2]
     return _svd(x, False, False)[1]
-
-
-def complex_pinv(x, pinv_real):
-    """pinv of complex x from pinv of its real embedding (pinv_real: the real function)."""
-    m, n = x.shape[-2:]
-    p = pinv_real(embed(x))
-    return _complex_ops.combine(p[..., :n, :m].copy(), p[..., n:, :m].copy(), x.dtype)

@@ -14,9 +14,9 @@ import metalcall as mc
 from . import _reduce as Rd
 from ._array import ndarray
 from ._creation import asarray, eye, zeros
-from ._elementwise import apply, where
+from ._elementwise import apply, conj, where
 from ._linalg import matmul
-from ._linalg_decomp import complex_pinv, float_dtype, inv, matrices, svd, svdvals
+from ._linalg_decomp import float_dtype, inv, matrices, svd, svdvals
 from ._manip import broadcast_arrays, broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack
 
 
@@ -148,14 +148,12 @@ def pinv(x, /, *, rtol=None):
     x, dt, bs, m, n = matrices(x, "pinv", square=False)
     if m * n == 0:
         return zeros(bs + (n, m), dtype=dt, device=x.device)
-    if dt.kind == "c":
-        if rtol is None:  # the complex matrix's default, not its twice as large embedding's
-            rtol = max(m, n) * float(np.finfo(np.float32 if dt == np.complex64 else np.float64).eps)
-        return complex_pinv(x, lambda e: pinv(e, rtol=rtol))
     u, s, vh = svd(x, full_matrices=False)
     keep = s > _tolerance(s, rtol, m, n)
     s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    return matmul(matrix_transpose(vh), expand_dims(s_inv, axis=-1) * matrix_transpose(u))
+    if dt.kind == "c":  # V diag(1/s) U^H
+        u, vh = conj(u), conj(vh)
+    return matmul(matrix_transpose(vh), expand_dims(s_inv, axis=-1).astype(dt) * matrix_transpose(u))
 
 
 __all__ = ["cross", "diagonal", "matrix_norm", "matrix_power", "matrix_rank", "pinv", "trace", "vector_norm"]

@@ -19,7 +19,7 @@ MAX_SWEEPS = 60
 
 # NaN sorts last (eigh) or first (svd): every value gets a distinct rank, so the outputs are a permutation.
 _RANK = """
-inline bool before($T x, $T y, bool ascending) {
+inline bool before($R x, $R y, bool ascending) {
   if (isnan(x) || isnan(y)) return !isnan(x) && isnan(y);
   return ascending ? x < y : x > y;
 }
@@ -141,36 +141,37 @@ $SCALE_X
 # orthogonal for rank-deficient A too.
 _SVD = """
 kernel void svd(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* vwork [[buffer(2)]],
-                device $T* norms [[buffer(3)]], device $T* s_out [[buffer(4)]], device $T* u_out [[buffer(5)]],
+                device $R* norms [[buffer(3)]], device $R* s_out [[buffer(4)]], device $T* u_out [[buffer(5)]],
                 device $T* vt_out [[buffer(6)]], constant uint& n [[buffer(7)]], constant uint& vectors [[buffer(8)]],
                 uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int rotated[$NTG];
   threadgroup int again;
-  threadgroup $T partial_max[$NTG];
-  threadgroup $T scale;
+  threadgroup $R partial_max[$NTG];
+  threadgroup $R scale;
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
 $SCALE_X
-  const $T sc = scale;
+  const $R sc = scale;
   device $T* W = work + base;
   device $T* V = vwork + base;
-  device $T* S = norms + ulong(g) * n;
+  device $R* S = norms + ulong(g) * n;
   device $T* U = u_out + base;
   const uint N = n + (n & 1u), pairs = N / 2;
-  const $T tol = $EPS * sqrt($T(n));
+  const $R tol = $EPS * sqrt($R(n));
+  const $T zero = la_make($R(0), $R(0)), one = la_make($R(1), $R(0));
   for (uint e = tid; e < n * n; e += $NTG) {
     const uint p = e / n, i = e % n;
-    W[e] = x[i * n + p] * sc;
-    V[e] = $T(p == i ? 1 : 0);
+    W[e] = la_scale(x[i * n + p], sc);
+    V[e] = p == i ? one : zero;
   }
   $SYNC
   for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
     rotated[tid] = 0;
     // Squared column norms, exact at the start of each sweep and updated by each rotation
-    // (a' = a - t g, b' = b + t g), so a pair computes one dot product instead of three.
+    // (a' = a - t |g|, b' = b + t |g|), so a pair computes one dot product instead of three.
     for (uint p = tid; p < n; p += $NTG) {
-      $T ss = $T(0);
-      for (uint i = 0; i < n; ++i) ss += W[p * n + i] * W[p * n + i];
+      $R ss = $R(0);
+      for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * n + i]);
       S[p] = ss;
     }
     $SYNC
@@ -181,28 +182,32 @@ $SCALE_X
         if (q >= n) continue;
         device $T* wp = W + p * n;
         device $T* wq = W + q * n;
-        const $T alpha = S[p], beta = S[q];
-        $T gamma = $T(0);
-        for (uint i = 0; i < n; ++i) gamma += wp[i] * wq[i];
-        if (!(fabs(gamma) > $TINY && fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
-        const $T zeta = (beta - alpha) / ($T(2) * gamma);
-        const $T root = fabs(zeta) > $T(1) ? fabs(zeta) * sqrt($T(1) + ($T(1) / zeta) / zeta) : sqrt($T(1) + zeta * zeta);
-        const $T t = (zeta >= $T(0) ? $T(1) : $T(-1)) / (fabs(zeta) + root);
-        const $T c = $T(1) / sqrt($T(1) + t * t), s = t * c;
-        S[p] = alpha - t * gamma;
-        S[q] = beta + t * gamma;
+        const $R alpha = S[p], beta = S[q];
+        $T gamma = zero;
+        for (uint i = 0; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
+        const $R size = la_abs(gamma);
+        if (!(size > $TINY && size > tol * sqrt(alpha) * sqrt(beta))) continue;
+        // The real rotation of (w_p, w_q conj(phase)), phase = gamma / |gamma|: with the phase, the
+        // columns' product is real and the real formulas apply (the complex one-sided Jacobi step).
+        const $T phase = la_conj(la_divr(gamma, size));
+        const $R zeta = (beta - alpha) / ($R(2) * size);
+        const $R root = fabs(zeta) > $R(1) ? fabs(zeta) * sqrt($R(1) + ($R(1) / zeta) / zeta) : sqrt($R(1) + zeta * zeta);
+        const $R t = (zeta >= $R(0) ? $R(1) : $R(-1)) / (fabs(zeta) + root);
+        const $R c = $R(1) / sqrt($R(1) + t * t), s = t * c;
+        S[p] = alpha - t * size;
+        S[q] = beta + t * size;
         for (uint i = 0; i < n; ++i) {
-          const $T a = wp[i], b = wq[i];
-          wp[i] = c * a - s * b;
-          wq[i] = s * a + c * b;
+          const $T a = wp[i], b = la_mul(wq[i], phase);
+          wp[i] = la_sub(la_scale(a, c), la_scale(b, s));
+          wq[i] = la_add(la_scale(a, s), la_scale(b, c));
         }
         if (vectors) {
           device $T* vp = V + p * n;
           device $T* vq = V + q * n;
           for (uint i = 0; i < n; ++i) {
-            const $T a = vp[i], b = vq[i];
-            vp[i] = c * a - s * b;
-            vq[i] = s * a + c * b;
+            const $T a = vp[i], b = la_mul(vq[i], phase);
+            vp[i] = la_sub(la_scale(a, c), la_scale(b, s));
+            vq[i] = la_add(la_scale(a, s), la_scale(b, c));
           }
         }
         rotated[tid] = 1;
@@ -218,22 +223,22 @@ $SCALE_X
     if (!again) break;
   }
   for (uint p = tid; p < n; p += $NTG) {
-    $T ss = $T(0);
-    for (uint i = 0; i < n; ++i) ss += W[p * n + i] * W[p * n + i];
+    $R ss = $R(0);
+    for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * n + i]);
     S[p] = sqrt(ss);
   }
   $SYNC
-  const $T small = $TINY / $EPS;
+  const $R small = $TINY / $EPS;
   for (uint p = tid; p < n; p += $NTG) {
-    const $T sp = S[p];
+    const $R sp = S[p];
     uint rank = 0;
     for (uint j = 0; j < n; ++j)
       if (before(S[j], sp, false) || (j < p && !before(sp, S[j], false))) ++rank;
     s_out[ulong(g) * n + rank] = sp / sc;
     if (vectors) {
       for (uint i = 0; i < n; ++i) {
-        U[i * n + rank] = sp > small ? W[p * n + i] / sp : $T(0);
-        vt_out[base + rank * n + i] = V[p * n + i];
+        U[i * n + rank] = sp > small ? la_divr(W[p * n + i], sp) : zero;
+        vt_out[base + rank * n + i] = la_conj(V[p * n + i]);  // Vh = V^H
       }
     }
   }
@@ -245,18 +250,18 @@ $SCALE_X
       // Columns are sorted: 0..r-1 are orthonormal already. The first unit vector keeping at least
       // 1/sqrt(2n) of its length after projection exists among those not tried yet.
       for (; candidate < n; ++candidate) {
-        for (uint i = 0; i < n; ++i) U[i * n + r] = $T(i == candidate ? 1 : 0);
+        for (uint i = 0; i < n; ++i) U[i * n + r] = i == candidate ? one : zero;
         for (uint pass = 0; pass < 2; ++pass)
           for (uint c = 0; c < r; ++c) {
-            $T d = $T(0);
-            for (uint i = 0; i < n; ++i) d += U[i * n + c] * U[i * n + r];
-            for (uint i = 0; i < n; ++i) U[i * n + r] -= d * U[i * n + c];
+            $T d = zero;
+            for (uint i = 0; i < n; ++i) d = la_add(d, la_mul(la_conj(U[i * n + c]), U[i * n + r]));
+            for (uint i = 0; i < n; ++i) U[i * n + r] = la_sub(U[i * n + r], la_mul(d, U[i * n + c]));
           }
-        $T ss = $T(0);
-        for (uint i = 0; i < n; ++i) ss += U[i * n + r] * U[i * n + r];
-        if (ss * $T(2 * n) >= $T(1)) {
-          const $T inv = $T(1) / sqrt(ss);
-          for (uint i = 0; i < n; ++i) U[i * n + r] *= inv;
+        $R ss = $R(0);
+        for (uint i = 0; i < n; ++i) ss += la_abs2(U[i * n + r]);
+        if (ss * $R(2 * n) >= $R(1)) {
+          const $R inv = $R(1) / sqrt(ss);
+          for (uint i = 0; i < n; ++i) U[i * n + r] = la_scale(U[i * n + r], inv);
           ++candidate;
           break;
         }
@@ -285,14 +290,15 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
 
 def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
                vectors: bool) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
-    """s (batch, n) descending, U and V^T (batch, n, n; undefined unless `vectors`) of `batch`
-    square n x n matrices (n, batch > 0)."""
-    dt = lc.float_type(dtype)
+    """s (batch, n) descending (real), U and V^H (batch, n, n; undefined unless `vectors`) of `batch`
+    square n x n matrices (n, batch > 0), real or complex."""
+    dt = lc.float_type(dtype, complex_ok=True)
+    rdt = lc.real_type(dt)
     threads = lc.group_size(dev, (n + 1) // 2)
     work = cache.empty(dev, batch * n * n, dt)
     vwork = cache.empty(dev, batch * n * n, dt)
-    norms = cache.empty(dev, batch * n, dt)
-    s = cache.empty(dev, batch * n, dt)
+    norms = cache.empty(dev, batch * n, rdt)
+    s = cache.empty(dev, batch * n, rdt)
     if vectors:
         u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
     else:
