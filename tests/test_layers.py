@@ -28,6 +28,7 @@ CLEAN_TREE = {
     "cpp/src/msl/prelude/metal_math.h": "#pragma once\n",
     "cpp/src/backends/translated/library.hpp": '#include "core/backend.hpp"\n#include "msl/lex/lexer.hpp"\n',
     "cpp/src/backends/translated/library.cpp": '#include "backends/translated/library.hpp"\n',
+    "cpp/src/backends/translated/host_cxx.hpp": '#include "msl/lex/lexer.hpp"\n',
     "cpp/src/backends/cpu/fiber.hpp": "#pragma once\n",
     "cpp/src/backends/cpu/fiber.cpp": '#include "fiber.hpp"\n#include <sys/mman.h>\n',
     "cpp/src/backends/cpu/cpu_device.cpp": ('#include "backends/cpu/fiber.hpp"\n#include "backends/translated/library.hpp"\n'
@@ -35,6 +36,9 @@ CLEAN_TREE = {
     "cpp/src/backends/cuda/cuda_device.cpp": '#include "backends/translated/library.hpp"\n#include "msl/lex/lexer.hpp"\n',
     "cpp/src/backends/metal/metal_device.mm": ('#include "core/backend.hpp"\n#include "msl/lex/lexer.hpp"\n'
                                                "#include <Foundation/Foundation.h>\n#include <Metal/Metal.h>\n"),
+    # The host compiler's preprocessor is the one header of the translated wing the Metal backends use.
+    "cpp/src/backends/metal/metal_compiler.mm": '#include "backends/translated/host_cxx.hpp"\n',
+    "cpp/src/backends/metal_sim/sim_device.cpp": '#include "backends/translated/host_cxx.hpp"\n',
     "cpp/python/bindings.hpp": '#include "metalcall/metalcall.hpp"\n#include <pybind11/pybind11.h>\n',
     "cpp/python/module.cpp": '#include "bindings.hpp"\n',
 }
@@ -61,6 +65,10 @@ FORBIDDEN = {
                      "backends/metal/ may not include backends/cpu/"),
     "metal_to_translated": ("cpp/src/backends/metal/metal_device.mm", '#include "backends/translated/library.hpp"',
                             "backends/metal/ may not include backends/translated/"),
+    "metal_sim_to_translated": ("cpp/src/backends/metal_sim/sim_device.cpp", '#include "backends/translated/library.hpp"',
+                                "backends/metal_sim/ may not include backends/translated/"),
+    "cpu_to_metal_sim": ("cpp/src/backends/cpu/cpu_device.cpp", '#include "backends/metal_sim/sim_device.cpp"',
+                         "backends/cpu/ may not include backends/metal_sim/"),
     "python_to_core": ("cpp/python/module.cpp", '#include "core/backend.hpp"', "cpp/python/ may not include core/"),
     "python_to_msl": ("cpp/python/module.cpp", '#include "msl/lex/lexer.hpp"', "cpp/python/ may not include msl/"),
     "pybind11_outside_bindings": ("cpp/src/core/device.cpp", "#include <pybind11/pybind11.h>", "pybind11"),

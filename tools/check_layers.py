@@ -27,6 +27,10 @@ TRANSLATED_BACKENDS = {"cpu", "cuda"}
 # Backends that share the Metal plan (backends/metal_plan/): the Objective-C++ driver and the
 # Metal simulator, which executes the same plans on Linux (DESIGN.md section 6).
 METAL_PLAN_BACKENDS = {"metal", "metal_sim"}
+# The one header of the translated wing they may include too: the host C++ compiler, whose
+# preprocessor gives them the source as Metal compiles it, defines= applied, as it gives the CPU
+# backend (the Metal backend's reflection, P2.1 item 1).
+HOST_PREPROCESSOR_HEADER = "cpp/src/backends/translated/host_cxx.hpp"
 
 # Objective-C / Apple framework headers: only the Metal backend may see them.
 APPLE_FRAMEWORKS = {"Metal", "MetalKit", "MetalPerformanceShaders", "Foundation", "QuartzCore",
@@ -203,6 +207,8 @@ def check(root: Path) -> tuple[list[str], dict]:
                                 "layer; include headers by their path under cpp/src or cpp/include")
                 continue
             allowed = allowed_targets(layer)
+            if found == HOST_PREPROCESSOR_HEADER and layer.startswith("backend:") and layer[8:] in METAL_PLAN_BACKENDS:
+                continue
             if target not in allowed:
                 names = ", ".join(layer_title(t) for t in allowed)
                 problems.append(f'{where}: #{directive} "{name}": a file in {layer_title(layer)} may not '

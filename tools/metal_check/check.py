@@ -190,6 +190,8 @@ def run_logic_test(work):
                             os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),
                             # Metal's rules on buffers and textures (backends/metal_plan; plan_test runs the rest)
                             os.path.join(PLAN, "metal_resources.cpp"),
+                            # Metal's kernel list and pipeline reflection against the front end's
+                            os.path.join(PLAN, "library_reflection.cpp"),
                             # the core pieces metal_support.cpp builds on
                             os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
                             os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp")]

@@ -11,6 +11,7 @@
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/errors/diagnostics.hpp"
+#include "msl/translate/front_end.hpp"
 #include "msl/translate/translator.hpp"
 
 using namespace metalcall;
@@ -312,6 +313,54 @@ void test_staged_textures() {
 
 }  // namespace
 
+// P2.1 item 1: the kernels come from the source as Metal compiles it, checked against Metal's list.
+void test_source_reflection() {
+  const std::string source =
+      "#include <metal_stdlib>\n"
+      "#ifdef WIDE\nkernel void k(device T* x [[buffer(0)]]) {}\n#else\nkernel void k(device int* x [[buffer(0)]]) {}\n#endif\n"
+      "#if 0\nkernel void gone(device float* x [[buffer(0)]]) {}\n#endif\n";
+  // What a preprocessor makes of it with WIDE and T=float: one k, of floats, and a macro's kernel.
+  const std::string preprocessed =
+      "# 1 \"source.metal\"\n\nkernel void k(device float* x [[buffer(0)]]) {}\n"
+      "kernel void made(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) { y[i] = 0; }\n";
+  msl::Macros seen;
+  int runs = 0;
+  const msl::Preprocessor preprocessor = [&](const std::string&, const msl::Macros& macros) {
+    ++runs;
+    seen = macros;
+    return preprocessed;
+  };
+  const msl::SourceReflection r =
+      msl::reflect_source(source, {{"WIDE", "1"}, {"T", "float"}}, preprocessor, metal_version_macro((3u << 16) + 1));
+  expect(runs == 1, "a source with directives is preprocessed");
+  expect(seen.size() == 3 && seen[0] == std::make_pair(std::string("__METAL_VERSION__"), std::string("310")) &&
+             seen[1].first == "WIDE" && seen[2] == std::make_pair(std::string("T"), std::string("float")),
+         "the preprocessor gets __METAL_VERSION__ of the language version, then the defines");
+  expect(r.kernels.size() == 2 && r.kernels[0].name == "k" && r.kernels[1].name == "made",
+         "the kernels are the preprocessed source's");
+  expect(r.kernels[0].params.size() == 1 && r.kernels[0].params[0].type_name == "float" &&
+             r.kernels[0].params[0].scalar == ScalarType::f32,
+         "a parameter type a macro names is known");
+  expect(r.kernels[1].params[0].grid_indexed, "buffers indexed by the grid position are marked, as on the CPU");
+  const msl::SourceReflection plain = msl::reflect_source(
+      "#include <metal_stdlib>\nkernel void p(device half* h [[buffer(0)]]) {}\n", {}, preprocessor, 300);
+  expect(runs == 1 && plain.kernels.size() == 1 && plain.kernels[0].params[0].scalar == ScalarType::f16,
+         "a source without directives or defines is reflected as written, without the preprocessor");
+  expect(metal_version_macro((2u << 16) + 4) == 240 && metal_version_macro(4u << 16) == 400, "__METAL_VERSION__");
+
+  check_kernel_names({"k", "made"}, {"made", "k"}, "[metal]");  // the same kernels in another order
+  expect_throws<CompileError>([] { check_kernel_names({"k", "gone"}, {"k"}, "[metal]"); },
+                              "a kernel Metal lacks (a false #if read without preprocessing)",
+                              "the front end found 'gone' that the compiled library does not have");
+  expect_throws<CompileError>([] { check_kernel_names({"k"}, {"k", "made"}, "[metal]"); },
+                              "a kernel the front end lacks (made by a macro)",
+                              "[metal] the MSL front end and Metal disagree about the kernels of this source: "
+                              "Metal lists 'made' that the front end did not find");
+  expect_throws<CompileError>([] { check_kernel_names({"k", "k"}, {"k"}, "[metal]"); },
+                              "a kernel found twice (#ifdef and #else read without preprocessing)",
+                              "found 'k' more than once");
+}
+
 // P2.1 item 9: the GPU index 0 opens is chosen without MTLCreateSystemDefaultDevice.
 void test_device_order() {
   auto order = [](std::vector<GpuTraits> gpus) { return device_order(gpus); };
@@ -325,6 +374,7 @@ void test_device_order() {
 }
 
 int main() {
+  test_source_reflection();
   test_device_order();
   test_compile_log();
   test_clang_style_line();

@@ -155,6 +155,7 @@ CLASSES = {
     "MTLCompileOptions": ("NSObject", "10.11", [
         ("setFastMathEnabled:", "10.11", {"deprecated": "15.0", "encoding": ("v", [None])}),
         ("setLanguageVersion:", "10.11", {"args": ["MTLLanguageVersion"], "encoding": ("v", ["Q"])}),
+        ("languageVersion", "10.11", {"returns": "MTLLanguageVersion", "encoding": ("Q", [])}),
         ("setPreprocessorMacros:", "10.11",
          {"args": ["NSDictionary<NSString*, NSObject*>*"], "encoding": ("v", ["@"])}),
         ("setMathMode:", "15.0", {"args": ["MTLMathMode"], "encoding": ("v", ["q"])}),

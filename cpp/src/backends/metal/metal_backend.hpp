@@ -1,6 +1,6 @@
 // Private to the Metal backend: what its files share. Plain C++ (no Objective-C),
-// so the logic that needs no GPU — log parsing, reflection merging, constant packing,
-// no-copy decisions — builds and is tested on any machine (tools/metal_check/logic_test.cpp).
+// so the logic that needs no GPU — log parsing, language versions, constant packing,
+// the device order — builds and is tested on any machine (tools/metal_check/logic_test.cpp).
 // Objective-C objects cross this header only as `void*` handles; the .mm that made an
 // object owns it (an ARC member behind a pointer to an implementation, or a reference
 // taken with __bridge_retained and given back with __bridge_transfer).
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/metal_plan/library_reflection.hpp"
 #include "backends/metal_plan/metal_resources.hpp"
 #include "backends/metal_plan/plan.hpp"
 #include "core/backend.hpp"
@@ -119,32 +120,14 @@ void* make_sampler_state(void* device, const Sampler& sampler);
 
 // ---- Plain C++ helpers (metal_support.cpp) -----------------------------------------
 
-/** What Metal's pipeline reflection says about one argument, copied out of Objective-C. */
-struct BindingInfo {
-  enum class Kind { buffer, threadgroup_memory, texture, sampler, other };
-  Kind kind = Kind::other;
-  int index = -1;
-  std::string name;
-  bool read_only = false;
-  std::size_t data_size = 0;   // bufferDataSize / threadgroupMemoryDataSize
-  std::size_t alignment = 0;   // bufferAlignment / threadgroupMemoryAlignment
-  ScalarType scalar = ScalarType::unknown;
-  int vector_width = 1;
-  std::string type_name;       // Metal's name for the data type, for messages
-};
-
-/**
- * Fills element_size/element_align of the front end's table from Metal's bindings and
- * checks that both agree on kinds and indices. Throws CompileError on disagreement or
- * on a binding metalcall cannot feed (textures, samplers).
- */
-void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindings);
-
-/** The table of a kernel known only from Metal (a loaded .metallib): buffers, then threadgroup memory. */
-KernelInfo kernel_info_from_bindings(const std::string& name, const std::vector<BindingInfo>& bindings);
-
 /** "3.1" -> {3, 1}; throws CompileError for anything else. */
 std::pair<int, int> parse_language_version(const std::string& text);
+
+/**
+ * __METAL_VERSION__ as Apple's compiler defines it for an MTLLanguageVersion value
+ * ((major << 16) + minor): 310 for 3.1. The front end preprocesses with it (P2.1 item 1).
+ */
+int metal_version_macro(std::uint64_t language_version);
 
 /**
  * The diagnostics of a Metal compiler log ("program_source:L:C: error: …", clang's

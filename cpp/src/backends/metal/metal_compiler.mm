@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
+#include "backends/translated/host_cxx.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/parse/function_constants.hpp"
 #include "msl/parse/signature_parser.hpp"
-#include "msl/lex/lexer.hpp"
+#include "msl/translate/front_end.hpp"
 
 namespace metalcall::metal {
 
@@ -289,6 +290,16 @@ MTLFunctionConstantValues* constant_values(const std::string& kernel, const std:
   return values;
 }
 
+// The kernel functions of `library`, in the order Metal lists them.
+std::vector<std::string> kernel_function_names(id<MTLLibrary> library) {
+  std::vector<std::string> names;
+  for (NSString* name in [library functionNames]) {
+    id<MTLFunction> function = [library newFunctionWithName:name];
+    if (function && [function functionType] == MTLFunctionTypeKernel) names.push_back(from_utf8([name UTF8String]));
+  }
+  return names;
+}
+
 class MetalLibrary final : public BackendLibrary {
  public:
   MetalLibrary(id<MTLDevice> device, std::uint64_t registry_id, id<MTLLibrary> library, std::vector<KernelInfo> kernels,
@@ -385,16 +396,18 @@ std::shared_ptr<BackendLibrary> compile_library(void* device_handle, std::uint64
                                                    options:metal_options
                                                      error:&error];
     if (!compiled) throw compile_error_from_log(error_text(error), source, "[metal] unable to build the library");
-    // Metal accepted the source; the front end gives the parameter tables (as on the CPU).
-    msl::ParsedSource parsed = msl::parse_source(msl::tokenize(source), source);
-    std::vector<KernelInfo> kernels;
+    // Metal accepted the source; the front end gives the parameter tables of the source as Metal
+    // compiled it (preprocessed with the defines and this language version's __METAL_VERSION__,
+    // by the host compiler's preprocessor, as on the CPU), checked against Metal's kernel list.
+    msl::SourceReflection reflected =
+        msl::reflect_source(source, options.defines, translated::host_preprocessor("metal"),
+                            metal_version_macro(static_cast<std::uint64_t>([metal_options languageVersion])));
     std::vector<std::string> names;
-    for (msl::ParsedKernel& kernel : parsed.kernels) {
-      names.push_back(kernel.info.name);
-      kernels.push_back(std::move(kernel.info));
-    }
+    for (const KernelInfo& kernel : reflected.kernels) names.push_back(kernel.name);
+    check_kernel_names(names, kernel_function_names(compiled), "[metal]");
+    std::vector<KernelInfo> kernels = std::move(reflected.kernels);
     library = std::make_shared<MetalLibrary>(device, registry_id, compiled, std::move(kernels),
-                                             std::move(parsed.function_constants), std::move(names));
+                                             std::move(reflected.function_constants), std::move(names));
   });
   return library;
 }
@@ -414,11 +427,7 @@ std::shared_ptr<BackendLibrary> load_library(void* device_handle, std::uint64_t 
       throw CompileError("[metal] unable to load the library: " + error_text(error) +
                              ". Pass a .metallib built by `xcrun metallib` for this macOS, or compile the source",
                          error_text(error));
-    std::vector<std::string> names;
-    for (NSString* name in [loaded functionNames]) {
-      id<MTLFunction> function = [loaded newFunctionWithName:name];
-      if (function && [function functionType] == MTLFunctionTypeKernel) names.push_back(from_utf8([name UTF8String]));
-    }
+    std::vector<std::string> names = kernel_function_names(loaded);
     std::sort(names.begin(), names.end());
     library = std::make_shared<MetalLibrary>(device, registry_id, loaded, std::vector<KernelInfo>{},
                                              std::vector<msl::FunctionConstantDecl>{}, std::move(names));

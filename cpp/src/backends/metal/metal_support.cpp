@@ -13,125 +13,6 @@
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::metal {
-namespace {
-
-const char* kind_name(BindingInfo::Kind kind) {
-  switch (kind) {
-    case BindingInfo::Kind::buffer: return "buffer";
-    case BindingInfo::Kind::threadgroup_memory: return "threadgroup memory";
-    case BindingInfo::Kind::texture: return "texture";
-    case BindingInfo::Kind::sampler: return "sampler";
-    case BindingInfo::Kind::other: break;
-  }
-  return "resource";
-}
-
-bool binds_buffer(ParamKind kind) {
-  return kind == ParamKind::buffer || kind == ParamKind::reference || kind == ParamKind::value;
-}
-
-// The kind of Metal binding a parameter of `kind` has.
-BindingInfo::Kind binding_kind(ParamKind kind) {
-  if (binds_buffer(kind)) return BindingInfo::Kind::buffer;
-  if (kind == ParamKind::threadgroup_memory) return BindingInfo::Kind::threadgroup_memory;
-  if (kind == ParamKind::texture) return BindingInfo::Kind::texture;
-  if (kind == ParamKind::sampler) return BindingInfo::Kind::sampler;
-  return BindingInfo::Kind::other;
-}
-
-// Bindings metalcall has no way to feed make the whole kernel unusable.
-void reject_unsupported(const std::string& kernel, const std::vector<BindingInfo>& bindings) {
-  for (const BindingInfo& binding : bindings) {
-    if (binding.kind != BindingInfo::Kind::other) continue;
-    throw CompileError("[metal] kernel '" + kernel + "' takes a " + kind_name(binding.kind) +
-                       " ('" + binding.name + "', index " + std::to_string(binding.index) +
-                       "); metalcall binds only buffers, constants, threadgroup memory, textures and samplers: "
-                       "pass the data through a device buffer instead");
-  }
-}
-
-}  // namespace
-
-void merge_reflection(KernelInfo& kernel, const std::vector<BindingInfo>& bindings) {
-  reject_unsupported(kernel.name, bindings);
-  auto find = [&](BindingInfo::Kind kind, int index) -> const BindingInfo* {
-    for (const BindingInfo& binding : bindings)
-      if (binding.kind == kind && binding.index == index) return &binding;
-    return nullptr;
-  };
-  auto disagree = [&](const std::string& what) {
-    return CompileError("[metal] the MSL front end and Metal disagree about kernel '" +
-                        kernel.name + "': " + what +
-                        ". This is a metalcall bug: please report it with the kernel source");
-  };
-  for (ParamInfo& param : kernel.params) {
-    const BindingInfo* binding = nullptr;
-    if (param.binding < 0 && param.kind != ParamKind::builtin) {
-      // An index the front end could not evaluate (an enum constant): Metal's, by name.
-      const auto kind = binding_kind(param.kind);
-      for (const BindingInfo& b : bindings)
-        if (b.kind == kind && b.name == param.name) param.binding = b.index;
-    }
-    if (param.kind != ParamKind::builtin) binding = find(binding_kind(param.kind), param.binding);
-    if (!binding) continue;  // Metal may leave out an argument the kernel never reads
-    if (!param.name.empty() && !binding->name.empty() && param.name != binding->name)
-      throw disagree("index " + std::to_string(param.binding) + " is '" + param.name +
-                     "' in the source but '" + binding->name + "' in Metal's reflection");
-    if (param.kind == ParamKind::texture || param.kind == ParamKind::sampler) continue;  // no data size
-    param.element_size = binding->data_size;
-    param.element_align = binding->alignment;
-  }
-  for (const BindingInfo& binding : bindings) {
-    const bool known = std::any_of(kernel.params.begin(), kernel.params.end(), [&](const ParamInfo& p) {
-      return p.binding == binding.index && p.kind != ParamKind::builtin && binding_kind(p.kind) == binding.kind;
-    });
-    if (!known)
-      throw disagree(std::string("Metal reports ") + kind_name(binding.kind) + " '" + binding.name +
-                     "' at index " + std::to_string(binding.index) +
-                     " that the front end did not find");
-  }
-}
-
-KernelInfo kernel_info_from_bindings(const std::string& name, const std::vector<BindingInfo>& bindings) {
-  reject_unsupported(name, bindings);
-  std::vector<const BindingInfo*> ordered;
-  for (const BindingInfo& binding : bindings) ordered.push_back(&binding);
-  // Buffers first, then threadgroup memory, textures and samplers (the Kind order), each by index.
-  std::sort(ordered.begin(), ordered.end(), [](const BindingInfo* a, const BindingInfo* b) {
-    if (a->kind != b->kind) return a->kind < b->kind;
-    return a->index < b->index;
-  });
-  KernelInfo kernel;
-  kernel.name = name;
-  for (const BindingInfo* binding : ordered) {
-    ParamInfo param;
-    param.position = static_cast<int>(kernel.params.size());
-    param.binding = binding->index;
-    param.name = binding->name;
-    const bool buffer = binding->kind == BindingInfo::Kind::buffer;
-    // Metal does not say whether a buffer is a pointer or a constant reference, so
-    // every buffer is a pointer parameter here; only the source can tell more.
-    param.kind = buffer ? ParamKind::buffer : ParamKind::threadgroup_memory;
-    if (binding->kind == BindingInfo::Kind::texture || binding->kind == BindingInfo::Kind::sampler) {
-      // Without the source, the texture's type and element are unknown (TextureType::none): core checks less.
-      param.kind = binding->kind == BindingInfo::Kind::texture ? ParamKind::texture : ParamKind::sampler;
-      param.texture_access = binding->read_only ? TextureAccess::read : TextureAccess::read_write;
-      param.is_const = binding->read_only;
-      param.type_name = binding->kind == BindingInfo::Kind::texture ? "texture" : "sampler";
-      kernel.params.push_back(std::move(param));
-      continue;
-    }
-    param.address_space = buffer ? AddressSpace::device : AddressSpace::threadgroup;
-    param.type_name = binding->type_name;
-    param.scalar = binding->scalar;
-    param.vector_width = binding->vector_width;
-    param.is_const = buffer && binding->read_only;
-    param.element_size = binding->data_size;
-    param.element_align = binding->alignment;
-    kernel.params.push_back(std::move(param));
-  }
-  return kernel;
-}
 
 std::pair<int, int> parse_language_version(const std::string& text) {
   const bool shaped = text.size() == 3 && text[0] >= '1' && text[0] <= '9' && text[1] == '.' &&
@@ -140,6 +21,10 @@ std::pair<int, int> parse_language_version(const std::string& text) {
     throw CompileError("[metal] unknown Metal language version '" + text +
                        "': give it as major.minor, e.g. \"3.1\", or leave it empty for the newest");
   return {text[0] - '0', text[2] - '0'};
+}
+
+int metal_version_macro(std::uint64_t language_version) {
+  return static_cast<int>((language_version >> 16) * 100 + (language_version & 0xffff) * 10);
 }
 
 std::vector<msl::Diagnostic> parse_compile_log(const std::string& log) {

@@ -12,12 +12,16 @@
 #include <utility>
 #include <vector>
 
+#include "backends/metal_plan/library_reflection.hpp"
 #include "backends/metal_plan/planner.hpp"
 #include "backends/metal_sim/sim_driver.hpp"
 #include "backends/metal_sim/sim_families.hpp"
+#include "backends/translated/host_cxx.hpp"
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
+#include "msl/parse/function_constants.hpp"
+#include "msl/translate/front_end.hpp"
 
 namespace metalcall::metal_sim {
 namespace {
@@ -27,28 +31,74 @@ constexpr unsigned kExecutedSimdWidth = 32;
 // Registry ids of simulated devices: far from the ids macOS gives real GPUs.
 constexpr std::uint64_t kRegistryIdBase = 0x5100000000000000ull;
 
-/** A library: the CPU's, whose programs become pipelines of the simulated family. */
+// The bindings a Metal pipeline of this kernel would reflect: those the CPU's table has, in the
+// form MTLComputePipelineReflection gives them (parameters a false function constant removes are
+// not in the pipeline).
+std::vector<metal::BindingInfo> pipeline_bindings(const KernelInfo& cpu) {
+  std::vector<metal::BindingInfo> bindings;
+  for (const ParamInfo& param : cpu.params) {
+    if (param.kind == ParamKind::builtin || !param.enabled) continue;
+    metal::BindingInfo b;
+    b.index = param.binding;
+    b.name = param.name;
+    b.read_only = param.is_const;
+    switch (param.kind) {
+      case ParamKind::threadgroup_memory: b.kind = metal::BindingInfo::Kind::threadgroup_memory; break;
+      case ParamKind::texture: b.kind = metal::BindingInfo::Kind::texture; break;
+      case ParamKind::sampler: b.kind = metal::BindingInfo::Kind::sampler; break;
+      default: b.kind = metal::BindingInfo::Kind::buffer; break;
+    }
+    if (b.kind == metal::BindingInfo::Kind::buffer || b.kind == metal::BindingInfo::Kind::threadgroup_memory) {
+      b.data_size = param.element_size;
+      b.alignment = param.element_align;
+      b.scalar = param.scalar;
+      b.vector_width = param.vector_width;
+      b.type_name = param.type_name;
+    }
+    bindings.push_back(std::move(b));
+  }
+  return bindings;
+}
+
+/**
+ * A library as the Metal backend makes one (metal_compiler.mm): the compiler (here the CPU
+ * backend's) builds the source; the kernels and their tables come from the front end's
+ * reflection of the preprocessed source, checked against the compiler's kernel list; each
+ * pipeline's table is merged with the pipeline's reflection (here the CPU program's table).
+ */
 class SimLibrary final : public BackendLibrary {
  public:
-  SimLibrary(std::shared_ptr<BackendLibrary> cpu, const GpuFamily& family, std::uint64_t registry_id)
-      : cpu_(std::move(cpu)), family_(family), registry_id_(registry_id) {}
+  SimLibrary(std::shared_ptr<BackendLibrary> cpu, msl::SourceReflection reflected, const GpuFamily& family,
+             std::uint64_t registry_id)
+      : cpu_(std::move(cpu)), reflected_(std::move(reflected)), family_(family), registry_id_(registry_id) {
+    for (const KernelInfo& kernel : reflected_.kernels) names_.push_back(kernel.name);
+    for (const msl::FunctionConstantDecl& c : reflected_.function_constants)
+      declared_.push_back({c.name, c.index, c.scalar, c.type_name});
+  }
 
-  std::vector<std::string> function_names() const override { return cpu_->function_names(); }
+  std::vector<std::string> function_names() const override { return names_; }
 
   std::shared_ptr<Program> make_program(const std::string& name,
                                         const std::vector<FunctionConstant>& constants) override {
     std::shared_ptr<Program> cpu = cpu_->make_program(name, constants);
+    KernelInfo info;
+    for (const KernelInfo& kernel : reflected_.kernels)
+      if (kernel.name == name) info = kernel;  // core has checked the name against function_names()
+    msl::enable_params(info, declared_, constants);
+    metal::merge_reflection(info, pipeline_bindings(cpu->info()), "[metal-sim]");
     const PipelineShape shape = pipeline_shape(family_, name);
-    KernelInfo info = cpu->info();
+    const unsigned cpu_limit = cpu->info().max_total_threads_per_threadgroup;
     info.max_total_threads_per_threadgroup =
-        std::min(info.max_total_threads_per_threadgroup ? info.max_total_threads_per_threadgroup : 1024u,
-                 shape.max_total_threads_per_threadgroup);
+        std::min(cpu_limit ? cpu_limit : 1024u, shape.max_total_threads_per_threadgroup);
     info.thread_execution_width = kExecutedSimdWidth;
     return std::make_shared<SimProgram>(std::move(cpu), std::move(info), registry_id_);
   }
 
  private:
   std::shared_ptr<BackendLibrary> cpu_;
+  msl::SourceReflection reflected_;
+  std::vector<std::string> names_;
+  std::vector<msl::FunctionConstantInfo> declared_;
   const GpuFamily& family_;
   std::uint64_t registry_id_;
 };
@@ -106,7 +156,16 @@ class SimDevice final : public BackendDevice {
   std::string compiler_identity() override { return "metal-sim;" + family_.name + ";" + cpu_->compiler_identity(); }
 
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    return std::make_shared<SimLibrary>(cpu_->compile(source, options), family_, info_.registry_id);
+    std::shared_ptr<BackendLibrary> cpu = cpu_->compile(source, options);  // newLibraryWithSource
+    // As metal_compiler.mm: the front end's reflection of the source as the compiler saw it (the
+    // CPU backend defines __METAL_VERSION__ 320 whatever language_version says), checked against
+    // the compiled library's kernels.
+    msl::SourceReflection reflected =
+        msl::reflect_source(source, options.defines, translated::host_preprocessor("metal-sim"), 320);
+    std::vector<std::string> names;
+    for (const KernelInfo& kernel : reflected.kernels) names.push_back(kernel.name);
+    metal::check_kernel_names(names, cpu->function_names(), "[metal-sim]");
+    return std::make_shared<SimLibrary>(std::move(cpu), std::move(reflected), family_, info_.registry_id);
   }
 
   void check_texture(const TextureDescriptor& descriptor) override { metal::check_metal_texture(descriptor); }

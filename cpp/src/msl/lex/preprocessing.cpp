@@ -123,8 +123,8 @@ std::string text_for_preprocessor(const std::string& source) {
   return text;
 }
 
-Macros predefined_macros(const Macros& defines) {
-  Macros macros = {{"__METAL_VERSION__", "320"}};  // the MSL version the prelude follows (3.2)
+Macros predefined_macros(const Macros& defines, int metal_version) {
+  Macros macros = {{"__METAL_VERSION__", std::to_string(metal_version)}};
   macros.insert(macros.end(), defines.begin(), defines.end());
   return macros;
 }

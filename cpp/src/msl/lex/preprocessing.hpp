@@ -21,7 +21,10 @@ bool needs_preprocessing(const std::string& source, const Macros& defines);
  */
 std::string text_for_preprocessor(const std::string& source);
 
-/** The macros to define: those of Apple's compiler (__METAL_VERSION__), then `defines`. */
-Macros predefined_macros(const Macros& defines);
+/**
+ * The macros to define: those of Apple's compiler (__METAL_VERSION__, 320 for MSL 3.2, the
+ * version the prelude follows, unless a backend whose compiler is Apple's says which), then `defines`.
+ */
+Macros predefined_macros(const Macros& defines, int metal_version = 320);
 
 }  // namespace metalcall::msl

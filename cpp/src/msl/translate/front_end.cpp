@@ -2,8 +2,9 @@
 #include "msl/translate/front_end.hpp"
 
 #include "metalcall/errors.hpp"
-#include "msl/lex/lexer.hpp"
+#include "msl/analysis/grid_indexing.hpp"
 #include "msl/analysis/msl_rules.hpp"
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 
@@ -31,6 +32,26 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   unit.translation = options.target == Target::cuda ? translate_for_cuda(source, translate)
                                                     : translate_for_cpu(source, translate);
   return unit;
+}
+
+SourceReflection reflect_source(const std::string& source, const Macros& defines, const Preprocessor& preprocessor,
+                                int metal_version) {
+  std::string preprocessed;
+  if (needs_preprocessing(source, defines)) {
+    if (!preprocessor) throw DeviceError("this source needs the C preprocessor, and none was given");
+    preprocessed = preprocessor(text_for_preprocessor(source), predefined_macros(defines, metal_version));
+  }
+  const std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
+  ParsedSource parsed = parse_source(tokens, source);
+  SourceReflection reflection;
+  for (ParsedKernel& kernel : parsed.kernels) {
+    // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp), as on the CPU.
+    for (const std::string& name : grid_indexed_buffers(tokens, kernel))
+      for (ParamInfo& param : kernel.info.params) param.grid_indexed = param.grid_indexed || param.name == name;
+    reflection.kernels.push_back(std::move(kernel.info));
+  }
+  reflection.function_constants = std::move(parsed.function_constants);
+  return reflection;
 }
 
 }  // namespace metalcall::msl

@@ -1,12 +1,17 @@
 // The MSL front end's one entry point for the backends that translate MSL (CPU,
 // CUDA): a source and options in, the translated unit out — its code for the
-// target, the kernels' reflection, the function constants and the source map.
+// target, the kernels' reflection, the function constants and the source map. And
+// the one for backends whose own compiler takes MSL (Metal, the Metal simulator):
+// the reflection alone, of the source as that compiler sees it.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "metalcall/reflection.hpp"
 #include "msl/lex/preprocessing.hpp"
+#include "msl/parse/signature_parser.hpp"
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::msl {
@@ -40,5 +45,22 @@ struct TranslatedUnit {
  */
 TranslatedUnit translate(const std::string& source, const FrontEndOptions& options,
                          const std::string* preprocessed = nullptr);
+
+/** The kernels and function constants of a source, as a compiler that takes MSL itself sees them. */
+struct SourceReflection {
+  std::vector<KernelInfo> kernels;  // callable kernels (template instantiations by host name), in source order
+  std::vector<FunctionConstantDecl> function_constants;
+};
+
+/**
+ * Reflects `source` as Metal compiles it (P2.1 item 1): preprocessed with `defines` and
+ * `__METAL_VERSION__` = `metal_version` (320 for MSL 3.2) when it needs preprocessing, by
+ * `preprocessor`, as the translating backends do; so kernels under `#ifdef`/`#else` or
+ * a false `#if`, kernels a macro writes and parameter types a macro names are seen as
+ * the compiler sees them. Buffers every thread indexes by its grid position are marked
+ * (ParamInfo::grid_indexed), as in translate(). Throws CompileError.
+ */
+SourceReflection reflect_source(const std::string& source, const Macros& defines, const Preprocessor& preprocessor,
+                                int metal_version);
 
 }  // namespace metalcall::msl
