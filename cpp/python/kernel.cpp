@@ -271,7 +271,11 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
         return out;
       }, "The reflection table: one dict per parameter, in declaration order.")
       .def_property_readonly("max_total_threads_per_threadgroup",
-                             [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; })
+                             [](const Kernel& k) { return k.info().max_total_threads_per_threadgroup; },
+                             "The most threads a threadgroup of this kernel may have on its device: on Metal its "
+                             "pipeline's own maxTotalThreadsPerThreadgroup (it depends on the kernel's registers "
+                             "and threadgroup memory: 256 on some AMD and Intel pipelines), which may be less "
+                             "than Device.max_threads_per_threadgroup. Size fixed threadgroups from it.")
       .def_property_readonly("threads_synchronise", [](const Kernel& k) -> py::object {
         if (!k.info().threads_synchronise) return py::none();
         return py::bool_(*k.info().threads_synchronise);

@@ -443,7 +443,10 @@ class Kernel(metaclass=_pybind11_type):
     def params(self) -> list[_KernelParam]:
         """The reflection table: one dict per parameter, in declaration order."""
     @property
-    def max_total_threads_per_threadgroup(self) -> int: ...
+    def max_total_threads_per_threadgroup(self) -> int:
+        """The most threads a threadgroup of this kernel may have on its device: on Metal its pipeline's
+        own maxTotalThreadsPerThreadgroup (256 on some AMD and Intel pipelines), which may be less than
+        Device.max_threads_per_threadgroup. Size fixed threadgroups from it."""
     @property
     def threads_synchronise(self) -> bool | None:
         """True when the kernel may reach a barrier or SIMD-group function (CPU: fibers), False

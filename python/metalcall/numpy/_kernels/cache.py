@@ -43,6 +43,35 @@ def simd_kernel(dev: mc.Device, source: Callable[[int], str], name: str, *, fast
                          "written into its source; please report this with the device's name")
 
 
+def sized_kernel(dev: mc.Device, source: Callable[[int, int], str], name: str, threads: int, *, simd: bool = False,
+                 fast_math: bool = True) -> tuple[mc.Kernel, int]:
+    """(kernel, tg): the kernel `name` of `source(tg, width)`, a kernel written for threadgroups of tg
+    threads, with tg = `threads` or, where its pipeline allows fewer, the largest power-of-two multiple
+    of the SIMD-group width that it allows. A pipeline's maxTotalThreadsPerThreadgroup is its own
+    (256 for some AMD and Intel pipelines, less for kernels that use many registers), not the
+    device's. With `simd`, the source is built for the width its pipeline runs with (simd_kernel)
+    and tg is at most width * width: a second SIMD-group pass combines the tg / width partial
+    results, one per lane. Without, `width` is 1."""
+    tg = threads
+    for _ in range(4):
+        if simd:
+            k = simd_kernel(dev, lambda w: source(tg, w), name, fast_math=fast_math)
+            width = k.thread_execution_width
+        else:
+            k, width = kernel(dev, source(tg, 1), name, fast_math=fast_math), 1
+        limit = min(k.max_total_threads_per_threadgroup, width * width if simd else threads)
+        if tg <= limit:
+            return k, tg
+        fit = width
+        while fit * 2 <= limit:
+            fit *= 2
+        if fit > limit:
+            break
+        tg = fit
+    raise mc.DeviceError(f"[metalcall.numpy] kernel {name!r}: its pipeline allows {k.max_total_threads_per_threadgroup} "
+                         f"threads per threadgroup, fewer than it needs; please report this with the device's name")
+
+
 # Dropping a Completion waits for its work, so launches keep theirs here until it is done; the
 # Buffers' hazard tracking orders later calls and host reads. Finished ones are pruned without
 # blocking; past _MAX_PENDING the oldest is dropped (waiting only if it still runs).

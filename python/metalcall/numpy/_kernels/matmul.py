@@ -76,19 +76,26 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     if cache.uses_loops(dev):
         return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
     variant = gpu_variant(T, variant, dev.backend)
+    # The tiled kernels need threadgroups of a fixed size; a pipeline that allows fewer threads
+    # (maxTotalThreadsPerThreadgroup is each pipeline's own) gets the per-work-item blocks instead.
     if variant == "sgm":
         kern = cache.kernel(dev, matmul_sgm.source(matmul_sgm.checked(m, n, k)), "mm")
+        if kern.max_total_threads_per_threadgroup < matmul_sgm.THREADS:
+            return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
         cache.launch(kern, matmul_sgm.grid(batch, m, n), a, b, out, m, n, k, threadgroup=(matmul_sgm.THREADS, 1, 1))
         return out
     checked = matmul_gpu.checked(variant, m, n, k)
     kern = cache.kernel(dev, matmul_gpu.source(variant, Ts, As, is_bool, checked), "mm")
+    if kern.max_total_threads_per_threadgroup < matmul_gpu.THREADS:
+        return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
     cache.launch(kern, matmul_gpu.grid(batch, m, n), a, b, out, m, n, k, threadgroup=(matmul_gpu.THREADS, 1, 1))
     return out
 
 
 def _matmul_cpu(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, out: mc.Buffer, batch: int, m: int, n: int,
                 k: int, T: np.dtype, A: np.dtype) -> mc.Buffer:
-    """Packs A and B (matmul_cpu.py), then one work-item per block of C, each its own group."""
+    """Packs A and B (matmul_cpu.py), then one work-item per block of C, each its own group (so any
+    pipeline runs it: the GPUs' fallback where a tiled kernel's threadgroup is over its pipeline's limit)."""
     Ts, As = cache.msl_type(T), cache.msl_type(A)
     mr, nr = matmul_cpu.tile()
     mp, np_ = -(-m // mr), -(-n // nr)

@@ -210,7 +210,8 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
 
 
 # Threadgroup size and the number of threadgroups a GPU reduction of a long row aims for: the
-# best of a sweep on an H100 (sum of 1e7 and 1e8 float32, benchmarks/RESULTS.md).
+# best of a sweep on an H100 (sum of 1e7 and 1e8 float32, benchmarks/RESULTS.md). A pipeline that
+# allows fewer threads per threadgroup gets the most it allows (cache.sized_kernel).
 _TG = 512
 _GROUPS = 2048
 
@@ -247,28 +248,36 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     # may assume there are no NaNs).
     fast = op in ("sum", "prod", "any", "all")
 
-    def kern(first: bool, final: bool) -> mc.Kernel:
+    def kern(first: bool, final: bool) -> tuple[mc.Kernel, Any]:
+        """The kernel of one stage and its threadgroup (None: the runtime's)."""
         out_t = ("long" if arg else cache.msl_type(D)) if final else As
-        if group:  # SIMD shuffles over the width the pipeline runs with
-            return cache.simd_kernel(dev, lambda w: _group_source(op, Ts, As, out_t, first, final, is_float, ident,
-                                                                  _TG, w), "red", fast_math=fast)
-        return cache.kernel(dev, _loop_source(op, Ts, As, out_t, first, final, is_float, ident), "red", fast_math=fast)
+        if group:  # SIMD shuffles over the width the pipeline runs with, threadgroups its pipeline allows
+            k, tg = cache.sized_kernel(dev, lambda tg, w: _group_source(op, Ts, As, out_t, first, final, is_float,
+                                                                       ident, tg, w), "red", _TG, simd=True,
+                                       fast_math=fast)
+            return k, (tg, 1)
+        return cache.kernel(dev, _loop_source(op, Ts, As, out_t, first, final, is_float, ident), "red",
+                            fast_math=fast), None
 
-    tg = (_TG, 1) if group else None
+    def grid(stage: tuple[mc.Kernel, Any], chunks: int) -> Any:
+        """One threadgroup per chunk of each row (group kernels), else one thread per output."""
+        return (stage[1][0] * chunks, outer) if group else outer * chunks * inner
+
     if c == 1:
-        return (1, n, kern(True, True), (_TG, outer) if group else outer * inner, None, None, tg)
-    return (c, chunk, kern(True, False), (_TG * c, outer) if group else outer * c * inner,
-            kern(False, True), (_TG, outer) if group else outer * inner, tg)
+        k1 = kern(True, True)
+        return (1, n, k1[0], grid(k1, 1), None, None, k1[1], None)
+    k1, k2 = kern(True, False), kern(False, True)
+    return (c, chunk, k1[0], grid(k1, c), k2[0], grid(k2, 1), k1[1], k2[1])
 
 
 def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
          outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
     """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
-    c, chunk, k1, grid1, k2, grid2, tg = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
+    c, chunk, k1, grid1, k2, grid2, tg1, tg2 = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
     out = cache.empty(dev, outer * inner, D)
     src = cache.nonempty(dev, src, T)
     if not extra and op not in _ARG and c == 1:  # the common case, kept short: Python time counts here
-        cache.launch(k1, grid1, src, out, n, inner, n, 1, threadgroup=tg)
+        cache.launch(k1, grid1, src, out, n, inner, n, 1, threadgroup=tg1)
         return out
     mean = [x for x in extra if isinstance(x, mc.Buffer)]
     # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
@@ -276,12 +285,12 @@ def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: n
     arg = op in _ARG
     dummy = [cache.empty(dev, 1, np.uint32)] if arg else []
     if c == 1:
-        cache.launch(k1, grid1, src, out, *dummy, *dummy, *mean, n, inner, n, 1, *div, threadgroup=tg)
+        cache.launch(k1, grid1, src, out, *dummy, *dummy, *mean, n, inner, n, 1, *div, threadgroup=tg1)
         return out
     part = cache.empty(dev, outer * c * inner, A)
     kpart = [cache.empty(dev, outer * c * inner, np.uint32)] if arg else []
-    cache.launch(k1, grid1, src, part, *dummy, *kpart, *mean, n, inner, chunk, c, *div, threadgroup=tg)
-    cache.launch(k2, grid2, part, out, *kpart, *dummy, c, inner, c, 1, *div, threadgroup=tg)
+    cache.launch(k1, grid1, src, part, *dummy, *kpart, *mean, n, inner, chunk, c, *div, threadgroup=tg1)
+    cache.launch(k2, grid2, part, out, *kpart, *dummy, c, inner, c, 1, *div, threadgroup=tg2)
     return out
 
 

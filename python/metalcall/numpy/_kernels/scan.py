@@ -125,17 +125,18 @@ def cumsum(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner
     rows = outer * inner
     off = cache.empty(dev, rows * c, A, zeroed=c == 1)  # zeros: the offsets of a single chunk
     if group:
-        # SIMD shuffles over the width each pipeline runs with (cache.simd_kernel).
+        # SIMD shuffles over the width each pipeline runs with, threadgroups each allows (cache.sized_kernel).
         if c > 1:
             part = cache.empty(dev, rows * c, A)
-            sums = cache.simd_kernel(
-                dev, lambda w: reduce._group_source("sum", Ts, As, As, True, False, False, "0", _TG, w), "red")
-            cache.launch(sums, (_TG * c, outer), src, part, n, 1, chunk, c, threadgroup=(_TG, 1))
+            sums, tg = cache.sized_kernel(
+                dev, lambda tg, w: reduce._group_source("sum", Ts, As, As, True, False, False, "0", tg, w), "red",
+                _TG, simd=True)
+            cache.launch(sums, (tg * c, outer), src, part, n, 1, chunk, c, threadgroup=(tg, 1))
             zero = cache.empty(dev, outer, A, zeroed=True)
-            k = cache.simd_kernel(dev, lambda w: _group_scan(As, As, As, True, _TG, w), "scan")
-            cache.launch(k, (_TG, outer), part, off, zero, c, 1, c, 1, threadgroup=(_TG, 1))
-        k = cache.simd_kernel(dev, lambda w: _group_scan(Ts, As, Ds, False, _TG, w), "scan")
-        cache.launch(k, (_TG * c, outer), src, out, off, n, 1, chunk, c, threadgroup=(_TG, 1))
+            k, tg = cache.sized_kernel(dev, lambda tg, w: _group_scan(As, As, As, True, tg, w), "scan", _TG, simd=True)
+            cache.launch(k, (tg, outer), part, off, zero, c, 1, c, 1, threadgroup=(tg, 1))
+        k, tg = cache.sized_kernel(dev, lambda tg, w: _group_scan(Ts, As, Ds, False, tg, w), "scan", _TG, simd=True)
+        cache.launch(k, (tg * c, outer), src, out, off, n, 1, chunk, c, threadgroup=(tg, 1))
         return out
     if c > 1:
         cache.launch(cache.kernel(dev, _loop_sums(Ts, As), "sums"), rows * c, src, off, n, inner, chunk, c)

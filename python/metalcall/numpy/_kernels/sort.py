@@ -65,8 +65,9 @@ def _less(K: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _block_gpu_source(K: str) -> str:
-    B, TG = _GPU_BLOCK, _GPU_TG
+def _block_gpu_source(K: str, TG: int) -> str:
+    """Sorts blocks of _GPU_BLOCK keys, one per threadgroup of TG threads."""
+    B = _GPU_BLOCK
     return (cache.header() + _less(K) +
             f"kernel void block(device {K}* ks [[buffer(0)]], device uint* is [[buffer(1)]],\n"
             "    constant uint& n [[buffer(2)]], uint2 gp [[threadgroup_position_in_grid]],\n"
@@ -186,8 +187,9 @@ def _order(dev: mc.Device, src: mc.Buffer, T: np.dtype, outer: int, n: int, desc
         cache.launch(cache.kernel(dev, _block_cpu_source(K), "block"), (-(-n // block), outer), keys[0], idx[0], n)
     else:
         block = _GPU_BLOCK
-        cache.launch(cache.kernel(dev, _block_gpu_source(K), "block"), (_GPU_TG * -(-n // block), outer),
-                     keys[0], idx[0], n, threadgroup=(_GPU_TG, 1))
+        # As many threads as the pipeline allows, up to _GPU_TG (cache.sized_kernel).
+        kern, tg = cache.sized_kernel(dev, lambda tg, _: _block_gpu_source(K, tg), "block", _GPU_TG)
+        cache.launch(kern, (tg * -(-n // block), outer), keys[0], idx[0], n, threadgroup=(tg, 1))
     cur, w = 0, block
     if cache.uses_loops(dev):
         merge = cache.kernel(dev, _merge_path_source(K), "merge")
