@@ -254,6 +254,20 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       refs.keep(imported.ptr());
       continue;
     }
+    // A Texture's texels are a Buffer of its device: bound as that Buffer, so that calls that reach them
+    // through a buffer binding and through the texture are one memory to hazard tracking and to the
+    // Metal planner (P2.1 item 3), never a host copy of it.
+    if (py::isinstance<Texture>(args[i])) {
+      const Texture& texture = args[i].cast<const Texture&>();
+      const py::dtype dtype = texel_dtype(texture);
+      Argument& a = out.emplace_back();
+      a.kind = Argument::Kind::buffer;
+      a.buffer = texture.storage();
+      a.host_scalar = scalar_from_dtype(dtype.kind(), dtype.itemsize(), &a.host_raw_bytes);
+      a.host_foreign_type = foreign_type(dtype, a.host_scalar);
+      a.host_itemsize = static_cast<std::size_t>(dtype.itemsize());
+      continue;
+    }
     if (!PyObject_CheckBuffer(o)) {
       throw ArgumentError(argument_name(kernel, i - first) + ": cannot pass a " +
                           std::string(py::str(py::type::of(args[i]).attr("__name__"))) +

@@ -27,6 +27,8 @@ void init_kernel(py::module_& m);
 void init_cache(py::module_& m);
 void init_interrupt(py::module_& m);
 void init_texture(py::module_& m);  // after init_device: it adds Device.texture/texture_from/sampler
+/** The NumPy dtype of one channel of a texel of `texture` (what np.asarray(texture) holds). */
+py::dtype texel_dtype(const Texture& texture);
 /** The textures= and samplers= keywords of a call; false for other names. */
 bool parse_texture_option(const std::string& name, const py::handle& value, LaunchShape& shape);
 

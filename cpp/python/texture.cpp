@@ -126,6 +126,8 @@ PixelFormat format_of(const py::array& a) {
 
 }  // namespace
 
+py::dtype texel_dtype(const Texture& texture) { return py::dtype(channel_format(texture.descriptor().format)); }
+
 bool parse_texture_option(const std::string& name, const py::handle& value, LaunchShape& shape) {
   if (name == "textures") {
     if (!value.is_none())

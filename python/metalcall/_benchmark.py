@@ -220,10 +220,15 @@ def _find_device(call: Callable[[], _core.Completion], hint: Optional[_core.Devi
 
     A Kernel does not say which Device compiled it, so the candidates are the device of a Buffer
     argument, then every device opened without options (the registry hands back the very device
-    the kernel was compiled on, unless that was opened checked or with timing=True).
+    the kernel was compiled on, unless that was opened checked or with timing=True), then the
+    default device.
     """
     candidates = [hint] if hint is not None else []
     candidates += [_core.Device(f"{info.backend}:{info.index}") for info in _core.get_devices()]
+    try:  # the default device: METALCALL_DEVICE may name one get_devices() does not list (metal-sim)
+        candidates.append(_core.Device())
+    except _core.DeviceError:
+        pass
     for dev in candidates:
         with dev.batch() as batch:
             call()

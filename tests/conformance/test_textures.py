@@ -417,6 +417,26 @@ def test_box_blur(device, rng):
     assert np.max(np.abs(got - want)) <= 1  # float32 sums vs float64
 
 
+def test_texels_through_a_buffer_binding(device):
+    """A Texture passed where a kernel takes a buffer is its texels in place (a Buffer of its device, not
+    a host copy): in a batch, a call that writes them so and a later one that reads them through the
+    texture see one memory (on Metal, in separate compute passes: P2.1 item 3)."""
+    lib = device.compile(HEADER + """
+kernel void fill(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = float(i); }
+kernel void copy_out(texture2d<float, access::read> t [[texture(0)]], device float* out [[buffer(0)]],
+                     uint2 g [[thread_position_in_grid]]) { out[g.y * t.get_width() + g.x] = t.read(g).x; }
+""")
+    tex = device.texture((5, 12), "r32float")
+    out = device.empty(5 * 12, np.float32)
+    with device.batch():
+        lib.fill(tex.nbytes // 4, tex)
+        lib.copy_out((12, 5), out, textures=[tex])
+    rows = tex.row_pitch // 4
+    want = (np.arange(5)[:, None] * rows + np.arange(12)[None, :]).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(out).reshape(5, 12), want)
+    np.testing.assert_array_equal(np.asarray(tex)[..., 0], want)
+
+
 # ---- argument rules and checked mode -------------------------------------------------------
 
 def test_argument_errors(device):

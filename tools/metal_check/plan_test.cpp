@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/metal_plan/command_buffer_end.hpp"
 #include "backends/metal_plan/planner.hpp"
 #include "metalcall/errors.hpp"
 
@@ -245,7 +246,78 @@ void test_unnormalised_samplers() {
 
 }  // namespace
 
+// The error a finished Completion holds ("" when none).
+std::string error_of(CompletionState& completion) {
+  try {
+    completion.wait(false);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// P2.1 item 7: ending a command buffer finishes its Completion whatever a step throws.
+void test_finish_submission() {
+  {
+    CompletionState completion;
+    bool released = false;
+    finish_submission(completion, [] { return 0.5; }, [&] { released = true; });
+    expect(completion.done() && released && error_of(completion).empty() && completion.device_seconds() == 0.5,
+           "a command buffer that succeeded: released, finished with its time");
+  }
+  {
+    CompletionState completion;
+    bool released = false;
+    finish_submission(completion, []() -> double { throw ExecutionError("copy-back failed"); },
+                      [&] { released = true; });
+    expect(released && error_of(completion) == "copy-back failed", "a failing outcome: still released, its error");
+  }
+  {
+    CompletionState completion;
+    finish_submission(completion, [] { return 1.0; }, [] { throw ExecutionError("release failed"); });
+    expect(completion.done() && error_of(completion) == "release failed", "a failing release: finished, its error");
+  }
+  {
+    CompletionState completion;
+    finish_submission(completion, []() -> double { throw ExecutionError("first"); },
+                      [] { throw ExecutionError("second"); });
+    expect(error_of(completion) == "first", "two failing steps: the first error");
+  }
+  {
+    CompletionState completion;
+    try {
+      try {
+        throw ExecutionError("encoding failed");
+      } catch (...) {
+        abandon_submission(completion, [] { throw ExecutionError("release failed"); });
+        throw;
+      }
+    } catch (const ExecutionError&) {
+    }
+    expect(completion.done() && error_of(completion) == "encoding failed",
+           "a plan that never reached the GPU: finished with the error that stopped it");
+  }
+}
+
+// P2.1 item 10: what a failed command buffer tells the user to do.
+void test_gpu_failure_text() {
+  const std::string removed = gpu_failure_text({}, "Device removed", GpuFailure::device_removed, "[metal]");
+  expect(removed == "[metal] the GPU failed while running kernel: Device removed. The GPU is no longer available to "
+                    "this process: restart the process, or use mc.Device(\"cpu\")",
+         "a lost GPU: restart the process, never open the device again: " + removed);
+  const std::string denied = gpu_failure_text({}, "x", GpuFailure::not_permitted, "[metal]");
+  expect(denied.find("restart the process") != std::string::npos && denied.find("again") == std::string::npos,
+         "not permitted: " + denied);
+  const std::string start = unable_to_start_text("compute pass", "Apple M1", "[metal]");
+  expect(start.find("restart the process") != std::string::npos && start.find("again") == std::string::npos,
+         "no encoder: " + start);
+  expect(gpu_failure_text({}, "x", GpuFailure::page_fault, "[metal]").find("checked=True") != std::string::npos,
+         "a page fault points to checked mode");
+}
+
 int main() {
+  test_finish_submission();
+  test_gpu_failure_text();
   test_host_memory_shared_by_calls();
   test_constant_offsets();
   test_texture_over_written_buffer();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
+#include "backends/metal_plan/command_buffer_end.hpp"
 #include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
@@ -137,76 +138,48 @@ struct Submission {
   }
 };
 
-std::string describe_failure(id<MTLCommandBuffer> done, const Submission& submission) {
-  std::string kernels = "kernel";
-  const auto& commands = submission.plan.commands;
-  if (!commands.empty()) {
-    kernels += " '" + commands.front().program->info().name + "'";
-    if (commands.size() > 1)
-      kernels += " (or one of the " + std::to_string(commands.size() - 1) + " other calls of its batch)";
+GpuFailure failure_kind(NSInteger code) {
+  switch (code) {
+    case MTLCommandBufferErrorPageFault: return GpuFailure::page_fault;
+    case MTLCommandBufferErrorInvalidResource: return GpuFailure::invalid_resource;
+    case MTLCommandBufferErrorTimeout: return GpuFailure::timeout;
+    case MTLCommandBufferErrorOutOfMemory: return GpuFailure::out_of_memory;
+    case MTLCommandBufferErrorNotPermitted: return GpuFailure::not_permitted;
+    case MTLCommandBufferErrorDeviceRemoved: return GpuFailure::device_removed;
+    default: return GpuFailure::other;
   }
-  NSError* error = [done error];
-  std::string text =
-      "[metal] the GPU failed while running " + kernels + ": " + from_utf8([[error localizedDescription] UTF8String]);
-  switch ([error code]) {
-    case MTLCommandBufferErrorPageFault:
-    case MTLCommandBufferErrorInvalidResource:
-      text += ". An access out of bounds is the usual cause: run the same call on "
-              "mc.Device(\"cpu\", checked=True) to find it";
-      break;
-    case MTLCommandBufferErrorTimeout:
-      text += ". The kernel ran longer than the GPU allows: split the grid over several calls";
-      break;
-    case MTLCommandBufferErrorOutOfMemory:
-      text += ". The GPU ran out of memory: free buffers you no longer need, or use smaller ones";
-      break;
-    case MTLCommandBufferErrorNotPermitted:
-    case MTLCommandBufferErrorDeviceRemoved:
-      // Devices stay open for the whole process (P2.1 item 10): opening one again gives the same.
-      text += ". The GPU is no longer available to this process: restart the process, or use mc.Device(\"cpu\")";
-      break;
-    default:
-      break;
-  }
-  return text;
 }
 
 // Runs on a Metal thread once the GPU has finished (or failed) a command buffer. Nothing may
-// leave it (an exception out of a Metal-owned block ends the process), and the queue must
-// hear of the end whatever happens, or synchronize() waits forever (P2.1 item 7).
+// leave it, and the queue must hear of the end whatever happens (finish_submission, P2.1 item 7).
 void complete(id<MTLCommandBuffer> done, const std::shared_ptr<Submission>& submission) noexcept {
   struct EndGuard {
     QueueState& queue;
     ~EndGuard() { queue.end(); }
   } guard{*submission->queue};
-  std::exception_ptr error;
-  double seconds = 0;
-  try {
-    with_autorelease_pool([&] {
-      if ([done status] == MTLCommandBufferStatusError) {
-        error = std::make_exception_ptr(ExecutionError(describe_failure(done, *submission)));
-        return;
-      }
-      seconds = [done GPUEndTime] - [done GPUStartTime];
-      submission->copy_back();
-    });
-  } catch (...) {
-    error = std::current_exception();
-  }
-  try {
-    submission->release();
-  } catch (...) {
-    if (!error) error = std::current_exception();
-  }
-  try {
-    submission->completion->finish(error, seconds);
-  } catch (...) {
-  }
+  finish_submission(
+      *submission->completion,
+      [&] {
+        double seconds = 0;
+        with_autorelease_pool([&] {
+          if ([done status] == MTLCommandBufferStatusError) {
+            NSError* error = [done error];
+            throw ExecutionError(gpu_failure_text(submission->plan.commands,
+                                                  from_utf8([[error localizedDescription] UTF8String]),
+                                                  failure_kind([error code]), "[metal]"));
+          }
+          seconds = [done GPUEndTime] - [done GPUStartTime];
+          submission->copy_back();
+        });
+        return seconds;
+      },
+      [&] { submission->release(); });
 }
 
 // Issues one Metal call per plan step.
 struct Encoder {
   Submission& s;
+  const std::string& device_name;
   id<MTLDevice> device;
   id<MTLCommandBuffer> command_buffer;
   id<MTLComputeCommandEncoder> compute = nil;
@@ -275,9 +248,8 @@ struct Encoder {
     compute = nil;
     blit = nil;
   }
-  [[noreturn]] static void unable_to_start(const char* pass) {
-    throw ExecutionError(std::string("[metal] unable to start a ") + pass +
-                         " pass: the GPU may have been reset or removed; restart the process");
+  [[noreturn]] void unable_to_start(const char* pass) const {
+    throw ExecutionError(unable_to_start_text(std::string(pass) + " pass", device_name, "[metal]"));
   }
 };
 
@@ -307,8 +279,7 @@ class MetalQueue::Impl {
       with_autorelease_pool([&] { encode_and_commit(submission); });
     } catch (...) {
       // Nothing reached the GPU: settle the completion so that no one waits on it forever.
-      submission->release();
-      completion->finish(std::current_exception(), 0);
+      abandon_submission(*completion, [&] { submission->release(); });
       throw;
     }
   }
@@ -352,10 +323,8 @@ class MetalQueue::Impl {
   void encode_and_commit(const std::shared_ptr<Submission>& submission) {
     make_resources(*submission);
     id<MTLCommandBuffer> command_buffer = [queue_ commandBuffer];
-    if (!command_buffer)
-      throw ExecutionError("[metal] unable to start a command buffer on " + info_.name +
-                           ": the GPU may have been reset or removed; restart the process");
-    Encoder encoder{*submission, device_, command_buffer};
+    if (!command_buffer) throw ExecutionError(unable_to_start_text("command buffer", info_.name, "[metal]"));
+    Encoder encoder{*submission, info_.name, device_, command_buffer};
     try {
       for (const Step& step : submission->plan.steps) std::visit(encoder, step);
     } catch (...) {

@@ -7,4 +7,5 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_metal_sim_dir}/sim_dispatch.cpp
   ${_metal_sim_dir}/sim_driver.cpp
   ${_metal_sim_dir}/sim_families.cpp
+  ${_metal_sim_dir}/sim_faults.cpp
 )

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/metal_plan/command_buffer_end.hpp"
 #include "backends/metal_plan/plan.hpp"
 #include "backends/metal_sim/sim_driver.hpp"
 #include "backends/metal_sim/sim_families.hpp"
@@ -26,8 +27,25 @@ class MemoryView final : public BufferStorage {
 /** The message of an ExecutionError for a plan that breaks a Metal rule. */
 inline std::string rule(const std::string& text) { return "[metal-sim] the plan breaks a Metal rule: " + text; }
 
+/**
+ * A fault the simulator injects into one command buffer, named by METALCALL_METAL_SIM_FAULT when it
+ * is committed (tests of the driver's own paths; docs/metal-backend.md): none by default.
+ */
+struct Fault {
+  enum class Kind { none, merge_passes, gpu, copy_back, release };
+  Kind kind = Kind::none;
+  metal::GpuFailure gpu = metal::GpuFailure::other;  // Kind::gpu: how the GPU fails
+};
+
+/** The fault METALCALL_METAL_SIM_FAULT names (read on the committing thread); DeviceError for an unknown one. */
+Fault fault_from_environment();
+
+/** Joins compute passes that follow one another into one (Fault::Kind::merge_passes). */
+void merge_compute_passes(metal::Plan& plan);
+
 struct SimCommandBuffer {
   metal::Plan plan;
+  Fault fault;
   std::shared_ptr<CompletionState> completion;
   std::vector<std::unique_ptr<SimMemory>> owned;  // staging and empty buffers, staged textures
   std::vector<char*> memory;                      // each plan buffer's first byte

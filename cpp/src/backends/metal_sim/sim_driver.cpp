@@ -74,6 +74,8 @@ void SimQueue::commit(Plan&& plan, const std::shared_ptr<CompletionState>& compl
   auto buffer = std::make_unique<SimCommandBuffer>();
   buffer->plan = std::move(plan);
   buffer->completion = completion;
+  buffer->fault = fault_from_environment();
+  if (buffer->fault.kind == Fault::Kind::merge_passes) merge_compute_passes(buffer->plan);
   encode(*buffer);  // throws before anything is queued
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -116,22 +118,29 @@ void SimQueue::worker_loop() {
   }
 }
 
-// As the Metal driver's completion handler: copy-backs only when the GPU succeeded; whatever
-// throws, the Completion finishes (a guard, P2.1 item 7) and the calls' resources go.
+// As the Metal driver's completion handler, through the same finish_submission (P2.1 item 7):
+// copy-backs only when the GPU succeeded, then the calls' resources go, then the Completion
+// finishes, whatever any step throws.
 void SimQueue::complete(SimCommandBuffer& buffer, std::exception_ptr error, double seconds) const {
-  if (!error) {
-    try {
-      for (const CopyBack& c : buffer.plan.copy_backs) {
-        if (c.offset + c.length > buffer.length[c.buffer])
-          throw ExecutionError(rule("a copy-back reads past the end of buffer " + std::to_string(c.buffer)));
-        std::memcpy(c.host, buffer.memory[c.buffer] + c.offset, c.length);
-      }
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }
-  buffer.plan.commands.clear();  // free buffers and pipelines now
-  buffer.completion->finish(error, error ? 0.0 : seconds);
+  finish_submission(
+      *buffer.completion,
+      [&] {
+        if (error) std::rethrow_exception(error);
+        if (buffer.fault.kind == Fault::Kind::copy_back)
+          throw ExecutionError("[metal-sim] fault injected (METALCALL_METAL_SIM_FAULT=copy-back): a copy-back failed");
+        for (const CopyBack& c : buffer.plan.copy_backs) {
+          if (c.offset + c.length > buffer.length[c.buffer])
+            throw ExecutionError(rule("a copy-back reads past the end of buffer " + std::to_string(c.buffer)));
+          std::memcpy(c.host, buffer.memory[c.buffer] + c.offset, c.length);
+        }
+        return seconds;
+      },
+      [&] {
+        buffer.plan.commands.clear();  // free buffers and pipelines now
+        if (buffer.fault.kind == Fault::Kind::release)
+          throw ExecutionError("[metal-sim] fault injected (METALCALL_METAL_SIM_FAULT=release): releasing the "
+                               "command buffer's resources failed");
+      });
 }
 
 // ---- encoding: resources, copy-ins and the plan's structure ----
@@ -259,6 +268,9 @@ std::uint32_t checked_product(std::uint32_t a, std::uint32_t b) {
 }  // namespace
 
 void SimQueue::run(SimCommandBuffer& b) const {
+  if (b.fault.kind == Fault::Kind::gpu)  // the command buffer fails before it runs, as a lost GPU's would
+    throw ExecutionError(gpu_failure_text(b.plan.commands, "the GPU failed (fault injected by METALCALL_METAL_SIM_FAULT)",
+                                          b.fault.gpu, "[metal-sim]"));
   Encoder encoder;
   const std::vector<Step>& steps = b.plan.steps;
   for (std::size_t at = 0; at < steps.size(); ++at) {
