@@ -132,11 +132,8 @@ def run(dev: mc.Device, template: str, name: str, dtype: Any, threads: int, batc
         **extra: Any) -> None:
     """Queues kernel `name` of `template` with one group of `threads` threads per matrix (fewer where
     the compiled pipeline allows fewer: its limit depends on the registers the kernel uses)."""
-    while True:
-        kern = cache.kernel(dev, render(template, dtype, threads, **extra), name, fast_math=False)
-        if threads == 1 or kern.max_total_threads_per_threadgroup >= threads:
-            break
-        threads //= 2
+    kern, threads = cache.sized_kernel(dev, lambda tg, _: render(template, dtype, tg, **extra), name, threads,
+                                       fast_math=False)
     cache.launch(kern, batch * threads, *args, threadgroup=(threads, 1, 1))
 
 
