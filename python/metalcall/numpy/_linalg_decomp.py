@@ -24,7 +24,7 @@ from ._array import ndarray
 from ._backend import kernels
 from ._creation import asarray, eye, zeros
 from ._dtype_functions import result_type
-from ._elementwise import imag, real, tril
+from ._elementwise import real
 from ._linalg import matmul
 from ._manip import broadcast_shapes, broadcast_to, concat, matrix_transpose, reshape
 
@@ -48,17 +48,6 @@ def float_dtype(dt, device, name):
         raise mc.ArgumentError(f"linalg.{name}: arrays of {dt} are not supported (float32, float64, complex64, "
                                "complex128; integers are computed in the default float)")
     return dt
-
-
-def no_complex(x, name, instead=""):
-    if x.dtype.kind == "c":
-        raise mc.ArgumentError(f"linalg.{name}: complex matrices are not supported yet{instead}")
-
-
-def embed_parts(re, im):
-    """The real matrices [[re, -im], [im, re]] of the complex matrices re + i im: the eigenvalues of
-    a Hermitian one are its own, each twice."""
-    return concat([concat([re, -im], axis=-1), concat([im, re], axis=-1)], axis=-2)
 
 
 def matrices(x, name, *, square=True):
@@ -183,19 +172,12 @@ def qr(x, /, *, mode="reduced"):
 
 def _eigh(x, name, vectors):
     x, dt, bs, n, _ = matrices(x, name)
+    rdt = real(zeros((), dtype=dt, device=x.device)).dtype  # eigenvalues are real
     batch = F.prod(bs)
     if batch * n == 0:
-        return zeros(bs + (n,), dtype=dt, device=x.device), zeros(x.shape, dtype=dt, device=x.device)
-    if dt.kind == "c":
-        if vectors:
-            no_complex(x, name, " (eigvalsh is)")
-        # The Hermitian matrix of x's lower triangle (its diagonal's real part), as NumPy's eigh.
-        re, im = real(x), imag(x)
-        re = tril(re) + matrix_transpose(tril(re, k=-1))
-        im = tril(im, k=-1) - matrix_transpose(tril(im, k=-1))
-        return _eigh(embed_parts(re, im), name, False)[0][..., ::2], None
+        return zeros(bs + (n,), dtype=rdt, device=x.device), zeros(x.shape, dtype=dt, device=x.device)
     w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
-    return wrap(w, bs + (n,), dt, x.device), (wrap(v, x.shape, dt, x.device) if vectors else None)
+    return wrap(w, bs + (n,), rdt, x.device), (wrap(v, x.shape, dt, x.device) if vectors else None)
 
 
 def eigh(x, /):

@@ -29,86 +29,102 @@ inline bool before($R x, $R y, bool ascending) {
 # `vectors`, V with A V = V diag(w). The work copy of V is stored transposed (row p = column p).
 _EIGH = """
 kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* vwork [[buffer(2)]],
-                 device $T* rot [[buffer(3)]], device uint* pairs_at [[buffer(4)]], device $T* w_out [[buffer(5)]],
-                 device $T* v_out [[buffer(6)]], constant uint& n [[buffer(7)]], constant uint& vectors [[buffer(8)]],
+                 device $R* rot [[buffer(3)]], device $T* phases [[buffer(4)]], device uint* pairs_at [[buffer(5)]],
+                 device $R* w_out [[buffer(6)]], device $T* v_out [[buffer(7)]], constant uint& n [[buffer(8)]],
+                 constant uint& vectors [[buffer(9)]],
                  uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int rotated[$NTG];
   threadgroup int again;
-  threadgroup $T partial_max[$NTG];
-  threadgroup $T scale;
+  threadgroup $R partial_max[$NTG];
+  threadgroup $R scale;
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
   device $T* A = work + base;
   device $T* V = vwork + base;
   const uint N = n + (n & 1u), pairs = N / 2;
-  device $T* CS = rot + ulong(g) * N;
+  device $R* CS = rot + ulong(g) * N;
+  device $T* PH = phases + ulong(g) * pairs;
   device uint* PQ = pairs_at + ulong(g) * N;
 $SCALE_X
-  const $T sc = scale;
-  for (uint e = tid; e < n * n; e += $NTG) {
+  const $R sc = scale;
+  const $T zero = la_make($R(0), $R(0)), one = la_make($R(1), $R(0));
+  for (uint e = tid; e < n * n; e += $NTG) {  // the Hermitian matrix of the lower triangle
     const uint i = e / n, j = e % n;
-    A[e] = (i >= j ? x[e] : x[j * n + i]) * sc;
-    V[e] = $T(i == j ? 1 : 0);
+    const $T a = i > j ? x[e] : (i == j ? la_make(la_re(x[e]), $R(0)) : la_conj(x[j * n + i]));
+    A[e] = la_scale(a, sc);
+    V[e] = i == j ? one : zero;
   }
   $SYNC
   for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
     rotated[tid] = 0;
     for (uint step = 0; step + 1 < N; ++step) {
+      // The rotation G = [[c, s], [-s conj(ph), c conj(ph)]] of each pair, ph = a_pq / |a_pq|
+      // (+-1 for real matrices): G^H A G annihilates a_pq.
       for (uint k = tid; k < pairs; k += $NTG) {
         uint p, q;
         jacobi_pair(step, k, N, p, q);
-        $T c = $T(1), s = $T(0);
+        $R c = $R(1), s = $R(0);
+        $T ph = one;
         if (q < n) {
-          const $T app = A[p * n + p], aqq = A[q * n + q], apq = A[p * n + q];
-          if (fabs(apq) > $TINY && fabs(apq) > $EPS * sqrt(fabs(app)) * sqrt(fabs(aqq))) {
-            const $T theta = (aqq - app) / ($T(2) * apq);
-            const $T root = fabs(theta) > $T(1) ? fabs(theta) * sqrt($T(1) + ($T(1) / theta) / theta) : sqrt($T(1) + theta * theta);
-            const $T t = (theta >= $T(0) ? $T(1) : $T(-1)) / (fabs(theta) + root);
-            c = $T(1) / sqrt($T(1) + t * t);
+          const $R app = la_re(A[p * n + p]), aqq = la_re(A[q * n + q]);
+          const $T apq = A[p * n + q];
+          const $R size = la_abs(apq);
+          if (size > $TINY && size > $EPS * sqrt(fabs(app)) * sqrt(fabs(aqq))) {
+            ph = la_divr(apq, size);
+            const $R theta = (aqq - app) / ($R(2) * size);
+            const $R root = fabs(theta) > $R(1) ? fabs(theta) * sqrt($R(1) + ($R(1) / theta) / theta) : sqrt($R(1) + theta * theta);
+            const $R t = (theta >= $R(0) ? $R(1) : $R(-1)) / (fabs(theta) + root);
+            c = $R(1) / sqrt($R(1) + t * t);
             s = t * c;
             rotated[tid] = 1;
           }
         }
         CS[2 * k] = c;
         CS[2 * k + 1] = s;
+        PH[k] = ph;
         PQ[2 * k] = p;
         PQ[2 * k + 1] = q;
       }
       $SYNC
-      // J^T A J, row by row: the pair owning rows p and q rotates them (J^T A), then applies every
-      // pair's column rotation within those two rows ((J^T A) J), so each thread reads and writes
+      // G^H A G, row by row: the pair owning rows p and q rotates them (G^H A), then applies every
+      // pair's column rotation within those two rows ((G^H A) G), so each thread reads and writes
       // only its own rows, contiguously.
       for (uint k = tid; k < pairs; k += $NTG) {
-        const $T c = CS[2 * k], s = CS[2 * k + 1];
+        const $R c = CS[2 * k], s = CS[2 * k + 1];
+        const $T ph = PH[k];
         const uint p = PQ[2 * k], q = PQ[2 * k + 1];
-        if (s != $T(0))
+        if (s != $R(0))
           for (uint j = 0; j < n; ++j) {
-            const $T ap = A[p * n + j], aq = A[q * n + j];
-            A[p * n + j] = c * ap - s * aq;
-            A[q * n + j] = s * ap + c * aq;
+            const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
+            A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
+            A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
           }
         for (uint side = 0; side < 2; ++side) {
           const uint r = side == 0 ? p : q;
           if (r >= n) continue;
           device $T* row = A + r * n;
           for (uint l = 0; l < pairs; ++l) {
-            const $T cl = CS[2 * l], sl = CS[2 * l + 1];
-            if (sl == $T(0)) continue;
+            const $R cl = CS[2 * l], sl = CS[2 * l + 1];
+            if (sl == $R(0)) continue;
             const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
-            const $T a = row[pl], b = row[ql];
-            row[pl] = cl * a - sl * b;
-            row[ql] = sl * a + cl * b;
+            const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
+            row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
+            row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
           }
         }
-        if (s != $T(0)) {
-          A[p * n + q] = $T(0);
-          A[q * n + p] = $T(0);
-          if (vectors)
+        if (s != $R(0)) {
+          A[p * n + q] = zero;
+          A[q * n + p] = zero;
+          A[p * n + p] = la_make(la_re(A[p * n + p]), $R(0));
+          A[q * n + q] = la_make(la_re(A[q * n + q]), $R(0));
+          if (vectors) {
+            const $T phc = la_conj(ph);
             for (uint i = 0; i < n; ++i) {
-              const $T vp = V[p * n + i], vq = V[q * n + i];
-              V[p * n + i] = c * vp - s * vq;
-              V[q * n + i] = s * vp + c * vq;
+              const $T vp = V[p * n + i], vq = la_mul(phc, V[q * n + i]);
+              V[p * n + i] = la_sub(la_scale(vp, c), la_scale(vq, s));
+              V[q * n + i] = la_add(la_scale(vp, s), la_scale(vq, c));
             }
+          }
         }
       }
       $SYNC
@@ -122,10 +138,10 @@ $SCALE_X
     if (!again) break;
   }
   for (uint i = tid; i < n; i += $NTG) {
-    const $T d = A[i * n + i];
+    const $R d = la_re(A[i * n + i]);
     uint rank = 0;
     for (uint j = 0; j < n; ++j) {
-      const $T e = A[j * n + j];
+      const $R e = la_re(A[j * n + j]);
       if (before(e, d, true) || (j < i && !before(d, e, true))) ++rank;
     }
     w_out[ulong(g) * n + rank] = d / sc;
@@ -273,18 +289,22 @@ $SCALE_X
 
 
 def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool) -> tuple[mc.Buffer, mc.Buffer]:
-    """Eigenvalues (batch, n), ascending, and eigenvectors (batch, n, n) as columns (undefined unless
-    `vectors`) of `batch` symmetric n x n matrices (n, batch > 0; the lower triangles are read)."""
-    dt = lc.float_type(dtype)
+    """Eigenvalues (batch, n), ascending and real, and eigenvectors (batch, n, n) as columns
+    (undefined unless `vectors`) of `batch` Hermitian n x n matrices (n, batch > 0; the lower
+    triangles are read), real or complex."""
+    dt = lc.float_type(dtype, complex_ok=True)
+    rdt = lc.real_type(dt)
     threads = lc.group_size(dev, (n + 1) // 2)
+    big_n = n + (n & 1)
     work = cache.empty(dev, batch * n * n, dt)
     vwork = cache.empty(dev, batch * n * n, dt)
-    rot = cache.empty(dev, batch * (n + (n & 1)), dt)
-    pairs_at = cache.empty(dev, batch * (n + (n & 1)), np.uint32)
-    w = cache.empty(dev, batch * n, dt)
+    rot = cache.empty(dev, batch * big_n, rdt)
+    phases = cache.empty(dev, batch * big_n // 2, dt)
+    pairs_at = cache.empty(dev, batch * big_n, np.uint32)
+    w = cache.empty(dev, batch * n, rdt)
     v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads, batch, a, work, vwork, rot, pairs_at, w, v, n,
-           int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads,
+           batch, a, work, vwork, rot, phases, pairs_at, w, v, n, int(vectors), MAX_SWEEPS=MAX_SWEEPS)
     return w, v
 
 
