@@ -95,11 +95,38 @@ class KernelImpl {
   Completion call(const LaunchShape& shape, const std::vector<Argument>& args);
 
  private:
+  /**
+   * What the last call that bound on the fast path passed (kernel.cpp, "Repeated calls"): a
+   * call whose grid and Buffers are equal in everything binding reads binds the same command,
+   * so it skips binding and its checks. Only for kernels whose every argument is a pointer
+   * parameter (`repeatable_`) and calls with Buffers only and an automatic threadgroup.
+   */
+  struct BufferKey {
+    const void* data = nullptr;
+    std::size_t nbytes = 0;
+    const DeviceInfo* home = nullptr;
+    ScalarType scalar = ScalarType::unknown;
+    bool raw = false;
+    std::size_t itemsize = 0;
+    bool operator==(const BufferKey& o) const {
+      return data == o.data && nbytes == o.nbytes && home == o.home && scalar == o.scalar && raw == o.raw &&
+             itemsize == o.itemsize;
+    }
+  };
+  bool repeat_eligible(const LaunchShape& shape, const std::vector<Argument>& args) const;
+  bool matches_last(const LaunchShape& shape, const std::vector<Argument>& args);
+  void remember_last(const LaunchShape& shape, const std::vector<Argument>& args);
+  void bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args, DispatchCommand& command) const;
+
   std::shared_ptr<DeviceImpl> device_;
   std::shared_ptr<Program> program_;
   std::vector<const ParamInfo*> buffer_params_;       // sorted by [[buffer(i)]]
   std::vector<const ParamInfo*> threadgroup_params_;  // sorted by [[threadgroup(i)]]
   bool has_resource_params_ = false;
+  bool repeatable_ = false;
+  std::atomic_flag last_busy_ = ATOMIC_FLAG_INIT;  // guards the two below; a call that finds it set binds as usual
+  std::uint64_t last_grid_[3] = {0, 0, 0};         // 0: nothing remembered
+  std::vector<BufferKey> last_buffers_;
 };
 
 class BatchImpl {

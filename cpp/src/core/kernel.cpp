@@ -82,6 +82,8 @@ KernelImpl::KernelImpl(std::shared_ptr<DeviceImpl> device, std::shared_ptr<Progr
   buffer_params_ = program_->info().buffer_params();
   threadgroup_params_ = program_->info().threadgroup_params();
   has_resource_params_ = !program_->info().texture_params().empty() || !program_->info().sampler_params().empty();
+  repeatable_ = !has_resource_params_ && threadgroup_params_.empty() && !device_->options().checked;
+  for (const ParamInfo* p : buffer_params_) repeatable_ = repeatable_ && p->enabled && p->kind == ParamKind::buffer;
 }
 
 namespace {
@@ -130,6 +132,75 @@ void take_ownership(const KernelImpl& kernel, const std::vector<Argument>& args,
 
 }  // namespace
 
+// ---- Repeated calls ----
+// Binding a call checks every argument against its parameter (device, element type, size,
+// alignment, the grid's extent). A call whose grid and Buffers equal the last fast-path call's
+// in everything those checks read (each Buffer's address, size, device and element type) would
+// bind the same command and pass the same checks: it is bound directly. Equality, not identity:
+// a new Buffer at a freed one's address (the allocator's cache) with the same size and type
+// binds the same way. Only pointer parameters and Buffer arguments, automatic threadgroups.
+
+bool KernelImpl::repeat_eligible(const LaunchShape& shape, const std::vector<Argument>& args) const {
+  if (!repeatable_ || args.size() != buffer_params_.size()) return false;
+  if (shape.threadgroup[0] || shape.threadgroup[1] || shape.threadgroup[2]) return false;
+  if (!shape.threadgroup_memory.empty() || !shape.textures.empty() || !shape.samplers.empty()) return false;
+  for (const Argument& a : args)
+    if (a.kind != Argument::Kind::buffer || !a.buffer || !a.host_foreign_type.empty()) return false;
+  return true;
+}
+
+namespace {
+void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const DeviceInfo& dev, const LaunchShape& shape,
+                        std::uint32_t out[3]);
+template <class T>
+std::shared_ptr<T> borrowed(const std::shared_ptr<T>& p);
+}  // namespace
+
+bool KernelImpl::matches_last(const LaunchShape& shape, const std::vector<Argument>& args) {
+  for (int d = 0; d < 3; ++d)
+    if (last_grid_[d] != shape.grid[d]) return false;
+  if (last_buffers_.size() != args.size()) return false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const BufferStorage& s = *args[i].buffer.storage();
+    const BufferKey& k = last_buffers_[i];
+    if (k.data != s.data() || k.nbytes != s.nbytes() || k.home != s.home() || k.scalar != args[i].host_scalar ||
+        k.raw != args[i].host_raw_bytes || k.itemsize != args[i].host_itemsize)
+      return false;
+  }
+  return true;
+}
+
+void KernelImpl::remember_last(const LaunchShape& shape, const std::vector<Argument>& args) {
+  for (int d = 0; d < 3; ++d) last_grid_[d] = shape.grid[d];
+  last_buffers_.resize(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const BufferStorage& s = *args[i].buffer.storage();
+    last_buffers_[i] = BufferKey{s.data(), s.nbytes(), s.home(), args[i].host_scalar, args[i].host_raw_bytes,
+                                 args[i].host_itemsize};
+  }
+}
+
+// What bind_arguments binds for such a call (borrowing), without its checks: they passed for equal inputs.
+void KernelImpl::bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args,
+                             DispatchCommand& command) const {
+  const KernelInfo& k = info();
+  command.program = borrowed(program_);
+  for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
+  choose_threadgroup(k, program_->automatic_threadgroup_limit(), device_->info(), shape, command.threadgroup);
+  if (command.args.size() == k.params.size()) {
+    for (BoundArgument& a : command.args) a.reset();
+  } else {
+    command.args.clear();
+    command.args.resize(k.params.size());
+  }
+  for (std::size_t i = 0; i < k.params.size(); ++i) command.args[i].kind = k.params[i].kind;
+  for (std::size_t i = 0; i < buffer_params_.size(); ++i) {
+    BoundArgument& out = command.args[buffer_params_[i]->position];
+    out.buffer = borrowed(args[i].buffer.storage());
+    out.written = !buffer_params_[i]->is_const;
+  }
+}
+
 Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument>& args) {
   bool empty = false;
   if (auto batch = device_->current_batch()) {
@@ -140,8 +211,22 @@ Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument
   }
   CallCommand scratch;
   DispatchCommand& command = scratch.get();
-  bind_arguments(*this, shape, args, /*borrow=*/true, command, &empty);
-  if (empty) return Completion::finished(0.0);
+  const bool eligible = repeat_eligible(shape, args);
+  bool repeat = false;
+  if (eligible && !last_busy_.test_and_set(std::memory_order_acquire)) {
+    repeat = matches_last(shape, args);
+    last_busy_.clear(std::memory_order_release);
+  }
+  if (repeat) {
+    bind_repeat(shape, args, command);
+  } else {
+    bind_arguments(*this, shape, args, /*borrow=*/true, command, &empty);
+    if (empty) return Completion::finished(0.0);
+    if (eligible && !last_busy_.test_and_set(std::memory_order_acquire)) {
+      remember_last(shape, args);
+      last_busy_.clear(std::memory_order_release);
+    }
+  }
   double seconds = 0;
   // Finished before returning: no hazards to track, no completion to signal.
   if (device_->backend().run_now(command, &seconds)) return Completion::finished(seconds);

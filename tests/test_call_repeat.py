@@ -1,0 +1,94 @@
+"""A call that repeats the last call's grid and Buffers binds without re-checking them
+(core/kernel.cpp, "Repeated calls"): every check must still hold for whatever differs, and
+a new Buffer at a freed one's address (the allocator's cache) must be the one written."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+
+SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+"""
+
+
+def address(buf) -> int:
+    return np.asarray(buf).__array_interface__["data"][0]
+
+
+def test_repeats_and_changes_are_checked(device):
+    mul = device.compile(SRC).mul
+    n = 1000
+    a = device.asarray(np.arange(n, dtype=np.float32))
+    b = device.asarray(np.full(n, 2.0, np.float32))
+    c = device.empty(n, np.float32)
+    for _ in range(3):  # the first call binds, the next ones repeat
+        mul(n, a, b, c)
+    np.testing.assert_array_equal(np.asarray(c), np.arange(n, dtype=np.float32) * 2)
+    with pytest.raises(mc.ArgumentError, match="grid"):  # a longer grid than the Buffers hold
+        mul(n + 1, a, b, c)
+    short = device.empty(n - 1, np.float32)
+    with pytest.raises(mc.ArgumentError):  # a shorter Buffer
+        mul(n, a, b, short)
+    ints = device.empty(n, np.int32)
+    with pytest.raises(mc.ArgumentError, match="int32|int"):  # another element type
+        mul(n, a, b, ints)
+    mul(n, a, b, c)  # and back to the remembered call
+    mul(n // 2, b, b, c)  # same Buffers, another grid and order
+    np.testing.assert_array_equal(np.asarray(c)[: n // 2], np.full(n // 2, 4.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(c)[n // 2:], np.arange(n // 2, n, dtype=np.float32) * 2)
+
+
+def test_a_new_buffer_at_a_freed_address_is_the_one_written(device):
+    mul = device.compile(SRC).mul
+    n = 1 << 19  # a cached size class on the CPU and CUDA
+    a = device.asarray(np.full(n, 3.0, np.float32))
+    b = device.asarray(np.full(n, 5.0, np.float32))
+    c = device.empty(n, np.float32)
+    mul(n, a, b, c)
+    old = address(c)
+    del c
+    device.synchronize()
+    gc.collect()
+    fresh = device.empty(n, np.float32)
+    mul(n, a, b, fresh)  # the same key as the remembered call when the block was reused
+    np.testing.assert_array_equal(np.asarray(fresh), np.full(n, 15.0, np.float32))
+    if device.backend in ("cpu", "cuda") and not device.sandbox:
+        assert address(fresh) == old
+
+
+def test_calls_from_threads_stay_correct(device):
+    import threading
+
+    mul = device.compile(SRC).mul
+    n = 256
+    errors = []
+
+    def work(k):
+        try:
+            a = device.asarray(np.full(n, float(k), np.float32))
+            b = device.asarray(np.full(n, 2.0, np.float32))
+            c = device.empty(n, np.float32)
+            for _ in range(200):
+                mul(n, a, b, c)
+                if np.asarray(c)[0] != 2.0 * k:
+                    errors.append(k)
+                    return
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
