@@ -53,7 +53,7 @@ _QR = """
 kernel void qr(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]], device $T* tau [[buffer(2)]],
                device $T* q [[buffer(3)]], device $T* r [[buffer(4)]], constant uint& m [[buffer(5)]],
                constant uint& n [[buffer(6)]], constant uint& qcols [[buffer(7)]], constant uint& rrows [[buffer(8)]],
-               uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+               device $T* scratch [[buffer(9)]], uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup $R partial[$NTG];
   threadgroup $R partial_max[$NTG];
   threadgroup $R scale;
@@ -66,6 +66,7 @@ $SCALE_X
   device $T* TAU = tau + ulong(g) * kmin;
   device $T* Q = q + ulong(g) * m * qcols;
   device $T* R = r + ulong(g) * rrows * n;
+  device $T* WV = scratch + ulong(g) * max(n, qcols);
   for (uint e = tid; e < m * n; e += $NTG) A[e] = la_scale(x[e], sc);
   $SYNC
   for (uint j = 0; j < kmin; ++j) {
@@ -94,13 +95,7 @@ $SCALE_X
       for (uint i = j + 1 + tid; i < m; i += $NTG) A[i * n + j] = la_mul(A[i * n + j], h);
       $SYNC
       // H^H = I - conj(tau) v v^H applied from the left, as geqr2
-      for (uint c = j + 1 + tid; c < n; c += $NTG) {
-        $T w = A[j * n + c];
-        for (uint i = j + 1; i < m; ++i) w = la_add(w, la_mul(la_conj(A[i * n + j]), A[i * n + c]));
-        w = la_mul(la_conj(tj), w);
-        A[j * n + c] = la_sub(A[j * n + c], w);
-        for (uint i = j + 1; i < m; ++i) A[i * n + c] = la_sub(A[i * n + c], la_mul(A[i * n + j], w));
-      }
+$APPLY_R
       $SYNC
     }
   }
@@ -110,18 +105,42 @@ $SCALE_X
   for (uint j = kmin; j-- > 0;) {
     const $T tj = TAU[j];
     if (!la_iszero(tj)) {  // Q = H_0 H_1 ... H_(k-1), H = I - tau v v^H, as orgqr
-      for (uint c = tid; c < qcols; c += $NTG) {
-        $T w = Q[j * qcols + c];
-        for (uint i = j + 1; i < m; ++i) w = la_add(w, la_mul(la_conj(A[i * n + j]), Q[i * qcols + c]));
-        w = la_mul(tj, w);
-        Q[j * qcols + c] = la_sub(Q[j * qcols + c], w);
-        for (uint i = j + 1; i < m; ++i) Q[i * qcols + c] = la_sub(Q[i * qcols + c], la_mul(A[i * n + j], w));
-      }
+$APPLY_Q
     }
     $SYNC
   }
 }
 """
+
+
+# Applying a reflector H = I - tau v v^H (v below the diagonal of column j, v[j] = 1) to the columns
+# c0..cols-1 of M (leading dimension ld): w = conj(tau') v^H M, then M -= v w. GPUs share out the
+# columns (neighbouring threads, neighbouring addresses); the CPU walks M row by row, contiguously,
+# keeping w in `WV`.
+def _apply(matrix: str, ld: str, c0: str, cols: str, tau: str, by_rows: bool) -> str:
+    if by_rows:
+        return f"""
+      for (uint c = {c0}; c < {cols}; ++c) WV[c] = {matrix}[j * {ld} + c];
+      for (uint i = j + 1; i < m; ++i) {{
+        const $T vi = la_conj(A[i * n + j]);
+        for (uint c = {c0}; c < {cols}; ++c) WV[c] = la_add(WV[c], la_mul(vi, {matrix}[i * {ld} + c]));
+      }}
+      for (uint c = {c0}; c < {cols}; ++c) {{
+        WV[c] = la_mul({tau}, WV[c]);
+        {matrix}[j * {ld} + c] = la_sub({matrix}[j * {ld} + c], WV[c]);
+      }}
+      for (uint i = j + 1; i < m; ++i) {{
+        const $T vi = A[i * n + j];
+        for (uint c = {c0}; c < {cols}; ++c) {matrix}[i * {ld} + c] = la_sub({matrix}[i * {ld} + c], la_mul(vi, WV[c]));
+      }}"""
+    return f"""
+      for (uint c = {c0} + tid; c < {cols}; c += $NTG) {{
+        $T w = {matrix}[j * {ld} + c];
+        for (uint i = j + 1; i < m; ++i) w = la_add(w, la_mul(la_conj(A[i * n + j]), {matrix}[i * {ld} + c]));
+        w = la_mul({tau}, w);
+        {matrix}[j * {ld} + c] = la_sub({matrix}[j * {ld} + c], w);
+        for (uint i = j + 1; i < m; ++i) {matrix}[i * {ld} + c] = la_sub({matrix}[i * {ld} + c], la_mul(A[i * n + j], w));
+      }}"""
 
 
 def cholesky(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> tuple[mc.Buffer, mc.Buffer]:
@@ -144,5 +163,10 @@ def qr(dev: mc.Device, a: mc.Buffer, batch: int, m: int, n: int, dtype: Any, com
     tau = cache.empty(dev, batch * kmin, dt)
     q = cache.empty(dev, batch * m * qcols, dt)
     r = cache.empty(dev, batch * qcols * n, dt)
-    lc.run(dev, _QR.replace("$SCALE_X", lc.scaling("x", "m * n")), "qr", dt, threads, batch, a, work, tau, q, r, m, n, qcols, qcols)
+    scratch = cache.empty(dev, batch * max(n, qcols), dt)
+    by_rows = threads == 1
+    source = (_QR.replace("$SCALE_X", lc.scaling("x", "m * n"))
+              .replace("$APPLY_R", _apply("A", "n", "j + 1", "n", "la_conj(tj)", by_rows))
+              .replace("$APPLY_Q", _apply("Q", "qcols", "0", "qcols", "tj", by_rows)))
+    lc.run(dev, source, "qr", dt, threads, batch, a, work, tau, q, r, m, n, qcols, qcols, scratch)
     return q, r
