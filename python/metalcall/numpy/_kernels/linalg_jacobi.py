@@ -151,8 +151,9 @@ $SCALE_X
 }
 """
 
-# One-sided Jacobi on the columns of a square A (stored transposed in `work`: row p = column p),
-# accumulating V; then s (descending), U = A V / s and V^T. Columns whose singular value is below
+# One-sided Jacobi on the columns of a square A, accumulating V. Element i of column p of the work
+# copies is at p * CS + i * RS: columns contiguous on the CPU (one thread walks a column), rows
+# contiguous on GPUs (the threads of a SIMD-group, one column each, read one row together); then s (descending), U = A V / s and V^T. Columns whose singular value is below
 # TINY / EPS get orthonormal completions (from unit vectors, two Gram-Schmidt passes) so U is
 # orthogonal for rank-deficient A too.
 _SVD = """
@@ -177,8 +178,8 @@ $SCALE_X
   const $T zero = la_make($R(0), $R(0)), one = la_make($R(1), $R(0));
   for (uint e = tid; e < n * n; e += $NTG) {
     const uint p = e / n, i = e % n;
-    W[e] = la_scale(x[i * n + p], sc);
-    V[e] = p == i ? one : zero;
+    W[p * $CS + i * $RS] = la_scale(x[i * n + p], sc);
+    V[p * $CS + i * $RS] = p == i ? one : zero;
   }
   $SYNC
   for (uint sweep = 0; sweep < $MAX_SWEEPS; ++sweep) {
@@ -187,7 +188,7 @@ $SCALE_X
     // (a' = a - t |g|, b' = b + t |g|), so a pair computes one dot product instead of three.
     for (uint p = tid; p < n; p += $NTG) {
       $R ss = $R(0);
-      for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * n + i]);
+      for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * $CS + i * $RS]);
       S[p] = ss;
     }
     $SYNC
@@ -196,11 +197,11 @@ $SCALE_X
         uint p, q;
         jacobi_pair(step, k, N, p, q);
         if (q >= n) continue;
-        device $T* wp = W + p * n;
-        device $T* wq = W + q * n;
+        device $T* wp = W + p * $CS;
+        device $T* wq = W + q * $CS;
         const $R alpha = S[p], beta = S[q];
         $T gamma = zero;
-        for (uint i = 0; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
+        for (uint i = 0; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
         const $R size = la_abs(gamma);
         if (!(size > $TINY && size > tol * sqrt(alpha) * sqrt(beta))) continue;
         // The real rotation of (w_p, w_q conj(phase)), phase = gamma / |gamma|: with the phase, the
@@ -213,17 +214,17 @@ $SCALE_X
         S[p] = alpha - t * size;
         S[q] = beta + t * size;
         for (uint i = 0; i < n; ++i) {
-          const $T a = wp[i], b = la_mul(wq[i], phase);
-          wp[i] = la_sub(la_scale(a, c), la_scale(b, s));
-          wq[i] = la_add(la_scale(a, s), la_scale(b, c));
+          const $T a = wp[i * $RS], b = la_mul(wq[i * $RS], phase);
+          wp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
+          wq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
         }
         if (vectors) {
-          device $T* vp = V + p * n;
-          device $T* vq = V + q * n;
+          device $T* vp = V + p * $CS;
+          device $T* vq = V + q * $CS;
           for (uint i = 0; i < n; ++i) {
-            const $T a = vp[i], b = la_mul(vq[i], phase);
-            vp[i] = la_sub(la_scale(a, c), la_scale(b, s));
-            vq[i] = la_add(la_scale(a, s), la_scale(b, c));
+            const $T a = vp[i * $RS], b = la_mul(vq[i * $RS], phase);
+            vp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
+            vq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
           }
         }
         rotated[tid] = 1;
@@ -240,7 +241,7 @@ $SCALE_X
   }
   for (uint p = tid; p < n; p += $NTG) {
     $R ss = $R(0);
-    for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * n + i]);
+    for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * $CS + i * $RS]);
     S[p] = sqrt(ss);
   }
   $SYNC
@@ -253,8 +254,8 @@ $SCALE_X
     s_out[ulong(g) * n + rank] = sp / sc;
     if (vectors) {
       for (uint i = 0; i < n; ++i) {
-        U[i * n + rank] = sp > small ? la_divr(W[p * n + i], sp) : zero;
-        vt_out[base + rank * n + i] = la_conj(V[p * n + i]);  // Vh = V^H
+        U[i * n + rank] = sp > small ? la_divr(W[p * $CS + i * $RS], sp) : zero;
+        vt_out[base + rank * n + i] = la_conj(V[p * $CS + i * $RS]);  // Vh = V^H
       }
     }
   }
@@ -323,6 +324,7 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
         u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
     else:
         u = vt = cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
+    layout = {"CS": "n", "RS": "1u"} if threads == 1 else {"CS": "1u", "RS": "n"}
     lc.run(dev, lc.JACOBI_PAIR + _RANK + _SVD.replace("$SCALE_X", lc.scaling("x", "n * n")), "svd", dt, threads, batch, a, work, vwork, norms, s, u, vt, n,
-           int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+           int(vectors), MAX_SWEEPS=MAX_SWEEPS, **layout)
     return s, u, vt
