@@ -132,6 +132,12 @@ def test_singular(ldev):
     np.testing.assert_array_equal(np.asarray(sign), [1, 0])
     np.testing.assert_array_equal(np.asarray(logabs), [0, -np.inf])
     close(mnp.linalg.inv(x[:1]), np.eye(2, dtype=dt)[None], dt)  # the process goes on
+    bad = np.array([[1.0, np.nan], [2.0, 3.0]], dt)
+    for f in (mnp.linalg.svd, mnp.linalg.svdvals, mnp.linalg.pinv):
+        with pytest.raises(mnp.linalg.LinAlgError, match="SVD did not converge"):
+            f(mnp.asarray(bad, device=ldev))
+    with pytest.raises(mnp.linalg.LinAlgError):
+        mnp.linalg.svdvals(mnp.asarray(np.full((3, 2), np.inf, dt), device=ldev))
 
 
 def test_cholesky(ldev):

@@ -6,7 +6,8 @@ when the matrices are not square, then one-sided Jacobi).
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError
 (inv and solve of an exactly singular matrix, cholesky of one that is not positive definite) we
-raise LinAlgError, a metalcall.Error and a ValueError; det and slogdet of a singular matrix are
+raise LinAlgError, a metalcall.Error and a ValueError, and so does svd (svdvals, pinv, ...) of a
+matrix with NaN or inf, as NumPy's "SVD did not converge"; det and slogdet of a singular matrix are
 0 and (0, -inf), as NumPy's. Finding out needs the factorisation's status on the host: those
 functions wait for their kernel."""
 
@@ -206,6 +207,8 @@ def _svd(x, full_matrices, vectors):
         q, r = qr(x, mode="complete" if full_matrices and vectors else "reduced")
         x = r[..., :n, :]
     s, u, vt = kernels("linalg_jacobi").svd_square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
+    if np.isnan(np.asarray(s)).any():  # waits; NaN or inf in the input, where LAPACK does not converge
+        raise LinAlgError("SVD did not converge")
     s = wrap(s, bs + (n,), rdt, dev)
     if not vectors:
         return None, s, None
