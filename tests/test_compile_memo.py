@@ -32,6 +32,9 @@ def run(lib, n=8):
 def test_same_str_gives_the_same_library(device):
     first = device.compile(SRC)
     assert device.compile(SRC) is first
+    assert device.compile(source=SRC) is first and device.compile(SRC, fast_math=True) is first
+    with pytest.raises(TypeError):
+        device.compile(SRC, no_such_option=1)
     np.testing.assert_array_equal(run(first), np.arange(8, dtype=np.float32) * 2)
     copy = "".join(list(SRC))  # another str object of the same text: the content cache finds it
     assert copy is not SRC

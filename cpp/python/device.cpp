@@ -184,6 +184,46 @@ py::object compile(const Device& d, const py::object& source_object, const py::o
   return library;
 }
 
+// Device.compile as the type's own METH_FASTCALL method: a repeated dev.compile(src) costs the
+// memo's lookup, not pybind11's argument processing (about a microsecond). Keywords and other
+// spellings go to the pybind11 overload (g_compile_overload, the function pybind11 made).
+PyTypeObject* g_device_type = nullptr;
+PyObject* g_compile_overload = nullptr;  // Device._compile, kept for the process
+
+PyObject* device_compile_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    const Device* d = exact_instance<Device>(self, g_device_type);
+    if (d && nargs == 1 && !kwnames && PyUnicode_CheckExact(args[0])) {
+      CompileMemo& memo = compile_memo();
+      const CompileMemo::Entry& last = memo.entries[memo.last];
+      if (last.source.ptr() == args[0] && last.fast_math && last.device.impl() == d->impl())
+        return py::object(last.library).release().ptr();
+      return compile(*d, py::reinterpret_borrow<py::object>(args[0]), py::none(), py::bool_(true), py::none())
+          .release()
+          .ptr();
+    }
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+  // Everything else (keywords, a subclass): the pybind11 overload, with self first.
+  std::vector<PyObject*> all(static_cast<std::size_t>(nargs) + 1 + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
+  all[0] = self;
+  for (std::size_t i = 1; i < all.size(); ++i) all[i] = args[i - 1];
+  return PyObject_Vectorcall(g_compile_overload, all.data(), static_cast<std::size_t>(nargs) + 1, kwnames);
+}
+
+PyMethodDef g_compile_method = {
+    "compile", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(device_compile_fast)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "compile($self, source, /, *, defines=None, fast_math=True, language_version=None)\n--\n\n"
+    "Compiles MSL source into a Library. Raises CompileError with the line and column\n"
+    "in your source. ``defines``: {name: value} or [names] as preprocessor macros.\n"
+    "Cached by content: compiling the same source again is free (the same str object: the same Library)."};
+
 PyBuffer buffer_from_data(const Device& d, const py::buffer& data) {
   py::buffer_info info = data.request();
   const std::size_t n = static_cast<std::size_t>(info.size * info.itemsize);
@@ -369,6 +409,13 @@ Cached by content: compiling the same source again is free.
                (d.options().checked ? " checked" : "") + (d.options().sandbox == SandboxMode::on ? " sandbox" : "") +
                (d.options().timing ? " timing" : "") + ">";
       });
+  // dev.compile: the fast entry above, falling back to the pybind11 overload (kept here only).
+  py::object device_class = m.attr("Device");
+  g_device_type = reinterpret_cast<PyTypeObject*>(device_class.ptr());
+  g_compile_overload = py::object(device_class.attr("compile")).release().ptr();
+  PyObject* descr = PyDescr_NewMethod(g_device_type, &g_compile_method);
+  if (!descr) throw py::error_already_set();
+  device_class.attr("compile") = py::reinterpret_steal<py::object>(descr);
 }
 
 }  // namespace metalcall::python

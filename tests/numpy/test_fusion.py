@@ -150,6 +150,7 @@ def test_result_buffers_are_recycled_only_when_free(device):
     z.evaluate()
     first = _address(z._buf)
     del z
+    mnp.synchronize(device)  # queued work holds its Buffers until done (CUDA reaps them at a wait)
     z2 = x * 3 + 3
     z2.evaluate()
     if device.backend in ("cpu", "cuda"):
