@@ -22,6 +22,7 @@ from . import cache
 
 BARRIER = "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);"
 MAX_THREADS = 256
+MAX_SIMD_THREADS = 1024  # kernels with one SIMD-group per task: up to width^2 threads (cache.sized_kernel)
 
 
 def group_size(dev: mc.Device, width: int) -> int:

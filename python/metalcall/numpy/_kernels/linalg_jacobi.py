@@ -174,6 +174,7 @@ $SCALE_X
   device $R* S = norms + ulong(g) * n;
   device $T* U = u_out + base;
   const uint N = n + (n & 1u), pairs = N / 2;
+$LANE_DECL
   const $R tol = $EPS * sqrt($R(n));
   const $T zero = la_make($R(0), $R(0)), one = la_make($R(1), $R(0));
   for (uint e = tid; e < n * n; e += $NTG) {
@@ -186,14 +187,15 @@ $SCALE_X
     rotated[tid] = 0;
     // Squared column norms, exact at the start of each sweep and updated by each rotation
     // (a' = a - t |g|, b' = b + t |g|), so a pair computes one dot product instead of three.
-    for (uint p = tid; p < n; p += $NTG) {
+    for (uint p = $WORKER; p < n; p += $WORKERS) {
       $R ss = $R(0);
-      for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * $CS + i * $RS]);
-      S[p] = ss;
+      for (uint i = $I0; i < n; i += $ISTEP) ss += la_abs2(W[p * $CS + i * $RS]);
+      ss = $REDUCE_R(ss);
+      if ($LEAD) S[p] = ss;
     }
     $SYNC
     for (uint step = 0; step + 1 < N; ++step) {
-      for (uint k = tid; k < pairs; k += $NTG) {
+      for (uint k = $WORKER; k < pairs; k += $WORKERS) {
         uint p, q;
         jacobi_pair(step, k, N, p, q);
         if (q >= n) continue;
@@ -201,7 +203,8 @@ $SCALE_X
         device $T* wq = W + q * $CS;
         const $R alpha = S[p], beta = S[q];
         $T gamma = zero;
-        for (uint i = 0; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
+        for (uint i = $I0; i < n; i += $ISTEP) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
+        gamma = $REDUCE_T(gamma);
         const $R size = la_abs(gamma);
         if (!(size > $TINY && size > tol * sqrt(alpha) * sqrt(beta))) continue;
         // The real rotation of (w_p, w_q conj(phase)), phase = gamma / |gamma|: with the phase, the
@@ -211,9 +214,11 @@ $SCALE_X
         const $R root = fabs(zeta) > $R(1) ? fabs(zeta) * sqrt($R(1) + ($R(1) / zeta) / zeta) : sqrt($R(1) + zeta * zeta);
         const $R t = (zeta >= $R(0) ? $R(1) : $R(-1)) / (fabs(zeta) + root);
         const $R c = $R(1) / sqrt($R(1) + t * t), s = t * c;
-        S[p] = alpha - t * size;
-        S[q] = beta + t * size;
-        for (uint i = 0; i < n; ++i) {
+        if ($LEAD) {
+          S[p] = alpha - t * size;
+          S[q] = beta + t * size;
+        }
+        for (uint i = $I0; i < n; i += $ISTEP) {
           const $T a = wp[i * $RS], b = la_mul(wq[i * $RS], phase);
           wp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
           wq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
@@ -221,7 +226,7 @@ $SCALE_X
         if (vectors) {
           device $T* vp = V + p * $CS;
           device $T* vq = V + q * $CS;
-          for (uint i = 0; i < n; ++i) {
+          for (uint i = $I0; i < n; i += $ISTEP) {
             const $T a = vp[i * $RS], b = la_mul(vq[i * $RS], phase);
             vp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
             vq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
@@ -239,10 +244,11 @@ $SCALE_X
     $SYNC
     if (!again) break;
   }
-  for (uint p = tid; p < n; p += $NTG) {
+  for (uint p = $WORKER; p < n; p += $WORKERS) {
     $R ss = $R(0);
-    for (uint i = 0; i < n; ++i) ss += la_abs2(W[p * $CS + i * $RS]);
-    S[p] = sqrt(ss);
+    for (uint i = $I0; i < n; i += $ISTEP) ss += la_abs2(W[p * $CS + i * $RS]);
+    ss = $REDUCE_R(ss);
+    if ($LEAD) S[p] = sqrt(ss);
   }
   $SYNC
   const $R small = $TINY / $EPS;
@@ -309,6 +315,31 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     return w, v
 
 
+# Matrices from this size on use the SIMD-group-per-pair form of the SVD kernel on GPUs.
+SIMD_SVD_MIN = 64
+
+
+def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
+    """The SVD kernel's text: one thread per pair (element i of column p of the work copies at
+    p * CS + i * RS: columns contiguous with one thread per matrix, rows contiguous on GPUs, where a
+    SIMD-group's threads, one column each, read one row together), or one SIMD-group per pair
+    (columns contiguous, the lanes striding through them)."""
+    complex_sum = "la_make(simd_sum(v.re), simd_sum(v.im))"
+    if simd:
+        parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
+                 "WORKER": "worker", "WORKERS": "workers", "I0": "lane", "ISTEP": "$WIDTH", "LEAD": "lane == 0",
+                 "REDUCE_R": "simd_sum", "REDUCE_T": "la_simd_sum", "CS": "n", "RS": "1u"}
+        helper = f"inline $T la_simd_sum($T v) {{ return {complex_sum if dt.kind == 'c' else 'simd_sum(v)'}; }}\n"
+    else:
+        parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "I0": "0u", "ISTEP": "1u", "LEAD": "true",
+                 "REDUCE_R": "", "REDUCE_T": "", "CS": "n" if not by_rows else "1u", "RS": "1u" if not by_rows else "n"}
+        helper = ""
+    text = _SVD.replace("$SCALE_X", lc.scaling("x", "n * n"))
+    for key in sorted(parts, key=len, reverse=True):  # $REDUCE_R before $R
+        text = text.replace("$" + key, parts[key])
+    return lc.JACOBI_PAIR + _RANK + helper + text
+
+
 def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
                vectors: bool) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
     """s (batch, n) descending (real), U and V^H (batch, n, n; undefined unless `vectors`) of `batch`
@@ -324,7 +355,14 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
         u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
     else:
         u = vt = cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    layout = {"CS": "n", "RS": "1u"} if threads == 1 else {"CS": "1u", "RS": "n"}
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _SVD.replace("$SCALE_X", lc.scaling("x", "n * n")), "svd", dt, threads, batch, a, work, vwork, norms, s, u, vt, n,
-           int(vectors), MAX_SWEEPS=MAX_SWEEPS, **layout)
+    if threads > 1 and n >= SIMD_SVD_MIN:
+        # One SIMD-group per pair: its lanes share each column's loops (coalesced: columns are
+        # contiguous) and simd_sum the products; up to width^2 threads per matrix.
+        source = lambda tg, width: lc.render(_svd_source(dt, simd=True), dt, tg, WIDTH=f"{width}u",
+                                              MAX_SWEEPS=MAX_SWEEPS)
+        kern, tg = cache.sized_kernel(dev, source, "svd", lc.MAX_SIMD_THREADS, simd=True, fast_math=False)
+        cache.launch(kern, batch * tg, a, work, vwork, norms, s, u, vt, n, int(vectors), threadgroup=(tg, 1, 1))
+        return s, u, vt
+    lc.run(dev, _svd_source(dt, simd=False, by_rows=threads > 1), "svd", dt, threads, batch, a, work, vwork, norms,
+           s, u, vt, n, int(vectors), MAX_SWEEPS=MAX_SWEEPS)
     return s, u, vt
