@@ -45,6 +45,7 @@ kernel void eigh(const device $T* in [[buffer(0)]], device $T* work [[buffer(1)]
   device $R* CS = rot + ulong(g) * N;
   device $T* PH = phases + ulong(g) * pairs;
   device uint* PQ = pairs_at + ulong(g) * N;
+$LANE_DECL
 $SCALE_X
   const $R sc = scale;
   const $T zero = la_make($R(0), $R(0)), one = la_make($R(1), $R(0));
@@ -89,21 +90,22 @@ $SCALE_X
       // G^H A G, row by row: the pair owning rows p and q rotates them (G^H A), then applies every
       // pair's column rotation within those two rows ((G^H A) G), so each thread reads and writes
       // only its own rows, contiguously.
-      for (uint k = tid; k < pairs; k += $NTG) {
+      for (uint k = $WORKER; k < pairs; k += $WORKERS) {
         const $R c = CS[2 * k], s = CS[2 * k + 1];
         const $T ph = PH[k];
         const uint p = PQ[2 * k], q = PQ[2 * k + 1];
         if (s != $R(0))
-          for (uint j = 0; j < n; ++j) {
+          for (uint j = $I0; j < n; j += $ISTEP) {
             const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
             A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
             A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
           }
+        $LANES_SYNC
         for (uint side = 0; side < 2; ++side) {
           const uint r = side == 0 ? p : q;
           if (r >= n) continue;
           device $T* row = A + r * n;
-          for (uint l = 0; l < pairs; ++l) {
+          for (uint l = $I0; l < pairs; l += $ISTEP) {
             const $R cl = CS[2 * l], sl = CS[2 * l + 1];
             if (sl == $R(0)) continue;
             const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
@@ -112,14 +114,17 @@ $SCALE_X
             row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
           }
         }
+        $LANES_SYNC
         if (s != $R(0)) {
-          A[p * n + q] = zero;
-          A[q * n + p] = zero;
-          A[p * n + p] = la_make(la_re(A[p * n + p]), $R(0));
-          A[q * n + q] = la_make(la_re(A[q * n + q]), $R(0));
+          if ($LEAD) {
+            A[p * n + q] = zero;
+            A[q * n + p] = zero;
+            A[p * n + p] = la_make(la_re(A[p * n + p]), $R(0));
+            A[q * n + q] = la_make(la_re(A[q * n + q]), $R(0));
+          }
           if (vectors) {
             const $T phc = la_conj(ph);
-            for (uint i = 0; i < n; ++i) {
+            for (uint i = $I0; i < n; i += $ISTEP) {
               const $T vp = V[p * n + i], vq = la_mul(phc, V[q * n + i]);
               V[p * n + i] = la_sub(la_scale(vp, c), la_scale(vq, s));
               V[q * n + i] = la_add(la_scale(vp, s), la_scale(vq, c));
@@ -310,13 +315,35 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     pairs_at = cache.empty(dev, batch * big_n, np.uint32)
     w = cache.empty(dev, batch * n, rdt)
     v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    lc.run(dev, lc.JACOBI_PAIR + _RANK + _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")), "eigh", dt, threads,
-           batch, a, work, vwork, rot, phases, pairs_at, w, v, n, int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+    args = (a, work, vwork, rot, phases, pairs_at, w, v, n, int(vectors))
+    if threads > 1 and n >= SIMD_JACOBI_MIN:  # one SIMD-group per pair: its lanes share the rows
+        source = lambda tg, width: lc.render(_eigh_source(simd=True), dt, tg, WIDTH=f"{width}u", MAX_SWEEPS=MAX_SWEEPS)
+        kern, tg = cache.sized_kernel(dev, source, "eigh", lc.MAX_SIMD_THREADS, simd=True, fast_math=False)
+        cache.launch(kern, batch * tg, *args, threadgroup=(tg, 1, 1))
+        return w, v
+    lc.run(dev, _eigh_source(simd=False), "eigh", dt, threads, batch, *args, MAX_SWEEPS=MAX_SWEEPS)
     return w, v
 
 
-# Matrices from this size on use the SIMD-group-per-pair form of the SVD kernel on GPUs.
-SIMD_SVD_MIN = 64
+def _eigh_source(*, simd: bool) -> str:
+    """The eigh kernel's text: one thread per pair, or one SIMD-group per pair whose lanes stride
+    through the pair's two rows (a SIMD-group barrier between the row rotation, the column rotations
+    and the zeroed entries, which different lanes write)."""
+    if simd:
+        parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
+                 "LANES_SYNC": "simdgroup_barrier(mem_flags::mem_device);", "WORKERS": "workers",
+                 "WORKER": "worker", "I0": "lane", "ISTEP": "$WIDTH", "LEAD": "lane == 0"}
+    else:
+        parts = {"LANE_DECL": "", "LANES_SYNC": "", "WORKERS": "$NTG", "WORKER": "tid", "I0": "0u", "ISTEP": "1u",
+                 "LEAD": "true"}
+    text = _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n"))
+    for key in sorted(parts, key=len, reverse=True):
+        text = text.replace("$" + key, parts[key])
+    return lc.JACOBI_PAIR + _RANK + text
+
+
+# Matrices from this size on use the SIMD-group-per-pair forms of the Jacobi kernels on GPUs.
+SIMD_SVD_MIN = SIMD_JACOBI_MIN = 64
 
 
 def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
