@@ -124,3 +124,14 @@ def test_errors(device):
                  lambda: mnp.fft.fft(mnp.asarray(np.complex64(1), device=device)), lambda: mnp.fft.fftn(x, axes=(0, 0))):
         with pytest.raises(mc.Error):
             call()
+
+
+def test_kernels_stay_in_bounds_on_a_checked_device():
+    """The CPU device's checked mode traps every out-of-bounds access: the passes (a mixed-radix and
+    a Bluestein length) and the Hermitian completion read and write only their buffers."""
+    dev = mc.Device("cpu", checked=True)
+    a = _data((2, 12), "complex64", 4)
+    x = mnp.asarray(a, device=dev)
+    _close(mnp.fft.fft(x), np.fft.fft(a), "complex64")
+    _close(mnp.fft.ifft(x[:, :11]), np.fft.ifft(a[:, :11]), "complex64")
+    _close(mnp.fft.irfft(x, n=9), np.fft.irfft(a, n=9), "float32")
