@@ -135,3 +135,21 @@ def test_kernels_stay_in_bounds_on_a_checked_device():
     _close(mnp.fft.fft(x), np.fft.fft(a), "complex64")
     _close(mnp.fft.ifft(x[:, :11]), np.fft.ifft(a[:, :11]), "complex64")
     _close(mnp.fft.irfft(x, n=9), np.fft.irfft(a, n=9), "float32")
+
+
+@pytest.mark.parametrize("n", [2, 12, 64, 77, 1000, 1024])
+def test_threadgroup_kernel_matches_the_global_passes(device, n):
+    """_kernels/fft_tg.py (short rows in one launch; what GPUs run for n <= 1024) gives the global
+    passes' results to the bit, here on every device, the CPU included (as fibers)."""
+    from metalcall.numpy._kernels import fft as passes
+    from metalcall.numpy._kernels import fft_tg
+
+    for dt in _dtypes(device):
+        for rows in (1, 3):
+            a = _data((rows, n), dt, n + rows)
+            for inverse in (False, True):
+                one = np.asarray(fft_tg.fft(device, device.asarray(a), rows, n, dt, inverse))
+                ref = np.asarray(passes.fft(device, device.asarray(a), rows, n, dt, inverse))
+                assert np.array_equal(one, ref)
+    with pytest.raises(mc.ArgumentError):
+        fft_tg.fft(device, device.asarray(np.zeros(2048, np.complex64)), 1, 2048, np.complex64)

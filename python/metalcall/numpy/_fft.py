@@ -89,10 +89,13 @@ def _rows(y, inverse):
     batch = F.prod(y.shape[:-1])
     if batch == 0:
         return zeros(y.shape, dtype=dt, device=dev)
-    fft = kernels("fft")
+    fft, short = kernels("fft"), kernels("fft_tg")
     if fft.factors(n) is None:
         return _bluestein(y, inverse)
-    buf = fft.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
+    if short.usable(dev, n):  # GPUs: every pass of short rows in one launch, in threadgroup memory
+        buf = short.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
+    else:
+        buf = fft.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
     return ndarray._wrap(buf, y.shape, dt, dev)
 
 
