@@ -153,3 +153,18 @@ def test_threadgroup_kernel_matches_the_global_passes(device, n):
                 assert np.array_equal(one, ref)
     with pytest.raises(mc.ArgumentError):
         fft_tg.fft(device, device.asarray(np.zeros(2048, np.complex64)), 1, 2048, np.complex64)
+
+
+@pytest.mark.parametrize("family", ["amd", "intel"])
+def test_gpu_paths_on_the_metal_simulator(family):
+    """The simulated Metal GPUs take the GPU paths (threadgroup kernel for short rows, sized from each
+    pipeline's limit; global passes and Bluestein for long ones) and complex64 arithmetic."""
+    if "metal-sim" not in mc.backends():
+        pytest.skip("metalcall was built without the metal-sim backend")
+    dev = mc.Device("metal-sim", family=family)
+    for n in (12, 1024, 4096, 97):
+        a = _data((2, n), "complex64", n)
+        x = mnp.asarray(a, device=dev)
+        _close(mnp.fft.fft(x), np.fft.fft(a), "complex64")
+        _close(mnp.fft.ifft(x, norm="ortho"), np.fft.ifft(a, norm="ortho"), "complex64")
+    _close(mnp.fft.irfft(x, n=20), np.fft.irfft(a, n=20), "float32")

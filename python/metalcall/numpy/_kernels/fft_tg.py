@@ -25,20 +25,20 @@ def usable(dev: mc.Device, n: int) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def source(n: int, dtype, inverse: bool) -> str:
+def source(n: int, dtype, inverse: bool, threads: int = THREADS) -> str:
     ct, ft = F._TYPES[np.dtype(dtype)]
     sign = 1 if inverse else -1
     G = max(1, MAX_N // n)
     lines = [f"  threadgroup {ct} s0[{G * n}];", f"  threadgroup {ct} s1[{G * n}];",
              "  const ulong rows = ulong(P[0]), r0 = ulong(grp) * " + str(G) + ";",
-             f"  for (uint e = tid; e < {G * n}u; e += {THREADS}u)",
+             f"  for (uint e = tid; e < {G * n}u; e += {threads}u)",
              f"    if (r0 + e / {n}u < rows) s0[e] = src[r0 * {n} + e];",
              "  threadgroup_barrier(mem_flags::mem_threadgroup);"]
     p, off, cur = 1, 0, 0
     for R in F.factors(n):
         T = n // R
         a, b = f"s{cur}", f"s{1 - cur}"
-        lines.append(f"  for (uint t = tid; t < {G * T}u; t += {THREADS}u) {{")
+        lines.append(f"  for (uint t = tid; t < {G * T}u; t += {threads}u) {{")
         lines.append(f"    const uint base = (t / {T}u) * {n}u, i = t % {T}u, k = i % {p}u;")
         lines += [f"    {ct} u{r} = {a}[base + i + {r * T}u];" for r in range(R)]
         if p > 1:
@@ -53,7 +53,7 @@ def source(n: int, dtype, inverse: bool) -> str:
         lines.append("  }")
         lines.append("  threadgroup_barrier(mem_flags::mem_threadgroup);")
         p, cur = p * R, 1 - cur
-    lines += [f"  for (uint e = tid; e < {G * n}u; e += {THREADS}u)",
+    lines += [f"  for (uint e = tid; e < {G * n}u; e += {threads}u)",
               f"    if (r0 + e / {n}u < rows) dst[r0 * {n} + e] = s{cur}[e];"]
     return (f"#include <metal_stdlib>\nusing namespace metal;\nstruct {ct} {{ {ft} re; {ft} im; }};\n"
             f"kernel void mnp_fft_tg(device const {ct}* src [[buffer(0)]], device {ct}* dst [[buffer(1)]],\n"
@@ -94,7 +94,9 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
     out = dev.empty((batch * n,), dt)
     groups = -(-batch // G)
     if groups:
-        kern = cache.kernel(dev, source(n, dt, inverse), "mnp_fft_tg", fast_math=False)
-        cache.launch(kern, (groups * THREADS, 1, 1), src, out, _table(dev, n, dt, inverse),
-                     dev.asarray(np.array([batch], np.int64)), threadgroup=(THREADS, 1, 1))
+        # THREADS, or fewer where the pipeline allows fewer (the loops stride by the size built in)
+        kern, tg = cache.sized_kernel(dev, lambda tg, _w: source(n, dt, inverse, tg), "mnp_fft_tg", THREADS,
+                                      fast_math=False)
+        cache.launch(kern, (groups * tg, 1, 1), src, out, _table(dev, n, dt, inverse),
+                     dev.asarray(np.array([batch], np.int64)), threadgroup=(tg, 1, 1))
     return out
