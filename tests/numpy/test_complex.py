@@ -320,3 +320,12 @@ def test_refused_operations(device):
         assert mnp.asarray(np.ones(2, np.complex128), device=device).dtype == np.complex64
     else:
         assert mnp.zeros(3, dtype=mnp.complex128, device=device).dtype == np.complex128
+
+
+@pytest.mark.parametrize("test", [test_unary_special_values, test_standard_special_cases, test_cumulative,
+                                  test_matmul_vecdot_tensordot, test_indexing_where_and_manipulation])
+def test_on_the_metal_simulator(test):
+    """The same checks on the simulated Metal GPU (its compiler path and pipelines)."""
+    if "metal-sim" not in mc.backends():
+        pytest.skip("metalcall was built without the metal-sim backend")
+    test(mc.Device("metal-sim", family="amd"))
