@@ -329,3 +329,15 @@ def test_on_the_metal_simulator(test):
     if "metal-sim" not in mc.backends():
         pytest.skip("metalcall was built without the metal-sim backend")
     test(mc.Device("metal-sim", family="amd"))
+
+
+def test_long_products(device):
+    """A product of few long rows is taken in chunks first (then the chunks' products)."""
+    for dt in _dtypes(device):
+        rng = np.random.default_rng(11)
+        a = np.exp(1j * rng.uniform(-np.pi, np.pi, (2, 5000))).astype(dt) * np.asarray(1.0001, dt)
+        x = mnp.asarray(a, device=device)
+        tol = {"complex64": 1e-3, "complex128": 1e-11}[dt]
+        check(mnp.prod(x, axis=1), np.prod(a, axis=1), rtol=tol, atol=tol)
+        check(mnp.prod(x), np.prod(a), rtol=tol, atol=tol)
+        check(mnp.prod(x.T, axis=0, keepdims=True), np.prod(a.T, axis=0, keepdims=True), rtol=tol, atol=tol)

@@ -57,8 +57,15 @@ def reduce(x, axis, keepdims, op, out_dtype):
                                x, axes, keepdims)
     buf, outer, n, inner, kept = _reduce._layout(x, axes)
     out = R.result_buffer(x.device, kept, out_dtype) if outer * inner else x.device.empty(kept, out_dtype)
-    if outer * inner:
-        _row_loop(x.device, out_dtype, "mnp_cprod", buf, out, outer * inner, n, inner)
+    rows = outer * inner
+    if rows:
+        # few long rows: partial products of chunks of each row first (thousands of threads, not a few)
+        chunks = max(1, min(n // 64, 4096 // rows))
+        if chunks > 1:
+            part = x.device.empty((rows * chunks,), out_dtype)
+            _row_loop(x.device, out_dtype, "mnp_cprod", buf, part, rows, n, inner, chunks)
+            buf, n, inner = part, chunks, 1
+        _row_loop(x.device, out_dtype, "mnp_cprod", buf, out, rows, n, inner)
     return _reduce._finish(out, kept, out_dtype, x, axes, keepdims)
 
 
@@ -68,10 +75,12 @@ using namespace metal;
 HELPERS
 kernel void mnp_cprod(device const CT* src [[buffer(0)]], device CT* dst [[buffer(1)]],
                       constant long* P [[buffer(2)]], uint t [[thread_position_in_grid]]) {
-  const ulong n = ulong(P[0]), inner = ulong(P[1]);
-  const ulong base = (ulong(t) / inner) * n * inner + ulong(t) % inner;
+  // P: n, inner, chunks; thread t: chunk t % chunks of row t / chunks, written to dst[t]
+  const ulong n = ulong(P[0]), inner = ulong(P[1]), chunks = ulong(P[2]), m = (n + chunks - 1) / chunks;
+  const ulong row = ulong(t) / chunks, c = ulong(t) % chunks;
+  const ulong base = (row / inner) * n * inner + row % inner;
   CT acc = MK(FT(1), FT(0));
-  for (ulong j = 0; j < n; ++j) acc = MUL(acc, src[base + j * inner]);
+  for (ulong j = c * m; j < n && j < c * m + m; ++j) acc = MUL(acc, src[base + j * inner]);
   dst[t] = acc;
 }
 kernel void mnp_ccumprod(device const CT* src [[buffer(0)]], device CT* dst [[buffer(1)]],
@@ -87,13 +96,13 @@ kernel void mnp_ccumprod(device const CT* src [[buffer(0)]], device CT* dst [[bu
 """
 
 
-def _row_loop(dev, dt, name, src, dst, rows, n, inner):
+def _row_loop(dev, dt, name, src, dst, rows, n, inner, chunks=1):
     g = _ops.Gen(dev.backend)
     mul = C._need(g, "mul", dt)
     text = (_ROW_LOOP.replace("CT", D.msl(dt)).replace("FT", D.msl(C.real_of(dt))).replace("MUL", mul)
             .replace("MK", C._TYPES[dt]["@P"] + "mk").replace("HELPERS", "\n".join(g.helpers.values())))
-    P = dev.asarray(np.array([n, inner], np.int64))
-    R.launch(R.kernel(dev, text, name), rows, src, dst, P)
+    P = dev.asarray(np.array([n, inner, chunks], np.int64))
+    R.launch(R.kernel(dev, text, name), rows * chunks, src, dst, P)
 
 
 def cumulative_sum(x, axis, dt, include_initial):
