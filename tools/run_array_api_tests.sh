@@ -4,6 +4,7 @@
 # API version metalcall.numpy reports (docs/array-api-tests.md). By hand only: .ci/run does not call it.
 #
 #   tools/run_array_api_tests.sh PATH/TO/array-api-tests [extra pytest arguments...]
+#   tools/run_array_api_tests.sh PATH/TO/array-api-tests array_api_tests/test_fft.py -x   # some files only
 #
 # Environment: METALCALL_DEVICE (cpu, cuda, cuda:1, metal; empty: metalcall's best device) picks
 # mnp's default device; MAX_EXAMPLES (default 20) is Hypothesis' examples per test;
@@ -30,6 +31,10 @@ if [ ! -d "$suite/array-api/src" ]; then
   exit 2
 fi
 
+# The whole suite unless the arguments name its files or tests (array_api_tests/test_fft.py, ...).
+targets=(array_api_tests)
+if [ $# -gt 0 ] && [[ "$1" == array_api_tests* ]]; then targets=(); fi
+
 cd "$suite"
-"$python" -m pytest array_api_tests -p no:cacheprovider -q -rfE \
+"$python" -m pytest "${targets[@]}" -p no:cacheprovider -q -rfE \
   --max-examples "${MAX_EXAMPLES:-20}" --disable-deadline "$@"
