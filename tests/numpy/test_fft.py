@@ -95,6 +95,8 @@ def test_dtypes_and_special_values(device):
     assert mnp.fft.fft(ints).dtype == mnp.__array_namespace_info__().default_dtypes(device=device)["complex floating"]
     assert mnp.fft.rfft(mnp.asarray(f32, device=device)).dtype == np.complex64
     assert mnp.fft.irfft(mnp.asarray(f32.astype(np.complex64), device=device)).dtype == np.float32
+    c = np.array([1 + 1j, 2, -1j], np.complex64)
+    _close(mnp.fft.hfft(mnp.asarray(c, device=device), norm=None), np.fft.hfft(c, norm=None), "float32")  # NumPy's None
     a = np.array([1, np.nan, 3, 4], np.complex64)
     assert np.isnan(np.asarray(mnp.fft.fft(mnp.asarray(a, device=device)))).all()  # NaN reaches every output
     e = mnp.fft.fft(mnp.asarray(np.zeros((0, 4), np.complex64), device=device))

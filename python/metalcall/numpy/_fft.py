@@ -60,10 +60,18 @@ def _length(n, default, what="n"):
     return int(n)
 
 
-def _scale(x, n, norm, inverse):
-    """x scaled as `norm` asks of a transform of length n in that direction."""
+def _norm(norm):
+    """The norm mode; None is NumPy's spelling of "backward"."""
+    if norm is None:
+        return "backward"
     if norm not in NORMS:
         raise mc.ArgumentError(f"fft: norm must be one of {NORMS}, got {norm!r}")
+    return norm
+
+
+def _scale(x, n, norm, inverse):
+    """x scaled as `norm` asks of a transform of length n in that direction."""
+    norm = _norm(norm)
     if norm == "ortho":
         return apply("multiply", x, 1 / math.sqrt(n))
     if (norm == "backward") == inverse:
@@ -185,8 +193,7 @@ def irfft(x, /, *, n=None, axis=-1, norm="backward"):
 
 
 def _swap(norm):
-    if norm not in NORMS:
-        raise mc.ArgumentError(f"fft: norm must be one of {NORMS}, got {norm!r}")
+    norm = _norm(norm)
     return {"backward": "forward", "forward": "backward"}.get(norm, norm)
 
 
