@@ -116,4 +116,6 @@ def test_products(device):
     check(mnp.linalg.tensordot(x, y, axes=1), np.linalg.tensordot(a, b, axes=1), rtol=_tol(dt) * 10, atol=_tol(dt))
     check(mnp.linalg.vecdot(x, x), np.linalg.vecdot(a, a), rtol=_tol(dt) * 10)
     check(mnp.linalg.outer(y[0], y[1]), np.linalg.outer(b[0], b[1]), rtol=_tol(dt))
+    with pytest.raises(mc.ArgumentError):
+        mnp.linalg.outer(y, y[0])  # the extension's outer takes vectors only, as numpy.linalg's
     check(mnp.linalg.matrix_transpose(x), np.linalg.matrix_transpose(a))

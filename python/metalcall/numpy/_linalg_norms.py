@@ -11,6 +11,7 @@ import numpy as np
 
 import metalcall as mc
 
+from . import _linalg
 from . import _reduce as Rd
 from ._array import ndarray
 from ._creation import asarray, eye, zeros
@@ -39,6 +40,15 @@ def diagonal(x, /, *, offset=0):
         start = x._offset
     return ndarray._wrap(x._buf, x.shape[:-2] + (length,), x.dtype, x.device, start, x._strides[:-2] + (rs + cs,),
                          x._readonly)
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors (the linalg extension's: 1-D operands only, as
+    numpy.linalg.outer; mnp.outer flattens, as numpy.outer)."""
+    x1, x2 = _array(x1), _array(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise mc.ArgumentError(f"linalg.outer: needs two vectors, got shapes {x1.shape} and {x2.shape}")
+    return _linalg.outer(x1, x2)
 
 
 def trace(x, /, *, offset=0, dtype=None):
@@ -156,4 +166,4 @@ def pinv(x, /, *, rtol=None):
     return matmul(matrix_transpose(vh), expand_dims(s_inv, axis=-1).astype(dt) * matrix_transpose(u))
 
 
-__all__ = ["cross", "diagonal", "matrix_norm", "matrix_power", "matrix_rank", "pinv", "trace", "vector_norm"]
+__all__ = ["cross", "diagonal", "matrix_norm", "matrix_power", "matrix_rank", "outer", "pinv", "trace", "vector_norm"]

@@ -1,13 +1,15 @@
 """metalcall.numpy.linalg: the array API's linear-algebra extension (2024.12), computed on the
-device (docs/numpy.md, "Linear algebra"). Errors: LinAlgError (a metalcall.Error and a ValueError)
+device (docs/numpy.md, "The linalg extension"). Errors: LinAlgError (a metalcall.Error and a ValueError)
 where NumPy raises numpy.linalg.LinAlgError; bad shapes and dtypes are metalcall.ArgumentError."""
 
-from ._linalg import matmul, outer, tensordot, vecdot
+from ._linalg import matmul, tensordot, vecdot
 from ._linalg_decomp import (
     EighResult, LinAlgError, QRResult, SlogdetResult, SVDResult, cholesky, det, eigh, eigvalsh, inv, qr, slogdet,
     solve, svd, svdvals,
 )
-from ._linalg_norms import cross, diagonal, matrix_norm, matrix_power, matrix_rank, pinv, trace, vector_norm
+from ._linalg_norms import (
+    cross, diagonal, matrix_norm, matrix_power, matrix_rank, outer, pinv, trace, vector_norm,
+)
 from ._manip import matrix_transpose
 
 __all__ = [
