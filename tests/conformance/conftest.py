@@ -25,7 +25,10 @@ def _conformance_device_params():
     backend in checked mode: the suite doubles as the test that checked mode compiles
     and runs valid MSL with the same results. Values are (backend, index, checked)."""
     import metalcall as mc
+    from mctest import metal_sim_only
 
+    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
+        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
     infos = mc.get_devices()
     per_backend: dict[str, int] = {}
     for info in infos:

@@ -15,12 +15,15 @@ import pytest
 import metalcall as mc
 import metalcall.numpy as mnp
 from metalcall.numpy._kernels import cache
+from mctest import metal_sim_only
 
 DTYPES = ("float32", "float64")
 TOL = {"float32": 2e-4, "float64": 1e-10}
 
 
 def _params():
+    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
+        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
     out = []
     for info in mc.get_devices():
         out.append(pytest.param((info.backend, info.index, False), id=f"{info.backend}:{info.index}"))

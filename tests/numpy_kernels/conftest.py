@@ -17,9 +17,13 @@ import metalcall as mc
 from metalcall.numpy._kernels import cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from mctest import metal_sim_only  # noqa: E402
 
 
 def _params(gpu_variants: bool = True):
+    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
+        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
     out = []
     counts: dict[str, int] = {}
     infos = mc.get_devices()

@@ -16,7 +16,9 @@ class Info:
         return R.default_device()
 
     def devices(self):
-        return [mc.Device(f"{i.backend}:{i.index}") for i in mc.get_devices()]
+        out = [mc.Device(f"{i.backend}:{i.index}") for i in mc.get_devices()]
+        default = R.default_device()  # METALCALL_DEVICE may name one get_devices() does not list (metal-sim)
+        return out if default in out else out + [default]
 
     def default_dtypes(self, *, device=None):
         dev = R.as_device(device)
