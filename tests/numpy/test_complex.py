@@ -314,6 +314,9 @@ def test_refused_operations(device):
         with pytest.raises(mc.Error) as e:
             call()
         assert isinstance(e.value, TypeError) and "complex" in str(e.value)
+    f = mnp.asarray(np.ones(2, np.float32), device=device)
+    with pytest.raises(mc.ArgumentError, match="in place"):
+        f += 1j  # a complex result does not fit a real array
     if device.backend == "metal":
         with pytest.raises(mc.Error, match="complex128"):
             mnp.zeros(3, dtype=mnp.complex128, device=device)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import metalcall as mc
+
 from . import _dtypes as D
 from . import _fusion as F
 from . import _complex
@@ -274,7 +276,7 @@ def assign(dest, value, internal=False):
 def inplace(op, x, other):
     r = binary(op, x, other)
     if r.dtype != x.dtype and not np.can_cast(r.dtype, x.dtype, casting="same_kind"):
-        raise TypeError(f"metalcall.numpy: cannot cast the result of {op} ({r.dtype}) to {x.dtype} in place")
+        raise mc.ArgumentError(f"metalcall.numpy: cannot cast the result of {op} ({r.dtype}) to {x.dtype} in place")
     if r.shape != x.shape:
         raise ValueError(f"non-broadcastable output operand with shape {x.shape} and result shape {r.shape}")
     assign(x, r, internal=True)
