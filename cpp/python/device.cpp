@@ -159,11 +159,22 @@ CompileMemo& compile_memo() {
   return memo;
 }
 
+// A new Library object keeps how it was made, for pickling (metalcall/_pickling.py reads it):
+// (device, source, defines, fast_math, language_version) as the attribute below.
+constexpr const char* kRecipe = "_metalcall_recipe";
+
+py::object new_library(const Device& d, const py::object& source_object, const py::object& defines,
+                       const py::object& fast_math, const py::object& language_version) {
+  py::object library = py::cast(compile_text(d, source_object, defines, fast_math, language_version));
+  library.attr(kRecipe) = py::make_tuple(d, source_object, defines, fast_math, language_version);
+  return library;
+}
+
 py::object compile(const Device& d, const py::object& source_object, const py::object& defines, const py::object& fast_math,
                    const py::object& language_version) {
   const bool memoizable = PyUnicode_CheckExact(source_object.ptr()) && defines.is_none() && language_version.is_none() &&
                           PyBool_Check(fast_math.ptr());
-  if (!memoizable) return py::cast(compile_text(d, source_object, defines, fast_math, language_version));
+  if (!memoizable) return new_library(d, source_object, defines, fast_math, language_version);
   const bool fast = fast_math.ptr() == Py_True;
   CompileMemo& memo = compile_memo();
   auto matches = [&](const CompileMemo::Entry& e) {
@@ -176,7 +187,7 @@ py::object compile(const Device& d, const py::object& source_object, const py::o
       return memo.entries[i].library;
     }
   }
-  py::object library = py::cast(compile_text(d, source_object, defines, fast_math, language_version));
+  py::object library = new_library(d, source_object, defines, fast_math, language_version);
   CompileMemo::Entry& slot = memo.entries[memo.next];
   slot = CompileMemo::Entry{source_object, d, fast, library};
   memo.last = memo.next;

@@ -3,8 +3,9 @@
 Device pickles by its spec ("cpu:0", "cuda:1") and flags; Library by (device, source, compile options);
 Kernel by (library, name, function constants): unpickling compiles again, which the content-addressed
 disk cache ($METALCALL_CACHE_DIR) makes a lookup. Buffer pickles by value: its bytes, dtype, shape and
-device. The recipes are kept on the objects by thin wrappers around Device.compile and the Library
-lookups, registered with copyreg, so the C++ bindings stay unaware of pickling.
+device. A Library's recipe is set by Device.compile itself (cpp/python/device.cpp: a compile hit must
+not pay a Python wrapper); a Kernel's by thin wrappers around the Library lookups, registered with
+copyreg.
 """
 
 from __future__ import annotations
@@ -33,31 +34,15 @@ def _reduce_device(dev: Device) -> tuple[Any, ...]:
     return _open_device, (_spec(dev), dev.checked, dev.timing, dev.sandbox)
 
 
-# ---- Library: remember the source and options at compile time ----
+# ---- Library: its recipe is set at compile time (Device.compile, in C++) ----
 
-_compile = Device.compile
 _lookup_function = Library.function
 _lookup_item = Library.__getitem__
 _lookup_attr = Library.__getattr__
 
 
-def compile(self: Device, source: str, *, defines: Any = None, fast_math: bool = True,
-            language_version: str | None = None) -> Library:
-    lib = _compile(self, source, defines=defines, fast_math=fast_math, language_version=language_version)
-    setattr(lib, _RECIPE, (self, source, defines, fast_math, language_version))
-    return lib
-
-
-compile.__doc__ = _compile.__doc__
-
-
-def kernel(self: Device, source: str) -> Library:
-    """metalcompute's name for compile()."""
-    return compile(self, source)
-
-
 def _compile_library(dev: Device, source: str, defines: Any, fast_math: bool, language_version: str | None) -> Library:
-    return compile(dev, source, defines=defines, fast_math=fast_math, language_version=language_version)
+    return dev.compile(source, defines=defines, fast_math=fast_math, language_version=language_version)
 
 
 def _reduce_library(lib: Library) -> tuple[Any, ...]:
@@ -125,8 +110,6 @@ def _reduce_buffer(buf: Buffer) -> tuple[Any, ...]:
 
 
 def install() -> None:
-    Device.compile = compile  # type: ignore[method-assign]
-    Device.kernel = kernel  # type: ignore[method-assign]
     Library.function = function  # type: ignore[method-assign]
     Library.__getitem__ = _library_getitem  # type: ignore[method-assign]
     Library.__getattr__ = _library_getattr  # type: ignore[method-assign]
