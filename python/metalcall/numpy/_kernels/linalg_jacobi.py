@@ -208,8 +208,7 @@ $LANE_DECL
         device $T* wq = W + q * $CS;
         const $R alpha = S[p], beta = S[q];
         $T gamma = zero;
-        for (uint i = $I0; i < n; i += $ISTEP) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
-        gamma = $REDUCE_T(gamma);
+$GAMMA
         const $R size = la_abs(gamma);
         if (!(size > $TINY && size > tol * sqrt(alpha) * sqrt(beta))) continue;
         // The real rotation of (w_p, w_q conj(phase)), phase = gamma / |gamma|: with the phase, the
@@ -352,14 +351,29 @@ def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
     SIMD-group's threads, one column each, read one row together), or one SIMD-group per pair
     (columns contiguous, the lanes striding through them)."""
     complex_sum = "la_make(simd_sum(v.re), simd_sum(v.im))"
+    gamma_simd = """
+        for (uint i = lane; i < n; i += $WIDTH) gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
+        gamma = la_simd_sum(gamma);"""
+    # One thread per pair: eight partial sums, so that the additions do not wait on each other (without
+    # fast math the compiler may not reorder one sum; the dot product was most of the CPU's time).
+    gamma_thread = """
+        {
+          $T part[8] = {zero, zero, zero, zero, zero, zero, zero, zero};
+          uint i = 0;
+          for (; i + 8 <= n; i += 8)
+            for (uint u = 0; u < 8; ++u) part[u] = la_add(part[u], la_mul(la_conj(wp[(i + u) * $RS]), wq[(i + u) * $RS]));
+          for (; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
+          for (uint u = 0; u < 8; ++u) gamma = la_add(gamma, part[u]);
+        }"""
     if simd:
         parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
                  "WORKER": "worker", "WORKERS": "workers", "I0": "lane", "ISTEP": "$WIDTH", "LEAD": "lane == 0",
-                 "REDUCE_R": "simd_sum", "REDUCE_T": "la_simd_sum", "CS": "n", "RS": "1u"}
+                 "REDUCE_R": "simd_sum", "GAMMA": gamma_simd, "CS": "n", "RS": "1u"}
         helper = f"inline $T la_simd_sum($T v) {{ return {complex_sum if dt.kind == 'c' else 'simd_sum(v)'}; }}\n"
     else:
         parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "I0": "0u", "ISTEP": "1u", "LEAD": "true",
-                 "REDUCE_R": "", "REDUCE_T": "", "CS": "n" if not by_rows else "1u", "RS": "1u" if not by_rows else "n"}
+                 "REDUCE_R": "", "GAMMA": gamma_thread, "CS": "n" if not by_rows else "1u",
+                 "RS": "1u" if not by_rows else "n"}
         helper = ""
     text = _SVD.replace("$SCALE_X", lc.scaling("x", "n * n"))
     for key in sorted(parts, key=len, reverse=True):  # $REDUCE_R before $R
