@@ -97,7 +97,7 @@ def _rows(y, inverse):
     batch = F.prod(y.shape[:-1])
     if batch == 0:
         return zeros(y.shape, dtype=dt, device=dev)
-    fft, short = kernels("fft"), kernels("fft_tg")
+    fft, short = _modules()
     if fft.factors(n) is None:
         return _bluestein(y, inverse)
     if short.usable(dev, n):  # GPUs: every pass of short rows in one launch, in threadgroup memory
@@ -105,6 +105,26 @@ def _rows(y, inverse):
     else:
         buf = fft.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
     return ndarray._wrap(buf, y.shape, dt, dev)
+
+
+_KERNELS = []
+
+
+def _modules():
+    """(_kernels.fft, _kernels.fft_tg), imported on first use (import metalcall.numpy stays cheap)."""
+    if not _KERNELS:
+        _KERNELS.extend((kernels("fft"), kernels("fft_tg")))
+    return _KERNELS
+
+
+def _last(x, axis):
+    """x with axis moved last (x itself when it is last already)."""
+    return x if axis == x.ndim - 1 else moveaxis(x, axis, -1)
+
+
+def _back(y, axis):
+    """The inverse of _last."""
+    return y if axis == y.ndim - 1 else moveaxis(y, -1, axis)
 
 
 _CHIRPS: dict = {}
@@ -147,8 +167,8 @@ def _c2c(x, n, axis, norm, inverse):
         raise mc.ArgumentError("fft: the input must have at least one dimension")
     axis = _axis(axis, x.ndim)
     n = _length(n, x.shape[axis])
-    y = moveaxis(_resize(x, n, axis), axis, -1)
-    return _scale(moveaxis(_rows(y, inverse), -1, axis), n, norm, inverse)
+    y = _last(_resize(x, n, axis), axis)
+    return _scale(_back(_rows(y, inverse), axis), n, norm, inverse)
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -170,9 +190,9 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
         raise mc.ArgumentError("rfft: the input must have at least one dimension")
     axis = _axis(axis, x.ndim)
     n = _length(n, x.shape[axis])
-    y = moveaxis(astype(_resize(x, n, axis), _complex_dtype(x.dtype, x.device)), axis, -1)
+    y = _last(astype(_resize(x, n, axis), _complex_dtype(x.dtype, x.device)), axis)
     out = _rows(y, False)[..., : n // 2 + 1]
-    return _scale(moveaxis(out, -1, axis), n, norm, False)
+    return _scale(_back(out, axis), n, norm, False)
 
 
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -184,12 +204,12 @@ def irfft(x, /, *, n=None, axis=-1, norm="backward"):
     axis = _axis(axis, x.ndim)
     n = _length(n, 2 * (x.shape[axis] - 1))
     h = n // 2 + 1
-    y = moveaxis(_resize(x, h, axis), axis, -1)
+    y = _last(_resize(x, h, axis), axis)
     # the Hermitian completion X[n - k] = conj(X[k]); the imaginary parts of X[0] (and X[n/2]) only
     # reach the imaginary part of the result, which is dropped, as NumPy's irfft ignores them
     tail = apply("conj", flip(y[..., 1: n - h + 1], axis=-1))
     out = apply("real", _rows(concat([y, tail], axis=-1), True))
-    return _scale(moveaxis(out, -1, axis), n, norm, True)
+    return _scale(_back(out, axis), n, norm, True)
 
 
 def _swap(norm):

@@ -28,6 +28,7 @@ RADICES = (8, 4, 2, 3, 5, 7, 11, 13)
 _TYPES = {np.dtype(np.complex64): ("mnp_c64", "float"), np.dtype(np.complex128): ("mnp_c128", "double")}
 
 
+@functools.lru_cache(maxsize=1024)
 def factors(n: int):
     """The radices of the passes for length n (product n), or None when n has a prime factor over 13."""
     out = []
@@ -35,7 +36,7 @@ def factors(n: int):
         while n % r == 0 and n > 1:
             out.append(r)
             n //= r
-    return out if n == 1 else None
+    return tuple(out) if n == 1 else None
 
 
 def _lit(v: float, ft: str) -> str:
