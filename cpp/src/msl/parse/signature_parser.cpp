@@ -237,8 +237,14 @@ SignatureParser::Kind SignatureParser::parse_kernel(std::size_t start, ParsedKer
 std::vector<FunctionConstantDecl> SignatureParser::parse_function_constants() const {
   std::vector<FunctionConstantDecl> out;
   std::set<int> indices;
+  int parens = 0;
   for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+    if (t_[i].is("(")) ++parens;
+    else if (t_[i].is(")")) --parens;
     if (!(t_[i].is("[") && t_[i + 1].is("[") && t_[i + 2].is_identifier("function_constant"))) continue;
+    // Inside a parameter list the attribute names the bool constant that decides whether the
+    // parameter exists (`const device bool* mask [[function_constant(has_mask)]]`), a use.
+    if (parens > 0) continue;
     std::vector<Attribute> attrs;
     parse_attributes(i, attrs);
     FunctionConstantDecl c;

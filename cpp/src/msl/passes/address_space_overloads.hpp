@@ -21,14 +21,6 @@ struct SpaceOverloads {
   std::vector<std::pair<std::size_t, std::size_t>> skip;
 };
 
-/**
- * Member functions overloaded only by the address space of `this` (`complex_t() thread`,
- * `complex_t() threadgroup`, as MLX writes): objects have no address space on the
- * targets, so only the first is kept; likewise class template specializations that differ
- * only in address spaces. Returns the token ranges [first, last] of the others.
- */
-std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t);
-
 /** Finds functions overloaded only by address space, their pointer parameters and the arguments of calls to them. */
 SpaceOverloads address_space_overloads(const std::vector<Token>& t);
 

@@ -268,7 +268,7 @@ void Translator::emit_user_code() {
   std::vector<std::pair<std::size_t, std::size_t>> skipped;  // template instantiation declarations
   for (const auto& k : kernels_)
     if (k.instantiation) skipped.emplace_back(k.declaration_begin, k.declaration_end);
-  for (const auto& range : space_qualified_duplicates(t_)) skipped.push_back(range);
+  for (const auto& range : space_qualified_duplicates(t_, src_)) skipped.push_back(range);
   for (const auto& range : space_overloads_.skip) skipped.push_back(range);
   const std::vector<std::pair<std::size_t, std::size_t>> dropped_bodies = dropped_kernel_bodies();
   std::vector<int> swz;
@@ -440,6 +440,17 @@ void Translator::emit_user_code() {
       // `coherent(device) device uint*` (MSL 3.2): one memory for all threads here, so
       // coherence needs no qualifier; `volatile` stays.
       i += 3;
+    } else if ((id == "device" || id == "thread" || id == "threadgroup" || id == "constant") && qualifies_this(t_, i)) {
+      // `float get() const device`, `T() threadgroup = default`: objects have one address space
+      // here. A `constant` object is const, so its members are const ones (not constructors).
+      if (id == "constant") {
+        std::size_t close = i;
+        bool is_const = false;
+        for (std::size_t j = i + 1; j < t_.size() && t_[j].kind == TokenKind::identifier; ++j)
+          is_const = is_const || t_[j].text == "const" || (t_[j].text == "constant" && j > i);
+        for (; !t_[close].is(")"); --close) is_const = is_const || t_[close - 1].is_identifier("const");
+        if (!is_const && !declares_constructor(t_, close)) emit("const", tok, true);
+      }
     } else if (id == "device" || id == "thread") {
       // Address spaces have no meaning in host memory (nor to CUDA's generic pointers);
       // the reflection table keeps them.

@@ -26,6 +26,7 @@
 #include "msl/parse/type_names.hpp"
 #include "msl/passes/accumulator_elements.hpp"
 #include "msl/passes/address_space_overloads.hpp"
+#include "msl/passes/this_address_space.hpp"
 #include "msl/passes/async_copies.hpp"
 #include "msl/passes/branch_reconvergence.hpp"
 #include "msl/passes/conditional_literals.hpp"
