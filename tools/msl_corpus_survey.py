@@ -8,8 +8,8 @@ the others fail.
 The files are read where they are (a scratch copy of the public repository; never put
 them in this project). Quoted #includes are inlined (searched next to the including file,
 then in the -I folders); <metal_*> includes are the prelude's; other angle includes are
-dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 320, the
--D macros) so that kernels made by macros can be counted: a kernel is a top-level
+dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 320, __METAL__
+and __HAVE_BFLOAT__ as metalcall predefines them, the -D macros) so that kernels made by macros can be counted: a kernel is a top-level
 declaration with [[host_name("...")]] or a `kernel void NAME(...)` definition.
 
 A source with function constants builds when its first kernel is asked for (with no
@@ -80,7 +80,10 @@ def expand(text: str, defines) -> str:
     pragmas go through _Pragma so that macros in them expand, as Apple's compiler
     expands them (metalcall's own preprocessing does the same: msl/lex/preprocessing.cpp)."""
     cxx = shutil.which("g++") or shutil.which("clang++") or "c++"
-    args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320"]
+    # The macros metalcall predefines by default, as Apple's compiler does for MSL 3.2
+    # (msl/lex/preprocessing.cpp): headers then take their MSL branches.
+    args = [cxx, "-E", "-P", "-undef", "-x", "c++", "-std=c++17", "-D__METAL_VERSION__=320", "-D__METAL__=1",
+            "-D__HAVE_BFLOAT__=1"]
     args += [f"-D{d}" for d in defines] + ["-"]
     text = ("#define METALCALL_PRAGMA_TEXT(x) #x\n#define METALCALL_PRAGMA(x) _Pragma(METALCALL_PRAGMA_TEXT(x))\n"
             + LOOP_PRAGMA.sub(r"METALCALL_PRAGMA(\1)", text))

@@ -3,7 +3,8 @@ function_constant(has_bias)]]`, as MLX's steel GEMM and attention kernels declar
 with the constant false a call passes None for them or leaves them off the end, and
 nothing is bound; with it true they take an argument as any other. A value for a
 parameter that does not exist, or None for one that does, is an ArgumentError naming it
-(docs/design.md, "Parameters that function constants switch off")."""
+(docs/design.md, "Parameters that function constants switch off"). Such a parameter may
+also have no [[buffer(n)]]: its index is assigned as Metal assigns it (issue P2.0 item 3)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,18 @@ kernel void ofc_struct(device float* y [[buffer(0)]],
     float v = float(i);
     if (ofc_has_bias) v += bias[i];
     if (ofc_has_scale) v = v * float(p.stride) + p.offset;
+    y[i] = v;
+}
+
+// Parameters without [[buffer(n)]] (candle's sdpa_vector): Metal assigns the indices in
+// order; `[[function_constant(c)]]` alone names the constant that switches one off.
+kernel void ofc_implicit(const device float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                         const constant float& scale,
+                         const device bool* mask [[function_constant(ofc_has_bias)]],
+                         const constant int& mask_stride [[function_constant(ofc_has_bias)]],
+                         uint i [[thread_position_in_grid]]) {
+    float v = x[i] * scale;
+    if (ofc_has_bias && !mask[i * mask_stride]) v = 0.0f;
     y[i] = v;
 }
 
@@ -175,3 +188,17 @@ def test_enabled_parameter_still_required(device, data):
         kernel(device, "ofc_affine", has_bias=False, has_scale=True)(N, x, y)
     with pytest.raises(mc.ArgumentError, match=r"but 5 were given"):
         kernel(device, "ofc_affine", has_bias=False, has_scale=False)(N, x, y, None, None, None)
+
+
+def test_function_constant_parameters_without_an_index(device, data, rng):
+    x, _ = data
+    y = np.zeros(N, np.float32)
+    on = kernel(device, "ofc_implicit", has_bias=True)
+    assert [(p["name"], p["binding"], p["enabled"]) for p in on.params if p["kind"] != "builtin"] == [
+        ("x", 0, True), ("y", 1, True), ("scale", 2, True), ("mask", 3, True), ("mask_stride", 4, True)]
+    mask = rng.integers(0, 2, 2 * N).astype(np.bool_)
+    on(N, x, y, np.float32(1.5), mask, np.int32(2))
+    np.testing.assert_array_equal(y, np.where(mask[::2], x * np.float32(1.5), 0))
+    off = kernel(device, "ofc_implicit", has_bias=False)
+    off(N, x, y, np.float32(-2.0))
+    np.testing.assert_array_equal(y, x * np.float32(-2.0))

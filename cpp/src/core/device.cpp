@@ -16,11 +16,30 @@ std::string library_key(BackendDevice& backend, const std::string& source, const
   for (const auto& [name, value] : options.defines) h.add(name).add(value);
   return h.hex();
 }
+// A macro is a name and one line of text: a control character (\r is a line end to clang,
+// \n to every preprocessor) could end the definition and start a directive of its own.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+  }
+  return out;
+}
 void check_define(const std::string& name, const std::string& value) {
   bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
   for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-  if (!ok) throw ArgumentError("defines: '" + name + "' is not a valid macro name");
-  if (value.find('\n') != std::string::npos) throw ArgumentError("defines: the value of '" + name + "' spans lines");
+  if (!ok) throw ArgumentError("defines: '" + printable(name) + "' is not a valid macro name (letters, digits and _)");
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f) {
+      throw ArgumentError("defines: the value of '" + name + "' holds a control character (" + printable(std::string(1, char(c))) +
+                          "): a macro's value is one line of printable text");
+    }
+  }
 }
 }  // namespace
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the CUDA translator's rewrites with translate_main: conditionals.metal (branches of
 mixed types, msl/passes/conditional_literals.hpp: METALCALL_COND_ARMS where the rewrite applies,
-never for the CPU) and cuda_constructs.metal (half literals as constexpr half_lit, no
+for CUDA and the CPU alike, whose translation must compile with the host compiler) and cuda_constructs.metal (half literals as constexpr half_lit, no
 __device__ on a static member's definition, no initializer on __shared__ storage, `U(0)` of a
 type parameter as the constexpr literal_cast) and barrier_branches.metal (the branch bodies
 holding a barrier that the CUDA translation rejoins, msl/passes/branch_reconvergence.hpp) and
@@ -44,6 +44,22 @@ def translate(exe, target, source=SOURCE):
     return r.stdout
 
 
+def host_syntax_check(translation):
+    """The CPU translation through the host compiler's front end ($CXX, else g++), which checks
+    its static_asserts (the types MSL gives); [] when it compiles, else the failure."""
+    import os
+    import tempfile
+    cxx = os.environ.get("CXX", "g++")
+    with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+        f.write(translation)
+    try:
+        r = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-I", str(HERE.parent.parent / "src/msl/prelude"),
+                            f.name], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    return [] if r.returncode == 0 else [f"CPU: the translation does not compile with {cxx}:\n{r.stderr[:2000]}"]
+
+
 def main():
     exe = sys.argv[1]
     failures = []
@@ -57,9 +73,11 @@ def main():
         failures.append("CUDA: dequantize_q5_K's conditional not rewritten as expected")
     if ":3>h2;" not in flat:
         failures.append("CUDA: the template argument's conditional was rewritten")
-    if "METALCALL_COND_ARMS" in cpu:
-        failures.append("CPU: a conditional was rewritten (the rewrite is CUDA's only)")
-    print(f"translation: {wraps} conditionals rewritten for CUDA, none for the CPU")
+    cpu_wraps = cpu[cpu.index('#line 1 "source.metal"'):].count("METALCALL_COND_ARMS((")
+    if cpu_wraps != EXPECTED_WRAPS:  # bfloat is a class on the CPU too
+        failures.append(f"CPU: {cpu_wraps} conditionals rewritten, expected {EXPECTED_WRAPS}")
+    failures += host_syntax_check(cpu)
+    print(f"translation: {wraps} conditionals rewritten for CUDA, {cpu_wraps} for the CPU")
     constructs = translate(exe, "cuda", CONSTRUCTS)
     flat2 = "".join(constructs[constructs.index('#line 1 "source.metal"'):].split())
     for text, what in [("metal::mtl_rt::half_lit(1.0f)", "a half literal as half_lit"),

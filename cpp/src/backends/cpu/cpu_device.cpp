@@ -198,6 +198,7 @@ class CpuDevice : public BackendDevice {
     msl::FrontEndOptions front;
     front.target = msl::Target::cpu;
     front.defines = options.defines;
+    front.language_version = options.language_version;
     front.checked = checked_;
     front.preprocessor = translated::host_preprocessor("cpu");
     const bool fast_math = options.fast_math;

@@ -331,6 +331,7 @@ class CudaDevice : public BackendDevice {
     msl::FrontEndOptions front;
     front.target = msl::Target::cuda;
     front.defines = options.defines;
+    front.language_version = options.language_version;
     front.preprocessor = translated::host_preprocessor("cuda");
     const bool fast_math = options.fast_math;
     const std::string arch = props_.info.architecture;

@@ -215,7 +215,7 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
   // The output depends only on the compiler, the text and the macros: cached, so
   // a warm compile in a new process runs no compiler at all.
   ContentHash key_hash;
-  key_hash.add("preprocess 1").add(identity_).add(text);
+  key_hash.add("preprocess 2").add(identity_).add(text);
   for (const auto& [name, value] : macros) key_hash.add(name).add(value);
   const std::string key = key_hash.hex();
   if (auto hit = cache.load_entry(key, ".ii")) return *hit;
@@ -226,8 +226,9 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
     throw DeviceError("[" + scope + "] cannot write to " + cache.temp_parent() +
                       "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
   }
+  // -w: the text redefines __has_include and _Pragma (preprocessing.cpp), which both compilers warn about.
   std::vector<std::string> argv = compile_command_;
-  argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-x", "c++", "-std=c++17"});
+  argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-w", "-x", "c++", "-std=c++17"});
   for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
   argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
   ProcessResult result = run_process(argv);

@@ -113,3 +113,18 @@ METAL_FUNC unsigned short __metal_get_simdgroup_size(unsigned short) { return 32
 METAL_FUNC unsigned short __metal_get_thread_index_in_simdgroup(unsigned short) {
   return (unsigned short)metal::mtl_rt::lane_id<32>();
 }
+
+// Apple's constraint on the operand type of the SIMD-group functions, which production code
+// asks to pick a reduction (candle's reduce.metal, `is_simd_t<T>`): scalars and vectors of
+// bool, the 8-, 16- and 32-bit integers, half and float; not the 64-bit integers nor bfloat.
+namespace metal {
+namespace mtl_detail {
+template <class T>
+struct simdgroup_scalar
+    : integral_constant<bool, (is_int_or_bool<T>::value && sizeof(T) <= 4) || is_same<T, float>::value ||
+                                  is_same<T, mtl_half>::value> {};
+template <class T, int N, bool P> struct simdgroup_scalar<mtl_vector<T, N, P>> : simdgroup_scalar<T> {};
+}  // namespace mtl_detail
+template <class T, class _E = void>
+struct __is_valid_simdgroup_type : mtl_detail::simdgroup_scalar<remove_cv_t<T>> {};
+}  // namespace metal

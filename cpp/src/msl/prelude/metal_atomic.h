@@ -191,12 +191,12 @@ inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* o, T* ex
 // fetch_add/sub: integer builtins, a CAS loop for float.
 template <class T>
 inline T atomic_fetch_add_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
-  if constexpr (is_floating_point<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a + v; }, order);
+  if constexpr (mtl_detail::is_float<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a + v; }, order);
   else return __atomic_fetch_add(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>
 inline T atomic_fetch_sub_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
-  if constexpr (is_floating_point<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a - v; }, order);
+  if constexpr (mtl_detail::is_float<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a - v; }, order);
   else return __atomic_fetch_sub(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>

@@ -118,51 +118,69 @@ template <> struct is_int<unsigned long> : true_type {};
 template <> struct is_int<long long> : true_type {};
 template <> struct is_int<unsigned long long> : true_type {};
 }  // namespace mtl_detail
-// is_integral as in C++ (and MSL's <metal_type_traits>): the integer types and bool, so
-// `enable_if_t<is_integral_v<T>>` overloads select bool where MSL code expects them to.
-template <class T> struct is_integral : mtl_detail::is_int<T> {};
-template <> struct is_integral<bool> : true_type {};
+namespace mtl_detail {
+// The scalars the prelude's own overloads take (never vectors): integers and bool, and the
+// floating types (float; half and bfloat where they are defined; not the double extension).
+template <class T> struct is_int_or_bool : is_int<T> {};
+template <> struct is_int_or_bool<bool> : true_type {};
+template <class T> struct is_float : false_type {};
+template <> struct is_float<float> : true_type {};
+template <class T, bool = is_int<T>::value> struct signed_int : integral_constant<bool, (T(-1) < T(0))> {};
+template <class T> struct signed_int<T, false> : false_type {};
+}  // namespace mtl_detail
 
-// MSL floating types: float, half, bfloat (specialised where those are defined).
-template <class T> struct is_floating_point : false_type {};
-template <> struct is_floating_point<float> : true_type {};
+// MSL's <metal_type_traits>, shaped as Apple's: the public trait applies remove_cv and asks
+// an _impl that production code may specialise; metal_vector_traits.h adds the vectors
+// (is_integral<int4> is true, as in MSL). is_integral includes bool, as in C++.
+template <class T> struct _is_integral_impl : mtl_detail::is_int_or_bool<T> {};
+template <class T> struct is_integral : _is_integral_impl<remove_cv_t<T>> {};
+template <class T> struct _is_floating_point_impl : mtl_detail::is_float<T> {};
+template <class T> struct is_floating_point : _is_floating_point_impl<remove_cv_t<T>> {};
+// Signed: the signed integers and the floating types; unsigned: the unsigned integers and bool.
+template <class T>
+struct _is_signed_impl
+    : integral_constant<bool, mtl_detail::signed_int<T>::value || mtl_detail::is_float<T>::value> {};
+template <class T> struct is_signed : _is_signed_impl<remove_cv_t<T>> {};
+template <class T>
+struct _is_unsigned_impl
+    : integral_constant<bool, (mtl_detail::is_int_or_bool<T>::value && !mtl_detail::signed_int<T>::value)> {};
+template <class T> struct is_unsigned : _is_unsigned_impl<remove_cv_t<T>> {};
 
-template <class T> struct is_signed : integral_constant<bool, (T(-1) < T(0))> {};
-template <class T> struct is_unsigned : integral_constant<bool, !(T(-1) < T(0))> {};
-
-template <class T> struct make_unsigned;
-template <> struct make_unsigned<char> { typedef unsigned char type; };
-template <> struct make_unsigned<signed char> { typedef unsigned char type; };
-template <> struct make_unsigned<unsigned char> { typedef unsigned char type; };
-template <> struct make_unsigned<short> { typedef unsigned short type; };
-template <> struct make_unsigned<unsigned short> { typedef unsigned short type; };
-template <> struct make_unsigned<int> { typedef unsigned int type; };
-template <> struct make_unsigned<unsigned int> { typedef unsigned int type; };
-template <> struct make_unsigned<long> { typedef unsigned long type; };
-template <> struct make_unsigned<unsigned long> { typedef unsigned long type; };
-template <> struct make_unsigned<long long> { typedef unsigned long long type; };
-template <> struct make_unsigned<unsigned long long> { typedef unsigned long long type; };
+template <class T> struct _make_unsigned_impl {};
+template <> struct _make_unsigned_impl<char> { typedef unsigned char type; };
+template <> struct _make_unsigned_impl<signed char> { typedef unsigned char type; };
+template <> struct _make_unsigned_impl<unsigned char> { typedef unsigned char type; };
+template <> struct _make_unsigned_impl<short> { typedef unsigned short type; };
+template <> struct _make_unsigned_impl<unsigned short> { typedef unsigned short type; };
+template <> struct _make_unsigned_impl<int> { typedef unsigned int type; };
+template <> struct _make_unsigned_impl<unsigned int> { typedef unsigned int type; };
+template <> struct _make_unsigned_impl<long> { typedef unsigned long type; };
+template <> struct _make_unsigned_impl<unsigned long> { typedef unsigned long type; };
+template <> struct _make_unsigned_impl<long long> { typedef unsigned long long type; };
+template <> struct _make_unsigned_impl<unsigned long long> { typedef unsigned long long type; };
+template <class T> struct make_unsigned : _make_unsigned_impl<remove_cv_t<T>> {};
 template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
 
-template <class T> struct make_signed;
-template <> struct make_signed<char> { typedef signed char type; };
-template <> struct make_signed<signed char> { typedef signed char type; };
-template <> struct make_signed<unsigned char> { typedef signed char type; };
-template <> struct make_signed<short> { typedef short type; };
-template <> struct make_signed<unsigned short> { typedef short type; };
-template <> struct make_signed<int> { typedef int type; };
-template <> struct make_signed<unsigned int> { typedef int type; };
-template <> struct make_signed<long> { typedef long type; };
-template <> struct make_signed<unsigned long> { typedef long type; };
-template <> struct make_signed<long long> { typedef long long type; };
-template <> struct make_signed<unsigned long long> { typedef long long type; };
+template <class T> struct _make_signed_impl {};
+template <> struct _make_signed_impl<char> { typedef signed char type; };
+template <> struct _make_signed_impl<signed char> { typedef signed char type; };
+template <> struct _make_signed_impl<unsigned char> { typedef signed char type; };
+template <> struct _make_signed_impl<short> { typedef short type; };
+template <> struct _make_signed_impl<unsigned short> { typedef short type; };
+template <> struct _make_signed_impl<int> { typedef int type; };
+template <> struct _make_signed_impl<unsigned int> { typedef int type; };
+template <> struct _make_signed_impl<long> { typedef long type; };
+template <> struct _make_signed_impl<unsigned long> { typedef long type; };
+template <> struct _make_signed_impl<long long> { typedef long long type; };
+template <> struct _make_signed_impl<unsigned long long> { typedef long long type; };
+template <class T> struct make_signed : _make_signed_impl<remove_cv_t<T>> {};
 template <class T> using make_signed_t = typename make_signed<T>::type;
 
 namespace mtl_detail {
 // A scalar that may be mixed with a vector or used as a component: MSL's scalar
 // types plus double (unsuffixed literals like 0.5 appear in kernels).
 template <class T> struct is_scalar
-    : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
+    : integral_constant<bool, is_int_or_bool<T>::value || is_float<T>::value> {};
 template <> struct is_scalar<bool> : true_type {};
 template <> struct is_scalar<double> : true_type {};
 

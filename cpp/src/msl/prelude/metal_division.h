@@ -29,7 +29,7 @@ template <class A, class B> METAL_FUNC constexpr auto mod_value(const A& a, cons
 void report_division_by_zero(bool remainder);
 #endif
 
-template <class T> struct int_operand : is_integral<remove_cv_t<T>> {};
+template <class T> struct int_operand : mtl_detail::is_int_or_bool<remove_cv_t<T>> {};
 template <> struct int_operand<bool> : true_type {};
 template <> struct int_operand<const bool> : true_type {};
 
@@ -37,7 +37,7 @@ template <> struct int_operand<const bool> : true_type {};
 template <class A, class B, class R>
 struct guarded_division
     : integral_constant<bool, (int_operand<A>::value || __is_enum(A)) && (int_operand<B>::value || __is_enum(B)) &&
-                                  is_integral<remove_cv_t<R>>::value> {};
+                                  mtl_detail::is_int_or_bool<remove_cv_t<R>>::value> {};
 
 template <class R> METAL_FUNC constexpr R int_max() {
   return R(typename make_unsigned<R>::type(~typename make_unsigned<R>::type(0)) >> 1);

@@ -94,7 +94,7 @@ typedef _Float16 mtl_half;  // IEEE binary16 with native arithmetic, like MSL ha
 #else
 typedef mtl_detail::soft_half mtl_half;
 #endif
-template <> struct is_floating_point<mtl_half> : true_type {};
+template <> struct mtl_detail::is_float<mtl_half> : true_type {};
 
 // bfloat: the upper 16 bits of a float. Converting from float rounds to nearest
 // even; arithmetic goes through float (as on GPUs without bfloat ALUs), and the
@@ -138,11 +138,11 @@ struct mtl_bfloat {
   friend METAL_FUNC float operator OP(mtl_half a, mtl_bfloat b) { return float(a) OP float(b); }                    \
   friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(mtl_bfloat a, double b) { return float(a) OP float(b); } \
   friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(double a, mtl_bfloat b) { return float(a) OP float(b); } \
-  template <class I, enable_if_t<is_integral<I>::value, int> = 0>                                                   \
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                                                   \
   friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(mtl_bfloat a, I b) {                                \
     return mtl_bfloat(float(a) OP float(b));                                                                        \
   }                                                                                                                 \
-  template <class I, enable_if_t<is_integral<I>::value, int> = 0>                                                   \
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                                                   \
   friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(I a, mtl_bfloat b) {                                \
     return mtl_bfloat(float(a) OP float(b));                                                                        \
   }
@@ -159,13 +159,7 @@ struct mtl_bfloat {
     return (unsigned short)(u >> 16);
   }
 };
-template <> struct is_floating_point<mtl_bfloat> : true_type {};
-#if METAL_HALF_KIND == 0
-// is_signed's `T(-1) < T(0)` is no constant expression for CUDA's __half (MLX's
-// `is_signed_v<T>` overloads, binary_two.metal's FloorDivide): said here.
-template <> struct is_signed<mtl_half> : true_type {};
-template <> struct is_unsigned<mtl_half> : false_type {};
-#endif
+template <> struct mtl_detail::is_float<mtl_bfloat> : true_type {};
 
 namespace mtl_rt {
 // An integer literal that is a whole branch of `?:` (the translator wraps it on CUDA and

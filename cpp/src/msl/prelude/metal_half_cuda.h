@@ -12,9 +12,9 @@
   METAL_FUNC float operator OP(float a, __half b) { return a OP __half2float(b); }                              \
   METAL_FUNC float operator OP(__half a, double b) { return __half2float(a) OP float(b); }                       \
   METAL_FUNC float operator OP(double a, __half b) { return float(a) OP __half2float(b); }                      \
-  template <class I, metal::enable_if_t<metal::is_integral<I>::value, int> = 0>                                 \
+  template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
   METAL_FUNC __half operator OP(__half a, I b) { return __float2half_rn(__half2float(a) OP float(b)); }         \
-  template <class I, metal::enable_if_t<metal::is_integral<I>::value, int> = 0>                                 \
+  template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
   METAL_FUNC __half operator OP(I a, __half b) { return __float2half_rn(float(a) OP __half2float(b)); }
 METAL_HALF_MIXED(+)
 METAL_HALF_MIXED(-)
@@ -28,9 +28,9 @@ METAL_HALF_MIXED(/)
   METAL_FUNC bool operator OP(float a, __half b) { return a OP __half2float(b); }                               \
   METAL_FUNC bool operator OP(__half a, double b) { return __half2float(a) OP float(b); }                       \
   METAL_FUNC bool operator OP(double a, __half b) { return float(a) OP __half2float(b); }                       \
-  template <class I, metal::enable_if_t<metal::is_integral<I>::value, int> = 0>                                 \
+  template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
   METAL_FUNC bool operator OP(__half a, I b) { return __half2float(a) OP float(b); }                            \
-  template <class I, metal::enable_if_t<metal::is_integral<I>::value, int> = 0>                                 \
+  template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
   METAL_FUNC bool operator OP(I a, __half b) { return float(a) OP __half2float(b); }
 METAL_HALF_COMPARE(<)
 METAL_HALF_COMPARE(>)
@@ -172,57 +172,6 @@ METAL_FUNC float& operator/=(float& a, __half b) { return a /= __half2float(b); 
 #endif
 
 #if METAL_CUDA
-namespace metal {
-namespace mtl_rt {
-// `c ? X : Y` with branches of mixed types: the CUDA translator writes it
-// `c ? METALCALL_COND_ARMS((X), (Y))` (msl/passes/conditional_literals.hpp), which casts each branch
-// to cond_arm_t<decltype((it)), decltype((other))>: the branch's own type, reference and
-// value category (a no-op cast) unless MSL's usual arithmetic conversions decide where
-// CUDA's conditional is ambiguous: half or bfloat with float (float), with double (double),
-// with an integer (the 16-bit type), half with bfloat (float).
-template <class T> struct cond_bare { typedef T type; };  // without reference and cv
-template <class T> struct cond_bare<T&> : cond_bare<T> {};
-template <class T> struct cond_bare<T&&> : cond_bare<T> {};
-template <class T> struct cond_bare<const T> : cond_bare<T> {};
-template <class T> struct cond_bare<volatile T> : cond_bare<T> {};
-template <class T> struct cond_bare<const volatile T> : cond_bare<T> {};
-template <class T>
-struct cond_is_16 : integral_constant<bool, is_same<T, __half>::value || is_same<T, mtl_bfloat>::value> {};
-// The type MSL gives the pair (A, B), both bare, where CUDA's conditional is ambiguous; void: as written.
-template <class A, class B, bool = cond_is_16<A>::value, bool = cond_is_16<B>::value>
-struct cond_pick {
-  typedef void type;
-};
-template <class A, class B>
-struct cond_pick<A, B, true, true> {
-  typedef typename conditional<is_same<A, B>::value, void, float>::type type;
-};
-template <class A, class B>
-struct cond_pick<A, B, true, false> {
-  typedef typename conditional<
-      is_same<B, float>::value, float,
-      typename conditional<is_same<B, double>::value, double,
-                           typename conditional<is_integral<B>::value && !is_same<B, bool>::value, A, void>::type>::type>::type
-      type;
-};
-template <class A, class B>
-struct cond_pick<A, B, false, true> : cond_pick<B, A, true, false> {};
-template <class Arm, class Other, class P = typename cond_pick<typename cond_bare<Arm>::type, typename cond_bare<Other>::type>::type>
-struct cond_arm {
-  typedef P type;
-};
-template <class Arm, class Other>
-struct cond_arm<Arm, Other, void> {
-  typedef Arm type;  // decltype((arm)): a cast to it changes nothing
-};
-template <class Arm, class Other>
-using cond_arm_t = typename cond_arm<Arm, Other>::type;
-}  // namespace mtl_rt
-}  // namespace metal
-#define METALCALL_COND_ARMS(x, y)                                       \
-  static_cast<metal::mtl_rt::cond_arm_t<decltype((x)), decltype((y))>>(x) : \
-  static_cast<metal::mtl_rt::cond_arm_t<decltype((y)), decltype((x))>>(y)
-
 // log1p of a half. MSL has no log1p: MLX declares log1p(float), log1p(bfloat16_t) and
 // log1p(complex64_t) and calls it with half (unary's Log1p, binary's and scan's LogAddExp).
 // Metal promotes half to float; CUDA's __half, a class, reaches float by its conversion

@@ -30,6 +30,15 @@ template <class T, class U> METAL_FUNC T as_type(const U& x) {
   return r;
 }
 
+enum float_round_style {
+  round_indeterminate = -1,
+  round_toward_zero = 0,
+  round_to_nearest = 1,
+  round_toward_infinity = 2,
+  round_toward_neg_infinity = 3
+};
+enum float_denorm_style { denorm_indeterminate = -1, denorm_absent = 0, denorm_present = 1 };
+
 namespace mtl_detail {
 METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half half_from_bits(unsigned short b) {
 #if METAL_HALF_KIND == 0
@@ -58,6 +67,8 @@ struct limits_common {
   static constexpr bool tinyness_before = false;
 };
 struct int_limits_common : limits_common {
+  static constexpr float_denorm_style has_denorm = denorm_absent;
+  static constexpr float_round_style round_style = round_toward_zero;
   static constexpr bool is_integer = true;
   static constexpr bool is_exact = true;
   static constexpr bool has_infinity = false;
@@ -71,6 +82,8 @@ struct int_limits_common : limits_common {
   static constexpr int max_digits10 = 0;
 };
 struct float_limits_common : limits_common {
+  static constexpr float_denorm_style has_denorm = denorm_present;
+  static constexpr float_round_style round_style = round_to_nearest;
   static constexpr bool is_signed = true;
   static constexpr bool is_integer = false;
   static constexpr bool is_exact = false;
@@ -82,12 +95,47 @@ struct float_limits_common : limits_common {
 };
 }  // namespace mtl_detail
 
-template <class T, class Enable = void> struct numeric_limits {
+// numeric_limits<T> is _numeric_limits_impl<remove_cv_t<T>>, as in Apple's <metal_limits>:
+// production code specialises the _impl for its own types (candle's `indexed<T>`). A type
+// nobody specialised has every member, zero or T().
+template <class T, class Enable = void> struct _numeric_limits_impl {
   static constexpr bool is_specialized = false;
+  static constexpr bool is_signed = false;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = false;
+  static constexpr bool has_quiet_NaN = false;
+  static constexpr bool has_signaling_NaN = false;
+  static constexpr float_denorm_style has_denorm = denorm_absent;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr float_round_style round_style = round_toward_zero;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = false;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = 0;
+  static constexpr int digits10 = 0;
+  static constexpr int max_digits10 = 0;
+  static constexpr int radix = 0;
+  static constexpr int min_exponent = 0;
+  static constexpr int min_exponent10 = 0;
+  static constexpr int max_exponent = 0;
+  static constexpr int max_exponent10 = 0;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+  static METAL_FUNC constexpr T min() { return T(); }
+  static METAL_FUNC constexpr T lowest() { return T(); }
+  static METAL_FUNC constexpr T max() { return T(); }
+  static METAL_FUNC constexpr T epsilon() { return T(); }
+  static METAL_FUNC constexpr T round_error() { return T(); }
+  static METAL_FUNC constexpr T infinity() { return T(); }
+  static METAL_FUNC constexpr T quiet_NaN() { return T(); }
+  static METAL_FUNC constexpr T signaling_NaN() { return T(); }
+  static METAL_FUNC constexpr T denorm_min() { return T(); }
 };
+template <class T> struct numeric_limits : _numeric_limits_impl<remove_cv_t<T>> {};
 
 template <class T>
-struct numeric_limits<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_detail::int_limits_common {
+struct _numeric_limits_impl<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_detail::int_limits_common {
   static constexpr bool is_signed = T(-1) < T(0);
   static constexpr bool is_modulo = !is_signed;
   static constexpr int digits = int(sizeof(T) * 8) - (is_signed ? 1 : 0);
@@ -105,7 +153,7 @@ struct numeric_limits<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_detail
   static METAL_FUNC constexpr T denorm_min() { return T(0); }
 };
 
-template <> struct numeric_limits<bool> : mtl_detail::int_limits_common {
+template <> struct _numeric_limits_impl<bool> : mtl_detail::int_limits_common {
   static constexpr bool is_signed = false;
   static constexpr bool is_modulo = false;
   static constexpr int digits = 1;
@@ -121,7 +169,7 @@ template <> struct numeric_limits<bool> : mtl_detail::int_limits_common {
   static METAL_FUNC constexpr bool denorm_min() { return false; }
 };
 
-template <> struct numeric_limits<float> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<float> : mtl_detail::float_limits_common {
   static constexpr int digits = 24;
   static constexpr int digits10 = 6;
   static constexpr int max_digits10 = 9;
@@ -140,7 +188,7 @@ template <> struct numeric_limits<float> : mtl_detail::float_limits_common {
   static METAL_FUNC METAL_HOST_CONSTEXPR float signaling_NaN() { return mtl_detail::float_from_bits(0x7fa00000u); }
 };
 
-template <> struct numeric_limits<mtl_half> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<mtl_half> : mtl_detail::float_limits_common {
   static constexpr int digits = 11;
   static constexpr int digits10 = 3;
   static constexpr int max_digits10 = 5;
@@ -159,7 +207,7 @@ template <> struct numeric_limits<mtl_half> : mtl_detail::float_limits_common {
   static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half signaling_NaN() { return mtl_detail::half_from_bits(0x7d00); }
 };
 
-template <> struct numeric_limits<mtl_bfloat> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<mtl_bfloat> : mtl_detail::float_limits_common {
   static constexpr int digits = 8;
   static constexpr int digits10 = 2;
   static constexpr int max_digits10 = 4;

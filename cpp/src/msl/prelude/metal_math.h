@@ -26,10 +26,10 @@ namespace mtl_detail {
 
 template <class... A> struct first_float { typedef void type; };
 template <class A, class... R> struct first_float<A, R...> {
-  typedef conditional_t<is_floating_point<A>::value, A, typename first_float<R...>::type> type;
+  typedef conditional_t<is_float<A>::value, A, typename first_float<R...>::type> type;
 };
 template <class X, class F> struct mixes_with {  // X may be converted to the float type F
-  static constexpr bool value = is_same<X, F>::value || (is_scalar<X>::value && !is_floating_point<X>::value);
+  static constexpr bool value = is_same<X, F>::value || (is_scalar<X>::value && !is_float<X>::value);
 };
 // The type of a scalar call: all arguments of one scalar type, or one MSL
 // floating type mixed with integers or double literals (fmax(x, 0.5), clamp(x, 0, 1)).
@@ -45,9 +45,9 @@ template <class T> struct type_if<true, T> { typedef T type; };
 template <class... A>
 using common_scalar_t = typename type_if<common_scalar_sel<A...>::ok, typename common_scalar_sel<A...>::type>::type;
 
-template <class T> using if_float = enable_if_t<is_floating_point<T>::value, int>;
+template <class T> using if_float = enable_if_t<is_float<T>::value, int>;
 template <class T> using if_integer = enable_if_t<is_int<T>::value, int>;  // bool excluded
-template <class T> using if_number = enable_if_t<is_int<T>::value || is_floating_point<T>::value, int>;
+template <class T> using if_number = enable_if_t<is_int<T>::value || is_float<T>::value, int>;
 
 template <class T> METAL_FUNC constexpr float f32(const T& x) { return convert<float>(x); }
 
@@ -303,20 +303,20 @@ METAL_FUNC vec<T, N> sincos(const mtl_vector<T, N, P>& x, vec<T, N>& cosval) {
 // abs, min, max, clamp take integers as well as floats. On floats min/max
 // behave like fmin/fmax (a NaN argument yields the other one).
 template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
-  if constexpr (is_floating_point<T>::value) return metal::fabs(x);
+  if constexpr (mtl_detail::is_float<T>::value) return metal::fabs(x);
   else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
   else return x;
 }
 template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
 METAL_FUNC T min(A x_, B y_) {
   const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
-  if constexpr (is_floating_point<T>::value) return metal::fmin(x, y);
+  if constexpr (mtl_detail::is_float<T>::value) return metal::fmin(x, y);
   else return y < x ? y : x;
 }
 template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
 METAL_FUNC T max(A x_, B y_) {
   const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
-  if constexpr (is_floating_point<T>::value) return metal::fmax(x, y);
+  if constexpr (mtl_detail::is_float<T>::value) return metal::fmax(x, y);
   else return x < y ? y : x;
 }
 // clamp(x, lo, hi) = min(max(x, lo), hi); undefined in MSL when lo > hi.

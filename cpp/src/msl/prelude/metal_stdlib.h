@@ -5,7 +5,9 @@
 #include "metal_config.h"      // METAL_FUNC, fixed-width ints, traits
 #include "metal_half.h"        // half, bfloat
 #include "metal_type_traits.h"  // is_same_v ..., is_convertible
+#include "metal_conditional.h"  // c ? bfloat : float, as MSL types it
 #include "metal_vector.h"      // vec<T, N>, packed_vec<T, N>, swizzles, operators
+#include "metal_vector_traits.h"  // is_integral<int4>, is_vector, vec_elements, make_scalar ...
 #include "metal_types.h"       // mtl_float4 ... names, layout checks
 #include "metal_address_space.h"  // pointers tagged by address space (overloads by address space)
 #include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...

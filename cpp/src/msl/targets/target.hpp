@@ -84,6 +84,8 @@ class Target {
   virtual bool hands_over_async_copies() const { return false; }
   /** Only the integer literal branches of those (`c ? b : 0` with b a bfloat, a class on every target). */
   virtual bool wraps_conditional_int_literals() const { return wraps_conditional_literals(); }
+  /** Only the branches of mixed types (`c ? bfloat_value : float_value`; bfloat is a class on every target). */
+  virtual bool casts_conditional_arms() const { return wraps_conditional_literals(); }
 
   /**
    * False when threadgroup storage takes no initializer (CUDA's __shared__): the translator

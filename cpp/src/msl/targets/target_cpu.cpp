@@ -26,12 +26,12 @@ class CpuTarget : public Target {
   // bfloat is a class here too (ggml's `c ? *(device bfloat*)p : 0`); checked mode's
   // pointers take the literal as a null pointer (mtl_checked(int_literal), metal_checked.h).
   bool wraps_conditional_int_literals() const override { return true; }
+  bool casts_conditional_arms() const override { return true; }
 
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CPU_ABI_TEXT << "\n}\n";
     if (checked_) o << "#define METALCALL_CHECKED 1\n";
     o << "#include \"metal_stdlib.h\"\n";
-    o << "#define __METAL_VERSION__ 320\n";  // the MSL version the prelude follows (3.2)
     o << "#define METALCALL_KERNEL static inline __attribute__((always_inline))\n";
     // Threads of a group are independent between barriers: vectorise across them,
     // two vectors at a time so that long dependency chains overlap. Not with clang's

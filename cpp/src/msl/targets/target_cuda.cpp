@@ -81,7 +81,6 @@ class CudaTarget : public Target {
   void emit_preamble(std::ostream& o) const override {
     o << "extern \"C\" {\n" << METALCALL_CUDA_ABI_TEXT << "\n}\n";
     o << "#include \"metal_stdlib.h\"\n";
-    o << "#define __METAL_VERSION__ 320\n";
     o << "#define METALCALL_KERNEL static __forceinline__\n";
     o << "#ifdef METALCALL_NO_RESTRICT\n#define METALCALL_RESTRICT\n#else\n#define METALCALL_RESTRICT __restrict__\n#endif\n";
     o << "extern __shared__ __align__(16) unsigned char metalcall_smem[];\n";

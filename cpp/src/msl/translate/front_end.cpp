@@ -10,12 +10,20 @@ namespace metalcall::msl {
 
 TranslatedUnit translate(const std::string& source, const FrontEndOptions& options, const std::string* preprocessed) {
   TranslatedUnit unit;
+  const Macros predefined = predefined_macros(options.language_version);  // refuses an unknown version
   if (preprocessed) {
     unit.preprocessed = *preprocessed;
   } else if (needs_preprocessing(source, options.defines)) {
-    const std::string text = text_for_preprocessor(source);
+    const PreprocessorInput input = text_for_preprocessor(source);
     if (!options.preprocessor) throw DeviceError("this source needs the C preprocessor, and none was given");
-    unit.preprocessed = options.preprocessor(text, predefined_macros(options.defines));
+    // The include policy on what the preprocessor kept: a host #include in an inactive branch is no error.
+    std::string output;
+    try {
+      output = options.preprocessor(input.text, predefined_macros(options.defines, options.language_version));
+    } catch (const CompileError& e) {
+      rethrow_preprocessor_error(e, source);
+    }
+    unit.preprocessed = finish_preprocessed(output, input, source);
   }
   // MSL, not host C++: refused before any of it reaches the target's compiler.
   check_msl_rules(unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true), source,
@@ -24,6 +32,7 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   translate.constants = options.constants;
   translate.checked = options.checked;
   translate.only_kernels = options.only_kernels;
+  translate.predefined = predefined;
   // Defines named METALCALL_* also configure the prelude (METALCALL_SGM_TF32): the translation
   // sets them ahead of it. (The source itself was preprocessed with every define.)
   for (const auto& define : options.defines)
@@ -39,7 +48,16 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
   std::string preprocessed;
   if (needs_preprocessing(source, defines)) {
     if (!preprocessor) throw DeviceError("this source needs the C preprocessor, and none was given");
-    preprocessed = preprocessor(text_for_preprocessor(source), predefined_macros(defines, metal_version));
+    // The language version as translate() takes it (320 -> "3.2"), for the same predefined macros.
+    const std::string language = std::to_string(metal_version / 100) + "." + std::to_string(metal_version / 10 % 10);
+    const PreprocessorInput input = text_for_preprocessor(source);
+    std::string output;
+    try {
+      output = preprocessor(input.text, predefined_macros(defines, language));
+    } catch (const CompileError& e) {
+      rethrow_preprocessor_error(e, source);
+    }
+    preprocessed = finish_preprocessed(output, input, source);
   }
   const std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
   ParsedSource parsed = parse_source(tokens, source);

@@ -27,6 +27,7 @@ using Preprocessor = std::function<std::string(const std::string& text, const Ma
 struct FrontEndOptions {
   Target target = Target::cpu;
   Macros defines;             // the user's macros
+  std::string language_version;  // "3.1" …; "" for the newest the prelude follows (preprocessing.hpp)
   bool checked = false;       // bounds-checked accesses (CPU only)
   ConstantValues constants;   // function-constant values as C++ literals, by index
   Preprocessor preprocessor;  // called only when the source needs preprocessing

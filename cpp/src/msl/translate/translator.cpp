@@ -94,8 +94,8 @@ Translation Translator::run() {
       text_before_[close] = " metal::mtl_rt::rejoin(" + lanes + "); ";
     }
   }
+  if (target_.casts_conditional_arms()) conditional_arms_ = conditional_arms(t_);
   if (target_.wraps_conditional_literals()) {
-    conditional_arms_ = conditional_arms(t_);
     for (const auto& [index, text] : literal_cast_edits(t_, [](const std::string& n) {
            return is_renamed_type(n) ? renamed_type(n) : n;
          }))
@@ -129,6 +129,7 @@ Translation Translator::run() {
     threadgroup_params = t_[k].is_identifier("threadgroup") && t_[k + 1].is("(");
   if (!threadgroup_params) out_ << "#define METALCALL_THREADGROUP_PARAMS 0\n";
   target_.emit_preamble(out_);
+  for (const auto& [name, value] : predefined_) out_ << "#define " << name << " " << value << "\n";
   for (const auto& c : function_constants_) {
     auto v = constants_.find(c.index);
     const bool defined = v != constants_.end();
@@ -288,6 +289,11 @@ void Translator::emit_user_code() {
       }
     if (skip) continue;
     if (auto before = text_before_.find(i); before != text_before_.end()) emit(before->second, tok, true);
+    // A conditional's branch opens outside whatever checked mode or an edit writes for its first token.
+    auto arms = conditional_arms_.before.find(i);
+    if (auto dropped = active_edits_.find(i);
+        arms != conditional_arms_.before.end() && !(dropped != active_edits_.end() && dropped->second.empty()))
+      emit(arms->second, tok, true);
     if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
     if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
       if (!replaced->second.empty()) emit(replaced->second, tok, true);
@@ -296,16 +302,11 @@ void Translator::emit_user_code() {
     // A local array's GNU range designator becomes a loop (not at namespace scope: no statements there).
     auto range = range_designators_.find(i);
     if (range != range_designators_.end() && !at_namespace_scope()) active_edits_.insert(range->second.begin(), range->second.end());
-    auto arms = conditional_arms_.before.find(i);
     auto edit = active_edits_.find(i);
     if (edit != active_edits_.end()) {
-      if (!edit->second.empty()) {
-        if (arms != conditional_arms_.before.end()) emit(arms->second, tok, true);
-        emit(edit->second, tok, true);
-      }
+      if (!edit->second.empty()) emit(edit->second, tok, true);
       continue;
     }
-    if (arms != conditional_arms_.before.end()) emit(arms->second, tok, true);
     if (conditional_arms_.colons.count(i)) {
       emit("), (", tok, true);
       continue;

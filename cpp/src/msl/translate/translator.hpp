@@ -56,6 +56,9 @@ struct TranslateOptions {
   std::vector<std::pair<std::string, std::string>> defines;
   ConstantValues constants;  // function constant values, by index
   bool checked = false;      // bounds-checked pointers (checked mode)
+  /** Apple's predefined macros (__METAL_VERSION__ …), #defined after the prelude for code that names them. */
+  std::vector<std::pair<std::string, std::string>> predefined = {{"__METAL_VERSION__", "320"}, {"__METAL__", "1"},
+                                                                 {"__HAVE_BFLOAT__", "1"}};
   /** The source after the preprocessor, with linemarkers; null when not preprocessed. */
   const std::string* preprocessed = nullptr;
   /**

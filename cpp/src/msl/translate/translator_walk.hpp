@@ -46,6 +46,7 @@ class Translator {
         src_(source),
         t_(options.preprocessed ? tokenize(*options.preprocessed, true) : tokenize(source)),
         defines_(options.defines),
+        predefined_(options.predefined),
         constants_(options.constants),
         checked_(options.checked),
         only_kernels_(options.only_kernels),
@@ -65,6 +66,7 @@ class Translator {
   const std::string& src_;  // the user's source: line texts for messages
   std::vector<Token> t_;    // its tokens (of the preprocessed text, with the user's line numbers)
   const std::vector<std::pair<std::string, std::string>>& defines_;
+  const std::vector<std::pair<std::string, std::string>>& predefined_;  // Apple's, after the prelude
   const ConstantValues& constants_;
   bool checked_;
   const std::vector<std::string>& only_kernels_;  // empty: all
