@@ -55,7 +55,8 @@ std::string type_text(const std::vector<Token>& t, const std::vector<std::size_t
       if (near_const) continue;
       piece = "const";
     } else if (element_only && (tok.is("*") || tok.is("&") || tok.is_identifier("const") ||
-                                tok.is_identifier("volatile") || tok.is_identifier("restrict"))) {
+                                tok.is_identifier("volatile") || tok.is_identifier("restrict") ||
+                                tok.is_identifier("__restrict") || tok.is_identifier("__restrict__"))) {
       continue;
     } else if (tok.kind == TokenKind::identifier && is_renamed_type(tok.text)) {
       piece = renamed_type(tok.text);

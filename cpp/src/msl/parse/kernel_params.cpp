@@ -78,7 +78,9 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
     else if (tok.is("&")) reference = true;
     else if (tok.is("&&")) fail(idx, "rvalue references are not valid kernel parameters");
     else if (tok.is_identifier("const")) info.is_const = true;
-    else if (tok.is_identifier("volatile") || tok.is_identifier("restrict") || tok.is_identifier("__restrict")) continue;
+    else if (tok.is_identifier("volatile") || tok.is_identifier("restrict") || tok.is_identifier("__restrict") ||
+             tok.is_identifier("__restrict__"))
+      continue;
     else if (tok.is_identifier("device")) info.address_space = AddressSpace::device;
     else if (tok.is_identifier("constant")) info.address_space = AddressSpace::constant, info.is_const = true;
     else if (tok.is_identifier("threadgroup")) info.address_space = AddressSpace::threadgroup;

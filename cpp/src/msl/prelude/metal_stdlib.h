@@ -23,3 +23,4 @@
 #include "metal_uniform.h"     // uniform<T>, make_uniform
 #include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)
 #include "metal_texture.h"     // textures and samplers
+#include "metal_assert.h"      // assert(c): no effect, as Apple's by default (last: no header may redefine it)

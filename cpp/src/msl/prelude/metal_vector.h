@@ -368,10 +368,11 @@ template <bool Ok, class V> struct zip_result_if {};
 template <class V> struct zip_result_if<true, V> {
   typedef vec<typename vec_info<V>::elem, vec_info<V>::size> type;
 };
-template <class... A> struct zip_result_of {
-  typedef typename first_vec<A...>::type V;
-  typedef typename zip_result_if<(lane_ok<V, A>::value && ...), V>::type type;
-};
+// No `type` (not an error) where the lanes do not fit, so that a source's own overload for
+// its own types (mistral.rs's fma(Bfloat4_, Bfloat4_, float4)) is chosen instead.
+template <class... A>
+struct zip_result_of
+    : zip_result_if<(lane_ok<typename first_vec<A...>::type, A>::value && ...), typename first_vec<A...>::type> {};
 template <class... A> struct zip_result_of_void {};  // no vector among A: no overload
 template <class... A>
 using zip_result_t = typename conditional_t<is_same<typename first_vec<A...>::type, void>::value,
