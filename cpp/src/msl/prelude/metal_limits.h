@@ -95,9 +95,15 @@ struct float_limits_common : limits_common {
 };
 }  // namespace mtl_detail
 
+}  // namespace metal
+
 // numeric_limits<T> is _numeric_limits_impl<remove_cv_t<T>>, as in Apple's <metal_limits>:
-// production code specialises the _impl for its own types (candle's `indexed<T>`). A type
-// nobody specialised has every member, zero or T().
+// production code specialises the _impl for its own types (candle's
+// `template <typename T> struct _numeric_limits_impl<indexed<T>>` after `using namespace
+// metal`). The _impl lives in the global namespace, named into metal by a using-declaration,
+// so that such a specialisation is in the template's own namespace, which every compiler
+// takes (NVRTC refuses one of a template of namespace metal there). A type nobody
+// specialised has every member, zero or T().
 template <class T, class Enable = void> struct _numeric_limits_impl {
   static constexpr bool is_specialized = false;
   static constexpr bool is_signed = false;
@@ -106,9 +112,9 @@ template <class T, class Enable = void> struct _numeric_limits_impl {
   static constexpr bool has_infinity = false;
   static constexpr bool has_quiet_NaN = false;
   static constexpr bool has_signaling_NaN = false;
-  static constexpr float_denorm_style has_denorm = denorm_absent;
+  static constexpr metal::float_denorm_style has_denorm = metal::denorm_absent;
   static constexpr bool has_denorm_loss = false;
-  static constexpr float_round_style round_style = round_toward_zero;
+  static constexpr metal::float_round_style round_style = metal::round_toward_zero;
   static constexpr bool is_iec559 = false;
   static constexpr bool is_bounded = false;
   static constexpr bool is_modulo = false;
@@ -132,16 +138,15 @@ template <class T, class Enable = void> struct _numeric_limits_impl {
   static METAL_FUNC constexpr T signaling_NaN() { return T(); }
   static METAL_FUNC constexpr T denorm_min() { return T(); }
 };
-template <class T> struct numeric_limits : _numeric_limits_impl<remove_cv_t<T>> {};
 
 template <class T>
-struct _numeric_limits_impl<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_detail::int_limits_common {
+struct _numeric_limits_impl<T, metal::enable_if_t<metal::mtl_detail::is_int<T>::value>> : metal::mtl_detail::int_limits_common {
   static constexpr bool is_signed = T(-1) < T(0);
   static constexpr bool is_modulo = !is_signed;
   static constexpr int digits = int(sizeof(T) * 8) - (is_signed ? 1 : 0);
   static constexpr int digits10 = digits * 301 / 1000;  // floor(digits * log10(2))
   static METAL_FUNC constexpr T max() {
-    return is_signed ? T(make_unsigned_t<T>(~make_unsigned_t<T>(0)) >> 1) : T(~T(0));
+    return is_signed ? T(metal::make_unsigned_t<T>(~metal::make_unsigned_t<T>(0)) >> 1) : T(~T(0));
   }
   static METAL_FUNC constexpr T min() { return is_signed ? T(-max() - 1) : T(0); }
   static METAL_FUNC constexpr T lowest() { return min(); }
@@ -153,7 +158,7 @@ struct _numeric_limits_impl<T, enable_if_t<mtl_detail::is_int<T>::value>> : mtl_
   static METAL_FUNC constexpr T denorm_min() { return T(0); }
 };
 
-template <> struct _numeric_limits_impl<bool> : mtl_detail::int_limits_common {
+template <> struct _numeric_limits_impl<bool> : metal::mtl_detail::int_limits_common {
   static constexpr bool is_signed = false;
   static constexpr bool is_modulo = false;
   static constexpr int digits = 1;
@@ -169,7 +174,7 @@ template <> struct _numeric_limits_impl<bool> : mtl_detail::int_limits_common {
   static METAL_FUNC constexpr bool denorm_min() { return false; }
 };
 
-template <> struct _numeric_limits_impl<float> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<float> : metal::mtl_detail::float_limits_common {
   static constexpr int digits = 24;
   static constexpr int digits10 = 6;
   static constexpr int max_digits10 = 9;
@@ -183,12 +188,12 @@ template <> struct _numeric_limits_impl<float> : mtl_detail::float_limits_common
   static METAL_FUNC constexpr float epsilon() { return 0x1p-23f; }
   static METAL_FUNC constexpr float round_error() { return 0.5f; }
   static METAL_FUNC constexpr float denorm_min() { return 0x1p-149f; }
-  static METAL_FUNC METAL_HOST_CONSTEXPR float infinity() { return mtl_detail::float_from_bits(0x7f800000u); }
-  static METAL_FUNC METAL_HOST_CONSTEXPR float quiet_NaN() { return mtl_detail::float_from_bits(0x7fc00000u); }
-  static METAL_FUNC METAL_HOST_CONSTEXPR float signaling_NaN() { return mtl_detail::float_from_bits(0x7fa00000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float infinity() { return metal::mtl_detail::float_from_bits(0x7f800000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float quiet_NaN() { return metal::mtl_detail::float_from_bits(0x7fc00000u); }
+  static METAL_FUNC METAL_HOST_CONSTEXPR float signaling_NaN() { return metal::mtl_detail::float_from_bits(0x7fa00000u); }
 };
 
-template <> struct _numeric_limits_impl<mtl_half> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<metal::mtl_half> : metal::mtl_detail::float_limits_common {
   static constexpr int digits = 11;
   static constexpr int digits10 = 3;
   static constexpr int max_digits10 = 5;
@@ -196,18 +201,18 @@ template <> struct _numeric_limits_impl<mtl_half> : mtl_detail::float_limits_com
   static constexpr int min_exponent10 = -4;
   static constexpr int max_exponent = 16;
   static constexpr int max_exponent10 = 4;
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half min() { return mtl_detail::half_from_bits(0x0400); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half max() { return mtl_detail::half_from_bits(0x7bff); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half lowest() { return mtl_detail::half_from_bits(0xfbff); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half epsilon() { return mtl_detail::half_from_bits(0x1400); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half round_error() { return mtl_detail::half_from_bits(0x3800); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half denorm_min() { return mtl_detail::half_from_bits(0x0001); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half infinity() { return mtl_detail::half_from_bits(0x7c00); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half quiet_NaN() { return mtl_detail::half_from_bits(0x7e00); }
-  static METAL_FUNC METAL_CONSTEXPR_LIMIT mtl_half signaling_NaN() { return mtl_detail::half_from_bits(0x7d00); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half min() { return metal::mtl_detail::half_from_bits(0x0400); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half max() { return metal::mtl_detail::half_from_bits(0x7bff); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half lowest() { return metal::mtl_detail::half_from_bits(0xfbff); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half epsilon() { return metal::mtl_detail::half_from_bits(0x1400); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half round_error() { return metal::mtl_detail::half_from_bits(0x3800); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half denorm_min() { return metal::mtl_detail::half_from_bits(0x0001); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half infinity() { return metal::mtl_detail::half_from_bits(0x7c00); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half quiet_NaN() { return metal::mtl_detail::half_from_bits(0x7e00); }
+  static METAL_FUNC METAL_CONSTEXPR_LIMIT metal::mtl_half signaling_NaN() { return metal::mtl_detail::half_from_bits(0x7d00); }
 };
 
-template <> struct _numeric_limits_impl<mtl_bfloat> : mtl_detail::float_limits_common {
+template <> struct _numeric_limits_impl<metal::mtl_bfloat> : metal::mtl_detail::float_limits_common {
   static constexpr int digits = 8;
   static constexpr int digits10 = 2;
   static constexpr int max_digits10 = 4;
@@ -215,17 +220,21 @@ template <> struct _numeric_limits_impl<mtl_bfloat> : mtl_detail::float_limits_c
   static constexpr int min_exponent10 = -37;
   static constexpr int max_exponent = 128;
   static constexpr int max_exponent10 = 38;
-  static METAL_FUNC constexpr mtl_bfloat min() { return mtl_detail::bfloat_from_bits(0x0080); }
-  static METAL_FUNC constexpr mtl_bfloat max() { return mtl_detail::bfloat_from_bits(0x7f7f); }
-  static METAL_FUNC constexpr mtl_bfloat lowest() { return mtl_detail::bfloat_from_bits(0xff7f); }
-  static METAL_FUNC constexpr mtl_bfloat epsilon() { return mtl_detail::bfloat_from_bits(0x3c00); }
-  static METAL_FUNC constexpr mtl_bfloat round_error() { return mtl_detail::bfloat_from_bits(0x3f00); }
-  static METAL_FUNC constexpr mtl_bfloat denorm_min() { return mtl_detail::bfloat_from_bits(0x0001); }
-  static METAL_FUNC constexpr mtl_bfloat infinity() { return mtl_detail::bfloat_from_bits(0x7f80); }
-  static METAL_FUNC constexpr mtl_bfloat quiet_NaN() { return mtl_detail::bfloat_from_bits(0x7fc0); }
-  static METAL_FUNC constexpr mtl_bfloat signaling_NaN() { return mtl_detail::bfloat_from_bits(0x7fa0); }
+  static METAL_FUNC constexpr metal::mtl_bfloat min() { return metal::mtl_detail::bfloat_from_bits(0x0080); }
+  static METAL_FUNC constexpr metal::mtl_bfloat max() { return metal::mtl_detail::bfloat_from_bits(0x7f7f); }
+  static METAL_FUNC constexpr metal::mtl_bfloat lowest() { return metal::mtl_detail::bfloat_from_bits(0xff7f); }
+  static METAL_FUNC constexpr metal::mtl_bfloat epsilon() { return metal::mtl_detail::bfloat_from_bits(0x3c00); }
+  static METAL_FUNC constexpr metal::mtl_bfloat round_error() { return metal::mtl_detail::bfloat_from_bits(0x3f00); }
+  static METAL_FUNC constexpr metal::mtl_bfloat denorm_min() { return metal::mtl_detail::bfloat_from_bits(0x0001); }
+  static METAL_FUNC constexpr metal::mtl_bfloat infinity() { return metal::mtl_detail::bfloat_from_bits(0x7f80); }
+  static METAL_FUNC constexpr metal::mtl_bfloat quiet_NaN() { return metal::mtl_detail::bfloat_from_bits(0x7fc0); }
+  static METAL_FUNC constexpr metal::mtl_bfloat signaling_NaN() { return metal::mtl_detail::bfloat_from_bits(0x7fa0); }
 };
 
+
+namespace metal {
+using ::_numeric_limits_impl;
+template <class T> struct numeric_limits : _numeric_limits_impl<remove_cv_t<T>> {};
 }  // namespace metal
 
 // MSL's constants (metal_stdlib defines them as macros). Each is guarded, in
