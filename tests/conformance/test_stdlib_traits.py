@@ -3,7 +3,7 @@ the traits of the MSL specification with their vector cases (is_integral<int4>, 
 vec_elements, make_scalar, make_signed/make_unsigned of vectors), and the Apple internals
 that public kernels specialise or ask (_numeric_limits_impl behind numeric_limits, as candle's
 reduce.metal specialises it for its `indexed<T>`; __is_valid_simdgroup_type, which candle asks
-to pick a SIMD-group reduction). The static_asserts are the MSL specification's answers; the
+to pick a SIMD-group reduction; _fp_encoding_traits, which software bfloat code reads). The static_asserts are the MSL specification's answers; the
 kernels use the traits to pick code paths and limits, checked against NumPy."""
 
 from __future__ import annotations
@@ -108,6 +108,15 @@ kernel void tr_max_long(const device long* x [[buffer(0)]], device long* out [[b
     if (lane == 0) out[g] = m;
 }
 """),
+    # Apple's encoding traits, as software bfloat code tests a float's bits (mistral.rs, MLX).
+    """
+static_assert(_fp_encoding_traits<half>::inf_mask == 0x7c00 && _fp_encoding_traits<const float>::bit_width == 32, "");
+kernel void tr_nan_bits(const device float* x [[buffer(0)]], device uint* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    const uint bits = as_type<uint>(x[i]);
+    const bool nan = (bits & ~_fp_encoding_traits<float>::sign_mask) > _fp_encoding_traits<float>::inf_mask;
+    out[i] = nan ? 0x7FC0u : (bits + ((bits >> 16) & 1u) + 0x7FFFu) >> 16;   // float to bfloat bits
+}
+""",
     # numeric_limits' values for the MSL types.
     """
 kernel void tr_limits(device float* f [[buffer(0)]], device long* n [[buffer(1)]], uint i [[thread_position_in_grid]]) {
@@ -175,3 +184,14 @@ def test_numeric_limits_values(device):
     assert_equal(f, [f32.max, f32.tiny, -f32.max, f32.eps, f32.smallest_subnormal, np.inf,
                      f16.max, f16.tiny, f16.eps, -f16.max])
     assert_equal(n, [-128, 255, -32768, 65535, -2**31, 2**32 - 1, -2**63, 1, 31 + 100 * 24])
+
+
+def test_encoding_traits_read_a_floats_bits(device, rng):
+    x = rng.standard_normal(64).astype(np.float32) * 100
+    x[[3, 17]] = [np.nan, -np.nan]
+    x[5], x[6] = np.inf, -np.inf
+    out = np.zeros(64, np.uint32)
+    KS.get(device, "tr_nan_bits")(64, x, out)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + ((bits >> 16) & 1) + 0x7FFF) >> 16) & 0xFFFFFFFF
+    assert_equal(out, np.where(np.isnan(x), 0x7FC0, rounded).astype(np.uint32))

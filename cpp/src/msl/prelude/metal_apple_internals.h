@@ -128,3 +128,31 @@ template <class T, int N, bool P> struct simdgroup_scalar<mtl_vector<T, N, P>> :
 template <class T, class _E = void>
 struct __is_valid_simdgroup_type : mtl_detail::simdgroup_scalar<remove_cv_t<T>> {};
 }  // namespace metal
+
+// Apple's encoding traits of the floating types, which public kernels read to test bits
+// (mistral.rs's and MLX's software bfloat: `as_type<uint>(x) & ~_fp_encoding_traits<float>::sign_mask`).
+namespace metal {
+template <class T> struct _fp_encoding_traits_impl;
+template <> struct _fp_encoding_traits_impl<float> {
+  typedef uint32_t encoding_type;
+  static constexpr encoding_type bit_width = 32;
+  static constexpr encoding_type sign_mask = 0x80000000u;
+  static constexpr encoding_type inf_mask = 0x7f800000u;
+  static constexpr encoding_type min_mask = 0x00800000u;
+};
+template <> struct _fp_encoding_traits_impl<mtl_half> {
+  typedef uint16_t encoding_type;
+  static constexpr encoding_type bit_width = 16;
+  static constexpr encoding_type sign_mask = 0x8000;
+  static constexpr encoding_type inf_mask = 0x7c00;
+  static constexpr encoding_type min_mask = 0x0400;
+};
+template <> struct _fp_encoding_traits_impl<mtl_bfloat> {
+  typedef uint16_t encoding_type;
+  static constexpr encoding_type bit_width = 16;
+  static constexpr encoding_type sign_mask = 0x8000;
+  static constexpr encoding_type inf_mask = 0x7f80;
+  static constexpr encoding_type min_mask = 0x0080;
+};
+template <class T> struct _fp_encoding_traits : _fp_encoding_traits_impl<remove_cv_t<T>> {};
+}  // namespace metal
