@@ -124,7 +124,8 @@ class RuleChecker {
     bool has_paren = false;
     for (std::size_t j = start; j < i; ++j) {
       if (t_[j].is_identifier("namespace")) return Scope::namespace_;
-      if (t_[j].kind == TokenKind::string && j > 0 && t_[j - 1].is_identifier("extern")) return Scope::namespace_;
+      if (t_[j].kind == TokenKind::string && j > 0 && t_[j - 1].is_identifier("extern") && j + 1 == i)
+        return Scope::namespace_;  // `extern "C" {`, not `extern "C" struct P {`
       if (t_[j].is("(")) has_paren = true;
     }
     std::size_t j = start;
@@ -344,7 +345,13 @@ class RuleChecker {
       if (id[0] != '_' && !watched.count(id)) continue;
       if (id == "asm" || id == "__asm" || id == "__asm__")
         refuse(i, "inline assembly is not MSL", "no inline assembly");
-      if (id == "extern")
+      // `extern "C" struct P { … };` (mistral.rs) defines a type, which has no linkage: harmless, and
+      // Apple's compiler takes it. Any other extern declares something to link to.
+      const bool linkage_of_a_type = i + 4 < t_.size() && t_[i + 1].kind == TokenKind::string &&
+                                     (t_[i + 2].is_identifier("struct") || t_[i + 2].is_identifier("class") ||
+                                      t_[i + 2].is_identifier("union") || t_[i + 2].is_identifier("enum")) &&
+                                     t_[i + 3].kind == TokenKind::identifier && (t_[i + 4].is("{") || t_[i + 4].is(":"));
+      if (id == "extern" && !linkage_of_a_type)
         refuse(i, "'extern' declarations are not MSL: a kernel source is one unit and links to nothing",
                "no extern declarations");
       if (id == "throw" || id == "try" || id == "catch")

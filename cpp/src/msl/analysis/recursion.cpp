@@ -65,6 +65,41 @@ std::vector<std::string> template_parameters(const std::vector<Token>& t, std::s
   return {};
 }
 
+// The comma-separated pieces between the parentheses at `open` and its match: their number,
+// and how many hold a `=` (a default) or are `...`; `()` and `(void)` have none.
+struct ListShape {
+  std::size_t pieces = 0, defaulted = 0;
+  bool variadic = false;
+};
+ListShape list_shape(const std::vector<Token>& t, std::size_t open) {
+  ListShape shape;
+  if (open >= t.size() || !t[open].is("(")) return shape;
+  int depth = 0;
+  bool empty = true, defaulted = false, dots = false;
+  std::size_t first = open + 1;
+  for (std::size_t k = open + 1; k < t.size(); ++k) {
+    const bool end = depth == 0 && (t[k].is(")") || t[k].is(","));
+    if (end) {
+      const bool only_void = k == first + 1 && t[first].is_identifier("void") && t[k].is(")") && shape.pieces == 0;
+      if (!empty && !only_void) {
+        ++shape.pieces;
+        shape.defaulted += defaulted ? 1 : 0;
+        shape.variadic = shape.variadic || dots;
+      }
+      if (t[k].is(")")) break;
+      empty = true, defaulted = false, dots = false, first = k + 1;
+      continue;
+    }
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{") || t[k].is("<")) ++depth;
+    else if (t[k].is(")") || t[k].is("]") || t[k].is("}") || t[k].is(">")) --depth;
+    else if (t[k].is(">>")) depth -= 2;
+    if (depth == 0 && t[k].is("=")) defaulted = true;
+    if (t[k].is("...")) dots = true;
+    empty = false;
+  }
+  return shape;
+}
+
 class RecursionChecker {
  public:
   RecursionChecker(const std::vector<Token>& t, const std::string& source, const DeclaredNames& names)
@@ -100,7 +135,7 @@ class RecursionChecker {
       const std::vector<std::string> own = template_parameters(t_, f.name_token);
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own)) calls[f.name].emplace_back(t_[k].text, k);
+        if (calls_function(k, own) && takes_arguments_of(k)) calls[f.name].emplace_back(t_[k].text, k);
       }
     }
     // A self-call of a name defined once, or a call to a function from which the caller is
@@ -145,6 +180,32 @@ class RecursionChecker {
   std::map<std::string, std::set<std::string>> defining_scopes_;  // function name → classes, namespaces
   std::map<std::string, int> definitions_by_name_;
   std::vector<const FunctionDefinition*> enclosing_;
+
+  // Whether some definition of the name called at k takes as many arguments as the call
+  // passes: a call that none can take calls another function of that name (TNN's
+  // `kernel void abs(…4 parameters…)` calling metal's `abs(x)`).
+  bool takes_arguments_of(std::size_t k) const {
+    std::size_t open = k + 1;
+    if (open < t_.size() && t_[open].is("<")) {
+      const std::size_t close = angle_close(open);
+      if (close == std::string::npos) return true;
+      open = close + 1;
+    }
+    const std::size_t passed = list_shape(t_, open).pieces;
+    for (const auto& f : names_.definitions) {
+      if (f.name != t_[k].text) continue;
+      std::size_t params = f.name_token + 1;
+      if (params < t_.size() && t_[params].is("<")) {
+        const std::size_t close = angle_close(params);
+        if (close == std::string::npos) return true;
+        params = close + 1;
+      }
+      if (params >= t_.size() || !t_[params].is("(")) return true;  // not read here: count it
+      const ListShape shape = list_shape(t_, params);
+      if (shape.variadic || (passed <= shape.pieces && passed + shape.defaulted >= shape.pieces)) return true;
+    }
+    return false;
+  }
 
   [[noreturn]] void refuse(std::size_t i, const std::string& message) const {
     throw rule_error(src_, t_[i], message, kRule);

@@ -406,6 +406,10 @@ void Translator::emit_user_code() {
         const bool deduced = element == "auto" || (element.size() > 5 && element.compare(element.size() - 5, 5, " auto") == 0);
         emit(deduced && declares_variable(star) ? "metal::mtl_checked" : "metal::mtl_checked<" + element + ">", tok, true);
         i = star;
+        // `T* __restrict__ p`: a checked pointer is a class, which restrict does not qualify.
+        while (i + 1 < t_.size() && (t_[i + 1].is_identifier("__restrict__") || t_[i + 1].is_identifier("__restrict") ||
+                                     t_[i + 1].is_identifier("restrict")))
+          ++i;
         continue;
       }
       // `volatile threadgroup float a[N];`: the checked array's elements are volatile.
