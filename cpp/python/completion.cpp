@@ -48,13 +48,19 @@ void completion_dealloc(PyObject* self) {
   Py_DECREF(type);  // heap types own a reference from each instance
 }
 
-// wait(timeout=None): True once the work has finished (raising its error, if any);
-// False if `timeout` seconds passed first. Ctrl-C raises KeyboardInterrupt and cancels the work.
+// wait(timeout=None, cancel=True): True once the work has finished (raising its error, if
+// any); False if `timeout` seconds passed first, and then (cancel=True) the work is stopped.
+// Ctrl-C raises KeyboardInterrupt and cancels the work.
 PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static const char* kKeywords[] = {"timeout", nullptr};
+  static const char* kKeywords[] = {"timeout", "cancel", nullptr};
   PyObject* timeout = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", const_cast<char**>(kKeywords), &timeout)) return nullptr;
+  PyObject* cancel = Py_True;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O:wait", const_cast<char**>(kKeywords), &timeout, &cancel))
+    return nullptr;
   try {
+    if (!PyBool_Check(cancel)) {
+      throw ArgumentError(std::string("Completion.wait(cancel=...) takes True or False, not ") + Py_TYPE(cancel)->tp_name);
+    }
     double seconds = -1;
     if (timeout != Py_None) {
       if (PyBool_Check(timeout) || !PyNumber_Check(timeout)) {
@@ -70,7 +76,10 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
     {
       WaitScope interruptible;
       GilRelease release;
-      if (seconds >= 0) finished = c.wait_for(seconds);
+      if (seconds >= 0) {
+        finished = cancel == Py_True ? c.wait_for_or_cancel(seconds, "Completion.wait(timeout=...) ran out")
+                                     : c.wait_for(seconds);
+      }
       if (finished) c.wait();  // its error, if any
     }
     if (!finished) Py_RETURN_FALSE;
@@ -82,6 +91,11 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   Py_RETURN_TRUE;
+}
+
+PyObject* completion_cancel(PyObject* self, PyObject*) {
+  of(self).cancel("Completion.cancel() was called");
+  Py_RETURN_NONE;
 }
 
 PyObject* completion_enter(PyObject* self, PyObject*) {
@@ -117,9 +131,13 @@ PyObject* completion_repr(PyObject* self) {
 
 PyMethodDef kMethods[] = {
     {"wait", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(completion_wait)), METH_VARARGS | METH_KEYWORDS,
-     "wait(timeout=None) -> bool. Blocks until the work has finished and returns True (raising ExecutionError if it "
-     "failed); with a timeout in seconds, returns False if the work has not finished by then. Ctrl-C raises "
-     "KeyboardInterrupt and cancels the work (the CPU stops between threadgroups)."},
+     "wait(timeout=None, *, cancel=True) -> bool. Blocks until the work has finished and returns True (raising "
+     "ExecutionError if it failed); with a timeout in seconds, returns False if the work has not finished by then, "
+     "and stops it unless cancel=False (a later wait() raises ExecutionError saying it timed out). Ctrl-C raises "
+     "KeyboardInterrupt and stops the work (running kernels at their next loop iteration)."},
+    {"cancel", completion_cancel, METH_NOARGS,
+     "cancel(). Stops the work: queued work is skipped, running kernels stop at their next loop iteration; a later "
+     "wait() raises ExecutionError. No-op once the work is done."},
     {"__enter__", completion_enter, METH_NOARGS, nullptr},
     {"__exit__", completion_exit, METH_VARARGS, "Waits for the work."},
     {nullptr, nullptr, 0, nullptr},

@@ -14,8 +14,20 @@ bool flag(const py::handle& v, const char* what) {
   throw ArgumentError(std::string(what) + " takes True or False, not " + Py_TYPE(v.ptr())->tp_name);
 }
 
+// kernel_timeout=: None (no limit) or seconds > 0.
+double timeout_seconds(const py::handle& v) {
+  if (v.is_none()) return 0;
+  if (!PyBool_Check(v.ptr()) && (PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) || PyNumber_Check(v.ptr()))) {
+    const double seconds = PyFloat_AsDouble(v.ptr());
+    if (seconds == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (seconds > 0 && seconds <= 1e9) return seconds;
+  }
+  throw ArgumentError("Device(kernel_timeout=...) takes None or seconds above 0 (at most 1e9), not " +
+                      std::string(py::repr(v)));
+}
+
 Device open_device(const py::object& spec, const py::object& checked, const py::object& sandbox,
-                   const py::object& timing, const py::object& family) {
+                   const py::object& timing, const py::object& family, const py::object& kernel_timeout) {
   DeviceOptions options;
   options.checked = flag(checked, "Device(checked=...)");
   if (!sandbox.is_none()) options.sandbox = flag(sandbox, "Device(sandbox=...)") ? SandboxMode::on : SandboxMode::off;
@@ -26,6 +38,7 @@ Device open_device(const py::object& spec, const py::object& checked, const py::
                           Py_TYPE(family.ptr())->tp_name);
     options.family = py::str(family);
   }
+  options.kernel_timeout = timeout_seconds(kernel_timeout);
   // metalcompute's Device(-1) (any negative index) is the default device, like Device().
   if (!spec.is_none() && PyIndex_Check(spec.ptr()) && !PyBool_Check(spec.ptr())) {
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(spec.ptr()));
@@ -307,7 +320,8 @@ call filter, for kernel source you do not trust; the default is on for checked
 devices where the sandbox exists, off otherwise (docs/security.md).
 )doc")
       .def(py::init(&open_device), py::arg("device") = py::none(), py::kw_only(), py::arg("checked") = false,
-           py::arg("sandbox") = py::none(), py::arg("timing") = false, py::arg("family") = py::none())
+           py::arg("sandbox") = py::none(), py::arg("timing") = false, py::arg("family") = py::none(),
+           py::arg("kernel_timeout") = py::none())
       .def("__str__", [](const Device& d) { return "metalcall.Device(" + d.info().name + ")"; })
       .def_property_readonly("name", [](const Device& d) { return d.info().name; })
       .def_property_readonly("backend", [](const Device& d) { return d.info().backend; })
@@ -322,6 +336,10 @@ devices where the sandbox exists, off otherwise (docs/security.md).
       .def_property_readonly("checked", [](const Device& d) { return d.options().checked; })
       .def_property_readonly("sandbox", [](const Device& d) { return d.options().sandbox == SandboxMode::on; })
       .def_property_readonly("timing", [](const Device& d) { return d.options().timing; })
+      .def_property_readonly("kernel_timeout", [](const Device& d) {
+        const double t = d.options().kernel_timeout;
+        return t > 0 ? py::object(py::float_(t)) : py::object(py::none());
+      }, "Seconds a single dispatch may run before it is stopped (ExecutionError), or None: no limit.")
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
            py::arg("fast_math") = py::bool_(true), py::arg("language_version") = py::none(), R"doc(
@@ -418,7 +436,9 @@ Cached by content: compiling the same source again is free.
       .def("__repr__", [](const Device& d) {
         return "<metalcall.Device " + d.info().backend + ":" + std::to_string(d.info().index) + " '" + d.info().name + "'" +
                (d.options().checked ? " checked" : "") + (d.options().sandbox == SandboxMode::on ? " sandbox" : "") +
-               (d.options().timing ? " timing" : "") + ">";
+               (d.options().timing ? " timing" : "") +
+               (d.options().kernel_timeout > 0 ? " kernel_timeout=" + std::string(py::str(py::float_(d.options().kernel_timeout))) : "") +
+               ">";
       });
   // dev.compile: the fast entry above, falling back to the pybind11 overload (kept here only).
   py::object device_class = m.attr("Device");

@@ -10,6 +10,8 @@
 #include <new>
 #include <thread>
 
+#include "metalcall/device.hpp"
+
 namespace metalcall::python {
 
 namespace {
@@ -57,6 +59,10 @@ void count_out(ExitState& s) {
 // The atexit callback: no thread may start waiting for the GIL from now on, and
 // those already waiting get it (this thread lets go of it) before finalization.
 void on_exit() {
+  // Work still queued or running (a kernel that never ends, a call on a daemon thread) is
+  // stopped, so that nothing the interpreter waits for during finalization (a dropped
+  // Completion, a Buffer's last use) can keep the process alive.
+  Device::stop_all_work("the interpreter is exiting");
   ExitState& s = exit_state();
   s.exit_thread.store(std::this_thread::get_id());
   s.exiting.store(true);

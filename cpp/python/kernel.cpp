@@ -194,8 +194,9 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
   const std::uint64_t threads = plane && shape.grid[0] > (~0ull / plane) ? ~0ull : shape.grid[0] * plane;
   Completion completion;
   WaitScope interruptible;  // Ctrl-C while the call waits (host memory, checked mode)
-  if (threads > (1u << 15)) {
-    // Long or blocking: let other Python threads run meanwhile.
+  if (threads > (1u << 15) || !kernel.info().loop_free) {
+    // Long, blocking, or with loops (a small grid may still run forever, until stopped): let
+    // other Python threads run meanwhile. A loop-free kernel on a small grid ends quickly.
     GilRelease release;
     completion = kernel(shape, arguments);
   } else {

@@ -204,6 +204,7 @@ class Device(metaclass=_pybind11_type):
         sandbox: bool | None = None,
         timing: bool = False,
         family: str | None = None,
+        kernel_timeout: float | None = None,
     ) -> None: ...
     @property
     def name(self) -> str: ...
@@ -233,6 +234,9 @@ class Device(metaclass=_pybind11_type):
     @property
     def timing(self) -> bool:
         """Every call is timed on the device (CUDA times only batches otherwise)."""
+    @property
+    def kernel_timeout(self) -> float | None:
+        """Seconds a single dispatch may run before it is stopped (ExecutionError); None: no limit."""
     @property
     def info(self) -> DeviceInfo: ...
     def compile(
@@ -477,10 +481,13 @@ class Kernel(metaclass=_pybind11_type):
 class Completion:
     """Handle on a kernel call. Dropping it waits for the work; keep it to overlap work, then wait()."""
 
-    def wait(self, timeout: float | None = None) -> bool:
+    def wait(self, timeout: float | None = None, *, cancel: bool = True) -> bool:
         """Blocks until the work has finished and returns True (raising ExecutionError if it failed);
-        with ``timeout`` seconds, returns False if it has not finished by then. Ctrl-C raises
-        KeyboardInterrupt and cancels the work."""
+        with ``timeout`` seconds, returns False if it has not finished by then and stops it (unless
+        ``cancel=False``: then it runs on). Ctrl-C raises KeyboardInterrupt and stops the work."""
+    def cancel(self) -> None:
+        """Stops the work (queued work is skipped, running kernels stop at their next loop
+        iteration); a later wait() raises ExecutionError. No-op once done."""
     @property
     def done(self) -> bool:
         """True once the work has finished. Never blocks."""

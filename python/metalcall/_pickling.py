@@ -26,12 +26,13 @@ def _spec(dev: Device) -> str:
 
 # ---- Device ----
 
-def _open_device(spec: str, checked: bool, timing: bool, sandbox: bool = False) -> Device:
-    return Device(spec, checked=checked, sandbox=sandbox, timing=timing)
+def _open_device(spec: str, checked: bool, timing: bool, sandbox: bool = False,
+                 kernel_timeout: float | None = None) -> Device:
+    return Device(spec, checked=checked, sandbox=sandbox, timing=timing, kernel_timeout=kernel_timeout)
 
 
 def _reduce_device(dev: Device) -> tuple[Any, ...]:
-    return _open_device, (_spec(dev), dev.checked, dev.timing, dev.sandbox)
+    return _open_device, (_spec(dev), dev.checked, dev.timing, dev.sandbox, dev.kernel_timeout)
 
 
 # ---- Library: its recipe is set at compile time (Device.compile, in C++) ----

@@ -43,7 +43,7 @@ try:
         spin.spin(GRID, buf).wait()
     elif mode == "timeout":
         h = spin.spin(GRID, buf)
-        print("timeout", h.wait(timeout=0.1), flush=True)
+        print("timeout", h.wait(timeout=0.1, cancel=False), flush=True)  # the work runs on
         h.wait()
     elif mode == "drop":
         spin.spin(GRID, buf)  # the statement drops the Completion, which waits

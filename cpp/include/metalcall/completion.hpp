@@ -30,9 +30,17 @@ class Completion {
   double gpu_time() const;
   /** False for a call recorded into a batch that has not been committed yet. */
   bool submitted() const;
-  /** True once a wait on this work was interrupted (InterruptScope): the work was asked to
-   *  stop (CPU work stops between threadgroups; work already on a GPU finishes there). */
+  /** True once the work was asked to stop: a wait on it was interrupted (InterruptScope),
+   *  it timed out in a wait_for(..., cancel), or cancel() was called. */
   bool interrupted() const;
+  /**
+   * Asks the work to stop: queued work is skipped, running kernels stop at their next loop
+   * iteration (CPU: or chunk of threadgroups; CUDA: within 1024 iterations of a loop). The
+   * work then fails with ExecutionError naming `reason` (a string literal). No-op once done.
+   */
+  void cancel(const char* reason = "cancelled") const;
+  /** wait_for(seconds) that cancels the work when the time runs out (returning false). */
+  bool wait_for_or_cancel(double seconds, const char* reason) const;
 
   const std::shared_ptr<CompletionState>& state() const { return state_; }
 

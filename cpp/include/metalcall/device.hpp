@@ -72,6 +72,12 @@ struct DeviceOptions {
    * "amd", ... docs/metal-backend.md); empty: METALCALL_METAL_SIM_FAMILY, else "apple7".
    */
   std::string family;
+  /**
+   * Seconds a single dispatch may run before it is stopped (its Completion then raises
+   * ExecutionError saying so; the device and its Buffers stay usable); 0: no limit.
+   * CPU and CUDA (docs/design.md, "Stopping kernels").
+   */
+  double kernel_timeout = 0;
 };
 
 struct CompileOptions {
@@ -214,6 +220,13 @@ class Device {
   static std::vector<DeviceInfo> list();
   /** Names of the backends compiled into this build. */
   static std::vector<std::string> backends();
+  /**
+   * Stops all work of every open device, and the work submitted after: queued work is
+   * skipped, running kernels stop at their next loop check; each fails with ExecutionError
+   * naming `reason` (a string literal). For the end of a process (the Python module calls
+   * it at interpreter exit, so that work that never ends cannot keep the process alive).
+   */
+  static void stop_all_work(const char* reason);
 
   const DeviceInfo& info() const;
   const DeviceOptions& options() const;

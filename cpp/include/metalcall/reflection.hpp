@@ -101,6 +101,9 @@ struct KernelInfo {
   // that cannot be ruled out), so its threads run as fibers on the CPU; false when they run
   // as a plain loop. Unset where the backend does not decide it (Metal).
   std::optional<bool> threads_synchronise;
+  /** The front end proved that the source has no loop: a run takes time bounded by the
+   *  kernel's code and the grid (MSL has no goto or recursion). False when unknown (Metal). */
+  bool loop_free = false;
 
   /** Parameters bound from call arguments ([[buffer(i)]]), sorted by binding index. */
   std::vector<const ParamInfo*> buffer_params() const;

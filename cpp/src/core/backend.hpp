@@ -38,6 +38,8 @@ class CompletionDriver {
   /** True when wait() honours the thread's InterruptScope (the CPU runs work in chunks and
    *  checks between them); otherwise an interruptible waiter polls instead of calling wait(). */
   virtual bool waits_interruptibly() const { return false; }
+  /** `state` was asked to stop (request_cancel): a backend whose running work must be told does it here. */
+  virtual void cancel(CompletionState& state) { (void)state; }
 
  protected:
   ~CompletionDriver() = default;
@@ -60,9 +62,15 @@ class CompletionState {
   /** Waits at most `seconds` without running the work on this thread; true when finished
    *  (its error, if any, is not thrown). Interruptible like wait(). */
   bool wait_for(double seconds);
-  /** Asks the backend to stop the work early (the CPU checks between chunks of threadgroups). */
-  void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  /**
+   * Asks the backend to stop the work early: work that has not started is skipped, running
+   * CPU kernels stop at their next loop or chunk, CUDA kernels at their next loop check.
+   * `reason` (a string literal) ends up in the work's ExecutionError; the first one stays.
+   */
+  void request_cancel(const char* reason = "interrupted");
   const std::atomic<bool>& cancel_flag() const { return cancel_; }
+  /** Why the work was cancelled (request_cancel's reason); null if it was not. */
+  const char* cancel_reason() const { return cancel_reason_.load(std::memory_order_acquire); }
   /** True once finished; asks the driver (without blocking) when there is one. */
   bool done();
   /** Seconds the device spent on the work; NaN when the backend did not time it. */
@@ -79,6 +87,7 @@ class CompletionState {
   bool block(bool interruptible, bool drive, const std::chrono::steady_clock::time_point* deadline);
   std::atomic<bool> done_{false};
   std::atomic<bool> cancel_{false};
+  std::atomic<const char*> cancel_reason_{nullptr};
   std::atomic<bool> submitted_;
   std::atomic<CompletionDriver*> driver_{nullptr};
   std::uint64_t ticket_ = 0;  // written before driver_ is published
@@ -285,6 +294,8 @@ class BackendDevice {
                       const std::shared_ptr<CompletionState>& completion, bool caller_waits) = 0;
   /** Waits for all submitted work. */
   virtual void synchronize() = 0;
+  /** Device::stop_all_work: stop what is queued and running, and all later work. */
+  virtual void stop_all(const char* reason) { (void)reason; }
   /**
    * A replayable form of recorded `commands` (which use no host memory), or null:
    * then each replay submits the commands again. May throw only for a backend fault.

@@ -20,6 +20,13 @@ void CompletionState::finish(std::exception_ptr error, double device_seconds) {
   cv_.notify_all();
 }
 
+void CompletionState::request_cancel(const char* reason) {
+  const char* none = nullptr;
+  cancel_reason_.compare_exchange_strong(none, reason, std::memory_order_acq_rel);
+  if (cancel_.exchange(true, std::memory_order_acq_rel) || finished()) return;
+  if (CompletionDriver* driver = driver_.load(std::memory_order_acquire)) driver->cancel(*this);
+}
+
 void CompletionState::drive_with(CompletionDriver* driver, std::uint64_t ticket) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -157,6 +164,16 @@ void Completion::wait() const {
 bool Completion::wait_for(double seconds) const { return !state_ || state_->wait_for(seconds); }
 
 bool Completion::done() const { return !state_ || state_->done(); }
+
+void Completion::cancel(const char* reason) const {
+  if (state_ && !state_->done()) state_->request_cancel(reason);
+}
+
+bool Completion::wait_for_or_cancel(double seconds, const char* reason) const {
+  if (wait_for(seconds)) return true;
+  cancel(reason);
+  return false;
+}
 
 bool Completion::interrupted() const { return state_ && state_->cancel_flag().load(std::memory_order_relaxed); }
 

@@ -86,7 +86,8 @@ Device open_backend_device(Registry& r, const BackendEntry& backend, int index, 
   const bool sandbox = resolved.sandbox == SandboxMode::on;
   const std::string key = backend.name + ":" + std::to_string(index) + (options.checked ? ":checked" : "") +
                           (sandbox ? ":sandbox" : "") + (options.timing ? ":timing" : "") +
-                          (options.family.empty() ? "" : ":" + lower(options.family));
+                          (options.family.empty() ? "" : ":" + lower(options.family)) +
+                          (options.kernel_timeout > 0 ? ":timeout=" + std::to_string(options.kernel_timeout) : "");
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.opened.find(key);
   if (it != r.opened.end()) return Device(it->second);
@@ -135,6 +136,16 @@ std::vector<DeviceInfo> Device::list() {
     out.insert(out.end(), devices.begin(), devices.end());
   }
   return out;
+}
+
+void Device::stop_all_work(const char* reason) {
+  std::vector<std::shared_ptr<DeviceImpl>> devices;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (const auto& [key, impl] : r.opened) devices.push_back(impl);
+  }
+  for (const auto& impl : devices) impl->backend().stop_all(reason);
 }
 
 Device Device::open(int index, const DeviceOptions& options) {

@@ -19,10 +19,22 @@ struct Count {
   explicit Count(std::size_t n) : hits(n) {}
 };
 
-void mark(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
+bool mark(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* c = static_cast<Count*>(ctx);
   if (worker >= WorkerPool::instance().size()) std::abort();
   for (std::uint64_t i = begin; i < end; ++i) c->hits[i].fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+// A job whose chunks say stop after `stop_after` chunks ran: the rest are never taken.
+struct Stopping {
+  std::atomic<std::uint64_t> chunks{0};
+  std::uint64_t stop_after;
+};
+
+bool stop_early(void* ctx, std::uint64_t, std::uint64_t, unsigned) {
+  auto* s = static_cast<Stopping*>(ctx);
+  return s->chunks.fetch_add(1) + 1 < s->stop_after;
 }
 
 int failures = 0;
@@ -56,6 +68,14 @@ int main() {
     });
   }
   for (auto& c : callers) c.join();
+  // 2^30 chunks, stopped after 10: each worker takes at most one more chunk than it had running.
+  Stopping stopping;
+  stopping.stop_after = 10;
+  WorkerPool::instance().parallel_for(std::uint64_t(1) << 30, 1, stop_early, &stopping);
+  if (stopping.chunks.load() > 10 + WorkerPool::instance().size()) {
+    std::printf("FAIL stopped job: %llu chunks ran after the 10th said stop\n", (unsigned long long)stopping.chunks.load());
+    ++failures;
+  }
   run_job(0, 1, "empty");
   run_job(1, 1, "one item");
   std::printf(failures ? "worker pool: FAILED\n" : "worker pool: all jobs exact\n");

@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 src="$(cd "$here/../../src" && pwd)"
 out="${POOL_BUILD_DIR:-/tmp/worker-pool-work}"
 mkdir -p "$out"
-flags=(-std=c++17 -O2 -g -Wall -Wextra -Werror -I"$src" -pthread)
+flags=(-std=c++17 -O2 -g -Wall -Wextra -Werror -I"$src" -I"$src/../include" -pthread)
 status=0
 for variant in plain tsan asan; do
   extra=()
@@ -20,7 +20,7 @@ for variant in plain tsan asan; do
     echo "== $variant: skipped (g++ cannot link ${extra[*]} here)"; continue
   fi
   if ! g++ "${flags[@]}" "${extra[@]}" "$here/pool_test.cpp" "$src/backends/cpu/worker_pool.cpp" \
-       "$src/backends/cpu/fork_guard.cpp" \
+       "$src/backends/cpu/fork_guard.cpp" "$src/core/interrupt.cpp" \
        -o "$out/pool_test_$variant"; then
     echo "== $variant: BUILD FAILED"; status=1; continue
   fi

@@ -8,6 +8,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/cpu_queue.cpp
   ${_cpu_dir}/fiber.cpp
   ${_cpu_dir}/kernel_object.cpp
+  ${_cpu_dir}/kernel_stop.cpp
   ${_cpu_dir}/fork_guard.cpp
   ${_cpu_dir}/stack_limits.cpp
   ${_cpu_dir}/fiber_switch_x86_64.S

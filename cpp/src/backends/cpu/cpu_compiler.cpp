@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backends/cpu/kernel_object.hpp"
+#include "backends/cpu/kernel_stop.hpp"
 #include "backends/translated/embedded_prelude.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/process.hpp"
@@ -241,7 +242,10 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
 
 // ---- programs ----
 
-CpuModule::CpuModule(const std::string& object) : handle_(load_kernel_object(object)) {}
+CpuModule::CpuModule(const std::string& object) : handle_(load_kernel_object(object)) {
+  // The loops' stop checks read the process's stop word (kernel_stop.hpp).
+  if (auto* stop = static_cast<metalcall_cpu_stop*>(dlsym(handle_, msl::kCpuStopSymbol))) *stop = stop_hooks();
+}
 
 CpuModule::~CpuModule() { dlclose(handle_); }
 

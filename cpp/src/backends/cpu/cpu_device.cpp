@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/cpu_dispatch.hpp"
 #include "backends/cpu/cpu_queue.hpp"
+#include "backends/cpu/kernel_stop.hpp"
 #include "backends/cpu/sandbox/sandbox_device.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/translated_library.hpp"
@@ -176,7 +177,7 @@ class CpuDevice : public BackendDevice {
         checked_(options.checked),
         // Freed memory kept for reuse: an eighth of the system's, at most 4 GiB.
         blocks_(std::make_shared<HostBlocks>(std::min<std::size_t>(info_.memory_size / 8, std::size_t(4) << 30))),
-        queue_(in_process_runner()) {
+        queue_(in_process_runner(), options.kernel_timeout) {
     if (checked_) info_.name += " [checked]";
   }
   const DeviceInfo& info() const override { return info_; }
@@ -216,6 +217,10 @@ class CpuDevice : public BackendDevice {
     queue_.submit(std::move(commands), completion, caller_waits);
   }
   void synchronize() override { queue_.synchronize(); }
+  void stop_all(const char* reason) override {
+    stop_all_kernels(reason);  // those running now (and later), with or without a Completion
+    queue_.stop_all(reason);   // those queued
+  }
   bool run_now(const DispatchCommand& command, double* seconds) override { return queue_.run_now(command, seconds); }
   // A recording replays its commands as they are, without copying them into each submission.
   std::shared_ptr<BackendGraph> make_graph(const std::vector<DispatchCommand>& commands) override {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/kernel_stop.hpp"
 #include "backends/cpu/worker_pool.hpp"
 #include "backends/cpu/worker_state.hpp"
-#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::cpu {
@@ -59,6 +59,7 @@ Plan plan(const DispatchCommand& command) {
   const auto& program = static_cast<const CpuProgram&>(*command.program);
   Plan p{};
   p.estimate.threads = grid_threads(command);
+  p.estimate.loop_free = program.info().loop_free;
   const double per_thread = program.ns_per_thread();
   if (one_group(command)) {  // the common tiny call: nothing to split
     p.estimate.measured = per_thread >= 0;
@@ -93,32 +94,27 @@ struct RangeContext {
   std::uint64_t dispatch_id;
   const std::vector<std::size_t>* threadgroup_lengths;
   BusyNs* busy;  // pooled: one per worker, each written only by its worker; null when not pooled
-  const std::atomic<bool>* cancel;  // the Completion's cancel flag, or null
-  std::atomic<bool> stop{false};    // set when cancelled or interrupted: remaining chunks are skipped
-  bool stopping() {
-    if (stop.load(std::memory_order_relaxed)) return true;
-    // The calling thread's InterruptScope (Ctrl-C in Python); other threads have none.
-    if ((cancel && cancel->load(std::memory_order_relaxed)) || interrupt_requested()) {
-      stop.store(true, std::memory_order_relaxed);
-      return true;
-    }
-    return false;
-  }
+  RunControl* control;  // stops: remaining chunks are skipped, kernel code with loops leaves at once
+  bool in_loops;        // the kernel's loops check the stop word: run it so that a stop can leave it
 };
 
-void run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
+bool run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
-  if (r->stopping()) return;
+  if (r->control->stopping()) return false;
   WorkerState& state = WorkerState::of(worker);
   state.prepare(r->dispatch_id, *r->threadgroup_lengths);
-  if (!r->busy) {  // timed by run_dispatch
+  const std::int64_t start = r->busy ? now_ns() : 0;  // else timed by run_dispatch
+  if (r->in_loops) {
+    r->control->run(r->entry, r->launch, begin, end, state.table());
+  } else {
     r->entry(r->launch, begin, end, state.table());
-    return;
   }
-  const std::int64_t start = now_ns();
-  r->entry(r->launch, begin, end, state.table());
-  r->busy[worker].ns += now_ns() - start;
+  if (r->busy) r->busy[worker].ns += now_ns() - start;
+  return true;
 }
+
+// While the calling thread waits for the pool's workers to finish their chunks.
+void idle_range(void* ctx) { static_cast<RangeContext*>(ctx)->control->idle(); }
 
 std::atomic<std::uint64_t> g_dispatch_ids{0};
 
@@ -132,13 +128,14 @@ CallEstimate DispatchRunner::estimate(const std::vector<DispatchCommand>& comman
   for (const auto& c : commands) {
     const CallEstimate e = estimate(c);
     total.measured = total.measured && e.measured;
+    total.loop_free = total.loop_free && e.loop_free;
     total.threads += e.threads;
     total.wall_ns += e.wall_ns;
   }
   return total;
 }
 
-double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* cancel) {
+double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   auto& program = static_cast<CpuProgram&>(*command.program);
   constexpr std::size_t kInlineArgs = 16;
   void* inline_args[kInlineArgs];
@@ -214,15 +211,17 @@ double run_dispatch(const DispatchCommand& command, const std::atomic<bool>* can
     threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
   }
   std::vector<BusyNs> busy(chunk < groups ? pool.size() : 0);
+  const bool in_loops = !program.info().loop_free;
+  RunControl control(stop, in_loops);
   RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths,
-                   busy.empty() ? nullptr : busy.data(), cancel};
+                   busy.empty() ? nullptr : busy.data(), &control, in_loops};
   const std::int64_t start = now_ns();
-  pool.parallel_for(groups, chunk, run_range, &ctx);
+  pool.parallel_for(groups, chunk, run_range, &ctx, idle_range);
   const std::int64_t end = now_ns();
   g_last_end_ns.store(end, std::memory_order_relaxed);
-  if (ctx.stop.load(std::memory_order_relaxed)) {
-    throw ExecutionError("[cpu] kernel '" + program.info().name + "' was cancelled (interrupted) before all its "
-                         "threadgroups ran; what it wrote so far stays");
+  if (control.stopped()) {
+    throw ExecutionError("[cpu] kernel '" + program.info().name + "' was stopped (" + control.reason() +
+                         ") before it finished; what it wrote so far stays");
   }
   if (__atomic_load_n(&fault, __ATOMIC_ACQUIRE)) {
     // The kernel wrote the whole message (metal_checked.h; metal_sync.h).
@@ -239,9 +238,7 @@ DispatchRunner& in_process_runner() {
   struct InProcess final : DispatchRunner {
     using DispatchRunner::estimate;
     CallEstimate estimate(const DispatchCommand& command) override { return cpu::estimate(command); }
-    double run(const DispatchCommand& command, const std::atomic<bool>* cancel) override {
-      return run_dispatch(command, cancel);
-    }
+    double run(const DispatchCommand& command, const StopRequest& stop) override { return run_dispatch(command, stop); }
   };
   static InProcess* runner = new InProcess;  // used by queues that live for the process
   return *runner;

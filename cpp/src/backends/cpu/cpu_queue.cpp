@@ -19,16 +19,18 @@ namespace {
 // handing it to the executor and waiting for it costs a good share of that in
 // wake-ups, and a kept Completion gains little overlap from so short a call.
 constexpr double kCallerMaxNs = 100e3;
-// Before a kernel's first run its cost is unknown: run it here up to this many threads.
+// Before a kernel's first run its cost is unknown: run it here up to this many threads, if
+// it has no loops (a kernel with loops may run for any time: the call returns at once, so
+// that its Completion can be waited on with a timeout).
 constexpr std::uint64_t kUnmeasuredCallerThreads = 1 << 15;
 
 bool short_enough(const CallEstimate& e) {
-  return e.measured ? e.wall_ns <= kCallerMaxNs : e.threads <= kUnmeasuredCallerThreads;
+  return e.measured ? e.wall_ns <= kCallerMaxNs : e.loop_free && e.threads <= kUnmeasuredCallerThreads;
 }
 
 }  // namespace
 
-CpuQueue::CpuQueue(DispatchRunner& runner) : runner_(runner) {
+CpuQueue::CpuQueue(DispatchRunner& runner, double kernel_timeout) : runner_(runner), kernel_timeout_(kernel_timeout) {
   reset_on_fork(this, [](void* self) { static_cast<CpuQueue*>(self)->reset_after_fork(); });
 }
 
@@ -57,15 +59,17 @@ void CpuQueue::finishing(const CompletionState* completion) {
   if (it != running_.end()) running_.erase(it);
 }
 
-std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
+std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) const {
   std::exception_ptr error;
   double seconds = 0;
   try {
     if (task.completion->cancel_flag().load(std::memory_order_relaxed)) {
-      throw ExecutionError("[cpu] the call was cancelled (interrupted) before it started");
+      const char* why = task.completion->cancel_reason();
+      throw ExecutionError(std::string("[cpu] the call was cancelled (") + (why ? why : "interrupted") +
+                           ") before it started");
     }
-    const std::atomic<bool>& cancel = task.completion->cancel_flag();
-    for (const auto& command : task.list()) seconds += runner_.run(command, &cancel);
+    const StopRequest stop{&task.completion->cancel_flag(), task.completion.get(), kernel_timeout_};
+    for (const auto& command : task.list()) seconds += runner_.run(command, stop);
   } catch (const Error&) {
     error = std::current_exception();
   } catch (const std::exception& e) {
@@ -137,6 +141,12 @@ void CpuQueue::enqueue(Task&& task, bool caller_waits) {
   changed(true);
 }
 
+void CpuQueue::stop_all(const char* reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& task : pending_) task.completion->request_cancel(reason);
+  for (CompletionState* completion : running_) completion->request_cancel(reason);
+}
+
 bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   if (!short_enough(runner_.estimate(command))) return false;
   {
@@ -146,7 +156,7 @@ bool CpuQueue::run_now(const DispatchCommand& command, double* seconds) {
   }
   std::exception_ptr error;
   try {
-    *seconds = runner_.run(command, nullptr);
+    *seconds = runner_.run(command, StopRequest{nullptr, nullptr, kernel_timeout_});
   } catch (...) {
     error = std::current_exception();
   }

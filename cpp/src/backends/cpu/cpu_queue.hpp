@@ -20,8 +20,9 @@ class DispatchRunner;
 
 class CpuQueue : public CompletionDriver {
  public:
-  /** Runs its dispatches through `runner` (in this process, or in the sandbox's worker). */
-  explicit CpuQueue(DispatchRunner& runner);
+  /** Runs its dispatches through `runner` (in this process, or in the sandbox's worker);
+   *  `kernel_timeout`: seconds a dispatch may run before it is stopped (0: no limit). */
+  explicit CpuQueue(DispatchRunner& runner, double kernel_timeout = 0);
   ~CpuQueue();
   CpuQueue(const CpuQueue&) = delete;
   CpuQueue& operator=(const CpuQueue&) = delete;
@@ -33,6 +34,8 @@ class CpuQueue : public CompletionDriver {
               const std::shared_ptr<CompletionState>& completion);
   /** Runs queued work on the calling thread when no other thread has started it, then waits for the rest. */
   void synchronize();
+  /** Cancels queued and running tasks (BackendDevice::stop_all). */
+  void stop_all(const char* reason);
   /** Runs a short call now if the queue is idle (see BackendDevice::run_now). */
   bool run_now(const DispatchCommand& command, double* seconds);
   /** A waiter for `state` runs the queued work up to and including it (CompletionDriver). */
@@ -70,6 +73,7 @@ class CpuQueue : public CompletionDriver {
   void reset_after_fork();
 
   DispatchRunner& runner_;
+  const double kernel_timeout_;
   std::mutex mutex_;
   std::condition_variable cv_;           // synchronize(), idle() and claim() wait here: rarely anyone
   std::condition_variable executor_cv_;  // the executor waits here: woken only when work waits

@@ -184,6 +184,7 @@ void FiberGroup::run(uint32_t count, Body body, void* ctx, uint32_t simd_width) 
   body_ = body;
   ctx_ = ctx;
   live_ = count;
+  abandoned_ = false;
   tg_arrived_ = 0;
   forced_ = 0;
   groups_ = (count + width - 1) / width;
@@ -314,6 +315,17 @@ void FiberGroup::simd_barrier() {
   f.gen_ptr = &s.gen;
   f.gen = s.gen;
   block();
+}
+
+void FiberGroup::abandon() {
+  abandoned_ = true;
+  live_ = 0;
+  Fiber& f = fibers_[cur_];
+#if MC_FIBER_ASAN
+  __sanitizer_start_switch_fiber(nullptr, sched_bottom_, sched_size_);
+#endif
+  metalcall_fiber_switch(&f.sp, sched_sp_);  // into run(), which returns
+  __builtin_unreachable();
 }
 
 // The current fiber's body returned. Returns the index of an unstarted fiber

@@ -66,6 +66,13 @@ class FiberGroup {
   // [k*width, (k+1)*width) for the caller's k (the last group may be short).
   void simd_barrier();
 
+  // Ends the run from inside one of its fibers, for good (a stopped kernel:
+  // backends/cpu/kernel_stop.hpp): every fiber is dropped where it stands (the next
+  // run starts them afresh on the same stacks) and run() returns; abandoned() is
+  // then true until the next run. Call it only from a fiber of this group.
+  [[noreturn]] void abandon();
+  bool abandoned() const { return abandoned_; }
+
   uint32_t current_index() const { return cur_; }
   // Where the running fiber's index lives: kernels read it inline (it changes only inside
   // barrier(), simd_barrier() and run(), which kernels reach through calls).
@@ -114,6 +121,7 @@ class FiberGroup {
   uint32_t tg_arrived_ = 0;
   uint32_t tg_gen_ = 0;
   bool in_run_ = false;
+  bool abandoned_ = false;
   Body body_ = nullptr;
   void* ctx_ = nullptr;
   std::unique_ptr<Fiber[]> fibers_;

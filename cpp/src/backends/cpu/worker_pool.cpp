@@ -5,6 +5,8 @@
 #include <new>
 
 #include "backends/cpu/fork_guard.hpp"
+#include "core/interrupt.hpp"
+#include "metalcall/interrupt.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
@@ -75,19 +77,25 @@ WorkerPool::WorkerPool(unsigned participants) : parts_(participants) {
   for (auto& t : threads_) t.detach();
 }
 
-void WorkerPool::drain(Job& job, Part& part, unsigned worker) {
+bool WorkerPool::drain(Job& job, Part& part, unsigned worker) {
   // A plain load first: an exhausted part costs a shared read, not a contended write.
   while (part.next.load(std::memory_order_relaxed) < part.end) {
     const std::uint64_t begin = part.next.fetch_add(job.chunk, std::memory_order_relaxed);
-    if (begin >= part.end) return;
-    job.fn(job.ctx, begin, std::min(part.end, begin + job.chunk), worker);
+    if (begin >= part.end) return true;
+    if (!job.fn(job.ctx, begin, std::min(part.end, begin + job.chunk), worker)) {
+      // Stopped: every part is used up, so that no worker takes another chunk.
+      for (unsigned p = 0; p < job.part_count; ++p) job.parts[p].next.store(job.parts[p].end, std::memory_order_relaxed);
+      return false;
+    }
   }
+  return true;
 }
 
 void WorkerPool::work_on(Job& job, unsigned worker) {
   // Its own part first (its data is likely in its cache from the last call), then
   // the following parts, which a worker that came late or runs slowly left.
-  for (unsigned k = 0; k < job.part_count; ++k) drain(job, job.parts[(worker + k) % job.part_count], worker);
+  for (unsigned k = 0; k < job.part_count; ++k)
+    if (!drain(job, job.parts[(worker + k) % job.part_count], worker)) return;
 }
 
 std::uint64_t WorkerPool::wait_for_job(std::uint64_t seen) {
@@ -116,17 +124,40 @@ void WorkerPool::worker_loop(unsigned index) {
   }
 }
 
-void WorkerPool::wait_for_workers() {
-  auto idle = [this] { return active_.load(std::memory_order_seq_cst) == 0; };
-  if (spin_until(idle)) return;
+void WorkerPool::wait_for_workers(IdleFn idle, void* ctx) {
+  auto done = [this] { return active_.load(std::memory_order_seq_cst) == 0; };
+  if (spin_until(done)) return;
   std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, idle);
+  if (!idle) {
+    done_cv_.wait(lock, done);
+    return;
+  }
+  // A chunk may run long (or forever, until it is stopped): the caller keeps looking for Ctrl-C.
+  while (!done_cv_.wait_for(lock, std::chrono::milliseconds(1), done)) {
+    lock.unlock();
+    idle(ctx);
+    lock.lock();
+  }
 }
 
-void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx) {
+std::unique_lock<std::timed_mutex> WorkerPool::take_job_lock() {
+  std::unique_lock<std::timed_mutex> lock(job_mutex_, std::try_to_lock);
+  if (lock.owns_lock()) return lock;
+  if (!interrupt_check_installed()) {
+    lock.lock();
+    return lock;
+  }
+  // Another thread's job runs (maybe a kernel that never ends): Ctrl-C must still reach this one.
+  while (!lock.try_lock_for(std::chrono::milliseconds(20))) {
+    if (interrupt_requested()) throw Interrupted();
+  }
+  return lock;
+}
+
+void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx, IdleFn idle) {
   if (count == 0) return;
   chunk = std::max<std::uint64_t>(1, chunk);
-  std::lock_guard<std::mutex> serial(job_mutex_);
+  const std::unique_lock<std::timed_mutex> serial = take_job_lock();
   if (threads_.empty() || count <= chunk) {
     fn(ctx, 0, count, 0);  // one chunk: involving workers would only add latency
     return;
@@ -151,7 +182,7 @@ void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn 
   work_cv_.notify_all();  // no system call when every worker is spinning
   work_on(job, 0);
   job_.store(nullptr, std::memory_order_seq_cst);
-  wait_for_workers();
+  wait_for_workers(idle, ctx);
 }
 
 }  // namespace metalcall::cpu

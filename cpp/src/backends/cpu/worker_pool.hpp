@@ -17,8 +17,9 @@ namespace metalcall::cpu {
 
 class WorkerPool {
  public:
-  /** fn(ctx, begin, end, worker): runs items [begin, end) on worker `worker`. */
-  using RangeFn = void (*)(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker);
+  /** fn(ctx, begin, end, worker): runs items [begin, end) on worker `worker`; false: the job
+   *  stops (no worker takes another chunk). */
+  using RangeFn = bool (*)(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker);
 
   static WorkerPool& instance();
   /** Workers, the caller included. */
@@ -26,12 +27,16 @@ class WorkerPool {
   /** True while some worker is spinning for the next job: a job starts on it without a wake-up. */
   bool warm() const { return spinning_.load(std::memory_order_relaxed) > 0; }
 
+  /** idle(ctx): called now and then on the calling thread while it waits for the workers. */
+  using IdleFn = void (*)(void* ctx);
+
   /**
    * Runs fn over [0, count) in chunks of `chunk`, the calling thread taking part as
-   * worker 0; returns when all are done. One job at a time. A single chunk runs on
-   * the calling thread alone.
+   * worker 0; returns when all are done. One job at a time: a caller under an
+   * InterruptScope (metalcall/interrupt.hpp) that waits for another job to end throws
+   * Interrupted when its check fires. A single chunk runs on the calling thread alone.
    */
-  void parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx);
+  void parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx, IdleFn idle = nullptr);
 
  private:
   explicit WorkerPool(unsigned participants);
@@ -51,12 +56,14 @@ class WorkerPool {
   /** Spins, then sleeps, until the generation differs from `seen`; returns the new one. */
   std::uint64_t wait_for_job(std::uint64_t seen);
   /** The caller's wait for the workers that joined the job to leave it. */
-  void wait_for_workers();
+  void wait_for_workers(IdleFn idle, void* ctx);
+  /** Takes job_mutex_; under an InterruptScope, a wait that its check stops throws Interrupted. */
+  std::unique_lock<std::timed_mutex> take_job_lock();
   static void work_on(Job& job, unsigned worker);
-  /** Takes chunks of `part` until none is left. */
-  static void drain(Job& job, Part& part, unsigned worker);
+  /** Takes chunks of `part` until none is left; false when the job stopped. */
+  static bool drain(Job& job, Part& part, unsigned worker);
 
-  std::mutex job_mutex_;  // serialises parallel_for calls
+  std::timed_mutex job_mutex_;  // serialises parallel_for calls
   std::mutex mutex_;      // sleeping and waking on the condition variables
   std::condition_variable work_cv_, done_cv_;
   // Spinning workers poll generation_: the counters workers update live on other cache lines.

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/cpu/fork_guard.hpp"
+#include "backends/cpu/kernel_stop.hpp"
 #include "backends/cpu/stack_limits.hpp"
 #include "backends/cpu/worker_pool.hpp"
 
@@ -14,7 +15,9 @@ namespace metalcall::cpu {
 namespace {
 
 void run_group(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx) {
-  static_cast<FiberGroup*>(fibers)->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx);
+  auto* group = static_cast<FiberGroup*>(fibers);
+  group->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx);
+  if (group->abandoned()) leave_kernel();  // a fiber left a stopped kernel: leave the chunk too
 }
 
 constexpr std::size_t kAlign = 64;

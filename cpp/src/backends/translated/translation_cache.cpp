@@ -18,7 +18,7 @@ namespace {
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
 // 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
-constexpr char kMagic[] = "metalcall translation 4\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access
+constexpr char kMagic[] = "metalcall translation 5\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free
 
 // ---- writing ----
 
@@ -157,6 +157,7 @@ void write_kernel(Writer& w, const msl::TranslatedKernel& k) {
   w.u64(k.info.declared_max_threads);
   w.i64(k.info.line);
   w.i64(k.uses_fibers);
+  w.i64(k.info.loop_free);
   w.str(k.entry_symbol);
   w.str(k.layout_symbol);
 }
@@ -170,6 +171,7 @@ msl::TranslatedKernel read_kernel(Reader& r) {
   k.info.declared_max_threads = static_cast<unsigned>(r.integer(0, 0xffffffffLL));
   k.info.line = r.integer(kIntMin, kIntMax);
   k.uses_fibers = r.flag();
+  k.info.loop_free = r.flag();
   k.entry_symbol = r.str();
   k.layout_symbol = r.str();
   return k;

@@ -23,4 +23,5 @@
 #include "metal_uniform.h"     // uniform<T>, make_uniform
 #include "metal_sync.h"        // barriers, SIMD-group functions, atomics (later)
 #include "metal_texture.h"     // textures and samplers
+#include "metal_stop.h"        // the stop check on every loop (Ctrl-C, timeouts)
 #include "metal_assert.h"      // assert(c): no effect, as Apple's by default (last: no header may redefine it)

@@ -34,7 +34,13 @@
     long binding;        /* the [[buffer(i)]] / [[threadgroup(i)]] index as compiled */         \
   } metalcall_cpu_layout;                                                                       \
   typedef void (*metalcall_cpu_entry)(const metalcall_cpu_launch*, unsigned long long first_group, \
-                                      unsigned long long end_group, const metalcall_cpu_worker*);
+                                      unsigned long long end_group, const metalcall_cpu_worker*); \
+  /* Stopping running kernels: every loop reads *word, and calls check() when it is not 0 */    \
+  /* (backends/cpu/kernel_stop.hpp). The runtime sets the object's __metalcall_stop on load. */ \
+  typedef struct metalcall_cpu_stop {                                                           \
+    const volatile unsigned* word;                                                              \
+    void (*check)(void);                                                                        \
+  } metalcall_cpu_stop;
 
 #define METALCALL_CPU_ABI_STR2(...) #__VA_ARGS__
 #define METALCALL_CPU_ABI_STR(...) METALCALL_CPU_ABI_STR2(__VA_ARGS__)
@@ -48,6 +54,8 @@ namespace metalcall::msl {
 /** Symbol names the generated code exports for kernel number `index`. */
 inline std::string cpu_entry_symbol(std::size_t index) { return "metalcall_entry_" + std::to_string(index); }
 inline std::string cpu_layout_symbol(std::size_t index) { return "metalcall_layout_" + std::to_string(index); }
+/** The object's metalcall_cpu_stop (one per kernel object). */
+constexpr const char* kCpuStopSymbol = "__metalcall_stop";
 /** Bytes of a worker's SIMD-group scratch area (see metal_simdgroup.h). */
 constexpr std::size_t kCpuSimdScratchBytes = 1024 * 64 + 1024 * sizeof(unsigned);
 }  // namespace metalcall::msl

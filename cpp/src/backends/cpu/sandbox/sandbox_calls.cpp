@@ -116,7 +116,7 @@ CallEstimate SandboxRunner::estimate(const DispatchCommand& command) {
   return e;
 }
 
-double SandboxRunner::run(const DispatchCommand& command, const std::atomic<bool>* cancel) {
+double SandboxRunner::run(const DispatchCommand& command, const StopRequest& stop) {
   auto& program = static_cast<SandboxProgram&>(*command.program);
   const std::string& name = program.info().name;
   Staging staging(*arena_);
@@ -129,7 +129,12 @@ double SandboxRunner::run(const DispatchCommand& command, const std::atomic<bool
       program.make_ready(*link_);
       MessageWriter w = link_->request();
       write_call(w, program, command, staging);
-      reply = link_->exchange(w.used(), cancel, true, spin_for(estimate(command)));
+      const auto deadline = stop.timeout_seconds > 0
+                                ? std::chrono::steady_clock::now() +
+                                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                          std::chrono::duration<double>(stop.timeout_seconds))
+                                : std::chrono::steady_clock::time_point::max();
+      reply = link_->exchange(w.used(), stop.cancel, true, spin_for(estimate(command)), deadline);
     } catch (const WorkerLost& lost) {
       staging.copy_out();  // what it wrote so far stays, as in Buffers
       if (lost.stopped) {

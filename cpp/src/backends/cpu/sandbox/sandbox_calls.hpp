@@ -19,7 +19,7 @@ class SandboxRunner final : public DispatchRunner {
   CallEstimate estimate(const DispatchCommand& command) override;
   /** Throws ExecutionError naming the kernel when the worker faults, crashes, breaks the
    *  filter or is stopped (the next call gets a new worker). */
-  double run(const DispatchCommand& command, const std::atomic<bool>* cancel) override;
+  double run(const DispatchCommand& command, const StopRequest& stop) override;
 
  private:
   std::shared_ptr<WorkerLink> link_;

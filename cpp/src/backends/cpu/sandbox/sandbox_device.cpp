@@ -30,7 +30,7 @@ class SandboxDevice : public BackendDevice {
  public:
   SandboxDevice(const DeviceOptions& options, DeviceInfo info)
       : info_(std::move(info)), checked_(options.checked), arena_(std::make_shared<sandbox::SharedArena>()),
-        link_(std::make_shared<sandbox::WorkerLink>(arena_)), runner_(link_, arena_), queue_(runner_) {
+        link_(std::make_shared<sandbox::WorkerLink>(arena_)), runner_(link_, arena_), queue_(runner_, options.kernel_timeout) {
     info_.name += checked_ ? " [checked, sandbox]" : " [sandbox]";
     info_.max_buffer_length = std::min<std::uint64_t>(info_.max_buffer_length, arena_->capacity());
     start_worker();
@@ -64,6 +64,7 @@ class SandboxDevice : public BackendDevice {
     queue_.submit(std::move(commands), completion, caller_waits);
   }
   void synchronize() override { queue_.synchronize(); }
+  void stop_all(const char* reason) override { queue_.stop_all(reason); }
   bool run_now(const DispatchCommand& command, double* seconds) override { return queue_.run_now(command, seconds); }
 
  private:

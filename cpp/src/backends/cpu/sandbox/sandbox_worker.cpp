@@ -277,7 +277,7 @@ class Worker {
     }
     if (!request.ok()) _exit(kExitProtocol);
     try {
-      const double seconds = run_dispatch(command, &control_->cancel);
+      const double seconds = run_dispatch(command, StopRequest{&control_->cancel});
       answer(reply, Status::ok, "", seconds);
     } catch (const ExecutionError& e) {
       answer(reply, Status::execution_error, e.what());
@@ -357,16 +357,17 @@ struct Muster {
   std::atomic<bool> complete{false};
 };
 
-void muster(void* context, std::uint64_t, std::uint64_t, unsigned worker) {
+bool muster(void* context, std::uint64_t, std::uint64_t, unsigned worker) {
   auto* m = static_cast<Muster*>(context);
   (void)WorkerState::of(worker);
   m->arrived.fetch_add(1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (m->arrived.load() < m->expected) {
-    if (std::chrono::steady_clock::now() > deadline) return;
+    if (std::chrono::steady_clock::now() > deadline) return true;
     std::this_thread::yield();
   }
   m->complete.store(true);
+  return true;
 }
 
 }  // namespace
@@ -401,6 +402,8 @@ int main(int argc, char** argv) {
   pool.parallel_for(pool.size(), 1, muster, &all);
   if (!all.complete.load()) start_failed(control, "the worker pool's threads did not start");
 
+  // The thread that stops kernels in their loops when the parent cancels (kernel_stop.hpp).
+  metalcall::cpu::start_stop_watchdog();
   const std::string failed = install_filter(control);
   if (!failed.empty()) start_failed(control, "cannot install the system call filter: " + failed);
   Worker(control, arena, arena_bytes).serve();

@@ -176,7 +176,7 @@ void WorkerLink::attach(int fd) {
 }
 
 Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* cancel, bool interruptible,
-                           std::chrono::microseconds spin) {
+                           std::chrono::microseconds spin, std::chrono::steady_clock::time_point deadline) {
   const std::uint32_t seq = ++seq_;
   control_->cancel.store(false, std::memory_order_relaxed);
   control_->request_bytes.store(static_cast<std::uint32_t>(request_bytes), std::memory_order_relaxed);
@@ -213,7 +213,8 @@ Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* c
         if (n < 0) break;
       }
     }
-    const bool asked = (cancel && cancel->load(std::memory_order_relaxed)) || (interruptible && interrupt_requested());
+    const bool asked = (cancel && cancel->load(std::memory_order_relaxed)) || (interruptible && interrupt_requested()) ||
+                       std::chrono::steady_clock::now() > deadline;
     if (asked && !stopping) {
       stopping = true;
       control_->cancel.store(true, std::memory_order_relaxed);  // the worker stops between chunks

@@ -54,11 +54,12 @@ class WorkerLink {
    * Publishes the request written and waits for its reply: spinning for up to `spin`
    * (a reply within it costs no system call on either side), then asleep. When `cancel`
    * becomes true or (if `interruptible`) the thread's InterruptScope fires, asks the
-   * worker to stop, and stops the worker itself if it has not replied soon after.
-   * Throws WorkerLost.
+   * worker to stop, and stops the worker itself if it has not replied soon after; the same
+   * at `deadline` (a device's kernel_timeout; none by default). Throws WorkerLost.
    */
   Reply exchange(std::size_t request_bytes, const std::atomic<bool>* cancel, bool interruptible,
-                 std::chrono::microseconds spin = kDefaultSpin);
+                 std::chrono::microseconds spin = kDefaultSpin,
+                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   /** A reply usually comes within this when the worker is spinning or wakes at once. */
   static constexpr std::chrono::microseconds kDefaultSpin{100};
 

@@ -1,0 +1,131 @@
+// A stop check on every loop (see loop_stops.hpp).
+#include "msl/passes/loop_stops.hpp"
+
+#include <limits>
+#include <set>
+
+#include "msl/analysis/call_graph.hpp"  // matching
+
+namespace metalcall::msl {
+
+namespace {
+
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
+  return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
+}
+
+bool is_pragma(const Token& k) {
+  if (k.kind != TokenKind::directive) return false;
+  const std::size_t p = k.text.find_first_not_of("# \t");
+  return p != std::string::npos && k.text.compare(p, 6, "pragma") == 0;
+}
+
+// The `)` matching the `(` at `open`, or kNone.
+std::size_t close_of(const std::vector<Token>& t, std::size_t open) {
+  if (!punct(t, open, "(")) return kNone;
+  const std::size_t close = matching(t, open);
+  return close < t.size() ? close : kNone;
+}
+
+// The `;` that ends an expression or declaration statement starting at `i`, skipping
+// brackets (lambdas, initializer lists, a local struct's body), or kNone.
+std::size_t semicolon_from(const std::vector<Token>& t, std::size_t i) {
+  for (; i < t.size(); ++i) {
+    if (punct(t, i, ";")) return i;
+    if (punct(t, i, "(") || punct(t, i, "[") || punct(t, i, "{")) {
+      i = matching(t, i);
+      if (i >= t.size()) return kNone;
+    } else if (punct(t, i, ")") || punct(t, i, "]") || punct(t, i, "}")) {
+      return kNone;  // the statement's block ended first: not a statement we know
+    }
+  }
+  return kNone;
+}
+
+}  // namespace
+
+std::size_t statement_end(const std::vector<Token>& t, std::size_t i) {
+  while (i < t.size() && t[i].kind == TokenKind::directive) ++i;  // `#pragma unroll` before a loop
+  while (punct(t, i, "[") && punct(t, i + 1, "[")) {              // [[likely]]
+    i = matching(t, i);
+    if (i >= t.size()) return kNone;
+    ++i;
+  }
+  if (i >= t.size()) return kNone;
+  const Token& k = t[i];
+  if (punct(t, i, "{")) {
+    const std::size_t close = matching(t, i);
+    return close < t.size() ? close : kNone;
+  }
+  if (k.is_identifier("if")) {
+    std::size_t open = i + 1;
+    if (open < t.size() && t[open].is_identifier("constexpr")) ++open;
+    const std::size_t close = close_of(t, open);
+    if (close == kNone) return kNone;
+    const std::size_t then_end = statement_end(t, close + 1);
+    if (then_end == kNone) return kNone;
+    if (then_end + 1 < t.size() && t[then_end + 1].is_identifier("else")) return statement_end(t, then_end + 2);
+    return then_end;
+  }
+  if (k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("switch")) {
+    const std::size_t close = close_of(t, i + 1);
+    return close == kNone ? kNone : statement_end(t, close + 1);
+  }
+  if (k.is_identifier("do")) {
+    const std::size_t body_end = statement_end(t, i + 1);
+    if (body_end == kNone || body_end + 1 >= t.size() || !t[body_end + 1].is_identifier("while")) return kNone;
+    const std::size_t close = close_of(t, body_end + 2);
+    return close != kNone && punct(t, close + 1, ";") ? close + 1 : kNone;
+  }
+  if (k.is_identifier("else") || k.is_identifier("case") || k.is_identifier("default")) return kNone;
+  return semicolon_from(t, i);
+}
+
+std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
+                                                   const std::function<bool(std::size_t)>& touched) {
+  // Per token: the text that ends statements before it (closing braces), then the text
+  // that opens new ones, each in source order; joined at the end.
+  std::map<std::size_t, std::string> closing, opening;
+  std::set<std::size_t> do_whiles;  // the `while` of each do-while: not a loop of its own
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const Token& k = t[i];
+    const bool is_do = k.is_identifier("do");
+    if (!is_do && !k.is_identifier("for") && !k.is_identifier("while")) continue;
+    if (do_whiles.count(i)) continue;
+    std::size_t body = i + 1;
+    if (!is_do) {
+      const std::size_t close = close_of(t, i + 1);
+      if (close == kNone) continue;
+      body = close + 1;
+    }
+    const std::size_t body_first = body;  // an unbraced body's braces go before its pragmas
+    while (body < t.size() && t[body].kind == TokenKind::directive) ++body;
+    const std::size_t body_end = statement_end(t, body);
+    const std::size_t end = is_do ? statement_end(t, i) : body_end;
+    if (body_end == kNone || end == kNone || end + 1 >= t.size()) continue;
+    if (is_do) do_whiles.insert(body_end + 1);
+    if (touched(i) || touched(body)) continue;  // handed whole to the prelude (product nests)
+    std::size_t start = i;
+    while (start > 0 && is_pragma(t[start - 1])) --start;  // a pragma must stay right before its loop
+    const std::string name = "__metalcall_loop_" + std::to_string(i);
+    opening[start] += "{ __METALCALL_LOOP_STATE(" + name + ") ";
+    if (punct(t, body, "{")) {
+      opening[body + 1] += " __METALCALL_LOOP_CHECK(" + name + ") ";
+    } else {
+      opening[body_first] += "{ __METALCALL_LOOP_CHECK(" + name + ") ";
+      closing[body_end + 1] += " }";
+    }
+    closing[end + 1] += " }";
+  }
+  std::map<std::size_t, std::string> edits;
+  for (const auto& [index, text] : closing) edits[index] = text;
+  for (const auto& [index, text] : opening) edits[index] += text;
+  // A directive must start its line: text written before one ends with a line break.
+  for (auto& [index, text] : edits)
+    if (t[index].kind == TokenKind::directive) text += "\n";
+  return edits;
+}
+
+}  // namespace metalcall::msl

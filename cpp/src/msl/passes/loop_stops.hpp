@@ -1,0 +1,35 @@
+// A stop check on every loop of the user's code, so that a running kernel can be stopped
+// (Ctrl-C, Completion.wait(timeout=...), kernel_timeout=): MSL has no goto and no recursion,
+// so every unbounded run goes around some loop. The check is a prelude macro per target
+// (metal_stop.h): on the CPU one load of the process's stop word per iteration; on CUDA a
+// counter, and every 1024th iteration a load of the device's stop word.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "msl/lex/lexer.hpp"
+
+namespace metalcall::msl {
+
+/**
+ * Text to write before tokens (index → text), so that each `for`, `while` and `do` loop
+ * becomes
+ *
+ *     { __METALCALL_LOOP_STATE(n) for (...) { __METALCALL_LOOP_CHECK(n) body } }
+ *
+ * (an unbraced body gets braces; a `#pragma` before the loop stays right before it). Text
+ * that ends a statement goes before the token after it, so that other rewrites of that
+ * token cannot drop it. Loops whose keyword or body brace `touched(i)` says another
+ * rewrite changes (CUDA's SIMD-group product nests, which the prelude runs) stay as they are.
+ */
+std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
+                                                   const std::function<bool(std::size_t)>& touched);
+
+/** The index of the last token of the statement that starts at `first` (for tests and the pass). */
+std::size_t statement_end(const std::vector<Token>& t, std::size_t first);
+
+}  // namespace metalcall::msl
