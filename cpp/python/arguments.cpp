@@ -28,6 +28,34 @@ void HostReferences::release() {
 
 namespace {
 
+// Kernels read native data (every platform metalcall runs on is little-endian): these byte
+// order marks and dtype byte orders are the other one.
+constexpr const char* kForeignOrderMarks = ">!";
+constexpr char kForeignDtypeOrder = '>';
+
+// A PEP 3118 format with a foreign byte order mark anywhere (a struct's fields too; field
+// names between colons do not count).
+bool foreign_order_format(const char* f) {
+  for (bool in_name = false; *f; ++f) {
+    if (*f == ':') in_name = !in_name;
+    else if (!in_name && std::strchr(kForeignOrderMarks, *f)) return true;
+  }
+  return false;
+}
+
+// A NumPy dtype in the other byte order: its own, or a field's or a subarray's (structured
+// dtypes report '|' themselves, so NumPy's recursive isnative answers for them).
+bool foreign_order_dtype(PyObject* dtype) {
+  const auto* d = py::detail::array_descriptor_proxy(dtype);
+  if (d->byteorder == kForeignDtypeOrder) return true;
+  if (d->kind != 'V') return false;
+  PyObject* native = PyObject_GetAttrString(dtype, "isnative");
+  if (!native) throw py::error_already_set();
+  const bool foreign = native == Py_False;
+  Py_DECREF(native);
+  return foreign;
+}
+
 // The element type of a PEP 3118 format, and whether it is plain bytes.
 ScalarType scalar_from_format(const char* format, bool* raw_bytes, bool* big_endian) {
   *raw_bytes = false;
@@ -36,12 +64,9 @@ ScalarType scalar_from_format(const char* format, bool* raw_bytes, bool* big_end
     *raw_bytes = true;  // no format means unsigned bytes
     return ScalarType::u8;
   }
+  *big_endian = foreign_order_format(format);
   const char* f = format;
-  if (*f == '@' || *f == '=' || *f == '<' || *f == '!' || *f == '>') {
-    // Kernels read native (little-endian) data; big-endian would be misread.
-    if (*f == '>' || *f == '!') *big_endian = true;
-    ++f;
-  }
+  if (*f == '@' || *f == '=' || *f == '<' || *f == '!' || *f == '>') ++f;
   if (f[0] == '\0' || f[1] != '\0') return ScalarType::unknown;  // structs, arrays: no check
   switch (f[0]) {
     case 'B': case 'c': *raw_bytes = true; return ScalarType::u8;
@@ -164,7 +189,7 @@ bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, 
   }
   (void)refs;  // the caller's argument tuple keeps the array alive during the call
   out.push_back(Argument::from_host(a->data, n, writable, scalar, raw));
-  out.back().host_big_endian = descr->byteorder == '>';
+  out.back().host_big_endian = foreign_order_dtype(a->descr);
   out.back().host_foreign_type = foreign_type(dtype, scalar);
   out.back().host_itemsize = static_cast<std::size_t>(itemsize);
   return true;
@@ -205,6 +230,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     a.host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &a.host_raw_bytes);
     a.host_foreign_type = foreign_type(b.dtype, a.host_scalar);
     a.host_itemsize = static_cast<std::size_t>(b.itemsize);
+    a.host_big_endian = foreign_order_dtype(b.dtype.ptr());  // dev.asarray keeps a big-endian dtype
   };
   for (std::size_t i = first; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));

@@ -86,6 +86,8 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
+  } catch (ForcedUnwind&) {
+    throw;  // a thread CPython ends (pthread_exit) must unwind, or the process aborts
   } catch (...) {
     py::detail::try_translate_exceptions();
     return nullptr;

@@ -56,9 +56,9 @@ struct ExportContext {
 template <class Managed>
 void delete_export(Managed* managed) {
   auto* context = static_cast<ExportContext*>(managed->manager_ctx);
-  // Consumers may let go on any thread; the Buffer is a Python object.
-  if (Py_IsInitialized()) {
-    PyGILState_STATE state = PyGILState_Ensure();
+  // Consumers may let go on any thread; the Buffer is a Python object (leaked at exit).
+  PyGILState_STATE state;
+  if (Py_IsInitialized() && ensure_gil_unless_exiting(&state)) {
     Py_XDECREF(context->owner);
     PyGILState_Release(state);
   }
@@ -257,8 +257,8 @@ PyBuffer take_capsule(PyObject* capsule, const char* name, const char* used, con
   if (PyCapsule_SetName(capsule, used) != 0) throw py::error_already_set();
   std::shared_ptr<void> owner(managed, [](void* p) {
     auto* m = static_cast<Managed*>(p);
-    if (!m->deleter || !Py_IsInitialized()) return;
-    PyGILState_STATE state = PyGILState_Ensure();  // producers' deleters may touch Python objects
+    PyGILState_STATE state;  // producers' deleters may touch Python objects (leaked at exit)
+    if (!m->deleter || !Py_IsInitialized() || !ensure_gil_unless_exiting(&state)) return;
     m->deleter(m);
     PyGILState_Release(state);
   });

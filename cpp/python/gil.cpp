@@ -87,6 +87,18 @@ void restore_gil(PyThreadState* state) {
   count_out(s);
 }
 
+bool ensure_gil_unless_exiting(PyGILState_STATE* state) {
+  ExitState& s = exit_state();
+  s.restoring.fetch_add(1);  // counted like restore_gil: the atexit callback lets this thread in first
+  if (s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load()) {
+    count_out(s);
+    return false;
+  }
+  *state = PyGILState_Ensure();
+  count_out(s);
+  return true;
+}
+
 void init_gil(pybind11::module_& m) {
   exit_state();  // registers its fork handler now, before any thread can fork
   // Registered at import: atexit runs callbacks last-in first-out, so this one runs

@@ -5,7 +5,20 @@
 #include <Python.h>
 #include <pybind11/pybind11.h>
 
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#endif
+
 namespace metalcall::python {
+
+#if defined(__GLIBCXX__)
+/** How glibc's pthread_exit unwinds a thread (CPython ends threads that want the GIL during
+ *  finalization that way): a catch (...) must let it through (`catch (ForcedUnwind&) { throw; }`),
+ *  or the process aborts ("FATAL: exception not rethrown"). */
+using ForcedUnwind = abi::__forced_unwind;
+#else
+struct ForcedUnwind {};  // no such unwinding here: never thrown
+#endif
 
 /**
  * Takes the GIL back for `state` (PyEval_SaveThread's). While the interpreter
@@ -17,6 +30,15 @@ namespace metalcall::python {
  * itself does), and threads already waiting for the GIL get it first.
  */
 void restore_gil(PyThreadState* state);
+
+/**
+ * Takes the GIL on any thread, such as a backend thread letting go of Python objects that
+ * queued work kept (a batch's NumPy arrays, a DLPack producer); false once Python's atexit
+ * callbacks have run on another thread: then the caller leaks the objects instead (the
+ * process is ending). Taking the GIL during finalization would end the thread inside the
+ * destructor that called this, which aborts the process. Release with PyGILState_Release.
+ */
+bool ensure_gil_unless_exiting(PyGILState_STATE* state);
 
 /** Registers the atexit callback that starts parking threads (module init). */
 void init_gil(pybind11::module_& m);

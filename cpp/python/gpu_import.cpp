@@ -32,8 +32,8 @@ void check_c_contiguous(const py::object& strides, const std::vector<py::ssize_t
 std::shared_ptr<void> keep_alive(const py::handle& x) {
   PyObject* o = x.inc_ref().ptr();
   return std::shared_ptr<void>(o, [](void* p) {
-    if (!Py_IsInitialized()) return;
-    PyGILState_STATE state = PyGILState_Ensure();  // let go of from any thread
+    PyGILState_STATE state;  // let go of from any thread (leaked at exit)
+    if (!Py_IsInitialized() || !ensure_gil_unless_exiting(&state)) return;
     Py_DECREF(static_cast<PyObject*>(p));
     PyGILState_Release(state);
   });

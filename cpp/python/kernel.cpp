@@ -109,10 +109,15 @@ void parse_options(const Kernel& kernel, const py::kwargs& kwargs, LaunchShape& 
 // Python objects a batch keeps alive for one recorded call. The batch may drop
 // them on any thread, so the GIL is taken first.
 struct BatchReferences {
-  HostReferences refs;
+  std::unique_ptr<HostReferences> refs = std::make_unique<HostReferences>();
   ~BatchReferences() {
-    py::gil_scoped_acquire gil;
-    refs.release();
+    PyGILState_STATE gil;
+    if (!ensure_gil_unless_exiting(&gil)) {
+      (void)refs.release();  // the process is ending: the references leak
+      return;
+    }
+    refs.reset();
+    PyGILState_Release(gil);
   }
 };
 
@@ -126,11 +131,11 @@ std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t firs
     const bool host = numpy.PyArray_Check_(o) || (PyObject_CheckBuffer(o) && !py::isinstance<PyBuffer>(args[i]));
     if (!host) continue;
     if (!kept) kept = std::make_shared<BatchReferences>();
-    kept->refs.keep(o);
+    kept->refs->keep(o);
   }
   // DLPack imports are not host objects above, but their views sit in refs.
   if (!kept && !refs.empty()) kept = std::make_shared<BatchReferences>();
-  if (kept) kept->refs.take(refs);
+  if (kept) kept->refs->take(refs);
   return kept;
 }
 
@@ -217,6 +222,8 @@ PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     return call_kernel(*kernel, positional, kwargs).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
+  } catch (ForcedUnwind&) {
+    throw;  // a thread CPython ends (pthread_exit) must unwind, or the process aborts
   } catch (...) {
     py::detail::try_translate_exceptions();
   }

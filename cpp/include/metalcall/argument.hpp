@@ -30,7 +30,7 @@ struct Argument {
   bool host_writable = false;       // Kind::host: may the kernel write it in place
   ScalarType host_scalar = ScalarType::unknown;  // Kind::host and Kind::buffer: element type if known
   bool host_raw_bytes = false;      // Kind::host and Kind::buffer: untyped bytes; any element type is fine
-  bool host_big_endian = false;     // Kind::host: stored big-endian, which kernels would misread
+  bool host_big_endian = false;     // Kind::host, buffer: non-native byte order, which kernels would misread
   // Kind::host and Kind::buffer: the element type's name when MSL has no scalar for it
   // (complex, long double, datetime, str/bytes, structured…): only struct parameters take it.
   std::string host_foreign_type;

@@ -330,6 +330,15 @@ void check_foreign_elements(const KernelInfo& k, const ParamInfo& p, const Argum
                       numpy_name(p.scalar) + ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
 }
 
+// Data in the other byte order (a big-endian NumPy array, 0-d array or Buffer, or a structured
+// dtype with big-endian fields) would be misread: refused the same way for pointers, `constant
+// T&` and by-value parameters (what NumPy itself converts, a np.float32 scalar, is native).
+void check_byte_order(const KernelInfo& k, const ParamInfo& p, const Argument& a) {
+  if (!a.host_big_endian) return;
+  throw ArgumentError(describe(k, p) + ": the data is in big-endian (non-native) byte order, which the kernel would "
+                      "misread; convert it with x.astype(x.dtype.newbyteorder('='))");
+}
+
 // Not owning: an alias of no shared_ptr, so no reference count changes hands.
 template <class T>
 std::shared_ptr<T> borrowed(const std::shared_ptr<T>& p) {
@@ -364,12 +373,9 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
       throw ArgumentError(describe(k, p) + ": the kernel may write this argument but the object passed is "
                           "read-only; pass a writable array or bytearray, or declare the parameter const");
     }
-    if (a.host_big_endian) {
-      throw ArgumentError(describe(k, p) + ": the array is big-endian, which the kernel would misread; convert it "
-                          "with x.astype(x.dtype.newbyteorder('='))");
-    }
   }
   if (a.kind == Argument::Kind::buffer || a.kind == Argument::Kind::host) {
+    check_byte_order(k, p, a);
     check_foreign_elements(k, p, a);
     if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
         a.host_scalar != p.scalar) {
@@ -436,7 +442,10 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
         throw ArgumentError(describe(k, p) + ": takes exactly " + std::to_string(p.element_size) + " bytes, got " +
                             std::to_string(n) + " bytes");
       }
-      if (a.kind == Argument::Kind::host) check_foreign_elements(k, p, a);
+      if (a.kind == Argument::Kind::host) {
+        check_byte_order(k, p, a);
+        check_foreign_elements(k, p, a);
+      }
       if (a.kind == Argument::Kind::host && !a.host_raw_bytes && a.host_scalar != ScalarType::unknown &&
           p.scalar != ScalarType::unknown && a.host_scalar != p.scalar) {
         throw ArgumentError(describe(k, p) + ": the value holds " + std::string(to_string(a.host_scalar)) +
