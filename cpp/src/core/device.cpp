@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/compile_limits.hpp"
 #include "core/hash.hpp"
 #include "core/impl.hpp"
 #include "metalcall/errors.hpp"
@@ -61,6 +62,7 @@ std::shared_ptr<LibraryImpl> DeviceImpl::compile(const std::string& source, cons
   }
   // Compile outside the lock: compiles of different sources run in parallel. Two
   // threads compiling the same source both succeed; the first one stored wins.
+  check_source_size(source);  // no backend reads an oversized source (core/compile_limits.hpp)
   auto compiled = backend_->compile(source, options);
   auto library = std::make_shared<LibraryImpl>(shared_from_this(), compiled);
   std::shared_ptr<LibraryImpl> dropped;  // destroyed (its code unloaded) after the lock is released

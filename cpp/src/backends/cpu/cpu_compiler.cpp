@@ -27,6 +27,8 @@ namespace metalcall::cpu {
 using translated::HostCxx;
 using translated::kEmbeddedPrelude;
 using translated::kEmbeddedPreludeCount;
+using translated::check_compiler_limits;
+using translated::ProcessLimits;
 using translated::ProcessResult;
 using translated::run_process;
 
@@ -218,11 +220,19 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   if (!link.empty()) argv.push_back("-c");
   argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
   if (link.empty()) argv.push_back("-lm");
-  ProcessResult result = run_process(argv);
+  // Bounded (core/compile_limits.hpp): a source of millions of statements ends at the time limit.
+  const CompileLimits limits = CompileLimits::current();
+  ProcessLimits process;
+  process.wall_seconds = limits.compiler_seconds;
+  process.address_space = limits.compiler_memory;
+  process.file_bytes = kLargestObject;
+  ProcessResult result = run_process(argv, process);
+  check_compiler_limits(result, limits, "the C++ compiler", "cpu");
   if (result.exit_code == 0 && !link.empty()) {
     std::vector<std::string> link_argv = link;
     link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
-    result = run_process(link_argv);
+    result = run_process(link_argv, process);
+    check_compiler_limits(result, limits, "the linker", "cpu");
   }
   // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
   std::string usage;

@@ -3,12 +3,15 @@
 // running its preprocessor (output cached).
 #include "backends/translated/host_cxx.hpp"
 
-#include <climits>
-#include <cstdlib>
-#include <cctype>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cctype>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include "backends/translated/process.hpp"
 #include "core/disk_cache.hpp"
@@ -230,10 +233,24 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
   std::vector<std::string> argv = compile_command_;
   argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-w", "-x", "c++", "-std=c++17"});
   for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
-  argv.insert(argv.end(), {"-o", base + ".ii", base + ".metal"});
-  ProcessResult result = run_process(argv);
-  auto output = read_owned_file(base + ".ii", largest_preprocessed, ReadAs::private_output);
-  if (result.exit_code != 0 || !output) {
+  argv.push_back(base + ".metal");  // the text comes back on its standard output
+  // Bounded (core/compile_limits.hpp): macros that expand without end (each doubling the
+  // last) are stopped when their text reaches the size limit, and the front end never
+  // reads more.
+  const CompileLimits limits = CompileLimits::current();
+  ProcessLimits process;
+  process.wall_seconds = limits.compiler_seconds;
+  process.address_space = limits.compiler_memory;
+  process.standard_output_bytes = limits.preprocessed_bytes ? limits.preprocessed_bytes : largest_preprocessed;
+  ProcessResult result = run_process(argv, process);
+  if (result.output_overflow) {
+    throw CompileError("[" + scope + "] the preprocessed source reached " +
+                       describe_limit(process.standard_output_bytes, "METALCALL_MAX_PREPROCESSED_BYTES") +
+                       ": its macros expand to more text than any kernel needs (macros that expand each other "
+                       "repeatedly?); raise the limit if this one is meant");
+  }
+  check_compiler_limits(result, limits, "the C preprocessor", scope);
+  if (result.exit_code != 0) {
     std::string log = msl::restore_type_names(result.output);
     for (std::size_t p; (p = log.find(temp.path() + "/")) != std::string::npos;) log.erase(p, temp.path().size() + 1);
     // The user's source: the text's #line names it, so lines are the user's.
@@ -241,8 +258,32 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
     throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
                              "[" + scope + "] the kernel did not compile");
   }
-  cache.save_entry(key, ".ii", *output);
-  return *output;
+  cache.save_entry(key, ".ii", result.standard_output);
+  return std::move(result.standard_output);
+}
+
+void check_compiler_limits(const ProcessResult& result, const CompileLimits& limits, const std::string& what,
+                           const std::string& scope) {
+  if (result.timed_out) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", limits.compiler_seconds);
+    throw CompileError("[" + scope + "] " + what + " ran longer than the compile time limit of " + seconds +
+                       " s (METALCALL_COMPILE_TIMEOUT) and was stopped; raise the limit if this source is meant");
+  }
+  if (result.signal == SIGXFSZ) {
+    throw CompileError("[" + scope + "] " + what + " wrote a file over the 1 GiB a kernel object may take, and was "
+                       "stopped");
+  }
+  if (limits.compiler_memory && (ran_out_of_memory(result) || result.signal == SIGSEGV || result.signal == SIGABRT ||
+                                 result.signal == SIGKILL)) {
+    throw CompileError("[" + scope + "] " + what + " ran out of memory under " +
+                       describe_limit(limits.compiler_memory, "METALCALL_COMPILER_MEMORY") +
+                       " (or crashed); raise the limit if this source is meant. Its output:\n" + result.output);
+  }
+  if (result.signal == SIGXCPU) {
+    throw CompileError("[" + scope + "] " + what + " used more CPU time than the compile time limit allows "
+                       "(METALCALL_COMPILE_TIMEOUT) and was stopped");
+  }
 }
 
 msl::Preprocessor host_preprocessor(const std::string& scope) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/translated/process.hpp"
+#include "core/compile_limits.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/translate/front_end.hpp"
 
@@ -45,6 +47,14 @@ class HostCxx {
 
 /** The front end's Preprocessor, run by the host C++ compiler; errors scoped by `scope`. */
 msl::Preprocessor host_preprocessor(const std::string& scope);
+
+/**
+ * CompileError naming the limit (core/compile_limits.hpp) a compiler process ran into: the
+ * wall-clock or CPU time limit, its address space, its output file's size. `what` names the
+ * process ("the C preprocessor", "the C++ compiler"); `scope` the backend ("cpu").
+ */
+void check_compiler_limits(const ProcessResult& result, const CompileLimits& limits, const std::string& what,
+                           const std::string& scope);
 
 /** A compile log in clang/g++ form ("file:line:col: error: msg") as Diagnostics. */
 std::vector<msl::Diagnostic> parse_gnu_diagnostics(const std::string& log);

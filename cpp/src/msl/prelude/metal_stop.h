@@ -25,7 +25,9 @@
 // thread at entry). Reading that word stalls the warp for an L2 round trip, so only every
 // 1024th iteration of a loop reads it; a thread whose submission is stopped exits (PTX
 // `exit`: barriers it holds up are released).
-extern "C" __device__ const volatile unsigned long long* __metalcall_stop_word = nullptr;
+extern "C" {
+__device__ const volatile unsigned long long* __metalcall_stop_word = nullptr;
+}
 __shared__ unsigned long long __metalcall_ticket;
 namespace metal {
 namespace mtl_rt {
@@ -54,8 +56,10 @@ inline const volatile unsigned no_stop_word = 0;
 inline void no_stop_check() {}
 }  // namespace mtl_rt
 }  // namespace metal
-extern "C" __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {
-    &::metal::mtl_rt::no_stop_word, &::metal::mtl_rt::no_stop_check};
+extern "C" {
+__attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&::metal::mtl_rt::no_stop_word,
+                                                                              &::metal::mtl_rt::no_stop_check};
+}
 #define __METALCALL_LOOP_STATE(n)
 #define __METALCALL_LOOP_CHECK(n) \
   if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
