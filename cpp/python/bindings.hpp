@@ -186,6 +186,9 @@ class WaitScope {
 /** Sets the Python error a signal handler raised during an interrupted wait (else KeyboardInterrupt). */
 void restore_interrupt();
 
+/** Gives the core's warnings (metalcall/warnings.hpp) as metalcall.CacheWarning; with the GIL held. */
+void give_warnings();
+
 /** Where no exception can be raised (a Completion's dealloc): raise it at the interpreter's next check. */
 void defer_interrupt();
 

@@ -145,8 +145,12 @@ Library compile_text(const Device& d, const py::object& source_object, const py:
                      const py::object& fast_math, const py::object& language_version) {
   const std::string source = source_text(source_object);
   CompileOptions options = compile_options(defines, fast_math, language_version);
-  GilRelease release;
-  return d.compile(source, options);
+  Library library = [&] {
+    GilRelease release;
+    return d.compile(source, options);
+  }();
+  give_warnings();  // a full cache folder (metalcall/warnings.hpp)
+  return library;
 }
 
 // The libraries of the str objects compiled last, found by the object itself before its text is

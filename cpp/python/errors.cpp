@@ -9,6 +9,7 @@ PyObject* g_compile_error = nullptr;
 PyObject* g_argument_error = nullptr;
 PyObject* g_execution_error = nullptr;
 PyObject* g_device_error = nullptr;
+PyObject* g_cache_warning = nullptr;
 
 // Text for Python: invalid UTF-8 (from a bytes source) shows as U+FFFD instead of failing.
 py::object text(const std::string& s) {
@@ -28,6 +29,11 @@ PyObject* make_class(py::module_& m, const char* name, PyObject* base, const cha
 }
 }  // namespace
 
+void give_warnings() {
+  for (const std::string& message : take_warnings())
+    if (PyErr_WarnEx(g_cache_warning, message.c_str(), 1) != 0) throw py::error_already_set();
+}
+
 void init_errors(py::module_& m) {
   g_error = make_class(m, "Error", PyExc_RuntimeError, "Base of every error metalcall raises.");
   g_compile_error = make_class(m, "CompileError", g_error,
@@ -40,6 +46,9 @@ void init_errors(py::module_& m) {
                                 "and a ValueError).");
   g_execution_error = make_class(m, "ExecutionError", g_error, "The device reported a fault while running work.");
   g_device_error = make_class(m, "DeviceError", g_error, "A backend or device is unavailable; the message says why.");
+  g_cache_warning = make_class(m, "CacheWarning", PyExc_RuntimeWarning,
+                               "The kernel cache could not be used as usual (a full disk): the compile went on in "
+                               "another folder. Given once per folder and process.");
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -39,8 +39,12 @@ std::string name_of(const py::object& name) {
 
 Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
   auto c = constants_from(constants);
-  GilRelease release;  // a first lookup may build a pipeline
-  return lib.function(name, c);
+  Kernel kernel = [&] {
+    GilRelease release;  // a first lookup may build a pipeline
+    return lib.function(name, c);
+  }();
+  give_warnings();  // a full cache folder (metalcall/warnings.hpp)
+  return kernel;
 }
 
 std::string names_of(const Library& lib) {

@@ -125,6 +125,9 @@ class ExecutionError(Error):
 class DeviceError(Error):
     """A backend or device is unavailable; the message says why."""
 
+class CacheWarning(RuntimeWarning):
+    """The kernel cache could not be used as usual (a full disk): the compile went on in another folder."""
+
 # ---- devices ----
 
 class DeviceInfo(metaclass=_pybind11_type):

@@ -10,4 +10,5 @@
 #include "metalcall/interrupt.hpp"
 #include "metalcall/reflection.hpp"
 #include "metalcall/texture.hpp"
+#include "metalcall/warnings.hpp"
 #include "metalcall/version.hpp"

@@ -15,6 +15,7 @@
 
 #include "core/cache_eviction.hpp"
 #include "core/hash.hpp"
+#include "core/scratch_space.hpp"
 
 namespace metalcall {
 
@@ -109,7 +110,13 @@ DiskCache::DiskCache(const std::string& area) : area_(area), root_(default_cache
   folder_ = root_ + "/" + area;
   if (cache_size_limit() == 0) return;  // METALCALL_CACHE_SIZE=0: no disk cache
   if (!check_cache_root(root_).empty()) return;
-  if (mkdir(folder_.c_str(), 0700) != 0 && errno != EEXIST) return;  // a read-only root without this area
+  if (mkdir(folder_.c_str(), 0700) != 0 && errno != EEXIST) {  // a read-only root without this area
+    if (errno == ENOSPC || errno == EDQUOT) {
+      warn("[metalcall] the kernel cache folder " + folder_ + " cannot be made (" + std::strerror(errno) +
+           "): nothing is cached until there is room");
+    }
+    return;
+  }
   const std::string why = unsafe_folder_reason(folder_, /*follow_link=*/false);
   if (!why.empty()) {
     // Something that is not a folder (a file in its place) is simply no cache; a

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "backends/translated/translated_library.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
+#include "core/scratch_space.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/parse/type_names.hpp"
@@ -148,16 +150,14 @@ CpuCompiler::CpuCompiler() {
 
 bool CpuCompiler::available() const { return HostCxx::instance().available(); }
 
-std::string CpuCompiler::prelude_folder(const std::string& temp) {
+bool CpuCompiler::write_prelude(const std::string& folder) {
   // Written into each build's private folder (168 KB, a fraction of a millisecond next
   // to the C++ compiler's ~0.3 s): headers the compiler includes are never read from a
   // folder that someone could change, or that `cache clear` could empty mid-build.
-  const std::string folder = temp + "/prelude";
   bool ok = mkdir(folder.c_str(), 0700) == 0;
   for (std::size_t i = 0; ok && i < kEmbeddedPreludeCount; ++i)
     ok = write_file_atomic(folder + "/" + kEmbeddedPrelude[i].name, kEmbeddedPrelude[i].text);
-  if (!ok) throw DeviceError("[cpu] cannot write the MSL prelude to " + temp + "; set METALCALL_CACHE_DIR to a writable folder");
-  return folder;
+  return ok;
 }
 
 std::string CpuCompiler::build(const msl::Translation& tr, const std::string& source, bool fast_math) {
@@ -199,55 +199,65 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   DiskCache cache("cpu");
   if (auto hit = cache.load_entry(key, ".so")) return *hit;
 
-  // Everything of this build lives in a private folder removed on every way out.
-  const PrivateTempDir temp(cache.temp_parent());
-  if (temp.path().empty()) {
-    throw DeviceError("[cpu] cannot create a temporary folder in " + cache.temp_parent() +
-                      "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
-  }
-  const std::string prelude = prelude_folder(temp.path());
-  const std::string cpp_path = temp.path() + "/" + key + ".cpp";
-  const std::string so_path = temp.path() + "/" + key + ".so";
-  if (!write_file_atomic(cpp_path, tr.code)) {
-    throw DeviceError("[cpu] cannot write to " + temp.path() + "; set METALCALL_CACHE_DIR to a writable folder");
-  }
-  // One command compiles and links; where the compiler links separately (zig), compile to an
-  // object first.
-  const std::vector<std::string>& link = host.link_command();
-  const std::string object_path = link.empty() ? so_path : temp.path() + "/" + key + ".o";
-  std::vector<std::string> argv = host.compile_command();
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  if (!link.empty()) argv.push_back("-c");
-  argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
-  if (link.empty()) argv.push_back("-lm");
-  // Bounded (core/compile_limits.hpp): a source of millions of statements ends at the time limit.
-  const CompileLimits limits = CompileLimits::current();
-  ProcessLimits process;
-  process.wall_seconds = limits.compiler_seconds;
-  process.address_space = limits.compiler_memory;
-  process.file_bytes = kLargestObject;
-  ProcessResult result = run_process(argv, process);
-  check_compiler_limits(result, limits, "the C++ compiler", "cpu");
-  if (result.exit_code == 0 && !link.empty()) {
-    std::vector<std::string> link_argv = link;
-    link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
-    result = run_process(link_argv, process);
-    check_compiler_limits(result, limits, "the linker", "cpu");
-  }
-  // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
-  std::string usage;
-  if (stack_usage) {
-    const std::string stem = temp.path() + "/" + key;
-    for (const std::string& path : {so_path + "-" + key + ".su", stem + ".su"}) {
-      if (auto text = read_file(path)) usage += *text;
+  // Everything of this build lives in a private folder removed on every way out: in the
+  // cache's folder, or where there is room when that one is full (scratch_space.hpp).
+  std::string object;
+  in_scratch_folder(cache.temp_parent(), "[cpu]", [&](const std::string& temp, std::string& why) {
+    auto cannot_write = [&why] {
+      why = errno ? std::strerror(errno) : "cannot write there";
+      return false;
+    };
+    const std::string prelude = temp + "/prelude";
+    const std::string cpp_path = temp + "/" + key + ".cpp";
+    const std::string so_path = temp + "/" + key + ".so";
+    errno = 0;
+    if (!write_prelude(prelude) || !write_file_atomic(cpp_path, tr.code)) return cannot_write();
+    // One command compiles and links; where the compiler links separately (zig), compile to an
+    // object first.
+    const std::vector<std::string>& link = host.link_command();
+    const std::string object_path = link.empty() ? so_path : temp + "/" + key + ".o";
+    std::vector<std::string> argv = host.compile_command();
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (!link.empty()) argv.push_back("-c");
+    argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
+    if (link.empty()) argv.push_back("-lm");
+    // Bounded (core/compile_limits.hpp): a source of millions of statements ends at the time
+    // limit. The compiler's own temporary files go to this folder too.
+    const CompileLimits limits = CompileLimits::current();
+    ProcessLimits process;
+    process.wall_seconds = limits.compiler_seconds;
+    process.address_space = limits.compiler_memory;
+    process.file_bytes = kLargestObject;
+    const std::vector<std::pair<std::string, std::string>> environment = {{"TMPDIR", temp}};
+    ProcessResult result = run_process(argv, process, environment);
+    check_compiler_limits(result, limits, "the C++ compiler", "cpu");
+    if (result.exit_code == 0 && !link.empty()) {
+      std::vector<std::string> link_argv = link;
+      link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
+      result = run_process(link_argv, process, environment);
+      check_compiler_limits(result, limits, "the linker", "cpu");
     }
-  }
-  if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp.path());
-  check_stack_usage(usage, tr, source);
-  auto object = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
-  if (!object) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
-  cache.save_entry(key, ".so", *object);  // nothing happens when the cache is read-only
-  return std::move(*object);
+    if (result.exit_code != 0) {
+      why = full_folder_sign(result.output);  // the disk filled up under the compiler
+      if (!why.empty()) return false;
+    }
+    // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
+    std::string usage;
+    if (stack_usage) {
+      const std::string stem = temp + "/" + key;
+      for (const std::string& path : {so_path + "-" + key + ".su", stem + ".su"}) {
+        if (auto text = read_file(path)) usage += *text;
+      }
+    }
+    if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp);
+    check_stack_usage(usage, tr, source);
+    auto built = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
+    if (!built) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);
+    object = std::move(*built);
+    return true;
+  });
+  cache.save_entry(key, ".so", object);  // nothing happens when the cache is read-only or full
+  return object;
 }
 
 // ---- programs ----

@@ -30,8 +30,8 @@ class CpuCompiler {
 
  private:
   CpuCompiler();
-  /** Writes the MSL prelude headers into `temp` (this build's private folder); returns their folder. */
-  static std::string prelude_folder(const std::string& temp);
+  /** Writes the MSL prelude headers into `folder` (inside this build's private folder); false if it cannot. */
+  static bool write_prelude(const std::string& folder);
 
   std::string identity_;
 };

@@ -13,37 +13,46 @@
 #include "backends/cpu/object_check.hpp"
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <dlfcn.h>
 
 #include "core/cache_files.hpp"
 #include "core/disk_cache.hpp"
+#include "core/scratch_space.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::cpu {
 
 void* load_kernel_object(const std::string& bytes) {
-  // Inside the cache folder when it is writable (a filesystem where code may be
-  // mapped: /tmp is sometimes noexec), else $TMPDIR.
-  const PrivateTempDir temp(DiskCache("cpu").temp_parent());
-  if (temp.path().empty()) {
-    throw DeviceError("[cpu] cannot create a private folder to load the compiled kernel; set METALCALL_CACHE_DIR "
-                      "(or TMPDIR) to a writable folder");
-  }
-  // A name never used before in this process: glibc returns an already-loaded object of the same name.
-  static std::atomic<unsigned long> loads{0};
-  const std::string path = temp.path() + "/kernel-" + std::to_string(loads.fetch_add(1)) + ".so";
-  if (!write_file_atomic(path, bytes)) {
-    throw DeviceError("[cpu] cannot write the compiled kernel to " + temp.path() + "; is the disk full?");
-  }
-  // dlopen runs an object's initialisers: the object is checked first (object_check.hpp),
-  // on exactly the bytes dlopen maps next, built here or found in the disk cache alike.
-  check_kernel_object(path);
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    throw DeviceError(std::string("[cpu] cannot load the compiled kernel: ") + (why ? why : "unknown error"));
-  }
-  return handle;  // `temp` removes the file and its folder now; the mapping stays
+  // Inside the cache folder when it is writable (a filesystem where code may be mapped:
+  // /tmp is sometimes noexec), else $TMPDIR; then wherever there is room, and where code
+  // may be mapped (scratch_space.hpp).
+  void* handle = nullptr;
+  in_scratch_folder(DiskCache("cpu").temp_parent(), "[cpu]", [&](const std::string& temp, std::string& why) {
+    // A name never used before in this process: glibc returns an already-loaded object of the same name.
+    static std::atomic<unsigned long> loads{0};
+    const std::string path = temp + "/kernel-" + std::to_string(loads.fetch_add(1)) + ".so";
+    errno = 0;
+    if (!write_file_atomic(path, bytes)) {
+      why = errno ? std::strerror(errno) : "cannot write there";
+      return false;
+    }
+    // dlopen runs an object's initialisers: the object is checked first (object_check.hpp),
+    // on exactly the bytes dlopen maps next, built here or found in the disk cache alike.
+    check_kernel_object(path);
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* error = dlerror();
+      why = error ? error : "dlopen failed";
+      // A folder where code cannot be mapped (noexec): try the next one.
+      if (why.find("failed to map segment") != std::string::npos || why.find("not permitted") != std::string::npos)
+        return false;
+      throw DeviceError("[cpu] cannot load the compiled kernel: " + why);
+    }
+    return true;  // the file and its folder go now; the mapping stays
+  });
+  return handle;
 }
 
 }  // namespace metalcall::cpu

@@ -7,15 +7,18 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "backends/translated/process.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
+#include "core/scratch_space.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/parse/type_names.hpp"
 
@@ -222,44 +225,52 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
   for (const auto& [name, value] : macros) key_hash.add(name).add(value);
   const std::string key = key_hash.hex();
   if (auto hit = cache.load_entry(key, ".ii")) return *hit;
-  // A private folder of this run, removed on every way out (errors included).
-  const PrivateTempDir temp(cache.temp_parent());
-  const std::string base = temp.path() + "/pp";
-  if (temp.path().empty() || !write_file_atomic(base + ".metal", text)) {
-    throw DeviceError("[" + scope + "] cannot write to " + cache.temp_parent() +
-                      "; set METALCALL_CACHE_DIR (or TMPDIR) to a writable folder");
-  }
-  // -w: the text redefines __has_include and _Pragma (preprocessing.cpp), which both compilers warn about.
-  std::vector<std::string> argv = compile_command_;
-  argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-w", "-x", "c++", "-std=c++17"});
-  for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
-  argv.push_back(base + ".metal");  // the text comes back on its standard output
-  // Bounded (core/compile_limits.hpp): macros that expand without end (each doubling the
-  // last) are stopped when their text reaches the size limit, and the front end never
-  // reads more.
-  const CompileLimits limits = CompileLimits::current();
-  ProcessLimits process;
-  process.wall_seconds = limits.compiler_seconds;
-  process.address_space = limits.compiler_memory;
-  process.standard_output_bytes = limits.preprocessed_bytes ? limits.preprocessed_bytes : largest_preprocessed;
-  ProcessResult result = run_process(argv, process);
-  if (result.output_overflow) {
-    throw CompileError("[" + scope + "] the preprocessed source reached " +
-                       describe_limit(process.standard_output_bytes, "METALCALL_MAX_PREPROCESSED_BYTES") +
-                       ": its macros expand to more text than any kernel needs (macros that expand each other "
-                       "repeatedly?); raise the limit if this one is meant");
-  }
-  check_compiler_limits(result, limits, "the C preprocessor", scope);
-  if (result.exit_code != 0) {
-    std::string log = msl::restore_type_names(result.output);
-    for (std::size_t p; (p = log.find(temp.path() + "/")) != std::string::npos;) log.erase(p, temp.path().size() + 1);
-    // The user's source: the text's #line names it, so lines are the user's.
-    const std::string source = text.substr(text.find('\n') + 1);
-    throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
-                             "[" + scope + "] the kernel did not compile");
-  }
-  cache.save_entry(key, ".ii", result.standard_output);
-  return std::move(result.standard_output);
+  // A private folder of this run, removed on every way out (errors included): in the
+  // cache's folder, or where there is room when that one is full (scratch_space.hpp).
+  std::string preprocessed;
+  in_scratch_folder(cache.temp_parent(), "[" + scope + "]", [&](const std::string& folder, std::string& why) {
+    const std::string input = folder + "/pp.metal";
+    errno = 0;
+    if (!write_file_atomic(input, text)) {
+      why = errno ? std::strerror(errno) : "cannot write there";
+      return false;
+    }
+    // -w: the text redefines __has_include and _Pragma (preprocessing.cpp), which both compilers warn about.
+    std::vector<std::string> argv = compile_command_;
+    argv.insert(argv.end(), {"-E", "-undef", "-nostdinc", "-w", "-x", "c++", "-std=c++17"});
+    for (const auto& [name, value] : macros) argv.push_back("-D" + name + "=" + value);
+    argv.push_back(input);  // the text comes back on its standard output
+    // Bounded (core/compile_limits.hpp): macros that expand without end (each doubling the
+    // last) are stopped when their text reaches the size limit, and the front end never
+    // reads more.
+    const CompileLimits limits = CompileLimits::current();
+    ProcessLimits process;
+    process.wall_seconds = limits.compiler_seconds;
+    process.address_space = limits.compiler_memory;
+    process.standard_output_bytes = limits.preprocessed_bytes ? limits.preprocessed_bytes : largest_preprocessed;
+    ProcessResult result = run_process(argv, process, {{"TMPDIR", folder}});
+    if (result.output_overflow) {
+      throw CompileError("[" + scope + "] the preprocessed source reached " +
+                         describe_limit(process.standard_output_bytes, "METALCALL_MAX_PREPROCESSED_BYTES") +
+                         ": its macros expand to more text than any kernel needs (macros that expand each other "
+                         "repeatedly?); raise the limit if this one is meant");
+    }
+    check_compiler_limits(result, limits, "the C preprocessor", scope);
+    if (result.exit_code != 0) {
+      why = full_folder_sign(result.output);
+      if (!why.empty()) return false;
+      std::string log = msl::restore_type_names(result.output);
+      for (std::size_t p; (p = log.find(folder + "/")) != std::string::npos;) log.erase(p, folder.size() + 1);
+      // The user's source: the text's #line names it, so lines are the user's.
+      const std::string source = text.substr(text.find('\n') + 1);
+      throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
+                               "[" + scope + "] the kernel did not compile");
+    }
+    preprocessed = std::move(result.standard_output);
+    return true;
+  });
+  cache.save_entry(key, ".ii", preprocessed);
+  return preprocessed;
 }
 
 void check_compiler_limits(const ProcessResult& result, const CompileLimits& limits, const std::string& what,

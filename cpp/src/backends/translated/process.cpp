@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -79,7 +80,8 @@ bool ran_out_of_memory(const ProcessResult& result) {
   return false;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessLimits& limits) {
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessLimits& limits,
+                          const std::vector<std::pair<std::string, std::string>>& environment) {
   ProcessResult result;
   // Pipe 0 takes what it prints (stdout and stderr together, or stderr alone when its
   // standard output is kept apart in pipe 1).
@@ -107,8 +109,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessLim
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // This process's environment, with the given variables replaced or added.
+  std::vector<std::string> assignments;
+  for (const auto& [name, value] : environment) assignments.push_back(name + "=" + value);
+  std::vector<char*> env;
+  for (char** e = environ; e && *e; ++e) {
+    bool replaced = false;
+    for (const auto& [name, value] : environment)
+      replaced = replaced || (std::strncmp(*e, name.c_str(), name.size()) == 0 && (*e)[name.size()] == '=');
+    if (!replaced) env.push_back(*e);
+  }
+  for (auto& a : assignments) env.push_back(&a[0]);
+  env.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   close(fds[0][1]);
   if (apart) close(fds[1][1]);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace metalcall::translated {
@@ -29,8 +30,10 @@ struct ProcessResult {
 /** Output kept per run: a compiler that prints more (a flood of warnings) is cut. */
 constexpr std::size_t kMaxProcessOutput = std::size_t(4) << 20;
 
-/** Runs argv[0] found on PATH (or by path) with argv; never throws for a failing program. */
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessLimits& limits = {});
+/** Runs argv[0] found on PATH (or by path) with argv, this process's environment but for the
+ *  `environment` pairs (name, value) given; never throws for a failing program. */
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessLimits& limits = {},
+                          const std::vector<std::pair<std::string, std::string>>& environment = {});
 
 /** The full path of `program` on PATH (or `program` itself if it is a path that exists); "" if none. */
 std::string find_program(const std::string& program);
