@@ -204,7 +204,8 @@ loop_free = dev.compile("""
 kernel void touch(device uint* out [[buffer(0)]], uint2 i [[thread_position_in_grid]]) {
     if (i.x == 4000000000u) out[0] = i.y;
 }""").touch
-for what in ("kept", "numpy", "loop-free"):
+# Without loops a kernel stops only between chunks of threadgroups: the CPU's (a GPU runs it out).
+for what in ("kept", "numpy") + (("loop-free",) if backend == "cpu" else ()):
     start = time.monotonic()
     try:
         if what == "kept":

@@ -8,4 +8,5 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cuda_dir}/cuda_device.cpp
   ${_cuda_dir}/cuda_host_staging.cpp
   ${_cuda_dir}/cuda_queue.cpp
+  ${_cuda_dir}/cuda_stop.cpp
 )

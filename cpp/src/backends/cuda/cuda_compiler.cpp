@@ -146,7 +146,7 @@ Nvrtc::Nvrtc() {
 
 std::string Nvrtc::identity(const std::string& arch) const {
   return "nvrtc " + std::to_string(api().nvrtc_major) + "." + std::to_string(api().nvrtc_minor) + " | " + arch +
-         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 2 | prelude " +
+         " | translator " + std::to_string(msl::kTranslatorVersion) + " | cuda-abi 3 | prelude " +
          translated::embedded_prelude_hash();
 }
 
@@ -205,9 +205,10 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
 
 // ---- modules and programs ----
 
-CudaModule::CudaModule(CUcontext ctx, const std::string& cubin) : ctx_(ctx) {
+CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop) : ctx_(ctx) {
   make_current(ctx_);
   check(api().cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
+  stop.attach(module_);  // the loops' stop checks read the queue's word (cuda_stop.hpp)
 }
 CudaModule::~CudaModule() {
   try {
@@ -217,17 +218,19 @@ CudaModule::~CudaModule() {
   }
 }
 
-CudaModules::CudaModules(CUcontext ctx, const msl::Translation& translation, const std::string& source,
-                         bool fast_math, const std::string& arch)
-    : ctx_(ctx), translation_(translation), source_(source), fast_math_(fast_math), arch_(arch) {
-  restricted_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_));
+CudaModules::CudaModules(CUcontext ctx, StopWord& stop, const msl::Translation& translation,
+                         const std::string& source, bool fast_math, const std::string& arch)
+    : ctx_(ctx), stop_(stop), translation_(translation), source_(source), fast_math_(fast_math), arch_(arch) {
+  restricted_ =
+      std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_), stop_);
 }
 
 std::shared_ptr<CudaModule> CudaModules::plain() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!plain_) {
     plain_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_,
-                                                                        /*restrict_buffers=*/false));
+                                                                        /*restrict_buffers=*/false),
+                                          stop_);
   }
   return plain_;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/cuda_stop.hpp"
 #include "core/backend.hpp"
 #include "msl/translate/translator.hpp"
 
@@ -36,7 +37,8 @@ class Nvrtc {
 /** A loaded cubin; unloaded when the last program using it goes. */
 class CudaModule {
  public:
-  CudaModule(CUcontext ctx, const std::string& cubin);
+  /** Loads `cubin` into `ctx`; its stop checks read `stop` (cuda_stop.hpp). */
+  CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop);
   ~CudaModule();
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
@@ -51,14 +53,15 @@ class CudaModule {
 class CudaModules {
  public:
   /** Builds and loads the restrict module. Throws CompileError. */
-  CudaModules(CUcontext ctx, const msl::Translation& translation, const std::string& source, bool fast_math,
-              const std::string& arch);
+  CudaModules(CUcontext ctx, StopWord& stop, const msl::Translation& translation, const std::string& source,
+              bool fast_math, const std::string& arch);
   const std::shared_ptr<CudaModule>& restricted() const { return restricted_; }
   /** The module without restrict, built and loaded on first use. Throws CompileError or DeviceError. */
   std::shared_ptr<CudaModule> plain();
 
  private:
   CUcontext ctx_;
+  StopWord& stop_;
   msl::Translation translation_;  // kept for the plain build
   std::string source_;
   bool fast_math_;

@@ -298,7 +298,7 @@ class CudaDevice : public BackendDevice {
  public:
   CudaDevice(const DeviceProps& props, const DeviceOptions& options) : props_(props) {
     check(api().cuDevicePrimaryCtxRetain(&ctx_, props_.device), "cuDevicePrimaryCtxRetain");
-    queue_ = std::make_shared<CudaQueue>(ctx_, props_, options.timing);
+    queue_ = std::make_shared<CudaQueue>(ctx_, props_, options.timing, options.kernel_timeout);
     make_current(ctx_);
     check(api().cuStreamCreate(&fill_stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     // No limit of its own: the cache is freed when an allocation finds the GPU full.
@@ -336,11 +336,12 @@ class CudaDevice : public BackendDevice {
     const bool fast_math = options.fast_math;
     const std::string arch = props_.info.architecture;
     CUcontext ctx = ctx_;
+    StopWord* stop = &queue_->stop_word();
     const DeviceProps& props = props_;
     return translated::TranslatedLibrary<CudaModules>::compile(
         source, std::move(front),
-        [fast_math, arch, ctx](const msl::Translation& translation, const std::string& user_source) {
-          return std::make_shared<CudaModules>(ctx, translation, user_source, fast_math, arch);
+        [fast_math, arch, ctx, stop](const msl::Translation& translation, const std::string& user_source) {
+          return std::make_shared<CudaModules>(ctx, *stop, translation, user_source, fast_math, arch);
         },
         [ctx, &props](const msl::TranslatedKernel& kernel, const std::shared_ptr<CudaModules>& modules) {
           return load_program(kernel, modules, ctx, props);
@@ -351,6 +352,7 @@ class CudaDevice : public BackendDevice {
     queue_->submit(std::move(commands), completion);
   }
   void synchronize() override { queue_->synchronize(); }
+  void stop_all(const char* reason) override { queue_->stop_all(reason); }
   std::shared_ptr<BackendGraph> make_graph(const std::vector<DispatchCommand>& commands) override {
     return queue_->capture(commands);
   }

@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_queue.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -61,8 +62,8 @@ CUresult wait_for_stream_end(CUstream s) {
 
 }  // namespace
 
-CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing)
-    : ctx_(ctx), props_(props), timing_(timing) {
+CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing, double kernel_timeout)
+    : ctx_(ctx), props_(props), timing_(timing), kernel_timeout_(kernel_timeout), stop_word_(*new StopWord(ctx)) {
   make_current(ctx_);
   check(api().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   host_staging_ = std::make_unique<HostStaging>(stream_);
@@ -80,7 +81,13 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
       s.start = take_event(true);
       check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
     }
-    launch(s);
+    std::uint64_t upcoming;  // this submission's ticket: launches are in order under launch_mutex_
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      upcoming = next_ticket_;
+    }
+    s.called = std::chrono::steady_clock::now();
+    launch(s, upcoming);
     // An untimed call gets no end event of its own: a waiter records one when it
     // needs it (it also covers every earlier call). Every kReapEvery-th call gets one,
     // so finished work can be reaped without anyone waiting.
@@ -108,8 +115,20 @@ void CudaQueue::submit(std::vector<DispatchCommand>&& commands, const std::share
   s.commands = std::move(commands);
   // A batch's two timed events cost little against its calls; single calls only when asked.
   const bool timed = timing_ || s.commands.size() > 1;
-  const std::uint64_t ticket = push(std::move(s), timed, [this](Submission& queued) {
-    for (const auto& c : queued.commands) enqueue(c, queued.staging);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_all_) {  // Device::stop_all_work: nothing new runs
+      completion->finish(std::make_exception_ptr(ExecutionError(std::string("[cuda] the call was not run (") +
+                                                                stopping_all_ + ")")), 0);
+      return;
+    }
+    if (kernel_timeout_ > 0 && !watching_) {
+      watching_ = true;
+      std::thread([this] { watch_deadlines(); }).detach();  // the queue lives for the process
+    }
+  }
+  const std::uint64_t ticket = push(std::move(s), timed, [this](Submission& queued, std::uint64_t upcoming) {
+    for (const auto& c : queued.commands) enqueue(c, queued.staging, upcoming);
   });
   completion->drive_with(this, ticket);
   // Reap, without blocking, what the previous marker says is finished.
@@ -151,7 +170,7 @@ std::shared_ptr<BackendGraph> CudaQueue::capture(const std::vector<DispatchComma
   bool enqueued = true;
   std::vector<Staging> staging;  // stays empty: recorded calls with host memory are never captured
   try {
-    for (const auto& c : commands) enqueue(c, staging);
+    for (const auto& c : commands) enqueue(c, staging, 0);  // a replayed graph's kernels are not stopped
   } catch (...) {
     enqueued = false;  // the replay resubmits the calls, and reports the error then
   }
@@ -170,7 +189,7 @@ void CudaQueue::replay(const std::shared_ptr<BackendGraph>& graph, const std::sh
   Submission s;
   s.completion = completion;
   s.graph = graph;
-  const std::uint64_t ticket = push(std::move(s), /*timed=*/true, [&graph, this](Submission&) {
+  const std::uint64_t ticket = push(std::move(s), /*timed=*/true, [&graph, this](Submission&, std::uint64_t) {
     check(api().cuGraphLaunch(static_cast<const CudaGraph&>(*graph).exec(), stream_),
           "replaying a graph (cuGraphLaunch)");
   });
@@ -256,10 +275,68 @@ void CudaQueue::synchronize() {
     std::lock_guard<std::mutex> lock(mutex_);
     last = next_ticket_ - 1;
   }
-  if (last) wait_for(last);
-  make_current(ctx_);
-  const CUresult r = wait_for_stream_end(stream_);
+  CUresult r = CUDA_SUCCESS;
+  try {
+    if (last) wait_for(last);
+    make_current(ctx_);
+    r = wait_for_stream_end(stream_);
+  } catch (const Interrupted&) {
+    if (last) stop(last, "interrupted");  // Ctrl-C stops everything the wait was for
+    throw;
+  }
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] the GPU reported an error: " + describe(r));
+}
+
+void CudaQueue::cancel(CompletionState& state) {
+  const char* why = state.cancel_reason();
+  if (state.ticket()) stop(state.ticket(), why ? why : "cancelled");
+}
+
+void CudaQueue::stop_all(const char* reason) {
+  std::uint64_t last = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_all_ = reason;
+    last = next_ticket_ - 1;
+  }
+  if (last) stop(last, reason);
+}
+
+void CudaQueue::stop(std::uint64_t ticket, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ticket <= finished_ticket_) return;
+    stop_reasons_.emplace_back(ticket, reason);
+  }
+  stop_word_.raise(ticket);
+}
+
+std::string CudaQueue::stop_reason(const Submission& s) {
+  if (s.graph) return "";  // a replayed graph's kernels carry no ticket
+  for (const auto& [ticket, why] : stop_reasons_)
+    if (s.ticket <= ticket) return why;
+  return "";
+}
+
+void CudaQueue::watch_deadlines() {
+  const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(kernel_timeout_));
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", kernel_timeout_);
+  const std::string why = std::string("it ran longer than the device's kernel_timeout of ") + seconds +
+                          " s, counted from the call";
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::uint64_t late = 0;
+    const std::uint64_t stopped = stop_word_.value();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto now = std::chrono::steady_clock::now();
+      for (const auto& s : pending_)
+        if (s.ticket > stopped && now - s.called > timeout) late = s.ticket;
+    }
+    if (late) stop(late, why);
+  }
 }
 
 void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
@@ -308,14 +385,26 @@ void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
     float ms = 0;
     if (status == CUDA_SUCCESS && s.start && a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS)
       seconds = ms / 1000.0;
+    std::string stopped;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       release(s);
+      stopped = stop_reason(s);
     }
     s.commands.clear();  // release programs and buffers before signalling
     s.graph.reset();
-    s.completion->finish(status == CUDA_SUCCESS ? nullptr : gpu_error(status), seconds);
+    std::exception_ptr error = status == CUDA_SUCCESS ? nullptr : gpu_error(status);
+    if (!error && !stopped.empty()) {
+      error = std::make_exception_ptr(ExecutionError("[cuda] the call was stopped (" + stopped +
+                                                     ") before it finished, or as it did; what its kernels wrote "
+                                                     "so far stays"));
+    }
+    s.completion->finish(error, seconds);
   }
+  // The reasons of stops whose submissions have all finished are not needed any more.
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (!stop_reasons_.empty() && stop_reasons_.front().first <= finished_ticket_)
+    stop_reasons_.erase(stop_reasons_.begin());
 }
 
 CUevent CudaQueue::take_event(bool timed) {
@@ -446,7 +535,7 @@ class ParameterBlock {
 }  // namespace
 
 // Enqueues one dispatch (possibly several launches) on the stream.
-void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& staging) {
+void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& staging, std::uint64_t ticket) {
   const auto& program = static_cast<const CudaProgram&>(*command.program);
   const KernelInfo& k = program.info();
   const Api& a = api();
@@ -463,7 +552,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
   const std::size_t limit = parameter_limit(props_);
   if (program.block_bytes() > limit) {
     throw ArgumentError("kernel '" + k.name + "': its parameters take " + std::to_string(program.block_bytes()) +
-                        " bytes (the values passed by value or as constant T&, 8 bytes per buffer, 48 for the grid) "
+                        " bytes (the values passed by value or as constant T&, 8 bytes per buffer, 56 for the grid) "
                         "but CUDA passes at most " + std::to_string(limit) +
                         " bytes to a kernel on this GPU and driver; pass large structs in a Buffer");
   }
@@ -522,6 +611,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
   };
   std::vector<Segment> segments[3];
   metalcall_cuda_geometry L;
+  L.ticket = ticket;
   for (int d = 0; d < 3; ++d) {
     const unsigned grid = command.grid[d], tg = command.threadgroup[d];
     L.grid[d] = grid;

@@ -9,6 +9,7 @@
 // inside submit.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -19,14 +20,18 @@
 
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/cuda_host_staging.hpp"
+#include "backends/cuda/cuda_stop.hpp"
 #include "core/backend.hpp"
 
 namespace metalcall::cuda {
 
 class CudaQueue : public CompletionDriver {
  public:
-  /** `timing`: time every submission with events (else batches only). */
-  CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing);
+  /** `timing`: time every submission with events (else batches only); `kernel_timeout` > 0: seconds
+   *  a submission may take from its call before it is stopped. */
+  CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing, double kernel_timeout = 0);
+  /** The word this queue's kernels read to stop (modules loaded for its device point at it). */
+  StopWord& stop_word() { return stop_word_; }
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion);
   /** A CUDA graph of `commands` (no host memory), captured from this stream; null if capture fails. */
@@ -43,6 +48,10 @@ class CudaQueue : public CompletionDriver {
 
   void poll(CompletionState& state) override { reap(state.ticket()); }
   void wait(CompletionState& state) override { wait_for(state.ticket()); }
+  /** Stops `state`'s submission (and the earlier ones: the stop word is a ticket, cuda_stop.hpp). */
+  void cancel(CompletionState& state) override;
+  /** Stops what was submitted, and fails later submissions at once (Device::stop_all_work). */
+  void stop_all(const char* reason);
 
  private:
   /** Device memory that stages foreign host memory for one call. */
@@ -58,6 +67,7 @@ class CudaQueue : public CompletionDriver {
     std::vector<DispatchCommand> commands;  // keeps programs and buffers alive until done
     std::shared_ptr<BackendGraph> graph;    // a replayed graph, kept until done
     std::vector<Staging> staging;
+    std::chrono::steady_clock::time_point called;  // for kernel_timeout
   };
 
   /**
@@ -73,8 +83,14 @@ class CudaQueue : public CompletionDriver {
   /** Launches a submission between its events and queues it; returns its ticket. */
   template <class Launch>
   std::uint64_t push(Submission&& s, bool timed, Launch&& launch);
-  /** Enqueues one dispatch (possibly several launches) on the stream. */
-  void enqueue(const DispatchCommand& command, std::vector<Staging>& staging);
+  /** Enqueues one dispatch (possibly several launches) on the stream; `ticket` for its stop checks (0: none). */
+  void enqueue(const DispatchCommand& command, std::vector<Staging>& staging, std::uint64_t ticket);
+  /** Stops submissions up to `ticket`; their Completions fail naming `reason`. */
+  void stop(std::uint64_t ticket, const std::string& reason);
+  /** Why a finished submission was stopped, or "" when it was not (mutex_ held). */
+  std::string stop_reason(const Submission& s);
+  /** kernel_timeout's thread: stops submissions older than the timeout, every 10 ms. */
+  void watch_deadlines();
   CUevent take_event(bool timed);
   CUevent take_event_locked(bool timed);  // mutex_ held
   static constexpr std::uint64_t kReapEvery = 32;
@@ -92,6 +108,8 @@ class CudaQueue : public CompletionDriver {
   CUcontext ctx_;
   const DeviceProps& props_;
   const bool timing_;
+  const double kernel_timeout_;
+  StopWord& stop_word_;  // never freed, as the queue
   CUstream stream_ = nullptr;
   std::mutex launch_mutex_;  // launches in submission order; guards host_staging_
   std::unique_ptr<HostStaging> host_staging_;  // created with the stream
@@ -103,6 +121,9 @@ class CudaQueue : public CompletionDriver {
   std::vector<CUevent> timed_events_, untimed_events_;
   std::vector<std::pair<CUevent, bool>> retired_;  // (event, timed), pooled once no waiter may hold them
   std::multimap<std::size_t, CUdeviceptr> staging_pool_;
+  std::vector<std::pair<std::uint64_t, std::string>> stop_reasons_;  // (up to ticket, why), raised in order
+  const char* stopping_all_ = nullptr;  // stop_all's reason: later submissions fail at once
+  bool watching_ = false;               // the kernel_timeout thread runs
 };
 
 }  // namespace metalcall::cuda

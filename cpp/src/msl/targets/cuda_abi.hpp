@@ -25,6 +25,7 @@
     unsigned group[3];  /* the dispatch's threads per threadgroup */                    \
     unsigned groups[3]; /* threadgroups per grid */                                     \
     unsigned origin[3]; /* the threadgroup of this launch's block (0,0,0) */            \
+    unsigned long long ticket; /* the submission's, for stop checks; 0: never stopped */ \
   } metalcall_cuda_geometry;                                                            \
   typedef struct metalcall_cuda_layout {                                                \
     unsigned long long size;  /* sizeof the parameter's element type */                 \
