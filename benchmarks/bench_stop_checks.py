@@ -1,0 +1,116 @@
+"""What stopping kernels costs (docs/design.md, "Stopping kernels"): the benchmarks the issue
+names, c = a * b and seed 000's compute-heavy FMA kernel (no loops: the translator adds no
+check; the runtime's per-call bookkeeping is what is measured), the heavy recurrence written
+as a loop (a check per iteration on the CPU, a counter per iteration on CUDA), and the waited
+1-element call. Run it with two builds (before and after) on one machine, in turn, and
+compare the medians.
+
+    python benchmarks/bench_stop_checks.py [--device cpu] [--repeats 15]
+
+Every result is checked against NumPy before it is timed; times are device-clock medians
+(Completion.gpu_time) over the repeats, each repeat the minimum of a few calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+import metalcall as mc
+from metalcall import _bench
+
+LOOP_SOURCE = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void heavy_loop(const device float *A [[buffer(0)]], const device float *B [[buffer(1)]],
+                       device float *C [[buffer(2)]], constant uint& blocks [[buffer(3)]],
+                       uint id [[thread_position_in_grid]]) {
+    float Ai = A[id];
+    float Bi = B[id];
+    float D = Ai;
+    float E = Bi;
+    float F = Ai + Bi;
+    float G = Ai - Bi;
+    for (uint k = 0; k < blocks; ++k) {
+        D += Ai * G;
+        E += Bi * F;
+        F += Ai * E;
+        G += Bi * D;
+    }
+    C[id] = D + E + F + G;
+}
+"""
+
+
+def device_seconds(call, calls: int = 3) -> float:
+    """The least device time of a few calls (the first one warms)."""
+    call().wait()
+    best = float("inf")
+    for _ in range(calls):
+        h = call()
+        h.wait()
+        best = min(best, h.gpu_time if h.gpu_time == h.gpu_time else float("inf"))
+    return best
+
+
+def median_of(call, repeats: int) -> float:
+    return statistics.median(device_seconds(call) for _ in range(repeats))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--json", help="write the numbers here")
+    args = parser.parse_args()
+    dev = mc.Device(args.device, timing=True) if args.device.startswith("cuda") else mc.Device(args.device)
+    results = {"device": dev.name, "metalcall": mc.__version__}
+
+    mul = dev.compile(_bench.MUL_SOURCE).mul
+    for n in (1 << 16, 1 << 22):
+        a, b = dev.asarray(np.random.rand(n).astype(np.float32)), dev.asarray(np.random.rand(n).astype(np.float32))
+        c = dev.empty(n, np.float32)
+        mul(n, a, b, c).wait()
+        assert np.array_equal(np.asarray(c), np.asarray(a) * np.asarray(b))
+        seconds = median_of(lambda: mul(n, a, b, c), args.repeats)
+        results[f"c=a*b 2^{n.bit_length() - 1} GB/s"] = 12 * n / seconds / 1e9
+
+    n = 1 << 16
+    a, b = _bench._random(n, 1), -_bench._random(n, 2)
+    want = np.empty(n, np.float32)
+    _bench.numpy_heavy(a, b, want)
+    A, B, C = dev.asarray(a), dev.asarray(b), dev.empty(n, np.float32)
+    scale = float(np.abs(want).max())
+    heavy = dev.compile(_bench.HEAVY_SOURCE).heavy
+    heavy_loop = dev.compile(LOOP_SOURCE).heavy_loop
+    blocks = np.uint32(_bench.HEAVY_BLOCKS)
+    for name, call in (("heavy (unrolled)", lambda: heavy(n, A, B, C)),
+                       ("heavy as a loop", lambda: heavy_loop(n, A, B, C, blocks))):
+        call().wait()
+        assert np.allclose(np.asarray(C), want, rtol=_bench.HEAVY_RTOL, atol=_bench.HEAVY_RTOL * scale), name
+        seconds = median_of(call, args.repeats)
+        results[f"{name} GFLOP/s"] = _bench.HEAVY_FLOPS_PER_ELEMENT * n / seconds / 1e9
+
+    one_a, one_b, one_c = dev.asarray(np.ones(1, np.float32)), dev.asarray(np.ones(1, np.float32)), dev.empty(1, np.float32)
+    samples = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        for _ in range(2000):
+            mul(1, one_a, one_b, one_c).wait()
+        samples.append((time.perf_counter() - start) / 2000)
+    results["waited 1-element call us"] = statistics.median(samples) * 1e6
+
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value:.2f}" if isinstance(value, float) else f"{key:<{width}}  {value}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
