@@ -178,6 +178,8 @@ class Worker {
       const char* why = dlerror();
       return answer(reply, Status::device_error, std::string("cannot load the compiled kernel: ") + (why ? why : "?"));
     }
+    // The loops' stop checks read this process's stop word (kernel_stop.hpp).
+    if (auto* stop = static_cast<metalcall_cpu_stop*>(dlsym(handle, msl::kCpuStopSymbol))) *stop = stop_hooks();
     modules_[id] = handle;
     answer(reply, Status::ok, "");
   }
