@@ -59,7 +59,7 @@ void CpuQueue::finishing(const CompletionState* completion) {
   if (it != running_.end()) running_.erase(it);
 }
 
-std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) const {
+std::pair<std::exception_ptr, double> CpuQueue::execute(Task& task) {
   std::exception_ptr error;
   double seconds = 0;
   try {
