@@ -316,3 +316,35 @@ def test_half_to_every_integer_type_and_half_constants(device):
     for out, source in zip(outs, [truncated, magnitude] * 4):
         np.testing.assert_array_equal(out, source.astype(out.dtype))
     np.testing.assert_array_equal(t, np.array([-1.5, 2.25, 65504.0], np.float16)[np.arange(n) % 3])
+
+
+HALF_FUNCTION_CONSTANTS_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+constant half fc_scale [[function_constant(0)]];
+constant half fc_unset [[function_constant(1)]];
+constant half scale = is_function_constant_defined(fc_scale) ? fc_scale : half(1);
+constant float third = 1.0f / 3.0f;
+constant half rounded[3] = {half(third), static_cast<half>(third * 2.0f), half(-(third + 65000.0f))};
+kernel void half_constants(const device half* x [[buffer(0)]], device half* y [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]]) {
+    y[gid] = x[gid] * scale + rounded[gid % 3u] + (is_function_constant_defined(fc_unset) ? fc_unset : half(0));
+}
+"""
+
+
+@pytest.mark.parametrize("scale", [0.1, -2.5, float("inf")])
+def test_half_function_constants_and_converted_program_scope_constants(device, scale):
+    # Found on CUDA (seed 1000, program 112 and ten more): a half function constant, or a
+    # program-scope half made by converting a named constant, needed dynamic initialisation
+    # there (CUDA's __half(float) is not constexpr), so the program did not compile.
+    n = 30
+    x = np.linspace(-4.0, 4.0, n).astype(np.float16)
+    y = np.zeros(n, np.float16)
+    lib = device.compile(HALF_FUNCTION_CONSTANTS_SRC, fast_math=False)
+    lib.function("half_constants", constants={"fc_scale": scale})(n, x, y)
+    third = np.float32(1.0) / np.float32(3.0)
+    table = np.array([third, third * np.float32(2.0), -(third + np.float32(65000.0))], np.float32).astype(np.float16)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = (x * np.float16(scale) + table[np.arange(n) % 3]).astype(np.float16)
+    np.testing.assert_array_equal(y, expected)

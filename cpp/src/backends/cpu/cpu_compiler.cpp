@@ -1,6 +1,7 @@
 // The CPU backend's compiler (see cpu_compiler.hpp).
 #include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/stack_limits.hpp"
+#include "backends/translated/host_cxx.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -281,6 +282,16 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
   info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
   info.threads_synchronise = kernel.uses_fibers;
   return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers, checked);
+}
+
+msl::FrontEndOptions cpu_front_end_options(const CompileOptions& options, bool checked) {
+  msl::FrontEndOptions front;
+  front.target = msl::Target::cpu;
+  front.defines = options.defines;
+  front.language_version = options.language_version;
+  front.checked = checked;
+  front.preprocessor = translated::host_preprocessor("cpu");
+  return front;
 }
 
 }  // namespace metalcall::cpu

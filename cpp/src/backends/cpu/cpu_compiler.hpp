@@ -8,6 +8,7 @@
 
 #include "backends/cpu/cpu_program.hpp"
 #include "core/backend.hpp"
+#include "msl/translate/front_end.hpp"
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::cpu {
@@ -35,6 +36,12 @@ class CpuCompiler {
 
   std::string identity_;
 };
+
+/**
+ * The front end's options for a CPU compile (the in-process and the sandboxed device alike: a
+ * compile option that reaches one must reach the other).
+ */
+msl::FrontEndOptions cpu_front_end_options(const CompileOptions& options, bool checked);
 
 /** The program of `kernel` in a loaded module: entry point, layout and limits. */
 std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module,

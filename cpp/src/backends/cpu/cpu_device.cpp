@@ -196,12 +196,7 @@ class CpuDevice : public BackendDevice {
   }
   std::string compiler_identity() override { return CpuCompiler::instance().identity(); }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
-    msl::FrontEndOptions front;
-    front.target = msl::Target::cpu;
-    front.defines = options.defines;
-    front.language_version = options.language_version;
-    front.checked = checked_;
-    front.preprocessor = translated::host_preprocessor("cpu");
+    msl::FrontEndOptions front = cpu_front_end_options(options, checked_);
     const bool fast_math = options.fast_math;
     return translated::TranslatedLibrary<CpuModule>::compile(
         source, std::move(front),

@@ -66,6 +66,7 @@ struct Watchdog {
   std::condition_variable cv;
   std::vector<RunControl*> runs;
   bool started = false;
+  bool running = false;  // the thread has started (glibc's thread start-up system calls done)
   bool resting = false;  // waiting without a timeout: a new run must wake it
 };
 
@@ -79,6 +80,7 @@ Watchdog& watchdog() {
       new (&child->cv) std::condition_variable;
       new (&child->runs) std::vector<RunControl*>;  // the parent's leaks
       child->started = false;
+      child->running = false;
       child->resting = false;
       g_stop.word = 0;
       g_stop.tick = false;
@@ -91,6 +93,8 @@ Watchdog& watchdog() {
 void watchdog_loop() {
   Watchdog& w = watchdog();
   std::unique_lock<std::mutex> lock(w.mutex);
+  w.running = true;
+  w.cv.notify_all();  // start_stop_watchdog() waits for this
   auto last_busy = std::chrono::steady_clock::now();
   for (;;) {
     if (w.runs.empty() && std::chrono::steady_clock::now() - last_busy > kWatchdogRest) {
@@ -155,10 +159,14 @@ RunControl::~RunControl() {
 
 void start_stop_watchdog() {
   Watchdog& w = watchdog();
-  std::lock_guard<std::mutex> lock(w.mutex);
-  if (w.started) return;
-  w.started = true;
-  std::thread(watchdog_loop).detach();
+  std::unique_lock<std::mutex> lock(w.mutex);
+  if (!w.started) {
+    w.started = true;
+    std::thread(watchdog_loop).detach();
+  }
+  // Returns once the thread runs: a new thread's first system calls (glibc's rseq and robust
+  // list registration) must come before the sandbox worker installs its filter.
+  w.cv.wait(lock, [&] { return w.running; });
 }
 
 void RunControl::start() {

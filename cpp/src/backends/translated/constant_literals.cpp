@@ -36,7 +36,10 @@ std::string constant_literal(const FunctionConstantInfo& c, const Argument& valu
         std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));  // exact: hex float
         literal = buf;
       }
-      return c.scalar == ScalarType::f32 ? "(" + literal + ")" : type + "(" + literal + ")";
+      if (c.scalar == ScalarType::f32) return "(" + literal + ")";
+      // A constant expression on every target (CUDA's __half(float) is not constexpr: metal_half.h).
+      if (c.scalar == ScalarType::f16) return "METALCALL_HALF_CONSTANT(" + literal + ")";
+      return type + "(" + literal + ")";
     }
     default: {
       const std::string digits = value.int_is_unsigned ? std::to_string(std::uint64_t(value.int_value)) + "ull"

@@ -43,6 +43,20 @@ std::size_t literal_argument_end(const std::vector<Token>& t, std::size_t i) {
   return k + 2;
 }
 
+// The index after a parenthesised argument `( ... )` starting at the `(` at i (balanced, no
+// comma outside nested brackets), or 0.
+std::size_t any_argument_end(const std::vector<Token>& t, std::size_t i) {
+  if (!punct(t, i, "(")) return 0;
+  int depth = 0;
+  for (std::size_t k = i; k < t.size(); ++k) {
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) ++depth;
+    else if (t[k].is(")") || t[k].is("]") || t[k].is("}")) {
+      if (--depth == 0) return k > i + 1 ? k + 1 : 0;
+    } else if (depth == 1 && t[k].is(",")) return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,
@@ -51,18 +65,24 @@ std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& 
   auto is_target = [&](std::size_t i) {
     return t[i].kind == TokenKind::identifier && (t[i].text == "half" || types.count(t[i].text));
   };
+  // half(x) of any x (`constant half h = half(INFINITY);`): literal_cast<__half> converts
+  // arithmetic values in constant evaluation and is __half(x) otherwise. A template type
+  // parameter may be a class, so U(x) is rewritten only for a literal x.
+  auto argument_end = [&](std::size_t name, std::size_t open) {
+    return t[name].text == "half" ? any_argument_end(t, open) : literal_argument_end(t, open);
+  };
   std::map<std::size_t, std::string> edits;
   for (std::size_t i = 0; i + 3 < t.size(); ++i) {
     // static_cast<N>(lit)
     if (t[i].is_identifier("static_cast") && punct(t, i + 1, "<") && is_target(i + 2) && punct(t, i + 3, ">") &&
-        literal_argument_end(t, i + 4)) {
+        argument_end(i + 2, i + 4)) {
       edits[i] = "metal::mtl_rt::literal_cast<" + renamed(t[i + 2].text) + ">::from";
       edits[i + 1] = edits[i + 2] = edits[i + 3] = "";
       i += 3;
       continue;
     }
     // N(lit): not a declaration or a member (`U x(0)`, `a.U(0)`, `A::U(0)`, `~U(0)`).
-    if (is_target(i) && literal_argument_end(t, i + 1)) {
+    if (is_target(i) && argument_end(i, i + 1)) {
       if (i > 0 && ((t[i - 1].kind == TokenKind::identifier && !t[i - 1].is("return")) || punct(t, i - 1, ".") || punct(t, i - 1, "->") ||
                     punct(t, i - 1, "::") || punct(t, i - 1, "~") || punct(t, i - 1, ">")))
         continue;

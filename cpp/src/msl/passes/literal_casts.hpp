@@ -16,7 +16,8 @@ namespace metalcall::msl {
  * Edits (token index → text, "" to leave a token out) that write `N(lit)` and
  * `static_cast<N>(lit)` as `metal::mtl_rt::literal_cast<N>::from(lit)` (metal_half_cuda.h:
  * constexpr for half, N(lit) otherwise), where N is `half` or the name of a template type
- * parameter declared anywhere in the source and lit one numeric literal, maybe negated.
+ * parameter declared anywhere in the source and lit one numeric literal, maybe negated (for
+ * `half`, any one argument: `half(INFINITY)` in a program-scope constant).
  * `renamed` is N as the translation spells it (`half` → `mtl_half`).
  */
 std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,

@@ -95,6 +95,14 @@ typedef _Float16 mtl_half;  // IEEE binary16 with native arithmetic, like MSL ha
 typedef mtl_detail::soft_half mtl_half;
 #endif
 template <> struct mtl_detail::is_float<mtl_half> : true_type {};
+// A function constant's half value (backends/translated/constant_literals.cpp): a constant
+// expression, so `constant half h [[function_constant(0)]];` needs no dynamic initialisation
+// (CUDA's __half(float) is not constexpr; half_lit is, in metal_half_cuda.h).
+#if METAL_CUDA
+#define METALCALL_HALF_CONSTANT(f) metal::mtl_rt::half_lit(f)
+#else
+#define METALCALL_HALF_CONSTANT(f) mtl_half(f)
+#endif
 
 // bfloat: the upper 16 bits of a float. Converting from float rounds to nearest
 // even; arithmetic goes through float (as on GPUs without bfloat ALUs), and the

@@ -94,9 +94,13 @@ struct literal_cast {
 };
 template <>
 struct literal_cast<__half> {
+  // Numbers convert in constant evaluation too (program-scope constants); anything else (a
+  // class with its own conversion) as __half(v) does.
   template <class L>
   static METAL_FUNC constexpr __half from(L v) {
-    if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(float(v)));
+    if constexpr (metal::mtl_detail::is_scalar<L>::value) {
+      if (__builtin_is_constant_evaluated()) return half_of_bits(half_from_float_exact(float(v)));
+    }
     return __half(v);
   }
   static METAL_FUNC constexpr __half from(__half v) { return v; }  // U(1.0h): already half
