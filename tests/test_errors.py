@@ -52,7 +52,7 @@ BAD_CALLS = [
     ("compile-unbalanced", lambda d, lib: d.compile("kernel void k(device float* a [[buffer(0)]]) {"), mc.CompileError, ""),
     ("compile-include", lambda d, lib: d.compile('#include "mine.h"\n' + GOOD_SRC), mc.CompileError, "mine.h"),
     ("defines-bad-name", lambda d, lib: d.compile(GOOD_SRC, defines={"1X": 1}), mc.ArgumentError, "macro"),
-    ("defines-newline", lambda d, lib: d.compile(GOOD_SRC, defines={"X": "1\n2"}), mc.ArgumentError, "lines"),
+    ("defines-newline", lambda d, lib: d.compile(GOOD_SRC, defines={"X": "1\n2"}), mc.ArgumentError, "control character"),
     ("defines-bad-list", lambda d, lib: d.compile(GOOD_SRC, defines=["A", 3]), mc.ArgumentError, "defines"),
     # lookup
     ("function-missing", lambda d, lib: lib.function("nope"), mc.ArgumentError, "mul"),

@@ -107,6 +107,12 @@ def test_a_clear_error_when_no_folder_can_take_a_file(device, run_python, tmp_pa
     code = LIMITED.replace("sys.argv[1]", repr(f"{device.backend}:{device.index}"))
     r = run_python(code, env={"METALCALL_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "usable" in r.stdout.splitlines(), r.stdout
+    if device.backend != "cpu":
+        # NVRTC builds in memory: the only files over the limit are cache entries, whose failed
+        # writes are warnings (test_compiles_go_on_when_the_cache_disk_is_full), so it compiles.
+        assert "compiled" in r.stdout.splitlines(), r.stdout + r.stderr
+        return
     error = [line for line in r.stdout.splitlines() if line.startswith("error")]
     assert error, r.stdout + r.stderr
     assert "no folder has room for a build's files" in error[0], error[0]

@@ -105,6 +105,9 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
     a.cuStreamSynchronize(stream_);
     std::lock_guard<std::mutex> lock(mutex_);
     release(s);
+    // Its ticket is not given again: the stop word may hold it (wait_before_copy_back), and
+    // a later submission with that ticket would stop at once.
+    ++next_ticket_;
     throw;
   }
 }
@@ -536,6 +539,7 @@ class ParameterBlock {
 
 // Enqueues one dispatch (possibly several launches) on the stream.
 void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& staging, std::uint64_t ticket) {
+  const auto launched = std::chrono::steady_clock::now();
   const auto& program = static_cast<const CudaProgram&>(*command.program);
   const KernelInfo& k = program.info();
   const Api& a = api();
@@ -647,8 +651,43 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
         }
       }
   // Synchronous (the call waits for host memory anyway), and per command, so that a
-  // later command of the same batch reads what this one wrote.
+  // later command of the same batch reads what this one wrote; first the kernel, in a wait
+  // that Ctrl-C and kernel_timeout can stop (the copy's own wait could not).
+  if (!copy_back.empty() && ticket) wait_before_copy_back(ticket, k.name, launched);
   for (const auto& c : copy_back) copy_to_host(c.host, c.device, c.bytes);
+}
+
+void CudaQueue::wait_before_copy_back(std::uint64_t ticket, const std::string& kernel,
+                                      std::chrono::steady_clock::time_point launched) {
+  using Clock = std::chrono::steady_clock;
+  const bool scoped = interrupt_check_installed();
+  if (!scoped && kernel_timeout_ <= 0) return;  // nothing can stop it: copy_to_host waits
+  const CUevent done = take_event(false);
+  check(api().cuEventRecord(done, stream_), "cuEventRecord");
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kernel_timeout_));
+  std::string reason;
+  CUresult r;
+  while ((r = api().cuEventQuery(done)) == CUDA_ERROR_NOT_READY) {
+    const Clock::time_point now = Clock::now();
+    if (reason.empty()) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", kernel_timeout_);
+      if (scoped && interrupt_requested()) reason = "interrupted";
+      else if (kernel_timeout_ > 0 && now - launched > timeout)
+        reason = std::string("it ran longer than the device's kernel_timeout of ") + seconds + " s, counted from the call";
+      // Its loops (and those of earlier calls still running, whose Completions then fail with
+      // this reason) leave; the wait goes on until they have.
+      if (!reason.empty()) stop(ticket, reason);
+    }
+    std::this_thread::sleep_for(poll_interval(now - launched, std::chrono::milliseconds(5)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    untimed_events_.push_back(done);
+  }
+  if (r != CUDA_SUCCESS || reason.empty()) return;  // an error shows in the copy and the submission
+  if (reason == "interrupted") throw Interrupted();
+  throw ExecutionError("[cuda] kernel '" + kernel + "' was stopped: " + reason);
 }
 
 }  // namespace metalcall::cuda

@@ -85,6 +85,13 @@ class CudaQueue : public CompletionDriver {
   std::uint64_t push(Submission&& s, bool timed, Launch&& launch);
   /** Enqueues one dispatch (possibly several launches) on the stream; `ticket` for its stop checks (0: none). */
   void enqueue(const DispatchCommand& command, std::vector<Staging>& staging, std::uint64_t ticket);
+  /**
+   * Before a call's results are copied back to host memory: waits for its kernels, stopping
+   * them (the stop word at `ticket`) on Ctrl-C or past kernel_timeout, then Interrupted or
+   * an ExecutionError naming `kernel` and why (launch_mutex_ held).
+   */
+  void wait_before_copy_back(std::uint64_t ticket, const std::string& kernel,
+                             std::chrono::steady_clock::time_point launched);
   /** Stops submissions up to `ticket`; their Completions fail naming `reason`. */
   void stop(std::uint64_t ticket, const std::string& reason);
   /** Why a finished submission was stopped, or "" when it was not (mutex_ held). */

@@ -9,7 +9,9 @@
 
 #include "backends/cpu/sandbox/sandbox_programs.hpp"
 #include "backends/cpu/sandbox/sandbox_staging.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall::cpu::sandbox {
 
@@ -149,6 +151,8 @@ double SandboxRunner::run(const DispatchCommand& command, const StopRequest& sto
   }
   // In-process, a kernel writes host memory in place: what it wrote stays when it faults too.
   staging.copy_out();
+  // Stopped for this thread's Ctrl-C (its InterruptScope): the interruption is the news, as in-process.
+  if (reply.status == Status::execution_error && interrupt_check_installed() && interrupt_requested()) throw Interrupted();
   if (reply.status == Status::execution_error) throw ExecutionError(reply.message);  // names the kernel (cpu_dispatch.cpp)
   if (reply.status != Status::ok) throw DeviceError("[cpu sandbox] kernel '" + name + "': " + reply.message);
   if (const std::uint64_t threads = grid_threads(command); threads && std::isfinite(reply.seconds)) {
