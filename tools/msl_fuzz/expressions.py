@@ -328,7 +328,12 @@ class ExprGen:
                         options.append(cand)
         if not options:
             return self.conversion(ty, depth)
-        return t.AsType(ty=ty, a=self.expr(self.rng.choice(options), depth))
+        source = self.expr(self.rng.choice(options), depth)
+        # A packed 3-vector is smaller than the vector (packed_uchar3: 3 bytes, uchar3: 4), so
+        # as_type of a packed buffer element reads it as its vector type first, as Metal needs.
+        if isinstance(source, t.Load) and source.buffer in {b.name for b in self.ctx.inputs if b.packed}:
+            source = t.Convert(ty=source.ty, a=source)
+        return t.AsType(ty=ty, a=source)
 
     def call(self, ty: Type, depth: int) -> t.Expr:
         e = elem(ty)

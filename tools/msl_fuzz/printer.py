@@ -58,6 +58,12 @@ def scalar_literal(v, scalar: Scalar) -> str:
     return float_text(float(v), scalar)
 
 
+
+def macro_argument(text: str) -> str:
+    """A macro argument: braces do not hide commas from the preprocessor (`F{a, b}(x)`), so
+    such an argument is parenthesised (others are not: `(T(U(x))) - (y)` would read as a cast)."""
+    return f"({text})" if "{" in text else text
+
 class Printer:
     def __init__(self, template_type: Type | None = None):
         # Inside a template helper, its type parameter is spelled T.
@@ -96,7 +102,7 @@ class Printer:
 
     def expr_binary(self, e: t.Binary) -> str:
         if e.macro:
-            return f"{e.macro}({self.expr(e.a)}, {self.expr(e.b)})"
+            return f"{e.macro}({macro_argument(self.expr(e.a))}, {macro_argument(self.expr(e.b))})"
         return f"({self.expr(e.a)} {e.op} {self.expr(e.b)})"
 
     def expr_convert(self, e: t.Convert) -> str:

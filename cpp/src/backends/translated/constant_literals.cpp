@@ -28,9 +28,9 @@ std::string constant_literal(const FunctionConstantInfo& c, const Argument& valu
       const double v = value.kind == Argument::Kind::floating ? value.float_value
                        : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
       std::string literal;
-      // Builtins that g++, clang and NVRTC all know.
-      if (std::isnan(v)) literal = "__builtin_nanf(\"\")";
-      else if (std::isinf(v)) literal = v > 0 ? "__builtin_huge_valf()" : "(-__builtin_huge_valf())";
+      // The prelude's constants (constexpr on every target; NVRTC has no __builtin_huge_valf).
+      if (std::isnan(v)) literal = "metal::numeric_limits<float>::quiet_NaN()";
+      else if (std::isinf(v)) literal = v > 0 ? "metal::numeric_limits<float>::infinity()" : "(-metal::numeric_limits<float>::infinity())";
       else {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));  // exact: hex float

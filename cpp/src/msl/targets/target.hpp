@@ -112,6 +112,12 @@ class Target {
 
   /** The address space of program-scope `constant` data, or nullptr for none (plain const). */
   virtual const char* program_scope_data() const = 0;
+  /**
+   * Program-scope `constant` data is declared constexpr rather than const: CUDA initialises
+   * __device__ data only from constant expressions, and a const float is none (`constant float
+   * b = a * 2;`, `half(a)` of another constant), where Apple's compiler folds them.
+   */
+  virtual bool constant_data_constexpr() const { return false; }
 
   /**
    * Declarations the entry point needs before the layout table (the CUDA target's

@@ -494,8 +494,17 @@ void Translator::emit_user_code() {
       const char* space = at_namespace_scope() && declares_storage(i) && !defines_static_member(t_, i)
                               ? target_.program_scope_data()
                               : nullptr;
-      if (space) emit(near_const ? std::string(space) : std::string(space) + " const", tok, true);
-      else if (!near_const) emit("const", tok, true);
+      if (space) {
+        // One const and one constexpr at most: the declaration may say either itself.
+        const bool says_constexpr = (i > 0 && t_[i - 1].is_identifier("constexpr")) ||
+                                    (i + 1 < t_.size() && t_[i + 1].is_identifier("constexpr"));
+        const char* qualifier = says_constexpr ? ""
+                                : target_.constant_data_constexpr() ? " constexpr"
+                                : near_const ? "" : " const";
+        emit(std::string(space) + qualifier, tok, true);
+      } else if (!near_const) {
+        emit("const", tok, true);
+      }
     } else if (id == "threadgroup") {
       // Storage (`threadgroup float tmp[256];`) takes the target's qualifier; a
       // pointer to threadgroup memory is a plain pointer.
