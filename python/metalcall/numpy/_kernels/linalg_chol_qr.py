@@ -13,38 +13,56 @@ import numpy as np
 
 from . import cache, linalg_common as lc
 
-# L with A = L L^T from A's lower triangle; info = k + 1 where the k-th pivot is not positive
-# (or NaN), as potrf, and the factorisation stops there.
+# L with A = L L^H from A's lower triangle; info = k + 1 where the k-th pivot is not positive
+# (or NaN), as potrf, and the factorisation stops there. The work copy holds U = L^H (A = U^H U,
+# upper triangle, row-major), so that the trailing update runs along rows: contiguous on the CPU
+# ($UPDATE by rows), neighbouring threads on neighbouring columns on GPUs.
 _CHOLESKY = """
 kernel void cholesky(const device $T* in [[buffer(0)]], device $T* out [[buffer(1)]], device int* info [[buffer(2)]],
-                     constant uint& n [[buffer(3)]],
+                     device $T* work [[buffer(3)]], constant uint& n [[buffer(4)]],
                      uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup int failed;
   const ulong base = ulong(g) * n * n;
   const device $T* x = in + base;
   device $T* L = out + base;
-  for (uint e = tid; e < n * n; e += $NTG) L[e] = e % n <= e / n ? x[e] : la_make($R(0), $R(0));
+  device $T* U = work + base;
+  const $T zero = la_make($R(0), $R(0));
+  for (uint e = tid; e < n * n; e += $NTG) {
+    const uint i = e / n, j = e % n;
+    U[e] = j >= i ? la_conj(x[j * n + i]) : zero;
+  }
   if (tid == 0) { info[g] = 0; failed = 0; }
   $SYNC
   for (uint k = 0; k < n; ++k) {
     if (tid == 0) {
-      const $R d = la_re(L[k * n + k]);  // a Hermitian matrix's diagonal is real: its real part, as potrf
+      const $R d = la_re(U[k * n + k]);  // a Hermitian matrix's diagonal is real: its real part, as potrf
       if (!(d > $R(0))) { info[g] = int(k + 1); failed = 1; }
-      else L[k * n + k] = la_make(sqrt(d), $R(0));
+      else U[k * n + k] = la_make(sqrt(d), $R(0));
     }
     $SYNC
     if (failed) break;
-    const $R d = la_re(L[k * n + k]);
-    for (uint i = k + 1 + tid; i < n; i += $NTG) L[i * n + k] = la_divr(L[i * n + k], d);
+    const $R d = la_re(U[k * n + k]);
+    for (uint i = k + 1 + tid; i < n; i += $NTG) U[k * n + i] = la_divr(U[k * n + i], d);
     $SYNC
-    for (uint i = k + 1 + tid; i < n; i += $NTG) {
-      const $T l = L[i * n + k];
-      for (uint j = k + 1; j <= i; ++j) L[i * n + j] = la_sub(L[i * n + j], la_mul(l, la_conj(L[j * n + k])));
-    }
+$UPDATE
     $SYNC
+  }
+  for (uint e = tid; e < n * n; e += $NTG) {
+    const uint i = e / n, j = e % n;
+    L[e] = j <= i ? la_conj(U[j * n + i]) : zero;
   }
 }
 """
+_CHOLESKY_BY_ROWS = """
+    for (uint j = k + 1 + tid; j < n; j += $NTG) {
+      const $T s = la_conj(U[k * n + j]);
+      for (uint i = j; i < n; ++i) U[j * n + i] = la_sub(U[j * n + i], la_mul(s, U[k * n + i]));
+    }"""
+_CHOLESKY_BY_COLUMNS = """
+    for (uint i = k + 1 + tid; i < n; i += $NTG) {
+      const $T u = U[k * n + i];
+      for (uint j = k + 1; j <= i; ++j) U[j * n + i] = la_sub(U[j * n + i], la_mul(la_conj(U[k * n + j]), u));
+    }"""
 
 # Householder QR of an m x n matrix (kmin = min(m, n) reflectors H_j = I - tau_j v_j v_j^T, v_j[j] = 1,
 # stored below the diagonal of the work copy), then Q (m x qcols: qcols = m or kmin) accumulated
@@ -149,7 +167,9 @@ def cholesky(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> tu
     threads = lc.group_size(dev, n)
     out = cache.empty(dev, batch * n * n, dt)
     info = cache.empty(dev, batch, np.int32)
-    lc.run(dev, _CHOLESKY, "cholesky", dt, threads, batch, a, out, info, n)
+    work = cache.empty(dev, batch * n * n, dt)
+    update = _CHOLESKY_BY_ROWS if threads == 1 else _CHOLESKY_BY_COLUMNS
+    lc.run(dev, _CHOLESKY.replace("$UPDATE", update), "cholesky", dt, threads, batch, a, out, info, work, n)
     return out, info
 
 
