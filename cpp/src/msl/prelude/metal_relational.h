@@ -39,6 +39,16 @@ template <class T, int N, bool P, bool Q>
 METAL_FUNC vec<T, N> select(const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b, bool c) {
   return c ? vec<T, N>(b) : vec<T, N>(a);
 }
+// A scalar beside a vector converts to that vector, as MSL converts a scalar where a vector is
+// expected (MNN's softmax: select(0, value, mask) with a float4 value).
+template <class S, class T, int N, bool Q, class C, mtl_detail::if_number<S> = 0>
+METAL_FUNC auto select(S a, const mtl_vector<T, N, Q>& b, const C& c) -> decltype(metal::select(vec<T, N>(b), b, c)) {
+  return metal::select(vec<T, N>(T(a)), b, c);
+}
+template <class T, int N, bool P, class S, class C, mtl_detail::if_number<S> = 0>
+METAL_FUNC auto select(const mtl_vector<T, N, P>& a, S b, const C& c) -> decltype(metal::select(a, vec<T, N>(a), c)) {
+  return metal::select(a, vec<T, N>(T(b)), c);
+}
 
 // Classification, computed on the float value (exact for half and bfloat).
 #define METAL_CLASSIFY(NAME, EXPR)                                                   \

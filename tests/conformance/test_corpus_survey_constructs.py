@@ -1,0 +1,71 @@
+"""Constructs found by issue P2.0's survey of public MSL sources not used before (MNN, torchao:
+docs/msl-corpus.md), each in a kernel of our own checked against NumPy: `select` with a
+scalar beside a vector (MNN's softmax writes `select(0, value, mask)` for a float4 value: MSL
+converts the scalar to the vector type)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcconf import KernelSet, assert_equal
+
+KS = KernelSet([
+    """
+// MNN's softmax_filter: an integer literal as the false operand, a bool4 from a comparison.
+kernel void csc_select_int_scalar_first(const device float4* x [[buffer(0)]], device float4* out [[buffer(1)]],
+                                        constant int& limit [[buffer(2)]], uint z [[thread_position_in_grid]]) {
+    out[z] = select(0, x[z], int(z) * 4 + int4(0, 1, 2, 3) < limit);
+}
+""",
+    """
+kernel void csc_select_half_scalar_second(const device half4* x [[buffer(0)]], device half4* out [[buffer(1)]],
+                                          uint i [[thread_position_in_grid]]) {
+    out[i] = select(x[i], 0.5h, x[i] > half4(0));
+}
+""",
+    """
+kernel void csc_select_float_literal_bool(const device float2* x [[buffer(0)]], device float2* out [[buffer(1)]],
+                                          uint i [[thread_position_in_grid]]) {
+    out[i] = select(-1.5f, x[i], (i & 1) != 0);
+}
+""",
+    """
+kernel void csc_select_uint_vector(const device uint3* x [[buffer(0)]], device uint3* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    out[i] = select(x[i], 7u, x[i] % 3u == 0u);
+}
+""",
+])
+
+
+def test_select_integer_scalar_beside_float4(device, rng):
+    n, limit = 9, 30  # the last vectors straddle the limit
+    x = rng.uniform(-2, 2, (n, 4)).astype(np.float32)
+    out = np.full((n, 4), np.nan, np.float32)
+    KS.get(device, "csc_select_int_scalar_first")(n, x, out, np.int32(limit))
+    index = np.arange(n)[:, None] * 4 + np.arange(4)
+    assert_equal(out, np.where(index < limit, x, np.float32(0)))
+
+
+def test_select_half_scalar_beside_half4(device, rng):
+    n = 16
+    x = rng.uniform(-2, 2, (n, 4)).astype(np.float16)
+    out = np.zeros((n, 4), np.float16)
+    KS.get(device, "csc_select_half_scalar_second")(n, x, out)
+    assert_equal(out, np.where(x > 0, np.float16(0.5), x))
+
+
+def test_select_scalar_with_bool_condition(device, rng):
+    n = 10
+    x = rng.uniform(-2, 2, (n, 2)).astype(np.float32)
+    out = np.zeros((n, 2), np.float32)
+    KS.get(device, "csc_select_float_literal_bool")(n, x, out)
+    assert_equal(out, np.where((np.arange(n) & 1)[:, None] != 0, x, np.float32(-1.5)))
+
+
+def test_select_unsigned_scalar_beside_uint3(device, rng):
+    n = 12
+    x = rng.integers(0, 100, (n, 4)).astype(np.uint32)  # uint3 takes 16 bytes
+    out = np.zeros((n, 4), np.uint32)
+    KS.get(device, "csc_select_uint_vector")(n, x, out)
+    assert_equal(out[:, :3], np.where(x[:, :3] % 3 == 0, np.uint32(7), x[:, :3]))

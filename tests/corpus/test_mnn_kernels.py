@@ -1,0 +1,189 @@
+"""MNN's Metal kernels (alibaba/MNN, source/backend/metal/shader: a source first surveyed for
+issue P2.0) run on metalcall against NumPy models written here. MNN builds each shader file
+as `#define MNN_METAL_FULL_PRECISION 0|1`, MetalDefine.metal, MetalConvolutionActivation.metal
+and the file (MNNMetalContext.mm, createLibrary): the test builds the same library from a
+scratch file that includes them in that order (nothing of the public source is copied here),
+with ftype = half (MNN's default, fp16 storage) and float (full precision). Arguments and
+grids follow MNN's host code (MetalLayerNorm.mm, MetalSoftmax.mm, MetalMatMul.mm,
+MetalReLU6.mm, MetalEltwise.mm)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corpus_support import corpus_root, kernel, require
+
+SHADERS = "mnn/source/backend/metal/shader"
+PRECISION = {"half": 0, "float": 1}  # MNN_METAL_FULL_PRECISION
+TYPES = {"half": np.float16, "float": np.float32}
+# ftype results: float's to a few ulps of float accumulation, half's to half's precision.
+TOL = {"float": dict(rtol=1e-5, atol=1e-6), "half": dict(rtol=2e-3, atol=2e-3)}
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    return tmp_path_factory.mktemp("mnn")
+
+
+# The kernels each test file calls, built together (one compile per file, ftype and device).
+KERNELS = {
+    "MetalLayerNorm.metal": ("layernorm_x1", "layernorm_x4", "layernorm_x1_rms", "layernorm_x4_rms"),
+    "MetalSoftmax.metal": ("softmax_plane", "softmax_on_reorder", "softmax_off_reorder"),
+    "MetalMatMul.metal": ("matmul", "matmul_bias"),
+    "MetalReLU6.metal": ("relu6", "relu"),
+    "MetalEltwise.metal": ("eltwise_add", "eltwise_prod", "eltwise_max"),
+}
+
+
+def mnn_kernel(device, scratch, shader, name, tname):
+    """The kernel `name` of MNN's library built from `shader`, ftype = tname."""
+    files = ["MetalDefine.metal", "MetalConvolutionActivation.metal", shader]
+    for f in files:
+        require(f"{SHADERS}/{f}")
+    root = (corpus_root() / SHADERS).resolve()
+    path = scratch / shader
+    if not path.exists():
+        path.write_text("".join(f'#include "{root / f}"\n' for f in files))
+    return kernel(device, path, name, defines=(f"MNN_METAL_FULL_PRECISION={PRECISION[tname]}",),
+                  also=KERNELS[shader])
+
+
+# ---- layer norm: a thread per element of (inside, outside); each thread reduces its row --------
+LAYERNORM = np.dtype([("inside", "<i4"), ("outside", "<i4"), ("eps", "<f4"), ("has_gamma_beta", "<i4")])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("x4", [False, True])
+@pytest.mark.parametrize("gamma_beta", [False, True])
+def test_layernorm(device, scratch, rng, tname, rms, x4, gamma_beta):
+    t = TYPES[tname]
+    inside, outside, eps = 24, 5, 1e-5
+    x = rng.uniform(-3, 3, (outside, inside)).astype(t)
+    gamma = rng.uniform(0.5, 1.5, inside).astype(np.float32)
+    beta = rng.uniform(-1, 1, inside).astype(np.float32)
+    out = np.zeros_like(x)
+    name = "layernorm_" + ("x4" if x4 else "x1") + ("_rms" if rms else "")
+    k = mnn_kernel(device, scratch, "MetalLayerNorm.metal", name, tname)
+    cst = np.array([(inside, outside, eps, int(gamma_beta))], LAYERNORM)[0]
+    k(((inside // 4) if x4 else inside, outside), x, out, cst, gamma, beta)
+    xd = x.astype(np.float64)
+    if rms:
+        norm = xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + eps)
+    else:
+        centred = xd - xd.mean(axis=1, keepdims=True)
+        norm = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
+    want = norm * gamma + beta if gamma_beta else norm
+    np.testing.assert_allclose(out.astype(np.float64), want, **TOL[tname])
+
+
+# ---- softmax: softmax_plane (any axis, plain layout), softmax_on_reorder (the channel axis of
+# NC4HW4: channels in slices of 4, the padding lanes of the last slice filtered out with
+# select(0, value, mask)), softmax_off_reorder (4 independent lanes along the axis) -----------
+SOFTMAX = np.dtype([("inside_size", "<i4"), ("axis_length", "<i4"), ("outside_size", "<i4"), ("flat_length", "<i4")])
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+def test_softmax_plane(device, scratch, rng, tname):
+    t = TYPES[tname]
+    outside, axis, inside = 3, 37, 6
+    x = rng.uniform(-5, 5, (outside, axis, inside)).astype(t)
+    out = np.zeros_like(x)
+    k = mnn_kernel(device, scratch, "MetalSoftmax.metal", "softmax_plane", tname)
+    k((inside, outside), x, out, np.array([(inside, axis, outside, axis)], SOFTMAX)[0])
+    np.testing.assert_allclose(out.astype(np.float64), softmax(x.astype(np.float64), 1), **TOL[tname])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("channels", [8, 13])
+def test_softmax_on_reorder(device, scratch, rng, tname, channels):
+    t = TYPES[tname]
+    batch, hw = 2, 5
+    slices = -(-channels // 4)
+    x = rng.uniform(-5, 5, (batch, channels, hw)).astype(t)
+    packed = np.full((batch, slices * 4, hw), 40, t)  # padding lanes hold a value larger than any
+    packed[:, :channels] = x
+    nc4 = np.ascontiguousarray(packed.reshape(batch, slices, 4, hw).transpose(0, 1, 3, 2))  # [n][c/4][hw][4]
+    out = np.zeros_like(nc4)
+    k = mnn_kernel(device, scratch, "MetalSoftmax.metal", "softmax_on_reorder", tname)
+    k((hw, batch), nc4, out, np.array([(hw, slices, batch, channels)], SOFTMAX)[0])
+    got = out.transpose(0, 1, 3, 2).reshape(batch, slices * 4, hw)[:, :channels]
+    np.testing.assert_allclose(got.astype(np.float64), softmax(x.astype(np.float64), 1), **TOL[tname])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+def test_softmax_off_reorder(device, scratch, rng, tname):
+    t = TYPES[tname]
+    outside, axis, inside = 2, 9, 3
+    x = rng.uniform(-5, 5, (outside, axis, inside, 4)).astype(t)
+    out = np.zeros_like(x)
+    k = mnn_kernel(device, scratch, "MetalSoftmax.metal", "softmax_off_reorder", tname)
+    k((inside, outside), x, out, np.array([(inside, axis, outside, axis)], SOFTMAX)[0])
+    np.testing.assert_allclose(out.astype(np.float64), softmax(x.astype(np.float64), 1), **TOL[tname])
+
+
+# ---- matmul: C (e x h) = A (e x l) @ B (l x h), transposes through strides (MetalMatMul.mm) --
+MATMUL = np.dtype([("mat_size", "<i4", (4,)), ("in_stride", "<i4", (4,))])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_matmul(device, scratch, rng, tname, transpose_a, transpose_b, bias):
+    t = TYPES[tname]
+    e, h, l = 7, 10, 19
+    a = rng.uniform(-1, 1, (e, l)).astype(t)
+    b = rng.uniform(-1, 1, (l, h)).astype(t)
+    bias_values = rng.uniform(-1, 1, h).astype(t)
+    a_in = np.ascontiguousarray(a.T) if transpose_a else a
+    b_in = np.ascontiguousarray(b.T) if transpose_b else b
+    stride = [1, e] if transpose_a else [l, 1]
+    stride += [l, 1] if transpose_b else [1, h]
+    out = np.zeros((e, h), t)
+    shape = np.array([([h, e, l, 0], stride)], MATMUL)[0]
+    k = mnn_kernel(device, scratch, "MetalMatMul.metal", "matmul_bias" if bias else "matmul", tname)
+    if bias:
+        k((h, e), a_in, b_in, bias_values, out, shape)
+    else:
+        k((h, e), a_in, b_in, out, shape)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    if bias:  # ftype(value) + bias: rounded to ftype, then added in ftype
+        want = want.astype(t).astype(np.float64) + bias_values
+    np.testing.assert_allclose(out.astype(np.float64), want, **TOL[tname])
+
+
+# ---- relu6 (clamp) and relu with a negative slope (MetalReLU6.mm: size in ftype4s) ------------
+RELU = np.dtype([("minV", "<f4"), ("maxV", "<f4"), ("size", "<i4"), ("remain", "<i4")])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+def test_relu6_and_leaky_relu(device, scratch, rng, tname):
+    t = TYPES[tname]
+    n = 33
+    x = rng.uniform(-8, 8, (n, 4)).astype(t)
+    out = np.zeros_like(x)
+    mnn_kernel(device, scratch, "MetalReLU6.metal", "relu6", tname)(n, x, out, np.array([(-1.5, 6, n, 0)], RELU)[0])
+    np.testing.assert_array_equal(out, np.clip(x, t(-1.5), t(6)))
+    mnn_kernel(device, scratch, "MetalReLU6.metal", "relu", tname)(n, x, out, np.array([(0.25, 0, n, 0)], RELU)[0])
+    np.testing.assert_array_equal(out, np.where(x > 0, x, x * t(0.25)))
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("op", ["add", "prod", "max"])
+def test_eltwise(device, scratch, rng, tname, op):
+    t = TYPES[tname]
+    n = 101
+    a = rng.uniform(-4, 4, n).astype(t)
+    b = rng.uniform(-4, 4, n).astype(t)
+    out = np.zeros(n, t)
+    k = mnn_kernel(device, scratch, "MetalEltwise.metal", f"eltwise_{op}", tname)
+    k(n + 27, a, b, out, np.array([n, 0, 0, 0], np.int32))  # threads past the size do nothing
+    want = {"add": a + b, "prod": a * b, "max": np.maximum(a, b)}[op]
+    np.testing.assert_array_equal(out, want)
