@@ -5,9 +5,13 @@ and the file (MNNMetalContext.mm, createLibrary): the test builds the same libra
 scratch file that includes them in that order (nothing of the public source is copied here),
 with ftype = half (MNN's default, fp16 storage) and float (full precision). Arguments and
 grids follow MNN's host code (MetalLayerNorm.mm, MetalSoftmax.mm, MetalMatMul.mm,
-MetalReLU6.mm, MetalEltwise.mm)."""
+MetalReLU6.mm, MetalEltwise.mm). MNN's newer kernels are MSL in C++ raw strings of its .hpp
+files, built at run time with ftype and other macros; the simdgroup layer norms of
+LayerNormSimdGroupShader.hpp are read from the public header at test time too."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -187,3 +191,74 @@ def test_eltwise(device, scratch, rng, tname, op):
     k(n + 27, a, b, out, np.array([n, 0, 0, 0], np.int32))  # threads past the size do nothing
     want = {"add": a + b, "prod": a * b, "max": np.maximum(a, b)}[op]
     np.testing.assert_array_equal(out, want)
+
+
+# ---- MNN's runtime shaders: MSL in C++ raw strings (R"metal(...)metal") of its .hpp files, built
+# with preprocessor macros for ftype (LayerNormSimdGroupShader.hpp: gLayerNormSgReduce, built by
+# MetalLayerNorm.mm with ftype, ftype4 and, for the RMS reductions, LN_SIMDS simdgroups) ---------
+RUNTIME = "mnn/source/backend/metal"
+
+
+def runtime_shader(scratch, header, string_name):
+    """MNN's shader string `string_name` of `header`, read from the public file at test time and
+    written to a scratch .metal file."""
+    text = require(f"{RUNTIME}/{header}").read_text()
+    m = re.search(r"\b" + string_name + r'\s*=\s*R"metal\((.*?)\)metal"', text, re.S)
+    assert m, f"{header} has no shader string {string_name} (the public file changed?)"
+    path = scratch / f"{string_name}.metal"
+    path.write_text(m.group(1))
+    return path
+
+
+LAYERNORM_SG = ("layernorm_in_all_sg", "layernorm_in_all_rms_sg", "layernorm_x1_sg", "layernorm_x4_sg",
+                "layernorm_c4_rms_sg")
+
+
+def layernorm_model(x, rms, gamma, beta, eps):
+    xd = x.astype(np.float64)
+    centred = xd if rms else xd - xd.mean(axis=1, keepdims=True)
+    norm = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
+    return norm * gamma + beta if gamma is not None else norm
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("name", ["layernorm_in_all_sg", "layernorm_in_all_rms_sg", "layernorm_x1_sg", "layernorm_x4_sg"])
+@pytest.mark.parametrize("gamma_beta", [False, True])
+def test_layernorm_simdgroup(device, scratch, rng, tname, name, gamma_beta):
+    """One simdgroup reduces each row with simd_sum: a threadgroup of 32 per row
+    (layernorm_in_all*) or per output element (layernorm_x1_sg, x4_sg: only lane 0 writes)."""
+    t = TYPES[tname]
+    inside, outside, eps = 100, 3, 1e-5  # rows longer than a simdgroup, not a multiple of it
+    x = rng.uniform(-3, 3, (outside, inside)).astype(t)
+    gamma = rng.uniform(0.5, 1.5, inside).astype(np.float32)
+    beta = rng.uniform(-1, 1, inside).astype(np.float32)
+    out = np.zeros_like(x)
+    path = runtime_shader(scratch, "LayerNormSimdGroupShader.hpp", "gLayerNormSgReduce")
+    k = kernel(device, path, name, defines=(f"ftype={tname}", f"ftype4={tname}4"), also=LAYERNORM_SG)
+    groups = {"layernorm_x1_sg": inside, "layernorm_x4_sg": inside // 4}.get(name, 1)
+    cst = np.array([(inside, outside, eps, int(gamma_beta))], LAYERNORM)[0]
+    k((groups * 32, outside), x, out, cst, gamma, beta, threadgroup=(32, 1))
+    want = layernorm_model(x, "rms" in name, gamma if gamma_beta else None, beta, eps)
+    np.testing.assert_allclose(out.astype(np.float64), want, **TOL[tname])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("simds", [1, 2, 4])
+def test_layernorm_c4_rms_simdgroups(device, scratch, rng, tname, simds):
+    """RMS norm of NC4HW4 rows (in[c4 * batch + row], 4 channels each) by LN_SIMDS simdgroups:
+    simd_sum, then the simdgroups' sums through threadgroup memory and a barrier."""
+    t = TYPES[tname]
+    batch, channels, eps = 3, 4 * 70, 1e-6
+    x = rng.uniform(-2, 2, (batch, channels)).astype(t)
+    gamma = rng.uniform(0.5, 1.5, channels).astype(np.float32)
+    beta = rng.uniform(-1, 1, channels).astype(np.float32)
+    c4 = np.ascontiguousarray(x.reshape(batch, channels // 4, 4).transpose(1, 0, 2))  # [c4][row][4]
+    out = np.zeros_like(c4)
+    path = runtime_shader(scratch, "LayerNormSimdGroupShader.hpp", "gLayerNormSgReduce")
+    k = kernel(device, path, "layernorm_c4_rms_sg", defines=(f"ftype={tname}", f"ftype4={tname}4", f"LN_SIMDS={simds}"),
+               also=LAYERNORM_SG)
+    cst = np.array([(channels, batch, eps, 1)], LAYERNORM)[0]
+    k((simds * 32, batch), c4, out, cst, gamma, beta, threadgroup=(simds * 32, 1))
+    got = out.transpose(1, 0, 2).reshape(batch, channels)
+    want = layernorm_model(x, True, gamma, beta, eps)
+    np.testing.assert_allclose(got.astype(np.float64), want, **TOL[tname])
