@@ -69,3 +69,45 @@ def test_select_unsigned_scalar_beside_uint3(device, rng):
     out = np.zeros((n, 4), np.uint32)
     KS.get(device, "csc_select_uint_vector")(n, x, out)
     assert_equal(out[:, :3], np.where(x[:, :3] % 3 == 0, np.uint32(7), x[:, :3]))
+
+
+# A conversion function names a type, not a function of that name (MLX's complex_t has
+# `operator vec<T, 2>() const thread`): the type stays usable as a type, in a program-scope
+# constant's initialiser and inside the conversion itself.
+CONVERSIONS = KernelSet([
+    """
+struct csc_pair {
+    float re, im;
+    constexpr operator vec<float, 2>() const thread { return vec<float, 2>(re, im); }
+    operator float4() const thread { return float4(re, im, -im, -re); }
+};
+struct csc_box { int v; };
+struct csc_wrap {
+    int v;
+    operator csc_box() const thread { return csc_box{v * 2}; }
+};
+constant float4 csc_offset = float4(0.5f);
+template <typename T> struct csc_traits { using complex_type = vec<T, 2>; };
+
+kernel void csc_conversion_operators(const device float2* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                     uint i [[thread_position_in_grid]]) {
+    using complex_type = typename csc_traits<float>::complex_type;
+    csc_pair p{x[i].x, x[i].y};
+    complex_type c = p;
+    float4 f = p;
+    csc_box b = csc_wrap{int(i)};
+    out[i] = c.x * 1000.0f + c.y * 100.0f + dot(f + csc_offset, float4(1, 2, 3, 4)) + float(b.v);
+}
+""",
+])
+
+
+def test_conversion_operators_name_types(device, rng):
+    n = 16
+    x = rng.integers(-4, 4, (n, 2)).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    CONVERSIONS.get(device, "csc_conversion_operators")(n, x, out)
+    re_, im = x[:, 0], x[:, 1]
+    f = np.stack([re_, im, -im, -re_], 1) + 0.5
+    want = re_ * 1000 + im * 100 + f @ np.array([1, 2, 3, 4], np.float32) + 2 * np.arange(n)
+    assert_equal(out, want.astype(np.float32))

@@ -131,6 +131,14 @@ std::size_t after_template_arguments(const std::vector<Token>& t, std::size_t op
   return std::string::npos;
 }
 
+// True when the identifier at i is the type a conversion function names: `operator NAME`,
+// `operator const NAME` (cv-qualifiers may come between).
+bool names_conversion_type(const std::vector<Token>& t, std::size_t i) {
+  std::size_t k = i;
+  while (k > 0 && (t[k - 1].is_identifier("const") || t[k - 1].is_identifier("volatile"))) --k;
+  return k > 0 && t[k - 1].is_identifier("operator");
+}
+
 }  // namespace
 
 bool is_keyword(const std::string& id) { return keywords().count(id) > 0; }
@@ -188,6 +196,9 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
       if (last != std::string::npos) d.types.insert(t[last].text);
     }
     if (member || is_keyword(x.text)) continue;
+    // `operator TYPE(...)`, `operator const TYPE<...>(...)`: a conversion function names a type,
+    // not a function called TYPE (MLX's complex_t: `operator vec<T, 2>() const thread`).
+    if (names_conversion_type(t, i)) continue;
     if (next && next->is("<") && i > 0 && !t[i - 1].is("::")) {
       // `name<float>(...) {`: an explicit specialisation is a definition of name.
       const std::size_t open = after_template_arguments(t, i + 1);
