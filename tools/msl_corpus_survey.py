@@ -2,11 +2,12 @@
 (and CUDA when present): for each .metal file, how many of its kernels compile and why
 the others fail.
 
-    python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...]
+    python tools/msl_corpus_survey.py FILE.metal [FILE ...] [-I DIR ...] [-D NAME=VALUE ...] [--prepend FILE ...]
                                       [--device cpu|cuda|all|nvrtc] [--checked] [--batch 64] [--jobs N] [--markdown]
 
 The files are read where they are (a scratch copy of the public repository; never put
-them in this project). Quoted #includes are inlined (searched next to the including file,
+them in this project); FILE may be `HEADER::NAME`, the raw string literal NAME of a C++ header
+(MSL kept in host code). Quoted #includes are inlined (searched next to the including file,
 then in the -I folders); <metal_*> includes are the prelude's; other angle includes are
 dropped. The result is expanded with the host preprocessor (__METAL_VERSION__ = 320, __METAL__
 and __HAVE_BFLOAT__ as metalcall predefines them, the -D macros) so that kernels made by macros can be counted: a kernel is a top-level
@@ -43,12 +44,25 @@ HOST_NAME = re.compile(r'host_name\s*\(\s*((?:"[^"]*"\s*)+)\)')  # adjacent lite
 PLAIN_KERNEL = re.compile(r'(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+(\w+)\s*\(')
 
 
+def read_source(path: Path) -> str:
+    """The file's text; for `HEADER::NAME`, the C++ raw string literal NAME of HEADER
+    (`NAME = R"tag(...)tag"`: MSL that a project keeps in its host code, as MNN does)."""
+    file, _, name = str(path).partition("::")
+    text = Path(file).read_text(errors="replace")
+    if not name:
+        return text
+    m = re.search(r"\b" + re.escape(name) + r'\s*=\s*R"(\w*)\((.*?)\)\1"', text, re.S)
+    if not m:
+        raise SystemExit(f"{file} has no raw string literal {name}")
+    return m.group(2)
+
+
 def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
     """The file's text with quoted includes inlined once each; <metal_*> and other angle
     includes removed, and quoted ones whose file name is in `drop`."""
     seen = set() if seen is None else seen
     out = []
-    for line in path.read_text(errors="replace").splitlines():
+    for line in read_source(path).splitlines():
         m = INCLUDE.match(line)
         if not m:
             out.append(line)
@@ -341,12 +355,21 @@ def reason_text(failed: dict, limit=3):
     return "; ".join(f"{n}x {r[:140]}" for r, n in counts.most_common(limit))
 
 
+def flatten_with_prepended(f: Path, args) -> str:
+    """The --prepend files, then the file, flattened as one text: how projects that join sources
+    build their libraries (MNN puts MetalDefine.metal before each shader, torchao its
+    common.metal before its kernels)."""
+    seen: set = set()
+    parts = [flatten(p.resolve(), args.include, seen, set(args.drop_include)) for p in args.prepend]
+    return "\n".join(parts + [flatten(f.resolve(), args.include, seen, set(args.drop_include))])
+
+
 def write_flat(args):
     """--write-flat: each file's text as one compile of the whole file sees it, no device needed."""
     args.write_flat.mkdir(parents=True, exist_ok=True)
     for f in args.files:
         name = str(f.relative_to(args.root)) if args.root else f.name
-        text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+        text = expand(flatten_with_prepended(f, args), args.defines)
         out = args.write_flat / name.replace("/", "__")
         out.write_text(HEADER + "\n".join(chunks(text)))
         print(out)
@@ -357,6 +380,8 @@ def main():
     ap.add_argument("files", nargs="+", type=Path)
     ap.add_argument("-I", dest="include", action="append", default=[], type=Path)
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--prepend", action="append", default=[], type=Path, help="a file put before each surveyed "
+                    "file (repeatable, in order), as a project joins sources into one library")
     ap.add_argument("--drop-include", action="append", default=[], help="leave out quoted includes of this file "
                     "name (to see what compiles once a known blocker is solved)")
     ap.add_argument("--device", default="all", help="cpu, cuda or all (the default: cpu, and cuda when present); nvrtc: "
@@ -397,7 +422,7 @@ def main():
         names.append(str(f.relative_to(args.root)) if args.root else str(f))
         helpers, kernels = [], []
         try:
-            text = expand(flatten(f.resolve(), args.include, drop=set(args.drop_include)), args.defines)
+            text = expand(flatten_with_prepended(f, args), args.defines)
             problems.append(None)
         except RuntimeError as e:
             text = ""

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The compile survey (tools/msl_corpus_survey.py) of each public MSL source docs/msl-corpus.md
+# records, with the files, include folders, macros and joined files each project builds with.
+#
+#   tools/msl_corpus_sources.sh DEVICE OUTDIR SOURCE...
+#
+# DEVICE: cpu, cuda or nvrtc (NVRTC without a GPU: $TRANSLATE_MAIN, default
+# /tmp/translate-main-work/translate_main, built by cpp/tests/translate/run.sh). OUTDIR gets
+# SOURCE.md (the survey's table) and SOURCE.err (its progress) for each source. SOURCE: mlx ggml
+# ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao, or all. The corpus
+# is read from $METALCALL_CORPUS, else .devcarry/corpus (docs/msl-corpus.md says how to fill it).
+# $SURVEY_OPTIONS is added to every survey (say, --jobs 16 on the GPU machine); each survey runs
+# at the lowest priority (nice) with a compile budget of 12 per file.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+device="$1" out="$(mkdir -p "$2" && cd "$2" && pwd)"
+shift 2
+corpus="${METALCALL_CORPUS:-$here/../.devcarry/corpus}"
+cd "$corpus" || { echo "no corpus at $corpus (docs/msl-corpus.md: The corpus and the commands)"; exit 77; }
+extra=()
+[ "$device" = nvrtc ] && extra=(--translate-main "${TRANSLATE_MAIN:-/tmp/translate-main-work/translate_main}")
+
+survey() {  # survey NAME ARGS...: one source's files and options
+  local name="$1"
+  shift
+  echo "== $name $(date -u +%T)"
+  # shellcheck disable=SC2086  # SURVEY_OPTIONS is a list of options
+  nice -n 15 python3 "$here/msl_corpus_survey.py" "$@" --root . --budget 12 --batch 128 --markdown \
+    --device "$device" "${extra[@]}" ${SURVEY_OPTIONS:-} > "$out/$name.md" 2> "$out/$name.err"
+  echo "   exit $? $(date -u +%T)"
+}
+
+mnn_shaders=mnn/source/backend/metal/shader
+mnn_host=mnn/source/backend/metal
+# MNN's runtime shaders are raw strings of its headers, built with ftype and the layer's sizes
+# as macros (a head dimension of 128, GQA groups of 4, 4 simdgroups: MetalAttention.mm and
+# MetalLinearAttention.mm pass these for common models).
+mnn_macros=(-D ftype=half -D ftype2=half2 -D ftype4=half4 -D ftype2x4=half2x4 -D ftype4x4=half4x4
+            -D MNN_METAL_FLOAT32_COMPUTER=1 -D MNN_METAL_FLOAT16_STORAGE=1 -D W_QUANT_4=1 -D SIMD_GROUP_MATRIX=1
+            -D SIMD_GROUP_REDUCE=1 -D GROUP_SIZE=4 -D HEAD_DIM=128 -D HEAD_K_DIM=128 -D HEAD_V_DIM=128
+            -D SIMD_ITERS=4 -D SIMDS_PER_TG=4 -D CK_CHUNK=64 -D SIMD_ITERS_K=4 -D CHUNK_BT=16 -D CK_DV=128 -D CK_W=32
+            -D DV_BLOCK=16 -D SIMD_ITERS_V=4 -D CK_DK=128)
+
+strings_of() {  # the HEADER::NAME of each MSL raw string in a header, but those named in $2
+  grep -o 'g[A-Za-z0-9]* = R"metal(' "$1" | sed 's/ = .*//' | grep -v -x -E "${2:-^$}" | sed "s|^|$1::|"
+}
+
+run_source() {
+  case "$1" in
+    mlx) survey mlx $(find mlx/mlx/backend/metal/kernels -name '*.metal' | sort) \
+           mlx/examples/extensions/axpby/axpby.metal -I mlx ;;
+    ggml) survey ggml ggml/src/ggml-metal/ggml-metal.metal -I ggml/src -I ggml/src/ggml-metal ;;
+    ggml-bf16) survey ggml-bf16 ggml/src/ggml-metal/ggml-metal.metal -I ggml/src -I ggml/src/ggml-metal \
+                 -D GGML_METAL_HAS_BF16=1 ;;
+    candle) survey candle $(ls candle/candle-metal-kernels/src/metal_src/*.metal | grep -v /utils.metal) \
+              -I candle/candle-metal-kernels/src/metal_src ;;
+    mistralrs) survey mistralrs $(find mistralrs -name '*.metal' | sort) ;;
+    tnn) survey tnn $(find tnn -name '*.metal' | sort) -I tnn/source ;;
+    # createLibrary (MNNMetalContext.mm): MetalDefine.metal and MetalConvolutionActivation.metal before each
+    mnn|mnn-fp32)
+      survey "$1" $(ls $mnn_shaders/*.metal | grep -v -E '/(MetalDefine|MetalConvolutionActivation)\.metal$') \
+        --prepend $mnn_shaders/MetalDefine.metal --prepend $mnn_shaders/MetalConvolutionActivation.metal \
+        -D MNN_METAL_FULL_PRECISION=$([ "$1" = mnn ] && echo 0 || echo 1) ;;
+    # MetalRasterAndInterpolate.mm's macros
+    mnn-render) survey mnn-render $(ls mnn/source/backend/metal/render/shader/*.metal) \
+                  -D LOCAL_SIZE=256 -D UNIT=8 -D BIN_NUMBER=16 -D TYPE=float4 ;;
+    mnn-runtime)
+      survey mnn-runtime $(for h in $mnn_host/*Shader.hpp; do strings_of "$h" 'gBasicConvPrefix|gConv1x1.*'; done) \
+        "${mnn_macros[@]}"
+      # MetalConvolution1x1.mm: gBasicConvPrefix before each of these
+      survey mnn-runtime-conv $(strings_of $mnn_host/ConvSimdGroupShader.hpp 'gBasicConvPrefix') \
+        --prepend $mnn_host/ConvSimdGroupShader.hpp::gBasicConvPrefix "${mnn_macros[@]}" ;;
+    # codegen/gen_metal_shader_lib.py joins the files, common.metal first
+    torchao) survey torchao $(ls torchao/torchao/experimental/kernels/mps/metal/*.metal | grep -v /common.metal) \
+               --prepend torchao/torchao/experimental/kernels/mps/metal/common.metal ;;
+    *) echo "unknown source $1"; return 2 ;;
+  esac
+}
+
+[ "$#" -eq 1 ] && [ "$1" = all ] && set -- mlx ggml ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao
+for s in "$@"; do run_source "$s"; done
