@@ -111,3 +111,37 @@ def test_conversion_operators_name_types(device, rng):
     f = np.stack([re_, im, -im, -re_], 1) + 0.5
     want = re_ * 1000 + im * 100 + f @ np.array([1, 2, 3, 4], np.float32) + 2 * np.arange(n)
     assert_equal(out, want.astype(np.float32))
+
+
+# Constants of half built from other types, which CUDA's __half does not construct in a
+# constant expression: a constexpr of a template's type parameter from an int expression
+# (mistral.rs's affine_quantize: `constexpr T n_bins = bits == 40 ? 15 : (1 << bits) - 1;`) and
+# program-scope half vectors from ints (TNN's `constant half4 Zero4 = half4(0, 0, 0, 0);`).
+HALF_CONSTANTS = KernelSet([
+    """
+static constant half4 csc_six4 = half4(6, 6, 6, 6);
+static constant float2 csc_from_half = float2(half2(0.5h, 3));
+constant constexpr half csc_three = 1 + 2;
+template <typename T, int bits>
+T csc_levels(T x) {
+    constexpr T n_bins = bits == 40 ? 15 : (1 << bits) - 1;
+    return x * n_bins;
+}
+kernel void csc_half_constants(const device half4* x [[buffer(0)]], device half4* out [[buffer(1)]],
+                               device float* f [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    out[i] = min(x[i], csc_six4) + half4(csc_levels<half, 3>(half(1)), csc_levels<half, 40>(half(1)),
+                                        csc_levels<float, 2>(1.0f), csc_three);
+    f[i] = csc_from_half.x + csc_from_half.y;
+}
+""",
+])
+
+
+def test_half_constants_from_other_types(device, rng):
+    n = 8
+    x = rng.uniform(0, 10, (n, 4)).astype(np.float16)
+    out = np.zeros((n, 4), np.float16)
+    f = np.zeros(n, np.float32)
+    HALF_CONSTANTS.get(device, "csc_half_constants")(n, x, out, f)
+    assert_equal(out, np.minimum(x, np.float16(6)) + np.array([7, 15, 3, 3], np.float16))
+    assert_equal(f, np.full(n, 3.5, np.float32))

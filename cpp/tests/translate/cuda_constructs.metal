@@ -28,6 +28,19 @@ static_assert(sum_op<half>::one - sum_op<half>::init == 1.0h && sum_op<half>::mi
 static_assert(sum_op<float>::one == 1.0f, "U(0) of float");
 constant constexpr half h_half = half(0.5f);
 
+// mistral.rs's affine_quantize: a constexpr of the type parameter from an int expression, and
+// TNN's program-scope half vectors from ints: both constant expressions (static initialisation).
+template <typename T, int bits>
+constexpr T n_bins() {
+    constexpr T n = bits == 40 ? 15 : (1 << bits) - 1;
+    return n;
+}
+static_assert(n_bins<half, 4>() == 15.0h && n_bins<half, 40>() == 15.0h && n_bins<float, 3>() == 7.0f, "int to T");
+constexpr half h_sum = 1 + 2;
+static_assert(h_sum == 3.0h, "int to half");
+static constant half4 h_ones = half4(1, 1, 1, 1);
+static constant float2 f_of_half = float2(half2(0.5h, 2));
+
 struct table { static constexpr constant float v[2] = {0.25f, 0.75f}; };
 constant constexpr const float table::v[2];
 

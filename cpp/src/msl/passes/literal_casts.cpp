@@ -92,4 +92,42 @@ std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& 
   return edits;
 }
 
+std::vector<ConstexprInitializer> constexpr_initializers(const std::vector<Token>& t,
+                                                         std::string (*renamed)(const std::string&)) {
+  const std::set<std::string> types = template_type_parameters(t);
+  static const std::set<std::string> before_type = {"static", "const", "constant", "thread", "threadgroup", "device",
+                                                    "inline"};
+  std::vector<ConstexprInitializer> found;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_identifier("constexpr")) continue;
+    std::size_t k = i + 1;
+    while (k < t.size() && t[k].kind == TokenKind::identifier && before_type.count(t[k].text)) ++k;
+    if (k + 3 >= t.size() || t[k].kind != TokenKind::identifier ||
+        !(t[k].text == "half" || types.count(t[k].text)) || t[k + 1].kind != TokenKind::identifier ||
+        !punct(t, k + 2, "=") || punct(t, k + 3, "{"))
+      continue;
+    std::size_t end = k + 3;
+    int depth = 0;
+    bool several = false;
+    for (; end < t.size(); ++end) {
+      if (t[end].is("(") || t[end].is("[") || t[end].is("{")) ++depth;
+      else if (t[end].is(")") || t[end].is("]") || t[end].is("}")) --depth;
+      else if (depth == 0 && t[end].is(",")) several = true;
+      else if (depth == 0 && t[end].is(";")) break;
+      if (depth < 0) break;
+    }
+    if (end >= t.size() || !t[end].is(";") || several || end == k + 3) continue;
+    // `N(lit)` and `static_cast<N>(lit)` alone are literal_cast_edits' already.
+    const std::size_t b = k + 3;
+    const bool cast = t[b].kind == TokenKind::identifier && (t[b].text == "half" || types.count(t[b].text)) &&
+                      literal_argument_end(t, b + 1) == end;
+    const bool static_cast_of_literal = t[b].is_identifier("static_cast") && punct(t, b + 1, "<") &&
+                                        punct(t, b + 3, ">") && literal_argument_end(t, b + 4) == end;
+    if (cast || static_cast_of_literal) continue;
+    found.push_back({b, end, renamed(t[k].text)});
+    i = end;
+  }
+  return found;
+}
+
 }  // namespace metalcall::msl

@@ -23,4 +23,20 @@ namespace metalcall::msl {
 std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,
                                                       std::string (*renamed)(const std::string&));
 
+/** The initialiser of a constexpr variable whose type is such an N: tokens [begin, end). */
+struct ConstexprInitializer {
+  std::size_t begin, end;
+  std::string type;  // N as the translation spells it
+};
+
+/**
+ * `constexpr N name = EXPR;` (static, const and address spaces may come first), N as above
+ * and EXPR not braced: mistral.rs's `constexpr T n_bins = bits == 40 ? 15 : (1 << bits) - 1;`
+ * with T = half converts an int to __half, no constant expression on CUDA. The translation
+ * writes EXPR as `metal::mtl_rt::literal_cast<N>::from((EXPR))`, the same conversion, constexpr.
+ * A declaration of several variables (a comma at the top level) is left as written.
+ */
+std::vector<ConstexprInitializer> constexpr_initializers(const std::vector<Token>& t,
+                                                         std::string (*renamed)(const std::string&));
+
 }  // namespace metalcall::msl

@@ -95,7 +95,23 @@ template <class To, class From> struct convert_impl {
 template <class T> struct convert_impl<T, T> {
   static METAL_FUNC constexpr T apply(const T& x) { return x; }
 };
-#if METAL_CUDA
+#if METAL_CUDA && METAL_HAS_BIT_CAST
+// constexpr, so that a program-scope constant of half vectors (TNN's `constant half4 Zero4 =
+// half4(0, 0, 0, 0)`) is initialised statically, as a __device__ variable must be; the same
+// conversions as at run time (metal_half_cuda.h).
+template <class To> struct convert_impl<To, __half> {
+  static METAL_FUNC constexpr To apply(const __half& x) {
+    if (__builtin_is_constant_evaluated()) return static_cast<To>(::metal::mtl_rt::half_value(x));
+    return static_cast<To>(__half2float(x));
+  }
+};
+template <class From> struct convert_impl<__half, From> {
+  static METAL_FUNC constexpr __half apply(const From& x) { return ::metal::mtl_rt::half_lit(static_cast<float>(x)); }
+};
+template <> struct convert_impl<__half, __half> {
+  static METAL_FUNC constexpr __half apply(const __half& x) { return x; }
+};
+#elif METAL_CUDA
 template <class To> struct convert_impl<To, __half> {
   static METAL_FUNC To apply(const __half& x) { return static_cast<To>(__half2float(x)); }
 };

@@ -101,6 +101,11 @@ Translation Translator::run() {
            return is_renamed_type(n) ? renamed_type(n) : n;
          }))
       active_edits_[index] = text;
+    const auto spelled = [](const std::string& n) { return is_renamed_type(n) ? renamed_type(n) : n; };
+    for (const auto& init : constexpr_initializers(t_, spelled)) {
+      text_before_[init.begin] += "metal::mtl_rt::literal_cast<" + init.type + ">::from((";
+      text_before_[init.end] = "))" + text_before_[init.end];
+    }
   }
 
   // Loop nests first, against the other rewrites only; their edits then replace the
