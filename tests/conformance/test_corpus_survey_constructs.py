@@ -122,6 +122,7 @@ HALF_CONSTANTS = KernelSet([
 static constant half4 csc_six4 = half4(6, 6, 6, 6);
 static constant float2 csc_from_half = float2(half2(0.5h, 3));
 constant constexpr half csc_three = 1 + 2;
+constant half csc_seven = 3 + 4;  // program-scope constant data (constexpr in the CUDA translation)
 template <typename T, int bits>
 T csc_levels(T x) {
     constexpr T n_bins = bits == 40 ? 15 : (1 << bits) - 1;
@@ -131,7 +132,7 @@ kernel void csc_half_constants(const device half4* x [[buffer(0)]], device half4
                                device float* f [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     out[i] = min(x[i], csc_six4) + half4(csc_levels<half, 3>(half(1)), csc_levels<half, 40>(half(1)),
                                         csc_levels<float, 2>(1.0f), csc_three);
-    f[i] = csc_from_half.x + csc_from_half.y;
+    f[i] = csc_from_half.x + csc_from_half.y + csc_seven;
 }
 """,
 ])
@@ -144,4 +145,4 @@ def test_half_constants_from_other_types(device, rng):
     f = np.zeros(n, np.float32)
     HALF_CONSTANTS.get(device, "csc_half_constants")(n, x, out, f)
     assert_equal(out, np.minimum(x, np.float16(6)) + np.array([7, 15, 3, 3], np.float16))
-    assert_equal(f, np.full(n, 3.5, np.float32))
+    assert_equal(f, np.full(n, 10.5, np.float32))

@@ -86,6 +86,7 @@ def main():
                        ("one=metal::mtl_rt::literal_cast<U>::from(1.0f);", "static_cast<U>(1.0f) as literal_cast"),
                        ("n=metal::mtl_rt::literal_cast<T>::from((bits==40?", "a constexpr T from an int"),
                        ("h_sum=metal::mtl_rt::literal_cast<mtl_half>::from((1+2));", "a constexpr half from an int"),
+                       ("h_of_int=metal::mtl_rt::literal_cast<mtl_half>::from((2*3));", "a constant half from an int"),
                        ("__shared__floatscratch[32];", "threadgroup storage without its initializer")]:
         if text not in flat2:
             failures.append(f"CUDA: {what} ({text!r} not found)")

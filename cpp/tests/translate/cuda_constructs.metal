@@ -38,6 +38,7 @@ constexpr T n_bins() {
 static_assert(n_bins<half, 4>() == 15.0h && n_bins<half, 40>() == 15.0h && n_bins<float, 3>() == 7.0f, "int to T");
 constexpr half h_sum = 1 + 2;
 static_assert(h_sum == 3.0h, "int to half");
+constant half h_of_int = 2 * 3;  // program-scope constant data: constexpr on CUDA
 static constant half4 h_ones = half4(1, 1, 1, 1);
 static constant float2 f_of_half = float2(half2(0.5h, 2));
 

@@ -95,11 +95,12 @@ std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& 
 std::vector<ConstexprInitializer> constexpr_initializers(const std::vector<Token>& t,
                                                          std::string (*renamed)(const std::string&)) {
   const std::set<std::string> types = template_type_parameters(t);
-  static const std::set<std::string> before_type = {"static", "const", "constant", "thread", "threadgroup", "device",
-                                                    "inline"};
+  static const std::set<std::string> before_type = {"static", "const", "constant", "constexpr", "thread",
+                                                    "threadgroup", "device", "inline"};
   std::vector<ConstexprInitializer> found;
   for (std::size_t i = 0; i < t.size(); ++i) {
-    if (!t[i].is_identifier("constexpr")) continue;
+    // constexpr, or constant: program-scope constant data is constexpr on CUDA (Target::constant_data_constexpr).
+    if (!t[i].is_identifier("constexpr") && !t[i].is_identifier("constant")) continue;
     std::size_t k = i + 1;
     while (k < t.size() && t[k].kind == TokenKind::identifier && before_type.count(t[k].text)) ++k;
     if (k + 3 >= t.size() || t[k].kind != TokenKind::identifier ||

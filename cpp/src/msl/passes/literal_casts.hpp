@@ -30,7 +30,8 @@ struct ConstexprInitializer {
 };
 
 /**
- * `constexpr N name = EXPR;` (static, const and address spaces may come first), N as above
+ * `constexpr N name = EXPR;` or `constant N name = EXPR;` (program-scope constant data is
+ * constexpr on CUDA; static, const and address spaces may come first), N as above
  * and EXPR not braced: mistral.rs's `constexpr T n_bins = bits == 40 ? 15 : (1 << bits) - 1;`
  * with T = half converts an int to __half, no constant expression on CUDA. The translation
  * writes EXPR as `metal::mtl_rt::literal_cast<N>::from((EXPR))`, the same conversion, constexpr.
