@@ -159,3 +159,26 @@ def test_checked_mode_only_on_cpu():
         if any(d.backend == backend for d in mc.get_devices()):
             with pytest.raises(mc.DeviceError, match="checked"):
                 mc.Device(backend, checked=True)
+
+
+TEMPLATE_FUNCTION_ARGUMENT_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+float twice(float x) { return 2.0f * x; }
+float plus_one(float x) { return x + 1.0f; }
+template <float (*F)(float)> float apply(float x) { return F(x); }
+template <int N, float (*F)(float), float (*G)(float)> float both(float x) { return G(F(x)) + float(N); }
+kernel void applied(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    thread float* p = &a[i];
+    a[i] = apply<&twice>(a[i]) + both<3, &twice, &plus_one>(*p);
+}
+"""
+
+
+def test_function_addresses_as_template_arguments(checked):
+    # Checked mode wraps `&x` of data in a checked pointer; a function's address given to a
+    # template (`apply<&twice>`) is no data, and was wrapped too (the call did not compile).
+    a = np.arange(8, dtype=np.float32)
+    expected = 2 * a + (2 * a + 1 + 3)
+    checked.compile(TEMPLATE_FUNCTION_ARGUMENT_SRC).applied(8, a)
+    np.testing.assert_array_equal(a, expected)

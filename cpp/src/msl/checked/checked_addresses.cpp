@@ -148,6 +148,8 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
     const std::size_t bracket = open_bracket(t, i);
     if (bracket != std::string::npos && t[bracket].is("[")) continue;  // a lambda's capture (`[=, &x]`)
+    // A template argument (`apply<&twice>`, `f<0, &g>`): a function's address, no memory's.
+    if (t[i - 1].is("<")) continue;
     // An argument a function template deduces its T from (`f(&x)` for `thread T* p`): the
     // raw pointer, unless its thread_arg takes the checked one.
     if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
@@ -209,7 +211,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     const Token& after = t[k + 1 + parens];
     // (`float a, &r = a;`: a reference declarator, not an address.)
     if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=") ||
-        after.is(".") || after.is("->") || after.is("["))
+        after.is(".") || after.is("->") || after.is("[") || after.is(">") || after.is(">>"))
       continue;
     // The parentheses go: `&(t[i])` is element_address(t, i).
     for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[k + p] = "";
