@@ -180,5 +180,6 @@ def test_function_addresses_as_template_arguments(checked):
     # template (`apply<&twice>`) is no data, and was wrapped too (the call did not compile).
     a = np.arange(8, dtype=np.float32)
     expected = 2 * a + (2 * a + 1 + 3)
-    checked.compile(TEMPLATE_FUNCTION_ARGUMENT_SRC).applied(8, a)
+    dev, _ = checked
+    dev.compile(TEMPLATE_FUNCTION_ARGUMENT_SRC).applied(8, a)
     np.testing.assert_array_equal(a, expected)

@@ -73,6 +73,24 @@ std::size_t open_bracket(const std::vector<Token>& t, std::size_t i) {
   return std::string::npos;
 }
 
+// Whether the token at i stands in the template argument list of a function template
+// (`apply<…, here, …>`), at that list's own level of parentheses and brackets.
+bool in_template_arguments(const std::vector<Token>& t, std::size_t i, const std::set<std::string>& templates) {
+  int depth = 0;
+  for (std::size_t j = i; j-- > 0;) {
+    if (t[j].is(")") || t[j].is("]")) {
+      ++depth;
+    } else if (t[j].is("(") || t[j].is("[")) {
+      if (depth-- == 0) return false;
+    } else if (t[j].is("<") && depth == 0) {
+      return j > 0 && t[j - 1].kind == TokenKind::identifier && templates.count(t[j - 1].text);
+    } else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) {
+      return false;
+    }
+  }
+  return false;
+}
+
 bool starts_name(const Token& tok) {
   static const char* const kNot[] = {"operator", "sizeof", "alignof", "new", "delete", "const", "volatile",
                                      "static_cast", "reinterpret_cast", "const_cast", "as_type", "decltype",
@@ -148,8 +166,9 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
     const std::size_t bracket = open_bracket(t, i);
     if (bracket != std::string::npos && t[bracket].is("[")) continue;  // a lambda's capture (`[=, &x]`)
-    // A template argument (`apply<&twice>`, `f<0, &g>`): a function's address, no memory's.
-    if (t[i - 1].is("<")) continue;
+    // A function template's argument (`apply<&twice>`, `both<0, &f, &g>`): a function's address,
+    // no memory's.
+    if (in_template_arguments(t, i, function_templates)) continue;
     // An argument a function template deduces its T from (`f(&x)` for `thread T* p`): the
     // raw pointer, unless its thread_arg takes the checked one.
     if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
@@ -211,7 +230,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     const Token& after = t[k + 1 + parens];
     // (`float a, &r = a;`: a reference declarator, not an address.)
     if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=") ||
-        after.is(".") || after.is("->") || after.is("[") || after.is(">") || after.is(">>"))
+        after.is(".") || after.is("->") || after.is("["))
       continue;
     // The parentheses go: `&(t[i])` is element_address(t, i).
     for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[k + p] = "";
