@@ -76,7 +76,12 @@ def test_sklearn_estimator_matches_numpy(device, name):
         g = got[key]
         if isinstance(value, np.ndarray) and value.ndim:
             assert isinstance(g, mnp.ndarray) and g.device == device, (key, type(g))
-        np.testing.assert_allclose(np.asarray(g), value, rtol=tol * 10, atol=tol * 10, err_msg=key)
+        g = np.asarray(g)
+        if name == "LinearDiscriminantAnalysis" and key == "transform":
+            # The discriminant axes are singular vectors, each defined up to its sign (scikit-learn
+            # does not fix it for LDA as it does for PCA): LAPACK and our Jacobi SVD may choose apart.
+            g = g * np.sign(np.sum(g * value, axis=0))
+        np.testing.assert_allclose(g, value, rtol=tol * 10, atol=tol * 10, err_msg=key)
 
 
 def test_array_api_compat_recognises_the_namespace(device):
