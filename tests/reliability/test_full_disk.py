@@ -77,7 +77,12 @@ def test_compiles_go_on_when_the_cache_disk_is_full(device, run_python, full_fol
     lines = r.stdout.splitlines()
     assert "ran" in lines, r.stdout + r.stderr
     warned = [line for line in lines if line.startswith("warning")]
-    assert len(warned) == 1 or (device.backend != "cpu" and not warned), r.stdout
+    if device.backend == "metal-sim":
+        # The simulator builds with the CPU backend ([cpu]) and preprocesses for its reflection
+        # ([metal-sim], as the Metal backend does): one warning per cache area that had no room.
+        assert 1 <= len(warned) <= 2 and len({line.split()[2] for line in warned}) == len(warned), r.stdout
+    else:
+        assert len(warned) == 1 or (device.backend != "cpu" and not warned), r.stdout
     for line in warned:
         assert line.startswith("warning CacheWarning"), line
         assert str(full_folder) in line and "No space left on device" in line, line
@@ -108,7 +113,7 @@ def test_a_clear_error_when_no_folder_can_take_a_file(device, run_python, tmp_pa
     r = run_python(code, env={"METALCALL_CACHE_DIR": str(tmp_path / "cache")}, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "usable" in r.stdout.splitlines(), r.stdout
-    if device.backend != "cpu":
+    if device.backend not in ("cpu", "metal-sim"):  # the simulator builds with the CPU backend
         # NVRTC builds in memory: the only files over the limit are cache entries, whose failed
         # writes are warnings (test_compiles_go_on_when_the_cache_disk_is_full), so it compiles.
         assert "compiled" in r.stdout.splitlines(), r.stdout + r.stderr
