@@ -5,6 +5,7 @@
 #include <set>
 
 #include "msl/analysis/call_graph.hpp"  // matching
+#include "msl/passes/loop_strips.hpp"
 
 namespace metalcall::msl {
 
@@ -94,6 +95,7 @@ std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
     const bool is_do = k.is_identifier("do");
     if (!is_do && !k.is_identifier("for") && !k.is_identifier("while")) continue;
     if (do_whiles.count(i)) continue;
+    if (is_strip_loop(t, i)) continue;  // a strip's inner loop: its outer loop has the check
     std::size_t body = i + 1;
     if (!is_do) {
       const std::size_t close = close_of(t, i + 1);

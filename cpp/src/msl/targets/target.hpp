@@ -120,6 +120,12 @@ class Target {
   virtual bool constant_data_constexpr() const { return false; }
 
   /**
+   * Loops are strip-mined (msl/passes/loop_strips.hpp) so that their stop check runs once
+   * per strip: the CPU, where a check in a loop keeps the compiler from vectorising it.
+   */
+  virtual bool strip_mines_loops() const { return false; }
+
+  /**
    * Declarations the entry point needs before the layout table (the CUDA target's
    * parameter block of kernel `index`); nothing for the CPU.
    */

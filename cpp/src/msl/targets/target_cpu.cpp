@@ -55,6 +55,7 @@ class CpuTarget : public Target {
 
   // Host memory has no address spaces: program-scope constant data is plain const.
   const char* program_scope_data() const override { return nullptr; }
+  bool strip_mines_loops() const override { return true; }
 
   // The launch carries no parameter block: args[i] points at parameter i's memory.
   void emit_parameter_block(std::ostream&, std::size_t, const std::vector<ParamSlot>&) const override {}

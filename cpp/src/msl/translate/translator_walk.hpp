@@ -21,6 +21,7 @@
 #include "msl/checked/checked_thread_params.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/lex/lexer.hpp"
+#include "msl/passes/loop_strips.hpp"
 #include "msl/lex/token_text.hpp"
 #include "msl/parse/signature_parser.hpp"
 #include "msl/parse/type_names.hpp"
@@ -52,6 +53,7 @@ class Translator {
         only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     rename_names_that_clash_with_target();
+    if (target_.strip_mines_loops()) t_ = strip_mine_loops(t_);
   }
 
   Translation run();
