@@ -478,7 +478,12 @@ void Translator::emit_user_code() {
       const bool is_static = i > 0 && t_[i - 1].is_identifier("static");
       const bool has_const = (i + 1 < t_.size() && t_[i + 1].is_identifier("const")) ||
                              (i + 2 < t_.size() && t_[i + 1].is_identifier("constexpr") && t_[i + 2].is_identifier("const"));
-      const std::string text = std::string(is_static ? "" : "static ") + (has_const ? "" : "const");
+      const bool has_constexpr = (i > 0 && t_[i - 1].is_identifier("constexpr")) ||
+                                 (i + 1 < t_.size() && t_[i + 1].is_identifier("constexpr"));
+      // A constant expression where program-scope data is constexpr (CUDA): data computed from a
+      // function constant (`constant float g = fc * 2;`) is constant-initialised from it.
+      const char* qualifier = has_constexpr ? "" : target_.constant_data_constexpr() ? "constexpr" : has_const ? "" : "const";
+      const std::string text = std::string(is_static ? "" : "static ") + qualifier;
       if (!text.empty()) emit(text, tok, true);
     } else if (id == "is_function_constant_defined" && i + 3 < t_.size() && t_[i + 1].is("(") &&
                t_[i + 3].is(")")) {
