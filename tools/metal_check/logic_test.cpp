@@ -333,9 +333,11 @@ void test_source_reflection() {
   const msl::SourceReflection r =
       msl::reflect_source(source, {{"WIDE", "1"}, {"T", "float"}}, preprocessor, metal_version_macro((3u << 16) + 1));
   expect(runs == 1, "a source with directives is preprocessed");
-  expect(seen.size() == 3 && seen[0] == std::make_pair(std::string("__METAL_VERSION__"), std::string("310")) &&
-             seen[1].first == "WIDE" && seen[2] == std::make_pair(std::string("T"), std::string("float")),
-         "the preprocessor gets __METAL_VERSION__ of the language version, then the defines");
+  // Apple's predefined macros for MSL 3.1 (__METAL__ from 3.0, __HAVE_BFLOAT__ from 3.1), then the defines.
+  expect(seen.size() == 5 && seen[0] == std::make_pair(std::string("__METAL_VERSION__"), std::string("310")) &&
+             seen[1].first == "__METAL__" && seen[2].first == "__HAVE_BFLOAT__" && seen[3].first == "WIDE" &&
+             seen[4] == std::make_pair(std::string("T"), std::string("float")),
+         "the preprocessor gets the macros Apple's compiler predefines for the language version, then the defines");
   expect(r.kernels.size() == 2 && r.kernels[0].name == "k" && r.kernels[1].name == "made",
          "the kernels are the preprocessed source's");
   expect(r.kernels[0].params.size() == 1 && r.kernels[0].params[0].type_name == "float" &&
