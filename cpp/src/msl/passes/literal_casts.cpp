@@ -95,8 +95,8 @@ std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& 
 std::vector<ConstexprInitializer> constexpr_initializers(const std::vector<Token>& t,
                                                          std::string (*renamed)(const std::string&)) {
   const std::set<std::string> types = template_type_parameters(t);
-  static const std::set<std::string> before_type = {"static", "const", "constant", "constexpr", "thread",
-                                                    "threadgroup", "device", "inline"};
+  static const auto& before_type = *new std::set<std::string>{"static", "const", "constant", "constexpr", "thread",
+                                                               "threadgroup", "device", "inline"};
   std::vector<ConstexprInitializer> found;
   for (std::size_t i = 0; i < t.size(); ++i) {
     // constexpr, or constant: program-scope constant data is constexpr on CUDA (Target::constant_data_constexpr).

@@ -22,19 +22,21 @@ bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
 
 // Functions a loop condition may call: conversions, vector constructors and pure functions.
 bool pure_callee(const std::string& name) {
-  static const std::set<std::string> functions = {"min", "max", "clamp", "abs", "absdiff", "select", "length",
-                                                  "dot", "popcount", "size", "all", "any", "isnan", "isinf",
-                                                  "floor", "ceil", "trunc", "round", "fabs", "fmin", "fmax"};
-  static const std::regex conversion("(u?(char|short|int|long)|float|half|bfloat|bool|size_t)[234]?");
+  // Never destroyed (tests/reliability/test_exit_safe_statics.py).
+  static const auto& functions =
+      *new std::set<std::string>{"min",   "max",   "clamp", "abs",   "absdiff", "select", "length",
+                                 "dot",   "popcount", "size", "all", "any",     "isnan",  "isinf",
+                                 "floor", "ceil",  "trunc", "round", "fabs",    "fmin",   "fmax"};
+  static const auto& conversion = *new std::regex("(u?(char|short|int|long)|float|half|bfloat|bool|size_t)[234]?");
   return functions.count(name) || std::regex_match(name, conversion);
 }
 
 // True when evaluating tokens [first, last) twice is the same as once: no assignment,
 // increment, block, string or call other than pure_callee's, and no comma outside a call.
 bool side_effect_free(const std::vector<Token>& t, std::size_t first, std::size_t last) {
-  static const std::set<std::string> operators = {"<", ">", "<=", ">=", "==", "!=", "&&", "||", "!", "+", "-", "*",
-                                                  "/", "%", "&", "|", "^", "~", "<<", ">>", "(", ")", "[", "]",
-                                                  ".", "->", "::", "?", ":", ","};
+  static const auto& operators =
+      *new std::set<std::string>{"<", ">", "<=", ">=", "==", "!=", "&&", "||", "!", "+", "-", "*", "/", "%", "&",
+                                 "|", "^", "~", "<<", ">>", "(", ")", "[", "]", ".", "->", "::", "?", ":", ","};
   if (first >= last) return false;
   int call_depth = 0;  // parentheses opened by a call (commas allowed inside)
   std::vector<bool> opened_by_call;
