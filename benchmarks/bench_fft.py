@@ -8,11 +8,11 @@ repeats, each ending with the result ready (mnp.synchronize / CuPy's stream sync
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import metalcall.numpy as mnp
+from mnp_bench_common import best, device_and_cupy
 
 CASES = [  # (name, shape, function, real input)
     ("fft 2^20 c64", (1 << 20,), "fft", False),
@@ -23,30 +23,13 @@ CASES = [  # (name, shape, function, real input)
 ]
 
 
-def best(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default=None)
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
-    if a.device:
-        mnp.set_default_device(a.device)
-    dev = mnp.default_device()
-    cp = None
-    if dev.backend == "cuda":
-        try:
-            import cupy as cp
-        except ImportError:
-            cp = None
+    dev, cp = device_and_cupy(a.device)
     print(f"device: {dev.name}; peers: NumPy{' and CuPy (cuFFT)' if cp else ''}")
     print(f"{'case':30s} {'mnp ms':>9s} {'numpy ms':>9s} {'np/mnp':>7s}" + (f" {'cupy ms':>9s} {'cp/mnp':>7s}" if cp else ""))
     rng = np.random.default_rng(0)

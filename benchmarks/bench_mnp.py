@@ -7,26 +7,12 @@ before timing; times are the best of warm repeats, each ending with the result r
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import metalcall.numpy as mnp
+from mnp_bench_common import best, device_and_cupy
 
-
-def best(fn, repeat):
-    # Warm up for 20 ms first: a GPU left idle (while the NumPy column ran) lowers its clocks,
-    # and the first calls after that run slower for every library measured.
-    end = time.perf_counter() + 0.02
-    fn()
-    while time.perf_counter() < end:
-        fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main():
@@ -36,23 +22,15 @@ def main():
     ap.add_argument("--matmul", nargs="*", type=int, default=[512, 1024])
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
-    if a.device:
-        mnp.set_default_device(a.device)
-    dev = mnp.default_device()
-    cp = None
-    if dev.backend == "cuda":
-        try:
-            import cupy as cp
-        except ImportError:
-            cp = None
+    dev, cp = device_and_cupy(a.device)
     print(f"device: {dev.name}; peers: NumPy{' and CuPy' if cp else ''}")
     print(f"{'case':32s} {'mnp ms':>9s} {'numpy ms':>9s} {'np/mnp':>7s}" + (f" {'cupy ms':>9s} {'cp/mnp':>7s}" if cp else ""))
 
     def row(name, f_mnp, f_np, f_cp):
-        tm, tn = best(f_mnp, a.repeat), best(f_np, a.repeat)
+        tm, tn = best(f_mnp, a.repeat, warm_seconds=0.02), best(f_np, a.repeat, warm_seconds=0.02)
         line = f"{name:32s} {tm * 1e3:9.3f} {tn * 1e3:9.3f} {tn / tm:7.2f}"
         if cp and f_cp:
-            tc = best(f_cp, a.repeat)
+            tc = best(f_cp, a.repeat, warm_seconds=0.02)
             line += f" {tc * 1e3:9.3f} {tc / tm:7.2f}"
         print(line, flush=True)
 

@@ -8,21 +8,12 @@ warm repeats, each ending with the result ready.
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import metalcall.numpy as mnp
+from mnp_bench_common import best, device_and_cupy
 
-
-def best(fn, repeat):
-    fn()  # warm: compiles, caches, clocks
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def cases(size, batches, dt):
@@ -73,15 +64,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=None, help="run the cases whose name starts with one of these")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    if a.device:
-        mnp.set_default_device(a.device)
-    dev = mnp.default_device()
-    cp = None
-    if dev.backend == "cuda":
-        try:
-            import cupy as cp
-        except ImportError:
-            cp = None
+    dev, cp = device_and_cupy(a.device)
     dt = np.dtype(a.dtype)
     tol = 2e-3 if dt == np.float32 else 1e-8
     batches = [tuple(int(v) for v in s.split("x")) for s in a.batches]
