@@ -321,13 +321,16 @@ std::string CudaQueue::stop_reason(const Submission& s) {
   return "";
 }
 
+std::string CudaQueue::timeout_reason() const {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", kernel_timeout_);
+  return std::string("it ran longer than the device's kernel_timeout of ") + seconds + " s, counted from the call";
+}
+
 void CudaQueue::watch_deadlines() {
   const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(kernel_timeout_));
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%g", kernel_timeout_);
-  const std::string why = std::string("it ran longer than the device's kernel_timeout of ") + seconds +
-                          " s, counted from the call";
+  const std::string why = timeout_reason();
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::uint64_t late = 0;
@@ -670,11 +673,8 @@ void CudaQueue::wait_before_copy_back(std::uint64_t ticket, const std::string& k
   while ((r = api().cuEventQuery(done)) == CUDA_ERROR_NOT_READY) {
     const Clock::time_point now = Clock::now();
     if (reason.empty()) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", kernel_timeout_);
       if (scoped && interrupt_requested()) reason = "interrupted";
-      else if (kernel_timeout_ > 0 && now - launched > timeout)
-        reason = std::string("it ran longer than the device's kernel_timeout of ") + seconds + " s, counted from the call";
+      else if (kernel_timeout_ > 0 && now - launched > timeout) reason = timeout_reason();
       // Its loops (and those of earlier calls still running, whose Completions then fail with
       // this reason) leave; the wait goes on until they have.
       if (!reason.empty()) stop(ticket, reason);

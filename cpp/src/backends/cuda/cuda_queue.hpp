@@ -96,6 +96,8 @@ class CudaQueue : public CompletionDriver {
   void stop(std::uint64_t ticket, const std::string& reason);
   /** Why a finished submission was stopped, or "" when it was not (mutex_ held). */
   std::string stop_reason(const Submission& s);
+  /** Why a call past kernel_timeout was stopped (its Completion's error says it). */
+  std::string timeout_reason() const;
   /** kernel_timeout's thread: stops submissions older than the timeout, every 10 ms. */
   void watch_deadlines();
   CUevent take_event(bool timed);

@@ -95,9 +95,7 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     const bool is_for = t[i].is_identifier("for"), is_while = t[i].is_identifier("while");
     if (t[i].is_identifier("do")) {
-      const std::size_t end = statement_end(t, i);
-      if (end < t.size()) do_whiles.insert(end);  // the do-while's `;`: its `while` is found below
-      const std::size_t body_end = statement_end(t, i + 1);
+      const std::size_t body_end = statement_end(t, i + 1);  // the do-while's `while` follows it
       if (body_end + 1 < t.size()) do_whiles.insert(body_end + 1);
       continue;
     }
