@@ -25,7 +25,7 @@ import metalcall.numpy as mnp
 from metalcall import _bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_common import Row, check, machine, measure, new_process_seconds, render  # noqa: E402
+from peers_common import Row, check, machine, measure, new_process_seconds, render, repeat, uninitialized_supported  # noqa: E402
 
 MUL = _bench.MUL_SOURCE
 LARGE_SOURCE = MUL + "".join(f"// filler line {i:04d} keeps the source large: " + "x" * 40 + "\n" for i in range(330))
@@ -56,22 +56,6 @@ def numba_kernels():
             out[i] = np.sin(x[i]) * y[i] + np.float32(2.0)
 
     return {"multiply": multiply, "total": total, "fused": fused, "version": numba.__version__}
-
-
-def uninitialized_supported(dev: mc.Device) -> bool:
-    """dev.empty(..., uninitialized=True) exists (not in metalcall before P2.2: runs of older builds skip it)."""
-    try:
-        dev.empty(1, np.float32, uninitialized=True)
-        return True
-    except TypeError:
-        return False
-
-
-def repeat(fn):
-    def run(number: int) -> None:
-        for _ in range(number):
-            fn()
-    return run
 
 
 def call_rows(dev: mc.Device, nb) -> list[Row]:

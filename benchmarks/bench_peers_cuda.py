@@ -28,7 +28,7 @@ import metalcall.numpy as mnp
 from metalcall import _bench
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_common import Row, check, machine, measure, new_process_seconds, render  # noqa: E402
+from peers_common import Row, check, machine, measure, new_process_seconds, render, repeat, uninitialized_supported  # noqa: E402
 
 MUL = _bench.MUL_SOURCE
 LARGE_SOURCE = MUL + "".join(f"// filler line {i:04d} keeps the source large: " + "x" * 40 + "\n" for i in range(330))
@@ -55,22 +55,6 @@ def peers(gpu: bool):
         except ImportError:
             pass
     return torch, cupy
-
-
-def uninitialized_supported(dev: mc.Device) -> bool:
-    """dev.empty(..., uninitialized=True) exists (not in metalcall before P2.2: runs of older builds skip it)."""
-    try:
-        dev.empty(1, np.float32, uninitialized=True)
-        return True
-    except TypeError:
-        return False
-
-
-def repeat(fn):
-    def run(number: int) -> None:
-        for _ in range(number):
-            fn()
-    return run
 
 
 def argument_rows(dev: mc.Device, torch, cupy) -> list[Row]:

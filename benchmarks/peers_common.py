@@ -20,6 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
+import metalcall as mc
+
 Run = Callable[[int], object]
 
 
@@ -126,3 +130,19 @@ def new_process_seconds(code: str, env: dict | None = None) -> float:
 def check(ok: bool, what: str) -> None:
     if not ok:
         raise AssertionError(f"wrong result: {what}")
+
+
+def uninitialized_supported(dev: mc.Device) -> bool:
+    """dev.empty(..., uninitialized=True) exists (not in metalcall before P2.2: runs of older builds skip it)."""
+    try:
+        dev.empty(1, np.float32, uninitialized=True)
+        return True
+    except TypeError:
+        return False
+
+
+def repeat(fn):
+    def run(number: int) -> None:
+        for _ in range(number):
+            fn()
+    return run
