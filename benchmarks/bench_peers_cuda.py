@@ -82,7 +82,7 @@ def argument_rows(dev: mc.Device, torch, cupy) -> list[Row]:
     rows.append(row)
     row = Row("three CuPy arrays as kernel arguments, 1 element, waited")
     if cupy:
-        ca, cb, cc = cupy.float32([3.0]), cupy.float32([4.0]), cupy.zeros(1, cupy.float32)
+        ca, cb, cc = cupy.asarray([3.0], cupy.float32), cupy.asarray([4.0], cupy.float32), cupy.zeros(1, cupy.float32)
         mul(1, ca, cb, cc)
         check(float(cc[0]) == 12.0, "CuPy arrays as arguments")
 
@@ -206,7 +206,7 @@ def replay_rows(dev: mc.Device, cupy) -> list[Row]:
     row.candidates.append(("one-by-one calls (metalcall, kept Completions)", one_by_one))
     if cupy:
         kernel = cupy.RawKernel(CUDA_MUL, "mul")
-        ca, cb, cc = cupy.float32([3.0]), cupy.float32([4.0]), cupy.zeros(1, cupy.float32)
+        ca, cb, cc = cupy.asarray([3.0], cupy.float32), cupy.asarray([4.0], cupy.float32), cupy.zeros(1, cupy.float32)
         stream = cupy.cuda.Stream(non_blocking=True)
         try:
             with stream:
