@@ -35,6 +35,17 @@ class Row:
     results: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # label -> (median, p10, p90)
     fixed: dict[str, float] = field(default_factory=dict)  # measured once elsewhere (cold compiles), seconds
     per: int = 1  # operations one run of a candidate does (results are per operation)
+    error: str = ""  # why the row could not be set up or measured (the table says so)
+
+    def as_json(self) -> dict:
+        """What a row measured, for a partial-results file (candidates' functions left out)."""
+        return {"what": self.what, "note": self.note, "results": self.results, "fixed": self.fixed,
+                "per": self.per, "error": self.error}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Row":
+        return cls(d["what"], note=d.get("note", ""), results={k: tuple(v) for k, v in d.get("results", {}).items()},
+                   fixed=d.get("fixed", {}), per=d.get("per", 1), error=d.get("error", ""))
 
 
 def _batch_size(run: Run, min_seconds: float) -> int:
@@ -79,6 +90,9 @@ def render(rows: list[Row]) -> str:
     lines = ["| what | metalcall (median, p10–p90) | peers (median, p10–p90) | metalcall / peer |",
              "|---|---|---|---|"]
     for row in rows:
+        if row.error:
+            lines.append(f"| {row.what} | failed: {row.error} | — | — |")
+            continue
         ours = [(k, v) for k, v in row.results.items() if k.startswith("metalcall")]
         peers = [(k, v) for k, v in row.results.items() if not k.startswith("metalcall")]
         ours += [(k, (v, v, v)) for k, v in row.fixed.items() if k.startswith("metalcall")]

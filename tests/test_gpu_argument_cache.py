@@ -111,16 +111,23 @@ def test_side_stream_producer_is_ordered_on_every_call(torch_cuda):
     dev = mc.Device("cuda")
     mul = dev.compile(SRC).mul
     n = 1 << 24
-    side = torch.cuda.Stream()
+    sides = [torch.cuda.Stream(), torch.cuda.Stream()]
     out = torch.zeros(n, device="cuda")
     a = torch.zeros(n, device="cuda")
-    for value in (3.0, 4.0, 5.0):  # the first call imports, the next ones hit the cache
+    # The first call imports, the next ones hit the cache; the producer's current stream
+    # changes between calls, so the order must follow what torch says at each call.
+    for call, value in enumerate((3.0, 4.0, 5.0, 6.0)):
+        side = sides[call % 2]
+        # torch's own rule: a side stream waits for the default stream's work on the tensors
+        # (the zero fills above, the check below); without it torch itself races.
+        side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             a.fill_(value)
             for _ in range(20):  # long enough to race with an unordered launch
                 a.mul_(1.0).add_(0.0)
             mul(n, a, a, out)  # a statement call waits
-        assert torch.all(out == value * value).item()
+        wrong = int((out != value * value).sum().item())
+        assert wrong == 0, f"call {call}: {wrong} of {n} results wrong (the kernel ran before the producer's work)"
 
 
 def test_interface_objects_and_their_streams(torch_cuda):
@@ -133,6 +140,7 @@ def test_interface_objects_and_their_streams(torch_cuda):
     out = torch.zeros(n, device="cuda")
     view_a, view_out = Interface(a, side.cuda_stream), Interface(out, side.cuda_stream)
     for value in (2.0, 7.0):
+        side.wait_stream(torch.cuda.current_stream())  # torch's rule for the default stream's zero fills
         with torch.cuda.stream(side):
             a.fill_(value)
             for _ in range(20):
@@ -161,7 +169,8 @@ def test_cupy_arrays_on_a_side_stream(cupy_cuda):
     stream = cupy.cuda.Stream(non_blocking=True)
     a = cupy.zeros(n, dtype=cupy.float32)
     out = cupy.zeros(n, dtype=cupy.float32)
-    for value in (3.0, 6.0):
+    cupy.cuda.Device().synchronize()  # the zero fills (default stream) before the side stream's work
+    for value in (3.0, 6.0, 9.0):  # an import, then cache hits
         with stream:  # CuPy's interface names its current stream: ours waits for it
             a.fill(value)
             for _ in range(10):

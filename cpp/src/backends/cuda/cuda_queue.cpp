@@ -365,11 +365,12 @@ void CudaQueue::wait_for_stream(CUstream other) {
   const Api& a = api();
   std::lock_guard<std::mutex> in_order(launch_mutex_);
   make_current(ctx_);
-  CUevent event = nullptr;
-  check(a.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-  CUresult r = a.cuEventRecord(event, other);
-  if (r == CUDA_SUCCESS) r = a.cuStreamWaitEvent(stream_, event, 0);
-  a.cuEventDestroy(event);  // the driver keeps it until the wait is resolved
+  // One event, recorded again for each producer: a wait already enqueued keeps the state the
+  // event had when it was enqueued, so re-recording never changes an earlier wait (and a call
+  // costs a record and a wait, not an event's creation and destruction too).
+  if (!order_event_) check(a.cuEventCreate(&order_event_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  CUresult r = a.cuEventRecord(order_event_, other);
+  if (r == CUDA_SUCCESS) r = a.cuStreamWaitEvent(stream_, order_event_, 0);
   if (r != CUDA_SUCCESS) {
     throw ArgumentError("[cuda] cannot order this device's stream after the producer's stream " +
                         std::to_string(reinterpret_cast<std::uintptr_t>(other)) + ": " + describe(r));

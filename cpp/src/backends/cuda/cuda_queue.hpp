@@ -120,7 +120,8 @@ class CudaQueue : public CompletionDriver {
   const double kernel_timeout_;
   StopWord& stop_word_;  // never freed, as the queue
   CUstream stream_ = nullptr;
-  std::mutex launch_mutex_;  // launches in submission order; guards host_staging_
+  std::mutex launch_mutex_;  // launches in submission order; guards host_staging_ and order_event_
+  CUevent order_event_ = nullptr;  // wait_for_stream's event, made on first use
   std::unique_ptr<HostStaging> host_staging_;  // created with the stream
   std::mutex mutex_;         // everything below
   std::uint64_t next_ticket_ = 1;
