@@ -6,7 +6,8 @@ raises ExecutionError saying why, the device computes exact values afterwards an
 their contents. A small grid with loops never holds the GIL, and the interpreter exits after
 a wait that gave up. Each case runs in a fresh interpreter with a timeout: a kernel that
 cannot be stopped fails the test instead of hanging it. On CUDA the same cases run when a GPU
-is present (the translator's loop checks read a stop word there every 1024 iterations)."""
+is present (the translator's loop checks read a stop word there every 1024 iterations of a loop
+nest: `nested` and `nested_blocks` run 10^6 iterations of their inner loops per outer one)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,24 @@ kernel void nested(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)
     for (ulong a = 0; a < n; ++a)
         for (uint b = 0; b < 1000u; ++b)
             for (uint c = 0; c < 1000u; ++c) x = next_value(x);
+    out[i] = x;
+}
+kernel void nested_blocks(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    ulong a = 0;
+    while (a < n) {
+        if (x != 7u) {
+            uint b = 0;
+            do {
+                switch (b & 1u) {
+                case 0: for (uint c = 0; c < 1000u; ++c) { x = next_value(x); } break;
+                default: { uint c = 0; while (c < 999u) { x = next_value(x); ++c; } }
+                }
+            } while (++b < 1000u);
+        }
+        ++a;
+    }
     out[i] = x;
 }
 kernel void with_barriers(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
@@ -174,7 +193,7 @@ check_usable(dev, lib, kept)
 
 
 @pytest.mark.parametrize("kernel, grid", [("for_loop", 1), ("while_loop", 1), ("do_loop", 1), ("in_helper", 1),
-                                          ("in_lambda", 1), ("nested", 1), ("for_loop", 1 << 16),
+                                          ("in_lambda", 1), ("nested", 1), ("nested_blocks", 1), ("for_loop", 1 << 16),
                                           ("with_barriers", 64)])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_wait_timeout_stops_the_kernel(run_python, backend, kernel, grid):

@@ -9,7 +9,8 @@ accumulator_elements.metal (the products into array elements that the CUDA trans
 the prelude with their array, msl/passes/accumulator_elements.hpp) and async_copies.metal (the
 device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies.hpp) and
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
-load_nest, msl/passes/product_nests.hpp). With NVRTC
+load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
+in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -32,6 +33,7 @@ ACCUMULATORS = HERE / "accumulator_elements.metal"
 TILES = HERE / "threadgroup_tiles.metal"
 ASYNC_COPIES = HERE / "async_copies.metal"
 NESTS = HERE / "product_nests.metal"
+LOOP_NESTS = HERE / "loop_nests.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -149,12 +151,22 @@ def main():
     if "_nest" in translate(exe, "cpu", NESTS):
         failures.append("CPU: a nest was handed over (CUDA's rewrite only)")
     print(f"translation: {products} product nests and {loads} load nests handed over for CUDA")
+    # Loop nests: every loop gets a check; those marked NESTED add their count to their outer loop's.
+    loop_nests = translate(exe, "cuda", LOOP_NESTS)
+    text = LOOP_NESTS.read_text()
+    checks, nested = loop_nests.count("__METALCALL_LOOP_CHECK("), loop_nests.count("__METALCALL_LOOP_NESTED(")
+    if (checks, nested) != (text.count("// NESTED") + text.count("// OWN"), text.count("// NESTED")):
+        failures.append(f"CUDA: {checks} loop checks and {nested} nested counts in {LOOP_NESTS.name}, expected "
+                        f"{text.count('// NESTED') + text.count('// OWN')} and {text.count('// NESTED')}")
+    failures += host_syntax_check(translate(exe, "cpu", LOOP_NESTS))
+    print(f"translation: {nested} loops of {checks} count into their nest for CUDA")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
-                           (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests)]:
+                           (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests),
+                           (LOOP_NESTS.name, loop_nests)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:

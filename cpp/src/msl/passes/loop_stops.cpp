@@ -84,12 +84,67 @@ std::size_t statement_end(const std::vector<Token>& t, std::size_t i) {
   return semicolon_from(t, i);
 }
 
+namespace {
+
+// One loop of the source, as loop_stop_edits sees it.
+struct Loop {
+  std::size_t keyword;     // `for`, `while` or `do`
+  std::size_t body;        // the body's first token (past pragmas)
+  std::size_t body_end;    // its last token
+  bool edited;             // gets a check (not handed to the prelude)
+};
+
+// True when the `{` at `open` opens a block statement of the function it is in: the body of
+// an if/for/while/switch/do/else, or a block after a statement or a label. Not a lambda's or
+// a local class's body, nor an initializer list.
+bool statement_block(const std::vector<Token>& t, std::size_t open) {
+  if (open == 0) return false;
+  const Token& prev = t[open - 1];
+  if (prev.kind == TokenKind::directive) return true;
+  if (prev.is_identifier("else") || prev.is_identifier("do")) return true;
+  if (prev.kind != TokenKind::punct) return false;
+  if (prev.is(";") || prev.is("{") || prev.is("}")) return true;
+  if (prev.is(":")) return open >= 2 && (t[open - 2].kind == TokenKind::identifier || t[open - 2].kind == TokenKind::number ||
+                                         t[open - 2].kind == TokenKind::character);  // a label or a case
+  if (!prev.is(")")) return false;
+  // The `(` of that `)`: a statement's header when an if/for/while/switch keyword precedes it.
+  std::size_t depth = 0, k = open - 1;
+  for (;; --k) {
+    if (t[k].kind == TokenKind::punct && t[k].is(")")) ++depth;
+    else if (t[k].kind == TokenKind::punct && t[k].is("(") && --depth == 0) break;
+    if (k == 0) return false;
+  }
+  if (k == 0) return false;
+  const Token& head = t[k - 1];
+  if (head.is_identifier("constexpr")) return k >= 2 && t[k - 2].is_identifier("if");
+  return head.is_identifier("if") || head.is_identifier("for") || head.is_identifier("while") ||
+         head.is_identifier("switch");
+}
+
+// True when the token at `inner` lies in `outer`'s body within the same function: every
+// bracket between them is a block statement, so the inner loop sees the outer loop's locals.
+bool in_same_function_body(const std::vector<Token>& t, const Loop& outer, std::size_t inner) {
+  if (inner < outer.body || inner > outer.body_end) return false;
+  std::vector<std::size_t> open;  // brackets opened after the body's first token, still open at `inner`
+  for (std::size_t k = outer.body + 1; k < inner; ++k) {
+    if (t[k].kind != TokenKind::punct) continue;
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) open.push_back(k);
+    else if ((t[k].is(")") || t[k].is("]") || t[k].is("}")) && !open.empty()) open.pop_back();
+  }
+  for (std::size_t k : open)
+    if (!t[k].is("{") || !statement_block(t, k)) return false;
+  return true;
+}
+
+}  // namespace
+
 std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
                                                    const std::function<bool(std::size_t)>& touched) {
   // Per token: the text that ends statements before it (closing braces), then the text
   // that opens new ones, each in source order; joined at the end.
   std::map<std::size_t, std::string> closing, opening;
   std::set<std::size_t> do_whiles;  // the `while` of each do-while: not a loop of its own
+  std::vector<Loop> loops;          // every loop so far, in source order
   for (std::size_t i = 0; i < t.size(); ++i) {
     const Token& k = t[i];
     const bool is_do = k.is_identifier("do");
@@ -108,18 +163,35 @@ std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
     const std::size_t end = is_do ? statement_end(t, i) : body_end;
     if (body_end == kNone || end == kNone || end + 1 >= t.size()) continue;
     if (is_do) do_whiles.insert(body_end + 1);
-    if (touched(i) || touched(body)) continue;  // handed whole to the prelude (product nests)
+    const bool edited = !touched(i) && !touched(body);  // else handed whole to the prelude (product nests)
+    // The innermost loop whose body holds this one, when in the same function: the nest's
+    // counter it adds its iterations to (CUDA), so that a nest of short loops checks as often
+    // as one long loop does.
+    const Loop* outer = nullptr;
+    for (auto it = loops.rbegin(); it != loops.rend() && !outer; ++it)
+      if (i >= it->body && i <= it->body_end) outer = &*it;
+    const bool nested = outer && outer->edited && in_same_function_body(t, *outer, i);
+    const std::string outer_name = nested ? "__metalcall_loop_" + std::to_string(outer->keyword) : "";
+    loops.push_back(Loop{i, body, body_end, edited});
+    if (!edited) continue;
     std::size_t start = i;
     while (start > 0 && is_pragma(t[start - 1])) --start;  // a pragma must stay right before its loop
     const std::string name = "__metalcall_loop_" + std::to_string(i);
     opening[start] += "{ __METALCALL_LOOP_STATE(" + name + ") ";
+    // A loop that ends where an outer one does is inside it: its closing text goes first.
+    const std::string exit = (nested ? " __METALCALL_LOOP_NESTED(" + outer_name + ", " + name + ")" : "") + " }";
     if (punct(t, body, "{")) {
       opening[body + 1] += " __METALCALL_LOOP_CHECK(" + name + ") ";
+      closing[end + 1] = exit + closing[end + 1];
     } else {
       opening[body_first] += "{ __METALCALL_LOOP_CHECK(" + name + ") ";
-      closing[body_end + 1] += " }";
+      if (is_do) {
+        closing[body_end + 1] = " }" + closing[body_end + 1];
+        closing[end + 1] = exit + closing[end + 1];
+      } else {
+        closing[end + 1] = " }" + exit + closing[end + 1];
+      }
     }
-    closing[end + 1] += " }";
   }
   std::map<std::size_t, std::string> edits;
   for (const auto& [index, text] : closing) edits[index] = text;

@@ -4,7 +4,9 @@
 // and no recursion, so every long run goes around a loop.
 //
 // __METALCALL_LOOP_STATE(n) opens the loop's block (a counter on CUDA, nothing on the CPU);
-// __METALCALL_LOOP_CHECK(n) starts each iteration. Neither runs during constant
+// __METALCALL_LOOP_CHECK(n) starts each iteration; __METALCALL_LOOP_NESTED(outer, n) follows a
+// loop nested in another of the same function (CUDA: the nest's count; nothing on the CPU,
+// where a loop checks each iteration or, strip-mined, at least once per entry). Neither runs during constant
 // evaluation (a loop in a constexpr function stays constant).
 #pragma once
 
@@ -38,12 +40,18 @@ __device__ __noinline__ void stop_check() {
 }
 }  // namespace mtl_rt
 }  // namespace metal
+// The counter counts a loop's iterations since its last check, and a nest's: an inner loop
+// adds its count to its outer loop's as it ends (__METALCALL_LOOP_NESTED), so a nest of short
+// loops (three of 1000) checks every ~1024 iterations of its innermost body too, not once
+// per 10^9. The inner loop's own counter starts at 0, so a short inner loop unrolled in full
+// still folds its checks away and costs one addition.
 #define __METALCALL_LOOP_STATE(n) unsigned n = 0u;
 #define __METALCALL_LOOP_CHECK(n)                                              \
-  if (__METALCALL_AT_RUN_TIME && __builtin_expect(++n == 1024u, 0)) {         \
+  if (__METALCALL_AT_RUN_TIME && __builtin_expect(++n >= 1024u, 0)) {         \
     n = 0u;                                                                    \
     ::metal::mtl_rt::stop_check();                                             \
   }
+#define __METALCALL_LOOP_NESTED(outer, n) outer += n;
 
 #else
 
@@ -61,6 +69,7 @@ __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&:
                                                                               &::metal::mtl_rt::no_stop_check};
 }
 #define __METALCALL_LOOP_STATE(n)
+#define __METALCALL_LOOP_NESTED(outer, n)
 #define __METALCALL_LOOP_CHECK(n) \
   if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
 
