@@ -152,6 +152,38 @@ void test_constant_offsets() {
   expect(count(plan, "set_buffer 1 offset 0 index 1") == 1, "the copy bound at offset 0:\n" + plan);
 }
 
+// P2.1 item 2, its last class: host memory inside a Buffer (a NumPy view of it), which core binds
+// as the Buffer at an offset, is that Buffer's MTLBuffer at the offset, never a staging copy; a
+// constant-space view at an offset Metal refuses gets an aligned copy, and a written device view
+// none.
+BoundArgument view(const std::shared_ptr<BufferStorage>& storage, std::size_t offset, std::size_t nbytes,
+                   bool written) {
+  BoundArgument a = buffer(storage, written);
+  a.offset = offset;
+  a.view_nbytes = nbytes;
+  return a;
+}
+
+void test_views_of_a_buffer() {
+  auto storage = std::make_shared<PlanBufferStorage>(std::malloc(4096), 4096, kDevice);
+  auto writer = program("writer", {buffer_param(0, "a")});
+  auto reader = program("reader", {buffer_param(0, "part", AddressSpace::constant), buffer_param(1, "out")});
+  std::vector<DispatchCommand> calls;
+  calls.push_back(call(writer, {view(storage, 16, 1024, true)}));
+  calls.push_back(call(writer, {buffer(storage, true)}));
+  calls.push_back(call(reader, {view(storage, 32, 64, false), view(storage, 512, 64, true)}));
+  const std::string plan = describe(make_plan(std::move(calls), target()));
+  expect(count(plan, "storage") == 1 && count(plan, "copy_in") == 0 && count(plan, "copy_back") == 0,
+         "views are the Buffer's own MTLBuffer, nothing staged:\n" + plan);
+  expect(count(plan, "set_buffer 0 offset 16 index 0") == 1 && count(plan, "set_buffer 0 offset 0 index 0") == 1,
+         "a device view bound at its offset, the Buffer at 0:\n" + plan);
+  expect(count(plan, "blit_copy buffer 0 offset 32 to buffer 1 offset 0 length 64") == 1 &&
+             count(plan, "set_buffer 1 offset 0 index 0") == 1 && count(plan, "set_buffer 0 offset 512 index 1") == 1,
+         "a constant view at offset 32 gets an aligned copy after the writers' pass:\n" + plan);
+  expect(plan.find("begin_blit") > plan.find("end_pass"), "the copy's blit pass follows the writers' pass:\n" + plan);
+  std::free(storage->data());
+}
+
 // P2.1 item 3: a call that reads a buffer through a texture after a call of the same pass wrote it.
 void test_texture_over_written_buffer() {
   auto storage = std::make_shared<PlanBufferStorage>(std::malloc(4096), 4096, kDevice);
@@ -320,6 +352,7 @@ int main() {
   test_gpu_failure_text();
   test_host_memory_shared_by_calls();
   test_constant_offsets();
+  test_views_of_a_buffer();
   test_texture_over_written_buffer();
   test_max_buffer_length();
   test_refusals();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer_directory.hpp"
 #include "metalcall/device.hpp"
 #include "metalcall/reflection.hpp"
 
@@ -118,6 +119,8 @@ class BufferStorage {
   bool shared() const { return shared_.load(std::memory_order_relaxed); }
   /** Counts nbytes() in `in_use` until destroyed (Device::allocate; `in_use` outlives the storage). */
   void count_in(std::atomic<std::size_t>* in_use);
+  /** Lists the memory in `directory` until destroyed (Device::allocate; `directory` outlives the storage). */
+  void list_in(BufferDirectory* directory, const std::shared_ptr<BufferStorage>& self);
   /**
    * Copies the first `n` bytes to `dst`: host memory or a new allocation of any
    * device (never overlapping). Called after wait_idle(). The default is memcpy;
@@ -143,6 +146,7 @@ class BufferStorage {
  private:
   const DeviceInfo* home_ = nullptr;  // backend devices live for the whole process
   std::atomic<std::size_t>* in_use_ = nullptr;  // a backend device's count: lives as long
+  BufferDirectory* directory_ = nullptr;         // a backend device's: lives as long
   std::atomic<bool> shared_{false};
   std::mutex mutex_;
   std::shared_ptr<CompletionState> last_use_;
@@ -176,6 +180,11 @@ class BackendLibrary {
 struct BoundArgument {
   ParamKind kind = ParamKind::builtin;
   std::shared_ptr<BufferStorage> buffer;  // a Buffer argument
+  // Host memory that lies inside a Buffer of the kernel's device (np.asarray(buf)[4:]) is that
+  // Buffer from `offset`, `view_nbytes` long: used in place, its hazards tracked on the Buffer.
+  // Like host memory, a call that binds one returns only when done (the caller reads the view).
+  std::size_t offset = 0;
+  std::size_t view_nbytes = 0;            // 0: not a view (the whole Buffer)
   void* host_data = nullptr;              // foreign host memory (used in place or copied)
   std::size_t host_nbytes = 0;
   bool written = false;                   // the kernel may write it
@@ -191,6 +200,8 @@ struct BoundArgument {
   void reset() {
     kind = ParamKind::builtin;
     buffer.reset();
+    offset = 0;
+    view_nbytes = 0;
     host_data = nullptr;
     host_nbytes = 0;
     written = false;
@@ -205,9 +216,14 @@ struct BoundArgument {
   void* address() const {
     // Textures and samplers reach translated kernels as descriptors (core/texture.cpp).
     if (kind == ParamKind::texture || kind == ParamKind::sampler) return const_cast<std::uint8_t*>(bytes.data());
-    if (buffer) return buffer->data();
+    if (buffer) return static_cast<char*>(buffer->data()) + offset;
     if (host_data) return host_data;
     return bytes.empty() ? nullptr : const_cast<std::uint8_t*>(bytes.data());
+  }
+  /** Bytes of a Buffer (or view of one) or of host memory the argument binds. */
+  std::size_t memory_nbytes() const {
+    if (buffer) return view_nbytes ? view_nbytes : buffer->nbytes();
+    return host_data ? host_nbytes : 0;
   }
 };
 
@@ -255,6 +271,8 @@ class BackendDevice {
   }
   /** Bytes of this device's live Buffers (BufferStorage::count_in). */
   std::atomic<std::size_t>& bytes_in_use() { return bytes_in_use_; }
+  /** Where this device's live Buffers are in host memory (BufferStorage::list_in). */
+  BufferDirectory& buffer_directory() { return buffer_directory_; }
   /**
    * Memory someone else owns that this device's kernels can use in place (a DLPack
    * or CUDA-array-interface import), kept with `owner`; null when this backend
@@ -322,6 +340,7 @@ class BackendDevice {
  private:
   std::mutex submit_mutex_;
   std::atomic<std::size_t> bytes_in_use_{0};
+  BufferDirectory buffer_directory_;
 };
 
 /**

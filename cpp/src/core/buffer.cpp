@@ -10,6 +10,41 @@ namespace metalcall {
 
 BufferStorage::~BufferStorage() {
   if (in_use_) in_use_->fetch_sub(nbytes_, std::memory_order_relaxed);
+  if (directory_) directory_->remove(this);
+}
+
+void BufferStorage::list_in(BufferDirectory* directory, const std::shared_ptr<BufferStorage>& self) {
+  if (directory_ || !directory || !host_visible_ || nbytes_ == 0) return;
+  directory_ = directory;
+  directory_->add(self);
+}
+
+// ---- BufferDirectory ----
+
+void BufferDirectory::add(const std::shared_ptr<BufferStorage>& storage) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // An entry at the same address is a storage being destroyed (its memory went back to a cache):
+  // its destructor will find this one is not its own.
+  by_start_[reinterpret_cast<std::uintptr_t>(storage->data())] = Entry{storage.get(), storage->nbytes(), storage};
+}
+
+void BufferDirectory::remove(const BufferStorage* storage) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_start_.find(reinterpret_cast<std::uintptr_t>(storage->data()));
+  if (it != by_start_.end() && it->second.storage == storage) by_start_.erase(it);
+}
+
+std::shared_ptr<BufferStorage> BufferDirectory::find(const void* data, std::size_t nbytes, std::size_t* offset) const {
+  const auto start = reinterpret_cast<std::uintptr_t>(data);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_start_.upper_bound(start);
+  if (it == by_start_.begin()) return nullptr;
+  --it;  // the last Buffer that starts at or before `data`
+  const std::uintptr_t inside = start - it->first;
+  if (inside >= it->second.nbytes || nbytes > it->second.nbytes - inside) return nullptr;
+  std::shared_ptr<BufferStorage> storage = it->second.live.lock();
+  if (storage) *offset = static_cast<std::size_t>(inside);
+  return storage;
 }
 
 void BufferStorage::count_in(std::atomic<std::size_t>* in_use) {

@@ -249,6 +249,7 @@ Buffer Device::allocate(std::size_t nbytes, bool zeroed) const {
   auto storage = zeroed ? backend.allocate(nbytes) : backend.allocate_uninitialized(nbytes);
   storage->set_home(&impl_->info());
   storage->count_in(&backend.bytes_in_use());
+  storage->list_in(&backend.buffer_directory(), storage);
   return Buffer(std::move(storage));
 }
 
@@ -332,7 +333,7 @@ bool Batch::recording() const { return impl_->recording(); }
 
 bool DispatchCommand::uses_host_memory() const {
   for (const auto& a : args)
-    if (a.host_data) return true;
+    if (a.host_data || a.view_nbytes) return true;
   return false;
 }
 

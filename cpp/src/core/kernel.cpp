@@ -356,8 +356,21 @@ void check_home(const KernelInfo& k, const ParamInfo& p, const BufferStorage& st
                       device_name(dev) + "; copy it there first with buf.to(device)");
 }
 
+// Host memory inside a Buffer of the kernel's device binds as that Buffer at an offset (core/buffer_directory.hpp).
+// The command owns the Buffer (the view may be let go while queued work still uses it).
+bool bind_view_of_buffer(const Argument& a, BufferDirectory& buffers, BoundArgument& out) {
+  if (a.kind != Argument::Kind::host || a.host_nbytes == 0) return false;
+  std::size_t offset = 0;
+  std::shared_ptr<BufferStorage> whole = buffers.find(a.host_data, a.host_nbytes, &offset);
+  if (!whole) return false;
+  out.buffer = std::move(whole);
+  out.offset = offset;
+  out.view_nbytes = a.host_nbytes;
+  return true;
+}
+
 void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool check_size, bool borrow,
-                 const DeviceInfo& dev, BoundArgument& out) {
+                 const DeviceInfo& dev, BufferDirectory& buffers, BoundArgument& out) {
   void* address = nullptr;
   std::size_t nbytes = 0;
   if (a.kind == Argument::Kind::buffer) {
@@ -386,8 +399,10 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     }
   }
   if (a.kind == Argument::Kind::host) {
-    out.host_data = a.host_data;
-    out.host_nbytes = a.host_nbytes;
+    if (!bind_view_of_buffer(a, buffers, out)) {
+      out.host_data = a.host_data;
+      out.host_nbytes = a.host_nbytes;
+    }
   } else if (a.kind != Argument::Kind::buffer) {
     throw ArgumentError(describe(k, p) + " is a pointer: pass a metalcall Buffer or an object with the buffer "
                         "protocol (NumPy array, array.array, bytearray, memoryview), not a scalar");
@@ -416,7 +431,7 @@ void check_grid_extent(const KernelInfo& k, const ParamInfo& p, const Argument& 
 }
 
 void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool borrow, const DeviceInfo& dev,
-                BoundArgument& out) {
+                BufferDirectory& buffers, BoundArgument& out) {
   // A writable `device T&` is memory the kernel writes: bind it in place, like a pointer.
   const bool writable_reference = p.kind == ParamKind::reference && !p.is_const;
   if (writable_reference && a.kind != Argument::Kind::buffer && a.kind != Argument::Kind::host) {
@@ -426,12 +441,12 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
   switch (a.kind) {
     case Argument::Kind::buffer:
       // Metal lets a buffer back a constant T&; bind it in place.
-      bind_buffer(k, p, a, true, borrow, dev, out);
+      bind_buffer(k, p, a, true, borrow, dev, buffers, out);
       out.written = writable_reference;
       return;
     case Argument::Kind::host:
       if (writable_reference) {
-        bind_buffer(k, p, a, true, borrow, dev, out);
+        bind_buffer(k, p, a, true, borrow, dev, buffers, out);
         return;
       }
       [[fallthrough]];
@@ -451,6 +466,10 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
         throw ArgumentError(describe(k, p) + ": the value holds " + std::string(to_string(a.host_scalar)) +
                             " but the kernel declares " + to_string(p.scalar));
       }
+      // A `constant T&` inside a Buffer reads it in place, as the Buffer itself would be: in a batch
+      // after a call that writes it, not as it was when this call was made.
+      const bool aligned = p.element_align <= 1 || reinterpret_cast<std::uintptr_t>(data) % p.element_align == 0;
+      if (p.kind == ParamKind::reference && aligned && bind_view_of_buffer(a, buffers, out)) return;
       out.bytes.assign(data, data + n);
       return;
     }
@@ -505,6 +524,7 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
   }
   check_grid(k, shape, empty_grid);
   const DeviceInfo& dev = kernel.device()->info();
+  BufferDirectory& buffers = kernel.device()->backend().buffer_directory();
 
   command.program = borrow ? borrowed(kernel.program()) : kernel.program();
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
@@ -528,11 +548,11 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
       continue;
     }
     if (p.kind == ParamKind::buffer) {
-      bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, out);
+      bind_buffer(k, p, args[i], !*empty_grid, borrow, dev, buffers, out);
       // Checked mode reports each access instead; here memory past the end would be overwritten.
       if (!*empty_grid && p.grid_indexed && !kernel.device()->options().checked) check_grid_extent(k, p, args[i], shape);
     }
-    else bind_value(k, p, args[i], borrow, dev, out);
+    else bind_value(k, p, args[i], borrow, dev, buffers, out);
   }
 
   std::size_t threadgroup_total = 0;

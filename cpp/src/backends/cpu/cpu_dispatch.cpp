@@ -156,7 +156,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   for (std::size_t i = 0; i < command.args.size(); ++i) {
     const BoundArgument& a = command.args[i];
     args[i] = a.address();
-    bytes[i] = a.buffer ? a.buffer->nbytes() : a.host_data ? a.host_nbytes
+    bytes[i] = a.buffer || a.host_data ? a.memory_nbytes()
                : a.kind == ParamKind::threadgroup_memory ? a.threadgroup_length : a.bytes.size();
     if (a.kind == ParamKind::threadgroup_memory) threadgroup_bytes += a.threadgroup_length;
   }

@@ -500,12 +500,13 @@ namespace {
 bool buffers_overlap(const DispatchCommand& command) {
   const auto& args = command.args;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].buffer || args[i].buffer->nbytes() == 0) continue;
-    const auto* a = static_cast<const char*>(args[i].buffer->data());
+    if (!args[i].buffer || args[i].memory_nbytes() == 0) continue;
+    // A view of a Buffer from its offset (a texture's buffer whole: offset 0, no view).
+    const auto* a = static_cast<const char*>(args[i].buffer->data()) + args[i].offset;
     for (std::size_t j = i + 1; j < args.size(); ++j) {
-      if (!args[j].buffer || args[j].buffer->nbytes() == 0 || !(args[i].written || args[j].written)) continue;
-      const auto* b = static_cast<const char*>(args[j].buffer->data());
-      if (a < b + args[j].buffer->nbytes() && b < a + args[i].buffer->nbytes()) return true;
+      if (!args[j].buffer || args[j].memory_nbytes() == 0 || !(args[i].written || args[j].written)) continue;
+      const auto* b = static_cast<const char*>(args[j].buffer->data()) + args[j].offset;
+      if (a < b + args[j].memory_nbytes() && b < a + args[i].memory_nbytes()) return true;
     }
   }
   return false;
@@ -594,7 +595,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
       default:
         if (arg.absent) break;  // left out by its function constant: the zeroed block holds null / zeros
         if (arg.buffer) {
-          void* p = arg.buffer->data();
+          void* p = arg.address();  // a Buffer, or a view of one at its offset
           block.put(slots[i].pointer, &p, sizeof p, k.name);
         } else if (arg.host_data) {
           Staging st = take_staging(arg.host_nbytes);

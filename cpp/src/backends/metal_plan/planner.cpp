@@ -268,9 +268,9 @@ class Planner {
                    CallPlan& p) {
     const bool writes = arg.written;
     if (arg.buffer) {
+      // A Buffer, or a view of one (host memory inside it) from its offset.
       const std::size_t buffer = storage_buffer(arg.buffer, kernel, param, "argument");
-      p.bindings.push_back(SetBuffer{buffer, 0, index});
-      p.accesses.push_back({buffer, 0, index, writes, false});
+      bind_at(buffer, arg.offset, arg.memory_nbytes(), writes, param, index, p);
     } else if (arg.host_data && arg.host_nbytes > 0) {
       bind_host_memory(arg, param, index, p);
     } else if (!arg.bytes.empty()) {
@@ -291,20 +291,26 @@ class Planner {
     const HostUnion& u = union_of(arg.host_data);
     const std::size_t offset = u.lead + static_cast<std::size_t>(static_cast<char*>(arg.host_data) - u.start);
     if (arg.written) copy_back(u, arg.host_data, arg.host_nbytes);
-    // setBuffer:offset: wants constant-space offsets at multiples of 256 bytes on macOS, device-space
-    // ones at multiples of the data type's alignment: elsewhere the call gets an aligned copy.
+    bind_at(u.buffer, offset, arg.host_nbytes, arg.written, param, index, p);
+  }
+
+  // `length` bytes of `buffer` from `offset`. setBuffer:offset: wants constant-space offsets at
+  // multiples of 256 bytes on macOS, device-space ones at multiples of the data type's alignment:
+  // elsewhere the call gets an aligned copy, made by a blit before its pass (and back after it).
+  void bind_at(std::size_t buffer, std::size_t offset, std::size_t length, bool writes, const ParamInfo& param,
+               std::uint32_t index, CallPlan& p) {
     const std::size_t alignment = param.address_space == AddressSpace::constant
                                       ? kConstantOffsetAlignment
                                       : std::max<std::size_t>(param.element_align, 1);
     if (offset % alignment == 0) {
-      p.bindings.push_back(SetBuffer{u.buffer, offset, index});
-      p.accesses.push_back({u.buffer, offset, index, arg.written, false});
+      p.bindings.push_back(SetBuffer{buffer, offset, index});
+      p.accesses.push_back({buffer, offset, index, writes, false});
       return;
     }
-    const std::size_t copy = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, arg.host_nbytes});
-    p.before.push_back(BlitBufferCopy{u.buffer, offset, copy, 0, arg.host_nbytes});
+    const std::size_t copy = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, length});
+    p.before.push_back(BlitBufferCopy{buffer, offset, copy, 0, length});
     p.bindings.push_back(SetBuffer{copy, 0, index});
-    if (arg.written) p.after.push_back(BlitBufferCopy{copy, 0, u.buffer, offset, arg.host_nbytes});
+    if (writes) p.after.push_back(BlitBufferCopy{copy, 0, buffer, offset, length});
   }
 
   void bind_texture(const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel, std::uint32_t index,

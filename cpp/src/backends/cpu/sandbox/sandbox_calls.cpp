@@ -64,8 +64,8 @@ void write_call(MessageWriter& w, const SandboxProgram& program, const DispatchC
       w.put_bytes(a.bytes.data(), a.bytes.size());
     } else if (a.buffer) {
       w.put(ArgPlace::arena);
-      w.put<std::uint64_t>(buffer_offset(*a.buffer, staging));
-      w.put<std::uint64_t>(a.buffer->nbytes());
+      w.put<std::uint64_t>(buffer_offset(*a.buffer, staging) + a.offset);  // a view of a Buffer: from its offset
+      w.put<std::uint64_t>(a.memory_nbytes());
     } else if (a.host_data) {
       w.put(ArgPlace::arena);
       w.put<std::uint64_t>(staging.offset_of(a.host_data));
