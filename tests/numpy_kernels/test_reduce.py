@@ -157,3 +157,29 @@ def test_moments_empty_is_nan(pdev):
 @pytest.mark.parametrize("shape", [(2, 7, 3), (1, 5000, 1), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
 def test_moments_kernel_variants(kdev, rng, shape):
     _moments(kdev, rng, np.float32, np.float32, shape, 1)
+
+
+@pytest.mark.parametrize("dtype, out", [(np.float64, np.float64), (np.int32, np.float64), (np.float16, np.float16),
+                                        (np.bool_, np.float32)])
+@pytest.mark.parametrize("shape", [(2, 7, 3), (1, 70000, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_mean_dtypes(pdev, rng, dtype, out, shape):
+    _mean(pdev, rng, dtype, out, shape)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 9000, 3), (700, 2, 1), (1, 70000, 1)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_mean_in_one_reduction(kdev, rng, shape):
+    _mean(kdev, rng, np.float32, np.float32, shape)
+
+
+def _mean(dev, rng, dtype, out, shape):
+    """reduce.mean: the sum divided by n in the last stage (one or two stages, every kernel shape)."""
+    if dev.backend == "metal" and np.dtype(out) == np.float64:
+        pytest.skip("Metal has no double")
+    x = sample(rng, shape, dtype)
+    o, n, i = shape
+    got = fetch(reduce.mean(dev, upload(dev, x), x.dtype, o, n, i, out), (o, i))
+    want = np.mean(x, axis=1, dtype=np.float64).astype(out)
+    assert got.dtype == np.dtype(out)
+    tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

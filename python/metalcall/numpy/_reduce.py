@@ -160,8 +160,14 @@ def mean(x, /, *, axis=None, keepdims=False, dtype=None):
     dt = _float_dtype(x, dtype)
     axes = _axes(axis, x.ndim)
     n = F.prod([x.shape[a] for a in axes])
-    s = _run(x, axis, keepdims, "sum", dt)
-    return s / n if n else s * float("nan")
+    if not n or x.dtype.kind == "c" or dt.kind == "c":
+        s = _run(x, axis, keepdims, "sum", dt)
+        return s / n if n else s * float("nan")
+    # One reduction whose last stage divides (accumulated in float for half, as NumPy does), not a
+    # sum and then a division kernel.
+    buf, outer, n, inner, kept = _layout(x, axes)
+    res = kernels("reduce").mean(x.device, buf, x.dtype, outer, n, inner, dt)
+    return _finish(res, kept, dt, x, axes, keepdims)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None):

@@ -331,6 +331,17 @@ def _convert(dev: mc.Device, src: mc.Buffer, count: int, src_dtype: np.dtype,
     return out
 
 
+def mean(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner: int, out_dtype: Any) -> mc.Buffer:
+    """The mean over n (n > 0) of the (outer, n, inner) array in `src`, as one reduction whose last
+    stage divides by n: accumulated in out_dtype (float for half), stored as out_dtype."""
+    T, D = np.dtype(dtype), np.dtype(out_dtype)
+    if D.kind != "f":
+        raise mc.ArgumentError(f"mean needs a floating out_dtype, got {D}")
+    if outer * inner == 0:
+        return cache.empty(dev, 0, D)
+    return _run(dev, src, "mean", T, cache.accumulator(D), D, outer, n, inner, [float(n)])
+
+
 def moments(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner: int,
             correction: float, out_dtype: Any) -> tuple[mc.Buffer, mc.Buffer]:
     """Mean and variance (sum of squared deviations / max(n - correction, 0)) over n, two-pass:
