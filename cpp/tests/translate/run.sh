@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds translate_main (an MSL file's CPU or CUDA translation: the MSL front end, core's
 # reflection names and the prelude's text, with g++ or $CXX) and checks the CUDA rewrites of
-# conditionals (check_translations.py) and which kernels run as fibers
-# (check_sync_reachability.py); with NVRTC (tools/nvrtc_check.py) it also compiles them, else
+# conditionals (check_translations.py), which kernels run as fibers
+# (check_sync_reachability.py) and which get CUDA's coarsened entry point
+# (check_coarsened_entries.py); with NVRTC (tools/nvrtc_check.py) it also compiles them, else
 # says why it skips that part. Build folder: $TRANSLATE_BUILD_DIR (default
 # /tmp/translate-main-work); rebuilt only where a source is newer. Exits non-zero on failure.
 set -u
@@ -34,4 +35,5 @@ fi
 status=0
 python3 "$here/check_translations.py" "$out/translate_main" || status=1
 python3 "$here/check_sync_reachability.py" "$out/translate_main" || status=1
+python3 "$here/check_coarsened_entries.py" "$out/translate_main" || status=1
 exit $status

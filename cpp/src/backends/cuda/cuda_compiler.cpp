@@ -247,6 +247,25 @@ CUfunction CudaProgram::unrestricted_function() const {
   return plain_fn_;
 }
 
+CUfunction CudaProgram::coarsened_function(bool overlapping) const {
+  if (exact_) return nullptr;  // barriers or SIMD-group functions: never coarsenable
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool& probed = overlapping ? plain_coarsened_probed_ : coarsened_probed_;
+  CUfunction& fn = overlapping ? plain_coarsened_fn_ : coarsened_fn_;
+  if (!probed) {
+    probed = true;
+    const std::shared_ptr<CudaModule> module = overlapping ? modules_->plain() : modules_->restricted();
+    const std::string symbol = msl::cuda_coarsened_symbol(entry_symbol_);
+    // Only kernels the translator proved coarsenable have one; a missing symbol is no error.
+    if (api().cuModuleGetFunction(&fn, module->handle(), symbol.c_str()) != CUDA_SUCCESS) fn = nullptr;
+    int max_threads = 0;
+    if (fn && (api().cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS ||
+               max_threads < static_cast<int>(kCoarsenedBlock)))
+      fn = nullptr;  // a launch of kCoarsenedBlock threads must fit (registers)
+  }
+  return fn;
+}
+
 namespace {
 
 // The module's layout table must describe a block the fields fit in: a cheap guard

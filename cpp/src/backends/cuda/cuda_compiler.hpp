@@ -77,6 +77,9 @@ struct ParamSlotOffsets {
   long long pointer = -1;
 };
 
+/** Threads per block of a coarsened launch (cuda_queue.cpp). */
+constexpr unsigned kCoarsenedBlock = 256;
+
 class CudaProgram : public Program {
  public:
   CudaProgram(KernelInfo info, std::shared_ptr<CudaModules> modules, std::string entry_symbol, CUfunction fn,
@@ -94,6 +97,12 @@ class CudaProgram : public Program {
   CUfunction function() const { return fn_; }
   /** The function for calls whose buffers overlap; builds the plain module on first use. */
   CUfunction unrestricted_function() const;
+  /**
+   * The coarsened entry point of function() or unrestricted_function() (`overlapping`), or null
+   * where the kernel has none (msl::cuda_coarsened_symbol: thread positions kCudaCoarsening at
+   * a time, buffers 16-byte aligned).
+   */
+  CUfunction coarsened_function(bool overlapping) const;
   /** Every block must be exactly one threadgroup (barriers or SIMD-group functions). */
   bool exact() const { return exact_; }
   std::size_t static_smem() const { return static_smem_; }
@@ -113,6 +122,8 @@ class CudaProgram : public Program {
   std::size_t block_bytes_;
   mutable std::mutex mutex_;
   mutable CUfunction plain_fn_ = nullptr;
+  mutable CUfunction coarsened_fn_ = nullptr, plain_coarsened_fn_ = nullptr;
+  mutable bool coarsened_probed_ = false, plain_coarsened_probed_ = false;
 };
 
 /** The program of `kernel` in loaded modules: function, layout and limits on this GPU. */

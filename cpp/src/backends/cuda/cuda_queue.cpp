@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "backends/cuda/cuda_compiler.hpp"
+#include "backends/cuda/cuda_launch.hpp"
 #include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
@@ -490,58 +491,6 @@ void CudaQueue::copy_to_host(void* dst, CUdeviceptr src, std::size_t n) {
   check(api().cuMemcpyDtoHAsync(dst, src, n, stream_), "copying a result back from the GPU");
 }
 
-// ---- enqueue's helpers: the parameter block and the choice of build ----
-
-namespace {
-
-// True when two memory arguments' byte ranges intersect and the kernel may write one
-// of them: such a call must run the build without restrict. (Staged host memory has
-// its own device copy, so only Buffers can overlap.)
-bool buffers_overlap(const DispatchCommand& command) {
-  const auto& args = command.args;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].buffer || args[i].memory_nbytes() == 0) continue;
-    // A view of a Buffer from its offset (a texture's buffer whole: offset 0, no view).
-    const auto* a = static_cast<const char*>(args[i].buffer->data()) + args[i].offset;
-    for (std::size_t j = i + 1; j < args.size(); ++j) {
-      if (!args[j].buffer || args[j].memory_nbytes() == 0 || !(args[i].written || args[j].written)) continue;
-      const auto* b = static_cast<const char*>(args[j].buffer->data()) + args[j].offset;
-      if (a < b + args[j].memory_nbytes() && b < a + args[i].memory_nbytes()) return true;
-    }
-  }
-  return false;
-}
-
-// The parameter space a launch may use: 4 KiB everywhere, 32764 bytes with a CUDA 12.1+
-// driver on Volta or later.
-std::size_t parameter_limit(const DeviceProps& props) {
-  return api().driver_version >= 12010 && props.cc_major >= 7 ? METALCALL_CUDA_PARAM_BYTES_LARGE
-                                                                : METALCALL_CUDA_PARAM_BYTES_BASE;
-}
-
-// A kernel's parameter block, on the stack when small.
-class ParameterBlock {
- public:
-  explicit ParameterBlock(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > sizeof(small_)) large_.reset(new unsigned char[bytes]);
-    std::memset(data(), 0, bytes);
-  }
-  unsigned char* data() { return large_ ? large_.get() : small_; }
-  /** Copies `n` bytes to `offset`; the layout table guarantees the fields fit. */
-  void put(long long offset, const void* src, std::size_t n, const std::string& kernel) {
-    if (offset < 0 || static_cast<std::size_t>(offset) + n > bytes_)
-      throw DeviceError("[cuda] kernel '" + kernel + "': an argument does not fit its parameter block field");
-    std::memcpy(data() + offset, src, n);
-  }
-
- private:
-  std::size_t bytes_;
-  alignas(16) unsigned char small_[512];
-  std::unique_ptr<unsigned char[]> large_;
-};
-
-}  // namespace
-
 // Enqueues one dispatch (possibly several launches) on the stream.
 void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& staging, std::uint64_t ticket) {
   const auto launched = std::chrono::steady_clock::now();
@@ -575,6 +524,11 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
     std::size_t bytes;
   };
   std::vector<CopyBack> copy_back;
+  bool aligned = true;  // every address in the block is 16-byte aligned (a coarsened launch needs it)
+  auto put_pointer = [&](std::size_t i, void* p) {
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+    block.put(slots[i].pointer, &p, sizeof p, k.name);
+  };
   for (std::size_t i = 0; i < command.args.size(); ++i) {
     const BoundArgument& arg = command.args[i];
     switch (arg.kind) {
@@ -595,14 +549,12 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
       default:
         if (arg.absent) break;  // left out by its function constant: the zeroed block holds null / zeros
         if (arg.buffer) {
-          void* p = arg.address();  // a Buffer, or a view of one at its offset
-          block.put(slots[i].pointer, &p, sizeof p, k.name);
+          put_pointer(i, arg.address());  // a Buffer, or a view of one at its offset
         } else if (arg.host_data) {
           Staging st = take_staging(arg.host_nbytes);
           staging.push_back(st);
           if (arg.host_nbytes) copy_to_device(st.ptr, arg.host_data, arg.host_nbytes);
-          void* p = reinterpret_cast<void*>(st.ptr);
-          block.put(slots[i].pointer, &p, sizeof p, k.name);
+          put_pointer(i, reinterpret_cast<void*>(st.ptr));
           if (arg.written && arg.host_nbytes) copy_back.push_back({arg.host_data, st.ptr, arg.host_nbytes});
         } else {
           block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
@@ -636,8 +588,27 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
     if (program.exact() && grid % tg) segments[d].push_back({whole, 1, grid % tg});
   }
   // The build with restrict buffers, unless this call's buffers overlap.
-  const CUfunction fn = buffers_overlap(command) ? program.unrestricted_function() : program.function();
+  const bool overlapping = buffers_overlap(command);
+  const CUfunction fn = overlapping ? program.unrestricted_function() : program.function();
   void* params[] = {block.data()};
+  // A kernel the translator proved coarsenable, on a 1-D grid large enough to fill the GPU with a
+  // quarter of the threads: its coarsened entry point (cuda_abi.hpp), one launch.
+  const CUfunction coarse = aligned && command.grid[1] == 1 && command.grid[2] == 1 &&
+                                    command.grid[0] >= kCoarsenFrom
+                                ? program.coarsened_function(overlapping)
+                                : nullptr;
+  if (coarse) {
+    const std::uint64_t threads = (std::uint64_t(command.grid[0]) + msl::kCudaCoarsening - 1) / msl::kCudaCoarsening;
+    const auto blocks = static_cast<unsigned>((threads + kCoarsenedBlock - 1) / kCoarsenedBlock);
+    block.put(0, &L, sizeof L, k.name);
+    const CUresult r = a.cuLaunchKernel(coarse, blocks, 1, 1, kCoarsenedBlock, 1, 1, 0, stream_, params, nullptr);
+    if (r != CUDA_SUCCESS) {
+      throw ExecutionError("[cuda] launching kernel '" + k.name + "' (" + std::to_string(blocks) + " blocks of " +
+                           std::to_string(kCoarsenedBlock) + ", " + std::to_string(msl::kCudaCoarsening) +
+                           " threads each) failed: " + describe(r));
+    }
+    segments[0].clear();  // nothing more to launch
+  }
   for (const auto& sx : segments[0])
     for (const auto& sy : segments[1])
       for (const auto& sz : segments[2]) {

@@ -56,4 +56,13 @@ METALCALL_CUDA_ABI_DEFINITION
 namespace metalcall::msl {
 /** The parameter block's type of kernel number `index`. */
 inline std::string cuda_params_type(std::size_t index) { return "metalcall_params_" + std::to_string(index); }
+
+/**
+ * The coarsened entry point of a kernel that allows one (entry_points.hpp, coarsenable): the
+ * same parameter block, a 1-D launch of ceil(grid.x / kCudaCoarsening) threads in any block
+ * size, each running thread positions kCudaCoarsening * t ... + kCudaCoarsening - 1 (those below
+ * grid.x) in order; every buffer address must be 16-byte aligned. Named entry + this suffix.
+ */
+constexpr unsigned kCudaCoarsening = 4;
+inline std::string cuda_coarsened_symbol(const std::string& entry) { return entry + "_x4"; }
 }  // namespace metalcall::msl

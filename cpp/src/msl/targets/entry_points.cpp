@@ -96,8 +96,9 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
 }
 
 // Declarations of the kernel's arguments from the launch (into `o`), and the call's argument list.
+// `aligned`: buffer addresses are written as assumed 16-byte aligned (the runtime checked them).
 std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k,
-                                        bool checked, const Target& target) {
+                                        bool checked, const Target& target, bool aligned = false) {
   std::vector<std::string> call_args;
   for (const auto& p : k.params) {
     const std::string var = "mtl_p" + std::to_string(p.info.position);
@@ -105,8 +106,9 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
     switch (p.info.kind) {
       case ParamKind::buffer:
       case ParamKind::threadgroup_memory: {
-        const std::string address = p.info.kind == ParamKind::buffer ? target.buffer_address(p.info)
-                                                                     : target.threadgroup_address(p.info);
+        std::string address = p.info.kind == ParamKind::buffer ? target.buffer_address(p.info)
+                                                               : target.threadgroup_address(p.info);
+        if (aligned && p.info.kind == ParamKind::buffer) address = "__builtin_assume_aligned(" + address + ", 16)";
         if (checked) {
           emit_checked_param(o, t, k, p, var, address);
         } else {
@@ -173,8 +175,29 @@ std::string call_text(const std::vector<Token>& t, const ParsedKernel& k, const 
 
 }  // namespace
 
+bool coarsenable(const ParsedKernel& k, bool uses_fibers, bool checked, bool straight_line_source) {
+  if (uses_fibers || checked || !straight_line_source) return false;
+  bool position = false;
+  for (const auto& p : k.params) {
+    switch (p.info.kind) {
+      case ParamKind::buffer:
+      case ParamKind::value:
+      case ParamKind::reference:
+        break;
+      case ParamKind::builtin:
+        if (p.info.builtin != Builtin::thread_position_in_grid || p.info.vector_width != 1) return false;
+        position = true;
+        break;
+      default:  // textures, samplers, threadgroup memory
+        return false;
+    }
+  }
+  return position;
+}
+
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
-                      const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target) {
+                      const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target,
+                      bool straight_line_source) {
   target.emit_parameter_block(o, index, parameter_slots(t, k));
   emit_layout_table(o, t, k, index, target);
   EntryPoint entry;
@@ -184,6 +207,12 @@ void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const Parsed
   std::ostringstream setup;
   entry.call = call_text(t, k, qualified_name, argument_setup(setup, t, k, checked, target));
   entry.argument_setup = setup.str();
+  if (target.emits_coarsened_entries() && coarsenable(k, uses_fibers, checked, straight_line_source)) {
+    std::ostringstream aligned;
+    argument_setup(aligned, t, k, checked, target, /*aligned=*/true);
+    entry.coarsenable = true;
+    entry.aligned_argument_setup = aligned.str();
+  }
   target.emit_entry_point(o, entry);
 }
 

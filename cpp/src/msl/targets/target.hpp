@@ -20,6 +20,10 @@ struct EntryPoint {
   bool uses_fibers = false;    // barriers or SIMD-group functions: threads must wait for each other
   std::string argument_setup;  // statements declaring p0, p1, … from the launch `L` (and worker `W`)
   std::string call;            // `f(p0, p1, …);`
+  // Threads of this kernel may run several in a row on one thread of the target (CUDA's
+  // coarsened launch): proven by entry_points.cpp, set only where the target asks for it.
+  bool coarsenable = false;
+  std::string aligned_argument_setup;  // argument_setup, buffer addresses assumed 16-byte aligned
 };
 
 /** A non-builtin kernel parameter and its element type's C++ text (for a parameter block). */
@@ -153,6 +157,12 @@ class Target {
 
   /** The exported function that runs the kernel's threads (after its layout table). */
   virtual void emit_entry_point(std::ostream& o, const EntryPoint& entry) const = 0;
+
+  /**
+   * True when the target writes a second, coarsened entry point for kernels that allow one
+   * (EntryPoint::coarsenable; CUDA, target_cuda.cpp).
+   */
+  virtual bool emits_coarsened_entries() const { return false; }
 };
 
 /** Host C++ for the CPU backend; `checked` adds bounds checks (checked mode). */

@@ -181,6 +181,44 @@ class CudaTarget : public Target {
     o << "  (void)mtl_tx; (void)mtl_ty; (void)mtl_tz; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz; (void)mtl_x0; (void)mtl_y0; (void)mtl_z0;\n"
          "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz; (void)mtl_ax; (void)mtl_ay; (void)mtl_az;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
+    if (e.coarsenable) emit_coarsened_entry_point(o, e);
+  }
+
+  bool emits_coarsened_entries() const override { return true; }
+
+ private:
+  // The coarsened entry point (cuda_abi.hpp): thread t runs positions 4t ... 4t+3 in order.
+  // The kernel reads only its position (coarsenable), so mtl_x0 + mtl_lx, the position the
+  // call is written with, is all it needs. Whole groups of four are unrolled with the position
+  // computed in 32 bits from 4t, and the buffers assumed 16-byte aligned (the runtime checks),
+  // so that loads and stores at consecutive positions merge into vector ones; the grid's last
+  // partial group runs one position at a time.
+  void emit_coarsened_entry_point(std::ostream& o, const EntryPoint& e) const {
+    o << "extern \"C\" __global__ void " << cuda_coarsened_symbol(cpu_entry_symbol(e.index))
+      << "(const __grid_constant__ " << cuda_params_type(e.index)
+      << " mtl_P) {\n"
+         "  const metalcall_cuda_geometry* const mtl_L = &mtl_P.geometry;\n"
+         "  const unsigned mtl_t = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  const unsigned long long mtl_n = mtl_L->grid[0], mtl_first = (unsigned long long)mtl_t * "
+      << kCudaCoarsening
+      << "u;\n"
+         "  if (mtl_first >= mtl_n) return;\n"
+         "  const unsigned mtl_lx = 0u;\n"
+      << e.aligned_argument_setup
+      << "  if (mtl_first + "
+      << kCudaCoarsening
+      << "u <= mtl_n) {\n"
+         "#pragma unroll\n"
+         "    for (unsigned mtl_k = 0u; mtl_k < "
+      << kCudaCoarsening
+      << "u; ++mtl_k) {\n"
+         "      const unsigned mtl_x0 = mtl_t * "
+      << kCudaCoarsening << "u + mtl_k;\n      " << e.call
+      << "\n    }\n"
+         "  } else {\n"
+         "#pragma unroll 1\n"
+         "    for (unsigned mtl_x0 = (unsigned)mtl_first; mtl_x0 < mtl_n; ++mtl_x0) {\n      "
+      << e.call << "\n    }\n  }\n}\n";
   }
 };
 

@@ -156,13 +156,21 @@ Translation Translator::run() {
   const bool loop_free = std::none_of(t_.begin(), t_.end(), [](const Token& k) {
     return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do");
   });
+  // The source's part of the proof that a kernel's threads may run several in a row on one CUDA
+  // thread (entry_points.hpp, coarsenable): no loop, no threadgroup storage, and small, for the
+  // coarsened entry point inlines the kernel five times.
+  constexpr std::size_t kCoarsenableTokens = 4000;
+  const bool straight_line_source =
+      loop_free && t_.size() <= kCoarsenableTokens &&
+      std::none_of(t_.begin(), t_.end(), [](const Token& k) { return k.is_identifier("threadgroup"); });
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     if (!emits_kernel(i)) continue;  // a per-kernel translation (TranslateOptions::only_kernels)
     // Named after the kernel's name in the user's source, where diagnostics report
     // an error in this generated code (an instantiation with an undeclared type).
     const Token& name = t_[kernels_[i].name_token];
     out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
-    emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_);
+    emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_,
+                     straight_line_source);
     TranslatedKernel tk;
     tk.info = kernels_[i].info;
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Checks which kernels get CUDA's coarsened entry point (msl/targets/entry_points.hpp,
+coarsenable; target_cuda.cpp): straight-line kernels whose threads read nothing but their scalar
+thread_position_in_grid get `metalcall_entry_N_x4`; a loop or threadgroup storage anywhere in the
+source, barriers, other builtins, a vector position, no position, or checked mode give none, and
+the CPU target never writes one. With NVRTC the coarsened translations must compile, and the
+coarsened c[i] = a[i] * b[i] must load and store with 16-byte vector instructions.
+
+    check_coarsened_entries.py PATH/TO/translate_main
+"""
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent.parent / "tools"))
+import nvrtc_check  # noqa: E402
+
+HEAD = "#include <metal_stdlib>\nusing namespace metal;\n"
+MUL = """kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) { c[i] = a[i] * b[i]; }
+"""
+# (name, source, coarsened entries expected: one flag per kernel, in source order)
+CASES = [
+    ("c = a * b", MUL, [True]),
+    ("two kernels, a helper, an early return, half, ushort, a value, an atomic", """
+inline half twice(half x) { return x + x; }
+kernel void halves(const device half* a [[buffer(0)]], device half* c [[buffer(1)]],
+                   constant half& s [[buffer(2)]], ushort i [[thread_position_in_grid]]) {
+    if (i % 3 == 0) return;
+    c[i] = twice(a[i]) * s;
+}
+kernel void count(device atomic_uint* n [[buffer(0)]], device uint* o [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+    atomic_fetch_add_explicit(n, 1u, memory_order_relaxed);
+    o[i] = i > 5 ? i : 0u;
+}
+""", [True, True]),
+    ("a loop elsewhere in the source", MUL + """
+kernel void sum_row(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    float s = 0; for (uint k = 0; k < 4; ++k) s += a[4 * i + k]; c[i] = s;
+}
+""", [False, False]),
+    ("threadgroup storage without a barrier", """
+kernel void staged(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]],
+                   uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float t[256]; t[l] = a[i]; c[i] = t[l];
+}
+""", [False]),
+    ("a barrier", """
+kernel void swap(device float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    threadgroup_barrier(mem_flags::mem_device); c[i] = 1.0f;
+}
+""", [False]),
+    ("another builtin", """
+kernel void last(device float* c [[buffer(0)]], uint i [[thread_position_in_grid]], uint n [[threads_per_grid]]) {
+    c[i] = float(n - i);
+}
+""", [False]),
+    ("a vector position", """
+kernel void plane(device float* c [[buffer(0)]], uint2 p [[thread_position_in_grid]]) { c[p.x] = float(p.y); }
+""", [False]),
+    ("no position", """
+kernel void one(device float* c [[buffer(0)]]) { c[0] = 1.0f; }
+""", [False]),
+]
+
+
+def translate(exe, target, source):
+    with tempfile.NamedTemporaryFile("w", suffix=".metal", delete=False) as f:
+        f.write(HEAD + source)
+    try:
+        r = subprocess.run([exe, "--target", target, f.name], capture_output=True, text=True)
+    finally:
+        Path(f.name).unlink()
+    if r.returncode != 0:
+        print(r.stderr)
+        raise SystemExit(f"FAIL: translate_main --target {target} failed")
+    return r.stdout
+
+
+def main():
+    exe = sys.argv[1]
+    failures, coarsened = [], []
+    for name, source, expected in CASES:
+        cuda = translate(exe, "cuda", source)
+        got = [f"metalcall_entry_{k}_x4(" in cuda for k in range(len(expected))]
+        if got != expected:
+            failures.append(f"CUDA, {name}: coarsened entry points {got}, expected {expected}")
+        if "_x4(" in translate(exe, "cpu", source):
+            failures.append(f"CPU, {name}: a coarsened entry point (CUDA's only)")
+        if any(expected):
+            coarsened.append((name, cuda))
+    print(f"translation: {sum(map(any, (c[2] for c in CASES)))} of {len(CASES)} sources get coarsened entry points")
+    found, why = nvrtc_check.find_nvrtc()
+    if not found:
+        print(f"SKIP (NVRTC part): {why}")
+    else:
+        for name, code in coarsened:
+            ptx = []
+            ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found, ptx=ptx)
+            print(f"NVRTC, coarsened {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
+            if not ok:
+                print(log)
+                failures.append(f"NVRTC could not compile the coarsened translation of {name}")
+            elif name == "c = a * b":
+                entry = ptx[0][ptx[0].index(".entry metalcall_entry_0_x4"):]
+                vector = len(re.findall(r"(ld|st)\.global(\.nc)?\.v4\.f32", entry))
+                if vector != 3:
+                    failures.append(f"CUDA: the coarsened c = a * b has {vector} 16-byte loads and stores, expected 3")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
