@@ -157,6 +157,24 @@ def test_threadgroup_kernel_matches_the_global_passes(device, n):
         fft_tg.fft(device, device.asarray(np.zeros(2048, np.complex64)), 1, 2048, np.complex64)
 
 
+@pytest.mark.parametrize("n, n1", [(96, 12), (336, 7), (2048, None)])
+def test_four_step_kernels_match_numpy(device, n, n1):
+    """_kernels/fft_4step.py (what GPUs run for 1024 < n <= 1024^2: columns, twiddles, rows, in two
+    launches) against numpy.fft on every device (the CPU as fibers), with splits chosen here to give
+    small rows, radix 7, padding-free lane blocks and several rows of a batch."""
+    from metalcall.numpy._kernels import fft_4step
+
+    for dt in _dtypes(device) if n == 96 else ["complex64"]:
+        for rows in (1, 3):
+            a = _data((rows, n), dt, n + rows)
+            for inverse in (False, True) if n == 96 else (False,):
+                got = np.asarray(fft_4step.fft(device, device.asarray(a), rows, n, dt, inverse, n1=n1)).reshape(rows, n)
+                _close(got, np.fft.ifft(a) * n if inverse else np.fft.fft(a), dt)
+    assert fft_4step.split(1 << 20) == (1024, 1024) and fft_4step.split(1031 * 2) is None
+    with pytest.raises(mc.ArgumentError):  # 97 is prime: no split into two rows of at most 1024
+        fft_4step.fft(device, device.asarray(np.zeros(97 * 4, np.complex64)), 1, 97 * 4, np.complex64, n1=97)
+
+
 @pytest.mark.parametrize("family", ["amd", "intel"])
 def test_gpu_paths_on_the_metal_simulator(family):
     """The simulated Metal GPUs take the GPU paths (threadgroup kernel for short rows, sized from each
@@ -164,7 +182,7 @@ def test_gpu_paths_on_the_metal_simulator(family):
     if "metal-sim" not in mc.backends():
         pytest.skip("metalcall was built without the metal-sim backend")
     dev = mc.Device("metal-sim", family=family)
-    for n in (12, 1024, 4096, 97):
+    for n in (12, 1024, 4096, 97, 3 * 1024):
         a = _data((2, n), "complex64", n)
         x = mnp.asarray(a, device=dev)
         _close(mnp.fft.fft(x), np.fft.fft(a), "complex64")

@@ -1,6 +1,7 @@
 """The array API's fft extension (metalcall.numpy.fft): transforms along any axes, made of one
 device primitive, the batched complex DFT of the rows of a (batch, n) array (_kernels/fft.py:
-Stockham mixed-radix passes for n whose prime factors are at most 13; any other n by Bluestein's
+Stockham mixed-radix passes for n whose prime factors are at most 13, on GPUs in one launch for
+n <= 1024 (fft_tg.py) and in two up to 1024^2 (fft_4step.py); any other n by Bluestein's
 algorithm, a convolution of power-of-two length done with those passes). Real transforms use the
 complex one (rfft keeps the first n // 2 + 1 outputs; irfft completes the Hermitian spectrum and
 keeps the real part), hfft/ihfft are irfft/rfft of the conjugate with the norm's direction swapped,
@@ -97,11 +98,13 @@ def _rows(y, inverse):
     batch = F.prod(y.shape[:-1])
     if batch == 0:
         return zeros(y.shape, dtype=dt, device=dev)
-    fft, short = _modules()
+    fft, short, long = _modules()
     if fft.factors(n) is None:
         return _bluestein(y, inverse)
     if short.usable(dev, n):  # GPUs: every pass of short rows in one launch, in threadgroup memory
         buf = short.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
+    elif long.usable(dev, n):  # GPUs, up to MAX_N^2: two launches (columns, then rows)
+        buf = long.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
     else:
         buf = fft.fft(dev, y._contiguous_buffer(), batch, n, dt, inverse)
     return ndarray._wrap(buf, y.shape, dt, dev)
@@ -111,9 +114,10 @@ _KERNELS = []
 
 
 def _modules():
-    """(_kernels.fft, _kernels.fft_tg), imported on first use (import metalcall.numpy stays cheap)."""
+    """(_kernels.fft, _kernels.fft_tg, _kernels.fft_4step), imported on first use (import metalcall.numpy
+    stays cheap)."""
     if not _KERNELS:
-        _KERNELS.extend((kernels("fft"), kernels("fft_tg")))
+        _KERNELS.extend((kernels("fft"), kernels("fft_tg"), kernels("fft_4step")))
     return _KERNELS
 
 

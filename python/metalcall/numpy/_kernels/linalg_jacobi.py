@@ -17,6 +17,85 @@ from . import cache, linalg_common as lc
 
 MAX_SWEEPS = 60
 
+# The application of one step's rotations in _EIGH on the CPU (one thread per matrix): pair by
+# pair, rotate its two rows, then every pair's columns within them, contiguously.
+_EIGH_BY_PAIRS = """      // G^H A G, row by row: the pair owning rows p and q rotates them (G^H A), then applies every
+      // pair's column rotation within those two rows ((G^H A) G), so each thread reads and writes
+      // only its own rows, contiguously.
+      for (uint k = tid; k < pairs; k += $NTG) {
+        const $R c = CS[2 * k], s = CS[2 * k + 1];
+        const $T ph = PH[k];
+        const uint p = PQ[2 * k], q = PQ[2 * k + 1];
+        if (s != $R(0))
+          for (uint j = 0u; j < n; j += 1u) {
+            const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
+            A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
+            A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
+          }
+        for (uint side = 0; side < 2; ++side) {
+          const uint r = side == 0 ? p : q;
+          if (r >= n) continue;
+          device $T* row = A + r * n;
+          for (uint l = 0u; l < pairs; l += 1u) {
+            const $R cl = CS[2 * l], sl = CS[2 * l + 1];
+            if (sl == $R(0)) continue;
+            const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
+            const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
+            row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
+            row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
+          }
+        }
+        if (s != $R(0)) {
+          A[p * n + q] = zero;
+          A[q * n + p] = zero;
+          A[p * n + p] = la_make(la_re(A[p * n + p]), $R(0));
+          A[q * n + q] = la_make(la_re(A[q * n + q]), $R(0));
+          if (vectors) {
+            const $T phc = la_conj(ph);
+            for (uint i = 0u; i < n; i += 1u) {
+              const $T vp = V[p * n + i], vq = la_mul(phc, V[q * n + i]);
+              V[p * n + i] = la_sub(la_scale(vp, c), la_scale(vq, s));
+              V[q * n + i] = la_add(la_scale(vp, s), la_scale(vq, c));
+            }
+          }
+        }
+      }
+"""
+
+# The same on GPUs, element by element: every pair's row rotation (and V's), a barrier, then every
+# pair's column rotation within each row, the thread that makes a_pq also zeroing it. No thread
+# reads what another writes between barriers, and nothing relies on the lanes of a SIMD-group
+# running in step (CUDA does not guarantee that after a loop whose trip count differs by lane).
+_EIGH_BY_ELEMENTS = """
+      for (uint e = tid; e < pairs * n; e += $NTG) {
+        const uint k = e / n, j = e % n;
+        const $R c = CS[2 * k], s = CS[2 * k + 1];
+        if (s == $R(0)) continue;
+        const $T ph = PH[k];
+        const uint p = PQ[2 * k], q = PQ[2 * k + 1];
+        const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
+        A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
+        A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
+        if (vectors) {
+          const $T vp = V[p * n + j], vq = la_mul(la_conj(ph), V[q * n + j]);
+          V[p * n + j] = la_sub(la_scale(vp, c), la_scale(vq, s));
+          V[q * n + j] = la_add(la_scale(vp, s), la_scale(vq, c));
+        }
+      }
+      $SYNC
+      for (uint e = tid; e < n * pairs; e += $NTG) {
+        const uint r = e / pairs, l = e % pairs;
+        const $R cl = CS[2 * l], sl = CS[2 * l + 1];
+        if (sl == $R(0)) continue;
+        const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
+        device $T* row = A + r * n;
+        const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
+        row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
+        row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
+        if (r == pl) { row[ql] = zero; row[pl] = la_make(la_re(row[pl]), $R(0)); }
+        if (r == ql) { row[pl] = zero; row[ql] = la_make(la_re(row[ql]), $R(0)); }
+      }"""
+
 # NaN sorts last (eigh) or first (svd): every value gets a distinct rank, so the outputs are a permutation.
 _RANK = """
 inline bool before($R x, $R y, bool ascending) {
@@ -87,51 +166,7 @@ $SCALE_X
         PQ[2 * k + 1] = q;
       }
       $SYNC
-      // G^H A G, row by row: the pair owning rows p and q rotates them (G^H A), then applies every
-      // pair's column rotation within those two rows ((G^H A) G), so each thread reads and writes
-      // only its own rows, contiguously.
-      for (uint k = $WORKER; k < pairs; k += $WORKERS) {
-        const $R c = CS[2 * k], s = CS[2 * k + 1];
-        const $T ph = PH[k];
-        const uint p = PQ[2 * k], q = PQ[2 * k + 1];
-        if (s != $R(0))
-          for (uint j = $I0; j < n; j += $ISTEP) {
-            const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
-            A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
-            A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
-          }
-        $LANES_SYNC
-        for (uint side = 0; side < 2; ++side) {
-          const uint r = side == 0 ? p : q;
-          if (r >= n) continue;
-          device $T* row = A + r * n;
-          for (uint l = $I0; l < pairs; l += $ISTEP) {
-            const $R cl = CS[2 * l], sl = CS[2 * l + 1];
-            if (sl == $R(0)) continue;
-            const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
-            const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
-            row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
-            row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
-          }
-        }
-        $LANES_SYNC
-        if (s != $R(0)) {
-          if ($LEAD) {
-            A[p * n + q] = zero;
-            A[q * n + p] = zero;
-            A[p * n + p] = la_make(la_re(A[p * n + p]), $R(0));
-            A[q * n + q] = la_make(la_re(A[q * n + q]), $R(0));
-          }
-          if (vectors) {
-            const $T phc = la_conj(ph);
-            for (uint i = $I0; i < n; i += $ISTEP) {
-              const $T vp = V[p * n + i], vq = la_mul(phc, V[q * n + i]);
-              V[p * n + i] = la_sub(la_scale(vp, c), la_scale(vq, s));
-              V[q * n + i] = la_add(la_scale(vp, s), la_scale(vq, c));
-            }
-          }
-        }
-      }
+$APPLY
       $SYNC
     }
     if (tid == 0) {
@@ -194,7 +229,7 @@ $LANE_DECL
     // (a' = a - t |g|, b' = b + t |g|), so a pair computes one dot product instead of three.
     for (uint p = $WORKER; p < n; p += $WORKERS) {
       $R ss = $R(0);
-      for (uint i = $I0; i < n; i += $ISTEP) ss += la_abs2(W[p * $CS + i * $RS]);
+      $FOR_I ss += la_abs2(W[p * $CS + i * $RS]);
       ss = $REDUCE_R(ss);
       if ($LEAD) S[p] = ss;
     }
@@ -222,7 +257,7 @@ $GAMMA
           S[p] = alpha - t * size;
           S[q] = beta + t * size;
         }
-        for (uint i = $I0; i < n; i += $ISTEP) {
+        $FOR_I {
           const $T a = wp[i * $RS], b = la_mul(wq[i * $RS], phase);
           wp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
           wq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
@@ -230,7 +265,7 @@ $GAMMA
         if (vectors) {
           device $T* vp = V + p * $CS;
           device $T* vq = V + q * $CS;
-          for (uint i = $I0; i < n; i += $ISTEP) {
+          $FOR_I {
             const $T a = vp[i * $RS], b = la_mul(vq[i * $RS], phase);
             vp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
             vq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
@@ -250,7 +285,7 @@ $GAMMA
   }
   for (uint p = $WORKER; p < n; p += $WORKERS) {
     $R ss = $R(0);
-    for (uint i = $I0; i < n; i += $ISTEP) ss += la_abs2(W[p * $CS + i * $RS]);
+    $FOR_I ss += la_abs2(W[p * $CS + i * $RS]);
     ss = $REDUCE_R(ss);
     if ($LEAD) S[p] = sqrt(ss);
   }
@@ -315,34 +350,27 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     w = cache.empty(dev, batch * n, rdt)
     v = cache.empty(dev, batch * n * n, dt) if vectors else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
     args = (a, work, vwork, rot, phases, pairs_at, w, v, n, int(vectors))
-    if threads > 1 and n >= SIMD_JACOBI_MIN:  # one SIMD-group per pair: its lanes share the rows
-        source = lambda tg, width: lc.render(_eigh_source(simd=True), dt, tg, WIDTH=f"{width}u", MAX_SWEEPS=MAX_SWEEPS)
-        kern, tg = cache.sized_kernel(dev, source, "eigh", lc.MAX_SIMD_THREADS, simd=True, fast_math=False)
-        cache.launch(kern, batch * tg, *args, threadgroup=(tg, 1, 1))
+    if threads == 1:
+        lc.run(dev, _eigh_source(by_pairs=True), "eigh", dt, 1, batch, *args, MAX_SWEEPS=MAX_SWEEPS)
         return w, v
-    lc.run(dev, _eigh_source(simd=False), "eigh", dt, threads, batch, *args, MAX_SWEEPS=MAX_SWEEPS)
+    # GPUs: element by element, up to MAX_SIMD_THREADS threads (fewer where the pipeline allows fewer)
+    threads = lc.group_size(dev, 1)
+    while threads < lc.MAX_SIMD_THREADS and threads < (big_n // 2) * n:
+        threads *= 2
+    source = lambda tg, _width: lc.render(_eigh_source(by_pairs=False), dt, tg, MAX_SWEEPS=MAX_SWEEPS)
+    kern, tg = cache.sized_kernel(dev, source, "eigh", threads, fast_math=False)
+    cache.launch(kern, batch * tg, *args, threadgroup=(tg, 1, 1))
     return w, v
 
 
-def _eigh_source(*, simd: bool) -> str:
-    """The eigh kernel's text: one thread per pair, or one SIMD-group per pair whose lanes stride
-    through the pair's two rows (a SIMD-group barrier between the row rotation, the column rotations
-    and the zeroed entries, which different lanes write)."""
-    if simd:
-        parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
-                 "LANES_SYNC": "simdgroup_barrier(mem_flags::mem_device);", "WORKERS": "workers",
-                 "WORKER": "worker", "I0": "lane", "ISTEP": "$WIDTH", "LEAD": "lane == 0"}
-    else:
-        parts = {"LANE_DECL": "", "LANES_SYNC": "", "WORKERS": "$NTG", "WORKER": "tid", "I0": "0u", "ISTEP": "1u",
-                 "LEAD": "true"}
-    text = _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n"))
-    for key in sorted(parts, key=len, reverse=True):
-        text = text.replace("$" + key, parts[key])
-    return lc.JACOBI_PAIR + _RANK + text
+def _eigh_source(*, by_pairs: bool) -> str:
+    """The eigh kernel's text: one thread per pair (the CPU), or element by element (GPUs)."""
+    text = _EIGH.replace("$SCALE_X", lc.scaling("x", "n * n")).replace("$LANE_DECL\n", "")
+    return lc.JACOBI_PAIR + _RANK + text.replace("$APPLY", _EIGH_BY_PAIRS if by_pairs else _EIGH_BY_ELEMENTS)
 
 
-# Matrices from this size on use the SIMD-group-per-pair forms of the Jacobi kernels on GPUs.
-SIMD_SVD_MIN = SIMD_JACOBI_MIN = 64
+# Matrices from this size on use the SIMD-group-per-pair form of the SVD kernel on GPUs.
+SIMD_SVD_MIN = 64
 
 
 def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
@@ -352,7 +380,7 @@ def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
     (columns contiguous, the lanes striding through them)."""
     complex_sum = "la_make(simd_sum(v.re), simd_sum(v.im))"
     gamma_simd = """
-        for (uint i = lane; i < n; i += $WIDTH) gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
+        $FOR_I gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
         gamma = la_simd_sum(gamma);"""
     # One thread per pair: eight partial sums, so that the additions do not wait on each other (without
     # fast math the compiler may not reorder one sum; the dot product was most of the CPU's time).
@@ -367,12 +395,17 @@ def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
         }"""
     if simd:
         parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
-                 "WORKER": "worker", "WORKERS": "workers", "I0": "lane", "ISTEP": "$WIDTH", "LEAD": "lane == 0",
-                 "REDUCE_R": "simd_sum", "GAMMA": gamma_simd, "CS": "n", "RS": "1u"}
+                 "WORKER": "worker", "WORKERS": "workers", "LEAD": "lane == 0",
+                 "REDUCE_R": "simd_sum", "GAMMA": gamma_simd, "CS": "n", "RS": "1u",
+                 # every lane runs the same number of iterations, so that the lanes are together at
+                 # the simd_sum after the loop (CUDA does not promise to bring them back together
+                 # after a loop whose trip count differs by lane)
+                 "FOR_I": "for (uint i0 = 0, i = lane; i0 < n; i0 += $WIDTH, i += $WIDTH) if (i < n)"}
         helper = f"inline $T la_simd_sum($T v) {{ return {complex_sum if dt.kind == 'c' else 'simd_sum(v)'}; }}\n"
     else:
-        parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "I0": "0u", "ISTEP": "1u", "LEAD": "true",
+        parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "LEAD": "true",
                  "REDUCE_R": "", "GAMMA": gamma_thread, "CS": "n" if not by_rows else "1u",
+                 "FOR_I": "for (uint i = 0u; i < n; ++i)",
                  "RS": "1u" if not by_rows else "n"}
         helper = ""
     text = _SVD.replace("$SCALE_X", lc.scaling("x", "n * n"))
