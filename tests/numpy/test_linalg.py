@@ -350,3 +350,26 @@ def test_larger_matrices(ldev):
     check_eigh(sym, w, v, dt)
     u, s, vh = mnp.linalg.svd(x)
     check_svd(a, u, s, vh, dt, True)
+
+
+def test_block_jacobi_svd(ldev):
+    """_kernels/linalg_block_jacobi.py (what GPUs run for square matrices from 128 columns on: block
+    pairs spread over threadgroups, Gram matrices, one launch per step) with small blocks here: a
+    stack with a rank-deficient matrix, n not a multiple of the block, real and complex."""
+    from metalcall.numpy._kernels import linalg_block_jacobi as bj
+
+    for dt in dtypes_of(ldev) + (["complex128"] if ldev.backend != "metal" else []):
+        n = 37
+        a = rand((2, n, n), dt, 31)
+        if dt.startswith("complex"):
+            a = a + 1j * rand((2, n, n), "float64", 32)
+        a[1, :, 3] = 0
+        rdt = np.finfo(np.dtype(dt)).dtype
+        s, u, vt = bj.svd_square(ldev, ldev.asarray(a), 2, n, dt, True, block=8)
+        s = np.asarray(s).view(rdt).reshape(2, n)
+        u, vt = (np.asarray(v).view(dt).reshape(2, n, n) for v in (u, vt))
+        check_svd(a, u, s, vt, dt, True)
+        only_s, _, _ = bj.svd_square(ldev, ldev.asarray(a), 2, n, dt, False, block=8)
+        close(np.asarray(only_s).view(rdt).reshape(2, n), s, rdt.name, scale=10 * np.abs(a).max())
+    with pytest.raises(mc.ArgumentError):
+        bj.svd_square(ldev, ldev.asarray(np.eye(4)), 1, 4, "float64", True, block=4)

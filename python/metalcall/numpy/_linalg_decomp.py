@@ -1,7 +1,8 @@
 """The factorisations of metalcall.numpy.linalg, computed on the device by the kernels of
 _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slogdet, inv, solve
 (LU with partial pivoting), qr (Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
-when the matrices are not square, then one-sided Jacobi).
+when the matrices are not square, then one-sided Jacobi; on GPUs from 128 columns on, block
+one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py).
 
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError
@@ -206,7 +207,9 @@ def _svd(x, full_matrices, vectors):
     if m > n:  # A = Q R: the SVD of the square R, then U = Q U_R
         q, r = qr(x, mode="complete" if full_matrices and vectors else "reduced")
         x = r[..., :n, :]
-    s, u, vt = kernels("linalg_jacobi").svd_square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
+    block = kernels("linalg_block_jacobi")
+    square = block.svd_square if block.usable(dev, n) else kernels("linalg_jacobi").svd_square
+    s, u, vt = square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
     if np.isnan(np.asarray(s)).any():  # waits; NaN or inf in the input, where LAPACK does not converge
         raise LinAlgError("SVD did not converge")
     s = wrap(s, bs + (n,), rdt, dev)

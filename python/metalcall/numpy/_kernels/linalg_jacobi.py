@@ -283,6 +283,11 @@ $GAMMA
     $SYNC
     if (!again) break;
   }
+"""
+
+# The end of the SVD (also of linalg_block_jacobi's): s = the column norms of W (descending),
+# U = W / s, V^H, and orthonormal completions of U for rank-deficient matrices.
+SVD_TAIL = """
   for (uint p = $WORKER; p < n; p += $WORKERS) {
     $R ss = $R(0);
     $FOR_I ss += la_abs2(W[p * $CS + i * $RS]);
@@ -408,7 +413,7 @@ def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
                  "FOR_I": "for (uint i = 0u; i < n; ++i)",
                  "RS": "1u" if not by_rows else "n"}
         helper = ""
-    text = _SVD.replace("$SCALE_X", lc.scaling("x", "n * n"))
+    text = (_SVD + SVD_TAIL).replace("$SCALE_X", lc.scaling("x", "n * n"))
     for key in sorted(parts, key=len, reverse=True):  # $REDUCE_R before $R
         text = text.replace("$" + key, parts[key])
     return lc.JACOBI_PAIR + _RANK + helper + text
