@@ -202,22 +202,44 @@ def usable(dev: mc.Device, n: int) -> bool:
 INNER = 1  # Jacobi sweeps over a pair's Gram matrix per step
 
 
-def _render(template: str, dt: np.dtype, threads: int, block: int = BLOCK, **extra: Any) -> str:
+TILE = 1024  # elements of W per Gram tile: TILE / (2 B) rows of the pair's columns
+
+
+def _render(template: str, dt: np.dtype, threads: int, block: int, **extra: Any) -> str:
     b2 = 2 * block
-    return lc.render(lc.JACOBI_PAIR + template, dt, threads, B=f"{block}u", B2=f"{b2}u", ROWS=f"{b2}u",
+    return lc.render(lc.JACOBI_PAIR + template, dt, threads, B=f"{block}u", B2=f"{b2}u", ROWS=f"{TILE // b2}u",
                      PER=str(b2 * b2 // threads), INNER=f"{INNER}u", **extra)
 
 
+def _threadgroup_bytes(block: int, dt: np.dtype) -> int:
+    """bj_step's threadgroup memory: G, J^T, the tile, the rotations."""
+    b2 = 2 * block
+    return (2 * b2 * b2 + TILE + block) * dt.itemsize + 2 * block * lc.real_type(dt).itemsize + 16
+
+
+def block_size(dev: mc.Device, dt: np.dtype) -> int:
+    """BLOCK, halved (down to 8) until bj_step's threadgroup memory fits the device's."""
+    block = BLOCK
+    while block > 8 and _threadgroup_bytes(block, dt) > dev.threadgroup_memory_length:
+        block //= 2
+    return block
+
+
 def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool,
-               block: int = BLOCK) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
+               block: int | None = None) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
     """linalg_jacobi.svd_square's results (s descending; U and V^H undefined unless `vectors`) by
     block Jacobi; `block` (columns per block, a power of two, 2 * block squared at least THREADS)
     is the tests'."""
     dt = lc.float_type(dtype, complex_ok=True)
     rdt = lc.real_type(dt)
+    block = block or block_size(dev, dt)
     b2 = 2 * block
-    if block & (block - 1) or b2 * b2 < THREADS:
-        raise mc.ArgumentError(f"block Jacobi: block must be a power of two with (2 block)^2 >= {THREADS}, got {block}")
+    if block & (block - 1) or b2 * b2 < THREADS or b2 > TILE:
+        raise mc.ArgumentError(f"block Jacobi: block must be a power of two with {THREADS} <= (2 block)^2 <= "
+                               f"{TILE}^2, got {block}")
+    if _threadgroup_bytes(block, dt) > dev.threadgroup_memory_length:
+        raise mc.ArgumentError(f"block Jacobi: blocks of {block} {dt} columns need {_threadgroup_bytes(block, dt)} "
+                               f"bytes of threadgroup memory, the device has {dev.threadgroup_memory_length}")
     nb = -(-n // block)
     nb += nb & 1
     work = cache.empty(dev, batch * n * n, dt)
