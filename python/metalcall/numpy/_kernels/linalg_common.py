@@ -11,6 +11,7 @@ the GPU text on the CPU backend too.
 
 from __future__ import annotations
 
+import functools
 import string
 from typing import Any
 
@@ -105,6 +106,7 @@ inline bool la_iszero($T a) { return a.re == $R(0) && a.im == $R(0); }
 """
 
 
+@functools.lru_cache(maxsize=512)  # rendering costs ~0.2 ms (Template.substitute over the whole text): once per form
 def render(template: str, dtype: Any, threads: int, **extra: Any) -> str:
     """The MSL of `template` for one dtype and group size: $T the element type and $R its real type
     (with the la_* arithmetic on them), $NTG the threads per group, $SYNC the barrier (nothing with
