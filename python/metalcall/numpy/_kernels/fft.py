@@ -134,3 +134,18 @@ def _plan(dev, n, dt, inverse):
             _PLANS.clear()
         _PLANS[key] = plan
     return plan
+
+
+_PARAMS: dict = {}
+
+
+def params_buffer(dev: mc.Device, values: tuple) -> mc.Buffer:
+    """An int64 Buffer of `values`, uploaded once per device and values (fft_tg's and fft_4step's
+    kernel parameters: an upload per call cost about as much as the launch)."""
+    key = (dev, values)
+    buf = _PARAMS.get(key)
+    if buf is None:
+        if len(_PARAMS) > 256:
+            _PARAMS.clear()
+        buf = _PARAMS[key] = dev.asarray(np.array(values, np.int64))
+    return buf

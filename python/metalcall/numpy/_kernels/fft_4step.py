@@ -162,7 +162,7 @@ def _budget(dev: mc.Device) -> int:
 def _launch(dev, src, dst, post, batch, n, length, count, strides, dt, inverse, load_lanes_inner, post_twiddle):
     lanes = lanes_per_group(length, dt.itemsize, _budget(dev))
     blocks = -(-count // lanes)
-    params = dev.asarray(np.array([count, *strides, n, count], np.int64))  # launch A: count = n2
+    params = F.params_buffer(dev, (count, *strides, n, count))  # P[6]: launch A's count is n2
     kern, tg = cache.sized_kernel(
         dev, lambda tg, _w: source(length, dt, inverse, lanes, tg, load_lanes_inner, post_twiddle),
         "mnp_fft_4step", THREADS, fast_math=False)

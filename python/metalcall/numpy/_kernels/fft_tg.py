@@ -98,5 +98,5 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
         kern, tg = cache.sized_kernel(dev, lambda tg, _w: source(n, dt, inverse, tg), "mnp_fft_tg", THREADS,
                                       fast_math=False)
         cache.launch(kern, (groups * tg, 1, 1), src, out, _table(dev, n, dt, inverse),
-                     dev.asarray(np.array([batch], np.int64)), threadgroup=(tg, 1, 1))
+                     F.params_buffer(dev, (batch,)), threadgroup=(tg, 1, 1))
     return out
