@@ -184,7 +184,7 @@ class _Walk:
             s = self._input_slots.get(ikey)
             if s is None:
                 if is_c_layout(self.shape, bs):
-                    kind = "c"
+                    kind = "c0" if node.offset == 0 else "c"
                 elif not any(bs):
                     kind = "z"
                 else:
@@ -206,6 +206,16 @@ class _Walk:
 
 
 _SOURCES: dict = {}
+
+
+def _contiguous_index(kind, offset):
+    """The element an operand of `kind` gives thread i: "c0" is C-contiguous from element 0 of its
+    buffer (indexed by i alone, so that CUDA's coarsened launch can load four threads' elements
+    as one vector), "c" from `offset`, "z" and "s" (broadcast, strided) at `offset` (computed
+    per thread)."""
+    if kind == "c0":
+        return "i"
+    return f"{offset} + i" if kind == "c" else offset
 
 
 def _generate(backend, nd, entries, outs):
@@ -236,7 +246,7 @@ class _Source:
             if e[0] == "in":
                 _, k, dt, kind = e
                 name = f"v{k}"
-                idx = f"o{k} + i" if kind == "c" else f"o{k}"
+                idx = _contiguous_index(kind, f"o{k}")
                 lines.append(f"  {D.msl(dt)} {name} = in{k}[{idx}];")
                 ins.append((dt, kind))
             elif e[0] == "sc":
@@ -293,7 +303,7 @@ class _Source:
             body.append("  }")
         body += lines
         for k, (slot, dt, kind) in enumerate(outs):
-            idx = f"q{k} + i" if kind == "c" else f"q{k}"
+            idx = _contiguous_index(kind, f"q{k}")
             body.append(f"  out{k}[{idx}] = {self.cast(names[slot], entries[slot][2], dt)};")
         helpers = "\n".join(self.g.helpers.values())
         src = ("#include <metal_stdlib>\nusing namespace metal;\n"
@@ -345,7 +355,8 @@ def build(items, device):
     walk = _Walk(shape)
     outs = []
     for node, (buf, off, strides, dt, shp) in items:
-        outs.append((walk.slot(node), dt, "c" if is_c_layout(shape, strides) else "s"))
+        kind = ("c0" if off == 0 else "c") if is_c_layout(shape, strides) else "s"
+        outs.append((walk.slot(node), dt, kind))
     src, strided = _generate(device.backend, len(shape), tuple(walk.entries), tuple(outs))
     P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
     for io, k in strided:
@@ -381,5 +392,5 @@ def run(items, device):
 def source_of(nodes, device, shape):
     """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
     walk = _Walk(shape)
-    outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c") for n in nodes)
+    outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c0") for n in nodes)
     return _generate(device.backend, len(shape), tuple(walk.entries), outs)[0]
