@@ -366,6 +366,9 @@ void CudaQueue::wait_for_stream(CUstream other) {
   const Api& a = api();
   std::lock_guard<std::mutex> in_order(launch_mutex_);
   make_current(ctx_);
+  // A producer with nothing queued has nothing to wait for (the common case of a tensor made
+  // earlier): one query instead of a record and a wait.
+  if (a.cuStreamQuery(other) == CUDA_SUCCESS) return;
   // One event, recorded again for each producer: a wait already enqueued keeps the state the
   // event had when it was enqueued, so re-recording never changes an earlier wait (and a call
   // costs a record and a wait, not an event's creation and destruction too).
