@@ -172,7 +172,15 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
     arg = op in _ARG
     mean = f"  const {A} m = mean[o];\n" if op == "sqdev" and first else ""
     if arg:
-        loop = (f"  for (uint j = j0 + tid; j < j1; j += {tg}) {_step(op, load, first, 'j', S, A)}\n")
+        # Four loads in flight per thread, then folded in index order (ties keep the first).
+        k = "j + u * " + str(tg) if first else f"kin[base + j + u * {tg}]"
+        loop = (f"  uint j = j0 + tid;\n"
+                f"  for (; j + {3 * tg} < j1; j += {4 * tg}) {{\n"
+                f"    {S} xs[4]; uint ks[4];\n"
+                f"    for (uint u = 0; u < 4; ++u) {{ xs[u] = src[base + j + u * {tg}]; ks[u] = {k}; }}\n"
+                f"    for (uint u = 0; u < 4; ++u) {{ {S} x = xs[u]; uint bk = ks[u]; {A} b = {load};\n"
+                f"      if (better(b, bk, acc, kk)) {{ acc = b; kk = bk; }} }}\n  }}\n"
+                f"  for (; j < j1; j += {tg}) {_step(op, load, first, 'j', S, A)}\n")
         shuffle = (f"    {{ {A} b = simd_shuffle_xor(acc, d); uint bk = simd_shuffle_xor(kk, d);\n"
                    "      if (better(b, bk, acc, kk)) { acc = b; kk = bk; } }\n")
     else:
