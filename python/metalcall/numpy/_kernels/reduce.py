@@ -253,11 +253,13 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     if c > 1:
         c = -(-n // chunk)
     # Fast math lets the compiler reassociate sums; NaN tests need it off (Metal's fast math
-    # may assume there are no NaNs).
-    fast = op in ("sum", "prod", "any", "all")
+    # may assume there are no NaNs). A mean's partial sums are sums; its division, in the last
+    # stage, stays exact.
+    sums = op in ("sum", "prod", "any", "all")
 
     def kern(first: bool, final: bool) -> tuple[mc.Kernel, Any]:
         """The kernel of one stage and its threadgroup (None: the runtime's)."""
+        fast = sums or (op == "mean" and not final)
         out_t = ("long" if arg else cache.msl_type(D)) if final else As
         if group:  # SIMD shuffles over the width the pipeline runs with, threadgroups its pipeline allows
             k, tg = cache.sized_kernel(dev, lambda tg, w: _group_source(op, Ts, As, out_t, first, final, is_float,
