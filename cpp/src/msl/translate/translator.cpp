@@ -159,7 +159,7 @@ Translation Translator::run() {
   // The source's part of the proof that a kernel's threads may run several in a row on one CUDA
   // thread (entry_points.hpp, coarsenable): no loop, no threadgroup storage, and small, for the
   // coarsened entry point inlines the kernel five times.
-  constexpr std::size_t kCoarsenableTokens = 4000;
+  constexpr std::size_t kCoarsenableTokens = 1500;
   const bool straight_line_source =
       loop_free && t_.size() <= kCoarsenableTokens &&
       std::none_of(t_.begin(), t_.end(), [](const Token& k) { return k.is_identifier("threadgroup"); });
