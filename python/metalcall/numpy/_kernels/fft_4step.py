@@ -33,6 +33,7 @@ from . import fft_tg
 THREADS = 256
 
 
+@functools.lru_cache(maxsize=1024)
 def split(n: int):
     """(n1, n2) with n1 * n2 = n, both in 2..fft_tg.MAX_N with prime factors <= 13 and n1 the
     smallest such factor at least sqrt(n); None when there is none."""
@@ -159,15 +160,33 @@ def _budget(dev: mc.Device) -> int:
     return min(int(dev.threadgroup_memory_length), 48 * 1024)
 
 
-def _launch(dev, src, dst, post, batch, n, length, count, strides, dt, inverse, load_lanes_inner, post_twiddle):
+def _pass(dev, post, n, length, count, strides, dt, inverse, load_lanes_inner, post_twiddle):
+    """(kernel, groups per row, threads per group, arguments after src and dst) of one launch."""
     lanes = lanes_per_group(length, dt.itemsize, _budget(dev))
-    blocks = -(-count // lanes)
     params = F.params_buffer(dev, (count, *strides, n, count))  # P[6]: launch A's count is n2
     kern, tg = cache.sized_kernel(
         dev, lambda tg, _w: source(length, dt, inverse, lanes, tg, load_lanes_inner, post_twiddle),
         "mnp_fft_4step", THREADS, fast_math=False)
-    cache.launch(kern, (batch * blocks * tg, 1, 1), src, dst, fft_tg._table(dev, length, dt, inverse), post, params,
-                 threadgroup=(tg, 1, 1))
+    return kern, -(-count // lanes), tg, (fft_tg._table(dev, length, dt, inverse), post, params)
+
+
+_PLANS: dict = {}
+
+
+def _plan(dev, n, n1, dt, inverse):
+    """Both launches of rows of n = n1 n2, built once per device, split, dtype and direction (the
+    lookups per call cost as much as a launch)."""
+    key = (dev, n, n1, dt, inverse)
+    plan = _PLANS.get(key)
+    if plan is None:
+        n2 = n // n1
+        post = _post_table(dev, n1, n2, dt, inverse)
+        plan = (_pass(dev, post, n, n1, n2, (1, n2, 1, n2), dt, inverse, True, True),
+                _pass(dev, post, n, n2, n1, (n2, 1, 1, n1), dt, inverse, False, False))
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
 
 
 def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool = False,
@@ -182,9 +201,7 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
                                f"with prime factors <= 13, got {dt} rows of {n} (n1 = {n1})")
     if batch * n >= 2**32:
         raise mc.ArgumentError("fft: at most 2**32 - 1 elements per call")
-    n1, n2 = parts
-    post = _post_table(dev, n1, n2, dt, inverse)
     y, out = dev.empty((batch * n,), dt), dev.empty((batch * n,), dt)
-    _launch(dev, src, y, post, batch, n, n1, n2, (1, n2, 1, n2), dt, inverse, True, True)
-    _launch(dev, y, out, post, batch, n, n2, n1, (n2, 1, 1, n1), dt, inverse, False, False)
+    for (kern, blocks, tg, args), (a, b) in zip(_plan(dev, n, parts[0], dt, inverse), ((src, y), (y, out))):
+        cache.launch(kern, (batch * blocks * tg, 1, 1), a, b, *args, threadgroup=(tg, 1, 1))
     return out
