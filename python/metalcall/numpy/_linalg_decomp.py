@@ -146,12 +146,14 @@ def solve(x1, x2, /):
             bs = broadcast_shapes(bs1, x2.shape[:-2])
         except ValueError as e:
             raise mc.ArgumentError(f"linalg.solve: the stacks of shapes {x1.shape} and {x2.shape} do not broadcast") from e
-        rhs = broadcast_to(x2, bs + (n, k))
+        rhs = x2 if x2.shape == bs + (n, k) else broadcast_to(x2, bs + (n, k))
     out_shape = bs + ((n,) if vector else (n, k))
     batch = F.prod(bs)
     if batch * n * k == 0:
         return zeros(out_shape, dtype=dt, device=x1.device)
-    a = broadcast_to(x1.astype(dt, copy=False), bs + (n, n))
+    a = x1.astype(dt, copy=False)
+    if a.shape != bs + (n, n):  # (a view per call cost as much as the kernels of a small stack)
+        a = broadcast_to(a, bs + (n, n))
     lu_buf, piv, info = _lu(a, dt, batch, n)
     _raise_if_any(info, "Singular matrix")
     b = rhs.astype(dt, copy=False)._contiguous_buffer()
