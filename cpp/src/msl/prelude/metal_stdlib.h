@@ -10,6 +10,7 @@
 #include "metal_vector_traits.h"  // is_integral<int4>, is_vector, vec_elements, make_scalar ...
 #include "metal_types.h"       // mtl_float4 ... names, layout checks
 #include "metal_address_space.h"  // pointers tagged by address space (overloads by address space)
+#include "metal_unaligned.h"  // what casts to pointers give: accesses that tolerate any alignment
 #include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...
 #include "metal_math.h"        // math and common functions, fast::, precise::
 #include "metal_double.h"      // double overloads (a CPU/CUDA extension: Metal has no double)

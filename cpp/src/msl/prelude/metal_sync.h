@@ -38,6 +38,13 @@ enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_sc
 #endif
 namespace mtl_rt {
 template <class T> METAL_FUNC void mtl_async_copy(T* dst, const T* src) {
+  // The casts may point below T's alignment (metal_unaligned.h): then an ordinary copy that
+  // tolerates it.
+  if (!mtl_detail::aligned_to(dst, alignof(T)) || !mtl_detail::aligned_to(src, alignof(T))) {
+    const mtl_cast_pointer_t<T> to(dst);
+    to[0] = mtl_cast_pointer_t<const T>(src)[0];
+    return;
+  }
 #if METALCALL_ASYNC_COPIES_ON
   if constexpr (sizeof(T) == 16 || sizeof(T) == 8 || sizeof(T) == 4) {
     if (__isShared((const void*)dst) && __isGlobal((const void*)src)) {

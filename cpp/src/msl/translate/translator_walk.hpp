@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -97,6 +98,12 @@ class Translator {
   std::map<std::size_t, std::pair<std::size_t, std::string>> array_references_;
   // Checked mode: `&param` of a kernel's reference parameter, by the '&'.
   std::map<std::size_t, std::string> checked_addresses_;
+  // Casts to pointer types and the pointer variables they initialise: first token → (last token,
+  // text) (translator_pointer_casts.cpp; not in checked mode, whose pointers check themselves).
+  std::map<std::size_t, std::pair<std::size_t, std::string>> pointer_casts_;
+  // Buffer parameters cast to a wider vector as they are: (kernel body, name) → the alignment
+  // the call must check (raises ParamInfo::element_align).
+  std::map<std::pair<std::size_t, std::string>, std::size_t> cast_alignments_;
   SpaceOverloads space_overloads_;            // functions overloaded only by address space
   std::map<std::size_t, std::map<std::size_t, std::string>> range_designators_;  // by `{`: for targets without them
   std::set<std::size_t> conditional_literals_;  // `c ? h : 0`: integer literal branches, for CUDA
@@ -122,6 +129,13 @@ class Translator {
   // renamed in the tokens so that every step writes the new spelling. A name the prelude spells
   // stays (its log1p(half) must meet MLX's own log1p overloads).
   void rename_names_that_clash_with_target();
+
+  // Fills pointer_casts_, leaving alone the tokens another rewrite `touched`.
+  void find_pointer_casts(const std::function<bool(std::size_t)>& touched);
+  // The alignment of the vector that the cast [first, star] gives when its operand (at `operand`)
+  // is a kernel's buffer parameter that the kernel never changes, recorded in cast_alignments_;
+  // else 0.
+  std::size_t aligned_parameter_cast(std::size_t first, std::size_t star, std::size_t operand);
 
   // Checked mode: what the token walk rewrites (checked_mode.hpp, checked_thread_params.hpp,
   // checked_addresses.hpp).

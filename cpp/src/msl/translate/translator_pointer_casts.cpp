@@ -1,0 +1,189 @@
+// Casts to pointer types, and the pointer variables they initialise: written so that their
+// accesses tolerate an address below the alignment of what they point to (metal_unaligned.h).
+// `reinterpret_cast<constant uchar3*>(bytes + 3 * i)` may point anywhere; Apple GPUs load it,
+// CUDA faults. Pointers the kernel is given, and those it derives by arithmetic on them, keep
+// plain pointers and their wide loads; so does a cast of a kernel's buffer parameter itself to a
+// vector named by its MSL spelling (`(device const uint4*)a`, a GEMM's tile copies), whose
+// alignment the call then checks (an ArgumentError when the data is not aligned for it).
+#include "msl/translate/translator_walk.hpp"
+
+#include "msl/analysis/call_graph.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+bool is_named_cast(const Token& t) {
+  return t.is_identifier("reinterpret_cast") || t.is_identifier("static_cast") || t.is_identifier("const_cast");
+}
+
+// The end of the initializer that starts after the `=` at `eq`: its `;`, or a top-level `,`.
+std::size_t initializer_end(const std::vector<Token>& t, std::size_t eq) {
+  int depth = 0;
+  for (std::size_t j = eq + 1; j < t.size(); ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+    else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) {
+      if (--depth < 0) return j;
+    } else if (depth == 0 && (t[j].is(";") || t[j].is(","))) {
+      return j;
+    }
+  }
+  return t.size();
+}
+
+// The alignment of an MSL vector type spelled by name (`uint4`: 16), or 0.
+std::size_t vector_alignment(const std::string& name) {
+  static const std::pair<const char*, std::size_t> kScalars[] = {
+      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"half", 2}, {"bfloat", 2},
+      {"int", 4},  {"uint", 4},  {"float", 4}, {"long", 8},   {"ulong", 8}};
+  if (name.size() < 2) return 0;
+  const char width = name.back();
+  if (width < '2' || width > '4') return 0;
+  const std::string scalar = name.substr(0, name.size() - 1);
+  for (const auto& [n, size] : kScalars)
+    if (scalar == n) return size * (width == '2' ? 2 : 4);
+  return 0;
+}
+
+// True when the body [open, close] may change the pointer `name` (assign it, step it, take its address).
+bool changes_pointer(const std::vector<Token>& t, std::size_t open, std::size_t close, const std::string& name) {
+  static const auto& ops = *new std::set<std::string>{"=", "+=", "-=", "++", "--"};
+  for (std::size_t j = open + 1; j < close; ++j) {
+    if (t[j].kind != TokenKind::identifier || t[j].text != name || t[j - 1].is(".") || t[j - 1].is("->")) continue;
+    if (t[j - 1].is("&") || t[j - 1].is("++") || t[j - 1].is("--")) return true;
+    if (j + 1 < close && t[j + 1].kind == TokenKind::punct && ops.count(t[j + 1].text)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::size_t Translator::aligned_parameter_cast(std::size_t first, std::size_t star, std::size_t operand) {
+  if (operand + 1 >= t_.size() || t_[operand].kind != TokenKind::identifier) return 0;
+  const Token& after = t_[operand + 1];
+  // `reinterpret_cast<…>(a)`: the parenthesis closes; `(T*)a`: no postfix continues the operand.
+  const bool named = t_[operand - 1].is("(");
+  if (named ? !after.is(")")
+            : after.is("(") || after.is(".") || after.is("->") || after.is("[") || after.is("::") || after.is("<") ||
+                  after.is("++") || after.is("--"))
+    return 0;
+  std::size_t alignment = 0;
+  for (std::size_t j = first; j < star; ++j) {
+    if (t_[j].is_identifier("const") || t_[j].is_identifier("volatile") || is_address_space(t_[j]) ||
+        t_[j].is_identifier("thread"))
+      continue;
+    if (alignment || !(alignment = vector_alignment(t_[j].text))) return 0;
+  }
+  for (const ParsedKernel& k : kernels_) {
+    if (first <= k.body_open || first >= k.body_close) continue;
+    for (const ParsedParam& p : k.params)
+      if (p.info.kind == ParamKind::buffer && t_[p.name_token].text == t_[operand].text &&
+          !changes_pointer(t_, k.body_open, k.body_close, t_[operand].text)) {
+        std::size_t& required = cast_alignments_[{k.body_open, p.info.name}];
+        required = std::max(required, alignment);
+        return alignment;
+      }
+  }
+  return 0;
+}
+
+void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touched) {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> edits;
+  auto free_range = [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = b; j <= e; ++j)
+      if (touched(j)) return false;
+    return true;
+  };
+  // Element types that a plain pointer serves as well: volatile ones (the prelude's pointer
+  // has no volatile accesses) and deduced ones.
+  auto plain = [](const std::string& element) {
+    return element.find("volatile") != std::string::npos || element == "auto" || element == "const auto";
+  };
+  for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+    if (is_named_cast(t_[i]) && t_[i + 1].is("<")) {
+      const std::size_t star = address_space_pointer_end(i + 2);
+      if (star == std::string::npos || star + 2 >= t_.size() || !t_[star + 1].is(">") || !t_[star + 2].is("("))
+        continue;
+      const std::string element = element_text(i + 2, star);
+      if (plain(element) || !free_range(i, star + 1) || aligned_parameter_cast(i + 2, star, star + 3)) continue;
+      const char* function = t_[i].is_identifier("static_cast") ? "mtl_static_pointer" : "mtl_reinterpret_pointer";
+      edits[i] = {star + 1, std::string("metal::") + function + "<" + element + ">"};
+      i = star + 1;
+      continue;
+    }
+    if (t_[i].kind != TokenKind::identifier || i == 0 || !t_[i - 1].is("(")) continue;
+    const std::size_t star = address_space_pointer_end(i);
+    if (star == std::string::npos || !is_pointer_cast(t_, i, star)) continue;
+    const std::string element = element_text(i, star);
+    if (plain(element) || !free_range(i, star) || aligned_parameter_cast(i, star, star + 2)) continue;
+    edits[i] = {star, "metal::mtl_cast_pointer_t<" + element + ">"};
+    i = star;
+  }
+  if (edits.empty()) return;
+
+  // Pointer variables initialised from a cast or from such a variable (`q = p + 1`), in the
+  // block that declares them: the same pointer type. One declarator only (`T *p = a, *q = b`
+  // would make q a pointer to it).
+  struct Variable {
+    std::string name;
+    std::size_t open, close;  // its block
+  };
+  std::vector<Variable> variables;
+  std::set<std::size_t> declared;
+  auto mentions_cast = [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = b; j < e; ++j) {
+      if (edits.count(j) && !declared.count(j)) return true;
+      if (t_[j].kind != TokenKind::identifier || after_member_access(j)) continue;
+      for (const Variable& v : variables)
+        if (v.name == t_[j].text && j > v.open && j < v.close) return true;
+    }
+    return false;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 1; i + 3 < t_.size(); ++i) {
+      if (declared.count(i) || t_[i].kind != TokenKind::identifier) continue;
+      const std::size_t star = address_space_pointer_end(i);
+      if (star == std::string::npos || !declares_variable(star)) continue;
+      std::size_t name = star + 1;
+      while (t_[name].is_identifier("const")) ++name;
+      if (!t_[name + 1].is("=")) continue;
+      const std::size_t end = initializer_end(t_, name + 1);
+      if (end >= t_.size() || !t_[end].is(";") || !mentions_cast(name + 2, end)) continue;
+      const std::string element = element_text(i, star);
+      if (element.find("volatile") != std::string::npos || !free_range(i, star)) continue;
+      const std::vector<std::size_t> blocks = enclosing_braces(i);
+      if (blocks.empty()) continue;  // program scope: no casts of addresses there
+      const bool deduced = element == "auto" || element == "const auto";
+      edits[i] = {star, deduced ? "auto" : "metal::mtl_cast_pointer_t<" + element + ">"};
+      declared.insert(i);
+      variables.push_back({t_[name].text, blocks.front(), matching(t_, blocks.front())});
+      changed = true;
+      i = star;
+    }
+  }
+  // Where the code wants the element as an object rather than its value: a component or member
+  // (`q[i].x = 1`, `&q[i].y`) or its address (`&q[i]`), the plain pointer (metal::mtl_raw): those
+  // accesses need only the component's alignment. Whole elements and swizzles keep the checks.
+  for (const Variable& v : variables) {
+    for (std::size_t j = v.open + 1; j + 3 < v.close; ++j) {
+      if (t_[j].kind != TokenKind::identifier || t_[j].text != v.name || after_member_access(j) || !free_range(j, j))
+        continue;
+      const Token& before = t_[j - 1];
+      const bool address = before.is("&") && !(t_[j - 2].kind == TokenKind::identifier ||
+                                                t_[j - 2].kind == TokenKind::number || t_[j - 2].is(")") ||
+                                                t_[j - 2].is("]"));
+      bool component = false;
+      if (t_[j + 1].is("[")) {
+        const std::size_t close = matching(t_, j + 1);
+        std::vector<int> swz;
+        component = close + 2 < t_.size() && t_[close + 1].is(".") && t_[close + 2].kind == TokenKind::identifier &&
+                    !(t_[close + 2].text.size() > 1 && is_swizzle(t_[close + 2].text, &swz));
+      }
+      if (address || component) edits[j] = {j, "metal::mtl_raw(" + v.name + ")"};
+    }
+  }
+  pointer_casts_ = std::move(edits);
+}
+
+}  // namespace metalcall::msl
