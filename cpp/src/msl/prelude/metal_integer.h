@@ -114,6 +114,9 @@ template <class T> METAL_FUNC constexpr T saturate_to(long long v) {
 // |x - y| as the unsigned type, without overflow.
 template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC make_unsigned_t<T> absdiff(T x, T y) {
   typedef make_unsigned_t<T> U;
+#if METAL_CUDA
+  if constexpr (sizeof(T) < 4) return U(mtl_detail::opaque_abs32(int(x) - int(y)));  // not abs.s16 (metal_math.h)
+#endif
   return x > y ? U(U(x) - U(y)) : U(U(y) - U(x));
 }
 template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC T addsat(T x, T y) {

@@ -302,8 +302,24 @@ METAL_FUNC vec<T, N> sincos(const mtl_vector<T, N, P>& x, vec<T, N>& cosval) {
 
 // abs, min, max, clamp take integers as well as floats. On floats min/max
 // behave like fmin/fmax (a NaN argument yields the other one).
+namespace mtl_detail {
+#if METAL_CUDA
+// |v| through an abs.s32 the optimiser cannot see into. For 8- and 16-bit integers the plain
+// expression (and absdiff(x, 0)) becomes PTX's abs.s16, whose result for -32768 the code after
+// it then takes as +32768: `short(absdiff(x, short(0))) >= 0` was true for x = -32768 (fuzz
+// seed 1001, program 8; MSL wraps |-32768| to -32768, as the CPU does).
+METAL_FUNC int opaque_abs32(int v) {
+  int r;
+  asm("abs.s32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+}
+#endif
+}  // namespace mtl_detail
 template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
   if constexpr (mtl_detail::is_float<T>::value) return metal::fabs(x);
+#if METAL_CUDA
+  else if constexpr (is_signed<T>::value && sizeof(T) < 4) return T(mtl_detail::opaque_abs32(int(x)));
+#endif
   else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
   else return x;
 }
