@@ -1,9 +1,14 @@
 """What stopping kernels costs (docs/design.md, "Stopping kernels"): the benchmarks the issue
-names, c = a * b and seed 000's compute-heavy FMA kernel (no loops: the translator adds no
-check; the runtime's per-call bookkeeping is what is measured), the heavy recurrence written
-as a loop (a check per iteration on the CPU, a counter per iteration on CUDA), and the waited
-1-element call. Run it with two builds (before and after) on one machine, in turn, and
-compare the medians.
+names, c = a * b and seed 000's compute-heavy FMA kernel, each as written (no loop: the
+translator adds no check, so what changes is the runtime's per-call bookkeeping) and as a loop
+(the heavy recurrence as a loop of its blocks; c = a * b as a grid-stride loop, every thread
+walking a slice), and the waited 1-element call.
+
+Each loop kernel is built twice in one process, with its stop checks and without them
+(defines={"METALCALL_LOOP_STOP_CHECKS": "0"}, a prelude option for this measurement), and the
+two are timed in turn, so the ratio compares like with like on a loaded machine. What the
+runtime's bookkeeping costs needs two builds (before and after): run the script with each, in
+turn, and compare the medians.
 
     python benchmarks/bench_stop_checks.py [--device cpu] [--repeats 15]
 
@@ -43,7 +48,13 @@ kernel void heavy_loop(const device float *A [[buffer(0)]], const device float *
     }
     C[id] = D + E + F + G;
 }
+kernel void mul_loop(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                     device float* c [[buffer(2)]], constant uint& n [[buffer(3)]],
+                     uint i [[thread_position_in_grid]], uint threads [[threads_per_grid]]) {
+    for (uint k = i; k < n; k += threads) c[k] = a[k] * b[k];
+}
 """
+NO_CHECKS = {"METALCALL_LOOP_STOP_CHECKS": "0"}
 
 
 def device_seconds(call, calls: int = 3) -> float:
@@ -61,6 +72,16 @@ def median_of(call, repeats: int) -> float:
     return statistics.median(device_seconds(call) for _ in range(repeats))
 
 
+def medians_in_turn(calls, repeats: int) -> list[float]:
+    """The median device time of each call, timed in turn (A, B, A, B, ...) so that a change of
+    the machine's load falls on both."""
+    samples = [[] for _ in calls]
+    for _ in range(repeats):
+        for s, call in zip(samples, calls):
+            s.append(device_seconds(call))
+    return [statistics.median(s) for s in samples]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
@@ -71,13 +92,27 @@ def main() -> None:
     results = {"device": dev.name, "metalcall": mc.__version__}
 
     mul = dev.compile(_bench.MUL_SOURCE).mul
+    checked, unchecked = dev.compile(LOOP_SOURCE), dev.compile(LOOP_SOURCE, defines=NO_CHECKS)
     for n in (1 << 16, 1 << 22):
         a, b = dev.asarray(np.random.rand(n).astype(np.float32)), dev.asarray(np.random.rand(n).astype(np.float32))
         c = dev.empty(n, np.float32)
+        want = np.asarray(a) * np.asarray(b)
         mul(n, a, b, c).wait()
-        assert np.array_equal(np.asarray(c), np.asarray(a) * np.asarray(b))
+        assert np.array_equal(np.asarray(c), want)
         seconds = median_of(lambda: mul(n, a, b, c), args.repeats)
         results[f"c=a*b 2^{n.bit_length() - 1} GB/s"] = 12 * n / seconds / 1e9
+        # The loop form: 4 elements per thread.
+        threads, count = n // 4, np.uint32(n)
+        calls = []
+        for lib in (checked, unchecked):
+            c.numpy()[:] = 0
+            lib.mul_loop(threads, a, b, c, count).wait()
+            assert np.array_equal(np.asarray(c), want)
+            calls.append(lambda lib=lib: lib.mul_loop(threads, a, b, c, count))
+        with_checks, without = medians_in_turn(calls, args.repeats)
+        results[f"c=a*b 2^{n.bit_length() - 1} as a loop GB/s"] = 12 * n / with_checks / 1e9
+        results[f"c=a*b 2^{n.bit_length() - 1} as a loop, no checks GB/s"] = 12 * n / without / 1e9
+        results[f"c=a*b 2^{n.bit_length() - 1} as a loop: checks cost %"] = (with_checks / without - 1) * 100
 
     n = 1 << 16
     a, b = _bench._random(n, 1), -_bench._random(n, 2)
@@ -86,14 +121,23 @@ def main() -> None:
     A, B, C = dev.asarray(a), dev.asarray(b), dev.empty(n, np.float32)
     scale = float(np.abs(want).max())
     heavy = dev.compile(_bench.HEAVY_SOURCE).heavy
-    heavy_loop = dev.compile(LOOP_SOURCE).heavy_loop
     blocks = np.uint32(_bench.HEAVY_BLOCKS)
-    for name, call in (("heavy (unrolled)", lambda: heavy(n, A, B, C)),
-                       ("heavy as a loop", lambda: heavy_loop(n, A, B, C, blocks))):
+
+    def check(call, name):
+        C.numpy()[:] = 0
         call().wait()
         assert np.allclose(np.asarray(C), want, rtol=_bench.HEAVY_RTOL, atol=_bench.HEAVY_RTOL * scale), name
-        seconds = median_of(call, args.repeats)
-        results[f"{name} GFLOP/s"] = _bench.HEAVY_FLOPS_PER_ELEMENT * n / seconds / 1e9
+
+    flops = _bench.HEAVY_FLOPS_PER_ELEMENT * n
+    check(lambda: heavy(n, A, B, C), "heavy")
+    results["heavy (unrolled) GFLOP/s"] = flops / median_of(lambda: heavy(n, A, B, C), args.repeats) / 1e9
+    calls = [lambda lib=lib: lib.heavy_loop(n, A, B, C, blocks) for lib in (checked, unchecked)]
+    for call in calls:
+        check(call, "heavy as a loop")
+    with_checks, without = medians_in_turn(calls, args.repeats)
+    results["heavy as a loop GFLOP/s"] = flops / with_checks / 1e9
+    results["heavy as a loop, no checks GFLOP/s"] = flops / without / 1e9
+    results["heavy as a loop: checks cost %"] = (with_checks / without - 1) * 100
 
     one_a, one_b, one_c = dev.asarray(np.ones(1, np.float32)), dev.asarray(np.ones(1, np.float32)), dev.empty(1, np.float32)
     samples = []

@@ -2,22 +2,29 @@
 #include "msl/passes/loop_strips.hpp"
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
 
-#include "msl/analysis/call_graph.hpp"      // matching
-#include "msl/passes/loop_stops.hpp"        // statement_end
+#include "msl/analysis/call_graph.hpp"  // matching
+#include "msl/passes/loop_stops.hpp"    // statement_end
 
 namespace metalcall::msl {
 
 namespace {
 
 constexpr const char* kStripPrefix = "__metalcall_strip_";
-constexpr const char* kStripLength = "4096u";
+constexpr const char* kBreakPrefix = "__metalcall_break_";
 
 bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
   return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
+}
+
+bool any_of(const Token& tok, std::initializer_list<const char*> texts) {
+  for (const char* s : texts)
+    if (tok.is(s)) return true;
+  return false;
 }
 
 // Functions a loop condition may call: conversions, vector constructors and pure functions.
@@ -70,28 +77,146 @@ bool side_effect_free(const std::vector<Token>& t, std::size_t first, std::size_
   return opened_by_call.empty();
 }
 
-// True when the body [first, last] holds a `break` (of this loop or of a nested switch or
-// loop: either way the rewrite is left alone).
-bool has_break(const std::vector<Token>& t, std::size_t first, std::size_t last) {
-  for (std::size_t k = first; k <= last && k < t.size(); ++k)
-    if (t[k].is_identifier("break") || t[k].is_identifier("goto")) return true;
-  return false;
+// The `break`s of the loop whose body is [first, last]: those outside every loop and switch
+// nested in it. nullopt when the body has a `goto` (which MSL refuses anyway) or a statement
+// it cannot follow.
+std::optional<std::vector<std::size_t>> own_breaks(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  std::vector<std::size_t> breaks;
+  for (std::size_t k = first; k <= last && k < t.size(); ++k) {
+    const Token& tok = t[k];
+    if (tok.is_identifier("goto")) return std::nullopt;
+    if (tok.is_identifier("break")) {
+      breaks.push_back(k);
+    } else if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do") ||
+               tok.is_identifier("switch")) {
+      const std::size_t end = statement_end(t, k);  // their breaks are theirs
+      if (end >= t.size() || end > last) return std::nullopt;
+      k = end;
+    }
+  }
+  return breaks;
 }
 
-Token made(const Token& at, TokenKind kind, const std::string& text) { return Token{kind, text, at.line, at.column}; }
+// True when every use of `v` in [first, last] reads it: no assignment or increment, no
+// address taken, no reference bound to it (alone as an argument or an initialiser).
+bool only_read(const std::vector<Token>& t, std::size_t first, std::size_t last, const std::string& v) {
+  for (std::size_t k = first; k <= last && k < t.size(); ++k) {
+    if (t[k].kind != TokenKind::identifier || t[k].text != v) continue;
+    const Token* prev = k > 0 ? &t[k - 1] : nullptr;
+    const Token* next = k + 1 < t.size() ? &t[k + 1] : nullptr;
+    if (prev && prev->kind == TokenKind::punct && any_of(*prev, {".", "->"})) continue;  // a member named v
+    if (next && next->kind == TokenKind::punct &&
+        any_of(*next, {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}))
+      return false;
+    if (prev && prev->kind == TokenKind::punct && any_of(*prev, {"++", "--", "&"})) return false;
+    const bool alone_after = prev && prev->kind == TokenKind::punct && any_of(*prev, {"(", ",", "{", "="});
+    const bool alone_before = next && next->kind == TokenKind::punct && any_of(*next, {")", ",", "}", ";"});
+    if (alone_after && alone_before) {
+      // `x = v;` reads v; `T& r = v;`, `f(v)` and `T& r{v}` may bind a reference to it.
+      if (!prev->is("=")) return false;
+      if (k >= 3 && t[k - 3].kind == TokenKind::punct && any_of(t[k - 3], {"&", "&&"})) return false;
+    }
+  }
+  return true;
+}
+
+// A loop `for (T v = ...; v OP x; ++v)` (or x OP' v, or --v): the strip can end on v itself
+// (metal::mtl_rt::loop_strip in the prelude's metal_stop.h), which keeps its loop vectorisable.
+struct CountedLoop {
+  int op;                     // 0 `<`, 1 `<=`, 2 `>`, 3 `>=`
+  std::string variable;
+  std::size_t x_first, x_last;  // x's tokens [x_first, x_last)
+};
+
+std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t init_first, std::size_t init_last,
+                                        std::size_t cond_first, std::size_t cond_last, std::size_t inc_first,
+                                        std::size_t inc_last, std::size_t body_first, std::size_t body_last) {
+  // The condition: one comparison at the top level, one side a lone identifier.
+  std::size_t op_at = cond_last;
+  int depth = 0;
+  for (std::size_t k = cond_first; k < cond_last; ++k) {
+    const Token& tok = t[k];
+    if (tok.kind != TokenKind::punct) continue;
+    if (any_of(tok, {"(", "[", "{"})) ++depth;
+    else if (any_of(tok, {")", "]", "}"})) --depth;
+    else if (depth == 0 && any_of(tok, {"<", "<=", ">", ">="})) {
+      if (op_at != cond_last) return std::nullopt;
+      op_at = k;
+    } else if (depth == 0 && any_of(tok, {"&&", "||", "?", ":", "==", "!=", "&", "|", "^", ",", "="})) {
+      return std::nullopt;
+    }
+  }
+  if (op_at == cond_last || op_at == cond_first || op_at + 1 == cond_last) return std::nullopt;
+  const std::string& op_text = t[op_at].text;
+  int op = op_text == "<" ? 0 : op_text == "<=" ? 1 : op_text == ">" ? 2 : 3;
+  CountedLoop loop{op, "", 0, 0};
+  if (op_at == cond_first + 1 && t[cond_first].kind == TokenKind::identifier) {
+    loop.variable = t[cond_first].text;
+    loop.x_first = op_at + 1;
+    loop.x_last = cond_last;
+  } else if (op_at + 2 == cond_last && t[op_at + 1].kind == TokenKind::identifier) {
+    loop.variable = t[op_at + 1].text;
+    loop.x_first = cond_first;
+    loop.x_last = op_at;
+    loop.op = op ^ 2;  // x < v is v > x
+  } else {
+    return std::nullopt;
+  }
+  const std::string& v = loop.variable;
+  // The step: ++v, v++, --v, v--, v += 1, v -= 1, counting the way the comparison goes.
+  int step = 0;
+  const std::size_t n = inc_last - inc_first;
+  if (n == 2 && t[inc_first].is_identifier(v.c_str()) && punct(t, inc_first + 1, "++")) step = 1;
+  else if (n == 2 && punct(t, inc_first, "++") && t[inc_first + 1].is_identifier(v.c_str())) step = 1;
+  else if (n == 2 && t[inc_first].is_identifier(v.c_str()) && punct(t, inc_first + 1, "--")) step = -1;
+  else if (n == 2 && punct(t, inc_first, "--") && t[inc_first + 1].is_identifier(v.c_str())) step = -1;
+  else if (n == 3 && t[inc_first].is_identifier(v.c_str()) && t[inc_first + 2].kind == TokenKind::number &&
+           (t[inc_first + 2].text == "1" || t[inc_first + 2].text == "1u" || t[inc_first + 2].text == "1U"))
+    step = punct(t, inc_first + 1, "+=") ? 1 : punct(t, inc_first + 1, "-=") ? -1 : 0;
+  if (step == 0 || (step > 0) != (loop.op <= 1)) return std::nullopt;
+  // v is declared by the loop (so nothing before it holds a reference to it), as a value:
+  // `T v = ...` with no `&` or `*` in the declaration.
+  if (init_last - init_first < 3 || t[init_first].is_identifier(v.c_str())) return std::nullopt;
+  bool declared = false;
+  for (std::size_t k = init_first; k < init_last && !declared; ++k) {
+    if (t[k].kind == TokenKind::punct && any_of(t[k], {"&", "&&", "*", "[", "(", "=", ","})) return std::nullopt;
+    declared = t[k].is_identifier(v.c_str()) && k > init_first && t[k - 1].kind == TokenKind::identifier &&
+               (punct(t, k + 1, "=") || punct(t, k + 1, "{"));
+  }
+  if (!declared || !only_read(t, body_first, body_last, v) || !only_read(t, cond_first, cond_last, v))
+    return std::nullopt;
+  return loop;
+}
 
 }  // namespace
 
 bool is_strip_loop(const std::vector<Token>& t, std::size_t i) {
-  return i + 3 < t.size() && t[i].is_identifier("for") && punct(t, i + 1, "(") && t[i + 2].is_identifier("unsigned") &&
-         t[i + 3].text.rfind(kStripPrefix, 0) == 0;
+  if (!t[i].is_identifier("for") || !punct(t, i + 1, "(")) return false;
+  for (std::size_t k = i + 2; k < t.size() && !punct(t, k, ";"); ++k)
+    if (t[k].kind == TokenKind::identifier && t[k].text.rfind(kStripPrefix, 0) == 0) return true;
+  return false;
 }
 
 std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
-  std::map<std::size_t, std::vector<Token>> before;  // inserted before token i (opening text)
+  std::map<std::size_t, std::vector<Token>> before;   // inserted before token i (opening text)
   std::map<std::size_t, std::vector<Token>> closing;  // inserted before token i, ahead of `before`
+  std::map<std::size_t, std::vector<Token>> replaced;  // token i written as these
   std::set<std::size_t> dropped;
   std::set<std::size_t> do_whiles;
+  // Tokens of `text`, placed at `at` (the lexer's spelling rules: no comments, plain C++).
+  auto tokens_of = [](const std::string& text, const Token& at) {
+    std::vector<Token> out = tokenize(text);
+    for (Token& tok : out) {
+      tok.line = at.line;
+      tok.column = at.column;
+    }
+    return out;
+  };
+  auto text_of = [&t](std::size_t first, std::size_t last) {
+    std::string s;
+    for (std::size_t k = first; k < last; ++k) s += t[k].text + " ";
+    return s;
+  };
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     const bool is_for = t[i].is_identifier("for"), is_while = t[i].is_identifier("while");
     if (t[i].is_identifier("do")) {
@@ -104,8 +229,11 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
     const std::size_t close = matching(t, i + 1);
     if (close >= t.size() || close + 1 >= t.size() || t[close + 1].kind == TokenKind::directive) continue;
     const std::size_t body_end = statement_end(t, close + 1);
-    if (body_end >= t.size() || has_break(t, close + 1, body_end)) continue;
+    if (body_end >= t.size()) continue;
+    const auto breaks = own_breaks(t, close + 1, body_end);
+    if (!breaks) continue;
     // The header's parts: for (init; cond; inc) or while (cond).
+    std::size_t init_first = i + 2, init_last = i + 2;
     std::size_t cond_first = i + 2, cond_last = close, inc_first = close, inc_last = close;
     if (is_for) {
       std::vector<std::size_t> semicolons;
@@ -114,43 +242,51 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
         else if (punct(t, k, ";")) semicolons.push_back(k);
       }
       if (semicolons.size() != 2) continue;  // a range-based for, or an odd header
+      init_last = semicolons[0];
       cond_first = semicolons[0] + 1;
       cond_last = semicolons[1];
       inc_first = semicolons[1] + 1;
       inc_last = close;
-      if (inc_first == inc_last) continue;
     }
-    if (!side_effect_free(t, cond_first, cond_last)) continue;
-    const Token& at = t[close];
+    const bool endless = cond_first == cond_last;  // for (;;): the strip has no condition
+    if (!endless && !side_effect_free(t, cond_first, cond_last)) continue;
+    const std::string cond = endless ? "" : text_of(cond_first, cond_last);
     const std::string name = kStripPrefix + std::to_string(i);
-    std::vector<Token> head = {made(at, TokenKind::punct, "{"),         made(at, TokenKind::identifier, "for"),
-                               made(at, TokenKind::punct, "("),         made(at, TokenKind::identifier, "unsigned"),
-                               made(at, TokenKind::identifier, name),   made(at, TokenKind::punct, "="),
-                               made(at, TokenKind::number, "0u"),       made(at, TokenKind::punct, ";"),
-                               made(at, TokenKind::identifier, name),   made(at, TokenKind::punct, "<"),
-                               made(at, TokenKind::number, kStripLength), made(at, TokenKind::punct, "&&"),
-                               made(at, TokenKind::punct, "(")};
-    for (std::size_t k = cond_first; k < cond_last; ++k) head.push_back(t[k]);
-    for (const char* s : {")", ";", "++"}) head.push_back(made(at, TokenKind::punct, s));
-    head.push_back(made(at, TokenKind::identifier, name));
-    if (is_for) {
-      head.push_back(made(at, TokenKind::punct, ","));
-      for (std::size_t k = inc_first; k < inc_last; ++k) {
-        head.push_back(t[k]);
-        dropped.insert(k);  // the increment moves to the inner loop
-      }
+    const std::string flag = kBreakPrefix + std::to_string(i);
+    const auto counted = is_for && !endless ? counted_loop(t, init_first, init_last, cond_first, cond_last, inc_first,
+                                                           inc_last, close + 1, body_end)
+                                            : std::nullopt;
+    std::string head = "{ ";
+    if (!breaks->empty()) head += "bool " + flag + " = false ; ";
+    if (counted) {
+      head += "for ( metal :: mtl_rt :: loop_strip < " + std::to_string(counted->op) + " , decltype ( " +
+              counted->variable + " ) , decltype ( " + text_of(counted->x_first, counted->x_last) + " ) > " + name +
+              " ( " + counted->variable + " ) ; ( " + cond + " ) && " + name + " . next ( " + counted->variable +
+              " ) ; ";
+    } else {
+      head += "for ( unsigned " + name + " = 0u ; " + name + " < 4096u" + (endless ? "" : " && ( " + cond + " )") +
+              " ; ++ " + name + (inc_first < inc_last ? " , " : " ");
     }
-    head.push_back(made(at, TokenKind::punct, ")"));
+    for (std::size_t k = inc_first; k < inc_last; ++k) {
+      head += t[k].text + " ";
+      dropped.insert(k);  // the increment moves to the inner loop
+    }
+    head += ") ";
+    const Token& at = t[close];
     auto& opening = before[close + 1];
-    opening.insert(opening.end(), head.begin(), head.end());
-    // Inner loops registered later close first: their `}` goes ahead of this one's.
+    for (const Token& tok : tokens_of(head, at)) opening.push_back(tok);
+    // A break leaves the strip with the flag set, and the flag leaves the loop: every exit
+    // of the loop as written (break, return; continue stays in the strip) leaves both.
+    for (std::size_t b : *breaks) replaced[b] = tokens_of("{ " + flag + " = true ; break ; }", t[b]);
+    // Inner loops registered later close first: their text goes ahead of this one's.
     auto& ends = closing[body_end + 1];
-    ends.insert(ends.begin(), made(t[body_end], TokenKind::punct, "}"));
+    const auto tail = tokens_of((breaks->empty() ? "" : "if ( " + flag + " ) break ; ") + std::string("}"), t[body_end]);
+    ends.insert(ends.begin(), tail.begin(), tail.end());
   }
   if (before.empty()) return t;
   // Inserted tokens take columns after the token they follow, so that they print apart.
   std::vector<Token> out;
-  out.reserve(t.size() + before.size() * 24);
+  out.reserve(t.size() + before.size() * 32);
   auto append = [&out](Token tok) {
     if (!out.empty() && tok.line == out.back().line && tok.column <= out.back().column)
       tok.column = out.back().column + static_cast<int>(out.back().text.size()) + 1;
@@ -161,7 +297,11 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
       for (const Token& tok : c->second) append(tok);
     if (auto b = before.find(i); b != before.end())
       for (const Token& tok : b->second) append(tok);
-    if (i < t.size() && !dropped.count(i)) out.push_back(t[i]);
+    if (i == t.size() || dropped.count(i)) continue;
+    if (auto r = replaced.find(i); r != replaced.end())
+      for (const Token& tok : r->second) append(tok);
+    else
+      out.push_back(t[i]);
   }
   return out;
 }

@@ -68,9 +68,65 @@ extern "C" {
 __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&::metal::mtl_rt::no_stop_word,
                                                                               &::metal::mtl_rt::no_stop_check};
 }
+
+// A strip of a strip-mined loop (msl/passes/loop_strips.hpp) whose condition is `v OP x` and
+// whose only step is ++v or --v (v declared by the loop, written nowhere else): the strip
+// ends when v passes a bound 4096 steps on, so the strip's own loop has one exit test on its
+// induction variable, which compilers vectorise (a second counter makes a loop of two exits,
+// which g++ does not vectorise). Op: 0 `<`, 1 `<=` (counting up), 2 `>`, 3 `>=` (down). Only
+// where the comparison is in v's own type (no promotion: v never wraps while the condition
+// holds; `<=` and `>=` only for signed v, whose wrap would be undefined) and, else, a counter.
+// Either way each strip runs at least one iteration while the condition holds, and at most
+// 4096: the same iterations in the same order as the loop as written.
+namespace metal {
+namespace mtl_detail {
+template <class T, class X, class = void> struct strip_same_type : false_type {};
+template <class T, class X>
+struct strip_same_type<T, X, decltype(void(mtl_declval<T>() + mtl_declval<X>()))>
+    : is_same<decltype(mtl_declval<T>() + mtl_declval<X>()), T> {};
+}  // namespace mtl_detail
+namespace mtl_rt {
+template <int Op, class T, class X>
+struct loop_strip {
+  static constexpr bool by_value = mtl_detail::is_int<T>::value && mtl_detail::strip_same_type<T, X>::value &&
+                                   (Op == 0 || Op == 2 || mtl_detail::signed_int<T>::value);
+  static constexpr unsigned long long hi_bits =
+      ~0ull >> (64 - 8 * (sizeof(T) <= 8 ? sizeof(T) : 8) + (mtl_detail::signed_int<T>::value ? 1 : 0));
+  T end;
+  unsigned count;
+  constexpr explicit loop_strip(T v) : end(v), count(0u) {
+    if constexpr (by_value) {
+      constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
+      constexpr T steps = T(Op == 1 || Op == 3 ? 4095 : 4096);
+      if constexpr (Op <= 1) end = v <= T(hi - steps) ? T(v + steps) : hi;
+      else end = v >= T(lo + steps) ? T(v - steps) : lo;
+    }
+  }
+  constexpr bool next(T v) {
+    if constexpr (!by_value) return count++ < 4096u;
+    else if constexpr (Op == 0) return v < end;
+    else if constexpr (Op == 1) return v <= end;
+    else if constexpr (Op == 2) return v > end;
+    else return v >= end;
+  }
+};
+}  // namespace mtl_rt
+}  // namespace metal
 #define __METALCALL_LOOP_STATE(n)
 #define __METALCALL_LOOP_NESTED(outer, n)
 #define __METALCALL_LOOP_CHECK(n) \
   if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
 
+#endif
+
+// defines={"METALCALL_LOOP_STOP_CHECKS": "0"} (a prelude option: the caller's, never the
+// source's) builds the loops without their checks, to measure what the checks cost
+// (benchmarks/bench_stop_checks.py). Such a kernel cannot be stopped inside its loops.
+#if defined(METALCALL_LOOP_STOP_CHECKS) && !METALCALL_LOOP_STOP_CHECKS
+#undef __METALCALL_LOOP_STATE
+#undef __METALCALL_LOOP_CHECK
+#undef __METALCALL_LOOP_NESTED
+#define __METALCALL_LOOP_STATE(n)
+#define __METALCALL_LOOP_CHECK(n)
+#define __METALCALL_LOOP_NESTED(outer, n)
 #endif

@@ -1,0 +1,216 @@
+"""Loops run in strips keep their meaning (P2.4 item 4: the stop check's cost). On the CPU the
+translator runs a loop in strips of at most 4096 iterations with the stop check once per strip
+(msl/passes/loop_strips.hpp): a strip ends on the loop's own variable where the loop counts one
+by one (so the strip's loop vectorises), else on a counter; a `break` leaves the strip with a
+flag that leaves the loop too. These kernels exercise every exit (break, continue, return,
+breaks of nested loops and switches), counting up and down, near the ends of each integer
+type, loops that write their own variable, and loops longer than a strip, against the same
+loops run in Python. (CUDA checks a counter instead and runs these too.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+constexpr int triangle(int n) { int s = 0; for (int k = 0; k < n; ++k) s += k; return s; }
+constexpr int first_square_over(int x) {
+    for (int k = 0; k < 100; ++k) { if (k * k > x) return k; }
+    return -1;
+}
+constant int kTriangle = triangle(100);
+constant int kFirstSquare = first_square_over(5000);
+
+uint find_first(const device uint* a, uint n, uint value) {
+    for (uint k = 0; k < n; ++k)
+        if (a[k] == value) return k;
+    return n;
+}
+
+kernel void exits(const device uint* a [[buffer(0)]], device long* out [[buffer(1)]],
+                  constant uint& n [[buffer(2)]], constant uint& stop_at [[buffer(3)]],
+                  uint tid [[thread_position_in_grid]]) {
+    long sum = 0;
+    uint last = 0;
+    for (uint k = 0; k < n; ++k) {          // up, continue and break
+        if (k % 7u == 3u) continue;
+        if (k == stop_at) break;
+        sum += long(a[k]);
+        last = k;
+    }
+    out[0] = sum;
+    out[1] = last;
+    long down = 0;
+    for (int k = int(n) - 1; k >= 0; --k) {  // down to 0 inclusive, signed
+        if (uint(k) == stop_at) break;
+        down += long(a[k]) * (k & 3);
+    }
+    out[2] = down;
+    uint j = 0, x = 0;
+    while (j < n) {                           // while with break
+        if (a[j] == stop_at) break;
+        x ^= a[j] + j;
+        ++j;
+    }
+    out[3] = x;
+    out[4] = j;
+    uint m = 0;
+    for (;;) {                                // no condition: only the break ends it
+        if (m >= n || m == stop_at) break;
+        ++m;
+    }
+    out[5] = m;
+    long nested = 0;
+    for (uint p = 0; p < 3u; ++p) {           // an inner break leaves the inner loop only
+        for (uint q = p; q < n; q += 1u) {
+            if (q == stop_at) break;
+            switch (a[q] & 3u) {
+                case 0: nested += 1; break;   // the switch's break
+                case 1: continue;
+                default: nested += p + 2;
+            }
+        }
+        nested *= 3;
+    }
+    out[6] = nested;
+    out[7] = find_first(a, n, stop_at);       // return from inside the loop
+    long mirrored = 0;
+    for (uint k = 0; n > k; k++) mirrored += a[k] >> 3;   // n > k: the same as k < n
+    out[8] = mirrored;
+    long own = 0;
+    for (uint k = 0; k < n; ++k) {            // the body steps the variable too
+        if (a[k] % 3u == 0u) ++k;
+        own += k;
+    }
+    out[9] = own;
+    out[10] = kTriangle;
+    out[11] = kFirstSquare;
+}
+
+kernel void type_ends(device long* out [[buffer(0)]], constant uint& span [[buffer(1)]],
+                      uint tid [[thread_position_in_grid]]) {
+    long count = 0;
+    for (uint k = 0xFFFFFFFFu - span; k < 0xFFFFFFFFu; ++k) count += k & 1u;     // up to uint's end
+    out[0] = count;
+    count = 0;
+    for (int k = 0x7FFFFFFF - int(span); k <= 0x7FFFFFFF - 1; ++k) count += 1;  // <= near int's end
+    out[1] = count;
+    count = 0;
+    for (int k = int(0x80000000u) + int(span); k > int(0x80000000u); --k) count += k & 7;  // down to int's start
+    out[2] = count;
+    count = 0;
+    for (long k = 0x7FFFFFFFFFFFFFFFl - long(span); k < 0x7FFFFFFFFFFFFFFFl; k++) count += 2;
+    out[3] = count;
+    count = 0;
+    for (ulong k = ulong(span); k > 0ul; k -= 1) count += long(k % 5ul);         // down to 0, exclusive
+    out[4] = count;
+    count = 0;
+    for (uchar c = uchar(250); c != uchar(4); ++c) count += c;                   // wraps: not counted
+    out[5] = count;
+    count = 0;
+    for (ushort s = 0; s < ushort(span); ++s) count += s;                         // promoted comparison
+    out[6] = count;
+    count = 0;
+    for (int k = -int(span); k < int(span); k++) count += k * k;
+    out[7] = count;
+    count = 0;
+    for (uint k = 0; k <= span; ++k) count += 1;                                  // unsigned <=
+    out[8] = count;
+}
+"""
+
+
+def exits_reference(a: np.ndarray, n: int, stop_at: int) -> list[int]:
+    a = [int(v) for v in a]
+    out = [0] * 12
+    s, last = 0, 0
+    for k in range(n):
+        if k % 7 == 3:
+            continue
+        if k == stop_at:
+            break
+        s += a[k]
+        last = k
+    out[0], out[1] = s, last
+    down = 0
+    for k in range(n - 1, -1, -1):
+        if k == stop_at:
+            break
+        down += a[k] * (k & 3)
+    out[2] = down
+    j, x = 0, 0
+    while j < n:
+        if a[j] == stop_at:
+            break
+        x ^= (a[j] + j) & 0xFFFFFFFF
+        j += 1
+    out[3], out[4] = x, j
+    m = 0
+    while not (m >= n or m == stop_at):
+        m += 1
+    out[5] = m
+    nested = 0
+    for p in range(3):
+        for q in range(p, n):
+            if q == stop_at:
+                break
+            r = a[q] & 3
+            if r == 0:
+                nested += 1
+            elif r == 1:
+                continue
+            else:
+                nested += p + 2
+        nested *= 3
+    out[6] = nested
+    out[7] = next((k for k in range(n) if a[k] == stop_at), n)
+    out[8] = sum(v >> 3 for v in a[:n])
+    own, k = 0, 0
+    while k < n:
+        if a[k] % 3 == 0:
+            k += 1
+        own += k
+        k += 1
+    out[9] = own
+    out[10] = sum(range(100))
+    out[11] = next(k for k in range(100) if k * k > 5000)
+    return out
+
+
+def type_ends_reference(span: int) -> list[int]:
+    out = [0] * 9
+    out[0] = sum(k & 1 for k in range(0xFFFFFFFF - span, 0xFFFFFFFF))
+    out[1] = span
+    int_min = -(2**31)
+    out[2] = sum(k & 7 for k in range(int_min + span, int_min, -1))
+    out[3] = 2 * span
+    out[4] = sum(k % 5 for k in range(span, 0, -1))
+    out[5] = sum(c % 256 for c in range(250, 256 + 4))
+    out[6] = sum(range(span % 65536))
+    out[7] = sum(k * k for k in range(-span, span))
+    out[8] = span + 1
+    return out
+
+
+@pytest.mark.parametrize("n, stop_at", [(0, 0), (1, 5), (100, 2**32 - 1), (4095, 4000), (4096, 4096),
+                                        (4097, 4096), (10000, 9000), (10000, 2**32 - 1), (12289, 8193)])
+def test_every_exit_of_a_strip_mined_loop(device, n, stop_at):
+    rng = np.random.default_rng(n + stop_at)
+    a = rng.integers(0, 1 << 20, max(n, 1), dtype=np.uint32)
+    if n > 2:
+        a[n // 2] = stop_at & 0xFFFFFFFF  # the while loop's and find_first's value, halfway
+    lib = device.compile(SOURCE)
+    out = np.zeros(12, np.int64)
+    lib.exits(1, a, out, np.uint32(n), np.uint32(stop_at))
+    assert out.tolist() == exits_reference(a, n, stop_at)
+
+
+@pytest.mark.parametrize("span", [1, 10, 4095, 4096, 4097, 9000])
+def test_loops_at_the_ends_of_their_types(device, span):
+    lib = device.compile(SOURCE)
+    out = np.zeros(9, np.int64)
+    lib.type_ends(1, out, np.uint32(span))
+    assert out.tolist() == type_ends_reference(span)
