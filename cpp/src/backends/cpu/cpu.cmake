@@ -11,6 +11,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/kernel_stop.cpp
   ${_cpu_dir}/fork_guard.cpp
   ${_cpu_dir}/stack_limits.cpp
+  ${_cpu_dir}/stack_guard.cpp
   ${_cpu_dir}/fiber_switch_x86_64.S
   ${_cpu_dir}/fiber_switch_arm64.S
   ${_cpu_dir}/object_check.cpp
@@ -43,6 +44,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     ${_cpu_dir}/fiber_switch_arm64.S
     ${_cpu_dir}/fork_guard.cpp
     ${_cpu_dir}/kernel_stop.cpp
+    ${_cpu_dir}/stack_guard.cpp
     ${_cpu_dir}/worker_pool.cpp
     ${_cpu_dir}/worker_state.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src/core/interrupt.cpp

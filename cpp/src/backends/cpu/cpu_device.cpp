@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_dispatch.hpp"
 #include "backends/cpu/cpu_queue.hpp"
 #include "backends/cpu/kernel_stop.hpp"
+#include "backends/cpu/stack_guard.hpp"
 #include "backends/cpu/sandbox/sandbox_device.hpp"
 #include "backends/translated/host_cxx.hpp"
 #include "backends/translated/translated_library.hpp"
@@ -179,6 +180,7 @@ class CpuDevice : public BackendDevice {
         blocks_(std::make_shared<HostBlocks>(std::min<std::size_t>(info_.memory_size / 8, std::size_t(4) << 30))),
         queue_(in_process_runner(), options.kernel_timeout) {
     if (checked_) info_.name += " [checked]";
+    enable_stack_guard();  // a stack overflow in kernel code is an ExecutionError (stack_guard.hpp)
   }
   const DeviceInfo& info() const override { return info_; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {

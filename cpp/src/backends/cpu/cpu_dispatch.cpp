@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_program.hpp"
 #include "backends/cpu/kernel_stop.hpp"
+#include "backends/cpu/stack_guard.hpp"
 #include "backends/cpu/worker_pool.hpp"
 #include "backends/cpu/worker_state.hpp"
 #include "metalcall/errors.hpp"
@@ -96,6 +97,7 @@ struct RangeContext {
   BusyNs* busy;  // pooled: one per worker, each written only by its worker; null when not pooled
   RunControl* control;  // stops: remaining chunks are skipped, kernel code with loops leaves at once
   bool in_loops;        // the kernel's loops check the stop word: run it so that a stop can leave it
+  bool guarded;         // a stack overflow leaves it too (stack_guard.hpp: the in-process device)
 };
 
 bool run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
@@ -104,7 +106,7 @@ bool run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worke
   WorkerState& state = WorkerState::of(worker);
   state.prepare(r->dispatch_id, *r->threadgroup_lengths);
   const std::int64_t start = r->busy ? now_ns() : 0;  // else timed by run_dispatch
-  if (r->in_loops) {
+  if (r->in_loops || r->guarded) {
     r->control->run(r->entry, r->launch, begin, end, state.table());
   } else {
     r->entry(r->launch, begin, end, state.table());
@@ -214,7 +216,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   const bool in_loops = !program.info().loop_free;
   RunControl control(stop, in_loops);
   RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths,
-                   busy.empty() ? nullptr : busy.data(), &control, in_loops};
+                   busy.empty() ? nullptr : busy.data(), &control, in_loops, stack_guard_enabled()};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx, idle_range);
   const std::int64_t end = now_ns();

@@ -78,6 +78,11 @@ class FiberGroup {
   // barrier(), simd_barrier() and run(), which kernels reach through calls).
   const uint32_t* current_index_address() const { return &cur_; }
   static FiberGroup* current();  // the group running on this OS thread, or nullptr
+  // The lowest usable address of the running fiber's stack (its guard page lies just below),
+  // or nullptr outside run(): the stack guard's test for an overflow (stack_guard.hpp).
+  const void* running_stack_low() const {
+    return in_run_ && cur_ < count_ && fibers_ ? stack_lo(fibers_[cur_].stack) : nullptr;
+  }
 
   // How many times the last run found every live fiber waiting at barriers
   // that could never complete (e.g. half a SIMD-group at simd_barrier, the

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/fiber.hpp"
 #include "backends/cpu/fork_guard.hpp"
+#include "backends/cpu/stack_guard.hpp"
 #include "core/backend.hpp"
 #include "core/interrupt.hpp"
 
@@ -143,6 +144,13 @@ void leave_kernel() {
   siglongjmp(*t_exit, 1);
 }
 
+bool in_kernel_code() { return t_run != nullptr && t_exit != nullptr; }
+
+void stop_running_kernel(const char* reason) {
+  t_run->stop(reason);
+  leave_kernel();
+}
+
 RunControl::RunControl(const StopRequest& stop, bool in_loops)
     : request_(stop), in_loops_(in_loops), watched_(in_loops || stop.timeout_seconds > 0),
       scoped_(interrupt_check_installed() && in_loops) {}
@@ -237,6 +245,7 @@ bool RunControl::run(metalcall_cpu_entry entry, const metalcall_cpu_launch* laun
   RunControl* const outer_run = t_run;
   sigjmp_buf* const outer_exit = t_exit;
   sigjmp_buf here;
+  guard_this_thread();
   t_run = this;
   t_exit = &here;
   // No signal mask saved or restored (0): a longjmp from stop_check, on this thread's stack.

@@ -94,4 +94,10 @@ void stop_all_kernels(const char* reason);
 /** Leaves the kernel this thread runs, for good (its dispatch was stopped); from stop checks only. */
 [[noreturn]] void leave_kernel();
 
+/** True while this thread runs kernel code inside RunControl::run (a stop can leave it). */
+bool in_kernel_code();
+/** Stops the dispatch whose kernel code this thread runs, with `reason`, and leaves the kernel
+ *  (the stack guard's handler, stack_guard.hpp); only when in_kernel_code(). */
+[[noreturn]] void stop_running_kernel(const char* reason);
+
 }  // namespace metalcall::cpu
