@@ -1,6 +1,6 @@
 """The factorisations of metalcall.numpy.linalg, computed on the device by the kernels of
 _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slogdet, inv, solve
-(LU with partial pivoting), qr (Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
+(LU with partial pivoting; on GPUs small systems in one launch, _kernels/linalg_small_solve.py), qr (Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
 when the matrices are not square, then one-sided Jacobi; on GPUs from 128 columns on, block
 one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py).
 
@@ -117,6 +117,11 @@ def inv(x, /):
     batch = F.prod(bs)
     if batch * n == 0:
         return zeros(x.shape, dtype=dt, device=x.device)
+    small = kernels("linalg_small_solve")
+    if small.usable(x.device, n, n, dt):  # GPUs: one launch in threadgroup memory
+        out, info = small.solve(x.device, x._contiguous_buffer(), None, batch, n, n, dt)
+        _raise_if_any(info, "Singular matrix")
+        return wrap(out, x.shape, dt, x.device)
     lu_buf, piv, info = _lu(x, dt, batch, n)
     _raise_if_any(info, "Singular matrix")
     out = kernels("linalg_lu").solve(x.device, lu_buf, piv, None, batch, n, n, dt)
@@ -154,9 +159,14 @@ def solve(x1, x2, /):
     a = x1.astype(dt, copy=False)
     if a.shape != bs + (n, n):  # (a view per call cost as much as the kernels of a small stack)
         a = broadcast_to(a, bs + (n, n))
+    b = rhs.astype(dt, copy=False)._contiguous_buffer()
+    small = kernels("linalg_small_solve")
+    if small.usable(x1.device, n, k, dt):  # GPUs: one launch in threadgroup memory
+        out, info = small.solve(x1.device, a._contiguous_buffer(), b, batch, n, k, dt)
+        _raise_if_any(info, "Singular matrix")
+        return wrap(out, out_shape, dt, x1.device)
     lu_buf, piv, info = _lu(a, dt, batch, n)
     _raise_if_any(info, "Singular matrix")
-    b = rhs.astype(dt, copy=False)._contiguous_buffer()
     out = kernels("linalg_lu").solve(x1.device, lu_buf, piv, b, batch, n, k, dt)
     return wrap(out, out_shape, dt, x1.device)
 

@@ -1,0 +1,118 @@
+"""Small systems on GPUs in ONE launch: a threadgroup loads its matrix A and right-hand sides B into
+threadgroup memory, eliminates with partial pivoting on [A | B] (getrf's pivots: the first largest
+|re| + |im|; each step's multipliers applied to the rows of A and of B at once, as getrf then getrs'
+forward substitution would), substitutes backwards and writes X, with `info` as getrf's (k + 1 for
+the first exactly zero pivot). linalg_lu's kernels take three launches and a wait for a solve, and
+work in device memory, where each of their barriers also orders device memory (on CUDA a fence):
+for stacks of small systems that cost more than the arithmetic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import metalcall as mc
+
+from . import cache, linalg_common as lc
+
+MAX_BYTES = 16384  # threadgroup memory for A and X of one system
+
+_SMALL_SOLVE = """
+kernel void small_solve(const device $T* a [[buffer(0)]], const device $T* b [[buffer(1)]], device $T* x [[buffer(2)]],
+                        device int* info [[buffer(3)]], constant uint& n [[buffer(4)]], constant uint& nrhs [[buffer(5)]],
+                        constant uint& identity [[buffer(6)]], constant uint& b_batch [[buffer(7)]],
+                        uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup $T A[$CAP];  // n x n, then X (n x nrhs)
+  threadgroup $R best_value[$NTG];
+  threadgroup uint best_row[$NTG];
+  threadgroup uint pivot_row;
+  threadgroup int status;
+  threadgroup $T* X = A + n * n;
+  const $T zero = la_make($R(0), $R(0));
+  const device $T* src = a + ulong(g) * n * n;
+  const device $T* B = b + ulong(b_batch ? g : 0) * n * nrhs;
+  for (uint e = tid; e < n * n; e += $NTG) A[e] = src[e];
+  for (uint e = tid; e < n * nrhs; e += $NTG) X[e] = identity ? la_make($R(e / nrhs == e % nrhs ? 1 : 0), $R(0)) : B[e];
+  if (tid == 0) status = 0;
+  $TSYNC
+  for (uint k = 0; k < n; ++k) {
+    $R best = $R(-1);
+    uint row = k;
+    for (uint i = k + tid; i < n; i += $NTG) {
+      const $R v = la_abs1(A[i * n + k]);
+      if (v > best) { best = v; row = i; }
+    }
+    best_value[tid] = best;
+    best_row[tid] = row;
+    $TSYNC
+    if (tid == 0) {
+      const uint found = min($NTG, n - k);  // the threads that looked at a row
+      for (uint t = 1; t < found; ++t)
+        if (best_value[t] > best || (best_value[t] == best && best_row[t] < row)) { best = best_value[t]; row = best_row[t]; }
+      pivot_row = row;
+      if (la_iszero(A[row * n + k]) && status == 0) status = int(k + 1);
+    }
+    $TSYNC
+    const uint r = pivot_row;
+    if (r != k) {
+      for (uint j = tid; j < n; j += $NTG) { const $T t = A[k * n + j]; A[k * n + j] = A[r * n + j]; A[r * n + j] = t; }
+      for (uint j = tid; j < nrhs; j += $NTG) { const $T t = X[k * nrhs + j]; X[k * nrhs + j] = X[r * nrhs + j]; X[r * nrhs + j] = t; }
+    }
+    $TSYNC
+    // rows below k: row_i -= (a_ik / a_kk) row_k, over A's trailing columns and X's (column k of A
+    // is only read: the multipliers are not kept)
+    const $T d = A[k * n + k];
+    const uint tail = n - k - 1, width = tail + nrhs;
+    if (!la_iszero(d))
+      for (uint e = tid; e < tail * width; e += $NTG) {
+        const uint i = k + 1 + e / width, c = e % width;
+        const $T l = la_div(A[i * n + k], d);
+        if (c < tail) A[i * n + k + 1 + c] = la_sub(A[i * n + k + 1 + c], la_mul(l, A[k * n + k + 1 + c]));
+        else X[i * nrhs + c - tail] = la_sub(X[i * nrhs + c - tail], la_mul(l, X[k * nrhs + c - tail]));
+      }
+    $TSYNC
+  }
+  for (uint k = n; k-- > 0;) {  // U X = Y, backwards
+    const $T d = A[k * n + k];
+    for (uint c = tid; c < nrhs; c += $NTG) X[k * nrhs + c] = la_div(X[k * nrhs + c], d);
+    $TSYNC
+    for (uint e = tid; e < k * nrhs; e += $NTG) {
+      const uint i = e / nrhs, c = e % nrhs;
+      X[i * nrhs + c] = la_sub(X[i * nrhs + c], la_mul(A[i * n + k], X[k * nrhs + c]));
+    }
+    $TSYNC
+  }
+  device $T* out = x + ulong(g) * n * nrhs;
+  for (uint e = tid; e < n * nrhs; e += $NTG) out[e] = X[e];
+  if (tid == 0) info[g] = status;
+}
+"""
+
+
+def usable(dev: mc.Device, n: int, nrhs: int, dtype: Any) -> bool:
+    """Whether systems of n equations with nrhs right-hand sides take this kernel on dev (GPU
+    backends, A and X within MAX_BYTES and the device's threadgroup memory)."""
+    need = n * (n + nrhs) * np.dtype(dtype).itemsize
+    return not cache.uses_loops(dev) and need <= min(MAX_BYTES, dev.threadgroup_memory_length // 2)
+
+
+def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int, nrhs: int, dtype: Any, *,
+          b_batched: bool = True) -> tuple[mc.Buffer, mc.Buffer]:
+    """(X, info) with A X = B for each of `batch` n x n matrices A (`b` None: B = I, the inverse); B is
+    (batch or 1, n, nrhs). X is undefined where info is not 0 (a zero pivot)."""
+    dt = lc.float_type(dtype, complex_ok=True)
+    elements = n * (n + nrhs)
+    cap = 64
+    while cap < elements:  # a few sizes of threadgroup array, so that small systems keep many groups per core
+        cap *= 2
+    threads = lc.group_size(dev, max(n, nrhs, elements // 8))
+    x = cache.empty(dev, batch * n * nrhs, dt)
+    info = cache.empty(dev, batch, np.int32)
+    src = b if b is not None else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
+    source = lambda tg, _w: lc.render(_SMALL_SOLVE, dt, tg, CAP=f"{cap}u",
+                                      TSYNC="threadgroup_barrier(mem_flags::mem_threadgroup);" if tg > 1 else "")
+    kern, tg = cache.sized_kernel(dev, source, "small_solve", threads, fast_math=False)
+    cache.launch(kern, batch * tg, a, src, x, info, n, nrhs, int(b is None), int(b_batched), threadgroup=(tg, 1, 1))
+    return x, info
