@@ -1,6 +1,7 @@
 """The factorisations of metalcall.numpy.linalg, computed on the device by the kernels of
 _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slogdet, inv, solve
-(LU with partial pivoting; on GPUs small systems in one launch, _kernels/linalg_small_solve.py), qr (Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
+(LU with partial pivoting; small systems in one launch, _kernels/linalg_small_solve.py), qr
+(Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
 when the matrices are not square, then one-sided Jacobi; on GPUs from 128 columns on, block
 one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py).
 
@@ -118,7 +119,7 @@ def inv(x, /):
     if batch * n == 0:
         return zeros(x.shape, dtype=dt, device=x.device)
     small = kernels("linalg_small_solve")
-    if small.usable(x.device, n, n, dt):  # GPUs: one launch in threadgroup memory
+    if small.usable(x.device, n, n, dt):  # one launch, the system in threadgroup memory
         out, info = small.solve(x.device, x._contiguous_buffer(), None, batch, n, n, dt)
         _raise_if_any(info, "Singular matrix")
         return wrap(out, x.shape, dt, x.device)
@@ -161,7 +162,7 @@ def solve(x1, x2, /):
         a = broadcast_to(a, bs + (n, n))
     b = rhs.astype(dt, copy=False)._contiguous_buffer()
     small = kernels("linalg_small_solve")
-    if small.usable(x1.device, n, k, dt):  # GPUs: one launch in threadgroup memory
+    if small.usable(x1.device, n, k, dt):  # one launch, the system in threadgroup memory
         out, info = small.solve(x1.device, a._contiguous_buffer(), b, batch, n, k, dt)
         _raise_if_any(info, "Singular matrix")
         return wrap(out, out_shape, dt, x1.device)

@@ -1,10 +1,11 @@
-"""Small systems on GPUs in ONE launch: a threadgroup loads its matrix A and right-hand sides B into
+"""Small systems in ONE launch: a threadgroup loads its matrix A and right-hand sides B into
 threadgroup memory, eliminates with partial pivoting on [A | B] (getrf's pivots: the first largest
 |re| + |im|; each step's multipliers applied to the rows of A and of B at once, as getrf then getrs'
 forward substitution would), substitutes backwards and writes X, with `info` as getrf's (k + 1 for
 the first exactly zero pivot). linalg_lu's kernels take three launches and a wait for a solve, and
 work in device memory, where each of their barriers also orders device memory (on CUDA a fence):
-for stacks of small systems that cost more than the arithmetic.
+for stacks of small systems that cost more than the arithmetic. The CPU backend runs it with one
+thread per system (linalg_common.py), its updates row by row.
 """
 
 from __future__ import annotations
@@ -64,24 +65,16 @@ kernel void small_solve(const device $T* a [[buffer(0)]], const device $T* b [[b
     // rows below k: row_i -= (a_ik / a_kk) row_k, over A's trailing columns and X's (column k of A
     // is only read: the multipliers are not kept)
     const $T d = A[k * n + k];
-    const uint tail = n - k - 1, width = tail + nrhs;
-    if (!la_iszero(d))
-      for (uint e = tid; e < tail * width; e += $NTG) {
-        const uint i = k + 1 + e / width, c = e % width;
-        const $T l = la_div(A[i * n + k], d);
-        if (c < tail) A[i * n + k + 1 + c] = la_sub(A[i * n + k + 1 + c], la_mul(l, A[k * n + k + 1 + c]));
-        else X[i * nrhs + c - tail] = la_sub(X[i * nrhs + c - tail], la_mul(l, X[k * nrhs + c - tail]));
-      }
+    if (!la_iszero(d)) {
+$UPDATE
+    }
     $TSYNC
   }
   for (uint k = n; k-- > 0;) {  // U X = Y, backwards
     const $T d = A[k * n + k];
     for (uint c = tid; c < nrhs; c += $NTG) X[k * nrhs + c] = la_div(X[k * nrhs + c], d);
     $TSYNC
-    for (uint e = tid; e < k * nrhs; e += $NTG) {
-      const uint i = e / nrhs, c = e % nrhs;
-      X[i * nrhs + c] = la_sub(X[i * nrhs + c], la_mul(A[i * n + k], X[k * nrhs + c]));
-    }
+$BACK
     $TSYNC
   }
   device $T* out = x + ulong(g) * n * nrhs;
@@ -91,11 +84,39 @@ kernel void small_solve(const device $T* a [[buffer(0)]], const device $T* b [[b
 """
 
 
+# The updates: elements shared out over the group's threads on GPUs; row by row on the CPU (one
+# thread per system), so that the inner loops run along contiguous rows and vectorise.
+_UPDATE_BY_ELEMENTS = """
+      const uint tail = n - k - 1, width = tail + nrhs;
+      for (uint e = tid; e < tail * width; e += $NTG) {
+        const uint i = k + 1 + e / width, c = e % width;
+        const $T l = la_div(A[i * n + k], d);
+        if (c < tail) A[i * n + k + 1 + c] = la_sub(A[i * n + k + 1 + c], la_mul(l, A[k * n + k + 1 + c]));
+        else X[i * nrhs + c - tail] = la_sub(X[i * nrhs + c - tail], la_mul(l, X[k * nrhs + c - tail]));
+      }"""
+_UPDATE_BY_ROWS = """
+      for (uint i = k + 1; i < n; ++i) {
+        const $T l = la_div(A[i * n + k], d);
+        for (uint c = k + 1; c < n; ++c) A[i * n + c] = la_sub(A[i * n + c], la_mul(l, A[k * n + c]));
+        for (uint c = 0; c < nrhs; ++c) X[i * nrhs + c] = la_sub(X[i * nrhs + c], la_mul(l, X[k * nrhs + c]));
+      }"""
+_BACK_BY_ELEMENTS = """
+    for (uint e = tid; e < k * nrhs; e += $NTG) {
+      const uint i = e / nrhs, c = e % nrhs;
+      X[i * nrhs + c] = la_sub(X[i * nrhs + c], la_mul(A[i * n + k], X[k * nrhs + c]));
+    }"""
+_BACK_BY_ROWS = """
+    for (uint i = 0; i < k; ++i) {
+      const $T u = A[i * n + k];
+      for (uint c = 0; c < nrhs; ++c) X[i * nrhs + c] = la_sub(X[i * nrhs + c], la_mul(u, X[k * nrhs + c]));
+    }"""
+
+
 def usable(dev: mc.Device, n: int, nrhs: int, dtype: Any) -> bool:
-    """Whether systems of n equations with nrhs right-hand sides take this kernel on dev (GPU
-    backends, A and X within MAX_BYTES and the device's threadgroup memory)."""
+    """Whether systems of n equations with nrhs right-hand sides take this kernel on dev (A and X
+    within MAX_BYTES and half the device's threadgroup memory)."""
     need = n * (n + nrhs) * np.dtype(dtype).itemsize
-    return not cache.uses_loops(dev) and need <= min(MAX_BYTES, dev.threadgroup_memory_length // 2)
+    return need <= min(MAX_BYTES, dev.threadgroup_memory_length // 2)
 
 
 def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int, nrhs: int, dtype: Any, *,
@@ -111,7 +132,10 @@ def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int,
     x = cache.empty(dev, batch * n * nrhs, dt)
     info = cache.empty(dev, batch, np.int32)
     src = b if b is not None else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    source = lambda tg, _w: lc.render(_SMALL_SOLVE, dt, tg, CAP=f"{cap}u",
+    by_rows = threads == 1
+    text = (_SMALL_SOLVE.replace("$UPDATE", _UPDATE_BY_ROWS if by_rows else _UPDATE_BY_ELEMENTS)
+            .replace("$BACK", _BACK_BY_ROWS if by_rows else _BACK_BY_ELEMENTS))
+    source = lambda tg, _w: lc.render(text, dt, tg, CAP=f"{cap}u",
                                       TSYNC="threadgroup_barrier(mem_flags::mem_threadgroup);" if tg > 1 else "")
     kern, tg = cache.sized_kernel(dev, source, "small_solve", threads, fast_math=False)
     cache.launch(kern, batch * tg, a, src, x, info, n, nrhs, int(b is None), int(b_batched), threadgroup=(tg, 1, 1))
