@@ -71,6 +71,61 @@ RECURSIVE = {
         "  a[i] = float(R()(int(a[i]) + 100000000));",
         "struct R { int operator()(int n) const { R r; return n <= 0 ? 0 : 1 + r(n - 1); } };\n",
     ),
+    # Objects whose class the tokens show: a reference or pointer to *this, a temporary, a
+    # local variable (also in a static member, in a free function, of a derived class).
+    "member-through-reference-to-this": kernel(
+        "  R r; a[i] = float(r.f(int(a[i]) + 100000000));",
+        "struct R { int f(int n) { thread R& s = *this; return n <= 0 ? 0 : 1 + s.f(n - 1); } };\n",
+    ),
+    "member-through-pointer-to-this": kernel(
+        "  R r; a[i] = float(r.f(int(a[i]) + 100000000));",
+        "struct R { int f(int n) { thread R* p = this; return n <= 0 ? 0 : 1 + p->f(n - 1); } };\n",
+    ),
+    "member-of-a-temporary": kernel(
+        "  R r; a[i] = float(r.f(int(a[i]) + 100000000));",
+        "struct R { int f(int n) { return n <= 0 ? 0 : 1 + R().f(n - 1); } };\n",
+    ),
+    "static-member-through-a-local-object": kernel(
+        "  a[i] = float(R::f(int(a[i]) + 100000000));",
+        "struct R { static int f(int n) { R r; return n <= 0 ? 0 : 1 + r.f(n - 1); } };\n",
+    ),
+    "mutual-member-and-free-function": kernel(
+        "  R r; a[i] = float(r.f(int(a[i]) + 100000000));",
+        "int g(int n);\nstruct R { int f(int n) { return n <= 0 ? 0 : g(n - 1); } };\nint g(int n) { R r; return 1 + r.f(n); }\n",
+    ),
+    "base-member-through-derived-object": kernel(
+        "  D d; a[i] = float(d.f(int(a[i]) + 100000000));",
+        "struct B { int f(int n); };\nstruct D : B { int g(int n) { return f(n); } };\n"
+        "int B::f(int n) { D d; return n <= 0 ? 0 : 1 + d.g(n - 1); }\n",
+    ),
+    "class-template-qualified": kernel(
+        "  a[i] = float(R<int>::f(int(a[i]) + 100000000));",
+        "template <class T> struct R { static int f(int n) { return n <= 0 ? 0 : 1 + R<T>::f(n - 1); } };\n",
+    ),
+    "qualified-through-alias": kernel(
+        "  a[i] = float(R::f(int(a[i]) + 100000000));",
+        "struct R { static int f(int n); };\nusing G = R;\nint R::f(int n) { return n <= 0 ? 0 : 1 + G::f(n - 1); }\n",
+    ),
+    "function-object-template-temporary": kernel(
+        "  a[i] = float(R<int>{}(int(a[i]) + 100000000));",
+        "template <class T> struct R { int operator()(int n) const { return n <= 0 ? 0 : 1 + R<T>{}(n - 1); } };\n",
+    ),
+    "function-object-operator-call-on-temporary": kernel(
+        "  a[i] = float(R()(int(a[i]) + 100000000));",
+        "struct R { int operator()(int n) const { return n <= 0 ? 0 : 1 + R{}.operator()(n - 1); } };\n",
+    ),
+    "function-object-reference-to-this": kernel(
+        "  a[i] = float(R()(int(a[i]) + 100000000));",
+        "struct R { int operator()(int n) const { const thread R& s = *this; return n <= 0 ? 0 : 1 + s(n - 1); } };\n",
+    ),
+    "generic-lambda-self-through-a-copy": kernel(
+        "  auto f = [](auto s, int n) -> int { auto t = s; return n <= 0 ? 0 : 1 + t(t, n - 1); };\n"
+        "  a[i] = float(f(f, int(a[i]) + 100000000));"
+    ),
+    "generic-lambda-self-operator-call": kernel(
+        "  auto f = [](auto self, int n) -> int { return n <= 0 ? 0 : 1 + self.operator()(self, n - 1); };\n"
+        "  a[i] = float(f(f, int(a[i]) + 100000000));"
+    ),
     "generic-lambda-self-application": kernel(
         "  auto f = [](auto self, int n) -> int { return n <= 0 ? 0 : 1 + self(self, n - 1); };\n"
         "  a[i] = float(f(f, int(a[i]) + 100000000));"
@@ -146,6 +201,17 @@ VALID = {
         "template <typename Op> struct Outer { template <typename T> static T apply(T x) { return Op::template apply<T>(x) + T(1); } };\n",
         "  a[i] = Outer<Twice>::apply<float>(a[i]);",
         lambda x: 2 * x + 1,
+    ),
+    # Member calls on objects of other classes and other instantiations are no recursion.
+    "same-named-members-of-other-classes": (
+        "struct Inner { uint size() const { return 4u; } };\n"
+        "struct Tile { Inner inner; uint size() const { return inner.size() * 2u; } };\n"
+        "uint size(Tile t) { Tile u = t; return u.size() + 1u; }\n"
+        "template <int N> struct Count { int operator()(int x) const { return Count<N - 1>{}(x) + 1; } };\n"
+        "template <> struct Count<0> { int operator()(int x) const { return x; } };\n",
+        "  Tile t; auto apply = [](auto f, int x) { return f(x); };\n"
+        "  a[i] = a[i] + float(size(t)) + float(apply(Count<3>{}, 2));",
+        lambda x: x + 9 + 5,
     ),
     "lambdas-functors-and-same-named-members": (
         "struct Twice { float operator()(float x) const { return 2.0f * x; } };\n"

@@ -106,7 +106,8 @@ class RecursionChecker {
       : t_(t), src_(source), names_(names) {
     // The scopes (class or namespace names) that define each function name, for `X::f(…)`.
     std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> scopes;  // name, braces
-    for (const ClassBody& c : class_bodies(t_))
+    class_bodies_ = class_bodies(t_);
+    for (const ClassBody& c : class_bodies_)
       if (!c.name.empty()) scopes.push_back({c.name, {c.open, c.close}});
     for (std::size_t i = 0; i + 2 < t_.size(); ++i)
       if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("{"))
@@ -118,6 +119,22 @@ class RecursionChecker {
       // `R::f(…) {` out of its class: R defines f too.
       if (f.name_token >= 2 && t_[f.name_token - 1].is("::") && t_[f.name_token - 2].kind == TokenKind::identifier)
         defining_scopes_[f.name].insert(t_[f.name_token - 2].text);
+    }
+    // `using G = R;` and `typedef R G;` (R a class, perhaps `R<…>`): G names R's scope.
+    for (std::size_t i = 0; i + 4 < t_.size(); ++i) {
+      if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=") &&
+          t_[i + 3].kind == TokenKind::identifier && (t_[i + 4].is(";") || t_[i + 4].is("<")))
+        aliases_[t_[i + 1].text] = t_[i + 3].text;
+      if (t_[i].is_identifier("typedef") && t_[i + 1].kind == TokenKind::identifier) {
+        std::size_t k = i + 2;
+        if (k < t_.size() && t_[k].is("<")) {
+          const std::size_t close = angle_close(k);
+          if (close == std::string::npos) continue;
+          k = close + 1;
+        }
+        if (k + 1 < t_.size() && t_[k].kind == TokenKind::identifier && t_[k + 1].is(";"))
+          aliases_[t_[k].text] = t_[i + 1].text;
+      }
     }
     enclosing_.assign(t_.size(), nullptr);
     for (const auto& f : names_.definitions)
@@ -180,6 +197,93 @@ class RecursionChecker {
   std::map<std::string, std::set<std::string>> defining_scopes_;  // function name → classes, namespaces
   std::map<std::string, int> definitions_by_name_;
   std::vector<const FunctionDefinition*> enclosing_;
+  std::map<std::string, std::string> aliases_;  // G → R for `using G = R;`, `typedef R G;`
+  std::vector<ClassBody> class_bodies_;
+
+  std::string resolved(const std::string& name) const {
+    std::string n = name;
+    for (int hops = 0; hops < 8; ++hops) {  // alias chains, never a cycle's loop
+      const auto a = aliases_.find(n);
+      if (a == aliases_.end()) break;
+      n = a->second;
+    }
+    return n;
+  }
+
+  bool scope_defines(const std::string& scope, const std::string& function) const {
+    const auto scopes = defining_scopes_.find(function);
+    return scopes != defining_scopes_.end() && scopes->second.count(resolved(scope));
+  }
+
+  // The index of the bracket opening the one that closes at `close` (`)` `}` `]` `>`), or npos.
+  std::size_t opening_of(std::size_t close) const {
+    const std::string closer = t_[close].text;
+    const std::string opener = closer == ")" ? "(" : closer == "}" ? "{" : closer == "]" ? "[" : "<";
+    int depth = 0;
+    for (std::size_t k = close + 1; k-- > 0;) {
+      if (t_[k].is(closer.c_str())) ++depth;
+      else if (t_[k].is(opener.c_str()) && --depth == 0) return k;
+      if (close - k > 4096) break;
+    }
+    return std::string::npos;
+  }
+
+  // The template parameters of the class template `name` (`template <class T, int N> struct name`).
+  std::vector<std::string> class_template_parameters(const std::string& name) const {
+    for (const ClassBody& c : class_bodies_) {
+      if (c.name != name) continue;
+      for (std::size_t k = c.open; k-- > 0 && c.open - k < 64;)
+        if (t_[k].is_identifier(name.c_str())) return template_parameters(t_, k);
+    }
+    return {};
+  }
+
+  // The class named by the type that ends at `last` (`R`, `R<…>`, `ns::R`), or "". `R<A…>` is R
+  // only with R's own template parameters as its arguments (R<T> inside R): another
+  // instantiation (`Sum<N - 1>`) is another class, whose recursion the compiler bounds.
+  std::string type_ending_at(std::size_t last) const {
+    if (t_[last].is(">")) {
+      const std::size_t open = opening_of(last);
+      if (open == std::string::npos || open == 0 || t_[open - 1].kind != TokenKind::identifier) return "";
+      for (std::size_t j = open + 1; j < last; ++j)
+        if (!(t_[j].kind == TokenKind::identifier || t_[j].is(","))) return "";
+      const std::string name = resolved(t_[open - 1].text);
+      const std::vector<std::string> own = class_template_parameters(name);
+      if (own.empty() || piece_names(t_, open + 1, last) != own) return "";
+      return name;
+    }
+    return t_[last].kind == TokenKind::identifier && !is_keyword(t_[last].text) ? resolved(t_[last].text) : "";
+  }
+
+  // The class of the object whose expression ends at `end`: a temporary `R(…)`, `R{…}`,
+  // `R<…>{…}`, or a variable (or parameter) the enclosing function declares as `R r`, `R& r`,
+  // `const R* r`, …; "" when the tokens do not show it.
+  std::string class_of_object(std::size_t end, std::size_t from) const {
+    if (t_[end].is(")") || t_[end].is("}")) {
+      const std::size_t open = opening_of(end);
+      return open == std::string::npos || open == 0 ? "" : type_ending_at(open - 1);
+    }
+    if (t_[end].kind != TokenKind::identifier) return "";
+    const std::string& name = t_[end].text;
+    for (std::size_t d = end; d-- > from;) {
+      if (!t_[d].is_identifier(name.c_str()) || d + 1 >= t_.size()) continue;
+      const Token& after = t_[d + 1];
+      if (!(after.is(";") || after.is("=") || after.is("{") || after.is("(") || after.is(",") || after.is(")")))
+        continue;
+      std::size_t k = d;
+      while (k > from && (t_[k - 1].is("&") || t_[k - 1].is("&&") || t_[k - 1].is("*") ||
+                          t_[k - 1].is_identifier("const") || t_[k - 1].is_identifier("thread") ||
+                          t_[k - 1].is_identifier("device") || t_[k - 1].is_identifier("constant") ||
+                          t_[k - 1].is_identifier("threadgroup")))
+        --k;
+      if (k == d && !(k > from && (t_[k - 1].kind == TokenKind::identifier || t_[k - 1].is(">")))) continue;
+      if (k > from) {
+        const std::string type = type_ending_at(k - 1);
+        if (!type.empty()) return type;
+      }
+    }
+    return "";
+  }
 
   // Whether some definition of the name called at k takes as many arguments as the call
   // passes: a call that none can take calls another function of that name (TNN's
@@ -248,14 +352,22 @@ class RecursionChecker {
     if (at == 0) return true;
     const Token& b = t_[at - 1];
     if (b.is(".") || b.is("->")) {
-      if (b.is("->")) return at >= 2 && t_[at - 2].is_identifier("this");
-      return at >= 5 && t_[at - 2].is(")") && t_[at - 3].is_identifier("this") && t_[at - 4].is("*") &&
-             t_[at - 5].is("(");
+      if (b.is("->") && at >= 2 && t_[at - 2].is_identifier("this")) return true;
+      if (b.is(".") && at >= 5 && t_[at - 2].is(")") && t_[at - 3].is_identifier("this") && t_[at - 4].is("*") &&
+          t_[at - 5].is("("))
+        return true;
+      // An object whose class the tokens show (`R().f(`, `R{}.f(`, `R r; r.f(`, `R* p; p->f(`),
+      // and that class defines an f.
+      if (at < 2) return false;
+      const FunctionDefinition* f = enclosing_[k];
+      const std::string type = class_of_object(at - 2, f ? f->name_token : 0);
+      return !type.empty() && scope_defines(type, x.text);
     }
-    if (b.is("::")) {  // `::f(`, or `X::f(` where X is a class or namespace that defines an f
-      if (at < 2 || t_[at - 2].kind != TokenKind::identifier) return !(at >= 2 && t_[at - 2].is(">"));
-      const auto scopes = defining_scopes_.find(x.text);
-      return scopes != defining_scopes_.end() && scopes->second.count(t_[at - 2].text);
+    if (b.is("::")) {  // `::f(`, or `X::f(` / `X<…>::f(` where X is a class or namespace that defines an f
+      if (at < 2) return true;
+      if (t_[at - 2].kind != TokenKind::identifier && !t_[at - 2].is(">")) return true;
+      const std::string scope = type_ending_at(at - 2);
+      return !scope.empty() && scope_defines(scope, x.text);
     }
     return at == k;  // `template f<T>(` with nothing before it is no call
   }
@@ -264,7 +376,7 @@ class RecursionChecker {
   // `this->operator()(…)`, `operator()(…)`, `C(…)(…)` / `C{…}(…)`, or a variable of class C
   // called (`C r; r(…)`).
   void check_function_objects() const {
-    for (const ClassBody& c : class_bodies(t_)) {
+    for (const ClassBody& c : class_bodies_) {
       for (std::size_t k = c.open + 1; k + 4 < c.close; ++k) {
         if (!(t_[k].is_identifier("operator") && t_[k + 1].is("(") && t_[k + 2].is(")") && t_[k + 3].is("("))) continue;
         if (k > 0 && (t_[k - 1].is(".") || t_[k - 1].is("->"))) continue;
@@ -272,28 +384,34 @@ class RecursionChecker {
         while (open < c.close && !t_[open].is("{") && !t_[open].is(";")) open = t_[open].is("(") ? matching(t_, open) + 1 : open + 1;
         if (open >= c.close || !t_[open].is("{")) continue;
         const std::size_t close = matching(t_, open);
-        // Variables of its own class in the body (`R r;`, `const R r{};`): calling one is a call of itself.
-        std::set<std::string> own_objects;
-        for (std::size_t j = open + 1; j + 1 < close; ++j)
-          if (!c.name.empty() && t_[j].is_identifier(c.name.c_str()) && t_[j + 1].kind == TokenKind::identifier &&
-              !(j > 0 && (t_[j - 1].is("::") || t_[j - 1].is(".") || t_[j - 1].is("->"))))
-            own_objects.insert(t_[j + 1].text);
+        // Objects of its own class called (`R r; r(…)`, `R& s = *this; s(…)`, `R{}(…)`, `R<T>()(…)`,
+        // `r.operator()(…)`): calls of itself, as are `(*this)(…)`, `this->operator()(…)`, `operator()(…)`.
+        const std::string own = resolved(c.name);
         for (std::size_t j = open + 1; j + 4 < close; ++j) {
-          if (t_[j].kind == TokenKind::identifier && own_objects.count(t_[j].text) && t_[j + 1].is("(") &&
-              !(t_[j - 1].is(".") || t_[j - 1].is("->") || t_[j - 1].is_identifier(c.name.c_str())))
-            refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
-                      "recursive function calls");
           const bool star_this = t_[j].is("(") && t_[j + 1].is("*") && t_[j + 2].is_identifier("this") &&
                                  t_[j + 3].is(")") && t_[j + 4].is("(");
           const bool named = t_[j].is_identifier("operator") && t_[j + 1].is("(") && t_[j + 2].is(")") &&
                              t_[j + 3].is("(") && (t_[j - 1].is("->") ? t_[j - 2].is_identifier("this") : !t_[j - 1].is("."));
-          bool made = false;  // `C(…)(…)`, `C{…}(…)`: a new object of its class, called
-          if (!c.name.empty() && t_[j].is_identifier(c.name.c_str()) && (t_[j + 1].is("(") || t_[j + 1].is("{"))) {
-            const std::size_t after = matching(t_, j + 1) + 1;
-            made = after < close && t_[after].is("(");
-          }
-          if (star_this || named || made)
+          if (star_this || named)
             refuse(j, "the function object's operator() calls itself: MSL does not support recursive function calls");
+          if (own.empty()) continue;
+          // The object's expression ends at j: called directly, or through `.operator()`.
+          std::size_t call = j + 1;
+          if ((t_[call].is(".") || t_[call].is("->")) && t_[call + 1].is_identifier("operator") &&
+              call + 4 < close && t_[call + 2].is("(") && t_[call + 3].is(")"))
+            call += 4;
+          if (!t_[call].is("(")) continue;
+          const bool object_end = t_[j].kind == TokenKind::identifier || t_[j].is(")") || t_[j].is("}");
+          if (!object_end || (t_[j].kind == TokenKind::identifier && (t_[j - 1].is(".") || t_[j - 1].is("->"))))
+            continue;
+          if (t_[j].is(")") && call == j + 1) {  // `R(…)(…)` is a temporary called; `f(…)(…)` is not ours to judge
+            const std::size_t o = opening_of(j);
+            if (o == std::string::npos || o == 0 || type_ending_at(o - 1) != own) continue;
+          }
+          if (t_[j].kind == TokenKind::identifier && t_[j].text == c.name) continue;  // `R(…)`: a constructor
+          if (class_of_object(j, open) == own)
+            refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
+                      "recursive function calls");
         }
         k = close;
       }
@@ -312,17 +430,38 @@ class RecursionChecker {
       while (open < t_.size() && !t_[open].is("{") && !t_[open].is(";")) ++open;
       if (open >= t_.size() || !t_[open].is("{")) continue;
       const std::size_t close = matching(t_, open);
-      const std::vector<std::string> params = piece_names(t_, captures_end + 2, params_end);
+      // Each parameter, and the copies and references of one in the body (`auto t = self;`,
+      // `auto& t{self}`), by the parameter they are.
+      std::map<std::string, std::string> params;
+      for (const std::string& p : piece_names(t_, captures_end + 2, params_end))
+        if (!p.empty()) params[p] = p;
+      for (std::size_t j = open + 1; j + 3 < close; ++j) {
+        if (t_[j].kind != TokenKind::identifier || !(t_[j + 1].is("=") || t_[j + 1].is("{") || t_[j + 1].is("(")))
+          continue;
+        const auto of = params.find(t_[j + 2].text);
+        if (t_[j + 2].kind != TokenKind::identifier || of == params.end()) continue;
+        if ((t_[j + 3].is(";") || t_[j + 3].is("}") || t_[j + 3].is(")")) &&
+            (t_[j - 1].is_identifier("auto") || t_[j - 1].is("&") || t_[j - 1].is("&&")))
+          params[t_[j].text] = of->second;
+      }
+      auto param_of = [&](const Token& tok) -> std::string {
+        const auto p = tok.kind == TokenKind::identifier ? params.find(tok.text) : params.end();
+        return p == params.end() ? std::string() : p->second;
+      };
+      auto is_param = [&](const Token& tok) { return !param_of(tok).empty(); };
       for (std::size_t j = open + 1; j + 1 < close; ++j) {
-        if (t_[j].kind != TokenKind::identifier || !t_[j + 1].is("(")) continue;
-        const std::string& p = t_[j].text;
-        if (p.empty() || std::find(params.begin(), params.end(), p) == params.end()) continue;
-        // One of the arguments is the parameter itself: `self(self, …)`, `f(n, f)`.
-        const std::size_t args_end = matching(t_, j + 1);
-        for (std::size_t a = j + 2; a < args_end; ++a) {
-          if (t_[a].is_identifier(p.c_str()) && (t_[a - 1].is("(") || t_[a - 1].is(",")) &&
+        if (!is_param(t_[j]) || t_[j - 1].is(".") || t_[j - 1].is("->")) continue;
+        std::size_t call = j + 1;  // `p(…)`, or `p.operator()(…)`
+        if (t_[call].is(".") && call + 4 < close && t_[call + 1].is_identifier("operator") && t_[call + 2].is("(") &&
+            t_[call + 3].is(")"))
+          call += 4;
+        if (!t_[call].is("(")) continue;
+        // One of the arguments is the lambda again: `self(self, …)`, `f(n, f)`, `t(t, …)`.
+        const std::size_t args_end = matching(t_, call);
+        for (std::size_t a = call + 1; a < args_end; ++a) {
+          if (param_of(t_[a]) == param_of(t_[j]) && (t_[a - 1].is("(") || t_[a - 1].is(",")) &&
               (t_[a + 1].is(",") || t_[a + 1].is(")")))
-            refuse(j, "the lambda calls itself through its parameter '" + p +
+            refuse(j, "the lambda calls itself through its parameter '" + t_[j].text +
                           "': MSL does not support recursive function calls");
         }
       }
