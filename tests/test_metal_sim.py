@@ -231,7 +231,7 @@ def test_pipelines_run_with_their_own_simd_width(rng):
     width in (metalcall.numpy's reductions and scans) use the pipeline's and agree with NumPy."""
     import metalcall.numpy as mnp
 
-    sim = mc.Device("metal-sim", family="intel")
+    sim = mc.Device("metal-sim", family="intel-simd32")  # every pipeline 32 wide
     kernel = sim.compile(SRC).mul
     assert sim.simd_width == 16 and kernel.thread_execution_width == 32
     x = rng.random(300_007).astype(np.float32)

@@ -12,7 +12,7 @@ import metalcall as mc
 import metalcall.numpy as mnp
 
 
-@pytest.fixture(params=["amd", "intel"], scope="module")
+@pytest.fixture(params=["amd", "intel", "intel-simd8", "intel-simd16", "amd-simd64"], scope="module")
 def sim(request) -> mc.Device:
     return mc.Device("metal-sim", family=request.param)
 

@@ -23,7 +23,7 @@ GENERATED = [
     "x", "y", "z", "g", "x0", "y0", "z0", "lx", "ly", "lz", "gx", "gy", "gz", "ax", "ay", "az",
     "tx", "ty", "tz", "ngx", "ngy", "L", "W", "P", "c", "c_", "tid", "count", "ops", "i",
     "p0", "p1", "p2", "g_begin", "g_end", "args", "arg_bytes", "grid", "group", "groups",
-    "fibers", "run_group", "threadgroup_memory", "geometry", "origin", "body", "ctx",
+    "fibers", "run_group", "threadgroup_memory", "geometry", "origin", "body", "ctx", "simd_width", "sw",
     # Names NVRTC declares in the global namespace (its math functions and vector types of
     # other widths, built-in variables): the CUDA translation renames the user's.
     "y1", "j0", "j1", "jn", "yn", "erfinv", "normcdf", "rhypot", "dim3", "int1", "float1", "double2",

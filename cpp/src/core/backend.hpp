@@ -233,6 +233,9 @@ struct DispatchCommand {
   std::uint32_t grid[3] = {1, 1, 1};
   std::uint32_t threadgroup[3] = {1, 1, 1};
   std::vector<BoundArgument> args;  // one per parameter, by position
+  // Threads per SIMD-group to run with; 0: the backend's own. Only the CPU backend takes another
+  // (a power of two, 4 to 64): the Metal simulator runs each pipeline at its threadExecutionWidth.
+  std::uint32_t simd_width = 0;
   bool uses_host_memory() const;
 };
 

@@ -120,8 +120,8 @@ CASES = {
 # make_filled_simdgroup_matrix, __metal_simd_*, __metal_get_thread_index_in_simdgroup).
 WAITING_HEADERS = {"metal_apple_internals.h", "metal_simdgroup.h", "metal_simdgroup_fill.h",
                    "metal_simdgroup_matrix.h", "metal_sync.h"}
-PRIMITIVES = re.compile(r"simd_sync\(\)|group_sync\(\)|thread_index\(\)|lane_id<|"
-                        r"mtl_rt::(shuffle|reduce|prefix|ballot|active_mask)<|sgm_(leader|spread|gather|written)\b")
+PRIMITIVES = re.compile(r"simd_sync\(\)|group_sync\(\)|thread_index\(\)|lane_id[<(]|simd_lane_now\(\)|"
+                        r"mtl_rt::(shuffle|reduce|prefix|ballot|active_mask)[<(]|sgm_(leader|spread|gather|written)\b")
 
 
 def waiting_headers_unchanged():

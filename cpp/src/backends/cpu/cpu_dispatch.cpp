@@ -120,6 +120,17 @@ void idle_range(void* ctx) { static_cast<RangeContext*>(ctx)->control->idle(); }
 
 std::atomic<std::uint64_t> g_dispatch_ids{0};
 
+// Threads per SIMD-group for the launch: 32 (Apple GPUs'), or the width the Metal simulator runs a
+// pipeline with (DispatchCommand::simd_width), which the fibers and the prelude's SIMD-group
+// functions then use.
+unsigned simd_width_of(const DispatchCommand& command) {
+  const std::uint32_t w = command.simd_width ? command.simd_width : 32;
+  if (w < 4 || w > 64 || (w & (w - 1)) != 0)
+    throw ArgumentError("[cpu] kernel '" + command.program->info().name + "': a SIMD-group width of " +
+                        std::to_string(w) + " threads; it must be a power of two from 4 to 64");
+  return w;
+}
+
 }  // namespace
 
 CallEstimate estimate(const DispatchCommand& command) { return plan(command).estimate; }
@@ -173,6 +184,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   launch.fault_message = fault_message;
   launch.fault_capacity = sizeof fault_message;
   launch.threadgroup_bytes = threadgroup_bytes;
+  launch.simd_width = simd_width_of(command);
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];

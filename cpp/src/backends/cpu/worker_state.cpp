@@ -14,9 +14,9 @@ namespace metalcall::cpu {
 
 namespace {
 
-void run_group(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx) {
+void run_group(void* fibers, unsigned count, unsigned simd_width, void (*body)(void*, unsigned), void* ctx) {
   auto* group = static_cast<FiberGroup*>(fibers);
-  group->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx);
+  group->run(count, reinterpret_cast<FiberGroup::Body>(body), ctx, simd_width);
   if (group->abandoned()) leave_kernel();  // a fiber left a stopped kernel: leave the chunk too
 }
 

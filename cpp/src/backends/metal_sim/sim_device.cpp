@@ -26,8 +26,16 @@
 namespace metalcall::metal_sim {
 namespace {
 
-// The kernels run on the CPU backend, whose SIMD-groups are 32 wide: so is every simulated pipeline.
-constexpr unsigned kExecutedSimdWidth = 32;
+// SIMD-group matrices are Apple7+ GPUs' (32 lanes): pipelines of a source that uses them run 32 wide on
+// every family (the CPU backend's matrices refuse other widths, loudly, should a spelling escape this).
+constexpr unsigned kMatrixSimdWidth = 32;
+
+bool uses_simdgroup_matrices(const std::string& source) {
+  for (const char* name : {"simdgroup_matrix", "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8",
+                           "simdgroup_load", "simdgroup_store", "simdgroup_multiply", "make_filled_simdgroup_matrix"})
+    if (source.find(name) != std::string::npos) return true;
+  return false;
+}
 // Registry ids of simulated devices: far from the ids macOS gives real GPUs.
 constexpr std::uint64_t kRegistryIdBase = 0x5100000000000000ull;
 
@@ -69,8 +77,9 @@ std::vector<metal::BindingInfo> pipeline_bindings(const KernelInfo& cpu) {
 class SimLibrary final : public BackendLibrary {
  public:
   SimLibrary(std::shared_ptr<BackendLibrary> cpu, msl::SourceReflection reflected, const GpuFamily& family,
-             std::uint64_t registry_id)
-      : cpu_(std::move(cpu)), reflected_(std::move(reflected)), family_(family), registry_id_(registry_id) {
+             std::uint64_t registry_id, bool matrices)
+      : cpu_(std::move(cpu)), reflected_(std::move(reflected)), family_(family), registry_id_(registry_id),
+        matrices_(matrices) {
     for (const KernelInfo& kernel : reflected_.kernels) names_.push_back(kernel.name);
     for (const msl::FunctionConstantDecl& c : reflected_.function_constants)
       declared_.push_back({c.name, c.index, c.scalar, c.type_name});
@@ -90,7 +99,7 @@ class SimLibrary final : public BackendLibrary {
     const unsigned cpu_limit = cpu->info().max_total_threads_per_threadgroup;
     info.max_total_threads_per_threadgroup =
         std::min(cpu_limit ? cpu_limit : 1024u, shape.max_total_threads_per_threadgroup);
-    info.thread_execution_width = kExecutedSimdWidth;
+    info.thread_execution_width = matrices_ ? kMatrixSimdWidth : shape.thread_execution_width;
     return std::make_shared<SimProgram>(std::move(cpu), std::move(info), registry_id_);
   }
 
@@ -101,6 +110,7 @@ class SimLibrary final : public BackendLibrary {
   std::vector<msl::FunctionConstantInfo> declared_;
   const GpuFamily& family_;
   std::uint64_t registry_id_;
+  bool matrices_;  // the source uses SIMD-group matrices
 };
 
 DeviceInfo describe(const GpuFamily& family, std::uint64_t registry_id, const DeviceInfo& host) {
@@ -121,12 +131,7 @@ DeviceInfo describe(const GpuFamily& family, std::uint64_t registry_id, const De
   return info;
 }
 
-std::uint64_t registry_id_of(const GpuFamily& family) {
-  const auto& all = families();
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (&all[i] == &family) return kRegistryIdBase + i;
-  return kRegistryIdBase + all.size();
-}
+std::uint64_t registry_id_of(const GpuFamily& family) { return kRegistryIdBase + family.ordinal; }
 
 class SimDevice final : public BackendDevice {
  public:
@@ -165,7 +170,8 @@ class SimDevice final : public BackendDevice {
     std::vector<std::string> names;
     for (const KernelInfo& kernel : reflected.kernels) names.push_back(kernel.name);
     metal::check_kernel_names(names, cpu->function_names(), "[metal-sim]");
-    return std::make_shared<SimLibrary>(std::move(cpu), std::move(reflected), family_, info_.registry_id);
+    return std::make_shared<SimLibrary>(std::move(cpu), std::move(reflected), family_, info_.registry_id,
+                                        uses_simdgroup_matrices(source));
   }
 
   void check_texture(const TextureDescriptor& descriptor) override { metal::check_metal_texture(descriptor); }

@@ -112,6 +112,7 @@ void dispatch(BackendDevice& cpu, const GpuFamily& family, SimCommandBuffer& b, 
   const DispatchCommand& call = b.plan.commands[encoder.call];
   DispatchCommand command;
   command.program = program.cpu();
+  command.simd_width = kernel.thread_execution_width;  // the pipeline's SIMD-groups, not the CPU's 32
   for (int i = 0; i < 3; ++i) command.grid[i] = threads[i], command.threadgroup[i] = group[i];
   std::size_t threadgroup_bytes = program.static_threadgroup_memory();
   TextureType sampled = TextureType::none;  // the first sampled texture Metal's unnormalised-coordinate rule refuses

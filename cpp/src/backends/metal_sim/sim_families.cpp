@@ -3,14 +3,17 @@
 // non-uniform threadgroups from Apple4 and on Mac2 (so apple3 models a GPU without them: 16 KB,
 // dispatchThreadgroups only); 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
-// SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs; 32 or 64 on AMD GPUs. The
-// simulated pipelines run 32 wide (the CPU backend's SIMD-groups); the Intel and AMD devices report
-// the width a probe pipeline might (16, 64) as their simd_width, which a pipeline need not have.
+// SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs (the compiler's SIMD8/16/32);
+// 32 or 64 on AMD GPUs (wave32, wave64). Each simulated pipeline runs with its own (the CPU backend's
+// SIMD-group functions take the launch's width); the Intel and AMD devices report the width a probe
+// pipeline might (16, 64) as their simd_width, which a pipeline need not have.
 #include "backends/metal_sim/sim_families.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include "metalcall/errors.hpp"
 
@@ -21,7 +24,7 @@ namespace {
 constexpr std::uint64_t kGuaranteedBufferLength = std::uint64_t(256) << 20;
 
 GpuFamily family(std::string name, std::string architecture, std::string gpu, unsigned probe_width,
-                 std::vector<unsigned> limits) {
+                 std::vector<unsigned> limits, std::vector<unsigned> widths = {32}) {
   GpuFamily f;
   f.name = std::move(name);
   f.architecture = std::move(architecture);
@@ -29,6 +32,7 @@ GpuFamily family(std::string name, std::string architecture, std::string gpu, un
   f.max_buffer_length = kGuaranteedBufferLength;
   f.probe_simd_width = probe_width;
   f.pipeline_thread_limits = std::move(limits);
+  f.pipeline_simd_widths = std::move(widths);
   return f;
 }
 
@@ -41,15 +45,16 @@ std::vector<GpuFamily> make_families() {
   apple3.threadgroup_memory_length = 16384;
   apple3.nonuniform_threadgroups = false;
   all.push_back(apple3);
-  GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", 16, {1024, 512, 256});
+  GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", 16, {1024, 512, 256}, {8, 16, 32});
   intel.page_size = 4096;
   intel.linear_texture_alignment = 256;
   all.push_back(intel);
-  GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", 64, {1024, 256});
+  GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", 64, {1024, 256}, {32, 64});
   amd.page_size = 4096;
   amd.linear_texture_alignment = 256;
   amd.unified_memory = false;
   all.push_back(amd);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i].ordinal = static_cast<unsigned>(i);
   return all;
 }
 
@@ -72,15 +77,44 @@ const std::vector<GpuFamily>& families() {
   return all;
 }
 
+namespace {
+// The family whose every pipeline is `width` wide (made once, never destroyed, as the families).
+const GpuFamily& pinned(const GpuFamily& family, unsigned width, const std::string& name) {
+  const auto& widths = family.pipeline_simd_widths;
+  if (std::find(widths.begin(), widths.end(), width) == widths.end()) {
+    std::string allowed;
+    for (unsigned w : widths) allowed += (allowed.empty() ? "" : ", ") + std::to_string(w);
+    throw DeviceError("[metal-sim] GPU family '" + name + "': " + family.name + " pipelines run " + allowed +
+                      " wide, not " + std::to_string(width));
+  }
+  static std::mutex mutex;
+  static auto* made = new std::map<std::string, GpuFamily>;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = family.name + "-simd" + std::to_string(width);
+  auto found = made->find(key);
+  if (found != made->end()) return found->second;
+  GpuFamily variant = family;
+  variant.name = key;
+  variant.pipeline_simd_widths = {width};
+  variant.ordinal = static_cast<unsigned>(families().size() + made->size());
+  return made->emplace(key, std::move(variant)).first->second;
+}
+}  // namespace
+
 const GpuFamily& find_family(const std::string& name) {
   const std::string wanted = lower(name);
+  const std::size_t suffix = wanted.rfind("-simd");
+  if (suffix != std::string::npos && suffix + 5 < wanted.size() && wanted.size() - suffix <= 8 &&
+      std::all_of(wanted.begin() + suffix + 5, wanted.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return pinned(find_family(wanted.substr(0, suffix)), unsigned(std::stoul(wanted.substr(suffix + 5))), name);
   std::string names;
   for (const GpuFamily& f : families()) {
     if (f.name == wanted) return f;
     names += (names.empty() ? "" : ", ") + f.name;
   }
   throw DeviceError("[metal-sim] unknown GPU family '" + name + "': use one of " + names +
-                    " (Device(\"metal-sim\", family=...) or METALCALL_METAL_SIM_FAMILY)");
+                    ", or one of them with -simd<W> for pipelines all W wide (Device(\"metal-sim\", family=...) or "
+                    "METALCALL_METAL_SIM_FAMILY)");
 }
 
 std::string default_family() {
@@ -92,6 +126,7 @@ PipelineShape pipeline_shape(const GpuFamily& family, const std::string& kernel_
   const std::uint64_t h = stable_hash(kernel_name);
   PipelineShape shape;
   shape.max_total_threads_per_threadgroup = family.pipeline_thread_limits[(h >> 16) % family.pipeline_thread_limits.size()];
+  shape.thread_execution_width = family.pipeline_simd_widths[(h >> 40) % family.pipeline_simd_widths.size()];
   return shape;
 }
 

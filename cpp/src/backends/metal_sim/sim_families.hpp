@@ -22,19 +22,26 @@ struct GpuFamily {
   std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
   unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
+  std::vector<unsigned> pipeline_simd_widths;       // threadExecutionWidth a pipeline may have
+  unsigned ordinal = 0;  // distinct for every family and pinned variant: the simulated registryID
 };
 
 /** The families, in the order docs/metal-backend.md lists them. */
 const std::vector<GpuFamily>& families();
-/** The family named `name` (case-insensitive); DeviceError naming the others when there is none. */
+/**
+ * The family named `name` (case-insensitive); DeviceError naming the others when there is none.
+ * "<family>-simd<W>" (intel-simd8, amd-simd64) is the family with every pipeline W wide, W one of
+ * its widths: a device of its own, so that tests reach each width whatever a kernel is called.
+ */
 const GpuFamily& find_family(const std::string& name);
 /** The family Device("metal-sim") opens without family=: METALCALL_METAL_SIM_FAMILY, else apple7. */
 std::string default_family();
 
 /** What one pipeline of `family` reports, chosen by the kernel's name: varied, but the same every run.
- * (Its threadExecutionWidth is 32: the kernels run on the CPU backend's 32-wide SIMD-groups.) */
+ * Its kernel runs on the CPU backend with SIMD-groups of its threadExecutionWidth. */
 struct PipelineShape {
   unsigned max_total_threads_per_threadgroup = 1024;
+  unsigned thread_execution_width = 32;
 };
 PipelineShape pipeline_shape(const GpuFamily& family, const std::string& kernel_name);
 

@@ -109,9 +109,11 @@ template <class T>
 METAL_FUNC T __metal_simd_shuffle_and_fill_up(T data, T fill, unsigned short delta, unsigned short modulo) {
   return metal::simd_shuffle_and_fill_up(data, fill, delta, modulo);
 }
-METAL_FUNC unsigned short __metal_get_simdgroup_size(unsigned short) { return 32; }
+METAL_FUNC unsigned short __metal_get_simdgroup_size(unsigned short) {
+  return (unsigned short)metal::mtl_rt::simd_width_now();
+}
 METAL_FUNC unsigned short __metal_get_thread_index_in_simdgroup(unsigned short) {
-  return (unsigned short)metal::mtl_rt::lane_id<32>();
+  return (unsigned short)metal::mtl_rt::simd_lane_now();
 }
 
 // Apple's constraint on the operand type of the SIMD-group functions, which production code

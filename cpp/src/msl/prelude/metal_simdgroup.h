@@ -1,4 +1,5 @@
-// metalcall MSL prelude: SIMD-group (width 32) and quad-group (width 4) functions.
+// metalcall MSL prelude: SIMD-group (width 32; on the CPU the launch's, which the Metal simulator
+// sets to a pipeline's 8 to 64) and quad-group (width 4) functions.
 //
 // On the CPU the lanes of a SIMD-group are fibers of one worker thread. A lane
 // publishes its value in the worker's scratch area and waits at the SIMD-group
@@ -30,10 +31,13 @@ namespace mtl_rt {
 constexpr unsigned kSlotBytes = 64;  // the largest value exchanged: a 4-vector of 64-bit (or a matrix row)
 constexpr unsigned kMaxLanes = 1024;
 
+// W, the group's width, is a run-time value for SIMD-groups (simd_lanes(): 32, or the width of a
+// simulated Metal pipeline, 8 to 64) and 4 for quad-groups; always a power of two.
+
 /** Where the calling lane sits: its index in the group, its W-wide group's first lane and size. */
-template <unsigned W> struct lanes {
+struct lanes {
   unsigned tid, base, count;
-  inline lanes() {
+  inline explicit lanes(unsigned W) {
     tid = thread_index();
     base = tid & ~(W - 1);
     const unsigned left = group_threads - base;
@@ -59,13 +63,13 @@ template <class T> inline unsigned publish(unsigned tid, const T& x) {
 inline bool active(unsigned lane_tid, unsigned op) { return op_counts()[lane_tid] == op; }
 
 // The value lane `source` (relative to the group) published, or `own` if that lane is not active.
-template <class T, unsigned W> inline T read_lane(const lanes<W>& l, unsigned op, unsigned source, const T& own) {
+template <class T> inline T read_lane(const lanes& l, unsigned op, unsigned source, const T& own) {
   if (source >= l.count || !active(l.base + source, op)) return own;
   return slot<T>(l.base + source);
 }
 
-template <unsigned W, class T, class F> inline T reduce(T x, F f) {
-  lanes<W> l;
+template <class T, class F> inline T reduce(unsigned W, T x, F f) {
+  lanes l(W);
   const unsigned op = publish(l.tid, x);
   T r = x;
   bool first = true;
@@ -79,8 +83,8 @@ template <unsigned W, class T, class F> inline T reduce(T x, F f) {
   return r;
 }
 
-template <unsigned W, class T, class F> inline T prefix(T x, F f, T identity, bool inclusive) {
-  lanes<W> l;
+template <class T, class F> inline T prefix(unsigned W, T x, F f, T identity, bool inclusive) {
+  lanes l(W);
   const unsigned op = publish(l.tid, x);
   T r = identity;
   const unsigned me = l.tid - l.base;
@@ -90,19 +94,22 @@ template <unsigned W, class T, class F> inline T prefix(T x, F f, T identity, bo
   return r;
 }
 
-template <unsigned W, class T> inline T shuffle(T x, unsigned source_of_me_plus_one) {
+template <class T> inline T shuffle(unsigned W, T x, unsigned source_of_me_plus_one) {
   // source_of_me_plus_one == 0 means "keep my own value".
-  lanes<W> l;
+  lanes l(W);
   const unsigned op = publish(l.tid, x);
   const T r = source_of_me_plus_one ? read_lane(l, op, source_of_me_plus_one - 1, x) : x;
   simd_sync();
   return r;
 }
 
-template <unsigned W> inline unsigned lane_id() { return thread_index() & (W - 1); }
+inline unsigned lane_id(unsigned W) { return thread_index() & (W - 1); }
+/** The SIMD-group's width and the calling lane's index in it (both targets spell these alike). */
+inline unsigned simd_width_now() { return simd_lanes(); }
+inline unsigned simd_lane_now() { return lane_id(simd_lanes()); }
 
-template <unsigned W> inline simd_vote ballot(bool b) {
-  lanes<W> l;
+inline simd_vote ballot(unsigned W, bool b) {
+  lanes l(W);
   const unsigned op = publish(l.tid, b);
   simd_vote::vote_t bits = 0;
   for (unsigned i = 0; i < l.count; ++i)
@@ -111,8 +118,8 @@ template <unsigned W> inline simd_vote ballot(bool b) {
   return simd_vote(bits);
 }
 
-template <unsigned W> inline simd_vote active_mask() {
-  lanes<W> l;
+inline simd_vote active_mask(unsigned W) {
+  lanes l(W);
   const unsigned op = publish(l.tid, true);
   simd_vote::vote_t bits = 0;
   for (unsigned i = 0; i < l.count; ++i)
@@ -132,66 +139,66 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
 
 }  // namespace mtl_rt
 
-// Both widths share one set of definitions; the prefix names the width.
+// Both widths share one set of definitions; the prefix names the group, W its width (an expression).
 #define METALCALL_GROUP_FUNCTIONS(P, W)                                                                         \
-  template <class T> inline T P##_sum(T x) { return mtl_rt::reduce<W>(x, mtl_rt::add_op<T>()); }               \
-  template <class T> inline T P##_product(T x) { return mtl_rt::reduce<W>(x, mtl_rt::mul_op<T>()); }           \
-  template <class T> inline T P##_min(T x) { return mtl_rt::reduce<W>(x, mtl_rt::min_op<T>()); }               \
-  template <class T> inline T P##_max(T x) { return mtl_rt::reduce<W>(x, mtl_rt::max_op<T>()); }               \
-  template <class T> inline T P##_and(T x) { return mtl_rt::reduce<W>(x, mtl_rt::and_op<T>()); }               \
-  template <class T> inline T P##_or(T x) { return mtl_rt::reduce<W>(x, mtl_rt::or_op<T>()); }                 \
-  template <class T> inline T P##_xor(T x) { return mtl_rt::reduce<W>(x, mtl_rt::xor_op<T>()); }               \
+  template <class T> inline T P##_sum(T x) { return mtl_rt::reduce(W, x, mtl_rt::add_op<T>()); }               \
+  template <class T> inline T P##_product(T x) { return mtl_rt::reduce(W, x, mtl_rt::mul_op<T>()); }           \
+  template <class T> inline T P##_min(T x) { return mtl_rt::reduce(W, x, mtl_rt::min_op<T>()); }               \
+  template <class T> inline T P##_max(T x) { return mtl_rt::reduce(W, x, mtl_rt::max_op<T>()); }               \
+  template <class T> inline T P##_and(T x) { return mtl_rt::reduce(W, x, mtl_rt::and_op<T>()); }               \
+  template <class T> inline T P##_or(T x) { return mtl_rt::reduce(W, x, mtl_rt::or_op<T>()); }                 \
+  template <class T> inline T P##_xor(T x) { return mtl_rt::reduce(W, x, mtl_rt::xor_op<T>()); }               \
   template <class T> inline T P##_prefix_inclusive_sum(T x) {                                                  \
-    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), true);                                               \
+    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), true);                                               \
   }                                                                                                             \
   template <class T> inline T P##_prefix_exclusive_sum(T x) {                                                  \
-    return mtl_rt::prefix<W>(x, mtl_rt::add_op<T>(), T(0), false);                                              \
+    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), false);                                              \
   }                                                                                                             \
   template <class T> inline T P##_prefix_inclusive_product(T x) {                                              \
-    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), true);                                               \
+    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), true);                                               \
   }                                                                                                             \
   template <class T> inline T P##_prefix_exclusive_product(T x) {                                              \
-    return mtl_rt::prefix<W>(x, mtl_rt::mul_op<T>(), T(1), false);                                              \
+    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), false);                                              \
   }                                                                                                             \
   template <class T> inline T P##_broadcast(T x, unsigned short lane) {                                        \
-    return mtl_rt::shuffle<W>(x, unsigned(lane) + 1);                                                           \
+    return mtl_rt::shuffle(W, x, unsigned(lane) + 1);                                                           \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle(T x, unsigned short lane) { return mtl_rt::shuffle<W>(x, unsigned(lane) + 1); } \
+  template <class T> inline T P##_shuffle(T x, unsigned short lane) { return mtl_rt::shuffle(W, x, unsigned(lane) + 1); } \
   template <class T> inline T P##_shuffle_up(T x, unsigned short delta) {                                      \
-    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
-    return mtl_rt::shuffle<W>(x, me >= delta ? me - delta + 1 : 0);                                             \
+    const unsigned me = mtl_rt::lane_id(W);                                                                     \
+    return mtl_rt::shuffle(W, x, me >= delta ? me - delta + 1 : 0);                                             \
   }                                                                                                             \
   template <class T> inline T P##_shuffle_down(T x, unsigned short delta) {                                    \
-    const unsigned me = mtl_rt::lane_id<W>();                                                                   \
-    return mtl_rt::shuffle<W>(x, me + delta < W ? me + delta + 1 : 0);                                          \
+    const unsigned me = mtl_rt::lane_id(W);                                                                     \
+    return mtl_rt::shuffle(W, x, me + delta < (W) ? me + delta + 1 : 0);                                        \
   }                                                                                                             \
   template <class T> inline T P##_shuffle_xor(T x, unsigned short mask) {                                      \
-    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() ^ mask) & (W - 1)) + 1);                                \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) ^ mask) & ((W) - 1)) + 1);                               \
   }                                                                                                             \
   template <class T> inline T P##_shuffle_rotate_down(T x, unsigned short delta) {                             \
-    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() + delta) % W) + 1);                                     \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + delta) % (W)) + 1);                                    \
   }                                                                                                             \
   template <class T> inline T P##_shuffle_rotate_up(T x, unsigned short delta) {                               \
-    return mtl_rt::shuffle<W>(x, ((mtl_rt::lane_id<W>() + W - (delta % W)) % W) + 1);                           \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + (W) - (delta % (W))) % (W)) + 1);                      \
   }                                                                                                             \
-  inline simd_vote P##_ballot(bool b) { return mtl_rt::ballot<W>(b); }                                         \
-  inline simd_vote P##_active_threads_mask() { return mtl_rt::active_mask<W>(); }                              \
+  inline simd_vote P##_ballot(bool b) { return mtl_rt::ballot(W, b); }                                         \
+  inline simd_vote P##_active_threads_mask() { return mtl_rt::active_mask(W); }                              \
   inline bool P##_all(bool b) {                                                                                 \
-    const simd_vote active = mtl_rt::active_mask<W>();                                                          \
-    return simd_vote::vote_t(mtl_rt::ballot<W>(b)) == simd_vote::vote_t(active);                                \
+    const simd_vote active = mtl_rt::active_mask(W);                                                            \
+    return simd_vote::vote_t(mtl_rt::ballot(W, b)) == simd_vote::vote_t(active);                                \
   }                                                                                                             \
-  inline bool P##_any(bool b) { return mtl_rt::ballot<W>(b).any(); }                                           \
+  inline bool P##_any(bool b) { return mtl_rt::ballot(W, b).any(); }                                           \
   inline bool P##_is_first() {                                                                                  \
-    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
-    return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id<W>());                               \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W));                                     \
+    return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id(W));                                 \
   }                                                                                                             \
   template <class T> inline T P##_broadcast_first(T x) {                                                       \
-    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
-    return mtl_rt::shuffle<W>(x, unsigned(__builtin_ctzll(m)) + 1);                                             \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W));                                     \
+    return mtl_rt::shuffle(W, x, unsigned(__builtin_ctzll(m)) + 1);                                             \
   }
 
-METALCALL_GROUP_FUNCTIONS(simd, 32)
-METALCALL_GROUP_FUNCTIONS(quad, 4)
+METALCALL_GROUP_FUNCTIONS(simd, mtl_rt::simd_lanes())
+METALCALL_GROUP_FUNCTIONS(quad, 4u)
 #undef METALCALL_GROUP_FUNCTIONS
 
 #else  // METAL_CUDA
@@ -276,6 +283,9 @@ template <unsigned W, class T> METAL_FUNC T shuffle(T x, unsigned source) {
 }
 
 template <unsigned W> METAL_FUNC unsigned lane_id() { return lane() & (W - 1); }
+/** The SIMD-group's width (a warp's) and the calling lane's index in it. */
+METAL_FUNC unsigned simd_width_now() { return 32u; }
+METAL_FUNC unsigned simd_lane_now() { return lane_id<32>(); }
 
 template <unsigned W> METAL_FUNC simd_vote ballot(bool b) {
   const unsigned active = __activemask();

@@ -51,7 +51,23 @@ typedef simdgroup_matrix<mtl_bfloat, 8, 8> simdgroup_bfloat8x8;
 #if !METAL_CUDA
 
 namespace mtl_rt {
-inline bool sgm_leader() { return (thread_index() & 31u) == 0; }
+// SIMD-group matrices are Apple GPUs' (Apple7 and later), whose SIMD-groups are 32 wide, and the
+// lane layout above is 32 lanes': a launch of another width (a simulated Intel or AMD pipeline)
+// cannot run them, and says so rather than computing with half a layout.
+inline void sgm_width_fault() {
+  unsigned n;
+  const metalcall_cpu_launch* L = begin_fault(n);
+  if (!L) return;
+  append(L->fault_message, L->fault_capacity, n, ": SIMD-group matrices need 32-wide SIMD-groups (Apple7 and later "
+         "GPUs), but this pipeline runs ");
+  append_number(L->fault_message, L->fault_capacity, n, (long long)simd_lanes());
+  append(L->fault_message, L->fault_capacity, n, " wide");
+  L->fault_message[n] = 0;
+}
+inline bool sgm_leader() {
+  if (simd_lanes() != 32u) sgm_width_fault();
+  return (thread_index() & 31u) == 0;
+}
 // The SIMD-group's exchange area: its 32 lanes' slots of the worker's scratch (2 KiB).
 inline unsigned char* sgm_area() { return worker->simd_scratch + (thread_index() & ~31u) * kSlotBytes; }
 

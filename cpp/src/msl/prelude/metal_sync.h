@@ -92,6 +92,10 @@ namespace mtl_rt {
 // translation unit per kernel library, so `static` gives one copy each.
 static thread_local const metalcall_cpu_worker* worker = nullptr;
 static thread_local unsigned group_threads = 1;
+// Threads per SIMD-group of the launch being run (its entry point sets it): 32, or the width of the
+// simulated Metal pipeline it runs for (8, 16, 32 or 64). Constant to a kernel body, as fiber_index().
+static thread_local unsigned simd_lanes_now = 32;
+__attribute__((const, noinline)) static unsigned simd_lanes() { return simd_lanes_now; }
 
 // The running fiber's index. To the code of one fiber it never changes (a switch away and
 // back restores it), so it is declared `const`: the compiler computes it once per kernel

@@ -17,11 +17,13 @@
     char* fault_message;                                                                        \
     unsigned fault_capacity;                                                                    \
     unsigned long long threadgroup_bytes; /* the call's [[threadgroup(i)]] lengths, summed */  \
+    unsigned simd_width; /* threads per SIMD-group: 32, or a simulated Metal pipeline's width */ \
   } metalcall_cpu_launch;                                                                       \
   /* What one worker thread offers the kernel code running on it. */                           \
   typedef struct metalcall_cpu_worker {                                                         \
     void* fibers; /* the worker's FiberGroup */                                                 \
-    void (*run_group)(void* fibers, unsigned count, void (*body)(void*, unsigned), void* ctx);   \
+    void (*run_group)(void* fibers, unsigned count, unsigned simd_width, void (*body)(void*, unsigned), \
+                      void* ctx);                                                               \
     void (*barrier)(void* fibers);                                                              \
     void (*simd_barrier)(void* fibers);                                                         \
     void* const* threadgroup_memory; /* [[threadgroup(i)]] storage, by index */                 \

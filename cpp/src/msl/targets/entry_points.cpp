@@ -51,9 +51,14 @@ std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const Parsed
 // group size mtl_ax/ay/az (smaller at the grid's edge) and the dispatch's mtl_tx/ty/tz. The
 // entry point's names are all mtl_ ones, which user source may not spell: no kernel, type or
 // variable of the user's can collide with them (implementation_rules.hpp).
-std::string builtin_component(Builtin b, int d) {
+std::string builtin_component(Builtin b, int d, const Target& target) {
   static const char* xyz[3] = {"x", "y", "z"};
   const std::string c = xyz[d];
+  // 32 (CUDA's warps), or the launch's width, a power of two (CPU): a mask and a shift, not a division.
+  const std::string w = target.simd_width_expression();
+  const bool fixed = w == "32u";
+  const std::string w_less_one = fixed ? "31u" : "(" + w + " - 1u)";
+  const std::string index = "((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx)";
   switch (b) {
     case Builtin::thread_position_in_grid: return "mtl_" + c + "0 + mtl_l" + c;
     case Builtin::thread_position_in_threadgroup: return "mtl_l" + c;
@@ -63,12 +68,13 @@ std::string builtin_component(Builtin b, int d) {
     case Builtin::threadgroups_per_grid: return "mtl_L->groups[" + std::to_string(d) + "]";
     case Builtin::threads_per_grid: return "mtl_L->grid[" + std::to_string(d) + "]";
     case Builtin::thread_index_in_threadgroup: return "((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx)";
-    case Builtin::thread_index_in_simdgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) % 32u)";
-    case Builtin::simdgroup_index_in_threadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) / 32u)";
-    case Builtin::threads_per_simdgroup: return "32u";
-    case Builtin::simdgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + 31u) / 32u)";
-    case Builtin::thread_execution_width: return "32u";
-    case Builtin::dispatch_simdgroups_per_threadgroup: return "((mtl_tx * mtl_ty * mtl_tz + 31u) / 32u)";
+    case Builtin::thread_index_in_simdgroup: return fixed ? "(" + index + " % 32u)" : "(" + index + " & " + w_less_one + ")";
+    case Builtin::simdgroup_index_in_threadgroup:
+      return fixed ? "(" + index + " / 32u)" : "(" + index + " >> __builtin_ctz(" + w + "))";
+    case Builtin::threads_per_simdgroup: return w;
+    case Builtin::simdgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + " + w_less_one + ") / " + w + ")";
+    case Builtin::thread_execution_width: return w;
+    case Builtin::dispatch_simdgroups_per_threadgroup: return "((mtl_tx * mtl_ty * mtl_tz + " + w_less_one + ") / " + w + ")";
     case Builtin::thread_index_in_quadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) % 4u)";
     case Builtin::quadgroup_index_in_threadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) / 4u)";
     case Builtin::quadgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + 3u) / 4u)";
@@ -143,11 +149,11 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
       case ParamKind::builtin: {
         std::string expr;
         if (p.info.vector_width == 1) {
-          expr = "(" + full + ")(" + builtin_component(p.info.builtin, 0) + ")";
+          expr = "(" + full + ")(" + builtin_component(p.info.builtin, 0, target) + ")";
         } else {
           expr = full + "(";
           for (int d = 0; d < p.info.vector_width && d < 3; ++d)
-            expr += (d ? ", " : "") + builtin_component(p.info.builtin, d);
+            expr += (d ? ", " : "") + builtin_component(p.info.builtin, d, target);
           expr += ")";
         }
         call_args.push_back(expr);

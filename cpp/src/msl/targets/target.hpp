@@ -140,6 +140,8 @@ class Target {
 
   /** Written after the '*' of each buffer parameter of a kernel function (a restrict qualifier), or "". */
   virtual const char* kernel_pointer_qualifier() const = 0;
+  /** Threads per SIMD-group in the entry point's code (the SIMD-group builtins): 32 (a warp), or the launch's. */
+  virtual const char* simd_width_expression() const { return "32u"; }
 
   /** The address of the bytes of by-value or reference parameter `p`. */
   virtual std::string value_address(const ParamInfo& p) const = 0;

@@ -61,6 +61,8 @@ class CpuTarget : public Target {
   void emit_parameter_block(std::ostream&, std::size_t, const std::vector<ParamSlot>&) const override {}
   std::string buffer_address(const ParamInfo& p) const override { return "mtl_L->args[" + std::to_string(p.position) + "]"; }
   const char* kernel_pointer_qualifier() const override { return ""; }
+  // 32, or the width of the simulated Metal pipeline the launch runs for (the Metal simulator).
+  const char* simd_width_expression() const override { return "mtl_sw"; }
   std::string value_address(const ParamInfo& p) const override { return "mtl_L->args[" + std::to_string(p.position) + "]"; }
 
   std::string threadgroup_address(const ParamInfo& p) const override {
@@ -86,6 +88,11 @@ class CpuTarget : public Target {
       "(const metalcall_cpu_launch* mtl_L, unsigned long long mtl_g_begin, "
       "unsigned long long mtl_g_end, const metalcall_cpu_worker* mtl_W)";
 
+  // The launch's SIMD-group width (simd_width_expression): 32, or a simulated Metal pipeline's.
+  static constexpr const char* kSimdWidth = "  const unsigned mtl_sw = mtl_L->simd_width;\n  (void)mtl_sw;\n";
+  // The prelude's SIMD-group functions read it too (metal_sync.h's simd_lanes()).
+  static constexpr const char* kSimdLanes = "  metal::mtl_rt::simd_lanes_now = mtl_L->simd_width;\n";
+
   // Where a threadgroup starts and how large it is (the last one may be partial).
   static constexpr const char* kGroupLoop =
       "  const unsigned long long mtl_ngx = mtl_L->groups[0], mtl_ngy = mtl_L->groups[1];\n"
@@ -107,7 +114,7 @@ class CpuTarget : public Target {
   // The threads of a group as a plain loop the compiler can vectorise.
   void emit_loop_entry_point(std::ostream& o, const EntryPoint& e) const {
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << checked_setup(e) << e.argument_setup << kGroupLoop
+      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << kSimdWidth << kSimdLanes << checked_setup(e) << e.argument_setup << kGroupLoop
       << "    (void)mtl_ax; (void)mtl_ay; (void)mtl_az; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz;\n"
          "    for (unsigned mtl_lz = 0; mtl_lz < mtl_az; ++mtl_lz)\n"
          "      for (unsigned mtl_ly = 0; mtl_ly < mtl_ay; ++mtl_ly)\n"
@@ -129,6 +136,7 @@ class CpuTarget : public Target {
       << "  const " << ctx << "& mtl_c = *static_cast<const " << ctx << "*>(mtl_c_);\n"
       << "  const metalcall_cpu_launch* mtl_L = mtl_c.mtl_L;\n"
          "  const metalcall_cpu_worker* mtl_W = metal::mtl_rt::worker;\n  (void)mtl_W;\n"
+      << kSimdWidth <<
          "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
          "  const unsigned mtl_gx = mtl_c.mtl_gx, mtl_gy = mtl_c.mtl_gy, mtl_gz = mtl_c.mtl_gz, mtl_x0 = mtl_c.mtl_x0, mtl_y0 = mtl_c.mtl_y0, mtl_z0 = mtl_c.mtl_z0;\n"
          "  const unsigned mtl_ax = mtl_c.mtl_ax, mtl_ay = mtl_c.mtl_ay, mtl_az = mtl_c.mtl_az;\n"
@@ -137,13 +145,13 @@ class CpuTarget : public Target {
          "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = mtl_W;\n" << kGroupLoop
+      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = mtl_W;\n" << kSimdLanes << kGroupLoop
       << "    " << ctx << " mtl_c = {mtl_L, mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
          "    const unsigned mtl_count = mtl_ax * mtl_ay * mtl_az;\n"
          "    metal::mtl_rt::group_threads = mtl_count;\n"
          "    unsigned* mtl_ops = metal::mtl_rt::op_counts();\n"
          "    for (unsigned mtl_i = 0; mtl_i < mtl_count; ++mtl_i) mtl_ops[mtl_i] = 0;\n"
-         "    mtl_W->run_group(mtl_W->fibers, mtl_count, " << body << ", &mtl_c);\n"
+         "    mtl_W->run_group(mtl_W->fibers, mtl_count, mtl_L->simd_width, " << body << ", &mtl_c);\n"
          "  }\n}\n";
   }
 };
