@@ -125,6 +125,16 @@ def test_two_views_of_one_buffer(dev):
     np.testing.assert_array_equal(np.asarray(buf), model)
 
 
+def test_one_call_binds_a_buffer_and_a_view_of_it(dev):
+    """The Buffer read whole and a view of its second half written, in one call."""
+    lib = dev.compile(SRC)
+    buf = dev.asarray(np.arange(2 * N, dtype=np.float32))
+    lib.read_at(N, buf, np.asarray(buf)[N:], np.uint32(0))  # buf[N:] = buf[:N]
+    model = np.arange(2 * N, dtype=np.float32)
+    model[N:] = model[:N]
+    np.testing.assert_array_equal(np.asarray(buf), model)
+
+
 def test_replays_order_view_and_buffer(dev):
     lib, buf, model = start(dev)
     view = np.asarray(buf)[SHIFT:]
