@@ -3,7 +3,11 @@
 
 abs and absdiff of the most negative 8- and 16-bit integers: MSL wraps |-32768| to -32768 (a
 short), so `short(absdiff(x, short(0))) >= 0` is false for x = -32768 (fuzz seed 1001, program
-8, where CUDA took it as true)."""
+8, where CUDA took it as true).
+
+SIMD-group functions after a loop whose trip count differs between lanes: MSL's SIMD-group is
+whole again after structured control flow (Apple GPUs reconverge it); CUDA's warp need not, and
+a simd_prefix_inclusive_sum there counted part of it (fuzz seed 1001, program 63)."""
 
 from __future__ import annotations
 
@@ -27,6 +31,37 @@ kernel void small_abs(const device short* x [[buffer(0)]], const device short* y
     out[10 * i + 7] = int(abs(short2(v, short(-v))).x);
     out[10 * i + 8] = absdiff(v, short(y[i] - short(1)));
     out[10 * i + 9] = int(abs(c));
+}
+""",
+    """
+uint lane_sum(uint lane, uint n) {
+    uint acc = 0;
+    for (uint i = lane; i < n; i += 32) acc += i;  // lanes below n % 32 run once more
+    return simd_sum(acc);
+}
+kernel void simd_after_divergence(device uint* out [[buffer(0)]], device atomic_uint* count [[buffer(1)]],
+                                  constant uint& n [[buffer(2)]], uint lane [[thread_index_in_simdgroup]],
+                                  uint gid [[thread_position_in_grid]]) {
+    uint acc = 0;
+    for (uint i = lane; i < n; i += 32) acc += i;
+    out[8 * gid + 0] = simd_prefix_inclusive_sum(1u);
+    out[8 * gid + 1] = simd_sum(acc);
+    for (uint k = 0; k < (lane / 3u) & 7u; ++k) {
+        if ((gid ^ k) & 1u) atomic_fetch_add_explicit(count, 1u, memory_order_relaxed);
+        else acc += k;
+    }
+    out[8 * gid + 2] = simd_prefix_exclusive_sum(lane);
+    out[8 * gid + 3] = simd_shuffle(lane * 3u, ushort(31 - lane));
+    out[8 * gid + 4] = lane_sum(lane, n);
+    uint total = 0;
+    for (uint r = 0; r < 3; ++r) {  // the same count in every lane; a divergent loop inside
+        uint part = 0;
+        for (uint i = lane; i < n + r; i += 32) part += 1u;
+        total += simd_sum(part);
+    }
+    out[8 * gid + 5] = total;
+    out[8 * gid + 6] = uint(simd_all(lane < 32u)) + 2u * uint(simd_any(lane == 31u));
+    out[8 * gid + 7] = simd_max(acc);
 }
 """,
 ])
@@ -54,3 +89,26 @@ def test_abs_of_the_most_negative_small_integers(device):
         wrap8,
     ], axis=1).astype(np.int32)
     assert_equal(out, exp)
+
+
+def test_simd_group_functions_after_divergent_loops(device):
+    groups, n = 2, 45  # 45 = 32 + 13: lanes 0-12 run the strided loops once more
+    out = np.zeros((32 * groups, 8), np.uint32)
+    count = np.zeros(1, np.uint32)
+    KS.get(device, "simd_after_divergence")(32 * groups, out, count, np.uint32(n), threadgroup=32 * groups)
+    lane = np.arange(32 * groups) % 32
+    acc = np.array([sum(range(l, n, 32)) for l in range(32)], np.int64)
+    # acc then grows by the k of the second loop's lanes that took the else branch
+    gid = np.arange(32 * groups)
+    acc_after = np.array([acc[g % 32] + sum(k for k in range(((g % 32) // 3) & 7) if not ((g ^ k) & 1))
+                          for g in gid])
+    exp = np.zeros_like(out, np.int64)
+    exp[:, 0] = lane + 1
+    exp[:, 1] = acc.sum()
+    exp[:, 2] = lane * (lane - 1) // 2
+    exp[:, 3] = (31 - lane) * 3
+    exp[:, 4] = acc.sum()
+    exp[:, 5] = n + (n + 1) + (n + 2)
+    exp[:, 6] = 3
+    exp[:, 7] = [acc_after[(g // 32) * 32:(g // 32) * 32 + 32].max() for g in gid]
+    assert_equal(out, exp.astype(np.uint32))

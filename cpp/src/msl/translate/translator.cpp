@@ -128,6 +128,20 @@ Translation Translator::run() {
       if (text == "metal::mtl_rt::mtl_async_copy(")
         for (std::size_t j = index; j < t_.size() && !t_[j].is(";"); ++j) async_copy_tokens.insert(j);
     }
+  // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what
+  // another rewrite replaced (a loop nest handed over writes its own code).
+  if (target_.rejoins_barrier_branches())
+    for (const RejoinBlock& b : simd_rejoin_points(t_)) {
+      if (active_edits_.count(b.open)) continue;
+      const std::string lanes = "mtl_rejoin_" + std::to_string(b.open);
+      bool used = false;
+      for (std::size_t end : b.after)
+        if (!active_edits_.count(end)) {
+          text_after_[end] += " metal::mtl_rt::rejoin(" + lanes + ");";
+          used = true;
+        }
+      if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
+    }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
   for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))
     text_before_[index] = text + text_before_[index];

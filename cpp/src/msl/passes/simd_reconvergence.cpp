@@ -1,0 +1,240 @@
+// Rejoin points before SIMD-group functions after divergent control flow, for the CUDA target
+// (see simd_reconvergence.hpp).
+#include "msl/passes/simd_reconvergence.hpp"
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "msl/analysis/call_graph.hpp"         // matching
+#include "msl/analysis/sync_reachability.hpp"  // is_synchronising_name
+
+namespace metalcall::msl {
+
+namespace {
+
+bool is_control(const Token& k) {
+  return k.is_identifier("if") || k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do") ||
+         k.is_identifier("switch");
+}
+bool is_loop_or_switch(const Token& k) {
+  return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do") || k.is_identifier("switch");
+}
+
+class Rejoins {
+ public:
+  explicit Rejoins(const std::vector<Token>& t) : t_(t) {
+    // The source's functions: `name (...) [const] {`.
+    for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
+      if (!t_[i].is("(") || i == 0 || t_[i - 1].kind != TokenKind::identifier) continue;
+      std::size_t j = matching(t_, i) + 1;
+      while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("thread") ||
+                               t_[j].is_identifier("device") || t_[j].is_identifier("threadgroup") ||
+                               t_[j].is_identifier("constant")))
+        ++j;
+      if (j < t_.size() && t_[j].is("{") && !is_control(t_[i - 1]) && !constexpr_function(i - 1)) {
+        named_bodies_.emplace_back(t_[i - 1].text, j);
+        bodies_.push_back(j);
+      }
+    }
+    // The functions that may call a SIMD-group function, by name (overloads and templates
+    // alike): those whose body names one or such a function, to a fixed point.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [name, open] : named_bodies_) {
+        if (functions_.count(name)) continue;
+        const std::size_t close = matching(t_, open);
+        for (std::size_t j = open + 1; j < close && j < t_.size(); ++j)
+          if (may_synchronise(j)) {
+            functions_.insert(name);
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+
+  // Whether the declaration of the function named at `name` says constexpr (no __activemask there).
+  bool constexpr_function(std::size_t name) const {
+    for (std::size_t k = name; k-- > 0;) {
+      const Token& b = t_[k];
+      if (b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive) return false;
+      if (b.is_identifier("constexpr") || b.is_identifier("consteval")) return true;
+    }
+    return false;
+  }
+
+  std::vector<RejoinBlock> run() {
+    for (std::size_t open : bodies_) block(open);
+    return std::move(out_);
+  }
+
+ private:
+  // The last token of the statement that starts at i (a block, a control statement or one up to its `;`).
+  std::size_t statement_end(std::size_t i) const {
+    if (i >= t_.size()) return t_.size();
+    const Token& k = t_[i];
+    if (k.is("{")) return matching(t_, i);
+    if (k.is_identifier("do")) {
+      std::size_t e = statement_end(i + 1);  // the body; then `while (...) ;`
+      e += 2;
+      if (e < t_.size() && t_[e].is("(")) e = matching(t_, e) + 1;
+      return e;
+    }
+    if (k.is_identifier("if") || k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("switch")) {
+      std::size_t open = i + 1;
+      if (open < t_.size() && t_[open].is_identifier("constexpr")) ++open;
+      if (open >= t_.size() || !t_[open].is("(")) return t_.size();
+      std::size_t e = statement_end(matching(t_, open) + 1);
+      if (k.is_identifier("if") && e + 1 < t_.size() && t_[e + 1].is_identifier("else")) e = statement_end(e + 2);
+      return e;
+    }
+    int depth = 0;
+    for (std::size_t j = i; j < t_.size(); ++j) {
+      if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) ++depth;
+      else if (t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) --depth;
+      else if (depth == 0 && t_[j].is(";")) return j;
+    }
+    return t_.size();
+  }
+
+  // Whether a lane may leave [b, e] other than at its end: return, goto, or a break or continue
+  // not inside a loop (or, for break, a switch) of the range.
+  // The `(` matching the `)` at j, or t_.size().
+  std::size_t opening(std::size_t j) const {
+    for (int depth = 0; j < t_.size(); --j) {
+      if (t_[j].is(")")) ++depth;
+      else if (t_[j].is("(") && --depth == 0) return j;
+      if (j == 0) break;
+    }
+    return t_.size();
+  }
+
+  // Whether the `{` at j opens a lambda's body: `[…] {`, `[…](…) {`, `[…](…) mutable {`, `[…](…) -> T {`.
+  bool lambda_body(std::size_t j) const {
+    std::size_t k = j;
+    while (k > 0 && t_[k - 1].kind == TokenKind::identifier && !t_[k - 1].is_identifier("return")) --k;  // mutable, a return type
+    if (k > 0 && t_[k - 1].is("->")) {
+      --k;
+      while (k > 0 && !t_[k - 1].is(")") && !t_[k - 1].is(";") && !t_[k - 1].is("{") && !t_[k - 1].is("}")) --k;
+    }
+    if (k == 0) return false;
+    if (t_[k - 1].is("]")) return true;
+    if (!t_[k - 1].is(")")) return false;
+    const std::size_t open = opening(k - 1);
+    return open > 0 && open < t_.size() && t_[open - 1].is("]");
+  }
+
+  bool leaves(std::size_t b, std::size_t e) const {
+    for (std::size_t j = b; j <= e && j < t_.size(); ++j) {
+      const Token& k = t_[j];
+      if (k.is("{") && lambda_body(j)) {  // its returns leave the lambda only
+        j = matching(t_, j);
+        continue;
+      }
+      if (k.is_identifier("return") || k.is_identifier("goto")) return true;
+      if (k.is_identifier("break") || k.is_identifier("continue")) return true;
+      if (is_loop_or_switch(k)) {
+        const std::size_t end = statement_end(j);
+        if (end >= t_.size()) return true;
+        // Inside: only return and goto leave the range (a `continue` in a switch leaves a loop
+        // of the range or of an enclosing one: counted as leaving to be safe).
+        for (std::size_t m = j + 1; m <= end; ++m)
+          if (t_[m].is("{") && lambda_body(m)) m = matching(t_, m);
+          else if (t_[m].is_identifier("return") || t_[m].is_identifier("goto") ||
+              (k.is_identifier("switch") && t_[m].is_identifier("continue")))
+            return true;
+        j = end;
+      }
+    }
+    return false;
+  }
+
+  // The `{` of the blocks a statement at i governs: itself, or a control statement's bodies.
+  std::vector<std::size_t> bodies(std::size_t i) const {
+    std::vector<std::size_t> out;
+    if (i >= t_.size()) return out;
+    const Token& k = t_[i];
+    if (k.is("{")) {
+      out.push_back(i);
+      return out;
+    }
+    std::size_t body = t_.size();
+    if (k.is_identifier("do")) {
+      body = i + 1;
+    } else if (k.is_identifier("if") || k.is_identifier("for") || k.is_identifier("while")) {
+      std::size_t open = i + 1;
+      if (open < t_.size() && t_[open].is_identifier("constexpr")) ++open;
+      if (open < t_.size() && t_[open].is("(")) body = matching(t_, open) + 1;
+    }
+    if (body >= t_.size()) return out;
+    for (std::size_t b : bodies(body)) out.push_back(b);
+    if (k.is_identifier("if")) {
+      const std::size_t end = statement_end(body);
+      if (end + 1 < t_.size() && t_[end + 1].is_identifier("else"))
+        for (std::size_t b : bodies(end + 2)) out.push_back(b);
+    }
+    return out;
+  }
+
+  bool mentions(std::size_t b, std::size_t e, bool (Rejoins::*what)(std::size_t) const) const {
+    for (std::size_t j = b; j < e && j < t_.size(); ++j)
+      if ((this->*what)(j)) return true;
+    return false;
+  }
+  // A threadgroup barrier waits for every thread itself: not a reason to rejoin.
+  bool may_synchronise(std::size_t j) const {
+    return t_[j].kind == TokenKind::identifier &&
+           ((is_synchronising_name(t_[j].text) && !t_[j].is_identifier("threadgroup_barrier")) ||
+            (functions_.count(t_[j].text) && j + 1 < t_.size() && t_[j + 1].is("(")));
+  }
+  bool barrier(std::size_t j) const { return t_[j].is_identifier("threadgroup_barrier"); }
+
+  void block(std::size_t open) {
+    if (!visited_.insert(open).second) return;
+    const std::size_t close = matching(t_, open);
+    if (close >= t_.size()) return;
+    // A `return` that is the block's last statement leaves with every lane.
+    std::size_t last = open + 1;
+    for (std::size_t i = open + 1; i < close;) {
+      if (t_[i].kind == TokenKind::directive) {
+        ++i;
+        continue;
+      }
+      last = i;
+      i = statement_end(i) + 1;
+    }
+    const bool final_return = last < close && t_[last].is_identifier("return");
+    const bool rejoinable = !leaves(open + 1, final_return ? last - 1 : close - 1);
+    RejoinBlock found;
+    found.open = open;
+    for (std::size_t i = open + 1; i < close;) {
+      if (t_[i].kind == TokenKind::directive) {
+        ++i;
+        continue;
+      }
+      const std::size_t end = statement_end(i);
+      if (end >= close) break;
+      // Blocks inside this statement get their own rejoins (not a switch's body: case labels).
+      for (std::size_t body : bodies(i)) block(body);
+      if (rejoinable && is_control(t_[i]) && !mentions(i, end + 1, &Rejoins::barrier) &&
+          mentions(end + 1, close, &Rejoins::may_synchronise))
+        found.after.push_back(end);
+      i = end + 1;
+    }
+    if (!found.after.empty()) out_.push_back(std::move(found));
+  }
+
+  const std::vector<Token>& t_;
+  std::vector<std::pair<std::string, std::size_t>> named_bodies_;
+  std::set<std::string> functions_;  // those that may call a SIMD-group function
+  std::vector<std::size_t> bodies_;
+  std::set<std::size_t> visited_;
+  std::vector<RejoinBlock> out_;
+};
+
+}  // namespace
+
+std::vector<RejoinBlock> simd_rejoin_points(const std::vector<Token>& t) { return Rejoins(t).run(); }
+
+}  // namespace metalcall::msl
