@@ -148,7 +148,7 @@ Translation Translator::run() {
 
   if (!checked_)
     find_pointer_casts([&](std::size_t i) {
-      return active_edits_.count(i) || async_copy_tokens.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
+      return active_edits_.count(i) || async_copy_tokens.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
              conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i) ||
              space_overloads_.params.count(i) || space_overloads_.args.count(i) || qualified_pointers_.count(i);
     });

@@ -89,9 +89,10 @@ std::size_t Translator::aligned_parameter_cast(std::size_t first, std::size_t st
 
 void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touched) {
   std::map<std::size_t, std::pair<std::size_t, std::string>> edits;
+  // Text written before the range's first token stays (a loop's stop check before a declaration).
   auto free_range = [&](std::size_t b, std::size_t e) {
     for (std::size_t j = b; j <= e; ++j)
-      if (touched(j)) return false;
+      if (touched(j) || (j > b && text_before_.count(j))) return false;
     return true;
   };
   // Element types that a plain pointer serves as well: volatile ones (the prelude's pointer
