@@ -3,7 +3,8 @@
 
 Compares the GPU's values with the host's (cross_check.cpp built with $CXX,
 default g++). Skips (exit 0, "SKIP") when no NVRTC, CUDA headers or GPU is
-found. Usage: nvrtc_check.py [--keep-going]
+found (NVRTC_LIBRARY, or NVRTC_SITE_PACKAGES naming a site-packages with pip's
+nvidia packages, points it at one). Usage: nvrtc_check.py [--keep-going]
 """
 import ctypes
 import glob
@@ -21,7 +22,8 @@ PRELUDE = os.path.normpath(os.path.join(HERE, "../../src/msl/prelude"))
 
 def candidates(patterns):
     roots = ["/usr/local/cuda", "/usr/local", "/usr", "/opt"] + glob.glob("/usr/local/cuda-*")
-    sp = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]] + glob.glob("/usr/local/lib/python3*/*-packages") + glob.glob(os.path.expanduser("~/.local/lib/python3*/site-packages"))
+    # $NVRTC_SITE_PACKAGES: another Python's site-packages with pip's nvidia packages (as tools/nvrtc_check.py)
+    sp = [os.environ.get("NVRTC_SITE_PACKAGES", ""), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]] + glob.glob("/usr/local/lib/python3*/*-packages") + glob.glob(os.path.expanduser("~/.local/lib/python3*/site-packages"))
     found = []
     for pat in patterns:
         for root in roots + sp:
@@ -30,6 +32,8 @@ def candidates(patterns):
 
 
 def find_nvrtc():
+    if os.environ.get("NVRTC_LIBRARY"):
+        return os.environ["NVRTC_LIBRARY"]
     libs = candidates(["lib64/libnvrtc.so*", "lib/x86_64-linux-gnu/libnvrtc.so*", "lib/libnvrtc.so*",
                        "nvidia/cuda_nvrtc/lib/libnvrtc.so*", "nvidia/cu1*/lib/libnvrtc.so*", "targets/*/lib/libnvrtc.so*"])
     libs = [l for l in libs if "stubs" not in l and "builtins" not in l and "alt" not in os.path.basename(l)]

@@ -8,13 +8,23 @@
 
 namespace metal {
 
-template <class T> T&& mtl_declval();
+// Declared only, for unevaluated operands; device functions under CUDA, where NVRTC refuses
+// host functions unless -default-device is given (the backend gives it; the umbrella check of
+// cpp/tests/prelude/nvrtc_check.py does not).
+#if METAL_CUDA
+#define METAL_UNEVALUATED __device__
+#else
+#define METAL_UNEVALUATED
+#endif
+template <class T> METAL_UNEVALUATED T&& mtl_declval();
 namespace mtl_detail {
-template <class To> void accept_conversion(To);
+template <class To> METAL_UNEVALUATED void accept_conversion(To);
 template <class From, class To, class = void> struct convertible : false_type {};
 template <class From, class To>
 struct convertible<From, To, decltype(accept_conversion<To>(mtl_declval<From>()))> : true_type {};
 }  // namespace mtl_detail
+
+#undef METAL_UNEVALUATED
 
 template <class From, class To> struct is_convertible : mtl_detail::convertible<From, To> {};
 template <class T> struct _is_arithmetic_impl : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
