@@ -31,12 +31,15 @@ int operator+(Sum s, int n) {
 }
 struct Built { int v; Built(int n) : v(n <= 0 ? 0 : Built(n - 1).v + 1) {} };
 struct Counted { int n; operator int() const { return n <= 0 ? 0 : 1 + int(Counted{n - 1}); } };
-template <class T> struct Call {
+struct Call;
+int call_again(const thread Call& c, int n);
+struct Call {  // an object called as a function, through another function
     int operator()(int n) const {
-        const int r = n <= 0 ? -1 : Call<T>{}(n - 1);
+        const int r = n <= 0 ? -1 : call_again(*this, n - 1);
         return r < 0x3fffffff ? r + 1 : r;
     }
 };
+int call_again(const thread Call& c, int n) { return c(n); }
 struct Dropped {
     device int* count;
     int n;
@@ -47,7 +50,7 @@ int depth(int how, int n, device int* count) {
         case 0: return Sum{0} + n;
         case 1: return Built(n).v;
         case 2: return int(Counted{n});
-        case 3: return Call<float>{}(n);
+        case 3: return Call{}(n);
         default: { Dropped d{count, n}; } return count[0] - 1;
     }
 }
