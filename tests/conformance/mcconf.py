@@ -254,6 +254,15 @@ def half_matrices(rng, n, scale):
 # ---------------------------------------------------------------------------
 
 
+def written_for_32_lanes(kernel: mc.Kernel) -> mc.Kernel:
+    """`kernel`, or a skip where its pipeline's SIMD-groups are not 32 wide (the Metal simulator's Intel and
+    AMD families run 8, 16 and 64 wide): the kernel or its model assumes Apple GPUs' 32 lanes (as CUDA and
+    the CPU give), and such a GPU would compute something else (tests/test_metal_sim_simd_widths.py)."""
+    if kernel.thread_execution_width != 32:
+        pytest.skip(f"written for 32-wide SIMD-groups; this pipeline runs {kernel.thread_execution_width} wide")
+    return kernel
+
+
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6, err_msg=""):
     actual = np.asarray(actual)
     expected = np.asarray(expected)

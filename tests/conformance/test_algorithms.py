@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal, written_for_32_lanes
 
 # ---------------------------------------------------------------------------
 # Reductions, scans, histograms, sorting
@@ -556,7 +556,7 @@ def test_reduce_simd(device, rng):
     groups = -(-n // tg)
     total = np.zeros(1, np.float32)
     partial = np.zeros(groups, np.float32)
-    RED.get(device, "alg_reduce_simd")(groups * tg, x, total, partial, n, threadgroup=tg)
+    written_for_32_lanes(RED.get(device, "alg_reduce_simd"))(groups * tg, x, total, partial, n, threadgroup=tg)
     exp = np.pad(x, (0, groups * tg - n)).astype(np.float64).reshape(groups, tg).sum(1)
     assert_close(partial, exp, rtol=1e-5, atol=1e-4)
     assert_close(total, [x.astype(np.float64).sum()], rtol=1e-4, atol=1e-3)
@@ -595,7 +595,7 @@ def test_scan_three_pass(device, rng):
     groups = -(-n // tg)
     out = np.zeros(n, np.int32)
     sums = np.zeros(groups, np.int32)
-    scan_block = RED.get(device, "alg_scan_block")
+    scan_block = written_for_32_lanes(RED.get(device, "alg_scan_block"))
     scan_block(groups * tg, x, out, sums, n, threadgroup=tg)
     offsets = np.zeros(groups, np.int32)
     dummy = np.zeros(1, np.int32)
@@ -643,7 +643,7 @@ def test_gemv(device, rng):
     A = rng.standard_normal((rows, cols)).astype(np.float32)
     x = rng.standard_normal(cols).astype(np.float32)
     y = np.zeros(rows, np.float32)
-    RED.get(device, "alg_gemv")(round_up(rows, 4) * 32, A, x, y, rows, cols, threadgroup=tg)
+    written_for_32_lanes(RED.get(device, "alg_gemv"))(round_up(rows, 4) * 32, A, x, y, rows, cols, threadgroup=tg)
     assert_close(y, A.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
 
 

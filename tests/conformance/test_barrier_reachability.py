@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mcconf import KernelSet, assert_close, assert_equal, compile_once, register_source
+from mcconf import KernelSet, assert_close, assert_equal, compile_once, register_source, written_for_32_lanes
 
 TG = 64  # threads per threadgroup in every call
 N = 256  # threads in every call: four whole threadgroups, eight SIMD-groups
@@ -440,7 +440,7 @@ SIMD_MODELS = {
 def test_simdgroup_function_through(device, name):
     a = values(2)
     out = np.zeros(N, np.float32)
-    kernel = (KS_CONVERSION if name == "br_conversion" else KS).get(device, name)
+    kernel = written_for_32_lanes((KS_CONVERSION if name == "br_conversion" else KS).get(device, name))
     assert_mode(kernel, True)
     kernel(N, a, out, threadgroup=TG)
     assert_equal(out, per_block(a, 32, SIMD_MODELS[name]))
@@ -461,7 +461,7 @@ def test_simdgroup_matrix_through_functor(device):
 def test_free_operator_overload(device):
     a = values(5)
     out = np.zeros(N, np.float32)
-    kernel = compile_once(device, FREE_OPERATOR_SRC)["br_free_operator"]
+    kernel = written_for_32_lanes(compile_once(device, FREE_OPERATOR_SRC)["br_free_operator"])
     assert_mode(kernel, True)
     kernel(N, a, out, threadgroup=TG)
     assert_equal(out, per_block(a, 32, lambda b: np.full(32, b.sum()) + 1.0))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mcconf import KernelSet, assert_close
+from mcconf import KernelSet, assert_close, written_for_32_lanes
 
 KS = KernelSet([
     """
@@ -69,8 +69,8 @@ def test_barrier_in_a_branch_then_shuffles(device, rng, k, n):
     mat = rng.standard_normal((k, n)).astype(np.float32)
     vec = rng.standard_normal(k).astype(np.float32)
     out = np.zeros(n, np.float32)
-    KS.get(device, "branch_barrier_gemv_t")((-(-n // 8) * 32, 2, 1), mat, vec, out, np.int32(k), np.int32(n),
-                                             threadgroup=(32, 2, 1))
+    kern = written_for_32_lanes(KS.get(device, "branch_barrier_gemv_t"))
+    kern((-(-n // 8) * 32, 2, 1), mat, vec, out, np.int32(k), np.int32(n), threadgroup=(32, 2, 1))
     want = vec.astype(np.float64) @ mat.astype(np.float64)
     assert_close(out, want, rtol=1e-5, atol=1e-5 * float((np.abs(vec) @ np.abs(mat)).max()))
 
@@ -84,7 +84,8 @@ def test_barrier_in_a_branch_of_every_other_lane(device, rng, n, request):
     x = rng.standard_normal(n).astype(np.float32)
     groups = -(-n // 64)
     out = np.zeros(groups, np.float32)
-    KS.get(device, "branch_barrier_reduce")((groups * 64,), x, out, np.int32(n), threadgroup=(64,))
+    kern = written_for_32_lanes(KS.get(device, "branch_barrier_reduce"))
+    kern((groups * 64,), x, out, np.int32(n), threadgroup=(64,))
     padded = np.zeros(groups * 64, np.float64)
     padded[:n] = x
     assert_close(out, padded.reshape(groups, 64).sum(axis=1), rtol=1e-5, atol=1e-5)

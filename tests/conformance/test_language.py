@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mcconf import KernelSet, assert_close, assert_equal, compile_once, register_source, run_isolated
+from mcconf import (KernelSet, assert_close, assert_equal, compile_once, register_source, run_isolated,
+                    written_for_32_lanes)
 
 KS = KernelSet([
     # struct elements with float3 members (16-byte aligned)
@@ -751,7 +752,7 @@ def test_metal_headers(device, rng):
     a = rng.uniform(-1, 2, n).astype(np.float32)
     out = np.zeros(2 * n, np.float32)
     cnt = np.zeros(1, np.uint32)
-    lib.l_headers(n, a, out, cnt, threadgroup=64)
+    written_for_32_lanes(lib.l_headers)(n, a, out, cnt, threadgroup=64)
     A = a.astype(np.float64)
     s = np.repeat(A.reshape(-1, 32).sum(1), 32)
     pc = np.array([bin(i).count("1") for i in range(n)])

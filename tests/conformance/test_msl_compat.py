@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 
-from mcconf import KernelSet, assert_close, assert_equal
+from mcconf import KernelSet, assert_close, assert_equal, written_for_32_lanes
 
 KS = KernelSet([
     """
@@ -52,7 +52,7 @@ def test_shuffle_and_fill(device, rng, delta, modulo):
     a = rng.standard_normal(n).astype(np.float32)
     f = rng.standard_normal(n).astype(np.float32)
     out = np.zeros(2 * n, np.float32)
-    KS.get(device, "compat_fill")(n, a, f, out, np.array([delta, modulo], np.uint16), threadgroup=64)
+    written_for_32_lanes(KS.get(device, "compat_fill"))(n, a, f, out, np.array([delta, modulo], np.uint16), threadgroup=64)
     lane = np.arange(n) % 32
     base = np.arange(n) - lane % modulo
     l = lane % modulo

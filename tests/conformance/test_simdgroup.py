@@ -1,6 +1,8 @@
-"""SIMD-group (width 32) and quad-group (width 4) functions and builtins, including a
-partial last threadgroup whose last SIMD-group has fewer than 32 lanes, and lanes that
-returned early (inactive lanes take no part)."""
+"""SIMD-group and quad-group (width 4) functions and builtins, including a partial last
+threadgroup whose last SIMD-group has fewer lanes, and lanes that returned early (inactive
+lanes take no part). SIMD-groups are 32 wide on Apple GPUs, CUDA and the CPU; the models take
+each kernel's own width (Kernel.thread_execution_width), so that the Metal simulator's Intel
+and AMD families (8, 16 and 64 wide pipelines) run these tests too."""
 
 from __future__ import annotations
 
@@ -81,22 +83,23 @@ kernel void sg_prefix(const device float* in [[buffer(0)]], const device int* ii
 """,
     """
 kernel void sg_broadcast(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
-                         uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+                         uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
+                         uint width [[threads_per_simdgroup]]) {
     float x = in[gid];
     out[4 * gid + 0] = simd_broadcast(x, 5);
     out[4 * gid + 1] = simd_broadcast_first(x);
-    out[4 * gid + 2] = simd_shuffle(x, (lane * 7 + 3) % 32);
-    out[4 * gid + 3] = float(simd_broadcast(int(gid), ushort(31)));
+    out[4 * gid + 2] = simd_shuffle(x, (lane * 7 + 3) % width);
+    out[4 * gid + 3] = float(simd_broadcast(int(gid), ushort(width - 1)));
 }
 """,
     """
 kernel void sg_shuffles(const device int* in [[buffer(0)]], device int* out [[buffer(1)]],
-                        uint gid [[thread_position_in_grid]]) {
+                        uint gid [[thread_position_in_grid]], uint width [[threads_per_simdgroup]]) {
     int x = in[gid];
     out[6 * gid + 0] = simd_shuffle_up(x, 3);
     out[6 * gid + 1] = simd_shuffle_down(x, 5);
     out[6 * gid + 2] = simd_shuffle_xor(x, 1);
-    out[6 * gid + 3] = simd_shuffle_xor(x, 18);
+    out[6 * gid + 3] = simd_shuffle_xor(x, ushort(18 & (width - 1)));
     out[6 * gid + 4] = simd_shuffle_rotate_up(x, 4);
     out[6 * gid + 5] = simd_shuffle_rotate_down(x, 6);
 }
@@ -138,9 +141,10 @@ kernel void sg_quad(const device int* in [[buffer(0)]], device int* out [[buffer
 kernel void sg_types(const device float4* v [[buffer(0)]], const device half* h [[buffer(1)]],
                      const device uint* u [[buffer(2)]], device float4* ov [[buffer(3)]],
                      device half* oh [[buffer(4)]], device uint* ou [[buffer(5)]],
-                     uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+                     uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
+                     uint width [[threads_per_simdgroup]]) {
     ov[2 * gid + 0] = simd_sum(v[gid]);
-    ov[2 * gid + 1] = simd_shuffle(v[gid], 31 - lane);
+    ov[2 * gid + 1] = simd_shuffle(v[gid], ushort(width - 1 - lane));
     oh[gid] = simd_max(h[gid]);
     ou[gid] = simd_min(u[gid]) + simd_broadcast_first(u[gid]);
 }
@@ -220,7 +224,7 @@ kernel void sg_divergent(const device float* in [[buffer(0)]], device float* out
 ])
 
 
-def groups(n, tg, width=32):
+def groups(n, tg, width):
     """Yields index arrays of each SIMD-group of a 1-D dispatch of n threads, threadgroup tg."""
     for g0 in range(0, n, tg):
         g1 = min(g0 + tg, n)
@@ -228,7 +232,7 @@ def groups(n, tg, width=32):
             yield np.arange(s0, min(s0 + width, g1))
 
 
-def per_group(x, n, tg, fn, width=32):
+def per_group(x, n, tg, fn, width):
     out = np.empty(n, dtype=np.result_type(fn(x[:1])))
     for idx in groups(n, tg, width):
         out[idx] = fn(x[idx])
@@ -236,13 +240,15 @@ def per_group(x, n, tg, fn, width=32):
 
 
 def test_builtins(device):
-    n, tg = 200, 96  # groups of 96, 96, 8: SIMD-groups of 32, 32, 32 | 32, 32, 32 | 8
+    n, tg = 200, 96  # groups of 96, 96, 8: at width 32 SIMD-groups of 32, 32, 32 | 32, 32, 32 | 8
     out = np.zeros((n, 5), np.uint32)
-    KS.get(device, "sg_builtins")(n, out, threadgroup=tg)
+    k = KS.get(device, "sg_builtins")
+    W = k.thread_execution_width
+    k(n, out, threadgroup=tg)
     gid = np.arange(n)
     lid = gid % tg
     actual = np.minimum(tg, n - (gid // tg) * tg)
-    exp = np.stack([lid % 32, lid // 32, np.full(n, 32), -(-actual // 32), np.full(n, tg)], 1)
+    exp = np.stack([lid % W, lid // W, np.full(n, W), -(-actual // W), np.full(n, tg)], 1)
     assert_equal(out, exp.astype(np.uint32))
 
 
@@ -259,8 +265,10 @@ def test_quad_builtins(device):
 
 def test_thread_execution_width(device):
     out = np.zeros(64, np.uint32)
-    KS.get(device, "sg_exec_width")(64, out, threadgroup=64)
-    assert_equal(out, np.full(64, 32, np.uint32))
+    k = KS.get(device, "sg_exec_width")
+    k(64, out, threadgroup=64)
+    assert k.thread_execution_width in (8, 16, 32, 64)
+    assert_equal(out, np.full(64, k.thread_execution_width, np.uint32))
 
 
 def test_reduce_float(device, rng):
@@ -268,10 +276,12 @@ def test_reduce_float(device, rng):
     x = rng.uniform(0.9, 1.1, n).astype(np.float32)
     x[::3] *= -1
     out = np.zeros((n, 4), np.float32)
-    KS.get(device, "sg_reduce_float")(n, x, out, threadgroup=tg)
+    kern = KS.get(device, "sg_reduce_float")
+    W = kern.thread_execution_width
+    kern(n, x, out, threadgroup=tg)
     X = x.astype(np.float64)
-    exp = np.stack([per_group(X, n, tg, np.sum), per_group(X, n, tg, np.prod), per_group(X, n, tg, np.min),
-                    per_group(X, n, tg, np.max)], 1)
+    exp = np.stack([per_group(X, n, tg, np.sum, W), per_group(X, n, tg, np.prod, W), per_group(X, n, tg, np.min, W),
+                    per_group(X, n, tg, np.max, W)], 1)
     assert_close(out, exp, rtol=1e-5, atol=1e-5)
 
 
@@ -281,11 +291,14 @@ def test_reduce_int(device, rng):
     b = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) | np.uint32(0x10)
     oi = np.zeros((n, 3), np.int32)
     ou = np.zeros((n, 3), np.uint32)
-    KS.get(device, "sg_reduce_int")(n, x, b, oi, ou, threadgroup=tg)
-    exp_i = np.stack([per_group(x, n, tg, np.sum), per_group(x, n, tg, np.min), per_group(x, n, tg, np.max)], 1)
+    kern = KS.get(device, "sg_reduce_int")
+    W = kern.thread_execution_width
+    kern(n, x, b, oi, ou, threadgroup=tg)
+    exp_i = np.stack([per_group(x, n, tg, np.sum, W), per_group(x, n, tg, np.min, W),
+                      per_group(x, n, tg, np.max, W)], 1)
     assert_equal(oi, exp_i.astype(np.int32))
-    exp_u = np.stack([per_group(b, n, tg, np.bitwise_and.reduce), per_group(b, n, tg, np.bitwise_or.reduce),
-                      per_group(b, n, tg, np.bitwise_xor.reduce)], 1)
+    exp_u = np.stack([per_group(b, n, tg, np.bitwise_and.reduce, W), per_group(b, n, tg, np.bitwise_or.reduce, W),
+                      per_group(b, n, tg, np.bitwise_xor.reduce, W)], 1)
     assert_equal(ou, exp_u.astype(np.uint32))
 
 
@@ -295,13 +308,15 @@ def test_prefix(device, rng):
     k = rng.integers(-1000, 1000, n).astype(np.int32)
     of = np.zeros((n, 4), np.float32)
     oi = np.zeros((n, 2), np.int32)
-    KS.get(device, "sg_prefix")(n, x, k, of, oi, threadgroup=tg)
+    kern = KS.get(device, "sg_prefix")
+    W = kern.thread_execution_width
+    kern(n, x, k, of, oi, threadgroup=tg)
     X = x.astype(np.float64)
-    inc = per_group(X, n, tg, np.cumsum)
-    prod = per_group(X, n, tg, np.cumprod)
+    inc = per_group(X, n, tg, np.cumsum, W)
+    prod = per_group(X, n, tg, np.cumprod, W)
     exp_f = np.stack([inc, inc - X, prod, prod / X], 1)
     assert_close(of, exp_f, rtol=1e-5, atol=1e-5)
-    inc_i = per_group(k.astype(np.int64), n, tg, np.cumsum)
+    inc_i = per_group(k.astype(np.int64), n, tg, np.cumsum, W)
     assert_equal(oi, np.stack([inc_i, inc_i - k], 1).astype(np.int32))
 
 
@@ -309,11 +324,13 @@ def test_broadcast_shuffle(device, rng):
     n, tg = 128, 64
     x = rng.standard_normal(n).astype(np.float32)
     out = np.zeros((n, 4), np.float32)
-    KS.get(device, "sg_broadcast")(n, x, out, threadgroup=tg)
+    kern = KS.get(device, "sg_broadcast")
+    W = kern.thread_execution_width
+    kern(n, x, out, threadgroup=tg)
     gid = np.arange(n)
-    base = gid - gid % 32
-    lane = gid % 32
-    exp = np.stack([x[base + 5], x[base], x[base + (lane * 7 + 3) % 32], (base + 31).astype(np.float32)], 1)
+    base = gid - gid % W
+    lane = gid % W
+    exp = np.stack([x[base + 5], x[base], x[base + (lane * 7 + 3) % W], (base + W - 1).astype(np.float32)], 1)
     assert_equal(out, exp)
 
 
@@ -321,13 +338,15 @@ def test_shuffle_up_down_xor_rotate(device, rng):
     n, tg = 128, 128
     x = rng.integers(-10**6, 10**6, n).astype(np.int32)
     out = np.zeros((n, 6), np.int32)
-    KS.get(device, "sg_shuffles")(n, x, out, threadgroup=tg)
+    kern = KS.get(device, "sg_shuffles")
+    W = kern.thread_execution_width
+    kern(n, x, out, threadgroup=tg)
     gid = np.arange(n)
-    base, lane = gid - gid % 32, gid % 32
+    base, lane = gid - gid % W, gid % W
     up = np.where(lane >= 3, x[base + lane - 3], x)          # lanes below delta keep their value
-    down = np.where(lane + 5 < 32, x[base + np.minimum(lane + 5, 31)], x)
-    exp = np.stack([up, down, x[base + (lane ^ 1)], x[base + (lane ^ 18)], x[base + (lane - 4) % 32],
-                    x[base + (lane + 6) % 32]], 1)
+    down = np.where(lane + 5 < W, x[base + np.minimum(lane + 5, W - 1)], x)
+    exp = np.stack([up, down, x[base + (lane ^ 1)], x[base + (lane ^ (18 & (W - 1)))], x[base + (lane - 4) % W],
+                    x[base + (lane + 6) % W]], 1)
     assert_equal(out, exp)
 
 
@@ -337,21 +356,25 @@ def test_vote(device, rng):
     x[0:32] = np.abs(x[0:32]) + 0.1   # first SIMD-group: all positive
     x[32:64] = -np.abs(x[32:64])      # second: none > 2.5 and none positive
     out = np.zeros((n, 3), np.uint32)
-    KS.get(device, "sg_vote")(n, x, out, threadgroup=tg)
+    kern = KS.get(device, "sg_vote")
+    W = kern.thread_execution_width
+    kern(n, x, out, threadgroup=tg)
     p = x > 0
-    lane = np.arange(n) % 32
-    exp = np.stack([per_group(p, n, tg, lambda a: np.full(len(a), a.all())),
-                    per_group(x > 2.5, n, tg, lambda a: np.full(len(a), a.any())), lane == 0], 1)
+    lane = np.arange(n) % W
+    exp = np.stack([per_group(p, n, tg, lambda a: np.full(len(a), a.all()), W),
+                    per_group(x > 2.5, n, tg, lambda a: np.full(len(a), a.any()), W), lane == 0], 1)
     assert_equal(out, exp.astype(np.uint32))
 
 
 def test_ballot(device, rng):
-    n, tg = 160, 64  # the last group has 32 threads
+    n, tg = 160, 64  # the last threadgroup has 32 threads
     x = rng.uniform(-1, 1, n).astype(np.float32)
     ballots = np.zeros(n, np.uint64)
-    KS.get(device, "sg_ballot")(n, x, ballots, threadgroup=tg)
+    kern = KS.get(device, "sg_ballot")
+    W = kern.thread_execution_width
+    kern(n, x, ballots, threadgroup=tg)
     p = x > 0
-    ball = per_group(p, n, tg, lambda a: np.full(len(a), sum(1 << i for i, v in enumerate(a) if v), np.uint64))
+    ball = per_group(p, n, tg, lambda a: np.full(len(a), sum(1 << i for i, v in enumerate(a) if v), np.uint64), W)
     assert_equal(ballots, ball.astype(np.uint64))
 
 
@@ -380,24 +403,28 @@ def test_other_types(device, rng):
     ov = np.zeros((n, 2, 4), np.float32)
     oh = np.zeros(n, np.float16)
     ou = np.zeros(n, np.uint32)
-    KS.get(device, "sg_types")(n, v, h, u, ov, oh, ou, threadgroup=tg)
+    kern = KS.get(device, "sg_types")
+    W = kern.thread_execution_width
+    kern(n, v, h, u, ov, oh, ou, threadgroup=tg)
     gid = np.arange(n)
-    base, lane = gid - gid % 32, gid % 32
-    sums = np.repeat(v.astype(np.float64).reshape(-1, 32, 4).sum(1), 32, axis=0)
+    base, lane = gid - gid % W, gid % W
+    sums = np.repeat(v.astype(np.float64).reshape(-1, W, 4).sum(1), W, axis=0)
     assert_close(ov[:, 0], sums, rtol=1e-5, atol=1e-5)
-    assert_equal(ov[:, 1], v[base + 31 - lane])
-    assert_equal(oh, np.repeat(h.reshape(-1, 32).max(1), 32))
-    assert_equal(ou, np.repeat(u.reshape(-1, 32).min(1), 32) + u[base])
+    assert_equal(ov[:, 1], v[base + W - 1 - lane])
+    assert_equal(oh, np.repeat(h.reshape(-1, W).max(1), W))
+    assert_equal(ou, np.repeat(u.reshape(-1, W).min(1), W) + u[base])
 
 
 def test_half(device, rng):
     n, tg = 128, 64
     h = rng.uniform(-100, 100, n).astype(np.float16)
     oh = np.zeros((n, 3), np.float16)
-    KS.get(device, "sg_half")(n, h, oh, threadgroup=tg)
-    base = np.arange(n) - np.arange(n) % 32
-    hs = h.reshape(-1, 32)
-    exp = np.stack([np.repeat(hs.max(1), 32), np.repeat(hs.min(1), 32), h[base + 7]], 1)
+    kern = KS.get(device, "sg_half")
+    W = kern.thread_execution_width
+    kern(n, h, oh, threadgroup=tg)
+    base = np.arange(n) - np.arange(n) % W
+    hs = h.reshape(-1, W)
+    exp = np.stack([np.repeat(hs.max(1), W), np.repeat(hs.min(1), W), h[base + 7]], 1)
     assert_equal(oh, exp)
 
 
@@ -406,21 +433,26 @@ def test_partial_last_simdgroup(device, rng):
     x = rng.standard_normal(n).astype(np.float32)
     out = np.zeros((n, 4), np.float32)
     info = np.zeros((n, 3), np.uint32)
-    KS.get(device, "sg_partial")(n, x, out, info, threadgroup=tg)
+    kern = KS.get(device, "sg_partial")
+    W = kern.thread_execution_width
+    kern(n, x, out, info, threadgroup=tg)
     X = x.astype(np.float64)
-    exp = np.stack([per_group(X, n, tg, np.sum), per_group(X, n, tg, lambda a: np.cumsum(a) - a),
-                    per_group(X, n, tg, np.max), per_group(X, n, tg, lambda a: np.full(len(a), a[0]))], 1)
+    exp = np.stack([per_group(X, n, tg, np.sum, W), per_group(X, n, tg, lambda a: np.cumsum(a) - a, W),
+                    per_group(X, n, tg, np.max, W), per_group(X, n, tg, lambda a: np.full(len(a), a[0]), W)], 1)
     assert_close(out, exp, rtol=1e-5, atol=1e-5)
-    first = per_group(np.arange(n), n, tg, lambda a: np.where(a == a[0], 1000 + a % 32, 0))
-    nsg = np.where(np.arange(n) < 64, 2, 2)  # ceil(36 / 32) = 2 in the last group too
-    assert_equal(info, np.stack([np.ones(n), first, nsg * 100 + 32], 1).astype(np.uint32))
+    first = per_group(np.arange(n), n, tg, lambda a: np.where(a == a[0], 1000 + (a % tg) % W, 0), W)
+    actual = np.where(np.arange(n) < 64, 64, 36)
+    nsg = -(-actual // W)  # at width 32: 2 in the last group too (ceil(36 / 32))
+    assert_equal(info, np.stack([np.ones(n), first, nsg * 100 + W], 1).astype(np.uint32))
 
 
 def test_partial_last_simdgroup_ballot(device):
     n, tg = 100, 64
     out = np.zeros(n, np.uint32)
-    KS.get(device, "sg_partial_ballot")(n, out, threadgroup=tg)
-    ball = per_group(np.arange(n), n, tg, lambda a: np.full(len(a), (1 << len(a)) - 1, np.uint64))
+    kern = KS.get(device, "sg_partial_ballot")
+    W = kern.thread_execution_width
+    kern(n, out, threadgroup=tg)
+    ball = per_group(np.arange(n), n, tg, lambda a: np.full(len(a), ((1 << len(a)) - 1) & 0xFFFFFFFF, np.uint64), W)
     assert_equal(out, ball.astype(np.uint32))
 
 
@@ -428,9 +460,11 @@ def test_early_return_lanes_are_inactive(device, rng):
     n_grid, n = 128, 77  # lanes 77..127 return before the SIMD-group functions
     x = rng.standard_normal(n_grid).astype(np.float32)
     out = np.zeros((n_grid, 2), np.float32)
-    KS.get(device, "sg_early_return")(n_grid, x, out, n, threadgroup=64)
+    kern = KS.get(device, "sg_early_return")
+    W = kern.thread_execution_width
+    kern(n_grid, x, out, n, threadgroup=64)
     X = x[:n].astype(np.float64)
-    exp = np.stack([per_group(X, n, 64, np.sum), per_group(X, n, 64, np.min)], 1)
+    exp = np.stack([per_group(X, n, 64, np.sum, W), per_group(X, n, 64, np.min, W)], 1)
     assert_close(out[:n], exp, rtol=1e-5, atol=1e-5)
     assert_equal(out[n:], np.zeros((n_grid - n, 2), np.float32))
 
@@ -441,9 +475,11 @@ def test_simd_functions_in_helpers(device, rng):
     k = rng.integers(-100, 100, n).astype(np.int32)
     out = np.zeros(n, np.float32)
     ok = np.zeros(n, np.int32)
-    KS.get(device, "sg_helper")(n, x, k, out, ok, threadgroup=tg)
-    assert_equal(out, np.repeat(x.reshape(-1, 32).max(1), 32))
-    assert_equal(ok, np.repeat(k.reshape(-1, 32).sum(1), 32).astype(np.int32))
+    kern = KS.get(device, "sg_helper")
+    W = kern.thread_execution_width
+    kern(n, x, k, out, ok, threadgroup=tg)
+    assert_equal(out, np.repeat(x.reshape(-1, W).max(1), W))
+    assert_equal(ok, np.repeat(k.reshape(-1, W).sum(1), W).astype(np.int32))
 
 
 
@@ -451,11 +487,13 @@ def test_divergent_simd_functions(device, rng):
     n_grid, n = 128, 77
     x = rng.uniform(0, 1, n_grid).astype(np.float32)
     out = np.zeros((n_grid, 3), np.float32)
-    KS.get(device, "sg_divergent")(n_grid, x, out, n, threadgroup=64)
+    kern = KS.get(device, "sg_divergent")
+    W = kern.thread_execution_width
+    kern(n_grid, x, out, n, threadgroup=64)
     X = np.where(np.arange(n_grid) < n, x, 0).astype(np.float64)
     gid = np.arange(n_grid)
-    partial = np.where(gid < n, per_group(X[:n], n, 64, np.sum).tolist() + [0] * (n_grid - n), -1.0)
-    total = np.repeat(X.reshape(-1, 32).sum(1), 32)
-    odd_max = np.repeat(X.reshape(-1, 32)[:, 1::2].max(1), 32)
+    partial = np.where(gid < n, per_group(X[:n], n, 64, np.sum, W).tolist() + [0] * (n_grid - n), -1.0)
+    total = np.repeat(X.reshape(-1, W).sum(1), W)
+    odd_max = np.repeat(X.reshape(-1, W)[:, 1::2].max(1), W)
     odd = np.where(gid % 2 == 1, odd_max, 0)
     assert_close(out, np.stack([partial, total, odd], 1), rtol=1e-5, atol=1e-6)
