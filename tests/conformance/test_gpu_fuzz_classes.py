@@ -7,7 +7,11 @@ short), so `short(absdiff(x, short(0))) >= 0` is false for x = -32768 (fuzz seed
 
 SIMD-group functions after a loop whose trip count differs between lanes: MSL's SIMD-group is
 whole again after structured control flow (Apple GPUs reconverge it); CUDA's warp need not, and
-a simd_prefix_inclusive_sum there counted part of it (fuzz seed 1001, program 63)."""
+a simd_prefix_inclusive_sum there counted part of it (fuzz seed 1001, program 63).
+
+A struct with half members assigned whole from a braced temporary (`out[i] = S{..., -0.5166h}`):
+on CUDA the temporary was stored byte by byte and a computed half lost its low byte (fuzz seed
+1001, program 501: -0.5166015625 stored as -0.5)."""
 
 from __future__ import annotations
 
@@ -64,6 +68,17 @@ kernel void simd_after_divergence(device uint* out [[buffer(0)]], device atomic_
     out[8 * gid + 7] = simd_max(acc);
 }
 """,
+    """
+struct Mixed { int a; half h; int b; half g; };
+struct Pair { half x; float y; };
+kernel void struct_temporaries(const device half* in [[buffer(0)]], device Mixed* m [[buffer(1)]],
+                               device Pair* p [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    m[2 * i] = Mixed{int(i), in[i], -int(i), (-0.5166015625h)};
+    if (i % 2 == 0) m[2 * i + 1] = Mixed{7, -in[i], 8, in[i] * 2.0h};
+    else m[2 * i + 1] = Mixed{9, in[i] + 1.0h, 10, half(float(in[i]) * 0.25f)};
+    p[i] = Pair{-in[i], float(in[i])};
+}
+""",
 ])
 
 
@@ -112,3 +127,30 @@ def test_simd_group_functions_after_divergent_loops(device):
     exp[:, 6] = 3
     exp[:, 7] = [acc_after[(g // 32) * 32:(g // 32) * 32 + 32].max() for g in gid]
     assert_equal(out, exp.astype(np.uint32))
+
+
+MIXED = np.dtype([("a", "<i4"), ("h", "<f2"), ("_1", "<u2"), ("b", "<i4"), ("g", "<f2"), ("_2", "<u2")])
+PAIR = np.dtype([("x", "<f2"), ("_", "<u2"), ("y", "<f4")])
+
+
+def test_struct_temporaries_with_half_members(device):
+    h = np.array([1.5, -3.623046875, 0.5166015625, 12.0, -0.0009765625, 1000.0, 0.333251953125, -7.75],
+                 np.float16)
+    n = len(h)
+    m = np.zeros(2 * n, MIXED)
+    p = np.zeros(n, PAIR)
+    KS.get(device, "struct_temporaries")(n, h, m, p)
+    i = np.arange(n)
+    assert_equal(m["a"][0::2], i)
+    assert_equal(m["h"][0::2].view(np.uint16), h.view(np.uint16))
+    assert_equal(m["b"][0::2], -i)
+    assert_equal(m["g"][0::2].view(np.uint16), np.full(n, np.float16(-0.5166015625).view(np.uint16)))
+    even = i % 2 == 0
+    assert_equal(m["a"][1::2], np.where(even, 7, 9))
+    assert_equal(m["b"][1::2], np.where(even, 8, 10))
+    h2 = np.where(even, -h, (h.astype(np.float32) + 1).astype(np.float16))
+    g2 = np.where(even, (h.astype(np.float32) * 2).astype(np.float16), (h.astype(np.float32) * 0.25).astype(np.float16))
+    assert_equal(m["h"][1::2].view(np.uint16), h2.astype(np.float16).view(np.uint16))
+    assert_equal(m["g"][1::2].view(np.uint16), g2.astype(np.float16).view(np.uint16))
+    assert_equal(p["x"].view(np.uint16), (-h).view(np.uint16))
+    assert_equal(p["y"], h.astype(np.float32))

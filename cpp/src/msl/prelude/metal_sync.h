@@ -76,6 +76,13 @@ METAL_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
   __syncwarp(__activemask());
 }
 namespace mtl_rt {
+// `out[i] = S{...};` (msl/passes/struct_temporaries.hpp): through a named copy, which NVVM stores
+// member by member, not the temporary's bytes one by one (a half's low byte was lost).
+template <class D, class V> METAL_FUNC void assign_whole(D&& to, const V& value) {
+  const V copy = value;
+  to = copy;
+}
+
 // The lanes entering a branch body that holds a threadgroup barrier, and their meeting at
 // its end (the translator writes both, msl/passes/branch_reconvergence.hpp): after such a branch
 // NVIDIA GPUs do not bring the lanes back together, so SIMD-group functions after it would

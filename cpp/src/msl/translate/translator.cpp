@@ -142,6 +142,16 @@ Translation Translator::run() {
         }
       if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
     }
+  // Struct temporaries assigned whole go through a named copy (CUDA, struct_temporaries.hpp).
+  if (target_.rejoins_barrier_branches() && !checked_) {
+    const StructAssignments whole = struct_temporary_assignments(t_, [this](std::size_t i) {
+      return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
+             conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i);
+    });
+    for (const auto& [index, text] : whole.before) text_before_[index] += text;
+    for (const auto& [index, text] : whole.replace) active_edits_[index] = text;
+    for (const auto& [index, text] : whole.before_end) text_before_[index] = text + text_before_[index];
+  }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
   for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))
     text_before_[index] = text + text_before_[index];

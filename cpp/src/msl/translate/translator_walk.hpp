@@ -36,6 +36,7 @@
 #include "msl/passes/product_nests.hpp"
 #include "msl/passes/range_designators.hpp"
 #include "msl/passes/simd_reconvergence.hpp"
+#include "msl/passes/struct_temporaries.hpp"
 #include "msl/targets/cpu_abi.hpp"
 #include "msl/targets/entry_points.hpp"
 #include "msl/targets/target.hpp"
