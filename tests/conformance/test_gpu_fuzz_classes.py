@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mcconf import KernelSet, assert_equal
+from mcconf import KernelSet, assert_equal, written_for_32_lanes
 
 KS = KernelSet([
     """
@@ -110,7 +110,8 @@ def test_simd_group_functions_after_divergent_loops(device):
     groups, n = 2, 45  # 45 = 32 + 13: lanes 0-12 run the strided loops once more
     out = np.zeros((32 * groups, 8), np.uint32)
     count = np.zeros(1, np.uint32)
-    KS.get(device, "simd_after_divergence")(32 * groups, out, count, np.uint32(n), threadgroup=32 * groups)
+    k = written_for_32_lanes(KS.get(device, "simd_after_divergence"))  # lanes, strides and model: 32 wide
+    k(32 * groups, out, count, np.uint32(n), threadgroup=32 * groups)
     lane = np.arange(32 * groups) % 32
     acc = np.array([sum(range(l, n, 32)) for l in range(32)], np.int64)
     # acc then grows by the k of the second loop's lanes that took the else branch
