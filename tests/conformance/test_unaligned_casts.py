@@ -68,6 +68,27 @@ kernel void ua_float34(const device float* f [[buffer(0)]], device float* out [[
     ((device packed_float3*)(out + 1))[i] = packed_float3(v.x + w.w, v.y * 2.0f, v.z);
 }
 """,
+    # `auto v = q[i]` is a copy: changing it writes nothing; thread memory and a matrix through casts.
+    """
+kernel void ua_copies(device float* f [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    device float4* q = (device float4*)(f + 1);
+    auto v = q[i];
+    v.x = -1.0f;
+    auto w = *q;
+    w.y = -2.0f;
+    float local[9];
+    for (int k = 0; k < 9; ++k) local[k] = f[1 + 4 * i + (k % 4)] + float(k);
+    thread float2* l2 = (thread float2*)(local + 1);
+    float2 lv = l2[1];
+    const device float2x2* m = (const device float2x2*)(f + 1 + 4 * i);
+    float2x2 mv = *m;
+    out[4 * i + 0] = v.x + v.y;
+    out[4 * i + 1] = w.y + q[i].y;
+    out[4 * i + 2] = lv.x * lv.y;
+    out[4 * i + 3] = mv[1][0] - mv[0][1];
+}
+""",
     # threadgroup memory: a static_cast from a void pointer at 2 bytes past a 16-byte boundary.
     """
 kernel void ua_threadgroup(const device short* in [[buffer(0)]], device short* out [[buffer(1)]],
@@ -157,3 +178,16 @@ def test_threadgroup_short3_past_alignment(device, rng):
     out = np.zeros_like(v)
     KS.get(device, "ua_threadgroup")(n, v, out, threadgroup=64)
     assert_equal(out.reshape(n, 3), v.reshape(n, 3)[np.arange(n) ^ 1])
+
+
+def test_copies_thread_memory_and_matrices(device, rng):
+    f = rng.standard_normal(4 * N + 2).astype(np.float32)
+    f0 = f.copy()
+    out = np.zeros(4 * N, np.float32)
+    KS.get(device, "ua_copies")(N, f, out)
+    assert_equal(f, f0)  # nothing written through the copies
+    q = f0[1:1 + 4 * N].reshape(N, 4)
+    local = q[:, [0, 1, 2, 3, 0, 1, 2, 3, 0]] + np.arange(9, dtype=np.float32)
+    exp = np.stack([np.float32(-1) + q[:, 1], np.float32(-2) + q[:, 1], local[:, 3] * local[:, 4],
+                    q[:, 2] - q[:, 1]], axis=1)
+    assert_equal(out.reshape(N, 4), exp)

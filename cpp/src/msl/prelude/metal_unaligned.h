@@ -251,6 +251,10 @@ template <class T, class P> METAL_FUNC mtl_cast_pointer_t<T> mtl_static_pointer(
 template <class T> METAL_FUNC T* mtl_raw(T* p) { return p; }
 template <class T> METAL_FUNC T* mtl_raw(const mtl_unaligned_ptr<T>& p) { return (T*)p.address; }
 
+// `auto v = q[i];` (the translator): the element's value, not its reference class.
+template <class T> METAL_FUNC T mtl_value(const mtl_unaligned_ref<T>& r) { return static_cast<const T&>(r); }
+template <class T> METAL_FUNC T mtl_value(const T& v) { return v; }
+
 // Passed to a function overloaded by address space (metal_address_space.h): a plain pointer.
 template <int S, bool C, class T>
 METAL_FUNC mtl_space_ptr<typename mtl_space_const<C, T>::type, S> mtl_space(const mtl_unaligned_ptr<T>& p) {

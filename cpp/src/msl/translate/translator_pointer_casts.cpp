@@ -184,6 +184,20 @@ void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touc
       if (address || component) edits[j] = {j, "metal::mtl_raw(" + v.name + ")"};
     }
   }
+  // `auto v = q[i];` would deduce the element's reference class (metal_unaligned.h), whose
+  // changes are stored when it goes: v is a copy in MSL. The initializer is taken by value.
+  for (const Variable& v : variables) {
+    for (std::size_t j = v.open + 1; j + 3 < v.close; ++j) {
+      if (!t_[j].is_identifier("auto") || t_[j + 1].kind != TokenKind::identifier || !t_[j + 2].is("=")) continue;
+      const std::size_t b = j + 3;
+      std::size_t e = b;
+      if (t_[b].is("*") && t_[b + 1].is_identifier(v.name.c_str())) e = b + 2;
+      else if (t_[b].is_identifier(v.name.c_str()) && t_[b + 1].is("[")) e = matching(t_, b + 1) + 1;
+      if (e == b || e >= t_.size() || !(t_[e].is(";") || t_[e].is(",")) || !free_range(b, e)) continue;
+      text_before_[b] += "metal::mtl_value(";
+      text_before_[e] = ")" + text_before_[e];
+    }
+  }
   pointer_casts_ = std::move(edits);
 }
 
