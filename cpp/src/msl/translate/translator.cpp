@@ -135,9 +135,11 @@ Translation Translator::run() {
       if (active_edits_.count(b.open)) continue;
       const std::string lanes = "mtl_rejoin_" + std::to_string(b.open);
       bool used = false;
+      // Before the next statement, not after the statement's last token: the loop stop checks
+      // (added below, in front of that text) close the braces they wrap a loop's body in there.
       for (std::size_t end : b.after)
-        if (!active_edits_.count(end)) {
-          text_after_[end] += " metal::mtl_rt::rejoin(" + lanes + ");";
+        if (!active_edits_.count(end) && end + 1 < t_.size()) {
+          text_before_[end + 1] += " metal::mtl_rt::rejoin(" + lanes + ");";
           used = true;
         }
       if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
