@@ -16,13 +16,13 @@
 namespace metal {
 
 template <class T, int C, int R> struct matrix;
-template <class T> struct atomic;
 
 namespace mtl_detail {
 
 // How a T is moved when its address is misaligned: `count` items of `item`, each of which
 // needs only its own alignment; `whole`: an aligned T may move as one. `wraps`: a cast pointer
-// to T gets the checking pointer: vectors and matrices. Not structs: production code takes the
+// to T gets the checking pointer: vectors and matrices (not packed vectors, aligned as their
+// component, nor scalars or atomics). Not structs: production code takes the
 // addresses of their members (ggml's `&x[ib].d`) and passes them to templates that deduce
 // their type (MLX's `mlx_atomic<T>*`), which a pointer class cannot serve; their members need
 // only their own alignment, which a struct's address has wherever it holds no vector.
@@ -36,20 +36,11 @@ template <class E, int N> struct unaligned_layout<mtl_vector<E, N, false>> {
   static constexpr int count = N;  // a 3-vector's padding is neither read nor written
   static constexpr bool whole = N != 3;
 };
-template <class E, int N> struct unaligned_layout<mtl_vector<E, N, true>> {
-  static constexpr bool wraps = false;  // aligned as its component
-  typedef E item;
-  static constexpr int count = N;
-  static constexpr bool whole = true;
-};
 template <class E, int C, int R> struct unaligned_layout<matrix<E, C, R>> {
   static constexpr bool wraps = true;
   typedef E item;
   static constexpr int count = int(sizeof(matrix<E, C, R>) / sizeof(E));
   static constexpr bool whole = true;
-};
-template <class E> struct unaligned_layout<atomic<E>> {
-  static constexpr bool wraps = false;  // aligned as its value
 };
 
 // An unsigned integer of N bytes, to move an item's bits without its class semantics (half).
