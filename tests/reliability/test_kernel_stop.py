@@ -307,6 +307,38 @@ def test_interpreter_exits_with_endless_work_in_flight(run_python, backend, canc
     assert "returned False" in lines, r.stdout
 
 
+
+# A kernel's first call while another kernel runs without end: on CUDA the driver's lazy loading
+# waited for the running kernel to load the new one's code (under a lock the stop word's write
+# needs), so the call never returned and the endless kernel could not be stopped (interpreter
+# exit hung). Kernels are loaded with their module now; the first call queues as any other.
+FIRST_CALL = r"""
+dev = mc.Device(backend)
+lib = dev.compile(SRC)
+buf = dev.empty(16, np.uint32)
+h = lib.for_loop(1, buf, FOREVER)
+print("returned", h.wait(timeout=0.3, cancel=False), flush=True)
+a = dev.asarray(np.zeros(1000, np.float32))
+later = lib.add(1000, a)  # add's first call, behind the endless kernel
+print("queued", flush=True)
+h.cancel()
+try:
+    h.wait()
+except mc.ExecutionError as e:
+    print("stopped", flush=True)
+later.wait()
+print("sum", float(np.asarray(a).sum()), flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_first_call_of_a_kernel_while_another_runs_forever(run_python, backend):
+    r, lines = run_child(run_python, FIRST_CALL, backend, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines[:3] == ["returned False", "queued", "stopped"], r.stdout + r.stderr
+    assert "sum 1000.0" in lines, r.stdout
+
+
 def test_cancel_stops_queued_and_running_work(cpu_device, tmp_path):
     import numpy as np
 

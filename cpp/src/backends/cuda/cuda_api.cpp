@@ -117,6 +117,8 @@ void load_driver(Api& a) {
   bind(lib, a.cuGraphLaunch, "cuGraphLaunch", &optional_missing);
   bind(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", &optional_missing);
   bind(lib, a.cuGraphDestroy, "cuGraphDestroy", &optional_missing);
+  std::string no_func_load;  // without it, cuModuleGetFunction and the first use load a kernel
+  bind(lib, a.cuFuncLoad, "cuFuncLoad", &no_func_load);
   std::string no_prefetch;  // without it, host-written pages migrate on the GPU's first touch
   bind(lib, a.cuMemPrefetchAsync_v2, "cuMemPrefetchAsync_v2", &no_prefetch);
   bind(lib, a.cuMemPrefetchAsync, "cuMemPrefetchAsync", &no_prefetch);

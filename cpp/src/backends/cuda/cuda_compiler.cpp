@@ -205,10 +205,43 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
 
 // ---- modules and programs ----
 
-CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop) : ctx_(ctx) {
+CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
+                       const std::vector<msl::TranslatedKernel>& kernels)
+    : ctx_(ctx) {
+  const Api& a = api();
   make_current(ctx_);
-  check(api().cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
-  stop.attach(module_);  // the loops' stop checks read the queue's word (cuda_stop.hpp)
+  check(a.cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
+  try {
+    stop.attach(module_);  // the loops' stop checks read the queue's word (cuda_stop.hpp)
+    for (const msl::TranslatedKernel& k : kernels) {
+      CUfunction fn = nullptr;
+      if (a.cuModuleGetFunction(&fn, module_, k.entry_symbol.c_str()) != CUDA_SUCCESS) continue;  // reported on use
+      if (a.cuFuncLoad) a.cuFuncLoad(fn);
+      functions_[k.entry_symbol] = fn;
+      CUdeviceptr table = 0;
+      std::size_t table_bytes = 0;
+      if (a.cuModuleGetGlobal(&table, &table_bytes, module_, k.layout_symbol.c_str()) != CUDA_SUCCESS) continue;
+      std::string bytes(table_bytes, '\0');
+      check(a.cuMemcpyDtoH(&bytes[0], table, table_bytes), "reading the layout of kernel '" + k.info.name + "'");
+      layouts_[k.layout_symbol] = std::move(bytes);
+    }
+  } catch (...) {
+    a.cuModuleUnload(module_);
+    throw;
+  }
+}
+
+CUfunction CudaModule::function(const std::string& entry_symbol, const std::string& kernel_name) const {
+  auto it = functions_.find(entry_symbol);
+  if (it == functions_.end())
+    throw DeviceError("[cuda] finding kernel '" + kernel_name + "': the compiled module lacks " + entry_symbol);
+  return it->second;
+}
+
+const std::string& CudaModule::layout(const std::string& layout_symbol) const {
+  static const std::string& none = *new std::string();  // never destroyed (exit-safe statics)
+  auto it = layouts_.find(layout_symbol);
+  return it == layouts_.end() ? none : it->second;
 }
 CudaModule::~CudaModule() {
   try {
@@ -221,8 +254,8 @@ CudaModule::~CudaModule() {
 CudaModules::CudaModules(CUcontext ctx, StopWord& stop, const msl::Translation& translation,
                          const std::string& source, bool fast_math, const std::string& arch)
     : ctx_(ctx), stop_(stop), translation_(translation), source_(source), fast_math_(fast_math), arch_(arch) {
-  restricted_ =
-      std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_), stop_);
+  restricted_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_),
+                                             stop_, translation_.kernels);
 }
 
 std::shared_ptr<CudaModule> CudaModules::plain() {
@@ -230,7 +263,7 @@ std::shared_ptr<CudaModule> CudaModules::plain() {
   if (!plain_) {
     plain_ = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_,
                                                                         /*restrict_buffers=*/false),
-                                          stop_);
+                                          stop_, translation_.kernels);
   }
   return plain_;
 }
@@ -238,9 +271,7 @@ std::shared_ptr<CudaModule> CudaModules::plain() {
 CUfunction CudaProgram::unrestricted_function() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!plain_fn_) {
-    CUfunction fn = nullptr;
-    check(api().cuModuleGetFunction(&fn, modules_->plain()->handle(), entry_symbol_.c_str()),
-          "finding kernel '" + info().name + "' (the build for overlapping buffers)");
+    CUfunction fn = modules_->plain()->function(entry_symbol_, info().name);  // the build for overlapping buffers
     if (dynamic_smem_limit_ > 0) api().cuFuncSetAttribute(fn, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic_smem_limit_);
     plain_fn_ = fn;
   }
@@ -300,16 +331,13 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
   const std::string& name = kernel.info.name;
   make_current(ctx);
   const Api& a = api();
-  CUfunction fn = nullptr;
-  check(a.cuModuleGetFunction(&fn, module->handle(), found->entry_symbol.c_str()), "finding kernel '" + name + "'");
+  // Loaded with the module: nothing here waits for the GPU (CudaModule).
+  CUfunction fn = module->function(found->entry_symbol, name);
   KernelInfo info = found->info;
   std::vector<metalcall_cuda_layout> layout(info.params.size() + 1);
-  CUdeviceptr table = 0;
-  std::size_t table_bytes = 0;
-  check(a.cuModuleGetGlobal(&table, &table_bytes, module->handle(), found->layout_symbol.c_str()),
-        "finding the layout of kernel '" + name + "'");
-  check(a.cuMemcpyDtoH(layout.data(), table, std::min(table_bytes, layout.size() * sizeof(metalcall_cuda_layout))),
-        "reading the layout of kernel '" + name + "'");
+  const std::string& table = module->layout(found->layout_symbol);
+  if (table.empty()) throw DeviceError("[cuda] finding the layout of kernel '" + name + "': the compiled module lacks it");
+  std::memcpy(layout.data(), table.data(), std::min(table.size(), layout.size() * sizeof(metalcall_cuda_layout)));
   check_layout(info, layout);
   translated::apply_layout(info, layout.data());
   std::vector<ParamSlotOffsets> slots(info.params.size());

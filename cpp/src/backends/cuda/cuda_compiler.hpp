@@ -5,6 +5,7 @@
 // overlap, without.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,19 +35,32 @@ class Nvrtc {
   std::vector<std::string> include_dirs_;
 };
 
-/** A loaded cubin; unloaded when the last program using it goes. */
+/**
+ * A loaded cubin; unloaded when the last program using it goes. Its kernels are loaded and
+ * their layout tables read when it is: with the driver's lazy loading (the default since
+ * CUDA 12.2) the first use of a kernel loads its code, which waits for the GPU's running
+ * kernels, and holds a driver lock that the stop word's write needs — so a first call made
+ * while an endless kernel ran could neither proceed nor let that kernel be stopped.
+ */
 class CudaModule {
  public:
-  /** Loads `cubin` into `ctx`; its stop checks read `stop` (cuda_stop.hpp). */
-  CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop);
+  /** Loads `cubin` into `ctx`, with `kernels`; its stop checks read `stop` (cuda_stop.hpp). */
+  CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
+             const std::vector<msl::TranslatedKernel>& kernels);
   ~CudaModule();
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;
   CUmodule handle() const { return module_; }
+  /** A kernel of the module by entry symbol (loaded with the module). Throws DeviceError. */
+  CUfunction function(const std::string& entry_symbol, const std::string& kernel_name) const;
+  /** The layout table's bytes of a kernel, read with the module (empty when there is none). */
+  const std::string& layout(const std::string& layout_symbol) const;
 
  private:
   CUcontext ctx_;
   CUmodule module_ = nullptr;
+  std::map<std::string, CUfunction> functions_;
+  std::map<std::string, std::string> layouts_;
 };
 
 /** The builds of one translation: restrict at once, plain on first need. */
