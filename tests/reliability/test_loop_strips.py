@@ -214,3 +214,68 @@ def test_loops_at_the_ends_of_their_types(device, span):
     out = np.zeros(9, np.int64)
     lib.type_ends(1, out, np.uint32(span))
     assert out.tolist() == type_ends_reference(span)
+
+
+# Random counting loops (every integer type, up and down, <, <=, >, >=, near the type's ends,
+# with continue, break and return at random iterations, longer than a strip), seeded.
+_TYPES = {"int": (-2**31, 2**31 - 1), "uint": (0, 2**32 - 1), "long": (-2**63, 2**63 - 1),
+          "ulong": (0, 2**64 - 1), "short": (-2**15, 2**15 - 1), "ushort": (0, 2**16 - 1)}
+
+
+def _random_loop(rng, i):
+    t = rng.choice(sorted(_TYPES))
+    lo, hi = _TYPES[t]
+    up = rng.random() < 0.6
+    op = rng.choice(["<", "<="] if up else [">", ">="])
+    n = rng.choice([0, 1, 5, 4095, 4096, 4097, 9000, 12289])
+    near = rng.random() < 0.3
+    if up:
+        start = hi - n - 2 if near else (rng.randint(-5000, 5000) if lo < 0 else rng.randint(0, 5000))
+        bound = start + n
+    else:
+        start = lo + n + 2 if near else rng.randint(n, n + 5000)
+        bound = start - n
+    step = rng.choice(["++v", "v++", "v += 1"] if up else ["--v", "v--", "v -= 1"])
+    suffix = {"uint": "u", "ushort": "u", "ulong": "ul", "long": "l"}.get(t, "")
+    brk = rng.choice([None, rng.randint(0, max(n, 1))])
+    cont = rng.choice([None, 3, 7])
+    ret = rng.choice([None, None, rng.randint(0, max(n, 1))])
+    body = []
+    if cont:
+        body.append(f"if ((c & 7) == {cont}) {{ ++c; continue; }}")
+    if brk is not None:
+        body.append(f"if (c == {brk}u) break;")
+    if ret is not None:
+        body.append(f"if (c == {ret}u) return s * 3 + c;")
+    body.append("s += ulong(v) * 7u + c; ++c;")
+    source = (f"ulong f{i}() {{ ulong s = 0; uint c = 0;\n"
+              f"  for ({t} v = {t}({start}{suffix}); v {op} {t}({bound}{suffix}); {step}) {{ {' '.join(body)} }}\n"
+              f"  return s * 5 + c; }}")
+    m = 2**64
+    s = c = 0
+    v = start
+    while v < bound if op == "<" else v <= bound if op == "<=" else v > bound if op == ">" else v >= bound:
+        if cont and (c & 7) == cont:
+            c += 1
+        else:
+            if brk is not None and c == brk:
+                break
+            if ret is not None and c == ret:
+                return source, (s * 3 + c) % m
+            s, c = (s + (v % m) * 7 + c) % m, c + 1
+        v = v + 1 if up else v - 1
+    return source, (s * 5 + c) % m
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_counting_loops(device, seed):
+    import random
+
+    rng = random.Random(seed)
+    loops = [_random_loop(rng, i) for i in range(40)]
+    src = ("#include <metal_stdlib>\nusing namespace metal;\n" + "\n".join(s for s, _ in loops) +
+           "\nkernel void k(device ulong* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n" +
+           "\n".join(f"  out[{i}] = f{i}();" for i in range(len(loops))) + "\n}\n")
+    out = np.zeros(len(loops), np.uint64)
+    device.compile(src).k(1, out)
+    assert [int(x) for x in out] == [want for _, want in loops]
