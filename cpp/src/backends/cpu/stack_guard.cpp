@@ -25,7 +25,15 @@ std::atomic<bool> g_enabled{false};
 
 }  // namespace
 
-void enable_stack_guard() { g_enabled.store(true, std::memory_order_release); }
+void enable_stack_guard() {
+  // METALCALL_STACK_GUARD=0: a host program that owns SIGSEGV (a JVM, its own crash handler
+  // that must come first) keeps it, and an overflow ends the process as it would without us.
+  static const bool wanted = [] {
+    const char* env = std::getenv("METALCALL_STACK_GUARD");
+    return !(env && env[0] == '0' && env[1] == '\0');
+  }();
+  if (wanted) g_enabled.store(true, std::memory_order_release);
+}
 bool stack_guard_enabled() { return g_enabled.load(std::memory_order_acquire); }
 
 #if METALCALL_STACK_GUARD
