@@ -10,7 +10,8 @@ the prelude with their array, msl/passes/accumulator_elements.hpp) and async_cop
 device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies.hpp) and
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
 load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
-in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp). With NVRTC
+in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp; in
+loop_nest_unrolled.metal an inner loop unrolled in full leaves one stop check, the outer loop's). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -34,6 +35,7 @@ TILES = HERE / "threadgroup_tiles.metal"
 ASYNC_COPIES = HERE / "async_copies.metal"
 NESTS = HERE / "product_nests.metal"
 LOOP_NESTS = HERE / "loop_nests.metal"
+LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -172,6 +174,19 @@ def main():
             if not ok:
                 print(log)
                 failures.append(f"NVRTC could not compile the CUDA translation of {name}")
+        # A nest whose inner loop unrolls in full: one stop check left, the outer loop's.
+        ptx = []
+        ok, log, seconds = nvrtc_check.compile_cuda(translate(exe, "cuda", LOOP_NEST_UNROLLED), "compute_90", *found,
+                                                    ptx=ptx)
+        if not ok:
+            print(log)
+            failures.append(f"NVRTC could not compile the CUDA translation of {LOOP_NEST_UNROLLED.name}")
+        else:
+            entry = ptx[0][ptx[0].index(".entry"):]
+            checks = entry.count("stop_check")
+            print(f"NVRTC, {LOOP_NEST_UNROLLED.name}: {checks} stop_check call(s) in {seconds:.1f} s")
+            if checks != 1:
+                failures.append(f"CUDA: {LOOP_NEST_UNROLLED.name} has {checks} stop_check calls, expected 1 (the outer loop's)")
         # A K step's 32 blocks in load nests of four blocks: two ldmatrix.x4 for each four
         # (both layouts; ptxas later drops those that no product uses), and no test left
         # behind: no isspacep, no branch up to the stores of C (the K step is straight-line
