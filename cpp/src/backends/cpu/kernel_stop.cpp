@@ -58,8 +58,14 @@ std::int64_t now_ns() {
 std::atomic<const char*> g_stop_everything{nullptr};
 
 // The dispatch whose kernel code this thread runs, and where a stop leaves to.
-thread_local RunControl* t_run = nullptr;
-thread_local sigjmp_buf* t_exit = nullptr;
+// One thread-local object (one TLS look-up per chunk, not one per variable: this library is
+// loaded with dlopen, so each access of a thread_local is a call to __tls_get_addr).
+struct ThreadRun {
+  RunControl* run = nullptr;
+  sigjmp_buf* exit = nullptr;
+  bool guarded = false;  // guard_this_thread() has set this thread up
+};
+thread_local ThreadRun t_thread;
 
 // Never destroyed: its thread runs until the process ends.
 struct Watchdog {
@@ -118,7 +124,7 @@ void watchdog_loop() {
 
 // The hook a kernel calls when the stop word is not 0.
 void stop_check() {
-  RunControl* run = t_run;
+  RunControl* run = t_thread.run;
   if (!run) return;
   if (interrupt_check_installed() && take_tick() && interrupt_requested()) run->stop("interrupted");
   if (run->stopped()) leave_kernel();
@@ -141,13 +147,13 @@ void leave_kernel() {
   // Inside a fiber: back to the group's scheduler first (FiberGroup::abandon); the group's
   // run then returns to worker_state's run_group, which calls this again from the worker's stack.
   if (FiberGroup* group = FiberGroup::current()) group->abandon();
-  siglongjmp(*t_exit, 1);
+  siglongjmp(*t_thread.exit, 1);
 }
 
-bool in_kernel_code() { return t_run != nullptr && t_exit != nullptr; }
+bool in_kernel_code() { return t_thread.run != nullptr && t_thread.exit != nullptr; }
 
 void stop_running_kernel(const char* reason) {
-  t_run->stop(reason);
+  t_thread.run->stop(reason);
   leave_kernel();
 }
 
@@ -242,17 +248,21 @@ void RunControl::idle() {
 
 bool RunControl::run(metalcall_cpu_entry entry, const metalcall_cpu_launch* launch, std::uint64_t begin,
                      std::uint64_t end, const metalcall_cpu_worker* table) {
-  RunControl* const outer_run = t_run;
-  sigjmp_buf* const outer_exit = t_exit;
+  ThreadRun& state = t_thread;
+  if (!state.guarded) {
+    guard_this_thread();
+    state.guarded = stack_guard_enabled();
+  }
+  RunControl* const outer_run = state.run;
+  sigjmp_buf* const outer_exit = state.exit;
   sigjmp_buf here;
-  guard_this_thread();
-  t_run = this;
-  t_exit = &here;
+  state.run = this;
+  state.exit = &here;
   // No signal mask saved or restored (0): a longjmp from stop_check, on this thread's stack.
   const bool finished = sigsetjmp(here, 0) == 0;
   if (finished) entry(launch, begin, end, table);
-  t_run = outer_run;
-  t_exit = outer_exit;
+  state.run = outer_run;
+  state.exit = outer_exit;
   return finished;
 }
 
