@@ -2,8 +2,8 @@
 _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slogdet, inv, solve
 (LU with partial pivoting; small systems in one launch, _kernels/linalg_small_solve.py), qr
 (Householder), eigh, eigvalsh (Jacobi), svd, svdvals (Householder QR
-when the matrices are not square, then one-sided Jacobi; on GPUs from 128 columns on, block
-one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py).
+when the matrices are not square, then one-sided Jacobi; on GPUs block one-sided Jacobi over the
+whole GPU, _kernels/linalg_block_jacobi.py).
 
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError
@@ -221,7 +221,7 @@ def _svd(x, full_matrices, vectors):
         q, r = qr(x, mode="complete" if full_matrices and vectors else "reduced")
         x = r[..., :n, :]
     block = kernels("linalg_block_jacobi")
-    square = block.svd_square if block.usable(dev, n) else kernels("linalg_jacobi").svd_square
+    square = block.svd_square if block.usable(dev) else kernels("linalg_jacobi").svd_square
     s, u, vt = square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
     if np.isnan(np.asarray(s)).any():  # waits; NaN or inf in the input, where LAPACK does not converge
         raise LinAlgError("SVD did not converge")

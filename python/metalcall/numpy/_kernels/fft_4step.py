@@ -201,7 +201,7 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
                                f"with prime factors <= 13, got {dt} rows of {n} (n1 = {n1})")
     if batch * n >= 2**32:
         raise mc.ArgumentError("fft: at most 2**32 - 1 elements per call")
-    y, out = dev.empty((batch * n,), dt), dev.empty((batch * n,), dt)
+    y, out = cache.empty(dev, batch * n, dt), cache.empty(dev, batch * n, dt)  # written whole: no zero fill
     for (kern, blocks, tg, args), (a, b) in zip(_plan(dev, n, parts[0], dt, inverse), ((src, y), (y, out))):
         cache.launch(kern, (batch * blocks * tg, 1, 1), a, b, *args, threadgroup=(tg, 1, 1))
     return out

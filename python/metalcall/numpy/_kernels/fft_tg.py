@@ -91,7 +91,7 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
         raise mc.ArgumentError(f"fft_tg: complex rows of 2..{MAX_N} elements with prime factors <= 13, got "
                                f"{dt} rows of {n}")
     G = max(1, MAX_N // n)
-    out = dev.empty((batch * n,), dt)
+    out = cache.empty(dev, batch * n, dt)  # written whole: no zero fill
     groups = -(-batch // G)
     if groups:
         # THREADS, or fewer where the pipeline allows fewer (the loops stride by the size built in)

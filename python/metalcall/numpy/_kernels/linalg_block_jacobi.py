@@ -1,6 +1,5 @@
-"""The SVD of larger square matrices on GPUs by block one-sided Jacobi, spread over the whole GPU:
-linalg_jacobi's svd gives one matrix to one threadgroup (one GPU core), which leaves the rest of
-the GPU idle for a single 512 x 512 matrix.
+"""The SVD of square matrices on GPUs by block one-sided Jacobi, spread over the whole GPU
+(linalg_jacobi's svd, one matrix per threadgroup, is the CPU backend's).
 
 The columns of the work copy W (and of V) form blocks of B; a sweep pairs every two blocks once
 (the round-robin order of linalg_common.JACOBI_PAIR over the blocks), and the nb / 2 pairs of one
@@ -25,8 +24,7 @@ from . import cache, linalg_common as lc
 from .linalg_jacobi import MAX_SWEEPS, SVD_TAIL, _RANK
 
 BLOCK = 16  # columns per block: pairs of 32 columns, G and J of 32 x 32
-THREADS = 256
-MIN_N = 128  # smaller matrices keep linalg_jacobi's one threadgroup each
+THREADS = 512  # per group, at most (2 B)^2 (the H200 at n = 512: 512 beat 256 and 128 by 15-35%)
 last_sweeps = 0  # the sweeps of the last call (benchmarks print it)
 
 # W = the scaled input with columns contiguous (W[p n + i] = A[i, p] * scale), V = I; one threadgroup
@@ -194,9 +192,12 @@ $TAIL
 """
 
 
-def usable(dev: mc.Device, n: int) -> bool:
-    """Whether the square SVD of size n takes this path on dev (GPU backends, n >= MIN_N)."""
-    return not cache.uses_loops(dev) and n >= MIN_N
+def usable(dev: mc.Device) -> bool:
+    """Whether square SVDs take this path on dev: every size on GPUs. (linalg_jacobi's one
+    threadgroup per matrix left the rest of the GPU idle for single matrices, and on the H200 its
+    GPU forms gave wrong singular values from n = 32 on, float32 and float64, cause not found;
+    this kernel was right at every size tried, 32 to 512.)"""
+    return not cache.uses_loops(dev)
 
 
 INNER = 1  # Jacobi sweeps over a pair's Gram matrix per step
@@ -228,15 +229,13 @@ def block_size(dev: mc.Device, dt: np.dtype) -> int:
 def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool,
                block: int | None = None) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
     """linalg_jacobi.svd_square's results (s descending; U and V^H undefined unless `vectors`) by
-    block Jacobi; `block` (columns per block, a power of two, 2 * block squared at least THREADS)
-    is the tests'."""
+    block Jacobi; `block` (columns per block, a power of two from 8) is the tests'."""
     dt = lc.float_type(dtype, complex_ok=True)
     rdt = lc.real_type(dt)
     block = block or block_size(dev, dt)
     b2 = 2 * block
-    if block & (block - 1) or b2 * b2 < THREADS or b2 > TILE:
-        raise mc.ArgumentError(f"block Jacobi: block must be a power of two with {THREADS} <= (2 block)^2 <= "
-                               f"{TILE}^2, got {block}")
+    if block & (block - 1) or block < 8 or b2 > TILE:
+        raise mc.ArgumentError(f"block Jacobi: block must be a power of two from 8 to {TILE // 2}, got {block}")
     if _threadgroup_bytes(block, dt) > dev.threadgroup_memory_length:
         raise mc.ArgumentError(f"block Jacobi: blocks of {block} {dt} columns need {_threadgroup_bytes(block, dt)} "
                                f"bytes of threadgroup memory, the device has {dev.threadgroup_memory_length}")
@@ -249,8 +248,8 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vec
     init_src = _INIT.replace("$SCALE_X", lc.scaling("x", "n * n"))
     init, tg = cache.sized_kernel(dev, lambda t, _w: lc.render(init_src, dt, t), "bj_init", THREADS, fast_math=False)
     cache.launch(init, batch * tg, a, work, vwork, scales, n, threadgroup=(tg, 1, 1))
-    step_k, stg = cache.sized_kernel(dev, lambda t, _w: _render(_STEP, dt, t, block), "bj_step", THREADS,
-                                     fast_math=False)
+    step_k, stg = cache.sized_kernel(dev, lambda t, _w: _render(_STEP, dt, t, block), "bj_step",
+                                     min(THREADS, b2 * b2), fast_math=False)
     groups = batch * (nb // 2)
     for sweep in range(MAX_SWEEPS):
         for step in range(nb - 1):

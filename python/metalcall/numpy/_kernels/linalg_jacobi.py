@@ -191,9 +191,9 @@ $APPLY
 }
 """
 
-# One-sided Jacobi on the columns of a square A, accumulating V. Element i of column p of the work
-# copies is at p * CS + i * RS: columns contiguous on the CPU (one thread walks a column), rows
-# contiguous on GPUs (the threads of a SIMD-group, one column each, read one row together); then s (descending), U = A V / s and V^T. Columns whose singular value is below
+# One-sided Jacobi on the columns of a square A, accumulating V, one thread per matrix (the CPU
+# backend): element i of column p of the work copies is at p * CS + i * RS (columns contiguous);
+# then s (descending), U = A V / s and V^T. Columns whose singular value is below
 # TINY / EPS get orthonormal completions (from unit vectors, two Gram-Schmidt passes) so U is
 # orthogonal for rank-deficient A too.
 _SVD = """
@@ -374,58 +374,36 @@ def _eigh_source(*, by_pairs: bool) -> str:
     return lc.JACOBI_PAIR + _RANK + text.replace("$APPLY", _EIGH_BY_PAIRS if by_pairs else _EIGH_BY_ELEMENTS)
 
 
-# Matrices from this size on use the SIMD-group-per-pair form of the SVD kernel on GPUs.
-SIMD_SVD_MIN = 64
 
-
-def _svd_source(dt: np.dtype, *, simd: bool, by_rows: bool = True) -> str:
-    """The SVD kernel's text: one thread per pair (element i of column p of the work copies at
-    p * CS + i * RS: columns contiguous with one thread per matrix, rows contiguous on GPUs, where a
-    SIMD-group's threads, one column each, read one row together), or one SIMD-group per pair
-    (columns contiguous, the lanes striding through them)."""
-    complex_sum = "la_make(simd_sum(v.re), simd_sum(v.im))"
-    gamma_simd = """
-        $FOR_I gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
-        gamma = la_simd_sum(gamma);"""
-    # One thread per pair: eight partial sums, so that the additions do not wait on each other (without
-    # fast math the compiler may not reorder one sum; the dot product was most of the CPU's time).
-    gamma_thread = """
+def _svd_source(dt: np.dtype) -> str:
+    """The SVD kernel's text for one thread per matrix (the CPU backend; GPUs take
+    linalg_block_jacobi.py): columns contiguous, one thread walks each. Eight partial sums in the
+    columns' product, so that the additions do not wait on each other (without fast math the
+    compiler may not reorder one sum; the dot product was most of the CPU's time)."""
+    gamma = """
         {
           $T part[8] = {zero, zero, zero, zero, zero, zero, zero, zero};
           uint i = 0;
           for (; i + 8 <= n; i += 8)
-            for (uint u = 0; u < 8; ++u) part[u] = la_add(part[u], la_mul(la_conj(wp[(i + u) * $RS]), wq[(i + u) * $RS]));
-          for (; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i * $RS]), wq[i * $RS]));
+            for (uint u = 0; u < 8; ++u) part[u] = la_add(part[u], la_mul(la_conj(wp[i + u]), wq[i + u]));
+          for (; i < n; ++i) gamma = la_add(gamma, la_mul(la_conj(wp[i]), wq[i]));
           for (uint u = 0; u < 8; ++u) gamma = la_add(gamma, part[u]);
         }"""
-    if simd:
-        parts = {"LANE_DECL": "  const uint lane = tid % $WIDTH, worker = tid / $WIDTH, workers = $NTG / $WIDTH;",
-                 "WORKER": "worker", "WORKERS": "workers", "LEAD": "lane == 0",
-                 "REDUCE_R": "simd_sum", "GAMMA": gamma_simd, "CS": "n", "RS": "1u",
-                 # every lane runs the same number of iterations, so that the lanes are together at
-                 # the simd_sum after the loop (CUDA does not promise to bring them back together
-                 # after a loop whose trip count differs by lane)
-                 "FOR_I": "for (uint i0 = 0, i = lane; i0 < n; i0 += $WIDTH, i += $WIDTH) if (i < n)"}
-        helper = f"inline $T la_simd_sum($T v) {{ return {complex_sum if dt.kind == 'c' else 'simd_sum(v)'}; }}\n"
-    else:
-        parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "LEAD": "true",
-                 "REDUCE_R": "", "GAMMA": gamma_thread, "CS": "n" if not by_rows else "1u",
-                 "FOR_I": "for (uint i = 0u; i < n; ++i)",
-                 "RS": "1u" if not by_rows else "n"}
-        helper = ""
+    parts = {"LANE_DECL": "", "WORKER": "tid", "WORKERS": "$NTG", "LEAD": "true", "REDUCE_R": "", "GAMMA": gamma,
+             "CS": "n", "RS": "1u", "FOR_I": "for (uint i = 0u; i < n; ++i)"}
     text = (_SVD + SVD_TAIL).replace("$SCALE_X", lc.scaling("x", "n * n"))
     for key in sorted(parts, key=len, reverse=True):  # $REDUCE_R before $R
         text = text.replace("$" + key, parts[key])
-    return lc.JACOBI_PAIR + _RANK + helper + text
+    return lc.JACOBI_PAIR + _RANK + text
 
 
 def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
                vectors: bool) -> tuple[mc.Buffer, mc.Buffer, mc.Buffer]:
     """s (batch, n) descending (real), U and V^H (batch, n, n; undefined unless `vectors`) of `batch`
-    square n x n matrices (n, batch > 0), real or complex."""
+    square n x n matrices (n, batch > 0), real or complex, one thread per matrix (the CPU backend's
+    form; GPUs take linalg_block_jacobi.svd_square)."""
     dt = lc.float_type(dtype, complex_ok=True)
     rdt = lc.real_type(dt)
-    threads = lc.group_size(dev, (n + 1) // 2)
     work = cache.empty(dev, batch * n * n, dt)
     vwork = cache.empty(dev, batch * n * n, dt)
     norms = cache.empty(dev, batch * n, rdt)
@@ -434,14 +412,6 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any,
         u, vt = cache.empty(dev, batch * n * n, dt), cache.empty(dev, batch * n * n, dt)
     else:
         u = vt = cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    if threads > 1 and n >= SIMD_SVD_MIN:
-        # One SIMD-group per pair: its lanes share each column's loops (coalesced: columns are
-        # contiguous) and simd_sum the products; up to width^2 threads per matrix.
-        source = lambda tg, width: lc.render(_svd_source(dt, simd=True), dt, tg, WIDTH=f"{width}u",
-                                              MAX_SWEEPS=MAX_SWEEPS)
-        kern, tg = cache.sized_kernel(dev, source, "svd", lc.MAX_SIMD_THREADS, simd=True, fast_math=False)
-        cache.launch(kern, batch * tg, a, work, vwork, norms, s, u, vt, n, int(vectors), threadgroup=(tg, 1, 1))
-        return s, u, vt
-    lc.run(dev, _svd_source(dt, simd=False, by_rows=threads > 1), "svd", dt, threads, batch, a, work, vwork, norms,
-           s, u, vt, n, int(vectors), MAX_SWEEPS=MAX_SWEEPS)
+    lc.run(dev, _svd_source(dt), "svd", dt, 1, batch, a, work, vwork, norms, s, u, vt, n, int(vectors),
+           MAX_SWEEPS=MAX_SWEEPS)
     return s, u, vt
