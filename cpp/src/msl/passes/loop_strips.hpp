@@ -5,20 +5,30 @@
 // kernels (metalcall.numpy's linear algebra) 5-10x slower.
 //
 //     for (init; cond; inc) body
-//  -> for (init; cond; ) { for (unsigned __metalcall_strip_N = 0u;
-//                                __metalcall_strip_N < 4096u && (cond); ++__metalcall_strip_N, inc) body }
+//  -> for (init; cond; ) { [bool __metalcall_break_N = false;]
+//                          for (STRIP; (cond) && NEXT; inc) body'
+//                          [if (__metalcall_break_N) break;] }
 //
-//     while (cond) body
-//  -> while (cond) { for (unsigned __metalcall_strip_N = 0u; __metalcall_strip_N < 4096u && (cond);
-//                         ++__metalcall_strip_N) body }
+//     while (cond) body        (and for (init; ; inc), with no condition in the strip)
+//  -> while (cond) { ... for (unsigned __metalcall_strip_N = 0u; __metalcall_strip_N < 4096u && (cond);
+//                             ++__metalcall_strip_N) body' ... }
+//
+// The strip: where the loop counts one by one (`for (T v = ...; v OP x; ++v)`, OP one of
+// < <= > >=, --v going down, v written nowhere in the body), it ends on v itself
+// (metal::mtl_rt::loop_strip<OP, decltype(v), decltype(x)> in metal_stop.h: `v < end`, end 4096
+// steps on), so that its loop has one exit test on its induction variable, which g++
+// vectorises (a second counter in the exit test makes a loop g++ does not vectorise); else a
+// counter (`s < 4096u && (cond)`, `++s`). body' is body with each `break` of this loop written
+// `{ __metalcall_break_N = true; break; }`: the flag leaves the outer loop too.
 //
 // The outer loop gets the stop check; the inner one (its name says so) does not. The same
-// iterations run in the same order: each still tests cond, runs body, then inc. Only loops
-// where that holds are rewritten: cond is evaluated once more at each strip's start and at
-// the end, so it must have no side effects (no assignment, increment or call other than
-// conversions and a few pure functions); a `break` in the body would leave only the inner
-// loop, so such loops keep the check on every iteration (as do `do` loops, loops after a
-// `#pragma`, and `for` loops without a condition or an increment).
+// iterations run in the same order: each still tests cond, runs body, then inc, and each
+// strip runs at least one iteration while cond holds. Exits: a `break` leaves both loops
+// (the flag), `return` leaves both by itself, `continue` goes to inc in the strip as in the
+// loop; MSL has no `goto` (a body with one is left alone). cond is evaluated once more at
+// each strip's start, so it must have no side effects (no assignment, increment or call
+// other than conversions and a few pure functions). `do` loops and loops after a `#pragma`
+// keep the check on every iteration.
 #pragma once
 
 #include <vector>
