@@ -11,7 +11,8 @@ a simd_prefix_inclusive_sum there counted part of it (fuzz seed 1001, program 63
 
 A struct with half members assigned whole from a braced temporary (`out[i] = S{..., -0.5166h}`):
 on CUDA the temporary was stored byte by byte and a computed half lost its low byte (fuzz seed
-1001, program 501: -0.5166015625 stored as -0.5)."""
+1001, program 501: -0.5166015625 stored as -0.5); the same byte of a half through as_type
+(`char(as_type<int>(half2(v)))`, seed 3, program 263)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,18 @@ kernel void struct_temporaries(const device half* in [[buffer(0)]], device Mixed
     if (i % 2 == 0) m[2 * i + 1] = Mixed{7, -in[i], 8, in[i] * 2.0h};
     else m[2 * i + 1] = Mixed{9, in[i] + 1.0h, 10, half(float(in[i]) * 0.25f)};
     p[i] = Pair{-in[i], float(in[i])};
+}
+""",
+    """
+kernel void half_bytes(const device int* in [[buffer(0)]], device char* lo [[buffer(1)]],
+                       device uchar* bytes [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    threadgroup char staged[64];
+    half2 h = half2(int2(in[i], in[i] + 1));
+    staged[i % 64] = char(as_type<int>(h));
+    lo[i] = staged[i % 64];
+    half hn = -half(float(in[i]) * 0.37f);
+    bytes[2 * i] = uchar(as_type<ushort>(hn));
+    bytes[2 * i + 1] = uchar(as_type<ushort>(hn) >> 8);
 }
 """,
 ])
@@ -155,3 +168,15 @@ def test_struct_temporaries_with_half_members(device):
     assert_equal(m["g"][1::2].view(np.uint16), g2.astype(np.float16).view(np.uint16))
     assert_equal(p["x"].view(np.uint16), (-h).view(np.uint16))
     assert_equal(p["y"], h.astype(np.float32))
+
+
+def test_bytes_of_computed_halves(device):
+    v = np.array([1, 3, 7, 33, 101, 1023, 2049, 30001, -5, -77, 12345, 999], np.int32)
+    n = len(v)
+    lo = np.zeros(n, np.int8)
+    out = np.zeros(2 * n, np.uint8)
+    KS.get(device, "half_bytes")(n, v, lo, out, threadgroup=n)
+    hx = v.astype(np.float16).view(np.uint16)
+    assert_equal(lo, (hx & 0xFF).astype(np.uint8).view(np.int8))
+    hn = -(v.astype(np.float32) * np.float32(0.37)).astype(np.float16)
+    assert_equal(out, hn.view(np.uint8))

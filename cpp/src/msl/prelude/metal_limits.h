@@ -16,6 +16,23 @@ template <class T> struct holds_bounds { static constexpr bool value = false; };
 template <class T> struct holds_bounds<const T> : holds_bounds<T> {};
 }  // namespace mtl_rt
 
+#if METAL_CUDA
+namespace mtl_rt {
+// The half components of x (a half or a vector of them): their bits through a 32-bit register.
+// NVVM otherwise stores a byte of the result straight from the half's f16 register (`char(as_type
+// <int>(half2(v)))`, fuzz seed 3 program 263), and such a byte store lost the half's low byte on
+// the H200 (as struct temporaries did: msl/passes/struct_temporaries.hpp).
+template <class U> struct half_parts { static constexpr int count = 0; };
+template <> struct half_parts<__half> { static constexpr int count = 1; };
+template <int N, bool P> struct half_parts<mtl_vector<__half, N, P>> { static constexpr int count = N; };
+METAL_FUNC unsigned short half_bits_widened(unsigned short b) {
+  unsigned int w;
+  asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(b));
+  return (unsigned short)w;
+}
+}  // namespace mtl_rt
+#endif
+
 // as_type<T>(x): reinterpret the bits of x as T; sizes must match (MSL rule).
 template <class T, class U> METAL_FUNC T as_type(const U& x) {
   static_assert(sizeof(T) == sizeof(U), "as_type needs types of the same size");
@@ -23,7 +40,14 @@ template <class T, class U> METAL_FUNC T as_type(const U& x) {
                 "as_type reinterprets scalars and vectors, not pointers (checked mode)");
   T r;
 #if METAL_CUDA
-  memcpy(&r, &x, sizeof(T));
+  if constexpr (mtl_rt::half_parts<U>::count > 0) {
+    unsigned short bits[sizeof(U) / 2] = {};
+    const __half* parts = reinterpret_cast<const __half*>(&x);
+    for (int k = 0; k < mtl_rt::half_parts<U>::count; ++k) bits[k] = mtl_rt::half_bits_widened(__half_as_ushort(parts[k]));
+    memcpy(&r, bits, sizeof(T));
+  } else {
+    memcpy(&r, &x, sizeof(T));
+  }
 #else
   __builtin_memcpy(&r, &x, sizeof(T));
 #endif

@@ -56,6 +56,28 @@ bool changes_pointer(const std::vector<Token>& t, std::size_t open, std::size_t 
   return false;
 }
 
+// The top-level items of the parenthesised list opening at `open` (arguments or parameters), as
+// [first, end) token ranges; none for `()`.
+std::vector<std::pair<std::size_t, std::size_t>> top_level_items(const std::vector<Token>& t, std::size_t open) {
+  std::vector<std::pair<std::size_t, std::size_t>> items;
+  const std::size_t close = matching(t, open);
+  if (close >= t.size() || close == open + 1) return items;
+  std::size_t start = open + 1;
+  int depth = 0, angles = 0;
+  for (std::size_t j = open + 1; j < close; ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+    else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
+    else if (t[j].is("<") && j > 0 && t[j - 1].kind == TokenKind::identifier && depth == 0) ++angles;
+    else if (t[j].is(">") && angles > 0 && depth == 0) --angles;
+    else if (t[j].is(",") && depth == 0 && angles == 0) {
+      items.emplace_back(start, j);
+      start = j + 1;
+    }
+  }
+  items.emplace_back(start, close);
+  return items;
+}
+
 }  // namespace
 
 std::size_t Translator::aligned_parameter_cast(std::size_t first, std::size_t star, std::size_t operand) {
@@ -161,6 +183,39 @@ void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touc
       variables.push_back({t_[name].text, blocks.front(), matching(t_, blocks.front())});
       changed = true;
       i = star;
+    }
+    // The parameters a call passes such a pointer to: `scale_into((device float4*)(out + 3), v)`
+    // gives scale_into's `device float4* dst` (every declaration of that name and arity) the
+    // same type, and dst is such a variable in its body.
+    for (std::size_t c = 1; c + 1 < t_.size(); ++c) {
+      if (t_[c].kind != TokenKind::identifier || !t_[c + 1].is("(") || after_member_access(c) || t_[c - 1].is("::"))
+        continue;
+      const std::vector<std::pair<std::size_t, std::size_t>> args = top_level_items(t_, c + 1);
+      for (std::size_t k = 0; k < args.size(); ++k) {
+        if (!mentions_cast(args[k].first, args[k].second)) continue;
+        for (std::size_t d = 0; d + 1 < t_.size(); ++d) {
+          if (!t_[d].is_identifier(t_[c].text.c_str()) || !t_[d + 1].is("(") || after_member_access(d)) continue;
+          const std::vector<std::pair<std::size_t, std::size_t>> params = top_level_items(t_, d + 1);
+          if (params.size() != args.size()) continue;
+          const std::size_t first = params[k].first;
+          if (declared.count(first)) continue;
+          const std::size_t star = address_space_pointer_end(first);
+          if (star == std::string::npos || star + 1 >= params[k].second || t_[star + 1].kind != TokenKind::identifier)
+            continue;
+          const std::string element = element_text(first, star);
+          if (element.find("volatile") != std::string::npos || element.find("auto") != std::string::npos ||
+              !free_range(first, star))
+            continue;
+          edits[first] = {star, "metal::mtl_cast_pointer_t<" + element + ">"};
+          declared.insert(first);
+          const std::size_t close = matching(t_, d + 1);
+          std::size_t body = close + 1;
+          while (body < t_.size() && t_[body].is_identifier("const")) ++body;
+          if (body < t_.size() && t_[body].is("{"))
+            variables.push_back({t_[star + 1].text, body, matching(t_, body)});
+          changed = true;
+        }
+      }
     }
   }
   // Where the code wants the element as an object rather than its value: a component or member
