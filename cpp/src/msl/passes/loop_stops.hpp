@@ -1,8 +1,9 @@
 // A stop check on every loop of the user's code, so that a running kernel can be stopped
 // (Ctrl-C, Completion.wait(timeout=...), kernel_timeout=): MSL has no goto and no recursion,
 // so every unbounded run goes around some loop. The check is a prelude macro per target
-// (metal_stop.h): on the CPU one load of the process's stop word per iteration; on CUDA a
-// counter, and every 1024th iteration a load of the device's stop word.
+// (metal_stop.h): on the CPU one load of the process's stop word per iteration (once per
+// strip where loop_strips.hpp strip-mined the loop); on CUDA a counter, and every 1024th
+// iteration of the loop's nest a load of the device's stop word.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,11 @@ namespace metalcall::msl {
  * becomes
  *
  *     { __METALCALL_LOOP_STATE(n) for (...) { __METALCALL_LOOP_CHECK(n) body } }
+ *
+ * and, for a loop nested in another loop of the same function (not across a lambda's or a
+ * local class's body), `__METALCALL_LOOP_NESTED(outer, n)` after it, inside its block: its
+ * count goes to the outer loop's counter as it ends (a `break` passes there too), so a nest
+ * of short loops checks as often as one long loop (CUDA; nothing on the CPU).
  *
  * (an unbraced body gets braces; a `#pragma` before the loop stays right before it). Text
  * that ends a statement goes before the token after it, so that other rewrites of that
