@@ -42,6 +42,12 @@ kernel void widen(const device char* a [[buffer(0)]], device double* d [[buffer(
 }
 kernel void pairs(const device float2* a [[buffer(0)]], device float2* c [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) { c[i] = a[i].yx; }
+kernel void row_sums(const device float* a [[buffer(0)]], device float* c [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {  // a loop: this kernel is never coarsened
+    float s = 0.0f;
+    for (uint k = 0; k < 4; ++k) s += a[4 * i + k];
+    c[i] = s;
+}
 """
 
 
@@ -70,6 +76,15 @@ def test_products_match_numpy(lib, n):
     c = np.zeros(n, np.float32)  # host arrays: staged through device memory
     lib.mul(n, a, b, c)
     np.testing.assert_array_equal(c, a * b)
+
+
+def test_a_kernel_with_a_loop_beside_coarsened_ones(lib):
+    dev = mc.Device("cuda")
+    n = THRESHOLD + 1
+    a = np.random.default_rng(4).random(4 * n, dtype=np.float32)
+    A, C = dev.asarray(a), dev.empty(n, np.float32)
+    lib.row_sums(n, A, C)
+    np.testing.assert_allclose(np.asarray(C), a.reshape(n, 4).sum(axis=1), rtol=1e-6)
 
 
 def test_in_place_and_overlapping_buffers(lib):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Checks which kernels get CUDA's coarsened entry point (msl/targets/entry_points.hpp,
 coarsenable; target_cuda.cpp): straight-line kernels whose threads read nothing but their scalar
-thread_position_in_grid get `metalcall_entry_N_x4`; a loop or threadgroup storage anywhere in the
-source, barriers, other builtins, a vector position, no position, or checked mode give none, and
-the CPU target never writes one. With NVRTC the coarsened translations must compile, and the
+thread_position_in_grid get `metalcall_entry_N_x4`; a loop or threadgroup storage the kernel may
+reach (its body, a helper it names, an operator at namespace scope), barriers, other builtins, a
+vector position or no position give none, and the CPU target never writes one. With NVRTC the coarsened translations must compile, and the
 coarsened c[i] = a[i] * b[i] must load and store with 16-byte vector instructions.
 
     check_coarsened_entries.py PATH/TO/translate_main
@@ -38,11 +38,28 @@ kernel void count(device atomic_uint* n [[buffer(0)]], device uint* o [[buffer(1
     o[i] = i > 5 ? i : 0u;
 }
 """, [True, True]),
-    ("a loop elsewhere in the source", MUL + """
+    ("a loop in another kernel", MUL + """
 kernel void sum_row(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     float s = 0; for (uint k = 0; k < 4; ++k) s += a[4 * i + k]; c[i] = s;
 }
-""", [False, False]),
+""", [True, False]),
+    ("a loop in a helper one kernel calls", """
+inline float total(const device float* a, uint i) { float s = 0; uint k = 0; while (k < 4) s += a[4 * i + k++]; return s; }
+struct Scale { float f; float apply(float x) const { return x * f; } };
+kernel void rows(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = total(a, i);
+}
+kernel void scaled(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = Scale{2.0f}.apply(a[i]);
+}
+""", [False, True]),
+    ("a loop in an operator at namespace scope", """
+struct V { float x; };
+inline V operator+(V a, V b) { for (int k = 0; k < 1; ++k) a.x += b.x; return a; }
+kernel void add(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] + 1.0f;
+}
+""", [False]),
     ("threadgroup storage without a barrier", """
 kernel void staged(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]],
                    uint l [[thread_position_in_threadgroup]]) {

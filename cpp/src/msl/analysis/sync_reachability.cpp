@@ -28,6 +28,11 @@
 
 namespace metalcall::msl {
 
+namespace {
+// What a macro that pastes names mentions: whatever the question, it may reach the answer.
+const char* const kPastedName = "##";
+}  // namespace
+
 bool is_synchronising_name(const std::string& id) {
   static const auto& names = *new std::set<std::string>{
       "threadgroup_barrier", "thread_elements", "make_filled_simdgroup_matrix", "mtl_rt",
@@ -337,8 +342,8 @@ bool read_macro(const Token& directive, std::size_t index, Declaration* d) {
   d->declares.insert(words[0]);
   d->mentions.insert(words.begin() + 1, words.end());
   // A pasted name (`simd_##op`, `CAT(threadgroup_, barrier)`) is not known from its
-  // pieces: a macro that pastes synchronises.
-  if (text.find("##") != std::string::npos) d->mentions.insert("threadgroup_barrier");
+  // pieces: a macro that pastes mentions every name (kernels_reaching).
+  if (text.find("##") != std::string::npos) d->mentions.insert(kPastedName);
   return true;
 }
 
@@ -368,6 +373,11 @@ std::vector<Declaration> declarations(const std::vector<Token>& t) {
 }  // namespace
 
 std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
+  return kernels_reaching(t, kernels, is_synchronising_name);
+}
+
+std::vector<bool> kernels_reaching(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels,
+                                   const std::function<bool(const std::string&)>& seed) {
   std::vector<Declaration> decls = declarations(t);
   // Which declarations mention each name, to follow the chain from synchronising names.
   std::map<std::string, std::vector<std::size_t>> mentioned_by;
@@ -376,7 +386,7 @@ std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<P
   for (std::size_t d = 0; d < decls.size(); ++d) {
     for (const auto& name : decls[d].mentions) {
       mentioned_by[name].push_back(d);
-      if (!synchronises[d] && is_synchronising_name(name)) {
+      if (!synchronises[d] && (name == kPastedName || seed(name))) {
         synchronises[d] = true;
         work.push_back(d);
       }

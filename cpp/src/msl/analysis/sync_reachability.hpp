@@ -8,6 +8,7 @@
 // plain loop").
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,13 @@ bool is_synchronising_name(const std::string& id);
  * namespace scope, where C++ calls it without naming it.
  */
 std::vector<bool> fiber_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
+
+/**
+ * fiber_kernels with another question: per kernel, true unless no path from it can reach a
+ * declaration that mentions a name `seed` accepts (`for`: a loop; `threadgroup`: threadgroup
+ * storage). The same over-approximation by name, and the same argument for its safety.
+ */
+std::vector<bool> kernels_reaching(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels,
+                                   const std::function<bool(const std::string&)>& seed);
 
 }  // namespace metalcall::msl

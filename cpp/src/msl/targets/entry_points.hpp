@@ -18,7 +18,7 @@ namespace metalcall::msl {
  * Writes kernel number `index`'s parameter block (CUDA only), its layout table
  * (sizeof, alignof and binding of each parameter, and on CUDA the fields' offsets,
  * read back by the runtime) and its entry point, through `target`. `straight_line_source`:
- * the whole source has no loop and no threadgroup storage and is small (the translator's
+ * the kernel can reach no loop and no threadgroup storage, in a small source (the translator's
  * part of the proof that threads may run several in a row: coarsenable()).
  */
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
@@ -30,8 +30,8 @@ void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const Parsed
  * target (CUDA's coarsened launch) with the same results as one thread each: nothing a thread
  * could observe of its threadgroup or of other threads — no barriers or SIMD-group functions
  * (`uses_fibers`), no texture, sampler or threadgroup-memory parameter, no builtin but a scalar
- * thread_position_in_grid (which it must have) — and a straight-line source (no loop, so no
- * thread can wait for another; no threadgroup storage). Never in checked mode.
+ * thread_position_in_grid (which it must have) — and straight-line code (no loop it can reach,
+ * so no thread can wait for another; no threadgroup storage). Never in checked mode.
  */
 bool coarsenable(const ParsedKernel& k, bool uses_fibers, bool checked, bool straight_line_source);
 

@@ -196,12 +196,20 @@ Translation Translator::run() {
     return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do");
   });
   // The source's part of the proof that a kernel's threads may run several in a row on one CUDA
-  // thread (entry_points.hpp, coarsenable): no loop, no threadgroup storage, and small, for the
-  // coarsened entry point inlines the kernel five times.
+  // thread (entry_points.hpp, coarsenable): no loop and no threadgroup storage that the kernel
+  // may reach (by name, as fiber_kernels), and a small source, for the coarsened entry point
+  // inlines the kernel five times.
   constexpr std::size_t kCoarsenableTokens = 1500;
-  const bool straight_line_source =
-      loop_free && t_.size() <= kCoarsenableTokens &&
-      std::none_of(t_.begin(), t_.end(), [](const Token& k) { return k.is_identifier("threadgroup"); });
+  std::vector<bool> straight_line(kernels_.size(), false);
+  if (target_.emits_coarsened_entries() && t_.size() <= kCoarsenableTokens) {
+    const std::vector<bool> loops = loop_free ? std::vector<bool>(kernels_.size(), false)
+                                              : kernels_reaching(t_, kernels_, [](const std::string& name) {
+                                                  return name == "for" || name == "while" || name == "do";
+                                                });
+    const std::vector<bool> storage =
+        kernels_reaching(t_, kernels_, [](const std::string& name) { return name == "threadgroup"; });
+    for (std::size_t i = 0; i < kernels_.size(); ++i) straight_line[i] = !loops[i] && !storage[i];
+  }
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     if (!emits_kernel(i)) continue;  // a per-kernel translation (TranslateOptions::only_kernels)
     // Named after the kernel's name in the user's source, where diagnostics report
@@ -209,7 +217,7 @@ Translation Translator::run() {
     const Token& name = t_[kernels_[i].name_token];
     out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
     emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_,
-                     straight_line_source);
+                     straight_line[i]);
     TranslatedKernel tk;
     tk.info = kernels_[i].info;
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).
