@@ -167,8 +167,12 @@ def apply(op, *xs):
         if isinstance(x, ndarray) and x.dtype in (D.float64, D.complex128):
             D.check_device_dtype(x.dtype, dev)
     shape = _broadcast([_shape(x) for x in xs])
-    _bound(xs)
     node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
+    # The node counts its size and inputs as _bound does (at least as many): only a node past a
+    # bound needs _bound to evaluate an operand, and is built again.
+    if node.size > F.MAX_NODES or len(node.leaf_ids) > F.MAX_INPUTS:
+        _bound(xs)
+        node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
     return lazy_array(node, dev)
 
 
