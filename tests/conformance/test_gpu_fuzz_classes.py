@@ -72,12 +72,13 @@ kernel void simd_after_divergence(device uint* out [[buffer(0)]], device atomic_
     """
 struct Mixed { int a; half h; int b; half g; };
 struct Pair { half x; float y; };
+Pair pair_of(half x, float y) { return Pair{x, y}; }
 kernel void struct_temporaries(const device half* in [[buffer(0)]], device Mixed* m [[buffer(1)]],
                                device Pair* p [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     m[2 * i] = Mixed{int(i), in[i], -int(i), (-0.5166015625h)};
     if (i % 2 == 0) m[2 * i + 1] = Mixed{7, -in[i], 8, in[i] * 2.0h};
     else m[2 * i + 1] = Mixed{9, in[i] + 1.0h, 10, half(float(in[i]) * 0.25f)};
-    p[i] = Pair{-in[i], float(in[i])};
+    p[i] = pair_of(-in[i], float(in[i]));
 }
 """,
     """

@@ -17,10 +17,19 @@ StructAssignments struct_temporary_assignments(const std::vector<Token>& t,
         (t[i + 2].is("{") || t[i + 2].is(":")))
       structs.insert(t[i + 1].text);
   if (structs.empty()) return out;
+  // The source's functions that return one of them by value: `S make(...)`.
+  std::set<std::string> makers;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i)
+    if (t[i].kind == TokenKind::identifier && t[i + 1].is("(") && structs.count(t[i - 1].text) &&
+        !(i >= 2 && (t[i - 2].is(".") || t[i - 2].is("->"))))
+      makers.insert(t[i].text);
   for (std::size_t eq = 2; eq + 2 < t.size(); ++eq) {
-    if (!t[eq].is("=") || t[eq + 1].kind != TokenKind::identifier || !structs.count(t[eq + 1].text) ||
-        !t[eq + 2].is("{"))
-      continue;
+    if (!t[eq].is("=") || t[eq + 1].kind != TokenKind::identifier) continue;
+    const std::string& name = t[eq + 1].text;
+    // `S{...}`, `S(...)` or `make(...)` with make returning an S.
+    const bool braced = structs.count(name) && t[eq + 2].is("{");
+    const bool called = (structs.count(name) || makers.count(name)) && t[eq + 2].is("(");
+    if (!braced && !called) continue;
     const std::size_t close = matching(t, eq + 2);
     if (close + 1 >= t.size() || !t[close + 1].is(";")) continue;
     // Back over the designator: name ([...] | .member | ->member)*.
