@@ -218,10 +218,21 @@ def _threadgroup_bytes(block: int, dt: np.dtype) -> int:
     return (2 * b2 * b2 + TILE + block) * dt.itemsize + 2 * block * lc.real_type(dt).itemsize + 16
 
 
+# bj_step declares its threadgroup arrays with fixed sizes: on CUDA those are static shared memory,
+# which NVRTC caps at 48 KiB whatever dev.threadgroup_memory_length (the opt-in limit of dynamic
+# [[threadgroup(i)]] memory) says, less the stop check's ticket word (on the H200 complex128 blocks
+# of 16, 49680 bytes, were refused by ptxas).
+_STATIC_LIMIT = 48 * 1024 - 64
+
+
+def _fits(dev: mc.Device, block: int, dt: np.dtype) -> bool:
+    return _threadgroup_bytes(block, dt) <= min(dev.threadgroup_memory_length, _STATIC_LIMIT)
+
+
 def block_size(dev: mc.Device, dt: np.dtype) -> int:
     """BLOCK, halved (down to 8) until bj_step's threadgroup memory fits the device's."""
     block = BLOCK
-    while block > 8 and _threadgroup_bytes(block, dt) > dev.threadgroup_memory_length:
+    while block > 8 and not _fits(dev, block, dt):
         block //= 2
     return block
 
@@ -236,9 +247,10 @@ def svd_square(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vec
     b2 = 2 * block
     if block & (block - 1) or block < 8 or b2 > TILE:
         raise mc.ArgumentError(f"block Jacobi: block must be a power of two from 8 to {TILE // 2}, got {block}")
-    if _threadgroup_bytes(block, dt) > dev.threadgroup_memory_length:
+    if not _fits(dev, block, dt):
         raise mc.ArgumentError(f"block Jacobi: blocks of {block} {dt} columns need {_threadgroup_bytes(block, dt)} "
-                               f"bytes of threadgroup memory, the device has {dev.threadgroup_memory_length}")
+                               f"bytes of threadgroup memory, more than the {min(dev.threadgroup_memory_length, _STATIC_LIMIT)} "
+                               "its fixed-size arrays may have there")
     nb = -(-n // block)
     nb += nb & 1
     work = cache.empty(dev, batch * n * n, dt)
