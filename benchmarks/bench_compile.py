@@ -1,0 +1,200 @@
+"""Compile times, issue P2.2 item 5: a cold compile of a small kernel (a new process, an empty
+cache directory) beside CuPy's cold RawKernel measured the same way, and in-memory compile hits
+beside CuPy's.
+
+    python benchmarks/bench_compile.py [--device cuda] [--repeats 7] [--json FILE]
+
+Cold rows: each sample is a new Python process with a new METALCALL_CACHE_DIR (CuPy: a new
+CUPY_CACHE_DIR), which opens the device outside the timing and then times
+`dev.compile(src).function(name)` (CuPy: `RawKernel(src, name).kernel`); the candidates take
+turns. Kernels: the small float kernel of `metalcall._bench` (c = a * b and a copy), a kernel
+of float4 math (sin, exp, dot), and one of half arithmetic, each also with the whole CUDA prelude
+(METALCALL_CUDA_PRELUDE=full: what every kernel compiled before the prelude was split). "new
+kernel, warm process" compiles a second, different kernel in a process that already compiled
+one (NVRTC loaded). Hit rows: the same str object, a 28 KB source, and a new str of the same
+text each call (found by content: the text is hashed). Every compiled kernel is run once and
+its result checked against NumPy in the probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import timeit
+
+import numpy as np
+
+import metalcall as mc
+from metalcall import _bench
+
+SMALL = _bench.MUL_SOURCE
+MATH = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void wave(const device float4* a [[buffer(0)]], device float* c [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+    float4 v = a[i];
+    c[i] = dot(sin(v), exp(-v * v)) + length(v.xyz);
+}
+"""
+HALF = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void hmul(const device half* a [[buffer(0)]], const device half* b [[buffer(1)]],
+                 device half* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i] + half(1.0h);
+}
+"""
+KERNELS = {"small": (SMALL, "mul"), "math": (MATH, "wave"), "half": (HALF, "hmul")}
+CUDA_MUL = r"""
+extern "C" __global__ void mul(const float* a, const float* b, float* c, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] * b[i];
+}
+"""
+LARGE = SMALL + "".join(f"// filler line {i:04d} keeps the source large: " + "x" * 40 + "\n" for i in range(330))
+
+# Run in a new process: opens the device, times the compile, checks the kernel's result.
+_PROBE = """
+import json, sys, time
+import numpy as np
+import metalcall as mc
+sys.path.insert(0, {here!r})
+from bench_compile import KERNELS, check
+dev = mc.Device({spec!r})
+dev.synchronize()
+out = {{}}
+for label in {labels!r}:
+    src, name = KERNELS[label]
+    t = time.perf_counter()
+    fn = dev.compile(src).function(name)
+    out[label] = time.perf_counter() - t
+    check(dev, label, fn)
+print(json.dumps(out))
+"""
+
+_CUPY_PROBE = """
+import time, cupy
+cupy.zeros(1)  # the context, outside the timing (metalcall's Device() is outside too)
+t = time.perf_counter()
+k = cupy.RawKernel({source!r}, "mul")
+k.kernel
+dt = time.perf_counter() - t
+a = cupy.arange(1000, dtype=cupy.float32); c = cupy.empty_like(a)
+k((4,), (256,), (a, a, c, cupy.uint32(1000)))
+assert bool((c == a * a).all())
+print(dt)
+"""
+
+
+def check(dev, label: str, fn) -> None:
+    """Runs the kernel `label` once on 64 elements and compares with NumPy."""
+    rng = np.random.default_rng(1)
+    if label == "small":
+        a, b = rng.random(64, dtype=np.float32), rng.random(64, dtype=np.float32)
+        c = np.zeros(64, np.float32)
+        fn(64, a, b, c)
+        np.testing.assert_array_equal(c, a * b)
+    elif label == "math":
+        a = rng.random((64, 4), dtype=np.float32)
+        c = np.zeros(64, np.float32)
+        fn(64, a, c)
+        ref = (np.sin(a) * np.exp(-a * a)).sum(axis=1) + np.sqrt((a[:, :3] ** 2).sum(axis=1))
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
+    else:
+        a, b = rng.random(64).astype(np.float16), rng.random(64).astype(np.float16)
+        c = np.zeros(64, np.float16)
+        fn(64, a, b, c)
+        np.testing.assert_allclose(c.astype(np.float32), (a * b + np.float16(1)).astype(np.float32), rtol=2e-3)
+
+
+def run_probe(code: str, env: dict) -> dict | float:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, **env))
+    if r.returncode != 0:
+        raise RuntimeError("a probe process failed:\n" + r.stderr[-3000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def cold_rows(spec: str, repeats: int, cupy_installed: bool) -> list[tuple[str, list[float]]]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    samples: dict[str, list[float]] = {}
+    cuda = spec.startswith("cuda")
+    variants = [("", {})] + ([(", whole prelude", {"METALCALL_CUDA_PRELUDE": "full"})] if cuda else [])
+    for _ in range(repeats):  # the candidates take turns
+        for suffix, env in variants:
+            for labels in (["small"], ["math"], ["half"], ["small", "math"]):
+                with tempfile.TemporaryDirectory(prefix="metalcall-cold-") as cache:
+                    got = run_probe(_PROBE.format(here=here, spec=spec, labels=labels),
+                                    dict(env, METALCALL_CACHE_DIR=cache))
+                if len(labels) == 1:
+                    samples.setdefault(f"metalcall, {labels[0]} kernel{suffix}", []).append(got[labels[0]])
+                else:
+                    samples.setdefault(f"metalcall, new kernel, warm process (math after small){suffix}",
+                                       []).append(got["math"])
+        if cupy_installed:
+            with tempfile.TemporaryDirectory(prefix="cupy-cold-") as cache:
+                got = run_probe(_CUPY_PROBE.format(source=CUDA_MUL), {"CUPY_CACHE_DIR": cache, "CUPY_CACHE_IN_MEMORY": "1"})
+            samples.setdefault("CuPy RawKernel, small kernel", []).append(got)
+    return list(samples.items())
+
+
+def hit_rows(dev, cupy) -> list[tuple[str, list[float]]]:
+    def per_call(fn, number=20000, repeat=7):
+        fn()
+        return [t / number for t in timeit.repeat(fn, number=number, repeat=repeat)]
+
+    assert "mul" in dev.compile(SMALL).function_names and "mul" in dev.compile(LARGE).function_names
+    rows = [("metalcall hit, small, same str", per_call(lambda: dev.compile(SMALL))),
+            (f"metalcall hit, {len(LARGE) // 1000} KB, same str", per_call(lambda: dev.compile(LARGE)))]
+    # A new str of the same text on each call: the memo misses, the content cache finds it.
+    rows.append((f"metalcall hit, {len(LARGE) // 1000} KB, new str of equal text",
+                 per_call(lambda: dev.compile("".join((LARGE[:10], LARGE[10:]))), number=2000)))
+    if cupy is not None:
+        large_cuda = CUDA_MUL + "".join(f"// filler line {i:04d}: " + "x" * 60 + "\n" for i in range(330))
+        rows.append(("CuPy RawKernel(...).kernel hit, small", per_call(lambda: cupy.RawKernel(CUDA_MUL, "mul").kernel)))
+        rows.append((f"CuPy hit, {len(large_cuda) // 1000} KB", per_call(lambda: cupy.RawKernel(large_cuda, "mul").kernel)))
+    return rows
+
+
+def fmt(s: float) -> str:
+    return f"{s * 1e3:.1f} ms" if s >= 1e-3 else f"{s * 1e6:.2f} µs"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--repeats", type=int, default=7, help="new processes per cold candidate")
+    ap.add_argument("--json", help="append the rows here as JSON")
+    ap.add_argument("--only", choices=["cold", "hit"])
+    args = ap.parse_args()
+    dev = mc.Device(args.device)
+    cupy = None
+    if dev.backend == "cuda":
+        try:
+            import cupy  # noqa: F401
+        except ImportError:
+            cupy = None
+    spec = f"{dev.backend}:{dev.index}"
+    rows = []
+    if args.only != "hit":
+        rows += [("cold", k, v) for k, v in cold_rows(spec, args.repeats, cupy is not None)]
+    if args.only != "cold":
+        rows += [("hit", k, v) for k, v in hit_rows(dev, cupy)]
+    print(f"device {dev.name}; metalcall {mc.__file__}; load {os.getloadavg()[0]:.1f}")
+    print("| kind | what | median | min | max | n |\n|---|---|---|---|---|---|")
+    for kind, what, v in rows:
+        print(f"| {kind} | {what} | {fmt(statistics.median(v))} | {fmt(min(v))} | {fmt(max(v))} | {len(v)} |")
+    if args.json:
+        with open(args.json, "a") as f:
+            for kind, what, v in rows:
+                f.write(json.dumps({"kind": kind, "what": what, "seconds": v}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
