@@ -126,6 +126,14 @@ RECURSIVE = {
         "  auto f = [](auto self, int n) -> int { return n <= 0 ? 0 : 1 + self.operator()(self, n - 1); };\n"
         "  a[i] = float(f(f, int(a[i]) + 100000000));"
     ),
+    "generic-lambda-self-through-a-reference": kernel(
+        "  auto f = [](auto s, int n) -> int { auto& t = s; return n <= 0 ? 0 : 1 + t(t, n - 1); };\n"
+        "  a[i] = float(f(f, int(a[i]) + 100000000));"
+    ),
+    "generic-lambda-self-through-a-braced-forwarding-reference": kernel(
+        "  auto f = [](auto s, int n) -> int { auto&& t{s}; return n <= 0 ? 0 : 1 + t(t, n - 1); };\n"
+        "  a[i] = float(f(f, int(a[i]) + 100000000));"
+    ),
     "generic-lambda-self-application": kernel(
         "  auto f = [](auto self, int n) -> int { return n <= 0 ? 0 : 1 + self(self, n - 1); };\n"
         "  a[i] = float(f(f, int(a[i]) + 100000000));"
@@ -249,3 +257,41 @@ def test_explicit_instantiation_through_decltype(device):
     b = np.arange(N, dtype=np.int32)
     lib.scale_i(N, b)
     np.testing.assert_array_equal(b, np.arange(N) * 3)
+
+
+# A lambda that casts its parameter is no lambda applied to itself, whatever the type's
+# spelling: `m & uchar(p)` read as a reference `auto& uchar(p)` made `uchar(p)` a call of p
+# with p (tools/msl_fuzz seed 3003, program 650). One kernel per spelling, one library.
+CAST_PREFIX = (
+    "typedef uint U;\nusing V = uint;\n"
+    "struct S { uint v; S(uint x) : v(x) {} };\n"
+    "template <typename T> T low_bit(T x) { auto f = [&](T p) { return T(1) & T(p); }; return f(x); }\n"
+)
+CASTS_IN_LAMBDAS = {
+    "scalar": ("auto f = [&](float p) { uint m = 5u; return m & uint(p); };", lambda x: 5 & x),
+    "vector": ("auto f = [&](uint p) { uint2 m = uint2(6u) & uint2(p, p); return m.y; };", lambda x: 6 & x),
+    "matrix": ("auto f = [&](float p) { return uint(true && float2x2(p)[0][0] > 1.0f); };", lambda x: (x > 1) * 1),
+    "typedef": ("auto f = [&](uint p) { return 5u & U(p); };", lambda x: 5 & x),
+    "using-alias": ("auto f = [&](uint p) { return (3u & V{p}) + (1u & V(p)); };", lambda x: (3 & x) + (1 & x)),
+    "struct": ("auto f = [&](uint p) { bool k = true && S{p}.v > 2u; return k ? S(p).v : 0u; };",
+               lambda x: np.where(x > 2, x, 0)),
+    "template-parameter": ("auto f = [&](uint p) { return low_bit<uint>(p); };", lambda x: 1 & x),
+    "c-cast": ("auto f = [&](float p) { return 4u & (uint)(p) & uint(p); };", lambda x: 4 & x),
+    "unnamed-parameter": ("auto f = [&](uint, uint p) { return 2u & uint(p); };", lambda x: 2 & x),
+}
+
+
+def test_casts_in_lambdas_are_no_self_application(device):
+    kernels = []
+    for name, (lam, _) in CASTS_IN_LAMBDAS.items():
+        call = "f(0u, uint(a[i]))" if name == "unnamed-parameter" else "f(a[i])" if "float p" in lam else "f(uint(a[i]))"
+        kernels.append(f"kernel void k_{name.replace('-', '_')}(device uint* out [[buffer(0)]], const device float* a "
+                       f"[[buffer(1)]], uint i [[thread_position_in_grid]]) {{\n  {lam}\n  out[i] = uint({call});\n}}\n")
+    devices = [device, mc.Device("cpu", checked=True)] if device.backend == "cpu" else [device]
+    x = np.arange(N, dtype=np.uint32)
+    for dev in devices:
+        lib = dev.compile(HEADER + CAST_PREFIX + "".join(kernels))
+        for name, (_, expected) in CASTS_IN_LAMBDAS.items():
+            out = np.zeros(N, np.uint32)
+            getattr(lib, "k_" + name.replace("-", "_"))(N, out, x.astype(np.float32))
+            np.testing.assert_array_equal(out, expected(x), err_msg=name)

@@ -7,6 +7,7 @@
 
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
+#include "msl/parse/type_names.hpp"
 
 namespace metalcall::msl {
 
@@ -418,6 +419,11 @@ class RecursionChecker {
     }
   }
 
+  // A type of MSL, C++ or the source (struct, alias, template parameter): `uchar(p)` is a cast.
+  bool names_type(const std::string& id) const {
+    return is_keyword(id) || is_renamed_type(id) || names_.types.count(id) > 0;
+  }
+
   // A lambda applied to itself: `[](auto self, int n) { … self(self, n - 1) … }`.
   void check_self_applied_lambdas() const {
     for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
@@ -431,17 +437,21 @@ class RecursionChecker {
       if (open >= t_.size() || !t_[open].is("{")) continue;
       const std::size_t close = matching(t_, open);
       // Each parameter, and the copies and references of one in the body (`auto t = self;`,
-      // `auto& t{self}`), by the parameter they are.
+      // `auto& t{self}`), by the parameter they are. Type names are never parameters: an
+      // unnamed parameter's piece ends in its type, and `x & uchar(p)` is a cast, not
+      // `auto& uchar(p)` (a refusal of valid kernels, found by tools/msl_fuzz).
       std::map<std::string, std::string> params;
       for (const std::string& p : piece_names(t_, captures_end + 2, params_end))
-        if (!p.empty()) params[p] = p;
-      for (std::size_t j = open + 1; j + 3 < close; ++j) {
-        if (t_[j].kind != TokenKind::identifier || !(t_[j + 1].is("=") || t_[j + 1].is("{") || t_[j + 1].is("(")))
+        if (!p.empty() && !names_type(p)) params[p] = p;
+      for (std::size_t j = open + 2; j + 3 < close; ++j) {
+        if (t_[j].kind != TokenKind::identifier || names_type(t_[j].text) ||
+            !(t_[j + 1].is("=") || t_[j + 1].is("{") || t_[j + 1].is("(")))
           continue;
         const auto of = params.find(t_[j + 2].text);
         if (t_[j + 2].kind != TokenKind::identifier || of == params.end()) continue;
-        if ((t_[j + 3].is(";") || t_[j + 3].is("}") || t_[j + 3].is(")")) &&
-            (t_[j - 1].is_identifier("auto") || t_[j - 1].is("&") || t_[j - 1].is("&&")))
+        const bool declared = t_[j - 1].is_identifier("auto") ||
+                              ((t_[j - 1].is("&") || t_[j - 1].is("&&")) && t_[j - 2].is_identifier("auto"));
+        if (declared && (t_[j + 3].is(";") || t_[j + 3].is("}") || t_[j + 3].is(")")))
           params[t_[j].text] = of->second;
       }
       auto param_of = [&](const Token& tok) -> std::string {
@@ -450,7 +460,7 @@ class RecursionChecker {
       };
       auto is_param = [&](const Token& tok) { return !param_of(tok).empty(); };
       for (std::size_t j = open + 1; j + 1 < close; ++j) {
-        if (!is_param(t_[j]) || t_[j - 1].is(".") || t_[j - 1].is("->")) continue;
+        if (!is_param(t_[j]) || t_[j - 1].is(".") || t_[j - 1].is("->") || t_[j - 1].is("::")) continue;
         std::size_t call = j + 1;  // `p(…)`, or `p.operator()(…)`
         if (t_[call].is(".") && call + 4 < close && t_[call + 1].is_identifier("operator") && t_[call + 2].is("(") &&
             t_[call + 3].is(")"))
