@@ -105,19 +105,9 @@ kernel void bj_step(device $T* work [[buffer(0)]], device $T* vwork [[buffer(1)]
     for (uint kk = tid; kk < $B; kk += $NTG) {
       uint p, q;
       jacobi_pair(s % ($B2 - 1), kk, $B2, p, q);
-      $R c = $R(1), sn = $R(0);
-      $T ph = one;
-      const $R app = la_re(G[p * $B2 + p]), aqq = la_re(G[q * $B2 + q]);
-      const $T apq = G[p * $B2 + q];
-      const $R size = la_abs(apq);
-      if (size > $TINY && size > tol * sqrt(app) * sqrt(aqq)) {
-        ph = la_divr(apq, size);
-        const $R theta = (aqq - app) / ($R(2) * size);
-        const $R root = fabs(theta) > $R(1) ? fabs(theta) * sqrt($R(1) + ($R(1) / theta) / theta) : sqrt($R(1) + theta * theta);
-        const $R t = (theta >= $R(0) ? $R(1) : $R(-1)) / (fabs(theta) + root);
-        c = $R(1) / sqrt($R(1) + t * t);
-        sn = t * c;
-      }
+      $R c, sn;
+      $T ph;
+      jacobi_rotation(la_re(G[p * $B2 + p]), la_re(G[q * $B2 + q]), G[p * $B2 + q], tol, c, sn, ph);
       CS[2 * kk] = c;
       CS[2 * kk + 1] = sn;
       PH[kk] = ph;
@@ -131,11 +121,11 @@ kernel void bj_step(device $T* work [[buffer(0)]], device $T* vwork [[buffer(1)]
       jacobi_pair(s % ($B2 - 1), kk, $B2, p, q);
       const $T ph = PH[kk];
       const $T ap = G[p * $B2 + j], aq = la_mul(ph, G[q * $B2 + j]);
-      G[p * $B2 + j] = la_sub(la_scale(ap, c), la_scale(aq, sn));
-      G[q * $B2 + j] = la_add(la_scale(ap, sn), la_scale(aq, c));
+      G[p * $B2 + j] = rot_first(ap, aq, c, sn);
+      G[q * $B2 + j] = rot_second(ap, aq, c, sn);
       const $T vp = JT[p * $B2 + j], vq = la_mul(la_conj(ph), JT[q * $B2 + j]);
-      JT[p * $B2 + j] = la_sub(la_scale(vp, c), la_scale(vq, sn));
-      JT[q * $B2 + j] = la_add(la_scale(vp, sn), la_scale(vq, c));
+      JT[p * $B2 + j] = rot_first(vp, vq, c, sn);
+      JT[q * $B2 + j] = rot_second(vp, vq, c, sn);
     }
     $SYNC
     for (uint e = tid; e < $B2 * $B; e += $NTG) {  // columns of G
@@ -146,8 +136,8 @@ kernel void bj_step(device $T* work [[buffer(0)]], device $T* vwork [[buffer(1)]
       jacobi_pair(s % ($B2 - 1), l, $B2, pl, ql);
       threadgroup $T* row = G + r * $B2;
       const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
-      row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
-      row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
+      row[pl] = rot_first(a, b, cl, sl);
+      row[ql] = rot_second(a, b, cl, sl);
       if (r == pl) { row[ql] = zero; row[pl] = la_make(la_re(row[pl]), $R(0)); }
       if (r == ql) { row[pl] = zero; row[ql] = la_make(la_re(row[ql]), $R(0)); }
     }

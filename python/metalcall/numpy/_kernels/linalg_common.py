@@ -151,7 +151,61 @@ inline void jacobi_pair(uint step, uint k, uint N, thread uint& p, thread uint& 
   else { a = (step + k) % (N - 1); b = (step + (N - 1) - k) % (N - 1); }
   p = min(a, b); q = max(a, b);
 }
+
+// The tangent t = tan(angle) of the Jacobi rotation for theta = (a_qq - a_pp) / (2 |a_pq|): the
+// smaller root of t^2 + 2 theta t = 1, its square root kept from overflowing for large theta.
+inline $R jacobi_tangent($R theta) {
+  const $R root = fabs(theta) > $R(1) ? fabs(theta) * sqrt($R(1) + ($R(1) / theta) / theta) : sqrt($R(1) + theta * theta);
+  return (theta >= $R(0) ? $R(1) : $R(-1)) / (fabs(theta) + root);
+}
+
+// The rotation G = [[c, s], [-s conj(ph), c conj(ph)]] with G^H A G zero at (p, q), of the Hermitian
+// 2x2 [[app, apq], [conj(apq), aqq]] (ph = apq / |apq|: +-1 for real matrices); false, and the
+// identity, where |apq| is negligible (TINY or below tol sqrt|app| sqrt|aqq|).
+inline bool jacobi_rotation($R app, $R aqq, $T apq, $R tol, thread $R& c, thread $R& s, thread $T& ph) {
+  c = $R(1);
+  s = $R(0);
+  ph = la_make($R(1), $R(0));
+  const $R size = la_abs(apq);
+  if (!(size > $TINY && size > tol * sqrt(fabs(app)) * sqrt(fabs(aqq)))) return false;
+  ph = la_divr(apq, size);
+  const $R t = jacobi_tangent((aqq - app) / ($R(2) * size));
+  c = $R(1) / sqrt($R(1) + t * t);
+  s = t * c;
+  return true;
+}
+
+// The two entries (a, b) of a pair of rows or columns after a rotation by (c, s): (c a - s b, s a + c b).
+inline $T rot_first($T a, $T b, $R c, $R s) { return la_sub(la_scale(a, c), la_scale(b, s)); }
+inline $T rot_second($T a, $T b, $R c, $R s) { return la_add(la_scale(a, s), la_scale(b, c)); }
 """
+
+
+def pivot_search(a: str, sync: str, on_found: str) -> str:
+    """MSL choosing getrf's pivot for column k of the n x n matrix `a` (the first largest |re| + |im|
+    at or below row k, the group's threads each searching some rows) into the threadgroup
+    `pivot_row`; the kernel declares it with `best_value[$NTG]` and `best_row[$NTG]`. `on_found`
+    runs on thread 0 with `row` the pivot's row; `sync` is the group's barrier."""
+    return f"""
+    {{
+      $R best = $R(-1);
+      uint row = k;
+      for (uint i = k + tid; i < n; i += $NTG) {{
+        const $R v = la_abs1({a}[i * n + k]);
+        if (v > best) {{ best = v; row = i; }}
+      }}
+      best_value[tid] = best;
+      best_row[tid] = row;
+      {sync}
+      if (tid == 0) {{
+        const uint found = min($NTG, n - k);  // the threads that looked at a row
+        for (uint t = 1; t < found; ++t)
+          if (best_value[t] > best || (best_value[t] == best && best_row[t] < row)) {{ best = best_value[t]; row = best_row[t]; }}
+        pivot_row = row;
+        {on_found}
+      }}
+      {sync}
+    }}"""
 
 
 def scaling(src: str, count: str) -> str:

@@ -29,8 +29,8 @@ _EIGH_BY_PAIRS = """      // G^H A G, row by row: the pair owning rows p and q r
         if (s != $R(0))
           for (uint j = 0u; j < n; j += 1u) {
             const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
-            A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
-            A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
+            A[p * n + j] = rot_first(ap, aq, c, s);
+            A[q * n + j] = rot_second(ap, aq, c, s);
           }
         for (uint side = 0; side < 2; ++side) {
           const uint r = side == 0 ? p : q;
@@ -41,8 +41,8 @@ _EIGH_BY_PAIRS = """      // G^H A G, row by row: the pair owning rows p and q r
             if (sl == $R(0)) continue;
             const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
             const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
-            row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
-            row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
+            row[pl] = rot_first(a, b, cl, sl);
+            row[ql] = rot_second(a, b, cl, sl);
           }
         }
         if (s != $R(0)) {
@@ -54,8 +54,8 @@ _EIGH_BY_PAIRS = """      // G^H A G, row by row: the pair owning rows p and q r
             const $T phc = la_conj(ph);
             for (uint i = 0u; i < n; i += 1u) {
               const $T vp = V[p * n + i], vq = la_mul(phc, V[q * n + i]);
-              V[p * n + i] = la_sub(la_scale(vp, c), la_scale(vq, s));
-              V[q * n + i] = la_add(la_scale(vp, s), la_scale(vq, c));
+              V[p * n + i] = rot_first(vp, vq, c, s);
+              V[q * n + i] = rot_second(vp, vq, c, s);
             }
           }
         }
@@ -74,12 +74,12 @@ _EIGH_BY_ELEMENTS = """
         const $T ph = PH[k];
         const uint p = PQ[2 * k], q = PQ[2 * k + 1];
         const $T ap = A[p * n + j], aq = la_mul(ph, A[q * n + j]);
-        A[p * n + j] = la_sub(la_scale(ap, c), la_scale(aq, s));
-        A[q * n + j] = la_add(la_scale(ap, s), la_scale(aq, c));
+        A[p * n + j] = rot_first(ap, aq, c, s);
+        A[q * n + j] = rot_second(ap, aq, c, s);
         if (vectors) {
           const $T vp = V[p * n + j], vq = la_mul(la_conj(ph), V[q * n + j]);
-          V[p * n + j] = la_sub(la_scale(vp, c), la_scale(vq, s));
-          V[q * n + j] = la_add(la_scale(vp, s), la_scale(vq, c));
+          V[p * n + j] = rot_first(vp, vq, c, s);
+          V[q * n + j] = rot_second(vp, vq, c, s);
         }
       }
       $SYNC
@@ -90,8 +90,8 @@ _EIGH_BY_ELEMENTS = """
         const uint pl = PQ[2 * l], ql = PQ[2 * l + 1];
         device $T* row = A + r * n;
         const $T a = row[pl], b = la_mul(la_conj(PH[l]), row[ql]);
-        row[pl] = la_sub(la_scale(a, cl), la_scale(b, sl));
-        row[ql] = la_add(la_scale(a, sl), la_scale(b, cl));
+        row[pl] = rot_first(a, b, cl, sl);
+        row[ql] = rot_second(a, b, cl, sl);
         if (r == pl) { row[ql] = zero; row[pl] = la_make(la_re(row[pl]), $R(0)); }
         if (r == ql) { row[pl] = zero; row[ql] = la_make(la_re(row[ql]), $R(0)); }
       }"""
@@ -145,20 +145,8 @@ $SCALE_X
         jacobi_pair(step, k, N, p, q);
         $R c = $R(1), s = $R(0);
         $T ph = one;
-        if (q < n) {
-          const $R app = la_re(A[p * n + p]), aqq = la_re(A[q * n + q]);
-          const $T apq = A[p * n + q];
-          const $R size = la_abs(apq);
-          if (size > $TINY && size > $EPS * sqrt(fabs(app)) * sqrt(fabs(aqq))) {
-            ph = la_divr(apq, size);
-            const $R theta = (aqq - app) / ($R(2) * size);
-            const $R root = fabs(theta) > $R(1) ? fabs(theta) * sqrt($R(1) + ($R(1) / theta) / theta) : sqrt($R(1) + theta * theta);
-            const $R t = (theta >= $R(0) ? $R(1) : $R(-1)) / (fabs(theta) + root);
-            c = $R(1) / sqrt($R(1) + t * t);
-            s = t * c;
-            rotated[tid] = 1;
-          }
-        }
+        if (q < n && jacobi_rotation(la_re(A[p * n + p]), la_re(A[q * n + q]), A[p * n + q], $EPS, c, s, ph))
+          rotated[tid] = 1;
         CS[2 * k] = c;
         CS[2 * k + 1] = s;
         PH[k] = ph;
@@ -249,9 +237,7 @@ $GAMMA
         // The real rotation of (w_p, w_q conj(phase)), phase = gamma / |gamma|: with the phase, the
         // columns' product is real and the real formulas apply (the complex one-sided Jacobi step).
         const $T phase = la_conj(la_divr(gamma, size));
-        const $R zeta = (beta - alpha) / ($R(2) * size);
-        const $R root = fabs(zeta) > $R(1) ? fabs(zeta) * sqrt($R(1) + ($R(1) / zeta) / zeta) : sqrt($R(1) + zeta * zeta);
-        const $R t = (zeta >= $R(0) ? $R(1) : $R(-1)) / (fabs(zeta) + root);
+        const $R t = jacobi_tangent((beta - alpha) / ($R(2) * size));
         const $R c = $R(1) / sqrt($R(1) + t * t), s = t * c;
         if ($LEAD) {
           S[p] = alpha - t * size;
@@ -259,16 +245,16 @@ $GAMMA
         }
         $FOR_I {
           const $T a = wp[i * $RS], b = la_mul(wq[i * $RS], phase);
-          wp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
-          wq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
+          wp[i * $RS] = rot_first(a, b, c, s);
+          wq[i * $RS] = rot_second(a, b, c, s);
         }
         if (vectors) {
           device $T* vp = V + p * $CS;
           device $T* vq = V + q * $CS;
           $FOR_I {
             const $T a = vp[i * $RS], b = la_mul(vq[i * $RS], phase);
-            vp[i * $RS] = la_sub(la_scale(a, c), la_scale(b, s));
-            vq[i * $RS] = la_add(la_scale(a, s), la_scale(b, c));
+            vp[i * $RS] = rot_first(a, b, c, s);
+            vq[i * $RS] = rot_second(a, b, c, s);
           }
         }
         rotated[tid] = 1;

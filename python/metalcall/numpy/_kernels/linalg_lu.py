@@ -28,23 +28,7 @@ kernel void lu(const device $T* in [[buffer(0)]], device $T* lu [[buffer(1)]], d
   if (tid == 0) info[g] = 0;
   $SYNC
   for (uint k = 0; k < n; ++k) {
-    $R best = $R(-1);
-    uint row = k;
-    for (uint i = k + tid; i < n; i += $NTG) {
-      const $R v = la_abs1(A[i * n + k]);
-      if (v > best) { best = v; row = i; }
-    }
-    best_value[tid] = best;
-    best_row[tid] = row;
-    $SYNC
-    if (tid == 0) {
-      for (uint t = 1; t < $NTG; ++t)
-        if (best_value[t] > best || (best_value[t] == best && best_row[t] < row)) { best = best_value[t]; row = best_row[t]; }
-      pivot_row = row;
-      P[k] = int(row);
-      if (la_iszero(A[row * n + k]) && info[g] == 0) info[g] = int(k + 1);
-    }
-    $SYNC
+$PIVOT
     const uint r = pivot_row;
     if (r != k)
       for (uint j = tid; j < n; j += $NTG) { $T t = A[k * n + j]; A[k * n + j] = A[r * n + j]; A[r * n + j] = t; }
@@ -145,7 +129,8 @@ def lu(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> tuple[mc
     piv = cache.empty(dev, batch * n, np.int32)
     info = cache.empty(dev, batch, np.int32)
     update = _UPDATE_BY_ROWS if threads == 1 else _UPDATE_BY_COLUMNS
-    lc.run(dev, _LU.replace("$UPDATE", update), "lu", dt, threads, batch, a, out, piv, info, n)
+    pivot = lc.pivot_search("A", "$SYNC", "P[k] = int(row);\n        if (la_iszero(A[row * n + k]) && info[g] == 0) info[g] = int(k + 1);")
+    lc.run(dev, _LU.replace("$UPDATE", update).replace("$PIVOT", pivot), "lu", dt, threads, batch, a, out, piv, info, n)
     return out, piv, info
 
 

@@ -39,23 +39,7 @@ kernel void small_solve(const device $T* a [[buffer(0)]], const device $T* b [[b
   if (tid == 0) status = 0;
   $TSYNC
   for (uint k = 0; k < n; ++k) {
-    $R best = $R(-1);
-    uint row = k;
-    for (uint i = k + tid; i < n; i += $NTG) {
-      const $R v = la_abs1(A[i * n + k]);
-      if (v > best) { best = v; row = i; }
-    }
-    best_value[tid] = best;
-    best_row[tid] = row;
-    $TSYNC
-    if (tid == 0) {
-      const uint found = min($NTG, n - k);  // the threads that looked at a row
-      for (uint t = 1; t < found; ++t)
-        if (best_value[t] > best || (best_value[t] == best && best_row[t] < row)) { best = best_value[t]; row = best_row[t]; }
-      pivot_row = row;
-      if (la_iszero(A[row * n + k]) && status == 0) status = int(k + 1);
-    }
-    $TSYNC
+$PIVOT
     const uint r = pivot_row;
     if (r != k) {
       for (uint j = tid; j < n; j += $NTG) { const $T t = A[k * n + j]; A[k * n + j] = A[r * n + j]; A[r * n + j] = t; }
@@ -134,7 +118,8 @@ def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int,
     src = b if b is not None else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
     by_rows = threads == 1
     text = (_SMALL_SOLVE.replace("$UPDATE", _UPDATE_BY_ROWS if by_rows else _UPDATE_BY_ELEMENTS)
-            .replace("$BACK", _BACK_BY_ROWS if by_rows else _BACK_BY_ELEMENTS))
+            .replace("$BACK", _BACK_BY_ROWS if by_rows else _BACK_BY_ELEMENTS)
+            .replace("$PIVOT", lc.pivot_search("A", "$TSYNC", "if (la_iszero(A[row * n + k]) && status == 0) status = int(k + 1);")))
     source = lambda tg, _w: lc.render(text, dt, tg, CAP=f"{cap}u",
                                       TSYNC="threadgroup_barrier(mem_flags::mem_threadgroup);" if tg > 1 else "")
     kern, tg = cache.sized_kernel(dev, source, "small_solve", threads, fast_math=False)

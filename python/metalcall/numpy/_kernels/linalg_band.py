@@ -1,0 +1,379 @@
+"""eigh and svd of real matrices on the CPU backend, LAPACK's classic route: Householder reduction
+to a band (tridiagonal for eigh, upper bidiagonal for svd), the implicit QR algorithm on the band
+(Wilkinson shifts; Golub and Kahan's step for the bidiagonal), then the back-transformation.
+
+One thread per matrix reduces it and iterates on its band; when vectors are wanted it records the
+band's plane rotations (rows p and q, c and s) instead of applying them, and
+linalg_backtransform.py then forms the reflectors' product and replays the rotations on column
+strips of it, strips spread over the worker pool: cache-resident vectorised loops where Jacobi
+methods (linalg_jacobi.py) sweep the whole matrix many times. Eigenvalues come out ascending,
+singular values descending (made non-negative by flipping rows of V^H), with each one's rank for
+the back-transformation to write its vector at.
+
+Record i of a matrix is (p | q << 16, c, s): rows p and q of the transposed vectors become
+(c x_p + s x_q, -s x_p + c x_q); p == q scales row p by c. A matrix whose rotations outnumber the
+records allocated reports the count (more than `cap`): the caller takes another route.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import metalcall as mc
+
+from . import cache, linalg_common as lc
+from .linalg_jacobi import _RANK
+
+MAX_SWEEPS_PER_N = 40  # QR steps per matrix row before giving up (NaN results; NaN input ends there)
+
+# Shared by both kernels: r = sqrt(x^2 + y^2) without overflow or underflow, and a record.
+_HELPERS = """
+inline $R la_hypot($R x, $R y) {
+  const $R m = fmax(fabs(x), fabs(y));
+  if (m == $R(0) || !isfinite(m)) return m;
+  const $R a = x / m, b = y / m;
+  return m * sqrt(a * a + b * b);
+}
+inline void la_record(device uint* pq, device $R* cs, uint cap, thread uint& count, uint p, uint q, $R c, $R s) {
+  if (count < cap) { pq[count] = p | (q << 16); cs[2 * count] = c; cs[2 * count + 1] = s; }
+  ++count;
+}
+// A dot product with eight partial sums, so that the additions need not wait on each other
+// (without fast math the compiler keeps one sum's order).
+inline $R la_dot(const device $R* a, const device $R* b, uint lo, uint hi) {
+  $R part[8] = {$R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0)};
+  uint i = lo;
+  for (; i + 8 <= hi; i += 8)
+    for (uint u = 0; u < 8; ++u) part[u] += a[i + u] * b[i + u];
+  $R s = $R(0);
+  for (; i < hi; ++i) s += a[i] * b[i];
+  for (uint u = 0; u < 8; ++u) s += part[u];
+  return s;
+}
+"""
+
+# Tridiagonal reduction (sytd2 on the full symmetric matrix, rows contiguous): reflector k is
+# H = I - tau v v^T with v[k + 1] = 1 over indices k + 1..n-1, kept in row k of the work copy; then
+# the implicit symmetric QR algorithm with Wilkinson's shift on (D, E).
+_EIGH = """
+kernel void eigh_band(const device $R* in [[buffer(0)]], device $R* work [[buffer(1)]], device $R* taus [[buffer(2)]],
+                      device $R* diag [[buffer(3)]], device $R* offd [[buffer(4)]], device uint* rec_pq [[buffer(5)]],
+                      device $R* rec_cs [[buffer(6)]], device uint* counts [[buffer(7)]], device $R* w_out [[buffer(8)]],
+                      device uint* ranks [[buffer(9)]], constant uint& n [[buffer(10)]], constant uint& vectors [[buffer(11)]],
+                      constant uint& cap [[buffer(12)]],
+                      uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup $R partial_max[$NTG];
+  threadgroup $R scale;
+  const ulong base = ulong(g) * n * n;
+  const device $R* x = in + base;
+$SCALE_X
+  const $R sc = scale;
+  device $R* A = work + base;
+  device $R* TAU = taus + ulong(g) * n;
+  device $R* D = diag + 2 * ulong(g) * n;
+  device $R* E = offd + ulong(g) * n;
+  device $R* WV = D + n;  // scratch: p, then w
+  for (uint i = 0; i < n; ++i)
+    for (uint j = 0; j < n; ++j) A[i * n + j] = (i >= j ? x[i * n + j] : x[j * n + i]) * sc;
+  for (uint k = 0; k + 2 < n; ++k) {
+    device $R* rk = A + k * n;
+    D[k] = rk[k];
+    const $R alpha = rk[k + 1];
+    const $R sigma = la_dot(rk, rk, k + 2, n);
+    TAU[k] = $R(0);
+    if (sigma == $R(0)) { E[k] = alpha; continue; }
+    const $R norm = sqrt(alpha * alpha + sigma);
+    const $R beta = alpha >= $R(0) ? -norm : norm;
+    const $R tau = (beta - alpha) / beta, h = $R(1) / (alpha - beta);
+    for (uint i = k + 2; i < n; ++i) rk[i] *= h;
+    rk[k + 1] = $R(1);
+    TAU[k] = tau;
+    E[k] = beta;
+    $R pv = $R(0);
+    for (uint i = k + 1; i < n; ++i) {  // p = tau A22 v
+      const $R p = tau * la_dot(A + i * n, rk, k + 1, n);
+      WV[i] = p;
+      pv += p * rk[i];
+    }
+    const $R half = tau * pv / $R(2);
+    for (uint i = k + 1; i < n; ++i) WV[i] -= half * rk[i];  // w = p - (tau p.v / 2) v
+    for (uint i = k + 1; i < n; ++i) {  // A22 -= v w^T + w v^T
+      device $R* ri = A + i * n;
+      const $R vi = rk[i], wi = WV[i];
+      for (uint j = k + 1; j < n; ++j) ri[j] -= vi * WV[j] + wi * rk[j];
+    }
+  }
+  if (n >= 2) {
+    D[n - 2] = A[(n - 2) * n + n - 2];
+    E[n - 2] = A[(n - 2) * n + n - 1];
+    TAU[n - 2] = $R(0);
+  }
+  D[n - 1] = A[(n - 1) * n + n - 1];
+  // The implicit QR algorithm: deflate |e| <= EPS (|d| + |d'|) from the bottom, then one shifted
+  // step (a bulge chased down by rotations G^T T G) on the lowest unreduced block [l, h].
+  device uint* pq = rec_pq + ulong(g) * cap;
+  device $R* cs = rec_cs + 2 * ulong(g) * cap;
+  uint count = 0, steps = 0;
+  bool converged = true;
+  uint h = n - 1;
+  while (h > 0) {
+    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    uint l = h - 1;
+    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    if (l > 0) E[l - 1] = $R(0);
+    if (++steps > $MAX_STEPS * n) { converged = false; break; }
+    const $R dd = (D[h - 1] - D[h]) / $R(2), b = E[h - 1];
+    const $R r0 = la_hypot(dd, b);
+    const $R den = dd + (dd >= $R(0) ? r0 : -r0);
+    const $R mu = den != $R(0) ? D[h] - (b / den) * b : D[h];
+    $R xx = D[l] - mu, zz = E[l];
+    for (uint k = l; k < h; ++k) {
+      const $R r = la_hypot(xx, zz);
+      $R c = $R(1), s = $R(0);
+      if (r > $R(0)) { c = xx / r; s = zz / r; }
+      if (k > l) E[k - 1] = r;
+      const $R ak = D[k], ak1 = D[k + 1], bk = E[k];
+      D[k] = c * c * ak + $R(2) * c * s * bk + s * s * ak1;
+      D[k + 1] = s * s * ak - $R(2) * c * s * bk + c * c * ak1;
+      E[k] = c * s * (ak1 - ak) + (c * c - s * s) * bk;
+      if (k + 1 < h) { zz = s * E[k + 1]; E[k + 1] = c * E[k + 1]; xx = E[k]; }
+      if (vectors) la_record(pq, cs, cap, count, k, k + 1, c, s);
+    }
+  }
+  if (!converged)
+    for (uint i = 0; i < n; ++i) D[i] = NAN;
+  counts[g] = count;
+  for (uint i = 0; i < n; ++i) {
+    const $R d = D[i];
+    uint rank = 0;
+    for (uint j = 0; j < n; ++j)
+      if (before(D[j], d, true) || (j < i && !before(d, D[j], true))) ++rank;
+    w_out[ulong(g) * n + rank] = d / sc;
+    ranks[ulong(g) * n + i] = rank;
+  }
+}
+"""
+
+# Bidiagonal reduction (gebd2, rows contiguous): left reflector k (v[k] = 1 over rows k..n-1) into
+# row k of `qrefl`, right reflector k (v[k + 1] = 1 over columns k + 1..n-1) into row k of the work
+# copy; then Golub and Kahan's implicit QR step with the shift of B^T B's trailing 2x2, zero
+# diagonal entries chased out by rotations first. Left rotations are U's records, right ones V's.
+_SVD = """
+kernel void svd_band(const device $R* in [[buffer(0)]], device $R* work [[buffer(1)]], device $R* qrefl [[buffer(2)]],
+                     device $R* taus [[buffer(3)]], device $R* diag [[buffer(4)]], device $R* offd [[buffer(5)]],
+                     device uint* rec_pq [[buffer(6)]], device $R* rec_cs [[buffer(7)]], device uint* counts [[buffer(8)]],
+                     device $R* s_out [[buffer(9)]], device uint* ranks [[buffer(10)]], constant uint& n [[buffer(11)]],
+                     constant uint& vectors [[buffer(12)]], constant uint& cap [[buffer(13)]],
+                     uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup $R partial_max[$NTG];
+  threadgroup $R scale;
+  const ulong base = ulong(g) * n * n;
+  const device $R* x = in + base;
+$SCALE_X
+  const $R sc = scale;
+  device $R* A = work + base;
+  device $R* QV = qrefl + base;
+  device $R* TQ = taus + 2 * ulong(g) * n;
+  device $R* TP = TQ + n;
+  device $R* D = diag + 2 * ulong(g) * n;
+  device $R* E = offd + ulong(g) * n;
+  device $R* WV = D + n;  // scratch: w = v^T A of a left reflector
+  for (uint e = 0; e < n * n; ++e) A[e] = x[e] * sc;
+  for (uint k = 0; k < n; ++k) {
+    device $R* qk = QV + k * n;
+    // left: column k, rows k..n-1
+    $R sigma = $R(0);
+    for (uint i = k + 1; i < n; ++i) { const $R a = A[i * n + k]; sigma += a * a; }
+    const $R alpha = A[k * n + k];
+    for (uint i = 0; i < n; ++i) qk[i] = $R(0);
+    qk[k] = $R(1);
+    TQ[k] = $R(0);
+    D[k] = alpha;
+    if (sigma != $R(0)) {
+      const $R norm = sqrt(alpha * alpha + sigma);
+      const $R beta = alpha >= $R(0) ? -norm : norm;
+      const $R tau = (beta - alpha) / beta, h = $R(1) / (alpha - beta);
+      for (uint i = k + 1; i < n; ++i) qk[i] = A[i * n + k] * h;
+      TQ[k] = tau;
+      D[k] = beta;
+      for (uint c = k + 1; c < n; ++c) WV[c] = A[k * n + c];
+      for (uint i = k + 1; i < n; ++i) {
+        const $R vi = qk[i];
+        const device $R* ri = A + i * n;
+        for (uint c = k + 1; c < n; ++c) WV[c] += vi * ri[c];
+      }
+      for (uint i = k; i < n; ++i) {
+        const $R t = tau * qk[i];
+        device $R* ri = A + i * n;
+        for (uint c = k + 1; c < n; ++c) ri[c] -= t * WV[c];
+      }
+    }
+    if (k + 1 >= n) break;
+    device $R* rk = A + k * n;
+    TP[k] = $R(0);
+    if (k + 2 >= n) { E[k] = rk[k + 1]; continue; }
+    // right: row k, columns k+1..n-1
+    const $R a1 = rk[k + 1];
+    const $R s1 = la_dot(rk, rk, k + 2, n);
+    E[k] = a1;
+    if (s1 == $R(0)) { rk[k + 1] = $R(1); continue; }
+    const $R norm = sqrt(a1 * a1 + s1);
+    const $R beta = a1 >= $R(0) ? -norm : norm;
+    const $R tau = (beta - a1) / beta, h = $R(1) / (a1 - beta);
+    for (uint j = k + 2; j < n; ++j) rk[j] *= h;
+    rk[k + 1] = $R(1);
+    TP[k] = tau;
+    E[k] = beta;
+    for (uint i = k + 1; i < n; ++i) {
+      device $R* ri = A + i * n;
+      const $R t = tau * la_dot(ri, rk, k + 1, n);
+      for (uint j = k + 1; j < n; ++j) ri[j] -= t * rk[j];
+    }
+  }
+  // |d| below EPS ||B|| is a zero singular value's: set to 0 and chased out.
+  $R bnorm = $R(0);
+  for (uint i = 0; i < n; ++i) bnorm = fmax(bnorm, fabs(D[i]));
+  for (uint i = 0; i + 1 < n; ++i) bnorm = fmax(bnorm, fabs(E[i]));
+  const $R dtol = $EPS * bnorm;
+  device uint* upq = rec_pq + 2 * ulong(g) * cap;
+  device $R* ucs = rec_cs + 4 * ulong(g) * cap;
+  device uint* vpq = upq + cap;
+  device $R* vcs = ucs + 2 * cap;
+  uint ucount = 0, vcount = 0, steps = 0;
+  bool converged = true;
+  uint h = n - 1;
+  while (h > 0) {
+    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    uint l = h - 1;
+    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    if (l > 0) E[l - 1] = $R(0);
+    if (++steps > $MAX_STEPS * n) { converged = false; break; }
+    bool chased = false;
+    for (uint i = l; i <= h && !chased; ++i) {
+      if (!(fabs(D[i]) <= dtol)) continue;
+      D[i] = $R(0);
+      chased = true;
+      if (i < h) {  // row i: rotate it against rows i+1..h (from the left) until e_i is gone
+        $R f = E[i];
+        E[i] = $R(0);
+        for (uint j = i + 1; j <= h; ++j) {
+          const $R gg = D[j], r = la_hypot(f, gg);
+          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
+          D[j] = r;
+          if (j < h) { f = -s * E[j]; E[j] = c * E[j]; }
+          if (vectors) la_record(upq, ucs, cap, ucount, j, i, c, s);
+        }
+      } else {  // column h: rotate it against columns h-1..l (from the right)
+        $R f = E[h - 1];
+        E[h - 1] = $R(0);
+        for (uint k = h; k-- > l;) {
+          const $R gg = D[k], r = la_hypot(gg, f);
+          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
+          D[k] = r;
+          if (k > l) { f = -s * E[k - 1]; E[k - 1] = c * E[k - 1]; }
+          if (vectors) la_record(vpq, vcs, cap, vcount, k, h, c, s);
+        }
+      }
+    }
+    if (chased) continue;
+    // the shift: the eigenvalue of the trailing 2x2 of B^T B nearer its last entry
+    const $R dm = D[h - 1], dn = D[h], em = E[h - 1], el = h - 1 > l ? E[h - 2] : $R(0);
+    const $R t11 = dm * dm + el * el, t12 = dm * em, t22 = dn * dn + em * em;
+    const $R delta = (t11 - t22) / $R(2), r0 = la_hypot(delta, t12);
+    const $R den = delta + (delta >= $R(0) ? r0 : -r0);
+    const $R mu = den != $R(0) ? t22 - (t12 / den) * t12 : t22;
+    $R y = D[l] * D[l] - mu, z = D[l] * E[l];
+    for (uint k = l; k < h; ++k) {
+      $R r = la_hypot(y, z);
+      $R c = r > $R(0) ? y / r : $R(1), s = r > $R(0) ? -z / r : $R(0);
+      if (k > l) E[k - 1] = r;
+      const $R dk = D[k], ek = E[k], dk1 = D[k + 1];
+      D[k] = c * dk - s * ek;
+      E[k] = s * dk + c * ek;
+      const $R bulge = -s * dk1;
+      D[k + 1] = c * dk1;
+      if (vectors) la_record(vpq, vcs, cap, vcount, k, k + 1, c, -s);
+      y = D[k];
+      z = bulge;
+      r = la_hypot(y, z);
+      c = r > $R(0) ? y / r : $R(1);
+      s = r > $R(0) ? z / r : $R(0);
+      D[k] = r;
+      const $R ek2 = E[k], dk12 = D[k + 1];
+      E[k] = c * ek2 + s * dk12;
+      D[k + 1] = -s * ek2 + c * dk12;
+      if (k + 1 < h) { z = s * E[k + 1]; E[k + 1] = c * E[k + 1]; y = E[k]; }
+      if (vectors) la_record(upq, ucs, cap, ucount, k, k + 1, c, s);
+    }
+  }
+  for (uint i = 0; i < n; ++i) {
+    if (!converged) D[i] = NAN;
+    else if (D[i] < $R(0)) {
+      D[i] = -D[i];
+      if (vectors) la_record(vpq, vcs, cap, vcount, i, i, $R(-1), $R(0));
+    }
+  }
+  counts[2 * g] = ucount;
+  counts[2 * g + 1] = vcount;
+  for (uint i = 0; i < n; ++i) {
+    const $R d = D[i];
+    uint rank = 0;
+    for (uint j = 0; j < n; ++j)
+      if (before(D[j], d, false) || (j < i && !before(d, D[j], false))) ++rank;
+    s_out[ulong(g) * n + rank] = d / sc;
+    ranks[ulong(g) * n + i] = rank;
+  }
+}
+"""
+
+
+def record_cap(n: int) -> int:
+    """Records allocated per matrix (and per side for svd): about three times what random matrices
+    take (the QR algorithm takes about two steps per value, each as long as the block left)."""
+    return 3 * n * n + 64 * n + 64
+
+
+def _source(template: str) -> str:
+    return _RANK + _HELPERS + template.replace("$SCALE_X", lc.scaling("x", "n * n"))
+
+
+def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool) -> dict[str, Any]:
+    """Reduces and iterates `batch` symmetric n x n matrices (lower triangles read): the eigenvalues
+    w (batch, n) ascending, and what linalg_backtransform needs for the vectors."""
+    dt = lc.float_type(dtype)
+    cap = record_cap(n) if vectors else 1
+    work = cache.empty(dev, batch * n * n, dt)
+    taus = cache.empty(dev, batch * n, dt)
+    d = cache.empty(dev, 2 * batch * n, dt)
+    e = cache.empty(dev, batch * n, dt)
+    pq = cache.empty(dev, batch * cap, np.uint32)
+    cs = cache.empty(dev, 2 * batch * cap, dt)
+    counts = cache.empty(dev, batch, np.uint32)
+    w = cache.empty(dev, batch * n, dt)
+    ranks = cache.empty(dev, batch * n, np.uint32)
+    lc.run(dev, _source(_EIGH), "eigh_band", dt, 1, batch, a, work, taus, d, e, pq, cs, counts, w, ranks, n,
+           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N)
+    return {"w": w, "refl": work, "taus": taus, "pq": pq, "cs": cs, "counts": counts, "ranks": ranks, "cap": cap}
+
+
+def svd(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: bool) -> dict[str, Any]:
+    """Reduces and iterates `batch` square n x n matrices: the singular values s (batch, n)
+    descending, and what linalg_backtransform needs for U and V^H."""
+    dt = lc.float_type(dtype)
+    cap = record_cap(n) if vectors else 1
+    work = cache.empty(dev, batch * n * n, dt)
+    qrefl = cache.empty(dev, batch * n * n, dt)
+    taus = cache.empty(dev, 2 * batch * n, dt)
+    d = cache.empty(dev, 2 * batch * n, dt)
+    e = cache.empty(dev, batch * n, dt)
+    pq = cache.empty(dev, 2 * batch * cap, np.uint32)
+    cs = cache.empty(dev, 4 * batch * cap, dt)
+    counts = cache.empty(dev, 2 * batch, np.uint32)
+    s = cache.empty(dev, batch * n, dt)
+    ranks = cache.empty(dev, batch * n, np.uint32)
+    lc.run(dev, _source(_SVD), "svd_band", dt, 1, batch, a, work, qrefl, taus, d, e, pq, cs, counts, s, ranks, n,
+           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N)
+    return {"s": s, "qrefl": qrefl, "prefl": work, "taus": taus, "pq": pq, "cs": cs, "counts": counts,
+            "ranks": ranks, "cap": cap}
