@@ -40,6 +40,25 @@ inline void la_record(device uint* pq, device $R* cs, uint cap, thread uint& cou
   if (count < cap) { pq[count] = p | (q << 16); cs[2 * count] = c; cs[2 * count + 1] = s; }
   ++count;
 }
+// The reflector H = I - tau v v^T of row k's entries k+1..n-1 (x): H x = beta e_1. Row k then
+// holds v (v[k + 1] = 1); D[k] = a_kk, E[k] = beta (x[0] where H = I, tau 0), TAU[k] = tau.
+inline void la_reflect(device $R* A, uint k, uint n, device $R* D, device $R* E, device $R* TAU) {
+  device $R* rk = A + k * n;
+  D[k] = rk[k];
+  const $R alpha = rk[k + 1];
+  $R sigma = $R(0);
+  for (uint i = k + 2; i < n; ++i) sigma += rk[i] * rk[i];
+  TAU[k] = $R(0);
+  E[k] = alpha;
+  if (sigma == $R(0)) { rk[k + 1] = $R(1); return; }
+  const $R norm = sqrt(alpha * alpha + sigma);
+  const $R beta = alpha >= $R(0) ? -norm : norm;
+  const $R h = $R(1) / (alpha - beta);
+  for (uint i = k + 2; i < n; ++i) rk[i] *= h;
+  rk[k + 1] = $R(1);
+  TAU[k] = (beta - alpha) / beta;
+  E[k] = beta;
+}
 // A dot product with eight partial sums, so that the additions need not wait on each other
 // (without fast math the compiler keeps one sum's order).
 inline $R la_dot(const device $R* a, const device $R* b, uint lo, uint hi) {
@@ -72,38 +91,76 @@ $SCALE_X
   const $R sc = scale;
   device $R* A = work + base;
   device $R* TAU = taus + ulong(g) * n;
-  device $R* D = diag + 2 * ulong(g) * n;
+  device $R* D = diag + 4 * ulong(g) * n;
   device $R* E = offd + ulong(g) * n;
-  device $R* WV = D + n;  // scratch: p, then w
+  device $R* WV = D + n;  // scratch: w
+  device $R* P0 = D + 2 * n;  // scratch: A22 v of this step, then of the next
+  device $R* P1 = D + 3 * n;
+  // The upper triangle, rows contiguous (A[i][j], j >= i), mirrored from the input's lower one.
   for (uint i = 0; i < n; ++i)
-    for (uint j = 0; j < n; ++j) A[i * n + j] = (i >= j ? x[i * n + j] : x[j * n + i]) * sc;
-  for (uint k = 0; k + 2 < n; ++k) {
-    device $R* rk = A + k * n;
-    D[k] = rk[k];
-    const $R alpha = rk[k + 1];
-    const $R sigma = la_dot(rk, rk, k + 2, n);
-    TAU[k] = $R(0);
-    if (sigma == $R(0)) { E[k] = alpha; continue; }
-    const $R norm = sqrt(alpha * alpha + sigma);
-    const $R beta = alpha >= $R(0) ? -norm : norm;
-    const $R tau = (beta - alpha) / beta, h = $R(1) / (alpha - beta);
-    for (uint i = k + 2; i < n; ++i) rk[i] *= h;
-    rk[k + 1] = $R(1);
-    TAU[k] = tau;
-    E[k] = beta;
-    $R pv = $R(0);
-    for (uint i = k + 1; i < n; ++i) {  // p = tau A22 v
-      const $R p = tau * la_dot(A + i * n, rk, k + 1, n);
-      WV[i] = p;
-      pv += p * rk[i];
+    for (uint j = i; j < n; ++j) A[i * n + j] = x[j * n + i] * sc;
+  if (n >= 3) {
+    la_reflect(A, 0, n, D, E, TAU);
+    const device $R* v0 = A;
+    for (uint i = 1; i < n; ++i) P0[i] = $R(0);
+    for (uint i = 1; i < n; ++i) {  // P0 = A22 v, by rows of the upper triangle
+      const device $R* ri = A + i * n;
+      const $R vi = v0[i];
+      $R acc = ri[i] * vi;
+      for (uint j = i + 1; j < n; ++j) { acc += ri[j] * v0[j]; P0[j] += ri[j] * vi; }
+      P0[i] += acc;
     }
-    const $R half = tau * pv / $R(2);
-    for (uint i = k + 1; i < n; ++i) WV[i] -= half * rk[i];  // w = p - (tau p.v / 2) v
-    for (uint i = k + 1; i < n; ++i) {  // A22 -= v w^T + w v^T
+  }
+  for (uint k = 0; k + 2 < n; ++k) {
+    // Step k: A22 -= v w^T + w v^T with w = tau p - (tau^2 p.v / 2) v, p = A22 v (P0), v in row k.
+    // Row k + 1 first: it holds the next reflector's vector; then one pass over the other rows
+    // updates them and forms the next step's A22 v (P1) from the updated values.
+    const device $R* rk = A + k * n;
+    const $R tau = TAU[k];
+    $R pv = $R(0);
+    for (uint i = k + 1; i < n; ++i) pv += P0[i] * rk[i];
+    const $R half = tau * tau * pv / $R(2);
+    for (uint i = k + 1; i < n; ++i) WV[i] = tau * P0[i] - half * rk[i];
+    device $R* r1 = A + (k + 1) * n;
+    {
+      const $R vi = rk[k + 1], wi = WV[k + 1];
+      for (uint j = k + 1; j < n; ++j) r1[j] -= vi * WV[j] + wi * rk[j];
+    }
+    const bool next = k + 3 < n;
+    if (next) la_reflect(A, k + 1, n, D, E, TAU);
+    for (uint i = k + 2; i < n; ++i) P1[i] = $R(0);
+    for (uint i = k + 2; i < n; ++i) {
       device $R* ri = A + i * n;
       const $R vi = rk[i], wi = WV[i];
-      for (uint j = k + 1; j < n; ++j) ri[j] -= vi * WV[j] + wi * rk[j];
+      if (!next) {
+        for (uint j = i; j < n; ++j) ri[j] -= vi * WV[j] + wi * rk[j];
+        continue;
+      }
+      const $R ui = r1[i];
+      const $R aii = ri[i] - (vi * WV[i] + wi * rk[i]);
+      ri[i] = aii;
+      $R acc = aii * ui;
+      $R part[8] = {$R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0)};
+      uint j = i + 1;
+      for (; j + 8 <= n; j += 8)
+        for (uint u = 0; u < 8; ++u) {
+          const $R a = ri[j + u] - (vi * WV[j + u] + wi * rk[j + u]);
+          ri[j + u] = a;
+          part[u] += a * r1[j + u];
+          P1[j + u] += a * ui;
+        }
+      for (; j < n; ++j) {
+        const $R a = ri[j] - (vi * WV[j] + wi * rk[j]);
+        ri[j] = a;
+        acc += a * r1[j];
+        P1[j] += a * ui;
+      }
+      for (uint u = 0; u < 8; ++u) acc += part[u];
+      P1[i] += acc;
     }
+    device $R* t = P0;
+    P0 = P1;
+    P1 = t;
   }
   if (n >= 2) {
     D[n - 2] = A[(n - 2) * n + n - 2];
@@ -346,7 +403,7 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     cap = record_cap(n) if vectors else 1
     work = cache.empty(dev, batch * n * n, dt)
     taus = cache.empty(dev, batch * n, dt)
-    d = cache.empty(dev, 2 * batch * n, dt)
+    d = cache.empty(dev, 4 * batch * n, dt)
     e = cache.empty(dev, batch * n, dt)
     pq = cache.empty(dev, batch * cap, np.uint32)
     cs = cache.empty(dev, 2 * batch * cap, dt)
