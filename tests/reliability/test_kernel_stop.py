@@ -20,7 +20,9 @@ import metalcall as mc
 BACKENDS = [b for b in ("cpu", "cuda") if any(info.backend == b for info in mc.get_devices())]
 
 # Kernels that run for 2^63 iterations of a loop (no undefined behaviour: each loop ends, in
-# about 10^10 years), in every spelling of a loop, and one whose threads meet at barriers.
+# about 10^10 years), in every spelling of a loop, one `do` loop that never ends (its stop check
+# reads a volatile word, so the compiler may not assume it ends), and one whose threads meet at
+# barriers.
 PRELUDE = r'''
 import signal, sys, threading, time
 import numpy as np
@@ -51,6 +53,15 @@ kernel void do_loop(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1
     ulong k = 0;
     do x = next_value(x); while (++k < n);
     out[i] = x;
+}
+kernel void do_forever(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    do {
+        x = next_value(x);
+        if ((x & 3u) == 0u) continue;
+        out[i] = x;
+    } while (true);
 }
 kernel void in_helper(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
                       uint i [[thread_position_in_grid]]) {
@@ -192,7 +203,8 @@ check_usable(dev, lib, kept)
 '''
 
 
-@pytest.mark.parametrize("kernel, grid", [("for_loop", 1), ("while_loop", 1), ("do_loop", 1), ("in_helper", 1),
+@pytest.mark.parametrize("kernel, grid", [("for_loop", 1), ("while_loop", 1), ("do_loop", 1), ("do_forever", 1),
+                                          ("do_forever", 1 << 16), ("in_helper", 1),
                                           ("in_lambda", 1), ("nested", 1), ("nested_blocks", 1), ("for_loop", 1 << 16),
                                           ("with_barriers", 64)])
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -5,7 +5,10 @@ by one (so the strip's loop vectorises), else on a counter; a `break` leaves the
 flag that leaves the loop too. These kernels exercise every exit (break, continue, return,
 breaks of nested loops and switches), counting up and down, near the ends of each integer
 type, loops that write their own variable, and loops longer than a strip, against the same
-loops run in Python. (CUDA checks a counter instead and runs these too.)"""
+loops run in Python. CUDA runs its innermost loops in strips of 1024 (a loop with a loop inside,
+a `do` loop and a loop whose condition has effects check a counter each iteration there); the
+same kernels built with METALCALL_LOOP_STOP_CHECKS=0 (no checks, no strips) give the same
+values."""
 
 from __future__ import annotations
 
@@ -195,8 +198,10 @@ def type_ends_reference(span: int) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("n, stop_at", [(0, 0), (1, 5), (100, 2**32 - 1), (4095, 4000), (4096, 4096),
-                                        (4097, 4096), (10000, 9000), (10000, 2**32 - 1), (12289, 8193)])
+# Strips are 4096 iterations long on the CPU and 1024 on CUDA: both ends of both.
+@pytest.mark.parametrize("n, stop_at", [(0, 0), (1, 5), (100, 2**32 - 1), (1023, 1000), (1024, 1024), (1025, 1024),
+                                        (2049, 2048), (4095, 4000), (4096, 4096), (4097, 4096), (10000, 9000),
+                                        (10000, 2**32 - 1), (12289, 8193)])
 def test_every_exit_of_a_strip_mined_loop(device, n, stop_at):
     rng = np.random.default_rng(n + stop_at)
     a = rng.integers(0, 1 << 20, max(n, 1), dtype=np.uint32)
@@ -208,7 +213,7 @@ def test_every_exit_of_a_strip_mined_loop(device, n, stop_at):
     assert out.tolist() == exits_reference(a, n, stop_at)
 
 
-@pytest.mark.parametrize("span", [1, 10, 4095, 4096, 4097, 9000])
+@pytest.mark.parametrize("span", [1, 10, 1023, 1024, 1025, 4095, 4096, 4097, 9000])
 def test_loops_at_the_ends_of_their_types(device, span):
     lib = device.compile(SOURCE)
     out = np.zeros(9, np.int64)
@@ -227,7 +232,7 @@ def _random_loop(rng, i):
     lo, hi = _TYPES[t]
     up = rng.random() < 0.6
     op = rng.choice(["<", "<="] if up else [">", ">="])
-    n = rng.choice([0, 1, 5, 4095, 4096, 4097, 9000, 12289])
+    n = rng.choice([0, 1, 5, 1023, 1024, 1025, 4095, 4096, 4097, 9000, 12289])
     near = rng.random() < 0.3
     if up:
         start = hi - n - 2 if near else (rng.randint(-5000, 5000) if lo < 0 else rng.randint(0, 5000))
@@ -279,3 +284,141 @@ def test_random_counting_loops(device, seed):
     out = np.zeros(len(loops), np.uint64)
     device.compile(src).k(1, out)
     assert [int(x) for x in out] == [want for _, want in loops]
+
+
+# Loop shapes beyond counting loops: a grid-stride loop, loops that write their own variable or
+# their bound, `for (;;)` left by return, `while` with continue, `do` loops (with continue and
+# break), a loop around an inner loop, a condition with an effect (not strip-mined), a short loop
+# of a literal count, each in a thread of its own, against Python.
+SHAPES = r"""
+#include <metal_stdlib>
+using namespace metal;
+uint first_over(const device uint* a, uint n, uint limit) {
+    for (uint k = 0;; ++k) {
+        if (k >= n) return n;
+        if (a[k] > limit) return k;
+    }
+}
+kernel void shapes(const device uint* a [[buffer(0)]], device ulong* out [[buffer(1)]],
+                   constant uint& n [[buffer(2)]], uint t [[thread_position_in_grid]],
+                   uint threads [[threads_per_grid]]) {
+    ulong r = 0;
+    if (t < 4u) {                              // a grid-stride loop over the first four threads
+        for (uint k = t; k < n; k += 4u) r += ulong(a[k]) * (k + 1u);
+    } else if (t == 4u) {                      // the body moves the variable and the bound
+        uint m = n;
+        for (uint k = 0; k < m; ++k) {
+            if (a[k] % 5u == 0u) k += 2u;
+            if (a[k % n] % 7u == 0u && m > 0u) --m;
+            r = r * 31u + k;
+        }
+    } else if (t == 5u) {
+        r = first_over(a, n, 0xFFF00u);        // for (;;), left by return
+    } else if (t == 6u) {                      // while with continue
+        uint k = 0;
+        while (k < n) {
+            uint v = a[k++];
+            if (v & 1u) continue;
+            r += v;
+        }
+    } else if (t == 7u) {                      // do with continue and break
+        uint k = 0;
+        do {
+            if (k >= n) break;
+            if (a[k] % 3u == 0u) { k += 2u; continue; }
+            r ^= ulong(a[k]) << (k & 15u);
+            ++k;
+        } while (k < n);
+    } else if (t == 8u) {                      // a loop around an inner loop
+        for (uint k = 0; k < n; k += 97u)
+            for (uint j = k; j < min(k + 97u, n); ++j) r += a[j] & 0xFFu;
+    } else if (t == 9u) {                      // a condition with an effect: checked each iteration
+        uint k = 0;
+        while (k++ < n) r += a[k - 1u] >> 4;
+    } else if (t == 10u) {                     // a short loop of a literal count
+        for (uint k = 0; k < 16u; ++k) r += a[k % max(n, 1u)] * k;
+    } else if (t == 11u) {                     // counting down by more than one
+        for (int k = int(n) - 1; k >= 0; k -= 3) r = r * 3u + uint(k);
+    }
+    out[t] = r;
+}
+"""
+
+
+def shapes_reference(a, n):
+    a = [int(v) for v in a]
+    m64 = 2**64
+    out = [0] * 12
+    for t in range(4):
+        out[t] = sum(a[k] * (k + 1) for k in range(t, n, 4)) % m64
+    r, k, m = 0, 0, n
+    while k < m:
+        if a[k] % 5 == 0:
+            k += 2
+        if a[k % n] % 7 == 0 and m > 0:
+            m -= 1
+        r = (r * 31 + k) % m64
+        k += 1
+    out[4] = r
+    out[5] = next((k for k in range(n) if a[k] > 0xFFF00), n)
+    out[6] = sum(v for v in a[:n] if not v & 1)
+    r, k = 0, 0
+    while True:
+        if k >= n:
+            break
+        if a[k] % 3 == 0:
+            k += 2
+        else:
+            r ^= a[k] << (k & 15)
+            k += 1
+        if not k < n:
+            break
+    out[7] = r
+    out[8] = sum(v & 0xFF for v in a[:n])
+    out[9] = sum(v >> 4 for v in a[:n])
+    out[10] = sum(a[k % max(n, 1)] * k for k in range(16))
+    r = 0
+    for k in range(n - 1, -1, -3):
+        r = (r * 3 + k) % m64
+    out[11] = r
+    return out
+
+
+# defines: the target's strips; strips of 1, 3 or 1024 iterations (METALCALL_LOOP_STRIP, a prelude
+# option for tests: many strip ends); no checks and no strips (METALCALL_LOOP_STOP_CHECKS=0).
+VARIANTS = {"strips": None, "strips of 1": {"METALCALL_LOOP_STRIP": "1"}, "strips of 3": {"METALCALL_LOOP_STRIP": "3"},
+            "strips of 1024": {"METALCALL_LOOP_STRIP": "1024"}, "no checks": {"METALCALL_LOOP_STOP_CHECKS": "0"}}
+
+
+@pytest.mark.parametrize("n", [1, 5, 1023, 1025, 4097, 9001])
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_loop_shapes_in_strips(device, n, variant):
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 1 << 20, n + 2, dtype=np.uint32)  # k may step two past the end in shape 4
+    a[n // 2] = 0xFFFFF  # first_over's find
+    lib = device.compile(SHAPES, defines=VARIANTS[variant])
+    out = np.zeros(12, np.uint64)
+    lib.shapes(12, a, out, np.uint32(n))
+    assert [int(x) for x in out] == shapes_reference(a, n)
+
+
+@pytest.mark.parametrize("n, stop_at", [(0, 0), (2, 1), (7, 6), (100, 50), (1025, 1024), (4097, 4096)])
+@pytest.mark.parametrize("variant", ["strips of 1", "strips of 3", "no checks"])
+def test_every_exit_in_short_strips_and_none(device, n, stop_at, variant):
+    rng = np.random.default_rng(n + stop_at)
+    a = rng.integers(0, 1 << 20, max(n, 1), dtype=np.uint32)
+    if n > 2:
+        a[n // 2] = stop_at & 0xFFFFFFFF
+    lib = device.compile(SOURCE, defines=VARIANTS[variant])
+    out = np.zeros(12, np.int64)
+    lib.exits(1, a, out, np.uint32(n), np.uint32(stop_at))
+    assert out.tolist() == exits_reference(a, n, stop_at)
+
+
+@pytest.mark.parametrize("span", [1, 2, 3, 4, 10])
+@pytest.mark.parametrize("variant", ["strips of 1", "strips of 3"])
+def test_type_ends_in_short_strips(device, span, variant):
+    lib = device.compile(SOURCE, defines=VARIANTS[variant])
+    out = np.zeros(9, np.int64)
+    lib.type_ends(1, out, np.uint32(span))
+    assert out.tolist() == type_ends_reference(span)

@@ -11,7 +11,8 @@ device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
 load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
 in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp; in
-loop_nest_unrolled.metal an inner loop unrolled in full leaves one stop check, the outer loop's). With NVRTC
+loop_nest_unrolled.metal an inner loop unrolled in full leaves one stop check, the outer loop's; in
+loop_strip_unrolled.metal an innermost loop in strips unrolls as without checks). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -36,12 +37,14 @@ ASYNC_COPIES = HERE / "async_copies.metal"
 NESTS = HERE / "product_nests.metal"
 LOOP_NESTS = HERE / "loop_nests.metal"
 LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
+LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
 
-def translate(exe, target, source=SOURCE):
-    r = subprocess.run([exe, "--target", target, str(source)], capture_output=True, text=True)
+def translate(exe, target, source=SOURCE, defines=()):
+    r = subprocess.run([exe, "--target", target, *[f"-D{d}" for d in defines], str(source)], capture_output=True,
+                       text=True)
     if r.returncode != 0:
         print(r.stderr)
         raise SystemExit(f"FAIL: translate_main --target {target} failed")
@@ -156,10 +159,17 @@ def main():
     # Loop nests: every loop gets a check; those marked NESTED add their count to their outer loop's.
     loop_nests = translate(exe, "cuda", LOOP_NESTS)
     text = LOOP_NESTS.read_text()
-    checks, nested = loop_nests.count("__METALCALL_LOOP_CHECK("), loop_nests.count("__METALCALL_LOOP_NESTED(")
+    # (innermost loops check once per strip: STRIP_CHECK, and count each iteration: STRIP_COUNT)
+    strips = loop_nests.count("__METALCALL_STRIP_CHECK(")
+    checks = loop_nests.count("__METALCALL_LOOP_CHECK(") + strips
+    nested = loop_nests.count("__METALCALL_LOOP_NESTED(")
     if (checks, nested) != (text.count("// NESTED") + text.count("// OWN"), text.count("// NESTED")):
         failures.append(f"CUDA: {checks} loop checks and {nested} nested counts in {LOOP_NESTS.name}, expected "
                         f"{text.count('// NESTED') + text.count('// OWN')} and {text.count('// NESTED')}")
+    in_strips = text.count("STRIPS\n")
+    if strips != in_strips or loop_nests.count("__METALCALL_STRIP_COUNT(") != strips:
+        failures.append(f"CUDA: {strips} loops in strips in {LOOP_NESTS.name} "
+                        f"({loop_nests.count('__METALCALL_STRIP_COUNT(')} counted), expected {in_strips}")
     failures += host_syntax_check(translate(exe, "cpu", LOOP_NESTS))
     print(f"translation: {nested} loops of {checks} count into their nest for CUDA")
     found, why = nvrtc_check.find_nvrtc()
@@ -187,6 +197,22 @@ def main():
             print(f"NVRTC, {LOOP_NEST_UNROLLED.name}: {checks} stop_check call(s) in {seconds:.1f} s")
             if checks != 1:
                 failures.append(f"CUDA: {LOOP_NEST_UNROLLED.name} has {checks} stop_check calls, expected 1 (the outer loop's)")
+        # An innermost loop in strips: unrolled as without checks, one stop_check call.
+        muls = {}
+        for label, defines in (("checks", ()), ("no checks", ("METALCALL_LOOP_STOP_CHECKS=0",))):
+            ptx = []
+            ok, log, seconds = nvrtc_check.compile_cuda(translate(exe, "cuda", LOOP_STRIP_UNROLLED, defines),
+                                                        "compute_90", *found, ptx=ptx)
+            if not ok:
+                print(log)
+                failures.append(f"NVRTC could not compile the CUDA translation of {LOOP_STRIP_UNROLLED.name} ({label})")
+                continue
+            entry = ptx[0][ptx[0].index(".entry"):]
+            muls[label] = (entry.count("mul.rn.f32"), entry.count("stop_check"))
+        if len(muls) == 2:
+            print(f"NVRTC, {LOOP_STRIP_UNROLLED.name}: (multiplies, stop_check calls) {muls}")
+            if muls["checks"] != (muls["no checks"][0], 1) or muls["checks"][0] < 8:
+                failures.append(f"CUDA: {LOOP_STRIP_UNROLLED.name}'s strip is not unrolled as its loop: {muls}")
         # A K step's 32 blocks in load nests of four blocks: two ldmatrix.x4 for each four
         # (both layouts; ptxas later drops those that no product uses), and no test left
         # behind: no isspacep, no branch up to the stores of C (the K step is straight-line

@@ -2,12 +2,14 @@
 // another loop of the same function adds its count to the outer loop's as it ends
 // (__METALCALL_LOOP_NESTED), so a nest of short loops checks as often as one long loop. Each loop
 // that must do so is marked NESTED; the others (outermost loops, loops in a lambda or in a local
-// class's member function inside a loop) are marked OWN.
+// class's member function inside a loop) are marked OWN. Those marked STRIPS run in strips on CUDA
+// (msl/passes/loop_strips.hpp: innermost loops, not counted to a literal of at most 1024, no
+// `#pragma` before them), checked once per strip.
 #include <metal_stdlib>
 using namespace metal;
 
 uint helper(uint z) {
-  for (uint q = 0; q < z; ++q) z -= 1;  // OWN
+  for (uint q = 0; q < z; ++q) z -= 1;  // OWN STRIPS
   return z;
 }
 
@@ -22,28 +24,28 @@ kernel void nests(device uint* out [[buffer(0)]], constant uint& n [[buffer(1)]]
   while (x < 5u);
   for (uint b = 0; b < 10u; ++b) {                     // OWN
     auto f = [&](uint y) {
-      for (uint q = 0; q < y; ++q) x += q;             // OWN
+      for (uint q = 0; q < y; ++q) x += q;             // OWN STRIPS
       return x;
     };
     x += f(b);
     switch (b) {
       case 1:
-        for (uint q = 0; q < b; ++q) x ^= q;           // NESTED
+        for (uint q = 0; q < b; ++q) x ^= q;           // NESTED STRIPS
         break;
       default: {
         uint q = 0;
-        while (q < 2u) { x += helper(q); ++q; }        // NESTED
+        while (q < 2u) { x += helper(q); ++q; }        // NESTED STRIPS
       }
     }
     if (b > 3) {
-      while (x > 7u) x >>= 1;                          // NESTED
+      while (x > 7u) x >>= 1;                          // NESTED STRIPS
     } else if constexpr (true) {
 #pragma unroll
       for (uint q = 0; q < 4u; ++q) x += q;            // NESTED
     }
     struct Local {
       uint g(uint z) {
-        for (uint q = 0; q < z; ++q) z -= 1;           // OWN
+        for (uint q = 0; q < z; ++q) z -= 1;           // OWN STRIPS
         return z;
       }
     };

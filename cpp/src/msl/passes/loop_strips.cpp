@@ -188,7 +188,44 @@ std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t
   return loop;
 }
 
+// True when the body [first, last] holds no loop and nothing that works across a SIMD-group or
+// threadgroup (CUDA's rewrites of those, product nests and lanes rejoined after divergent
+// branches, see the loops as written).
+bool innermost(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k <= last && k < t.size(); ++k) {
+    const Token& tok = t[k];
+    if (tok.kind != TokenKind::identifier) continue;
+    if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) return false;
+    if (tok.text.rfind("simd", 0) == 0 || tok.text.rfind("quad_", 0) == 0 || tok.text.rfind("threadgroup_barrier", 0) == 0)
+      return false;
+  }
+  return true;
+}
+
+// A decimal or hexadecimal integer literal of at most 1024 (a strip's length on CUDA).
+bool short_count(const Token& tok) {
+  if (tok.kind != TokenKind::number) return false;
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    value = std::stoull(tok.text, &used, 0);
+  } catch (...) {
+    return false;
+  }
+  const std::string suffix = tok.text.substr(used);
+  return value <= 1024 && suffix.find_first_not_of("uUlL") == std::string::npos;
+}
+
 }  // namespace
+
+std::size_t strip_of(const std::vector<Token>& t, std::size_t body) {
+  if (!punct(t, body, "{")) return t.size();
+  std::size_t k = body + 1;
+  if (k + 4 < t.size() && t[k].is_identifier("bool") && t[k + 1].kind == TokenKind::identifier &&
+      t[k + 1].text.rfind(kBreakPrefix, 0) == 0)
+    k += 5;  // bool __metalcall_break_N = false ;
+  return k < t.size() && is_strip_loop(t, k) ? k : t.size();
+}
 
 bool is_strip_loop(const std::vector<Token>& t, std::size_t i) {
   if (!t[i].is_identifier("for") || !punct(t, i + 1, "(")) return false;
@@ -197,7 +234,7 @@ bool is_strip_loop(const std::vector<Token>& t, std::size_t i) {
   return false;
 }
 
-std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
+std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_only) {
   std::map<std::size_t, std::vector<Token>> before;   // inserted before token i (opening text)
   std::map<std::size_t, std::vector<Token>> closing;  // inserted before token i, ahead of `before`
   std::map<std::size_t, std::vector<Token>> replaced;  // token i written as these
@@ -250,12 +287,16 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
     }
     const bool endless = cond_first == cond_last;  // for (;;): the strip has no condition
     if (!endless && !side_effect_free(t, cond_first, cond_last)) continue;
+    if (innermost_only && !innermost(t, close + 1, body_end)) continue;
     const std::string cond = endless ? "" : text_of(cond_first, cond_last);
     const std::string name = kStripPrefix + std::to_string(i);
     const std::string flag = kBreakPrefix + std::to_string(i);
     const auto counted = is_for && !endless ? counted_loop(t, init_first, init_last, cond_first, cond_last, inc_first,
                                                            inc_last, close + 1, body_end)
                                             : std::nullopt;
+    // A short loop of a constant count (CUDA): unrolled in full, its counter folds away as it is.
+    if (innermost_only && counted && counted->x_last == counted->x_first + 1 && short_count(t[counted->x_first]))
+      continue;
     std::string head = "{ ";
     if (!breaks->empty()) head += "bool " + flag + " = false ; ";
     if (counted) {
@@ -264,8 +305,8 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t) {
               " ( " + counted->variable + " ) ; ( " + cond + " ) && " + name + " . next ( " + counted->variable +
               " ) ; ";
     } else {
-      head += "for ( unsigned " + name + " = 0u ; " + name + " < 4096u" + (endless ? "" : " && ( " + cond + " )") +
-              " ; ++ " + name + (inc_first < inc_last ? " , " : " ");
+      head += "for ( unsigned " + name + " = 0u ; __METALCALL_STRIP_MORE ( " + name + " )" +
+              (endless ? "" : " && ( " + cond + " )") + " ; ++ " + name + (inc_first < inc_last ? " , " : " ");
     }
     for (std::size_t k = inc_first; k < inc_last; ++k) {
       head += t[k].text + " ";

@@ -1,8 +1,9 @@
-// Loop strip-mining for the CPU target, so that the stop check every loop gets
-// (loop_stops.hpp) costs once per 4096 iterations instead of every iteration, and the
-// loop's own iterations stay free of it: a check in a loop keeps the compiler from
-// vectorising that loop (a call and a volatile load in its body), which made loop-heavy
-// kernels (metalcall.numpy's linear algebra) 5-10x slower.
+// Loop strip-mining, so that the stop check every loop gets (loop_stops.hpp) runs once per
+// strip of L iterations (the prelude's __METALCALL_STRIP_LENGTH: 4096 on the CPU, 1024 on
+// CUDA) and the strip's own iterations stay free of it. A check in a loop keeps the CPU's
+// compiler from vectorising that loop (a call and a volatile load in its body), which made
+// loop-heavy kernels (metalcall.numpy's linear algebra) 5-10x slower, and NVRTC from unrolling
+// it (the FMA recurrence as a loop ran at half speed on the H200).
 //
 //     for (init; cond; inc) body
 //  -> for (init; cond; ) { [bool __metalcall_break_N = false;]
@@ -10,16 +11,18 @@
 //                          [if (__metalcall_break_N) break;] }
 //
 //     while (cond) body        (and for (init; ; inc), with no condition in the strip)
-//  -> while (cond) { ... for (unsigned __metalcall_strip_N = 0u; __metalcall_strip_N < 4096u && (cond);
+//  -> while (cond) { ... for (unsigned __metalcall_strip_N = 0u;
+//                             __METALCALL_STRIP_MORE(__metalcall_strip_N) && (cond);
 //                             ++__metalcall_strip_N) body' ... }
 //
 // The strip: where the loop counts one by one (`for (T v = ...; v OP x; ++v)`, OP one of
 // < <= > >=, --v going down, v written nowhere in the body), it ends on v itself
-// (metal::mtl_rt::loop_strip<OP, decltype(v), decltype(x)> in metal_stop.h: `v < end`, end 4096
+// (metal::mtl_rt::loop_strip<OP, decltype(v), decltype(x)> in metal_stop.h: `v < end`, end L
 // steps on), so that its loop has one exit test on its induction variable, which g++
-// vectorises (a second counter in the exit test makes a loop g++ does not vectorise); else a
-// counter (`s < 4096u && (cond)`, `++s`). body' is body with each `break` of this loop written
-// `{ __metalcall_break_N = true; break; }`: the flag leaves the outer loop too.
+// vectorises (a second counter in the exit test makes a loop g++ does not vectorise) and
+// whose trip count NVRTC computes (it unrolls the strip as it unrolls the loop as written);
+// else a counter (`s < L && (cond)`, `++s`). body' is body with each `break` of this loop
+// written `{ __metalcall_break_N = true; break; }`: the flag leaves the outer loop too.
 //
 // The outer loop gets the stop check; the inner one (its name says so) does not. The same
 // iterations run in the same order: each still tests cond, runs body, then inc, and each
@@ -28,7 +31,9 @@
 // loop; MSL has no `goto` (a body with one is left alone). cond is evaluated once more at
 // each strip's start, so it must have no side effects (no assignment, increment or call
 // other than conversions and a few pure functions). `do` loops and loops after a `#pragma`
-// keep the check on every iteration.
+// keep the check on every iteration. On CUDA only innermost loops run in strips: a loop with
+// a loop inside checks its nest's counter each iteration (loop_stops.hpp), which costs little
+// beside the inner loop and keeps a nest of short loops checking every ~1024 iterations.
 #pragma once
 
 #include <vector>
@@ -37,8 +42,15 @@
 
 namespace metalcall::msl {
 
-/** The tokens with every loop that can be strip-mined rewritten as above. */
-std::vector<Token> strip_mine_loops(const std::vector<Token>& t);
+/**
+ * The tokens with every loop that can be strip-mined rewritten as above. `innermost_only`
+ * (CUDA): only loops whose body holds no loop and no SIMD-group or barrier function, and not
+ * counted loops up to a literal of at most 1024 (unrolled in full, their counter check folds).
+ */
+std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_only = false);
+
+/** The index of the strip's inner `for` when the body starting at `body` is a strip's outer loop's, else t.size(). */
+std::size_t strip_of(const std::vector<Token>& t, std::size_t body);
 
 /** True for the `for` at i when it is the inner loop of a strip (loop_stops leaves it unchecked). */
 bool is_strip_loop(const std::vector<Token>& t, std::size_t i);

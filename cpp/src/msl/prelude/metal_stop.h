@@ -6,7 +6,9 @@
 // __METALCALL_LOOP_STATE(n) opens the loop's block (a counter on CUDA, nothing on the CPU);
 // __METALCALL_LOOP_CHECK(n) starts each iteration; __METALCALL_LOOP_NESTED(outer, n) follows a
 // loop nested in another of the same function (CUDA: the nest's count; nothing on the CPU,
-// where a loop checks each iteration or, strip-mined, at least once per entry). Neither runs during constant
+// where a loop checks each iteration or, strip-mined, at least once per entry). A loop run in
+// strips (msl/passes/loop_strips.hpp) starts each strip with __METALCALL_STRIP_CHECK(n) and
+// each iteration of a strip with __METALCALL_STRIP_COUNT(n) instead. None runs during constant
 // evaluation (a loop in a constexpr function stays constant).
 #pragma once
 
@@ -17,6 +19,16 @@
 #endif
 #ifndef __METALCALL_AT_RUN_TIME
 #define __METALCALL_AT_RUN_TIME true
+#endif
+
+// defines={"METALCALL_LOOP_STOP_CHECKS": "0"} (a prelude option: the caller's, never the
+// source's) builds the loops without their checks and their strips, as the loops were written,
+// to measure what both cost (benchmarks/bench_stop_checks.py). Such a kernel cannot be stopped
+// inside its loops.
+#if defined(METALCALL_LOOP_STOP_CHECKS) && !METALCALL_LOOP_STOP_CHECKS
+#define __METALCALL_CHECKS_ON 0
+#else
+#define __METALCALL_CHECKS_ON 1
 #endif
 
 #if METAL_CUDA
@@ -52,6 +64,18 @@ __device__ __noinline__ void stop_check() {
     ::metal::mtl_rt::stop_check();                                             \
   }
 #define __METALCALL_LOOP_NESTED(outer, n) outer += n;
+// A loop in strips (innermost loops: loop_strips.hpp) counts its iterations in the strip, an
+// addition that needs no branch (and none at all where the compiler knows the strip's trip
+// count: it adds that count as the strip ends), so the strip's loop keeps no call and NVRTC
+// unrolls it as the loop as written; the check comes between strips, once 1024 iterations
+// have run (every strip but the first of a loop that runs on).
+#define __METALCALL_STRIP_LENGTH 1024
+#define __METALCALL_STRIP_COUNT(n) ++n;
+#define __METALCALL_STRIP_CHECK(n)                                             \
+  if (__METALCALL_AT_RUN_TIME && __builtin_expect(n >= 1024u, 0)) {           \
+    n = 0u;                                                                    \
+    ::metal::mtl_rt::stop_check();                                             \
+  }
 
 #else
 
@@ -68,16 +92,35 @@ extern "C" {
 __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&::metal::mtl_rt::no_stop_word,
                                                                               &::metal::mtl_rt::no_stop_check};
 }
+#define __METALCALL_LOOP_STATE(n)
+#define __METALCALL_LOOP_NESTED(outer, n)
+#define __METALCALL_LOOP_CHECK(n) \
+  if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
+// The check once per strip (every strip: one load of a word in the cache), none in the strip.
+#define __METALCALL_STRIP_LENGTH 4096
+#define __METALCALL_STRIP_COUNT(n)
+#define __METALCALL_STRIP_CHECK(n) __METALCALL_LOOP_CHECK(n)
+
+#endif
+
+// defines={"METALCALL_LOOP_STRIP": "3"} (a prelude option for tests) makes strips that short, so
+// that a test crosses many strip ends (tests/reliability/test_loop_strips.py).
+#if defined(METALCALL_LOOP_STRIP)
+#undef __METALCALL_STRIP_LENGTH
+#define __METALCALL_STRIP_LENGTH (METALCALL_LOOP_STRIP)
+#endif
 
 // A strip of a strip-mined loop (msl/passes/loop_strips.hpp) whose condition is `v OP x` and
 // whose only step is ++v or --v (v declared by the loop, written nowhere else): the strip
-// ends when v passes a bound 4096 steps on, so the strip's own loop has one exit test on its
-// induction variable, which compilers vectorise (a second counter makes a loop of two exits,
-// which g++ does not vectorise). Op: 0 `<`, 1 `<=` (counting up), 2 `>`, 3 `>=` (down). Only
-// where the comparison is in v's own type (no promotion: v never wraps while the condition
-// holds; `<=` and `>=` only for signed v, whose wrap would be undefined) and, else, a counter.
-// Either way each strip runs at least one iteration while the condition holds, and at most
-// 4096: the same iterations in the same order as the loop as written.
+// ends when v passes a bound __METALCALL_STRIP_LENGTH steps on, so the strip's own loop has one
+// exit test on its induction variable, which compilers vectorise and unroll (a second counter
+// makes a loop of two exits, which g++ does not vectorise). Op: 0 `<`, 1 `<=` (counting up),
+// 2 `>`, 3 `>=` (down). Only where the comparison is in v's own type (no promotion: v never
+// wraps while the condition holds; `<=` and `>=` only for signed v, whose wrap would be
+// undefined) and, else, a counter. Either way each strip runs at least one iteration while the
+// condition holds, and at most __METALCALL_STRIP_LENGTH: the same iterations in the same order
+// as the loop as written. Without checks a strip never ends before its loop does
+// (__METALCALL_STRIP_MORE is true): the loop as written, run as one strip.
 namespace metal {
 namespace mtl_detail {
 template <class T, class X, class = void> struct strip_same_type : false_type {};
@@ -95,15 +138,16 @@ struct loop_strip {
   T end;
   unsigned count;
   constexpr explicit loop_strip(T v) : end(v), count(0u) {
-    if constexpr (by_value) {
+    if constexpr (by_value && __METALCALL_CHECKS_ON) {
       constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
-      constexpr T steps = T(Op == 1 || Op == 3 ? 4095 : 4096);
+      constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
       if constexpr (Op <= 1) end = v <= T(hi - steps) ? T(v + steps) : hi;
       else end = v >= T(lo + steps) ? T(v - steps) : lo;
     }
   }
   constexpr bool next(T v) {
-    if constexpr (!by_value) return count++ < 4096u;
+    if constexpr (!__METALCALL_CHECKS_ON) return true;
+    else if constexpr (!by_value) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
     else if constexpr (Op == 0) return v < end;
     else if constexpr (Op == 1) return v <= end;
     else if constexpr (Op == 2) return v > end;
@@ -112,21 +156,19 @@ struct loop_strip {
 };
 }  // namespace mtl_rt
 }  // namespace metal
-#define __METALCALL_LOOP_STATE(n)
-#define __METALCALL_LOOP_NESTED(outer, n)
-#define __METALCALL_LOOP_CHECK(n) \
-  if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
-
-#endif
-
-// defines={"METALCALL_LOOP_STOP_CHECKS": "0"} (a prelude option: the caller's, never the
-// source's) builds the loops without their checks, to measure what the checks cost
-// (benchmarks/bench_stop_checks.py). Such a kernel cannot be stopped inside its loops.
-#if defined(METALCALL_LOOP_STOP_CHECKS) && !METALCALL_LOOP_STOP_CHECKS
+// A strip that ends on a counter s: `__METALCALL_STRIP_MORE(s) && (cond)`.
+#if __METALCALL_CHECKS_ON
+#define __METALCALL_STRIP_MORE(s) (s < unsigned(__METALCALL_STRIP_LENGTH))
+#else
+#define __METALCALL_STRIP_MORE(s) true
 #undef __METALCALL_LOOP_STATE
 #undef __METALCALL_LOOP_CHECK
 #undef __METALCALL_LOOP_NESTED
+#undef __METALCALL_STRIP_COUNT
+#undef __METALCALL_STRIP_CHECK
 #define __METALCALL_LOOP_STATE(n)
 #define __METALCALL_LOOP_CHECK(n)
 #define __METALCALL_LOOP_NESTED(outer, n)
+#define __METALCALL_STRIP_COUNT(n)
+#define __METALCALL_STRIP_CHECK(n)
 #endif

@@ -125,9 +125,16 @@ class Target {
 
   /**
    * Loops are strip-mined (msl/passes/loop_strips.hpp) so that their stop check runs once
-   * per strip: the CPU, where a check in a loop keeps the compiler from vectorising it.
+   * per strip: the CPU, where a check in a loop keeps the compiler from vectorising it, and
+   * CUDA, where it keeps NVRTC from unrolling it.
    */
   virtual bool strip_mines_loops() const { return false; }
+  /**
+   * Only innermost loops are strip-mined (CUDA: a loop with a loop inside checks each
+   * iteration on its nest's counter, and loops of SIMD-group or barrier functions stay as
+   * written for the rewrites that match them).
+   */
+  virtual bool strips_innermost_loops_only() const { return false; }
 
   /**
    * Declarations the entry point needs before the layout table (the CUDA target's

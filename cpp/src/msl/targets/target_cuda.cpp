@@ -73,6 +73,8 @@ class CudaTarget : public Target {
   bool rejoins_barrier_branches() const override { return true; }
   bool pairs_accumulator_elements() const override { return true; }
   bool hands_over_loop_nests() const override { return true; }
+  bool strip_mines_loops() const override { return true; }
+  bool strips_innermost_loops_only() const override { return true; }
   bool hands_over_async_copies() const override { return true; }
 
   // The launch ABI, the prelude, and the restrict qualifier of buffer pointers: the

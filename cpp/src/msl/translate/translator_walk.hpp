@@ -56,7 +56,7 @@ class Translator {
         only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     rename_names_that_clash_with_target();
-    if (target_.strip_mines_loops()) t_ = strip_mine_loops(t_);
+    if (target_.strip_mines_loops()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }
 
   Translation run();
