@@ -12,7 +12,8 @@ a simd_prefix_inclusive_sum there counted part of it (fuzz seed 1001, program 63
 A struct with half members assigned whole from a braced temporary (`out[i] = S{..., -0.5166h}`):
 on CUDA the temporary was stored byte by byte and a computed half lost its low byte (fuzz seed
 1001, program 501: -0.5166015625 stored as -0.5); the same byte of a half through as_type
-(`char(as_type<int>(half2(v)))`, seed 3, program 263)."""
+(`char(as_type<int>(half2(v)))`, seed 3, program 263), and through a pointer made by a cast of
+its address (`uchar(((thread ushort*)&h)[0])`: the H200 read 0xB5EC as 0xB500)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,19 @@ kernel void half_bytes(const device int* in [[buffer(0)]], device char* lo [[buf
     half hn = -half(float(in[i]) * 0.37f);
     bytes[2 * i] = uchar(as_type<ushort>(hn));
     bytes[2 * i + 1] = uchar(as_type<ushort>(hn) >> 8);
+}
+""",
+    """
+kernel void half_bytes_through_pointers(const device int* in [[buffer(0)]], device uchar* bytes [[buffer(1)]],
+                                        device ushort* words [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    half h = -half(float(in[i]) * 0.37f);
+    bytes[4 * i] = uchar(((thread ushort*)&h)[0]);
+    bytes[4 * i + 1] = ((thread uchar*)&h)[1];
+    half2 v = half2(h * 2.0h, h + 1.0h);
+    thread const uchar* b = reinterpret_cast<thread const uchar*>(&v);
+    bytes[4 * i + 2] = b[0];
+    bytes[4 * i + 3] = b[3];
+    words[i] = uchar(reinterpret_cast<thread ushort*>(&v.y)[0]) | (ushort(((thread char*)&v)[1]) << 8);
 }
 """,
 ])
@@ -181,3 +195,17 @@ def test_bytes_of_computed_halves(device):
     assert_equal(lo, (hx & 0xFF).astype(np.uint8).view(np.int8))
     hn = -(v.astype(np.float32) * np.float32(0.37)).astype(np.float16)
     assert_equal(out, hn.view(np.uint8))
+
+
+def test_bytes_of_computed_halves_through_cast_pointers(device):
+    v = np.array([1, 3, 7, 33, 101, 1023, 2049, 30001, -5, -77, 12345, 999], np.int32)
+    n = len(v)
+    out = np.zeros((n, 4), np.uint8)
+    words = np.zeros(n, np.uint16)
+    KS.get(device, "half_bytes_through_pointers")(n, v, out, words)
+    h = -(v.astype(np.float32) * np.float32(0.37)).astype(np.float16)
+    hb = h.view(np.uint16)
+    x = (h.astype(np.float32) * 2).astype(np.float16).view(np.uint16)
+    y = (h.astype(np.float32) + 1).astype(np.float16).view(np.uint16)
+    assert_equal(out, np.stack([hb & 0xFF, hb >> 8, x & 0xFF, y >> 8], axis=1).astype(np.uint8))
+    assert_equal(words, ((y & 0xFF) | ((x >> 8) << 8)).astype(np.uint16))

@@ -221,6 +221,16 @@ using mtl_cast_pointer_t =
     conditional_t<mtl_detail::unaligned_layout<remove_cv_t<T>>::wraps, mtl_unaligned_ptr<T>, T*>;
 
 namespace mtl_detail {
+// An address the optimiser cannot follow (Translator::launder_punned_addresses): what it points
+// to is stored before, and read from memory after. Anything but a plain pointer passes through.
+template <class P> METAL_FUNC P* opaque_address(P* p) {
+#if METAL_CUDA
+  asm volatile("" : "+l"(p) : : "memory");
+#endif
+  return p;
+}
+template <class Q> METAL_FUNC const Q& opaque_address(const Q& q) { return q; }
+
 template <class P> METAL_FUNC P* address_of(P* p) { return p; }
 template <class P> METAL_FUNC P* address_of(const mtl_unaligned_ptr<P>& p) { return (P*)p.address; }
 template <class P, int S> METAL_FUNC P* address_of(const mtl_space_ptr<P, S>& p) { return p.p; }

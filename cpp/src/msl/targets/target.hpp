@@ -137,6 +137,13 @@ class Target {
   virtual bool strips_innermost_loops_only() const { return false; }
 
   /**
+   * A cast of an address to a pointer of 1- or 2-byte items takes the address through an
+   * opaque step, so the bytes are read from memory (CUDA: a half's bytes read from its f16
+   * register came back wrong; Translator::launder_punned_addresses).
+   */
+  virtual bool launders_punned_addresses() const { return false; }
+
+  /**
    * Declarations the entry point needs before the layout table (the CUDA target's
    * parameter block of kernel `index`); nothing for the CPU.
    */

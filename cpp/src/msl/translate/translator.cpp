@@ -158,6 +158,7 @@ Translation Translator::run() {
   for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))
     text_before_[index] = text + text_before_[index];
 
+  if (target_.launders_punned_addresses()) launder_punned_addresses();
   if (!checked_)
     find_pointer_casts([&](std::size_t i) {
       return active_edits_.count(i) || async_copy_tokens.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||

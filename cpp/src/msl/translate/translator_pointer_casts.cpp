@@ -78,7 +78,82 @@ std::vector<std::pair<std::size_t, std::size_t>> top_level_items(const std::vect
   return items;
 }
 
+// The end (one past the last token) of the unary expression starting at `b`: prefix operators,
+// then a primary expression (a name, a literal or a parenthesised group) with its postfix
+// operators (subscripts, calls, members, ++/--).
+std::size_t unary_expression_end(const std::vector<Token>& t, std::size_t b) {
+  std::size_t j = b;
+  while (j < t.size() && (t[j].is("&") || t[j].is("*") || t[j].is("-") || t[j].is("+") || t[j].is("!") ||
+                          t[j].is("~") || t[j].is("++") || t[j].is("--")))
+    ++j;
+  if (j >= t.size()) return t.size();
+  if (t[j].is("(")) {
+    j = matching(t, j) + 1;
+  } else if (t[j].kind == TokenKind::identifier || t[j].kind == TokenKind::number) {
+    ++j;
+    while (j + 1 < t.size() && t[j].is("::") && t[j + 1].kind == TokenKind::identifier) j += 2;
+  } else {
+    return t.size();
+  }
+  while (j < t.size()) {
+    if (t[j].is("[") || t[j].is("(")) j = matching(t, j) + 1;
+    else if ((t[j].is(".") || t[j].is("->")) && j + 1 < t.size() && t[j + 1].kind == TokenKind::identifier) j += 2;
+    else if (t[j].is("++") || t[j].is("--")) ++j;
+    else break;
+  }
+  return j;
+}
+
+// Item types of one or two bytes, spelled by name (`uchar`, `half2`): the reads of a value's
+// bytes through such a pointer that CUDA miscompiles (see punned_addresses below).
+bool small_items(const std::string& element) {
+  static const char* const kSmall[] = {"char", "uchar", "short", "ushort", "half", "bfloat", "bool",
+                                       "int8_t", "uint8_t", "int16_t", "uint16_t", "signed char",
+                                       "unsigned char", "unsigned short"};
+  std::string e = element;
+  for (const char* q : {"const ", "volatile "})
+    for (std::size_t at; (at = e.find(q)) != std::string::npos;) e.erase(at, std::string(q).size());
+  while (!e.empty() && e.back() == ' ') e.pop_back();
+  if (e.rfind("mtl_", 0) == 0) e.erase(0, 4);  // the translation's spelling of MSL's types (mtl_uchar)
+  if (!e.empty() && (e.back() == '2' || e.back() == '3' || e.back() == '4') && e != "int8_t" && e != "uint8_t")
+    e.pop_back();
+  for (const char* k : kSmall)
+    if (e == k) return true;
+  return false;
+}
+
 }  // namespace
+
+void Translator::launder_punned_addresses() {
+  // CUDA: the bytes of a `half` read through a pointer made by a cast of its address
+  // (`uchar(((thread ushort*)&h)[0])`): NVVM forwards the value from the f16 register and
+  // ptxas truncates that register wrongly (the low byte came back 0 on the H200: 0xB5EC read
+  // as 0xB500; docs/design.md, "GPU campaigns so far"). The address goes through an empty asm
+  // the optimiser cannot see into, so the value is stored whole and its bytes are loaded from
+  // memory. Only casts of an address (`&...`) to pointers of 1- or 2-byte items: wider
+  // pointers to thread arrays (tile loads) keep their registers.
+  for (std::size_t i = 1; i + 3 < t_.size(); ++i) {
+    std::size_t operand = 0, end = 0;
+    if (is_named_cast(t_[i]) && t_[i + 1].is("<")) {
+      const std::size_t star = address_space_pointer_end(i + 2);
+      if (star == std::string::npos || star + 3 >= t_.size() || !t_[star + 1].is(">") || !t_[star + 2].is("(") ||
+          !small_items(element_text(i + 2, star)))
+        continue;
+      operand = star + 3;
+      end = matching(t_, star + 2);
+    } else if (t_[i].kind == TokenKind::identifier && t_[i - 1].is("(")) {
+      const std::size_t star = address_space_pointer_end(i);
+      if (star == std::string::npos || !is_pointer_cast(t_, i, star) || !small_items(element_text(i, star))) continue;
+      operand = star + 2;
+      end = unary_expression_end(t_, operand);
+    } else {
+      continue;
+    }
+    if (operand >= t_.size() || !t_[operand].is("&") || end >= t_.size() || end <= operand) continue;
+    text_before_[operand] += "metal::mtl_detail::opaque_address(";
+    text_before_[end] = ")" + text_before_[end];
+  }
+}
 
 std::size_t Translator::aligned_parameter_cast(std::size_t first, std::size_t star, std::size_t operand) {
   if (operand + 1 >= t_.size() || t_[operand].kind != TokenKind::identifier) return 0;

@@ -134,6 +134,8 @@ class Translator {
 
   // Fills pointer_casts_, leaving alone the tokens another rewrite `touched`.
   void find_pointer_casts(const std::function<bool(std::size_t)>& touched);
+  // CUDA: casts of an address to pointers of 1- or 2-byte items read memory (see the .cpp).
+  void launder_punned_addresses();
   // The alignment of the vector that the cast [first, star] gives when its operand (at `operand`)
   // is a kernel's buffer parameter that the kernel never changes, recorded in cast_alignments_;
   // else 0.
