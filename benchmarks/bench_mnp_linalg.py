@@ -1,19 +1,35 @@
 """metalcall.numpy.linalg against NumPy's LAPACK (and CuPy's cuSOLVER on a CUDA device), side by
 side in one process: batched small solves, and svd, svdvals, eigh, qr, cholesky and inv of one
-larger matrix. Every result is checked against NumPy before it is timed; times are the best of
-warm repeats, each ending with the result ready.
+larger matrix. Every result is checked against NumPy before it is timed. The peers' calls are
+interleaved (one call of each per round, after a warm call of each), and each column is the median
+of the rounds, each call ending with the result ready: on a shared machine, load that comes and
+goes then weighs on every column alike. `--best` reports the fastest round instead.
 
     python benchmarks/bench_mnp_linalg.py                      # default device, float32
-    python benchmarks/bench_mnp_linalg.py --device cpu --dtype float64 --size 512 --repeat 3
+    python benchmarks/bench_mnp_linalg.py --device cpu --dtype float64 --size 512 --repeat 7
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mnp_linalg.py --device cpu --size 256 --only svd eigh --batches
 """
 
 import argparse
+import time
 
 import numpy as np
 
 import metalcall.numpy as mnp
-from mnp_bench_common import best, device_and_cupy
+from mnp_bench_common import device_and_cupy
 
+
+def interleaved(fns, rounds, pick):
+    """pick(times) of each of `fns` over `rounds` rounds, each round calling every fn once."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, ts in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [pick(ts) for ts in times]
 
 
 def cases(size, batches, dt):
@@ -62,13 +78,16 @@ def main():
     ap.add_argument("--batches", nargs="*", default=["10000x4", "2000x16", "500x32"],
                     help="stacks of small solves, BATCHxN")
     ap.add_argument("--only", nargs="*", default=None, help="run the cases whose name starts with one of these")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5, help="rounds")
+    ap.add_argument("--best", action="store_true", help="the fastest round, not the median")
     a = ap.parse_args()
+    pick = min if a.best else np.median
     dev, cp = device_and_cupy(a.device)
     dt = np.dtype(a.dtype)
     tol = 2e-3 if dt == np.float32 else 1e-8
     batches = [tuple(int(v) for v in s.split("x")) for s in a.batches]
-    print(f"device: {dev.name}; dtype {dt}; peers: NumPy{' and CuPy' if cp else ''}")
+    print(f"device: {dev.name}; dtype {dt}; peers: NumPy{' and CuPy' if cp else ''}; "
+          f"{'fastest' if a.best else 'median'} of {a.repeat} interleaved rounds")
     print(f"{'case':30s} {'mnp ms':>10s} {'numpy ms':>10s} {'np/mnp':>7s}" +
           (f" {'cupy ms':>10s} {'cp/mnp':>7s}" if cp else ""))
     for name, f, inputs, kind in cases(a.size, batches, dt):
@@ -83,17 +102,20 @@ def main():
                 v.evaluate()
             mnp.synchronize()
 
-        tm, tn = best(run_mnp, a.repeat), best(lambda: f(np, *inputs), a.repeat)
-        line = f"{name:30s} {tm * 1e3:10.3f} {tn * 1e3:10.3f} {tn / tm:7.2f}"
-        if cp and hasattr(cp.linalg, name.split()[0]):  # CuPy has no svdvals
+        fns = [run_mnp, lambda: f(np, *inputs)]
+        has_cp = cp and hasattr(cp.linalg, name.split()[0])  # CuPy has no svdvals
+        if has_cp:
             cs = [cp.asarray(v) for v in inputs]
 
             def run_cp():
                 f(cp, *cs)
                 cp.cuda.Device().synchronize()
 
-            tc = best(run_cp, a.repeat)
-            line += f" {tc * 1e3:10.3f} {tc / tm:7.2f}"
+            fns.append(run_cp)
+        tm, tn, *tc = interleaved(fns, a.repeat, pick)
+        line = f"{name:30s} {tm * 1e3:10.3f} {tn * 1e3:10.3f} {tn / tm:7.2f}"
+        if has_cp:
+            line += f" {tc[0] * 1e3:10.3f} {tc[0] / tm:7.2f}"
         elif cp:
             line += f" {'-':>10s} {'-':>7s}"
         print(line, flush=True)

@@ -41,10 +41,9 @@ inline void la_record(device uint* pq, device $R* cs, uint cap, thread uint& cou
   ++count;
 }
 // The reflector H = I - tau v v^T of row k's entries k+1..n-1 (x): H x = beta e_1. Row k then
-// holds v (v[k + 1] = 1); D[k] = a_kk, E[k] = beta (x[0] where H = I, tau 0), TAU[k] = tau.
-inline void la_reflect(device $R* A, uint k, uint n, device $R* D, device $R* E, device $R* TAU) {
+// holds v (v[k + 1] = 1); E[k] = beta (x[0] where H = I, tau 0), TAU[k] = tau.
+inline void la_reflect(device $R* A, uint k, uint n, device $R* E, device $R* TAU) {
   device $R* rk = A + k * n;
-  D[k] = rk[k];
   const $R alpha = rk[k + 1];
   $R sigma = $R(0);
   for (uint i = k + 2; i < n; ++i) sigma += rk[i] * rk[i];
@@ -59,23 +58,33 @@ inline void la_reflect(device $R* A, uint k, uint n, device $R* D, device $R* E,
   TAU[k] = (beta - alpha) / beta;
   E[k] = beta;
 }
-// A dot product with eight partial sums, so that the additions need not wait on each other
-// (without fast math the compiler keeps one sum's order).
-inline $R la_dot(const device $R* a, const device $R* b, uint lo, uint hi) {
-  $R part[8] = {$R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0)};
-  uint i = lo;
-  for (; i + 8 <= hi; i += 8)
-    for (uint u = 0; u < 8; ++u) part[u] += a[i + u] * b[i + u];
-  $R s = $R(0);
-  for (; i < hi; ++i) s += a[i] * b[i];
-  for (uint u = 0; u < 8; ++u) s += part[u];
-  return s;
+inline $R la_column_sigma(const device $R* A, uint k, uint n) {
+  $R sigma = $R(0);
+  for (uint i = k + 1; i < n; ++i) sigma += A[i * n + k] * A[i * n + k];
+  return sigma;
+}
+// The left reflector of column k (alpha = a_kk, sigma = sum of squares below it): v (v[k] = 1,
+// v[i] = a_ik h) into row k of QV, D[k] = beta (alpha where H = I), TQ[k] = tau; returns h.
+inline $R la_left(const device $R* A, device $R* QV, device $R* D, device $R* TQ, uint k, uint n, $R alpha, $R sigma) {
+  device $R* qk = QV + k * n;
+  for (uint i = 0; i < n; ++i) qk[i] = $R(0);
+  qk[k] = $R(1);
+  TQ[k] = $R(0);
+  D[k] = alpha;
+  if (sigma == $R(0)) return $R(0);
+  const $R norm = sqrt(alpha * alpha + sigma);
+  const $R beta = alpha >= $R(0) ? -norm : norm;
+  const $R h = $R(1) / (alpha - beta);
+  for (uint i = k + 1; i < n; ++i) qk[i] = A[i * n + k] * h;
+  TQ[k] = (beta - alpha) / beta;
+  D[k] = beta;
+  return h;
 }
 """
 
-# Tridiagonal reduction (sytd2 on the full symmetric matrix, rows contiguous): reflector k is
-# H = I - tau v v^T with v[k + 1] = 1 over indices k + 1..n-1, kept in row k of the work copy; then
-# the implicit symmetric QR algorithm with Wilkinson's shift on (D, E).
+# Tridiagonal reduction (sytd2 on the upper triangle, rows contiguous, one pass over it a step):
+# reflector k is H = I - tau v v^T with v[k + 1] = 1 over indices k + 1..n-1, kept in row k of the
+# work copy; then the implicit symmetric QR algorithm with Wilkinson's shift on (D, E).
 _EIGH = """
 kernel void eigh_band(const device $R* in [[buffer(0)]], device $R* work [[buffer(1)]], device $R* taus [[buffer(2)]],
                       device $R* diag [[buffer(3)]], device $R* offd [[buffer(4)]], device uint* rec_pq [[buffer(5)]],
@@ -100,7 +109,8 @@ $SCALE_X
   for (uint i = 0; i < n; ++i)
     for (uint j = i; j < n; ++j) A[i * n + j] = x[j * n + i] * sc;
   if (n >= 3) {
-    la_reflect(A, 0, n, D, E, TAU);
+    D[0] = A[0];
+    la_reflect(A, 0, n, E, TAU);
     const device $R* v0 = A;
     for (uint i = 1; i < n; ++i) P0[i] = $R(0);
     for (uint i = 1; i < n; ++i) {  // P0 = A22 v, by rows of the upper triangle
@@ -127,7 +137,10 @@ $SCALE_X
       for (uint j = k + 1; j < n; ++j) r1[j] -= vi * WV[j] + wi * rk[j];
     }
     const bool next = k + 3 < n;
-    if (next) la_reflect(A, k + 1, n, D, E, TAU);
+    if (next) {
+      D[k + 1] = r1[k + 1];
+      la_reflect(A, k + 1, n, E, TAU);
+    }
     for (uint i = k + 2; i < n; ++i) P1[i] = $R(0);
     for (uint i = k + 2; i < n; ++i) {
       device $R* ri = A + i * n;
@@ -213,7 +226,7 @@ $SCALE_X
 }
 """
 
-# Bidiagonal reduction (gebd2, rows contiguous): left reflector k (v[k] = 1 over rows k..n-1) into
+# Bidiagonal reduction (gebd2, rows contiguous, one pass over the trailing matrix a step): left reflector k (v[k] = 1 over rows k..n-1) into
 # row k of `qrefl`, right reflector k (v[k + 1] = 1 over columns k + 1..n-1) into row k of the work
 # copy; then Golub and Kahan's implicit QR step with the shift of B^T B's trailing 2x2, zero
 # diagonal entries chased out by rotations first. Left rotations are U's records, right ones V's.
@@ -234,60 +247,72 @@ $SCALE_X
   device $R* QV = qrefl + base;
   device $R* TQ = taus + 2 * ulong(g) * n;
   device $R* TP = TQ + n;
-  device $R* D = diag + 2 * ulong(g) * n;
+  device $R* D = diag + 3 * ulong(g) * n;
   device $R* E = offd + ulong(g) * n;
   device $R* WV = D + n;  // scratch: w = v^T A of a left reflector
+  device $R* Z = D + 2 * n;  // scratch: the next left reflector's sum of x_i A[i][:]
   for (uint e = 0; e < n * n; ++e) A[e] = x[e] * sc;
-  for (uint k = 0; k < n; ++k) {
-    device $R* qk = QV + k * n;
-    // left: column k, rows k..n-1
-    $R sigma = $R(0);
-    for (uint i = k + 1; i < n; ++i) { const $R a = A[i * n + k]; sigma += a * a; }
-    const $R alpha = A[k * n + k];
-    for (uint i = 0; i < n; ++i) qk[i] = $R(0);
-    qk[k] = $R(1);
-    TQ[k] = $R(0);
-    D[k] = alpha;
-    if (sigma != $R(0)) {
-      const $R norm = sqrt(alpha * alpha + sigma);
-      const $R beta = alpha >= $R(0) ? -norm : norm;
-      const $R tau = (beta - alpha) / beta, h = $R(1) / (alpha - beta);
-      for (uint i = k + 1; i < n; ++i) qk[i] = A[i * n + k] * h;
-      TQ[k] = tau;
-      D[k] = beta;
-      for (uint c = k + 1; c < n; ++c) WV[c] = A[k * n + c];
-      for (uint i = k + 1; i < n; ++i) {
-        const $R vi = qk[i];
-        const device $R* ri = A + i * n;
-        for (uint c = k + 1; c < n; ++c) WV[c] += vi * ri[c];
-      }
-      for (uint i = k; i < n; ++i) {
-        const $R t = tau * qk[i];
-        device $R* ri = A + i * n;
-        for (uint c = k + 1; c < n; ++c) ri[c] -= t * WV[c];
-      }
+  la_left(A, QV, D, TQ, 0, n, A[0], la_column_sigma(A, 0, n));
+  if (TQ[0] != $R(0)) {  // WV = v^T A[:, 1:]
+    for (uint c = 1; c < n; ++c) WV[c] = A[c];
+    for (uint i = 1; i < n; ++i) {
+      const $R vi = QV[i];
+      const device $R* ri = A + i * n;
+      for (uint c = 1; c < n; ++c) WV[c] += vi * ri[c];
     }
-    if (k + 1 >= n) break;
+  }
+  for (uint k = 0; k + 1 < n; ++k) {
+    // Step k: the left reflector of column k (v in row k of QV, WV = v^T A[k:, k+1:]) is applied,
+    // row k first; row k gives the right reflector (u in row k of A); then one pass over the other
+    // rows applies both and gathers what the next left reflector needs (column k + 1 and
+    // sum x_i A[i][:]), so each step reads and writes the trailing matrix once.
+    const $R tq = TQ[k];
+    const device $R* qk = QV + k * n;
     device $R* rk = A + k * n;
-    TP[k] = $R(0);
-    if (k + 2 >= n) { E[k] = rk[k + 1]; continue; }
-    // right: row k, columns k+1..n-1
-    const $R a1 = rk[k + 1];
-    const $R s1 = la_dot(rk, rk, k + 2, n);
-    E[k] = a1;
-    if (s1 == $R(0)) { rk[k + 1] = $R(1); continue; }
-    const $R norm = sqrt(a1 * a1 + s1);
-    const $R beta = a1 >= $R(0) ? -norm : norm;
-    const $R tau = (beta - a1) / beta, h = $R(1) / (a1 - beta);
-    for (uint j = k + 2; j < n; ++j) rk[j] *= h;
-    rk[k + 1] = $R(1);
-    TP[k] = tau;
-    E[k] = beta;
+    if (tq != $R(0))
+      for (uint c = k + 1; c < n; ++c) rk[c] -= tq * WV[c];
+    const bool right = k + 2 < n;
+    if (right) la_reflect(A, k, n, E, TP);
+    else { E[k] = rk[k + 1]; TP[k] = $R(0); }
+    const $R tp = right ? TP[k] : $R(0);
+    for (uint c = k + 2; c < n; ++c) Z[c] = $R(0);
+    $R sigma = $R(0);
     for (uint i = k + 1; i < n; ++i) {
       device $R* ri = A + i * n;
-      const $R t = tau * la_dot(ri, rk, k + 1, n);
-      for (uint j = k + 1; j < n; ++j) ri[j] -= t * rk[j];
+      const $R ti = tq * qk[i];
+      $R part[8] = {$R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0), $R(0)};
+      $R dot = $R(0);
+      uint c = k + 1;
+      for (; c + 8 <= n; c += 8)
+        for (uint u = 0; u < 8; ++u) {
+          const $R a = ri[c + u] - ti * WV[c + u];
+          ri[c + u] = a;
+          part[u] += a * rk[c + u];
+        }
+      for (; c < n; ++c) {
+        const $R a = ri[c] - ti * WV[c];
+        ri[c] = a;
+        dot += a * rk[c];
+      }
+      for (uint u = 0; u < 8; ++u) dot += part[u];
+      const $R t = tp * dot;  // u[k + 1] = 1
+      const $R xi = ri[k + 1] - t;
+      ri[k + 1] = xi;
+      if (i == k + 1) {
+        for (uint j = k + 2; j < n; ++j) ri[j] -= t * rk[j];
+        continue;
+      }
+      sigma += xi * xi;
+      for (uint j = k + 2; j < n; ++j) {
+        const $R a = ri[j] - t * rk[j];
+        ri[j] = a;
+        Z[j] += xi * a;
+      }
     }
+    // the left reflector of column k + 1: v = (1, x_i h), WV = A[k+1][:] + h Z
+    const $R h = la_left(A, QV, D, TQ, k + 1, n, A[(k + 1) * n + k + 1], sigma);
+    if (TQ[k + 1] != $R(0))
+      for (uint c = k + 2; c < n; ++c) WV[c] = A[(k + 1) * n + c] + h * Z[c];
   }
   // |d| below EPS ||B|| is a zero singular value's: set to 0 and chased out.
   $R bnorm = $R(0);
@@ -423,7 +448,7 @@ def svd(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: b
     work = cache.empty(dev, batch * n * n, dt)
     qrefl = cache.empty(dev, batch * n * n, dt)
     taus = cache.empty(dev, 2 * batch * n, dt)
-    d = cache.empty(dev, 2 * batch * n, dt)
+    d = cache.empty(dev, 3 * batch * n, dt)
     e = cache.empty(dev, batch * n, dt)
     pq = cache.empty(dev, 2 * batch * cap, np.uint32)
     cs = cache.empty(dev, 4 * batch * cap, dt)
