@@ -13,6 +13,7 @@ import pytest
 
 import metalcall as mc
 import metalcall.numpy as mnp
+from metalcall.numpy import _linalg_band
 from metalcall.numpy._kernels import linalg_band
 
 DTYPES = ("float32", "float64")
@@ -174,6 +175,15 @@ def test_record_overflow_takes_jacobi(cpu, dt, monkeypatch):
     monkeypatch.setattr(linalg_band, "record_cap", lambda n: 4)
     a = rand((24, 24), dt, 5)
     check_eigh((a + a.T) / 2, dt, cpu)
+    check_svd(a, dt, cpu)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_stack_in_slices(cpu, dt, monkeypatch):
+    """A stack whose records would pass RECORDS_BYTES goes in slices (here of two matrices)."""
+    monkeypatch.setattr(_linalg_band, "RECORDS_BYTES", 2 * 2 * linalg_band.record_cap(12) * (4 + 2 * np.dtype(dt).itemsize))
+    a = rand((5, 12, 12), dt, 7)
+    check_eigh((a + np.swapaxes(a, -1, -2)) / 2, dt, cpu)
     check_svd(a, dt, cpu)
 
 

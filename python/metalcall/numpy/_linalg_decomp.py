@@ -25,8 +25,8 @@ import metalcall as mc
 from . import _dtypes as D
 from . import _fusion as F
 from ._array import ndarray
+from . import _linalg_band as _band
 from ._backend import kernels
-from ._kernels import cache
 from ._creation import asarray, eye, zeros
 from ._dtype_functions import result_type
 from ._elementwise import real
@@ -187,42 +187,17 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(wrap(q, bs + (m, qcols), dt, x.device), wrap(r, bs + (qcols, n), dt, x.device))
 
 
-def _band_route(dev, dt, n):
-    """Whether eigh and svd of n x n matrices take linalg_band's route: real dtypes on the CPU
-    backend (one thread per matrix reduces it; vectors are formed on strips over all the cores),
-    from n = 8 (below, Jacobi's few sweeps were 10-40% faster on stacks of 4x4). GPUs keep Jacobi,
-    whose block form met its target on the H200; complex dtypes too, so far."""
-    return cache.uses_loops(dev) and dt.kind == "f" and 8 <= n < (1 << 16)
-
-
-def _band_fits(parts, n):
-    """False where a matrix's rotations outnumbered the records kept (waits for the kernel)."""
-    return bool((np.asarray(parts["counts"]) <= parts["cap"]).all())
-
-
-def _band_eigh(x, dt, batch, n, vectors):
-    band, bt = kernels("linalg_band"), kernels("linalg_backtransform")
-    parts = band.eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
-    if not vectors:
-        return parts["w"], None
-    if not _band_fits(parts, n):
-        return None
-    v = bt.vectors(x.device, parts, batch, n, dt, refl="refl", nrefl=n - 2, off=1, tau_at=(n, 0),
-                   rec_at=(parts["cap"], 0, 1, 0), rows_out=False)
-    return parts["w"], v
-
-
 def _eigh(x, name, vectors):
     x, dt, bs, n, _ = matrices(x, name)
     rdt = real(zeros((), dtype=dt, device=x.device)).dtype  # eigenvalues are real
     batch = F.prod(bs)
     if batch * n == 0:
         return zeros(bs + (n,), dtype=rdt, device=x.device), zeros(x.shape, dtype=dt, device=x.device)
-    done = _band_route(x.device, dt, n) and _band_eigh(x, dt, batch, n, vectors)
+    done = _band.usable(x.device, dt, n) and _band.eigh(_band.stack(x), vectors)
     if done:
         w, v = done
-    else:
-        w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
+        return reshape(w, bs + (n,)), (reshape(v, x.shape) if vectors else None)
+    w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
     return wrap(w, bs + (n,), rdt, x.device), (wrap(v, x.shape, dt, x.device) if vectors else None)
 
 
@@ -232,21 +207,6 @@ def eigh(x, /):
 
 def eigvalsh(x, /):
     return _eigh(x, "eigvalsh", False)[0]
-
-
-def _band_svd(x, dt, batch, n, vectors):
-    band, bt = kernels("linalg_band"), kernels("linalg_backtransform")
-    parts = band.svd(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
-    if not vectors:
-        return parts["s"], None, None
-    if not _band_fits(parts, n):
-        return None
-    cap = parts["cap"]
-    u = bt.vectors(x.device, parts, batch, n, dt, refl="qrefl", nrefl=n, off=0, tau_at=(2 * n, 0),
-                   rec_at=(2 * cap, 0, 2, 0), rows_out=False)
-    vt = bt.vectors(x.device, parts, batch, n, dt, refl="prefl", nrefl=n - 2, off=1, tau_at=(2 * n, n),
-                    rec_at=(2 * cap, cap, 2, 1), rows_out=True)
-    return parts["s"], u, vt
 
 
 def _svd(x, full_matrices, vectors):
@@ -266,19 +226,21 @@ def _svd(x, full_matrices, vectors):
     if m > n:  # A = Q R: the SVD of the square R, then U = Q U_R
         q, r = qr(x, mode="complete" if full_matrices and vectors else "reduced")
         x = r[..., :n, :]
-    done = _band_route(dev, dt, n) and _band_svd(x, dt, batch, n, vectors)
+    done = _band.usable(dev, dt, n) and _band.svd(_band.stack(x), vectors)
     if done:
         s, u, vt = done
     else:
         block = kernels("linalg_block_jacobi")
         square = block.svd_square if block.usable(dev) else kernels("linalg_jacobi").svd_square
         s, u, vt = square(dev, x._contiguous_buffer(), batch, n, dt, vectors)
+        s = wrap(s, (batch, n), rdt, dev)
+        u, vt = (wrap(u, (batch, n, n), dt, dev), wrap(vt, (batch, n, n), dt, dev)) if vectors else (None, None)
     if np.isnan(np.asarray(s)).any():  # waits; NaN or inf in the input, where LAPACK does not converge
         raise LinAlgError("SVD did not converge")
-    s = wrap(s, bs + (n,), rdt, dev)
+    s = reshape(s, bs + (n,))
     if not vectors:
         return None, s, None
-    u, vt = wrap(u, bs + (n, n), dt, dev), wrap(vt, bs + (n, n), dt, dev)
+    u, vt = reshape(u, bs + (n, n)), reshape(vt, bs + (n, n))
     if q is not None:
         left = matmul(q[..., :, :n], u)
         u = concat([left, q[..., :, n:]], axis=-1) if ucols > n else left
