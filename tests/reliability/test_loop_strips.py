@@ -422,3 +422,54 @@ def test_type_ends_in_short_strips(device, span, variant):
     out = np.zeros(9, np.int64)
     lib.type_ends(1, out, np.uint32(span))
     assert out.tolist() == type_ends_reference(span)
+
+
+# Steps other than one (`k += step`, `k -= step` of a variable held by value, as a grid-stride
+# loop's `k += threads`): the strip ends `step * L` on where that stays inside the type, else it
+# counts. Near the ends of the types, up and down, with a step computed in the kernel.
+STRIDES = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void strides(device long* out [[buffer(0)]], constant uint& span [[buffer(1)]],
+                    constant uint& step_in [[buffer(2)]], uint t [[thread_position_in_grid]]) {
+    const uint step = step_in;
+    long count = 0;
+    for (uint k = 0xFFFFFFFFu - span * step; k < 0xFFFFFFFFu; k += step) count += k & 7u;
+    out[0] = count;
+    count = 0;
+    const int istep = int(step);
+    for (int k = int(0x80000000u) + int(span) * istep; k > int(0x80000000u); k -= istep) count += k & 7;
+    out[1] = count;
+    count = 0;
+    const long lstep = long(step);
+    for (long k = -long(span) * lstep; k < long(span) * lstep; k += lstep) count += k;
+    out[2] = count;
+    count = 0;
+    const uint twice = step * 2u;
+    for (uint k = 0; k < span * twice; k += twice) { if (k % 3u == 1u) continue; count += k; }
+    out[3] = count;
+    count = 0;
+    for (int k = 0; k <= int(span) * istep; k += istep) { if (k == 40 * istep) break; count += k; }
+    out[4] = count;
+}
+"""
+
+
+def strides_reference(span, step):
+    out = [0] * 5
+    out[0] = sum(k & 7 for k in range(0xFFFFFFFF - span * step, 0xFFFFFFFF, step))
+    int_min = -(2**31)
+    out[1] = sum(k & 7 for k in range(int_min + span * step, int_min, -step))
+    out[2] = sum(range(-span * step, span * step, step))
+    out[3] = sum(k for k in range(0, span * 2 * step, 2 * step) if k % 3 != 1)
+    out[4] = sum(k for k in range(0, span * step + 1, step) if k < 40 * step)
+    return out
+
+
+@pytest.mark.parametrize("span, step", [(1, 1), (3, 2), (1023, 7), (1025, 3), (5000, 2), (9000, 1)])
+@pytest.mark.parametrize("variant", ["strips", "strips of 3", "no checks"])
+def test_strides_in_strips(device, span, step, variant):
+    lib = device.compile(STRIDES, defines=VARIANTS[variant])
+    out = np.zeros(5, np.int64)
+    lib.strides(1, out, np.uint32(span), np.uint32(step))
+    assert out.tolist() == strides_reference(span, step)

@@ -126,7 +126,37 @@ struct CountedLoop {
   int op;                     // 0 `<`, 1 `<=`, 2 `>`, 3 `>=`
   std::string variable;
   std::size_t x_first, x_last;  // x's tokens [x_first, x_last)
+  std::string step;             // "" for steps of one, else the step of `v += step` (`-=` counting down)
 };
+
+// True when `name`, named at `use`, is a variable of its function held by value: declared
+// after a type name (not after `&` or `*`), its address never taken and never written from its
+// declaration to `last`, so that nothing but its own name changes it and nothing does.
+bool plain_value(const std::vector<Token>& t, const std::string& name, std::size_t use, std::size_t last) {
+  std::size_t decl = use;
+  while (decl-- > 0) {
+    if (!t[decl].is_identifier(name.c_str()) || decl < 2) continue;
+    if (!punct(t, decl + 1, "=") && !punct(t, decl + 1, ";") && !punct(t, decl + 1, ",") && !punct(t, decl + 1, ")") &&
+        !punct(t, decl + 1, "[") && !punct(t, decl + 1, "{"))
+      continue;  // a use
+    const Token& prev = t[decl - 1];
+    // `T* v` or `T& v` (a declaration: T after a statement's start, a `(`, a `,` or a qualifier), not `a * v`.
+    const bool after_type = (t[decl - 2].kind == TokenKind::identifier || punct(t, decl - 2, ">")) &&
+                            (decl < 3 || t[decl - 3].kind == TokenKind::identifier ||
+                             (t[decl - 3].kind == TokenKind::punct && any_of(t[decl - 3], {"(", ",", ";", "{", "}", ">", "::"})));
+    if (prev.kind == TokenKind::punct && any_of(prev, {"&", "&&", "*"}) && after_type) return false;  // T& v, T* v
+    if (prev.kind != TokenKind::identifier || prev.is_identifier("return") || prev.is_identifier("case")) continue;
+    if (punct(t, decl + 1, "[") && !punct(t, decl + 2, "[")) return false;  // an array, not [[attribute]]
+    break;
+  }
+  if (decl >= use) return false;
+  for (std::size_t k = decl + 1; k <= last && k < t.size(); ++k)
+    if (t[k].is_identifier(name.c_str()) && k > 0 && punct(t, k - 1, "&") &&
+        !(k > 1 && (t[k - 2].kind == TokenKind::identifier || t[k - 2].kind == TokenKind::number ||
+                    punct(t, k - 2, ")") || punct(t, k - 2, "]"))))
+      return false;  // &name: its address taken (a binary & has an operand before it)
+  return only_read(t, decl + 1, last, name);
+}
 
 std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t init_first, std::size_t init_last,
                                         std::size_t cond_first, std::size_t cond_last, std::size_t inc_first,
@@ -149,7 +179,7 @@ std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t
   if (op_at == cond_last || op_at == cond_first || op_at + 1 == cond_last) return std::nullopt;
   const std::string& op_text = t[op_at].text;
   int op = op_text == "<" ? 0 : op_text == "<=" ? 1 : op_text == ">" ? 2 : 3;
-  CountedLoop loop{op, "", 0, 0};
+  CountedLoop loop{op, "", 0, 0, ""};
   if (op_at == cond_first + 1 && t[cond_first].kind == TokenKind::identifier) {
     loop.variable = t[cond_first].text;
     loop.x_first = op_at + 1;
@@ -173,6 +203,25 @@ std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t
   else if (n == 3 && t[inc_first].is_identifier(v.c_str()) && t[inc_first + 2].kind == TokenKind::number &&
            (t[inc_first + 2].text == "1" || t[inc_first + 2].text == "1u" || t[inc_first + 2].text == "1U"))
     step = punct(t, inc_first + 1, "+=") ? 1 : punct(t, inc_first + 1, "-=") ? -1 : 0;
+  // Or v += e, v -= e with e a literal or a variable held by value that nothing writes (`k +=
+  // threads` of a grid-stride loop): the strip ends e * L steps on where e > 0 (metal_stop.h).
+  if (step == 0 && n >= 3 && t[inc_first].is_identifier(v.c_str()) &&
+      (punct(t, inc_first + 1, "+=") || punct(t, inc_first + 1, "-="))) {
+    bool plain = true;
+    for (std::size_t k = inc_first + 2; k < inc_last && plain; ++k) {
+      const Token& tok = t[k];
+      if (tok.kind == TokenKind::number) continue;
+      if (tok.kind == TokenKind::identifier)
+        plain = tok.text != v && plain_value(t, tok.text, inc_first, body_last);
+      else
+        plain = tok.kind == TokenKind::punct && any_of(tok, {"+", "-", "*", "/", "(", ")"}) &&
+                !(tok.is("*") && (k == inc_first + 2 || t[k - 1].kind == TokenKind::punct));  // no dereference
+    }
+    if (plain && side_effect_free(t, inc_first + 2, inc_last)) {
+      step = punct(t, inc_first + 1, "+=") ? 1 : -1;
+      for (std::size_t k = inc_first + 2; k < inc_last; ++k) loop.step += t[k].text + " ";
+    }
+  }
   if (step == 0 || (step > 0) != (loop.op <= 1)) return std::nullopt;
   // v is declared by the loop (so nothing before it holds a reference to it), as a value:
   // `T v = ...` with no `&` or `*` in the declaration.
@@ -301,9 +350,11 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     if (!breaks->empty()) head += "bool " + flag + " = false ; ";
     if (counted) {
       head += "for ( metal :: mtl_rt :: loop_strip < " + std::to_string(counted->op) + " , decltype ( " +
-              counted->variable + " ) , decltype ( " + text_of(counted->x_first, counted->x_last) + " ) > " + name +
-              " ( " + counted->variable + " ) ; ( " + cond + " ) && " + name + " . next ( " + counted->variable +
-              " ) ; ";
+              counted->variable + " ) , decltype ( " + text_of(counted->x_first, counted->x_last) + " )" +
+              (counted->step.empty() ? "" : " , decltype ( " + counted->variable + " + ( " + counted->step + " ) )") +
+              " > " + name + " ( " + counted->variable +
+              (counted->step.empty() ? "" : " , ( " + counted->step + " )") + " ) ; ( " + cond + " ) && " + name +
+              " . next ( " + counted->variable + " ) ; ";
     } else {
       head += "for ( unsigned " + name + " = 0u ; __METALCALL_STRIP_MORE ( " + name + " )" +
               (endless ? "" : " && ( " + cond + " )") + " ; ++ " + name + (inc_first < inc_last ? " , " : " ");

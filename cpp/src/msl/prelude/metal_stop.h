@@ -129,15 +129,17 @@ struct strip_same_type<T, X, decltype(void(mtl_declval<T>() + mtl_declval<X>()))
     : is_same<decltype(mtl_declval<T>() + mtl_declval<X>()), T> {};
 }  // namespace mtl_detail
 namespace mtl_rt {
-template <int Op, class T, class X>
+// S: the type of v + step for `v += step` (`v -= step` counting down), T for steps of one.
+template <int Op, class T, class X, class S = T>
 struct loop_strip {
   static constexpr bool by_value = mtl_detail::is_int<T>::value && mtl_detail::strip_same_type<T, X>::value &&
-                                   (Op == 0 || Op == 2 || mtl_detail::signed_int<T>::value);
+                                   is_same<S, T>::value && (Op == 0 || Op == 2 || mtl_detail::signed_int<T>::value);
   static constexpr unsigned long long hi_bits =
       ~0ull >> (64 - 8 * (sizeof(T) <= 8 ? sizeof(T) : 8) + (mtl_detail::signed_int<T>::value ? 1 : 0));
   T end;
   unsigned count;
-  constexpr explicit loop_strip(T v) : end(v), count(0u) {
+  bool by_count;  // a step this strip cannot end on by value: it counts
+  constexpr explicit loop_strip(T v) : end(v), count(0u), by_count(false) {
     if constexpr (by_value && __METALCALL_CHECKS_ON) {
       constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
       constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
@@ -145,9 +147,24 @@ struct loop_strip {
       else end = v >= T(lo + steps) ? T(v - steps) : lo;
     }
   }
+  // A step other than one: the strip ends L steps on, where the step is above 0 and the end
+  // lies inside T (so that v cannot wrap within the strip); else it counts its iterations.
+  constexpr loop_strip(T v, S step) : end(v), count(0u), by_count(true) {
+    if constexpr (by_value && __METALCALL_CHECKS_ON) {
+      constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
+      constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
+      using U = unsigned long long;  // distances without overflow: they fit, T's may not
+      const U room = Op <= 1 ? U(hi) - U(v) : U(v) - U(lo);
+      if (step > T(0) && room / U(step) >= U(steps)) {
+        end = T(Op <= 1 ? U(v) + U(step) * U(steps) : U(v) - U(step) * U(steps));
+        by_count = false;
+      }
+    }
+  }
   constexpr bool next(T v) {
     if constexpr (!__METALCALL_CHECKS_ON) return true;
     else if constexpr (!by_value) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
+    else if (by_count) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
     else if constexpr (Op == 0) return v < end;
     else if constexpr (Op == 1) return v <= end;
     else if constexpr (Op == 2) return v > end;
