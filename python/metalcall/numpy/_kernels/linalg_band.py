@@ -58,6 +58,49 @@ inline void la_reflect(device $R* A, uint k, uint n, device $R* E, device $R* TA
   TAU[k] = (beta - alpha) / beta;
   E[k] = beta;
 }
+// The implicit QR algorithm on the tridiagonal (D, E) of size n: deflate |e| <= EPS (|d| + |d'|)
+// from the bottom, then one shifted step (a bulge chased down by rotations G^T T G) on the lowest
+// unreduced block [l, h]. The shift is Wilkinson's, or, given `known` eigenvalues, the one nearest
+// to it (Wilkinson's again after a step that did not deflate). Rotations are recorded where
+// cap > 0. False if it did not converge within $MAX_STEPS steps a row.
+inline bool la_tridiag_qr(device $R* D, device $R* E, uint n, const device $R* W, uint known,
+                          device uint* pq, device $R* cs, uint cap, thread uint& count) {
+  uint steps = 0, stuck = 0, last_h = n;
+  uint h = n - 1;
+  while (h > 0) {
+    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    uint l = h - 1;
+    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    if (l > 0) E[l - 1] = $R(0);
+    if (++steps > $MAX_STEPS * n) return false;
+    stuck = h == last_h ? stuck + 1 : 0;
+    last_h = h;
+    const $R dd = (D[h - 1] - D[h]) / $R(2), b = E[h - 1];
+    const $R r0 = la_hypot(dd, b);
+    const $R den = dd + (dd >= $R(0) ? r0 : -r0);
+    $R mu = den != $R(0) ? D[h] - (b / den) * b : D[h];
+    if (known && stuck == 0) {
+      $R best = W[0];
+      for (uint i = 1; i < known; ++i)
+        if (fabs(W[i] - mu) < fabs(best - mu)) best = W[i];
+      mu = best;
+    }
+    $R xx = D[l] - mu, zz = E[l];
+    for (uint k = l; k < h; ++k) {
+      const $R r = la_hypot(xx, zz);
+      $R c = $R(1), s = $R(0);
+      if (r > $R(0)) { c = xx / r; s = zz / r; }
+      if (k > l) E[k - 1] = r;
+      const $R ak = D[k], ak1 = D[k + 1], bk = E[k];
+      D[k] = c * c * ak + $R(2) * c * s * bk + s * s * ak1;
+      D[k + 1] = s * s * ak - $R(2) * c * s * bk + c * c * ak1;
+      E[k] = c * s * (ak1 - ak) + (c * c - s * s) * bk;
+      if (k + 1 < h) { zz = s * E[k + 1]; E[k + 1] = c * E[k + 1]; xx = E[k]; }
+      if (cap) la_record(pq, cs, cap, count, k, k + 1, c, s);
+    }
+  }
+  return true;
+}
 inline $R la_column_sigma(const device $R* A, uint k, uint n) {
   $R sigma = $R(0);
   for (uint i = k + 1; i < n; ++i) sigma += A[i * n + k] * A[i * n + k];
@@ -181,37 +224,19 @@ $SCALE_X
     TAU[n - 2] = $R(0);
   }
   D[n - 1] = A[(n - 1) * n + n - 1];
-  // The implicit QR algorithm: deflate |e| <= EPS (|d| + |d'|) from the bottom, then one shifted
-  // step (a bulge chased down by rotations G^T T G) on the lowest unreduced block [l, h].
-  device uint* pq = rec_pq + ulong(g) * cap;
-  device $R* cs = rec_cs + 2 * ulong(g) * cap;
-  uint count = 0, steps = 0;
+  // With vectors, the eigenvalues first (no records; on copies of D and E), so that the recorded
+  // run can shift by them: a step shifted by an eigenvalue of the block mostly deflates it at once,
+  // about halving the rotations to replay.
+  uint count = 0;
   bool converged = true;
-  uint h = n - 1;
-  while (h > 0) {
-    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
-    uint l = h - 1;
-    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
-    if (l > 0) E[l - 1] = $R(0);
-    if (++steps > $MAX_STEPS * n) { converged = false; break; }
-    const $R dd = (D[h - 1] - D[h]) / $R(2), b = E[h - 1];
-    const $R r0 = la_hypot(dd, b);
-    const $R den = dd + (dd >= $R(0) ? r0 : -r0);
-    const $R mu = den != $R(0) ? D[h] - (b / den) * b : D[h];
-    $R xx = D[l] - mu, zz = E[l];
-    for (uint k = l; k < h; ++k) {
-      const $R r = la_hypot(xx, zz);
-      $R c = $R(1), s = $R(0);
-      if (r > $R(0)) { c = xx / r; s = zz / r; }
-      if (k > l) E[k - 1] = r;
-      const $R ak = D[k], ak1 = D[k + 1], bk = E[k];
-      D[k] = c * c * ak + $R(2) * c * s * bk + s * s * ak1;
-      D[k + 1] = s * s * ak - $R(2) * c * s * bk + c * c * ak1;
-      E[k] = c * s * (ak1 - ak) + (c * c - s * s) * bk;
-      if (k + 1 < h) { zz = s * E[k + 1]; E[k + 1] = c * E[k + 1]; xx = E[k]; }
-      if (vectors) la_record(pq, cs, cap, count, k, k + 1, c, s);
-    }
+  if (vectors) {
+    for (uint i = 0; i < n; ++i) { P0[i] = D[i]; P1[i] = E[i]; }
+    converged = la_tridiag_qr(P0, P1, n, P0, 0u, rec_pq, rec_cs, 0u, count);
+    count = 0;
   }
+  if (converged)
+    converged = la_tridiag_qr(D, E, n, P0, vectors ? n : 0u, rec_pq + ulong(g) * cap, rec_cs + 2 * ulong(g) * cap,
+                              vectors ? cap : 0u, count);
   if (!converged)
     for (uint i = 0; i < n; ++i) D[i] = NAN;
   counts[g] = count;
