@@ -101,6 +101,91 @@ inline bool la_tridiag_qr(device $R* D, device $R* E, uint n, const device $R* W
   }
   return true;
 }
+// Golub and Kahan's implicit QR on the upper bidiagonal (D, E) of size n: deflation as
+// la_tridiag_qr, |d| <= dtol set to 0 and chased out (row i against rows below it from the left,
+// or column h against the columns before it from the right), else one step shifted by the
+// eigenvalue of B^T B's trailing 2x2 nearer its last entry, or, given the `known` squares of the
+// singular values, the one nearest to that (as la_tridiag_qr). Left rotations are U's records,
+// right ones V's, where cap > 0. False if it did not converge.
+inline bool la_bidiag_qr(device $R* D, device $R* E, uint n, $R dtol, const device $R* W, uint known,
+                         device uint* upq, device $R* ucs, device uint* vpq, device $R* vcs, uint cap,
+                         thread uint& ucount, thread uint& vcount) {
+  uint steps = 0, stuck = 0, last_h = n;
+  uint h = n - 1;
+  while (h > 0) {
+    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    uint l = h - 1;
+    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    if (l > 0) E[l - 1] = $R(0);
+    if (++steps > $MAX_STEPS * n) return false;
+    stuck = h == last_h ? stuck + 1 : 0;
+    last_h = h;
+    bool chased = false;
+    for (uint i = l; i <= h && !chased; ++i) {
+      if (!(fabs(D[i]) <= dtol)) continue;
+      D[i] = $R(0);
+      chased = true;
+      if (i < h) {  // row i: rotate it against rows i+1..h (from the left) until e_i is gone
+        $R f = E[i];
+        E[i] = $R(0);
+        for (uint j = i + 1; j <= h; ++j) {
+          const $R gg = D[j], r = la_hypot(f, gg);
+          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
+          D[j] = r;
+          if (j < h) { f = -s * E[j]; E[j] = c * E[j]; }
+          if (cap) la_record(upq, ucs, cap, ucount, j, i, c, s);
+        }
+      } else {  // column h: rotate it against columns h-1..l (from the right)
+        $R f = E[h - 1];
+        E[h - 1] = $R(0);
+        for (uint k = h; k-- > l;) {
+          const $R gg = D[k], r = la_hypot(gg, f);
+          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
+          D[k] = r;
+          if (k > l) { f = -s * E[k - 1]; E[k - 1] = c * E[k - 1]; }
+          if (cap) la_record(vpq, vcs, cap, vcount, k, h, c, s);
+        }
+      }
+    }
+    if (chased) continue;
+    // the shift: the eigenvalue of the trailing 2x2 of B^T B nearer its last entry
+    const $R dm = D[h - 1], dn = D[h], em = E[h - 1], el = h - 1 > l ? E[h - 2] : $R(0);
+    const $R t11 = dm * dm + el * el, t12 = dm * em, t22 = dn * dn + em * em;
+    const $R delta = (t11 - t22) / $R(2), r0 = la_hypot(delta, t12);
+    const $R den = delta + (delta >= $R(0) ? r0 : -r0);
+    $R mu = den != $R(0) ? t22 - (t12 / den) * t12 : t22;
+    if (known && stuck == 0) {
+      $R best = W[0];
+      for (uint i = 1; i < known; ++i)
+        if (fabs(W[i] - mu) < fabs(best - mu)) best = W[i];
+      mu = best;
+    }
+    $R y = D[l] * D[l] - mu, z = D[l] * E[l];
+    for (uint k = l; k < h; ++k) {
+      $R r = la_hypot(y, z);
+      $R c = r > $R(0) ? y / r : $R(1), s = r > $R(0) ? -z / r : $R(0);
+      if (k > l) E[k - 1] = r;
+      const $R dk = D[k], ek = E[k], dk1 = D[k + 1];
+      D[k] = c * dk - s * ek;
+      E[k] = s * dk + c * ek;
+      const $R bulge = -s * dk1;
+      D[k + 1] = c * dk1;
+      if (cap) la_record(vpq, vcs, cap, vcount, k, k + 1, c, -s);
+      y = D[k];
+      z = bulge;
+      r = la_hypot(y, z);
+      c = r > $R(0) ? y / r : $R(1);
+      s = r > $R(0) ? z / r : $R(0);
+      D[k] = r;
+      const $R ek2 = E[k], dk12 = D[k + 1];
+      E[k] = c * ek2 + s * dk12;
+      D[k + 1] = -s * ek2 + c * dk12;
+      if (k + 1 < h) { z = s * E[k + 1]; E[k + 1] = c * E[k + 1]; y = E[k]; }
+      if (cap) la_record(upq, ucs, cap, ucount, k, k + 1, c, s);
+    }
+  }
+  return true;
+}
 inline $R la_column_sigma(const device $R* A, uint k, uint n) {
   $R sigma = $R(0);
   for (uint i = k + 1; i < n; ++i) sigma += A[i * n + k] * A[i * n + k];
@@ -348,73 +433,16 @@ $SCALE_X
   device $R* ucs = rec_cs + 4 * ulong(g) * cap;
   device uint* vpq = upq + cap;
   device $R* vcs = ucs + 2 * cap;
-  uint ucount = 0, vcount = 0, steps = 0;
+  uint ucount = 0, vcount = 0;
   bool converged = true;
-  uint h = n - 1;
-  while (h > 0) {
-    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
-    uint l = h - 1;
-    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
-    if (l > 0) E[l - 1] = $R(0);
-    if (++steps > $MAX_STEPS * n) { converged = false; break; }
-    bool chased = false;
-    for (uint i = l; i <= h && !chased; ++i) {
-      if (!(fabs(D[i]) <= dtol)) continue;
-      D[i] = $R(0);
-      chased = true;
-      if (i < h) {  // row i: rotate it against rows i+1..h (from the left) until e_i is gone
-        $R f = E[i];
-        E[i] = $R(0);
-        for (uint j = i + 1; j <= h; ++j) {
-          const $R gg = D[j], r = la_hypot(f, gg);
-          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
-          D[j] = r;
-          if (j < h) { f = -s * E[j]; E[j] = c * E[j]; }
-          if (vectors) la_record(upq, ucs, cap, ucount, j, i, c, s);
-        }
-      } else {  // column h: rotate it against columns h-1..l (from the right)
-        $R f = E[h - 1];
-        E[h - 1] = $R(0);
-        for (uint k = h; k-- > l;) {
-          const $R gg = D[k], r = la_hypot(gg, f);
-          const $R c = r > $R(0) ? gg / r : $R(1), s = r > $R(0) ? f / r : $R(0);
-          D[k] = r;
-          if (k > l) { f = -s * E[k - 1]; E[k - 1] = c * E[k - 1]; }
-          if (vectors) la_record(vpq, vcs, cap, vcount, k, h, c, s);
-        }
-      }
-    }
-    if (chased) continue;
-    // the shift: the eigenvalue of the trailing 2x2 of B^T B nearer its last entry
-    const $R dm = D[h - 1], dn = D[h], em = E[h - 1], el = h - 1 > l ? E[h - 2] : $R(0);
-    const $R t11 = dm * dm + el * el, t12 = dm * em, t22 = dn * dn + em * em;
-    const $R delta = (t11 - t22) / $R(2), r0 = la_hypot(delta, t12);
-    const $R den = delta + (delta >= $R(0) ? r0 : -r0);
-    const $R mu = den != $R(0) ? t22 - (t12 / den) * t12 : t22;
-    $R y = D[l] * D[l] - mu, z = D[l] * E[l];
-    for (uint k = l; k < h; ++k) {
-      $R r = la_hypot(y, z);
-      $R c = r > $R(0) ? y / r : $R(1), s = r > $R(0) ? -z / r : $R(0);
-      if (k > l) E[k - 1] = r;
-      const $R dk = D[k], ek = E[k], dk1 = D[k + 1];
-      D[k] = c * dk - s * ek;
-      E[k] = s * dk + c * ek;
-      const $R bulge = -s * dk1;
-      D[k + 1] = c * dk1;
-      if (vectors) la_record(vpq, vcs, cap, vcount, k, k + 1, c, -s);
-      y = D[k];
-      z = bulge;
-      r = la_hypot(y, z);
-      c = r > $R(0) ? y / r : $R(1);
-      s = r > $R(0) ? z / r : $R(0);
-      D[k] = r;
-      const $R ek2 = E[k], dk12 = D[k + 1];
-      E[k] = c * ek2 + s * dk12;
-      D[k + 1] = -s * ek2 + c * dk12;
-      if (k + 1 < h) { z = s * E[k + 1]; E[k + 1] = c * E[k + 1]; y = E[k]; }
-      if (vectors) la_record(upq, ucs, cap, ucount, k, k + 1, c, s);
-    }
+  if (vectors) {  // the singular values first, unrecorded, to shift the recorded run by (as eigh)
+    for (uint i = 0; i < n; ++i) { WV[i] = D[i]; Z[i] = E[i]; }
+    converged = la_bidiag_qr(WV, Z, n, dtol, WV, 0u, upq, ucs, vpq, vcs, 0u, ucount, vcount);
+    for (uint i = 0; i < n; ++i) WV[i] *= WV[i];
+    ucount = vcount = 0;
   }
+  if (converged)
+    converged = la_bidiag_qr(D, E, n, dtol, WV, vectors ? n : 0u, upq, ucs, vpq, vcs, vectors ? cap : 0u, ucount, vcount);
   for (uint i = 0; i < n; ++i) {
     if (!converged) D[i] = NAN;
     else if (D[i] < $R(0)) {
