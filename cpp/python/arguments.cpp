@@ -210,16 +210,21 @@ bool numpy_array_argument(PyObject* o, const Kernel* kernel, std::size_t index, 
 
 namespace {
 
-// A foreign GPU array (torch/CuPy CUDA tensor, Numba array) imported onto the kernel's device; nullopt if not one.
-// On CUDA, torch tensors and __cuda_array_interface__ objects come from the per-object import cache.
-std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device,
-                                     std::vector<std::uintptr_t>& ordered_streams) {
+// A foreign tensor (torch, CuPy, a __cuda_array_interface__ object) on its fast path; nullopt
+// if not one. Errors name the argument.
+std::optional<ForeignArgument> fast_foreign(const py::handle& x, std::size_t index, const Device& device, ForeignCall& call) {
+  try {
+    return foreign_argument(x, device, call);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError("argument " + std::to_string(index) + ": " + e.what());
+  }
+}
+
+// Other foreign GPU memory (DLPack producers reporting CUDA) imported onto the kernel's device; nullopt if not one.
+std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, const Device& device) {
   PyObject* o = x.ptr();
   if (PyBytes_Check(o) || PyByteArray_Check(o) || PyMemoryView_Check(o)) return std::nullopt;  // host memory, no lookups
   try {
-    if (device.info().backend == "cuda") {
-      if (std::optional<PyBuffer> cached = cached_gpu_argument(x, device, ordered_streams)) return cached;
-    }
     return import_gpu_memory(x, device);
   } catch (const ArgumentError& e) {
     throw ArgumentError("argument " + std::to_string(index) + ": " + e.what());
@@ -232,16 +237,29 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
                        HostReferences& refs, const Kernel* kernel) {
   const std::size_t n = args.size();
   out.reserve(n - first);
-  std::vector<std::uintptr_t> ordered_streams;  // producers' streams this call waits for, once each
+  ForeignCall foreign;  // producers' streams, read and waited for once per call
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
-  auto add_buffer = [&out](const PyBuffer& b) {
+  auto add_typed = [&out](Buffer buffer, const py::dtype& dtype, py::ssize_t itemsize) {
     Argument& a = out.emplace_back();
     a.kind = Argument::Kind::buffer;
-    a.buffer = b.buffer;
-    a.host_scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &a.host_raw_bytes);
-    a.host_foreign_type = foreign_type(b.dtype, a.host_scalar);
-    a.host_itemsize = static_cast<std::size_t>(b.itemsize);
-    a.host_big_endian = foreign_order_dtype(b.dtype.ptr());  // dev.asarray keeps a big-endian dtype
+    a.buffer = std::move(buffer);
+    a.host_scalar = scalar_from_dtype(dtype.kind(), itemsize, &a.host_raw_bytes);
+    a.host_foreign_type = foreign_type(dtype, a.host_scalar);
+    a.host_itemsize = static_cast<std::size_t>(itemsize);
+    a.host_big_endian = foreign_order_dtype(dtype.ptr());  // dev.asarray keeps a big-endian dtype
+  };
+  auto add_buffer = [&add_typed](const PyBuffer& b) { add_typed(b.buffer, b.dtype, b.itemsize); };
+  auto add_foreign = [&](ForeignArgument& f) {
+    const py::ssize_t itemsize = f.dtype.itemsize();
+    if (f.buffer) {
+      add_typed(std::move(f.buffer), f.dtype, itemsize);
+      return;
+    }
+    bool raw = false;
+    const ScalarType scalar = scalar_from_dtype(f.dtype.kind(), itemsize, &raw);
+    out.push_back(Argument::from_host(f.host, f.nbytes, true, scalar, raw));
+    out.back().host_foreign_type = foreign_type(f.dtype, scalar);
+    out.back().host_itemsize = static_cast<std::size_t>(itemsize);
   };
   for (std::size_t i = first; i < n; ++i) {
     PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
@@ -249,6 +267,13 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     if (const PyBuffer* b = exact_instance<PyBuffer>(o, g_buffer_type)) {
       add_buffer(*b);
       continue;
+    }
+    // torch tensors and CuPy arrays next, by exact type (their subclasses come below).
+    if (is_foreign_tensor_type(o)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(args[i], i - first, device, foreign)) {
+        add_foreign(*f);
+        continue;
+      }
     }
     if (numpy_array_argument(o, kernel, i - first, out, refs)) continue;
     if (o == Py_None) {  // for a parameter its function constant leaves out (core checks)
@@ -276,7 +301,13 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     }
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
-    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device, ordered_streams)) {
+    if (!PyBytes_Check(o) && !PyByteArray_Check(o) && !PyMemoryView_Check(o) && !is_foreign_tensor_type(o)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(args[i], i - first, device, foreign)) {
+        add_foreign(*f);
+        continue;
+      }
+    }
+    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
       add_buffer(*gpu);
       continue;
     }

@@ -92,15 +92,31 @@ PyBuffer import_cuda_array(const py::handle& x, const Device& device);
  */
 std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& device);
 
+/** What one call's foreign arguments share: producers' current streams (read once) and the streams waited for. */
+struct ForeignCall {
+  std::vector<std::uintptr_t> ordered;
+  std::optional<std::uintptr_t> torch_stream;  // on the device's GPU
+  std::optional<std::uintptr_t> cupy_stream;
+};
+
+/** A foreign tensor as a kernel argument: GPU memory as a Buffer (kept with its producer), or host memory. */
+struct ForeignArgument {
+  Buffer buffer;          // set for GPU memory
+  void* host = nullptr;   // else host memory, used in place (the call's arguments keep it alive)
+  std::size_t nbytes = 0;
+  py::dtype dtype;
+};
+
 /**
- * A kernel argument on a CUDA `device` from a torch CUDA tensor or an object with
- * __cuda_array_interface__, through a per-object cache of its import (gpu_import.cpp);
- * nullopt when `x` is neither (or only DLPack can order it): the caller imports it as
- * before. Orders the device after the producer's stream once per call: `ordered` holds the
- * streams this call has waited for.
+ * A torch tensor (host or CUDA), a CuPy array or an object with __cuda_array_interface__ as a
+ * kernel argument on `device`, described by attribute reads each call, imported once per object
+ * (foreign_arguments.cpp) and ordered after its producer's stream once per call; nullopt when
+ * `x` is none of them or only DLPack can take it (the caller imports it as before).
  */
-std::optional<PyBuffer> cached_gpu_argument(const py::handle& x, const Device& device,
-                                            std::vector<std::uintptr_t>& ordered);
+std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Device& device, ForeignCall& call);
+
+/** True when `o`'s type is exactly torch.Tensor or cupy.ndarray (the call path's early test). */
+bool is_foreign_tensor_type(PyObject* o);
 
 /** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
 struct PyBatch {

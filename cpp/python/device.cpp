@@ -344,6 +344,10 @@ devices where the sandbox exists, off otherwise (docs/security.md).
         const double t = d.options().kernel_timeout;
         return t > 0 ? py::object(py::float_(t)) : py::object(py::none());
       }, "Seconds a single dispatch may run before it is stopped (ExecutionError), or None: no limit.")
+      .def_property_readonly("stream_handle", [](const Device& d) { return d.stream_handle(); },
+                             "The CUDA stream this device queues its work on, as an int (0 on other backends). "
+                             "torch.cuda.ExternalStream(dev.stream_handle) (CuPy: cupy.cuda.ExternalStream) puts "
+                             "their work on it: their tensors then pass to kernels without an ordering event.")
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
            py::arg("fast_math") = py::bool_(true), py::arg("language_version") = py::none(), R"doc(

@@ -241,6 +241,9 @@ class Device(metaclass=_pybind11_type):
     def kernel_timeout(self) -> float | None:
         """Seconds a single dispatch may run before it is stopped (ExecutionError); None: no limit."""
     @property
+    def stream_handle(self) -> int:
+        """The CUDA stream this device queues its work on (0 on other backends)."""
+    @property
     def info(self) -> DeviceInfo: ...
     def compile(
         self,

@@ -1,0 +1,354 @@
+// Foreign tensors as kernel arguments at Buffer speed (P2.2 item 1): torch tensors, CuPy arrays
+// and __cuda_array_interface__ objects are described each call by a few attribute reads (no
+// DLPack capsule), GPU memory is imported once per object (a weakref-dropped cache, checked each
+// call against what the object says now), and the producer's current stream is read once per
+// call and ordered by an event only when it differs from the device's.
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+
+#include "bindings.hpp"
+
+namespace metalcall::python {
+
+namespace {
+
+// Attribute names, interned once: a lookup by a str object skips making one per read.
+struct Names {
+  PyObject* get_device = PyUnicode_InternFromString("get_device");
+  PyObject* requires_grad = PyUnicode_InternFromString("requires_grad");
+  PyObject* dtype = PyUnicode_InternFromString("dtype");
+  PyObject* is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  PyObject* is_neg = PyUnicode_InternFromString("is_neg");
+  PyObject* is_conj = PyUnicode_InternFromString("is_conj");
+  PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
+  PyObject* nbytes = PyUnicode_InternFromString("nbytes");
+  PyObject* data = PyUnicode_InternFromString("data");
+  PyObject* ptr = PyUnicode_InternFromString("ptr");
+  PyObject* device_id = PyUnicode_InternFromString("device_id");
+  PyObject* c_contiguous = PyUnicode_InternFromString("_c_contiguous");
+};
+const Names& names() {
+  static const Names& n = *new Names;  // never destroyed (kept for the process)
+  return n;
+}
+
+py::object get(PyObject* o, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(o, name);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+py::object invoke(PyObject* o, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(o, name);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+bool truthy(const py::handle& h) {
+  const int r = PyObject_IsTrue(h.ptr());
+  if (r < 0) throw py::error_already_set();
+  return r == 1;
+}
+
+std::uintptr_t as_address(const py::handle& h) {
+  const unsigned long long v = PyLong_AsUnsignedLongLong(h.ptr());
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<std::uintptr_t>(v);
+}
+
+long long as_long(const py::handle& h) {
+  const long long v = PyLong_AsLongLong(h.ptr());
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+// `module.attribute` once the module is imported (looked up until then: it may come later;
+// by an interned name, as every argument of every call asks).
+PyObject* type_in(PyObject* module, const char* attribute, PyObject** slot) {
+  if (*slot) return *slot;
+  PyObject* m = PyDict_GetItemWithError(PyImport_GetModuleDict(), module);  // borrowed
+  if (!m) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* t = PyObject_GetAttrString(m, attribute);
+  if (!t || !PyType_Check(t)) {
+    PyErr_Clear();
+    Py_XDECREF(t);
+    return nullptr;
+  }
+  *slot = t;  // kept for the process
+  return t;
+}
+
+PyObject* torch_tensor_type() {
+  static PyObject* type = nullptr;
+  static PyObject* name = PyUnicode_InternFromString("torch");
+  return type_in(name, "Tensor", &type);
+}
+
+PyObject* cupy_array_type() {
+  static PyObject* type = nullptr;
+  static PyObject* name = PyUnicode_InternFromString("cupy");
+  return type_in(name, "ndarray", &type);
+}
+
+// NumPy's dtype for a torch dtype, by the torch dtype object (torch's dtypes are singletons,
+// kept referenced here); none for those NumPy lacks (bfloat16, the float8 types).
+std::optional<py::dtype> numpy_dtype_of_torch(const py::handle& dtype) {
+  static auto& known = *new std::unordered_map<PyObject*, std::optional<py::dtype>>();  // never destroyed
+  const auto hit = known.find(dtype.ptr());
+  if (hit != known.end()) return hit->second;
+  std::string name = py::str(dtype);
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  static const char* const numpy_names[] = {"float16", "float32", "float64", "int8",   "int16",     "int32",     "int64",
+                                            "uint8",   "uint16",  "uint32",  "uint64", "complex64", "complex128"};
+  std::optional<py::dtype> out;
+  for (const char* n : numpy_names)
+    if (name == n) out = py::dtype(std::string(n));
+  if (name == "bool") out = py::dtype("?");
+  if (known.size() < 64) known.emplace(dtype.inc_ref().ptr(), out);
+  return out;
+}
+
+// What an object says of its memory now; a cached import is used while this stays the same.
+struct Described {
+  std::uintptr_t ptr = 0;
+  std::size_t nbytes = 0;
+  py::dtype dtype;
+  bool host = false;          // host memory (a CPU tensor): used in place, never imported
+  bool ordered = false;       // the producer named a stream to order after
+  std::uintptr_t stream = 0;
+};
+
+// torch's current stream on GPU `index` as a raw handle (what __dlpack__ orders after):
+// torch._C._cuda_getCurrentRawStream where it exists, else torch.cuda.current_stream(index).
+std::uintptr_t torch_current_stream(int index) {
+  static PyObject* raw = [] {
+    py::object c = py::module_::import("torch").attr("_C");
+    return py::hasattr(c, "_cuda_getCurrentRawStream") ? py::object(c.attr("_cuda_getCurrentRawStream")).release().ptr() : nullptr;
+  }();  // kept for the process
+  if (raw) return py::reinterpret_borrow<py::object>(raw)(index).cast<std::uintptr_t>();
+  return py::module_::import("torch").attr("cuda").attr("current_stream")(index).attr("cuda_stream").cast<std::uintptr_t>();
+}
+
+// A torch tensor `device` can use in place: CUDA memory of its GPU, or host memory (any
+// device: the CPU reads it, GPUs stage it). nullopt leaves it to DLPack, which says why not
+// (another GPU, requires grad, a dtype NumPy lacks, a sparse or other non-strided tensor: torch
+// raises on one of the reads below).
+std::optional<Described> describe_torch(PyObject* x, const Device& device, ForeignCall& per_call) {
+  const Names& n = names();
+  try {
+    const long long index = as_long(invoke(x, n.get_device));  // -1: host memory
+    const bool cuda_device = device.info().backend == "cuda";
+    if (index >= 0 && (!cuda_device || index != device.info().index)) return std::nullopt;
+    if (truthy(get(x, n.requires_grad))) return std::nullopt;
+    py::object type = get(x, n.dtype);
+    std::optional<py::dtype> dtype = numpy_dtype_of_torch(type);
+    if (!dtype) return std::nullopt;
+    if (!truthy(invoke(x, n.is_contiguous))) {
+      throw ArgumentError("the Tensor is not C-contiguous; pass a contiguous copy (x.contiguous())");
+    }
+    // Lazy views: the memory holds the values before negation or conjugation.
+    if (truthy(invoke(x, n.is_neg))) throw ArgumentError("the Tensor has its negative bit set (a view); pass x.resolve_neg()");
+    if (dtype->kind() == 'c' && truthy(invoke(x, n.is_conj))) {
+      throw ArgumentError("the Tensor has its conjugate bit set (a view); pass x.resolve_conj()");
+    }
+    Described d;
+    d.ptr = as_address(invoke(x, n.data_ptr));
+    d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+    d.dtype = std::move(*dtype);
+    d.host = index < 0;
+    if (!d.host) {
+      if (!per_call.torch_stream) per_call.torch_stream = torch_current_stream(static_cast<int>(index));
+      d.ordered = true;
+      d.stream = *per_call.torch_stream;
+    }
+    return d;
+  } catch (py::error_already_set&) {
+    return std::nullopt;
+  }
+}
+
+// A CuPy array on `device`'s GPU: its MemoryPointer, size, dtype and contiguity flag (the
+// __cuda_array_interface__ dict costs several times these reads: it formats dtype.descr).
+// CuPy's current stream is read once per call; its null stream (0) is the legacy default
+// stream, as its interface says (1). nullopt: not one CuPy answers here (the interface then).
+std::optional<Described> describe_cupy(PyObject* x, const Device& device, ForeignCall& per_call) {
+  const Names& n = names();
+  if (device.info().backend != "cuda") return std::nullopt;
+  try {
+    py::object data = get(x, n.data);
+    if (as_long(get(data.ptr(), n.device_id)) != device.info().index) return std::nullopt;
+    py::object type = get(x, n.dtype);
+    if (!py::isinstance<py::dtype>(type)) return std::nullopt;
+    if (!truthy(get(x, n.c_contiguous))) {
+      throw ArgumentError("the ndarray is not C-contiguous; pass cupy.ascontiguousarray(x)");
+    }
+    Described d;
+    d.ptr = as_address(get(data.ptr(), n.ptr));
+    d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+    d.dtype = py::reinterpret_borrow<py::dtype>(type);
+    if (!per_call.cupy_stream) {
+      py::object stream = py::module_::import("cupy").attr("cuda").attr("get_current_stream")();
+      per_call.cupy_stream = as_address(get(stream.ptr(), n.ptr));
+    }
+    d.ordered = true;
+    d.stream = *per_call.cupy_stream;
+    return d;
+  } catch (py::error_already_set&) {
+    return std::nullopt;
+  }
+}
+
+// An object with __cuda_array_interface__; nullopt when it has none, or when its interface
+// names no stream (version 2) and DLPack can order it instead.
+std::optional<Described> describe_cai(const py::handle& x) {
+  PyObject* cai = PyObject_GetAttrString(x.ptr(), "__cuda_array_interface__");
+  if (!cai) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  py::dict d = py::reinterpret_steal<py::dict>(cai);
+  if (!d.contains("stream") && py::hasattr(x, "__dlpack__")) return std::nullopt;
+  const std::string what = py::str(py::type::of(x).attr("__name__"));
+  if (d.contains("mask") && !d["mask"].is_none()) throw ArgumentError("the " + what + " is a masked array; pass the data alone");
+  py::tuple data = d["data"].cast<py::tuple>();
+  if (truthy(data[1])) throw ArgumentError("the " + what + " is read-only, and kernels may write a Buffer; pass a writable copy");
+  py::dtype dtype(d["typestr"].cast<std::string>());
+  if (dtype.attr("byteorder").cast<std::string>() == ">") throw ArgumentError("the " + what + " is big-endian; kernels read native byte order");
+  std::vector<py::ssize_t> shape;
+  for (const auto& s : py::reinterpret_borrow<py::sequence>(d["shape"])) shape.push_back(s.cast<py::ssize_t>());
+  // C order each call (a view's strides may change under the same pointer and shape).
+  if (d.contains("strides") && !d["strides"].is_none()) {
+    auto strides = d["strides"].cast<std::vector<long long>>();
+    if (strides.size() != shape.size()) throw ArgumentError("the " + what + "'s __cuda_array_interface__ strides do not match its shape");
+    long long expected = dtype.itemsize();
+    for (std::size_t i = shape.size(); i-- > 0;) {
+      if (shape[i] != 1 && strides[i] != expected) {
+        throw ArgumentError("the " + what + " is not C-contiguous; pass a contiguous copy (cupy.ascontiguousarray(x))");
+      }
+      expected *= shape[i];
+    }
+  }
+  Described out;
+  out.ptr = data[0].cast<std::uintptr_t>();
+  out.nbytes = static_cast<std::size_t>(dtype.itemsize());
+  for (auto s : shape) out.nbytes *= static_cast<std::size_t>(s);
+  out.dtype = std::move(dtype);
+  if (d.contains("stream") && !d["stream"].is_none()) {
+    out.ordered = true;
+    out.stream = d["stream"].cast<std::uintptr_t>();
+    if (out.stream == 0) throw ArgumentError("the " + what + "'s __cuda_array_interface__ has stream 0, which the protocol forbids");
+  }
+  return out;
+}
+
+// ---- the per-object cache of GPU imports ----
+
+struct CachedImport {
+  py::object weak;  // weakref.ref(object, drop this entry)
+  Device device;
+  std::uintptr_t ptr;
+  std::size_t nbytes;
+  py::dtype dtype;
+  Buffer base;  // over the memory, owning nothing
+};
+
+using ImportCache = std::unordered_map<PyObject*, CachedImport>;
+ImportCache& import_cache() {
+  static auto& cache = *new ImportCache;  // never destroyed: it holds Python objects (the GIL guards it)
+  return cache;
+}
+constexpr std::size_t kMaxCachedImports = 4096;  // beyond this (objects that live long) start over
+
+bool same_dtype(const py::dtype& a, const py::dtype& b) {
+  return a.ptr() == b.ptr() || PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ) == 1;
+}
+
+void remember(PyObject* x, const Device& device, const Described& what, const Buffer& base) {
+  ImportCache& cache = import_cache();
+  if (cache.size() >= kMaxCachedImports) cache.clear();
+  py::cpp_function drop([x](py::handle ref) {
+    ImportCache& c = import_cache();
+    auto it = c.find(x);
+    if (it != c.end() && it->second.weak.ptr() == ref.ptr()) c.erase(it);
+  });
+  PyObject* weak = PyWeakref_NewRef(x, drop.ptr());
+  if (!weak) {  // no weak references to this type: imported each call
+    PyErr_Clear();
+    return;
+  }
+  cache[x] = CachedImport{py::reinterpret_steal<py::object>(weak), device, what.ptr, what.nbytes, what.dtype, base};
+}
+
+// The Buffer over `what` on `device`: the cached import while the object says the same
+// pointer, size and dtype (set_, resize_, .data = and new objects at a dead one's address
+// change one of them or drop the entry), else a new import (the driver checks the pointer).
+Buffer imported(PyObject* x, const Device& device, const Described& what) {
+  ImportCache& cache = import_cache();
+  auto it = cache.find(x);
+  if (it != cache.end()) {
+    const CachedImport& c = it->second;
+    if (c.device.impl() == device.impl() && c.ptr == what.ptr && c.nbytes == what.nbytes && same_dtype(c.dtype, what.dtype))
+      return c.base;
+    cache.erase(it);
+  }
+  Buffer base = device.wrap(reinterpret_cast<void*>(what.ptr), what.nbytes, nullptr);
+  remember(x, device, what, base);
+  return base;
+}
+
+// Keeps the producer alive while a Buffer (and queued work) uses its memory.
+std::shared_ptr<void> keep_alive(PyObject* x) {
+  Py_INCREF(x);
+  return std::shared_ptr<void>(x, [](void* p) {
+    PyGILState_STATE state;  // let go of from any thread (leaked at exit)
+    if (!Py_IsInitialized() || !ensure_gil_unless_exiting(&state)) return;
+    Py_DECREF(static_cast<PyObject*>(p));
+    PyGILState_Release(state);
+  });
+}
+
+}  // namespace
+
+bool is_foreign_tensor_type(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  return reinterpret_cast<PyObject*>(t) == torch_tensor_type() || reinterpret_cast<PyObject*>(t) == cupy_array_type();
+}
+
+std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Device& device, ForeignCall& per_call) {
+  PyObject* o = x.ptr();
+  std::optional<Described> what;
+  PyObject* torch = torch_tensor_type();
+  PyObject* cupy = cupy_array_type();
+  if (torch && PyObject_IsInstance(o, torch) == 1) {
+    what = describe_torch(o, device, per_call);
+  } else {
+    if (cupy && PyObject_IsInstance(o, cupy) == 1) what = describe_cupy(o, device, per_call);
+    // Other interface objects (Numba's), and CuPy arrays CuPy did not answer for, on CUDA.
+    if (!what && device.info().backend == "cuda") what = describe_cai(x);
+  }
+  PyErr_Clear();  // an IsInstance that failed counts as "not one"
+  if (!what) return std::nullopt;
+  ForeignArgument out;
+  out.dtype = what->dtype;
+  out.nbytes = what->nbytes;
+  if (what->host) {
+    out.host = reinterpret_cast<void*>(what->ptr);
+    return out;
+  }
+  // The producer's queued work on the memory comes first: an event, once per stream and call,
+  // unless it is the device's own stream (the host does not wait).
+  if (what->ordered && what->stream != device.stream_handle() &&
+      std::find(per_call.ordered.begin(), per_call.ordered.end(), what->stream) == per_call.ordered.end()) {
+    device.wait_for_stream(what->stream);
+    per_call.ordered.push_back(what->stream);
+  }
+  out.buffer = imported(o, device, *what).kept_with(keep_alive(o));
+  return out;
+}
+
+}  // namespace metalcall::python

@@ -1,0 +1,143 @@
+"""torch tensors as kernel arguments without DLPack (cpp/python/foreign_arguments.cpp): each
+call reads what the tensor says of its memory now (device, pointer, size, dtype, contiguity,
+lazy negation/conjugation), so in-place changes (resize_, set_, .data =) and new tensors at a
+dead one's address with another dtype or size are seen. On the CPU device host tensors are used
+in place; on CUDA, CUDA tensors go through the per-object import cache (its stream ordering is
+tests/test_gpu_argument_cache.py's). Runs where torch is installed (the CPU build of torch is
+enough), on the CPU device and, where torch and metalcall both have one, on CUDA."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+
+torch = pytest.importorskip("torch", reason="torch is not installed here")
+
+SRC = """
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+kernel void add_one(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i] = a[i] + 1;
+}
+kernel void twice(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i] = a[i] * 2.0f;
+}
+"""
+
+TARGETS = ["cpu"]
+if "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices()) and torch.cuda.is_available():
+    TARGETS.append("cuda")
+
+
+@pytest.fixture(params=TARGETS)
+def target(request):
+    """(metalcall device, torch device name, kernels)."""
+    dev = mc.Device(request.param)
+    return dev, request.param, dev.compile(SRC)
+
+
+def test_repeated_calls_follow_the_values(target):
+    dev, where, k = target
+    rng = np.random.default_rng(0)
+    a_np, b_np = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+    a, b = torch.from_numpy(a_np.copy()).to(where), torch.from_numpy(b_np.copy()).to(where)
+    c = torch.zeros(1000, device=where)
+    for step in range(4):
+        a.mul_(1.5)  # in place between calls: same object, pointer, size and dtype
+        a_np = a_np * np.float32(1.5)
+        k.mul(1000, a, b, c)
+        np.testing.assert_array_equal(c.cpu().numpy(), a_np * b_np)
+
+
+def test_resize_set_and_data_are_seen(target):
+    dev, where, k = target
+    a = torch.full((64,), 2.0, device=where)
+    b = torch.full((64,), 3.0, device=where)
+    c = torch.zeros(64, device=where)
+    k.mul(64, a, b, c)
+    assert torch.all(c == 6.0).item()
+    c.set_(torch.zeros(64, device=where))  # new memory under the same object
+    a.data = torch.full((64,), 5.0, device=where)
+    k.mul(64, a, b, c)
+    assert torch.all(c == 15.0).item()
+    c.resize_(4096)  # a larger size (new memory, most likely)
+    c.zero_()
+    k.mul(64, a, b, c)
+    np.testing.assert_array_equal(c.cpu().numpy(), np.r_[np.full(64, 15.0, np.float32), np.zeros(4032, np.float32)])
+    c.resize_(16)  # smaller, same memory: the grid of 64 no longer fits
+    with pytest.raises(mc.ArgumentError):
+        k.mul(64, a, b, c)
+    k.mul(16, a, b, c)
+    np.testing.assert_array_equal(c.cpu().numpy(), np.full(16, 15.0, np.float32))
+
+
+def test_new_tensors_at_a_dead_ones_address(target):
+    """Tensors freed and made again often land at the same address (and id); a new one with
+    another dtype or size must be described anew: an int32 kernel refuses float32 memory and
+    writes exactly the elements of the tensor it is given."""
+    dev, where, k = target
+    for step in range(40):
+        n = 16 + (step % 4) * 8
+        if step % 2:
+            t = torch.full((n,), float(step), dtype=torch.float32, device=where)
+            with pytest.raises(mc.ArgumentError):
+                k.add_one(n, t)  # float memory where the kernel takes int
+            k.twice(n, t)
+            np.testing.assert_array_equal(t.cpu().numpy(), np.full(n, 2.0 * step, np.float32))
+        else:
+            t = torch.full((n,), step, dtype=torch.int32, device=where)
+            k.add_one(n, t)
+            np.testing.assert_array_equal(t.cpu().numpy(), np.full(n, step + 1, np.int32))
+        del t
+        gc.collect()
+
+
+def test_views_are_refused_or_read_in_place(target):
+    dev, where, k = target
+    m = torch.arange(64, dtype=torch.float32, device=where).reshape(8, 8)
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*not C-contiguous"):
+        k.twice(64, m.t())
+    row = m[2]  # a contiguous view at an offset: the kernel writes through it
+    k.twice(8, row)
+    want = np.arange(64, dtype=np.float32).reshape(8, 8)
+    want[2] *= 2
+    np.testing.assert_array_equal(m.cpu().numpy(), want)
+    # Lazily negated views hold the values before negation: refused, not read wrong. (One
+    # element: the imaginary part of a longer array is strided.)
+    z = torch.tensor([1 + 2j], dtype=torch.complex64, device=where)
+    with pytest.raises(mc.ArgumentError, match="negative bit"):
+        k.twice(1, z.conj().imag)
+    fixed = z.conj().imag.resolve_neg()
+    k.twice(1, fixed)
+    np.testing.assert_array_equal(fixed.cpu().numpy(), np.float32([-4.0]))
+
+
+def test_requires_grad_is_refused(target):
+    dev, where, k = target
+    w = torch.ones(8, device=where, requires_grad=True)
+    with pytest.raises((mc.ArgumentError, BufferError), match="gradient"):
+        k.twice(8, w)
+    d = w.detach()
+    k.twice(8, d)  # the same memory, without autograd
+    np.testing.assert_array_equal(w.detach().cpu().numpy(), np.full(8, 2.0, np.float32))
+
+
+def test_stream_handle(target):
+    dev, where, k = target
+    if where == "cpu":
+        assert dev.stream_handle == 0
+        return
+    # torch work on the device's own stream: no ordering event needed, results still right.
+    ours = torch.cuda.ExternalStream(dev.stream_handle)
+    a = torch.zeros(1 << 20, device=where)
+    with torch.cuda.stream(ours):
+        a.fill_(3.0)
+        k.twice(1 << 20, a)
+    ours.synchronize()
+    assert torch.all(a == 6.0).item()
