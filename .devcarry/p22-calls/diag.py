@@ -21,6 +21,7 @@ import metalcall as mc
 import metalcall.numpy as mnp
 
 DEVICE = os.environ.get("DIAG_DEVICE", "cuda")  # "cpu": a smoke test where there is no GPU
+SIZES = [int(float(v)) for v in os.environ.get("DIAG_SIZES", "1e6,1e7,1e8").split(",")]
 SRC = """
 kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
                 device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) { c[i] = a[i] * b[i]; }
@@ -137,7 +138,7 @@ class Counter:
 
 def reductions(dev, torch, cupy):
     section("reductions: host time per call (launch only, result dropped) and read-back")
-    for n in (10**6, 10**7, 10**8):
+    for n in SIZES:
         x_np = np.random.default_rng(1).random(n, dtype=np.float32)
         x = mnp.asarray(x_np, device=dev)
         cx = cupy.asarray(x_np) if cupy else None
@@ -167,7 +168,7 @@ def reductions(dev, torch, cupy):
                 cupy.cuda.get_current_stream().synchronize()
                 line += f"; CuPy: full {us(cfull)}, launch only {us(cl)} ({full / cfull:.2f}×)"
             print(line, flush=True)
-        if n == 10**6:
+        if n == SIZES[0]:
             pr = cProfile.Profile()
             pr.enable()
             for _ in range(3000):
@@ -175,7 +176,7 @@ def reductions(dev, torch, cupy):
             pr.disable()
             s = io.StringIO()
             pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(22)
-            print("  cProfile, 3000 × float(mnp.sum(x)) at 1e6, by own time:")
+            print(f"  cProfile, 3000 × float(mnp.sum(x)) at {n:.0e}, by own time:")
             print("\n".join("    " + l for l in s.getvalue().splitlines()[6:34]))
 
 
@@ -183,7 +184,7 @@ def fused(torch, cupy):
     section("fused chain mnp.sin(x)*y+2 at 1e7 and 1e8, one iteration at a time (device opened with timing=True)")
     dev = mc.Device(DEVICE, timing=True)
     from metalcall.numpy import _runtime as R
-    for n in (10**7, 10**8):
+    for n in SIZES[1:]:
         x = mnp.asarray(np.random.default_rng(2).random(n, dtype=np.float32), device=dev)
         y = mnp.asarray(np.random.default_rng(3).random(n, dtype=np.float32), device=dev)
         (mnp.sin(x) * y + 2).evaluate()
