@@ -67,9 +67,11 @@ def find_nvrtc():
     return (lib, include), None
 
 
-def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False, ptx: list | None = None):
+def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False, ptx: list | None = None,
+                 extra: list | None = None):
     """(ok, log, seconds). syntax_only: NVRTC's front end only (-fdevice-syntax-only); ptx: a
-    list that gets the PTX appended (a compute_XX arch)."""
+    list that gets the PTX appended (a compute_XX arch); extra: more options (the prelude parts'
+    -D options, tools/cuda_prelude_parts_check.py; without them the whole prelude)."""
     # NVRTC dlopens its builtins library by name; a pip wheel's folder is not on the search path.
     for builtins in sorted(glob.glob(os.path.join(os.path.dirname(nvrtc_lib), "libnvrtc-builtins.so*"))):
         if ".alt." not in builtins:
@@ -83,6 +85,7 @@ def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only
     if r != 0:
         raise RuntimeError(f"nvrtcCreateProgram failed ({r})")
     opts = BACKEND_OPTIONS + [f"-arch={arch}", f"-I{include}"] + (["-fdevice-syntax-only"] if syntax_only else [])
+    opts += list(extra or [])
     argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     t0 = time.perf_counter()
     r = nvrtc.nvrtcCompileProgram(prog, len(opts), argv)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backends/translated/embedded_prelude.hpp"
+#include "backends/translated/prelude_parts.hpp"
 #include "backends/translated/translated_library.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
@@ -150,6 +151,41 @@ std::string Nvrtc::identity(const std::string& arch) const {
          translated::embedded_prelude_hash();
 }
 
+namespace {
+
+// One NVRTC compile of `code` with the embedded prelude: the cubin, or an empty string and `log`.
+std::string nvrtc_compile(const std::string& code, const std::vector<std::string>& options, std::string& log) {
+  std::vector<const char*> names, texts;
+  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
+    names.push_back(kEmbeddedPrelude[i].name);
+    texts.push_back(kEmbeddedPrelude[i].text);
+  }
+  const Api& a = api();
+  nvrtcProgram prog = nullptr;
+  nvrtcResult r = a.nvrtcCreateProgram(&prog, code.c_str(), "metalcall_kernel.cu", static_cast<int>(names.size()),
+                                       texts.data(), names.data());
+  if (r != 0) throw DeviceError(std::string("[cuda] nvrtcCreateProgram failed: ") + a.nvrtcGetErrorString(r));
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  r = a.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  a.nvrtcGetProgramLogSize(prog, &log_size);
+  log.assign(log_size, '\0');
+  if (log_size) a.nvrtcGetProgramLog(prog, &log[0]);
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  std::string cubin;
+  if (r == 0) {
+    std::size_t size = 0;
+    a.nvrtcGetCUBINSize(prog, &size);
+    cubin.assign(size, '\0');
+    if (size) a.nvrtcGetCUBIN(prog, &cubin[0]);
+  }
+  a.nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+}  // namespace
+
 std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch,
                          bool restrict_buffers) {
   std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
@@ -158,47 +194,37 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   if (fast_math) options.push_back("-DMETALCALL_FAST_MATH=1");
   if (!restrict_buffers) options.push_back(METALCALL_CUDA_NO_RESTRICT_OPTION);
   for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
+  // The prelude parts the kernel spells (translated/prelude_parts.hpp); METALCALL_CUDA_PRELUDE=full:
+  // the whole prelude, as before the parts (for comparisons).
+  const char* whole = std::getenv("METALCALL_CUDA_PRELUDE");
+  std::vector<std::string> parts;
+  if (!(whole && std::string(whole) == "full")) parts = translated::prelude_part_options(tr.code);
+  std::vector<std::string> with_parts = options;
+  with_parts.insert(with_parts.end(), parts.begin(), parts.end());
   ContentHash key_hash;
   key_hash.add(identity(arch)).add(tr.code);
-  for (const auto& o : options) key_hash.add(o);
+  for (const auto& o : with_parts) key_hash.add(o);
   const std::string key = key_hash.hex();
   DiskCache cache("cuda");
   // A hit is checked (owner, header, name, checksum) and handed to cuModuleLoadData
   // from memory: no path is loaded, so nothing can be swapped in after the check.
   if (auto hit = cache.load_entry(key, ".cubin")) return *hit;
   if (const char* dump = std::getenv("METALCALL_CUDA_DUMP_DIR")) {
-    // Debugging aid: the CUDA C++ handed to NVRTC.
-    if (*dump) write_file_atomic(std::string(dump) + "/" + key + ".cu", tr.code);
+    // Debugging aid: the CUDA C++ handed to NVRTC, after its prelude parts.
+    std::string head = "// prelude parts:";
+    for (const auto& p : parts) head += " " + p;
+    if (*dump) write_file_atomic(std::string(dump) + "/" + key + ".cu", head + "\n" + tr.code);
   }
-  std::vector<const char*> names, texts;
-  for (std::size_t i = 0; i < kEmbeddedPreludeCount; ++i) {
-    names.push_back(kEmbeddedPrelude[i].name);
-    texts.push_back(kEmbeddedPrelude[i].text);
-  }
-  const Api& a = api();
-  nvrtcProgram prog = nullptr;
-  nvrtcResult r = a.nvrtcCreateProgram(&prog, tr.code.c_str(), "metalcall_kernel.cu", static_cast<int>(names.size()),
-                                       texts.data(), names.data());
-  if (r != 0) throw DeviceError(std::string("[cuda] nvrtcCreateProgram failed: ") + a.nvrtcGetErrorString(r));
-  std::vector<const char*> argv;
-  for (const auto& o : options) argv.push_back(o.c_str());
-  r = a.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-  std::size_t log_size = 0;
-  a.nvrtcGetProgramLogSize(prog, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size) a.nvrtcGetProgramLog(prog, &log[0]);
-  while (!log.empty() && log.back() == '\0') log.pop_back();
-  if (r != 0) {
-    a.nvrtcDestroyProgram(&prog);
+  std::string log;
+  std::string cubin = nvrtc_compile(tr.code, with_parts, log);
+  // A kernel the parts do not compile gets the whole prelude: a name the parts' tables miss
+  // costs a second compile, never a different result; the user's own errors come from it too.
+  if (cubin.empty() && !parts.empty()) cubin = nvrtc_compile(tr.code, options, log);
+  if (cubin.empty()) {
     if (std::getenv("METALCALL_CUDA_DUMP")) std::fprintf(stderr, "%s\n----\n%s\n", tr.code.c_str(), log.c_str());
+    if (log.empty()) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
     throw nvrtc_error(log, tr.map, source);
   }
-  std::size_t size = 0;
-  a.nvrtcGetCUBINSize(prog, &size);
-  std::string cubin(size, '\0');
-  if (size) a.nvrtcGetCUBIN(prog, &cubin[0]);
-  a.nvrtcDestroyProgram(&prog);
-  if (size == 0) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
   cache.save_entry(key, ".cubin", cubin);
   return cubin;
 }

@@ -6,6 +6,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_translated_dir}/constant_literals.cpp
   ${_translated_dir}/host_cxx.cpp
   ${_translated_dir}/prelude_hash.cpp
+  ${_translated_dir}/prelude_parts.cpp
   ${_translated_dir}/process.cpp
   ${_translated_dir}/translation_cache.cpp
 )

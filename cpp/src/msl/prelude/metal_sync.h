@@ -214,10 +214,19 @@ inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simd_sy
 
 }  // namespace metal
 
+// The parts after the barriers (metal_stdlib.h): each only where the kernel uses it on CUDA.
+#if METALCALL_PART_ATOMIC
 #include "metal_atomic.h"
+#endif
+#if METALCALL_PART_SIMD
 #include "metal_simdgroup.h"
+#endif
+#if METALCALL_PART_SGMATRIX  // (needs SIMD)
 #include "metal_simdgroup_matrix.h"
 #include "metal_simdgroup_matrix_ops.h"
 #include "metal_simdgroup_fill.h"
+#endif
+#if METALCALL_PART_APPLE  // (needs SIMD)
 #include "metal_apple_internals.h"
+#endif
 #include "metal_checked.h"

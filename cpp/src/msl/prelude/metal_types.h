@@ -4,14 +4,10 @@
 // clash with CUDA's own float4/uint3. MSL allows both `float4` and
 // `metal::float4`, so each name is declared in metal and made global.
 #pragma once
+#include "metal_scalars.h"
 #include "metal_vector.h"
 
 namespace metal {
-typedef unsigned char mtl_uchar;
-typedef unsigned short mtl_ushort;
-typedef unsigned int mtl_uint;
-typedef unsigned long mtl_ulong;  // 64-bit on the LP64 hosts and CUDA targets we support
-
 #define METAL_VECTOR_NAMES(S, T)                                                              \
   typedef vec<T, 2> mtl_##S##2;                                                               \
   typedef vec<T, 3> mtl_##S##3;                                                               \
@@ -34,10 +30,6 @@ METAL_VECTOR_NAMES(bfloat, mtl_bfloat)
 #undef METAL_VECTOR_NAMES
 }  // namespace metal
 
-using metal::mtl_uchar;
-using metal::mtl_ushort;
-using metal::mtl_uint;
-using metal::mtl_ulong;
 #define METAL_GLOBAL_VECTOR_NAMES(S) \
   using metal::mtl_##S##2;           \
   using metal::mtl_##S##3;           \
