@@ -3,6 +3,7 @@ cache directory) beside CuPy's cold RawKernel measured the same way, and in-memo
 beside CuPy's.
 
     python benchmarks/bench_compile.py [--device cuda] [--repeats 7] [--json FILE]
+    python benchmarks/bench_compile.py --nvrtc TRANSLATE_MAIN [--repeats 7]   (no GPU: NVRTC alone)
 
 Cold rows: each sample is a new Python process with a new METALCALL_CACHE_DIR (CuPy: a new
 CUPY_CACHE_DIR), which opens the device outside the timing and then times
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -161,6 +163,44 @@ def hit_rows(dev, cupy) -> list[tuple[str, list[float]]]:
     return rows
 
 
+def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]]]:
+    """NVRTC alone, no GPU: each kernel's CUDA translation compiled in this process (sm_90, the
+    backend's options) with its prelude parts and with the whole prelude, taking turns; the
+    first compile of the process (NVRTC's own start) is left out."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+    import cuda_prelude_parts_check as parts_check
+    import nvrtc_check
+
+    found, why = nvrtc_check.find_nvrtc()
+    if not found:
+        raise SystemExit(f"--nvrtc: {why}")
+    lib, include = found
+    samples: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-nvrtc-") as tmp:
+        helper = parts_check.build_helper(pathlib.Path(tmp))
+        codes = {}
+        for label, (src, _) in KERNELS.items():
+            metal = os.path.join(tmp, label + ".metal")
+            with open(metal, "w") as f:
+                f.write(src)
+            cu = subprocess.run([translate_main, "--target", "cuda", metal], capture_output=True, text=True, check=True)
+            with open(metal + ".cu", "w") as f:
+                f.write(cu.stdout)
+            options = subprocess.run([str(helper), metal + ".cu"], capture_output=True, text=True, check=True).stdout.split()
+            codes[label] = (cu.stdout, options)
+        nvrtc_check.compile_cuda("extern \"C\" __global__ void k() {}", "sm_90", lib, include)  # NVRTC's start
+        for _ in range(repeats):
+            for label, (code, options) in codes.items():
+                for suffix, extra in (("", options), (", whole prelude", [])):
+                    ok, log, seconds = nvrtc_check.compile_cuda(code, "sm_90", lib, include, extra=extra)
+                    if not ok:
+                        raise RuntimeError(f"{label}{suffix} did not compile:\n{log[-2000:]}")
+                    parts = ",".join(o[len("-DMETALCALL_PART_"):-2] for o in options if "_PART_" in o) or "none"
+                    what = f"NVRTC, {label} kernel, parts {parts}" if not suffix else f"NVRTC, {label} kernel{suffix}"
+                    samples.setdefault(what, []).append(seconds)
+    return list(samples.items())
+
+
 def fmt(s: float) -> str:
     return f"{s * 1e3:.1f} ms" if s >= 1e-3 else f"{s * 1e6:.2f} µs"
 
@@ -171,7 +211,17 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=7, help="new processes per cold candidate")
     ap.add_argument("--json", help="append the rows here as JSON")
     ap.add_argument("--only", choices=["cold", "hit"])
+    ap.add_argument("--nvrtc", metavar="TRANSLATE_MAIN", help="time NVRTC alone on this machine (no GPU): the "
+                    "kernels' CUDA translations by this translate_main (cpp/tests/translate/run.sh builds it), "
+                    "with their prelude parts and with the whole prelude")
     args = ap.parse_args()
+    if args.nvrtc:
+        rows = nvrtc_rows(args.nvrtc, args.repeats)
+        print(f"NVRTC on the CPU, sm_90; load {os.getloadavg()[0]:.1f}")
+        print("| what | median | min | max | n |\n|---|---|---|---|---|")
+        for what, v in rows:
+            print(f"| {what} | {fmt(statistics.median(v))} | {fmt(min(v))} | {fmt(max(v))} | {len(v)} |")
+        return 0
     dev = mc.Device(args.device)
     cupy = None
     if dev.backend == "cuda":

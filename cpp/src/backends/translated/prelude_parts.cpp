@@ -27,7 +27,7 @@ const std::vector<Part>& parts_table() {
   static const auto& parts = *new std::vector<Part>{
       {"HALF", {"metal_half.h", "metal_half_cuda.h"}, {}},
       {"VECTOR",
-       {"metal_type_traits.h", "metal_conditional.h", "metal_division.h", "metal_vector.h", "metal_vector_traits.h",
+       {"metal_conditional.h", "metal_division.h", "metal_vector.h", "metal_vector_traits.h",
         "metal_types.h"},
        {"HALF"}},
       {"BASE", {"metal_address_space.h", "metal_unaligned.h", "metal_limits.h"}, {"VECTOR"}},
@@ -51,10 +51,10 @@ const std::vector<Part>& parts_table() {
 
 // In every prelude (metal_stdlib.h includes them unconditionally; the checked-mode headers
 // declare nothing on CUDA).
-constexpr const char* kAlways[] = {"metal_stdlib.h",  "metal_config.h",  "metal_scalars.h",
-                                   "metal_array.h",   "metal_logging.h", "metal_uniform.h",
-                                   "metal_stop.h",    "metal_assert.h",  "metal_checked.h",
-                                   "metal_checked_addresses.h"};
+constexpr const char* kAlways[] = {"metal_stdlib.h",  "metal_config.h",      "metal_scalars.h",
+                                   "metal_array.h",   "metal_logging.h",     "metal_uniform.h",
+                                   "metal_stop.h",    "metal_type_traits.h", "metal_assert.h",
+                                   "metal_checked.h", "metal_checked_addresses.h"};
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool word_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }

@@ -5,9 +5,10 @@
 // Parts: NVRTC parses every header of a kernel's prelude (about 0.2 s for all of them), so the
 // CUDA backend defines METALCALL_PRELUDE_PARTS and METALCALL_PART_<NAME> for the parts whose
 // names the translated kernel spells, and their dependencies
-// (backends/cuda/cuda_prelude_parts.cpp): a kernel of float scalars compiles the first four
-// headers only. Without METALCALL_PRELUDE_PARTS (the CPU backend) every part is in. The parts
-// keep the order of the whole prelude, and none declares an overload of another part's names.
+// (backends/translated/prelude_parts.cpp): a kernel of float scalars compiles only the
+// headers marked "Always" (and metal_type_traits.h, which metal_stop.h includes). Without
+// METALCALL_PRELUDE_PARTS (the CPU backend) every part is in. The parts keep the order of the
+// whole prelude, and none declares an overload of another part's names.
 #pragma once
 #if !defined(METALCALL_PRELUDE_PARTS)
 #define METALCALL_PART_HALF 1

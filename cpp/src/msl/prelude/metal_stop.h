@@ -11,6 +11,7 @@
 // each iteration of a strip with __METALCALL_STRIP_COUNT(n) instead. None runs during constant
 // evaluation (a loop in a constexpr function stays constant).
 #pragma once
+#include "metal_type_traits.h"  // mtl_declval (the loop strips), in every prelude of parts too
 
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_is_constant_evaluated)
