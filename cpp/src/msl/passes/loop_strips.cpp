@@ -121,7 +121,7 @@ bool only_read(const std::vector<Token>& t, std::size_t first, std::size_t last,
 }
 
 // A loop `for (T v = ...; v OP x; ++v)` (or x OP' v, or --v): the strip can end on v itself
-// (metal::mtl_rt::loop_strip in the prelude's metal_stop.h), which keeps its loop vectorisable.
+// (metal::mtl_strip::loop_strip in the prelude's metal_stop.h), which keeps its loop vectorisable.
 struct CountedLoop {
   int op;                     // 0 `<`, 1 `<=`, 2 `>`, 3 `>=`
   std::string variable;
@@ -349,7 +349,7 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     std::string head = "{ ";
     if (!breaks->empty()) head += "bool " + flag + " = false ; ";
     if (counted) {
-      head += "for ( metal :: mtl_rt :: loop_strip < " + std::to_string(counted->op) + " , decltype ( " +
+      head += "for ( metal :: mtl_strip :: loop_strip < " + std::to_string(counted->op) + " , decltype ( " +
               counted->variable + " ) , decltype ( " + text_of(counted->x_first, counted->x_last) + " )" +
               (counted->step.empty() ? "" : " , decltype ( " + counted->variable + " + ( " + counted->step + " ) )") +
               " > " + name + " ( " + counted->variable +

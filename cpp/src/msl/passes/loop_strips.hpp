@@ -17,7 +17,7 @@
 //
 // The strip: where the loop counts one by one (`for (T v = ...; v OP x; ++v)`, OP one of
 // < <= > >=, --v going down, v written nowhere in the body), it ends on v itself
-// (metal::mtl_rt::loop_strip<OP, decltype(v), decltype(x)> in metal_stop.h: `v < end`, end L
+// (metal::mtl_strip::loop_strip<OP, decltype(v), decltype(x)> in metal_stop.h: `v < end`, end L
 // steps on), so that its loop has one exit test on its induction variable, which g++
 // vectorises (a second counter in the exit test makes a loop g++ does not vectorise) and
 // whose trip count NVRTC computes (it unrolls the strip as it unrolls the loop as written).

@@ -129,7 +129,9 @@ template <class T, class X>
 struct strip_same_type<T, X, decltype(void(mtl_declval<T>() + mtl_declval<X>()))>
     : is_same<decltype(mtl_declval<T>() + mtl_declval<X>()), T> {};
 }  // namespace mtl_detail
-namespace mtl_rt {
+// Not in mtl_rt: that name marks code that makes threads wait for each other
+// (msl/analysis/sync_reachability.hpp), and a kernel with a strip would run as fibers.
+namespace mtl_strip {
 // S: the type of v + step for `v += step` (`v -= step` counting down), T for steps of one.
 template <int Op, class T, class X, class S = T>
 struct loop_strip {
@@ -156,7 +158,7 @@ struct loop_strip {
       constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
       using U = unsigned long long;  // distances without overflow: they fit, T's may not
       const U room = Op <= 1 ? U(hi) - U(v) : U(v) - U(lo);
-      if (step > T(0) && room / U(step) >= U(steps)) {
+      if (step > T(0) && U(step) <= room / U(steps)) {  // room >= step * steps; a division by a constant
         end = T(Op <= 1 ? U(v) + U(step) * U(steps) : U(v) - U(step) * U(steps));
         by_count = false;
       }
@@ -172,7 +174,7 @@ struct loop_strip {
     else return v >= end;
   }
 };
-}  // namespace mtl_rt
+}  // namespace mtl_strip
 }  // namespace metal
 // A strip that ends on a counter s: `__METALCALL_STRIP_MORE(s) && (cond)`.
 #if __METALCALL_CHECKS_ON
