@@ -1,7 +1,7 @@
 """Issue P2.2's table on the CPU backend: metalcall and its installed peers (NumPy, numba, torch)
 side by side in one process, interleaved samples, medians and spread.
 
-    python benchmarks/bench_peers_cpu.py [--quick] [--rounds N] [--device cpu]
+    python benchmarks/bench_peers_cpu.py [--quick] [--rounds N] [--device cpu] [--only calls,memory,arrays,compile]
 
 Rows: foreign host arrays as kernel arguments against our own Buffers; dev.empty(10**8);
 float(mnp.sum(x)) at 1e7 and 1e8; the fused mnp.sin(x)*y+2 at 1e8; the scalar MSL kernel
@@ -245,7 +245,13 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true", help="smaller arrays, fewer rounds")
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--only", default=None,
+                        help="comma-separated groups to run: calls, memory, arrays, compile (default: all)")
     args = parser.parse_args()
+    groups = args.only.split(",") if args.only else ["calls", "memory", "arrays", "compile"]
+    unknown = set(groups) - {"calls", "memory", "arrays", "compile"}
+    if unknown:
+        parser.error(f"unknown groups {sorted(unknown)}; the groups are calls, memory, arrays, compile")
     dev = mc.Device(args.device)
     mnp.set_default_device(dev)
     rounds = args.rounds or (5 if args.quick else 15)
@@ -254,8 +260,10 @@ def main() -> int:
     nb = numba_kernels()
     print(f"# metalcall {mc.__version__} on {dev.name}\n\n{machine()}; numba {nb['version'] if nb else 'missing'}; "
           f"NumPy {np.__version__}; {rounds} rounds\n", flush=True)
-    rows = call_rows(dev, nb) + memory_rows(dev, sizes[-1]) + array_rows(dev, sizes, nb)
-    rows += compile_rows(dev, args.device, 2 if args.quick else 5, nb)
+    rows = call_rows(dev, nb) if "calls" in groups else []
+    rows += memory_rows(dev, sizes[-1]) if "memory" in groups else []
+    rows += array_rows(dev, sizes, nb) if "arrays" in groups else []
+    rows += compile_rows(dev, args.device, 2 if args.quick else 5, nb) if "compile" in groups else []
     for row in rows:
         measure(row, rounds, min_seconds)
         print(render([row]).splitlines()[-1], flush=True)

@@ -168,6 +168,23 @@ def reductions(dev, torch, cupy):
                 cupy.cuda.get_current_stream().synchronize()
                 line += f"; CuPy: full {us(cfull)}, launch only {us(cl)} ({full / cfull:.2f}×)"
             print(line, flush=True)
+        # Reading the result back: through the managed memory's host view (as now), or by a
+        # device-to-host copy of the one element (as CuPy does), each followed by the next sum
+        # (which writes the same block again: a page the host read may fault back to the GPU).
+        from metalcall.numpy._array import ndarray as _nd
+        cpu = mc.Device("cpu")
+        view_scalar = _nd._scalar
+
+        def copy_scalar(self):
+            self._materialize()
+            return np.asarray(self._buf.to(cpu)).reshape(-1)[self._offset]
+        for label, impl in (("host view", view_scalar), ("copy to host", copy_scalar), ("host view", view_scalar)):
+            _nd._scalar = impl
+            try:
+                t = per_call(lambda: float(mnp.sum(x)), 300, 5)
+                print(f"  sum    {n:.0e}: read back by {label:12s}: float(mnp.sum(x)) {us(t)}", flush=True)
+            finally:
+                _nd._scalar = view_scalar
         if n == SIZES[0]:
             pr = cProfile.Profile()
             pr.enable()

@@ -1,5 +1,6 @@
 // metalcall.Buffer: device memory with the buffer protocol (zero-copy NumPy views).
 #include <cstring>
+#include <unordered_map>
 
 #include "bindings.hpp"
 
@@ -33,6 +34,33 @@ std::vector<py::ssize_t> shape_from(const py::handle& shape) {
   return out;
 }
 
+namespace {
+
+// What a buffer needs of a dtype that only NumPy's Python layer answers (~2 µs a dtype: a
+// probe array for the format, an attribute for hasobject), kept per dtype object for the first
+// few dtypes seen (NumPy's builtin dtypes are singletons; a reference is held, so that no other
+// dtype takes the address). Allocations (metalcall.numpy makes one or two per operation) then
+// cost a lookup. Never destroyed (tests/reliability/test_exit_safe_statics.py); the GIL guards it.
+struct DtypeFacts {
+  std::string format;  // the PEP 3118 format NumPy itself gives this dtype
+  bool has_object;
+};
+
+DtypeFacts facts_of(const py::dtype& dtype) {
+  static auto& known = *new std::unordered_map<PyObject*, DtypeFacts>();
+  const auto hit = known.find(dtype.ptr());
+  if (hit != known.end()) return hit->second;
+  DtypeFacts f;
+  f.has_object = dtype.attr("hasobject").cast<bool>();
+  // Two elements: NumPy describes packed structs with their real layout only then.
+  py::array probe(dtype, std::vector<py::ssize_t>{2});
+  f.format = probe.request().format;
+  if (known.size() < 64) known.emplace(dtype.inc_ref().ptr(), f);
+  return f;
+}
+
+}  // namespace
+
 PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape, const py::dtype& dtype, bool zeroed) {
   // Buffers are shared through the buffer protocol, which has no format for datetime64/timedelta64.
   const char kind = dtype.kind();
@@ -41,7 +69,7 @@ PyBuffer make_buffer(const Device& device, const std::vector<py::ssize_t>& shape
                         " (the buffer protocol has no format for it); store .view(np.int64) instead");
   }
   if (dtype.itemsize() == 0) throw ArgumentError("dtype " + std::string(py::str(dtype)) + " has no size");
-  if (dtype.attr("hasobject").cast<bool>()) throw ArgumentError("buffers cannot hold Python objects (dtype=object)");
+  if (facts_of(dtype).has_object) throw ArgumentError("buffers cannot hold Python objects (dtype=object)");
   std::size_t count = 1;
   for (auto n : shape) {
     if (n && count > (static_cast<std::size_t>(-1) / static_cast<std::size_t>(n))) throw ArgumentError("buffer size overflows");
@@ -59,10 +87,7 @@ PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<
   b.dtype = dtype;
   b.shape = shape;
   b.itemsize = dtype.itemsize();
-  // The PEP 3118 format NumPy itself gives this dtype.
-  // Two elements: NumPy describes packed structs with their real layout only then.
-  py::array probe(dtype, std::vector<py::ssize_t>{2});
-  b.format = probe.request().format;
+  b.format = facts_of(dtype).format;
   return b;
 }
 

@@ -113,7 +113,7 @@ def result_buffer(device, shape, dtype):
     memory"), whose pages are already in place: a new buffer's first touch costs page faults
     that doubled the time of a memory-bound kernel on the CPU. Work still queued on the old
     Buffer holds its memory, so it is never handed out early."""
-    return device.empty(tuple(shape), dtype, uninitialized=True)
+    return device._empty(shape, dtype)  # empty(..., uninitialized=True) without keyword parsing
 
 
 def clear_pool() -> None:

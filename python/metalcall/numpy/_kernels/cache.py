@@ -137,7 +137,9 @@ def accumulator(dtype: Any) -> np.dtype:
 def empty(dev: mc.Device, count: int, dtype: Any, *, zeroed: bool = False) -> mc.Buffer:
     """A flat Buffer of `count` elements; its contents are undefined unless `zeroed` (kernels here
     write every element of what they return). The device's allocator reuses freed Buffers' memory."""
-    return dev.empty(int(count), np.dtype(dtype), uninitialized=not zeroed)
+    if zeroed:
+        return dev.empty(int(count), np.dtype(dtype))
+    return dev._empty(int(count), dtype)  # uninitialized, without keyword parsing
 
 
 def header() -> str:

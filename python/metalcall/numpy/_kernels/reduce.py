@@ -284,10 +284,16 @@ def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: n
          outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
     """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
     c, chunk, k1, grid1, k2, grid2, tg1, tg2 = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
-    out = cache.empty(dev, outer * inner, D)
-    src = cache.nonempty(dev, src, T)
-    if not extra and op not in _ARG and c == 1:  # the common case, kept short: Python time counts here
-        cache.launch(k1, grid1, src, out, n, inner, n, 1, threadgroup=tg1)
+    out = dev._empty(outer * inner, D)
+    if not src.nbytes:
+        src = cache.empty(dev, 1, T, zeroed=True)  # kernels refuse empty buffers; never read
+    if not extra and op not in _ARG:  # the common cases, kept short: Python time counts here
+        if c == 1:
+            cache.launch(k1, grid1, src, out, n, inner, n, 1, threadgroup=tg1)
+        else:
+            part = dev._empty(outer * c * inner, A)
+            cache.launch(k1, grid1, src, part, n, inner, chunk, c, threadgroup=tg1)
+            cache.launch(k2, grid2, part, out, c, inner, c, 1, threadgroup=tg2)
         return out
     mean = [x for x in extra if isinstance(x, mc.Buffer)]
     # The divisor in the accumulator's type, as raw bytes: a `constant double&` takes no number.
