@@ -55,11 +55,10 @@ def eigh(x, vectors):
         w = ndarray._wrap(parts["w"], (batch, n), dt, dev)
         if not vectors:
             return w, None
-        if not _fits(parts):
-            return None
         v = bt.vectors(dev, parts, batch, n, dt, refl="refl", nrefl=n - 2, off=1, tau_at=(n, 0),
                        rec_at=(parts["cap"], 0, 1, 0), rows_out=False)
-        return w, ndarray._wrap(v, (batch, n, n), dt, dev)
+        # queued first, checked after: the wait is for the reduction alone, the vectors run on
+        return (w, ndarray._wrap(v, (batch, n, n), dt, dev)) if _fits(parts) else None
     return _sliced(x, 1, vectors, one)
 
 
@@ -72,13 +71,13 @@ def svd(x, vectors):
         s = ndarray._wrap(parts["s"], (batch, n), dt, dev)
         if not vectors:
             return s, None, None
-        if not _fits(parts):
-            return None
         cap = parts["cap"]
         u = bt.vectors(dev, parts, batch, n, dt, refl="qrefl", nrefl=n, off=0, tau_at=(2 * n, 0),
                        rec_at=(2 * cap, 0, 2, 0), rows_out=False)
         vt = bt.vectors(dev, parts, batch, n, dt, refl="prefl", nrefl=n - 2, off=1, tau_at=(2 * n, n),
                         rec_at=(2 * cap, cap, 2, 1), rows_out=True)
+        if not _fits(parts):  # (as eigh: checked once the vectors are queued)
+            return None
         return s, ndarray._wrap(u, (batch, n, n), dt, dev), ndarray._wrap(vt, (batch, n, n), dt, dev)
     return _sliced(x, 2, vectors, one)
 

@@ -28,7 +28,7 @@ kernel void band_vectors(const device $R* refl [[buffer(0)]], const device $R* t
                          constant uint& tau_stride [[buffer(13)]], constant uint& tau_off [[buffer(14)]],
                          constant uint& rec_stride [[buffer(15)]], constant uint& rec_off [[buffer(16)]],
                          constant uint& count_stride [[buffer(17)]], constant uint& count_off [[buffer(18)]],
-                         uint grp [[threadgroup_position_in_grid]]) {
+                         constant uint& cap [[buffer(19)]], uint grp [[threadgroup_position_in_grid]]) {
   const uint g = grp / chunks, ch = grp % chunks, c0 = ch * ${CW}u;
   const ulong base = ulong(g) * n * n;
   const device $R* V = refl + base;
@@ -36,7 +36,8 @@ kernel void band_vectors(const device $R* refl [[buffer(0)]], const device $R* t
   const ulong rec0 = ulong(g) * rec_stride + rec_off;
   const device uint* PQ = rec_pq + rec0;
   const device $R* CS = rec_cs + 2 * rec0;
-  const uint count = counts[ulong(g) * count_stride + count_off];
+  uint count = counts[ulong(g) * count_stride + count_off];
+  if (count > cap) count = 0;  // records were lost: the caller reads the counts and takes another route
   device $R* X = xwork + (ulong(g) * chunks + ch) * n * ${CW}u;
   for (uint i = 0; i < n; ++i)
     for (uint c = 0; c < ${CW}u; ++c) X[i * ${CW}u + c] = $R(i == c0 + c ? 1 : 0);
@@ -105,5 +106,5 @@ def vectors(dev: mc.Device, parts: dict[str, Any], batch: int, n: int, dtype: An
     out = cache.empty(dev, batch * n * n, dt)
     lc.run(dev, _VECTORS, "band_vectors", dt, 1, batch * chunks, parts[refl], parts["taus"], parts["pq"], parts["cs"],
            parts["counts"], parts["ranks"], xwork, out, n, max(nrefl, 0), off, chunks, int(rows_out),
-           *tau_at, *rec_at, CW=cw)
+           *tau_at, *rec_at, parts["cap"], CW=cw)
     return out
