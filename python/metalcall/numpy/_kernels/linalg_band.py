@@ -217,11 +217,12 @@ _EIGH = """
 kernel void eigh_band(const device $R* in [[buffer(0)]], device $R* work [[buffer(1)]], device $R* taus [[buffer(2)]],
                       device $R* diag [[buffer(3)]], device $R* offd [[buffer(4)]], device uint* rec_pq [[buffer(5)]],
                       device $R* rec_cs [[buffer(6)]], device uint* counts [[buffer(7)]], device $R* w_out [[buffer(8)]],
-                      device uint* ranks [[buffer(9)]], constant uint& n [[buffer(10)]], constant uint& vectors [[buffer(11)]],
+                      device uint* ranks [[buffer(9)]], constant uint& n_arg [[buffer(10)]], constant uint& vectors [[buffer(11)]],
                       constant uint& cap [[buffer(12)]],
                       uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup $R partial_max[$NTG];
   threadgroup $R scale;
+  const uint n = n_arg;  // a value: stores through device pointers cannot change it, so loops over it vectorise
   const ulong base = ulong(g) * n * n;
   const device $R* x = in + base;
 $SCALE_X
@@ -344,11 +345,12 @@ _SVD = """
 kernel void svd_band(const device $R* in [[buffer(0)]], device $R* work [[buffer(1)]], device $R* qrefl [[buffer(2)]],
                      device $R* taus [[buffer(3)]], device $R* diag [[buffer(4)]], device $R* offd [[buffer(5)]],
                      device uint* rec_pq [[buffer(6)]], device $R* rec_cs [[buffer(7)]], device uint* counts [[buffer(8)]],
-                     device $R* s_out [[buffer(9)]], device uint* ranks [[buffer(10)]], constant uint& n [[buffer(11)]],
+                     device $R* s_out [[buffer(9)]], device uint* ranks [[buffer(10)]], constant uint& n_arg [[buffer(11)]],
                      constant uint& vectors [[buffer(12)]], constant uint& cap [[buffer(13)]],
                      uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
   threadgroup $R partial_max[$NTG];
   threadgroup $R scale;
+  const uint n = n_arg;  // a value: stores through device pointers cannot change it, so loops over it vectorise
   const ulong base = ulong(g) * n * n;
   const device $R* x = in + base;
 $SCALE_X
