@@ -26,6 +26,8 @@ from . import _dtypes as D
 from . import _fusion as F
 from ._array import ndarray
 from . import _linalg_band as _band
+from . import _linalg_eigh_svd as _eigh_svd
+from ._kernels import cache
 from ._backend import kernels
 from ._creation import asarray, eye, zeros
 from ._dtype_functions import result_type
@@ -197,6 +199,8 @@ def _eigh(x, name, vectors):
     if done:
         w, v = done
         return reshape(w, bs + (n,)), (reshape(v, x.shape) if vectors else None)
+    if not cache.uses_loops(x.device) and n >= _eigh_svd.MIN_N:
+        return _eigh_svd.eigh(x, _svd, vectors)
     w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)
     return wrap(w, bs + (n,), rdt, x.device), (wrap(v, x.shape, dt, x.device) if vectors else None)
 
