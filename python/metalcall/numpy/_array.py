@@ -30,7 +30,7 @@ def lazy_array(node, device):
 
 def flush_readers(buf, keep=None):
     """Evaluates every lazy array whose expression reads `buf` (before `buf` is written)."""
-    for arr in list(F._LIVE_LAZY.values()):
+    for arr in F._LIVE_LAZY.values():
         if arr is keep or arr._node is None or arr._node.buf is not None:
             continue
         if F.reads_buffer(arr._node, buf):
@@ -72,7 +72,7 @@ class ndarray:
         self._device = device
         self._node = node
         self._readonly = False
-        F._LIVE_LAZY[id(self)] = self
+        F._LIVE_LAZY.add(self)
         return self
 
     def _materialize(self):
@@ -85,7 +85,7 @@ class ndarray:
             node.buf = buf
         self._buf = node.buf
         self._node = None
-        F._LIVE_LAZY.pop(id(self), None)
+        F._LIVE_LAZY.discard(self)
         return self
 
     def evaluate(self):

@@ -158,19 +158,65 @@ def _broadcast(shapes):
     return np.broadcast_shapes(*real)
 
 
+# (op, operand dtypes or scalar types, device) -> (result dtype, compute dtype), demoted and the
+# operands' dtypes checked against the device: what apply() works out for operands that are
+# arrays of one device and Python scalars (ints in integer computations are range-checked each time).
+_APPLY_TYPES: dict = {}
+_WEAK_SCALARS = (float, bool, complex, int)
+
+
+def _fast_operands(xs):
+    """(device, type key) when every operand is an array of one device or a Python scalar and one
+    is an array; else (None, None): the general path."""
+    dev = None
+    key = []
+    for x in xs:
+        t = type(x)
+        if t is ndarray:
+            d = x._device
+            if dev is None:
+                dev = d
+            elif d is not dev and d != dev:
+                return None, None
+            key.append(x._dtype)
+        elif t in _WEAK_SCALARS:
+            key.append(t)
+        else:
+            return None, None
+    return dev, tuple(key)
+
+
 def apply(op, *xs):
     ufunc, nargs, kind = _ops.OPS[op]
-    xs, dev = _prepare(xs)
-    rdt, ct = _resolve(op, ufunc, kind, xs)
-    rdt, ct = _demote(rdt, dev), _demote(ct, dev)
-    for x in xs:
-        if isinstance(x, ndarray) and x.dtype in (D.float64, D.complex128):
-            D.check_device_dtype(x.dtype, dev)
-    shape = _broadcast([_shape(x) for x in xs])
-    node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
+    dev, key = _fast_operands(xs)
+    hit = _APPLY_TYPES.get((op, key, dev)) if dev is not None else None
+    if hit is not None:
+        rdt, ct = hit
+        shape = ()
+        for x in xs:  # as _broadcast: operands of one shape are the common case
+            if type(x) is ndarray and x._shape:
+                if not shape:
+                    shape = x._shape
+                elif x._shape != shape:
+                    shape = _broadcast([_shape(x) for x in xs])
+                    break
+        node = F.Op(op, [x._as_node() if type(x) is ndarray else F.Scalar(x, ct) for x in xs], rdt, ct, shape)
+    else:
+        xs, dev = _prepare(xs)
+        rdt, ct = _resolve(op, ufunc, kind, xs)
+        rdt, ct = _demote(rdt, dev), _demote(ct, dev)
+        for x in xs:
+            if isinstance(x, ndarray) and x.dtype in (D.float64, D.complex128):
+                D.check_device_dtype(x.dtype, dev)
+        # Resolved without an error: the same types resolve alike, except Python ints, whose values
+        # an integer computation checks each time.
+        if key is not None and len(_APPLY_TYPES) < 4096 and not (ct.kind in "iu" and any(k is int for k in key)):
+            _APPLY_TYPES[(op, key, dev)] = (rdt, ct)
+        shape = _broadcast([_shape(x) for x in xs])
+        node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
     # The node counts its size and inputs as _bound does (at least as many): only a node past a
     # bound needs _bound to evaluate an operand, and is built again.
-    if node.size > F.MAX_NODES or len(node.leaf_ids) > F.MAX_INPUTS:
+    if node.size > F.MAX_NODES or (node.size > F.MAX_INPUTS and len(node.leaf_ids) > F.MAX_INPUTS):
         _bound(xs)
         node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
     return lazy_array(node, dev)
@@ -285,7 +331,7 @@ def inplace(op, x, other):
         raise ValueError(f"non-broadcastable output operand with shape {x.shape} and result shape {r.shape}")
     assign(x, r, internal=True)
     if r._node is not None:
-        F._LIVE_LAZY.pop(id(r), None)
+        F._LIVE_LAZY.discard(r)
 
 
 # --------------------------------------------------------------------------- public functions

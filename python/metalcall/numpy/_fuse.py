@@ -51,9 +51,9 @@ def explain(*arrays):
 def fuse():
     """``with mnp.fuse():`` — the elementwise work written inside is evaluated when the block ends,
     one kernel per result shape (results of one shape share a kernel). Arrays stay lazy inside."""
-    before = {k: weakref.ref(a) for k, a in list(F._LIVE_LAZY.items())}
+    before = {k: weakref.ref(a) for k, a in F._LIVE_LAZY.items()}
     yield
-    made = [a for k, a in list(F._LIVE_LAZY.items()) if k not in before or before[k]() is not a]
+    made = [a for k, a in F._LIVE_LAZY.items() if k not in before or before[k]() is not a]
     evaluate(*made) if made else None
 
 

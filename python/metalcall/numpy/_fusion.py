@@ -26,9 +26,46 @@ MAX_INPUTS = 16  # Metal allows 31 buffer arguments: inputs + scalars + params +
 # run() splits multi-output kernels that would not
 KERNEL_NAME = "mnp_fused"
 
-# Every lazy ndarray alive, to evaluate the ones reading a buffer before it is written.
-# (ndarray is unhashable, as NumPy's is: keyed by id.)
-_LIVE_LAZY: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+class _LiveLazy:
+    """Every lazy ndarray alive, by id (ndarray is unhashable, as NumPy's is), to evaluate the
+    ones reading a buffer before it is written. Weak references without callbacks: a
+    WeakValueDictionary runs Python code of its own on each insert and death (~2 µs of an
+    elementwise operation's ~7). Dead entries are skipped, and pruned when the table doubles; an
+    id a new array takes replaces the dead entry."""
+
+    def __init__(self):
+        self._refs = {}
+        self._limit = 256
+
+    def add(self, arr):
+        refs = self._refs
+        refs[id(arr)] = weakref.ref(arr)
+        if len(refs) > self._limit:
+            for k in [k for k, r in refs.items() if r() is None]:
+                del refs[k]
+            self._limit = max(256, 2 * len(refs))
+
+    def discard(self, arr):
+        """Forgets `arr` (not another array that took the id of a dead one)."""
+        r = self._refs.get(id(arr))
+        if r is not None and r() is arr:
+            del self._refs[id(arr)]
+
+    def items(self):
+        """(id, array) of the live ones, as a list (safe to evaluate them while iterating)."""
+        out = []
+        for k, r in list(self._refs.items()):
+            a = r()
+            if a is not None:
+                out.append((k, a))
+        return out
+
+    def values(self):
+        return [a for _, a in self.items()]
+
+
+# Every lazy ndarray alive (_array.flush_readers evaluates the ones reading a buffer before it is written).
+_LIVE_LAZY = _LiveLazy()
 
 # Whether new elementwise results stay lazy (_array.lazy_array reads it; mnp.lazy sets it).
 _config = {"lazy": True}
@@ -72,12 +109,19 @@ def prod(shape):
 class Leaf:
     """A materialised array read by an expression: buffer, element offset, shape, strides."""
 
-    __slots__ = ("buf", "offset", "shape", "strides", "dtype", "leaf_ids")
+    __slots__ = ("buf", "offset", "shape", "strides", "dtype", "_ids")
     size = 1
 
     def __init__(self, buf, offset, shape, strides, dtype):
         self.buf, self.offset, self.shape, self.strides, self.dtype = buf, offset, shape, strides, dtype
-        self.leaf_ids = frozenset(((id(buf), offset, shape, strides),))
+        self._ids = None
+
+    @property
+    def leaf_ids(self):
+        """Made when asked: only expressions past MAX_INPUTS leaves need it (an operation makes a Leaf per array operand)."""
+        if self._ids is None:
+            self._ids = frozenset(((id(self.buf), self.offset, self.shape, self.strides),))
+        return self._ids
 
 
 class Scalar:
@@ -97,16 +141,27 @@ class Op:
     """One elementwise operation. `ct` is the dtype its operands are cast to; `buf` is set once
     the node has been evaluated into a contiguous buffer of `shape`."""
 
-    __slots__ = ("op", "args", "dtype", "ct", "shape", "buf", "size", "leaf_ids", "__weakref__")
+    __slots__ = ("op", "args", "dtype", "ct", "shape", "buf", "size", "_ids", "__weakref__")
 
     def __init__(self, op, args, dtype, ct, shape):
         self.op, self.args, self.dtype, self.ct, self.shape = op, tuple(args), dtype, ct, tuple(shape)
         self.buf = None
-        self.size = 1 + sum(_size(a) for a in self.args)
-        ids = frozenset()
+        size = 1
         for a in self.args:
-            ids = ids | _leaf_ids(a)
-        self.leaf_ids = ids
+            size += 1 if isinstance(a, Op) and a.buf is not None else a.size
+        self.size = size
+        self._ids = None
+
+    @property
+    def leaf_ids(self):
+        """The distinct input views below, made when first asked (as they are then): a node of at most
+        MAX_INPUTS nodes has no more inputs than that, and nobody asks."""
+        if self._ids is None:
+            ids = frozenset()
+            for a in self.args:
+                ids = ids | _leaf_ids(a)
+            self._ids = ids
+        return self._ids
 
 
 def _size(node):
@@ -177,9 +232,13 @@ class _Walk:
         s = self._slots.get(key)
         if s is not None:
             return s
-        node = _as_leaf(node)
-        if isinstance(node, Leaf):
-            bs = broadcast_strides(node.shape, node.strides, self.shape)
+        t = type(node)
+        if t is Op and node.buf is not None:  # an evaluated node reads its buffer (_as_leaf)
+            node = Leaf(node.buf, 0, node.shape, contiguous_strides(node.shape), node.dtype)
+            t = Leaf
+        if t is Leaf:
+            shape = node.shape
+            bs = node.strides if shape == self.shape and 1 not in shape else broadcast_strides(shape, node.strides, self.shape)
             ikey = (id(node.buf), node.offset, bs, node.dtype)
             s = self._input_slots.get(ikey)
             if s is None:
@@ -193,12 +252,12 @@ class _Walk:
                 self.entries.append(("in", len(self.inputs), node.dtype, kind))
                 self.inputs.append((node, kind, bs))
                 self._input_slots[ikey] = s
-        elif isinstance(node, Scalar):
+        elif t is Scalar:
             s = len(self.entries)
             self.entries.append(("sc", len(self.scalars), node.dtype))
             self.scalars.append(node)
         else:
-            children = tuple(self.slot(a) for a in node.args)
+            children = tuple([self.slot(a) for a in node.args])
             s = len(self.entries)
             self.entries.append(("op", node.op, node.dtype, node.ct, children))
         self._slots[key] = s
