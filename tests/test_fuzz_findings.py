@@ -8,7 +8,8 @@ against NumPy on every device.
   (clang's `omp simd` gave all lanes of a vector one copy: another thread's values);
 - madhi's addition and the SIMD-group integer sums and products overflowed as signed C++
   arithmetic (undefined, and optimised on: madhi(x, 1, INT_MIN) gave -1, not INT_MAX);
-  MSL's GPUs wrap.
+  MSL's GPUs wrap;
+- integers converted to bfloat through float rounded twice (2^24 + 2^16 + 1 gave 2^24).
 """
 
 from __future__ import annotations
@@ -348,3 +349,73 @@ def test_half_function_constants_and_converted_program_scope_constants(device, s
     with np.errstate(invalid="ignore", over="ignore"):
         expected = (x * np.float16(scale) + table[np.arange(n) % 3]).astype(np.float16)
     np.testing.assert_array_equal(y, expected)
+
+
+INT_TO_BFLOAT_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void from_long(const device long* a [[buffer(0)]], device bfloat* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    bfloat implicit = a[i];
+    out[4 * i] = bfloat(a[i]);
+    out[4 * i + 1] = implicit;
+    out[4 * i + 2] = bfloat(1.0f) * a[i];
+    out[4 * i + 3] = bfloat3(long3(a[i], 0, 1)).x;
+}
+kernel void from_ulong(const device ulong* a [[buffer(0)]], device bfloat* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[2 * i] = static_cast<bfloat>(a[i]);
+    out[2 * i + 1] = a[i] + bfloat(0.0f);
+}
+kernel void from_int(const device int* a [[buffer(0)]], device packed_bfloat3* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]]) {
+    out[i] = bfloat3(int3(a[i], a[i] >> 1, 1));
+}
+kernel void from_uint(const device uint* a [[buffer(0)]], device bfloat2* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    out[i] = bfloat2(uint2(a[i]));
+}
+"""
+
+
+def near_bfloat_ties(rng, n: int, top: int) -> list[int]:
+    """Integers below 2**top at, next to and far from the ties of bfloat's 8 significant bits
+    (2**24 + 2**16 + 1 rounded to float first is a tie, and then went down)."""
+    values = [2**24 + 2**16 + 1, 2**24 + 2**16, 2**24 + 2**16 - 1, 2**31 - 1, 2**top - 1]
+    while len(values) < n:
+        s = int(rng.integers(17, top - 8))
+        base = int(rng.integers(2**7, 2**8)) << s
+        values.append(base + (1 << (s - 1)) + int(rng.choice([-1, 0, 1, 2**(s - 9), -(2**(s - 9))])))
+    return values
+
+
+def test_integers_to_bfloat_round_once(device):
+    """long 3,134,505,340,649,865,217 became the bfloat after its nearest (seed 3000,
+    program 461): integers went to float, then to bfloat, rounding twice."""
+    rng = np.random.default_rng(13)
+    lib = device.compile(INT_TO_BFLOAT_SRC, fast_math=False)
+    value = lambda bits: (bits.astype(np.uint32) << 16).view(np.float32)  # noqa: E731
+    exact = lambda v: nearest(Fraction(int(v)), 8, -126)  # noqa: E731
+
+    longs = near_bfloat_ties(rng, 256, 63)
+    signed = np.array(longs[:128] + [-v for v in longs[128:]] + [-(2**63)], dtype=np.int64)
+    out = np.zeros(4 * len(signed), np.uint16)
+    lib.from_long(len(signed), signed, out.view(np.uint8))
+    np.testing.assert_array_equal(value(out).reshape(-1, 4), np.repeat([[exact(v)] for v in signed], 4, axis=1))
+
+    unsigned = np.array(near_bfloat_ties(rng, 256, 64) + [2**64 - 1], dtype=np.uint64)
+    out = np.zeros(2 * len(unsigned), np.uint16)
+    lib.from_ulong(len(unsigned), unsigned, out.view(np.uint8))
+    np.testing.assert_array_equal(value(out).reshape(-1, 2), np.repeat([[exact(v)] for v in unsigned], 2, axis=1))
+
+    ints = np.array(near_bfloat_ties(rng, 256, 31) + [-(2**31)], dtype=np.int64)
+    ints[::2] *= -1
+    ints = ints.astype(np.int32)
+    out = np.zeros(3 * len(ints), np.uint16)
+    lib.from_int(len(ints), ints, out.view(np.uint8))
+    np.testing.assert_array_equal(value(out).reshape(-1, 3), [[exact(v), exact(int(v) >> 1), 1.0] for v in ints])
+
+    uints = np.array(near_bfloat_ties(rng, 256, 32), dtype=np.uint32)
+    out = np.zeros(2 * len(uints), np.uint16)
+    lib.from_uint(len(uints), uints, out.view(np.uint8))
+    np.testing.assert_array_equal(value(out).reshape(-1, 2), np.repeat([[exact(v)] for v in uints], 2, axis=1))

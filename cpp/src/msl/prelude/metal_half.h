@@ -44,6 +44,22 @@ METAL_FUNC METAL_HOST_CONSTEXPR float bits_float(unsigned int u) {
 struct bfloat_bits_tag {};
 struct half_bits_tag {};
 
+// An integer as a float rounded to odd (a dropped nonzero bit sets the last kept one), so that
+// rounding that float to bfloat's 8 bits rounds the integer once, as MSL converts. Through a
+// float rounded to nearest it rounded twice: 2^24 + 2^16 + 1 gave 2^24, not 2^24 + 2^17.
+template <class I>
+METAL_FUNC METAL_HOST_CONSTEXPR float integer_to_float_odd(I i) {
+  const bool negative = i < I(0);
+  const unsigned long long v = (unsigned long long)i;
+  const unsigned long long m = negative ? 0ull - v : v;  // |i|, LLONG_MIN's too
+  int shift = 0;
+  while ((m >> shift) >= (1ull << 24)) ++shift;
+  unsigned long long kept = m >> shift;
+  if (shift != 0 && (m & ((1ull << shift) - 1ull)) != 0) kept |= 1ull;
+  const float f = float(kept) * float(1ull << shift);  // exact: kept < 2^24, shift <= 40
+  return negative ? -f : f;
+}
+
 #if METAL_HALF_KIND == 2
 // IEEE binary16 in software: storage plus conversions (round to nearest even);
 // arithmetic goes through float and rounds back when stored.
@@ -104,8 +120,8 @@ template <> struct mtl_detail::is_float<mtl_half> : true_type {};
 #define METALCALL_HALF_CONSTANT(f) mtl_half(f)
 #endif
 
-// bfloat: the upper 16 bits of a float. Converting from float rounds to nearest
-// even; arithmetic goes through float (as on GPUs without bfloat ALUs), and the
+// bfloat: the upper 16 bits of a float. Converting from float or an integer rounds to
+// nearest even, once; arithmetic goes through float (as on GPUs without bfloat ALUs), and the
 // result is rounded back when stored.
 struct mtl_bfloat {
   unsigned short bits;
@@ -113,6 +129,8 @@ struct mtl_bfloat {
   mtl_bfloat() = default;
   METAL_FUNC constexpr mtl_bfloat(mtl_detail::bfloat_bits_tag, unsigned short b) : bits(b) {}
   METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat(float f) : bits(round_from(f)) {}
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>
+  METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat(I i) : bits(round_from(mtl_detail::integer_to_float_odd(i))) {}
   METAL_FUNC METAL_HOST_CONSTEXPR operator float() const { return mtl_detail::bits_float(unsigned(bits) << 16); }
 
   METAL_FUNC mtl_bfloat& operator+=(float o) { return *this = float(*this) + o; }
@@ -148,11 +166,11 @@ struct mtl_bfloat {
   friend METAL_FUNC METAL_HOST_CONSTEXPR float operator OP(double a, mtl_bfloat b) { return float(a) OP float(b); } \
   template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                                                   \
   friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(mtl_bfloat a, I b) {                                \
-    return mtl_bfloat(float(a) OP float(b));                                                                        \
+    return mtl_bfloat(float(a) OP float(mtl_bfloat(b)));                                                           \
   }                                                                                                                 \
   template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                                                   \
   friend METAL_FUNC METAL_HOST_CONSTEXPR mtl_bfloat operator OP(I a, mtl_bfloat b) {                                \
-    return mtl_bfloat(float(a) OP float(b));                                                                        \
+    return mtl_bfloat(float(mtl_bfloat(a)) OP float(b));                                                           \
   }
   METAL_BFLOAT_ARITHMETIC(+)
   METAL_BFLOAT_ARITHMETIC(-)
