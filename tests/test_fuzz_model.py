@@ -4,15 +4,18 @@ out by hand, and the generator's determinism. A wrong model would hide or invent
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tools.msl_fuzz import types as ty  # noqa: E402
+from tools.msl_fuzz import model, tree as t, types as ty, workarounds  # noqa: E402
 from tools.msl_fuzz.functions import round_rational  # noqa: E402
+from tools.msl_fuzz.model import ProgramError  # noqa: E402
 from tools.msl_fuzz.printer import program_source  # noqa: E402
 from tools.msl_fuzz.programs import generate  # noqa: E402
 from tools.msl_fuzz.runner import storage_array  # noqa: E402
@@ -83,3 +86,43 @@ def test_generation_is_deterministic_and_defined():
             if b.role in ("out", "atomic"):
                 expected = [storage_array(b, g.expected[b.name]).tobytes() for g in (first, second)]
                 assert expected[0] == expected[1]
+
+
+def _without(prog, drop) -> object:
+    """A copy of prog whose kernel body (top level) lacks the statements `drop` picks."""
+    p = copy.deepcopy(prog)
+    p.body = [s for k, s in enumerate(p.body) if not drop(k, s, p.body)]
+    return p
+
+
+def test_threadgroup_atomics_must_be_stored_and_ordered_by_barriers():
+    """The reducer deleted the barriers and the store around a threadgroup atomic and reported
+    the race it made as a finding (seed 3000, program 111): the model now refuses both."""
+    prog = generate(3000, 111).program
+    model.run(copy.deepcopy(prog))  # as generated: defined
+    read = next(k for k, s in enumerate(prog.body) if isinstance(s, t.AtomicRead) and s.shared)
+    store = next(k for k, s in enumerate(prog.body) if isinstance(s, t.If) and isinstance(s.then[0], t.Atomic)
+                 and s.then[0].op == "store")
+    # lid 0 stores, every thread loads: in one barrier interval, the schedule decides
+    no_barrier = _without(prog, lambda k, s, body: store < k < read)
+    with pytest.raises(ProgramError, match="another thread's access"):
+        model.run(no_barrier)
+    no_store = _without(prog, lambda k, s, body: k == store)
+    with pytest.raises(ProgramError, match="before it is stored"):
+        model.run(no_store)
+
+
+def test_simd_functions_stay_in_uniform_control_flow_while_the_workaround_is_on():
+    """simd_or is defined over the active lanes, but the CPU backend matches it with the next
+    SIMD-group function the other lanes call (workarounds.py, divergent-simd)."""
+    prog = copy.deepcopy(generate(3000, 111).program)
+    gid = t.Ref(ty=ty.UINT, name="gid")
+    odd = t.Binary(ty=ty.BOOL, op="==", a=t.Binary(ty=ty.UINT, op="&", a=gid, b=t.Lit(ty=ty.UINT, value=1)),
+                   b=t.Lit(ty=ty.UINT, value=1))
+    everyone = t.Decl(name="vx", ty=ty.UINT, init=t.Simd(ty=ty.UINT, fn="simd_or", args=[gid]))
+    prog.body.insert(0, everyone)
+    model.run(copy.deepcopy(prog))
+    prog.body[0] = t.If(cond=odd, then=[everyone])
+    assert workarounds.active("divergent-simd")
+    with pytest.raises(ProgramError, match="part of a SIMD-group"):
+        model.run(prog)

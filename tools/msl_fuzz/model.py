@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functions, tree as t
+from . import functions, tree as t, workarounds
 from .simd import OVER_ACTIVE_LANES, inexact_sum, simd_function
 from .types import UINT, Arr, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted, width
 from .values import bits_of, compare, constant, convert, float_op, from_bits, int_binary, ints
@@ -64,6 +64,8 @@ class SharedState:
         self.write_simd_epoch = np.full((groups, array.length), -1)
         self.reader = np.full((groups, array.length), -1)
         self.read_epoch = np.full((groups, array.length), -1)
+        self.storer = np.full((groups, array.length), -1)  # atomics: the last atomic_store's
+        self.store_epoch = np.full((groups, array.length), -1)
 
 
 class Model:
@@ -328,6 +330,9 @@ class Model:
         base = "simd_" + e.fn.split("_", 1)[1]
         if base not in OVER_ACTIVE_LANES and not (groups.all(axis=1) | ~groups.any(axis=1)).all():
             raise ProgramError(f"{e.fn} reached by part of a SIMD-group")
+        simd_groups = mask.reshape(-1, 32)
+        if workarounds.active("divergent-simd") and not (simd_groups.all(axis=1) | ~simd_groups.any(axis=1)).all():
+            raise ProgramError(f"{e.fn} reached by part of a SIMD-group (workaround divergent-simd)")
         value, bad = simd_function(e.fn, args, [a.ty for a in e.args], e.ty, self.lanes, mask)
         self.note(e, bad, mask, f"{e.fn}: result depends on the order of lanes")
         return value
@@ -537,18 +542,44 @@ class Model:
             self.epoch += 1
         self.simd_epoch += 1
 
-    def atomic_cells(self, s, mask, f):
+    def atomic_cells(self, s, mask, f, kind: str):
         idx_value = self.ev(s.index, mask, f)
         if s.shared:
             st = self.shared_of(s.target, f)
             idx = self.check_index(idx_value, st.array.length, mask, s.target)
+            self.check_shared_atomic(s, st, idx, mask, kind)
             return st.data, lambda lane: (self.group_of[lane], idx[lane]), elem(st.array.ty)
         b = self.buffers[s.target]
         idx = self.check_index(idx_value, b.length, mask, b.name)
         return self.memory[b.name], lambda lane: idx[lane], elem(b.ty)
 
+    def check_shared_atomic(self, s, st: SharedState, idx, mask, kind: str) -> None:
+        """Threadgroup atomics between barriers: updates of one family commute, but a store
+        or a load beside another thread's access gives the schedule's answer, and a cell
+        never stored holds whatever threadgroup memory held. (The generator keeps them
+        apart with barriers; without this check the reducer deleted the barriers and the
+        store, and reported the race it made as a finding.)"""
+        for lane in np.nonzero(mask)[0]:
+            g, i, me = self.group_of[lane], idx[lane], self.lid_of[lane]
+            other_wrote = st.write_epoch[g, i] == self.epoch and st.writer[g, i] not in (-1, me)
+            other_read = st.read_epoch[g, i] == self.epoch and st.reader[g, i] not in (-1, me)
+            other_stored = st.store_epoch[g, i] == self.epoch and st.storer[g, i] not in (-1, me)
+            if kind != "store" and st.writer[g, i] == -1:
+                raise ProgramError(f"atomic {s.target}[{i}] used before it is stored")
+            if (kind == "store" and (other_wrote or other_read)) or (kind == "update" and (other_stored or other_read)) \
+                    or (kind == "load" and other_wrote):
+                raise ProgramError(f"atomic {s.target}[{i}]: a {kind} beside another thread's access, without a barrier")
+            if kind == "load":
+                st.reader[g, i] = -2 if st.read_epoch[g, i] == self.epoch and st.reader[g, i] != me else me
+                st.read_epoch[g, i] = self.epoch
+                continue
+            st.writer[g, i] = -2 if st.write_epoch[g, i] == self.epoch and st.writer[g, i] != me else me
+            st.write_epoch[g, i] = self.epoch
+            if kind == "store":
+                st.storer[g, i], st.store_epoch[g, i] = me, self.epoch
+
     def st_atomic(self, s, mask, f):
-        data, cell, ty = self.atomic_cells(s, mask, f)
+        data, cell, ty = self.atomic_cells(s, mask, f, "store" if s.op == "store" else "update")
         value = self.ev(s.value, mask, f)
         lanes = np.nonzero(mask)[0]
         if ty.is_float and s.op in ("add", "sub"):
@@ -560,7 +591,7 @@ class Model:
             data[c] = atomic_result(s.op, old, v, ty)
 
     def st_atomicread(self, s, mask, f):
-        data, cell, ty = self.atomic_cells(s, mask, f)
+        data, cell, ty = self.atomic_cells(s, mask, f, "load")
         value = np.zeros(self.lanes, dtype=object if ty.is_int else np.float32)
         for lane in np.nonzero(mask)[0]:
             value[lane] = data[cell(lane)]

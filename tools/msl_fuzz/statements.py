@@ -303,6 +303,10 @@ class StmtGen:
         idx = t.Binary(ty=UINT, op="%", a=self.ex.index_expr(self.prog.group), b=t.Lit(ty=UINT, value=cells))
         update = t.Atomic(target=arr.name, index=idx, op=op, value=self.atomic_value(ty), shared=True)
         if self.chance(0.4):
+            if any(isinstance(e, t.Simd) for e in t.walk_exprs(update.value)):
+                # only the threads the condition lets in evaluate the value (seed 3000
+                # program 111: a quad_and there was the CPU's divergent-SIMD defect)
+                update.value = self.ex.divergent(ty, 2)
             update = t.If(cond=self.ex.expr(BOOL, 2), then=[update])
         name = self.ctx.fresh()
         read_idx = t.Binary(ty=UINT, op="%", a=lid, b=t.Lit(ty=UINT, value=cells))
