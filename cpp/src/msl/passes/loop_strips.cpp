@@ -160,7 +160,8 @@ bool plain_value(const std::vector<Token>& t, const std::string& name, std::size
 
 std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t init_first, std::size_t init_last,
                                         std::size_t cond_first, std::size_t cond_last, std::size_t inc_first,
-                                        std::size_t inc_last, std::size_t body_first, std::size_t body_last) {
+                                        std::size_t inc_last, std::size_t body_first, std::size_t body_last,
+                                        bool strided) {
   // The condition: one comparison at the top level, one side a lone identifier.
   std::size_t op_at = cond_last;
   int depth = 0;
@@ -205,7 +206,7 @@ std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t
     step = punct(t, inc_first + 1, "+=") ? 1 : punct(t, inc_first + 1, "-=") ? -1 : 0;
   // Or v += e, v -= e with e a literal or a variable held by value that nothing writes (`k +=
   // threads` of a grid-stride loop): the strip ends e * L steps on where e > 0 (metal_stop.h).
-  if (step == 0 && n >= 3 && t[inc_first].is_identifier(v.c_str()) &&
+  if (strided && step == 0 && n >= 3 && t[inc_first].is_identifier(v.c_str()) &&
       (punct(t, inc_first + 1, "+=") || punct(t, inc_first + 1, "-="))) {
     bool plain = true;
     for (std::size_t k = inc_first + 2; k < inc_last && plain; ++k) {
@@ -340,8 +341,11 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     const std::string cond = endless ? "" : text_of(cond_first, cond_last);
     const std::string name = kStripPrefix + std::to_string(i);
     const std::string flag = kBreakPrefix + std::to_string(i);
+    // Strides end on their variable on CUDA only, where NVRTC then compiles the strip as the loop
+    // as written; g++ vectorises neither form, and the end's computation costs a short
+    // grid-stride loop more than the counter (bench_stop_checks.py: c = a * b as a loop).
     const auto counted = is_for && !endless ? counted_loop(t, init_first, init_last, cond_first, cond_last, inc_first,
-                                                           inc_last, close + 1, body_end)
+                                                           inc_last, close + 1, body_end, innermost_only)
                                             : std::nullopt;
     // A short loop of a constant count (CUDA): unrolled in full, its counter folds away as it is.
     if (innermost_only && counted && counted->x_last == counted->x_first + 1 && short_count(t[counted->x_first]))

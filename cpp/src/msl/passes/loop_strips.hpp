@@ -21,7 +21,7 @@
 // steps on), so that its loop has one exit test on its induction variable, which g++
 // vectorises (a second counter in the exit test makes a loop g++ does not vectorise) and
 // whose trip count NVRTC computes (it unrolls the strip as it unrolls the loop as written).
-// A step other than one (`v += e`, `v -= e`, e a literal or a variable held by value that the
+// On CUDA a step other than one (`v += e`, `v -= e`, e a literal or a variable held by value that the
 // function never writes and whose address it never takes: a grid-stride loop's `k += threads`)
 // ends the strip e * L steps on, where e > 0 and that end lies inside v's type (else the
 // strip counts: v could wrap within it). Other loops end their strip on a counter
