@@ -183,19 +183,51 @@ def test_host_array_over_max_buffer_length_is_refused_first():
 
 def test_timing_device_shares_the_gpu_and_its_queue():
     """P2.1 item 6: Device(..., timing=True) is the same GPU with the same queue: its kernels use the
-    other's Buffers, and calls from both run in submission order."""
+    other's Buffers, and calls from both run in submission order. (Core orders calls of one queue only:
+    with a queue each, the product would be taken while the doublings still ran.)"""
     plain = mc.Device("metal-sim", family="apple7")
     timed = mc.Device("metal-sim", family="apple7", timing=True)
     scale = plain.compile(SRC).scale
     mul = timed.compile(SRC).mul
-    n = 1 << 16
+    n = 1 << 21
     x = plain.asarray(np.ones(n, np.float32))
     y = timed.empty(n, np.float32)
-    for _ in range(3):
-        kept = [scale(n, x, np.float32(2.0)) for _ in range(4)]
-        mul(n, x, x, y)  # after the four doublings of x, as queued
+    for round_ in range(3):
+        kept = [scale(n, x, np.float32(2.0)) for _ in range(16)]
+        mul(n, x, x, y)  # after the sixteen doublings of x, as queued
         kept.clear()
-        np.testing.assert_array_equal(np.asarray(y), np.asarray(x) ** 2)
+        np.testing.assert_array_equal(np.asarray(y), np.full(n, 4.0 ** (16 * (round_ + 1)), np.float32))
+
+
+SAMPLE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void sample_at(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]], device float* out [[buffer(0)]],
+                      uint i [[thread_position_in_grid]]) {
+    out[i] = t.sample(s, float2(0.5f + float(i), 0.5f)).x;
+}
+"""
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"address": "repeat"}, "clamp_to_edge or clamp_to_zero"),
+    ({"address": "mirrored_repeat"}, "clamp_to_edge or clamp_to_zero"),
+    ({"mip_filter": "linear"}, "mip levels"),
+    ({"min_filter": "linear", "mag_filter": "nearest"}, "min and mag filters must be equal"),
+])
+def test_samplers_metal_leaves_undefined_are_refused(options, words):
+    """P2.1 item 5: with unnormalised (pixel) coordinates Apple defines sampling only with clamp_to_edge
+    or clamp_to_zero addressing, no mip filter and equal min and mag filters; other samplers are an
+    ArgumentError before anything runs, and an allowed pixel-coordinate sampler samples the texels."""
+    sim = mc.Device("metal-sim", family="apple7")
+    kernel = sim.compile(SAMPLE_SRC).sample_at
+    texels = np.arange(8, dtype=np.float32).reshape(1, 8)
+    t = sim.texture_from(texels)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(mc.ArgumentError, match=words):
+        kernel(8, out, textures=[t], samplers=[sim.sampler(normalized=False, **options)])
+    kernel(8, out, textures=[t], samplers=[sim.sampler(normalized=False, address="clamp_to_edge")])
+    np.testing.assert_array_equal(out, texels[0])
 
 
 def test_opening_and_listing():

@@ -1,7 +1,7 @@
 """The Metal driver's paths that only a failure takes, run through the simulator's driver, which ends
 command buffers with the same code as metal_queue.mm (metal_plan/command_buffer_end.hpp). The
 simulator injects the failure METALCALL_METAL_SIM_FAULT names into the command buffers committed
-while it is set (docs/metal-backend.md). P2.1 items 3, 7 and 10; every value is checked."""
+while it is set (docs/metal-backend.md). P2.1 items 3, 7, 10 and 11; every value is checked."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ kernel void scale(device float* x [[buffer(0)]], constant float& s [[buffer(1)]]
     x[i] = x[i] * s;
 }
 kernel void iota(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = float(i); }
+kernel void fill(device float* x [[buffer(0)]], constant float& v [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    x[i] = v;
+}
 kernel void read_texture(texture2d<float, access::read> t [[texture(0)]], device float* out [[buffer(0)]],
                          uint2 g [[thread_position_in_grid]]) {
     out[g.y * t.get_width() + g.x] = t.read(g).x;
@@ -195,3 +198,37 @@ def test_the_simulator_refuses_one_pass_for_both_views(sim, monkeypatch):
         lib.iota(tex.nbytes // 4, tex)
         lib.read_texture((16, 8), out, textures=[tex])
     np.testing.assert_array_equal(np.asarray(out).reshape(8, 16), expected)
+
+
+def test_a_buffer_wait_covers_the_writer_queued_last(monkeypatch):
+    """P2.1 item 11, made certain: two threads submit writers of one Buffer at once, and the simulator
+    holds the first submission for 100 ms between core marking the Buffer and its queue taking it
+    (slow-submit). Core marks and queues under one lock, so the second waits and the Buffer names the
+    writer queued last: once the Buffer's wait returns, both calls are done. Without the lock the
+    second writer would be marked last but queued first, and the wait would return before the held
+    one had run (tests/test_threads.py has the same race left to chance, on every device)."""
+    sim = mc.Device("metal-sim", family="apple7")
+    fill = sim.compile(SRC).fill
+    n = 1 << 22
+    x = sim.empty(n, np.float32)
+    monkeypatch.setenv("METALCALL_METAL_SIM_FAULT", "slow-submit")
+    for round_ in range(10):  # without the lock a round fails unless the held one was marked last
+        barrier = threading.Barrier(2)
+        kept: list[mc.Completion] = []
+
+        def writer(k: int) -> None:
+            barrier.wait()
+            kept.append(fill(n, x, np.float32(2 * round_ + k)))
+
+        threads = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(kept) == 2
+        x.wait()
+        assert all(c.done for c in kept), f"round {round_}: the Buffer's wait returned with a writer still queued"
+        values = np.asarray(x)
+        assert values[0] in (2 * round_, 2 * round_ + 1) and np.all(values == values[0])
+    monkeypatch.delenv("METALCALL_METAL_SIM_FAULT")
+    sim.synchronize()

@@ -52,6 +52,10 @@ NEGATIVE_TESTS = [
     ("misspelled C function", "metal_device.mm",
      "in MTLCopyAllDevices())", "in MTLCopyAllDevice())",
      "gnustep", r"undeclared identifier 'MTLCopyAllDevice'|use of undeclared"),
+    # P2.1 item 9: the call that switches a dual-GPU Mac to its discrete GPU is out of the API table.
+    ("MTLCreateSystemDefaultDevice", "metal_device.mm",
+     "in MTLCopyAllDevices())", "in @[MTLCreateSystemDefaultDevice()])",
+     "gnustep", r"undeclared identifier 'MTLCreateSystemDefaultDevice'|use of undeclared"),
     ("newer API without @available", "metal_compiler.mm",
      "  if (@available(macOS 15.0, *)) {\n    // What fastMathEnabled",
      "  {\n    // What fastMathEnabled",

@@ -254,6 +254,47 @@ void test_function_constants() {
                                "unknown type", "cannot set");
 }
 
+FunctionConstantSlot slot(const std::string& name, std::size_t index, ScalarType scalar, bool used, bool required = false) {
+  FunctionConstantSlot s;
+  s.name = name, s.index = index, s.scalar = scalar, s.used = used, s.required = required;
+  s.metal_type = used ? 100 + index : 0;
+  s.type_name = to_string(scalar);
+  return s;
+}
+
+FunctionConstant constant(const std::string& name, Argument value) {
+  FunctionConstant c;
+  c.name = name;
+  c.value = value;
+  return c;
+}
+
+// Which function a pipeline is built from: specialised only when Metal reports constants for it;
+// values matched, packed and checked whether passed on or not; required ones enforced.
+void test_specialisation() {
+  const std::vector<FunctionConstantSlot> declared = {slot("scale", 0, ScalarType::f32, false),
+                                                      slot("unused", 1, ScalarType::i32, false)};
+  Specialisation plain = specialisation("k", {}, declared, {});
+  expect(!plain.specialise && plain.values.empty(), "no constants used: newFunctionWithName: alone");
+  Specialisation checked_only = specialisation("k", {}, declared, {constant("unused", Argument::from_int(3))});
+  expect(!checked_only.specialise && checked_only.values.empty(), "a declared, unused constant: checked, not passed");
+  expect_throws<ArgumentError>([&] { specialisation("k", {}, declared, {constant("unused", Argument::from_float(1.5))}); },
+                               "an unused constant is still checked", "function constant 'unused'");
+  expect_throws<ArgumentError>([&] { specialisation("k", {}, declared, {constant("nope", Argument::from_int(1))}); },
+                               "an unknown constant", "nope");
+  std::vector<FunctionConstantSlot> used = {slot("scale", 0, ScalarType::f32, true, true)};
+  Specialisation s = specialisation("k", used, declared, {constant("scale", Argument::from_float(0.5))});
+  float value = 0;
+  expect(s.specialise && s.values.size() == 1 && s.values[0].index == 0 && s.values[0].metal_type == 100 &&
+             s.values[0].bytes.size() == 4 && (std::memcpy(&value, s.values[0].bytes.data(), 4), value == 0.5f),
+         "a used constant: packed to its type, passed at its index with Metal's type");
+  expect_throws<ArgumentError>([&] { specialisation("k", used, declared, {}); }, "a required constant left out",
+                               "needs function constant 'scale'");
+  used[0].required = false;
+  Specialisation optional = specialisation("k", used, declared, {});
+  expect(optional.specialise && optional.values.empty(), "an optional constant left out: specialised without it");
+}
+
 void test_no_copy() {
   const std::size_t page = 16384;
   const void* aligned = reinterpret_cast<const void*>(std::uintptr_t(page) * 1000);
@@ -384,6 +425,7 @@ int main() {
   test_merge_reflection();
   test_kernel_from_bindings();
   test_function_constants();
+  test_specialisation();
   test_no_copy();
   test_staged_textures();
   if (failures) {

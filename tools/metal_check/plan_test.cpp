@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "backends/metal_plan/command_buffer_end.hpp"
+#include "backends/metal_plan/device_rules.hpp"
 #include "backends/metal_plan/planner.hpp"
+#include "backends/metal_plan/staging_pool.hpp"
 #include "metalcall/errors.hpp"
 
 using namespace metalcall;
@@ -203,10 +205,113 @@ void test_texture_over_written_buffer() {
   calls.push_back(call(writer, {buffer(storage, true)}));
   calls.push_back(call(sampler, {t}));
   calls.push_back(call(sampler, {t}));
-  const std::string plan = describe(make_plan(std::move(calls), target()));
+  const Plan made = make_plan(std::move(calls), target());
+  const std::string plan = describe(made);
   expect(count(plan, "begin_compute") == 2, "the texture read starts a new pass, the next read stays in it:\n" + plan);
   expect(count(plan, "texture 0 over_buffer buffer 0") == 1, "a texture over the buffer:\n" + plan);
+  const PlanTexture& over = made.textures.at(0);
+  expect(over.descriptor.type == PlanTextureDescriptor::Type::type2d && !over.descriptor.private_storage &&
+             over.descriptor.mipmap_levels == 1 && over.descriptor.shader_read && over.descriptor.shader_write &&
+             over.bytes_per_row == 64 && over.descriptor.width == 16 && over.descriptor.height == 16,
+         "over a buffer: 2-D, shared, one level, the Texture's usage, its row pitch");
   std::free(storage->data());
+}
+
+// The MTLTextureDescriptor of a staged texture is the planner's: type, depth format, slices,
+// levels, private storage, and write usage only where a call writes it.
+void test_staged_texture_descriptors() {
+  auto storage = std::make_shared<PlanBufferStorage>(std::malloc(1 << 16), 1 << 16, kDevice);
+  ParamInfo tex;
+  tex.position = 0, tex.binding = 0, tex.name = "t", tex.kind = ParamKind::texture;
+  tex.texture_access = TextureAccess::read;
+  auto reader = program("reader", {tex});
+  ParamInfo written = tex;
+  written.texture_access = TextureAccess::write;
+  auto writer = program("writer", {written});
+  struct Case { TextureType type; std::uint32_t depth, array_length, levels; PlanTextureDescriptor::Type want; };
+  const Case cases[] = {{TextureType::texture3d, 4, 1, 1, PlanTextureDescriptor::Type::type3d},
+                        {TextureType::texture2d_array, 1, 3, 1, PlanTextureDescriptor::Type::type2d_array},
+                        {TextureType::texturecube, 1, 6, 1, PlanTextureDescriptor::Type::cube},
+                        {TextureType::depth2d, 1, 1, 1, PlanTextureDescriptor::Type::type2d},
+                        {TextureType::texture2d, 1, 1, 3, PlanTextureDescriptor::Type::type2d}};
+  for (const Case& c : cases) {
+    TextureDescriptor d;
+    d.type = c.type, d.width = 8, d.height = 8, d.depth = c.depth, d.array_length = c.array_length;
+    d.mip_levels = c.levels;
+    std::vector<MipLevel> levels;
+    for (std::uint32_t l = 0; l < c.levels; ++l) {
+      MipLevel m;
+      m.width = m.height = 8 >> l, m.row_pitch = 64, m.slice_pitch = 512, m.offset = 2048 * l;
+      m.depth = c.type == TextureType::texture3d ? c.depth : 1;
+      levels.push_back(m);
+    }
+    const Texture texture(Buffer(storage), d, levels);
+    BoundArgument t;
+    t.kind = ParamKind::texture, t.buffer = storage, t.texture = texture;
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(reader, {t}));
+    calls.push_back(call(writer, {t}));
+    const Plan plan = make_plan(std::move(calls), target());
+    const std::string what = std::string("staged ") + to_string(c.type) + ":\n" + describe(plan);
+    expect(plan.textures.size() == 2 && plan.textures[0].source == PlanTexture::Source::staged, what);
+    const PlanTextureDescriptor& r = plan.textures[0].descriptor;
+    const PlanTextureDescriptor& w = plan.textures[1].descriptor;
+    expect(r.type == c.want && r.private_storage && r.mipmap_levels == c.levels && r.shader_read && !r.shader_write &&
+               w.shader_write && r.depth32_float == (c.type == TextureType::depth2d) &&
+               r.depth == (c.type == TextureType::texture3d ? c.depth : 1u) &&
+               r.array_length == (c.type == TextureType::texture2d_array ? c.array_length : 1u),
+           what);
+  }
+  std::free(storage->data());
+}
+
+// What the backend decides about a device: its architecture and non-uniform threadgroups from
+// the families Metal says it supports, Buffer lengths, one device per GPU.
+void test_device_rules() {
+  expect(architecture_of({"mac2", "apple7", "apple6", "apple5", "apple4"}) == "apple7", "an M1 is apple7");
+  expect(architecture_of({"mac2"}) == "mac2" && architecture_of({}) == "unknown", "Intel/AMD Macs are mac2");
+  expect(nonuniform_threadgroups("apple4") && nonuniform_threadgroups("apple9") && nonuniform_threadgroups("mac2") &&
+             !nonuniform_threadgroups("apple3") && !nonuniform_threadgroups("unknown"),
+         "dispatchThreads: on Apple4+ and Mac2 only");
+  DeviceInfo info;
+  info.name = "the test GPU", info.architecture = "apple3", info.max_buffer_length = 1024, info.registry_id = kDevice;
+  const PlanTarget t = plan_target(info, 16384, nullptr);
+  expect(t.registry_id == kDevice && !t.nonuniform_threadgroups && t.page_size == 16384 && t.max_buffer_length == 1024,
+         "the plan target of a device");
+  expect(buffer_length(0, info, "[metal]") == 1 && buffer_length(1024, info, "[metal]") == 1024,
+         "a Buffer's MTLBuffer: at least 1 byte");
+  expect_argument_error([&] { buffer_length(1025, info, "[metal]"); }, "a Buffer over maxBufferLength",
+                        "the largest buffer the test GPU allows is 1024 bytes");
+  int made = 0;
+  auto make = [&] {
+    ++made;
+    return std::shared_ptr<BackendDevice>();  // none: the next open makes one again
+  };
+  one_device_per_gpu("plan_test:gpu", make);
+  one_device_per_gpu("plan_test:gpu", make);
+  expect(made == 2, "a device that could not be made is made again");
+}
+
+// The staging pool: the smallest kept buffer within twice the size, bounded in count and bytes.
+void test_staging_pool() {
+  StagingPool<int> pool;
+  expect(StagingPool<int>::allocation_length(1) == 4096 && StagingPool<int>::allocation_length(8192) == 8192,
+         "staging buffers of whole pages");
+  expect(!pool.take(100), "an empty pool has nothing");
+  pool.give_back(1, 8192);
+  pool.give_back(2, 4096);
+  pool.give_back(3, 1 << 20);
+  auto small = pool.take(3000);
+  expect(small && small->first == 2, "the smallest buffer that fits");
+  expect(!pool.take(100000), "none within twice the size: a new one");
+  auto big = pool.take(600000);
+  expect(big && big->first == 3 && !pool.take(600000), "a kept buffer is taken once");
+  int kept = 0;
+  for (int i = 0; i < 40; ++i) kept += pool.give_back(10 + i, 4096);
+  expect(kept == 15, "at most 16 kept buffers (one was there): " + std::to_string(kept));
+  StagingPool<int> bytes;
+  expect(bytes.give_back(1, std::size_t(48) << 20) && !bytes.give_back(2, std::size_t(32) << 20),
+         "at most 64 MiB kept");
 }
 
 // P2.1 item 8: host memory over maxBufferLength is refused before anything is staged.
@@ -354,6 +459,9 @@ int main() {
   test_constant_offsets();
   test_views_of_a_buffer();
   test_texture_over_written_buffer();
+  test_staged_texture_descriptors();
+  test_device_rules();
+  test_staging_pool();
   test_max_buffer_length();
   test_refusals();
   test_unnormalised_samplers();

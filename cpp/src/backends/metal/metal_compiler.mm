@@ -211,83 +211,25 @@ std::vector<BindingInfo> binding_infos(MTLComputePipelineReflection* reflection)
   return infos;
 }
 
-/**
- * A function constant a call may set: one the function uses (as Metal records it), or one
- * the source declares that this function does not use. The latter is accepted, as on the
- * CPU backend, checked against its declared type, and not passed on.
- */
-struct KnownConstant {
-  std::string name;
-  NSUInteger index = 0;
-  bool used = false;
-  MTLDataType type = MTLDataTypeNone;  // when used
-  ElementType element;
-  std::string type_name;
-  bool required = false;
-};
-
-std::vector<KnownConstant> known_constants(id<MTLFunction> function,
-                                           const std::vector<msl::FunctionConstantDecl>& declared_in_source) {
-  std::vector<KnownConstant> known;
+// The function constants Metal reports for `function` (functionConstantsDictionary).
+std::vector<FunctionConstantSlot> used_constants(id<MTLFunction> function) {
+  std::vector<FunctionConstantSlot> used;
   NSDictionary<NSString*, MTLFunctionConstant*>* dictionary = [function functionConstantsDictionary];
   for (NSString* key in dictionary) {
     MTLFunctionConstant* constant = [dictionary objectForKey:key];
-    KnownConstant c;
+    FunctionConstantSlot c;
     c.name = from_utf8([[constant name] UTF8String]);
     c.index = [constant index];
     c.used = true;
-    c.type = [constant type];
-    c.element = element_type(c.type);
-    c.type_name = type_name(c.type);
+    c.metal_type = static_cast<std::uint64_t>([constant type]);
+    const ElementType element = element_type([constant type]);
+    c.scalar = element.scalar;
+    c.width = element.width;
+    c.type_name = type_name([constant type]);
     c.required = [constant required];
-    known.push_back(std::move(c));
+    used.push_back(std::move(c));
   }
-  for (const msl::FunctionConstantDecl& decl : declared_in_source) {
-    const bool used = std::any_of(known.begin(), known.end(), [&](const KnownConstant& c) { return c.name == decl.name; });
-    if (used) continue;
-    KnownConstant c;
-    c.name = decl.name;
-    c.index = static_cast<NSUInteger>(decl.index);
-    c.element = {decl.scalar, decl.vector_width};
-    c.type_name = decl.type_name;
-    known.push_back(std::move(c));
-  }
-  std::sort(known.begin(), known.end(), [](const KnownConstant& a, const KnownConstant& b) { return a.index < b.index; });
-  return known;
-}
-
-// Matches the given values to `known` as every backend does (msl::match_constants: by
-// name or index, unknown or repeated ones refused), then checks Metal's `required` flag
-// and packs each value to the type Metal compiled.
-MTLFunctionConstantValues* constant_values(const std::string& kernel, const std::vector<KnownConstant>& known,
-                                           const std::vector<FunctionConstant>& constants) {
-  std::vector<msl::FunctionConstantInfo> declared;
-  for (const KnownConstant& c : known) {
-    msl::FunctionConstantInfo info;
-    info.name = c.name;
-    info.index = static_cast<int>(c.index);
-    info.scalar = c.element.scalar;
-    info.type_name = c.type_name;
-    declared.push_back(std::move(info));
-  }
-  const std::vector<std::size_t> matches = msl::match_constants(declared, constants);
-  MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
-  std::vector<bool> given(known.size(), false);
-  for (std::size_t i = 0; i < constants.size(); ++i) {
-    const KnownConstant& match = known[matches[i]];
-    given[matches[i]] = true;
-    const std::vector<std::uint8_t> bytes = pack_function_constant(
-        match.element.scalar, match.element.width, constants[i].value,
-        "kernel '" + kernel + "' function constant '" + match.name + "' (" + match.type_name + ", index " +
-            std::to_string(match.index) + ")");
-    if (match.used) [values setConstantValue:bytes.data() type:match.type atIndex:match.index];
-  }
-  for (std::size_t i = 0; i < known.size(); ++i)
-    if (known[i].required && !given[i])
-      throw ArgumentError("kernel '" + kernel + "' needs function constant '" + known[i].name + "' (" +
-                          known[i].type_name + ", index " + std::to_string(known[i].index) + "): pass constants={\"" +
-                          known[i].name + "\": value}");
-  return values;
+  return used;
 }
 
 // The kernel functions of `library`, in the order Metal lists them.
@@ -336,13 +278,13 @@ class MetalLibrary final : public BackendLibrary {
       throw CompileError("[metal] unable to use '" + name + "': Metal has it as a function that is not a kernel, "
                          "although the library lists it as one; this is a metalcall bug: please report it with "
                          "the kernel source");
-    const std::vector<KnownConstant> settable = known_constants(function, constants_);
-    const bool specialise =
-        std::any_of(settable.begin(), settable.end(), [](const KnownConstant& c) { return c.used; });
-    if (specialise || !constants.empty()) {
-      MTLFunctionConstantValues* values = constant_values(name, settable, constants);  // checks every value
+    const Specialisation specialised = specialisation(name, used_constants(function), declared_slots(), constants);
+    if (specialised.specialise) {
+      MTLFunctionConstantValues* values = [MTLFunctionConstantValues new];
+      for (const FunctionConstantValue& v : specialised.values)
+        [values setConstantValue:v.bytes.data() type:static_cast<MTLDataType>(v.metal_type) atIndex:v.index];
       NSError* error = nil;
-      if (specialise) function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
+      function = [library_ newFunctionWithName:function_name constantValues:values error:&error];
       if (!function)
         throw CompileError("[metal] unable to specialise kernel '" + name + "' with its function constants: " +
                                error_text(error),
@@ -366,6 +308,21 @@ class MetalLibrary final : public BackendLibrary {
     info.thread_execution_width = static_cast<unsigned>([pipeline threadExecutionWidth]);
     return std::make_shared<MetalProgram>(std::move(info), (__bridge_retained void*)pipeline, registry_id_,
                                           [pipeline staticThreadgroupMemoryLength]);
+  }
+
+  // The source's constants as specialisation() takes them.
+  std::vector<FunctionConstantSlot> declared_slots() const {
+    std::vector<FunctionConstantSlot> slots;
+    for (const msl::FunctionConstantDecl& c : constants_) {
+      FunctionConstantSlot s;
+      s.name = c.name;
+      s.index = static_cast<std::size_t>(c.index);
+      s.scalar = c.scalar;
+      s.width = c.vector_width;
+      s.type_name = c.type_name;
+      slots.push_back(std::move(s));
+    }
+    return slots;
   }
 
   // The source's constants as msl::enable_params takes them.

@@ -14,13 +14,13 @@
 
 #include <algorithm>
 #include <exception>
-#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backends/metal/metal_backend.hpp"
+#include "backends/metal_plan/device_rules.hpp"
 #include "backends/metal_plan/planner.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
@@ -51,10 +51,12 @@ MetalBufferStorage::~MetalBufferStorage() {
 
 namespace {
 
-std::string gpu_family(id<MTLDevice> device) {
+// The families of queried_gpu_families() this device supports ([MTLDevice supportsFamily:]).
+std::vector<std::string> supported_families(id<MTLDevice> device) {
+  std::vector<std::string> names;
 #if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000  // the macOS 14 SDK added Apple9 (M3)
   if (@available(macOS 14.0, *))
-    if ([device supportsFamily:MTLGPUFamilyApple9]) return "apple9";
+    if ([device supportsFamily:MTLGPUFamilyApple9]) names.push_back("apple9");
 #endif
   static const std::pair<MTLGPUFamily, const char*> families[] = {
       {MTLGPUFamilyApple8, "apple8"}, {MTLGPUFamilyApple7, "apple7"},
@@ -62,13 +64,8 @@ std::string gpu_family(id<MTLDevice> device) {
       {MTLGPUFamilyApple4, "apple4"}, {MTLGPUFamilyMac2, "mac2"},
   };
   for (const auto& [family, name] : families)
-    if ([device supportsFamily:family]) return name;
-  return "unknown";
-}
-
-// dispatchThreads: (partial last threadgroups) needs Apple4+ or Mac2 (Metal feature set tables).
-bool has_nonuniform_threadgroups(id<MTLDevice> device) {
-  return [device supportsFamily:MTLGPUFamilyApple4] || [device supportsFamily:MTLGPUFamilyMac2];
+    if ([device supportsFamily:family]) names.push_back(name);
+  return names;
 }
 
 DeviceInfo describe(id<MTLDevice> device, int index) {
@@ -76,7 +73,7 @@ DeviceInfo describe(id<MTLDevice> device, int index) {
   info.name = from_utf8([[device name] UTF8String]);
   info.backend = "metal";
   info.index = index;
-  info.architecture = gpu_family(device);
+  info.architecture = architecture_of(supported_families(device));
   info.max_threads_per_threadgroup = static_cast<unsigned>([device maxThreadsPerThreadgroup].width);
   // Apple GPUs; on others (AMD 32/64, Intel 8-32) each pipeline has its own threadExecutionWidth.
   info.simd_width = 32;
@@ -130,28 +127,18 @@ class MetalDevice final : public BackendDevice {
     compiler_identity_ = "metal;" + info_.name + ";" + info_.architecture + ";" +
                          from_utf8([[[NSProcessInfo processInfo] operatingSystemVersionString] UTF8String]);
     queue_ = std::make_unique<MetalQueue>((__bridge void*)device_, info_);
-    target_.name = info_.name;
-    target_.registry_id = info_.registry_id;
-    target_.max_buffer_length = info_.max_buffer_length;
-    target_.threadgroup_memory_length = info_.threadgroup_memory_length;
-    target_.nonuniform_threadgroups = has_nonuniform_threadgroups(device);
-    target_.page_size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    target_.allocation_size = [](const void* data) { return static_cast<std::size_t>(malloc_size(data)); };
+    target_ = plan_target(info_, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)),
+                          [](const void* data) { return static_cast<std::size_t>(malloc_size(data)); });
   }
 
   const DeviceInfo& info() const override { return info_; }
 
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
-    if (nbytes > info_.max_buffer_length)
-      throw ArgumentError("[metal] unable to allocate " + std::to_string(nbytes) +
-                          " bytes: the largest buffer " + info_.name + " allows is " +
-                          std::to_string(info_.max_buffer_length) + " bytes; split the data");
+    const std::size_t length = buffer_length(nbytes, info_, "[metal]");
     std::shared_ptr<BufferStorage> storage;
     with_autorelease_pool([&] {
-      // Zero-filled, as Metal documents for this method. Metal has no empty buffers, so a
-      // zero-byte Buffer still owns a small one.
-      id<MTLBuffer> buffer = [device_ newBufferWithLength:std::max<std::size_t>(nbytes, 1)
-                                                  options:MTLResourceStorageModeShared];
+      // Zero-filled, as Metal documents for this method.
+      id<MTLBuffer> buffer = [device_ newBufferWithLength:length options:MTLResourceStorageModeShared];
       if (!buffer)
         throw Error("[metal] unable to allocate " + std::to_string(nbytes) + " bytes on " + info_.name +
                     " (it recommends using at most " + std::to_string(info_.memory_size) +
@@ -211,17 +198,13 @@ std::shared_ptr<BackendDevice> open_device(int index, const DeviceOptions& /*opt
   if (index < 0 || static_cast<std::size_t>(index) >= list.devices.size())
     throw DeviceError("[metal] no Metal device " + std::to_string(index) + ": this Mac has " +
                       std::to_string(list.devices.size()) + " (see mc.get_devices())");
-  // One MetalDevice per GPU, whatever options open it (timing=True too): Metal orders command
-  // buffers only within a queue, so two queues on one GPU could race (P2.1 item 6).
-  static std::mutex mutex;
-  static auto* opened = new std::vector<std::shared_ptr<BackendDevice>>(list.devices.size());  // never freed
-  std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<BackendDevice>& device = (*opened)[static_cast<std::size_t>(index)];
-  if (!device)
+  return one_device_per_gpu("metal:" + std::to_string(index), [&] {
+    std::shared_ptr<BackendDevice> device;
     with_autorelease_pool([&] {
       device = std::make_shared<MetalDevice>(list.devices[static_cast<std::size_t>(index)], index);
     });
-  return device;
+    return device;
+  });
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "backends/metal/metal_backend.hpp"
 #include "backends/metal_plan/command_buffer_end.hpp"
+#include "backends/metal_plan/staging_pool.hpp"
 #include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/interrupt.hpp"
@@ -29,55 +30,26 @@
 namespace metalcall::metal {
 namespace {
 
-/**
- * Staging buffers, reused across submissions so that repeated calls on the same NumPy arrays
- * do not allocate; bounded in count and bytes.
- */
-class StagingPool {
+/** Staging MTLBuffers, kept for reuse as the pool's policy says (metal_plan/staging_pool.hpp). */
+class StagingBuffers {
  public:
-  explicit StagingPool(id<MTLDevice> device) : device_(device) {}
+  explicit StagingBuffers(id<MTLDevice> device) : device_(device) {}
 
   id<MTLBuffer> acquire(std::size_t nbytes) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      // The smallest free buffer that fits without wasting more than half of it.
-      auto best = free_.end();
-      for (auto it = free_.begin(); it != free_.end(); ++it) {
-        const std::size_t length = [*it length];
-        if (length >= nbytes && length <= 2 * nbytes + kPage && (best == free_.end() || length < [*best length]))
-          best = it;
-      }
-      if (best != free_.end()) {
-        id<MTLBuffer> buffer = *best;
-        pooled_bytes_ -= [buffer length];
-        free_.erase(best);
-        return buffer;
-      }
-    }
-    id<MTLBuffer> buffer = [device_ newBufferWithLength:round_up(nbytes, kPage) options:MTLResourceStorageModeShared];
+    if (auto kept = pool_.take(nbytes)) return kept->first;
+    const std::size_t length = StagingPool<id<MTLBuffer>>::allocation_length(nbytes);
+    id<MTLBuffer> buffer = [device_ newBufferWithLength:length options:MTLResourceStorageModeShared];
     if (!buffer)
-      throw Error("[metal] unable to allocate a " + std::to_string(nbytes) +
+      throw Error("[metal] unable to allocate a " + std::to_string(length) +
                   "-byte staging buffer for host memory: free GPU memory, or pass a metalcall Buffer (dev.empty)");
     return buffer;
   }
 
-  void release(id<MTLBuffer> buffer) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::size_t length = [buffer length];
-    if (free_.size() >= kMaxBuffers || pooled_bytes_ + length > kMaxBytes) return;  // let ARC free it
-    free_.push_back(buffer);
-    pooled_bytes_ += length;
-  }
+  void release(id<MTLBuffer> buffer) { pool_.give_back(buffer, [buffer length]); }  // if full, ARC frees it
 
  private:
-  static constexpr std::size_t kPage = 4096;
-  static constexpr std::size_t kMaxBuffers = 16;
-  static constexpr std::size_t kMaxBytes = std::size_t(64) << 20;
-
   id<MTLDevice> device_;
-  std::mutex mutex_;
-  std::vector<id<MTLBuffer>> free_;
-  std::size_t pooled_bytes_ = 0;
+  StagingPool<id<MTLBuffer>> pool_;
 };
 
 /** What completion handlers share with the device; outlives it if work is still queued. */
@@ -110,7 +82,7 @@ struct QueueState {
     }
   }
 
-  StagingPool staging;
+  StagingBuffers staging;
   std::mutex mutex;
   std::condition_variable idle;
   std::size_t in_flight = 0;

@@ -10,6 +10,7 @@
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/errors/diagnostics.hpp"
+#include "msl/parse/function_constants.hpp"
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::metal {
@@ -80,6 +81,41 @@ std::vector<std::size_t> device_order(const std::vector<GpuTraits>& gpus) {
   for (std::size_t i = 0; i < gpus.size(); ++i)
     if (i != preferred) order.push_back(i);
   return order;
+}
+
+Specialisation specialisation(const std::string& kernel, std::vector<FunctionConstantSlot> used,
+                              const std::vector<FunctionConstantSlot>& declared, const std::vector<FunctionConstant>& given) {
+  std::vector<FunctionConstantSlot> known = std::move(used);
+  Specialisation out;
+  out.specialise = !known.empty();
+  for (const FunctionConstantSlot& d : declared)
+    if (std::none_of(known.begin(), known.end(), [&](const FunctionConstantSlot& k) { return k.name == d.name; })) {
+      known.push_back(d);
+      known.back().used = false;
+      known.back().required = false;
+    }
+  std::sort(known.begin(), known.end(),
+            [](const FunctionConstantSlot& a, const FunctionConstantSlot& b) { return a.index < b.index; });
+  std::vector<msl::FunctionConstantInfo> infos;
+  for (const FunctionConstantSlot& k : known)
+    infos.push_back({k.name, static_cast<int>(k.index), k.scalar, k.type_name});
+  const std::vector<std::size_t> matches = msl::match_constants(infos, given);
+  std::vector<bool> given_slot(known.size(), false);
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const FunctionConstantSlot& slot = known[matches[i]];
+    given_slot[matches[i]] = true;
+    std::vector<std::uint8_t> bytes = pack_function_constant(
+        slot.scalar, slot.width, given[i].value,
+        "kernel '" + kernel + "' function constant '" + slot.name + "' (" + slot.type_name + ", index " +
+            std::to_string(slot.index) + ")");
+    if (slot.used) out.values.push_back({std::move(bytes), slot.metal_type, slot.index});
+  }
+  for (std::size_t i = 0; i < known.size(); ++i)
+    if (known[i].required && !given_slot[i])
+      throw ArgumentError("kernel '" + kernel + "' needs function constant '" + known[i].name + "' (" +
+                          known[i].type_name + ", index " + std::to_string(known[i].index) + "): pass constants={\"" +
+                          known[i].name + "\": value}");
+  return out;
 }
 
 }  // namespace metalcall::metal

@@ -1,6 +1,7 @@
 // Textures and samplers on Metal: the MTLTextures and MTLSamplerStates a plan lists
-// (backends/metal_plan/plan.hpp), made as the plan says. Which texture is made over its
-// buffer and which is staged, and the blits, are the planner's decisions.
+// (backends/metal_plan/plan.hpp), made as the plan says: each descriptor property is the
+// plan's, translated to Metal's enumerations. Which texture is made over its buffer and
+// which is staged, its type, storage and usage, and the blits, are the planner's decisions.
 #if !__has_feature(objc_arc)
 #error "metal_texture.mm needs ARC: compile it with -fobjc-arc (metal.cmake sets it)"
 #endif
@@ -46,24 +47,15 @@ MTLPixelFormat pixel_format(const PixelFormat& f) {
                                                                                 : MTLPixelFormatRGBA32Float;
 }
 
-MTLTextureType texture_type(TextureType t) {
+MTLTextureType texture_type(PlanTextureDescriptor::Type t) {
   switch (t) {
-    case TextureType::texture1d: return MTLTextureType1D;
-    case TextureType::texture3d: return MTLTextureType3D;
-    case TextureType::texture2d_array: return MTLTextureType2DArray;
-    case TextureType::texturecube: return MTLTextureTypeCube;
-    case TextureType::texture2d:
-    case TextureType::depth2d:
-    case TextureType::none: break;
+    case PlanTextureDescriptor::Type::type1d: return MTLTextureType1D;
+    case PlanTextureDescriptor::Type::type3d: return MTLTextureType3D;
+    case PlanTextureDescriptor::Type::type2d_array: return MTLTextureType2DArray;
+    case PlanTextureDescriptor::Type::cube: return MTLTextureTypeCube;
+    case PlanTextureDescriptor::Type::type2d: break;
   }
   return MTLTextureType2D;
-}
-
-MTLTextureUsage texture_usage(const TextureDescriptor& d) {
-  MTLTextureUsage usage = 0;
-  if (d.usage & usage_read) usage |= MTLTextureUsageShaderRead;
-  if (d.usage & usage_write) usage |= MTLTextureUsageShaderWrite;
-  return usage;
 }
 
 MTLSamplerAddressMode address_mode(SamplerAddress a) {
@@ -126,36 +118,24 @@ std::size_t linear_texture_alignment(void* device, const PixelFormat& format) {
 }
 
 void* make_texture(void* device, const PlanTexture& planned, void* buffer) {
-  const Texture& source = *planned.texture;
-  const TextureDescriptor& d = source.descriptor();
+  const PlanTextureDescriptor& d = planned.descriptor;
   MTLTextureDescriptor* descriptor = [MTLTextureDescriptor new];
-  id<MTLTexture> texture = nil;
-  if (planned.source == PlanTexture::Source::over_buffer) {
-    [descriptor setTextureType:MTLTextureType2D];
-    [descriptor setPixelFormat:pixel_format(d.format)];
-    [descriptor setWidth:d.width];
-    [descriptor setHeight:d.height];
-    // A texture over a buffer must use the buffer's storage mode (metal_device.mm allocates shared buffers).
-    [descriptor setStorageMode:MTLStorageModeShared];
-    [descriptor setUsage:texture_usage(d)];
-    texture = [(__bridge id<MTLBuffer>)buffer newTextureWithDescriptor:descriptor offset:0
-                                                           bytesPerRow:source.row_pitch()];
-  } else {
-    [descriptor setTextureType:texture_type(d.type)];
-    [descriptor setPixelFormat:d.type == TextureType::depth2d ? MTLPixelFormatDepth32Float : pixel_format(d.format)];
-    [descriptor setWidth:d.width];
-    [descriptor setHeight:d.height];
-    [descriptor setDepth:d.type == TextureType::texture3d ? d.depth : 1];
-    // A cube texture is one cube (its 6 faces are slices); an array texture has array_length slices.
-    [descriptor setArrayLength:d.type == TextureType::texture2d_array ? d.array_length : 1];
-    [descriptor setMipmapLevelCount:source.mip_levels()];
-    [descriptor setStorageMode:MTLStorageModePrivate];  // only the blits and the kernel touch it
-    [descriptor setUsage:MTLTextureUsageShaderRead | (planned.shader_write ? MTLTextureUsageShaderWrite : 0)];
-    texture = [(__bridge id<MTLDevice>)device newTextureWithDescriptor:descriptor];
-  }
+  [descriptor setTextureType:texture_type(d.type)];
+  [descriptor setPixelFormat:d.depth32_float ? MTLPixelFormatDepth32Float : pixel_format(d.format)];
+  [descriptor setWidth:d.width];
+  [descriptor setHeight:d.height];
+  [descriptor setDepth:d.depth];
+  [descriptor setArrayLength:d.array_length];
+  [descriptor setMipmapLevelCount:d.mipmap_levels];
+  [descriptor setStorageMode:d.private_storage ? MTLStorageModePrivate : MTLStorageModeShared];
+  [descriptor setUsage:(d.shader_read ? MTLTextureUsageShaderRead : 0) | (d.shader_write ? MTLTextureUsageShaderWrite : 0)];
+  id<MTLTexture> texture =
+      planned.source == PlanTexture::Source::over_buffer
+          ? [(__bridge id<MTLBuffer>)buffer newTextureWithDescriptor:descriptor offset:0 bytesPerRow:planned.bytes_per_row]
+          : [(__bridge id<MTLDevice>)device newTextureWithDescriptor:descriptor];
   if (!texture)
-    throw Error("[metal] unable to make a " + std::string(to_string(d.type)) + " of format " + d.format.name() + " (" +
-                std::to_string(d.width) + "x" + std::to_string(d.height) + "): the GPU may be out of memory");
+    throw Error("[metal] unable to make a texture of format " + d.format.name() + " (" + std::to_string(d.width) + "x" +
+                std::to_string(d.height) + "): the GPU may be out of memory");
   return (__bridge_retained void*)texture;
 }
 
@@ -171,7 +151,7 @@ void* make_sampler_state(void* device, const Sampler& s) {
   [descriptor setMipFilter:mip_filter(s.mip_filter)];
   [descriptor setLodMinClamp:s.lod_min_clamp];
   [descriptor setLodMaxClamp:s.lod_max_clamp];
-  if (s.compare_func != SamplerCompare::none) [descriptor setCompareFunction:compare_function(s.compare_func)];
+  [descriptor setCompareFunction:compare_function(s.compare_func)];  // none: Never, Metal's default
   id<MTLSamplerState> state = [(__bridge id<MTLDevice>)device newSamplerStateWithDescriptor:descriptor];
   if (!state) throw Error("[metal] unable to make a sampler state: the GPU may be out of memory");
   return (__bridge_retained void*)state;

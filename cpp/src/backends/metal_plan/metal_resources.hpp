@@ -46,7 +46,8 @@ void check_metal_texture(const TextureDescriptor& descriptor);
 /**
  * ArgumentError for a sampler Metal leaves undefined: with unnormalised coordinates Apple
  * allows only clamp_to_edge or clamp_to_zero addressing, no mip filter, equal min and mag
- * filters, no comparison, and 1-D or 2-D textures (`bound_to`, the texture type it samples).
+ * filters (and an anisotropy of 1, which metalcall's samplers always have), and 1-D or 2-D
+ * textures (`bound_to`, the texture type it samples).
  */
 void check_metal_sampler(const Sampler& sampler, TextureType bound_to, const std::string& what);
 

@@ -59,16 +59,29 @@ struct PlanBuffer {
   std::size_t length = 0;
 };
 
+/** The MTLTextureDescriptor of a plan texture: one field per property the driver sets. */
+struct PlanTextureDescriptor {
+  enum class Type { type1d, type2d, type3d, type2d_array, cube };  // MTLTextureType1D, 2D, 3D, 2DArray, Cube
+  Type type = Type::type2d;
+  PixelFormat format;            // pixelFormat: the MTLPixelFormat PixelFormat::name() spells
+  bool depth32_float = false;    // pixelFormat: MTLPixelFormatDepth32Float instead of `format`
+  std::uint32_t width = 1, height = 1, depth = 1, array_length = 1, mipmap_levels = 1;
+  bool private_storage = false;  // storageMode: MTLStorageModePrivate, else MTLStorageModeShared
+  bool shader_read = false;      // usage: MTLTextureUsageShaderRead
+  bool shader_write = false;     // usage: MTLTextureUsageShaderWrite
+};
+
 /** A texture of the plan. */
 struct PlanTexture {
   enum class Source {
-    over_buffer,  // newTextureWithDescriptor:offset:bytesPerRow: of buffer `buffer` (2-D, shared storage)
-    staged,       // newTextureWithDescriptor: in private storage, filled and emptied by blits
+    over_buffer,  // [buffer newTextureWithDescriptor:offset:0 bytesPerRow:bytes_per_row] of buffer `buffer`
+    staged,       // [device newTextureWithDescriptor:], filled and emptied by blits
   };
   Source source = Source::over_buffer;
   std::size_t buffer = 0;   // index in Plan::buffers of the texels' buffer
-  const Texture* texture = nullptr;  // descriptor, pitches and levels (in the plan's commands)
-  bool shader_write = false;  // staged: MTLTextureUsageShaderWrite as well as read
+  const Texture* texture = nullptr;  // pitches and levels, for the blits (in the plan's commands)
+  PlanTextureDescriptor descriptor;
+  std::size_t bytes_per_row = 0;  // over_buffer: the rows' pitch in the buffer
 };
 
 // ---- the steps ------------------------------------------------------------------

@@ -318,7 +318,8 @@ class Planner {
     const std::size_t buffer = storage_buffer(arg.buffer, kernel, param, "texture");
     const bool writes = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
     if (texture_over_buffer(arg.texture.descriptor())) {
-      plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &arg.texture, writes});
+      plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &arg.texture,
+                                metal_descriptor(arg.texture, PlanTexture::Source::over_buffer), arg.texture.row_pitch()});
       p.bindings.push_back(SetTexture{plan_.textures.size() - 1, index});
       p.accesses.push_back({buffer, 0, index, writes, true});
       return;
@@ -329,17 +330,53 @@ class Planner {
     for (const auto& [staged_buffer, staged] : call_staged_)
       if (staged_buffer == buffer) texture = staged;
     if (texture == kNone) {
-      plan_.textures.push_back({PlanTexture::Source::staged, buffer, &arg.texture, false});
+      plan_.textures.push_back(
+          {PlanTexture::Source::staged, buffer, &arg.texture, metal_descriptor(arg.texture, PlanTexture::Source::staged), 0});
       texture = plan_.textures.size() - 1;
       call_staged_.emplace_back(buffer, texture);
       for (const ImageCopy& c : image_copies(arg.texture)) p.before.push_back(BlitToTexture{buffer, texture, c});
     }
-    if (writes && !plan_.textures[texture].shader_write) {
-      plan_.textures[texture].shader_write = true;
+    if (writes && !plan_.textures[texture].descriptor.shader_write) {
+      plan_.textures[texture].descriptor.shader_write = true;
       for (const ImageCopy& c : image_copies(arg.texture)) p.after.push_back(BlitToBuffer{texture, buffer, c});
     }
     p.bindings.push_back(SetTexture{texture, index});
     // The blits order the staged texture against other passes: the buffer is accessed by blits only.
+  }
+
+  // The MTLTextureDescriptor: over a buffer, a 2-D texture of one level in the buffer's shared
+  // storage with the usage the Texture was made with; staged, the texture's own type, levels and
+  // slices in private storage (only blits and kernels touch it), read by the blit that fills it and
+  // written where a call writes it (the planner sets shader_write then).
+  static PlanTextureDescriptor metal_descriptor(const Texture& t, PlanTexture::Source source) {
+    using Type = PlanTextureDescriptor::Type;
+    const TextureDescriptor& d = t.descriptor();
+    PlanTextureDescriptor m;
+    m.format = d.format;
+    m.width = d.width;
+    m.height = d.height;
+    if (source == PlanTexture::Source::over_buffer) {
+      m.shader_read = (d.usage & usage_read) != 0;
+      m.shader_write = (d.usage & usage_write) != 0;
+      return m;
+    }
+    switch (d.type) {
+      case TextureType::texture1d: m.type = Type::type1d; break;
+      case TextureType::texture3d: m.type = Type::type3d; break;
+      case TextureType::texture2d_array: m.type = Type::type2d_array; break;
+      case TextureType::texturecube: m.type = Type::cube; break;
+      case TextureType::texture2d:
+      case TextureType::depth2d:
+      case TextureType::none: break;
+    }
+    m.depth32_float = d.type == TextureType::depth2d;
+    m.depth = d.type == TextureType::texture3d ? d.depth : 1;
+    // A cube texture is one cube (its 6 faces are slices); an array texture has array_length slices.
+    m.array_length = d.type == TextureType::texture2d_array ? d.array_length : 1;
+    m.mipmap_levels = t.mip_levels();
+    m.private_storage = true;
+    m.shader_read = true;
+    return m;
   }
 
   static std::vector<ImageCopy> image_copies(const Texture& t) {

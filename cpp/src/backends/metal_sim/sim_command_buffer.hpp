@@ -32,13 +32,21 @@ inline std::string rule(const std::string& text) { return "[metal-sim] the plan 
  * is committed (tests of the driver's own paths; docs/metal-backend.md): none by default.
  */
 struct Fault {
-  enum class Kind { none, merge_passes, gpu, copy_back, release };
+  enum class Kind { none, merge_passes, gpu, copy_back, release, slow_submit };
   Kind kind = Kind::none;
   metal::GpuFailure gpu = metal::GpuFailure::other;  // Kind::gpu: how the GPU fails
 };
 
 /** The fault METALCALL_METAL_SIM_FAULT names (read on the committing thread); DeviceError for an unknown one. */
 Fault fault_from_environment();
+
+/**
+ * Fault::Kind::slow_submit: the submission that finds no other one held here waits 100 ms before
+ * it is queued; one that comes meanwhile goes on. Core marks a submission's Buffers before the
+ * backend queues it, under one lock (P2.1 item 11): with the lock a second thread waits for the
+ * first to be queued, without it the second is marked after the first and queued before it.
+ */
+void hold_first_submission();
 
 /** Joins compute passes that follow one another into one (Fault::Kind::merge_passes). */
 void merge_compute_passes(metal::Plan& plan);
@@ -47,7 +55,8 @@ struct SimCommandBuffer {
   metal::Plan plan;
   Fault fault;
   std::shared_ptr<CompletionState> completion;
-  std::vector<std::unique_ptr<SimMemory>> owned;  // staging and empty buffers, staged textures
+  std::vector<std::unique_ptr<SimMemory>> owned;  // empty buffers, staged textures
+  std::vector<std::shared_ptr<SimMemory>> staging;  // staging buffers, from the queue's pool and back to it
   std::vector<char*> memory;                      // each plan buffer's first byte
   std::vector<std::size_t> length;                // and its MTLBuffer length
   std::vector<char*> texture_memory;              // each staged texture's private memory (null: over a buffer)

@@ -5,13 +5,12 @@
 // (timing=True) share it, and so its one queue, as on Metal (P2.1 item 6).
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/metal_plan/device_rules.hpp"
 #include "backends/metal_plan/library_reflection.hpp"
 #include "backends/metal_plan/planner.hpp"
 #include "backends/metal_sim/sim_driver.hpp"
@@ -140,21 +139,15 @@ class SimDevice final : public BackendDevice {
         cpu_(std::move(cpu)),
         info_(describe(family, registry_id_of(family), cpu_->info())),
         queue_(cpu_, family, info_.registry_id, info_.name) {
-    target_.name = info_.name;
-    target_.registry_id = info_.registry_id;
-    target_.max_buffer_length = family.max_buffer_length;
-    target_.threadgroup_memory_length = family.threadgroup_memory_length;
-    target_.nonuniform_threadgroups = family.nonuniform_threadgroups;
-    target_.page_size = family.page_size;
-    // No malloc_size here: host memory that is not whole pages is staged.
+    // As metal_device.mm, from what the device reports (the driver checks dispatches against the
+    // family's own table). No malloc_size here: host memory that is not whole pages is staged.
+    target_ = metal::plan_target(info_, family.page_size, nullptr);
   }
 
   const DeviceInfo& info() const override { return info_; }
 
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
-    if (nbytes > info_.max_buffer_length)
-      throw ArgumentError("[metal-sim] unable to allocate " + std::to_string(nbytes) + " bytes: the largest buffer " +
-                          info_.name + " allows is " + std::to_string(info_.max_buffer_length) + " bytes; split the data");
+    metal::buffer_length(nbytes, info_, "[metal-sim]");  // refuses what Metal would
     return std::make_shared<SimBufferStorage>(nbytes, family_.page_size, info_.registry_id);
   }
 
@@ -179,6 +172,7 @@ class SimDevice final : public BackendDevice {
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,
               bool /*caller_waits*/) override {
+    queue_.submission_arrived();
     queue_.commit(metal::make_plan(std::move(commands), target_), completion);
   }
 
@@ -192,15 +186,12 @@ class SimDevice final : public BackendDevice {
   SimQueue queue_;
 };
 
-// One device per family for the process, whatever options open it.
+// One device per family for the process, whatever options open it (as metal_device.mm: one per GPU).
 std::shared_ptr<BackendDevice> open_device(const DeviceOptions& options) {
   const GpuFamily& family = find_family(options.family.empty() ? default_family() : options.family);
-  static std::mutex mutex;
-  static auto* opened = new std::map<std::string, std::shared_ptr<BackendDevice>>;  // never freed, as devices
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = (*opened)[family.name];
-  if (!slot) slot = std::make_shared<SimDevice>(family, open_private_backend_device("cpu", 0, DeviceOptions{}));
-  return slot;
+  return metal::one_device_per_gpu("metal-sim:" + family.name, [&] {
+    return std::make_shared<SimDevice>(family, open_private_backend_device("cpu", 0, DeviceOptions{}));
+  });
 }
 
 }  // namespace

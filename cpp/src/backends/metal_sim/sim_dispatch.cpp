@@ -70,10 +70,13 @@ BoundArgument texture_argument(SimCommandBuffer& b, Encoder& encoder, const Para
     throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) + ") is not the call's texture"));
   char* texels = nullptr;
   std::size_t bytes = b.length[planned.buffer];
+  if (writes_texture(param) && !planned.descriptor.shader_write)
+    throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) +
+                              ") is written by the kernel but was made without MTLTextureUsageShaderWrite"));
+  if (param.texture_access != TextureAccess::write && !planned.descriptor.shader_read)
+    throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) +
+                              ") is read by the kernel but was made without MTLTextureUsageShaderRead"));
   if (planned.source == PlanTexture::Source::staged) {
-    if (writes_texture(param) && !planned.shader_write)
-      throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) +
-                                ") is written by the kernel but was made without MTLTextureUsageShaderWrite"));
     texels = b.texture_memory[found->second];
   } else {
     auto snapshot = encoder.snapshots.find(planned.buffer);

@@ -85,6 +85,10 @@ void SimQueue::commit(Plan&& plan, const std::shared_ptr<CompletionState>& compl
   cv_.notify_all();
 }
 
+void SimQueue::submission_arrived() {
+  if (fault_from_environment().kind == Fault::Kind::slow_submit) hold_first_submission();
+}
+
 void SimQueue::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return committed_.empty() && !running_; });
@@ -136,6 +140,8 @@ void SimQueue::complete(SimCommandBuffer& buffer, std::exception_ptr error, doub
         return seconds;
       },
       [&] {
+        for (const std::shared_ptr<SimMemory>& memory : buffer.staging) staging_.give_back(memory, memory->length());
+        buffer.staging.clear();
         buffer.plan.commands.clear();  // free buffers and pipelines now
         if (buffer.fault.kind == Fault::Kind::release)
           throw ExecutionError("[metal-sim] fault injected (METALCALL_METAL_SIM_FAULT=release): releasing the "
@@ -176,9 +182,19 @@ void SimQueue::encode(SimCommandBuffer& b) const {
         if (p.length > family_.max_buffer_length)
           throw ExecutionError(rule(which + " (" + std::to_string(p.length) + " bytes) is longer than maxBufferLength (" +
                                     std::to_string(family_.max_buffer_length) + ")"));
-        b.owned.push_back(std::make_unique<SimMemory>(p.length, family_.page_size));
-        b.memory.push_back(b.owned.back()->data());
-        b.length.push_back(p.length);
+        if (p.source == PlanBuffer::Source::empty) {
+          b.owned.push_back(std::make_unique<SimMemory>(p.length, family_.page_size));
+          b.memory.push_back(b.owned.back()->data());
+          b.length.push_back(p.length);
+          break;
+        }
+        // As metal_queue.mm: a kept buffer (holding what an earlier submission left) or a new one.
+        std::shared_ptr<SimMemory> memory;
+        if (auto kept = staging_.take(p.length)) memory = kept->first;
+        else memory = std::make_shared<SimMemory>(staging_.allocation_length(p.length), family_.page_size);
+        b.staging.push_back(memory);
+        b.memory.push_back(memory->data());
+        b.length.push_back(memory->length());
         break;
       }
     }
@@ -187,18 +203,26 @@ void SimQueue::encode(SimCommandBuffer& b) const {
     const PlanTexture& t = plan.textures[i];
     const std::string which = "texture " + std::to_string(i);
     if (t.buffer >= b.memory.size() || !t.texture) throw ExecutionError(rule(which + " names no buffer of the plan"));
-    const TextureDescriptor& d = t.texture->descriptor();
+    const PlanTextureDescriptor& d = t.descriptor;
+    if (d.width * d.height * d.depth * d.array_length == 0 || d.mipmap_levels == 0)
+      throw ExecutionError(rule(which + ": a texture descriptor with a size or level count of 0"));
     if (t.source == PlanTexture::Source::over_buffer) {
-      // newTextureWithDescriptor:offset:bytesPerRow: makes 2-D textures of one level only, with rows at
-      // multiples of minimumLinearTextureAlignmentForPixelFormat:.
-      if (d.type != TextureType::texture2d || t.texture->mip_levels() != 1)
-        throw ExecutionError(rule(which + ": Metal makes only single-level 2-D textures over a buffer"));
-      if (t.texture->row_pitch() % family_.linear_texture_alignment != 0)
-        throw ExecutionError(rule(which + ": rows " + std::to_string(t.texture->row_pitch()) +
+      // newTextureWithDescriptor:offset:bytesPerRow: makes 2-D textures of one level only, in the
+      // buffer's storage mode (shared here), with rows at multiples of
+      // minimumLinearTextureAlignmentForPixelFormat: that hold a row of texels.
+      if (d.type != PlanTextureDescriptor::Type::type2d || d.mipmap_levels != 1 || d.depth32_float || d.depth != 1 ||
+          d.array_length != 1)
+        throw ExecutionError(rule(which + ": Metal makes only single-level 2-D color textures over a buffer"));
+      if (d.private_storage) throw ExecutionError(rule(which + ": a texture over a shared buffer must be shared too"));
+      if (t.bytes_per_row % family_.linear_texture_alignment != 0 ||
+          t.bytes_per_row < std::size_t(d.width) * d.format.bytes_per_pixel())
+        throw ExecutionError(rule(which + ": rows " + std::to_string(t.bytes_per_row) +
                                   " bytes apart, not a multiple of the linear texture alignment " +
-                                  std::to_string(family_.linear_texture_alignment)));
+                                  std::to_string(family_.linear_texture_alignment) + " holding a row"));
       b.texture_memory.push_back(nullptr);
     } else {
+      // Filled and emptied by blits only: private storage, which the host never maps.
+      if (!d.private_storage) throw ExecutionError(rule(which + ": a staged texture is private storage"));
       b.owned.push_back(std::make_unique<SimMemory>(b.length[t.buffer], family_.page_size));  // private storage
       b.texture_memory.push_back(b.owned.back()->data());
     }

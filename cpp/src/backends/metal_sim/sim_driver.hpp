@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/metal_plan/plan.hpp"
+#include "backends/metal_plan/staging_pool.hpp"
 #include "backends/metal_sim/sim_families.hpp"
 #include "core/backend.hpp"
 
@@ -71,6 +72,9 @@ class SimQueue {
    * ExecutionError for a rule the plan breaks (nothing then runs).
    */
   void commit(metal::Plan&& plan, const std::shared_ptr<CompletionState>& completion);
+  /** Called first by the device's submit, right after core marked the submission's Buffers: the
+   * slow-submit fault holds a submission here (sim_command_buffer.hpp, hold_first_submission). */
+  void submission_arrived();
   /** Waits until every committed command buffer has completed. */
   void synchronize();
 
@@ -81,6 +85,7 @@ class SimQueue {
   void worker_loop();
 
   std::shared_ptr<BackendDevice> cpu_;
+  mutable metal::StagingPool<std::shared_ptr<SimMemory>> staging_;  // as metal_queue.mm's: reused, not zeroed
   const GpuFamily& family_;
   std::uint64_t registry_id_;
   std::string name_;

@@ -1,9 +1,13 @@
 // Faults the Metal simulator injects on request (sim_command_buffer.hpp), so that tests reach the
 // paths a real GPU takes only when something goes wrong: a lost GPU, a failing copy-back or
-// release at completion (P2.1 items 7 and 10), and a plan whose passes are merged, which the
-// simulator must refuse when it breaks Metal's texture-over-buffer rule (P2.1 item 3).
+// release at completion (P2.1 items 7 and 10), a plan whose passes are merged, which the
+// simulator must refuse when it breaks Metal's texture-over-buffer rule (P2.1 item 3), and a
+// submission held between core marking its Buffers and the queue taking it (P2.1 item 11).
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -24,6 +28,7 @@ Fault fault_from_environment() {
       {"merge-passes", {K::merge_passes, G::other}},
       {"copy-back", {K::copy_back, G::other}},
       {"release", {K::release, G::other}},
+      {"slow-submit", {K::slow_submit, G::other}},
       {"gpu", {K::gpu, G::other}},
       {"gpu:page-fault", {K::gpu, G::page_fault}},
       {"gpu:timeout", {K::gpu, G::timeout}},
@@ -42,6 +47,12 @@ Fault fault_from_environment() {
   }
   throw DeviceError("[metal-sim] METALCALL_METAL_SIM_FAULT='" + name + "' names no fault; use one of " + known +
                     ", or unset it");
+}
+
+void hold_first_submission() {
+  static std::atomic<int> held{0};
+  if (held.fetch_add(1) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  held.fetch_sub(1);
 }
 
 void merge_compute_passes(metal::Plan& plan) {
