@@ -24,8 +24,9 @@
 
 // defines={"METALCALL_LOOP_STOP_CHECKS": "0"} (a prelude option: the caller's, never the
 // source's) builds the loops without their checks and their strips, as the loops were written,
-// to measure what both cost (benchmarks/bench_stop_checks.py). Such a kernel cannot be stopped
-// inside its loops.
+// to measure what both cost (benchmarks/bench_stop_checks.py): the translator then writes
+// neither, and the macros below are empty besides. Such a kernel cannot be stopped inside its
+// loops.
 #if defined(METALCALL_LOOP_STOP_CHECKS) && !METALCALL_LOOP_STOP_CHECKS
 #define __METALCALL_CHECKS_ON 0
 #else

@@ -155,8 +155,9 @@ Translation Translator::run() {
     for (const auto& [index, text] : whole.before_end) text_before_[index] = text + text_before_[index];
   }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
-  for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))
-    text_before_[index] = text + text_before_[index];
+  if (loops_checked())
+    for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))
+      text_before_[index] = text + text_before_[index];
 
   if (target_.launders_punned_addresses()) launder_punned_addresses();
   if (!checked_)

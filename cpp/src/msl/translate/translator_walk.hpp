@@ -56,12 +56,21 @@ class Translator {
         only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     rename_names_that_clash_with_target();
-    if (target_.strip_mines_loops()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
+    if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }
 
   Translation run();
 
  private:
+  /**
+   * False under the prelude option METALCALL_LOOP_STOP_CHECKS=0 (benchmarks/bench_stop_checks.py):
+   * the loops stay as written, with neither strips nor checks.
+   */
+  bool loops_checked() const {
+    for (const auto& [name, value] : defines_)
+      if (name == "METALCALL_LOOP_STOP_CHECKS" && value == "0") return false;
+    return true;
+  }
   /** Whether kernel `i` gets an entry point (TranslateOptions::only_kernels). */
   bool emits_kernel(std::size_t i) const;
   /** The bodies (`{` … `}`) of the kernels left out that nothing else names: written as `;`. */
