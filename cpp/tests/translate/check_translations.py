@@ -208,9 +208,10 @@ def main():
                 failures.append(f"NVRTC could not compile the CUDA translation of {LOOP_STRIP_UNROLLED.name} ({label})")
                 continue
             entry = ptx[0][ptx[0].index(".entry"):]
-            muls[label] = (entry.count("mul.rn.f32"), entry.count("stop_check"))
+            # The unrolled loop's block: the most multiplies between two labels.
+            muls[label] = (max(b.count("mul.rn.f32") for b in entry.split("$L__BB")), entry.count("stop_check"))
         if len(muls) == 2:
-            print(f"NVRTC, {LOOP_STRIP_UNROLLED.name}: (multiplies, stop_check calls) {muls}")
+            print(f"NVRTC, {LOOP_STRIP_UNROLLED.name}: (multiplies in the loop's block, stop_check calls) {muls}")
             if muls["checks"] != (muls["no checks"][0], 1) or muls["checks"][0] < 8:
                 failures.append(f"CUDA: {LOOP_STRIP_UNROLLED.name}'s strip is not unrolled as its loop: {muls}")
         # A K step's 32 blocks in load nests of four blocks: two ldmatrix.x4 for each four
