@@ -28,6 +28,11 @@ kernel void add_one(device int* a [[buffer(0)]], uint i [[thread_position_in_gri
 kernel void twice(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     a[i] = a[i] * 2.0f;
 }
+struct cfloat { float re; float im; };  // complex64 arrays bind to struct parameters
+kernel void twice_complex(device cfloat* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i].re = a[i].re * 2.0f;
+    a[i].im = a[i].im * 2.0f;
+}
 """
 
 TARGETS = ["cpu"]
@@ -116,6 +121,13 @@ def test_views_are_refused_or_read_in_place(target):
     fixed = z.conj().imag.resolve_neg()
     k.twice(1, fixed)
     np.testing.assert_array_equal(fixed.cpu().numpy(), np.float32([-4.0]))
+    # Lazily conjugated complex tensors likewise.
+    w = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64, device=where)
+    with pytest.raises(mc.ArgumentError, match="conjugate bit"):
+        k.twice_complex(2, w.conj())
+    c = w.conj().resolve_conj()
+    k.twice_complex(2, c)
+    np.testing.assert_array_equal(c.cpu().numpy(), np.complex64([2 - 4j, 6 + 8j]))
 
 
 def test_requires_grad_is_refused(target):
