@@ -191,7 +191,10 @@ std::optional<Described> describe_cupy(PyObject* x, const Device& device, Foreig
     d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
     d.dtype = py::reinterpret_borrow<py::dtype>(type);
     if (!per_call.cupy_stream) {
-      py::object stream = py::module_::import("cupy").attr("cuda").attr("get_current_stream")();
+      static PyObject* current =
+          py::object(py::module_::import("cupy").attr("cuda").attr("get_current_stream")).release().ptr();
+      py::object stream = py::reinterpret_steal<py::object>(PyObject_CallNoArgs(current));  // `current`: kept for the process
+      if (!stream) throw py::error_already_set();
       per_call.cupy_stream = as_address(get(stream.ptr(), n.ptr));
     }
     d.ordered = true;
