@@ -5,7 +5,9 @@
 // call and ordered by an event only when it differs from the device's.
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "bindings.hpp"
 
@@ -304,15 +306,61 @@ Buffer imported(PyObject* x, const Device& device, const Described& what) {
   return base;
 }
 
+// Producers let go of without the GIL on the main thread, waiting for a pending call (which the
+// main thread runs as soon as it is back in Python) to release them. A call's Buffers are dropped
+// where its work is found done: for a statement call, inside the wait, with the GIL released;
+// taking it back there once per tensor cost more than the tensor's reads. Other threads take the
+// GIL (the main thread may be blocked for long, and the objects would wait with it).
+unsigned long g_main_thread = 0;  // set under the GIL by the first keep_alive
+std::mutex g_release_mutex;
+std::vector<PyObject*>* g_to_release = new std::vector<PyObject*>;  // never destroyed (leaked at exit)
+bool g_release_scheduled = false;
+
+int release_pending(void*) {
+  std::vector<PyObject*> objects;
+  {
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    objects.swap(*g_to_release);
+    g_release_scheduled = false;
+  }
+  for (PyObject* o : objects) Py_DECREF(o);
+  return 0;
+}
+
+void let_go(PyObject* o) {
+  if (!Py_IsInitialized()) return;  // the process is ending: leaked
+  if (PyGILState_Check()) {
+    Py_DECREF(o);
+    return;
+  }
+  if (PyThread_get_thread_ident() != g_main_thread) {
+    PyGILState_STATE state;  // from any thread (leaked at exit)
+    if (!ensure_gil_unless_exiting(&state)) return;
+    Py_DECREF(o);
+    PyGILState_Release(state);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    g_to_release->push_back(o);
+    if (g_release_scheduled) return;
+    g_release_scheduled = true;
+  }
+  if (Py_AddPendingCall(release_pending, nullptr) == 0) return;
+  // The interpreter's queue is full: take the GIL here instead (from any thread; not at exit).
+  PyGILState_STATE state;
+  if (!ensure_gil_unless_exiting(&state)) return;
+  release_pending(nullptr);
+  PyGILState_Release(state);
+}
+
 // Keeps the producer alive while a Buffer (and queued work) uses its memory.
 std::shared_ptr<void> keep_alive(PyObject* x) {
+  if (!g_main_thread) {
+    g_main_thread = py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  }
   Py_INCREF(x);
-  return std::shared_ptr<void>(x, [](void* p) {
-    PyGILState_STATE state;  // let go of from any thread (leaked at exit)
-    if (!Py_IsInitialized() || !ensure_gil_unless_exiting(&state)) return;
-    Py_DECREF(static_cast<PyObject*>(p));
-    PyGILState_Release(state);
-  });
+  return std::shared_ptr<void>(x, [](void* p) { let_go(static_cast<PyObject*>(p)); });
 }
 
 }  // namespace
