@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +38,32 @@ def add_arguments(p) -> None:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per chunk (a single program gets a quarter)")
     p.add_argument("--shrink", type=int, default=25, help="findings to shrink at most")
     p.add_argument("--shrink-timeout", type=float, default=600.0)
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="seconds for the whole campaign: no chunk starts after it, and one still running "
+                        "then is stopped (the batches it finished count; 0: no limit)")
+    p.add_argument("--constants-every", type=int, default=1,
+                   help="run only every k-th program with function constants (each costs a build of its own "
+                        "per device)")
+
+
+def run_group(cmd: list, timeout: float) -> tuple[int, str, bool]:
+    """Runs cmd in a process group of its own: (exit status, stderr, timed out). Past the
+    timeout the whole group is killed (its compilers and sandbox workers too, which would
+    otherwise run on)."""
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        timed_out, stderr = False, ""
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if proc.poll() is None:
+            proc.communicate()
+        return proc.returncode, stderr or "", timed_out
 
 
 class Campaign:
@@ -49,6 +76,8 @@ class Campaign:
         self.devices = [d for d in args.devices.split(",") if d]
         self.reports: list[dict] = []
         self.crashes: list[dict] = []
+        self.cut: list[list] = []  # chunks stopped or never started by --time-limit
+        self.deadline = time.monotonic() + args.time_limit if args.time_limit > 0 else None
 
     def log(self, message: str) -> None:
         line = f"{time.strftime('%H:%M:%S')} {message}"
@@ -71,7 +100,8 @@ class Campaign:
         if not workarounds.ACTIVE:
             cmd.append("--no-workarounds")
         cmd += ["run", "--seed", str(seed), "--start", str(start), "--count", str(count),
-                "--batch", str(self.args.batch), "--out", str(report)]
+                "--batch", str(self.args.batch), "--out", str(report),
+                "--constants-every", str(self.args.constants_every)]
         for d in self.devices:
             cmd += ["--device", d]
         return cmd
@@ -80,17 +110,27 @@ class Campaign:
         """Runs a chunk; on a crash or timeout, its halves (down to single programs)."""
         report = self.out / "chunks" / f"s{seed}_{start}_{count}.json"
         timeout = self.args.timeout if count > 1 else self.args.timeout / 4
-        try:
-            done = subprocess.run(self.command(seed, start, count, report), cwd=ROOT, capture_output=True,
-                                  text=True, timeout=timeout)
-            ok = report.exists() and done.returncode in (0, 1)
-            why = f"exit status {done.returncode}: {done.stderr[-2000:]}"
-        except subprocess.TimeoutExpired:
-            ok, why = False, f"no result within {timeout:.0f} s"
+        left = self.deadline - time.monotonic() if self.deadline is not None else timeout
+        if left <= 0:
+            self.cut.append([seed, start, count])
+            return
+        by_limit = left < timeout  # the campaign's time limit ends first
+        returncode, stderr, timed_out = run_group(self.command(seed, start, count, report), min(timeout, left))
+        # stopped by the time limit, a chunk keeps the batches it finished (its report so far)
+        ok = report.exists() and (returncode in (0, 1) or (timed_out and by_limit))
+        why = f"no result within {timeout:.0f} s" if timed_out else f"exit status {returncode}: {stderr[-2000:]}"
+        if timed_out and by_limit and not report.exists():
+            self.cut.append([seed, start, count])
+            self.log(f"seed {seed} [{start}, {start + count}) stopped by the time limit")
+            return
         if ok:
             with open(report) as f:
                 self.reports.append(json.load(f))
-            self.log(f"seed {seed} [{start}, {start + count}) done")
+            stopped = not self.reports[-1].get("complete", True)
+            if stopped:
+                self.cut.append([seed, start, count])
+            self.log(f"seed {seed} [{start}, {start + count}) " +
+                     (f"stopped by the time limit after {self.reports[-1]['programs']} programs" if stopped else "done"))
             return
         if count == 1:
             self.crashes.append({"seed": seed, "index": start, "why": why})
@@ -141,9 +181,14 @@ class Campaign:
         by_category: dict = {d: defaultdict(Counter) for d in self.devices}
         programs = 0
         generator_errors = 0
+        phases = {"wall": Counter(), "cpu": Counter()}
+        skipped = 0
         for r in self.reports:
             programs += r["programs"]
             generator_errors += r["generator_errors"]
+            skipped += len(r.get("skipped_with_constants", []))
+            for kind in phases:
+                phases[kind].update(r.get("seconds_by_phase", {}).get(kind, {}))
             for d, counts in r["results"].items():
                 results[d].update(counts)
             for d, cats in r["by_category"].items():
@@ -161,6 +206,12 @@ class Campaign:
                          for f in findings],
             "shrunk": shrunk,
             "generator_errors": generator_errors,
+            "skipped_with_constants": skipped,
+            "cut_by_time_limit": self.cut,
+            # summed over the workers: where the time goes, and per program
+            "seconds_by_phase": {k: {p: round(v, 1) for p, v in c.items()} for k, c in phases.items()},
+            "seconds_per_program": {k: {p: round(v / max(programs, 1), 4) for p, v in c.items()}
+                                    for k, c in phases.items()},
             "workarounds": sorted(workarounds.ACTIVE),
             "seconds": round(seconds, 1),
             "settings": {k: v for k, v in vars(self.args).items() if k != "func"},
@@ -175,7 +226,8 @@ def command_campaign(args) -> int:
         for future in [pool.submit(c.run_chunk, *chunk) for chunk in c.chunks()]:
             future.result()
     findings = c.write_findings()
-    shrunk = c.shrink(findings) if args.shrink else []
+    in_time = c.deadline is None or time.monotonic() < c.deadline
+    shrunk = c.shrink(findings) if args.shrink and in_time else []
     summary = c.summary(findings, shrunk, time.monotonic() - started)
     (c.out / "summary.json").write_text(json.dumps(summary, indent=1))
     c.log(f"campaign done: {summary['programs']} programs, {summary['failures']} failing runs "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections import Counter, defaultdict
@@ -22,6 +23,10 @@ from .programs import GENERATOR_ERRORS, generate
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def has_constants(g) -> bool:
+    return any(x.function_constant is not None for x in g.program.globals)
 
 
 def generate_range(seed: int, start: int, count: int, category: str | None) -> list:
@@ -42,29 +47,49 @@ def summarise(outcomes: list, programs: int, devices: list) -> dict:
 
 
 def command_run(args) -> int:
-    from .runner import open_device, run_batch
+    from .runner import Clock, open_device, run_batch
 
     started = time.monotonic()
-    gens = generate_range(args.seed, args.start, args.count, args.category)
-    outcomes = []
+    clock = Clock()
+    devices = []
     for name in args.device:
-        device = open_device(name)
-        for b in range(0, len(gens), args.batch):
-            outcomes += run_batch(device, name, gens[b:b + args.batch], log=log)
-    report = {"seed": args.seed, "start": args.start, "count": args.count, "devices": args.device,
-              "generator_errors": len(GENERATOR_ERRORS), "workarounds": sorted(workarounds.ACTIVE)}
-    report.update(summarise(outcomes, len(gens), args.device))
-    report["findings"] = [o.as_dict() for o in outcomes if o.status != "ok"]
-    report["seconds"] = round(time.monotonic() - started, 1)
-    text = json.dumps(report, indent=1)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    failures = len(report["findings"])
-    log(f"seed {args.seed} [{args.start}, {args.start + args.count}): {len(gens)} programs on "
-        f"{', '.join(args.device)}: {failures} failing, {report['seconds']} s")
+        with clock.phase(f"{name}:open"):
+            devices.append((name, open_device(name)))
+    outcomes, skipped, done, with_constants = [], [], 0, 0
+
+    def report(complete: bool) -> dict:
+        r = {"seed": args.seed, "start": args.start, "count": args.count, "devices": args.device,
+             "complete": complete, "generator_errors": len(GENERATOR_ERRORS),
+             "workarounds": sorted(workarounds.ACTIVE), "skipped_with_constants": skipped,
+             "with_constants": with_constants, "seconds_by_phase": clock.report()}
+        r.update(summarise(outcomes, done, args.device))
+        r["findings"] = [o.as_dict() for o in outcomes if o.status != "ok"]
+        r["seconds"] = round(time.monotonic() - started, 1)
+        if args.out:  # after every batch: a campaign that stops this process keeps what it did
+            with open(args.out + ".part", "w") as f:
+                json.dump(r, f, indent=1)
+            os.replace(args.out + ".part", args.out)
+        return r
+
+    # batch by batch, each on every device, so that a report holds whole programs
+    for first in range(args.start, args.start + args.count, args.batch):
+        with clock.phase("generate"):
+            gens = generate_range(args.seed, first, min(args.batch, args.start + args.count - first), args.category)
+        if args.constants_every > 1:  # a program with function constants is a build of its own
+            skipped += [g.index for g in gens if has_constants(g) and g.index % args.constants_every]
+            gens = [g for g in gens if not has_constants(g) or g.index % args.constants_every == 0]
+        for name, device in devices:
+            outcomes += run_batch(device, name, gens, log=log, clock=clock)
+        done += len(gens)
+        with_constants += sum(1 for g in gens if has_constants(g))
+        if first + args.batch < args.start + args.count:
+            report(False)
+    final = report(True)
+    failures = len(final["findings"])
+    log(f"seed {args.seed} [{args.start}, {args.start + args.count}): {done} programs on "
+        f"{', '.join(args.device)}: {failures} failing, {final['seconds']} s")
     if not args.out:
-        print(text)
+        print(json.dumps(final, indent=1))
     return 1 if failures else 0
 
 
@@ -121,6 +146,8 @@ def main(argv=None) -> int:
     run.add_argument("--batch", type=int, default=40, help="programs per library")
     run.add_argument("--category", help="only programs of this category")
     run.add_argument("--out", help="the JSON report (else printed)")
+    run.add_argument("--constants-every", type=int, default=1,
+                     help="run only every k-th program with function constants (each is a build of its own)")
 
     show = sub.add_parser("show", help="print one program and its expected outputs")
     for p in (show,):

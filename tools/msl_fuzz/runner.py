@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,7 +125,35 @@ def format_value(v, ty) -> str:
     return repr(int(v) if not isinstance(v, (bool, np.bool_)) else bool(v))
 
 
-def run_program(lib, gen: Generated, device_name: str) -> Outcome:
+class Clock:
+    """Seconds by phase, summed over programs: wall time, and CPU time with the compilers a
+    phase waits for (where a campaign's time goes)."""
+
+    def __init__(self):
+        self.wall: dict = {}
+        self.cpu: dict = {}
+
+    @staticmethod
+    def _cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+
+    @contextmanager
+    def phase(self, name: str):
+        wall, cpu = time.monotonic(), self._cpu()
+        try:
+            yield
+        finally:
+            self.wall[name] = self.wall.get(name, 0.0) + time.monotonic() - wall
+            self.cpu[name] = self.cpu.get(name, 0.0) + self._cpu() - cpu
+
+    def report(self) -> dict:
+        return {"wall": {k: round(v, 2) for k, v in self.wall.items()},
+                "cpu": {k: round(v, 2) for k, v in self.cpu.items()}}
+
+
+def run_program(lib, gen: Generated, device_name: str, clock: Clock | None = None) -> Outcome:
+    clock = clock or Clock()
     prog = gen.program
     outcome = Outcome(prog.name, gen.seed, gen.index, prog.category, device_name, "ok",
                       features=sorted(prog.features))
@@ -138,11 +167,14 @@ def run_program(lib, gen: Generated, device_name: str) -> Outcome:
             f.write(f"// {device_name}\n" + program_source(prog))
     try:
         constants = {g.name: g.value for g in prog.globals if g.function_constant is not None}
-        kernel = lib.function(prog.name, constants=constants) if constants else lib.function(prog.name)
-        call = kernel(prog.threads, *args, threadgroup=prog.group,
-                      threadgroup_memory=tg_bytes if tg_bytes else None)
-        if call is not None:
-            call.wait()
+        # a kernel with function constants is built on its own here (a per-kernel build)
+        with clock.phase(f"{device_name}:specialise" if constants else f"{device_name}:lookup"):
+            kernel = lib.function(prog.name, constants=constants) if constants else lib.function(prog.name)
+        with clock.phase(f"{device_name}:run"):
+            call = kernel(prog.threads, *args, threadgroup=prog.group,
+                          threadgroup_memory=tg_bytes if tg_bytes else None)
+            if call is not None:
+                call.wait()
     except Exception as exc:  # any failure of one program is a finding, not the end
         outcome.status = "execution_error"
         outcome.detail = f"{type(exc).__name__}: {exc}"
@@ -167,14 +199,16 @@ def compile_library(device, programs: list):
     return device.compile(library_source([g.program for g in programs]), fast_math=False)
 
 
-def run_batch(device, device_name: str, programs: list, log=None) -> list[Outcome]:
+def run_batch(device, device_name: str, programs: list, log=None, clock: Clock | None = None) -> list[Outcome]:
     """Every program of the batch on one device; compile failures are isolated."""
+    clock = clock or Clock()
     outcomes: list[Outcome] = []
     pending = [programs]
     while pending:
         group = pending.pop()
         try:
-            lib = compile_library(device, group)
+            with clock.phase(f"{device_name}:compile"):
+                lib = compile_library(device, group)
         except Exception as exc:
             if len(group) > 1:
                 half = len(group) // 2
@@ -188,7 +222,7 @@ def run_batch(device, device_name: str, programs: list, log=None) -> list[Outcom
         results = []
         for g in group:
             started = time.monotonic()
-            results.append(run_program(lib, g, device_name))
+            results.append(run_program(lib, g, device_name, clock))
             if log and time.monotonic() - started > 5:
                 log(f"{g.program.name} took {time.monotonic() - started:.1f} s on {device_name}")
         # A library with function constants builds when a kernel is first asked for: one
