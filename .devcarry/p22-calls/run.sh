@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 T=$(ls tests/test_gpu_argument_cache.py tests/test_foreign_arguments.py tests/test_dlpack.py tests/test_gpu_import.py 2>/dev/null)
 timeout 60 python3 -m pytest -q $T > "$D/tests.log" 2>&1; echo "rc $?" >> "$D/tests.log"
 timeout 80 python3 .devcarry/p22-calls/diag.py > "$D/diag.log" 2>&1; echo "rc $?" >> "$D/diag.log"
+timeout 30 python3 benchmarks/bench_mnp_host.py --device cuda --number 2000 > "$D/mnp_host.log" 2>&1; echo "rc $?" >> "$D/mnp_host.log"
 timeout 120 python3 benchmarks/bench_peers_cuda.py --rounds 5 \
   --only arguments,reductions-1e+06,reductions-1e+07,reductions-1e+08,fused-1e+07,fused-1e+08 \
   --json "$D/peers.jsonl" > "$D/peers.log" 2>&1; echo "rc $?" >> "$D/peers.log"
