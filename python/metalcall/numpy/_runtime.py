@@ -87,9 +87,12 @@ def launch(kern, grid, *args, **kw):
 
 
 def keep(completion) -> None:
-    while _pending and _pending[0].done:
-        _pending.popleft()
     _pending.append(completion)
+    # Finished ones are pruned every 16 launches: asking a CUDA call whether it is done records an
+    # event and queries it (~1-2 µs of host time), and the queue reaps finished work by itself.
+    if not len(_pending) & 15:
+        while _pending and _pending[0].done:
+            _pending.popleft()
     if len(_pending) > _MAX_PENDING:
         _pending.popleft().wait()
 
