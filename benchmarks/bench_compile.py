@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 
 import numpy as np
@@ -115,10 +116,22 @@ def check(dev, label: str, fn) -> None:
         np.testing.assert_allclose(c.astype(np.float32), (a * b + np.float16(1)).astype(np.float32), rtol=2e-3)
 
 
-def run_probe(code: str, env: dict) -> dict | float:
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, **env))
+def run_probe(code: str, env: dict, phases: dict | None = None) -> dict | float:
+    """What the probe printed; `phases` gets the backend's METALCALL_COMPILE_TIMES lines
+    (translate, build, nvrtc: milliseconds) where the build has them."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, METALCALL_COMPILE_TIMES="1", **env))
     if r.returncode != 0:
         raise RuntimeError("a probe process failed:\n" + r.stderr[-3000:])
+    if phases is not None:
+        for line in r.stderr.splitlines():
+            if line.startswith("metalcall compile times: "):
+                for item in line[len("metalcall compile times: "):].split(", "):
+                    words = item.split()
+                    if len(words) >= 3 and words[2] == "ms":
+                        phases[words[0]] = phases.get(words[0], 0.0) + float(words[1]) / 1e3
+                    elif words and words[0] == "parts":
+                        phases["parts"] = " ".join(words[1:])
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -130,11 +143,17 @@ def cold_rows(spec: str, repeats: int, cupy_installed: bool) -> list[tuple[str, 
     for _ in range(repeats):  # the candidates take turns
         for suffix, env in variants:
             for labels in (["small"], ["math"], ["half"], ["small", "math"]):
+                phases: dict = {}
                 with tempfile.TemporaryDirectory(prefix="metalcall-cold-") as cache:
                     got = run_probe(_PROBE.format(here=here, spec=spec, labels=labels),
-                                    dict(env, METALCALL_CACHE_DIR=cache))
+                                    dict(env, METALCALL_CACHE_DIR=cache), phases)
                 if len(labels) == 1:
-                    samples.setdefault(f"metalcall, {labels[0]} kernel{suffix}", []).append(got[labels[0]])
+                    what = f"metalcall, {labels[0]} kernel{suffix}"
+                    samples.setdefault(what, []).append(got[labels[0]])
+                    for phase in ("translate", "nvrtc", "build"):
+                        if phase in phases:
+                            samples.setdefault(f"{what}: {phase} (parts {phases.get('parts', '?')})"
+                                               if phase == "nvrtc" else f"{what}: {phase}", []).append(phases[phase])
                 else:
                     samples.setdefault(f"metalcall, new kernel, warm process (math after small){suffix}",
                                        []).append(got["math"])
@@ -165,8 +184,9 @@ def hit_rows(dev, cupy) -> list[tuple[str, list[float]]]:
 
 def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]]]:
     """NVRTC alone, no GPU: each kernel's CUDA translation compiled in this process (sm_90, the
-    backend's options) with its prelude parts and with the whole prelude, taking turns; the
-    first compile of the process (NVRTC's own start) is left out."""
+    backend's options) with its prelude parts (and -minimal) and with the whole prelude, taking
+    turns; the first compile of the process (NVRTC's own start) is left out. CPU time of the
+    process (NVRTC compiles on the calling thread)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
     import cuda_prelude_parts_check as parts_check
     import nvrtc_check
@@ -187,12 +207,15 @@ def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]
             with open(metal + ".cu", "w") as f:
                 f.write(cu.stdout)
             options = subprocess.run([str(helper), metal + ".cu"], capture_output=True, text=True, check=True).stdout.split()
-            codes[label] = (cu.stdout, options)
+            codes[label] = (cu.stdout, options + ["-minimal"])  # as the backend compiles parts (NVRTC 12.4+)
         nvrtc_check.compile_cuda("extern \"C\" __global__ void k() {}", "sm_90", lib, include)  # NVRTC's start
         for _ in range(repeats):
             for label, (code, options) in codes.items():
                 for suffix, extra in (("", options), (", whole prelude", [])):
-                    ok, log, seconds = nvrtc_check.compile_cuda(code, "sm_90", lib, include, extra=extra)
+                    # CPU time: the shared development machine's wall clock measures its load.
+                    cpu = time.process_time()
+                    ok, log, _ = nvrtc_check.compile_cuda(code, "sm_90", lib, include, extra=extra)
+                    seconds = time.process_time() - cpu
                     if not ok:
                         raise RuntimeError(f"{label}{suffix} did not compile:\n{log[-2000:]}")
                     parts = ",".join(o[len("-DMETALCALL_PART_"):-2] for o in options if "_PART_" in o) or "none"
@@ -217,7 +240,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.nvrtc:
         rows = nvrtc_rows(args.nvrtc, args.repeats)
-        print(f"NVRTC on the CPU, sm_90; load {os.getloadavg()[0]:.1f}")
+        print(f"NVRTC on the CPU (process CPU time), sm_90; load {os.getloadavg()[0]:.1f}")
         print("| what | median | min | max | n |\n|---|---|---|---|---|")
         for what, v in rows:
             print(f"| {what} | {fmt(statistics.median(v))} | {fmt(min(v))} | {fmt(max(v))} | {len(v)} |")

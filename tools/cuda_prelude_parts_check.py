@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the CUDA prelude parts (cpp/src/backends/translated/prelude_parts.cpp) with NVRTC, no
 GPU needed: each MSL source is translated for CUDA (translate_main), compiled with the parts its
-translation selects and with the whole prelude, and the two PTX texts compared.
+translation selects (and -minimal, as the backend compiles them) and with the whole prelude, and
+the two PTX texts compared.
 
     python tools/cuda_prelude_parts_check.py TRANSLATE_MAIN SOURCE... [--arch compute_90]
 
@@ -75,6 +76,8 @@ def main() -> int:
     ap.add_argument("translate_main")
     ap.add_argument("sources", nargs="+", type=Path)
     ap.add_argument("--arch", default="compute_90", help="NVRTC -arch (compute_XX: PTX, compared as text)")
+    ap.add_argument("--no-minimal", action="store_true", help="compile the parts without -minimal (the "
+                    "backend adds it for NVRTC 12.4 and later)")
     args = ap.parse_args()
     found, why = nvrtc_check.find_nvrtc()
     if not found:
@@ -97,6 +100,8 @@ def main() -> int:
             cu = work / "k.cu"
             cu.write_text(tr.stdout)
             options = subprocess.run([str(helper), str(cu)], capture_output=True, text=True, check=True).stdout.split()
+            if options and not args.no_minimal:
+                options.append("-minimal")
             parts = [o[len("-DMETALCALL_PART_"):-2] for o in options if o.startswith("-DMETALCALL_PART_")]
             ptx_parts, ptx_full = [], []
             ok_p, log_p, t_p = nvrtc_check.compile_cuda(tr.stdout, args.arch, lib, include, ptx=ptx_parts,

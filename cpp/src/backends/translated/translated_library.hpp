@@ -8,6 +8,9 @@
 // front end.
 #pragma once
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <map>
@@ -52,7 +55,9 @@ class TranslatedLibrary final : public BackendLibrary {
         // which is not cached: translate again below and report from there.
       }
     }
+    const auto start = std::chrono::steady_clock::now();
     msl::TranslatedUnit unit = msl::translate(source, front);
+    const auto translated = std::chrono::steady_clock::now();
     std::shared_ptr<Module> module;
     std::exception_ptr base_error;
     try {
@@ -61,6 +66,12 @@ class TranslatedLibrary final : public BackendLibrary {
     } catch (const CompileError&) {
       if (unit.translation.function_constants.empty()) throw;
       base_error = std::current_exception();
+    }
+    if (std::getenv("METALCALL_COMPILE_TIMES")) {
+      // Where a cold compile's time goes (benchmarks/bench_compile.py reads this line).
+      const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+      std::fprintf(stderr, "metalcall compile times: translate %.2f ms, build %.2f ms\n", ms(translated - start),
+                   ms(std::chrono::steady_clock::now() - translated));
     }
     return std::shared_ptr<TranslatedLibrary>(new TranslatedLibrary(source, std::move(front), std::move(unit),
                                                                     std::move(module), base_error, std::move(build),
