@@ -3,7 +3,10 @@ side in one process: batched small solves, and svd, svdvals, eigh, qr, cholesky 
 larger matrix. Every result is checked against NumPy before it is timed. The peers' calls are
 interleaved (one call of each per round, after a warm call of each), and each column is the median
 of the rounds, each call ending with the result ready: on a shared machine, load that comes and
-goes then weighs on every column alike. `--best` reports the fastest round instead.
+goes then weighs on every column alike. `--best` reports the fastest round instead. `--clock cpu`
+times the process's CPU time (all its threads) instead of the wall clock: on a loaded machine the
+work each call does, without the waits for a core (a call that hands work to worker threads and
+waits for them pays those waits once per hand-off).
 
     python benchmarks/bench_mnp_linalg.py                      # default device, float32
     python benchmarks/bench_mnp_linalg.py --device cpu --dtype float64 --size 512 --repeat 7
@@ -19,16 +22,16 @@ import metalcall.numpy as mnp
 from mnp_bench_common import device_and_cupy
 
 
-def interleaved(fns, rounds, pick):
+def interleaved(fns, rounds, pick, clock=time.perf_counter):
     """pick(times) of each of `fns` over `rounds` rounds, each round calling every fn once."""
     for fn in fns:
         fn()
     times = [[] for _ in fns]
     for _ in range(rounds):
         for fn, ts in zip(fns, times):
-            t = time.perf_counter()
+            t = clock()
             fn()
-            ts.append(time.perf_counter() - t)
+            ts.append(clock() - t)
     return [pick(ts) for ts in times]
 
 
@@ -80,6 +83,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=None, help="run the cases whose name starts with one of these")
     ap.add_argument("--repeat", type=int, default=5, help="rounds")
     ap.add_argument("--best", action="store_true", help="the fastest round, not the median")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall", help="wall time, or the process's CPU time")
     a = ap.parse_args()
     pick = min if a.best else np.median
     dev, cp = device_and_cupy(a.device)
@@ -87,7 +91,7 @@ def main():
     tol = 2e-3 if dt == np.float32 else 1e-8
     batches = [tuple(int(v) for v in s.split("x")) for s in a.batches]
     print(f"device: {dev.name}; dtype {dt}; peers: NumPy{' and CuPy' if cp else ''}; "
-          f"{'fastest' if a.best else 'median'} of {a.repeat} interleaved rounds")
+          f"{'fastest' if a.best else 'median'} of {a.repeat} interleaved rounds, {a.clock} clock")
     print(f"{'case':30s} {'mnp ms':>10s} {'numpy ms':>10s} {'np/mnp':>7s}" +
           (f" {'cupy ms':>10s} {'cp/mnp':>7s}" if cp else ""))
     for name, f, inputs, kind in cases(a.size, batches, dt):
@@ -112,7 +116,7 @@ def main():
                 cp.cuda.Device().synchronize()
 
             fns.append(run_cp)
-        tm, tn, *tc = interleaved(fns, a.repeat, pick)
+        tm, tn, *tc = interleaved(fns, a.repeat, pick, time.process_time if a.clock == "cpu" else time.perf_counter)
         line = f"{name:30s} {tm * 1e3:10.3f} {tn * 1e3:10.3f} {tn / tm:7.2f}"
         if has_cp:
             line += f" {tc[0] * 1e3:10.3f} {tc[0] / tm:7.2f}"
