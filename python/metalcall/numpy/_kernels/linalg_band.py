@@ -36,6 +36,20 @@ inline $R la_hypot($R x, $R y) {
   const $R a = x / m, b = y / m;
   return m * sqrt(a * a + b * b);
 }
+// r = sqrt(x^2 + z^2) and the rotation (c, s) = (x, z) / r ((1, 0) where r = 0): one square root and
+// one division where the squares can neither underflow nor overflow, la_hypot elsewhere.
+inline $R la_givens($R x, $R z, thread $R& c, thread $R& s) {
+  $R r = sqrt(x * x + z * z);
+  if (!(r > $SAFE && r < $R(1) / $SAFE)) r = la_hypot(x, z);
+  c = $R(1);
+  s = $R(0);
+  if (r > $R(0)) {
+    const $R inv = $R(1) / r;
+    c = x * inv;
+    s = z * inv;
+  }
+  return r;
+}
 inline void la_record(device uint* pq, device $R* cs, uint cap, thread uint& count, uint p, uint q, $R c, $R s) {
   if (count < cap) { pq[count] = p | (q << 16); cs[2 * count] = c; cs[2 * count + 1] = s; }
   ++count;
@@ -87,9 +101,8 @@ inline bool la_tridiag_qr(device $R* D, device $R* E, uint n, const device $R* W
     }
     $R xx = D[l] - mu, zz = E[l];
     for (uint k = l; k < h; ++k) {
-      const $R r = la_hypot(xx, zz);
-      $R c = $R(1), s = $R(0);
-      if (r > $R(0)) { c = xx / r; s = zz / r; }
+      $R c, s;
+      const $R r = la_givens(xx, zz, c, s);
       if (k > l) E[k - 1] = r;
       const $R ak = D[k], ak1 = D[k + 1], bk = E[k];
       D[k] = c * c * ak + $R(2) * c * s * bk + s * s * ak1;
@@ -162,8 +175,9 @@ inline bool la_bidiag_qr(device $R* D, device $R* E, uint n, $R dtol, const devi
     }
     $R y = D[l] * D[l] - mu, z = D[l] * E[l];
     for (uint k = l; k < h; ++k) {
-      $R r = la_hypot(y, z);
-      $R c = r > $R(0) ? y / r : $R(1), s = r > $R(0) ? -z / r : $R(0);
+      $R c, s;
+      $R r = la_givens(y, z, c, s);
+      s = -s;
       if (k > l) E[k - 1] = r;
       const $R dk = D[k], ek = E[k], dk1 = D[k + 1];
       D[k] = c * dk - s * ek;
@@ -173,9 +187,7 @@ inline bool la_bidiag_qr(device $R* D, device $R* E, uint n, $R dtol, const devi
       if (cap) la_record(vpq, vcs, cap, vcount, k, k + 1, c, -s);
       y = D[k];
       z = bulge;
-      r = la_hypot(y, z);
-      c = r > $R(0) ? y / r : $R(1);
-      s = r > $R(0) ? z / r : $R(0);
+      r = la_givens(y, z, c, s);
       D[k] = r;
       const $R ek2 = E[k], dk12 = D[k + 1];
       E[k] = c * ek2 + s * dk12;
@@ -473,6 +485,12 @@ def record_cap(n: int) -> int:
     return 2 * n * n + 8 * n + 16
 
 
+def _safe(dt: np.dtype) -> str:
+    """la_givens' bound: above sqrt(tiny) / eps a square keeps every bit (no gradual underflow)."""
+    fi = np.finfo(dt)
+    return cache.literal(dt, float(np.sqrt(fi.tiny) / fi.eps))
+
+
 def _source(template: str) -> str:
     return _RANK + _HELPERS + template.replace("$SCALE_X", lc.scaling("x", "n * n"))
 
@@ -492,7 +510,7 @@ def eigh(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: 
     w = cache.empty(dev, batch * n, dt)
     ranks = cache.empty(dev, batch * n, np.uint32)
     lc.run(dev, _source(_EIGH), "eigh_band", dt, 1, batch, a, work, taus, d, e, pq, cs, counts, w, ranks, n,
-           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N)
+           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N, SAFE=_safe(dt))
     return {"w": w, "refl": work, "taus": taus, "pq": pq, "cs": cs, "counts": counts, "ranks": ranks, "cap": cap}
 
 
@@ -512,6 +530,6 @@ def svd(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any, vectors: b
     s = cache.empty(dev, batch * n, dt)
     ranks = cache.empty(dev, batch * n, np.uint32)
     lc.run(dev, _source(_SVD), "svd_band", dt, 1, batch, a, work, qrefl, taus, d, e, pq, cs, counts, s, ranks, n,
-           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N)
+           int(vectors), cap, MAX_STEPS=MAX_SWEEPS_PER_N, SAFE=_safe(dt))
     return {"s": s, "qrefl": qrefl, "prefl": work, "taus": taus, "pq": pq, "cs": cs, "counts": counts,
             "ranks": ranks, "cap": cap}
