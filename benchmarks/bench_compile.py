@@ -10,16 +10,17 @@ CUPY_CACHE_DIR), which opens the device outside the timing and then times
 `dev.compile(src).function(name)` (CuPy: `RawKernel(src, name).kernel`); the candidates take
 turns. Kernels: the small float kernel of `metalcall._bench` (c = a * b and a copy), a kernel
 of float4 math (sin, exp, dot), and one of half arithmetic, each also with the whole CUDA prelude
-(METALCALL_CUDA_PRELUDE=full: what every kernel compiled before the prelude was split). "new
+(METALCALL_CUDA_PRELUDE=full). "new
 kernel, warm process" compiles a second, different kernel in a process that already compiled
-one (NVRTC loaded). Hit rows: the same str object, a 28 KB source, and a new str of the same
-text each call (found by content: the text is hashed). Every compiled kernel is run once and
+one (NVRTC loaded). Hit rows: the same str object, a 28 KB source, and another str of the same
+text (found by comparing the text). Every compiled kernel is run once and
 its result checked against NumPy in the probe.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -172,9 +173,11 @@ def hit_rows(dev, cupy) -> list[tuple[str, list[float]]]:
     assert "mul" in dev.compile(SMALL).function_names and "mul" in dev.compile(LARGE).function_names
     rows = [("metalcall hit, small, same str", per_call(lambda: dev.compile(SMALL))),
             (f"metalcall hit, {len(LARGE) // 1000} KB, same str", per_call(lambda: dev.compile(LARGE)))]
-    # A new str of the same text on each call: the memo misses, the content cache finds it.
-    rows.append((f"metalcall hit, {len(LARGE) // 1000} KB, new str of equal text",
-                 per_call(lambda: dev.compile("".join((LARGE[:10], LARGE[10:]))), number=2000)))
+    # Two str objects of the same text, taking turns: each call's object is not the one the
+    # memo's entry holds, so the text is compared (what a source read again costs).
+    copies = itertools.cycle(["".join((LARGE[:10], LARGE[10:])) for _ in range(2)])
+    rows.append((f"metalcall hit, {len(LARGE) // 1000} KB, another str of equal text",
+                 per_call(lambda: dev.compile(next(copies)), number=2000)))
     if cupy is not None:
         large_cuda = CUDA_MUL + "".join(f"// filler line {i:04d}: " + "x" * 60 + "\n" for i in range(330))
         rows.append(("CuPy RawKernel(...).kernel hit, small", per_call(lambda: cupy.RawKernel(CUDA_MUL, "mul").kernel)))
@@ -184,7 +187,8 @@ def hit_rows(dev, cupy) -> list[tuple[str, list[float]]]:
 
 def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]]]:
     """NVRTC alone, no GPU: each kernel's CUDA translation compiled in this process (sm_90, the
-    backend's options) with its prelude parts (and -minimal) and with the whole prelude, taking
+    backend's options) as the backend's first build compiles it (its prelude parts, -minimal, no
+    coarsened entry points) and as it did before all three (whole prelude, coarsened entries), taking
     turns; the first compile of the process (NVRTC's own start) is left out. CPU time of the
     process (NVRTC compiles on the calling thread)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -207,11 +211,12 @@ def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]
             with open(metal + ".cu", "w") as f:
                 f.write(cu.stdout)
             options = subprocess.run([str(helper), metal + ".cu"], capture_output=True, text=True, check=True).stdout.split()
-            codes[label] = (cu.stdout, options + ["-minimal"])  # as the backend compiles parts (NVRTC 12.4+)
+            # As the backend's first build: parts, -minimal (NVRTC 12.4+), no coarsened entry points.
+            codes[label] = (cu.stdout, options + ["-minimal", "-DMETALCALL_NO_COARSENED"])
         nvrtc_check.compile_cuda("extern \"C\" __global__ void k() {}", "sm_90", lib, include)  # NVRTC's start
         for _ in range(repeats):
             for label, (code, options) in codes.items():
-                for suffix, extra in (("", options), (", whole prelude", [])):
+                for suffix, extra in (("", options), (", before: whole prelude, coarsened entries", [])):
                     # CPU time: the shared development machine's wall clock measures its load.
                     cpu = time.process_time()
                     ok, log, _ = nvrtc_check.compile_cuda(code, "sm_90", lib, include, extra=extra)
@@ -219,7 +224,8 @@ def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]
                     if not ok:
                         raise RuntimeError(f"{label}{suffix} did not compile:\n{log[-2000:]}")
                     parts = ",".join(o[len("-DMETALCALL_PART_"):-2] for o in options if "_PART_" in o) or "none"
-                    what = f"NVRTC, {label} kernel, parts {parts}" if not suffix else f"NVRTC, {label} kernel{suffix}"
+                    what = (f"NVRTC, {label} kernel, parts {parts}, no coarsened entries" if not suffix
+                            else f"NVRTC, {label} kernel{suffix}")
                     samples.setdefault(what, []).append(seconds)
     return list(samples.items())
 

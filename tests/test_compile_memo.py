@@ -79,3 +79,22 @@ def test_many_sources_evict_old_entries(device):
             assert device.compile(src).function_names == ["scale"]
         for src, factor in objects[::17] + objects[-3:]:
             np.testing.assert_array_equal(run(device.compile(src)), np.arange(8, dtype=np.float32) * factor)
+
+
+def test_another_str_of_the_same_text_is_found_and_an_edit_is_not(device):
+    # Equal text in a new str object: the same Library, found by comparing the text; the entry
+    # then holds the new object. An edit of the same length (or in a wider character kind) is
+    # another source with its own kernel.
+    first = device.compile(SRC)
+    copy = "".join(list(SRC))
+    assert copy is not SRC and device.compile(copy) is first and device.compile(copy) is first
+    assert device.compile(SRC) is first
+    edited = SRC.replace("2.0f", "7.0f")
+    assert len(edited) == len(SRC)
+    np.testing.assert_array_equal(run(device.compile(edited)), np.arange(8, dtype=np.float32) * 7)
+    wide = SRC.replace("using namespace metal;", "using namespace metal; // \u00e9\u4e2d")
+    np.testing.assert_array_equal(run(device.compile(wide)), np.arange(8, dtype=np.float32) * 2)
+    assert device.compile("".join(list(wide))) is device.compile(wide)
+    np.testing.assert_array_equal(run(device.compile(SRC, fast_math=False)), np.arange(8, dtype=np.float32) * 2)
+    assert device.compile(copy, fast_math=False) is device.compile(SRC, fast_math=False)
+    assert device.compile(copy, fast_math=False) is not first

@@ -155,6 +155,10 @@ std::string Nvrtc::identity(const std::string& arch) const {
 
 namespace {
 
+bool has_coarsened_entries(const msl::Translation& tr) {
+  return tr.code.find(METALCALL_CUDA_COARSENED_GUARD) != std::string::npos;
+}
+
 // One NVRTC compile of `code` with the embedded prelude: the cubin, or an empty string and `log`.
 std::string nvrtc_compile(const std::string& code, const std::vector<std::string>& options, std::string& log) {
   std::vector<const char*> names, texts;
@@ -189,12 +193,13 @@ std::string nvrtc_compile(const std::string& code, const std::vector<std::string
 }  // namespace
 
 std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, bool fast_math, const std::string& arch,
-                         bool restrict_buffers) {
+                         bool restrict_buffers, bool coarsened) {
   std::vector<std::string> options = {"-default-device", "--std=c++17", "-arch=" + arch,
                                       "-diag-suppress=1097,177,550,186", fast_math ? "--fmad=true" : "--fmad=false"};
   // The prelude's opt-in TF32 SIMD-group products need fast math (metal_simdgroup_matrix_cuda.h).
   if (fast_math) options.push_back("-DMETALCALL_FAST_MATH=1");
   if (!restrict_buffers) options.push_back(METALCALL_CUDA_NO_RESTRICT_OPTION);
+  if (!coarsened && has_coarsened_entries(tr)) options.push_back(METALCALL_CUDA_NO_COARSENED_OPTION);
   for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
   // The prelude parts the kernel spells (translated/prelude_parts.hpp); METALCALL_CUDA_PRELUDE=full:
   // the whole prelude, as before the parts (for comparisons).
@@ -315,6 +320,19 @@ std::shared_ptr<CudaModule> CudaModules::plain() {
   return plain_;
 }
 
+std::shared_ptr<CudaModule> CudaModules::coarsened(bool overlapping) {
+  if (!has_coarsened_entries(translation_)) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::shared_ptr<CudaModule>& module = coarsened_[overlapping ? 1 : 0];
+  if (!module) {
+    module = std::make_shared<CudaModule>(ctx_, Nvrtc::instance().build(translation_, source_, fast_math_, arch_,
+                                                                        /*restrict_buffers=*/!overlapping,
+                                                                        /*coarsened=*/true),
+                                          stop_, translation_.kernels);
+  }
+  return module;
+}
+
 CUfunction CudaProgram::unrestricted_function() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!plain_fn_) {
@@ -332,10 +350,17 @@ CUfunction CudaProgram::coarsened_function(bool overlapping) const {
   CUfunction& fn = overlapping ? plain_coarsened_fn_ : coarsened_fn_;
   if (!probed) {
     probed = true;
-    const std::shared_ptr<CudaModule> module = overlapping ? modules_->plain() : modules_->restricted();
+    // The build with the coarsened entry points, made now (CudaModules). Should it fail, the
+    // launch takes the plain entry point, as for a kernel without one.
+    std::shared_ptr<CudaModule> module;
+    try {
+      module = modules_->coarsened(overlapping);
+    } catch (const Error&) {
+      module = nullptr;
+    }
     const std::string symbol = msl::cuda_coarsened_symbol(entry_symbol_);
     // Only kernels the translator proved coarsenable have one; a missing symbol is no error.
-    if (api().cuModuleGetFunction(&fn, module->handle(), symbol.c_str()) != CUDA_SUCCESS) fn = nullptr;
+    if (!module || api().cuModuleGetFunction(&fn, module->handle(), symbol.c_str()) != CUDA_SUCCESS) fn = nullptr;
     int max_threads = 0;
     if (fn && (api().cuFuncGetAttribute(&max_threads, FUNC_MAX_THREADS_PER_BLOCK, fn) != CUDA_SUCCESS ||
                max_threads < static_cast<int>(kCoarsenedBlock)))

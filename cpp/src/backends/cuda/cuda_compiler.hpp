@@ -25,10 +25,11 @@ class Nvrtc {
   std::string identity(const std::string& arch) const;
   /**
    * The cubin for `translation`, from the disk cache when it is there; `restrict_buffers`
-   * false builds it with METALCALL_NO_RESTRICT (see msl/targets/cuda_abi.hpp). Throws CompileError.
+   * false builds it with METALCALL_NO_RESTRICT (see msl/targets/cuda_abi.hpp); `coarsened`
+   * includes the coarsened entry points (else METALCALL_NO_COARSENED). Throws CompileError.
    */
   std::string build(const msl::Translation& translation, const std::string& source, bool fast_math,
-                    const std::string& arch, bool restrict_buffers = true);
+                    const std::string& arch, bool restrict_buffers = true, bool coarsened = false);
 
  private:
   Nvrtc();
@@ -63,7 +64,11 @@ class CudaModule {
   std::map<std::string, std::string> layouts_;
 };
 
-/** The builds of one translation: restrict at once, plain on first need. */
+/**
+ * The builds of one translation: restrict at once, plain on first need; each without the
+ * coarsened entry points, which a build of its own holds, made the first time a launch would
+ * take one (a grid of 2^18 threads or more: most kernels never get there).
+ */
 class CudaModules {
  public:
   /** Builds and loads the restrict module. Throws CompileError. */
@@ -72,6 +77,11 @@ class CudaModules {
   const std::shared_ptr<CudaModule>& restricted() const { return restricted_; }
   /** The module without restrict, built and loaded on first use. Throws CompileError or DeviceError. */
   std::shared_ptr<CudaModule> plain();
+  /**
+   * The build with the coarsened entry points, restrict or plain (`overlapping`), on first use;
+   * null where the translation has none. Throws CompileError or DeviceError.
+   */
+  std::shared_ptr<CudaModule> coarsened(bool overlapping);
 
  private:
   CUcontext ctx_;
@@ -83,6 +93,7 @@ class CudaModules {
   std::shared_ptr<CudaModule> restricted_;
   std::mutex mutex_;
   std::shared_ptr<CudaModule> plain_;
+  std::shared_ptr<CudaModule> coarsened_[2];  // restrict, plain
 };
 
 /** Where one parameter's value and pointer lie in the kernel's parameter block (-1: nowhere). */

@@ -49,6 +49,14 @@
  */
 #define METALCALL_CUDA_NO_RESTRICT_OPTION "-DMETALCALL_NO_RESTRICT"
 
+/**
+ * Defined for the builds without the coarsened entry points (target_cuda.cpp writes each inside
+ * `#ifndef METALCALL_NO_COARSENED`): a module gets them only once a launch would use one, for
+ * they double the back end's share of a compile (backends/cuda/cuda_compiler.cpp).
+ */
+#define METALCALL_CUDA_NO_COARSENED_OPTION "-DMETALCALL_NO_COARSENED"
+#define METALCALL_CUDA_COARSENED_GUARD "#ifndef METALCALL_NO_COARSENED"
+
 extern "C" {
 METALCALL_CUDA_ABI_DEFINITION
 }

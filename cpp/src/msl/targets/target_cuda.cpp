@@ -184,7 +184,11 @@ class CudaTarget : public Target {
     o << "  (void)mtl_tx; (void)mtl_ty; (void)mtl_tz; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz; (void)mtl_x0; (void)mtl_y0; (void)mtl_z0;\n"
          "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz; (void)mtl_ax; (void)mtl_ay; (void)mtl_az;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
-    if (e.coarsenable) emit_coarsened_entry_point(o, e);
+    if (e.coarsenable) {
+      o << METALCALL_CUDA_COARSENED_GUARD "\n";
+      emit_coarsened_entry_point(o, e);
+      o << "#endif\n";
+    }
   }
 
   bool emits_coarsened_entries() const override { return true; }
