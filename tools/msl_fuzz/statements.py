@@ -10,7 +10,7 @@ takes alike, "simd" where only SIMD-groups are uniform, "thread" elsewhere.
 
 from __future__ import annotations
 
-from . import tree as t, workarounds
+from . import tree as t
 from .expressions import Context, ExprGen, Var, random_value
 from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
@@ -352,9 +352,7 @@ class StmtGen:
         return s
 
     def shared_pattern(self, depth: int, in_loop: bool) -> list:
-        kinds = ["exchange", "tree", "helper"]
-        if not workarounds.active("barrier-in-functor"):
-            kinds.append("functor")
+        kinds = ["exchange", "tree", "helper", "functor"]
         if "simd" in self.features:
             kinds.append("simd_exchange")
         kind = self.rng.choice(kinds)

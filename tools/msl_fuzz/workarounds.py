@@ -16,12 +16,6 @@ KNOWN = {
         "does not compile ('no matching function'). The generator converts such components "
         "to char explicitly."
     ),
-    "barrier-in-functor": (
-        "A threadgroup_barrier (or SIMD-group function) reached only through a functor's "
-        "operator() is not seen: the kernel runs as a plain loop and the barrier does nothing "
-        "(issue P2.0 item 1, being fixed). The generator puts such exchanges in plain helper "
-        "functions only."
-    ),
     "divergent-simd": (
         "On the CPU backend a SIMD-group or quad-group function called by only some lanes "
         "(inside an if, a switch case, a loop some threads leave) is matched with the next "
