@@ -48,8 +48,26 @@ struct cond_arm<Arm, Other, void> {
 };
 template <class Arm, class Other>
 using cond_arm_t = typename cond_arm<Arm, Other>::type;
+// `(cond_arm_tag<A, O>{}, x)`: x converted to cond_arm_t<A, O>, or x itself with its own type
+// and value category where that is a no-op. Not static_cast<decltype((x))>(x): inside a lambda
+// of a const member function NVRTC's decltype((member)) drops the const, and the cast then
+// casts it away, an error (fuzz seed 7114, program 437). A void x takes the built-in comma.
+template <class Arm, class Other>
+struct cond_arm_tag {};
+template <class Arm, class Other, class T, class P = typename cond_arm<Arm, Other>::type>
+struct cond_arm_out {
+  typedef P type;
+};
+template <class Arm, class Other, class T>
+struct cond_arm_out<Arm, Other, T, Arm> {
+  typedef T type;  // T& for an lvalue (its const kept), T for an rvalue
+};
+template <class Arm, class Other, class T>
+METAL_FUNC constexpr typename cond_arm_out<Arm, Other, T>::type operator,(cond_arm_tag<Arm, Other>, T&& x) {
+  return static_cast<typename cond_arm_out<Arm, Other, T>::type>(x);
+}
 }  // namespace mtl_rt
 }  // namespace metal
-#define METALCALL_COND_ARMS(x, y)                                       \
-  static_cast<metal::mtl_rt::cond_arm_t<decltype((x)), decltype((y))>>(x) : \
-  static_cast<metal::mtl_rt::cond_arm_t<decltype((y)), decltype((x))>>(y)
+#define METALCALL_COND_ARMS(x, y)                                                  \
+  (metal::mtl_rt::cond_arm_tag<decltype((x)), decltype((y))>{}, x) : \
+  (metal::mtl_rt::cond_arm_tag<decltype((y)), decltype((x))>{}, y)
