@@ -32,6 +32,10 @@ BOOL_REDUCTIONS = {"all": 1, "any": 1}
 # Functions whose arguments must not be NaN nor mixed-sign zeros (min/max pick either).
 ORDERING = {"fmin", "fmax", "min", "max", "clamp", "saturate", "fmax3", "fmin3"}
 FINITE_ONLY = {"fract"}
+# Functions that read the sign of a NaN (copysign's second argument, signbit's): IEEE 754 leaves
+# the sign of an operation's NaN open (x86 gives -NaN, NVIDIA GPUs +NaN, and a NaN operand's
+# sign need not survive), so the argument must not be NaN. name -> that argument's index.
+NAN_SIGN = {"copysign": 1, "signbit": 0}
 
 
 def result_type(fn: str, args: list[Type]) -> Type:
@@ -236,6 +240,8 @@ def float_function(fn: str, args: list[np.ndarray], t: Scalar):
                 undefined |= (a[0] == 0) & np.signbit(a[0])
         if fn in FINITE_ONLY:
             undefined |= ~np.isfinite(a[0])
+        if fn in NAN_SIGN:
+            undefined |= np.isnan(a[NAN_SIGN[fn]])
         if fn in ("abs", "fabs"):
             r = np.abs(a[0])
         elif fn == "floor":
@@ -306,7 +312,8 @@ def evaluate(fn: str, args: list[np.ndarray], arg_types: list[Type]):
     """(value, undefined) of a metal_stdlib call with already-converted arguments."""
     t = elem(arg_types[0])
     if fn in RELATIONAL:
-        return relational(fn, args[0]).astype(bool), np.zeros(args[0].shape[0], dtype=bool)
+        undefined = per_lane(np.isnan(args[0])) if fn in NAN_SIGN else np.zeros(args[0].shape[0], dtype=bool)
+        return relational(fn, args[0]).astype(bool), undefined
     if fn in BOOL_REDUCTIONS:
         v = args[0]
         r = v.all(axis=1) if fn == "all" else v.any(axis=1)

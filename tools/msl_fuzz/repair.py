@@ -11,8 +11,8 @@ rewrite below keeps the node's type and, where it can, its value:
   argument clamped to finite values and `+ 0` (which turns -0 into +0);
 - SIMD-group and atomic float sums whose result would depend on the order of the lanes:
   the argument rounded to an integer in [-32, 32], which every order adds exactly;
-- `as_type` of a NaN to an integer (GPUs need not keep a NaN's payload): the NaN
-  replaced by 0.
+- `as_type` of a NaN to an integer (GPUs need not keep a NaN's payload), and the NaN whose
+  sign `copysign` or `signbit` reads (IEEE 754 leaves it open): the NaN replaced by 0.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 
 from . import tree as t
-from .functions import FINITE_ONLY, ORDERING
+from .functions import FINITE_ONLY, NAN_SIGN, ORDERING
 from .model import run
 from .types import BOOL, Ptr, Scalar, Type, Vec, arithmetic_result, elem, promoted, unsigned_of, with_elem
 
@@ -127,6 +127,12 @@ def exactly_summable(x: t.Expr) -> t.Expr:
     return plus_zero(t.Call(ty=x.ty, fn="rint", args=[bounded]))
 
 
+def without_nan(x: t.Expr) -> t.Expr:
+    """x with each NaN replaced by 0: `select(x, 0, isnan(x))`."""
+    nan = t.Call(ty=with_elem(x.ty, BOOL), fn="isnan", args=[copy.deepcopy(x)])
+    return t.Call(ty=x.ty, fn="select", args=[x, lit(x.ty, 0.0), nan])
+
+
 def repaired(node):
     """The replacement of an undefined expression, or None if it has no rewrite."""
     if isinstance(node, t.Unary) and node.op == "-":
@@ -143,9 +149,7 @@ def repaired(node):
             return t.Convert(ty=node.ty, a=clamped_float(node.a, target), style=node.style)
         return None
     if isinstance(node, t.AsType):
-        x = node.a
-        nan = t.Call(ty=with_elem(x.ty, BOOL), fn="isnan", args=[copy.deepcopy(x)])
-        return t.AsType(ty=node.ty, a=t.Call(ty=x.ty, fn="select", args=[x, lit(x.ty, 0.0), nan]))
+        return t.AsType(ty=node.ty, a=without_nan(node.a))
     if isinstance(node, t.Call):
         if node.fn == "abs" and elem(node.ty).is_int:
             absdiff = t.Call(ty=unsigned_type(node.ty), fn="absdiff", args=[node.args[0], lit(node.ty, 0)])
@@ -157,6 +161,10 @@ def repaired(node):
             return t.Call(ty=node.ty, fn=node.fn, args=args)
         if node.fn in FINITE_ONLY:
             return t.Call(ty=node.ty, fn=node.fn, args=[clamped_float(node.args[0])])
+        if node.fn in NAN_SIGN:
+            args = list(node.args)
+            args[NAN_SIGN[node.fn]] = without_nan(args[NAN_SIGN[node.fn]])
+            return t.Call(ty=node.ty, fn=node.fn, args=args)
         return None
     if isinstance(node, t.Simd):
         x = node.args[0]
