@@ -13,7 +13,16 @@ A struct with half members assigned whole from a braced temporary (`out[i] = S{.
 on CUDA the temporary was stored byte by byte and a computed half lost its low byte (fuzz seed
 1001, program 501: -0.5166015625 stored as -0.5); the same byte of a half through as_type
 (`char(as_type<int>(half2(v)))`, seed 3, program 263), and through a pointer made by a cast of
-its address (`uchar(((thread ushort*)&h)[0])`: the H200 read 0xB5EC as 0xB500)."""
+its address (`uchar(((thread ushort*)&h)[0])`: the H200 read 0xB5EC as 0xB500).
+
+Negation of a char or short (fuzz seeds 7100-7114, 6 programs): MSL promotes `-x` to int and
+wraps `short(-x)` of -32768 back to -32768; NVVM narrowed the negation to PTX's neg.s16 and
+the H200 then took the result as +32768 (`int(short(-x))` 32768, `short(-x) < 1` false), the
+class of abs above; the same for `-ushort2` converted to `short2`.
+
+Conditionals in a lambda of a const member function (fuzz seeds 7102 and 7114, 3 programs):
+`[&](...) { return false ? m1 : -0.125f; }` reading a member did not compile on CUDA (the
+translation's cast of each branch to decltype((m1)), which NVRTC gives without the const)."""
 
 from __future__ import annotations
 
@@ -107,7 +116,43 @@ kernel void half_bytes_through_pointers(const device int* in [[buffer(0)]], devi
     words[i] = uchar(reinterpret_cast<thread ushort*>(&v.y)[0]) | (ushort(((thread char*)&v)[1]) << 8);
 }
 """,
+    """
+kernel void small_negations(const device short* x [[buffer(0)]], device int* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    short v = x[i];
+    char c = char(v >> 8);
+    ushort u = ushort(v);
+    out[12 * i + 0] = int(short(-v));
+    out[12 * i + 1] = (short(-v) < short(1)) ? 2 : 3;
+    out[12 * i + 2] = short(-x[i]) % short(7);
+    out[12 * i + 3] = int(char(-c));
+    out[12 * i + 4] = (char(-c) < char(0)) ? 1 : 0;
+    out[12 * i + 5] = int(short2(-ushort2(u, ushort(1))).x);
+    out[12 * i + 6] = int(short(absdiff(short(-v), short(0))));
+    out[12 * i + 7] = -v;
+    out[12 * i + 8] = int(short(i % 2 ? -v : v));
+    out[12 * i + 9] = int(short(-(v)) >> 4);
+    out[12 * i + 10] = int(-short2(v, v).y < 0);
+    out[12 * i + 11] = int(ushort(-u));
+}
+""",
+    """
+struct Scaled {
+    int m0;
+    float m1;
+    int operator()(int p) const {
+        auto f = [&](int q) { return int((false ? m1 : (-0.125f)) * 8.0f) + (q > 0 ? m0 : q); };
+        auto g = [&](uint q) { return absdiff(q | 1u, ((p > 0 ? 4294967295u : uint(m0)) << 21u) >> 20u); };
+        return f(p) + int(g(uint(p)));
+    }
+};
+kernel void lambda_conditionals(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    out[i] = Scaled{x[i] * 2, float(x[i])}(x[i]);
+}
+""",
 ])
+
 
 
 def test_abs_of_the_most_negative_small_integers(device):
@@ -209,3 +254,47 @@ def test_bytes_of_computed_halves_through_cast_pointers(device):
     y = (h.astype(np.float32) + 1).astype(np.float16).view(np.uint16)
     assert_equal(out, np.stack([hb & 0xFF, hb >> 8, x & 0xFF, y >> 8], axis=1).astype(np.uint8))
     assert_equal(words, ((y & 0xFF) | ((x >> 8) << 8)).astype(np.uint16))
+
+
+def _wrap(v, bits):
+    """v (int64) converted to a signed integer of `bits` bits, as C++ and MSL convert."""
+    dt = {8: (np.uint8, np.int8), 16: (np.uint16, np.int16), 32: (np.uint32, np.int32)}[bits]
+    return (np.asarray(v, np.int64) & ((1 << bits) - 1)).astype(dt[0]).view(dt[1]).astype(np.int64)
+
+
+def test_negation_of_small_integers(device):
+    x = np.array([-32768, -32767, -5, 0, 7, 32767, -256, -32513, 1, -1, -32640, 128], np.int16)
+    out = np.zeros((len(x), 12), np.int32)
+    KS.get(device, "small_negations")(len(x), x, out)
+    w = x.astype(np.int64)
+    c = (x >> 8).astype(np.int8).astype(np.int64)
+    u = x.view(np.uint16).astype(np.int64)
+    neg = _wrap(-w, 16)  # short(-x): -(-32768) wraps to -32768
+    i = np.arange(len(x))
+    exp = np.stack([
+        neg,
+        np.where(neg < 1, 2, 3),
+        np.fmod(neg, 7),                   # C's %: the sign of the dividend
+        _wrap(-c, 8),
+        _wrap(-c, 8) < 0,
+        _wrap(-u, 16),                     # -ushort2 stays a ushort2, then a short2
+        _wrap(np.abs(neg), 16),            # absdiff(short(-x), 0): a ushort, made a short
+        -w,                                # -x alone is an int: 32768
+        np.where(i % 2 == 1, neg, w),
+        neg >> 4,
+        -w < 0,                            # -short2(...).y: the component promotes to int
+        (-u) & 0xFFFF,
+    ], axis=1)
+    assert_equal(out, exp.astype(np.int32))
+
+
+def test_conditionals_in_lambdas_of_const_member_functions(device):
+    x = np.array([0, 1, -1, 5, -7, 1000, -2048, 123456], np.int32)
+    out = np.zeros_like(x)
+    KS.get(device, "lambda_conditionals")(len(x), x, out)
+    p = x.astype(np.int64)
+    f = -1 + np.where(p > 0, 2 * p, p)                # int(-0.125f * 8) = -1, then q > 0 ? m0 : q
+    top = np.where(p > 0, 0xFFFFFFFF, (2 * p) & 0xFFFFFFFF)
+    shifted = ((top << 21) & 0xFFFFFFFF) >> 20
+    g = np.abs(((p & 0xFFFFFFFF) | 1) - shifted)      # absdiff of uints
+    assert_equal(out, _wrap(f + g, 32).astype(np.int32))

@@ -26,6 +26,7 @@
 // Always: ---------------------------------------------------------------------------------------
 #include "metal_config.h"      // METAL_FUNC, fixed-width ints, traits
 #include "metal_scalars.h"     // mtl_uint ... (the scalar names)
+#include "metal_negation.h"    // unary minus as the CUDA translation writes it
 #if METALCALL_PART_HALF  // ----------------------------------------------------------------------
 #include "metal_half.h"        // half, bfloat
 #endif

@@ -428,7 +428,8 @@ METAL_CMP_FN(op_ge, >=)
 METAL_CMP_FN(op_land, &&)
 METAL_CMP_FN(op_lor, ||)
 #undef METAL_CMP_FN
-struct op_neg { template <class T> METAL_FUNC constexpr T operator()(const T& a) const { return T(-a); } };
+// Through metal_negation.h: a char or short component negated in 32 bits on CUDA (not neg.s16).
+struct op_neg { template <class T> METAL_FUNC constexpr T operator()(const T& a) const { return T(mtl_rt::neg_tag{} - a); } };
 struct op_bnot { template <class T> METAL_FUNC constexpr T operator()(const T& a) const { return T(~a); } };
 struct op_lnot { template <class T> METAL_FUNC constexpr bool operator()(const T& a) const { return !bool(a); } };
 }  // namespace mtl_detail

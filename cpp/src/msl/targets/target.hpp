@@ -144,6 +144,12 @@ class Target {
   virtual bool launders_punned_addresses() const { return false; }
 
   /**
+   * Unary minus goes through the prelude (`(metal::mtl_rt::neg_tag{} -x)`, passes/small_negations.hpp),
+   * so that a char or short is negated in 32 bits (CUDA: NVVM's neg.s16 lost the wrap of -32768).
+   */
+  virtual bool wraps_small_negations() const { return false; }
+
+  /**
    * Declarations the entry point needs before the layout table (the CUDA target's
    * parameter block of kernel `index`); nothing for the CPU.
    */

@@ -98,6 +98,7 @@ class CudaTarget : public Target {
   const char* program_scope_data() const override { return "__device__"; }
   bool constant_data_constexpr() const override { return true; }
   bool launders_punned_addresses() const override { return true; }
+  bool wraps_small_negations() const override { return true; }
 
   // The geometry, then per parameter: a value (by value, `constant T&`), an address
   // (buffers, references) or a shared-memory offset ([[threadgroup(i)]]).

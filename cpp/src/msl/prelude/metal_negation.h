@@ -1,0 +1,38 @@
+// metalcall MSL prelude: unary minus as the CUDA translation writes it,
+// `(metal::mtl_rt::neg_tag{} -x)` (msl/passes/small_negations.hpp). A char, short or bool
+// (signed or not) is negated in 32 bits through a neg the optimiser cannot see into: NVVM
+// narrowed `short(-x)` to PTX's neg.s16, and on the H200 the code after it took -(-32768) as
+// +32768 where C++ and MSL wrap it to -32768 once converted back (fuzz seeds 7104-7114; abs in
+// metal_math.h had the same fault). Anything else, and constant evaluation, is `-x` itself.
+#pragma once
+#include "metal_config.h"
+
+namespace metal {
+namespace mtl_rt {
+struct neg_tag {};
+template <class T>
+METAL_FUNC constexpr auto operator-(neg_tag, T&& x) -> decltype(-static_cast<T&&>(x)) {
+  return -static_cast<T&&>(x);
+}
+#if METAL_CUDA
+METAL_FUNC int opaque_neg32(int v) {
+  int r;
+  asm("neg.s32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+}
+#endif
+METAL_FUNC constexpr int neg_small(int v) {
+#if METAL_CUDA
+  if (!__builtin_is_constant_evaluated()) return opaque_neg32(v);
+#endif
+  return -v;
+}
+// Exact matches, so they win over the template for these types (their promotion is int).
+METAL_FUNC constexpr int operator-(neg_tag, bool x) { return neg_small(x); }
+METAL_FUNC constexpr int operator-(neg_tag, char x) { return neg_small(x); }
+METAL_FUNC constexpr int operator-(neg_tag, signed char x) { return neg_small(x); }
+METAL_FUNC constexpr int operator-(neg_tag, unsigned char x) { return neg_small(x); }
+METAL_FUNC constexpr int operator-(neg_tag, short x) { return neg_small(x); }
+METAL_FUNC constexpr int operator-(neg_tag, unsigned short x) { return neg_small(x); }
+}  // namespace mtl_rt
+}  // namespace metal
