@@ -1,6 +1,8 @@
 // Unary minus through the prelude for the CUDA target (small_negations.hpp).
 #include "msl/passes/small_negations.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 
@@ -56,6 +58,10 @@ std::vector<std::pair<std::size_t, std::size_t>> small_negations(const std::vect
     if (t[i - 1].is_identifier("case") || t[i - 1].is_identifier("sizeof")) continue;
     std::size_t b = i + 1, e = t.size();
     if (is_name(t[b])) {
+      // A macro's constant (INFINITY, FLT_MAX, ...): a float, not worth NVRTC's warnings.
+      if (std::all_of(t[b].text.begin(), t[b].text.end(), [](char c) { return !std::islower(static_cast<unsigned char>(c)); }) &&
+          !(b + 1 < t.size() && t[b + 1].is("(")))
+        continue;
       std::size_t k = b + 1;
       while (k + 1 < t.size() && t[k].is("::") && t[k + 1].kind == TokenKind::identifier) k += 2;
       if (k < t.size() && t[k].is("<")) continue;  // a template's arguments, or a comparison

@@ -17,10 +17,11 @@ namespace metalcall::msl {
 /**
  * (the `-` token, the token after its operand) of each unary minus whose operand is plainly
  * delimited: a name or a parenthesised expression followed by calls, subscripts, members and
- * postfix ++/--. Left as written: a literal operand, an operand starting with another
- * operator, a name followed by `<` (a template or a comparison), a parenthesised operand
- * followed by what could make it a cast, a `-` after `)` (a cast or a binary minus) or after
- * `case`/`sizeof`, and a `-` after a `>` that may close a template's arguments.
+ * postfix ++/--. Left as written: a literal operand, a name in capitals (a macro's constant),
+ * an operand starting with another operator, a name followed by `<` (a template or a
+ * comparison), a parenthesised operand followed by what could make it a cast, a `-` after `)`
+ * (a cast or a binary minus) or after `case`/`sizeof`, and a `-` after a `>` that may close a
+ * template's arguments.
  */
 std::vector<std::pair<std::size_t, std::size_t>> small_negations(const std::vector<Token>& t);
 
