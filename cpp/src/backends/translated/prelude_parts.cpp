@@ -52,9 +52,9 @@ const std::vector<Part>& parts_table() {
 // In every prelude (metal_stdlib.h includes them unconditionally; the checked-mode headers
 // declare nothing on CUDA).
 constexpr const char* kAlways[] = {"metal_stdlib.h",  "metal_config.h",      "metal_scalars.h",
-                                   "metal_array.h",   "metal_logging.h",     "metal_uniform.h",
-                                   "metal_stop.h",    "metal_type_traits.h", "metal_assert.h",
-                                   "metal_checked.h", "metal_checked_addresses.h"};
+                                   "metal_negation.h", "metal_array.h",      "metal_logging.h",
+                                   "metal_uniform.h", "metal_stop.h",        "metal_type_traits.h",
+                                   "metal_assert.h",  "metal_checked.h",     "metal_checked_addresses.h"};
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool word_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
