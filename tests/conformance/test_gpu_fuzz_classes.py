@@ -22,7 +22,11 @@ class of abs above; the same for `-ushort2` converted to `short2`.
 
 Conditionals in a lambda of a const member function (fuzz seeds 7102 and 7114, 3 programs):
 `[&](...) { return false ? m1 : -0.125f; }` reading a member did not compile on CUDA (the
-translation's cast of each branch to decltype((m1)), which NVRTC gives without the const)."""
+translation's cast of each branch to decltype((m1)), which NVRTC gives without the const).
+
+`step(e, x) * -1.0f` (fuzz seed 7104, program 565): NVVM folds it into a select of -0.0 and
+-1.0, which ptxas (NVRTC 13.5, sm_90) compiles as an integer select and I2F: +0.0 where MSL
+gives -0.0."""
 
 from __future__ import annotations
 
@@ -149,6 +153,17 @@ struct Scaled {
 kernel void lambda_conditionals(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
                                 uint i [[thread_position_in_grid]]) {
     out[i] = Scaled{x[i] * 2, float(x[i])}(x[i]);
+}
+""",
+    """
+kernel void negated_steps(const device float* x [[buffer(0)]], const device float* y [[buffer(1)]],
+                          device float* f [[buffer(2)]], device half* h [[buffer(3)]],
+                          uint i [[thread_position_in_grid]]) {
+    f[3 * i + 0] = step(x[i], y[i]) * (-1.0f);
+    f[3 * i + 1] = -step(x[i], y[i]);
+    f[3 * i + 2] = step(x[i], y[i]) * (-4.0f);
+    h[2 * i + 0] = step(half(x[i]), half(y[i])) * (-1.0h);
+    h[2 * i + 1] = -step(half(x[i]), half(y[i]));
 }
 """,
 ])
@@ -298,3 +313,16 @@ def test_conditionals_in_lambdas_of_const_member_functions(device):
     shifted = ((top << 21) & 0xFFFFFFFF) >> 20
     g = np.abs(((p & 0xFFFFFFFF) | 1) - shifted)      # absdiff of uints
     assert_equal(out, _wrap(f + g, 32).astype(np.int32))
+
+
+def test_negated_steps_keep_the_sign_of_zero(device):
+    x = np.array([0.0, 1.0, -1.0, 2.5, 3.0, -0.0, 7.0, 0.5], np.float32)
+    y = np.array([1.0, 0.0, -1.0, 2.0, 3.5, 0.0, -7.0, 0.25], np.float32)
+    f = np.zeros((len(x), 3), np.float32)
+    h = np.zeros((len(x), 2), np.float16)
+    KS.get(device, "negated_steps")(len(x), x, y, f, h)
+    s = np.where(y < x, np.float32(0.0), np.float32(1.0))  # step(edge, x): 0 below the edge
+    exp = np.stack([s * np.float32(-1.0), -s, s * np.float32(-4.0)], axis=1).astype(np.float32)
+    assert_equal(f.view(np.uint32), exp.view(np.uint32))  # -0.0 and +0.0 differ here
+    sh = s.astype(np.float16)
+    assert_equal(h.view(np.uint16), np.stack([sh * np.float16(-1.0), -sh], axis=1).view(np.uint16))

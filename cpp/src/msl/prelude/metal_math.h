@@ -121,6 +121,17 @@ METAL_FUNC float cospi_f(float x) {
   return __builtin_sinf(M_PI_F * (0.5f - a));                // cos(pi a) = sin(pi (1/2 - a))
 #endif
 }
+// step's 0 or 1 through a register the optimiser cannot see into (CUDA): NVVM folded
+// `step(e, x) * -1.0f` into a select of the constants -0.0 and -1.0, which ptxas (NVRTC 13.5,
+// sm_90) compiles as an integer select and I2F, and so gives +0.0 for -0.0 (fuzz seed 7104,
+// program 565). The multiply left in place, ptxas keeps the zero's sign.
+METAL_FUNC float step_f(bool below) {
+  float r = below ? 0.0f : 1.0f;
+#if METAL_CUDA
+  asm("mov.b32 %0, %0;" : "+f"(r));
+#endif
+  return r;
+}
 METAL_FUNC float smoothstep_f(float edge0, float edge1, float x) {
   const float t = fmin_f(fmax_f((x - edge0) / (edge1 - edge0), 0.0f), 1.0f);
   return t * t * (3.0f - 2.0f * t);
@@ -222,7 +233,7 @@ METAL_FLOAT2(metal, fmin, mtl_detail::fmin_f(a, b))
 METAL_FLOAT2(metal, fmod, METAL_LIBM(fmod)(a, b))
 METAL_FLOAT2(metal, pow, METAL_LIBM(pow)(a, b))
 METAL_FLOAT2(metal, powr, METAL_LIBM(pow)(a, b))
-METAL_FLOAT2(metal, step, b < a ? 0.0f : 1.0f)  // step(edge, x)
+METAL_FLOAT2(metal, step, mtl_detail::step_f(b < a))  // step(edge, x)
 
 METAL_FLOAT3(metal, fma, mtl_detail::fma_once<T>(a, b, c))
 METAL_FLOAT3(metal, fmax3, mtl_detail::fmax_f(mtl_detail::fmax_f(a, b), c))
