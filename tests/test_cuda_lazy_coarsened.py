@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import metalcall as mc
@@ -42,3 +43,27 @@ def test_coarsened_entries_are_built_at_the_first_large_launch(run_python, tmp_p
             events.append("nvrtc")
     # One build at compile time, none for 1000 threads, one (the coarsened entries) at 2^20, no more.
     assert events == ["nvrtc", "after 1000", "nvrtc", f"after {1 << 20}", f"after {(1 << 20) + 3}"], json.dumps(events)
+
+
+def test_a_first_large_launch_recorded_then_replayed():
+    # The coarsened build happens while the recording is captured as a graph (on a thread of its
+    # own: the capturing thread may not load a module); every replay gives NumPy's product.
+    dev = mc.Device("cuda")
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scaled(const device float* a [[buffer(0)]], device float* c [[buffer(1)]],
+                   uint i [[thread_position_in_grid]]) { c[i] = a[i] * 3.0f; }
+"""
+    n = (1 << 20) + 5
+    a = np.arange(n, dtype=np.float32)
+    A, C = dev.asarray(a), dev.zeros(n, np.float32)
+    fn = dev.compile(src).scaled
+    with dev.record() as g:
+        fn(n, A, C)
+    for _ in range(2):
+        g.replay().wait()
+        np.testing.assert_array_equal(np.asarray(C), a * np.float32(3))
+    D = dev.zeros(n, np.float32)
+    fn(n, A, D)  # a direct call, after the recording
+    np.testing.assert_array_equal(np.asarray(D), a * np.float32(3))

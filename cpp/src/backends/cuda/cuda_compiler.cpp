@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "backends/translated/embedded_prelude.hpp"
@@ -350,14 +351,19 @@ CUfunction CudaProgram::coarsened_function(bool overlapping) const {
   CUfunction& fn = overlapping ? plain_coarsened_fn_ : coarsened_fn_;
   if (!probed) {
     probed = true;
-    // The build with the coarsened entry points, made now (CudaModules). Should it fail, the
-    // launch takes the plain entry point, as for a kernel without one.
+    // The build with the coarsened entry points, made now (CudaModules), on a thread of its own:
+    // this launch may be enqueued while its thread captures a graph (dev.record), where loading a
+    // module (its layout tables' copies) is refused and would end the capture; the queue's stream
+    // is a non-blocking one, which another thread's work does not touch. Should the build fail,
+    // the launch takes the plain entry point, as for a kernel without one.
     std::shared_ptr<CudaModule> module;
-    try {
-      module = modules_->coarsened(overlapping);
-    } catch (const Error&) {
-      module = nullptr;
-    }
+    std::thread([&] {
+      try {
+        module = modules_->coarsened(overlapping);
+      } catch (...) {
+        module = nullptr;
+      }
+    }).join();
     const std::string symbol = msl::cuda_coarsened_symbol(entry_symbol_);
     // Only kernels the translator proved coarsenable have one; a missing symbol is no error.
     if (!module || api().cuModuleGetFunction(&fn, module->handle(), symbol.c_str()) != CUDA_SUCCESS) fn = nullptr;
