@@ -48,6 +48,7 @@ def test_the_device_says_what_it_is(sandbox):
     assert mc.Device("cpu") != sandbox and not mc.Device("cpu").sandbox
     both = mc.Device("cpu", checked=True, sandbox=True)
     assert both.checked and both.sandbox and both != sandbox
+    assert mc.Device("cpu", checked=True) == both  # checked devices are sandboxed by default here
     assert pickle.loads(pickle.dumps(sandbox)) == sandbox
 
 
