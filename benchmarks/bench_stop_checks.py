@@ -5,7 +5,8 @@ translator adds no check, so what changes is the runtime's per-call bookkeeping)
 walking a slice), and the waited 1-element call.
 
 Each loop kernel is built twice in one process, with its stop checks and without them
-(defines={"METALCALL_LOOP_STOP_CHECKS": "0"}, a prelude option for this measurement), and the
+(defines={"METALCALL_LOOP_STOP_CHECKS": "0"}, a prelude option for this measurement: the
+translator then leaves the loops as written, with neither strips nor checks), and the
 two are timed in turn, so the ratio compares like with like on a loaded machine. What the
 runtime's bookkeeping costs needs two builds (before and after): run the script with each, in
 turn, and compare the medians.

@@ -1,8 +1,8 @@
 """Loops run in strips keep their meaning (P2.4 item 4: the stop check's cost). On the CPU the
-translator runs a loop in strips of at most 4096 iterations with the stop check once per strip
-(msl/passes/loop_strips.hpp): a strip ends on the loop's own variable where the loop counts one
-by one (so the strip's loop vectorises), else on a counter; a `break` leaves the strip with a
-flag that leaves the loop too. These kernels exercise every exit (break, continue, return,
+translator runs a loop that counts in strips of at most 4096 iterations with the stop check
+once per strip (msl/passes/loop_strips.hpp): a strip ends on the loop's own variable where the
+loop counts one by one (so the strip's loop vectorises), else on a counter; a `break` leaves
+the strip with a flag that leaves the loop too; other loops check a counter each iteration. These kernels exercise every exit (break, continue, return,
 breaks of nested loops and switches), counting up and down, near the ends of each integer
 type, loops that write their own variable, and loops longer than a strip, against the same
 loops run in Python. CUDA runs its innermost loops in strips of 1024 (a loop with a loop inside,

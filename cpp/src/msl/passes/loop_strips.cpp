@@ -347,6 +347,10 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     const auto counted = is_for && !endless ? counted_loop(t, init_first, init_last, cond_first, cond_last, inc_first,
                                                            inc_last, close + 1, body_end, innermost_only)
                                             : std::nullopt;
+    // On the CPU only loops that count run in strips: a strip that ends on a counter has two
+    // exits, which neither g++ nor clang vectorises, so it would only add a strip's cost to the
+    // loop's; the loop checks a counter instead (metal_stop.h).
+    if (!innermost_only && !counted) continue;
     // A short loop of a constant count (CUDA): unrolled in full, its counter folds away as it is.
     if (innermost_only && counted && counted->x_last == counted->x_first + 1 && short_count(t[counted->x_first]))
       continue;

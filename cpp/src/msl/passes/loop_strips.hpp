@@ -35,7 +35,10 @@
 // loop; MSL has no `goto` (a body with one is left alone). cond is evaluated once more at
 // each strip's start, so it must have no side effects (no assignment, increment or call
 // other than conversions and a few pure functions). `do` loops and loops after a `#pragma`
-// keep the check on every iteration. On CUDA only innermost loops run in strips: a loop with
+// keep the check on every iteration (a counter, metal_stop.h). On the CPU only loops that
+// count (`counted_loop`) run in strips: a strip that ends on a counter has two exits, which no
+// host compiler vectorises, so it would only cost each entry of a short loop more. On CUDA
+// only innermost loops run in strips (counter strips too: NVRTC unrolls them): a loop with
 // a loop inside checks its nest's counter each iteration (loop_stops.hpp), which costs little
 // beside the inner loop and keeps a nest of short loops checking every ~1024 iterations.
 #pragma once

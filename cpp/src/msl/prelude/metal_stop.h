@@ -94,14 +94,25 @@ extern "C" {
 __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&::metal::mtl_rt::no_stop_word,
                                                                               &::metal::mtl_rt::no_stop_check};
 }
-#define __METALCALL_LOOP_STATE(n)
-#define __METALCALL_LOOP_NESTED(outer, n)
-#define __METALCALL_LOOP_CHECK(n) \
-  if (__METALCALL_AT_RUN_TIME && __builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
-// The check once per strip (every strip: one load of a word in the cache), none in the strip.
+// A loop that does not run in strips (loop_strips.hpp: one that does not count by value, a
+// `do` loop, a condition with an effect) counts its iterations, and its nest's, as on CUDA,
+// and reads the word every 4096th: a counter in a register costs a short loop (a grid-stride
+// loop of 4 iterations a thread) less than a strip and a load per entry, and neither form
+// vectorises (two exits, or a call).
+#define __METALCALL_LOOP_STATE(n) unsigned n = 0u;
+#define __METALCALL_LOOP_NESTED(outer, n) outer += n;
+#define __METALCALL_STOP_WORD_CHECK() \
+  if (__builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
+#define __METALCALL_LOOP_CHECK(n)                                              \
+  if (__METALCALL_AT_RUN_TIME && __builtin_expect(++n >= 4096u, 0)) {         \
+    n = 0u;                                                                    \
+    __METALCALL_STOP_WORD_CHECK()                                              \
+  }
+// A loop in strips checks once per strip (one load of a word in the cache), nothing in the strip.
 #define __METALCALL_STRIP_LENGTH 4096
 #define __METALCALL_STRIP_COUNT(n)
-#define __METALCALL_STRIP_CHECK(n) __METALCALL_LOOP_CHECK(n)
+#define __METALCALL_STRIP_CHECK(n) \
+  if (__METALCALL_AT_RUN_TIME) { __METALCALL_STOP_WORD_CHECK() }
 
 #endif
 
