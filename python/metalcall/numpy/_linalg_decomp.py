@@ -3,8 +3,9 @@ _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slo
 (LU with partial pivoting; small systems in one launch, _kernels/linalg_small_solve.py), qr
 (Householder), eigh, eigvalsh, svd, svdvals (Householder QR when the matrices are not square, then,
 for real dtypes on the CPU backend, Householder reduction to a band, the implicit QR algorithm and
-the back-transformation, _kernels/linalg_band.py; elsewhere Jacobi: one-sided for svd, on GPUs
-block one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py).
+the back-transformation, _linalg_band.py; elsewhere Jacobi: one-sided for svd, on GPUs block
+one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py, and eigh on GPUs from 64x64
+that SVD of A + cI, _linalg_eigh_svd.py).
 
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError
