@@ -3,7 +3,8 @@
 # reflection names and the prelude's text, with g++ or $CXX) and checks the CUDA rewrites of
 # conditionals (check_translations.py), which kernels run as fibers
 # (check_sync_reachability.py) and which get CUDA's coarsened entry point
-# (check_coarsened_entries.py); with NVRTC (tools/nvrtc_check.py) it also compiles them, else
+# (check_coarsened_entries.py) and which prelude parts CUDA translations get (check_prelude_parts.py);
+# with NVRTC (tools/nvrtc_check.py) it also compiles them, else
 # says why it skips that part. Build folder: $TRANSLATE_BUILD_DIR (default
 # /tmp/translate-main-work); rebuilt only where a source is newer. Exits non-zero on failure.
 set -u
@@ -36,4 +37,5 @@ status=0
 python3 "$here/check_translations.py" "$out/translate_main" || status=1
 python3 "$here/check_sync_reachability.py" "$out/translate_main" || status=1
 python3 "$here/check_coarsened_entries.py" "$out/translate_main" || status=1
+python3 "$here/check_prelude_parts.py" "$out/translate_main" || status=1
 exit $status

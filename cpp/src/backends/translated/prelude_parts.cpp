@@ -319,6 +319,18 @@ void read_header(std::string_view text, Declared& d) {
   }
 }
 
+bool matches(const std::string_view w, const Declared& d) {
+  if (d.names.count(std::string(w))) return true;
+  for (const auto& [prefix, suffix] : d.pasted) {
+    // The pasted argument is a type or function name of 3 characters or more (int, half, sin):
+    // mtl_p2, a translation's parameter, is no vector type.
+    if (w.size() >= prefix.size() + suffix.size() + 3 && w.compare(0, prefix.size(), prefix) == 0 &&
+        w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
 struct Tables {
   bool complete = true;  // every embedded header belongs to a part or is always in
   std::vector<Declared> declared;  // per part of parts_table()
@@ -345,30 +357,20 @@ const Tables& tables() {
       tb.complete = tb.complete && found;
     }
     for (const Declared& d : tb.declared) excluded.insert(d.excluded.begin(), d.excluded.end());
-    std::unordered_set<std::string> earlier;  // what the parts before the current one declare or name
+    Declared earlier;  // what the parts before the current one declare or name
     for (Declared& d : tb.declared) {
       for (const std::string& a : d.macro_arguments)
-        if (!earlier.count(a)) d.names.insert(a);
+        if (!matches(a, earlier)) d.names.insert(a);
       for (const std::string& e : excluded) d.names.erase(e);
-      earlier.insert(d.names.begin(), d.names.end());
-      earlier.insert(d.macro_arguments.begin(), d.macro_arguments.end());
+      earlier.names.insert(d.names.begin(), d.names.end());
+      earlier.names.insert(d.macro_arguments.begin(), d.macro_arguments.end());
+      earlier.pasted.insert(earlier.pasted.end(), d.pasted.begin(), d.pasted.end());
     }
     return tb;
   }());
   return tables;
 }
 
-bool matches(const std::string_view w, const Declared& d) {
-  if (d.names.count(std::string(w))) return true;
-  for (const auto& [prefix, suffix] : d.pasted) {
-    // The pasted argument is a type or function name of 3 characters or more (int, half, sin):
-    // mtl_p2, a translation's parameter, is no vector type.
-    if (w.size() >= prefix.size() + suffix.size() + 3 && w.compare(0, prefix.size(), prefix) == 0 &&
-        w.compare(w.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return true;
-  }
-  return false;
-}
 
 }  // namespace
 
