@@ -68,7 +68,8 @@ def main():
     for label, defines in (("checks", None), ("no checks", NO_CHECKS)):
         before = set(glob.glob(f"{dump}/*.cu"))
         lib = dev.compile(LOOP_SOURCE, defines=defines)
-        lib.heavy_loop, lib.mul_loop  # compiled by now
+        # False: the strips leave the kernels a plain launch (not whole threadgroups)
+        print(label, "threads_synchronise", lib.heavy_loop.threads_synchronise, lib.mul_loop.threads_synchronise)
         for cu in sorted(set(glob.glob(f"{dump}/*.cu")) - before):
             analyse(label, open(cu).read())
 
