@@ -133,7 +133,7 @@ def test_views_are_refused_or_read_in_place(target):
 def test_requires_grad_is_refused(target):
     dev, where, k = target
     w = torch.ones(8, device=where, requires_grad=True)
-    with pytest.raises((mc.ArgumentError, BufferError), match="gradient"):
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*requires grad"):
         k.twice(8, w)
     d = w.detach()
     k.twice(8, d)  # the same memory, without autograd

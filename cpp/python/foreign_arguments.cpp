@@ -137,15 +137,17 @@ std::uintptr_t torch_current_stream(int index) {
 
 // A torch tensor `device` can use in place: CUDA memory of its GPU, or host memory (any
 // device: the CPU reads it, GPUs stage it). nullopt leaves it to DLPack, which says why not
-// (another GPU, requires grad, a dtype NumPy lacks, a sparse or other non-strided tensor: torch
-// raises on one of the reads below).
+// (another GPU, a dtype NumPy lacks, a sparse or other non-strided tensor: torch raises on one
+// of the reads below).
 std::optional<Described> describe_torch(PyObject* x, const Device& device, ForeignCall& per_call) {
   const Names& n = names();
   try {
     const long long index = as_long(invoke(x, n.get_device));  // -1: host memory
     const bool cuda_device = device.info().backend == "cuda";
     if (index >= 0 && (!cuda_device || index != device.info().index)) return std::nullopt;
-    if (truthy(get(x, n.requires_grad))) return std::nullopt;
+    if (truthy(get(x, n.requires_grad))) {
+      throw ArgumentError("the Tensor requires grad, and autograd would not see what a kernel writes; pass x.detach()");
+    }
     py::object type = get(x, n.dtype);
     std::optional<py::dtype> dtype = numpy_dtype_of_torch(type);
     if (!dtype) return std::nullopt;
