@@ -8,8 +8,8 @@ beside CuPy's.
 Cold rows: each sample is a new Python process with a new METALCALL_CACHE_DIR (CuPy: a new
 CUPY_CACHE_DIR), which opens the device outside the timing and then times
 `dev.compile(src).function(name)` (CuPy: `RawKernel(src, name).kernel`); the candidates take
-turns. Kernels: the small float kernel of `metalcall._bench` (c = a * b and a copy), a kernel
-of float4 math (sin, exp, dot), and one of half arithmetic, each also with the whole CUDA prelude
+turns. Kernels: the small float kernel of `metalcall._bench` (c = a * b and a copy), c = a * b
+alone (CuPy's kernel), a kernel of float4 math (sin, exp, dot), and one of half arithmetic, each also with the whole CUDA prelude
 (METALCALL_CUDA_PRELUDE=full). "new
 kernel, warm process" compiles a second, different kernel in a process that already compiled
 one (NVRTC loaded). Hit rows: the same str object, a 28 KB source, and another str of the same
@@ -54,7 +54,9 @@ kernel void hmul(const device half* a [[buffer(0)]], const device half* b [[buff
     c[i] = a[i] * b[i] + half(1.0h);
 }
 """
-KERNELS = {"small": (SMALL, "mul"), "math": (MATH, "wave"), "half": (HALF, "hmul")}
+# CuPy's kernel exactly: c = a * b alone (SMALL also holds a copy kernel).
+MUL_ONLY = SMALL[:SMALL.index("kernel void copy")]
+KERNELS = {"small": (SMALL, "mul"), "mul only": (MUL_ONLY, "mul"), "math": (MATH, "wave"), "half": (HALF, "hmul")}
 CUDA_MUL = r"""
 extern "C" __global__ void mul(const float* a, const float* b, float* c, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -99,7 +101,7 @@ print(dt)
 def check(dev, label: str, fn) -> None:
     """Runs the kernel `label` once on 64 elements and compares with NumPy."""
     rng = np.random.default_rng(1)
-    if label == "small":
+    if label in ("small", "mul only"):
         a, b = rng.random(64, dtype=np.float32), rng.random(64, dtype=np.float32)
         c = np.zeros(64, np.float32)
         fn(64, a, b, c)
@@ -143,7 +145,7 @@ def cold_rows(spec: str, repeats: int, cupy_installed: bool) -> list[tuple[str, 
     variants = [("", {})] + ([(", whole prelude", {"METALCALL_CUDA_PRELUDE": "full"})] if cuda else [])
     for _ in range(repeats):  # the candidates take turns
         for suffix, env in variants:
-            for labels in (["small"], ["math"], ["half"], ["small", "math"]):
+            for labels in (["small"], ["mul only"], ["math"], ["half"], ["small", "math"]):
                 phases: dict = {}
                 with tempfile.TemporaryDirectory(prefix="metalcall-cold-") as cache:
                     got = run_probe(_PROBE.format(here=here, spec=spec, labels=labels),
