@@ -26,7 +26,11 @@ translation's cast of each branch to decltype((m1)), which NVRTC gives without t
 
 `step(e, x) * -1.0f` (fuzz seed 7104, program 565): NVVM folds it into a select of -0.0 and
 -1.0, which ptxas (NVRTC 13.5, sm_90) compiles as an integer select and I2F: +0.0 where MSL
-gives -0.0."""
+gives -0.0.
+
+`min3`/`max3` of a negated integer (fuzz seeds 7100, 7103, 7112, 7113): ptxas of CUDA 12 fuses the
+two signed min or max into a 3-input VIMNMX3 and drops a negation of its first or second
+operand: `min3(int(-uint(x)), y, z)` took x on the H200."""
 
 from __future__ import annotations
 
@@ -164,6 +168,19 @@ kernel void negated_steps(const device float* x [[buffer(0)]], const device floa
     f[3 * i + 2] = step(x[i], y[i]) * (-4.0f);
     h[2 * i + 0] = step(half(x[i]), half(y[i])) * (-1.0h);
     h[2 * i + 1] = -step(half(x[i]), half(y[i]));
+}
+""",
+    """
+kernel void min3_of_negations(const device int* x [[buffer(0)]], const device int* y [[buffer(1)]],
+                              const device int* z [[buffer(2)]], device int* o [[buffer(3)]],
+                              device int4* o4 [[buffer(4)]], device short* os [[buffer(5)]],
+                              device uint* ou [[buffer(6)]], uint i [[thread_position_in_grid]]) {
+    o[3 * i + 0] = min3(x[i], int(-uint(y[i])), z[i]);
+    o[3 * i + 1] = max3(int(-uint(x[i])), y[i], z[i]);
+    o[3 * i + 2] = min3(-y[i], x[i], z[i]);
+    o4[i] = min3(int4(y[i], x[i], 2, z[i]).gabb, int4(uint4(0u) - uint4(uint(y[i]))), int4(z[i]));
+    os[i] = max3(short(x[i]), short(-short(y[i])), short(z[i]));
+    ou[i] = min3(uint(x[i]), 0u - uint(y[i]), uint(z[i]));
 }
 """,
 ])
@@ -326,3 +343,27 @@ def test_negated_steps_keep_the_sign_of_zero(device):
     assert_equal(f.view(np.uint32), exp.view(np.uint32))  # -0.0 and +0.0 differ here
     sh = s.astype(np.float16)
     assert_equal(h.view(np.uint16), np.stack([sh * np.float16(-1.0), -sh], axis=1).view(np.uint16))
+
+
+def test_min3_and_max3_of_negations(device):
+    x = np.array([5, -5, 0, 1073741824, -2147483647, 7, 100, -1], np.int32)
+    y = np.array([-5, 1073741824, 3, -7, 1, -2147483647, 0, 2], np.int32)
+    z = np.array([-1, -1, 2, 8, 0, 9, -100, 3], np.int32)
+    n = len(x)
+    o = np.zeros((n, 3), np.int32)
+    o4 = np.zeros((n, 4), np.int32)
+    os_ = np.zeros(n, np.int16)
+    ou = np.zeros(n, np.uint32)
+    KS.get(device, "min3_of_negations")(n, x, y, z, o, o4, os_, ou)
+    X, Y, Z = (a.astype(np.int64) for a in (x, y, z))
+    ny = _wrap(-Y, 32)
+    exp = np.stack([np.minimum(np.minimum(X, ny), Z), np.maximum(np.maximum(_wrap(-X, 32), Y), Z),
+                    np.minimum(np.minimum(ny, X), Z)], axis=1)
+    assert_equal(o, exp.astype(np.int32))
+    first = np.stack([X, Z, np.full(n, 2), np.full(n, 2)], axis=1)  # int4(y, x, 2, z).gabb
+    exp4 = np.minimum(np.minimum(first, ny[:, None]), Z[:, None])
+    assert_equal(o4, exp4.astype(np.int32))
+    s = lambda v: _wrap(v, 16)
+    assert_equal(os_, np.maximum(np.maximum(s(X), s(-s(Y))), s(Z)).astype(np.int16))
+    u = lambda v: np.asarray(v, np.int64) & 0xFFFFFFFF
+    assert_equal(ou, np.minimum(np.minimum(u(X), u(-Y)), u(Z)).astype(np.uint32))

@@ -266,11 +266,50 @@ METAL_FUNC vec<T, N> insert_bits(const mtl_vector<T, N, P>& base, const mtl_vect
   return mtl_detail::zip([=](T a, T b) { return metal::insert_bits(a, b, offset, bits); }, base, insert);
 }
 
+namespace mtl_detail {
+#if METAL_CUDA
+// max3/min3 of signed integers up to 32 bits through unsigned ones (x ^ INT_MIN keeps the
+// order): CUDA 12's ptxas fuses two signed min or max into a 3-input VIMNMX3 and drops a negation
+// of its first or second operand, so `min3(int(-uint(x)), y, z)` took x on the H200 (fuzz seeds
+// 7100, 7103, 7112, 7113; NVRTC 12.9's SASS, 13.5 keeps it). Unsigned, it stays negated.
+template <bool Max, class T> METAL_FUNC T minmax3_biased(T x, T y, T z) {
+  const unsigned s = 0x80000000u, a = unsigned(int(x)) ^ s, b = unsigned(int(y)) ^ s, c = unsigned(int(z)) ^ s;
+  unsigned r = Max ? (a < b ? b : a) : (b < a ? b : a);
+  r = Max ? (r < c ? c : r) : (c < r ? c : r);
+  return T(int(r ^ s));
+}
+template <class T> struct biased3 : integral_constant<bool, is_int<T>::value && is_signed<T>::value && sizeof(T) <= 4> {};
+template <bool Max, class R, class A, class B, class C>
+METAL_FUNC R minmax3_of(const A& x, const B& y, const C& z) {
+  if constexpr (biased3<R>::value) {
+    return minmax3_biased<Max>(R(x), R(y), R(z));
+  } else {
+    const R a(x), b(y), c(z);
+    R r;
+    for (int i = 0; i < vec_info<R>::size; ++i) r[i] = minmax3_biased<Max>(a[i], b[i], c[i]);
+    return r;
+  }
+}
+#endif
+}  // namespace mtl_detail
+
 // max3, min3, median3: integers and floats, scalars and vectors.
 template <class A, class B, class C> METAL_FUNC auto max3(const A& x, const B& y, const C& z) {
+#if METAL_CUDA
+  typedef decltype(metal::max(metal::max(x, y), z)) R;
+  if constexpr (mtl_detail::biased3<R>::value || mtl_detail::biased3<typename mtl_detail::vec_info<R>::elem>::value)
+    return mtl_detail::minmax3_of<true, R>(x, y, z);
+  else
+#endif
   return metal::max(metal::max(x, y), z);
 }
 template <class A, class B, class C> METAL_FUNC auto min3(const A& x, const B& y, const C& z) {
+#if METAL_CUDA
+  typedef decltype(metal::min(metal::min(x, y), z)) R;
+  if constexpr (mtl_detail::biased3<R>::value || mtl_detail::biased3<typename mtl_detail::vec_info<R>::elem>::value)
+    return mtl_detail::minmax3_of<false, R>(x, y, z);
+  else
+#endif
   return metal::min(metal::min(x, y), z);
 }
 template <class A, class B, class C> METAL_FUNC auto median3(const A& x, const B& y, const C& z) {
