@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import functions, structs, tree as t, workarounds
 from .simd import OVER_ACTIVE_LANES
 from .values import float_array
-from .types import (BFLOAT, BOOL, CHAR, FLOAT, Arr, Lambda, Ptr, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
+from .types import (BFLOAT, BOOL, FLOAT, Arr, Lambda, Ptr, Struct, FLOATS, HALF, INT, INTEGERS, UINT, ULONG, USHORT, Scalar, Type, Vec,
                     arithmetic_result, elem, promoted, width)
 
 INT_OPS = ["+", "-", "*", "/", "%", "&", "|", "^"]
@@ -379,11 +379,6 @@ class ExprGen:
         count = width(ty)
         comps = tuple(self.rng.randrange(n_src) for _ in range(count))
         node = t.Swizzle(ty=ty, a=src, comps=comps, letters=swizzle_letters(self.rng))
-        return self.char_component(node)
-
-    def char_component(self, node: t.Expr) -> t.Expr:
-        if node.ty == CHAR and workarounds.active("char-element"):
-            return t.Convert(ty=CHAR, a=node)
         return node
 
     def element(self, ty: Type, depth: int) -> t.Expr:
@@ -393,7 +388,7 @@ class ExprGen:
             index = t.Lit(ty=UINT, value=self.rng.randrange(n))
         else:
             index = t.Binary(ty=UINT, op="%", a=self.expr(UINT, depth), b=t.Lit(ty=UINT, value=n))
-        return self.char_component(t.Index(ty=ty, a=src, index=index))
+        return t.Index(ty=ty, a=src, index=index)
 
     def struct_members(self, ty: Type) -> list:
         """Makers of member reads of type ty: of struct variables and struct buffer elements."""

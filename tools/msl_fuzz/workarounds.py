@@ -10,12 +10,6 @@ from __future__ import annotations
 import os
 
 KNOWN = {
-    "char-element": (
-        "A component of a char vector (v.x, v[i]) is `signed char` in the translation while "
-        "a scalar `char` is `char`: a template given both (hadd(c, v.x), a user template) "
-        "does not compile ('no matching function'). The generator converts such components "
-        "to char explicitly."
-    ),
     "divergent-simd": (
         "On the CPU backend a SIMD-group or quad-group function called by only some lanes "
         "(inside an if, a switch case, a loop some threads leave) is matched with the next "

@@ -16,7 +16,7 @@ namespace metal {
   typedef packed_vec<T, 3> mtl_packed_##S##3;                                                 \
   typedef packed_vec<T, 4> mtl_packed_##S##4;
 METAL_VECTOR_NAMES(bool, bool)
-METAL_VECTOR_NAMES(char, signed char)  // MSL char is signed; plain char is unsigned on arm64
+METAL_VECTOR_NAMES(char, char)  // as a scalar char (signed: -fsigned-char), so that hadd(c, v.x) deduces one T
 METAL_VECTOR_NAMES(uchar, unsigned char)
 METAL_VECTOR_NAMES(short, short)
 METAL_VECTOR_NAMES(ushort, unsigned short)
