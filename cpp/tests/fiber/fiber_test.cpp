@@ -360,19 +360,25 @@ void test_simd_early_return() {
   }
 }
 
-// Half a SIMD-group at simd_barrier, the rest of the group at barrier: UB in
-// MSL that can never complete. It must not hang, and must be reported.
+// Half a SIMD-group at simd_barrier, the rest of the group at barrier: the SIMD-group's
+// front (the lower site, simd_barrier's) goes on first and returns; the barrier then has
+// every SIMD-group at it. Nothing hangs and nothing is forced.
 struct DivCtx {
   FiberGroup* g;
   uint32_t done = 0;
+  uint32_t past_barrier = 0;
+  uint32_t order_bad = 0;
 };
 
 void divergent_body(void* p, uint32_t i) {
   auto* c = static_cast<DivCtx*>(p);
-  if (i < 32 && i % 2 == 0)
+  if (i < 32 && i % 2 == 0) {
     c->g->simd_barrier();
-  else
+    if (c->past_barrier != 0) ++c->order_bad;  // the barrier's fibers are still waiting
+  } else {
     c->g->barrier();
+    ++c->past_barrier;
+  }
   ++c->done;
 }
 
@@ -381,8 +387,40 @@ void test_divergence_released() {
   DivCtx c{&g};
   g.run(64, divergent_body, &c);
   CHECK(c.done == 64);
-  CHECK(g.forced_releases() >= 1);
-  CHECK(reduce_once(g, 256));  // still usable, and forced_releases() reset
+  CHECK(c.order_bad == 0);
+  CHECK(g.forced_releases() == 0);
+  CHECK(reduce_once(g, 256));
+}
+
+// Lanes meet by site: those at the lowest site go on with one token, the others wait.
+struct SiteCtx {
+  FiberGroup* g;
+  uint32_t token[64];
+  uint32_t order[64];
+  uint32_t n = 0;
+};
+
+void site_body(void* p, uint32_t i) {
+  auto* c = static_cast<SiteCtx*>(p);
+  const uint64_t site = i % 3 == 0 ? 500 : (i % 3 == 1 ? 300 : 400);
+  c->token[i] = c->g->simd_meet(site);
+  c->order[i] = c->n++;
+  c->g->simd_meet(FiberGroup::kLeaveSite);
+}
+
+void test_meet_by_site() {
+  FiberGroup g(64 * 1024, 32);
+  SiteCtx c{&g, {}, {}};
+  g.run(64, site_body, &c);
+  CHECK(g.forced_releases() == 0);
+  for (uint32_t i = 0; i < 64; ++i)
+    for (uint32_t j = 0; j < 64; ++j) {
+      if (i / 32 != j / 32) continue;  // SIMD-groups are independent
+      CHECK((c.token[i] == c.token[j]) == (i % 3 == j % 3));
+      // Site 300 (i % 3 == 1) before 400 (2) before 500 (0), within a SIMD-group.
+      const uint32_t ri = (i % 3 + 2) % 3, rj = (j % 3 + 2) % 3;
+      if (ri < rj) CHECK(c.order[i] < c.order[j]);
+    }
 }
 
 // -------------------------------------------------------------------- reuse
@@ -593,6 +631,7 @@ int main(int argc, char** argv) {
       {"simd_subsets", test_simd_subsets},
       {"simd_early_return", test_simd_early_return},
       {"divergence_released", test_divergence_released},
+      {"meet_by_site", test_meet_by_site},
       {"reuse", test_reuse},
       {"guard_page", test_guard_page},
       {"threads", test_threads},

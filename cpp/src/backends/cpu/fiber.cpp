@@ -66,6 +66,7 @@ thread_local FiberGroup* tls_current = nullptr;
 // gen is always 0, so "unstarted" is always runnable and "never" never is.
 const uint32_t kUnstarted = 1;
 const uint32_t kNever = 0;
+const uint32_t kReleased = 1;  // a SIMD-group waiter let go on its own (gen 0)
 constexpr uint32_t kNone = ~0u;
 
 // Stack tops are page-aligned, so without an offset every fiber's frames
@@ -91,6 +92,7 @@ FiberGroup::FiberGroup(size_t stack_bytes, uint32_t simd_width)
   colour_span_ = (kColours * 64 + page_ - 1) / page_ * page_;
   fibers_.reset(new Fiber[kMaxFibers]());
   simd_.reset(new Simd[kMaxFibers]());
+  tokens_.reset(new uint32_t[kMaxFibers]());
   stacks_.reset(new char*[kMaxFibers]());
 }
 
@@ -185,13 +187,20 @@ void FiberGroup::run(uint32_t count, Body body, void* ctx, uint32_t simd_width) 
   ctx_ = ctx;
   live_ = count;
   abandoned_ = false;
-  tg_arrived_ = 0;
+  tg_waiting_ = 0;
+  groups_at_barrier_ = 0;
   forced_ = 0;
   groups_ = (count + width - 1) / width;
+  width_ = width;
+  next_token_ = 0;
   for (uint32_t g = 0; g < groups_; ++g) {
     simd_[g].arrived = 0;
+    simd_[g].at_group = 0;
+    simd_[g].at_barrier = false;
     simd_[g].live = (g + 1 < groups_) ? width : count - g * width;
   }
+  live_groups_ = groups_;
+  for (uint32_t i = 0; i < count; ++i) tokens_[i] = 0;
   for (uint32_t i = 0, g = 0, k = 0; i < count; ++i) {
     fibers_[i].gen_ptr = &kUnstarted;
     fibers_[i].gen = 0;
@@ -251,13 +260,90 @@ uint32_t FiberGroup::next_runnable() const {
   return kNone;
 }
 
-// Every live fiber waits and none can be released: the barriers diverged
-// (UB in MSL). Release them all rather than hang the worker thread.
+// Every live fiber waits and none can be released (a safety net: no known kernel gets here).
+// Release them all rather than hang the worker thread.
 void FiberGroup::force_release() {
   ++forced_;
-  if (tg_arrived_) tg_arrived_ = 0, ++tg_gen_;
+  if (tg_waiting_) barrier_release();
   for (uint32_t g = 0; g < groups_; ++g)
-    if (simd_[g].arrived) simd_[g].arrived = 0, ++simd_[g].gen;
+    while (simd_[g].arrived) release_front(g, ~uint64_t(0));
+}
+
+// Every fiber waiting at a barrier goes on.
+void FiberGroup::barrier_release() {
+  tg_waiting_ = 0;
+  ++tg_gen_;
+  groups_at_barrier_ = 0;
+  for (uint32_t g = 0; g < groups_; ++g) simd_[g].at_group = 0, simd_[g].at_barrier = false;
+}
+
+void FiberGroup::barrier_check() {
+  if (tg_waiting_ && groups_at_barrier_ == live_groups_) barrier_release();
+}
+
+// The fibers of SIMD-group g waiting at simd_meet at `site` (all of them for ~0) go on, with a new token.
+void FiberGroup::release_front(uint32_t g, uint64_t site) {
+  Simd& s = simd_[g];
+  const uint32_t token = ++next_token_;
+  const uint32_t first = g * width_, end = first + width_ < count_ ? first + width_ : count_;
+  bool rest = false;
+  for (uint32_t i = first; i < end; ++i) {
+    Fiber& f = fibers_[i];
+    if (f.gen_ptr != &s.gen || f.gen != s.gen) continue;
+    if (f.site == site || site == ~uint64_t(0)) {
+      tokens_[i] = token;
+      f.gen_ptr = &kReleased;
+      f.gen = 0;
+      --s.arrived;
+    } else if (!rest) {
+      rest = true;
+      s.site = f.site;
+      s.mixed = false;
+    } else if (f.site != s.site) {
+      s.mixed = true;
+    }
+  }
+}
+
+// SIMD-group g is settled (every fiber that has not returned waits): its front goes on, or
+// it waits at the barrier.
+void FiberGroup::settle(uint32_t g) {
+  Simd& s = simd_[g];
+  const uint32_t first = g * width_, end = first + width_ < count_ ? first + width_ : count_;
+  if (s.arrived == 0) {  // all at barriers
+    if (!s.at_barrier) s.at_barrier = true, ++groups_at_barrier_;
+    barrier_check();
+    return;
+  }
+  if (s.at_group == 0 && !s.mixed) {  // all at one SIMD-group call (uniform code): one bump lets them go
+    // Every lane of the group there (none returned): a token that says so, and no lane's to write.
+    if (s.live == end - first) {
+      s.token = ++next_token_ | kEveryLane;
+    } else {
+      s.token = ++next_token_;
+      for (uint32_t i = first; i < end; ++i) {
+        const Fiber& f = fibers_[i];
+        if (f.gen_ptr == &s.gen && f.gen == s.gen) tokens_[i] = s.token;
+      }
+    }
+    s.arrived = 0;
+    ++s.gen;
+    return;
+  }
+  uint64_t lowest = ~uint64_t(0);
+  bool barrier_front = false;
+  for (uint32_t i = first; i < end; ++i) {
+    const Fiber& f = fibers_[i];
+    const bool meets = f.gen_ptr == &s.gen && f.gen == s.gen;
+    const bool waits = f.gen_ptr == &tg_gen_ && f.gen == tg_gen_;
+    if ((meets || waits) && f.site < lowest) lowest = f.site, barrier_front = waits;
+  }
+  if (barrier_front) {
+    if (!s.at_barrier) s.at_barrier = true, ++groups_at_barrier_;
+    barrier_check();
+    return;
+  }
+  release_front(g, lowest);
 }
 
 void FiberGroup::switch_to(uint32_t j, bool dying) {
@@ -290,31 +376,35 @@ void FiberGroup::block() {
   if (j != cur_) switch_to(j, false);
 }
 
-void FiberGroup::barrier() {
-  if (!in_run_) return;
-  if (++tg_arrived_ == live_) {  // last to arrive: release everyone, go on
-    tg_arrived_ = 0;
-    ++tg_gen_;
-    return;
-  }
-  Fiber& f = fibers_[cur_];
-  f.gen_ptr = &tg_gen_;
-  f.gen = tg_gen_;
-  block();
-}
-
-void FiberGroup::simd_barrier() {
+void FiberGroup::barrier_at(uint64_t site) {
   if (!in_run_) return;
   Fiber& f = fibers_[cur_];
   Simd& s = simd_[f.simd];
-  if (++s.arrived == s.live) {
-    s.arrived = 0;
-    ++s.gen;
-    return;
+  f.site = site;
+  f.gen_ptr = &tg_gen_;
+  f.gen = tg_gen_;
+  ++tg_waiting_;
+  if (++s.at_group + s.arrived == s.live) settle(f.simd);
+  if (*f.gen_ptr == f.gen) block();
+}
+
+uint32_t FiberGroup::simd_meet(uint64_t site) {
+  if (!in_run_) return ++next_token_;  // no fibers: a lane alone
+  Fiber& f = fibers_[cur_];
+  Simd& s = simd_[f.simd];
+  if (s.arrived++ == 0) {
+    s.site = site;
+    s.mixed = false;
+  } else if (site != s.site) {
+    s.mixed = true;
   }
+  f.site = site;
   f.gen_ptr = &s.gen;
   f.gen = s.gen;
-  block();
+  if (s.arrived + s.at_group == s.live) settle(f.simd);
+  if (*f.gen_ptr == f.gen) block();
+  // Let go alone (release_front) or with the whole group (settle's generation bump).
+  return f.gen_ptr == &kReleased ? tokens_[cur_] : s.token;
 }
 
 void FiberGroup::abandon() {
@@ -337,9 +427,9 @@ uint32_t FiberGroup::finish() {
   --live_;
   Simd& s = simd_[f.simd];
   --s.live;
-  // Its leaving may complete a barrier the others are waiting at.
-  if (tg_arrived_ != 0 && tg_arrived_ == live_) tg_arrived_ = 0, ++tg_gen_;
-  if (s.arrived != 0 && s.arrived == s.live) s.arrived = 0, ++s.gen;
+  // Its leaving may settle its SIMD-group, or complete a barrier the others wait at.
+  if (s.live == 0) --live_groups_, barrier_check();
+  else if (s.arrived + s.at_group == s.live) settle(f.simd);
 
   if (live_ == 0) {  // all done: back to run()
 #if MC_FIBER_ASAN
@@ -373,4 +463,12 @@ extern "C" void metalcall_fiber_barrier(void* group) {
 
 extern "C" void metalcall_fiber_simd_barrier(void* group) {
   static_cast<metalcall::cpu::FiberGroup*>(group)->simd_barrier();
+}
+
+extern "C" void metalcall_fiber_barrier_at(void* group, unsigned long long site) {
+  static_cast<metalcall::cpu::FiberGroup*>(group)->barrier_at(site);
+}
+
+extern "C" unsigned metalcall_fiber_simd_meet(void* group, unsigned long long site) {
+  return static_cast<metalcall::cpu::FiberGroup*>(group)->simd_meet(site);
 }

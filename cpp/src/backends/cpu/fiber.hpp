@@ -57,14 +57,29 @@ class FiberGroup {
   // std::invalid_argument for count > kMaxFibers, std::system_error on failure.
   void reserve(uint32_t count);
 
-  // Suspends the calling fiber until every fiber of the group that has not
-  // returned has reached it. A fiber that returns is no longer waited for.
-  // Call it only from a fiber of this group; a no-op outside run().
-  void barrier();
-
-  // The same, restricted to the caller's SIMD-group: fibers
-  // [k*width, (k+1)*width) for the caller's k (the last group may be short).
-  void simd_barrier();
+  // Waiting, at barriers and SIMD-group functions (docs/design.md, "SIMD-group functions"). A
+  // fiber waits at a site: a number that orders the places it can wait at (a SIMD-group
+  // function's or a barrier's line in the kernel's source, then which function). A SIMD-group
+  // (fibers [k*width, (k+1)*width) for the caller's k; the last may be short) whose fibers
+  // that have not returned all wait is *settled*; its *front* is those at its lowest site.
+  //  - simd_meet(site): when the caller's SIMD-group is settled with its front at a
+  //    simd_meet, the front goes on, each given the same new token (simd_tokens()[lane]):
+  //    they are that call's active lanes. The others keep waiting. Returns the caller's token.
+  //  - barrier_at(site): when every SIMD-group with a fiber that has not returned is settled
+  //    with its front at a barrier, every fiber waiting at a barrier goes on (lanes of a
+  //    SIMD-group that skipped a branch holding the barrier wait further on, as on the GPU).
+  uint32_t simd_meet(uint64_t site);
+  void barrier_at(uint64_t site);
+  void barrier() { barrier_at(kGroupSite); }
+  void simd_barrier() { simd_meet(kInternalSite); }
+  static constexpr uint64_t kLeaveSite = 0;     // the end of an exchange: lowest, so first
+  static constexpr uint64_t kInternalSite = 1;  // the prelude's own SIMD-group syncs
+  static constexpr uint64_t kGroupSite = 2;     // barrier() without a site
+  // Each fiber's token from its last simd_meet (0 before any): kernels read it inline. A
+  // token with kEveryLane set went to every lane of the SIMD-group (none returned), whose
+  // entries here are then not written.
+  const uint32_t* simd_tokens() const { return tokens_.get(); }
+  static constexpr uint32_t kEveryLane = 0x80000000u;
 
   // Ends the run from inside one of its fibers, for good (a stopped kernel:
   // backends/cpu/kernel_stop.hpp): every fiber is dropped where it stands (the next
@@ -85,9 +100,9 @@ class FiberGroup {
   }
 
   // How many times the last run found every live fiber waiting at barriers
-  // that could never complete (e.g. half a SIMD-group at simd_barrier, the
-  // other half at barrier: undefined behaviour in MSL) and released them all
-  // rather than deadlock. Non-zero means the kernel's barriers diverged.
+  // that could never complete and released them all rather than deadlock (a
+  // safety net: since SIMD-group waits give way to barrier(), no known kernel
+  // gets here). Non-zero means the kernel's barriers diverged.
   uint32_t forced_releases() const { return forced_; }
 
   size_t stack_bytes() const { return usable_; }  // every fiber has at least this (whole pages)
@@ -101,11 +116,17 @@ class FiberGroup {
     uint32_t gen;
     uint16_t simd;           // its SIMD-group
     uint16_t stack;          // the stack it runs on (may be a finished fiber's)
+    uint64_t site;           // where it waits in simd_meet
   };
   struct Simd {
-    uint32_t arrived;  // fibers waiting at this group's simd_barrier
+    uint32_t arrived;  // fibers waiting at this group's simd_meet
+    uint32_t at_group; // fibers of this group waiting at a barrier
     uint32_t live;     // fibers of this group that have not returned
-    uint32_t gen;      // bumped on every release
+    uint32_t gen;      // bumped when every waiter goes on
+    uint64_t site;     // the first waiter's site
+    bool mixed;        // some waiter waits at another site
+    bool at_barrier;   // settled, its front at a barrier
+    uint32_t token;    // the token of its last release by generation bump
   };
 
   [[noreturn]] static void entry(void* self) noexcept;
@@ -115,6 +136,10 @@ class FiberGroup {
   void switch_to(uint32_t j, bool dying);
   void* start_frame(uint32_t stack);
   void force_release();
+  void settle(uint32_t g);
+  void release_front(uint32_t g, uint64_t site);
+  void barrier_check();
+  void barrier_release();
   void map_stacks(uint32_t count);
   char* stack_lo(uint32_t stack) const { return stacks_[stack]; }
   size_t stack_span() const { return usable_ + colour_span_; }
@@ -123,7 +148,9 @@ class FiberGroup {
   uint32_t cur_ = 0;
   uint32_t count_ = 0;
   uint32_t live_ = 0;
-  uint32_t tg_arrived_ = 0;
+  uint32_t live_groups_ = 0;        // SIMD-groups with a fiber that has not returned
+  uint32_t groups_at_barrier_ = 0;  // of those, settled with their front at a barrier
+  uint32_t tg_waiting_ = 0;         // fibers waiting at a barrier
   uint32_t tg_gen_ = 0;
   bool in_run_ = false;
   bool abandoned_ = false;
@@ -131,6 +158,9 @@ class FiberGroup {
   void* ctx_ = nullptr;
   std::unique_ptr<Fiber[]> fibers_;
   std::unique_ptr<Simd[]> simd_;
+  std::unique_ptr<uint32_t[]> tokens_;
+  uint32_t next_token_ = 0;
+  uint32_t width_ = 0;
   void* sched_sp_ = nullptr;  // the thread's own context, parked inside run()
 
   uint32_t forced_ = 0;
@@ -156,4 +186,6 @@ class FiberGroup {
 extern "C" {
 void metalcall_fiber_barrier(void* group);
 void metalcall_fiber_simd_barrier(void* group);
+unsigned metalcall_fiber_simd_meet(void* group, unsigned long long site);
+void metalcall_fiber_barrier_at(void* group, unsigned long long site);
 }

@@ -30,6 +30,9 @@ WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsign
   table_.barrier = metalcall_fiber_barrier;
   table_.simd_barrier = metalcall_fiber_simd_barrier;
   table_.current_thread = fibers_.current_index_address();
+  table_.simd_meet = metalcall_fiber_simd_meet;
+  table_.simd_tokens = fibers_.simd_tokens();
+  table_.barrier_at = metalcall_fiber_barrier_at;
   auto* scratch = simd_scratch_.get();
   scratch += (kAlign - reinterpret_cast<std::uintptr_t>(scratch) % kAlign) % kAlign;
   std::memset(scratch, 0, msl::kCpuSimdScratchBytes);

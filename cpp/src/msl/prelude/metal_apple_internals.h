@@ -65,9 +65,11 @@ template <class T> METAL_FUNC T __metal_nextafter(T x, T y) { return metal::next
 
 // SIMD-group functions (lanes are ushort in Apple's signatures).
 #define METALCALL_APPLE_SIMD1(NAME) \
-  template <class T> METAL_FUNC T __metal_##NAME(T x) { return metal::NAME(x); }
+  template <class T> METAL_FUNC T __metal_##NAME(T x METALCALL_SIMD_LINE_PARAM) { return metal::NAME(x METALCALL_SIMD_LINE); }
 #define METALCALL_APPLE_SIMD2(NAME) \
-  template <class T> METAL_FUNC T __metal_##NAME(T x, unsigned short n) { return metal::NAME(x, n); }
+  template <class T> METAL_FUNC T __metal_##NAME(T x, unsigned short n METALCALL_SIMD_LINE_PARAM) { \
+    return metal::NAME(x, n METALCALL_SIMD_LINE);                                                   \
+  }
 METALCALL_APPLE_SIMD1(simd_sum)
 METALCALL_APPLE_SIMD1(simd_product)
 METALCALL_APPLE_SIMD1(simd_min)
@@ -93,21 +95,21 @@ template <> struct bits_of<4> { typedef unsigned int type; };
 template <> struct bits_of<8> { typedef unsigned long type; };
 }  // namespace metal::mtl_detail
 #define METALCALL_APPLE_SIMD_BITS(NAME)                                                  \
-  template <class T> METAL_FUNC T __metal_##NAME(T x) {                                 \
+  template <class T> METAL_FUNC T __metal_##NAME(T x METALCALL_SIMD_LINE_PARAM) {       \
     typedef typename metal::mtl_detail::bits_of<sizeof(T)>::type U;                     \
-    return metal::as_type<T>(metal::NAME(metal::as_type<U>(x)));                        \
+    return metal::as_type<T>(metal::NAME(metal::as_type<U>(x) METALCALL_SIMD_LINE));    \
   }
 METALCALL_APPLE_SIMD_BITS(simd_and)
 METALCALL_APPLE_SIMD_BITS(simd_or)
 METALCALL_APPLE_SIMD_BITS(simd_xor)
 #undef METALCALL_APPLE_SIMD_BITS
 template <class T>
-METAL_FUNC T __metal_simd_shuffle_and_fill_down(T data, T fill, unsigned short delta, unsigned short modulo) {
-  return metal::simd_shuffle_and_fill_down(data, fill, delta, modulo);
+METAL_FUNC T __metal_simd_shuffle_and_fill_down(T data, T fill, unsigned short delta, unsigned short modulo METALCALL_SIMD_LINE_PARAM) {
+  return metal::simd_shuffle_and_fill_down(data, fill, delta, modulo METALCALL_SIMD_LINE);
 }
 template <class T>
-METAL_FUNC T __metal_simd_shuffle_and_fill_up(T data, T fill, unsigned short delta, unsigned short modulo) {
-  return metal::simd_shuffle_and_fill_up(data, fill, delta, modulo);
+METAL_FUNC T __metal_simd_shuffle_and_fill_up(T data, T fill, unsigned short delta, unsigned short modulo METALCALL_SIMD_LINE_PARAM) {
+  return metal::simd_shuffle_and_fill_up(data, fill, delta, modulo METALCALL_SIMD_LINE);
 }
 METAL_FUNC unsigned short __metal_get_simdgroup_size(unsigned short) {
   return (unsigned short)metal::mtl_rt::simd_width_now();

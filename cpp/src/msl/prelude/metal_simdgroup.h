@@ -2,11 +2,11 @@
 // sets to a pipeline's 8 to 64) and quad-group (width 4) functions.
 //
 // On the CPU the lanes of a SIMD-group are fibers of one worker thread. A lane
-// publishes its value in the worker's scratch area and waits at the SIMD-group
-// barrier; then every lane reads what the others published, and a second
-// barrier keeps the slots until all have read. A lane that has returned takes no
-// part: each lane counts the operations it has done, and only lanes whose count
-// matches the reader's are active for that operation, as on the GPU.
+// publishes its value in the worker's scratch area and waits at its call's site
+// (mtl_rt::simd_meet, metal_sync.h); the lanes that go on together there share a
+// token and are the call's active lanes: each reads what the others published,
+// and a second rendezvous keeps the slots until all have read. A lane elsewhere
+// (another call, a threadgroup barrier, returned) takes no part, as on the GPU.
 #pragma once
 #include "metal_integer.h"  // wrapping_add, wrapping_mul
 
@@ -25,6 +25,11 @@ struct simd_vote {
 };
 
 #if !METAL_CUDA
+
+// Prelude functions that call SIMD-group functions pass their own caller's line on, so the
+// rendezvous is at the user's call (CUDA needs no line).
+#define METALCALL_SIMD_LINE_PARAM , unsigned mtl_line = __builtin_LINE()
+#define METALCALL_SIMD_LINE , mtl_line
 
 namespace mtl_rt {
 
@@ -51,16 +56,13 @@ template <class T> inline T& slot(unsigned tid) {
   static_assert(sizeof(T) <= kSlotBytes, "value too large for a SIMD-group exchange");
   return *reinterpret_cast<T*>(worker->simd_scratch + tid * kSlotBytes);
 }
-inline unsigned* op_counts() { return reinterpret_cast<unsigned*>(worker->simd_scratch + kSlotBytes * kMaxLanes); }
-
-/** Publishes x and waits for the SIMD-group; returns this lane's operation number. */
-template <class T> inline unsigned publish(unsigned tid, const T& x) {
+/** Publishes x and waits at `site` with the lanes that reach it; returns the lanes' shared token. */
+template <class T> inline unsigned publish(unsigned tid, const T& x, simd_site_t site) {
   slot<T>(tid) = x;
-  const unsigned op = ++op_counts()[tid];
-  simd_sync();
-  return op;
+  return simd_meet(site);
 }
-inline bool active(unsigned lane_tid, unsigned op) { return op_counts()[lane_tid] == op; }
+// A token with the top bit set went to every lane of the SIMD-group (backends/cpu/fiber.hpp).
+inline bool active(unsigned lane_tid, unsigned op) { return (op >> 31) || simd_tokens()[lane_tid] == op; }
 
 // The value lane `source` (relative to the group) published, or `own` if that lane is not active.
 template <class T> inline T read_lane(const lanes& l, unsigned op, unsigned source, const T& own) {
@@ -68,9 +70,9 @@ template <class T> inline T read_lane(const lanes& l, unsigned op, unsigned sour
   return slot<T>(l.base + source);
 }
 
-template <class T, class F> inline T reduce(unsigned W, T x, F f) {
+template <class T, class F> inline T reduce(unsigned W, T x, F f, simd_site_t site) {
   lanes l(W);
-  const unsigned op = publish(l.tid, x);
+  const unsigned op = publish(l.tid, x, site);
   T r = x;
   bool first = true;
   for (unsigned i = 0; i < l.count; ++i) {
@@ -79,27 +81,27 @@ template <class T, class F> inline T reduce(unsigned W, T x, F f) {
     r = first ? v : f(r, v);
     first = false;
   }
-  simd_sync();
+  simd_leave();
   return r;
 }
 
-template <class T, class F> inline T prefix(unsigned W, T x, F f, T identity, bool inclusive) {
+template <class T, class F> inline T prefix(unsigned W, T x, F f, T identity, bool inclusive, simd_site_t site) {
   lanes l(W);
-  const unsigned op = publish(l.tid, x);
+  const unsigned op = publish(l.tid, x, site);
   T r = identity;
   const unsigned me = l.tid - l.base;
   for (unsigned i = 0; i < l.count && (inclusive ? i <= me : i < me); ++i)
     if (active(l.base + i, op)) r = f(r, slot<T>(l.base + i));
-  simd_sync();
+  simd_leave();
   return r;
 }
 
-template <class T> inline T shuffle(unsigned W, T x, unsigned source_of_me_plus_one) {
+template <class T> inline T shuffle(unsigned W, T x, unsigned source_of_me_plus_one, simd_site_t site) {
   // source_of_me_plus_one == 0 means "keep my own value".
   lanes l(W);
-  const unsigned op = publish(l.tid, x);
+  const unsigned op = publish(l.tid, x, site);
   const T r = source_of_me_plus_one ? read_lane(l, op, source_of_me_plus_one - 1, x) : x;
-  simd_sync();
+  simd_leave();
   return r;
 }
 
@@ -108,23 +110,23 @@ inline unsigned lane_id(unsigned W) { return thread_index() & (W - 1); }
 inline unsigned simd_width_now() { return simd_lanes(); }
 inline unsigned simd_lane_now() { return lane_id(simd_lanes()); }
 
-inline simd_vote ballot(unsigned W, bool b) {
+inline simd_vote ballot(unsigned W, bool b, simd_site_t site) {
   lanes l(W);
-  const unsigned op = publish(l.tid, b);
+  const unsigned op = publish(l.tid, b, site);
   simd_vote::vote_t bits = 0;
   for (unsigned i = 0; i < l.count; ++i)
     if (active(l.base + i, op) && slot<bool>(l.base + i)) bits |= simd_vote::vote_t(1) << i;
-  simd_sync();
+  simd_leave();
   return simd_vote(bits);
 }
 
-inline simd_vote active_mask(unsigned W) {
+inline simd_vote active_mask(unsigned W, simd_site_t site) {
   lanes l(W);
-  const unsigned op = publish(l.tid, true);
+  const unsigned op = publish(l.tid, true, site);
   simd_vote::vote_t bits = 0;
   for (unsigned i = 0; i < l.count; ++i)
     if (active(l.base + i, op)) bits |= simd_vote::vote_t(1) << i;
-  simd_sync();
+  simd_leave();
   return simd_vote(bits);
 }
 
@@ -139,69 +141,79 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
 
 }  // namespace mtl_rt
 
-// Both widths share one set of definitions; the prefix names the group, W its width (an expression).
-#define METALCALL_GROUP_FUNCTIONS(P, W)                                                                         \
-  template <class T> inline T P##_sum(T x) { return mtl_rt::reduce(W, x, mtl_rt::add_op<T>()); }               \
-  template <class T> inline T P##_product(T x) { return mtl_rt::reduce(W, x, mtl_rt::mul_op<T>()); }           \
-  template <class T> inline T P##_min(T x) { return mtl_rt::reduce(W, x, mtl_rt::min_op<T>()); }               \
-  template <class T> inline T P##_max(T x) { return mtl_rt::reduce(W, x, mtl_rt::max_op<T>()); }               \
-  template <class T> inline T P##_and(T x) { return mtl_rt::reduce(W, x, mtl_rt::and_op<T>()); }               \
-  template <class T> inline T P##_or(T x) { return mtl_rt::reduce(W, x, mtl_rt::or_op<T>()); }                 \
-  template <class T> inline T P##_xor(T x) { return mtl_rt::reduce(W, x, mtl_rt::xor_op<T>()); }               \
-  template <class T> inline T P##_prefix_inclusive_sum(T x) {                                                  \
-    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), true);                                               \
+// Both widths share one set of definitions; the prefix names the group, W its width (an expression),
+// K numbers the group's functions in their sites. Each function takes its call's line (mtl_line).
+#define METALCALL_SITE(k, n) mtl_rt::simd_site(mtl_line, (k) + (n))
+#define METALCALL_AT unsigned mtl_line = __builtin_LINE()
+#define METALCALL_GROUP_FUNCTIONS(P, W, K)                                                                      \
+  template <class T> inline T P##_sum(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::add_op<T>(), METALCALL_SITE(K, 0)); } \
+  template <class T> inline T P##_product(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::mul_op<T>(), METALCALL_SITE(K, 1)); } \
+  template <class T> inline T P##_min(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::min_op<T>(), METALCALL_SITE(K, 2)); } \
+  template <class T> inline T P##_max(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::max_op<T>(), METALCALL_SITE(K, 3)); } \
+  template <class T> inline T P##_and(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::and_op<T>(), METALCALL_SITE(K, 4)); } \
+  template <class T> inline T P##_or(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::or_op<T>(), METALCALL_SITE(K, 5)); } \
+  template <class T> inline T P##_xor(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::xor_op<T>(), METALCALL_SITE(K, 6)); } \
+  template <class T> inline T P##_prefix_inclusive_sum(T x, METALCALL_AT) {                                    \
+    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), true, METALCALL_SITE(K, 7));                            \
   }                                                                                                             \
-  template <class T> inline T P##_prefix_exclusive_sum(T x) {                                                  \
-    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), false);                                              \
+  template <class T> inline T P##_prefix_exclusive_sum(T x, METALCALL_AT) {                                    \
+    return mtl_rt::prefix(W, x, mtl_rt::add_op<T>(), T(0), false, METALCALL_SITE(K, 8));                           \
   }                                                                                                             \
-  template <class T> inline T P##_prefix_inclusive_product(T x) {                                              \
-    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), true);                                               \
+  template <class T> inline T P##_prefix_inclusive_product(T x, METALCALL_AT) {                                \
+    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), true, METALCALL_SITE(K, 9));                            \
   }                                                                                                             \
-  template <class T> inline T P##_prefix_exclusive_product(T x) {                                              \
-    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), false);                                              \
+  template <class T> inline T P##_prefix_exclusive_product(T x, METALCALL_AT) {                                \
+    return mtl_rt::prefix(W, x, mtl_rt::mul_op<T>(), T(1), false, METALCALL_SITE(K, 10));                          \
   }                                                                                                             \
-  template <class T> inline T P##_broadcast(T x, unsigned short lane) {                                        \
-    return mtl_rt::shuffle(W, x, unsigned(lane) + 1);                                                           \
+  template <class T> inline T P##_broadcast(T x, unsigned short lane, METALCALL_AT) {                          \
+    return mtl_rt::shuffle(W, x, unsigned(lane) + 1, METALCALL_SITE(K, 11));                                       \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle(T x, unsigned short lane) { return mtl_rt::shuffle(W, x, unsigned(lane) + 1); } \
-  template <class T> inline T P##_shuffle_up(T x, unsigned short delta) {                                      \
+  template <class T> inline T P##_shuffle(T x, unsigned short lane, METALCALL_AT) {                            \
+    return mtl_rt::shuffle(W, x, unsigned(lane) + 1, METALCALL_SITE(K, 12));                                       \
+  }                                                                                                             \
+  template <class T> inline T P##_shuffle_up(T x, unsigned short delta, METALCALL_AT) {                        \
     const unsigned me = mtl_rt::lane_id(W);                                                                     \
-    return mtl_rt::shuffle(W, x, me >= delta ? me - delta + 1 : 0);                                             \
+    return mtl_rt::shuffle(W, x, me >= delta ? me - delta + 1 : 0, METALCALL_SITE(K, 13));                         \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle_down(T x, unsigned short delta) {                                    \
+  template <class T> inline T P##_shuffle_down(T x, unsigned short delta, METALCALL_AT) {                      \
     const unsigned me = mtl_rt::lane_id(W);                                                                     \
-    return mtl_rt::shuffle(W, x, me + delta < (W) ? me + delta + 1 : 0);                                        \
+    return mtl_rt::shuffle(W, x, me + delta < (W) ? me + delta + 1 : 0, METALCALL_SITE(K, 14));                    \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle_xor(T x, unsigned short mask) {                                      \
-    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) ^ mask) & ((W) - 1)) + 1);                               \
+  template <class T> inline T P##_shuffle_xor(T x, unsigned short mask, METALCALL_AT) {                        \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) ^ mask) & ((W) - 1)) + 1, METALCALL_SITE(K, 15));           \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle_rotate_down(T x, unsigned short delta) {                             \
-    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + delta) % (W)) + 1);                                    \
+  template <class T> inline T P##_shuffle_rotate_down(T x, unsigned short delta, METALCALL_AT) {               \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + delta) % (W)) + 1, METALCALL_SITE(K, 16));                \
   }                                                                                                             \
-  template <class T> inline T P##_shuffle_rotate_up(T x, unsigned short delta) {                               \
-    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + (W) - (delta % (W))) % (W)) + 1);                      \
+  template <class T> inline T P##_shuffle_rotate_up(T x, unsigned short delta, METALCALL_AT) {                 \
+    return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + (W) - (delta % (W))) % (W)) + 1, METALCALL_SITE(K, 17));  \
   }                                                                                                             \
-  inline simd_vote P##_ballot(bool b) { return mtl_rt::ballot(W, b); }                                         \
-  inline simd_vote P##_active_threads_mask() { return mtl_rt::active_mask(W); }                              \
-  inline bool P##_all(bool b) {                                                                                 \
-    const simd_vote active = mtl_rt::active_mask(W);                                                            \
-    return simd_vote::vote_t(mtl_rt::ballot(W, b)) == simd_vote::vote_t(active);                                \
+  inline simd_vote P##_ballot(bool b, METALCALL_AT) { return mtl_rt::ballot(W, b, METALCALL_SITE(K, 18)); }       \
+  inline simd_vote P##_active_threads_mask(METALCALL_AT) { return mtl_rt::active_mask(W, METALCALL_SITE(K, 19)); } \
+  inline bool P##_all(bool b, METALCALL_AT) {                                                                   \
+    const simd_vote active = mtl_rt::active_mask(W, METALCALL_SITE(K, 20));                                        \
+    return simd_vote::vote_t(mtl_rt::ballot(W, b, METALCALL_SITE(K, 20))) == simd_vote::vote_t(active);            \
   }                                                                                                             \
-  inline bool P##_any(bool b) { return mtl_rt::ballot(W, b).any(); }                                           \
-  inline bool P##_is_first() {                                                                                  \
-    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W));                                     \
+  inline bool P##_any(bool b, METALCALL_AT) { return mtl_rt::ballot(W, b, METALCALL_SITE(K, 21)).any(); }         \
+  inline bool P##_is_first(METALCALL_AT) {                                                                      \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W, METALCALL_SITE(K, 22)));                  \
     return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id(W));                                 \
   }                                                                                                             \
-  template <class T> inline T P##_broadcast_first(T x) {                                                       \
-    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W));                                     \
-    return mtl_rt::shuffle(W, x, unsigned(__builtin_ctzll(m)) + 1);                                             \
+  template <class T> inline T P##_broadcast_first(T x, METALCALL_AT) {                                         \
+    const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W, METALCALL_SITE(K, 23)));                  \
+    return mtl_rt::shuffle(W, x, unsigned(__builtin_ctzll(m)) + 1, METALCALL_SITE(K, 23));                         \
   }
 
-METALCALL_GROUP_FUNCTIONS(simd, mtl_rt::simd_lanes())
-METALCALL_GROUP_FUNCTIONS(quad, 4u)
+METALCALL_GROUP_FUNCTIONS(simd, mtl_rt::simd_lanes(), 0)
+METALCALL_GROUP_FUNCTIONS(quad, 4u, 32)
 #undef METALCALL_GROUP_FUNCTIONS
+#undef METALCALL_SITE
+#undef METALCALL_AT
 
 #else  // METAL_CUDA
+
+#define METALCALL_SIMD_LINE_PARAM
+#define METALCALL_SIMD_LINE
 
 // On CUDA a SIMD-group is a warp (the runtime launches whole threadgroups as
 // blocks, so lane i of a SIMD-group is lane i of a warp) and a quad-group is 4

@@ -111,7 +111,19 @@ __attribute__((const, noinline)) static unsigned simd_lanes() { return simd_lane
 __attribute__((const, noinline)) static unsigned fiber_index() { return *worker->current_thread; }
 inline unsigned thread_index() { return fiber_index(); }
 inline void group_sync() { worker->barrier(worker->fibers); }
-inline void simd_sync() { worker->simd_barrier(worker->fibers); }
+// SIMD-group rendezvous (backends/cpu/fiber.hpp, simd_meet): the lanes waiting at the lowest
+// site when every lane of the SIMD-group waits or has returned go on together. A SIMD-group
+// function's site is the line of its call in the user's source (the translation keeps the
+// lines) and the function, so lanes go through divergent code as on the GPU: the lanes behind
+// (an earlier line: the rest of a loop, the other branch) before those ahead.
+typedef unsigned long long simd_site_t;
+inline simd_site_t simd_site(unsigned line, unsigned function) { return (simd_site_t(line) << 8 | function) + 2; }
+inline unsigned simd_meet(simd_site_t site) { return worker->simd_meet(worker->fibers, site); }
+inline const unsigned* simd_tokens() { return worker->simd_tokens; }
+// The end of a loop iteration that may call a SIMD-group function (msl/passes/simd_latches.hpp).
+inline void simd_latch(unsigned line) { simd_meet(simd_site(line, 254)); }
+inline void simd_sync() { worker->simd_meet(worker->fibers, 1); }  // the prelude's own (uniform) syncs
+inline void simd_leave() { worker->simd_meet(worker->fibers, 0); }  // an exchange's end: before anything else
 
 // The launch being run and its kernel's name (set by every entry point), for the messages
 // kernel code leaves in the launch: checked mode's faults (metal_checked.h) and the one below.
@@ -207,8 +219,13 @@ inline void threadgroup_total_fits(const char* names, unsigned long long bytes, 
 
 // Fibers switch only at barriers, and every fiber of a group shares one OS
 // thread, so the switch itself orders memory; the flags need no fence here.
-inline void threadgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::group_sync(); }
-inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simd_sync(); }
+// Its line orders it among the SIMD-group functions' sites (backends/cpu/fiber.hpp).
+inline void threadgroup_barrier(mem_flags = mem_flags::mem_none, unsigned mtl_line = __builtin_LINE()) {
+  mtl_rt::worker->barrier_at(mtl_rt::worker->fibers, mtl_rt::simd_site(mtl_line, 253));
+}
+inline void simdgroup_barrier(mem_flags = mem_flags::mem_none, unsigned mtl_line = __builtin_LINE()) {
+  mtl_rt::simd_meet(mtl_rt::simd_site(mtl_line, 255));
+}
 
 #endif
 

@@ -27,8 +27,13 @@
     void (*barrier)(void* fibers);                                                              \
     void (*simd_barrier)(void* fibers);                                                         \
     void* const* threadgroup_memory; /* [[threadgroup(i)]] storage, by index */                 \
-    unsigned char* simd_scratch;     /* 1024 lanes x 64 bytes, then 1024 op counters */         \
+    unsigned char* simd_scratch;     /* 1024 lanes x 64 bytes */                                 \
     const unsigned* current_thread;  /* the running fiber's index: read inline, no call */      \
+    /* A SIMD-group function's rendezvous at a call site; returns the lane's token, which */    \
+    /* the lanes that went on with it share in simd_tokens (backends/cpu/fiber.hpp). */          \
+    unsigned (*simd_meet)(void* fibers, unsigned long long site);                               \
+    const unsigned* simd_tokens;                                                                \
+    void (*barrier_at)(void* fibers, unsigned long long site); /* a threadgroup barrier's line */ \
   } metalcall_cpu_worker;                                                                       \
   typedef struct metalcall_cpu_layout {                                                         \
     unsigned long size;  /* sizeof the parameter's element type */                              \
@@ -59,5 +64,5 @@ inline std::string cpu_layout_symbol(std::size_t index) { return "metalcall_layo
 /** The object's metalcall_cpu_stop (one per kernel object). */
 constexpr const char* kCpuStopSymbol = "__metalcall_stop";
 /** Bytes of a worker's SIMD-group scratch area (see metal_simdgroup.h). */
-constexpr std::size_t kCpuSimdScratchBytes = 1024 * 64 + 1024 * sizeof(unsigned);
+constexpr std::size_t kCpuSimdScratchBytes = 1024 * 64;
 }  // namespace metalcall::msl

@@ -71,6 +71,12 @@ class Target {
    */
   virtual bool rejoins_barrier_branches() const { return false; }
   /**
+   * True when SIMD-group functions meet at their call's line, the earliest line first (the
+   * CPU's fibers): loops that may call one get a rendezvous at their last line each
+   * iteration (simd_latches.hpp).
+   */
+  virtual bool latches_simd_loops() const { return false; }
+  /**
    * True when `simdgroup_multiply_accumulate(X[i], a, b, X[i])` goes to the prelude with the
    * whole array X, whose neighbouring accumulators may share a tensor-core operation
    * (CUDA; accumulator_elements.hpp).

@@ -81,6 +81,8 @@ class CpuTarget : public Target {
     else emit_loop_entry_point(o, e);
   }
 
+  bool latches_simd_loops() const override { return true; }
+
  private:
   bool checked_;
 
@@ -149,8 +151,6 @@ class CpuTarget : public Target {
       << "    " << ctx << " mtl_c = {mtl_L, mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
          "    const unsigned mtl_count = mtl_ax * mtl_ay * mtl_az;\n"
          "    metal::mtl_rt::group_threads = mtl_count;\n"
-         "    unsigned* mtl_ops = metal::mtl_rt::op_counts();\n"
-         "    for (unsigned mtl_i = 0; mtl_i < mtl_count; ++mtl_i) mtl_ops[mtl_i] = 0;\n"
          "    mtl_W->run_group(mtl_W->fibers, mtl_count, mtl_L->simd_width, " << body << ", &mtl_c);\n"
          "  }\n}\n";
   }

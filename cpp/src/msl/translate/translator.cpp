@@ -155,6 +155,12 @@ Translation Translator::run() {
     for (const auto& [index, text] : whole.replace) active_edits_[index] = text;
     for (const auto& [index, text] : whole.before_end) text_before_[index] = text + text_before_[index];
   }
+  // The CPU's SIMD-group rendezvous at the end of each iteration of loops that may call one.
+  if (target_.latches_simd_loops()) {
+    const LatchEdits latches = simd_latch_edits(t_);
+    for (const auto& [index, text] : latches.before) text_before_[index] += text;
+    for (const auto& [index, text] : latches.after) text_after_[index] += text;
+  }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
   if (loops_checked())
     for (const auto& [index, text] : loop_stop_edits(t_, [this](std::size_t i) { return active_edits_.count(i) > 0; }))

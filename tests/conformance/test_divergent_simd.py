@@ -1,0 +1,357 @@
+"""SIMD-group and quad-group functions called by part of a SIMD-group: inside if/else, switch
+cases, loops that lanes leave after different counts (break, continue, do/while), branches
+that change from one iteration to the next, and after some lanes returned. MSL: a SIMD-group
+function acts on the SIMD-group's active threads, those that reach it together (the lanes of a
+branch; a quad function, those of its quad); after the branch or loop the lanes run together
+again. Each kernel is checked against a NumPy model of those semantics (per SIMD-group, the
+active lanes of each call), on every device and at the pipeline's own SIMD-group width. Each
+SIMD-group call is on a line of its own, as the CPU backend meets lanes by line
+(docs/design.md, "SIMD-group functions")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcconf import KernelSet, assert_equal
+
+KS = KernelSet([
+    """
+kernel void dv_if_else(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int a, b;
+    if (v % 3 == 0) {
+        a = simd_sum(v);
+        b = simd_prefix_exclusive_sum(1);
+    } else {
+        a = simd_max(v);
+        b = int(uint(ulong(simd_ballot(v > 0))));
+    }
+    out[4 * i + 0] = a;
+    out[4 * i + 1] = b;
+    out[4 * i + 2] = simd_sum(1);
+    out[4 * i + 3] = simd_prefix_inclusive_sum(v);
+}
+""",
+    """
+kernel void dv_switch(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int r;
+    switch (v & 3) {
+    case 0:
+        r = simd_min(v);
+        break;
+    case 1:
+        r = simd_prefix_inclusive_sum(v);
+        break;
+    case 2:
+        r = int(popcount(uint(ulong(simd_active_threads_mask()))));
+        break;
+    default:
+        r = simd_broadcast_first(v);
+        break;
+    }
+    out[2 * i + 0] = r;
+    out[2 * i + 1] = simd_sum(r);
+}
+""",
+    """
+kernel void dv_for_counts(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 6;
+    int acc = 0;
+    for (int k = 0; k < n; ++k) {
+        acc += simd_sum(v + k);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = simd_sum(acc);
+}
+""",
+    """
+kernel void dv_branch_per_iteration(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                    uint i [[thread_position_in_grid]], uint l [[thread_index_in_simdgroup]],
+                                    uint w [[threads_per_simdgroup]]) {
+    const int v = x[i];
+    int a = 0, b = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (int(l) < k * int(w / 4)) {
+            a += simd_sum(v);
+        } else {
+            b += simd_max(v + k);
+        }
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+    """
+kernel void dv_skip_iterations(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                               uint i [[thread_position_in_grid]], uint l [[thread_index_in_simdgroup]],
+                               uint w [[threads_per_simdgroup]]) {
+    const int v = x[i];
+    int a = 0;
+    for (int k = 0; k < 4; ++k)
+        if (int(l) < (k + 1) * int(w / 4))
+            a += simd_sum(v) * (k + 1);
+    out[i] = a;
+}
+""",
+    """
+kernel void dv_while_break_continue(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                    uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    int k = 0, acc = 0;
+    while (true) {
+        ++k;
+        if (k > n) break;
+        if ((k + v) % 2 == 0) continue;
+        acc += simd_prefix_exclusive_sum(k);
+    }
+    int j = 0, m = 0;
+    do {
+        m += simd_sum(1);
+        ++j;
+    } while (j < n);
+    out[3 * i + 0] = acc;
+    out[3 * i + 1] = m;
+    out[3 * i + 2] = simd_sum(k);
+}
+""",
+    """
+kernel void dv_early_return(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    if (v < 0) {
+        out[3 * i + 0] = -1;
+        out[3 * i + 1] = -1;
+        out[3 * i + 2] = -1;
+        return;
+    }
+    out[3 * i + 0] = simd_sum(v);
+    out[3 * i + 1] = int(uint(ulong(simd_active_threads_mask())));
+    out[3 * i + 2] = simd_is_first() ? 1 : 0;
+}
+""",
+    """
+kernel void dv_shuffles(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                        uint i [[thread_position_in_grid]], uint l [[thread_index_in_simdgroup]]) {
+    const int v = x[i];
+    const uint positive = uint(ulong(simd_ballot(v > 0)));
+    int r, s = -7, t = -7;
+    if (l % 2 == 0) {
+        r = simd_shuffle_xor(v, 2);
+    } else {
+        r = simd_shuffle(v, ushort(l ^ 4));
+    }
+    if (l >= 8) {
+        s = simd_shuffle_down(v, 8);
+    }
+    if (v > 0) {
+        t = simd_broadcast(v, ushort(ctz(positive)));
+    }
+    out[3 * i + 0] = r;
+    out[3 * i + 1] = s;
+    out[3 * i + 2] = t;
+}
+""",
+    """
+kernel void dv_quads(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]], ushort q [[thread_index_in_quadgroup]]) {
+    const int v = x[i];
+    int a, b = -7;
+    if (q % 2 == 0 || v > 10) {
+        a = quad_sum(v);
+    } else {
+        a = quad_min(v) - 1000;
+    }
+    if (q < 2) {
+        b = quad_shuffle_xor(v, 1) + quad_prefix_exclusive_sum(1) * 100;
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+])
+
+N = 256  # 4 threadgroups of 64
+
+
+def _groups(x, w):
+    """Each SIMD-group's values (threadgroups of 64 hold whole SIMD-groups at every width)."""
+    return x.reshape(-1, w)
+
+
+def _run(device, name, x, per_thread):
+    kern = KS.get(device, name)
+    out = np.full(N * per_thread, -99, np.int32)
+    kern((N, 1, 1), x, out, threadgroup=(64, 1, 1))
+    return kern.thread_execution_width, out.reshape(N, per_thread)
+
+
+@pytest.fixture
+def x(rng):
+    return rng.integers(-60, 61, N).astype(np.int32)
+
+
+def _exclusive_count(mask):
+    return np.cumsum(mask) - mask
+
+
+def test_if_else(device, x):
+    w, got = _run(device, "dv_if_else", x, 4)
+    want = np.zeros((N, 4), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        t = v % 3 == 0
+        f = ~t
+        bits = sum(1 << j for j in range(w) if f[j] and v[j] > 0) & 0xFFFFFFFF
+        want[rows, 0] = np.where(t, v[t].sum() if t.any() else 0, v[f].max() if f.any() else 0)
+        want[rows, 1] = np.where(t, _exclusive_count(t), bits - (1 << 32) * (bits >= 1 << 31))
+        want[rows, 2] = w
+        want[rows, 3] = np.cumsum(v)
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_switch_cases(device, x):
+    w, got = _run(device, "dv_switch", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        case = v & 3
+        r = np.zeros(w, np.int64)
+        for c in range(4):
+            m = case == c
+            if not m.any():
+                continue
+            if c == 0:
+                r[m] = v[m].min()
+            elif c == 1:
+                r[m] = np.cumsum(v[m])
+            elif c == 2:
+                r[m] = m.sum()
+            else:
+                r[m] = v[np.argmax(m)]
+        want[rows, 0] = r
+        want[rows, 1] = r.sum()
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_loop_left_after_different_counts(device, x):
+    w, got = _run(device, "dv_for_counts", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        n = np.abs(v) % 6
+        acc = np.zeros(w, np.int64)
+        for k in range(6):
+            m = n > k
+            if m.any():
+                acc[m] += (v[m] + k).sum()
+        want[rows, 0] = acc
+        want[rows, 1] = acc.sum()
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_branch_changing_per_iteration(device, x):
+    w, got = _run(device, "dv_branch_per_iteration", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    lane = np.arange(w)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        a = np.zeros(w, np.int64)
+        b = np.zeros(w, np.int64)
+        for k in range(4):
+            m = lane < k * (w // 4)
+            if m.any():
+                a[m] += v[m].sum()
+            if (~m).any():
+                b[~m] += (v[~m] + k).max()
+        want[rows, 0], want[rows, 1] = a, b
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_lanes_skipping_iterations(device, x):
+    # The lanes that skip the call in an iteration must not run into the next one's.
+    w, got = _run(device, "dv_skip_iterations", x, 1)
+    want = np.zeros(N, np.int64)
+    lane = np.arange(w)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        a = np.zeros(w, np.int64)
+        for k in range(4):
+            m = lane < (k + 1) * (w // 4)
+            a[m] += v[m].sum() * (k + 1)
+        want[g * w:(g + 1) * w] = a
+    assert_equal(got[:, 0], want.astype(np.int32))
+
+
+def test_while_break_continue_and_do_while(device, x):
+    w, got = _run(device, "dv_while_break_continue", x, 3)
+    want = np.zeros((N, 3), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for k in range(1, 6):
+            m = (k <= n) & ((k + v) % 2 != 0)
+            acc[m] += k * _exclusive_count(m)[m]
+        m_total = np.zeros(w, np.int64)
+        for j in range(5):
+            m = (j == 0) | (j < n)
+            m_total[m] += m.sum()
+        want[rows, 0] = acc
+        want[rows, 1] = m_total
+        want[rows, 2] = (n + 1).sum()
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_after_early_return(device, x):
+    w, got = _run(device, "dv_early_return", x, 3)
+    want = np.full((N, 3), -1, np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = np.arange(g * w, (g + 1) * w)
+        m = v >= 0
+        if not m.any():
+            continue
+        bits = sum(1 << j for j in range(w) if m[j]) & 0xFFFFFFFF
+        want[rows[m], 0] = v[m].sum()
+        want[rows[m], 1] = bits - (1 << 32) * (bits >= 1 << 31)
+        want[rows[m], 2] = 0
+        want[rows[np.argmax(m)], 2] = 1
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_shuffles_among_active_lanes(device, x):
+    w, got = _run(device, "dv_shuffles", x, 3)
+    want = np.full((N, 3), -7, np.int64)
+    lane = np.arange(w)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = np.arange(g * w, (g + 1) * w)
+        even = lane % 2 == 0
+        want[rows, 0] = np.where(even, v[(lane ^ 2) % w], v[(lane ^ 4) % w])
+        hi = lane >= 8
+        want[rows[hi], 1] = np.where(lane[hi] + 8 < w, v[np.minimum(lane[hi] + 8, w - 1)], v[hi])
+        pos = v > 0
+        if pos.any():
+            want[rows[pos], 2] = v[np.argmax(pos)]
+    if w < 8:
+        pytest.skip("needs 8 lanes")
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_quad_functions_in_branches(device, x):
+    w, got = _run(device, "dv_quads", x, 2)
+    want = np.full((N, 2), -7, np.int64)
+    for q0 in range(0, N, 4):
+        v = x[q0:q0 + 4].astype(np.int64)
+        ql = np.arange(4)
+        t = (ql % 2 == 0) | (v > 10)
+        want[q0 + ql[t], 0] = v[t].sum()
+        if (~t).any():
+            want[q0 + ql[~t], 0] = v[~t].min() - 1000
+        lo = ql < 2
+        want[q0 + ql[lo], 1] = v[ql[lo] ^ 1] + _exclusive_count(lo)[lo] * 100
+    assert_equal(got, want.astype(np.int32))
