@@ -14,7 +14,7 @@ from ._elementwise import apply, real, tril
 from ._indexing import take_along_axis
 from ._linalg import matmul, vecdot
 from ._sort import argsort
-from ._manip import flip, matrix_transpose
+from ._manip import diagonal, flip, matrix_transpose
 from ._reduce import max as amax, sum as asum
 
 MIN_N = 64  # smaller matrices keep the one-threadgroup Jacobi eigh (stacks of them fill the GPU)
@@ -24,8 +24,6 @@ def eigh(x, svd, vectors):
     """(w (..., n) ascending, V (..., n, n) or None) of the Hermitian matrices of x's lower
     triangles, by `svd` (linalg's (U, S, Vh) of a stack). Where x holds NaN or inf (the SVD
     raises), every value and vector is NaN, as NumPy's eigh gives."""
-    from ._linalg_norms import diagonal  # (it imports _linalg_decomp, which imports this)
-
     n = x.shape[-1]
     low = tril(x, k=-1)
     off = low + apply("conj", matrix_transpose(low)) if x.dtype.kind == "c" else low + matrix_transpose(low)

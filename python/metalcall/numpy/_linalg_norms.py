@@ -18,28 +18,11 @@ from ._creation import asarray, eye, zeros
 from ._elementwise import apply, conj, where
 from ._linalg import matmul
 from ._linalg_decomp import float_dtype, inv, matrices, svd, svdvals
-from ._manip import broadcast_arrays, broadcast_to, expand_dims, matrix_transpose, moveaxis, reshape, stack
+from ._manip import broadcast_arrays, broadcast_to, diagonal, expand_dims, matrix_transpose, moveaxis, reshape, stack
 
 
 def _array(x):
     return x if isinstance(x, ndarray) else asarray(x)
-
-
-def diagonal(x, /, *, offset=0):
-    """The `offset` diagonal of each matrix of a stack: a view, as NumPy's."""
-    x = _array(x)
-    if x.ndim < 2:
-        raise mc.ArgumentError(f"linalg.diagonal: needs an array of at least 2 dimensions, got shape {x.shape}")
-    offset = operator.index(offset)
-    m, n = x.shape[-2:]
-    x._materialize()
-    rs, cs = x._strides[-2:]
-    start = x._offset + (offset * cs if offset >= 0 else -offset * rs)
-    length = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
-    if length == 0:
-        start = x._offset
-    return ndarray._wrap(x._buf, x.shape[:-2] + (length,), x.dtype, x.device, start, x._strides[:-2] + (rs + cs,),
-                         x._readonly)
 
 
 def outer(x1, x2, /):

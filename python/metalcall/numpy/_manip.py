@@ -4,11 +4,15 @@ non-contiguous view, roll, meshgrid). Lazy inputs are evaluated first (views nee
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+
+import metalcall as mc
 
 from . import _fusion as F
 from ._array import ndarray
-from ._creation import empty
+from ._creation import asarray, empty
 from ._dtype_functions import result_type
 from ._elementwise import assign
 
@@ -66,6 +70,23 @@ def matrix_transpose(x, /):
     axes = list(range(x.ndim))
     axes[-1], axes[-2] = axes[-2], axes[-1]
     return permute_dims(x, axes)
+
+
+def diagonal(x, /, *, offset=0):
+    """The `offset` diagonal of each matrix of a stack: a view, as NumPy's."""
+    x = x if isinstance(x, ndarray) else asarray(x)
+    if x.ndim < 2:
+        raise mc.ArgumentError(f"linalg.diagonal: needs an array of at least 2 dimensions, got shape {x.shape}")
+    offset = operator.index(offset)
+    m, n = x.shape[-2:]
+    x._materialize()
+    rs, cs = x._strides[-2:]
+    start = x._offset + (offset * cs if offset >= 0 else -offset * rs)
+    length = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
+    if length == 0:
+        start = x._offset
+    return ndarray._wrap(x._buf, x.shape[:-2] + (length,), x.dtype, x.device, start, x._strides[:-2] + (rs + cs,),
+                         x._readonly)
 
 
 def moveaxis(x, source, destination, /):
