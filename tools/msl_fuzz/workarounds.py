@@ -10,14 +10,6 @@ from __future__ import annotations
 import os
 
 KNOWN = {
-    "divergent-simd": (
-        "On the CPU backend a SIMD-group or quad-group function called by only some lanes "
-        "(inside an if, a switch case, a loop some threads leave) is matched with the next "
-        "SIMD-group function the other lanes call: both give wrong values (a shuffle after "
-        "`if (c) v = quad_and(v);` returned the quad_and's operands) and a value used as an "
-        "index crashed the process. The generator keeps SIMD-group functions in uniform "
-        "control flow."
-    ),
     "packed-conditional": (
         "`c ? p : v` with p a packed_float3 (a buffer element) and v a float3 does not compile "
         "('conditional expression is ambiguous': each converts to the other). Whether Apple's "
