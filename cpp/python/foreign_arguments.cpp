@@ -315,14 +315,14 @@ Buffer imported(PyObject* x, const Device& device, const Described& what) {
 // GIL (the main thread may be blocked for long, and the objects would wait with it).
 unsigned long g_main_thread = 0;  // set under the GIL by the first keep_alive
 std::mutex g_release_mutex;
-std::vector<PyObject*>* g_to_release = new std::vector<PyObject*>;  // never destroyed (leaked at exit)
+static auto& g_to_release = *new std::vector<PyObject*>;  // never destroyed (leaked at exit)
 bool g_release_scheduled = false;
 
 int release_pending(void*) {
   std::vector<PyObject*> objects;
   {
     std::lock_guard<std::mutex> lock(g_release_mutex);
-    objects.swap(*g_to_release);
+    objects.swap(g_to_release);
     g_release_scheduled = false;
   }
   for (PyObject* o : objects) Py_DECREF(o);
@@ -344,7 +344,7 @@ void let_go(PyObject* o) {
   }
   {
     std::lock_guard<std::mutex> lock(g_release_mutex);
-    g_to_release->push_back(o);
+    g_to_release.push_back(o);
     if (g_release_scheduled) return;
     g_release_scheduled = true;
   }

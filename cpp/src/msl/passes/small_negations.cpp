@@ -15,15 +15,15 @@ namespace {
 // A token after which `-` is unary: an operator, an opening bracket, a separator or a keyword
 // that starts an expression. Not `)` (a cast or an operand), `]`, `}`, a name or a literal.
 bool starts_operand(const Token& p) {
-  static const std::set<std::string> keywords = {"return", "else", "do", "co_return", "throw"};
+  static const auto& keywords = *new std::set<std::string>{"return", "else", "do", "co_return", "throw"};
   if (p.kind == TokenKind::identifier) return keywords.count(p.text) > 0;
   if (p.kind != TokenKind::punct) return false;
-  static const std::set<std::string> closers = {")", "]", "}", "++", "--", ">", ">>", "::", ".", "->"};
+  static const auto& closers = *new std::set<std::string>{")", "]", "}", "++", "--", ">", ">>", "::", ".", "->"};
   return !closers.count(p.text);
 }
 
 bool is_name(const Token& k) {
-  static const std::set<std::string> not_names = {"sizeof", "alignof", "new", "delete", "this", "true", "false",
+  static const auto& not_names = *new std::set<std::string>{"sizeof", "alignof", "new", "delete", "this", "true", "false",
                                                    "nullptr", "operator", "template", "typename", "decltype",
                                                    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"};
   return k.kind == TokenKind::identifier && !not_names.count(k.text);
