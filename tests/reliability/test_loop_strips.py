@@ -479,7 +479,9 @@ def test_strips_leave_kernels_a_plain_loop(device):
     """A loop in strips makes no kernel wait for its other threads: the strip's helper once lived
     in the prelude's runtime namespace, whose name marks synchronising code, so every kernel with
     a counted loop ran its threads as fibers on the CPU (4-100x slower than the plain loop)."""
+    # Metal's backends do not say how threads run (the GPU runs them in hardware): None there.
+    expected = None if device.backend in ("metal", "metal-sim") else False
     for source in (SOURCE, SHAPES, STRIDES):
         lib = device.compile(source)
         for name in lib.function_names:
-            assert getattr(lib, name).threads_synchronise is False, name
+            assert getattr(lib, name).threads_synchronise is expected, name
