@@ -46,12 +46,19 @@ def _sliced(x, sides, vectors, one):
     return tuple(None if p[0] is None else concat(list(p), axis=0) for p in zip(*parts))
 
 
+def _reduced(x, routine, vectors):
+    """(batch, n, device, dtype, the band kernels' parts) of routine ("eigh" or "svd") run on the
+    (batch, n, n) stack x."""
+    batch, n, dev, dt = x.shape[0], x.shape[-1], x.device, x.dtype
+    parts = getattr(kernels("linalg_band"), routine)(dev, x._contiguous_buffer(), batch, n, dt, vectors)
+    return batch, n, dev, dt, parts
+
+
 def eigh(x, vectors):
     """(w (batch, n), V (batch, n, n) or None) of the (batch, n, n) stack x, or None: Jacobi's turn."""
     def one(x):
-        batch, n, dev, dt = x.shape[0], x.shape[-1], x.device, x.dtype
+        batch, n, dev, dt, parts = _reduced(x, "eigh", vectors)
         bt = kernels("linalg_backtransform")
-        parts = kernels("linalg_band").eigh(dev, x._contiguous_buffer(), batch, n, dt, vectors)
         w = ndarray._wrap(parts["w"], (batch, n), dt, dev)
         if not vectors:
             return w, None
@@ -65,9 +72,8 @@ def eigh(x, vectors):
 def svd(x, vectors):
     """(s (batch, n), U, Vh (batch, n, n) or None) of the (batch, n, n) stack x, or None: Jacobi's turn."""
     def one(x):
-        batch, n, dev, dt = x.shape[0], x.shape[-1], x.device, x.dtype
+        batch, n, dev, dt, parts = _reduced(x, "svd", vectors)
         bt = kernels("linalg_backtransform")
-        parts = kernels("linalg_band").svd(dev, x._contiguous_buffer(), batch, n, dt, vectors)
         s = ndarray._wrap(parts["s"], (batch, n), dt, dev)
         if not vectors:
             return s, None, None

@@ -72,6 +72,23 @@ inline void la_reflect(device $R* A, uint k, uint n, device $R* E, device $R* TA
   TAU[k] = (beta - alpha) / beta;
   E[k] = beta;
 }
+// True where e_(i-1) is negligible beside its two diagonal neighbours: the matrix splits there.
+inline bool la_splits(const device $R* D, const device $R* E, uint i) {
+  return fabs(E[i - 1]) <= $EPS * (fabs(D[i - 1]) + fabs(D[i])) || fabs(E[i - 1]) <= $TINY;
+}
+// The eigenvalue of the symmetric 2x2 [[a, b], [b, c]] nearer c (Wilkinson's shift).
+inline $R la_wilkinson($R a, $R b, $R c) {
+  const $R delta = (a - c) / $R(2), r0 = la_hypot(delta, b);
+  const $R den = delta + (delta >= $R(0) ? r0 : -r0);
+  return den != $R(0) ? c - (b / den) * b : c;
+}
+// Of the `known` values W, the one nearest mu (known > 0).
+inline $R la_nearest(const device $R* W, uint known, $R mu) {
+  $R best = W[0];
+  for (uint i = 1; i < known; ++i)
+    if (fabs(W[i] - mu) < fabs(best - mu)) best = W[i];
+  return best;
+}
 // The implicit QR algorithm on the tridiagonal (D, E) of size n: deflate |e| <= EPS (|d| + |d'|)
 // from the bottom, then one shifted step (a bulge chased down by rotations G^T T G) on the lowest
 // unreduced block [l, h]. The shift is Wilkinson's, or, given `known` eigenvalues, the one nearest
@@ -82,23 +99,15 @@ inline bool la_tridiag_qr(device $R* D, device $R* E, uint n, const device $R* W
   uint steps = 0, stuck = 0, last_h = n;
   uint h = n - 1;
   while (h > 0) {
-    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    if (la_splits(D, E, h)) { E[h - 1] = $R(0); --h; continue; }
     uint l = h - 1;
-    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    while (l > 0 && !la_splits(D, E, l)) --l;
     if (l > 0) E[l - 1] = $R(0);
     if (++steps > $MAX_STEPS * n) return false;
     stuck = h == last_h ? stuck + 1 : 0;
     last_h = h;
-    const $R dd = (D[h - 1] - D[h]) / $R(2), b = E[h - 1];
-    const $R r0 = la_hypot(dd, b);
-    const $R den = dd + (dd >= $R(0) ? r0 : -r0);
-    $R mu = den != $R(0) ? D[h] - (b / den) * b : D[h];
-    if (known && stuck == 0) {
-      $R best = W[0];
-      for (uint i = 1; i < known; ++i)
-        if (fabs(W[i] - mu) < fabs(best - mu)) best = W[i];
-      mu = best;
-    }
+    $R mu = la_wilkinson(D[h - 1], E[h - 1], D[h]);
+    if (known && stuck == 0) mu = la_nearest(W, known, mu);
     $R xx = D[l] - mu, zz = E[l];
     for (uint k = l; k < h; ++k) {
       $R c, s;
@@ -126,9 +135,9 @@ inline bool la_bidiag_qr(device $R* D, device $R* E, uint n, $R dtol, const devi
   uint steps = 0, stuck = 0, last_h = n;
   uint h = n - 1;
   while (h > 0) {
-    if (fabs(E[h - 1]) <= $EPS * (fabs(D[h - 1]) + fabs(D[h])) || fabs(E[h - 1]) <= $TINY) { E[h - 1] = $R(0); --h; continue; }
+    if (la_splits(D, E, h)) { E[h - 1] = $R(0); --h; continue; }
     uint l = h - 1;
-    while (l > 0 && !(fabs(E[l - 1]) <= $EPS * (fabs(D[l - 1]) + fabs(D[l])) || fabs(E[l - 1]) <= $TINY)) --l;
+    while (l > 0 && !la_splits(D, E, l)) --l;
     if (l > 0) E[l - 1] = $R(0);
     if (++steps > $MAX_STEPS * n) return false;
     stuck = h == last_h ? stuck + 1 : 0;
@@ -163,16 +172,8 @@ inline bool la_bidiag_qr(device $R* D, device $R* E, uint n, $R dtol, const devi
     if (chased) continue;
     // the shift: the eigenvalue of the trailing 2x2 of B^T B nearer its last entry
     const $R dm = D[h - 1], dn = D[h], em = E[h - 1], el = h - 1 > l ? E[h - 2] : $R(0);
-    const $R t11 = dm * dm + el * el, t12 = dm * em, t22 = dn * dn + em * em;
-    const $R delta = (t11 - t22) / $R(2), r0 = la_hypot(delta, t12);
-    const $R den = delta + (delta >= $R(0) ? r0 : -r0);
-    $R mu = den != $R(0) ? t22 - (t12 / den) * t12 : t22;
-    if (known && stuck == 0) {
-      $R best = W[0];
-      for (uint i = 1; i < known; ++i)
-        if (fabs(W[i] - mu) < fabs(best - mu)) best = W[i];
-      mu = best;
-    }
+    $R mu = la_wilkinson(dm * dm + el * el, dm * em, dn * dn + em * em);
+    if (known && stuck == 0) mu = la_nearest(W, known, mu);
     $R y = D[l] * D[l] - mu, z = D[l] * E[l];
     for (uint k = l; k < h; ++k) {
       $R c, s;
