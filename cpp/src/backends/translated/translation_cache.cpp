@@ -240,8 +240,11 @@ TranslationCache::TranslationCache(const std::string& source, const msl::FrontEn
   ContentHash h;
   h.add(kMagic).add(binary_fingerprint()).add(std::to_string(msl::kTranslatorVersion));
   h.add(options.target == msl::Target::cuda ? "cuda" : "cpu").add(options.checked ? "checked" : "unchecked");
-  // The preprocessor's output feeds the translator when the source needs one.
-  h.add(HostCxx::instance().identity());
+  // The preprocessor's output feeds the translator when the source needs one; only then is the
+  // host compiler looked for (with a new cache folder, each candidate's `--version` runs: about
+  // 25 ms of a CUDA compile that needs no host compiler at all).
+  if (msl::needs_preprocessing(source, options.defines)) h.add(HostCxx::instance().identity());
+  else h.add("no preprocessor");
   h.add(source);
   h.add(std::to_string(options.defines.size()));
   for (const auto& [name, value] : options.defines) h.add(name).add(value);

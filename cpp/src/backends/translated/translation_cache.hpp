@@ -16,7 +16,7 @@ class TranslationCache {
   /**
    * The entry for `source` translated with `options`. Keyed by all that determines
    * the translation: target, checked mode, source, defines, constant values, the
-   * preprocessor's identity, the prelude and the metalcall binary itself (so a
+   * preprocessor's identity where the source needs one, the prelude and the metalcall binary itself (so a
    * rebuilt translator never reads an old entry).
    */
   TranslationCache(const std::string& source, const msl::FrontEndOptions& options);
