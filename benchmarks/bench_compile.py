@@ -121,7 +121,8 @@ def check(dev, label: str, fn) -> None:
 
 def run_probe(code: str, env: dict, phases: dict | None = None) -> dict | float:
     """What the probe printed; `phases` gets the backend's METALCALL_COMPILE_TIMES lines
-    (translate, build, nvrtc: milliseconds) where the build has them."""
+    (key, lookup, translate, build, save, and on CUDA select, cubin-cache, nvrtc, module-load:
+    seconds) where the build has them."""
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, METALCALL_COMPILE_TIMES="1", **env))
     if r.returncode != 0:
@@ -153,8 +154,8 @@ def cold_rows(spec: str, repeats: int, cupy_installed: bool) -> list[tuple[str, 
                 if len(labels) == 1:
                     what = f"metalcall, {labels[0]} kernel{suffix}"
                     samples.setdefault(what, []).append(got[labels[0]])
-                    for phase in ("translate", "nvrtc", "build"):
-                        if phase in phases:
+                    for phase in phases:  # key, lookup, translate, select, cubin-cache, nvrtc, module-load, build, save
+                        if phase != "parts":
                             samples.setdefault(f"{what}: {phase} (parts {phases.get('parts', '?')})"
                                                if phase == "nvrtc" else f"{what}: {phase}", []).append(phases[phase])
                 else:

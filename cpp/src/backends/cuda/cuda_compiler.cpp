@@ -204,6 +204,7 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   for (const auto& dir : include_dirs_) options.push_back("-I" + dir);
   // The prelude parts the kernel spells (translated/prelude_parts.hpp); METALCALL_CUDA_PRELUDE=full:
   // the whole prelude, as before the parts (for comparisons).
+  const auto begin = std::chrono::steady_clock::now();
   const char* whole = std::getenv("METALCALL_CUDA_PRELUDE");
   std::vector<std::string> parts;
   if (!(whole && std::string(whole) == "full")) parts = translated::prelude_part_options(tr.code);
@@ -215,6 +216,7 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
   const Api& a = api();
   if (!parts.empty() && (a.nvrtc_major > 12 || (a.nvrtc_major == 12 && a.nvrtc_minor >= 4)))
     with_parts.push_back("-minimal");
+  const auto selected = std::chrono::steady_clock::now();
   ContentHash key_hash;
   key_hash.add(identity(arch)).add(tr.code);
   for (const auto& o : with_parts) key_hash.add(o);
@@ -247,12 +249,18 @@ std::string Nvrtc::build(const msl::Translation& tr, const std::string& source, 
                  parts.empty() ? " (whole prelude)" : which.empty() ? " none" : which.c_str(),
                  again ? ", compiled again with the whole prelude" : "");
   }
+  const auto compiled = std::chrono::steady_clock::now();
   if (cubin.empty()) {
     if (std::getenv("METALCALL_CUDA_DUMP")) std::fprintf(stderr, "%s\n----\n%s\n", tr.code.c_str(), log.c_str());
     if (log.empty()) throw DeviceError("[cuda] NVRTC produced no cubin for " + arch);
     throw nvrtc_error(log, tr.map, source);
   }
   cache.save_entry(key, ".cubin", cubin);
+  if (std::getenv("METALCALL_COMPILE_TIMES")) {
+    const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    std::fprintf(stderr, "metalcall compile times: select %.2f ms, cubin-cache %.2f ms\n", ms(selected - begin),
+                 ms(start - selected) + ms(std::chrono::steady_clock::now() - compiled));
+  }
   return cubin;
 }
 
@@ -262,6 +270,7 @@ CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
                        const std::vector<msl::TranslatedKernel>& kernels)
     : ctx_(ctx) {
   const Api& a = api();
+  const auto begin = std::chrono::steady_clock::now();
   make_current(ctx_);
   check(a.cuModuleLoadData(&module_, cubin.data()), "loading the compiled kernel (cuModuleLoadData)");
   try {
@@ -277,6 +286,10 @@ CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
       std::string bytes(table_bytes, '\0');
       check(a.cuMemcpyDtoH(&bytes[0], table, table_bytes), "reading the layout of kernel '" + k.info.name + "'");
       layouts_[k.layout_symbol] = std::move(bytes);
+    }
+    if (std::getenv("METALCALL_COMPILE_TIMES")) {
+      std::fprintf(stderr, "metalcall compile times: module-load %.2f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count());
     }
   } catch (...) {
     a.cuModuleUnload(module_);
