@@ -157,11 +157,13 @@ def test_threadgroup_kernel_matches_the_global_passes(device, n):
         fft_tg.fft(device, device.asarray(np.zeros(2048, np.complex64)), 1, 2048, np.complex64)
 
 
-@pytest.mark.parametrize("n, n1", [(96, 12), (336, 7), (2048, None)])
+@pytest.mark.parametrize("n, n1", [(96, 12), (336, 7), (2048, None), (4000, 1000), (2187, 243)])
 def test_four_step_kernels_match_numpy(device, n, n1):
     """_kernels/fft_4step.py (what GPUs run for 1024 < n <= 1024^2: columns, twiddles, rows, in two
-    launches) against numpy.fft on every device (the CPU as fibers), with splits chosen here to give
-    small rows, radix 7, padding-free lane blocks and several rows of a batch."""
+    launches of fft_regs.py's kernels) against numpy.fft on every device (the CPU as fibers), with
+    splits chosen here to give small rows, radix 7, one-stage transforms, several butterflies per
+    thread with idle threads (1000 = 8 * 5^3: 125 threads a lane, 200 radix-5 butterflies), five
+    stages (3^5) and several rows of a batch."""
     from metalcall.numpy._kernels import fft_4step
 
     for dt in _dtypes(device) if n == 96 else ["complex64"]:
@@ -173,6 +175,20 @@ def test_four_step_kernels_match_numpy(device, n, n1):
     assert fft_4step.split(1 << 20) == (1024, 1024) and fft_4step.split(1031 * 2) is None
     with pytest.raises(mc.ArgumentError):  # 97 is prime: no split into two rows of at most 1024
         fft_4step.fft(device, device.asarray(np.zeros(97 * 4, np.complex64)), 1, 97 * 4, np.complex64, n1=97)
+
+
+def test_four_step_with_dynamic_threadgroup_memory(device, monkeypatch):
+    """fft_4step's groups with their threadgroup array in the launch's dynamic threadgroup memory
+    (what CUDA needs past 48 KiB; fft_probe tries it) and up to 16 lanes give numpy.fft's values."""
+    from metalcall.numpy._kernels import fft_4step
+
+    monkeypatch.setattr(fft_4step, "DYNAMIC", True)
+    monkeypatch.setattr(fft_4step, "LANES", 16)
+    monkeypatch.setattr(fft_4step, "_PLANS", {})
+    for dt in _dtypes(device):
+        a = _data((2, 64 * 32), dt, 5)
+        got = np.asarray(fft_4step.fft(device, device.asarray(a), 2, 64 * 32, dt, False, n1=64)).reshape(2, -1)
+        _close(got, np.fft.fft(a), dt)
 
 
 @pytest.mark.parametrize("family", ["amd", "intel"])
