@@ -39,6 +39,14 @@ def factors(n: int):
     return tuple(out) if n == 1 else None
 
 
+def aligned_struct(ct: str, ft: str) -> str:
+    """The complex struct aligned to its size, for the GPU kernels: CUDA then moves an element with one
+    8- or 16-byte access (ld.global.v2.f32), not two, in device and threadgroup memory alike.
+    (fft.py's own passes, which the CPU backend runs, keep the plain struct: a CPU array may share
+    NumPy memory aligned to its float type only.)"""
+    return f"struct alignas({8 if ft == 'float' else 16}) {ct} {{ {ft} re; {ft} im; }};"
+
+
 def _lit(v: float, ft: str) -> str:
     return f"{ft}({v!r})"
 

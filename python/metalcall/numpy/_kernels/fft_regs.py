@@ -157,7 +157,7 @@ def source(n: int, dtype, inverse: bool, lanes: int, load_lanes_inner: bool, pos
             off += p * (R - 1)
         p *= R
     shared = f",\n                    threadgroup {ct}* s [[threadgroup(0)]]" if dynamic else ""
-    return (f"#include <metal_stdlib>\nusing namespace metal;\nstruct {ct} {{ {ft} re; {ft} im; }};\n"
+    return (f"#include <metal_stdlib>\nusing namespace metal;\n{F.aligned_struct(ct, ft)}\n"
             f"kernel void {name}(device const {ct}* src [[buffer(0)]], device {ct}* dst [[buffer(1)]],\n"
             f"                    device const {ct}* tw [[buffer(2)]], device const {ct}* post [[buffer(3)]],\n"
             f"                    constant long* P [[buffer(4)]]{shared},\n"

@@ -55,7 +55,7 @@ def source(n: int, dtype, inverse: bool, threads: int = THREADS) -> str:
         p, cur = p * R, 1 - cur
     lines += [f"  for (uint e = tid; e < {G * n}u; e += {threads}u)",
               f"    if (r0 + e / {n}u < rows) dst[r0 * {n} + e] = s{cur}[e];"]
-    return (f"#include <metal_stdlib>\nusing namespace metal;\nstruct {ct} {{ {ft} re; {ft} im; }};\n"
+    return (f"#include <metal_stdlib>\nusing namespace metal;\n{F.aligned_struct(ct, ft)}\n"
             f"kernel void mnp_fft_tg(device const {ct}* src [[buffer(0)]], device {ct}* dst [[buffer(1)]],\n"
             f"                       device const {ct}* tw [[buffer(2)]], constant long* P [[buffer(3)]],\n"
             "                       uint tid [[thread_position_in_threadgroup]],\n"
