@@ -105,9 +105,11 @@ def synchronize(device=None) -> None:
     if device is not None:
         as_device(device).synchronize()
         return
-    default_device().synchronize()
+    first = default_device()
+    first.synchronize()
     for d in list(_seen.values()):
-        d.synchronize()
+        if d is not first:  # the default device is among them: one wait is enough
+            d.synchronize()
 
 
 def result_buffer(device, shape, dtype):

@@ -43,6 +43,11 @@ def split(n: int):
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _valid(n: int, n1: int, n2: int) -> bool:
+    return n1 * n2 == n and all(2 <= v <= fft_tg.MAX_N and F.factors(v) for v in (n1, n2))
+
+
 def usable(dev: mc.Device, n: int) -> bool:
     """Whether rows of length n take this path on dev (GPU backends, n over fft_tg.MAX_N with a split)."""
     return dev.backend != "cpu" and n > fft_tg.MAX_N and split(n) is not None
@@ -149,8 +154,7 @@ def fft(dev: mc.Device, src: mc.Buffer, batch: int, n: int, dtype, inverse: bool
     n = n1 * n2 (`split(n)` unless n1 is given, as the tests do), in two launches."""
     dt = np.dtype(dtype)
     parts = split(n) if n1 is None else (n1, n // n1)
-    if dt not in F._TYPES or parts is None or parts[0] * parts[1] != n or not all(
-            2 <= v <= fft_tg.MAX_N and F.factors(v) for v in parts):
+    if dt not in F._TYPES or parts is None or not _valid(n, *parts):
         raise mc.ArgumentError(f"fft_4step: complex rows of n = n1 * n2 elements, n1 and n2 in 2..{fft_tg.MAX_N} "
                                f"with prime factors <= 13, got {dt} rows of {n} (n1 = {n1})")
     if batch * n >= 2**32:
