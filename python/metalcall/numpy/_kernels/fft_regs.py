@@ -9,7 +9,8 @@ writes its outputs there, so an L-point transform meets threadgroup memory len(s
 and waits at 2 * len(stages) - 3 barriers (1024: 3). Threadgroup indices are padded, j + j / 16,
 and lanes start PH / C apart in the banks (PH: the threads of one shared-memory wavefront,
 16 for complex64, 8 for complex128), so that neither the stride-R writes of a stage nor the lanes
-of one wavefront meet in a bank.
+of one wavefront meet in a bank (tools/fft_banks.py replays every stage's indices: no conflict for
+powers of two, in either load order and dtype; 2-way where radices 3 and 5 take part).
 
 The thread t of lane c takes butterflies t, t + TPC, ... of each stage (TPC = L / largest radix
 threads per lane, so each thread holds one butterfly of the largest radix). Which index
