@@ -485,3 +485,85 @@ def test_strips_leave_kernels_a_plain_loop(device):
         lib = device.compile(source)
         for name in lib.function_names:
             assert getattr(lib, name).threads_synchronise is expected, name
+
+
+# Bounded strips: where a counting loop's bound cannot change while it runs (a literal, a value the
+# function never writes, data in the constant address space, a constant struct's member, sums of
+# those), the strip tests `v OP min(x, end)` alone (metal_stop.h's loop_strip::within), one exit
+# test as in the loop as written. Bounds that can change (device data the loop writes, a local the
+# loop writes) keep the loop's own test in every strip. Up and down, `<=`, `>=`, steps, breaks.
+BOUNDED = r"""
+#include <metal_stdlib>
+using namespace metal;
+struct Limits { uint n; int lo; };
+kernel void bounded(device long* out [[buffer(0)]], device uint* moving [[buffer(1)]],
+                    constant uint& n [[buffer(2)]], constant Limits& lim [[buffer(3)]],
+                    uint t [[thread_position_in_grid]], uint threads [[threads_per_grid]]) {
+    long s = 0;
+    for (uint k = 0; k < n; ++k) s += k ^ 5u;
+    out[0] = s;
+    s = 0;
+    for (int k = int(n); k >= lim.lo; --k) s += k * 3;
+    out[1] = s;
+    s = 0;
+    const uint half_n = n / 2u;
+    for (uint k = 1; k <= half_n + 3u; ++k) s += k & 6u;
+    out[2] = s;
+    s = 0;
+    for (long k = 0; k < 5000; ++k) s += k % 7;
+    out[3] = s;
+    s = 0;
+    for (uint k = t; k < lim.n; k += threads) s += k;
+    out[4] = s;
+    s = 0;
+    for (uint k = 0; k < n - 2u; k += 3u) { if (k > 6000u) break; s += k; }
+    out[5] = s;
+    s = 0;
+    for (uint k = 0; k < moving[0]; ++k) { if (k == 9u) moving[0] = 20u; s += k; }  // a bound the loop moves
+    out[6] = s;
+    s = 0;
+    uint m = n;
+    for (uint k = 0; k < m; ++k) { if (k == 4u) m = 11u; s += k; }  // a local the loop writes
+    out[7] = s;
+    s = 0;
+    for (short k = 0; k < short(lim.lo + 40); ++k) s += k;  // a bound of a promoted type: the strip counts
+    out[8] = s;
+}
+"""
+
+
+def bounded_reference(n, lo, limits_n):
+    out = [0] * 9
+    out[0] = sum(k ^ 5 for k in range(n))
+    out[1] = sum(k * 3 for k in range(n, lo - 1, -1))
+    out[2] = sum(k & 6 for k in range(1, n // 2 + 4))
+    out[3] = sum(k % 7 for k in range(5000))
+    out[4] = sum(range(0, limits_n))
+    out[5] = sum(k for k in range(0, max(n - 2, 0), 3) if k <= 6000)
+    k, bound, s = 0, 30, 0  # moving[0] starts at 30
+    while k < bound:
+        if k == 9:
+            bound = 20
+        s += k
+        k += 1
+    out[6] = s
+    k, bound, s = 0, n, 0
+    while k < bound:
+        if k == 4:
+            bound = 11
+        s += k
+        k += 1
+    out[7] = s
+    out[8] = sum(range(0, lo + 40))
+    return out
+
+
+@pytest.mark.parametrize("n, lo", [(3, 0), (1000, -20), (5000, 17), (9001, -3)])
+@pytest.mark.parametrize("variant", ["strips", "strips of 1", "strips of 3", "no checks"])
+def test_bounded_strips(device, n, lo, variant):
+    lib = device.compile(BOUNDED, defines=VARIANTS[variant])
+    out = np.zeros(9, np.int64)
+    moving = np.array([30], np.uint32)
+    limits = np.array([(n + 7, lo)], dtype=[("n", np.uint32), ("lo", np.int32)])
+    lib.bounded(1, out, moving, np.uint32(n), limits)
+    assert out.tolist() == bounded_reference(n, lo, n + 7)

@@ -1,7 +1,8 @@
 // The strips of loops that count (metal_stop.h's loop_strip, msl/passes/loop_strips.hpp): a
 // loop run strip by strip, each strip ending on the variable (steps of one, and on CUDA other
 // steps) or on a count, runs the same iterations as the loop as written, every strip runs at
-// least one and at most METALCALL_LOOP_STRIP, near the ends of each type, up and down.
+// least one and at most METALCALL_LOOP_STRIP, near the ends of each type, up and down; also in
+// the bounded form (a bound that cannot change: one comparison with the nearer of it and the end).
 #define METALCALL_LOOP_STRIP 3
 #include "metal_stdlib.h"
 #include "check.h"
@@ -20,6 +21,21 @@ template <int Op, class T> static long long in_strips(T v0, T bound, T step, boo
                                                          : metal::mtl_strip::loop_strip<Op, T, T, T>(v, step);
     long long length = 0;
     for (; holds<Op>(v, bound) && s.next(v); v = Op <= 1 ? T(v + step) : T(v - step)) ++length;
+    if (length < 1 || length > METALCALL_LOOP_STRIP) return -1;
+    count += length;
+  }
+  return count;
+}
+
+// The same loop in bounded strips (a bound that cannot change: `s.within(v)` alone tests it).
+template <int Op, class T> static long long in_bounded_strips(T v0, T bound, T step, bool unit) {
+  using Strip = metal::mtl_strip::loop_strip<Op, T, const T&, T>;  // x a reference, as `constant T& n`
+  long long count = 0;
+  T v = v0;
+  while (holds<Op>(v, bound)) {
+    Strip s = unit ? Strip(metal::mtl_strip::upto_t(), v, bound) : Strip(metal::mtl_strip::upto_t(), v, step, bound);
+    long long length = 0;
+    for (; s.within(v); v = Op <= 1 ? T(v + step) : T(v - step)) ++length;
     if (length < 1 || length > METALCALL_LOOP_STRIP) return -1;
     count += length;
   }
@@ -45,6 +61,8 @@ template <int Op, class T> static void loops_of(T lo, T hi) {
         const T v0 = Op <= 1 ? T(bound - T(back)) : T(bound + T(back));
         CHECK(in_strips<Op>(v0, bound, step, step == T(1)) == as_written<Op>(v0, bound, step));
         CHECK(in_strips<Op>(v0, bound, step, false) == as_written<Op>(v0, bound, step));
+        CHECK(in_bounded_strips<Op>(v0, bound, step, step == T(1)) == as_written<Op>(v0, bound, step));
+        CHECK(in_bounded_strips<Op>(v0, bound, step, false) == as_written<Op>(v0, bound, step));
       }
     }
   }
@@ -73,5 +91,16 @@ int main() {
   // Near the type's end there is no room for a whole strip by value: it counts.
   metal::mtl_strip::loop_strip<0, unsigned, unsigned, unsigned> late(0xFFFFFFF0u, 6u);  // 3 steps of 6 pass the end
   CHECK(late.by_count);
+  // Bounded, a step that counts tests the bound as written: 2 steps of 6 from 0xFFFFFFF0u stay below it.
+  metal::mtl_strip::loop_strip<0, unsigned, unsigned, unsigned> near(metal::mtl_strip::upto_t(), 0xFFFFFFF0u, 6u,
+                                                                     0xFFFFFFFDu);
+  unsigned v = 0xFFFFFFF0u, steps = 0;
+  for (; near.within(v) && steps < 100; v += 6u) ++steps;
+  CHECK(near.by_count && steps == 3 && v == 0xFFFFFFF0u + 18u);
+  // A bound of another type than v's (a promotion: int v, long x): the strip counts, the test is `v < x`.
+  metal::mtl_strip::loop_strip<0, int, long, int> wide(metal::mtl_strip::upto_t(), 0, 5L);
+  int w = 0;
+  while (wide.within(w)) ++w;
+  CHECK(w == 3);  // METALCALL_LOOP_STRIP
   return finish("loop strips");
 }

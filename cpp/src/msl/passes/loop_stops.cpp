@@ -150,22 +150,7 @@ std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
     const bool is_do = k.is_identifier("do");
     if (!is_do && !k.is_identifier("for") && !k.is_identifier("while")) continue;
     if (do_whiles.count(i)) continue;
-    if (is_strip_loop(t, i)) {
-      // A strip's inner loop: its outer loop (the latest loop, whose body starts with it) has the
-      // check; each iteration of the strip counts for it (CUDA).
-      const std::size_t close = close_of(t, i + 1);
-      if (loops.empty() || !loops.back().edited || strip_of(t, loops.back().body) != i || close == kNone) continue;
-      const std::size_t body_end = statement_end(t, close + 1);
-      if (body_end == kNone || body_end + 1 >= t.size()) continue;
-      const std::string count = " __METALCALL_STRIP_COUNT(__metalcall_loop_" + std::to_string(loops.back().keyword) + ") ";
-      if (punct(t, close + 1, "{")) {
-        opening[close + 2] += count;
-      } else {
-        opening[close + 1] += "{" + count;
-        closing[body_end + 1] = " }" + closing[body_end + 1];
-      }
-      continue;
-    }
+    if (is_strip_loop(t, i)) continue;  // a strip's inner loop: its outer loop checks between strips
     std::size_t body = i + 1;
     if (!is_do) {
       const std::size_t close = close_of(t, i + 1);

@@ -3,8 +3,8 @@
 // so every unbounded run goes around some loop. The check is a prelude macro per target
 // (metal_stop.h): on the CPU one load of the process's stop word per iteration (once per
 // strip where loop_strips.hpp strip-mined the loop); on CUDA a counter, and every 1024th
-// iteration of the loop's nest a load of the device's stop word (a loop in strips counts in
-// its strip, __METALCALL_STRIP_COUNT, and tests the count between strips, __METALCALL_STRIP_CHECK).
+// iteration of the loop's nest a load of the device's stop word (a loop in strips checks at
+// the start of every strip but the first, __METALCALL_STRIP_CHECK, and nothing in the strip).
 #pragma once
 
 #include <cstddef>

@@ -127,6 +127,7 @@ struct CountedLoop {
   std::string variable;
   std::size_t x_first, x_last;  // x's tokens [x_first, x_last)
   std::string step;             // "" for steps of one, else the step of `v += step` (`-=` counting down)
+  bool fixed_bound = false;     // x cannot change while the loop runs: the strip tests `v OP min(x, end)`
 };
 
 // True when `name`, named at `use`, is a variable of its function held by value: declared
@@ -156,6 +157,55 @@ bool plain_value(const std::vector<Token>& t, const std::string& name, std::size
                     punct(t, k - 2, ")") || punct(t, k - 2, "]"))))
       return false;  // &name: its address taken (a binary & has an operand before it)
   return only_read(t, decl + 1, last, name);
+}
+
+// True when `name`, named at `use`, is declared as a reference to the constant address space
+// (`constant T& name`, a kernel's or a function's parameter): read-only to every thread.
+bool constant_reference(const std::vector<Token>& t, const std::string& name, std::size_t use) {
+  for (std::size_t decl = use; decl-- > 1;) {
+    if (!t[decl].is_identifier(name.c_str())) continue;
+    if (!punct(t, decl + 1, ")") && !punct(t, decl + 1, ",") && !punct(t, decl + 1, "[") && !punct(t, decl + 1, "=") &&
+        !punct(t, decl + 1, ";") && !punct(t, decl + 1, "{"))
+      continue;
+    const Token& prev = t[decl - 1];
+    const bool declared = prev.kind == TokenKind::identifier || punct(t, decl - 1, "&") || punct(t, decl - 1, "*") ||
+                          punct(t, decl - 1, ">");
+    if (!declared || prev.is_identifier("return")) continue;  // a use: the declaration lies further back
+    if (!punct(t, decl - 1, "&")) return false;               // the nearest declaration: not a reference
+    for (std::size_t k = decl - 1; k-- > 0 && decl - k < 12;) {
+      if (t[k].is_identifier("constant")) return true;
+      if (t[k].kind == TokenKind::punct && any_of(t[k], {"(", ",", ";", "{", "}"})) return false;
+    }
+    return false;
+  }
+  return false;
+}
+
+// True when the tokens [first, last) (a loop's bound x) cannot change while the loop runs:
+// literals, arithmetic, values the function holds and never writes nor takes the address of
+// (plain_value) and constant-address-space references and their members; never `v` itself.
+bool fixed_expression(const std::vector<Token>& t, std::size_t first, std::size_t last, const std::string& v,
+                      std::size_t body_last) {
+  static const auto& operators = *new std::set<std::string>{"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "~",
+                                                            "(", ")", "."};
+  if (first >= last) return false;
+  for (std::size_t k = first; k < last; ++k) {
+    const Token& tok = t[k];
+    if (tok.kind == TokenKind::number) continue;
+    if (tok.kind == TokenKind::punct) {
+      if (!operators.count(tok.text)) return false;
+      if (tok.is("*") && (k == first || t[k - 1].kind == TokenKind::punct)) return false;  // a dereference
+      if (tok.is("&") && (k == first || t[k - 1].kind == TokenKind::punct)) return false;  // an address
+      continue;
+    }
+    if (tok.kind != TokenKind::identifier || tok.text == v || punct(t, k + 1, "(")) return false;
+    if (k > first && punct(t, k - 1, ".")) continue;  // a member of a constant reference (below)
+    // A member's base: constant data only (only_read does not see a member's assignment).
+    if (punct(t, k + 1, ".") ? !constant_reference(t, tok.text, k)
+                             : !plain_value(t, tok.text, k, body_last) && !constant_reference(t, tok.text, k))
+      return false;
+  }
+  return true;
 }
 
 std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t init_first, std::size_t init_last,
@@ -235,6 +285,7 @@ std::optional<CountedLoop> counted_loop(const std::vector<Token>& t, std::size_t
   }
   if (!declared || !only_read(t, body_first, body_last, v) || !only_read(t, cond_first, cond_last, v))
     return std::nullopt;
+  loop.fixed_bound = fixed_expression(t, loop.x_first, loop.x_last, v, body_last);
   return loop;
 }
 
@@ -337,7 +388,11 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     }
     const bool endless = cond_first == cond_last;  // for (;;): the strip has no condition
     if (!endless && !side_effect_free(t, cond_first, cond_last)) continue;
-    if (innermost_only && !innermost(t, close + 1, body_end)) continue;
+    // Innermost loops only (on both targets): a loop with a loop inside checks its nest's counter
+    // each iteration (metal_stop.h), which costs nothing beside its inner loop and sees the inner
+    // loops' strips (a strip-mined outer loop would check once per strip of its own: 4096 runs
+    // of its inner loops between checks).
+    if (!innermost(t, close + 1, body_end)) continue;
     const std::string cond = endless ? "" : text_of(cond_first, cond_last);
     const std::string name = kStripPrefix + std::to_string(i);
     const std::string flag = kBreakPrefix + std::to_string(i);
@@ -357,12 +412,14 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     std::string head = "{ ";
     if (!breaks->empty()) head += "bool " + flag + " = false ; ";
     if (counted) {
+      const std::string x = text_of(counted->x_first, counted->x_last);
       head += "for ( metal :: mtl_strip :: loop_strip < " + std::to_string(counted->op) + " , decltype ( " +
-              counted->variable + " ) , decltype ( " + text_of(counted->x_first, counted->x_last) + " )" +
+              counted->variable + " ) , decltype ( " + x + " )" +
               (counted->step.empty() ? "" : " , decltype ( " + counted->variable + " + ( " + counted->step + " ) )") +
-              " > " + name + " ( " + counted->variable +
-              (counted->step.empty() ? "" : " , ( " + counted->step + " )") + " ) ; ( " + cond + " ) && " + name +
-              " . next ( " + counted->variable + " ) ; ";
+              " > " + name + " ( " + (counted->fixed_bound ? "metal :: mtl_strip :: upto_t ( ) , " : "") +
+              counted->variable + (counted->step.empty() ? "" : " , ( " + counted->step + " )") +
+              (counted->fixed_bound ? " , ( " + x + " ) ) ; " + name + " . within ( " + counted->variable + " ) ; "
+                                    : " ) ; ( " + cond + " ) && " + name + " . next ( " + counted->variable + " ) ; ");
     } else {
       head += "for ( unsigned " + name + " = 0u ; __METALCALL_STRIP_MORE ( " + name + " )" +
               (endless ? "" : " && ( " + cond + " )") + " ; ++ " + name + (inc_first < inc_last ? " , " : " ");

@@ -35,7 +35,11 @@
 // loop; MSL has no `goto` (a body with one is left alone). cond is evaluated once more at
 // each strip's start, so it must have no side effects (no assignment, increment or call
 // other than conversions and a few pure functions). `do` loops and loops after a `#pragma`
-// keep the check on every iteration (a counter, metal_stop.h). On the CPU only loops that
+// keep the check on every iteration (a counter, metal_stop.h). Only innermost loops run in
+// strips, on both targets (an outer loop checks its nest's counter, which sees its inner loops'
+// strips). Where x cannot change while the loop runs (a literal, a value the function never
+// writes, constant-address-space data), the strip tests `v OP min(x, end)` alone
+// (loop_strip::within): one exit test, as the loop's own. On the CPU only loops that
 // count (`counted_loop`) run in strips: a strip that ends on a counter has two exits, which no
 // host compiler vectorises, so it would only cost each entry of a short loop more. On CUDA
 // only innermost loops run in strips (counter strips too: NVRTC unrolls them): a loop with

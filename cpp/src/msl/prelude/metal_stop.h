@@ -7,8 +7,8 @@
 // __METALCALL_LOOP_CHECK(n) starts each iteration; __METALCALL_LOOP_NESTED(outer, n) follows a
 // loop nested in another of the same function (CUDA: the nest's count; nothing on the CPU,
 // where a loop checks each iteration or, strip-mined, at least once per entry). A loop run in
-// strips (msl/passes/loop_strips.hpp) starts each strip with __METALCALL_STRIP_CHECK(n) and
-// each iteration of a strip with __METALCALL_STRIP_COUNT(n) instead. None runs during constant
+// strips (msl/passes/loop_strips.hpp) starts each strip with __METALCALL_STRIP_CHECK(n) instead,
+// and checks nothing in the strip. None runs during constant
 // evaluation (a loop in a constexpr function stays constant).
 #pragma once
 #include "metal_type_traits.h"  // mtl_declval (the loop strips), in every prelude of parts too
@@ -66,17 +66,16 @@ __device__ __noinline__ void stop_check() {
     ::metal::mtl_rt::stop_check();                                             \
   }
 #define __METALCALL_LOOP_NESTED(outer, n) outer += n;
-// A loop in strips (innermost loops: loop_strips.hpp) counts its iterations in the strip, an
-// addition that needs no branch (and none at all where the compiler knows the strip's trip
-// count: it adds that count as the strip ends), so the strip's loop keeps no call and NVRTC
-// unrolls it as the loop as written; the check comes between strips, once 1024 iterations
-// have run (every strip but the first of a loop that runs on).
+// A loop in strips (innermost loops: loop_strips.hpp) checks between strips: every strip but the
+// last runs exactly __METALCALL_STRIP_LENGTH iterations, so the check at each strip's start but the
+// first's comes once per 1024 iterations, and the strip's own loop holds nothing of it (no count:
+// NVRTC unrolls and compiles it as the loop as written). The counter counts strips, which a nest's
+// outer loop adds to its own count (a short inner loop: one per run).
 #define __METALCALL_STRIP_LENGTH 1024
-#define __METALCALL_STRIP_COUNT(n) ++n;
-#define __METALCALL_STRIP_CHECK(n)                                             \
-  if (__METALCALL_AT_RUN_TIME && __builtin_expect(n >= 1024u, 0)) {           \
-    n = 0u;                                                                    \
-    ::metal::mtl_rt::stop_check();                                             \
+#define __METALCALL_STRIP_CHECK(n)                                                         \
+  {                                                                                        \
+    if (__METALCALL_AT_RUN_TIME && __builtin_expect(n != 0u, 0)) ::metal::mtl_rt::stop_check(); \
+    n = 1u;                                                                                \
   }
 
 #else
@@ -108,11 +107,16 @@ __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&:
     n = 0u;                                                                    \
     __METALCALL_STOP_WORD_CHECK()                                              \
   }
-// A loop in strips checks once per strip (one load of a word in the cache), nothing in the strip.
+// A loop in strips checks at the start of every strip but the first (one load of a word in the
+// cache; every strip but the last runs __METALCALL_STRIP_LENGTH iterations), nothing in the strip:
+// a loop that ends within one strip (a short loop entered often) reads no word at all. The counter
+// counts strips, which a nest's outer loop adds to its count.
 #define __METALCALL_STRIP_LENGTH 4096
-#define __METALCALL_STRIP_COUNT(n)
-#define __METALCALL_STRIP_CHECK(n) \
-  if (__METALCALL_AT_RUN_TIME) { __METALCALL_STOP_WORD_CHECK() }
+#define __METALCALL_STRIP_CHECK(n)                                                     \
+  {                                                                                    \
+    if (__METALCALL_AT_RUN_TIME && __builtin_expect(n != 0u, 0)) { __METALCALL_STOP_WORD_CHECK() } \
+    n = 1u;                                                                            \
+  }
 
 #endif
 
@@ -144,6 +148,7 @@ struct strip_same_type<T, X, decltype(void(mtl_declval<T>() + mtl_declval<X>()))
 // Not in mtl_rt: that name marks code that makes threads wait for each other
 // (msl/analysis/sync_reachability.hpp), and a kernel with a strip would run as fibers.
 namespace mtl_strip {
+struct upto_t {};  // the bounded form's constructors (below)
 // S: the type of v + step for `v += step` (`v -= step` counting down), T for steps of one.
 template <int Op, class T, class X, class S = T>
 struct loop_strip {
@@ -154,6 +159,9 @@ struct loop_strip {
   T end;
   unsigned count;
   bool by_count;  // a step this strip cannot end on by value: it counts
+  using Bound = remove_cv_t<remove_reference_t<X>>;
+  T lim = T();            // the bounded form: the nearer of x and end
+  Bound bound = Bound();  // the bounded form: x
   constexpr explicit loop_strip(T v) : end(v), count(0u), by_count(false) {
     if constexpr (by_value && __METALCALL_CHECKS_ON) {
       constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
@@ -176,6 +184,32 @@ struct loop_strip {
       }
     }
   }
+  // A loop whose bound x cannot change while it runs (loop_strips.hpp: a literal, a value the
+  // function never writes, data in the constant address space): the strip's test is one
+  // comparison with the nearer of x and the strip's end (`v < lim`), as the loop's own test,
+  // so that compilers count its iterations as they do the loop's (NVRTC unrolls it with one
+  // exit test, g++ knows its trip count). Where the strip counts, `v OP x` as written.
+  constexpr loop_strip(upto_t, T v, Bound x) : loop_strip(v) { bounded(x); }
+  constexpr loop_strip(upto_t, T v, S step, Bound x) : loop_strip(v, step) { bounded(x); }
+  constexpr void bounded(Bound x) {
+    bound = x;
+    lim = end;
+    if constexpr (by_value && __METALCALL_CHECKS_ON) {
+      if (Op <= 1 ? T(x) < end : T(x) > end) lim = T(x);
+    }
+  }
+  constexpr bool within(T v) {
+    if constexpr (!__METALCALL_CHECKS_ON || !by_value) return test(v, bound) && next(v);
+    else if (by_count) return test(v, bound) && next(v);
+    else return test(v, lim);
+  }
+  template <class B>
+  static constexpr bool test(T v, B x) {
+    if constexpr (Op == 0) return v < x;
+    else if constexpr (Op == 1) return v <= x;
+    else if constexpr (Op == 2) return v > x;
+    else return v >= x;
+  }
   constexpr bool next(T v) {
     if constexpr (!__METALCALL_CHECKS_ON) return true;
     else if constexpr (!by_value) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
@@ -196,11 +230,9 @@ struct loop_strip {
 #undef __METALCALL_LOOP_STATE
 #undef __METALCALL_LOOP_CHECK
 #undef __METALCALL_LOOP_NESTED
-#undef __METALCALL_STRIP_COUNT
 #undef __METALCALL_STRIP_CHECK
 #define __METALCALL_LOOP_STATE(n)
 #define __METALCALL_LOOP_CHECK(n)
 #define __METALCALL_LOOP_NESTED(outer, n)
-#define __METALCALL_STRIP_COUNT(n)
 #define __METALCALL_STRIP_CHECK(n)
 #endif
