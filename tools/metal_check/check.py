@@ -169,8 +169,8 @@ def main():
 
 
 def write_prelude_texts(work):
-    """The prelude's text as msl/analysis/stdlib_names.cpp reads it (CMake generates the same file from
-    cpp/src/msl/analysis/stdlib_names.cmake for the real build)."""
+    """The prelude's text as cpp/build_tools/prelude_names_main.cpp reads it (CMake generates the same file
+    from cpp/src/msl/analysis/stdlib_names.cmake for the real build)."""
     prelude = os.path.join(ROOT, "cpp", "src", "msl", "prelude")
     texts = [open(os.path.join(prelude, f)).read() for f in sorted(os.listdir(prelude)) if f.endswith(".h")]
     path = os.path.join(work, "msl_prelude_texts.cpp")
@@ -184,11 +184,22 @@ def write_prelude_texts(work):
     return path
 
 
+def write_prelude_names(work):
+    """The prelude's name table that msl/analysis/stdlib_names.cpp reads, made from its text as the
+    CMake build makes it (cpp/build_tools/prelude_names.sh)."""
+    path = os.path.join(work, "msl_prelude_names.cpp")
+    made = subprocess.run([os.path.join(ROOT, "cpp", "build_tools", "prelude_names.sh"), write_prelude_texts(work), path],
+                          capture_output=True, text=True, env=dict(os.environ, CXX=CLANG))
+    if made.returncode != 0:
+        fail("the prelude's name table was not made:\n" + made.stdout + made.stderr)
+    return path
+
+
 def run_logic_test(work):
     binary = os.path.join(work, "logic_test")
     msl = os.path.join(ROOT, "cpp", "src", "msl")
     msl_sources = sorted(os.path.join(stage, f) for stage, _, files in os.walk(msl) for f in files if f.endswith(".cpp"))
-    msl_sources.append(write_prelude_texts(work))
+    msl_sources.append(write_prelude_names(work))
     build = subprocess.run([CLANG, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                             "-I", os.path.join(ROOT, "cpp", "include"), "-I", os.path.join(ROOT, "cpp", "src"),
                             os.path.join(HERE, "logic_test.cpp"), os.path.join(BACKEND, "metal_support.cpp"),

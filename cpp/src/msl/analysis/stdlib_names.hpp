@@ -1,6 +1,7 @@
 // The names of the Metal standard library that a kernel may use: what our prelude
 // (cpp/src/msl/prelude, the `metal_stdlib` of the translating backends) declares,
-// read from its own text, plus the few MSL names it does not implement yet.
+// read from its own text at build time (prelude_scan.hpp), plus the few MSL names it does not
+// implement yet.
 #pragma once
 
 #include <set>
@@ -8,7 +9,7 @@
 
 namespace metalcall::msl {
 
-/** The standard library's names (computed once, from the embedded prelude text). */
+/** The standard library's names (made once per process from the build's table). */
 const std::set<std::string>& stdlib_names();
 
 /** Every identifier the prelude's text spells, declared or used (log1pf, __half2float, log1p). */
