@@ -2,7 +2,8 @@
 // section headers, the dynamic symbol table, .init_array and .fini_array, read here so that
 // the check needs no libelf. Every offset read from the file is bounds-checked. A kernel
 // object runs no code of its own when it is loaded or unloaded: the only entries allowed are
-// the toolchain's (crtbegin's), and no function may sit in the .init or .fini sections.
+// the toolchain's (crtbegin's), no function may sit in the .init or .fini sections, and there
+// is no indirect function (ifunc), whose resolver the loader calls while it relocates.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -42,7 +43,20 @@ struct Elf64Symbol {
   std::uint64_t value, size;
 };
 
-constexpr std::uint32_t kSymtab = 2, kDynsym = 11, kInitArray = 14, kFiniArray = 15, kPreinitArray = 16;
+struct Elf64Rela {
+  std::uint64_t offset, info;
+  std::int64_t addend;
+};
+
+constexpr std::uint32_t kSymtab = 2, kRela = 4, kRel = 9, kDynsym = 11, kInitArray = 14, kFiniArray = 15,
+                        kPreinitArray = 16;
+constexpr unsigned char kIfuncSymbol = 10;  // STT_GNU_IFUNC
+constexpr std::uint16_t kX86_64 = 62, kAarch64 = 183;
+
+// R_X86_64_IRELATIVE, R_AARCH64_IRELATIVE: the loader calls the resolver at the addend.
+bool irelative(std::uint16_t machine, std::uint32_t type) {
+  return (machine == kX86_64 && type == 37) || (machine == kAarch64 && type == 1032);
+}
 
 class ElfReader {
  public:
@@ -102,6 +116,8 @@ class ElfReader {
       if ((name == ".dtors" || name.rfind(".dtors.", 0) == 0) && s.size > 16)
         refuse_unreadable(path_, "it has static destructors (.dtors)");
       if (name == ".init" || name == ".fini") check_prologue_section(s, name, sections);
+      if (s.type == kSymtab || s.type == kDynsym) check_no_ifunc(s, sections);
+      if (s.type == kRela || s.type == kRel) check_no_irelative(s, h.machine);
     }
   }
 
@@ -119,6 +135,29 @@ class ElfReader {
       const std::string name = string_at(strings, sym.name);
       if (name.empty() || allowed_import(name, Format::elf)) continue;
       refuse_import(name);
+    }
+  }
+
+  // An ifunc's resolver runs when the loader binds the symbol (at load with RTLD_NOW):
+  // code of the kernel's at load time, as a static initialiser is.
+  void check_no_ifunc(const Elf64Section& table, const std::vector<Elf64Section>& sections) const {
+    if (table.link >= sections.size() || table.entsize != sizeof(Elf64Symbol))
+      refuse_unreadable(path_, "its symbol table is malformed");
+    for (std::uint64_t k = 1; k < table.size / sizeof(Elf64Symbol); ++k) {
+      const Elf64Symbol sym = at<Elf64Symbol>(table.offset + k * sizeof(Elf64Symbol));
+      if ((sym.info & 0xf) == kIfuncSymbol)
+        refuse_initialiser(string_at(sections[table.link], sym.name), "an indirect function (ifunc)", "loaded");
+    }
+  }
+
+  // A local ifunc leaves no symbol in a stripped object, only its IRELATIVE relocation.
+  void check_no_irelative(const Elf64Section& table, std::uint16_t machine) const {
+    const std::uint64_t entry = table.type == kRela ? sizeof(Elf64Rela) : 16;
+    if (table.entsize != entry) refuse_unreadable(path_, "its relocation table is malformed");
+    for (std::uint64_t k = 0; k < table.size / entry; ++k) {
+      const std::uint64_t info = at<std::uint64_t>(table.offset + k * entry + 8);
+      if (irelative(machine, static_cast<std::uint32_t>(info & 0xffffffffu)))
+        refuse_initialiser("", "an indirect function (an IRELATIVE relocation)", "loaded");
     }
   }
 
