@@ -40,8 +40,11 @@ std::string name_of(const py::object& name) {
 Kernel lookup(const Library& lib, const std::string& name, const py::object& constants) {
   auto c = constants_from(constants);
   Kernel kernel = [&] {
-    GilRelease release;  // a first lookup may build a pipeline
-    return lib.function(name, c);
+    WaitScope interruptible;  // Ctrl-C while the sandbox's worker loads it
+    GilRelease release;       // a first lookup may build a pipeline
+    Kernel k = lib.function(name, c);
+    if (InterruptScope::interrupted()) throw Interrupted();  // the check took Ctrl-C: raise it
+    return k;
   }();
   give_warnings();  // a full cache folder (metalcall/warnings.hpp)
   return kernel;

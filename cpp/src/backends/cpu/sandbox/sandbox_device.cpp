@@ -74,7 +74,7 @@ class SandboxDevice : public BackendDevice {
       w.put(sandbox::Op::release);
       w.put<std::uint32_t>(0);
       w.put<std::uint32_t>(0);
-      (void)link_->exchange(w.used(), nullptr, false);
+      (void)link_->bookkeeping(w.used());
     } catch (const sandbox::WorkerLost& lost) {
       throw DeviceError("[cpu sandbox] the worker process " + lost.why);
     }

@@ -36,7 +36,7 @@ std::vector<metalcall_cpu_layout> prepare(WorkerLink& link, std::uint64_t module
   w.put<std::uint8_t>(symbols.uses_fibers);
   w.put<std::uint8_t>(symbols.checked);
   w.put(static_cast<std::uint32_t>(param_count));
-  const Reply reply = link.exchange(w.used(), nullptr, false);
+  const Reply reply = link.bookkeeping(w.used());
   expect_ok(reply, "cannot prepare kernel '" + name + "'");
   // The worker's numbers are checked before anything here relies on them.
   MessageReader r(reply.payload.data(), reply.payload.size());
@@ -67,7 +67,7 @@ void define(WorkerLink& link, std::uint64_t id, const KernelInfo& info) {
     w.put(static_cast<std::int32_t>(p.position));
   }
   if (!w.ok()) throw DeviceError("[cpu sandbox] kernel '" + info.name + "' has too many parameters");
-  expect_ok(link.exchange(w.used(), nullptr, false), "cannot define kernel '" + info.name + "'");
+  expect_ok(link.bookkeeping(w.used()), "cannot define kernel '" + info.name + "'");
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ void SandboxModule::make_ready(WorkerLink& link) {
   w.put(Op::load_module);
   w.put(id_);
   link.attach(fd_);
-  expect_ok(link.exchange(w.used(), nullptr, false), "cannot load the compiled kernel");
+  expect_ok(link.bookkeeping(w.used()), "cannot load the compiled kernel");
   link.add_module(id_);
 }
 

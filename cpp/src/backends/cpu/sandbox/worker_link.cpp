@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
 #include <poll.h>
+#include <sstream>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -19,6 +21,7 @@
 #include "backends/cpu/fork_guard.hpp"
 #include "backends/cpu/sandbox/worker_spawn.hpp"
 #include "core/interrupt.hpp"
+#include "metalcall/interrupt.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::cpu::sandbox {
@@ -74,6 +77,19 @@ std::string printable(const unsigned char* p, std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i) out += (p[i] >= 0x20 && p[i] < 0x7f) || p[i] == '\n' || p[i] == '\t' ? char(p[i]) : '?';
   return out;
+}
+
+// How long a request that runs no kernel may go unanswered (WorkerLink::bookkeeping).
+double reply_timeout_seconds() {
+  const char* text = std::getenv("METALCALL_SANDBOX_REPLY_TIMEOUT");
+  if (!text || !*text) return 30.0;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (*end != '\0' || !(value > 0) || value > 1e6) {
+    throw DeviceError(std::string("[cpu sandbox] METALCALL_SANDBOX_REPLY_TIMEOUT='") + text +
+                      "' is not a number of seconds (more than 0, at most 1e6)");
+  }
+  return value;
 }
 
 }  // namespace
@@ -247,6 +263,24 @@ Reply WorkerLink::exchange(std::size_t request_bytes, const std::atomic<bool>* c
   return reply;
 }
 
+Reply WorkerLink::bookkeeping(std::size_t request_bytes) {
+  const double limit = reply_timeout_seconds();
+  try {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                 std::chrono::duration<double>(limit));
+    return exchange(request_bytes, nullptr, true, kDefaultSpin, deadline);
+  } catch (WorkerLost& lost) {
+    if (!lost.stopped) throw;
+    if (interrupt_check_installed() && interrupt_requested()) throw Interrupted();
+    lost.stopped = false;
+    std::ostringstream why;
+    why << "did not answer within " << limit << " s (a kernel that took its process over, or a machine far too "
+        << "busy: METALCALL_SANDBOX_REPLY_TIMEOUT) and was ended";
+    lost.why = why.str();
+    throw;
+  }
+}
+
 void WorkerLink::forget_module(std::uint64_t id) {
   std::lock_guard<std::mutex> lock(forget_mutex_);
   released_modules_.push_back(id);
@@ -276,7 +310,7 @@ void WorkerLink::send_releases() {
   for (auto id : loaded_programs) w.put(id);
   w.put(static_cast<std::uint32_t>(loaded_modules.size()));
   for (auto id : loaded_modules) w.put(id);
-  (void)exchange(w.used(), nullptr, false);
+  (void)bookkeeping(w.used());
 }
 
 void WorkerLink::kill_worker() {

@@ -60,6 +60,15 @@ class WorkerLink {
   Reply exchange(std::size_t request_bytes, const std::atomic<bool>* cancel, bool interruptible,
                  std::chrono::microseconds spin = kDefaultSpin,
                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  /**
+   * exchange() for a request that runs no kernel (start-up, load, prepare, define, release).
+   * A worker that a kernel took over may never answer it: the wait is bounded (30 s, far
+   * longer than loading the largest kernel object takes on a busy machine;
+   * METALCALL_SANDBOX_REPLY_TIMEOUT seconds), then the worker is ended (WorkerLost saying
+   * so), and Ctrl-C reaches it (Interrupted, inside an InterruptScope). DeviceError for a
+   * malformed METALCALL_SANDBOX_REPLY_TIMEOUT.
+   */
+  Reply bookkeeping(std::size_t request_bytes);
   /** A reply usually comes within this when the worker is spinning or wakes at once. */
   static constexpr std::chrono::microseconds kDefaultSpin{100};
 
