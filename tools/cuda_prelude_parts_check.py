@@ -36,7 +36,8 @@ PRELUDE = ROOT / "cpp" / "src" / "msl" / "prelude"
 
 
 def build_helper(work: Path) -> Path:
-    """prelude_parts_main, with the prelude embedded as translated.cmake embeds it."""
+    """prelude_parts_main, with the parts' table made from the prelude's headers as translated.cmake
+    makes it (cpp/build_tools/prelude_part_tables.sh)."""
     headers = sorted(PRELUDE.glob("*.h"))
     gen = work / "embedded_prelude.cpp"
     body = ['#include "backends/translated/embedded_prelude.hpp"', "namespace metalcall::translated {",
@@ -45,11 +46,14 @@ def build_helper(work: Path) -> Path:
         body.append(f'  {{"{h.name}", R"mcprelude({h.read_text()})mcprelude"}},')
     body += ["};", f"const std::size_t kEmbeddedPreludeCount = {len(headers)};", "}"]
     gen.write_text("\n".join(body) + "\n")
+    table = work / "prelude_part_tables.cpp"
+    subprocess.run([str(ROOT / "cpp" / "build_tools" / "prelude_part_tables.sh"), str(gen), str(table)], check=True)
     exe = work / "prelude_parts_main"
     cxx = os.environ.get("CXX", "g++")
+    translated = ROOT / "cpp" / "src" / "backends" / "translated"
     subprocess.run([cxx, "-std=c++17", "-O1", f"-I{ROOT / 'cpp' / 'src'}",
                     str(ROOT / "cpp" / "tests" / "translate" / "prelude_parts_main.cpp"),
-                    str(ROOT / "cpp" / "src" / "backends" / "translated" / "prelude_parts.cpp"), str(gen),
+                    str(translated / "prelude_parts.cpp"), str(translated / "prelude_words.cpp"), str(table),
                     "-o", str(exe)], check=True)
     return exe
 

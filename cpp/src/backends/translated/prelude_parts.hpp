@@ -1,7 +1,8 @@
 // The parts of the MSL prelude a translated kernel needs (msl/prelude/metal_stdlib.h): NVRTC
 // parses every header it is given the include of, about 0.2 s for the whole prelude, against
 // 0.03 s for a kernel of float scalars with the headers every kernel needs. A part is in when the
-// kernel's code spells a name the part declares (read from the embedded headers' text), with
+// kernel's code spells a name the part declares (read from the headers' text at build time:
+// prelude_parts_scan.hpp), with
 // the parts it needs. The CUDA backend compiles with these options, and with the whole prelude
 // again where that fails (cuda_compiler.cpp): a name missed here costs time, not a result.
 #pragma once

@@ -7,6 +7,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_translated_dir}/host_cxx.cpp
   ${_translated_dir}/prelude_hash.cpp
   ${_translated_dir}/prelude_parts.cpp
+  ${_translated_dir}/prelude_words.cpp
   ${_translated_dir}/process.cpp
   ${_translated_dir}/translation_cache.cpp
 )
@@ -28,3 +29,19 @@ set(_embedded_path "${CMAKE_CURRENT_BINARY_DIR}/generated/embedded_prelude.cpp")
 file(WRITE "${_embedded_path}.in" "${_embedded}")
 configure_file("${_embedded_path}.in" "${_embedded_path}" COPYONLY)
 list(APPEND METALCALL_BACKEND_SOURCES "${_embedded_path}")
+
+# What each prelude part declares (prelude_parts.cpp chooses a kernel's parts by it), read from
+# those headers at build time by the scan in prelude_parts_scan.cpp; the same list is in
+# cpp/build_tools/prelude_part_tables.sh, for the builds outside CMake.
+add_executable(metalcall_prelude_part_tables
+  "${_translated_dir}/../../../build_tools/prelude_part_tables_main.cpp"
+  "${_translated_dir}/prelude_parts_scan.cpp"
+  "${_translated_dir}/prelude_words.cpp"
+  "${_embedded_path}")
+target_include_directories(metalcall_prelude_part_tables PRIVATE "${_translated_dir}/../..")
+set(_part_tables_path "${CMAKE_CURRENT_BINARY_DIR}/generated/prelude_part_tables.cpp")
+add_custom_command(OUTPUT "${_part_tables_path}"
+  COMMAND metalcall_prelude_part_tables "${_part_tables_path}"
+  DEPENDS metalcall_prelude_part_tables
+  COMMENT "Reading what each MSL prelude part declares")
+list(APPEND METALCALL_BACKEND_SOURCES "${_part_tables_path}")
