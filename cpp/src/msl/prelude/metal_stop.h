@@ -94,28 +94,31 @@ __attribute__((visibility("default"))) metalcall_cpu_stop __metalcall_stop = {&:
                                                                               &::metal::mtl_rt::no_stop_check};
 }
 // A loop that does not run in strips (loop_strips.hpp: one that does not count by value, a
-// `do` loop, a condition with an effect) counts its iterations, and its nest's, as on CUDA,
-// and reads the word every 4096th: a counter in a register costs a short loop (a grid-stride
-// loop of 4 iterations a thread) less than a strip and a load per entry, and neither form
-// vectorises (two exits, or a call).
-#define __METALCALL_LOOP_STATE(n) unsigned n = 0u;
-#define __METALCALL_LOOP_NESTED(outer, n) outer += n;
+// `do` loop, a condition with an effect, a loop with a loop inside) counts its iterations, and
+// its nest's, as on CUDA, and reads the word every 4096th: a counter in a register costs a short
+// loop (a grid-stride loop of 4 iterations a thread) less than a strip and a load per entry, and
+// neither form vectorises (two exits, or a call). The counter counts down what is left before the
+// next check (one decrement and a branch per iteration, which x86-64 fuses: 4-5% on that loop
+// where counting up cost 6-7%, benchmarks/RESULTS.md); an inner loop takes what it used from its
+// outer loop's budget as it ends.
+#define __METALCALL_LOOP_STATE(n) int n = 4096;
+#define __METALCALL_LOOP_NESTED(outer, n) outer -= 4096 - n;
 #define __METALCALL_STOP_WORD_CHECK() \
   if (__builtin_expect(*::__metalcall_stop.word != 0u, 0)) ::__metalcall_stop.check();
 #define __METALCALL_LOOP_CHECK(n)                                              \
-  if (__METALCALL_AT_RUN_TIME && __builtin_expect(++n >= 4096u, 0)) {         \
-    n = 0u;                                                                    \
+  if (__METALCALL_AT_RUN_TIME && __builtin_expect(--n <= 0, 0)) {             \
+    n = 4096;                                                                  \
     __METALCALL_STOP_WORD_CHECK()                                              \
   }
 // A loop in strips checks at the start of every strip but the first (one load of a word in the
 // cache; every strip but the last runs __METALCALL_STRIP_LENGTH iterations), nothing in the strip:
-// a loop that ends within one strip (a short loop entered often) reads no word at all. The counter
-// counts strips, which a nest's outer loop adds to its count.
+// a loop that ends within one strip (a short loop entered often) reads no word at all. Each strip
+// uses one unit of the budget, which a nest's outer loop takes from its own.
 #define __METALCALL_STRIP_LENGTH 4096
 #define __METALCALL_STRIP_CHECK(n)                                                     \
   {                                                                                    \
-    if (__METALCALL_AT_RUN_TIME && __builtin_expect(n != 0u, 0)) { __METALCALL_STOP_WORD_CHECK() } \
-    n = 1u;                                                                            \
+    if (__METALCALL_AT_RUN_TIME && __builtin_expect(n != 4096, 0)) { __METALCALL_STOP_WORD_CHECK() } \
+    n = 4095;                                                                          \
   }
 
 #endif
