@@ -295,11 +295,14 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
     line = kRefusedDirective + std::to_string(input.refused.size() - 1);
   }
   // What no source may reach: a __has_include whose header name macros make (the file system
-  // would answer it) and _Pragma, which may carry out a pragma as preprocessing runs.
+  // would answer it), __has_embed (C23 and C++26, clang 19 and GCC 15: whether a host file
+  // exists, is empty or is longer than an offset; #embed is refused, so nothing can be
+  // embedded: 0) and _Pragma, which may carry out a pragma as preprocessing runs.
   input.text =
       "#define __has_include(...) \"__has_include of a header name made by macros: metalcall answers "
       "__has_include for a header name written out only\"\n"
       "#define __has_include_next(...) __has_include()\n"
+      "#define __has_embed(...) 0\n"
       "#define _Pragma(...) " + std::string(kRefusedPragma) + "\n";
   input.text += "#line 1 \"" + std::string(kSourceName) + "\"\n";
   for (const auto& l : lines) input.text += l + "\n";

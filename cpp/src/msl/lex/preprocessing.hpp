@@ -41,7 +41,7 @@ struct PreprocessorInput {
  * `#include <metal_…>` / `<simd/…>` lines blanked (the prelude provides them), every other
  * directive that names a file (#include, #import, #include_next, #embed, #pragma GCC
  * dependency …) replaced by a marker that finish_preprocessed refuses where it survives,
- * `__has_include(<…>)` / `("…")` answered 1 or 0 from the MSL headers, loop pragmas written
+ * `__has_include(<…>)` / `("…")` answered 1 or 0 from the MSL headers (`__has_embed` always 0), loop pragmas written
  * so that macros in them expand, then a #line naming the user's file: every line where it was.
  * CompileError for a name metalcall reserves (`__metalcall…`).
  */
