@@ -423,6 +423,36 @@ void test_meet_by_site() {
     }
 }
 
+// Inside calls, the calls' marks come first: a lane in a call made at mark 1000 (waiting at
+// site 300 in the callee) goes before one at site 2000 outside it, and lanes at one site in
+// calls made from different marks meet apart, the lower call first.
+void context_body(void* p, uint32_t i) {
+  auto* c = static_cast<SiteCtx*>(p);
+  uint64_t* calls = c->g->simd_context() + size_t(i) * FiberGroup::kContextSlots;
+  const uint32_t kind = i % 3;  // 0: outside, site 2000; 1: call at 1000; 2: call at 1500
+  if (kind) calls[++calls[0]] = kind == 1 ? 1000 : 1500;
+  c->token[i] = c->g->simd_meet(kind ? 300 : 2000);
+  c->order[i] = c->n++;
+  if (kind) --calls[0];
+  c->g->simd_meet(FiberGroup::kLeaveSite);
+}
+
+void test_meet_inside_calls() {
+  FiberGroup g(64 * 1024, 32);
+  SiteCtx c{&g, {}, {}};
+  g.run(64, context_body, &c);
+  CHECK(g.forced_releases() == 0);
+  for (uint32_t i = 0; i < 64; ++i)
+    for (uint32_t j = 0; j < 64; ++j) {
+      if (i / 32 != j / 32) continue;
+      CHECK((c.token[i] == c.token[j]) == (i % 3 == j % 3));
+      const uint32_t ri = (i % 3 + 2) % 3, rj = (j % 3 + 2) % 3;  // 1, then 2, then 0
+      if (ri < rj) CHECK(c.order[i] < c.order[j]);
+    }
+  // Every call was left again.
+  for (uint32_t i = 0; i < 64; ++i) CHECK(g.simd_context()[size_t(i) * FiberGroup::kContextSlots] == 0);
+}
+
 // -------------------------------------------------------------------- reuse
 
 void test_reuse() {
@@ -632,6 +662,7 @@ int main(int argc, char** argv) {
       {"simd_early_return", test_simd_early_return},
       {"divergence_released", test_divergence_released},
       {"meet_by_site", test_meet_by_site},
+      {"meet_inside_calls", test_meet_inside_calls},
       {"reuse", test_reuse},
       {"guard_page", test_guard_page},
       {"threads", test_threads},

@@ -93,6 +93,7 @@ FiberGroup::FiberGroup(size_t stack_bytes, uint32_t simd_width)
   fibers_.reset(new Fiber[kMaxFibers]());
   simd_.reset(new Simd[kMaxFibers]());
   tokens_.reset(new uint32_t[kMaxFibers]());
+  context_.reset(new uint64_t[size_t(kMaxFibers) * kContextSlots]());
   stacks_.reset(new char*[kMaxFibers]());
 }
 
@@ -200,7 +201,7 @@ void FiberGroup::run(uint32_t count, Body body, void* ctx, uint32_t simd_width) 
     simd_[g].live = (g + 1 < groups_) ? width : count - g * width;
   }
   live_groups_ = groups_;
-  for (uint32_t i = 0; i < count; ++i) tokens_[i] = 0;
+  for (uint32_t i = 0; i < count; ++i) tokens_[i] = 0, context_[size_t(i) * kContextSlots] = 0;
   for (uint32_t i = 0, g = 0, k = 0; i < count; ++i) {
     fibers_[i].gen_ptr = &kUnstarted;
     fibers_[i].gen = 0;
@@ -266,7 +267,35 @@ void FiberGroup::force_release() {
   ++forced_;
   if (tg_waiting_) barrier_release();
   for (uint32_t g = 0; g < groups_; ++g)
-    while (simd_[g].arrived) release_front(g, ~uint64_t(0));
+    while (simd_[g].arrived) release_front(g, kNone);
+}
+
+// Whether fibers a and b wait at the same place: the same calls, then the same site.
+bool FiberGroup::same_place(uint32_t a, uint32_t b) const {
+  if (fibers_[a].site != fibers_[b].site) return false;
+  const uint64_t* ca = &context_[size_t(a) * kContextSlots];
+  const uint64_t* cb = &context_[size_t(b) * kContextSlots];
+  if (ca[0] != cb[0]) return false;
+  const uint64_t depth = ca[0] < kContextSlots - 1 ? ca[0] : kContextSlots - 1;
+  for (uint64_t k = 1; k <= depth; ++k)
+    if (ca[k] != cb[k]) return false;
+  return true;
+}
+
+// Whether fiber a's place comes before fiber b's: their calls' marks, then the site where a
+// fiber's calls end (a call's mark sorts before every site of its line: marks and sites
+// differ, prelude/metal_sync.h), compared from the outermost.
+bool FiberGroup::before(uint32_t a, uint32_t b) const {
+  const uint64_t* ca = &context_[size_t(a) * kContextSlots];
+  const uint64_t* cb = &context_[size_t(b) * kContextSlots];
+  const uint64_t da = ca[0] < kContextSlots - 1 ? ca[0] : kContextSlots - 1;
+  const uint64_t db = cb[0] < kContextSlots - 1 ? cb[0] : kContextSlots - 1;
+  for (uint64_t k = 0;; ++k) {
+    const uint64_t x = k < da ? ca[k + 1] : fibers_[a].site;
+    const uint64_t y = k < db ? cb[k + 1] : fibers_[b].site;
+    if (x != y) return x < y;
+    if (k >= da || k >= db) return da < db;
+  }
 }
 
 // Every fiber waiting at a barrier goes on.
@@ -281,8 +310,9 @@ void FiberGroup::barrier_check() {
   if (tg_waiting_ && groups_at_barrier_ == live_groups_) barrier_release();
 }
 
-// The fibers of SIMD-group g waiting at simd_meet at `site` (all of them for ~0) go on, with a new token.
-void FiberGroup::release_front(uint32_t g, uint64_t site) {
+// The fibers of SIMD-group g waiting at simd_meet at fiber front's place (all of them for
+// kNone) go on, with a new token.
+void FiberGroup::release_front(uint32_t g, uint32_t front) {
   Simd& s = simd_[g];
   const uint32_t token = ++next_token_;
   const uint32_t first = g * width_, end = first + width_ < count_ ? first + width_ : count_;
@@ -290,16 +320,16 @@ void FiberGroup::release_front(uint32_t g, uint64_t site) {
   for (uint32_t i = first; i < end; ++i) {
     Fiber& f = fibers_[i];
     if (f.gen_ptr != &s.gen || f.gen != s.gen) continue;
-    if (f.site == site || site == ~uint64_t(0)) {
+    if (front == kNone || same_place(i, front)) {
       tokens_[i] = token;
       f.gen_ptr = &kReleased;
       f.gen = 0;
       --s.arrived;
     } else if (!rest) {
       rest = true;
-      s.site = f.site;
+      s.first = i;
       s.mixed = false;
-    } else if (f.site != s.site) {
+    } else if (!same_place(i, s.first)) {
       s.mixed = true;
     }
   }
@@ -330,13 +360,13 @@ void FiberGroup::settle(uint32_t g) {
     ++s.gen;
     return;
   }
-  uint64_t lowest = ~uint64_t(0);
+  uint32_t lowest = kNone;
   bool barrier_front = false;
   for (uint32_t i = first; i < end; ++i) {
     const Fiber& f = fibers_[i];
     const bool meets = f.gen_ptr == &s.gen && f.gen == s.gen;
     const bool waits = f.gen_ptr == &tg_gen_ && f.gen == tg_gen_;
-    if ((meets || waits) && f.site < lowest) lowest = f.site, barrier_front = waits;
+    if ((meets || waits) && (lowest == kNone || before(i, lowest))) lowest = i, barrier_front = waits;
   }
   if (barrier_front) {
     if (!s.at_barrier) s.at_barrier = true, ++groups_at_barrier_;
@@ -392,13 +422,13 @@ uint32_t FiberGroup::simd_meet(uint64_t site) {
   if (!in_run_) return ++next_token_;  // no fibers: a lane alone
   Fiber& f = fibers_[cur_];
   Simd& s = simd_[f.simd];
+  f.site = site;
   if (s.arrived++ == 0) {
-    s.site = site;
+    s.first = cur_;
     s.mixed = false;
-  } else if (site != s.site) {
+  } else if (!s.mixed && !same_place(cur_, s.first)) {
     s.mixed = true;
   }
-  f.site = site;
   f.gen_ptr = &s.gen;
   f.gen = s.gen;
   if (s.arrived + s.at_group == s.live) settle(f.simd);

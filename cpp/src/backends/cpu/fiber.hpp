@@ -59,7 +59,10 @@ class FiberGroup {
 
   // Waiting, at barriers and SIMD-group functions (docs/design.md, "SIMD-group functions"). A
   // fiber waits at a site: a number that orders the places it can wait at (a SIMD-group
-  // function's or a barrier's line in the kernel's source, then which function). A SIMD-group
+  // function's or a barrier's line in the kernel's source, then which function), inside its
+  // calls: its place is the marks of the calls it is in (simd_context: the lines of the calls
+  // of the source's functions that led there, outermost first) then the site, compared in that
+  // order, so that a function's lines count where it is called from. A SIMD-group
   // (fibers [k*width, (k+1)*width) for the caller's k; the last may be short) whose fibers
   // that have not returned all wait is *settled*; its *front* is those at its lowest site.
   //  - simd_meet(site): when the caller's SIMD-group is settled with its front at a
@@ -80,6 +83,11 @@ class FiberGroup {
   // entries here are then not written.
   const uint32_t* simd_tokens() const { return tokens_.get(); }
   static constexpr uint32_t kEveryLane = 0x80000000u;
+  // Each fiber's calls, kContextSlots words from fiber i * kContextSlots: how deep it is, then
+  // the mark of each call (outermost first; those past kContextSlots - 1 are not kept). Kernel
+  // code pushes and pops them inline; run() empties them.
+  static constexpr uint32_t kContextSlots = 8;
+  uint64_t* simd_context() { return context_.get(); }
 
   // Ends the run from inside one of its fibers, for good (a stopped kernel:
   // backends/cpu/kernel_stop.hpp): every fiber is dropped where it stands (the next
@@ -123,8 +131,8 @@ class FiberGroup {
     uint32_t at_group; // fibers of this group waiting at a barrier
     uint32_t live;     // fibers of this group that have not returned
     uint32_t gen;      // bumped when every waiter goes on
-    uint64_t site;     // the first waiter's site
-    bool mixed;        // some waiter waits at another site
+    uint32_t first;    // the first waiter
+    bool mixed;        // some waiter waits at another place
     bool at_barrier;   // settled, its front at a barrier
     uint32_t token;    // the token of its last release by generation bump
   };
@@ -137,7 +145,9 @@ class FiberGroup {
   void* start_frame(uint32_t stack);
   void force_release();
   void settle(uint32_t g);
-  void release_front(uint32_t g, uint64_t site);
+  void release_front(uint32_t g, uint32_t front);
+  bool same_place(uint32_t a, uint32_t b) const;
+  bool before(uint32_t a, uint32_t b) const;
   void barrier_check();
   void barrier_release();
   void map_stacks(uint32_t count);
@@ -159,6 +169,7 @@ class FiberGroup {
   std::unique_ptr<Fiber[]> fibers_;
   std::unique_ptr<Simd[]> simd_;
   std::unique_ptr<uint32_t[]> tokens_;
+  std::unique_ptr<uint64_t[]> context_;
   uint32_t next_token_ = 0;
   uint32_t width_ = 0;
   void* sched_sp_ = nullptr;  // the thread's own context, parked inside run()

@@ -33,6 +33,8 @@ WorkerState::WorkerState() : fibers_(kFiberStackBytes), simd_scratch_(new unsign
   table_.simd_meet = metalcall_fiber_simd_meet;
   table_.simd_tokens = fibers_.simd_tokens();
   table_.barrier_at = metalcall_fiber_barrier_at;
+  static_assert(FiberGroup::kContextSlots == metalcall_cpu_simd_context_slots, "one layout of the calls");
+  table_.simd_context = reinterpret_cast<unsigned long long*>(fibers_.simd_context());
   auto* scratch = simd_scratch_.get();
   scratch += (kAlign - reinterpret_cast<std::uintptr_t>(scratch) % kAlign) % kAlign;
   std::memset(scratch, 0, msl::kCpuSimdScratchBytes);

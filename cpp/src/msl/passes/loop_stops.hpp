@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "msl/analysis/statements.hpp"  // statement_end, for the passes that include this
 #include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
@@ -36,7 +37,5 @@ namespace metalcall::msl {
 std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
                                                    const std::function<bool(std::size_t)>& touched);
 
-/** The index of the last token of the statement that starts at `first` (for tests and the pass). */
-std::size_t statement_end(const std::vector<Token>& t, std::size_t first);
 
 }  // namespace metalcall::msl

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "msl/analysis/simd_callers.hpp"
 #include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
@@ -20,13 +21,18 @@ struct LatchEdits {
   std::map<std::size_t, std::string> before, after;
 };
 
+/** The names whose call is a SIMD-group rendezvous on the CPU (SIMD-group matrices are used by
+ * the whole SIMD-group, so their loops need none): for SimdCallers. */
+bool is_simd_call_name(const std::string& id);
+
 /**
  * The for/while/do loops whose body names a SIMD- or quad-group function, simdgroup_barrier or
- * a function of the source that may call one: `for (a; b; c)` gets
+ * a function, lambda or functor of the source that may call one (`callers`, built with
+ * is_simd_call_name): `for (a; b; c)` gets
  * `metal::mtl_rt::simd_latch(__builtin_LINE() + d), c`, `while (c)` and `do … while (c)` get
  * `(metal::mtl_rt::simd_latch(__builtin_LINE() + d), c)`, d the lines from there to the loop's
  * last token. A range-based for is left alone.
  */
-LatchEdits simd_latch_edits(const std::vector<Token>& t);
+LatchEdits simd_latch_edits(const std::vector<Token>& t, const SimdCallers& callers);
 
 }  // namespace metalcall::msl

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "msl/analysis/call_graph.hpp"         // matching
+#include "msl/analysis/simd_callers.hpp"
+#include "msl/analysis/statements.hpp"
 #include "msl/analysis/sync_reachability.hpp"  // is_synchronising_name
 
 namespace metalcall::msl {
@@ -23,7 +25,8 @@ bool is_loop_or_switch(const Token& k) {
 
 class Rejoins {
  public:
-  explicit Rejoins(const std::vector<Token>& t) : t_(t) {
+  explicit Rejoins(const std::vector<Token>& t)
+      : t_(t), callers_(t, [](const std::string& id) { return is_synchronising_name(id) && id != "threadgroup_barrier"; }) {
     // The source's functions: `name (...) [const] {`.
     for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
       if (!t_[i].is("(") || i == 0 || t_[i - 1].kind != TokenKind::identifier) continue;
@@ -33,23 +36,7 @@ class Rejoins {
                                t_[j].is_identifier("constant")))
         ++j;
       if (j < t_.size() && t_[j].is("{") && !is_control(t_[i - 1]) && !constexpr_function(i - 1)) {
-        named_bodies_.emplace_back(t_[i - 1].text, j);
         bodies_.push_back(j);
-      }
-    }
-    // The functions that may call a SIMD-group function, by name (overloads and templates
-    // alike): those whose body names one or such a function, to a fixed point.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const auto& [name, open] : named_bodies_) {
-        if (functions_.count(name)) continue;
-        const std::size_t close = matching(t_, open);
-        for (std::size_t j = open + 1; j < close && j < t_.size(); ++j)
-          if (may_synchronise(j)) {
-            functions_.insert(name);
-            changed = true;
-            break;
-          }
       }
     }
   }
@@ -70,61 +57,16 @@ class Rejoins {
   }
 
  private:
-  // The last token of the statement that starts at i (a block, a control statement or one up to its `;`).
+  // The last token of the statement that starts at i, or t_.size().
   std::size_t statement_end(std::size_t i) const {
-    if (i >= t_.size()) return t_.size();
-    const Token& k = t_[i];
-    if (k.is("{")) return matching(t_, i);
-    if (k.is_identifier("do")) {
-      std::size_t e = statement_end(i + 1);  // the body; then `while (...) ;`
-      e += 2;
-      if (e < t_.size() && t_[e].is("(")) e = matching(t_, e) + 1;
-      return e;
-    }
-    if (k.is_identifier("if") || k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("switch")) {
-      std::size_t open = i + 1;
-      if (open < t_.size() && t_[open].is_identifier("constexpr")) ++open;
-      if (open >= t_.size() || !t_[open].is("(")) return t_.size();
-      std::size_t e = statement_end(matching(t_, open) + 1);
-      if (k.is_identifier("if") && e + 1 < t_.size() && t_[e + 1].is_identifier("else")) e = statement_end(e + 2);
-      return e;
-    }
-    int depth = 0;
-    for (std::size_t j = i; j < t_.size(); ++j) {
-      if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) ++depth;
-      else if (t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) --depth;
-      else if (depth == 0 && t_[j].is(";")) return j;
-    }
-    return t_.size();
+    const std::size_t e = msl::statement_end(t_, i);
+    return e == statements::kNone ? t_.size() : e;
   }
+
+  bool lambda_body(std::size_t j) const { return msl::lambda_body(t_, j); }
 
   // Whether a lane may leave [b, e] other than at its end: return, goto, or a break or continue
   // not inside a loop (or, for break, a switch) of the range.
-  // The `(` matching the `)` at j, or t_.size().
-  std::size_t opening(std::size_t j) const {
-    for (int depth = 0; j < t_.size(); --j) {
-      if (t_[j].is(")")) ++depth;
-      else if (t_[j].is("(") && --depth == 0) return j;
-      if (j == 0) break;
-    }
-    return t_.size();
-  }
-
-  // Whether the `{` at j opens a lambda's body: `[…] {`, `[…](…) {`, `[…](…) mutable {`, `[…](…) -> T {`.
-  bool lambda_body(std::size_t j) const {
-    std::size_t k = j;
-    while (k > 0 && t_[k - 1].kind == TokenKind::identifier && !t_[k - 1].is_identifier("return")) --k;  // mutable, a return type
-    if (k > 0 && t_[k - 1].is("->")) {
-      --k;
-      while (k > 0 && !t_[k - 1].is(")") && !t_[k - 1].is(";") && !t_[k - 1].is("{") && !t_[k - 1].is("}")) --k;
-    }
-    if (k == 0) return false;
-    if (t_[k - 1].is("]")) return true;
-    if (!t_[k - 1].is(")")) return false;
-    const std::size_t open = opening(k - 1);
-    return open > 0 && open < t_.size() && t_[open - 1].is("]");
-  }
-
   bool leaves(std::size_t b, std::size_t e) const {
     for (std::size_t j = b; j <= e && j < t_.size(); ++j) {
       const Token& k = t_[j];
@@ -183,11 +125,7 @@ class Rejoins {
     return false;
   }
   // A threadgroup barrier waits for every thread itself: not a reason to rejoin.
-  bool may_synchronise(std::size_t j) const {
-    return t_[j].kind == TokenKind::identifier &&
-           ((is_synchronising_name(t_[j].text) && !t_[j].is_identifier("threadgroup_barrier")) ||
-            (functions_.count(t_[j].text) && j + 1 < t_.size() && t_[j + 1].is("(")));
-  }
+  bool may_synchronise(std::size_t j) const { return callers_.calls(j); }
   bool barrier(std::size_t j) const { return t_[j].is_identifier("threadgroup_barrier"); }
 
   void block(std::size_t open) {
@@ -226,8 +164,7 @@ class Rejoins {
   }
 
   const std::vector<Token>& t_;
-  std::vector<std::pair<std::string, std::size_t>> named_bodies_;
-  std::set<std::string> functions_;  // those that may call a SIMD-group function
+  SimdCallers callers_;  // the functions, lambdas and functors that may call a SIMD-group function
   std::vector<std::size_t> bodies_;
   std::set<std::size_t> visited_;
   std::vector<RejoinBlock> out_;

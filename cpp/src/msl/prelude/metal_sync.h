@@ -115,10 +115,34 @@ inline void group_sync() { worker->barrier(worker->fibers); }
 // site when every lane of the SIMD-group waits or has returned go on together. A SIMD-group
 // function's site is the line of its call in the user's source (the translation keeps the
 // lines) and the function, so lanes go through divergent code as on the GPU: the lanes behind
-// (an earlier line: the rest of a loop, the other branch) before those ahead.
+// (an earlier line: the rest of a loop, the other branch) before those ahead. Inside a call of
+// a function of the source that may reach a SIMD-group function the calls' lines come first
+// (simd_frame below), so a helper's lines count where it is called from.
 typedef unsigned long long simd_site_t;
-inline simd_site_t simd_site(unsigned line, unsigned function) { return (simd_site_t(line) << 8 | function) + 2; }
+inline simd_site_t simd_site(unsigned line, unsigned function) { return (simd_site_t(line) << 9) + 3 + function; }
+// A call's mark: before every site of its line (the call's arguments are done), not one of them.
+inline simd_site_t simd_call_mark(unsigned line) { return (simd_site_t(line) << 9) + 2; }
 inline unsigned simd_meet(simd_site_t site) { return worker->simd_meet(worker->fibers, site); }
+
+// The line of a call of a function of the source that may reach a SIMD-group function: the
+// translation gives each such function a last parameter `simd_caller mtl_caller =
+// simd_caller(__builtin_LINE())` and a simd_frame at the top of its body
+// (msl/passes/simd_frames.hpp). Explicit: no argument of the user's converts to it.
+struct simd_caller {
+  unsigned line;
+  explicit simd_caller(unsigned at) : line(at) {}
+};
+// The running fiber's calls (worker->simd_context, backends/cpu/fiber.hpp) while the body runs.
+struct simd_frame {
+  unsigned long long* calls;
+  explicit simd_frame(simd_caller at) : calls(worker->simd_context + fiber_index() * metalcall_cpu_simd_context_slots) {
+    const unsigned long long depth = calls[0]++;
+    if (depth + 1 < metalcall_cpu_simd_context_slots) calls[1 + depth] = simd_call_mark(at.line);
+  }
+  ~simd_frame() { --calls[0]; }
+  simd_frame(const simd_frame&) = delete;
+  simd_frame& operator=(const simd_frame&) = delete;
+};
 inline const unsigned* simd_tokens() { return worker->simd_tokens; }
 // The end of a loop iteration that may call a SIMD-group function (msl/passes/simd_latches.hpp).
 inline void simd_latch(unsigned line) { simd_meet(simd_site(line, 254)); }

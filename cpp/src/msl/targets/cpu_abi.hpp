@@ -34,7 +34,11 @@
     unsigned (*simd_meet)(void* fibers, unsigned long long site);                               \
     const unsigned* simd_tokens;                                                                \
     void (*barrier_at)(void* fibers, unsigned long long site); /* a threadgroup barrier's line */ \
+    /* Each fiber's calls of the source's functions that may reach a SIMD-group function: */    \
+    /* metalcall_cpu_simd_context_slots words per fiber, the depth then the calls' marks. */     \
+    unsigned long long* simd_context;                                                           \
   } metalcall_cpu_worker;                                                                       \
+  enum { metalcall_cpu_simd_context_slots = 8 };                                                \
   typedef struct metalcall_cpu_layout {                                                         \
     unsigned long size;  /* sizeof the parameter's element type */                              \
     unsigned long align; /* alignof */                                                          \

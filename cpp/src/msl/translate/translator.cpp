@@ -155,11 +155,16 @@ Translation Translator::run() {
     for (const auto& [index, text] : whole.replace) active_edits_[index] = text;
     for (const auto& [index, text] : whole.before_end) text_before_[index] = text + text_before_[index];
   }
-  // The CPU's SIMD-group rendezvous at the end of each iteration of loops that may call one.
+  // The CPU's SIMD-group rendezvous at the end of each iteration of loops that may call one,
+  // and the calls' lines that order the rendezvous inside functions of the source.
   if (target_.latches_simd_loops()) {
-    const LatchEdits latches = simd_latch_edits(t_);
+    const SimdCallers callers(t_, is_simd_call_name);
+    const LatchEdits latches = simd_latch_edits(t_, callers);
     for (const auto& [index, text] : latches.before) text_before_[index] += text;
     for (const auto& [index, text] : latches.after) text_after_[index] += text;
+    const FrameEdits frames = simd_frame_edits(t_, callers);
+    for (const auto& [index, text] : frames.before) text_before_[index] += text;
+    for (const auto& [index, text] : frames.after) text_after_[index] += text;
   }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
   if (loops_checked())

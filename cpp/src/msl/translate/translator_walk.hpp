@@ -35,6 +35,7 @@
 #include "msl/passes/literal_casts.hpp"
 #include "msl/passes/product_nests.hpp"
 #include "msl/passes/range_designators.hpp"
+#include "msl/passes/simd_frames.hpp"
 #include "msl/passes/simd_latches.hpp"
 #include "msl/passes/simd_reconvergence.hpp"
 #include "msl/passes/struct_temporaries.hpp"

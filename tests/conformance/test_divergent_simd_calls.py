@@ -1,0 +1,383 @@
+"""SIMD-group functions reached through calls after divergent control flow: lanes that leave a
+loop holding a SIMD-group call early (`break`, the loop's condition, `return` from a helper,
+`continue` then `break`, nested loops, `do`/`while`, loops in lambdas) and then call a helper,
+a lambda or a functor defined on an earlier line that calls a SIMD-group function; lanes that
+skip an `if` holding one and then call such a helper; one helper called from both branches of
+an `if` and from two `switch` cases; loops that call a lambda or functor holding a SIMD-group
+call in some iterations only. MSL: a SIMD-group function acts on the lanes that reach that
+call together; after a loop or a branch the lanes run together again, and a function called
+from two branches runs once per branch. Each kernel is checked against a NumPy model of those
+semantics (per SIMD-group, the active lanes of each call), on every device and at the
+pipeline's own SIMD-group width. The CPU backend meets lanes by line inside their calls
+(docs/design.md, "SIMD-group functions"): each SIMD-group call is on a line of its own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcconf import KernelSet, assert_equal
+
+PREAMBLE = """
+// The active lanes' count and sum, from a helper defined before every kernel.
+int tally(int v) {
+    const int n = simd_sum(1);
+    return n * 10000 + simd_sum(v);
+}
+
+struct MinTally {
+    int scale;
+    int operator()(int a) const {
+        const int n = simd_sum(1);
+        return n * scale + simd_min(a);
+    }
+};
+
+// Lanes return from inside the loop, at the iteration of their n.
+int walk(int v, int n) {
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) {
+            return acc + simd_sum(1) * 1000;
+        }
+        acc += simd_sum(v);
+    }
+    return acc + 1;
+}
+"""
+
+KS = KernelSet([
+    """
+kernel void dc_break_lambda(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto f = [&](int a) {
+        const int n = simd_sum(1);
+        return n * 10000 + simd_sum(a);
+    };
+    const int n = abs(v) % 5;
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) break;
+        acc += simd_sum(v + k);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = f(v);
+}
+""",
+    """
+kernel void dc_condition_helper(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    int acc = 0;
+    for (int k = 0; k < n; ++k) {
+        acc += simd_max(v - k);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = tally(v);
+}
+""",
+    """
+kernel void dc_continue_break_functor(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    const MinTally t{1000};
+    int k = 0, acc = 0;
+    while (k < 6) {
+        ++k;
+        if ((k + v) % 3 == 0) continue;
+        if (k > n) break;
+        acc += simd_prefix_exclusive_sum(k);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = t(v);
+}
+""",
+    """
+kernel void dc_do_while_helper(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                               uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto f = [&](int a) {
+        const int n = simd_sum(1);
+        return n * 10000 + simd_sum(a);
+    };
+    const int n = abs(v) % 5;
+    int j = 0, acc = 0;
+    do {
+        if (j >= n) break;
+        acc += tally(v + j);
+        ++j;
+    } while (j < 3);
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = f(v);
+}
+""",
+    """
+kernel void dc_nested_loops(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto f = [&](int a) {
+        const int n = simd_sum(1);
+        return n * 10000 + simd_sum(a);
+    };
+    const int n = abs(v) % 5;
+    int acc = 0, g = 0;
+    for (int o = 0; o < 3; ++o) {
+        for (int k = 0; k < 4; ++k) {
+            if (k + o >= n) break;
+            acc += simd_sum(k + o);
+        }
+        g += f(o);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = g + tally(v);
+}
+""",
+    """
+kernel void dc_return_in_helper(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    out[2 * i + 0] = walk(v, n);
+    out[2 * i + 1] = tally(v);
+}
+""",
+    """
+kernel void dc_loop_in_lambda(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto count = [&](int a) {
+        const int n = simd_sum(1);
+        return n * 10000 + simd_sum(a);
+    };
+    auto scan = [&](int a, int n) {
+        int acc = 0;
+        for (int k = 0; k < 4; ++k) {
+            if (k >= n) break;
+            acc += simd_max(a + k);
+        }
+        return acc;
+    };
+    const int s = scan(v, abs(v) % 5);
+    out[2 * i + 0] = s;
+    out[2 * i + 1] = count(v);
+}
+""",
+    """
+kernel void dc_if_then_helper(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int a = 0;
+    if (v > 0) {
+        a = simd_sum(v);
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = tally(v);
+}
+""",
+    """
+kernel void dc_helper_in_both_branches(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                       uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto f = [&](int a) {
+        const int n = simd_sum(1);
+        return n * 10000 + simd_sum(a);
+    };
+    int r, s;
+    if (v % 2 == 0) {
+        r = tally(v);
+    } else {
+        r = -tally(v + 1);
+    }
+    switch (abs(v) % 3) {
+    case 0:
+        s = f(v);
+        break;
+    case 1:
+        s = f(2 * v);
+        break;
+    default:
+        s = 7;
+        break;
+    }
+    out[2 * i + 0] = r;
+    out[2 * i + 1] = s;
+}
+""",
+    """
+kernel void dc_calls_skipped_per_iteration(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                           uint i [[thread_position_in_grid]], uint l [[thread_index_in_simdgroup]],
+                                           uint w [[threads_per_simdgroup]]) {
+    const int v = x[i];
+    auto f = [&](int a) {
+        return simd_sum(a);
+    };
+    const MinTally t{100};
+    int a = 0, b = 0;
+    for (int k = 0; k < 4; ++k)
+        if (int(l) < (k + 1) * int(w / 4))
+            a += f(v) * (k + 1);
+    for (int k = 0; k < 4; ++k) {
+        if (int(l) >= k * int(w / 4)) {
+            b += t(v + k);
+        }
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+], preamble=PREAMBLE)
+
+N = 256  # 4 threadgroups of 64
+
+
+def _run(device, name, x):
+    kern = KS.get(device, name)
+    out = np.full(2 * N, -99, np.int32)
+    kern((N, 1, 1), x, out, threadgroup=(64, 1, 1))
+    return kern.thread_execution_width, out.reshape(N, 2)
+
+
+def _check(device, name, x, model):
+    """Runs `name` and compares it with model(v, w) -> (N_group, 2) for each SIMD-group's values."""
+    w, got = _run(device, name, x)
+    want = np.concatenate([model(v, w) for v in x.astype(np.int64).reshape(-1, w)])
+    assert_equal(got, want.astype(np.int32))
+
+
+def _tally(v, m):
+    """tally() / the lambdas' count and sum over the lanes m."""
+    return m.sum() * 10000 + v[m].sum()
+
+
+def _exclusive_count(mask):
+    return np.cumsum(mask) - mask
+
+
+@pytest.fixture
+def x(rng):
+    return rng.integers(-60, 61, N).astype(np.int32)
+
+
+def test_break_then_lambda(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for k in range(4):
+            m = n > k
+            acc[m] += (v[m] + k).sum()
+        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_break_lambda", x, model)
+
+
+def test_condition_then_helper(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for k in range(5):
+            m = n > k
+            if m.any():
+                acc[m] += (v[m] - k).max()
+        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_condition_helper", x, model)
+
+
+def test_continue_and_break_then_functor(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        alive = np.ones(w, bool)
+        for k in range(1, 7):
+            cont = np.fmod(k + v, 3) == 0
+            brk = alive & ~cont & (k > n)
+            m = alive & ~cont & ~brk
+            acc[m] += k * _exclusive_count(m)[m]
+            alive &= ~brk
+        return np.stack([acc, np.full(w, w * 1000 + v.min())], 1)
+    _check(device, "dc_continue_break_functor", x, model)
+
+
+def test_do_while_break_then_lambda(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for j in range(3):
+            m = n > j
+            if m.any():
+                acc[m] += _tally(v + j, m)
+        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_do_while_helper", x, model)
+
+
+def test_nested_loops_then_lambda_and_helper(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        g = np.zeros(w, np.int64)
+        for o in range(3):
+            for k in range(4):
+                m = k + o < n
+                acc[m] += (k + o) * m.sum()
+            g += w * 10000 + o * w
+        return np.stack([acc, g + _tally(v, v == v)], 1)
+    _check(device, "dc_nested_loops", x, model)
+
+
+def test_return_from_loop_in_helper_then_helper(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        r = np.zeros(w, np.int64)
+        for k in range(4):
+            back = n == k
+            r[back] = acc[back] + back.sum() * 1000
+            m = n > k
+            acc[m] += v[m].sum()
+        r[n == 4] = acc[n == 4] + 1
+        return np.stack([r, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_return_in_helper", x, model)
+
+
+def test_loop_in_lambda_then_lambda(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for k in range(4):
+            m = n > k
+            if m.any():
+                acc[m] += (v[m] + k).max()
+        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_loop_in_lambda", x, model)
+
+
+def test_if_skipped_then_helper(device, x):
+    def model(v, w):
+        pos = v > 0
+        return np.stack([np.where(pos, v[pos].sum(), 0), np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_if_then_helper", x, model)
+
+
+def test_one_helper_from_both_branches(device, x):
+    def model(v, w):
+        even = np.fmod(v, 2) == 0
+        r = np.where(even, _tally(v, even), -_tally(v + 1, ~even))
+        case = np.abs(v) % 3
+        s = np.where(case == 0, _tally(v, case == 0), np.where(case == 1, _tally(2 * v, case == 1), 7))
+        return np.stack([r, s], 1)
+    _check(device, "dc_helper_in_both_branches", x, model)
+
+
+def test_lambda_and_functor_skipped_in_some_iterations(device, x):
+    def model(v, w):
+        lane = np.arange(w)
+        a = np.zeros(w, np.int64)
+        b = np.zeros(w, np.int64)
+        for k in range(4):
+            m = lane < (k + 1) * (w // 4)
+            a[m] += v[m].sum() * (k + 1)
+            m = lane >= k * (w // 4)
+            b[m] += m.sum() * 100 + (v[m] + k).min()
+        return np.stack([a, b], 1)
+    _check(device, "dc_calls_skipped_per_iteration", x, model)
