@@ -167,3 +167,28 @@ def cpu_kernels_built_by_clang() -> bool:
         if marker >= 0 and int(line[marker + 14:].split(".")[0]) >= 15:
             return True
     return False
+
+
+# Kernels of the foreign-argument tests (test_foreign_arguments.py, test_gpu_argument_cache.py).
+FOREIGN_SRC = """
+kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
+                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] * b[i];
+}
+kernel void add_one(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i] = a[i] + 1;
+}
+kernel void twice(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i] = a[i] * 2.0f;
+}
+struct cfloat { float re; float im; };  // complex64 arrays bind to struct parameters
+kernel void twice_complex(device cfloat* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    a[i].re = a[i].re * 2.0f;
+    a[i].im = a[i].im * 2.0f;
+}
+"""
+
+
+def cuda_present() -> bool:
+    """metalcall has a CUDA backend and sees a CUDA device."""
+    return "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices())

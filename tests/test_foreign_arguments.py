@@ -14,29 +14,14 @@ import numpy as np
 import pytest
 
 import metalcall as mc
+from mctest import FOREIGN_SRC, cuda_present
 
 torch = pytest.importorskip("torch", reason="torch is not installed here")
 
-SRC = """
-kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
-                device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) {
-    c[i] = a[i] * b[i];
-}
-kernel void add_one(device int* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    a[i] = a[i] + 1;
-}
-kernel void twice(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    a[i] = a[i] * 2.0f;
-}
-struct cfloat { float re; float im; };  // complex64 arrays bind to struct parameters
-kernel void twice_complex(device cfloat* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    a[i].re = a[i].re * 2.0f;
-    a[i].im = a[i].im * 2.0f;
-}
-"""
+SRC = FOREIGN_SRC
 
 TARGETS = ["cpu"]
-if "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices()) and torch.cuda.is_available():
+if cuda_present() and torch.cuda.is_available():
     TARGETS.append("cuda")
 
 
@@ -153,3 +138,31 @@ def test_stream_handle(target):
         k.twice(1 << 20, a)
     ours.synchronize()
     assert torch.all(a == 6.0).item()
+
+
+def test_changes_after_a_cached_call_are_seen(target):
+    """A tensor described once is checked again on the next call: an in-place transpose, a
+    dtype view assigned to .data (same pointer and size) and requires_grad_() are each seen,
+    not served from the last description."""
+    dev, where, k = target
+    m = torch.arange(16, dtype=torch.float32, device=where).reshape(4, 4)
+    k.twice(16, m)  # described and kept
+    m.t_()  # same memory, pointer and size; no longer C-contiguous
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*not C-contiguous"):
+        k.twice(16, m)
+    m.t_()
+    k.twice(16, m)
+    np.testing.assert_array_equal(m.cpu().numpy(), np.arange(16, dtype=np.float32).reshape(4, 4) * 4)
+    t = torch.full((8,), 3.0, device=where)
+    k.twice(8, t)
+    t.data = t.view(torch.int32)  # the same memory as int32
+    with pytest.raises(mc.ArgumentError):
+        k.twice(8, t)  # float kernel, int32 memory
+    bits = t.cpu().numpy().copy()
+    k.add_one(8, t)
+    np.testing.assert_array_equal(t.cpu().numpy(), bits + 1)
+    w = torch.ones(8, device=where)
+    k.twice(8, w)
+    w.requires_grad_()
+    with pytest.raises(mc.ArgumentError, match="requires grad"):
+        k.twice(8, w)

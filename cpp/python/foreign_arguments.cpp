@@ -16,20 +16,12 @@ namespace metalcall::python {
 namespace {
 
 // Attribute names, interned once: a lookup by a str object skips making one per read.
+#define MC_NAME(attribute) PyObject* attribute = PyUnicode_InternFromString(#attribute);
 struct Names {
-  PyObject* get_device = PyUnicode_InternFromString("get_device");
-  PyObject* requires_grad = PyUnicode_InternFromString("requires_grad");
-  PyObject* dtype = PyUnicode_InternFromString("dtype");
-  PyObject* is_contiguous = PyUnicode_InternFromString("is_contiguous");
-  PyObject* is_neg = PyUnicode_InternFromString("is_neg");
-  PyObject* is_conj = PyUnicode_InternFromString("is_conj");
-  PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
-  PyObject* nbytes = PyUnicode_InternFromString("nbytes");
-  PyObject* data = PyUnicode_InternFromString("data");
-  PyObject* ptr = PyUnicode_InternFromString("ptr");
-  PyObject* device_id = PyUnicode_InternFromString("device_id");
-  PyObject* c_contiguous = PyUnicode_InternFromString("_c_contiguous");
+  MC_NAME(get_device) MC_NAME(requires_grad) MC_NAME(dtype) MC_NAME(is_contiguous) MC_NAME(is_neg) MC_NAME(is_conj)
+  MC_NAME(data_ptr) MC_NAME(nbytes) MC_NAME(data) MC_NAME(ptr) MC_NAME(device_id) MC_NAME(_c_contiguous)
 };
+#undef MC_NAME
 const Names& names() {
   static const Names& n = *new Names;  // never destroyed (kept for the process)
   return n;
@@ -122,50 +114,171 @@ struct Described {
   bool host = false;          // host memory (a CPU tensor): used in place, never imported
   bool ordered = false;       // the producer named a stream to order after
   std::uintptr_t stream = 0;
+  long long index = -1;       // torch: get_device() (-1: host memory)
+  py::object token;           // torch: its dtype object; CuPy: its MemoryPointer (see Known)
 };
+
+// ---- what each object said last time ----
+
+// The last description of a live object on one device, and its import (GPU memory). A call
+// whose object says the same again skips the reads that cannot change while the rest stays the
+// same: torch's get_device() (a tensor's device changes only with its memory, and unified
+// addressing gives host and GPU memory distinct addresses) and the NumPy dtype for the same torch
+// dtype object; CuPy's data.ptr and data.device_id while `data` is the same MemoryPointer (which
+// never changes; the entry holds it, so no other one takes its address). The entry goes when the
+// object dies (its weak reference's callback), so a new object at a dead one's address finds none.
+struct Known {
+  PyObject* weak;  // weakref.ref(object, drop_known): owned
+  Device device;
+  Described what;
+  Buffer base;     // GPU memory: the import, owning nothing
+};
+
+using KnownCache = std::unordered_map<PyObject*, Known>;
+KnownCache& known_cache() {
+  static auto& cache = *new KnownCache;  // never destroyed: it holds Python objects (the GIL guards it)
+  return cache;
+}
+std::unordered_map<PyObject*, PyObject*>& object_of_weak() {  // an entry's weak reference -> its key
+  static auto& map = *new std::unordered_map<PyObject*, PyObject*>;  // never destroyed, as the cache
+  return map;
+}
+constexpr std::size_t kMaxKnown = 4096;  // beyond this (objects that live long) start over
+
+void forget(KnownCache::iterator it) {
+  PyObject* weak = it->second.weak;
+  object_of_weak().erase(weak);
+  known_cache().erase(it);
+  Py_DECREF(weak);
+}
+
+void forget_all() {
+  KnownCache& cache = known_cache();
+  while (!cache.empty()) forget(cache.begin());
+}
+
+// The weak references' one callback: drops the entry of the object that died.
+PyObject* drop_known(PyObject*, PyObject* ref) {
+  const auto of = object_of_weak().find(ref);
+  if (of != object_of_weak().end()) {
+    const auto it = known_cache().find(of->second);
+    if (it != known_cache().end()) forget(it);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* drop_known_function() {
+  static PyMethodDef def{"drop_known", drop_known, METH_O, nullptr};
+  static PyObject* fn = PyCFunction_New(&def, nullptr);  // kept for the process
+  return fn;
+}
+
+bool same_dtype(const py::dtype& a, const py::dtype& b) {
+  return a.ptr() == b.ptr() || PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ) == 1;
+}
+
+bool same_memory(const Described& a, const Described& b) {
+  return a.ptr == b.ptr && a.nbytes == b.nbytes && a.host == b.host && same_dtype(a.dtype, b.dtype);
+}
+
+const Known* known(PyObject* x, const Device& device) {
+  KnownCache& cache = known_cache();
+  auto it = cache.find(x);
+  if (it == cache.end()) return nullptr;
+  return it->second.device.impl() == device.impl() ? &it->second : nullptr;
+}
+
+void remember(PyObject* x, const Device& device, const Described& what, const Buffer& base) {
+  KnownCache& cache = known_cache();
+  auto it = cache.find(x);
+  if (it != cache.end()) forget(it);
+  if (cache.size() >= kMaxKnown) forget_all();
+  PyObject* weak = PyWeakref_NewRef(x, drop_known_function());
+  if (!weak) {  // no weak references to this type: described and imported each call
+    PyErr_Clear();
+    return;
+  }
+  cache.emplace(x, Known{weak, device, what, base});
+  object_of_weak().emplace(weak, x);
+}
+
+// ---- describing ----
 
 // torch's current stream on GPU `index` as a raw handle (what __dlpack__ orders after):
 // torch._C._cuda_getCurrentRawStream where it exists, else torch.cuda.current_stream(index).
-std::uintptr_t torch_current_stream(int index) {
+std::uintptr_t torch_current_stream(long long index) {
   static PyObject* raw = [] {
     py::object c = py::module_::import("torch").attr("_C");
     return py::hasattr(c, "_cuda_getCurrentRawStream") ? py::object(c.attr("_cuda_getCurrentRawStream")).release().ptr() : nullptr;
   }();  // kept for the process
-  if (raw) return py::reinterpret_borrow<py::object>(raw)(index).cast<std::uintptr_t>();
+  if (raw) {
+    py::object i = py::reinterpret_steal<py::object>(PyLong_FromLongLong(index));
+    PyObject* s = PyObject_CallOneArg(raw, i.ptr());
+    if (!s) throw py::error_already_set();
+    return as_address(py::reinterpret_steal<py::object>(s));
+  }
   return py::module_::import("torch").attr("cuda").attr("current_stream")(index).attr("cuda_stream").cast<std::uintptr_t>();
+}
+
+// The views whose memory does not hold what the tensor shows, refused.
+void refuse_torch_views(PyObject* x, bool complex) {
+  const Names& n = names();
+  if (!truthy(invoke(x, n.is_contiguous))) {
+    throw ArgumentError("the Tensor is not C-contiguous; pass a contiguous copy (x.contiguous())");
+  }
+  // Lazy views: the memory holds the values before negation or conjugation.
+  if (truthy(invoke(x, n.is_neg))) throw ArgumentError("the Tensor has its negative bit set (a view); pass x.resolve_neg()");
+  if (complex && truthy(invoke(x, n.is_conj))) {
+    throw ArgumentError("the Tensor has its conjugate bit set (a view); pass x.resolve_conj()");
+  }
+}
+
+void refuse_grad(PyObject* x) {
+  if (truthy(get(x, names().requires_grad))) {
+    throw ArgumentError("the Tensor requires grad, and autograd would not see what a kernel writes; pass x.detach()");
+  }
 }
 
 // A torch tensor `device` can use in place: CUDA memory of its GPU, or host memory (any
 // device: the CPU reads it, GPUs stage it). nullopt leaves it to DLPack, which says why not
 // (another GPU, a dtype NumPy lacks, a sparse or other non-strided tensor: torch raises on one
-// of the reads below).
-std::optional<Described> describe_torch(PyObject* x, const Device& device, ForeignCall& per_call) {
+// of the reads below). `before`: the object's last description on `device`, if any.
+std::optional<Described> describe_torch(PyObject* x, const Device& device, ForeignCall& per_call, const Known* before) {
   const Names& n = names();
   try {
-    const long long index = as_long(invoke(x, n.get_device));  // -1: host memory
-    const bool cuda_device = device.info().backend == "cuda";
-    if (index >= 0 && (!cuda_device || index != device.info().index)) return std::nullopt;
-    if (truthy(get(x, n.requires_grad))) {
-      throw ArgumentError("the Tensor requires grad, and autograd would not see what a kernel writes; pass x.detach()");
-    }
-    py::object type = get(x, n.dtype);
-    std::optional<py::dtype> dtype = numpy_dtype_of_torch(type);
-    if (!dtype) return std::nullopt;
-    if (!truthy(invoke(x, n.is_contiguous))) {
-      throw ArgumentError("the Tensor is not C-contiguous; pass a contiguous copy (x.contiguous())");
-    }
-    // Lazy views: the memory holds the values before negation or conjugation.
-    if (truthy(invoke(x, n.is_neg))) throw ArgumentError("the Tensor has its negative bit set (a view); pass x.resolve_neg()");
-    if (dtype->kind() == 'c' && truthy(invoke(x, n.is_conj))) {
-      throw ArgumentError("the Tensor has its conjugate bit set (a view); pass x.resolve_conj()");
-    }
     Described d;
-    d.ptr = as_address(invoke(x, n.data_ptr));
-    d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
-    d.dtype = std::move(*dtype);
-    d.host = index < 0;
+    py::object type;
+    if (before) {  // the same dtype object: the same device (unless the pointer differs below) and NumPy dtype
+      refuse_grad(x);
+      type = get(x, n.dtype);
+      if (type.ptr() == before->what.token.ptr()) {
+        refuse_torch_views(x, before->what.dtype.kind() == 'c');
+        d = before->what;
+        d.ptr = as_address(invoke(x, n.data_ptr));
+        d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+        if (d.ptr != before->what.ptr) before = nullptr;  // maybe another device: described in full
+      } else {
+        before = nullptr;
+      }
+    }
+    if (!before) {
+      const long long index = as_long(invoke(x, n.get_device));  // -1: host memory
+      const bool cuda_device = device.info().backend == "cuda";
+      if (index >= 0 && (!cuda_device || index != device.info().index)) return std::nullopt;
+      refuse_grad(x);
+      type = get(x, n.dtype);
+      std::optional<py::dtype> dtype = numpy_dtype_of_torch(type);
+      if (!dtype) return std::nullopt;
+      refuse_torch_views(x, dtype->kind() == 'c');
+      d.ptr = as_address(invoke(x, n.data_ptr));
+      d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+      d.dtype = std::move(*dtype);
+      d.host = index < 0;
+      d.index = index;
+      d.token = std::move(type);
+    }
     if (!d.host) {
-      if (!per_call.torch_stream) per_call.torch_stream = torch_current_stream(static_cast<int>(index));
+      if (!per_call.torch_stream) per_call.torch_stream = torch_current_stream(d.index);
       d.ordered = true;
       d.stream = *per_call.torch_stream;
     }
@@ -179,21 +292,24 @@ std::optional<Described> describe_torch(PyObject* x, const Device& device, Forei
 // __cuda_array_interface__ dict costs several times these reads: it formats dtype.descr).
 // CuPy's current stream is read once per call; its null stream (0) is the legacy default
 // stream, as its interface says (1). nullopt: not one CuPy answers here (the interface then).
-std::optional<Described> describe_cupy(PyObject* x, const Device& device, ForeignCall& per_call) {
+std::optional<Described> describe_cupy(PyObject* x, const Device& device, ForeignCall& per_call, const Known* before) {
   const Names& n = names();
   if (device.info().backend != "cuda") return std::nullopt;
   try {
     py::object data = get(x, n.data);
-    if (as_long(get(data.ptr(), n.device_id)) != device.info().index) return std::nullopt;
+    const bool same_pointer = before && data.ptr() == before->what.token.ptr();
+    if (!same_pointer && as_long(get(data.ptr(), n.device_id)) != device.info().index) return std::nullopt;
     py::object type = get(x, n.dtype);
     if (!py::isinstance<py::dtype>(type)) return std::nullopt;
-    if (!truthy(get(x, n.c_contiguous))) {
+    if (!truthy(get(x, n._c_contiguous))) {
       throw ArgumentError("the ndarray is not C-contiguous; pass cupy.ascontiguousarray(x)");
     }
     Described d;
-    d.ptr = as_address(get(data.ptr(), n.ptr));
+    d.ptr = same_pointer ? before->what.ptr : as_address(get(data.ptr(), n.ptr));
     d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
     d.dtype = py::reinterpret_borrow<py::dtype>(type);
+    d.index = device.info().index;
+    d.token = std::move(data);
     if (!per_call.cupy_stream) {
       static PyObject* current =
           py::object(py::module_::import("cupy").attr("cuda").attr("get_current_stream")).release().ptr();
@@ -251,61 +367,6 @@ std::optional<Described> describe_cai(const py::handle& x) {
     if (out.stream == 0) throw ArgumentError("the " + what + "'s __cuda_array_interface__ has stream 0, which the protocol forbids");
   }
   return out;
-}
-
-// ---- the per-object cache of GPU imports ----
-
-struct CachedImport {
-  py::object weak;  // weakref.ref(object, drop this entry)
-  Device device;
-  std::uintptr_t ptr;
-  std::size_t nbytes;
-  py::dtype dtype;
-  Buffer base;  // over the memory, owning nothing
-};
-
-using ImportCache = std::unordered_map<PyObject*, CachedImport>;
-ImportCache& import_cache() {
-  static auto& cache = *new ImportCache;  // never destroyed: it holds Python objects (the GIL guards it)
-  return cache;
-}
-constexpr std::size_t kMaxCachedImports = 4096;  // beyond this (objects that live long) start over
-
-bool same_dtype(const py::dtype& a, const py::dtype& b) {
-  return a.ptr() == b.ptr() || PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_EQ) == 1;
-}
-
-void remember(PyObject* x, const Device& device, const Described& what, const Buffer& base) {
-  ImportCache& cache = import_cache();
-  if (cache.size() >= kMaxCachedImports) cache.clear();
-  py::cpp_function drop([x](py::handle ref) {
-    ImportCache& c = import_cache();
-    auto it = c.find(x);
-    if (it != c.end() && it->second.weak.ptr() == ref.ptr()) c.erase(it);
-  });
-  PyObject* weak = PyWeakref_NewRef(x, drop.ptr());
-  if (!weak) {  // no weak references to this type: imported each call
-    PyErr_Clear();
-    return;
-  }
-  cache[x] = CachedImport{py::reinterpret_steal<py::object>(weak), device, what.ptr, what.nbytes, what.dtype, base};
-}
-
-// The Buffer over `what` on `device`: the cached import while the object says the same
-// pointer, size and dtype (set_, resize_, .data = and new objects at a dead one's address
-// change one of them or drop the entry), else a new import (the driver checks the pointer).
-Buffer imported(PyObject* x, const Device& device, const Described& what) {
-  ImportCache& cache = import_cache();
-  auto it = cache.find(x);
-  if (it != cache.end()) {
-    const CachedImport& c = it->second;
-    if (c.device.impl() == device.impl() && c.ptr == what.ptr && c.nbytes == what.nbytes && same_dtype(c.dtype, what.dtype))
-      return c.base;
-    cache.erase(it);
-  }
-  Buffer base = device.wrap(reinterpret_cast<void*>(what.ptr), what.nbytes, nullptr);
-  remember(x, device, what, base);
-  return base;
 }
 
 // Producers let go of without the GIL on the main thread, waiting for a pending call (which the
@@ -374,18 +435,33 @@ bool is_foreign_tensor_type(PyObject* o) {
 
 std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Device& device, ForeignCall& per_call) {
   PyObject* o = x.ptr();
+  const Known* before = known(o, device);
   std::optional<Described> what;
   PyObject* torch = torch_tensor_type();
   PyObject* cupy = cupy_array_type();
+  bool described_by_type = true;  // torch and CuPy: their entries carry a token; interface objects are parsed each call
   if (torch && PyObject_IsInstance(o, torch) == 1) {
-    what = describe_torch(o, device, per_call);
+    what = describe_torch(o, device, per_call, before);
   } else {
-    if (cupy && PyObject_IsInstance(o, cupy) == 1) what = describe_cupy(o, device, per_call);
+    if (cupy && PyObject_IsInstance(o, cupy) == 1) what = describe_cupy(o, device, per_call, before);
     // Other interface objects (Numba's), and CuPy arrays CuPy did not answer for, on CUDA.
-    if (!what && device.info().backend == "cuda") what = describe_cai(x);
+    if (!what && device.info().backend == "cuda") {
+      what = describe_cai(x);
+      described_by_type = false;
+    }
   }
   PyErr_Clear();  // an IsInstance that failed counts as "not one"
   if (!what) return std::nullopt;
+  // The entry still holds: its import is reused. Else a new one (the driver checks the pointer).
+  const bool same = before && same_memory(before->what, *what) &&
+                    (!described_by_type || before->what.token.ptr() == what->token.ptr());
+  Buffer base;
+  if (same) {
+    base = before->base;
+  } else {
+    if (!what->host) base = device.wrap(reinterpret_cast<void*>(what->ptr), what->nbytes, nullptr);
+    remember(o, device, *what, base);
+  }
   ForeignArgument out;
   out.dtype = what->dtype;
   out.nbytes = what->nbytes;
@@ -400,7 +476,7 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
     device.wait_for_stream(what->stream);
     per_call.ordered.push_back(what->stream);
   }
-  out.buffer = imported(o, device, *what).kept_with(keep_alive(o));
+  out.buffer = base.kept_with(keep_alive(o));
   return out;
 }
 
