@@ -198,13 +198,19 @@ def reductions(dev, torch, cupy):
 
 
 def fused(torch, cupy):
-    section("fused chain mnp.sin(x)*y+2 at 1e7 and 1e8, one iteration at a time (device opened with timing=True)")
+    for label, expr, body in (("mnp.sin(x)*y+2", lambda x, y: mnp.sin(x) * y + 2, "z = sinf(x) * y + 2.0f"),
+                              ("(x+y)*(x-y)+1", lambda x, y: (x + y) * (x - y) + 1, "z = (x + y) * (x - y) + 1.0f")):
+        fused_one(label, expr, body, cupy)
+
+
+def fused_one(label, expr, body, cupy):
+    section(f"fused chain {label} at 1e7 and 1e8, one iteration at a time (device opened with timing=True)")
     dev = mc.Device(DEVICE, timing=True)
     from metalcall.numpy import _runtime as R
     for n in SIZES[1:]:
         x = mnp.asarray(np.random.default_rng(2).random(n, dtype=np.float32), device=dev)
         y = mnp.asarray(np.random.default_rng(3).random(n, dtype=np.float32), device=dev)
-        (mnp.sin(x) * y + 2).evaluate()
+        expr(x, y).evaluate()
         mnp.synchronize(dev)
         for batch in (1, 10, 70):
             host, gpu = [], []
@@ -213,7 +219,7 @@ def fused(torch, cupy):
             t0 = time.perf_counter()
             for _ in range(batch):
                 t = time.perf_counter()
-                (mnp.sin(x) * y + 2).evaluate()
+                expr(x, y).evaluate()
                 host.append(time.perf_counter() - t)
             comps = list(R._pending)
             mnp.synchronize(dev)
@@ -224,7 +230,7 @@ def fused(torch, cupy):
                   f"max {us(max(host))}; GPU per kernel median {us(statistics.median(gpu))} max {us(max(gpu))}; "
                   f"memory_info before {info0} after {info1}; gc counts {gc0}->{gc.get_count()}", flush=True)
         if cupy:
-            k = cupy.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = sinf(x) * y + 2.0f", "chain")
+            k = cupy.ElementwiseKernel("float32 x, float32 y", "float32 z", body, "chain")
             cx, cy = cupy.asarray(np.asarray(x)), cupy.asarray(np.asarray(y))
             k(cx, cy)
             cupy.cuda.Device().synchronize()
