@@ -169,3 +169,26 @@ def test_result_buffers_are_recycled_only_when_free(device):
     check(z3, a + 1)
     mnp.clear_pool()
     assert device.memory_info()["cached"] == 0
+
+
+def test_large_results_in_flight_are_bounded(device, monkeypatch):
+    """A loop of large elementwise results keeps at most LARGE_IN_FLIGHT bytes of them queued
+    (the oldest is waited for), so the pool reuses their blocks; every result stays right."""
+    from metalcall.numpy import _runtime as R
+
+    n = 4096
+    monkeypatch.setattr(R, "LARGE_RESULT", n * 4)
+    monkeypatch.setattr(R, "LARGE_IN_FLIGHT", 3 * n * 4)
+    mnp.synchronize(device)
+    a = np.linspace(-2, 2, n, dtype=np.float32)
+    b = np.linspace(1, 3, n, dtype=np.float32)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    results = []
+    for k in range(12):
+        results.append(((x + y) * (x - y) + float(k)).evaluate())
+        assert R._large_bytes <= 3 * n * 4 and len(R._large) <= 3
+    assert len(R._large) == 3
+    for k, z in enumerate(results):
+        check(z, (a + b) * (a - b) + np.float32(k), rtol=1e-6)
+    mnp.synchronize(device)
+    assert not R._large and R._large_bytes == 0

@@ -444,7 +444,11 @@ def run(items, device):
     if n >= 2**32:
         raise NotImplementedError("metalcall.numpy: elementwise kernels handle fewer than 2**32 elements")
     kern = R.kernel(device, src, KERNEL_NAME)
-    R.launch(kern, n, *args)
+    done = R.launch(kern, n, *args)
+    if n >= R.LARGE_RESULT // 8:  # maybe LARGE_RESULT bytes of results (8-byte elements)
+        nbytes = sum(n * it[1][3].itemsize for it in items)
+        if nbytes >= R.LARGE_RESULT:
+            R.bound_in_flight(done, nbytes)
     return src
 
 

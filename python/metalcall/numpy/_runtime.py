@@ -97,11 +97,38 @@ def keep(completion) -> None:
         _pending.popleft().wait()
 
 
+# Large results in flight, bounded: the host enqueues a 1e8-element elementwise kernel in tens of
+# µs and the GPU runs it in hundreds, so a loop of them ran ~200 ahead, each result a new 400 MB
+# pool block (a freed block is reused only once the GPU is done with it) that the driver allocated
+# and the GPU first touched at page-fault speed: rounds 10x slower than the kernel, erratic
+# (benchmarks/RESULTS.md, fused (x+y)*(x-y)+1 at 1e8). Past LARGE_IN_FLIGHT bytes the oldest is
+# waited for (the GPU still has the others queued), so blocks come back and are reused.
+LARGE_RESULT = 32 << 20  # bytes: results from here on are counted
+LARGE_IN_FLIGHT = 2 << 30
+_large: collections.deque = collections.deque()  # (Completion, bytes)
+_large_bytes = 0
+
+
+def bound_in_flight(completion, nbytes: int) -> None:
+    """Counts a launch writing `nbytes` of results (>= LARGE_RESULT) and waits for the oldest
+    counted ones while more than LARGE_IN_FLIGHT bytes (and more than two launches) are queued."""
+    global _large_bytes
+    _large.append((completion, nbytes))
+    _large_bytes += nbytes
+    while _large_bytes > LARGE_IN_FLIGHT and len(_large) > 2:
+        oldest, size = _large.popleft()
+        _large_bytes -= size
+        oldest.wait()
+
+
 def synchronize(device=None) -> None:
     """Waits for all work metalcall.numpy submitted (raising an ExecutionError if one failed),
     including kernels launched by other modules (_kernels) on the devices arrays were made on."""
+    global _large_bytes
     while _pending:
         _pending.popleft().wait()
+    _large.clear()  # all of them were in _pending too
+    _large_bytes = 0
     if device is not None:
         as_device(device).synchronize()
         return
