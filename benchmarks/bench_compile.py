@@ -192,8 +192,8 @@ def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]
     """NVRTC alone, no GPU: each kernel's CUDA translation compiled in this process (sm_90, the
     backend's options) as the backend's first build compiles it (its prelude parts, -minimal, no
     coarsened entry points) and as it did before all three (whole prelude, coarsened entries), taking
-    turns; the first compile of the process (NVRTC's own start) is left out. CPU time of the
-    process (NVRTC compiles on the calling thread)."""
+    turns, with CuPy's c = a * b in CUDA C++ beside them; the first compile of the process (NVRTC's
+    own start) is left out. CPU time of the process (NVRTC compiles on the calling thread)."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
     import cuda_prelude_parts_check as parts_check
     import nvrtc_check
@@ -218,6 +218,13 @@ def nvrtc_rows(translate_main: str, repeats: int) -> list[tuple[str, list[float]
             codes[label] = (cu.stdout, options + ["-minimal", "-DMETALCALL_NO_COARSENED"])
         nvrtc_check.compile_cuda("extern \"C\" __global__ void k() {}", "sm_90", lib, include)  # NVRTC's start
         for _ in range(repeats):
+            # CuPy's kernel as CUDA C++, what its cold RawKernel hands NVRTC (with our options; no prelude).
+            cpu = time.process_time()
+            ok, log, _ = nvrtc_check.compile_cuda(CUDA_MUL, "sm_90", lib, include)
+            if not ok:
+                raise RuntimeError(f"CuPy's kernel did not compile:\n{log[-2000:]}")
+            samples.setdefault("NVRTC, c = a * b written in CUDA C++ (CuPy's RawKernel source)", []).append(
+                time.process_time() - cpu)
             for label, (code, options) in codes.items():
                 for suffix, extra in (("", options), (", before: whole prelude, coarsened entries", [])):
                     # CPU time: the shared development machine's wall clock measures its load.
