@@ -4,6 +4,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/analysis/grid_indexing.hpp"
 #include "msl/analysis/msl_rules.hpp"
+#include "msl/analysis/nesting_limits.hpp"
 #include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
@@ -26,8 +27,9 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
     unit.preprocessed = finish_preprocessed(output, input, source);
   }
   // MSL, not host C++: refused before any of it reaches the target's compiler.
-  check_msl_rules(unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true), source,
-                  options.checked);
+  const std::vector<Token> tokens = unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true);
+  check_nesting(tokens, source);  // first: the walks below follow nesting
+  check_msl_rules(tokens, source, options.checked);
   TranslateOptions translate;
   translate.constants = options.constants;
   translate.checked = options.checked;
@@ -60,6 +62,7 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
     preprocessed = finish_preprocessed(output, input, source);
   }
   const std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
+  check_nesting(tokens, source);
   ParsedSource parsed = parse_source(tokens, source);
   SourceReflection reflection;
   for (ParsedKernel& kernel : parsed.kernels) {

@@ -1,0 +1,60 @@
+// How deep a source may nest (see nesting_limits.hpp). One linear walk.
+#include "msl/analysis/nesting_limits.hpp"
+
+#include "msl/errors/source_errors.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+constexpr const char* kRule = "nesting within the compiler's limits";
+
+bool opens(const Token& t) { return t.kind == TokenKind::punct && (t.is("(") || t.is("[") || t.is("{")); }
+bool closes(const Token& t) { return t.kind == TokenKind::punct && (t.is(")") || t.is("]") || t.is("}")); }
+
+bool control_with_condition(const Token& t) {
+  return t.kind == TokenKind::identifier && (t.is("for") || t.is("while") || t.is("if") || t.is("switch"));
+}
+
+}  // namespace
+
+void check_nesting(const std::vector<Token>& t, const std::string& source) {
+  int brackets = 0;
+  int statements = 0;    // control statements in a row, each the body of the last
+  int conditionals = 0;  // `?` since the statement began
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (opens(t[i]) && ++brackets > kMaxNesting) {
+      throw rule_error(source, t[i], "brackets nested deeper than 256 levels (clang, Apple's Metal compiler "
+                                     "included, stops there too)", kRule);
+    }
+    if (closes(t[i]) && brackets > 0) --brackets;
+    if (t[i].kind == TokenKind::punct && (t[i].is(";") || t[i].is("{") || t[i].is("}"))) conditionals = 0;
+    if (t[i].kind == TokenKind::punct && t[i].is("?") && ++conditionals > kMaxNesting) {
+      throw rule_error(source, t[i], "more than 256 conditional operators in one statement; split it", kRule);
+    }
+    // Where a statement's body starts: after a control statement's `(...)`, or `do` / `else`.
+    std::size_t body = t.size();
+    if (control_with_condition(t[i]) && i + 1 < t.size() && t[i + 1].is("(")) {
+      int depth = 0;
+      std::size_t j = i + 1;
+      for (; j < t.size(); ++j) {
+        if (opens(t[j])) ++depth;
+        if (closes(t[j]) && --depth == 0) break;
+      }
+      body = j + 1;
+    } else if (t[i].kind == TokenKind::identifier && (t[i].is("do") || t[i].is("else"))) {
+      body = i + 1;
+    } else {
+      continue;
+    }
+    if (body >= t.size()) continue;
+    const bool else_if = t[i].is("else") && t[body].is_identifier("if");  // a sequence, not nesting
+    const bool nested = control_with_condition(t[body]) || t[body].is_identifier("do");
+    statements = nested && !else_if ? statements + 1 : 0;
+    if (statements >= kMaxNesting) {  // this body is the 257th statement of the nest
+      throw rule_error(source, t[body], "statements nested deeper than 256 levels without braces", kRule);
+    }
+  }
+}
+
+}  // namespace metalcall::msl
