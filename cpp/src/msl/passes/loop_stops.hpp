@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "msl/analysis/statements.hpp"  // statement_end, for the passes that include this
 #include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {

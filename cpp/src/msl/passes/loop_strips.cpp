@@ -8,7 +8,7 @@
 #include <string>
 
 #include "msl/analysis/call_graph.hpp"  // matching
-#include "msl/passes/loop_stops.hpp"    // statement_end
+#include "msl/analysis/statements.hpp"  // statement_end
 
 namespace metalcall::msl {
 
