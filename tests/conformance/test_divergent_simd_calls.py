@@ -1,6 +1,6 @@
 """SIMD-group functions reached through calls after divergent control flow: lanes that leave a
 loop holding a SIMD-group call early (`break`, the loop's condition, `return` from a helper,
-`continue` then `break`, nested loops, `do`/`while`, loops in lambdas) and then call a helper,
+`continue` then `break`, nested loops, `do`/`while`, loops in lambdas and functors) and then call a helper,
 a lambda or a functor defined on an earlier line that calls a SIMD-group function; lanes that
 skip an `if` holding one and then call such a helper; one helper called from both branches of
 an `if` and from two `switch` cases; loops that call a lambda or functor holding a SIMD-group
@@ -30,6 +30,18 @@ struct MinTally {
     int operator()(int a) const {
         const int n = simd_sum(1);
         return n * scale + simd_min(a);
+    }
+};
+
+// A functor whose loop lanes leave after different counts.
+struct Climb {
+    int operator()(int a, int n) const {
+        int acc = 0;
+        for (int k = 0; k < 4; ++k) {
+            if (k >= n) break;
+            acc += simd_min(a - k);
+        }
+        return acc;
     }
 };
 
@@ -163,6 +175,16 @@ kernel void dc_loop_in_lambda(device const int* x [[buffer(0)]], device int* out
     const int s = scan(v, abs(v) % 5);
     out[2 * i + 0] = s;
     out[2 * i + 1] = count(v);
+}
+""",
+    """
+kernel void dc_loop_in_functor(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                               uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const Climb c;
+    const int s = c(v, abs(v) % 5);
+    out[2 * i + 0] = s;
+    out[2 * i + 1] = tally(v);
 }
 """,
     """
@@ -350,6 +372,18 @@ def test_loop_in_lambda_then_lambda(device, x):
                 acc[m] += (v[m] + k).max()
         return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
     _check(device, "dc_loop_in_lambda", x, model)
+
+
+def test_loop_in_functor_then_helper(device, x):
+    def model(v, w):
+        n = np.abs(v) % 5
+        acc = np.zeros(w, np.int64)
+        for k in range(4):
+            m = n > k
+            if m.any():
+                acc[m] += (v[m] - k).min()
+        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
+    _check(device, "dc_loop_in_functor", x, model)
 
 
 def test_if_skipped_then_helper(device, x):
