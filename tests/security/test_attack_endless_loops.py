@@ -1,0 +1,78 @@
+"""Attack: a kernel that never ends, its loop hidden where a translator might not look (P2.4).
+
+docs/security.md promises that every kernel can be stopped: the translation checks a stop word
+on every loop's back-edge, and a device's kernel_timeout= (like Ctrl-C and cancel) stops the
+work with an ExecutionError. An attacker hides the endless loop in a lambda, a template, a
+constructor, a destructor, an operator, a macro, a range-for's outer loop, a loop with a
+barrier or a SIMD-group function, or one whose condition never changes. Each is stopped soon
+after the device's kernel_timeout on every mode (the sandbox's worker is asked to stop, then
+ended), and the device runs the next kernel.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+
+pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
+
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+
+
+def kernel(body: str, prefix: str = "") -> str:
+    return (HEADER + prefix + "\nkernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            + body + "\n}\n")
+
+
+LOOPS = {
+    "while": kernel("while (a[i] >= 0.0f) a[i] += 1.0f;"),
+    "empty-for": kernel("for (;;) { }"),
+    "lambda": kernel("auto f = [&]() { while (a[i] >= 0.0f) a[i] += 1.0f; }; f();"),
+    "template": kernel("spin(a, i);", "template <class T> void spin(device T* a, uint i) { while (a[i] >= 0) a[i] += 1; }"),
+    "constructor": kernel("S s(a, i); a[i] = s.x;",
+                          "struct S { float x; S(device float* a, uint i) { x = 0; while (a[i] >= 0.0f) a[i] += 1.0f; } };"),
+    "destructor": kernel("{ S s{a, i}; } a[i] = 1.0f;",
+                         "struct S { device float* a; uint i; ~S() { while (a[i] >= 0.0f) a[i] += 1.0f; } };"),
+    "operator": kernel("S s; a[i] = s + a[i];",
+                       "struct S { };\nfloat operator+(S, float v) { while (v >= 0.0f) v += 1.0f; return v; }"),
+    "macro": kernel("FOREVER a[i] += 1.0f;", "#define FOREVER for (;;)"),
+    "range-for-inside": kernel("float r[4] = {0, 0, 0, 0}; for (;;) for (float v : r) a[i] += v;"),
+    "barrier": kernel("while (a[0] >= 0.0f) { threadgroup_barrier(mem_flags::mem_device); }"),
+    "simd-group": kernel("while (simd_sum(a[i]) >= 0.0f) { a[i] += 1.0f; }"),
+    "step-of-zero": kernel("for (uint q = 0; q < 0xFFFFFFFFu; q += 0) { a[i] += 1.0f; }"),
+}
+
+MODES = {
+    "cpu": {"sandbox": False},
+    "checked": {"checked": True, "sandbox": False},
+    "sandbox": {"sandbox": True},
+}
+
+
+@pytest.fixture(params=sorted(MODES))
+def device(request):
+    if request.param == "sandbox" and not sys.platform.startswith("linux"):
+        pytest.skip("the sandbox is built on Linux's seccomp")
+    return mc.Device("cpu", kernel_timeout=0.5, **MODES[request.param])
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_an_endless_loop_is_stopped(device, name):
+    lib = device.compile(LOOPS[name])
+    start = time.monotonic()
+    with pytest.raises(mc.ExecutionError) as info:
+        lib.k(64, np.zeros(64, np.float32))
+    elapsed = time.monotonic() - start
+    assert 0.4 < elapsed < 30, elapsed  # stopped at the timeout, not left running
+    message = str(info.value)
+    assert "kernel 'k' was stopped" in message, message
+    # The device goes on with the next kernel.
+    good = device.compile(kernel("a[i] = float(i) * 2.0f;"))
+    out = np.zeros(8, np.float32)
+    good.k(8, out)
+    np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) * 2)
