@@ -66,7 +66,7 @@ std::string builtin_component(Builtin b, int d, const Target& target) {
     case Builtin::threads_per_threadgroup: return "mtl_a" + c;
     case Builtin::dispatch_threads_per_threadgroup: return "mtl_t" + c;
     case Builtin::threadgroups_per_grid: return "mtl_L->groups[" + std::to_string(d) + "]";
-    case Builtin::threads_per_grid: return "mtl_L->grid[" + std::to_string(d) + "]";
+    case Builtin::threads_per_grid: return target.grid_size_expression(d);
     case Builtin::thread_index_in_threadgroup: return "((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx)";
     case Builtin::thread_index_in_simdgroup: return fixed ? "(" + index + " % 32u)" : "(" + index + " & " + w_less_one + ")";
     case Builtin::simdgroup_index_in_threadgroup:

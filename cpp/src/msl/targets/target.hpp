@@ -168,6 +168,10 @@ class Target {
   virtual const char* kernel_pointer_qualifier() const = 0;
   /** Threads per SIMD-group in the entry point's code (the SIMD-group builtins): 32 (a warp), or the launch's. */
   virtual const char* simd_width_expression() const { return "32u"; }
+  /** The grid's size in dimension d (threads_per_grid): the launch's field, or a local the CPU's
+   *  entry point reads once (a call in the kernel's loops, the stop check's, would make the
+   *  compiler read the field again for every thread). */
+  virtual std::string grid_size_expression(int d) const { return "mtl_L->grid[" + std::to_string(d) + "]"; }
 
   /** The address of the bytes of by-value or reference parameter `p`. */
   virtual std::string value_address(const ParamInfo& p) const = 0;

@@ -63,6 +63,7 @@ class CpuTarget : public Target {
   const char* kernel_pointer_qualifier() const override { return ""; }
   // 32, or the width of the simulated Metal pipeline the launch runs for (the Metal simulator).
   const char* simd_width_expression() const override { return "mtl_sw"; }
+  std::string grid_size_expression(int d) const override { return d == 0 ? "mtl_nx" : d == 1 ? "mtl_ny" : "mtl_nz"; }
   std::string value_address(const ParamInfo& p) const override { return "mtl_L->args[" + std::to_string(p.position) + "]"; }
 
   std::string threadgroup_address(const ParamInfo& p) const override {
@@ -98,6 +99,8 @@ class CpuTarget : public Target {
   // Where a threadgroup starts and how large it is (the last one may be partial).
   static constexpr const char* kGroupLoop =
       "  const unsigned long long mtl_ngx = mtl_L->groups[0], mtl_ngy = mtl_L->groups[1];\n"
+      "  const unsigned mtl_nx = mtl_L->grid[0], mtl_ny = mtl_L->grid[1], mtl_nz = mtl_L->grid[2];\n"
+      "  (void)mtl_nx; (void)mtl_ny; (void)mtl_nz;\n"
       "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
       "  for (unsigned long long mtl_g = mtl_g_begin; mtl_g < mtl_g_end; ++mtl_g) {\n"
       "    const unsigned mtl_gx = (unsigned)(mtl_g % mtl_ngx), mtl_gy = (unsigned)((mtl_g / mtl_ngx) % mtl_ngy), mtl_gz = (unsigned)(mtl_g / (mtl_ngx * mtl_ngy));\n"
@@ -140,6 +143,8 @@ class CpuTarget : public Target {
          "  const metalcall_cpu_worker* mtl_W = metal::mtl_rt::worker;\n  (void)mtl_W;\n"
       << kSimdWidth <<
          "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
+         "  const unsigned mtl_nx = mtl_L->grid[0], mtl_ny = mtl_L->grid[1], mtl_nz = mtl_L->grid[2];\n"
+         "  (void)mtl_nx; (void)mtl_ny; (void)mtl_nz;\n"
          "  const unsigned mtl_gx = mtl_c.mtl_gx, mtl_gy = mtl_c.mtl_gy, mtl_gz = mtl_c.mtl_gz, mtl_x0 = mtl_c.mtl_x0, mtl_y0 = mtl_c.mtl_y0, mtl_z0 = mtl_c.mtl_z0;\n"
          "  const unsigned mtl_ax = mtl_c.mtl_ax, mtl_ay = mtl_c.mtl_ay, mtl_az = mtl_c.mtl_az;\n"
          "  const unsigned mtl_lx = mtl_tid % mtl_ax, mtl_ly = (mtl_tid / mtl_ax) % mtl_ay, mtl_lz = mtl_tid / (mtl_ax * mtl_ay);\n"

@@ -82,6 +82,6 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
-constexpr int kTranslatorVersion = 21;
+constexpr int kTranslatorVersion = 22;
 
 }  // namespace metalcall::msl
