@@ -47,6 +47,7 @@ std::string system_call_name(long number) {
       {SYS_newfstatat, "newfstatat"}, {SYS_statx, "statx"}, {SYS_unlinkat, "unlinkat"}, {SYS_mprotect, "mprotect"},
       {SYS_mmap, "mmap"}, {SYS_ioctl, "ioctl"}, {SYS_prctl, "prctl"}, {SYS_rt_sigaction, "rt_sigaction"},
       {SYS_getdents64, "getdents64"}, {SYS_bind, "bind"}, {SYS_memfd_create, "memfd_create"}, {SYS_exit, "exit"},
+      {SYS_futex, "futex"},
 #ifdef SYS_open
       {SYS_open, "open"}, {SYS_fork, "fork"}, {SYS_vfork, "vfork"}, {SYS_stat, "stat"}, {SYS_access, "access"},
 #endif
