@@ -45,6 +45,17 @@ struct Climb {
     }
 };
 
+// A helper named as a template argument (ggml's dispatch functions): its type is used, so the
+// CPU backend leaves its signature alone.
+int sum_of(int v) {
+    return simd_sum(v);
+}
+typedef decltype(sum_of) sum_fn_t;
+template <sum_fn_t fn>
+int apply_to(int v) {
+    return fn(v);
+}
+
 // Lanes return from inside the loop, at the iteration of their n.
 int walk(int v, int n) {
     int acc = 0;
@@ -185,6 +196,14 @@ kernel void dc_loop_in_functor(device const int* x [[buffer(0)]], device int* ou
     const int s = c(v, abs(v) % 5);
     out[2 * i + 0] = s;
     out[2 * i + 1] = tally(v);
+}
+""",
+    """
+kernel void dc_function_as_argument(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                    uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    out[2 * i + 0] = apply_to<sum_of>(v);
+    out[2 * i + 1] = sum_of(v + 1);
 }
 """,
     """
@@ -384,6 +403,12 @@ def test_loop_in_functor_then_helper(device, x):
                 acc[m] += (v[m] - k).min()
         return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
     _check(device, "dc_loop_in_functor", x, model)
+
+
+def test_helper_named_as_template_argument(device, x):
+    def model(v, w):
+        return np.stack([np.full(w, v.sum()), np.full(w, (v + 1).sum())], 1)
+    _check(device, "dc_function_as_argument", x, model)
 
 
 def test_if_skipped_then_helper(device, x):

@@ -8,15 +8,46 @@
 
 namespace metalcall::msl {
 
+namespace {
+
+// Whether the name at j is called there: `name(`, `name<…>(`. Anything else (a template
+// argument, decltype(name<…>), &name) uses the function's type, which the parameter would change.
+bool called_at(const std::vector<Token>& t, std::size_t j) {
+  std::size_t k = j + 1;
+  if (k < t.size() && t[k].is("<")) {
+    int depth = 0;
+    for (; k < t.size(); ++k) {
+      if (t[k].is("<")) ++depth;
+      else if (t[k].is(">")) --depth;
+      else if (t[k].is(">>")) depth -= 2;
+      else if (t[k].is(";") || t[k].is("{") || t[k].is("}")) return false;
+      if (depth <= 0) break;
+    }
+    ++k;
+  }
+  return k < t.size() && t[k].is("(");
+}
+
+}  // namespace
+
 FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& callers) {
   static const std::string kParameter =
       "metal::mtl_rt::simd_caller mtl_caller = metal::mtl_rt::simd_caller(__builtin_LINE())";
   // A function declared before its definition would need the parameter in both, the default once.
-  const std::set<std::string> prototypes = declared_names(t).prototypes;
+  std::set<std::string> kept_as_written = declared_names(t).prototypes;
+  // Functions whose name stands for their type or address somewhere (ggml's `template<disp_t
+  // fn> void mmv_fn(…)` given `kernel_mul_mv_t_t_disp<half, half, …>`) keep their signature.
+  std::set<std::string> functions;
+  for (const CallableBody& b : callers.bodies())
+    if (b.reaches && b.intro == statements::kNone && !b.name.empty()) functions.insert(b.name);
+  for (std::size_t j = 0; j < t.size(); ++j)
+    if (t[j].kind == TokenKind::identifier && functions.count(t[j].text) && !called_at(t, j) &&
+        !(j > 0 && (t[j - 1].is(".") || t[j - 1].is("->"))))
+      kept_as_written.insert(t[j].text);
   FrameEdits out;
   for (const CallableBody& b : callers.bodies()) {
     if (!b.reaches || b.kernel || b.is_constexpr || (!b.name.empty() && b.intro == statements::kNone &&
-                                                     prototypes.count(b.name)))
+                                                     kept_as_written.count(b.name)))
       continue;
     if (b.params == statements::kNone) {  // a lambda written `[…] {`
       out.after[b.intro] += "(" + kParameter + ")";

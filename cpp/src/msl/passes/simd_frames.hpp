@@ -24,7 +24,8 @@ struct FrameEdits {
 
 /**
  * Each function, lambda and operator() of the source that may call a SIMD-group function (not a
- * kernel, not constexpr, not declared apart from its definition, without a parameter pack or
+ * kernel, not constexpr, not declared apart from its definition, not named other than in a call
+ * (a template argument, `decltype(f<T>)`: its type must stay), without a parameter pack or
  * `(void)`) gets a last parameter `metal::mtl_rt::simd_caller mtl_caller =
  * metal::mtl_rt::simd_caller(__builtin_LINE())` (its caller's line) and, first in its body,
  * `metal::mtl_rt::simd_frame mtl_frame(mtl_caller);`, which holds that line in the fiber's calls
