@@ -16,6 +16,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 device="$1" out="$(mkdir -p "$2" && cd "$2" && pwd)"
 shift 2
 corpus="${METALCALL_CORPUS:-$here/../.devcarry/corpus}"
+corpus2="$(cd "${METALCALL_CORPUS2:-$here/../.devcarry/corpus2}" 2>/dev/null && pwd)"
 cd "$corpus" || { echo "no corpus at $corpus (docs/msl-corpus.md: The corpus and the commands)"; exit 77; }
 extra=()
 [ "$device" = nvrtc ] && extra=(--translate-main "${TRANSLATE_MAIN:-/tmp/translate-main-work/translate_main}")
@@ -73,9 +74,31 @@ run_source() {
     # codegen/gen_metal_shader_lib.py joins the files, common.metal first
     torchao) survey torchao $(ls torchao/torchao/experimental/kernels/mps/metal/*.metal | grep -v /common.metal) \
                --prepend torchao/torchao/experimental/kernels/mps/metal/common.metal ;;
+    # the second corpus: its folder is the survey's root
+    ik-llama|metalpetal|mfa|naga|spirv-cross)
+      [ -n "$corpus2" ] || { echo "no second corpus (docs/msl-corpus.md)"; return 77; }
+      (cd "$corpus2" && run_source2 "$1") ;;
     *) echo "unknown source $1"; return 2 ;;
   esac
 }
 
+run_source2() {
+  case "$1" in
+    # ikawrakow/ik_llama.cpp: ggml's Metal file with its own quantisation types (IQ*_K, ...)
+    ik-llama) survey ik-llama ik_llama/ggml/src/ggml-metal.metal -I ik_llama/ggml/src ;;
+    # MetalPetal's framework shaders and its examples' (Xcode builds each file alone)
+    metalpetal) survey metalpetal $(ls metalpetal/Frameworks/MetalPetal/Shaders/*.metal) \
+                  metalpetal/MetalPetalExamples/Shared/Shaders.metal -I metalpetal/Frameworks/MetalPetal/Shaders ;;
+    # metal-flash-attention's last hand-written MSL (v1.0: GEMM, attention, convolution)
+    mfa) survey mfa $(ls mfa/Sources/*.metal) ;;
+    # naga's MSL output for its WGSL tests (wgpu)
+    naga) survey naga $(ls wgpu/naga/tests/out/msl/*.msl) ;;
+    # SPIRV-Cross's MSL reference output for its compute shaders (as MoltenVK emits)
+    spirv-cross) survey spirv-cross $(ls spirv-cross/reference/shaders-msl/comp/* spirv-cross/reference/shaders-msl-no-opt/comp/* \
+                   spirv-cross/reference/shaders-msl/asm/comp/* spirv-cross/reference/shaders-msl-no-opt/asm/comp/*) ;;
+  esac
+}
+
+[ "$#" -eq 1 ] && [ "$1" = all2 ] && set -- ik-llama metalpetal mfa naga spirv-cross
 [ "$#" -eq 1 ] && [ "$1" = all ] && set -- mlx ggml ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao
 for s in "$@"; do run_source "$s"; done

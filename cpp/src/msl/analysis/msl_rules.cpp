@@ -9,6 +9,7 @@
 #include "msl/analysis/call_graph.hpp"
 #include "msl/analysis/function_pointers.hpp"
 #include "msl/analysis/recursion.hpp"
+#include "msl/analysis/reserved_names.hpp"
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
@@ -49,7 +50,7 @@ const std::set<std::string>& msl_attributes() {
       "world_space_origin", "world_space_direction", "object_space_origin", "object_space_direction",
       "object_to_world_transform", "world_to_object_transform", "primitive_data",
       // standard C++ attributes
-      "maybe_unused", "nodiscard", "fallthrough", "likely", "unlikely", "deprecated", "noreturn",
+      "invariant", "maybe_unused", "nodiscard", "fallthrough", "likely", "unlikely", "deprecated", "noreturn",
       "carries_dependency"};
   return a;
 }
@@ -75,6 +76,7 @@ class RuleChecker {
     compute_scopes();
     const DeclaredNames names = declared_names(t_);
     names_ = &names;
+    reserved_variables_ = declared_reserved_variables(t_);
     check_tokens();
     check_program_scope(names);
     check_function_pointers(t_, src_, names);
@@ -88,6 +90,7 @@ class RuleChecker {
   std::vector<Scope> scope_;         // per token: the innermost scope it is in
   std::vector<Scope> brace_kind_;    // per token: for '{', the scope it opens
   const DeclaredNames* names_ = nullptr;
+  std::set<std::string> reserved_variables_;  // the translation spells them mtl_user_X
 
   [[noreturn]] void refuse(std::size_t i, const std::string& message, const std::string& rule) const {
     throw rule_error(src_, t_[i], message, rule);
@@ -219,6 +222,13 @@ class RuleChecker {
       const std::size_t name_token = j;
       if (name == "using") refuse(j, "attribute namespaces ([[using ...]]) are not MSL", "attributes MSL defines");
       ++j;
+      // Optimisation hints, no semantics: SPIRV-Cross puts [[clang::optnone]] on its float-control helpers.
+      static const auto& hints = *new std::set<std::string>{"clang::optnone", "clang::noinline", "clang::always_inline",
+                                                   "gnu::noinline", "gnu::always_inline"};
+      if (j + 1 < end && t_[j].is("::") && hints.count(name + "::" + t_[j + 1].text)) {
+        j += 2;
+        continue;
+      }
       if (j < end && t_[j].is("::")) {
         refuse(name_token, "attribute '" + name + "::" + (j + 1 < end ? t_[j + 1].text : "") +
                                "' is a compiler extension, not an attribute MSL defines",
@@ -409,7 +419,8 @@ class RuleChecker {
   bool reserved_name_allowed(const std::string& id) const {
     static const auto& spellings = *new std::set<std::string>{"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
                                                     "__extension__", "__inline", "__inline__", "__alignof__"};
-    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id) || allowed_builtin(id) ||
+    if (spellings.count(id) || names_->functions.count(id) || names_->types.count(id) || reserved_variables_.count(id) ||
+        allowed_builtin(id) ||
         prelude_reserved_names().count(id))
       return true;
     if (id.rfind("__metal_", 0) == 0 || id.rfind("__METAL_", 0) == 0 || id.rfind("__is_", 0) == 0 ||

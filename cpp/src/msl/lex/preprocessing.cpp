@@ -245,6 +245,7 @@ bool is_msl_header(const std::string& name) {
 
 PreprocessorInput text_for_preprocessor(const std::string& source) {
   PreprocessorInput input;
+  bool target_conditionals = false;
   std::vector<std::string> lines;
   {
     std::istringstream in(logical_lines(source));
@@ -271,6 +272,11 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
     if (name == "include" || name == "import" || name == "include_next" || name == "embed") {
       if ((name == "include" || name == "import") && !msl_include_target(rest).empty()) {
         line.clear();  // the prelude provides it
+        continue;
+      }
+      if ((name == "include" || name == "import") && (rest == "<TargetConditionals.h>" || rest == "<TargetConditionals.h>;")) {
+        line.clear();  // its macros are defined before the source (below)
+        target_conditionals = true;
         continue;
       }
       input.refused.push_back({number, column, refused_message(name, rest), ""});
@@ -304,6 +310,16 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
       "#define __has_include_next(...) __has_include()\n"
       "#define __has_embed(...) 0\n"
       "#define _Pragma(...) " + std::string(kRefusedPragma) + "\n";
+  // Apple's <TargetConditionals.h>, which shared headers include (MetalPetal's MTIShaderLib.h
+  // tests TARGET_OS_SIMULATOR): the platform of a Mac, where metalcall's kernels run as Metal's would.
+  if (target_conditionals)
+    for (const char* m : {"TARGET_OS_MAC 1", "TARGET_OS_OSX 1", "TARGET_OS_IPHONE 0", "TARGET_OS_IOS 0",
+                          "TARGET_OS_MACCATALYST 0", "TARGET_OS_TV 0", "TARGET_OS_WATCH 0", "TARGET_OS_VISION 0",
+                          "TARGET_OS_XR 0", "TARGET_OS_BRIDGE 0", "TARGET_OS_DRIVERKIT 0", "TARGET_OS_EMBEDDED 0",
+                          "TARGET_OS_SIMULATOR 0", "TARGET_IPHONE_SIMULATOR 0", "TARGET_OS_UNIX 0", "TARGET_OS_WIN32 0",
+                          "TARGET_OS_WINDOWS 0", "TARGET_OS_LINUX 0", "TARGET_RT_LITTLE_ENDIAN 1", "TARGET_RT_BIG_ENDIAN 0",
+                          "TARGET_RT_64_BIT 1"})
+      input.text += std::string("#define ") + m + "\n";
   input.text += "#line 1 \"" + std::string(kSourceName) + "\"\n";
   for (const auto& l : lines) input.text += l + "\n";
   return input;

@@ -160,8 +160,9 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
       fail(p.name_token, "kernel parameter '" + info.name + "' needs an attribute such as [[buffer(n)]] or [[thread_position_in_grid]]");
     }
   }
-  if (info.kind == ParamKind::threadgroup_memory && !pointer) {
-    fail(p.name_token, "threadgroup parameter '" + info.name + "' must be a pointer");
+  // `threadgroup T& x` (naga writes each workgroup variable so): the memory holds one T.
+  if (info.kind == ParamKind::threadgroup_memory && !pointer && !reference) {
+    fail(p.name_token, "threadgroup parameter '" + info.name + "' must be a pointer or a reference");
   }
   k.params.push_back(std::move(p));
 }

@@ -120,6 +120,9 @@ struct float_limits_common : limits_common {
 }  // namespace mtl_detail
 
 }  // namespace metal
+// as_type is an operator of the language, not a library name: MSL code without `using namespace
+// metal` (naga's output) calls it unqualified.
+using metal::as_type;
 
 // numeric_limits<T> is _numeric_limits_impl<remove_cv_t<T>>, as in Apple's <metal_limits>:
 // production code specialises the _impl for its own types (candle's

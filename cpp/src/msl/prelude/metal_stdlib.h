@@ -52,6 +52,7 @@
 #endif
 #if METALCALL_PART_MATRIX  // (needs MATH) -------------------------------------------------------
 #include "metal_matrix.h"      // floatCxR, matrix products, transpose, determinant
+#include "metal_simd_types.h"  // <simd/simd.h>'s names: simd_float4, vector_float4, matrix_float4x4 ...
 #endif
 // Always: ---------------------------------------------------------------------------------------
 #include "metal_array.h"       // metal::array<T, N>

@@ -488,6 +488,18 @@ METAL_VEC_BINOP(&&, op_land)
 METAL_VEC_BINOP(||, op_lor)
 #undef METAL_VEC_BINOP
 
+// A shift's count may be a vector of another integer type (`int2 << uint2`, as naga writes
+// WGSL's u32 counts): clang's vector shifts take it, and the result has the left operand's type.
+#define METAL_VEC_MIXED_SHIFT(OP)                                                                     \
+  template <class T, class U, int N, bool P, bool Q,                                                  \
+            enable_if_t<!is_same<T, U>::value && is_integral<T>::value && is_integral<U>::value, int> = 0> \
+  METAL_FUNC constexpr vec<T, N> operator OP(const mtl_vector<T, N, P>& a, const mtl_vector<U, N, Q>& b) { \
+    return a OP vec<T, N>(b);                                                                         \
+  }
+METAL_VEC_MIXED_SHIFT(<<)
+METAL_VEC_MIXED_SHIFT(>>)
+#undef METAL_VEC_MIXED_SHIFT
+
 template <class T, int N, bool P> METAL_FUNC constexpr vec<T, N> operator+(const mtl_vector<T, N, P>& a) { return a; }
 template <class T, int N, bool P> METAL_FUNC constexpr auto operator-(const mtl_vector<T, N, P>& a) {
   return mtl_detail::zip(mtl_detail::op_neg{}, a);

@@ -101,6 +101,17 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
     << "\");\n";
 }
 
+// A reference parameter's object type: without its `&` and restrict qualifiers (SPIRV-Cross
+// writes `device SSBO& __restrict b`), which qualify the reference, not the object.
+std::string referenced_type(const std::vector<Token>& t, const ParsedKernel& k, const ParsedParam& p) {
+  std::vector<std::size_t> kept;
+  for (std::size_t i : p.type_tokens)
+    if (!t[i].is("&") && !t[i].is_identifier("__restrict") && !t[i].is_identifier("__restrict__") &&
+        !t[i].is_identifier("restrict"))
+      kept.push_back(i);
+  return type_text(t, kept, false, &k.template_arguments);
+}
+
 // Declarations of the kernel's arguments from the launch (into `o`), and the call's argument list.
 // `aligned`: buffer addresses are written as assumed 16-byte aligned (the runtime checked them).
 std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k,
@@ -115,7 +126,13 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         std::string address = p.info.kind == ParamKind::buffer ? target.buffer_address(p.info)
                                                                : target.threadgroup_address(p.info);
         if (aligned && p.info.kind == ParamKind::buffer) address = "__builtin_assume_aligned(" + address + ", 16)";
-        if (checked) {
+        if (full.find('&') != std::string::npos) {  // a threadgroup reference: one object there
+          const std::string base = referenced_type(t, k, p);
+          if (checked)
+            o << "  metal::mtl_rt::add_region(" << address << ", mtl_L->arg_bytes[" << p.info.position << "], \"threadgroup '"
+              << p.info.name << "'\");\n";
+          o << "  " << base << "& " << var << " = *(" << base << "*)" << address << ";\n";
+        } else if (checked) {
           emit_checked_param(o, t, k, p, var, address);
         } else {
           o << "  " << full << " const " << var << " = (" << full << ")" << address << ";\n";
@@ -124,8 +141,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         break;
       }
       case ParamKind::reference: {
-        std::string base = full;
-        base.erase(std::remove(base.begin(), base.end(), '&'), base.end());
+        const std::string base = referenced_type(t, k, p);
         o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info) << ";\n";
         call_args.push_back(var);
         break;

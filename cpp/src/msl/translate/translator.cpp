@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
+#include "msl/analysis/reserved_names.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 #include "msl/passes/loop_stops.hpp"
 #include "msl/passes/small_negations.hpp"
@@ -58,9 +59,11 @@ bool is_assignment(const Token& t) {
 }  // namespace
 
 void Translator::rename_names_that_clash_with_target() {
+  // Reserved names the source declares (naga's `__local_invocation_id`): any host macro could take them.
+  const std::set<std::string> reserved = declared_reserved_variables(t_);
   for (Token& tok : t_)
-    if (tok.kind == TokenKind::identifier && target_.clashes_with_target(tok.text) &&
-        !prelude_identifiers().count(tok.text))
+    if (tok.kind == TokenKind::identifier &&
+        (reserved.count(tok.text) || (target_.clashes_with_target(tok.text) && !prelude_identifiers().count(tok.text))))
       tok.text = user_name_in_target(tok.text);
 }
 

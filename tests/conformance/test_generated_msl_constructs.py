@@ -1,0 +1,191 @@
+"""Constructs of MSL that other compilers generate and of shared host/MSL headers, found by issue
+P2.0's second survey (naga's output for wgpu, SPIRV-Cross's for MoltenVK, MetalPetal:
+docs/msl-corpus.md), each in a kernel of our own checked against NumPy on every device:
+
+* reserved names the source declares (`__local_invocation_id`, `__i0`, `_RESERVED_m0`);
+* `threadgroup T& x` kernel parameters, with and without [[threadgroup(n)]];
+* shifts whose count is a vector of another integer type (`int2 << uint2`);
+* `device S& __restrict b` parameters and [[clang::optnone]] helpers (SPIRV-Cross);
+* as_type called without `using namespace metal`;
+* <simd/simd.h>'s type names and <TargetConditionals.h>'s macros.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcconf import KernelSet, assert_equal, compile_once
+
+KS = KernelSet([
+    """
+// naga's spelling: a reserved parameter name, reserved loop counters, a reserved member.
+struct gm_box { float _RESERVED_m0[4]; };
+kernel void gm_reserved(const device gm_box* in [[buffer(0)]], device float* out [[buffer(1)]],
+                        uint3 __local_invocation_id [[thread_position_in_threadgroup]],
+                        uint3 __global_id [[thread_position_in_grid]]) {
+    float __acc = 0.0f;
+    for (int __i0 = 0; __i0 < 4; __i0++) __acc += in[__global_id.x]._RESERVED_m0[__i0] * float(__i0 + 1);
+    out[__global_id.x] = __acc + float(__local_invocation_id.x) * 1000.0f;
+}
+""",
+    """
+// Workgroup variables as naga writes them: references, the second without an index (Metal
+// gives it the first free one, 0).
+struct gm_tile { float v[32]; };
+struct gm_count { atomic_uint n; uint pad[3]; };
+kernel void gm_threadgroup_refs(const device float* x [[buffer(0)]], device float* sums [[buffer(1)]],
+                                device uint* counts [[buffer(2)]],
+                                threadgroup gm_count& count [[threadgroup(1)]],
+                                threadgroup gm_tile& tile,
+                                uint lid [[thread_position_in_threadgroup]],
+                                uint group [[threadgroup_position_in_grid]],
+                                uint i [[thread_position_in_grid]]) {
+    if (lid == 0) atomic_store_explicit(&count.n, 0u, memory_order_relaxed);
+    tile.v[lid] = x[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (x[i] > 0.0f) atomic_fetch_add_explicit(&count.n, 1u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) {
+        float s = 0.0f;
+        for (uint k = 0; k < 32; ++k) s += tile.v[k];
+        sums[group] = s;
+        counts[group] = atomic_load_explicit(&count.n, memory_order_relaxed);
+    }
+}
+""",
+    """
+// WGSL's shift counts are u32: naga writes `int2 << uint2` and `uint3 >> int3`-like mixes.
+kernel void gm_mixed_shifts(const device int2* a [[buffer(0)]], const device uint2* s [[buffer(1)]],
+                            device int2* left [[buffer(2)]], device int2* right [[buffer(3)]],
+                            device uint4* u [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    left[i] = a[i] << s[i];
+    right[i] = a[i] >> s[i];
+    uint4 w = uint4(0x80000000u, 0xF0u, 7u, 1u);
+    w >>= int4(int(s[i].x), 4, 1, 0);
+    u[i] = w << ushort4(0, 1, 2, ushort(s[i].y));
+}
+""",
+    """
+// SPIRV-Cross's buffer references and float-control helpers.
+struct gm_ssbo { float4 v[8]; };
+template <typename T> [[clang::optnone]] T gm_fadd(T l, T r) { return fma(T(1), l, r); }
+kernel void gm_restrict_refs(device gm_ssbo& __restrict src [[buffer(0)]], device gm_ssbo& __restrict dst [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    dst.v[i] = gm_fadd(src.v[i], float4(0.5f));
+}
+""",
+])
+
+
+def test_reserved_names_declared_by_the_source(device, rng):
+    n = 40
+    x = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    KS.get(device, "gm_reserved")(n, x, out, threadgroup=8)
+    ref = (x.astype(np.float64) * np.arange(1, 5)).sum(1) + (np.arange(n) % 8) * 1000.0
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-5)
+
+
+def test_threadgroup_reference_parameters(device, rng):
+    groups = 5
+    x = rng.uniform(-1, 1, groups * 32).astype(np.float32)
+    sums = np.zeros(groups, np.float32)
+    counts = np.zeros(groups, np.uint32)
+    # index 0: the tile (128 bytes); index 1: the counter (16 bytes, Metal's multiple)
+    KS.get(device, "gm_threadgroup_refs")(groups * 32, x, sums, counts, threadgroup=32, threadgroup_memory=[128, 16])
+    tiles = x.reshape(groups, 32)
+    np.testing.assert_allclose(sums, tiles.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
+    assert_equal(counts, (tiles > 0).sum(1).astype(np.uint32))
+
+
+def test_shift_counts_of_another_integer_type(device, rng):
+    n = 16
+    a = rng.integers(-1000, 1000, (n, 2)).astype(np.int32)
+    s = rng.integers(0, 12, (n, 2)).astype(np.uint32)
+    left = np.zeros((n, 2), np.int32)
+    right = np.zeros((n, 2), np.int32)
+    u = np.zeros((n, 4), np.uint32)
+    KS.get(device, "gm_mixed_shifts")(n, a, s, left, right, u)
+    assert_equal(left, a << s.astype(np.int32))  # |a| < 1000, s < 12: no overflow
+    assert_equal(right, a >> s.astype(np.int32))  # arithmetic: the left operand is signed
+    w = np.array([0x80000000, 0xF0, 7, 1], np.uint64)
+    w = w >> np.stack([s[:, 0], np.full(n, 4), np.full(n, 1), np.zeros(n)], 1).astype(np.uint64)
+    w = w << np.stack([np.zeros(n), np.ones(n), np.full(n, 2), s[:, 1]], 1).astype(np.uint64)
+    assert_equal(u, (w & 0xFFFFFFFF).astype(np.uint32))
+
+
+def test_restrict_references_and_optnone_helper(device, rng):
+    src = rng.uniform(-4, 4, (8, 4)).astype(np.float32)
+    dst = np.zeros((8, 4), np.float32)
+    KS.get(device, "gm_restrict_refs")(8, src, dst)
+    assert_equal(dst, src + np.float32(0.5))
+
+
+# naga's files have no `using namespace metal`: as_type is an operator of the language there.
+NO_USING = """
+#include <metal_stdlib>
+#include <simd/simd.h>
+
+kernel void gm_as_type_unqualified(const device float* x [[buffer(0)]], device uint* bits [[buffer(1)]],
+                                   device int* back [[buffer(2)]], metal::uint3 i [[thread_position_in_grid]]) {
+    bits[i.x] = as_type<uint>(x[i.x]);
+    back[i.x] = as_type<int>(as_type<float>(bits[i.x]) + 1.0f);
+}
+"""
+
+
+def test_as_type_without_using_namespace_metal(device, rng):
+    x = rng.uniform(-3, 3, 20).astype(np.float32)
+    bits = np.zeros(20, np.uint32)
+    back = np.zeros(20, np.int32)
+    compile_once(device, NO_USING).gm_as_type_unqualified(20, x, bits, back)
+    assert_equal(bits, x.view(np.uint32))
+    assert_equal(back, (x + np.float32(1)).view(np.int32))
+
+
+# A header shared with the host (MetalPetal's MTIShaderLib.h, Apple's samples): simd types,
+# and TargetConditionals' platform macros, a Mac's.
+SHARED_HEADER = """
+#include <metal_stdlib>
+#include <simd/simd.h>
+#include <TargetConditionals.h>
+using namespace metal;
+#if !defined(TARGET_OS_SIMULATOR) || !defined(TARGET_OS_IPHONE)
+#error TargetConditionals not read
+#endif
+#if TARGET_OS_IPHONE || TARGET_OS_SIMULATOR || !TARGET_OS_OSX
+#define GM_PLATFORM_SCALE 2.0f
+#else
+#define GM_PLATFORM_SCALE 1.0f
+#endif
+typedef struct {
+    matrix_float4x4 transform;
+    vector_float4 offset;
+    simd_float2 scale;
+    simd_uint2 size;
+} gm_uniforms;
+
+kernel void gm_simd_types(constant gm_uniforms& u [[buffer(0)]], const device simd_float4* p [[buffer(1)]],
+                          device vector_float4* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i >= u.size.x * u.size.y) return;
+    vector_float4 q = u.transform * p[i] + u.offset;
+    out[i] = q * simd_float4(u.scale, 1.0f, 1.0f) * GM_PLATFORM_SCALE;
+}
+"""
+
+
+def test_simd_header_types_and_target_conditionals(device, rng):
+    uniforms = np.dtype([("transform", np.float32, (4, 4)), ("offset", np.float32, 4), ("scale", np.float32, 2),
+                         ("size", np.uint32, 2)], align=True)
+    u = np.zeros(1, uniforms)
+    m = rng.uniform(-1, 1, (4, 4)).astype(np.float32)
+    u["transform"][0] = m  # MSL's matrices are columns: row c of this array is column c
+    u["offset"][0] = [1, 2, 3, 4]
+    u["scale"][0] = [0.5, -2]
+    u["size"][0] = [3, 4]
+    p = rng.uniform(-1, 1, (12, 4)).astype(np.float32)
+    out = np.zeros((12, 4), np.float32)
+    compile_once(device, SHARED_HEADER).gm_simd_types(12, u, p, out)
+    ref = p.astype(np.float64) @ m.astype(np.float64) + [1, 2, 3, 4]
+    ref *= [0.5, -2, 1, 1]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
