@@ -41,6 +41,13 @@ import metalcall as mc
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 HOST_NAME = re.compile(r'host_name\s*\(\s*((?:"[^"]*"\s*)+)\)')  # adjacent literals concatenate
+# <TargetConditionals.h>'s macros as metalcall's preprocessing defines them (a Mac's platform).
+TARGET_CONDITIONALS = ["TARGET_OS_MAC 1", "TARGET_OS_OSX 1", "TARGET_OS_IPHONE 0", "TARGET_OS_IOS 0",
+                       "TARGET_OS_MACCATALYST 0", "TARGET_OS_TV 0", "TARGET_OS_WATCH 0", "TARGET_OS_VISION 0",
+                       "TARGET_OS_XR 0", "TARGET_OS_BRIDGE 0", "TARGET_OS_DRIVERKIT 0", "TARGET_OS_EMBEDDED 0",
+                       "TARGET_OS_SIMULATOR 0", "TARGET_IPHONE_SIMULATOR 0", "TARGET_OS_UNIX 0", "TARGET_OS_WIN32 0",
+                       "TARGET_OS_WINDOWS 0", "TARGET_OS_LINUX 0", "TARGET_RT_LITTLE_ENDIAN 1", "TARGET_RT_BIG_ENDIAN 0",
+                       "TARGET_RT_64_BIT 1"]
 PLAIN_KERNEL = re.compile(r'(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+(\w+)\s*\(')
 
 
@@ -70,6 +77,9 @@ def flatten(path: Path, include_dirs, seen=None, drop=()) -> str:
         kind, name = m.groups()
         if kind == '"' and Path(name).name in drop:
             out.append(f"// (survey) left out #include \"{name}\"")
+            continue
+        if kind == "<" and name == "TargetConditionals.h":  # metalcall defines a Mac's (msl/lex/preprocessing.cpp)
+            out.extend(f"#define {m}" for m in TARGET_CONDITIONALS)
             continue
         if kind == "<":
             out.append(f"// (survey) dropped #include <{name}>")

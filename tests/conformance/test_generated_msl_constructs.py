@@ -189,3 +189,59 @@ def test_simd_header_types_and_target_conditionals(device, rng):
     ref = p.astype(np.float64) @ m.astype(np.float64) + [1, 2, 3, 4]
     ref *= [0.5, -2, 1, 1]
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+
+
+# A library with render-stage functions beside its kernels (MetalPetal's, naga's files): the
+# kernels run; the vertex and fragment functions are left out, and asking for one is an error.
+MIXED_STAGES = """
+#include <metal_stdlib>
+using namespace metal;
+struct gm_vertex_out { float4 position [[position, invariant]]; float2 uv [[user(locn0)]]; };
+vertex gm_vertex_out gm_vertex(uint vid [[vertex_id]], const device float4* pos [[buffer(0)]]) {
+    gm_vertex_out o;
+    o.position = pos[vid];
+    o.uv = pos[vid].xy;
+    return o;
+}
+float gm_shade(float2 uv) { return uv.x * 2.0f + uv.y; }
+[[early_fragment_tests]] fragment float4 gm_fragment(gm_vertex_out in [[stage_in]], texture2d<float> t [[texture(0)]],
+                                                     sampler s [[sampler(0)]]) {
+    if (in.uv.x < 0.0f) discard_fragment();
+    return t.sample(s, in.uv) * dfdx(in.uv.x) + gm_shade(in.uv);
+}
+kernel void gm_compute_beside_render(const device float2* uv [[buffer(0)]], device float* out [[buffer(1)]],
+                                     uint i [[thread_position_in_grid]]) {
+    out[i] = gm_shade(uv[i]);
+}
+[[fragment]] half4 gm_fragment_attribute(gm_vertex_out in [[stage_in]]) { return half4(in.uv.x); }
+"""
+
+
+def test_render_functions_beside_kernels(device, rng):
+    lib = compile_once(device, MIXED_STAGES)
+    if device.backend != "metal":  # Metal's library lists every function
+        assert sorted(lib.function_names) == ["gm_compute_beside_render"]
+    uv = rng.uniform(-1, 1, (10, 2)).astype(np.float32)
+    out = np.zeros(10, np.float32)
+    lib.gm_compute_beside_render(10, uv, out)
+    np.testing.assert_allclose(out, uv[:, 0].astype(np.float64) * 2 + uv[:, 1], rtol=1e-6, atol=1e-6)
+
+
+# MetalPetal's CLAHE writes a scalar to an r32float texture: MSL splats it to the texel vector.
+SCALAR_WRITE = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void gm_scalar_texture_write(texture2d<float, access::write> out [[texture(0)]],
+                                    const device float* v [[buffer(0)]], uint2 p [[thread_position_in_grid]]) {
+    out.write(round(v[p.y * 5 + p.x] * 255.0) / 255.0, p);
+}
+"""
+
+
+def test_scalar_written_to_a_texture(device, rng):
+    v = rng.uniform(0, 1, (3, 5)).astype(np.float32)
+    t = device.texture_from(np.zeros((3, 5, 4), np.float32))
+    compile_once(device, SCALAR_WRITE).gm_scalar_texture_write((5, 3), v, textures=[t])
+    want = (np.round(v * np.float32(255)) / np.float32(255)).astype(np.float32)
+    # fast math may divide by multiplying with the reciprocal: an ulp
+    np.testing.assert_allclose(np.asarray(t), np.repeat(want[:, :, None], 4, axis=2), rtol=2.5e-7, atol=0)

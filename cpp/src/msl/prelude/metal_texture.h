@@ -50,6 +50,9 @@ template <class T, access A = access::sample> struct texture1d : mtl_texture_bas
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned lod = 0) const {
     mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u);
   }
+  // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, C x, unsigned lod = 0) const { write(vec<T, 4>(T(c)), x, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
   }
@@ -64,6 +67,9 @@ template <class T, access A = access::sample> struct texture2d : mtl_texture_bas
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned lod = 0) const {
     mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), 0u);
   }
+  // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
   }
@@ -88,6 +94,9 @@ template <class T, access A = access::sample> struct texture2d_array : mtl_textu
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
     mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), slice);
   }
+  // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, slice, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
@@ -120,6 +129,9 @@ template <class T, access A = access::sample> struct texture3d : mtl_texture_bas
   template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 3>& p, unsigned lod = 0) const {
     mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), unsigned(p.z));
   }
+  // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, const vec<C, 3>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
   }
@@ -143,6 +155,9 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
   METAL_FUNC void write(const vec<V, 4>& c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
     mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(p.x), unsigned(p.y), face);
   }
+  // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, face, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }

@@ -6,6 +6,7 @@
 #include "msl/analysis/msl_rules.hpp"
 #include "msl/analysis/nesting_limits.hpp"
 #include "msl/lex/lexer.hpp"
+#include "msl/passes/render_functions.hpp"
 
 namespace metalcall::msl {
 
@@ -27,8 +28,9 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
     unit.preprocessed = finish_preprocessed(output, input, source);
   }
   // MSL, not host C++: refused before any of it reaches the target's compiler.
-  const std::vector<Token> tokens = unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true);
+  std::vector<Token> tokens = unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true);
   check_nesting(tokens, source);  // first: the walks below follow nesting
+  drop_render_functions(tokens);
   check_msl_rules(tokens, source, options.checked);
   TranslateOptions translate;
   translate.constants = options.constants;
@@ -61,8 +63,9 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
     }
     preprocessed = finish_preprocessed(output, input, source);
   }
-  const std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
+  std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
   check_nesting(tokens, source);
+  drop_render_functions(tokens);
   ParsedSource parsed = parse_source(tokens, source);
   SourceReflection reflection;
   for (ParsedKernel& kernel : parsed.kernels) {

@@ -15,6 +15,7 @@
 
 #include "msl/translate/translator.hpp"
 #include "msl/analysis/grid_indexing.hpp"
+#include "msl/passes/render_functions.hpp"
 #include "msl/analysis/source_analysis.hpp"
 #include "msl/analysis/sync_reachability.hpp"
 #include "msl/checked/checked_addresses.hpp"
@@ -57,6 +58,7 @@ class Translator {
         checked_(options.checked),
         only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
+    drop_render_functions(t_);
     rename_names_that_clash_with_target();
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }
