@@ -36,6 +36,17 @@ def require(relpath: str) -> Path:
     return path
 
 
+def require2(relpath: str) -> Path:
+    """The public file at the second corpus's relpath ($METALCALL_CORPUS2, else <repo
+    root>/.devcarry/corpus2: docs/msl-corpus.md), or skip the test saying why."""
+    env = os.environ.get("METALCALL_CORPUS2")
+    path = (Path(env) if env else REPO / ".devcarry" / "corpus2") / relpath
+    if not path.is_file():
+        pytest.skip(f"public MSL file not present: {path} (set METALCALL_CORPUS2 or fetch the second corpus "
+                    "as docs/msl-corpus.md describes)")
+    return path
+
+
 @functools.lru_cache(maxsize=None)
 def survey():
     """tools/msl_corpus_survey.py as a module (its flatten/expand/chunks/kernel_names)."""
