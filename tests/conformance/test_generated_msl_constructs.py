@@ -5,7 +5,9 @@ docs/msl-corpus.md), each in a kernel of our own checked against NumPy on every 
 * reserved names the source declares (`__local_invocation_id`, `__i0`, `_RESERVED_m0`);
 * `threadgroup T& x` kernel parameters, with and without [[threadgroup(n)]];
 * shifts whose count is a vector of another integer type (`int2 << uint2`);
-* `device S& __restrict b` parameters and [[clang::optnone]] helpers (SPIRV-Cross);
+* `device S& __restrict b` parameters and [[clang::optnone]] helpers (SPIRV-Cross), and an
+  overload of a library function that calls the library's (`transpose(spvStorageMatrix)`);
+* render-stage functions beside kernels; a scalar written to a texture;
 * as_type called without `using namespace metal`;
 * <simd/simd.h>'s type names and <TargetConditionals.h>'s macros.
 """
@@ -72,6 +74,18 @@ template <typename T> [[clang::optnone]] T gm_fadd(T l, T r) { return fma(T(1), 
 kernel void gm_restrict_refs(device gm_ssbo& __restrict src [[buffer(0)]], device gm_ssbo& __restrict dst [[buffer(1)]],
                              uint i [[thread_position_in_grid]]) {
     dst.v[i] = gm_fadd(src.v[i], float4(0.5f));
+}
+""",
+    """
+// SPIRV-Cross's spvStorageMatrix: an overload of a library function calling the library's own.
+struct gm_stored { float2x2 m; };
+float2x2 transpose(gm_stored s) { return transpose(s.m) * 2.0f; }
+kernel void gm_library_named_overload(const device float4* in [[buffer(0)]], device float4* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]]) {
+    gm_stored s;
+    s.m = float2x2(in[i].xy, in[i].zw);
+    float2x2 t = transpose(s);
+    out[i] = float4(t[0], t[1]);
 }
 """,
 ])
@@ -245,3 +259,11 @@ def test_scalar_written_to_a_texture(device, rng):
     want = (np.round(v * np.float32(255)) / np.float32(255)).astype(np.float32)
     # fast math may divide by multiplying with the reciprocal: an ulp
     np.testing.assert_allclose(np.asarray(t), np.repeat(want[:, :, None], 4, axis=2), rtol=2.5e-7, atol=0)
+
+
+def test_overload_calling_the_library_function_of_its_name(device, rng):
+    x = rng.uniform(-2, 2, (6, 4)).astype(np.float32)
+    out = np.zeros((6, 4), np.float32)
+    KS.get(device, "gm_library_named_overload")(6, x, out)
+    cols = x.reshape(6, 2, 2)  # float2x2(c0, c1): columns
+    assert_equal(out, (cols.transpose(0, 2, 1) * np.float32(2)).reshape(6, 4))

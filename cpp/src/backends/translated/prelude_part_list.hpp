@@ -27,7 +27,7 @@ inline const std::vector<Part>& parts_table() {
        {"metal_math.h", "metal_double.h", "metal_geometric.h", "metal_integer.h", "metal_builtins_cuda.h",
         "metal_relational.h"},
        {"BASE"}},
-      {"MATRIX", {"metal_matrix.h"}, {"MATH"}},
+      {"MATRIX", {"metal_matrix.h", "metal_simd_types.h"}, {"MATH"}},
       {"SYNC", {"metal_sync.h"}, {"BASE"}},
       {"ATOMIC", {"metal_atomic.h"}, {"SYNC"}},
       {"SIMD", {"metal_simdgroup.h"}, {"SYNC", "MATH"}},

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "msl/analysis/implementation_rules.hpp"
+#include "msl/analysis/stdlib_names.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/parse/type_names.hpp"
 
@@ -370,6 +371,10 @@ class RecursionChecker {
       const std::string scope = type_ending_at(at - 2);
       return !scope.empty() && scope_defines(scope, x.text);
     }
+    // An unqualified call of a name the Metal standard library has too may be the library's
+    // overload, which only the argument types tell (SPIRV-Cross's `transpose(spvStorageMatrix m)`
+    // returns `transpose(matrix<T, C, R>(m))`): not counted as the function calling itself.
+    if (at == k && prelude_functions().count(x.text)) return false;
     return at == k;  // `template f<T>(` with nothing before it is no call
   }
 

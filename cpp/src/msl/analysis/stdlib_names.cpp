@@ -61,6 +61,12 @@ const std::set<std::string>& prelude_identifiers() {
   return names;
 }
 
+const std::set<std::string>& prelude_functions() {
+  static const auto& names =
+      *new std::set<std::string>(to_set(prelude_table::kDeclared, prelude_table::kDeclaredCount));
+  return names;
+}
+
 const std::set<std::string>& prelude_reserved_names() {
   static const auto& names = *new std::set<std::string>([] {
     std::set<std::string> reserved;

@@ -15,6 +15,9 @@ const std::set<std::string>& stdlib_names();
 /** Every identifier the prelude's text spells, declared or used (log1pf, __half2float, log1p). */
 const std::set<std::string>& prelude_identifiers();
 
+/** What the prelude declares itself: its functions (transpose, abs, as_type ...), types and macros. */
+const std::set<std::string>& prelude_functions();
+
 /** The macros the prelude defines (public ones like INFINITY, and its own machinery). */
 const std::set<std::string>& prelude_macro_names();
 
