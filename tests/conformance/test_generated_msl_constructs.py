@@ -8,7 +8,8 @@ docs/msl-corpus.md), each in a kernel of our own checked against NumPy on every 
 * `device S& __restrict b` parameters and [[clang::optnone]] helpers (SPIRV-Cross), and an
   overload of a library function that calls the library's (`transpose(spvStorageMatrix)`);
 * render-stage functions beside kernels; a scalar written to a texture;
-* as_type called without `using namespace metal`;
+* as_type called without `using namespace metal`; templates overloaded by address space given
+  `&ref.member[i]`, their parameter passed to atomics; `thread_scope_threadgroup` unqualified;
 * <simd/simd.h>'s type names and <TargetConditionals.h>'s macros.
 """
 
@@ -86,6 +87,28 @@ kernel void gm_library_named_overload(const device float4* in [[buffer(0)]], dev
     s.m = float2x2(in[i].xy, in[i].zw);
     float2x2 t = transpose(s);
     out[i] = float4(t[0], t[1]);
+}
+""",
+    """
+// naga's atomics helpers: a template overloaded by address space, given the address of an
+// element of a device reference's member or of a threadgroup variable; a fence with an
+// unqualified thread scope (SPIRV-Cross).
+struct gm_counters { atomic_uint c[4]; };
+template <typename A> uint gm_bump(device A* p, uint v) { return atomic_fetch_add_explicit(p, v, memory_order_relaxed); }
+template <typename A> uint gm_bump(threadgroup A* p, uint v) {
+    return atomic_fetch_add_explicit(p, v * 100u, memory_order_relaxed);
+}
+kernel void gm_space_template_addresses(device gm_counters& dev [[buffer(0)]], device uint* out [[buffer(1)]],
+                                        uint lid [[thread_position_in_threadgroup]],
+                                        uint group [[threadgroup_position_in_grid]], uint i [[thread_position_in_grid]]) {
+    threadgroup gm_counters tg;
+    if (lid < 4) atomic_store_explicit(&tg.c[lid], 0u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    gm_bump(&dev.c[i % 4], 1u);
+    gm_bump(&tg.c[lid % 4], 1u);
+    atomic_thread_fence(mem_flags::mem_threadgroup, memory_order_seq_cst, thread_scope_threadgroup);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid < 4) out[group * 4 + lid] = atomic_load_explicit(&tg.c[lid], memory_order_relaxed);
 }
 """,
 ])
@@ -267,3 +290,12 @@ def test_overload_calling_the_library_function_of_its_name(device, rng):
     KS.get(device, "gm_library_named_overload")(6, x, out)
     cols = x.reshape(6, 2, 2)  # float2x2(c0, c1): columns
     assert_equal(out, (cols.transpose(0, 2, 1) * np.float32(2)).reshape(6, 4))
+
+
+def test_address_space_template_overloads_given_addresses_of_parts(device):
+    groups, width = 3, 32
+    dev = np.zeros(4, np.uint32)
+    out = np.zeros(groups * 4, np.uint32)
+    KS.get(device, "gm_space_template_addresses")(groups * width, dev, out, threadgroup=width)
+    assert_equal(dev, np.full(4, groups * width // 4, np.uint32))  # the device overload: +1 each
+    assert_equal(out, np.full(groups * 4, width // 4 * 100, np.uint32))  # the threadgroup one: +100

@@ -168,6 +168,56 @@ int declared_space(const std::vector<Token>& t, std::size_t use) {
   return -1;
 }
 
+// The address space written in the declaration of the object named at `use` (a reference,
+// pointer, array or value declared `device S& a`, `threadgroup T tg[N]`, `device T* p`), and
+// whether it is a pointer; -1 when the declaration names none (a member, a local: left untagged).
+int written_space(const std::vector<Token>& t, std::size_t use, bool* pointer) {
+  const std::string& name = t[use].text;
+  for (std::size_t k = use; k-- > 1;) {
+    if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
+    const Token& next = t[k + 1];
+    if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")"))) continue;
+    int depth = 0, space = -1;
+    // An array (not an [[attribute]]): subscripts reach into it as into a pointer.
+    *pointer = next.is("[") && !(k + 2 < t.size() && t[k + 2].is("["));
+    for (std::size_t j = k; j-- > 0;) {
+      if (t[j].is(")") || t[j].is("]")) ++depth;
+      else if (t[j].is("(") || t[j].is("[")) {
+        if (--depth < 0) break;
+      } else if (depth == 0 && (t[j].is(";") || t[j].is("{") || t[j].is("}") || t[j].is(","))) break;
+      if (t[j].is("*")) *pointer = true;
+      if (t[j].is_identifier("auto")) return -1;
+      if (space_of(t[j]) >= 0) space = space_of(t[j]);
+    }
+    return space;
+  }
+  return -1;
+}
+
+// `&x.m[i].n`, `&p->m`, `&p[i]`: an address taken of a member or element of the object named
+// right after the `&`, through member accesses and subscripts only; the name's token, or 0.
+std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t e, bool* derefs) {
+  if (e < b + 3 || !t[b].is("&") || t[b + 1].kind != TokenKind::identifier) return 0;
+  *derefs = t[b + 2].is("->") || t[b + 2].is("[");
+  for (std::size_t j = b + 2; j < e;) {
+    if ((t[j].is(".") || t[j].is("->")) && j + 1 < e && t[j + 1].kind == TokenKind::identifier) {
+      j += 2;
+    } else if (t[j].is("[")) {
+      int depth = 0;
+      std::size_t k = j;
+      for (; k < e; ++k) {
+        if (t[k].is("[")) ++depth;
+        else if (t[k].is("]") && --depth == 0) break;
+      }
+      if (k >= e) return 0;
+      j = k + 1;
+    } else {
+      return 0;
+    }
+  }
+  return b + 1;
+}
+
 }  // namespace
 
 SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
@@ -212,10 +262,21 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
     const auto args = split_list(t, i + 1, matching_close(t, i + 1));
     for (std::size_t n = 0; n < args.size(); ++n) {
       const auto [b, e] = args[n];
+      const bool to_const_param = n < consts->second.size() && consts->second[n];
+      bool derefs = false, pointer = false;
+      if (const std::size_t root = address_root(t, b, e, &derefs)) {
+        // The address of a part of an object in a known address space has that space (a
+        // template's T is deduced from it: naga's atomics helpers take `device A*` and `threadgroup A*`).
+        const int s = written_space(t, root, &pointer);
+        if (s >= 0 && pointer == derefs)
+          out.wraps.push_back({{b, e - 1}, "metal::mtl_space<" + std::to_string(s) + ", " +
+                                               (s == 3 || to_const_param ? "true" : "false") + ">("});
+        continue;
+      }
       if (e != b + 1 || t[b].kind != TokenKind::identifier) continue;
       const int s = declared_space(t, b);
       // Pointers to const where the overloads take them, so templates deduce their T.
-      const bool to_const = s == 3 || (n < consts->second.size() && consts->second[n]);
+      const bool to_const = s == 3 || to_const_param;
       if (s >= 0) out.args[b] = "metal::mtl_space<" + std::to_string(s) + ", " + (to_const ? "true" : "false") + ">(" + t[b].text + ")";
     }
   }

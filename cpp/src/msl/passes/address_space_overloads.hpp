@@ -17,6 +17,9 @@ struct SpaceOverloads {
   std::map<std::size_t, std::pair<std::size_t, std::string>> params;
   /** A variable passed to such an overload → its text tagged with its declaration's address space. */
   std::map<std::size_t, std::string> args;
+  /** An address taken of an object whose declaration names its address space (`&a.inner[i]`,
+      `a` a `device S&`): its first and last tokens and the text opening the tag before it. */
+  std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::string>> wraps;
   /** Overloads by the address space of references only, after the first: token ranges [first, last] to leave out. */
   std::vector<std::pair<std::size_t, std::size_t>> skip;
 };

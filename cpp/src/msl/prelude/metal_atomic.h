@@ -226,4 +226,26 @@ inline void atomic_thread_fence(mem_flags, memory_order order, thread_scope = th
 
 #endif
 
+// A pointer tagged with its address space (a function overloaded by address space passes its
+// parameter on: naga's atomics helpers take `device A*` and `threadgroup A*`): the atomic
+// functions act on what it points to.
+#define METAL_ATOMIC_TAGGED(F)                                                                 \
+  template <class T, int S, class... A>                                                        \
+  METAL_FUNC auto F(const mtl_space_ptr<T, S>& p, A... a)->decltype(F(static_cast<T*>(p), a...)) { \
+    return F(static_cast<T*>(p), a...);                                                       \
+  }
+METAL_ATOMIC_TAGGED(atomic_load_explicit)
+METAL_ATOMIC_TAGGED(atomic_store_explicit)
+METAL_ATOMIC_TAGGED(atomic_exchange_explicit)
+METAL_ATOMIC_TAGGED(atomic_compare_exchange_weak_explicit)
+METAL_ATOMIC_TAGGED(atomic_compare_exchange_strong_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_add_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_sub_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_min_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_max_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_and_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_or_explicit)
+METAL_ATOMIC_TAGGED(atomic_fetch_xor_explicit)
+#undef METAL_ATOMIC_TAGGED
+
 }  // namespace metal

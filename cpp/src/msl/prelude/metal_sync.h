@@ -20,7 +20,8 @@ enum class mem_flags : unsigned {
 METAL_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
 METAL_FUNC constexpr mem_flags operator&(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) & unsigned(b)); }
 
-enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+// Unscoped, as MSL's: `thread_scope_threadgroup` alone names a scope (SPIRV-Cross writes it so).
+enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
 
 #if METAL_CUDA
 

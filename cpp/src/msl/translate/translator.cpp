@@ -90,6 +90,10 @@ Translation Translator::run() {
   if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
   if (checked_) analyse_for_checked_mode();
   space_overloads_ = address_space_overloads(t_);
+  for (const auto& [range, open] : space_overloads_.wraps) {
+    text_before_[range.first] += open;
+    text_after_[range.second] = ")" + text_after_[range.second];
+  }
   if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
   if (target_.wraps_conditional_int_literals()) conditional_literals_ = conditional_int_literals(t_);
   if (target_.rejoins_barrier_branches()) {
