@@ -5,35 +5,38 @@
 #include "metal_types.h"
 #include "metal_matrix.h"
 
-#define METAL_SIMD_VECTOR_NAMES(S)                                       \
-  typedef mtl_##S##2 simd_##S##2;                                        \
-  typedef mtl_##S##3 simd_##S##3;                                        \
-  typedef mtl_##S##4 simd_##S##4;                                        \
-  typedef mtl_##S##2 vector_##S##2;                                      \
-  typedef mtl_##S##3 vector_##S##3;                                      \
-  typedef mtl_##S##4 vector_##S##4;                                      \
-  typedef mtl_packed_##S##2 simd_packed_##S##2;                          \
-  typedef mtl_packed_##S##4 simd_packed_##S##4;
-METAL_SIMD_VECTOR_NAMES(char)
-METAL_SIMD_VECTOR_NAMES(uchar)
-METAL_SIMD_VECTOR_NAMES(short)
-METAL_SIMD_VECTOR_NAMES(ushort)
-METAL_SIMD_VECTOR_NAMES(int)
-METAL_SIMD_VECTOR_NAMES(uint)
-METAL_SIMD_VECTOR_NAMES(long)
-METAL_SIMD_VECTOR_NAMES(ulong)
-METAL_SIMD_VECTOR_NAMES(half)
-METAL_SIMD_VECTOR_NAMES(float)
+// (Each pasted name keeps a literal suffix, as CUDA's prelude parts read the shapes: prelude_parts.cpp.)
+#define METAL_SIMD_VECTOR_NAMES(S, T)                    \
+  typedef metal::vec<T, 2> simd_##S##2;                  \
+  typedef metal::vec<T, 3> simd_##S##3;                  \
+  typedef metal::vec<T, 4> simd_##S##4;                  \
+  typedef metal::vec<T, 2> vector_##S##2;                \
+  typedef metal::vec<T, 3> vector_##S##3;                \
+  typedef metal::vec<T, 4> vector_##S##4;                \
+  typedef metal::packed_vec<T, 2> simd_packed_##S##2;    \
+  typedef metal::packed_vec<T, 4> simd_packed_##S##4;
+METAL_SIMD_VECTOR_NAMES(char, char)
+METAL_SIMD_VECTOR_NAMES(uchar, unsigned char)
+METAL_SIMD_VECTOR_NAMES(short, short)
+METAL_SIMD_VECTOR_NAMES(ushort, unsigned short)
+METAL_SIMD_VECTOR_NAMES(int, int)
+METAL_SIMD_VECTOR_NAMES(uint, unsigned int)
+METAL_SIMD_VECTOR_NAMES(long, long)
+METAL_SIMD_VECTOR_NAMES(ulong, unsigned long)
+METAL_SIMD_VECTOR_NAMES(half, metal::mtl_half)
+METAL_SIMD_VECTOR_NAMES(float, float)
 #undef METAL_SIMD_VECTOR_NAMES
 
-#define METAL_SIMD_MATRIX_NAME(S, C, R)            \
-  typedef mtl_##S##C##x##R simd_##S##C##x##R;      \
-  typedef mtl_##S##C##x##R matrix_##S##C##x##R;
-#define METAL_SIMD_MATRIX_NAMES(S)                                                             \
-  METAL_SIMD_MATRIX_NAME(S, 2, 2) METAL_SIMD_MATRIX_NAME(S, 2, 3) METAL_SIMD_MATRIX_NAME(S, 2, 4) \
-  METAL_SIMD_MATRIX_NAME(S, 3, 2) METAL_SIMD_MATRIX_NAME(S, 3, 3) METAL_SIMD_MATRIX_NAME(S, 3, 4) \
-  METAL_SIMD_MATRIX_NAME(S, 4, 2) METAL_SIMD_MATRIX_NAME(S, 4, 3) METAL_SIMD_MATRIX_NAME(S, 4, 4)
-METAL_SIMD_MATRIX_NAMES(float)
-METAL_SIMD_MATRIX_NAMES(half)
+#define METAL_SIMD_MATRIX_NAMES(S, T)                                                                   \
+  typedef metal::matrix<T, 2, 2> simd_##S##2x2; typedef metal::matrix<T, 2, 2> matrix_##S##2x2;         \
+  typedef metal::matrix<T, 2, 3> simd_##S##2x3; typedef metal::matrix<T, 2, 3> matrix_##S##2x3;         \
+  typedef metal::matrix<T, 2, 4> simd_##S##2x4; typedef metal::matrix<T, 2, 4> matrix_##S##2x4;         \
+  typedef metal::matrix<T, 3, 2> simd_##S##3x2; typedef metal::matrix<T, 3, 2> matrix_##S##3x2;         \
+  typedef metal::matrix<T, 3, 3> simd_##S##3x3; typedef metal::matrix<T, 3, 3> matrix_##S##3x3;         \
+  typedef metal::matrix<T, 3, 4> simd_##S##3x4; typedef metal::matrix<T, 3, 4> matrix_##S##3x4;         \
+  typedef metal::matrix<T, 4, 2> simd_##S##4x2; typedef metal::matrix<T, 4, 2> matrix_##S##4x2;         \
+  typedef metal::matrix<T, 4, 3> simd_##S##4x3; typedef metal::matrix<T, 4, 3> matrix_##S##4x3;         \
+  typedef metal::matrix<T, 4, 4> simd_##S##4x4; typedef metal::matrix<T, 4, 4> matrix_##S##4x4;
+METAL_SIMD_MATRIX_NAMES(float, float)
+METAL_SIMD_MATRIX_NAMES(half, metal::mtl_half)
 #undef METAL_SIMD_MATRIX_NAMES
-#undef METAL_SIMD_MATRIX_NAME
