@@ -115,8 +115,9 @@ class KernelImpl {
   };
   bool repeat_eligible(const LaunchShape& shape, const std::vector<Argument>& args) const;
   bool matches_last(const LaunchShape& shape, const std::vector<Argument>& args);
-  void remember_last(const LaunchShape& shape, const std::vector<Argument>& args);
-  void bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args, DispatchCommand& command) const;
+  void remember_last(const LaunchShape& shape, const std::vector<Argument>& args, const std::uint32_t threadgroup[3]);
+  void bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args, DispatchCommand& command,
+                   const std::uint32_t threadgroup[3]) const;
 
   std::shared_ptr<DeviceImpl> device_;
   std::shared_ptr<Program> program_;
@@ -127,6 +128,7 @@ class KernelImpl {
   std::atomic_flag last_busy_ = ATOMIC_FLAG_INIT;  // guards the two below; a call that finds it set binds as usual
   std::uint64_t last_grid_[3] = {0, 0, 0};         // 0: nothing remembered
   std::vector<BufferKey> last_buffers_;
+  std::uint32_t last_threadgroup_[3] = {0, 0, 0};  // the automatic threadgroup bound for last_grid_
 };
 
 class BatchImpl {

@@ -13,9 +13,14 @@ namespace {
 constexpr std::int64_t kCheckEveryNs = 20'000'000;
 constexpr std::int64_t kPeriodNotStarted = -1;
 
-thread_local InterruptCheck t_check = nullptr;
-thread_local bool t_interrupted = false;
-thread_local std::int64_t t_next_check_ns = 0;
+// One thread-local object: this library is loaded with dlopen, so each thread_local access
+// is a call to __tls_get_addr, and a kernel call looks here several times.
+struct InterruptState {
+  InterruptCheck check = nullptr;
+  bool interrupted = false;
+  std::int64_t next_check_ns = 0;
+};
+thread_local InterruptState t_state;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -24,39 +29,44 @@ std::int64_t now_ns() {
 
 }  // namespace
 
-InterruptScope::InterruptScope(InterruptCheck check) : previous_check_(t_check), previous_interrupted_(t_interrupted) {
-  t_check = check;
-  t_interrupted = false;
-  t_next_check_ns = 0;
+InterruptScope::InterruptScope(InterruptCheck check) {
+  InterruptState& t = t_state;
+  previous_check_ = t.check;
+  previous_interrupted_ = t.interrupted;
+  t.check = check;
+  t.interrupted = false;
+  t.next_check_ns = 0;
 }
 
 InterruptScope::~InterruptScope() {
-  t_check = previous_check_;
-  t_interrupted = previous_interrupted_;
+  InterruptState& t = t_state;
+  t.check = previous_check_;
+  t.interrupted = previous_interrupted_;
 }
 
-bool InterruptScope::interrupted() { return t_interrupted; }
+bool InterruptScope::interrupted() { return t_state.interrupted; }
 
-bool interrupt_check_installed() { return t_check != nullptr; }
+bool interrupt_check_installed() { return t_state.check != nullptr; }
 
 bool interrupt_requested() {
-  if (!t_check) return false;
-  if (t_interrupted) return true;
+  InterruptState& t = t_state;
+  if (!t.check) return false;
+  if (t.interrupted) return true;
   // The first call in this scope reads no clock (a short call checks once and ends); the
   // period starts at the second. A wait shorter than the period checks nothing.
-  if (t_next_check_ns == 0) {
-    t_next_check_ns = kPeriodNotStarted;
+  if (t.next_check_ns == 0) {
+    t.next_check_ns = kPeriodNotStarted;
     return false;
   }
   const std::int64_t now = now_ns();
-  if (t_next_check_ns == kPeriodNotStarted) {
-    t_next_check_ns = now + kCheckEveryNs;
+  if (t.next_check_ns == kPeriodNotStarted) {
+    t.next_check_ns = now + kCheckEveryNs;
     return false;
   }
-  if (now < t_next_check_ns) return false;
-  t_next_check_ns = now + kCheckEveryNs;
-  if (t_check()) t_interrupted = true;
-  return t_interrupted;
+  if (now < t.next_check_ns) return false;
+  t.next_check_ns = now + kCheckEveryNs;
+  if (t.check()) t.interrupted = true;
+  return t.interrupted;
 }
 
 }  // namespace metalcall

@@ -170,8 +170,12 @@ bool KernelImpl::matches_last(const LaunchShape& shape, const std::vector<Argume
   return true;
 }
 
-void KernelImpl::remember_last(const LaunchShape& shape, const std::vector<Argument>& args) {
-  for (int d = 0; d < 3; ++d) last_grid_[d] = shape.grid[d];
+void KernelImpl::remember_last(const LaunchShape& shape, const std::vector<Argument>& args,
+                               const std::uint32_t threadgroup[3]) {
+  for (int d = 0; d < 3; ++d) {
+    last_grid_[d] = shape.grid[d];
+    last_threadgroup_[d] = threadgroup[d];
+  }
   last_buffers_.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const BufferStorage& s = *args[i].buffer.storage();
@@ -181,15 +185,17 @@ void KernelImpl::remember_last(const LaunchShape& shape, const std::vector<Argum
 }
 
 // What bind_arguments binds for such a call (borrowing), without its checks: they passed for equal inputs.
-void KernelImpl::bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args,
-                             DispatchCommand& command) const {
+// `threadgroup`: the automatic threadgroup bound with the remembered call (it depends on the grid alone).
+void KernelImpl::bind_repeat(const LaunchShape& shape, const std::vector<Argument>& args, DispatchCommand& command,
+                             const std::uint32_t threadgroup[3]) const {
   const KernelInfo& k = info();
   command.program = borrowed(program_);
-  for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
-  choose_threadgroup(k, program_->automatic_threadgroup_limit(), device_->info(), shape, command.threadgroup);
-  if (command.args.size() == k.params.size()) {
-    for (BoundArgument& a : command.args) a.reset();
-  } else {
+  for (int d = 0; d < 3; ++d) {
+    command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
+    command.threadgroup[d] = threadgroup[d];
+  }
+  // A CallCommand's arguments are already reset (its destructor resets them after each call).
+  if (command.args.size() != k.params.size()) {
     command.args.clear();
     command.args.resize(k.params.size());
   }
@@ -213,17 +219,19 @@ Completion KernelImpl::call(const LaunchShape& shape, const std::vector<Argument
   DispatchCommand& command = scratch.get();
   const bool eligible = repeat_eligible(shape, args);
   bool repeat = false;
+  std::uint32_t threadgroup[3];
   if (eligible && !last_busy_.test_and_set(std::memory_order_acquire)) {
     repeat = matches_last(shape, args);
+    if (repeat) std::copy(last_threadgroup_, last_threadgroup_ + 3, threadgroup);
     last_busy_.clear(std::memory_order_release);
   }
   if (repeat) {
-    bind_repeat(shape, args, command);
+    bind_repeat(shape, args, command, threadgroup);
   } else {
     bind_arguments(*this, shape, args, /*borrow=*/true, command, &empty);
     if (empty) return Completion::finished(0.0);
     if (eligible && !last_busy_.test_and_set(std::memory_order_acquire)) {
-      remember_last(shape, args);
+      remember_last(shape, args, command.threadgroup);
       last_busy_.clear(std::memory_order_release);
     }
   }

@@ -193,7 +193,9 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   }
   const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
   WorkerPool& pool = WorkerPool::instance();
-  const bool pooled = plan(command).pooled;
+  // One threadgroup (the common tiny call) runs on the calling thread: nothing to plan.
+  const bool alone = one_group(command);
+  const bool pooled = !alone && plan(command).pooled;
   if (program.uses_fibers()) {
     // Kernel code cannot report a failure to map stacks: do it here, on every worker's state.
     const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
@@ -227,7 +229,10 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   std::vector<BusyNs> busy(chunk < groups ? pool.size() : 0);
   const bool in_loops = !program.info().loop_free;
   RunControl control(stop, in_loops);
-  RangeContext ctx{program.entry(), &launch, g_dispatch_ids.fetch_add(1) + 1, &threadgroup_lengths,
+  // Dispatch ids tell a worker's state when to lay out threadgroup memory again; one group without
+  // any takes id 0, which always means none (WorkerState::prepare), and spares the shared counter.
+  const std::uint64_t dispatch_id = alone && threadgroup_lengths.empty() ? 0 : g_dispatch_ids.fetch_add(1) + 1;
+  RangeContext ctx{program.entry(), &launch, dispatch_id, &threadgroup_lengths,
                    busy.empty() ? nullptr : busy.data(), &control, in_loops, stack_guard_enabled()};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx, idle_range);

@@ -19,7 +19,8 @@ class WorkerState {
   WorkerState(const WorkerState&) = delete;
   WorkerState& operator=(const WorkerState&) = delete;
 
-  /** Lays out this worker's threadgroup memory for one dispatch: lengths by [[threadgroup(i)]] index. */
+  /** Lays out this worker's threadgroup memory for one dispatch: lengths by [[threadgroup(i)]] index.
+   *  Dispatch id 0 always comes with no lengths: such dispatches share one layout (none). */
   void prepare(std::uint64_t dispatch_id, const std::vector<std::size_t>& threadgroup_lengths);
   const metalcall_cpu_worker* table() const { return &table_; }
   /** Maps fiber stacks for groups of `threads` now, where failing can be reported. */
