@@ -284,6 +284,10 @@ its [[threadgroup(i)]] parameters. Returns a Completion.
                              "pipeline's own maxTotalThreadsPerThreadgroup (it depends on the kernel's registers "
                              "and threadgroup memory: 256 on some AMD and Intel pipelines), which may be less "
                              "than Device.max_threads_per_threadgroup. Size fixed threadgroups from it.")
+      .def_property_readonly("thread_schedule", [](const Kernel& k) -> py::object {
+        if (k.info().thread_schedule.empty()) return py::none();
+        return py::str(k.info().thread_schedule);
+      })
       .def_property_readonly("threads_synchronise", [](const Kernel& k) -> py::object {
         if (!k.info().threads_synchronise) return py::none();
         return py::bool_(*k.info().threads_synchronise);

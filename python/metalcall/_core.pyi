@@ -459,8 +459,16 @@ class Kernel(metaclass=_pybind11_type):
         Device.max_threads_per_threadgroup. Size fixed threadgroups from it."""
     @property
     def threads_synchronise(self) -> bool | None:
-        """True when the kernel may reach a barrier or SIMD-group function (CPU: fibers), False
-        when it cannot (CPU: a plain loop), None where the backend does not say (Metal)."""
+        """True when the kernel may reach a barrier or SIMD-group function (CPU: fibers or
+        regions), False when it cannot (CPU: a plain loop), None where the backend does not say
+        (Metal)."""
+    @property
+    def thread_schedule(self) -> str | None:
+        """How the CPU backend runs a threadgroup's threads: "loop" (no barrier or SIMD-group
+        function can be reached: one vectorised loop), "regions" (only threadgroup barriers, at the
+        kernel's top level or in loops every thread runs alike: each stretch between barriers is a
+        loop over the threads), "fibers" (everything else: each thread a fiber). None where the
+        backend does not say (Metal, CUDA, the Metal simulator)."""
     @property
     def thread_execution_width(self) -> int:
         """The SIMD-group width this kernel's pipeline runs with (Metal: per pipeline; may differ from

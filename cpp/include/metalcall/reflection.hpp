@@ -101,6 +101,10 @@ struct KernelInfo {
   // that cannot be ruled out), so its threads run as fibers on the CPU; false when they run
   // as a plain loop. Unset where the backend does not decide it (Metal).
   std::optional<bool> threads_synchronise;
+  // How the translating CPU backend runs a group's threads: "loop" (a plain loop), "fibers", or
+  // "regions" (barriers only: the regions between them each a loop over the threads,
+  // msl/passes/barrier_regions.hpp). Empty where the backend does not say (Metal, CUDA).
+  std::string thread_schedule;
   /** The front end proved that the source has no loop: a run takes time bounded by the
    *  kernel's code and the grid (MSL has no goto or recursion). False when unknown (Metal). */
   bool loop_free = false;

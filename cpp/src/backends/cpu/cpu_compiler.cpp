@@ -280,7 +280,8 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
   if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + info.name + "' lacks its entry point");
   translated::apply_layout(info, layout);
   info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
-  info.threads_synchronise = kernel.uses_fibers;
+  info.threads_synchronise = kernel.uses_fibers || kernel.runs_regions;
+  info.thread_schedule = kernel.runs_regions ? "regions" : kernel.uses_fibers ? "fibers" : "loop";
   return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers, checked);
 }
 

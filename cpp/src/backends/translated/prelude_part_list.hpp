@@ -28,7 +28,7 @@ inline const std::vector<Part>& parts_table() {
         "metal_relational.h"},
        {"BASE"}},
       {"MATRIX", {"metal_matrix.h", "metal_simd_types.h"}, {"MATH"}},
-      {"SYNC", {"metal_sync.h"}, {"BASE"}},
+      {"SYNC", {"metal_sync.h", "metal_regions.h"}, {"BASE"}},
       {"ATOMIC", {"metal_atomic.h"}, {"SYNC"}},
       {"SIMD", {"metal_simdgroup.h"}, {"SYNC", "MATH"}},
       {"SGMATRIX",

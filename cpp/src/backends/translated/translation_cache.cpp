@@ -18,7 +18,7 @@ namespace {
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
 // 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
-constexpr char kMagic[] = "metalcall translation 5\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free
+constexpr char kMagic[] = "metalcall translation 6\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions
 
 // ---- writing ----
 
@@ -157,6 +157,7 @@ void write_kernel(Writer& w, const msl::TranslatedKernel& k) {
   w.u64(k.info.declared_max_threads);
   w.i64(k.info.line);
   w.i64(k.uses_fibers);
+  w.i64(k.runs_regions);
   w.i64(k.info.loop_free);
   w.str(k.entry_symbol);
   w.str(k.layout_symbol);
@@ -171,6 +172,7 @@ msl::TranslatedKernel read_kernel(Reader& r) {
   k.info.declared_max_threads = static_cast<unsigned>(r.integer(0, 0xffffffffLL));
   k.info.line = r.integer(kIntMin, kIntMax);
   k.uses_fibers = r.flag();
+  k.runs_regions = r.flag();
   k.info.loop_free = r.flag();
   k.entry_symbol = r.str();
   k.layout_symbol = r.str();

@@ -60,6 +60,7 @@
 #include "metal_uniform.h"     // uniform<T>, make_uniform
 #if METALCALL_PART_SYNC  // (needs BASE) ---------------------------------------------------------
 #include "metal_sync.h"        // barriers; with their parts, atomics and SIMD-group functions
+#include "metal_regions.h"     // kernels run as regions between barriers (CPU only)
 #endif
 #if METALCALL_PART_TEXTURE  // (needs MATH) ------------------------------------------------------
 #include "metal_texture.h"     // textures and samplers

@@ -46,6 +46,8 @@ std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const Parsed
   return slots;
 }
 
+}  // namespace
+
 // Component d of a builtin, in the names every entry point declares: the group's
 // origin mtl_x0/y0/z0, the thread's mtl_lx/ly/lz in it, the group mtl_gx/gy/gz, the actual
 // group size mtl_ax/ay/az (smaller at the grid's edge) and the dispatch's mtl_tx/ty/tz. The
@@ -83,6 +85,8 @@ std::string builtin_component(Builtin b, int d, const Target& target) {
   }
   return "0u";
 }
+
+namespace {
 
 // Checked mode: a pointer parameter becomes a bounds-checked pointer over its argument's bytes
 // (a `device void*` one counts bytes: element_bytes).
@@ -219,13 +223,14 @@ bool coarsenable(const ParsedKernel& k, bool uses_fibers, bool checked, bool str
 
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target,
-                      bool straight_line_source) {
+                      bool straight_line_source, bool regions) {
   target.emit_parameter_block(o, index, parameter_slots(t, k));
   emit_layout_table(o, t, k, index, target);
   EntryPoint entry;
   entry.index = index;
   entry.kernel_name = k.info.name;
   entry.uses_fibers = uses_fibers;
+  entry.regions = regions;
   std::ostringstream setup;
   entry.call = call_text(t, k, qualified_name, argument_setup(setup, t, k, checked, target));
   entry.argument_setup = setup.str();

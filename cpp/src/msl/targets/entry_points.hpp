@@ -23,7 +23,14 @@ namespace metalcall::msl {
  */
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target,
-                      bool straight_line_source = false);
+                      bool straight_line_source = false, bool regions = false);
+
+/**
+ * Component `d` of builtin `b` as C++ over the names every entry point declares (mtl_lx … the
+ * thread in its group, mtl_x0 … the group's origin, mtl_ax … its size, mtl_gx … its position,
+ * mtl_L the launch); the CPU's regions declare the same names (msl/passes/barrier_regions.hpp).
+ */
+std::string builtin_component(Builtin b, int d, const Target& target);
 
 /**
  * True when kernel `k`'s threads may run several in a row, in order, on one thread of the

@@ -18,6 +18,9 @@ struct EntryPoint {
   std::size_t index = 0;       // the kernel's number: cpu_entry_symbol(index), cpu_layout_symbol(index)
   std::string kernel_name;     // the name the user calls it by
   bool uses_fibers = false;    // barriers or SIMD-group functions: threads must wait for each other
+  // The kernel's body runs once per group, its regions between barriers each a loop over the
+  // group's threads (CPU; msl/passes/barrier_regions.hpp). uses_fibers is false then.
+  bool regions = false;
   std::string argument_setup;  // statements declaring p0, p1, … from the launch `L` (and worker `W`)
   std::string call;            // `f(p0, p1, …);`
   // Threads of this kernel may run several in a row on one thread of the target (CUDA's
@@ -76,6 +79,12 @@ class Target {
    * iteration (simd_latches.hpp).
    */
   virtual bool latches_simd_loops() const { return false; }
+  /**
+   * True when kernels whose only synchronisation is threadgroup barriers at their top level (or
+   * in uniform loops there) run as regions between barriers, each a loop over the group's
+   * threads, instead of fibers (the CPU; msl/passes/barrier_regions.hpp).
+   */
+  virtual bool forms_barrier_regions() const { return false; }
   /**
    * True when `simdgroup_multiply_accumulate(X[i], a, b, X[i])` goes to the prelude with the
    * whole array X, whose neighbouring accumulators may share a tensor-core operation

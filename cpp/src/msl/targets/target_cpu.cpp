@@ -78,11 +78,13 @@ class CpuTarget : public Target {
   std::string layout_terminator(std::size_t) const override { return "{0, 0, -1}"; }
 
   void emit_entry_point(std::ostream& o, const EntryPoint& e) const override {
-    if (e.uses_fibers) emit_fiber_entry_point(o, e);
+    if (e.regions) emit_region_entry_point(o, e);
+    else if (e.uses_fibers) emit_fiber_entry_point(o, e);
     else emit_loop_entry_point(o, e);
   }
 
   bool latches_simd_loops() const override { return true; }
+  bool forms_barrier_regions() const override { return true; }
 
  private:
   bool checked_;
@@ -130,6 +132,22 @@ class CpuTarget : public Target {
          "          const unsigned mtl_lx = mtl_x - mtl_x0;\n"
          "          "
       << e.call << "\n        }\n  }\n}\n";
+  }
+
+  // Barriers as regions (msl/passes/barrier_regions.hpp): the kernel runs once per group and
+  // loops over its threads itself, reading the group from mtl_regions::mtl_now (metal_regions.h).
+  // Its per-thread builtins are recomputed in each region: the arguments pass thread 0's.
+  void emit_region_entry_point(std::ostream& o, const EntryPoint& e) const {
+    o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
+      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << kSimdWidth << kSimdLanes << checked_setup(e) << e.argument_setup
+      << kGroupLoop
+      << "    metal::mtl_regions::mtl_now = {mtl_L, mtl_sw, mtl_tx, mtl_ty, mtl_tz, mtl_gx, mtl_gy, mtl_gz, mtl_x0, "
+         "mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
+         "    metal::mtl_rt::group_threads = mtl_ax * mtl_ay * mtl_az;\n"
+         "    const unsigned mtl_lx = 0, mtl_ly = 0, mtl_lz = 0;\n"
+         "    (void)mtl_lx; (void)mtl_ly; (void)mtl_lz;\n"
+         "    "
+      << e.call << "\n  }\n}\n";
   }
 
   // Barriers or SIMD-group functions: each thread of a group is a fiber.

@@ -249,8 +249,9 @@ Translation Translator::run() {
     // an error in this generated code (an instantiation with an undeclared type).
     const Token& name = t_[kernels_[i].name_token];
     out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
-    emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i], checked_, target_,
-                     straight_line[i]);
+    const bool regions = target_.forms_barrier_regions() && runs_in_regions(t_, kernels_[i]);
+    emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i] && !regions, checked_,
+                     target_, straight_line[i], regions);
     TranslatedKernel tk;
     tk.info = kernels_[i].info;
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).
@@ -262,7 +263,8 @@ Translation Translator::run() {
         p.element_align = std::max(p.element_align, a->second);
     tk.entry_symbol = cpu_entry_symbol(i);
     tk.layout_symbol = cpu_layout_symbol(i);
-    tk.uses_fibers = uses_fibers_[i];
+    tk.uses_fibers = uses_fibers_[i] && !regions;
+    tk.runs_regions = regions;
     tk.info.loop_free = loop_free;
     result.kernels.push_back(std::move(tk));
   }

@@ -26,6 +26,7 @@ class SourceMap {
 struct TranslatedKernel {
   KernelInfo info;         // element sizes still 0: read from the layout symbol
   bool uses_fibers = false;  // barriers or SIMD-group functions: threads run as fibers
+  bool runs_regions = false;  // barriers only, as loops over the threads between them (barrier_regions.hpp)
   std::string entry_symbol;
   std::string layout_symbol;
 };

@@ -31,6 +31,7 @@
 #include "msl/passes/address_space_overloads.hpp"
 #include "msl/passes/this_address_space.hpp"
 #include "msl/passes/async_copies.hpp"
+#include "msl/passes/barrier_regions.hpp"
 #include "msl/passes/branch_reconvergence.hpp"
 #include "msl/passes/conditional_literals.hpp"
 #include "msl/passes/literal_casts.hpp"
@@ -60,6 +61,7 @@ class Translator {
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     drop_render_functions(t_);
     rename_names_that_clash_with_target();
+    if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_, checked_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }
 
@@ -73,6 +75,12 @@ class Translator {
   bool loops_checked() const {
     for (const auto& [name, value] : defines_)
       if (name == "METALCALL_LOOP_STOP_CHECKS" && value == "0") return false;
+    return true;
+  }
+  /** False under the prelude option METALCALL_BARRIER_REGIONS=0: barrier kernels keep the fibers. */
+  bool barrier_regions_on() const {
+    for (const auto& [name, value] : defines_)
+      if (name == "METALCALL_BARRIER_REGIONS" && value == "0") return false;
     return true;
   }
   /** Whether kernel `i` gets an entry point (TranslateOptions::only_kernels). */

@@ -127,6 +127,8 @@ std::shared_ptr<Program> load_sandbox_program(const std::shared_ptr<WorkerLink>&
     const std::vector<metalcall_cpu_layout> layout = prepare(*link, module->id(), id, info.name, symbols, info.params.size());
     translated::apply_layout(info, layout.data());
     info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
+    info.threads_synchronise = kernel.uses_fibers || kernel.runs_regions;
+    info.thread_schedule = kernel.runs_regions ? "regions" : kernel.uses_fibers ? "fibers" : "loop";
     auto program = std::make_shared<SandboxProgram>(info, module, id, std::move(symbols), link);
     define(*link, id, info);
     link->add_program(id);

@@ -1,0 +1,847 @@
+// Barriers as work-item loops (see barrier_regions.hpp).
+#include "msl/passes/barrier_regions.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "msl/analysis/call_graph.hpp"         // matching
+#include "msl/analysis/sync_reachability.hpp"  // fiber_kernels
+#include "msl/passes/loop_stops.hpp"           // statement_end
+#include "msl/targets/entry_points.hpp"        // builtin_component
+#include "msl/targets/target.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+// What a barrier of a planned body is renamed to while fiber_kernels asks whether anything
+// else in the kernel synchronises (no synchronising name).
+constexpr const char* kNeutralBarrier = "__metalcall_region_barrier";
+
+bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
+  return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
+}
+
+bool one_of(const Token& tok, std::initializer_list<const char*> texts) {
+  for (const char* s : texts)
+    if (tok.is(s)) return true;
+  return false;
+}
+
+bool assignment(const Token& tok) {
+  return tok.kind == TokenKind::punct &&
+         one_of(tok, {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="});
+}
+
+// Builtins whose value differs between the threads of a group (recomputed in each region).
+bool per_thread(Builtin b) {
+  switch (b) {
+    case Builtin::thread_position_in_grid:
+    case Builtin::thread_position_in_threadgroup:
+    case Builtin::thread_index_in_threadgroup:
+    case Builtin::thread_index_in_simdgroup:
+    case Builtin::simdgroup_index_in_threadgroup:
+    case Builtin::thread_index_in_quadgroup:
+    case Builtin::quadgroup_index_in_threadgroup:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Functions a uniform expression may call: conversions, vector constructors and pure functions.
+bool pure_callee(const std::string& name) {
+  // Never destroyed (tests/reliability/test_exit_safe_statics.py).
+  static const auto& functions = *new std::set<std::string>{
+      "min",  "max",   "clamp", "abs",   "absdiff", "select", "popcount", "clz",  "ctz",  "all",  "any",
+      "floor", "ceil", "trunc", "round", "fabs",    "fmin",   "fmax",     "sizeof", "alignof", "mulhi"};
+  static const auto& conversion =
+      *new std::regex("(u?(char|short|int|long)|float|half|bfloat|bool|size_t|unsigned|signed)[234]?");
+  return functions.count(name) || std::regex_match(name, conversion);
+}
+
+// Statements the planner does not follow: their kernels keep the fibers.
+bool refused_start(const Token& tok) {
+  return tok.kind == TokenKind::identifier &&
+         one_of(tok, {"decltype", "typename", "using", "typedef", "struct", "class", "union", "enum", "template",
+                      "static_assert", "goto", "case", "default", "asm", "namespace", "else", "throw", "try"});
+}
+
+bool statement_keyword(const Token& tok) {
+  return tok.kind == TokenKind::identifier &&
+         one_of(tok, {"if", "for", "while", "do", "switch", "return", "break", "continue"});
+}
+
+// The `>` closing the template argument list that opens at `open`, or kNone.
+std::size_t angle_end(const std::vector<Token>& t, std::size_t open, std::size_t last) {
+  int depth = 0;
+  for (std::size_t k = open; k < last; ++k) {
+    if (punct(t, k, "<")) {
+      ++depth;
+    } else if (punct(t, k, ">")) {
+      if (--depth == 0) return k;
+    } else if (punct(t, k, "(") || punct(t, k, "[")) {
+      k = matching(t, k);
+      if (k >= last) return kNone;
+    } else if (punct(t, k, ";") || punct(t, k, "{") || punct(t, k, ">>")) {
+      return kNone;
+    }
+  }
+  return kNone;
+}
+
+struct Declarator {
+  std::size_t name = 0;
+  std::size_t suffix_first = 0, suffix_last = 0;  // its `[N]...` tokens
+  std::size_t init_first = 0, init_last = 0;      // its initializer's tokens (after `=`, or the braces); none: equal
+  bool indirect = false;                          // `*` or `&` of its own (`float a, *p;`)
+};
+
+struct Declaration {
+  std::size_t type_first = 0, type_last = 0;  // specifiers and type, [first, last)
+  std::vector<Declarator> declarators;
+  bool is_const = false, is_constexpr = false, is_static = false, is_threadgroup = false, is_volatile = false,
+       is_auto = false, indirect = false;
+};
+
+// `T name [N] = init, name2 ... ;` over [first, last] (last: the `;`), or nullopt when the
+// statement does not have that shape (an expression statement, or a declaration the planner
+// does not follow).
+std::optional<Declaration> parse_declaration(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  Declaration d;
+  d.type_first = first;
+  std::size_t name = kNone;
+  for (std::size_t k = first; k < last && name == kNone; ++k) {
+    const Token& tok = t[k];
+    if (tok.kind == TokenKind::identifier) {
+      const bool ends = punct(t, k + 1, "=") || punct(t, k + 1, ";") || punct(t, k + 1, "[") ||
+                        punct(t, k + 1, "{") || punct(t, k + 1, "(") || punct(t, k + 1, ",");
+      if (!ends) continue;
+      const bool after_type = k > first && (t[k - 1].kind == TokenKind::identifier || punct(t, k - 1, ">") ||
+                                            punct(t, k - 1, "*") || punct(t, k - 1, "&") || punct(t, k - 1, "&&"));
+      if (!after_type || statement_keyword(t[first])) return std::nullopt;
+      name = k;
+    } else if (punct(t, k, "<")) {
+      k = angle_end(t, k, last);
+      if (k == kNone) return std::nullopt;
+    } else if (!(punct(t, k, "::") || punct(t, k, "*") || punct(t, k, "&") || punct(t, k, "&&"))) {
+      return std::nullopt;
+    }
+  }
+  if (name == kNone) return std::nullopt;
+  d.type_last = name;
+  for (std::size_t k = first; k < name; ++k) {
+    const Token& tok = t[k];
+    if (tok.kind == TokenKind::punct && one_of(tok, {"*", "&", "&&"})) d.indirect = true;
+    if (tok.kind != TokenKind::identifier) continue;
+    d.is_const = d.is_const || tok.is("const");
+    d.is_constexpr = d.is_constexpr || tok.is("constexpr");
+    d.is_static = d.is_static || tok.is("static") || tok.is("thread_local") || tok.is("extern");
+    d.is_threadgroup = d.is_threadgroup || tok.is("threadgroup");
+    d.is_volatile = d.is_volatile || tok.is("volatile");
+    d.is_auto = d.is_auto || tok.is("auto");
+  }
+  std::size_t k = name;
+  bool indirect = false;  // the declarator about to be read has its own `*` or `&`
+  for (;;) {
+    Declarator dd;
+    dd.name = k;
+    dd.indirect = indirect;
+    std::size_t j = k + 1;
+    dd.suffix_first = j;
+    while (punct(t, j, "[")) {
+      j = matching(t, j);
+      if (j >= last) return std::nullopt;
+      ++j;
+    }
+    dd.suffix_last = j;
+    if (punct(t, j, "=")) {
+      std::size_t e = j + 1;
+      for (; e < last && !punct(t, e, ","); ++e)
+        if (punct(t, e, "(") || punct(t, e, "[") || punct(t, e, "{")) {
+          e = matching(t, e);
+          if (e >= last) return std::nullopt;
+        }
+      if (e == j + 1) return std::nullopt;
+      dd.init_first = j + 1;
+      dd.init_last = e;
+      j = e;
+    } else if (punct(t, j, "{") || punct(t, j, "(")) {
+      const std::size_t close = matching(t, j);
+      if (close >= last) return std::nullopt;
+      dd.init_first = j;
+      dd.init_last = close + 1;
+      j = close + 1;
+    } else {
+      dd.init_first = dd.init_last = j;
+    }
+    d.declarators.push_back(dd);
+    if (j == last) break;
+    if (!punct(t, j, ",")) return std::nullopt;
+    ++j;
+    indirect = false;
+    while (j < last && (punct(t, j, "*") || punct(t, j, "&") || punct(t, j, "&&") || t[j].is_identifier("const"))) {
+      indirect = true;
+      ++j;
+    }
+    if (j >= last || t[j].kind != TokenKind::identifier) return std::nullopt;
+    k = j;
+  }
+  return d;
+}
+
+enum class Kind { barrier, loop, declaration, other };
+
+struct Statement {
+  std::size_t first = 0, last = 0;  // its tokens, inclusive
+  Kind kind = Kind::other;
+  std::optional<Declaration> decl;
+  bool group = false;  // runs once per group, before its region's threads
+};
+
+// A run of statements between barriers: each thread of the group runs it in turn.
+struct Region {
+  std::vector<std::size_t> group_statements;  // statements_ indices, moved ahead of the threads
+  std::vector<std::size_t> statements;        // the threads' statements
+  std::size_t anchor = 0;                     // a token near where it starts (for the generated text's lines)
+  int depth = 0;                              // 0: the kernel body's own sequence
+};
+
+struct Item {
+  bool loop = false;
+  std::size_t index = 0;  // into regions_ or loops_
+};
+
+struct Sequence {
+  std::vector<Item> items;
+  std::size_t first_region = 0, last_region = 0;
+};
+
+// A loop whose header every thread of the group evaluates alike, holding barriers.
+struct GroupLoop {
+  std::size_t first = 0, body_open = 0, body_close = 0;  // first: its statement's first token
+  Sequence body;
+};
+
+// A local of the threads, declared at a sequence's top level.
+struct Local {
+  std::string name;
+  std::size_t statement = 0, declarator = 0;
+  std::size_t region = 0, last_region = 0;  // declared in; the last region of its scope
+  bool crossing = false;                    // a later region names it: kept in a per-thread array
+};
+
+class Planner {
+ public:
+  Planner(const std::vector<Token>& t, const ParsedKernel& k, const Target& target, bool checked,
+          bool mutable_reference_parameters)
+      : t_(t), k_(k), target_(target), checked_(checked), mutable_references_(mutable_reference_parameters) {}
+
+  bool plan() {
+    const std::size_t open = k_.body_open, close = k_.body_close;
+    if (open == 0 || close <= open || close >= t_.size() || !punct(t_, open, "{")) return false;
+    for (std::size_t i = open + 1; i < close; ++i) {
+      const Token& tok = t_[i];
+      if (tok.is_identifier("goto")) return false;
+      if (tok.kind == TokenKind::directive && tok.text.find("pragma") == std::string::npos) return false;
+      // A lambda: its body's returns and breaks are its own; not followed.
+      if (punct(t_, i, "]") && (punct(t_, i + 1, "(") || punct(t_, i + 1, "{"))) return false;
+      if (tok.kind == TokenKind::identifier && tok.text.rfind("__metalcall", 0) == 0) return false;
+    }
+    for (const auto& p : k_.params) {
+      if (p.info.kind == ParamKind::builtin && per_thread(p.info.builtin)) {
+        thread_params_.insert(p.info.name);
+      } else if (p.info.kind == ParamKind::value || (p.info.kind == ParamKind::builtin) ||
+                 ((p.info.kind == ParamKind::reference || p.info.kind == ParamKind::buffer) &&
+                  p.info.address_space == AddressSpace::constant)) {
+        group_names_.insert(p.info.name);
+      } else {
+        varying_params_.insert(p.info.name);
+      }
+      if (!declared_.insert(p.info.name).second) return false;
+    }
+    // The group's parameters are the kernel's, shared by its threads: a write by one would be seen by all.
+    for (const auto& p : k_.params)
+      if (written(p.info.name)) return false;
+    if (!sequence(open + 1, close, 0, top_)) return false;
+    if (barriers_.empty()) return false;
+    return find_crossings() && check_exits();
+  }
+
+  const std::vector<std::size_t>& barriers() const { return barriers_; }
+
+  /** Writes the body, `{` to `}`, as regions. */
+  void emit(std::vector<Token>& out) const {
+    Writer w{out, t_};
+    w.copy(k_.body_open);
+    w.text(kRegionGroupMarker, k_.body_open);
+    emit_sequence(w, top_);
+    w.copy(k_.body_close);
+  }
+
+ private:
+  const std::vector<Token>& t_;
+  const ParsedKernel& k_;
+  const Target& target_;
+  bool checked_;
+  bool mutable_references_;  // the source has functions with non-const reference parameters
+  std::set<std::string> thread_params_;   // per-thread builtins: recomputed in each region
+  std::set<std::string> group_names_;     // uniform across the group: parameters, group locals, loop variables
+  std::set<std::string> varying_params_;  // device and threadgroup memory, textures
+  std::set<std::string> thread_locals_;   // names of Local
+  std::set<std::string> declared_;        // every name declared at a top level (and the parameters)
+  std::vector<Statement> statements_;
+  std::vector<Region> regions_;
+  std::vector<GroupLoop> loops_;
+  std::vector<Local> locals_;
+  std::vector<std::size_t> barriers_;          // the `threadgroup_barrier` tokens
+  std::set<std::size_t> returns_;              // `return` tokens that end a thread's iteration
+  Sequence top_;
+
+  struct Writer {
+    std::vector<Token>& out;
+    const std::vector<Token>& t;
+    // Inserted tokens take columns after the token they follow, so that they print apart.
+    void append(Token tok) {
+      if (!out.empty() && tok.line == out.back().line && tok.column <= out.back().column)
+        tok.column = out.back().column + static_cast<int>(out.back().text.size()) + 1;
+      out.push_back(std::move(tok));
+    }
+    void copy(std::size_t i) { append(t[i]); }
+    void copy(std::size_t first, std::size_t last) {
+      for (std::size_t i = first; i <= last; ++i) copy(i);
+    }
+    void text(const std::string& s, std::size_t anchor) {
+      for (Token tok : tokenize(s)) {
+        tok.line = t[anchor].line;
+        tok.column = t[anchor].column;
+        append(std::move(tok));
+      }
+    }
+  };
+
+  bool named(std::size_t k, const std::string& name) const {
+    return t_[k].kind == TokenKind::identifier && t_[k].text == name &&
+           !(k > 0 && (punct(t_, k - 1, ".") || punct(t_, k - 1, "->")));
+  }
+
+  // True when `name` is named in [first, last] (not as a member).
+  bool mentions(std::size_t first, std::size_t last, const std::string& name) const {
+    for (std::size_t k = first; k <= last; ++k)
+      if (named(k, name)) return true;
+    return false;
+  }
+
+  // Whether token k (a use of a name) has its address taken: a unary `&` before it.
+  bool address_taken(std::size_t k) const {
+    if (k == 0 || !punct(t_, k - 1, "&")) return false;
+    if (k < 2) return true;
+    const Token& p = t_[k - 2];
+    return !(p.kind == TokenKind::identifier || p.kind == TokenKind::number || punct(t_, k - 2, ")") ||
+             punct(t_, k - 2, "]"));
+  }
+
+  // True when the body may change `name` (by that name): assigned, incremented, its address
+  // taken, a reference bound to it, or passed alone to a function while the source has
+  // functions taking non-const references.
+  bool written(const std::string& name, std::size_t declared_at = kNone) const {
+    for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k) {
+      if (k == declared_at || !named(k, name)) continue;
+      const Token& next = t_[k + 1];
+      if (assignment(next) || punct(t_, k + 1, "++") || punct(t_, k + 1, "--")) return true;
+      if (punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)) return true;
+      if (binds_reference(k)) return true;
+    }
+    return false;
+  }
+
+  // Tokens [first, last) evaluate alike in every thread of the group, without side effects.
+  bool uniform(std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k < last; ++k) {
+      const Token& tok = t_[k];
+      switch (tok.kind) {
+        case TokenKind::number:
+        case TokenKind::character:
+          continue;
+        case TokenKind::string:
+        case TokenKind::directive:
+          return false;
+        case TokenKind::punct:
+          if (assignment(tok) || one_of(tok, {"++", "--", ";"})) return false;
+          if (tok.is("&") && address_taken(k + 1)) return false;
+          continue;
+        case TokenKind::identifier:
+          break;
+      }
+      if (k > first && (punct(t_, k - 1, ".") || punct(t_, k - 1, "->"))) continue;  // a member
+      if (punct(t_, k + 1, "(") && !group_names_.count(tok.text)) {
+        if (!pure_callee(tok.text)) return false;
+        continue;
+      }
+      if (punct(t_, k + 1, "<") && !group_names_.count(tok.text) && !thread_locals_.count(tok.text)) {
+        // static_cast<uint>(x) and friends; other templates may be functions with effects.
+        if (!one_of(tok, {"static_cast", "vec", "as_type"})) return false;
+        continue;
+      }
+      if (group_names_.count(tok.text)) continue;
+      if (thread_params_.count(tok.text) || varying_params_.count(tok.text) || thread_locals_.count(tok.text) ||
+          declared_.count(tok.text))
+        return false;
+      // Else a name of namespace scope: a type, a constant, a function constant, an enumerator
+      // (MSL has no mutable program-scope variables).
+    }
+    return true;
+  }
+
+  static bool is_barrier_name(const Token& tok) { return tok.is_identifier("threadgroup_barrier"); }
+
+  // `threadgroup_barrier(...);` (or metal::threadgroup_barrier): its name's token, or kNone.
+  std::size_t barrier_statement(std::size_t first, std::size_t last) const {
+    std::size_t k = first;
+    if (punct(t_, k, "::")) ++k;
+    if (t_[k].is_identifier("metal") && punct(t_, k + 1, "::")) k += 2;
+    if (!is_barrier_name(t_[k]) || !punct(t_, k + 1, "(")) return kNone;
+    const std::size_t close = matching(t_, k + 1);
+    return close + 1 == last && punct(t_, last, ";") ? k : kNone;
+  }
+
+  bool holds_barrier(std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k <= last; ++k)
+      if (is_barrier_name(t_[k])) return true;
+    return false;
+  }
+
+  // An expression statement the planner can tell from a declaration.
+  bool expression_statement(std::size_t first, std::size_t last) const {
+    const Token& tok = t_[first];
+    if (tok.kind == TokenKind::number || tok.kind == TokenKind::string || tok.kind == TokenKind::character)
+      return true;
+    if (tok.kind == TokenKind::punct) return one_of(tok, {"(", "*", "++", "--", "!", "~", "-", "+", ";"});
+    if (tok.kind != TokenKind::identifier) return false;
+    std::size_t k = first;
+    while (t_[k].kind == TokenKind::identifier && punct(t_, k + 1, "::") && k + 2 < last) k += 2;
+    if (t_[k].kind != TokenKind::identifier) return false;
+    if (punct(t_, k + 1, "<")) {
+      const std::size_t close = angle_end(t_, k + 1, last);
+      return close != kNone && punct(t_, close + 1, "(");
+    }
+    const Token& next = t_[k + 1];
+    return assignment(next) || (next.kind == TokenKind::punct && one_of(next, {"(", "[", ".", "->", "++", "--", ";"}));
+  }
+
+  // break or continue in [first, last] that would leave the enclosing group loop (or, at the
+  // top level, the threads' loop): those outside nested loops (and, for break, switches).
+  bool leaves(std::size_t first, std::size_t last, bool in_switch = false) const {
+    for (std::size_t k = first; k <= last; ++k) {
+      const Token& tok = t_[k];
+      if (tok.is_identifier("continue")) return true;
+      if (tok.is_identifier("break") && !in_switch) return true;
+      if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
+        const std::size_t end = statement_end(t_, k);
+        if (end == kNone || end > last) return true;
+        k = end;
+      } else if (tok.is_identifier("switch")) {
+        const std::size_t end = statement_end(t_, k);
+        if (end == kNone || end > last) return true;
+        if (leaves(k + 1, end, true)) return true;
+        k = end;
+      }
+    }
+    return false;
+  }
+
+  // A `return` in [first, last] inside a loop nested there (it would become that loop's `continue`).
+  bool return_in_loop(std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k <= last; ++k) {
+      const Token& tok = t_[k];
+      if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
+        const std::size_t end = statement_end(t_, k);
+        if (end == kNone || end > last) return true;
+        for (std::size_t j = k; j <= end; ++j)
+          if (t_[j].is_identifier("return")) return true;
+        k = end;
+      }
+    }
+    return false;
+  }
+
+  bool declare(const std::string& name) { return declared_.insert(name).second; }
+
+  std::size_t new_region(std::size_t anchor, int depth) {
+    Region r;
+    r.anchor = anchor;
+    r.depth = depth;
+    regions_.push_back(r);
+    return regions_.size() - 1;
+  }
+
+  // The statements of a block's body [first, last): regions, group loops, group statements.
+  bool sequence(std::size_t first, std::size_t last, int depth, Sequence& seq) {
+    seq.first_region = regions_.size();
+    std::size_t region = new_region(first < last ? first : last, depth);
+    seq.items.push_back({false, region});
+    std::vector<std::size_t> own_locals;  // locals_ declared here: their scope ends with this sequence
+    for (std::size_t i = first; i < last;) {
+      const std::size_t end = statement_end(t_, i);
+      if (end == kNone || end >= last) return false;
+      std::size_t h = i;  // past `#pragma` lines, which stay with their statement
+      while (h < end && t_[h].kind == TokenKind::directive) ++h;
+      const Token& head = t_[h];
+      Statement st;
+      st.first = i;
+      st.last = end;
+      if (const std::size_t b = h == i ? barrier_statement(i, end) : kNone; b != kNone) {
+        st.kind = Kind::barrier;
+        barriers_.push_back(b);
+        region = new_region(i, depth);
+        seq.items.push_back({false, region});
+      } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(i, end)) {
+        if (!group_loop(i, h, end, depth)) return false;
+        st.kind = Kind::loop;
+        seq.items.push_back({true, loops_.size() - 1});
+        region = new_region(end, depth);
+        seq.items.push_back({false, region});
+      } else if (holds_barrier(i, end) || refused_start(head) || punct(t_, h, "[")) {
+        return false;
+      } else if (statement_keyword(head) || punct(t_, h, "{") || punct(t_, h, ";")) {
+        if (head.is_identifier("break") || head.is_identifier("continue")) return false;  // the threads' loop is not theirs
+        regions_[region].statements.push_back(statements_.size());
+      } else if (h != i) {
+        return false;
+      } else if (auto decl = parse_declaration(t_, i, end)) {
+        st.kind = Kind::declaration;
+        st.decl = decl;
+        if (!classify(st, region, own_locals)) return false;
+        (st.group ? regions_[region].group_statements : regions_[region].statements).push_back(statements_.size());
+      } else if (expression_statement(i, end)) {
+        regions_[region].statements.push_back(statements_.size());
+      } else {
+        return false;
+      }
+      statements_.push_back(std::move(st));
+      i = end + 1;
+    }
+    seq.last_region = regions_.size() - 1;
+    for (std::size_t l : own_locals) locals_[l].last_region = seq.last_region;
+    return true;
+  }
+
+  // A declaration at a sequence's top level: the group's (threadgroup storage, constexpr, or
+  // a uniform initialiser nothing changes) or the threads' (a Local).
+  bool classify(Statement& st, std::size_t region, std::vector<std::size_t>& own_locals) {
+    const Declaration& d = *st.decl;
+    for (const Declarator& dd : d.declarators)
+      if (!declare(t_[dd.name].text)) return false;  // shadowing: not followed
+    if (d.is_threadgroup && !d.indirect) {
+      for (const Declarator& dd : d.declarators)
+        if (dd.indirect || dd.init_first != dd.init_last || !uniform(dd.suffix_first, dd.suffix_last)) return false;
+      st.group = true;
+      for (const Declarator& dd : d.declarators) varying_params_.insert(t_[dd.name].text);
+      return true;
+    }
+    if (d.is_static) return false;
+    bool group = d.is_constexpr || !d.is_volatile;
+    for (const Declarator& dd : d.declarators) {
+      if (d.is_constexpr) break;
+      if (dd.init_first == dd.init_last || !uniform(dd.init_first, dd.init_last) ||
+          !uniform(d.type_first, d.type_last) || !uniform(dd.suffix_first, dd.suffix_last) ||
+          written(t_[dd.name].text, dd.name))
+        group = false;
+      // `T x(a)`/`T x{a}`: its parentheses or braces are the initializer's own.
+    }
+    if (group) {
+      st.group = true;
+      for (const Declarator& dd : d.declarators) group_names_.insert(t_[dd.name].text);
+      return true;
+    }
+    for (std::size_t n = 0; n < d.declarators.size(); ++n) {
+      Local l;
+      l.name = t_[d.declarators[n].name].text;
+      l.statement = statements_.size();
+      l.declarator = n;
+      l.region = region;
+      own_locals.push_back(locals_.size());
+      locals_.push_back(l);
+      thread_locals_.insert(l.name);
+    }
+    return true;
+  }
+
+  // `for (T v = a; cond; v op= b) { ... }` or `while (cond) { ... }` holding barriers, with a
+  // uniform header: the group runs it once, its body's regions each a loop over the threads.
+  bool group_loop(std::size_t statement, std::size_t first, std::size_t end, int depth) {
+    const std::size_t open = first + 1;
+    if (!punct(t_, open, "(")) return false;
+    const std::size_t close = matching(t_, open);
+    if (close >= end || !punct(t_, close + 1, "{") || matching(t_, close + 1) != end) return false;
+    std::string variable;
+    if (t_[first].is_identifier("for")) {
+      std::vector<std::size_t> semicolons;
+      for (std::size_t k = open + 1; k < close; ++k) {
+        if (punct(t_, k, "(") || punct(t_, k, "[") || punct(t_, k, "{")) k = matching(t_, k);
+        else if (punct(t_, k, ";")) semicolons.push_back(k);
+      }
+      if (semicolons.size() != 2) return false;
+      const std::size_t s1 = semicolons[0], s2 = semicolons[1];
+      if (s1 > open + 1) {
+        const auto init = parse_declaration(t_, open + 1, s1);
+        if (!init || init->declarators.size() != 1 || init->indirect || init->is_static || init->is_threadgroup)
+          return false;
+        const Declarator& dd = init->declarators[0];
+        if (dd.init_first == dd.init_last || !uniform(dd.init_first, dd.init_last) ||
+            !uniform(init->type_first, init->type_last) || dd.suffix_first != dd.suffix_last)
+          return false;
+        variable = t_[dd.name].text;
+        if (!declare(variable)) return false;
+        // The body reads it only: the header alone advances it.
+        for (std::size_t k = close + 1; k < end; ++k)
+          if (named(k, variable) && (assignment(t_[k + 1]) || punct(t_, k + 1, "++") || punct(t_, k + 1, "--") ||
+                                     punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)))
+            return false;
+        if (written_in_body_by_reference(variable, close + 1, end)) return false;
+        group_names_.insert(variable);
+      }
+      if (!uniform(s1 + 1, s2)) return false;
+      // The step: ++v, v++, --v, v--, v op= uniform.
+      const std::size_t n = close - (s2 + 1);
+      const std::size_t a = s2 + 1;
+      bool step = n == 0;
+      if (!variable.empty() && n == 2)
+        step = (named(a, variable) && (punct(t_, a + 1, "++") || punct(t_, a + 1, "--"))) ||
+               ((punct(t_, a, "++") || punct(t_, a, "--")) && named(a + 1, variable));
+      if (!variable.empty() && n >= 3 && named(a, variable) && assignment(t_[a + 1]))
+        step = uniform(a + 2, close);
+      if (!step) return false;
+    } else {
+      if (!uniform(open + 1, close)) return false;
+    }
+    // Every thread must reach the same barriers: nothing leaves the loop or its iteration early.
+    for (std::size_t k = close + 1; k < end; ++k)
+      if (t_[k].is_identifier("return")) return false;
+    if (leaves(close + 2, end - 1)) return false;
+    GroupLoop loop;
+    loop.first = statement;
+    loop.body_open = close + 1;
+    loop.body_close = end;
+    const std::size_t index = loops_.size();
+    loops_.push_back(loop);
+    Sequence body;
+    if (!sequence(close + 2, end, depth + 1, body)) return false;
+    loops_[index].body = std::move(body);
+    return true;
+  }
+
+  bool written_in_body_by_reference(const std::string& name, std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k <= last; ++k)
+      if (named(k, name) && binds_reference(k)) return true;
+    return false;
+  }
+
+  // The use of a name at k may bind a non-const reference to it: `T& r = name;` (or `r{name}`,
+  // `r(name)`), or an argument alone in a call while the source has non-const reference parameters.
+  bool binds_reference(std::size_t k) const {
+    const bool alone_before = punct(t_, k + 1, ")") || punct(t_, k + 1, ",") || punct(t_, k + 1, "}") ||
+                              punct(t_, k + 1, ";");
+    if (!alone_before) return false;
+    if ((punct(t_, k - 1, "=") || punct(t_, k - 1, "{") || punct(t_, k - 1, "(")) && k >= 3 &&
+        (punct(t_, k - 3, "&") || punct(t_, k - 3, "&&")))
+      return true;
+    return mutable_references_ && (punct(t_, k - 1, "(") || punct(t_, k - 1, ",")) &&
+           (punct(t_, k + 1, ")") || punct(t_, k + 1, ","));
+  }
+
+  // Which locals a later region names (kept per thread in an array), and whether each can be.
+  bool find_crossings() {
+    for (Local& l : locals_) {
+      for (std::size_t r = l.region + 1; r <= l.last_region && !l.crossing; ++r)
+        for (std::size_t s : regions_[r].statements)
+          if (mentions(statements_[s].first, statements_[s].last, l.name)) l.crossing = true;
+      if (!l.crossing) continue;
+      const Statement& st = statements_[l.statement];
+      const Declaration& d = *st.decl;
+      const Declarator& dd = d.declarators[l.declarator];
+      if (d.indirect || dd.indirect || d.is_auto || d.is_volatile || d.is_constexpr) return false;
+      if (checked_ && dd.suffix_first != dd.suffix_last) return false;  // checked mode's arrays are classes
+      // Its type is named ahead of the threads: nothing of theirs in it.
+      for (std::size_t k = d.type_first; k < d.type_last; ++k)
+        if (t_[k].kind == TokenKind::identifier && (thread_locals_.count(t_[k].text) || thread_params_.count(t_[k].text)))
+          return false;
+      for (std::size_t k = dd.suffix_first; k < dd.suffix_last; ++k)
+        if (t_[k].kind == TokenKind::identifier && (thread_locals_.count(t_[k].text) || thread_params_.count(t_[k].text)))
+          return false;
+      // Its address never taken: a pointer to it would outlive its region's copy.
+      for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k)
+        if (named(k, l.name) && address_taken(k)) return false;
+    }
+    return true;
+  }
+
+  // Returns only in the kernel's last region (nothing after them may reach a barrier), and
+  // no break or continue that would leave a region's threads loop.
+  bool check_exits() {
+    const std::size_t last = top_.last_region;
+    for (std::size_t r = 0; r < regions_.size(); ++r) {
+      for (std::size_t s : regions_[r].statements) {
+        const Statement& st = statements_[s];
+        if (leaves(st.first, st.last)) return false;
+        for (std::size_t k = st.first; k <= st.last; ++k) {
+          if (!t_[k].is_identifier("return")) continue;
+          if (r != last || regions_[r].depth != 0 || !punct(t_, k + 1, ";")) return false;
+          returns_.insert(k);
+        }
+        if (r == last && return_in_loop(st.first, st.last)) return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- writing ----
+
+  std::string slot_name(std::size_t local) const { return "mtl_rs_" + std::to_string(local); }
+
+  void emit_sequence(Writer& w, const Sequence& seq) const {
+    for (const Item& item : seq.items) {
+      if (!item.loop) {
+        emit_region(w, item.index);
+        continue;
+      }
+      const GroupLoop& loop = loops_[item.index];
+      w.copy(loop.first, loop.body_open);
+      emit_sequence(w, loop.body);
+      w.copy(loop.body_close);
+    }
+  }
+
+  void emit_region(Writer& w, std::size_t r) const {
+    const Region& region = regions_[r];
+    for (std::size_t s : region.group_statements) w.copy(statements_[s].first, statements_[s].last);
+    // Per-thread arrays of the locals declared here that later regions read.
+    for (std::size_t l = 0; l < locals_.size(); ++l) {
+      const Local& local = locals_[l];
+      if (local.region != r || !local.crossing) continue;
+      const Declaration& d = *statements_[local.statement].decl;
+      const Declarator& dd = d.declarators[local.declarator];
+      std::string type;
+      for (std::size_t k = d.type_first; k < d.type_last; ++k)
+        if (!t_[k].is_identifier("const") && !t_[k].is_identifier("thread")) type += t_[k].text + " ";
+      for (std::size_t k = dd.suffix_first; k < dd.suffix_last; ++k) type += t_[k].text + " ";
+      w.text("metal :: mtl_regions :: mtl_slots < " + type + " , " + std::to_string(l) + " > " + slot_name(l) +
+                 " ( mtl_count ) ;",
+             statements_[local.statement].first);
+    }
+    if (region.statements.empty()) return;
+    const std::size_t first = statements_[region.statements.front()].first;
+    const std::size_t last = statements_[region.statements.back()].last;
+    w.text("__metalcall_threads { __metalcall_thread_ids", first);
+    for (const auto& p : k_.params) {
+      if (!thread_params_.count(p.info.name)) continue;
+      bool used = false;
+      for (std::size_t s : region.statements) used = used || mentions(statements_[s].first, statements_[s].last, p.info.name);
+      if (!used) continue;
+      std::string decl;
+      for (std::size_t k : p.type_tokens) decl += t_[k].text + " ";
+      decl += p.info.name + " ( ";
+      const int width = std::min(p.info.vector_width, 3);
+      for (int d = 0; d < width; ++d) decl += (d ? " , " : "") + builtin_component(p.info.builtin, d, target_);
+      w.text(decl + " ) ;", first);
+    }
+    for (std::size_t l = 0; l < locals_.size(); ++l) {
+      const Local& local = locals_[l];
+      if (!local.crossing || local.region >= r || r > local.last_region) continue;
+      bool used = false;
+      for (std::size_t s : region.statements) used = used || mentions(statements_[s].first, statements_[s].last, local.name);
+      if (!used) continue;
+      const bool is_const = statements_[local.statement].decl->is_const;
+      w.text(std::string(is_const ? "const " : "") + "auto & " + local.name + " = " + slot_name(l) + " [ mtl_ti ] ;",
+             first);
+    }
+    for (std::size_t s : region.statements)
+      for (std::size_t k = statements_[s].first; k <= statements_[s].last; ++k) {
+        if (returns_.count(k)) w.text("continue", k);
+        else w.copy(k);
+      }
+    for (std::size_t l = 0; l < locals_.size(); ++l) {
+      const Local& local = locals_[l];
+      if (local.region != r || !local.crossing) continue;
+      w.text("metal :: mtl_regions :: mtl_store ( " + slot_name(l) + " [ mtl_ti ] , " + local.name + " ) ;", last);
+    }
+    w.text("}", last);
+  }
+};
+
+// Whether the source declares a function parameter of non-const reference type (`thread uint& x`):
+// then a name passed alone to a call may be changed by it.
+bool has_mutable_reference_parameters(const std::vector<Token>& t) {
+  for (std::size_t k = 2; k + 2 < t.size(); ++k) {
+    if (!(punct(t, k, "&") || punct(t, k, "&&"))) continue;
+    if (t[k + 1].kind != TokenKind::identifier || !(punct(t, k + 2, ",") || punct(t, k + 2, ")"))) continue;
+    const bool after_type = t[k - 1].kind == TokenKind::identifier || punct(t, k - 1, ">");
+    if (after_type && !t[k - 1].is_identifier("const") && !t[k - 2].is_identifier("const")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target,
+                                        bool checked) {
+  if (std::none_of(t.begin(), t.end(), [](const Token& k) { return k.is_identifier("threadgroup_barrier"); }))
+    return t;
+  try {
+    const ParsedSource parsed = parse_source(t, source);
+    const bool references = has_mutable_reference_parameters(t);
+    // Kernels by body: a template's instantiations share one.
+    std::map<std::size_t, std::vector<std::size_t>> bodies;
+    for (std::size_t i = 0; i < parsed.kernels.size(); ++i)
+      if (parsed.kernels[i].body_close > parsed.kernels[i].body_open) bodies[parsed.kernels[i].body_open].push_back(i);
+    std::map<std::size_t, std::unique_ptr<Planner>> plans;
+    for (const auto& [open, kernels] : bodies) {
+      auto plan = std::make_unique<Planner>(t, parsed.kernels[kernels.front()], target, checked, references);
+      if (plan->plan()) plans[open] = std::move(plan);
+    }
+    // Nothing else in a planned kernel may synchronise: with its own barriers renamed, every
+    // kernel sharing the body must run as a plain loop by fiber_kernels' rule.
+    for (bool changed = true; changed && !plans.empty();) {
+      changed = false;
+      std::vector<Token> neutral = t;
+      for (const auto& [open, plan] : plans)
+        for (std::size_t b : plan->barriers()) neutral[b].text = kNeutralBarrier;
+      const std::vector<bool> sync = fiber_kernels(neutral, parsed.kernels);
+      for (auto it = plans.begin(); it != plans.end();) {
+        bool keep = true;
+        for (std::size_t i : bodies[it->first]) keep = keep && !sync[i];
+        if (keep) {
+          ++it;
+        } else {
+          it = plans.erase(it);
+          changed = true;
+        }
+      }
+    }
+    if (plans.empty()) return t;
+    std::vector<Token> out;
+    out.reserve(t.size() * 2);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      auto plan = plans.find(i);
+      if (plan == plans.end()) {
+        out.push_back(t[i]);
+        continue;
+      }
+      plan->second->emit(out);
+      i = parsed.kernels[bodies[i].front()].body_close;
+    }
+    return out;
+  } catch (...) {
+    return t;  // the translation reports what it cannot follow
+  }
+}
+
+bool runs_in_regions(const std::vector<Token>& t, const ParsedKernel& k) {
+  return k.body_open + 1 < t.size() && k.body_close > k.body_open && t[k.body_open + 1].is_identifier(kRegionGroupMarker);
+}
+
+}  // namespace metalcall::msl
