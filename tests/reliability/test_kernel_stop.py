@@ -1,5 +1,5 @@
 """Every kernel can be stopped (P2.4 item 4): a kernel that runs (practically) forever, on one
-thread or many, with barriers or without, is stopped by Ctrl-C during any wait (a kept
+thread or many, with barriers or without (as fibers or as regions between barriers), is stopped by Ctrl-C during any wait (a kept
 Completion's wait(), a statement call, dev.synchronize(), np.asarray(buffer), a call on NumPy
 memory), by Completion.wait(timeout=...) and by a device's kernel_timeout; the Completion then
 raises ExecutionError saying why, the device computes exact values afterwards and Buffers keep
@@ -111,6 +111,19 @@ kernel void with_barriers(device uint* out [[buffer(0)]], constant ulong& n [[bu
     }
     out[i] = x;
 }
+kernel void with_fiber_barriers(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
+                                uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]],
+                                uint size [[threads_per_threadgroup]]) {
+    threadgroup uint shared[1024];
+    uint x = i;
+    for (ulong k = 0; k < n; ++k) {
+        shared[l] = x;
+        if (size > 0) threadgroup_barrier(mem_flags::mem_threadgroup);  // in a branch: fibers
+        x = next_value(shared[size - 1 - l]);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    out[i] = x;
+}
 kernel void add(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1.0f; }
 """
 FOREVER = np.uint64(2**63)
@@ -143,13 +156,15 @@ dev = mc.Device(backend, checked=mode == "checked")
 lib = dev.compile(SRC)
 kept = dev.asarray(np.arange(4096, dtype=np.float32))
 buf = dev.empty(1 << 16, np.uint32)
-grid = {"pooled": 1 << 16, "fibers": (256, 4)}.get(mode, 1)
-kernel = lib.with_barriers if mode == "fibers" else lib.for_loop
+grid = {"pooled": 1 << 16, "fibers": (256, 4), "regions": (256, 4)}.get(mode, 1)
+kernel = {"fibers": lib.with_fiber_barriers, "regions": lib.with_barriers}.get(mode, lib.for_loop)
+if mode in ("fibers", "regions") and backend == "cpu":
+    assert kernel.thread_schedule == mode, kernel.thread_schedule
 threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()
 start = time.monotonic()
 try:
-    if mode in ("wait", "pooled", "fibers", "checked"):
-        kernel(grid, buf, FOREVER, threadgroup=(256, 1) if mode == "fibers" else None).wait()
+    if mode in ("wait", "pooled", "fibers", "regions", "checked"):
+        kernel(grid, buf, FOREVER, threadgroup=(256, 1) if mode in ("fibers", "regions") else None).wait()
     elif mode == "drop":
         kernel(grid, buf, FOREVER)  # the statement drops the Completion, which waits
         for _ in range(10**8):
@@ -172,7 +187,8 @@ check_usable(dev, lib, kept)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT from a thread")
-@pytest.mark.parametrize("mode", ["wait", "drop", "numpy", "synchronize", "asarray", "pooled", "fibers", "checked"])
+@pytest.mark.parametrize("mode", ["wait", "drop", "numpy", "synchronize", "asarray", "pooled", "fibers", "regions",
+                                  "checked"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_stops_a_running_kernel(run_python, backend, mode):
     if mode == "checked" and backend != "cpu":
@@ -206,7 +222,7 @@ check_usable(dev, lib, kept)
 @pytest.mark.parametrize("kernel, grid", [("for_loop", 1), ("while_loop", 1), ("do_loop", 1), ("do_forever", 1),
                                           ("do_forever", 1 << 16), ("in_helper", 1),
                                           ("in_lambda", 1), ("nested", 1), ("nested_blocks", 1), ("for_loop", 1 << 16),
-                                          ("with_barriers", 64)])
+                                          ("with_barriers", 64), ("with_fiber_barriers", 64)])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_wait_timeout_stops_the_kernel(run_python, backend, kernel, grid):
     body = WAIT_TIMEOUT.replace("KERNEL", repr(kernel)).replace("GRID", repr(grid))
