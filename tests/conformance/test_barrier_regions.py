@@ -148,6 +148,18 @@ kernel void rg_rounds(const device T* x [[buffer(0)]], device T* out [[buffer(1)
 template [[host_name("rg_rounds_int")]] kernel void rg_rounds<int>(const device int*, device int*, constant uint&,
                                                                   uint, uint, uint);
 
+// Threadgroup atomics within a region (a histogram), then one thread per bin writes it out.
+kernel void rg_histogram(const device uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
+                         uint tid [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                         uint group [[threadgroup_position_in_grid]]) {
+  threadgroup atomic_uint bins[16];
+  if (tid < 16) atomic_store_explicit(&bins[tid], 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  atomic_fetch_add_explicit(&bins[x[gid] % 16u], 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid < 16) out[group * 16 + tid] = atomic_load_explicit(&bins[tid], memory_order_relaxed);
+}
+
 // ---- outside the subset: fibers ----
 
 // A barrier in a branch (uniform here, but the rule does not prove it).
@@ -258,7 +270,7 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 }
 """)
 
-REGIONS = {"rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_crossing", "rg_reverse_3d",
+REGIONS = {"rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_crossing", "rg_reverse_3d",
            "rg_rounds_int"}
 FIBERS = {"rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
           "rg_out_device_bound", "rg_out_lambda"}
@@ -390,6 +402,14 @@ def test_several_barriers_per_iteration(device, rng, regions_off):
         b = np.roll(want, -1, axis=1) + np.roll(want, 1, axis=1)
         want = b[:, ::-1] - want
     assert_equal(np.asarray(out), want.reshape(-1).astype(np.int32))
+
+
+def test_threadgroup_atomics_in_a_region(device, rng):
+    x = rng.integers(0, 1000, 3 * 128).astype(np.uint32)
+    out = device.empty(3 * 16, np.uint32)
+    _call(device, "rg_histogram", 3 * 128, (device.asarray(x), out), 128)
+    want = np.stack([np.bincount(g % 16, minlength=16) for g in x.reshape(3, 128)]).reshape(-1)
+    assert_equal(np.asarray(out), want.astype(np.uint32))
 
 
 def test_outside_the_subset_keep_fibers(device, rng):
