@@ -9,7 +9,7 @@
 
 #include "msl/analysis/call_graph.hpp"         // matching
 #include "msl/analysis/sync_reachability.hpp"  // fiber_kernels
-#include "msl/passes/loop_stops.hpp"           // statement_end
+#include "msl/analysis/statements.hpp"         // statement_end
 #include "msl/targets/entry_points.hpp"        // builtin_component
 #include "msl/targets/target.hpp"
 
