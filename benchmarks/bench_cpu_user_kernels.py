@@ -5,9 +5,11 @@
 The MSL of the seed documents and tutorials, unchanged: saxpy (a plain loop: no barrier), a
 threadgroup tree reduction (threadgroup memory, a barrier per halving), a SIMD-group reduction
 (simd_sum, one barrier), a naive matrix product (a loop per thread) and a 16x16-tiled one
-(threadgroup tiles, two barriers a tile). Kernels that can reach a barrier or a SIMD-group
-function run each thread of a group as a fiber on the CPU (docs/design.md, "Fibers or a plain
-loop"): these rows say what that costs beside NumPy. Every result is checked against NumPy
+(threadgroup tiles, two barriers a tile). Kernels whose only synchronisation is threadgroup
+barriers at their top level or in uniform loops run as regions between barriers, each a loop
+over the group's threads (docs/design.md, "Barriers as work-item loops"); the SIMD-group
+reduction runs each thread as a fiber ("Fibers or a plain loop"): these rows say what each
+costs beside NumPy. Every result is checked against NumPy
 before it is timed; interleaved rounds, medians and spread (peers_common.py).
 """
 
@@ -118,7 +120,7 @@ def rows(dev: mc.Device, n: int, m: int) -> list[Row]:
         kernel = getattr(lib, name)
         kernel(n, X, partial, threadgroup=256).wait()
         check(np.allclose(np.asarray(partial).sum(dtype=np.float64), x.sum(dtype=np.float64), rtol=1e-4), name)
-        r = Row(f"{label}, {n:,} float32 to {n // 256:,} partial sums (fibers)")
+        r = Row(f"{label}, {n:,} float32 to {n // 256:,} partial sums ({getattr(kernel, 'thread_schedule', None) or 'fibers'})")
         r.candidates = [("metalcall", times(lambda k=kernel: k(n, X, partial, threadgroup=256).wait())),
                         ("NumPy x.reshape(-1, 256).sum(axis=1)", times(lambda: x.reshape(-1, 256).sum(axis=1)))]
         out.append(r)
@@ -128,11 +130,11 @@ def rows(dev: mc.Device, n: int, m: int) -> list[Row]:
     A, B, C = dev.asarray(a), dev.asarray(b), dev.empty((m, m), np.float32)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     for name, label, tg in (("matmul_naive", "naive matrix product (a loop per thread)", None),
-                            ("matmul_tiled", "16x16-tiled matrix product (two barriers a tile; fibers)", (16, 16))):
+                            ("matmul_tiled", "16x16-tiled matrix product (two barriers a tile)", (16, 16))):
         kernel = getattr(lib, name)
         kernel((m, m), A, B, C, np.uint32(m), threadgroup=tg).wait()
         check(np.allclose(np.asarray(C), ref, rtol=1e-4), name)
-        r = Row(f"{label}, {m}x{m} float32")
+        r = Row(f"{label}, {m}x{m} float32 ({getattr(kernel, 'thread_schedule', None) or 'fibers'})")
         r.candidates = [("metalcall", times(lambda k=kernel, t=tg: k((m, m), A, B, C, np.uint32(m), threadgroup=t).wait())),
                         ("NumPy a @ b (BLAS)", times(lambda: a @ b))]
         out.append(r)
