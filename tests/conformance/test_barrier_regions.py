@@ -160,6 +160,31 @@ kernel void rg_histogram(const device uint* x [[buffer(0)]], device uint* out [[
   if (tid < 16) out[group * 16 + tid] = atomic_load_explicit(&bins[tid], memory_order_relaxed);
 }
 
+// Bitonic sort: group loops nested in group loops, a local declared in the inner body.
+kernel void rg_bitonic(device float* data [[buffer(0)]], uint gid [[thread_position_in_grid]],
+                       uint lid [[thread_position_in_threadgroup]], uint size [[threads_per_threadgroup]]) {
+  threadgroup float s[256];
+  s[lid] = data[gid];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint k = 2; k <= size; k <<= 1) {
+    for (uint j = k >> 1; j > 0; j >>= 1) {
+      const uint partner = lid ^ j;
+      float mine = s[lid];
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      if (partner > lid) {
+        const float other = s[partner];
+        const bool ascending = (lid & k) == 0;
+        if ((mine > other) == ascending) {
+          s[lid] = other;
+          s[partner] = mine;
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+  }
+  data[gid] = s[lid];
+}
+
 // ---- outside the subset: fibers ----
 
 // A barrier in a branch (uniform here, but the rule does not prove it).
@@ -258,6 +283,18 @@ kernel void rg_out_device_bound(const device float* x [[buffer(0)]], device floa
   out[gid] = v;
 }
 
+// A per-thread builtin changed through a reference before a barrier and read after it.
+void rg_bump(thread uint& v) { v += 1u; }
+kernel void rg_out_reference(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                             uint tid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                             uint n [[threads_per_threadgroup]]) {
+  threadgroup float s[64];
+  rg_bump(tid);
+  s[tid - 1u] = x[gid];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = s[n - tid];
+}
+
 // A lambda in the body.
 kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                           uint tid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
@@ -270,9 +307,9 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 }
 """)
 
-REGIONS = {"rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_crossing", "rg_reverse_3d",
+REGIONS = {"rg_bitonic", "rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_crossing", "rg_reverse_3d",
            "rg_rounds_int"}
-FIBERS = {"rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
+FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
           "rg_out_device_bound", "rg_out_lambda"}
 # Checked mode's local arrays are classes: an array that crosses a barrier keeps the fibers there.
 CHECKED_FIBERS = {"rg_crossing"}
@@ -404,6 +441,14 @@ def test_several_barriers_per_iteration(device, rng, regions_off):
     assert_equal(np.asarray(out), want.reshape(-1).astype(np.int32))
 
 
+@pytest.mark.parametrize("regions_off", [False, True], ids=["rule", "off"])
+def test_nested_group_loops(device, rng, regions_off):
+    x = rng.random(512, dtype=np.float32)
+    data = device.asarray(x)
+    _call(device, "rg_bitonic", 512, (data,), 256, regions_off)
+    assert_equal(np.asarray(data), np.sort(x.reshape(2, 256), axis=1).reshape(-1))
+
+
 def test_threadgroup_atomics_in_a_region(device, rng):
     x = rng.integers(0, 1000, 3 * 128).astype(np.uint32)
     out = device.empty(3 * 16, np.uint32)
@@ -417,7 +462,7 @@ def test_outside_the_subset_keep_fibers(device, rng):
     X = device.asarray(x)
     rev = x.reshape(2, 64)[:, ::-1].reshape(-1)
     for name, extra in (("rg_out_branch", (np.uint32(1),)), ("rg_out_return", (np.uint32(128),)),
-                        ("rg_out_helper", ()), ("rg_out_lambda", ())):
+                        ("rg_out_helper", ()), ("rg_out_lambda", ()), ("rg_out_reference", ())):
         out = device.empty(128, np.float32)
         args = (X, out) + extra
         _call(device, name, 128, args, 64)

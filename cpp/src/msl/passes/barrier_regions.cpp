@@ -238,8 +238,8 @@ struct Local {
 class Planner {
  public:
   Planner(const std::vector<Token>& t, const ParsedKernel& k, const Target& target, bool checked,
-          bool mutable_reference_parameters)
-      : t_(t), k_(k), target_(target), checked_(checked), mutable_references_(mutable_reference_parameters) {}
+          const std::set<std::string>& mutable_reference_functions)
+      : t_(t), k_(k), target_(target), checked_(checked), mutable_references_(mutable_reference_functions) {}
 
   bool plan() {
     const std::size_t open = k_.body_open, close = k_.body_close;
@@ -288,7 +288,7 @@ class Planner {
   const ParsedKernel& k_;
   const Target& target_;
   bool checked_;
-  bool mutable_references_;  // the source has functions with non-const reference parameters
+  const std::set<std::string>& mutable_references_;  // functions with non-const reference parameters
   std::set<std::string> thread_params_;   // per-thread builtins: recomputed in each region
   std::set<std::string> group_names_;     // uniform across the group: parameters, group locals, loop variables
   std::set<std::string> varying_params_;  // device and threadgroup memory, textures
@@ -500,9 +500,10 @@ class Planner {
         region = new_region(i, depth);
         seq.items.push_back({false, region});
       } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(i, end)) {
-        if (!group_loop(i, h, end, depth)) return false;
+        std::size_t loop = 0;
+        if (!group_loop(i, h, end, depth, loop)) return false;
         st.kind = Kind::loop;
-        seq.items.push_back({true, loops_.size() - 1});
+        seq.items.push_back({true, loop});
         region = new_region(end, depth);
         seq.items.push_back({false, region});
       } else if (holds_barrier(i, end) || refused_start(head) || punct(t_, h, "[")) {
@@ -573,7 +574,7 @@ class Planner {
 
   // `for (T v = a; cond; v op= b) { ... }` or `while (cond) { ... }` holding barriers, with a
   // uniform header: the group runs it once, its body's regions each a loop over the threads.
-  bool group_loop(std::size_t statement, std::size_t first, std::size_t end, int depth) {
+  bool group_loop(std::size_t statement, std::size_t first, std::size_t end, int depth, std::size_t& index) {
     const std::size_t open = first + 1;
     if (!punct(t_, open, "(")) return false;
     const std::size_t close = matching(t_, open);
@@ -627,7 +628,7 @@ class Planner {
     loop.first = statement;
     loop.body_open = close + 1;
     loop.body_close = end;
-    const std::size_t index = loops_.size();
+    index = loops_.size();  // its body's loops follow it
     loops_.push_back(loop);
     Sequence body;
     if (!sequence(close + 2, end, depth + 1, body)) return false;
@@ -650,8 +651,22 @@ class Planner {
     if ((punct(t_, k - 1, "=") || punct(t_, k - 1, "{") || punct(t_, k - 1, "(")) && k >= 3 &&
         (punct(t_, k - 3, "&") || punct(t_, k - 3, "&&")))
       return true;
-    return mutable_references_ && (punct(t_, k - 1, "(") || punct(t_, k - 1, ",")) &&
-           (punct(t_, k + 1, ")") || punct(t_, k + 1, ","));
+    if (mutable_references_.empty() || !(punct(t_, k - 1, "(") || punct(t_, k - 1, ",")) ||
+        !(punct(t_, k + 1, ")") || punct(t_, k + 1, ",")))
+      return false;
+    // The call it is an argument of: its callee's name, or unknown (a template's `>`).
+    int depth = 0;
+    for (std::size_t j = k; j-- > k_.body_open;) {
+      if (punct(t_, j, ")") || punct(t_, j, "]") || punct(t_, j, "}")) {
+        ++depth;
+      } else if (punct(t_, j, "(") || punct(t_, j, "[") || punct(t_, j, "{")) {
+        if (depth-- > 0) continue;
+        if (!punct(t_, j, "(")) return false;  // an initializer list or an index
+        if (j == 0 || t_[j - 1].kind != TokenKind::identifier) return true;
+        return mutable_references_.count(t_[j - 1].text) > 0;
+      }
+    }
+    return true;
   }
 
   // Which locals a later region names (kept per thread in an array), and whether each can be.
@@ -773,16 +788,34 @@ class Planner {
   }
 };
 
-// Whether the source declares a function parameter of non-const reference type (`thread uint& x`):
-// then a name passed alone to a call may be changed by it.
-bool has_mutable_reference_parameters(const std::vector<Token>& t) {
-  for (std::size_t k = 2; k + 2 < t.size(); ++k) {
-    if (!(punct(t, k, "&") || punct(t, k, "&&"))) continue;
+// The functions of the source with a parameter of non-const reference type (`thread uint& x`):
+// a name passed alone to one of them may be changed by it. A parameter list is a parenthesis
+// after a name (not a statement keyword) and before `{`, `;`, `const`, `->` or an attribute.
+std::set<std::string> mutable_reference_functions(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  std::vector<std::size_t> opens;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (punct(t, k, "(")) {
+      opens.push_back(k);
+      continue;
+    }
+    if (punct(t, k, ")") && !opens.empty()) {
+      opens.pop_back();
+      continue;
+    }
+    if (!(punct(t, k, "&") || punct(t, k, "&&")) || opens.empty() || k < 2 || k + 2 >= t.size()) continue;
     if (t[k + 1].kind != TokenKind::identifier || !(punct(t, k + 2, ",") || punct(t, k + 2, ")"))) continue;
     const bool after_type = t[k - 1].kind == TokenKind::identifier || punct(t, k - 1, ">");
-    if (after_type && !t[k - 1].is_identifier("const") && !t[k - 2].is_identifier("const")) return true;
+    if (!after_type || t[k - 1].is_identifier("const") || t[k - 2].is_identifier("const")) continue;
+    const std::size_t open = opens.back();
+    if (open == 0 || t[open - 1].kind != TokenKind::identifier || statement_keyword(t[open - 1])) continue;
+    const std::size_t close = matching(t, open);
+    const bool declares = close + 1 >= t.size() || t[close + 1].is("{") || t[close + 1].is(";") ||
+                          t[close + 1].is("->") || t[close + 1].is("[") || t[close + 1].is_identifier("const") ||
+                          t[close + 1].is_identifier("noexcept") || t[close + 1].is(",");
+    if (declares) names.insert(t[open - 1].text);
   }
-  return false;
+  return names;
 }
 
 }  // namespace
@@ -793,7 +826,7 @@ std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::
     return t;
   try {
     const ParsedSource parsed = parse_source(t, source);
-    const bool references = has_mutable_reference_parameters(t);
+    const std::set<std::string> references = mutable_reference_functions(t);
     // Kernels by body: a template's instantiations share one.
     std::map<std::size_t, std::vector<std::size_t>> bodies;
     for (std::size_t i = 0; i < parsed.kernels.size(); ++i)
