@@ -12,7 +12,7 @@ soak = importlib.util.module_from_spec(spec); spec.loader.exec_module(soak)
 work = tempfile.mkdtemp(prefix="soak-")
 script = os.path.join(work, "child.py"); open(script, "w").write(soak.CHILD)
 env = {**os.environ, "METALCALL_CACHE_DIR": os.path.join(work, "cache")}
-deadline, runs, bad = time.time() + 220, 0, 0
+deadline, runs, bad = time.time() + int(os.environ.get("SOAK_SECONDS", "220")), 0, 0
 with open(os.path.join(out, "exit_soak_cuda.log"), "w") as log:
     while time.time() < deadline and runs < 1000:
         try:
