@@ -3,7 +3,8 @@ loop holding a SIMD-group call early (`break`, the loop's condition, `return` fr
 `continue` then `break`, nested loops, `do`/`while`, loops in lambdas and functors) and then call a helper,
 a lambda or a functor defined on an earlier line that calls a SIMD-group function; lanes that
 skip an `if` holding one and then call such a helper; one helper called from both branches of
-an `if` and from two `switch` cases; loops that call a lambda or functor holding a SIMD-group
+an `if` and from two `switch` cases; a helper holding a threadgroup barrier after such a loop;
+loops that call a lambda or functor holding a SIMD-group
 call in some iterations only. MSL: a SIMD-group function acts on the lanes that reach that
 call together; after a loop or a branch the lanes run together again, and a function called
 from two branches runs once per branch. Each kernel is checked against a NumPy model of those
@@ -54,6 +55,13 @@ typedef decltype(sum_of) sum_fn_t;
 template <sum_fn_t fn>
 int apply_to(int v) {
     return fn(v);
+}
+
+// A helper holding a threadgroup barrier: another thread's value, once every thread wrote its own.
+int exchanged(threadgroup int* shared, int v, uint lid) {
+    shared[lid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return shared[63 - lid];
 }
 
 // Lanes return from inside the loop, at the iteration of their n.
@@ -204,6 +212,20 @@ kernel void dc_function_as_argument(device const int* x [[buffer(0)]], device in
     const int v = x[i];
     out[2 * i + 0] = apply_to<sum_of>(v);
     out[2 * i + 1] = sum_of(v + 1);
+}
+""",
+    """
+kernel void dc_loop_then_barrier_helper(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                        uint i [[thread_position_in_grid]],
+                                        uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup int shared[64];
+    const int v = x[i];
+    int acc = 0;
+    for (int k = 0; k < abs(v) % 5; ++k) {
+        acc += simd_sum(1);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = exchanged(shared, v, lid);
 }
 """,
     """
@@ -409,6 +431,17 @@ def test_helper_named_as_template_argument(device, x):
     def model(v, w):
         return np.stack([np.full(w, v.sum()), np.full(w, (v + 1).sum())], 1)
     _check(device, "dc_function_as_argument", x, model)
+
+
+def test_loop_then_helper_with_barrier(device, x):
+    # The barrier in the helper waits for the lanes still in the loop (fuzz seed 9002 program 260).
+    w, got = _run(device, "dc_loop_then_barrier_helper", x)
+    want = np.zeros((N, 2), np.int64)
+    for g, v in enumerate(x.astype(np.int64).reshape(-1, w)):
+        n = np.abs(v) % 5
+        want[g * w:(g + 1) * w, 0] = [sum(int((n > k).sum()) for k in range(m)) for m in n]
+    want[:, 1] = x.reshape(-1, 64)[:, ::-1].reshape(-1)
+    assert_equal(got, want.astype(np.int32))
 
 
 def test_if_skipped_then_helper(device, x):

@@ -23,7 +23,8 @@ struct FrameEdits {
 };
 
 /**
- * Each function, lambda and operator() of the source that may call a SIMD-group function (not a
+ * Each function, lambda and operator() of the source that may call a SIMD-group function or a
+ * threadgroup barrier (`callers`: a barrier's site is ordered with the SIMD-group ones) (not a
  * kernel, not constexpr, not declared apart from its definition, not named other than in a call
  * (a template argument, `decltype(f<T>)`: its type must stay), without a parameter pack or
  * `(void)`) gets a last parameter `metal::mtl_rt::simd_caller mtl_caller =

@@ -169,7 +169,11 @@ Translation Translator::run() {
     const LatchEdits latches = simd_latch_edits(t_, callers);
     for (const auto& [index, text] : latches.before) text_before_[index] += text;
     for (const auto& [index, text] : latches.after) text_after_[index] += text;
-    const FrameEdits frames = simd_frame_edits(t_, callers);
+    // Frames for the functions reaching a threadgroup barrier too: its site is ordered as theirs.
+    const SimdCallers rendezvous(t_, [](const std::string& id) {
+      return is_simd_call_name(id) || id == "threadgroup_barrier";
+    });
+    const FrameEdits frames = simd_frame_edits(t_, rendezvous);
     for (const auto& [index, text] : frames.before) text_before_[index] += text;
     for (const auto& [index, text] : frames.after) text_after_[index] += text;
   }
