@@ -92,6 +92,7 @@ class Model:
         self.loops: list[tuple[np.ndarray, np.ndarray]] = []
         self.epoch = 0
         self.simd_epoch = 0
+        self.float_adds: dict = {}  # (shared, target) -> (values added, values before, statements)
 
     # Entry ------------------------------------------------------------------------------
     def run(self) -> dict[str, np.ndarray]:
@@ -583,8 +584,15 @@ class Model:
         value = self.ev(s.value, mask, f)
         lanes = np.nonzero(mask)[0]
         if ty.is_float and s.op in ("add", "sub"):
-            inexact = inexact_sum(value[lanes], data, ty)
-            self.note(s, np.full(self.lanes, inexact), mask, "float atomic sum not exact")
+            # Every add into the target so far, with its values before the first: threads
+            # interleave two statements' adds on one cell (seed 9002 program 253), so a sum
+            # exact statement by statement can still round in the threads' order.
+            added, initial, nodes = self.float_adds.setdefault((s.shared, s.target), ([], np.ravel(data).copy(), {}))
+            added.extend(np.ravel(value[lanes]))
+            nodes[s.uid] = s
+            if inexact_sum(np.array(added), initial, ty):
+                for node in nodes.values():
+                    self.note(node, np.ones(self.lanes, dtype=bool), mask, "float atomic sum not exact")
         for lane in lanes:
             c = cell(lane)
             old, v = data[c], value[lane]
