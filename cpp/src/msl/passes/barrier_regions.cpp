@@ -1,10 +1,10 @@
 // Barriers as work-item loops (see barrier_regions.hpp).
 #include "msl/passes/barrier_regions.hpp"
+#include "msl/passes/barrier_region_reading.hpp"
 
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "msl/analysis/call_graph.hpp"         // matching
@@ -17,182 +17,11 @@ namespace metalcall::msl {
 
 namespace {
 
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+using namespace regions;  // NOLINT: the reading helpers of this pass
+
 // What a barrier of a planned body is renamed to while fiber_kernels asks whether anything
 // else in the kernel synchronises (no synchronising name).
 constexpr const char* kNeutralBarrier = "__metalcall_region_barrier";
-
-bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
-  return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
-}
-
-bool one_of(const Token& tok, std::initializer_list<const char*> texts) {
-  for (const char* s : texts)
-    if (tok.is(s)) return true;
-  return false;
-}
-
-bool assignment(const Token& tok) {
-  return tok.kind == TokenKind::punct &&
-         one_of(tok, {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="});
-}
-
-// Builtins whose value differs between the threads of a group (recomputed in each region).
-bool per_thread(Builtin b) {
-  switch (b) {
-    case Builtin::thread_position_in_grid:
-    case Builtin::thread_position_in_threadgroup:
-    case Builtin::thread_index_in_threadgroup:
-    case Builtin::thread_index_in_simdgroup:
-    case Builtin::simdgroup_index_in_threadgroup:
-    case Builtin::thread_index_in_quadgroup:
-    case Builtin::quadgroup_index_in_threadgroup:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Functions a uniform expression may call: conversions, vector constructors and pure functions.
-bool pure_callee(const std::string& name) {
-  // Never destroyed (tests/reliability/test_exit_safe_statics.py).
-  static const auto& functions = *new std::set<std::string>{
-      "min",  "max",   "clamp", "abs",   "absdiff", "select", "popcount", "clz",  "ctz",  "all",  "any",
-      "floor", "ceil", "trunc", "round", "fabs",    "fmin",   "fmax",     "sizeof", "alignof", "mulhi"};
-  static const auto& conversion =
-      *new std::regex("(u?(char|short|int|long)|float|half|bfloat|bool|size_t|unsigned|signed)[234]?");
-  return functions.count(name) || std::regex_match(name, conversion);
-}
-
-// Statements the planner does not follow: their kernels keep the fibers.
-bool refused_start(const Token& tok) {
-  return tok.kind == TokenKind::identifier &&
-         one_of(tok, {"decltype", "typename", "using", "typedef", "struct", "class", "union", "enum", "template",
-                      "static_assert", "goto", "case", "default", "asm", "namespace", "else", "throw", "try"});
-}
-
-bool statement_keyword(const Token& tok) {
-  return tok.kind == TokenKind::identifier &&
-         one_of(tok, {"if", "for", "while", "do", "switch", "return", "break", "continue"});
-}
-
-// The `>` closing the template argument list that opens at `open`, or kNone.
-std::size_t angle_end(const std::vector<Token>& t, std::size_t open, std::size_t last) {
-  int depth = 0;
-  for (std::size_t k = open; k < last; ++k) {
-    if (punct(t, k, "<")) {
-      ++depth;
-    } else if (punct(t, k, ">")) {
-      if (--depth == 0) return k;
-    } else if (punct(t, k, "(") || punct(t, k, "[")) {
-      k = matching(t, k);
-      if (k >= last) return kNone;
-    } else if (punct(t, k, ";") || punct(t, k, "{") || punct(t, k, ">>")) {
-      return kNone;
-    }
-  }
-  return kNone;
-}
-
-struct Declarator {
-  std::size_t name = 0;
-  std::size_t suffix_first = 0, suffix_last = 0;  // its `[N]...` tokens
-  std::size_t init_first = 0, init_last = 0;      // its initializer's tokens (after `=`, or the braces); none: equal
-  bool indirect = false;                          // `*` or `&` of its own (`float a, *p;`)
-};
-
-struct Declaration {
-  std::size_t type_first = 0, type_last = 0;  // specifiers and type, [first, last)
-  std::vector<Declarator> declarators;
-  bool is_const = false, is_constexpr = false, is_static = false, is_threadgroup = false, is_volatile = false,
-       is_auto = false, indirect = false;
-};
-
-// `T name [N] = init, name2 ... ;` over [first, last] (last: the `;`), or nullopt when the
-// statement does not have that shape (an expression statement, or a declaration the planner
-// does not follow).
-std::optional<Declaration> parse_declaration(const std::vector<Token>& t, std::size_t first, std::size_t last) {
-  Declaration d;
-  d.type_first = first;
-  std::size_t name = kNone;
-  for (std::size_t k = first; k < last && name == kNone; ++k) {
-    const Token& tok = t[k];
-    if (tok.kind == TokenKind::identifier) {
-      const bool ends = punct(t, k + 1, "=") || punct(t, k + 1, ";") || punct(t, k + 1, "[") ||
-                        punct(t, k + 1, "{") || punct(t, k + 1, "(") || punct(t, k + 1, ",");
-      if (!ends) continue;
-      const bool after_type = k > first && (t[k - 1].kind == TokenKind::identifier || punct(t, k - 1, ">") ||
-                                            punct(t, k - 1, "*") || punct(t, k - 1, "&") || punct(t, k - 1, "&&"));
-      if (!after_type || statement_keyword(t[first])) return std::nullopt;
-      name = k;
-    } else if (punct(t, k, "<")) {
-      k = angle_end(t, k, last);
-      if (k == kNone) return std::nullopt;
-    } else if (!(punct(t, k, "::") || punct(t, k, "*") || punct(t, k, "&") || punct(t, k, "&&"))) {
-      return std::nullopt;
-    }
-  }
-  if (name == kNone) return std::nullopt;
-  d.type_last = name;
-  for (std::size_t k = first; k < name; ++k) {
-    const Token& tok = t[k];
-    if (tok.kind == TokenKind::punct && one_of(tok, {"*", "&", "&&"})) d.indirect = true;
-    if (tok.kind != TokenKind::identifier) continue;
-    d.is_const = d.is_const || tok.is("const");
-    d.is_constexpr = d.is_constexpr || tok.is("constexpr");
-    d.is_static = d.is_static || tok.is("static") || tok.is("thread_local") || tok.is("extern");
-    d.is_threadgroup = d.is_threadgroup || tok.is("threadgroup");
-    d.is_volatile = d.is_volatile || tok.is("volatile");
-    d.is_auto = d.is_auto || tok.is("auto");
-  }
-  std::size_t k = name;
-  bool indirect = false;  // the declarator about to be read has its own `*` or `&`
-  for (;;) {
-    Declarator dd;
-    dd.name = k;
-    dd.indirect = indirect;
-    std::size_t j = k + 1;
-    dd.suffix_first = j;
-    while (punct(t, j, "[")) {
-      j = matching(t, j);
-      if (j >= last) return std::nullopt;
-      ++j;
-    }
-    dd.suffix_last = j;
-    if (punct(t, j, "=")) {
-      std::size_t e = j + 1;
-      for (; e < last && !punct(t, e, ","); ++e)
-        if (punct(t, e, "(") || punct(t, e, "[") || punct(t, e, "{")) {
-          e = matching(t, e);
-          if (e >= last) return std::nullopt;
-        }
-      if (e == j + 1) return std::nullopt;
-      dd.init_first = j + 1;
-      dd.init_last = e;
-      j = e;
-    } else if (punct(t, j, "{") || punct(t, j, "(")) {
-      const std::size_t close = matching(t, j);
-      if (close >= last) return std::nullopt;
-      dd.init_first = j;
-      dd.init_last = close + 1;
-      j = close + 1;
-    } else {
-      dd.init_first = dd.init_last = j;
-    }
-    d.declarators.push_back(dd);
-    if (j == last) break;
-    if (!punct(t, j, ",")) return std::nullopt;
-    ++j;
-    indirect = false;
-    while (j < last && (punct(t, j, "*") || punct(t, j, "&") || punct(t, j, "&&") || t[j].is_identifier("const"))) {
-      indirect = true;
-      ++j;
-    }
-    if (j >= last || t[j].kind != TokenKind::identifier) return std::nullopt;
-    k = j;
-  }
-  return d;
-}
 
 enum class Kind { barrier, loop, declaration, other };
 
@@ -787,36 +616,6 @@ class Planner {
     w.text("}", last);
   }
 };
-
-// The functions of the source with a parameter of non-const reference type (`thread uint& x`):
-// a name passed alone to one of them may be changed by it. A parameter list is a parenthesis
-// after a name (not a statement keyword) and before `{`, `;`, `const`, `->` or an attribute.
-std::set<std::string> mutable_reference_functions(const std::vector<Token>& t) {
-  std::set<std::string> names;
-  std::vector<std::size_t> opens;
-  for (std::size_t k = 0; k < t.size(); ++k) {
-    if (punct(t, k, "(")) {
-      opens.push_back(k);
-      continue;
-    }
-    if (punct(t, k, ")") && !opens.empty()) {
-      opens.pop_back();
-      continue;
-    }
-    if (!(punct(t, k, "&") || punct(t, k, "&&")) || opens.empty() || k < 2 || k + 2 >= t.size()) continue;
-    if (t[k + 1].kind != TokenKind::identifier || !(punct(t, k + 2, ",") || punct(t, k + 2, ")"))) continue;
-    const bool after_type = t[k - 1].kind == TokenKind::identifier || punct(t, k - 1, ">");
-    if (!after_type || t[k - 1].is_identifier("const") || t[k - 2].is_identifier("const")) continue;
-    const std::size_t open = opens.back();
-    if (open == 0 || t[open - 1].kind != TokenKind::identifier || statement_keyword(t[open - 1])) continue;
-    const std::size_t close = matching(t, open);
-    const bool declares = close + 1 >= t.size() || t[close + 1].is("{") || t[close + 1].is(";") ||
-                          t[close + 1].is("->") || t[close + 1].is("[") || t[close + 1].is_identifier("const") ||
-                          t[close + 1].is_identifier("noexcept") || t[close + 1].is(",");
-    if (declares) names.insert(t[open - 1].text);
-  }
-  return names;
-}
 
 }  // namespace
 

@@ -1,0 +1,62 @@
+// How the barrier-region planner (barrier_regions.cpp) reads a kernel body's tokens: token tests,
+// the builtins that differ between threads, the functions a uniform expression may call, the
+// statements it does not follow, declarations (`T a[N] = x, *p;`), and the source's functions
+// that take a non-const reference (which may change a name passed to them).
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "msl/lex/lexer.hpp"
+#include "msl/parse/signature_parser.hpp"
+
+namespace metalcall::msl::regions {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+bool punct(const std::vector<Token>& t, std::size_t i, const char* s);
+bool one_of(const Token& tok, std::initializer_list<const char*> texts);
+/** `=` or a compound assignment. */
+bool assignment(const Token& tok);
+/** Builtins whose value differs between the threads of a group (recomputed in each region). */
+bool per_thread(Builtin b);
+/** Functions a uniform expression may call: conversions, vector constructors and pure functions. */
+bool pure_callee(const std::string& name);
+/** Statements the planner does not follow: their kernels keep the fibers. */
+bool refused_start(const Token& tok);
+bool statement_keyword(const Token& tok);
+/** The `>` closing the template argument list that opens at `open`, or kNone. */
+std::size_t angle_end(const std::vector<Token>& t, std::size_t open, std::size_t last);
+
+struct Declarator {
+  std::size_t name = 0;
+  std::size_t suffix_first = 0, suffix_last = 0;  // its `[N]...` tokens
+  std::size_t init_first = 0, init_last = 0;      // its initializer's tokens (after `=`, or the braces); none: equal
+  bool indirect = false;                          // `*` or `&` of its own (`float a, *p;`)
+};
+
+struct Declaration {
+  std::size_t type_first = 0, type_last = 0;  // specifiers and type, [first, last)
+  std::vector<Declarator> declarators;
+  bool is_const = false, is_constexpr = false, is_static = false, is_threadgroup = false, is_volatile = false,
+       is_auto = false, indirect = false;
+};
+
+/**
+ * `T name [N] = init, name2 ... ;` over [first, last] (last: the `;`), or nullopt when the
+ * statement does not have that shape (an expression statement, or a declaration the planner
+ * does not follow).
+ */
+std::optional<Declaration> parse_declaration(const std::vector<Token>& t, std::size_t first, std::size_t last);
+
+/**
+ * The functions of the source with a parameter of non-const reference type (`thread uint& x`):
+ * a name passed alone to one of them may be changed by it.
+ */
+std::set<std::string> mutable_reference_functions(const std::vector<Token>& t);
+
+}  // namespace metalcall::msl::regions
