@@ -14,7 +14,7 @@ struct mtl_group {
   const metalcall_cpu_launch* L;
   unsigned sw, tx, ty, tz, gx, gy, gz, x0, y0, z0, ax, ay, az;
 };
-static thread_local mtl_group mtl_now;
+[[maybe_unused]] static thread_local mtl_group mtl_now;  // unused in sources without regions
 
 // One value of type T per thread of the group (at most 1024 threads on the CPU). Up to 16
 // bytes a value (a float4) on the stack, where the compiler sees that nothing else points into
