@@ -509,7 +509,10 @@ class Planner {
       const Declaration& d = *st.decl;
       const Declarator& dd = d.declarators[l.declarator];
       if (d.indirect || dd.indirect || d.is_auto || d.is_volatile || d.is_constexpr) return false;
-      if (checked_ && dd.suffix_first != dd.suffix_last) return false;  // checked mode's arrays are classes
+      // An array: its name decays to a pointer whose address space picks overloads (a slot's
+      // element would pass as another space's pointer: test_language's address-space overloads
+      // read the wrong one), and checked mode's arrays are classes. Fibers.
+      if (dd.suffix_first != dd.suffix_last) return false;
       // Its type is named ahead of the threads: nothing of theirs in it.
       for (std::size_t k = d.type_first; k < d.type_last; ++k)
         if (t_[k].kind == TokenKind::identifier && (thread_locals_.count(t_[k].text) || thread_params_.count(t_[k].text)))
