@@ -31,8 +31,8 @@ bool called_at(const std::vector<Token>& t, std::size_t j) {
 }  // namespace
 
 FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& callers) {
-  static const std::string kParameter =
-      "metal::mtl_rt::simd_caller mtl_caller = metal::mtl_rt::simd_caller(__builtin_LINE())";
+  static const std::string& kParameter = *new std::string(
+      "metal::mtl_rt::simd_caller mtl_caller = metal::mtl_rt::simd_caller(__builtin_LINE())");  // never destroyed (tests/reliability/test_exit_safe_statics.py)
   // A function declared before its definition would need the parameter in both, the default once.
   std::set<std::string> kept_as_written = declared_names(t).prototypes;
   // Functions whose name stands for their type or address somewhere (ggml's `template<disp_t
