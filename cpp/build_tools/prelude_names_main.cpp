@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 
+#include "c_string_literal.hpp"
+
 #include "msl/analysis/prelude_scan.hpp"
 
 namespace metalcall::msl {
@@ -17,23 +19,9 @@ extern const std::size_t kPreludeTextCount;
 
 namespace {
 
-std::string literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-    else {
-      char octal[8];
-      std::snprintf(octal, sizeof octal, "\\%03o", c);
-      out += octal;
-    }
-  }
-  return out + "\"";
-}
-
 void write_array(std::ofstream& out, const char* name, const std::set<std::string>& names) {
   out << "const char* const " << name << "[] = {\n";
-  for (const std::string& n : names) out << "    " << literal(n) << ",\n";
+  for (const std::string& n : names) out << "    " << c_string_literal(n) << ",\n";
   out << "    nullptr};\nconst std::size_t " << name << "Count = " << names.size() << ";\n";
 }
 

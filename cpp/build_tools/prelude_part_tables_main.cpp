@@ -7,26 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include "c_string_literal.hpp"
+
 #include "backends/translated/prelude_part_list.hpp"
 #include "backends/translated/prelude_parts_scan.hpp"
-
-namespace {
-
-std::string literal(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-    else {
-      char octal[8];
-      std::snprintf(octal, sizeof octal, "\\%03o", c);
-      out += octal;
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -43,18 +27,18 @@ int main(int argc, char** argv) {
            "namespace metalcall::translated::part_table {\nnamespace {\n";
     for (std::size_t p = 0; p < scan.parts.size(); ++p) {
       out << "const char* const kNames" << p << "[] = {\n";
-      for (const std::string& n : scan.parts[p].names) out << "    " << literal(n) << ",\n";
+      for (const std::string& n : scan.parts[p].names) out << "    " << c_string_literal(n) << ",\n";
       out << "    nullptr};\n";
       if (scan.parts[p].pasted.empty()) continue;
       out << "const char* const kPasted" << p << "[][2] = {\n";
       for (const auto& [prefix, suffix] : scan.parts[p].pasted)
-        out << "    {" << literal(prefix) << ", " << literal(suffix) << "},\n";
+        out << "    {" << c_string_literal(prefix) << ", " << c_string_literal(suffix) << "},\n";
       out << "};\n";
     }
     out << "}  // namespace\n\nconst bool kComplete = " << (scan.complete ? "true" : "false") << ";\n";
     out << "const PartTable kParts[] = {\n";
     for (std::size_t p = 0; p < scan.parts.size(); ++p) {
-      out << "    {" << literal(parts[p].name) << ", kNames" << p << ", " << scan.parts[p].names.size() << ", ";
+      out << "    {" << c_string_literal(parts[p].name) << ", kNames" << p << ", " << scan.parts[p].names.size() << ", ";
       if (scan.parts[p].pasted.empty()) out << "nullptr, 0},\n";
       else out << "kPasted" << p << ", " << scan.parts[p].pasted.size() << "},\n";
     }
