@@ -66,9 +66,9 @@ struct Local {
 
 class Planner {
  public:
-  Planner(const std::vector<Token>& t, const ParsedKernel& k, const Target& target, bool checked,
+  Planner(const std::vector<Token>& t, const ParsedKernel& k, const Target& target,
           const std::set<std::string>& mutable_reference_functions)
-      : t_(t), k_(k), target_(target), checked_(checked), mutable_references_(mutable_reference_functions) {}
+      : t_(t), k_(k), target_(target), mutable_references_(mutable_reference_functions) {}
 
   bool plan() {
     const std::size_t open = k_.body_open, close = k_.body_close;
@@ -116,7 +116,6 @@ class Planner {
   const std::vector<Token>& t_;
   const ParsedKernel& k_;
   const Target& target_;
-  bool checked_;
   const std::set<std::string>& mutable_references_;  // functions with non-const reference parameters
   std::set<std::string> thread_params_;   // per-thread builtins: recomputed in each region
   std::set<std::string> group_names_;     // uniform across the group: parameters, group locals, loop variables
@@ -622,8 +621,7 @@ class Planner {
 
 }  // namespace
 
-std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target,
-                                        bool checked) {
+std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target) {
   if (std::none_of(t.begin(), t.end(), [](const Token& k) { return k.is_identifier("threadgroup_barrier"); }))
     return t;
   try {
@@ -635,7 +633,7 @@ std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::
       if (parsed.kernels[i].body_close > parsed.kernels[i].body_open) bodies[parsed.kernels[i].body_open].push_back(i);
     std::map<std::size_t, std::unique_ptr<Planner>> plans;
     for (const auto& [open, kernels] : bodies) {
-      auto plan = std::make_unique<Planner>(t, parsed.kernels[kernels.front()], target, checked, references);
+      auto plan = std::make_unique<Planner>(t, parsed.kernels[kernels.front()], target, references);
       if (plan->plan()) plans[open] = std::move(plan);
     }
     // Nothing else in a planned kernel may synchronise: with its own barriers renamed, every

@@ -38,11 +38,9 @@ constexpr const char* kRegionGroupMarker = "__metalcall_region_group";
 
 /**
  * The tokens with the body of every kernel in the subset written as regions (CPU target).
- * `checked`: checked mode, whose local arrays are classes (such an array read by a later
- * region keeps the fibers). Any failure to follow the source keeps it as written.
+ * A local array read by a later region keeps the fibers. Any failure to follow the source keeps it as written.
  */
-std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target,
-                                        bool checked);
+std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target);
 
 /** True when kernel `k`'s body was written as regions by form_barrier_regions. */
 bool runs_in_regions(const std::vector<Token>& t, const ParsedKernel& k);

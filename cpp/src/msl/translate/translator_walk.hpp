@@ -61,7 +61,7 @@ class Translator {
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     drop_render_functions(t_);
     rename_names_that_clash_with_target();
-    if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_, checked_);
+    if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }
 
