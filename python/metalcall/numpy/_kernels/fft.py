@@ -28,15 +28,20 @@ RADICES = (8, 4, 2, 3, 5, 7, 11, 13)
 _TYPES = {np.dtype(np.complex64): ("mnp_c64", "float"), np.dtype(np.complex128): ("mnp_c128", "double")}
 
 
-@functools.lru_cache(maxsize=1024)
-def factors(n: int):
-    """The radices of the passes for length n (product n), or None when n has a prime factor over 13."""
+def factor_by(n: int, radices) -> tuple | None:
+    """n as a product of `radices`, taken greedily in their order, or None when that leaves a factor."""
     out = []
-    for r in RADICES:
+    for r in radices:
         while n % r == 0 and n > 1:
             out.append(r)
             n //= r
     return tuple(out) if n == 1 else None
+
+
+@functools.lru_cache(maxsize=1024)
+def factors(n: int):
+    """The radices of the passes for length n (product n), or None when n has a prime factor over 13."""
+    return factor_by(n, RADICES)
 
 
 def aligned_struct(ct: str, ft: str) -> str:

@@ -34,12 +34,7 @@ RADICES = (16, 8, 4, 2, 3, 5, 7, 11, 13)
 @functools.lru_cache(maxsize=1024)
 def stages(n: int):
     """The radices of the stages of length n (product n), or None when n has a prime factor over 13."""
-    out = []
-    for r in RADICES:
-        while n % r == 0 and n > 1:
-            out.append(r)
-            n //= r
-    return tuple(out) if n == 1 else None
+    return F.factor_by(n, RADICES)
 
 
 def threads_per_lane(n: int) -> int:
