@@ -117,6 +117,55 @@ b[i:i + 8] = b"_sinf\0\0\0"; open(p, "wb").write(bytes(b))' "$f"
       done
     fi
   fi
+  # Load-time code without an initialiser, written in assembly (clang 16 has no Darwin ifunc):
+  # a symbol resolver (Mach-O's ifunc: dyld calls it when it binds the symbol, as dlsym of an
+  # entry point does), interposing tuples, Objective-C metadata (the runtime runs +load while
+  # dyld loads it). Each an object file, the section ones linked too.
+  asm_case() {  # name, needle, assembly; $link: also link and check the dylib
+    local name="$1.$arch"
+    printf '%s\n' "$3" > "$out/$name.s"
+    "$clang" -target "$arch-apple-macos11" -x assembler -c -o "$out/$name.o" "$out/$name.s" \
+      || { echo "FAIL $name: did not build"; status=1; return 1; }
+    check "$out/$name.o" refused "$2"
+    [ -n "$lld" ] && [ -n "${link:-}" ] || return 0
+    "$lld" -arch "$arch" -platform_version macos 11.0 11.0 -dylib -o "$out/$name.dylib" "$out/$name.o" \
+      -L "$out/stubs" -lSystem || { echo "FAIL $name: did not link"; status=1; return 1; }
+    check "$out/$name.dylib" refused "$2"
+  }
+  text='.section __TEXT,__text,regular,pure_instructions
+.globl _impl
+_impl:
+  ret'
+  asm_case resolver "symbol resolver 'entry'" "$text
+.globl _entry
+.symbol_resolver _entry
+_entry:
+  ret"
+  link=1 asm_case interpose "interposing" "$text
+.section __DATA,__interpose,interposing
+.quad _impl
+.quad _impl"
+  link=1 asm_case interpose_by_name "interposing" "$text
+.section __DATA,__interpose
+.quad _impl
+.quad _impl"
+  link=1 asm_case objc_load "Objective-C metadata (__objc_nlclslist)" "$text
+.section __DATA,__objc_nlclslist,regular,no_dead_strip
+.quad _impl"
+  if [ -n "$lld" ] && command -v python3 >/dev/null 2>&1; then
+    # ld64.lld writes no resolver or re-export itself: the export trie of a linked kernel is
+    # patched (its entry's flags byte) into each; dyld would act on it at dlsym.
+    for kind in dylib chained.dylib; do
+      for flag in resolver:0x10 reexport:0x08 absolute:0x02; do
+        f="$out/export_${flag%%:*}.$arch.$kind"
+        cp "$out/allowed.$arch.$kind" "$f"
+        python3 "$(dirname "$0")/macho_export_flag.py" "$f" _entry "${flag##*:}" || { status=1; continue; }
+        case "${flag%%:*}" in resolver) needle="symbol resolver 'entry'" ;; reexport) needle="re-export" ;;
+          absolute) needle="absolute symbol 'entry'" ;; esac
+        check "$f" refused "$needle"
+      done
+    done
+  fi
   # Not a kernel object this reader accepts: each refused as unreadable, with its reason.
   o="$out/allowed.$arch.o"
   size=$(wc -c < "$o")

@@ -75,12 +75,19 @@ constexpr std::uint32_t kReqDyld = 0x80000000;
 constexpr std::uint32_t kLcSymtab = 0x2, kLcLoadDylib = 0xc, kLcSegment64 = 0x19, kLcRoutines64 = 0x1a,
                         kLcLazyLoadDylib = 0x20, kLcLoadWeakDylib = 0x18 | kReqDyld,
                         kLcReexportDylib = 0x1f | kReqDyld, kLcLoadUpwardDylib = 0x23 | kReqDyld,
-                        kLcDyldInfo = 0x22, kLcDyldInfoOnly = 0x22 | kReqDyld, kLcDyldChainedFixups = 0x34 | kReqDyld;
+                        kLcDyldInfo = 0x22, kLcDyldInfoOnly = 0x22 | kReqDyld, kLcDyldChainedFixups = 0x34 | kReqDyld,
+                        kLcDyldExportsTrie = 0x33 | kReqDyld;
 // Section types (the low byte of a section's flags) whose entries dyld runs.
 constexpr std::uint32_t kModInitFuncPointers = 0x9, kModTermFuncPointers = 0xa, kThreadLocalInitFunctions = 0x15,
                         kInitFuncOffsets = 0x16;
-// nlist n_type bits.
+// Interposing tuples: dyld would redirect other images' calls of a function to the kernel's.
+constexpr std::uint32_t kInterposing = 0xd;
+// nlist n_type bits, and n_desc's mark of a symbol resolver (`.symbol_resolver`).
 constexpr std::uint8_t kStab = 0xe0, kTypeMask = 0x0e, kExt = 0x01;
+constexpr std::uint16_t kSymbolResolver = 0x100;
+// Export trie flags: the kind (regular, thread-local, absolute), a re-export of another
+// library's symbol, a stub whose resolver dyld calls when it binds the symbol.
+constexpr std::uint64_t kExportKindMask = 0x3, kExportAbsolute = 0x2, kExportReexport = 0x8, kExportResolver = 0x10;
 constexpr std::uint8_t kUndf = 0x0, kIndr = 0xa, kPbud = 0xc, kSect = 0xe;
 // Library ordinals with a special meaning in binds and chained imports.
 constexpr int kOrdinalSelf = 0, kOrdinalWeakLookup = -3;
@@ -125,6 +132,9 @@ class MachOReader {
     for (const auto& s : symbols_) {
       if (s.type & kStab) continue;  // debugging entries
       const std::uint8_t kind = s.type & kTypeMask;
+      // Mach-O's indirect function: dyld calls the resolver when it binds the symbol (dlsym of
+      // a kernel's entry point binds it), as the ELF loader calls an ifunc's.
+      if (kind == kSect && (s.desc & kSymbolResolver)) refuse_initialiser(c_name(s), "a symbol resolver", "looked up");
       // An undefined external with a value in an object file is a common (tentative) definition.
       const bool common = kind == kUndf && filetype_ == kObject && s.value != 0;
       if ((kind == kUndf && !common) || kind == kPbud) {
@@ -138,6 +148,8 @@ class MachOReader {
       check_bind_stream(dyld_info_->lazy_bind_off, dyld_info_->lazy_bind_size);
     }
     if (chained_fixups_) check_chained_imports(*chained_fixups_);
+    if (dyld_info_) check_exports(dyld_info_->export_off, dyld_info_->export_size);
+    if (exports_trie_) check_exports(exports_trie_->dataoff, exports_trie_->datasize);
     if (routines_) refuse_initialiser("", "a library initialisation routine (LC_ROUTINES_64)");
     for (const auto& sec : sections_) check_section(sec);
   }
@@ -151,6 +163,7 @@ class MachOReader {
   std::unique_ptr<SymtabCommand> symtab_;
   std::unique_ptr<DyldInfoCommand> dyld_info_;
   std::unique_ptr<LinkeditDataCommand> chained_fixups_;
+  std::unique_ptr<LinkeditDataCommand> exports_trie_;
   std::vector<Section64> sections_;
   std::vector<std::string> libraries_;
   std::vector<Nlist64> symbols_;
@@ -214,6 +227,10 @@ class MachOReader {
           if (chained_fixups_ || lc.cmdsize < sizeof(LinkeditDataCommand))
             malformed("its chained fixups are malformed");
           chained_fixups_ = std::make_unique<LinkeditDataCommand>(at<LinkeditDataCommand>(offset));
+          break;
+        case kLcDyldExportsTrie:
+          if (exports_trie_ || lc.cmdsize < sizeof(LinkeditDataCommand)) malformed("its export trie is malformed");
+          exports_trie_ = std::make_unique<LinkeditDataCommand>(at<LinkeditDataCommand>(offset));
           break;
         case kLcRoutines64: routines_ = true; break;
         default: break;  // the rest (UUID, build version, code signature, ...) cannot run or bind code
@@ -334,6 +351,44 @@ class MachOReader {
     }
   }
 
+  // The export trie (LC_DYLD_INFO's, or LC_DYLD_EXPORTS_TRIE's with chained fixups): every
+  // symbol the image offers dlsym. A kernel exports its own code and data only: a resolver
+  // stub makes dyld call the resolver when it binds the symbol (the dlsym of an entry point),
+  // a re-export hands out another library's function under a kernel's name without any import,
+  // an absolute symbol an arbitrary address.
+  void check_exports(std::uint32_t off, std::uint32_t size) const {
+    if (size == 0) return;
+    if (!fits(off, size)) malformed("its export trie is truncated");
+    const std::uint64_t end = std::uint64_t(off) + size;
+    std::vector<std::pair<std::uint64_t, std::string>> pending{{off, ""}};
+    std::set<std::uint64_t> seen;
+    while (!pending.empty()) {
+      auto [p, name] = pending.back();
+      pending.pop_back();
+      if (!seen.insert(p).second) malformed("its export trie has a cycle");
+      const std::uint64_t terminal = uleb(p, end);
+      if (terminal > end - p) malformed("its export trie is malformed");
+      const std::uint64_t children = p + terminal;
+      if (terminal > 0) {
+        const std::uint64_t flags = uleb(p, end);
+        const std::string c = !name.empty() && name[0] == '_' ? name.substr(1) : name;
+        if (flags & kExportResolver) refuse_initialiser(c, "a symbol resolver", "looked up");
+        if (flags & kExportReexport) refuse_initialiser(c, "a re-export of another library's function", "looked up");
+        if ((flags & kExportKindMask) == kExportAbsolute) refuse_initialiser(c, "an absolute symbol", "looked up");
+      }
+      p = children;
+      if (p >= end) malformed("its export trie is truncated");
+      const unsigned count = b_[p++];
+      for (unsigned k = 0; k < count; ++k) {
+        const std::string edge = string_in(off, end, p, "an export's name");
+        p += edge.size() + 1;
+        const std::uint64_t child = uleb(p, end);
+        if (child >= size) malformed("its export trie points outside itself");
+        pending.emplace_back(off + child, name + edge);
+      }
+    }
+  }
+
   // Sections whose entries dyld runs: any entry is refused (Apple's toolchain adds none of
   // its own to a library). The first entry is named when its target can be found.
   void check_section(const Section64& s) const {
@@ -342,7 +397,12 @@ class MachOReader {
     const bool init = type == kModInitFuncPointers || type == kInitFuncOffsets || type == kThreadLocalInitFunctions ||
                       name == "__mod_init_func" || name == "__init_offsets";
     const bool term = type == kModTermFuncPointers || name == "__mod_term_func";
-    if (s.size == 0 || !(init || term)) return;
+    if (s.size == 0) return;
+    if (type == kInterposing || name == "__interpose")
+      refuse_initialiser("", "interposing entries (__interpose: dyld would redirect other images' calls)");
+    // Objective-C metadata: the runtime runs a class's or category's +load while dyld loads it.
+    if (name.rfind("__objc_", 0) == 0) refuse_initialiser("", "Objective-C metadata (" + name + ")");
+    if (!(init || term)) return;
     const std::string target = first_entry_name(s, type);
     if (init) refuse_initialiser(target);
     refuse_initialiser(target, "a static finaliser", "unloaded");
