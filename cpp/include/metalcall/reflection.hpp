@@ -50,6 +50,10 @@ enum class Builtin {
   quadgroup_index_in_threadgroup,
   quadgroups_per_threadgroup,
   dispatch_quadgroups_per_threadgroup,
+  // The stage-in region's origin and size (MSL's compute stage-in); metalcall sets no stage-in
+  // region, so they are 0 and the dispatch's grid.
+  grid_origin,
+  grid_size,
 };
 
 /** Component type of a parameter's element, when it is an MSL scalar or vector. */

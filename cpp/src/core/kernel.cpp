@@ -281,7 +281,9 @@ void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
   // Builtins declared as ushort cannot address more than 65535 threads.
   for (const auto& p : k.params) {
     if (p.kind != ParamKind::builtin || p.scalar != ScalarType::u16) continue;
-    if (p.builtin != Builtin::thread_position_in_grid && p.builtin != Builtin::threads_per_grid) continue;
+    if (p.builtin != Builtin::thread_position_in_grid && p.builtin != Builtin::threads_per_grid &&
+        p.builtin != Builtin::grid_size)
+      continue;
     for (int d = 0; d < 3; ++d) {
       if (shape.grid[d] > 65535) {
         throw ArgumentError("kernel '" + k.name + "': '" + p.name + "' is declared ushort, but the grid has " +

@@ -106,6 +106,8 @@ const std::pair<Builtin, const char*> kBuiltinNames[] = {
     {Builtin::quadgroup_index_in_threadgroup, "quadgroup_index_in_threadgroup"},
     {Builtin::quadgroups_per_threadgroup, "quadgroups_per_threadgroup"},
     {Builtin::dispatch_quadgroups_per_threadgroup, "dispatch_quadgroups_per_threadgroup"},
+    {Builtin::grid_origin, "grid_origin"},
+    {Builtin::grid_size, "grid_size"},
 };
 }  // namespace
 

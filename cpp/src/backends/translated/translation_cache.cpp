@@ -135,7 +135,7 @@ ParamInfo read_param(Reader& r) {
   p.scalar = r.enumeration(ScalarType::f64);
   p.vector_width = r.integer(kIntMin, kIntMax);
   p.is_const = r.flag();
-  p.builtin = r.enumeration(Builtin::dispatch_quadgroups_per_threadgroup);
+  p.builtin = r.enumeration(Builtin::grid_size);
   p.builtin_width = r.integer(kIntMin, kIntMax);
   p.element_size = static_cast<std::size_t>(r.u64());
   p.element_align = static_cast<std::size_t>(r.u64());

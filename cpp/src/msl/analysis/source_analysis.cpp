@@ -47,16 +47,17 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
   return struct_accessors;
 }
 
-std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
-  std::vector<std::string> names;
+std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
+  std::vector<KernelScope> scopes;
   std::size_t next_kernel = 0;
-  std::vector<std::string> stack;   // the open namespaces' names
-  std::vector<std::size_t> closes;  // and their closing braces
+  struct Open {
+    std::string name;  // "" for an unnamed namespace
+    bool is_inline;
+    std::size_t close;
+  };
+  std::vector<Open> stack;  // the open namespaces
   for (std::size_t i = 0; i < t.size() && next_kernel < kernels.size(); ++i) {
-    while (!closes.empty() && i > closes.back()) {
-      closes.pop_back();
-      stack.pop_back();
-    }
+    while (!stack.empty() && i > stack.back().close) stack.pop_back();
     if (t[i].is_identifier("namespace") && i + 1 < t.size()) {
       std::size_t j = i + 1;
       std::string name;
@@ -68,22 +69,29 @@ std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, con
           if (t[k].is("{")) ++depth;
           else if (t[k].is("}") && --depth == 0) break;
         }
-        stack.push_back(name);
-        closes.push_back(k);
+        stack.push_back({name, i > 0 && t[i - 1].is_identifier("inline"), k});
         i = j;
       }
       continue;
     }
     if (i == kernels[next_kernel].keyword_token) {
-      std::string q;
-      for (const auto& s : stack)
-        if (!s.empty()) q += s + "::";
-      names.push_back(q + kernels[next_kernel].function_name);
+      KernelScope s;
+      for (const auto& n : stack) {
+        // An unnamed namespace's names are visible from the one around it (and reopening it
+        // would give the entry point internal linkage).
+        if (n.name.empty()) continue;
+        s.call_name += "::" + n.name;
+        s.opens += std::string(n.is_inline ? "inline " : "") + "namespace " + n.name + " { ";
+        s.closes += "} ";
+      }
+      s.call_name = s.call_name.empty() ? kernels[next_kernel].function_name
+                                        : s.call_name + "::" + kernels[next_kernel].function_name;
+      scopes.push_back(std::move(s));
       ++next_kernel;
     }
   }
-  while (names.size() < kernels.size()) names.push_back(kernels[names.size()].function_name);
-  return names;
+  while (scopes.size() < kernels.size()) scopes.push_back({kernels[scopes.size()].function_name, "", ""});
+  return scopes;
 }
 
 bool defines_static_member(const std::vector<Token>& t, std::size_t i) {

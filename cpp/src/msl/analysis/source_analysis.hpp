@@ -23,8 +23,19 @@ namespace metalcall::msl {
  */
 std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t);
 
-/** Per kernel: the name to call it by, qualified with the namespaces it is declared in. */
-std::vector<std::string> qualified_kernel_names(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
+/** Where a kernel is declared: the namespaces around it. */
+struct KernelScope {
+  std::string call_name;  // `::a::b::k` (`k` at global scope): the name to call it by
+  std::string opens;      // `namespace a { inline namespace b { `: reopens them (unnamed ones left out)
+  std::string closes;     // `} } `
+};
+
+/**
+ * Per kernel: its scope. Its entry point is written inside the same namespaces, so that the
+ * parameter types, template arguments and constants it names resolve as in the kernel's own
+ * declaration (a `constant Params&` of the kernel's namespace; `using namespace` in it).
+ */
+std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels);
 
 /**
  * Whether the declaration whose specifier is token `i` (`constant`) defines a class's

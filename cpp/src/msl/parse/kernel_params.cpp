@@ -12,6 +12,30 @@
 
 namespace metalcall::msl {
 
+namespace {
+
+// Attributes whose value is one number (an index or a count): never a vector.
+bool builtin_is_scalar(Builtin b) {
+  switch (b) {
+    case Builtin::thread_index_in_threadgroup:
+    case Builtin::thread_index_in_simdgroup:
+    case Builtin::simdgroup_index_in_threadgroup:
+    case Builtin::threads_per_simdgroup:
+    case Builtin::simdgroups_per_threadgroup:
+    case Builtin::thread_execution_width:
+    case Builtin::dispatch_simdgroups_per_threadgroup:
+    case Builtin::thread_index_in_quadgroup:
+    case Builtin::quadgroup_index_in_threadgroup:
+    case Builtin::quadgroups_per_threadgroup:
+    case Builtin::dispatch_quadgroups_per_threadgroup:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void SignatureParser::parse_params(std::size_t begin, std::size_t end, ParsedKernel& k, const std::vector<std::string>& template_names) {
   template_names_[k.keyword_token] = template_names;
   std::size_t piece = begin;
@@ -104,6 +128,13 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
           info.scalar != ScalarType::i16) {
         fail(p.name_token, "[[" + a.name + "]] must be declared uint, ushort or a vector of them");
       }
+      // The MSL specification's table of kernel input attributes: positions and sizes are
+      // ushort/uint or their 2- and 3-vectors, indices and counts a scalar.
+      if (builtin_is_scalar(b) && info.vector_width != 1)
+        fail(p.name_token, "[[" + a.name + "]] must be declared uint or ushort (a scalar), not '" + info.type_name + "'");
+      if (info.vector_width > 3)
+        fail(p.name_token, "[[" + a.name + "]] must be declared uint, uint2, uint3 or ushort, ushort2, ushort3, not '" +
+                               info.type_name + "'");
       binding = &a;
     } else if (a.name == "buffer" || a.name == "threadgroup") {
       if (a.args.size() == 1 && !a.args[0].empty() &&
@@ -123,7 +154,12 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
     } else if (a.name == "function_constant") {
       // The bool constant that decides whether the parameter exists (msl/parse/function_constants.hpp).
       if (a.args.size() == 1) info.function_constant = a.args[0];
-    } else if (a.name == "stage_in" || a.name == "visible_function_table" ||
+    } else if (a.name == "stage_in") {
+      // A kernel's stage-in data is laid out by the pipeline's stage-input descriptor, which
+      // metalcall's calls have no counterpart of.
+      fail(a.token, "[[stage_in]] kernel parameters are not supported: metalcall has no stage-input descriptor "
+                    "(Metal's MTLStageInputOutputDescriptor); pass the data in a buffer");
+    } else if (a.name == "visible_function_table" ||
                a.name == "intersection_function_table" || a.name == "instance_acceleration_structure") {
       fail(a.token, "[[" + a.name + "]] parameters are not supported by the CPU backend yet");
     } else if (a.name.find("thread") != std::string::npos || a.name.find("simd") != std::string::npos ||

@@ -70,11 +70,15 @@ ParsedSource SignatureParser::run() {
         break;
     }
   }
-  // MSL: kernel names in a library are unique.
+  // MSL: kernel names in a library are unique, and a kernel's name is its unqualified one
+  // (Metal's host API finds one declared in a namespace by that name alone).
   std::set<std::string> seen;
   for (const auto& k : out.kernels) {
     if (!seen.insert(k.info.name).second)
-      throw error_at(src_, t_[k.name_token], "redefinition of kernel '" + k.info.name + "'");
+      throw error_at(src_, t_[k.name_token],
+                     "redefinition of kernel '" + k.info.name +
+                         "' (a library's functions are named without their namespace, so kernels in two "
+                         "namespaces need two names)");
   }
   out.function_constants = parse_function_constants();
   return out;

@@ -140,11 +140,18 @@ void duplicate_specializations(const std::vector<Token>& t, std::vector<std::pai
   }
 }
 
-// The tokens from..to without address-space words: a body as the targets see it.
+// The tokens from..to without address-space words: a body as the targets see it. Names the
+// translator gave its own variables there (loop_strips' `__metalcall_strip_56`) are numbered
+// by position, so two copies of one body differ only in their numbers: those are left out.
 std::string body_text(const std::vector<Token>& t, std::size_t from, std::size_t to) {
   std::string body;
-  for (std::size_t j = from; j <= to && j < t.size(); ++j)
-    if (!is_space_word(t[j])) body += t[j].text + " ";
+  for (std::size_t j = from; j <= to && j < t.size(); ++j) {
+    if (is_space_word(t[j])) continue;
+    std::string text = t[j].text;
+    if (text.rfind("__metalcall_", 0) == 0)
+      while (!text.empty() && text.back() >= '0' && text.back() <= '9') text.pop_back();
+    body += text + " ";
+  }
   return body;
 }
 
@@ -205,8 +212,19 @@ std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(cons
     std::string key = std::to_string(scope) + ":";
     for (std::size_t j = start; j < open; ++j)  // the return type's address space does not overload
       if (!is_space_word(t[j])) key += t[j].text + " ";
-    for (std::size_t j = open; j <= i; ++j) key += t[j].text + " ";
+    // Reference parameters of another address space (`S(const constant matrix<T, C, R>& m)`
+    // beside `S(const thread matrix<T, C, R>& m)`, SPIRV-Cross's spvStorageMatrix) bind any
+    // object here, so they overload alike; pointer ones are told apart (address_space_overloads).
+    bool pointers = false, spaced_params = false;
+    for (std::size_t j = open; j <= i; ++j) {
+      pointers = pointers || t[j].is("*");
+      spaced_params = spaced_params || is_space_word(t[j]);
+    }
+    const bool member = spaced_params && !pointers && !enclosing_class(t, open).empty();
+    for (std::size_t j = open; j <= i; ++j)
+      if (!member || !is_space_word(t[j])) key += t[j].text + " ";
     key += "| " + cv;
+    qualified = qualified || member;
     const auto first = firsts.find(key);
     if (first == firsts.end()) {
       firsts.emplace(key, after);

@@ -35,6 +35,9 @@ template <class E> class initializer_list {
 
 namespace metal {
 
+// MSL's own name for it (SPIRV-Cross's `operator=(initializer_list<vec<T, Rows>> cols)`).
+using std::initializer_list;
+
 template <class T, int N, bool Packed> struct mtl_vector;
 template <class T, int N> using vec = mtl_vector<T, N, false>;
 template <class T, int N> using packed_vec = mtl_vector<T, N, true>;

@@ -81,6 +81,8 @@ std::string builtin_component(Builtin b, int d, const Target& target) {
     case Builtin::quadgroup_index_in_threadgroup: return "(((mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx) / 4u)";
     case Builtin::quadgroups_per_threadgroup: return "((mtl_ax * mtl_ay * mtl_az + 3u) / 4u)";
     case Builtin::dispatch_quadgroups_per_threadgroup: return "((mtl_tx * mtl_ty * mtl_tz + 3u) / 4u)";
+    case Builtin::grid_origin: return "0u";  // no stage-in region: the grid's own origin
+    case Builtin::grid_size: return target.grid_size_expression(d);
     case Builtin::none: break;
   }
   return "0u";

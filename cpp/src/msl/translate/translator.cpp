@@ -86,7 +86,7 @@ Translation Translator::run() {
   function_constants_ = std::move(parsed.function_constants);
   struct_accessors_ = swizzle_member_accessors(t_);
   uses_fibers_ = fiber_kernels(t_, kernels_);
-  kernel_qualified_names_ = qualified_kernel_names(t_, kernels_);
+  kernel_scopes_ = kernel_scopes(t_, kernels_);
   if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
   if (checked_) analyse_for_checked_mode();
   space_overloads_ = address_space_overloads(t_);
@@ -254,8 +254,10 @@ Translation Translator::run() {
     const Token& name = t_[kernels_[i].name_token];
     out_ << "#line 1 \"" << entry_point_file_name(name.line, name.column) << "\"\n";
     const bool regions = target_.forms_barrier_regions() && runs_in_regions(t_, kernels_[i]);
-    emit_entry_point(out_, t_, kernels_[i], i, kernel_qualified_names_[i], uses_fibers_[i] && !regions, checked_,
+    out_ << kernel_scopes_[i].opens;
+    emit_entry_point(out_, t_, kernels_[i], i, kernel_scopes_[i].call_name, uses_fibers_[i] && !regions, checked_,
                      target_, straight_line[i], regions);
+    out_ << kernel_scopes_[i].closes << "\n";
     TranslatedKernel tk;
     tk.info = kernels_[i].info;
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp).

@@ -100,7 +100,7 @@ class Translator {
   std::vector<ParsedKernel> kernels_;
   std::vector<std::size_t> kernel_keywords_;
   std::vector<FunctionConstantDecl> function_constants_;
-  std::vector<std::string> kernel_qualified_names_;
+  std::vector<KernelScope> kernel_scopes_;
   std::vector<bool> uses_fibers_;  // per kernel
   std::map<std::size_t, std::string> struct_accessors_;  // closing brace → swizzle-named member accessors
   std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
