@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "metalcall/reflection.hpp"
 #include "msl/analysis/call_graph.hpp"
 #include "msl/analysis/function_pointers.hpp"
 #include "msl/analysis/recursion.hpp"
@@ -543,6 +544,12 @@ class RuleChecker {
       return;  // a function prototype (the call rules look at it)
     }
     if (name == std::string::npos) name = j;
+    for (std::size_t k = j; k + 2 < end; ++k)
+      if (t_[k].is("[") && t_[k + 1].is("[") && builtin_from_attribute(t_[k + 2].text) != Builtin::none)
+        refuse(name, "program-scope built-in variable '" + t_[name].text + "' ([[" + t_[k + 2].text +
+                         "]] outside a kernel, MSL 3.2) is not supported: declare it as a parameter of the kernel "
+                         "and pass it on",
+               "program-scope and static variables are constant");
     if (!is_constant) {
       refuse(name, "program-scope variable '" + t_[name].text + "' must be declared in the constant address space "
                    "(MSL spec §4.2): kernels share no mutable global state",
