@@ -169,7 +169,11 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
                                     // MSL's char is signed; arm64 Linux would make it unsigned.
                                     "-fsigned-char",
                                     // Lets the thread loop use `omp simd` without OpenMP's runtime.
-                                    "-fopenmp-simd"};
+                                    "-fopenmp-simd",
+                                    // MSL (C++14) has no variable-length arrays; g++ and clang accept
+                                    // them as an extension, sized on the stack at run time, through
+                                    // any typedef, template or decltype: the compiler finds them all.
+                                    "-Werror=vla"};
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
     for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})

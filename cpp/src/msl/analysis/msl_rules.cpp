@@ -12,6 +12,7 @@
 #include "msl/analysis/recursion.hpp"
 #include "msl/analysis/reserved_names.hpp"
 #include "msl/analysis/implementation_rules.hpp"
+#include "msl/analysis/memory_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 
@@ -580,6 +581,7 @@ class RuleChecker {
 void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked) {
   RuleChecker(tokens, source).run();
   check_implementation_rules(tokens, source, checked);
+  check_memory_rules(tokens, source);
 }
 
 }  // namespace metalcall::msl

@@ -1,0 +1,388 @@
+// The memory rules (see memory_rules.hpp): C variadics, address-space casts, as_type of pointers.
+// Token by token, like the other rules: a variable's address space is read from its declaration
+// (a parameter, a local, a program-scope constant, through `auto`, a typedef or `using` alias,
+// an integer initialised from a pointer); an operand whose space the tokens do not show is let
+// through (the compiler and, on the checked device, the bounds of every buffer still apply).
+#include "msl/analysis/memory_rules.hpp"
+
+#include <map>
+#include <set>
+
+#include "msl/analysis/call_graph.hpp"
+#include "msl/errors/source_errors.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+enum class Space { unknown, thread, device, threadgroup, constant };
+
+Space space_word(const Token& tok) {
+  if (tok.kind != TokenKind::identifier) return Space::unknown;
+  if (tok.text == "thread") return Space::thread;
+  if (tok.text == "device") return Space::device;
+  if (tok.text == "threadgroup") return Space::threadgroup;
+  if (tok.text == "constant") return Space::constant;
+  return Space::unknown;
+}
+
+const char* space_name(Space s) {
+  switch (s) {
+    case Space::thread: return "thread";
+    case Space::device: return "device";
+    case Space::threadgroup: return "threadgroup";
+    case Space::constant: return "constant";
+    default: return "?";
+  }
+}
+
+bool is_integer_word(const std::string& w) {
+  static const std::set<std::string> words = {
+      "int", "uint", "long", "ulong", "short", "ushort", "char", "uchar", "unsigned", "signed", "size_t",
+      "ptrdiff_t", "intptr_t", "uintptr_t", "int64_t", "uint64_t", "int32_t", "uint32_t", "int16_t", "uint16_t",
+      "int8_t", "uint8_t", "const", "volatile"};
+  return words.count(w) > 0;
+}
+
+// What a type spelled by tokens [a, b) is, as far as these rules care.
+struct TypeInfo {
+  bool is_type = false;  // only type tokens (names, qualifiers, `::`, template arguments, `*`, `&`)
+  Space space = Space::unknown;
+  bool pointer = false, reference = false, integer = false, is_auto = false;
+};
+
+// A variable, as its declaration shows it.
+struct Var {
+  Space storage = Space::unknown;  // where it lives (a reference: what it names)
+  Space pointee = Space::unknown;  // a pointer's or an array's memory; an integer made from a pointer: that pointer's
+  bool pointer = false, array = false, integer = false;
+};
+
+class MemoryRules {
+ public:
+  MemoryRules(const std::vector<Token>& t, const std::string& source) : t_(t), src_(source) {}
+
+  void run() {
+    check_variadics();
+    read_aliases();
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!t_[i].is_identifier("as_type") || !t_[i + 1].is("<")) continue;
+      const std::size_t close = angle_close(i + 1);
+      const TypeInfo type = type_of(i + 2, close);
+      if (type.pointer || type.reference)
+        throw rule_error(src_, t_[i], "as_type reinterprets the bits of scalars and vectors, not pointers: a pointer "
+                                      "made from bits points where no address space says", "as_type of scalars and vectors");
+    }
+    const DeclaredNames names = declared_names(t_);
+    read_program_constants();
+    for (const FunctionDefinition& f : names.definitions) {
+      vars_ = globals_;
+      std::size_t open = f.name_token + 1;
+      if (open < t_.size() && t_[open].is("<")) open = angle_close(open) + 1;
+      if (open < t_.size() && t_[open].is("(") && matching(t_, open) < f.body_open) read_parameters(open);
+      walk_body(f.body_open, f.body_close);
+    }
+  }
+
+ private:
+  const std::vector<Token>& t_;
+  const std::string& src_;
+  std::map<std::string, TypeInfo> aliases_;  // aliases of pointer and reference types with a space
+  std::map<std::string, Var> globals_, vars_;
+
+  [[noreturn]] void refuse(std::size_t at, const std::string& why) const {
+    throw rule_error(src_, t_[at], why, "no address-space casts");
+  }
+
+  std::size_t angle_close(std::size_t open) const {
+    int depth = 0;
+    for (std::size_t j = open; j < t_.size(); ++j) {
+      if (t_[j].is("(") || t_[j].is("[")) j = matching(t_, j);
+      else if (t_[j].is("<")) ++depth;
+      else if (t_[j].is(">") && --depth == 0) return j;
+      else if (t_[j].is(">>") && (depth -= 2) <= 0) return j;
+      else if (t_[j].is(";") || t_[j].is("{")) break;
+    }
+    return t_.size();
+  }
+
+  // `f(int n, ...)`, `f(...)`, `f(int n...)`, `[](...)`: a C variadic parameter list. A pack
+  // (`Ts... xs`, `f(xs...)`, `sizeof...(Ts)`, folds) has a pattern before its `...`.
+  void check_variadics() const {
+    for (std::size_t i = 1; i + 1 < t_.size(); ++i) {
+      if (!t_[i].is("...") || !t_[i + 1].is(")")) continue;
+      const Token& b = t_[i - 1];
+      const bool bare = b.is("(") || b.is(",");
+      const bool after_parameter = b.kind == TokenKind::identifier && !is_keyword(b.text) && i >= 2 &&
+                                   (t_[i - 2].kind == TokenKind::identifier || t_[i - 2].is("*") || t_[i - 2].is("&")) &&
+                                   !t_[i - 2].is_identifier("return");
+      if (bare || after_parameter)
+        throw rule_error(src_, t_[i], "a C variadic function ('...' parameters) is not MSL: its arguments are read "
+                                      "past what the call passed; use a fixed parameter list or a variadic template",
+                         "no variadic functions");
+    }
+  }
+
+  TypeInfo type_of(std::size_t a, std::size_t b) const {
+    TypeInfo ti;
+    if (a >= b || b > t_.size()) return ti;
+    bool only_integer = true;
+    int angles = 0;
+    for (std::size_t j = a; j < b; ++j) {
+      const Token& x = t_[j];
+      if (x.is("<")) ++angles;
+      else if (x.is(">")) --angles;
+      else if (x.is(">>")) angles -= 2;
+      else if (angles > 0) continue;  // template arguments say nothing of this type's space
+      else if (x.is("*")) ti.pointer = true;
+      else if (x.is("&") || x.is("&&")) ti.reference = true;
+      else if (x.is("::")) {
+      } else if (x.kind == TokenKind::identifier) {
+        if (const Space s = space_word(x); s != Space::unknown) {
+          if (ti.space == Space::unknown) ti.space = s;
+          continue;
+        }
+        if (x.text == "auto") ti.is_auto = true;
+        if (const auto alias = aliases_.find(x.text); alias != aliases_.end()) {
+          ti.space = alias->second.space;
+          ti.pointer = ti.pointer || alias->second.pointer;
+          ti.reference = ti.reference || alias->second.reference;
+        }
+        if (!is_integer_word(x.text)) only_integer = false;
+      } else {
+        return TypeInfo{};
+      }
+    }
+    ti.is_type = angles == 0;
+    ti.integer = only_integer && !ti.pointer && !ti.reference;
+    return ti;
+  }
+
+  // `typedef device float* P;`, `using P = device float*;`: P carries the space.
+  void read_aliases() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      std::size_t a = 0, b = 0, name = 0;
+      if (t_[i].is_identifier("typedef")) {
+        std::size_t end = i + 1;
+        while (end < t_.size() && !t_[end].is(";") && !t_[end].is("(") && !t_[end].is("[")) ++end;
+        if (end >= t_.size() || !t_[end].is(";")) continue;
+        a = i + 1, b = end - 1, name = end - 1;
+      } else if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=")) {
+        std::size_t end = i + 3;
+        while (end < t_.size() && !t_[end].is(";")) ++end;
+        a = i + 3, b = end, name = i + 1;
+      } else {
+        continue;
+      }
+      const TypeInfo ti = type_of(a, b);
+      if (ti.is_type && ti.space != Space::unknown && (ti.pointer || ti.reference)) aliases_[t_[name].text] = ti;
+    }
+  }
+
+  // `constant float k[4] = {…};` at file scope.
+  void read_program_constants() {
+    int depth = 0;
+    for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
+      if (t_[i].is("{")) ++depth;
+      else if (t_[i].is("}")) --depth;
+      else if (depth == 0 && t_[i].is_identifier("constant") && (i == 0 || t_[i - 1].is(";") || t_[i - 1].is("}"))) {
+        std::size_t j = i + 1;
+        while (j < t_.size() && !t_[j].is("=") && !t_[j].is("[") && !t_[j].is(";")) ++j;
+        if (j < t_.size() && j > i + 1 && t_[j - 1].kind == TokenKind::identifier) {
+          const TypeInfo ti = type_of(i, j - 1);
+          if (ti.pointer || ti.reference) continue;
+          Var v;
+          v.storage = Space::constant;
+          v.array = t_[j].is("[");
+          if (v.array) v.pointee = Space::constant;
+          globals_[t_[j - 1].text] = v;
+        }
+      }
+    }
+  }
+
+  void record(const std::string& name, const Var& v) {
+    const auto it = vars_.find(name);
+    if (it == vars_.end() || globals_.count(name)) {
+      vars_[name] = v;
+    } else if (it->second.storage != v.storage || it->second.pointee != v.pointee) {
+      it->second = Var{};  // declared twice, differently (shadowing): unknown
+    }
+  }
+
+  // A declaration [a, b): its name and what its type says; `init` the first token of its
+  // initializer (or b). Returns false when [a, b) is not one.
+  bool declaration(std::size_t a, std::size_t b, std::size_t& init) {
+    static const std::set<std::string> statements = {"return", "case", "goto", "delete", "throw", "else", "do",
+                                                      "typedef", "using", "namespace", "break", "continue",
+                                                      "static_assert", "template", "friend", "operator"};
+    if (a >= b || (t_[a].kind == TokenKind::identifier && statements.count(t_[a].text))) return false;
+    std::size_t stop = a;
+    while (stop < b && !t_[stop].is("=") && !t_[stop].is("{") && !t_[stop].is("(") &&
+           !(t_[stop].is("[")) && !t_[stop].is(",") && !t_[stop].is(":"))
+      ++stop;
+    if (stop == a || stop - a < 2) return false;
+    const Token& name = t_[stop - 1];
+    if (name.kind != TokenKind::identifier || is_keyword(name.text) || space_word(name) != Space::unknown) return false;
+    const TypeInfo ti = type_of(a, stop - 1);
+    if (!ti.is_type) return false;
+    init = stop < b && t_[stop].is("=") ? stop + 1 : b;
+    Var v;
+    v.array = stop < b && t_[stop].is("[") && !(stop + 1 < b && t_[stop + 1].is("["));
+    if (ti.pointer) {
+      v.pointer = true;
+      v.storage = Space::thread;
+      v.pointee = ti.space;
+      if (ti.space != Space::unknown && init < b) {
+        const Space from = space_of(init, b);
+        if (from != Space::unknown && from != ti.space)
+          refuse(stop, "'" + name.text + "' is a " + std::string(space_name(ti.space)) + " pointer initialised with a " +
+                           space_name(from) + " address: MSL converts no pointer between address spaces");
+      }
+    } else if (ti.reference) {
+      v.storage = ti.space;
+      if (ti.space != Space::unknown && init < b) {
+        const Space from = lvalue_space(init, b);
+        if (from != Space::unknown && from != ti.space)
+          refuse(stop, "'" + name.text + "' is a " + std::string(space_name(ti.space)) + " reference bound to " +
+                           space_name(from) + " memory: MSL converts no reference between address spaces");
+      }
+    } else if (ti.is_auto && init < b) {
+      const Space from = space_of(init, b);
+      if (from != Space::unknown) v.pointer = true, v.storage = Space::thread, v.pointee = from;
+    } else if (ti.integer && !v.array) {
+      v.integer = true;
+      v.storage = Space::thread;
+      if (init < b) v.pointee = space_of(init, b);
+    } else {
+      v.storage = ti.space != Space::unknown ? ti.space : Space::thread;
+      if (v.array) v.pointee = v.storage;
+    }
+    record(name.text, v);
+    return true;
+  }
+
+  void read_parameters(std::size_t open) {
+    const std::size_t close = matching(t_, open);
+    std::size_t start = open + 1;
+    int depth = 0;
+    for (std::size_t j = open + 1; j <= close && j < t_.size(); ++j) {
+      if (j < close && (t_[j].is("(") || t_[j].is("[") || t_[j].is("{") || t_[j].is("<"))) ++depth;
+      else if (j < close && (t_[j].is(")") || t_[j].is("]") || t_[j].is("}") || t_[j].is(">"))) --depth;
+      else if (j == close || (depth == 0 && t_[j].is(","))) {
+        std::size_t init;
+        declaration(start, j, init);
+        start = j + 1;
+      }
+    }
+  }
+
+  // The address space of the memory an address expression [a, b) points into, or unknown.
+  Space space_of(std::size_t a, std::size_t b) const {
+    std::size_t i = a;
+    while (i < b) {
+      const Token& x = t_[i];
+      if (x.is("(")) {
+        const std::size_t c = matching(t_, i);
+        if (c >= b) return Space::unknown;
+        const TypeInfo ti = type_of(i + 1, c);
+        const bool cast = ti.is_type && c + 1 < b && starts_operand(c + 1);
+        if (!cast) return space_of(i + 1, c);
+        if (ti.pointer) return ti.space;
+        if (!ti.integer) return Space::unknown;
+        i = c + 1;  // an integer made from a pointer keeps its space
+        continue;
+      }
+      if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && i + 1 < b && t_[i + 1].is("<")) {
+        const std::size_t close = angle_close(i + 1);
+        if (close + 1 >= b || !t_[close + 1].is("(")) return Space::unknown;
+        const TypeInfo ti = type_of(i + 2, close);
+        if (ti.pointer) return ti.space;
+        if (!ti.integer) return Space::unknown;
+        return space_of(close + 2, matching(t_, close + 1));
+      }
+      if (x.kind == TokenKind::identifier && is_integer_word(x.text) && i + 1 < b && t_[i + 1].is("("))
+        return space_of(i + 2, matching(t_, i + 1));  // ulong(&x)
+      if (x.is("&") && i + 1 < b && t_[i + 1].kind == TokenKind::identifier) {
+        const auto v = vars_.find(t_[i + 1].text);
+        if (v == vars_.end()) return Space::unknown;
+        const bool indexed = i + 2 < b && (t_[i + 2].is("[") || t_[i + 2].is("->"));
+        if (indexed) return v->second.pointer || v->second.array ? v->second.pointee : Space::unknown;
+        return v->second.storage;
+      }
+      if (x.kind == TokenKind::identifier && !(i + 1 < b && (t_[i + 1].is("(") || t_[i + 1].is("::")))) {
+        const auto v = vars_.find(x.text);
+        if (v == vars_.end() || (i + 1 < b && (t_[i + 1].is(".") || t_[i + 1].is("->") || t_[i + 1].is("["))))
+          return Space::unknown;
+        return v->second.pointer || v->second.array || v->second.integer ? v->second.pointee : Space::unknown;
+      }
+      return Space::unknown;
+    }
+    return Space::unknown;
+  }
+
+  // The address space of the object an lvalue [a, b) names (`x`, `*p`, `p[i]`, `x.m`), or unknown.
+  Space lvalue_space(std::size_t a, std::size_t b) const {
+    if (a < b && t_[a].is("*")) return space_of(a + 1, b);
+    if (a >= b || t_[a].kind != TokenKind::identifier) return Space::unknown;
+    const auto v = vars_.find(t_[a].text);
+    if (v == vars_.end()) return Space::unknown;
+    if (a + 1 < b && (t_[a + 1].is("[") || t_[a + 1].is("->")))
+      return v->second.pointer || v->second.array ? v->second.pointee : Space::unknown;
+    return v->second.storage;
+  }
+
+  bool starts_operand(std::size_t j) const {
+    const Token& x = t_[j];
+    return x.kind == TokenKind::identifier || x.kind == TokenKind::number || x.is("&") || x.is("(") || x.is("*");
+  }
+
+  // The end of the statement or argument an operand at `a` belongs to.
+  std::size_t operand_end(std::size_t a, std::size_t limit) const {
+    for (std::size_t j = a; j < limit; ++j) {
+      if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) j = matching(t_, j);
+      else if (t_[j].is(";") || t_[j].is(",") || t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) return j;
+    }
+    return limit;
+  }
+
+  void check_cast(std::size_t at, const TypeInfo& target, std::size_t a, std::size_t b) const {
+    if (target.space == Space::unknown || !(target.pointer || target.reference)) return;
+    const Space from = target.pointer ? space_of(a, b) : lvalue_space(a, b);
+    if (from != Space::unknown && from != target.space)
+      refuse(at, std::string("a cast from ") + space_name(from) + " to " + space_name(target.space) +
+                     (target.pointer ? " pointer" : " reference") +
+                     ": MSL converts no pointer or reference between address spaces (Metal's compiler refuses it)");
+  }
+
+  void walk_body(std::size_t open, std::size_t close) {
+    for (std::size_t i = open + 1; i < close && i < t_.size(); ++i) {
+      const Token& x = t_[i];
+      const Token& before = t_[i - 1];
+      if (before.is(";") || before.is("{") || before.is("}") || (before.is("(") && i >= 2 && t_[i - 2].is_identifier("for"))) {
+        const std::size_t end = operand_end(i, close);
+        std::size_t init;
+        declaration(i, end, init);
+      }
+      if (x.is("(") && !(before.kind == TokenKind::identifier && !is_keyword(before.text)) && !before.is("]") &&
+          !before.is(")") && !before.is_identifier("sizeof") && !before.is_identifier("alignof") &&
+          !before.is_identifier("decltype")) {
+        const std::size_t c = matching(t_, i);
+        if (c + 1 < close && starts_operand(c + 1)) {
+          const TypeInfo ti = type_of(i + 1, c);
+          if (ti.is_type) check_cast(i, ti, c + 1, operand_end(c + 1, close));
+        }
+      } else if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && i + 1 < close &&
+                 t_[i + 1].is("<")) {
+        const std::size_t gt = angle_close(i + 1);
+        if (gt + 1 < close && t_[gt + 1].is("(")) check_cast(i, type_of(i + 2, gt), gt + 2, matching(t_, gt + 1));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void check_memory_rules(const std::vector<Token>& t, const std::string& source) { MemoryRules(t, source).run(); }
+
+}  // namespace metalcall::msl
