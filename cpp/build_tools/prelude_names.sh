@@ -12,5 +12,6 @@ trap 'rm -rf "$work"' EXIT
 "${CXX:-g++}" -std=c++17 -O1 -I"$src" -I"$here/../include" -o "$work/prelude_names" \
   "$here/prelude_names_main.cpp" "$src/msl/analysis/prelude_scan.cpp" "$src/msl/analysis/call_graph.cpp" \
   "$src/msl/lex/lexer.cpp" "$src/msl/lex/line_splices.cpp" "$src/msl/errors/source_errors.cpp" \
+  "$src/msl/errors/front_end_stop.cpp" \
   "$src/msl/parse/type_names.cpp" "$1"
 "$work/prelude_names" "$2"

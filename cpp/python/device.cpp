@@ -147,6 +147,7 @@ Library compile_text(const Device& d, const py::object& source_object, const py:
   CompileOptions options = compile_options(defines, fast_math, language_version);
   Library library = [&] {
     GilRelease release;
+    WaitScope interruptible;  // Ctrl-C during the front end's walks of a long source
     return d.compile(source, options);
   }();
   give_warnings();  // a full cache folder (metalcall/warnings.hpp)

@@ -23,6 +23,7 @@
 #include "backends/translated/constant_literals.hpp"
 #include "backends/translated/translation_cache.hpp"
 #include "core/backend.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/translate/front_end.hpp"
 #include "msl/parse/function_constants.hpp"
@@ -58,6 +59,7 @@ class TranslatedLibrary final : public BackendLibrary {
       }
     }
     const auto start = std::chrono::steady_clock::now();
+    front.stop = &interrupt_requested;  // Ctrl-C during a long front end (core/interrupt.hpp)
     msl::TranslatedUnit unit = msl::translate(source, front);
     const auto translated = std::chrono::steady_clock::now();
     std::shared_ptr<Module> module;

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "msl/errors/front_end_stop.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/parse/type_names.hpp"
 
@@ -144,6 +145,7 @@ bool names_conversion_type(const std::vector<Token>& t, std::size_t i) {
 bool is_keyword(const std::string& id) { return keywords().count(id) > 0; }
 
 std::size_t matching(const std::vector<Token>& t, std::size_t open) {
+  poll_front_end_stop();  // the walks of every pass call it
   const std::string o = t[open].text;
   const std::string c = o == "(" ? ")" : o == "[" ? "]" : "}";
   int depth = 0;

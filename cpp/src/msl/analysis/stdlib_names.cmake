@@ -30,6 +30,7 @@ if("CXX" IN_LIST _msl_languages)
     "${_msl_dir}/lex/lexer.cpp"
     "${_msl_dir}/lex/line_splices.cpp"
     "${_msl_dir}/errors/source_errors.cpp"
+    "${_msl_dir}/errors/front_end_stop.cpp"
     "${_msl_dir}/parse/type_names.cpp"
     "${_msl_names_path}")
   target_include_directories(metalcall_prelude_names PRIVATE "${_msl_dir}/.." "${_msl_dir}/../../include")

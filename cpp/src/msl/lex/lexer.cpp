@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "metalcall/errors.hpp"
+#include "msl/errors/front_end_stop.hpp"
 #include "msl/lex/line_splices.hpp"
 
 namespace metalcall::msl {
@@ -71,6 +72,7 @@ class Lexer {
       if (c == '\n') {
         line_start = true;
         ++k;
+        poll_front_end_stop();
         continue;
       }
       if (blank(c)) {

@@ -7,10 +7,12 @@
 #include "msl/analysis/nesting_limits.hpp"
 #include "msl/lex/lexer.hpp"
 #include "msl/passes/render_functions.hpp"
+#include "msl/errors/front_end_stop.hpp"
 
 namespace metalcall::msl {
 
 TranslatedUnit translate(const std::string& source, const FrontEndOptions& options, const std::string* preprocessed) {
+  const FrontEndStopScope stoppable(options.stop);
   TranslatedUnit unit;
   const Macros predefined = predefined_macros(options.language_version);  // refuses an unknown version
   if (preprocessed) {

@@ -32,6 +32,7 @@ struct FrontEndOptions {
   ConstantValues constants;   // function-constant values as C++ literals, by index
   Preprocessor preprocessor;  // called only when the source needs preprocessing
   std::vector<std::string> only_kernels;  // empty: all kernels (TranslateOptions::only_kernels)
+  bool (*stop)() = nullptr;   // polled in the long walks; true ends translate() with Interrupted
 };
 
 struct TranslatedUnit {

@@ -14,6 +14,7 @@
 
 #include "metalcall/errors.hpp"
 #include "msl/analysis/reserved_names.hpp"
+#include "msl/errors/front_end_stop.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 #include "msl/passes/loop_stops.hpp"
 #include "msl/passes/small_negations.hpp"
@@ -248,6 +249,7 @@ Translation Translator::run() {
     for (std::size_t i = 0; i < kernels_.size(); ++i) straight_line[i] = !loops[i] && !storage[i];
   }
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    poll_front_end_stop();
     if (!emits_kernel(i)) continue;  // a per-kernel translation (TranslateOptions::only_kernels)
     // Named after the kernel's name in the user's source, where diagnostics report
     // an error in this generated code (an instantiation with an undeclared type).
@@ -387,6 +389,7 @@ void Translator::emit_user_code() {
   const std::vector<std::pair<std::size_t, std::size_t>> dropped_bodies = dropped_kernel_bodies();
   std::vector<int> swz;
   for (std::size_t i = 0; i < t_.size(); ++i) {
+    poll_front_end_stop();
     const Token& tok = t_[i];
     bool skip = false;
     for (const auto& [b, e] : dropped_bodies)
