@@ -29,7 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def add_arguments(p) -> None:
     p.add_argument("--out", required=True, help="folder for summary.json and the findings")
     p.add_argument("--programs", type=int, default=20000, help="programs in all")
-    p.add_argument("--devices", default="cpu,cuda", help="comma-separated: cpu, cpu-checked, cuda, metal")
+    p.add_argument("--devices", default="cpu,cuda",
+                   help="comma-separated: cpu, cpu-checked, cuda, metal; cpu-fibers, cpu-checked-fibers: the CPU's "
+                        "barrier regions off")
+    p.add_argument("--category", help="only programs of this category (regions: only when asked for)")
     p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="worker processes")
     p.add_argument("--chunk", type=int, default=100, help="programs per worker process")
     p.add_argument("--batch", type=int, default=50, help="programs per library")
@@ -102,6 +105,8 @@ class Campaign:
         cmd += ["run", "--seed", str(seed), "--start", str(start), "--count", str(count),
                 "--batch", str(self.args.batch), "--out", str(report),
                 "--constants-every", str(self.args.constants_every)]
+        if self.args.category:
+            cmd += ["--category", self.args.category]
         for d in self.devices:
             cmd += ["--device", d]
         return cmd
@@ -150,7 +155,8 @@ class Campaign:
             folder.mkdir(parents=True, exist_ok=True)
             header = (f"// seed {f['seed']} index {f['index']} ({f['category']}) on {f['device']}: {f['status']}\n"
                       f"// replay: python -m tools.msl_fuzz{'' if workarounds.ACTIVE else ' --no-workarounds'} shrink "
-                      f"--seed {f['seed']} --index {f['index']} --device {f['device']}\n" + "".join(f"// {line}\n" for line in f["detail"].splitlines()))
+                      f"--seed {f['seed']} --index {f['index']} --device {f['device']}"
+                      f"{' --category ' + f['category'] if f['category'] == 'regions' else ''}\n" + "".join(f"// {line}\n" for line in f["detail"].splitlines()))
             (folder / f"{f['name']}.metal").write_text(header + f["source"])
         return findings
 
@@ -167,7 +173,7 @@ class Campaign:
             target = self.out / "findings" / f["device"] / f"{f['name']}.shrunk.metal"
             cmd = [sys.executable, "-m", "tools.msl_fuzz"] + ([] if workarounds.ACTIVE else ["--no-workarounds"])
             cmd += ["shrink", "--seed", str(f["seed"]), "--index", str(f["index"]), "--device", f["device"],
-                    "--out", str(target)]
+                    "--out", str(target)] + (["--category", "regions"] if f["category"] == "regions" else [])
             try:
                 subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=self.args.shrink_timeout)
             except subprocess.TimeoutExpired:
@@ -179,6 +185,7 @@ class Campaign:
     def summary(self, findings: list, shrunk: list, seconds: float) -> dict:
         results = {d: Counter() for d in self.devices}
         by_category: dict = {d: defaultdict(Counter) for d in self.devices}
+        schedules = {d: Counter() for d in self.devices}
         programs = 0
         generator_errors = 0
         phases = {"wall": Counter(), "cpu": Counter()}
@@ -191,6 +198,8 @@ class Campaign:
                 phases[kind].update(r.get("seconds_by_phase", {}).get(kind, {}))
             for d, counts in r["results"].items():
                 results[d].update(counts)
+            for d, counts in r.get("schedules", {}).items():
+                schedules[d].update(counts)
             for d, cats in r["by_category"].items():
                 for c, counts in cats.items():
                     by_category[d][c].update(counts)
@@ -199,6 +208,7 @@ class Campaign:
             "devices": self.devices,
             "results": {d: dict(c) for d, c in results.items()},
             "mismatches": sum(c.get("mismatch", 0) for c in results.values()),
+            "schedules": {d: dict(c) for d, c in schedules.items()},
             "failures": len(findings),
             "crashed_or_timed_out": self.crashes,
             "by_category": {d: {k: dict(v) for k, v in cats.items()} for d, cats in by_category.items()},

@@ -36,12 +36,15 @@ def generate_range(seed: int, start: int, count: int, category: str | None) -> l
 def summarise(outcomes: list, programs: int, devices: list) -> dict:
     results = {d: Counter() for d in devices}
     by_category: dict = {d: defaultdict(Counter) for d in devices}
+    schedules = {d: Counter() for d in devices}
     for o in outcomes:
         results[o.device][o.status] += 1
         by_category[o.device][o.category][o.status] += 1
+        schedules[o.device][str(o.schedule)] += 1
     return {
         "programs": programs,
         "results": {d: dict(c) for d, c in results.items()},
+        "schedules": {d: dict(c) for d, c in schedules.items()},
         "by_category": {d: {k: dict(v) for k, v in cats.items()} for d, cats in by_category.items()},
     }
 
@@ -142,7 +145,8 @@ def main(argv=None) -> int:
     run.add_argument("--seed", type=int, required=True)
     run.add_argument("--start", type=int, default=0)
     run.add_argument("--count", type=int, default=100)
-    run.add_argument("--device", action="append", help="cpu, cpu-checked, cuda, metal (repeatable)")
+    run.add_argument("--device", action="append",
+                     help="cpu, cpu-checked, cuda, metal; cpu-fibers, cpu-checked-fibers: barrier regions off (repeatable)")
     run.add_argument("--batch", type=int, default=40, help="programs per library")
     run.add_argument("--category", help="only programs of this category")
     run.add_argument("--out", help="the JSON report (else printed)")

@@ -287,8 +287,12 @@ class Model:
     def ev_callhelper(self, e, mask, f):
         h = self.helpers[e.name]
         callee = Frame(self.lanes)
+        references = []
         for (name, ty, space), arg in zip(h.params, e.args):
-            if space:
+            if space == "thread&":  # the callee works on the argument itself
+                callee.vars[name] = (ty, self.ev(arg, mask, f))
+                references.append((name, arg))
+            elif space:
                 callee.aliases[name] = f.aliases.get(arg.name, arg.name)
             else:
                 callee.vars[name] = (ty, self.ev(arg, mask, f))
@@ -298,11 +302,48 @@ class Model:
             else:
                 callee.vars[name] = (ty, self.ev(value, mask, f))
         self.block(h.body, mask, callee)
+        for name, arg in references:
+            self.write_back(arg, callee.vars[name][1], mask, f)
+        if h.ret is None:
+            return None
         if (mask & ~callee.returned).any():
             raise ProgramError(f"{h.name} ends without returning")
         if callee.value is None:  # called by no thread (a branch nobody takes)
             return constant(0, h.ret, self.lanes)
         return callee.value
+
+    def write_back(self, target: t.Expr, value, mask, f) -> None:
+        """target = value on the lanes of mask: a variable, a struct's member, one component
+        of a vector or one element of an array (by a literal)."""
+        if isinstance(target, t.Ref):
+            ty, old = f.vars[target.name]
+            f.vars[target.name] = (ty, merge(mask, value, old))
+            return
+        if isinstance(target, t.Member):
+            whole = self.ev(target.a, mask, f)
+            new = dict(whole)
+            new[target.field] = value
+            return self.write_back(target.a, new, mask, f)
+        if isinstance(target, (t.Swizzle, t.Index)):
+            whole = self.ev(target.a, mask, f).copy()
+            column = target.comps[0] if isinstance(target, t.Swizzle) else target.index.value
+            whole[:, column] = value
+            return self.write_back(target.a, whole, mask, f)
+        raise ProgramError(f"{type(target).__name__} passed by reference")
+
+    def st_callstmt(self, s, mask, f):
+        self.ev(s.call, mask, f)
+
+    def st_shadow(self, s, mask, f):
+        outer = f.vars.get(s.name)
+        f.vars[s.name] = (s.ty, self.ev(s.init, mask, f))
+        try:
+            self.block(s.body, mask, f)
+        finally:
+            if outer is None:
+                del f.vars[s.name]
+            else:
+                f.vars[s.name] = outer
 
     def ev_calllambda(self, e, mask, f):
         if e.name not in f.vars:
@@ -513,9 +554,10 @@ class Model:
         self.loops.append((brk, cont))
         active = mask.copy()
         try:
-            for _ in range(MAX_ITERATIONS):
-                end = self.ev(s.end, active, f)
-                active &= compare(s.compare, f.vars[s.var][1], end)
+            for iteration in range(MAX_ITERATIONS):
+                if s.style != "do" or iteration > 0:  # a do-while tests after its body
+                    end = self.ev(s.end, active, f)
+                    active &= compare(s.compare, f.vars[s.var][1], end)
                 if not active.any():
                     return
                 cont[:] = False
@@ -607,6 +649,9 @@ class Model:
         f.vars[s.name] = (s.ty, merge(mask, value, old))
 
     def st_return(self, s, mask, f):
+        if s.value is None:  # the kernel's
+            f.returned |= mask
+            return
         value = self.ev(s.value, mask, f)
         f.value = value if f.value is None else merge(mask, value, f.value)
         f.returned |= mask

@@ -68,6 +68,7 @@ class Printer:
     def __init__(self, template_type: Type | None = None):
         # Inside a template helper, its type parameter is spelled T.
         self.template_type = template_type
+        self.references: set = set()  # names of `thread T&` locals (printed as themselves)
 
     def type_name(self, ty: Type, packed: bool = False) -> str:
         if self.template_type is not None and ty == self.template_type:
@@ -128,6 +129,8 @@ class Printer:
         return f"{self.expr(e.a)}.{''.join(e.letters[c] for c in e.comps)}"
 
     def expr_deref(self, e: t.Deref) -> str:
+        if e.pointer in self.references:
+            return e.pointer
         if e.star:
             return f"(*{e.pointer})"
         return f"{e.pointer}[{self.expr(e.index)}]"
@@ -180,6 +183,9 @@ class Printer:
             return [f"{pad}{self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
         if isinstance(s, t.PointerDecl):
             where = f"&{s.target}" if s.offset is None else f"&{s.target}[{s.offset}]"
+            if s.ref:
+                self.references.add(s.name)
+                return [f"{pad}thread {self.type_name(s.ty.elem)}& {s.name} = {where[1:]};"]
             return [f"{pad}thread {self.type_name(s.ty.elem)}* {s.name} = {where};"]
         if isinstance(s, t.LambdaDef):
             params = ", ".join(f"{self.type_name(ty)} {name}" for name, ty in s.params)
@@ -188,7 +194,7 @@ class Printer:
             target = s.name
             if s.member is not None:
                 target += f".{s.member}"
-            elif s.index is not None:
+            elif s.index is not None and s.name not in self.references:
                 target += f"[{self.expr(s.index)}]"
             elif s.comps is not None:
                 if s.element_syntax:
@@ -214,6 +220,16 @@ class Printer:
                     lines.append(f"{pad}    break;")
             lines += [f"{pad}default:", f"{pad}{{"] + self.block(s.default, indent + 1) + [f"{pad}}}", f"{pad}}}"]
             return lines
+        if isinstance(s, t.For) and s.style == "do":
+            return ([f"{pad}{{", f"{pad}    {self.type_name(s.ty)} {s.var} = {self.expr(s.start)};", f"{pad}    do {{"]
+                    + self.block(s.body, indent + 2)
+                    + [f"{pad}        {s.var} += {s.step};", f"{pad}    }} while ({s.var} {s.compare} {self.expr(s.end)});",
+                       f"{pad}}}"])
+        if isinstance(s, t.CallStmt):
+            return [f"{pad}{self.expr(s.call)};"]
+        if isinstance(s, t.Shadow):
+            return ([f"{pad}{{", f"{pad}    {self.type_name(s.ty)} {s.name} = {self.expr(s.init)};"]
+                    + self.block(s.body, indent + 1) + [f"{pad}}}"])
         if isinstance(s, t.For) and s.style == "while":
             step = f"{s.var} += {s.step}"
             return ([f"{pad}{{", f"{pad}    {self.type_name(s.ty)} {s.var} = {self.expr(s.start)};",
@@ -239,11 +255,13 @@ class Printer:
             target = f"&{s.target}[{self.expr(s.index)}]"
             return [f"{pad}{self.type_name(s.ty)} {s.name} = atomic_load_explicit({target}, memory_order_relaxed);"]
         if isinstance(s, t.Return):
-            return [f"{pad}return {self.expr(s.value)};"]
+            return [f"{pad}return {self.expr(s.value)};" if s.value is not None else f"{pad}return;"]
         raise TypeError(type(s).__name__)
 
 
 def param_text(printer: Printer, name: str, ty: Type, space: str | None) -> str:
+    if space == "thread&":
+        return f"thread {printer.type_name(ty)}& {name}"
     if space:
         return f"{space} {printer.type_name(ty)}* {name}"
     return f"{printer.type_name(ty)} {name}"
@@ -258,7 +276,7 @@ def helper_source(h: t.Helper) -> str:
         fields = "".join(f"    {param_text(p, n, ty, space)};\n" for n, ty, space in h.fields)
         return (f"struct {h.name} {{\n{fields}"
                 f"    {p.type_name(h.ret)} operator()({params}) const {{\n{body}\n    }}\n}};\n")
-    head = f"{p.type_name(h.ret)} {h.name}({params})"
+    head = f"{p.type_name(h.ret) if h.ret is not None else 'void'} {h.name}({params})"
     if h.kind == "template":
         head = "template <typename T>\n" + head
     return f"{head} {{\n{body}\n}}\n"

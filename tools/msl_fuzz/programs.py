@@ -32,6 +32,8 @@ CATEGORIES = {
     "simd": (2.0, {"simd"}),
     "atomic": (1.5, {"atomic", "threadgroup"}),
     "struct": (1.5, {"struct"}),
+    # only when asked for (--category regions): regions.py
+    "regions": (0.0, {"threadgroup", "regions"}),
 }
 
 
@@ -231,7 +233,12 @@ def generate(seed: int, index: int, category: str | None = None) -> Generated:
     for attempt in range(20):
         rng = random.Random(f"msl_fuzz:{seed}:{index}:{attempt}")
         cat = category or pick_category(rng)
-        prog = build(rng, f"fz_{seed}_{index}", cat, index)
+        if cat == "regions":
+            from .regions import build_regions
+
+            prog = build_regions(rng, f"fz_{seed}_{index}", index)
+        else:
+            prog = build(rng, f"fz_{seed}_{index}", cat, index)
         try:
             memory = make_defined(prog)
         except ProgramError:

@@ -40,7 +40,7 @@ def blocks(prog: t.Program):
         for s in block:
             if isinstance(s, t.If):
                 stack += [s.then, s.orelse]
-            elif isinstance(s, t.For):
+            elif isinstance(s, (t.For, t.Shadow)):
                 stack.append(s.body)
             elif isinstance(s, t.Switch):
                 stack += [c.body for c in s.cases] + [s.default]

@@ -210,10 +210,10 @@ def repair_statement(stmt, variable_types: dict) -> bool:
 
 def declared_types(prog: t.Program) -> dict:
     """name -> type of every declared variable (names are unique in a program)."""
-    out = {}
+    out = {name: ty for h in prog.helpers for name, ty, _ in h.params}
     for loc in locations(prog).values():
         node = loc[2]
-        if isinstance(node, (t.Decl, t.AtomicRead, t.PointerDecl)):
+        if isinstance(node, (t.Decl, t.AtomicRead, t.PointerDecl, t.Shadow)):
             out[node.name] = node.ty
     return out
 

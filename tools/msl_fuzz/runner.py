@@ -34,14 +34,23 @@ class Outcome:
     detail: str = ""
     source: str = ""
     features: list = field(default_factory=list)
+    schedule: str | None = None  # Kernel.thread_schedule: "loop", "regions", "fibers" (None: not run)
 
     def as_dict(self) -> dict:
         return dict(vars(self))
 
 
+FIBERS = "-fibers"  # a device name's suffix: the CPU's barrier regions off (METALCALL_BARRIER_REGIONS=0)
+
+
+def defines_for(spec: str) -> dict | None:
+    return {"METALCALL_BARRIER_REGIONS": "0"} if spec.endswith(FIBERS) else None
+
+
 def open_device(spec: str):
     import metalcall as mc
 
+    spec = spec.removesuffix(FIBERS)
     if spec == "cpu-checked":
         return mc.Device("cpu", checked=True)
     return mc.Device(spec)
@@ -170,6 +179,7 @@ def run_program(lib, gen: Generated, device_name: str, clock: Clock | None = Non
         # a kernel with function constants is built on its own here (a per-kernel build)
         with clock.phase(f"{device_name}:specialise" if constants else f"{device_name}:lookup"):
             kernel = lib.function(prog.name, constants=constants) if constants else lib.function(prog.name)
+        outcome.schedule = getattr(kernel, "thread_schedule", None)
         with clock.phase(f"{device_name}:run"):
             call = kernel(prog.threads, *args, threadgroup=prog.group,
                           threadgroup_memory=tg_bytes if tg_bytes else None)
@@ -195,8 +205,8 @@ def _element_bytes(ty) -> int:
     return ty.size
 
 
-def compile_library(device, programs: list):
-    return device.compile(library_source([g.program for g in programs]), fast_math=False)
+def compile_library(device, programs: list, defines: dict | None = None):
+    return device.compile(library_source([g.program for g in programs]), fast_math=False, defines=defines)
 
 
 def run_batch(device, device_name: str, programs: list, log=None, clock: Clock | None = None) -> list[Outcome]:
@@ -208,7 +218,7 @@ def run_batch(device, device_name: str, programs: list, log=None, clock: Clock |
         group = pending.pop()
         try:
             with clock.phase(f"{device_name}:compile"):
-                lib = compile_library(device, group)
+                lib = compile_library(device, group, defines_for(device_name))
         except Exception as exc:
             if len(group) > 1:
                 half = len(group) // 2

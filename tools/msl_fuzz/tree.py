@@ -180,6 +180,7 @@ class PointerDecl(Stmt):
     ty: Type | None = None  # Ptr
     target: str = ""
     offset: int | None = None  # None: &scalar; else &array[offset]
+    ref: bool = False  # `thread T& name = target;` (read and written as `name`)
 
 
 @dataclass(eq=False)
@@ -240,6 +241,7 @@ class For(Stmt):
     body: list = field(default_factory=list)
     compare: str = "<"
     style: str = "for"  # or "while": { T var = start; while (var < end) { body; var += step; } }
+    #                     or "do":    { T var = start; do { body; var += step; } while (var < end); }
 
 
 @dataclass(eq=False)
@@ -301,7 +303,24 @@ class AtomicRead(Stmt):
 
 @dataclass(eq=False)
 class Return(Stmt):
-    value: Expr | None = None
+    value: Expr | None = None  # None: `return;` of the kernel
+
+
+@dataclass(eq=False)
+class CallStmt(Stmt):
+    """helper(args); of a void helper whose `thread T&` parameters write back to the arguments."""
+
+    call: Expr | None = None
+
+
+@dataclass(eq=False)
+class Shadow(Stmt):
+    """{ T name = init; body } where name is an outer variable's (of the same type)."""
+
+    name: str = ""
+    ty: Type | None = None
+    init: Expr | None = None
+    body: list = field(default_factory=list)
 
 
 # Functions and programs ----------------------------------------------------------------
@@ -312,8 +331,8 @@ class Helper:
     """A function the kernel calls: a plain function, a template, or a functor."""
 
     name: str
-    params: list  # [(name, Type, address_space or None)]
-    ret: Type
+    params: list  # [(name, Type, address_space or None)]; "thread&": a reference to the argument
+    ret: Type | None  # None: void
     body: list
     kind: str = "function"  # "function", "template" (over its first parameter's type), "functor"
     fields: list = field(default_factory=list)  # a functor's members [(name, Type, address_space or None)]
@@ -384,3 +403,12 @@ def walk_exprs(node):
             for item in value:
                 if isinstance(item, (Expr, Stmt)):
                     yield from walk_exprs(item)
+
+
+def walk_statements(stmts: list):
+    """Every statement in a list and in the blocks under it."""
+    for s in stmts:
+        yield s
+        for value in vars(s).values():
+            if isinstance(value, list):
+                yield from walk_statements([x for x in value if isinstance(x, Stmt)])

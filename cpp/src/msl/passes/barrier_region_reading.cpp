@@ -44,9 +44,13 @@ bool pure_callee(const std::string& name) {
   static const auto& functions = *new std::set<std::string>{
       "min",  "max",   "clamp", "abs",   "absdiff", "select", "popcount", "clz",  "ctz",  "all",  "any",
       "floor", "ceil", "trunc", "round", "fabs",    "fmin",   "fmax",     "sizeof", "alignof", "mulhi"};
-  static const auto& conversion =
+  return functions.count(name) || scalar_or_vector_type(name);
+}
+
+bool scalar_or_vector_type(const std::string& name) {
+  static const auto& types =  // never destroyed, as above
       *new std::regex("(u?(char|short|int|long)|float|half|bfloat|bool|size_t|unsigned|signed)[234]?");
-  return functions.count(name) || std::regex_match(name, conversion);
+  return std::regex_match(name, types);
 }
 
 // Statements the planner does not follow: their kernels keep the fibers.
@@ -59,6 +63,17 @@ bool refused_start(const Token& tok) {
 bool statement_keyword(const Token& tok) {
   return tok.kind == TokenKind::identifier &&
          one_of(tok, {"if", "for", "while", "do", "switch", "return", "break", "continue"});
+}
+
+std::size_t postfix_end(const std::vector<Token>& t, std::size_t k) {
+  for (;;) {
+    if ((punct(t, k + 1, ".") || punct(t, k + 1, "->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier)
+      k += 2;
+    else if (punct(t, k + 1, "[") && matching(t, k + 1) < t.size())
+      k = matching(t, k + 1);
+    else
+      return k;
+  }
 }
 
 // The `>` closing the template argument list that opens at `open`, or kNone.

@@ -26,9 +26,13 @@ bool assignment(const Token& tok);
 bool per_thread(Builtin b);
 /** Functions a uniform expression may call: conversions, vector constructors and pure functions. */
 bool pure_callee(const std::string& name);
+/** A scalar or vector type's name (`float`, `uint2`, `half4` ...): a value nothing can write but by its name. */
+bool scalar_or_vector_type(const std::string& name);
 /** Statements the planner does not follow: their kernels keep the fibers. */
 bool refused_start(const Token& tok);
 bool statement_keyword(const Token& tok);
+/** The last token of `name.member[i].x` whose name is token k (k when it has none). */
+std::size_t postfix_end(const std::vector<Token>& t, std::size_t k);
 /** The `>` closing the template argument list that opens at `open`, or kNone. */
 std::size_t angle_end(const std::vector<Token>& t, std::size_t open, std::size_t last);
 

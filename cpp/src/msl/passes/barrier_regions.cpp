@@ -93,9 +93,10 @@ class Planner {
       }
       if (!declared_.insert(p.info.name).second) return false;
     }
-    // The group's parameters are the kernel's, shared by its threads: a write by one would be seen by all.
+    // The group's parameters are the kernel's, shared by its threads: a write by one would be seen by all
+    // (a value's member or element too; a pointer's elements are memory, not the parameter).
     for (const auto& p : k_.params)
-      if (written(p.info.name)) return false;
+      if (written(p.info.name, kNone, p.info.kind == ParamKind::builtin || p.info.kind == ParamKind::value)) return false;
     if (!sequence(open + 1, close, 0, top_)) return false;
     if (barriers_.empty()) return false;
     return find_crossings() && check_exits();
@@ -173,18 +174,38 @@ class Planner {
              punct(t_, k - 2, "]"));
   }
 
-  // True when the body may change `name` (by that name): assigned, incremented, its address
-  // taken, a reference bound to it, or passed alone to a function while the source has
-  // functions taking non-const references.
-  bool written(const std::string& name, std::size_t declared_at = kNone) const {
-    for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k) {
-      if (k == declared_at || !named(k, name)) continue;
-      const Token& next = t_[k + 1];
-      if (assignment(next) || punct(t_, k + 1, "++") || punct(t_, k + 1, "--")) return true;
-      if (punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)) return true;
-      if (binds_reference(k)) return true;
-    }
+  // Whether the use of a name at k may change it: assigned, incremented, its address taken, a
+  // reference bound to it, passed alone to a function while the source has functions taking
+  // non-const references, or a member function called on it; `through`: by a member or element
+  // too (`v.x += 1`, `a[i] = 0`, `f(v.y)`: seed 1 of the region fuzzer found all three shared).
+  bool write_at(std::size_t k, bool through) const {
+    const std::size_t e = through ? postfix_end(t_, k) : k;
+    if (assignment(t_[e + 1]) || punct(t_, e + 1, "++") || punct(t_, e + 1, "--")) return true;
+    if (e > k && punct(t_, e + 1, "(")) return true;
+    if (punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)) return true;
+    return binds_reference(k, e);
+  }
+
+  // True when the body may change `name` by that name (see write_at).
+  bool written(const std::string& name, std::size_t declared_at = kNone, bool through = true) const {
+    for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k)
+      if (k != declared_at && named(k, name) && write_at(k, through)) return true;
     return false;
+  }
+
+  // A group local must be one nothing writes but by its name: a scalar or vector (an array's
+  // name passes as a pointer, a struct's members may be arrays or functions), else a const
+  // object or one in constant memory.
+  bool unwritable_but_by_name(const Declaration& d) const {
+    bool by_name = !d.indirect;
+    for (std::size_t k = d.type_first; k < d.type_last; ++k) {
+      const Token& tok = t_[k];
+      if (tok.is_identifier("constant") || tok.is_identifier("const") || tok.is_identifier("constexpr")) return true;
+      if (tok.kind == TokenKind::identifier && !one_of(tok, {"thread", "metal"}) && !scalar_or_vector_type(tok.text))
+        by_name = false;
+    }
+    for (const Declarator& dd : d.declarators) by_name = by_name && !dd.indirect && dd.suffix_first == dd.suffix_last;
+    return by_name;
   }
 
   // Tokens [first, last) evaluate alike in every thread of the group, without side effects.
@@ -373,7 +394,7 @@ class Planner {
       return true;
     }
     if (d.is_static) return false;
-    bool group = d.is_constexpr || !d.is_volatile;
+    bool group = d.is_constexpr || (!d.is_volatile && unwritable_but_by_name(d));
     for (const Declarator& dd : d.declarators) {
       if (d.is_constexpr) break;
       if (dd.init_first == dd.init_last || !uniform(dd.init_first, dd.init_last) ||
@@ -428,10 +449,7 @@ class Planner {
         if (!declare(variable)) return false;
         // The body reads it only: the header alone advances it.
         for (std::size_t k = close + 1; k < end; ++k)
-          if (named(k, variable) && (assignment(t_[k + 1]) || punct(t_, k + 1, "++") || punct(t_, k + 1, "--") ||
-                                     punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)))
-            return false;
-        if (written_in_body_by_reference(variable, close + 1, end)) return false;
+          if (named(k, variable) && write_at(k, true)) return false;
         group_names_.insert(variable);
       }
       if (!uniform(s1 + 1, s2)) return false;
@@ -464,23 +482,18 @@ class Planner {
     return true;
   }
 
-  bool written_in_body_by_reference(const std::string& name, std::size_t first, std::size_t last) const {
-    for (std::size_t k = first; k <= last; ++k)
-      if (named(k, name) && binds_reference(k)) return true;
-    return false;
-  }
-
-  // The use of a name at k may bind a non-const reference to it: `T& r = name;` (or `r{name}`,
-  // `r(name)`), or an argument alone in a call while the source has non-const reference parameters.
-  bool binds_reference(std::size_t k) const {
-    const bool alone_before = punct(t_, k + 1, ")") || punct(t_, k + 1, ",") || punct(t_, k + 1, "}") ||
-                              punct(t_, k + 1, ";");
+  // The use of a name at k (to e, its members and elements) may bind a non-const reference to
+  // it: `T& r = name;` (or `r{name}`, `r(name)`), or an argument alone in a call while the source
+  // has non-const reference parameters.
+  bool binds_reference(std::size_t k, std::size_t e) const {
+    const bool alone_before = punct(t_, e + 1, ")") || punct(t_, e + 1, ",") || punct(t_, e + 1, "}") ||
+                              punct(t_, e + 1, ";");
     if (!alone_before) return false;
     if ((punct(t_, k - 1, "=") || punct(t_, k - 1, "{") || punct(t_, k - 1, "(")) && k >= 3 &&
         (punct(t_, k - 3, "&") || punct(t_, k - 3, "&&")))
       return true;
     if (mutable_references_.empty() || !(punct(t_, k - 1, "(") || punct(t_, k - 1, ",")) ||
-        !(punct(t_, k + 1, ")") || punct(t_, k + 1, ",")))
+        !(punct(t_, e + 1, ")") || punct(t_, e + 1, ",")))
       return false;
     // The call it is an argument of: its callee's name, or unknown (a template's `>`).
     int depth = 0;
