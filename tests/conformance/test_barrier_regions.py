@@ -295,6 +295,37 @@ kernel void rg_out_reference(const device float* x [[buffer(0)]], device float* 
   out[gid] = s[n - tid];
 }
 
+// Locals with uniform initialisers that threads then change by a component, an element, a
+// reference to a member or an array element: each thread's own (found by tools/msl_fuzz's region
+// programs, seed 1 program 49: the group's one copy was changed by every thread).
+void rg_add(thread float& a, float b) { a += b; }
+kernel void rg_local_parts(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint lid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                           uint tg [[threadgroup_position_in_grid]], uint n [[threads_per_threadgroup]]) {
+  threadgroup float s[64];
+  float2 v = float2(1.0f, float(tg));
+  v.x += x[gid];
+  v[1] -= 1.0f;
+  float2 w = float2(2.0f);
+  rg_add(w.y, x[gid]);
+  float a[2] = {1.0f, 2.0f};
+  a[lid % 2] += x[gid];
+  s[lid] = v.x + 100.0f * (a[0] + a[1]);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = s[n - 1 - lid] + 10.0f * v.x + v.y + 1000.0f * w.y;
+}
+
+// A group-uniform builtin parameter changed by a member: the threads' own (fibers).
+kernel void rg_out_param_part(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                              uint2 t [[thread_position_in_threadgroup]], uint2 g [[thread_position_in_grid]],
+                              uint2 group [[threadgroup_position_in_grid]], uint2 size [[threads_per_threadgroup]]) {
+  threadgroup float s[64];
+  group.y += t.x;
+  s[t.x] = x[g.x] + float(group.y);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[g.x] = s[size.x - 1 - t.x];
+}
+
 // A lambda in the body.
 kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                           uint tid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
@@ -308,9 +339,9 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 """)
 
 REGIONS = {"rg_bitonic", "rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_reverse_3d",
-           "rg_rounds_int"}
+           "rg_rounds_int", "rg_local_parts"}
 FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
-          "rg_out_device_bound", "rg_out_lambda",
+          "rg_out_device_bound", "rg_out_lambda", "rg_out_param_part",
           # an array crossing a barrier: its name decays to a pointer whose address space picks overloads
           "rg_crossing"}
 # Checked mode's local arrays are classes: an array that crosses a barrier keeps the fibers there too.
@@ -494,3 +525,25 @@ def test_simd_kernel_keeps_fibers(device, rng):
         pytest.skip("written for 32-lane SIMD-groups")
     k(64, device.asarray(x), out, threadgroup=64).wait()
     assert_close(np.asarray(out), np.full(64, x.sum(dtype=np.float64)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("regions_off", [False, True], ids=["rule", "off"])
+def test_locals_changed_by_a_part_are_the_threads(device, rng, regions_off):
+    x = rng.integers(0, 50, 128).astype(np.float32)
+    out = device.empty(128, np.float32)
+    _call(device, "rg_local_parts", 128, (device.asarray(x), out), 64, regions_off)
+    g = x.reshape(2, 64)
+    vx = 1 + g
+    vy = np.array([[0.0], [1.0]]) - 1  # float(tg) - 1
+    s = vx + 100 * (3 + g)
+    want = s[:, ::-1] + 10 * vx + vy + 1000 * (2 + g)
+    assert_equal(np.asarray(out), want.reshape(-1).astype(np.float32))
+
+
+def test_parameter_changed_by_a_member_keeps_fibers(device, rng):
+    x = rng.integers(0, 50, 128).astype(np.float32)
+    out = device.empty(128, np.float32)
+    _call(device, "rg_out_param_part", (128, 1), (device.asarray(x), out), (64, 1))
+    t = np.arange(64, dtype=np.float32)
+    want = (x.reshape(2, 64) + t)[:, ::-1]
+    assert_equal(np.asarray(out), want.reshape(-1))
