@@ -296,20 +296,6 @@ kernel void dc_calls_skipped_per_iteration(device const int* x [[buffer(0)]], de
 N = 256  # 4 threadgroups of 64
 
 
-def _run(device, name, x):
-    kern = KS.get(device, name)
-    out = np.full(2 * N, -99, np.int32)
-    kern((N, 1, 1), x, out, threadgroup=(64, 1, 1))
-    return kern.thread_execution_width, out.reshape(N, 2)
-
-
-def _check(device, name, x, model):
-    """Runs `name` and compares it with model(v, w) -> (N_group, 2) for each SIMD-group's values."""
-    w, got = _run(device, name, x)
-    want = np.concatenate([model(v, w) for v in x.astype(np.int64).reshape(-1, w)])
-    assert_equal(got, want.astype(np.int32))
-
-
 def _tally(v, m):
     """tally() / the lambdas' count and sum over the lanes m."""
     return m.sum() * 10000 + v[m].sum()
@@ -319,157 +305,172 @@ def _exclusive_count(mask):
     return np.cumsum(mask) - mask
 
 
-@pytest.fixture
-def x(rng):
-    return rng.integers(-60, 61, N).astype(np.int32)
+def _all(v):
+    return np.full(len(v), _tally(v, v == v))
 
 
-def test_break_then_lambda(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
+# NumPy models of one SIMD-group: (its lanes' values v, the width w) -> (w, 2), the kernel's two
+# outputs per lane.
+
+
+def _break_then_lambda(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    for k in range(4):
+        m = n > k
+        acc[m] += (v[m] + k).sum()
+    return np.stack([acc, _all(v)], 1)
+
+
+def _condition_then_helper(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    for k in range(5):
+        m = n > k
+        if m.any():
+            acc[m] += (v[m] - k).max()
+    return np.stack([acc, _all(v)], 1)
+
+
+def _continue_and_break_then_functor(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    alive = np.ones(w, bool)
+    for k in range(1, 7):
+        cont = np.fmod(k + v, 3) == 0
+        brk = alive & ~cont & (k > n)
+        m = alive & ~cont & ~brk
+        acc[m] += k * _exclusive_count(m)[m]
+        alive &= ~brk
+    return np.stack([acc, np.full(w, w * 1000 + v.min())], 1)
+
+
+def _do_while_break_then_lambda(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    for j in range(3):
+        m = n > j
+        if m.any():
+            acc[m] += _tally(v + j, m)
+    return np.stack([acc, _all(v)], 1)
+
+
+def _nested_loops_then_lambda_and_helper(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    g = np.zeros(w, np.int64)
+    for o in range(3):
         for k in range(4):
-            m = n > k
-            acc[m] += (v[m] + k).sum()
-        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_break_lambda", x, model)
+            m = k + o < n
+            acc[m] += (k + o) * m.sum()
+        g += w * 10000 + o * w
+    return np.stack([acc, g + _all(v)], 1)
 
 
-def test_condition_then_helper(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        for k in range(5):
-            m = n > k
-            if m.any():
-                acc[m] += (v[m] - k).max()
-        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_condition_helper", x, model)
+def _return_from_loop_in_helper_then_helper(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    r = np.zeros(w, np.int64)
+    for k in range(4):
+        back = n == k
+        r[back] = acc[back] + back.sum() * 1000
+        m = n > k
+        acc[m] += v[m].sum()
+    r[n == 4] = acc[n == 4] + 1
+    return np.stack([r, _all(v)], 1)
 
 
-def test_continue_and_break_then_functor(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        alive = np.ones(w, bool)
-        for k in range(1, 7):
-            cont = np.fmod(k + v, 3) == 0
-            brk = alive & ~cont & (k > n)
-            m = alive & ~cont & ~brk
-            acc[m] += k * _exclusive_count(m)[m]
-            alive &= ~brk
-        return np.stack([acc, np.full(w, w * 1000 + v.min())], 1)
-    _check(device, "dc_continue_break_functor", x, model)
-
-
-def test_do_while_break_then_lambda(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        for j in range(3):
-            m = n > j
-            if m.any():
-                acc[m] += _tally(v + j, m)
-        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_do_while_helper", x, model)
-
-
-def test_nested_loops_then_lambda_and_helper(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        g = np.zeros(w, np.int64)
-        for o in range(3):
-            for k in range(4):
-                m = k + o < n
-                acc[m] += (k + o) * m.sum()
-            g += w * 10000 + o * w
-        return np.stack([acc, g + _tally(v, v == v)], 1)
-    _check(device, "dc_nested_loops", x, model)
-
-
-def test_return_from_loop_in_helper_then_helper(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        r = np.zeros(w, np.int64)
-        for k in range(4):
-            back = n == k
-            r[back] = acc[back] + back.sum() * 1000
-            m = n > k
-            acc[m] += v[m].sum()
-        r[n == 4] = acc[n == 4] + 1
-        return np.stack([r, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_return_in_helper", x, model)
-
-
-def test_loop_in_lambda_then_lambda(device, x):
+def _loop_then_lanes(combine):
+    """A loop whose lanes leave after abs(v) % 5 iterations, each adding combine(active values + k
+    or - k), then tally() of all lanes (the lambda and functor loops)."""
     def model(v, w):
         n = np.abs(v) % 5
         acc = np.zeros(w, np.int64)
         for k in range(4):
             m = n > k
             if m.any():
-                acc[m] += (v[m] + k).max()
-        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_loop_in_lambda", x, model)
+                acc[m] += combine(v[m], k)
+        return np.stack([acc, _all(v)], 1)
+    return model
 
 
-def test_loop_in_functor_then_helper(device, x):
-    def model(v, w):
-        n = np.abs(v) % 5
-        acc = np.zeros(w, np.int64)
-        for k in range(4):
-            m = n > k
-            if m.any():
-                acc[m] += (v[m] - k).min()
-        return np.stack([acc, np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_loop_in_functor", x, model)
+def _template_argument(v, w):
+    return np.stack([np.full(w, v.sum()), np.full(w, (v + 1).sum())], 1)
 
 
-def test_helper_named_as_template_argument(device, x):
-    def model(v, w):
-        return np.stack([np.full(w, v.sum()), np.full(w, (v + 1).sum())], 1)
-    _check(device, "dc_function_as_argument", x, model)
+def _if_skipped_then_helper(v, w):
+    pos = v > 0
+    return np.stack([np.where(pos, v[pos].sum(), 0), _all(v)], 1)
 
 
-def test_loop_then_helper_with_barrier(device, x):
-    # The barrier in the helper waits for the lanes still in the loop (fuzz seed 9002 program 260).
-    w, got = _run(device, "dc_loop_then_barrier_helper", x)
+def _one_helper_from_both_branches(v, w):
+    even = np.fmod(v, 2) == 0
+    r = np.where(even, _tally(v, even), -_tally(v + 1, ~even))
+    case = np.abs(v) % 3
+    s = np.where(case == 0, _tally(v, case == 0), np.where(case == 1, _tally(2 * v, case == 1), 7))
+    return np.stack([r, s], 1)
+
+
+def _lambda_and_functor_skipped_in_some_iterations(v, w):
+    lane = np.arange(w)
+    a = np.zeros(w, np.int64)
+    b = np.zeros(w, np.int64)
+    for k in range(4):
+        m = lane < (k + 1) * (w // 4)
+        a[m] += v[m].sum() * (k + 1)
+        m = lane >= k * (w // 4)
+        b[m] += m.sum() * 100 + (v[m] + k).min()
+    return np.stack([a, b], 1)
+
+
+def _per_simd_group(model):
+    def whole(x, w):
+        return np.concatenate([model(v, w) for v in x.astype(np.int64).reshape(-1, w)])
+    return whole
+
+
+def _loop_then_helper_with_barrier(x, w):
+    """The barrier in the helper waits for the lanes still in the loop (fuzz seed 9002 program
+    260): the loop's count per lane, then the value of the mirror thread of the threadgroup."""
     want = np.zeros((N, 2), np.int64)
     for g, v in enumerate(x.astype(np.int64).reshape(-1, w)):
         n = np.abs(v) % 5
         want[g * w:(g + 1) * w, 0] = [sum(int((n > k).sum()) for k in range(m)) for m in n]
     want[:, 1] = x.reshape(-1, 64)[:, ::-1].reshape(-1)
-    assert_equal(got, want.astype(np.int32))
+    return want
 
 
-def test_if_skipped_then_helper(device, x):
-    def model(v, w):
-        pos = v > 0
-        return np.stack([np.where(pos, v[pos].sum(), 0), np.full(w, _tally(v, v == v))], 1)
-    _check(device, "dc_if_then_helper", x, model)
+# kernel -> model of the whole dispatch: (x, the pipeline's SIMD-group width) -> (N, 2)
+CASES = {
+    "dc_break_lambda": _per_simd_group(_break_then_lambda),
+    "dc_condition_helper": _per_simd_group(_condition_then_helper),
+    "dc_continue_break_functor": _per_simd_group(_continue_and_break_then_functor),
+    "dc_do_while_helper": _per_simd_group(_do_while_break_then_lambda),
+    "dc_nested_loops": _per_simd_group(_nested_loops_then_lambda_and_helper),
+    "dc_return_in_helper": _per_simd_group(_return_from_loop_in_helper_then_helper),
+    "dc_loop_in_lambda": _per_simd_group(_loop_then_lanes(lambda a, k: (a + k).max())),
+    "dc_loop_in_functor": _per_simd_group(_loop_then_lanes(lambda a, k: (a - k).min())),
+    "dc_function_as_argument": _per_simd_group(_template_argument),
+    "dc_loop_then_barrier_helper": _loop_then_helper_with_barrier,
+    "dc_if_then_helper": _per_simd_group(_if_skipped_then_helper),
+    "dc_helper_in_both_branches": _per_simd_group(_one_helper_from_both_branches),
+    "dc_calls_skipped_per_iteration": _per_simd_group(_lambda_and_functor_skipped_in_some_iterations),
+}
 
 
-def test_one_helper_from_both_branches(device, x):
-    def model(v, w):
-        even = np.fmod(v, 2) == 0
-        r = np.where(even, _tally(v, even), -_tally(v + 1, ~even))
-        case = np.abs(v) % 3
-        s = np.where(case == 0, _tally(v, case == 0), np.where(case == 1, _tally(2 * v, case == 1), 7))
-        return np.stack([r, s], 1)
-    _check(device, "dc_helper_in_both_branches", x, model)
+@pytest.fixture
+def x(rng):
+    return rng.integers(-60, 61, N).astype(np.int32)
 
 
-def test_lambda_and_functor_skipped_in_some_iterations(device, x):
-    def model(v, w):
-        lane = np.arange(w)
-        a = np.zeros(w, np.int64)
-        b = np.zeros(w, np.int64)
-        for k in range(4):
-            m = lane < (k + 1) * (w // 4)
-            a[m] += v[m].sum() * (k + 1)
-            m = lane >= k * (w // 4)
-            b[m] += m.sum() * 100 + (v[m] + k).min()
-        return np.stack([a, b], 1)
-    _check(device, "dc_calls_skipped_per_iteration", x, model)
+def test_every_kernel_is_in_the_table():
+    assert set(CASES) == set(KS.kernel_names)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_matches_model(device, x, name):
+    kern = KS.get(device, name)
+    out = np.full(2 * N, -99, np.int32)
+    kern((N, 1, 1), x, out, threadgroup=(64, 1, 1))
+    w = kern.thread_execution_width
+    assert_equal(out.reshape(N, 2), CASES[name](x, w).astype(np.int32))
