@@ -1,6 +1,6 @@
 """Differential fuzzing in CI: fixed seeds of tools/msl_fuzz's random MSL kernels, each
 compared with the generator's own NumPy model of it, on the CPU backend (unchecked and
-checked) and on CUDA where there is one.
+checked; region-shaped programs with the barrier regions on and off) and on CUDA where there is one.
 
 A failure shows the smallest failing kernel the reducer finds (it runs the candidates
 on the same device), the differing elements and the command that replays it. Each test
@@ -26,18 +26,22 @@ from tools.msl_fuzz.reduce import shrink  # noqa: E402
 from tools.msl_fuzz.runner import open_device, run_batch  # noqa: E402
 
 PER_TEST = 40  # programs in one library
-# (device, seed, number of libraries): the seeds are fixed, so CI always runs the same programs
-PLAN = [("cpu", 1, 5), ("cpu-checked", 2, 2), ("cuda", 3, 10)]
+# (device, seed, number of libraries, category): the seeds are fixed, so CI always runs the same
+# programs. "regions": barriers at the top level and in uniform loops, the threads' locals across
+# them (tools/msl_fuzz/regions.py), run with the CPU's barrier regions on and off (-fibers).
+PLAN = [("cpu", 1, 5, None), ("cpu-checked", 2, 2, None), ("cuda", 3, 10, None),
+        ("cpu", 22, 1, "regions"), ("cpu-checked", 23, 1, "regions"), ("cpu-fibers", 24, 1, "regions")]
 SHRINK_SECONDS = 120
 
 
 def _cases():
     backends = mc.backends()
-    for device, seed, libraries in PLAN:
+    for device, seed, libraries, category in PLAN:
         needed = device.split("-")[0]
         for k in range(libraries):
             marks = [] if needed in backends else [pytest.mark.skip(reason=f"no {needed} backend in this build")]
-            yield pytest.param(device, seed, k * PER_TEST, marks=marks, id=f"{device}-seed{seed}-{k * PER_TEST}")
+            yield pytest.param(device, seed, k * PER_TEST, category, marks=marks,
+                               id=f"{device}-seed{seed}-{k * PER_TEST}" + (f"-{category}" if category else ""))
 
 
 def _describe(device_name, device, generated, outcome) -> str:
@@ -55,11 +59,12 @@ def _describe(device_name, device, generated, outcome) -> str:
     return (f"{outcome.status} on {device_name} (program {generated.index} of seed {generated.seed}, "
             f"{outcome.category}); shrunk in {time.monotonic() - started:.0f} s to:\n\n"
             f"{program_source(small.program)}\n{detail}\n\nreplay: python -m tools.msl_fuzz shrink "
-            f"--seed {generated.seed} --index {generated.index} --device {device_name}")
+            f"--seed {generated.seed} --index {generated.index} --device {device_name}"
+            + (" --category regions" if generated.program.category == "regions" else ""))
 
 
-@pytest.mark.parametrize("device_name,seed,start", list(_cases()))
-def test_random_kernels_match_the_model(device_name, seed, start):
+@pytest.mark.parametrize("device_name,seed,start,category", list(_cases()))
+def test_random_kernels_match_the_model(device_name, seed, start, category):
     if device_name == "cuda":
         try:
             device = open_device("cuda")
@@ -67,9 +72,12 @@ def test_random_kernels_match_the_model(device_name, seed, start):
             pytest.skip(f"no usable CUDA device: {exc}")
     else:
         device = open_device(device_name)
-    programs = [generate(seed, i) for i in range(start, start + PER_TEST)]
+    programs = [generate(seed, i, category) for i in range(start, start + PER_TEST)]
     outcomes = run_batch(device, device_name, programs)
     assert len(outcomes) == len(programs)
+    if category == "regions":  # the seeds reach the regions (and only with them on)
+        regions = sum(o.schedule == "regions" for o in outcomes)
+        assert regions == 0 if device_name.endswith("-fibers") else regions >= 10, regions
     failing = [o for o in outcomes if o.status != "ok"]
     if failing:
         first = failing[0]

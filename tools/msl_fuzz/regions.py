@@ -34,6 +34,18 @@ class RegionGen(StmtGen):
         super().__init__(ctx, prog, features=set())
         self.declined = declined  # also generate the shapes the pass leaves to the fibers
         self.bounds: list[str] = []  # uniform uint locals nothing writes: loop bounds
+        self.pointed_at: set = set()  # locals a pointer or reference points at (not shadowed: the
+        #                               model reads a pointee by its name)
+
+    def lambda_def(self) -> list:
+        # none: a lambda reads the variables it captured by name, which a shadowing block would
+        # change in the model and not in C++ (and the pass leaves lambdas to the fibers anyway)
+        return self.bool_local(0)
+
+    def pointer_decl(self) -> list:
+        out = super().pointer_decl()
+        self.pointed_at |= {s.target for s in out}
+        return out
 
     # The sequence ------------------------------------------------------------------------
     def sequence(self, depth: int, count: int, top: bool = False) -> list:
@@ -291,15 +303,20 @@ class RegionGen(StmtGen):
         name = self.ctx.fresh("r")
         ty = Ptr(v.ty.elem if isinstance(v.ty, Arr) else v.ty, 1)
         self.ctx.declare(Var(name, ty))
+        self.pointed_at.add(v.name)
         return [t.PointerDecl(name=name, ty=ty, target=v.name, offset=offset, ref=True)]
 
     def shadow(self, depth: int) -> list:
         """{ T x = ...; ... } where x names an outer local of the same type."""
-        outer = [v for v in self.ctx.variables() if isinstance(v.ty, (Scalar, Vec))]
+        outer = [v for v in self.ctx.variables() if isinstance(v.ty, (Scalar, Vec)) and v.name not in self.pointed_at]
         if not outer:
             return self.thread_statements(depth)
         v = self.rng.choice(outer)
+        # The new name is in scope in its own initialiser (C++): the outer one is not readable there.
+        saved = self.ctx.scopes
+        self.ctx.scopes = [[x for x in scope if x.name != v.name] for scope in saved]
         init = self.ex.expr(v.ty, 2)
+        self.ctx.scopes = saved
         self.ctx.scopes.append([Var(v.name, v.ty)])
         body = []
         for _ in range(self.rng.randint(1, 2)):
