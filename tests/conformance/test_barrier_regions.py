@@ -315,6 +315,18 @@ kernel void rg_local_parts(const device float* x [[buffer(0)]], device float* ou
   out[gid] = s[n - 1 - lid] + 10.0f * v.x + v.y + 1000.0f * w.y;
 }
 
+// A local with a uniform initialiser named as a program-scope constant that its region read
+// before it: the threads' (moved ahead of the region as the group's, it rebound that read).
+constant uint RG_K = 7;
+kernel void rg_shadowed_constant(device uint* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]],
+                                 uint gid [[thread_position_in_grid]], uint tg [[threadgroup_position_in_grid]]) {
+  threadgroup uint s[64];
+  s[lid] = RG_K + lid;
+  uint RG_K = tg + 1u;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = s[63 - lid] * 10u + RG_K;
+}
+
 // A group-uniform builtin parameter changed by a member: the threads' own (fibers).
 kernel void rg_out_param_part(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                               uint2 t [[thread_position_in_threadgroup]], uint2 g [[thread_position_in_grid]],
@@ -339,7 +351,7 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 """)
 
 REGIONS = {"rg_bitonic", "rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_reverse_3d",
-           "rg_rounds_int", "rg_local_parts"}
+           "rg_rounds_int", "rg_local_parts", "rg_shadowed_constant"}
 FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
           "rg_out_device_bound", "rg_out_lambda", "rg_out_param_part",
           # an array crossing a barrier: its name decays to a pointer whose address space picks overloads
@@ -547,3 +559,12 @@ def test_parameter_changed_by_a_member_keeps_fibers(device, rng):
     t = np.arange(64, dtype=np.float32)
     want = (x.reshape(2, 64) + t)[:, ::-1]
     assert_equal(np.asarray(out), want.reshape(-1))
+
+
+@pytest.mark.parametrize("regions_off", [False, True], ids=["rule", "off"])
+def test_local_named_as_a_constant_read_before_it(device, regions_off):
+    out = device.empty(128, np.uint32)
+    _call(device, "rg_shadowed_constant", 128, (out,), 64, regions_off)
+    lid = np.arange(64)
+    want = (7 + lid[::-1]) * 10 + np.array([[1], [2]])
+    assert_equal(np.asarray(out), want.reshape(-1).astype(np.uint32))

@@ -64,6 +64,8 @@ class RegionGen(StmtGen):
             makers += [(self.uniform_branch, 0.5), (self.uniform_switch, 0.3), (self.other_loop, 0.4)]
         if self.declined and top:
             makers += [(self.groups_return, 0.2)]
+        if top:
+            makers += [(self.shadow_global, 0.5)]
         total = sum(w for _, w in makers)
         pick = self.rng.uniform(0, total)
         for maker, w in makers:
@@ -306,17 +308,35 @@ class RegionGen(StmtGen):
         self.pointed_at.add(v.name)
         return [t.PointerDecl(name=name, ty=ty, target=v.name, offset=offset, ref=True)]
 
+    def hiding(self, name: str, make):
+        """make() without `name` in scope: a declaration's own name is in scope in its initialiser
+        (C++), so the outer one it shadows cannot be read there."""
+        saved = self.ctx.scopes
+        self.ctx.scopes = [[x for x in scope if x.name != name] for scope in saved]
+        try:
+            return make()
+        finally:
+            self.ctx.scopes = saved
+
+    def shadow_global(self, depth: int) -> list:
+        """A top-level local named as a program-scope scalar that earlier statements read (its
+        scope is the rest of the kernel, where the model's name then means it too)."""
+        shadowed = {v.name for v in self.ctx.scopes[0] if v.mutable}
+        names = [g for g in self.prog.globals if not isinstance(g.ty, Arr) and g.name not in shadowed]
+        if not names:
+            return self.uniform_local(depth)
+        g = self.rng.choice(names)
+        init = self.uniform_value(g.ty) if self.chance(0.6) else self.hiding(g.name, lambda: self.ex.expr(g.ty, 2))
+        self.ctx.declare(Var(g.name, g.ty))
+        return [t.Decl(name=g.name, ty=g.ty, init=init)]
+
     def shadow(self, depth: int) -> list:
         """{ T x = ...; ... } where x names an outer local of the same type."""
         outer = [v for v in self.ctx.variables() if isinstance(v.ty, (Scalar, Vec)) and v.name not in self.pointed_at]
         if not outer:
             return self.thread_statements(depth)
         v = self.rng.choice(outer)
-        # The new name is in scope in its own initialiser (C++): the outer one is not readable there.
-        saved = self.ctx.scopes
-        self.ctx.scopes = [[x for x in scope if x.name != v.name] for scope in saved]
-        init = self.ex.expr(v.ty, 2)
-        self.ctx.scopes = saved
+        init = self.hiding(v.name, lambda: self.ex.expr(v.ty, 2))
         self.ctx.scopes.append([Var(v.name, v.ty)])
         body = []
         for _ in range(self.rng.randint(1, 2)):

@@ -384,9 +384,14 @@ class Planner {
   // a uniform initialiser nothing changes) or the threads' (a Local).
   bool classify(Statement& st, std::size_t region, std::vector<std::size_t>& own_locals) {
     const Declaration& d = *st.decl;
-    for (const Declarator& dd : d.declarators)
+    bool named_before = false;  // by a statement of its region: moved ahead, it would rebind that name
+    for (const Declarator& dd : d.declarators) {
       if (!declare(t_[dd.name].text)) return false;  // shadowing: not followed
+      for (std::size_t s : regions_[region].statements)
+        named_before = named_before || mentions(statements_[s].first, statements_[s].last, t_[dd.name].text);
+    }
     if (d.is_threadgroup && !d.indirect) {
+      if (named_before) return false;
       for (const Declarator& dd : d.declarators)
         if (dd.indirect || dd.init_first != dd.init_last || !uniform(dd.suffix_first, dd.suffix_last)) return false;
       st.group = true;
@@ -394,7 +399,7 @@ class Planner {
       return true;
     }
     if (d.is_static) return false;
-    bool group = d.is_constexpr || (!d.is_volatile && unwritable_but_by_name(d));
+    bool group = !named_before && (d.is_constexpr || (!d.is_volatile && unwritable_but_by_name(d)));
     for (const Declarator& dd : d.declarators) {
       if (d.is_constexpr) break;
       if (dd.init_first == dd.init_last || !uniform(dd.init_first, dd.init_last) ||
