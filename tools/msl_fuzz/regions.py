@@ -168,8 +168,9 @@ class RegionGen(StmtGen):
 
     def loop_bound(self, var_ty, start: int) -> t.Expr:
         r = self.rng.random()
-        if r < 0.3 and self.bounds and var_ty == UINT:
-            return t.Binary(ty=UINT, op="+", a=t.Ref(ty=UINT, name=self.rng.choice(self.bounds)),
+        bounds = [v.name for v in self.ctx.variables() if v.name in self.bounds]  # those in scope
+        if r < 0.3 and bounds and var_ty == UINT:
+            return t.Binary(ty=UINT, op="+", a=t.Ref(ty=UINT, name=self.rng.choice(bounds)),
                             b=t.Lit(ty=UINT, value=start))
         if r < 0.6:
             group = t.Binary(ty=UINT, op="%", a=t.Ref(ty=UINT, name="tgid"), b=t.Lit(ty=UINT, value=3))
