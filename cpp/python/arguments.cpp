@@ -233,26 +233,37 @@ std::optional<PyBuffer> gpu_argument(const py::handle& x, std::size_t index, con
 
 }  // namespace
 
-void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
+ElementFacts element_facts(const py::dtype& dtype) {
+  ElementFacts f;
+  f.scalar = scalar_from_dtype(dtype.kind(), dtype.itemsize(), &f.raw_bytes);
+  f.foreign_type = foreign_type(dtype, f.scalar);
+  f.big_endian = foreign_order_dtype(dtype.ptr());  // dev.asarray keeps a big-endian dtype
+  return f;
+}
+
+void convert_arguments(PositionalArgs args, std::size_t first, const Device* device, std::vector<Argument>& out,
                        HostReferences& refs, const Kernel* kernel) {
-  const std::size_t n = args.size();
+  const std::size_t n = args.size;
   out.reserve(n - first);
   ForeignCall foreign;  // producers' streams, read and waited for once per call
+  // Only foreign tensors need the device: a kernel call looks it up (a reference count) then.
+  auto device_of = [&]() -> Device { return device ? *device : kernel->device(); };
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
-  auto add_typed = [&out](Buffer buffer, const py::dtype& dtype, py::ssize_t itemsize) {
+  auto add_typed = [&out](Buffer buffer, const ElementFacts& facts, py::ssize_t itemsize) {
     Argument& a = out.emplace_back();
     a.kind = Argument::Kind::buffer;
     a.buffer = std::move(buffer);
-    a.host_scalar = scalar_from_dtype(dtype.kind(), itemsize, &a.host_raw_bytes);
-    a.host_foreign_type = foreign_type(dtype, a.host_scalar);
+    a.host_scalar = facts.scalar;
+    a.host_raw_bytes = facts.raw_bytes;
+    if (!facts.foreign_type.empty()) a.host_foreign_type = facts.foreign_type;
     a.host_itemsize = static_cast<std::size_t>(itemsize);
-    a.host_big_endian = foreign_order_dtype(dtype.ptr());  // dev.asarray keeps a big-endian dtype
+    a.host_big_endian = facts.big_endian;
   };
-  auto add_buffer = [&add_typed](const PyBuffer& b) { add_typed(b.buffer, b.dtype, b.itemsize); };
+  auto add_buffer = [&add_typed](const PyBuffer& b) { add_typed(b.buffer, b.elements, b.itemsize); };
   auto add_foreign = [&](ForeignArgument& f) {
     const py::ssize_t itemsize = f.dtype.itemsize();
     if (f.buffer) {
-      add_typed(std::move(f.buffer), f.dtype, itemsize);
+      add_typed(std::move(f.buffer), element_facts(f.dtype), itemsize);
       return;
     }
     bool raw = false;
@@ -262,7 +273,8 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     out.back().host_itemsize = static_cast<std::size_t>(itemsize);
   };
   for (std::size_t i = first; i < n; ++i) {
-    PyObject* o = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
+    PyObject* o = args.items[i];
+    const py::handle arg(o);
     // Buffers first, without pybind11's type lookup: they are the fast kind of argument.
     if (const PyBuffer* b = exact_instance<PyBuffer>(o, g_buffer_type)) {
       add_buffer(*b);
@@ -270,7 +282,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     }
     // torch tensors and CuPy arrays next, by exact type (their subclasses come below).
     if (is_foreign_tensor_type(o)) {
-      if (std::optional<ForeignArgument> f = fast_foreign(args[i], i - first, device, foreign)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign)) {
         add_foreign(*f);
         continue;
       }
@@ -280,8 +292,8 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       out.push_back(Argument::none());
       continue;
     }
-    if (py::isinstance<PyBuffer>(args[i])) {  // a subclass
-      add_buffer(args[i].cast<const PyBuffer&>());
+    if (py::isinstance<PyBuffer>(arg)) {  // a subclass
+      add_buffer(arg.cast<const PyBuffer&>());
       continue;
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
@@ -293,7 +305,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
       continue;
     }
     if (PyObject_IsInstance(o, numpy_generic())) {
-      Argument a = numpy_scalar_argument(args[i]);
+      Argument a = numpy_scalar_argument(arg);
       if (a.kind != Argument::Kind::bytes) {
         out.push_back(std::move(a));
         continue;
@@ -302,17 +314,17 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
     if (!PyBytes_Check(o) && !PyByteArray_Check(o) && !PyMemoryView_Check(o) && !is_foreign_tensor_type(o)) {
-      if (std::optional<ForeignArgument> f = fast_foreign(args[i], i - first, device, foreign)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign)) {
         add_foreign(*f);
         continue;
       }
     }
-    if (std::optional<PyBuffer> gpu = gpu_argument(args[i], i - first, device)) {
+    if (std::optional<PyBuffer> gpu = gpu_argument(arg, i - first, device_of())) {
       add_buffer(*gpu);
       continue;
     }
-    if (dlpack_only(args[i])) {  // torch, JAX, …: host memory in place, kept alive by refs
-      py::object imported = py::cast(import_dlpack(args[i], Device::open("cpu")));
+    if (dlpack_only(arg)) {  // torch, JAX, …: host memory in place, kept alive by refs
+      py::object imported = py::cast(import_dlpack(arg, Device::open("cpu")));
       const PyBuffer& b = imported.cast<const PyBuffer&>();
       bool raw = false;
       const ScalarType scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &raw);
@@ -325,8 +337,8 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     // A Texture's texels are a Buffer of its device: bound as that Buffer, so that calls that reach them
     // through a buffer binding and through the texture are one memory to hazard tracking and to the
     // Metal planner (P2.1 item 3), never a host copy of it.
-    if (py::isinstance<Texture>(args[i])) {
-      const Texture& texture = args[i].cast<const Texture&>();
+    if (py::isinstance<Texture>(arg)) {
+      const Texture& texture = arg.cast<const Texture&>();
       const py::dtype dtype = texel_dtype(texture);
       Argument& a = out.emplace_back();
       a.kind = Argument::Kind::buffer;
@@ -338,7 +350,7 @@ void convert_arguments(const py::args& args, std::size_t first, const Device& de
     }
     if (!PyObject_CheckBuffer(o)) {
       throw ArgumentError(argument_name(kernel, i - first) + ": cannot pass a " +
-                          std::string(py::str(py::type::of(args[i]).attr("__name__"))) +
+                          std::string(py::str(py::type::of(arg).attr("__name__"))) +
                           " to a kernel; pass a metalcall Buffer, an object with the buffer protocol "
                           "(NumPy array, array.array, bytearray, memoryview, bytes) or a number");
     }

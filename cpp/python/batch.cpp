@@ -103,8 +103,8 @@ again, as the calls would.
         if (index < 0) throw ArgumentError("update(): the call index must be >= 0, not " + std::to_string(index));
         std::vector<Argument> arguments;
         HostReferences refs;
-        convert_arguments(args, 1, r.device, arguments, refs);
-        std::shared_ptr<void> owner = keep_host_arguments(args, 1, refs);
+        convert_arguments(PositionalArgs::of(args), 1, &r.device, arguments, refs);
+        std::shared_ptr<void> owner = keep_host_arguments(PositionalArgs::of(args), 1, refs);
         r.graph.update(static_cast<std::size_t>(index), arguments, std::move(owner));
       }, "update(index, *arguments): re-binds the arguments of recorded call `index` (grid and "
          "threadgroup stay); later replays use them.")

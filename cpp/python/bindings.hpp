@@ -32,6 +32,17 @@ py::dtype texel_dtype(const Texture& texture);
 /** The textures= and samplers= keywords of a call; false for other names. */
 bool parse_texture_option(const std::string& name, const py::handle& value, LaunchShape& shape);
 
+/** What a kernel call checks of an array's or Buffer's elements, from its dtype. */
+struct ElementFacts {
+  ScalarType scalar = ScalarType::unknown;  // the MSL scalar, if the dtype is one
+  bool raw_bytes = false;                   // uint8: untyped bytes
+  bool big_endian = false;                  // non-native byte order (itself or a field)
+  std::string foreign_type;                 // the dtype's name when MSL has no scalar for it, else empty
+};
+
+/** The ElementFacts of `dtype` (arguments.cpp). */
+ElementFacts element_facts(const py::dtype& dtype);
+
 /** A Buffer as Python sees it: memory plus the dtype and shape of its views. */
 struct PyBuffer {
   Buffer buffer;
@@ -40,6 +51,7 @@ struct PyBuffer {
   std::vector<py::ssize_t> shape;
   std::string format;  // PEP 3118 format of dtype
   py::ssize_t itemsize;
+  ElementFacts elements;  // of dtype, found once: a kernel call reads them for every Buffer it is given
 };
 
 /**
@@ -166,19 +178,29 @@ class HostReferences {
   std::vector<py::object> objects_;  // NumPy arrays used directly, without a buffer view
 };
 
+/** Positional arguments where CPython keeps them: a tuple's items or a vectorcall's array (borrowed). */
+struct PositionalArgs {
+  PyObject* const* items;
+  std::size_t size;
+  static PositionalArgs of(const py::args& args) {
+    return {reinterpret_cast<PyTupleObject*>(args.ptr())->ob_item, static_cast<std::size_t>(args.size())};
+  }
+};
+
 /**
  * The host objects (NumPy arrays, other buffer-protocol objects) among args[first:],
  * with the views in `refs`, in one owner a batch or graph can keep alive (it takes
  * the GIL to let go of them); null when there are none.
  */
-std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs);
+std::shared_ptr<void> keep_host_arguments(PositionalArgs args, std::size_t first, HostReferences& refs);
 
 /**
  * Converts call arguments (after the grid) into Arguments for a kernel of `device`,
  * keeping views in `refs` (GPU tensors are imported onto `device`); `kernel` names its
- * parameters in errors.
+ * parameters in errors. `device` may be null when `kernel` is given: its device is then
+ * looked up only for the arguments that need it (foreign tensors), not on every call.
  */
-void convert_arguments(const py::args& args, std::size_t first, const Device& device, std::vector<Argument>& out,
+void convert_arguments(PositionalArgs args, std::size_t first, const Device* device, std::vector<Argument>& out,
                        HostReferences& refs, const Kernel* kernel = nullptr);
 
 /** A new metalcall.Completion holding `completion`. */

@@ -88,6 +88,7 @@ PyBuffer describe_buffer(const Device& device, Buffer buffer, const std::vector<
   b.shape = shape;
   b.itemsize = dtype.itemsize();
   b.format = facts_of(dtype).format;
+  b.elements = element_facts(dtype);
   return b;
 }
 

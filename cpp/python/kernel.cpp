@@ -123,12 +123,12 @@ struct BatchReferences {
 
 }  // namespace
 
-std::shared_ptr<void> keep_host_arguments(const py::args& args, std::size_t first, HostReferences& refs) {
+std::shared_ptr<void> keep_host_arguments(PositionalArgs args, std::size_t first, HostReferences& refs) {
   std::shared_ptr<BatchReferences> kept;
   const auto& numpy = py::detail::npy_api::get();
-  for (std::size_t i = first; i < args.size(); ++i) {
-    PyObject* o = args[i].ptr();
-    const bool host = numpy.PyArray_Check_(o) || (PyObject_CheckBuffer(o) && !py::isinstance<PyBuffer>(args[i]));
+  for (std::size_t i = first; i < args.size; ++i) {
+    PyObject* o = args.items[i];
+    const bool host = numpy.PyArray_Check_(o) || (PyObject_CheckBuffer(o) && !py::isinstance<PyBuffer>(py::handle(o)));
     if (!host) continue;
     if (!kept) kept = std::make_shared<BatchReferences>();
     kept->refs->keep(o);
@@ -144,7 +144,7 @@ namespace {
 // A call recorded into a batch borrows its host memory until the commit, and the
 // batch may hold the only reference to it: hand the batch the arrays and views.
 // Buffers need nothing: the recorded call holds their storage.
-void keep_for_batch(const Kernel& kernel, const py::args& args, HostReferences& refs) {
+void keep_for_batch(const Kernel& kernel, PositionalArgs args, HostReferences& refs) {
   if (std::shared_ptr<void> kept = keep_host_arguments(args, 1, refs)) {
     if (Batch batch = kernel.device().current_batch()) batch.keep_alive(std::move(kept));
   }
@@ -182,17 +182,17 @@ class CallArguments {
 PyTypeObject* g_kernel_type = nullptr;
 
 // `kwargs` may be null (no keywords).
-py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwargs) {
-  if (args.size() == 0) {
+py::object call_kernel(const Kernel& kernel, PositionalArgs args, PyObject* kwargs) {
+  if (args.size == 0) {
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
   }
   LaunchShape shape;
-  parse_triple(py::handle(PyTuple_GET_ITEM(args.ptr(), 0)), shape.grid, kernel, "grid");
+  parse_triple(py::handle(args.items[0]), shape.grid, kernel, "grid");
   if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(kernel, py::reinterpret_borrow<py::kwargs>(kwargs), shape);
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
-  convert_arguments(args, 1, kernel.device(), arguments, refs, &kernel);
+  convert_arguments(args, 1, nullptr, arguments, refs, &kernel);
 
   // Each dimension is under 2^32 here: the product saturates instead of wrapping.
   const std::uint64_t plane = shape.grid[1] * shape.grid[2];
@@ -211,15 +211,17 @@ py::object call_kernel(const Kernel& kernel, const py::args& args, PyObject* kwa
   return wrap_completion(std::move(completion));
 }
 
+const Kernel& kernel_of(PyObject* self) {
+  const Kernel* kernel = exact_instance<Kernel>(self, g_kernel_type);
+  return kernel ? *kernel : py::handle(self).cast<const Kernel&>();  // a subclass
+}
+
 // Kernel.__call__ as the type's tp_call: a kernel call is the hot path, and
 // pybind11's general dispatcher (overloads, argument casters, type lookups)
 // costs more than the call itself on small grids.
 PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
-    const Kernel* kernel = exact_instance<Kernel>(self, g_kernel_type);
-    if (!kernel) kernel = &py::handle(self).cast<const Kernel&>();  // a subclass
-    const auto positional = py::reinterpret_borrow<py::args>(args);
-    return call_kernel(*kernel, positional, kwargs).release().ptr();
+    return call_kernel(kernel_of(self), PositionalArgs::of(py::reinterpret_borrow<py::args>(args)), kwargs).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (ForcedUnwind&) {
@@ -228,6 +230,50 @@ PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     py::detail::try_translate_exceptions();
   }
   return nullptr;
+}
+
+// The same call by vectorcall (PEP 590): CPython passes the arguments where they are, with no
+// tuple to build, track for the garbage collector and free on every call. Keywords (rare)
+// go to parse_options as a dict.
+PyObject* kernel_vectorcall(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+  try {
+    const std::size_t n = PyVectorcall_NARGS(nargsf);
+    py::object kwargs;
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+      kwargs = py::dict();
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i)
+        if (PyDict_SetItem(kwargs.ptr(), PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) throw py::error_already_set();
+    }
+    return call_kernel(kernel_of(self), PositionalArgs{args, n}, kwargs.ptr()).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (ForcedUnwind&) {
+    throw;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
+// Each Kernel object holds a pointer to kernel_vectorcall after pybind11's own layout, at the
+// offset its type names (tp_vectorcall_offset). Kernel objects are allocated here; a Python
+// subclass's are not (CPython allocates them), so theirs stays null and CPython takes tp_call.
+Py_ssize_t g_vectorcall_offset = 0;
+
+PyObject* kernel_alloc(PyTypeObject* type, Py_ssize_t items) {
+  PyObject* self = PyType_GenericAlloc(type, items);
+  if (self) *reinterpret_cast<vectorcallfunc*>(reinterpret_cast<char*>(self) + g_vectorcall_offset) = kernel_vectorcall;
+  return self;
+}
+
+void enable_fast_calls(PyHeapTypeObject* heap) {
+  PyTypeObject& type = heap->ht_type;
+  type.tp_call = kernel_tp_call;
+  g_vectorcall_offset = type.tp_basicsize;  // pybind11's instance (and its dict pointer): pointer-aligned
+  type.tp_basicsize += static_cast<Py_ssize_t>(sizeof(vectorcallfunc));
+  type.tp_vectorcall_offset = g_vectorcall_offset;
+  type.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+  type.tp_alloc = kernel_alloc;
 }
 
 py::dict param_dict(const ParamInfo& p) {
@@ -271,7 +317,7 @@ by order to its [[buffer(i)]] parameters (None for one that a false function
 constant switches off, which may also be left off the end); ``threadgroup`` is the threadgroup size
 (int or tuple; automatic by default), ``threadgroup_memory`` the byte lengths of
 its [[threadgroup(i)]] parameters. Returns a Completion.
-)doc", py::custom_type_setup([](PyHeapTypeObject* heap) { heap->ht_type.tp_call = kernel_tp_call; }))
+)doc", py::custom_type_setup(enable_fast_calls))
       .def_property_readonly("name", [](const Kernel& k) { return k.name(); })
       .def_property_readonly("params", [](const Kernel& k) {
         py::list out;

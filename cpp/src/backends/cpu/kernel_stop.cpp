@@ -184,6 +184,8 @@ void start_stop_watchdog() {
 }
 
 void RunControl::start() {
+  // Nothing to start (no deadline, nothing to watch: the common tiny call): no locked exchange.
+  if (!watched_ && request_.timeout_seconds <= 0) return;
   if (started_.load(std::memory_order_acquire) || started_.exchange(true, std::memory_order_acq_rel)) return;
   if (request_.timeout_seconds > 0)
     deadline_ns_.store(now_ns() + static_cast<std::int64_t>(request_.timeout_seconds * 1e9));
