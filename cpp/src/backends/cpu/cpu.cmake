@@ -5,6 +5,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/cpu_compiler.cpp
   ${_cpu_dir}/cpu_device.cpp
   ${_cpu_dir}/cpu_dispatch.cpp
+  ${_cpu_dir}/dispatch_clock.cpp
   ${_cpu_dir}/cpu_queue.cpp
   ${_cpu_dir}/fiber.cpp
   ${_cpu_dir}/kernel_object.cpp
@@ -39,6 +40,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     ${_cpu_dir}/sandbox/sandbox_worker.cpp
     ${_cpu_dir}/sandbox/sandbox_filter.cpp
     ${_cpu_dir}/cpu_dispatch.cpp
+    ${_cpu_dir}/dispatch_clock.cpp
     ${_cpu_dir}/fiber.cpp
     ${_cpu_dir}/fiber_switch_x86_64.S
     ${_cpu_dir}/fiber_switch_arm64.S

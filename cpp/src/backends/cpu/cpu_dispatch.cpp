@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_program.hpp"
+#include "backends/cpu/dispatch_clock.hpp"
 #include "backends/cpu/kernel_stop.hpp"
 #include "backends/cpu/stack_guard.hpp"
 #include "backends/cpu/worker_pool.hpp"
@@ -38,10 +39,7 @@ constexpr double kMaxChunkNs = 50e3;
 constexpr std::uint64_t kUnmeasuredInlineThreads = 1 << 15;
 constexpr std::uint64_t kUnmeasuredChunkThreads = 1 << 16;
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+std::int64_t now_ns() { return dispatch_now_ns(); }
 
 std::atomic<std::int64_t> g_last_end_ns{0};  // when the last dispatch ended
 
@@ -236,7 +234,9 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
                    busy.empty() ? nullptr : busy.data(), &control, in_loops, stack_guard_enabled()};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx, idle_range);
-  const std::int64_t end = now_ns();
+  // Not below start: a thread moved between cores reads another core's counter (synchronised, but
+  // only to within its own precision).
+  const std::int64_t end = std::max(start, now_ns());
   g_last_end_ns.store(end, std::memory_order_relaxed);
   if (control.stopped()) {
     throw ExecutionError("[cpu] kernel '" + program.info().name + "' was stopped (" + control.reason() +
