@@ -175,7 +175,9 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   int fault = 0;
   char fault_message[512];  // written (NUL-terminated) by checked kernel code along with `fault`
   fault_message[0] = '\0';
-  metalcall_cpu_launch launch{};
+  // Every field is set below (a field added to the ABI must be too): zeroing it first with
+  // `launch{}` compiles to a `rep stos`, whose start-up a 1-element call pays on every call.
+  metalcall_cpu_launch launch;
   launch.args = args;
   launch.arg_bytes = bytes;
   launch.fault = &fault;
@@ -186,8 +188,11 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];
-    // In 64 bits: a grid near 2^32 plus a threadgroup would wrap in 32.
-    launch.groups[d] = static_cast<std::uint32_t>((std::uint64_t(command.grid[d]) + command.threadgroup[d] - 1) / command.threadgroup[d]);
+    // In 64 bits: a grid near 2^32 plus a threadgroup would wrap in 32. One group needs no division.
+    launch.groups[d] = command.grid[d] != 0 && command.grid[d] <= command.threadgroup[d]
+                           ? 1u
+                           : static_cast<std::uint32_t>((std::uint64_t(command.grid[d]) + command.threadgroup[d] - 1) /
+                                                        command.threadgroup[d]);
   }
   const std::uint64_t groups = std::uint64_t(launch.groups[0]) * launch.groups[1] * launch.groups[2];
   WorkerPool& pool = WorkerPool::instance();
