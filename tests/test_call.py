@@ -360,6 +360,31 @@ def test_unknown_keyword_is_argument_error(device):
     check_usable(device)
 
 
+def test_vectorcall_and_tp_call_bind_alike(device):
+    # A plain call goes through the Kernel's vectorcall; Kernel.__call__ (the slot wrapper) and
+    # functools.partial with keywords go through tp_call or a keyword dict: same binding, same errors.
+    import functools
+
+    k = device.compile(GOOD_SRC).mul
+    a = device.asarray(np.arange(64, dtype=np.float32))
+    b = device.asarray(np.full(64, 0.5, dtype=np.float32))
+    want = np.arange(64, dtype=np.float32) * 0.5
+    calls = [lambda c: k(64, a, b, c, threadgroup=8),
+             lambda c: type(k).__call__(k, 64, a, b, c, threadgroup=(8, 1, 1)),
+             lambda c: functools.partial(k, 64, a)(b, c, threadgroup=[4]),
+             lambda c: k(*(64, a, b, c), **{"threadgroup": 16})]
+    for call in calls:
+        c = device.zeros(64, np.float32)
+        call(c).wait()
+        np.testing.assert_array_equal(np.asarray(c), want)
+    for call in (lambda: k(64, a, b, a, threads=4), lambda: type(k).__call__(k, 64, a, b, a, threads=4)):
+        with pytest.raises(mc.ArgumentError, match="unknown keyword argument 'threads'"):
+            call()
+    with pytest.raises(mc.ArgumentError, match="grid"):
+        type(k).__call__(k)
+    check_usable(device)
+
+
 def test_bind_by_buffer_index_not_declaration_order(device):
     k = device.compile(ORDER_SRC).ordered
     a = np.arange(10, dtype=np.float32)
