@@ -37,7 +37,7 @@ const char* space_name(Space s) {
 }
 
 bool is_integer_word(const std::string& w) {
-  static const std::set<std::string> words = {
+  static const auto& words = *new std::set<std::string>{
       "int", "uint", "long", "ulong", "short", "ushort", "char", "uchar", "unsigned", "signed", "size_t",
       "ptrdiff_t", "intptr_t", "uintptr_t", "int64_t", "uint64_t", "int32_t", "uint32_t", "int16_t", "uint16_t",
       "int8_t", "uint8_t", "const", "volatile"};
@@ -213,7 +213,7 @@ class MemoryRules {
   // A declaration [a, b): its name and what its type says; `init` the first token of its
   // initializer (or b). Returns false when [a, b) is not one.
   bool declaration(std::size_t a, std::size_t b, std::size_t& init) {
-    static const std::set<std::string> statements = {"return", "case", "goto", "delete", "throw", "else", "do",
+    static const auto& statements = *new std::set<std::string>{"return", "case", "goto", "delete", "throw", "else", "do",
                                                       "typedef", "using", "namespace", "break", "continue",
                                                       "static_assert", "template", "friend", "operator"};
     if (a >= b || (t_[a].kind == TokenKind::identifier && statements.count(t_[a].text))) return false;
