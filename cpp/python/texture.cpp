@@ -64,11 +64,11 @@ std::uint32_t mip_levels_from(const py::handle& value, const TextureDescriptor& 
 }
 
 TextureType type_from_name(const std::string& name) {
-  for (TextureType t : {TextureType::texture1d, TextureType::texture2d, TextureType::texture3d,
-                        TextureType::texture2d_array, TextureType::texturecube, TextureType::depth2d})
-    if (name == to_string(t)) return t;
+  for (int i = 1; i <= static_cast<int>(TextureType::depth2d_ms_array); ++i)
+    if (name == to_string(static_cast<TextureType>(i))) return static_cast<TextureType>(i);
   throw ArgumentError("unknown texture type '" + name + "'; use texture1d, texture2d, texture3d, texture2d_array, "
-                      "texturecube or depth2d");
+                      "texturecube, texturecube_array, depth2d, depth2d_array, depthcube, depthcube_array, texture2d_ms, "
+                      "texture2d_ms_array, depth2d_ms or depth2d_ms_array");
 }
 
 unsigned usage_from(const py::handle& usage) {
@@ -86,28 +86,45 @@ unsigned usage_from(const py::handle& usage) {
   return out;
 }
 
-// shape: (w,), (h, w), (d, h, w) for texture3d, (n, h, w) for texture2d_array, (h, w) for cube faces.
-Texture make_texture(const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format,
-                     const py::handle& usage, const py::handle& type, const py::handle& mip_levels) {
+// shape: (w,), (h, w), (d, h, w) for texture3d, (n, h, w) for the array types (n elements: cubes
+// for the cube arrays), (size, size) for a cube. `from_view`: shape is a host view's (its
+// leading size counts 2-D images: 6 per cube, sample_count per element; texture_from).
+Texture make_texture(const Device& dev, std::vector<std::uint32_t> shape, const std::string& format,
+                     const py::handle& usage, const py::handle& type, const py::handle& mip_levels,
+                     std::uint32_t sample_count, bool from_view = false) {
   TextureDescriptor d;
   d.format = PixelFormat::parse(format);
   d.usage = usage_from(usage);
+  d.sample_count = sample_count;
   if (!type.is_none()) {
     d.type = type_from_name(type.cast<std::string>());
   } else {
     d.type = shape.size() == 1 ? TextureType::texture1d : shape.size() == 2 ? TextureType::texture2d : TextureType::texture3d;
   }
-  const std::size_t want = d.type == TextureType::texture1d ? 1
-                           : d.type == TextureType::texture3d || d.type == TextureType::texture2d_array ? 3 : 2;
+  const bool single_cube = d.type == TextureType::texturecube || d.type == TextureType::depthcube;
+  if (from_view && single_cube && shape.size() == 3) {
+    if (shape[0] != 6) throw ArgumentError("texture_from: a cube texture's array holds 6 faces, got " + std::to_string(shape[0]));
+    shape.erase(shape.begin());
+  }
+  if (from_view && shape.size() == 3 && (is_cube(d.type) || is_multisample(d.type)) && is_array(d.type)) {
+    const std::uint32_t per = is_cube(d.type) ? 6 : std::max<std::uint32_t>(1, sample_count);
+    if (shape[0] % per != 0)
+      throw ArgumentError("texture_from: a " + std::string(to_string(d.type)) + "'s array holds " + std::to_string(per) +
+                          " images per element, got " + std::to_string(shape[0]));
+    shape[0] /= per;
+  }
+  const std::size_t want = d.type == TextureType::texture1d                           ? 1
+                           : d.type == TextureType::texture3d || is_array(d.type) ? 3
+                                                                                   : 2;
   if (shape.size() != want) {
     throw ArgumentError(std::string("a ") + to_string(d.type) + " has a shape of " + std::to_string(want) +
-                        " sizes (" + (want == 1 ? "width" : want == 2 ? "height, width" : "depth or slices, height, width") +
+                        " sizes (" + (want == 1 ? "width" : want == 2 ? "height, width" : "depth or elements, height, width") +
                         "), got " + std::to_string(shape.size()));
   }
   d.width = shape.back();
   if (want >= 2) d.height = shape[want - 2];
   if (d.type == TextureType::texture3d) d.depth = shape[0];
-  if (d.type == TextureType::texture2d_array) d.array_length = shape[0];
+  if (is_array(d.type)) d.array_length = shape[0];
   d.mip_levels = mip_levels_from(mip_levels, d);
   return dev.texture(d);
 }
@@ -165,6 +182,8 @@ integers (rgba8unorm: uint8). Made by Device.texture() and Device.texture_from()
       .def_property_readonly("format", [](const Texture& t) { return t.descriptor().format.name(); })
       .def_property_readonly("texture_type", [](const Texture& t) { return std::string(to_string(t.descriptor().type)); })
       .def_property_readonly("mip_levels", &Texture::mip_levels, "Mip levels (1: the image alone).")
+      .def_property_readonly("sample_count", [](const Texture& t) { return t.descriptor().sample_count; },
+                             "Samples per texel (multisampled types; else 1).")
       .def("level", [](const py::object& self, long long level) {
         const Texture& t = self.cast<const Texture&>();
         if (level < 0) throw ArgumentError("mip level " + std::to_string(level) + " does not exist: levels count from 0");
@@ -215,21 +234,24 @@ modes and coordinate kind, as MSL's constexpr sampler declares them.
   py::object device = m.attr("Device");
   py::setattr(device, "texture", py::cpp_function(
       [](const Device& dev, const std::vector<std::uint32_t>& shape, const std::string& format, const py::object& usage,
-         const py::object& type, const py::object& mip_levels) {
-        return make_texture(dev, shape, format, usage, type, mip_levels);
+         const py::object& type, const py::object& mip_levels, std::uint32_t sample_count) {
+        return make_texture(dev, shape, format, usage, type, mip_levels, sample_count);
       },
       py::name("texture"), py::is_method(device), py::sibling(py::getattr(device, "texture", py::none())),
       py::arg("shape"), py::arg("format") = "rgba8unorm", py::arg("usage") = py::none(), py::arg("type") = py::none(),
-      py::arg("mip_levels") = 1,
+      py::arg("mip_levels") = 1, py::arg("sample_count") = 1,
       R"doc(A new zeroed texture. ``shape``: (width,), (height, width), or (depth, height, width) for
-texture3d / (slices, height, width) with type="texture2d_array"; type="texturecube" takes
-(size, size). ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
+texture3d / (elements, height, width) for the array types (type="texture2d_array",
+"texturecube_array" (elements are cubes), "depth2d_array", "depthcube_array",
+"texture2d_ms_array", "depth2d_ms_array"); "texturecube" / "depthcube" take (size, size);
+the multisampled types (texture2d_ms...) take ``sample_count`` 1, 2, 4 or 8; the depth types
+format "r32float". ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
 "read", "write" or "read_write" (default), or a list of them. ``mip_levels``: 1 (default),
 a count up to the full chain, or "full" (each level halves the sizes down to 1; tex.level(i)
 views one).)doc"));
   py::setattr(device, "texture_from", py::cpp_function(
       [](const Device& dev, const py::array& source, const py::object& format, const py::object& usage,
-         const py::object& type, const py::object& mip_levels) {
+         const py::object& type, const py::object& mip_levels, std::uint32_t sample_count) {
         // (h, w, c) → 2-D texture with c channels; (h, w) → one channel; (d, h, w, c) → 3-D (or type=).
         const py::ssize_t nd = source.ndim();
         PixelFormat f = format_of(source);
@@ -246,7 +268,7 @@ views one).)doc"));
         const PixelFormat chosen = PixelFormat::parse(name);
         if (chosen.bytes_per_pixel() != f.bytes_per_pixel() || chosen.channels != f.channels)
           throw ArgumentError("texture_from: format " + name + " does not match the array's dtype and channels (" + f.name() + ")");
-        Texture t = make_texture(dev, shape, name, usage, type, mip_levels);
+        Texture t = make_texture(dev, shape, name, usage, type, mip_levels, sample_count, /*from_view=*/true);
         // Row by row: the texture's rows may be padded.
         py::array contiguous = py::array::ensure(source, py::array::c_style);
         const auto* src = static_cast<const std::uint8_t*>(contiguous.data());
@@ -260,9 +282,10 @@ views one).)doc"));
         return t;
       },
       py::name("texture_from"), py::is_method(device), py::arg("array"), py::arg("format") = py::none(),
-      py::arg("usage") = py::none(), py::arg("type") = py::none(), py::arg("mip_levels") = 1,
+      py::arg("usage") = py::none(), py::arg("type") = py::none(), py::arg("mip_levels") = 1, py::arg("sample_count") = 1,
       R"doc(A texture holding a copy of a NumPy array of shape (h, w) or (h, w, channels) (channels 1,
-2 or 4; (d, h, w, c) for 3-D). The format follows the dtype (uint8 → r/rg/rgba8unorm,
+2 or 4; (d, h, w, c) for 3-D; for the array, cube and multisampled types, the shape np.asarray
+shows: (images, h, w, c), 6 images per cube, sample_count per element). The format follows the dtype (uint8 → r/rg/rgba8unorm,
 float32 → ...32float, int32 → ...32sint, ...) unless ``format`` names another of the same size.
 With ``mip_levels`` > 1 the array fills level 0 and the other levels start zeroed.)doc"));
   py::setattr(device, "sampler", py::cpp_function(

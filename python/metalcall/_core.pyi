@@ -276,13 +276,16 @@ class Device(metaclass=_pybind11_type):
         usage: str | Sequence[str] | None = None,
         type: str | None = None,
         mip_levels: int | Literal["full"] = 1,
+        sample_count: int = 1,
     ) -> Texture:
-        """A new zeroed texture: shape (w,), (h, w) or (d, h, w); format as Metal names it
-        ("rgba8unorm", "r32float", "rg16sint"...); type "texture2d_array", "texturecube", "depth2d";
-        mip_levels a count or "full"."""
+        """A new zeroed texture: shape (w,), (h, w), (d, h, w), or (elements, h, w) for the array
+        types; format as Metal names it ("rgba8unorm", "r32float", "rg16sint"...); type
+        "texture2d_array", "texturecube", "texturecube_array", "depth2d", "depth2d_array",
+        "depthcube", "depthcube_array", "texture2d_ms", "texture2d_ms_array", "depth2d_ms",
+        "depth2d_ms_array"; mip_levels a count or "full"; sample_count (multisampled types) 1, 2, 4 or 8."""
     def texture_from(
         self, array: npt.ArrayLike, format: str | None = None, usage: str | Sequence[str] | None = None,
-        type: str | None = None, mip_levels: int | Literal["full"] = 1,
+        type: str | None = None, mip_levels: int | Literal["full"] = 1, sample_count: int = 1,
     ) -> Texture:
         """A texture holding a copy of an (h, w) / (h, w, c) / (d, h, w, c) array in level 0; format from the dtype."""
     def sampler(
@@ -341,6 +344,8 @@ class Texture(metaclass=_pybind11_type):
     def shape(self) -> tuple[int, ...]: ...
     @property
     def mip_levels(self) -> int: ...
+    @property
+    def sample_count(self) -> int: ...
     def level(self, level: int) -> npt.NDArray[Any]:
         """A zero-copy view of mip level ``level`` (np.asarray(tex) is level 0)."""
 

@@ -53,6 +53,18 @@ kernel void mc_mip_texturecube(texturecube<float, access::read> src [[texture(0)
     down_layer(src, dst, lod, p);
 }
 
+// A cube array's layer p.z is face p.z % 6 of cube p.z / 6.
+kernel void mc_mip_texturecube_array(texturecube_array<float, access::read> src [[texture(0)]],
+                                     texturecube_array<float, access::write> dst [[texture(1)]],
+                                     constant uint& lod [[buffer(0)]], uint3 p [[thread_position_in_grid]]) {
+    const uint2 last = uint2(src.get_width(lod) - 1, src.get_height(lod) - 1);
+    const uint2 q = min(p.xy * 2, last), r = min(q + 1, last);
+    const uint face = p.z % 6, cube = p.z / 6;
+    const float4 sum = src.read(q, face, cube, lod) + src.read(uint2(r.x, q.y), face, cube, lod) +
+                       src.read(uint2(q.x, r.y), face, cube, lod) + src.read(r, face, cube, lod);
+    dst.write(sum * 0.25f, p.xy, face, cube, lod + 1);
+}
+
 kernel void mc_mip_texture3d(texture3d<float, access::read> src [[texture(0)]],
                              texture3d<float, access::write> dst [[texture(1)]],
                              constant uint& lod [[buffer(0)]], uint3 p [[thread_position_in_grid]]) {
@@ -88,15 +100,18 @@ def generate_mipmaps(self: Device, texture: Texture) -> None:
     if not isinstance(texture, Texture):
         raise ArgumentError(f"generate_mipmaps takes a Texture, not {type(texture).__name__}")
     kind = texture.texture_type
-    if kind == "depth2d" or texture.format.endswith(("uint", "sint")):
+    if kind.startswith("depth") or texture.format.endswith(("uint", "sint")):
         raise ArgumentError(f"generate_mipmaps: a {kind} of format {texture.format} cannot be filtered; it needs a "
                             "float, unorm or snorm color format, as Metal's generateMipmaps does")
     if texture.mip_levels == 1:
         return
+    if kind not in ("texture2d", "texture2d_array", "texturecube", "texturecube_array", "texture3d"):
+        raise ArgumentError(f"generate_mipmaps: a {kind} has no mip levels to fill")
     kernel = getattr(_library(self), f"mc_mip_{kind}")
     for lod in range(1, texture.mip_levels):
         w, h = max(1, texture.width >> lod), max(1, texture.height >> lod)
         slices = {"texture2d": (), "texture2d_array": (texture.array_length,), "texturecube": (6,),
+                  "texturecube_array": (6 * texture.array_length,),
                   "texture3d": (max(1, texture.depth >> lod),)}[kind]
         kernel((w, h) + slices, np.array([lod - 1], np.uint32), textures=[texture, texture])
 

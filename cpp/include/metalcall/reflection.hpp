@@ -20,12 +20,25 @@ enum class ParamKind {
   value,               // T passed by value in [[buffer(i)]]
   threadgroup_memory,  // threadgroup T* [[threadgroup(i)]]
   builtin,             // [[thread_position_in_grid]] and friends
-  texture,             // texture1d/2d/3d/2d_array/cube<T, access>, depth2d<T, access> bound to [[texture(i)]]
+  texture,             // texture1d/2d/3d/2d_array/cube/..., depth2d/... <T, access> bound to [[texture(i)]]
   sampler,             // sampler bound to [[sampler(i)]]
 };
 
 /** The kind of a texture parameter (ParamKind::texture). */
-enum class TextureType { none, texture1d, texture2d, texture3d, texture2d_array, texturecube, depth2d };
+enum class TextureType {
+  none, texture1d, texture2d, texture3d, texture2d_array, texturecube, depth2d,
+  texturecube_array, depth2d_array, depthcube, depthcube_array,  // 6 faces per cube; r32float depth
+  texture2d_ms, texture2d_ms_array, depth2d_ms, depth2d_ms_array,  // multisampled: one level, sample_count samples
+};
+
+/** depth2d, depth2d_array, depthcube, depthcube_array, depth2d_ms, depth2d_ms_array: one r32float channel. */
+bool is_depth(TextureType type);
+/** texturecube, texturecube_array, depthcube, depthcube_array: 6 square faces per cube. */
+bool is_cube(TextureType type);
+/** texture2d_ms, texture2d_ms_array, depth2d_ms, depth2d_ms_array. */
+bool is_multisample(TextureType type);
+/** The *_array types: array_length is an element count the kernel indexes. */
+bool is_array(TextureType type);
 
 /** How a kernel may use a texture (MSL's access::...); sample is MSL's default. */
 enum class TextureAccess { sample, read, write, read_write };
@@ -82,6 +95,9 @@ struct ParamInfo {
   bool grid_indexed = false;
   TextureType texture_type = TextureType::none;         // ParamKind::texture: its type; scalar is T
   TextureAccess texture_access = TextureAccess::sample;  // ParamKind::texture: access::...
+  // ParamKind::texture: 0 for one texture; N for `array<texture2d<T>, N>`, which takes the N
+  // texture indices binding .. binding + N - 1 (as Metal binds it).
+  int texture_count = 0;
   // [[buffer(i), function_constant(name)]] (textures and samplers too): the bool function
   // constant that decides whether the parameter exists; empty when none does.
   std::string function_constant;
@@ -112,6 +128,9 @@ struct KernelInfo {
   /** The front end proved that the source has no loop: a run takes time bounded by the
    *  kernel's code and the grid (MSL has no goto or recursion). False when unknown (Metal). */
   bool loop_free = false;
+  /** The kernel may reach a texture atomic function (MSL 3.1's tex.atomic_fetch_add(...) and
+   *  the others; by name, as threads_synchronise): GPU families without them refuse it. */
+  bool texture_atomics = false;
 
   /** Parameters bound from call arguments ([[buffer(i)]]), sorted by binding index. */
   std::vector<const ParamInfo*> buffer_params() const;

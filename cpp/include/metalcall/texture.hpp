@@ -37,7 +37,11 @@ struct TextureDescriptor {
   TextureType type = TextureType::texture2d;
   PixelFormat format;
   std::uint32_t width = 1, height = 1, depth = 1;
-  std::uint32_t array_length = 1;  // texture2d_array: slices; texturecube: 6 (set by the device)
+  // texture2d_array, depth2d_array, *_ms_array: slices; texturecube / depthcube: 6 (set by the
+  // device); texturecube_array / depthcube_array: cubes (Metal's arrayLength; 6 slices each).
+  std::uint32_t array_length = 1;
+  /** Samples per texel: 1, or 2, 4, 8 for the multisampled types (texture2d_ms, depth2d_ms...). */
+  std::uint32_t sample_count = 1;
   unsigned usage = usage_read | usage_write;
   /** Mip levels: 1 (the image alone) up to full_mip_levels(); not for texture1d (MSL has no 1-D mipmaps). */
   std::uint32_t mip_levels = 1;
@@ -68,7 +72,8 @@ class Texture {
   std::size_t row_pitch() const { return levels_.empty() ? 0 : levels_[0].row_pitch; }
   /** Bytes from one 2-D image (depth slice, array element, cube face) to the next. */
   std::size_t slice_pitch() const { return levels_.empty() ? 0 : levels_[0].slice_pitch; }
-  /** 2-D images in level 0: depth, array length or 6 faces. */
+  /** 2-D images in level 0: depth, array length, 6 faces (per cube), or samples (per array element);
+   *  a multisampled texture keeps sample s of element e in image e * sample_count + s. */
   std::uint32_t slices() const { return slices(0); }
   /** 2-D images in mip level `level` (a 3-D texture's depth halves with each level). */
   std::uint32_t slices(std::uint32_t level) const;

@@ -191,6 +191,10 @@ struct BoundArgument {
   std::vector<std::uint8_t> bytes;        // packed scalar or struct (reference / value)
   std::size_t threadgroup_length = 0;     // [[threadgroup(i)]] byte length
   Texture texture;                        // [[texture(i)]]: buffer is its storage, bytes the kernel's descriptor
+  // An array of N textures: elements 1 .. N-1 and their storage (element 0 is texture, buffer);
+  // bytes holds the N descriptors.
+  std::vector<Texture> more_textures;
+  std::vector<std::shared_ptr<BufferStorage>> more_buffers;
   Sampler sampler;                        // [[sampler(i)]]: bytes is the kernel's descriptor
   // The parameter does not exist in this specialisation (a false [[function_constant]]):
   // nothing is bound; bytes holds zeros of its size for translated kernels, a pointer is null.
@@ -208,6 +212,8 @@ struct BoundArgument {
     bytes.clear();
     threadgroup_length = 0;
     if (texture.storage()) texture = Texture();
+    more_textures.clear();
+    more_buffers.clear();
     sampler = Sampler();
     absent = false;
   }

@@ -134,8 +134,10 @@ void DeviceImpl::submit(std::vector<DispatchCommand>&& commands, const std::shar
                         bool caller_waits) {
   std::vector<std::shared_ptr<BufferStorage>> buffers;
   for (const auto& command : commands)
-    for (const auto& arg : command.args)
+    for (const auto& arg : command.args) {
       if (arg.buffer) buffers.push_back(arg.buffer);
+      for (const auto& more : arg.more_buffers) buffers.push_back(more);  // an array of textures
+    }
   submit_in_queue_order(*backend_, buffers, completion,
                         [&] { backend_->submit(std::move(commands), completion, caller_waits); });
 }

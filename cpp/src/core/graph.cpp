@@ -22,9 +22,12 @@ void GraphImpl::prepare() {
   uses_host_memory_ = false;
   for (const auto& command : commands_) {
     uses_host_memory_ = uses_host_memory_ || command.uses_host_memory();
-    for (const auto& arg : command.args)
+    for (const auto& arg : command.args) {
       if (arg.buffer && std::find(buffers_.begin(), buffers_.end(), arg.buffer) == buffers_.end())
         buffers_.push_back(arg.buffer);
+      for (const auto& more : arg.more_buffers)  // an array of textures
+        if (std::find(buffers_.begin(), buffers_.end(), more) == buffers_.end()) buffers_.push_back(more);
+    }
   }
   // Host memory is staged per call, and checked mode checks each call: those replay by resubmitting.
   backend_graph_.reset();
@@ -55,8 +58,10 @@ void GraphImpl::update(std::size_t index, const std::vector<Argument>& args, std
   // Textures and samplers stay as recorded: g.update(i, *args) re-binds the positional arguments.
   for (const ParamInfo* p : kernel.info().texture_params()) {
     const auto at = static_cast<std::size_t>(p->binding);
-    if (shape.textures.size() <= at) shape.textures.resize(at + 1);
-    shape.textures[at] = old.args[p->position].texture;
+    const BoundArgument& recorded = old.args[p->position];
+    if (shape.textures.size() <= at + recorded.more_textures.size()) shape.textures.resize(at + 1 + recorded.more_textures.size());
+    shape.textures[at] = recorded.texture;
+    for (std::size_t i = 0; i < recorded.more_textures.size(); ++i) shape.textures[at + 1 + i] = recorded.more_textures[i];
   }
   for (const ParamInfo* p : kernel.info().sampler_params()) {
     const auto at = static_cast<std::size_t>(p->binding);

@@ -47,9 +47,37 @@ const char* to_string(TextureType t) {
     case TextureType::texture2d_array: return "texture2d_array";
     case TextureType::texturecube: return "texturecube";
     case TextureType::depth2d: return "depth2d";
+    case TextureType::texturecube_array: return "texturecube_array";
+    case TextureType::depth2d_array: return "depth2d_array";
+    case TextureType::depthcube: return "depthcube";
+    case TextureType::depthcube_array: return "depthcube_array";
+    case TextureType::texture2d_ms: return "texture2d_ms";
+    case TextureType::texture2d_ms_array: return "texture2d_ms_array";
+    case TextureType::depth2d_ms: return "depth2d_ms";
+    case TextureType::depth2d_ms_array: return "depth2d_ms_array";
     case TextureType::none: break;
   }
   return "none";
+}
+
+bool is_depth(TextureType t) {
+  return t == TextureType::depth2d || t == TextureType::depth2d_array || t == TextureType::depthcube ||
+         t == TextureType::depthcube_array || t == TextureType::depth2d_ms || t == TextureType::depth2d_ms_array;
+}
+
+bool is_cube(TextureType t) {
+  return t == TextureType::texturecube || t == TextureType::texturecube_array || t == TextureType::depthcube ||
+         t == TextureType::depthcube_array;
+}
+
+bool is_multisample(TextureType t) {
+  return t == TextureType::texture2d_ms || t == TextureType::texture2d_ms_array || t == TextureType::depth2d_ms ||
+         t == TextureType::depth2d_ms_array;
+}
+
+bool is_array(TextureType t) {
+  return t == TextureType::texture2d_array || t == TextureType::texturecube_array || t == TextureType::depth2d_array ||
+         t == TextureType::depthcube_array || t == TextureType::texture2d_ms_array || t == TextureType::depth2d_ms_array;
 }
 
 const char* to_string(TextureAccess a) {

@@ -18,7 +18,7 @@ constexpr std::uint32_t kMaxMipLevels = 16;
 struct TextureAbi {
   void* data;
   unsigned long long row_pitch, slice_pitch;
-  unsigned width, height, depth, array_length, format, type, mip_levels, binding;
+  unsigned width, height, depth, array_length, format, type, mip_levels, binding, sample_count, reserved;
   unsigned long long level_offset[kMaxMipLevels], level_row_pitch[kMaxMipLevels];
 };
 struct SamplerAbi {
@@ -26,7 +26,7 @@ struct SamplerAbi {
   float lod_min, lod_max;
   unsigned compare;
 };
-static_assert(sizeof(TextureAbi) == 56 + 2 * 8 * kMaxMipLevels, "mtl_texture_abi layout");
+static_assert(sizeof(TextureAbi) == 64 + 2 * 8 * kMaxMipLevels, "mtl_texture_abi layout");
 static_assert(sizeof(SamplerAbi) == 44, "mtl_sampler_abi layout");
 
 // Mip levels start on a cache line (rows within a level keep the device's row alignment).
@@ -47,26 +47,85 @@ std::string describe(const KernelInfo& k, const ParamInfo& p, const char* what) 
   return "kernel '" + k.name + "' " + what + "(" + std::to_string(p.binding) + ") '" + p.name + "' (" + p.type_name + ")";
 }
 
+// What a kernel reads for texture `t` at [[texture(index)]] (metal_texture_types.h's mtl_texture_abi).
+TextureAbi texture_abi(const Texture& t, unsigned index) {
+  const TextureDescriptor& d = t.descriptor();
+  // array_length: the 2-D images a kernel indexes (a cube array's faces, a multisampled texture's samples).
+  TextureAbi abi{t.storage().data(), t.row_pitch(), t.slice_pitch(), d.width, d.height, d.depth,
+                 d.type == TextureType::texture3d ? 1u : t.slices(), format_code(d.format), static_cast<unsigned>(d.type),
+                 t.mip_levels(), index, d.sample_count, 0, {}, {}};
+  for (std::uint32_t i = 0; i < t.mip_levels(); ++i) {
+    abi.level_offset[i] = t.mip_level(i).offset;
+    abi.level_row_pitch[i] = t.mip_level(i).row_pitch;
+  }
+  return abi;
+}
+
+// ArgumentError unless texture `t` fits parameter `p` (`what` names them): type, element type,
+// usage and device, as Metal's validation checks them.
+void check_bound_texture(const std::string& what, const ParamInfo& param, const Texture& t, const DeviceInfo& dev) {
+  const ParamInfo* p = &param;
+  const TextureDescriptor& d = t.descriptor();
+  if (p->texture_type != TextureType::none && d.type != p->texture_type) {
+    throw ArgumentError(what + ": the Texture is a " + to_string(d.type) + ", the kernel takes a " +
+                        to_string(p->texture_type));
+  }
+  const bool int_texture = integer_kind(d.format.kind);
+  const bool int_param = p->scalar != ScalarType::f32 && p->scalar != ScalarType::f16;
+  const bool element_known = p->scalar != ScalarType::unknown;
+  if (element_known && int_texture != int_param) {
+    throw ArgumentError(what + ": the Texture's format " + d.format.name() + " holds " +
+                        (int_texture ? "integers" : "floating-point or normalized values") +
+                        ", the kernel's element type " + to_string(p->scalar) + " does not match (Metal: float or half "
+                        "for unorm/snorm/float formats, int/uint/short/ushort for sint/uint ones)");
+  }
+  if (element_known && int_texture &&
+      ((d.format.kind == PixelKind::sint) != (p->scalar == ScalarType::i32 || p->scalar == ScalarType::i16))) {
+    throw ArgumentError(what + ": format " + d.format.name() + " needs a " +
+                        (d.format.kind == PixelKind::sint ? "signed (int, short)" : "unsigned (uint, ushort)") +
+                        " element type");
+  }
+  const bool writes = p->texture_access == TextureAccess::write || p->texture_access == TextureAccess::read_write;
+  if (writes && !(d.usage & usage_write))
+    throw ArgumentError(what + " writes the texture, whose usage does not include \"write\"");
+  if (!writes && !(d.usage & usage_read))
+    throw ArgumentError(what + " reads the texture, whose usage does not include \"read\"");
+  const auto* home = t.storage().storage()->home();
+  if (home && home != &dev && !(home->backend == dev.backend && home->index == dev.index)) {
+    throw ArgumentError(what + ": the Texture lives on " + home->backend + ":" + std::to_string(home->index) +
+                        " but the kernel runs on " + dev.backend + ":" + std::to_string(dev.index));
+  }
+}
+
 }  // namespace
 
 Texture Device::texture(const TextureDescriptor& descriptor) const {
   TextureDescriptor d = descriptor;
   if (d.width == 0 || d.height == 0 || d.depth == 0 || d.array_length == 0)
     throw ArgumentError("a texture needs at least one texel in every dimension");
-  switch (d.type) {
+  const TextureType type = d.type;
+  switch (type) {
     case TextureType::texture1d: d.height = d.depth = d.array_length = 1; break;
-    case TextureType::texture2d:
-    case TextureType::depth2d: d.depth = d.array_length = 1; break;
     case TextureType::texture3d: d.array_length = 1; break;
-    case TextureType::texture2d_array: d.depth = 1; break;
     case TextureType::texturecube:
-      if (d.width != d.height) throw ArgumentError("a cube texture's faces are square: width and height must be equal");
-      d.depth = 1, d.array_length = 6;
-      break;
+    case TextureType::depthcube: d.depth = 1, d.array_length = 6; break;
     case TextureType::none: throw ArgumentError("a texture needs a type");
+    default:
+      d.depth = 1;
+      if (!is_array(type)) d.array_length = 1;
   }
-  if (d.type == TextureType::depth2d && !(d.format == PixelFormat{1, 32, PixelKind::float_}))
-    throw ArgumentError("a depth2d texture must have format r32float (Metal's depth32Float)");
+  if (is_cube(type) && d.width != d.height)
+    throw ArgumentError("a cube texture's faces are square: width and height must be equal");
+  if (is_depth(type) && !(d.format == PixelFormat{1, 32, PixelKind::float_}))
+    throw ArgumentError("a " + std::string(to_string(type)) + " texture must have format r32float (Metal's depth32Float)");
+  if (is_multisample(type)) {
+    if (d.sample_count != 1 && d.sample_count != 2 && d.sample_count != 4 && d.sample_count != 8)
+      throw ArgumentError("a multisampled texture has 1, 2, 4 or 8 samples per texel, got " + std::to_string(d.sample_count));
+    if (d.mip_levels != 1) throw ArgumentError("a multisampled texture has 1 mip level (Metal has no multisampled mipmaps)");
+  } else if (d.sample_count != 1) {
+    throw ArgumentError("sample_count is for the multisampled types (texture2d_ms, texture2d_ms_array, depth2d_ms, "
+                        "depth2d_ms_array); a " + std::string(to_string(type)) + " has 1 sample per texel");
+  }
   const std::uint32_t full = full_mip_levels(d);
   if (d.mip_levels == 0) throw ArgumentError("a texture has at least 1 mip level (level 0, the image itself)");
   if (d.mip_levels > 1 && d.type == TextureType::texture1d)
@@ -81,14 +140,14 @@ Texture Device::texture(const TextureDescriptor& descriptor) const {
   const std::size_t align = std::max<std::size_t>(1, impl_->backend().texture_row_alignment(d.format));
   std::vector<MipLevel> levels(d.mip_levels);
   std::size_t end = 0;
+  const Texture shape(Buffer(), d, {});  // its slices per level
   for (std::uint32_t i = 0; i < d.mip_levels; ++i) {
     MipLevel& l = levels[i];
     l.width = halved(d.width, i), l.height = halved(d.height, i), l.depth = halved(d.depth, i);
     l.offset = round_up(end, kLevelAlignment);
     l.row_pitch = round_up(static_cast<std::size_t>(l.width) * d.format.bytes_per_pixel(), align);
     l.slice_pitch = l.row_pitch * l.height;
-    const std::size_t slices = d.type == TextureType::texture3d ? l.depth : d.array_length;
-    end = l.offset + l.slice_pitch * slices;
+    end = l.offset + l.slice_pitch * shape.slices(i);
   }
   Buffer storage = allocate(end);
   if (storage.host_visible()) std::memset(storage.data(), 0, storage.nbytes());
@@ -104,7 +163,8 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
   auto check_extra = [&](std::size_t given, const std::vector<const ParamInfo*>& params, const char* what,
                          auto&& is_set) {
     std::size_t used = 0;
-    for (const ParamInfo* p : params) used = std::max(used, static_cast<std::size_t>(p->binding + 1));
+    for (const ParamInfo* p : params)
+      used = std::max(used, static_cast<std::size_t>(p->binding + std::max(1, p->texture_count)));
     for (std::size_t i = used; i < given; ++i) {
       if (!is_set(i)) continue;
       throw ArgumentError("kernel '" + k.name + "' has no [[" + what + "(" + std::to_string(i) + ")]] parameter, but " +
@@ -131,59 +191,46 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
     return true;
   };
   for (const ParamInfo* p : texture_params) {
-    const bool given = p->binding >= 0 && static_cast<std::size_t>(p->binding) < shape.textures.size() &&
-                       shape.textures[p->binding];
-    if (absent(p, given, "texture", sizeof(TextureAbi))) continue;
-    if (p->binding < 0 || static_cast<std::size_t>(p->binding) >= shape.textures.size() || !shape.textures[p->binding]) {
-      throw ArgumentError(describe(k, *p, "texture") + " needs a texture: pass textures=[...] with a Texture at index " +
-                          std::to_string(p->binding));
-    }
-    const Texture& t = shape.textures[p->binding];
-    const TextureDescriptor& d = t.descriptor();
-    if (p->texture_type != TextureType::none && d.type != p->texture_type) {
-      throw ArgumentError(describe(k, *p, "texture") + ": the Texture is a " + to_string(d.type) + ", the kernel takes a " +
-                          to_string(p->texture_type));
-    }
-    const bool int_texture = integer_kind(d.format.kind);
-    const bool int_param = p->scalar != ScalarType::f32 && p->scalar != ScalarType::f16;
-    const bool element_known = p->scalar != ScalarType::unknown;
-    if (element_known && int_texture != int_param) {
-      throw ArgumentError(describe(k, *p, "texture") + ": the Texture's format " + d.format.name() + " holds " +
-                          (int_texture ? "integers" : "floating-point or normalized values") +
-                          ", the kernel's element type " + to_string(p->scalar) + " does not match (Metal: float or half "
-                          "for unorm/snorm/float formats, int/uint/short/ushort for sint/uint ones)");
-    }
-    if (element_known && int_texture && ((d.format.kind == PixelKind::sint) != (p->scalar == ScalarType::i32 || p->scalar == ScalarType::i16))) {
-      throw ArgumentError(describe(k, *p, "texture") + ": format " + d.format.name() + " needs a " +
-                          (d.format.kind == PixelKind::sint ? "signed (int, short)" : "unsigned (uint, ushort)") +
-                          " element type");
-    }
-    const bool writes = p->texture_access == TextureAccess::write || p->texture_access == TextureAccess::read_write;
-    if (writes && !(d.usage & usage_write))
-      throw ArgumentError(describe(k, *p, "texture") + " writes the texture, whose usage does not include \"write\"");
-    if (!writes && !(d.usage & usage_read))
-      throw ArgumentError(describe(k, *p, "texture") + " reads the texture, whose usage does not include \"read\"");
-    const auto* home = t.storage().storage()->home();
-    if (home && home != &dev && !(home->backend == dev.backend && home->index == dev.index)) {
-      throw ArgumentError(describe(k, *p, "texture") + ": the Texture lives on " + home->backend + ":" +
-                          std::to_string(home->index) + " but the kernel runs on " + dev.backend + ":" +
-                          std::to_string(dev.index));
-    }
+    // `array<texture2d<T>, N>` takes textures[binding] .. textures[binding + N - 1], as Metal binds it.
+    const std::size_t count = static_cast<std::size_t>(std::max(1, p->texture_count));
+    auto given_at = [&](std::size_t i) -> const Texture* {
+      const std::size_t index = static_cast<std::size_t>(p->binding) + i;
+      return p->binding >= 0 && index < shape.textures.size() && shape.textures[index] ? &shape.textures[index] : nullptr;
+    };
+    bool given = false;
+    for (std::size_t i = 0; i < count; ++i) given = given || given_at(i);
+    if (absent(p, given, "texture", sizeof(TextureAbi) * count)) continue;
     BoundArgument& out = command.args[p->position];
     out.kind = ParamKind::texture;
-    out.buffer = borrow ? std::shared_ptr<BufferStorage>(std::shared_ptr<BufferStorage>(), t.storage().storage().get())
-                        : t.storage().storage();
-    out.written = writes;
-    out.texture = t;
-    TextureAbi abi{t.storage().data(), t.row_pitch(), t.slice_pitch(), d.width, d.height, d.depth, d.array_length,
-                   format_code(d.format), static_cast<unsigned>(d.type), t.mip_levels(),
-                   static_cast<unsigned>(p->binding), {}, {}};
-    for (std::uint32_t i = 0; i < t.mip_levels(); ++i) {
-      abi.level_offset[i] = t.mip_level(i).offset;
-      abi.level_row_pitch[i] = t.mip_level(i).row_pitch;
+    out.written = p->texture_access == TextureAccess::write || p->texture_access == TextureAccess::read_write;
+    out.bytes.assign(sizeof(TextureAbi) * count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      const unsigned index = static_cast<unsigned>(p->binding) + static_cast<unsigned>(i);
+      const std::string what = describe(k, *p, "texture") +
+                               (p->texture_count > 0 ? " element " + std::to_string(i) + " (texture(" + std::to_string(index) + "))" : "");
+      const Texture* t = given_at(i);
+      if (!t && p->texture_count > 0) {
+        throw ArgumentError(what + " needs a texture: an array of " + std::to_string(count) + " textures takes textures[" +
+                            std::to_string(p->binding) + "] to textures[" + std::to_string(p->binding + count - 1) +
+                            "], one Texture each, as Metal binds it");
+      }
+      if (!t) {
+        throw ArgumentError(what + " needs a texture: pass textures=[...] with a Texture at index " +
+                            std::to_string(p->binding));
+      }
+      check_bound_texture(what, *p, *t, dev);
+      auto storage = borrow ? std::shared_ptr<BufferStorage>(std::shared_ptr<BufferStorage>(), t->storage().storage().get())
+                            : t->storage().storage();
+      if (i == 0) {
+        out.buffer = std::move(storage);
+        out.texture = *t;
+      } else {
+        out.more_buffers.push_back(std::move(storage));
+        out.more_textures.push_back(*t);
+      }
+      const TextureAbi abi = texture_abi(*t, index);
+      std::memcpy(out.bytes.data() + i * sizeof abi, &abi, sizeof abi);
     }
-    out.bytes.resize(sizeof abi);
-    std::memcpy(out.bytes.data(), &abi, sizeof abi);
   }
   for (const ParamInfo* p : sampler_params) {
     const bool given = p->binding >= 0 && static_cast<std::size_t>(p->binding) < shape.samplers.size();
@@ -207,8 +254,11 @@ void bind_textures(const KernelInfo& k, const LaunchShape& shape, bool borrow, c
 }
 
 void own_textures(DispatchCommand& command) {
-  for (auto& a : command.args)
-    if (a.kind == ParamKind::texture && a.texture) a.buffer = a.texture.storage().storage();
+  for (auto& a : command.args) {
+    if (a.kind != ParamKind::texture || !a.texture) continue;
+    a.buffer = a.texture.storage().storage();
+    for (std::size_t i = 0; i < a.more_textures.size(); ++i) a.more_buffers[i] = a.more_textures[i].storage().storage();
+  }
 }
 
 }  // namespace metalcall

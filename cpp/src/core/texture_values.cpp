@@ -47,12 +47,11 @@ PixelFormat PixelFormat::parse(const std::string& name) {
 }
 
 std::uint32_t Texture::slices(std::uint32_t level) const {
-  switch (descriptor_.type) {
-    case TextureType::texture3d: return halved(descriptor_.depth, level);
-    case TextureType::texture2d_array: return descriptor_.array_length;
-    case TextureType::texturecube: return 6;
-    default: return 1;
-  }
+  const TextureDescriptor& d = descriptor_;
+  if (d.type == TextureType::texture3d) return halved(d.depth, level);
+  if (d.type == TextureType::texturecube || d.type == TextureType::depthcube) return 6;
+  if (d.type == TextureType::texturecube_array || d.type == TextureType::depthcube_array) return 6 * d.array_length;
+  return (is_array(d.type) ? d.array_length : 1) * (is_multisample(d.type) ? d.sample_count : 1);
 }
 
 const MipLevel& Texture::mip_level(std::uint32_t level) const {

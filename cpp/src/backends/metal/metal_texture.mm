@@ -53,6 +53,7 @@ MTLTextureType texture_type(PlanTextureDescriptor::Type t) {
     case PlanTextureDescriptor::Type::type3d: return MTLTextureType3D;
     case PlanTextureDescriptor::Type::type2d_array: return MTLTextureType2DArray;
     case PlanTextureDescriptor::Type::cube: return MTLTextureTypeCube;
+    case PlanTextureDescriptor::Type::cube_array: return MTLTextureTypeCubeArray;
     case PlanTextureDescriptor::Type::type2d: break;
   }
   return MTLTextureType2D;
@@ -128,7 +129,8 @@ void* make_texture(void* device, const PlanTexture& planned, void* buffer) {
   [descriptor setArrayLength:d.array_length];
   [descriptor setMipmapLevelCount:d.mipmap_levels];
   [descriptor setStorageMode:d.private_storage ? MTLStorageModePrivate : MTLStorageModeShared];
-  [descriptor setUsage:(d.shader_read ? MTLTextureUsageShaderRead : 0) | (d.shader_write ? MTLTextureUsageShaderWrite : 0)];
+  [descriptor setUsage:(d.shader_read ? MTLTextureUsageShaderRead : 0) | (d.shader_write ? MTLTextureUsageShaderWrite : 0) |
+                       (d.shader_atomic ? MTLTextureUsageShaderAtomic : 0)];
   id<MTLTexture> texture =
       planned.source == PlanTexture::Source::over_buffer
           ? [(__bridge id<MTLBuffer>)buffer newTextureWithDescriptor:descriptor offset:0 bytesPerRow:planned.bytes_per_row]

@@ -21,6 +21,12 @@ bool texture_over_buffer(const TextureDescriptor& descriptor) {
 }
 
 void check_metal_texture(const TextureDescriptor& d) {
+  // Metal fills a multisampled texture only by rendering to it: neither blits from a buffer nor
+  // textures over one take it (and compute kernels only read it), so memory cannot reach it.
+  if (is_multisample(d.type))
+    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " cannot be filled from memory on Metal (only a "
+                        "render pass writes multisampled textures; blits and compute kernels cannot): the CPU and CUDA "
+                        "devices run kernels that read them");
   // Metal's implementation limits (feature set tables, Apple3 and later, Mac2): 16384 texels
   // across a 1-D, 2-D or cube texture; 2048 in each dimension of a 3-D texture and slices of an array.
   const bool volume = d.type == TextureType::texture3d;
@@ -29,8 +35,8 @@ void check_metal_texture(const TextureDescriptor& d) {
   if (largest > most)
     throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
                         " texels wide in each dimension on Metal, got " + std::to_string(largest));
-  if (d.type == TextureType::texture2d_array && d.array_length > 2048)
-    throw ArgumentError("[metal] a texture2d_array has at most 2048 slices on Metal, got " +
+  if (is_array(d.type) && d.array_length > 2048)
+    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " has at most 2048 elements on Metal, got " +
                         std::to_string(d.array_length));
 }
 
@@ -56,7 +62,9 @@ void check_metal_sampler(const Sampler& s, TextureType bound_to, const std::stri
 
 std::vector<ImageCopy> staged_image_copies(const TextureDescriptor& d, const std::vector<MipLevel>& levels) {
   const bool volume = d.type == TextureType::texture3d;
-  const std::uint32_t images = volume ? 1 : d.array_length;  // 1 for 1-D and 2-D, 6 for a cube
+  // 1 for 1-D and 2-D, 6 for a cube (array_length 6), 6 per cube of a cube array, else the elements.
+  const bool cube_array = d.type == TextureType::texturecube_array || d.type == TextureType::depthcube_array;
+  const std::uint32_t images = volume ? 1 : cube_array ? 6 * d.array_length : d.array_length;
   std::vector<ImageCopy> copies;
   for (std::uint32_t level = 0; level < levels.size(); ++level) {
     const MipLevel& l = levels[level];

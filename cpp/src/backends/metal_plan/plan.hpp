@@ -61,7 +61,7 @@ struct PlanBuffer {
 
 /** The MTLTextureDescriptor of a plan texture: one field per property the driver sets. */
 struct PlanTextureDescriptor {
-  enum class Type { type1d, type2d, type3d, type2d_array, cube };  // MTLTextureType1D, 2D, 3D, 2DArray, Cube
+  enum class Type { type1d, type2d, type3d, type2d_array, cube, cube_array };  // MTLTextureType1D ... Cube, CubeArray
   Type type = Type::type2d;
   PixelFormat format;            // pixelFormat: the MTLPixelFormat PixelFormat::name() spells
   bool depth32_float = false;    // pixelFormat: MTLPixelFormatDepth32Float instead of `format`
@@ -69,6 +69,7 @@ struct PlanTextureDescriptor {
   bool private_storage = false;  // storageMode: MTLStorageModePrivate, else MTLStorageModeShared
   bool shader_read = false;      // usage: MTLTextureUsageShaderRead
   bool shader_write = false;     // usage: MTLTextureUsageShaderWrite
+  bool shader_atomic = false;    // usage: MTLTextureUsageShaderAtomic (texture atomics, MSL 3.1)
 };
 
 /** A texture of the plan. */

@@ -231,7 +231,10 @@ class Planner {
           bind_buffer(arg, param, kernel, index, p);
           break;
         case ParamKind::texture:
-          bind_texture(arg, param, kernel, index, p);
+          // An array of N textures: N bindings from its index on, as Metal binds them.
+          bind_texture(arg.texture, arg.buffer, param, kernel, index, p);
+          for (std::size_t k = 0; k < arg.more_textures.size(); ++k)
+            bind_texture(arg.more_textures[k], arg.more_buffers[k], param, kernel, index + 1 + static_cast<std::uint32_t>(k), p);
           break;
         case ParamKind::sampler:
           check_metal_sampler(arg.sampler, sampled_type(command, kernel),
@@ -313,13 +316,17 @@ class Planner {
     if (writes) p.after.push_back(BlitBufferCopy{copy, 0, buffer, offset, length});
   }
 
-  void bind_texture(const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel, std::uint32_t index,
-                    CallPlan& p) {
-    const std::size_t buffer = storage_buffer(arg.buffer, kernel, param, "texture");
+  void bind_texture(const Texture& bound, const std::shared_ptr<BufferStorage>& storage, const ParamInfo& param,
+                    const KernelInfo& kernel, std::uint32_t index, CallPlan& p) {
+    const std::size_t buffer = storage_buffer(storage, kernel, param, "texture");
     const bool writes = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
-    if (texture_over_buffer(arg.texture.descriptor())) {
-      plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &arg.texture,
-                                metal_descriptor(arg.texture, PlanTexture::Source::over_buffer), arg.texture.row_pitch()});
+    // Texture atomics need MTLTextureUsageShaderAtomic (r32uint / r32sint textures a kernel that has them writes).
+    const bool atomic = kernel.texture_atomics && param.texture_access == TextureAccess::read_write &&
+                        bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 &&
+                        (bound.descriptor().format.kind == PixelKind::uint || bound.descriptor().format.kind == PixelKind::sint);
+    if (texture_over_buffer(bound.descriptor()) && !atomic) {
+      plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &bound,
+                                metal_descriptor(bound, PlanTexture::Source::over_buffer), bound.row_pitch()});
       p.bindings.push_back(SetTexture{plan_.textures.size() - 1, index});
       p.accesses.push_back({buffer, 0, index, writes, true});
       return;
@@ -331,14 +338,15 @@ class Planner {
       if (staged_buffer == buffer) texture = staged;
     if (texture == kNone) {
       plan_.textures.push_back(
-          {PlanTexture::Source::staged, buffer, &arg.texture, metal_descriptor(arg.texture, PlanTexture::Source::staged), 0});
+          {PlanTexture::Source::staged, buffer, &bound, metal_descriptor(bound, PlanTexture::Source::staged), 0});
       texture = plan_.textures.size() - 1;
       call_staged_.emplace_back(buffer, texture);
-      for (const ImageCopy& c : image_copies(arg.texture)) p.before.push_back(BlitToTexture{buffer, texture, c});
+      for (const ImageCopy& c : image_copies(bound)) p.before.push_back(BlitToTexture{buffer, texture, c});
     }
+    plan_.textures[texture].descriptor.shader_atomic = plan_.textures[texture].descriptor.shader_atomic || atomic;
     if (writes && !plan_.textures[texture].descriptor.shader_write) {
       plan_.textures[texture].descriptor.shader_write = true;
-      for (const ImageCopy& c : image_copies(arg.texture)) p.after.push_back(BlitToBuffer{texture, buffer, c});
+      for (const ImageCopy& c : image_copies(bound)) p.after.push_back(BlitToBuffer{texture, buffer, c});
     }
     p.bindings.push_back(SetTexture{texture, index});
     // The blits order the staged texture against other passes: the buffer is accessed by blits only.
@@ -363,16 +371,19 @@ class Planner {
     switch (d.type) {
       case TextureType::texture1d: m.type = Type::type1d; break;
       case TextureType::texture3d: m.type = Type::type3d; break;
-      case TextureType::texture2d_array: m.type = Type::type2d_array; break;
-      case TextureType::texturecube: m.type = Type::cube; break;
-      case TextureType::texture2d:
-      case TextureType::depth2d:
-      case TextureType::none: break;
+      case TextureType::texture2d_array:
+      case TextureType::depth2d_array: m.type = Type::type2d_array; break;
+      case TextureType::texturecube:
+      case TextureType::depthcube: m.type = Type::cube; break;
+      case TextureType::texturecube_array:
+      case TextureType::depthcube_array: m.type = Type::cube_array; break;
+      default: break;  // texture2d, depth2d (multisampled textures: check_metal_texture refuses them)
     }
-    m.depth32_float = d.type == TextureType::depth2d;
+    m.depth32_float = is_depth(d.type);
     m.depth = d.type == TextureType::texture3d ? d.depth : 1;
-    // A cube texture is one cube (its 6 faces are slices); an array texture has array_length slices.
-    m.array_length = d.type == TextureType::texture2d_array ? d.array_length : 1;
+    // A cube texture is one cube (its 6 faces are slices); an array's arrayLength counts elements
+    // (cubes for a cube array, 6 slices each).
+    m.array_length = is_array(d.type) ? d.array_length : 1;
     m.mipmap_levels = t.mip_levels();
     m.private_storage = true;
     m.shader_read = true;

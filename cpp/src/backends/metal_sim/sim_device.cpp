@@ -89,6 +89,9 @@ class SimLibrary final : public BackendLibrary {
   std::shared_ptr<Program> make_program(const std::string& name,
                                         const std::vector<FunctionConstant>& constants) override {
     std::shared_ptr<Program> cpu = cpu_->make_program(name, constants);
+    if (cpu->info().texture_atomics && !family_.texture_atomics)
+      throw CompileError("[metal-sim] kernel '" + name + "' uses texture atomics (MSL 3.1), which " + family_.name +
+                         " GPUs do not have (MSL 3.1 needs macOS 14 / iOS 17, which no Apple3 GPU runs)");
     KernelInfo info;
     for (const KernelInfo& kernel : reflected_.kernels)
       if (kernel.name == name) info = kernel;  // core has checked the name against function_names()
@@ -167,7 +170,11 @@ class SimDevice final : public BackendDevice {
                                         uses_simdgroup_matrices(source));
   }
 
-  void check_texture(const TextureDescriptor& descriptor) override { metal::check_metal_texture(descriptor); }
+  void check_texture(const TextureDescriptor& descriptor) override {
+    metal::check_metal_texture(descriptor);
+    if (!family_.cube_arrays && (descriptor.type == TextureType::texturecube_array || descriptor.type == TextureType::depthcube_array))
+      throw ArgumentError("[metal-sim] " + family_.name + " GPUs have no cube texture arrays (Apple4 and later, Mac2 have them)");
+  }
   std::size_t texture_row_alignment(const PixelFormat&) override { return family_.linear_texture_alignment; }
 
   void submit(std::vector<DispatchCommand>&& commands, const std::shared_ptr<CompletionState>& completion,

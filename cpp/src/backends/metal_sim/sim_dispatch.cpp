@@ -60,37 +60,48 @@ BoundArgument buffer_argument(SimCommandBuffer& b, Encoder& encoder, const Param
   return arg;
 }
 
-BoundArgument texture_argument(SimCommandBuffer& b, Encoder& encoder, const ParamInfo& param,
-                               const BoundArgument& in_call, const std::string& where) {
-  auto found = encoder.textures.find(static_cast<std::uint32_t>(param.binding));
+// The texels the kernel sees for texture(index), the call's `storage`: the staged texture's memory
+// or the pass's snapshot of the buffer under it.
+char* texture_memory(SimCommandBuffer& b, Encoder& encoder, const ParamInfo& param, std::uint32_t index,
+                     const std::shared_ptr<BufferStorage>& storage, const std::string& where, std::size_t& bytes) {
+  auto found = encoder.textures.find(index);
   if (found == encoder.textures.end())
-    throw ExecutionError(rule(where + "nothing bound at texture(" + std::to_string(param.binding) + ")"));
+    throw ExecutionError(rule(where + "nothing bound at texture(" + std::to_string(index) + ")"));
   const PlanTexture& planned = b.plan.textures[found->second];
-  if (planned.texture->storage().storage() != in_call.buffer)
-    throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) + ") is not the call's texture"));
-  char* texels = nullptr;
-  std::size_t bytes = b.length[planned.buffer];
+  if (planned.texture->storage().storage() != storage)
+    throw ExecutionError(rule(where + "texture(" + std::to_string(index) + ") is not the call's texture"));
+  bytes = b.length[planned.buffer];
   if (writes_texture(param) && !planned.descriptor.shader_write)
-    throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) +
+    throw ExecutionError(rule(where + "texture(" + std::to_string(index) +
                               ") is written by the kernel but was made without MTLTextureUsageShaderWrite"));
   if (param.texture_access != TextureAccess::write && !planned.descriptor.shader_read)
-    throw ExecutionError(rule(where + "texture(" + std::to_string(param.binding) +
+    throw ExecutionError(rule(where + "texture(" + std::to_string(index) +
                               ") is read by the kernel but was made without MTLTextureUsageShaderRead"));
-  if (planned.source == PlanTexture::Source::staged) {
-    texels = b.texture_memory[found->second];
-  } else {
-    auto snapshot = encoder.snapshots.find(planned.buffer);
-    if (snapshot == encoder.snapshots.end())
-      throw ExecutionError(rule(where + "a texture over a buffer bound outside the pass that began with it"));
-    record_use(encoder, planned.buffer, true, writes_texture(param), where);
-    if (writes_texture(param)) encoder.snapshot_written[planned.buffer] = true;
-    texels = snapshot->second->data();
-  }
-  // The call's descriptor (core/texture.cpp), its texel pointer moved to the memory the kernel sees.
+  if (planned.source == PlanTexture::Source::staged) return b.texture_memory[found->second];
+  auto snapshot = encoder.snapshots.find(planned.buffer);
+  if (snapshot == encoder.snapshots.end())
+    throw ExecutionError(rule(where + "a texture over a buffer bound outside the pass that began with it"));
+  record_use(encoder, planned.buffer, true, writes_texture(param), where);
+  if (writes_texture(param)) encoder.snapshot_written[planned.buffer] = true;
+  return snapshot->second->data();
+}
+
+// The call's descriptors (core/texture.cpp; N in a row for an array of textures), each texel
+// pointer moved to the memory the kernel sees.
+BoundArgument texture_argument(SimCommandBuffer& b, Encoder& encoder, const ParamInfo& param,
+                               const BoundArgument& in_call, const std::string& where) {
   BoundArgument arg = in_call;
-  void* data = texels;
-  std::memcpy(arg.bytes.data(), &data, sizeof data);
-  arg.buffer = std::make_shared<MemoryView>(texels, bytes);
+  const auto first = static_cast<std::uint32_t>(param.binding);
+  const std::size_t abi = in_call.bytes.size() / (1 + in_call.more_textures.size());
+  for (std::size_t k = 0; k <= in_call.more_textures.size(); ++k) {
+    std::size_t bytes = 0;
+    const auto& storage = k == 0 ? in_call.buffer : in_call.more_buffers[k - 1];
+    void* data = texture_memory(b, encoder, param, first + static_cast<std::uint32_t>(k), storage, where, bytes);
+    std::memcpy(arg.bytes.data() + k * abi, &data, sizeof data);
+    auto view = std::make_shared<MemoryView>(static_cast<char*>(data), bytes);
+    if (k == 0) arg.buffer = std::move(view);
+    else arg.more_buffers[k - 1] = std::move(view);
+  }
   return arg;
 }
 

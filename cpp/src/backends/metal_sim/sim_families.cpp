@@ -1,7 +1,8 @@
 // The simulated GPU families (sim_families.hpp). Limits from Apple's Metal feature set tables:
 // 1024 threads per threadgroup and 32 KB of threadgroup memory on Apple4 and later and on Mac2;
-// non-uniform threadgroups from Apple4 and on Mac2 (so apple3 models a GPU without them: 16 KB,
-// dispatchThreadgroups only); 256 MB, the buffer length the tables guarantee, as maxBufferLength.
+// non-uniform threadgroups and cube texture arrays from Apple4 and on Mac2 (so apple3 models a GPU
+// without them: 16 KB, dispatchThreadgroups only); MSL 3.1's texture atomics need macOS 14 / iOS 17,
+// which no Apple3 GPU runs; 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
 // SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs (the compiler's SIMD8/16/32);
 // 32 or 64 on AMD GPUs (wave32, wave64). Each simulated pipeline runs with its own (the CPU backend's
@@ -44,6 +45,8 @@ std::vector<GpuFamily> make_families() {
   GpuFamily apple3 = family("apple3", "apple3", "Apple A9", 32, {1024, 512});
   apple3.threadgroup_memory_length = 16384;
   apple3.nonuniform_threadgroups = false;
+  apple3.cube_arrays = false;
+  apple3.texture_atomics = false;
   all.push_back(apple3);
   GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", 16, {1024, 512, 256}, {8, 16, 32});
   intel.page_size = 4096;

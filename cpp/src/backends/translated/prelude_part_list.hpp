@@ -36,7 +36,10 @@ inline const std::vector<Part>& parts_table() {
         "metal_simdgroup_matrix_cuda.h", "metal_simdgroup_mma_cuda.h", "metal_simdgroup_nest_cuda.h"},
        {"SIMD"}},
       {"APPLE", {"metal_apple_internals.h"}, {"SIMD"}},
-      {"TEXTURE", {"metal_texture.h", "metal_texture_sampling.h", "metal_texture_types.h"}, {"MATH", "SYNC"}},
+      {"TEXTURE",
+       {"metal_texture.h", "metal_texture_sampling.h", "metal_texture_types.h", "metal_texture_atomic.h",
+        "metal_texture_layered.h", "metal_texture_ms.h"},
+       {"MATH", "ATOMIC"}},
   };
   return parts;
 }

@@ -18,7 +18,9 @@ namespace {
 // Bump when the entry format changes (the binary fingerprint covers most changes;
 // this covers an entry read by a build that happens to share one).
 // 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
-constexpr char kMagic[] = "metalcall translation 6\n";  // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions
+// 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions,
+// 7: texture_count, texture_atomics and the layered / multisampled texture types
+constexpr char kMagic[] = "metalcall translation 7\n";
 
 // ---- writing ----
 
@@ -121,6 +123,7 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.i64(p.grid_indexed);
   w.i64(static_cast<int>(p.texture_type));
   w.i64(static_cast<int>(p.texture_access));
+  w.i64(p.texture_count);
   w.str(p.function_constant);
 }
 
@@ -142,8 +145,9 @@ ParamInfo read_param(Reader& r) {
   p.line = r.integer(kIntMin, kIntMax);
   p.column = r.integer(kIntMin, kIntMax);
   p.grid_indexed = r.flag();
-  p.texture_type = r.enumeration(TextureType::depth2d);
+  p.texture_type = r.enumeration(TextureType::depth2d_ms_array);
   p.texture_access = r.enumeration(TextureAccess::read_write);
+  p.texture_count = r.integer(0, 1 << 16);
   p.function_constant = r.str();
   return p;
 }
@@ -159,6 +163,7 @@ void write_kernel(Writer& w, const msl::TranslatedKernel& k) {
   w.i64(k.uses_fibers);
   w.i64(k.runs_regions);
   w.i64(k.info.loop_free);
+  w.i64(k.info.texture_atomics);
   w.str(k.entry_symbol);
   w.str(k.layout_symbol);
 }
@@ -174,6 +179,7 @@ msl::TranslatedKernel read_kernel(Reader& r) {
   k.uses_fibers = r.flag();
   k.runs_regions = r.flag();
   k.info.loop_free = r.flag();
+  k.info.texture_atomics = r.flag();
   k.entry_symbol = r.str();
   k.layout_symbol = r.str();
   return k;

@@ -303,19 +303,28 @@ void finalize_bindings(KernelInfo& kernel) {
   for (const auto& p : kernel.params) {
     if (p.binding < 0 || p.kind == ParamKind::builtin) continue;
     auto& used = used_tables[binding_table(p.kind)];
-    if (!used.insert(p.binding).second) {
-      throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: index " +
-                             std::to_string(p.binding) + " is bound twice in kernel '" + kernel.name + "'",
-                         "", p.line, p.column);
+    // An array of N textures takes N indices.
+    for (int i = 0; i < std::max(1, p.texture_count); ++i) {
+      if (!used.insert(p.binding + i).second) {
+        throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: index " +
+                               std::to_string(p.binding + i) + " is bound twice in kernel '" + kernel.name + "'",
+                           "", p.line, p.column);
+      }
     }
   }
   for (auto& p : kernel.params) {
     if (p.binding >= 0 || p.kind == ParamKind::builtin) continue;
     auto& used = used_tables[binding_table(p.kind)];
+    const int count = std::max(1, p.texture_count);
     int next = 0;
-    while (used.count(next)) ++next;
+    auto free_from = [&](int first) {
+      for (int i = 0; i < count; ++i)
+        if (used.count(first + i)) return false;
+      return true;
+    };
+    while (!free_from(next)) ++next;
     p.binding = next;
-    used.insert(next);
+    for (int i = 0; i < count; ++i) used.insert(next + i);
   }
   // Metal's argument tables (msl_rules.hpp): an index given by an expression, or given
   // implicitly to the 32nd buffer, is checked here once it is known.

@@ -1,5 +1,6 @@
 // metalcall MSL prelude: metal::array<T, N>, MSL's fixed-size array (an aggregate,
-// so `array<float, 4> w = {…};` works as in MSL).
+// so `array<float, 4> w = {…};` works as in MSL), and array_ref<T>, a read-only view of
+// an array (a function parameter that takes arrays of any length: textures, samplers...).
 #pragma once
 
 namespace metal {
@@ -22,5 +23,32 @@ template <class T, size_t N> struct array {
   METAL_FUNC const T* begin() const { return mtl_elements; }
   METAL_FUNC const T* end() const { return mtl_elements + N; }
 };
+
+template <class T> struct array_ref {
+  const T* mtl_data = nullptr;
+  size_t mtl_size = 0;
+
+  constexpr array_ref() = default;
+  METAL_FUNC constexpr array_ref(const T& one) : mtl_data(&one), mtl_size(1) {}
+  METAL_FUNC constexpr array_ref(const T* p, size_t n) : mtl_data(p), mtl_size(n) {}
+  METAL_FUNC constexpr array_ref(const T* first, const T* last) : mtl_data(first), mtl_size(size_t(last - first)) {}
+  template <size_t N> METAL_FUNC constexpr array_ref(const T (&a)[N]) : mtl_data(a), mtl_size(N) {}
+  template <size_t N> METAL_FUNC constexpr array_ref(const array<T, N>& a) : mtl_data(a.mtl_elements), mtl_size(N) {}
+
+  METAL_FUNC constexpr size_t size() const { return mtl_size; }
+  METAL_FUNC constexpr bool empty() const { return mtl_size == 0; }
+  METAL_FUNC constexpr const T& operator[](size_t i) const {
+    return METAL_CHECKED_ELEMENT(mtl_data, i, mtl_size, "metal::array_ref");
+  }
+  METAL_FUNC constexpr const T& front() const { return mtl_data[0]; }
+  METAL_FUNC constexpr const T& back() const { return mtl_data[mtl_size - 1]; }
+  METAL_FUNC constexpr const T* data() const { return mtl_data; }
+  METAL_FUNC constexpr const T* begin() const { return mtl_data; }
+  METAL_FUNC constexpr const T* end() const { return mtl_data + mtl_size; }
+};
+
+template <class T, size_t N> METAL_FUNC constexpr array_ref<T> make_array_ref(const array<T, N>& a) { return a; }
+template <class T, size_t N> METAL_FUNC constexpr array_ref<T> make_array_ref(const T (&a)[N]) { return a; }
+template <class T> METAL_FUNC constexpr array_ref<T> make_array_ref(const T* p, size_t n) { return array_ref<T>(p, n); }
 
 }  // namespace metal

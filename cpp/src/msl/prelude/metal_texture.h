@@ -9,6 +9,7 @@
 #pragma once
 
 #include "metal_texture_sampling.h"
+#include "metal_texture_atomic.h"
 
 namespace metal {
 
@@ -42,7 +43,7 @@ struct mtl_texture_base {
   METAL_FUNC unsigned get_num_mip_levels() const { return mtl_d->mip_levels; }
 };
 
-template <class T, access A = access::sample> struct texture1d : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture1d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(C x, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(x), 0u, 0u);
@@ -57,9 +58,10 @@ template <class T, access A = access::sample> struct texture1d : mtl_texture_bas
     return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
+  MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
 };
 
-template <class T, access A = access::sample> struct texture2d : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), 0u);
@@ -83,9 +85,10 @@ template <class T, access A = access::sample> struct texture2d : mtl_texture_bas
                               component c = component::x) const {
     return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
   }
+  MTL_TEXTURE_ATOMICS(p.x, p.y, 0u, const vec<unsigned, 2>& p)
 };
 
-template <class T, access A = access::sample> struct texture2d_array : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture2d_array : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), slice);
@@ -112,6 +115,7 @@ template <class T, access A = access::sample> struct texture2d_array : mtl_textu
     return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
+  MTL_TEXTURE_ATOMICS(p.x, p.y, slice, const vec<unsigned, 2>& p, unsigned slice)
 
  private:
   // Metal clamps the array index of sample and gather.
@@ -121,7 +125,7 @@ template <class T, access A = access::sample> struct texture2d_array : mtl_textu
   }
 };
 
-template <class T, access A = access::sample> struct texture3d : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture3d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 3>& p, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), unsigned(p.z));
@@ -142,11 +146,12 @@ template <class T, access A = access::sample> struct texture3d : mtl_texture_bas
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
+  MTL_TEXTURE_ATOMICS(p.x, p.y, p.z, const vec<unsigned, 3>& p)
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
 // picks the face and clamps to its edge (no filtering across faces).
-template <class T, access A = access::sample> struct texturecube : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texturecube : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), face);
@@ -161,20 +166,18 @@ template <class T, access A = access::sample> struct texturecube : mtl_texture_b
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
+  METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 3>& dir, component c = component::x) const {
+    return mtl_tex::cast4<T>(mtl_tex::gather_cube(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
+  }
 
  private:
   METAL_FUNC vec<T, 4> sample_at(sampler s, const vec<float, 3>& dir, float lod) const {
-    float u, v;
-    const unsigned face = mtl_tex::cube_face(dir.x, dir.y, dir.z, &u, &v);
-    mtl_sampler_abi edge = s.mtl_a;
-    edge.s = edge.t = 0;
-    edge.normalized = 1;
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, edge, 2, u, v, 0.0f, face, 0, 0, 0, lod));
+    return mtl_tex::cast4<T>(mtl_tex::sample_cube(*mtl_d, s.mtl_a, dir, 0u, lod));
   }
 };
 
 // A depth texture reads and samples one float.
-template <class T, access A = access::sample> struct depth2d : mtl_texture_base {
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct depth2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC T read(const vec<C, 2>& p, unsigned lod = 0) const {
     return mtl_tex::read<T>(*mtl_d, lod, unsigned(p.x), unsigned(p.y), 0u).x;
@@ -212,4 +215,12 @@ template <class T, access A = access::sample> struct depth2d : mtl_texture_base 
   }
 };
 
+// An `array<texture2d<T>, N>` kernel parameter from its N descriptors (the entry point's).
+template <class T, size_t N> METAL_FUNC void mtl_bind_textures(array<T, N>& textures, const mtl_texture_abi* abi) {
+  for (size_t i = 0; i < N; ++i) textures.mtl_elements[i] = T(abi + i);
+}
+
 }  // namespace metal
+
+#include "metal_texture_layered.h"
+#include "metal_texture_ms.h"

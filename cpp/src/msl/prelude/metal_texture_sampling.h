@@ -418,6 +418,32 @@ METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
   return face;
 }
 
+// A cube of slices first..first+5 sampled along a direction: the face it points at, clamped to
+// that face's edge (no filtering across faces). With `ref`: sample_compare.
+METAL_FUNC vec<float, 4> sample_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
+                                     unsigned first, float lod, const float* ref = nullptr) {
+  float u, v;
+  const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
+  mtl_sampler_abi edge = s;
+  edge.s = edge.t = 0;
+  edge.normalized = 1;
+  return sample(d, edge, 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
+}
+METAL_FUNC vec<float, 4> gather_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
+                                     unsigned first, unsigned c, const float* ref = nullptr) {
+  float u, v;
+  const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
+  mtl_sampler_abi edge = s;
+  edge.s = edge.t = 0;
+  edge.normalized = 1;
+  return gather(d, edge, u, v, first + face, 0, 0, c, ref);
+}
+// Metal clamps the array index of sample and gather to the last element (`per` slices each).
+METAL_FUNC unsigned clamped_element(const mtl_texture_abi& d, unsigned element, unsigned per) {
+  const unsigned n = d.array_length / per;
+  return n == 0 ? 0u : element >= n ? n - 1 : element;
+}
+
 template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
   return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
 }

@@ -10,11 +10,14 @@ struct mtl_texture_abi {
   void* data;                      // texel (0, 0) of slice 0
   unsigned long long row_pitch;    // bytes from one row to the next
   unsigned long long slice_pitch;  // bytes from one 2-D slice (depth, array element, cube face) to the next
-  unsigned width, height, depth, array_length;
+  unsigned width, height, depth;
+  unsigned array_length;           // 2-D slices but for texture3d: elements, 6 per cube, sample_count per element
   unsigned format;                 // channels | bytes per channel << 4 | kind << 8 (see mtl_tex)
   unsigned type;                   // metalcall::TextureType
   unsigned mip_levels;
   unsigned binding;                // the i of [[texture(i)]], for fault messages
+  unsigned sample_count;           // samples per texel: a multisampled texture's slices are (element, sample)
+  unsigned reserved;
   unsigned long long level_offset[16];     // bytes from data to each mip level's texel (0, 0) of slice 0
   unsigned long long level_row_pitch[16];  // each level's row pitch
 };
@@ -30,6 +33,9 @@ struct mtl_sampler_abi {
 };
 
 enum class access { sample, read, write, read_write };
+// MSL 3.2: a texture's writes are coherent within its threadgroup (the default) or across the
+// device. Here every thread writes one memory, so both are honoured alike.
+enum memory_coherence { memory_coherence_threadgroup, memory_coherence_device };
 enum class coord { normalized, pixel };
 enum class filter { nearest, linear };
 enum class mag_filter { nearest, linear };

@@ -11,6 +11,14 @@ namespace metalcall::msl {
 
 namespace {
 
+// What the runtime passes for a texture or sampler parameter (metal_texture.h): a descriptor,
+// N of them in a row for `array<texture2d<T>, N>`.
+std::string descriptor_type(const ParamInfo& p) {
+  if (p.kind == ParamKind::sampler) return "metal::mtl_sampler_abi";
+  if (p.texture_count > 0) return "metal::array<metal::mtl_texture_abi, " + std::to_string(p.texture_count) + ">";
+  return "metal::mtl_texture_abi";
+}
+
 // One table for every target; only its declaration and the binding's integer type differ.
 void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                        const Target& target) {
@@ -20,7 +28,7 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
       o << "{0, 0, -1" << target.layout_entry_tail(index, p.info) << "}, ";
     } else if (p.info.kind == ParamKind::texture || p.info.kind == ParamKind::sampler) {
       // A descriptor the runtime fills in (metal_texture.h).
-      const std::string abi = p.info.kind == ParamKind::texture ? "metal::mtl_texture_abi" : "metal::mtl_sampler_abi";
+      const std::string abi = descriptor_type(p.info);
       o << "{sizeof(" << abi << "), alignof(" << abi << "), " << p.info.binding << target.layout_entry_tail(index, p.info)
         << "}, ";
     } else {
@@ -39,8 +47,7 @@ void emit_layout_table(std::ostream& o, const std::vector<Token>& t, const Parse
 std::vector<ParamSlot> parameter_slots(const std::vector<Token>& t, const ParsedKernel& k) {
   std::vector<ParamSlot> slots;
   for (const auto& p : k.params) {
-    if (p.info.kind == ParamKind::texture) slots.push_back({p.info, "metal::mtl_texture_abi"});
-    else if (p.info.kind == ParamKind::sampler) slots.push_back({p.info, "metal::mtl_sampler_abi"});
+    if (p.info.kind == ParamKind::texture || p.info.kind == ParamKind::sampler) slots.push_back({p.info, descriptor_type(p.info)});
     else if (p.info.kind != ParamKind::builtin) slots.push_back({p.info, type_text(t, p.type_tokens, true, &k.template_arguments)});
   }
   return slots;
@@ -159,6 +166,13 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         break;
       case ParamKind::texture:
         // The runtime passes a metal::mtl_texture_abi (metal_texture.h) for each texture.
+        if (p.info.texture_count > 0) {  // an array of textures: N descriptors in a row
+          const std::string array = full.rfind("const ", 0) == 0 ? full.substr(6) : full;
+          o << "  " << array << " " << var << ";\n  metal::mtl_bind_textures(" << var << ", (const metal::mtl_texture_abi*)"
+            << target.value_address(p.info) << ");\n";
+          call_args.push_back(var);
+          break;
+        }
         o << "  const " << full << " " << var << "((const metal::mtl_texture_abi*)" << target.value_address(p.info)
           << ");\n";
         call_args.push_back(var);

@@ -248,6 +248,12 @@ Translation Translator::run() {
         kernels_reaching(t_, kernels_, [](const std::string& name) { return name == "threadgroup"; });
     for (std::size_t i = 0; i < kernels_.size(); ++i) straight_line[i] = !loops[i] && !storage[i];
   }
+  // Texture atomics are member functions without _explicit (MSL's other atomics have it).
+  const std::vector<bool> texture_atomics = kernels_reaching(t_, kernels_, [](const std::string& name) {
+    const bool fetch = name.rfind("atomic_fetch_", 0) == 0 && name.find("_explicit") == std::string::npos;
+    return fetch || name == "atomic_load" || name == "atomic_store" || name == "atomic_exchange" ||
+           name == "atomic_compare_exchange_weak";
+  });
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     poll_front_end_stop();
     if (!emits_kernel(i)) continue;  // a per-kernel translation (TranslateOptions::only_kernels)
@@ -274,6 +280,7 @@ Translation Translator::run() {
     tk.uses_fibers = uses_fibers_[i] && !regions;
     tk.runs_regions = regions;
     tk.info.loop_free = loop_free;
+    tk.info.texture_atomics = texture_atomics[i];
     result.kernels.push_back(std::move(tk));
   }
   for (const auto& c : function_constants_) result.function_constants.push_back({c.name, c.index, c.scalar, c.type_name});

@@ -40,6 +40,15 @@ void write_call(MessageWriter& w, const SandboxProgram& program, const DispatchC
       staging.add(a.host_data, a.host_nbytes, a.written);
     }
   }
+  for (const BoundArgument& a : command.args)  // the other textures of an array of textures
+    for (const auto& more : a.more_buffers)
+      if (!dynamic_cast<const ArenaStorage*>(more.get())) {
+        if (!more->host_visible()) {
+          throw ArgumentError("kernel '" + program.info().name + "': memory the host cannot read cannot be used on "
+                              "the sandboxed CPU device");
+        }
+        staging.add(more->data(), more->nbytes(), a.written);
+      }
   staging.copy_in();
   w.put(Op::call);
   w.put(program.id());
@@ -49,19 +58,32 @@ void write_call(MessageWriter& w, const SandboxProgram& program, const DispatchC
   for (const BoundArgument& a : command.args) {
     w.put(static_cast<std::uint32_t>(a.kind));
     if (a.kind == ParamKind::texture && a.buffer) {
-      void* texel = nullptr;
-      if (a.bytes.size() >= sizeof texel) std::memcpy(&texel, a.bytes.data(), sizeof texel);
-      const auto* base = static_cast<const unsigned char*>(a.buffer->data());
-      const auto* first = static_cast<const unsigned char*>(texel);
-      if (first < base || first > base + a.buffer->nbytes()) {
-        throw ArgumentError("kernel '" + program.info().name + "': a texture's first texel lies outside its memory");
-      }
+      // Each descriptor's texel (0, 0) as an offset into its storage (an array of N textures has
+      // N descriptors, element 0 in `buffer`, the others in `more_buffers`).
+      const std::size_t count = 1 + a.more_buffers.size(), stride = a.bytes.size() / count;
+      auto texel_offset = [&](std::size_t k, const BufferStorage& storage) {
+        void* texel = nullptr;
+        if (stride >= sizeof texel) std::memcpy(&texel, a.bytes.data() + k * stride, sizeof texel);
+        const auto* base = static_cast<const unsigned char*>(storage.data());
+        const auto* first = static_cast<const unsigned char*>(texel);
+        if (first < base || first > base + storage.nbytes()) {
+          throw ArgumentError("kernel '" + program.info().name + "': a texture's first texel lies outside its memory");
+        }
+        return static_cast<std::uint64_t>(first - base);
+      };
       w.put(ArgPlace::texture);
       w.put<std::uint64_t>(buffer_offset(*a.buffer, staging));
       w.put<std::uint64_t>(a.buffer->nbytes());
-      w.put<std::uint64_t>(static_cast<std::uint64_t>(first - base));
+      w.put<std::uint64_t>(texel_offset(0, *a.buffer));
       w.put<std::uint64_t>(a.bytes.size());
       w.put_bytes(a.bytes.data(), a.bytes.size());
+      w.put<std::uint32_t>(static_cast<std::uint32_t>(a.more_buffers.size()));
+      for (std::size_t k = 1; k < count; ++k) {
+        const BufferStorage& more = *a.more_buffers[k - 1];
+        w.put<std::uint64_t>(buffer_offset(more, staging));
+        w.put<std::uint64_t>(more.nbytes());
+        w.put<std::uint64_t>(texel_offset(k, more));
+      }
     } else if (a.buffer) {
       w.put(ArgPlace::arena);
       w.put<std::uint64_t>(buffer_offset(*a.buffer, staging) + a.offset);  // a view of a Buffer: from its offset

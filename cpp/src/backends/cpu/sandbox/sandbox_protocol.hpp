@@ -61,7 +61,9 @@ enum class ArgPlace : std::uint32_t {
   threadgroup = 3,  // [[threadgroup(i)]]: nbytes is its length
   texture = 4,      // a texture over [offset, offset + nbytes) of the arena; then the offset of its
                     // texel (0, 0) in that range, and its descriptor (the kernel's ABI, whose first
-                    // member is that texel's address: the worker writes its own)
+                    // member is that texel's address: the worker writes its own); then the count
+                    // of the other textures of an array of textures, and per one its arena offset,
+                    // length and texel (0, 0) offset (its descriptor is in the same bytes)
 };
 
 struct alignas(64) ControlPage {

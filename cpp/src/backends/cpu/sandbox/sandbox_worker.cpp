@@ -275,6 +275,19 @@ class Worker {
         std::memcpy(a.bytes.data(), &address, sizeof address);
         a.host_data = arena_ + offset;  // the kernel's arg_bytes: the storage's length, as in-process
         a.host_nbytes = nbytes;
+        // An array of textures: the other descriptors' storage, each texel (0, 0) relocated.
+        const auto more = request.get<std::uint32_t>();
+        if (!request.ok() || more > 4096 || descriptor % (std::uint64_t(more) + 1) != 0) _exit(kExitProtocol);
+        const std::uint64_t stride = descriptor / (std::uint64_t(more) + 1);
+        for (std::uint32_t k = 1; k <= more; ++k) {
+          const auto at = request.get<std::uint64_t>(), length = request.get<std::uint64_t>(),
+                     first = request.get<std::uint64_t>();
+          if (!request.ok() || at > arena_bytes_ || length > arena_bytes_ - at || first > length ||
+              stride < sizeof(void*))
+            _exit(kExitProtocol);
+          unsigned char* texel_address = arena_ + at + first;
+          std::memcpy(a.bytes.data() + k * stride, &texel_address, sizeof texel_address);
+        }
       }
     }
     if (!request.ok()) _exit(kExitProtocol);
