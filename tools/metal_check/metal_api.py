@@ -246,6 +246,7 @@ ENUMS = {
         ("MTLTextureType2D", "10.11"),
         ("MTLTextureType2DArray", "10.11"),
         ("MTLTextureTypeCube", "10.11"),
+        ("MTLTextureTypeCubeArray", "10.11"),
         ("MTLTextureType3D", "10.11"),
     ]),
     "MTLStorageMode": ("enum", "NSUInteger", "10.11", [
@@ -255,6 +256,7 @@ ENUMS = {
     "MTLTextureUsage": ("options", "NSUInteger", "10.11", [
         ("MTLTextureUsageShaderRead", "10.11"),
         ("MTLTextureUsageShaderWrite", "10.11"),
+        ("MTLTextureUsageShaderAtomic", "14.0"),
     ]),
     "MTLSamplerMinMagFilter": ("enum", "NSUInteger", "10.11", [
         ("MTLSamplerMinMagFilterNearest", "10.11"),

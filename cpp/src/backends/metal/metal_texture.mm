@@ -129,8 +129,12 @@ void* make_texture(void* device, const PlanTexture& planned, void* buffer) {
   [descriptor setArrayLength:d.array_length];
   [descriptor setMipmapLevelCount:d.mipmap_levels];
   [descriptor setStorageMode:d.private_storage ? MTLStorageModePrivate : MTLStorageModeShared];
-  [descriptor setUsage:(d.shader_read ? MTLTextureUsageShaderRead : 0) | (d.shader_write ? MTLTextureUsageShaderWrite : 0) |
-                       (d.shader_atomic ? MTLTextureUsageShaderAtomic : 0)];
+  MTLTextureUsage usage = (d.shader_read ? MTLTextureUsageShaderRead : 0) | (d.shader_write ? MTLTextureUsageShaderWrite : 0);
+  // Texture atomics are MSL 3.1's: a kernel with them compiles only on macOS 14 and later.
+#if __MAC_OS_X_VERSION_MAX_ALLOWED >= 140000
+  if (@available(macOS 14.0, *)) usage |= d.shader_atomic ? MTLTextureUsageShaderAtomic : 0;
+#endif
+  [descriptor setUsage:usage];
   id<MTLTexture> texture =
       planned.source == PlanTexture::Source::over_buffer
           ? [(__bridge id<MTLBuffer>)buffer newTextureWithDescriptor:descriptor offset:0 bytesPerRow:planned.bytes_per_row]

@@ -36,7 +36,7 @@ void check_metal_texture(const TextureDescriptor& d) {
     throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
                         " texels wide in each dimension on Metal, got " + std::to_string(largest));
   if (is_array(d.type) && d.array_length > 2048)
-    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " has at most 2048 elements on Metal, got " +
+    throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " has at most 2048 slices (array elements) on Metal, got " +
                         std::to_string(d.array_length));
 }
 
