@@ -25,7 +25,7 @@ inline const std::vector<Part>& parts_table() {
       {"BASE", {"metal_address_space.h", "metal_unaligned.h", "metal_limits.h"}, {"VECTOR"}},
       {"MATH",
        {"metal_math.h", "metal_double.h", "metal_geometric.h", "metal_integer.h", "metal_builtins_cuda.h",
-        "metal_relational.h"},
+        "metal_relational.h", "metal_pack.h"},
        {"BASE"}},
       {"MATRIX", {"metal_matrix.h", "metal_simd_types.h"}, {"MATH"}},
       {"SYNC", {"metal_sync.h", "metal_regions.h"}, {"BASE"}},

@@ -99,6 +99,15 @@ METAL_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<float>* o,
   return old == want;
 }
 
+// 64-bit atomics (MSL 2.4; Apple8 Macs and Apple9 GPUs): atomic_ulong takes min and max, which
+// return nothing. CUDA's 64-bit atomicMin/Max take unsigned long long, another type than ulong.
+METAL_FUNC void atomic_min_explicit(volatile atomic<unsigned long>* o, unsigned long v, memory_order) {
+  atomicMin(reinterpret_cast<unsigned long long*>(const_cast<unsigned long*>(&o->mtl_value)), (unsigned long long)v);
+}
+METAL_FUNC void atomic_max_explicit(volatile atomic<unsigned long>* o, unsigned long v, memory_order) {
+  atomicMax(reinterpret_cast<unsigned long long*>(const_cast<unsigned long*>(&o->mtl_value)), (unsigned long long)v);
+}
+
 // atomic_bool: CUDA has no byte atomics; swap the byte inside its aligned 32-bit word.
 namespace mtl_detail {
 template <class F> METAL_FUNC bool bool_rmw(volatile atomic<bool>* o, F f) {
@@ -220,6 +229,15 @@ inline T atomic_fetch_xor_explicit(volatile atomic<T>* o, typename mtl_detail::n
   return __atomic_fetch_xor(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 
+// 64-bit atomics (MSL 2.4; Apple8 Macs and Apple9 GPUs): atomic_ulong takes min and max, which
+// return nothing.
+inline void atomic_min_explicit(volatile atomic<unsigned long>* o, unsigned long v, memory_order order) {
+  mtl_detail::cas_loop(o, [v](unsigned long a) { return v < a ? v : a; }, order);
+}
+inline void atomic_max_explicit(volatile atomic<unsigned long>* o, unsigned long v, memory_order order) {
+  mtl_detail::cas_loop(o, [v](unsigned long a) { return v > a ? v : a; }, order);
+}
+
 inline void atomic_thread_fence(mem_flags, memory_order order, thread_scope = thread_scope::thread_scope_device) {
   __atomic_thread_fence(mtl_detail::gcc_order(order));
 }
@@ -246,6 +264,8 @@ METAL_ATOMIC_TAGGED(atomic_fetch_max_explicit)
 METAL_ATOMIC_TAGGED(atomic_fetch_and_explicit)
 METAL_ATOMIC_TAGGED(atomic_fetch_or_explicit)
 METAL_ATOMIC_TAGGED(atomic_fetch_xor_explicit)
+METAL_ATOMIC_TAGGED(atomic_min_explicit)
+METAL_ATOMIC_TAGGED(atomic_max_explicit)
 #undef METAL_ATOMIC_TAGGED
 
 }  // namespace metal

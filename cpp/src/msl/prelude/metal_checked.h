@@ -336,6 +336,8 @@ METAL_CHECKED_ATOMIC(atomic_fetch_or_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
 METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
+METAL_CHECKED_ATOMIC(atomic_min_explicit)
+METAL_CHECKED_ATOMIC(atomic_max_explicit)
 #undef METAL_CHECKED_ATOMIC
 // `expected` through a checked `thread T*` (a helper function's parameter): checked, then
 // the plain function runs on its element.
