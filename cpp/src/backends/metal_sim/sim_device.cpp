@@ -88,6 +88,12 @@ class SimLibrary final : public BackendLibrary {
 
   std::shared_ptr<Program> make_program(const std::string& name,
                                         const std::vector<FunctionConstant>& constants) override {
+    const auto& atomic64 = reflected_.atomic64_kernels;
+    if (!family_.atomic64_min_max && std::find(atomic64.begin(), atomic64.end(), name) != atomic64.end())
+      throw CompileError("[metal-sim] unable to build the pipeline of kernel '" + name + "': it uses 64-bit atomics "
+                         "(atomic_min_explicit / atomic_max_explicit on atomic_ulong), which GPUs of family " +
+                         family_.name + " (" + family_.gpu + ") do not have: Metal has them on Apple8 Macs (M2) and "
+                         "Apple9 GPUs (Device(\"metal-sim\", family=\"apple9\"))");
     std::shared_ptr<Program> cpu = cpu_->make_program(name, constants);
     if (cpu->info().texture_atomics && !family_.texture_atomics)
       throw CompileError("[metal-sim] kernel '" + name + "' uses texture atomics (MSL 3.1), which " + family_.name +

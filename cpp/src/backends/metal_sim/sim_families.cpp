@@ -4,6 +4,8 @@
 // without them: 16 KB, dispatchThreadgroups only); MSL 3.1's texture atomics need macOS 14 / iOS 17,
 // which no Apple3 GPU runs; 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
+// 64-bit atomics' min and max: GPUs of Apple8 and Mac2 (the M2, a Mac's) and of Apple9, as the
+// tables list them; not Apple7 (M1), Apple3, nor Intel's and AMD's Mac2 GPUs.
 // SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs (the compiler's SIMD8/16/32);
 // 32 or 64 on AMD GPUs (wave32, wave64). Each simulated pipeline runs with its own (the CPU backend's
 // SIMD-group functions take the launch's width); the Intel and AMD devices report the width a probe
@@ -42,6 +44,7 @@ std::vector<GpuFamily> make_families() {
   all.push_back(family("apple7", "apple7", "Apple M1", 32, {1024, 1024, 896, 768}));
   all.push_back(family("apple8", "apple8", "Apple M2", 32, {1024, 1024, 896, 768}));
   all.push_back(family("apple9", "apple9", "Apple M3", 32, {1024, 1024, 896, 768}));
+  all[1].atomic64_min_max = all[2].atomic64_min_max = true;  // the M2 Mac's is Apple8 and Mac2
   GpuFamily apple3 = family("apple3", "apple3", "Apple A9", 32, {1024, 512});
   apple3.threadgroup_memory_length = 16384;
   apple3.nonuniform_threadgroups = false;

@@ -25,6 +25,7 @@ struct GpuFamily {
   unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
   std::vector<unsigned> pipeline_simd_widths;       // threadExecutionWidth a pipeline may have
+  bool atomic64_min_max = false;  // atomic_ulong's atomic_min/max_explicit: Apple8 Macs (M2) and Apple9
   unsigned ordinal = 0;  // distinct for every family and pinned variant: the simulated registryID
 };
 

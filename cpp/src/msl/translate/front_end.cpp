@@ -5,6 +5,7 @@
 #include "msl/analysis/grid_indexing.hpp"
 #include "msl/analysis/msl_rules.hpp"
 #include "msl/analysis/nesting_limits.hpp"
+#include "msl/analysis/sync_reachability.hpp"
 #include "msl/lex/lexer.hpp"
 #include "msl/passes/render_functions.hpp"
 #include "msl/errors/front_end_stop.hpp"
@@ -70,6 +71,11 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
   drop_render_functions(tokens);
   ParsedSource parsed = parse_source(tokens, source);
   SourceReflection reflection;
+  const std::vector<bool> atomic64 = kernels_reaching(tokens, parsed.kernels, [](const std::string& name) {
+    return name == "atomic_min_explicit" || name == "atomic_max_explicit";  // atomic_ulong's alone
+  });
+  for (std::size_t k = 0; k < parsed.kernels.size(); ++k)
+    if (atomic64[k]) reflection.atomic64_kernels.push_back(parsed.kernels[k].info.name);
   for (ParsedKernel& kernel : parsed.kernels) {
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp), as on the CPU.
     for (const std::string& name : grid_indexed_buffers(tokens, kernel))

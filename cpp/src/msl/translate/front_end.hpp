@@ -52,6 +52,9 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
 struct SourceReflection {
   std::vector<KernelInfo> kernels;  // callable kernels (template instantiations by host name), in source order
   std::vector<FunctionConstantDecl> function_constants;
+  // Kernels that may reach a 64-bit atomic's min or max (atomic_min/max_explicit, by name as
+  // fiber_kernels decides): pipelines that GPU families without 64-bit atomics refuse.
+  std::vector<std::string> atomic64_kernels;
 };
 
 /**
