@@ -7,6 +7,7 @@
 #include "msl/analysis/nesting_limits.hpp"
 #include "msl/analysis/sync_reachability.hpp"
 #include "msl/lex/lexer.hpp"
+#include "msl/passes/coherent_qualifiers.hpp"
 #include "msl/passes/render_functions.hpp"
 #include "msl/errors/front_end_stop.hpp"
 
@@ -34,6 +35,7 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   std::vector<Token> tokens = unit.preprocessed.empty() ? tokenize(source) : tokenize(unit.preprocessed, true);
   check_nesting(tokens, source);  // first: the walks below follow nesting
   drop_render_functions(tokens);
+  drop_coherent_qualifiers(tokens);
   check_msl_rules(tokens, source, options.checked);
   TranslateOptions translate;
   translate.constants = options.constants;
@@ -69,6 +71,7 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
   std::vector<Token> tokens = preprocessed.empty() ? tokenize(source) : tokenize(preprocessed, true);
   check_nesting(tokens, source);
   drop_render_functions(tokens);
+  drop_coherent_qualifiers(tokens);
   ParsedSource parsed = parse_source(tokens, source);
   SourceReflection reflection;
   const std::vector<bool> atomic64 = kernels_reaching(tokens, parsed.kernels, [](const std::string& name) {

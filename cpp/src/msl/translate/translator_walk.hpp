@@ -30,6 +30,8 @@
 #include "msl/passes/accumulator_elements.hpp"
 #include "msl/passes/address_space_overloads.hpp"
 #include "msl/passes/this_address_space.hpp"
+#include "msl/passes/vector_size_parameters.hpp"
+#include "msl/passes/coherent_qualifiers.hpp"
 #include "msl/passes/async_copies.hpp"
 #include "msl/passes/barrier_regions.hpp"
 #include "msl/passes/branch_reconvergence.hpp"
@@ -60,6 +62,8 @@ class Translator {
         only_kernels_(options.only_kernels),
         uses_double_(std::any_of(t_.begin(), t_.end(), [](const Token& t) { return t.is_identifier("double"); })) {
     drop_render_functions(t_);
+    int_vector_size_parameters(t_);
+    drop_coherent_qualifiers(t_);
     rename_names_that_clash_with_target();
     if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
