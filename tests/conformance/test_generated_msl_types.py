@@ -6,7 +6,9 @@ survey, docs/msl-corpus.md), each in a kernel of our own checked against NumPy o
   SPIRV-Cross's `template<typename T, uint V, uint N> spvArrayCopyFromConstantToStack(thread T
   (&dst)[N], constant vec<T, V> (&src)[N])`, and into `int N` as before;
 * `coherent device S&` / `coherent device T*` (SPIRV-Cross's coherent buffers): parameters,
-  struct members, locals assigned and reassigned, a `thread &` to such a pointer.
+  struct members, locals assigned and reassigned, a `thread &` to such a pointer;
+* `simdgroup_float8x8::storage_type` (SPIRV-Cross's cooperative-matrix length: a lane's
+  elements, 2 of an 8x8 matrix over 32 lanes), the type thread_elements() gives.
 """
 
 from __future__ import annotations
@@ -57,6 +59,18 @@ kernel void gt_coherent(coherent device gt_ssbo& counter [[buffer(0)]], device g
     gt_add(param);
     param = items + i;
     param->v *= 2.0f;
+}
+""",
+    """
+kernel void gt_sgm_storage(device uint* sizes [[buffer(0)]], device float* sums [[buffer(1)]],
+                           uint lane [[thread_index_in_simdgroup]]) {
+    if (lane == 0) {
+        sizes[0] = uint(sizeof(simdgroup_float8x8::storage_type) / sizeof(float));
+        sizes[1] = uint(sizeof(simdgroup_half8x8::storage_type) / sizeof(half));
+    }
+    simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8, 8>(1.5f);
+    simdgroup_float8x8::storage_type e = m.thread_elements();
+    sums[lane] = e.x + e.y;
 }
 """,
 ])
@@ -134,3 +148,11 @@ def test_coherent_device_references_and_pointers(device):
     KS.get(device, "gt_coherent")(n, counter, items)
     assert_equal(counter, np.array([17], np.uint32))
     assert_equal(items, (np.arange(n, dtype=np.float32) + 10) * 2)
+
+
+def test_simdgroup_matrix_storage_type(device):
+    sizes = np.zeros(2, np.uint32)
+    sums = np.zeros(32, np.float32)
+    KS.get(device, "gt_sgm_storage")(32, sizes, sums, threadgroup=32)
+    assert_equal(sizes, np.array([2, 2], np.uint32))
+    assert_equal(sums, np.full(32, 3.0, np.float32))

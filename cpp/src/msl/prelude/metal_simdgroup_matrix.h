@@ -78,6 +78,7 @@ template <class T, int C, int R> inline void sgm_gather(const simdgroup_matrix<T
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
   typedef T value_type;
+  typedef vec<T, 2> storage_type;  // a lane's elements, what thread_elements() gives (SPIRV-Cross sizes it)
   alignas(32) T mtl_e[64];  // row-major; valid in the leader (or in every lane while mtl_spread)
   // thread_elements() handed the matrix out: lanes own their two elements.
   // Without thread_elements() (METALCALL_SGM_ELEMENTS 0) only the leader's copy is ever

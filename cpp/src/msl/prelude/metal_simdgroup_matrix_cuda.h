@@ -177,6 +177,7 @@ template <class TA, class TB> METAL_FUNC f4 fma_product(const vec<TA, 2>& av, co
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: Metal defines only 8x8 SIMD-group matrices");
   typedef T value_type;
+  typedef vec<T, 2> storage_type;  // a lane's elements, what thread_elements() gives (SPIRV-Cross sizes it)
   vec<T, 2> mtl_v;      // mma layout: row lane / 4, columns 2 * (lane % 4) and + 1
   vec<T, 2> mtl_b;      // 16-bit T: the transpose in mma layout (mma's B operand), while mtl_has_b
   vec<T, 2> mtl_qa;     // 16-bit T, quads: the A operand's layout (mtl_sgm::quad_col), while mtl_has_qa
