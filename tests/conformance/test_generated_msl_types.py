@@ -7,6 +7,8 @@ survey, docs/msl-corpus.md), each in a kernel of our own checked against NumPy o
   (&dst)[N], constant vec<T, V> (&src)[N])`, and into `int N` as before;
 * `coherent device S&` / `coherent device T*` (SPIRV-Cross's coherent buffers): parameters,
   struct members, locals assigned and reassigned, a `thread &` to such a pointer;
+* vectors written and read through `volatile device S&` (SPIRV-Cross's spelling of GLSL's
+  `coherent` buffers: `no viable overloaded '='` before), float, half and uint vectors;
 * `simdgroup_float8x8::storage_type` (SPIRV-Cross's cooperative-matrix length: a lane's
   elements, 2 of an 8x8 matrix over 32 lanes), the type thread_elements() gives.
 """
@@ -59,6 +61,23 @@ kernel void gt_coherent(coherent device gt_ssbo& counter [[buffer(0)]], device g
     gt_add(param);
     param = items + i;
     param->v *= 2.0f;
+}
+""",
+    """
+struct gt_vol { float4 value; half2 h; uint3 u; };
+kernel void gt_volatile_vectors(volatile device gt_vol& __restrict box [[buffer(0)]], device float4* out [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    if (i != 0) return;
+    float4 before = box.value;
+    box.value = before * 2.0f + float4(1.0f, 2.0f, 3.0f, 4.0f);
+    box.h = half2(1.5h, -2.0h);
+    box.u = uint3(7u, 8u, 9u);
+    float4 r = box.value;
+    half2 hh = box.h;
+    out[0] = r + float4(float(hh.x), float(hh.y), float(box.u[2]), box.value[3]);
+    box.value.y = 0.25f;
+    out[1] = box.value;
+    box.value = 3.0f;
 }
 """,
     """
@@ -156,3 +175,16 @@ def test_simdgroup_matrix_storage_type(device):
     KS.get(device, "gt_sgm_storage")(32, sizes, sums, threadgroup=32)
     assert_equal(sizes, np.array([2, 2], np.uint32))
     assert_equal(sums, np.full(32, 3.0, np.float32))
+
+
+def test_vectors_through_volatile_device_references(device):
+    box = np.zeros(12, np.float32)  # float4 at 0, half2 at 16, uint3 at 32: 48 bytes
+    box[:4] = [1.0, -2.0, 0.5, 8.0]
+    out = np.zeros((2, 4), np.float32)
+    KS.get(device, "gt_volatile_vectors")(1, box, out)
+    r = np.array([1.0, -2.0, 0.5, 8.0], np.float32) * 2 + np.array([1, 2, 3, 4], np.float32)
+    assert_equal(out[0], r + np.array([1.5, -2.0, 9.0, r[3]], np.float32))
+    assert_equal(out[1], np.array([r[0], 0.25, r[2], r[3]], np.float32))
+    assert_equal(box[:4], np.full(4, 3.0, np.float32))
+    assert_equal(box[4:5].view(np.float16), np.array([1.5, -2.0], np.float16))
+    assert_equal(box[8:11].view(np.uint32), np.array([7, 8, 9], np.uint32))

@@ -196,6 +196,21 @@ template <int... I> METAL_FUNC constexpr bool indices_distinct() {
   return true;
 }
 
+// A component read or written through a volatile pointer as an integer of its size: half,
+// bfloat and __half have no volatile assignment of their own.
+template <class T> struct volatile_bits {
+  typedef conditional_t<sizeof(T) == 1, unsigned char,
+                        conditional_t<sizeof(T) == 2, unsigned short,
+                                      conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>>
+      __attribute__((__may_alias__)) Bits;
+  static METAL_FUNC void store(volatile T* p, const T& v) {
+    *reinterpret_cast<volatile Bits*>(p) = *reinterpret_cast<const Bits*>(&v);
+  }
+  static METAL_FUNC T load(const volatile T* p) {
+    const Bits b = *reinterpret_cast<const volatile Bits*>(p);
+    return *reinterpret_cast<const T*>(&b);
+  }
+};
 template <class V, int... I> struct swizzle_ref;
 template <int Code, int... I> struct swizzle_code;
 }  // namespace mtl_detail
@@ -234,6 +249,24 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
     return *this;
   }
 #endif
+
+  // Through a volatile lvalue (SPIRV-Cross writes coherent buffers `volatile device S&`): the
+  // components' bytes one by one. Templates, so that the vector stays trivially copyable (no
+  // template is a copy constructor or a copy assignment); the right side converts as in a
+  // plain assignment.
+  template <class V>
+  METAL_FUNC void operator=(const V& o) volatile {
+    const mtl_vector v = o;
+    for (int i = 0; i < N; ++i) mtl_detail::volatile_bits<T>::store(reinterpret_cast<volatile T*>(this) + i, v[i]);
+  }
+  template <class V, enable_if_t<is_same<V, mtl_vector>::value, int> = 0>
+  METAL_FUNC mtl_vector(const volatile V& o) : mtl_vector() {
+    for (int i = 0; i < N; ++i) (*this)[i] = mtl_detail::volatile_bits<T>::load(reinterpret_cast<const volatile T*>(&o) + i);
+  }
+  METAL_FUNC T operator[](int i) const volatile {
+    const T* c = const_cast<const T*>(reinterpret_cast<const volatile T*>(this));
+    return mtl_detail::volatile_bits<T>::load(&METAL_CHECKED_ELEMENT(c, i, N, "vector component"));
+  }
 
   // float4(x): broadcast.
   template <class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0>
