@@ -77,7 +77,7 @@ kernel void gt_volatile_vectors(volatile device gt_vol& __restrict box [[buffer(
     out[0] = r + float4(float(hh.x), float(hh.y), float(box.u[2]), box.value[3]);
     box.value.y = 0.25f;
     out[1] = box.value;
-    box.value = 3.0f;
+    box.value = float4(3.0f);
 }
 """,
     """

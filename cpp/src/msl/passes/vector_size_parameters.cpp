@@ -24,7 +24,7 @@ std::size_t list_end(const std::vector<Token>& t, std::size_t open) {
     else if (t[j].is(")")) --paren;
     else if (paren == 0 && t[j].is("<")) ++angle;
     else if (paren == 0 && t[j].is(">") && --angle == 0) return j;
-    else if (paren == 0 && t[j].is(">>") && (angle -= 2) <= 0) return angle == 0 ? j : t.size();
+    else if (paren == 0 && t[j].is(">>") && (angle -= 2) <= 0) return j;  // closes this list (and one around it)
     else if (t[j].is(";") || t[j].is("{")) return t.size();
   }
   return t.size();

@@ -203,10 +203,10 @@ template <class T> struct volatile_bits {
                         conditional_t<sizeof(T) == 2, unsigned short,
                                       conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>>
       __attribute__((__may_alias__)) Bits;
-  static METAL_FUNC void store(volatile T* p, const T& v) {
+  static METAL_FUNC void mtl_store(volatile T* p, const T& v) {
     *reinterpret_cast<volatile Bits*>(p) = *reinterpret_cast<const Bits*>(&v);
   }
-  static METAL_FUNC T load(const volatile T* p) {
+  static METAL_FUNC T mtl_load(const volatile T* p) {
     const Bits b = *reinterpret_cast<const volatile Bits*>(p);
     return *reinterpret_cast<const T*>(&b);
   }
@@ -252,20 +252,24 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
 
   // Through a volatile lvalue (SPIRV-Cross writes coherent buffers `volatile device S&`): the
   // components' bytes one by one. Templates, so that the vector stays trivially copyable (no
-  // template is a copy constructor or a copy assignment); the right side converts as in a
-  // plain assignment.
-  template <class V>
-  METAL_FUNC void operator=(const V& o) volatile {
-    const mtl_vector v = o;
-    for (int i = 0; i < N; ++i) mtl_detail::volatile_bits<T>::store(reinterpret_cast<volatile T*>(this) + i, v[i]);
+  // template is a copy constructor or a copy assignment), of this very vector type: a volatile
+  // member is viable on any object, and one taking what converts would make `packed = vec` and
+  // `v = 1.0f` ambiguous.
+  template <class V, enable_if_t<is_same<V, mtl_vector>::value, int> = 0>
+  METAL_FUNC void operator=(const V& v) volatile {
+    for (int i = 0; i < N; ++i) mtl_detail::volatile_bits<T>::mtl_store(reinterpret_cast<volatile T*>(this) + i, v[i]);
+  }
+  template <class V, enable_if_t<is_same<V, mtl_vector>::value, int> = 0>
+  METAL_FUNC mtl_vector& operator=(const volatile V& o) {
+    return *this = mtl_vector(o);
   }
   template <class V, enable_if_t<is_same<V, mtl_vector>::value, int> = 0>
   METAL_FUNC mtl_vector(const volatile V& o) : mtl_vector() {
-    for (int i = 0; i < N; ++i) (*this)[i] = mtl_detail::volatile_bits<T>::load(reinterpret_cast<const volatile T*>(&o) + i);
+    for (int i = 0; i < N; ++i) (*this)[i] = mtl_detail::volatile_bits<T>::mtl_load(reinterpret_cast<const volatile T*>(&o) + i);
   }
   METAL_FUNC T operator[](int i) const volatile {
     const T* c = const_cast<const T*>(reinterpret_cast<const volatile T*>(this));
-    return mtl_detail::volatile_bits<T>::load(&METAL_CHECKED_ELEMENT(c, i, N, "vector component"));
+    return mtl_detail::volatile_bits<T>::mtl_load(&METAL_CHECKED_ELEMENT(c, i, N, "vector component"));
   }
 
   // float4(x): broadcast.
