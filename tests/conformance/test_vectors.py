@@ -199,6 +199,19 @@ kernel void v_swizzle_edge(device float4* a [[buffer(0)]], device float3* b [[bu
     out[3 * i + 2] = float4(q.yx, float2(v.w));
 }
 """,
+    # a swizzle assigned the vector it names (the right-hand side is read before any write)
+    """
+kernel void v_swizzle_self(device float4* a [[buffer(0)]], device float4* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+    float4 v = a[i];
+    v.ywxz = v;
+    out[2 * i] = v;
+    float3 w = a[i].xyz;
+    w.zxy = w;
+    out[2 * i + 1] = float4(w, 0.0f);
+    a[i].wzyx = a[i];
+}
+""",
     # literal forms and implicit scalar-to-vector conversions
     """
 kernel void v_literals(device float4* out [[buffer(0)]], device uint* ou [[buffer(1)]],
@@ -442,6 +455,20 @@ def test_swizzle_edge_cases(device, rng):
     exp = np.stack([np.concatenate([2 * v[:, 2:], v[:, [2, 1]]], 1), v[:, ::-1],
                     np.concatenate([q[:, ::-1], v[:, 3:], v[:, 3:]], 1)], 1).reshape(-1, 4)
     assert_close(out, exp)
+
+
+def test_swizzle_self_assignment(device, rng):
+    a = f4(rng)
+    a0 = a.copy()
+    out = np.zeros((2 * N, 4), np.float32)
+    KS.get(device, "v_swizzle_self")(N, a, out)
+    v = np.empty_like(a0)
+    v[:, [1, 3, 0, 2]] = a0            # v.ywxz = v: y <- x, w <- y, x <- z, z <- w
+    w = np.zeros_like(a0)
+    w[:, [2, 0, 1]] = a0[:, :3]         # w.zxy = w
+    assert_equal(out[0::2], v)
+    assert_equal(out[1::2], w)
+    assert_equal(a, a0[:, ::-1])
 
 
 def test_literals(device):

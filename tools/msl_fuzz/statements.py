@@ -10,7 +10,7 @@ takes alike, "simd" where only SIMD-groups are uniform, "thread" elsewhere.
 
 from __future__ import annotations
 
-from . import tree as t, workarounds
+from . import tree as t
 from .expressions import Context, ExprGen, Var, random_value
 from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
@@ -166,9 +166,6 @@ class StmtGen:
             value = t.Binary(ty=count_ty, op="&", a=self.ex.expr(count_ty, 2), b=t.Lit(ty=count_ty, value=bits - 1))
         else:
             value = self.ex.expr(target_ty, self.expr_depth())
-        if comps is not None and isinstance(value, t.Ref) and value.name == v.name \
-                and workarounds.active("swizzle-self-assign"):
-            value = t.Convert(ty=target_ty, a=value)
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
                          element_syntax=element_syntax, index=index)]
 

@@ -15,12 +15,6 @@ KNOWN = {
         "('conditional expression is ambiguous': each converts to the other). Whether Apple's "
         "compiler accepts it is to be checked on a Mac; the generator converts p explicitly."
     ),
-    "swizzle-self-assign": (
-        "`v.ywxz = v` (a swizzle of every component assigned the vector itself) gives (3, 1, 1, 1) for "
-        "v = (1, 2, 3, 4) on the CPU backend, checked or not: the prelude's swizzle_ref::operator= takes "
-        "its right-hand side by reference and writes v while reading it (region fuzzer, seed 22101 "
-        "program 31, 2026-12-02). The generator writes the right-hand side as a conversion `int4(v)`."
-    ),
 }
 
 ACTIVE: set = set() if os.environ.get("MSL_FUZZ_NO_WORKAROUNDS") else set(KNOWN)

@@ -355,8 +355,8 @@ template <class V, int... I> struct swizzle_ref {
   METAL_FUNC operator value_type() const { return get(); }
 
   // value_type accepts the same-length vector, its packed form and a scalar
-  // (broadcast); the right-hand side is copied first, so v.xy = v.yx works.
-  METAL_FUNC swizzle_ref& operator=(const value_type& s) {
+  // (broadcast). Taken by value: `v.ywxz = v` must read v before writing it.
+  METAL_FUNC swizzle_ref& operator=(value_type s) {
     store(s, typename make_seq<sizeof...(I)>::type{});
     return *this;
   }
