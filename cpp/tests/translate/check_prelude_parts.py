@@ -40,7 +40,7 @@ CASES = [
      ["HALF", "VECTOR", "BASE", "MATH", "SYNC", "SIMD", "APPLE"]),
     ("texture", "kernel void k(texture2d<float, access::read> t [[texture(0)]], device float* a [[buffer(0)]], "
      "uint2 p [[thread_position_in_grid]]) { a[p.x] = t.read(p).x; }", [],
-     ["HALF", "VECTOR", "BASE", "MATH", "SYNC", "TEXTURE"]),
+     ["HALF", "VECTOR", "BASE", "MATH", "SYNC", "ATOMIC", "TEXTURE"]),  # ATOMIC: texture atomics
 ]
 
 

@@ -63,7 +63,7 @@
 #include "metal_sync.h"        // barriers; with their parts, atomics and SIMD-group functions
 #include "metal_regions.h"     // kernels run as regions between barriers (CPU only)
 #endif
-#if METALCALL_PART_TEXTURE  // (needs MATH) ------------------------------------------------------
+#if METALCALL_PART_TEXTURE  // (needs MATH, ATOMIC) ----------------------------------------------
 #include "metal_texture.h"     // textures and samplers
 #endif
 #include "metal_stop.h"        // the stop check on every loop (Ctrl-C, timeouts)
