@@ -169,7 +169,7 @@ float plus_one(float x) { return x + 1.0f; }
 template <float (*F)(float)> float apply(float x) { return F(x); }
 template <int N, float (*F)(float), float (*G)(float)> float both(float x) { return G(F(x)) + float(N); }
 kernel void applied(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    thread float* p = &a[i];
+    device float* p = &a[i];
     a[i] = apply<&twice>(a[i]) + both<3, &twice, &plus_one>(*p);
 }
 """

@@ -10,9 +10,10 @@ namespace {
 
 // The integer types other than int a template parameter is declared with (one or more words).
 bool integer_word(const Token& tok) {
-  static const std::set<std::string> words = {"uint", "ushort", "ulong", "uchar", "unsigned", "short", "long",
-                                              "char", "size_t", "uint32_t", "uint16_t", "uint64_t", "int32_t",
-                                              "int16_t", "int64_t", "uint8_t", "int8_t", "signed", "int"};
+  static const auto& words = *new std::set<std::string>{"uint", "ushort", "ulong", "uchar", "unsigned", "short",
+                                                       "long", "char", "size_t", "uint32_t", "uint16_t", "uint64_t",
+                                                       "int32_t", "int16_t", "int64_t", "uint8_t", "int8_t", "signed",
+                                                       "int"};
   return tok.kind == TokenKind::identifier && words.count(tok.text) > 0;
 }
 
