@@ -14,35 +14,13 @@ so those rows name no outcome for it.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import metalcall as mc
+from attack_kernels import MODES, kernel, mode  # noqa: F401 (mode: the fixture)
 
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
-
-HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
-
-
-def kernel(body: str, prefix: str = "") -> str:
-    return (HEADER + prefix + "\nkernel void k(device float* out [[buffer(0)]], constant ulong& at [[buffer(1)]],\n"
-            "              uint i [[thread_position_in_grid]]) {\n" + body + "\n}\n")
-
-
-MODES = {
-    "cpu": lambda: mc.Device("cpu", sandbox=False),
-    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
-    "sandbox": lambda: mc.Device("cpu", sandbox=True),
-}
-
-
-@pytest.fixture(params=sorted(MODES))
-def mode(request):
-    if request.param == "sandbox" and not sys.platform.startswith("linux"):
-        pytest.skip("the sandbox is built on Linux's seccomp")
-    return request.param
 
 
 IMPLEMENTATION = "no names of metalcall's implementation"
