@@ -12,7 +12,7 @@ import pytest
 
 import metalcall as mc
 from mcconf import KernelSet
-from texture_models import address, axis, sample_model
+from texture_models import address, axis, cube_face, sample_model
 
 KS = KernelSet([
     """
@@ -83,18 +83,6 @@ kernel void tt_texture_arrays(array<texture2d<float>, 3> ts [[texture(0)]],
 }
 """,
 ])
-
-
-def cube_face(x, y, z):
-    """The face a direction picks and its normalized (u, v), by Metal's table."""
-    ax = np.abs([x, y, z])
-    if ax[0] >= ax[1] and ax[0] >= ax[2]:
-        face, sc, tc, ma = (0 if x >= 0 else 1), (-z if x >= 0 else z), -y, ax[0]
-    elif ax[1] >= ax[2]:
-        face, sc, tc, ma = (2 if y >= 0 else 3), x, (z if y >= 0 else -z), ax[1]
-    else:
-        face, sc, tc, ma = (4 if z >= 0 else 5), (x if z >= 0 else -x), -y, ax[2]
-    return face, 0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)
 
 
 def gather_model(img, u, v, component=0):

@@ -11,8 +11,8 @@ import pytest
 
 import metalcall as mc
 from mcconf import HEADER, KernelSet
-from texture_models import (FORMATS, MODES, address, axis, decode, encode, filtered_atol, parse, random_raw,
-                            raw_dtype, sample_model)
+from texture_models import (FORMATS, MODES, address, axis, cube_face, decode, encode, filtered_atol, parse,
+                            random_raw, raw_dtype, sample_model)
 
 KS = KernelSet([
     """
@@ -381,15 +381,8 @@ def test_cube_and_depth(device, rng):
     KS.get(device, "tex_cube")(6, dirs, out, textures=[cube, cube], samplers=[device.sampler()])
     for i, (x, y, z, _) in enumerate(dirs.astype(np.float64)):
         np.testing.assert_array_equal(out[2 * i], faces[i % 6, 1, i % 2])
-        ax = np.abs([x, y, z])
-        if ax[0] >= ax[1] and ax[0] >= ax[2]:
-            face, sc, tc, ma = (0 if x >= 0 else 1), (-z if x >= 0 else z), -y, ax[0]
-        elif ax[1] >= ax[2]:
-            face, sc, tc, ma = (2 if y >= 0 else 3), x, (z if y >= 0 else -z), ax[1]
-        else:
-            face, sc, tc, ma = (4 if z >= 0 else 5), (x if z >= 0 else -x), -y, ax[2]
+        face, u, v = cube_face(x, y, z)
         assert face == i  # each direction picks the face Metal's table gives
-        u, v = 0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)
         np.testing.assert_array_equal(out[2 * i + 1], sample_model(faces[face], 4, u, v, "nearest", "clamp_to_edge", True))
 
     depth = rng.uniform(0, 1, (3, 4)).astype(np.float32)

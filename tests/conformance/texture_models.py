@@ -134,3 +134,15 @@ def sample_model(texels, channels, u, v, filt, mode, normalized, border_color="t
             t = border(mode, channels, border_color) if ai < 0 or aj < 0 else texels[aj, ai]
             out += wx * wy * t
     return out
+
+
+def cube_face(x, y, z):
+    """The face a direction picks and its normalized (u, v), by Metal's table."""
+    ax = np.abs([x, y, z])
+    if ax[0] >= ax[1] and ax[0] >= ax[2]:
+        face, sc, tc, ma = (0 if x >= 0 else 1), (-z if x >= 0 else z), -y, ax[0]
+    elif ax[1] >= ax[2]:
+        face, sc, tc, ma = (2 if y >= 0 else 3), x, (z if y >= 0 else -z), ax[1]
+    else:
+        face, sc, tc, ma = (4 if z >= 0 else 5), (x if z >= 0 else -x), -y, ax[2]
+    return face, 0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)
