@@ -418,25 +418,27 @@ METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
   return face;
 }
 
-// A cube of slices first..first+5 sampled along a direction: the face it points at, clamped to
-// that face's edge (no filtering across faces). With `ref`: sample_compare.
+// A cube face is read clamped to its edge (no filtering across faces), by normalized coordinates.
+METAL_FUNC mtl_sampler_abi mtl_face_edge(const mtl_sampler_abi& s) {
+  mtl_sampler_abi edge = s;
+  edge.s = edge.t = 0;
+  edge.normalized = 1;
+  return edge;
+}
+
+// A cube of slices first..first+5 sampled along a direction: the face it points at (mtl_face_edge).
+// With `ref`: sample_compare.
 METAL_FUNC vec<float, 4> sample_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
                                      unsigned first, float lod, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  mtl_sampler_abi edge = s;
-  edge.s = edge.t = 0;
-  edge.normalized = 1;
-  return sample(d, edge, 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
+  return sample(d, mtl_face_edge(s), 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
 }
 METAL_FUNC vec<float, 4> gather_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
                                      unsigned first, unsigned c, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  mtl_sampler_abi edge = s;
-  edge.s = edge.t = 0;
-  edge.normalized = 1;
-  return gather(d, edge, u, v, first + face, 0, 0, c, ref);
+  return gather(d, mtl_face_edge(s), u, v, first + face, 0, 0, c, ref);
 }
 // Metal clamps the array index of sample and gather to the last element (`per` slices each).
 METAL_FUNC unsigned clamped_element(const mtl_texture_abi& d, unsigned element, unsigned per) {
