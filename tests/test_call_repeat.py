@@ -98,10 +98,12 @@ SHAPE_SRC = """
 #include <metal_stdlib>
 using namespace metal;
 kernel void shape(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]],
-                  uint tg [[threads_per_threadgroup]], uint g [[threadgroup_position_in_grid]]) {
-    out[3 * i] = i;
-    out[3 * i + 1] = tg;
-    out[3 * i + 2] = g;
+                  uint asked [[dispatch_threads_per_threadgroup]], uint tg [[threads_per_threadgroup]],
+                  uint g [[threadgroup_position_in_grid]]) {
+    out[4 * i] = i;
+    out[4 * i + 1] = asked;
+    out[4 * i + 2] = tg;
+    out[4 * i + 3] = g;
 }
 kernel void reverse(device uint* out [[buffer(0)]], threadgroup uint* shared [[threadgroup(0)]],
                     uint i [[thread_position_in_threadgroup]], uint n [[threads_per_threadgroup]]) {
@@ -114,32 +116,33 @@ kernel void reverse(device uint* out [[buffer(0)]], threadgroup uint* shared [[t
 
 def test_a_repeat_binds_the_threadgroup_of_its_own_grid(device):
     # A repeated call reuses the automatic threadgroup chosen for the remembered grid: each grid's
-    # threads_per_threadgroup and group positions must be the ones a first call of that grid gets.
+    # threadgroup must be the one a first call of that grid gets, min(n, the backend's automatic
+    # size), and so its threads_per_threadgroup (the last group's own size where it is partial:
+    # 1000 threads in groups of 256 on CUDA) and group positions.
     shape = device.compile(SHAPE_SRC).shape
-    out = device.zeros(3 * 4096, np.uint32)
-    first = {}
-    for n in (1, 1000, 1, 7, 4096, 7):
-        shape(n, out)  # binds (the grid changed)
-        shape(n, out)  # repeats
-        got = np.asarray(out)[: 3 * n].reshape(n, 3)
-        np.testing.assert_array_equal(got[:, 0], np.arange(n, dtype=np.uint32))
-        tg = int(got[0, 1])
-        assert 1 <= tg and (got[:, 1] == tg).all()
-        np.testing.assert_array_equal(got[:, 2], np.arange(n, dtype=np.uint32) // tg)
-        first.setdefault(n, tg)
-        assert first[n] == tg  # the same grid binds the same threadgroup each time
+    out = device.zeros(4 * 4096, np.uint32)
+    automatic = None
+    for n in (4096, 1, 1000, 1, 7, 4096, 7):
+        for call in ("binds", "repeats"):  # the grid changed, then the same call again
+            shape(n, out)
+            got = np.asarray(out)[: 4 * n].reshape(n, 4)
+            automatic = automatic or int(got[0, 1])  # 4096 threads: the backend's whole automatic size
+            asked = min(n, automatic)
+            group = np.arange(n, dtype=np.uint32) // asked
+            want = np.stack([np.arange(n), np.full(n, asked), np.minimum(asked, n - group * asked), group], 1)
+            np.testing.assert_array_equal(got, want.astype(np.uint32), err_msg=f"grid {n}, the call that {call}")
 
 
 def test_one_group_calls_around_threadgroup_memory(device):
     # One-group calls without threadgroup memory lay none out on the worker (dispatch id 0); calls
     # with it in between must get their own memory, of their own length, every time.
     lib = device.compile(SHAPE_SRC)
-    out = device.zeros(3 * 4096, np.uint32)
+    out = device.zeros(4 * 4096, np.uint32)
     rev = device.zeros(256, np.uint32)
     for n in (1, 5, 64, 3, 256):
         lib.shape(1, out)
-        np.testing.assert_array_equal(np.asarray(out)[:3], [0, 1, 0])
+        np.testing.assert_array_equal(np.asarray(out)[:4], [0, 1, 1, 0])
         lib.reverse(n, rev, threadgroup=n, threadgroup_memory=(4 * n + 15) // 16 * 16)
         np.testing.assert_array_equal(np.asarray(rev)[:n], np.arange(n, dtype=np.uint32)[::-1] * 7)
         lib.shape(1, out)
-        np.testing.assert_array_equal(np.asarray(out)[:3], [0, 1, 0])
+        np.testing.assert_array_equal(np.asarray(out)[:4], [0, 1, 1, 0])
