@@ -1,7 +1,9 @@
 """SIMD-group functions reached through calls after divergent control flow: lanes that leave a
 loop holding a SIMD-group call early (`break`, the loop's condition, `return` from a helper,
 `continue` then `break`, nested loops, `do`/`while`, loops in lambdas and functors) and then call a helper,
-a lambda or a functor defined on an earlier line that calls a SIMD-group function; lanes that
+a lambda or a functor defined on an earlier line that calls a SIMD-group function; SIMD-group
+calls on the way out of a loop (before a `break`, in the value a helper, a void function or a
+lambda returns from it), which act on the lanes leaving in that iteration only; lanes that
 skip an `if` holding one and then call such a helper; one helper called from both branches of
 an `if` and from two `switch` cases; a helper holding a threadgroup barrier after such a loop;
 loops that call a lambda or functor holding a SIMD-group
@@ -62,6 +64,18 @@ int exchanged(threadgroup int* shared, int v, uint lid) {
     shared[lid] = v;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     return shared[63 - lid];
+}
+
+// Lanes return from inside the loop, at the iteration of their n, through a void function.
+void put(device int* o, int value) {
+    *o = value;
+}
+void walk_put(device int* o, int v, int n) {
+    for (int k = 0; k < 4; ++k) {
+        if (k == n)
+            return put(o, simd_sum(v) + k);
+    }
+    *o = 7;
 }
 
 // Lanes return from inside the loop, at the iteration of their n.
@@ -173,6 +187,38 @@ kernel void dc_return_in_helper(device const int* x [[buffer(0)]], device int* o
     const int n = abs(v) % 5;
     out[2 * i + 0] = walk(v, n);
     out[2 * i + 1] = tally(v);
+}
+""",
+    """
+kernel void dc_simd_then_break(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                               uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    int acc = 0, left = -1;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) {
+            const int count = simd_sum(1);
+            left = count * 1000 + simd_min(v);
+            break;
+        }
+        acc += simd_sum(v);
+    }
+    out[2 * i + 0] = acc;
+    out[2 * i + 1] = left;
+}
+""",
+    """
+kernel void dc_return_from_loops_in_void_and_lambda(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                                    uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    auto first = [&](int a, int m) {
+        for (int k = 0; k < 4; ++k)
+            if (k == m) return simd_max(a) + k;
+        return -1;
+    };
+    walk_put(out + 2 * i, v, n);
+    out[2 * i + 1] = first(v, 4 - n);
 }
 """,
     """
@@ -380,6 +426,32 @@ def _return_from_loop_in_helper_then_helper(v, w):
     return np.stack([r, _all(v)], 1)
 
 
+def _simd_then_break(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    left = np.full(w, -1, np.int64)
+    for k in range(4):
+        m = n == k
+        if m.any():
+            left[m] = m.sum() * 1000 + v[m].min()
+        m = n > k
+        acc[m] += v[m].sum()
+    return np.stack([acc, left], 1)
+
+
+def _return_from_loops_in_void_and_lambda(v, w):
+    n = np.abs(v) % 5
+    put = np.full(w, 7, np.int64)
+    first = np.full(w, -1, np.int64)
+    for k in range(4):
+        m = n == k
+        put[m] = v[m].sum() + k
+        m = 4 - n == k
+        if m.any():
+            first[m] = v[m].max() + k
+    return np.stack([put, first], 1)
+
+
 def _loop_then_lanes(combine):
     """A loop whose lanes leave after abs(v) % 5 iterations, each adding combine(active values + k
     or - k), then tally() of all lanes (the lambda and functor loops)."""
@@ -448,6 +520,8 @@ CASES = {
     "dc_do_while_helper": _per_simd_group(_do_while_break_then_lambda),
     "dc_nested_loops": _per_simd_group(_nested_loops_then_lambda_and_helper),
     "dc_return_in_helper": _per_simd_group(_return_from_loop_in_helper_then_helper),
+    "dc_simd_then_break": _per_simd_group(_simd_then_break),
+    "dc_return_from_loops_in_void_and_lambda": _per_simd_group(_return_from_loops_in_void_and_lambda),
     "dc_loop_in_lambda": _per_simd_group(_loop_then_lanes(lambda a, k: (a + k).max())),
     "dc_loop_in_functor": _per_simd_group(_loop_then_lanes(lambda a, k: (a - k).min())),
     "dc_function_as_argument": _per_simd_group(_template_argument),

@@ -8,6 +8,8 @@ holding a barrier that the CUDA translation rejoins, msl/passes/branch_reconverg
 accumulator_elements.metal (the products into array elements that the CUDA translation hands
 the prelude with their array, msl/passes/accumulator_elements.hpp) and async_copies.metal (the
 device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies.hpp) and
+loop_exits.metal (the exits of loops calling SIMD-group functions that it keeps in their
+iteration, msl/passes/simd_loop_exits.hpp) and
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
 load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
 in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp; in
@@ -38,6 +40,7 @@ NESTS = HERE / "product_nests.metal"
 LOOP_NESTS = HERE / "loop_nests.metal"
 LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
 LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
+LOOP_EXITS = HERE / "loop_exits.metal"
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -109,6 +112,19 @@ def main():
     if "rejoin" in translate(exe, "cpu", BARRIER_BRANCHES):
         failures.append("CPU: a branch body was rejoined (CUDA's rewrite only)")
     print(f"translation: {rejoins} barrier branches rejoined for CUDA")
+    # Exits of loops that may call a SIMD-group function: through stay_in_loop on CUDA (those
+    # marked STAY, a value or a void call evaluated first where marked so), never on the CPU.
+    exits = translate(exe, "cuda", LOOP_EXITS)
+    marks = LOOP_EXITS.read_text()
+    stays, values = exits.count("metal::mtl_rt::stay_in_loop()"), "".join(exits.split()).count("{auto&&mtl_exit_")
+    if stays != marks.count("// STAY") or values != marks.count("// STAY VALUE"):
+        failures.append(f"CUDA: {stays} loop exits through stay_in_loop ({values} values first) in {LOOP_EXITS.name}, "
+                        f"expected {marks.count('// STAY')} ({marks.count('// STAY VALUE')})")
+    if "{put(o,simd_max(v));if(metal::mtl_rt::stay_in_loop())return;}" not in "".join(exits.split()):
+        failures.append(f"CUDA: the void call returned from a loop in {LOOP_EXITS.name} not evaluated first")
+    if "stay_in_loop" in translate(exe, "cpu", LOOP_EXITS):
+        failures.append("CPU: a loop exit went through stay_in_loop (CUDA's rewrite only)")
+    print(f"translation: {stays} exits of loops calling SIMD-group functions kept in their iteration for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
     accumulators = translate(exe, "cuda", ACCUMULATORS)
@@ -177,7 +193,7 @@ def main():
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
                            (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests),
-                           (LOOP_NESTS.name, loop_nests)]:
+                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits)]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:

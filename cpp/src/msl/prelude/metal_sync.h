@@ -91,6 +91,15 @@ template <class D, class V> METAL_FUNC void assign_whole(D&& to, const V& value)
 // here while a warp-mate waits at the barrier would hang.
 METAL_FUNC unsigned branch_lanes() { return __activemask(); }
 METAL_FUNC void rejoin(unsigned lanes) { __syncwarp(lanes); }
+
+// True, but opaque to the compiler (and not hoisted: volatile): the translator makes each exit of
+// a loop that may call a SIMD-group function leave only if it says so (msl/passes/simd_loop_exits.hpp),
+// so the code on the way out stays in its iteration and acts on the lanes leaving in it.
+METAL_FUNC bool stay_in_loop() {
+  unsigned yes;
+  asm volatile("mov.u32 %0, 1;" : "=r"(yes));
+  return yes != 0;
+}
 }  // namespace mtl_rt
 
 #else

@@ -153,6 +153,14 @@ Translation Translator::run() {
         }
       if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
     }
+  // Loop exits whose path may call a SIMD-group function stay in their iteration (CUDA, simd_loop_exits.hpp).
+  if (target_.rejoins_barrier_branches())
+    for (const LoopExit& e : simd_loop_exits(t_, SimdCallers(t_, is_simd_call_name)))
+      if (!active_edits_.count(e.first) && !active_edits_.count(e.last)) {
+        if (!e.replace.empty()) active_edits_[e.first] = e.replace;
+        if (!e.before.empty()) text_before_[e.first] += e.before;
+        text_after_[e.last] += e.after;
+      }
   // Struct temporaries assigned whole go through a named copy (CUDA, struct_temporaries.hpp).
   if (target_.rejoins_barrier_branches() && !checked_) {
     const StructAssignments whole = struct_temporary_assignments(t_, [this](std::size_t i) {

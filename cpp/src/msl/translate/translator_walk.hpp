@@ -41,6 +41,7 @@
 #include "msl/passes/range_designators.hpp"
 #include "msl/passes/simd_frames.hpp"
 #include "msl/passes/simd_latches.hpp"
+#include "msl/passes/simd_loop_exits.hpp"
 #include "msl/passes/simd_reconvergence.hpp"
 #include "msl/passes/struct_temporaries.hpp"
 #include "msl/targets/cpu_abi.hpp"
