@@ -19,6 +19,16 @@ void walk_put(device int* o, int v, int n) {
         if (k == n) return put(o, simd_max(v));  // STAY CALL
 }
 
+struct Sink {
+    device int* o;
+    void put_max(int v, int n) const;
+};
+
+void Sink::put_max(int v, int n) const {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return put(o, simd_max(v) + 1);  // STAY CALL: a member defined outside its struct
+}
+
 kernel void loop_exits(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     int acc = 0, v = int(i) % 5;
     auto first = [&](int a) {
@@ -52,5 +62,6 @@ kernel void loop_exits(device int* out [[buffer(0)]], uint i [[thread_position_i
         acc += 1;
     }
     walk_put(out + 2 * i, v, counted(v, acc % 4));
+    Sink{out + 2 * i}.put_max(v, acc % 3);
     out[2 * i + 1] = acc + first(v);
 }

@@ -93,6 +93,7 @@ class Exits {
     }
     std::size_t name = in->params - 1;  // `void f(`; `void operator()(`
     if (t_[name].is(")") && name >= 2 && t_[name - 2].is_identifier("operator")) name -= 2;
+    while (name >= 2 && t_[name - 1].is("::") && t_[name - 2].kind == TokenKind::identifier) name -= 2;  // `void S::f(`
     return name > 0 && t_[name - 1].is_identifier("void");
   }
 
