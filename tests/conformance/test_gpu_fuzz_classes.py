@@ -183,6 +183,33 @@ kernel void min3_of_negations(const device int* x [[buffer(0)]], const device in
     ou[i] = min3(uint(x[i]), 0u - uint(y[i]), uint(z[i]));
 }
 """,
+    """
+kernel void narrow_negations(const device short* x [[buffer(0)]], const device int* w [[buffer(1)]],
+                             const device int* d [[buffer(2)]], device int* out [[buffer(3)]],
+                             uint i [[thread_position_in_grid]]) {
+    short v = x[i];
+    char c = char(v >> 8);
+    ushort u = ushort(v);
+    int k = d[i];
+    out[16 * i + 0] = short(short(0) - v) / k;
+    out[16 * i + 1] = int(absdiff(short(3), short((short(0) - v))));
+    out[16 * i + 2] = hadd(short(0), short(-static_cast<short>(v)));
+    out[16 * i + 3] = int(short(-as_type<short>(u))) / k;
+    out[16 * i + 4] = short3(ushort3(ushort(65535)) * ushort3(u)).z / k;
+    out[16 * i + 5] = short3(short3(0) - short3(v)).y / k;
+    out[16 * i + 6] = short((short)0 - v) < short(1) ? 1 : 0;
+    out[16 * i + 7] = int(absdiff(w[i], 0)) % k;
+    out[16 * i + 8] = int(absdiff(w[i], 0)) < 0 ? 1 : 0;
+    out[16 * i + 9] = int(absdiff(w[i], 5));
+    out[16 * i + 10] = int(absdiff(5, w[i]));
+    ushort2 p = ushort2(u, u) * ushort2(u, ushort(65535));
+    out[16 * i + 11] = p.x;
+    out[16 * i + 12] = p.y;
+    out[16 * i + 13] = short2(short2(v, short(7)) * short2(v, v)).x / k;
+    out[16 * i + 14] = char(char(0) - c) / k;
+    out[16 * i + 15] = char2(uchar2(uchar(255)) * uchar2(uchar(c))).x / k;
+}
+""",
 ])
 
 
@@ -367,3 +394,43 @@ def test_min3_and_max3_of_negations(device):
     assert_equal(os_, np.maximum(np.maximum(s(X), s(-s(Y))), s(Z)).astype(np.int16))
     u = lambda v: np.asarray(v, np.int64) & 0xFFFFFFFF
     assert_equal(ou, np.minimum(np.minimum(u(X), u(-Y)), u(Z)).astype(np.uint32))
+
+
+def _cdiv(a, b):
+    """C's integer division: the quotient rounded toward zero."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def test_narrow_negations_and_int_absdiff(device):
+    x = np.array([-32768, -32767, -5, 0, 7, 32767, -256, -32513, 1, -1, -32640, 16384], np.int16)
+    w = np.array([-2147483648, 2147483647, -1, 0, 7, -7, -2147483643, 5, 1 << 30, -(1 << 30), 6, -2147483647],
+                 np.int32)
+    d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2], np.int32)
+    out = np.zeros((len(x), 16), np.int32)
+    KS.get(device, "narrow_negations")(len(x), x, w, d, out)
+    v, k, W = x.astype(np.int64), d.astype(np.int64), w.astype(np.int64)
+    c = (x >> 8).astype(np.int8).astype(np.int64)
+    u = x.view(np.uint16).astype(np.int64)
+    neg = _wrap(-v, 16)  # short(0) - v as a short: -(-32768) wraps to -32768
+    mag = _wrap(np.abs(W), 32)  # absdiff(w, 0) as an int: 2^31 is INT_MIN
+    exp = np.stack([
+        _cdiv(neg, k),
+        np.abs(3 - neg),
+        neg >> 1,                          # hadd(0, y): (0 + y) >> 1
+        _cdiv(neg, k),
+        _cdiv(neg, k),                     # 65535 * u wraps to -u in a ushort
+        _cdiv(neg, k),
+        neg < 1,
+        mag - _cdiv(mag, k) * k,           # C's %: the sign of the dividend
+        mag < 0,
+        _wrap(np.abs(W - 5), 32),
+        _wrap(np.abs(W - 5), 32),
+        (u * u) & 0xFFFF,                  # ushort2 products wrap in 16 bits
+        (-u) & 0xFFFF,
+        _cdiv(_wrap(v * v, 16), k),
+        _cdiv(_wrap(-c, 8), k),
+        _cdiv(_wrap(-c, 8), k),            # 255 * c wraps to -c in a uchar
+    ], axis=1)
+    assert_equal(out, exp.astype(np.int32))
+

@@ -16,13 +16,24 @@ namespace metalcall::msl {
 
 /**
  * (the `-` token, the token after its operand) of each unary minus whose operand is plainly
- * delimited: a name or a parenthesised expression followed by calls, subscripts, members and
+ * delimited: a name, a parenthesised expression or a named cast (`static_cast<T>(x)`,
+ * `as_type<T>(x)`: fuzz seed 9200, program 999) followed by calls, subscripts, members and
  * postfix ++/--. Left as written: a literal operand, a name in capitals (a macro's constant),
  * an operand starting with another operator, a name followed by `<` (a template or a
- * comparison), a parenthesised operand followed by what could make it a cast, a `-` after `)`
+ * comparison) other than a named cast, a parenthesised operand followed by what could make it a cast, a `-` after `)`
  * (a cast or a binary minus) or after `case`/`sizeof`, and a `-` after a `>` that may close a
  * template's arguments.
  */
 std::vector<std::pair<std::size_t, std::size_t>> small_negations(const std::vector<Token>& t);
+
+/**
+ * (the `-` token, the token after its right operand) of each subtraction from an integer zero
+ * (`0 - x`, `short(0) - x`, `(short)0 - x`, `short3(0) - v`) that starts an operand of its own
+ * (after `(`, `,`, `=`, `return`, or an operator binding less tightly than `-`), the right
+ * operand delimited as small_negations delimits one. The translation writes it `0 + (neg_tag{}
+ * - x)`, the same value for every type: NVVM made `short(short(0) - x)` a neg.s16 as well
+ * (fuzz seed 9205, program 113).
+ */
+std::vector<std::pair<std::size_t, std::size_t>> zero_subtractions(const std::vector<Token>& t);
 
 }  // namespace metalcall::msl

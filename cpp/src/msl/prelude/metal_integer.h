@@ -116,6 +116,10 @@ template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC make_unsigned_t<T> 
   typedef make_unsigned_t<T> U;
 #if METAL_CUDA
   if constexpr (sizeof(T) < 4) return U(mtl_detail::opaque_abs32(int(x) - int(y)));  // not abs.s16 (metal_math.h)
+  // nor an abs.s32 that ptxas takes as never negative (absdiff(INT_MIN, 0) is 2^31)
+  if constexpr (sizeof(T) == 4 && is_signed<T>::value) {
+    return U(mtl_detail::opaque_negate_masked(int(U(x) - U(y)), x > y ? 0 : -1));
+  }
 #endif
   return x > y ? U(U(x) - U(y)) : U(U(y) - U(x));
 }

@@ -315,21 +315,26 @@ METAL_FUNC vec<T, N> sincos(const mtl_vector<T, N, P>& x, vec<T, N>& cosval) {
 // behave like fmin/fmax (a NaN argument yields the other one).
 namespace mtl_detail {
 #if METAL_CUDA
-// |v| through an abs.s32 the optimiser cannot see into. For 8- and 16-bit integers the plain
+// |v| computed where neither optimiser sees an abs. For 8- and 16-bit integers the plain
 // expression (and absdiff(x, 0)) becomes PTX's abs.s16, whose result for -32768 the code after
 // it then takes as +32768: `short(absdiff(x, short(0))) >= 0` was true for x = -32768 (fuzz
-// seed 1001, program 8; MSL wraps |-32768| to -32768, as the CPU does).
-METAL_FUNC int opaque_abs32(int v) {
+// seed 1001, program 8; MSL wraps |-32768| to -32768, as the CPU does). An abs.s32 (the int
+// abs, absdiff(x, 0) of ints) ptxas 13.0 and 12.9 take as never negative: `int(absdiff(x, 0))
+// % d` lost its sign for x = INT_MIN (fuzz seed 9203, program 73). So (v ^ m) - m, m = v >> 31,
+// in an asm: ptxas keeps the sign of that (read from its SASS).
+// v, negated where the mask m is all ones (m 0 or -1): (v ^ m) - m.
+METAL_FUNC int opaque_negate_masked(int v, int m) {
   int r;
-  asm("abs.s32 %0, %1;" : "=r"(r) : "r"(v));
+  asm("{\n\t.reg .b32 t;\n\txor.b32 t, %1, %2;\n\tsub.s32 %0, t, %2;\n\t}" : "=r"(r) : "r"(v), "r"(m));
   return r;
 }
+METAL_FUNC int opaque_abs32(int v) { return opaque_negate_masked(v, v >> 31); }
 #endif
 }  // namespace mtl_detail
 template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
   if constexpr (mtl_detail::is_float<T>::value) return metal::fabs(x);
 #if METAL_CUDA
-  else if constexpr (is_signed<T>::value && sizeof(T) < 4) return T(mtl_detail::opaque_abs32(int(x)));
+  else if constexpr (is_signed<T>::value && sizeof(T) <= 4) return T(mtl_detail::opaque_abs32(int(x)));
 #endif
   else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
   else return x;

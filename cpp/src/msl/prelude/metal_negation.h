@@ -27,6 +27,22 @@ METAL_FUNC constexpr int neg_small(int v) {
 #endif
   return -v;
 }
+// A char or short result computed in int, kept from NVVM's narrowing: the vector operators'
+// `short3(0) - v` and `ushort3(65535) * v` (a multiply by -1 once folded) became neg.s16 too
+// (fuzz seeds 9202, 9205), which the H200's ptxas (13.0, and 12.9) re-sign-extends wrongly.
+#if METAL_CUDA
+METAL_FUNC int opaque_mov32(int v) {
+  int r;
+  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+}
+#endif
+METAL_FUNC constexpr int small_result(int v) {
+#if METAL_CUDA
+  if (!__builtin_is_constant_evaluated()) return opaque_mov32(v);
+#endif
+  return v;
+}
 // Exact matches, so they win over the template for these types (their promotion is int).
 METAL_FUNC constexpr int operator-(neg_tag, bool x) { return neg_small(x); }
 METAL_FUNC constexpr int operator-(neg_tag, char x) { return neg_small(x); }

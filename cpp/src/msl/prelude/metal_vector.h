@@ -443,9 +443,23 @@ template <class F, class... A> METAL_FUNC constexpr auto zip(const F& f, const A
 #define METAL_OP_FN(NAME, OP) \
   struct NAME { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(a OP b); } };
 METAL_OP_FN(op_add, +)
-METAL_OP_FN(op_sub, -)
-METAL_OP_FN(op_mul, *)
 #undef METAL_OP_FN
+// A char or short component subtracts and multiplies in int, through metal_negation.h's
+// small_result (no neg.s16 for CUDA's ptxas to mistake), and multiplies unsigned: a ushort
+// product promoted to int could overflow it.
+template <class T> struct is_small_int : integral_constant<bool, is_integral<T>::value && (sizeof(T) < 4)> {};
+struct op_sub {
+  template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const {
+    if constexpr (is_small_int<T>::value) return T(mtl_rt::small_result(int(a) - int(b)));
+    else return T(a - b);
+  }
+};
+struct op_mul {
+  template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const {
+    if constexpr (is_small_int<T>::value) return T(mtl_rt::small_result(int((unsigned)a * (unsigned)b)));
+    else return T(a * b);
+  }
+};
 // Integer components divide without trapping (metal_division.h).
 struct op_div { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(mtl_rt::div_value(a, b)); } };
 struct op_mod { template <class T> METAL_FUNC constexpr T operator()(const T& a, const T& b) const { return T(mtl_rt::mod_value(a, b)); } };
