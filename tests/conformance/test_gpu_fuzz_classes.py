@@ -30,7 +30,12 @@ gives -0.0.
 
 `min3`/`max3` of a negated integer (fuzz seeds 7100, 7103, 7112, 7113): ptxas of CUDA 12 fuses the
 two signed min or max into a 3-input VIMNMX3 and drops a negation of its first or second
-operand: `min3(int(-uint(x)), y, z)` took x on the H200."""
+operand: `min3(int(-uint(x)), y, z)` took x on the H200.
+
+A short negated by another spelling, and the int absdiff (fuzz seeds 9200-9205, 4 programs):
+ptxas of CUDA 12.9/13.0 takes a `neg.s16` result as still sign-extended and an `abs.s32` result
+as never negative. `-static_cast<short>(x)`, `short(0) - x` and `ushort3(65535) * v` (a multiply
+by -1 once folded) of -32768 read as +32768; `int(absdiff(INT_MIN, 0)) % d` lost its sign."""
 
 from __future__ import annotations
 
