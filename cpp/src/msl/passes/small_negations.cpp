@@ -146,7 +146,47 @@ bool starts_additive(const Token& p) {
   return p.kind == TokenKind::punct && after.count(p.text);
 }
 
+bool is_narrow_type_name(const std::string& s) {
+  static const auto& names = *new std::set<std::string>{"char", "uchar", "short", "ushort", "int8_t", "uint8_t",
+                                                   "int16_t", "uint16_t"};
+  return names.count(s) > 0;
+}
+
+// The argument from open to its `)`: a literal (`5`, `-1`, `'a'`) or nothing is left as written.
+bool is_literal_argument(const std::vector<Token>& t, std::size_t open, std::size_t close) {
+  std::size_t k = open + 1;
+  if (k < close && (t[k].is("-") || t[k].is("+"))) ++k;
+  return k + 1 >= close && (k >= close || t[k].kind == TokenKind::number || t[k].kind == TokenKind::character);
+}
+
 }  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> narrowing_casts(const std::vector<Token>& t) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  auto add = [&](std::size_t open) {
+    if (open >= t.size() || !t[open].is("(")) return;
+    const std::size_t close = matching(t, open);
+    if (close >= t.size() || is_literal_argument(t, open, close)) return;
+    // `uchar (&a)[4]`, `char (*f)(int)`: a declarator, not a conversion
+    if (close + 1 < t.size() && (t[close + 1].is("[") || t[close + 1].is("("))) return;
+    out.emplace_back(open, close);
+  };
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier) continue;
+    // After `::`, `.` or `->` a member; after a name other than `return` a declaration
+    // (`thread uchar (&a)[4]`, `const short (x)`).
+    const bool qualified = i > 0 && (t[i - 1].is("::") || t[i - 1].is(".") || t[i - 1].is("->") ||
+                                     (t[i - 1].kind == TokenKind::identifier && t[i - 1].text != "return"));
+    if (is_narrow_type_name(t[i].text) && !qualified) {
+      if (t[i + 1].is("(")) add(i + 1);                                                   // short(x)
+      else if (i > 0 && t[i - 1].is("(") && t[i + 1].is(")") && i + 2 < t.size()) add(i + 2);  // (short)(x)
+    } else if (t[i].text == "static_cast" && i + 4 < t.size() && t[i + 1].is("<") && is_narrow_type_name(t[i + 2].text) &&
+               t[i + 3].is(">")) {
+      add(i + 4);  // static_cast<short>(x)
+    }
+  }
+  return out;
+}
 
 std::vector<std::pair<std::size_t, std::size_t>> zero_subtractions(const std::vector<Token>& t) {
   std::vector<std::pair<std::size_t, std::size_t>> out;

@@ -36,4 +36,14 @@ std::vector<std::pair<std::size_t, std::size_t>> small_negations(const std::vect
  */
 std::vector<std::pair<std::size_t, std::size_t>> zero_subtractions(const std::vector<Token>& t);
 
+/**
+ * (the `(`, its `)`) of each explicit conversion to an 8- or 16-bit integer (`short(x)`,
+ * `(short)(x)`, `static_cast<short>(x)`; char, uchar, short, ushort and the intN_t names) whose
+ * argument is not a literal. The translation hands the argument to `mtl_rt::narrow_arg`, which
+ * passes an integer through an opaque `mov` in int: NVVM then cannot narrow the arithmetic
+ * before it to 16 bits, where `short(x * short(-1))` and `short(x / short(-1))` became a neg.s16
+ * (metal_negation.h).
+ */
+std::vector<std::pair<std::size_t, std::size_t>> narrowing_casts(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

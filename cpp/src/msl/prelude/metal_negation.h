@@ -43,6 +43,16 @@ METAL_FUNC constexpr int small_result(int v) {
 #endif
   return v;
 }
+// The argument of a conversion to char or short (passes/small_negations.hpp, narrowing_casts):
+// an int or wider integer as an int through small_result (its low bits are all the conversion
+// keeps), anything else as it is (the exact overloads win over the template).
+template <class X> METAL_FUNC constexpr X&& narrow_arg(X&& x) { return static_cast<X&&>(x); }
+METAL_FUNC constexpr int narrow_arg(int x) { return small_result(x); }
+METAL_FUNC constexpr int narrow_arg(unsigned int x) { return small_result(int(x)); }
+METAL_FUNC constexpr int narrow_arg(long x) { return small_result(int(x)); }
+METAL_FUNC constexpr int narrow_arg(unsigned long x) { return small_result(int(x)); }
+METAL_FUNC constexpr int narrow_arg(long long x) { return small_result(int(x)); }
+METAL_FUNC constexpr int narrow_arg(unsigned long long x) { return small_result(int(x)); }
 // Exact matches, so they win over the template for these types (their promotion is int).
 METAL_FUNC constexpr int operator-(neg_tag, bool x) { return neg_small(x); }
 METAL_FUNC constexpr int operator-(neg_tag, char x) { return neg_small(x); }

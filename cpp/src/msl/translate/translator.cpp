@@ -198,6 +198,15 @@ Translation Translator::run() {
              conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i) ||
              space_overloads_.params.count(i) || space_overloads_.args.count(i) || qualified_pointers_.count(i);
     });
+  // Conversions to char and short take their argument through the prelude (CUDA), first: a
+  // negation that starts the argument opens inside it.
+  if (target_.wraps_small_negations() && !checked_)
+    for (const auto& [open, close] : narrowing_casts(t_)) {
+      auto edited = active_edits_.lower_bound(open);
+      if (edited != active_edits_.end() && edited->first <= close) continue;
+      text_before_[open + 1] += "metal::mtl_rt::narrow_arg(";
+      text_before_[close] = ")" + text_before_[close];
+    }
   // Unary minus through the prelude (CUDA), where no other rewrite replaced a token of it.
   if (target_.wraps_small_negations() && !checked_)
     for (const auto& [minus, end] : small_negations(t_)) {
