@@ -215,6 +215,23 @@ kernel void narrow_negations(const device short* x [[buffer(0)]], const device i
     out[16 * i + 15] = char2(uchar2(uchar(255)) * uchar2(uchar(c))).x / k;
 }
 """,
+    """
+kernel void narrow_conversions(const device short* x [[buffer(0)]], const device int* d [[buffer(1)]],
+                               device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    short v = x[i];
+    int k = d[i];
+    short z = short(k & 0);
+    char c = char(v >> 8);
+    out[8 * i + 0] = short(v * short(-1)) / k;
+    out[8 * i + 1] = short(v / short(-1)) / k;
+    out[8 * i + 2] = short(z - v) / k;
+    out[8 * i + 3] = (short)(v * -1) / k;
+    out[8 * i + 4] = static_cast<short>(z - v) < short(1) ? 1 : 0;
+    out[8 * i + 5] = char(c * char(-1)) / k;
+    out[8 * i + 6] = int(ushort(v * short(-1))) / k;
+    out[8 * i + 7] = int(short(long(v) * -1l)) / k;
+}
+""",
 ])
 
 
@@ -436,6 +453,24 @@ def test_narrow_negations_and_int_absdiff(device):
         _cdiv(_wrap(v * v, 16), k),
         _cdiv(_wrap(-c, 8), k),
         _cdiv(_wrap(-c, 8), k),            # 255 * c wraps to -c in a uchar
+    ], axis=1)
+    assert_equal(out, exp.astype(np.int32))
+
+
+def test_narrow_conversions_of_negations(device):
+    x = np.array([-32768, -32767, -5, 0, 7, 32767, -256, -32513, 1, -1, -32640, 16384], np.int16)
+    d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2], np.int32)
+    out = np.zeros((len(x), 8), np.int32)
+    KS.get(device, "narrow_conversions")(len(x), x, d, out)
+    v, k = x.astype(np.int64), d.astype(np.int64)
+    c = (x >> 8).astype(np.int8).astype(np.int64)
+    neg = _wrap(-v, 16)
+    exp = np.stack([
+        _cdiv(neg, k), _cdiv(neg, k), _cdiv(neg, k), _cdiv(neg, k),
+        neg < 1,
+        _cdiv(_wrap(-c, 8), k),
+        _cdiv((-v) & 0xFFFF, k),           # a ushort: 32768 for -(-32768)
+        _cdiv(neg, k),
     ], axis=1)
     assert_equal(out, exp.astype(np.int32))
 
