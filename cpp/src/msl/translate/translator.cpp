@@ -88,7 +88,10 @@ Translation Translator::run() {
   struct_accessors_ = swizzle_member_accessors(t_);
   uses_fibers_ = fiber_kernels(t_, kernels_);
   kernel_scopes_ = kernel_scopes(t_, kernels_);
-  if (*target_.kernel_pointer_qualifier()) qualified_pointers_ = buffer_pointer_tokens();
+  if (*target_.kernel_pointer_qualifier()) {
+    qualified_pointers_ = buffer_pointer_tokens();
+    dropped_restricts_ = writable_restricts();
+  }
   if (checked_) analyse_for_checked_mode();
   space_overloads_ = address_space_overloads(t_);
   for (const auto& [range, open] : space_overloads_.wraps) {
@@ -457,6 +460,10 @@ void Translator::emit_user_code() {
     }
     if (conditional_arms_.colons.count(i)) {
       emit("), (", tok, true);
+      continue;
+    }
+    if (dropped_restricts_.count(i)) {  // writable_restricts
+      emit(" ", tok, false);
       continue;
     }
     switch (tok.kind) {

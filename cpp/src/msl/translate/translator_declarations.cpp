@@ -7,6 +7,24 @@
 
 namespace metalcall::msl {
 
+namespace {
+
+// True when the parameter's type names its memory const (`const device T*`, `constant T&`):
+// a `const` or `constant` before the top-level '*' or '&'.
+bool read_only_memory(const std::vector<Token>& t, const std::vector<std::size_t>& type, std::size_t top) {
+  for (std::size_t idx : type) {
+    if (idx >= top) break;
+    if (t[idx].is_identifier("const") || t[idx].is_identifier("constant")) return true;
+  }
+  return false;
+}
+
+bool is_restrict(const Token& tok) {
+  return tok.is_identifier("restrict") || tok.is_identifier("__restrict") || tok.is_identifier("__restrict__");
+}
+
+}  // namespace
+
 std::set<std::size_t> Translator::buffer_pointer_tokens() const {
   std::set<std::size_t> stars;
   const std::set<std::string> functions = pointer_reference_functions(t_);
@@ -22,13 +40,27 @@ std::set<std::size_t> Translator::buffer_pointer_tokens() const {
       for (auto it = p.type_tokens.rbegin(); it != p.type_tokens.rend(); ++it) {
         if (!t_[*it].is("*")) continue;
         const std::size_t next = *it + 1;
-        const bool qualified = next < t_.size() && (t_[next].is_identifier("restrict") || t_[next].is_identifier("__restrict") ||
-                                                    t_[next].is_identifier("__restrict__"));
-        if (!qualified) stars.insert(*it);
+        // Read-only memory only (see writable_restricts).
+        if (!(next < t_.size() && is_restrict(t_[next])) && read_only_memory(t_, p.type_tokens, *it)) stars.insert(*it);
         break;
       }
     }
   return stars;
+}
+
+std::set<std::size_t> Translator::writable_restricts() const {
+  std::set<std::size_t> found;
+  for (const auto& k : kernels_)
+    for (const auto& p : k.params) {
+      if (p.info.kind != ParamKind::buffer && p.info.kind != ParamKind::reference) continue;
+      for (auto it = p.type_tokens.rbegin(); it != p.type_tokens.rend(); ++it) {
+        if (!t_[*it].is("*") && !t_[*it].is("&")) continue;
+        const std::size_t next = *it + 1;
+        if (next < t_.size() && is_restrict(t_[next]) && !read_only_memory(t_, p.type_tokens, *it)) found.insert(next);
+        break;
+      }
+    }
+  return found;
 }
 
 bool Translator::is_division(std::size_t i) const {

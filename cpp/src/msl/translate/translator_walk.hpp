@@ -109,6 +109,7 @@ class Translator {
   std::vector<bool> uses_fibers_;  // per kernel
   std::map<std::size_t, std::string> struct_accessors_;  // closing brace → swizzle-named member accessors
   std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
+  std::set<std::size_t> dropped_restricts_;  // writable_restricts, on targets that qualify pointers
   // Checked mode: private arrays and struct array members, by their first token.
   std::map<std::size_t, CheckedArray> checked_arrays_;
   // Checked mode: the tokens of their initializers to write with one more brace level.
@@ -173,10 +174,16 @@ class Translator {
 
   [[noreturn]] void fail(std::size_t i, const std::string& message) const { throw error_at(src_, t_[i], message); }
 
-  // The top-level '*' of every kernel's buffer parameters (a template's once for all
-  // its instantiations), unless the user qualified it already or the kernel passes the
-  // pointer to a reference-to-pointer parameter.
+  // The top-level '*' of every kernel's buffer parameters to read-only memory (`const device
+  // T*`, `constant T*`; a template's once for all its instantiations), unless the user qualified
+  // it already or the kernel passes the pointer to a reference-to-pointer parameter.
   std::set<std::size_t> buffer_pointer_tokens() const;
+  // The user's restrict qualifiers of kernel parameters to memory the kernel may write: the
+  // CUDA translation leaves them out. NVVM (NVRTC 12.9 and 13) miscompiles kernels with a
+  // restrict pointer they write through: a local vector initialised by a constant, written
+  // through v[i] and then copied lost the write (`float4 r = float4(0.0f); r[1] = a; return r;`
+  // read .y as 0; conformance/test_generated_msl_types.py's gt_resize on the H200).
+  std::set<std::size_t> writable_restricts() const;
 
   // True at namespace scope (not inside a function, class or initializer).
   bool at_namespace_scope() const;
