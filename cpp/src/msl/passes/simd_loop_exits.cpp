@@ -12,7 +12,7 @@ namespace metalcall::msl {
 
 namespace {
 
-const std::string kStay = " if (metal::mtl_rt::stay_in_loop()) ";
+constexpr const char* kStay = " if (metal::mtl_rt::stay_in_loop()) ";
 
 bool is_loop(const Token& k) { return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do"); }
 
@@ -48,7 +48,7 @@ class Exits {
         add_return(j, last);
         j = last;
       } else if (k.is_identifier("break") && breaks && j + 1 <= e && t_[j + 1].is(";")) {
-        add(LoopExit{j, j + 1, "{" + kStay, "", " }"});
+        add(LoopExit{j, j + 1, std::string("{") + kStay, "", " }"});
         ++j;
       } else if (is_loop(k)) {  // its exits are its own (a return there: found with that loop, if it calls one)
         const std::size_t end = statement_end(t_, j);
@@ -71,12 +71,12 @@ class Exits {
   // function leave as they are, through stay_in_loop; another value is evaluated first.
   void add_return(std::size_t ret, std::size_t semicolon) {
     if (ret + 1 == semicolon || t_[ret + 1].is("{") || !callers_.mentions(ret + 1, semicolon)) {
-      add(LoopExit{ret, semicolon, "{" + kStay, "", " }"});
+      add(LoopExit{ret, semicolon, std::string("{") + kStay, "", " }"});
     } else if (returns_void(ret)) {
-      add(LoopExit{ret, semicolon, "", "{", kStay + "return; }"});
+      add(LoopExit{ret, semicolon, "", "{", std::string(kStay) + "return; }"});
     } else {
       const std::string value = "mtl_exit_" + std::to_string(ret);
-      add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =", kStay + "return " + value + "; }"});
+      add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =", std::string(kStay) + "return " + value + "; }"});
     }
   }
 
