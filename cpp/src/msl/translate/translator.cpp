@@ -140,30 +140,8 @@ Translation Translator::run() {
       if (text == "metal::mtl_rt::mtl_async_copy(")
         for (std::size_t j = index; j < t_.size() && !t_[j].is(";"); ++j) async_copy_tokens.insert(j);
     }
-  // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what
-  // another rewrite replaced (a loop nest handed over writes its own code).
-  if (target_.rejoins_barrier_branches())
-    for (const RejoinBlock& b : simd_rejoin_points(t_)) {
-      if (active_edits_.count(b.open)) continue;
-      const std::string lanes = "mtl_rejoin_" + std::to_string(b.open);
-      bool used = false;
-      // Before the next statement, not after the statement's last token: the loop stop checks
-      // (added below, in front of that text) close the braces they wrap a loop's body in there.
-      for (std::size_t end : b.after)
-        if (!active_edits_.count(end) && end + 1 < t_.size()) {
-          text_before_[end + 1] += " metal::mtl_rt::rejoin(" + lanes + ");";
-          used = true;
-        }
-      if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
-    }
-  // Loop exits whose path may call a SIMD-group function stay in their iteration (CUDA, simd_loop_exits.hpp).
-  if (target_.rejoins_barrier_branches())
-    for (const LoopExit& e : simd_loop_exits(t_, SimdCallers(t_, is_simd_call_name)))
-      if (!active_edits_.count(e.first) && !active_edits_.count(e.last)) {
-        if (!e.replace.empty()) active_edits_[e.first] = e.replace;
-        if (!e.before.empty()) text_before_[e.first] += e.before;
-        text_after_[e.last] += e.after;
-      }
+  // CUDA: SIMD-group functions act on the lanes MSL says (translator_simd_lanes.cpp).
+  if (target_.rejoins_barrier_branches()) add_simd_lane_edits();
   // Struct temporaries assigned whole go through a named copy (CUDA, struct_temporaries.hpp).
   if (target_.rejoins_barrier_branches() && !checked_) {
     const StructAssignments whole = struct_temporary_assignments(t_, [this](std::size_t i) {

@@ -159,6 +159,10 @@ class Translator {
   // stays (its log1p(half) must meet MLX's own log1p overloads).
   void rename_names_that_clash_with_target();
 
+  // CUDA: rejoins before SIMD-group functions and loop exits kept in their iteration, where no
+  // other rewrite replaced the tokens (translator_simd_lanes.cpp).
+  void add_simd_lane_edits();
+
   // Fills pointer_casts_, leaving alone the tokens another rewrite `touched`.
   void find_pointer_casts(const std::function<bool(std::size_t)>& touched);
   // CUDA: casts of an address to pointers of 1- or 2-byte items read memory (see the .cpp).

@@ -1,0 +1,33 @@
+// CUDA: the edits that make SIMD-group functions act on the lanes MSL says they act on, where
+// NVIDIA GPUs would not run those lanes together (docs/design.md, CUDA backend): lanes rejoined
+// after divergent control flow, and loop exits kept in their iteration.
+#include "msl/translate/translator_walk.hpp"
+
+namespace metalcall::msl {
+
+void Translator::add_simd_lane_edits() {
+  // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what
+  // another rewrite replaced (a loop nest handed over writes its own code).
+  for (const RejoinBlock& b : simd_rejoin_points(t_)) {
+    if (active_edits_.count(b.open)) continue;
+    const std::string lanes = "mtl_rejoin_" + std::to_string(b.open);
+    bool used = false;
+    // Before the next statement, not after the statement's last token: the loop stop checks
+    // (added below, in front of that text) close the braces they wrap a loop's body in there.
+    for (std::size_t end : b.after)
+      if (!active_edits_.count(end) && end + 1 < t_.size()) {
+        text_before_[end + 1] += " metal::mtl_rt::rejoin(" + lanes + ");";
+        used = true;
+      }
+    if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
+  }
+  // Loop exits whose path may call a SIMD-group function stay in their iteration (CUDA, simd_loop_exits.hpp).
+  for (const LoopExit& e : simd_loop_exits(t_, SimdCallers(t_, is_simd_call_name)))
+    if (!active_edits_.count(e.first) && !active_edits_.count(e.last)) {
+      if (!e.replace.empty()) active_edits_[e.first] = e.replace;
+      if (!e.before.empty()) text_before_[e.first] += e.before;
+      text_after_[e.last] += e.after;
+    }
+}
+
+}  // namespace metalcall::msl
