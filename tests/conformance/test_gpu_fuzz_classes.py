@@ -217,7 +217,8 @@ kernel void narrow_negations(const device short* x [[buffer(0)]], const device i
 """,
     """
 kernel void narrow_conversions(const device short* x [[buffer(0)]], const device int* d [[buffer(1)]],
-                               device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+                               device int* out [[buffer(2)]], uint i [[thread_position_in_grid]],
+                               uint n [[threads_per_grid]]) {
     short v = x[i];
     int k = d[i];
     short z = short(k & 0);
@@ -230,6 +231,8 @@ kernel void narrow_conversions(const device short* x [[buffer(0)]], const device
     out[8 * i + 5] = char(c * char(-1)) / k;
     out[8 * i + 6] = int(ushort(v * short(-1))) / k;
     out[8 * i + 7] = int(short(long(v) * -1l)) / k;
+    out[8 * n + 2 * i] = short3(v * -1).y / k;
+    out[8 * n + 2 * i + 1] = short2(v, z - v).y / k;
 }
 """,
 ])
@@ -460,8 +463,10 @@ def test_narrow_negations_and_int_absdiff(device):
 def test_narrow_conversions_of_negations(device):
     x = np.array([-32768, -32767, -5, 0, 7, 32767, -256, -32513, 1, -1, -32640, 16384], np.int16)
     d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2], np.int32)
-    out = np.zeros((len(x), 8), np.int32)
+    out = np.zeros(10 * len(x), np.int32)
     KS.get(device, "narrow_conversions")(len(x), x, d, out)
+    vectors = out[8 * len(x):].reshape(len(x), 2)
+    out = out[:8 * len(x)].reshape(len(x), 8)
     v, k = x.astype(np.int64), d.astype(np.int64)
     c = (x >> 8).astype(np.int8).astype(np.int64)
     neg = _wrap(-v, 16)
@@ -473,4 +478,5 @@ def test_narrow_conversions_of_negations(device):
         _cdiv(neg, k),
     ], axis=1)
     assert_equal(out, exp.astype(np.int32))
+    assert_equal(vectors, np.stack([_cdiv(neg, k), _cdiv(neg, k)], axis=1).astype(np.int32))  # short3(v * -1), short2(v, z - v)
 

@@ -92,8 +92,13 @@ template <class T, bool P> struct METAL_VEC_STORAGE(4)<T, 4, P> {
 
 // Value conversion between component types. CUDA's __half converts cleanly
 // only to and from float, so it goes through float there.
+// A char or short component from an int or wider passes metal_negation.h's narrow_arg, so
+// NVVM cannot narrow the arithmetic before it (`short3(x * -1)`: a neg.s16).
 template <class To, class From> struct convert_impl {
-  static METAL_FUNC constexpr To apply(const From& x) { return static_cast<To>(x); }
+  static METAL_FUNC constexpr To apply(const From& x) {
+    if constexpr (is_int<To>::value && sizeof(To) < 4) return static_cast<To>(::metal::mtl_rt::narrow_arg(x));
+    else return static_cast<To>(x);
+  }
 };
 template <class T> struct convert_impl<T, T> {
   static METAL_FUNC constexpr T apply(const T& x) { return x; }
