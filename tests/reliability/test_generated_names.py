@@ -28,6 +28,12 @@ GENERATED = [
     # other widths, built-in variables): the CUDA translation renames the user's.
     "y1", "j0", "j1", "jn", "yn", "erfinv", "normcdf", "rhypot", "dim3", "int1", "float1", "double2",
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "clock",
+    # Names of NVRTC's that the prelude spells without declaring them (its calls of CUDA's
+    # functions; a CPU-only field y0 kept the user's y0 from being renamed), and others of
+    # its global names: math, half, atomic, texture and vector-making functions, runtime types.
+    "cospif", "exp10f", "exp2f", "fmaxf", "fminf", "log1pf", "rsqrtf", "sinpif", "memcpy", "erf", "tgamma",
+    "lgamma", "norm3df", "sincospi", "hsqrt", "h2exp", "atomicAdd", "atomicCAS_block", "make_float4",
+    "tex2D", "surf2Dwrite", "syncthreads_or", "cudaError", "cudaStream_t", "nv_half",
 ]
 N = 8
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"

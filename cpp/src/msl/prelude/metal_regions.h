@@ -10,9 +10,11 @@ namespace metal {
 namespace mtl_regions {
 
 // The group being run, set by the entry point before each call of the kernel's body.
+// Its fields are mtl_ names: the prelude's names stay unrenamed in a source (a field y0 kept a
+// user's y0 from being renamed on CUDA, where NVRTC declares y0).
 struct mtl_group {
-  const metalcall_cpu_launch* L;
-  unsigned sw, tx, ty, tz, gx, gy, gz, x0, y0, z0, ax, ay, az;
+  const metalcall_cpu_launch* mtl_L;
+  unsigned mtl_sw, mtl_tx, mtl_ty, mtl_tz, mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az;
 };
 [[maybe_unused]] static thread_local mtl_group mtl_now;  // unused in sources without regions
 
@@ -60,11 +62,12 @@ inline void mtl_store(T& to, const T& from) {
 // (msl/targets/entry_points.hpp's builtin_component), and its thread count.
 #define __metalcall_region_group                                                                     \
   const ::metal::mtl_regions::mtl_group mtl_rg = ::metal::mtl_regions::mtl_now;                      \
-  const metalcall_cpu_launch* const mtl_L = mtl_rg.L;                                                \
-  const unsigned mtl_sw = mtl_rg.sw, mtl_tx = mtl_rg.tx, mtl_ty = mtl_rg.ty, mtl_tz = mtl_rg.tz;     \
-  const unsigned mtl_gx = mtl_rg.gx, mtl_gy = mtl_rg.gy, mtl_gz = mtl_rg.gz;                         \
-  const unsigned mtl_x0 = mtl_rg.x0, mtl_y0 = mtl_rg.y0, mtl_z0 = mtl_rg.z0;                         \
-  const unsigned mtl_ax = mtl_rg.ax, mtl_ay = mtl_rg.ay, mtl_az = mtl_rg.az;                         \
+  const metalcall_cpu_launch* const mtl_L = mtl_rg.mtl_L;                                            \
+  const unsigned mtl_sw = mtl_rg.mtl_sw, mtl_tx = mtl_rg.mtl_tx, mtl_ty = mtl_rg.mtl_ty;             \
+  const unsigned mtl_tz = mtl_rg.mtl_tz, mtl_gx = mtl_rg.mtl_gx, mtl_gy = mtl_rg.mtl_gy;             \
+  const unsigned mtl_gz = mtl_rg.mtl_gz, mtl_x0 = mtl_rg.mtl_x0, mtl_y0 = mtl_rg.mtl_y0;             \
+  const unsigned mtl_z0 = mtl_rg.mtl_z0, mtl_ax = mtl_rg.mtl_ax, mtl_ay = mtl_rg.mtl_ay;             \
+  const unsigned mtl_az = mtl_rg.mtl_az;                                                             \
   const unsigned mtl_count = mtl_ax * mtl_ay * mtl_az;                                               \
   (void)mtl_L, (void)mtl_sw, (void)mtl_tx, (void)mtl_ty, (void)mtl_tz, (void)mtl_gx, (void)mtl_gy,   \
       (void)mtl_gz, (void)mtl_x0, (void)mtl_y0, (void)mtl_z0, (void)mtl_count;

@@ -8,6 +8,7 @@
 
 #include "msl/targets/cpu_abi.hpp"  // the symbol names, shared with the CPU target
 #include "msl/targets/cuda_abi.hpp"
+#include "msl/targets/nvrtc_names.hpp"
 #include "msl/targets/target.hpp"
 
 namespace metalcall::msl {
@@ -24,41 +25,6 @@ bool has_value_field(const ParamInfo& p) {
          p.kind == ParamKind::sampler || (p.kind == ParamKind::reference && p.is_const);
 }
 bool has_address_field(const ParamInfo& p) { return p.kind == ParamKind::buffer || p.kind == ParamKind::reference; }
-
-// What NVRTC (CUDA 13) declares in the global namespace that a user's name would clash with
-// ("overloaded function y0 is not a type name"): its math functions, vector types of other
-// widths, built-in variables and device runtime functions, found by declaring a struct of each
-// candidate name from the CUDA headers. MSL's own names (sin, float4) are not renamed: the
-// prelude has them; C++ keywords are not names.
-const std::set<std::string>& nvrtc_global_names() {
-  static const auto& names = *new std::set<std::string>{
-      "abs", "acos", "acosf", "acosh", "acoshf", "all", "any", "asin", "asinf", "asinh", "asinhf", "atan",
-      "atan2", "atan2f", "atanf", "atanh", "atanhf", "blockDim", "blockIdx", "cbrt", "cbrtf", "ceil", "ceilf",
-      "char1", "clock", "clock64", "copysign", "copysignf", "cos", "cosf", "cosh", "coshf", "cospi", "cospif",
-      "cyl_bessel_i0", "cyl_bessel_i0f", "cyl_bessel_i1", "cyl_bessel_i1f", "dadd", "dim3", "dmul", "double1",
-      "double2", "double2int", "double2ll", "double2uint", "double2ull", "double3", "double4", "double4_16a",
-      "double4_32a", "dsub", "erf", "erfc", "erfcf", "erfcinv", "erfcinvf", "erfcx", "erfcxf", "erff",
-      "erfinv", "erfinvf", "exp", "exp10", "exp10f", "exp2", "exp2f", "expf", "expm1", "expm1f", "fabs",
-      "fabsf", "fdim", "fdimf", "fdivide", "fdividef", "float1", "float2double", "floor", "floorf", "fma",
-      "fmaf", "fmax", "fmaxf", "fmin", "fminf", "fmod", "fmodf", "free", "frexp", "frexpf", "gridDim", "hypot",
-      "hypotf", "ilogb", "ilogbf", "int1", "int2double", "isfinite", "isinf", "isnan", "j0", "j0f", "j1",
-      "j1f", "jn", "jnf", "labs", "ldexp", "ldexpf", "lgamma", "lgammaf", "ll2double", "llabs", "llmax",
-      "llmin", "llrint", "llrintf", "llround", "llroundf", "log", "log10", "log10f", "log1p", "log1pf", "log2",
-      "log2f", "logb", "logbf", "logf", "long1", "long4_16a", "long4_32a", "longlong1", "longlong2",
-      "longlong3", "longlong4", "longlong4_16a", "longlong4_32a", "lrint", "lrintf", "lround", "lroundf",
-      "malloc", "max", "memcpy", "memset", "min", "modf", "modff", "nan", "nanf", "nearbyint", "nearbyintf",
-      "nextafter", "nextafterf", "norm", "norm3d", "norm3df", "norm4d", "norm4df", "normcdf", "normcdff",
-      "normcdfinv", "normcdfinvf", "normf", "pow", "powf", "printf", "rcbrt", "rcbrtf", "remainder",
-      "remainderf", "remquo", "remquof", "rhypot", "rhypotf", "rint", "rintf", "rnorm", "rnorm3d", "rnorm3df",
-      "rnorm4d", "rnorm4df", "rnormf", "round", "roundf", "rsqrt", "rsqrtf", "scalbln", "scalblnf", "scalbn",
-      "scalbnf", "short1", "signbit", "sin", "sincos", "sincosf", "sincospi", "sincospif", "sinf", "sinh",
-      "sinhf", "sinpi", "sinpif", "sqrt", "sqrtf", "tan", "tanf", "tanh", "tanhf", "tgamma", "tgammaf",
-      "threadIdx", "trunc", "truncf", "uchar1", "uint1", "uint2double", "ull2double", "ullmax", "ullmin",
-      "ulong1", "ulong4_16a", "ulong4_32a", "ulonglong1", "ulonglong2", "ulonglong3", "ulonglong4",
-      "ulonglong4_16a", "ulonglong4_32a", "umax", "umin", "ushort1", "warpSize", "y0", "y0f", "y1", "y1f",
-      "yn", "ynf"};
-  return names;
-}
 
 class CudaTarget : public Target {
  public:

@@ -62,9 +62,12 @@ bool is_assignment(const Token& t) {
 void Translator::rename_names_that_clash_with_target() {
   // Reserved names the source declares (naga's `__local_invocation_id`): any host macro could take them.
   const std::set<std::string> reserved = declared_reserved_variables(t_);
+  // A name the prelude declares (MSL's sin, MLX's log1p overloads beside the prelude's) stays; one
+  // it only spells (its calls of CUDA's fmaxf, a member named y0) is the user's own.
+  const auto prelude_declares = [](const std::string& id) { return stdlib_names().count(id) || prelude_functions().count(id); };
   for (Token& tok : t_)
     if (tok.kind == TokenKind::identifier &&
-        (reserved.count(tok.text) || (target_.clashes_with_target(tok.text) && !prelude_identifiers().count(tok.text))))
+        (reserved.count(tok.text) || (target_.clashes_with_target(tok.text) && !prelude_declares(tok.text))))
       tok.text = user_name_in_target(tok.text);
 }
 

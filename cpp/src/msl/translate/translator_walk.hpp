@@ -155,7 +155,7 @@ class Translator {
   int last_user_end_ = 0;  // user column just past the last emitted token on this line
 
   // The user's names that the target's compiler declares too (Target::clashes_with_target),
-  // renamed in the tokens so that every step writes the new spelling. A name the prelude spells
+  // renamed in the tokens so that every step writes the new spelling. A name the prelude declares
   // stays (its log1p(half) must meet MLX's own log1p overloads).
   void rename_names_that_clash_with_target();
 
