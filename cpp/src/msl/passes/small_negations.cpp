@@ -76,13 +76,21 @@ std::size_t operand_end(const std::vector<Token>& t, std::size_t i) {
   const std::size_t b = i + 1;
   if (b >= t.size()) return t.size();
   if (is_name(t[b])) {
-    // A macro's constant (INFINITY, FLT_MAX, ...): a float, not worth NVRTC's warnings.
+    // A macro's constant (INFINITY, FLT_MAX, ...): a float, not worth NVRTC's warnings. A name
+    // in capitals before `(` or `{` is a function or a type (`-F{a}(x)`).
     if (std::all_of(t[b].text.begin(), t[b].text.end(), [](char c) { return !std::islower(static_cast<unsigned char>(c)); }) &&
-        !(b + 1 < t.size() && t[b + 1].is("(")))
+        !(b + 1 < t.size() && (t[b + 1].is("(") || t[b + 1].is("{"))))
       return t.size();
     std::size_t k = b + 1;
     while (k + 1 < t.size() && t[k].is("::") && t[k + 1].kind == TokenKind::identifier) k += 2;
     if (k < t.size() && t[k].is("<")) return named_cast_end(t, b);  // else a template's arguments, or a comparison
+    // `-S{a, b}(x)`, `-S{a}.m`: a braced temporary of a type is part of the operand (after a
+    // name in an expression, `{` opens nothing else); the calls and members follow it.
+    if (k < t.size() && t[k].is("{")) {
+      k = matching(t, k);
+      if (k >= t.size()) return t.size();
+      ++k;
+    }
     return postfix_end(t, k);
   }
   if (t[b].is("(")) {

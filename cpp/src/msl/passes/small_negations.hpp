@@ -16,7 +16,8 @@ namespace metalcall::msl {
 
 /**
  * (the `-` token, the token after its operand) of each unary minus whose operand is plainly
- * delimited: a name, a parenthesised expression or a named cast (`static_cast<T>(x)`,
+ * delimited: a name (or a braced temporary of a type, `S{a, b}`: fuzz seeds 9200-9205), a
+ * parenthesised expression or a named cast (`static_cast<T>(x)`,
  * `as_type<T>(x)`: fuzz seed 9200, program 999) followed by calls, subscripts, members and
  * postfix ++/--. Left as written: a literal operand, a name in capitals (a macro's constant),
  * an operand starting with another operator, a name followed by `<` (a template or a
