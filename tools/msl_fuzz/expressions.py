@@ -298,8 +298,11 @@ class ExprGen:
     def unpacked(self, e: t.Expr) -> t.Expr:
         """A packed vector read from a buffer, converted to its vector type: `c ? p : v` with p
         a packed_float3 and v a float3 converts either way, which C++ calls ambiguous."""
-        packed = {b.name for b in self.ctx.inputs if b.packed}
-        if isinstance(e, t.Load) and e.buffer in packed and workarounds.active("packed-conditional"):
+        return self.as_vector(e) if workarounds.active("packed-conditional") else e
+
+    def as_vector(self, e: t.Expr) -> t.Expr:
+        """A packed 3-vector read from a buffer, converted to its vector type; anything else as it is."""
+        if isinstance(e, t.Load) and e.buffer in {b.name for b in self.ctx.inputs if b.packed}:
             return t.Convert(ty=e.ty, a=e)
         return e
 
@@ -331,9 +334,7 @@ class ExprGen:
         source = self.expr(self.rng.choice(options), depth)
         # A packed 3-vector is smaller than the vector (packed_uchar3: 3 bytes, uchar3: 4), so
         # as_type of a packed buffer element reads it as its vector type first, as Metal needs.
-        if isinstance(source, t.Load) and source.buffer in {b.name for b in self.ctx.inputs if b.packed}:
-            source = t.Convert(ty=source.ty, a=source)
-        return t.AsType(ty=ty, a=source)
+        return t.AsType(ty=ty, a=self.as_vector(source))
 
     def call(self, ty: Type, depth: int) -> t.Expr:
         e = elem(ty)

@@ -121,7 +121,9 @@ class StmtGen:
         saved_level = self.ctx.level
         self.ctx.level = "thread"  # called from anywhere: no SIMD-group functions inside
         self.ctx.scopes.append([Var(n, ty, mutable=False) for n, ty in params])
-        value = self.ex.expr(ret, self.expr_depth())
+        # The return type is deduced: a packed buffer element would make it packed_T3, smaller
+        # than the T3 the model gives it (as_type<ulong3> of it is then invalid: seed 9202, 693).
+        value = self.ex.as_vector(self.ex.expr(ret, self.expr_depth()))
         self.ctx.scopes.pop()
         self.ctx.level = saved_level
         self.ctx.declare(Var(name, Lambda(tuple(ty for _, ty in params), ret), mutable=False))
