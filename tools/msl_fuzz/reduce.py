@@ -9,6 +9,7 @@ them all as one library, and continues from the smallest that still fails.
 from __future__ import annotations
 
 import copy
+import time
 
 from . import tree as t
 from .model import ProgramError
@@ -178,10 +179,14 @@ def candidates(gen: Generated):
             return
 
 
-def shrink(gen: Generated, device, device_name: str, status: str, log=None) -> Generated:
-    """The smallest program found that still gives `status` on the device."""
+def shrink(gen: Generated, device, device_name: str, status: str, log=None, seconds: float | None = None) -> Generated:
+    """The smallest program found that still gives `status` on the device (no new round
+    after `seconds`)."""
     best = gen
+    deadline = None if seconds is None else time.monotonic() + seconds
     for round_index in range(MAX_ROUNDS):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         valid = []
         for k, prog in enumerate(candidates(best)):
             prog = renamed(prog, f"{gen.program.name}_r{round_index}_{k}", k)

@@ -1,8 +1,9 @@
 """Running generated programs on a metalcall device and comparing with the model.
 
 Programs are compiled many to a library (the CPU backend's C++ compile costs ~1 s
-whatever the size, so one library per batch amortises it); a library that does not
-compile is split in halves until each failing program is found on its own.
+whatever the size, so one library per batch amortises it); when a library does not
+compile, the programs its errors name fail (compile_errors.py) and the rest compile again
+together, and where the errors name none the library is split in halves.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import structs, tree as t
+from .compile_errors import attribute
 from .printer import library_source, program_source
 from .programs import Generated
 from .types import BFLOAT, Struct, Vec, elem
@@ -161,7 +163,7 @@ class Clock:
                 "cpu": {k: round(v, 2) for k, v in self.cpu.items()}}
 
 
-def run_program(lib, gen: Generated, device_name: str, clock: Clock | None = None) -> Outcome:
+def run_program(lib, gen: Generated, device_name: str, clock: Clock | None = None, errors: dict | None = None) -> Outcome:
     clock = clock or Clock()
     prog = gen.program
     outcome = Outcome(prog.name, gen.seed, gen.index, prog.category, device_name, "ok",
@@ -186,6 +188,8 @@ def run_program(lib, gen: Generated, device_name: str, clock: Clock | None = Non
             if call is not None:
                 call.wait()
     except Exception as exc:  # any failure of one program is a finding, not the end
+        if errors is not None:
+            errors[prog.name] = exc
         outcome.status = "execution_error"
         outcome.detail = f"{type(exc).__name__}: {exc}"
         outcome.source = program_source(prog)
@@ -220,26 +224,40 @@ def run_batch(device, device_name: str, programs: list, log=None, clock: Clock |
             with clock.phase(f"{device_name}:compile"):
                 lib = compile_library(device, group, defines_for(device_name))
         except Exception as exc:
-            if len(group) > 1:
-                half = len(group) // 2
-                pending += [group[:half], group[half:]]
-                continue
-            g = group[0]
-            outcomes.append(Outcome(g.program.name, g.seed, g.index, g.program.category, device_name,
-                                    "compile_error", f"{type(exc).__name__}: {exc}", program_source(g.program),
-                                    sorted(g.program.features)))
+            failed, again = compile_failures(exc, group, group, device_name)
+            outcomes += failed
+            pending += again
             continue
         results = []
+        errors: dict = {}
         for g in group:
             started = time.monotonic()
-            results.append(run_program(lib, g, device_name, clock))
+            results.append(run_program(lib, g, device_name, clock, errors))
             if log and time.monotonic() - started > 5:
                 log(f"{g.program.name} took {time.monotonic() - started:.1f} s on {device_name}")
         # A library with function constants builds when a kernel is first asked for: one
-        # program's compile error then fails them all. Each such program runs again alone.
+        # program's compile error then fails them all; those its errors name are isolated.
         deferred = [g for g, o in zip(group, results) if o.detail.startswith("CompileError")]
         if len(group) > 1 and deferred:
             results = [o for g, o in zip(group, results) if g not in deferred]
-            pending += [[g] for g in deferred]
+            failed, again = compile_failures(errors[deferred[0].program.name], group, deferred, device_name)
+            results += failed
+            pending += again if failed else [[g] for g in deferred]
         outcomes += results
     return outcomes
+
+
+def compile_failures(exc: Exception, group: list, suspects: list, device_name: str) -> tuple[list, list]:
+    """(the compile_error outcomes of the suspects that `exc`, the error of the library of
+    `group`, names; the groups to compile again): the other suspects together, or halves of
+    them where it names none."""
+    failed = attribute(exc, group) if len(group) > 1 else {0: f"{type(exc).__name__}: {exc}"}
+    named = {id(group[k]): detail for k, detail in failed.items() if group[k] in suspects}
+    if not named:
+        half = len(suspects) // 2
+        return [], [s for s in (suspects[:half], suspects[half:]) if s]
+    outcomes = [Outcome(g.program.name, g.seed, g.index, g.program.category, device_name, "compile_error",
+                        named[id(g)], program_source(g.program), sorted(g.program.features))
+                for g in suspects if id(g) in named]
+    rest = [g for g in suspects if id(g) not in named]
+    return outcomes, [rest] if rest else []
