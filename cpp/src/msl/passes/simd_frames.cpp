@@ -45,23 +45,29 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
         !(j > 0 && (t[j - 1].is(".") || t[j - 1].is("->"))))
       kept_as_written.insert(t[j].text);
   FrameEdits out;
+  std::set<std::string> left;  // names of a body that keeps its signature
   for (const CallableBody& b : callers.bodies()) {
     if (!b.reaches || b.kernel || b.is_constexpr || (!b.name.empty() && b.intro == statements::kNone &&
-                                                     kept_as_written.count(b.name)))
+                                                     kept_as_written.count(b.name))) {
+      left.insert(b.name);
       continue;
+    }
     if (b.params == statements::kNone) {  // a lambda written `[…] {`
       out.after[b.intro] += "(" + kParameter + ")";
     } else {
       const std::size_t close = matching(t, b.params);
-      if (close >= t.size()) continue;
       bool pack = false;
-      for (std::size_t k = b.params + 1; k < close; ++k) pack = pack || t[k].is("...");
-      const bool empty = close == b.params + 1;
-      if (pack || (close == b.params + 2 && t[b.params + 1].is_identifier("void"))) continue;
-      out.before[close] += (empty ? "" : ", ") + kParameter;
+      for (std::size_t k = b.params + 1; k < close && close < t.size(); ++k) pack = pack || t[k].is("...");
+      if (close >= t.size() || pack || (close == b.params + 2 && t[b.params + 1].is_identifier("void"))) {
+        left.insert(b.name);
+        continue;
+      }
+      out.before[close] += (close == b.params + 1 ? "" : ", ") + kParameter;
     }
     out.after[b.open] += " metal::mtl_rt::simd_frame mtl_frame(mtl_caller);";
+    if (!b.name.empty()) out.framed.insert(b.name);
   }
+  for (const std::string& name : left) out.framed.erase(name);
   return out;
 }
 

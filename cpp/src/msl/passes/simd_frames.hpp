@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,11 @@
 
 namespace metalcall::msl {
 
-/** Text to write before and after tokens. */
+/** Text to write before and after tokens, and the names whose every body takes the caller's
+ * line (a call of one may pass it: simd_line_order.hpp). */
 struct FrameEdits {
   std::map<std::size_t, std::string> before, after;
+  std::set<std::string> framed;
 };
 
 /**
@@ -30,7 +33,8 @@ struct FrameEdits {
  * `(void)`) gets a last parameter `metal::mtl_rt::simd_caller mtl_caller =
  * metal::mtl_rt::simd_caller(__builtin_LINE())` (its caller's line) and, first in its body,
  * `metal::mtl_rt::simd_frame mtl_frame(mtl_caller);`, which holds that line in the fiber's calls
- * while the body runs (prelude/metal_sync.h).
+ * while the body runs (prelude/metal_sync.h). `mtl_caller` may be given explicitly:
+ * `metal::mtl_rt::simd_caller(line, order)` (simd_line_order.hpp).
  */
 FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& callers);
 

@@ -28,7 +28,7 @@ struct simd_vote {
 
 // Prelude functions that call SIMD-group functions pass their own caller's line on, so the
 // rendezvous is at the user's call (CUDA needs no line).
-#define METALCALL_SIMD_LINE_PARAM , unsigned mtl_line = __builtin_LINE()
+#define METALCALL_SIMD_LINE_PARAM , ::metal::mtl_rt::simd_at mtl_line = ::metal::mtl_rt::simd_at(__builtin_LINE())
 #define METALCALL_SIMD_LINE , mtl_line
 
 namespace mtl_rt {
@@ -144,7 +144,7 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
 // Both widths share one set of definitions; the prefix names the group, W its width (an expression),
 // K numbers the group's functions in their sites. Each function takes its call's line (mtl_line).
 #define METALCALL_SITE(k, n) mtl_rt::simd_site(mtl_line, (k) + (n))
-#define METALCALL_AT unsigned mtl_line = __builtin_LINE()
+#define METALCALL_AT ::metal::mtl_rt::simd_at mtl_line = ::metal::mtl_rt::simd_at(__builtin_LINE())
 #define METALCALL_GROUP_FUNCTIONS(P, W, K)                                                                      \
   template <class T> inline T P##_sum(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::add_op<T>(), METALCALL_SITE(K, 0)); } \
   template <class T> inline T P##_product(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::mul_op<T>(), METALCALL_SITE(K, 1)); } \

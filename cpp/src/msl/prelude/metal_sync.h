@@ -128,10 +128,18 @@ inline void group_sync() { worker->barrier(worker->fibers); }
 // (an earlier line: the rest of a loop, the other branch) before those ahead. Inside a call of
 // a function of the source that may reach a SIMD-group function the calls' lines come first
 // (simd_frame below), so a helper's lines count where it is called from.
+// Where a line holds several such calls, the translation also gives each its rank there
+// (msl/passes/simd_line_order.hpp): lanes in different arms of one line's conditional meet in
+// the order the calls complete, not by which function each is. Explicit: no argument of the
+// user's converts to it.
+struct simd_at {
+  unsigned line, order;
+  explicit simd_at(unsigned at, unsigned rank = 0) : line(at), order(rank) {}
+};
 typedef unsigned long long simd_site_t;
-inline simd_site_t simd_site(unsigned line, unsigned function) { return (simd_site_t(line) << 9) + 3 + function; }
-// A call's mark: before every site of its line (the call's arguments are done), not one of them.
-inline simd_site_t simd_call_mark(unsigned line) { return (simd_site_t(line) << 9) + 2; }
+// line, then rank (4 bits; 15 is a loop's latch, after all), then the function (9 bits).
+inline simd_site_t simd_place(unsigned line, unsigned order) { return (simd_site_t(line) << 13) + (simd_site_t(order) << 9); }
+inline simd_site_t simd_site(simd_at at, unsigned function) { return simd_place(at.line, at.order) + 3 + function; }
 inline unsigned simd_meet(simd_site_t site) { return worker->simd_meet(worker->fibers, site); }
 
 // The line of a call of a function of the source that may reach a SIMD-group function: the
@@ -139,15 +147,17 @@ inline unsigned simd_meet(simd_site_t site) { return worker->simd_meet(worker->f
 // simd_caller(__builtin_LINE())` and a simd_frame at the top of its body
 // (msl/passes/simd_frames.hpp). Explicit: no argument of the user's converts to it.
 struct simd_caller {
-  unsigned line;
-  explicit simd_caller(unsigned at) : line(at) {}
+  unsigned line, order;
+  explicit simd_caller(unsigned at, unsigned rank = 0) : line(at), order(rank) {}
 };
+// A call's mark: before every site of its place (the call's arguments are done), not one of them.
+inline simd_site_t simd_call_mark(simd_caller at) { return simd_place(at.line, at.order) + 2; }
 // The running fiber's calls (worker->simd_context, backends/cpu/fiber.hpp) while the body runs.
 struct simd_frame {
   unsigned long long* calls;
   explicit simd_frame(simd_caller at) : calls(worker->simd_context + fiber_index() * metalcall_cpu_simd_context_slots) {
     const unsigned long long depth = calls[0]++;
-    if (depth + 1 < metalcall_cpu_simd_context_slots) calls[1 + depth] = simd_call_mark(at.line);
+    if (depth + 1 < metalcall_cpu_simd_context_slots) calls[1 + depth] = simd_call_mark(at);
   }
   ~simd_frame() { --calls[0]; }
   simd_frame(const simd_frame&) = delete;
@@ -155,7 +165,7 @@ struct simd_frame {
 };
 inline const unsigned* simd_tokens() { return worker->simd_tokens; }
 // The end of a loop iteration that may call a SIMD-group function (msl/passes/simd_latches.hpp).
-inline void simd_latch(unsigned line) { simd_meet(simd_site(line, 254)); }
+inline void simd_latch(unsigned line) { simd_meet(simd_site(simd_at(line, 15), 254)); }
 inline void simd_sync() { worker->simd_meet(worker->fibers, 1); }  // the prelude's own (uniform) syncs
 inline void simd_leave() { worker->simd_meet(worker->fibers, 0); }  // an exchange's end: before anything else
 
@@ -254,10 +264,10 @@ inline void threadgroup_total_fits(const char* names, unsigned long long bytes, 
 // Fibers switch only at barriers, and every fiber of a group shares one OS
 // thread, so the switch itself orders memory; the flags need no fence here.
 // Its line orders it among the SIMD-group functions' sites (backends/cpu/fiber.hpp).
-inline void threadgroup_barrier(mem_flags = mem_flags::mem_none, unsigned mtl_line = __builtin_LINE()) {
+inline void threadgroup_barrier(mem_flags = mem_flags::mem_none, mtl_rt::simd_at mtl_line = mtl_rt::simd_at(__builtin_LINE())) {
   mtl_rt::worker->barrier_at(mtl_rt::worker->fibers, mtl_rt::simd_site(mtl_line, 253));
 }
-inline void simdgroup_barrier(mem_flags = mem_flags::mem_none, unsigned mtl_line = __builtin_LINE()) {
+inline void simdgroup_barrier(mem_flags = mem_flags::mem_none, mtl_rt::simd_at mtl_line = mtl_rt::simd_at(__builtin_LINE())) {
   mtl_rt::simd_meet(mtl_rt::simd_site(mtl_line, 255));
 }
 

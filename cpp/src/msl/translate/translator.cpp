@@ -169,6 +169,9 @@ Translation Translator::run() {
     const FrameEdits frames = simd_frame_edits(t_, rendezvous);
     for (const auto& [index, text] : frames.before) text_before_[index] += text;
     for (const auto& [index, text] : frames.after) text_after_[index] += text;
+    // Several such calls on one line: each its rank there (simd_line_order.hpp).
+    for (const auto& [close, text] : simd_line_order_edits(t_, frames.framed))
+      if (!active_edits_.count(close)) call_places_[close] = text;
   }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
   if (loops_checked())
@@ -427,6 +430,7 @@ void Translator::emit_user_code() {
         arms != conditional_arms_.before.end() && !(dropped != active_edits_.end() && dropped->second.empty()))
       emit(arms->second, tok, true);
     if (auto before = checked_before_.find(i); before != checked_before_.end()) emit(before->second, tok, true);
+    if (auto place = call_places_.find(i); place != call_places_.end()) emit(place->second, tok, true);
     if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
       if (!replaced->second.empty()) emit(replaced->second, tok, true);
       continue;

@@ -42,6 +42,7 @@
 #include "msl/passes/simd_frames.hpp"
 #include "msl/passes/simd_latches.hpp"
 #include "msl/passes/simd_loop_exits.hpp"
+#include "msl/passes/simd_line_order.hpp"
 #include "msl/passes/simd_reconvergence.hpp"
 #include "msl/passes/struct_temporaries.hpp"
 #include "msl/targets/cpu_abi.hpp"
@@ -120,6 +121,9 @@ class Translator {
   std::set<std::string> function_templates_;
   // Checked mode: text before tokens (`thread_arg(` … `)` around arguments, checked_thread_params.hpp).
   std::map<std::size_t, std::string> checked_before_;
+  // The CPU's rank of a call among one line's SIMD-group calls, its last argument: written last
+  // before the call's `)`, after what closes a rewrite of its arguments (simd_line_order.hpp).
+  std::map<std::size_t, std::string> call_places_;
   std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
   // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
   std::map<std::size_t, std::string> checked_replace_;
