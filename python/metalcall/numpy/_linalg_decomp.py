@@ -85,6 +85,19 @@ def _lu(x, dt, batch, n):
     return kernels("linalg_lu").lu(x.device, x._contiguous_buffer(), batch, n, dt)
 
 
+def _one_launch(dev, a, b, batch, n, k, dt):
+    """X of A X = B (b None: the inverse) by one kernel where the systems are small (None where
+    not): a SIMD-group per system, rows in registers, on GPUs; else the system in threadgroup
+    memory (on the CPU backend, one thread per system). Raises LinAlgError for a zero pivot."""
+    for name in ("linalg_warp_solve", "linalg_small_solve"):
+        kern = kernels(name)
+        if kern.usable(dev, n, k, dt):
+            out, info = kern.solve(dev, a, b, batch, n, k, dt)
+            _raise_if_any(info, "Singular matrix")
+            return out
+    return None
+
+
 def cholesky(x, /, *, upper=False):
     x, dt, bs, n, _ = matrices(x, "cholesky")
     batch = F.prod(bs)
@@ -123,11 +136,9 @@ def inv(x, /):
     batch = F.prod(bs)
     if batch * n == 0:
         return zeros(x.shape, dtype=dt, device=x.device)
-    small = kernels("linalg_small_solve")
-    if small.usable(x.device, n, n, dt):  # one launch, the system in threadgroup memory
-        out, info = small.solve(x.device, x._contiguous_buffer(), None, batch, n, n, dt)
-        _raise_if_any(info, "Singular matrix")
-        return wrap(out, x.shape, dt, x.device)
+    one = _one_launch(x.device, x._contiguous_buffer(), None, batch, n, n, dt)
+    if one is not None:
+        return wrap(one, x.shape, dt, x.device)
     lu_buf, piv, info = _lu(x, dt, batch, n)
     _raise_if_any(info, "Singular matrix")
     out = kernels("linalg_lu").solve(x.device, lu_buf, piv, None, batch, n, n, dt)
@@ -166,11 +177,9 @@ def solve(x1, x2, /):
     if a.shape != bs + (n, n):  # (a view per call cost as much as the kernels of a small stack)
         a = broadcast_to(a, bs + (n, n))
     b = rhs.astype(dt, copy=False)._contiguous_buffer()
-    small = kernels("linalg_small_solve")
-    if small.usable(x1.device, n, k, dt):  # one launch, the system in threadgroup memory
-        out, info = small.solve(x1.device, a._contiguous_buffer(), b, batch, n, k, dt)
-        _raise_if_any(info, "Singular matrix")
-        return wrap(out, out_shape, dt, x1.device)
+    one = _one_launch(x1.device, a._contiguous_buffer(), b, batch, n, k, dt)
+    if one is not None:
+        return wrap(one, out_shape, dt, x1.device)
     lu_buf, piv, info = _lu(a, dt, batch, n)
     _raise_if_any(info, "Singular matrix")
     out = kernels("linalg_lu").solve(x1.device, lu_buf, piv, b, batch, n, k, dt)

@@ -117,7 +117,7 @@ def render(template: str, dtype: Any, threads: int, **extra: Any) -> str:
     fi = np.finfo(rdt)
     r = cache.msl_type(rdt)
     t = "la_complex" if dt.kind == "c" else r
-    template = (_COMPLEX_ARITHMETIC if dt.kind == "c" else _REAL_ARITHMETIC) + template
+    template = (_COMPLEX_ARITHMETIC if dt.kind == "c" else _REAL_ARITHMETIC) + PIVOT_SIZE + template
     subs = {
         "T": t,
         "R": r,
@@ -181,17 +181,26 @@ inline $T rot_second($T a, $T b, $R c, $R s) { return la_add(la_scale(a, s), la_
 """
 
 
+# The size a pivot search compares for a candidate of size `s`: reference LAPACK's i?amax starts from
+# the first candidate and takes a later one only if strictly larger, so a NaN wins where it comes
+# first and never elsewhere (then the solution is NaN, as NumPy's, not a false zero pivot).
+PIVOT_SIZE = """
+inline $R pivot_size($R s, bool first) { return isnan(s) ? (first ? $R(INFINITY) : $R(-1)) : s; }
+"""
+
+
 def pivot_search(a: str, sync: str, on_found: str) -> str:
     """MSL choosing getrf's pivot for column k of the n x n matrix `a` (the first largest |re| + |im|
-    at or below row k, the group's threads each searching some rows) into the threadgroup
-    `pivot_row`; the kernel declares it with `best_value[$NTG]` and `best_row[$NTG]`. `on_found`
-    runs on thread 0 with `row` the pivot's row; `sync` is the group's barrier."""
+    at or below row k, the group's threads each searching some rows; PIVOT_SIZE for NaN) into the
+    threadgroup `pivot_row`; the kernel declares it with `best_value[$NTG]` and `best_row[$NTG]`
+    (render adds PIVOT_SIZE). `on_found` runs on thread 0 with `row` the pivot's row; `sync` is
+    the group's barrier."""
     return f"""
     {{
       $R best = $R(-1);
       uint row = k;
       for (uint i = k + tid; i < n; i += $NTG) {{
-        const $R v = la_abs1({a}[i * n + k]);
+        const $R v = pivot_size(la_abs1({a}[i * n + k]), i == k);
         if (v > best) {{ best = v; row = i; }}
       }}
       best_value[tid] = best;
