@@ -117,3 +117,18 @@ def test_ties_singular_nan(ldev):
     got = np.asarray(mnp.linalg.solve(mnp.asarray(bad, device=ldev), mnp.ones((2, 4, 1), dtype=dt, device=ldev)))
     np.testing.assert_array_equal(got[0], np.ones((4, 1), dt))
     assert np.isnan(got[1]).any()
+
+
+@pytest.mark.parametrize("n", [5, 32, 64])
+def test_stacks_sized_for_the_cpu(ldev, n):
+    # from small.SIZED_BATCH systems the CPU backend compiles the kernel for the size (n = 64 in
+    # float32 fits only that way); GPUs take the same path as for any stack
+    batch = 4 if cache.force_gpu_variants else small.SIZED_BATCH  # (the GPU texts run as fibers here: slow)
+    for dt in dtypes(ldev)[:2]:
+        a, b = systems(batch, n, 2, dt, seed=n)
+        got = mnp.linalg.solve(mnp.asarray(a, device=ldev), mnp.asarray(b, device=ldev))
+        check(np.asarray(got), np.linalg.solve(a.astype(np.float64), b.astype(np.float64)).astype(dt), dt)
+        if n == 5:
+            check(np.asarray(mnp.linalg.inv(mnp.asarray(a, device=ldev))), np.linalg.inv(a), dt)
+    if ldev.backend == "cpu" and not cache.force_gpu_variants:
+        assert small.usable(ldev, 64, 1, "float32", batch) and not small.usable(ldev, 64, 1, "float32", 1)

@@ -1,6 +1,7 @@
 """The factorisations of metalcall.numpy.linalg, computed on the device by the kernels of
 _kernels/linalg_*.py (one threadgroup per matrix of a stack): cholesky, det, slogdet, inv, solve
-(LU with partial pivoting; small systems in one launch, _kernels/linalg_small_solve.py), qr
+(LU with partial pivoting; small systems in one launch: a SIMD-group per system on GPUs,
+_kernels/linalg_warp_solve.py, else _kernels/linalg_small_solve.py), qr
 (Householder), eigh, eigvalsh, svd, svdvals (Householder QR when the matrices are not square, then,
 for real dtypes on the CPU backend, Householder reduction to a band, the implicit QR algorithm and
 the back-transformation, _linalg_band.py; elsewhere Jacobi: one-sided for svd, on GPUs block
@@ -91,7 +92,7 @@ def _one_launch(dev, a, b, batch, n, k, dt):
     memory (on the CPU backend, one thread per system). Raises LinAlgError for a zero pivot."""
     for name in ("linalg_warp_solve", "linalg_small_solve"):
         kern = kernels(name)
-        if kern.usable(dev, n, k, dt):
+        if kern.usable(dev, n, k, dt, batch):
             out, info = kern.solve(dev, a, b, batch, n, k, dt)
             _raise_if_any(info, "Singular matrix")
             return out

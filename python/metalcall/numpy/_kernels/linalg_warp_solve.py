@@ -30,7 +30,7 @@ def rows_per_lane(n: int) -> int:
     return -(-n // WIDTH)
 
 
-def usable(dev: mc.Device, n: int, nrhs: int, dtype: Any) -> bool:
+def usable(dev: mc.Device, n: int, nrhs: int, dtype: Any, batch: int = 1) -> bool:
     """Whether systems of n equations with nrhs right-hand sides take this kernel on dev: a GPU
     whose SIMD-groups are 32 wide, and rows that fit MAX_WORDS registers a lane."""
     if cache.uses_loops(dev) or dev.simd_width != WIDTH or n < 1:
