@@ -28,7 +28,7 @@ void completion_dealloc(PyObject* self) {
     bool interrupted = false;
     {
       WaitScope interruptible;  // Ctrl-C cancels the work
-      PyThreadState* state = PyEval_SaveThread();
+      PyThreadState* state = release_gil();
       try {
         c.wait();
       } catch (const Interrupted&) {

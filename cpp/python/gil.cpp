@@ -26,7 +26,12 @@ struct ExitState {
   std::atomic<bool> exiting{false};             // Python's atexit callbacks have started
   std::atomic<std::thread::id> exit_thread{};   // the thread that runs them (and finalization)
   std::atomic<unsigned> restoring{0};           // threads inside restore_gil
+  std::atomic<unsigned> native{0};              // threads between release_gil and restore_gil
 };
+
+// How long the atexit callback waits for native work on other threads (a compile, a wait the
+// stop has not reached yet) before finalization goes on regardless.
+constexpr auto kNativeWorkGrace = std::chrono::seconds(10);
 ExitState& exit_state() {
   static ExitState* s = [] {
     auto* created = new ExitState;
@@ -36,6 +41,7 @@ ExitState& exit_state() {
       new (&child.mutex) std::mutex;
       new (&child.cv) std::condition_variable;
       child.restoring.store(0);
+      child.native.store(0);
     });
     return created;
   }();
@@ -48,12 +54,21 @@ ExitState& exit_state() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-// Leaves restore_gil: the atexit callback may be waiting for the count to drop.
-void count_out(ExitState& s) {
-  if (s.restoring.fetch_sub(1) == 1 && s.exiting.load()) {
+// Wakes the atexit callback, which may be waiting for a count to drop.
+void notify_exit(ExitState& s) {
+  if (s.exiting.load()) {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.cv.notify_all();
   }
+}
+
+// Leaves restore_gil.
+void count_out(ExitState& s) {
+  if (s.restoring.fetch_sub(1) == 1) notify_exit(s);
+}
+
+bool exiting_elsewhere(const ExitState& s) {
+  return s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load();
 }
 
 // The atexit callback: no thread may start waiting for the GIL from now on, and
@@ -68,7 +83,11 @@ void on_exit() {
   s.exiting.store(true);
   PyThreadState* self = PyEval_SaveThread();
   {
+    // Threads already waiting for the GIL get it; threads in native work (their calls were
+    // stopped above) come out of it and park, so none is inside the CUDA driver or NVRTC
+    // when exit() unloads them.
     std::unique_lock<std::mutex> lock(s.mutex);
+    s.cv.wait_for(lock, kNativeWorkGrace, [&] { return s.native.load() == 0; });
     s.cv.wait(lock, [&] { return s.restoring.load() == 0; });
   }
   PyEval_RestoreThread(self);
@@ -76,10 +95,23 @@ void on_exit() {
 
 }  // namespace
 
+PyThreadState* release_gil() {
+  ExitState& s = exit_state();
+  s.native.fetch_add(1);
+  if (exiting_elsewhere(s)) {
+    // The process is ending: no new native work on this thread. Park without the GIL.
+    if (s.native.fetch_sub(1) == 1) notify_exit(s);
+    PyEval_SaveThread();
+    park();
+  }
+  return PyEval_SaveThread();
+}
+
 void restore_gil(PyThreadState* state) {
   ExitState& s = exit_state();
   s.restoring.fetch_add(1);
-  if (s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load()) {
+  if (s.native.fetch_sub(1) == 1) notify_exit(s);
+  if (exiting_elsewhere(s)) {
     count_out(s);
     park();
   }
@@ -90,7 +122,7 @@ void restore_gil(PyThreadState* state) {
 bool ensure_gil_unless_exiting(PyGILState_STATE* state) {
   ExitState& s = exit_state();
   s.restoring.fetch_add(1);  // counted like restore_gil: the atexit callback lets this thread in first
-  if (s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load()) {
+  if (exiting_elsewhere(s)) {
     count_out(s);
     return false;
   }

@@ -21,7 +21,16 @@ struct ForcedUnwind {};  // no such unwinding here: never thrown
 #endif
 
 /**
- * Takes the GIL back for `state` (PyEval_SaveThread's). While the interpreter
+ * Lets go of the GIL for native work (PyEval_SaveThread), counted: the atexit callback waits
+ * until no thread is inside such work, because a thread still calling the CUDA driver or
+ * NVRTC while exit() tears those libraries down crashes the process. From the moment the
+ * atexit callbacks run, a thread other than the exiting one that comes here is parked
+ * instead (it never starts new native work). Pair with restore_gil.
+ */
+PyThreadState* release_gil();
+
+/**
+ * Takes the GIL back for `state` (release_gil's). While the interpreter
  * finalizes, CPython ends a thread that waits for the GIL with pthread_exit,
  * whose unwinding through a noexcept destructor or a catch(...) aborts the
  * process ("terminate called without an active exception"). So from the moment
@@ -46,7 +55,7 @@ void init_gil(pybind11::module_& m);
 /** Like py::gil_scoped_release, with restore_gil. Declare it after the objects the work uses. */
 class GilRelease {
  public:
-  GilRelease() : state_(PyEval_SaveThread()) {}
+  GilRelease() : state_(release_gil()) {}
   ~GilRelease() { restore_gil(state_); }
   GilRelease(const GilRelease&) = delete;
   GilRelease& operator=(const GilRelease&) = delete;

@@ -100,6 +100,15 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
     }
     s.ticket = next_ticket_++;
     pending_.push_back(std::move(s));
+    if (stopping_all_) {
+      // stop_all ran while this was launched, and its stop did not cover this ticket.
+      stop_reasons_.emplace_back(ticket, stopping_all_);
+      try {
+        stop_word_.raise(ticket);
+      } catch (...) {
+        // The context is failing: the submission is queued, and its waiter gets that error.
+      }
+    }
     return ticket;
   } catch (...) {
     // What was enqueued still runs: wait for it before the staging memory goes.
@@ -338,6 +347,7 @@ void CudaQueue::watch_deadlines() {
     const std::uint64_t stopped = stop_word_.value();
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_all_) return;  // the process is ending: no more CUDA calls from here
       const auto now = std::chrono::steady_clock::now();
       for (const auto& s : pending_)
         if (s.ticket > stopped && now - s.called > timeout) late = s.ticket;
