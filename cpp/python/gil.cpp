@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -29,8 +30,11 @@ struct ExitState {
   std::atomic<unsigned> native{0};              // threads between release_gil and restore_gil
 };
 
-// How long the atexit callback waits for native work on other threads (a compile, a wait the
-// stop has not reached yet) before finalization goes on regardless.
+// Whether this thread is between release_gil and restore_gil (exit() may run on such a thread).
+thread_local bool in_native_work = false;
+
+// How long exit() waits for native work on other threads (a compile, a wait the
+// stop has not reached yet) before it goes on regardless.
 constexpr auto kNativeWorkGrace = std::chrono::seconds(10);
 ExitState& exit_state() {
   static ExitState* s = [] {
@@ -71,6 +75,16 @@ bool exiting_elsewhere(const ExitState& s) {
   return s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load();
 }
 
+// Run by exit() after Python has finalized, before the libraries loaded earlier (the CUDA
+// driver, NVRTC) tear themselves down: threads still in native work (a compile, the end of a
+// stopped wait) finish it first, then park in restore_gil. No thread can start native work
+// now: that needs the GIL, which daemon threads no longer get.
+void wait_for_native_work() {
+  ExitState& s = exit_state();
+  std::unique_lock<std::mutex> lock(s.mutex);
+  s.cv.wait_for(lock, kNativeWorkGrace, [&] { return s.native.load() == (in_native_work ? 1u : 0u); });
+}
+
 // The atexit callback: no thread may start waiting for the GIL from now on, and
 // those already waiting get it (this thread lets go of it) before finalization.
 void on_exit() {
@@ -81,13 +95,12 @@ void on_exit() {
   ExitState& s = exit_state();
   s.exit_thread.store(std::this_thread::get_id());
   s.exiting.store(true);
+  // Registered now, after the CUDA driver and NVRTC were loaded (if they were): exit() runs
+  // its handlers last-in first-out, so this one runs before theirs.
+  std::atexit(wait_for_native_work);
   PyThreadState* self = PyEval_SaveThread();
   {
-    // Threads already waiting for the GIL get it; threads in native work (their calls were
-    // stopped above) come out of it and park, so none is inside the CUDA driver or NVRTC
-    // when exit() unloads them.
     std::unique_lock<std::mutex> lock(s.mutex);
-    s.cv.wait_for(lock, kNativeWorkGrace, [&] { return s.native.load() == 0; });
     s.cv.wait(lock, [&] { return s.restoring.load() == 0; });
   }
   PyEval_RestoreThread(self);
@@ -96,20 +109,15 @@ void on_exit() {
 }  // namespace
 
 PyThreadState* release_gil() {
-  ExitState& s = exit_state();
-  s.native.fetch_add(1);
-  if (exiting_elsewhere(s)) {
-    // The process is ending: no new native work on this thread. Park without the GIL.
-    if (s.native.fetch_sub(1) == 1) notify_exit(s);
-    PyEval_SaveThread();
-    park();
-  }
+  exit_state().native.fetch_add(1);
+  in_native_work = true;
   return PyEval_SaveThread();
 }
 
 void restore_gil(PyThreadState* state) {
   ExitState& s = exit_state();
   s.restoring.fetch_add(1);
+  in_native_work = false;
   if (s.native.fetch_sub(1) == 1) notify_exit(s);
   if (exiting_elsewhere(s)) {
     count_out(s);

@@ -21,11 +21,10 @@ struct ForcedUnwind {};  // no such unwinding here: never thrown
 #endif
 
 /**
- * Lets go of the GIL for native work (PyEval_SaveThread), counted: the atexit callback waits
- * until no thread is inside such work, because a thread still calling the CUDA driver or
- * NVRTC while exit() tears those libraries down crashes the process. From the moment the
- * atexit callbacks run, a thread other than the exiting one that comes here is parked
- * instead (it never starts new native work). Pair with restore_gil.
+ * Lets go of the GIL for native work (PyEval_SaveThread), counted: exit() waits (a bounded
+ * time) until no other thread is inside such work, because a thread still calling the CUDA
+ * driver or NVRTC while exit() tears those libraries down crashes the process. Pair with
+ * restore_gil.
  */
 PyThreadState* release_gil();
 
