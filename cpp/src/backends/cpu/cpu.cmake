@@ -18,6 +18,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/object_check.cpp
   ${_cpu_dir}/object_check_elf.cpp
   ${_cpu_dir}/object_check_macho.cpp
+  ${_cpu_dir}/wait_word.cpp
   ${_cpu_dir}/worker_pool.cpp
   ${_cpu_dir}/worker_state.cpp
 )
@@ -47,6 +48,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     ${_cpu_dir}/fork_guard.cpp
     ${_cpu_dir}/kernel_stop.cpp
     ${_cpu_dir}/stack_guard.cpp
+    ${_cpu_dir}/wait_word.cpp
     ${_cpu_dir}/worker_pool.cpp
     ${_cpu_dir}/worker_state.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src/core/interrupt.cpp

@@ -33,6 +33,9 @@ constexpr std::int64_t kBackToBackNs = 100'000;
 // this much: when the last chunks run, the workers that found none wait for them.
 constexpr double kMinChunkNs = 2e3;
 constexpr double kMaxChunkNs = 50e3;
+// Workers for a pooled dispatch: one per this much of its measured work (so that each
+// has enough to pay for joining), at least two, at most the pool.
+constexpr double kWorkPerWorkerNs = 4e3;
 // Before a program's first run its cost is unknown: pool it above this many threads,
 // in chunks of at most kUnmeasuredChunkThreads (so that a huge first call can be
 // cancelled between chunks).
@@ -51,6 +54,7 @@ bool one_group(const DispatchCommand& c) {
 
 struct Plan {
   bool pooled;
+  unsigned width;  // pooled: the workers to run it on, the caller included
   CallEstimate estimate;
 };
 
@@ -69,6 +73,7 @@ Plan plan(const DispatchCommand& command) {
   const bool splittable = pool.size() > 1;
   if (per_thread < 0) {
     p.pooled = splittable && p.estimate.threads > kUnmeasuredInlineThreads;
+    p.width = pool.size();
     return p;
   }
   const double work = per_thread * double(p.estimate.threads);
@@ -76,8 +81,9 @@ Plan plan(const DispatchCommand& command) {
     return pool.warm() || now_ns() - g_last_end_ns.load(std::memory_order_relaxed) < kBackToBackNs;
   };
   p.pooled = splittable && work > kPoolMinNsWarm && (work > kPoolMinNsCold || warm());
+  p.width = static_cast<unsigned>(std::min<double>(pool.size(), std::max(2.0, work / kWorkPerWorkerNs)));
   p.estimate.measured = true;
-  p.estimate.wall_ns = p.pooled ? work / pool.size() : work;
+  p.estimate.wall_ns = p.pooled ? work / p.width : work;
   return p;
 }
 
@@ -198,11 +204,13 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   WorkerPool& pool = WorkerPool::instance();
   // One threadgroup (the common tiny call) runs on the calling thread: nothing to plan.
   const bool alone = one_group(command);
-  const bool pooled = !alone && plan(command).pooled;
+  const Plan planned = alone ? Plan{} : plan(command);
+  const bool pooled = planned.pooled;
+  const unsigned width = pooled ? planned.width : 1;
   if (program.uses_fibers()) {
     // Kernel code cannot report a failure to map stacks: do it here, on every worker's state.
     const unsigned threads = command.threadgroup[0] * command.threadgroup[1] * command.threadgroup[2];
-    for (unsigned w = 0; w < (pooled ? pool.size() : 1u); ++w) WorkerState::of(w).reserve_fibers(threads);
+    for (unsigned w = 0; w < width; ++w) WorkerState::of(w).reserve_fibers(threads);
   }
   // About 8 chunks per worker: each worker takes its own part of the grid (see
   // WorkerPool) in chunks, and the chunks left when it is done are what others can
@@ -210,7 +218,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   // kMinChunkNs and kMaxChunkNs. One chunk runs on the calling thread alone.
   std::uint64_t chunk = groups;
   if (pooled) {
-    chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(pool.size()) * 8));
+    chunk = std::max<std::uint64_t>(1, groups / (std::uint64_t(width) * 8));
     const double group_ns = program.ns_per_thread() * command.threadgroup[0] * command.threadgroup[1] *
                             command.threadgroup[2];
     if (group_ns > 0) {
@@ -229,16 +237,20 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
     if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
     threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
   }
-  std::vector<BusyNs> busy(chunk < groups ? pool.size() : 0);
+  // One per worker, kept by the calling thread: no allocation per call.
+  thread_local std::vector<BusyNs> busy_slots;
+  const unsigned busy_count = chunk < groups ? width : 0;
+  if (busy_slots.size() < busy_count) busy_slots.resize(pool.size());
+  std::fill_n(busy_slots.begin(), busy_count, BusyNs{});
   const bool in_loops = !program.info().loop_free;
   RunControl control(stop, in_loops);
   // Dispatch ids tell a worker's state when to lay out threadgroup memory again; one group without
   // any takes id 0, which always means none (WorkerState::prepare), and spares the shared counter.
   const std::uint64_t dispatch_id = alone && threadgroup_lengths.empty() ? 0 : g_dispatch_ids.fetch_add(1) + 1;
   RangeContext ctx{program.entry(), &launch, dispatch_id, &threadgroup_lengths,
-                   busy.empty() ? nullptr : busy.data(), &control, in_loops, stack_guard_enabled()};
+                   busy_count ? busy_slots.data() : nullptr, &control, in_loops, stack_guard_enabled()};
   const std::int64_t start = now_ns();
-  pool.parallel_for(groups, chunk, run_range, &ctx, idle_range);
+  pool.parallel_for(groups, chunk, run_range, &ctx, idle_range, width);
   // Not below start: a thread moved between cores reads another core's counter (synchronised, but
   // only to within its own precision).
   const std::int64_t end = std::max(start, now_ns());
@@ -252,8 +264,8 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
     throw ExecutionError(std::string(program.checked() ? "[cpu checked] " : "[cpu] ") + fault_message);
   }
   // The pool has returned: every worker has left the job, and its time is visible here.
-  std::int64_t work_ns = busy.empty() ? end - start : 0;
-  for (const BusyNs& b : busy) work_ns += b.ns;
+  std::int64_t work_ns = busy_count ? 0 : end - start;
+  for (unsigned w = 0; w < busy_count; ++w) work_ns += busy_slots[w].ns;
   if (const std::uint64_t threads = grid_threads(command)) program.record_ns_per_thread(double(work_ns) / double(threads));
   return double(end - start) * 1e-9;
 }

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <thread>
 
 #include "backends/cpu/fork_guard.hpp"
+#include "backends/cpu/wait_word.hpp"
 #include "core/interrupt.hpp"
 #include "metalcall/interrupt.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <sched.h>
 #endif
 
 namespace metalcall::cpu {
@@ -18,8 +23,14 @@ namespace {
 
 // How long an idle worker, or a caller waiting for workers, spins before it sleeps.
 // Longer than the gap between two back-to-back calls from Python (a few µs), short
-// enough that an idle process stops using the CPU at once.
-constexpr std::chrono::microseconds kSpin{100};
+// enough that an idle process stops using the CPU at once. It never yields while it
+// spins: on a busy machine the scheduler gives a yielding thread's core to another
+// process for a whole time slice (milliseconds), and the job waits for it.
+constexpr std::chrono::microseconds kSpin{50};
+// Wake-ups each participant takes on as it arrives: the sleepers are woken as a tree.
+constexpr unsigned kWakesEach = 2;
+// A caller waiting for a chunk that runs long looks for Ctrl-C this often.
+constexpr long kIdleCheckUs = 1000;
 
 // Tells the core (and a sibling hyperthread) that this is a spin loop.
 inline void cpu_relax() {
@@ -35,17 +46,27 @@ inline void cpu_relax() {
 // Spins until ready() or kSpin passed; true if ready. Reads the clock every 64 turns.
 template <class Ready>
 bool spin_until(Ready ready) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  const auto start = std::chrono::steady_clock::now();
   for (unsigned turn = 1;; ++turn) {
     if (ready()) return true;
     cpu_relax();
-    if (turn % 64 == 0 && std::chrono::steady_clock::now() > deadline) return ready();
+    if (turn % 64 == 0 && std::chrono::steady_clock::now() - start > kSpin) return ready();
   }
 }
 
-}  // namespace
+// The cores this process may run on (its affinity mask, where the system has one).
+unsigned usable_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
-namespace {
 std::atomic<WorkerPool*> g_pool{nullptr};
 std::mutex g_pool_mutex;  // creating the pool
 // A forked child has none of the workers, and the pool's counters and locks may be
@@ -57,6 +78,7 @@ std::mutex g_pool_mutex;  // creating the pool
                                            new (&g_pool_mutex) std::mutex;
                                          }),
                            true);
+
 }  // namespace
 
 WorkerPool& WorkerPool::instance() {
@@ -66,15 +88,18 @@ WorkerPool& WorkerPool::instance() {
   pool = g_pool.load(std::memory_order_acquire);
   if (!pool) {
     // Never destroyed: threads must not be joined during interpreter shutdown.
-    pool = new WorkerPool(std::max(1u, std::thread::hardware_concurrency()));
+    pool = new WorkerPool(usable_cores());
     g_pool.store(pool, std::memory_order_release);
   }
   return *pool;
 }
 
-WorkerPool::WorkerPool(unsigned participants) : parts_(participants) {
-  for (unsigned i = 1; i < participants; ++i) threads_.emplace_back([this, i] { worker_loop(i); });
-  for (auto& t : threads_) t.detach();
+WorkerPool::WorkerPool(unsigned participants)
+    : size_(participants),
+      sleepers_(new std::atomic<unsigned>[participants]),
+      slots_(new Slot[participants]),
+      parts_(new Part[participants]) {
+  for (unsigned i = 1; i < participants; ++i) std::thread([this, i] { worker_loop(i); }).detach();
 }
 
 bool WorkerPool::drain(Job& job, Part& part, unsigned worker) {
@@ -84,7 +109,7 @@ bool WorkerPool::drain(Job& job, Part& part, unsigned worker) {
     if (begin >= part.end) return true;
     if (!job.fn(job.ctx, begin, std::min(part.end, begin + job.chunk), worker)) {
       // Stopped: every part is used up, so that no worker takes another chunk.
-      for (unsigned p = 0; p < job.part_count; ++p) job.parts[p].next.store(job.parts[p].end, std::memory_order_relaxed);
+      for (unsigned p = 0; p < job.width; ++p) job.parts[p].next.store(job.parts[p].end, std::memory_order_relaxed);
       return false;
     }
   }
@@ -94,50 +119,80 @@ bool WorkerPool::drain(Job& job, Part& part, unsigned worker) {
 void WorkerPool::work_on(Job& job, unsigned worker) {
   // Its own part first (its data is likely in its cache from the last call), then
   // the following parts, which a worker that came late or runs slowly left.
-  for (unsigned k = 0; k < job.part_count; ++k)
-    if (!drain(job, job.parts[(worker + k) % job.part_count], worker)) return;
+  for (unsigned k = 0; k < job.width; ++k)
+    if (!drain(job, job.parts[(worker + k) % job.width], worker)) return;
 }
 
-std::uint64_t WorkerPool::wait_for_job(std::uint64_t seen) {
-  std::uint64_t now = seen;
+std::uint32_t WorkerPool::wait_for_job(Slot& slot, std::uint32_t seen) {
+  std::uint32_t now = seen;
+  auto offered = [&] { return (now = slot.ticket.load(std::memory_order_acquire)) != seen; };
   spinning_.fetch_add(1, std::memory_order_relaxed);
-  const bool started = spin_until([&] { return (now = generation_.load(std::memory_order_acquire)) != seen; });
+  const bool started = spin_until(offered);
   spinning_.fetch_sub(1, std::memory_order_relaxed);
-  if (started) return now;
-  std::unique_lock<std::mutex> lock(mutex_);
-  work_cv_.wait(lock, [&] { return (now = generation_.load(std::memory_order_acquire)) != seen; });
+  while (!started) {
+    // Said before the last look at the ticket: an offer made after that look sees it and wakes us.
+    slot.sleeping.store(true, std::memory_order_seq_cst);
+    if (slot.ticket.load(std::memory_order_seq_cst) == seen) wait_word(slot.ticket, seen);
+    slot.sleeping.store(false, std::memory_order_relaxed);
+    if (offered()) break;
+  }
   return now;
 }
 
 void WorkerPool::worker_loop(unsigned index) {
-  std::uint64_t seen = 0;
+  Slot& slot = slots_[index];
+  std::uint32_t seen = 0;
   for (;;) {
-    seen = wait_for_job(seen);
+    seen = wait_for_job(slot, seen);
     // Counted before reading job_: the caller waits for active_ == 0 after clearing
-    // job_, so a job is never used after its parallel_for returned.
+    // job_, so a job is never used after its parallel_for returned. A worker that
+    // woke late may find a later job, which may not want it.
     active_.fetch_add(1, std::memory_order_seq_cst);
-    if (Job* job = job_.load(std::memory_order_seq_cst)) work_on(*job, index);
-    if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);  // the caller may be between its check and its sleep
-      done_cv_.notify_all();
+    if (Job* job = job_.load(std::memory_order_seq_cst); job && index < job->width) {
+      wake_some(kWakesEach);
+      work_on(*job, index);
     }
+    if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
+      done_.fetch_add(1, std::memory_order_seq_cst);
+      if (caller_sleeps_.load(std::memory_order_seq_cst)) wake_word(done_);
+    }
+  }
+}
+
+void WorkerPool::offer(unsigned width) {
+  unsigned sleeping = 0;
+  for (unsigned i = 1; i < width; ++i) {
+    Slot& slot = slots_[i];
+    slot.ticket.store(ticket_, std::memory_order_seq_cst);
+    if (slot.sleeping.load(std::memory_order_seq_cst)) sleepers_[sleeping++].store(i, std::memory_order_relaxed);
+  }
+  wake_count_.store(sleeping, std::memory_order_release);
+}
+
+void WorkerPool::wake_some(unsigned most) {
+  for (unsigned woken = 0; woken < most; ++woken) {
+    unsigned next = wake_next_.load(std::memory_order_relaxed);
+    do {
+      // The count may still be 0 for a worker that arrives while the caller lists the sleepers.
+      if (next >= wake_count_.load(std::memory_order_acquire)) return;
+    } while (!wake_next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel));
+    wake_word(slots_[sleepers_[next].load(std::memory_order_relaxed)].ticket);
   }
 }
 
 void WorkerPool::wait_for_workers(IdleFn idle, void* ctx) {
   auto done = [this] { return active_.load(std::memory_order_seq_cst) == 0; };
   if (spin_until(done)) return;
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!idle) {
-    done_cv_.wait(lock, done);
-    return;
+  for (;;) {
+    const std::uint32_t seen = done_.load(std::memory_order_seq_cst);
+    caller_sleeps_.store(true, std::memory_order_seq_cst);
+    if (done()) break;
+    // A chunk may run long (or forever, until it is stopped): the caller keeps looking for Ctrl-C.
+    wait_word(done_, seen, idle ? kIdleCheckUs : 0);
+    if (done()) break;
+    if (idle) idle(ctx);
   }
-  // A chunk may run long (or forever, until it is stopped): the caller keeps looking for Ctrl-C.
-  while (!done_cv_.wait_for(lock, std::chrono::milliseconds(1), done)) {
-    lock.unlock();
-    idle(ctx);
-    lock.lock();
-  }
+  caller_sleeps_.store(false, std::memory_order_relaxed);
 }
 
 std::unique_lock<std::timed_mutex> WorkerPool::take_job_lock() {
@@ -154,11 +209,15 @@ std::unique_lock<std::timed_mutex> WorkerPool::take_job_lock() {
   return lock;
 }
 
-void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx, IdleFn idle) {
+void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn fn, void* ctx, IdleFn idle,
+                              unsigned width) {
   if (count == 0) return;
   chunk = std::max<std::uint64_t>(1, chunk);
+  width = width == 0 ? size_ : std::min(width, size_);
+  // No more participants than chunks: the rest would only wake to find nothing.
+  width = static_cast<unsigned>(std::min<std::uint64_t>(width, (count + chunk - 1) / chunk));
   const std::unique_lock<std::timed_mutex> serial = take_job_lock();
-  if (threads_.empty() || count <= chunk) {
+  if (width <= 1) {
     fn(ctx, 0, count, 0);  // one chunk: involving workers would only add latency
     return;
   }
@@ -166,23 +225,23 @@ void WorkerPool::parallel_for(std::uint64_t count, std::uint64_t chunk, RangeFn 
   job.fn = fn;
   job.ctx = ctx;
   job.chunk = chunk;
-  job.parts = parts_.data();
-  job.part_count = static_cast<unsigned>(parts_.size());
-  // Equal contiguous parts, the same for the same count on every call.
-  for (unsigned p = 0; p < job.part_count; ++p) {
-    parts_[p].next.store(count * p / job.part_count, std::memory_order_relaxed);
-    parts_[p].end = count * (p + 1) / job.part_count;
+  job.parts = parts_.get();
+  job.width = width;
+  // Equal contiguous parts, the same for the same count and width on every call.
+  for (unsigned p = 0; p < width; ++p) {
+    parts_[p].next.store(count * p / width, std::memory_order_relaxed);
+    parts_[p].end = count * (p + 1) / width;
   }
+  ++ticket_;
   job_.store(&job, std::memory_order_seq_cst);
-  {
-    // Under the lock: a worker about to sleep either sees the new generation or is woken.
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  work_cv_.notify_all();  // no system call when every worker is spinning
+  offer(width);
+  wake_some(kWakesEach);
   work_on(job, 0);
   job_.store(nullptr, std::memory_order_seq_cst);
   wait_for_workers(idle, ctx);
+  // No one takes a wake-up any more (they take them only while in the job): the next job lists its own.
+  wake_count_.store(0, std::memory_order_relaxed);
+  wake_next_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace metalcall::cpu
