@@ -104,6 +104,15 @@ struct RangeContext {
   bool guarded;         // a stack overflow leaves it too (stack_guard.hpp: the in-process device)
 };
 
+// `count` zeroed BusyNs, kept by the calling thread for its pooled dispatches: no allocation
+// per call. Reached only when pooled: a thread_local costs a call (__tls_get_addr) in this library.
+BusyNs* busy_times(unsigned count) {
+  thread_local std::vector<BusyNs> times;
+  if (times.size() < count) times.resize(std::max<std::size_t>(count, WorkerPool::instance().size()));
+  std::fill_n(times.begin(), count, BusyNs{});
+  return times.data();
+}
+
 bool run_range(void* ctx, std::uint64_t begin, std::uint64_t end, unsigned worker) {
   auto* r = static_cast<RangeContext*>(ctx);
   if (r->control->stopping()) return false;
@@ -237,18 +246,15 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
     if (threadgroup_lengths.size() <= static_cast<std::size_t>(p.binding)) threadgroup_lengths.resize(p.binding + 1);
     threadgroup_lengths[p.binding] = command.args[p.position].threadgroup_length;
   }
-  // One per worker, kept by the calling thread: no allocation per call.
-  thread_local std::vector<BusyNs> busy_slots;
   const unsigned busy_count = chunk < groups ? width : 0;
-  if (busy_slots.size() < busy_count) busy_slots.resize(pool.size());
-  std::fill_n(busy_slots.begin(), busy_count, BusyNs{});
+  BusyNs* busy = busy_count ? busy_times(busy_count) : nullptr;
   const bool in_loops = !program.info().loop_free;
   RunControl control(stop, in_loops);
   // Dispatch ids tell a worker's state when to lay out threadgroup memory again; one group without
   // any takes id 0, which always means none (WorkerState::prepare), and spares the shared counter.
   const std::uint64_t dispatch_id = alone && threadgroup_lengths.empty() ? 0 : g_dispatch_ids.fetch_add(1) + 1;
   RangeContext ctx{program.entry(), &launch, dispatch_id, &threadgroup_lengths,
-                   busy_count ? busy_slots.data() : nullptr, &control, in_loops, stack_guard_enabled()};
+                   busy, &control, in_loops, stack_guard_enabled()};
   const std::int64_t start = now_ns();
   pool.parallel_for(groups, chunk, run_range, &ctx, idle_range, width);
   // Not below start: a thread moved between cores reads another core's counter (synchronised, but
@@ -265,7 +271,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   }
   // The pool has returned: every worker has left the job, and its time is visible here.
   std::int64_t work_ns = busy_count ? 0 : end - start;
-  for (unsigned w = 0; w < busy_count; ++w) work_ns += busy_slots[w].ns;
+  for (unsigned w = 0; w < busy_count; ++w) work_ns += busy[w].ns;
   if (const std::uint64_t threads = grid_threads(command)) program.record_ns_per_thread(double(work_ns) / double(threads));
   return double(end - start) * 1e-9;
 }
