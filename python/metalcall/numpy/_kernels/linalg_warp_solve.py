@@ -1,14 +1,16 @@
-"""Small systems on GPUs, one SIMD-group per system and its rows in registers: lane i holds rows
-i, i + 32, ... of [A | B] as plain variables (the source is generated per n and nrhs, so every
-column index is a constant and nothing spills to memory). Each step of getrf's elimination finds
-the pivot by a butterfly over the lanes (the first largest |re| + |im| in getrf's swapped order:
-each row keeps its place in that order, and a swap exchanges two places), broadcasts the pivot row
+"""Small systems on GPUs, rows in registers: a system takes S lanes of a SIMD-group (S the power of
+two covering its n rows, to 32: 32 / S systems share a SIMD-group) and lane i holds rows i, i + S,
+... of [A | B] as plain variables (the source is generated per n and nrhs, so every column index is
+a constant and nothing spills to memory). Each step of getrf's elimination finds the pivot by a
+butterfly over the system's lanes (the first largest |re| + |im| in getrf's swapped order: each
+row keeps its place in that order, and a swap exchanges two places), broadcasts the pivot row
 column by column with shuffles and updates the rows below; back substitution broadcasts each
 solved row the same way. No threadgroup memory and no barriers: linalg_small_solve.py's kernel
 pays about six threadgroup barriers per column, which for 32x32 systems cost more than the
 arithmetic. Every lane runs the same steps (the loops' bounds are the same for all, the branches
-around shuffles are uniform), so the SIMD functions see whole SIMD-groups, CUDA's warps included.
-`info` is getrf's: k + 1 for the first exactly zero pivot.
+around shuffles are uniform, lanes past the last system solve a copy of it), so the SIMD functions
+see whole SIMD-groups, CUDA's warps included. `info` is getrf's: k + 1 for the first exactly zero
+pivot.
 """
 
 from __future__ import annotations
@@ -22,12 +24,21 @@ import metalcall as mc
 
 from . import cache, linalg_common as lc
 
-WIDTH = 32  # lanes per system (CUDA's warp, Apple GPUs' SIMD-group)
+WIDTH = 32  # lanes of a SIMD-group (CUDA's warp, Apple GPUs')
 MAX_WORDS = 136  # 32-bit registers a lane may spend on its rows (past that they spill)
 
 
+def lanes_per_system(n: int) -> int:
+    """A system's lanes: the power of two that covers its rows up to 32 (WIDTH / that many systems
+    share a SIMD-group), else 32 with two or more rows a lane."""
+    s = 1
+    while s < n and s < WIDTH:
+        s *= 2
+    return s
+
+
 def rows_per_lane(n: int) -> int:
-    return -(-n // WIDTH)
+    return -(-n // lanes_per_system(n))
 
 
 def usable(dev: mc.Device, n: int, nrhs: int, dtype: Any, batch: int = 1) -> bool:
@@ -47,20 +58,23 @@ def _shuffle(dt: np.dtype) -> str:
 
 @functools.lru_cache(maxsize=64)
 def source(n: int, nrhs: int, dtype: Any, groups: int) -> str:
-    """The MSL of the kernel for n x n systems with nrhs right-hand sides, `groups` systems (SIMD-
-    groups) per threadgroup."""
+    """The MSL of the kernel for n x n systems with nrhs right-hand sides, `groups` SIMD-groups per
+    threadgroup."""
     dt = np.dtype(dtype)
-    rows, width = rows_per_lane(n), n + nrhs
+    rows, width, S = rows_per_lane(n), n + nrhs, lanes_per_system(n)
     cols = range(width)
     L = []  # the kernel body, line by line
     add = L.append
-    add("  const uint g = gid / 32u;")
-    add("  if (g >= batch) return;  // whole SIMD-groups: batch ends on a group boundary")
+    add("  const uint lane = gid % S;  // this lane in its system's S lanes")
+    add("  const ushort base = ushort(simd_lane - lane);  // their first lane in the SIMD-group")
+    # Lanes past the last system solve a copy of it and write nothing: SIMD-groups stay whole.
+    add("  const bool mine = gid / S < batch;")
+    add("  const uint g = mine ? gid / S : batch - 1;")
     add("  const $T zero = la_make($R(0), $R(0));")
     add("  const device $T* A = a + ulong(g) * N * N;")
     add("  const device $T* Bm = b + ulong(b_batch ? g : 0) * N * K;")
     for q in range(rows):
-        add(f"  const uint row{q} = lane + {q * WIDTH}u;  // this lane's row q, and its place in getrf's order")
+        add(f"  const uint row{q} = lane + {q * S}u;  // this lane's row q, and its place in getrf's order")
         add(f"  const bool live{q} = row{q} < N;")
         add(f"  uint pos{q} = row{q};")
         add(f"  $T diag{q} = zero;")
@@ -84,18 +98,18 @@ def source(n: int, nrhs: int, dtype: Any, groups: int) -> str:
         add(f"      const uint kk = (pos{q} << 8) | ({q}u << 5) | lane;")
         add(f"      if (v > best || (v == best && kk < key)) {{ best = v; key = kk; }}")
         add("    }")
-    add("    for (ushort d = 16; d > 0; d >>= 1) {")
+    add("    for (ushort d = S / 2; d > 0; d >>= 1) {  // within the system's lanes")
     add("      const $R ob = simd_shuffle_xor(best, d);")
     add("      const uint ok = simd_shuffle_xor(key, d);")
     add("      if (ob > best || (ob == best && ok < key)) { best = ob; key = ok; }")
     add("    }")
-    add("    const ushort pl = ushort(key & 31u);")
+    add("    const ushort pl = base + ushort(key & 31u);")
     add("    const uint pq = (key >> 5) & 7u, pp = key >> 8;")
     sel = lambda name: " : ".join([f"pq == {q}u ? {name.format(q=q)}" for q in range(rows - 1)] + [name.format(q=rows - 1)])
     add(f"    const $T d = la_shuffle({sel('k{q}')}, pl);")
     add("    if (la_iszero(d) && status == 0) status = int(k + 1);")
     for q in range(rows):
-        add(f"    if (lane == pl && pq == {q}u) {{ pos{q} = k; diag{q} = d; }} else if (pos{q} == k) pos{q} = pp;")
+        add(f"    if (simd_lane == pl && pq == {q}u) {{ pos{q} = k; diag{q} = d; }} else if (pos{q} == k) pos{q} = pp;")
     add("    if (!la_iszero(d)) {")
     for q in range(rows):
         add(f"      const bool below{q} = live{q} && pos{q} > k;")
@@ -118,8 +132,8 @@ def source(n: int, nrhs: int, dtype: Any, groups: int) -> str:
             add(f"      r{q}_{c} = la_div(r{q}_{c}, diag{q});")
         add(f"      owner = ({q}u << 5) | lane;")
         add("    }")
-    add("    owner = simd_min(owner);")
-    add("    const ushort ol = ushort(owner & 31u);")
+    add("    for (ushort d = S / 2; d > 0; d >>= 1) owner = min(owner, simd_shuffle_xor(owner, d));")
+    add("    const ushort ol = base + ushort(owner & 31u);")
     add("    const uint oq = owner >> 5;")
     for q in range(rows):
         add(f"    $T u{q} = r{q}_0;")
@@ -133,6 +147,7 @@ def source(n: int, nrhs: int, dtype: Any, groups: int) -> str:
             add(f"      if (live{q} && pos{q} < k) r{q}_{c} = la_sub(r{q}_{c}, la_mul(u{q}, x));")
         add("    }")
     add("  }")
+    add("  if (!mine) return;")
     add("  device $T* X = x + ulong(g) * N * K;")
     for q in range(rows):
         add(f"  if (live{q}) {{")
@@ -141,14 +156,14 @@ def source(n: int, nrhs: int, dtype: Any, groups: int) -> str:
         add("  }")
     add("  if (lane == 0) info[g] = status;")
     text = (_shuffle(dt) +
-            "constant constexpr uint N = $N;\nconstant constexpr uint K = $K;\n"
+            "constant constexpr uint N = $N;\nconstant constexpr uint K = $K;\nconstant constexpr uint S = $S;\n"
             "kernel void warp_solve(const device $T* a [[buffer(0)]], const device $T* b [[buffer(1)]],\n"
             "                       device $T* x [[buffer(2)]], device int* info [[buffer(3)]],\n"
             "                       constant uint& batch [[buffer(4)]], constant uint& identity [[buffer(5)]],\n"
             "                       constant uint& b_batch [[buffer(6)]],\n"
-            "                       uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {\n"
+            "                       uint gid [[thread_position_in_grid]], uint simd_lane [[thread_index_in_simdgroup]]) {\n"
             + "\n".join(L) + "\n}\n")
-    return lc.render(text, dt, WIDTH * groups, N=f"{n}u", K=f"{nrhs}u")
+    return lc.render(text, dt, WIDTH * groups, N=f"{n}u", K=f"{nrhs}u", S=f"{S}u")
 
 
 def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int, nrhs: int, dtype: Any, *,
@@ -159,9 +174,9 @@ def solve(dev: mc.Device, a: mc.Buffer, b: mc.Buffer | None, batch: int, n: int,
     x = cache.empty(dev, batch * n * nrhs, dt)
     info = cache.empty(dev, batch, np.int32)
     src = b if b is not None else cache.nonempty(dev, cache.empty(dev, 0, dt), dt)
-    groups = max(1, min(groups, batch))
+    groups = max(1, min(groups, -(-batch * lanes_per_system(n) // WIDTH)))
     kern = cache.kernel(dev, source(n, nrhs, dt.str, groups), "warp_solve", fast_math=False)
     tg = WIDTH * groups
-    grid = -(-batch * WIDTH // tg) * tg
+    grid = -(-batch * lanes_per_system(n) // tg) * tg
     cache.launch(kern, grid, a, src, x, info, batch, int(b is None), int(b_batched), threadgroup=(tg, 1, 1))
     return x, info
