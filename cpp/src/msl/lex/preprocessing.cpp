@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "msl/errors/source_errors.hpp"
+#include "msl/lex/clang_macros.hpp"
 #include "msl/lex/lexer.hpp"
 #include "msl/lex/line_splices.hpp"
 #include "msl/lex/logical_lines.hpp"
@@ -221,7 +222,7 @@ int linemarker_line(const std::string& line) {
 }  // namespace
 
 bool needs_preprocessing(const std::string& source, const Macros& defines) {
-  if (!defines.empty()) return true;
+  if (!defines.empty() || names_clang_value_macro(source)) return true;
   if (surely_plain(source)) return false;
   if (source.find("%:") != std::string::npos) return true;  // `%:include` is a directive
   for (std::size_t p = source.find('\r'); p != std::string::npos; p = source.find('\r', p + 1))
@@ -390,6 +391,9 @@ Macros predefined_macros(const std::string& language_version) {
 
 Macros predefined_macros(const Macros& defines, const std::string& language_version) {
   Macros macros = predefined_macros(language_version);
+  // Clang's value macros for the preprocessor only: it expands them, so the translation
+  // never names them (the CPU's host compiler and NVRTC would give other values, or none).
+  macros.insert(macros.end(), clang_value_macros().begin(), clang_value_macros().end());
   macros.insert(macros.end(), defines.begin(), defines.end());
   return macros;
 }

@@ -17,7 +17,8 @@ using Macros = std::vector<std::pair<std::string, std::string>>;
 
 /**
  * True when `source` has directives (other than metal includes and pragmas), a digraph `%:`
- * or a lone carriage return (either may hide a directive from a quick look), or there are defines.
+ * or a lone carriage return (either may hide a directive from a quick look), names one of
+ * Clang's value macros (`__FLT16_MAX__`), or there are defines.
  */
 bool needs_preprocessing(const std::string& source, const Macros& defines);
 
@@ -75,7 +76,7 @@ int metal_version(const std::string& language_version);
  */
 Macros predefined_macros(const std::string& language_version);
 
-/** The macros to define for the preprocessor: predefined_macros, then `defines`. */
+/** The macros to define for the preprocessor: predefined_macros, Clang's value macros (clang_macros.hpp), then `defines`. */
 Macros predefined_macros(const Macros& defines, const std::string& language_version);
 
 }  // namespace metalcall::msl

@@ -57,6 +57,82 @@ std::size_t any_argument_end(const std::vector<Token>& t, std::size_t i) {
   return 0;
 }
 
+
+// The index of the `}` that closes the brace at i, or 0; `elements` gets the number of elements
+// at its top level.
+std::size_t brace_end(const std::vector<Token>& t, std::size_t i, std::size_t& elements) {
+  int depth = 0;
+  elements = 0;
+  const auto closing = [&](std::size_t k) { return t[k].is(")") || t[k].is("]") || t[k].is("}"); };
+  for (std::size_t k = i; k < t.size(); ++k) {
+    if (k == i + 1 && !closing(k)) elements = 1;
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) ++depth;
+    else if (closing(k)) {
+      if (--depth == 0) return k;
+    } else if (depth == 1 && t[k].is(",") && k + 1 < t.size() && !closing(k + 1)) {
+      ++elements;
+    }
+  }
+  return 0;
+}
+
+// The components of a half vector type name (half2, packed_half4), or 0.
+int half_vector_size(const Token& x) {
+  if (x.kind != TokenKind::identifier) return 0;
+  std::string n = x.text;
+  if (n.rfind("packed_", 0) == 0) n = n.substr(7);
+  return n.size() == 5 && n.compare(0, 4, "half") == 0 && n[4] >= '2' && n[4] <= '4' ? n[4] - '0' : 0;
+}
+
+// `constexpr constant half2 table[N] = { {a, b}, ... };` and `constant half2 v = {a, b};`:
+// each braced list of the vector's components written as the vector's constructor call,
+// `mtl_half2(a, b)`. On CUDA a half vector's braced list is an initializer_list of float
+// (metal_vector.h: NVRTC 13 crashes on one of a class type), and a half element converts to
+// float through __half's conversion operator, which is not constexpr (ik_llama's
+// kvalues_iq2kl_h); the constructor converts each component constexpr. A shorter list zeroes
+// the rest, as MSL's does (`{x}` is `mtl_half4(x, 0, 0, 0)`).
+void half_vector_list_edits(const std::vector<Token>& t, std::string (*renamed)(const std::string&),
+                            std::map<std::size_t, std::string>& edits) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].is_identifier("constexpr") && !t[i].is_identifier("constant")) continue;
+    std::size_t k = i + 1;
+    while (k < t.size() && t[k].kind == TokenKind::identifier && half_vector_size(t[k]) == 0 &&
+           (t[k].is("static") || t[k].is("const") || t[k].is("constant") || t[k].is("constexpr") || t[k].is("metal")))
+      ++k;
+    if (punct(t, k, "::")) ++k;
+    const int n = k < t.size() ? half_vector_size(t[k]) : 0;
+    if (n == 0 || k + 2 >= t.size() || t[k + 1].kind != TokenKind::identifier) continue;
+    std::size_t at = k + 2, dims = 0;
+    for (std::size_t elements; punct(t, at, "["); ++dims) at = brace_end(t, at, elements) + 1;
+    if (!punct(t, at, "=") || !punct(t, at + 1, "{")) continue;
+    const std::string type = renamed(t[k].text);
+    // The lists `dims` braces deep are the vectors.
+    std::vector<std::size_t> lists{at + 1};
+    for (std::size_t level = 0; level < dims; ++level) {
+      std::vector<std::size_t> inner;
+      for (std::size_t open : lists) {
+        std::size_t elements, close = brace_end(t, open, elements);
+        for (std::size_t j = open + 1; j < close; ++j)
+          if (t[j].is("{")) {
+            inner.push_back(j);
+            j = brace_end(t, j, elements);
+          } else if (t[j].is("(") || t[j].is("[")) {
+            j = brace_end(t, j, elements);
+          }
+      }
+      lists = inner;
+    }
+    for (std::size_t open : lists) {
+      std::size_t elements, close = brace_end(t, open, elements);
+      if (close == 0 || elements == 0 || elements > static_cast<std::size_t>(n)) continue;
+      edits[open] = type + "(";
+      edits[close] = ")";
+      for (std::size_t zero = elements; zero < static_cast<std::size_t>(n); ++zero) edits[close] = ", 0" + edits[close];
+    }
+    i = at;
+  }
+}
+
 }  // namespace
 
 std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& t,
@@ -89,6 +165,7 @@ std::map<std::size_t, std::string> literal_cast_edits(const std::vector<Token>& 
       edits[i] = "metal::mtl_rt::literal_cast<" + renamed(t[i].text) + ">::from";
     }
   }
+  half_vector_list_edits(t, renamed, edits);
   return edits;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ class Target {
    * name as user_name_in_target(name), and reflection keeps the user's spelling.
    */
   virtual bool clashes_with_target(const std::string&) const { return false; }
+
+  /**
+   * Library functions whose unqualified calls the target's compiler finds ambiguous (a global
+   * function of the same signature): the translator writes them metal::NAME (library_calls.hpp).
+   */
+  virtual const std::set<std::string>& ambiguous_library_calls() const {
+    static const auto& none = *new std::set<std::string>;
+    return none;
+  }
 
   /**
    * True when integer `/` and `%` must not trap (the CPU: SIGFPE would kill the

@@ -30,6 +30,11 @@ class CudaTarget : public Target {
  public:
   const char* name() const override { return "CUDA"; }
   bool clashes_with_target(const std::string& id) const override { return nvrtc_global_names().count(id) != 0; }
+  // NVRTC declares all(bool) and any(bool) implicitly (warp votes), as metal::all(bool) is.
+  const std::set<std::string>& ambiguous_library_calls() const override {
+    static const auto& names = *new std::set<std::string>{"all", "any"};
+    return names;
+  }
   // GPUs do not trap on integer division: the plain operators stay.
   bool guards_division() const override { return false; }
   bool takes_range_designators() const override { return false; }  // NVRTC does not

@@ -23,6 +23,7 @@
 #include "msl/checked/checked_thread_params.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/lex/lexer.hpp"
+#include "msl/passes/library_calls.hpp"
 #include "msl/passes/loop_strips.hpp"
 #include "msl/lex/token_text.hpp"
 #include "msl/parse/signature_parser.hpp"
@@ -67,6 +68,7 @@ class Translator {
     int_vector_size_parameters(t_);
     drop_coherent_qualifiers(t_);
     rename_names_that_clash_with_target();
+    qualify_library_calls(t_, target_.ambiguous_library_calls());
     if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
   }

@@ -1,0 +1,72 @@
+"""Constructs that compiled on the CPU and failed on CUDA in the GPU survey of the second corpus
+(ik_llama.cpp, SPIRV-Cross, naga, metal-flash-attention: docs/msl-corpus.md), each in a kernel
+of our own checked against NumPy on every device:
+
+* program-scope tables of half vectors given as braced lists of half literals
+  (ik_llama's `constexpr constant static half2 kvalues_iq2kl_h[32] = {{-63.h, -23.h}, ...}`),
+  a shorter list (`{1.h}` zeroes the rest), a table of two dimensions and a constexpr local;
+* MSL's scalar `all(bool)` and `any(bool)`, unqualified, in a kernel and in a template
+  (SPIRV-Cross's spvSubgroupAllEqual), beside the vector forms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mcconf import KernelSet
+
+KS = KernelSet([
+    """
+constexpr constant static half2 cs_pairs[6] = {
+    {-63.h, -23.h}, {-63.h, 13.h}, {-40.h, -63.h}, {1.h, 1.h}, {0.5h, -0.25h}, {28.h, 47.h},
+};
+constant half4 cs_short = {1.5h};
+constant half3 cs_grid[2][2] = {{{1.h, 2.h, 3.h}, {4.h, 5.h, 6.h}}, {{7, 8, 9}, {-1.h, -2.h, -3.h}}};
+constant packed_half3 cs_packed[2] = {{0.125h, 2.h, -8.h}, {3.h, 5.h, 7.h}};
+kernel void cs_half_tables(const device uchar* idx [[buffer(0)]], device float4* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+    constexpr half2 local = {0.75h, -1.h};
+    constant const half2& p = *(constant const half2*)(cs_pairs + idx[i]);
+    const half3 g = cs_grid[i & 1][(i >> 1) & 1];
+    out[i] = float4(float(p.x), float(p.y), float(cs_short[i & 3]) + float(local[i & 1]),
+                    float(g.x) + float(g.y) * float(g.z) + float(half3(cs_packed[i & 1]).y));
+}
+""",
+    """
+template <typename T> bool cs_all_equal(T v, T w) { return all(v == w); }
+template <typename T> bool cs_any_less(T v, T w) { return any(v < w); }
+kernel void cs_scalar_all_any(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int2 w = int2(v, v - 2);
+    out[i] = int(all(v > 0)) + 2 * int(any(v < -3)) + 4 * int(cs_all_equal(v, 3)) + 8 * int(cs_any_less(v, 1))
+           + 16 * int(all(w > 0)) + 32 * int(any(w == 0)) + 64 * int(metal::all(v != 5));
+}
+""",
+])
+
+
+def test_half_tables(device):
+    idx = np.array([0, 1, 2, 3, 4, 5, 5, 0], np.uint8)
+    out = np.zeros((8, 4), np.float32)
+    KS.get(device, "cs_half_tables")(8, idx, out)
+    pairs = np.array([[-63, -23], [-63, 13], [-40, -63], [1, 1], [0.5, -0.25], [28, 47]], np.float32)
+    short = np.array([1.5, 0, 0, 0], np.float32)
+    grid = np.array([[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [-1, -2, -3]]], np.float32)
+    packed_y = np.array([2, 5], np.float32)
+    local = np.array([0.75, -1], np.float32)
+    i = np.arange(8)
+    g = grid[i & 1, (i >> 1) & 1]
+    expected = np.stack([pairs[idx, 0], pairs[idx, 1], short[i & 3] + local[i & 1],
+                         g[:, 0] + g[:, 1] * g[:, 2] + packed_y[i & 1]], axis=1)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_scalar_all_any(device):
+    x = np.array([-5, -4, -3, 0, 1, 2, 3, 5, 7, 100], np.int32)
+    out = np.zeros_like(x)
+    KS.get(device, "cs_scalar_all_any")(x.size, x, out)
+    w0, w1 = x, x - 2
+    expected = ((x > 0) * 1 + (x < -3) * 2 + (x == 3) * 4 + (x < 1) * 8 + ((w0 > 0) & (w1 > 0)) * 16
+                + ((w0 == 0) | (w1 == 0)) * 32 + (x != 5) * 64)
+    np.testing.assert_array_equal(out, expected)
