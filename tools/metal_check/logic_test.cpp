@@ -11,6 +11,7 @@
 #include "backends/metal/metal_backend.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/errors/diagnostics.hpp"
+#include "msl/lex/clang_macros.hpp"
 #include "msl/translate/front_end.hpp"
 #include "msl/translate/translator.hpp"
 
@@ -374,10 +375,14 @@ void test_source_reflection() {
   const msl::SourceReflection r =
       msl::reflect_source(source, {{"WIDE", "1"}, {"T", "float"}}, preprocessor, metal_version_macro((3u << 16) + 1));
   expect(runs == 1, "a source with directives is preprocessed");
-  // Apple's predefined macros for MSL 3.1 (__METAL__ from 3.0, __HAVE_BFLOAT__ from 3.1), then the defines.
-  expect(seen.size() == 5 && seen[0] == std::make_pair(std::string("__METAL_VERSION__"), std::string("310")) &&
-             seen[1].first == "__METAL__" && seen[2].first == "__HAVE_BFLOAT__" && seen[3].first == "WIDE" &&
-             seen[4] == std::make_pair(std::string("T"), std::string("float")),
+  // Apple's predefined macros for MSL 3.1 (__METAL__ from 3.0, __HAVE_BFLOAT__ from 3.1), Clang's
+  // value macros (__FLT16_MAX__ ...), then the defines.
+  const msl::Macros& clang = msl::clang_value_macros();
+  const std::size_t n = seen.size();
+  expect(n == 5 + clang.size() && seen[0] == std::make_pair(std::string("__METAL_VERSION__"), std::string("310")) &&
+             seen[1].first == "__METAL__" && seen[2].first == "__HAVE_BFLOAT__" &&
+             msl::Macros(seen.begin() + 3, seen.end() - 2) == clang && seen[n - 2].first == "WIDE" &&
+             seen[n - 1] == std::make_pair(std::string("T"), std::string("float")),
          "the preprocessor gets the macros Apple's compiler predefines for the language version, then the defines");
   expect(r.kernels.size() == 2 && r.kernels[0].name == "k" && r.kernels[1].name == "made",
          "the kernels are the preprocessed source's");
