@@ -1,6 +1,6 @@
 """Issue P2.3's speed targets side by side in one run: fft of 2^20 complex64, stacks of small
 solves (10000 of 4x4, 1000 of 32x32, one right-hand side) and svd (U, S, Vh) of one 512x512 matrix
-in float32, metalcall.numpy against NumPy and SciPy (LAPACK, pocketfft) and, on a CUDA device, CuPy
+in float32 (`--dtype float64`: float64 and complex128), metalcall.numpy against NumPy and SciPy (LAPACK, pocketfft) and, on a CUDA device, CuPy
 (cuFFT, cuSOLVER). The targets: on CUDA at most 1.5x cuFFT's time for the fft and 2x CuPy's for the
 rest; on the CPU within 2x NumPy's. Each result is checked against NumPy first; then the peers'
 calls take turns, one call each per round after a warm call of each, and each column is the median
@@ -29,18 +29,19 @@ except ImportError:  # SciPy is optional
     scipy = None
 
 
-def cases():
+def cases(dt):
     """(name, target ratio on CUDA, on the CPU, {peer: function of its inputs}, NumPy inputs)."""
     rng = np.random.default_rng(0)
-    sig = (rng.standard_normal(1 << 20) + 1j * rng.standard_normal(1 << 20)).astype(np.complex64)
-    out = [("fft 2^20 c64", 1.5, 2.0, {"np": np.fft.fft, "sp": scipy and scipy.fft.fft, "cp": "fft.fft"}, (sig,))]
+    cdt, tag = (np.complex64, "f32") if dt == np.float32 else (np.complex128, "f64")
+    sig = (rng.standard_normal(1 << 20) + 1j * rng.standard_normal(1 << 20)).astype(cdt)
+    out = [(f"fft 2^20 c{2 * np.dtype(dt).itemsize * 8}", 1.5, 2.0, {"np": np.fft.fft, "sp": scipy and scipy.fft.fft, "cp": "fft.fft"}, (sig,))]
     for batch, n in ((10000, 4), (1000, 32)):
-        a = (rng.standard_normal((batch, n, n)) + n * np.eye(n)).astype(np.float32)
-        b = rng.standard_normal((batch, n, 1)).astype(np.float32)
+        a = (rng.standard_normal((batch, n, n)) + n * np.eye(n)).astype(dt)
+        b = rng.standard_normal((batch, n, 1)).astype(dt)
         # scipy.linalg.solve loops over a stack in Python: NumPy's gufunc is LAPACK's batched path
-        out.append((f"solve {batch}x{n}x{n} f32", 2.0, 2.0, {"np": np.linalg.solve, "cp": "linalg.solve"}, (a, b)))
-    m = rng.standard_normal((512, 512)).astype(np.float32)
-    out.append(("svd 512x512 f32", 2.0, 2.0,
+        out.append((f"solve {batch}x{n}x{n} {tag}", 2.0, 2.0, {"np": np.linalg.solve, "cp": "linalg.solve"}, (a, b)))
+    m = rng.standard_normal((512, 512)).astype(dt)
+    out.append((f"svd 512x512 {tag}", 2.0, 2.0,
                 {"np": lambda a: np.linalg.svd(a, full_matrices=False),
                  "sp": scipy and (lambda a: scipy.linalg.svd(a, full_matrices=False, lapack_driver="gesdd")),
                  "cp": "linalg.svd"}, (m,)))
@@ -52,6 +53,7 @@ def main():
     ap.add_argument("--device", default=None)
     ap.add_argument("--repeat", type=int, default=7, help="rounds")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     a = ap.parse_args()
     dev, cp = device_and_cupy(a.device)
     clock = time.process_time if a.clock == "cpu" else time.perf_counter
@@ -60,7 +62,7 @@ def main():
     print(f"device: {dev.name}; peers: {', '.join(names[p] for p in peers)}; median of {a.repeat} interleaved rounds, "
           f"{a.clock} clock; ratio = metalcall's time / the peer's")
     print(f"{'case':24s} {'mnp ms':>9s}" + "".join(f" {names[p] + ' ms':>10s} {'ratio':>6s}" for p in peers) + "  target")
-    for name, cuda_target, cpu_target, fns, inputs in cases():
+    for name, cuda_target, cpu_target, fns, inputs in cases(np.dtype(a.dtype).type):
         xs = [mnp.asarray(v) for v in inputs]
         f_mnp = {"fft": lambda x: mnp.fft.fft(x), "sol": lambda x, y: mnp.linalg.solve(x, y),
                  "svd": lambda x: mnp.linalg.svd(x, full_matrices=False)}[name[:3]]
