@@ -162,9 +162,8 @@ thread_local ScratchArguments t_scratch;
 
 class CallArguments {
  public:
-  CallArguments() : scratch_(t_scratch.in_use ? nullptr : &t_scratch) {
-    if (scratch_) scratch_->in_use = true;
-  }
+  // t_scratch named once: each mention of a thread_local is a call to __tls_get_addr here.
+  CallArguments() : scratch_(claim(t_scratch)) {}
   ~CallArguments() {
     if (!scratch_) return;
     scratch_->list.clear();
@@ -175,6 +174,11 @@ class CallArguments {
   std::vector<Argument>& list() { return scratch_ ? scratch_->list : own_; }
 
  private:
+  static ScratchArguments* claim(ScratchArguments& scratch) {
+    if (scratch.in_use) return nullptr;
+    scratch.in_use = true;
+    return &scratch;
+  }
   ScratchArguments* scratch_;
   std::vector<Argument> own_;
 };

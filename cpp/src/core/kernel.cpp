@@ -100,9 +100,8 @@ thread_local ScratchCommand t_scratch;
 
 class CallCommand {
  public:
-  CallCommand() : scratch_(t_scratch.in_use ? nullptr : &t_scratch) {
-    if (scratch_) scratch_->in_use = true;
-  }
+  // t_scratch named once: each mention of a thread_local is a call to __tls_get_addr here.
+  CallCommand() : scratch_(claim(t_scratch)) {}
   ~CallCommand() {
     DispatchCommand& c = get();
     c.program.reset();
@@ -114,6 +113,11 @@ class CallCommand {
   DispatchCommand& get() { return scratch_ ? scratch_->command : own_; }
 
  private:
+  static ScratchCommand* claim(ScratchCommand& scratch) {
+    if (scratch.in_use) return nullptr;
+    scratch.in_use = true;
+    return &scratch;
+  }
   ScratchCommand* scratch_;
   DispatchCommand own_;
 };

@@ -248,17 +248,23 @@ void RunControl::idle() {
   }
 }
 
-bool RunControl::run(metalcall_cpu_entry entry, const metalcall_cpu_launch* launch, std::uint64_t begin,
-                     std::uint64_t end, const metalcall_cpu_worker* table) {
-  ThreadRun& state = t_thread;
-  if (!state.guarded) {
-    guard_this_thread();
-    state.guarded = stack_guard_enabled();
-  }
+namespace {
+
+// Runs the entry where a stop (or a stack overflow) can leave it: false if it left. Apart from
+// RunControl::run, so that `state` is a parameter: around sigsetjmp, which returns twice, the
+// compiler would look the thread_local up again (a call to __tls_get_addr) for each use.
+#if defined(__GNUC__) && !defined(__clang__)
+#define METALCALL_KEEP_PARAMETERS __attribute__((noinline, noclone))  // no copy with `state` made a constant again
+#else
+#define METALCALL_KEEP_PARAMETERS __attribute__((noinline))
+#endif
+METALCALL_KEEP_PARAMETERS bool run_leavable(ThreadRun& state, RunControl* run, metalcall_cpu_entry entry,
+                                    const metalcall_cpu_launch* launch, std::uint64_t begin, std::uint64_t end,
+                                    const metalcall_cpu_worker* table) {
   RunControl* const outer_run = state.run;
   sigjmp_buf* const outer_exit = state.exit;
   sigjmp_buf here;
-  state.run = this;
+  state.run = run;
   state.exit = &here;
   // No signal mask saved or restored (0): a longjmp from stop_check, on this thread's stack.
   const bool finished = sigsetjmp(here, 0) == 0;
@@ -266,6 +272,18 @@ bool RunControl::run(metalcall_cpu_entry entry, const metalcall_cpu_launch* laun
   state.run = outer_run;
   state.exit = outer_exit;
   return finished;
+}
+
+}  // namespace
+
+bool RunControl::run(metalcall_cpu_entry entry, const metalcall_cpu_launch* launch, std::uint64_t begin,
+                     std::uint64_t end, const metalcall_cpu_worker* table) {
+  ThreadRun& state = t_thread;
+  if (!state.guarded) {
+    guard_this_thread();
+    state.guarded = stack_guard_enabled();
+  }
+  return run_leavable(state, this, entry, launch, begin, end, table);
 }
 
 }  // namespace metalcall::cpu
