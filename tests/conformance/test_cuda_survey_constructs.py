@@ -6,7 +6,13 @@ of our own checked against NumPy on every device:
   (ik_llama's `constexpr constant static half2 kvalues_iq2kl_h[32] = {{-63.h, -23.h}, ...}`),
   a shorter list (`{1.h}` zeroes the rest), a table of two dimensions and a constexpr local;
 * MSL's scalar `all(bool)` and `any(bool)`, unqualified, in a kernel and in a template
-  (SPIRV-Cross's spvSubgroupAllEqual), beside the vector forms.
+  (SPIRV-Cross's spvSubgroupAllEqual), beside the vector forms;
+* a class template specialised for `vec<float, N>` with a `uint N` (SPIRV-Cross's
+  SpvHalfTypeSelector behind spvQuantizeToF16): the vector's size deduced into a uint;
+* atomics through casts that stay in one address space, which the front end took for casts
+  between two: a `threadgroup uint` declared in the kernel (`(threadgroup atomic_uint*)&n`,
+  SPIRV-Cross's atomic.comp) and a device object reached through a pointer member of a
+  struct in another space (`(device atomic_uint*)&regs.ptr->i`, its buffer-address tests).
 """
 
 from __future__ import annotations
@@ -30,6 +36,45 @@ kernel void cs_half_tables(const device uchar* idx [[buffer(0)]], device float4*
     const half3 g = cs_grid[i & 1][(i >> 1) & 1];
     out[i] = float4(float(p.x), float(p.y), float(cs_short[i & 3]) + float(local[i & 1]),
                     float(g.x) + float(g.y) * float(g.z) + float(half3(cs_packed[i & 1]).y));
+}
+""",
+    """
+template <typename F> struct cs_half_of;
+template <> struct cs_half_of<float> { using H = half; };
+template <uint N> struct cs_half_of<vec<float, N>> { using H = vec<half, N>; };
+template <typename F, typename H = typename cs_half_of<F>::H>
+F cs_quantize(F f) {
+    H h = H(f);
+    h = select(copysign(H(0), h), h, isnormal(h) || isinf(h) || isnan(h));
+    return F(h);
+}
+kernel void cs_quantize_to_half(device float* s [[buffer(0)]], device float2* v2 [[buffer(1)]],
+                                device float4* v4 [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    s[i] = cs_quantize(s[i]);
+    v2[i] = cs_quantize(v2[i]);
+    v4[i] = cs_quantize(v4[i]);
+}
+""",
+    """
+kernel void cs_threadgroup_scalar_atomics(device uint* out [[buffer(0)]], uint lid [[thread_position_in_threadgroup]],
+                                          uint group [[threadgroup_position_in_grid]]) {
+    threadgroup uint count;
+    if (lid == 0) count = 10u * (group + 1);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    atomic_fetch_add_explicit((threadgroup atomic_uint*)&count, lid, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) out[group] = count;
+}
+""",
+    """
+struct cs_cell { uint i; uint hits; };
+struct cs_regs { device cs_cell* ptr; uint pick; };
+kernel void cs_member_pointer_atomics(device cs_cell* cells [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    cs_regs r;
+    r.ptr = cells;
+    r.pick = i & 3;
+    atomic_fetch_add_explicit((device atomic_uint*)&r.ptr[r.pick].i, 1u, memory_order_relaxed);
+    atomic_fetch_add_explicit((device atomic_uint*)&(r.ptr + r.pick)->hits, i, memory_order_relaxed);
 }
 """,
     """
@@ -70,3 +115,31 @@ def test_scalar_all_any(device):
     expected = ((x > 0) * 1 + (x < -3) * 2 + (x == 3) * 4 + (x < 1) * 8 + ((w0 > 0) & (w1 > 0)) * 16
                 + ((w0 == 0) | (w1 == 0)) * 32 + (x != 5) * 64)
     np.testing.assert_array_equal(out, expected)
+
+
+def test_quantize_to_half(device):
+    values = np.array([1 / 3, -70000.0, 1e-6, -3e-7, 65504.0, 6.2e-5, -0.0, 2.5e-38], np.float32)
+    s = values.copy()
+    v2 = np.stack([values, -values], axis=1).copy()
+    v4 = np.stack([values, -values, values * 7, values / 9], axis=1).astype(np.float32)
+    want = [x.copy() for x in (s, v2, v4)]
+    KS.get(device, "cs_quantize_to_half")(values.size, s, v2, v4)
+    for got, x in zip((s, v2, v4), want):
+        with np.errstate(over="ignore"):  # -70000 rounds to -inf, as in MSL
+            h = x.astype(np.float16)
+        normal = (np.abs(h) >= np.finfo(np.float16).tiny) | np.isinf(h) | np.isnan(h)
+        np.testing.assert_array_equal(got, np.where(normal, h, np.copysign(np.float16(0), h)).astype(np.float32))
+
+
+def test_threadgroup_scalar_atomics(device):
+    out = np.zeros(3, np.uint32)
+    KS.get(device, "cs_threadgroup_scalar_atomics")(96, out, threadgroup=32)
+    np.testing.assert_array_equal(out, 10 * np.arange(1, 4) + sum(range(32)))
+
+
+def test_member_pointer_atomics(device):
+    cells = np.zeros((4, 2), np.uint32)
+    KS.get(device, "cs_member_pointer_atomics")(64, cells)
+    i = np.arange(64)
+    np.testing.assert_array_equal(cells[:, 0], np.bincount(i & 3, minlength=4))
+    np.testing.assert_array_equal(cells[:, 1], np.bincount(i & 3, weights=i, minlength=4).astype(np.uint32))

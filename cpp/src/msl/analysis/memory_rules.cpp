@@ -252,7 +252,7 @@ class MemoryRules {
       if (from != Space::unknown) v.pointer = true, v.storage = Space::thread, v.pointee = from;
     } else if (ti.integer && !v.array) {
       v.integer = true;
-      v.storage = Space::thread;
+      v.storage = ti.space != Space::unknown ? ti.space : Space::thread;  // `threadgroup uint n;`
       if (init < b) v.pointee = space_of(init, b);
     } else {
       v.storage = ti.space != Space::unknown ? ti.space : Space::thread;
@@ -307,6 +307,12 @@ class MemoryRules {
         const auto v = vars_.find(t_[i + 1].text);
         if (v == vars_.end()) return Space::unknown;
         const bool indexed = i + 2 < b && (t_[i + 2].is("[") || t_[i + 2].is("->"));
+        // A later `[` or `->` may go through a member pointer (`&regs.ptr->i`, SPIRV-Cross's
+        // buffer addresses: a device object reached from a constant one): its space is not known here.
+        for (std::size_t j = indexed ? (t_[i + 2].is("[") ? matching(t_, i + 2) + 1 : i + 3) : i + 2; j < b; ++j) {
+          if (t_[j].is("(")) break;
+          if (t_[j].is("[") || t_[j].is("->")) return Space::unknown;
+        }
         if (indexed) return v->second.pointer || v->second.array ? v->second.pointee : Space::unknown;
         return v->second.storage;
       }

@@ -48,10 +48,13 @@ void int_vector_size_parameters(std::vector<Token>& t) {
     if (!t[i].is_identifier("template") || !t[i + 1].is("<")) continue;
     const std::size_t close = list_end(t, i + 1);
     if (close >= t.size()) continue;
-    // The declaration's head: up to its body or its end. Class templates deduce nothing here.
+    // The declaration's head: up to its body or its end. Class templates deduce nothing here,
+    // but for their partial specializations (`template <uint N> struct S<vec<float, N>>`,
+    // SPIRV-Cross's SpvHalfTypeSelector: NVRTC refuses to deduce an int into that uint).
     std::size_t head = close + 1;
-    if (head < t.size() && (t[head].is_identifier("struct") || t[head].is_identifier("class") ||
-                            t[head].is_identifier("union") || t[head].is_identifier("using")))
+    const bool type = head < t.size() && (t[head].is_identifier("struct") || t[head].is_identifier("class") ||
+                                          t[head].is_identifier("union"));
+    if (head < t.size() && (t[head].is_identifier("using") || (type && !(head + 2 < t.size() && t[head + 2].is("<")))))
       continue;
     while (head < t.size() && !t[head].is("{") && !t[head].is(";")) ++head;
     // Each parameter: the integer words before its name (and no default, `=`, before them).

@@ -13,7 +13,8 @@
 namespace metalcall::msl {
 
 /** Re-declares as `int` each non-type template parameter of a function template whose
- *  parameter list or return type names it as the size of a `vec<T, N>`. */
+ *  parameter list or return type names it as the size of a `vec<T, N>`, and of a class
+ *  template's partial specialization whose arguments do (`struct S<vec<float, N>>`). */
 void int_vector_size_parameters(std::vector<Token>& t);
 
 }  // namespace metalcall::msl
