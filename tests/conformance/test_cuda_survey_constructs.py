@@ -12,7 +12,9 @@ of our own checked against NumPy on every device:
 * atomics through casts that stay in one address space, which the front end took for casts
   between two: a `threadgroup uint` declared in the kernel (`(threadgroup atomic_uint*)&n`,
   SPIRV-Cross's atomic.comp) and a device object reached through a pointer member of a
-  struct in another space (`(device atomic_uint*)&regs.ptr->i`, its buffer-address tests).
+  struct in another space (`(device atomic_uint*)&regs.ptr->i`, its buffer-address tests);
+* `fence()` of a read_write texture, called through a template (SPIRV-Cross's spvImageFence),
+  between a thread's write and its read of the same texel.
 """
 
 from __future__ import annotations
@@ -75,6 +77,17 @@ kernel void cs_member_pointer_atomics(device cs_cell* cells [[buffer(0)]], uint 
     r.pick = i & 3;
     atomic_fetch_add_explicit((device atomic_uint*)&r.ptr[r.pick].i, 1u, memory_order_relaxed);
     atomic_fetch_add_explicit((device atomic_uint*)&(r.ptr + r.pick)->hits, i, memory_order_relaxed);
+}
+""",
+    """
+template <typename ImageT> void cs_image_fence(ImageT img) { img.fence(); }
+kernel void cs_texture_fence(texture2d<float, access::read_write> t [[texture(0)]], device float4* seen [[buffer(0)]],
+                             uint2 p [[thread_position_in_grid]]) {
+    const float4 v = t.read(p);
+    t.write(v * 2.0f + 1.0f, p);
+    cs_image_fence(t);
+    t.fence();
+    seen[p.y * 5 + p.x] = t.read(p);
 }
 """,
     """
@@ -143,3 +156,12 @@ def test_member_pointer_atomics(device):
     i = np.arange(64)
     np.testing.assert_array_equal(cells[:, 0], np.bincount(i & 3, minlength=4))
     np.testing.assert_array_equal(cells[:, 1], np.bincount(i & 3, weights=i, minlength=4).astype(np.uint32))
+
+
+def test_texture_fence(device, rng):
+    raw = rng.uniform(-2, 2, (3, 5, 4)).astype(np.float32)
+    t = device.texture_from(raw)
+    seen = np.zeros((15, 4), np.float32)
+    KS.get(device, "cs_texture_fence")((5, 3), seen, textures=[t])
+    np.testing.assert_array_equal(np.asarray(t), raw * 2 + 1)
+    np.testing.assert_array_equal(seen.reshape(3, 5, 4), raw * 2 + 1)

@@ -59,6 +59,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
   MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
+  MTL_TEXTURE_FENCE
 };
 
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture2d : mtl_texture_base {
@@ -86,6 +87,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
     return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
   }
   MTL_TEXTURE_ATOMICS(p.x, p.y, 0u, const vec<unsigned, 2>& p)
+  MTL_TEXTURE_FENCE
 };
 
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture2d_array : mtl_texture_base {
@@ -116,6 +118,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, slice, const vec<unsigned, 2>& p, unsigned slice)
+  MTL_TEXTURE_FENCE
 
  private:
   // Metal clamps the array index of sample and gather.
@@ -147,6 +150,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   }
   METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, p.z, const vec<unsigned, 3>& p)
+  MTL_TEXTURE_FENCE
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
@@ -163,6 +167,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   // A scalar colour converts to the texel vector, as MSL converts a scalar where a vector is expected.
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, face, lod); }
+  MTL_TEXTURE_FENCE
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }

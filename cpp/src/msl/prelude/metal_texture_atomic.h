@@ -52,9 +52,25 @@ METAL_FUNC bool atomic_cas(const mtl_texture_abi& d, T& expected, T desired, uns
   return atomic_compare_exchange_weak_explicit(a, &expected, desired, memory_order_relaxed, memory_order_relaxed);
 }
 
+// A read_write texture's fence(): its writes visible to the same thread's later reads. The
+// texels are plain memory that the thread itself wrote, so only the compiler may reorder them.
+METAL_FUNC void fence() {
+#if METAL_CUDA
+  __threadfence_block();
+#else
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 }  // namespace mtl_tex
 
 }  // namespace metal
+
+// MSL's fence() of the texture types that may be read_write (SPIRV-Cross's spvImageFence).
+#define MTL_TEXTURE_FENCE                                                                                   \
+  METAL_FUNC void fence() const {                                                                           \
+    static_assert(A == access::read_write, "fence() is a member of read_write textures only"); \
+    mtl_tex::fence();                                                                                       \
+  }
 
 // The atomic member functions of a texture type whose coordinates are the parameters after
 // the first three arguments, naming texel (X, Y, Z).

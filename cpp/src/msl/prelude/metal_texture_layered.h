@@ -34,6 +34,7 @@ struct texturecube_array : mtl_texture_base {
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length / 6u; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, slice(face, element), const vec<unsigned, 2>& p, unsigned face, unsigned element)
+  MTL_TEXTURE_FENCE
 
  private:
   // A face past 5 names no slice (read as outside the texture).
