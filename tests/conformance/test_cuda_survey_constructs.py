@@ -14,7 +14,11 @@ of our own checked against NumPy on every device:
   SPIRV-Cross's atomic.comp) and a device object reached through a pointer member of a
   struct in another space (`(device atomic_uint*)&regs.ptr->i`, its buffer-address tests);
 * `fence()` of a read_write texture, called through a template (SPIRV-Cross's spvImageFence),
-  between a thread's write and its read of the same texel.
+  between a thread's write and its read of the same texel;
+* `constant T&` parameters of 16 KiB (SPIRV-Cross's padded arrays, block-name-alias-global):
+  two of them overflowed CUDA's 32 KiB of kernel parameters, where a `constant T&` could take
+  its value; values over Metal's 4 KiB of inline bytes now come in a buffer, from a host array
+  or a Buffer, beside a small one by value.
 """
 
 from __future__ import annotations
@@ -88,6 +92,17 @@ kernel void cs_texture_fence(texture2d<float, access::read_write> t [[texture(0)
     cs_image_fence(t);
     t.fence();
     seen[p.y * 5 + p.x] = t.read(p);
+}
+""",
+    """
+template <typename T, int stride> struct cs_padded { T data; char padding[stride - sizeof(T)]; };
+struct cs_pair { int a; int b; };
+struct cs_table { cs_padded<cs_pair, 16> data[1024]; };
+struct cs_small { int scale; int add; };
+kernel void cs_large_constants(constant cs_table& t [[buffer(0)]], constant cs_table& u [[buffer(1)]],
+                               constant cs_small& s [[buffer(2)]], device int2* out [[buffer(3)]],
+                               uint i [[thread_position_in_grid]]) {
+    out[i] = int2(t.data[i].data.a * s.scale + u.data[1023 - i].data.b, t.data[i].data.b + s.add);
 }
 """,
     """
@@ -165,3 +180,16 @@ def test_texture_fence(device, rng):
     KS.get(device, "cs_texture_fence")((5, 3), seen, textures=[t])
     np.testing.assert_array_equal(np.asarray(t), raw * 2 + 1)
     np.testing.assert_array_equal(seen.reshape(3, 5, 4), raw * 2 + 1)
+
+
+def test_large_constant_references(device, rng):
+    t = rng.integers(-1000, 1000, (1024, 4)).astype(np.int32)
+    u = rng.integers(-1000, 1000, (1024, 4)).astype(np.int32)
+    small = np.array([3, -7], np.int32)
+    out = np.zeros((1024, 2), np.int32)
+    k = KS.get(device, "cs_large_constants")
+    k(1024, t, device.buffer(u), small, out)
+    np.testing.assert_array_equal(out[:, 0], t[:, 0] * 3 + u[::-1, 1])
+    np.testing.assert_array_equal(out[:, 1], t[:, 1] - 7)
+    k(1024, device.buffer(t), u, small, out)  # the other way round
+    np.testing.assert_array_equal(out[:, 0], t[:, 0] * 3 + u[::-1, 1])

@@ -569,6 +569,13 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
           if (arg.host_nbytes) copy_to_device(st.ptr, arg.host_data, arg.host_nbytes);
           put_pointer(i, reinterpret_cast<void*>(st.ptr));
           if (arg.written && arg.host_nbytes) copy_back.push_back({arg.host_data, st.ptr, arg.host_nbytes});
+        } else if (slots[i].value < 0 && arg.kind == ParamKind::reference) {
+          // A value over Metal's 4 KiB of inline bytes has no field (the translation's
+          // metalcall_inline_value): it goes in device memory, as the Metal backend stages it.
+          Staging st = take_staging(arg.bytes.size());
+          staging.push_back(st);
+          copy_to_device(st.ptr, arg.bytes.data(), arg.bytes.size());
+          put_pointer(i, reinterpret_cast<void*>(st.ptr));
         } else {
           block.put(slots[i].value, arg.bytes.data(), arg.bytes.size(), k.name);
         }

@@ -20,6 +20,10 @@ namespace {
 std::string value_field(const ParamInfo& p) { return "v" + std::to_string(p.position); }
 std::string address_field(const ParamInfo& p) { return "a" + std::to_string(p.position); }
 
+// A `constant T&` whose value may travel in the block (up to Metal's 4 KiB of setBytes; a larger
+// one comes in a buffer: CUDA's parameter space is 32 KiB, SPIRV-Cross's 16 KiB blocks overflowed it).
+bool inline_reference(const ParamInfo& p) { return p.kind == ParamKind::reference && p.is_const; }
+
 bool has_value_field(const ParamInfo& p) {
   return p.kind == ParamKind::value || p.kind == ParamKind::threadgroup_memory || p.kind == ParamKind::texture ||
          p.kind == ParamKind::sampler || (p.kind == ParamKind::reference && p.is_const);
@@ -60,6 +64,11 @@ class CudaTarget : public Target {
     // offsetof as a constant expression: NVRTC has neither <cstddef> nor __builtin_offsetof;
     // __INTADDR__ is the front end's (EDG's) own way to spell it.
     o << "#define METALCALL_OFFSETOF(T, m) ((long long)__INTADDR__(&(((T*)0)->m)))\n";
+    o << "struct metalcall_no_value {};\n"
+         "template <class T, bool Fits = (sizeof(T) <= 4096)> struct metalcall_inline_value { typedef T type; };\n"
+         "template <class T> struct metalcall_inline_value<T, false> { typedef metalcall_no_value type; };\n"
+         "template <class T> struct metalcall_has_value { static constexpr bool value = true; };\n"
+         "template <> struct metalcall_has_value<metalcall_no_value> { static constexpr bool value = false; };\n";
   }
 
   // Storage is the block's shared memory; a pointer to it is a generic pointer.
@@ -77,6 +86,7 @@ class CudaTarget : public Target {
     o << "struct " << cuda_params_type(index) << " {\n  metalcall_cuda_geometry geometry;\n";
     for (const auto& s : params) {
       if (s.info.kind == ParamKind::threadgroup_memory) o << "  unsigned long long " << value_field(s.info) << ";\n";
+      else if (inline_reference(s.info)) o << "  metalcall_inline_value<" << s.element << ">::type " << value_field(s.info) << ";\n";
       else if (has_value_field(s.info)) o << "  " << s.element << " " << value_field(s.info) << ";\n";
       if (has_address_field(s.info)) o << "  void* " << address_field(s.info) << ";\n";
     }
@@ -115,7 +125,10 @@ class CudaTarget : public Target {
       return has ? "METALCALL_OFFSETOF(" + type + ", " + field + ")" : std::string("-1");
     };
     if (p.kind == ParamKind::builtin) return ", -1, -1";
-    return ", " + offset(has_value_field(p), value_field(p)) + ", " + offset(has_address_field(p), address_field(p));
+    std::string value = offset(has_value_field(p), value_field(p));
+    if (inline_reference(p))  // no field for a value over Metal's inline limit: it comes in a buffer
+      value = "(metalcall_has_value<decltype(((" + type + "*)0)->" + value_field(p) + ")>::value ? " + value + " : -1)";
+    return ", " + value + ", " + offset(has_address_field(p), address_field(p));
   }
 
   // The block's size and alignment: what the runtime fills per launch.
