@@ -124,6 +124,20 @@ kernel void with_fiber_barriers(device uint* out [[buffer(0)]], constant ulong& 
     }
     out[i] = x;
 }
+kernel void stride_zero(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    const uint step = uint(n);  // 0: a grid-stride loop that never ends
+    for (uint k = i; k < 16u; k += step) x = next_value(x);
+    out[i] = x;
+}
+kernel void stride_wraps(device uint* out [[buffer(0)]], constant ulong& n [[buffer(1)]],
+                         uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    const uint step = uint(n >> 32);  // 2^31: k goes 0, 2^31, 0, ... below its bound for ever
+    for (uint k = 0; k < 0xFFFFFFFFu; k += step) x = next_value(x);
+    out[i] = x;
+}
 kernel void add(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1.0f; }
 """
 FOREVER = np.uint64(2**63)
@@ -222,6 +236,7 @@ check_usable(dev, lib, kept)
 @pytest.mark.parametrize("kernel, grid", [("for_loop", 1), ("while_loop", 1), ("do_loop", 1), ("do_forever", 1),
                                           ("do_forever", 1 << 16), ("in_helper", 1),
                                           ("in_lambda", 1), ("nested", 1), ("nested_blocks", 1), ("for_loop", 1 << 16),
+                                          ("stride_zero", 1), ("stride_wraps", 1),
                                           ("with_barriers", 64), ("with_fiber_barriers", 64)])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_wait_timeout_stops_the_kernel(run_python, backend, kernel, grid):

@@ -475,6 +475,56 @@ def test_strides_in_strips(device, span, step, variant):
     assert out.tolist() == strides_reference(span, step)
 
 
+# Grid-stride loops (`for (uint k = t; k < n; k += step)`): on the CPU such a loop stays as written
+# and checks its counter only when short_run (metal_stop.h) cannot bound it to 4096 iterations
+# before it starts (unsigned, step > 0, n <= step * 4095, step * 4096 inside the type); on CUDA it
+# runs in strips. Bounds on both sides of that limit, a step at the limit of the type, `<=`, a
+# continue and a break, a 64-bit variable: the same values as Python's loops either way.
+GRID_STRIDES = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void grid_strides(device ulong* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                         constant uint& step_in [[buffer(2)]], uint t [[thread_position_in_grid]]) {
+    const uint step = step_in;
+    ulong count = 0;
+    for (uint k = t; k < n; k += step) count += k;
+    out[0] = count;
+    count = 0;
+    for (uint k = t; k <= n; k += step) { if (k % 5u == 2u) continue; count += k ^ 3u; }
+    out[1] = count;
+    count = 0;
+    const ulong lstep = ulong(step);
+    for (ulong k = ulong(t); k < ulong(n) * 3ul; k += lstep) { if (k == 7ul * lstep) break; count += k; }
+    out[2] = count;
+    count = 0;
+    for (uint k = t + 1u; k < n; k += step) count += 1;
+    out[3] = count;
+}
+"""
+
+
+def grid_strides_reference(n, step):
+    out = [0] * 4
+    out[0] = sum(range(0, n, step))
+    out[1] = sum(k ^ 3 for k in range(0, n + 1, step) if k % 5 != 2)
+    out[2] = sum(k for k in range(0, n * 3, step) if k < 7 * step)
+    out[3] = len(range(1, n, step))
+    return out
+
+
+@pytest.mark.parametrize("step", [1, 3, 1048575, 1048576])
+@pytest.mark.parametrize("edge", [0, 5, "limit", "limit+1"])
+@pytest.mark.parametrize("variant", ["strips", "strips of 3", "no checks"])
+def test_grid_stride_loops(device, step, edge, variant):
+    n = {0: 0, 5: 5, "limit": step * 4095, "limit+1": step * 4095 + 1}[edge]
+    if n * 3 >= 2**64 or n > 2**32 - 2 - step:
+        pytest.skip("the loop as written would wrap its variable")
+    lib = device.compile(GRID_STRIDES, defines=VARIANTS[variant])
+    out = np.zeros(4, np.uint64)
+    lib.grid_strides(1, out, np.uint32(n), np.uint32(step))
+    assert out.tolist() == grid_strides_reference(n, step)
+
+
 def test_strips_leave_kernels_a_plain_loop(device):
     """A loop in strips makes no kernel wait for its other threads: the strip's helper once lived
     in the prelude's runtime namespace, whose name marks synchronising code, so every kernel with

@@ -120,12 +120,15 @@ std::map<std::size_t, std::string> loop_stop_edits(const std::vector<Token>& t,
     // A loop that ends where an outer one does is inside it: its closing text goes first.
     const std::string exit = (nested ? " __METALCALL_LOOP_NESTED(" + outer_name + ", " + name + ")" : "") + " }";
     // A loop in strips checks once per strip (loop_strips.hpp, metal_stop.h).
-    const char* check = strip_of(t, body) < t.size() ? " __METALCALL_STRIP_CHECK(" : " __METALCALL_LOOP_CHECK(";
+    // A CPU grid-stride loop that short_run bounds checks only when its flag says it may run long.
+    const char* check = strip_of(t, body) < t.size() ? " __METALCALL_STRIP_CHECK("
+                        : is_short_loop(t, i)        ? " __METALCALL_LOOP_CHECK_SHORT("
+                                                     : " __METALCALL_LOOP_CHECK(";
     if (punct(t, body, "{")) {
       opening[body + 1] += check + name + ") ";
       closing[end + 1] = exit + closing[end + 1];
     } else {
-      opening[body_first] += "{ __METALCALL_LOOP_CHECK(" + name + ") ";
+      opening[body_first] += std::string("{") + check + name + ") ";
       if (is_do) {
         closing[body_end + 1] = " }" + closing[body_end + 1];
         closing[end + 1] = exit + closing[end + 1];

@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kStripPrefix = "__metalcall_strip_";
 constexpr const char* kBreakPrefix = "__metalcall_break_";
+constexpr const char* kShortFlag = "__metalcall_short";
 
 bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
   return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
@@ -317,7 +318,37 @@ bool short_count(const Token& tok) {
   return value <= 1024 && suffix.find_first_not_of("uUlL") == std::string::npos;
 }
 
+// The type of a stepped loop's variable (`for (T v = ...; v OP x; v += e)`, counting up) whose run
+// the CPU can bound before it starts (metal_stop.h, short_run): x cannot change while it runs and
+// e can be evaluated ahead of the loop (no division: the loop evaluates e only after an iteration).
+// T is spelled as the loop spells it, plain names only (no qualifier, no `auto`).
+std::optional<std::string> short_loop_type(const std::vector<Token>& t, std::size_t init_first, std::size_t init_last,
+                                           const CountedLoop& loop) {
+  if (!loop.fixed_bound || loop.op > 1 || loop.step.empty()) return std::nullopt;
+  if (loop.step.find('/') != std::string::npos || loop.step.find('%') != std::string::npos) return std::nullopt;
+  std::string type;
+  for (std::size_t k = init_first; k < init_last; ++k) {
+    if (t[k].is_identifier(loop.variable.c_str())) return type.empty() ? std::nullopt : std::optional<std::string>(type);
+    const bool name = t[k].kind == TokenKind::identifier &&
+                      !any_of(t[k], {"const", "volatile", "static", "constexpr", "register", "auto", "thread",
+                                     "thread_local", "inline", "typename"});
+    if (!name && !punct(t, k, "::")) return std::nullopt;
+    type += t[k].text + " ";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+bool is_short_loop(const std::vector<Token>& t, std::size_t i) {
+  if (!t[i].is_identifier("for") || !punct(t, i - 1, ";")) return false;
+  for (std::size_t k = i - 1; k-- > 0;) {
+    if (punct(t, k, "{")) return k + 3 < i && t[k + 1].is_identifier("const") && t[k + 2].is_identifier("bool") &&
+                                 t[k + 3].is_identifier(kShortFlag);
+    if (punct(t, k, ";") || punct(t, k, "}")) return false;
+  }
+  return false;
+}
 
 std::size_t strip_of(const std::vector<Token>& t, std::size_t body) {
   if (!punct(t, body, "{")) return t.size();
@@ -396,12 +427,30 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
     const std::string cond = endless ? "" : text_of(cond_first, cond_last);
     const std::string name = kStripPrefix + std::to_string(i);
     const std::string flag = kBreakPrefix + std::to_string(i);
-    // Strides end on their variable on CUDA only, where NVRTC then compiles the strip as the loop
-    // as written; g++ vectorises neither form, and the end's computation costs a short
-    // grid-stride loop more than the counter (bench_stop_checks.py: c = a * b as a loop).
     const auto counted = is_for && !endless ? counted_loop(t, init_first, init_last, cond_first, cond_last, inc_first,
-                                                           inc_last, close + 1, body_end, innermost_only)
+                                                           inc_last, close + 1, body_end, /*strided=*/true)
                                             : std::nullopt;
+    // Strides end on their variable on CUDA only, where NVRTC then compiles the strip as the loop
+    // as written; on the CPU neither a strip's entry nor a counter is cheap beside a short
+    // grid-stride loop's few iterations (bench_stop_checks.py: c = a * b as a loop, +14 to +20%
+    // with clang). There such a loop stays as written and counts only when short_run cannot
+    // bound it before it starts: `{ const bool __metalcall_short = short_run<T, ...>(x, e); for
+    // ... }`, and its check (__METALCALL_LOOP_CHECK_SHORT, loop_stops.cpp) tests the flag,
+    // which the compiler takes out of the loop (one copy of it without the counter).
+    if (!innermost_only && counted && !counted->step.empty()) {
+      if (const auto type = short_loop_type(t, init_first, init_last, *counted)) {
+        const std::string x = text_of(counted->x_first, counted->x_last), e = counted->step;
+        const std::string flag_text = std::string("{ const bool ") + kShortFlag + " = metal :: mtl_strip :: short_run < " +
+                                      *type + " , decltype ( " + x + " ) , decltype ( metal :: mtl_declval < " + *type +
+                                      " > ( ) + ( " + e + " ) ) > ( ( " + x + " ) , ( " + e + " ) ) ; ";
+        auto& opening = before[i];
+        for (const Token& tok : tokens_of(flag_text, t[i])) opening.push_back(tok);
+        auto& ends = closing[body_end + 1];
+        const auto tail = tokens_of("}", t[body_end]);
+        ends.insert(ends.begin(), tail.begin(), tail.end());
+      }
+      continue;
+    }
     // On the CPU only loops that count run in strips: a strip that ends on a counter has two
     // exits, which neither g++ nor clang vectorises, so it would only add a strip's cost to the
     // loop's; the loop checks a counter instead (metal_stop.h).

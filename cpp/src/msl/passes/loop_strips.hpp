@@ -66,4 +66,7 @@ std::size_t strip_of(const std::vector<Token>& t, std::size_t body);
 /** True for the `for` at i when it is the inner loop of a strip (loop_stops leaves it unchecked). */
 bool is_strip_loop(const std::vector<Token>& t, std::size_t i);
 
+/** True for the `for` at i when it follows its `__metalcall_short` flag (a CPU grid-stride loop, above). */
+bool is_short_loop(const std::vector<Token>& t, std::size_t i);
+
 }  // namespace metalcall::msl

@@ -223,8 +223,34 @@ struct loop_strip {
     else return v >= end;
   }
 };
+// A CPU grid-stride loop (loop_strips.hpp: `for (T v = ...; v OP x; v += step)`, OP < or <=,
+// x and step unchanged while it runs, v only read in its body) runs at most L iterations
+// wherever it starts when T is unsigned (v starts at 0 or above), x and step are T's values in
+// the loop (v OP x and v + step are of type T), step > 0, x <= step * (L - 1), and step * L
+// stays within T (v + step never wraps): then it needs no stop check (a loop that never ends
+// is never short). Every other run counts (__METALCALL_LOOP_CHECK_SHORT).
+template <class T, class X, class S>
+constexpr bool short_run(X x, S step) {
+  if constexpr (!(mtl_detail::is_int<T>::value && !mtl_detail::signed_int<T>::value &&
+                  mtl_detail::strip_same_type<T, X>::value && is_same<S, T>::value)) {
+    (void)x;
+    (void)step;
+    return false;
+  } else {
+    using U = unsigned long long;
+    constexpr U L = U(__METALCALL_STRIP_LENGTH), hi = U(T(~T(0)));
+    const T e = T(step), bound = T(x);
+    return e > T(0) && U(e) <= hi / L && U(bound) <= U(e) * (L - 1);
+  }
+}
 }  // namespace mtl_strip
 }  // namespace metal
+// A CPU grid-stride loop checks only when short_run could not bound it (the flag is the same on
+// every iteration: the compiler tests it once, and the short loop's copy is the loop as written).
+#define __METALCALL_LOOP_CHECK_SHORT(n) \
+  if (!__metalcall_short) {             \
+    __METALCALL_LOOP_CHECK(n)           \
+  }
 // A strip that ends on a counter s: `__METALCALL_STRIP_MORE(s) && (cond)`.
 #if __METALCALL_CHECKS_ON
 #define __METALCALL_STRIP_MORE(s) (s < unsigned(__METALCALL_STRIP_LENGTH))
@@ -234,6 +260,8 @@ struct loop_strip {
 #undef __METALCALL_LOOP_CHECK
 #undef __METALCALL_LOOP_NESTED
 #undef __METALCALL_STRIP_CHECK
+#undef __METALCALL_LOOP_CHECK_SHORT
+#define __METALCALL_LOOP_CHECK_SHORT(n)
 #define __METALCALL_LOOP_STATE(n)
 #define __METALCALL_LOOP_CHECK(n)
 #define __METALCALL_LOOP_NESTED(outer, n)
