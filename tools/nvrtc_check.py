@@ -68,10 +68,11 @@ def find_nvrtc():
 
 
 def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only: bool = False, ptx: list | None = None,
-                 extra: list | None = None):
+                 extra: list | None = None, cubin: list | None = None):
     """(ok, log, seconds). syntax_only: NVRTC's front end only (-fdevice-syntax-only); ptx: a
     list that gets the PTX appended (a compute_XX arch); extra: more options (the prelude parts'
-    -D options, tools/cuda_prelude_parts_check.py; without them the whole prelude)."""
+    -D options, tools/cuda_prelude_parts_check.py; without them the whole prelude); cubin: a
+    list that gets the cubin's bytes appended (an sm_XX arch)."""
     # NVRTC dlopens its builtins library by name; a pip wheel's folder is not on the search path.
     for builtins in sorted(glob.glob(os.path.join(os.path.dirname(nvrtc_lib), "libnvrtc-builtins.so*"))):
         if ".alt." not in builtins:
@@ -99,6 +100,11 @@ def compile_cuda(code: str, arch: str, nvrtc_lib: str, include: str, syntax_only
         text = ctypes.create_string_buffer(size.value)
         nvrtc.nvrtcGetPTX(prog, text)
         ptx.append(text.value.decode(errors="replace"))
+    if cubin is not None and r == 0:
+        nvrtc.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        data = ctypes.create_string_buffer(size.value)
+        nvrtc.nvrtcGetCUBIN(prog, data)
+        cubin.append(data.raw)
     nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
     return r == 0, log.value.decode(errors="replace").strip(), seconds
 

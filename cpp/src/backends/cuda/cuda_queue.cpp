@@ -98,7 +98,8 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
       s.end = take_event_locked(timed);
       check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
     }
-    s.ticket = next_ticket_++;
+    s.ticket = next_ticket_;
+    advance_ticket();
     pending_.push_back(std::move(s));
     if (stopping_all_) {
       // stop_all ran while this was launched, and its stop did not cover this ticket.
@@ -117,7 +118,7 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
     release(s);
     // Its ticket is not given again: the stop word may hold it (wait_before_copy_back), and
     // a later submission with that ticket would stop at once.
-    ++next_ticket_;
+    advance_ticket();
     throw;
   }
 }
@@ -423,9 +424,22 @@ void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
     s.completion->finish(error, seconds);
   }
   // The reasons of stops whose submissions have all finished are not needed any more.
-  std::lock_guard<std::mutex> lock(mutex_);
-  while (!stop_reasons_.empty() && stop_reasons_.front().first <= finished_ticket_)
-    stop_reasons_.erase(stop_reasons_.begin());
+  std::uint64_t finished = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!stop_reasons_.empty() && stop_reasons_.front().first <= finished_ticket_)
+      stop_reasons_.erase(stop_reasons_.begin());
+    finished = finished_ticket_;
+  }
+  // Kernels compare the low 32 bits of their ticket and the word modulo 2^32 (metal_stop.h):
+  // the word follows finished work (whose tickets no running kernel has) so that every
+  // running ticket stays within 2^30 of it.
+  if (finished > stop_word_.value() + kWordWindow) stop_word_.raise(finished);
+}
+
+void CudaQueue::advance_ticket() {
+  // A ticket whose low 32 bits are 0 would read as "no ticket" in the kernels' check.
+  if (static_cast<std::uint32_t>(++next_ticket_) == 0) ++next_ticket_;
 }
 
 CUevent CudaQueue::take_event(bool timed) {

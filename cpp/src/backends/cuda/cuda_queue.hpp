@@ -103,6 +103,8 @@ class CudaQueue : public CompletionDriver {
   CUevent take_event(bool timed);
   CUevent take_event_locked(bool timed);  // mutex_ held
   static constexpr std::uint64_t kReapEvery = 32;
+  /** How far finished work may get ahead of the stop word before the word follows it (finish()). */
+  static constexpr std::uint64_t kWordWindow = std::uint64_t(1) << 30;
   void release(Submission& s);
   Staging take_staging(std::size_t bytes);
   /** Host -> device on the stream: through pinned chunks when large, else straight (launch_mutex_ held). */
@@ -113,6 +115,8 @@ class CudaQueue : public CompletionDriver {
   void take_finished(std::uint64_t ticket, std::vector<Submission>& out);
   /** Finishes taken submissions: GPU times, resources back to the pools, completions signalled. */
   void finish(std::vector<Submission>& done, CUresult status);
+  /** The next ticket: one more, skipping those whose low 32 bits are 0 (mutex_ held). */
+  void advance_ticket();
 
   CUcontext ctx_;
   const DeviceProps& props_;

@@ -3,7 +3,8 @@
 // (the prelude's metal_stop.h); a thread whose submission's ticket is at most the word's
 // value exits. One word per queue (tickets are a queue's), raised (never lowered) by a copy
 // on a stream of its own, which runs beside the kernel it stops; the modules a device loads
-// point at its queue's word.
+// point at its queue's word (their __constant__ __metalcall_stop_word). Kernels read the low
+// 32 bits of the word and of their ticket (modulo 2^32: the queue keeps them close).
 #pragma once
 
 #include <cstdint>

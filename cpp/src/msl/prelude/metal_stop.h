@@ -41,16 +41,24 @@
 // thread at entry). Reading that word stalls the warp for an L2 round trip, so only every
 // 1024th iteration of a loop reads it; a thread whose submission is stopped exits (PTX
 // `exit`: barriers it holds up are released).
+//
+// The check reads 32 bits of each, the low halves of the host's 64-bit tickets, compared
+// modulo 2^32 (the host keeps every running ticket within 2^30 of the word and gives no
+// ticket whose low half is 0, cuda_queue.cpp); the word's address is in the constant bank,
+// which the kernel reads into uniform registers. A 64-bit ticket or a pointer held in device
+// memory put register pairs into the kernel for the check, and ptxas then placed the FMA
+// loop's two factors in registers of one bank (benchmarks/bench_stop_checks.py's FMA loop:
+// 25% slower on the H200 with its loop unchanged, docs/design.md).
 extern "C" {
-__device__ const volatile unsigned long long* __metalcall_stop_word = nullptr;
+__constant__ const volatile unsigned* __metalcall_stop_word = nullptr;
 }
-__shared__ unsigned long long __metalcall_ticket;
+__shared__ unsigned __metalcall_ticket;
 namespace metal {
 namespace mtl_rt {
 __device__ __noinline__ void stop_check() {
-  const volatile unsigned long long* word = __metalcall_stop_word;
-  const unsigned long long ticket = __metalcall_ticket;
-  if (word && ticket != 0ull && ticket <= *word) asm volatile("exit;");
+  const volatile unsigned* word = __metalcall_stop_word;
+  const unsigned ticket = __metalcall_ticket;
+  if (word && ticket != 0u && int(*word - ticket) >= 0) asm volatile("exit;");
 }
 }  // namespace mtl_rt
 }  // namespace metal

@@ -150,8 +150,9 @@ class CudaTarget : public Target {
       << cuda_params_type(e.index)
       << " mtl_P) {\n"
          "  const metalcall_cuda_geometry* const mtl_L = &mtl_P.geometry;\n"
-         // Every thread writes its submission's ticket for the loops' stop checks (metal_stop.h).
-         "  __metalcall_ticket = mtl_L->ticket;\n"
+         // Every thread writes its submission's ticket for the loops' stop checks (metal_stop.h:
+         // its low 32 bits).
+         "  __metalcall_ticket = (unsigned)mtl_L->ticket;\n"
          "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
          "  const unsigned mtl_gx = mtl_L->origin[0] + blockIdx.x, mtl_gy = mtl_L->origin[1] + blockIdx.y, mtl_gz = mtl_L->origin[2] + blockIdx.z;\n"
          "  const unsigned mtl_x0 = mtl_gx * mtl_tx, mtl_y0 = mtl_gy * mtl_ty, mtl_z0 = mtl_gz * mtl_tz;\n"
