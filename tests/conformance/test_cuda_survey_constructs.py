@@ -18,12 +18,16 @@ of our own checked against NumPy on every device:
 * `constant T&` parameters of 16 KiB (SPIRV-Cross's padded arrays, block-name-alias-global):
   two of them overflowed CUDA's 32 KiB of kernel parameters, where a `constant T&` could take
   its value; values over Metal's 4 KiB of inline bytes now come in a buffer, from a host array
-  or a Buffer, beside a small one by value.
+  or a Buffer, beside a small one by value;
+* the address of a float3 pointer made from an integer, as an integer again
+  (`reinterpret_cast<ulong>(q) + i * 12`, SPIRV-Cross's ptr-access-chain-custom-array-stride): the
+  pointer is the prelude's unaligned pointer class there, which reinterpret_cast does not take.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet
 
@@ -103,6 +107,14 @@ kernel void cs_large_constants(constant cs_table& t [[buffer(0)]], constant cs_t
                                constant cs_small& s [[buffer(2)]], device int2* out [[buffer(3)]],
                                uint i [[thread_position_in_grid]]) {
     out[i] = int2(t.data[i].data.a * s.scale + u.data[1023 - i].data.b, t.data[i].data.b + s.add);
+}
+""",
+    """
+kernel void cs_pointer_bits(device float* buf [[buffer(0)]], const device float* add [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    device float3* q = reinterpret_cast<device float3*>(reinterpret_cast<ulong>(buf));
+    *reinterpret_cast<device packed_float3*>(reinterpret_cast<ulong>(q) + i * 12) =
+        float3(*reinterpret_cast<device packed_float3*>(reinterpret_cast<ulong>(q) + i * 12)) + add[i];
 }
 """,
     """
@@ -193,3 +205,14 @@ def test_large_constant_references(device, rng):
     np.testing.assert_array_equal(out[:, 1], t[:, 1] - 7)
     k(1024, device.buffer(t), u, small, out)  # the other way round
     np.testing.assert_array_equal(out[:, 0], t[:, 0] * 3 + u[::-1, 1])
+
+
+def test_pointer_bits(device, rng):
+    if device.checked:
+        pytest.skip("checked mode's buffer pointers are bounds-checked objects, which reinterpret_cast<ulong> "
+                    "does not take (a limit of checked mode before this class: docs/msl-corpus.md, Left)")
+    buf = rng.standard_normal((7, 3)).astype(np.float32)
+    add = rng.standard_normal(7).astype(np.float32)
+    want = buf + add[:, None]
+    KS.get(device, "cs_pointer_bits")(7, buf, add)
+    np.testing.assert_array_equal(buf, want)

@@ -311,7 +311,15 @@ void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touc
         component = close + 2 < t_.size() && t_[close + 1].is(".") && t_[close + 2].kind == TokenKind::identifier &&
                     !(t_[close + 2].text.size() > 1 && is_swizzle(t_[close + 2].text, &swz));
       }
-      if (address || component) edits[j] = {j, "metal::mtl_raw(" + v.name + ")"};
+      // `reinterpret_cast<ulong>(q)` (SPIRV-Cross's address arithmetic): the address as an integer.
+      bool to_integer = before.is("(") && t_[j + 1].is(")") && t_[j - 2].is(">");
+      for (std::size_t k = j - 2; to_integer && k > 0 && !t_[k].is("<"); --k) to_integer = !t_[k].is("*");
+      if (to_integer) {
+        std::size_t open = j - 2;
+        while (open > 0 && !t_[open].is("<")) --open;
+        to_integer = open > 0 && t_[open - 1].is_identifier("reinterpret_cast");
+      }
+      if (address || component || to_integer) edits[j] = {j, "metal::mtl_raw(" + v.name + ")"};
     }
   }
   // `auto v = q[i];` would deduce the element's reference class (metal_unaligned.h), whose
