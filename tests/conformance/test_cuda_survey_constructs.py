@@ -21,7 +21,9 @@ of our own checked against NumPy on every device:
   or a Buffer, beside a small one by value;
 * the address of a float3 pointer made from an integer, as an integer again
   (`reinterpret_cast<ulong>(q) + i * 12`, SPIRV-Cross's ptr-access-chain-custom-array-stride): the
-  pointer is the prelude's unaligned pointer class there, which reinterpret_cast does not take.
+  pointer is the prelude's unaligned pointer class there, which reinterpret_cast does not take;
+* atomics on a texel of a read_write `texturecube` (MSL 4, SPIRV-Cross's image-cube-atomic), with
+  a scalar operand as SPIRV-Cross writes it.
 """
 
 from __future__ import annotations
@@ -115,6 +117,13 @@ kernel void cs_pointer_bits(device float* buf [[buffer(0)]], const device float*
     device float3* q = reinterpret_cast<device float3*>(reinterpret_cast<ulong>(buf));
     *reinterpret_cast<device packed_float3*>(reinterpret_cast<ulong>(q) + i * 12) =
         float3(*reinterpret_cast<device packed_float3*>(reinterpret_cast<ulong>(q) + i * 12)) + add[i];
+}
+""",
+    """
+kernel void cs_cube_atomics(texturecube<uint, access::read_write> c [[texture(0)]], device uint* old [[buffer(0)]],
+                            uint3 g [[thread_position_in_grid]]) {
+    old[(g.z * 4 + g.y) * 4 + g.x] = c.atomic_fetch_add(g.xy, g.z, 10u).x;
+    c.atomic_fetch_max(g.xy, g.z, uint4(g.x * 100u));
 }
 """,
     """
@@ -216,3 +225,14 @@ def test_pointer_bits(device, rng):
     want = buf + add[:, None]
     KS.get(device, "cs_pointer_bits")(7, buf, add)
     np.testing.assert_array_equal(buf, want)
+
+
+def test_cube_atomics(device, rng):
+    start = rng.integers(0, 1000, (6, 4, 4, 1)).astype(np.uint32)
+    cube = device.texture((4, 4), "r32uint", type="texturecube")
+    cube.level(0)[...] = start
+    old = np.zeros(96, np.uint32)
+    KS.get(device, "cs_cube_atomics")((4, 4, 6), old, textures=[cube])
+    np.testing.assert_array_equal(old.reshape(6, 4, 4), start[..., 0])
+    x = np.arange(4, dtype=np.uint32)[None, None, :]
+    np.testing.assert_array_equal(np.asarray(cube)[..., 0], np.maximum(start[..., 0] + 10, x * 100))

@@ -168,6 +168,8 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned face, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, face, lod); }
   MTL_TEXTURE_FENCE
+  // MSL 4's atomics on a cube's texel (SPIRV-Cross's image-cube-atomic), as texturecube_array's.
+  MTL_TEXTURE_ATOMICS(p.x, p.y, face, const vec<unsigned, 2>& p, unsigned face)
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
