@@ -477,9 +477,10 @@ def test_strides_in_strips(device, span, step, variant):
 
 # Grid-stride loops (`for (uint k = t; k < n; k += step)`): on the CPU such a loop stays as written
 # and checks its counter only when short_run (metal_stop.h) cannot bound it to 4096 iterations
-# before it starts (unsigned, step > 0, n <= step * 4095, step * 4096 inside the type); on CUDA it
-# runs in strips. Bounds on both sides of that limit, a step at the limit of the type, `<=`, a
-# continue and a break, a 64-bit variable: the same values as Python's loops either way.
+# before it starts (unsigned, step > 0, n <= step * 4096 for `<`, n < step * 4096 for `<=`, k +
+# step inside the type); on CUDA it runs in strips. Bounds on both sides of those limits, a step
+# at the limit of the type, `<=`, a continue and a break, a 64-bit variable: the same values as
+# Python's loops either way.
 GRID_STRIDES = r"""
 #include <metal_stdlib>
 using namespace metal;
@@ -513,10 +514,10 @@ def grid_strides_reference(n, step):
 
 
 @pytest.mark.parametrize("step", [1, 3, 1048575, 1048576])
-@pytest.mark.parametrize("edge", [0, 5, "limit", "limit+1"])
+@pytest.mark.parametrize("edge", [0, 5, "limit-1", "limit", "limit+1"])
 @pytest.mark.parametrize("variant", ["strips", "strips of 3", "no checks"])
 def test_grid_stride_loops(device, step, edge, variant):
-    n = {0: 0, 5: 5, "limit": step * 4095, "limit+1": step * 4095 + 1}[edge]
+    n = {0: 0, 5: 5, "limit-1": step * 4096 - 1, "limit": step * 4096, "limit+1": step * 4096 + 1}[edge]
     if n * 3 >= 2**64 or n > 2**32 - 2 - step:
         pytest.skip("the loop as written would wrap its variable")
     lib = device.compile(GRID_STRIDES, defines=VARIANTS[variant])

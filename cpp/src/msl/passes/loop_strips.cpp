@@ -441,7 +441,7 @@ std::vector<Token> strip_mine_loops(const std::vector<Token>& t, bool innermost_
       if (const auto type = short_loop_type(t, init_first, init_last, *counted)) {
         const std::string x = text_of(counted->x_first, counted->x_last), e = counted->step;
         const std::string flag_text = std::string("{ const bool ") + kShortFlag + " = metal :: mtl_strip :: short_run < " +
-                                      *type + " , decltype ( " + x + " ) , decltype ( metal :: mtl_declval < " + *type +
+                                      std::to_string(counted->op) + " , " + *type + " , decltype ( " + x + " ) , decltype ( metal :: mtl_declval < " + *type +
                                       " > ( ) + ( " + e + " ) ) > ( ( " + x + " ) , ( " + e + " ) ) ; ";
         auto& opening = before[i];
         for (const Token& tok : tokens_of(flag_text, t[i])) opening.push_back(tok);

@@ -247,24 +247,28 @@ struct loop_strip {
     else return v >= end;
   }
 };
-// A CPU grid-stride loop (loop_strips.hpp: `for (T v = ...; v OP x; v += step)`, OP < or <=,
-// x and step unchanged while it runs, v only read in its body) runs at most L iterations
+// A CPU grid-stride loop (loop_strips.hpp: `for (T v = ...; v OP x; v += step)`, Op 0 `<`, 1
+// `<=`, x and step unchanged while it runs, v only read in its body) runs at most L iterations
 // wherever it starts when T is unsigned (v starts at 0 or above), x and step are T's values in
-// the loop (v OP x and v + step are of type T), step > 0, x <= step * (L - 1), and step * L
-// stays within T (v + step never wraps): then it needs no stop check (a loop that never ends
-// is never short). Every other run counts (__METALCALL_LOOP_CHECK_SHORT).
-template <class T, class X, class S>
+// the loop (v OP x and v + step are of type T), step > 0, x <= step * L (`<`; x < step * L for
+// `<=`), and v + step stays within T for every v the condition lets through (x - 1 + step, or
+// x + step, at most T's largest value): then it needs no stop check (a loop that never ends is
+// never short). Every other run counts (__METALCALL_LOOP_CHECK_SHORT).
+template <int Op, class T, class X, class S>
 constexpr bool short_run(X x, S step) {
   if constexpr (!(mtl_detail::is_int<T>::value && !mtl_detail::signed_int<T>::value &&
-                  mtl_detail::strip_same_type<T, X>::value && is_same<S, T>::value)) {
+                  mtl_detail::strip_same_type<T, X>::value && is_same<S, T>::value && (Op == 0 || Op == 1))) {
     (void)x;
     (void)step;
     return false;
   } else {
     using U = unsigned long long;
     constexpr U L = U(__METALCALL_STRIP_LENGTH), hi = U(T(~T(0)));
-    const T e = T(step), bound = T(x);
-    return e > T(0) && U(e) <= hi / L && U(bound) <= U(e) * (L - 1);
+    const U e = U(T(step)), bound = U(T(x));
+    if (e == 0u) return false;
+    const bool few = e > ~U(0) / L || (Op == 0 ? bound <= e * L : bound < e * L);
+    const bool in_type = Op == 0 ? bound == 0u || bound - 1u <= hi - e : bound <= hi - e;
+    return few && in_type;
   }
 }
 }  // namespace mtl_strip
