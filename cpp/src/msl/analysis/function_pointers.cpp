@@ -20,6 +20,9 @@ class FunctionPointerChecker {
       : t_(t), src_(source), names_(names) {
     for (std::size_t k = 0; k + 1 < t_.size(); ++k)
       if (declares_variable(k)) variables_.insert(t_[k].text);
+    for (std::size_t k = 0; k + 3 < t_.size(); ++k)  // `auto l = [`…: a lambda held by a variable
+      if (t_[k].is_identifier("auto") && t_[k + 1].kind == TokenKind::identifier && t_[k + 2].is("=") && lambda_at(k + 3))
+        lambdas_.insert(t_[k + 1].text);
   }
 
   void run() {
@@ -28,7 +31,7 @@ class FunctionPointerChecker {
       const Token& x = t_[i];
       if (x.is(".*") || x.is("->*") || (x.is("::") && i + 1 < t_.size() && t_[i + 1].is("*")))
         refuse(i, "pointers to members are not MSL");
-      if ((x.is("+") || x.is("*")) && lambda_at(i + 1))
+      if ((x.is("+") || x.is("*")) && unary_at(i) && (lambda_at(i + 1) || on_lambda_variable(i)))
         refuse(i, "'" + x.text + "' before a lambda converts it to a function pointer, which MSL does not have; "
                   "call the lambda, or pass it as an object");
       if (x.is("&")) check_address_of(i);
@@ -47,6 +50,7 @@ class FunctionPointerChecker {
   const std::string& src_;
   const DeclaredNames& names_;
   std::set<std::string> variables_;       // names the source declares as variables somewhere
+  std::set<std::string> lambdas_;         // variables initialised with a lambda (`auto l = [](…){…};`)
   std::set<std::string> aliases_;         // aliases of function and function pointer types
   std::set<std::size_t> alias_statement_;  // the tokens of their own declarations
 
@@ -73,6 +77,20 @@ class FunctionPointerChecker {
              !not_types.count(bb.text);
     }
     return (b.kind == TokenKind::identifier && !not_types.count(b.text)) || b.is(">");
+  }
+
+  // `+l`, `*l` on a variable holding a lambda (not `+l(x)`): its conversion to a function pointer.
+  bool on_lambda_variable(std::size_t i) const {
+    if (i + 1 >= t_.size() || t_[i + 1].kind != TokenKind::identifier || !lambdas_.count(t_[i + 1].text)) return false;
+    return !(i + 2 < t_.size() && (t_[i + 2].is("(") || t_[i + 2].is(".") || t_[i + 2].is("[")));
+  }
+
+  // Whether the `+` or `*` at i is unary (`a + [](…){…}(x)` adds a lambda's result).
+  bool unary_at(std::size_t i) const {
+    if (i == 0) return true;
+    const Token& b = t_[i - 1];
+    return !(b.kind == TokenKind::identifier && !is_keyword(b.text)) && b.kind != TokenKind::number && !b.is(")") &&
+           !b.is("]");
   }
 
   // `[captures](…)…{` or `[captures]{`: a lambda (not an attribute `[[`, not a subscript).

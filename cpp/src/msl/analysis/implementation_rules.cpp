@@ -76,6 +76,66 @@ std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassB
   return out;
 }
 
+bool space_word(const Token& x) {
+  return x.is_identifier("thread") || x.is_identifier("threadgroup") || x.is_identifier("device") ||
+         x.is_identifier("constant");
+}
+
+// Checked mode: pointer types its translation leaves plain pointers, whose accesses no bounds
+// cover: a C array of pointers (its index is unchecked too), and a `thread` or `threadgroup`
+// pointer type given to a template or alias that declares an object (`W<thread float*> w;`,
+// `metal::array<thread float*, 2> a;`, `using P = thread float*;`, `template <class T> using
+// Ptr = thread T*;`: a typedef is translated as the pointer it names). A device or constant pointer given to a template stays as it is (MLX's
+// `array<const device IdxT*, N>` in an argument struct): it points into the memory a buffer
+// came from, and that much the checked device does not bound.
+void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::string& source) {
+  auto refuse = [&](std::size_t k, const std::string& what) {
+    throw rule_error(source, t[k], what + " stays a plain pointer in the checked device's translation, so its accesses "
+                                          "would not be checked; declare the pointer itself (a variable, member or parameter)",
+                     "checked mode stays on");
+  };
+  for (std::size_t i = 1; i + 3 < t.size(); ++i) {
+    // `thread float* ps[2]`: a pointer, a name, then an array's `[`.
+    if (t[i].is("*") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("[") && !t[i + 3].is("[")) {
+      bool space = false;
+      std::size_t k = i;
+      while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::"))) space = space || space_word(t[--k]);
+      if (space && k > 0 && (t[k - 1].is(";") || t[k - 1].is("{") || t[k - 1].is("}") || t[k - 1].is("(") || t[k - 1].is(",")))
+        refuse(i, "an array of pointers");
+    }
+    // `using P = thread float*;` (also after `template <…>`).
+    if (t[i].is_identifier("using") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("=")) {
+      bool space = false, star = false;
+      for (std::size_t k = i + 3; k < t.size() && !t[k].is(";") && !t[k].is("<"); ++k) {
+        space = space || t[k].is_identifier("thread");
+        star = star || t[k].is("*");
+      }
+      if (space && star) refuse(i + 1, "a thread pointer type named by 'using' (a typedef is checked)");
+    }
+    // `W<thread float*> w;`: template arguments of a type that declares an object.
+    if (t[i].is("<") && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("template")) {
+      int depth = 0;
+      std::size_t close = 0;
+      bool space = false, star = false;
+      for (std::size_t k = i; k < t.size() && k < i + 256; ++k) {
+        if (t[k].is("(")) k = matching(t, k);
+        else if (t[k].is("<")) ++depth;
+        else if (t[k].is(">") && --depth == 0) close = k;
+        else if (t[k].is(">>") && (depth -= 2) <= 0) close = k;
+        else if (t[k].is(";") || t[k].is("{") || t[k].is("}")) break;
+        else space = space || t[k].is_identifier("thread") || t[k].is_identifier("threadgroup"), star = star || t[k].is("*");
+        if (close) break;
+      }
+      if (!close || !space || !star) continue;
+      std::size_t d = close + 1;
+      while (d < t.size() && (t[d].is("*") || t[d].is("&") || t[d].is_identifier("const"))) ++d;
+      if (d + 1 < t.size() && t[d].kind == TokenKind::identifier && !is_keyword(t[d].text) &&
+          (t[d + 1].is(";") || t[d + 1].is("=") || t[d + 1].is("{") || t[d + 1].is(",") || t[d + 1].is("[")))
+        refuse(i - 1, "a pointer type given to '" + t[i - 1].text + "'");
+    }
+  }
+}
+
 }  // namespace
 
 void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked) {
@@ -91,16 +151,34 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
                                      "one by one", "no structured bindings");
   }
   if (!checked) return;
-  // Checked mode: a union whose members overlap a pointer (a checked pointer's base and
-  // bounds) would let its other members rewrite those bounds.
+  // Checked mode: a union whose members overlap a pointer, and as_type to or from a type that
+  // holds one, would make a checked pointer's base and bounds from any bits.
+  const char* rule = "checked mode stays on";
+  const std::string mode = " (checked mode: a checked pointer's base and bounds)";
   const std::vector<ClassBody> bodies = class_bodies(t);
-  std::set<std::string> holds_pointer;  // classes of the source with a pointer or reference member, transitively
+  // Names that may hold a pointer: aliases of pointer types (`typedef device float* P;`), and
+  // the source's classes with a pointer, reference or such member, transitively.
+  std::set<std::string> holds_pointer;
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (t[i].is_identifier("using") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("=")) {
+      for (std::size_t k = i + 3; k < t.size() && !t[k].is(";"); ++k)
+        if (t[k].is("*")) holds_pointer.insert(t[i + 1].text);
+    } else if (t[i].is_identifier("typedef")) {
+      std::size_t k = i + 1;
+      bool star = false;
+      for (; k + 1 < t.size() && !t[k + 1].is(";") && !t[k].is("("); ++k) star = star || t[k].is("*");
+      if (star && k + 1 < t.size() && t[k].kind == TokenKind::identifier && t[k + 1].is(";")) holds_pointer.insert(t[k].text);
+    }
+  }
+  auto pointer_member = [&](std::size_t k) {
+    return t[k].is("*") || t[k].is("&") || t[k].is("&&") || (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text));
+  };
   for (bool grew = true; grew;) {
     grew = false;
     for (const ClassBody& c : bodies) {
       if (c.name.empty() || holds_pointer.count(c.name)) continue;
       for (std::size_t k : member_tokens(t, c)) {
-        if (t[k].is("*") || t[k].is("&") || t[k].is("&&") || (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text))) {
+        if (pointer_member(k)) {
           holds_pointer.insert(c.name);
           grew = true;
           break;
@@ -108,21 +186,31 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
       }
     }
   }
-  // `as_type<S>(bits)` for such a class S would make its pointer from any bits (the prelude
-  // refuses as_type of a checked pointer itself).
+  // `as_type<S>(bits)`: S's names, and pointers among its template arguments
+  // (`as_type<W<device float*>>`; as_type to a pointer itself is memory_rules.hpp's).
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (!t[i].is_identifier("as_type") || !t[i + 1].is("<")) continue;
-    for (std::size_t k = i + 2; k < t.size() && !t[k].is(">") && !t[k].is(";"); ++k)
-      if (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text))
-        throw rule_error(source, t[k], "as_type to a type that holds a pointer would make a checked pointer from "
-                                       "arbitrary bits (checked mode)", "checked mode stays on");
+    int depth = 0;
+    for (std::size_t k = i + 1; k < t.size() && !t[k].is(";"); ++k) {
+      if (t[k].is("<")) ++depth;
+      else if (t[k].is(">") && --depth == 0) break;
+      else if (t[k].is(">>") && (depth -= 2) <= 0) break;
+      else if (t[k].kind == TokenKind::identifier ? holds_pointer.count(t[k].text) > 0 : depth > 1 && pointer_member(k))
+        throw rule_error(source, t[k], "as_type to a type that holds a pointer would make that pointer from any bits" + mode,
+                         rule);
+    }
   }
+  refuse_unchecked_pointer_types(t, source);
   for (const ClassBody& c : bodies) {
     if (!c.is_union) continue;
+    // A union template's member of its own parameter's type (`template <class T> union U { T p; … }`) may be one.
+    std::set<std::string> parameters;
+    for (std::size_t k = c.open; k-- > 0 && c.open - k < 64 && !t[k].is(";") && !t[k].is("}");)
+      if (t[k].is_identifier("class") || t[k].is_identifier("typename"))
+        if (k + 1 < c.open && t[k + 1].kind == TokenKind::identifier) parameters.insert(t[k + 1].text);
     for (std::size_t k : member_tokens(t, c)) {
-      if (t[k].is("*") || t[k].is("&") || t[k].is("&&") || (t[k].kind == TokenKind::identifier && holds_pointer.count(t[k].text)))
-        throw rule_error(source, t[k], "a union that holds a pointer cannot be checked: its other members would overlap "
-                                       "the checked pointer's bounds (checked mode)", "checked mode stays on");
+      if (pointer_member(k) || (t[k].kind == TokenKind::identifier && parameters.count(t[k].text)))
+        throw rule_error(source, t[k], "a union that holds a pointer makes it from its other members' bits" + mode, rule);
     }
   }
 }

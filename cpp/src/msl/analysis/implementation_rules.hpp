@@ -1,7 +1,8 @@
 // The rules that keep metalcall's implementation out of the user's reach: names the prelude and
 // the generated code own (so that checked mode's state cannot be named and any other name is
 // free for the user), and the C++ that could take a checked pointer apart without naming it
-// (structured bindings; in checked mode, unions that hold pointers). Part of the MSL rules
+// (structured bindings; in checked mode, unions that hold pointers, as_type of types that hold
+// one, and pointer types its translation leaves plain). Part of the MSL rules
 // (msl_rules.hpp, docs/msl-rules.md).
 #pragma once
 
@@ -28,8 +29,10 @@ const char* implementation_name(const std::string& id);
 
 /**
  * Throws a rule CompileError at a structured binding (C++17, not MSL), and with `checked` at a
- * union that holds a pointer, directly or in a struct of the source (its other members would
- * read and write the checked pointer's bounds), and at `as_type` to such a struct.
+ * union that holds a pointer (directly, through an alias of a pointer type, in a struct of the
+ * source, or as a union template's parameter type: its other members would overlap the
+ * checked pointer's bounds), at `as_type` to such a type, and at pointer types its translation
+ * leaves plain (arrays of pointers, `thread` pointer types given to templates or named by `using`).
  */
 void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked);
 

@@ -49,6 +49,7 @@ struct TypeInfo {
   bool is_type = false;  // only type tokens (names, qualifiers, `::`, template arguments, `*`, `&`)
   Space space = Space::unknown;
   bool pointer = false, reference = false, integer = false, is_auto = false;
+  bool integer_reference = false;  // `constant ulong&`: names an integer
 };
 
 // A variable, as its declaration shows it.
@@ -134,7 +135,16 @@ class MemoryRules {
       else if (x.is(">")) --angles;
       else if (x.is(">>")) angles -= 2;
       else if (angles > 0) continue;  // template arguments say nothing of this type's space
-      else if (x.is("*")) ti.pointer = true;
+      else if (x.is_identifier("decltype") && j + 1 < b && t_[j + 1].is("(")) {
+        // `decltype(p)` of a variable the declarations show: its type.
+        const std::size_t c = matching(t_, j + 1);
+        const auto v = c == j + 3 ? vars_.find(t_[j + 2].text) : vars_.end();
+        if (v == vars_.end() || !v->second.pointer) return TypeInfo{};
+        ti.pointer = true;
+        if (ti.space == Space::unknown) ti.space = v->second.pointee;
+        only_integer = false;
+        j = c;
+      } else if (x.is("*")) ti.pointer = true;
       else if (x.is("&") || x.is("&&")) ti.reference = true;
       else if (x.is("::")) {
       } else if (x.kind == TokenKind::identifier) {
@@ -155,6 +165,7 @@ class MemoryRules {
     }
     ti.is_type = angles == 0;
     ti.integer = only_integer && !ti.pointer && !ti.reference;
+    ti.integer_reference = only_integer && !ti.pointer && ti.reference;
     return ti;
   }
 
@@ -241,6 +252,7 @@ class MemoryRules {
       }
     } else if (ti.reference) {
       v.storage = ti.space;
+      v.integer = ti.integer_reference;
       if (ti.space != Space::unknown && init < b) {
         const Space from = lvalue_space(init, b);
         if (from != Space::unknown && from != ti.space)
@@ -352,7 +364,58 @@ class MemoryRules {
     return limit;
   }
 
+  // True when the operand [a, b) is an integer the tokens show: a literal other than the null
+  // pointer's 0, a variable, parameter or reference of integer type, a conversion to one, or
+  // arithmetic on those with no pointer or array among its terms.
+  bool integer_operand(std::size_t a, std::size_t b) const {
+    while (a < b && (t_[a].is("+") || t_[a].is("-") || t_[a].is("~"))) ++a;
+    if (a >= b) return false;
+    for (std::size_t j = a; j < b; ++j) {  // a pointer or array term makes it pointer arithmetic
+      if (t_[j].is("(") || t_[j].is("[")) {
+        j = matching(t_, j);
+        continue;
+      }
+      if (t_[j].is("?")) {  // `c ? x : y`: what its branches are (the condition is any scalar)
+        int depth = 0;
+        for (std::size_t k = j + 1; k < b; ++k) {
+          if (t_[k].is("(") || t_[k].is("[")) k = matching(t_, k);
+          else if (t_[k].is("?")) ++depth;
+          else if (t_[k].is(":") && depth-- == 0) return integer_operand(j + 1, k);
+        }
+        return false;
+      }
+      const auto v = t_[j].kind == TokenKind::identifier ? vars_.find(t_[j].text) : vars_.end();
+      if (v != vars_.end() && (v->second.pointer || v->second.array) && !(j > a && (t_[j - 1].is(".") || t_[j - 1].is("->"))))
+        return false;
+    }
+    const Token& x = t_[a];
+    if (x.kind == TokenKind::number) return !(b == a + 1 && (x.text == "0" || x.text == "0u" || x.text == "0U"));
+    if (x.is_identifier("sizeof") || x.is_identifier("alignof")) return true;
+    if (x.is("(")) {
+      const std::size_t c = matching(t_, a);
+      if (c >= b) return false;
+      const TypeInfo ti = type_of(a + 1, c);
+      if (ti.is_type && c + 1 < b && starts_operand(c + 1)) return ti.integer;  // `(ulong)x`
+      return c + 1 == b ? integer_operand(a + 1, c) : integer_operand(a + 1, c) && !t_[c + 1].is("[");
+    }
+    if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && a + 1 < b && t_[a + 1].is("<"))
+      return type_of(a + 2, angle_close(a + 1)).integer;
+    if (x.kind == TokenKind::identifier && is_integer_word(x.text) && a + 1 < b && t_[a + 1].is("(")) return true;
+    if (x.kind != TokenKind::identifier) return false;
+    const auto v = vars_.find(x.text);
+    if (v == vars_.end() || !v->second.integer || v->second.array) return false;
+    return !(a + 1 < b && (t_[a + 1].is("(") || t_[a + 1].is(".") || t_[a + 1].is("->") || t_[a + 1].is("[")));
+  }
+
   void check_cast(std::size_t at, const TypeInfo& target, std::size_t a, std::size_t b) const {
+    // A device or constant pointer may come from an integer (a GPU address: SPIRV-Cross's buffer
+    // device addresses, `reinterpret_cast<device T*>(ulong)`); thread and threadgroup memory
+    // have no addresses as integers.
+    if (target.pointer && (target.space == Space::thread || target.space == Space::threadgroup) && integer_operand(a, b))
+      throw rule_error(src_, t_[at], std::string("a ") + space_name(target.space) + " pointer made from an integer: "
+                                     "only device and constant memory have addresses as integers (GPU addresses); "
+                                     "thread and threadgroup pointers come from variables and other pointers",
+                       "no pointers from integers");
     if (target.space == Space::unknown || !(target.pointer || target.reference)) return;
     const Space from = target.pointer ? space_of(a, b) : lvalue_space(a, b);
     if (from != Space::unknown && from != target.space)
@@ -377,6 +440,15 @@ class MemoryRules {
         if (c + 1 < close && starts_operand(c + 1)) {
           const TypeInfo ti = type_of(i + 1, c);
           if (ti.is_type) check_cast(i, ti, c + 1, operand_end(c + 1, close));
+        }
+      } else if (x.kind == TokenKind::identifier && i + 1 < close && t_[i + 1].is("(") && !before.is(".") &&
+                 !before.is("->") && (aliases_.count(x.text) || x.is_identifier("decltype"))) {
+        // `P(addr)` for an alias P of a pointer type, `decltype(p)(addr)`: functional casts.
+        std::size_t type_end = i + 1;
+        if (x.is_identifier("decltype")) type_end = matching(t_, i + 1) + 1;
+        if (type_end < close && t_[type_end].is("(")) {
+          const TypeInfo ti = type_of(i, type_end);
+          if (ti.is_type) check_cast(i, ti, type_end + 1, matching(t_, type_end));
         }
       } else if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && i + 1 < close &&
                  t_[i + 1].is("<")) {

@@ -127,6 +127,12 @@ class RecursionChecker {
       if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=") &&
           t_[i + 3].kind == TokenKind::identifier && (t_[i + 4].is(";") || t_[i + 4].is("<")))
         aliases_[t_[i + 1].text] = t_[i + 3].text;
+      // `namespace M = N;`, `namespace M = A::N;`: M names N's scope.
+      if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=")) {
+        std::size_t k = i + 3;
+        while (k + 1 < t_.size() && (t_[k].kind == TokenKind::identifier || t_[k].is("::")) && !t_[k + 1].is(";")) ++k;
+        if (k + 1 < t_.size() && t_[k].kind == TokenKind::identifier && t_[k + 1].is(";")) aliases_[t_[i + 1].text] = t_[k].text;
+      }
       if (t_[i].is_identifier("typedef") && t_[i + 1].kind == TokenKind::identifier) {
         std::size_t k = i + 2;
         if (k < t_.size() && t_[k].is("<")) {
@@ -151,7 +157,12 @@ class RecursionChecker {
     std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> calls;  // caller → (callee, token)
     for (const auto& f : names_.definitions) {
       if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
-      const std::vector<std::string> own = template_parameters(t_, f.name_token);
+      // Its own template parameters, and those of the class template it is defined in (`h<T>(`
+      // in a member of `template <class T> struct G` calls the same instantiation).
+      std::vector<std::string> own = template_parameters(t_, f.name_token);
+      for (const ClassBody& c : class_bodies_)
+        if (c.open < f.name_token && f.name_token < c.close && !c.name.empty())
+          for (const std::string& p : class_template_parameters(c.name)) own.push_back(p);
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
         if (calls_function(k, own) && takes_arguments_of(k)) calls[f.name].emplace_back(t_[k].text, k);
@@ -343,7 +354,8 @@ class RecursionChecker {
     if (t_[k + 1].is("<")) {
       const std::size_t close = angle_close(k + 1);
       if (close == std::string::npos || close + 1 >= t_.size() || !t_[close + 1].is("(") || own.empty()) return false;
-      if (piece_names(t_, k + 2, close) != own) return false;
+      for (const std::string& n : piece_names(t_, k + 2, close))
+        if (std::find(own.begin(), own.end(), n) == own.end()) return false;
       for (std::size_t j = k + 2; j < close; ++j)  // only the names themselves, not T* or N - 1
         if (!(t_[j].kind == TokenKind::identifier || t_[j].is(","))) return false;
     } else if (!t_[k + 1].is("(")) {

@@ -89,6 +89,21 @@ template <> struct element_bytes<const void> { static constexpr unsigned long lo
 template <> struct element_bytes<volatile void> { static constexpr unsigned long long value = 1; };
 template <> struct element_bytes<const volatile void> { static constexpr unsigned long long value = 1; };
 
+// What a checked pointer reports ("kernel 'k' argument 'a'"), in a base of its own: a class with
+// data members in a base and in itself is not standard-layout, nor is any class that holds one.
+// holds_bounds (metal_limits.h) finds them so: a view of their bytes through a pointer cast, or
+// as_type, would let a kernel rewrite a checked pointer's bounds.
+struct checked_what {
+  const char* mtl_what;
+};
+// A cast between element types U and T views bytes: neither may hold a checked pointer.
+template <class U, class T> struct views_bytes {
+  static constexpr bool allowed = !holds_bounds<U>::value && !holds_bounds<T>::value;
+};
+#define METALCALL_BYTES_VIEW_MESSAGE                                                                    \
+  "a pointer cast to or from a type that holds a checked pointer would let the kernel rewrite its "  \
+  "bounds through the bytes [MSL rule: checked mode stays on]"
+
 template <class U, class T> struct pointer_converts {
   static char test(T*);
   static long test(...);
@@ -96,23 +111,23 @@ template <class U, class T> struct pointer_converts {
 };
 }  // namespace mtl_rt
 
-template <class T> struct mtl_checked {
+template <class T> struct mtl_checked : mtl_rt::checked_what {  // mtl_what: "kernel 'k' argument 'a'"
   T* mtl_base;                   // start of the memory
   long long mtl_offset;          // this pointer's position, in elements from mtl_base
   unsigned long long mtl_count;  // elements the memory holds
-  const char* mtl_what;          // "kernel 'k' argument 'a'"
 
-  METAL_FUNC mtl_checked() : mtl_base(nullptr), mtl_offset(0), mtl_count(0), mtl_what("null pointer") {}
+  METAL_FUNC mtl_checked() : mtl_rt::checked_what{"null pointer"}, mtl_base(nullptr), mtl_offset(0), mtl_count(0) {}
   METAL_FUNC mtl_checked(T* base, unsigned long long count, const char* what)
-      : mtl_base(base), mtl_offset(0), mtl_count(count), mtl_what(what) {}
+      : mtl_rt::checked_what{what}, mtl_base(base), mtl_offset(0), mtl_count(count) {}
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0>
   METAL_FUNC mtl_checked(const mtl_checked<U>& o)  // float* → const float*
-      : mtl_base(o.mtl_base), mtl_offset(o.mtl_offset), mtl_count(o.mtl_count), mtl_what(o.mtl_what) {}
+      : mtl_rt::checked_what{o.mtl_what}, mtl_base(o.mtl_base), mtl_offset(o.mtl_offset), mtl_count(o.mtl_count) {}
   // A pointer cast ((device uint*)p, (device float4*)p): the same bytes counted in
   // the new element type. An offset that is not a whole number of new elements
   // starts the new pointer there (it then cannot reach back before it).
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
-  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : mtl_what(o.mtl_what) {
+  METAL_FUNC explicit mtl_checked(const mtl_checked<U>& o) : mtl_rt::checked_what{o.mtl_what} {
+    static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
     unsigned char* bytes = (unsigned char*)o.mtl_base;
     const unsigned long long total = o.mtl_count * mtl_rt::element_bytes<U>::value;
     const long long at = o.mtl_offset * (long long)mtl_rt::element_bytes<U>::value;
@@ -132,7 +147,10 @@ template <class T> struct mtl_checked {
   template <class U>
   METAL_FUNC mtl_checked(U* raw, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0) { from_raw(raw); }
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
-  METAL_FUNC explicit mtl_checked(U* raw) { from_raw(raw); }
+  METAL_FUNC explicit mtl_checked(U* raw) {
+    static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+    from_raw(raw);
+  }
   METAL_FUNC mtl_checked(decltype(nullptr)) : mtl_checked() {}
   // `c ? p : 0`: the literal branch (the translator's int_literal; MSL allows only 0 there).
   METAL_FUNC mtl_checked(mtl_rt::int_literal) : mtl_checked() {}
@@ -206,7 +224,10 @@ template <class T> struct mtl_checked {
   // A cast to a plain pointer of another type (`(thread const uchar*)&x`: a `thread` pointer
   // cast stays plain): the same address, unchecked from there.
   template <class U, enable_if_t<!is_same<U, T>::value, int> = 0>
-  METAL_FUNC explicit operator U*() const { return (U*)(mtl_base + mtl_offset); }
+  METAL_FUNC explicit operator U*() const {
+    static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+    return (U*)(mtl_base + mtl_offset);
+  }
 };
 template <class T, class I, enable_if_t<mtl_rt::index_type<I>::value, int> = 0>
 METAL_FUNC mtl_checked<T> operator+(I i, const mtl_checked<T>& p) { return p + i; }
@@ -264,9 +285,15 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   // A cast to a plain pointer of another type (`(thread const uchar*)t`: a `thread` pointer
   // cast stays plain): the same address, unchecked from there.
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC explicit operator U*() { return (U*)mtl_data; }
+  METAL_FUNC explicit operator U*() {
+    static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+    return (U*)mtl_data;
+  }
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
-  METAL_FUNC explicit operator U*() const { return (U*)mtl_data; }
+  METAL_FUNC explicit operator U*() const {
+    static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+    return (U*)mtl_data;
+  }
   METAL_FUNC T* begin() { return mtl_data; }
   METAL_FUNC T* end() { return mtl_data + N; }
   METAL_FUNC const T* begin() const { return mtl_data; }

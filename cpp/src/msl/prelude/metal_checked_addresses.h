@@ -10,32 +10,38 @@ namespace metal {
 // A pointer to void (V: void with its const/volatile): the bytes of its memory, counted
 // in bytes. It has no elements; a cast to T* (mtl_checked<T>'s cast constructor) makes a
 // checked T pointer over the same bytes.
-template <class V> struct mtl_checked_void {
+template <class V> struct mtl_checked_void : mtl_rt::checked_what {  // not standard-layout, as mtl_checked
   V* mtl_base;                   // start of the memory
   long long mtl_offset;          // this pointer's position, in bytes from mtl_base
   unsigned long long mtl_count;  // bytes the memory holds (~0: a raw pointer outside any argument)
-  const char* mtl_what;
 
-  METAL_FUNC mtl_checked_void() : mtl_base(nullptr), mtl_offset(0), mtl_count(0), mtl_what("null pointer") {}
+  METAL_FUNC mtl_checked_void() : mtl_rt::checked_what{"null pointer"}, mtl_base(nullptr), mtl_offset(0), mtl_count(0) {}
   METAL_FUNC mtl_checked_void(V* base, unsigned long long bytes, const char* what)
-      : mtl_base(base), mtl_offset(0), mtl_count(bytes), mtl_what(what) {}
+      : mtl_rt::checked_what{what}, mtl_base(base), mtl_offset(0), mtl_count(bytes) {}
   METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
   METAL_FUNC mtl_checked_void(mtl_rt::int_literal) : mtl_checked_void() {}  // `c ? v : 0`
   // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)
-      : mtl_base((V*)o.mtl_base),
+      : mtl_rt::checked_what{o.mtl_what},
+        mtl_base((V*)o.mtl_base),
         mtl_offset(o.mtl_offset * (long long)mtl_rt::element_bytes<U>::value),
-        mtl_count(o.mtl_count == ~0ull ? ~0ull : o.mtl_count * mtl_rt::element_bytes<U>::value),
-        mtl_what(o.mtl_what) {}
+        mtl_count(o.mtl_count == ~0ull ? ~0ull : o.mtl_count * mtl_rt::element_bytes<U>::value) {
+    static_assert(mtl_rt::views_bytes<U, V>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+  }
   // A raw pointer: checked over the argument it points into, else unchecked (mtl_checked's from_raw).
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
-  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {}
+  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {
+    static_assert(mtl_rt::views_bytes<U, V>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+  }
 
   METAL_FUNC V* address() const { return (V*)((const volatile unsigned char*)mtl_base + mtl_offset); }
   METAL_FUNC operator V*() const { return address(); }
   template <class U, enable_if_t<!is_same<U, V>::value, int> = 0>
-  METAL_FUNC explicit operator U*() const { return (U*)address(); }  // `(thread uchar*)v`: plain
+  METAL_FUNC explicit operator U*() const {  // `(thread uchar*)v`: plain
+    static_assert(mtl_rt::views_bytes<U, V>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
+    return (U*)address();
+  }
   METAL_FUNC bool operator==(const mtl_checked_void& o) const { return address() == o.address(); }
   METAL_FUNC bool operator!=(const mtl_checked_void& o) const { return address() != o.address(); }
   METAL_FUNC bool operator==(decltype(nullptr)) const { return address() == nullptr; }

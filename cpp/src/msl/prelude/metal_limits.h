@@ -12,8 +12,20 @@ namespace metal {
 namespace mtl_rt {
 // Checked mode's pointers (metal_checked.h marks them): their bits are their bounds, which
 // as_type must not hand out or take in (MSL's as_type reinterprets scalars and vectors).
-template <class T> struct holds_bounds { static constexpr bool value = false; };
+// In checked mode every class that is not standard-layout counts: a checked pointer keeps one
+// member in a base of its own (mtl_rt::checked_what), so it and every class, array or template
+// instance holding one, however deep, is not standard-layout.
+template <class T> struct holds_bounds {
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+  static constexpr bool value = !__is_standard_layout(T);
+#else
+  static constexpr bool value = false;
+#endif
+};
 template <class T> struct holds_bounds<const T> : holds_bounds<T> {};
+template <class T> struct holds_bounds<volatile T> : holds_bounds<T> {};
+template <class T> struct holds_bounds<const volatile T> : holds_bounds<T> {};
+template <> struct holds_bounds<void> { static constexpr bool value = false; };
 }  // namespace mtl_rt
 
 #if METAL_CUDA
@@ -37,7 +49,8 @@ METAL_FUNC unsigned short half_bits_widened(unsigned short b) {
 template <class T, class U> METAL_FUNC T as_type(const U& x) {
   static_assert(sizeof(T) == sizeof(U), "as_type needs types of the same size");
   static_assert(!mtl_rt::holds_bounds<T>::value && !mtl_rt::holds_bounds<U>::value,
-                "as_type reinterprets scalars and vectors, not pointers (checked mode)");
+                "as_type reinterprets scalars and vectors, not pointers or what holds one "
+                "[MSL rule: checked mode stays on]");
   T r;
 #if METAL_CUDA
   if constexpr (mtl_rt::half_parts<U>::count > 0) {

@@ -90,6 +90,11 @@ class Target {
    */
   virtual bool latches_simd_loops() const { return false; }
   /**
+   * True when lambdas without captures get one that nothing reads (the CPU, where a function
+   * pointer made from an integer calls host code; msl/passes/lambda_captures.hpp).
+   */
+  virtual bool blocks_lambda_conversions() const { return false; }
+  /**
    * True when kernels whose only synchronisation is threadgroup barriers at their top level (or
    * in uniform loops there) run as regions between barriers, each a loop over the group's
    * threads, instead of fibers (the CPU; msl/passes/barrier_regions.hpp).

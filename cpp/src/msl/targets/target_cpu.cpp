@@ -84,6 +84,7 @@ class CpuTarget : public Target {
   }
 
   bool latches_simd_loops() const override { return true; }
+  bool blocks_lambda_conversions() const override { return true; }
   bool forms_barrier_regions() const override { return true; }
 
  private:

@@ -179,6 +179,7 @@ Translation Translator::run() {
       text_before_[index] = text + text_before_[index];
 
   if (target_.launders_punned_addresses()) launder_punned_addresses();
+  if (target_.blocks_lambda_conversions()) block_lambda_conversions();
   if (!checked_)
     find_pointer_casts([&](std::size_t i) {
       return active_edits_.count(i) || async_copy_tokens.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
@@ -690,7 +691,6 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
   const auto target = make_cpu_target(options.checked);
   return Translator(source, options, *target).run();
 }
-
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options) {
   if (options.checked) throw DeviceError("[cuda] checked mode exists only on the cpu backend");
   const auto target = make_cuda_target();

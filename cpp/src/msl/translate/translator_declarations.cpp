@@ -229,4 +229,8 @@ std::vector<std::pair<std::size_t, std::size_t>> Translator::dropped_kernel_bodi
   return dropped;
 }
 
+void Translator::block_lambda_conversions() {
+  for (std::size_t close : empty_lambda_introducers(t_)) text_before_[close] += kUnreadCapture;
+}
+
 }  // namespace metalcall::msl

@@ -37,6 +37,7 @@
 #include "msl/passes/barrier_regions.hpp"
 #include "msl/passes/branch_reconvergence.hpp"
 #include "msl/passes/conditional_literals.hpp"
+#include "msl/passes/lambda_captures.hpp"
 #include "msl/passes/literal_casts.hpp"
 #include "msl/passes/product_nests.hpp"
 #include "msl/passes/range_designators.hpp"
@@ -173,6 +174,9 @@ class Translator {
   void find_pointer_casts(const std::function<bool(std::size_t)>& touched);
   // CUDA: casts of an address to pointers of 1- or 2-byte items read memory (see the .cpp).
   void launder_punned_addresses();
+  // CPU: every lambda without captures gets one nothing reads, so none converts to a function
+  // pointer (lambda_captures.hpp).
+  void block_lambda_conversions();
   // The alignment of the vector that the cast [first, star] gives when its operand (at `operand`)
   // is a kernel's buffer parameter that the kernel never changes, recorded in cast_alignments_;
   // else 0.
