@@ -274,11 +274,19 @@ constexpr bool short_run(X x, S step) {
 }  // namespace mtl_strip
 }  // namespace metal
 // A CPU grid-stride loop checks only when short_run could not bound it (the flag is the same on
-// every iteration: the compiler tests it once, and the short loop's copy is the loop as written).
+// every iteration: clang tests it once, and the short loop's copy is the loop as written). g++
+// (12) keeps the counter: its code for the flag's two copies cost that loop 6-8% where the
+// counter's cost nothing (bench_stop_check_objects.py's timer, 2026-12-03).
+#if defined(__clang__)
 #define __METALCALL_LOOP_CHECK_SHORT(n) \
   if (!__metalcall_short) {             \
     __METALCALL_LOOP_CHECK(n)           \
   }
+#else
+#define __METALCALL_LOOP_CHECK_SHORT(n) \
+  (void)__metalcall_short;              \
+  __METALCALL_LOOP_CHECK(n)
+#endif
 // A strip that ends on a counter s: `__METALCALL_STRIP_MORE(s) && (cond)`.
 #if __METALCALL_CHECKS_ON
 #define __METALCALL_STRIP_MORE(s) (s < unsigned(__METALCALL_STRIP_LENGTH))
