@@ -76,11 +76,6 @@ std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassB
   return out;
 }
 
-bool space_word(const Token& x) {
-  return x.is_identifier("thread") || x.is_identifier("threadgroup") || x.is_identifier("device") ||
-         x.is_identifier("constant");
-}
-
 // Checked mode: pointer types its translation leaves plain pointers, whose accesses no bounds
 // cover: a C array of pointers (its index is unchecked too), and a `thread` or `threadgroup`
 // pointer type given to a template or alias that declares an object (`W<thread float*> w;`,
@@ -95,18 +90,21 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
                      "checked mode stays on");
   };
   for (std::size_t i = 1; i + 3 < t.size(); ++i) {
-    // `thread float* ps[2]`: a pointer, a name, then an array's `[`.
+    // `thread float* ps[2]`: a pointer, a name, then an array's `[` (of device, constant or
+    // threadgroup pointers, MLX's `const device T* xv[n]`, ggml's `threadgroup float* shmem_f32[NR0]`,
+    // it stays as it is: they point into buffers and threadgroup memory).
     if (t[i].is("*") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("[") && !t[i + 3].is("[")) {
       bool space = false;
       std::size_t k = i;
-      while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::"))) space = space || space_word(t[--k]);
+      while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::")))
+        if (t[--k].is_identifier("thread")) space = true;
       if (space && k > 0 && (t[k - 1].is(";") || t[k - 1].is("{") || t[k - 1].is("}") || t[k - 1].is("(") || t[k - 1].is(",")))
         refuse(i, "an array of pointers");
     }
     // `using P = thread float*;` (also after `template <…>`).
     if (t[i].is_identifier("using") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("=")) {
       bool space = false, star = false;
-      for (std::size_t k = i + 3; k < t.size() && !t[k].is(";") && !t[k].is("<"); ++k) {
+      for (std::size_t k = i + 3; k < t.size() && !t[k].is(";") && !t[k].is("<") && !t[k].is("("); ++k) {
         space = space || t[k].is_identifier("thread");
         star = star || t[k].is("*");
       }
@@ -114,11 +112,16 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
     }
     // `W<thread float*> w;`: template arguments of a type that declares an object.
     if (t[i].is("<") && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("template")) {
-      int depth = 0;
+      // At most 256 tokens, parentheses counted here (a matching() per `(` made the walk
+      // quadratic: MLX's fp_quantized.metal, flattened, took over an hour in checked mode).
+      int depth = 0, parens = 0;
       std::size_t close = 0;
       bool space = false, star = false;
       for (std::size_t k = i; k < t.size() && k < i + 256; ++k) {
-        if (t[k].is("(")) k = matching(t, k);
+        if (t[k].is("(")) ++parens;
+        else if (t[k].is(")")) {
+          if (--parens < 0) break;
+        } else if (parens > 0) continue;
         else if (t[k].is("<")) ++depth;
         else if (t[k].is(">") && --depth == 0) close = k;
         else if (t[k].is(">>") && (depth -= 2) <= 0) close = k;
@@ -203,13 +206,8 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
   refuse_unchecked_pointer_types(t, source);
   for (const ClassBody& c : bodies) {
     if (!c.is_union) continue;
-    // A union template's member of its own parameter's type (`template <class T> union U { T p; … }`) may be one.
-    std::set<std::string> parameters;
-    for (std::size_t k = c.open; k-- > 0 && c.open - k < 64 && !t[k].is(";") && !t[k].is("}");)
-      if (t[k].is_identifier("class") || t[k].is_identifier("typename"))
-        if (k + 1 < c.open && t[k + 1].kind == TokenKind::identifier) parameters.insert(t[k + 1].text);
     for (std::size_t k : member_tokens(t, c)) {
-      if (pointer_member(k) || (t[k].kind == TokenKind::identifier && parameters.count(t[k].text)))
+      if (pointer_member(k))
         throw rule_error(source, t[k], "a union that holds a pointer makes it from its other members' bits" + mode, rule);
     }
   }

@@ -30,8 +30,7 @@ const char* implementation_name(const std::string& id);
 /**
  * Throws a rule CompileError at a structured binding (C++17, not MSL), and with `checked` at a
  * union that holds a pointer (directly, through an alias of a pointer type, in a struct of the
- * source, or as a union template's parameter type: its other members would overlap the
- * checked pointer's bounds), at `as_type` to such a type, and at pointer types its translation
+ * source: its other members would overlap the checked pointer's bounds), at `as_type` to such a type, and at pointer types its translation
  * leaves plain (arrays of pointers, `thread` pointer types given to templates or named by `using`).
  */
 void check_implementation_rules(const std::vector<Token>& t, const std::string& source, bool checked);
