@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "metalcall/device.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall::python {
 
@@ -106,6 +107,17 @@ void on_exit() {
   PyEval_RestoreThread(self);
 }
 
+// The BlockingWaitHook (metalcall/interrupt.hpp): a wait for another thread's lock lets go of
+// the GIL if this thread holds it, since the lock's holder may need the GIL to get on.
+void wait_without_gil(void (*wait)(void*), void* arg) {
+  if (!Py_IsInitialized() || !PyGILState_Check()) {
+    wait(arg);
+    return;
+  }
+  GilRelease release;
+  wait(arg);
+}
+
 }  // namespace
 
 PyThreadState* release_gil() {
@@ -141,6 +153,7 @@ bool ensure_gil_unless_exiting(PyGILState_STATE* state) {
 
 void init_gil(pybind11::module_& m) {
   exit_state();  // registers its fork handler now, before any thread can fork
+  set_blocking_wait_hook(&wait_without_gil);
   // Registered at import: atexit runs callbacks last-in first-out, so this one runs
   // after those of modules imported later, which may still call metalcall.
   pybind11::module_::import("atexit").attr("register")(pybind11::cpp_function(&on_exit));

@@ -30,6 +30,18 @@ class InterruptScope {
   bool previous_interrupted_;
 };
 
+/**
+ * How a thread waits for a lock another thread holds (a queue's launch order): the embedder
+ * may let go of its own lock meanwhile. The Python bindings install one that lets go of the
+ * GIL, so that a small call made with the GIL held cannot stop every Python thread (the
+ * interpreter's exit included) while a call on another thread waits for a kernel. `wait(arg)`
+ * does the waiting; the hook must call it exactly once, on this thread.
+ */
+using BlockingWaitHook = void (*)(void (*wait)(void* arg), void* arg);
+
+/** Installs `hook` for every thread (null: waits run as they are). */
+void set_blocking_wait_hook(BlockingWaitHook hook);
+
 /** A wait stopped by an InterruptScope's check. */
 class Interrupted : public Error {
  public:

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/interrupt.hpp"
 #include "core/compile_limits.hpp"
 #include "core/hash.hpp"
 #include "core/impl.hpp"
@@ -115,7 +116,8 @@ void submit_in_queue_order(BackendDevice& backend, const std::vector<std::shared
   // Marks and queueing under one lock: two threads that marked in one order and queued in the
   // other would leave a buffer naming the earlier of two writers, and a wait on it would return
   // while the later one still writes.
-  std::unique_lock<std::mutex> lock(backend.submit_mutex());
+  std::unique_lock<std::mutex> lock(backend.submit_mutex(), std::defer_lock);
+  lock_patiently(lock);  // its holder may wait for the GPU
   for (const auto& buffer : buffers) buffer->set_last_use(completion);
   t_submit_lock = &lock;
   try {

@@ -1,6 +1,7 @@
 // InterruptScope and interrupt_requested(): a per-thread check, rate limited.
 #include "core/interrupt.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -22,6 +23,8 @@ struct InterruptState {
 };
 thread_local InterruptState t_state;
 
+std::atomic<BlockingWaitHook> g_blocking_wait_hook{nullptr};
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -42,6 +45,16 @@ InterruptScope::~InterruptScope() {
   InterruptState& t = t_state;
   t.check = previous_check_;
   t.interrupted = previous_interrupted_;
+}
+
+void set_blocking_wait_hook(BlockingWaitHook hook) { g_blocking_wait_hook.store(hook); }
+
+void run_blocking_wait(void (*wait)(void*), void* arg) {
+  if (BlockingWaitHook hook = g_blocking_wait_hook.load()) {
+    hook(wait, arg);
+  } else {
+    wait(arg);
+  }
 }
 
 bool InterruptScope::interrupted() { return t_state.interrupted; }

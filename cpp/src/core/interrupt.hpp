@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 
 namespace metalcall {
 
@@ -12,6 +13,27 @@ namespace metalcall {
  * scope ends.
  */
 bool interrupt_requested();
+
+/** Calls wait(arg) through the embedder's BlockingWaitHook (metalcall/interrupt.hpp), if any. */
+void run_blocking_wait(void (*wait)(void*), void* arg);
+
+/**
+ * Takes `lock`'s mutex: at once when it is free, else after waiting through the
+ * BlockingWaitHook, so that a caller holding the embedder's lock (Python's GIL) lets go of it
+ * while another thread, which may need that lock, holds this one.
+ */
+inline void lock_patiently(std::unique_lock<std::mutex>& lock) {
+  // The hook's wait only sees the mutex free (it takes and drops it): a thread that takes the
+  // GIL back may be parked there (interpreter exit), and must not be holding the mutex then.
+  while (!lock.try_lock()) {
+    run_blocking_wait(
+        [](void* m) {
+          static_cast<std::mutex*>(m)->lock();
+          static_cast<std::mutex*>(m)->unlock();
+        },
+        lock.mutex());
+  }
+}
 
 /** True when this thread is inside an InterruptScope: its waits must wake up now and then. */
 bool interrupt_check_installed();

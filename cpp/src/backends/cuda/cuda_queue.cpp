@@ -75,7 +75,9 @@ CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing, doubl
 template <class Launch>
 std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
   const Api& a = api();
-  std::lock_guard<std::mutex> in_order(launch_mutex_);
+  // A call with host memory holds this lock until its kernel (and all work before it) is done.
+  std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);
+  lock_patiently(in_order);
   make_current(ctx_);
   try {
     if (timed) {
@@ -178,7 +180,8 @@ class CudaGraph final : public BackendGraph {
 std::shared_ptr<BackendGraph> CudaQueue::capture(const std::vector<DispatchCommand>& commands) {
   const Api& a = api();
   if (!a.graphs_ok()) return nullptr;
-  std::lock_guard<std::mutex> launch(launch_mutex_);
+  std::unique_lock<std::mutex> launch(launch_mutex_, std::defer_lock);
+  lock_patiently(launch);
   make_current(ctx_);
   if (a.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS) return nullptr;
   bool enqueued = true;
@@ -228,7 +231,8 @@ CUevent CudaQueue::hold_end_event(std::uint64_t ticket, std::uint64_t* covered) 
     if (CUevent e = find()) return e;
   }
   // None yet: record one after everything submitted so far, on the newest submission.
-  std::lock_guard<std::mutex> launch(launch_mutex_);
+  std::unique_lock<std::mutex> launch(launch_mutex_, std::defer_lock);
+  lock_patiently(launch);
   std::lock_guard<std::mutex> lock(mutex_);
   if (CUevent e = find()) return e;
   if (ticket <= finished_ticket_ || pending_.empty()) return nullptr;
@@ -364,7 +368,8 @@ void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
   // stream synchronisation below waits for that work anyway.)
   if (interrupt_check_installed()) synchronize();
   {
-    std::lock_guard<std::mutex> in_order(launch_mutex_);
+    std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);
+    lock_patiently(in_order);
     make_current(ctx_);
     check(api().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n, stream_),
           "cuMemcpyAsync (copying a buffer)");
@@ -375,7 +380,8 @@ void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
 
 void CudaQueue::wait_for_stream(CUstream other) {
   const Api& a = api();
-  std::lock_guard<std::mutex> in_order(launch_mutex_);
+  std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);
+  lock_patiently(in_order);
   make_current(ctx_);
   // A producer with nothing queued has nothing to wait for (the common case of a tensor made
   // earlier): one query instead of a record and a wait.
