@@ -2,7 +2,7 @@
 cholesky, qr, eigh, eigvalsh, svd, svdvals — stacks, 0x0 and 1x1, non-square where allowed,
 singular and indefinite matrices, bad input.
 
-`ldev` is every device metalcall reports, and the CPU a second time with the GPU kernels (one
+`ldev` (tests/numpy/conftest.py) is every device metalcall reports, and the CPU a second time with the GPU kernels (one
 threadgroup of 32 threads per matrix, barriers run as fibers), so the kernels CUDA and Metal run
 are checked here too. Factors that are unique only up to signs (eigenvectors, singular vectors)
 are checked by what defines them: A V = V diag(w), U diag(s) Vh = A, orthonormal columns."""
@@ -14,32 +14,9 @@ import pytest
 
 import metalcall as mc
 import metalcall.numpy as mnp
-from metalcall.numpy._kernels import cache
-from mctest import metal_sim_only
 
 DTYPES = ("float32", "float64")
 TOL = {"float32": 2e-4, "float64": 1e-10}
-
-
-def _params():
-    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
-        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
-    out = []
-    for info in mc.get_devices():
-        out.append(pytest.param((info.backend, info.index, False), id=f"{info.backend}:{info.index}"))
-        if info.backend == "cpu":
-            out.append(pytest.param((info.backend, info.index, True), id=f"{info.backend}:{info.index}-gpu-kernels"))
-    return out
-
-
-@pytest.fixture(params=_params())
-def ldev(request):
-    backend, index, gpu_kernels = request.param
-    cache.force_gpu_variants = gpu_kernels
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
 
 
 def dtypes_of(dev):

@@ -13,30 +13,8 @@ import pytest
 import metalcall as mc
 import metalcall.numpy as mnp
 from metalcall.numpy._kernels import cache, linalg_small_solve as small, linalg_warp_solve as warp
-from mctest import metal_sim_only
 
 TOL = {"float32": 5e-4, "float64": 1e-11, "complex64": 5e-4, "complex128": 1e-11}
-
-
-def _params():
-    if metal_sim_only():
-        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
-    out = []
-    for info in mc.get_devices():
-        out.append(pytest.param((info.backend, info.index, False), id=f"{info.backend}:{info.index}"))
-        if info.backend == "cpu":
-            out.append(pytest.param((info.backend, info.index, True), id=f"{info.backend}:{info.index}-gpu-kernels"))
-    return out
-
-
-@pytest.fixture(params=_params())
-def ldev(request):
-    backend, index, gpu_kernels = request.param
-    cache.force_gpu_variants = gpu_kernels
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
 
 
 def systems(batch, n, k, dtype, seed):

@@ -1,0 +1,32 @@
+"""`ldev`: every device metalcall reports, and the CPU a second time with the GPU kernels (one
+threadgroup of 32 threads per matrix, barriers run as fibers), so that the kernels CUDA and Metal
+run are checked on any machine. Used by the linalg tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import metalcall as mc
+from metalcall.numpy._kernels import cache
+from mctest import metal_sim_only
+
+
+def _ldev_params():
+    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
+        return [pytest.param(("metal-sim", 0, False), id="metal-sim")]
+    out = []
+    for info in mc.get_devices():
+        out.append(pytest.param((info.backend, info.index, False), id=f"{info.backend}:{info.index}"))
+        if info.backend == "cpu":
+            out.append(pytest.param((info.backend, info.index, True), id=f"{info.backend}:{info.index}-gpu-kernels"))
+    return out
+
+
+@pytest.fixture(params=_ldev_params())
+def ldev(request):
+    backend, index, gpu_kernels = request.param
+    cache.force_gpu_variants = gpu_kernels
+    try:
+        yield mc.Device(f"{backend}:{index}")
+    finally:
+        cache.force_gpu_variants = False
