@@ -31,9 +31,6 @@ struct ExitState {
   std::atomic<unsigned> native{0};              // threads between release_gil and restore_gil
 };
 
-// Whether this thread is between release_gil and restore_gil (exit() may run on such a thread).
-thread_local bool in_native_work = false;
-
 // How long exit() waits for native work on other threads (a compile, a wait the
 // stop has not reached yet) before it goes on regardless.
 constexpr auto kNativeWorkGrace = std::chrono::seconds(10);
@@ -79,11 +76,12 @@ bool exiting_elsewhere(const ExitState& s) {
 // Run by exit() after Python has finalized, before the libraries loaded earlier (the CUDA
 // driver, NVRTC) tear themselves down: threads still in native work (a compile, the end of a
 // stopped wait) finish it first, then park in restore_gil. No thread can start native work
-// now: that needs the GIL, which daemon threads no longer get.
+// now: that needs the GIL, which daemon threads no longer get. (exit() runs on the thread that
+// finalized Python, which holds no native work of its own.)
 void wait_for_native_work() {
   ExitState& s = exit_state();
   std::unique_lock<std::mutex> lock(s.mutex);
-  s.cv.wait_for(lock, kNativeWorkGrace, [&] { return s.native.load() == (in_native_work ? 1u : 0u); });
+  s.cv.wait_for(lock, kNativeWorkGrace, [&] { return s.native.load() == 0; });
 }
 
 // The atexit callback: no thread may start waiting for the GIL from now on, and
@@ -122,14 +120,12 @@ void wait_without_gil(void (*wait)(void*), void* arg) {
 
 PyThreadState* release_gil() {
   exit_state().native.fetch_add(1);
-  in_native_work = true;
   return PyEval_SaveThread();
 }
 
 void restore_gil(PyThreadState* state) {
   ExitState& s = exit_state();
   s.restoring.fetch_add(1);
-  in_native_work = false;
   if (s.native.fetch_sub(1) == 1) notify_exit(s);
   if (exiting_elsewhere(s)) {
     count_out(s);
