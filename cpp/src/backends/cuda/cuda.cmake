@@ -6,6 +6,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cuda_dir}/cuda_api.cpp
   ${_cuda_dir}/cuda_compiler.cpp
   ${_cuda_dir}/cuda_device.cpp
+  ${_cuda_dir}/cuda_enqueue.cpp
   ${_cuda_dir}/cuda_host_staging.cpp
   ${_cuda_dir}/cuda_queue.cpp
   ${_cuda_dir}/cuda_stop.cpp
