@@ -382,6 +382,62 @@ def test_first_call_of_a_kernel_while_another_runs_forever(run_python, backend):
     assert "sum 1000.0" in lines, r.stdout
 
 
+# A call on NumPy memory waits for its kernel, and on CUDA for everything before it on the
+# stream, while it keeps the queue's launch lock (its copy-back must come before later launches).
+# Behind an endless kernel that wait is long: a small call from another thread, which would run
+# with the GIL held, must then wait for the lock without the GIL (it held it, and the process
+# froze: the exit soak's hangs), Python threads must run, and everything finishes once the
+# endless kernel is stopped.
+BEHIND_ENDLESS = r"""
+dev = mc.Device(backend)
+lib = dev.compile(SRC)
+buf = dev.empty(16, np.uint32)
+h = lib.for_loop(1, buf, FOREVER)
+print("returned", h.wait(timeout=0.3, cancel=False), flush=True)
+host = np.zeros(4096, np.float32)
+small = dev.asarray(np.zeros(16, np.float32))
+done = []
+def host_call():
+    lib.add(4096, host)  # waits behind the endless kernel
+    done.append("host")
+def small_calls():
+    for _ in range(3):
+        lib.add(16, small)
+    done.append("small")
+threads = [threading.Thread(target=host_call), threading.Thread(target=small_calls)]
+threads[0].start()
+time.sleep(0.3)
+threads[1].start()
+count, end = 0, time.monotonic() + 1.0
+while time.monotonic() < end:  # a held GIL lets this loop count only at switch intervals
+    count += 1
+print("count", count, flush=True)
+print("waiting", sorted(done), flush=True)
+h.cancel()
+try:
+    h.wait()
+except mc.ExecutionError:
+    print("stopped", flush=True)
+for t in threads:
+    t.join(30)
+print("finished", sorted(done), flush=True)
+dev.synchronize()
+print("values", float(host.sum()), float(np.asarray(small).sum()), flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_waits_behind_an_endless_kernel_leave_the_process_running(run_python, backend):
+    r, lines = run_child(run_python, BEHIND_ENDLESS, backend, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines[0] == "returned False", r.stdout + r.stderr
+    count = int(next(line for line in lines if line.startswith("count")).split()[1])
+    assert count > 1000, r.stdout
+    assert "waiting []" in lines, r.stdout  # both calls were still behind the endless kernel
+    assert "stopped" in lines and "finished ['host', 'small']" in lines, r.stdout + r.stderr
+    assert "values 4096.0 48.0" in lines, r.stdout
+
+
 def test_cancel_stops_queued_and_running_work(cpu_device, tmp_path):
     import numpy as np
 
