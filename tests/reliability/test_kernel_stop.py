@@ -387,7 +387,8 @@ def test_first_call_of_a_kernel_while_another_runs_forever(run_python, backend):
 # Behind an endless kernel that wait is long: a small call from another thread, which would run
 # with the GIL held, must then wait for the lock without the GIL (it held it, and the process
 # froze: the exit soak's hangs), Python threads must run, and everything finishes once the
-# endless kernel is stopped.
+# endless kernel is stopped. Thousands of calls queued behind it wait for room in the queue the
+# same way (a launch into the driver's full queue waited inside the driver, with the GIL held).
 BEHIND_ENDLESS = r"""
 dev = mc.Device(backend)
 lib = dev.compile(SRC)
@@ -396,6 +397,7 @@ h = lib.for_loop(1, buf, FOREVER)
 print("returned", h.wait(timeout=0.3, cancel=False), flush=True)
 host = np.zeros(4096, np.float32)
 small = dev.asarray(np.zeros(16, np.float32))
+many = dev.asarray(np.zeros(16, np.float32))
 done = []
 def host_call():
     lib.add(4096, host)  # waits behind the endless kernel
@@ -404,10 +406,16 @@ def small_calls():
     for _ in range(3):
         lib.add(16, small)
     done.append("small")
-threads = [threading.Thread(target=host_call), threading.Thread(target=small_calls)]
+def flood():
+    for _ in range(3000):
+        lib.add(16, many)
+    done.append("flood")
+threads = [threading.Thread(target=f) for f in (flood, host_call, small_calls)]
 threads[0].start()
 time.sleep(0.3)
 threads[1].start()
+time.sleep(0.3)
+threads[2].start()
 count, end = 0, time.monotonic() + 1.0
 while time.monotonic() < end:  # a held GIL lets this loop count only at switch intervals
     count += 1
@@ -422,7 +430,7 @@ for t in threads:
     t.join(30)
 print("finished", sorted(done), flush=True)
 dev.synchronize()
-print("values", float(host.sum()), float(np.asarray(small).sum()), flush=True)
+print("values", float(host.sum()), float(np.asarray(small).sum()), float(np.asarray(many).sum()), flush=True)
 """
 
 
@@ -433,9 +441,9 @@ def test_waits_behind_an_endless_kernel_leave_the_process_running(run_python, ba
     assert lines[0] == "returned False", r.stdout + r.stderr
     count = int(next(line for line in lines if line.startswith("count")).split()[1])
     assert count > 1000, r.stdout
-    assert "waiting []" in lines, r.stdout  # both calls were still behind the endless kernel
-    assert "stopped" in lines and "finished ['host', 'small']" in lines, r.stdout + r.stderr
-    assert "values 4096.0 48.0" in lines, r.stdout
+    assert "waiting []" in lines, r.stdout  # every caller was still behind the endless kernel
+    assert "stopped" in lines and "finished ['flood', 'host', 'small']" in lines, r.stdout + r.stderr
+    assert "values 4096.0 48.0 48000.0" in lines, r.stdout
 
 
 def test_cancel_stops_queued_and_running_work(cpu_device, tmp_path):

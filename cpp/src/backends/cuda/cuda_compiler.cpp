@@ -18,6 +18,7 @@
 #include "backends/translated/translated_library.hpp"
 #include "core/disk_cache.hpp"
 #include "core/hash.hpp"
+#include "core/interrupt.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/targets/cuda_abi.hpp"
 #include "msl/errors/diagnostics.hpp"
@@ -310,11 +311,18 @@ const std::string& CudaModule::layout(const std::string& layout_symbol) const {
   return it == layouts_.end() ? none : it->second;
 }
 CudaModule::~CudaModule() {
-  try {
-    make_current(ctx_);
-    api().cuModuleUnload(module_);
-  } catch (...) {
-  }
+  // The driver may wait for kernels of the module still running (behind one that never ends):
+  // through the blocking-wait hook, so that a thread holding the GIL lets go of it meanwhile.
+  run_blocking_wait(
+      [](void* arg) {
+        const CudaModule& m = *static_cast<const CudaModule*>(arg);
+        try {
+          make_current(m.ctx_);
+          api().cuModuleUnload(m.module_);
+        } catch (...) {
+        }
+      },
+      this);
 }
 
 CudaModules::CudaModules(CUcontext ctx, StopWord& stop, const msl::Translation& translation,

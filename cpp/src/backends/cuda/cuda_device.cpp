@@ -16,6 +16,7 @@
 #include "backends/translated/translated_library.hpp"
 #include "core/backend.hpp"
 #include "core/block_cache.hpp"
+#include "core/interrupt.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
 
@@ -33,6 +34,24 @@ void make_current(CUcontext c) {
   if (t_current == c) return;
   check(api().cuCtxSetCurrent(c), "cuCtxSetCurrent");
   t_current = c;
+}
+
+void free_device_memory(CUcontext c, CUdeviceptr p) {
+  struct Free {
+    CUcontext ctx;
+    CUdeviceptr ptr;
+  } f{c, p};
+  run_blocking_wait(
+      [](void* arg) {
+        const Free& f = *static_cast<const Free*>(arg);
+        try {
+          make_current(f.ctx);
+          api().cuMemFree(f.ptr);
+        } catch (...) {
+          // The context is failing: what it held goes with it.
+        }
+      },
+      &f);
 }
 
 namespace {
@@ -149,15 +168,11 @@ class ManagedBlocks {
   void give_back(BlockCache::Block b) {
     if (!cache_.give(b)) free_now(b);
   }
-  void free_now(BlockCache::Block b) {
-    make_current(ctx_);
-    api().cuMemFree(reinterpret_cast<CUdeviceptr>(b.data));
-  }
+  void free_now(BlockCache::Block b) { free_device_memory(ctx_, reinterpret_cast<CUdeviceptr>(b.data)); }
   void empty() {
     std::vector<BlockCache::Block> blocks = cache_.drain();
     if (blocks.empty()) return;
-    make_current(ctx_);
-    for (const BlockCache::Block& b : blocks) api().cuMemFree(reinterpret_cast<CUdeviceptr>(b.data));
+    for (const BlockCache::Block& b : blocks) free_device_memory(ctx_, reinterpret_cast<CUdeviceptr>(b.data));
   }
   std::size_t cached_bytes() const { return cache_.cached_bytes(); }
 

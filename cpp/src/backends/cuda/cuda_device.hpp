@@ -26,5 +26,12 @@ std::string describe(CUresult r);
 void check(CUresult r, const std::string& what);
 /** Makes `c` the calling thread's current context (cheap when it already is). */
 void make_current(CUcontext c);
+/**
+ * cuMemFree of memory from cuMemAlloc/cuMemAllocManaged in context `c`. The driver may wait for
+ * the whole device first (implicit synchronisation), behind a kernel that never ends: the wait
+ * goes through the embedder's blocking-wait hook (a thread holding the GIL lets go of it), and
+ * callers hold no lock of a queue, which a stop needs.
+ */
+void free_device_memory(CUcontext c, CUdeviceptr p);
 
 }  // namespace metalcall::cuda

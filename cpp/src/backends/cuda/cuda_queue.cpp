@@ -71,6 +71,7 @@ CudaQueue::CudaQueue(CUcontext ctx, const DeviceProps& props, bool timing, doubl
 template <class Launch>
 std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
   const Api& a = api();
+  wait_for_room();
   // A call with host memory holds this lock until its kernel (and all work before it) is done.
   std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);
   lock_patiently(in_order);
@@ -80,7 +81,8 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
       s.start = take_event(true);
       check(a.cuEventRecord(s.start, stream_), "cuEventRecord");
     }
-    std::uint64_t upcoming;  // this submission's ticket: launches are in order under launch_mutex_
+    // This submission's ticket: tickets advance only here, under launch_mutex_.
+    std::uint64_t upcoming;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       upcoming = next_ticket_;
@@ -89,14 +91,16 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
     launch(s, upcoming);
     // An untimed call gets no end event of its own: a waiter records one when it
     // needs it (it also covers every earlier call). Every kReapEvery-th call gets one,
-    // so finished work can be reaped without anyone waiting.
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::uint64_t ticket = next_ticket_;
-    if (timed || ticket % kReapEvery == 0) {
-      s.end = take_event_locked(timed);
+    // so finished work can be reaped without anyone waiting. Recorded without mutex_:
+    // the driver may wait for room in the stream, and a stop needs mutex_.
+    if (timed || upcoming % kReapEvery == 0) {
+      s.end = take_event(timed);
       check(a.cuEventRecord(s.end, stream_), "cuEventRecord");
     }
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uint64_t ticket = next_ticket_;
     s.ticket = next_ticket_;
+    pending_weight_ += weight(s);
     advance_ticket();
     pending_.push_back(std::move(s));
     if (stopping_all_) {
@@ -112,11 +116,15 @@ std::uint64_t CudaQueue::push(Submission&& s, bool timed, Launch&& launch) {
   } catch (...) {
     // What was enqueued still runs: wait for it before the staging memory goes.
     a.cuStreamSynchronize(stream_);
-    std::lock_guard<std::mutex> lock(mutex_);
-    release(s);
-    // Its ticket is not given again: the stop word may hold it (wait_before_copy_back), and
-    // a later submission with that ticket would stop at once.
-    advance_ticket();
+    std::vector<CUdeviceptr> to_free;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      release(s, to_free);
+      // Its ticket is not given again: the stop word may hold it (wait_before_copy_back), and
+      // a later submission with that ticket would stop at once.
+      advance_ticket();
+    }
+    free_staging(to_free);
     throw;
   }
 }
@@ -229,21 +237,33 @@ CUevent CudaQueue::hold_end_event(std::uint64_t ticket, std::uint64_t* covered) 
   // None yet: record one after everything submitted so far, on the newest submission.
   std::unique_lock<std::mutex> launch(launch_mutex_, std::defer_lock);
   lock_patiently(launch);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (CUevent e = find()) return e;
-  if (ticket <= finished_ticket_ || pending_.empty()) return nullptr;
+  CUevent e = nullptr;
+  std::uint64_t newest = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (CUevent found = find()) return found;
+    if (ticket <= finished_ticket_ || pending_.empty()) return nullptr;
+    newest = pending_.back().ticket;
+    e = take_event_locked(false);
+  }
+  // Recorded without mutex_ (the driver may wait for room in the stream; a stop needs
+  // mutex_). The launch lock keeps new submissions out, and without an end event at or
+  // after `ticket` nobody can finish the newest one meanwhile.
   make_current(ctx_);
-  Submission& newest = pending_.back();
-  newest.end = take_event_locked(false);
-  const CUresult r = api().cuEventRecord(newest.end, stream_);
+  const CUresult r = api().cuEventRecord(e, stream_);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (r != CUDA_SUCCESS) {
-    untimed_events_.push_back(newest.end);
-    newest.end = nullptr;
+    untimed_events_.push_back(e);
     throw ExecutionError("[cuda] recording an event failed: " + describe(r));
   }
-  *covered = newest.ticket;
+  if (pending_.empty() || pending_.back().ticket != newest || pending_.back().end) {
+    untimed_events_.push_back(e);  // not expected: finished (or given an event) after all
+    return ticket <= finished_ticket_ ? nullptr : find();
+  }
+  pending_.back().end = e;
+  *covered = newest;
   ++waiters_;
-  return newest.end;
+  return e;
 }
 
 void CudaQueue::reap(std::uint64_t ticket) {
@@ -396,6 +416,7 @@ void CudaQueue::wait_for_stream(CUstream other) {
 
 void CudaQueue::take_finished(std::uint64_t ticket, std::vector<Submission>& out) {
   while (!pending_.empty() && pending_.front().ticket <= ticket) {
+    pending_weight_ -= weight(pending_.front());
     out.push_back(std::move(pending_.front()));
     pending_.pop_front();
   }
@@ -410,11 +431,13 @@ void CudaQueue::finish(std::vector<Submission>& done, CUresult status) {
     if (status == CUDA_SUCCESS && s.start && a.cuEventElapsedTime(&ms, s.start, s.end) == CUDA_SUCCESS)
       seconds = ms / 1000.0;
     std::string stopped;
+    std::vector<CUdeviceptr> to_free;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      release(s);
+      release(s, to_free);
       stopped = stop_reason(s);
     }
+    free_staging(to_free);
     s.commands.clear();  // release programs and buffers before signalling
     s.graph.reset();
     std::exception_ptr error = status == CUDA_SUCCESS ? nullptr : gpu_error(status);
@@ -461,7 +484,7 @@ CUevent CudaQueue::take_event_locked(bool timed) {
   return e;
 }
 
-void CudaQueue::release(Submission& s) {
+void CudaQueue::release(Submission& s, std::vector<CUdeviceptr>& to_free) {
   // Untimed events are the end events of untimed submissions; timed ones come in pairs.
   const bool timed = s.start != nullptr;
   if (s.start) retired_.emplace_back(s.start, true);
@@ -471,14 +494,61 @@ void CudaQueue::release(Submission& s) {
     retired_.clear();
   }
   for (const auto& st : s.staging) staging_pool_.emplace(st.bytes, st.ptr);
-  // Keep the pool small: large stagings are freed.
+  // Keep the pool small: large stagings are freed, after mutex_ is released. (cuMemFree may
+  // wait for the whole device: under mutex_, behind a kernel that never ends, it kept the stop
+  // that would end that kernel from ever taking mutex_.)
   while (staging_pool_.size() > 8) {
     auto last = std::prev(staging_pool_.end());
-    api().cuMemFree(last->second);
+    to_free.push_back(last->second);
     staging_pool_.erase(last);
   }
   s.start = s.end = nullptr;
   s.staging.clear();
+}
+
+void CudaQueue::free_staging(const std::vector<CUdeviceptr>& to_free) {
+  for (CUdeviceptr p : to_free) free_device_memory(ctx_, p);
+}
+
+std::size_t CudaQueue::weight(const Submission& s) {
+  // A dispatch's first launch (edge groups add more), a graph's launch, and its events
+  // (a start and an end when timed, an end every kReapEvery-th call) counted as one.
+  return s.commands.size() + (s.graph ? 1 : 0) + 1;
+}
+
+void CudaQueue::wait_for_room() {
+  std::uint64_t until = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_weight_ < kMaxQueued) return;
+    // Wait until the older half has finished.
+    std::size_t kept = 0;
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
+      kept += weight(*it);
+      if (kept >= kMaxQueued / 2) {
+        until = it->ticket;
+        break;
+      }
+    }
+  }
+  if (!until) return;
+  struct Wait {
+    CudaQueue* queue;
+    std::uint64_t ticket;
+    std::exception_ptr error;
+  } w{this, until, nullptr};
+  // Through the blocking-wait hook: a caller holding the GIL lets go of it while it waits.
+  run_blocking_wait(
+      [](void* arg) {
+        Wait& w = *static_cast<Wait*>(arg);
+        try {
+          w.queue->wait_for(w.ticket);
+        } catch (...) {
+          w.error = std::current_exception();
+        }
+      },
+      &w);
+  if (w.error) std::rethrow_exception(w.error);
 }
 
 }  // namespace metalcall::cuda

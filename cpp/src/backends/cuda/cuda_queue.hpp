@@ -80,6 +80,17 @@ class CudaQueue : public CompletionDriver {
   void reap(std::uint64_t ticket);
   /** Blocks until submission `ticket` is done, and finishes it and every earlier one. */
   void wait_for(std::uint64_t ticket);
+  /**
+   * Before a submission: with kMaxQueued launches and events queued, waits (without the GIL)
+   * until the older half has finished. The driver's queue of work on a stream is finite: a
+   * launch or event record into a full one waits inside the driver behind the work in front
+   * (a kernel that never ends, say) while holding this queue's locks and, on the GIL-held
+   * path, the GIL, so that no stop could reach that kernel.
+   */
+  void wait_for_room();
+  /** What a submission takes of the stream's queue (its launches and events, roughly). */
+  static std::size_t weight(const Submission& s);
+  static constexpr std::size_t kMaxQueued = 512;
   /** Launches a submission between its events and queues it; returns its ticket. */
   template <class Launch>
   std::uint64_t push(Submission&& s, bool timed, Launch&& launch);
@@ -105,7 +116,11 @@ class CudaQueue : public CompletionDriver {
   static constexpr std::uint64_t kReapEvery = 32;
   /** How far finished work may get ahead of the stop word before the word follows it (finish()). */
   static constexpr std::uint64_t kWordWindow = std::uint64_t(1) << 30;
-  void release(Submission& s);
+  /** Returns what `s` holds to the pools; staging beyond the pool's size goes to `to_free`,
+   *  for free_staging() once mutex_ is released (mutex_ held). */
+  void release(Submission& s, std::vector<CUdeviceptr>& to_free);
+  /** Frees staging memory that release() set aside (mutex_ not held: the free may wait for the device). */
+  void free_staging(const std::vector<CUdeviceptr>& to_free);
   Staging take_staging(std::size_t bytes);
   /** Host -> device on the stream: through pinned chunks when large, else straight (launch_mutex_ held). */
   void copy_to_device(CUdeviceptr dst, const void* src, std::size_t n);
@@ -131,6 +146,7 @@ class CudaQueue : public CompletionDriver {
   std::uint64_t next_ticket_ = 1;
   std::uint64_t finished_ticket_ = 0;   // every submission up to this one is finished
   std::deque<Submission> pending_;      // in ticket order
+  std::size_t pending_weight_ = 0;      // the weight() of pending_
   unsigned waiters_ = 0;                // threads synchronising on an event outside the lock
   std::vector<CUevent> timed_events_, untimed_events_;
   std::vector<std::pair<CUevent, bool>> retired_;  // (event, timed), pooled once no waiter may hold them
