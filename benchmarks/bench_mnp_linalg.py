@@ -1,6 +1,6 @@
 """metalcall.numpy.linalg against NumPy's LAPACK (and CuPy's cuSOLVER on a CUDA device), side by
-side in one process: batched small solves, and svd, svdvals, eigh, qr, cholesky and inv of one
-larger matrix. Every result is checked against NumPy before it is timed. The peers' calls are
+side in one process: batched small solves, and svd, svdvals, eigh, eigvalsh, qr, cholesky and inv
+of one larger matrix. Every result is checked against NumPy before it is timed. The peers' calls are
 interleaved (one call of each per round, after a warm call of each), and each column is the median
 of the rounds, each call ending with the result ready: on a shared machine, load that comes and
 goes then weighs on every column alike. `--best` reports the fastest round instead. `--clock cpu`
@@ -50,6 +50,7 @@ def cases(size, batches, dt):
         (f"svd {size}x{size}", lambda xp, a: xp.linalg.svd(a, full_matrices=False), (a,), "svd"),
         (f"svdvals {size}x{size}", lambda xp, a: xp.linalg.svdvals(a), (a,), "values"),
         (f"eigh {size}x{size}", lambda xp, a: xp.linalg.eigh(a), (sym,), "eigh"),
+        (f"eigvalsh {size}x{size}", lambda xp, a: xp.linalg.eigvalsh(a), (sym,), "values"),
         (f"qr {size}x{size}", lambda xp, a: xp.linalg.qr(a), (a,), "qr"),
         (f"cholesky {size}x{size}", lambda xp, a: xp.linalg.cholesky(a), (spd,), "values"),
         (f"inv {size}x{size}", lambda xp, a: xp.linalg.inv(a), (spd,), "values"),

@@ -5,8 +5,9 @@ _kernels/linalg_warp_solve.py, else _kernels/linalg_small_solve.py), qr
 (Householder), eigh, eigvalsh, svd, svdvals (Householder QR when the matrices are not square, then,
 for real dtypes on the CPU backend, Householder reduction to a band, the implicit QR algorithm and
 the back-transformation, _linalg_band.py; elsewhere Jacobi: one-sided for svd, on GPUs block
-one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py, and eigh on GPUs from 64x64
-that SVD of A + cI, _linalg_eigh_svd.py).
+one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py; eigh of real matrices on
+GPUs from 64x64 by Householder reduction to a tridiagonal matrix over the whole GPU, bisection and
+inverse iteration, _linalg_eigh_tridiag.py, of complex ones that SVD of A + cI, _linalg_eigh_svd.py).
 
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError
@@ -29,6 +30,7 @@ from . import _fusion as F
 from ._array import ndarray
 from . import _linalg_band as _band
 from . import _linalg_eigh_svd as _eigh_svd
+from . import _linalg_eigh_tridiag as _eigh_td
 from ._kernels import cache
 from ._backend import kernels
 from ._creation import asarray, eye, zeros
@@ -210,6 +212,8 @@ def _eigh(x, name, vectors):
     if done:
         w, v = done
         return reshape(w, bs + (n,)), (reshape(v, x.shape) if vectors else None)
+    if _eigh_td.usable(x.device, dt, n):
+        return _eigh_td.eigh(x, vectors)
     if not cache.uses_loops(x.device) and n >= _eigh_svd.MIN_N:
         return _eigh_svd.eigh(x, _svd, vectors)
     w, v = kernels("linalg_jacobi").eigh(x.device, x._contiguous_buffer(), batch, n, dt, vectors)

@@ -1,0 +1,140 @@
+"""Where `mnp.linalg.eigh` spends its time on a GPU (the tridiagonal route, _linalg_eigh_tridiag.py),
+next to CuPy's (cuSOLVER syevd) eigh and eigvalsh: the whole calls (call + wait), then one call cut
+into its phases with a wait after each (queue: the host's time to queue the reduction's n + 1
+launches, no wait; tridiag: the reduction, queue included; values: bisection; vectors: inverse
+iteration; ns: the Newton-Schulz step, two matmuls; back: the reflectors applied; order: argsort and
+the two gathers). Medians of interleaved rounds; the results are checked against NumPy first.
+
+    python benchmarks/bench_eigh.py --device cuda
+    python benchmarks/bench_eigh.py --device cpu --cases 1x128 --rounds 3   # the GPU kernels on the CPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import metalcall.numpy as mnp
+from metalcall.numpy import _linalg_eigh_tridiag as route
+from metalcall.numpy._backend import kernels
+from metalcall.numpy._creation import eye
+from metalcall.numpy._indexing import take_along_axis
+from metalcall.numpy._kernels import cache
+from metalcall.numpy._linalg import matmul
+from metalcall.numpy._manip import matrix_transpose
+from metalcall.numpy._sort import argsort
+from mnp_bench_common import device_and_cupy
+
+CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256"]
+PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order"]
+
+
+def medians(fns, rounds):
+    for f in fns.values():
+        f()
+    ts = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t = time.perf_counter()
+            f()
+            ts[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) * 1e3 for k, v in ts.items()}
+
+
+def phases(x, dev, rounds):
+    """Median ms of each phase of one eigh call, a wait after each."""
+    td = kernels("linalg_tridiag")
+    batch, n, dt = x.shape[0], x.shape[-1], x.dtype
+    buf = x._contiguous_buffer()
+    got = {p: [] for p in PHASES}
+    for r in range(rounds + 1):
+        t = [time.perf_counter()]
+        parts = td.tridiagonal(dev, buf, batch, n, dt)
+        t.append(time.perf_counter())
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        w = mnp.ndarray._wrap(td.values(dev, parts, batch, n, dt), (batch, n), dt, dev)
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        z = mnp.ndarray._wrap(td.vectors(dev, parts, batch, n, dt), (batch, n, n), dt, dev)
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        z = matmul(z, 1.5 * eye(n, dtype=dt, device=dev) - 0.5 * matmul(matrix_transpose(z), z)).evaluate()
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        v = mnp.ndarray._wrap(td.back(dev, parts, z._contiguous_buffer(), batch, n, dt), (batch, n, n), dt, dev)
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        order = argsort(w, axis=-1)
+        take_along_axis(w, order, axis=-1).evaluate()
+        take_along_axis(v, order[..., None, :], axis=-1).evaluate()
+        mnp.synchronize()
+        t.append(time.perf_counter())
+        if r:  # the first round compiles
+            got["queue"].append(t[1] - t[0])
+            for i, p in enumerate(PHASES[1:], start=2):
+                got[p].append(t[i] - (t[0] if i == 2 else t[i - 1]))
+    return {p: float(np.median(v)) * 1e3 for p, v in got.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--cases", nargs="*", default=CASES, help="BATCHxN[:dtype] (float32 unless named)")
+    ap.add_argument("--rounds", type=int, default=7)
+    a = ap.parse_args()
+    dev, cp = device_and_cupy(a.device)
+    if dev.backend == "cpu":
+        cache.force_gpu_variants = True  # the route is the GPUs'; on the CPU, its kernels as fibers
+    cols = ["eigh", "eigvalsh"] + (["cp.eigh", "cp.eigvalsh", "eigh/cp", "vals/cp"] if cp else []) + PHASES
+    print(f"device: {dev.name}; ms, medians of {a.rounds} rounds; eigh / eigvalsh: call + wait; "
+          "phases: one eigh cut up, a wait after each")
+    print(f"{'case':16s}" + "".join(f" {c:>9s}" for c in cols))
+    rng = np.random.default_rng(0)
+    for case in a.cases:
+        shape, _, dts = case.partition(":")
+        batch, n = (int(v) for v in shape.split("x"))
+        dt = np.dtype(dts or "float32")
+        if not route.usable(dev, dt, n):
+            print(f"{case:16s} not this route on {dev.name}")
+            continue
+        m = rng.standard_normal((batch, n, n))
+        sym = ((m + np.swapaxes(m, -1, -2)) / 2).astype(dt)
+        x = mnp.asarray(sym, device=dev)
+        w, v = (np.asarray(t) for t in mnp.linalg.eigh(x))
+        h = sym.astype(np.float64)
+        scale = np.abs(np.linalg.eigvalsh(h)).max()
+        err = max(np.abs(w - np.linalg.eigvalsh(h)).max(), np.abs(h @ v - v * w[..., None, :]).max()) / scale
+        orth = np.abs(np.swapaxes(v, -1, -2) @ v - np.eye(n)).max()
+        assert err < 10 * n * np.finfo(dt).eps and orth < 10 * n * np.finfo(dt).eps, (case, err, orth)
+
+        def sync_call(f):
+            def run():
+                out = f(x)
+                for o in (out if isinstance(out, tuple) else (out,)):
+                    o.evaluate()
+                mnp.synchronize()
+            return run
+
+        fns = {"eigh": sync_call(mnp.linalg.eigh), "eigvalsh": sync_call(mnp.linalg.eigvalsh)}
+        if cp is not None:
+            cx = cp.asarray(sym)
+
+            def cp_call(f):
+                def run():
+                    f(cx)
+                    cp.cuda.Device().synchronize()
+                return run
+
+            fns["cp.eigh"], fns["cp.eigvalsh"] = cp_call(cp.linalg.eigh), cp_call(cp.linalg.eigvalsh)
+        t = medians(fns, a.rounds)
+        if cp is not None:
+            t["eigh/cp"], t["vals/cp"] = t["eigh"] / t["cp.eigh"], t["eigvalsh"] / t["cp.eigvalsh"]
+        t.update(phases(x, dev, max(3, a.rounds // 2)))
+        print(f"{case:16s}" + "".join(f" {t[c]:9.3f}" if c in t else f" {'-':>9s}" for c in cols), flush=True)
+
+
+if __name__ == "__main__":
+    main()

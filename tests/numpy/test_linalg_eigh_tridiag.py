@@ -1,0 +1,128 @@
+"""eigh and eigvalsh of real matrices from 64 x 64 on GPUs through a tridiagonal matrix
+(_kernels/linalg_tridiag.py, _linalg_eigh_tridiag.py) against numpy.linalg: eigenvalues, A V = V
+diag(w) and V^T V = I to 10 n EPS ||A||, for stacks, sizes past a power of two, the lower triangle
+alone read, and hard spectra (repeated and clustered eigenvalues, graded, rank 2, Wilkinson's
+pairs, the identity, zero). Each GPU runs it; the CPU runs it too with the GPU kernels
+(cache.force_gpu_variants), as CUDA runs them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+import metalcall.numpy as mnp
+from metalcall.numpy._kernels import cache, linalg_tridiag
+
+
+def _params():
+    out = [pytest.param(("cpu", 0), id="cpu-gpu-kernels")]
+    for info in mc.get_devices():
+        if info.backend in ("cuda", "metal"):
+            out.append(pytest.param((info.backend, info.index), id=f"{info.backend}:{info.index}"))
+    return out
+
+
+@pytest.fixture(params=_params())
+def gdev(request):
+    backend, index = request.param
+    cache.force_gpu_variants = backend == "cpu"
+    try:
+        yield mc.Device(f"{backend}:{index}")
+    finally:
+        cache.force_gpu_variants = False
+
+
+def _dtypes(dev):
+    return ["float32"] if dev.backend == "metal" else ["float32", "float64"]
+
+
+def check(a, dt, dev):
+    """a: a stack of symmetric matrices (or any, only the lower triangle counting)."""
+    n = a.shape[-1]
+    eps = np.finfo(dt).eps
+    assert linalg_tridiag.usable(dev, np.dtype(dt), n)
+    x = mnp.asarray(a.astype(dt), device=dev)
+    w, v = (np.asarray(t) for t in mnp.linalg.eigh(x))
+    assert w.dtype == np.dtype(dt) and v.dtype == np.dtype(dt) and v.shape == a.shape
+    low = np.tril(a.astype(dt).astype(np.float64))
+    h = low + np.swapaxes(np.tril(low, -1), -1, -2)
+    want = np.linalg.eigvalsh(h)
+    norm = max(np.abs(want).max(), 1.0)
+    bound = 10 * n * eps * norm
+    np.testing.assert_allclose(w, want, rtol=0, atol=bound)
+    np.testing.assert_allclose(h @ v, v * w[..., None, :], rtol=0, atol=bound)
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape), rtol=0,
+                               atol=10 * n * eps)
+    np.testing.assert_allclose(np.asarray(mnp.linalg.eigvalsh(x)), want, rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (3, 70, 70), (130, 130)])
+def test_random(gdev, shape):
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape)
+    for dt in _dtypes(gdev):
+        check((a + np.swapaxes(a, -1, -2)) / 2, dt, gdev)
+
+
+def test_lower_triangle_only(gdev):
+    a = np.random.default_rng(7).standard_normal((2, 66, 66))
+    for dt in _dtypes(gdev):
+        check(np.tril(a) + 9 * np.triu(a, 1), dt, gdev)  # the upper part is ignored, as NumPy's eigh
+
+
+def _with_spectrum(w):
+    q, _ = np.linalg.qr(np.random.default_rng(4).standard_normal((len(w), len(w))))
+    return (q * w) @ q.T
+
+
+@pytest.mark.parametrize("case", ["identity", "zero", "diagonal", "repeated", "cluster", "graded", "rank2",
+                                  "wilkinson", "ones", "opposite_pairs", "huge", "tiny"])
+def test_hard(gdev, case):
+    n = 70
+    m = n // 2
+    if case == "identity":
+        a = np.eye(n)
+    elif case == "zero":
+        a = np.zeros((n, n))
+    elif case == "diagonal":
+        a = np.diag(np.arange(n, 0, -1.0))
+    elif case == "repeated":  # three eigenvalues, each many times
+        a = _with_spectrum(np.repeat([-1.0, 2.0, 5.0], [20, 30, 20]))
+    elif case == "cluster":  # distinct but within 1e-5 relative of each other
+        a = _with_spectrum(1 + 1e-5 * np.arange(n) / n)
+    elif case == "graded":  # eigenvalues over 12 decades, of both signs
+        a = _with_spectrum(np.logspace(0, -12, n) * np.resize([1, -1], n))
+    elif case == "rank2":
+        x = np.random.default_rng(1).standard_normal((n, 2))
+        a = x @ x.T
+    elif case == "wilkinson":  # Wilkinson's W+: pairs of nearly equal eigenvalues
+        a = np.diag(np.abs(np.arange(-m, n - m))) + np.eye(n, k=1) + np.eye(n, k=-1)
+    elif case == "ones":
+        a = np.ones((n, n))
+    elif case == "opposite_pairs":
+        a = _with_spectrum(np.repeat(np.arange(1, m + 1.0), 2) * np.resize([1.0, -1.0], n))
+    else:  # scaled by a power of two inside: no overflow or underflow in the sums of squares
+        a = _with_spectrum(np.linspace(-1, 1, n)) * (1e30 if case == "huge" else 1e-30)
+    for dt in _dtypes(gdev):
+        check(a, dt, gdev)
+
+
+def test_nan(gdev):
+    a = np.random.default_rng(5).standard_normal((2, 70, 70))
+    a[1, 3, 1] = np.nan
+    for dt in _dtypes(gdev):
+        x = mnp.asarray(a.astype(dt), device=gdev)
+        assert np.isnan(np.asarray(mnp.linalg.eigvalsh(x))[1]).all()
+        w, v = (np.asarray(t) for t in mnp.linalg.eigh(x))
+        assert np.isnan(w[1]).all() and np.isnan(v[1]).all()
+        np.testing.assert_allclose(w[0], np.linalg.eigvalsh(np.tril(a[0]) + np.tril(a[0], -1).T),
+                                   rtol=0, atol=700 * np.finfo(dt).eps * 20)
+
+
+def test_route(gdev):
+    """Which sizes and dtypes take this route: real from MIN_N, within the threadgroup memory."""
+    assert not linalg_tridiag.usable(gdev, np.dtype("float32"), linalg_tridiag.MIN_N - 1)
+    assert not linalg_tridiag.usable(gdev, np.dtype("complex64"), 128)
+    assert linalg_tridiag.usable(gdev, np.dtype("float32"), 2048) == (gdev.threadgroup_memory_length >= 25 * 1024)
+    assert not linalg_tridiag.usable(gdev, np.dtype("float32"), 2049)
