@@ -1,9 +1,10 @@
 """Where `mnp.linalg.eigh` spends its time on a GPU (the tridiagonal route, _linalg_eigh_tridiag.py),
 next to CuPy's (cuSOLVER syevd) eigh and eigvalsh: the whole calls (call + wait), then one call cut
-into its phases with a wait after each (queue: the host's time to queue the reduction's n + 1
-launches, no wait; tridiag: the reduction, queue included; values: bisection; vectors: inverse
-iteration; ns: the Newton-Schulz step, two matmuls; back: the reflectors applied; order: argsort and
-the two gathers). Medians of interleaved rounds; the results are checked against NumPy first.
+into its phases with a wait after each (queue: the host's time to queue the reduction's launches,
+no wait; tridiag: the reduction, queue included; values: multisection; vectors: inverse
+iteration; ns: the Newton-Schulz step, two matmuls; back: the reflectors applied; order: argsort
+and the two gathers; queue/b and tridiag/b: the reduction with its step launches in one
+dev.batch()). Medians of rounds; the results are checked against NumPy first.
 
     python benchmarks/bench_eigh.py --device cuda
     python benchmarks/bench_eigh.py --device cpu --cases 1x128 --rounds 3   # the GPU kernels on the CPU
@@ -28,7 +29,7 @@ from metalcall.numpy._sort import argsort
 from mnp_bench_common import device_and_cupy
 
 CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256"]
-PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order"]
+PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order", "queue/b", "tridiag/b"]
 
 
 def medians(fns, rounds):
@@ -49,6 +50,16 @@ def phases(x, dev, rounds):
     batch, n, dt = x.shape[0], x.shape[-1], x.dtype
     buf = x._contiguous_buffer()
     got = {p: [] for p in PHASES}
+    td.BATCH_STEPS = True  # the reduction's step launches in one dev.batch(): queue and wait
+    for r in range(rounds + 1):
+        t0 = time.perf_counter()
+        td.tridiagonal(dev, buf, batch, n, dt)
+        t1 = time.perf_counter()
+        mnp.synchronize()
+        if r:
+            got["queue/b"].append(t1 - t0)
+            got["tridiag/b"].append(time.perf_counter() - t0)
+    td.BATCH_STEPS = False
     for r in range(rounds + 1):
         t = [time.perf_counter()]
         parts = td.tridiagonal(dev, buf, batch, n, dt)
@@ -74,7 +85,7 @@ def phases(x, dev, rounds):
         t.append(time.perf_counter())
         if r:  # the first round compiles
             got["queue"].append(t[1] - t[0])
-            for i, p in enumerate(PHASES[1:], start=2):
+            for i, p in enumerate(PHASES[1:7], start=2):
                 got[p].append(t[i] - (t[0] if i == 2 else t[i - 1]))
     return {p: float(np.median(v)) * 1e3 for p, v in got.items()}
 

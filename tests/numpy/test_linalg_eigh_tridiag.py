@@ -108,6 +108,16 @@ def test_hard(gdev, case):
         check(a, dt, gdev)
 
 
+@pytest.mark.parametrize("tail", [0, 5, 40, None])
+def test_tail(gdev, tail, monkeypatch):
+    """The last steps in one launch (td_tail) from any step, the whole reduction included (None:
+    as many as the threadgroup memory holds; 0: a launch per step)."""
+    monkeypatch.setattr(linalg_tridiag, "TAIL_ROWS", tail)
+    a = np.random.default_rng(8).standard_normal((2, 72, 72))
+    for dt in _dtypes(gdev):
+        check(a + np.swapaxes(a, -1, -2), dt, gdev)
+
+
 def test_nan(gdev):
     a = np.random.default_rng(5).standard_normal((2, 70, 70))
     a[1, 3, 1] = np.nan

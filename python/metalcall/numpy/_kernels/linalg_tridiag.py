@@ -12,9 +12,11 @@ _linalg_eigh_tridiag.py).
   updates its share of the rows below and forms their entries of the next p = A22 v in the same
   pass. One launch per step and no host wait: the launch boundary is the grid-wide barrier the
   algorithm needs twice a step otherwise. Group 0 writes d, e, tau and v (row k + 1 of VS).
-- td_values: a thread per eigenvalue. T splits where |e_i| <= EPS ||T|| (a change within the
-  backward error); the thread finds its block and bisects with Sturm counts (LAPACK's stebz) to
-  absolute accuracy about EPS ||T||.
+- td_values: a threadgroup of LANES per eigenvalue. T splits where |e_i| <= EPS ||T|| (a change
+  within the backward error); the group finds the eigenvalue's block and narrows its interval by
+  multisection, the lanes' Sturm counts (LAPACK's stebz) at LANES points at once (5 bits a round
+  instead of bisection's 1: each round is a sequential pass over the block), to absolute accuracy
+  about EPS ||T||.
 - td_vectors: inverse iteration (LAPACK's stein): a thread per cluster of its block's eigenvalues
   closer than 1e-3 ||T_b|| to their neighbour, its vectors made one after the other and each
   orthogonalised against the cluster's earlier ones (modified Gram-Schmidt) in every iteration;
@@ -24,6 +26,7 @@ _linalg_eigh_tridiag.py).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -34,9 +37,13 @@ from . import cache, linalg_common as lc
 
 MIN_N = 64  # smaller matrices keep the one-threadgroup Jacobi eigh (stacks of them fill the GPU)
 THREADS = 256  # per step group on GPUs: 8 teams of 32 lanes, a team per row
+TAIL_THREADS = 1024  # the tail's one group per matrix
+BATCH_STEPS = False  # the step launches in one dev.batch() (benchmarks/bench_eigh.py compares; not nestable)
+TAIL_ROWS = None  # at most this trailing matrix for the tail (tests); it is also what threadgroup memory holds
 TEAM = 32
 CW = 8  # columns of Z per back-transformation group
 ITS = 3  # inverse iterations per vector
+LANES = 32  # td_values: lanes (points of a multisection) per eigenvalue, a threadgroup each
 _STATIC_LIMIT = 48 * 1024 - 64  # fixed-size threadgroup arrays are static shared memory on CUDA (48 KiB)
 
 
@@ -195,11 +202,120 @@ $SUM_SS
     }
     red[tid] = acc3;
     $SYNC
-    if (lane == 0u && i < n) {
-      $R t = $R(0);
-      for (uint l = 0u; l < $TEAM; ++l) t += red[team * $TEAM + l];
-      pn[i] = t;
+    for (uint h = $TEAM / 2u; h > 0u; h >>= 1u) {  // a tree over the team's lanes
+      if (lane < h) red[tid] += red[tid + h];
+      $SYNC
     }
+    if (lane == 0u && i < n) pn[i] = red[tid];  // (the next round's writes to red[tid] are this thread's)
+  }
+}
+"""
+
+# The last steps in one launch, a threadgroup per matrix: once the trailing matrix (mt x mt, from
+# row r0 = first + 1) fits the threadgroup memory, M holds it (rows padded to mt + 1: no bank
+# conflicts) and the group runs td_step's arithmetic for k = first .. n - 3 with barriers for the
+# launch boundaries. v, w and u as in td_step; w holds p = M v between steps.
+_TAIL = """
+kernel void td_tail(device $R* W [[buffer(0)]], device $R* VS [[buffer(1)]], device $R* TAU [[buffer(2)]],
+                    device $R* P [[buffer(3)]], device $R* D [[buffer(4)]], device $R* E [[buffer(5)]],
+                    constant uint& n [[buffer(6)]], constant int& first [[buffer(7)]],
+                    threadgroup $R* M [[threadgroup(0)]],
+                    uint g [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup $R v[$NCAP];
+  threadgroup $R w[$NCAP];
+  threadgroup $R u[$NCAP];
+  threadgroup $R red[$NTG];
+  const uint r0 = uint(first + 1), mt = n - r0, ld = mt + 1u;
+  const device $R* A = W + ulong(g) * n * n;
+  for (uint i = tid / $TEAM; i < mt; i += $NTG / $TEAM)
+    for (uint j = tid % $TEAM; j < mt; j += $TEAM) M[i * ld + j] = A[ulong(r0 + i) * n + r0 + j];
+  $R tk = $R(0);
+  if (first >= 0) {
+    const uint kk = uint(first);
+    for (uint i = r0 + tid; i < n; i += $NTG) {
+      v[i] = VS[(ulong(g) * n + kk) * n + i];
+      w[i] = P[ulong(g) * 2u * n + (kk & 1u) * n + i];
+    }
+    tk = TAU[g * n + kk];
+  } else {
+    for (uint i = tid; i < n; i += $NTG) { v[i] = $R(0); w[i] = $R(0); }
+  }
+  $SYNC
+  for (int k = first;; ++k) {
+    const uint r1 = uint(k + 1);
+    if (k >= 0) {
+      $R acc = $R(0);
+      for (uint i = r1 + tid; i < n; i += $NTG) acc += v[i] * w[i];
+$SUM_PV
+      const $R half = $R(0.5) * tk * tk * pv;
+      for (uint i = r1 + tid; i < n; i += $NTG) w[i] = tk * w[i] - half * v[i];
+      $SYNC
+    }
+    const $R vr = v[r1], wr = w[r1];
+    for (uint j = r1 + tid; j < n; j += $NTG) u[j] = M[(r1 - r0) * ld + j - r0] - vr * w[j] - wr * v[j];
+    $SYNC
+    if (r1 + 2u >= n) {
+      if (tid == 0u) {
+        D[g * n + r1] = u[r1];
+        E[g * n + r1] = u[r1 + 1u];
+        D[g * n + n - 1u] = M[(mt - 1u) * ld + mt - 1u] - $R(2) * v[n - 1u] * w[n - 1u];
+      }
+      break;
+    }
+    $R acc2 = $R(0);
+    for (uint j = r1 + 2u + tid; j < n; j += $NTG) acc2 += u[j] * u[j];
+$SUM_SS
+    const $R alpha = u[r1 + 1u], dval = u[r1];
+    $R beta = alpha + ss * $R(0), tn = $R(0), scal = $R(0);
+    if (ss > $R(0)) {
+      beta = -copysign(sqrt(alpha * alpha + ss), alpha);
+      tn = (beta - alpha) / beta;
+      scal = $R(1) / (alpha - beta);
+    }
+    $SYNC
+    device $R* vn = VS + (ulong(g) * n + r1) * n;
+    for (uint j = r1 + 1u + tid; j < n; j += $NTG) {
+      const $R x = j == r1 + 1u ? $R(1) : u[j] * scal;
+      u[j] = x;
+      vn[j] = x;
+    }
+    if (tid == 0u) {
+      D[g * n + r1] = dval;
+      E[g * n + r1] = beta;
+      TAU[g * n + r1] = tn;
+    }
+    // M_ij -= v_i w_j + w_i v_j for i, j > r1, a team of TEAM lanes a row
+    for (uint i = r1 + 1u + tid / $TEAM; i < n; i += $NTG / $TEAM) {
+      const $R vi = v[i], wi = w[i];
+      threadgroup $R* row = M + (i - r0) * ld;
+      for (uint j = r1 + 1u + tid % $TEAM; j < n; j += $TEAM) row[j - r0] -= vi * w[j] + wi * v[j];
+    }
+    $SYNC
+    // p = M u over rows i > r1: `parts` threads a row, each summing a stretch of the row
+    const uint rows = n - r1 - 1u, parts = rows >= $NTG ? 1u : min($NTG / rows, 8u);
+    const uint len = (rows + parts - 1u) / parts;
+    if (parts == 1u) {
+      for (uint l = tid; l < rows; l += $NTG) {
+        const threadgroup $R* row = M + (r1 + 1u + l - r0) * ld;
+        $R acc3 = $R(0);
+        for (uint j = r1 + 1u; j < n; ++j) acc3 += row[j - r0] * u[j];
+        w[r1 + 1u + l] = acc3;
+      }
+    } else if (tid < rows * parts) {
+      const uint i = r1 + 1u + tid % rows, c = tid / rows;
+      const threadgroup $R* row = M + (i - r0) * ld;
+      $R acc3 = $R(0);
+      for (uint j = r1 + 1u + c * len; j < min(n, r1 + 1u + (c + 1u) * len); ++j) acc3 += row[j - r0] * u[j];
+      red[tid] = acc3;
+    }
+    $SYNC
+    if (parts > 1u && tid < rows) {
+      $R pi = $R(0);
+      for (uint c = 0u; c < parts; ++c) pi += red[c * rows + tid];
+      w[r1 + 1u + tid] = pi;
+    }
+    for (uint i = r1 + 1u + tid; i < n; i += $NTG) v[i] = u[i];
+    tk = tn;
     $SYNC
   }
 }
@@ -233,7 +349,8 @@ kernel void td_values(const device $R* D [[buffer(0)]], const device $R* E [[buf
                       const device $R* SC [[buffer(2)]], device $R* WV [[buffer(3)]], device $R* WOUT [[buffer(4)]],
                       device uint* BLK [[buffer(5)]], constant uint& n [[buffer(6)]],
                       constant uint& total [[buffer(7)]],
-                      uint gid [[thread_position_in_grid]]) {
+                      uint gid [[threadgroup_position_in_grid]], uint lane [[thread_index_in_threadgroup]]) {
+  threadgroup uint counts[$NTG];
   if (gid >= total) return;
   const uint g = gid / n, t = gid % n;
   const device $R* d = D + ulong(g) * n;
@@ -241,10 +358,12 @@ kernel void td_values(const device $R* D [[buffer(0)]], const device $R* E [[buf
   uint s, f;
   $R tnorm;
   const bool finite = td_block(d, e, n, t, s, f, tnorm);
-  BLK[2u * gid] = s;
-  BLK[2u * gid + 1u] = f;
+  if (lane == 0u) {
+    BLK[2u * gid] = s;
+    BLK[2u * gid + 1u] = f;
+  }
   if (!finite) {
-    WV[gid] = WOUT[gid] = $R(NAN);
+    if (lane == 0u) WV[gid] = WOUT[gid] = $R(NAN);
     return;
   }
   $R lo = $R(INFINITY), hi = -$R(INFINITY), e2max = $R(0);
@@ -260,24 +379,40 @@ kernel void td_values(const device $R* D [[buffer(0)]], const device $R* E [[buf
   hi += $R(2) * $EPS * bnorm + $R(2) * pivmin;
   const $R atol = $EPS * bnorm;
   const uint l = t - s;
-  for (uint it = 0u; it < 256u; ++it) {
-    const $R mid = $R(0.5) * (lo + hi);
-    if (hi - lo <= fmax(atol, fmax($R(2) * $EPS * fmax(fabs(lo), fabs(hi)), pivmin)) || mid <= lo || mid >= hi) break;
-    uint count = 0u;  // eigenvalues of the block below mid (Sturm)
-    $R q = d[s] - mid;
+  if (f - s == 1u) lo = hi = d[s];  // a 1 x 1 block: its value exactly
+  // Multisection: the lanes count at NTG points of [lo, hi] at once (Sturm: the block's eigenvalues
+  // below x), and every lane narrows [lo, hi] to the two points around the l-th the same way.
+  for (uint it = 0u; it < 64u; ++it) {
+    if (hi - lo <= fmax(atol, fmax($R(2) * $EPS * fmax(fabs(lo), fabs(hi)), pivmin))) break;
+    const $R step = (hi - lo) / $R($NTG + 1u);
+    const $R x = lo + step * $R(lane + 1u);
+    uint count = 0u;
+    $R q = d[s] - x;
     if (fabs(q) < pivmin) q = -pivmin;
     count += q < $R(0) ? 1u : 0u;
     for (uint i = s + 1u; i < f; ++i) {
-      q = d[i] - mid - e[i - 1u] * e[i - 1u] / q;
+      q = d[i] - x - e[i - 1u] * e[i - 1u] / q;
       if (fabs(q) < pivmin) q = -pivmin;
       count += q < $R(0) ? 1u : 0u;
     }
-    if (count <= l) lo = mid;
-    else hi = mid;
+    counts[lane] = count;
+    $SYNC
+    $R nlo = lo, nhi = hi;
+    for (uint j = 0u; j < $NTG; ++j) {
+      const $R xj = lo + step * $R(j + 1u);
+      if (counts[j] <= l) nlo = xj;
+      else { nhi = xj; break; }
+    }
+    $SYNC
+    if (nlo == lo && nhi == hi) break;  // no representable point between
+    lo = nlo;
+    hi = nhi;
   }
-  const $R x = $R(0.5) * (lo + hi);
-  WV[gid] = x;
-  WOUT[gid] = x / SC[g];
+  if (lane == 0u) {
+    const $R x = $R(0.5) * (lo + hi);
+    WV[gid] = x;
+    WOUT[gid] = x / SC[g];
+  }
 }
 """
 
@@ -405,11 +540,14 @@ kernel void td_back(const device $R* VS [[buffer(0)]], const device $R* TAU [[bu
       const uint i = rl + q * $RL;
       if (i > uint(k) && i < n) part += v[i] * zr[q];
     }
-    red[buf * $NTG + tid] = part;
+    threadgroup $R* rb = red + buf * $NTG;
+    rb[tid] = part;
     $SYNC
-    $R sum = $R(0);
-    for (uint r = 0u; r < $RL; ++r) sum += red[buf * $NTG + r * $CW + c];
-    const $R fk = tk * sum;
+    for (uint h = $RL / 2u; h > 0u; h >>= 1u) {  // a tree over the row lanes of each column
+      if (rl < h) rb[tid] += rb[tid + h * $CW];
+      $SYNC
+    }
+    const $R fk = tk * rb[c];
     for (uint q = 0u; q < $NPER; ++q) {
       const uint i = rl + q * $RL;
       if (i > uint(k) && i < n) zr[q] -= fk * v[i];
@@ -424,19 +562,29 @@ kernel void td_back(const device $R* VS [[buffer(0)]], const device $R* TAU [[bu
 """
 
 
-def _threads(dev: mc.Device) -> int:
-    """Threads per group: THREADS on GPUs; 32 on the CPU backend running these kernels (the tests),
-    whose barriers switch fibers."""
-    return 32 if dev.backend == "cpu" else THREADS
+def _tail_bytes(mt: int, dt: np.dtype) -> int:
+    return -(-mt * (mt + 1) * dt.itemsize // 16) * 16
 
 
-def _group_kernel(dev: mc.Device, template: str, name: str, dt: np.dtype, n: int) -> tuple[mc.Kernel, int]:
+def _tail_rows(dev: mc.Device, dt: np.dtype, n: int, threads: int) -> int:
+    """The largest trailing matrix td_tail's dynamic threadgroup memory holds next to its arrays."""
+    free = int(dev.threadgroup_memory_length) - (3 * ncap(n) + threads) * dt.itemsize - 256
+    mt = int(((1 + 4 * max(free, 0) / dt.itemsize) ** 0.5 - 1) / 2)
+    while mt > 0 and _tail_bytes(mt, dt) > free:
+        mt -= 1
+    return mt
+
+
+def _group_kernel(dev: mc.Device, template: str, name: str, dt: np.dtype, n: int,
+                  threads: int | None = None) -> tuple[mc.Kernel, int]:
+    """(kernel, threads a group): `threads` (THREADS if None) on GPUs, 32 on the CPU backend running
+    these kernels (the tests), whose barriers switch fibers."""
     def source(tg: int, _w: int) -> str:
         rl = tg // CW
         text = template.replace("$SUM_PV", _sum("acc", "pv")).replace("$SUM_SS", _sum("acc2", "ss"))
         return lc.render(text, dt, tg, NCAP=f"{ncap(n)}u", TEAM=f"{TEAM}u", CW=f"{CW}u", RL=f"{rl}u",
                          NPER=str(-(-ncap(n) // rl)))
-    return cache.sized_kernel(dev, source, name, _threads(dev), fast_math=False)
+    return cache.sized_kernel(dev, source, name, 32 if dev.backend == "cpu" else threads or THREADS, fast_math=False)
 
 
 def _thread_kernel(dev: mc.Device, template: str, name: str, dt: np.dtype) -> mc.Kernel:
@@ -456,10 +604,17 @@ def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) ->
     cache.launch(copy, -(-total // 256) * 256, a, parts["W"], parts["SC"], n, total, threadgroup=(256, 1, 1))
     step, tg = _group_kernel(dev, _STEP, "td_step", dt, n)
     teams = tg // TEAM
-    for k in range(-1, n - 2):
-        gpm = max(1, -(-(n - k - 2) // teams))
-        cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
-                     parts["E"], n, k, gpm, threadgroup=(tg, 1, 1))
+    tail, ttg = _group_kernel(dev, _TAIL, "td_tail", dt, n, TAIL_THREADS)
+    mt = min(n, _tail_rows(dev, dt, n, ttg), n if TAIL_ROWS is None else TAIL_ROWS)  # n: from step -1
+    first = n - 1 - mt if mt >= 3 else n - 2  # the tail's first step (n - 2: no tail)
+    with dev.batch() if BATCH_STEPS else contextlib.nullcontext():
+        for k in range(-1, first):
+            gpm = max(1, -(-(n - k - 2) // teams))
+            cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
+                         parts["E"], n, k, gpm, threadgroup=(tg, 1, 1))
+    if first < n - 2:
+        cache.launch(tail, batch * ttg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"], parts["E"],
+                     n, first, threadgroup=(ttg, 1, 1), threadgroup_memory=_tail_bytes(mt, dt))
     return parts
 
 
@@ -470,10 +625,9 @@ def values(dev: mc.Device, parts: dict[str, mc.Buffer], batch: int, n: int, dtyp
     total = batch * n
     parts["WV"], parts["BLK"] = cache.empty(dev, total, dt), cache.empty(dev, 2 * total, np.uint32)
     out = cache.empty(dev, total, dt)
-    k = _thread_kernel(dev, _VALUES, "td_values", dt)
-    tg = 64
-    cache.launch(k, -(-total // tg) * tg, parts["D"], parts["E"], parts["SC"], parts["WV"], out, parts["BLK"], n,
-                 total, threadgroup=(tg, 1, 1))
+    k = cache.kernel(dev, lc.render(_BLOCK + _VALUES, dt, LANES), "td_values", fast_math=False)
+    cache.launch(k, total * LANES, parts["D"], parts["E"], parts["SC"], parts["WV"], out, parts["BLK"], n, total,
+                 threadgroup=(LANES, 1, 1))
     return out
 
 
