@@ -4,7 +4,8 @@ into its phases with a wait after each (queue: the host's time to queue the redu
 no wait; tridiag: the reduction, queue included; values: multisection; vectors: inverse
 iteration; ns: the Newton-Schulz step, two matmuls; back: the reflectors applied; order: argsort
 and the two gathers; queue/b and tridiag/b: the reduction with its step launches in one
-dev.batch()). Medians of rounds; the results are checked against NumPy first.
+dev.batch()). Below MIN_N, `jacobi` is the call by its own route (one-threadgroup Jacobi) and the
+other columns this route's, MIN_N lowered. Medians of rounds; results are checked against NumPy.
 
     python benchmarks/bench_eigh.py --device cuda
     python benchmarks/bench_eigh.py --device cpu --cases 1x128 --rounds 3   # the GPU kernels on the CPU
@@ -28,7 +29,7 @@ from metalcall.numpy._manip import matrix_transpose
 from metalcall.numpy._sort import argsort
 from mnp_bench_common import device_and_cupy
 
-CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256"]
+CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256", "1000x32", "1000x16"]
 PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order", "queue/b", "tridiag/b"]
 
 
@@ -99,15 +100,24 @@ def main():
     dev, cp = device_and_cupy(a.device)
     if dev.backend == "cpu":
         cache.force_gpu_variants = True  # the route is the GPUs'; on the CPU, its kernels as fibers
-    cols = ["eigh", "eigvalsh"] + (["cp.eigh", "cp.eigvalsh", "eigh/cp", "vals/cp"] if cp else []) + PHASES
+    cols = ["jacobi", "eigh", "eigvalsh"] + (["cp.eigh", "cp.eigvalsh", "eigh/cp", "vals/cp"] if cp else []) + PHASES
     print(f"device: {dev.name}; ms, medians of {a.rounds} rounds; eigh / eigvalsh: call + wait; "
           "phases: one eigh cut up, a wait after each")
     print(f"{'case':16s}" + "".join(f" {c:>9s}" for c in cols))
     rng = np.random.default_rng(0)
+    n_min = kernels("linalg_tridiag").MIN_N
     for case in a.cases:
         shape, _, dts = case.partition(":")
         batch, n = (int(v) for v in shape.split("x"))
         dt = np.dtype(dts or "float32")
+        td = kernels("linalg_tridiag")
+        small = n < td.MIN_N  # Jacobi's on GPUs: timed as the call, then this route with MIN_N lowered
+        if small:
+            m = rng.standard_normal((batch, n, n)).astype(dt)
+            xs = mnp.asarray(m + np.swapaxes(m, -1, -2), device=dev)
+            jac = medians({"jacobi": lambda: ([o.evaluate() for o in mnp.linalg.eigh(xs)], mnp.synchronize())},
+                          a.rounds)
+            td.MIN_N = n
         if not route.usable(dev, dt, n):
             print(f"{case:16s} not this route on {dev.name}")
             continue
@@ -144,6 +154,9 @@ def main():
         if cp is not None:
             t["eigh/cp"], t["vals/cp"] = t["eigh"] / t["cp.eigh"], t["eigvalsh"] / t["cp.eigvalsh"]
         t.update(phases(x, dev, max(3, a.rounds // 2)))
+        if small:
+            t.update(jac)
+            td.MIN_N = n_min
         print(f"{case:16s}" + "".join(f" {t[c]:9.3f}" if c in t else f" {'-':>9s}" for c in cols), flush=True)
 
 

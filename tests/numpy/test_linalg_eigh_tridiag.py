@@ -118,6 +118,15 @@ def test_tail(gdev, tail, monkeypatch):
         check(a + np.swapaxes(a, -1, -2), dt, gdev)
 
 
+@pytest.mark.parametrize("n", [2, 3, 5, 16, 33])
+def test_small(gdev, n, monkeypatch):
+    """Sizes below MIN_N (Jacobi's on GPUs; the benchmarks compare both routes there)."""
+    monkeypatch.setattr(linalg_tridiag, "MIN_N", 2)
+    a = np.random.default_rng(n).standard_normal((3, n, n))
+    for dt in _dtypes(gdev):
+        check(a + np.swapaxes(a, -1, -2), dt, gdev)
+
+
 def test_nan(gdev):
     a = np.random.default_rng(5).standard_normal((2, 70, 70))
     a[1, 3, 1] = np.nan

@@ -64,7 +64,7 @@ def usable(dev: mc.Device, dtype: Any, n: int) -> bool:
     MIN_N while td_step's three vectors of ncap(n) fit the threadgroup memory (float32 to 2048,
     float64 to 1024)."""
     dt = np.dtype(dtype)
-    if cache.uses_loops(dev) or dt.kind != "f" or n < MIN_N:
+    if cache.uses_loops(dev) or dt.kind != "f" or n < max(2, MIN_N):
         return False
     return _step_bytes(n, dt, THREADS) <= min(dev.threadgroup_memory_length, _STATIC_LIMIT)
 
