@@ -7,7 +7,8 @@
 # DEVICE: cpu, cuda or nvrtc (NVRTC without a GPU: $TRANSLATE_MAIN, default
 # /tmp/translate-main-work/translate_main, built by cpp/tests/translate/run.sh). OUTDIR gets
 # SOURCE.md (the survey's table) and SOURCE.err (its progress) for each source. SOURCE: mlx ggml
-# ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao, or all. The corpus
+# ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao, or all; all2 and all3
+# for the second and third corpora ($METALCALL_CORPUS2, $METALCALL_CORPUS3). The corpus
 # is read from $METALCALL_CORPUS, else .devcarry/corpus (docs/msl-corpus.md says how to fill it).
 # $SURVEY_OPTIONS is added to every survey (say, --jobs 16 on the GPU machine); each survey runs
 # at the lowest priority (nice) with a compile budget of 12 per file.
@@ -17,6 +18,7 @@ device="$1" out="$(mkdir -p "$2" && cd "$2" && pwd)"
 shift 2
 corpus="${METALCALL_CORPUS:-$here/../.devcarry/corpus}"
 corpus2="$(cd "${METALCALL_CORPUS2:-$here/../.devcarry/corpus2}" 2>/dev/null && pwd)"
+corpus3="$(cd "${METALCALL_CORPUS3:-$here/../.devcarry/corpus3}" 2>/dev/null && pwd)"
 cd "$corpus" || { echo "no corpus at $corpus (docs/msl-corpus.md: The corpus and the commands)"; exit 77; }
 extra=()
 [ "$device" = nvrtc ] && extra=(--translate-main "${TRANSLATE_MAIN:-/tmp/translate-main-work/translate_main}")
@@ -78,6 +80,10 @@ run_source() {
     ik-llama|metalpetal|mfa|naga|spirv-cross)
       [ -n "$corpus2" ] || { echo "no second corpus (docs/msl-corpus.md)"; return 77; }
       (cd "$corpus2" && run_source2 "$1") ;;
+    # the third corpus: its folder is the survey's root
+    paddle-lite|paddle-lite-fp32|anc|forge|opensubdiv|moltenvk|tint)
+      [ -n "$corpus3" ] || { echo "no third corpus (docs/msl-corpus.md)"; return 77; }
+      (cd "$corpus3" && run_source3 "$1") ;;
     *) echo "unknown source $1"; return 2 ;;
   esac
 }
@@ -99,6 +105,35 @@ run_source2() {
   esac
 }
 
+run_source3() {
+  case "$1" in
+    # Paddle-Lite's Metal backend: each file its own unit (lite/backends/metal/CMakeLists.txt), half
+    # unless LITE_WITH_METAL_FULL
+    paddle-lite|paddle-lite-fp32)
+      survey "$1" $(ls paddle-lite/lite/backends/metal/metal_kernel/texture/*.metal | grep -v '\.inc\.metal$') \
+        $([ "$1" = paddle-lite-fp32 ] && echo -D LITE_WITH_METAL_FULL=1) ;;
+    # ShoYamanishi/AppleNumericalComputing: reductions, scans, sorts, solvers, FFT
+    anc) survey anc $(ls anc/*/metal/*.metal) ;;
+    # hollance/Forge: a CNN library's shaders and its examples'
+    forge) survey forge forge/Forge/Forge/Shaders.metal forge/Examples/*/*/Shaders.metal ;;
+    # OpenSubdiv's compute evaluator, after the patch basis sources, with the macros
+    # mtlComputeEvaluator.mm sets (a 4-float vertex, no derivatives)
+    opensubdiv)
+      local osd=opensubdiv/opensubdiv/osd i=0 indices=()
+      for b in PARAMETER SIZES OFFSETS INDICES WEIGHTS DST_VERTEX SRC_VERTEX DU_WEIGHTS DV_WEIGHTS DU_DERIVATIVE \
+               DV_DERIVATIVE DUU_WEIGHTS DUV_WEIGHTS DVV_WEIGHTS DUU_DERIVATIVE DUV_DERIVATIVE DVV_DERIVATIVE \
+               PATCH_ARRAYS PATCH_COORDS PATCH_INDICES PATCH_PARAMS; do indices+=(-D "${b}_BUFFER_INDEX=$i"); i=$((i + 1)); done
+      survey opensubdiv $osd/mtlComputeKernel.metal --prepend $osd/patchBasisTypes.h --prepend $osd/patchBasis.h \
+        -D OSD_PATCH_BASIS_METAL=1 -D LENGTH=4 -D SRC_STRIDE=4 -D DST_STRIDE=4 -D WORK_GROUP_SIZE=64 "${indices[@]}" ;;
+    # MoltenVK's command shaders: the raw strings of MVKCommandPipelineStateFactoryShaderSource.h
+    # joined with the MVKDXTnCodec.def it includes (cmd_shaders.metal; docs/msl-corpus.md)
+    moltenvk) survey moltenvk moltenvk/cmd_shaders.metal ;;
+    # Tint's (Dawn's) MSL test expectations: every 30th file with a kernel, in sorted order
+    tint) survey tint $(find tint -name '*.expected.msl' | LC_ALL=C sort | xargs grep -l 'kernel void' | awk 'NR % 30 == 1') ;;
+  esac
+}
+
+[ "$#" -eq 1 ] && [ "$1" = all3 ] && set -- paddle-lite paddle-lite-fp32 anc forge opensubdiv moltenvk tint
 [ "$#" -eq 1 ] && [ "$1" = all2 ] && set -- ik-llama metalpetal mfa naga spirv-cross
 [ "$#" -eq 1 ] && [ "$1" = all ] && set -- mlx ggml ggml-bf16 candle mistralrs tnn mnn mnn-fp32 mnn-render mnn-runtime torchao
 for s in "$@"; do run_source "$s"; done

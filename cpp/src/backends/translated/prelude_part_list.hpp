@@ -22,7 +22,7 @@ inline const std::vector<Part>& parts_table() {
        {"metal_conditional.h", "metal_division.h", "metal_vector.h", "metal_vector_traits.h",
         "metal_types.h"},
        {"HALF"}},
-      {"BASE", {"metal_address_space.h", "metal_unaligned.h", "metal_limits.h"}, {"VECTOR"}},
+      {"BASE", {"metal_address_space.h", "metal_unaligned.h", "metal_limits.h", "metal_indirect_args.h"}, {"VECTOR"}},
       {"MATH",
        {"metal_math.h", "metal_double.h", "metal_geometric.h", "metal_integer.h", "metal_builtins_cuda.h",
         "metal_relational.h", "metal_pack.h"},

@@ -281,7 +281,7 @@ class FunctionPointerChecker {
             continue;
           }
           if (angle > 0 || b.is_identifier("sizeof") || b.is_identifier("alignof") || b.is_identifier("alignas") ||
-              b.is_identifier("noexcept")) {
+              b.is_identifier("noexcept") || b.is_identifier("__attribute__")) {  // `} __attribute__((packed)) S;`
             k = matching(t_, k);
             continue;
           }

@@ -131,6 +131,11 @@ class RuleChecker {
       if (t_[j].is_identifier("namespace")) return Scope::namespace_;
       if (t_[j].kind == TokenKind::string && j > 0 && t_[j - 1].is_identifier("extern") && j + 1 == i)
         return Scope::namespace_;  // `extern "C" {`, not `extern "C" struct P {`
+      // `struct alignas(8) {` and `struct __attribute__((packed)) S {` open class bodies still
+      if ((t_[j].is_identifier("alignas") || t_[j].is_identifier("__attribute__")) && j + 1 < i && t_[j + 1].is("(")) {
+        j = matching(t_, j + 1);
+        continue;
+      }
       if (t_[j].is("(")) has_paren = true;
     }
     std::size_t j = start;
@@ -203,7 +208,11 @@ class RuleChecker {
       words += (w ? " " : "") + text.substr(p, e - p);
       p = text.find_first_not_of(" \t", e);
     }
-    static const auto& first = *new std::set<std::string>{"once", "unroll", "nounroll", "METAL", "mark", "unused"};
+    // Clang (Apple's compiler) ignores a pragma that starts with no name (`#pragma -`, Xcode's
+    // section marks in Paddle-Lite) and `region`/`endregion`, with a warning at most.
+    if (words.find_first_not_of(" ") == std::string::npos) return;
+    static const auto& first = *new std::set<std::string>{"once", "unroll", "nounroll", "METAL", "mark", "unused",
+                                                         "region", "endregion"};
     static const auto& pairs = *new std::set<std::string>{"clang loop", "clang diagnostic", "clang fp", "clang unroll",
                                                 "GCC unroll", "GCC diagnostic", "GCC ivdep", "STDC FP_CONTRACT"};
     const std::string one = words.substr(0, words.find(' '));

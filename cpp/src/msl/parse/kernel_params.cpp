@@ -168,7 +168,9 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
     }
     // Other attributes (e.g. [[raster_order_group]] does not apply to kernels) are ignored.
   }
-  if (const std::string problem = classify_resource_param(resolve_alias(info.type_name), binding != nullptr, info);
+  if (const std::string problem = classify_resource_param(
+          resolve_alias(info.type_name), binding != nullptr, info,
+          [this](const std::string& name) { return resolve_alias(name); });
       !problem.empty())
     fail(p.name_token, problem);
   if (info.kind == ParamKind::texture || info.kind == ParamKind::sampler) {

@@ -45,7 +45,8 @@ std::vector<std::string> template_arguments(const std::string& args) {
 
 }  // namespace
 
-std::string classify_resource_param(const std::string& type, bool has_binding, ParamInfo& info) {
+std::string classify_resource_param(const std::string& type, bool has_binding, ParamInfo& info,
+                                    const std::function<std::string(const std::string&)>& resolve) {
   const std::size_t lt = type.find('<');
   const std::string base = trim(type.substr(0, lt));
   // `array<texture2d<float>, N> t [[texture(i)]]`: N textures at indices i .. i + N - 1.
@@ -55,7 +56,7 @@ std::string classify_resource_param(const std::string& type, bool has_binding, P
     if (parts.size() != 2 || count.empty() || count.find_first_not_of("0123456789") != std::string::npos ||
         count.size() > 4 || std::stoi(count) == 0)
       return "parameter '" + info.name + "': an array of textures is array<texture type, N> with N a positive integer literal";
-    const std::string problem = classify_resource_param(parts[0], has_binding, info);
+    const std::string problem = classify_resource_param(resolve ? resolve(parts[0]) : parts[0], has_binding, info, resolve);
     if (!problem.empty() || info.kind != ParamKind::texture) return problem;
     info.texture_count = std::stoi(count);
     return "";
@@ -86,7 +87,7 @@ std::string classify_resource_param(const std::string& type, bool has_binding, P
   const std::string args = lt == std::string::npos ? "" : type.substr(lt + 1, type.rfind('>') - lt - 1);
   // Then (MSL 3.2) the memory coherence, memory_coherence_threadgroup or _device: one memory here.
   const auto parts = template_arguments(args);
-  const std::string element = parts[0];
+  const std::string element = resolve ? resolve(parts[0]) : parts[0];
   std::string access = parts.size() > 1 ? parts[1] : "";
   if (parts.size() > 2 && parts[2] != "memory_coherence_threadgroup" && parts[2] != "memory_coherence_device")
     return "texture parameter '" + info.name + "': unknown memory coherence '" + parts[2] + "'";

@@ -339,6 +339,8 @@ template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
   else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
   else return x;
 }
+// abs of a bool (Paddle-Lite's `abs(x <= 1e-6) ? ...`): Apple's compiler promotes it to int.
+template <class T, enable_if_t<is_same<T, bool>::value, int> = 0> METAL_FUNC int abs(T x) { return int(x); }
 template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
 METAL_FUNC T min(A x_, B y_) {
   const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);

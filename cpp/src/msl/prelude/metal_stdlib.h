@@ -41,6 +41,7 @@
 #include "metal_address_space.h"  // pointers tagged by address space (overloads by address space)
 #include "metal_unaligned.h"  // what casts to pointers give: accesses that tolerate any alignment
 #include "metal_limits.h"      // as_type, numeric_limits, M_PI_F, FLT_MAX ...
+#include "metal_indirect_args.h"  // MTLDrawPrimitivesIndirectArguments ..., tessellation factors
 #endif
 #if METALCALL_PART_MATH  // (needs BASE) ---------------------------------------------------------
 #include "metal_math.h"        // math and common functions, fast::, precise::

@@ -122,6 +122,32 @@ bool small_items(const std::string& element) {
   return false;
 }
 
+// The type parameters of the template that declares the function named at `name`
+// (`template <typename T> void f(device T* p)`: T), or none. A parameter whose pointee names one
+// keeps its type: metal::mtl_cast_pointer_t<T> would not deduce T (MoltenVK's
+// `populateTriIndxsFromTriFan(device T*, constant T*, ...)` given two casts).
+std::set<std::string> template_type_parameters(const std::vector<Token>& t, std::size_t name) {
+  std::size_t j = name;
+  for (int depth = 0; j > 0; --j) {
+    const Token& b = t[j - 1];
+    if (b.is(")") || b.is("]")) ++depth;
+    else if (b.is("(") || b.is("[")) --depth;
+    else if (depth == 0 && (b.is(";") || b.is("{") || b.is("}"))) break;
+  }
+  std::set<std::string> out;
+  if (j + 1 >= name || !t[j].is_identifier("template") || !t[j + 1].is("<")) return out;
+  int angle = 0;
+  for (std::size_t k = j + 1; k + 1 < name; ++k) {
+    if (t[k].is("<")) ++angle;
+    else if (t[k].is(">") && --angle == 0) break;
+    else if (t[k].is(">>") && (angle -= 2) <= 0) break;
+    else if (angle == 1 && (t[k].is_identifier("typename") || t[k].is_identifier("class")) &&
+             t[k + 1].kind == TokenKind::identifier)
+      out.insert(t[k + 1].text);
+  }
+  return out;
+}
+
 }  // namespace
 
 void Translator::launder_punned_addresses() {
@@ -281,6 +307,10 @@ void Translator::find_pointer_casts(const std::function<bool(std::size_t)>& touc
           if (element.find("volatile") != std::string::npos || element.find("auto") != std::string::npos ||
               !free_range(first, star))
             continue;
+          const std::set<std::string> deduced = template_type_parameters(t_, d);
+          bool names_deduced = false;
+          for (std::size_t q = first; q < star; ++q) names_deduced = names_deduced || deduced.count(t_[q].text);
+          if (names_deduced) continue;
           edits[first] = {star, "metal::mtl_cast_pointer_t<" + element + ">"};
           declared.insert(first);
           const std::size_t close = matching(t_, d + 1);
