@@ -1,6 +1,6 @@
-"""eigh of matrices from 64 x 64 on GPUs (complex ones through block Jacobi's SVD of A + cI,
-_linalg_eigh_svd.py; real ones through a tridiagonal matrix, _linalg_eigh_tridiag.py), against
-numpy.linalg: eigenvalues, A V = V diag(w), orthonormal V, for real and complex stacks, repeated eigenvalues and pairs of opposite sign (the case a plain SVD
+"""eigh of matrices from 64 x 64 on GPUs (through a tridiagonal matrix, _linalg_eigh_tridiag.py;
+past its sizes block Jacobi's SVD of A + cI, _linalg_eigh_svd.py, which test_svd_route takes
+directly), against numpy.linalg: eigenvalues, A V = V diag(w), orthonormal V, for real and complex stacks, repeated eigenvalues and pairs of opposite sign (the case a plain SVD
 cannot tell apart), and NaN input. Each GPU runs it; the CPU runs it too with the GPU kernels
 (cache.force_gpu_variants), as CUDA runs them."""
 
@@ -83,6 +83,27 @@ def test_hard(gdev, case):
     else:
         a = np.zeros((n, n))
     check(a, "float64", gdev)
+
+
+@pytest.mark.parametrize("dt", ["float32", "complex128"])
+def test_svd_route(gdev, dt):
+    """_linalg_eigh_svd itself (eigh takes it past the tridiagonal route's sizes)."""
+    from metalcall.numpy._linalg_decomp import _svd
+    n = 70
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, n, n)) + (1j * rng.standard_normal((2, n, n)) if dt == "complex128" else 0)
+    h = hermitian(a)
+    want = np.linalg.eigvalsh(h)
+    x = mnp.asarray(a.astype(dt), device=gdev)
+    w, v = (np.asarray(t) for t in _linalg_eigh_svd.eigh(x, _svd, True))
+    eps = np.finfo(dt).eps
+    bound = 10 * n * eps * np.abs(want).max()
+    np.testing.assert_allclose(w, want, rtol=0, atol=bound)
+    np.testing.assert_allclose(h @ v, v * w[..., None, :], rtol=0, atol=bound)
+    np.testing.assert_allclose(np.conj(np.swapaxes(v, -1, -2)) @ v, np.broadcast_to(np.eye(n), v.shape), rtol=0,
+                               atol=10 * n * eps)
+    vals, _ = _linalg_eigh_svd.eigh(x, _svd, False)
+    np.testing.assert_allclose(np.asarray(vals), want, rtol=0, atol=10 * n * eps * np.abs(h).sum(-1).max())
 
 
 def test_nan(gdev):

@@ -5,9 +5,9 @@ _kernels/linalg_warp_solve.py, else _kernels/linalg_small_solve.py), qr
 (Householder), eigh, eigvalsh, svd, svdvals (Householder QR when the matrices are not square, then,
 for real dtypes on the CPU backend, Householder reduction to a band, the implicit QR algorithm and
 the back-transformation, _linalg_band.py; elsewhere Jacobi: one-sided for svd, on GPUs block
-one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py; eigh of real matrices on
-GPUs from 64x64 by Householder reduction to a tridiagonal matrix over the whole GPU, bisection and
-inverse iteration, _linalg_eigh_tridiag.py, of complex ones that SVD of A + cI, _linalg_eigh_svd.py).
+one-sided Jacobi over the whole GPU, _kernels/linalg_block_jacobi.py; eigh on GPUs from 64x64 by
+Householder reduction to a real tridiagonal matrix over the whole GPU, multisection and inverse
+iteration, _linalg_eigh_tridiag.py, and past its sizes that SVD of A + cI, _linalg_eigh_svd.py).
 
 Integer and bool inputs compute in the device's default float (float64, float32 on Metal), as
 NumPy's linalg does; float16 is refused as NumPy refuses it. Where NumPy raises LinAlgError

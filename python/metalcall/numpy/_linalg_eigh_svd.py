@@ -1,12 +1,12 @@
-"""eigh of larger complex matrices on GPUs (and real ones past _linalg_eigh_tridiag's sizes) through
-the SVD: A + cI, with c = max_i sum_j |a_ij| (Gershgorin: every eigenvalue of A lies in [-c, c]),
-is positive semidefinite, so its SVD U S V^H has U = V and S = the eigenvalues of A + cI: the
-eigenvalues of A are S - c (ascending once reversed) and the columns of V its eigenvectors; with
-them, the eigenvalues are taken as Rayleigh quotients v^H A v instead, accurate to eps ||A||, and
-sorted. That SVD is block one-sided Jacobi over the whole GPU (_kernels/linalg_block_jacobi.py),
-where the element-by-element Jacobi eigh (one threadgroup a matrix) took 710 ms for one 512^2
-float32 matrix on the H200 and block Jacobi's svd 49 ms. Without vectors (eigvalsh) the shift
-costs absolute accuracy of order eps c (c <= sqrt(n) ||A||)."""
+"""eigh of matrices on GPUs past _linalg_eigh_tridiag's sizes (float32 2048, float64 and complex64
+1024, complex128 512) through the SVD: A + cI, with c = max_i sum_j |a_ij| (Gershgorin: every
+eigenvalue of A lies in [-c, c]), is positive semidefinite, so its SVD U S V^H has U = V and S =
+the eigenvalues of A + cI: the eigenvalues of A are S - c (ascending once reversed) and the
+columns of V its eigenvectors; with them, the eigenvalues are taken as Rayleigh quotients v^H A v
+instead, accurate to eps ||A||, and sorted. That SVD is block one-sided Jacobi over the whole GPU
+(_kernels/linalg_block_jacobi.py), where the element-by-element Jacobi eigh (one threadgroup a
+matrix) took 710 ms for one 512^2 float32 matrix on the H200 and block Jacobi's svd 49 ms.
+Without vectors (eigvalsh) the shift costs absolute accuracy of order eps c (c <= sqrt(n) ||A||)."""
 
 from __future__ import annotations
 
