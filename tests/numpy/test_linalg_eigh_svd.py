@@ -1,7 +1,8 @@
 """eigh of matrices from 64 x 64 on GPUs (through a tridiagonal matrix, _linalg_eigh_tridiag.py;
 past its sizes block Jacobi's SVD of A + cI, _linalg_eigh_svd.py, which test_svd_route takes
-directly), against numpy.linalg: eigenvalues, A V = V diag(w), orthonormal V, for real and complex stacks, repeated eigenvalues and pairs of opposite sign (the case a plain SVD
-cannot tell apart), and NaN input. Each GPU runs it; the CPU runs it too with the GPU kernels
+directly), against numpy.linalg: eigenvalues, A V = V diag(w), orthonormal V, for real and
+complex stacks, repeated eigenvalues and pairs of opposite sign (the case a plain SVD cannot tell
+apart), and NaN input. Each GPU runs it; the CPU runs it too with the GPU kernels
 (cache.force_gpu_variants), as CUDA runs them."""
 
 from __future__ import annotations
