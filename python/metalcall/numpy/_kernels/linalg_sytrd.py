@@ -55,7 +55,7 @@ def fits(dev: mc.Device, dt: np.dtype, n: int) -> bool:
     return static_bytes(n, dt, THREADS) <= min(dev.threadgroup_memory_length, _STATIC_LIMIT)
 
 
-def _sum(x: str, out: str, arr: str, typ: str, add: str) -> str:
+def sum_text(x: str, out: str, arr: str, typ: str, add: str) -> str:
     """MSL: `out` = the sum of every thread's `x` (a tree over `arr`, the same order in every group)."""
     return f"""
   {arr}[tid] = {x};
@@ -315,8 +315,8 @@ def _text(template: str, step: bool) -> str:
     pieces = _ROW_AND_LAST.replace("$ROW_LAST", last).replace("$ROW(j)", row.replace("$J", "j"))
     text = template.replace("$ARGS", _ARGS).replace("$W_FROM_P", _W_FROM_P).replace("$ROW_AND_LAST", pieces)
     text = text.replace("$REFLECTOR", _REFLECTOR).replace("$LEAD", lead).replace("$END", end)
-    return (_LARFG + text.replace("$SUM_PV", _sum("acc", "pv", "red", "$T", "la_add"))
-            .replace("$SUM_SS", _sum("acc2", "ss", "redr", "$R", "td_plus")))
+    return (_LARFG + text.replace("$SUM_PV", sum_text("acc", "pv", "red", "$T", "la_add"))
+            .replace("$SUM_SS", sum_text("acc2", "ss", "redr", "$R", "td_plus")))
 
 
 def group_kernel(dev: mc.Device, text: str, name: str, dt: np.dtype, n: int, threads: int,

@@ -7,10 +7,13 @@ and the orthogonalisation between, is _linalg_eigh_tridiag.py).
   multisection, the lanes' Sturm counts (LAPACK's stebz) at LANES points at once (5 bits a round
   instead of bisection's 1: each round is a sequential pass over the block), to absolute accuracy
   about EPS ||T||.
-- td_vectors: inverse iteration (LAPACK's stein): a thread per cluster of its block's eigenvalues
-  closer than 1e-3 ||T_b|| to their neighbour, its vectors made one after the other and each
-  orthogonalised against the cluster's earlier ones (modified Gram-Schmidt) in every iteration;
-  (T_b - x I) is factored with partial pivoting (lagtf), tiny pivots raised to EPS ||T_b||.
+- td_vectors, td_orth: inverse iteration, ITS rounds of a launch of each: a thread per vector
+  solves (T_b - x I) y = z (partial pivoting as lagtf, tiny pivots raised to EPS ||T_b||, from a
+  start vector of its own), then a threadgroup per cluster (LAPACK's stein: eigenvalues closer
+  than 1e-3 ||T_b|| to their neighbour) makes the cluster's vectors orthonormal in the values'
+  order, so that they stay independent (inverse iteration alone would take every vector of a
+  cluster of equal values to the few eigenvectors nearest their shifts) and the cluster's work
+  is shared by a group.
 - td_back: V = H_0 ... H_{n-2} Z, a threadgroup per strip of CW columns of Z held in registers.
 """
 
@@ -27,6 +30,7 @@ from . import cache, linalg_common as lc, linalg_sytrd as sytrd
 MIN_N = 64  # smaller matrices keep the one-threadgroup Jacobi eigh (stacks of them fill the GPU)
 CW = 8  # columns of Z per back-transformation group
 ITS = 3  # inverse iterations per vector
+ORTH_THREADS = 128  # td_orth: a group per cluster
 LANES = 32  # td_values: lanes (points of a multisection) per eigenvalue, a threadgroup each
 
 
@@ -149,7 +153,8 @@ inline $R td_start(uint j, uint i) {  // a start vector's entry in [-1, 1), the 
 kernel void td_vectors(const device $R* D [[buffer(0)]], const device $R* E [[buffer(1)]],
                        const device $R* WV [[buffer(2)]], const device uint* BLK [[buffer(3)]],
                        device $R* Z [[buffer(4)]], device $R* U [[buffer(5)]], constant uint& n [[buffer(6)]],
-                       constant uint& total [[buffer(7)]], uint gid [[thread_position_in_grid]]) {
+                       constant uint& total [[buffer(7)]], constant uint& start [[buffer(8)]],
+                       uint gid [[thread_position_in_grid]]) {
   if (gid >= total) return;
   const uint g = gid / n, t = gid % n;
   const uint s = BLK[2u * gid], f = BLK[2u * gid + 1u];
@@ -160,28 +165,19 @@ kernel void td_vectors(const device $R* D [[buffer(0)]], const device $R* E [[bu
   device $R* u0 = U + ulong(g) * 3u * n * n;  // this thread's factor: u0[i n + t], u1, u2 below
   device $R* u1 = u0 + ulong(n) * n;
   device $R* u2 = u1 + ulong(n) * n;
-  if (isnan(wv[t])) {
-    for (uint i = 0u; i < n; ++i) z[ulong(i) * n + t] = $R(NAN);
-    return;
-  }
-  if (f - s == 1u) {
-    for (uint i = 0u; i < n; ++i) z[ulong(i) * n + t] = i == t ? $R(1) : $R(0);
+  if (isnan(wv[t]) || f - s == 1u) {  // NaN, or a 1 x 1 block's unit vector
+    if (start) for (uint i = 0u; i < n; ++i) z[ulong(i) * n + t] = isnan(wv[t]) ? $R(NAN) : $R(i == t ? 1 : 0);
     return;
   }
   $R bnorm = $R(0);
   for (uint i = s; i < f; ++i)
     bnorm = fmax(bnorm, fabs(d[i]) + (i > s ? fabs(e[i - 1u]) : $R(0)) + (i + 1u < f ? fabs(e[i]) : $R(0)));
-  const $R ortol = $R(1e-3) * bnorm;
-  if (t > s && wv[t] - wv[t - 1u] <= ortol) return;  // a later member of a cluster: its first makes it
   const $R inv = $R(1) / bnorm;  // the block scaled to norm 1: pivots of at least EPS, no overflow
-  $R prev = $R(0);
-  for (uint j = t; j < f; ++j) {
-    if (j > t && !(wv[j] - wv[j - 1u] <= ortol)) break;
-    $R x = wv[j] * inv;
-    if (j > t && x - prev < $R(10) * $EPS * fabs(x)) x = prev + $R(10) * $EPS * fabs(x);  // stein's spread
-    prev = x;
-    for (uint i = 0u; i < n; ++i) z[ulong(i) * n + j] = i >= s && i < f ? td_start(j, i) : $R(0);
-    for (uint it = 0u; it < $ITS; ++it) {
+  {
+    const uint j = t;
+    const $R x = wv[j] * inv;
+    if (start) for (uint i = 0u; i < n; ++i) z[ulong(i) * n + j] = i >= s && i < f ? td_start(j, i) : $R(0);
+    {
       // (T_b - x I) = P L U with partial pivoting, L^-1 P^T applied to the column on the way
       $R c = d[s] * inv - x, b1 = e[s] * inv;
       for (uint i = s; i + 1u < f; ++i) {
@@ -215,25 +211,63 @@ kernel void td_vectors(const device $R* D [[buffer(0)]], const device $R* E [[bu
         z[r + j] = y;
         big = fmax(big, fabs(y));
       }
-      // scaled to a largest entry of 1, made orthogonal to the cluster's earlier (unit) vectors, scaled again
-      const $R rb = big > $R(0) ? $R(1) / big : $R(1);
+      const $R rb = big > $R(0) ? $R(1) / big : $R(1);  // scaled to a largest entry of 1
       for (uint i = s; i < f; ++i) z[ulong(i) * n + j] *= rb;
-      if (j > t) {
-        for (uint c2 = t; c2 < j; ++c2) {
-          $R dot = $R(0);
-          for (uint i = s; i < f; ++i) dot += z[ulong(i) * n + c2] * z[ulong(i) * n + j];
-          for (uint i = s; i < f; ++i) z[ulong(i) * n + j] -= dot * z[ulong(i) * n + c2];
-        }
-        $R big2 = $R(0);
-        for (uint i = s; i < f; ++i) big2 = fmax(big2, fabs(z[ulong(i) * n + j]));
-        const $R rs = big2 > $R(0) ? $R(1) / big2 : $R(1);
-        for (uint i = s; i < f; ++i) z[ulong(i) * n + j] *= rs;
-      }
     }
     $R ss = $R(0);
     for (uint i = s; i < f; ++i) ss += z[ulong(i) * n + j] * z[ulong(i) * n + j];
     const $R rn = $R(1) / sqrt(ss);
     for (uint i = s; i < f; ++i) z[ulong(i) * n + j] *= rn;
+  }
+}
+"""
+
+# A cluster's vectors (made independently, each from its own start: in a cluster of equal values,
+# independent combinations of its eigenvectors) made orthonormal in the values' order by classical
+# Gram-Schmidt done twice, a threadgroup per cluster: the dots of a column with the earlier ones a
+# thread each (coalesced across the cluster's columns), the update a thread per row.
+_ORTH = """
+kernel void td_orth(const device $R* D [[buffer(0)]], const device $R* E [[buffer(1)]],
+                    const device $R* WV [[buffer(2)]], const device uint* BLK [[buffer(3)]],
+                    device $R* Z [[buffer(4)]], constant uint& n [[buffer(5)]], constant uint& total [[buffer(6)]],
+                    uint gid [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup $R dots[$NCAP];
+  threadgroup $R red[$NTG];
+  if (gid >= total) return;
+  const uint g = gid / n, t = gid % n;
+  const uint s = BLK[2u * gid], f = BLK[2u * gid + 1u];
+  const device $R* d = D + ulong(g) * n;
+  const device $R* e = E + ulong(g) * n;
+  const device $R* wv = WV + ulong(g) * n;
+  device $R* z = Z + ulong(g) * n * n;
+  if (f - s == 1u || isnan(wv[t])) return;
+  $R bnorm = $R(0);
+  for (uint i = s; i < f; ++i)
+    bnorm = fmax(bnorm, fabs(d[i]) + (i > s ? fabs(e[i - 1u]) : $R(0)) + (i + 1u < f ? fabs(e[i]) : $R(0)));
+  const $R ortol = $R(1e-3) * bnorm;  // stein's
+  if (t > s && wv[t] - wv[t - 1u] <= ortol) return;  // not the cluster's first
+  uint last = t + 1u;
+  while (last < f && wv[last] - wv[last - 1u] <= ortol) ++last;
+  for (uint j = t + 1u; j < last; ++j) {
+    for (uint pass = 0u; pass < 2u; ++pass) {
+      for (uint c = t + tid; c < j; c += $NTG) {
+        $R dot = $R(0);
+        for (uint i = s; i < f; ++i) dot += z[ulong(i) * n + c] * z[ulong(i) * n + j];
+        dots[c - t] = dot;
+      }
+      $SYNC
+      $R sq = $R(0);
+      for (uint i = s + tid; i < f; i += $NTG) {
+        $R y = z[ulong(i) * n + j];
+        for (uint c = t; c < j; ++c) y -= dots[c - t] * z[ulong(i) * n + c];
+        z[ulong(i) * n + j] = y;
+        sq += y * y;
+      }
+$SUM_SQ
+      const $R rn = $R(1) / sqrt(sumsq);
+      for (uint i = s + tid; i < f; i += $NTG) z[ulong(i) * n + j] *= rn;
+      $SYNC
+    }
   }
 }
 """
@@ -315,8 +349,14 @@ def vectors(dev: mc.Device, parts: dict[str, mc.Buffer], batch: int, n: int, dty
     scratch = cache.empty(dev, 3 * total * n, dt)
     k = _thread_kernel(dev, _VECTORS, "td_vectors", dt)
     tg = 64
-    cache.launch(k, -(-total // tg) * tg, parts["D"], parts["E"], parts["WV"], parts["BLK"], z, scratch, n, total,
-                 threadgroup=(tg, 1, 1))
+    text = _ORTH.replace("$SUM_SQ", sytrd.sum_text("sq", "sumsq", "red", "$R", "td_plus"))
+    orth, otg = sytrd.group_kernel(dev, "inline $R td_plus($R a, $R b) { return a + b; }\n" + text, "td_orth", dt, n,
+                                   ORTH_THREADS)
+    for it in range(ITS):  # an iteration for every vector, then each cluster's made orthonormal
+        cache.launch(k, -(-total // tg) * tg, parts["D"], parts["E"], parts["WV"], parts["BLK"], z, scratch, n, total,
+                     int(it == 0), threadgroup=(tg, 1, 1))
+        cache.launch(orth, total * otg, parts["D"], parts["E"], parts["WV"], parts["BLK"], z, n, total,
+                     threadgroup=(otg, 1, 1))
     return z
 
 
