@@ -35,6 +35,9 @@ METAL_DOUBLE1(sqrt) METAL_DOUBLE1(tan) METAL_DOUBLE1(tanh) METAL_DOUBLE1(trunc)
 METAL_DOUBLE2(atan2) METAL_DOUBLE2(copysign) METAL_DOUBLE2(fdim) METAL_DOUBLE2(fmax) METAL_DOUBLE2(fmin)
 METAL_DOUBLE2(fmod) METAL_DOUBLE2(pow)
 
+// abs of a double: the CUDA translation writes every abs call metal::abs (target_cuda.cpp).
+template <class T, mtl_detail::if_double<T> = 0> METAL_FUNC double abs(T x) { return METAL_LIBM_DOUBLE(fabs)(x); }
+
 template <class A, class B, class C, mtl_detail::if_double<A, B, C> = 0>
 METAL_FUNC double fma(A x, B y, C z) { return METAL_LIBM_DOUBLE(fma)(x, y, z); }
 

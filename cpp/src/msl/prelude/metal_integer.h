@@ -120,6 +120,9 @@ template <class T, mtl_detail::if_integer<T> = 0> METAL_FUNC make_unsigned_t<T> 
   if constexpr (sizeof(T) == 4 && is_signed<T>::value) {
     return U(mtl_detail::opaque_negate_masked(int(U(x) - U(y)), x > y ? 0 : -1));
   }
+  if constexpr (sizeof(T) == 8 && is_signed<T>::value) {  // nor abs.s64 (absdiff(LONG_MIN, 0) is 2^63)
+    return U(mtl_detail::opaque_negate_masked64((long long)(U(x) - U(y)), x > y ? 0 : -1));
+  }
 #endif
   return x > y ? U(U(x) - U(y)) : U(U(y) - U(x));
 }

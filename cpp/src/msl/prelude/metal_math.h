@@ -329,14 +329,24 @@ METAL_FUNC int opaque_negate_masked(int v, int m) {
   return r;
 }
 METAL_FUNC int opaque_abs32(int v) { return opaque_negate_masked(v, v >> 31); }
+// The same in 64 bits: NVVM makes abs.s64 of a long's |x|, the family above.
+METAL_FUNC long long opaque_negate_masked64(long long v, long long m) {
+  long long r;
+  asm("{\n\t.reg .b64 t;\n\txor.b64 t, %1, %2;\n\tsub.s64 %0, t, %2;\n\t}" : "=l"(r) : "l"(v), "l"(m));
+  return r;
+}
 #endif
 }  // namespace mtl_detail
+// |MIN| wraps to MIN, as MSL's abs of every width does on Apple GPUs: `x < 0 ? -x : x` overflowed
+// for int and long, and clang then took `abs(x) < 0` as false and `abs(LONG_MIN) % 7` as positive
+// (tests/conformance/test_integer_widths.py), so the negation is unsigned.
 template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
   if constexpr (mtl_detail::is_float<T>::value) return metal::fabs(x);
 #if METAL_CUDA
   else if constexpr (is_signed<T>::value && sizeof(T) <= 4) return T(mtl_detail::opaque_abs32(int(x)));
+  else if constexpr (is_signed<T>::value) return T(mtl_detail::opaque_negate_masked64(x, x < T(0) ? -1 : 0));
 #endif
-  else if constexpr (is_signed<T>::value) return x < T(0) ? T(-x) : x;
+  else if constexpr (is_signed<T>::value) return x < T(0) ? T(make_unsigned_t<T>(0) - make_unsigned_t<T>(x)) : x;
   else return x;
 }
 // abs of a bool (Paddle-Lite's `abs(x <= 1e-6) ? ...`): Apple's compiler promotes it to int.

@@ -35,8 +35,11 @@ class CudaTarget : public Target {
   const char* name() const override { return "CUDA"; }
   bool clashes_with_target(const std::string& id) const override { return nvrtc_global_names().count(id) != 0; }
   // NVRTC declares all(bool) and any(bool) implicitly (warp votes), as metal::all(bool) is.
+  // Its global abs(int) and abs(long) win the tie with metal's template and give PTX's abs.s32
+  // and abs.s64, whose result ptxas takes as never negative: `abs(INT_MIN) % d` lost its sign
+  // (tests/conformance/test_integer_widths.py); metal::abs wraps |MIN| to MIN as MSL does.
   const std::set<std::string>& ambiguous_library_calls() const override {
-    static const auto& names = *new std::set<std::string>{"all", "any"};
+    static const auto& names = *new std::set<std::string>{"all", "any", "abs"};
     return names;
   }
   // GPUs do not trap on integer division: the plain operators stay.
