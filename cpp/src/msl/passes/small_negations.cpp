@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 
@@ -167,7 +168,291 @@ bool is_literal_argument(const std::vector<Token>& t, std::size_t open, std::siz
   return k + 1 >= close && (k >= close || t[k].kind == TokenKind::number || t[k].kind == TokenKind::character);
 }
 
+// The end of the expression from b: the `;` (or, with commas, a `,`) at its own depth, or
+// t.size() where a bracket closes first or the file ends.
+std::size_t expression_end(const std::vector<Token>& t, std::size_t b, bool commas) {
+  for (std::size_t k = b; k < t.size(); ++k) {
+    // A brace only as a braced temporary `S{a, b}`: after `)` it opens a lambda's or a
+    // function's body (`template <short N = 3> short f() {`), not an initialiser's part.
+    if (t[k].is("{") && (k == 0 || t[k - 1].kind != TokenKind::identifier)) return t.size();
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      k = matching(t, k);
+      if (k >= t.size()) return t.size();
+    } else if (t[k].is(";") || (commas && t[k].is(","))) {
+      return k;
+    } else if (t[k].is(")") || t[k].is("]") || t[k].is("}") || t[k].is(",")) {
+      return t.size();
+    }
+  }
+  return t.size();
+}
+
+bool is_literal_range(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (b < e && (t[b].is("-") || t[b].is("+"))) ++b;
+  return b + 1 == e && (t[b].kind == TokenKind::number || t[b].kind == TokenKind::character);
+}
+
+bool is_compound_assignment(const Token& k) {
+  static const auto& ops = *new std::set<std::string>{"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  return k.kind == TokenKind::punct && ops.count(k.text) > 0;
+}
+
+// A token after which a statement starts.
+bool starts_statement(const Token& p) {
+  return p.is(";") || p.is("{") || p.is("}") || p.is(")") || p.is(":") || p.is_identifier("else") ||
+         p.is_identifier("do");
+}
+
+// Names declared with a type of a kind (char and short; half): `short v`, `const ushort w =
+// ...`, parameters (`short p`); and those declared as pointers to or arrays of them (`device
+// short* out`, `threadgroup char tg[64]`, `short a[4]`), whose elements are. `other`: the names
+// declared with any other type; a name in both is neither.
+struct TypedNames {
+  std::set<std::string> values, elements, other;
+};
+
+TypedNames names_of_type(const std::vector<Token>& t, bool (*is_type)(const std::string&), std::size_t lo,
+                         std::size_t hi, const std::vector<bool>* skip) {
+  TypedNames n;
+  static const auto& not_types = *new std::set<std::string>{"return", "case", "goto", "else", "do", "sizeof",
+                                                      "new", "delete", "throw", "typename", "using", "namespace",
+                                                      "struct", "class", "enum", "union", "template", "operator"};
+  for (std::size_t i = std::max<std::size_t>(lo, 1); i + 1 < hi; ++i) {
+    if (t[i].kind != TokenKind::identifier || (skip && (*skip)[i])) continue;
+    const Token& p = t[i - 1];
+    const bool after_member = i > 1 && (t[i - 2].is(".") || t[i - 2].is("->") || t[i - 2].is("::"));
+    if (p.kind == TokenKind::identifier && !not_types.count(p.text) && !after_member) {
+      if (is_type(p.text) && (i < 2 || !t[i - 2].is("::"))) {
+        (t[i + 1].is("[") ? n.elements : n.values).insert(t[i].text);
+      } else {
+        n.other.insert(t[i].text);
+      }
+    } else if ((p.is("*") || p.is("&")) && i > 1 && t[i - 2].kind == TokenKind::identifier) {
+      // `short* p`, `device short* p`, `thread short& r`: after the type, a pointer's elements
+      // or a reference; after another type, not ours (`a * b` is no declaration).
+      if (is_type(t[i - 2].text)) {
+        (p.is("*") ? n.elements : n.values).insert(t[i].text);
+      } else if (i > 2 && (t[i - 3].kind == TokenKind::identifier || t[i - 3].is(";") || t[i - 3].is("{") ||
+                           t[i - 3].is("}") || t[i - 3].is("(") || t[i - 3].is(","))) {
+        n.other.insert(t[i].text);
+      }
+    }
+  }
+  for (const auto& name : n.other) {
+    n.values.erase(name);
+    n.elements.erase(name);
+  }
+  for (const auto& name : n.values) n.elements.erase(name);
+  return n;
+}
+
+// The names of one type kind, function by function: a name a function declares (its parameters
+// and locals) is read from that function's declarations, any other from the program-scope
+// ones (struct members, constants). A file's kernels often share parameter names of different
+// types (`device short* out` here, `device float* out` there).
+class ScopedNames {
+ public:
+  ScopedNames(const std::vector<Token>& t, bool (*is_type)(const std::string&)) : owner_(t.size(), 0) {
+    std::vector<bool> inside(t.size(), false);
+    for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+      if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || t[i - 1].kind != TokenKind::identifier) continue;
+      const std::size_t close = matching(t, i + 1);
+      std::size_t open = close + 1;
+      while (open < t.size() && t[open].kind == TokenKind::identifier) ++open;  // const, thread, ...
+      if (close >= t.size() || open >= t.size() || !t[open].is("{")) continue;
+      const std::size_t end = matching(t, open);
+      if (end >= t.size()) continue;
+      scopes_.push_back(names_of_type(t, is_type, i + 1, end + 1, nullptr));
+      for (std::size_t k = i + 1; k <= end; ++k) {
+        owner_[k] = scopes_.size();
+        inside[k] = true;
+      }
+      i = end;
+    }
+    global_ = names_of_type(t, is_type, 0, t.size(), &inside);
+  }
+  // Whether the name at token i (its declarations' kind seen from there) is a value or the
+  // elements of the type kind.
+  bool value(std::size_t i, const std::string& name) const { return pick(i, name).values.count(name) > 0; }
+  bool elements(std::size_t i, const std::string& name) const { return pick(i, name).elements.count(name) > 0; }
+
+ private:
+  const TypedNames& pick(std::size_t i, const std::string& name) const {
+    if (owner_[i]) {
+      const TypedNames& local = scopes_[owner_[i] - 1];
+      if (local.values.count(name) || local.elements.count(name) || local.other.count(name)) return local;
+    }
+    return global_;
+  }
+  std::vector<std::size_t> owner_;  // token -> 1 + its function's index in scopes_, or 0
+  std::vector<TypedNames> scopes_;
+  TypedNames global_;
+};
+
+// The first token of the function definition's return type before the name at i, whose
+// parameters open at i + 1 and whose body follows them; false unless it is a char or short.
+bool returns_narrow(const std::vector<Token>& t, std::size_t name) {
+  return name > 0 && t[name - 1].kind == TokenKind::identifier && is_narrow_type_name(t[name - 1].text) &&
+         (name < 2 || !(t[name - 2].is("::") || t[name - 2].is(".")));
+}
+
+// Whether the name at i, its parameters opening at i + 1, has a body: `) const {`.
+bool has_body(const std::vector<Token>& t, std::size_t i) {
+  std::size_t k = matching(t, i + 1);
+  if (k >= t.size()) return false;
+  ++k;
+  while (k < t.size() && t[k].kind == TokenKind::identifier) ++k;  // const, thread, noexcept
+  return k < t.size() && t[k].is("{");
+}
+
+// Whether the declaration whose name is at i says `constexpr` (constant-evaluated: nothing for
+// NVVM to narrow, and NVRTC parsed a wrapped template call there as a type: candle's reduce.metal).
+bool is_constexpr(const std::vector<Token>& t, std::size_t i) {
+  for (std::size_t k = i; k-- > 0 && i - k < 16;) {
+    if (t[k].is(";") || t[k].is("{") || t[k].is("}")) return false;
+    if (t[k].is_identifier("constexpr")) return true;
+  }
+  return false;
+}
+
+// Wraps of the implicit conversions to char and short that the tokens show (see the header).
+void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>& out) {
+  const ScopedNames names(t, is_narrow_type_name);
+  const ScopedNames halves(t, [](const std::string& s) { return s == "half"; });
+  const char* arg = "metal::mtl_rt::narrow_arg(";
+  const char* ref = "metal::mtl_rt::narrow_ref(";
+  auto wrap_value = [&](std::size_t eq, bool commas) {  // `= EXPR;`
+    const std::size_t b = eq + 1, e = expression_end(t, b, commas);
+    if (e < t.size() && b < e && !t[b].is("{") && !is_literal_range(t, b, e)) out.push_back({b, e, arg});
+  };
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    const Token& k = t[i];
+    if (k.kind != TokenKind::identifier) continue;
+    // `short v = EXPR;` (not `constant`, `constexpr` or `static` data: a constant expression)
+    if (is_narrow_type_name(t[i - 1].text) && t[i + 1].is("=")) {
+      std::size_t d = i - 1;
+      if (d > 0 && t[d - 1].is_identifier("const")) --d;
+      if (d > 0 && (t[d - 1].is_identifier("constant") || t[d - 1].is_identifier("constexpr") ||
+                    t[d - 1].is_identifier("static")))
+        continue;
+      wrap_value(i + 1, false);
+      continue;
+    }
+    if (!starts_statement(t[i - 1])) continue;
+    // `v = EXPR;`, `v op= EXPR;`, `out[i] = EXPR;`, `s.m op= EXPR;`, `p->m[j] = EXPR;`: a chain of
+    // members and subscripts whose last part is a narrow name or an element of one.
+    std::size_t after = i, last = i;
+    bool narrow = false, half = false;
+    while (after < t.size()) {
+      if (t[after].kind != TokenKind::identifier) break;
+      last = after++;
+      narrow = names.value(last, t[last].text);
+      half = halves.value(last, t[last].text);
+      if (after < t.size() && t[after].is("[")) {
+        narrow = names.elements(last, t[last].text);
+        half = halves.elements(last, t[last].text);
+        after = matching(t, after);
+        if (after >= t.size()) break;
+        ++after;
+        if (after < t.size() && t[after].is("[")) narrow = half = false;  // a[i][j]: not followed
+      }
+      if (after + 1 < t.size() && (t[after].is(".") || t[after].is("->"))) {
+        ++after;
+        continue;
+      }
+      break;
+    }
+    if (half && after < t.size() && t[after].is("=")) {
+      // `h = x` of a long: CUDA's __half has no operator=(long), and its others tie
+      // (`out[i] = as_type<ulong>(v)` into a half buffer did not compile: fuzz seed 9401).
+      const std::size_t e = expression_end(t, after + 1, false);
+      if (e < t.size() && after + 1 < e) out.push_back({after + 1, e, "metal::mtl_rt::half_arg("});
+      continue;
+    }
+    if (!narrow || after >= t.size()) continue;
+    if (t[after].is("=")) {
+      wrap_value(after, false);
+    } else if (is_compound_assignment(t[after]) && expression_end(t, after + 1, false) < t.size()) {
+      out.push_back({i, after, ref});
+    }
+  }
+  // A call's argument where every function of that name the source defines takes a char or
+  // short there (`twice(x * short(-1))` for `short twice(short p)`).
+  std::map<std::string, std::vector<bool>> narrow_params;
+  std::set<std::string> unclear;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || t[i - 1].is_identifier("return") ||
+        t[i - 1].is_identifier("else") || (i > 1 && t[i - 2].is("::")) ||
+        !(t[i - 1].kind == TokenKind::identifier || (t[i - 1].is(">") && has_body(t, i))))
+      continue;
+    const std::size_t close = matching(t, i + 1);
+    if (close + 1 >= t.size() || !(t[close + 1].is("{") || t[close + 1].is(";") || t[close + 1].kind == TokenKind::identifier))
+      continue;
+    std::vector<bool> params;
+    std::size_t start = i + 2;
+    for (std::size_t k = i + 2; k <= close; ++k) {
+      if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+        k = matching(t, k);
+        if (k >= close) break;
+        continue;
+      }
+      if (k < close && !t[k].is(",")) continue;
+      std::size_t b = start;
+      if (b < k && t[b].is_identifier("const")) ++b;
+      params.push_back(b + 2 == k && is_narrow_type_name(t[b].text) && t[b + 1].kind == TokenKind::identifier);
+      start = k + 1;
+    }
+    auto [it, fresh] = narrow_params.emplace(t[i].text, params);
+    if (!fresh && it->second != params) unclear.insert(t[i].text);
+  }
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    const auto fn = narrow_params.find(t[i].text);
+    if (fn == narrow_params.end() || unclear.count(t[i].text) || !t[i + 1].is("(")) continue;
+    if (t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("return")) continue;  // its definition
+    if (t[i - 1].is(".") || t[i - 1].is("->") || t[i - 1].is("::") || t[i - 1].is("~") || has_body(t, i)) continue;
+    const std::size_t close = matching(t, i + 1);
+    if (close >= t.size() || (t[i - 1].is(">") && close + 1 < t.size() && t[close + 1].is(";"))) continue;  // `S<T> f(...);`
+    std::size_t start = i + 2, index = 0;
+    for (std::size_t k = i + 2; k <= close; ++k) {
+      if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+        k = matching(t, k);
+        if (k >= close) break;
+        continue;
+      }
+      if (k < close && !t[k].is(",")) continue;
+      if (index < fn->second.size() && fn->second[index] && start < k && !is_literal_range(t, start, k))
+        out.push_back({start, k, arg});
+      ++index;
+      start = k + 1;
+    }
+  }
+  // `return EXPR;` in a function returning a char or short, outside the lambdas in it.
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || !returns_narrow(t, i) || is_constexpr(t, i)) continue;
+    std::size_t close = matching(t, i + 1);
+    if (close >= t.size()) continue;
+    std::size_t open = close + 1;
+    while (open < t.size() && t[open].kind == TokenKind::identifier) ++open;  // const, thread, ...
+    if (open >= t.size() || !t[open].is("{")) continue;
+    const std::size_t end = matching(t, open);
+    if (end >= t.size()) continue;
+    bool lambda = false;
+    for (std::size_t k = open + 1; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
+    if (!lambda)
+      for (std::size_t k = open + 1; k < end; ++k)
+        if (t[k].is_identifier("return")) wrap_value(k, false);
+    i = end;
+  }
+}
+
 }  // namespace
+
+std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t) {
+  std::vector<NarrowingWrap> out;
+  for (const auto& [open, close] : narrowing_casts(t)) out.push_back({open + 1, close, "metal::mtl_rt::narrow_arg("});
+  implicit_narrowings(t, out);
+  return out;
+}
 
 std::vector<std::pair<std::size_t, std::size_t>> narrowing_casts(const std::vector<Token>& t) {
   std::vector<std::pair<std::size_t, std::size_t>> out;

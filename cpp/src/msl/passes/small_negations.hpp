@@ -47,4 +47,24 @@ std::vector<std::pair<std::size_t, std::size_t>> zero_subtractions(const std::ve
  */
 std::vector<std::pair<std::size_t, std::size_t>> narrowing_casts(const std::vector<Token>& t);
 
+/** Tokens [first, end) the translation writes `prefix ... )`. */
+struct NarrowingWrap {
+  std::size_t first, end;
+  const char* prefix;
+};
+
+/**
+ * The arguments of narrowing_casts (`mtl_rt::narrow_arg(`), and the implicit conversions to an
+ * 8- or 16-bit integer the tokens show, where NVVM made the same neg.s16 (`short v = x *
+ * short(-1);`, read from the PTX and SASS of NVRTC 13.0, the H200's: -(-32768) then read as
+ * +32768): the value of a declaration of a char or short (not `constant`, `constexpr` or
+ * `static` data, nor a literal or a braced list), of `=` to a name declared only with such types
+ * or to an element of an array of or a pointer to them, and of `return` in a function returning
+ * one (but one holding a lambda) through `narrow_arg(`; a compound assignment to them (`v *=
+ * short(-1)`) through `mtl_rt::narrow_ref(v) *= ...`, which computes the promoted result
+ * through narrow_arg. A call's argument, a struct's member and a vector's component convert as
+ * written.
+ */
+std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

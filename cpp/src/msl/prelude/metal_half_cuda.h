@@ -189,5 +189,13 @@ template <class H, enable_if_t<is_same<H, __half>::value, int> = 0>
 METAL_FUNC float log1p(H x) {
   return log1pf(__half2float(x));
 }
+namespace mtl_rt {
+// `h = x` of a long or ulong, which the CUDA translation writes `h = half_arg(x)`
+// (passes/small_negations.hpp): __half has constructors for them but no operator=, and its
+// other operator= tie (`out[i] = as_type<ulong>(v)` into a half buffer: fuzz seed 9401).
+template <class X> METAL_FUNC X&& half_arg(X&& x) { return static_cast<X&&>(x); }
+METAL_FUNC __half half_arg(long x) { return __half(x); }
+METAL_FUNC __half half_arg(unsigned long x) { return __half(x); }
+}  // namespace mtl_rt
 }  // namespace metal
 #endif

@@ -53,6 +53,22 @@ METAL_FUNC constexpr int narrow_arg(long x) { return small_result(int(x)); }
 METAL_FUNC constexpr int narrow_arg(unsigned long x) { return small_result(int(x)); }
 METAL_FUNC constexpr int narrow_arg(long long x) { return small_result(int(x)); }
 METAL_FUNC constexpr int narrow_arg(unsigned long long x) { return small_result(int(x)); }
+// A compound assignment to a char or short the translation saw (`v *= short(-1)`, `out[i] -=
+// x`): the promoted result through narrow_arg, then converted back, as `v = T(v op e)`.
+template <class T> struct narrow_ref_t {
+  T& r;
+  template <class E> METAL_FUNC T& operator+=(const E& e) { return r = T(narrow_arg(r + e)); }
+  template <class E> METAL_FUNC T& operator-=(const E& e) { return r = T(narrow_arg(r - e)); }
+  template <class E> METAL_FUNC T& operator*=(const E& e) { return r = T(narrow_arg(r * e)); }
+  template <class E> METAL_FUNC T& operator/=(const E& e) { return r = T(narrow_arg(r / e)); }
+  template <class E> METAL_FUNC T& operator%=(const E& e) { return r = T(narrow_arg(r % e)); }
+  template <class E> METAL_FUNC T& operator&=(const E& e) { return r = T(narrow_arg(r & e)); }
+  template <class E> METAL_FUNC T& operator|=(const E& e) { return r = T(narrow_arg(r | e)); }
+  template <class E> METAL_FUNC T& operator^=(const E& e) { return r = T(narrow_arg(r ^ e)); }
+  template <class E> METAL_FUNC T& operator<<=(const E& e) { return r = T(narrow_arg(r << e)); }
+  template <class E> METAL_FUNC T& operator>>=(const E& e) { return r = T(narrow_arg(r >> e)); }
+};
+template <class T> METAL_FUNC narrow_ref_t<T> narrow_ref(T& r) { return narrow_ref_t<T>{r}; }
 // Exact matches, so they win over the template for these types (their promotion is int).
 METAL_FUNC constexpr int operator-(neg_tag, bool x) { return neg_small(x); }
 METAL_FUNC constexpr int operator-(neg_tag, char x) { return neg_small(x); }

@@ -192,12 +192,12 @@ Translation Translator::run() {
       auto edited = active_edits_.lower_bound(first);
       return edited == active_edits_.end() || edited->first > last;
     };
-    // Conversions to char and short take their argument through the prelude (CUDA), first: a
-    // negation that starts the argument opens inside it.
-    for (const auto& [open, close] : narrowing_casts(t_))
-      if (untouched(open, close)) {
-        text_before_[open + 1] += "metal::mtl_rt::narrow_arg(";
-        text_before_[close] = ")" + text_before_[close];
+    // Conversions to char and short, explicit and implicit, take their argument through the
+    // prelude (CUDA), first: a negation that starts the argument opens inside it.
+    for (const auto& w : narrowing_wraps(t_))
+      if (untouched(w.first - 1, w.end)) {
+        text_before_[w.first] += w.prefix;
+        text_before_[w.end] = ")" + text_before_[w.end];
       }
     // Unary minus through the prelude.
     for (const auto& [minus, end] : small_negations(t_))
