@@ -1,0 +1,252 @@
+"""Leaving a loop that holds SIMD-group functions or barriers by the other exits: `return {}` and
+`return {a, b}` of an aggregate from a helper's loop, the kernel's own `return` from its loop,
+a `break` before a line holding two SIMD-group calls (and a conditional whose two arms each hold
+one), a `break` out of a loop holding a threadgroup barrier that the whole threadgroup takes
+together, and a `continue` past a barrier's loop in a loop of SIMD-group calls. (`goto` is not
+MSL: the front end refuses it, tests/reliability/test_refused_constructs.py.)
+
+MSL: a SIMD-group function acts on the lanes that reach that call together, and lanes that have
+left (returned, broken out) take no part in later calls; after the loop the lanes still running
+meet again. Each kernel is checked against a NumPy model of those semantics, per SIMD-group, on
+every device and at the pipeline's own SIMD-group width.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mcconf import KernelSet, assert_equal
+
+PREAMBLE = """
+struct Pair { int a; int b; };
+
+// Lanes leave at the iteration of their n with an empty or a braced aggregate.
+Pair walk_pair(int v, int n) {
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) {
+            if (v < 0) return {};
+            return {acc, simd_sum(1)};
+        }
+        acc += simd_sum(v);
+    }
+    return {acc + 1, -1};
+}
+
+int2 walk_vec(int v, int n) {
+    for (int k = 0; k < 4; ++k) {
+        const int m = simd_max(v + k);
+        if (k == n) return {};
+        if (k + 1 == n) return {m, simd_min(v)};
+    }
+    return {7, simd_sum(1)};
+}
+"""
+
+KS = KernelSet([
+    """
+kernel void le_return_braces(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const Pair p = walk_pair(v, abs(v) % 5);
+    const int2 q = walk_vec(v, abs(v) % 6);
+    const int after = simd_sum(1);
+    out[4 * i + 0] = p.a;
+    out[4 * i + 1] = p.b;
+    out[4 * i + 2] = q.x * 1000 + q.y;
+    out[4 * i + 3] = after;
+}
+""",
+    """
+kernel void le_kernel_return(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    int acc = 0;
+    out[4 * i + 2] = -1;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) {
+            out[4 * i + 0] = acc;
+            out[4 * i + 1] = simd_sum(1);
+            out[4 * i + 3] = -1;
+            return;
+        }
+        acc += simd_sum(v) + simd_max(k);
+    }
+    out[4 * i + 0] = acc;
+    out[4 * i + 1] = simd_sum(1);
+    out[4 * i + 2] = simd_min(v);
+    out[4 * i + 3] = simd_prefix_exclusive_sum(1);
+}
+""",
+    """
+kernel void le_break_then_one_line(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int n = abs(v) % 5;
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) break;
+        acc += simd_sum(v) * 100 + simd_sum(1);
+    }
+    out[4 * i + 0] = acc;
+    out[4 * i + 1] = simd_sum(acc) + simd_max(v);
+    out[4 * i + 2] = (v > 0) ? simd_sum(v) : simd_min(v);
+    out[4 * i + 3] = simd_sum(1);
+}
+""",
+    """
+kernel void le_break_from_barrier_loop(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                       uint i [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                                       uint group [[threadgroup_position_in_grid]]) {
+    threadgroup int shared[64];
+    const int v = x[i];
+    const int rounds = int(group % 3u) + 1;  // the same for the whole threadgroup
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == rounds) break;
+        shared[lid] = v + k;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        acc += shared[63 - lid];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k + 1 == 3) break;
+    }
+    out[4 * i + 0] = acc;
+    int part = 0;
+    for (int k = 0; k < 3; ++k) {
+        if ((v + k) % 2 == 0) continue;
+        part += simd_sum(1);
+    }
+    out[4 * i + 1] = part;
+    out[4 * i + 2] = simd_sum(v);
+    out[4 * i + 3] = rounds;
+}
+""",
+], preamble=PREAMBLE)
+
+N = 256  # 4 threadgroups of 64
+
+
+def _walk_pair(v):
+    n = np.abs(v) % 5
+    a = np.zeros(len(v), np.int64)
+    b = np.zeros(len(v), np.int64)
+    acc = np.zeros(len(v), np.int64)
+    left = np.zeros(len(v), bool)
+    for k in range(4):
+        at = ~left & (n == k)
+        a[at] = np.where(v[at] < 0, 0, acc[at])
+        b[at & (v >= 0)] = (at & (v >= 0)).sum()
+        left |= at
+        run = ~left
+        acc[run] += v[run].sum()
+    a[~left], b[~left] = acc[~left] + 1, -1
+    return a, b
+
+
+def _walk_vec(v):
+    n = np.abs(v) % 6
+    out = np.zeros(len(v), np.int64)
+    left = np.zeros(len(v), bool)
+    for k in range(4):
+        run = ~left
+        m = (v[run] + k).max() if run.any() else 0
+        at = run & (n == k)
+        out[at] = 0
+        left |= at
+        nxt = ~left & (n == k + 1)
+        if nxt.any():
+            out[nxt] = m * 1000 + v[nxt].min()
+        left |= nxt
+    rest = ~left
+    out[rest] = 7 * 1000 + rest.sum()
+    return out
+
+
+def _return_braces(v, w):
+    a, b = _walk_pair(v)
+    return np.stack([a, b, _walk_vec(v), np.full(w, w)], 1)
+
+
+def _kernel_return(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    out = np.zeros((w, 4), np.int64)
+    out[:, 2] = -1
+    left = np.zeros(w, bool)
+    for k in range(4):
+        at = ~left & (n == k)
+        out[at, 0] = acc[at]
+        out[at, 1] = at.sum()
+        out[at, 3] = -1
+        left |= at
+        run = ~left
+        if run.any():
+            acc[run] += v[run].sum() + k
+    rest = ~left
+    if rest.any():
+        out[rest, 0] = acc[rest]
+        out[rest, 1] = rest.sum()
+        out[rest, 2] = v[rest].min()
+        out[rest, 3] = np.cumsum(rest)[rest] - 1
+    return out
+
+
+def _break_then_one_line(v, w):
+    n = np.abs(v) % 5
+    acc = np.zeros(w, np.int64)
+    for k in range(4):
+        run = n > k
+        if run.any():
+            acc[run] += v[run].sum() * 100 + run.sum()
+    pos = v > 0
+    arms = np.where(pos, v[pos].sum() if pos.any() else 0, v[~pos].min() if (~pos).any() else 0)
+    return np.stack([acc, np.full(w, acc.sum() + v.max()), arms, np.full(w, w)], 1)
+
+
+def _per_simd_group(model):
+    def whole(x, w):
+        return np.concatenate([model(v, w) for v in x.astype(np.int64).reshape(-1, w)])
+    return whole
+
+
+def _break_from_barrier_loop(x, w):
+    x = x.astype(np.int64)
+    out = np.zeros((N, 4), np.int64)
+    for g in range(N // 64):
+        v = x[64 * g:64 * (g + 1)]
+        rounds = min(g % 3 + 1, 3)
+        out[64 * g:64 * (g + 1), 0] = sum(v[::-1] + k for k in range(rounds))
+        out[64 * g:64 * (g + 1), 3] = g % 3 + 1
+    for s in range(N // w):
+        v = x[w * s:w * (s + 1)]
+        part = np.zeros(w, np.int64)
+        for k in range(3):
+            m = (v + k) % 2 != 0
+            part[m] += m.sum()
+        out[w * s:w * (s + 1), 1] = part
+        out[w * s:w * (s + 1), 2] = v.sum()
+    return out
+
+
+CASES = {
+    "le_return_braces": _per_simd_group(_return_braces),
+    "le_kernel_return": _per_simd_group(_kernel_return),
+    "le_break_then_one_line": _per_simd_group(_break_then_one_line),
+    "le_break_from_barrier_loop": _break_from_barrier_loop,
+}
+
+
+def test_every_kernel_is_in_the_table():
+    assert set(CASES) == set(KS.kernel_names)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_loop_exits_match_the_model(device, rng, name):
+    x = rng.integers(-60, 61, N).astype(np.int32)
+    kern = KS.get(device, name)
+    out = np.full(4 * N, -99, np.int32)
+    kern((N, 1, 1), x, out, threadgroup=(64, 1, 1))
+    w = kern.thread_execution_width
+    assert_equal(out.reshape(N, 4), CASES[name](x, w).astype(np.int32))
