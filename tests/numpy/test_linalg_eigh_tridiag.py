@@ -13,9 +13,12 @@ import pytest
 import metalcall as mc
 import metalcall.numpy as mnp
 from metalcall.numpy._kernels import cache, linalg_sytrd, linalg_tridiag
+from mctest import metal_sim_only
 
 
 def _params():
+    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
+        return [pytest.param(("metal-sim", 0), id="metal-sim")]
     out = [pytest.param(("cpu", 0), id="cpu-gpu-kernels")]
     for info in mc.get_devices():
         if info.backend in ("cuda", "metal"):
@@ -34,7 +37,7 @@ def gdev(request):
 
 
 def _dtypes(dev, complex_too=False):
-    metal = dev.backend == "metal"  # no double there
+    metal = dev.backend.startswith("metal")  # no double there
     real = ["float32"] if metal else ["float32", "float64"]
     return real + ((["complex64"] if metal else ["complex64", "complex128"]) if complex_too else [])
 
