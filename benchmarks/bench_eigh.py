@@ -157,7 +157,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default=None)
     ap.add_argument("--cases", nargs="*", default=CASES,
-                    help="BATCHxN[:dtype[:repeated]] (float32 unless named; repeated: 3 eigenvalues, each n/4 or n/2 times)")
+                    help="BATCHxN[:dtype[:repeated]] (float32 unless named; repeated: 3 values, n/4 or n/2 times each)")
     ap.add_argument("--rounds", type=int, default=7)
     a = ap.parse_args()
     dev, cp = device_and_cupy(a.device)

@@ -151,10 +151,12 @@ def test_small(gdev, n, monkeypatch):
         check(a + np.swapaxes(a, -1, -2), dt, gdev)
 
 
-def test_nan(gdev):
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan(gdev, bad):
+    """A matrix holding NaN or inf gets NaN values (as NumPy's) and NaN vectors; the stack's others are right."""
     a = np.random.default_rng(5).standard_normal((2, 70, 70))
-    a[1, 3, 1] = np.nan
-    for dt in _dtypes(gdev):
+    a[1, 3, 1] = bad
+    for dt in _dtypes(gdev, True):
         x = mnp.asarray(a.astype(dt), device=gdev)
         assert np.isnan(np.asarray(mnp.linalg.eigvalsh(x))[1]).all()
         w, v = (np.asarray(t) for t in mnp.linalg.eigh(x))
