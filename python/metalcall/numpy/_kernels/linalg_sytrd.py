@@ -189,6 +189,7 @@ kernel void td_step($ARGS, constant int& step [[buffer(7)]], constant uint& gpm 
   const uint r1 = uint(k + 1);  // the row (and column) the next reflector comes from
   device $T* A = W + ulong(g) * n * n;
   device $T* PV = P + ulong(g) * 2u * n;  // p of even and odd steps
+  for (uint j = r1 + tid; j < n; j += $NTG) u[j] = A[ulong(r1) * n + j];  // row r1, read while w is made
   if (k >= 0) {  // w_k from p = A22 v_k (the previous launch's) and v_k
     const uint kk = uint(k);
     for (uint i = r1 + tid; i < n; i += $NTG) {
@@ -310,7 +311,7 @@ $REFLECTOR
 def _text(template: str, step: bool) -> str:
     """The kernel text with the shared pieces in place."""
     lead, end = ("part == 0u", "return") if step else ("true", "break")
-    row, last = (("A[ulong(r1) * n + $J]", "A[ulong(n - 1u) * n + n - 1u]") if step else
+    row, last = (("u[$J]", "A[ulong(n - 1u) * n + n - 1u]") if step else
                  ("M[(r1 - r0) * ld + $J - r0]", "M[(mt - 1u) * ld + mt - 1u]"))
     pieces = _ROW_AND_LAST.replace("$ROW_LAST", last).replace("$ROW(j)", row.replace("$J", "j"))
     text = template.replace("$ARGS", _ARGS).replace("$W_FROM_P", _W_FROM_P).replace("$ROW_AND_LAST", pieces)
