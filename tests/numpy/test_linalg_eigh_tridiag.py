@@ -140,6 +140,7 @@ def test_tail(gdev, tail, monkeypatch):
         check(a + np.swapaxes(a, -1, -2), dt, gdev)
     for dt in _dtypes(gdev, True)[len(_dtypes(gdev)):]:
         check(_hermitian_noise((2, 72, 72), 8), dt, gdev)
+    assert linalg_sytrd.tail_refused is None  # the tail ran (else the steps did its work)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 16, 33])

@@ -35,6 +35,7 @@ TAIL_THREADS = 1024  # the tail's one group per matrix
 BATCH_STEPS = False  # the step launches in one dev.batch() (benchmarks/bench_eigh.py compares; not nestable)
 TAIL_ROWS = None  # at most this trailing matrix for the tail (tests); it is also what threadgroup memory holds
 TEAM = 32
+tail_refused = None  # why td_tail was refused, if it was (the steps then run a launch each): tests read it
 _STATIC_LIMIT = 48 * 1024 - 64  # fixed-size threadgroup arrays are static shared memory on CUDA (48 KiB)
 
 
@@ -342,6 +343,11 @@ def _tail_rows(dev: mc.Device, dt: np.dtype, n: int, threads: int) -> int:
     return mt
 
 
+def _refused(e: Exception) -> None:
+    global tail_refused
+    tail_refused = f"{type(e).__name__}: {e}"
+
+
 def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) -> dict[str, mc.Buffer]:
     """Queues the reduction of the (batch, n, n) stack `a` (its lower triangles) to tridiagonal form:
     d, e (real, n each, e's last unused), the reflectors (VS rows, TAU) and the power-of-two scales."""
@@ -357,18 +363,29 @@ def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) ->
     cache.launch(copy, -(-total // 256) * 256, a, parts["W"], parts["SC"], n, total, threadgroup=(256, 1, 1))
     step, tg = group_kernel(dev, _text(_STEP, True), "td_step", dt, n, THREADS)
     teams = tg // TEAM
+
+    def steps(ks):
+        with dev.batch() if BATCH_STEPS else contextlib.nullcontext():
+            for k in ks:
+                gpm = max(1, -(-(n - k - 2) // teams))
+                cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
+                             parts["E"], n, k, gpm, threadgroup=(tg, 1, 1))
     tt = TAIL_THREADS  # fewer where its fixed arrays would pass the static limit (complex128 from 512)
     while tt > 32 and static_bytes(n, dt, tt) > min(dev.threadgroup_memory_length, _STATIC_LIMIT):
         tt //= 2
-    tail, ttg = group_kernel(dev, _text(_TAIL, False), "td_tail", dt, n, tt)
-    mt = min(n, _tail_rows(dev, dt, n, ttg), n if TAIL_ROWS is None else TAIL_ROWS)  # n: from step -1
+    try:
+        tail, ttg = group_kernel(dev, _text(_TAIL, False), "td_tail", dt, n, tt)
+        mt = min(n, _tail_rows(dev, dt, n, ttg), n if TAIL_ROWS is None else TAIL_ROWS)  # n: from step -1
+    except mc.Error as e:
+        _refused(e)
+        mt = 0
     first = n - 1 - mt if mt >= 3 else n - 2  # the tail's first step (n - 2: no tail)
-    with dev.batch() if BATCH_STEPS else contextlib.nullcontext():
-        for k in range(-1, first):
-            gpm = max(1, -(-(n - k - 2) // teams))
-            cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
-                         parts["E"], n, k, gpm, threadgroup=(tg, 1, 1))
+    steps(range(-1, first))
     if first < n - 2:
-        cache.launch(tail, batch * ttg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"], parts["E"],
-                     n, first, threadgroup=(ttg, 1, 1), threadgroup_memory=_tail_bytes(mt, dt))
+        try:
+            cache.launch(tail, batch * ttg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"], parts["E"],
+                         n, first, threadgroup=(ttg, 1, 1), threadgroup_memory=_tail_bytes(mt, dt))
+        except mc.Error as e:  # (never seen: a device that refuses the dynamic threadgroup memory it reports)
+            _refused(e)
+            steps(range(first, n - 2))
     return parts
