@@ -143,6 +143,19 @@ def test_tail(gdev, tail, monkeypatch):
     assert linalg_sytrd.tail_refused is None  # the tail ran (else the steps did its work)
 
 
+def test_batched_steps(gdev, monkeypatch):
+    """BATCH_STEPS: the step launches in one dev.batch(), alone or inside the caller's batch."""
+    monkeypatch.setattr(linalg_sytrd, "BATCH_STEPS", True)
+    monkeypatch.setattr(linalg_sytrd, "TAIL_ROWS", 20)
+    a = np.random.default_rng(9).standard_normal((2, 66, 66))
+    check(a + np.swapaxes(a, -1, -2), "float32", gdev)
+    sym = (a + np.swapaxes(a, -1, -2)).astype(np.float32)
+    with gdev.batch():
+        w = mnp.linalg.eigvalsh(mnp.asarray(sym, device=gdev))
+    want = np.linalg.eigvalsh(sym.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(w), want, rtol=0, atol=10 * 66 * np.finfo(np.float32).eps * np.abs(want).max())
+
+
 @pytest.mark.parametrize("n", [2, 3, 5, 16, 33])
 def test_small(gdev, n, monkeypatch):
     """Sizes below MIN_N (Jacobi's on GPUs; the benchmarks compare both routes there)."""

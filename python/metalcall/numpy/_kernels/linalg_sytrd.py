@@ -32,7 +32,7 @@ from . import cache, linalg_common as lc
 
 THREADS = 256  # per step group on GPUs: 8 teams of 32 lanes, a team per row
 TAIL_THREADS = 1024  # the tail's one group per matrix
-BATCH_STEPS = False  # the step launches in one dev.batch() (benchmarks/bench_eigh.py compares; not nestable)
+BATCH_STEPS = False  # the step launches in one dev.batch() (benchmarks/bench_eigh.py times both ways)
 TAIL_ROWS = None  # at most this trailing matrix for the tail (tests); it is also what threadgroup memory holds
 TEAM = 32
 tail_refused = None  # why td_tail was refused, if it was (the steps then run a launch each): tests read it
@@ -343,6 +343,18 @@ def _tail_rows(dev: mc.Device, dt: np.dtype, n: int, threads: int) -> int:
     return mt
 
 
+def _steps_batch(dev: mc.Device) -> contextlib.ExitStack:
+    """The step launches' context: one dev.batch() with BATCH_STEPS, unless the caller's batch or
+    recording is open (they do not nest; the steps then join it)."""
+    stack = contextlib.ExitStack()
+    if BATCH_STEPS:
+        try:
+            stack.enter_context(dev.batch())
+        except mc.ArgumentError:
+            pass
+    return stack
+
+
 def _refused(e: Exception) -> None:
     global tail_refused
     tail_refused = f"{type(e).__name__}: {e}"
@@ -365,7 +377,7 @@ def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) ->
     teams = tg // TEAM
 
     def steps(ks):
-        with dev.batch() if BATCH_STEPS else contextlib.nullcontext():
+        with _steps_batch(dev):
             for k in ks:
                 gpm = max(1, -(-(n - k - 2) // teams))
                 cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
