@@ -4,8 +4,9 @@ into its phases with a wait after each (queue: the host's time to queue the redu
 no wait; tridiag: the reduction, queue included; values: multisection; vectors: inverse
 iteration; ns: the Newton-Schulz step, two matmuls; back: the reflectors applied; order: argsort
 and the two gathers; queue/b and tridiag/b: the reduction with its step launches in one
-dev.batch()). Below MIN_N, `jacobi` is the call by its own route (one-threadgroup Jacobi) and the
-other columns this route's, MIN_N lowered. Medians of rounds; results are checked against NumPy.
+dev.batch(); /g: recorded once and replayed, linalg_sytrd.GRAPH_STEPS). Below MIN_N, `jacobi`
+is the call by its own route (one-threadgroup Jacobi) and the other columns this route's, MIN_N
+lowered. Medians of rounds; results are checked against NumPy.
 
     python benchmarks/bench_eigh.py --device cuda
     python benchmarks/bench_eigh.py --device cpu --cases 1x128 --rounds 3   # the GPU kernels on the CPU
@@ -30,7 +31,8 @@ from metalcall.numpy._sort import argsort
 from mnp_bench_common import device_and_cupy
 
 CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256", "1000x32", "1000x16"]
-PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order", "queue/b", "tridiag/b"]
+PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order", "queue/b", "tridiag/b", "queue/g",
+          "tridiag/g"]
 
 
 def medians(fns, rounds):
@@ -53,16 +55,17 @@ def phases(x, dev, rounds):
     buf = x._contiguous_buffer()
     got = {p: [] for p in PHASES}
     sytrd = kernels("linalg_sytrd")
-    sytrd.BATCH_STEPS = True  # the reduction's step launches in one dev.batch(): queue and wait
-    for r in range(rounds + 1):
-        t0 = time.perf_counter()
-        td.tridiagonal(dev, buf, batch, n, dt)
-        t1 = time.perf_counter()
-        mnp.synchronize()
-        if r:
-            got["queue/b"].append(t1 - t0)
-            got["tridiag/b"].append(time.perf_counter() - t0)
-    sytrd.BATCH_STEPS = False
+    for flag, tag in (("BATCH_STEPS", "b"), ("GRAPH_STEPS", "g")):  # the variants: queue and wait
+        setattr(sytrd, flag, True)
+        for r in range(rounds + 1):
+            t0 = time.perf_counter()
+            td.tridiagonal(dev, buf, batch, n, dt)
+            t1 = time.perf_counter()
+            mnp.synchronize()
+            if r:  # (the first round compiles, and records)
+                got["queue/" + tag].append(t1 - t0)
+                got["tridiag/" + tag].append(time.perf_counter() - t0)
+        setattr(sytrd, flag, False)
     for r in range(rounds + 1):
         t = [time.perf_counter()]
         parts = td.tridiagonal(dev, buf, batch, n, dt)

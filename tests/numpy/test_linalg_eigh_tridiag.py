@@ -157,6 +157,24 @@ def test_batched_steps(gdev, monkeypatch):
     np.testing.assert_allclose(np.asarray(w), want, rtol=0, atol=bound)
 
 
+def test_graph_steps(gdev, monkeypatch):
+    """GRAPH_STEPS: the reduction's launches recorded once per shape and replayed; calls on
+    different matrices of one shape share the recording, each result its own."""
+    monkeypatch.setattr(linalg_sytrd, "GRAPH_STEPS", True)
+    monkeypatch.setattr(linalg_sytrd, "TAIL_ROWS", 20)
+    rng = np.random.default_rng(10)
+    for dt in _dtypes(gdev, True):
+        cplx = np.dtype(dt).kind == "c"
+        mats = [_hermitian_noise((2, 66, 66), i) if cplx else (lambda m: m + np.swapaxes(m, -1, -2))(
+            rng.standard_normal((2, 66, 66))) for i in range(2)]
+        got = [mnp.linalg.eigh(mnp.asarray(m.astype(dt), device=gdev)) for m in mats]  # both queued first
+        for m, (w, _) in zip(mats, got):
+            want = np.linalg.eigvalsh(m)
+            np.testing.assert_allclose(np.asarray(w), want, rtol=0,
+                                       atol=10 * 66 * np.finfo(dt).eps * np.abs(want).max())
+        check(mats[0], dt, gdev)
+
+
 @pytest.mark.parametrize("n", [2, 3, 5, 16, 33])
 def test_small(gdev, n, monkeypatch):
     """Sizes below MIN_N (Jacobi's on GPUs; the benchmarks compare both routes there)."""

@@ -17,11 +17,16 @@ Q = H_0 H_1 ... H_{n-2}. linalg_tridiag.py takes T's eigenvalues and vectors and
 - td_tail: the remaining steps in one launch once the trailing matrix fits the threadgroup memory
   (dynamic: past CUDA's 48 KiB of static arrays), a threadgroup per matrix, barriers for the
   launch boundaries.
+- BATCH_STEPS, GRAPH_STEPS (off; benchmarks/bench_eigh.py times both): the step launches in one
+  dev.batch(), or recorded once per shape (dev.record(), its own work buffers) and replayed with
+  W copied in and d, e, tau and the reflectors copied out: fewer host costs per launch, for when
+  the host's launches are what the reduction waits for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -33,6 +38,8 @@ from . import cache, linalg_common as lc
 THREADS = 256  # per step group on GPUs: 8 teams of 32 lanes, a team per row
 TAIL_THREADS = 1024  # the tail's one group per matrix
 BATCH_STEPS = False  # the step launches in one dev.batch() (benchmarks/bench_eigh.py times both ways)
+GRAPH_STEPS = False  # the step and tail launches recorded once per shape and replayed (bench_eigh.py times it)
+GRAPHS = 4  # recordings kept (each holds its own work buffers: about 2 n^2 elements a matrix)
 TAIL_ROWS = None  # at most this trailing matrix for the tail (tests); it is also what threadgroup memory holds
 TEAM = 32
 tail_refused = None  # why td_tail was refused, if it was (the steps then run a launch each): tests read it
@@ -343,6 +350,49 @@ def _tail_rows(dev: mc.Device, dt: np.dtype, n: int, threads: int) -> int:
     return mt
 
 
+_MOVE = """
+kernel void td_move(const device $T* src [[buffer(0)]], device $T* dst [[buffer(1)]],
+                    constant uint& count [[buffer(2)]], uint gid [[thread_position_in_grid]]) {
+  if (gid < count) dst[gid] = src[gid];
+}
+"""
+
+# (device, dtype, n, batch) -> (lock, graph, its buffers); the oldest dropped past GRAPHS.
+_graphs: dict[tuple[Any, str, int, int], tuple[threading.Lock, Any, dict[str, mc.Buffer]]] = {}
+
+
+def _move(dev: mc.Device, src: mc.Buffer, dst: mc.Buffer, count: int, dt: np.dtype) -> None:
+    k = cache.kernel(dev, lc.render(_MOVE, dt, 1), "td_move", fast_math=False)
+    cache.launch(k, -(-count // 256) * 256, src, dst, count, threadgroup=(256, 1, 1))
+
+
+def _replayed(dev: mc.Device, parts: dict[str, mc.Buffer], batch: int, n: int, dt: np.dtype,
+              record: Callable[[dict[str, mc.Buffer]], None]) -> None:
+    """GRAPH_STEPS: the launches `record` makes on a buffer set, recorded once per shape; each call
+    copies its W in, replays, and copies d, e, tau and the reflectors out into its own parts (a
+    lock per recording keeps calls from other threads from meeting in its buffers)."""
+    key = (dev, dt.str, n, batch)
+    entry = _graphs.get(key)
+    if entry is None:
+        bufs = {name: cache.empty(dev, parts[name].nbytes // np.dtype(t).itemsize, t) for name, t in
+                (("W", dt), ("VS", dt), ("TAU", dt), ("P", dt), ("D", lc.real_type(dt)), ("E", lc.real_type(dt)))}
+        with dev.record() as graph:
+            record(bufs)
+        entry = (threading.Lock(), graph, bufs)
+        with cache._lock:
+            _graphs[key] = entry
+            while len(_graphs) > GRAPHS:
+                _graphs.pop(next(iter(_graphs)))
+    lock, graph, bufs = entry
+    with lock:
+        _move(dev, parts["W"], bufs["W"], batch * n * n, dt)
+        c = graph.replay()
+        with cache._lock:
+            cache._pending.append(c)
+        for name, t in (("VS", dt), ("TAU", dt), ("D", lc.real_type(dt)), ("E", lc.real_type(dt))):
+            _move(dev, bufs[name], parts[name], parts[name].nbytes // np.dtype(t).itemsize, t)
+
+
 def _steps_batch(dev: mc.Device) -> contextlib.ExitStack:
     """The step launches' context: one dev.batch() with BATCH_STEPS, unless the caller's batch or
     recording is open (they do not nest; the steps then join it)."""
@@ -376,12 +426,28 @@ def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) ->
     step, tg = group_kernel(dev, _text(_STEP, True), "td_step", dt, n, THREADS)
     teams = tg // TEAM
 
-    def steps(ks):
-        with _steps_batch(dev):
-            for k in ks:
-                gpm = max(1, -(-(n - k - 2) // teams))
-                cache.launch(step, batch * gpm * tg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"],
-                             parts["E"], n, k, gpm, threadgroup=(tg, 1, 1))
+    def launches(p, record=False):
+        """The step launches, then the tail's, on the buffers `p` (recorded: called directly)."""
+        def launch(k, grid, *args, **kw):
+            if record:
+                k(grid, *args, **kw)
+            else:
+                cache.launch(k, grid, *args, **kw)
+
+        def steps(ks):
+            with contextlib.nullcontext() if record else _steps_batch(dev):
+                for k in ks:
+                    gpm = max(1, -(-(n - k - 2) // teams))
+                    launch(step, batch * gpm * tg, p["W"], p["VS"], p["TAU"], p["P"], p["D"], p["E"], n, k, gpm,
+                           threadgroup=(tg, 1, 1))
+        steps(range(-1, first))
+        if first < n - 2:
+            try:
+                launch(tail, batch * ttg, p["W"], p["VS"], p["TAU"], p["P"], p["D"], p["E"], n, first,
+                       threadgroup=(ttg, 1, 1), threadgroup_memory=_tail_bytes(mt, dt))
+            except mc.Error as e:  # (never seen: a device that refuses the dynamic threadgroup memory it reports)
+                _refused(e)
+                steps(range(first, n - 2))
     tt = TAIL_THREADS  # fewer where its fixed arrays would pass the static limit (complex128 from 512)
     while tt > 32 and static_bytes(n, dt, tt) > min(dev.threadgroup_memory_length, _STATIC_LIMIT):
         tt //= 2
@@ -392,12 +458,8 @@ def tridiagonal(dev: mc.Device, a: mc.Buffer, batch: int, n: int, dtype: Any) ->
         _refused(e)
         mt = 0
     first = n - 1 - mt if mt >= 3 else n - 2  # the tail's first step (n - 2: no tail)
-    steps(range(-1, first))
-    if first < n - 2:
-        try:
-            cache.launch(tail, batch * ttg, parts["W"], parts["VS"], parts["TAU"], parts["P"], parts["D"], parts["E"],
-                         n, first, threadgroup=(ttg, 1, 1), threadgroup_memory=_tail_bytes(mt, dt))
-        except mc.Error as e:  # (never seen: a device that refuses the dynamic threadgroup memory it reports)
-            _refused(e)
-            steps(range(first, n - 2))
+    if GRAPH_STEPS:
+        _replayed(dev, parts, batch, n, dt, lambda p: launches(p, record=True))
+    else:
+        launches(parts)
     return parts
