@@ -44,10 +44,6 @@ def usable(dev: mc.Device, dtype: Any, n: int) -> bool:
     return sytrd.fits(dev, dt, n)
 
 
-
-
-
-
 # Shared by td_values and td_vectors: ||T||_inf, whether T is finite, and the block [s, f) of t.
 _BLOCK = """
 inline bool td_block(const device $R* d, const device $R* e, uint n, uint t, thread uint& s, thread uint& f,
