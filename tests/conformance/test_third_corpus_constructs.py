@@ -18,7 +18,9 @@ own checked against NumPy on every device:
 * a function template `f(device T*, constant T*)` given two pointers cast from untyped buffers
   (MoltenVK's `populateTriIndxsFromTriFan(&((device uint16_t*)dst)[i], &((constant
   uint16_t*)src)[j], ...)`): the translation made both parameters the prelude's cast-pointer type,
-  from which T does not deduce.
+  from which T does not deduce;
+* `os_log_default` (MSL 3.2's default log, which Tint's WGSL `print` writes to): messages are
+  accepted and discarded, the kernel's results are unchanged.
 """
 
 from __future__ import annotations
@@ -156,6 +158,13 @@ kernel void tc_cast_template_args(device void* dst [[buffer(0)]], constant void*
         tc_widen((device uint32_t*)dst + 16 + start, (constant uint32_t*)src + 8 + start, 4u, 0xFFFFFFFFu);
 }
 """,
+    """
+kernel void tc_default_log(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    os_log_default.log("[ compute ] value %f", x[i]);
+    metal::os_log_default.log_info("twice");
+    x[i] = x[i] * 2.0f + 0.5f;
+}
+""",
 ])
 
 
@@ -267,3 +276,10 @@ def test_cast_pointers_into_a_template(device, rng):
     s32 = src32[8 + start:8 + start + 4].astype(np.int64)
     w32[16 + start:16 + start + 4] = np.where(s32 == 0xFFFFFFFF, 0, s32 + 1)
     np.testing.assert_array_equal(dst, want)
+
+
+def test_default_log(device, rng):
+    x = rng.integers(-100, 100, 33).astype(np.float32)
+    want = x * 2 + 0.5
+    KS.get(device, "tc_default_log")(x.size, x)
+    np.testing.assert_array_equal(x, want)

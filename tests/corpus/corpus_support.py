@@ -47,6 +47,17 @@ def require2(relpath: str) -> Path:
     return path
 
 
+def require3(relpath: str) -> Path:
+    """The public file at the third corpus's relpath ($METALCALL_CORPUS3, else <repo
+    root>/.devcarry/corpus3: docs/msl-corpus.md), or skip the test saying why."""
+    env = os.environ.get("METALCALL_CORPUS3")
+    path = (Path(env) if env else REPO / ".devcarry" / "corpus3") / relpath
+    if not path.is_file():
+        pytest.skip(f"public MSL file not present: {path} (set METALCALL_CORPUS3 or fetch the third corpus "
+                    "as docs/msl-corpus.md describes)")
+    return path
+
+
 @functools.lru_cache(maxsize=None)
 def survey():
     """tools/msl_corpus_survey.py as a module (its flatten/expand/chunks/kernel_names)."""

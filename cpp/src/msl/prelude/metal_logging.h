@@ -13,4 +13,11 @@ struct os_log {
   template <class... A> METAL_FUNC void log_fault(const char*, A...) const {}
 };
 
+// The default log (Tint's WGSL `print`: `os_log_default.log(...)`).
+#if METAL_CUDA
+__device__ constexpr os_log os_log_default("", "");
+#else
+inline constexpr os_log os_log_default("", "");
+#endif
+
 }  // namespace metal

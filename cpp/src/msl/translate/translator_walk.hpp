@@ -15,6 +15,7 @@
 
 #include "msl/translate/translator.hpp"
 #include "msl/analysis/grid_indexing.hpp"
+#include "msl/passes/guarded_shuffles.hpp"
 #include "msl/passes/render_functions.hpp"
 #include "msl/analysis/source_analysis.hpp"
 #include "msl/analysis/sync_reachability.hpp"
@@ -69,6 +70,7 @@ class Translator {
     int_vector_size_parameters(t_);
     drop_coherent_qualifiers(t_);
     rename_names_that_clash_with_target();
+    hoist_guarded_shuffles(t_);
     qualify_library_calls(t_, target_.ambiguous_library_calls());
     if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
