@@ -73,40 +73,78 @@ void hoist_guarded_shuffles(std::vector<Token>& t) {
     if (!t[i].is_identifier("if") || !t[i + 1].is("(") || (i > 0 && t[i - 1].is("#"))) continue;
     const std::size_t close = matching(t, i + 1);
     if (close + 1 >= t.size() || !pure(t, i + 2, close, true)) continue;
-    // The statement [s, end] (its `;`), and the last token of the if statement.
+    // The body's statements [s, e] (e its `;`), and the last token of the if statement.
     std::size_t s = close + 1, last = 0;
     const bool braced = t[s].is("{");
     if (braced) {
       last = matching(t, s);
       ++s;
     }
-    if (s >= t.size() || is_statement_keyword(t[s]) || t[s].is("{") || t[s].is(";")) continue;
-    std::size_t end = s;
-    bool simple = true;
-    int assignments = 0;
-    for (int depth = 0; end < t.size(); ++end) {
-      const Token& x = t[end];
-      if (x.is("(") || x.is("[")) ++depth;
-      else if (x.is(")") || x.is("]")) --depth;
-      else if (x.is("{") || x.is("}") || is_statement_keyword(x) || x.is("++") || x.is("--")) simple = false;
-      else if (is_assignment(x) && (depth > 0 || ++assignments > 1)) simple = false;
-      else if (depth == 0 && x.is(";")) break;
-      if (!simple) break;
+    std::vector<std::pair<std::size_t, std::size_t>> statements;
+    bool simple = s < t.size();
+    while (simple && s < t.size() && (braced ? s < last : statements.empty())) {
+      if (is_statement_keyword(t[s]) || t[s].is("{") || t[s].is(";")) {
+        simple = false;
+        break;
+      }
+      std::size_t e = s;
+      int assignments = 0;
+      for (int depth = 0; e < t.size(); ++e) {
+        const Token& x = t[e];
+        if (x.is("(") || x.is("[")) ++depth;
+        else if (x.is(")") || x.is("]")) --depth;
+        else if (x.is("{") || x.is("}") || is_statement_keyword(x) || x.is("++") || x.is("--")) simple = false;
+        else if (is_assignment(x) && (depth > 0 || ++assignments > 1)) simple = false;
+        else if (depth == 0 && x.is(";")) break;
+        if (!simple) break;
+      }
+      if (!simple || e >= t.size()) {
+        simple = false;
+        break;
+      }
+      statements.push_back({s, e});
+      s = e + 1;
     }
-    if (!simple || end >= t.size() || (braced && end + 1 != last)) continue;
-    if (!braced) last = end;
+    if (!simple || statements.empty() || (braced && s != last)) continue;
+    if (!braced) last = statements.back().second;
     if (last + 1 < t.size() && t[last + 1].is_identifier("else")) continue;
-    // The shuffles of plain values in the statement.
+    // The shuffles of plain values that no earlier statement of the body may change: names
+    // left of its assignment, or passed to a call other than a shuffle (a reference may change).
     std::vector<std::pair<std::size_t, std::size_t>> calls;  // [first token, `)`]
-    for (std::size_t j = s; j < end; ++j) {
-      if (t[j].kind != TokenKind::identifier || !is_shuffle(t[j].text) || !t[j + 1].is("(")) continue;
-      if (t[j - 1].is(".") || t[j - 1].is("->")) continue;
-      const std::size_t first = t[j - 1].is("::") && j >= 2 && t[j - 2].is_identifier("metal") ? j - 2 : j;
-      if (first != j && (t[first - 1].is("::") || t[first - 1].is("."))) continue;
-      const std::size_t rparen = matching(t, j + 1);
-      if (!pure(t, j + 2, rparen, false)) continue;
-      calls.push_back({first, rparen});
-      j = rparen;
+    std::set<std::string> earlier;
+    for (std::size_t m = 0; m < statements.size(); ++m) {
+      if (m > 0) {
+        const std::size_t b = statements[m - 1].first, e = statements[m - 1].second;
+        std::size_t assignment = e;
+        for (std::size_t j = b, depth = 0; j < e; ++j) {
+          if (t[j].is("(") || t[j].is("[")) ++depth;
+          else if (t[j].is(")") || t[j].is("]")) --depth;
+          else if (depth == 0 && is_assignment(t[j])) assignment = j;
+        }
+        std::vector<bool> in_call;  // per open parenthesis: inside a call's arguments
+        for (std::size_t j = b; j < e; ++j) {
+          if (t[j].is("(") || t[j].is("[")) {
+            const bool call = t[j].is("(") && t[j - 1].kind == TokenKind::identifier && !is_shuffle(t[j - 1].text) &&
+                              !is_scalar_type(t[j - 1].text);
+            in_call.push_back(call || (!in_call.empty() && in_call.back()));
+          } else if ((t[j].is(")") || t[j].is("]")) && !in_call.empty()) {
+            in_call.pop_back();
+          } else if (t[j].kind == TokenKind::identifier && (j < assignment || (!in_call.empty() && in_call.back()))) {
+            earlier.insert(t[j].text);
+          }
+        }
+      }
+      for (std::size_t j = statements[m].first; j < statements[m].second; ++j) {
+        if (t[j].kind != TokenKind::identifier || !is_shuffle(t[j].text) || !t[j + 1].is("(")) continue;
+        if (t[j - 1].is(".") || t[j - 1].is("->")) continue;
+        const std::size_t first = t[j - 1].is("::") && j >= 2 && t[j - 2].is_identifier("metal") ? j - 2 : j;
+        if (first != j && (t[first - 1].is("::") || t[first - 1].is("."))) continue;
+        const std::size_t rparen = matching(t, j + 1);
+        bool fresh = true;
+        for (std::size_t a = j + 2; a < rparen; ++a) fresh = fresh && !earlier.count(t[a].text);
+        if (fresh && pure(t, j + 2, rparen, false)) calls.push_back({first, rparen});
+        j = rparen;
+      }
     }
     if (calls.empty()) continue;
     out.insert(out.end(), t.begin() + copied, t.begin() + i);

@@ -12,13 +12,14 @@
 namespace metalcall::msl {
 
 /**
- * Rewrites `if (COND) S;` and `if (COND) { S; }` (no else), where S is one expression statement
- * that calls SIMD- or quad-group shuffles or broadcasts on plain values (names, integer literals
- * and arithmetic: nothing that can fault or change state), and COND has no side effects, to
- * `{ const auto mtl_shuffled_N = CALL; ... if (COND) S'; }` with each call replaced by its
- * value in S': the lanes that skip S then take part in the shuffle, which reads their values
- * as the hardware reads its registers. Lanes whose source is active get the same value as
- * before.
+ * Rewrites `if (COND) S;` and `if (COND) { S1; S2; ... }` (no else), where each S is an
+ * expression statement and COND has no side effects, hoisting the SIMD- or quad-group shuffles
+ * and broadcasts of plain values (names, integer literals and arithmetic: nothing that can fault
+ * or change state) that no earlier statement of the body names: `{ const auto mtl_shuffled_N =
+ * CALL; ... if (COND) { S1'; ... } }`, each call replaced by its value. The lanes that skip the
+ * body then take part in the shuffle, which reads their values as the hardware reads its
+ * registers (radix sorts scan four counters so: AppleNumericalComputing's radix_sort.metal).
+ * Lanes whose source is active get the same value as before.
  */
 void hoist_guarded_shuffles(std::vector<Token>& t);
 
