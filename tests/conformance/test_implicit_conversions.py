@@ -1,7 +1,9 @@
 """Implicit conversions as C++ and MSL define them, checked against Python's integers on every
 device: small integers promoted to int and narrowed back where a declaration, `=`, a compound
 assignment, a store or a `return` converts them; comparisons of mixed signedness; half and bfloat
-mixed with float and integers.
+mixed with float and integers; integer literal branches of `?:` beside small integers (`c ?
+uchar(64) : 2030664764` is an int: the translation's int_literal took the uchar's type, fuzz seed
+9402, program 28).
 
 `short v = x * short(-1);` is `short(int(x) * -1)`: -(-32768) wraps to -32768. NVVM narrows the
 multiply by -1 to PTX's neg.s16, and the H200's ptxas (CUDA 13.0) then takes the result as still
@@ -75,6 +77,22 @@ kernel void mixed_compares(const device int* a [[buffer(0)]], const device uint*
 }
 """,
     """
+kernel void literal_arms(const device int* in [[buffer(0)]], device long* out [[buffer(1)]],
+                         uint i [[thread_position_in_grid]]) {
+    device long* o = out + 7 * i;
+    const bool c = in[i] > 5;
+    const uint u = uint(in[i]);
+    ulong v = (false ? uchar(64) : 2030664764);  // int: a small integer branch is promoted
+    o[0] = long(v);
+    o[1] = c ? uchar(64) : 2030664764;
+    o[2] = c ? short(-1) : 70000;
+    o[3] = ((c ? char(-1) : 5) < 1u) ? 1 : 0;  // int -1 as a uint: not below 1
+    o[4] = c ? (in[i] > 7) : 9;
+    o[5] = c ? u : 3000000000;                // uint with a long literal: a long
+    o[6] = c ? ushort(65535) : 0;
+}
+""",
+    """
 kernel void mixed_floats(const device half* h [[buffer(0)]], const device int* n [[buffer(1)]],
                          const device float* f [[buffer(2)]], const device long* l [[buffer(3)]],
                          device float* out [[buffer(4)]], uint i [[thread_position_in_grid]]) {
@@ -142,6 +160,19 @@ def test_comparisons_of_mixed_signedness(device):
     exp = [[int(x % 2**32 < y), int(p < q), int(z < y), int(x % 2**32 == y), int(p % 2**32 > y),
             int(z % 2**64 > x % 2**64)] for x, y, p, q, z in zip(A, B, S, US, L)]
     assert_equal(out.reshape(n, 6), np.array(exp, np.int32))
+
+
+def test_integer_literal_branches_beside_small_integers(device):
+    x = np.array([0, 6, 9, -4, 8, 5], np.int32)
+    n = len(x)
+    out = np.zeros(7 * n, np.int64)
+    KS.get(device, "literal_arms")(n, x, out)
+    exp = []
+    for v in x.tolist():
+        c = v > 5
+        exp.append([2030664764, 64 if c else 2030664764, -1 if c else 70000, int(((-1 if c else 5) % 2**32) < 1),
+                    int(v > 7) if c else 9, (v % 2**32) if c else 3000000000, 65535 if c else 0])
+    assert_equal(out.reshape(n, 7), np.array(exp, np.int64))
 
 
 def _bfloat(x):

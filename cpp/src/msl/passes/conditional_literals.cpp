@@ -22,7 +22,11 @@ bool int_literal(const std::vector<Token>& t, std::size_t i) {
   if (hex) k = 2;
   for (; k < s.size(); ++k)
     if (!(hex ? std::isxdigit(static_cast<unsigned char>(s[k])) : std::isdigit(static_cast<unsigned char>(s[k])))) return false;
-  return true;
+  // An int's value only: a larger literal is a long or unsigned, which int_literal (taken as an
+  // int beside a small integer, metal_conditional.h) would truncate.
+  const std::size_t digits = s.size() - (hex ? 2 : 0);
+  if (digits > 10) return false;
+  return std::stoull(s, nullptr, 0) <= 2147483647ull;
 }
 
 // Whether the token after a third operand ends it (so the operand is that one token).

@@ -38,6 +38,13 @@ struct cond_pick<A, B, true, false> {
 };
 template <class A, class B>
 struct cond_pick<A, B, false, true> : cond_pick<B, A, true, false> {};
+// An integer literal branch (int_literal: it converts to the other branch's type) beside a bool,
+// char or short: MSL promotes that one to int, so the literal stays an int (`c ? uchar(64) :
+// 2030664764` is 2030664764, not 60: fuzz seed 9402, program 28).
+template <class B>
+struct cond_pick<int_literal, B, false, false> {
+  typedef typename conditional<is_same<B, bool>::value || (mtl_detail::is_int<B>::value && sizeof(B) < 4), int, void>::type type;
+};
 template <class Arm, class Other, class P = typename cond_pick<typename cond_bare<Arm>::type, typename cond_bare<Other>::type>::type>
 struct cond_arm {
   typedef P type;
