@@ -2,7 +2,9 @@
 `return {a, b}` of an aggregate from a helper's loop, the kernel's own `return` from its loop,
 a `break` before a line holding two SIMD-group calls (and a conditional whose two arms each hold
 one), a `break` out of a loop holding a threadgroup barrier that the whole threadgroup takes
-together, and a `continue` past a barrier's loop in a loop of SIMD-group calls. (`goto` is not
+together, a `continue` past a barrier's loop in a loop of SIMD-group calls, and SIMD-group calls
+the CPU's line order leaves unranked (a template instance, a call through a member access) on one
+line with another one, in the other arm of a conditional. (`goto` is not
 MSL: the front end refuses it, tests/reliability/test_refused_constructs.py.)
 
 MSL: a SIMD-group function acts on the lanes that reach that call together, and lanes that have
@@ -20,6 +22,14 @@ from mcconf import KernelSet, assert_equal
 
 PREAMBLE = """
 struct Pair { int a; int b; };
+
+// Calls that passes/simd_line_order gives no rank (a template instance, a member access): on
+// one line with another SIMD-group call, in the other arm of a conditional.
+template <class T> T tsum(T v) { return simd_sum(v); }
+struct Acc {
+    int k;
+    int sum(int v) const { return simd_sum(v) + k; }
+};
 
 // Lanes leave at the iteration of their n with an empty or a braced aggregate.
 Pair walk_pair(int v, int n) {
@@ -123,6 +133,18 @@ kernel void le_break_from_barrier_loop(device const int* x [[buffer(0)]], device
     out[4 * i + 3] = rounds;
 }
 """,
+    """
+kernel void le_unranked_calls_on_one_line(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                          uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const bool c = v > 0;
+    Acc a{1000};
+    out[4 * i + 0] = c ? tsum<int>(v) : simd_prefix_exclusive_sum(1);
+    out[4 * i + 1] = c ? a.sum(v) : simd_max(v);
+    out[4 * i + 2] = (c ? tsum<int>(1) : simd_min(v)) + simd_sum(1);
+    out[4 * i + 3] = simd_sum(1);
+}
+""",
 ], preamble=PREAMBLE)
 
 N = 256  # 4 threadgroups of 64
@@ -205,6 +227,14 @@ def _break_then_one_line(v, w):
     return np.stack([acc, np.full(w, acc.sum() + v.max()), arms, np.full(w, w)], 1)
 
 
+def _unranked_calls_on_one_line(v, w):
+    c = v > 0
+    pre = np.cumsum(~c) - ~c
+    pos = v[c].sum() if c.any() else 0
+    return np.stack([np.where(c, pos, pre), np.where(c, pos + 1000, v[~c].max() if (~c).any() else 0),
+                     np.where(c, c.sum(), v[~c].min() if (~c).any() else 0) + w, np.full(w, w)], 1)
+
+
 def _per_simd_group(model):
     def whole(x, w):
         return np.concatenate([model(v, w) for v in x.astype(np.int64).reshape(-1, w)])
@@ -235,6 +265,7 @@ CASES = {
     "le_kernel_return": _per_simd_group(_kernel_return),
     "le_break_then_one_line": _per_simd_group(_break_then_one_line),
     "le_break_from_barrier_loop": _break_from_barrier_loop,
+    "le_unranked_calls_on_one_line": _per_simd_group(_unranked_calls_on_one_line),
 }
 
 
