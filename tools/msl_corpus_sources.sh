@@ -128,9 +128,9 @@ run_source3() {
     # MoltenVK's command shaders: the raw strings of MVKCommandPipelineStateFactoryShaderSource.h
     # joined with the MVKDXTnCodec.def it includes (cmd_shaders.metal; docs/msl-corpus.md)
     moltenvk) survey moltenvk moltenvk/cmd_shaders.metal ;;
-    # Tint's (Dawn's) MSL test expectations, split into one program per entry point
-    # (tint-compute/: docs/msl-corpus.md): every 30th program with a kernel, in sorted order
-    tint) survey tint $(find tint-compute -name '*.msl' | LC_ALL=C sort | awk 'NR % 30 == 1') ;;
+    # Tint's (Dawn's) MSL test expectations, one program per entry point, every 30th program
+    # with a kernel (tint-sample/: docs/msl-corpus.md says how it was drawn)
+    tint) survey tint $(find tint-sample -name '*.msl' | LC_ALL=C sort) ;;
   esac
 }
 

@@ -19,6 +19,9 @@ own checked against NumPy on every device:
   (MoltenVK's `populateTriIndxsFromTriFan(&((device uint16_t*)dst)[i], &((constant
   uint16_t*)src)[j], ...)`): the translation made both parameters the prelude's cast-pointer type,
   from which T does not deduce;
+* C++20 designated initializers of the source's structs (`tint_module_vars_struct{.s=s}`, in
+  nearly every Tint compute shader): NVRTC's C++17 refused them ("expected an expression"); they
+  are written positionally, a skipped member value-initialised;
 * `os_log_default` (MSL 3.2's default log, which Tint's WGSL `print` writes to): messages are
   accepted and discarded, the kernel's results are unchanged.
 """
@@ -165,6 +168,22 @@ kernel void tc_default_log(device float* x [[buffer(0)]], uint i [[thread_positi
     x[i] = x[i] * 2.0f + 0.5f;
 }
 """,
+    """
+struct tc_module_vars {
+    device float* out;
+    const device float* in;
+    uint n;
+    float scale;
+};
+struct tc_pair { int a; int b; };
+struct tc_nested { tc_pair p; float f; };
+kernel void tc_designated(device float* out [[buffer(0)]], const device float* in [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    tc_module_vars const vars = tc_module_vars{.out=out, .in=in, .scale=2.5f};  // n skipped: 0
+    const tc_nested nest = tc_nested{.p = tc_pair{.b = int(i)}, .f = vars.in[i]};
+    vars.out[i] = nest.f * vars.scale + float(nest.p.b) + float(nest.p.a) + float(vars.n);
+}
+""",
 ])
 
 
@@ -283,3 +302,10 @@ def test_default_log(device, rng):
     want = x * 2 + 0.5
     KS.get(device, "tc_default_log")(x.size, x)
     np.testing.assert_array_equal(x, want)
+
+
+def test_designated_initializers(device, rng):
+    x = rng.integers(-100, 100, 40).astype(np.float32)
+    out = np.zeros(40, np.float32)
+    KS.get(device, "tc_designated")(40, out, x)
+    np.testing.assert_array_equal(out, x * 2.5 + np.arange(40))

@@ -15,6 +15,7 @@
 
 #include "msl/translate/translator.hpp"
 #include "msl/analysis/grid_indexing.hpp"
+#include "msl/passes/designated_initializers.hpp"
 #include "msl/passes/guarded_shuffles.hpp"
 #include "msl/passes/render_functions.hpp"
 #include "msl/analysis/source_analysis.hpp"
@@ -70,6 +71,7 @@ class Translator {
     int_vector_size_parameters(t_);
     drop_coherent_qualifiers(t_);
     rename_names_that_clash_with_target();
+    positional_designated_initializers(t_);
     hoist_guarded_shuffles(t_);
     qualify_library_calls(t_, target_.ambiguous_library_calls());
     if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
