@@ -28,23 +28,12 @@ from metalcall.numpy._kernels import cache
 from metalcall.numpy._linalg import matmul
 from metalcall.numpy._manip import matrix_transpose
 from metalcall.numpy._sort import argsort
-from mnp_bench_common import device_and_cupy
+from mnp_bench_common import device_and_cupy, medians
 
 CASES = ["1x512", "1x512:float64", "1x256", "1x1024", "1x2048", "100x64", "20x128", "10x256", "1000x32", "1000x16"]
 PHASES = ["queue", "tridiag", "values", "vectors", "ns", "back", "order", "queue/b", "tridiag/b", "queue/g",
           "tridiag/g"]
 
-
-def medians(fns, rounds):
-    for f in fns.values():
-        f()
-    ts = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            ts[k].append(time.perf_counter() - t)
-    return {k: float(np.median(v)) * 1e3 for k, v in ts.items()}
 
 
 def phases(x, dev, rounds):

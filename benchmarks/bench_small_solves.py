@@ -13,28 +13,16 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import time
 
 import numpy as np
 
 import metalcall.numpy as mnp
 from metalcall.numpy._backend import kernels
-from mnp_bench_common import device_and_cupy
+from mnp_bench_common import device_and_cupy, medians
 
 CASES = ["10000x4", "1000x8", "1000x16", "1000x24", "1000x32", "1000x48", "1000x64", "10000x32", "100x32",
          "1000x32:float64", "1000x16:complex64"]
 
-
-def medians(fns, rounds):
-    for f in fns.values():
-        f()
-    ts = {k: [] for k in fns}
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            ts[k].append(time.perf_counter() - t)
-    return {k: float(np.median(v)) * 1e3 for k, v in ts.items()}
 
 
 def main():

@@ -1,9 +1,12 @@
-"""What the metalcall.numpy benchmarks (bench_mnp.py, bench_fft.py, bench_mnp_linalg.py) share:
-the best-of-n timer and the device with its optional CuPy peer."""
+"""What the metalcall.numpy benchmarks (bench_mnp.py, bench_fft.py, bench_mnp_linalg.py,
+bench_eigh.py, bench_small_solves.py) share: the best-of-n and median-in-turn timers and the
+device with its optional CuPy peer."""
 
 from __future__ import annotations
 
 import time
+
+import numpy as np
 
 import metalcall.numpy as mnp
 
@@ -21,6 +24,20 @@ def best(fn, repeat: int, warm_seconds: float = 0.0) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def medians(fns: dict, rounds: int) -> dict:
+    """The median milliseconds of each of `fns`, after one warm call each, timed in turn (a, b, a,
+    b, ...) so that a change of the machine's load falls on all of them."""
+    for f in fns.values():
+        f()
+    ts = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t = time.perf_counter()
+            f()
+            ts[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) * 1e3 for k, v in ts.items()}
 
 
 def device_and_cupy(device: str | None):

@@ -1,6 +1,7 @@
 """`ldev`: every device metalcall reports, and the CPU a second time with the GPU kernels (one
 threadgroup of 32 threads per matrix, barriers run as fibers), so that the kernels CUDA and Metal
-run are checked on any machine. Used by the linalg tests."""
+run are checked on any machine. Used by the linalg tests. `gdev`: the GPU kernels alone, on each
+GPU present and on the CPU (the eigh tests: the CPU's own route is checked with `ldev`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,26 @@ def _ldev_params():
 def ldev(request):
     backend, index, gpu_kernels = request.param
     cache.force_gpu_variants = gpu_kernels
+    try:
+        yield mc.Device(f"{backend}:{index}")
+    finally:
+        cache.force_gpu_variants = False
+
+
+def _gdev_params():
+    if metal_sim_only():
+        return [pytest.param(("metal-sim", 0), id="metal-sim")]
+    out = [pytest.param(("cpu", 0), id="cpu-gpu-kernels")]
+    for info in mc.get_devices():
+        if info.backend in ("cuda", "metal"):
+            out.append(pytest.param((info.backend, info.index), id=f"{info.backend}:{info.index}"))
+    return out
+
+
+@pytest.fixture(params=_gdev_params())
+def gdev(request):
+    backend, index = request.param
+    cache.force_gpu_variants = backend == "cpu"
     try:
         yield mc.Device(f"{backend}:{index}")
     finally:

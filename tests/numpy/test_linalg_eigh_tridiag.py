@@ -10,30 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import metalcall as mc
 import metalcall.numpy as mnp
-from metalcall.numpy._kernels import cache, linalg_sytrd, linalg_tridiag
-from mctest import metal_sim_only
-
-
-def _params():
-    if metal_sim_only():  # METALCALL_DEVICE=metal-sim: the Metal simulator alone, as tests/conftest.py
-        return [pytest.param(("metal-sim", 0), id="metal-sim")]
-    out = [pytest.param(("cpu", 0), id="cpu-gpu-kernels")]
-    for info in mc.get_devices():
-        if info.backend in ("cuda", "metal"):
-            out.append(pytest.param((info.backend, info.index), id=f"{info.backend}:{info.index}"))
-    return out
-
-
-@pytest.fixture(params=_params())
-def gdev(request):
-    backend, index = request.param
-    cache.force_gpu_variants = backend == "cpu"
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
+from metalcall.numpy._kernels import linalg_sytrd, linalg_tridiag
 
 
 def _dtypes(dev, complex_too=False):
