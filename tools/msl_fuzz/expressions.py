@@ -100,6 +100,13 @@ def random_value(rng: random.Random, s: Scalar):
     return float(float_array([random_float(rng, s)], s)[0])
 
 
+def MIXABLE(a: Scalar, b: Scalar) -> bool:
+    """Whether a and b convert to each other implicitly, and mix in arithmetic: any two scalars
+    but half with bfloat (`h + b` has no operator on the CPU backend; left out until a Mac says
+    what Apple's compiler makes of it)."""
+    return {a, b} != {HALF, BFLOAT}
+
+
 def swizzle_letters(rng: random.Random) -> str:
     return "xyzw" if rng.random() < 0.8 else "rgba"
 
@@ -185,6 +192,8 @@ class ExprGen:
         else:
             makers += [(self.arithmetic, 4.0), (self.unary, 0.7), (self.call, 2.0), (self.as_type, 0.5),
                        (self.select, 0.5)]
+            if not isinstance(ty, Vec):
+                makers += [(self.mixed_arithmetic, 1.0)]
         if isinstance(ty, Vec):
             makers += [(self.construct, 1.0), (self.swizzle, 1.0)]
         elif self.ctx.vectors:
@@ -223,17 +232,50 @@ class ExprGen:
             node.macro = self.rng.choice(macros)
         return node if result == ty else t.Convert(ty=ty, a=node)
 
+    def mixed_arithmetic(self, ty: Type, depth: int) -> t.Expr:
+        """A float type with another scalar type: C++'s usual conversions (`half * int` is a
+        half, `bfloat + float` a float, `half - long` a half), converted back to ty."""
+        other = self.rng.choice([s for s in INTEGERS + FLOATS if s != ty and MIXABLE(s, ty)])
+        a, b = self.expr(ty, depth), self.expr(other, depth)
+        if self.chance(0.5):
+            a, b = b, a
+        result = arithmetic_result(a.ty, b.ty)
+        node = t.Binary(ty=result, op=self.rng.choice(FLOAT_OPS), a=a, b=b)
+        return node if result == ty else t.Convert(ty=ty, a=node)
+
     def promoted_arithmetic(self, ty: Type, depth: int) -> t.Expr:
-        """Operands of other integer types: C++'s promotions and usual conversions."""
+        """Operands of other integer types: C++'s promotions and usual conversions, and
+        comparisons of mixed signedness (`int(-1) < 1u` is false, `short(-1) < ushort(1)` true)."""
         if isinstance(ty, Vec):
             return self.arithmetic(ty, depth)
         a_ty = self.rng.choice([s for s in INTEGERS if s in self.ctx.palette] or [INT])
         b_ty = self.rng.choice(INTEGERS)
-        op = self.rng.choice(INT_OPS + COMPARE_OPS[:2])
+        op = self.rng.choice(INT_OPS + COMPARE_OPS)
         a, b = self.expr(a_ty, depth), self.expr(b_ty, depth)
         result = BOOL if op in COMPARE_OPS else arithmetic_result(a_ty, b_ty)
         node = t.Binary(ty=result, op=op, a=a, b=b)
         return node if result == ty else t.Convert(ty=ty, a=node)
+
+    def implicit(self, ty: Type, depth: int) -> t.Expr:
+        """A value for a place where C++ converts implicitly (a declaration's initialiser, `=`, a
+        store, a helper's argument): one time in four a scalar of another type, most often a
+        small integer's arithmetic promoted to int and narrowed back (`short v = x * short(-1);`)."""
+        if not isinstance(ty, Scalar) or not self.chance(0.25):
+            return self.expr(ty, depth)
+        if ty.is_int and ty.bits < 32 and self.chance(0.5):
+            op = self.rng.choice(INT_OPS + ["<<", ">>"])
+            a = self.expr(ty, depth - 1)
+            if op in ("<<", ">>"):
+                b = t.Binary(ty=INT, op="&", a=self.expr(INT, depth - 1), b=t.Lit(ty=INT, value=31))
+            elif self.chance(0.3):
+                b = t.Lit(ty=ty, value=-1 if ty.signed else ty.hi)  # x * short(-1): a negation once folded
+            else:
+                b = self.expr(ty, depth - 1)
+            return t.Convert(ty=ty, a=t.Binary(ty=INT, op=op, a=a, b=b), style="implicit")
+        sources = [s for s in list(self.ctx.palette) + list(INTEGERS) + list(FLOATS) + [BOOL]
+                   if s != ty and MIXABLE(s, ty)]
+        s = self.rng.choice(sources)
+        return t.Convert(ty=ty, a=self.expr(s, depth), style="implicit")
 
     def unary(self, ty: Type, depth: int) -> t.Expr:
         e = elem(ty)
@@ -262,7 +304,10 @@ class ExprGen:
         n = width(ty)
         s = self.rng.choice(self.ctx.palette)
         operand = Vec(s, n) if n > 1 else s
-        node = t.Binary(ty=ty, op=self.rng.choice(COMPARE_OPS), a=self.expr(operand, depth), b=self.expr(operand, depth))
+        other = operand
+        if n == 1 and not s.is_bool and self.chance(0.25):  # mixed types: compared in their common type
+            other = self.rng.choice([o for o in INTEGERS + FLOATS if MIXABLE(o, s)])
+        node = t.Binary(ty=ty, op=self.rng.choice(COMPARE_OPS), a=self.expr(operand, depth), b=self.expr(other, depth))
         return node
 
     def logical(self, ty: Type, depth: int) -> t.Expr:
@@ -292,6 +337,15 @@ class ExprGen:
             self.ctx.level = saved
 
     def ternary(self, ty: Type, depth: int) -> t.Expr:
+        if isinstance(ty, Scalar) and not ty.is_bool and self.chance(0.25):
+            # arms of two types: C++'s usual conversions give the result's (`c ? h : 2` a half,
+            # `c ? i : u` a uint, `c ? b : f` a float), converted back to ty
+            other = self.rng.choice([s for s in INTEGERS + FLOATS if s != ty and MIXABLE(s, ty)])
+            arms = [self.divergent(ty, depth), self.divergent(other, depth)]
+            self.rng.shuffle(arms)
+            common = arithmetic_result(arms[0].ty, arms[1].ty)
+            node = t.Cond(ty=common, c=self.expr(BOOL, depth), a=arms[0], b=arms[1])
+            return node if common == ty else t.Convert(ty=ty, a=node)
         return t.Cond(ty=ty, c=self.expr(BOOL, depth), a=self.unpacked(self.divergent(ty, depth)),
                       b=self.unpacked(self.divergent(ty, depth)))
 
@@ -435,9 +489,13 @@ class ExprGen:
 
     def helper_call(self, ty: Type, depth: int) -> t.Expr:
         h = self.rng.choice([h for h in self.ctx.helpers if h.ret == ty])
-        args = [self.expr(p_ty, depth) for _, p_ty, _ in h.params]
-        fields = [self.expr(f_ty, depth) for _, f_ty, _ in h.fields] if h.kind == "functor" else None
         explicit = h.params[0][1] if h.kind == "template" and self.chance(0.5) else None
+        # Arguments convert implicitly unless they deduce a template's type; a functor's members
+        # are braced (where narrowing is an error).
+        converts = h.kind != "template" or explicit is not None
+        args = [self.implicit(p_ty, depth) if converts and not space else self.expr(p_ty, depth)
+                for _, p_ty, space in h.params]
+        fields = [self.expr(f_ty, depth) for _, f_ty, _ in h.fields] if h.kind == "functor" else None
         return t.CallHelper(ty=ty, name=h.name, args=args, template_arg=explicit, functor_fields=fields)
 
     def simd(self, ty: Type, depth: int) -> t.Expr:

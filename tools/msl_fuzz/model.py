@@ -240,6 +240,10 @@ class Model:
         c = self.ev(e.c, mask, f).astype(bool)
         a = self.ev(e.a, mask & c, f)
         b = self.ev(e.b, mask & ~c, f)
+        if e.a.ty != e.ty and not isinstance(e.ty, Struct):  # arms of two types: the common one
+            a = convert(a, e.a.ty, e.ty)[0]
+        if e.b.ty != e.ty and not isinstance(e.ty, Struct):
+            b = convert(b, e.b.ty, e.ty)[0]
         return merge(c, a, b)
 
     def ev_swizzle(self, e, mask, f):

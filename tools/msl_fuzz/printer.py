@@ -113,6 +113,8 @@ class Printer:
             return f"static_cast<{name}>({inner})"
         if e.style == "cast":
             return f"(({name})({inner}))"
+        if e.style == "implicit":  # an initialiser, `=`, a store or an argument converts it
+            return inner
         return f"{name}({inner})"
 
     def expr_astype(self, e: t.AsType) -> str:

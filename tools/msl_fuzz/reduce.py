@@ -144,7 +144,10 @@ def expression_edits(prog: t.Program):
     found.sort(key=lambda e: -sum(1 for _ in t.walk_exprs(e)))
     for e in found:
         for _, _, child in children(e):
-            if isinstance(child, t.Expr) and child.ty == e.ty:
+            # an implicit conversion is printed bare: valid only where it stands (an initialiser,
+            # `=`, a store, an argument), so it never replaces an expression elsewhere
+            implicit = isinstance(child, t.Convert) and child.style == "implicit"
+            if isinstance(child, t.Expr) and child.ty == e.ty and not implicit:
                 yield e.uid, child.uid
         yield e.uid, None
 

@@ -214,8 +214,11 @@ class RegionGen(StmtGen):
         for b in self.prog.buffers:
             if b.role != "out":
                 continue
-            value = self.stored_value(b.ty)
-            if not isinstance(b.ty, Struct):
+            if isinstance(b.ty, Struct):
+                value = self.stored_value(b.ty)
+            else:
+                # an operand of the combination below: no implicit conversion (printed bare)
+                value = self.ex.expr(b.ty, self.expr_depth())
                 parts = self.parts(b.ty)
                 self.rng.shuffle(parts)
                 for part in parts[:16]:

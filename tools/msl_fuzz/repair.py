@@ -4,7 +4,8 @@ The model reports each node whose result MSL leaves undefined on some thread; ea
 rewrite below keeps the node's type and, where it can, its value:
 - signed `+ - *`, unary `-` and `<<` that overflow: computed in the unsigned type and
   converted back (`int(uint(a) + uint(b))`), the value two's complement gives;
-- `/` and `%` by zero or MIN / -1: the divisor made odd and, when signed, positive;
+- `/` and `%` by zero or MIN / -1: the divisor made odd (negative divisors stay), and where
+  that is not enough (MIN / -1) positive too;
 - a float converted to an integer it does not fit (or a NaN): clamped into range first;
 - integer `abs(MIN)`: `T(absdiff(x, 0))`;
 - min/max/clamp given NaN or zeros of both signs, fract given a non-finite value: the
@@ -96,13 +97,23 @@ def arith(ty: Type) -> Type:
     return ty if isinstance(ty, Vec) else promoted(elem(ty))
 
 
+def is_odd_divisor(b: t.Expr) -> bool:
+    """Whether b is a divisor made odd by safe_divisor already."""
+    if isinstance(b, t.Convert):
+        b = b.a
+    return isinstance(b, t.Binary) and b.op == "|" and isinstance(b.b, t.Lit) and b.b.value == 1
+
+
 def safe_divisor(b: t.Expr) -> t.Expr:
+    """b made odd (never 0; negative divisors stay, C++'s quotient truncating toward zero); made
+    positive as well where it was odd already, for `MIN / -1`."""
     s = elem(b.ty)
+    if s.signed and is_odd_divisor(b):
+        top = lit(s, s.hi) if isinstance(b.ty, Vec) else lit(promoted(s), s.hi)
+        positive = t.Binary(ty=arith(b.ty), op="&", a=b, b=top)
+        return positive if positive.ty == b.ty else t.Convert(ty=b.ty, a=positive)
     one = lit(s if isinstance(b.ty, Vec) else s, 1)
     odd = t.Binary(ty=arith(b.ty), op="|", a=b, b=one)
-    if s.signed:
-        top = lit(s, s.hi) if isinstance(b.ty, Vec) else lit(promoted(s), s.hi)
-        odd = t.Binary(ty=arith(b.ty), op="&", a=odd, b=top)
     return odd if odd.ty == b.ty else t.Convert(ty=b.ty, a=odd)
 
 

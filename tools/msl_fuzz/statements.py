@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import tree as t
 from .expressions import Context, ExprGen, Var, random_value
-from .types import BOOL, FLOATS, INT, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
+from .types import BOOL, FLOATS, INT, INTEGERS, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
 FLOAT_COMPOUND = ["+=", "-=", "*=", "/="]
@@ -38,6 +38,8 @@ class StmtGen:
         types = list(self.ctx.palette)
         if self.ctx.vectors:
             types += [Vec(s, self.rng.choice([2, 3, 4])) for s in self.ctx.palette if not s.is_bool]
+            if self.chance(0.15):  # bool vectors: comparisons kept, then all/any, select, conversions
+                types.append(Vec(BOOL, self.rng.choice([2, 3, 4])))
         return types
 
     # Blocks -------------------------------------------------------------------------------
@@ -93,7 +95,7 @@ class StmtGen:
             return [t.Decl(name=name, ty=s, init=init)]
         ty = self.rng.choice(self.types_in_play())
         name = self.ctx.fresh()
-        init = self.ex.expr(ty, self.expr_depth())
+        init = self.ex.implicit(ty, self.expr_depth())
         self.ctx.declare(Var(name, ty))
         return [t.Decl(name=name, ty=ty, init=init)]
 
@@ -166,6 +168,11 @@ class StmtGen:
             bits = elem(target_ty).bits if isinstance(target_ty, Vec) else promoted(e).bits
             count_ty = self.rng.choice([INT, UINT])
             value = t.Binary(ty=count_ty, op="&", a=self.ex.expr(count_ty, 2), b=t.Lit(ty=count_ty, value=bits - 1))
+        elif op == "=":
+            value = self.ex.implicit(target_ty, self.expr_depth())
+        elif isinstance(target_ty, Scalar) and e.is_int and self.chance(0.25):
+            # `s *= i` of another integer type: s = S(s * i) in their common type
+            value = self.ex.expr(self.rng.choice([x for x in INTEGERS if x != e]), self.expr_depth())
         else:
             value = self.ex.expr(target_ty, self.expr_depth())
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
@@ -193,7 +200,7 @@ class StmtGen:
     def stored_value(self, ty: Type) -> t.Expr:
         if isinstance(ty, Struct):
             return self.ex.struct_value(ty, 2)
-        return self.ex.expr(ty, self.expr_depth())
+        return self.ex.implicit(ty, self.expr_depth())
 
     def final_stores(self) -> list:
         return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.stored_value(b.ty))

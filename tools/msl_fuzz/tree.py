@@ -69,7 +69,7 @@ class Binary(Expr):
 @dataclass(eq=False)
 class Convert(Expr):
     a: Expr | None = None
-    style: str = "call"  # T(a), static_cast<T>(a), (T)a
+    style: str = "call"  # T(a), static_cast<T>(a), (T)a; "implicit": a alone, where C++ converts it
 
 
 @dataclass(eq=False)
