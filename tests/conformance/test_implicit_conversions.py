@@ -3,7 +3,9 @@ device: small integers promoted to int and narrowed back where a declaration, `=
 assignment, a store or a `return` converts them; comparisons of mixed signedness; half and bfloat
 mixed with float and integers; integer literal branches of `?:` beside small integers (`c ?
 uchar(64) : 2030664764` is an int: the translation's int_literal took the uchar's type, fuzz seed
-9402, program 28).
+9402, program 28); and on CUDA, `c ? i : F{h}(x)`, an int and a half branch with a braced
+temporary, which the translation left to CUDA's ambiguous conditional (fuzz seed 9402), and half
+op integer, which CUDA computed in float where MSL rounds the integer to half first.
 
 `short v = x * short(-1);` is `short(int(x) * -1)`: -(-32768) wraps to -32768. NVVM narrows the
 multiply by -1 to PTX's neg.s16, and the H200's ptxas (CUDA 13.0) then takes the result as still
@@ -93,6 +95,17 @@ kernel void literal_arms(const device int* in [[buffer(0)]], device long* out [[
 }
 """,
     """
+struct HalfScale {
+    half s;
+    half operator()(half x) const { return x * s; }
+};
+kernel void braced_arms(const device half* h [[buffer(0)]], const device int* n [[buffer(1)]],
+                        device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const bool c = n[i] > 3;
+    out[i] = c ? n[i] : HalfScale{h[i]}(h[i]);  // int and half: a half
+}
+""",
+    """
 kernel void mixed_floats(const device half* h [[buffer(0)]], const device int* n [[buffer(1)]],
                          const device float* f [[buffer(2)]], const device long* l [[buffer(3)]],
                          device float* out [[buffer(4)]], uint i [[thread_position_in_grid]]) {
@@ -173,6 +186,16 @@ def test_integer_literal_branches_beside_small_integers(device):
         exp.append([2030664764, 64 if c else 2030664764, -1 if c else 70000, int(((-1 if c else 5) % 2**32) < 1),
                     int(v > 7) if c else 9, (v % 2**32) if c else 3000000000, 65535 if c else 0])
     assert_equal(out.reshape(n, 7), np.array(exp, np.int64))
+
+
+def test_int_and_half_branches_with_a_braced_temporary(device):
+    h = np.array([1.5, -2.0, 0.1, 300.0, -0.75, 7.0], np.float16)
+    n = np.array([1, 2049, 5, -3, 70000, 4], np.int32)
+    out = np.zeros(len(h), np.float32)
+    KS.get(device, "braced_arms")(len(h), h, n, out)
+    with np.errstate(over="ignore"):
+        exp = np.where(n > 3, n.astype(np.float16), h * h).astype(np.float32)
+    assert_equal(out, exp)
 
 
 def _bfloat(x):

@@ -85,7 +85,13 @@ bool wrappable(const std::vector<Token>& t, std::size_t first, std::size_t last,
     const Token& k = t[i];
     if (k.kind == TokenKind::directive || (i > first && k.line < t[i - 1].line)) return false;
     if (k.kind != TokenKind::punct) continue;
-    if (k.is("{") || (k.is("[") && i + 1 < last && t[i + 1].is("["))) return false;
+    // A braced temporary `S{a, b}` copies as it is (the macro's parentheses keep its commas);
+    // a lambda does not (none in decltype), nor an attribute `[[...]]`.
+    if (k.is("]") && i + 1 < last && (t[i + 1].is("(") || t[i + 1].is("{"))) return false;
+    if (k.is("{") && !(i > first && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("mutable") &&
+                       !t[i - 1].is_identifier("noexcept") && !t[i - 1].is_identifier("constexpr")))
+      return false;
+    if (k.is("[") && i + 1 < last && t[i + 1].is("[")) return false;
     if (k.is("?") && ++questions > 4) return false;
     if (k.is("(") || k.is("[")) ++depth;
     if (k.is(")") || k.is("]")) --depth;

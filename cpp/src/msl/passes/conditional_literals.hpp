@@ -31,8 +31,8 @@ struct ConditionalArms {
  * casts each branch to `decltype((branch))` (itself, nothing changes) unless one is half or
  * bfloat and the other float, double, an integer or the other 16-bit type, where MSL's usual
  * arithmetic conversions pick the type (float; double; the 16-bit type) and CUDA finds the
- * conditional ambiguous. Left as written: a GNU `c ?: y`, branches with braces (lambdas,
- * braced lists), attributes, `throw`, a bit-field member (no reference binds it), preprocessor
+ * conditional ambiguous. Left as written: a GNU `c ?: y`, branches with braces other than a
+ * braced temporary after a type's name (`F{a, b}(x)`: fuzz seed 9402), lambdas, attributes, `throw`, a bit-field member (no reference binds it), preprocessor
  * lines or lines that step back (a macro
  * spread over lines), a third branch that may run into a template's closing `>`, and more
  * than 4 nested conditionals in the branches (the macro copies its arguments three times).

@@ -5,33 +5,43 @@
 
 #if METAL_CUDA
 // MSL's usual arithmetic conversions: half op float (or a double literal) is float, half op
-// integer is half. These sit in the global namespace, __half's own, so that argument-
-// dependent lookup finds them from any namespace; half op half stays CUDA's operator.
+// integer is half: the integer is rounded to half first (`h * 2049` is `h * 2048.0h`, and
+// `h < 2049` false for h = 2048), as the CPU's _Float16 does. These sit in the global
+// namespace, __half's own, so that argument-dependent lookup finds them from any namespace;
+// half op half stays CUDA's operator.
+template <class I>
+METAL_FUNC float metal_int_as_half(I b) {  // b rounded to half once, as a float
+  if constexpr (sizeof(I) < 8)
+    return __half2float(I(-1) < I(0) ? __int2half_rn(int(b)) : __uint2half_rn((unsigned int)b));
+  else
+    return __half2float(I(-1) < I(0) ? __ll2half_rn((long long)b) : __ull2half_rn((unsigned long long)b));
+}
 #define METAL_HALF_MIXED(OP)                                                                                    \
   METAL_FUNC float operator OP(__half a, float b) { return __half2float(a) OP b; }                              \
   METAL_FUNC float operator OP(float a, __half b) { return a OP __half2float(b); }                              \
   METAL_FUNC float operator OP(__half a, double b) { return __half2float(a) OP float(b); }                       \
   METAL_FUNC float operator OP(double a, __half b) { return float(a) OP __half2float(b); }                      \
   template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
-  METAL_FUNC __half operator OP(__half a, I b) { return __float2half_rn(__half2float(a) OP float(b)); }         \
+  METAL_FUNC __half operator OP(__half a, I b) { return __float2half_rn(__half2float(a) OP metal_int_as_half(b)); } \
   template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
-  METAL_FUNC __half operator OP(I a, __half b) { return __float2half_rn(float(a) OP __half2float(b)); }
+  METAL_FUNC __half operator OP(I a, __half b) { return __float2half_rn(metal_int_as_half(a) OP __half2float(b)); }
 METAL_HALF_MIXED(+)
 METAL_HALF_MIXED(-)
 METAL_HALF_MIXED(*)
 METAL_HALF_MIXED(/)
 #undef METAL_HALF_MIXED
 
-// Comparisons of half with float or an integer compare the values in float.
+// Comparisons of half with float compare the values in float; with an integer, the integer
+// rounded to half first (MSL's usual arithmetic conversions).
 #define METAL_HALF_COMPARE(OP)                                                                                  \
   METAL_FUNC bool operator OP(__half a, float b) { return __half2float(a) OP b; }                               \
   METAL_FUNC bool operator OP(float a, __half b) { return a OP __half2float(b); }                               \
   METAL_FUNC bool operator OP(__half a, double b) { return __half2float(a) OP float(b); }                       \
   METAL_FUNC bool operator OP(double a, __half b) { return float(a) OP __half2float(b); }                       \
   template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
-  METAL_FUNC bool operator OP(__half a, I b) { return __half2float(a) OP float(b); }                            \
+  METAL_FUNC bool operator OP(__half a, I b) { return __half2float(a) OP metal_int_as_half(b); }               \
   template <class I, metal::enable_if_t<metal::mtl_detail::is_int_or_bool<I>::value, int> = 0>                                 \
-  METAL_FUNC bool operator OP(I a, __half b) { return float(a) OP __half2float(b); }
+  METAL_FUNC bool operator OP(I a, __half b) { return metal_int_as_half(a) OP __half2float(b); }
 METAL_HALF_COMPARE(<)
 METAL_HALF_COMPARE(>)
 METAL_HALF_COMPARE(<=)
