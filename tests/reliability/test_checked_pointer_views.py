@@ -6,10 +6,11 @@ them: through a byte view of a struct that holds one (`(thread uchar*)&s`, then 
 do not show (`auto w = make(a); as_type<ulong4>(w)`), or through a union whose pointer member is
 a typedef; and pointer types that the translation leaves plain kept no
 bounds at all (a C array of pointers, `W<thread float*>`, `metal::array<thread float*, 2>`,
-`using P = thread float*`). Each wrote past a 4-element buffer or read any private memory with
+`using P = thread float*`, and until 2026-12-03 `W<device float*>`). Each wrote past a 4-element buffer or read any private memory with
 no error. Now a checked pointer is not standard-layout, so neither is anything that holds one,
-and a pointer cast or as_type to or from such a type is a compile error; the plain pointer types
-and unions are refused by the front end. Close MSL still runs.
+and a pointer cast or as_type to or from such a type is a compile error; a pointer type given to a
+template is a checked pointer (every address space), the other plain pointer types and unions are
+refused by the front end. Close MSL still runs.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ ATTEMPTS = {
     "view-of-pointer-variable": kernel("device float* p = a; thread ulong* w = (thread ulong*)&p; w[2] = 1000; p[40] = 5.0f;"),
     "threadgroup-holder-view": kernel("threadgroup S s; s.p = a; threadgroup ulong* w = (threadgroup ulong*)&s; w[2] = 1000;"
                                       " s.p[40] = 5.0f;", HOLDER),
+    # a plain pointer's storage viewed as an integer's bytes: a pointer made from any bits (each
+    # wrote through an attacker's address before 2026-12-03)
+    "pointer-over-integer-bytes": kernel("ulong v = 4096 + ulong(i); thread float** pp = (thread float**)&v; **pp = 5.0f;"),
+    "pointer-over-byte-view": kernel("ulong v = 4096; thread uchar* b = (thread uchar*)&v; "
+                                     "thread float** pp = (thread float**)b; **pp = 5.0f;"),
     "void-view-of-holder": kernel("S s; s.p = a; thread void* v = &s; thread ulong* w = (thread ulong*)v; w[2] = 1000;"
                                   " s.p[40] = 5.0f;", HOLDER),
     "as_type-of-auto-holder": kernel("auto w = mk(a); ulong4 r = as_type<ulong4>(w); r.z = 1000; w.p[40] = float(r.x);",
@@ -48,9 +54,6 @@ ATTEMPTS = {
                                     "typedef device float* FP;\nunion V { FP p; ulong4 r; V() {} };\n"),
     # plain pointers: reads of the private memory beside x, which no bounds covered
     "array-of-pointers": kernel("float x = 1.0f; thread float* ps[2] = {&x, &x}; a[0] = ps[0][1];"),
-    "template-of-thread-pointer": kernel("float x = 1.0f; W<thread float*> w; w.v = &x; a[0] = w.v[1];",
-                                         "template <class T> struct W { T v; };\n"),
-    "metal-array-of-thread-pointers": kernel("float x = 1.0f; metal::array<thread float*, 2> p; p[0] = &x; a[0] = p[0][1];"),
     "using-alias-of-thread-pointer": kernel("float x = 1.0f; P p = &x; a[0] = p[1];", "using P = thread float*;\n"),
     "alias-template-of-thread-pointer": kernel("float x = 1.0f; Ptr<float> p = &x; a[0] = p[1];",
                                                "template <class T> using Ptr = thread T*;\n"),
@@ -77,6 +80,35 @@ VALID = {
     "holder-used-as-pointer": ("S s; s.p = a; s.p[0] = 2.0f;", HOLDER),
     "device-pointer-in-template": ("W<device float*> w; w.v = a; w.v[0] = 2.0f;", "template <class T> struct W { T v; };\n"),
 }
+
+
+# Pointer types given to templates are checked pointers (before 2026-12-03 `W<thread float*>` was
+# refused and `W<device float*>`, `metal::array<device float*, N>` plain: `w.v[at]` wrote anywhere).
+CHECKED = {
+    "template-of-thread-pointer": ("float x = 1.0f; W<thread float*> w; w.v = &x; a[0] = w.v[1];",
+                                   "template <class T> struct W { T v; };\n", "variable"),
+    "metal-array-of-thread-pointers": ("float x = 1.0f; metal::array<thread float*, 2> p; p[0] = &x; a[0] = p[0][1];", "",
+                                       "variable"),
+    "template-of-device-pointer": ("W<device float*> w; w.v = a; w.v[40] = 5.0f;", "template <class T> struct W { T v; };\n",
+                                   "argument 'a'"),
+    "template-of-device-pointer-as-value": ("auto w = W<device float*>{a}; w.v[40] = 5.0f;",
+                                            "template <class T> struct W { T v; };\n", "argument 'a'"),
+    "template-of-thread-pointer-parameter": ("float x[4] = {1, 2, 3, 4}; a[0] = g({x});",
+                                             "template <class T> struct W { T v; };\nfloat g(W<thread float*> w) { return w.v[40]; }\n",
+                                             "private array"),
+    "metal-array-of-device-pointers": ("metal::array<device float*, 2> p = {a, a}; p[1][40] = 5.0f;", "", "argument 'a'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED))
+def test_template_pointer_arguments_are_checked(name):
+    body, prefix, what = CHECKED[name]
+    memory = np.zeros(64, dtype=np.float32)
+    with pytest.raises(mc.ExecutionError) as info:
+        mc.Device("cpu", checked=True, sandbox=False).compile(kernel(body, prefix)).k(4, memory[:4])
+    message = str(info.value)
+    assert "kernel 'k' " + what in message and "out of bounds" in message and "the access was not performed" in message, message
+    assert not memory[4:].any()
 
 
 @pytest.mark.parametrize("name", sorted(VALID))

@@ -77,12 +77,11 @@ std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassB
 }
 
 // Checked mode: pointer types its translation leaves plain pointers, whose accesses no bounds
-// cover: a C array of pointers (its index is unchecked too), and a `thread` or `threadgroup`
-// pointer type given to a template or alias that declares an object (`W<thread float*> w;`,
-// `metal::array<thread float*, 2> a;`, `using P = thread float*;`, `template <class T> using
-// Ptr = thread T*;`: a typedef is translated as the pointer it names). A device or constant pointer given to a template stays as it is (MLX's
-// `array<const device IdxT*, N>` in an argument struct): it points into the memory a buffer
-// came from, and that much the checked device does not bound.
+// cover: a C array of `thread` pointers (its index is unchecked too), and a `thread` pointer type
+// named by `using` (`using P = thread float*;`, `template <class T> using Ptr = thread T*;`: a
+// typedef is translated as the pointer it names). Arrays of device, constant or threadgroup
+// pointers stay as they are (MLX's `const device T* xv[n]`): their elements are checked pointers.
+// (A pointer type given to a template, `W<thread float*>`, is a checked pointer: checked_mode.hpp.)
 void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::string& source) {
   auto refuse = [&](std::size_t k, const std::string& what) {
     throw rule_error(source, t[k], what + " stays a plain pointer in the checked device's translation, so its accesses "
@@ -109,32 +108,6 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
         star = star || t[k].is("*");
       }
       if (space && star) refuse(i + 1, "a thread pointer type named by 'using' (a typedef is checked)");
-    }
-    // `W<thread float*> w;`: template arguments of a type that declares an object.
-    if (t[i].is("<") && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("template")) {
-      // At most 256 tokens, parentheses counted here (a matching() per `(` made the walk
-      // quadratic: MLX's fp_quantized.metal, flattened, took over an hour in checked mode).
-      int depth = 0, parens = 0;
-      std::size_t close = 0;
-      bool space = false, star = false;
-      for (std::size_t k = i; k < t.size() && k < i + 256; ++k) {
-        if (t[k].is("(")) ++parens;
-        else if (t[k].is(")")) {
-          if (--parens < 0) break;
-        } else if (parens > 0) continue;
-        else if (t[k].is("<")) ++depth;
-        else if (t[k].is(">") && --depth == 0) close = k;
-        else if (t[k].is(">>") && (depth -= 2) <= 0) close = k;
-        else if (t[k].is(";") || t[k].is("{") || t[k].is("}")) break;
-        else space = space || t[k].is_identifier("thread") || t[k].is_identifier("threadgroup"), star = star || t[k].is("*");
-        if (close) break;
-      }
-      if (!close || !space || !star) continue;
-      std::size_t d = close + 1;
-      while (d < t.size() && (t[d].is("*") || t[d].is("&") || t[d].is_identifier("const"))) ++d;
-      if (d + 1 < t.size() && t[d].kind == TokenKind::identifier && !is_keyword(t[d].text) &&
-          (t[d + 1].is(";") || t[d + 1].is("=") || t[d + 1].is("{") || t[d + 1].is(",") || t[d + 1].is("[")))
-        refuse(i - 1, "a pointer type given to '" + t[i - 1].text + "'");
     }
   }
 }

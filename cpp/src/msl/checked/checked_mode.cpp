@@ -503,21 +503,19 @@ std::size_t enclosing_template(const std::vector<Token>& t, std::size_t i, std::
 
 }  // namespace
 
-// True when the pointer type [i, star] is a template's type argument (`elem<const device float*>`,
-// `is_same_v<T, device int*>`), not a cast's: it names a type, not a pointer variable, so
-// checked mode keeps it a plain pointer and specialisations on pointer types still match.
-// Not an explicit argument of a function template (`f<device float*>(p, i)`): the function's
-// parameter is then a checked pointer.
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
-                      const std::set<std::string>& function_templates) {
+bool in_specialization_pattern(const std::vector<Token>& t, std::size_t i, std::size_t star) {
   const std::size_t name = enclosing_template(t, i, star);
-  return name != std::string::npos && !function_templates.count(t[name].text);
+  if (name == std::string::npos || name < 2) return false;
+  const Token& key = t[name - 1];
+  return (key.is_identifier("struct") || key.is_identifier("class") || key.is_identifier("union")) && t[name - 2].is(">");
 }
 
-bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
-                                   const std::set<std::string>& function_templates) {
-  const std::size_t name = enclosing_template(t, i, star);
-  return name != std::string::npos && function_templates.count(t[name].text);
+// Every template argument that is a pointer type is a checked pointer (W<device float*> w,
+// metal::array<thread float*, 2>, traits asked of a pointer type alike: what they are asked of is
+// a checked pointer in this translation); before 2026-12-03 they stayed plain pointers, whose
+// accesses (`w.p[at]`) no bounds covered.
+bool is_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  return enclosing_template(t, i, star) != std::string::npos;
 }
 
 }  // namespace metalcall::msl

@@ -43,15 +43,15 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
 std::map<std::size_t, std::string> find_checked_addresses(const std::vector<Token>& t,
                                                            const std::vector<ParsedKernel>& kernels);
 
-/** True when the pointer type at tokens [i, star] is a template's type argument (not a cast's,
- *  nor an explicit argument of one of `function_templates`): checked mode leaves it a plain pointer. */
-bool is_type_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
-                      const std::set<std::string>& function_templates);
+/** True when the pointer type at tokens [i, star] is in the pattern of a class template's
+ *  specialisation (`template <class T> struct elem<device T*>`): checked mode leaves it a plain
+ *  pointer (pointer_specialization_twins adds the checked pointer's twin). */
+bool in_specialization_pattern(const std::vector<Token>& t, std::size_t i, std::size_t star);
 
-/** True when the pointer type at tokens [i, star] is an explicit argument of one of
- *  `function_templates` (`f<thread float*>(t, i)`): a checked pointer, `thread` ones too. */
-bool is_function_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star,
-                                   const std::set<std::string>& function_templates);
+/** True when the pointer type at tokens [i, star] is a template's argument, not a cast's
+ *  (`W<device float*>`, `f<thread float*>(t, i)`, `metal::array<const device T*, N>`): a checked
+ *  pointer, `thread` ones too, unless in a specialisation's pattern. */
+bool is_template_argument(const std::vector<Token>& t, std::size_t i, std::size_t star);
 
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);

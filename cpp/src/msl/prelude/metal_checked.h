@@ -101,8 +101,8 @@ template <class U, class T> struct views_bytes {
   static constexpr bool allowed = !holds_bounds<U>::value && !holds_bounds<T>::value;
 };
 #define METALCALL_BYTES_VIEW_MESSAGE                                                                    \
-  "a pointer cast to or from a type that holds a checked pointer would let the kernel rewrite its "  \
-  "bounds through the bytes [MSL rule: checked mode stays on]"
+  "a pointer cast to or from a type that holds a pointer would let the kernel rewrite a pointer or "  \
+  "its bounds through the bytes [MSL rule: checked mode stays on]"
 
 template <class U, class T> struct pointer_converts {
   static char test(T*);

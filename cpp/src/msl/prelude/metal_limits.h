@@ -26,6 +26,12 @@ template <class T> struct holds_bounds<const T> : holds_bounds<T> {};
 template <class T> struct holds_bounds<volatile T> : holds_bounds<T> {};
 template <class T> struct holds_bounds<const volatile T> : holds_bounds<T> {};
 template <> struct holds_bounds<void> { static constexpr bool value = false; };
+#if defined(METALCALL_CHECKED) && !METAL_CUDA
+// A pointer the translation left plain (`thread float**`'s elements) holds an address: bytes
+// written through a view of it (`(thread float**)&integer`) would be a pointer made from any bits.
+template <class T> struct holds_bounds<T*> { static constexpr bool value = true; };
+template <class T, unsigned long long N> struct holds_bounds<T[N]> : holds_bounds<T> {};
+#endif
 }  // namespace mtl_rt
 
 #if METAL_CUDA

@@ -542,12 +542,11 @@ void Translator::emit_user_code() {
         continue;
       }
       const std::size_t star = address_space_pointer_end(i);
-      if (star != std::string::npos &&
+      if (star != std::string::npos && !in_specialization_pattern(t_, i, star) &&
           (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
            ((declares_pointer_reference(star) || returns_pointer(i, star)) &&
             element_text(i, star).find("auto") == std::string::npos) ||
-           is_function_template_argument(t_, i, star, function_templates_) || is_pointer_cast(t_, i, star)) &&
-          !is_type_argument(t_, i, star, function_templates_)) {
+           is_template_argument(t_, i, star) || is_pointer_cast(t_, i, star))) {
         // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
         const std::string element = element_text(i, star);
         const bool deduced = element == "auto" || (element.size() > 5 && element.compare(element.size() - 5, 5, " auto") == 0);

@@ -3,6 +3,7 @@
 #include "msl/translate/translator_walk.hpp"
 
 #include "metalcall/errors.hpp"
+#include "msl/checked/checked_unions.hpp"
 
 namespace metalcall::msl {
 
@@ -32,6 +33,7 @@ void Translator::analyse_for_checked_mode() {
   for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
   for (const auto& [at, text] : array_arguments(t_, std::move(array_names), conditional_int_literals(t_))) checked_before_[at] += text;
   for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
+  for (const auto& [at, text] : union_member_checks(t_)) checked_before_[at] += text;
   deduced_thread_params_ = std::move(deduced.thread_parameters);
   array_references_ = array_reference_parameters(t_);
   const auto array_pointers = array_pointer_parameters(t_);

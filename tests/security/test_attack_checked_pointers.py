@@ -1,0 +1,107 @@
+"""Attacks on checked mode's bounds through pointers its translation left plain, on the checked
+CPU device in-process and in the sandbox (security, issue P2.4).
+
+The attacker writes the MSL and passes `at`, the address of another Buffer of the process (the
+victim), and tries to write it through a pointer no bounds cover: a pointer type given to a
+template (`W<device float*>`, `metal::array<thread float*, 2>`: plain pointers before 2026-12-03),
+a union template whose member is a checked pointer (its base and bounds written through the
+other member), a plain pointer's storage viewed as an integer's bytes (`(thread float**)&v`).
+Each is now a CompileError naming the rule, or an ExecutionError naming the bounds, and the
+victim keeps its values.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+from attack_kernels import kernel
+
+pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
+
+CHECKED = {
+    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
+    "checked-sandbox": lambda: mc.Device("cpu", checked=True, sandbox=True),
+}
+RULE = "[MSL rule: checked mode stays on]"
+
+
+@pytest.fixture(params=sorted(CHECKED))
+def checked(request):
+    if request.param == "checked-sandbox" and not sys.platform.startswith("linux"):
+        pytest.skip("the sandbox is built on Linux's seccomp")
+    return CHECKED[request.param]()
+
+
+# name: (program-scope prefix, body): refused at compile time, naming the rule
+REFUSED = {
+    "union-template-forges-bounds": ("template <class T> union U { T p; ulong u[4]; U() {} };",
+                                     "U<device float*> x; x.p = out; x.u[3] = 1ul << 40; x.p[(at - ulong(x.u[1])) / 4] = 42.0f;"),
+    "union-template-of-thread-pointer": ("template <class T> union U { T p; ulong u[4]; U() {} };",
+                                         "float v[4]; U<thread float*> x; x.p = v; x.u[3] = 1ul << 40; x.p[1 << 20] = 42.0f;"),
+    "union-template-through-struct": ("template <class T> struct H { T p; };\n"
+                                      "template <class T> union U { H<T> h; ulong u[4]; U() {} };",
+                                      "U<device float*> x; x.h.p = out; x.u[3] = 1ul << 40; x.h.p[1 << 20] = 42.0f;"),
+    "anonymous-union-in-template": ("template <class T> struct S { union { T p; ulong u[4]; }; S() {} };",
+                                    "S<device float*> x; x.p = out; x.u[3] = 1ul << 40; x.p[1 << 20] = 42.0f;"),
+    "union-in-deduced-template": ("template <class T> union U { T p; ulong u[4]; U() {} };\n"
+                                  "template <class T> float g(T q) { U<T> x; x.p = q; x.u[3] = 1ul << 40; return x.p[1 << 20]; }",
+                                  "out[0] = g(out);"),
+    "pointer-over-integer-bytes": ("", "ulong v = at; thread float** pp = (thread float**)&v; **pp = 42.0f;"),
+    "pointer-over-byte-view": ("", "ulong v = at; thread uchar* b = (thread uchar*)&v; thread float** pp = (thread float**)b; "
+                                   "**pp = 42.0f;"),
+}
+
+# name: (prefix, body, what the ExecutionError names): the access is checked
+CHECKED_ACCESSES = {
+    "template-of-device-pointer": ("template <class T> struct W { T p; };", "W<device float*> w; w.p = out; w.p[1 << 20] = 42.0f;",
+                                   "argument 'out'"),
+    "template-of-device-pointer-as-value": ("template <class T> struct W { T p; };",
+                                            "auto w = W<device float*>{out}; w.p[1 << 20] = 42.0f;", "argument 'out'"),
+    "template-of-thread-pointer": ("template <class T> struct W { T p; };",
+                                   "float v[4]; auto w = W<thread float*>{v}; w.p[1 << 20] = 42.0f;", "private array"),
+    "metal-array-of-device-pointers": ("", "metal::array<device float*, 2> a = {out, out}; a[1][1 << 20] = 42.0f;",
+                                       "argument 'out'"),
+}
+
+
+def _victim(dev):
+    victim = dev.asarray(np.full(4, 7.0, np.float32))
+    return victim, np.uint64(np.asarray(victim).ctypes.data)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused(checked, name):
+    prefix, body = REFUSED[name]
+    victim, at = _victim(checked)
+    with pytest.raises(mc.CompileError) as info:
+        checked.compile(kernel(body, prefix)).k(1, np.zeros(4, np.float32), at)
+    message = str(info.value)
+    assert message.startswith("source.metal:") and RULE in message, message
+    assert np.asarray(victim).tolist() == [7.0] * 4
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED_ACCESSES))
+def test_accesses_checked(checked, name):
+    prefix, body, what = CHECKED_ACCESSES[name]
+    victim, at = _victim(checked)
+    lib = checked.compile(kernel(body, prefix))
+    with pytest.raises(mc.ExecutionError) as info:
+        lib.k(1, np.zeros(4, np.float32), at)
+    message = str(info.value)
+    assert f"kernel 'k' {what}" in message and "out of bounds" in message and "the access was not performed" in message, message
+    assert np.asarray(victim).tolist() == [7.0] * 4
+
+
+# The MSL beside each attack runs: unions of plain values in templates (MLX's uint_or_packed), a
+# template holding a device pointer, an array of checked pointers.
+def test_close_msl_runs(checked):
+    src = kernel("U<float> x; x.v = 2.0f; W<device float*> w{out}; metal::array<device float*, 1> a = {out};\n"
+                 "w.p[i] = as_type<float>(x.u) + 1.0f; a[0][i] += 1.0f;",
+                 "template <class T> union U { T v; uint u; };\ntemplate <class T> struct W { T p; };")
+    out = np.zeros(4, np.float32)
+    checked.compile(src).k(4, out, np.uint64(0))
+    np.testing.assert_array_equal(out, [4.0] * 4)
