@@ -61,6 +61,38 @@ def device(request):
     return mc.Device("cpu", kernel_timeout=0.5, **MODES[request.param])
 
 
+# An endless recursion the front end cannot see (through an operator, objects called as
+# functions): written as a tail call, the host compiler made it a loop with no stop check, and
+# neither kernel_timeout nor Ctrl-C ended it (the checked device spun for good before
+# 2026-12-03; the in-process one dropped the call and returned). Now it recurses until the stack
+# guard stops it (in-process) or the sandbox's worker ends.
+RECURSIONS = {
+    "operator-tail-call": kernel("S s{a}; a[1] = float(s + 1);",
+                                 "struct S { device float* o; int operator+(int k) const { o[0] = float(k); "
+                                 "return *this + (k + 1); } };"),
+    "function-objects-calling-each-other": kernel(
+        "a[1] = float(F{a}(0));",
+        "struct G; struct F { device float* o; int operator()(int k) const; };\n"
+        "struct G { device float* o; int operator()(int k) const { o[0] = float(k); return F{o}(k + 1); } };\n"
+        "int F::operator()(int k) const { return G{o}(k + 1); }"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURSIONS))
+def test_an_endless_recursion_is_stopped(device, name):
+    lib = device.compile(RECURSIONS[name])
+    start = time.monotonic()
+    with pytest.raises(mc.ExecutionError) as info:
+        lib.k(1, np.zeros(4, np.float32))
+    assert time.monotonic() - start < 30
+    message = str(info.value)
+    assert "overflowed its stack" in message or "crashed with a segmentation fault" in message, message
+    good = device.compile(kernel("a[i] = float(i) * 2.0f;"))
+    out = np.zeros(8, np.float32)
+    good.k(8, out)
+    np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) * 2)
+
+
 @pytest.mark.parametrize("name", sorted(LOOPS))
 def test_an_endless_loop_is_stopped(device, name):
     lib = device.compile(LOOPS[name])

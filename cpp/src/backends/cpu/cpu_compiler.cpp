@@ -173,7 +173,13 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
                                     // MSL (C++14) has no variable-length arrays; g++ and clang accept
                                     // them as an extension, sized on the stack at run time, through
                                     // any typedef, template or decltype: the compiler finds them all.
-                                    "-Werror=vla"};
+                                    "-Werror=vla",
+                                    // A recursion the front end cannot see (through operators,
+                                    // constructors, objects called as functions) must recurse, so
+                                    // that the stack guard stops it: as a tail call the compiler
+                                    // made an endless one a loop without a stop check, which
+                                    // neither kernel_timeout nor Ctrl-C ended.
+                                    "-fno-optimize-sibling-calls"};
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
     for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})
