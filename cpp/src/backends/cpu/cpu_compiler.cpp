@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,15 @@ namespace {
 
 // No kernel object comes near this; a bigger file is refused, not read.
 constexpr std::uint64_t kLargestObject = std::uint64_t(1) << 30;
+
+// Whether a compiler's "File too large" was the cap this backend puts on its files (RLIMIT_FSIZE
+// at kLargestObject), not a lower one the process itself runs under: then the source is too big
+// for any folder, and trying the next one only repeats the compile.
+bool file_cap_is_ours() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_FSIZE, &limit) != 0) return false;
+  return limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= kLargestObject;
+}
 
 // True for compilers whose -fstack-usage file has a known name when compiling and
 // linking in one step: g++ >= 11 and clang >= 13 (Apple's >= 14).
@@ -250,6 +260,10 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     }
     if (result.exit_code != 0) {
       why = full_folder_sign(result.output);  // the disk filled up under the compiler
+      if ((why == "File too large" || result.output.find("File size limit exceeded") != std::string::npos) &&
+          file_cap_is_ours())
+        throw CompileError("[cpu] the C++ compiler wrote a file over the 1 GiB a kernel object may take, and was "
+                           "stopped (constant arrays or code that large?)");
       if (!why.empty()) return false;
     }
     // The frame sizes: g++ >= 11 names the file <so>-<source stem>.su, clang <stem>.su.
