@@ -185,6 +185,14 @@ template <class E, class A> struct mtl_checked_array_arg : mtl_checked<E> {
   METAL_FUNC operator A&() const { return *mtl_array; }
 };
 
+// A pointer type given to a template is a checked pointer here (checked_mode.hpp): the traits
+// asked of one (`is_scalar_v<device float*>`) answer as for the pointer it stands for.
+template <class T> struct _is_scalar_impl<mtl_checked<T>> : true_type {};
+template <class T> struct is_class<mtl_checked<T>> : false_type {};
+template <class T> struct is_class<const mtl_checked<T>> : false_type {};
+template <class T> struct remove_pointer<mtl_checked<T>> { typedef T type; };
+template <class T> struct remove_pointer<const mtl_checked<T>> { typedef T type; };
+
 namespace mtl_rt {
 // as_type may not reinterpret what holds a checked pointer's bounds (metal_limits.h).
 template <class T> struct holds_bounds<mtl_checked<T>> { static constexpr bool value = true; };
