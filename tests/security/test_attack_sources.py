@@ -70,6 +70,7 @@ REFUSED = {
                         "attributes MSL defines"),
     "ifunc-attribute": (kernel("out[i] = 1.0f;", 'float impl(float x) { return x; }\nfloat g(float) __attribute__((ifunc("impl")));'),
                         "attributes MSL defines"),
+    "label-address": (kernel("ulong p = (ulong)(thread void*)&&L; L: out[i] = float(p & 1);"), "no goto"),
     "static-local": (kernel("static float s = 0; s += 1; out[i] = s;"), "program-scope and static variables are constant"),
     "mutable-global-in-std": (kernel("out[i] = 1.0f;", "namespace std { int x; }"), "program-scope and static variables are constant"),
     # function pointers

@@ -335,7 +335,24 @@ class RuleChecker {
     return angle > 0;
   }
 
+  // `&&L` of a label L (`L:` after a statement's end): a code address, for computed goto (GNU).
+  void check_label_addresses() const {
+    std::set<std::string> labels;
+    for (std::size_t i = 1; i + 2 < t_.size(); ++i) {
+      const Token& b = t_[i - 1];
+      if (t_[i].kind == TokenKind::identifier && t_[i + 1].is(":") && (b.is(";") || b.is("{") || b.is("}")) &&
+          !is_keyword(t_[i].text))
+        labels.insert(t_[i].text);
+    }
+    if (labels.empty()) return;
+    for (std::size_t i = 0; i + 1 < t_.size(); ++i)
+      if (t_[i].is("&&") && t_[i + 1].kind == TokenKind::identifier && labels.count(t_[i + 1].text))
+        refuse(i, "'&&" + t_[i + 1].text + "' takes a label's address (a GNU extension, for computed goto): MSL has no "
+                  "goto", "no goto");
+  }
+
   void check_tokens() const {
+    check_label_addresses();
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const Token& x = t_[i];
       if (x.kind == TokenKind::directive) {
