@@ -127,3 +127,42 @@ def test_simd_functions_stay_in_uniform_control_flow_while_the_workaround_is_on(
     assert workarounds.active("divergent-simd")
     with pytest.raises(ProgramError, match="part of a SIMD-group"):
         model.run(prog)
+
+
+def _run_kernel(body: list, helpers: list = (), threads: int = 32) -> dict:
+    out = t.Buffer(name="out", ty=ty.INT, role="out", length=threads, data=ints([0] * threads))
+    prog = t.Program(name="k", category="control", threads=threads, group=32, buffers=[out], shared=[],
+                     helpers=list(helpers), body=body)
+    memory, undefined = model.run(prog)
+    assert not undefined
+    return memory
+
+
+def test_a_helper_in_a_loop_condition_runs_for_lanes_that_continued():
+    # for (int i = 0; i < limit(8); i += 1) { if (gid % 2 == 1) continue; acc += 1; }  out[gid] = acc + i
+    gid = t.Ref(ty=ty.UINT, name="gid")
+    limit = t.Helper(name="limit", params=[("p", ty.INT, None)], ret=ty.INT,
+                     body=[t.Return(value=t.Ref(ty=ty.INT, name="p"))])
+    odd = t.Binary(ty=ty.BOOL, op="==", a=t.Binary(ty=ty.UINT, op="%", a=gid, b=t.Lit(ty=ty.UINT, value=2)),
+                   b=t.Lit(ty=ty.UINT, value=1))
+    loop = t.For(var="i", ty=ty.INT, start=t.Lit(ty=ty.INT, value=0),
+                 end=t.CallHelper(ty=ty.INT, name="limit", args=[t.Lit(ty=ty.INT, value=8)]),
+                 body=[t.If(cond=odd, then=[t.Continue()]),
+                       t.Assign(name="acc", op="+=", value=t.Lit(ty=ty.INT, value=1))])
+    total = t.Binary(ty=ty.INT, op="+", a=t.Ref(ty=ty.INT, name="acc"), b=t.Ref(ty=ty.INT, name="i"))
+    memory = _run_kernel([t.Decl(name="acc", ty=ty.INT, init=t.Lit(ty=ty.INT, value=0)), loop,
+                          t.Store(buffer="out", index=gid, value=total)], [limit])
+    assert list(memory["out"]) == [16 if g % 2 == 0 else 8 for g in range(32)]
+
+
+def test_conditional_arms_of_two_types_take_the_common_type():
+    # out[gid] = (gid < 16 ? uchar(64) : 2030664764) with the arms' common type int, then
+    # `c ? char(-1) : 5u` as a uint: -1 converted (4294967295), stored to an int as -1
+    gid = t.Ref(ty=ty.UINT, name="gid")
+    c = t.Binary(ty=ty.BOOL, op="<", a=gid, b=t.Lit(ty=ty.UINT, value=16))
+    mixed = t.Cond(ty=ty.INT, c=c, a=t.Lit(ty=ty.UCHAR, value=64), b=t.Lit(ty=ty.INT, value=2030664764))
+    memory = _run_kernel([t.Store(buffer="out", index=gid, value=mixed)])
+    assert list(memory["out"]) == [64] * 16 + [2030664764] * 16
+    signed = t.Cond(ty=ty.UINT, c=c, a=t.Lit(ty=ty.CHAR, value=-1), b=t.Lit(ty=ty.UINT, value=5))
+    memory = _run_kernel([t.Store(buffer="out", index=gid, value=t.Convert(ty=ty.INT, a=signed, style="implicit"))])
+    assert list(memory["out"]) == [-1] * 16 + [5] * 16

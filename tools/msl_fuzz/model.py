@@ -559,12 +559,14 @@ class Model:
         active = mask.copy()
         try:
             for iteration in range(MAX_ITERATIONS):
+                # lanes that took `continue` test the condition too (a helper called there runs
+                # for them: seed 9403 program 290 had it end without returning for them)
+                cont[:] = False
                 if s.style != "do" or iteration > 0:  # a do-while tests after its body
                     end = self.ev(s.end, active, f)
                     active &= compare(s.compare, f.vars[s.var][1], end)
                 if not active.any():
                     return
-                cont[:] = False
                 self.block(s.body, active, f)
                 active &= ~brk & ~f.returned
                 var = f.vars[s.var][1]
