@@ -5,7 +5,8 @@ The attacker writes the MSL and passes `at`, the address of another Buffer of th
 victim), and tries to write it through a pointer no bounds cover: a pointer type given to a
 template (`W<device float*>`, `metal::array<thread float*, 2>`: plain pointers before 2026-12-03),
 a union template whose member is a checked pointer (its base and bounds written through the
-other member), a plain pointer's storage viewed as an integer's bytes (`(thread float**)&v`).
+other member), a plain pointer's storage viewed as an integer's bytes (`(thread float**)&v`),
+arithmetic on `this` or a pointer cast of it.
 Each is now a CompileError naming the rule, or an ExecutionError naming the bounds, and the
 victim keeps its values.
 """
@@ -50,6 +51,8 @@ REFUSED = {
     "union-in-deduced-template": ("template <class T> union U { T p; ulong u[4]; U() {} };\n"
                                   "template <class T> float g(T q) { U<T> x; x.p = q; x.u[3] = 1ul << 40; return x.p[1 << 20]; }",
                                   "out[0] = g(out);"),
+    "arithmetic-on-this": ("struct S { float a; void f(ulong k) { this[k].a = 42.0f; } };", "S s; s.f(at / 4);"),
+    "cast-of-this": ("struct S { float a; void f(ulong k) { ((thread uchar*)this)[k] = 1; } };", "S s; s.f(at);"),
     "pointer-over-integer-bytes": ("", "ulong v = at; thread float** pp = (thread float**)&v; **pp = 42.0f;"),
     "pointer-over-byte-view": ("", "ulong v = at; thread uchar* b = (thread uchar*)&v; thread float** pp = (thread float**)b; "
                                    "**pp = 42.0f;"),
@@ -94,6 +97,15 @@ def test_accesses_checked(checked, name):
     message = str(info.value)
     assert f"kernel 'k' {what}" in message and "out of bounds" in message and "the access was not performed" in message, message
     assert np.asarray(victim).tolist() == [7.0] * 4
+
+
+def test_this_as_msl_uses_it_runs(checked):
+    src = kernel("S s{2.0f}; out[i] = s.g() + float(s.same(s));",
+                 "struct S { float a; float g() const { return this->a + (*this).a; }\n"
+                 "  bool same(const thread S& o) const { return this == &o; } };")
+    out = np.zeros(4, np.float32)
+    checked.compile(src).k(4, out, np.uint64(0))
+    np.testing.assert_array_equal(out, [5.0] * 4)
 
 
 # The MSL beside each attack runs: unions of plain values in templates (MLX's uint_or_packed), a

@@ -177,6 +177,20 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
     }
   }
   refuse_unchecked_pointer_types(t, source);
+  // `this[k]`, `this + k`, `(thread uchar*)this`, `reinterpret_cast<…>(this)`: an object's own
+  // address is a plain pointer, so arithmetic on it, or a pointer cast of it, reached memory no
+  // bounds covered (`this[1 << 20].a = x` wrote anywhere before 2026-12-03). `this->m`, `*this`
+  // and comparisons stay.
+  for (std::size_t i = 2; i + 1 < t.size(); ++i) {
+    if (!t[i].is_identifier("this")) continue;
+    const Token& n = t[i + 1];
+    const bool arithmetic = n.is("[") || n.is("+") || n.is("-") || n.is("+=") || n.is("-=");
+    const bool c_cast = t[i - 1].is(")") && (t[i - 2].is("*") || t[i - 2].is("&"));
+    const bool named_cast = t[i - 1].is("(") && t[i - 2].is(">") && n.is(")");
+    if (arithmetic || c_cast || named_cast)
+      throw rule_error(source, t[i], "arithmetic on 'this' or a pointer cast of it reaches memory beside the object, which "
+                                     "no bounds cover (checked mode: a plain pointer)", rule);
+  }
   for (const ClassBody& c : bodies) {
     if (!c.is_union) continue;
     for (std::size_t k : member_tokens(t, c)) {
