@@ -71,6 +71,43 @@ CHECKED_ACCESSES = {
 }
 
 
+# Integers the front end's tokens cannot type (a member, a function's result, a template's
+# parameter, `auto`, a macro), turned into a pointer by every spelling of a cast: on the checked
+# device a pointer is a checked pointer, which no integer converts to, so the host compiler
+# refuses each (the in-process unchecked device runs them: kernel source is trusted code there).
+INTEGER_TO_POINTER = {
+    "member": ("struct S { ulong a; };", "S s{at}; *(thread float*)s.a = 42.0f;"),
+    "member-to-device": ("struct S { ulong a; };", "S s{at}; *(device float*)s.a = 42.0f;"),
+    "function-result": ("ulong g(ulong x) { return x; }", "*(thread float*)g(at) = 42.0f;"),
+    "template": ("template <class P, class Q> P cv(Q q) { return (P)q; }", "*cv<device float*>(at) = 42.0f;"),
+    "reinterpret-cast": ("struct S { ulong a; };", "S s{at}; *reinterpret_cast<device float*>(s.a) = 42.0f;"),
+    "static-cast-through-void": ("struct S { ulong a; };", "S s{at}; *static_cast<thread float*>((thread void*)s.a) = 42.0f;"),
+    "functional-cast": ("struct S { ulong a; };\ntypedef device float* P;", "S s{at}; *P(s.a) = 42.0f;"),
+    "auto": ("template <class T> auto id(T x) { return x; }", "auto a = id(at); *(device float*)a = 42.0f;"),
+    "macro": ("#define P(x) ((device float*)(x))\nulong g(ulong x) { return x; }", "*P(g(at)) = 42.0f;"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_TO_POINTER))
+def test_no_integer_becomes_a_pointer(checked, name):
+    prefix, body = INTEGER_TO_POINTER[name]
+    victim, at = _victim(checked)
+    with pytest.raises(mc.CompileError) as info:
+        checked.compile(kernel(body, prefix)).k(1, np.zeros(4, np.float32), at)
+    message = str(info.value)
+    assert message.startswith("source.metal:") and "mtl_checked" in message and "cast" in message, message
+    assert np.asarray(victim).tolist() == [7.0] * 4
+
+
+def test_pointer_arithmetic_from_null_is_checked(checked):
+    victim, at = _victim(checked)
+    lib = checked.compile(kernel("device char* p = 0; device float* q = (device float*)(p + at); *q = 42.0f;"))
+    with pytest.raises(mc.ExecutionError) as info:
+        lib.k(1, np.zeros(4, np.float32), at)
+    assert "kernel 'k' null pointer" in str(info.value) and "out of bounds" in str(info.value), str(info.value)
+    assert np.asarray(victim).tolist() == [7.0] * 4
+
+
 def _victim(dev):
     victim = dev.asarray(np.full(4, 7.0, np.float32))
     return victim, np.uint64(np.asarray(victim).ctypes.data)
