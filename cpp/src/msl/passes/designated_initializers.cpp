@@ -2,6 +2,7 @@
 #include "msl/passes/designated_initializers.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "msl/analysis/call_graph.hpp"
@@ -16,9 +17,11 @@ struct Member {
 };
 
 // Each `struct S { ... }` (or class) of the source: its data members in order. A struct with a
-// base, a constructor or a member that cannot be read plainly is left out.
+// base, a constructor or a member that cannot be read plainly is left out, and so is a name two
+// structs have.
 std::map<std::string, std::vector<Member>> plain_structs(const std::vector<Token>& t) {
   std::map<std::string, std::vector<Member>> out;
+  std::set<std::string> seen, ambiguous;
   for (std::size_t i = 0; i + 2 < t.size(); ++i) {
     if (!(t[i].is_identifier("struct") || t[i].is_identifier("class")) || t[i + 1].kind != TokenKind::identifier ||
         !t[i + 2].is("{"))
@@ -67,8 +70,11 @@ std::map<std::string, std::vector<Member>> plain_structs(const std::vector<Token
       }
       s = j + 1;
     }
-    if (plain && !members.empty() && !out.count(name)) out[name] = members;
+    if (seen.count(name)) ambiguous.insert(name);  // two structs of one name (namespaces): left alone
+    seen.insert(name);
+    if (plain && !members.empty()) out[name] = members;
   }
+  for (const std::string& name : ambiguous) out.erase(name);
   return out;
 }
 
