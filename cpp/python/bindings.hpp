@@ -26,6 +26,7 @@ void init_library(py::module_& m);
 void init_kernel(py::module_& m);
 void init_cache(py::module_& m);
 void init_interrupt(py::module_& m);
+void init_verify(py::module_& m);  // the translation verifier (translation_check.hpp)
 void init_texture(py::module_& m);  // after init_device: it adds Device.texture/texture_from/sampler
 /** The NumPy dtype of one channel of a texel of `texture` (what np.asarray(texture) holds). */
 py::dtype texel_dtype(const Texture& texture);

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_dlpack(m);
   metalcall::python::init_cache(m);
   metalcall::python::init_gil(m);
+  metalcall::python::init_verify(m);
 }

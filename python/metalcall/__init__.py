@@ -55,6 +55,11 @@ from . import _zig
 
 _zig.install()
 
+# The libclang wheel for the translation verifier, METALCALL_VERIFY=1 (metalcall/_libclang.py).
+from . import _libclang
+
+_libclang.install()
+
 # Device, Library, Kernel and Buffer pickle (metalcall/_pickling.py; docs/distributed.md).
 from . import _pickling
 

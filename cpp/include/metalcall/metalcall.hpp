@@ -10,5 +10,6 @@
 #include "metalcall/interrupt.hpp"
 #include "metalcall/reflection.hpp"
 #include "metalcall/texture.hpp"
+#include "metalcall/translation_check.hpp"
 #include "metalcall/warnings.hpp"
 #include "metalcall/version.hpp"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/cpu_verify.hpp"
 #include "backends/cpu/kernel_object.hpp"
 #include "backends/cpu/kernel_stop.hpp"
 #include "backends/translated/embedded_prelude.hpp"
@@ -23,6 +24,7 @@
 #include "core/hash.hpp"
 #include "core/scratch_space.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/translation_check.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/parse/type_names.hpp"
 
@@ -215,10 +217,15 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   ContentHash key_hash;
   key_hash.add(identity_).add(tr.code);
   for (const auto& f : flags) key_hash.add(f);
+  // A verified build is its own cache entry: a hit then stands for a build that passed the
+  // check, and only cold compiles pay for it (DESIGN.md section 6).
+  const bool verify = translation_verification_requested();
+  if (verify) key_hash.add("verified by libclang, checks 1");
   const std::string key = key_hash.hex();
 
   DiskCache cache("cpu");
   if (auto hit = cache.load_entry(key, ".so")) return *hit;
+  if (verify) verify_or_throw(tr.code);
 
   // Everything of this build lives in a private folder removed on every way out: in the
   // cache's folder, or where there is room when that one is full (scratch_space.hpp).

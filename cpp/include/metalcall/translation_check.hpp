@@ -1,0 +1,34 @@
+// The independent check of the CPU backend's translation (docs/security.md, "The
+// translation verifier"): opt in with METALCALL_VERIFY=1 and every cold CPU compile
+// parses the translated C++ with libclang and verifies it before the host compiler
+// builds it. These entry points expose it for tests and tools.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace metalcall {
+
+/** True when METALCALL_VERIFY asks for the check ("1"; "0" or unset: off). */
+bool translation_verification_requested();
+
+/** The C++ the CPU backend compiles for MSL `source` (all kernels, default options). Throws CompileError. */
+std::string cpu_translation_text(const std::string& source, bool checked = false);
+
+/**
+ * Verifies `code`, a translation for the CPU backend, as a cold compile does: the
+ * problems found, each with its place (empty: verified). Throws DeviceError when
+ * libclang cannot be loaded (the message says how to install it).
+ */
+std::vector<std::string> verify_cpu_translation(const std::string& code);
+
+/** verify_cpu_translation as a cold compile uses it: throws CompileError naming the problems. */
+void check_cpu_translation(const std::string& code);
+
+/** The libclang library the check loads: its path, or why none loads. */
+std::string translation_verifier_library(bool* found);
+
+/** Where the `libclang` wheel's library is, tried after METALCALL_LIBCLANG (the Python package sets it). */
+void set_wheel_libclang_path(const std::string& path);
+
+}  // namespace metalcall

@@ -1,0 +1,25 @@
+// The translation verifier's entry points (metalcall/translation_check.hpp), for tests
+// and tools: metalcall._core._cpu_translation, _verify_cpu_translation and friends.
+#include "bindings.hpp"
+#include "metalcall/translation_check.hpp"
+
+namespace metalcall::python {
+
+void init_verify(py::module_& m) {
+  m.def("_cpu_translation", &cpu_translation_text, py::arg("source"), py::arg("checked") = false,
+        "The C++ the CPU backend compiles for an MSL source.");
+  m.def("_verify_cpu_translation", &verify_cpu_translation, py::arg("code"),
+        py::call_guard<py::gil_scoped_release>(),
+        "Problems the libclang check finds in a CPU translation (empty: verified); DeviceError without libclang.");
+  m.def("_check_cpu_translation", &check_cpu_translation, py::arg("code"), py::call_guard<py::gil_scoped_release>(),
+        "As a verified cold compile: CompileError naming the problems.");
+  m.def("_translation_verifier_library", [] {
+    bool found = false;
+    std::string text = translation_verifier_library(&found);
+    return py::make_tuple(found, text);
+  }, "(True, libclang's path) or (False, how to install it).");
+  m.def("_translation_verification_requested", &translation_verification_requested);
+  m.def("_set_wheel_libclang", &set_wheel_libclang_path, py::arg("path"));
+}
+
+}  // namespace metalcall::python

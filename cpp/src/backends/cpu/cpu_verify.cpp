@@ -1,0 +1,73 @@
+// The translation verifier for the CPU backend (see cpu_verify.hpp and
+// metalcall/translation_check.hpp).
+#include "backends/cpu/cpu_verify.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/cpu_compiler.hpp"
+#include "backends/translated/embedded_prelude.hpp"
+#include "metalcall/errors.hpp"
+#include "metalcall/translation_check.hpp"
+#include "msl/translate/front_end.hpp"
+#include "msl/verify/translation_verifier.hpp"
+
+namespace metalcall {
+
+namespace cpu {
+
+std::vector<std::string> verifier_arguments() {
+  // As cpu_compiler.cpp's flags; -march and the optimisation flags change no declaration
+  // the checks read (the prelude's vector paths are chosen by the same __clang__ test).
+  return {"-std=c++17", "-fsigned-char", "-fno-exceptions", "-fno-rtti", "-fopenmp-simd", "-Werror=vla"};
+}
+
+namespace {
+
+std::vector<std::string> verify_code(const std::string& code) {
+  msl::VerifyInput input;
+  input.code = code;
+  for (std::size_t i = 0; i < translated::kEmbeddedPreludeCount; ++i)
+    input.prelude.emplace_back(translated::kEmbeddedPrelude[i].name, translated::kEmbeddedPrelude[i].text);
+  input.arguments = verifier_arguments();
+  return msl::verify_translation(input).problems;
+}
+
+}  // namespace
+
+void verify_or_throw(const std::string& code) {
+  const std::vector<std::string> problems = verify_code(code);
+  if (problems.empty()) return;
+  // Either the translator let through what MSL does not allow, or it and Clang disagree
+  // about the code: both are bugs the user should see rather than run.
+  std::string message =
+      "[cpu] the independent check of the translation (METALCALL_VERIFY=1: Clang's parse of the translated C++) "
+      "disagreed with the translator:";
+  for (const auto& p : problems) message += "\n  " + p;
+  throw CompileError(message, message);
+}
+
+}  // namespace cpu
+
+bool translation_verification_requested() {
+  const char* env = std::getenv("METALCALL_VERIFY");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
+
+std::string cpu_translation_text(const std::string& source, bool checked) {
+  return msl::translate(source, cpu::cpu_front_end_options(CompileOptions{}, checked)).translation.code;
+}
+
+std::vector<std::string> verify_cpu_translation(const std::string& code) { return cpu::verify_code(code); }
+
+void check_cpu_translation(const std::string& code) { cpu::verify_or_throw(code); }
+
+std::string translation_verifier_library(bool* found) {
+  std::string path_or_why;
+  *found = msl::find_libclang(&path_or_why);
+  return path_or_why;
+}
+
+void set_wheel_libclang_path(const std::string& path) { msl::set_wheel_libclang(path); }
+
+}  // namespace metalcall

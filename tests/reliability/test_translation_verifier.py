@@ -1,0 +1,256 @@
+"""The second, independent check of the translation (METALCALL_VERIFY=1; docs/security.md,
+"The translation verifier"): Clang's front end, through libclang, parses the C++ the CPU
+backend compiles and verifies it.
+
+Real translations of real kernels pass (a reduction whose barriers are reached through a
+functor, SIMD-group functions reached through an operator, templates); each check is shown to
+fire on translated text where the token-level front end would have refused the MSL
+(asm, an integer-to-pointer cast, a function pointer, a libc call, recursion through an
+operator, a barrier the translator's mode missed). Then the wiring: a verified cold compile
+runs with the right values, the verdict is part of the build's cache key, and a missing
+libclang is a clear DeviceError.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+from metalcall import _core
+
+FOUND, LIBCLANG = _core._translation_verifier_library()
+pytestmark = pytest.mark.skipif(not FOUND, reason=f"no libclang: {LIBCLANG}")
+
+BASE = """
+#include <metal_stdlib>
+using namespace metal;
+float helper(float x) { return x + 1.0f; }
+struct Acc { float v; Acc operator+(Acc o) const { return Acc{v + o.v}; } };
+kernel void plain(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Acc a{x[i]}; Acc b{helper(x[i])}; x[i] = (a + b).v;
+}
+"""
+
+# Threadgroup reduction whose barrier is reached through a functor's operator().
+FUNCTOR_REDUCTION = """
+#include <metal_stdlib>
+using namespace metal;
+struct Step {
+  float operator()(threadgroup float* s, uint t, uint k) const {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return t < k ? s[t] + s[t + k] : s[t];
+  }
+};
+kernel void reduce(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                   uint t [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                   uint g [[threadgroup_position_in_grid]]) {
+  threadgroup float s[64];
+  s[t] = x[gid];
+  Step step;
+  for (uint k = 32; k > 0; k >>= 1) {
+    float v = step(s, t, k);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    s[t] = v;
+  }
+  if (t == 0) out[g] = s[0];
+}
+"""
+
+# SIMD-group functions reached through an operator and a function template.
+SIMD_OPERATOR_TEMPLATE = """
+#include <metal_stdlib>
+using namespace metal;
+struct Lanes { float v; };
+Lanes operator+(Lanes a, Lanes b) { return Lanes{simd_sum(a.v) + b.v}; }
+template <typename T> T twice(T x) { return x + x; }
+template <typename T> T shifted(T x) { return simd_shuffle_down(x, 1u); }
+kernel void lanes(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  Lanes a{x[i]};
+  x[i] = (a + Lanes{twice(1.0f)}).v + shifted<float>(x[i]);
+}
+"""
+
+
+def translation(source: str) -> str:
+    return _core._cpu_translation(source)
+
+
+def with_helper_body(body: str, before: str = "") -> str:
+    """BASE's translation with helper's body replaced (and `before` added ahead of it)."""
+    text = translation(BASE)
+    original = "float helper(float x) { return x + 1.0f; }"
+    assert original in text
+    return text.replace(original, before + "float helper(float x) { " + body + " }")
+
+
+def problems_of(code: str) -> list[str]:
+    return _core._verify_cpu_translation(code)
+
+
+@pytest.mark.parametrize("source", [BASE, FUNCTOR_REDUCTION, SIMD_OPERATOR_TEMPLATE],
+                         ids=["plain", "functor-reduction", "simd-operator-template"])
+def test_real_translations_pass(source):
+    assert problems_of(translation(source)) == []
+
+
+# Barriers at the body's top level only: the translator runs it as loops between them (regions).
+REGIONS = """
+#include <metal_stdlib>
+using namespace metal;
+float total(threadgroup float* s) { float t = 0; for (int i = 0; i < 64; i++) t += s[i]; return t; }
+kernel void sums(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint t [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                 uint g [[threadgroup_position_in_grid]]) {
+  threadgroup float s[64];
+  s[t] = x[gid];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (t == 0) out[g] = total(s);
+}
+"""
+
+
+def test_regions_mode_is_read_from_the_translation():
+    text = translation(REGIONS)
+    assert "metal::mtl_regions::mtl_now = {" in text  # the translator chose regions
+    assert problems_of(text) == []
+    # A SIMD-group function in a kernel run as regions: only fibers honour it.
+    found = problems_of(text.replace("float t = 0;", "float t = simd_sum(0.0f);", 1))
+    assert len(found) == 1, found
+    assert found[0].startswith("kernel 'sums' (metalcall_entry_0) was translated to run as loops between its "
+                               "barriers (regions), but it can reach simd_sum at source.metal:4:")
+    assert found[0].endswith("metalcall_entry_0 -> sums -> total")
+
+
+def test_asm_statement():
+    found = problems_of(with_helper_body('asm volatile("nop"); return x;'))
+    assert len(found) == 1 and "an asm statement" in found[0] and found[0].startswith("source.metal:4:")
+
+
+def test_file_scope_asm():
+    found = problems_of(with_helper_body("return x;", before='asm(".globl mtl_evil");\n'))
+    assert any("an asm declaration" in p for p in found), found
+
+
+def test_integer_to_pointer_casts():
+    for cast in ["(float*)(unsigned long)x", "reinterpret_cast<float*>((unsigned long)x)",
+                 "static_cast<float*>((void*)(unsigned long)x)"]:
+        found = problems_of(with_helper_body(f"float* p = {cast}; return *p;"))
+        assert any("a cast from an integer to a pointer" in p for p in found), (cast, found)
+
+
+def test_null_pointer_constant_is_not_an_integer_cast():
+    assert problems_of(with_helper_body("float* p = (float*)0; return p ? *p : x;")) == []
+
+
+def test_function_pointers():
+    found = problems_of(with_helper_body("float (*f)(float) = &metal::fabs; return f(x);"))
+    assert any("a function pointer (float (*)(float))" in p for p in found), found
+    found = problems_of(with_helper_body("using M = float (Acc::*)() const; M m = nullptr; return m ? x : x;",
+                                         before="struct Acc;\n"))
+    assert any("a function pointer" in p for p in found), found
+
+
+def test_libc_calls():
+    found = problems_of(with_helper_body("return x + toupper(65);", before="#include <ctype.h>\n"))
+    assert any("'toupper' is declared outside the translation and the prelude" in p for p in found), found
+    found = problems_of(with_helper_body('puts("hi"); return x;', before='extern "C" int puts(const char*);\n'))
+    assert any("'puts' is declared but not defined in the translation" in p for p in found), found
+
+
+def test_recursion_through_an_operator():
+    text = translation(BASE).replace("return Acc{v + o.v};", "return o.v > 0 ? Acc{v} + Acc{o.v - 1} : Acc{v};")
+    found = problems_of(text)
+    assert found == ["kernel 'plain' (metalcall_entry_0) can reach recursion, which MSL does not allow: "
+                     "operator+ -> operator+"], found
+
+
+def test_barrier_the_mode_missed():
+    # BASE runs as a plain loop; a barrier reached through helper must have made it fibers.
+    found = problems_of(with_helper_body("threadgroup_barrier(mem_flags::mem_threadgroup); return x;"))
+    assert len(found) == 1, found
+    assert found[0].startswith("kernel 'plain' (metalcall_entry_0) was translated to run as a plain loop")
+    assert "threadgroup_barrier at source.metal:4:" in found[0] and found[0].endswith(
+        "metalcall_entry_0 -> plain -> helper")
+
+
+def test_simd_function_through_an_operator_the_mode_missed():
+    text = translation(BASE).replace("return Acc{v + o.v};", "return Acc{simd_sum(v) + o.v};")
+    found = problems_of(text)
+    assert len(found) == 1 and "can reach simd_sum at source.metal:5:" in found[0], found
+    assert found[0].endswith("plain -> operator+")
+
+
+def test_unresolved_template_call_is_taken_by_name():
+    # A dependent call (t.step(x)) Clang cannot resolve in the template: every function of
+    # that name counts, so the barrier in Stepper::step is reached.
+    text = translation(BASE).replace(
+        "float helper(float x) { return x + 1.0f; }",
+        "struct Stepper { float step(float x) const { threadgroup_barrier(mem_flags::mem_none); return x; } };\n"
+        "template <typename T> float call_step(T t, float x) { return t.step(x); }\n"
+        "float helper(float x) { return call_step(Stepper{}, x); }")
+    found = problems_of(text)
+    assert len(found) == 1 and "can reach threadgroup_barrier" in found[0], found
+
+
+def run_python(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+
+
+VERIFIED_RUN = """
+import numpy as np, metalcall as mc
+d = mc.Device("cpu")
+k = d.compile(SOURCE).function("reduce")
+x = np.arange(256, dtype=np.float32)
+out = np.zeros(4, dtype=np.float32)
+k(256, x, out, threadgroup=64)
+print(out.tolist())
+""".replace("SOURCE", repr(FUNCTOR_REDUCTION))
+
+
+def test_verified_compile_runs_and_is_cached(tmp_path):
+    env = {"METALCALL_VERIFY": "1", "METALCALL_CACHE_DIR": str(tmp_path)}
+    first = run_python(VERIFIED_RUN, **env)
+    assert first.returncode == 0, first.stderr
+    expected = np.arange(256, dtype=np.float32).reshape(4, 64).sum(axis=1).tolist()
+    assert eval(first.stdout) == expected
+    # The verified build is its own cache entry: unverified compiles build their own.
+    cpu_entries = lambda: sorted(p.name for p in (tmp_path / "cpu").rglob("*.so"))  # noqa: E731
+    verified = cpu_entries()
+    assert len(verified) == 1
+    plain = run_python(VERIFIED_RUN, METALCALL_VERIFY="0", METALCALL_CACHE_DIR=str(tmp_path))
+    assert plain.returncode == 0 and eval(plain.stdout) == expected
+    assert len(cpu_entries()) == 2
+    # A second verified process is served from the verified entry: nothing new is built.
+    again = run_python(VERIFIED_RUN, **env)
+    assert again.returncode == 0 and eval(again.stdout) == expected
+    assert len(cpu_entries()) == 2
+
+
+def test_disagreement_is_a_compile_error():
+    # The function a verified cold compile calls (cpu_verify.cpp) on a translation the check refuses.
+    code = with_helper_body("threadgroup_barrier(mem_flags::mem_threadgroup); return x;")
+    with pytest.raises(mc.CompileError) as error:
+        _core._check_cpu_translation(code)
+    text = str(error.value)
+    assert text.startswith("[cpu] the independent check of the translation (METALCALL_VERIFY=1")
+    assert "kernel 'plain' (metalcall_entry_0) was translated to run as a plain loop" in text
+    _core._check_cpu_translation(translation(BASE))  # a real translation: no error
+
+
+def test_missing_libclang_is_a_clear_error(tmp_path):
+    result = run_python(
+        "import metalcall as mc\n"
+        "try:\n"
+        "    mc.Device('cpu').compile('kernel void k(device float* x [[buffer(0)]]) { x[0] = 1; }')\n"
+        "except mc.DeviceError as e:\n"
+        "    print('DeviceError:', e)\n",
+        METALCALL_VERIFY="1", METALCALL_LIBCLANG=str(tmp_path / "no-libclang.so"), METALCALL_CACHE_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "DeviceError:" in result.stdout and "pip install libclang" in result.stdout
+    assert "METALCALL_LIBCLANG=" in result.stdout
