@@ -75,6 +75,19 @@ kernel void lanes(device float* x [[buffer(0)]], uint i [[thread_position_in_gri
 }
 """
 
+# A function as a template argument (ggml's dequantize_func): a compile-time constant in MSL.
+FUNCTION_TEMPLATE_ARGUMENT = """
+#include <metal_stdlib>
+using namespace metal;
+void inc(thread float& v) { v += 1.0f; }
+template <void (*F)(thread float&)> void apply(thread float& v) { F(v); }
+kernel void bump(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float v = x[i];
+  apply<inc>(v);
+  x[i] = v;
+}
+"""
+
 
 def translation(source: str) -> str:
     return _core._cpu_translation(source)
@@ -92,8 +105,8 @@ def problems_of(code: str) -> list[str]:
     return _core._verify_cpu_translation(code)
 
 
-@pytest.mark.parametrize("source", [BASE, FUNCTOR_REDUCTION, SIMD_OPERATOR_TEMPLATE],
-                         ids=["plain", "functor-reduction", "simd-operator-template"])
+@pytest.mark.parametrize("source", [BASE, FUNCTOR_REDUCTION, SIMD_OPERATOR_TEMPLATE, FUNCTION_TEMPLATE_ARGUMENT],
+                         ids=["plain", "functor-reduction", "simd-operator-template", "function-template-argument"])
 def test_real_translations_pass(source):
     assert problems_of(translation(source)) == []
 
@@ -183,6 +196,14 @@ def test_simd_function_through_an_operator_the_mode_missed():
     found = problems_of(text)
     assert len(found) == 1 and "can reach simd_sum at source.metal:5:" in found[0], found
     assert found[0].endswith("plain -> operator+")
+
+
+def test_call_through_a_function_template_argument_is_followed():
+    # apply<F> calls F: every function named as a value may be F, so a barrier in inc counts.
+    text = translation(FUNCTION_TEMPLATE_ARGUMENT).replace("v += 1.0f;", "threadgroup_barrier(mem_flags::mem_none);")
+    found = problems_of(text)
+    assert len(found) == 1 and "can reach threadgroup_barrier" in found[0], found
+    assert found[0].endswith("-> inc")
 
 
 def test_unresolved_template_call_is_taken_by_name():

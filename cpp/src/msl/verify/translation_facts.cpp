@@ -54,6 +54,7 @@ class Reader {
   std::map<const void*, int> file_kinds_;  // 0 the unit, 1 the prelude, 2 elsewhere
   std::set<std::string> reported_;
   std::set<unsigned> foreign_macro_sites_;
+  std::set<unsigned> callee_sites_;  // offsets of the names calls call (note_callee_site)
   std::map<std::string, std::string> undefined_calls_;  // functions the user's code declares and calls  // offsets of macro names (find_foreign_macros)
 
   static int visit(CXCursor c, CXCursor parent, void* data) {
@@ -172,6 +173,8 @@ class Reader {
       a_.visitChildren(c, &Reader::visit, &inner);
       return CXChildVisit_Continue;
     }
+    if (k == CallExpr) note_callee_site(c);
+    if (k == DeclRefExpr) note_named_function(c);
     if (ctx.function) note_call(c, k, *ctx.function);
     return CXChildVisit_Recurse;
   }
@@ -243,9 +246,10 @@ class Reader {
                        (k >= 100 && k < 200);
     // A named function called decays to a pointer to it (an implicit cast under the call):
     // that is the call itself, not a function pointer in the code.
-    const bool callee_decay = k == UnexposedExpr && a_.getCursorKind(parent) == CallExpr &&
-                              is_function_kind(a_.getCursorKind(a_.getCursorReferenced(last_child(c))));
-    if (typed && !callee_decay && has_function_pointer(a_.getCursorType(c)))
+    // A template's function-pointer parameter is a compile-time constant (MSL allows it).
+    const int named = a_.getCursorKind(a_.getCursorReferenced(k == UnexposedExpr ? last_child(c) : c));
+    const bool callee_decay = k == UnexposedExpr && a_.getCursorKind(parent) == CallExpr && is_function_kind(named);
+    if (typed && !callee_decay && named != NonTypeTemplateParameter && has_function_pointer(a_.getCursorType(c)))
       report(c, "a function pointer (" + a_.text(a_.getTypeSpelling(a_.getCursorType(c))) + ")");
     if (is_cast_kind(k)) {
       const CXType to = a_.getCanonicalType(a_.getCursorType(c));
@@ -303,6 +307,43 @@ class Reader {
     if (name == "mtl_now") f.enters_regions = true;
   }
 
+  // Where a call names its callee (through the implicit decay under it): such a name is a
+  // call, not a function used as a value.
+  void note_callee_site(CXCursor call) {
+    CXCursor callee = call;
+    for (int depth = 0; depth < 4; ++depth) {
+      struct First { CXCursor c; bool found = false; } first{callee};
+      a_.visitChildren(callee, [](CXCursor child, CXCursor, void* d) {
+        auto* f = static_cast<First*>(d);
+        f->c = child;
+        f->found = true;
+        return CXChildVisit_Break;
+      }, &first);
+      if (!first.found) return;
+      callee = first.c;
+      const int k = a_.getCursorKind(callee);
+      if (k == DeclRefExpr) {
+        callee_sites_.insert(offset_of(callee));
+        return;
+      }
+      if (k != UnexposedExpr && k != ParenExpr) return;
+    }
+  }
+
+  unsigned offset_of(CXCursor c) {
+    CXFile file = nullptr;
+    unsigned line = 0, column = 0, offset = 0;
+    a_.getExpansionLocation(a_.getCursorLocation(c), &file, &line, &column, &offset);
+    return offset;
+  }
+
+  // A function named as a value (its address, a template argument) in the translation.
+  void note_named_function(CXCursor c) {
+    const CXCursor ref = a_.getCursorReferenced(c);
+    if (a_.Cursor_isNull(ref) || !is_function_kind(a_.getCursorKind(ref)) || callee_sites_.count(offset_of(c))) return;
+    if (origin(c) == Origin::user && origin(ref) == Origin::user) facts_.by_name.emplace(kNamedFunctions, key(ref));
+  }
+
   // Calls, operator calls, constructions, conversions, named functions, and the
   // destructor of each local of class type.
   void note_call(CXCursor c, int k, FunctionFacts& f) {
@@ -317,7 +358,11 @@ class Reader {
         return;
       }
       const int rk = a_.getCursorKind(ref);
-      if (is_function_kind(rk)) add_call(f, ref, c);
+      if (is_function_kind(rk)) {
+        add_call(f, ref, c);
+        if (k == CallExpr) f.called.insert(key(ref));
+      }
+      else if (rk == NonTypeTemplateParameter && has_function_pointer(a_.getCursorType(ref))) f.unresolved.insert(kNamedFunctions);
       else if (rk == VarDecl && origin(ref) == Origin::prelude && spelling(ref) == "mtl_now") f.enters_regions = true;
     } else if (k == OverloadedDeclRef) {
       for (unsigned i = 0, n = a_.getNumOverloadedDecls(c); i < n; ++i) {

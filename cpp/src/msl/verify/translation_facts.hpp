@@ -21,9 +21,11 @@ struct FunctionFacts {
   std::string where;       // source.metal:line, or the translator's file
   Origin origin = Origin::user;
   std::set<std::string> calls;        // keys of the functions it calls, constructs, destroys or names
+  std::set<std::string> called;       // of those, the ones a call expression calls (names the kernel)
   std::set<std::string> unresolved;   // names of calls Clang could not resolve (templates)
   std::string synchronises;           // the first barrier / SIMD-group name it uses, and where; empty for none
-  bool enters_regions = false;        // sets metal_regions.h's group (an entry point of a kernel in regions)
+  bool enters_regions = false;
+  bool is_kernel = false;             // an entry point calls it (call_graph_check.cpp marks it)        // sets metal_regions.h's group (an entry point of a kernel in regions)
 };
 
 /** The mode the translator gave a kernel, read from its entry point (target_cpu.cpp). */
@@ -41,6 +43,13 @@ struct TranslationFacts {
   std::multimap<std::string, std::string> by_name;  // function name -> key, for unresolved calls
   std::vector<EntryFacts> entries;
 };
+
+/**
+ * The name under which by_name lists every function named other than in a call (an
+ * address or a template argument): what a call through a template's function-pointer
+ * parameter (MSL allows them: compile-time constants) may reach.
+ */
+constexpr const char* kNamedFunctions = "<a function named as a value>";
 
 /** The virtual paths the verifier gives libclang. */
 constexpr const char* kUnitPath = "/metalcall-verify/translation.cpp";
