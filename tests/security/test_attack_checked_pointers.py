@@ -66,6 +66,10 @@ CHECKED_ACCESSES = {
                                             "auto w = W<device float*>{out}; w.p[1 << 20] = 42.0f;", "argument 'out'"),
     "template-of-thread-pointer": ("template <class T> struct W { T p; };",
                                    "float v[4]; auto w = W<thread float*>{v}; w.p[1 << 20] = 42.0f;", "private array"),
+    "address-of-a-call's-result": ("thread float& f(thread float& x) { return x; }",
+                                   "float v = 1.0f; thread float* p = &f(v); p[1 << 20] = 42.0f;", "variable"),
+    "address-of-a-call's-result-in-a-buffer": ("device float& f(device float* x) { return x[0]; }",
+                                               "device float* p = &f(out); p[1 << 20] = 42.0f;", "argument 'out'"),
     "metal-array-of-device-pointers": ("", "metal::array<device float*, 2> a = {out, out}; a[1][1 << 20] = 42.0f;",
                                        "argument 'out'"),
 }

@@ -175,8 +175,10 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
         function_templates.count(t[bracket - 1].text) && !deduced.count(i))
       continue;
     // The operand: a name, then `.m`, `->m`, `[…]` and calls (`&f()[i]`, `&s.row(j)[i]`: an
-    // element of what they return), in parentheses or not (`&(x)`, `&(t[i])`). Not a call's
-    // result itself (`&s.at(j)`: a reference into memory whose bounds only its callee knows).
+    // element of what they return), in parentheses or not (`&(x)`, `&(t[i])`). A call's result
+    // itself (`&s.at(j)`, `&f(v)`: a reference whose bounds only its callee knows) is
+    // variable_address's: the Buffer or threadgroup memory it lies in, else one element (a
+    // plain pointer before 2026-12-03, which `(&f(v))[k]` walked anywhere).
     bool call_last = false;
     std::size_t k = i + 1, parens = 0;
     while (k < t.size() && t[k].is("(")) ++k, ++parens;
@@ -224,7 +226,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
         break;
       }
     }
-    if (!ok || call_last || k + 1 + parens >= t.size()) continue;
+    if (!ok || (call_last && !subscripts.empty()) || k + 1 + parens >= t.size()) continue;
     for (std::size_t p = 1; p <= parens; ++p) ok = ok && t[k + p].is(")");
     if (!ok) continue;
     const Token& after = t[k + 1 + parens];
