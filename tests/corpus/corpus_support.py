@@ -36,26 +36,25 @@ def require(relpath: str) -> Path:
     return path
 
 
-def require2(relpath: str) -> Path:
-    """The public file at the second corpus's relpath ($METALCALL_CORPUS2, else <repo
-    root>/.devcarry/corpus2: docs/msl-corpus.md), or skip the test saying why."""
-    env = os.environ.get("METALCALL_CORPUS2")
-    path = (Path(env) if env else REPO / ".devcarry" / "corpus2") / relpath
+def _require_in(relpath: str, variable: str, folder: str, which: str) -> Path:
+    """The public file at relpath under $`variable`, else <repo root>/.devcarry/`folder`
+    (docs/msl-corpus.md), or skip the test saying why."""
+    env = os.environ.get(variable)
+    path = (Path(env) if env else REPO / ".devcarry" / folder) / relpath
     if not path.is_file():
-        pytest.skip(f"public MSL file not present: {path} (set METALCALL_CORPUS2 or fetch the second corpus "
+        pytest.skip(f"public MSL file not present: {path} (set {variable} or fetch the {which} corpus "
                     "as docs/msl-corpus.md describes)")
     return path
+
+
+def require2(relpath: str) -> Path:
+    """The public file at the second corpus's relpath, or skip the test saying why."""
+    return _require_in(relpath, "METALCALL_CORPUS2", "corpus2", "second")
 
 
 def require3(relpath: str) -> Path:
-    """The public file at the third corpus's relpath ($METALCALL_CORPUS3, else <repo
-    root>/.devcarry/corpus3: docs/msl-corpus.md), or skip the test saying why."""
-    env = os.environ.get("METALCALL_CORPUS3")
-    path = (Path(env) if env else REPO / ".devcarry" / "corpus3") / relpath
-    if not path.is_file():
-        pytest.skip(f"public MSL file not present: {path} (set METALCALL_CORPUS3 or fetch the third corpus "
-                    "as docs/msl-corpus.md describes)")
-    return path
+    """The public file at the third corpus's relpath, or skip the test saying why."""
+    return _require_in(relpath, "METALCALL_CORPUS3", "corpus3", "third")
 
 
 @functools.lru_cache(maxsize=None)
