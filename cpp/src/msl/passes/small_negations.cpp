@@ -291,6 +291,23 @@ class ScopedNames {
 
 // The first token of the function definition's return type before the name at i, whose
 // parameters open at i + 1 and whose body follows them; false unless it is a char or short.
+// Calls item(begin, end) for each comma-separated part of the bracketed list from t[open] to
+// its match t[close], skipping nested brackets (a bracket that runs past close ends the walk).
+template <class Item>
+void for_each_list_item(const std::vector<Token>& t, std::size_t open, std::size_t close, Item&& item) {
+  std::size_t start = open + 1;
+  for (std::size_t k = open + 1; k <= close; ++k) {
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      k = matching(t, k);
+      if (k >= close) break;
+      continue;
+    }
+    if (k < close && !t[k].is(",")) continue;
+    item(start, k);
+    start = k + 1;
+  }
+}
+
 bool returns_narrow(const std::vector<Token>& t, std::size_t name) {
   return name > 0 && t[name - 1].kind == TokenKind::identifier && is_narrow_type_name(t[name - 1].text) &&
          (name < 2 || !(t[name - 2].is("::") || t[name - 2].is(".")));
@@ -389,19 +406,10 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     if (close + 1 >= t.size() || !(t[close + 1].is("{") || t[close + 1].is(";") || t[close + 1].kind == TokenKind::identifier))
       continue;
     std::vector<bool> params;
-    std::size_t start = i + 2;
-    for (std::size_t k = i + 2; k <= close; ++k) {
-      if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
-        k = matching(t, k);
-        if (k >= close) break;
-        continue;
-      }
-      if (k < close && !t[k].is(",")) continue;
-      std::size_t b = start;
-      if (b < k && t[b].is_identifier("const")) ++b;
-      params.push_back(b + 2 == k && is_narrow_type_name(t[b].text) && t[b + 1].kind == TokenKind::identifier);
-      start = k + 1;
-    }
+    for_each_list_item(t, i + 1, close, [&](std::size_t b, std::size_t e) {
+      if (b < e && t[b].is_identifier("const")) ++b;
+      params.push_back(b + 2 == e && is_narrow_type_name(t[b].text) && t[b + 1].kind == TokenKind::identifier);
+    });
     auto [it, fresh] = narrow_params.emplace(t[i].text, params);
     if (!fresh && it->second != params) unclear.insert(t[i].text);
   }
@@ -412,19 +420,11 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     if (t[i - 1].is(".") || t[i - 1].is("->") || t[i - 1].is("::") || t[i - 1].is("~") || has_body(t, i)) continue;
     const std::size_t close = matching(t, i + 1);
     if (close >= t.size() || (t[i - 1].is(">") && close + 1 < t.size() && t[close + 1].is(";"))) continue;  // `S<T> f(...);`
-    std::size_t start = i + 2, index = 0;
-    for (std::size_t k = i + 2; k <= close; ++k) {
-      if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
-        k = matching(t, k);
-        if (k >= close) break;
-        continue;
-      }
-      if (k < close && !t[k].is(",")) continue;
-      if (index < fn->second.size() && fn->second[index] && start < k && !is_literal_range(t, start, k))
-        out.push_back({start, k, arg});
+    std::size_t index = 0;
+    for_each_list_item(t, i + 1, close, [&](std::size_t b, std::size_t e) {
+      if (index < fn->second.size() && fn->second[index] && b < e && !is_literal_range(t, b, e)) out.push_back({b, e, arg});
       ++index;
-      start = k + 1;
-    }
+    });
   }
   // `return EXPR;` in a function returning a char or short, outside the lambdas in it.
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
