@@ -19,7 +19,7 @@ for variant in plain tsan asan; do
      ! echo 'int main() { return 0; }' | g++ -x c++ "${extra[@]}" - -o "$out/probe_$variant" 2>/dev/null; then
     echo "== $variant: skipped (g++ cannot link ${extra[*]} here)"; continue
   fi
-  if ! g++ "${flags[@]}" "${extra[@]}" "$here/pool_test.cpp" "$src/backends/cpu/worker_pool.cpp" \
+  if ! g++ "${flags[@]}" "${extra[@]}" "$here/pool_test.cpp" "$src/backends/cpu/worker_pool.cpp" "$src/backends/cpu/wait_word.cpp" \
        "$src/backends/cpu/fork_guard.cpp" "$src/core/interrupt.cpp" \
        -o "$out/pool_test_$variant"; then
     echo "== $variant: BUILD FAILED"; status=1; continue
