@@ -12,7 +12,7 @@ namespace metalcall::msl::clang_c {
 namespace {
 
 std::mutex wheel_mutex;
-std::string wheel_path;
+std::string& wheel_path = *new std::string();  // never destroyed (exit-safe statics)
 
 template <typename F>
 void bind(void* lib, F& field, const char* name, std::string* missing) {
