@@ -180,11 +180,14 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
   // `this[k]`, `this + k`, `(thread uchar*)this`, `reinterpret_cast<…>(this)`: an object's own
   // address is a plain pointer, so arithmetic on it, or a pointer cast of it, reached memory no
   // bounds covered (`this[1 << 20].a = x` wrote anywhere before 2026-12-03). `this->m`, `*this`
-  // and comparisons stay.
+  // (`*this + k` too: the object's operator) and comparisons stay.
   for (std::size_t i = 2; i + 1 < t.size(); ++i) {
     if (!t[i].is_identifier("this")) continue;
     const Token& n = t[i + 1];
-    const bool arithmetic = n.is("[") || n.is("+") || n.is("-") || n.is("+=") || n.is("-=");
+    // `*this + k` is the object's operator+ (unary * binds first); `*this[k]` indexes `this`.
+    const bool dereferenced = t[i - 1].is("*");
+    const bool arithmetic =
+        n.is("[") || (!dereferenced && (n.is("+") || n.is("-") || n.is("+=") || n.is("-=")));
     const bool c_cast = t[i - 1].is(")") && (t[i - 2].is("*") || t[i - 2].is("&"));
     const bool named_cast = t[i - 1].is("(") && t[i - 2].is(">") && n.is(")");
     if (arithmetic || c_cast || named_cast)
