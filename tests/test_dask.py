@@ -29,7 +29,7 @@ kernel void axpb(const device float* x [[buffer(0)]], device float* y [[buffer(1
 @pytest.fixture(scope="module")
 def cluster():
     # Two worker processes, each told its device as a GPU worker would be (METALCALL_DEVICE=cuda:N).
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   env={"METALCALL_DEVICE": "cpu"}) as cluster, distributed.Client(cluster) as client:
         yield cluster, client
 

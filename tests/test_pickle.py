@@ -115,7 +115,7 @@ def test_dask_local_cluster_maps_a_kernel_over_blocks(lib):
     x = np.random.default_rng(1).random(4096, dtype=np.float32)
     kernel = lib.scale
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster):
         blocks = da.from_array(x, chunks=1024)
         y = blocks.map_blocks(lambda b: _run_scale(kernel, np.ascontiguousarray(b), 0.5), dtype=np.float32)
         np.testing.assert_allclose(y.compute(), x * 0.5 + 1, rtol=1e-6)
