@@ -114,3 +114,52 @@ def test_stack_overflow_is_an_execution_error(run_python, mode):
         assert outcome.startswith("error "), line
         assert f"kernel '{kernel}'" in outcome, line
         assert "overflowed its stack" in outcome, line
+
+
+# Other code in the process may put its own SIGSEGV handler ahead of the guard's after the first
+# kernel ran: libclang's crash recovery (the translation verifier, METALCALL_VERIFY=1) did, and a
+# later faulthandler.enable() does. Such a handler re-raises a fault it does not expect with its
+# address lost, so the overflow ended the process (a CI run's pytest died so). The verifier turns
+# libclang's off; each compile puts the guard first again, chaining to the newcomer, which still
+# sees every other fault: a wild pointer outside kernel code ends the process with faulthandler's
+# traceback, without a loop between the two handlers.
+LATER_HANDLERS = r'''
+import ctypes, faulthandler, sys
+import numpy as np
+import metalcall as mc
+from metalcall import _core
+dev = mc.Device("cpu", sandbox=False)
+source = {source!r}
+def overflow(lib):
+    out, count = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    try:
+        lib.recurse(1, out, count, np.int32(1), np.int32(10**8))
+        return "no error"
+    except mc.ExecutionError as e:
+        return "stack" if "overflowed its stack" in str(e) else str(e)
+print("first", overflow(dev.compile(source)), flush=True)
+if _core._translation_verifier_library()[0]:
+    print("verifier", _core._verify_cpu_translation(_core._cpu_translation(source)), flush=True)
+    print("after libclang", overflow(dev.compile(source + "\n// another library\n")), flush=True)
+faulthandler.enable()
+print("after faulthandler", overflow(dev.compile(source + "\n// a third library\n")), flush=True)
+a = np.zeros(8, np.float32)
+dev.compile(source).add(8, a)
+print("exact" if (a == 1).all() else f"WRONG {{a}}", flush=True)
+ctypes.string_at(0)  # a fault outside kernel code: the process's to handle
+print("survived a wild pointer", flush=True)
+'''
+
+
+def test_handlers_installed_later_do_not_take_the_overflow(run_python):
+    r = run_python(LATER_HANDLERS.format(source=SOURCE), timeout=300)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "first stack", r.stdout + r.stderr[-2000:]
+    if any(line.startswith("verifier") for line in lines):
+        # The verifier sees the recursion the front end cannot (a destructor's), and leaves the guard in place.
+        verdict = next(line for line in lines if line.startswith("verifier"))
+        assert "can reach recursion" in verdict and "after libclang stack" in lines, r.stdout + r.stderr[-2000:]
+    assert "after faulthandler stack" in lines and "exact" in lines, r.stdout + r.stderr[-2000:]
+    assert "survived a wild pointer" not in lines
+    assert r.returncode == -11, f"exit {r.returncode}\n{r.stderr[-2000:]}"  # SIGSEGV's default action
+    assert "Fatal Python error: Segmentation fault" in r.stderr, r.stderr[-2000:]

@@ -200,6 +200,11 @@ class CpuDevice : public BackendDevice {
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     msl::FrontEndOptions front = cpu_front_end_options(options, checked_);
     const bool fast_math = options.fast_math;
+    // A compile may run libclang (METALCALL_VERIFY=1), and code since the last compile may have
+    // put a SIGSEGV handler ahead of the stack guard's: the guard first again.
+    struct GuardFirst {
+      ~GuardFirst() { keep_stack_guard_first(); }
+    } guard_first;
     return translated::TranslatedLibrary<CpuModule>::compile(
         source, std::move(front),
         [fast_math](const msl::Translation& translation, const std::string& user_source) {

@@ -67,6 +67,11 @@ struct ThreadGuard {
 thread_local ThreadGuard t_guard;
 
 struct sigaction g_previous;  // the process's handler before ours: every other fault goes there
+std::atomic<bool> g_installed{false};
+std::mutex g_install_mutex;  // installs and reclaims, one at a time
+// Set while this thread is in the handler we chain to: one that gives the fault back to us
+// (restores its previous handler, ours, and raises again) must not loop between the two.
+thread_local bool t_in_previous = false;
 
 bool near_stack_end(std::uintptr_t address, std::uintptr_t low) {
   return low != 0 && address + kBelowStack >= low && address < low + kLowestPage;
@@ -81,40 +86,64 @@ bool is_stack_overflow(const void* fault) {
   return near_stack_end(address, t_guard.low);
 }
 
+void restore_default(int sig) {
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(sig, &fallback, nullptr);
+}
+
 void call_previous(int sig, siginfo_t* info, void* context) {
   if (g_previous.sa_flags & SA_SIGINFO) {
     g_previous.sa_sigaction(sig, info, context);
   } else if (g_previous.sa_handler == SIG_DFL || g_previous.sa_handler == SIG_IGN) {
-    // The default action: restore it, and the faulting instruction faults again on return.
-    struct sigaction fallback {};
-    fallback.sa_handler = SIG_DFL;
-    sigemptyset(&fallback.sa_mask);
-    sigaction(sig, &fallback, nullptr);
+    restore_default(sig);  // the default action: the faulting instruction faults again on return
   } else {
     g_previous.sa_handler(sig);
   }
 }
 
 void on_fault(int sig, siginfo_t* info, void* context) {
+  if (t_in_previous) {  // given back by the handler we chained to: the default action ends the process
+    restore_default(sig);
+    return;
+  }
   if (in_kernel_code() && is_stack_overflow(info->si_addr)) {
     stop_running_kernel(
         "it overflowed its stack: recursion, which MSL does not allow (here perhaps through an operator, a "
         "constructor, a conversion or a function object, which the front end cannot follow), or frames too large");
   }
+  t_in_previous = true;
   call_previous(sig, info, context);
+  t_in_previous = false;
+}
+
+bool ours_is_first() {
+  struct sigaction current {};
+  return sigaction(SIGSEGV, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+         current.sa_sigaction == on_fault;
 }
 
 void install_handler() {
+  std::lock_guard<std::mutex> lock(g_install_mutex);
+  if (g_installed.load(std::memory_order_acquire) && ours_is_first()) return;
   struct sigaction ours {};
   ours.sa_sigaction = on_fault;
   // On the alternate stack; SIGSEGV not blocked while it runs, since it leaves by a longjmp
   // that restores no signal mask (RunControl::run).
   ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
   sigemptyset(&ours.sa_mask);
-  sigaction(SIGSEGV, &ours, &g_previous);
+  struct sigaction previous {};
+  if (sigaction(SIGSEGV, &ours, &previous) != 0) return;
+  g_previous = previous;
+  g_installed.store(true, std::memory_order_release);
 }
 
 }  // namespace
+
+void keep_stack_guard_first() {
+  if (g_installed.load(std::memory_order_acquire) && !ours_is_first()) install_handler();
+}
 
 void guard_this_thread() {
   if (t_guard.ready || !stack_guard_enabled()) return;
@@ -147,6 +176,7 @@ void guard_this_thread() {
 #else
 
 void guard_this_thread() {}
+void keep_stack_guard_first() {}
 
 #endif
 

@@ -27,4 +27,11 @@ bool stack_guard_enabled();
  *  bounds, set up once per thread (cheap afterwards); the handler, once per process. */
 void guard_this_thread();
 
+/** After code that may have put its own SIGSEGV handler ahead of the guard's (libclang's crash
+ *  recovery, a later faulthandler.enable(), a runtime loaded into the process): the guard's
+ *  handler first again, calling that one for every other fault. Each compile on the in-process
+ *  CPU device calls it; a handler installed later takes the fault first until then, and passes
+ *  it on with its address lost, so an overflow then ends the process (docs/security.md). */
+void keep_stack_guard_first();
+
 }  // namespace metalcall::cpu

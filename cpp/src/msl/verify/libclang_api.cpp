@@ -23,7 +23,7 @@ void bind(void* lib, F& field, const char* name, std::string* missing) {
 // True when every entry point is there; `missing` names those that are not.
 bool bind_all(void* lib, Api& a, std::string* missing) {
 #define MC_BIND(field) bind(lib, a.field, "clang_" #field, missing)
-  MC_BIND(createIndex); MC_BIND(disposeIndex); MC_BIND(parseTranslationUnit2); MC_BIND(disposeTranslationUnit);
+  MC_BIND(createIndex); MC_BIND(toggleCrashRecovery); MC_BIND(disposeIndex); MC_BIND(parseTranslationUnit2); MC_BIND(disposeTranslationUnit);
   MC_BIND(getTranslationUnitCursor); MC_BIND(visitChildren); MC_BIND(getCursorKind); MC_BIND(getCursorReferenced);
   MC_BIND(getCanonicalCursor); MC_BIND(getCursorSemanticParent); MC_BIND(getSpecializedCursorTemplate);
   MC_BIND(isCursorDefinition); MC_BIND(Cursor_isNull); MC_BIND(getNumOverloadedDecls); MC_BIND(getOverloadedDecl);

@@ -78,6 +78,7 @@ constexpr int CXError_Success = 0;
 /** The loaded library: every pointer is non-null once loaded. */
 struct Api {
   CXIndex (*createIndex)(int, int);
+  void (*toggleCrashRecovery)(unsigned);
   void (*disposeIndex)(CXIndex);
   int (*parseTranslationUnit2)(CXIndex, const char*, const char* const*, int, CXUnsavedFile*, unsigned, unsigned,
                                CXTranslationUnit*);

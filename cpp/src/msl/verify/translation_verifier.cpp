@@ -38,6 +38,10 @@ Verdict verify_translation(const VerifyInput& input) {
   Verdict verdict;
   verdict.libclang = api->path;
   CXIndex index = api->createIndex(0, 0);
+  // createIndex turns on libclang's crash recovery, which puts its own SIGSEGV handler ahead of
+  // every other in the process, the CPU device's stack guard's too, and re-raises faults it was
+  // not expecting with their address lost: a kernel's stack overflow would end the process.
+  api->toggleCrashRecovery(0);
   CXTranslationUnit unit = nullptr;
   const int status = api->parseTranslationUnit2(index, verify::kUnitPath, args.data(), int(args.size()), files.data(),
                                                 unsigned(files.size()), CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord, &unit);
