@@ -40,6 +40,19 @@ def metal_sim_only() -> bool:
     return os.environ.get("METALCALL_DEVICE", "").lower().split(":")[0] == "metal-sim"
 
 
+def device_with_gpu_kernels(backend: str, index: int, gpu_kernels: bool):
+    """Yields Device(backend:index) with metalcall.numpy's GPU kernel variants forced on or off
+    (on the CPU they run as fibers, so the kernels CUDA and Metal run are checked anywhere), and
+    turns them off again afterwards: the shared body of the numpy tests' device fixtures."""
+    from metalcall.numpy._kernels import cache
+
+    cache.force_gpu_variants = gpu_kernels
+    try:
+        yield mc.Device(f"{backend}:{index}")
+    finally:
+        cache.force_gpu_variants = False
+
+
 def with_sandbox_device():
     """A `device` fixture over device_params() plus the sandboxed CPU device where it exists
     (Linux), as ("cpu", 0, "sandbox"): assign it to `device` in a test module."""

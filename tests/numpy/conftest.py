@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 import metalcall as mc
-from metalcall.numpy._kernels import cache
-from mctest import metal_sim_only
+from mctest import device_with_gpu_kernels, metal_sim_only
 
 
 def _ldev_params():
@@ -25,12 +24,7 @@ def _ldev_params():
 
 @pytest.fixture(params=_ldev_params())
 def ldev(request):
-    backend, index, gpu_kernels = request.param
-    cache.force_gpu_variants = gpu_kernels
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
+    yield from device_with_gpu_kernels(*request.param)
 
 
 def _gdev_params():
@@ -46,8 +40,4 @@ def _gdev_params():
 @pytest.fixture(params=_gdev_params())
 def gdev(request):
     backend, index = request.param
-    cache.force_gpu_variants = backend == "cpu"
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
+    yield from device_with_gpu_kernels(backend, index, backend == "cpu")

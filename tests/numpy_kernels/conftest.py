@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from metalcall.numpy._kernels import cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from mctest import metal_sim_only  # noqa: E402
+from mctest import device_with_gpu_kernels, metal_sim_only  # noqa: E402
 
 
 def _params(gpu_variants: bool = True):
@@ -39,12 +38,7 @@ def _params(gpu_variants: bool = True):
 
 @pytest.fixture(params=_params())
 def kdev(request):
-    backend, index, gpu_variants = request.param
-    cache.force_gpu_variants = gpu_variants
-    try:
-        yield mc.Device(f"{backend}:{index}")
-    finally:
-        cache.force_gpu_variants = False
+    yield from device_with_gpu_kernels(*request.param)
 
 
 @pytest.fixture(params=_params(gpu_variants=False))
