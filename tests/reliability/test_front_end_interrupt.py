@@ -70,5 +70,7 @@ def test_ctrl_c_stops_the_front_end(tmp_path, sandbox):
     assert r.returncode == 0 and len(lines) == 2, (r.stdout, r.stderr[-2000:])
     outcome = lines[0].split()
     assert outcome[0] == "interrupted", lines[0]
-    assert float(outcome[1]) < 0.5, f"KeyboardInterrupt {outcome[1]} s after the signal"
+    # At once rather than when the front end ends (seconds later): the bound leaves room for a
+    # loaded machine (CI runs this beside other tests on 2 cores), where 0.5 s once failed.
+    assert float(outcome[1]) < 2.0, f"KeyboardInterrupt {outcome[1]} s after the signal"
     assert lines[1] == "after [1.0, 2.0, 3.0, 4.0]"
