@@ -166,3 +166,31 @@ def test_conditional_arms_of_two_types_take_the_common_type():
     signed = t.Cond(ty=ty.UINT, c=c, a=t.Lit(ty=ty.CHAR, value=-1), b=t.Lit(ty=ty.UINT, value=5))
     memory = _run_kernel([t.Store(buffer="out", index=gid, value=t.Convert(ty=ty.INT, a=signed, style="implicit"))])
     assert list(memory["out"]) == [-1] * 16 + [5] * 16
+
+
+def test_increments_splats_and_declared_lambda_returns():
+    # short2 v = 32767 (an int broadcast); v.x++; --v[1];  auto f = [&](short p) -> char { return p; };
+    # half h = 1.0h; h += 2^-11 + 2^-22 (rounded once, from float);
+    # out[gid] = f(v.x) + v.y + 1000 * int(h == 1.0009765625h)
+    v2 = ty.Vec(ty.SHORT, 2)
+    splat = t.Convert(ty=v2, a=t.Lit(ty=ty.INT, value=32767), style="implicit")
+    inc = t.Assign(name="v", op="++", value=t.Lit(ty=ty.INT, value=1), comps=(0,))
+    dec = t.Assign(name="v", op="--", value=t.Lit(ty=ty.INT, value=1), index=t.Lit(ty=ty.UINT, value=1), prefix=True)
+    lam = t.LambdaDef(name="f", params=[("p", ty.SHORT)], ret=ty.CHAR, declared=True,
+                      value=t.Convert(ty=ty.CHAR, a=t.Ref(ty=ty.SHORT, name="p"), style="implicit"))
+    small = t.Lit(ty=ty.FLOAT, value=2.0**-11 + 2.0**-22)
+    h = [t.Decl(name="h", ty=ty.HALF, init=t.Lit(ty=ty.HALF, value=1.0)), t.Assign(name="h", op="+=", value=small)]
+    once = t.Binary(ty=ty.BOOL, op="==", a=t.Ref(ty=ty.HALF, name="h"), b=t.Lit(ty=ty.HALF, value=1.0 + 2.0**-10))
+    vx = t.Swizzle(ty=ty.SHORT, a=t.Ref(ty=v2, name="v"), comps=(0,))
+    total = t.Binary(ty=ty.INT, op="+", a=t.Binary(ty=ty.INT, op="+", a=t.CallLambda(ty=ty.CHAR, name="f", args=[vx]),
+                                                   b=t.Swizzle(ty=ty.SHORT, a=t.Ref(ty=v2, name="v"), comps=(1,))),
+                     b=t.Binary(ty=ty.INT, op="*", a=t.Lit(ty=ty.INT, value=1000), b=t.Convert(ty=ty.INT, a=once)))
+    gid = t.Ref(ty=ty.UINT, name="gid")
+    body = [t.Decl(name="v", ty=v2, init=splat), inc, dec, lam] + h + [t.Store(buffer="out", index=gid, value=total)]
+    memory = _run_kernel(body)
+    assert list(memory["out"]) == [0 + 32766 + 1000] * 32  # v.x wraps to -32768, a char 0
+    prog = t.Program(name="k", category="control", threads=32, group=32, shared=[], helpers=[], body=body,
+                     buffers=[t.Buffer(name="out", ty=ty.INT, role="out", length=32, data=ints([0] * 32))])
+    text = program_source(prog)
+    for line in ("short2 v = 32767;", "v.x++;", "--v[1u];", "-> char { return p; }", "h += "):
+        assert line in text

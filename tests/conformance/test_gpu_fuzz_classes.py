@@ -30,7 +30,8 @@ gives -0.0.
 
 `min3`/`max3` of a negated integer (fuzz seeds 7100, 7103, 7112, 7113): ptxas of CUDA 12 fuses the
 two signed min or max into a 3-input VIMNMX3 and drops a negation of its first or second
-operand: `min3(int(-uint(x)), y, z)` took x on the H200.
+operand: `min3(int(-uint(x)), y, z)` took x on the H200; hand-written `min(min(x, -y), z)` the same
+(CUDA's global min(int, int) won the call; SASS of NVRTC 13.0.88).
 
 A short negated by another spelling, and the int absdiff (fuzz seeds 9200-9205, 4 programs):
 ptxas of CUDA 12.9/13.0 takes a `neg.s16` result as still sign-extended and an `abs.s32` result
@@ -186,6 +187,20 @@ kernel void min3_of_negations(const device int* x [[buffer(0)]], const device in
     o4[i] = min3(int4(y[i], x[i], 2, z[i]).gabb, int4(uint4(0u) - uint4(uint(y[i]))), int4(z[i]));
     os[i] = max3(short(x[i]), short(-short(y[i])), short(z[i]));
     ou[i] = min3(uint(x[i]), 0u - uint(y[i]), uint(z[i]));
+}
+""",
+    """
+kernel void min_of_negations(const device int* x [[buffer(0)]], const device int* y [[buffer(1)]],
+                             const device int* z [[buffer(2)]], device int* o [[buffer(3)]],
+                             device int4* o4 [[buffer(4)]], device short* os [[buffer(5)]],
+                             uint i [[thread_position_in_grid]]) {
+    o[5 * i + 0] = min(min(x[i], -y[i]), z[i]);
+    o[5 * i + 1] = max(max(-x[i], y[i]), z[i]);
+    o[5 * i + 2] = min(-y[i], min(x[i], z[i]));
+    o[5 * i + 3] = max(max(x[i], int(0u - uint(y[i]))), z[i]);
+    o[5 * i + 4] = clamp(-x[i], y[i], max(y[i], z[i]));
+    o4[i] = min(min(int4(x[i]), -int4(y[i], z[i], x[i], 1)), int4(z[i]));
+    os[i] = max(max(short(-short(x[i])), short(y[i])), short(z[i]));
 }
 """,
     """
@@ -419,6 +434,28 @@ def test_min3_and_max3_of_negations(device):
     assert_equal(os_, np.maximum(np.maximum(s(X), s(-s(Y))), s(Z)).astype(np.int16))
     u = lambda v: np.asarray(v, np.int64) & 0xFFFFFFFF
     assert_equal(ou, np.minimum(np.minimum(u(X), u(-Y)), u(Z)).astype(np.uint32))
+
+
+def test_min_and_max_of_negations(device):
+    """Hand-written `min(min(x, -y), z)`: CUDA's global min(int, int) won the call, and ptxas of
+    CUDA 13.0 (the H200's NVRTC 13.0.88) fused the two signed mins into a VIMNMX3 without the
+    negation of y (its SASS), as it did min3's; metal::min now compares biased unsigned there."""
+    x = np.array([5, -5, 0, 1073741824, -2147483647, 7, 100, -1], np.int32)
+    y = np.array([-5, 1073741824, 3, -7, 1, -2147483647, 0, 2], np.int32)
+    z = np.array([-1, -1, 2, 8, 0, 9, -100, 3], np.int32)
+    n = len(x)
+    o = np.zeros((n, 5), np.int32)
+    o4 = np.zeros((n, 4), np.int32)
+    os_ = np.zeros(n, np.int16)
+    KS.get(device, "min_of_negations")(n, x, y, z, o, o4, os_)
+    X, Y, Z = (a.astype(np.int64) for a in (x, y, z))
+    exp = np.stack([np.minimum(np.minimum(X, -Y), Z), np.maximum(np.maximum(-X, Y), Z), np.minimum(-Y, np.minimum(X, Z)),
+                    np.maximum(np.maximum(X, _wrap(-Y, 32)), Z), np.clip(-X, Y, np.maximum(Y, Z))], axis=1)
+    assert_equal(o, exp.astype(np.int32))
+    negs = -np.stack([Y, Z, X, np.ones(n, np.int64)], axis=1)
+    assert_equal(o4, np.minimum(np.minimum(X[:, None], negs), Z[:, None]).astype(np.int32))
+    s = lambda v: _wrap(v, 16)
+    assert_equal(os_, np.maximum(np.maximum(s(-s(X)), s(Y)), s(Z)).astype(np.int16))
 
 
 def _cdiv(a, b):

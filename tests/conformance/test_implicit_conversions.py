@@ -5,7 +5,12 @@ mixed with float and integers; integer literal branches of `?:` beside small int
 uchar(64) : 2030664764` is an int: the translation's int_literal took the uchar's type, fuzz seed
 9402, program 28); and on CUDA, `c ? i : F{h}(x)`, an int and a half branch with a braced
 temporary, which the translation left to CUDA's ambiguous conditional (fuzz seed 9402), and half
-op integer, which CUDA computed in float where MSL rounds the integer to half first.
+op integer, which CUDA computed in float where MSL rounds the integer to half first. The tenth
+session's fuzz generator: a char or short vector's components assigned and compound-assigned,
+lambdas' arguments and `-> short` returns, braced members widened; half op= float (rounded once:
+CUDA rounded the float to half first), bfloat op= integer (the integer rounded to bfloat first:
+the prelude took it through float) and bfloat ++/--; trailing return types `-> uchar` (the
+translation did not rename the type there).
 
 `short v = x * short(-1);` is `short(int(x) * -1)`: -(-32768) wraps to -32768. NVVM narrows the
 multiply by -1 to PTX's neg.s16, and the H200's ptxas (CUDA 13.0) then takes the result as still
@@ -103,6 +108,92 @@ kernel void braced_arms(const device half* h [[buffer(0)]], const device int* n 
                         device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     const bool c = n[i] > 3;
     out[i] = c ? n[i] : HalfScale{h[i]}(h[i]);  // int and half: a half
+}
+""",
+    """
+struct Widened { int i; float f; long l; };
+short narrowed_return(int p) { return p * -1; }
+kernel void component_narrowing(const device int* x [[buffer(0)]], const device int* d [[buffer(1)]],
+                                const device half* h [[buffer(2)]], const device float* f [[buffer(3)]],
+                                device int* out [[buffer(4)]], device short2* sv [[buffer(5)]],
+                                device half* hout [[buffer(6)]], uint i [[thread_position_in_grid]]) {
+    device int* o = out + 13 * i;
+    short2 v = short2(3, 4);
+    v.x = x[i] * -1;
+    o[0] = v.x / d[i];
+    v[1] = x[i] * short(-1);
+    o[1] = v[1] < 1 ? 1 : 0;
+    v.y -= x[i];
+    o[2] = v.y / d[i];
+    char4 c = char4(1);
+    c.z *= x[i];
+    o[3] = c.z / d[i];
+    short2 w;
+    w.yx = x[i] * -1;
+    o[4] = w.y / d[i];
+    ushort3 u = ushort3(0);
+    u.y--;
+    u.z = x[i] * -1;
+    o[5] = (u.z + u.y) / d[i];
+    auto lam = [&](short p, char q) { return p / d[i] + q; };
+    o[6] = lam(x[i] * -1, x[i] * -1);
+    auto neg = [&](int p) -> short { return p * -1; };
+    o[7] = neg(x[i]) / d[i];
+    o[8] = narrowed_return(x[i]) / d[i];
+    const short s = short(x[i]);
+    Widened wd = {s, h[i], x[i]};
+    o[9] = int(wd.l / d[i]) + wd.i + int(wd.f);
+    short3 m = short3(x[i] * -1, x[i], 2);
+    o[10] = m.x / d[i];
+    char2 cc = char2(char(x[i]));
+    cc.x++;
+    --cc[1];
+    o[11] = cc.x * 1000 + cc.y;
+    sv[i] = short2(0);
+    sv[i].y = x[i] * -1;
+    o[12] = sv[i].y / d[i];
+    half2 hh = half2(h[i], 1.0h);
+    hh.x += f[i];
+    hh.y *= f[i];
+    half hs = h[i];
+    hs -= f[i];
+    hout[3 * i] = hh.x;
+    hout[3 * i + 1] = hh.y;
+    hout[3 * i + 2] = hs;
+}
+""",
+    """
+auto tripled(int p) -> uchar { return p * 3; }
+kernel void trailing_returns(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    auto f = [&](int p) -> ushort { return p * -1; };
+    auto g = [&](int p) mutable -> short4 { return p; };
+    out[3 * i] = f(x[i]);
+    out[3 * i + 1] = g(x[i]).w;
+    out[3 * i + 2] = tripled(x[i]);
+}
+""",
+    """
+kernel void bfloat_compounds(const device int* x [[buffer(0)]], device float* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    device float* o = out + 6 * i;
+    bfloat b = bfloat(1.0f);
+    b += x[i];
+    bfloat2 v = bfloat2(1.0f);
+    v.y -= x[i] * 2;
+    bfloat c = bfloat(3.0f);
+    c *= x[i];
+    bfloat p = bfloat(255.0f);
+    p++;
+    --v[0];
+    half h = 1.0h;
+    h += x[i];
+    o[0] = b;
+    o[1] = v.y;
+    o[2] = c;
+    o[3] = p--;
+    o[4] = v.x + p;
+    o[5] = h;
 }
 """,
     """
@@ -225,3 +316,67 @@ def test_half_and_bfloat_mixed_with_float_and_integers(device):
             bf + f,
         ], axis=1)
     assert_equal(out.reshape(n, 6), exp)
+
+
+XI = np.array([-32768, 32768, -5, 0, 7, 65535, -129, 128, 1 << 20, -1, 32767, 255, -65536 - 7, 200, -200, 99999],
+              np.int32)
+HI = np.array([1.0, 1.0, -2.0, 0.5, 2048.0, 0.1, -1.0, 3.0, 1.0, 7.5, -0.25, 1000.0, 1.0, 65504.0, -3.0, 0.0], np.float16)
+FI = np.array([2.0 ** -11 + 2.0 ** -22, -(2.0 ** -11 + 2.0 ** -22), 0.3, 1e-4, 1.0, 1.0 / 3.0, 2.0 ** -12 + 2.0 ** -30,
+               -1.5, 2.0 ** -11, 3.0, 1e-3, 0.4999, 2.0 ** -11 + 2.0 ** -23, 16.0, 7.0, -0.0], np.float32)
+
+
+def test_narrowing_at_components_lambdas_and_braces(device):
+    """Implicit conversions where the fuzzer's tenth-session generator writes them: a char or short
+    vector's components assigned (`v.x = x * -1`, `v[1]`, `w.yx = ...` broadcast, a device short2's
+    `.y`), compound and ++/-- on them, a lambda's short and char parameters and its `-> short`,
+    a struct's braced members widened, a vector constructor's int arguments; and half op= float,
+    which rounds once (h = half(float(h) + f)): CUDA's __half operator+= rounded f to half first."""
+    n = len(XI)
+    d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2, 7, 5, 3, 11], np.int32)
+    out = np.zeros(13 * n, np.int32)
+    sv = np.zeros(2 * n, np.int16)
+    hout = np.zeros(3 * n, np.float16)
+    KS.get(device, "component_narrowing")(n, XI, d, HI, FI, out, sv, hout)
+    x, dd = XI.astype(np.int64), d.astype(np.int64)
+    neg16, neg8 = _wrap(-x, 16), _wrap(-x, 8)
+    cx = _wrap(_wrap(x, 8) + 1, 8)
+    exp = np.stack([
+        _cdiv(neg16, dd), neg16 < 1, _cdiv(_wrap(neg16 - x, 16), dd), _cdiv(_wrap(x, 8), dd), _cdiv(neg16, dd),
+        _cdiv((-x & 0xFFFF) + 65535, dd), _cdiv(neg16, dd) + neg8, _cdiv(neg16, dd), _cdiv(neg16, dd),
+        _cdiv(x, dd) + _wrap(x, 16) + HI.astype(np.float32).astype(np.int64), _cdiv(neg16, dd),
+        cx * 1000 + _wrap(_wrap(x, 8) - 1, 8), _cdiv(neg16, dd),
+    ], axis=1).astype(np.int32)
+    assert_equal(out.reshape(n, 13), exp)
+    assert_equal(sv.reshape(n, 2)[:, 1], neg16.astype(np.int16))
+    h32 = HI.astype(np.float32)
+    with np.errstate(over="ignore"):
+        hexp = np.stack([(h32 + FI).astype(np.float16), FI.astype(np.float16), (h32 - FI).astype(np.float16)], axis=1)
+    assert_equal(hout.reshape(n, 3), hexp)
+
+
+def test_trailing_return_types_name_msl_types(device):
+    """`[&](int p) -> ushort`, `-> short4` and `auto f(int) -> uchar`: the translation took the
+    type after `->` for a member's name and left it unrenamed, so `uchar` was unknown there (fuzz
+    seed 9600: 22 of 200 programs)."""
+    x = np.array([100, -1, 0, 70000, -32768, 85], np.int32)
+    out = np.zeros(3 * len(x), np.int32)
+    KS.get(device, "trailing_returns")(len(x), x, out)
+    v = x.astype(np.int64)
+    exp = np.stack([-v & 0xFFFF, _wrap(v, 16), (3 * v) & 0xFF], axis=1).astype(np.int32)
+    assert_equal(out.reshape(len(x), 3), exp)
+
+
+def test_bfloat_compound_assignments_with_integers_and_increments(device):
+    """b op= i is b = b op i: the integer rounded to bfloat first. The prelude's bfloat took it
+    through float (`b += 257` gave 258 for b = 1, where b + 257 is 256), and had no ++ or --."""
+    x = np.array([257, 3, 65793, -257, 0, 1027], np.int32)
+    out = np.zeros(6 * len(x), np.float32)
+    KS.get(device, "bfloat_compounds")(len(x), x, out)
+    xb = _bfloat(x.astype(np.float32))
+    with np.errstate(over="ignore"):
+        exp = np.stack([
+            _bfloat(1.0 + xb), _bfloat(1.0 - _bfloat(2.0 * x.astype(np.float32))), _bfloat(3.0 * xb),
+            np.full(len(x), 256.0, np.float32), np.full(len(x), 255.0, np.float32),  # 256 - 1 is 255 (p--)
+            (np.float16(1.0) + x.astype(np.float16)).astype(np.float32),
+        ], axis=1).astype(np.float32)
+    assert_equal(out.reshape(len(x), 6), exp)

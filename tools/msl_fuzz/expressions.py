@@ -107,6 +107,16 @@ def MIXABLE(a: Scalar, b: Scalar) -> bool:
     return {a, b} != {HALF, BFLOAT}
 
 
+# The types whose every value a type holds: a braced initialiser converts them (C++ refuses
+# the others there, narrowing), `S{s}` with s a short for an int member.
+WIDENING = {
+    "short": ("char", "uchar", "bool"), "ushort": ("uchar", "bool"),
+    "int": ("char", "uchar", "short", "ushort", "bool"), "uint": ("uchar", "ushort", "bool"),
+    "long": ("char", "uchar", "short", "ushort", "int", "uint", "bool"),
+    "ulong": ("uchar", "ushort", "uint", "bool"), "float": ("half", "bfloat"),
+}
+
+
 def swizzle_letters(rng: random.Random) -> str:
     return "xyzw" if rng.random() < 0.8 else "rgba"
 
@@ -256,10 +266,16 @@ class ExprGen:
         node = t.Binary(ty=result, op=op, a=a, b=b)
         return node if result == ty else t.Convert(ty=ty, a=node)
 
-    def implicit(self, ty: Type, depth: int) -> t.Expr:
+    def implicit(self, ty: Type, depth: int, splat: bool = True) -> t.Expr:
         """A value for a place where C++ converts implicitly (a declaration's initialiser, `=`, a
-        store, a helper's argument): one time in four a scalar of another type, most often a
-        small integer's arithmetic promoted to int and narrowed back (`short v = x * short(-1);`)."""
+        store, a helper's or lambda's argument, a return): one time in four a scalar of another
+        type, most often a small integer's arithmetic promoted to int and narrowed back (`short
+        v = x * short(-1);`); for a vector sometimes a scalar of any type, broadcast (splat: off
+        where the place may be a packed vector)."""
+        if isinstance(ty, Vec) and not ty.elem.is_bool and splat and self.chance(0.15):
+            # a scalar broadcast to every component, converted to the element type (`short2 v = i;`)
+            s = self.rng.choice([x for x in INTEGERS + FLOATS if MIXABLE(x, ty.elem)])
+            return t.Convert(ty=ty, a=self.expr(s, depth), style="implicit")
         if not isinstance(ty, Scalar) or not self.chance(0.25):
             return self.expr(ty, depth)
         if ty.is_int and ty.bits < 32 and self.chance(0.5):
@@ -275,6 +291,20 @@ class ExprGen:
         sources = [s for s in list(self.ctx.palette) + list(INTEGERS) + list(FLOATS) + [BOOL]
                    if s != ty and MIXABLE(s, ty)]
         s = self.rng.choice(sources)
+        return t.Convert(ty=ty, a=self.expr(s, depth), style="implicit")
+
+    def implicit_scalar(self, e: Scalar, depth: int) -> t.Expr:
+        s = self.rng.choice([x for x in INTEGERS + FLOATS if x != e and MIXABLE(x, e)])
+        return t.Convert(ty=e, a=self.expr(s, depth), style="implicit")
+
+    def widened(self, ty: Type, depth: int) -> t.Expr:
+        """A braced member's value (`S{a, b}`, where C++ refuses narrowing): one time in four a
+        scalar of a type ty holds every value of (`short` for an `int`, `half` for a `float`)."""
+        narrower = WIDENING.get(ty.name, ()) if isinstance(ty, Scalar) else ()
+        if not narrower or not self.chance(0.25):
+            return self.expr(ty, depth)
+        name = self.rng.choice(narrower)
+        s = next(x for x in INTEGERS + FLOATS + (BOOL,) if x.name == name)
         return t.Convert(ty=ty, a=self.expr(s, depth), style="implicit")
 
     def unary(self, ty: Type, depth: int) -> t.Expr:
@@ -423,7 +453,11 @@ class ExprGen:
         while left:
             k = self.rng.randint(1, left) if self.ctx.vectors and left > 1 and self.chance(0.4) else 1
             k = 1 if k == left == n else k
-            parts.append(self.expr(Vec(e, k) if k > 1 else e, depth))
+            if k == 1 and not e.is_bool and self.chance(0.2):
+                # float4(x, i, 1, h): a scalar of another type converts to the element type
+                parts.append(self.implicit_scalar(e, depth))
+            else:
+                parts.append(self.expr(Vec(e, k) if k > 1 else e, depth))
             left -= k
         return t.Construct(ty=ty, parts=parts)
 
@@ -473,7 +507,7 @@ class ExprGen:
         if buffers and r < 0.7:
             b = self.rng.choice(buffers)
             return t.Load(ty=s, buffer=b.name, index=self.index_expr(b.length))
-        return t.Construct(ty=s, parts=[self.expr(ty, depth) for _, ty, _ in s.fields])
+        return t.Construct(ty=s, parts=[self.widened(ty, depth) for _, ty, _ in s.fields])
 
     def array_index(self, n: int) -> t.Expr:
         if self.chance(0.3):
@@ -485,7 +519,7 @@ class ExprGen:
 
     def lambda_call(self, ty: Type, depth: int) -> t.Expr:
         v = self.rng.choice([v for v in self.ctx.variables() if isinstance(v.ty, Lambda) and v.ty.ret == ty])
-        return t.CallLambda(ty=ty, name=v.name, args=[self.expr(p, depth) for p in v.ty.params])
+        return t.CallLambda(ty=ty, name=v.name, args=[self.implicit(p, depth) for p in v.ty.params])
 
     def helper_call(self, ty: Type, depth: int) -> t.Expr:
         h = self.rng.choice([h for h in self.ctx.helpers if h.ret == ty])
@@ -495,7 +529,7 @@ class ExprGen:
         converts = h.kind != "template" or explicit is not None
         args = [self.implicit(p_ty, depth) if converts and not space else self.expr(p_ty, depth)
                 for _, p_ty, space in h.params]
-        fields = [self.expr(f_ty, depth) for _, f_ty, _ in h.fields] if h.kind == "functor" else None
+        fields = [self.widened(f_ty, depth) for _, f_ty, _ in h.fields] if h.kind == "functor" else None
         return t.CallHelper(ty=ty, name=h.name, args=args, template_arg=explicit, functor_fields=fields)
 
     def simd(self, ty: Type, depth: int) -> t.Expr:

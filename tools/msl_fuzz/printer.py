@@ -191,7 +191,8 @@ class Printer:
             return [f"{pad}thread {self.type_name(s.ty.elem)}* {s.name} = {where};"]
         if isinstance(s, t.LambdaDef):
             params = ", ".join(f"{self.type_name(ty)} {name}" for name, ty in s.params)
-            return [f"{pad}auto {s.name} = [&]({params}) {{ return {self.expr(s.value)}; }};"]
+            ret = f" -> {self.type_name(s.ret)}" if s.declared else ""
+            return [f"{pad}auto {s.name} = [&]({params}){ret} {{ return {self.expr(s.value)}; }};"]
         if isinstance(s, t.Assign):
             target = s.name
             if s.member is not None:
@@ -203,6 +204,8 @@ class Printer:
                     target += f"[{s.comps[0]}]"
                 else:
                     target += "." + "".join(s.letters[c] for c in s.comps)
+            if s.op in ("++", "--"):
+                return [f"{pad}{s.op}{target};" if s.prefix else f"{pad}{target}{s.op};"]
             return [f"{pad}{target} {s.op} {self.expr(s.value)};"]
         if isinstance(s, t.Store):
             return [f"{pad}{s.buffer}[{self.expr(s.index)}] = {self.expr(s.value)};"]

@@ -175,10 +175,11 @@ def make_helper(rng: random.Random, prog: t.Program, palette: list, vectors: boo
     gen = StmtGen(ctx, prog, features=set())
     body = []
     if rng.random() < 0.3:
-        body.append(t.If(cond=gen.ex.expr(BOOL, 2), then=[t.Return(value=gen.ex.expr(ret, 2))]))
+        body.append(t.If(cond=gen.ex.expr(BOOL, 2), then=[t.Return(value=gen.ex.implicit(ret, 2))]))
     for _ in range(rng.randint(0, 3)):
         body += gen.statement(1, False)
-    body.append(t.Return(value=gen.ex.expr(ret, rng.randint(1, 3))))
+    # a return converts its value to the function's type (`short h(...) { return x * -1; }`)
+    body.append(t.Return(value=gen.ex.implicit(ret, rng.randint(1, 3))))
     suffix = {"function": "h", "template": "t", "functor": "F"}[kind]
     return t.Helper(name=f"{prog.name}_{suffix}{len(prog.helpers)}", params=params, ret=ret, body=body,
                     kind=kind, fields=fields)

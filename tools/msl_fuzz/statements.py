@@ -11,7 +11,7 @@ takes alike, "simd" where only SIMD-groups are uniform, "thread" elsewhere.
 from __future__ import annotations
 
 from . import tree as t
-from .expressions import Context, ExprGen, Var, random_value
+from .expressions import MIXABLE, Context, ExprGen, Var, random_value
 from .types import BOOL, FLOATS, INT, INTEGERS, UINT, USHORT, Arr, Lambda, Ptr, Scalar, Struct, Type, Vec, arithmetic_result, elem, promoted
 
 INT_COMPOUND = ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
@@ -123,13 +123,15 @@ class StmtGen:
         saved_level = self.ctx.level
         self.ctx.level = "thread"  # called from anywhere: no SIMD-group functions inside
         self.ctx.scopes.append([Var(n, ty, mutable=False) for n, ty in params])
-        # The return type is deduced: a packed buffer element would make it packed_T3, smaller
-        # than the T3 the model gives it (as_type<ulong3> of it is then invalid: seed 9202, 693).
-        value = self.ex.as_vector(self.ex.expr(ret, self.expr_depth()))
+        # A deduced return type: a packed buffer element would make it packed_T3, smaller than
+        # the T3 the model gives it (as_type<ulong3> of it is then invalid: seed 9202, 693). A
+        # declared one (`-> short`) converts the value as a function's return does.
+        declared = self.chance(0.4)
+        value = self.ex.as_vector(self.ex.implicit(ret, self.expr_depth()) if declared else self.ex.expr(ret, self.expr_depth()))
         self.ctx.scopes.pop()
         self.ctx.level = saved_level
         self.ctx.declare(Var(name, Lambda(tuple(ty for _, ty in params), ret), mutable=False))
-        return [t.LambdaDef(name=name, params=params, ret=ret, value=value)]
+        return [t.LambdaDef(name=name, params=params, ret=ret, value=value, declared=declared)]
 
     def array_decl(self) -> list:
         """A thread-local array `T a[n] = {...}`, read and written by constant and run-time index."""
@@ -162,6 +164,8 @@ class StmtGen:
             comps = tuple(self.rng.sample(range(v.ty.n), k))
             element_syntax = k == 1 and self.chance(0.4)
             target_ty = Vec(e, k) if k > 1 else e
+        if isinstance(target_ty, Scalar) and not e.is_bool and self.chance(0.1):
+            return [self.increment(t.Assign(name=v.name, comps=comps, element_syntax=element_syntax, index=index))]
         ops = ["="] if e.is_bool else (INT_COMPOUND if e.is_int else FLOAT_COMPOUND)
         op = "=" if self.chance(0.4) else self.rng.choice(ops)
         if op in ("<<=", ">>="):
@@ -170,16 +174,27 @@ class StmtGen:
             value = t.Binary(ty=count_ty, op="&", a=self.ex.expr(count_ty, 2), b=t.Lit(ty=count_ty, value=bits - 1))
         elif op == "=":
             value = self.ex.implicit(target_ty, self.expr_depth())
-        elif isinstance(target_ty, Scalar) and e.is_int and self.chance(0.25):
-            # `s *= i` of another integer type: s = S(s * i) in their common type
-            value = self.ex.expr(self.rng.choice([x for x in INTEGERS if x != e]), self.expr_depth())
+        elif isinstance(target_ty, Scalar) and self.chance(0.25):
+            # `s *= i` of another integer type: s = S(s * i) in their common type; `h += f` of a
+            # half and a float: h = half(float(h) + f), one rounding to half
+            others = [x for x in INTEGERS if x != e] if e.is_int else [x for x in INTEGERS + FLOATS if x != e and MIXABLE(x, e)]
+            value = self.ex.expr(self.rng.choice(others), self.expr_depth())
+        elif isinstance(target_ty, Vec) and self.chance(0.3):
+            value = self.ex.expr(e, self.expr_depth())  # v.xz *= s: a scalar of the element type
         else:
             value = self.ex.expr(target_ty, self.expr_depth())
         return [t.Assign(name=v.name, value=value, op=op, comps=comps, letters="xyzw",
                          element_syntax=element_syntax, index=index)]
 
+    def increment(self, target: t.Assign) -> t.Assign:
+        """x++, --v.y, a[i]++: x += 1 in x's promoted type, converted back (a short wraps)."""
+        target.op, target.value, target.prefix = self.rng.choice(["++", "--"]), t.Lit(ty=INT, value=1), self.chance(0.5)
+        return target
+
     def assign_through(self, v: Var) -> list:
         e = v.ty.elem
+        if self.chance(0.1):
+            return [self.increment(t.Assign(name=v.name, index=self.element_index(v.ty.n)))]
         ops = INT_COMPOUND[:3] + INT_COMPOUND[5:8] if e.is_int else FLOAT_COMPOUND[:3]
         op = "=" if self.chance(0.5) else self.rng.choice(ops)
         return [t.Assign(name=v.name, value=self.ex.expr(e, self.expr_depth()), op=op,
@@ -188,6 +203,8 @@ class StmtGen:
     def assign_member(self, v: Var) -> list:
         name, ty, _ = self.rng.choice(v.ty.fields)
         e = elem(ty)
+        if isinstance(ty, Scalar) and not e.is_bool and self.chance(0.1):
+            return [self.increment(t.Assign(name=v.name, member=name))]
         ops = ["="] if e.is_bool else (["+=", "-=", "*=", "^=", "|="] if e.is_int else ["+=", "-=", "*="])
         op = "=" if self.chance(0.5) else self.rng.choice(ops)
         return [t.Assign(name=v.name, value=self.ex.expr(ty, self.expr_depth()), op=op, member=name)]
@@ -200,7 +217,7 @@ class StmtGen:
     def stored_value(self, ty: Type) -> t.Expr:
         if isinstance(ty, Struct):
             return self.ex.struct_value(ty, 2)
-        return self.ex.implicit(ty, self.expr_depth())
+        return self.ex.implicit(ty, self.expr_depth(), splat=False)  # the buffer's element may be packed
 
     def final_stores(self) -> list:
         return [t.Store(buffer=b.name, index=t.Ref(ty=UINT, name="gid"), value=self.stored_value(b.ty))

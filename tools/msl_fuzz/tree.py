@@ -192,15 +192,18 @@ class LambdaDef(Stmt):
     params: list = field(default_factory=list)  # [(name, Type)]
     ret: Type | None = None
     value: Expr | None = None
+    declared: bool = False  # `-> T` written: the value converts to ret at the return
 
 
 @dataclass(eq=False)
 class Assign(Stmt):
-    """name = value, name op= value, name.xz = value, name[i] = value."""
+    """name = value, name op= value, name.xz = value, name[i] = value; name.x++, --name[i]
+    (op "++" or "--", value the int 1 they add: the model and the repairs read them as += 1)."""
 
     name: str = ""
     value: Expr | None = None
-    op: str = "="  # or "+=", "^=", ...
+    op: str = "="  # or "+=", "^=", ..., "++", "--"
+    prefix: bool = False  # ++x rather than x++
     comps: tuple | None = None  # swizzle or element written
     letters: str = "xyzw"
     element_syntax: bool = False  # v[i] rather than v.x

@@ -28,6 +28,26 @@ bool is_renamed_type(const std::string& identifier) {
   return names.count(identifier) != 0;
 }
 
+bool is_trailing_return_arrow(const std::vector<Token>& t, std::size_t arrow) {
+  if (arrow >= t.size() || !t[arrow].is("->")) return false;
+  std::size_t k = arrow;
+  while (k > 0 && (t[k - 1].is_identifier("const") || t[k - 1].is_identifier("mutable") ||
+                   t[k - 1].is_identifier("noexcept") || t[k - 1].is_identifier("constexpr")))
+    --k;
+  if (k == 0 || !t[k - 1].is(")")) return false;
+  int depth = 0;
+  std::size_t open = k - 1;
+  for (;; --open) {  // back to the `(` that the `)` closes
+    if (t[open].is(")")) ++depth;
+    if (t[open].is("(") && --depth == 0) break;
+    if (open == 0) return false;
+  }
+  if (open == 0) return false;
+  const Token& before = t[open - 1];
+  if (before.is("]") || before.is(">")) return true;  // [&](...) ->, []<class T>(...) ->
+  return before.kind == TokenKind::identifier && open >= 2 && t[open - 2].is_identifier("auto");
+}
+
 std::string restore_type_names(const std::string& message) {
   std::string out;
   out.reserve(message.size());

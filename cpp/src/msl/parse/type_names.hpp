@@ -2,7 +2,11 @@
 // they cannot clash with a target's own (NVRTC predefines float4, uint3, …).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
+
+#include "msl/lex/lexer.hpp"
 
 namespace metalcall::msl {
 
@@ -19,6 +23,14 @@ inline std::string user_name_in_target(const std::string& identifier) { return "
 inline std::string user_spelling(const std::string& name) {
   return name.rfind("mtl_user_", 0) == 0 ? name.substr(9) : name;
 }
+
+/**
+ * Whether the `->` at t[arrow] starts a trailing return type (`[&](int p) -> uchar {`, `auto
+ * f(int p) const -> short4`), whose type names are renamed like any other, rather than a member
+ * access (`p->x`, `f()->m`): the `)` before it (past const, mutable, noexcept, constexpr) closes
+ * the parameters of a lambda (`]` or `>` before its `(`) or of a function declared `auto`.
+ */
+bool is_trailing_return_arrow(const std::vector<Token>& t, std::size_t arrow);
 
 /** Removes the mtl_ and mtl_user_ prefixes from compiler messages so users read their own names. */
 std::string restore_type_names(const std::string& message);

@@ -161,6 +161,20 @@ bool is_narrow_type_name(const std::string& s) {
   return names.count(s) > 0;
 }
 
+// char2 ... ushort4 and their packed forms: vectors whose components are char or short.
+bool is_narrow_vector_name(const std::string& s) {
+  const std::string base = s.rfind("packed_", 0) == 0 ? s.substr(7) : s;
+  return base.size() > 1 && (base.back() == '2' || base.back() == '3' || base.back() == '4') &&
+         is_narrow_type_name(base.substr(0, base.size() - 1));
+}
+
+// Whether a token names components of a vector: x, yz, rgba (the letters of one set).
+bool is_swizzle(const Token& k) {
+  if (k.kind != TokenKind::identifier || k.text.size() > 4) return false;
+  const bool xyzw = k.text.find_first_not_of("xyzw") == std::string::npos;
+  return xyzw || k.text.find_first_not_of("rgba") == std::string::npos;
+}
+
 // The argument from open to its `)`: a literal (`5`, `-1`, `'a'`) or nothing is left as written.
 bool is_literal_argument(const std::vector<Token>& t, std::size_t open, std::size_t close) {
   std::size_t k = open + 1;
@@ -336,6 +350,7 @@ bool is_constexpr(const std::vector<Token>& t, std::size_t i) {
 void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>& out) {
   const ScopedNames names(t, is_narrow_type_name);
   const ScopedNames halves(t, [](const std::string& s) { return s == "half"; });
+  const ScopedNames vectors(t, is_narrow_vector_name);
   const char* arg = "metal::mtl_rt::narrow_arg(";
   const char* ref = "metal::mtl_rt::narrow_ref(";
   auto wrap_value = [&](std::size_t eq, bool commas) {  // `= EXPR;`
@@ -358,6 +373,8 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     if (!starts_statement(t[i - 1])) continue;
     // `v = EXPR;`, `v op= EXPR;`, `out[i] = EXPR;`, `s.m op= EXPR;`, `p->m[j] = EXPR;`: a chain of
     // members and subscripts whose last part is a narrow name or an element of one.
+    // A char or short vector's components count as such a name (`v.x = EXPR`, `v[k] -= EXPR`,
+    // `out[i].y *= EXPR`; `v.xy = EXPR`, whose int scalar is broadcast after narrow_arg).
     std::size_t after = i, last = i;
     bool narrow = false, half = false;
     while (after < t.size()) {
@@ -365,13 +382,27 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
       last = after++;
       narrow = names.value(last, t[last].text);
       half = halves.value(last, t[last].text);
+      bool vector = vectors.value(last, t[last].text);
       if (after < t.size() && t[after].is("[")) {
-        narrow = names.elements(last, t[last].text);
+        narrow = names.elements(last, t[last].text) || vector;
+        vector = vectors.elements(last, t[last].text);
         half = halves.elements(last, t[last].text);
         after = matching(t, after);
         if (after >= t.size()) break;
         ++after;
-        if (after < t.size() && t[after].is("[")) narrow = half = false;  // a[i][j]: not followed
+        if (after < t.size() && t[after].is("[")) {  // a[i][j]: the component of a vector element only
+          narrow = vector;
+          vector = half = false;
+          after = matching(t, after);
+          if (after >= t.size()) break;
+          ++after;
+        }
+      }
+      if (vector && after + 1 < t.size() && t[after].is(".") && is_swizzle(t[after + 1])) {
+        narrow = true;
+        half = false;
+        after += 2;
+        break;
       }
       if (after + 1 < t.size() && (t[after].is(".") || t[after].is("->"))) {
         ++after;
@@ -413,6 +444,21 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     auto [it, fresh] = narrow_params.emplace(t[i].text, params);
     if (!fresh && it->second != params) unclear.insert(t[i].text);
   }
+  // A lambda's parameters, under the name it is stored in: `auto f = [&](short p) {...};`.
+  for (std::size_t i = 1; i + 3 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("=") || !t[i + 2].is("[")) continue;
+    const std::size_t capture_end = matching(t, i + 2);
+    if (capture_end + 1 >= t.size() || !t[capture_end + 1].is("(")) continue;
+    const std::size_t close = matching(t, capture_end + 1);
+    if (close >= t.size()) continue;
+    std::vector<bool> params;
+    for_each_list_item(t, capture_end + 1, close, [&](std::size_t b, std::size_t e) {
+      if (b < e && t[b].is_identifier("const")) ++b;
+      params.push_back(b + 2 == e && is_narrow_type_name(t[b].text) && t[b + 1].kind == TokenKind::identifier);
+    });
+    auto [it, fresh] = narrow_params.emplace(t[i].text, params);
+    if (!fresh && it->second != params) unclear.insert(t[i].text);
+  }
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     const auto fn = narrow_params.find(t[i].text);
     if (fn == narrow_params.end() || unclear.count(t[i].text) || !t[i + 1].is("(")) continue;
@@ -442,6 +488,21 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
       for (std::size_t k = open + 1; k < end; ++k)
         if (t[k].is_identifier("return")) wrap_value(k, false);
     i = end;
+  }
+  // `return EXPR;` in a lambda (or function) whose trailing return type is a char or short:
+  // `[&](int p) -> short { return p * -1; }`, but none holding a lambda of its own.
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (!t[i].is("->") || !is_narrow_type_name(t[i + 1].text) || !t[i + 2].is("{") || i == 0) continue;
+    std::size_t before = i - 1;
+    while (before > 0 && t[before].kind == TokenKind::identifier) --before;  // mutable, const, noexcept
+    if (!t[before].is(")")) continue;
+    const std::size_t end = matching(t, i + 2);
+    if (end >= t.size()) continue;
+    bool lambda = false;
+    for (std::size_t k = i + 3; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
+    if (!lambda)
+      for (std::size_t k = i + 3; k < end; ++k)
+        if (t[k].is_identifier("return")) wrap_value(k, false);
   }
 }
 

@@ -59,10 +59,12 @@ struct NarrowingWrap {
  * short(-1);`, read from the PTX and SASS of NVRTC 13.0, the H200's: -(-32768) then read as
  * +32768): the value of a declaration of a char or short (not `constant`, `constexpr` or
  * `static` data, nor a literal or a braced list), of `=` to a name declared only with such types
- * or to an element of an array of or a pointer to them, and of `return` in a function returning
- * one (but one holding a lambda) through `narrow_arg(`; a compound assignment to them (`v *=
- * short(-1)`) through `mtl_rt::narrow_ref(v) *= ...`, which computes the promoted result
- * through narrow_arg. A call's argument, a struct's member and a vector's component convert as
+ * or to an element of an array of or a pointer to them, or to a component or swizzle of a char
+ * or short vector (`v.x`, `v[k]`, `out[i].y`, `w.yx`), of `return` in a function returning one
+ * (but one holding a lambda) or in a lambda declared `-> short`, and of an argument where every
+ * function or lambda (`auto f = [&](short p)`) of that name takes one, through `narrow_arg(`;
+ * a compound assignment to them (`v *= short(-1)`, `v.y -= x`) through `mtl_rt::narrow_ref(v)
+ * *= ...`, which computes the promoted result through narrow_arg. A struct's member converts as
  * written.
  */
 std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t);

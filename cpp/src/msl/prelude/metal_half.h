@@ -82,6 +82,15 @@ struct soft_half {
   METAL_FUNC soft_half& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC soft_half& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC soft_half& operator/=(float o) { return *this = float(*this) / o; }
+  // h op= i: the integer rounded to half first, as h op i (mtl_bfloat's compound operators).
+  template <class I, enable_if_t<is_int_or_bool<I>::value, int> = 0>
+  METAL_FUNC soft_half& operator+=(I o) { return *this += float(soft_half(float(o))); }
+  template <class I, enable_if_t<is_int_or_bool<I>::value, int> = 0>
+  METAL_FUNC soft_half& operator-=(I o) { return *this -= float(soft_half(float(o))); }
+  template <class I, enable_if_t<is_int_or_bool<I>::value, int> = 0>
+  METAL_FUNC soft_half& operator*=(I o) { return *this *= float(soft_half(float(o))); }
+  template <class I, enable_if_t<is_int_or_bool<I>::value, int> = 0>
+  METAL_FUNC soft_half& operator/=(I o) { return *this /= float(soft_half(float(o))); }
   // half op half stays half, as in MSL (half op float is float, through the conversion).
   friend METAL_FUNC soft_half operator-(soft_half a) { return soft_half(half_bits_tag(), (unsigned short)(a.bits ^ 0x8000u)); }
   friend METAL_FUNC soft_half operator+(soft_half a) { return a; }
@@ -137,6 +146,28 @@ struct mtl_bfloat {
   METAL_FUNC mtl_bfloat& operator-=(float o) { return *this = float(*this) - o; }
   METAL_FUNC mtl_bfloat& operator*=(float o) { return *this = float(*this) * o; }
   METAL_FUNC mtl_bfloat& operator/=(float o) { return *this = float(*this) / o; }
+  // b op= i is b = b op i, the integer rounded to bfloat first (MSL's usual conversions): through
+  // the float overloads `b += 257` gave 258 for b = 1, where b + 257 is 256.
+#define METAL_BFLOAT_COMPOUND_INT(OP)                                        \
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0> \
+  METAL_FUNC mtl_bfloat& operator OP##=(I o) { return *this OP##= float(mtl_bfloat(o)); }
+  METAL_BFLOAT_COMPOUND_INT(+)
+  METAL_BFLOAT_COMPOUND_INT(-)
+  METAL_BFLOAT_COMPOUND_INT(*)
+  METAL_BFLOAT_COMPOUND_INT(/)
+#undef METAL_BFLOAT_COMPOUND_INT
+  METAL_FUNC mtl_bfloat& operator++() { return *this += 1.0f; }
+  METAL_FUNC mtl_bfloat& operator--() { return *this -= 1.0f; }
+  METAL_FUNC mtl_bfloat operator++(int) {
+    const mtl_bfloat old = *this;
+    *this += 1.0f;
+    return old;
+  }
+  METAL_FUNC mtl_bfloat operator--(int) {
+    const mtl_bfloat old = *this;
+    *this -= 1.0f;
+    return old;
+  }
   // MSL's bfloat is a builtin type: a class that converts to a number (a mask struct with
   // `operator bool()`) may be assigned to it, a user-defined conversion then a standard
   // one. Here that would take two user-defined conversions, so assignment says it.

@@ -183,6 +183,20 @@ METAL_FUNC float& operator+=(float& a, __half b) { return a += __half2float(b); 
 METAL_FUNC float& operator-=(float& a, __half b) { return a -= __half2float(b); }
 METAL_FUNC float& operator*=(float& a, __half b) { return a *= __half2float(b); }
 METAL_FUNC float& operator/=(float& a, __half b) { return a /= __half2float(b); }
+// half op= float is h = half(float(h) op f), one rounding to half; CUDA's __half op=(const
+// __half&) took f rounded to half first: 1.0h + (2^-11 + 2^-22) is 1 + 2^-10, not the tie 1.0h.
+// Only float and double: an integer stays on that path, rounded to half first as MSL says.
+#define METAL_HALF_COMPOUND_FLOAT(OP)                                                                \
+  template <class F, metal::enable_if_t<metal::is_same<F, float>::value || metal::is_same<F, double>::value, \
+                                        int> = 0>                                                    \
+  METAL_FUNC __half& operator OP##=(__half& a, F b) {                                                \
+    return a = __float2half_rn(__half2float(a) OP float(b));                                         \
+  }
+METAL_HALF_COMPOUND_FLOAT(+)
+METAL_HALF_COMPOUND_FLOAT(-)
+METAL_HALF_COMPOUND_FLOAT(*)
+METAL_HALF_COMPOUND_FLOAT(/)
+#undef METAL_HALF_COMPOUND_FLOAT
 #endif
 
 #if METAL_CUDA

@@ -351,16 +351,34 @@ template <class T, mtl_detail::if_number<T> = 0> METAL_FUNC T abs(T x) {
 }
 // abs of a bool (Paddle-Lite's `abs(x <= 1e-6) ? ...`): Apple's compiler promotes it to int.
 template <class T, enable_if_t<is_same<T, bool>::value, int> = 0> METAL_FUNC int abs(T x) { return int(x); }
+#if METAL_CUDA
+namespace mtl_detail {
+// Signed min and max up to 32 bits compared as unsigned ones biased by INT_MIN (same order):
+// ptxas of CUDA 12 and 13.0 (the H200's NVRTC 13.0.88) fuses two signed ones into a 3-input
+// VIMNMX3 and drops a negation of its first or second operand, so `min(min(x, -y), z)` took y
+// (SASS); unsigned, it keeps the negation (min3/max3's minmax3_biased, metal_integer.h).
+template <bool Max> METAL_FUNC constexpr int minmax_biased(int x, int y) {
+  const unsigned s = 0x80000000u, a = unsigned(x) ^ s, b = unsigned(y) ^ s;
+  return int((Max ? (a < b ? b : a) : (b < a ? b : a)) ^ s);
+}
+}  // namespace mtl_detail
+#endif
 template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
 METAL_FUNC T min(A x_, B y_) {
   const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
   if constexpr (mtl_detail::is_float<T>::value) return metal::fmin(x, y);
+#if METAL_CUDA
+  else if constexpr (is_signed<T>::value && sizeof(T) <= 4) return T(mtl_detail::minmax_biased<false>(int(x), int(y)));
+#endif
   else return y < x ? y : x;
 }
 template <class A, class B, class T = mtl_detail::common_scalar_t<A, B>, mtl_detail::if_number<T> = 0>
 METAL_FUNC T max(A x_, B y_) {
   const T x = mtl_detail::convert<T>(x_), y = mtl_detail::convert<T>(y_);
   if constexpr (mtl_detail::is_float<T>::value) return metal::fmax(x, y);
+#if METAL_CUDA
+  else if constexpr (is_signed<T>::value && sizeof(T) <= 4) return T(mtl_detail::minmax_biased<true>(int(x), int(y)));
+#endif
   else return x < y ? y : x;
 }
 // clamp(x, lo, hi) = min(max(x, lo), hi); undefined in MSL when lo > hi.

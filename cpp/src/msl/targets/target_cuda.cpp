@@ -38,8 +38,10 @@ class CudaTarget : public Target {
   // Its global abs(int) and abs(long) win the tie with metal's template and give PTX's abs.s32
   // and abs.s64, whose result ptxas takes as never negative: `abs(INT_MIN) % d` lost its sign
   // (tests/conformance/test_integer_widths.py); metal::abs wraps |MIN| to MIN as MSL does.
+  // Its global min(int, int) and max(int, int) became signed min/max that ptxas fuses into a
+  // VIMNMX3 dropping a negated operand (`min(min(x, -y), z)`); metal's compare biased unsigned.
   const std::set<std::string>& ambiguous_library_calls() const override {
-    static const auto& names = *new std::set<std::string>{"all", "any", "abs"};
+    static const auto& names = *new std::set<std::string>{"all", "any", "abs", "min", "max"};
     return names;
   }
   // GPUs do not trap on integer division: the plain operators stay.

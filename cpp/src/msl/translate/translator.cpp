@@ -310,7 +310,7 @@ bool Translator::at_namespace_scope() const {
 }
 
 bool Translator::after_member_access(std::size_t i) const {
-  return i > 0 && (t_[i - 1].is(".") || t_[i - 1].is("->"));
+  return i > 0 && (t_[i - 1].is(".") || (t_[i - 1].is("->") && !is_trailing_return_arrow(t_, i - 1)));
 }
 
 void Translator::emit(const std::string& text, const Token& tok, bool separate) {
