@@ -327,6 +327,17 @@ kernel void rg_shadowed_constant(device uint* out [[buffer(0)]], uint lid [[thre
   out[gid] = s[63 - lid] * 10u + RG_K;
 }
 
+// A region whose first statement declares a local array and reads no per-thread builtin: the
+// region's opening macro and the declaration ran together, and checked mode took the macro
+// for part of the array's type (fuzz seed 23, program 12: `a type specifier is required`).
+kernel void rg_array_first(const device long* x [[buffer(0)]], device long* out [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]], uint tg [[threadgroup_position_in_grid]]) {
+  long a[2] = {1l, -static_cast<long>(x[tg]) * 3};
+  long s = a[1] - a[0];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = s + long(gid);
+}
+
 // A group-uniform builtin parameter changed by a member: the threads' own (fibers).
 kernel void rg_out_param_part(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                               uint2 t [[thread_position_in_threadgroup]], uint2 g [[thread_position_in_grid]],
@@ -351,7 +362,7 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 """)
 
 REGIONS = {"rg_bitonic", "rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_reverse_3d",
-           "rg_rounds_int", "rg_local_parts", "rg_shadowed_constant"}
+           "rg_rounds_int", "rg_local_parts", "rg_shadowed_constant", "rg_array_first"}
 FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
           "rg_out_device_bound", "rg_out_lambda", "rg_out_param_part",
           # an array crossing a barrier: its name decays to a pointer whose address space picks overloads
@@ -568,3 +579,11 @@ def test_local_named_as_a_constant_read_before_it(device, regions_off):
     lid = np.arange(64)
     want = (7 + lid[::-1]) * 10 + np.array([[1], [2]])
     assert_equal(np.asarray(out), want.reshape(-1).astype(np.uint32))
+
+
+def test_local_array_declared_first_in_a_region(device):
+    x = np.array([5, -7], np.int64)
+    out = device.empty(128, np.int64)
+    _call(device, "rg_array_first", 128, (device.asarray(x), out), 64)
+    want = np.repeat(-3 * x - 1, 64) + np.arange(128)
+    assert_equal(np.asarray(out), want)

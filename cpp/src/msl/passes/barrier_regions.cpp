@@ -600,7 +600,9 @@ class Planner {
     if (region.statements.empty()) return;
     const std::size_t first = statements_[region.statements.front()].first;
     const std::size_t last = statements_[region.statements.back()].last;
-    w.text("__metalcall_threads { __metalcall_thread_ids", first);
+    // The `;` ends the macro's statement for the passes after this one: checked mode read
+    // `__metalcall_thread_ids long a[2] = {...}` as a declaration of that type (fuzz seed 23).
+    w.text("__metalcall_threads { __metalcall_thread_ids ;", first);
     for (const auto& p : k_.params) {
       if (!thread_params_.count(p.info.name)) continue;
       bool used = false;

@@ -78,9 +78,11 @@ inline void mtl_store(T& to, const T& from) {
     for (unsigned mtl_ly = 0; mtl_ly < mtl_ay; ++mtl_ly)              \
       METALCALL_SIMD_LOOP                                             \
       for (unsigned mtl_x = mtl_x0; mtl_x < mtl_x0 + mtl_ax; ++mtl_x)
+// Written `__metalcall_thread_ids ;` (the `;` the translation's later passes see: a
+// declaration that starts the region is one of its own, not `__metalcall_thread_ids long a[2]`).
 #define __metalcall_thread_ids                                               \
   const unsigned mtl_lx = mtl_x - mtl_x0;                                    \
   const unsigned mtl_ti = (mtl_lz * mtl_ay + mtl_ly) * mtl_ax + mtl_lx;      \
-  (void)mtl_lx, (void)mtl_ti;
+  (void)mtl_lx, (void)mtl_ti
 
 #endif
