@@ -4,7 +4,9 @@ write (xyzw and rgba), constructors, component-wise operators, indexing, convers
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+import metalcall as mc
 from mcconf import KernelSet, assert_close, assert_equal
 
 KS = KernelSet([
@@ -531,3 +533,14 @@ def test_braced_lists(device, rng):
     assert_equal(of, want_f)
     assert_equal(oh, np.stack([x.astype(np.float16), np.ones(N, np.float16), np.zeros(N, np.float16),
                                np.zeros(N, np.float16)], 1))
+
+
+@pytest.mark.parametrize("write", ["v.xx = int2(3, 4);", "v.zyz += int3(1);", "v.rr++;"])
+def test_swizzle_writes_naming_a_component_twice_are_refused(write):
+    """MSL refuses to assign a swizzle that names a component twice (which write wins?): a
+    CompileError, never one of the two values (the CPU compile, which every CPU device shares)."""
+    src = ("#include <metal_stdlib>\nusing namespace metal;\n"
+           "kernel void k(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+           f"    int4 v = int4(1, 2, 3, 4);\n    {write}\n    o[i] = v.x + v.z;\n}}\n")
+    with pytest.raises(mc.CompileError):
+        mc.Device("cpu").compile(src, fast_math=False)
