@@ -5,6 +5,34 @@ namespace metalcall::python {
 
 namespace {
 
+// A scalar, or a vector constant's components from a tuple, list or 1-D NumPy array (each
+// checked as a scalar; the constant's width and type are checked against the source later).
+void set_constant_value(FunctionConstant& c, const py::handle& value) {
+  PyObject* o = value.ptr();
+  const bool sequence = PyTuple_Check(o) || PyList_Check(o);
+  const bool array = !sequence && !PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o) &&
+                     py::isinstance(value, py::module_::import("numpy").attr("ndarray"));
+  if (!sequence && !array) {
+    c.value = constant_value(value);
+    return;
+  }
+  if (array && py::cast<int>(value.attr("ndim")) != 1)
+    throw ArgumentError("a vector function constant takes a 1-D array, not one of shape " +
+                        std::string(py::str(value.attr("shape"))));
+  // An array's items as Python numbers of its dtype's kind (a float array for an int vector is refused).
+  const py::list items(array ? value.attr("tolist")() : py::reinterpret_borrow<py::object>(value));
+  std::size_t i = 0;
+  for (const py::handle item : items) {
+    try {
+      c.components.push_back(constant_value(item));
+    } catch (const ArgumentError& e) {
+      throw ArgumentError("component " + std::to_string(i) + ": " + e.what());
+    }
+    ++i;
+  }
+  if (c.components.empty()) throw ArgumentError("a vector function constant takes 2 to 4 values, not an empty sequence");
+}
+
 std::vector<FunctionConstant> constants_from(const py::object& constants) {
   std::vector<FunctionConstant> out;
   if (constants.is_none()) return out;
@@ -19,7 +47,7 @@ std::vector<FunctionConstant> constants_from(const py::object& constants) {
     else if (PyIndex_Check(key.ptr()) && !PyBool_Check(key.ptr())) c.index = index_value(key);
     else throw ArgumentError("constants keys are names (str) or indices (int)");
     try {
-      c.value = constant_value(value);
+      set_constant_value(c, value);
     } catch (const ArgumentError& e) {
       const std::string key_text = c.name.empty() ? std::to_string(c.index) : "'" + c.name + "'";
       throw ArgumentError("constants[" + key_text + "]: " + e.what());  // which constant

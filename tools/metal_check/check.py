@@ -207,8 +207,11 @@ def run_logic_test(work):
                             os.path.join(PLAN, "metal_resources.cpp"),
                             # Metal's kernel list and pipeline reflection against the front end's
                             os.path.join(PLAN, "library_reflection.cpp"),
+                            # function constants as the driver sets them
+                            os.path.join(PLAN, "function_constants.cpp"),
                             # the core pieces metal_support.cpp builds on
                             os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
+                            os.path.join(ROOT, "cpp", "src", "core", "constant_components.cpp"),
                             os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp")]
                            # and the MSL front end (compile-log parsing and CompileError in msl/diagnostics)
                            + msl_sources + ["-o", binary], capture_output=True, text=True)
@@ -229,7 +232,8 @@ def run_plan_test(work):
                             os.path.join(HERE, "plan_test.cpp")]
                            + sorted(os.path.join(PLAN, f) for f in os.listdir(PLAN) if f.endswith(".cpp"))
                            + [os.path.join(core, f) for f in ("buffer.cpp", "completion.cpp", "interrupt.cpp",
-                                                               "texture_values.cpp", "reflection.cpp")]
+                                                               "texture_values.cpp", "reflection.cpp",
+                                                               "scalar_packing.cpp", "constant_components.cpp")]
                            + ["-o", binary], capture_output=True, text=True)
     if build.returncode != 0:
         fail("plan_test.cpp does not build:\n" + build.stderr)

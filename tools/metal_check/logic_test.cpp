@@ -215,8 +215,15 @@ void test_kernel_from_bindings() {
          "textures by index, then samplers");
 }
 
+FunctionConstant given(Argument value, std::vector<Argument> components = {}) {
+  FunctionConstant c;
+  c.value = value;
+  c.components = std::move(components);
+  return c;
+}
+
 std::vector<std::uint8_t> pack(ScalarType t, const Argument& a) {
-  return pack_function_constant(t, 1, a, "kernel 'k' function constant 'c'");
+  return pack_function_constant(t, 1, given(a), "kernel 'k' function constant 'c'");
 }
 
 template <class T>
@@ -242,16 +249,27 @@ void test_function_constants() {
   expect(unpack<std::uint16_t>(pack(ScalarType::bf16, Argument::from_float(-2.0))) == 0xc000, "bfloat -2.0");
   expect_throws<ArgumentError>([] { pack(ScalarType::f16, Argument::from_float(70000.0)); }, "half overflow");
 
-  const float four[4] = {1, 2, 3, 0};
-  expect(pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 16), "'v'").size() == 16,
-         "float3 as 16 bytes");
-  expect(pack_function_constant(ScalarType::f16, 2, Argument::from_bytes(four, 4), "'v'").size() == 4,
-         "half2 as 4 bytes");
-  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 3, Argument::from_bytes(four, 12), "'v'"); },
-                               "float3 from 12 bytes", "takes 16 bytes, got 12");
-  expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::f32, 4, Argument::from_float(1), "'v'"); },
-                               "float4 from a scalar", "pass bytes");
-  expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::unknown, 1, Argument::from_int(1), "'s'"); },
+  // Vectors: one value per component, each packed as a scalar; a 3-vector has a 4-vector's size.
+  const auto f = [](double v) { return Argument::from_float(v); };
+  const std::vector<std::uint8_t> v3 = pack_function_constant(ScalarType::f32, 3, given({}, {f(1), f(2), f(3)}), "'v'");
+  float got[4] = {9, 9, 9, 9};
+  if (v3.size() == 16) std::memcpy(got, v3.data(), 16);
+  expect(v3.size() == 16 && got[0] == 1 && got[1] == 2 && got[2] == 3 && got[3] == 0, "float3 as 16 bytes, padded");
+  const std::vector<std::uint8_t> u2 =
+      pack_function_constant(ScalarType::u16, 2, given({}, {Argument::from_int(7), Argument::from_uint(65535)}), "'s'");
+  expect(u2.size() == 4 && unpack<std::uint32_t>(u2) == (65535u << 16 | 7u), "ushort2 (7, 65535)");
+  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 3, given({}, {f(1), f(2)}), "'v'"); },
+                               "float3 from 2 values", "'v' is a vector of 3: give 3 values");
+  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 4, given(f(1)), "'v'"); },
+                               "float4 from a scalar", "not a single value");
+  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::f32, 1, given({}, {f(1), f(2)}), "'s'"); },
+                               "float from two values", "is a scalar");
+  expect_throws<ArgumentError>(
+      [&] { pack_function_constant(ScalarType::u16, 2, given({}, {Argument::from_int(1), Argument::from_int(-1)}), "'s'"); },
+      "ushort2 with a negative component", "'s', component 1 (y): -1 does not fit in ushort");
+  expect_throws<ArgumentError>([&] { pack_function_constant(ScalarType::i32, 2, given({}, {f(1), f(2)}), "'s'"); },
+                               "int2 from floats", "component 0 (x): a floating-point value");
+  expect_throws<ArgumentError>([] { pack_function_constant(ScalarType::unknown, 1, given(Argument::from_int(1)), "'s'"); },
                                "unknown type", "cannot set");
 }
 

@@ -91,6 +91,11 @@ struct FunctionConstant {
   std::string name;  // empty when given by index
   int index = -1;
   Argument value;    // integer, floating or boolean
+  /**
+   * A vector constant (`constant ushort2 s [[function_constant(2)]]`): one integer, floating or
+   * boolean value per component, in order (`value` is then unused). Empty for a scalar constant.
+   */
+  std::vector<Argument> components;
 };
 
 class Kernel;

@@ -14,13 +14,22 @@ namespace metalcall {
 namespace {
 
 // Exact: every field of each value, floats by their bits (to_string would round).
+void add_value(std::string& key, const Argument& value) {
+  key += std::to_string(static_cast<int>(value.kind)) + 't' + std::to_string(static_cast<int>(value.typed_scalar)) +
+         (value.int_is_unsigned ? "u" : "s") +
+         std::to_string(value.int_value) + ':';
+  key.append(reinterpret_cast<const char*>(&value.float_value), sizeof value.float_value);
+  key += std::to_string(value.data.size()) + ':';
+  key.append(reinterpret_cast<const char*>(value.data.data()), value.data.size());
+}
+
 std::string constants_key(const std::vector<FunctionConstant>& constants) {
   std::string key;
   for (const auto& c : constants) {
-    key += '\x1f' + c.name + '#' + std::to_string(c.index) + '=' + std::to_string(static_cast<int>(c.value.kind)) +
-           (c.value.int_is_unsigned ? "u" : "s") + std::to_string(c.value.int_value) + ':';
-    key.append(reinterpret_cast<const char*>(&c.value.float_value), sizeof c.value.float_value);
-    key.append(reinterpret_cast<const char*>(c.value.data.data()), c.value.data.size());
+    key += '\x1f' + c.name + '#' + std::to_string(c.index) + '=';
+    add_value(key, c.value);
+    key += 'v' + std::to_string(c.components.size()) + ':';  // a vector's components, each as a value
+    for (const Argument& component : c.components) add_value(key, component);
   }
   return key;
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/metal_plan/function_constants.hpp"
 #include "backends/metal_plan/library_reflection.hpp"
 #include "backends/metal_plan/metal_resources.hpp"
 #include "backends/metal_plan/plan.hpp"
@@ -142,46 +143,12 @@ std::vector<msl::Diagnostic> parse_compile_log(const std::string& log);
  */
 CompileError compile_error_from_log(const std::string& log, const std::string& source, const std::string& what_failed);
 
-/**
- * Bytes of a [[function_constant]] value of `scalar` x `width`: scalars through core's
- * pack_scalar (the rules of kernel arguments), vectors as raw bytes of the exact size.
- * Throws ArgumentError that starts with `label` (what the constant is, for the user).
- */
-std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
-                                                 const std::string& label);
 
 /**
- * A function constant a call may set on one function: one Metal reports for it
- * (functionConstantsDictionary: `used`, with its MTLDataType and `required`), or one the source
- * declares that this function does not use (accepted and checked as on the CPU, not passed on).
- */
-struct FunctionConstantSlot {
-  std::string name;
-  std::size_t index = 0;
-  bool used = false;
-  std::uint64_t metal_type = 0;  // MTLDataType, when used
-  ScalarType scalar = ScalarType::unknown;
-  int width = 1;
-  std::string type_name;
-  bool required = false;
-};
-/** One [MTLFunctionConstantValues setConstantValue:type:atIndex:]. */
-struct FunctionConstantValue {
-  std::vector<std::uint8_t> bytes;
-  std::uint64_t metal_type = 0;
-  std::size_t index = 0;
-};
-/** How to get a kernel's function: newFunctionWithName: alone, or specialised with `values`. */
-struct Specialisation {
-  bool specialise = false;  // newFunctionWithName:constantValues:error: (the function uses constants)
-  std::vector<FunctionConstantValue> values;
-};
-/**
- * The specialisation of kernel `kernel` for the values `given`: `used` are Metal's constants of
- * its function, to which the source's other declared constants (`declared`) are added. Values are
- * matched as every backend matches them (msl::match_constants: by name or index; unknown or
- * repeated ones refused), packed to their types (pack_function_constant), and a required constant
- * left out is an ArgumentError. Values of constants the function does not use are checked, not passed.
+ * The specialisation of kernel `kernel` for the values `given` (metal_plan's specialisation):
+ * `used` are Metal's constants of its function, to which the source's other declared constants
+ * (`declared`) are added; values are matched as every backend matches them (msl::match_constants:
+ * by name or index; unknown or repeated ones refused).
  */
 Specialisation specialisation(const std::string& kernel, std::vector<FunctionConstantSlot> used,
                               const std::vector<FunctionConstantSlot>& declared, const std::vector<FunctionConstant>& given);

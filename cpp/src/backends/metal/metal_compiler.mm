@@ -95,6 +95,19 @@ ElementType element_type(MTLDataType type) {
   return {};
 }
 
+// The simulator's types of function constants (metal_backend.hpp) are Metal's.
+static_assert(metal_data_type(ScalarType::f32, 1) == MTLDataTypeFloat && metal_data_type(ScalarType::f32, 4) == MTLDataTypeFloat4);
+static_assert(metal_data_type(ScalarType::f16, 1) == MTLDataTypeHalf && metal_data_type(ScalarType::f16, 3) == MTLDataTypeHalf3);
+static_assert(metal_data_type(ScalarType::i32, 1) == MTLDataTypeInt && metal_data_type(ScalarType::i32, 4) == MTLDataTypeInt4);
+static_assert(metal_data_type(ScalarType::u32, 1) == MTLDataTypeUInt && metal_data_type(ScalarType::u32, 2) == MTLDataTypeUInt2);
+static_assert(metal_data_type(ScalarType::i16, 1) == MTLDataTypeShort && metal_data_type(ScalarType::i16, 4) == MTLDataTypeShort4);
+static_assert(metal_data_type(ScalarType::u16, 1) == MTLDataTypeUShort && metal_data_type(ScalarType::u16, 2) == MTLDataTypeUShort2);
+static_assert(metal_data_type(ScalarType::i8, 1) == MTLDataTypeChar && metal_data_type(ScalarType::i8, 3) == MTLDataTypeChar3);
+static_assert(metal_data_type(ScalarType::u8, 1) == MTLDataTypeUChar && metal_data_type(ScalarType::u8, 4) == MTLDataTypeUChar4);
+static_assert(metal_data_type(ScalarType::boolean, 1) == MTLDataTypeBool && metal_data_type(ScalarType::boolean, 4) == MTLDataTypeBool4);
+static_assert(metal_data_type(ScalarType::i64, 1) == MTLDataTypeLong && metal_data_type(ScalarType::u64, 1) == MTLDataTypeULong &&
+              metal_data_type(ScalarType::bf16, 1) == MTLDataTypeBFloat);
+
 std::string type_name(MTLDataType type) {
   if (type == MTLDataTypeStruct) return "struct";
   if (type == MTLDataTypeArray) return "array";
@@ -328,7 +341,7 @@ class MetalLibrary final : public BackendLibrary {
   // The source's constants as msl::enable_params takes them.
   std::vector<msl::FunctionConstantInfo> declared_constants() const {
     std::vector<msl::FunctionConstantInfo> declared;
-    for (const msl::FunctionConstantDecl& c : constants_) declared.push_back({c.name, c.index, c.scalar, c.type_name});
+    for (const msl::FunctionConstantDecl& c : constants_) declared.push_back({c.name, c.index, c.scalar, c.type_name, c.vector_width});
     return declared;
   }
 

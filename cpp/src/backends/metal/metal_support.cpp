@@ -49,23 +49,6 @@ CompileError compile_error_from_log(const std::string& log, const std::string& s
   return msl::compile_error(parse_compile_log(log), nullptr, source, log, what_failed);
 }
 
-std::vector<std::uint8_t> pack_function_constant(ScalarType scalar, int width, const Argument& value,
-                                                 const std::string& label) {
-  ParamInfo as_param;
-  as_param.binding = -1;  // pack_scalar then takes the name as the whole description
-  as_param.name = label;
-  as_param.scalar = scalar;
-  as_param.vector_width = width;
-  as_param.element_size = scalar_size(scalar) * static_cast<std::size_t>(width == 3 ? 4 : width);  // float3 is 16 bytes
-  if (as_param.element_size == 0)
-    throw ArgumentError(as_param.name + " has a type metalcall cannot set; give it a scalar or vector type");
-  if (value.kind != Argument::Kind::bytes) return pack_scalar(value, as_param);
-  if (value.data.size() != as_param.element_size)
-    throw ArgumentError(as_param.name + " takes " + std::to_string(as_param.element_size) + " bytes, got " +
-                        std::to_string(value.data.size()));
-  return value.data;
-}
-
 std::vector<std::size_t> device_order(const std::vector<GpuTraits>& gpus) {
   std::vector<std::size_t> order;
   auto first_where = [&](auto&& wanted) {
@@ -85,37 +68,11 @@ std::vector<std::size_t> device_order(const std::vector<GpuTraits>& gpus) {
 
 Specialisation specialisation(const std::string& kernel, std::vector<FunctionConstantSlot> used,
                               const std::vector<FunctionConstantSlot>& declared, const std::vector<FunctionConstant>& given) {
-  std::vector<FunctionConstantSlot> known = std::move(used);
-  Specialisation out;
-  out.specialise = !known.empty();
-  for (const FunctionConstantSlot& d : declared)
-    if (std::none_of(known.begin(), known.end(), [&](const FunctionConstantSlot& k) { return k.name == d.name; })) {
-      known.push_back(d);
-      known.back().used = false;
-      known.back().required = false;
-    }
-  std::sort(known.begin(), known.end(),
-            [](const FunctionConstantSlot& a, const FunctionConstantSlot& b) { return a.index < b.index; });
+  const std::vector<FunctionConstantSlot> known = known_constants(std::move(used), declared);
   std::vector<msl::FunctionConstantInfo> infos;
   for (const FunctionConstantSlot& k : known)
-    infos.push_back({k.name, static_cast<int>(k.index), k.scalar, k.type_name});
-  const std::vector<std::size_t> matches = msl::match_constants(infos, given);
-  std::vector<bool> given_slot(known.size(), false);
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    const FunctionConstantSlot& slot = known[matches[i]];
-    given_slot[matches[i]] = true;
-    std::vector<std::uint8_t> bytes = pack_function_constant(
-        slot.scalar, slot.width, given[i].value,
-        "kernel '" + kernel + "' function constant '" + slot.name + "' (" + slot.type_name + ", index " +
-            std::to_string(slot.index) + ")");
-    if (slot.used) out.values.push_back({std::move(bytes), slot.metal_type, slot.index});
-  }
-  for (std::size_t i = 0; i < known.size(); ++i)
-    if (known[i].required && !given_slot[i])
-      throw ArgumentError("kernel '" + kernel + "' needs function constant '" + known[i].name + "' (" +
-                          known[i].type_name + ", index " + std::to_string(known[i].index) + "): pass constants={\"" +
-                          known[i].name + "\": value}");
-  return out;
+    infos.push_back({k.name, static_cast<int>(k.index), k.scalar, k.type_name, k.width});
+  return specialisation(kernel, known, given, msl::match_constants(infos, given));
 }
 
 }  // namespace metalcall::metal

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/metal_plan/device_rules.hpp"
+#include "backends/metal_plan/function_constants.hpp"
 #include "backends/metal_plan/library_reflection.hpp"
 #include "backends/metal_plan/planner.hpp"
 #include "backends/metal_sim/sim_driver.hpp"
@@ -81,7 +82,7 @@ class SimLibrary final : public BackendLibrary {
         matrices_(matrices) {
     for (const KernelInfo& kernel : reflected_.kernels) names_.push_back(kernel.name);
     for (const msl::FunctionConstantDecl& c : reflected_.function_constants)
-      declared_.push_back({c.name, c.index, c.scalar, c.type_name});
+      declared_.push_back({c.name, c.index, c.scalar, c.type_name, c.vector_width});
   }
 
   std::vector<std::string> function_names() const override { return names_; }
@@ -94,6 +95,22 @@ class SimLibrary final : public BackendLibrary {
                          "(atomic_min_explicit / atomic_max_explicit on atomic_ulong), which GPUs of family " +
                          family_.name + " (" + family_.gpu + ") do not have: Metal has them on Apple8 Macs (M2) and "
                          "Apple9 GPUs (Device(\"metal-sim\", family=\"apple9\"))");
+    // The values as the Metal driver would pass them (metal::specialisation: matched, each
+    // packed to its MTLDataType, a vector's count checked) before the CPU bakes them in.
+    std::vector<metal::FunctionConstantSlot> slots;
+    for (const msl::FunctionConstantInfo& c : declared_) {
+      metal::FunctionConstantSlot slot;
+      slot.name = c.name, slot.index = static_cast<std::size_t>(c.index), slot.used = true;
+      slot.metal_type = metal::metal_data_type(c.scalar, c.vector_width);
+      slot.scalar = slot.metal_type ? c.scalar : ScalarType::unknown;  // no MTLDataType: Metal cannot set it
+      slot.width = c.vector_width, slot.type_name = c.type_name;
+      slots.push_back(std::move(slot));
+    }
+    const std::vector<metal::FunctionConstantSlot> known = metal::known_constants(std::move(slots), {});
+    std::vector<msl::FunctionConstantInfo> infos;  // in known's order, for the matcher
+    for (const metal::FunctionConstantSlot& k : known)
+      infos.push_back({k.name, static_cast<int>(k.index), k.scalar, k.type_name, k.width});
+    (void)metal::specialisation(name, known, constants, msl::match_constants(infos, constants));
     std::shared_ptr<Program> cpu = cpu_->make_program(name, constants);
     if (cpu->info().texture_atomics && !family_.texture_atomics)
       throw CompileError("[metal-sim] kernel '" + name + "' uses texture atomics (MSL 3.1), which " + family_.name +

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/constant_components.hpp"
 #include "core/scalar_packing.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/parse/function_constants.hpp"
@@ -13,10 +14,13 @@ namespace metalcall::translated {
 
 using msl::FunctionConstantInfo;
 
-std::string constant_literal(const FunctionConstantInfo& c, const Argument& value) {
+namespace {
+
+// One scalar's literal (a vector's component); `label` names it in errors.
+std::string scalar_literal(const FunctionConstantInfo& c, const Argument& value, const std::string& label) {
   ParamInfo as_param;
   as_param.binding = -1;
-  as_param.name = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
+  as_param.name = label;
   as_param.scalar = c.scalar;
   (void)pack_scalar(value, as_param);  // validates kind and range
   const std::string type = "mtl_" + std::string(to_string(c.scalar));
@@ -52,13 +56,24 @@ std::string constant_literal(const FunctionConstantInfo& c, const Argument& valu
   }
 }
 
+}  // namespace
+
+std::string constant_literal(const FunctionConstantInfo& c, const FunctionConstant& given) {
+  const std::string label = "function constant '" + c.name + "' (index " + std::to_string(c.index) + ", " + c.type_name + ")";
+  const std::vector<const Argument*> components = constant_components(c.vector_width, given, label);
+  std::string literal;
+  for (std::size_t i = 0; i < components.size(); ++i)
+    literal += (i ? ", " : "") + scalar_literal(c, *components[i], label + component_label(c.vector_width, i));
+  return literal;
+}
+
 msl::ConstantValues constant_literals(const std::vector<FunctionConstantInfo>& declared,
                                       const std::vector<FunctionConstant>& given) {
   msl::ConstantValues values;
   const std::vector<std::size_t> matches = msl::match_constants(declared, given);
   for (std::size_t i = 0; i < given.size(); ++i) {
     const FunctionConstantInfo& c = declared[matches[i]];
-    values[c.index] = constant_literal(c, given[i].value);
+    values[c.index] = constant_literal(c, given[i]);
   }
   return values;
 }

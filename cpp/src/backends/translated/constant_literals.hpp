@@ -9,8 +9,12 @@
 
 namespace metalcall::translated {
 
-/** A C++ expression with the exact value of `value` as constant `c`'s type; ArgumentError if it does not fit. */
-std::string constant_literal(const msl::FunctionConstantInfo& c, const Argument& value);
+/**
+ * A C++ expression with the exact value of `given` as constant `c`'s type (a vector's: its
+ * components' expressions, comma-separated); ArgumentError if a value does not fit or a vector's
+ * count of values is not its width.
+ */
+std::string constant_literal(const msl::FunctionConstantInfo& c, const FunctionConstant& given);
 
 /**
  * The literals of `given`, matched to `declared` by msl::match_constants (ArgumentError

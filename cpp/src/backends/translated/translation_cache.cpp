@@ -20,7 +20,8 @@ namespace {
 // 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
 // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions,
 // 7: texture_count, texture_atomics and the layered / multisampled texture types
-constexpr char kMagic[] = "metalcall translation 7\n";
+// 8: FunctionConstantInfo::vector_width
+constexpr char kMagic[] = "metalcall translation 8\n";
 
 // ---- writing ----
 
@@ -219,6 +220,7 @@ std::string serialize_translation(const msl::Translation& translation) {
     w.i64(c.index);
     w.i64(static_cast<int>(c.scalar));
     w.str(c.type_name);
+    w.i64(c.vector_width);
   }
   w.str(translation.code);
   return w.take();
@@ -236,6 +238,7 @@ std::optional<msl::Translation> deserialize_translation(std::string_view bytes) 
     c.index = r.integer(kIntMin, kIntMax);
     c.scalar = r.enumeration(ScalarType::f64);
     c.type_name = r.str();
+    c.vector_width = r.integer(1, 4);
     translation.function_constants.push_back(std::move(c));
   }
   translation.code = r.str();

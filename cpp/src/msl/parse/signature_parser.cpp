@@ -268,8 +268,11 @@ std::vector<FunctionConstantDecl> SignatureParser::parse_function_constants() co
     }
     c.type_name = type_name;
     classify_type(type_name, &c.scalar, &c.vector_width);
-    if (c.scalar == ScalarType::unknown || c.vector_width != 1) {
-      fail(i - 1, "function constant '" + c.name + "' must have a scalar type (bool, int, uint, float, half, …)");
+    // MSL's function constants are scalars or vectors (ushort2, float4, bool3 ...); a packed
+    // vector is a storage layout, which MTLDataType has no constant type for.
+    if (c.scalar == ScalarType::unknown || type_name.rfind("packed_", 0) == 0) {
+      fail(i - 1, "function constant '" + c.name + "' must have a scalar or vector type (bool, int, uint, float, "
+                  "half, …, or a vector of them such as ushort2 or float4)");
     }
     if (!indices.insert(c.index).second) fail(i, "function constant index " + std::to_string(c.index) + " is used twice");
     out.push_back(std::move(c));

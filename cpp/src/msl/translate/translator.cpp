@@ -233,8 +233,9 @@ Translation Translator::run() {
   for (const auto& c : function_constants_) {
     auto v = constants_.find(c.index);
     const bool defined = v != constants_.end();
+    const std::string type = type_text(t_, c.type_tokens, true);  // a vector's value: its components (ConstantValues)
     out_ << "#define METALCALL_FC_" << c.index << " "
-         << (defined ? v->second : "(" + type_text(t_, c.type_tokens, true) + "())") << "\n"
+         << (!defined ? "(" + type + "())" : c.vector_width > 1 ? "(" + type + "(" + v->second + "))" : v->second) << "\n"
          << "#define METALCALL_FC_DEFINED_" << c.index << " " << (defined ? "true" : "false") << "\n";
   }
   out_ << "#line 1 \"" << kSourceName << "\"\n";
@@ -297,7 +298,7 @@ Translation Translator::run() {
     tk.info.texture_atomics = texture_atomics[i];
     result.kernels.push_back(std::move(tk));
   }
-  for (const auto& c : function_constants_) result.function_constants.push_back({c.name, c.index, c.scalar, c.type_name});
+  for (const auto& c : function_constants_) result.function_constants.push_back({c.name, c.index, c.scalar, c.type_name, c.vector_width});
   result.code = out_.str();
   result.map = std::move(map_);
   return result;

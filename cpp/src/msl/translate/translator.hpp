@@ -37,6 +37,7 @@ struct FunctionConstantInfo {
   int index = 0;
   ScalarType scalar = ScalarType::unknown;
   std::string type_name;
+  int vector_width = 1;  // 2 to 4 for a vector constant (ushort2, float4 ...)
 };
 
 struct Translation {
@@ -46,7 +47,11 @@ struct Translation {
   SourceMap map;
 };
 
-/** C++ expressions for function constants, by index; a missing index is undefined. */
+/**
+ * C++ expressions for function constants, by index; a missing index is undefined. A vector
+ * constant's entry is its components' expressions, comma-separated (the translation writes the
+ * vector's constructor around them, in the target's spelling of the type).
+ */
 using ConstantValues = std::map<int, std::string>;
 
 /** The name the user's source has in compiler messages. */
