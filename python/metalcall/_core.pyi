@@ -51,7 +51,9 @@ _Scalar = int | float | np.generic
 # None: for a parameter its [[function_constant]] leaves out (docs/design.md).
 _KernelArgument = Buffer | _BufferLike | _Scalar | None
 # A [[function_constant(i)]] value.
-_ConstantValue = bool | int | float | np.bool_ | np.integer[Any] | np.floating[Any]
+_ScalarConstant = bool | int | float | np.bool_ | np.integer[Any] | np.floating[Any]
+# A vector constant (ushort2, float4 ...): one value per component.
+_ConstantValue = _ScalarConstant | tuple[_ScalarConstant, ...] | list[_ScalarConstant] | npt.NDArray[Any]
 _Constants = Mapping[str, _ConstantValue] | Mapping[int, _ConstantValue] | Mapping[str | int, _ConstantValue]
 # Preprocessor macros: {name: value} (None: defined empty; bool: 1/0; float: a float literal) or [names].
 _Defines = Mapping[str, str | int | float | None] | Iterable[str]

@@ -46,6 +46,11 @@ kernel void count(device atomic_uint* total [[buffer(0)]], uint i [[thread_posit
 }
 constant int factor [[function_constant(0)]];
 kernel void times_constant(device int* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] *= factor; }
+constant ushort2 stride2 [[function_constant(1)]];
+constant half3 weights3 [[function_constant(2)]];
+kernel void vector_constants(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    x[i] = float(stride2[i % 2]) + float(weights3[i % 3]);
+}
 kernel void flip(texture2d<float, access::read> src [[texture(0)]], texture2d<float, access::write> dst [[texture(1)]],
                  uint2 p [[thread_position_in_grid]]) {
     dst.write(src.read(uint2(src.get_width() - 1 - p.x, p.y)), p);
@@ -137,6 +142,11 @@ def check_function_constants(dev: mc.Device, lib: mc.Library) -> None:
     x = np.arange(100, dtype=np.int32)
     lib.function("times_constant", constants={"factor": 7})(100, x)
     _equal(x, np.arange(100) * 7, "a function constant")
+    # vectors (MTLDataTypeUShort2, MTLDataTypeHalf3: a 3-vector passed as 4 components)
+    y = np.zeros(12, np.float32)
+    lib.function("vector_constants", constants={"stride2": (3, 65535), "weights3": [0.5, -2.0, 1024.0]})(12, y)
+    i = np.arange(12)
+    _equal(y, np.array([3, 65535])[i % 2] + np.array([0.5, -2.0, 1024.0])[i % 3], "vector function constants")
 
 
 def check_textures(dev: mc.Device, lib: mc.Library) -> None:

@@ -18,7 +18,10 @@ printf 'cmake_minimum_required(VERSION 3.18)\nproject(texts LANGUAGES NONE)\ninc
   "$repo" > "$out/texts/CMakeLists.txt"
 cmake -S "$out/texts" -B "$out/texts/build" > "$out/texts/configure.log" 2>&1 ||
   { cat "$out/texts/configure.log"; echo "FAIL: could not generate the prelude's text"; exit 1; }
-sources=("$repo"/cpp/src/msl/*/*.cpp "$repo/cpp/src/core/reflection.cpp" "$here/translate_main.cpp")
+sources=("$repo"/cpp/src/msl/*/*.cpp "$repo/cpp/src/core/reflection.cpp" "$here/translate_main.cpp"
+         # --constant: function-constant literals as the translated backends write them
+         "$repo/cpp/src/backends/translated/constant_literals.cpp" "$repo/cpp/src/core/scalar_packing.cpp"
+         "$repo/cpp/src/core/constant_components.cpp")
 newest_header="$(ls -t "$repo"/cpp/src/msl/*/*.hpp "$repo"/cpp/include/metalcall/*.hpp | head -1)"
 stale=()
 for s in "${sources[@]}"; do
