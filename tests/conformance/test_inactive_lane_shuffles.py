@@ -67,6 +67,26 @@ kernel void ils_scan_pairs(device ushort2* x [[buffer(0)]], uint lane [[thread_i
     x[i] = ushort2(a, b);
 }
 """,
+    """
+static inline int ils_pick(int v, uint lane) { return lane != 3 ? simd_broadcast(v, 3) * 10 + v : v; }
+kernel void ils_conditionals(device int* x [[buffer(0)]], device float* y [[buffer(1)]], device int* z [[buffer(2)]],
+                             device uint* b [[buffer(3)]], uint lane [[thread_index_in_simdgroup]],
+                             uint i [[thread_position_in_grid]]) {
+    int v = x[i];
+    for (ushort k = 1; k < 32; k <<= 1) {
+        v += lane >= k ? simd_shuffle_up(v, k) : 0;
+    }
+    float w = y[i];
+    for (ushort k = 16; k >= 1; k >>= 1)
+        w = lane < k ? w + simd_shuffle_down(w, k) : w;
+    const int u = z[i];
+    const bool odd = (u & 1) != 0;
+    b[i] = lane > 0 && simd_shuffle_up(odd, 1);
+    x[i] = v;
+    y[i] = w;
+    z[i] = ils_pick(u, lane);
+}
+""",
 ])
 
 
@@ -112,3 +132,26 @@ def test_scan_pairs_in_a_helper(device, rng):
     want = np.cumsum(x.astype(np.int64).reshape(2, 32, 2), 1).reshape(64, 2) % 65536
     KS.get(device, "ils_scan_pairs")(64, x, threadgroup=64)
     np.testing.assert_array_equal(x, want)
+
+
+def test_shuffles_in_conditionals(device, rng):
+    """The same reads from a branch of `?:` (a scan, a tree reduction as an unbraced loop body, a
+    broadcast in a helper's return) and after `&&`: every lane reaching the statement takes part."""
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    y = (rng.integers(-64, 64, 64) / 4).astype(np.float32)
+    z = rng.integers(-100, 100, 64).astype(np.int32)
+    b = np.full(64, 7, np.uint32)
+    want_x = np.cumsum(_groups(x.astype(np.int64), 32), 1).ravel()
+    w = _groups(y.astype(np.float64), 32).copy()
+    for k in (16, 8, 4, 2, 1):
+        w[:, :k] = w[:, :k] + w[:, k:2 * k]
+    g = _groups(z.astype(np.int64), 32)
+    want_z = g + 10 * g[:, 3:4]
+    want_z[:, 3] = g[:, 3]
+    odd = _groups(z.astype(np.int64) & 1, 32)
+    want_b = np.concatenate([np.zeros((2, 1), np.int64), odd[:, :-1]], 1).ravel()
+    KS.get(device, "ils_conditionals")(64, x, y, z, b, threadgroup=64)
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(y, w.ravel())
+    np.testing.assert_array_equal(z, want_z.ravel())
+    np.testing.assert_array_equal(b, want_b)

@@ -63,7 +63,118 @@ bool pure(const std::vector<Token>& t, std::size_t b, std::size_t e, bool index)
   return true;
 }
 
+// Paren depth of each token within its innermost brace (a `;` of a for header is at 1).
+std::vector<int> paren_levels(const std::vector<Token>& t) {
+  std::vector<int> level(t.size(), 0), stack{0};
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const Token& x = t[i];
+    if (x.is("{")) {
+      level[i] = stack.back();
+      stack.push_back(0);
+    } else if (x.is("}")) {
+      if (stack.size() > 1) stack.pop_back();
+      level[i] = stack.back();
+    } else if (x.is("(") || x.is("[")) {
+      level[i] = stack.back()++;
+    } else if (x.is(")") || x.is("]")) {
+      level[i] = --stack.back();
+    } else {
+      level[i] = stack.back();
+    }
+  }
+  return level;
+}
+
+// The `)` at `k` closes an if, while or for header (the statement after it is its body).
+bool closes_header(const std::vector<Token>& t, std::size_t k) {
+  if (!t[k].is(")")) return false;
+  for (std::size_t j = k, depth = 0; j-- > 0;) {
+    if (t[j].is(")")) ++depth;
+    else if (t[j].is("(") && depth-- == 0)
+      return j > 0 && (t[j - 1].is_identifier("if") || t[j - 1].is_identifier("while") || t[j - 1].is_identifier("for"));
+  }
+  return false;
+}
+
+// A shuffle of plain values after a conditional or short-circuit operator of its statement, whose
+// tokens before it change nothing (no call, step or nested assignment): its [first, `)`] and the
+// statement's [start, `;`], or nothing.
+struct ConditionalShuffle {
+  std::size_t first = 0, rparen = 0, start = 0, end = 0;
+  bool body = false;  // the statement is the unbraced body of an if, while, for, else or do
+};
+
+bool conditional_shuffle_at(const std::vector<Token>& t, const std::vector<int>& level, std::size_t j,
+                            ConditionalShuffle& c) {
+  if (t[j].kind != TokenKind::identifier || !is_shuffle(t[j].text) || j + 1 >= t.size() || !t[j + 1].is("(") || j < 2)
+    return false;
+  if (t[j - 1].is(".") || t[j - 1].is("->")) return false;
+  c.first = t[j - 1].is("::") && t[j - 2].is_identifier("metal") ? j - 2 : j;
+  if (c.first < 2 || t[c.first - 1].is("::") || t[c.first - 1].is(".")) return false;
+  c.rparen = matching(t, j + 1);
+  if (c.rparen >= t.size() || !pure(t, j + 2, c.rparen, false)) return false;
+  // A branch: a conditional or a short-circuit operator of the statement precedes the call.
+  bool branch = false;
+  std::size_t k = c.first;
+  while (k-- > 0) {
+    const Token& x = t[k];
+    if (level[k] == 0 && (x.is(";") || x.is("{") || x.is("}"))) break;
+    if (level[k] == 0 && (x.is_identifier("else") || x.is_identifier("do") || closes_header(t, k))) {
+      c.body = true;
+      break;
+    }
+    branch = branch || x.is("?") || x.is("&&") || x.is("||");
+  }
+  if (!branch || k + 1 >= c.first) return false;
+  c.start = k + 1;
+  if (level[c.start] != 0 || (is_statement_keyword(t[c.start]) && !t[c.start].is_identifier("return"))) return false;
+  for (std::size_t a = c.start; a < c.first; ++a) {
+    const Token& x = t[a];
+    if (x.is("++") || x.is("--") || x.is("{") || x.is("}") || (is_assignment(x) && level[a] != 0)) return false;
+    if (x.is("(") && a > c.start && t[a - 1].kind == TokenKind::identifier && !is_scalar_type(t[a - 1].text) &&
+        !is_shuffle(t[a - 1].text))
+      return false;
+  }
+  for (c.end = c.rparen + 1; c.end < t.size() && !(level[c.end] == 0 && t[c.end].is(";")); ++c.end)
+    if (t[c.end].is("{") || t[c.end].is("}")) return false;
+  return c.end < t.size();
+}
+
 }  // namespace
+
+void hoist_conditional_shuffles(std::vector<Token>& t) {
+  std::size_t serial = 0;
+  for (std::size_t j = 0; j < t.size(); ++j) {
+    const std::vector<int> level = paren_levels(t);  // again after each rewrite: rare, and small sources
+    ConditionalShuffle c;
+    for (; j < t.size() && !conditional_shuffle_at(t, level, j, c); ++j) {
+    }
+    if (j >= t.size()) break;
+    std::vector<Token> out(t.begin(), t.begin() + c.start);
+    const Token& at = t[c.start];
+    int cursor = at.column;
+    auto add = [&](TokenKind kind, const std::string& text) {
+      out.push_back(Token{kind, text, at.line, cursor});
+      cursor += int(text.size()) + 1;
+    };
+    if (c.body) add(TokenKind::punct, "{");
+    const std::string name = "mtl_branch_shuffled_" + std::to_string(serial++);
+    add(TokenKind::identifier, "const");
+    add(TokenKind::identifier, "auto");
+    add(TokenKind::identifier, name);
+    add(TokenKind::punct, "=");
+    out.insert(out.end(), t.begin() + c.first, t.begin() + c.rparen + 1);
+    out.push_back(Token{TokenKind::punct, ";", t[c.rparen].line, t[c.rparen].column + 1});
+    out.insert(out.end(), t.begin() + c.start, t.begin() + c.first);
+    out.push_back(Token{TokenKind::identifier, name, t[c.first].line, t[c.first].column});
+    out.insert(out.end(), t.begin() + c.rparen + 1, t.begin() + c.end + 1);
+    if (c.body) out.push_back(Token{TokenKind::punct, "}", t[c.end].line, t[c.end].column + 1});
+    const std::size_t resume = out.size();
+    out.insert(out.end(), t.begin() + c.end + 1, t.end());
+    t = std::move(out);
+    j = resume - 1;
+  }
+}
 
 void hoist_guarded_shuffles(std::vector<Token>& t) {
   std::vector<Token> out;

@@ -23,4 +23,14 @@ namespace metalcall::msl {
  */
 void hoist_guarded_shuffles(std::vector<Token>& t);
 
+/**
+ * The same for a shuffle of plain values in a branch of a conditional or after `&&` / `||`
+ * (`v += lane >= k ? simd_shuffle_up(v, k) : 0;`): a statement, or the unbraced body of an if,
+ * loop or else, in which nothing before the call changes state (no call, step or nested
+ * assignment) becomes `const auto mtl_branch_shuffled_N = CALL; STATEMENT'` (braced as a body),
+ * so that every lane reaching the statement takes part in the shuffle, as Apple GPUs read a lane
+ * that took the other branch. Lanes whose source took this branch get the same value as before.
+ */
+void hoist_conditional_shuffles(std::vector<Token>& t);
+
 }  // namespace metalcall::msl

@@ -73,6 +73,7 @@ class Translator {
     rename_names_that_clash_with_target();
     positional_designated_initializers(t_);
     hoist_guarded_shuffles(t_);
+    hoist_conditional_shuffles(t_);
     qualify_library_calls(t_, target_.ambiguous_library_calls());
     if (target_.forms_barrier_regions() && barrier_regions_on()) t_ = form_barrier_regions(t_, src_, target_);
     if (target_.strip_mines_loops() && loops_checked()) t_ = strip_mine_loops(t_, target_.strips_innermost_loops_only());
