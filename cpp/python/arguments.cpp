@@ -383,9 +383,9 @@ Argument constant_value(const py::handle& value) {
     Argument a = numpy_scalar_argument(value);
     if (a.kind != Argument::Kind::bytes) return a;
   }
-  throw ArgumentError("a function constant takes a bool, int or float (a vector constant: a tuple, list or 1-D "
-                      "NumPy array of them), not " +
-                      std::string(py::str(py::type::of(value).attr("__name__"))));
+  throw ArgumentError("a function constant takes a bool, int or float, not " +
+                      std::string(py::str(py::type::of(value).attr("__name__"))) +
+                      " (a vector constant: a tuple, list or 1-D NumPy array of them)");
 }
 
 }  // namespace metalcall::python

@@ -144,7 +144,7 @@ BAD = [
     ({"vfc_char2": (127, 128)}, "component 1 (y): 128 does not fit in char"),
     ({"vfc_half2": (1.0, 70000.0)}, "component 1 (y): 70000 is out of the range of half"),
     ({"vfc_bool2": (1, 2)}, "component 1 (y): only 0, 1, True or False can be passed as bool"),
-    ({"vfc_float2": ((1.0, 2.0), 3.0)}, "component 0: a function constant takes a bool, int or float"),
+    ({"vfc_float2": ((1.0, 2.0), 3.0)}, "component 0: a function constant takes a bool, int or float, not tuple"),
     ({"vfc_float2": np.zeros((2, 1), np.float32)}, "a vector function constant takes a 1-D array"),
     ({"vfc_float2": ()}, "not an empty sequence"),
 ]
