@@ -94,7 +94,8 @@ The kernels of one compiled MSL source. Get one with ``lib.name``,
       .def("function", [](const Library& lib, const py::object& name, const py::object& constants) {
         return lookup(lib, name_of(name), constants);
       }, py::arg("name"), py::arg("constants") = py::none(),
-           "The kernel `name`, specialised with [[function_constant]] values by name or index.")
+           "The kernel `name`, specialised with [[function_constant]] values by name or index; a vector "
+           "constant (ushort2, float4 ...) takes a tuple, list or 1-D NumPy array of its components.")
       .def("__getitem__", [](const Library& lib, const py::object& name) { return lookup(lib, name_of(name), py::none()); })
       .def("__getattr__", [](py::object self, const std::string& name) {
         const Library& lib = self.cast<const Library&>();

@@ -427,7 +427,8 @@ class Library(metaclass=_pybind11_type):
 
     def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # no constructor
     def function(self, name: str, constants: _Constants | None = None) -> Kernel:
-        """The kernel `name`, specialised with [[function_constant]] values by name or index."""
+        """The kernel `name`, specialised with [[function_constant]] values by name or index; a vector
+        constant (ushort2, float4 ...) takes a tuple, list or 1-D NumPy array of its components."""
     def __getitem__(self, name: str, /) -> Kernel: ...
     def __getattr__(self, name: str, /) -> Kernel: ...
     def __contains__(self, name: str, /) -> bool: ...
