@@ -163,6 +163,19 @@ kernel void component_narrowing(const device int* x [[buffer(0)]], const device 
 }
 """,
     """
+struct Narrowed {
+    short a;
+    char b;
+    Narrowed(short x, char y) : a(x), b(y) {}
+};
+kernel void constructor_narrowing(const device int* x [[buffer(0)]], const device int* d [[buffer(1)]],
+                                  device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const Narrowed m = Narrowed(x[i] * -1, x[i] * -1);
+    out[2 * i] = m.a / d[i];
+    out[2 * i + 1] = m.b < 1 ? 1 : 0;
+}
+""",
+    """
 auto tripled(int p) -> uchar { return p * 3; }
 kernel void trailing_returns(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
                              uint i [[thread_position_in_grid]]) {
@@ -380,3 +393,15 @@ def test_bfloat_compound_assignments_with_integers_and_increments(device):
             (np.float16(1.0) + x.astype(np.float16)).astype(np.float32),
         ], axis=1).astype(np.float32)
     assert_equal(out.reshape(len(x), 6), exp)
+
+
+def test_narrowing_at_a_constructors_arguments(device):
+    """`Narrowed(x * -1, ...)` of a struct whose constructor takes a short and a char: the
+    arguments convert as a function's do (on CUDA through narrow_arg, as the other conversions
+    to char and short: NVVM made such a negation a neg.s16)."""
+    d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2, 7, 5, 3, 11], np.int32)
+    out = np.zeros(2 * len(XI), np.int32)
+    KS.get(device, "constructor_narrowing")(len(XI), XI, d, out)
+    x = XI.astype(np.int64)
+    exp = np.stack([_cdiv(_wrap(-x, 16), d), _wrap(-x, 8) < 1], axis=1).astype(np.int32)
+    assert_equal(out.reshape(len(XI), 2), exp)

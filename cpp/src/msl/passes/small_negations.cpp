@@ -459,6 +459,28 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     auto [it, fresh] = narrow_params.emplace(t[i].text, params);
     if (!fresh && it->second != params) unclear.insert(t[i].text);
   }
+  // A struct's constructor, under the struct's name: `struct P { short a; P(short x) : a(x) {} };`
+  // then `P(x * -1)`.
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is_identifier("struct") || t[i - 1].is_identifier("class")) || t[i].kind != TokenKind::identifier)
+      continue;
+    std::size_t open = i + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";") && !t[open].is("(")) ++open;  // `: Base`
+    if (open >= t.size() || !t[open].is("{")) continue;
+    const std::size_t end = matching(t, open);
+    for (std::size_t k = open + 1; k + 1 < end && end < t.size(); ++k) {
+      if (!t[k].is_identifier(t[i].text.c_str()) || !t[k + 1].is("(") || t[k - 1].is("~")) continue;
+      const std::size_t close = matching(t, k + 1);
+      if (close + 1 >= end || !(t[close + 1].is(":") || t[close + 1].is("{"))) continue;
+      std::vector<bool> params;
+      for_each_list_item(t, k + 1, close, [&](std::size_t b, std::size_t e) {
+        if (b < e && t[b].is_identifier("const")) ++b;
+        params.push_back(b + 2 == e && is_narrow_type_name(t[b].text) && t[b + 1].kind == TokenKind::identifier);
+      });
+      auto [it, fresh] = narrow_params.emplace(t[i].text, params);
+      if (!fresh && it->second != params) unclear.insert(t[i].text);
+    }
+  }
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     const auto fn = narrow_params.find(t[i].text);
     if (fn == narrow_params.end() || unclear.count(t[i].text) || !t[i + 1].is("(")) continue;
@@ -466,6 +488,7 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
     if (t[i - 1].is(".") || t[i - 1].is("->") || t[i - 1].is("::") || t[i - 1].is("~") || has_body(t, i)) continue;
     const std::size_t close = matching(t, i + 1);
     if (close >= t.size() || (t[i - 1].is(">") && close + 1 < t.size() && t[close + 1].is(";"))) continue;  // `S<T> f(...);`
+    if (close + 1 < t.size() && t[close + 1].is(":") && !t[i - 1].is("?")) continue;  // a constructor's `) : a(x)`
     std::size_t index = 0;
     for_each_list_item(t, i + 1, close, [&](std::size_t b, std::size_t e) {
       if (index < fn->second.size() && fn->second[index] && b < e && !is_literal_range(t, b, e)) out.push_back({b, e, arg});

@@ -62,7 +62,8 @@ struct NarrowingWrap {
  * or to an element of an array of or a pointer to them, or to a component or swizzle of a char
  * or short vector (`v.x`, `v[k]`, `out[i].y`, `w.yx`), of `return` in a function returning one
  * (but one holding a lambda) or in a lambda declared `-> short`, and of an argument where every
- * function or lambda (`auto f = [&](short p)`) of that name takes one, through `narrow_arg(`;
+ * function, lambda (`auto f = [&](short p)`) or struct constructor (`P(short x) : a(x) {}`, called
+ * `P(...)`) of that name takes one, through `narrow_arg(`;
  * a compound assignment to them (`v *= short(-1)`, `v.y -= x`) through `mtl_rt::narrow_ref(v)
  * *= ...`, which computes the promoted result through narrow_arg. A struct's member converts as
  * written.
