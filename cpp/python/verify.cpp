@@ -11,6 +11,15 @@ void init_verify(py::module_& m) {
   m.def("_verify_cpu_translation", &verify_cpu_translation, py::arg("code"),
         py::call_guard<py::gil_scoped_release>(),
         "Problems the libclang check finds in a CPU translation (empty: verified); DeviceError without libclang.");
+  m.def("_verify_cpu_translation_details", [](const std::string& code, bool precompiled_head, const std::string& head_pch) {
+    TranslationCheck check;
+    {
+      py::gil_scoped_release release;
+      check = verify_cpu_translation_details(code, precompiled_head, head_pch);
+    }
+    return py::make_tuple(check.problems, check.used_precompiled_head);
+  }, py::arg("code"), py::arg("precompiled_head") = true, py::arg("head_pch") = "",
+        "(problems, whether a precompiled header of the unit's head was read); head_pch: a header file to use.");
   m.def("_check_cpu_translation", &check_cpu_translation, py::arg("code"), py::call_guard<py::gil_scoped_release>(),
         "As a verified cold compile: CompileError naming the problems.");
   m.def("_translation_verifier_library", [] {

@@ -22,6 +22,19 @@ std::string cpu_translation_text(const std::string& source, bool checked = false
  */
 std::vector<std::string> verify_cpu_translation(const std::string& code);
 
+struct TranslationCheck {
+  std::vector<std::string> problems;
+  bool used_precompiled_head = false;  // the verdict came from a parse that read a precompiled head
+};
+
+/**
+ * verify_cpu_translation, saying whether a precompiled header of the unit's head was read:
+ * `precompiled_head` false parses the whole unit; `head_pch` names a header file to give
+ * libclang instead of the one the cache holds (tests).
+ */
+TranslationCheck verify_cpu_translation_details(const std::string& code, bool precompiled_head,
+                                                const std::string& head_pch = "");
+
 /** verify_cpu_translation as a cold compile uses it: throws CompileError naming the problems. */
 void check_cpu_translation(const std::string& code);
 

@@ -51,7 +51,7 @@ Kind classify(const std::string& name, bool is_dir) {
   const std::string rest = name.substr(33);
   if (rest.size() > 4 && rest.compare(rest.size() - 4, 4, ".tmp") == 0) return Kind::temp;
   // The current extensions, and the checksum files of the format before headers.
-  for (const char* ext : {"so", "cubin", "tr", "id", "ii", "so.sum", "cubin.sum"})
+  for (const char* ext : {"so", "cubin", "tr", "id", "ii", "pch", "so.sum", "cubin.sum"})
     if (rest == ext) return Kind::entry;
   return Kind::other;
 }

@@ -49,8 +49,9 @@ class DiskCache {
 /**
  * The areas (subfolders) the cache is made of: `cache clear` removes entries from these
  * only. "prelude" held the MSL headers before each build wrote its own copy: cleared.
+ * "verify" holds the translation verifier's precompiled headers (cpu_verify_head.hpp).
  */
-inline constexpr const char* kCacheAreas[] = {"cpu", "cuda", "translations", "compilers", "prelude"};
+inline constexpr const char* kCacheAreas[] = {"cpu", "cuda", "translations", "compilers", "prelude", "verify"};
 
 /** The folder the cache lives in: $METALCALL_CACHE_DIR, else the platform's user cache folder. */
 std::string default_cache_root();

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/cpu_verify_head.hpp"
 #include "backends/translated/embedded_prelude.hpp"
 #include "metalcall/errors.hpp"
 #include "metalcall/translation_check.hpp"
@@ -24,14 +25,16 @@ std::vector<std::string> verifier_arguments() {
 
 namespace {
 
-std::vector<std::string> verify_code(const std::string& code) {
+msl::VerifyInput input_for(const std::string& code) {
   msl::VerifyInput input;
   input.code = code;
   for (std::size_t i = 0; i < translated::kEmbeddedPreludeCount; ++i)
     input.prelude.emplace_back(translated::kEmbeddedPrelude[i].name, translated::kEmbeddedPrelude[i].text);
   input.arguments = verifier_arguments();
-  return msl::verify_translation(input).problems;
+  return input;
 }
+
+std::vector<std::string> verify_code(const std::string& code) { return verify_with_head(input_for(code)).problems; }
 
 }  // namespace
 
@@ -59,6 +62,19 @@ std::string cpu_translation_text(const std::string& source, bool checked) {
 }
 
 std::vector<std::string> verify_cpu_translation(const std::string& code) { return cpu::verify_code(code); }
+
+TranslationCheck verify_cpu_translation_details(const std::string& code, bool precompiled_head,
+                                                const std::string& head_pch) {
+  msl::VerifyInput input = cpu::input_for(code);
+  msl::Verdict verdict;
+  if (!head_pch.empty()) {
+    input.head_pch = head_pch;
+    verdict = msl::verify_translation(input);
+  } else {
+    verdict = precompiled_head ? cpu::verify_with_head(std::move(input)) : msl::verify_translation(input);
+  }
+  return {verdict.problems, verdict.used_head_pch};
+}
 
 void check_cpu_translation(const std::string& code) { cpu::verify_or_throw(code); }
 

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <glob.h>
 #include <mutex>
+#include <sys/stat.h>
 #include <vector>
 
 namespace metalcall::msl::clang_c {
@@ -24,6 +25,7 @@ void bind(void* lib, F& field, const char* name, std::string* missing) {
 bool bind_all(void* lib, Api& a, std::string* missing) {
 #define MC_BIND(field) bind(lib, a.field, "clang_" #field, missing)
   MC_BIND(createIndex); MC_BIND(toggleCrashRecovery); MC_BIND(disposeIndex); MC_BIND(parseTranslationUnit2); MC_BIND(disposeTranslationUnit);
+  MC_BIND(saveTranslationUnit); MC_BIND(getClangVersion);
   MC_BIND(getTranslationUnitCursor); MC_BIND(visitChildren); MC_BIND(getCursorKind); MC_BIND(getCursorReferenced);
   MC_BIND(getCanonicalCursor); MC_BIND(getCursorSemanticParent); MC_BIND(getSpecializedCursorTemplate);
   MC_BIND(isCursorDefinition); MC_BIND(Cursor_isNull); MC_BIND(getNumOverloadedDecls); MC_BIND(getOverloadedDecl);
@@ -55,6 +57,19 @@ std::vector<std::string> system_candidates() {
   return out;
 }
 
+// A precompiled header is Clang's own format, of one Clang build: the version names it, and
+// the library file's size and time tell a rebuilt or replaced library of the same version.
+std::string identity_of(const Api& a) {
+  std::string file = a.path;
+  Dl_info info{};  // the file dlopen found (a bare name was searched for)
+  if (dladdr(reinterpret_cast<void*>(a.createIndex), &info) && info.dli_fname) file = info.dli_fname;
+  struct stat st{};
+  std::string id = a.path + "\n" + file + "\n" + a.text(a.getClangVersion());
+  if (stat(file.c_str(), &st) == 0)
+    id += "\n" + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime) + " " + std::to_string(st.st_ino);
+  return id;
+}
+
 const Api* load(std::string* why) {
   std::vector<std::string> candidates;
   const char* env = std::getenv("METALCALL_LIBCLANG");
@@ -82,6 +97,7 @@ const Api* load(std::string* why) {
       continue;
     }
     a->path = c;
+    a->identity = identity_of(*a);
     return a;
   }
   *why = "libclang was not found" + (tried.empty() ? std::string() : " (unusable: " + tried + ")") +

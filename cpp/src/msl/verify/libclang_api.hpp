@@ -72,7 +72,8 @@ enum TypeKind : int {
 };
 
 constexpr int CXDiagnostic_Error = 3;
-constexpr unsigned CXTranslationUnit_DetailedPreprocessingRecord = 0x01, CXTranslationUnit_KeepGoing = 0x200;
+constexpr unsigned CXTranslationUnit_DetailedPreprocessingRecord = 0x01, CXTranslationUnit_Incomplete = 0x02,
+                   CXTranslationUnit_ForSerialization = 0x10, CXTranslationUnit_KeepGoing = 0x200;
 constexpr int CXError_Success = 0;
 
 /** The loaded library: every pointer is non-null once loaded. */
@@ -83,6 +84,8 @@ struct Api {
   int (*parseTranslationUnit2)(CXIndex, const char*, const char* const*, int, CXUnsavedFile*, unsigned, unsigned,
                                CXTranslationUnit*);
   void (*disposeTranslationUnit)(CXTranslationUnit);
+  int (*saveTranslationUnit)(CXTranslationUnit, const char*, unsigned);
+  CXString (*getClangVersion)();
   CXCursor (*getTranslationUnitCursor)(CXTranslationUnit);
   unsigned (*visitChildren)(CXCursor, CXCursorVisitor, void*);
   int (*getCursorKind)(CXCursor);
@@ -122,7 +125,8 @@ struct Api {
   CXString (*getTokenSpelling)(CXTranslationUnit, CXToken);
   void (*disposeTokens)(CXTranslationUnit, CXToken*, unsigned);
 
-  std::string path;  // the library loaded
+  std::string path;      // the library loaded
+  std::string identity;  // its path, version, size and modification time: what a precompiled header was made by
 
   /** A CXString's text, disposed. */
   std::string text(CXString s) const;

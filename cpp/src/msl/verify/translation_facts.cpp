@@ -51,11 +51,11 @@ class Reader {
   CXTranslationUnit unit_;
   UserRange user_;
   TranslationFacts facts_;
-  std::map<const void*, int> file_kinds_;  // 0 the unit, 1 the prelude, 2 elsewhere
+  std::map<const void*, int> file_kinds_;  // 0 the unit, 1 the prelude, 2 elsewhere, 3 the unit's head
   std::set<std::string> reported_;
-  std::set<unsigned> foreign_macro_sites_;
+  std::set<unsigned> foreign_macro_sites_;  // offsets of macro names (find_foreign_macros)
   std::set<unsigned> callee_sites_;  // offsets of the names calls call (note_callee_site)
-  std::map<std::string, std::string> undefined_calls_;  // functions the user's code declares and calls  // offsets of macro names (find_foreign_macros)
+  std::map<std::string, std::string> undefined_calls_;  // functions the user's code declares and calls
 
   static int visit(CXCursor c, CXCursor parent, void* data) {
     auto* ctx = static_cast<Context*>(data);
@@ -64,12 +64,13 @@ class Reader {
 
   std::string spelling(CXCursor c) const { return a_.text(a_.getCursorSpelling(c)); }
 
-  // 0 the unit, 1 the prelude, 2 elsewhere (a system header).
+  // 0 the unit, 1 the prelude, 2 elsewhere (a system header), 3 the unit's head precompiled.
   int file_kind(CXFile file, std::string* place) {
     auto it = file_kinds_.find(file);
     if (it == file_kinds_.end()) {
       const std::string name = a_.text(a_.getFileName(file));
-      it = file_kinds_.emplace(file, name == kUnitPath ? 0 : starts_with(name, kPreludeFolder) ? 1 : 2).first;
+      const int kind = name == kUnitPath ? 0 : name == kHeadPath ? 3 : starts_with(name, kPreludeFolder) ? 1 : 2;
+      it = file_kinds_.emplace(file, kind).first;
     }
     if (it->second == 2 && place) *place = a_.text(a_.getFileName(file));
     return it->second;
@@ -94,7 +95,7 @@ class Reader {
       a_.getPresumedLocation(at, &presumed, &line, &column);
       *place = a_.text(presumed) + ":" + std::to_string(line) + ":" + std::to_string(column);
     }
-    return offset >= user_.begin && offset < user_.end ? Origin::user : Origin::translator;
+    return kind == 0 && offset >= user_.begin && offset < user_.end ? Origin::user : Origin::translator;
   }
 
   // True when the user wrote the cursor's code: in the user's source, and not in the body

@@ -25,7 +25,7 @@ struct FunctionFacts {
   std::set<std::string> unresolved;   // names of calls Clang could not resolve (templates)
   std::string synchronises;           // the first barrier / SIMD-group name it uses, and where; empty for none
   bool enters_regions = false;
-  bool is_kernel = false;             // an entry point calls it (call_graph_check.cpp marks it)        // sets metal_regions.h's group (an entry point of a kernel in regions)
+  bool is_kernel = false;             // an entry point calls it (call_graph_check.cpp marks it)
 };
 
 /** The mode the translator gave a kernel, read from its entry point (target_cpu.cpp). */
@@ -54,6 +54,8 @@ constexpr const char* kNamedFunctions = "<a function named as a value>";
 /** The virtual paths the verifier gives libclang. */
 constexpr const char* kUnitPath = "/metalcall-verify/translation.cpp";
 constexpr const char* kPreludeFolder = "/metalcall-verify/prelude";
+/** The unit's head (translation_head) as a precompiled header's main file: the translator's, as in the unit. */
+constexpr const char* kHeadPath = "/metalcall-verify/translation-head.hpp";
 
 /** The bytes of the unit that hold the user's source: after its `#line 1 "source.metal"`, before the entry points. */
 struct UserRange {

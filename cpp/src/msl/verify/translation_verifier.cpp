@@ -5,11 +5,40 @@
 #include "metalcall/errors.hpp"
 #include "msl/verify/call_graph_check.hpp"
 #include "msl/verify/libclang_api.hpp"
+#include "msl/verify/libclang_parse.hpp"
 #include "msl/verify/translation_facts.hpp"
 
 namespace metalcall::msl {
 
 using namespace clang_c;
+
+namespace {
+
+constexpr unsigned kParseFlags = CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord;
+
+const Api& api_or_throw() {
+  std::string why;
+  const Api* api = libclang(&why);
+  if (!api) throw DeviceError("[verify] the independent check of the translation needs libclang, and " + why);
+  return *api;
+}
+
+// `code` with its first `head` bytes blanked (line breaks kept): the precompiled header
+// declares them, and every later byte keeps its offset, line and column.
+std::string blank_head(const std::string& code, std::size_t head) {
+  std::string out = code;
+  for (std::size_t i = 0; i < head; ++i)
+    if (out[i] != '\n') out[i] = ' ';
+  return out;
+}
+
+void check(const Api& api, const verify::ParsedUnit& parsed, const std::string& code, Verdict& verdict) {
+  const verify::TranslationFacts facts = verify::read_facts(api, parsed.unit(), verify::user_range(code));
+  verdict.problems = facts.problems;
+  for (auto& p : verify::check_call_graph(facts)) verdict.problems.push_back(std::move(p));
+}
+
+}  // namespace
 
 bool find_libclang(std::string* path_or_why) {
   const Api* api = libclang(path_or_why);
@@ -19,53 +48,62 @@ bool find_libclang(std::string* path_or_why) {
 
 void set_wheel_libclang(const std::string& path) { clang_c::set_wheel_libclang(path); }
 
-Verdict verify_translation(const VerifyInput& input) {
-  std::string why;
-  const Api* api = libclang(&why);
-  if (!api) throw DeviceError("[verify] the independent check of the translation needs libclang, and " + why);
-  // The unit and the prelude as unsaved files under a folder of no disk: nothing the
-  // parse reads can be changed under it, and nothing is written.
-  std::vector<std::string> names;
-  std::vector<CXUnsavedFile> files;
-  names.reserve(input.prelude.size());
-  for (const auto& [name, text] : input.prelude) names.push_back(std::string(verify::kPreludeFolder) + "/" + name);
-  for (std::size_t i = 0; i < input.prelude.size(); ++i)
-    files.push_back({names[i].c_str(), input.prelude[i].second.data(), input.prelude[i].second.size()});
-  files.push_back({verify::kUnitPath, input.code.data(), input.code.size()});
-  std::vector<const char*> args = {"-x", "c++", "-I", verify::kPreludeFolder};
-  for (const auto& a : input.arguments) args.push_back(a.c_str());
+std::string libclang_identity() { return api_or_throw().identity; }
 
+std::string translation_head(const std::string& code) {
+  const std::string include = "\n#include \"metal_stdlib.h\"\n";
+  const std::size_t at = code.find(include);
+  const verify::UserRange user = verify::user_range(code);
+  if (at == std::string::npos || user.begin == 0 || at + include.size() > user.begin) return {};
+  return code.substr(0, at + include.size());
+}
+
+bool precompile_head(const VerifyInput& input, const std::string& head, const std::string& path, std::string* why) {
+  const Api& api = api_or_throw();
+  verify::ParsedUnit parsed(api, input, verify::kHeadPath, head, "c++-header", {},
+                            kParseFlags | CXTranslationUnit_Incomplete | CXTranslationUnit_ForSerialization);
+  if (!parsed.parsed()) {
+    *why = "libclang could not parse it (error " + std::to_string(parsed.status()) + ")";
+    return false;
+  }
+  // The walk of a unit that reads the header skips its declarations: they are checked here.
+  std::vector<std::string> problems = parsed.errors(1);
+  if (problems.empty()) problems = verify::read_facts(api, parsed.unit(), verify::UserRange{}).problems;
+  if (!problems.empty()) {
+    *why = problems.front();
+    return false;
+  }
+  const int saved = api.saveTranslationUnit(parsed.unit(), path.c_str(), 0);
+  if (saved != 0) *why = "libclang could not save it (error " + std::to_string(saved) + ")";
+  return saved == 0;
+}
+
+Verdict verify_translation(const VerifyInput& input) {
+  const Api& api = api_or_throw();
   Verdict verdict;
-  verdict.libclang = api->path;
-  CXIndex index = api->createIndex(0, 0);
-  // createIndex turns on libclang's crash recovery, which puts its own SIGSEGV handler ahead of
-  // every other in the process, the CPU device's stack guard's too, and re-raises faults it was
-  // not expecting with their address lost: a kernel's stack overflow would end the process.
-  api->toggleCrashRecovery(0);
-  CXTranslationUnit unit = nullptr;
-  const int status = api->parseTranslationUnit2(index, verify::kUnitPath, args.data(), int(args.size()), files.data(),
-                                                unsigned(files.size()), CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord, &unit);
-  if (status != CXError_Success || !unit) {
-    api->disposeIndex(index);
-    verdict.problems.push_back("libclang (" + api->path + ") could not parse the translation (error " +
-                               std::to_string(status) + ")");
+  verdict.libclang = api.path;
+  const std::size_t head = input.head_pch.empty() ? 0 : translation_head(input.code).size();
+  if (head) {
+    const std::string code = blank_head(input.code, head);
+    verify::ParsedUnit parsed(api, input, verify::kUnitPath, code, "c++", {"-include-pch", input.head_pch}, kParseFlags);
+    // A header libclang refuses is an error of this parse, as an error in the code is:
+    // either way the parse below, of the whole unit, decides.
+    if (parsed.parsed() && parsed.errors(1).empty()) {
+      verdict.used_head_pch = true;
+      check(api, parsed, code, verdict);
+      return verdict;
+    }
+  }
+  verify::ParsedUnit parsed(api, input, verify::kUnitPath, input.code, "c++", {}, kParseFlags);
+  if (!parsed.parsed()) {
+    verdict.problems.push_back("libclang (" + api.path + ") could not parse the translation (error " +
+                               std::to_string(parsed.status()) + ")");
     return verdict;
   }
   // Clang must accept what the host compiler accepts: an error means the two disagree on
   // the code, and nothing Clang read from it can be trusted.
-  for (unsigned i = 0, n = api->getNumDiagnostics(unit); i < n && verdict.problems.size() < 5; ++i) {
-    CXDiagnostic d = api->getDiagnostic(unit, i);
-    if (api->getDiagnosticSeverity(d) >= CXDiagnostic_Error)
-      verdict.problems.push_back("Clang: " + api->text(api->formatDiagnostic(d, 1 /* source location */)));
-    api->disposeDiagnostic(d);
-  }
-  if (verdict.problems.empty()) {
-    const verify::TranslationFacts facts = verify::read_facts(*api, unit, verify::user_range(input.code));
-    verdict.problems = facts.problems;
-    for (auto& p : verify::check_call_graph(facts)) verdict.problems.push_back(std::move(p));
-  }
-  api->disposeTranslationUnit(unit);
-  api->disposeIndex(index);
+  verdict.problems = parsed.errors(5);
+  if (verdict.problems.empty()) check(api, parsed, input.code, verdict);
   return verdict;
 }
 
