@@ -1,9 +1,12 @@
-"""Cost of the translation verifier (METALCALL_VERIFY=1; docs/security.md) per cold compile.
+"""Cost of the translation verifier (METALCALL_VERIFY; docs/security.md) per cold compile.
 
-Times `metalcall._core._verify_cpu_translation` (the check a verified cold compile runs) on a
-small kernel and on candle's quantized.metal (1.3 MB, 163 kernels, from the public MSL corpus),
-then a whole cold compile of the small kernel with and without METALCALL_VERIFY, each in a
-fresh process and cache folder. Needs libclang (`pip install libclang`) and METALCALL_CORPUS.
+Times the check a verified cold compile runs (`metalcall._core._verify_cpu_translation_details`)
+on a small kernel and on candle's quantized.metal (1.3 MB, 163 kernels, from the public MSL
+corpus), parsing the whole unit and reading the precompiled header of its head (the prelude
+parsed once); then a whole cold compile of the small kernel in a fresh process: unverified,
+verified in an empty cache folder (the header is made), and verified in a cache folder that
+holds only the header (a new kernel on a machine that verified before). Needs libclang
+(`pip install libclang`) and METALCALL_CORPUS.
 
 Usage: METALCALL_CORPUS=/path/to/corpus python benchmarks/bench_translation_verifier.py
 """
@@ -11,6 +14,7 @@ Usage: METALCALL_CORPUS=/path/to/corpus python benchmarks/bench_translation_veri
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,25 +40,38 @@ COLD_COMPILE = ("import sys, time, metalcall as mc\nd = mc.Device('cpu')\nt = ti
 
 def time_verify(name: str, source: str, runs: int) -> None:
     code = _core._cpu_translation(source)
-    assert _core._verify_cpu_translation(code) == []  # also loads libclang before timing
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        problems = _core._verify_cpu_translation(code)
-        times.append(time.perf_counter() - start)
-        assert problems == []
-    print(f"{name}: verification median {statistics.median(times):.3f} s (n={runs}, {len(code)} bytes of C++)")
+    for precompiled in (False, True):
+        # Also loads libclang and makes (or reads) the header before timing.
+        assert _core._verify_cpu_translation_details(code, precompiled) == ([], precompiled)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            problems, used = _core._verify_cpu_translation_details(code, precompiled)
+            times.append(time.perf_counter() - start)
+            assert problems == [] and used == precompiled
+        how = "precompiled head" if precompiled else "whole unit"
+        print(f"{name}, {how}: verification median {statistics.median(times):.3f} s (n={runs}, {len(code)} bytes of C++)")
 
 
-def time_cold_compiles(verify: str, runs: int = 3) -> None:
+def cold_compile(env: dict) -> float:
+    out = subprocess.run([sys.executable, "-c", COLD_COMPILE, SMALL], env={**os.environ, **env}, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout)
+
+
+def time_cold_compiles(verify: str, with_header: bool = False, runs: int = 5) -> None:
     times = []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as cache:
-            env = {**os.environ, "METALCALL_VERIFY": verify, "METALCALL_CACHE_DIR": cache}
-            out = subprocess.run([sys.executable, "-c", COLD_COMPILE, SMALL], env=env, capture_output=True,
-                                 text=True, check=True)
-            times.append(float(out.stdout))
-    print(f"cold compile of the small kernel, METALCALL_VERIFY={verify}: median {statistics.median(times):.3f} s (n={runs})")
+    with tempfile.TemporaryDirectory() as primed:
+        if with_header:  # a cache folder that holds the verifier's header only
+            cold_compile({"METALCALL_VERIFY": "1", "METALCALL_CACHE_DIR": primed})
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as cache:
+                if with_header:
+                    shutil.copytree(os.path.join(primed, "verify"), os.path.join(cache, "verify"))
+                times.append(cold_compile({"METALCALL_VERIFY": verify, "METALCALL_CACHE_DIR": cache}))
+    where = "header in the cache" if with_header else "empty cache"
+    print(f"cold compile of the small kernel, METALCALL_VERIFY={verify}, {where}: median "
+          f"{statistics.median(times):.3f} s (n={runs})")
 
 
 def main() -> None:
@@ -69,6 +86,7 @@ def main() -> None:
             time_verify("quantized.metal (163 kernels)", f.read(), 3)
     time_cold_compiles("0")
     time_cold_compiles("1")
+    time_cold_compiles("1", with_header=True)
 
 
 if __name__ == "__main__":

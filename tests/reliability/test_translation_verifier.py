@@ -8,7 +8,9 @@ fire on translated text where the token-level front end would have refused the M
 (asm, an integer-to-pointer cast, a function pointer, a libc call, recursion through an
 operator, a barrier the translator's mode missed). Then the wiring: a verified cold compile
 runs with the right values, the verdict is part of the build's cache key, and a missing
-libclang is a clear DeviceError.
+libclang is a clear DeviceError. The prelude is parsed once per head (a precompiled header of
+the translator's part ahead of the user's code, kept in the disk cache): its verdicts are the
+whole unit's, and a damaged or foreign header is never read as one.
 """
 
 from __future__ import annotations
@@ -275,3 +277,68 @@ def test_missing_libclang_is_a_clear_error(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "DeviceError:" in result.stdout and "pip install libclang" in result.stdout
     assert "METALCALL_LIBCLANG=" in result.stdout
+
+
+
+def test_precompiled_head_gives_the_whole_units_verdicts():
+    # One finding of each check above, and two real translations (one with a function template argument).
+    cases = [with_helper_body('asm volatile("nop"); return x;'),
+             with_helper_body("float* p = (float*)(unsigned long)x; return *p;"),
+             with_helper_body("float (*f)(float) = &metal::fabs; return f(x);"),
+             with_helper_body('puts("hi"); return x;', before='extern "C" int puts(const char*);\n'),
+             with_helper_body("threadgroup_barrier(mem_flags::mem_threadgroup); return x;"),
+             translation(BASE).replace("return Acc{v + o.v};", "return o.v > 0 ? Acc{v} + Acc{o.v - 1} : Acc{v};"),
+             translation(FUNCTION_TEMPLATE_ARGUMENT), translation(REGIONS)]
+    refused = 0
+    for code in cases:
+        whole, used_whole = _core._verify_cpu_translation_details(code, precompiled_head=False)
+        headed, used_head = _core._verify_cpu_translation_details(code)
+        assert (used_whole, used_head) == (False, True)
+        assert headed == whole, code
+        refused += bool(whole)
+    assert refused == 6
+
+
+def test_header_libclang_refuses_is_not_read(tmp_path):
+    # A header that is not one, or is cut short: libclang refuses it, and the whole unit decides.
+    good = translation(BASE)
+    bad = with_helper_body('asm volatile("nop"); return x;')
+    garbage = tmp_path / "garbage.pch"
+    garbage.write_bytes(b"not a precompiled header" * 64)
+    empty = tmp_path / "empty.pch"
+    empty.write_bytes(b"")
+    for header in (garbage, empty):
+        assert _core._verify_cpu_translation_details(good, head_pch=str(header)) == ([], False)
+        problems, used = _core._verify_cpu_translation_details(bad, head_pch=str(header))
+        assert not used and len(problems) == 1 and "an asm statement" in problems[0]
+
+
+HEAD_CHECK = """
+import sys
+from metalcall import _core
+print(_core._verify_cpu_translation_details(_core._cpu_translation(sys.argv[1])))
+"""
+
+
+def test_damaged_header_in_the_cache_is_made_again(tmp_path):
+    def verify_in_new_process():
+        r = subprocess.run([sys.executable, "-c", HEAD_CHECK, BASE], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "METALCALL_CACHE_DIR": str(tmp_path)})
+        assert r.returncode == 0, r.stderr
+        assert eval(r.stdout) == ([], True)
+        (entry,) = (tmp_path / "verify").glob("*.pch")
+        return entry
+
+    entry = verify_in_new_process()  # made and stored
+    made = entry.read_bytes()
+    assert len(made) > 100_000 and b"CPCH" in made[:4096]  # Clang's header, in the cache's entry
+    # Damaged in the middle, same size: a miss (the entry's checksum), never handed to libclang.
+    middle = len(made) // 2
+    damaged = made[:middle] + bytes(b ^ 0x5A for b in made[middle:middle + 64]) + made[middle + 64:]
+    entry.write_bytes(damaged)
+    entry = verify_in_new_process()
+    again = entry.read_bytes()
+    assert again != damaged and len(again) == len(made)
+    # Cut short: a miss too.
+    entry.write_bytes(made[: len(made) // 3])
+    assert len(verify_in_new_process().read_bytes()) == len(made)
