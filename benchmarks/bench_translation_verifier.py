@@ -59,19 +59,21 @@ def cold_compile(env: dict) -> float:
     return float(out.stdout)
 
 
-def time_cold_compiles(verify: str, with_header: bool = False, runs: int = 5) -> None:
-    times = []
+def time_cold_compiles(runs: int = 7) -> None:
+    # Interleaved, round by round, so that a busy machine slows each kind alike.
+    kinds = {"METALCALL_VERIFY=0, empty cache": ("0", False), "METALCALL_VERIFY=1, empty cache": ("1", False),
+             "METALCALL_VERIFY=1, header in the cache": ("1", True)}
+    times: dict[str, list[float]] = {name: [] for name in kinds}
     with tempfile.TemporaryDirectory() as primed:
-        if with_header:  # a cache folder that holds the verifier's header only
-            cold_compile({"METALCALL_VERIFY": "1", "METALCALL_CACHE_DIR": primed})
+        cold_compile({"METALCALL_VERIFY": "1", "METALCALL_CACHE_DIR": primed})  # a folder that holds the header
         for _ in range(runs):
-            with tempfile.TemporaryDirectory() as cache:
-                if with_header:
-                    shutil.copytree(os.path.join(primed, "verify"), os.path.join(cache, "verify"))
-                times.append(cold_compile({"METALCALL_VERIFY": verify, "METALCALL_CACHE_DIR": cache}))
-    where = "header in the cache" if with_header else "empty cache"
-    print(f"cold compile of the small kernel, METALCALL_VERIFY={verify}, {where}: median "
-          f"{statistics.median(times):.3f} s (n={runs})")
+            for name, (verify, with_header) in kinds.items():
+                with tempfile.TemporaryDirectory() as cache:
+                    if with_header:
+                        shutil.copytree(os.path.join(primed, "verify"), os.path.join(cache, "verify"))
+                    times[name].append(cold_compile({"METALCALL_VERIFY": verify, "METALCALL_CACHE_DIR": cache}))
+    for name, t in times.items():
+        print(f"cold compile of the small kernel, {name}: median {statistics.median(t):.3f} s (n={runs})")
 
 
 def main() -> None:
@@ -84,9 +86,7 @@ def main() -> None:
     if corpus:
         with open(os.path.join(corpus, LARGE), encoding="utf-8", errors="replace") as f:
             time_verify("quantized.metal (163 kernels)", f.read(), 3)
-    time_cold_compiles("0")
-    time_cold_compiles("1")
-    time_cold_compiles("1", with_header=True)
+    time_cold_compiles()
 
 
 if __name__ == "__main__":
