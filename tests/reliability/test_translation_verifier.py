@@ -184,6 +184,20 @@ def test_recursion_through_an_operator():
                      "operator+ -> operator+"], found
 
 
+def test_constant_expressions_are_the_compilers():
+    # A constexpr variable's initialiser and a static_assert run in the compiler: fib's recursion
+    # there is no kernel's (tests/conformance/test_language.py's l_constants); called at run time it is.
+    fib = "constexpr int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+    assert problems_of(with_helper_body('constexpr int f = fib(7); static_assert(fib(5) == 5, "fib"); return x + f;',
+                                        before=fib)) == []
+    found = problems_of(with_helper_body("return x + fib(int(x));", before=fib))
+    assert found == ["kernel 'plain' (metalcall_entry_0) can reach recursion, which MSL does not allow: fib -> fib"]
+    # A lambda defined in a constant's initialiser may still be called at run time.
+    found = problems_of(with_helper_body(
+        "constexpr auto step = [](float v) { threadgroup_barrier(mem_flags::mem_none); return v; }; return step(x);"))
+    assert len(found) == 1 and "can reach threadgroup_barrier" in found[0], found
+
+
 def test_barrier_the_mode_missed():
     # BASE runs as a plain loop; a barrier reached through helper must have made it fibers.
     found = problems_of(with_helper_body("threadgroup_barrier(mem_flags::mem_threadgroup); return x;"))

@@ -61,7 +61,7 @@ enum CursorKind : int {
   UnexposedExpr = 100, DeclRefExpr = 101, MemberRefExpr = 102, CallExpr = 103, IntegerLiteral = 106,
   ParenExpr = 111, CStyleCastExpr = 117, CXXStaticCastExpr = 124, CXXReinterpretCastExpr = 126,
   CXXFunctionalCastExpr = 128, LambdaExpr = 144, GCCAsmStmt = 215, MSAsmStmt = 229, BuiltinBitCastExpr = 280,
-  AsmLabelAttr = 407, MacroDefinition = 501, MacroExpansion = 502,
+  AsmLabelAttr = 407, MacroDefinition = 501, MacroExpansion = 502, StaticAssert = 602,
 };
 
 // CXTypeKind values the verifier reads.

@@ -44,7 +44,8 @@ class Reader {
  private:
   struct Context {
     Reader* reader;
-    FunctionFacts* function;  // the definition being walked; null outside functions
+    FunctionFacts* function;  // the definition being walked; null outside functions and in constant expressions
+    FunctionFacts* constant_in = nullptr;  // in a constant expression: the definition it is in
   };
 
   const Api& a_;
@@ -177,7 +178,34 @@ class Reader {
     if (k == CallExpr) note_callee_site(c);
     if (k == DeclRefExpr) note_named_function(c);
     if (ctx.function) note_call(c, k, *ctx.function);
+    // What a constexpr variable's initialiser or a static_assert calls, the compiler runs
+    // (MSL allows a constexpr function's recursion there, as the front end does); a lambda
+    // defined there may still be called at run time, so its body is the function's again.
+    FunctionFacts* constant_in = ctx.function && (k == StaticAssert || (k == VarDecl && declared_constexpr(c)))
+                                     ? ctx.function : nullptr;
+    if (!ctx.function && ctx.constant_in && k == LambdaExpr) constant_in = ctx.constant_in;
+    if (constant_in) {
+      Context inner{this, k == LambdaExpr ? constant_in : nullptr, k == LambdaExpr ? nullptr : constant_in};
+      a_.visitChildren(c, &Reader::visit, &inner);
+      return CXChildVisit_Continue;
+    }
     return CXChildVisit_Recurse;
+  }
+
+  // `constexpr` among a variable declaration's tokens ahead of its name.
+  bool declared_constexpr(CXCursor var) {
+    const std::string name = spelling(var);
+    CXToken* tokens = nullptr;
+    unsigned n = 0;
+    a_.tokenize(unit_, a_.getCursorExtent(var), &tokens, &n);
+    bool found = false;
+    for (unsigned i = 0; i < n && !found; ++i) {
+      const std::string t = a_.text(a_.getTokenSpelling(unit_, tokens[i]));
+      if (t == name) break;
+      found = t == "constexpr";
+    }
+    if (tokens) a_.disposeTokens(unit_, tokens, n);
+    return found;
   }
 
   void check_asm(CXCursor c, int k) {
