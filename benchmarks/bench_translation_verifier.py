@@ -5,14 +5,16 @@ on a small kernel and on candle's quantized.metal (1.3 MB, 163 kernels, from the
 corpus), parsing the whole unit and reading the precompiled header of its head (the prelude
 parsed once); then a whole cold compile of the small kernel in a fresh process: unverified,
 verified in an empty cache folder (the header is made), and verified in a cache folder that
-holds only the header (a new kernel on a machine that verified before). Needs libclang
-(`pip install libclang`) and METALCALL_CORPUS.
+holds only the header (a new kernel on a machine that verified before); then, in an empty cache,
+a cold compile of four of the conformance suite's kernel sets against their verification. Needs
+libclang (`pip install libclang`) and METALCALL_CORPUS.
 
 Usage: METALCALL_CORPUS=/path/to/corpus python benchmarks/bench_translation_verifier.py
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import statistics
@@ -76,6 +78,29 @@ def time_cold_compiles(runs: int = 7) -> None:
         print(f"cold compile of the small kernel, {name}: median {statistics.median(t):.3f} s (n={runs})")
 
 
+def time_kernel_sets() -> None:
+    """Verification against a cold compile of the conformance suite's kernel sets (tests/conformance)."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "conformance")
+    sys.path[:0] = [folder, os.path.dirname(folder)]
+    import mcconf  # the conformance suite's KernelSet
+    import metalcall as mc
+
+    device = mc.Device("cpu")
+    for module, name in [("test_language", "FC"), ("test_math", "KS"), ("test_language", "KS"), ("test_vectors", "KS")]:
+        kernels = getattr(importlib.import_module(module), name)
+        assert isinstance(kernels, mcconf.KernelSet)
+        source = kernels.source()
+        code = _core._cpu_translation(source)
+        start = time.perf_counter()
+        device.compile(source, fast_math=kernels.fast_math, defines=kernels.defines)  # unverified, cold
+        compile_s = time.perf_counter() - start
+        start = time.perf_counter()
+        assert _core._verify_cpu_translation_details(code) == ([], True)
+        verify_s = time.perf_counter() - start
+        print(f"{module}.{name} ({len(code)} bytes of C++): cold compile {compile_s:.2f} s, verification with the "
+              f"header {verify_s:.2f} s ({100 * verify_s / compile_s:.0f}%)")
+
+
 def main() -> None:
     found, library = _core._translation_verifier_library()
     if not found:
@@ -87,6 +112,9 @@ def main() -> None:
         with open(os.path.join(corpus, LARGE), encoding="utf-8", errors="replace") as f:
             time_verify("quantized.metal (163 kernels)", f.read(), 3)
     time_cold_compiles()
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["METALCALL_CACHE_DIR"], os.environ["METALCALL_VERIFY"] = cache, "0"
+        time_kernel_sets()
 
 
 if __name__ == "__main__":
