@@ -177,6 +177,16 @@ def test_libc_calls():
     assert any("'puts' is declared but not defined in the translation" in p for p in found), found
 
 
+def test_builtins_msl_allows():
+    # The front end's builtins (test_compiler_builtins): Clang declares them where they are first
+    # used, and they are the compiler's, not the host's libraries'. Any other is still refused.
+    assert problems_of(with_helper_body("__builtin_assume(x > 0); return x + float(__builtin_clz(1u)) + "
+                                        "(__builtin_expect(x > 0, 1) ? 0.0f : 1.0f);")) == []
+    assert problems_of(with_helper_body("__builtin_trap(); return x;")) == [
+        "source.metal:4:25: '__builtin_trap' is declared but not defined in the translation "
+        "(the host's libraries would supply it)"]
+
+
 def test_recursion_through_an_operator():
     text = translation(BASE).replace("return Acc{v + o.v};", "return o.v > 0 ? Acc{v} + Acc{o.v - 1} : Acc{v};")
     found = problems_of(text)

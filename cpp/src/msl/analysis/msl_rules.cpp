@@ -429,20 +429,14 @@ class RuleChecker {
     }
   }
 
+  // msl_rules.hpp's is_allowed_builtin.
+  static bool allowed_builtin(const std::string& id) { return is_allowed_builtin(id); }
+
   // A reserved name (`__x`, `_X`) the source may use: its own types and functions (MLX
   // has `struct __None`), those the prelude declares (Apple's public-internal names),
   // Apple's __metal_* intrinsics and __METAL_*__ macros, the
   // compile-time type traits (__is_empty(T)), the compilers' predefined constants and a
   // few spellings MSL code uses.
-  // The integer builtins of Apple's clang that production MSL calls (MLX's fft.h and
-  // hadamard.h: __builtin_ctz in constant expressions); the host compiler has them, and the
-  // CUDA prelude defines them (metal_builtins_cuda.h). Every other builtin is refused.
-  static bool allowed_builtin(const std::string& id) {
-    static const auto& allowed = *new std::set<std::string>{
-        "__builtin_ctz", "__builtin_ctzl", "__builtin_ctzll", "__builtin_clz", "__builtin_clzl", "__builtin_clzll",
-        "__builtin_popcount", "__builtin_popcountl", "__builtin_popcountll", "__builtin_expect", "__builtin_assume"};
-    return allowed.count(id) != 0;
-  }
 
   bool reserved_name_allowed(const std::string& id) const {
     static const auto& spellings = *new std::set<std::string>{"__restrict", "__restrict__", "__func__", "__LINE__", "__FILE__",
@@ -603,6 +597,16 @@ class RuleChecker {
 };
 
 }  // namespace
+
+// The integer builtins of Apple's clang that production MSL calls (MLX's fft.h and
+// hadamard.h: __builtin_ctz in constant expressions); the host compiler has them, and the
+// CUDA prelude defines them (metal_builtins_cuda.h). Every other builtin is refused.
+bool is_allowed_builtin(const std::string& id) {
+  static const auto& allowed = *new std::set<std::string>{
+      "__builtin_ctz", "__builtin_ctzl", "__builtin_ctzll", "__builtin_clz", "__builtin_clzl", "__builtin_clzll",
+      "__builtin_popcount", "__builtin_popcountl", "__builtin_popcountll", "__builtin_expect", "__builtin_assume"};
+  return allowed.count(id) != 0;
+}
 
 void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked) {
   RuleChecker(tokens, source).run();

@@ -19,6 +19,9 @@ namespace metalcall::msl {
  */
 void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked = false);
 
+/** The compiler builtins (`__builtin_clz`, ...) MSL sources may call: Apple's clang and the host compiler have them. */
+bool is_allowed_builtin(const std::string& id);
+
 /** Metal's argument-table limits (Metal feature set tables): the largest index of each. */
 constexpr int kMaxBufferIndex = 30;       // 31 buffer entries
 constexpr int kMaxThreadgroupIndex = 30;  // 31 threadgroup memory entries

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "msl/analysis/msl_rules.hpp"
 #include "msl/translate/translator.hpp"
 
 namespace metalcall::msl::verify {
@@ -306,7 +307,7 @@ class Reader {
   }
 
   void check_declared_here(CXCursor use, CXCursor decl) {
-    if (a_.Cursor_isNull(decl)) return;
+    if (a_.Cursor_isNull(decl) || is_allowed_builtin(spelling(decl))) return;
     std::string place;
     if (origin(decl, &place) == Origin::foreign)
       report(use, "'" + spelling(decl) + "' is declared outside the translation and the prelude (" + place + ")");
@@ -324,7 +325,10 @@ class Reader {
     f.calls.insert(k);
     const Origin o = origin(callee);
     // Declared and never defined: the shared object would take it from the host's libraries.
-    if (o == Origin::user && a_.getCursorKind(callee) == FunctionDecl && !undefined_calls_.count(k) && written_by_user(use)) {
+    // The builtins MSL allows (the front end's list) are the compiler's, declared by Clang
+    // where they are first used.
+    if (o == Origin::user && a_.getCursorKind(callee) == FunctionDecl && !undefined_calls_.count(k) &&
+        written_by_user(use) && !is_allowed_builtin(spelling(callee))) {
       std::string place;
       origin(use, &place);
       undefined_calls_[k] = place + ": '" + spelling(callee) +
