@@ -16,7 +16,6 @@ survey, docs/msl-corpus.md), each in a kernel of our own checked against NumPy o
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from mcconf import KernelSet, assert_equal
 
@@ -142,11 +141,7 @@ kernel void gt_spv_array_copy(device float* out [[buffer(0)]], device float4* wi
 """.replace("V_FILL", "0.5")
 
 
-def test_spirv_cross_array_copies_of_vectors(device, request):
-    if getattr(device, "checked", False):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "checked mode: a template's array-reference parameter `T (&a)[N]` does not deduce from a "
-            "checked array (any N type; docs/msl-corpus.md, Left)")))
+def test_spirv_cross_array_copies_of_vectors(device):
     from mcconf import compile_once
 
     n = 5

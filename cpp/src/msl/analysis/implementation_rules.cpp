@@ -80,7 +80,7 @@ std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassB
 // cover: a C array of `thread` pointers (its index is unchecked too), and a `thread` pointer type
 // named by `using` (`using P = thread float*;`, `template <class T> using Ptr = thread T*;`: a
 // typedef is translated as the pointer it names). Arrays of device, constant or threadgroup
-// pointers stay as they are (MLX's `const device T* xv[n]`): their elements are checked pointers.
+// pointers (MLX's `const device T* xv[n]`) are checked arrays of checked pointers (checked_mode.cpp).
 // (A pointer type given to a template, `W<thread float*>`, is a checked pointer: checked_mode.hpp.)
 void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::string& source) {
   auto refuse = [&](std::size_t k, const std::string& what) {
@@ -89,15 +89,17 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
                      "checked mode stays on");
   };
   for (std::size_t i = 1; i + 3 < t.size(); ++i) {
-    // `thread float* ps[2]`: a pointer, a name, then an array's `[` (of device, constant or
-    // threadgroup pointers, MLX's `const device T* xv[n]`, ggml's `threadgroup float* shmem_f32[NR0]`,
-    // it stays as it is: they point into buffers and threadgroup memory).
+    // `thread float* ps[2]`: a pointer, a name, then an array's `[` (not of device, constant or
+    // threadgroup pointers, MLX's `const device T* xv[n]`, ggml's `threadgroup float* shmem_f32[NR0]`).
     if (t[i].is("*") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("[") && !t[i + 3].is("[")) {
-      bool space = false;
+      bool space = false, other = false;  // (`thread const device T* p[n]`: a thread array of device pointers)
       std::size_t k = i;
-      while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::")))
-        if (t[--k].is_identifier("thread")) space = true;
-      if (space && k > 0 && (t[k - 1].is(";") || t[k - 1].is("{") || t[k - 1].is("}") || t[k - 1].is("(") || t[k - 1].is(",")))
+      while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::"))) {
+        --k;
+        space = space || t[k].is_identifier("thread");
+        other = other || t[k].is_identifier("device") || t[k].is_identifier("constant") || t[k].is_identifier("threadgroup");
+      }
+      if (space && !other && k > 0 && (t[k - 1].is(";") || t[k - 1].is("{") || t[k - 1].is("}") || t[k - 1].is("(") || t[k - 1].is(",")))
         refuse(i, "an array of pointers");
     }
     // `using P = thread float*;` (also after `template <…>`).

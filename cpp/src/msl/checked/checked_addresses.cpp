@@ -150,8 +150,7 @@ std::size_t dereferenced_end(const std::vector<Token>& t, std::size_t k) {
 }  // namespace
 
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
-                                      const std::set<std::string>& function_templates,
-                                      const std::map<std::size_t, std::string>& deduced) {
+                                      const std::set<std::string>& function_templates) {
   AddressRewrites out;
   std::vector<int> open;
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -169,11 +168,9 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     // A function template's argument (`apply<&twice>`, `both<0, &f, &g>`): a function's address,
     // no memory's.
     if (in_template_arguments(t, i, function_templates)) continue;
-    // An argument a function template deduces its T from (`f(&x)` for `thread T* p`): the
-    // raw pointer, unless its thread_arg takes the checked one.
-    if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
-        function_templates.count(t[bracket - 1].text) && !deduced.count(i))
-      continue;
+    // (An argument a function template deduces its T from, `f(&x)` for `template <class T> void
+    // f(T p)`, is the checked pointer too: before 2026-12-03 it stayed raw, so that `thread T* p`
+    // deduced T from it, and T was a plain pointer there, `p[k]` unchecked.)
     // The operand: a name, then `.m`, `->m`, `[…]` and calls (`&f()[i]`, `&s.row(j)[i]`: an
     // element of what they return), in parentheses or not (`&(x)`, `&(t[i])`). A call's result
     // itself (`&s.at(j)`, `&f(v)`: a reference whose bounds only its callee knows) is
@@ -199,36 +196,51 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
       out.before[end + 1] += ")";
       continue;
     }
-    if (k >= t.size() || !starts_name(t[k])) continue;
     std::vector<std::pair<std::size_t, std::size_t>> subscripts;  // the trailing ones: '[' and ']'
-    bool ok = true;
-    while (ok && k + 1 < t.size()) {
-      const Token& n = t[k + 1];
-      if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
-        std::vector<int> swz;
-        if (is_swizzle(t[k + 2].text, &swz)) ok = false;  // a vector's components: no address to take
-        subscripts.clear();
-        k += 2;
-        call_last = false;
-      } else if (n.is("[")) {
-        const std::size_t end = subscript_end(t, k + 1);
-        if (end == std::string::npos || end == k + 2) ok = false;  // `t[]`, `t[a, b]`
-        else subscripts.emplace_back(k + 1, end);
-        k = end;
-        call_last = false;
-      } else if (n.is("(") && t[k].kind == TokenKind::identifier) {
-        const std::size_t end = call_end(t, k + 1);
-        if (end == std::string::npos) ok = false;
-        subscripts.clear();
-        k = end;
-        call_last = true;
-      } else {
-        break;
+    // From the operand's first part at k: its members, subscripts and calls (k moves to the last).
+    auto walk = [&] {
+      bool ok = true;
+      while (ok && k + 1 < t.size()) {
+        const Token& n = t[k + 1];
+        if ((n.is(".") || n.is("->")) && k + 2 < t.size() && t[k + 2].kind == TokenKind::identifier) {
+          std::vector<int> swz;
+          if (is_swizzle(t[k + 2].text, &swz)) ok = false;  // a vector's components: no address to take
+          subscripts.clear();
+          k += 2;
+          call_last = false;
+        } else if (n.is("[")) {
+          const std::size_t end = subscript_end(t, k + 1);
+          if (end == std::string::npos || end == k + 2) ok = false;  // `t[]`, `t[a, b]`
+          else subscripts.emplace_back(k + 1, end);
+          k = end;
+          call_last = false;
+        } else if (n.is("(") && t[k].kind == TokenKind::identifier) {
+          const std::size_t end = call_end(t, k + 1);
+          if (end == std::string::npos) ok = false;
+          subscripts.clear();
+          k = end;
+          call_last = true;
+        } else {
+          break;
+        }
       }
+      return ok;
+    };
+    bool ok = k < t.size() && starts_name(t[k]) && walk() && k + 1 + parens < t.size();
+    for (std::size_t p = 1; ok && p <= parens; ++p) ok = t[k + p].is(")");
+    if (!ok) {
+      // `&(v + 1)[0]`, `&(c ? a : b)`: a parenthesized expression and its members and subscripts
+      // (a raw pointer before 2026-12-03, which `(&(v + 1)[0])[k]` walked anywhere).
+      if (parens == 0) continue;
+      k = call_end(t, i + 1);
+      parens = 0;
+      subscripts.clear();
+      call_last = false;
+      if (k == std::string::npos || !walk() || k + 1 >= t.size()) continue;
+      const Token& next = t[k + 1];  // not a cast's type (`&(float&)x`)
+      if (next.kind != TokenKind::punct || next.is("(") || next.is("{")) continue;
     }
-    if (!ok || (call_last && !subscripts.empty()) || k + 1 + parens >= t.size()) continue;
-    for (std::size_t p = 1; p <= parens; ++p) ok = ok && t[k + p].is(")");
-    if (!ok) continue;
+    if ((call_last && !subscripts.empty()) || k + 1 + parens >= t.size()) continue;
     const Token& after = t[k + 1 + parens];
     // (`float a, &r = a;`: a reference declarator, not an address.)
     if (after.is("(") || after.is("::") || after.is("<") || after.is("++") || after.is("--") || after.is("=") ||

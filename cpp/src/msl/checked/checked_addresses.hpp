@@ -16,17 +16,14 @@ namespace metalcall::msl {
  *  → `metal::mtl_rt::element_address(a…, i, j)` (a checked array gives a checked pointer with
  *  its bounds), `&x` and `&s.m` → `metal::mtl_rt::variable_address(x)` (one element, or the
  *  argument it lies in). `replace`: tokens written as this text instead; `before`: text
- *  written before a token. Left alone: the `&` in `handled` (a kernel's `&param`), those
- *  passed directly to a function template of `function_templates` unless `deduced` has
- *  text at the `&` (its `thread_arg` takes a checked pointer; else the template deduces T
- *  from the raw pointer), and lambda captures. */
+ *  written before a token. Left alone: the `&` in `handled` (a kernel's `&param`), a function's
+ *  address among the template arguments of one of `function_templates`, and lambda captures. */
 struct AddressRewrites {
   std::map<std::size_t, std::string> replace;
   std::map<std::size_t, std::string> before;
 };
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
-                                      const std::set<std::string>& function_templates,
-                                      const std::map<std::size_t, std::string>& deduced);
+                                      const std::set<std::string>& function_templates);
 
 /** Checked arrays passed whole to a function (`f(t)`, `Foo f(t);`), by the names of the
  *  source's checked arrays (`names`; threadgroup ones are found here): text before tokens,

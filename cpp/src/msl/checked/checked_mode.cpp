@@ -313,6 +313,59 @@ Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind
   return Split::split;
 }
 
+// `[thread] [const] SPACE TYPE [const] * [const] name[N]…` at a statement's start (SPACE:
+// device, constant or threadgroup; a `thread` before it is the array's own): an array of checked
+// pointers, whose index is checked as any array's (before 2026-12-03 it stayed a C array, and
+// `ps[k]` read a pointer and its bounds from anywhere). False when the name at i is not one;
+// else d has the type's first token, the '*', and why it is refused, if it is.
+bool pointer_array(const std::vector<Token>& t, std::size_t i, bool namespace_scope, CheckedArray& d) {
+  std::size_t star = i;
+  while (star > 0 && (t[star - 1].is_identifier("const") || t[star - 1].is_identifier("constant"))) --star;
+  if (star < 2 || !t[star - 1].is("*")) return false;
+  d.const_pointer = star != i;
+  d.pointer_star = --star;
+  bool space = false, storage = false;
+  int angle = 0;
+  std::size_t k = star;
+  for (; k > 0; --k) {
+    const Token& b = t[k - 1];
+    if (angle == 0 && boundary_at(t, k - 1)) break;
+    if (b.is(">") || b.is(">>")) {
+      angle += b.is(">") ? 1 : 2;
+    } else if (b.is("<")) {
+      if (--angle < 0) return false;
+    } else if (angle == 0 && b.kind == TokenKind::identifier) {
+      if (b.is_identifier("device") || b.is_identifier("constant") || b.is_identifier("threadgroup")) space = true;
+      else if (b.is_identifier("static") || b.is_identifier("constexpr")) storage = true;
+      else if (is_statement_keyword(b.text)) return false;
+    } else if (angle == 0 && !b.is("::")) {
+      return false;
+    }
+  }
+  if (!space || k == star) return false;
+  d.begin = k;
+  d.name = i;
+  std::size_t j = i + 1;
+  d.extents = array_extents(t, j);
+  d.end = j;
+  const char* why = nullptr;
+  for (std::size_t e = 1; e < d.extents.size(); ++e)
+    if (d.extents[e].empty()) why = kNoExtent;
+  if (j >= t.size() || !(t[j].is(";") || t[j].is("=") || t[j].is(","))) why = kNoExtent;
+  else if (!why && t[j].is("=")) why = read_initializer(t, d);
+  else if (!why && d.extents[0].empty()) why = kNoExtent;
+  if (!why && t[t[j].is("=") ? d.after : j].is(",")) why = kOneStatement;
+  if (why) {
+    d.refused = "checked mode cannot bounds-check the array of pointers '" + t[i].text + why +
+                ", or compile it without checked=True";
+  } else if (namespace_scope || storage) {
+    d.refused = "checked mode cannot bounds-check the array of pointers '" + t[i].text +
+                "' outside a function's or a struct's body (or static): declare it in one, or compile it "
+                "without checked=True";
+  }
+  return true;
+}
+
 }  // namespace
 
 // Checked mode: `T name[N]…;` (or `T name[N] = {…};`) declared in a function body
@@ -343,6 +396,11 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("[") || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
     if (i + 2 < t.size() && t[i + 2].is("[")) continue;  // an attribute
     CheckedArray d;
+    if (pointer_array(t, i, namespace_scope, d)) {
+      d.kind = !namespace_scope && scopes.back() == 2 ? 2 : 1;
+      found[d.begin] = std::move(d);
+      continue;
+    }
     d.name = i;
     std::size_t k = i;
     bool ok = true;

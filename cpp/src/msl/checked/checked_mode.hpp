@@ -34,6 +34,12 @@ struct CheckedArray {
   std::string qualifier;
   // Constant data whose type has no `const`: written `const T` (mtl_checked_array<const T, …>).
   bool const_element = false;
+  // An array of device, constant or threadgroup pointers (`const device T* xv[n]`, MLX's and
+  // ggml's): the '*' (the pointer type is [begin, pointer_star)), whether the pointers are const
+  // (`* const p[2]`), and the element text the translator writes, `metal::mtl_checked<const T>`.
+  std::size_t pointer_star = 0;
+  bool const_pointer = false;
+  std::string element;
 };
 
 /** The arrays to check, by their first token. */

@@ -235,10 +235,8 @@ std::set<std::string> function_template_names(const std::vector<Token>& t) {
   return names;
 }
 
-bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star,
-                                 const std::set<std::size_t>& deduced_checked) {
-  const ThreadParameter p = thread_parameter(t, i, star);
-  return p.open != npos && (!p.deduced || deduced_checked.count(i));
+bool is_checked_thread_parameter(const std::vector<Token>& t, std::size_t i, std::size_t star) {
+  return thread_parameter(t, i, star).open != npos;
 }
 
 DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
@@ -247,7 +245,7 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
   struct Found {
     std::size_t first, open;
     int position;
-    bool is_const, is_thread;
+    bool is_const;
     std::string space;
   };
   std::vector<Found> params;
@@ -261,7 +259,7 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
     bool is_volatile = false;  // mtl_checked<volatile T>: left as it is
     for (std::size_t k = i; k < star; ++k) is_volatile = is_volatile || t[k].is_identifier("volatile");
     if (is_volatile) continue;
-    params.push_back({i, p.open, p.position, p.is_const, space == "thread", space});
+    params.push_back({i, p.open, p.position, p.is_const, space});
     by_declaration[p.open].insert(p.position);
   }
   DeducedArguments result;
@@ -301,10 +299,6 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
     if (!everywhere) continue;
     auto it = wrapped[name].find(f.position);
     wrapped[name][f.position] = (it == wrapped[name].end() || it->second) && f.is_const;
-  }
-  for (const Found& f : params) {
-    auto w = wrapped.find(t[f.open - 1].text);
-    if (f.is_thread && w != wrapped.end() && w->second.count(f.position)) result.thread_parameters.insert(f.first);
   }
   for (const auto& [name, opens] : calls) {
     auto w = wrapped.find(name);
@@ -362,6 +356,104 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
   }
   return found;
+}
+
+DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
+  DeducedArrayReferences out;
+  std::map<std::size_t, std::set<int>> by_declaration;  // a declaration's '(' → positions
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    bool is_const = false, arguments = false;
+    while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
+    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("constant"))) continue;
+    is_const = is_const || t[j].is_identifier("constant");
+    std::vector<std::size_t> element;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::") || t[j].is("<")); ++j) {
+      if (t[j].is("<")) {  // `vec<T, V>`: its arguments
+        const std::size_t close = template_close(t, j);
+        if (close == npos) break;
+        for (; j < close; ++j) element.push_back(j);
+        arguments = true;
+      }
+      if (t[j].is_identifier("const")) is_const = true;
+      else element.push_back(j);
+    }
+    if (element.empty() || j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") ||
+        t[j + 2].kind != TokenKind::identifier || !t[j + 3].is(")") || !t[j + 4].is("["))
+      continue;
+    const std::size_t name = j + 2;
+    std::size_t end = j + 4;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
+    std::size_t open = i - 1;
+    int position = 0;
+    for (int depth = 0, angle = 0; open > 0; --open) {  // (`vec<T, V> a, …`: no ',' of the list's)
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && depth-- == 0) break;
+      else if (t[open].is(">") || t[open].is(">>")) angle += t[open].is(">") ? 1 : 2;
+      else if (t[open].is("<")) --angle;
+      else if (depth == 0 && angle == 0 && t[open].is(",")) ++position;
+    }
+    const std::set<std::string> own = own_template_parameters(t, open);
+    bool deduced = false;
+    for (std::size_t k = j + 4; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
+    if ((!deduced && !arguments) || own.empty() || open == 0 || t[open - 1].kind != TokenKind::identifier) continue;
+    const std::string raw = "mtl_raw_" + t[name].text;
+    out.params[i] = {end - 1, (is_const ? "const " : "") + type_text(t, element, false) + " (&" + raw + ")[" + extents[0] + "]"};
+    by_declaration[open].insert(position);
+    std::size_t close = end;  // the list's ')', then the body's '{' (none for a declaration)
+    for (int depth = 0; close < t.size() && !(depth == 0 && t[close].is(")")); ++close) {
+      if (t[close].is("(")) ++depth;
+      else if (t[close].is(")")) --depth;
+    }
+    for (std::size_t k = close + 1, depth = 0; k < t.size() && !(depth == 0 && t[k].is(";")); ++k) {
+      if (t[k].is("(")) ++depth;
+      else if (t[k].is(")")) --depth;
+      if (depth == 0 && t[k].is("{")) {
+        out.before[k + 1] += "auto& " + t[name].text + " = metal::mtl_rt::checked_view(" + raw + "); ";
+        break;
+      }
+    }
+  }
+  if (by_declaration.empty()) return out;
+  // The calls: each position that every declaration of the name has (the others take it as it was).
+  std::map<std::string, std::vector<std::size_t>> declarations, calls;
+  std::set<std::string> names;
+  for (const auto& [open, positions] : by_declaration) names.insert(t[open - 1].text);
+  for (std::size_t j = 1; j + 1 < t.size(); ++j) {
+    if (t[j].kind != TokenKind::identifier || !names.count(t[j].text) || t[j - 1].is(".") || t[j - 1].is("->")) continue;
+    std::size_t open = j + 1;
+    if (t[open].is("<")) {
+      const std::size_t close = template_close(t, open);
+      if (close == npos) continue;
+      open = close + 1;
+    }
+    if (open >= t.size() || !t[open].is("(")) continue;
+    const bool declaration = by_declaration.count(open) || (t[j - 1].kind == TokenKind::identifier &&
+                                                            !t[j - 1].is_identifier("return") && !t[j - 1].is_identifier("else"));
+    (declaration ? declarations : calls)[t[j].text].push_back(open);
+  }
+  for (const auto& [name, opens] : calls) {
+    std::set<int> everywhere;
+    bool first = true;
+    for (std::size_t open : declarations[name]) {
+      auto it = by_declaration.find(open);
+      const std::set<int> here = it == by_declaration.end() ? std::set<int>{} : it->second;
+      if (first) everywhere = here;
+      else for (auto p = everywhere.begin(); p != everywhere.end();) p = here.count(*p) ? std::next(p) : everywhere.erase(p);
+      first = false;
+    }
+    for (std::size_t open : opens) {
+      const auto args = call_arguments(t, open);
+      for (int position : everywhere) {
+        if (position >= static_cast<int>(args.size())) continue;
+        out.calls[args[position].first] += "metal::mtl_rt::raw_array(";
+        out.calls[args[position].second] = ")" + out.calls[args[position].second];
+      }
+    }
+  }
+  return out;
 }
 
 // `thread auto* p` of a generic lambda: `auto&& mtl_arg_p`, and the body starts with
@@ -428,6 +520,36 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
     if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")") || t[end].is("="))) continue;
     found[i] = {end - 1, "metal::mtl_checked<" + std::string(is_const ? "const " : "") + type_text(t, element, false) +
                              "> " + t[name].text};
+  }
+  // `const device T* inputs[N]` (MLX's per_thread_row_reduce; a pointer to checked pointers in
+  // C++, whose index no bounds covered before 2026-12-03): a checked pointer to checked pointers,
+  // `metal::mtl_checked<metal::mtl_checked<const T>> inputs`, which an array of pointers passed
+  // whole converts to (array_arg).
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    if (t[j].is_identifier("thread")) ++j;  // the array's own address space
+    std::string space;
+    const std::size_t star = pointer_star(t, j, &space);
+    if (star == npos || space == "thread") continue;
+    std::size_t name = star + 1;
+    bool const_pointer = false;
+    while (name < t.size() && t[name].is_identifier("const")) const_pointer = true, ++name;
+    if (name + 2 >= t.size() || t[name].kind != TokenKind::identifier || !t[name + 1].is("[") || t[name + 2].is("["))
+      continue;  // (not an attribute: `device float* out [[buffer(0)]]`)
+    std::size_t end = name + 1;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
+    bool is_const = space == "constant";
+    std::vector<std::size_t> element;
+    for (std::size_t k = j; k < star; ++k) {
+      if (t[k].is_identifier("const")) is_const = true;
+      else if (!(t[k].is_identifier(space.c_str()) || t[k].is_identifier("volatile"))) element.push_back(k);
+      if (t[k].is_identifier("volatile")) element.clear(), k = star;  // (left as it is)
+    }
+    if (element.empty()) continue;
+    found[i] = {end - 1, "metal::mtl_checked<" + std::string(const_pointer ? "const " : "") + "metal::mtl_checked<" +
+                             (is_const ? "const " : "") + type_text(t, element, false) + ">> " + t[name].text};
   }
   return found;
 }

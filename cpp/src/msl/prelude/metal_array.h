@@ -14,14 +14,15 @@ template <class T, size_t N> struct array {
   METAL_FUNC constexpr const T& operator[](size_t i) const {
     return METAL_CHECKED_ELEMENT(mtl_elements, i, N, "metal::array");
   }
-  METAL_FUNC T& front() { return mtl_elements[0]; }
-  METAL_FUNC T& back() { return mtl_elements[N - 1]; }
-  METAL_FUNC T* data() { return mtl_elements; }
-  METAL_FUNC const T* data() const { return mtl_elements; }
-  METAL_FUNC T* begin() { return mtl_elements; }
-  METAL_FUNC T* end() { return mtl_elements + N; }
-  METAL_FUNC const T* begin() const { return mtl_elements; }
-  METAL_FUNC const T* end() const { return mtl_elements + N; }
+  METAL_FUNC T& front() { return METAL_CHECKED_ELEMENT(mtl_elements, 0, N, "metal::array"); }
+  METAL_FUNC T& back() { return METAL_CHECKED_ELEMENT(mtl_elements, (long long)N - 1, N, "metal::array"); }
+  // Checked mode: checked pointers over the elements (METAL_CHECKED_RANGE).
+  METAL_FUNC METAL_RANGE_POINTER(T) data() { return METAL_CHECKED_RANGE(mtl_elements, N, "metal::array"); }
+  METAL_FUNC METAL_RANGE_POINTER(const T) data() const { return METAL_CHECKED_RANGE(mtl_elements, N, "metal::array"); }
+  METAL_FUNC METAL_RANGE_POINTER(T) begin() { return data(); }
+  METAL_FUNC METAL_RANGE_POINTER(T) end() { return data() + N; }
+  METAL_FUNC METAL_RANGE_POINTER(const T) begin() const { return data(); }
+  METAL_FUNC METAL_RANGE_POINTER(const T) end() const { return data() + N; }
 };
 
 template <class T> struct array_ref {
@@ -40,11 +41,15 @@ template <class T> struct array_ref {
   METAL_FUNC constexpr const T& operator[](size_t i) const {
     return METAL_CHECKED_ELEMENT(mtl_data, i, mtl_size, "metal::array_ref");
   }
-  METAL_FUNC constexpr const T& front() const { return mtl_data[0]; }
-  METAL_FUNC constexpr const T& back() const { return mtl_data[mtl_size - 1]; }
-  METAL_FUNC constexpr const T* data() const { return mtl_data; }
-  METAL_FUNC constexpr const T* begin() const { return mtl_data; }
-  METAL_FUNC constexpr const T* end() const { return mtl_data + mtl_size; }
+  METAL_FUNC constexpr const T& front() const { return METAL_CHECKED_ELEMENT(mtl_data, 0, mtl_size, "metal::array_ref"); }
+  METAL_FUNC constexpr const T& back() const {
+    return METAL_CHECKED_ELEMENT(mtl_data, (long long)mtl_size - 1, mtl_size, "metal::array_ref");
+  }
+  METAL_FUNC constexpr METAL_RANGE_POINTER(const T) data() const {
+    return METAL_CHECKED_RANGE(mtl_data, mtl_size, "metal::array_ref");
+  }
+  METAL_FUNC constexpr METAL_RANGE_POINTER(const T) begin() const { return data(); }
+  METAL_FUNC constexpr METAL_RANGE_POINTER(const T) end() const { return data() + mtl_size; }
 };
 
 template <class T, size_t N> METAL_FUNC constexpr array_ref<T> make_array_ref(const array<T, N>& a) { return a; }

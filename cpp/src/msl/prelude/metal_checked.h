@@ -45,7 +45,9 @@ inline void add_region(const void* base, unsigned long long bytes, const char* w
     if (regions[i].base == base) return;
   if (region_count < 64) regions[region_count++] = region{base, bytes, what};
 }
-// The region holding `p`, or null (memory that is not an argument: unchecked).
+// What a checked pointer made from a raw one outside every region reports (one element).
+constexpr const char* kOutsideBuffers = "pointer outside every Buffer (one element)";
+// The region holding `p`, or null (memory that is not an argument: one element).
 inline const region* region_of(const void* p) {
   for (unsigned i = 0; i < region_count; ++i) {
     const unsigned char* b = static_cast<const unsigned char*>(regions[i].base);
@@ -143,7 +145,8 @@ template <class T> struct mtl_checked : mtl_rt::checked_what {  // mtl_what: "ke
   }
 
   // A raw pointer (`&p[i]`, `(device uint*)&p[i]`): checked again over the argument
-  // it points into; a pointer to other memory is not checked (count ~0).
+  // it points into; a pointer to other memory (`this`, an address the translator left raw)
+  // reaches one element, as `&x` does (before 2026-12-03 it had no bounds: count ~0).
   template <class U>
   METAL_FUNC mtl_checked(U* raw, enable_if_t<mtl_rt::pointer_converts<U, T>::value, int> = 0) { from_raw(raw); }
   template <class U, enable_if_t<!mtl_rt::pointer_converts<U, T>::value, int> = 0>
@@ -161,8 +164,8 @@ template <class T> struct mtl_checked : mtl_rt::checked_what {  // mtl_what: "ke
     if (!r) {
       mtl_base = (T*)p;
       mtl_offset = 0;
-      mtl_count = ~0ull;
-      mtl_what = "pointer";
+      mtl_count = p ? 1 : 0;
+      mtl_what = p ? mtl_rt::kOutsideBuffers : "null pointer";
       return;
     }
     const long long at = (const unsigned char*)p - (const unsigned char*)r->base;
@@ -180,7 +183,7 @@ template <class T> struct mtl_checked : mtl_rt::checked_what {  // mtl_what: "ke
 
   METAL_FUNC T& at(long long i) const {
     const long long k = mtl_offset + i;
-    if (k < 0 ? mtl_count != ~0ull : (unsigned long long)k >= mtl_count) {
+    if (k < 0 || (unsigned long long)k >= mtl_count) {
       mtl_rt::fault(mtl_what, k, mtl_count, sizeof(T));
       return mtl_rt::scratch<T>();
     }
@@ -294,13 +297,18 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
     static_assert(mtl_rt::views_bytes<U, T>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
     return (U*)mtl_data;
   }
-  METAL_FUNC T* begin() { return mtl_data; }
-  METAL_FUNC T* end() { return mtl_data + N; }
-  METAL_FUNC const T* begin() const { return mtl_data; }
-  METAL_FUNC const T* end() const { return mtl_data + N; }
+  // Checked pointers (`for (float x : t)`, and `t.begin()[k]`, which MSL has not but C++ took:
+  // plain pointers before 2026-12-03).
+  METAL_FUNC mtl_checked<T> begin() { return mtl_checked<T>(mtl_data, N, what()); }
+  METAL_FUNC mtl_checked<T> end() { return begin() + N; }
+  METAL_FUNC mtl_checked<const T> begin() const { return mtl_checked<const T>(mtl_data, N, what()); }
+  METAL_FUNC mtl_checked<const T> end() const { return begin() + N; }
 };
 
 namespace mtl_rt {
+template <class T> METAL_FUNC mtl_checked<T> checked_range(T* data, unsigned long long n, const char* what) {
+  return mtl_checked<T>(data, n, what);
+}
 // `&s` for a kernel's reference or value parameter (the translator writes it).
 template <class T> METAL_FUNC mtl_checked<T> checked_address(T& r, unsigned long long count, const char* what) {
   return mtl_checked<T>(&r, count, what);

@@ -7,6 +7,19 @@
 
 namespace metal {
 
+namespace mtl_rt {
+template <class U> struct raw_element { typedef U type; };
+template <> struct raw_element<void> { typedef unsigned char type; };
+// A raw pointer's bytes as a checked pointer: its element's (from_raw), a void pointer's one byte.
+template <class U> METAL_FUNC mtl_checked<unsigned char> raw_bytes(U* raw) {
+  typedef typename raw_element<remove_cv_t<U>>::type E;
+  const mtl_checked<E> p((E*)raw);
+  mtl_checked<unsigned char> b((unsigned char*)p.mtl_base, p.mtl_count * sizeof(E), p.mtl_what);
+  b.mtl_offset = p.mtl_offset * (long long)sizeof(E);
+  return b;
+}
+}  // namespace mtl_rt
+
 // A pointer to void (V: void with its const/volatile): the bytes of its memory, counted
 // in bytes. It has no elements; a cast to T* (mtl_checked<T>'s cast constructor) makes a
 // checked T pointer over the same bytes.
@@ -26,12 +39,13 @@ template <class V> struct mtl_checked_void : mtl_rt::checked_what {  // not stan
       : mtl_rt::checked_what{o.mtl_what},
         mtl_base((V*)o.mtl_base),
         mtl_offset(o.mtl_offset * (long long)mtl_rt::element_bytes<U>::value),
-        mtl_count(o.mtl_count == ~0ull ? ~0ull : o.mtl_count * mtl_rt::element_bytes<U>::value) {
+        mtl_count(o.mtl_count * mtl_rt::element_bytes<U>::value) {
     static_assert(mtl_rt::views_bytes<U, V>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
   }
-  // A raw pointer: checked over the argument it points into, else unchecked (mtl_checked's from_raw).
+  // A raw pointer: checked over the argument it points into, else one element's bytes
+  // (mtl_checked's from_raw; a raw void pointer: one byte).
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
-  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_checked<unsigned char>((unsigned char*)raw)) {
+  METAL_FUNC mtl_checked_void(U* raw) : mtl_checked_void(mtl_rt::raw_bytes(raw)) {
     static_assert(mtl_rt::views_bytes<U, V>::allowed, METALCALL_BYTES_VIEW_MESSAGE);
   }
 
@@ -225,16 +239,33 @@ template <class E, class A> METAL_FUNC mtl_checked<const E> thread_arg_const(mtl
   return mtl_checked<E>(a);
 }
 
+// ---- a template's `thread T (&a)[N]` whose N it deduces (checked_thread_params.hpp) ----
+// The argument: a checked array's elements, a C array (SPIR-V Cross's `T (&)[N]`), as the extent
+// deduces only from one; anything else as it is.
+template <class T, unsigned long long N, int K> METAL_FUNC T (&raw_array(mtl_checked_array<T, N, K>& a))[N] {
+  return a.mtl_data;
+}
+template <class T, unsigned long long N, int K>
+METAL_FUNC const T (&raw_array(const mtl_checked_array<T, N, K>& a))[N] {
+  return a.mtl_data;
+}
+template <class E, class A> METAL_FUNC auto raw_array(mtl_checked_array_arg<E, A> a) -> decltype(raw_array(*a.mtl_array)) {
+  return raw_array(*a.mtl_array);
+}
+template <class X> METAL_FUNC X&& raw_array(X&& x) { return static_cast<X&&>(x); }
+// The parameter in the body: the checked array over the same elements (the same layout as T[N]).
+template <class T, unsigned long long N>
+METAL_FUNC mtl_checked_array<T, N, is_const<T>::value ? 3 : 1>& checked_view(T (&a)[N]) {
+  return *(mtl_checked_array<T, N, is_const<T>::value ? 3 : 1>*)&a;  // (an array of const T is const itself)
+}
+
 // ---- `&x` (the translator writes variable_address(x)) ----
 // A checked pointer to one element: the address of a private or threadgroup variable
 // (extent 1), or, where x lies in a kernel's argument (a `device T&` to a buffer's
 // element), that argument's bounds.
 template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
   mtl_checked<T> p(&x);
-  if (p.mtl_count == ~0ull) {
-    p.mtl_count = 1;
-    p.mtl_what = "variable";
-  }
+  if (p.mtl_what == kOutsideBuffers) p.mtl_what = "variable";
   return p;
 }
 

@@ -209,8 +209,18 @@ template <class T> METAL_FUNC T& checked_element(T* data, long long i, unsigned 
   return data[i];
 }
 }  // namespace mtl_rt
+template <class T> struct mtl_checked;
+namespace mtl_rt {
+// A checked pointer over `data` (n elements): what metal::array's data(), begin() and end() give
+// (before 2026-12-03 plain pointers, and `a.data()[k]` was unchecked).
+template <class T> METAL_FUNC mtl_checked<T> checked_range(T* data, unsigned long long n, const char* what);
+}  // namespace mtl_rt
 }  // namespace metal
 #define METAL_CHECKED_ELEMENT(DATA, I, N, WHAT) ::metal::mtl_rt::checked_element(DATA, (long long)(I), N, WHAT)
+#define METAL_RANGE_POINTER(T) ::metal::mtl_checked<T>
+#define METAL_CHECKED_RANGE(DATA, N, WHAT) ::metal::mtl_rt::checked_range(DATA, N, WHAT)
 #else
 #define METAL_CHECKED_ELEMENT(DATA, I, N, WHAT) (DATA)[I]
+#define METAL_RANGE_POINTER(T) T*
+#define METAL_CHECKED_RANGE(DATA, N, WHAT) (DATA)
 #endif

@@ -542,9 +542,14 @@ void Translator::emit_user_code() {
         i = ref->second.first;
         continue;
       }
+      auto array = checked_arrays_.find(i);
+      if (array != checked_arrays_.end()) {
+        i = emit_checked_local_array(array->second);
+        continue;
+      }
       const std::size_t star = address_space_pointer_end(i);
       if (star != std::string::npos && !in_specialization_pattern(t_, i, star) &&
-          (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star, deduced_thread_params_) ||
+          (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star) ||
            ((declares_pointer_reference(star) || returns_pointer(i, star)) &&
             element_text(i, star).find("auto") == std::string::npos) ||
            is_template_argument(t_, i, star) || is_pointer_cast(t_, i, star))) {
@@ -574,11 +579,6 @@ void Translator::emit_user_code() {
       if (id == "reinterpret_cast" && i + 2 < t_.size() && t_[i + 1].is("<") &&
           address_space_pointer_end(i + 2) != std::string::npos) {
         emit("static_cast", tok, true);
-        continue;
-      }
-      auto array = checked_arrays_.find(i);
-      if (array != checked_arrays_.end()) {
-        i = emit_checked_local_array(array->second);
         continue;
       }
     }

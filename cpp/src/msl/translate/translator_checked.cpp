@@ -9,8 +9,11 @@ namespace metalcall::msl {
 
 void Translator::analyse_for_checked_mode() {
   checked_arrays_ = find_checked_arrays(t_);
-  for (const auto& [first, array] : checked_arrays_) {
+  for (auto& [first, array] : checked_arrays_) {
     if (!array.refused.empty()) fail(array.name, array.refused);
+    if (array.pointer_star)  // an array of checked pointers
+      array.element = std::string(array.const_pointer ? "const " : "") + "metal::mtl_checked<" +
+                      element_text(array.begin, array.pointer_star) + ">";
     checked_braces_.insert(array.doubled_braces.begin(), array.doubled_braces.end());
     checked_commas_.insert(array.split_commas.begin(), array.split_commas.end());
     if (array.wrap_last) {
@@ -26,7 +29,7 @@ void Translator::analyse_for_checked_mode() {
   for (const auto& [amp, text] : checked_addresses_) handled.insert(amp);
   // Texts before one token nest: an address's `)` closes before a thread_arg's, an
   // array_arg( opens inside one, a lambda's `auto p = …;` comes before a statement's own.
-  AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_, checked_before_);
+  AddressRewrites addresses = find_address_rewrites(t_, handled, function_templates_);
   for (const auto& [at, text] : addresses.before) checked_before_[at] = text + checked_before_[at];
   checked_replace_ = std::move(addresses.replace);
   std::set<std::string> array_names;
@@ -34,8 +37,12 @@ void Translator::analyse_for_checked_mode() {
   for (const auto& [at, text] : array_arguments(t_, std::move(array_names), conditional_int_literals(t_))) checked_before_[at] += text;
   for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
   for (const auto& [at, text] : union_member_checks(t_)) checked_before_[at] += text;
-  deduced_thread_params_ = std::move(deduced.thread_parameters);
   array_references_ = array_reference_parameters(t_);
+  DeducedArrayReferences deduced_arrays = deduced_array_references(t_);
+  array_references_.insert(deduced_arrays.params.begin(), deduced_arrays.params.end());
+  for (const auto& [at, text] : deduced_arrays.before) checked_before_[at] += text;
+  for (const auto& [at, text] : deduced_arrays.calls)  // around array_arg(…): first the ')'s inside
+    checked_before_[at] = text.rfind("metal::", 0) == 0 ? text + checked_before_[at] : checked_before_[at] + text;
   const auto array_pointers = array_pointer_parameters(t_);
   array_references_.insert(array_pointers.begin(), array_pointers.end());
   AutoPointerParameters autos = auto_pointer_parameters(t_);
@@ -166,7 +173,7 @@ void Translator::check_threadgroup_sizes(std::size_t i) {
 }
 
 std::size_t Translator::emit_checked_local_array(const CheckedArray& d) {
-  std::string type = (d.const_element ? "const " : "") + type_text(t_, d.type, false);
+  std::string type = !d.element.empty() ? d.element : (d.const_element ? "const " : "") + type_text(t_, d.type, false);
   for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
     type = "metal::mtl_checked_array<" + type + ", (" + *it + "), " + std::to_string(d.kind) + ">";
   emit(type + " " + d.qualifier + t_[d.name].text, t_[d.begin], true);

@@ -132,7 +132,6 @@ class Translator {
   // The CPU's rank of a call among one line's SIMD-group calls, its last argument: written last
   // before the call's `)`, after what closes a rewrite of its arguments (simd_line_order.hpp).
   std::map<std::size_t, std::string> call_places_;
-  std::set<std::size_t> deduced_thread_params_;  // template `thread T*` parameters made checked
   // Checked mode: tokens written as other text (`&t[i]` → `element_address(t, i)`, checked_addresses.hpp).
   std::map<std::size_t, std::string> checked_replace_;
   // Checked mode: `thread T (&a)[N]`, `thread T a[N]` and lambdas' `thread auto* p` parameters: first token → (last token, their text).
