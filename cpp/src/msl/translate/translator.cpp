@@ -436,6 +436,7 @@ void Translator::emit_user_code() {
     if (auto place = call_places_.find(i); place != call_places_.end()) emit(place->second, tok, true);
     if (auto replaced = checked_replace_.find(i); replaced != checked_replace_.end()) {
       if (!replaced->second.empty()) emit(replaced->second, tok, true);
+      if (auto after = text_after_.find(i); after != text_after_.end()) emit(after->second, tok, true);  // a wrap's `)`
       continue;
     }
     // A local array's GNU range designator becomes a loop (not at namespace scope: no statements there).
