@@ -177,6 +177,19 @@ def test_libc_calls():
     assert any("'puts' is declared but not defined in the translation" in p for p in found), found
 
 
+def test_explicit_specialisations_are_functions_of_their_own():
+    # One specialisation calling another is no recursion (test_more_production_constructs' mpc_sum);
+    # one calling itself is.
+    before = ("struct Two { float a, b; };\n"
+              "template <typename T> float total(T v);\n"
+              "template <> float total(float v) { return v; }\n"
+              "template <> float total(Two v) { return total(v.a) + total(v.b); }\n")
+    assert problems_of(with_helper_body("return total(Two{x, x});", before=before)) == []
+    found = problems_of(with_helper_body("return total(Two{x, x});", before=before.replace(
+        "{ return v; }", "{ return v > 0 ? total(v - 1.0f) : v; }")))
+    assert found == ["kernel 'plain' (metalcall_entry_0) can reach recursion, which MSL does not allow: total -> total"]
+
+
 def test_builtins_msl_allows():
     # The front end's builtins (test_compiler_builtins): Clang declares them where they are first
     # used, and they are the compiler's, not the host's libraries'. Any other is still refused.

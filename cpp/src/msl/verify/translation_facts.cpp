@@ -130,8 +130,10 @@ class Reader {
   // One key per function however it is named: the template a specialisation comes from,
   // then its first declaration.
   std::string key(CXCursor c) {
+    // An instantiation stands where its template does; an explicit specialisation is a
+    // function of its own, written elsewhere (mpc_sum<pair> calling mpc_sum<float4> is no recursion).
     CXCursor pattern = a_.getSpecializedCursorTemplate(c);
-    if (!a_.Cursor_isNull(pattern)) c = pattern;
+    if (!a_.Cursor_isNull(pattern) && offset_of(c) == offset_of(pattern) && same_file(c, pattern)) c = pattern;
     c = a_.getCanonicalCursor(c);
     std::string usr = a_.text(a_.getCursorUSR(c));
     if (usr.empty()) {
@@ -361,6 +363,14 @@ class Reader {
       }
       if (k != UnexposedExpr && k != ParenExpr) return;
     }
+  }
+
+  bool same_file(CXCursor a, CXCursor b) {
+    CXFile fa = nullptr, fb = nullptr;
+    unsigned line = 0, column = 0, offset = 0;
+    a_.getExpansionLocation(a_.getCursorLocation(a), &fa, &line, &column, &offset);
+    a_.getExpansionLocation(a_.getCursorLocation(b), &fb, &line, &column, &offset);
+    return fa == fb;
   }
 
   unsigned offset_of(CXCursor c) {
