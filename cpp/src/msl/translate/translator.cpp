@@ -1,6 +1,6 @@
 // The MSL translator: one Translator walks the user's tokens (renames, swizzles,
 // address spaces, function constants, checked mode) for every target, then asks a
-// Target (target_cpu.cpp, target_cuda.cpp) for what differs. Also the SourceMap.
+// Target (target_cpu.cpp, target_cuda.cpp) for what differs (the SourceMap: source_map.cpp).
 // The Translator's state is in translator_walk.hpp; its checked-mode steps and its questions
 // about declarations are in translator_checked.cpp and translator_declarations.cpp.
 #include "msl/translate/translator.hpp"
@@ -20,24 +20,6 @@
 #include "msl/passes/small_negations.hpp"
 
 namespace metalcall::msl {
-
-// ---- SourceMap ----
-
-void SourceMap::add(int line, int out_column, int user_column) {
-  auto& v = lines_[line];
-  if (!v.empty() && v.back().first >= out_column) return;  // keep it sorted; first token wins
-  v.emplace_back(out_column, user_column);
-}
-
-int SourceMap::user_column(int line, int out_column) const {
-  auto it = lines_.find(line);
-  if (it == lines_.end() || it->second.empty()) return out_column;
-  const auto& v = it->second;
-  auto pos = std::upper_bound(v.begin(), v.end(), std::make_pair(out_column, 1 << 30));
-  if (pos == v.begin()) return v.front().second;
-  --pos;
-  return pos->second + (out_column - pos->first);
-}
 
 namespace {
 
