@@ -41,7 +41,7 @@ def main() -> int:
         wrapper.write_text(WRAPPER.format(cxx=os.environ.get("METALCALL_CXX", "g++")))
         wrapper.chmod(0o755)
         for r in range(args.rounds):
-            for variant in ("with", "without"):
+            for variant in ("with", "without") if r % 2 == 0 else ("without", "with"):  # (each first in turn)
                 out = pathlib.Path(tmp, f"{variant}-{r}.json")
                 env = dict(os.environ, METALCALL_CXX=str(wrapper), DROP="1" if variant == "without" else "0",
                            METALCALL_CACHE_DIR=str(pathlib.Path(tmp, f"cache-{variant}")))
