@@ -94,8 +94,10 @@ struct FunctionConstant {
   /**
    * A vector constant (`constant ushort2 s [[function_constant(2)]]`): one integer, floating or
    * boolean value per component, in order (`value` is then unused). Empty for a scalar constant.
+   * (`= {}`: an embedder's `FunctionConstant{"scale", -1, value}` stays free of
+   * -Wmissing-field-initializers, as before vector constants.)
    */
-  std::vector<Argument> components;
+  std::vector<Argument> components = {};
 };
 
 class Kernel;
