@@ -129,6 +129,12 @@ REFUSED = {
     "global-qualified": (kernel("    a[i] = float(::getpid());"), "getpid", "no host library"),
     "pragma": ('#pragma GCC optimize("O0")\n' + kernel("    a[i] = 1.0f;"), "#pragma", "pragmas"),
     "main": ("void main() { }\n" + kernel("    a[i] = 1.0f;"), "main", "no function named main"),
+    # Pointer types without an address space: host pointers no checked bound covers (an in-process
+    # checked device wrote through `(float*)a` past every Buffer).
+    "pointer-without-space": (kernel("    float* q = a;\n    q[i] = 1.0f;"), "* q", "pointers name their address space"),
+    "cast-to-pointer-without-space": (kernel("    ((float*)a)[i + 4096] = 1.0f;"), "*)a", "pointers name their address space"),
+    "alias-pointer-without-space": (kernel("    a[i] = 1.0f;", prefix="typedef const half real;\nusing P = real*;\n"), "*;",
+                                    "pointers name their address space"),
 }
 
 # name: (close valid MSL source, expected a after k(n, a) with a = arange(n))
@@ -190,6 +196,14 @@ VALID = {
         lambda x: x + 3,
     ),
     "metal-qualified": (kernel("    a[i] = metal::max(a[i], 2.0f);"), lambda x: np.maximum(x, 2)),
+    "pointers-with-their-space": (
+        kernel("    device float* q = a + i;\n    thread float x = *q;\n    thread float* px = &x;\n"
+               "    const device float* r = static_cast<const device float*>(q);\n"
+               "    a[i] = *px + first<const device float>(r) + float(sizeof(float) * 2);",
+               prefix="template <class T> T first(T* p) { return p[0]; }\n"
+                      "static_assert(is_same_v<remove_pointer_t<const int*>, const int>, \"a trait's argument reads no memory\");\n"),
+        lambda x: 2 * x + 8,
+    ),
     "pragma-unroll": (
         kernel("    float s = 0.0f;\n#pragma unroll\n    for (int j = 0; j < 4; ++j) s += 1.0f;\n    a[i] = a[i] + s;"),
         lambda x: x + 4,

@@ -13,6 +13,7 @@
 #include "msl/analysis/reserved_names.hpp"
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/analysis/memory_rules.hpp"
+#include "msl/analysis/pointer_spaces.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 
@@ -612,6 +613,7 @@ void check_msl_rules(const std::vector<Token>& tokens, const std::string& source
   RuleChecker(tokens, source).run();
   check_implementation_rules(tokens, source, checked);
   check_memory_rules(tokens, source);
+  check_pointer_spaces(tokens, source);
 }
 
 }  // namespace metalcall::msl

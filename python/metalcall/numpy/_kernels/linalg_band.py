@@ -271,8 +271,8 @@ $SCALE_X
     const $R tau = TAU[k];
     $R pv = $R(0);
     for (uint i = k + 1; i < n; ++i) pv += P0[i] * rk[i];
-    const $R half = tau * tau * pv / $R(2);
-    for (uint i = k + 1; i < n; ++i) WV[i] = tau * P0[i] - half * rk[i];
+    const $R halved = tau * tau * pv / $R(2);
+    for (uint i = k + 1; i < n; ++i) WV[i] = tau * P0[i] - halved * rk[i];
     device $R* r1 = A + (k + 1) * n;
     {
       const $R vi = rk[k + 1], wi = WV[k + 1];

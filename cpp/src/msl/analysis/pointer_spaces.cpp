@@ -1,0 +1,142 @@
+// Pointer types without an address space (see pointer_spaces.hpp).
+#include "msl/analysis/pointer_spaces.hpp"
+
+#include <set>
+
+#include "msl/errors/source_errors.hpp"
+
+namespace metalcall::msl {
+
+namespace {
+
+bool is_space_word(const std::string& w) {
+  return w == "device" || w == "constant" || w == "thread" || w == "threadgroup" || w == "threadgroup_imageblock" ||
+         w == "ray_data" || w == "object_data";
+}
+
+// bool, int, half4, ulong3, float3x4, packed_float3, bfloat2, uint8_t, size_t, void, ...
+bool is_builtin_type_word(std::string w) {
+  static const auto& scalars = *new std::set<std::string>{
+      "bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float", "bfloat",
+      "double", "unsigned", "signed", "void", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t", "uint8_t",
+      "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t"};
+  if (scalars.count(w)) return true;
+  if (w.rfind("packed_", 0) == 0) w = w.substr(7);
+  const auto width = [](char c) { return c >= '2' && c <= '4'; };
+  if (w.size() >= 4 && w[w.size() - 2] == 'x' && width(w.back()) && width(w[w.size() - 3]))
+    w = w.substr(0, w.size() - 3);  // a matrix: floatNxM, halfNxM
+  else if (!w.empty() && width(w.back()))
+    w.pop_back();  // a vector
+  else
+    return false;
+  return w != "void" && w != "size_t" && scalars.count(w) && w.find('_') == std::string::npos;
+}
+
+bool is_qualifier(const std::string& w) { return w == "const" || w == "volatile"; }
+
+class PointerSpaces {
+ public:
+  PointerSpaces(const std::vector<Token>& t, const std::string& source) : t_(t), src_(source) {}
+
+  void run() {
+    read_aliases();
+    for (std::size_t i = 1; i < t_.size(); ++i) {
+      if (!t_[i].is("*")) continue;
+      bool type_word = false, space = false;
+      std::size_t j = i;
+      while (j > 0 && in_run(t_[j - 1])) {
+        --j;
+        const std::string& w = t_[j].text;
+        if (is_space_word(w)) space = true;
+        else if (is_builtin_type_word(w) || aliases_.count(w)) type_word = true;
+      }
+      // A builtin type's name is no value: right before a '*' it is the pointee of a pointer type,
+      // refused where it declares or converts something (a type trait's argument touches no memory).
+      if (type_word && !space && declares_or_converts(j, i))
+        throw rule_error(src_, t_[i],
+                         "a pointer type names its address space in MSL ('device', 'constant', 'threadgroup' or "
+                         "'thread' before the type): '" + spelled(j, i) + "*' has none",
+                         "pointers name their address space");
+    }
+  }
+
+ private:
+  const std::vector<Token>& t_;
+  const std::string& src_;
+  std::set<std::string> aliases_;  // names of builtin types without a space: `typedef float real;`
+
+  bool in_run(const Token& x) const {
+    if (x.kind != TokenKind::identifier) return x.is("::");
+    return is_space_word(x.text) || is_builtin_type_word(x.text) || aliases_.count(x.text) || is_qualifier(x.text) ||
+           x.text == "metal";
+  }
+
+  // The pointer type at [run, star] declares (`float* q`, `using P = int*;`, an unnamed
+  // parameter) or converts (`(float*)x`, `static_cast<float*>(x)`); not a template's argument
+  // (`remove_pointer_t<const int*>`, `is_same_v<int*, T>`).
+  bool declares_or_converts(std::size_t run, std::size_t star) const {
+    std::size_t k = star;
+    while (k < t_.size() && (t_[k].is("*") || t_[k].is("&") || is_qualifier(t_[k].text) || t_[k].is("__restrict") ||
+                             t_[k].is("restrict")))
+      ++k;
+    if (k >= t_.size()) return false;
+    const Token& next = t_[k];
+    if (next.kind == TokenKind::identifier || next.is(";") || next.is(")")) return true;
+    if (!next.is(">") && !next.is(">>") && !next.is(",")) return false;
+    // Inside <...>: a cast's type is refused, a template's argument is not; inside (...): a parameter.
+    int parens = 0, angles = 0;
+    for (std::size_t m = run; m-- > 0;) {
+      const Token& x = t_[m];
+      if (x.is(")")) ++parens;
+      else if (x.is("(") && parens-- == 0) return true;
+      else if (x.is(">")) ++angles;
+      else if (x.is(">>")) angles += 2;
+      else if (x.is("<") && angles-- == 0)
+        return m > 0 && (t_[m - 1].is_identifier("static_cast") || t_[m - 1].is_identifier("reinterpret_cast") ||
+                         t_[m - 1].is_identifier("const_cast"));
+      else if (x.is(";") || x.is("{") || x.is("}")) return false;
+    }
+    return false;
+  }
+
+  std::string spelled(std::size_t a, std::size_t b) const {
+    std::string out;
+    for (std::size_t k = a; k < b; ++k) out += (out.empty() || t_[k].is("::") || t_[k - 1].is("::") ? "" : " ") + t_[k].text;
+    return out;
+  }
+
+  // `typedef const float real;` and `using real = float;`: an alias of a builtin type with no
+  // space and no '*' (the pointer's own '*' is read where it is written).
+  void read_aliases() {
+    for (std::size_t i = 0; i + 3 < t_.size(); ++i) {
+      std::size_t a = 0, b = 0, name = 0;
+      if (t_[i].is_identifier("typedef")) {
+        a = i + 1;
+        b = a;
+        while (b < t_.size() && in_run(t_[b])) ++b;
+        if (b == a || b + 1 >= t_.size() || t_[b].kind != TokenKind::identifier || !t_[b + 1].is(";")) continue;
+        name = b;
+      } else if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=")) {
+        name = i + 1;
+        a = i + 3;
+        b = a;
+        while (b < t_.size() && in_run(t_[b])) ++b;
+        if (b == a || b >= t_.size() || !t_[b].is(";")) continue;
+      } else {
+        continue;
+      }
+      bool type_word = false, space = false;
+      for (std::size_t k = a; k < b; ++k) {
+        if (is_space_word(t_[k].text)) space = true;
+        else if (is_builtin_type_word(t_[k].text) || aliases_.count(t_[k].text)) type_word = true;
+      }
+      if (type_word && !space) aliases_.insert(t_[name].text);
+    }
+  }
+};
+
+}  // namespace
+
+void check_pointer_spaces(const std::vector<Token>& t, const std::string& source) { PointerSpaces(t, source).run(); }
+
+}  // namespace metalcall::msl
