@@ -141,6 +141,17 @@ std::size_t template_close(const std::vector<Token>& t, std::size_t i) {
   return npos;
 }
 
+// The '(' after the name at j (and its template arguments, if any), else npos.
+std::size_t paren_after_name(const std::vector<Token>& t, std::size_t j) {
+  std::size_t open = j + 1;
+  if (open < t.size() && t[open].is("<")) {
+    const std::size_t close = template_close(t, open);
+    if (close == npos) return npos;
+    open = close + 1;
+  }
+  return open < t.size() && t[open].is("(") ? open : npos;
+}
+
 // The arguments of the call whose '(' is at open: [first, end) token ranges; empty when
 // the list looks like a declaration's (two names in a row: `int a`).
 std::vector<std::pair<std::size_t, std::size_t>> call_arguments(const std::vector<Token>& t, std::size_t open) {
@@ -275,13 +286,8 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
     const bool declaration = j > 0 && ((t[j - 1].kind == TokenKind::identifier && !keywords.count(t[j - 1].text)) ||
                                        (t[j - 1].is("::") && j > 2 && t[j - 2].kind == TokenKind::identifier &&
                                         t[j - 3].kind == TokenKind::identifier));
-    std::size_t open = j + 1;
-    if (t[open].is("<")) {
-      const std::size_t close = template_close(t, open);
-      if (close == npos) continue;
-      open = close + 1;
-    }
-    if (open >= t.size() || !t[open].is("(")) continue;
+    const std::size_t open = paren_after_name(t, j);
+    if (open == npos) continue;
     (declaration || by_declaration.count(open) ? declarations : calls)[t[j].text].push_back(open);
   }
   // A position is wrapped when every declaration of the name (overloads, specialisations)
@@ -423,13 +429,8 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
   for (const auto& [open, positions] : by_declaration) names.insert(t[open - 1].text);
   for (std::size_t j = 1; j + 1 < t.size(); ++j) {
     if (t[j].kind != TokenKind::identifier || !names.count(t[j].text) || t[j - 1].is(".") || t[j - 1].is("->")) continue;
-    std::size_t open = j + 1;
-    if (t[open].is("<")) {
-      const std::size_t close = template_close(t, open);
-      if (close == npos) continue;
-      open = close + 1;
-    }
-    if (open >= t.size() || !t[open].is("(")) continue;
+    const std::size_t open = paren_after_name(t, j);
+    if (open == npos) continue;
     const bool declaration = by_declaration.count(open) || (t[j - 1].kind == TokenKind::identifier &&
                                                             !t[j - 1].is_identifier("return") && !t[j - 1].is_identifier("else"));
     (declaration ? declarations : calls)[t[j].text].push_back(open);
