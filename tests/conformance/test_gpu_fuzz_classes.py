@@ -412,10 +412,14 @@ def test_negated_steps_keep_the_sign_of_zero(device):
     assert_equal(h.view(np.uint16), np.stack([sh * np.float16(-1.0), -sh], axis=1).view(np.uint16))
 
 
+# Operands of min/max of negations: INT_MIN + 1 and 2^30 beside small values of both signs.
+NEGATION_INPUTS = (np.array([5, -5, 0, 1073741824, -2147483647, 7, 100, -1], np.int32),
+                   np.array([-5, 1073741824, 3, -7, 1, -2147483647, 0, 2], np.int32),
+                   np.array([-1, -1, 2, 8, 0, 9, -100, 3], np.int32))
+
+
 def test_min3_and_max3_of_negations(device):
-    x = np.array([5, -5, 0, 1073741824, -2147483647, 7, 100, -1], np.int32)
-    y = np.array([-5, 1073741824, 3, -7, 1, -2147483647, 0, 2], np.int32)
-    z = np.array([-1, -1, 2, 8, 0, 9, -100, 3], np.int32)
+    x, y, z = NEGATION_INPUTS
     n = len(x)
     o = np.zeros((n, 3), np.int32)
     o4 = np.zeros((n, 4), np.int32)
@@ -440,9 +444,7 @@ def test_min_and_max_of_negations(device):
     """Hand-written `min(min(x, -y), z)`: CUDA's global min(int, int) won the call, and ptxas of
     CUDA 13.0 (the H200's NVRTC 13.0.88) fused the two signed mins into a VIMNMX3 without the
     negation of y (its SASS), as it did min3's; metal::min now compares biased unsigned there."""
-    x = np.array([5, -5, 0, 1073741824, -2147483647, 7, 100, -1], np.int32)
-    y = np.array([-5, 1073741824, 3, -7, 1, -2147483647, 0, 2], np.int32)
-    z = np.array([-1, -1, 2, 8, 0, 9, -100, 3], np.int32)
+    x, y, z = NEGATION_INPUTS
     n = len(x)
     o = np.zeros((n, 5), np.int32)
     o4 = np.zeros((n, 4), np.int32)

@@ -42,17 +42,11 @@ class PointerSpaces {
     read_aliases();
     for (std::size_t i = 1; i < t_.size(); ++i) {
       if (!t_[i].is("*")) continue;
-      bool type_word = false, space = false;
       std::size_t j = i;
-      while (j > 0 && in_run(t_[j - 1])) {
-        --j;
-        const std::string& w = t_[j].text;
-        if (is_space_word(w)) space = true;
-        else if (is_builtin_type_word(w) || aliases_.count(w)) type_word = true;
-      }
+      while (j > 0 && in_run(t_[j - 1])) --j;
       // A builtin type's name is no value: right before a '*' it is the pointee of a pointer type,
       // refused where it declares or converts something (a type trait's argument touches no memory).
-      if (type_word && !space && declares_or_converts(j, i))
+      if (builtin_without_space(j, i) && declares_or_converts(j, i))
         throw rule_error(src_, t_[i],
                          "a pointer type names its address space in MSL ('device', 'constant', 'threadgroup' or "
                          "'thread' before the type): '" + spelled(j, i) + "*' has none",
@@ -69,6 +63,16 @@ class PointerSpaces {
     if (x.kind != TokenKind::identifier) return x.is("::");
     return is_space_word(x.text) || is_builtin_type_word(x.text) || aliases_.count(x.text) || is_qualifier(x.text) ||
            x.text == "metal";
+  }
+
+  // Tokens [a, b) name a builtin type (or an alias of one) and no address space.
+  bool builtin_without_space(std::size_t a, std::size_t b) const {
+    bool type_word = false;
+    for (std::size_t k = a; k < b; ++k) {
+      if (is_space_word(t_[k].text)) return false;
+      type_word = type_word || is_builtin_type_word(t_[k].text) || aliases_.count(t_[k].text);
+    }
+    return type_word;
   }
 
   // The pointer type at [run, star] declares (`float* q`, `using P = int*;`, an unnamed
@@ -125,12 +129,7 @@ class PointerSpaces {
       } else {
         continue;
       }
-      bool type_word = false, space = false;
-      for (std::size_t k = a; k < b; ++k) {
-        if (is_space_word(t_[k].text)) space = true;
-        else if (is_builtin_type_word(t_[k].text) || aliases_.count(t_[k].text)) type_word = true;
-      }
-      if (type_word && !space) aliases_.insert(t_[name].text);
+      if (builtin_without_space(a, b)) aliases_.insert(t_[name].text);
     }
   }
 };
