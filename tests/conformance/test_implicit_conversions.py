@@ -224,6 +224,27 @@ kernel void mixed_floats(const device half* h [[buffer(0)]], const device int* n
     o[5] = bf + f[i];                  // bfloat + float is a float
 }
 """,
+    """
+kernel void swizzle_compounds(const device int* x [[buffer(0)]], const device int* d [[buffer(1)]],
+                              device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    device int* o = out + 8 * i;
+    short2 w = short2(3, -4);
+    w.yx += short2(x[i] * -1, x[i]);
+    o[0] = w.x / d[i];
+    o[1] = w.y / d[i];
+    ushort4 u = ushort4(1, 2, 3, 4);
+    u.wyz ^= ushort(x[i]);
+    o[2] = u.w;
+    o[3] = u.y + u.x;
+    o[4] = u.z;
+    char3 c = char3(1, 2, 3);
+    c.zx <<= char2(1, 2);
+    c.xy -= char2(x[i] * -1, x[i]);
+    o[5] = c.x / d[i];
+    o[6] = c.y / d[i];
+    o[7] = c.z;
+}
+""",
 ])
 
 
@@ -405,3 +426,19 @@ def test_narrowing_at_a_constructors_arguments(device):
     x = XI.astype(np.int64)
     exp = np.stack([_cdiv(_wrap(-x, 16), d), _wrap(-x, 8) < 1], axis=1).astype(np.int32)
     assert_equal(out.reshape(len(XI), 2), exp)
+
+
+def test_compound_assignments_to_swizzles(device):
+    """`w.yx += short2(...)`, `u.wyz ^= ushort(x)`, `c.zx <<= char2(...)`: compound assignments
+    to swizzles of several components of char and short vectors, each component narrowed (on CUDA
+    a swizzle of several components is a proxy: the fuzzer's programs did not compile there)."""
+    d = np.array([1, 3, 7, 2, 5, 1, 9, 4, 3, 1, 6, 2, 7, 5, 3, 11], np.int32)
+    out = np.zeros(8 * len(XI), np.int32)
+    KS.get(device, "swizzle_compounds")(len(XI), XI, d, out)
+    x = XI.astype(np.int64)
+    u = x & 0xFFFF
+    exp = np.stack([
+        _cdiv(_wrap(3 + x, 16), d), _cdiv(_wrap(-4 - x, 16), d), 4 ^ u, (2 ^ u) + 1, 3 ^ u,
+        _cdiv(_wrap(4 - _wrap(-x, 8), 8), d), _cdiv(_wrap(2 - _wrap(x, 8), 8), d), np.full(len(x), 6),
+    ], axis=1).astype(np.int32)
+    assert_equal(out.reshape(len(XI), 8), exp)

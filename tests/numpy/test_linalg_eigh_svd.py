@@ -36,10 +36,12 @@ def check(a, dt, dev):
     norm = max(np.abs(want).max(), 1.0)
     bound = 10 * n * eps * norm
     np.testing.assert_allclose(w, want, rtol=0, atol=bound)
-    np.testing.assert_allclose(h @ v, v * w[..., None, :], rtol=0, atol=bound)
+    # The residual scales with the 1-norm (LAPACK's eigenvector tests divide by n eps |A|_1): on
+    # the H200 the repeated case's residual was 11 n eps |A|_2, with |A|_1 several times |A|_2.
+    shift = np.abs(h).sum(-1).max()  # also eigvalsh's: the shifted values, accurate to about eps c
+    np.testing.assert_allclose(h @ v, v * w[..., None, :], rtol=0, atol=10 * n * eps * max(shift, 1.0))
     eye = np.broadcast_to(np.eye(n), v.shape)
     np.testing.assert_allclose(np.conj(np.swapaxes(v, -1, -2)) @ v, eye, rtol=0, atol=10 * n * eps)
-    shift = np.abs(h).sum(-1).max()  # eigvalsh: the shifted values, accurate to about eps c
     np.testing.assert_allclose(np.asarray(mnp.linalg.eigvalsh(mnp.asarray(a, device=dev))), want, rtol=0,
                                atol=10 * n * eps * max(shift, 1.0))
 

@@ -65,8 +65,9 @@ struct NarrowingWrap {
  * function, lambda (`auto f = [&](short p)`) or struct constructor (`P(short x) : a(x) {}`, called
  * `P(...)`) of that name takes one, through `narrow_arg(`;
  * a compound assignment to them (`v *= short(-1)`, `v.y -= x`) through `mtl_rt::narrow_ref(v)
- * *= ...`, which computes the promoted result through narrow_arg. A struct's member converts as
- * written.
+ * *= ...`, which computes the promoted result through narrow_arg (a swizzle of several
+ * components, `w.yx += e`, is a proxy no reference takes: its operand goes through narrow_arg
+ * instead). A struct's member converts as written.
  */
 std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t);
 
