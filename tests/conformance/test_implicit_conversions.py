@@ -245,6 +245,25 @@ kernel void swizzle_compounds(const device int* x [[buffer(0)]], const device in
     o[7] = c.z;
 }
 """,
+    """
+kernel void half_components_from_longs(const device long* x [[buffer(0)]], device half* out [[buffer(1)]],
+                                       uint i [[thread_position_in_grid]]) {
+    device half* o = out + 6 * i;
+    half3 v = half3(1.0h);
+    v[0u] = 9ul;
+    v.y = x[i];
+    half2 w = half2(0.0h);
+    w[i % 2u] = ulong(x[i] + 30000);
+    half4 arr[2] = {half4(0.0h), half4(0.0h)};
+    arr[1].z = x[i] * 2l;
+    o[0] = v.x;
+    o[1] = v.y;
+    o[2] = v.z;
+    o[3] = w[i % 2u];
+    o[4] = w[(i + 1u) % 2u];
+    o[5] = arr[1].z;
+}
+""",
 ])
 
 
@@ -442,3 +461,14 @@ def test_compound_assignments_to_swizzles(device):
         _cdiv(_wrap(4 - _wrap(-x, 8), 8), d), _cdiv(_wrap(2 - _wrap(x, 8), 8), d), np.full(len(x), 6),
     ], axis=1).astype(np.int32)
     assert_equal(out.reshape(len(XI), 8), exp)
+
+
+def test_half_components_assigned_from_longs(device):
+    """A long or ulong assigned to a half vector's component (`v[0u] = 9ul`, `v.y = x`, an array
+    element's `.z`): each converts to half, rounding to nearest even (on CUDA, __half has no
+    operator= for them and its others tie: the H200's fuzz seeds 9702, 9703, 9705)."""
+    x = np.array([0, 1, -7, 2049, -2051, 30000, -29999, 12345], np.int64)
+    out = np.zeros(6 * len(x), np.float16)
+    KS.get(device, "half_components_from_longs")(len(x), x, out)
+    exp = np.stack([np.full(len(x), 9.0), x, np.ones(len(x)), x + 30000, np.zeros(len(x)), 2 * x], axis=1)
+    assert_equal(out.reshape(len(x), 6), exp.astype(np.float16))

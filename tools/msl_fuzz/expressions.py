@@ -381,8 +381,21 @@ class ExprGen:
 
     def unpacked(self, e: t.Expr) -> t.Expr:
         """A packed vector read from a buffer, converted to its vector type: `c ? p : v` with p
-        a packed_float3 and v a float3 converts either way, which C++ calls ambiguous."""
-        return self.as_vector(e) if workarounds.active("packed-conditional") else e
+        a packed_float3 and v a float3 converts either way, which C++ calls ambiguous. So does
+        a function of one that returns its argument's type (`simd_max(quad_broadcast_first(p))`:
+        seed 9701 on the H200)."""
+        if not workarounds.active("packed-conditional"):
+            return e
+        if isinstance(e, (t.Simd, t.Call)) and any(self.packed_result(a) for a in e.args):
+            return t.Convert(ty=e.ty, a=e)
+        return self.as_vector(e)
+
+    def packed_result(self, e: t.Expr) -> bool:
+        """Whether e may have a packed vector's type: a packed buffer's element, or a function's
+        result computed from one."""
+        if isinstance(e, t.Load):
+            return self.as_vector(e) is not e
+        return isinstance(e, (t.Simd, t.Call)) and any(self.packed_result(a) for a in e.args)
 
     def as_vector(self, e: t.Expr) -> t.Expr:
         """A packed 3-vector read from a buffer, converted to its vector type; anything else as it is."""

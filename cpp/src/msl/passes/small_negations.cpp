@@ -162,11 +162,16 @@ bool is_narrow_type_name(const std::string& s) {
 }
 
 // char2 ... ushort4 and their packed forms: vectors whose components are char or short.
-bool is_narrow_vector_name(const std::string& s) {
+// Whether s names a vector (packed or not) of a scalar type `scalar` says yes to: short2, packed_half3.
+template <class Scalar> bool is_vector_of(const std::string& s, Scalar&& scalar) {
   const std::string base = s.rfind("packed_", 0) == 0 ? s.substr(7) : s;
   return base.size() > 1 && (base.back() == '2' || base.back() == '3' || base.back() == '4') &&
-         is_narrow_type_name(base.substr(0, base.size() - 1));
+         scalar(base.substr(0, base.size() - 1));
 }
+
+bool is_narrow_vector_name(const std::string& s) { return is_vector_of(s, is_narrow_type_name); }
+bool is_half_name(const std::string& s) { return s == "half"; }
+bool is_half_vector_name(const std::string& s) { return is_vector_of(s, is_half_name); }
 
 // Whether a token names components of a vector: x, yz, rgba (the letters of one set).
 bool is_swizzle(const Token& k) {
@@ -349,8 +354,9 @@ bool is_constexpr(const std::vector<Token>& t, std::size_t i) {
 // Wraps of the implicit conversions to char and short that the tokens show (see the header).
 void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>& out) {
   const ScopedNames names(t, is_narrow_type_name);
-  const ScopedNames halves(t, [](const std::string& s) { return s == "half"; });
+  const ScopedNames halves(t, is_half_name);
   const ScopedNames vectors(t, is_narrow_vector_name);
+  const ScopedNames half_vectors(t, is_half_vector_name);
   const char* arg = "metal::mtl_rt::narrow_arg(";
   const char* ref = "metal::mtl_rt::narrow_ref(";
   auto wrap_value = [&](std::size_t eq, bool commas) {  // `= EXPR;`
@@ -383,16 +389,19 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
       narrow = names.value(last, t[last].text);
       half = halves.value(last, t[last].text);
       bool vector = vectors.value(last, t[last].text);
+      bool half_vector = half_vectors.value(last, t[last].text);
       if (after < t.size() && t[after].is("[")) {
         narrow = names.elements(last, t[last].text) || vector;
+        half = halves.elements(last, t[last].text) || half_vector;
         vector = vectors.elements(last, t[last].text);
-        half = halves.elements(last, t[last].text);
+        half_vector = half_vectors.elements(last, t[last].text);
         after = matching(t, after);
         if (after >= t.size()) break;
         ++after;
         if (after < t.size() && t[after].is("[")) {  // a[i][j]: the component of a vector element only
           narrow = vector;
-          vector = half = false;
+          half = half_vector;
+          vector = half_vector = false;
           after = matching(t, after);
           if (after >= t.size()) break;
           ++after;
@@ -402,6 +411,14 @@ void implicit_narrowings(const std::vector<Token>& t, std::vector<NarrowingWrap>
         narrow = true;
         half = false;
         several_components = t[after + 1].text.size() > 1;
+        after += 2;
+        break;
+      }
+      // A half vector's component (`v.y = x`, `v[k] = x`): a half, as above (a swizzle of
+      // several components is a vector, assigned through its own operator).
+      if (half_vector && after + 1 < t.size() && t[after].is(".") && is_swizzle(t[after + 1])) {
+        narrow = false;
+        half = t[after + 1].text.size() == 1;
         after += 2;
         break;
       }
