@@ -66,7 +66,11 @@ struct ThreadGuard {
 };
 thread_local ThreadGuard t_guard;
 
-struct sigaction g_previous;  // the process's handler before ours: every other fault goes there
+// The process's handler before ours: every other fault goes there. Published whole through an
+// atomic pointer, as a fault on one thread may read it while another thread installs ours again
+// (keep_stack_guard_first); each record is kept for the process's life (one per handler that
+// displaced ours, which only happens a few times).
+std::atomic<const struct sigaction*> g_previous{nullptr};
 std::atomic<bool> g_installed{false};
 std::mutex g_install_mutex;  // installs and reclaims, one at a time
 // Set while this thread is in the handler we chain to: one that gives the fault back to us
@@ -94,13 +98,20 @@ void restore_default(int sig) {
 }
 
 void call_previous(int sig, siginfo_t* info, void* context) {
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    g_previous.sa_sigaction(sig, info, context);
-  } else if (g_previous.sa_handler == SIG_DFL || g_previous.sa_handler == SIG_IGN) {
+  const struct sigaction* previous = g_previous.load(std::memory_order_acquire);
+  if (previous && (previous->sa_flags & SA_SIGINFO)) {
+    previous->sa_sigaction(sig, info, context);
+  } else if (!previous || previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
     restore_default(sig);  // the default action: the faulting instruction faults again on return
   } else {
-    g_previous.sa_handler(sig);
+    previous->sa_handler(sig);
   }
+}
+
+bool same_handler(const struct sigaction& a, const struct sigaction& b) {
+  const bool info = (a.sa_flags & SA_SIGINFO) != 0;
+  return info == ((b.sa_flags & SA_SIGINFO) != 0) &&
+         (info ? a.sa_sigaction == b.sa_sigaction : a.sa_handler == b.sa_handler);
 }
 
 void on_fault(int sig, siginfo_t* info, void* context) {
@@ -135,7 +146,8 @@ void install_handler() {
   sigemptyset(&ours.sa_mask);
   struct sigaction previous {};
   if (sigaction(SIGSEGV, &ours, &previous) != 0) return;
-  g_previous = previous;
+  const struct sigaction* known = g_previous.load(std::memory_order_acquire);
+  if (!known || !same_handler(*known, previous)) g_previous.store(new struct sigaction(previous), std::memory_order_release);
   g_installed.store(true, std::memory_order_release);
 }
 
