@@ -22,6 +22,7 @@ metal_simdgroup_matrix_cuda.h); without NVRTC that part says why it skips.
 
     check_translations.py PATH/TO/translate_main
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,12 +121,21 @@ def main():
     if stays != marks.count("// STAY") or values != marks.count("// STAY VALUE"):
         failures.append(f"CUDA: {stays} loop exits through stay_in_loop ({values} values first) in {LOOP_EXITS.name}, "
                         f"expected {marks.count('// STAY')} ({marks.count('// STAY VALUE')})")
+    # A braced list: into a variable of the declared return type, spelled as the mark says.
+    typed = re.findall(r"// STAY TYPED (\S+)", marks)
+    flat_exits = "".join(exits.split())
+    untyped = sorted({t for t in typed if "{" + t + "mtl_exit_" not in flat_exits})
+    if flat_exits.count("returnmtl_exit_") != values + len(typed) or untyped:
+        failures.append(f"CUDA: {flat_exits.count('returnmtl_exit_') - values} braced lists returned from loops in "
+                        f"{LOOP_EXITS.name} evaluated first, expected {len(typed)}; not as typed: {untyped}")
     calls = "".join(exits.split()).count(";if(metal::mtl_rt::stay_in_loop())return;}")
     if calls != marks.count("// STAY CALL"):
         failures.append(f"CUDA: {calls} void calls returned from loops in {LOOP_EXITS.name} evaluated first, "
                         f"expected {marks.count('// STAY CALL')}")
-    if "stay_in_loop" in translate(exe, "cpu", LOOP_EXITS):
+    cpu_exits = translate(exe, "cpu", LOOP_EXITS)
+    if "stay_in_loop" in cpu_exits:
         failures.append("CPU: a loop exit went through stay_in_loop (CUDA's rewrite only)")
+    failures += host_syntax_check(cpu_exits)
     print(f"translation: {stays} exits of loops calling SIMD-group functions kept in their iteration for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.

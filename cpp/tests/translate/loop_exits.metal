@@ -1,6 +1,7 @@
 // Exits of loops that may call a SIMD-group function (msl/passes/simd_loop_exits.hpp): those the
 // CUDA translation makes leave through metal::mtl_rt::stay_in_loop() (marked STAY, with the form
-// VALUE or CALL where the returned expression is evaluated first) and those it leaves alone (KEEP).
+// VALUE or CALL where the returned expression is evaluated first, and TYPED with the type text of
+// the variable a braced list initialises first) and those it leaves alone (KEEP).
 #include <metal_stdlib>
 using namespace metal;
 
@@ -29,12 +30,103 @@ void Sink::put_max(int v, int n) const {
         if (k == n) return put(o, simd_max(v) + 1);  // STAY CALL: a member defined outside its struct
 }
 
+struct Pair { int a; int b; };
+struct Outer { Pair p; int c; };
+
+Pair walk_pair(int v, int n) {
+    int acc = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k == n) {
+            if (v < 0) return {};  // STAY: an empty list calls none
+            return {acc, simd_sum(1)};  // STAY TYPED Pair
+        }
+        acc += simd_sum(v);
+    }
+    return {acc, -1};  // KEEP
+}
+
+static inline const Outer walk_nested(int v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {{k, simd_sum(1)}, simd_max(v)};  // STAY TYPED constOuter
+    return {};  // KEEP
+}
+
+METAL_FUNC float2 walk_float(int v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {0, simd_sum(float(v))};  // STAY TYPED mtl_float2 (the constant 0 converts)
+    return {1, 2};  // KEEP
+}
+
+metal::array<int, 3> walk_array(int v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {k, simd_sum(1), simd_min(v)};  // STAY TYPED metal::array<int,3>
+    return {};  // KEEP
+}
+
+template <class T>
+T walk_template(T v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {simd_sum(v.x), simd_max(v.y)};  // STAY TYPED T
+    return {};  // KEEP
+}
+
+template <class S>
+typename S::value walk_dependent(int v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {simd_sum(v), k};  // STAY TYPED typenameS::value
+    return {};  // KEEP
+}
+
+struct Walker {
+    using value = Pair;
+    int base;
+    Pair walk(int v, int n) const {
+        for (int k = 0; k < 4; ++k)
+            if (k == n) return {base, simd_sum(v)};  // STAY TYPED Pair
+        return {base, 0};  // KEEP
+    }
+    Walker::value walk_out(int v, int n) const;
+    Pair operator()(int v, int n) const {
+        for (int k = 0; k < 4; ++k)
+            if (k == n) return {n, simd_prefix_exclusive_sum(v)};  // STAY TYPED Pair
+        return {};  // KEEP
+    }
+};
+
+Walker::value Walker::walk_out(int v, int n) const {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {base + k, simd_min(v)};  // STAY TYPED Walker::value
+    return {};  // KEEP
+}
+
+Pair operator*(Pair p, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return {p.a, simd_sum(p.b)};  // STAY: not typed, an operator's body is none of simd_callers'
+    return p;  // KEEP
+}
+
+auto walk_trailing(int v, int n) -> short2 {
+    for (int k = 0; k < 4; ++k)
+        switch (k - n) {
+        case 0:
+            return {short(k), short(simd_sum(v))};  // STAY TYPED mtl_short2 (from a switch)
+        default:
+            break;  // KEEP: leaves the switch
+        }
+    return {};  // KEEP
+}
+
 kernel void loop_exits(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     int acc = 0, v = int(i) % 5;
     auto first = [&](int a) {
         for (int k = 0; k < 4; ++k)
             if (k == a) return simd_min(a) + k;  // STAY VALUE: a lambda's
         return -1;  // KEEP
+    };
+    auto braced = [&](int a) -> uint2 {
+        for (int k = 0; k < 4; ++k)
+            if (k == a) return {uint(k), simd_sum(uint(a))};  // STAY TYPED mtl_uint2 (a lambda's)
+        return {};  // KEEP
     };
     for (int k = 0; k < 8; ++k) {
         switch (k % 3) {
@@ -63,5 +155,16 @@ kernel void loop_exits(device int* out [[buffer(0)]], uint i [[thread_position_i
     }
     walk_put(out + 2 * i, v, counted(v, acc % 4));
     Sink{out + 2 * i}.put_max(v, acc % 3);
-    out[2 * i + 1] = acc + first(v);
+    const Pair p = walk_pair(v, acc % 5) * (acc % 3);
+    const Outer o = walk_nested(v, acc % 4);
+    const float2 f = walk_float(v, acc % 5);
+    const metal::array<int, 3> a = walk_array(v, acc % 5);
+    const int2 t = walk_template(int2(v, acc), acc % 5);
+    const Pair d = walk_dependent<Walker>(v, acc % 3);
+    const Walker w{v};
+    const Pair m = w.walk(v, acc % 4), n = w.walk_out(v, acc % 5), c = w(v, acc % 2);
+    const short2 s = walk_trailing(v, acc % 5);
+    const uint2 b = braced(v);
+    out[2 * i + 1] = acc + first(v) + p.a + p.b + o.p.b + o.c + int(f.y) + a[1] + t.y + d.a + m.b + n.b + c.b + s.y +
+                     int(b.y);
 }

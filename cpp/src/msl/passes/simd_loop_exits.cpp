@@ -7,6 +7,7 @@
 
 #include "msl/analysis/call_graph.hpp"  // matching
 #include "msl/analysis/statements.hpp"
+#include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 
@@ -67,34 +68,124 @@ class Exits {
     if (seen_.insert(e.first).second) out_.push_back(std::move(e));
   }
 
-  // `return;`, a braced list (no variable takes its type) and a value that calls no SIMD-group
-  // function leave as they are, through stay_in_loop; another value is evaluated first.
+  // `return;` and a value that calls no SIMD-group function leave as they are, through
+  // stay_in_loop; another value is evaluated first: a braced list into a variable of the declared
+  // return type (copy-list-initialization, as `return {...};` does), an expression into a
+  // reference, a void function's call as a statement. (A braced list in a function whose return
+  // type these tokens do not show leaves as it is.)
   void add_return(std::size_t ret, std::size_t semicolon) {
-    if (ret + 1 == semicolon || t_[ret + 1].is("{") || !callers_.mentions(ret + 1, semicolon)) {
+    const bool calls = callers_.mentions(ret + 1, semicolon);
+    const std::vector<std::size_t> type = calls ? return_type(ret) : std::vector<std::size_t>{};
+    const std::string value = "mtl_exit_" + std::to_string(ret);
+    const std::string leave = std::string(kStay) + "return " + value + "; }";
+    if (!calls || (t_[ret + 1].is("{") && type.empty())) {
       add(LoopExit{ret, semicolon, std::string("{") + kStay, "", " }"});
-    } else if (returns_void(ret)) {
+    } else if (t_[ret + 1].is("{")) {
+      add(LoopExit{ret, semicolon, "", "{ " + type_text(t_, type, false) + " " + value + " =", leave});
+    } else if (type.size() == 1 && t_[type[0]].is_identifier("void")) {
       add(LoopExit{ret, semicolon, "", "{", std::string(kStay) + "return; }"});
     } else {
-      const std::string value = "mtl_exit_" + std::to_string(ret);
-      add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =", std::string(kStay) + "return " + value + "; }"});
+      add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =", leave});
     }
   }
 
-  // Whether the innermost function or lambda around token j is declared to return void.
-  bool returns_void(std::size_t j) const {
+  // The return type that the innermost function or lambda around token j declares: its tokens
+  // (`Pair`, `const thread T&`, `metal::array<int, 3>`, a lambda's or a function's `-> int2`);
+  // none where it is deduced (`[&] {`, `[&](int a) {`, `auto f()`) or the tokens do not show it.
+  std::vector<std::size_t> return_type(std::size_t j) const {
     const CallableBody* in = nullptr;
     for (const CallableBody& b : callers_.bodies())
       if (b.open < j && j < b.close && (!in || b.open > in->open)) in = &b;
-    if (!in || in->params == statements::kNone) return false;  // `[...] { ... }`: deduced
-    if (in->intro != statements::kNone) {  // a lambda: `-> void`
-      for (std::size_t k = matching(t_, in->params) + 1; k + 1 < in->open; ++k)
-        if (t_[k].is("->") && t_[k + 1].is_identifier("void")) return true;
-      return false;
+    if (!in || in->params == statements::kNone) return {};
+    std::size_t first = statements::kNone, last = in->open - 1;
+    for (std::size_t k = matching(t_, in->params) + 1; k < in->open && first == statements::kNone; ++k)
+      if (t_[k].is("->")) first = k + 1;  // `-> T {`
+    if (first == statements::kNone) {
+      if (in->intro != statements::kNone) return {};  // a lambda's, deduced
+      const std::size_t name = function_name(in->params);
+      if (name == statements::kNone) return {};
+      if (t_[name].is_identifier("operator") && !t_[name + 1].is("(") && t_[name + 1].kind != TokenKind::punct) {
+        first = name + 1;  // `operator int2()`: a conversion function's type
+        last = in->params - 1;
+      } else {
+        last = name - 1;
+        first = type_start(last);
+      }
     }
-    std::size_t name = in->params - 1;  // `void f(`; `void operator()(`
-    if (t_[name].is(")") && name >= 2 && t_[name - 2].is_identifier("operator")) name -= 2;
-    while (name >= 2 && t_[name - 1].is("::") && t_[name - 2].kind == TokenKind::identifier) name -= 2;  // `void S::f(`
-    return name > 0 && t_[name - 1].is_identifier("void");
+    std::vector<std::size_t> type;
+    for (std::size_t k = first; k <= last && first != statements::kNone; ++k) {
+      if (t_[k].is_identifier("auto")) return {};
+      type.push_back(k);
+    }
+    return type;
+  }
+
+  // The first token of the name of the function whose parameters open at `params` (`f`, `S::f`,
+  // `S<T>::f`, `operator+`, `operator()`, `operator int2`), or kNone.
+  std::size_t function_name(std::size_t params) const {
+    std::size_t name = params - 1;
+    for (std::size_t k = params; k-- > 0 && params - k <= 4;)
+      if (t_[k].is_identifier("operator")) name = k;
+    const auto before_arguments = [this](std::size_t close) {  // `S` of `S<T>`
+      const std::size_t open = angle_open(close);
+      return open == statements::kNone || open == 0 ? statements::kNone : open - 1;
+    };
+    if (t_[name].is(">") || t_[name].is(">>")) name = before_arguments(name);  // an explicit specialization
+    while (name != statements::kNone && name >= 2 && t_[name - 1].is("::")) {
+      name -= 2;
+      if (t_[name].is(">")) name = before_arguments(name);
+    }
+    return name;
+  }
+
+  // The first token of the return type that ends at `last`: back past names, `::`, template
+  // arguments, `decltype(...)`, `*` and `&`, to a specifier (static, inline, METAL_FUNC, ...), an
+  // attribute, a template header or the declaration before; kNone if none is there.
+  std::size_t type_start(std::size_t last) const {
+    static const std::set<std::string> specifiers{"static", "inline", "constexpr", "consteval", "extern", "friend",
+                                                  "virtual", "explicit", "METAL_FUNC", "kernel", "__inline__"};
+    std::size_t k = last + 1;
+    while (k > 0) {
+      const Token& b = t_[k - 1];
+      if (b.is(">") || b.is(">>")) {
+        const std::size_t open = angle_open(k - 1);
+        if (open == statements::kNone || open == 0 || t_[open - 1].is_identifier("template")) break;
+        k = open;
+      } else if (b.is(")")) {
+        const std::size_t open = opening(k - 1);
+        if (open == statements::kNone || open == 0 || !t_[open - 1].is_identifier("decltype")) break;
+        k = open - 1;
+      } else if ((b.kind == TokenKind::identifier && !specifiers.count(b.text)) || b.is("::") || b.is("*") ||
+                 b.is("&") || b.is("&&")) {
+        --k;
+      } else {
+        break;
+      }
+    }
+    return k <= last ? k : statements::kNone;
+  }
+
+  // The `<` of the template arguments that close at `close` (`>` or `>>`), or kNone.
+  std::size_t angle_open(std::size_t close) const {
+    std::size_t depth = 0;
+    for (std::size_t k = close + 1; k-- > 0;) {
+      if (t_[k].is(">")) ++depth;
+      else if (t_[k].is(">>")) depth += 2;
+      else if (t_[k].is("<") && --depth == 0) return k;
+      else if (t_[k].is(")")) k = opening(k) == statements::kNone ? 0 : opening(k);
+      else if (t_[k].is(";") || t_[k].is("{") || t_[k].is("}")) break;
+    }
+    return statements::kNone;
+  }
+
+  // The `(` of the `)` at `close`, or kNone.
+  std::size_t opening(std::size_t close) const {
+    std::size_t depth = 0;
+    for (std::size_t k = close + 1; k-- > 0;) {
+      if (t_[k].is(")")) ++depth;
+      else if (t_[k].is("(") && --depth == 0) return k;
+    }
+    return statements::kNone;
   }
 
   const std::vector<Token>& t_;

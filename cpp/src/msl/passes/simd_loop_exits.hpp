@@ -28,11 +28,13 @@ struct LoopExit {
  * The exits of each loop (for, while, do) whose text may call a SIMD-group function (`callers`):
  * its `break`s (not a nested loop's or switch's) and the `return`s in it (not a lambda's). Each
  * leaves only if the opaque `metal::mtl_rt::stay_in_loop()` says so (it always does):
- * `{ if (...) break; }`; a returned expression that may call one is evaluated first,
- * `{ auto&& mtl_exit_N = EXPR; if (...) return mtl_exit_N; }`, or in a function declared void
- * `{ EXPR; if (...) return; }`. The path to the exit can then continue the loop, so the compiler
- * keeps its code, and the value's, in the iteration: the SIMD-group functions there act on the
- * lanes leaving in that iteration.
+ * `{ if (...) break; }`; a returned value that may call one is evaluated first,
+ * `{ auto&& mtl_exit_N = EXPR; if (...) return mtl_exit_N; }`, a braced list into a variable of
+ * the return type the function or lambda declares (written as type_text writes it),
+ * `{ Pair mtl_exit_N = {a, simd_sum(b)}; if (...) return mtl_exit_N; }`, or in a function
+ * declared void `{ EXPR; if (...) return; }`. The path to the exit can then continue the loop,
+ * so the compiler keeps its code, and the value's, in the iteration: the SIMD-group functions
+ * there act on the lanes leaving in that iteration.
  */
 std::vector<LoopExit> simd_loop_exits(const std::vector<Token>& t, const SimdCallers& callers);
 
