@@ -9,6 +9,11 @@ int counted(int v, int n) {
     for (int k = 0; k < 4; ++k) {
         if (k == n) return v + simd_sum(1);  // STAY VALUE
         if (k > v) return -1;  // STAY: its value calls none, the path to it is kept in the loop
+        if (k == v) {
+            const int left = simd_sum(2);
+            for (int j = 0; j < 2; ++j)
+                if (j == 1) return left;  // STAY: an inner loop's that calls none, leaving the outer one too
+        }
     }
     return 0;  // KEEP: not in a loop
 }
@@ -153,6 +158,19 @@ kernel void loop_exits(device int* out [[buffer(0)]], uint i [[thread_position_i
         if (simd_any(acc > 3)) break;  // STAY
         acc += 1;
     }
+    int j = 0;
+    do {
+        acc += simd_max(j);
+        if (j == v) {
+            acc += simd_sum(1);
+            break;  // STAY: SIMD-group code before it
+        }
+    } while (++j < 4);
+    for (int k = 0; k < 2; ++k)
+        if (k == v) {
+            out[2 * i] = simd_sum(k);
+            return;  // STAY: the kernel's, SIMD-group code before it
+        }
     walk_put(out + 2 * i, v, counted(v, acc % 4));
     Sink{out + 2 * i}.put_max(v, acc % 3);
     const Pair p = walk_pair(v, acc % 5) * (acc % 3);

@@ -51,11 +51,7 @@ class Exits {
       } else if (k.is_identifier("break") && breaks && j + 1 <= e && t_[j + 1].is(";")) {
         add(LoopExit{j, j + 1, std::string("{") + kStay, "", " }"});
         ++j;
-      } else if (is_loop(k)) {  // its exits are its own (a return there: found with that loop, if it calls one)
-        const std::size_t end = statement_end(t_, j);
-        if (end == statements::kNone) return;
-        j = end;
-      } else if (k.is_identifier("switch")) {
+      } else if (is_loop(k) || k.is_identifier("switch")) {  // its breaks are its own; its returns leave this loop too
         const std::size_t end = statement_end(t_, j);
         if (end == statements::kNone) return;
         scan(j + 1, end, false);
