@@ -44,6 +44,23 @@ def devices(device):
     return [device, mc.Device("cpu", checked=True)] if device.backend == "cpu" else [device]
 
 
+def test_kernels_named_like_metal_namespaces(device):
+    """Kernels named `precise` and `fast`, as metal's namespaces are (which `using namespace
+    metal;` makes visible): the entry point calls the kernel by its qualified name (`::precise`),
+    where an unqualified call was ambiguous for NVRTC."""
+    src = HEADER + "".join(
+        f"kernel void {name}(device float* a [[buffer(0)]], uint j [[thread_position_in_grid]]) "
+        f"{{ a[j] = a[j] * 3.0f + {k}.0f; }}\n"
+        for k, name in enumerate(["precise", "fast"])
+    )
+    for dev in devices(device):
+        lib = dev.compile(src)
+        for k, name in enumerate(["precise", "fast"]):
+            a = np.arange(N, dtype=np.float32)
+            lib.function(name)(N, a)
+            np.testing.assert_array_equal(a, np.arange(N) * 3 + k, err_msg=name)
+
+
 def test_kernels_named_like_generated_names(device):
     src = HEADER + "".join(
         f"kernel void {name}(device float* a [[buffer(0)]], uint j [[thread_position_in_grid]]) "

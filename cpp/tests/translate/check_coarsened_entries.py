@@ -2,8 +2,9 @@
 """Checks which kernels get CUDA's coarsened entry point (msl/targets/entry_points.hpp,
 coarsenable; target_cuda.cpp): straight-line kernels whose threads read nothing but their scalar
 thread_position_in_grid get `metalcall_entry_N_x4`; a loop or threadgroup storage the kernel may
-reach (its body, a helper it names, an operator at namespace scope), barriers, other builtins, a
-vector position or no position give none, and the CPU target never writes one. With NVRTC the coarsened translations must compile, and the
+reach (its body, a helper it names, an operator at namespace scope), precise sin, cos, tan or
+sincos it may reach (by name, where the source names one unqualified by fast::), barriers, other
+builtins, a vector position or no position give none, and the CPU target never writes one. With NVRTC the coarsened translations must compile, and the
 coarsened c[i] = a[i] * b[i] must load and store with 16-byte vector instructions.
 
     check_coarsened_entries.py PATH/TO/translate_main
@@ -38,6 +39,26 @@ kernel void count(device atomic_uint* n [[buffer(0)]], device uint* o [[buffer(1
     o[i] = i > 5 ? i : 0u;
 }
 """, [True, True]),
+    ("precise sin or cos (CUDA's sinf four times a thread ran slower), fast::sin, a helper's cos", """
+inline float wave(float x) { return cos(x) * 0.5f; }
+kernel void precise(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = sin(a[i]) * 2.0f;
+}
+kernel void fast_sin(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = fast::sin(a[i]);
+}
+kernel void helper(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = wave(a[i]);
+}
+kernel void plain(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = a[i] + 1.0f;
+}
+""", [False, False, False, True]),
+    ("only fast::sin", """
+kernel void fast_only(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    c[i] = fast::sin(a[i]) + fast::cos(a[i]);
+}
+""", [True]),
     ("a loop in another kernel", MUL + """
 kernel void sum_row(const device float* a [[buffer(0)]], device float* c [[buffer(1)]], uint i [[thread_position_in_grid]]) {
     float s = 0; for (uint k = 0; k < 4; ++k) s += a[4 * i + k]; c[i] = s;

@@ -84,13 +84,12 @@ std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::v
         s.opens += std::string(n.is_inline ? "inline " : "") + "namespace " + n.name + " { ";
         s.closes += "} ";
       }
-      s.call_name = s.call_name.empty() ? kernels[next_kernel].function_name
-                                        : s.call_name + "::" + kernels[next_kernel].function_name;
+      s.call_name += "::" + kernels[next_kernel].function_name;
       scopes.push_back(std::move(s));
       ++next_kernel;
     }
   }
-  while (scopes.size() < kernels.size()) scopes.push_back({kernels[scopes.size()].function_name, "", ""});
+  while (scopes.size() < kernels.size()) scopes.push_back({"::" + kernels[scopes.size()].function_name, "", ""});
   return scopes;
 }
 

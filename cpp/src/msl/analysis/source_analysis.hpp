@@ -25,7 +25,9 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
 
 /** Where a kernel is declared: the namespaces around it. */
 struct KernelScope {
-  std::string call_name;  // `::a::b::k` (`k` at global scope): the name to call it by
+  std::string call_name;  // `::a::b::k`, `::k` at global scope (not `k`: a kernel named `precise` or
+                          // `fast` met metal's namespaces of those names, which `using namespace
+                          // metal;` makes visible): the name to call it by
   std::string opens;      // `namespace a { inline namespace b { `: reopens them (unnamed ones left out)
   std::string closes;     // `} } `
 };

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "metalcall/errors.hpp"
+#include "msl/analysis/coarsening.hpp"
 #include "msl/analysis/reserved_names.hpp"
 #include "msl/errors/front_end_stop.hpp"
 #include "msl/analysis/stdlib_names.hpp"
@@ -231,20 +232,10 @@ Translation Translator::run() {
     return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do");
   });
   // The source's part of the proof that a kernel's threads may run several in a row on one CUDA
-  // thread (entry_points.hpp, coarsenable): no loop and no threadgroup storage that the kernel
-  // may reach (by name, as fiber_kernels), and a small source, for the coarsened entry point
-  // inlines the kernel five times.
-  constexpr std::size_t kCoarsenableTokens = 1500;
-  std::vector<bool> straight_line(kernels_.size(), false);
-  if (target_.emits_coarsened_entries() && t_.size() <= kCoarsenableTokens) {
-    const std::vector<bool> loops = loop_free ? std::vector<bool>(kernels_.size(), false)
-                                              : kernels_reaching(t_, kernels_, [](const std::string& name) {
-                                                  return name == "for" || name == "while" || name == "do";
-                                                });
-    const std::vector<bool> storage =
-        kernels_reaching(t_, kernels_, [](const std::string& name) { return name == "threadgroup"; });
-    for (std::size_t i = 0; i < kernels_.size(); ++i) straight_line[i] = !loops[i] && !storage[i];
-  }
+  // thread (entry_points.hpp, coarsenable; analysis/coarsening.hpp).
+  const std::vector<bool> straight_line = target_.emits_coarsened_entries()
+                                              ? straight_line_kernels(t_, kernels_)
+                                              : std::vector<bool>(kernels_.size(), false);
   // Texture atomics are member functions without _explicit (MSL's other atomics have it).
   const std::vector<bool> texture_atomics = kernels_reaching(t_, kernels_, [](const std::string& name) {
     const bool fetch = name.rfind("atomic_fetch_", 0) == 0 && name.find("_explicit") == std::string::npos;
