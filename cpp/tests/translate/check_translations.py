@@ -125,9 +125,13 @@ def main():
     typed = re.findall(r"// STAY TYPED (\S+)", marks)
     flat_exits = "".join(exits.split())
     untyped = sorted({t for t in typed if "{" + t + "mtl_exit_" not in flat_exits})
-    if flat_exits.count("returnmtl_exit_") != values + len(typed) or untyped:
-        failures.append(f"CUDA: {flat_exits.count('returnmtl_exit_') - values} braced lists returned from loops in "
-                        f"{LOOP_EXITS.name} evaluated first, expected {len(typed)}; not as typed: {untyped}")
+    narrow = flat_exits.count("returnmetal::mtl_rt::narrow_arg(mtl_exit_")
+    if narrow != marks.count("// STAY VALUE NARROW"):
+        failures.append(f"CUDA: {narrow} char or short values returned from loops in {LOOP_EXITS.name} through "
+                        f"narrow_arg, expected {marks.count('// STAY VALUE NARROW')}")
+    if flat_exits.count("returnmtl_exit_") != values - narrow + len(typed) or untyped:
+        failures.append(f"CUDA: {flat_exits.count('returnmtl_exit_') - values + narrow} braced lists returned from "
+                        f"loops in {LOOP_EXITS.name} evaluated first, expected {len(typed)}; not as typed: {untyped}")
     calls = "".join(exits.split()).count(";if(metal::mtl_rt::stay_in_loop())return;}")
     if calls != marks.count("// STAY CALL"):
         failures.append(f"CUDA: {calls} void calls returned from loops in {LOOP_EXITS.name} evaluated first, "

@@ -1,7 +1,8 @@
 // Exits of loops that may call a SIMD-group function (msl/passes/simd_loop_exits.hpp): those the
 // CUDA translation makes leave through metal::mtl_rt::stay_in_loop() (marked STAY, with the form
-// VALUE or CALL where the returned expression is evaluated first, and TYPED with the type text of
-// the variable a braced list initialises first) and those it leaves alone (KEEP).
+// VALUE or CALL where the returned expression is evaluated first, VALUE NARROW where a char or
+// short is then returned through narrow_arg, and TYPED with the type text of the variable a braced
+// list initialises first) and those it leaves alone (KEEP).
 #include <metal_stdlib>
 using namespace metal;
 
@@ -16,6 +17,13 @@ int counted(int v, int n) {
         }
     }
     return 0;  // KEEP: not in a loop
+}
+
+// A short returned: its value through narrow_arg too (NVVM's neg.s16, passes/small_negations.hpp).
+short negated(short v, int n) {
+    for (int k = 0; k < 4; ++k)
+        if (k == n) return v * short(-1) + short(simd_sum(1));  // STAY VALUE NARROW
+    return v;  // KEEP: not in a loop
 }
 
 void put(device int* o, int value) { *o = value; }

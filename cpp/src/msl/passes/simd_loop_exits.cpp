@@ -8,6 +8,7 @@
 #include "msl/analysis/call_graph.hpp"  // matching
 #include "msl/analysis/statements.hpp"
 #include "msl/lex/token_text.hpp"
+#include "msl/passes/small_negations.hpp"  // is_narrow_type_name
 
 namespace metalcall::msl {
 
@@ -80,6 +81,11 @@ class Exits {
       add(LoopExit{ret, semicolon, "", "{ " + type_text(t_, type, false) + " " + value + " =", leave});
     } else if (type.size() == 1 && t_[type[0]].is_identifier("void")) {
       add(LoopExit{ret, semicolon, "", "{", std::string(kStay) + "return; }"});
+    } else if (type.size() == 1 && is_narrow_type_name(t_[type[0]].text)) {
+      // A char or short returned: through narrow_arg, as small_negations writes such a return
+      // (NVVM's neg.s16), which leaves this one alone since its `return` is rewritten here.
+      add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =",
+                   std::string(kStay) + "return metal::mtl_rt::narrow_arg(" + value + "); }"});
     } else {
       add(LoopExit{ret, semicolon, "", "{ auto&& " + value + " =", leave});
     }

@@ -12,6 +12,12 @@
 
 namespace metalcall::msl {
 
+bool is_narrow_type_name(const std::string& s) {
+  static const auto& names = *new std::set<std::string>{"char", "uchar", "short", "ushort", "int8_t", "uint8_t",
+                                                   "int16_t", "uint16_t"};
+  return names.count(s) > 0;
+}
+
 namespace {
 
 // A token after which `-` is unary: an operator, an opening bracket, a separator or a keyword
@@ -153,12 +159,6 @@ bool starts_additive(const Token& p) {
       "<<", "<", "<=", ">=", "==", "!=", "&", "^", "|", "&&", "||"};
   if (p.kind == TokenKind::identifier) return p.text == "return";
   return p.kind == TokenKind::punct && after.count(p.text);
-}
-
-bool is_narrow_type_name(const std::string& s) {
-  static const auto& names = *new std::set<std::string>{"char", "uchar", "short", "ushort", "int8_t", "uint8_t",
-                                                   "int16_t", "uint16_t"};
-  return names.count(s) > 0;
 }
 
 // char2 ... ushort4 and their packed forms: vectors whose components are char or short.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,5 +71,8 @@ struct NarrowingWrap {
  * instead). A struct's member converts as written.
  */
 std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t);
+
+/** Whether s names an 8- or 16-bit integer type (char, uchar, short, ushort, int8_t ... uint16_t). */
+bool is_narrow_type_name(const std::string& s);
 
 }  // namespace metalcall::msl
