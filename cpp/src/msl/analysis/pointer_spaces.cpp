@@ -44,6 +44,9 @@ class PointerSpaces {
       if (!t_[i].is("*")) continue;
       std::size_t j = i;
       while (j > 0 && in_run(t_[j - 1])) --j;
+      // `mnn::char4x4*`, `Outer<T>::half4*`: a member of the source's own namespace or class
+      // (MNN's int8 weight blocks), whatever its name; its space comes before the scope's name.
+      if (t_[j].is("::") && j > 0 && (t_[j - 1].kind == TokenKind::identifier || t_[j - 1].is(">"))) continue;
       // A builtin type's name is no value: right before a '*' it is the pointee of a pointer type,
       // refused where it declares or converts something (a type trait's argument touches no memory).
       if (builtin_without_space(j, i) && declares_or_converts(j, i))
