@@ -399,6 +399,8 @@ def main():
                     "no ptxas), needs --translate-main")
     ap.add_argument("--checked", action="store_true", help="the CPU device in checked mode (Device('cpu', checked=True))")
     ap.add_argument("--translate-main", type=Path, default=None, help="cpp/tests/translate's translate_main, for --device nvrtc")
+    ap.add_argument("--nvrtc-arch", default="compute_90", help="--device nvrtc's arch: compute_90 (the default) runs "
+                    "NVRTC's front end only; sm_90 compiles to a cubin, through NVVM and ptxas, as the CUDA backend does")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--budget", type=int, default=40, help="compiles per file and device for splitting failing batches (then a "
                     "failing group's kernels all take its first error, marked 'unresolved')")
@@ -421,7 +423,7 @@ def main():
         from nvrtc_check import NvrtcDevice
         if not args.translate_main or args.jobs > 1:
             ap.error("--device nvrtc needs --translate-main PATH and runs serially (--jobs 1)")
-        devices = {"nvrtc": NvrtcDevice(str(args.translate_main))}
+        devices = {"nvrtc": NvrtcDevice(str(args.translate_main), args.nvrtc_arch)}
     else:
         present = {d.backend for d in mc.get_devices()}
         if args.checked:

@@ -113,7 +113,8 @@ class NvrtcDevice:
     """A stand-in for mc.Device("cuda") without a GPU, for tools/msl_corpus_survey.py's
     `--device nvrtc`: compile() translates with translate_main and compiles the result with
     NVRTC's front end (syntax only), raising mc.CompileError at the first source.metal line
-    NVRTC names (its own line or the user code an instantiation came from)."""
+    NVRTC names (its own line or the user code an instantiation came from). An sm_XX arch
+    compiles the whole way to a cubin instead (NVVM and ptxas: their errors too, as on a GPU)."""
 
     backend = "nvrtc"
 
@@ -142,7 +143,8 @@ class NvrtcDevice:
             m = re.search(r"source\.metal:(\d+):", r.stderr)
             e.line = int(m.group(1)) if m else None
             raise e
-        ok, log, _ = compile_cuda(r.stdout, self.arch, self.lib, self.include, syntax_only=True)
+        ok, log, _ = compile_cuda(r.stdout, self.arch, self.lib, self.include,
+                                  syntax_only=self.arch.startswith("compute_"))
         if ok:
             return _NvrtcLibrary()
         first = next((l for l in log.splitlines() if ": error" in l), "NVRTC failed")
