@@ -37,6 +37,7 @@ KERNELS = {
     "MetalMatMul.metal": ("matmul", "matmul_bias"),
     "MetalReLU6.metal": ("relu6", "relu"),
     "MetalEltwise.metal": ("eltwise_add", "eltwise_prod", "eltwise_max"),
+    "MetalConvolution1x1.metal": ("conv1x1_g1z4_w8", "conv1x1_g1z4_w4"),
 }
 
 
@@ -191,6 +192,43 @@ def test_eltwise(device, scratch, rng, tname, op):
     k(n + 27, a, b, out, np.array([n, 0, 0, 0], np.int32))  # threads past the size do nothing
     want = {"add": a + b, "prod": a * b, "max": np.maximum(a, b)}[op]
     np.testing.assert_array_equal(out, want)
+
+
+# ---- 1x1 convolutions with int8 and int4 weights, dequantised per block of input slices (MNN::char4x4
+# and MNN::uchar4x2 weight blocks, read through `const device MNN::char4x4* wt`): a thread per 4
+# positions of one output slice and batch; `in * w_dequant` is a row vector times the matrix whose
+# column i is output channel i's weights --------------------------------------------------------
+CONV1X1 = np.dtype([("input_size", "<i4"), ("input_slice", "<i4"), ("output_width", "<i4"),
+                    ("output_height", "<i4"), ("output_size", "<i4"), ("output_slice", "<i4"),
+                    ("output_channel", "<i4"), ("batch", "<i4"), ("block_size", "<i4"),
+                    ("activation", "<i4"), ("scale_coef", "<f4")])
+
+
+@pytest.mark.parametrize("tname", sorted(TYPES))
+@pytest.mark.parametrize("bits", [8, 4])
+def test_conv1x1_quantized_weights(device, scratch, rng, tname, bits):
+    """Values chosen so that every product and sum is exact in half: the results are exact."""
+    t = TYPES[tname]
+    in_slices, out_slices, batch, size, blocks = 3, 2, 2, 12, 2
+    x = rng.integers(-2, 3, (in_slices, batch, size, 4)).astype(t)
+    bias = rng.integers(-4, 5, (out_slices, 4)).astype(t)
+    scales = np.stack([rng.choice([0.125, 0.25], (out_slices, blocks, 4)),
+                       rng.choice([-1.0, 0.0, 0.5], (out_slices, blocks, 4))], axis=2).astype(t)  # (scale, bias)
+    if bits == 8:
+        wt = rng.integers(-16, 16, (out_slices, in_slices, 4, 4), dtype=np.int8)
+        w = wt.astype(np.float64)
+    else:  # each weight row is two bytes of two nibbles, high nibble first, less 8
+        wt = rng.integers(0, 256, (out_slices, in_slices, 4, 2), dtype=np.uint8)
+        w = np.stack([wt[..., 0] >> 4, wt[..., 0] & 15, wt[..., 1] >> 4, wt[..., 1] & 15], axis=-1) - 8.0
+    block = -(-in_slices // blocks)
+    sc = scales.astype(np.float64)[:, np.arange(in_slices) // block]  # (out, in, 2, 4)
+    wd = w * sc[:, :, 0, :, None] + sc[:, :, 1, :, None]  # [o, z, i, j]: output channel i, input j
+    want = bias.astype(np.float64)[:, None, None, :] + np.einsum("zbpj,ozij->obpi", x.astype(np.float64), wd)
+    out = np.zeros((out_slices, batch, size, 4), t)
+    cst = np.array([(size, in_slices, size, 1, size, out_slices, 4 * out_slices, batch, blocks, 0, 1.0)], CONV1X1)[0]
+    k = mnn_kernel(device, scratch, "MetalConvolution1x1.metal", f"conv1x1_g1z4_w{bits}", tname)
+    k((size // 4, out_slices, batch), x, out, cst, wt, bias, scales)
+    np.testing.assert_array_equal(out, want.astype(t))
 
 
 # ---- MNN's runtime shaders: MSL in C++ raw strings (R"metal(...)metal") of its .hpp files, built
