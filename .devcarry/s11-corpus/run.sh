@@ -13,7 +13,7 @@ export METALCALL_CORPUS=.devcarry/corpus METALCALL_CORPUS2=.devcarry/corpus2 MET
   echo "commit $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
   for c in "$METALCALL_CORPUS" "$METALCALL_CORPUS2" "$METALCALL_CORPUS3"; do
-    echo "$c: $(find "$c" -type f 2>/dev/null | wc -l) files"
+    echo "$c: $(find "$c/" -type f 2>/dev/null | wc -l) files"
   done
 } > "$out/env.txt"
 cat "$out/env.txt"
