@@ -111,6 +111,34 @@ kernel void gm_space_template_addresses(device gm_counters& dev [[buffer(0)]], d
     if (lid < 4) out[group * 4 + lid] = atomic_load_explicit(&tg.c[lid], memory_order_relaxed);
 }
 """,
+    """
+// naga's overrides-atomicCompareExchangeWeak: the same overloads given the address of a whole
+// object, a threadgroup reference parameter, a threadgroup variable or a device reference.
+template <typename A> uint gm_bump_whole(device A* p, uint v) {
+    return atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
+template <typename A> uint gm_bump_whole(threadgroup A* p, uint v) {
+    return atomic_fetch_add_explicit(p, v * 100u, memory_order_relaxed);
+}
+kernel void gm_space_template_whole(device atomic_uint& dev [[buffer(0)]], device uint* out [[buffer(1)]],
+                                    threadgroup atomic_uint& a, uint lid [[thread_position_in_threadgroup]],
+                                    uint group [[threadgroup_position_in_grid]]) {
+    threadgroup atomic_uint t;
+    if (lid == 0) {
+        atomic_store_explicit(&a, 0u, memory_order_relaxed);
+        atomic_store_explicit(&t, 0u, memory_order_relaxed);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    gm_bump_whole(&dev, 1u);
+    gm_bump_whole(&a, 1u);
+    gm_bump_whole(&t, 2u);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) {
+        out[2 * group] = atomic_load_explicit(&a, memory_order_relaxed);
+        out[2 * group + 1] = atomic_load_explicit(&t, memory_order_relaxed);
+    }
+}
+""",
 ])
 
 
@@ -299,3 +327,12 @@ def test_address_space_template_overloads_given_addresses_of_parts(device):
     KS.get(device, "gm_space_template_addresses")(groups * width, dev, out, threadgroup=width)
     assert_equal(dev, np.full(4, groups * width // 4, np.uint32))  # the device overload: +1 each
     assert_equal(out, np.full(groups * 4, width // 4 * 100, np.uint32))  # the threadgroup one: +100
+
+
+def test_address_space_template_overloads_given_addresses_of_whole_objects(device):
+    groups, width = 3, 32
+    dev = np.zeros(1, np.uint32)
+    out = np.zeros(groups * 2, np.uint32)
+    KS.get(device, "gm_space_template_whole")(groups * width, dev, out, threadgroup=width, threadgroup_memory=[16])
+    assert_equal(dev, np.array([groups * width], np.uint32))  # the device overload: +1 a thread
+    assert_equal(out, np.tile(np.array([width * 100, width * 200], np.uint32), groups))  # the threadgroup one

@@ -175,6 +175,7 @@ int written_space(const std::vector<Token>& t, std::size_t use, bool* pointer) {
   const std::string& name = t[use].text;
   for (std::size_t k = use; k-- > 1;) {
     if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
+    if (t[k - 1].is("&") && (k < 2 || !ends_type(t[k - 2]) || t[k - 2].is("&"))) continue;  // `f(&a, …)`: a use
     const Token& next = t[k + 1];
     if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")"))) continue;
     int depth = 0, space = -1;
@@ -195,10 +196,11 @@ int written_space(const std::vector<Token>& t, std::size_t use, bool* pointer) {
 }
 
 // `&x.m[i].n`, `&p->m`, `&p[i]`: an address taken of a member or element of the object named
-// right after the `&`, through member accesses and subscripts only; the name's token, or 0.
+// right after the `&`, through member accesses and subscripts only, or of the object itself
+// (`&a`, naga's `threadgroup atomic_uint& a` kernel parameter); the name's token, or 0.
 std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t e, bool* derefs) {
-  if (e < b + 3 || !t[b].is("&") || t[b + 1].kind != TokenKind::identifier) return 0;
-  *derefs = t[b + 2].is("->") || t[b + 2].is("[");
+  if (e < b + 2 || !t[b].is("&") || t[b + 1].kind != TokenKind::identifier) return 0;
+  *derefs = e > b + 2 && (t[b + 2].is("->") || t[b + 2].is("["));
   for (std::size_t j = b + 2; j < e;) {
     if ((t[j].is(".") || t[j].is("->")) && j + 1 < e && t[j + 1].kind == TokenKind::identifier) {
       j += 2;

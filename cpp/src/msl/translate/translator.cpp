@@ -81,8 +81,8 @@ Translation Translator::run() {
   if (checked_) analyse_for_checked_mode();
   space_overloads_ = address_space_overloads(t_);
   for (const auto& [range, open] : space_overloads_.wraps) {
-    text_before_[range.first] += open;
-    text_after_[range.second] = ")" + text_after_[range.second];
+    text_before_[range.first] += open;  // closed before the argument's `,` or `)`: outside whatever wraps its
+    text_before_[range.second + 1] = ")" + text_before_[range.second + 1];  // last token (`&a`: a name's emission)
   }
   if (!target_.takes_range_designators()) range_designators_ = range_designator_rewrites(t_);
   if (target_.wraps_conditional_int_literals()) conditional_literals_ = conditional_int_literals(t_);
