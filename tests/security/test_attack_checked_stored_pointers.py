@@ -1,0 +1,163 @@
+"""Attacks on checked mode through pointers stored and read back, and pointer types that name no
+address space (security, issue P2.4), on the checked CPU device in-process and in the sandbox.
+
+Until 2026-12-03 the checked translation left these raw, and a raw pointer read back was unchecked
+from there: a pointer to a pointer (`device float* thread* pp`, `thread float* thread* q`, an
+array of them, a struct's member of that type, `*q` declared after a checked pointer in one
+statement: `device float *p = out, *q = &p;`), a class type's pointer written without an address
+space (`S* p`, `(S*)out`, `using P = S*;`, `H* hp`, an enum's or a union's, an alias of a
+pointer's: `P* pp`) and a template parameter's pointer (`T* p` with T = `device float` or a
+struct). `pp[far] = out` wrote a checked pointer's 32 bytes at any distance from the stack;
+`((S*)out)[k]`, `h.p[k]` and `w.p[k]` wrote any host address (2026-12-03, before the fix, with k
+computed from a victim Buffer's address: each changed the victim).
+Now a class type's pointer without a space is refused in every mode (Metal's compiler refuses it
+too), a pointer to a pointer in checked mode, and a template parameter's pointer is a checked
+pointer: each attack is a CompileError before any run or an ExecutionError naming the bounds,
+the victim keeps its values and the device runs the next kernel; the same template constructs in
+bounds give the plain CPU device's exact values.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+from attack_kernels import HEADER
+
+pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
+
+SIGNATURE = "(device float* out [[buffer(0)]], constant ulong& at [[buffer(1)]], uint i [[thread_position_in_grid]])"
+FAR = "ulong far = at == 0 ? 0 : at % 1024 + 4096;"
+
+# name: (program-scope prefix, body): a pointer type with no address space, which MSL refuses
+NO_SPACE = {
+    "class-pointer-variable": ("struct S { float a; };", "S s; S* p = &s; p[far].a = 42.0f;"),
+    "class-pointer-cast": ("struct S { float a; };", "((S*)out)[far].a = 42.0f;"),
+    "class-pointer-static-cast": ("struct S { float a; };", "out[0] = reinterpret_cast<const S*>(&out[0])[far].a;"),
+    "class-pointer-using": ("struct S { float a; }; using P = S*;", "P p = (P)out; p[far].a = 42.0f;"),
+    "class-pointer-typedef": ("struct S { float a; }; typedef const S* P;", "out[0] = P(out)[far].a;"),
+    "class-pointer-parameter": ("struct S { float a; }; void put(S* p, ulong k) { p[k].a = 42.0f; }",
+                                "S s; put(&s, far);"),
+    "class-pointer-member": ("struct S { float a; }; struct H { S* p; };", "S s; H h; h.p = &s; h.p[far].a = 42.0f;"),
+    "class-keyword-pointer": ("class C { public: float a; };", "C c; C* p = &c; p[far].a = 42.0f;"),
+    "enum-pointer": ("enum E : int { A, B };", "E e = A; E* p = &e; p[far] = B;"),
+    "union-pointer": ("union U { float f; int n; };", "U u; U* p = &u; p[far].f = 42.0f;"),
+    "struct-pointer-to-struct": ("struct H { device float* p; };", "H h; h.p = out; H* hp = &h; hp[far].p = out;"),
+    "alias-of-pointer-pointer": ("typedef device float* P;", "P p = out; P* pp; pp = &p; pp[far] = out;"),
+    "nested-class-pointer": ("namespace n { struct S { float a; }; }", "n::S s; n::S* p = &s; p[far].a = 42.0f;"),
+}
+
+# name: (prefix, body): a pointer stored and read back raw, refused by checked mode
+STORED = {
+    "pointer-to-pointer": ("", "device float* p = out; device float* thread* pp; pp = &p; pp[far] = out;"),
+    "pointer-to-pointer-unqualified": ("", "device float* p = out; device float** pp; pp = &p; pp[far] = out;"),
+    "thread-pointer-to-thread-pointer": ("", "float v[4]; thread float* p = v; thread float* thread* q; q = &p; q[far] = v;"),
+    "const-pointer-to-pointer": ("", "device float* p = out; device float* const thread* q; q = &p; q[far][0] = 1.0f;"),
+    "pointer-to-pointer-member": ("struct H { device float* thread* pp; };",
+                                  "device float* p = out; H h; h.pp = &p; h.pp[far] = out;"),
+    "array-of-pointers-to-pointers": ("", "device float* p = out; device float* thread* ps[2]; ps[0] = &p; ps[1] = &p; "
+                                          "ps[0][far] = out;"),
+    "pointer-to-pointer-parameter": ("void put(device float* thread* pp, ulong k, device float* p) { pp[k] = p; }",
+                                     "device float* p = out; put(&p, far, out);"),
+    "pointer-declarator-after-pointer": ("", "device float *p = out, *q = &p; q[far] = out;"),
+    "thread-declarator-after-pointer": ("", "float v[4]; thread float *p = v, *q = &p; q[far] = v;"),
+}
+
+# name: (prefix, body, what the ExecutionError names, out after a run with far = 0 on [1, 2, 3, 4]):
+# a template parameter's pointer (valid MSL), now a checked pointer
+TEMPLATE = {
+    "template-member-device": ("template <class T> struct W { T* p; };",
+                               "W<device float> w; w.p = out; w.p[far] = 42.0f;", "argument 'out'", [42, 2, 3, 4]),
+    "template-member-struct": ("struct S { float a; }; template <class T> struct W { T* p; };",
+                               "S s{1.0f}; W<thread S> w; w.p = &s; w.p[far].a = 42.0f; out[0] = s.a;", "variable",
+                               [42, 2, 3, 4]),
+    "template-explicit-argument": ("struct S { float a; }; template <class T> void put(T* p, ulong k) { p[k].a = 42.0f; }",
+                                   "S s{1.0f}; put<thread S>(&s, far); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+    "template-deduced-buffer": ("template <class T> void put(T* p, ulong k) { p[k] = 42.0f; }", "put(out, far + 1);",
+                                "argument 'out'", [1, 42, 3, 4]),
+    "template-deduced-this": (("template <class T> void put(T* p, ulong k) { p[k].a = 42.0f; }\n"
+                               "struct S { float a; void go(ulong k) thread { put(this, k); } };"),
+                              "S s{1.0f}; s.go(far); out[0] = s.a;", "pointer outside every Buffer (one element)",
+                              [42, 2, 3, 4]),
+    "template-const-pointer": ("template <class T> T get(const T* p, ulong k) { return p[k]; }",
+                               "out[0] = get(out, far + 3);", "argument 'out'", [4, 2, 3, 4]),
+    "template-cast": ("template <class T> void put(device float* p, ulong k) { ((T*)p)[k] = T(42); }",
+                      "put<device float>(out, far + 2);", "argument 'out'", [1, 2, 42, 4]),
+    "stored-pointer-through-struct-pointer": ("struct H { device float* p; };",
+                                              "H h; h.p = out; thread H* hp = &h; hp->p[far + 3] = 42.0f;",
+                                              "argument 'out'", [1, 2, 3, 42]),
+}
+
+CHECKED = {
+    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
+    "checked-sandbox": lambda: mc.Device("cpu", checked=True, sandbox=True),
+}
+ALL = dict(CHECKED, cpu=lambda: mc.Device("cpu", sandbox=False))
+_LIBRARIES = {}
+
+
+def _source(prefix: str, body: str, name: str = "k") -> str:
+    return HEADER + prefix + f"\nkernel void {name}{SIGNATURE} {{\n  {FAR}\n  {body}\n}}\n"
+
+
+def _device(mode):
+    if mode == "checked-sandbox" and not sys.platform.startswith("linux"):
+        pytest.skip("the sandbox is built on Linux's seccomp")
+    return ALL[mode]()
+
+
+@pytest.mark.parametrize("mode", sorted(ALL))
+@pytest.mark.parametrize("name", sorted(NO_SPACE))
+def test_class_pointers_without_a_space_are_refused(mode, name):
+    with pytest.raises(mc.CompileError) as info:
+        _device(mode).compile(_source(*NO_SPACE[name]))
+    message = str(info.value)
+    assert message.startswith("source.metal:") and "[MSL rule: pointers name their address space]" in message, message
+
+
+@pytest.mark.parametrize("mode", sorted(CHECKED))
+@pytest.mark.parametrize("name", sorted(STORED))
+def test_stored_raw_pointers_are_refused(mode, name):
+    with pytest.raises(mc.CompileError) as info:
+        _device(mode).compile(_source(*STORED[name]))
+    message = str(info.value)
+    assert message.startswith("source.metal:") and "checked mode cannot bounds-check" in message, message
+    assert "without checked=True" in message, message
+
+
+def _library(mode):
+    if mode not in _LIBRARIES:
+        dev = _device(mode)
+        kernels = [_source(p, b, name.replace("-", "_")) for name, (p, b, _, _) in sorted(TEMPLATE.items())]
+        _LIBRARIES[mode] = dev, dev.compile(kernels[0] + "".join(k[len(HEADER):] for k in kernels[1:]))
+    return _LIBRARIES[mode]
+
+
+@pytest.mark.parametrize("mode", sorted(CHECKED))
+@pytest.mark.parametrize("name", sorted(TEMPLATE))
+def test_template_pointers_are_checked(mode, name):
+    dev, lib = _library(mode)
+    kernel = name.replace("-", "_")
+    victim = dev.asarray(np.full(4, 7.0, np.float32))
+    out = np.array([1, 2, 3, 4], np.float32)
+    with pytest.raises(mc.ExecutionError) as info:
+        getattr(lib, kernel)(1, out, np.uint64(np.asarray(victim).ctypes.data))
+    message = str(info.value)
+    assert f"kernel '{kernel}' {TEMPLATE[name][2]}" in message and "out of bounds" in message, message
+    assert "the access was not performed" in message, message
+    assert np.asarray(victim).tolist() == [7.0] * 4
+    out = np.array([1, 2, 3, 4], np.float32)  # the device goes on, in bounds with exact values
+    getattr(lib, kernel)(1, out, np.uint64(0))
+    assert out.tolist() == TEMPLATE[name][3]
+
+
+@pytest.mark.parametrize("mode", sorted(ALL))
+def test_template_pointers_in_bounds_give_exact_values(mode):
+    _, lib = _library(mode)
+    for name, (_, _, _, expected) in sorted(TEMPLATE.items()):
+        out = np.array([1, 2, 3, 4], np.float32)
+        getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
+        assert out.tolist() == expected, name
