@@ -42,10 +42,12 @@ ATTEMPTS = {
     "threadgroup-holder-view": kernel("threadgroup S s; s.p = a; threadgroup ulong* w = (threadgroup ulong*)&s; w[2] = 1000;"
                                       " s.p[40] = 5.0f;", HOLDER),
     # a plain pointer's storage viewed as an integer's bytes: a pointer made from any bits (each
-    # wrote through an attacker's address before 2026-12-03)
-    "pointer-over-integer-bytes": kernel("ulong v = 4096 + ulong(i); thread float** pp = (thread float**)&v; **pp = 5.0f;"),
+    # wrote through an attacker's address before 2026-12-03; spelled `thread float**`, a pointer
+    # to a pointer, checked mode refuses it at once since, so through an alias here)
+    "pointer-over-integer-bytes": kernel("ulong v = 4096 + ulong(i); thread FP* pp = (thread FP*)&v; **pp = 5.0f;",
+                                         "typedef thread float* FP;\n"),
     "pointer-over-byte-view": kernel("ulong v = 4096; thread uchar* b = (thread uchar*)&v; "
-                                     "thread float** pp = (thread float**)b; **pp = 5.0f;"),
+                                     "thread FP* pp = (thread FP*)b; **pp = 5.0f;", "typedef thread float* FP;\n"),
     "void-view-of-holder": kernel("S s; s.p = a; thread void* v = &s; thread ulong* w = (thread ulong*)v; w[2] = 1000;"
                                   " s.p[40] = 5.0f;", HOLDER),
     "as_type-of-auto-holder": kernel("auto w = mk(a); ulong4 r = as_type<ulong4>(w); r.z = 1000; w.p[40] = float(r.x);",

@@ -53,8 +53,9 @@ REFUSED = {
                                   "out[0] = g(out);"),
     "arithmetic-on-this": ("struct S { float a; void f(ulong k) { this[k].a = 42.0f; } };", "S s; s.f(at / 4);"),
     "cast-of-this": ("struct S { float a; void f(ulong k) { ((thread uchar*)this)[k] = 1; } };", "S s; s.f(at);"),
-    "pointer-over-integer-bytes": ("", "ulong v = at; thread float** pp = (thread float**)&v; **pp = 42.0f;"),
-    "pointer-over-byte-view": ("", "ulong v = at; thread uchar* b = (thread uchar*)&v; thread float** pp = (thread float**)b; "
+    # (through an alias: `thread float**`, a pointer to a pointer, checked mode refuses at once)
+    "pointer-over-integer-bytes": ("typedef thread float* FP;", "ulong v = at; thread FP* pp = (thread FP*)&v; **pp = 42.0f;"),
+    "pointer-over-byte-view": ("typedef thread float* FP;", "ulong v = at; thread uchar* b = (thread uchar*)&v; thread FP* pp = (thread FP*)b; "
                                    "**pp = 42.0f;"),
 }
 

@@ -47,6 +47,7 @@ NO_SPACE = {
     "union-pointer": ("union U { float f; int n; };", "U u; U* p = &u; p[far].f = 42.0f;"),
     "struct-pointer-to-struct": ("struct H { device float* p; };", "H h; h.p = out; H* hp = &h; hp[far].p = out;"),
     "alias-of-pointer-pointer": ("typedef device float* P;", "P p = out; P* pp; pp = &p; pp[far] = out;"),
+    "elaborated-class-pointer": ("struct S { float a; };", "struct S s; struct S* p = &s; p[far].a = 42.0f;"),
     "nested-class-pointer": ("namespace n { struct S { float a; }; }", "n::S s; n::S* p = &s; p[far].a = 42.0f;"),
 }
 
@@ -69,25 +70,25 @@ STORED = {
 # name: (prefix, body, what the ExecutionError names, out after a run with far = 0 on [1, 2, 3, 4]):
 # a template parameter's pointer (valid MSL), now a checked pointer
 TEMPLATE = {
-    "template-member-device": ("template <class T> struct W { T* p; };",
-                               "W<device float> w; w.p = out; w.p[far] = 42.0f;", "argument 'out'", [42, 2, 3, 4]),
-    "template-member-struct": ("struct S { float a; }; template <class T> struct W { T* p; };",
-                               "S s{1.0f}; W<thread S> w; w.p = &s; w.p[far].a = 42.0f; out[0] = s.a;", "variable",
+    "template-member-device": ("template <class T> struct W1 { T* p; };",
+                               "W1<device float> w; w.p = out; w.p[far] = 42.0f;", "argument 'out'", [42, 2, 3, 4]),
+    "template-member-struct": ("struct S2 { float a; }; template <class T> struct W2 { T* p; };",
+                               "S2 s{1.0f}; W2<thread S2> w; w.p = &s; w.p[far].a = 42.0f; out[0] = s.a;", "variable",
                                [42, 2, 3, 4]),
-    "template-explicit-argument": ("struct S { float a; }; template <class T> void put(T* p, ulong k) { p[k].a = 42.0f; }",
-                                   "S s{1.0f}; put<thread S>(&s, far); out[0] = s.a;", "variable", [42, 2, 3, 4]),
-    "template-deduced-buffer": ("template <class T> void put(T* p, ulong k) { p[k] = 42.0f; }", "put(out, far + 1);",
+    "template-explicit-argument": ("struct S3 { float a; }; template <class T> void put3(T* p, ulong k) { p[k].a = 42.0f; }",
+                                   "S3 s{1.0f}; put3<thread S3>(&s, far); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+    "template-deduced-buffer": ("template <class T> void put4(T* p, ulong k) { p[k] = 42.0f; }", "put4(out, far + 1);",
                                 "argument 'out'", [1, 42, 3, 4]),
-    "template-deduced-this": (("template <class T> void put(T* p, ulong k) { p[k].a = 42.0f; }\n"
-                               "struct S { float a; void go(ulong k) thread { put(this, k); } };"),
-                              "S s{1.0f}; s.go(far); out[0] = s.a;", "pointer outside every Buffer (one element)",
+    "template-deduced-this": (("template <class T> void put5(T* p, ulong k) { p[k].a = 42.0f; }\n"
+                               "struct S5 { float a; void go(ulong k) thread { put5(this, k); } };"),
+                              "S5 s{1.0f}; s.go(far); out[0] = s.a;", "pointer outside every Buffer (one element)",
                               [42, 2, 3, 4]),
-    "template-const-pointer": ("template <class T> T get(const T* p, ulong k) { return p[k]; }",
-                               "out[0] = get(out, far + 3);", "argument 'out'", [4, 2, 3, 4]),
-    "template-cast": ("template <class T> void put(device float* p, ulong k) { ((T*)p)[k] = T(42); }",
-                      "put<device float>(out, far + 2);", "argument 'out'", [1, 2, 42, 4]),
-    "stored-pointer-through-struct-pointer": ("struct H { device float* p; };",
-                                              "H h; h.p = out; thread H* hp = &h; hp->p[far + 3] = 42.0f;",
+    "template-const-pointer": ("template <class T> float get6(const T* p, ulong k) { return p[k]; }",
+                               "out[0] = get6(out, far + 3);", "argument 'out'", [4, 2, 3, 4]),
+    "template-cast": ("template <class T> void put7(device float* p, ulong k) { ((T*)p)[k] = 42.0f; }",
+                      "put7<device float>(out, far + 2);", "argument 'out'", [1, 2, 42, 4]),
+    "stored-pointer-through-struct-pointer": ("struct H8 { device float* p; };",
+                                              "H8 h; h.p = out; thread H8* hp = &h; hp->p[far + 3] = 42.0f;",
                                               "argument 'out'", [1, 2, 3, 42]),
 }
 
@@ -109,23 +110,27 @@ def _device(mode):
     return ALL[mode]()
 
 
+def _refusal(mode, prefix, body):
+    """The CompileError's message, at the user's line."""
+    with pytest.raises(mc.CompileError) as info:
+        _device(mode).compile(_source(prefix, body))
+    message = str(info.value)
+    assert message.startswith("source.metal:"), message
+    return message
+
+
 @pytest.mark.parametrize("mode", sorted(ALL))
 @pytest.mark.parametrize("name", sorted(NO_SPACE))
 def test_class_pointers_without_a_space_are_refused(mode, name):
-    with pytest.raises(mc.CompileError) as info:
-        _device(mode).compile(_source(*NO_SPACE[name]))
-    message = str(info.value)
-    assert message.startswith("source.metal:") and "[MSL rule: pointers name their address space]" in message, message
+    message = _refusal(mode, *NO_SPACE[name])
+    assert "[MSL rule: pointers name their address space]" in message, message
 
 
 @pytest.mark.parametrize("mode", sorted(CHECKED))
 @pytest.mark.parametrize("name", sorted(STORED))
 def test_stored_raw_pointers_are_refused(mode, name):
-    with pytest.raises(mc.CompileError) as info:
-        _device(mode).compile(_source(*STORED[name]))
-    message = str(info.value)
-    assert message.startswith("source.metal:") and "checked mode cannot bounds-check" in message, message
-    assert "without checked=True" in message, message
+    message = _refusal(mode, *STORED[name])
+    assert "checked mode cannot bounds-check" in message and "without checked=True" in message, message
 
 
 def _library(mode):
@@ -161,3 +166,31 @@ def test_template_pointers_in_bounds_give_exact_values(mode):
         out = np.array([1, 2, 3, 4], np.float32)
         getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
         assert out.tolist() == expected, name
+
+
+# Valid MSL: an elaborated class type's pointer with its space (anc's nbody, `device struct particle* p`)
+ELABORATED = ("struct S { float a; };",
+              "device struct S* s = (device struct S*)out; const device struct S* t = &s[1]; s[0].a = t->a + 40.0f;")
+
+
+@pytest.mark.parametrize("mode", sorted(ALL))
+def test_class_pointers_with_a_space_run(mode):
+    out = np.array([1, 2, 3, 4], np.float32)
+    _device(mode).compile(_source(*ELABORATED)).k(1, out, np.uint64(0))
+    assert out.tolist() == [42, 2, 3, 4]
+
+
+# Valid MSL the unchecked device runs as Metal does: pointers to pointers (the memory rule read
+# `device float* thread* pp = &p` as a device pointer made from a thread address before 2026-12-03).
+POINTERS_TO_POINTERS = ("device float* p = out; device float* thread* pp = &p; (*pp)[1] = 42.0f;\n"
+                        "  float v[2] = {5.0f, 6.0f}; thread float* q = v; thread float* thread* qq = &q; out[2] = (*qq)[1];\n"
+                        "  typedef device float* P; thread P* pq = &p; (*pq)[3] = 9.0f;")
+
+
+def test_pointers_to_pointers_run_unchecked():
+    dev = mc.Device("cpu", sandbox=False)
+    out = np.array([1, 2, 3, 4], np.float32)
+    dev.compile(_source("", POINTERS_TO_POINTERS)).k(1, out, np.uint64(0))
+    assert out.tolist() == [1, 42, 6, 9]
+    with pytest.raises(mc.CompileError, match="checked mode cannot bounds-check a pointer to a pointer"):
+        mc.Device("cpu", checked=True, sandbox=False).compile(_source("", POINTERS_TO_POINTERS))

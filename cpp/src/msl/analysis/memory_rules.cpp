@@ -129,6 +129,12 @@ class MemoryRules {
     if (a >= b || b > t_.size()) return ti;
     bool only_integer = true;
     int angles = 0;
+    // A pointer to a pointer's space is the one written between its '*' and the '*' before it:
+    // `device float* thread* pp` points into thread memory (before 2026-12-03 read as device).
+    // (A reference to a pointer keeps its pointee's: `*reinterpret_cast<constant T* const device&>(x)`
+    // is constant memory.)
+    Space segment = Space::unknown;
+    bool declarator = false;
     for (std::size_t j = a; j < b; ++j) {
       const Token& x = t_[j];
       if (x.is("<")) ++angles;
@@ -144,18 +150,25 @@ class MemoryRules {
         if (ti.space == Space::unknown) ti.space = v->second.pointee;
         only_integer = false;
         j = c;
-      } else if (x.is("*")) ti.pointer = true;
-      else if (x.is("&") || x.is("&&")) ti.reference = true;
-      else if (x.is("::")) {
+      } else if (x.is("*")) {
+        ti.pointer = true;
+        if (declarator) ti.space = segment;  // a pointer to a pointer
+        declarator = true;
+        segment = Space::unknown;
+      } else if (x.is("&") || x.is("&&")) {
+        ti.reference = true;
+      } else if (x.is("::")) {
       } else if (x.kind == TokenKind::identifier) {
         if (const Space s = space_word(x); s != Space::unknown) {
           if (ti.space == Space::unknown) ti.space = s;
+          if (segment == Space::unknown) segment = s;
           continue;
         }
         if (x.text == "auto") ti.is_auto = true;
         if (const auto alias = aliases_.find(x.text); alias != aliases_.end()) {
           ti.space = alias->second.space;
           ti.pointer = ti.pointer || alias->second.pointer;
+          declarator = declarator || alias->second.pointer;  // `thread P* pp`: a pointer to P
           ti.reference = ti.reference || alias->second.reference;
         }
         if (!is_integer_word(x.text)) only_integer = false;

@@ -39,14 +39,17 @@ class PointerSpaces {
   PointerSpaces(const std::vector<Token>& t, const std::string& source) : t_(t), src_(source) {}
 
   void run() {
+    read_template_parameters();
+    read_class_names();
     read_aliases();
     for (std::size_t i = 1; i < t_.size(); ++i) {
       if (!t_[i].is("*")) continue;
       std::size_t j = i;
-      while (j > 0 && in_run(t_[j - 1])) --j;
-      // `mnn::char4x4*`, `Outer<T>::half4*`: a member of the source's own namespace or class
-      // (MNN's int8 weight blocks), whatever its name; its space comes before the scope's name.
-      if (t_[j].is("::") && j > 0 && (t_[j - 1].kind == TokenKind::identifier || t_[j - 1].is(">"))) continue;
+      while (j > 0 && (in_run(t_[j - 1]) || qualifies_name(j - 1))) --j;
+      // `Outer<T>::half4*`: a member of a class template's instance (its space comes before it).
+      if (t_[j].is("::") && j > 0 && t_[j - 1].is(">")) continue;
+      // `s.S * x`, `p->S * x`: a member's value, not a type.
+      if (j > 0 && (t_[j - 1].is(".") || t_[j - 1].is("->"))) continue;
       // A builtin type's name is no value: right before a '*' it is the pointee of a pointer type,
       // refused where it declares or converts something (a type trait's argument touches no memory).
       if (builtin_without_space(j, i) && declares_or_converts(j, i))
@@ -60,12 +63,20 @@ class PointerSpaces {
  private:
   const std::vector<Token>& t_;
   const std::string& src_;
-  std::set<std::string> aliases_;  // names of builtin types without a space: `typedef float real;`
+  // Names of types without a space: builtin ones' aliases (`typedef float real;`), the classes,
+  // unions and enums the source declares and their aliases (`using P = S*;`), not a template's
+  // parameters (`T*` with T = `device float` names its space).
+  std::set<std::string> aliases_;
+  std::set<std::string> template_parameters_;
 
   bool in_run(const Token& x) const {
     if (x.kind != TokenKind::identifier) return x.is("::");
     return is_space_word(x.text) || is_builtin_type_word(x.text) || aliases_.count(x.text) || is_qualifier(x.text) ||
-           x.text == "metal";
+           x.text == "metal" || x.text == "struct" || x.text == "class" || x.text == "union" || x.text == "enum";
+  }
+  // A namespace's or a class's name before `::` (`n::S* p`).
+  bool qualifies_name(std::size_t k) const {
+    return t_[k].kind == TokenKind::identifier && k + 1 < t_.size() && t_[k + 1].is("::");
   }
 
   // Tokens [a, b) name a builtin type (or an alias of one) and no address space.
@@ -112,8 +123,59 @@ class PointerSpaces {
     return out;
   }
 
+  // The names `template <typename T, class U>` lists declare (not their defaults).
+  void read_template_parameters() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!t_[i].is_identifier("template") || !t_[i + 1].is("<")) continue;
+      int depth = 0;
+      for (std::size_t j = i + 1; j + 1 < t_.size(); ++j) {
+        if (t_[j].is("<") || t_[j].is("(")) ++depth;
+        else if (t_[j].is(">") || t_[j].is(")")) --depth;
+        else if (t_[j].is(">>")) depth -= 2;
+        if (depth <= 0) break;
+        if (depth == 1 && (t_[j].is_identifier("typename") || t_[j].is_identifier("class")) &&
+            t_[j + 1].kind == TokenKind::identifier)
+          template_parameters_.insert(t_[j + 1].text);
+      }
+    }
+  }
+
+  // `struct S {`, `class C : B {`, `union U;`, `enum class E : int {`: the names of the types the
+  // source declares (a template's `class T` is a parameter: a ',', '>' or '=' follows it).
+  void read_class_names() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!(t_[i].is_identifier("struct") || t_[i].is_identifier("class") || t_[i].is_identifier("union") ||
+            t_[i].is_identifier("enum")))
+        continue;
+      const Token& name = t_[i + 1];
+      const Token& next = t_[i + 2];
+      if (name.kind != TokenKind::identifier || is_space_word(name.text) || template_parameters_.count(name.text)) continue;
+      if (next.is("{") || next.is(":") || next.is(";") || next.is_identifier("final") || next.is("<"))
+        aliases_.insert(name.text);
+    }
+  }
+
+  // The alias's target [a, b) names no space of its own: none at its top level, or one before a
+  // '*' (`using P = device float*;`: a pointer, whose own pointer needs a space); not read for a
+  // target that may carry one (a template's parameter, `typename X::type`, `decltype(…)`).
+  bool alias_without_space(std::size_t a, std::size_t b) const {
+    int depth = 0;
+    bool space = false;
+    for (std::size_t k = a; k < b; ++k) {
+      const Token& x = t_[k];
+      if (x.is("<") || x.is("(")) ++depth;
+      else if (x.is(">") || x.is(")")) --depth;
+      else if (x.is(">>")) depth -= 2;
+      if (template_parameters_.count(x.text) || x.is_identifier("typename") || x.is_identifier("decltype")) return false;
+      if (depth == 0 && is_space_word(x.text)) space = true;
+      if (depth == 0 && x.is("*")) space = false;
+    }
+    return !space;
+  }
+
   // `typedef const float real;` and `using real = float;`: an alias of a builtin type with no
-  // space and no '*' (the pointer's own '*' is read where it is written).
+  // space and no '*' (the pointer's own '*' is read where it is written); `using P = S*;` and
+  // `typedef S T;` of a class type, with or without a '*'.
   void read_aliases() {
     for (std::size_t i = 0; i + 3 < t_.size(); ++i) {
       std::size_t a = 0, b = 0, name = 0;
@@ -133,6 +195,35 @@ class PointerSpaces {
         continue;
       }
       if (builtin_without_space(a, b)) aliases_.insert(t_[name].text);
+    }
+    // Aliases of the classes' types (and of their pointers), to a fixed point: `typedef S T;
+    // using P = T*;`. (Not an alias template's: its parameters may carry a space.)
+    for (bool more = true; more;) {
+      more = false;
+      for (std::size_t i = 0; i + 3 < t_.size(); ++i) {
+        std::size_t a = 0, b = 0, name = 0;
+        if (t_[i].is_identifier("typedef")) {
+          a = i + 1;
+          for (b = a; b < t_.size() && !t_[b].is(";") && !t_[b].is("{") && !t_[b].is("("); ++b) {}
+          if (b >= t_.size() || !t_[b].is(";") || b - a < 2 || t_[b - 1].kind != TokenKind::identifier) continue;
+          name = --b;
+        } else if (t_[i].is_identifier("using") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("=") &&
+                   !(i > 0 && t_[i - 1].is(">"))) {
+          name = i + 1;
+          a = i + 3;
+          for (b = a; b < t_.size() && !t_[b].is(";") && !t_[b].is("{"); ++b) {}
+          if (b >= t_.size() || !t_[b].is(";")) continue;
+        } else {
+          continue;
+        }
+        if (aliases_.count(t_[name].text) || template_parameters_.count(t_[name].text)) continue;
+        bool names_class = false;
+        for (std::size_t k = a; k < b; ++k) names_class = names_class || aliases_.count(t_[k].text) || t_[k].is("*");
+        if (names_class && alias_without_space(a, b)) {
+          aliases_.insert(t_[name].text);
+          more = true;
+        }
+      }
     }
   }
 };

@@ -13,9 +13,10 @@ namespace metalcall::msl {
 
 /**
  * Throws a rule CompileError at the first `*` of a pointer type whose pointee is a builtin scalar,
- * vector or matrix type (or `void`, or an alias of one made with `typedef`/`using`) with no
- * address space among its qualifiers. A class type's or a template parameter's pointer is not
- * read here (a template parameter may carry its space: `T*` with T = `device float`).
+ * vector or matrix type (or `void`), a struct, class, union or enum the source declares, or an
+ * alias of one made with `typedef`/`using` (`using P = S*;` too: a pointer to P needs a space),
+ * with no address space among its qualifiers. A template parameter's pointer is not read here (it
+ * may carry its space: `T*` with T = `device float`; checked mode makes it a checked pointer).
  */
 void check_pointer_spaces(const std::vector<Token>& t, const std::string& source);
 

@@ -42,24 +42,11 @@ std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t&
   return extents;
 }
 
-namespace {
-
-bool statement_boundary(const Token& b) {
-  return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
-}
-// The token at j ends what comes before a declaration: a statement's end, or the ':' of an
-// access specifier (`public: float a[4];`).
-bool boundary_at(const std::vector<Token>& t, std::size_t j) {
-  if (statement_boundary(t[j])) return true;
-  return t[j].is(":") && j > 0 &&
-         (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
-}
-
 // In an initializer, the '>' closing the '<' at lt (`vec<int, 2>(1, 2)`: its ',' separates no
 // declarators), before limit and the statement's end; else lt itself (a comparison, `a < b`).
 // Reading a comparison as template arguments (`a < b, y = c > d`) keeps that ',' as it is:
 // the statement's declarators stay what C++ makes of them.
-std::size_t template_close(const std::vector<Token>& t, std::size_t lt, std::size_t limit) {
+std::size_t initializer_template_close(const std::vector<Token>& t, std::size_t lt, std::size_t limit) {
   int angle = 0, depth = 0;
   for (std::size_t j = lt; j < t.size() && j < limit; ++j) {
     if (t[j].is("(") || t[j].is("[") || t[j].is("{")) {
@@ -76,6 +63,19 @@ std::size_t template_close(const std::vector<Token>& t, std::size_t lt, std::siz
     }
   }
   return lt;
+}
+
+namespace {
+
+bool statement_boundary(const Token& b) {
+  return b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive;
+}
+// The token at j ends what comes before a declaration: a statement's end, or the ':' of an
+// access specifier (`public: float a[4];`).
+bool boundary_at(const std::vector<Token>& t, std::size_t j) {
+  if (statement_boundary(t[j])) return true;
+  return t[j].is(":") && j > 0 &&
+         (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
 }
 
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
@@ -202,7 +202,7 @@ bool split_declarators(const std::vector<Token>& t, CheckedArray& d, std::size_t
           if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
           else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
           else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) break;
-          else if (depth == 0 && t[j].is("<")) j = template_close(t, j, t.size());  // `x = vec<int, 2>(…)`
+          else if (depth == 0 && t[j].is("<")) j = initializer_template_close(t, j, t.size());  // `x = vec<int, 2>(…)`
         }
       }
       if (j >= t.size() || !(t[j].is(",") || t[j].is(";"))) return false;
@@ -302,7 +302,7 @@ Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind
       if (t[comma].is("(") || t[comma].is("[") || t[comma].is("{")) ++level;
       else if (t[comma].is(")") || t[comma].is("]") || t[comma].is("}")) --level;
       else if (level == 0 && t[comma].is(",")) break;
-      else if (level == 0 && t[comma].is("<")) comma = template_close(t, comma, name);  // `x = vec<int, 2>(…)`
+      else if (level == 0 && t[comma].is("<")) comma = initializer_template_close(t, comma, name);  // `x = vec<int, 2>(…)`
     }
   }
   if (comma >= name || !t[comma].is(",")) return no;

@@ -62,6 +62,10 @@ bool is_template_argument(const std::vector<Token>& t, std::size_t i, std::size_
 /** The extent texts of `[a][b]…` from token j (a '['); j moves past the last ']'. */
 std::vector<std::string> array_extents(const std::vector<Token>& t, std::size_t& j);
 
+/** In an initializer, the '>' closing the '<' at lt (`vec<int, 2>(1, 2)`: its ',' separates no
+ *  declarators), before limit and the statement's end; else lt itself (a comparison). */
+std::size_t initializer_template_close(const std::vector<Token>& t, std::size_t lt, std::size_t limit);
+
 /** True when the '{' at i opens a namespace (or an extern "C" block). */
 bool opens_namespace(const std::vector<Token>& t, std::size_t i);
 

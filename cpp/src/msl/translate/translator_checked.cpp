@@ -8,6 +8,8 @@
 namespace metalcall::msl {
 
 void Translator::analyse_for_checked_mode() {
+  const RefusedPointer stored = refused_stored_pointer(t_);
+  if (stored.at != std::string::npos) fail(stored.at, stored.message);
   checked_arrays_ = find_checked_arrays(t_);
   for (auto& [first, array] : checked_arrays_) {
     if (!array.refused.empty()) fail(array.name, array.refused);

@@ -22,6 +22,7 @@
 #include "msl/analysis/sync_reachability.hpp"
 #include "msl/checked/checked_addresses.hpp"
 #include "msl/checked/checked_mode.hpp"
+#include "msl/checked/checked_stored_pointers.hpp"
 #include "msl/checked/checked_thread_params.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/lex/lexer.hpp"
@@ -70,6 +71,7 @@ class Translator {
     drop_render_functions(t_);
     int_vector_size_parameters(t_);
     drop_coherent_qualifiers(t_);
+    if (checked_) spell_template_pointer_spaces(t_);  // `T*`: a checked pointer, as `thread T*`
     rename_names_that_clash_with_target();
     positional_designated_initializers(t_);
     hoist_guarded_shuffles(t_);
