@@ -28,6 +28,7 @@ bool bind_all(void* lib, Api& a, std::string* missing) {
   MC_BIND(saveTranslationUnit); MC_BIND(getClangVersion);
   MC_BIND(getTranslationUnitCursor); MC_BIND(visitChildren); MC_BIND(getCursorKind); MC_BIND(getCursorReferenced);
   MC_BIND(getCanonicalCursor); MC_BIND(getCursorSemanticParent); MC_BIND(getSpecializedCursorTemplate);
+  MC_BIND(getCursorDefinition);
   MC_BIND(isCursorDefinition); MC_BIND(Cursor_isNull); MC_BIND(getNumOverloadedDecls); MC_BIND(getOverloadedDecl);
   MC_BIND(getCursorSpelling); MC_BIND(getCursorUSR); MC_BIND(getCursorType); MC_BIND(getCanonicalType); MC_BIND(getTypeSpelling);
   MC_BIND(getPointeeType); MC_BIND(getArrayElementType); MC_BIND(getTypeDeclaration); MC_BIND(getCursorLocation);

@@ -56,7 +56,7 @@ enum CursorKind : int {
   UnexposedDecl = 1, StructDecl = 2, UnionDecl = 3, ClassDecl = 4, FieldDecl = 6, FunctionDecl = 8, VarDecl = 9,
   ParmDecl = 10, TypedefDecl = 20, CXXMethod = 21, Namespace = 22, LinkageSpec = 23, Constructor = 24,
   Destructor = 25, ConversionFunction = 26, NonTypeTemplateParameter = 28, FunctionTemplate = 30, ClassTemplate = 31,
-  ClassTemplatePartialSpecialization = 32, TypeAliasDecl = 36,
+  ClassTemplatePartialSpecialization = 32, UsingDeclaration = 35, TypeAliasDecl = 36,
   TypeRef = 43, TemplateRef = 45, NamespaceRef = 46, MemberRef = 47, OverloadedDeclRef = 49, VariableRef = 50,
   UnexposedExpr = 100, DeclRefExpr = 101, MemberRefExpr = 102, CallExpr = 103, IntegerLiteral = 106,
   ParenExpr = 111, CStyleCastExpr = 117, CXXStaticCastExpr = 124, CXXReinterpretCastExpr = 126,
@@ -93,6 +93,7 @@ struct Api {
   CXCursor (*getCanonicalCursor)(CXCursor);
   CXCursor (*getCursorSemanticParent)(CXCursor);
   CXCursor (*getSpecializedCursorTemplate)(CXCursor);
+  CXCursor (*getCursorDefinition)(CXCursor);
   unsigned (*isCursorDefinition)(CXCursor);
   unsigned (*Cursor_isNull)(CXCursor);
   unsigned (*getNumOverloadedDecls)(CXCursor);

@@ -36,6 +36,7 @@ class Reader {
     find_foreign_macros();
     Context top{this, nullptr};
     a_.visitChildren(a_.getTranslationUnitCursor(unit_), &Reader::visit, &top);
+    walk_instantiations(top);
     find_entries();
     for (const auto& [k, text] : undefined_calls_)
       if (!facts_.functions.count(k)) facts_.problems.push_back(text);
@@ -47,6 +48,7 @@ class Reader {
     Reader* reader;
     FunctionFacts* function;  // the definition being walked; null outside functions and in constant expressions
     FunctionFacts* constant_in = nullptr;  // in a constant expression: the definition it is in
+    bool in_template_argument = false;     // in a template argument an instantiation's body holds
   };
 
   const Api& a_;
@@ -58,6 +60,10 @@ class Reader {
   std::set<unsigned> foreign_macro_sites_;  // offsets of macro names (find_foreign_macros)
   std::set<unsigned> callee_sites_;  // offsets of the names calls call (note_callee_site)
   std::map<std::string, std::string> undefined_calls_;  // functions the user's code declares and calls
+  std::vector<CXCursor> instantiations_;  // the unit's template instantiations named so far, to walk
+  std::set<std::string> instantiations_named_;  // their keys
+  std::set<std::string> reexported_;  // USRs of the system's declarations the prelude names (using std::x)
+  bool reexported_read_ = false;
 
   static int visit(CXCursor c, CXCursor parent, void* data) {
     auto* ctx = static_cast<Context*>(data);
@@ -127,13 +133,14 @@ class Reader {
     }, this);
   }
 
-  // One key per function however it is named: the template a specialisation comes from,
-  // then its first declaration.
+  // One key per function however it is named: its first declaration's USR. A template's
+  // instantiation is a function of its own (USRs spell the template arguments), and so is an
+  // explicit specialisation: operator><float> comparing floats calls no operator>, and
+  // mpc_sum<pair> calling mpc_sum<float4> is no recursion. Each instantiation of the unit's
+  // templates that the walk names is walked later (walk_instantiations).
   std::string key(CXCursor c) {
-    // An instantiation stands where its template does; an explicit specialisation is a
-    // function of its own, written elsewhere (mpc_sum<pair> calling mpc_sum<float4> is no recursion).
-    CXCursor pattern = a_.getSpecializedCursorTemplate(c);
-    if (!a_.Cursor_isNull(pattern) && offset_of(c) == offset_of(pattern) && same_file(c, pattern)) c = pattern;
+    const CXCursor pattern = a_.getSpecializedCursorTemplate(c);
+    const bool instantiation = !a_.Cursor_isNull(pattern) && offset_of(c) == offset_of(pattern) && same_file(c, pattern);
     c = a_.getCanonicalCursor(c);
     std::string usr = a_.text(a_.getCursorUSR(c));
     if (usr.empty()) {
@@ -141,7 +148,33 @@ class Reader {
       origin(c, &place);
       usr = spelling(c) + "@" + place;
     }
+    if (instantiation && !instantiations_named_.count(usr)) {
+      const Origin o = origin(c);
+      if ((o == Origin::user || o == Origin::translator) && instantiations_named_.insert(usr).second)
+        instantiations_.push_back(c);
+    }
     return usr;
+  }
+
+  // The bodies Clang instantiated for the templates the unit uses: there every call is
+  // resolved, where the template itself could only name a dependent call (`a.val > b.val`
+  // for a T). Walking one names further instantiations, walked in turn. One whose body was
+  // not instantiated (named, never odr-used) is a node without calls.
+  void walk_instantiations(Context& top) {
+    while (!instantiations_.empty()) {
+      const CXCursor c = instantiations_.back();
+      instantiations_.pop_back();
+      const CXCursor definition = a_.getCursorDefinition(c);
+      if (!a_.Cursor_isNull(definition)) {
+        on_cursor(definition, a_.getCursorSemanticParent(definition), top);
+        continue;
+      }
+      const CXCursor pattern = a_.getSpecializedCursorTemplate(c);
+      if (a_.Cursor_isNull(a_.getCursorDefinition(pattern))) continue;  // declared only: a call to it is refused
+      FunctionFacts& f = facts_.functions[key(c)];
+      f.name = spelling(c);
+      f.origin = origin(c, &f.where);
+    }
   }
 
   bool in_runtime_namespace(CXCursor c) {
@@ -167,7 +200,16 @@ class Reader {
     // The prelude and the system's headers are not the translation: trusted, not walked.
     if (o == Origin::prelude || o == Origin::foreign) return CXChildVisit_Continue;
     check_asm(c, k);
-    if (o == Origin::user && written_by_user(c)) check_user_node(c, parent, k);
+    if (k == DeclRefExpr && !ctx.in_template_argument && a_.Cursor_isNull(a_.getCursorReferenced(c)) &&
+        spelling(c).empty()) {
+      // A non-type template argument put in an instantiation's body (apply<inc>'s F, a
+      // compile-time constant): checked where the user wrote it; what it calls still counts.
+      Context inner = ctx;
+      inner.in_template_argument = true;
+      a_.visitChildren(c, &Reader::visit, &inner);
+      return CXChildVisit_Continue;
+    }
+    if (o == Origin::user && !ctx.in_template_argument && written_by_user(c)) check_user_node(c, parent, k);
     if (is_function_kind(k) && a_.isCursorDefinition(c)) {
       FunctionFacts& f = facts_.functions[key(c)];
       f.name = spelling(c);
@@ -311,8 +353,44 @@ class Reader {
   void check_declared_here(CXCursor use, CXCursor decl) {
     if (a_.Cursor_isNull(decl) || is_allowed_builtin(spelling(decl))) return;
     std::string place;
-    if (origin(decl, &place) == Origin::foreign)
+    if (origin(decl, &place) == Origin::foreign && !reexported_by_prelude(decl))
       report(use, "'" + spelling(decl) + "' is declared outside the translation and the prelude (" + place + ")");
+  }
+
+  // A system header's declaration the prelude makes MSL's own with a using-declaration
+  // (metal::initializer_list is the host's std::initializer_list), or a member of one (of
+  // an instantiation of one): the prelude's choice, not the user's reach into the host.
+  bool reexported_by_prelude(CXCursor decl) {
+    if (!reexported_read_) read_reexported();
+    for (int depth = 0; depth < 16 && !a_.Cursor_isNull(decl); ++depth) {
+      const int k = a_.getCursorKind(decl);
+      if (k == 300 /* CXCursor_TranslationUnit */ || k == Namespace) return false;
+      if (reexported_.count(a_.text(a_.getCursorUSR(a_.getCanonicalCursor(decl))))) return true;
+      const CXCursor pattern = a_.getSpecializedCursorTemplate(decl);
+      if (!a_.Cursor_isNull(pattern) && reexported_.count(a_.text(a_.getCursorUSR(a_.getCanonicalCursor(pattern)))))
+        return true;
+      decl = a_.getCursorSemanticParent(decl);
+    }
+    return false;
+  }
+
+  // The targets of the prelude's namespace-scope using-declarations that a system header
+  // declares. Read once, on the first name from outside (a unit that names none never reads them).
+  void read_reexported() {
+    reexported_read_ = true;
+    a_.visitChildren(a_.getTranslationUnitCursor(unit_), [](CXCursor c, CXCursor, void* data) {
+      auto* r = static_cast<Reader*>(data);
+      const int k = r->a_.getCursorKind(c);
+      if ((k != Namespace && k != UsingDeclaration) || r->origin(c) != Origin::prelude) return CXChildVisit_Continue;
+      if (k == Namespace) return CXChildVisit_Recurse;
+      const CXCursor targets = r->a_.getCursorReferenced(c);
+      for (unsigned i = 0, n = r->a_.Cursor_isNull(targets) ? 0 : r->a_.getNumOverloadedDecls(targets); i < n; ++i) {
+        const CXCursor target = r->a_.getOverloadedDecl(targets, i);
+        if (r->origin(target) == Origin::foreign)
+          r->reexported_.insert(r->a_.text(r->a_.getCursorUSR(r->a_.getCanonicalCursor(target))));
+      }
+      return CXChildVisit_Continue;
+    }, this);
   }
 
   void note_synchronising(FunctionFacts& f, const std::string& name, CXCursor use) {
