@@ -27,6 +27,8 @@ void init_kernel(py::module_& m);
 void init_cache(py::module_& m);
 void init_interrupt(py::module_& m);
 void init_verify(py::module_& m);  // the translation verifier (translation_check.hpp)
+/** compile()'s defines=, fast_math= and language_version= as CompileOptions (device.cpp); ArgumentError when malformed. */
+CompileOptions compile_options(const py::object& defines, const py::object& fast_math, const py::object& language_version);
 void init_texture(py::module_& m);  // after init_device: it adds Device.texture/texture_from/sampler
 /** The NumPy dtype of one channel of a texel of `texture` (what np.asarray(texture) holds). */
 py::dtype texel_dtype(const Texture& texture);

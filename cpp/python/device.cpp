@@ -85,6 +85,8 @@ std::string define_value(const py::handle& v) {
   return py::str(v);
 }
 
+}  // namespace
+
 CompileOptions compile_options(const py::object& defines, const py::object& fast_math, const py::object& language_version) {
   CompileOptions options;
   options.fast_math = flag(fast_math, "compile(fast_math=...)");
@@ -116,6 +118,8 @@ CompileOptions compile_options(const py::object& defines, const py::object& fast
   }
   return options;
 }
+
+namespace {
 
 // MSL source as UTF-8: a str, or bytes holding UTF-8 text.
 std::string source_text(const py::object& source) {

@@ -6,8 +6,10 @@
 namespace metalcall::python {
 
 void init_verify(py::module_& m) {
-  m.def("_cpu_translation", &cpu_translation_text, py::arg("source"), py::arg("checked") = false,
-        "The C++ the CPU backend compiles for an MSL source.");
+  m.def("_cpu_translation", [](const std::string& source, bool checked, const py::object& defines) {
+    return cpu_translation_text(source, checked, compile_options(defines, py::bool_(true), py::none()).defines);
+  }, py::arg("source"), py::arg("checked") = false, py::arg("defines") = py::none(),
+        "The C++ the CPU backend compiles for an MSL source (defines: as compile()'s).");
   m.def("_verify_cpu_translation", &verify_cpu_translation, py::arg("code"),
         py::call_guard<py::gil_scoped_release>(),
         "Problems the libclang check finds in a CPU translation (empty: verified); DeviceError without libclang.");

@@ -298,7 +298,7 @@ def test_disagreement_is_a_compile_error():
     with pytest.raises(mc.CompileError) as error:
         _core._check_cpu_translation(code)
     text = str(error.value)
-    assert text.startswith("[cpu] the independent check of the translation (METALCALL_VERIFY=1")
+    assert text.startswith("[cpu] the independent check of the translation (Clang's parse of the translated C++")
     assert "kernel 'plain' (metalcall_entry_0) was translated to run as a plain loop" in text
     _core._check_cpu_translation(translation(BASE))  # a real translation: no error
 
@@ -380,3 +380,125 @@ def test_damaged_header_in_the_cache_is_made_again(tmp_path):
     # Cut short: a miss too.
     entry.write_bytes(made[: len(made) // 3])
     assert len(verify_in_new_process().read_bytes()) == len(made)
+
+
+def verified_compile(monkeypatch, tmp_path, source: str, checked: bool = False) -> mc.Library:
+    """A cold compile (a fresh cache folder) with the check asked for."""
+    monkeypatch.setenv("METALCALL_VERIFY", "1")
+    monkeypatch.setenv("METALCALL_CACHE_DIR", str(tmp_path))
+    return mc.Device("cpu", checked=checked).compile(source)
+
+
+# A dependent operator in a template (candle's reduce.metal, test_stdlib_traits' tr_argmax):
+# `a.val > b.val` compares two T, which the template cannot resolve. Each instantiation Clang
+# made is walked with its calls resolved: operator><float> compares floats, and
+# operator><ix_pair<float>> calls operator><float>, another function: neither is recursion.
+DEPENDENT_OPERATOR = """
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> struct ix_pair { uint i; T val; };
+template <typename T>
+bool operator>(ix_pair<T> a, ix_pair<T> b) { return a.val > b.val || (!(b.val > a.val) && a.i < b.i); }
+kernel void ix_argmax(const device float* x [[buffer(0)]], device uint* index [[buffer(1)]],
+                      device uint* nested [[buffer(2)]], constant uint& n [[buffer(3)]],
+                      uint row [[thread_position_in_grid]]) {
+  ix_pair<float> best{0, x[row * n]};
+  ix_pair<ix_pair<float>> outer{0, best};
+  for (uint k = 1; k < n; ++k) {
+    ix_pair<float> c{k, x[row * n + k]};
+    if (c > best) best = c;
+    ix_pair<ix_pair<float>> o{k, c};
+    if (o > outer) outer = o;
+  }
+  index[row] = best.i;
+  nested[row] = outer.i;
+}
+"""
+
+
+def test_dependent_operator_in_a_template(monkeypatch, tmp_path, rng):
+    assert problems_of(translation(DEPENDENT_OPERATOR)) == []
+    x = rng.standard_normal((8, 37)).astype(np.float32)
+    x[3, 30] = x[3, 5] = x[3].max() + 1  # a tie: the lower index wins
+    index, nested = np.zeros(8, np.uint32), np.zeros(8, np.uint32)
+    kernel = verified_compile(monkeypatch, tmp_path, DEPENDENT_OPERATOR).function("ix_argmax")
+    kernel(8, x.ravel(), index, nested, np.uint32(37))
+    np.testing.assert_array_equal(index, np.argmax(x, axis=1))
+    np.testing.assert_array_equal(nested, np.argmax(x, axis=1))
+
+
+def test_dependent_call_that_recurses_is_still_refused():
+    # Resolved at instantiation to the same function: sum_down<float> calls sum_down<float>.
+    before = "template <typename T> T sum_down(T x, int n) { return n > 0 ? x + sum_down(x, n - 1) : x; }\n"
+    found = problems_of(with_helper_body("return sum_down(x, 3);", before=before))
+    assert found == ["kernel 'plain' (metalcall_entry_0) can reach recursion, which MSL does not allow: "
+                     "sum_down -> sum_down"], found
+    # Through a class template's member and another instantiation: Walk<int>::go -> down<int> -> Walk<int>::go.
+    before = ("template <typename T> T down(T v);\n"
+              "template <typename T> struct Walk { T go(T v) const { return v > T(0) ? down(v) : v; } };\n"
+              "template <typename T> T down(T v) { return Walk<T>{}.go(v - T(1)); }\n")
+    found = problems_of(with_helper_body("return float(Walk<int>{}.go(int(x)));", before=before))
+    assert found == ["kernel 'plain' (metalcall_entry_0) can reach recursion, which MSL does not allow: "
+                     "go -> down -> go"], found
+
+
+# SPIRV-Cross's spvStorageMatrix assignment from a braced list (test_space_overloaded_members):
+# metal::initializer_list is the host's std::initializer_list, which the prelude re-exports.
+INITIALIZER_LIST = """
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, int N>
+struct il_columns {
+  vec<T, 2> columns[N];
+  thread il_columns& operator=(initializer_list<vec<T, 2>> cols) thread {
+    size_t i;
+    thread const vec<T, 2>* col;
+    for (i = 0, col = cols.begin(); i < N && col != cols.end(); ++i, ++col) columns[i] = *col;
+    return *this;
+  }
+};
+kernel void il_fill(device float2* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  il_columns<float, 3> m;
+  m = {float2(i, 1.0f), float2(2.0f, i), float2(i, i)};
+  out[i] = m.columns[0] + m.columns[1] + m.columns[2];
+}
+"""
+
+
+def test_initializer_list_the_prelude_reexports(monkeypatch, tmp_path):
+    for checked in (False, True):
+        assert problems_of(_core._cpu_translation(INITIALIZER_LIST, checked)) == []
+    out = np.zeros((16, 2), np.float32)
+    verified_compile(monkeypatch, tmp_path, INITIALIZER_LIST).function("il_fill")(16, out)
+    i = np.arange(16, dtype=np.float32)
+    np.testing.assert_array_equal(out, np.stack([2 * i + 2, i + 1 + i], axis=1))
+    # The rest of the host's headers is still outside: std::size_t comes from one, and the prelude does not re-export it.
+    found = problems_of(with_helper_body("std::size_t n = 1; return x + float(n);"))
+    assert any("'size_t' is declared outside the translation and the prelude" in p for p in found), found
+
+
+# test_cuda_survey_constructs' cs_pointer_bits: a pointer's bits as an integer. On a checked
+# device a buffer pointer is a bounds-checked object, which reinterpret_cast does not take:
+# Clang and the host compiler both refuse the code, and the host compiler's error, on the
+# user's line, is the one raised.
+POINTER_BITS = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void bits(device float* buf [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    ulong p = reinterpret_cast<ulong>(buf);
+    buf[i] = float(p & 1ul);
+}
+"""
+
+
+def test_code_clang_refuses_gets_the_host_compilers_error(monkeypatch, tmp_path):
+    problems = problems_of(_core._cpu_translation(POINTER_BITS, True))
+    assert problems and all(p.startswith("Clang: ") and "reinterpret_cast" in p for p in problems), problems
+    with pytest.raises(mc.CompileError) as error:
+        verified_compile(monkeypatch, tmp_path, POINTER_BITS, checked=True)
+    assert error.value.line == 5, str(error.value)
+    assert "independent check" not in str(error.value)
+    out = np.ones(4, np.float32)  # plain mode: the bits of a 4-byte-aligned pointer, even
+    monkeypatch.setenv("METALCALL_VERIFY", "1")
+    mc.Device("cpu").compile(POINTER_BITS).function("bits")(4, out)
+    np.testing.assert_array_equal(out, np.zeros(4, np.float32))

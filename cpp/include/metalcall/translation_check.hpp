@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace metalcall {
@@ -12,8 +13,9 @@ namespace metalcall {
 /** True when METALCALL_VERIFY asks for the check ("1"; "0" or unset: off). */
 bool translation_verification_requested();
 
-/** The C++ the CPU backend compiles for MSL `source` (all kernels, default options). Throws CompileError. */
-std::string cpu_translation_text(const std::string& source, bool checked = false);
+/** The C++ the CPU backend compiles for MSL `source` (all kernels, default options but `defines`). Throws CompileError. */
+std::string cpu_translation_text(const std::string& source, bool checked = false,
+                                 const std::vector<std::pair<std::string, std::string>>& defines = {});
 
 /**
  * Verifies `code`, a translation for the CPU backend, as a cold compile does: the

@@ -225,7 +225,7 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
 
   DiskCache cache("cpu");
   if (auto hit = cache.load_entry(key, ".so")) return *hit;
-  if (verify) verify_or_throw(tr.code);
+  const std::string refused_by_clang = verify ? verify_or_defer(tr.code) : std::string();
 
   // Everything of this build lives in a private folder removed on every way out: in the
   // cache's folder, or where there is room when that one is full (scratch_space.hpp).
@@ -282,6 +282,7 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
       }
     }
     if (result.exit_code != 0) throw compile_error(result.output, &tr.map, source, temp);
+    if (!refused_by_clang.empty()) throw CompileError(refused_by_clang, refused_by_clang);  // the host compiler took it
     check_stack_usage(usage, tr, source);
     auto built = read_owned_file(so_path, kLargestObject, ReadAs::private_output);
     if (!built) throw DeviceError("[cpu] the C++ compiler reported success but wrote no kernel object " + so_path);

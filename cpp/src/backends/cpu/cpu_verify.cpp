@@ -36,18 +36,29 @@ msl::VerifyInput input_for(const std::string& code) {
 
 std::vector<std::string> verify_code(const std::string& code) { return verify_with_head(input_for(code)).problems; }
 
+// Either the translator let through what MSL does not allow, or it and Clang disagree
+// about the code: both are bugs the user should see rather than run.
+std::string disagreement(const std::vector<std::string>& problems) {
+  std::string message =
+      "[cpu] the independent check of the translation (Clang's parse of the translated C++; METALCALL_VERIFY=0 "
+      "turns it off) disagreed with the translator:";
+  for (const auto& p : problems) message += "\n  " + p;
+  return message;
+}
+
 }  // namespace
 
-void verify_or_throw(const std::string& code) {
-  const std::vector<std::string> problems = verify_code(code);
-  if (problems.empty()) return;
-  // Either the translator let through what MSL does not allow, or it and Clang disagree
-  // about the code: both are bugs the user should see rather than run.
-  std::string message =
-      "[cpu] the independent check of the translation (METALCALL_VERIFY=1: Clang's parse of the translated C++) "
-      "disagreed with the translator:";
-  for (const auto& p : problems) message += "\n  " + p;
+std::string verify_or_defer(const std::string& code) {
+  const msl::Verdict verdict = verify_with_head(input_for(code));
+  if (verdict.problems.empty()) return {};
+  const std::string message = disagreement(verdict.problems);
+  if (verdict.clang_refused) return message;
   throw CompileError(message, message);
+}
+
+void verify_or_throw(const std::string& code) {
+  const std::string refused = verify_or_defer(code);
+  if (!refused.empty()) throw CompileError(refused, refused);
 }
 
 }  // namespace cpu
@@ -57,8 +68,11 @@ bool translation_verification_requested() {
   return env && *env && std::strcmp(env, "0") != 0;
 }
 
-std::string cpu_translation_text(const std::string& source, bool checked) {
-  return msl::translate(source, cpu::cpu_front_end_options(CompileOptions{}, checked)).translation.code;
+std::string cpu_translation_text(const std::string& source, bool checked,
+                                 const std::vector<std::pair<std::string, std::string>>& defines) {
+  CompileOptions options;
+  options.defines = defines;
+  return msl::translate(source, cpu::cpu_front_end_options(options, checked)).translation.code;
 }
 
 std::vector<std::string> verify_cpu_translation(const std::string& code) { return cpu::verify_code(code); }

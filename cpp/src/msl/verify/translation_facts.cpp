@@ -139,8 +139,7 @@ class Reader {
   // mpc_sum<pair> calling mpc_sum<float4> is no recursion. Each instantiation of the unit's
   // templates that the walk names is walked later (walk_instantiations).
   std::string key(CXCursor c) {
-    const CXCursor pattern = a_.getSpecializedCursorTemplate(c);
-    const bool instantiation = !a_.Cursor_isNull(pattern) && offset_of(c) == offset_of(pattern) && same_file(c, pattern);
+    const bool specialisation = !a_.Cursor_isNull(a_.getSpecializedCursorTemplate(c));
     c = a_.getCanonicalCursor(c);
     std::string usr = a_.text(a_.getCursorUSR(c));
     if (usr.empty()) {
@@ -148,7 +147,7 @@ class Reader {
       origin(c, &place);
       usr = spelling(c) + "@" + place;
     }
-    if (instantiation && !instantiations_named_.count(usr)) {
+    if (specialisation && !instantiations_named_.count(usr)) {
       const Origin o = origin(c);
       if ((o == Origin::user || o == Origin::translator) && instantiations_named_.insert(usr).second)
         instantiations_.push_back(c);
@@ -158,20 +157,28 @@ class Reader {
 
   // The bodies Clang instantiated for the templates the unit uses: there every call is
   // resolved, where the template itself could only name a dependent call (`a.val > b.val`
-  // for a T). Walking one names further instantiations, walked in turn. One whose body was
+  // for a T). Walking one names further instantiations, walked in turn; an explicit
+  // specialisation, written in the unit, was walked there. An instantiation whose body was
   // not instantiated (named, never odr-used) is a node without calls.
   void walk_instantiations(Context& top) {
     while (!instantiations_.empty()) {
       const CXCursor c = instantiations_.back();
       instantiations_.pop_back();
+      const std::string k = key(c);
+      if (facts_.functions.count(k)) continue;
       const CXCursor definition = a_.getCursorDefinition(c);
       if (!a_.Cursor_isNull(definition)) {
         on_cursor(definition, a_.getCursorSemanticParent(definition), top);
         continue;
       }
+      // Where the template is declared or defined: an instantiation, not a specialisation declared only.
       const CXCursor pattern = a_.getSpecializedCursorTemplate(c);
-      if (a_.Cursor_isNull(a_.getCursorDefinition(pattern))) continue;  // declared only: a call to it is refused
-      FunctionFacts& f = facts_.functions[key(c)];
+      const CXCursor pattern_definition = a_.getCursorDefinition(pattern);
+      if (a_.Cursor_isNull(pattern_definition) ||
+          !((offset_of(c) == offset_of(pattern) && same_file(c, pattern)) ||
+            (offset_of(c) == offset_of(pattern_definition) && same_file(c, pattern_definition))))
+        continue;  // a call to it is refused: declared, never defined
+      FunctionFacts& f = facts_.functions[k];
       f.name = spelling(c);
       f.origin = origin(c, &f.where);
     }
