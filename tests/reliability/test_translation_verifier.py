@@ -479,8 +479,8 @@ def test_initializer_list_the_prelude_reexports(monkeypatch, tmp_path):
 
 # test_cuda_survey_constructs' cs_pointer_bits: a pointer's bits as an integer. On a checked
 # device a buffer pointer is a bounds-checked object, which reinterpret_cast does not take:
-# Clang and the host compiler both refuse the code, and the host compiler's error, on the
-# user's line, is the one raised.
+# Clang and the host compiler both refuse the code. A verified compile checks what the host
+# compiler built, so the host compiler's error, on the user's line, is the one raised.
 POINTER_BITS = """
 #include <metal_stdlib>
 using namespace metal;

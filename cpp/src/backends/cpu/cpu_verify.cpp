@@ -48,17 +48,11 @@ std::string disagreement(const std::vector<std::string>& problems) {
 
 }  // namespace
 
-std::string verify_or_defer(const std::string& code) {
-  const msl::Verdict verdict = verify_with_head(input_for(code));
-  if (verdict.problems.empty()) return {};
-  const std::string message = disagreement(verdict.problems);
-  if (verdict.clang_refused) return message;
-  throw CompileError(message, message);
-}
-
 void verify_or_throw(const std::string& code) {
-  const std::string refused = verify_or_defer(code);
-  if (!refused.empty()) throw CompileError(refused, refused);
+  const std::vector<std::string> problems = verify_code(code);
+  if (problems.empty()) return;
+  const std::string message = disagreement(problems);
+  throw CompileError(message, message);
 }
 
 }  // namespace cpu

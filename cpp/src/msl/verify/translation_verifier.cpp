@@ -103,7 +103,6 @@ Verdict verify_translation(const VerifyInput& input) {
   // Clang must accept what the host compiler accepts: an error means the two disagree on
   // the code, and nothing Clang read from it can be trusted.
   verdict.problems = parsed.errors(5);
-  verdict.clang_refused = !verdict.problems.empty();
   if (verdict.problems.empty()) check(api, parsed, input.code, verdict);
   return verdict;
 }

@@ -28,7 +28,6 @@ struct Verdict {
   std::vector<std::string> problems;  // empty: verified
   std::string libclang;               // the library that parsed it
   bool used_head_pch = false;         // the verdict came from the parse that read head_pch
-  bool clang_refused = false;         // the problems are Clang's errors in the code: the checks did not run
 };
 
 /** True when libclang can be loaded: `path_or_why` is then its path, else how to install it. */
