@@ -276,7 +276,10 @@ def _deep_model(n: int, b: int) -> int:
     return i32(_deep_model(n - 1, t[(b + 1) & 63]) + t[b & 63])
 
 
-def test_a_stack_overflow_ends_only_the_worker(sandbox):
+def test_a_stack_overflow_ends_only_the_worker(sandbox, monkeypatch):
+    # Recursion through an operator, which MSL does not allow: the translation verifier refuses
+    # it (on wherever libclang loads); this test is of the sandbox, with a kernel past every check.
+    monkeypatch.setenv("METALCALL_VERIFY", "0")
     lib = sandbox.compile(DEEP_SRC)
     out = sandbox.zeros(1, np.int32)
     lib.deep(1, out, np.int32(10))

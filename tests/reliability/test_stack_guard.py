@@ -100,7 +100,8 @@ MODES = ["plain", "checked"]
 
 @pytest.mark.parametrize("mode", MODES)
 def test_stack_overflow_is_an_execution_error(run_python, mode):
-    r = run_python(CHILD.format(mode=mode, source=SOURCE), timeout=300)
+    # Recursion MSL does not allow, which the translation verifier refuses where it is on: off here.
+    r = run_python(CHILD.format(mode=mode, source=SOURCE), env={"METALCALL_VERIFY": "0"}, timeout=300)
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     lines = r.stdout.splitlines()
     assert "usable" in lines, r.stdout
@@ -117,7 +118,7 @@ def test_stack_overflow_is_an_execution_error(run_python, mode):
 
 
 # Other code in the process may put its own SIGSEGV handler ahead of the guard's after the first
-# kernel ran: libclang's crash recovery (the translation verifier, METALCALL_VERIFY=1) did, and a
+# kernel ran: libclang's crash recovery (the translation verifier) did, and a
 # later faulthandler.enable() does. Such a handler re-raises a fault it does not expect with its
 # address lost, so the overflow ended the process (a CI run's pytest died so). The verifier turns
 # libclang's off; each compile puts the guard first again, chaining to the newcomer, which still
@@ -152,7 +153,7 @@ print("survived a wild pointer", flush=True)
 
 
 def test_handlers_installed_later_do_not_take_the_overflow(run_python):
-    r = run_python(LATER_HANDLERS.format(source=SOURCE), timeout=300)
+    r = run_python(LATER_HANDLERS.format(source=SOURCE), env={"METALCALL_VERIFY": "0"}, timeout=300)
     lines = r.stdout.splitlines()
     assert lines[0] == "first stack", r.stdout + r.stderr[-2000:]
     if any(line.startswith("verifier") for line in lines):

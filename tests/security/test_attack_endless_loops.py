@@ -99,14 +99,27 @@ print("after", out.tolist(), flush=True)
 
 
 @pytest.mark.parametrize("name", sorted(RECURSIONS))
+def test_the_translation_verifier_refuses_an_endless_recursion(name):
+    # On wherever libclang loads (docs/security.md): the compile fails before anything runs.
+    from metalcall import _core
+
+    if not _core._translation_verifier_library()[0]:
+        pytest.skip("no libclang: the translation verifier is off")
+    for checked in (False, True):
+        problems = _core._verify_cpu_translation(_core._cpu_translation(RECURSIONS[name], checked))
+        assert len(problems) == 1 and "can reach recursion, which MSL does not allow" in problems[0], problems
+
+
+@pytest.mark.parametrize("name", sorted(RECURSIONS))
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_an_endless_recursion_is_stopped(run_python, mode, name):
+    # Where the translation verifier is off (no libclang, METALCALL_VERIFY=0), the run stops it.
     if mode == "sandbox" and not sys.platform.startswith("linux"):
         pytest.skip("the sandbox is built on Linux's seccomp")
     code = (RECURSION_CHILD.replace("MODE", repr(MODES[mode])).replace("SOURCE", repr(RECURSIONS[name]))
             .replace("GOOD", repr(kernel("a[i] = float(i) * 2.0f;"))))
     start = time.monotonic()
-    r = run_python(code, timeout=120)
+    r = run_python(code, env={"METALCALL_VERIFY": "0"}, timeout=120)
     assert time.monotonic() - start < 60
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     lines = r.stdout.splitlines()

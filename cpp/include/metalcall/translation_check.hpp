@@ -1,7 +1,8 @@
 // The independent check of the CPU backend's translation (docs/security.md, "The
-// translation verifier"): opt in with METALCALL_VERIFY=1 and every cold CPU compile
-// parses the translated C++ with libclang and verifies it before the host compiler
-// builds it. These entry points expose it for tests and tools.
+// translation verifier"): every cold CPU compile parses the translated C++ with libclang
+// and verifies it before the object the host compiler built is kept or loaded. On by
+// default wherever libclang loads; METALCALL_VERIFY=0 turns it off, METALCALL_VERIFY=1
+// requires it. These entry points expose it for tests and tools.
 #pragma once
 
 #include <string>
@@ -10,7 +11,7 @@
 
 namespace metalcall {
 
-/** True when METALCALL_VERIFY asks for the check ("1"; "0" or unset: off). */
+/** True when cold CPU compiles verify: METALCALL_VERIFY=1 (required), =0 (off), unset: wherever libclang loads. */
 bool translation_verification_requested();
 
 /** The C++ the CPU backend compiles for MSL `source` (all kernels, default options but `defines`). Throws CompileError. */

@@ -58,8 +58,12 @@ void verify_or_throw(const std::string& code) {
 }  // namespace cpu
 
 bool translation_verification_requested() {
+  // Asked for (a libclang that does not load is then a DeviceError) or turned off; by default,
+  // on wherever libclang loads (the `libclang` wheel of metalcall's `verify` extra, or the system's).
   const char* env = std::getenv("METALCALL_VERIFY");
-  return env && *env && std::strcmp(env, "0") != 0;
+  if (env && *env) return std::strcmp(env, "0") != 0;
+  std::string path_or_why;
+  return msl::find_libclang(&path_or_why);
 }
 
 std::string cpu_translation_text(const std::string& source, bool checked,

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sys/statvfs.h>
 
 #include "backends/translated/embedded_prelude.hpp"
 #include "core/cache_files.hpp"
@@ -32,6 +33,16 @@ std::string head_key(const msl::VerifyInput& input, const std::string& head) {
   return key.hex();
 }
 
+// libclang ends the process when it cannot write a header out (LLVM's fatal "IO failure on
+// output stream" on a full disk): one is made only in a folder with room for it many times
+// over (~2.7 MB); elsewhere the whole unit is parsed, with the same verdict.
+constexpr unsigned long long kHeaderRoom = 64ull << 20;
+
+bool has_room_for_a_header(const std::string& folder) {
+  struct statvfs st{};
+  return statvfs(folder.c_str(), &st) == 0 && static_cast<unsigned long long>(st.f_bavail) * st.f_frsize >= kHeaderRoom;
+}
+
 // The header for `head`: this process's, the disk cache's (a damaged entry is a miss), or
 // made now in `scratch` and stored. One maker at a time: the others wait for its header.
 Header header_for(const msl::VerifyInput& input, const std::string& head, const std::string& key,
@@ -46,7 +57,7 @@ Header header_for(const msl::VerifyInput& input, const std::string& head, const 
     const std::string path = scratch + "/made.pch";
     std::string why;
     std::optional<std::string> made;
-    if (msl::precompile_head(input, head, path, &why)) made = read_file(path);
+    if (has_room_for_a_header(scratch) && msl::precompile_head(input, head, path, &why)) made = read_file(path);
     std::remove(path.c_str());
     if (made) {
       cache.save_entry(key, ".pch", *made);

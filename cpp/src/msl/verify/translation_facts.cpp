@@ -323,8 +323,8 @@ class Reader {
   }
 
   void check_user_node(CXCursor c, CXCursor parent, int k) {
-    const bool typed = k == VarDecl || k == ParmDecl || k == FieldDecl || k == TypedefDecl || k == TypeAliasDecl ||
-                       (k >= 100 && k < 200);
+    // What holds a value: a type alias of a function-pointer type names one, and is no pointer.
+    const bool typed = k == VarDecl || k == ParmDecl || k == FieldDecl || (k >= 100 && k < 200);
     // A named function called decays to a pointer to it (an implicit cast under the call):
     // that is the call itself, not a function pointer in the code.
     // A template's function-pointer parameter is a compile-time constant (MSL allows it).
