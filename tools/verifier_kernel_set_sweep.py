@@ -49,7 +49,7 @@ def main(modules: list[str]) -> int:
           f"checks, {len(clang_errors)} by Clang itself ({time.perf_counter() - start:.0f} s)")
     for label, items in (("REFUSED", refused), ("CLANG", clang_errors)):
         for what, mode, problems in items:
-            print(label, what, mode, *problems, sep="\n    ")
+            print(f"{label} {what} ({mode}):", *problems, sep="\n    ")
     return 1 if refused else 0
 
 

@@ -55,7 +55,7 @@ from . import _zig
 
 _zig.install()
 
-# The libclang wheel for the translation verifier, METALCALL_VERIFY=1 (metalcall/_libclang.py).
+# The libclang wheel for the translation verifier, on where libclang loads (metalcall/_libclang.py).
 from . import _libclang
 
 _libclang.install()

@@ -1,4 +1,4 @@
-"""The `libclang` wheel's library for the translation verifier (METALCALL_VERIFY=1).
+"""The `libclang` wheel's library for the translation verifier (on where libclang loads; METALCALL_VERIFY=0 off).
 
 The verifier parses the CPU backend's translated C++ with libclang, loaded by the C++ core
 at run time (cpp/src/msl/verify/). When the `libclang` package (`pip install libclang`) is

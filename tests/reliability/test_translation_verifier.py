@@ -1,6 +1,6 @@
-"""The second, independent check of the translation (METALCALL_VERIFY=1; docs/security.md,
-"The translation verifier"): Clang's front end, through libclang, parses the C++ the CPU
-backend compiles and verifies it.
+"""The second, independent check of the translation (on wherever libclang loads; METALCALL_VERIFY=0
+off, =1 required; docs/security.md, "The translation verifier"): Clang's front end, through
+libclang, parses the C++ the CPU backend built and verifies it before the object is kept or loaded.
 
 Real translations of real kernels pass (a reduction whose barriers are reached through a
 functor, SIMD-group functions reached through an operator, templates); each check is shown to
@@ -258,8 +258,9 @@ def test_unresolved_template_call_is_taken_by_name():
 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
+    """`code` in a fresh interpreter, with `env` over this one's (None: unset)."""
+    full = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=full)
 
 
 VERIFIED_RUN = """
@@ -286,9 +287,12 @@ def test_verified_compile_runs_and_is_cached(tmp_path):
     plain = run_python(VERIFIED_RUN, METALCALL_VERIFY="0", METALCALL_CACHE_DIR=str(tmp_path))
     assert plain.returncode == 0 and eval(plain.stdout) == expected
     assert len(cpu_entries()) == 2
-    # A second verified process is served from the verified entry: nothing new is built.
+    # A second verified process is served from the verified entry: nothing new is built; and so is
+    # one that does not say (on by default where libclang loads).
     again = run_python(VERIFIED_RUN, **env)
     assert again.returncode == 0 and eval(again.stdout) == expected
+    default = run_python(VERIFIED_RUN, METALCALL_VERIFY=None, METALCALL_CACHE_DIR=str(tmp_path))
+    assert default.returncode == 0 and eval(default.stdout) == expected
     assert len(cpu_entries()) == 2
 
 
@@ -314,6 +318,14 @@ def test_missing_libclang_is_a_clear_error(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "DeviceError:" in result.stdout and "pip install libclang" in result.stdout
     assert "METALCALL_LIBCLANG=" in result.stdout
+    # Not asked for: on by default only where libclang loads, so the compile goes on unverified.
+    result = run_python(
+        "import numpy as np, metalcall as mc\n"
+        "out = np.zeros(1, np.float32)\n"
+        "mc.Device('cpu').compile('kernel void k(device float* x [[buffer(0)]]) { x[0] = 1; }').k(1, out)\n"
+        "print(out.tolist())\n",
+        METALCALL_VERIFY=None, METALCALL_LIBCLANG=str(tmp_path / "no-libclang.so"), METALCALL_CACHE_DIR=str(tmp_path))
+    assert result.returncode == 0 and result.stdout.strip() == "[1.0]", result.stderr
 
 
 
@@ -472,7 +484,8 @@ def test_initializer_list_the_prelude_reexports(monkeypatch, tmp_path):
     verified_compile(monkeypatch, tmp_path, INITIALIZER_LIST).function("il_fill")(16, out)
     i = np.arange(16, dtype=np.float32)
     np.testing.assert_array_equal(out, np.stack([2 * i + 2, i + 1 + i], axis=1))
-    # The rest of the host's headers is still outside: std::size_t comes from one, and the prelude does not re-export it.
+    # The rest of the host's headers is still outside: std::size_t comes from one, and the
+    # prelude does not re-export it.
     found = problems_of(with_helper_body("std::size_t n = 1; return x + float(n);"))
     assert any("'size_t' is declared outside the translation and the prelude" in p for p in found), found
 
