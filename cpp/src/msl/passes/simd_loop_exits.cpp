@@ -144,8 +144,9 @@ class Exits {
   // arguments, `decltype(...)`, `*` and `&`, to a specifier (static, inline, METAL_FUNC, ...), an
   // attribute, a template header or the declaration before; kNone if none is there.
   std::size_t type_start(std::size_t last) const {
-    static const std::set<std::string> specifiers{"static", "inline", "constexpr", "consteval", "extern", "friend",
-                                                  "virtual", "explicit", "METAL_FUNC", "kernel", "__inline__"};
+    static const auto& specifiers = *new std::set<std::string>{"static",  "inline",   "constexpr",  "consteval",
+                                                               "extern",  "friend",   "virtual",    "explicit",
+                                                               "METAL_FUNC", "kernel", "__inline__"};
     std::size_t k = last + 1;
     while (k > 0) {
       const Token& b = t_[k - 1];
