@@ -59,7 +59,7 @@ enum CursorKind : int {
   ClassTemplatePartialSpecialization = 32, UsingDeclaration = 35, TypeAliasDecl = 36,
   TypeRef = 43, TemplateRef = 45, NamespaceRef = 46, MemberRef = 47, OverloadedDeclRef = 49, VariableRef = 50,
   UnexposedExpr = 100, DeclRefExpr = 101, MemberRefExpr = 102, CallExpr = 103, IntegerLiteral = 106,
-  ParenExpr = 111, CStyleCastExpr = 117, CXXStaticCastExpr = 124, CXXReinterpretCastExpr = 126,
+  ParenExpr = 111, UnaryOperator = 112, CStyleCastExpr = 117, CXXStaticCastExpr = 124, CXXReinterpretCastExpr = 126,
   CXXFunctionalCastExpr = 128, LambdaExpr = 144, GCCAsmStmt = 215, MSAsmStmt = 229, BuiltinBitCastExpr = 280,
   AsmLabelAttr = 407, MacroDefinition = 501, MacroExpansion = 502, StaticAssert = 602,
 };

@@ -330,7 +330,12 @@ class Reader {
     // A template's function-pointer parameter is a compile-time constant (MSL allows it).
     const int named = a_.getCursorKind(a_.getCursorReferenced(k == UnexposedExpr ? last_child(c) : c));
     const bool callee_decay = k == UnexposedExpr && a_.getCursorKind(parent) == CallExpr && is_function_kind(named);
-    if (typed && !callee_decay && named != NonTypeTemplateParameter && has_function_pointer(a_.getCursorType(c)))
+    // `&f` (or `+f`) of a named function, as a template's argument (`apply<&twice>`): a constant
+    // naming that function; a variable or parameter that stores one is reported where declared.
+    const bool function_address =
+        k == UnaryOperator && is_function_kind(a_.getCursorKind(a_.getCursorReferenced(last_child(c))));
+    if (typed && !callee_decay && !function_address && named != NonTypeTemplateParameter &&
+        has_function_pointer(a_.getCursorType(c)))
       report(c, "a function pointer (" + a_.text(a_.getTypeSpelling(a_.getCursorType(c))) + ")");
     if (is_cast_kind(k)) {
       const CXType to = a_.getCanonicalType(a_.getCursorType(c));
