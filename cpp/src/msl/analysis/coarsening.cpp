@@ -1,6 +1,5 @@
 #include "msl/analysis/coarsening.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "msl/analysis/sync_reachability.hpp"
@@ -28,12 +27,10 @@ bool names_precise_trig(const std::vector<Token>& t) {
 
 }  // namespace
 
-std::vector<bool> straight_line_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
+std::vector<bool> straight_line_kernels(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels,
+                                        bool loop_free) {
   std::vector<bool> out(kernels.size(), false);
   if (t.size() > kCoarsenableTokens) return out;
-  const bool loop_free = std::none_of(t.begin(), t.end(), [](const Token& k) {
-    return k.kind == TokenKind::identifier && is_loop_name(k.text);
-  });
   const std::vector<bool> none(kernels.size(), false);
   const std::vector<bool> loops = loop_free ? none : kernels_reaching(t, kernels, is_loop_name);
   const std::vector<bool> storage =

@@ -234,7 +234,7 @@ Translation Translator::run() {
   // The source's part of the proof that a kernel's threads may run several in a row on one CUDA
   // thread (entry_points.hpp, coarsenable; analysis/coarsening.hpp).
   const std::vector<bool> straight_line = target_.emits_coarsened_entries()
-                                              ? straight_line_kernels(t_, kernels_)
+                                              ? straight_line_kernels(t_, kernels_, loop_free)
                                               : std::vector<bool>(kernels_.size(), false);
   // Texture atomics are member functions without _explicit (MSL's other atomics have it).
   const std::vector<bool> texture_atomics = kernels_reaching(t_, kernels_, [](const std::string& name) {
