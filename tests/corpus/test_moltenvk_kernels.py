@@ -52,7 +52,9 @@ def _fan_to_list(fan, restart, sentinel, provoking_last):
 @pytest.mark.parametrize("index_type", [np.uint16, np.uint32])
 @pytest.mark.parametrize("restart", [False, True])
 def test_triangle_fans_to_lists(device, rng, index_type, restart):
-    counts, starts = [7, 12, 3], [0, 10, 30]
+    # Each draw writes (count - 2) * 3 list indices from its own start: the ranges must not overlap,
+    # since the draws are threads that a GPU runs in any order (0..15, 20..50, 60..63).
+    counts, starts = [7, 12, 3], [0, 20, 60]
     stride = 24  # bytes between the source's draws (20-byte structs, 4 bytes apart)
     src = np.zeros(3 * stride, np.uint8)
     draws = np.zeros(3, INDEXED)
@@ -63,7 +65,7 @@ def test_triangle_fans_to_lists(device, rng, index_type, restart):
     sentinel = np.iinfo(index_type).max
     fan = rng.integers(0, 1000, 64).astype(index_type)
     if restart:
-        fan[[13, 17, 18]] = sentinel
+        fan[[23, 27, 28]] = sentinel  # inside the second draw's fan (20..31)
     tri = np.full(128, 0xABCD, index_type)
     provoking_last = True
     # MVKVtxAdj: idxType (MTLIndexType, a byte), isMultiView, isTriFan, isPrimRestart, isUint8Index,
