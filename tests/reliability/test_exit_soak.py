@@ -5,7 +5,8 @@ kernels every way there is (Buffers and NumPy memory, kept and dropped Completio
 holding NumPy arrays, waits with a timeout, views, synchronize, compiles, a kernel that never
 ends) and exits at a random moment; every run must end with status 0 within its timeout.
 CI runs 20 runs per device; METALCALL_EXIT_SOAK=1000 runs that many (docs: run it outside CI,
-it takes about ten minutes on two cores)."""
+it takes about ten minutes on two cores); METALCALL_EXIT_SOAK_FIRST=k starts at seed k, so that
+soaks run side by side cover different seeds."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import metalcall as mc
 
 DEVICES = [info.backend for info in mc.get_devices() if info.backend in ("cpu", "cuda")]
 RUNS = int(os.environ.get("METALCALL_EXIT_SOAK", "20"))
+# The first run's seed: several soaks side by side (a many-core host) run different seeds.
+FIRST = int(os.environ.get("METALCALL_EXIT_SOAK_FIRST", "0"))
 
 CHILD = r'''
 import random, sys, threading, time
@@ -82,7 +85,7 @@ def test_exit_with_calls_in_flight_never_aborts(backend, tmp_path):
     script.write_text(CHILD)
     env = {**os.environ, "METALCALL_CACHE_DIR": str(tmp_path / "cache")}
     failures = []
-    for run in range(RUNS):
+    for run in range(FIRST, FIRST + RUNS):
         try:
             proc = subprocess.run([sys.executable, str(script), backend, str(run)], capture_output=True, text=True,
                                   timeout=120, env=env)
