@@ -42,6 +42,12 @@ kernel void widen(const device char* a [[buffer(0)]], device double* d [[buffer(
 }
 kernel void pairs(const device float2* a [[buffer(0)]], device float2* c [[buffer(1)]],
                   uint i [[thread_position_in_grid]]) { c[i] = a[i].yx; }
+struct Affine { float scale; float shift; };
+struct Table { float4 rows[4]; };  // 64 bytes: referenced, not copied, in the coarsened entry
+kernel void affine(const device float* a [[buffer(0)]], constant Affine& f [[buffer(1)]], constant float& s [[buffer(2)]],
+                   constant Table& t [[buffer(3)]], device float* c [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    c[i] = (a[i] * f.scale + f.shift) * s + t.rows[i % 4][(i / 4) % 4];
+}
 kernel void row_sums(const device float* a [[buffer(0)]], device float* c [[buffer(1)]],
                      uint i [[thread_position_in_grid]]) {  // a loop: this kernel is never coarsened
     float s = 0.0f;
@@ -105,6 +111,20 @@ def test_early_returns_half_and_a_value(lib):
     want = a * np.float16(2)
     want[::3] = -1
     np.testing.assert_array_equal(np.asarray(C), want)
+
+
+@pytest.mark.parametrize("n", [THRESHOLD + 3, (1 << 20) + 5])
+def test_constant_references_small_and_large(lib, n):
+    """`constant T&` arguments (copied when small, referenced when larger) beside device stores."""
+    dev = mc.Device("cuda")
+    a = np.random.default_rng(n).random(n, dtype=np.float32)
+    table = np.arange(16, dtype=np.float32) * 0.25
+    affine = np.array([(1.5, -0.25)], dtype=[("scale", np.float32), ("shift", np.float32)])
+    A, C = dev.asarray(a), dev.empty(n, np.float32)
+    lib.affine(n, A, affine, np.float32(3), table, C)
+    i = np.arange(n)
+    want = (a * np.float32(1.5) + np.float32(-0.25)) * np.float32(3) + table[(i % 4) * 4 + (i // 4) % 4]
+    np.testing.assert_allclose(np.asarray(C), want, rtol=1e-6, atol=1e-6)
 
 
 def test_element_sizes(lib):

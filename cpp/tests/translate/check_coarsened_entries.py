@@ -23,9 +23,17 @@ HEAD = "#include <metal_stdlib>\nusing namespace metal;\n"
 MUL = """kernel void mul(const device float* a [[buffer(0)]], const device float* b [[buffer(1)]],
                 device float* c [[buffer(2)]], uint i [[thread_position_in_grid]]) { c[i] = a[i] * b[i]; }
 """
+# A `constant float&` beside device stores: copied in the coarsened entry, so that the four
+# positions' stores still merge (metalcall.numpy's fused chains pass their scalars this way).
+SCALED = """kernel void axpb(const device float* x [[buffer(0)]], const device float* y [[buffer(1)]],
+                 constant float& s [[buffer(2)]], device float* z [[buffer(3)]],
+                 uint i [[thread_position_in_grid]]) { z[i] = (x[i] + y[i]) * (x[i] - y[i]) + s; }
+"""
+VECTOR_OPS = {"c = a * b": 3, "(x + y) * (x - y) + s, s a constant float&": 3}
 # (name, source, coarsened entries expected: one flag per kernel, in source order)
 CASES = [
     ("c = a * b", MUL, [True]),
+    ("(x + y) * (x - y) + s, s a constant float&", SCALED, [True]),
     ("two kernels, a helper, an early return, half, ushort, a value, an atomic", """
 inline half twice(half x) { return x + x; }
 kernel void halves(const device half* a [[buffer(0)]], device half* c [[buffer(1)]],
@@ -155,17 +163,19 @@ def main():
             if not ok:
                 print(log)
                 failures.append(f"NVRTC could not compile the coarsened translation of {name}")
-            elif name == "c = a * b":
+            elif name in VECTOR_OPS:
                 entry = ptx[0][ptx[0].index(".entry metalcall_entry_0_x4"):]
+                entry = entry[:entry.index("\n}\n")]
                 vector = len(re.findall(r"(ld|st)\.global(\.nc)?\.v4\.f32", entry))
                 major = nvrtc_major(found[0])
                 if major is not None and major < 13:
                     # NVRTC 12.x merges none of them (docs/design.md, "Straight-line kernels run
                     # four threads per CUDA thread"): said, not failed.
-                    print(f"NVRTC {major}: the coarsened c = a * b has {vector} 16-byte loads and stores "
-                          "(NVRTC 13 merges them into 3)")
-                elif vector != 3:
-                    failures.append(f"CUDA: the coarsened c = a * b has {vector} 16-byte loads and stores, expected 3")
+                    print(f"NVRTC {major}: the coarsened {name} has {vector} 16-byte loads and stores "
+                          f"(NVRTC 13 merges them into {VECTOR_OPS[name]})")
+                elif vector != VECTOR_OPS[name]:
+                    failures.append(f"CUDA: the coarsened {name} has {vector} 16-byte loads and stores, "
+                                    f"expected {VECTOR_OPS[name]}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

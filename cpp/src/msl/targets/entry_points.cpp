@@ -155,7 +155,18 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
       }
       case ParamKind::reference: {
         const std::string base = referenced_type(t, k, p);
-        o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info) << ";\n";
+        if (aligned && p.info.is_const && p.info.address_space == AddressSpace::constant) {
+          // The coarsened entry (CUDA) runs several positions in a row: a small `constant T&`
+          // read once into a register copy (metalcall_constant_copy) cannot alias the kernel's
+          // device stores, which made NVVM reload it after each store and kept the positions'
+          // loads and stores from merging into vector ones (`out[i] = (x[i] + y[i]) * s`: the
+          // plain entry's speed). Constant memory does not change during a dispatch.
+          o << "  metalcall_constant_copy<" << base << "> " << var << "_copy(*(" << base << "*)"
+            << target.value_address(p.info) << ");\n";
+          o << "  " << base << "& " << var << " = " << var << "_copy.get();\n";
+        } else {
+          o << "  " << base << "& " << var << " = *(" << base << "*)" << target.value_address(p.info) << ";\n";
+        }
         call_args.push_back(var);
         break;
       }

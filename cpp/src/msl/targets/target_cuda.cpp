@@ -73,7 +73,13 @@ class CudaTarget : public Target {
          "template <class T, bool Fits = (sizeof(T) <= 4096)> struct metalcall_inline_value { typedef T type; };\n"
          "template <class T> struct metalcall_inline_value<T, false> { typedef metalcall_no_value type; };\n"
          "template <class T> struct metalcall_has_value { static constexpr bool value = true; };\n"
-         "template <> struct metalcall_has_value<metalcall_no_value> { static constexpr bool value = false; };\n";
+         "template <> struct metalcall_has_value<metalcall_no_value> { static constexpr bool value = false; };\n"
+         // A coarsened entry's `constant T&` (entry_points.cpp): a copy when small and trivially
+         // copyable, else the reference itself.
+         "template <class T, bool Copy = (sizeof(T) <= 32 && __is_trivially_copyable(T))> struct metalcall_constant_copy {\n"
+         "  T& ref;\n  __device__ explicit metalcall_constant_copy(T& r) : ref(r) {}\n  __device__ T& get() { return ref; }\n};\n"
+         "template <class T> struct metalcall_constant_copy<T, true> {\n"
+         "  T value;\n  __device__ explicit metalcall_constant_copy(T& r) : value(r) {}\n  __device__ T& get() { return value; }\n};\n";
   }
 
   // Storage is the block's shared memory; a pointer to it is a generic pointer.
