@@ -211,3 +211,23 @@ def test_buffer_outlives_its_views_and_views_outlive_it(device):
     v = np.asarray(b)
     del b  # the view keeps the memory alive
     np.testing.assert_array_equal(v, np.arange(1000, dtype=np.float32))
+
+
+def test_read_copies_bytes_after_pending_work(device):
+    """buf.read(offset, nbytes): a copy of a byte range, taken after the kernel that writes it."""
+    lib = device.compile(GOOD_SRC)
+    out = device.empty(5000, np.uint32)
+    lib.iota(5000, out)  # not waited: read waits for it
+    assert np.frombuffer(out.read(4 * 4321, 4), np.uint32)[0] == 4321
+    np.testing.assert_array_equal(np.frombuffer(out.read(), np.uint32), np.arange(5000))
+    np.testing.assert_array_equal(np.frombuffer(out.read(4 * 4990), np.uint32), np.arange(4990, 5000))
+    assert out.read(4 * 5000) == b"" and out.read(8, 0) == b""
+
+
+@pytest.mark.parametrize("offset, nbytes", [(-1, 4), (0, -1), (37, 4), (40, 1), (41, None), (0, 41)])
+def test_read_outside_the_buffer_is_refused(device, offset, nbytes):
+    b = device.asarray(np.arange(10, dtype=np.float32))
+    with pytest.raises(mc.ArgumentError, match="outside the buffer's 40 bytes"):
+        b.read(offset, nbytes)
+    np.testing.assert_array_equal(np.frombuffer(b.read(36), np.float32), [9.0])
+    check_usable(device)

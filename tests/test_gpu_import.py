@@ -106,6 +106,19 @@ def test_torch_tensors_as_kernel_arguments(torch_cuda):
     torch.testing.assert_close(c, a * b, rtol=0, atol=0)
 
 
+def test_read_of_torch_memory_and_of_a_kernel_result(torch_cuda):
+    """buf.read copies from GPU memory the host cannot view (a torch tensor's) and from our own."""
+    torch = torch_cuda
+    dev = mc.Device("cuda")
+    t = torch.arange(100, dtype=torch.float32, device="cuda") * 3
+    imported = dev.asarray(t)
+    assert not imported.host_visible
+    np.testing.assert_array_equal(np.frombuffer(imported.read(4 * 10, 4 * 5), np.float32), np.arange(10, 15) * 3)
+    out = dev.empty(1 << 20, np.float32)
+    dev.compile(SRC).fill(1 << 20, out)  # not waited: read waits for it
+    assert np.frombuffer(out.read(4 * 123457, 4), np.float32)[0] == 123457 * 2 + 1
+
+
 def test_torch_producer_stream_is_ordered_before_ours(torch_cuda):
     """The producer's pending work on a side stream finishes before our kernel reads it."""
     torch = torch_cuda

@@ -190,6 +190,25 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
       .def("to", &copy_buffer, py::arg("device"),
            "A new Buffer on `device` (a Device or a spec like \"cuda:1\") with a copy of this one's contents, "
            "always a copy, even onto the same device: CPU<->GPU, GPU<->GPU by the driver (a peer copy).")
+      .def("read", [](const PyBuffer& b, py::ssize_t offset, const py::object& nbytes) {
+        const py::ssize_t size = static_cast<py::ssize_t>(b.buffer.nbytes());
+        const py::ssize_t n = nbytes.is_none() ? size - offset : nbytes.cast<py::ssize_t>();
+        if (offset < 0 || n < 0 || offset > size || n > size - offset) {
+          throw ArgumentError("buf.read(offset=" + std::to_string(offset) + ", nbytes=" + std::to_string(n) +
+                              ") is outside the buffer's " + std::to_string(size) + " bytes");
+        }
+        std::string out(static_cast<std::size_t>(n), '\0');
+        {
+          WaitScope interruptible;  // Ctrl-C while the read waits for the buffer's pending work
+          GilRelease release;
+          b.buffer.copy_to_host(out.data(), static_cast<std::size_t>(offset), out.size());
+        }
+        return py::bytes(out);
+      }, py::arg("offset") = 0, py::arg("nbytes") = py::none(),
+         "A copy of `nbytes` bytes from byte `offset` (to the end by default), after the work that uses the "
+         "buffer: on CUDA by the driver's copy, which leaves the memory on the GPU (a NumPy view moves the pages "
+         "it reads to the host, and the next kernel faults them back); also for GPU memory imported from "
+         "torch/CuPy. For a few values, such as a reduction's result.")
       .def("wait", [](PyBuffer& b) {
         WaitScope interruptible;  // Ctrl-C
         GilRelease release;

@@ -398,6 +398,10 @@ class Buffer(metaclass=_pybind11_type):
         """A zero-copy NumPy view (waits for pending work on this buffer first)."""
     def wait(self) -> None:
         """Waits until no submitted work uses this buffer."""
+    def read(self, offset: int = 0, nbytes: int | None = None) -> bytes:
+        """A copy of `nbytes` bytes from byte `offset` (to the end by default), after the work that
+        uses the buffer; on CUDA by the driver's copy, which leaves the memory on the GPU. For a
+        few values, such as a reduction's result; also reads GPU memory imported from torch/CuPy."""
     def __array__(self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = None) -> npt.NDArray[Any]:
         """NumPy's fallback: raises ArgumentError for device-only memory (see host_visible)."""
     @property

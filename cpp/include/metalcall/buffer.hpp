@@ -32,6 +32,12 @@ class Buffer {
    * them back).
    */
   void copy_from_host(const void* src, std::size_t n) const;
+  /**
+   * Copies n bytes from `offset` into host memory `dst`, after waiting for work that uses
+   * the buffer. Prefer it to reading data() for a few values (a reduction's result): on
+   * CUDA the bytes come by the driver's copy and the pages stay on the GPU.
+   */
+  void copy_to_host(void* dst, std::size_t offset, std::size_t n) const;
   /** Host pointer after wait_idle(): the safe way to read results. */
   void* host_data() const {
     wait_idle();

@@ -122,11 +122,12 @@ class BufferStorage {
   /** Lists the memory in `directory` until destroyed (Device::allocate; `directory` outlives the storage). */
   void list_in(BufferDirectory* directory, const std::shared_ptr<BufferStorage>& self);
   /**
-   * Copies the first `n` bytes to `dst`: host memory or a new allocation of any
+   * Copies `n` bytes from `offset` to `dst`: host memory or a new allocation of any
    * device (never overlapping). Called after wait_idle(). The default is memcpy;
    * backends whose memory the host cannot read, or that copy faster, override it.
    */
-  virtual void copy_to(void* dst, std::size_t n) const;
+  virtual void copy_range_to(void* dst, std::size_t offset, std::size_t n) const;
+  void copy_to(void* dst, std::size_t n) const { copy_range_to(dst, 0, n); }
   /**
    * Copies `n` bytes of host memory `src` into the start of this storage. Called after
    * wait_idle(). The default is memcpy (host-visible storage only); backends that place

@@ -79,8 +79,8 @@ void BufferStorage::wait_idle() {
   if (last_use_ == last && last && last->done()) last_use_.reset();
 }
 
-void BufferStorage::copy_to(void* dst, std::size_t n) const {
-  if (n) std::memcpy(dst, data_, n);
+void BufferStorage::copy_range_to(void* dst, std::size_t offset, std::size_t n) const {
+  if (n) std::memcpy(dst, static_cast<const unsigned char*>(data_) + offset, n);
 }
 
 void BufferStorage::copy_from(const void* src, std::size_t n) {
@@ -101,6 +101,16 @@ void Buffer::copy_from_host(const void* src, std::size_t n) const {
   storage_->copy_from(src, n);
 }
 
+void Buffer::copy_to_host(void* dst, std::size_t offset, std::size_t n) const {
+  if (!storage_) throw ArgumentError("[metalcall] cannot read an empty (default-constructed) Buffer");
+  if (offset > storage_->nbytes() || n > storage_->nbytes() - offset) {
+    throw ArgumentError("[metalcall] cannot read " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                        " of a buffer of " + std::to_string(storage_->nbytes()) + " bytes");
+  }
+  storage_->wait_idle();
+  storage_->copy_range_to(dst, offset, n);
+}
+
 void Buffer::mark_shared() const {
   if (storage_) storage_->mark_shared();
 }
@@ -114,7 +124,9 @@ class KeptStorage final : public BufferStorage {
         owner_(std::move(owner)) {
     set_home(base_->home());
   }
-  void copy_to(void* dst, std::size_t n) const override { base_->copy_to(dst, n); }
+  void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
+    base_->copy_range_to(dst, offset, n);
+  }
   void copy_from(const void* src, std::size_t n) override { base_->copy_from(src, n); }
 
  private:

@@ -238,8 +238,13 @@ class ndarray:
         if self.size != 1:
             raise TypeError("only arrays of size 1 convert to Python scalars")
         self._materialize()
-        # One element: index the buffer's flat view directly (no strided view to build).
-        return np.asarray(self._buf).reshape(-1)[self._offset]  # waits for pending work on the buffer
+        if self._device.backend == "cpu":
+            # One element: index the buffer's flat view directly (no strided view to build).
+            return np.asarray(self._buf).reshape(-1)[self._offset]  # waits for pending work on the buffer
+        # GPUs: the driver copies the element (a host view would move the result's page to the host,
+        # and the next kernel writing it would fault it back: 85 µs of float(mnp.sum(x)) on an H200).
+        size = self._dtype.itemsize
+        return np.frombuffer(self._buf.read(self._offset * size, size), self._dtype)[0]
 
     def __bool__(self):
         return bool(self._scalar())

@@ -232,10 +232,12 @@ class ManagedStorage : public BufferStorage {
     if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] copying host data into a buffer failed: " + describe(r));
   }
   // The driver copies to host memory or to any GPU's memory (a peer copy): unified addressing.
-  void copy_to(void* dst, std::size_t n) const override {
+  // (A copy from managed memory leaves its pages where they are: a host read of data() would move
+  // them to the host, and the next kernel to use them would fault them back.)
+  void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
     if (!n) return;
     make_current(ctx_);
-    check(api().cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), ptr_, n), "cuMemcpy (copying a buffer)");
+    check(api().cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), ptr_ + offset, n), "cuMemcpy (copying a buffer)");
   }
   ~ManagedStorage() override {
     try {
@@ -276,7 +278,9 @@ class ForeignStorage : public BufferStorage {
   ForeignStorage(void* data, std::size_t nbytes, bool managed, std::shared_ptr<void> owner,
                  std::shared_ptr<CudaQueue> queue)
       : BufferStorage(data, nbytes, managed), owner_(std::move(owner)), queue_(std::move(queue)) {}
-  void copy_to(void* dst, std::size_t n) const override { queue_->copy(dst, data_, n); }
+  void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
+    queue_->copy(dst, static_cast<const unsigned char*>(data_) + offset, n);
+  }
   void copy_from(const void* src, std::size_t n) override { queue_->copy(data_, src, n); }
 
  private:
