@@ -17,7 +17,8 @@ child = next(n.value.value for n in tree.body if isinstance(n, ast.Assign) and n
 tmp = tempfile.mkdtemp()
 script = os.path.join(tmp, "child.py")
 open(script, "w").write(child)
-env = {**os.environ, "METALCALL_CACHE_DIR": os.path.join(tmp, "cache")}
+# faulthandler: a crash prints every Python thread's stack (which thread, in which call).
+env = {**os.environ, "METALCALL_CACHE_DIR": os.path.join(tmp, "cache"), "PYTHONFAULTHANDLER": "1"}
 # One compile first, so that the runs share a warm cache as the test's runs do.
 subprocess.run([sys.executable, script, device, "0"], env=env, timeout=120)
 start = time.monotonic()
@@ -30,7 +31,7 @@ def one(run):
     try:
         p = subprocess.run([sys.executable, script, device, str(run)], capture_output=True, text=True, timeout=60, env=env)
         rc = p.returncode
-        err = p.stderr[-1500:] if rc else ""
+        err = p.stderr[-6000:] if rc else ""
     except subprocess.TimeoutExpired:
         rc, err = "hung", ""
     return run, rc, time.monotonic() - t, err
