@@ -1,13 +1,15 @@
 """Issue P2.2's table on the CPU backend: metalcall and its installed peers (NumPy, numba, torch)
 side by side in one process, interleaved samples, medians and spread.
 
-    python benchmarks/bench_peers_cpu.py [--quick] [--rounds N] [--device cpu] [--only calls,memory,arrays,compile]
+    python benchmarks/bench_peers_cpu.py [--quick] [--rounds N] [--device cpu]
+        [--only calls,memory,arrays,reductions,compile]
 
 Rows: foreign host arrays as kernel arguments against our own Buffers; dev.empty(10**8);
 float(mnp.sum(x)) at 1e7 and 1e8; the fused mnp.sin(x)*y+2 at 1e8; the scalar MSL kernel
 c[i] = a[i]*b[i] at 1e8; replay per kernel against one-by-one calls; a cold compile (new
 process, empty cache) against numba's; in-memory compile hits (small, 28 KB); a 1-element call
-with Buffers against a NumPy ufunc; c = a*b at 1e5 against numba parallel. --quick uses 1e6/1e7
+with Buffers against a NumPy ufunc; c = a*b at 1e5 against numba parallel; the reductions sum,
+max, argmax, mean, prod, any, all at 1e6, 1e7 and 1e8 (group `reductions`). --quick uses 1e6/1e7
 instead of 1e7/1e8 and fewer rounds. Every result is checked against NumPy before it is timed.
 """
 
@@ -55,7 +57,27 @@ def numba_kernels():
         for i in numba.prange(x.size):
             out[i] = np.sin(x[i]) * y[i] + np.float32(2.0)
 
-    return {"multiply": multiply, "total": total, "fused": fused, "version": numba.__version__}
+    @numba.njit(parallel=True, cache=False)
+    def product(a):
+        p = 1.0
+        for i in numba.prange(a.size):
+            p *= a[i]
+        return p
+
+    @numba.njit(parallel=True, cache=False)
+    def nonzeros(a):
+        c = 0
+        for i in numba.prange(a.size):
+            c += a[i] != 0
+        return c
+
+    # numba runs these array reductions in parallel itself (parallel=True). Its np.mean of float32
+    # adds in float32 (0.34 for a mean of 0.5 at 1e8): the mean row divides `total` instead.
+    largest = numba.njit(parallel=True, cache=False)(lambda a: np.max(a))
+    where_largest = numba.njit(parallel=True, cache=False)(lambda a: np.argmax(a))
+
+    return {"multiply": multiply, "total": total, "fused": fused, "product": product, "nonzeros": nonzeros,
+            "max": largest, "argmax": where_largest, "version": numba.__version__}
 
 
 def call_rows(dev: mc.Device, nb) -> list[Row]:
@@ -196,6 +218,54 @@ def array_rows(dev: mc.Device, sizes: list[int], nb) -> list[Row]:
     return rows
 
 
+def reduction_cases(dev: mc.Device, n: int, nb) -> list[tuple]:
+    """(what, metalcall, numba or None, NumPy, expected, relative tolerance) of the reductions at n:
+    any reads zeros and all ±1, so that no candidate can stop early; prod reads ±1 too (exact in
+    any order)."""
+    data = _bench._random(n, 8)
+    signs = np.where(data < 0.5, np.float32(-1), np.float32(1))
+    zeros = np.full(n, 0, np.float32)  # written: np.zeros' untouched pages all read one zero page
+    x, xs, x0 = (mnp.asarray(a, device=dev) for a in (data, signs, zeros))
+    total = float(np.sum(data, dtype=np.float64))
+    return [
+        ("sum", lambda: float(mnp.sum(x)), nb and (lambda: float(nb["total"](data))),
+         lambda: float(np.sum(data)), total, 1e-2),
+        ("max", lambda: float(mnp.max(x)), nb and (lambda: float(nb["max"](data))),
+         lambda: float(np.max(data)), float(np.max(data)), 0),
+        ("argmax", lambda: int(mnp.argmax(x)), nb and (lambda: int(nb["argmax"](data))),
+         lambda: int(np.argmax(data)), int(np.argmax(data)), 0),
+        ("mean", lambda: float(mnp.mean(x)), nb and (lambda: float(nb["total"](data)) / n),
+         lambda: float(np.mean(data)), total / n, 1e-2),
+        ("prod (of ±1)", lambda: float(mnp.prod(xs)), nb and (lambda: float(nb["product"](signs))),
+         lambda: float(np.prod(signs)), float(np.prod(signs, dtype=np.float64)), 0),
+        ("any (of zeros)", lambda: bool(mnp.any(x0)), nb and (lambda: nb["nonzeros"](zeros) > 0),
+         lambda: bool(np.any(zeros)), False, 0),
+        ("all (of ±1)", lambda: bool(mnp.all(xs)), nb and (lambda: nb["nonzeros"](signs) == n),
+         lambda: bool(np.all(signs)), True, 0),
+    ]
+
+
+def reduction_rows(dev: mc.Device, sizes: list[int], nb) -> list[Row]:
+    """Issue P2.2's reductions of float32 arrays: sum, max, argmax, mean, prod, any, all, each
+    against numba's parallel loop (or its parallel np.max/argmax) and NumPy."""
+    rows = []
+    for n in sizes:
+        for what, ours, theirs, numpy_fn, want, tol in reduction_cases(dev, n, nb):
+            for label, fn in (("metalcall.numpy", ours), ("numba", theirs), ("NumPy", numpy_fn)):
+                if fn:
+                    got = fn()
+                    check(abs(got - want) <= tol * abs(want) if tol else got == want, f"{label} {what} at {n:.0e}")
+            row = Row(f"mnp.{what}, {n:.0e} float32 (result read back)")
+            row.candidates = [("metalcall.numpy", repeat(ours))]
+            if nb:
+                row.candidates.append(("numba parallel", repeat(theirs)))
+            else:
+                row.note = "numba not installed"
+            row.candidates.append(("NumPy", repeat(numpy_fn)))
+            rows.append(row)
+    return rows
+
+
 _COLD_METALCALL = """
 import time, metalcall as mc
 from metalcall import _bench
@@ -246,12 +316,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller arrays, fewer rounds")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--only", default=None,
-                        help="comma-separated groups to run: calls, memory, arrays, compile (default: all)")
+                        help="comma-separated groups to run: calls, memory, arrays, reductions, compile "
+                        "(default: all)")
     args = parser.parse_args()
-    groups = args.only.split(",") if args.only else ["calls", "memory", "arrays", "compile"]
-    unknown = set(groups) - {"calls", "memory", "arrays", "compile"}
+    known = ["calls", "memory", "arrays", "reductions", "compile"]
+    groups = args.only.split(",") if args.only else known
+    unknown = set(groups) - set(known)
     if unknown:
-        parser.error(f"unknown groups {sorted(unknown)}; the groups are calls, memory, arrays, compile")
+        parser.error(f"unknown groups {sorted(unknown)}; the groups are {', '.join(known)}")
     dev = mc.Device(args.device)
     mnp.set_default_device(dev)
     rounds = args.rounds or (5 if args.quick else 15)
@@ -263,6 +335,7 @@ def main() -> int:
     rows = call_rows(dev, nb) if "calls" in groups else []
     rows += memory_rows(dev, sizes[-1]) if "memory" in groups else []
     rows += array_rows(dev, sizes, nb) if "arrays" in groups else []
+    rows += reduction_rows(dev, sorted({10**6, *sizes}), nb) if "reductions" in groups else []
     rows += compile_rows(dev, args.device, 2 if args.quick else 5, nb) if "compile" in groups else []
     for row in rows:
         measure(row, rounds, min_seconds)

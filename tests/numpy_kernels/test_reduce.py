@@ -99,6 +99,34 @@ def test_first_occurrence(kdev, op):
     _check(kdev, y, op)
 
 
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+def test_every_lane_and_the_tail(kdev, op):
+    """Rows of 37 (the CPU row kernel's 16 accumulator lanes twice, then a tail of 5): a NaN at each
+    position; the extreme value at two positions of different lanes (the first index wins); rows of
+    the identity's infinity alone (lanes that never take a larger value)."""
+    n = 37
+    big = -5.0 if op in ("min", "argmin") else 5.0
+    rows = []
+    for p in range(n):
+        rows.append(np.zeros(n, np.float32))
+        rows[-1][p] = np.nan
+        rows.append(np.zeros(n, np.float32))
+        rows[-1][[p, (p + 9) % n]] = big
+    rows += [np.full(n, np.inf, np.float32), np.full(n, -np.inf, np.float32)]
+    _check(kdev, np.stack(rows)[:, :, None], op)
+
+
+@pytest.mark.parametrize("op", ["max", "argmax", "argmin", "sum"])
+def test_long_row_ties_and_nans_across_chunks(kdev, op):
+    """One row in many chunks: equal extremes in three chunks, found in any order (the first index
+    wins), then NaNs in two."""
+    x = np.zeros((1, 300001, 1), np.float32)
+    x[0, [250000, 70001, 150003], 0] = -3.0 if op == "argmin" else 3.0
+    _check(kdev, x, op)
+    x[0, [200017, 90001], 0] = np.nan
+    _check(kdev, x, op)
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
 def test_empty_rows_give_identity(pdev, op):
     x = np.zeros((3, 0, 2), np.float32)

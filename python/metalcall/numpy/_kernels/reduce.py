@@ -161,6 +161,90 @@ def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_f
             f"  {_store(op, D, final)}\n}}\n")
 
 
+# Independent accumulators per thread of the CPU's row kernel: one vector's worth or more of
+# float32 for the host compiler to keep in registers (AVX-512: one zmm, AVX2: two ymm).
+_LANES = 16
+
+
+def _lane_step(op: str, load: str, first: bool, u: int, S: str, A: str, is_float: bool) -> str:
+    """Statements folding q[u] into lane u (acc{u}/kk{u}). A lane sees its elements in index order,
+    so an arg op's later element wins only when strictly better (or the lane is empty); the first
+    NaN wins and keeps its place. Float min/max compare and select, NaN taken in (vectorisable)."""
+    a, x = f"acc{u}", f"x{u}"
+    head = f"{{ {S} x = q[{u}]; {A} {x} = {load}; "
+    if op in _ARG:
+        cmp = ">" if op == "argmax" else "<"
+        k = f"jb + {u}u" if first else f"kq[{u}]"
+        nan = f" || ({x} != {x} && {a} == {a})" if is_float else ""
+        return (head + f"bool w = kk{u} == {_NONE} || {x} {cmp} {a}{nan};\n"
+                f"      {a} = w ? {x} : {a}; kk{u} = w ? {k} : kk{u}; }}")
+    if op in ("min", "max") and is_float:
+        cmp = ">" if op == "max" else "<"
+        return head + f"{a} = ({x} {cmp} {a} || {x} != {x}) ? {x} : {a}; }}"
+    return head + f"{a} = comb({a}, {x}); }}"
+
+
+def _lane_merge(op: str, lanes: int) -> str:
+    """Folds the lanes into acc/kk pairwise, in a fixed order (the same on every run). min/max take
+    comb()'s NaN rule; arg ops better()'s, which orders by value, then index: exact in any order."""
+    out = []
+    s = lanes // 2
+    while s:
+        for u in range(s):
+            if op in _ARG:
+                out.append(f"  if (better(acc{u + s}, kk{u + s}, acc{u}, kk{u})) {{ acc{u} = acc{u + s}; kk{u} = kk{u + s}; }}\n")
+            else:
+                out.append(f"  acc{u} = comb(acc{u}, acc{u + s});\n")
+        s //= 2
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _row_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool, ident: str,
+                lanes: int) -> str:
+    """inner == 1 on the CPU backend: thread (o, c) folds chunk c of row o, read contiguously. With
+    lanes > 1, into that many independent accumulators (blocks of `lanes` elements, lane u taking
+    element u of each), merged pairwise at the end, the chunk's last elements going into lane 0:
+    for folds the host compiler may not reorder (float adds without fast math, NaN-propagating
+    min/max, arg ops), whose single accumulator is a serial chain. With lanes == 1, one loop the
+    compiler vectorises itself (fast-math float sums, integers). Loops count by value, so that
+    their stop checks leave them vectorisable (loop_strips.hpp)."""
+    S = T if first else A
+    load = _load(op, T, A, first)
+    arg = op in _ARG
+    L = lanes
+    mean = f"  const {A} m = mean[o];\n" if op == "sqdev" and first else ""
+    accs = "".join(f"  {A} acc{u} = {ident};" + (f" uint kk{u} = {_NONE};" if arg else "") + "\n"
+                   for u in range(L))
+    if arg:
+        k = "j" if first else "kin[base + j]"
+        tail = (f"{{ {S} x = src[base + j]; uint bk = {k}; {A} b = {load};\n"
+                "      if (better(b, bk, acc0, kk0)) { acc0 = b; kk0 = bk; } }")
+    else:
+        tail = f"{{ {S} x = src[base + j]; acc0 = comb(acc0, {load}); }}"
+    body = f"  for (uint j = j0; j < j1; ++j) {tail}\n"
+    if L > 1:
+        kq = "    const device uint* kq = kin + base + jb;\n" if arg and not first else ""
+        steps = "\n".join("    " + _lane_step(op, load, first, u, S, A, is_float) for u in range(L))
+        body = (f"  const uint blocks = (j1 - j0) / {L}u;\n"
+                "  for (uint b = 0; b < blocks; ++b) {\n"
+                f"    const uint jb = j0 + b * {L}u;\n"
+                f"    const device {S}* q = src + base + jb;\n"
+                f"{kq}{steps}\n  }}\n"
+                f"  for (uint j = j0 + blocks * {L}u; j < j1; ++j) {tail}\n"
+                f"{_lane_merge(op, L)}")
+    return (cache.header() + _helpers(op, A, is_float) +
+            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
+            ",\n    uint t [[thread_position_in_grid]]) {\n"
+            "  const uint c = t % C, o = t / C;\n"
+            "  const ulong base = ulong(o) * n;\n"
+            "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
+            f"{mean}{accs}{body}"
+            f"  {A} acc = acc0;" + (" uint kk = kk0;" if arg else "") + "\n"
+            "  const ulong out = ulong(o) * C + c;\n"
+            f"  {_store(op, D, final)}\n}}\n")
+
+
 @functools.lru_cache(maxsize=None)
 def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
                   ident: str, tg: int, w: int) -> str:
@@ -266,18 +350,35 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
                                                                        ident, tg, w), "red", _TG, simd=True,
                                        fast_math=fast)
             return k, (tg, 1)
-        return cache.kernel(dev, _loop_source(op, Ts, As, out_t, first, final, is_float, ident), "red",
-                            fast_math=fast), None
+        if loops and inner == 1:
+            # The compiler vectorises a fold it may reorder (fast math, integers) on its own; given
+            # lanes, it vectorised across blocks with gathers instead (clang 16, benchmarks/RESULTS.md).
+            lanes = _LANES if is_float and not fast else 1
+            source = _row_source(op, Ts, As, out_t, first, final, is_float, ident, lanes)
+        else:
+            source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
+        return cache.kernel(dev, source, "red", fast_math=fast), None
 
     def grid(stage: tuple[mc.Kernel, Any], chunks: int) -> Any:
         """One threadgroup per chunk of each row (group kernels), else one thread per output."""
         return (stage[1][0] * chunks, outer) if group else outer * chunks * inner
 
+    def threads(stage: tuple[mc.Kernel, Any], chunks: int) -> Any:
+        """The stage's threadgroup: the CPU's worker pool shares out whole threadgroups, and the
+        runtime's own (up to 1024 threads) put a reduction of 64 chunks on one core."""
+        return _cpu_threadgroup(outer * chunks * inner) if loops else stage[1]
+
     if c == 1:
         k1 = kern(True, True)
-        return (1, n, k1[0], grid(k1, 1), None, None, k1[1], None)
+        return (1, n, k1[0], grid(k1, 1), None, None, threads(k1, 1), None)
     k1, k2 = kern(True, False), kern(False, True)
-    return (c, chunk, k1[0], grid(k1, c), k2[0], grid(k2, 1), k1[1], k2[1])
+    return (c, chunk, k1[0], grid(k1, c), k2[0], grid(k2, 1), threads(k1, c), threads(k2, 1))
+
+
+def _cpu_threadgroup(threads: int) -> int:
+    """Threads per threadgroup of a loop kernel on the CPU: about 32 threadgroups to share out
+    (a worker takes whole ones), at most 1024."""
+    return max(1, min(1024, threads // 32))
 
 
 def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
