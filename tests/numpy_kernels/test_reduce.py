@@ -101,17 +101,17 @@ def test_first_occurrence(kdev, op):
 
 @pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
 def test_every_lane_and_the_tail(kdev, op):
-    """Rows of 37 (the CPU row kernel's 16 accumulator lanes twice, then a tail of 5): a NaN at each
-    position; the extreme value at two positions of different lanes (the first index wins); rows of
-    the identity's infinity alone (lanes that never take a larger value)."""
-    n = 37
+    """Rows of 277 (the CPU row kernel's 16 accumulator lanes 17 times, then a tail of 5; arg ops' two
+    passes): a NaN at each position; the extreme value at two positions of different lanes (the
+    first index wins); rows of the identity's infinity alone (lanes that never take a larger value)."""
+    n = 16 * 17 + 5
     big = -5.0 if op in ("min", "argmin") else 5.0
     rows = []
     for p in range(n):
         rows.append(np.zeros(n, np.float32))
         rows[-1][p] = np.nan
         rows.append(np.zeros(n, np.float32))
-        rows[-1][[p, (p + 9) % n]] = big
+        rows[-1][[p, (p + 9) % n, (p + 100) % n]] = big
     rows += [np.full(n, np.inf, np.float32), np.full(n, -np.inf, np.float32)]
     _check(kdev, np.stack(rows)[:, :, None], op)
 
@@ -119,12 +119,17 @@ def test_every_lane_and_the_tail(kdev, op):
 @pytest.mark.parametrize("op", ["max", "argmax", "argmin", "sum"])
 def test_long_row_ties_and_nans_across_chunks(kdev, op):
     """One row in many chunks: equal extremes in three chunks, found in any order (the first index
-    wins), then NaNs in two."""
+    wins), then NaNs in two; for arg ops, int32 rows of the identity alone and with ties."""
     x = np.zeros((1, 300001, 1), np.float32)
     x[0, [250000, 70001, 150003], 0] = -3.0 if op == "argmin" else 3.0
     _check(kdev, x, op)
     x[0, [200017, 90001], 0] = np.nan
     _check(kdev, x, op)
+    if op in ("argmin", "argmax"):  # integers: the identity itself, then ties
+        y = np.full((1, 300001, 1), np.iinfo(np.int32).min if op == "argmax" else np.iinfo(np.int32).max, np.int32)
+        _check(kdev, y, op)
+        y[0, [250000, 70001, 150003], 0] = 5
+        _check(kdev, y, op)
 
 
 @pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])

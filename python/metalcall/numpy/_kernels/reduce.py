@@ -164,39 +164,57 @@ def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_f
 # Independent accumulators per thread of the CPU's row kernel: one vector's worth or more of
 # float32 for the host compiler to keep in registers (AVX-512: one zmm, AVX2: two ymm).
 _LANES = 16
+# Elements a thread folds from which the lanes pay for their setup and merge (rows of 4 took 3x
+# longer with them than with one accumulator).
+_LANES_FROM = 256
 
 
-def _lane_step(op: str, load: str, first: bool, u: int, S: str, A: str, is_float: bool) -> str:
-    """Statements folding q[u] into lane u (acc{u}/kk{u}). A lane sees its elements in index order,
-    so an arg op's later element wins only when strictly better (or the lane is empty); the first
-    NaN wins and keeps its place. Float min/max compare and select, NaN taken in (vectorisable)."""
-    a, x = f"acc{u}", f"x{u}"
-    head = f"{{ {S} x = q[{u}]; {A} {x} = {load}; "
-    if op in _ARG:
-        cmp = ">" if op == "argmax" else "<"
-        k = f"jb + {u}u" if first else f"kq[{u}]"
-        nan = f" || ({x} != {x} && {a} == {a})" if is_float else ""
-        return (head + f"bool w = kk{u} == {_NONE} || {x} {cmp} {a}{nan};\n"
-                f"      {a} = w ? {x} : {a}; kk{u} = w ? {k} : kk{u}; }}")
+def _lane_step(op: str, load: str, u: int, S: str, A: str, is_float: bool) -> str:
+    """Statements folding q[u] into lane u. Float min/max compare and select, NaN taken in
+    (vectorisable; comb()'s NaN test is a branch)."""
+    head = f"{{ {S} x = q[{u}]; {A} v = {load}; "
     if op in ("min", "max") and is_float:
-        cmp = ">" if op == "max" else "<"
-        return head + f"{a} = ({x} {cmp} {a} || {x} != {x}) ? {x} : {a}; }}"
-    return head + f"{a} = comb({a}, {x}); }}"
+        return head + f"acc{u} = (v {'>' if op == 'max' else '<'} acc{u} || v != v) ? v : acc{u}; }}"
+    return head + f"acc{u} = comb(acc{u}, v); }}"
 
 
-def _lane_merge(op: str, lanes: int) -> str:
-    """Folds the lanes into acc/kk pairwise, in a fixed order (the same on every run). min/max take
-    comb()'s NaN rule; arg ops better()'s, which orders by value, then index: exact in any order."""
-    out = []
-    s = lanes // 2
-    while s:
-        for u in range(s):
-            if op in _ARG:
-                out.append(f"  if (better(acc{u + s}, kk{u + s}, acc{u}, kk{u})) {{ acc{u} = acc{u + s}; kk{u} = kk{u + s}; }}\n")
-            else:
-                out.append(f"  acc{u} = comb(acc{u}, acc{u + s});\n")
-        s //= 2
-    return "".join(out)
+def _lane_merge(lanes: int) -> str:
+    """Folds the lanes into acc0 pairwise, in a fixed order (the same on every run)."""
+    return "".join(f"  acc{u} = comb(acc{u}, acc{u + s});\n" for s in [lanes >> k for k in range(1, lanes.bit_length())]
+                   for u in range(s))
+
+
+def _arg_two_passes(op: str, load: str, S: str, A: str, is_float: bool, L: int) -> str:
+    """An arg op's chunk in two passes: its best value (the first NaN's place taken by NaN) in L
+    lanes that compare and select, which the compiler vectorises (a lane that also carries its
+    index stayed scalar: 2.5x slower), then the first index holding that value, L elements a test
+    (the chunk is in the core's cache by then). Exact: the value is one of the chunk's own."""
+    cmp = ">" if op == "argmax" else "<"
+
+    def pick(x: str, a: str) -> str:
+        return f"{a} = ({x} {cmp} {a} || {x} != {x}) ? {x} : {a};" if is_float else f"{a} = {x} {cmp} {a} ? {x} : {a};"
+
+    steps = "\n".join(f"    {{ {S} x = q[{u}]; {A} v = {load}; {pick('v', f'acc{u}')} }}" for u in range(L))
+    merge = "".join(f"  {pick(f'acc{u + s}', f'acc{u}')}\n" for s in [L >> k for k in range(1, L.bit_length())]
+                    for u in range(s))
+    same = "(v == m || (mn && v != v))" if is_float else "(v == m)"
+    tests = "\n".join(f"      {{ {S} x = q[{u}]; {A} v = {load}; hit = hit | {same.replace('||', '|').replace('&&', '&')}; }}"
+                      for u in range(L))
+    best = (f"  for (uint b = 0; b < blocks; ++b) {{\n"
+            f"    const device {S}* q = src + base + j0 + b * {L}u;\n{steps}\n  }}\n"
+            f"  for (uint j = j0 + blocks * {L}u; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; {pick('v', 'acc0')} }}\n"
+            f"{merge}")
+    if not is_float:  # one accumulator: integers reorder freely (given lanes, clang gathered across blocks)
+        best = f"  for (uint j = j0; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; {pick('v', 'acc0')} }}\n"
+    return (f"  const uint blocks = (j1 - j0) / {L}u;\n{best}"
+            f"  const {A} m = acc0;\n" + ("  const bool mn = m != m;\n" if is_float else "") +
+            "  uint j = j0;\n"
+            "  for (uint b = 0; b < blocks; ++b) {\n"
+            f"    const device {S}* q = src + base + j0 + b * {L}u;\n"
+            f"    bool hit = false;\n{tests}\n"
+            f"    if (hit) break;\n    j += {L}u;\n  }}\n"
+            f"  for (; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; if {same} break; }}\n"
+            "  kk0 = j;\n")
 
 
 @functools.lru_cache(maxsize=None)
@@ -206,9 +224,10 @@ def _row_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_fl
     lanes > 1, into that many independent accumulators (blocks of `lanes` elements, lane u taking
     element u of each), merged pairwise at the end, the chunk's last elements going into lane 0:
     for folds the host compiler may not reorder (float adds without fast math, NaN-propagating
-    min/max, arg ops), whose single accumulator is a serial chain. With lanes == 1, one loop the
-    compiler vectorises itself (fast-math float sums, integers). Loops count by value, so that
-    their stop checks leave them vectorisable (loop_strips.hpp)."""
+    min/max), whose single accumulator is a serial chain; arg ops take two passes
+    (_arg_two_passes). With lanes == 1, one loop the compiler vectorises itself where it may
+    reorder (fast-math float sums, integers). Loops count by value, so that their stop checks
+    leave them vectorisable (loop_strips.hpp: `ulong(j)` reads as a call that may write j)."""
     S = T if first else A
     load = _load(op, T, A, first)
     arg = op in _ARG
@@ -223,16 +242,20 @@ def _row_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_fl
     else:
         tail = f"{{ {S} x = src[base + j]; acc0 = comb(acc0, {load}); }}"
     body = f"  for (uint j = j0; j < j1; ++j) {tail}\n"
-    if L > 1:
-        kq = "    const device uint* kq = kin + base + jb;\n" if arg and not first else ""
-        steps = "\n".join("    " + _lane_step(op, load, first, u, S, A, is_float) for u in range(L))
+    if L == 1 and op in ("min", "max") and is_float:  # compare and select, NaNs counted on the side
+        body = ("  uint nans = 0;\n"
+                f"  for (uint j = j0; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load};\n"
+                f"    nans |= v != v ? 1u : 0u; acc0 = v {'>' if op == 'max' else '<'} acc0 ? v : acc0; }}\n"
+                f"  if (nans) acc0 = {A}(NAN);\n")
+    if L > 1 and arg:  # the first stage only: partials carry their indices
+        body = _arg_two_passes(op, load, S, A, is_float, L)
+    elif L > 1:
+        steps = "\n".join("    " + _lane_step(op, load, u, S, A, is_float) for u in range(L))
         body = (f"  const uint blocks = (j1 - j0) / {L}u;\n"
                 "  for (uint b = 0; b < blocks; ++b) {\n"
-                f"    const uint jb = j0 + b * {L}u;\n"
-                f"    const device {S}* q = src + base + jb;\n"
-                f"{kq}{steps}\n  }}\n"
+                f"    const device {S}* q = src + base + j0 + b * {L}u;\n{steps}\n  }}\n"
                 f"  for (uint j = j0 + blocks * {L}u; j < j1; ++j) {tail}\n"
-                f"{_lane_merge(op, L)}")
+                f"{_lane_merge(L)}")
     return (cache.header() + _helpers(op, A, is_float) +
             "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
             ",\n    uint t [[thread_position_in_grid]]) {\n"
@@ -352,8 +375,9 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
             return k, (tg, 1)
         if loops and inner == 1:
             # The compiler vectorises a fold it may reorder (fast math, integers) on its own; given
-            # lanes, it vectorised across blocks with gathers instead (clang 16, benchmarks/RESULTS.md).
-            lanes = _LANES if is_float and not fast else 1
+            # lanes, clang 16 vectorised across blocks with gathers instead (7x slower).
+            long = (chunk if first else c) >= _LANES_FROM
+            lanes = _LANES if long and (first if arg else is_float and not fast) else 1
             source = _row_source(op, Ts, As, out_t, first, final, is_float, ident, lanes)
         else:
             source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
