@@ -142,15 +142,19 @@ def _loop_body(op: str, load: str, first: bool, S: str, A: str, is_float: bool) 
     return f"  for (uint j = j0; j < j1; ++j) {_step(op, load, first, 'j', S, A)}\n"
 
 
+def _thread_kernel_head(op: str, S: str, D: str, A: str, first: bool, final: bool, is_float: bool) -> str:
+    """A kernel of one thread per output or chunk, up to its body."""
+    return (cache.header() + _helpers(op, A, is_float) + "kernel void red(" +
+            ",\n    ".join(_params(op, S, D, A, first, final)) + ",\n    uint t [[thread_position_in_grid]]) {\n")
+
+
 @functools.lru_cache(maxsize=None)
 def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
                  ident: str) -> str:
     S = T if first else A
     load = _load(op, T, A, first)
     mean = f"  const {A} m = mean[ulong(o) * inner + i];\n" if op == "sqdev" and first else ""
-    return (cache.header() + _helpers(op, A, is_float) +
-            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
-            ",\n    uint t [[thread_position_in_grid]]) {\n"
+    return (_thread_kernel_head(op, S, D, A, first, final, is_float) +
             "  const uint i = t % inner, c = (t / inner) % C, o = t / inner / C;\n"
             "  const ulong base = ulong(o) * n * inner + i;\n"
             "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
@@ -256,9 +260,7 @@ def _row_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_fl
                 f"    const device {S}* q = src + base + j0 + b * {L}u;\n{steps}\n  }}\n"
                 f"  for (uint j = j0 + blocks * {L}u; j < j1; ++j) {tail}\n"
                 f"{_lane_merge(L)}")
-    return (cache.header() + _helpers(op, A, is_float) +
-            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
-            ",\n    uint t [[thread_position_in_grid]]) {\n"
+    return (_thread_kernel_head(op, S, D, A, first, final, is_float) +
             "  const uint c = t % C, o = t / C;\n"
             "  const ulong base = ulong(o) * n;\n"
             "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
