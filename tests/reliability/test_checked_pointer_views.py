@@ -9,8 +9,9 @@ bounds at all (a C array of pointers, `W<thread float*>`, `metal::array<thread f
 `using P = thread float*`, and until 2026-12-03 `W<device float*>`). Each wrote past a 4-element buffer or read any private memory with
 no error. Now a checked pointer is not standard-layout, so neither is anything that holds one,
 and a pointer cast or as_type to or from such a type is a compile error; a pointer type given to a
-template is a checked pointer (every address space), the other plain pointer types and unions are
-refused by the front end. Close MSL still runs.
+template is a checked pointer (every address space), and so, since 2026-12-03, is a `thread` pointer
+type named by `using` (refused before); the other plain pointer types and unions are refused by the
+front end. Close MSL still runs.
 """
 
 from __future__ import annotations
@@ -56,9 +57,6 @@ ATTEMPTS = {
                                     "typedef device float* FP;\nunion V { FP p; ulong4 r; V() {} };\n"),
     # plain pointers: reads of the private memory beside x, which no bounds covered
     "array-of-pointers": kernel("float x = 1.0f; thread float* ps[2] = {&x, &x}; a[0] = ps[0][1];"),
-    "using-alias-of-thread-pointer": kernel("float x = 1.0f; P p = &x; a[0] = p[1];", "using P = thread float*;\n"),
-    "alias-template-of-thread-pointer": kernel("float x = 1.0f; Ptr<float> p = &x; a[0] = p[1];",
-                                               "template <class T> using Ptr = thread T*;\n"),
 }
 
 
@@ -99,6 +97,10 @@ CHECKED = {
                                              "template <class T> struct W { T v; };\nfloat g(W<thread float*> w) { return w.v[40]; }\n",
                                              "private array"),
     "metal-array-of-device-pointers": ("metal::array<device float*, 2> p = {a, a}; p[1][40] = 5.0f;", "", "argument 'a'"),
+    # refused before 2026-12-03 (the translation left them plain pointers), checked pointers since
+    "using-alias-of-thread-pointer": ("float x = 1.0f; P p = &x; a[0] = p[1];", "using P = thread float*;\n", "variable"),
+    "alias-template-of-thread-pointer": ("float x = 1.0f; Ptr<float> p = &x; a[0] = p[1];",
+                                         "template <class T> using Ptr = thread T*;\n", "variable"),
 }
 
 

@@ -77,10 +77,10 @@ std::vector<std::size_t> member_tokens(const std::vector<Token>& t, const ClassB
 }
 
 // Checked mode: pointer types its translation leaves plain pointers, whose accesses no bounds
-// cover: a C array of `thread` pointers (its index is unchecked too), and a `thread` pointer type
-// named by `using` (`using P = thread float*;`, `template <class T> using Ptr = thread T*;`: a
-// typedef is translated as the pointer it names). Arrays of device, constant or threadgroup
-// pointers (MLX's `const device T* xv[n]`) are checked arrays of checked pointers (checked_mode.cpp).
+// cover: a C array of `thread` pointers (its index is unchecked too). (A `thread` pointer type
+// named by `using`, refused before 2026-12-03, is a checked pointer as a typedef's is.) Arrays
+// of device, constant or threadgroup pointers (MLX's `const device T* xv[n]`) are checked
+// arrays of checked pointers (checked_mode.cpp).
 // (A pointer type given to a template, `W<thread float*>`, is a checked pointer: checked_mode.hpp.)
 void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::string& source) {
   auto refuse = [&](std::size_t k, const std::string& what) {
@@ -101,15 +101,6 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
       }
       if (space && !other && k > 0 && (t[k - 1].is(";") || t[k - 1].is("{") || t[k - 1].is("}") || t[k - 1].is("(") || t[k - 1].is(",")))
         refuse(i, "an array of pointers");
-    }
-    // `using P = thread float*;` (also after `template <…>`).
-    if (t[i].is_identifier("using") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("=")) {
-      bool space = false, star = false;
-      for (std::size_t k = i + 3; k < t.size() && !t[k].is(";") && !t[k].is("<") && !t[k].is("("); ++k) {
-        space = space || t[k].is_identifier("thread");
-        star = star || t[k].is("*");
-      }
-      if (space && star) refuse(i + 1, "a thread pointer type named by 'using' (a typedef is checked)");
     }
   }
 }

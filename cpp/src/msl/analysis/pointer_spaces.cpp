@@ -72,7 +72,8 @@ class PointerSpaces {
   bool in_run(const Token& x) const {
     if (x.kind != TokenKind::identifier) return x.is("::");
     return is_space_word(x.text) || is_builtin_type_word(x.text) || aliases_.count(x.text) || is_qualifier(x.text) ||
-           x.text == "metal" || x.text == "struct" || x.text == "class" || x.text == "union" || x.text == "enum";
+           x.text == "metal" || x.text == "struct" || x.text == "class" || x.text == "union" || x.text == "enum" ||
+           x.text == "typename";  // `device typename X::type*`: the space before it (refused before 2026-12-03)
   }
   // A namespace's or a class's name before `::` (`n::S* p`).
   bool qualifies_name(std::size_t k) const {

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/analysis/call_graph.hpp"
 #include "msl/checked/checked_mode.hpp"
 
 namespace metalcall::msl {
@@ -140,6 +141,95 @@ bool declares_array_later(const std::vector<Token>& t, std::size_t comma) {
 
 }  // namespace
 
+namespace {
+
+// The names of aliases whose target names an address space and no pointer (`using F = device
+// float;`, `typedef constant S C;`): `F* p` is a pointer whose space the alias carries.
+std::set<std::string> spaced_alias_names(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+    std::size_t a = 0, b = 0, name = 0;
+    if (t[i].is_identifier("using") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("=")) {
+      a = i + 3;
+      for (b = a; b < t.size() && !t[b].is(";") && !t[b].is("{"); ++b) {}
+      name = i + 1;
+    } else if (t[i].is_identifier("typedef")) {
+      a = i + 1;
+      for (b = a; b < t.size() && !t[b].is(";") && !t[b].is("{") && !t[b].is("("); ++b) {}
+      if (b <= a + 1 || t[b - 1].kind != TokenKind::identifier) continue;
+      name = --b;
+    } else {
+      continue;
+    }
+    if (b >= t.size()) continue;
+    bool space = false, star = false;
+    for (std::size_t k = a; k < b; ++k) {
+      space = space || is_space(t[k]);
+      star = star || t[k].is("*") || t[k].is("&");
+    }
+    if (space && !star) names.insert(t[name].text);
+  }
+  return names;
+}
+
+// The token after the type whose first token is at k, when that type is a pointer's pointee
+// (`decltype(x)*`, `typename X::type*`, `X::type*`, `W<T>*`): the '*'; else npos. The type's
+// tokens: names, `::`, balanced template arguments and decltype's parentheses.
+std::size_t pointee_star(const std::vector<Token>& t, std::size_t k) {
+  std::size_t j = k;
+  if (j < t.size() && t[j].is_identifier("typename")) ++j;
+  bool qualified = false, templated = false;
+  for (; j < t.size(); ++j) {
+    const Token& x = t[j];
+    if (x.is_identifier("decltype") && j + 1 < t.size() && t[j + 1].is("(")) {
+      j = matching(t, j + 1);
+      qualified = true;
+    } else if (x.is("<") && j > k) {
+      int depth = 0;
+      for (; j < t.size(); ++j) {
+        if (t[j].is("(") || t[j].is("[")) j = matching(t, j);
+        else if (t[j].is("<")) ++depth;
+        else if (t[j].is(">") && --depth == 0) break;
+        else if (t[j].is(">>") && (depth -= 2) <= 0) break;
+        else if (t[j].is(";") || t[j].is("{") || t[j].is("}")) return std::string::npos;
+      }
+      if (j >= t.size() || depth < 0) return std::string::npos;
+      templated = true;
+    } else if (x.is("::")) {
+      qualified = true;
+    } else if (x.kind != TokenKind::identifier || is_space(x)) {
+      break;
+    }
+  }
+  while (j < t.size() && is_cv(t[j])) ++j;
+  if (j >= t.size() || !t[j].is("*") || !(qualified || templated || t[k].is_identifier("typename"))) return std::string::npos;
+  return j;
+}
+
+// A pointer type at [k, star] stands where a type does: a declaration's start, a cast's
+// parentheses or a template's arguments; not an expression's product (`x = S::k * y`).
+bool in_type_position(const std::vector<Token>& t, std::size_t k, std::size_t star) {
+  if (t[k].is_identifier("typename") || (t[k].is_identifier("decltype"))) return true;
+  if (k == 0) return true;
+  const Token& b = t[k - 1];
+  std::size_t n = star + 1;
+  while (n < t.size() && (is_cv(t[n]) || is_restrict(t[n]))) ++n;
+  if (n >= t.size()) return false;
+  if (b.is(";") || b.is("{") || b.is("}") || b.is_identifier("static") || b.is_identifier("constexpr"))
+    return t[n].kind == TokenKind::identifier && n + 1 < t.size() &&
+           (t[n + 1].is("=") || t[n + 1].is(";") || t[n + 1].is(",") || t[n + 1].is("[") || t[n + 1].is("{") ||
+            t[n + 1].is("("));  // a function's result (`X::type* get(…)`)
+  if (b.is("(") || b.is(",")) {  // a cast's type or a parameter (`for (X::type* p = …`, `f(W<T>* p)`)
+    if (t[n].is(")")) return b.is("(");
+    return t[n].kind == TokenKind::identifier && n + 1 < t.size() &&
+           (t[n + 1].is(",") || t[n + 1].is(")") || t[n + 1].is("=") || t[n + 1].is("["));
+  }
+  if (b.is("<")) return t[n].is(">") || t[n].is(">>") || t[n].is(",");
+  return false;
+}
+
+}  // namespace
+
 void spell_template_pointer_spaces(std::vector<Token>& t) {
   // Each template's type parameters, in its declaration only (a matrix named T elsewhere stays a value).
   std::set<std::size_t> pointees;
@@ -152,9 +242,30 @@ void spell_template_pointer_spaces(std::vector<Token>& t) {
     for (std::size_t k = close + 1; k < end && k + 1 < t.size(); ++k)
       if (t[k].kind == TokenKind::identifier && params.count(t[k].text)) pointees.insert(k);
   }
-  if (pointees.empty()) return;
+  // Pointees whose space a type carries rather than the tokens before the '*' (each a plain
+  // pointer before 2026-12-03, which a checked pointer converted to): `decltype(x)* p`,
+  // `typename X::type* p`, `X::type* p` of `using type = device float;`, `W<T>* p`, and an
+  // alias of a type with its space (`using F = device float; F* p`).
+  const std::set<std::string> spaced_aliases = spaced_alias_names(t);
+  std::set<std::size_t> types;  // first tokens of such pointees
+  for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+    const Token& x = t[k];
+    if (x.kind != TokenKind::identifier || is_space(x) || is_cv(x)) continue;
+    if (k > 0 && (t[k - 1].is("::") || t[k - 1].is(".") || t[k - 1].is("->") || t[k - 1].is_identifier("typename")))
+      continue;  // inside a longer name
+    std::size_t star = std::string::npos;
+    if (spaced_aliases.count(x.text)) {
+      std::size_t j = k + 1;
+      while (j < t.size() && is_cv(t[j])) ++j;
+      if (j < t.size() && t[j].is("*") && !(j + 1 < t.size() && t[j + 1].is("::"))) star = j;
+    } else if (!x.is_identifier("operator") && !x.is_identifier("return") && !x.is_identifier("sizeof")) {
+      star = pointee_star(t, k);
+    }
+    if (star != std::string::npos && (spaced_aliases.count(x.text) || in_type_position(t, k, star))) types.insert(k);
+  }
+  if (pointees.empty() && types.empty()) return;
   std::vector<Token> out;
-  out.reserve(t.size() + pointees.size());
+  out.reserve(t.size() + pointees.size() + types.size());
   for (std::size_t i = 0; i < t.size(); ++i) {
     const Token& x = t[i];
     std::size_t star = i + 1;
@@ -167,7 +278,9 @@ void spell_template_pointer_spaces(std::vector<Token>& t) {
       spelled_space = is_space(b) || b.is("::") || b.is(".") || b.is("->") || b.is_identifier("typename") ||
                       b.is_identifier("struct") || b.is_identifier("class");
     }
-    if (pointees.count(i) && star < t.size() && t[star].is("*") && !spelled_space)
+    if (types.count(i) && !(k > 0 && is_space(t[k - 1])))
+      out.push_back(Token{TokenKind::identifier, "thread", x.line, x.column});
+    else if (pointees.count(i) && star < t.size() && t[star].is("*") && !spelled_space)
       out.push_back(Token{TokenKind::identifier, "thread", x.line, x.column});
     out.push_back(x);
   }

@@ -523,7 +523,8 @@ void Translator::emit_user_code() {
       }
       const std::size_t star = address_space_pointer_end(i);
       if (star != std::string::npos && !in_specialization_pattern(t_, i, star) &&
-          (!thread_pointer(i, star) || declares_variable(star) || is_checked_thread_parameter(t_, i, star) ||
+          (!thread_pointer(i, star) || declares_variable(star) || names_alias(i, star) ||
+           is_checked_thread_parameter(t_, i, star) ||
            ((declares_pointer_reference(star) || returns_pointer(i, star)) &&
             element_text(i, star).find("auto") == std::string::npos) ||
            is_template_argument(t_, i, star) || is_pointer_cast(t_, i, star))) {

@@ -109,6 +109,12 @@ std::size_t Translator::address_space_pointer_end(std::size_t i) const {
   int depth = 0;
   for (++j; j < t_.size(); ++j) {
     const Token& t = t_[j];
+    // `device decltype(x)* p`: the type decltype names (its parentheses were read as the end of
+    // the type, and the pointer stayed a plain one in checked mode before 2026-12-03).
+    if (t.is("(") && t_[j - 1].is_identifier("decltype")) {
+      j = matching(t_, j);
+      continue;
+    }
     if (t.is("<")) ++depth;
     else if (t.is(">")) --depth;
     else if (t.is(">>")) depth -= 2;
@@ -116,6 +122,9 @@ std::size_t Translator::address_space_pointer_end(std::size_t i) const {
     else if (depth == 0 && (t.is("&") || t.is(";") || t.is(",") || t.is(")") || t.is("=") || t.is("{") ||
                             t.is("[") || t.is("(")))
       return std::string::npos;
+    // `W<device float> w`: the space of a template's argument, which ends before any '*' (read
+    // on past the '>' into the declarations after it before 2026-12-03).
+    if (depth < 0) return std::string::npos;
   }
   return std::string::npos;
 }
@@ -134,6 +143,13 @@ bool Translator::declares_variable(std::size_t star) const {
   std::size_t j = star + 1;
   while (j < t_.size() && t_[j].is_identifier("const")) ++j;
   return j + 1 < t_.size() && t_[j].kind == TokenKind::identifier && (t_[j + 1].is("=") || t_[j + 1].is(";"));
+}
+
+bool Translator::names_alias(std::size_t i, std::size_t star) const {
+  std::size_t j = star + 1;
+  while (j < t_.size() && t_[j].is_identifier("const")) ++j;
+  return j < t_.size() && t_[j].is(";") && i >= 3 && t_[i - 1].is("=") && t_[i - 2].kind == TokenKind::identifier &&
+         t_[i - 3].is_identifier("using");
 }
 
 bool Translator::returns_pointer(std::size_t i, std::size_t star) const {

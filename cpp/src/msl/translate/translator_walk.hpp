@@ -253,6 +253,9 @@ class Translator {
   // (Checked mode checks `thread` pointer variables, and parameters as
   // is_checked_thread_parameter says, and casts: is_pointer_cast.)
   bool declares_variable(std::size_t star) const;
+  // `using P = thread T*;` (also an alias template's, and a class's member alias): the pointer
+  // type [i, star] is all of an alias's target.
+  bool names_alias(std::size_t i, std::size_t star) const;
 
   // `thread T* name(…)`, not constexpr (a checked pointer is no literal type): a function
   // returning a thread pointer (MLX's `thread elem_type* elems()`), so that its callers keep
