@@ -1,10 +1,12 @@
-"""What the source-attack files share: the kernel every attack body goes into, and the CPU
-device's three modes (in-process, checked, sandboxed) each attack runs on."""
+"""What the source-attack files share: the kernel every attack body goes into, the CPU device's
+three modes (in-process, checked, sandboxed) each attack runs on, and the checked-pointer files'
+kernels and checks."""
 
 from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 import metalcall as mc
@@ -29,3 +31,64 @@ def mode(request):
     if request.param == "sandbox" and not sys.platform.startswith("linux"):
         pytest.skip("the sandbox is built on Linux's seccomp")
     return request.param
+
+
+# The checked-pointer attack files (test_attack_checked_*): kernels that write through a pointer at
+# `far` (0 when `at` is 0, else thousands of elements away), on the checked device's two modes and
+# the plain one, each file's kernels compiled once per mode into one library.
+CHECKED_SIGNATURE = ("(device float* out [[buffer(0)]], constant ulong& at [[buffer(1)]], "
+                     "uint i [[thread_position_in_grid]])")
+FAR = "ulong far = at == 0 ? 0 : at % 1024 + 4096;"
+CHECKED_MODES = {
+    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
+    "checked-sandbox": lambda: mc.Device("cpu", checked=True, sandbox=True),
+}
+CHECKED_AND_PLAIN = dict(CHECKED_MODES, cpu=lambda: mc.Device("cpu", sandbox=False))
+
+
+def checked_kernel(prefix: str, body: str, name: str = "k") -> str:
+    """A kernel `name` (without the header) with `far` defined before body."""
+    return prefix + f"\nkernel void {name}{CHECKED_SIGNATURE} {{\n  {FAR}\n  {body}\n}}\n"
+
+
+def open_mode(mode: str) -> mc.Device:
+    if mode == "checked-sandbox" and not sys.platform.startswith("linux"):
+        pytest.skip("the sandbox is built on Linux's seccomp")
+    return CHECKED_AND_PLAIN[mode]()
+
+
+class KernelLibraries:
+    """One library per mode of the kernels {name: (prefix, body, ...)}, each named as its key
+    with '-' made '_', compiled at the first use."""
+
+    def __init__(self, cases: dict):
+        self.cases = cases
+        self.libraries = {}
+
+    def get(self, mode: str):
+        if mode not in self.libraries:
+            dev = open_mode(mode)
+            kernels = "".join(checked_kernel(c[0], c[1], n.replace("-", "_")) for n, c in sorted(self.cases.items()))
+            self.libraries[mode] = dev, dev.compile(HEADER + kernels)
+        return self.libraries[mode]
+
+
+def assert_checked_write(dev: mc.Device, lib, name: str, what: str, expected: list) -> None:
+    """Kernel `name` run with `at` a victim Buffer's address: an ExecutionError naming `what` and the
+    bounds, the victim untouched; then in bounds (`at` 0), `out` becomes `expected`."""
+    kernel = getattr(lib, name.replace("-", "_"))
+    victim = dev.asarray(np.full(4, 7.0, np.float32))
+    out = np.array([1, 2, 3, 4], np.float32)
+    with pytest.raises(mc.ExecutionError) as info:
+        kernel(1, out, np.uint64(np.asarray(victim).ctypes.data))
+    message = str(info.value)
+    assert f"kernel '{name.replace('-', '_')}' {what}" in message and "out of bounds" in message, message
+    assert "the access was not performed" in message, message
+    assert np.asarray(victim).tolist() == [7.0] * 4
+    assert_in_bounds(lib, name, expected)  # the device goes on
+
+
+def assert_in_bounds(lib, name: str, expected: list) -> None:
+    out = np.array([1, 2, 3, 4], np.float32)
+    getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
+    assert out.tolist() == expected, name

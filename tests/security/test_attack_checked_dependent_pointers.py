@@ -18,18 +18,14 @@ without an address space, runs.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import metalcall as mc
-from attack_kernels import HEADER
+from attack_kernels import (CHECKED_AND_PLAIN, CHECKED_MODES, HEADER, KernelLibraries, assert_checked_write,
+                            assert_in_bounds, checked_kernel, open_mode)
 
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
-
-SIGNATURE = "(device float* out [[buffer(0)]], constant ulong& at [[buffer(1)]], uint i [[thread_position_in_grid]])"
-FAR = "ulong far = at == 0 ? 0 : at % 1024 + 4096;"
 
 # name: (program-scope prefix, body, out after a run with far = 0 on [1, 2, 3, 4]); each writes
 # through a pointer made from `out` at index `far` (+ a small offset in bounds)
@@ -77,53 +73,21 @@ ATTACKS = {
                               [1, 42, 3, 4]),
 }
 
-CHECKED = {
-    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
-    "checked-sandbox": lambda: mc.Device("cpu", checked=True, sandbox=True),
-}
-ALL = dict(CHECKED, cpu=lambda: mc.Device("cpu", sandbox=False))
-_LIBRARIES = {}
+LIBRARIES = KernelLibraries(ATTACKS)
 
 
-def _kernel(name: str, prefix: str, body: str) -> str:
-    return prefix + f"\nkernel void {name}{SIGNATURE} {{\n  {FAR}\n  {body}\n}}\n"
-
-
-def _library(mode):
-    if mode == "checked-sandbox" and not sys.platform.startswith("linux"):
-        pytest.skip("the sandbox is built on Linux's seccomp")
-    if mode not in _LIBRARIES:
-        dev = ALL[mode]()
-        source = HEADER + "".join(_kernel(n.replace("-", "_"), p, b) for n, (p, b, _) in sorted(ATTACKS.items()))
-        _LIBRARIES[mode] = dev, dev.compile(source)
-    return _LIBRARIES[mode]
-
-
-@pytest.mark.parametrize("mode", sorted(CHECKED))
+@pytest.mark.parametrize("mode", sorted(CHECKED_MODES))
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_computed_pointees_are_checked(mode, name):
-    dev, lib = _library(mode)
-    kernel = getattr(lib, name.replace("-", "_"))
-    victim = dev.asarray(np.full(4, 7.0, np.float32))
-    out = np.array([1, 2, 3, 4], np.float32)
-    with pytest.raises(mc.ExecutionError) as info:
-        kernel(1, out, np.uint64(np.asarray(victim).ctypes.data))
-    message = str(info.value)
-    assert f"kernel '{name.replace('-', '_')}'" in message and "out of bounds" in message, message
-    assert "the access was not performed" in message, message
-    assert np.asarray(victim).tolist() == [7.0] * 4
-    out = np.array([1, 2, 3, 4], np.float32)  # the device goes on, in bounds with exact values
-    kernel(1, out, np.uint64(0))
-    assert out.tolist() == ATTACKS[name][2]
+    dev, lib = LIBRARIES.get(mode)
+    assert_checked_write(dev, lib, name, "", ATTACKS[name][2])
 
 
-@pytest.mark.parametrize("mode", sorted(ALL))
+@pytest.mark.parametrize("mode", sorted(CHECKED_AND_PLAIN))
 def test_in_bounds_values_match_the_plain_device(mode):
-    _, lib = _library(mode)
+    _, lib = LIBRARIES.get(mode)
     for name, (_, _, expected) in sorted(ATTACKS.items()):
-        out = np.array([1, 2, 3, 4], np.float32)
-        getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
-        assert out.tolist() == expected, name
+        assert_in_bounds(lib, name, expected)
 
 
 # Products of a member constant stay products (the pointee rule reads only where a type stands).
@@ -131,9 +95,8 @@ PRODUCTS = ("struct S { static constant constexpr float k = 2.0f; };",
             "float y = 3.0f; out[0] = S::k * y; float z = (S::k * y); out[1] = z + float(far);")
 
 
-@pytest.mark.parametrize("mode", sorted(ALL))
+@pytest.mark.parametrize("mode", sorted(CHECKED_AND_PLAIN))
 def test_member_products_run(mode):
-    dev = ALL[mode]() if mode != "checked-sandbox" or sys.platform.startswith("linux") else pytest.skip("no sandbox")
     out = np.array([1, 2, 3, 4], np.float32)
-    dev.compile(HEADER + _kernel("k", *PRODUCTS)).k(1, out, np.uint64(0))
+    open_mode(mode).compile(HEADER + checked_kernel(*PRODUCTS)).k(1, out, np.uint64(0))
     assert out.tolist() == [6, 6, 3, 4]

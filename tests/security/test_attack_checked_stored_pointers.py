@@ -19,18 +19,15 @@ bounds give the plain CPU device's exact values.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import metalcall as mc
-from attack_kernels import HEADER
+from attack_kernels import (CHECKED_AND_PLAIN, CHECKED_MODES, HEADER, KernelLibraries, assert_checked_write,
+                            assert_in_bounds, checked_kernel, open_mode)
 
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
 
-SIGNATURE = "(device float* out [[buffer(0)]], constant ulong& at [[buffer(1)]], uint i [[thread_position_in_grid]])"
-FAR = "ulong far = at == 0 ? 0 : at % 1024 + 4096;"
 
 # name: (program-scope prefix, body): a pointer type with no address space, which MSL refuses
 NO_SPACE = {
@@ -92,28 +89,19 @@ TEMPLATE = {
                                               "argument 'out'", [1, 2, 3, 42]),
 }
 
-CHECKED = {
-    "checked": lambda: mc.Device("cpu", checked=True, sandbox=False),
-    "checked-sandbox": lambda: mc.Device("cpu", checked=True, sandbox=True),
-}
-ALL = dict(CHECKED, cpu=lambda: mc.Device("cpu", sandbox=False))
-_LIBRARIES = {}
+CHECKED = CHECKED_MODES
+ALL = CHECKED_AND_PLAIN
+LIBRARIES = KernelLibraries(TEMPLATE)
 
 
-def _source(prefix: str, body: str, name: str = "k") -> str:
-    return HEADER + prefix + f"\nkernel void {name}{SIGNATURE} {{\n  {FAR}\n  {body}\n}}\n"
-
-
-def _device(mode):
-    if mode == "checked-sandbox" and not sys.platform.startswith("linux"):
-        pytest.skip("the sandbox is built on Linux's seccomp")
-    return ALL[mode]()
+def _source(prefix: str, body: str) -> str:
+    return HEADER + checked_kernel(prefix, body)
 
 
 def _refusal(mode, prefix, body):
     """The CompileError's message, at the user's line."""
     with pytest.raises(mc.CompileError) as info:
-        _device(mode).compile(_source(prefix, body))
+        open_mode(mode).compile(_source(prefix, body))
     message = str(info.value)
     assert message.startswith("source.metal:"), message
     return message
@@ -133,39 +121,18 @@ def test_stored_raw_pointers_are_refused(mode, name):
     assert "checked mode cannot bounds-check" in message and "without checked=True" in message, message
 
 
-def _library(mode):
-    if mode not in _LIBRARIES:
-        dev = _device(mode)
-        kernels = [_source(p, b, name.replace("-", "_")) for name, (p, b, _, _) in sorted(TEMPLATE.items())]
-        _LIBRARIES[mode] = dev, dev.compile(kernels[0] + "".join(k[len(HEADER):] for k in kernels[1:]))
-    return _LIBRARIES[mode]
-
-
 @pytest.mark.parametrize("mode", sorted(CHECKED))
 @pytest.mark.parametrize("name", sorted(TEMPLATE))
 def test_template_pointers_are_checked(mode, name):
-    dev, lib = _library(mode)
-    kernel = name.replace("-", "_")
-    victim = dev.asarray(np.full(4, 7.0, np.float32))
-    out = np.array([1, 2, 3, 4], np.float32)
-    with pytest.raises(mc.ExecutionError) as info:
-        getattr(lib, kernel)(1, out, np.uint64(np.asarray(victim).ctypes.data))
-    message = str(info.value)
-    assert f"kernel '{kernel}' {TEMPLATE[name][2]}" in message and "out of bounds" in message, message
-    assert "the access was not performed" in message, message
-    assert np.asarray(victim).tolist() == [7.0] * 4
-    out = np.array([1, 2, 3, 4], np.float32)  # the device goes on, in bounds with exact values
-    getattr(lib, kernel)(1, out, np.uint64(0))
-    assert out.tolist() == TEMPLATE[name][3]
+    dev, lib = LIBRARIES.get(mode)
+    assert_checked_write(dev, lib, name, TEMPLATE[name][2], TEMPLATE[name][3])
 
 
 @pytest.mark.parametrize("mode", sorted(ALL))
 def test_template_pointers_in_bounds_give_exact_values(mode):
-    _, lib = _library(mode)
+    _, lib = LIBRARIES.get(mode)
     for name, (_, _, _, expected) in sorted(TEMPLATE.items()):
-        out = np.array([1, 2, 3, 4], np.float32)
-        getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
-        assert out.tolist() == expected, name
+        assert_in_bounds(lib, name, expected)
 
 
 # Valid MSL: an elaborated class type's pointer with its space (anc's nbody, `device struct particle* p`)
@@ -176,7 +143,7 @@ ELABORATED = ("struct S { float a; };",
 @pytest.mark.parametrize("mode", sorted(ALL))
 def test_class_pointers_with_a_space_run(mode):
     out = np.array([1, 2, 3, 4], np.float32)
-    _device(mode).compile(_source(*ELABORATED)).k(1, out, np.uint64(0))
+    open_mode(mode).compile(_source(*ELABORATED)).k(1, out, np.uint64(0))
     assert out.tolist() == [42, 2, 3, 4]
 
 
