@@ -73,11 +73,14 @@ bool exiting_elsewhere(const ExitState& s) {
   return s.exiting.load() && std::this_thread::get_id() != s.exit_thread.load();
 }
 
-// Run by exit() after Python has finalized, before the libraries loaded earlier (the CUDA
-// driver, NVRTC) tear themselves down: threads still in native work (a compile, the end of a
-// stopped wait) finish it first, then park in restore_gil. No thread can start native work
-// now: that needs the GIL, which daemon threads no longer get. (exit() runs on the thread that
-// finalized Python, which holds no native work of its own.)
+// Run at the end of Py_FinalizeEx (a Py_AtExit callback), before exit() runs any C atexit
+// handler or library destructor: threads still in native work (a compile, the end of a stopped
+// wait) finish it first, then park in restore_gil. Library destructors cannot be ordered after
+// a std::atexit handler: exit() runs them last-in first-out, and a library whose C++ statics
+// are first set up after that handler was registered (NVRTC's, by a compile that began after
+// the atexit callbacks: the process's first, with a warm cache) tears itself down before it,
+// under the compiling thread (segfaults in nvrtcCompileProgram, H200, 2026-12-03). No thread
+// can start native work now: that needs the GIL, which daemon threads no longer get.
 void wait_for_native_work() {
   ExitState& s = exit_state();
   std::unique_lock<std::mutex> lock(s.mutex);
@@ -94,8 +97,8 @@ void on_exit() {
   ExitState& s = exit_state();
   s.exit_thread.store(std::this_thread::get_id());
   s.exiting.store(true);
-  // Registered now, after the CUDA driver and NVRTC were loaded (if they were): exit() runs
-  // its handlers last-in first-out, so this one runs before theirs.
+  // Also from exit() itself, for an exit that never finishes finalization (a second wait
+  // returns at once): registered now, after the libraries loaded so far, it runs before theirs.
   std::atexit(wait_for_native_work);
   PyThreadState* self = PyEval_SaveThread();
   {
@@ -153,6 +156,10 @@ void init_gil(pybind11::module_& m) {
   // Registered at import: atexit runs callbacks last-in first-out, so this one runs
   // after those of modules imported later, which may still call metalcall.
   pybind11::module_::import("atexit").attr("register")(pybind11::cpp_function(&on_exit));
+  if (Py_AtExit(&wait_for_native_work) != 0) {
+    // CPython's table of 32 is full: exit() still waits (on_exit's std::atexit), later.
+    PyErr_WarnEx(PyExc_RuntimeWarning, "metalcall: no room for a Py_AtExit callback", 1);
+  }
   (void)m;
 }
 

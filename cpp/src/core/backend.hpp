@@ -127,6 +127,8 @@ class BufferStorage {
    * backends whose memory the host cannot read, or that copy faster, override it.
    */
   virtual void copy_range_to(void* dst, std::size_t offset, std::size_t n) const;
+  /** copy_range_to into host memory (Buffer::read); backends with a faster path for it override it. */
+  virtual void read_to_host(void* dst, std::size_t offset, std::size_t n) const { copy_range_to(dst, offset, n); }
   void copy_to(void* dst, std::size_t n) const { copy_range_to(dst, 0, n); }
   /**
    * Copies `n` bytes of host memory `src` into the start of this storage. Called after

@@ -108,7 +108,7 @@ void Buffer::copy_to_host(void* dst, std::size_t offset, std::size_t n) const {
                         " of a buffer of " + std::to_string(storage_->nbytes()) + " bytes");
   }
   storage_->wait_idle();
-  storage_->copy_range_to(dst, offset, n);
+  storage_->read_to_host(dst, offset, n);
 }
 
 void Buffer::mark_shared() const {
@@ -127,6 +127,7 @@ class KeptStorage final : public BufferStorage {
   void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
     base_->copy_range_to(dst, offset, n);
   }
+  void read_to_host(void* dst, std::size_t offset, std::size_t n) const override { base_->read_to_host(dst, offset, n); }
   void copy_from(const void* src, std::size_t n) override { base_->copy_from(src, n); }
 
  private:

@@ -176,7 +176,32 @@ class ManagedBlocks {
   }
   std::size_t cached_bytes() const { return cache_.cached_bytes(); }
 
+  /**
+   * Copies n bytes at `src` to host memory `dst` through a small pinned buffer, on `stream`
+   * (after the caller waited for the work on that memory); false when n is too large for it or
+   * the driver cannot pin memory (then the caller copies from pageable memory). A scalar read
+   * back this way took one pinned DMA where cuMemcpy to pageable memory staged it through the
+   * driver's buffer on the legacy stream.
+   */
+  bool read_small(void* dst, CUdeviceptr src, std::size_t n, CUstream stream) {
+    if (n > kSmallRead) return false;
+    std::lock_guard<std::mutex> lock(small_mutex_);
+    if (!small_tried_) {
+      small_tried_ = true;
+      make_current(ctx_);
+      if (api().cuMemAllocHost(&small_, kSmallRead) != CUDA_SUCCESS) small_ = nullptr;
+    }
+    if (!small_) return false;
+    make_current(ctx_);
+    CUresult r = api().cuMemcpyDtoHAsync(small_, src, n, stream);
+    if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(stream);
+    check(r, "cuMemcpyDtoHAsync (reading a buffer)");
+    std::memcpy(dst, small_, n);
+    return true;
+  }
+
  private:
+  static constexpr std::size_t kSmallRead = 4096;
   // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
   // only for large blocks: the query costs microseconds that small ones would notice.)
   static bool fits(std::size_t capacity, std::string* refusal) {
@@ -193,6 +218,9 @@ class ManagedBlocks {
 
   CUcontext ctx_;
   BlockCache cache_;
+  std::mutex small_mutex_;      // read_small's buffer, one reader at a time
+  void* small_ = nullptr;       // kSmallRead bytes of pinned memory (kept for the process)
+  bool small_tried_ = false;
 };
 
 // A Buffer's managed memory, first touched on the GPU: zeroed there and written from the
@@ -238,6 +266,9 @@ class ManagedStorage : public BufferStorage {
     if (!n) return;
     make_current(ctx_);
     check(api().cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), ptr_ + offset, n), "cuMemcpy (copying a buffer)");
+  }
+  void read_to_host(void* dst, std::size_t offset, std::size_t n) const override {
+    if (n && !blocks_->read_small(dst, ptr_ + offset, n, fill_)) copy_range_to(dst, offset, n);
   }
   ~ManagedStorage() override {
     try {
