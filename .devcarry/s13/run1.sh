@@ -6,7 +6,7 @@ set -u
 export CXX=/usr/bin/g++
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 python -V; nproc
-pip install --no-build-isolation -q . > "$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
+SKBUILD_CMAKE_DEFINE=CMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF python -m pip install -q --no-build-isolation --config-settings=build-dir=/tmp/metalcall-gpu-build . > "$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 echo "built at $(el) s"
 timeout 100 python .devcarry/s13/first_compile_soak.py cuda 400 12 80 old > "$OUT/first_old.txt" 2>&1; echo "old rc $? at $(el) s"
 tail -1 "$OUT/first_old.txt"; grep -m3 -A12 "^run" "$OUT/first_old.txt" | head -40
