@@ -216,28 +216,3 @@ def _mean(dev, rng, dtype, out, shape):
     assert got.dtype == np.dtype(out)
     tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-
-
-@pytest.mark.parametrize("op", reduce._ONE_LAUNCH_OPS)
-def test_one_launch_reductions_across_rows_and_calls(kdev, rng, op):
-    """Rows in many chunks, each row's last threadgroup folding its partials (CUDA, and the GPU
-    variants on the CPU's fibers): several rows at once, then the same again and again (the
-    tickets go back to free after each launch), then after a launch stopped part-way (tickets
-    left counting under another epoch) — every result exact against NumPy."""
-    shape = (3, 40000, 1)
-    x = sample(rng, shape, np.float32)
-    if op == "prod":
-        x = np.sign(x).astype(np.float32)  # ±1: exact in any order
-    if op in ("any", "all"):
-        x[1] = 0
-    T, D, A = reduce._types(op, np.dtype(np.float32), _out_dtype(op, np.float32))
-    one = reduce._plan(kdev, op, T, A, D, 3, 40000, 1, reduce.cache.uses_loops(kdev))[-1]
-    assert one == reduce._one_launch(kdev)
-    for _ in range(3):
-        _check(kdev, x, op)
-    if one:
-        tickets, epoch = reduce._ticket(kdev)
-        stale = ((epoch + 7) << reduce._TICKET_BITS) | 5  # another epoch's count, 5 groups in
-        np.asarray(tickets)[:] = stale
-        _check(kdev, x, op)
-        np.testing.assert_array_equal(np.asarray(tickets)[:3], 0)  # each row's last group freed its ticket
