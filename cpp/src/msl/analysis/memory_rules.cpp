@@ -61,7 +61,8 @@ struct Var {
 
 class MemoryRules {
  public:
-  MemoryRules(const std::vector<Token>& t, const std::string& source) : t_(t), src_(source) {}
+  MemoryRules(const std::vector<Token>& t, const std::string& source, bool checked)
+      : t_(t), src_(source), checked_(checked) {}
 
   void run() {
     check_variadics();
@@ -88,6 +89,7 @@ class MemoryRules {
  private:
   const std::vector<Token>& t_;
   const std::string& src_;
+  const bool checked_;  // checked mode: no pointer from an integer in any address space
   std::map<std::string, TypeInfo> aliases_;  // aliases of pointer and reference types with a space
   std::map<std::string, Var> globals_, vars_;
 
@@ -421,20 +423,33 @@ class MemoryRules {
   }
 
   void check_cast(std::size_t at, const TypeInfo& target, std::size_t a, std::size_t b) const {
-    // A device or constant pointer may come from an integer (a GPU address: SPIRV-Cross's buffer
-    // device addresses, `reinterpret_cast<device T*>(ulong)`); thread and threadgroup memory
-    // have no addresses as integers.
-    if (target.pointer && (target.space == Space::thread || target.space == Space::threadgroup) && integer_operand(a, b))
-      throw rule_error(src_, t_[at], std::string("a ") + space_name(target.space) + " pointer made from an integer: "
-                                     "only device and constant memory have addresses as integers (GPU addresses); "
-                                     "thread and threadgroup pointers come from variables and other pointers",
+    if (target.space != Space::unknown && (target.pointer || target.reference)) {
+      // An integer made from an address of another space is that cast (`(device float*)(ulong)&x`).
+      const Space from = target.pointer ? space_of(a, b) : lvalue_space(a, b);
+      if (from != Space::unknown && from != target.space)
+        refuse(at, std::string("a cast from ") + space_name(from) + " to " + space_name(target.space) +
+                       (target.pointer ? " pointer" : " reference") +
+                       ": MSL converts no pointer or reference between address spaces (Metal's compiler refuses it)");
+    }
+    // Thread and threadgroup memory have no addresses as integers. A device or constant pointer
+    // may come from one in MSL (a GPU address: SPIRV-Cross's buffer device addresses,
+    // `reinterpret_cast<device T*>(ulong)`), which the unchecked devices take (kernel source is
+    // trusted code there) and checked mode refuses: a checked pointer's bounds come from a
+    // Buffer, a variable or another pointer, and an integer has none (the prelude's checked
+    // pointers refuse the integers the tokens do not show, metal_checked.h).
+    const bool private_space = target.space == Space::thread || target.space == Space::threadgroup;
+    if (target.pointer && (private_space || checked_) && integer_operand(a, b)) {
+      const std::string spelled = target.space == Space::unknown ? "" : std::string(space_name(target.space)) + " ";
+      throw rule_error(src_, t_[at], "a " + spelled + "pointer made from an integer: " +
+                                         (private_space ? "only device and constant memory have addresses as integers "
+                                                          "(GPU addresses); thread and threadgroup pointers come from "
+                                                          "variables and other pointers"
+                                                        : "checked mode takes no integer as an address (it has no "
+                                                          "bounds); pointers come from buffers, variables and other "
+                                                          "pointers, and Device(\"cpu\") without checked=True takes "
+                                                          "GPU addresses"),
                        "no pointers from integers");
-    if (target.space == Space::unknown || !(target.pointer || target.reference)) return;
-    const Space from = target.pointer ? space_of(a, b) : lvalue_space(a, b);
-    if (from != Space::unknown && from != target.space)
-      refuse(at, std::string("a cast from ") + space_name(from) + " to " + space_name(target.space) +
-                     (target.pointer ? " pointer" : " reference") +
-                     ": MSL converts no pointer or reference between address spaces (Metal's compiler refuses it)");
+    }
   }
 
   void walk_body(std::size_t open, std::size_t close) {
@@ -474,6 +489,8 @@ class MemoryRules {
 
 }  // namespace
 
-void check_memory_rules(const std::vector<Token>& t, const std::string& source) { MemoryRules(t, source).run(); }
+void check_memory_rules(const std::vector<Token>& t, const std::string& source, bool checked) {
+  MemoryRules(t, source, checked).run();
+}
 
 }  // namespace metalcall::msl

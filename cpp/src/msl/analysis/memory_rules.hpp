@@ -19,8 +19,9 @@ namespace metalcall::msl {
  * pointer or reference cast (C-style, static_cast, reinterpret_cast; through an alias too) or
  * initialisation whose operand the tokens show to be in another address space (a variable's
  * address, a pointer or array of known space, an integer made from one), and at `as_type` to
- * a pointer type.
+ * a pointer type. A pointer cast of an integer the tokens show is refused for thread and
+ * threadgroup pointers, and in `checked` mode for every address space.
  */
-void check_memory_rules(const std::vector<Token>& t, const std::string& source);
+void check_memory_rules(const std::vector<Token>& t, const std::string& source, bool checked);
 
 }  // namespace metalcall::msl

@@ -612,7 +612,7 @@ bool is_allowed_builtin(const std::string& id) {
 void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked) {
   RuleChecker(tokens, source).run();
   check_implementation_rules(tokens, source, checked);
-  check_memory_rules(tokens, source);
+  check_memory_rules(tokens, source, checked);
   check_pointer_spaces(tokens, source);
 }
 

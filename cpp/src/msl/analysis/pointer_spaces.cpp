@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 
 namespace metalcall::msl {
@@ -39,6 +40,7 @@ class PointerSpaces {
   PointerSpaces(const std::vector<Token>& t, const std::string& source) : t_(t), src_(source) {}
 
   void run() {
+    bodies_ = class_bodies(t_);
     read_template_parameters();
     read_class_names();
     read_aliases();
@@ -68,6 +70,41 @@ class PointerSpaces {
   // parameters (`T*` with T = `device float` names its space).
   std::set<std::string> aliases_;
   std::set<std::string> template_parameters_;
+  // Every alias by its scope, `Class::name` (a member) or `::name` (the rest), and those of them
+  // without a space: a member alias is its class's name, not every struct's (`S::type*` of
+  // `struct S { using type = device float; }` was refused for another struct's `typedef float
+  // type;` until 2026-12-03).
+  std::vector<ClassBody> bodies_;
+  std::set<std::string> scoped_aliases_, scoped_without_space_;
+
+  // The scope that names the token at k: its qualifier (`S::type`), else the innermost class
+  // body around it; "" for the rest.
+  std::string scope_of(std::size_t k) const {
+    if (k >= 2 && t_[k - 1].is("::") && t_[k - 2].kind == TokenKind::identifier) return t_[k - 2].text;
+    const ClassBody* inner = nullptr;
+    for (const ClassBody& c : bodies_)
+      if (c.open < k && k < c.close && (!inner || c.open > inner->open)) inner = &c;
+    return inner ? inner->name : std::string();
+  }
+  void read_alias(std::size_t name, bool without_space) {
+    const std::string scoped = scope_of(name) + "::" + t_[name].text;
+    scoped_aliases_.insert(scoped);
+    if (!without_space) return;
+    scoped_without_space_.insert(scoped);
+    aliases_.insert(t_[name].text);
+  }
+  // The name at k is a type without a space: a builtin one, or an alias or class of the source
+  // that has none, read in its scope where that scope declares an alias of the name (else any
+  // alias of it: a derived class's, or a member's outside its class).
+  bool names_type_without_space(std::size_t k) const {
+    const std::string& n = t_[k].text;
+    if (is_builtin_type_word(n)) return true;
+    if (!aliases_.count(n)) return false;
+    const std::string scoped = scope_of(k) + "::" + n;
+    if (scoped_aliases_.count(scoped)) return scoped_without_space_.count(scoped) != 0;
+    if (!(k > 0 && t_[k - 1].is("::")) && scoped_aliases_.count("::" + n)) return scoped_without_space_.count("::" + n) != 0;
+    return true;
+  }
 
   bool in_run(const Token& x) const {
     if (x.kind != TokenKind::identifier) return x.is("::");
@@ -85,7 +122,9 @@ class PointerSpaces {
     bool type_word = false;
     for (std::size_t k = a; k < b; ++k) {
       if (is_space_word(t_[k].text)) return false;
-      type_word = type_word || is_builtin_type_word(t_[k].text) || aliases_.count(t_[k].text);
+      // (a class's name before `::` is no pointee: `S::type*` is its member's)
+      type_word = type_word || (t_[k].kind == TokenKind::identifier && !(k + 1 < b && t_[k + 1].is("::")) &&
+                                names_type_without_space(k));
     }
     return type_word;
   }
@@ -195,7 +234,7 @@ class PointerSpaces {
       } else {
         continue;
       }
-      if (builtin_without_space(a, b)) aliases_.insert(t_[name].text);
+      read_alias(name, builtin_without_space(a, b));
     }
     // Aliases of the classes' types (and of their pointers), to a fixed point: `typedef S T;
     // using P = T*;`. (Not an alias template's: its parameters may carry a space.)
@@ -217,11 +256,12 @@ class PointerSpaces {
         } else {
           continue;
         }
-        if (aliases_.count(t_[name].text) || template_parameters_.count(t_[name].text)) continue;
+        if (scoped_without_space_.count(scope_of(name) + "::" + t_[name].text) || template_parameters_.count(t_[name].text))
+          continue;
         bool names_class = false;
         for (std::size_t k = a; k < b; ++k) names_class = names_class || aliases_.count(t_[k].text) || t_[k].is("*");
         if (names_class && alias_without_space(a, b)) {
-          aliases_.insert(t_[name].text);
+          read_alias(name, true);
           more = true;
         }
       }

@@ -90,9 +90,12 @@ std::size_t type_start(const std::vector<Token>& t, std::size_t star, bool& spac
 
 std::string spelled(const std::vector<Token>& t, std::size_t a, std::size_t b) {
   std::string out;
-  for (std::size_t k = a; k < b; ++k)
+  for (std::size_t k = a; k < b; ++k) {
+    // not the `thread` spell_template_pointer_spaces wrote (where the next token stands)
+    if (t[k].is_identifier("thread") && k + 1 < b && t[k + 1].line == t[k].line && t[k + 1].column == t[k].column) continue;
     out += (out.empty() || t[k].is("::") || t[k - 1].is("::") || t[k].is("*") || t[k].is(">") || t[k - 1].is("<") ? "" : " ") +
            t[k].text;
+  }
   return out;
 }
 
@@ -242,6 +245,11 @@ void spell_template_pointer_spaces(std::vector<Token>& t) {
     for (std::size_t k = close + 1; k < end && k + 1 < t.size(); ++k)
       if (t[k].kind == TokenKind::identifier && params.count(t[k].text)) pointees.insert(k);
   }
+  // `auto* p = out;` and `const auto* q = &x;`: `auto` deduces the space with the type in MSL
+  // (device float), so `thread` is written before it and the rewrite makes the checked pointer
+  // its initializer's (a host compiler error before 2026-12-03: `auto*` took no checked pointer).
+  for (std::size_t k = 0; k + 1 < t.size(); ++k)
+    if (t[k].is_identifier("auto")) pointees.insert(k);
   // Pointees whose space a type carries rather than the tokens before the '*' (each a plain
   // pointer before 2026-12-03, which a checked pointer converted to): `decltype(x)* p`,
   // `typename X::type* p`, `X::type* p` of `using type = device float;`, `W<T>* p`, and an
@@ -301,6 +309,23 @@ RefusedPointer refused_stored_pointer(const std::vector<Token>& t) {
       refused.message = "checked mode cannot bounds-check a pointer to a pointer ('" + spelled(t, start, j + 1) +
                         "'): a pointer copied through it would have no bounds; index an array of pointers instead, "
                         "or compile it without checked=True";
+      return refused;
+    }
+    // `auto*& r = p;` and `auto* f(…) {`: a reference or a function's result deduced as a pointer,
+    // which the host compiler cannot deduce from a checked pointer (a raw error before 2026-12-03).
+    bool deduced = false;
+    for (std::size_t k = start; k < star; ++k) deduced = deduced || t[k].is_identifier("auto");
+    const bool reference = j < t.size() && t[j].is("&");
+    const bool call = j + 1 < t.size() && t[j].kind == TokenKind::identifier && t[j + 1].is("(");
+    std::size_t body = call ? matching(t, j + 1) + 1 : npos;
+    while (body < t.size() && is_cv(t[body])) ++body;
+    const bool result = body < t.size() && t[body].is("{");
+    if (deduced && (reference || result)) {
+      refused.at = star;
+      refused.message = std::string("checked mode cannot deduce ") +
+                        (reference ? "a reference to a pointer" : "a function's pointer result") + " from '" +
+                        spelled(t, start, star + 1) + "': write the pointer's type ('device float*" +
+                        (reference ? "& r'" : " f(…)'") + "), or compile it without checked=True";
       return refused;
     }
     const std::size_t comma = after_first_declarator(t, start, star);

@@ -91,6 +91,22 @@ template <> struct element_bytes<const void> { static constexpr unsigned long lo
 template <> struct element_bytes<volatile void> { static constexpr unsigned long long value = 1; };
 template <> struct element_bytes<const volatile void> { static constexpr unsigned long long value = 1; };
 
+// An integer or enum cast to a checked pointer (`(device float*)s.addr`, `reinterpret_cast<device
+// float*>(f(x))`, a template's or a macro's cast): refused by its type, as the front end refuses
+// the integers its tokens show (msl/analysis/memory_rules.cpp). A checked pointer's bounds come
+// from a Buffer, a variable or another pointer; an integer has none. Taken through this
+// conversion, so a null pointer constant (`(device float*)0`) keeps nullptr's constructor.
+template <class I> struct takes_no_integer_address : false_type {};
+struct integer_address {
+  template <class I, enable_if_t<is_integral<remove_cv_t<I>>::value || __is_enum(I), int> = 0>
+  METAL_FUNC integer_address(I) {
+    static_assert(takes_no_integer_address<I>::value,
+                  "a pointer made from an integer: checked mode takes no integer as an address (it has no "
+                  "bounds); pointers come from buffers, variables and other pointers, and Device(\"cpu\") without "
+                  "checked=True takes GPU addresses [MSL rule: no pointers from integers]");
+  }
+};
+
 // What a checked pointer reports ("kernel 'k' argument 'a'"), in a base of its own: a class with
 // data members in a base and in itself is not standard-layout, nor is any class that holds one.
 // holds_bounds (metal_limits.h) finds them so: a view of their bytes through a pointer cast, or
@@ -157,6 +173,7 @@ template <class T> struct mtl_checked : mtl_rt::checked_what {  // mtl_what: "ke
   METAL_FUNC mtl_checked(decltype(nullptr)) : mtl_checked() {}
   // `c ? p : 0`: the literal branch (the translator's int_literal; MSL allows only 0 there).
   METAL_FUNC mtl_checked(mtl_rt::int_literal) : mtl_checked() {}
+  METAL_FUNC explicit mtl_checked(mtl_rt::integer_address) : mtl_checked() {}  // refused: a static_assert
 
   METAL_FUNC void from_raw(const volatile void* raw) {
     const void* p = const_cast<const void*>(raw);

@@ -33,6 +33,7 @@ template <class V> struct mtl_checked_void : mtl_rt::checked_what {  // not stan
       : mtl_rt::checked_what{what}, mtl_base(base), mtl_offset(0), mtl_count(bytes) {}
   METAL_FUNC mtl_checked_void(decltype(nullptr)) : mtl_checked_void() {}
   METAL_FUNC mtl_checked_void(mtl_rt::int_literal) : mtl_checked_void() {}  // `c ? v : 0`
+  METAL_FUNC explicit mtl_checked_void(mtl_rt::integer_address) : mtl_checked_void() {}  // refused (metal_checked.h)
   // Any checked pointer whose element converts (float* → void*, void* → const void*): its bytes.
   template <class U, enable_if_t<mtl_rt::pointer_converts<U, V>::value, int> = 0>
   METAL_FUNC mtl_checked_void(const mtl_checked<U>& o)

@@ -531,7 +531,9 @@ void Translator::emit_user_code() {
         // `const constant auto* p = q;`: the checked pointer's element deduced (metal_checked_addresses.h's guides).
         const std::string element = element_text(i, star);
         const bool deduced = element == "auto" || (element.size() > 5 && element.compare(element.size() - 5, 5, " auto") == 0);
-        emit(deduced && declares_variable(star) ? "metal::mtl_checked" : "metal::mtl_checked<" + element + ">", tok, true);
+        // (A space after the deduced one: `auto *p` and an `auto* p` whose `thread` the rewrite wrote
+        // would run into the name.)
+        emit(deduced && declares_variable(star) ? "metal::mtl_checked " : "metal::mtl_checked<" + element + ">", tok, true);
         i = star;
         // `T* __restrict__ p`: a checked pointer is a class, which restrict does not qualify.
         while (i + 1 < t_.size() && (t_[i + 1].is_identifier("__restrict__") || t_[i + 1].is_identifier("__restrict") ||
