@@ -72,6 +72,17 @@ class KernelLibraries:
             self.libraries[mode] = dev, dev.compile(HEADER + kernels)
         return self.libraries[mode]
 
+    def assert_checked(self, mode: str, name: str, what: str = "") -> None:
+        """assert_checked_write of kernel `name` on `mode`, in bounds giving its case's last item."""
+        dev, lib = self.get(mode)
+        assert_checked_write(dev, lib, name, what, self.cases[name][-1])
+
+    def assert_all_in_bounds(self, mode: str) -> None:
+        """Every kernel run in bounds on `mode` gives its case's last item (`out` after far = 0)."""
+        _, lib = self.get(mode)
+        for name, case in sorted(self.cases.items()):
+            assert_in_bounds(lib, name, case[-1])
+
 
 def assert_checked_write(dev: mc.Device, lib, name: str, what: str, expected: list) -> None:
     """Kernel `name` run with `at` a victim Buffer's address: an ExecutionError naming `what` and the

@@ -23,8 +23,7 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from attack_kernels import (CHECKED_AND_PLAIN, CHECKED_MODES, HEADER, KernelLibraries, assert_checked_write,
-                            assert_in_bounds, checked_kernel, kernel, open_mode)
+from attack_kernels import CHECKED_AND_PLAIN, CHECKED_MODES, HEADER, KernelLibraries, checked_kernel, kernel, open_mode
 
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="the cpu backend is not built in")
 
@@ -55,15 +54,12 @@ LIBRARIES = KernelLibraries(ATTACKS)
 @pytest.mark.parametrize("mode", sorted(CHECKED_MODES))
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_deduced_and_member_alias_pointers_are_checked(mode, name):
-    dev, lib = LIBRARIES.get(mode)
-    assert_checked_write(dev, lib, name, "", ATTACKS[name][2])
+    LIBRARIES.assert_checked(mode, name)
 
 
 @pytest.mark.parametrize("mode", sorted(CHECKED_AND_PLAIN))
 def test_in_bounds_values_match_the_plain_device(mode):
-    _, lib = LIBRARIES.get(mode)
-    for name, (_, _, expected) in sorted(ATTACKS.items()):
-        assert_in_bounds(lib, name, expected)
+    LIBRARIES.assert_all_in_bounds(mode)
 
 
 # name: (prefix, body, the refusal's words): what checked mode cannot deduce from a checked pointer
