@@ -371,9 +371,6 @@ devices where the sandbox exists, off otherwise (docs/security.md).
                              "torch.cuda.ExternalStream(dev.stream_handle) (CuPy: cupy.cuda.ExternalStream) puts "
                              "their work on it: their tensors then pass to kernels without an ordering event.")
       .def_property_readonly("info", [](const Device& d) { return d.info(); })
-      .def("_zero_in_order", [](const Device& d, const PyBuffer& b) { return d.zero_in_order(b.buffer); }, py::arg("buffer"),
-           "Zeroes a new Buffer before the work queued after it, without a host wait (CUDA); False where the "
-           "backend has no such step (metalcall.numpy's one-launch reductions)")
       .def("compile", &compile, py::arg("source"), py::kw_only(), py::arg("defines") = py::none(),
            py::arg("fast_math") = py::bool_(true), py::arg("language_version") = py::none(), R"doc(
 Compiles MSL source into a Library. Raises CompileError with the line and column

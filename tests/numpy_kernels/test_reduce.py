@@ -216,35 +216,3 @@ def _mean(dev, rng, dtype, out, shape):
     assert got.dtype == np.dtype(out)
     tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-
-
-@pytest.mark.parametrize("op", reduce._ONE_LAUNCH_OPS)
-def test_one_launch_reductions_across_rows_and_calls(kdev, rng, op):
-    """Rows in many chunks, each row's last threadgroup folding its partials (CUDA, and the GPU
-    variants on the CPU's fibers): several rows at once, the same again and again (each call
-    its own zeroed tickets), every result exact against NumPy."""
-    shape = (3, 40000, 1)
-    x = sample(rng, shape, np.float32)
-    if op == "prod":
-        x = np.sign(x).astype(np.float32)  # ±1: exact in any order
-    if op in ("any", "all"):
-        x[1] = 0
-    T, D, A = reduce._types(op, np.dtype(np.float32), _out_dtype(op, np.float32))
-    one = reduce._plan(kdev, op, T, A, D, 3, 40000, 1, reduce.cache.uses_loops(kdev))[-1]
-    assert one == reduce._one_launch(kdev)
-    for _ in range(3):
-        _check(kdev, x, op)
-
-
-def test_zero_in_order(pdev):
-    """Device._zero_in_order: zeroes a Buffer before later work on CUDA (True); False and the
-    Buffer untouched where the backend has no such step; another device's Buffer refused."""
-    b = pdev.asarray(np.arange(1, 65, dtype=np.uint32))
-    done = pdev._zero_in_order(b)
-    assert done == (pdev.backend == "cuda")
-    want = np.zeros(64, np.uint32) if done else np.arange(1, 65, dtype=np.uint32)
-    np.testing.assert_array_equal(np.asarray(b), want)
-    other = mc.Device("cpu") if pdev.backend != "cpu" else None
-    if other is not None:
-        with pytest.raises(mc.ArgumentError, match="another device"):
-            pdev._zero_in_order(other.asarray(np.zeros(4, np.uint32)))

@@ -278,12 +278,6 @@ class Device {
    * per-thread default streams), without blocking the host. No-op elsewhere.
    */
   void wait_for_stream(std::uintptr_t stream) const;
-  /**
-   * Zeroes `buffer` (of this device, with no work of its own pending) before the work queued
-   * after this call, without blocking the host (CUDA: a memset on the device's stream); false,
-   * and nothing done, on backends without such a step.
-   */
-  bool zero_in_order(const Buffer& buffer) const;
   /** Waits for all work submitted to this device. */
   void synchronize() const;
   /**

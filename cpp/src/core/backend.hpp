@@ -300,11 +300,6 @@ class BackendDevice {
   virtual std::uintptr_t stream_handle() { return 0; }
   /** Makes later work wait for what is queued now on a native stream of this backend (no host wait). */
   virtual void wait_for_stream(std::uintptr_t stream) { (void)stream; }
-  /** Zeroes `storage` before the work queued after this (CUDA: a memset on its stream), without a host wait; false where the backend has no such step. */
-  virtual bool zero_in_order(BufferStorage& storage) {
-    (void)storage;
-    return false;
-  }
   /** Row pitch alignment a texture of `format` needs on this device (Metal: linear textures); 1: packed rows. */
   virtual std::size_t texture_row_alignment(const PixelFormat& format) {
     (void)format;

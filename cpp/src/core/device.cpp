@@ -310,14 +310,6 @@ std::uintptr_t Device::stream_handle() const { return impl_->backend().stream_ha
 
 void Device::wait_for_stream(std::uintptr_t stream) const { impl_->backend().wait_for_stream(stream); }
 
-bool Device::zero_in_order(const Buffer& buffer) const {
-  if (!buffer) throw ArgumentError("[metalcall] cannot zero an empty (default-constructed) Buffer");
-  if (buffer.storage()->home() != &impl_->info()) {
-    throw ArgumentError("[metalcall] zero_in_order: the Buffer belongs to another device");
-  }
-  return impl_->backend().zero_in_order(*buffer.storage());
-}
-
 void Device::synchronize() const { impl_->backend().synchronize(); }
 
 Batch Device::begin_batch() const { return Batch(impl_->open_batch()); }

@@ -373,10 +373,6 @@ class CudaDevice : public BackendDevice {
     return std::make_shared<ForeignStorage>(data, nbytes, managed, std::move(owner), queue_);
   }
   std::uintptr_t stream_handle() override { return reinterpret_cast<std::uintptr_t>(queue_->stream()); }
-  bool zero_in_order(BufferStorage& storage) override {
-    queue_->zero(reinterpret_cast<CUdeviceptr>(storage.data()), storage.nbytes());
-    return true;
-  }
   void wait_for_stream(std::uintptr_t stream) override {
     queue_->wait_for_stream(reinterpret_cast<CUstream>(stream));
   }

@@ -394,14 +394,6 @@ void CudaQueue::copy(void* dst, const void* src, std::size_t n) {
   if (r != CUDA_SUCCESS) throw ExecutionError("[cuda] copying a buffer failed: " + describe(r));
 }
 
-void CudaQueue::zero(CUdeviceptr ptr, std::size_t n) {
-  if (!n) return;
-  std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);
-  lock_patiently(in_order);
-  make_current(ctx_);
-  check(api().cuMemsetD8Async(ptr, 0, n, stream_), "cuMemsetD8Async (zeroing a buffer)");
-}
-
 void CudaQueue::wait_for_stream(CUstream other) {
   const Api& a = api();
   std::unique_lock<std::mutex> in_order(launch_mutex_, std::defer_lock);

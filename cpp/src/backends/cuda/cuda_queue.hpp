@@ -45,8 +45,6 @@ class CudaQueue : public CompletionDriver {
   void copy(void* dst, const void* src, std::size_t n);
   /** Later work on the stream waits for what is queued now on `other` (an event; the host does not wait). */
   void wait_for_stream(CUstream other);
-  /** Zeroes `n` bytes at `ptr` after the work launched so far, before any launched later (no host wait). */
-  void zero(CUdeviceptr ptr, std::size_t n);
 
   void poll(CompletionState& state) override { reap(state.ticket()); }
   void wait(CompletionState& state) override { wait_for(state.ticket()); }

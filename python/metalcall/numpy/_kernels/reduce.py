@@ -272,10 +272,9 @@ def _row_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_fl
 
 @functools.lru_cache(maxsize=None)
 def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_float: bool,
-                  ident: str, tg: int, w: int, single: str = "") -> str:
+                  ident: str, tg: int, w: int) -> str:
     """inner == 1: threadgroup (g, o) folds chunk g of row o; SIMD shuffles, then threadgroup
-    memory across SIMD-groups. (Metal could use simd_min etc. where NaN does not matter.)
-    `single`: the result's MSL type for a one-launch reduction (see _last_group)."""
+    memory across SIMD-groups. (Metal could use simd_min etc. where NaN does not matter.)"""
     S = T if first else A
     nw = tg // w
     load = _load(op, T, A, first)
@@ -304,11 +303,8 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
         shuffle = "    acc = comb(acc, simd_shuffle_xor(acc, d));\n"
     keep = "sk[sg] = kk; " if arg else ""
     reload = f"kk = lane < {nw} ? sk[lane] : {_NONE}; " if arg else ""
-    params = _params(op, S, D, A, first, final)
-    if single:
-        params += [f"device {single}* res", "device atomic_uint* tickets"]
     return (cache.header() + _helpers(op, A, is_float) +
-            "kernel void red(" + ",\n    ".join(params) +
+            "kernel void red(" + ",\n    ".join(_params(op, S, D, A, first, final)) +
             ",\n    uint2 gp [[threadgroup_position_in_grid]],"
             " uint tid [[thread_index_in_threadgroup]],\n"
             "    uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {\n"
@@ -327,44 +323,7 @@ def _group_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_
             f"    for (ushort d = {w // 2}; d > 0; d >>= 1) {{\n  {shuffle}    }}\n"
             "    if (lane == 0) {\n"
             "      const ulong out = ulong(o) * C + c;\n"
-            f"      {_store(op, D, final)}\n    }}\n  }}\n" +
-            (_last_group(op, A, single, ident, tg, w) if single else "") + "}\n")
-
-
-# One-launch reductions (CUDA): each threadgroup counts itself done on its row's ticket and the
-# last one folds the row's partials, which saves the second launch (~8 µs of host time per
-# reduction on the H200's host, against a 1e6-element sum's 3 µs on the GPU). The tickets are
-# the call's own, zeroed on the device's queue just before (a memset, no host wait): nothing
-# carries over from one launch to the next, so a launch stopped part-way leaves nothing behind.
-# (A device-wide ticket taken over by compare-and-swap with an epoch ran 2-20x slower: the
-# threadgroups' retries under contention serialised them.)
-def _last_group(op: str, A: str, R: str, ident: str, tg: int, w: int) -> str:
-    """The tail of a one-launch group kernel: its ticket, then the last group's fold of the
-    row's C partials (in dst) into res[o] of MSL type R."""
-    nw = tg // w
-    fold = f"acc = comb(acc, simd_shuffle_xor(acc, d));"
-    # The partial's store is ordered before the ticket by threadgroup_barrier(mem_device), which
-    # on CUDA is __threadfence (device scope: what this pattern needs), and by a threadgroup-scope
-    # atomic_thread_fence, which on the CPU's fibers is the fence (their barrier is a fiber
-    # switch on one OS thread) and on CUDA only __threadfence_block. (A device-scope
-    # atomic_thread_fence is __threadfence_system on CUDA: 2048 groups ran 6-10% slower.)
-    fence = ("threadgroup_barrier(mem_flags::mem_device); "
-             "atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_threadgroup);")
-    return (f"  threadgroup bool last;\n  {fence}\n"
-            "  if (tid == 0) last = atomic_fetch_add_explicit(&tickets[o], 1u, memory_order_relaxed) == C - 1u;\n"
-            "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "  if (!last) return;\n"
-            f"  {fence}\n"
-            f"  acc = {ident};\n"
-            f"  for (uint j = tid; j < C; j += {tg}u) acc = comb(acc, dst[ulong(o) * C + j]);\n"
-            f"  for (ushort d = {w // 2}; d > 0; d >>= 1) {{ {fold} }}\n"
-            "  if (lane == 0) sv[sg] = acc;\n"
-            "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-            "  if (sg == 0) {\n"
-            f"    acc = lane < {nw} ? sv[lane] : {ident};\n"
-            f"    for (ushort d = {w // 2}; d > 0; d >>= 1) {{ {fold} }}\n"
-            f"    if (lane == 0) {{ {_store(op, R, True).replace('dst[out]', 'res[o]')} }}\n"
-            "  }\n")
+            f"      {_store(op, D, final)}\n    }}\n  }}\n}}\n")
 
 
 # Threadgroup size and the number of threadgroups a GPU reduction of a long row aims for: the
@@ -407,14 +366,13 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     # stage, stays exact.
     sums = op in ("sum", "prod", "any", "all")
 
-    def kern(first: bool, final: bool, one_launch: bool = False) -> tuple[mc.Kernel, Any]:
-        """The kernel of one stage (or of both, `one_launch`) and its threadgroup (None: the runtime's)."""
+    def kern(first: bool, final: bool) -> tuple[mc.Kernel, Any]:
+        """The kernel of one stage and its threadgroup (None: the runtime's)."""
         fast = sums or (op == "mean" and not final)
         out_t = ("long" if arg else cache.msl_type(D)) if final else As
-        single = cache.msl_type(D) if one_launch else ""
         if group:  # SIMD shuffles over the width the pipeline runs with, threadgroups its pipeline allows
             k, tg = cache.sized_kernel(dev, lambda tg, w: _group_source(op, Ts, As, out_t, first, final, is_float,
-                                                                       ident, tg, w, single), "red", _TG, simd=True,
+                                                                       ident, tg, w), "red", _TG, simd=True,
                                        fast_math=fast)
             return k, (tg, 1)
         if loops and inner == 1:
@@ -438,31 +396,9 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
 
     if c == 1:
         k1 = kern(True, True)
-        return (1, n, k1[0], grid(k1, 1), None, None, threads(k1, 1), None, False)
-    if group and op in _ONE_LAUNCH_OPS and _one_launch(dev):
-        k1 = kern(True, False, one_launch=True)
-        return (c, chunk, k1[0], grid(k1, c), None, None, threads(k1, c), None, True)
+        return (1, n, k1[0], grid(k1, 1), None, None, threads(k1, 1), None)
     k1, k2 = kern(True, False), kern(False, True)
-    return (c, chunk, k1[0], grid(k1, c), k2[0], grid(k2, 1), threads(k1, c), threads(k2, 1), False)
-
-
-# The reductions that run in one launch where _one_launch allows (those of _run's short path).
-_ONE_LAUNCH_OPS = ("sum", "prod", "min", "max", "any", "all")
-
-
-def _one_launch(dev: mc.Device) -> bool:
-    """CUDA (its fences order the partials before the ticket); the CPU's fibers when tests run
-    the GPU variants there. Metal keeps two launches: device-scope fences need MSL 3.2."""
-    return dev.backend == "cuda" or (dev.backend == "cpu" and cache.force_gpu_variants)
-
-
-def _tickets(dev: mc.Device, rows: int) -> mc.Buffer:
-    """A call's zeroed tickets, one per row: zeroed on the device's queue (CUDA), else here (the
-    CPU's fibers: a new Buffer has no work pending)."""
-    t = dev._empty(rows, np.uint32)
-    if not dev._zero_in_order(t):
-        np.asarray(t)[:] = 0
-    return t
+    return (c, chunk, k1[0], grid(k1, c), k2[0], grid(k2, 1), threads(k1, c), threads(k2, 1))
 
 
 def _cpu_threadgroup(threads: int) -> int:
@@ -474,16 +410,13 @@ def _cpu_threadgroup(threads: int) -> int:
 def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
          outer: int, n: int, inner: int, extra: list[Any]) -> mc.Buffer:
     """One reduction (one or two stages); `extra` holds the mean buffer and/or divisor."""
-    c, chunk, k1, grid1, k2, grid2, tg1, tg2, one = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
+    c, chunk, k1, grid1, k2, grid2, tg1, tg2 = _plan(dev, op, T, A, D, outer, n, inner, cache.uses_loops(dev))
     out = dev._empty(outer * inner, D)
     if not src.nbytes:
         src = cache.empty(dev, 1, T, zeroed=True)  # kernels refuse empty buffers; never read
     if not extra and op not in _ARG:  # the common cases, kept short: Python time counts here
         if c == 1:
             cache.launch(k1, grid1, src, out, n, inner, n, 1, threadgroup=tg1)
-        elif one:
-            cache.launch(k1, grid1, src, dev._empty(outer * c * inner, A), n, inner, chunk, c, out, _tickets(dev, outer),
-                         threadgroup=tg1)
         else:
             part = dev._empty(outer * c * inner, A)
             cache.launch(k1, grid1, src, part, n, inner, chunk, c, threadgroup=tg1)
