@@ -132,6 +132,31 @@ def test_long_row_ties_and_nans_across_chunks(kdev, op):
         _check(kdev, y, op)
 
 
+@pytest.mark.parametrize("op", ["sum", "any", "all", "argmax"])
+@pytest.mark.parametrize("shape", [(1, 5, 1), (1, 70001, 1), (3, 9000, 2)], ids=lambda s: "x".join(map(str, s)))
+def test_recorded_in_a_batch(pdev, rng, op, shape):
+    # The CPU waits for its stages where it can; in a batch nothing runs before the block ends.
+    x = np.abs(sample(rng, shape, np.float32)) + 0.5
+    if op == "any":
+        x[...] = 0
+        x[0, -1, 0] = 1  # the last element of the first row only: a chunk's tail
+    if op == "all":
+        x[0, -1, 0] = 0
+    src = upload(pdev, x)
+    out_dtype = _out_dtype(op, x.dtype)
+    with pdev.batch():
+        got = reduce.reduce(pdev, src, x.dtype, *shape, op, out_dtype)
+        mean = reduce.mean(pdev, src, x.dtype, *shape, np.float32)
+    o, _, i = shape
+    kw = {"dtype": out_dtype} if op == "sum" else {}
+    want = _NP[op](x, axis=1, **kw)
+    if op == "sum":
+        np.testing.assert_allclose(fetch(got, (o, i)), want, rtol=1e-4)
+    else:
+        np.testing.assert_array_equal(fetch(got, (o, i)), want)
+    np.testing.assert_allclose(fetch(mean, (o, i)), np.mean(x, axis=1), rtol=1e-4)
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
 def test_empty_rows_give_identity(pdev, op):
     x = np.zeros((3, 0, 2), np.float32)
