@@ -81,8 +81,12 @@ _pending: collections.deque[mc.Completion] = collections.deque()
 
 def launch(k: mc.Kernel, grid: Any, *args: Any, threadgroup: Any = None, threadgroup_memory: Any = None) -> None:
     """Queues k(grid, *args) without waiting for it."""
-    c = k(grid, *args, threadgroup=threadgroup) if threadgroup_memory is None else \
-        k(grid, *args, threadgroup=threadgroup, threadgroup_memory=threadgroup_memory)
+    keep(k(grid, *args, threadgroup=threadgroup) if threadgroup_memory is None else
+         k(grid, *args, threadgroup=threadgroup, threadgroup_memory=threadgroup_memory))
+
+
+def keep(c: mc.Completion) -> None:
+    """Keeps a launch's Completion until its work is done (dropping it would wait)."""
     with _lock:
         _pending.append(c)
         # Pruned every 16 launches (asking a CUDA call whether it is done records an event).

@@ -416,8 +416,7 @@ def _run_here(k: mc.Kernel, grid: Any, *args: Any, threadgroup: Any = None) -> N
     try:
         done.wait()
     except mc.ArgumentError:  # recorded in a batch not committed yet (nothing was waited for)
-        with cache._lock:
-            cache._pending.append(done)
+        cache.keep(done)
 
 
 def _run(dev: mc.Device, src: mc.Buffer, op: str, T: np.dtype, A: np.dtype, D: np.dtype,
