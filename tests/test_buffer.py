@@ -224,6 +224,53 @@ def test_read_copies_bytes_after_pending_work(device):
     assert out.read(4 * 5000) == b"" and out.read(8, 0) == b""
 
 
+_LCG_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void lcg(device uint* out [[buffer(0)]], constant uint& steps [[buffer(1)]],
+                constant uint& start [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  uint x = start + i;
+  for (uint k = 0; k < steps; ++k) x = x * 1664525u + 1013904223u;
+  out[i] = x;
+}
+"""
+
+
+def _lcg(start: int, steps: int) -> int:
+    x = start
+    for _ in range(steps):
+        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
+    return x
+
+
+def test_small_read_right_behind_running_kernels(device):
+    """A few bytes read while the kernels writing them still run (on CUDA the copy is queued on
+    the stream behind them: BufferStorage::read_after) hold what the last of them wrote."""
+    lcg = device.compile(_LCG_SRC).lcg
+    out = device.empty(4, np.uint32)
+    steps = 200_000  # about a millisecond of one GPU thread
+    for start in (1, 2, 3):
+        lcg(4, out, steps, start)  # not waited; each overwrites the last
+        got = np.frombuffer(out.read(4, 4), np.uint32)[0]
+        assert got == _lcg(start + 1, steps)
+    lcg(4, out, 10, 7)
+    keep = lcg(4, out, steps, 9)  # a kept Completion: still pending at the read
+    np.testing.assert_array_equal(np.frombuffer(out.read(), np.uint32), [_lcg(9 + i, steps) for i in range(4)])
+    keep.wait()
+
+
+def test_read_of_a_buffer_a_batch_will_write_sees_it_before_the_commit(device):
+    """Calls recorded in an open batch have not run: a read gives the contents before them,
+    and after the commit what they wrote."""
+    lcg = device.compile(_LCG_SRC).lcg
+    out = device.asarray(np.arange(4, dtype=np.uint32))
+    with device.batch() as batch:
+        lcg(4, out, 5, 3)
+        np.testing.assert_array_equal(np.frombuffer(out.read(), np.uint32), np.arange(4))
+    batch.wait()
+    np.testing.assert_array_equal(np.frombuffer(out.read(4, 8), np.uint32), [_lcg(4, 5), _lcg(5, 5)])
+
+
 @pytest.mark.parametrize("offset, nbytes", [(-1, 4), (0, -1), (37, 4), (40, 1), (41, None), (0, 41)])
 def test_read_outside_the_buffer_is_refused(device, offset, nbytes):
     b = device.asarray(np.arange(10, dtype=np.float32))

@@ -74,6 +74,8 @@ class CompletionState {
   const char* cancel_reason() const { return cancel_reason_.load(std::memory_order_acquire); }
   /** True once finished; asks the driver (without blocking) when there is one. */
   bool done();
+  /** True once finished, as far as is known here (asks no driver). */
+  bool finished() const { return done_.load(std::memory_order_acquire); }
   /** Seconds the device spent on the work; NaN when the backend did not time it. */
   double device_seconds() const { return seconds_; }
   bool submitted() const { return submitted_.load(std::memory_order_acquire); }
@@ -81,9 +83,10 @@ class CompletionState {
   /** Set by a backend when it queues the work; `ticket` is the backend's name for it. */
   void drive_with(CompletionDriver* driver, std::uint64_t ticket = 0);
   std::uint64_t ticket() const { return ticket_; }
+  /** The backend driving the work (set once it is queued); null before, or without one. */
+  CompletionDriver* driver() const { return driver_.load(std::memory_order_acquire); }
 
  private:
-  bool finished() const { return done_.load(std::memory_order_acquire); }
   /** Until finished, or the deadline (if any) passed; false then. Throws Interrupted. */
   bool block(bool interruptible, bool drive, const std::chrono::steady_clock::time_point* deadline);
   std::atomic<bool> done_{false};
@@ -131,6 +134,15 @@ class BufferStorage {
   virtual void read_to_host(void* dst, std::size_t offset, std::size_t n) const { copy_range_to(dst, offset, n); }
   void copy_to(void* dst, std::size_t n) const { copy_range_to(dst, 0, n); }
   /**
+   * read_to_host ordered after `use`, the storage's unfinished last use, without waiting for it
+   * first: one wait for both (a CUDA copy queued on the stream behind the kernel). False when this
+   * storage cannot (the default), or not for `use`: the caller waits, then read_to_host.
+   */
+  virtual bool read_after(const CompletionState& use, void* dst, std::size_t offset, std::size_t n) const {
+    (void)use, (void)dst, (void)offset, (void)n;
+    return false;
+  }
+  /**
    * Copies `n` bytes of host memory `src` into the start of this storage. Called after
    * wait_idle(). The default is memcpy (host-visible storage only); backends that place
    * memory where kernels use it override it.
@@ -140,6 +152,8 @@ class BufferStorage {
   /** Hazard tracking: queues are in order, so the last use is enough to wait on. */
   void set_last_use(const std::shared_ptr<CompletionState>& use);
   void wait_idle();
+  /** The last use if it was submitted and is not known to be finished (else null). */
+  std::shared_ptr<CompletionState> unfinished_use();
 
  protected:
   void* data_;

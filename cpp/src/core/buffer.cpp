@@ -79,6 +79,12 @@ void BufferStorage::wait_idle() {
   if (last_use_ == last && last && last->done()) last_use_.reset();
 }
 
+std::shared_ptr<CompletionState> BufferStorage::unfinished_use() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (last_use_ && last_use_->submitted() && !last_use_->finished()) return last_use_;
+  return nullptr;
+}
+
 void BufferStorage::copy_range_to(void* dst, std::size_t offset, std::size_t n) const {
   if (n) std::memcpy(dst, static_cast<const unsigned char*>(data_) + offset, n);
 }
@@ -107,6 +113,9 @@ void Buffer::copy_to_host(void* dst, std::size_t offset, std::size_t n) const {
     throw ArgumentError("[metalcall] cannot read " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
                         " of a buffer of " + std::to_string(storage_->nbytes()) + " bytes");
   }
+  if (const auto use = storage_->unfinished_use()) {
+    if (storage_->read_after(*use, dst, offset, n)) return;
+  }
   storage_->wait_idle();
   storage_->read_to_host(dst, offset, n);
 }
@@ -128,6 +137,9 @@ class KeptStorage final : public BufferStorage {
     base_->copy_range_to(dst, offset, n);
   }
   void read_to_host(void* dst, std::size_t offset, std::size_t n) const override { base_->read_to_host(dst, offset, n); }
+  bool read_after(const CompletionState& use, void* dst, std::size_t offset, std::size_t n) const override {
+    return base_->read_after(use, dst, offset, n);
+  }
   void copy_from(const void* src, std::size_t n) override { base_->copy_from(src, n); }
 
  private:

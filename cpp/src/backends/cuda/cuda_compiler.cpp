@@ -285,7 +285,7 @@ CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
       std::size_t table_bytes = 0;
       if (a.cuModuleGetGlobal(&table, &table_bytes, module_, k.layout_symbol.c_str()) != CUDA_SUCCESS) continue;
       std::string bytes(table_bytes, '\0');
-      check(a.cuMemcpyDtoH(&bytes[0], table, table_bytes), "reading the layout of kernel '" + k.info.name + "'");
+      stop.read(&bytes[0], table, table_bytes, "reading the layout of kernel '" + k.info.name + "'");
       layouts_[k.layout_symbol] = std::move(bytes);
     }
     if (std::getenv("METALCALL_COMPILE_TIMES")) {

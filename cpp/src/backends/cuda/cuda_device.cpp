@@ -19,6 +19,7 @@
 #include "core/interrupt.hpp"
 #include "core/registry.hpp"
 #include "metalcall/errors.hpp"
+#include "metalcall/interrupt.hpp"
 
 namespace metalcall::cuda {
 
@@ -184,6 +185,25 @@ class ManagedBlocks {
    * driver's buffer on the legacy stream.
    */
   bool read_small(void* dst, CUdeviceptr src, std::size_t n, CUstream stream) {
+    return through_pinned(dst, n, [&](void* pinned) {
+      CUresult r = api().cuMemcpyDtoHAsync(pinned, src, n, stream);
+      if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(stream);
+      check(r, "cuMemcpyDtoHAsync (reading a buffer)");
+      return true;
+    });
+  }
+  /** read_small behind `use` on `queue`'s stream (CudaQueue::read_after): false when it cannot. */
+  bool read_small_after(CudaQueue& queue, const CompletionState& use, void* dst, CUdeviceptr src, std::size_t n) {
+    return through_pinned(dst, n, [&](void* pinned) { return queue.read_after(use, pinned, src, n); });
+  }
+
+ private:
+  static constexpr std::size_t kSmallRead = 4096;
+  // `copy(pinned)` fills the first n bytes of the pinned buffer and returns once they are there
+  // (or false: it copied nothing); then they go to `dst`. A copy interrupted (Ctrl-C) may still
+  // write the buffer: it is left to that copy (4 KiB leaked), and the next read pins another.
+  template <class Copy>
+  bool through_pinned(void* dst, std::size_t n, Copy&& copy) {
     if (n > kSmallRead) return false;
     std::lock_guard<std::mutex> lock(small_mutex_);
     if (!small_tried_) {
@@ -193,15 +213,16 @@ class ManagedBlocks {
     }
     if (!small_) return false;
     make_current(ctx_);
-    CUresult r = api().cuMemcpyDtoHAsync(small_, src, n, stream);
-    if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(stream);
-    check(r, "cuMemcpyDtoHAsync (reading a buffer)");
+    try {
+      if (!copy(small_)) return false;
+    } catch (const Interrupted&) {
+      small_ = nullptr;
+      small_tried_ = false;
+      throw;
+    }
     std::memcpy(dst, small_, n);
     return true;
   }
-
- private:
-  static constexpr std::size_t kSmallRead = 4096;
   // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
   // only for large blocks: the query costs microseconds that small ones would notice.)
   static bool fits(std::size_t capacity, std::string* refusal) {
@@ -228,9 +249,10 @@ class ManagedBlocks {
 // in host memory: allocating 40 MB took ~20 ms and the first kernel ~8 ms of page faults.)
 class ManagedStorage : public BufferStorage {
  public:
-  ManagedStorage(std::shared_ptr<ManagedBlocks> blocks, CUcontext ctx, CUdevice device, CUstream fill,
-                 std::size_t nbytes, bool zeroed)
-      : BufferStorage(nullptr, nbytes), blocks_(std::move(blocks)), ctx_(ctx), device_(device), fill_(fill) {
+  ManagedStorage(std::shared_ptr<ManagedBlocks> blocks, std::shared_ptr<CudaQueue> queue, CUcontext ctx,
+                 CUdevice device, CUstream fill, std::size_t nbytes, bool zeroed)
+      : BufferStorage(nullptr, nbytes), blocks_(std::move(blocks)), queue_(std::move(queue)), ctx_(ctx),
+        device_(device), fill_(fill) {
     bool reused = false;
     block_ = blocks_->take(BlockCache::size_class(nbytes, kGranularity), &reused);
     data_ = block_.data;
@@ -261,14 +283,22 @@ class ManagedStorage : public BufferStorage {
   }
   // The driver copies to host memory or to any GPU's memory (a peer copy): unified addressing.
   // (A copy from managed memory leaves its pages where they are: a host read of data() would move
-  // them to the host, and the next kernel to use them would fault them back.)
+  // them to the host, and the next kernel to use them would fault them back.) On the fill stream:
+  // the caller waited for the work on this memory, and a synchronous cuMemcpy, on the legacy
+  // default stream, would also wait for every kernel queued on the device's stream (a blocking one).
   void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
     if (!n) return;
     make_current(ctx_);
-    check(api().cuMemcpy(reinterpret_cast<CUdeviceptr>(dst), ptr_ + offset, n), "cuMemcpy (copying a buffer)");
+    CUresult r = api().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), ptr_ + offset, n, fill_);
+    if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(fill_);
+    check(r, "cuMemcpyAsync (copying a buffer)");
   }
   void read_to_host(void* dst, std::size_t offset, std::size_t n) const override {
     if (n && !blocks_->read_small(dst, ptr_ + offset, n, fill_)) copy_range_to(dst, offset, n);
+  }
+  // A few values (a reduction's result) behind the kernel writing them: one wait, not two.
+  bool read_after(const CompletionState& use, void* dst, std::size_t offset, std::size_t n) const override {
+    return n && blocks_->read_small_after(*queue_, use, dst, ptr_ + offset, n);
   }
   ~ManagedStorage() override {
     try {
@@ -294,6 +324,7 @@ class ManagedStorage : public BufferStorage {
   }
 
   std::shared_ptr<ManagedBlocks> blocks_;
+  std::shared_ptr<CudaQueue> queue_;  // the device's: read_after copies on its stream
   BlockCache::Block block_;
   CUcontext ctx_;
   CUdevice device_;
@@ -356,10 +387,10 @@ class CudaDevice : public BackendDevice {
   }
   const DeviceInfo& info() const override { return props_.info; }
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
-    return std::make_shared<ManagedStorage>(blocks_, ctx_, props_.device, fill_stream_, nbytes, true);
+    return std::make_shared<ManagedStorage>(blocks_, queue_, ctx_, props_.device, fill_stream_, nbytes, true);
   }
   std::shared_ptr<BufferStorage> allocate_uninitialized(std::size_t nbytes) override {
-    return std::make_shared<ManagedStorage>(blocks_, ctx_, props_.device, fill_stream_, nbytes, false);
+    return std::make_shared<ManagedStorage>(blocks_, queue_, ctx_, props_.device, fill_stream_, nbytes, false);
   }
   std::size_t cached_bytes() override { return blocks_->cached_bytes(); }
   void empty_cache() override { blocks_->empty(); }

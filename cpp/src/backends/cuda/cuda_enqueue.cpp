@@ -177,7 +177,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
     const std::uint64_t threads = (std::uint64_t(command.grid[0]) + msl::kCudaCoarsening - 1) / msl::kCudaCoarsening;
     const auto blocks = static_cast<unsigned>((threads + kCoarsenedBlock - 1) / kCoarsenedBlock);
     block.put(0, &L, sizeof L, k.name);
-    const CUresult r = a.cuLaunchKernel(coarse, blocks, 1, 1, kCoarsenedBlock, 1, 1, 0, stream_, params, nullptr);
+    const CUresult r = a.cuLaunchKernel(coarse, blocks, 1, 1, kCoarsenedBlock, 1, 1, 0, launch_stream_, params, nullptr);
     if (r != CUDA_SUCCESS) {
       throw ExecutionError("[cuda] launching kernel '" + k.name + "' (" + std::to_string(blocks) + " blocks of " +
                            std::to_string(kCoarsenedBlock) + ", " + std::to_string(msl::kCudaCoarsening) +
@@ -193,7 +193,7 @@ void CudaQueue::enqueue(const DispatchCommand& command, std::vector<Staging>& st
         L.origin[2] = sz.origin;
         block.put(0, &L, sizeof L, k.name);  // the driver copies the block at each launch
         const CUresult r = a.cuLaunchKernel(fn, sx.count, sy.count, sz.count, sx.block, sy.block,
-                                            sz.block, static_cast<unsigned>(smem), stream_, params, nullptr);
+                                            sz.block, static_cast<unsigned>(smem), launch_stream_, params, nullptr);
         if (r != CUDA_SUCCESS) {
           throw ExecutionError("[cuda] launching kernel '" + k.name + "' (" + std::to_string(sx.count) + "x" +
                                std::to_string(sy.count) + "x" + std::to_string(sz.count) + " blocks of " +

@@ -39,10 +39,19 @@ class CudaQueue : public CompletionDriver {
   /** Launches a captured graph as one timed submission. */
   void replay(const std::shared_ptr<BackendGraph>& graph, const std::shared_ptr<CompletionState>& completion);
   void synchronize();
-  /** The stream every submission runs on (DLPack's `stream` for imports). */
+  /** The stream every submission runs on (DLPack's `stream` for imports). A blocking stream: work
+   *  queued on the legacy default stream (torch's and CuPy's default streams) comes before later
+   *  work on it, and later work there after it, with no event (CUDA's implicit synchronisation). */
   CUstream stream() const { return stream_; }
   /** Copies `n` bytes after all earlier work on the stream (any pointers unified addressing knows); returns when done. */
   void copy(void* dst, const void* src, std::size_t n);
+  /**
+   * Copies `n` bytes at `src` into `pinned` (page-locked host memory) behind `use` on the stream,
+   * and waits for the copy: one wait where waiting for `use` and then copying took two. False,
+   * copying nothing, unless `use` was launched on this queue (a batch being committed may be
+   * marked submitted before its launch). Interrupted: the copy may still write `pinned` later.
+   */
+  bool read_after(const CompletionState& use, void* pinned, CUdeviceptr src, std::size_t n);
   /** Later work on the stream waits for what is queued now on `other` (an event; the host does not wait). */
   void wait_for_stream(CUstream other);
 
@@ -128,6 +137,8 @@ class CudaQueue : public CompletionDriver {
   void copy_to_host(void* dst, CUdeviceptr src, std::size_t n);
   /** Moves the submissions up to `ticket`, known to be finished, out of pending_ (mutex_ held). */
   void take_finished(std::uint64_t ticket, std::vector<Submission>& out);
+  /** An untimed event no submission holds, back to the pool. */
+  void give_back_event(CUevent e);
   /** Finishes taken submissions: GPU times, resources back to the pools, completions signalled. */
   void finish(std::vector<Submission>& done, CUresult status);
   /** The next ticket: one more, skipping those whose low 32 bits are 0 (mutex_ held). */
@@ -139,6 +150,11 @@ class CudaQueue : public CompletionDriver {
   const double kernel_timeout_;
   StopWord& stop_word_;  // never freed, as the queue
   CUstream stream_ = nullptr;
+  // Graphs are captured from a stream of their own, never synchronised with the legacy default
+  // stream: capturing stream_ (which is) would make another thread's use of that stream fail and
+  // end the capture (the CUDA programming guide, "Prohibited and unhandled operations").
+  CUstream capture_stream_ = nullptr;
+  CUstream launch_stream_ = nullptr;  // where enqueue() launches kernels: stream_, or capture_stream_ while capturing
   std::mutex launch_mutex_;  // launches in submission order; guards host_staging_ and order_event_
   CUevent order_event_ = nullptr;  // wait_for_stream's event, made on first use
   std::unique_ptr<HostStaging> host_staging_;  // created with the stream

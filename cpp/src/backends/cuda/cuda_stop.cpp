@@ -47,4 +47,12 @@ std::uint64_t StopWord::value() {
   return value_;
 }
 
+void StopWord::read(void* dst, CUdeviceptr src, std::size_t n, const std::string& what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  make_current(ctx_);
+  CUresult r = api().cuMemcpyDtoHAsync(dst, src, n, stream_);
+  if (r == CUDA_SUCCESS) r = api().cuStreamSynchronize(stream_);
+  check(r, what);
+}
+
 }  // namespace metalcall::cuda

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "backends/cuda/cuda_api.hpp"
 
@@ -26,12 +27,15 @@ class StopWord {
   void raise(std::uint64_t ticket);
   /** The highest ticket raised so far (0: none). */
   std::uint64_t value();
+  /** Copies `n` bytes of device memory to the host on this word's stream, which waits for no kernel
+   *  (a synchronous copy, on the legacy default stream, would wait for the device's queue). */
+  void read(void* dst, CUdeviceptr src, std::size_t n, const std::string& what);
 
  private:
   void write(CUdeviceptr to, std::uint64_t value);  // mutex_ held
   CUcontext ctx_;
   CUdeviceptr word_ = 0;
-  CUstream stream_ = nullptr;                // the copies' own stream (non-blocking)
+  CUstream stream_ = nullptr;                // the copies' own stream (non-blocking); also read()'s
   std::uint64_t* staging_ = nullptr;         // page-locked: copied from while kernels run
   std::mutex mutex_;
   std::uint64_t value_ = 0;

@@ -333,6 +333,10 @@ _TG = 512
 _GROUPS = 2048
 
 
+# Elements a chunk of a multi-chunk reduction is a multiple of.
+_CHUNK_ALIGN = 16
+
+
 def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool) -> int:
     """How many chunks to split each row into (1: a single pass)."""
     rows = outer * inner
@@ -360,6 +364,10 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     c = _chunks(dev, outer, n, inner, group)
     chunk = -(-n // c) if n else 0
     if c > 1:
+        # Chunks start on 64-byte lines (4-byte elements): the CPU's vector loads of a chunk that
+        # started mid-line each straddled two lines (any of 1e7 float32 on 2 cores, 64 chunks:
+        # 372 -> 275 µs; sum 291 -> 236 µs).
+        chunk = -(-chunk // _CHUNK_ALIGN) * _CHUNK_ALIGN
         c = -(-n // chunk)
     # Fast math lets the compiler reassociate sums; NaN tests need it off (Metal's fast math
     # may assume there are no NaNs). A mean's partial sums are sums; its division, in the last
