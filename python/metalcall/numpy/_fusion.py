@@ -17,6 +17,8 @@ import weakref
 
 import numpy as np
 
+import metalcall as mc
+
 from . import _dtypes as D
 from . import _ops
 from . import _runtime as R
@@ -277,21 +279,54 @@ def _contiguous_index(kind, offset):
     return f"{offset} + i" if kind == "c" else offset
 
 
-def _generate(backend, nd, entries, outs):
-    """(source, strided) from a walk's entries; outs: ((slot, out dtype, kind), ...). Cached."""
-    key = (backend, nd, entries, outs)
+def _generate(backend, nd, entries, outs, vec=False):
+    """(source, strided) from a walk's entries; outs: ((slot, out dtype, kind), ...). Cached.
+    vec: the four-elements-a-thread form (_four_a_thread)."""
+    key = (backend, nd, entries, outs, vec)
     hit = _SOURCES.get(key)
     if hit is None:
         if len(_SOURCES) > 4096:
             _SOURCES.clear()
-        hit = _SOURCES[key] = _Source(backend, nd).text(entries, outs)
+        hit = _SOURCES[key] = _Source(backend, nd, vec).text(entries, outs)
     return hit
 
 
+# Precise trigonometry: CUDA's sinf, cosf and tanf branch to a long argument reduction for large
+# arguments, so the translator gives their kernels no coarsened entry (four positions a thread in
+# sequence ran slower than one: docs/design.md, "Straight-line kernels"), and one element a thread
+# left `sin(x) * y + 2` at 1e8 float32 at 1.09x CuPy's ElementwiseKernel. Four elements a thread
+# read and written as 4-vectors before and after the four computations took 300 µs against 502
+# one a thread and 492 for CuPy's (H200, 2026-12-04, .devcarry/s14/sin_variants.py).
+_PRECISE_TRIG = ("sin", "cos", "tan")
+# Element types with a 4-vector in MSL that one 8- or 16-byte access moves.
+_VECTOR_KINDS = ("f4", "f2", "i4", "u4", "i2", "u2")
+
+
+def _four_a_thread(device, entries, outs, n):
+    """Whether a CUDA kernel should run four elements a thread with vector loads and stores: it
+    computes precise trig, its operands are whole C-contiguous buffers (or broadcast scalars) of
+    types with 4-vectors, and n is a multiple of 4. The buffers' alignment is checked by the
+    runtime at the call (an unaligned one, only possible for another library's memory, falls back
+    to the scalar kernel: run)."""
+    if device.backend != "cuda" or n % 4 or not n or device.checked:
+        return False
+    if not any(e[0] == "op" and e[1] in _PRECISE_TRIG for e in entries):
+        return False
+
+    def vectorable(dt):
+        return f"{dt.kind}{dt.itemsize}" in _VECTOR_KINDS
+
+    for e in entries:
+        if e[0] == "in" and (e[3] not in ("c0", "z") or (e[3] == "c0" and not vectorable(e[2]))):
+            return False
+    return all(kind == "c0" and vectorable(dt) for _, dt, kind in outs)
+
+
 class _Source:
-    def __init__(self, backend, nd):
+    def __init__(self, backend, nd, vec=False):
         self.g = _ops.Gen(backend)
         self.nd = nd
+        self.vec = vec
 
     def cast(self, v, frm, to):
         if frm == to:
@@ -305,8 +340,11 @@ class _Source:
             if e[0] == "in":
                 _, k, dt, kind = e
                 name = f"v{k}"
-                idx = _contiguous_index(kind, f"o{k}")
-                lines.append(f"  {D.msl(dt)} {name} = in{k}[{idx}];")
+                if self.vec and kind == "c0":  # component @C@ of the thread's 4-vector w{k}
+                    lines.append(f"  {D.msl(dt)} {name} = w{k}.@C@;")
+                else:
+                    idx = _contiguous_index(kind, f"o{k}")
+                    lines.append(f"  {D.msl(dt)} {name} = in{k}[{idx}];")
                 ins.append((dt, kind))
             elif e[0] == "sc":
                 name = f"s{e[1]}"
@@ -329,8 +367,9 @@ class _Source:
             names.append(name)
         nin, nout, nd = len(ins), len(outs), self.nd
         params, b = [], 0
+        vector = "4" if self.vec else ""
         for k, (dt, kind) in enumerate(ins):
-            params.append(f"device const {D.msl(dt)}* in{k} [[buffer({b})]]")
+            params.append(f"device const {D.msl(dt)}{vector if kind == 'c0' else ''}* in{k} [[buffer({b})]]")
             b += 1
         for k, dt in enumerate(scs):
             params.append(f"constant {D.msl(dt)}& s{k} [[buffer({b})]]")
@@ -338,7 +377,7 @@ class _Source:
         params.append(f"constant long* P [[buffer({b})]]")
         b += 1
         for k, (_, dt, _) in enumerate(outs):
-            params.append(f"device {D.msl(dt)}* out{k} [[buffer({b})]]")
+            params.append(f"device {D.msl(dt)}{vector}* out{k} [[buffer({b})]]")
             b += 1
         params.append("uint gid [[thread_position_in_grid]]")
         # P layout: input offsets, output offsets, shape, then strides of every strided input/output.
@@ -360,15 +399,36 @@ class _Source:
                     body.append(f"      {var} += long(c) * P[{st + j * nd + d}];")
                 body.append("    }")
             body.append("  }")
-        body += lines
-        for k, (slot, dt, kind) in enumerate(outs):
-            idx = _contiguous_index(kind, f"q{k}")
-            body.append(f"  out{k}[{idx}] = {self.cast(names[slot], entries[slot][2], dt)};")
+        if self.vec:
+            body += self._four_copies(lines, ins, outs, names, entries)
+        else:
+            body += lines
+            for k, (slot, dt, kind) in enumerate(outs):
+                idx = _contiguous_index(kind, f"q{k}")
+                body.append(f"  out{k}[{idx}] = {self.cast(names[slot], entries[slot][2], dt)};")
         helpers = "\n".join(self.g.helpers.values())
         src = ("#include <metal_stdlib>\nusing namespace metal;\n"
                + (helpers + "\n" if helpers else "")
                + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
         return D.declare_types(src), tuple(strided)
+
+
+    def _four_copies(self, lines, ins, outs, names, entries):
+        """Thread gid's elements 4 gid ... 4 gid + 3: every contiguous input read as one 4-vector,
+        the computation four times (a block each, on the vectors' components), the results
+        written as one 4-vector per output: the loads and stores stay together in one basic block,
+        where NVVM makes them 16-byte accesses (with the computations between, CUDA's precise trig
+        branches kept it from merging four scalar ones)."""
+        body = [f"  const {D.msl(dt)}4 w{k} = in{k}[gid];" for k, (dt, kind) in enumerate(ins) if kind == "c0"]
+        body += [f"  {D.msl(dt)} r{k}_0, r{k}_1, r{k}_2, r{k}_3;" for k, (_, dt, _) in enumerate(outs)]
+        for c, comp in enumerate("xyzw"):
+            body.append("  {")
+            body += ["  " + line.replace("@C@", comp) for line in lines]
+            body += [f"    r{k}_{c} = {self.cast(names[slot], entries[slot][2], dt)};"
+                     for k, (slot, dt, _) in enumerate(outs)]
+            body.append("  }")
+        body += [f"  out{k}[gid] = {D.msl(dt)}4(r{k}_0, r{k}_1, r{k}_2, r{k}_3);" for k, (_, dt, _) in enumerate(outs)]
+        return body
 
 
 _PARAMS: dict = {}
@@ -407,16 +467,20 @@ def _scalar_bytes(value, dtype):
     return b
 
 
-def build(items, device):
+def build(items, device, vec=True):
     """items: list of (node, dest) with dest = (buf, offset, strides, dtype, shape), all of one shape.
-    Returns (source, kernel arguments without the grid, n)."""
+    Returns (source, kernel arguments without the grid, n, threads): four elements a thread where
+    vec allows it and _four_a_thread says so (threads = n / 4), else one."""
     shape = items[0][1][4]
     walk = _Walk(shape)
     outs = []
     for node, (buf, off, strides, dt, shp) in items:
         kind = ("c0" if off == 0 else "c") if is_c_layout(shape, strides) else "s"
         outs.append((walk.slot(node), dt, kind))
-    src, strided = _generate(device.backend, len(shape), tuple(walk.entries), tuple(outs))
+    entries, outs = tuple(walk.entries), tuple(outs)
+    n = prod(shape)
+    vec = vec and _four_a_thread(device, entries, outs, n)
+    src, strided = _generate(device.backend, len(shape), entries, outs, vec)
     P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
     for io, k in strided:
         P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
@@ -425,7 +489,7 @@ def build(items, device):
     args += [_scalar_bytes(s.value, s.dtype) for s in walk.scalars]
     args.append(_params(device, tuple(P)))
     args += [it[1][0] for it in items]
-    return src, args, prod(shape)
+    return src, args, n, n // 4 if vec else n
 
 
 MAX_BUFFER_ARGUMENTS = 31  # Metal's buffer argument table: [[buffer(0)]] ... [[buffer(30)]]
@@ -434,7 +498,7 @@ MAX_BUFFER_ARGUMENTS = 31  # Metal's buffer argument table: [[buffer(0)]] ... [[
 def run(items, device):
     """Generates, compiles (cached) and launches one kernel computing every item (split in
     halves while the kernel would need more buffer arguments than Metal's table holds)."""
-    src, args, n = build(items, device)
+    src, args, n, threads = build(items, device)
     if len(args) > MAX_BUFFER_ARGUMENTS and len(items) > 1:
         half = len(items) // 2
         run(items[:half], device)
@@ -444,7 +508,15 @@ def run(items, device):
     if n >= 2**32:
         raise NotImplementedError("metalcall.numpy: elementwise kernels handle fewer than 2**32 elements")
     kern = R.kernel(device, src, KERNEL_NAME)
-    done = R.launch(kern, n, *args)
+    try:
+        done = R.launch(kern, threads, *args)
+    except mc.ArgumentError:
+        if threads == n:
+            raise
+        # A 4-vector operand not 16-byte aligned (memory of another library, used in place):
+        # the one-element-a-thread kernel takes any.
+        src, args, n, threads = build(items, device, vec=False)
+        done = R.launch(R.kernel(device, src, KERNEL_NAME), threads, *args)
     if n >= R.LARGE_RESULT // 8:  # maybe LARGE_RESULT bytes of results (8-byte elements)
         nbytes = sum(n * it[1][3].itemsize for it in items)
         if nbytes >= R.LARGE_RESULT:
@@ -456,4 +528,5 @@ def source_of(nodes, device, shape):
     """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
     walk = _Walk(shape)
     outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c0") for n in nodes)
-    return _generate(device.backend, len(shape), tuple(walk.entries), outs)[0]
+    entries = tuple(walk.entries)
+    return _generate(device.backend, len(shape), entries, outs, _four_a_thread(device, entries, outs, prod(shape)))[0]

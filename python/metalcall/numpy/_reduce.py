@@ -83,12 +83,20 @@ def _run(x, axis, keepdims, op, out_dtype):
     x = _asarray(x)
     if x.dtype.kind == "c" or out_dtype.kind == "c":
         return COMPLEX["reduce"](x, axis, keepdims, op, out_dtype)
+    if _reduce_kernels is None:
+        _reduce_kernels = kernels("reduce")
+    if axis is None and not keepdims and x._node is None and x._offset == 0 and x._strides == F.contiguous_strides(x._shape):
+        # The whole of a stored array to a scalar (float(mnp.sum(x))): no axes, views or shapes
+        # to work out; Python time here is in series with a short GPU reduction.
+        n = x.size
+        if n == 0 and op in ("min", "max", "argmin", "argmax"):
+            raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
+        res = _reduce_kernels.reduce(x.device, x._buf, x.dtype, 1, n, 1, op, out_dtype)
+        return ndarray._wrap(res, (), out_dtype, x.device)
     axes = _axes(axis, x.ndim)
     buf, outer, n, inner, kept = _layout(x, axes)
     if n == 0 and op in ("min", "max", "argmin", "argmax") and outer * inner:
         raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
-    if _reduce_kernels is None:
-        _reduce_kernels = kernels("reduce")
     res = _reduce_kernels.reduce(x.device, buf, x.dtype, outer, n, inner, op, out_dtype)
     return _finish(res, kept, out_dtype, x, axes, keepdims)
 

@@ -243,6 +243,17 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
       // reordering against them).
       typedef conditional_t<N == 2, unsigned int, unsigned long long> __attribute__((__may_alias__)) Bits;
       *reinterpret_cast<Bits*>(this) = *reinterpret_cast<const Bits*>(&o);
+    } else if constexpr (!Packed && sizeof(T) == 4 && N == 4) {
+      // Through CUDA's own 16-byte vector of the same component type: one 16-byte store, where
+      // one a component left NVVM four stores it did not merge (a float4 written to device memory).
+      typedef conditional_t<is_same<T, float>::value, ::float4, conditional_t<is_signed<T>::value, ::int4, ::uint4>> Native;
+      const mtl_vector whole(o);
+      Native v;
+      v.x = whole[0];
+      v.y = whole[1];
+      v.z = whole[2];
+      v.w = whole[3];
+      *reinterpret_cast<Native*>(this) = v;
     } else if constexpr (!Packed && sizeof(T) == 4) {
       const mtl_vector whole(o);
 #pragma unroll
