@@ -74,7 +74,7 @@ def test_strided_operands_take_the_scalar_form(device):
     check(z, np.sin(a.T) + 1, rtol=1e-5, atol=1e-6)
 
 
-def test_memory_of_another_library_at_any_alignment():
+def test_cuda_memory_of_another_library_at_any_alignment():
     """CuPy memory used in place (`dev.asarray` of a CuPy view) may start anywhere: an operand not
     16-byte aligned falls back to one element a thread (the runtime refuses a float4 buffer argument
     it cannot align). metalcall.numpy's own arrays are always aligned; such a Buffer is wrapped
