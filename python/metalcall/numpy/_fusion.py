@@ -279,15 +279,17 @@ def _contiguous_index(kind, offset):
     return f"{offset} + i" if kind == "c" else offset
 
 
-def _generate(backend, nd, entries, outs, vec=False):
-    """(source, strided) from a walk's entries; outs: ((slot, out dtype, kind), ...). Cached.
-    vec: the four-elements-a-thread form (_four_a_thread)."""
-    key = (backend, nd, entries, outs, vec)
+def _generate(device, nd, entries, outs, fours):
+    """(source, strided, vec) from a walk's entries; outs: ((slot, out dtype, kind), ...); fours:
+    the element count is a positive multiple of 4. vec: the source is the four-elements-a-thread
+    form (_four_a_thread), decided here once per structure. Cached."""
+    key = (device, nd, entries, outs, fours)
     hit = _SOURCES.get(key)
     if hit is None:
         if len(_SOURCES) > 4096:
             _SOURCES.clear()
-        hit = _SOURCES[key] = _Source(backend, nd, vec).text(entries, outs)
+        vec = fours and _four_a_thread(device, entries, outs)
+        hit = _SOURCES[key] = _Source(device.backend, nd, vec).text(entries, outs) + (vec,)
     return hit
 
 
@@ -302,13 +304,13 @@ _PRECISE_TRIG = ("sin", "cos", "tan")
 _VECTOR_KINDS = ("f4", "f2", "i4", "u4", "i2", "u2")
 
 
-def _four_a_thread(device, entries, outs, n):
-    """Whether a CUDA kernel should run four elements a thread with vector loads and stores: it
-    computes precise trig, its operands are whole C-contiguous buffers (or broadcast scalars) of
-    types with 4-vectors, and n is a multiple of 4. The buffers' alignment is checked by the
-    runtime at the call (an unaligned one, only possible for another library's memory, falls back
-    to the scalar kernel: run)."""
-    if device.backend != "cuda" or n % 4 or not n or device.checked:
+def _four_a_thread(device, entries, outs):
+    """Whether a CUDA kernel of a multiple of 4 elements should run four elements a thread with
+    vector loads and stores: it computes precise trig, and its operands are whole C-contiguous
+    buffers (or broadcast scalars) of types with 4-vectors. The buffers' alignment is checked by
+    the runtime at the call (an unaligned one, only possible for another library's memory, falls
+    back to the scalar kernel: run)."""
+    if device.backend != "cuda" or device.checked:
         return False
     if not any(e[0] == "op" and e[1] in _PRECISE_TRIG for e in entries):
         return False
@@ -479,8 +481,7 @@ def build(items, device, vec=True):
         outs.append((walk.slot(node), dt, kind))
     entries, outs = tuple(walk.entries), tuple(outs)
     n = prod(shape)
-    vec = vec and _four_a_thread(device, entries, outs, n)
-    src, strided = _generate(device.backend, len(shape), entries, outs, vec)
+    src, strided, vec = _generate(device, len(shape), entries, outs, vec and n > 0 and n % 4 == 0)
     P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
     for io, k in strided:
         P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
@@ -528,5 +529,5 @@ def source_of(nodes, device, shape):
     """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
     walk = _Walk(shape)
     outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c0") for n in nodes)
-    entries = tuple(walk.entries)
-    return _generate(device.backend, len(shape), entries, outs, _four_a_thread(device, entries, outs, prod(shape)))[0]
+    n = prod(shape)
+    return _generate(device, len(shape), tuple(walk.entries), outs, n > 0 and n % 4 == 0)[0]
