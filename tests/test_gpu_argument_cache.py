@@ -109,3 +109,38 @@ def test_cupy_arrays_on_a_side_stream(cupy_cuda):
                 a *= 1.0
             mul(n, a, a, out)
         cupy.testing.assert_array_equal(out, cupy.full(n, value * value, dtype=cupy.float32))
+
+
+_SLOW_FILL = """
+kernel void slow_fill(device float* out [[buffer(0)]], constant float& v [[buffer(1)]],
+                      constant uint& steps [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    uint x = i;
+    for (uint k = 0; k < steps; ++k) x = x * 1664525u + 1013904223u;
+    out[i] = (x == 12345u && steps == 7u) ? -1.0f : v;  // x decides nothing: the loop only takes time
+}
+"""
+
+
+def test_default_stream_work_and_ours_are_ordered_both_ways_without_waiting(torch_cuda):
+    """The device's stream is a blocking one: torch's default (legacy) stream work queued before
+    a call comes first with no event (the call skips it), and torch's default-stream work queued
+    after a call that nobody waited for comes after the call's kernel."""
+    torch = torch_cuda
+    dev = mc.Device("cuda")
+    lib = dev.compile(SRC + _SLOW_FILL)
+    mul, slow_fill = lib.mul, lib.slow_fill
+    n = 1 << 22
+    a, b, out = torch.zeros(n, device="cuda"), torch.ones(n, device="cuda"), torch.zeros(n, device="cuda")
+    torch.cuda.synchronize()
+    for value in (2.0, 3.0, 4.0):
+        a.fill_(value)
+        for _ in range(20):  # long enough to race with an unordered launch
+            a.mul_(1.0).add_(0.0)
+        mul(n, a, b, out)  # a statement call waits for our kernel, not for torch's
+        wrong = int((out != value).sum().item())
+        assert wrong == 0, f"{wrong} of {n} results wrong: the kernel ran before torch's default-stream work"
+    for value in (5.0, 6.0):
+        done = slow_fill(1 << 16, out, value, 200_000)  # kept: nothing waits for it here
+        total = float(out[: 1 << 16].sum().item())  # torch's default stream: after our kernel
+        assert total == value * (1 << 16), "torch's default stream read before our kernel had written"
+        done.wait()
