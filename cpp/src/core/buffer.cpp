@@ -114,7 +114,14 @@ void Buffer::copy_to_host(void* dst, std::size_t offset, std::size_t n) const {
                         " of a buffer of " + std::to_string(storage_->nbytes()) + " bytes");
   }
   if (const auto use = storage_->unfinished_use()) {
-    if (storage_->read_after(*use, dst, offset, n)) return;
+    bool read = false;
+    try {
+      read = storage_->read_after(*use, dst, offset, n);
+    } catch (const Interrupted&) {
+      use->request_cancel();  // as a wait for it would (Ctrl-C stops what it waited for)
+      throw;
+    }
+    if (read) return;
   }
   storage_->wait_idle();
   storage_->read_to_host(dst, offset, n);
