@@ -75,6 +75,22 @@ def test_bool_sparse_any_all(pdev):
     _check(pdev, ~x, "all")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_, np.float16])
+def test_any_all_decided_by_one_element_anywhere(pdev, dtype):
+    """A whole array's any/all decided by one element in any chunk (the CPU's one-stage form lets
+    the chunks that decide store the answer): first, at chunk edges, last; and by none."""
+    n = 70001
+    for k in (None, 0, 4095, 4096, 4097, 35000, n - 2, n - 1):
+        zeros, ones = np.zeros((1, n, 1), dtype), np.ones((1, n, 1), dtype)
+        if k is not None:
+            zeros[0, k, 0], ones[0, k, 0] = 1, 0
+        _check(pdev, zeros, "any")
+        _check(pdev, ones, "all")
+    nans = np.zeros((1, n, 1), np.float32)
+    nans[0, 12345, 0] = np.nan  # NaN is nonzero, as in NumPy
+    _check(pdev, nans, "any")
+
+
 def test_integer_sum_wraps(pdev):
     x = np.full((1, 300, 1), 2**62, np.int64)
     _check(pdev, x, "sum")
