@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_cache(m);
   metalcall::python::init_gil(m);
   metalcall::python::init_verify(m);
+  metalcall::python::init_fusion(m);
 }

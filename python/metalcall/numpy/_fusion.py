@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 import metalcall as mc
+from metalcall import _core
 
 from . import _dtypes as D
 from . import _ops
@@ -216,56 +217,6 @@ def broadcast_strides(shape, strides, out_shape):
 # ----------------------------------------------------------------------------- generation
 
 
-class _Walk:
-    """One pass over the DAG: the distinct inputs (leaf, kind, broadcast strides), the scalars, and
-    a hashable description of the computation (`entries`) that the source is generated from, so
-    expressions of the same structure reuse the generated source without formatting it again."""
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-        self.inputs = []  # (leaf, kind, bstrides)
-        self.scalars = []  # Scalar nodes
-        self.entries = []  # ("in", k, dtype, kind) | ("sc", k, dtype) | ("op", op, dtype, ct, child slots)
-        self._slots = {}
-        self._input_slots = {}
-
-    def slot(self, node) -> int:
-        key = id(node)
-        s = self._slots.get(key)
-        if s is not None:
-            return s
-        t = type(node)
-        if t is Op and node.buf is not None:  # an evaluated node reads its buffer (_as_leaf)
-            node = Leaf(node.buf, 0, node.shape, contiguous_strides(node.shape), node.dtype)
-            t = Leaf
-        if t is Leaf:
-            shape = node.shape
-            bs = node.strides if shape == self.shape and 1 not in shape else broadcast_strides(shape, node.strides, self.shape)
-            ikey = (id(node.buf), node.offset, bs, node.dtype)
-            s = self._input_slots.get(ikey)
-            if s is None:
-                if is_c_layout(self.shape, bs):
-                    kind = "c0" if node.offset == 0 else "c"
-                elif not any(bs):
-                    kind = "z"
-                else:
-                    kind = "s"
-                s = len(self.entries)
-                self.entries.append(("in", len(self.inputs), node.dtype, kind))
-                self.inputs.append((node, kind, bs))
-                self._input_slots[ikey] = s
-        elif t is Scalar:
-            s = len(self.entries)
-            self.entries.append(("sc", len(self.scalars), node.dtype))
-            self.scalars.append(node)
-        else:
-            children = tuple([self.slot(a) for a in node.args])
-            s = len(self.entries)
-            self.entries.append(("op", node.op, node.dtype, node.ct, children))
-        self._slots[key] = s
-        return s
-
-
 _SOURCES: dict = {}
 
 
@@ -433,18 +384,10 @@ class _Source:
         return body
 
 
-_PARAMS: dict = {}
-
-
 def _params(device, values):
-    """The small read-only int64 argument of shapes/strides/offsets; equal ones are shared."""
-    key = (device, values)
-    buf = _PARAMS.get(key)
-    if buf is None:
-        if len(_PARAMS) > 1024:
-            _PARAMS.clear()
-        buf = _PARAMS[key] = device.asarray(np.array(values, dtype=np.int64))
-    return buf
+    """The small read-only int64 argument of offsets, shape and strides (the fast path in
+    cpp/python/fusion.cpp keeps one per device and values)."""
+    return device.asarray(np.array(values, dtype=np.int64))
 
 
 _SCALAR_BYTES: dict = {}
@@ -469,65 +412,71 @@ def _scalar_bytes(value, dtype):
     return b
 
 
-def build(items, device, vec=True):
-    """items: list of (node, dest) with dest = (buf, offset, strides, dtype, shape), all of one shape.
-    Returns (source, kernel arguments without the grid, n, threads): four elements a thread where
-    vec allows it and _four_a_thread says so (threads = n / 4), else one."""
-    shape = items[0][1][4]
-    walk = _Walk(shape)
-    outs = []
-    for node, (buf, off, strides, dt, shp) in items:
-        kind = ("c0" if off == 0 else "c") if is_c_layout(shape, strides) else "s"
-        outs.append((walk.slot(node), dt, kind))
-    entries, outs = tuple(walk.entries), tuple(outs)
-    n = prod(shape)
-    src, strided, vec = _generate(device, len(shape), entries, outs, vec and n > 0 and n % 4 == 0)
-    P = [leaf.offset for leaf, _, _ in walk.inputs] + [it[1][1] for it in items] + list(shape)
-    for io, k in strided:
-        P += list(walk.inputs[k][2]) if io == "in" else list(items[k][1][2])
-    P.append(0)
-    args = [leaf.buf for leaf, _, _ in walk.inputs]
-    args += [_scalar_bytes(s.value, s.dtype) for s in walk.scalars]
-    args.append(_params(device, tuple(P)))
-    args += [it[1][0] for it in items]
-    return src, args, n, n // 4 if vec else n
-
-
 MAX_BUFFER_ARGUMENTS = 31  # Metal's buffer argument table: [[buffer(0)]] ... [[buffer(30)]]
 
 
+def _plan(items, device, fours):
+    """Generates and compiles the kernel of a structure new to the fast path, and registers it
+    there (cpp/python/fusion.cpp: later evaluations of the structure launch without Python).
+    Returns the kernel's number of buffer arguments; a multi-output one past Metal's table is
+    not registered (run splits it)."""
+    entries, outs, inputs, scalars, key = _core._fusion_walk(items)
+    src, strided, vec = _generate(device, len(items[0][1][4]), entries, outs, fours)
+    buffers = len(inputs) + len(scalars) + 1 + len(outs)
+    if buffers <= MAX_BUFFER_ARGUMENTS or len(items) == 1:
+        _core._fusion_remember(device, key, fours, R.kernel(device, src, KERNEL_NAME), strided, vec)
+    return buffers
+
+
+def _launch(items, device, fours):
+    """Launches the kernel computing every item (its Completion), or the halves of items whose
+    kernel would need more buffer arguments than Metal's table holds (None)."""
+    done = _core._fusion_launch(device, items, fours)
+    if done is None:
+        if _plan(items, device, fours) > MAX_BUFFER_ARGUMENTS and len(items) > 1:
+            half = len(items) // 2
+            run(items[:half], device)
+            run(items[half:], device)
+            return None
+        done = _core._fusion_launch(device, items, fours)
+    return done
+
+
 def run(items, device):
-    """Generates, compiles (cached) and launches one kernel computing every item (split in
-    halves while the kernel would need more buffer arguments than Metal's table holds)."""
-    src, args, n, threads = build(items, device)
-    if len(args) > MAX_BUFFER_ARGUMENTS and len(items) > 1:
-        half = len(items) // 2
-        run(items[:half], device)
-        return run(items[half:], device)
+    """Generates, compiles (once per structure) and launches one kernel computing every item:
+    (node, (buf, offset, strides, dtype, shape)), all of one shape."""
+    shape = items[0][1][4]
+    n = prod(shape)
     if n == 0:
-        return src
+        return
     if n >= 2**32:
         raise NotImplementedError("metalcall.numpy: elementwise kernels handle fewer than 2**32 elements")
-    kern = R.kernel(device, src, KERNEL_NAME)
+    fours = n % 4 == 0
     try:
-        done = R.launch(kern, threads, *args)
+        done = _launch(items, device, fours)
     except mc.ArgumentError:
-        if threads == n:
+        if not fours:
             raise
         # A 4-vector operand not 16-byte aligned (memory of another library, used in place):
-        # the one-element-a-thread kernel takes any.
-        src, args, n, threads = build(items, device, vec=False)
-        done = R.launch(R.kernel(device, src, KERNEL_NAME), threads, *args)
+        # the one-element-a-thread kernel takes any (an error of another cause comes again).
+        done = _launch(items, device, False)
+    if done is None:
+        return
+    R.keep(done)
     if n >= R.LARGE_RESULT // 8:  # maybe LARGE_RESULT bytes of results (8-byte elements)
         nbytes = sum(n * it[1][3].itemsize for it in items)
         if nbytes >= R.LARGE_RESULT:
             R.bound_in_flight(done, nbytes)
-    return src
 
 
 def source_of(nodes, device, shape):
     """The MSL a set of lazy nodes would compile to (for mnp.explain)."""
-    walk = _Walk(shape)
-    outs = tuple((walk.slot(n), _as_leaf(n).dtype, "c0") for n in nodes)
+    shape = tuple(shape)
+    strides = contiguous_strides(shape)
+    items = [(node, (None, 0, strides, _as_leaf(node).dtype, shape)) for node in nodes]
+    entries, outs = _core._fusion_walk(items)[:2]
     n = prod(shape)
-    return _generate(device, len(shape), tuple(walk.entries), outs, n > 0 and n % 4 == 0)[0]
+    return _generate(device, len(shape), entries, outs, n > 0 and n % 4 == 0)[0]
+
+
+_core._fusion_setup(Op, Leaf, Scalar, _scalar_bytes, _params)
