@@ -187,7 +187,6 @@ def _fast_operands(xs):
 
 
 def apply(op, *xs):
-    ufunc, nargs, kind = _ops.OPS[op]
     dev, key = _fast_operands(xs)
     hit = _APPLY_TYPES.get((op, key, dev)) if dev is not None else None
     if hit is not None:
@@ -202,6 +201,7 @@ def apply(op, *xs):
                     break
         node = F.Op(op, [x._as_node() if type(x) is ndarray else F.Scalar(x, ct) for x in xs], rdt, ct, shape)
     else:
+        ufunc, nargs, kind = _ops.OPS[op]
         xs, dev = _prepare(xs)
         rdt, ct = _resolve(op, ufunc, kind, xs)
         rdt, ct = _demote(rdt, dev), _demote(ct, dev)

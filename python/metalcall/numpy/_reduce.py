@@ -97,8 +97,8 @@ def _run(x, axis, keepdims, op, out_dtype):
         # series with a short GPU reduction.
         n = x.size
         _refuse_empty(op, n, 1)
-        res = _reduce_kernels.reduce(x.device, x._buf, x.dtype, 1, n, 1, op, out_dtype)
-        return ndarray._wrap(res, (), out_dtype, x.device)
+        return ndarray._scalar_result(_reduce_kernels.reduce(x._device, x._buf, x._dtype, 1, n, 1, op, out_dtype),
+                                      out_dtype, x._device)
     axes = _axes(axis, x.ndim)
     buf, outer, n, inner, kept = _layout(x, axes)
     _refuse_empty(op, n, outer * inner)
