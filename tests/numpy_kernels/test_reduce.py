@@ -91,6 +91,29 @@ def test_any_all_decided_by_one_element_anywhere(pdev, dtype):
     _check(pdev, nans, "any")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int8, np.int16, np.int64, np.uint64])
+def test_any_all_read_values_not_bit_patterns(pdev, dtype):
+    """The CPU's one-stage any/all folds the elements' bits (OR; unsigned minimum): -0.0 is zero,
+    values whose bits share nothing (1 and 2) are all nonzero, negative and top-bit integers and
+    subnormals are nonzero; a mixed-sign array has no zero."""
+    if pdev.backend == "metal" and dtype == np.float64:
+        pytest.skip("Metal has no double")
+    n = 50001
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    patterns = [np.array([1, 2], dtype), np.array([info.min, info.max], dtype)]
+    if np.dtype(dtype).kind == "f":
+        patterns += [np.array([-1.5, info.smallest_subnormal], dtype), np.array([-0.0, -0.0], dtype)]
+    for p in patterns:
+        x = np.resize(p, n).reshape(1, n, 1)
+        _check(pdev, x, "any")
+        _check(pdev, x, "all")
+        y = x.copy()
+        y[0, n // 3, 0] = -0.0 if np.dtype(dtype).kind == "f" else 0  # one zero (negative zero for floats)
+        _check(pdev, y, "all")
+    signed_zeros = np.full((1, n, 1), -0.0 if np.dtype(dtype).kind == "f" else 0, dtype)
+    _check(pdev, signed_zeros, "any")
+
+
 def test_integer_sum_wraps(pdev):
     x = np.full((1, 300, 1), 2**62, np.int64)
     _check(pdev, x, "sum")
