@@ -331,19 +331,20 @@ std::string plan_key(PyObject* device, bool fours, const std::string& walk_key) 
 }
 
 // The small int64 argument of offsets, shape and strides (_fusion._params makes it; equal ones shared).
-PyObject* params_buffer(PyObject* device, const Ints& values) {
+// A new reference: the cache may be cleared while the caller runs Python code (another thread's).
+py::object params_buffer(PyObject* device, const Ints& values) {
   std::string key(reinterpret_cast<const char*>(&device), sizeof device);
   key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(long long));
   auto& cache = params_cache();
   const auto hit = cache.find(key);
-  if (hit != cache.end()) return hit->second.buffer.ptr();
+  if (hit != cache.end()) return hit->second.buffer;
   py::tuple t(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) t[i] = py::int_(values[i]);
   py::object buf = py::reinterpret_steal<py::object>(PyObject_CallFunctionObjArgs(g_types.params, device, t.ptr(), nullptr));
   if (!buf) throw py::error_already_set();
   if (cache.size() >= kMaxParams) cache.clear();
-  Params entry{py::reinterpret_borrow<py::object>(device), std::move(buf)};
-  return cache.emplace(std::move(key), std::move(entry)).first->second.buffer.ptr();
+  cache.emplace(std::move(key), Params{py::reinterpret_borrow<py::object>(device), buf});
+  return buf;
 }
 
 // _fusion_launch(device, items, fours) -> Completion, or None when the structure has no plan yet.
@@ -358,7 +359,8 @@ PyObject* fusion_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     const Ints shape = walk_items(args[1], false, walk);
     const auto found = plans().find(plan_key(device, fours == 1, walk->key()));
     if (found == plans().end()) Py_RETURN_NONE;
-    const Plan& plan = found->second;
+    // A copy: the scalars' and parameters' Python code below may let another thread change the map.
+    const Plan plan = found->second;
 
     long long n = 1;
     for (long long s : shape) n *= s;
@@ -385,7 +387,8 @@ PyObject* fusion_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       values.insert(values.end(), st.begin(), st.end());
     }
     values.push_back(0);
-    argv.push_back(params_buffer(device, values));
+    owned.push_back(params_buffer(device, values));
+    argv.push_back(owned.back().ptr());
     for (const Output& o : walk->outputs()) argv.push_back(o.buf);
     return PyObject_Vectorcall(plan.kernel.ptr(), argv.data(), argv.size(), nullptr);
   } catch (py::error_already_set& e) {

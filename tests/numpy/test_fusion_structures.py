@@ -159,3 +159,30 @@ def test_walk_describes_entries_as_the_generator_reads_them():
     entries, outs, inputs, _, key2 = _core._fusion_walk([(bc, (buf, 1, (4, 1), f4, (2, 4)))])
     assert inputs == [(buf, 2, (3, 0), "s"), (buf, 0, (0, 1), "s")]
     assert outs == ((2, f4, "c"),) and key2 != key
+
+
+def test_threads_evaluating_structures_at_once(device):
+    """Threads building, registering and launching structures at the same time (the launch runs
+    Python code for scalars and parameters, where another thread may run)."""
+    import threading
+
+    a = np.linspace(-1, 1, 256, dtype=np.float32)
+    x = mnp.asarray(a, device=device)
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(40):
+                s = float(k * 100 + i)
+                got = np.asarray((x * s + k) * x - i if i % 2 else mnp.exp(x) * s + k)
+                want = (a * np.float32(s) + np.float32(k)) * a - np.float32(i) if i % 2 else np.exp(a) * np.float32(s) + np.float32(k)
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
