@@ -199,29 +199,54 @@ class ManagedBlocks {
 
  private:
   static constexpr std::size_t kSmallRead = 4096;
-  // `copy(pinned)` fills the first n bytes of the pinned buffer and returns once they are there
+  // Pinned buffers of kSmallRead bytes, one per read at a time: a read queued behind a kernel
+  // holds its buffer until the kernel is done, and another thread's read of a finished Buffer
+  // takes another instead of waiting for that kernel. At most kSmallSlots (kept for the process).
+  static constexpr std::size_t kSmallSlots = 8;
+  void* take_slot() {
+    std::lock_guard<std::mutex> lock(small_mutex_);
+    if (!free_slots_.empty()) {
+      void* slot = free_slots_.back();
+      free_slots_.pop_back();
+      return slot;
+    }
+    if (pinning_failed_ || slots_ >= kSmallSlots) return nullptr;  // the caller copies another way
+    make_current(ctx_);
+    void* slot = nullptr;
+    if (api().cuMemAllocHost(&slot, kSmallRead) != CUDA_SUCCESS) {
+      pinning_failed_ = true;
+      return nullptr;
+    }
+    ++slots_;
+    return slot;
+  }
+  void give_slot(void* slot) {
+    std::lock_guard<std::mutex> lock(small_mutex_);
+    free_slots_.push_back(slot);
+  }
+  // `copy(pinned)` fills the first n bytes of a pinned buffer and returns once they are there
   // (or false: it copied nothing); then they go to `dst`. A copy interrupted (Ctrl-C) may still
-  // write the buffer: it is left to that copy (4 KiB leaked), and the next read pins another.
+  // write its buffer: it is left to that copy (4 KiB leaked), and a later read pins another.
   template <class Copy>
   bool through_pinned(void* dst, std::size_t n, Copy&& copy) {
     if (n > kSmallRead) return false;
-    std::lock_guard<std::mutex> lock(small_mutex_);
-    if (!small_tried_) {
-      small_tried_ = true;
-      make_current(ctx_);
-      if (api().cuMemAllocHost(&small_, kSmallRead) != CUDA_SUCCESS) small_ = nullptr;
-    }
-    if (!small_) return false;
+    void* slot = take_slot();
+    if (!slot) return false;
     make_current(ctx_);
+    bool copied = false;
     try {
-      if (!copy(small_)) return false;
+      copied = copy(slot);
     } catch (const Interrupted&) {
-      small_ = nullptr;
-      small_tried_ = false;
+      std::lock_guard<std::mutex> lock(small_mutex_);
+      --slots_;
+      throw;
+    } catch (...) {
+      give_slot(slot);
       throw;
     }
-    std::memcpy(dst, small_, n);
-    return true;
+    if (copied) std::memcpy(dst, slot, n);
+    give_slot(slot);
+    return copied;
   }
   // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
   // only for large blocks: the query costs microseconds that small ones would notice.)
@@ -239,9 +264,10 @@ class ManagedBlocks {
 
   CUcontext ctx_;
   BlockCache cache_;
-  std::mutex small_mutex_;      // read_small's buffer, one reader at a time
-  void* small_ = nullptr;       // kSmallRead bytes of pinned memory (kept for the process)
-  bool small_tried_ = false;
+  std::mutex small_mutex_;          // guards the pinned buffers' bookkeeping
+  std::vector<void*> free_slots_;   // pinned buffers not in use
+  std::size_t slots_ = 0;           // pinned buffers in use or free
+  bool pinning_failed_ = false;     // the driver could not pin memory: reads copy another way
 };
 
 // A Buffer's managed memory, first touched on the GPU: zeroed there and written from the
