@@ -280,3 +280,36 @@ def _mean(dev, rng, dtype, out, shape):
     assert got.dtype == np.dtype(out)
     tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("op", reduce.OPS)
+def test_whole_array_runner_matches_numpy(pdev, rng, op):
+    """reduce.whole (a whole array to one element, by a runner made once per shape: every form of
+    plan, one stage, two stages, the CPU's one-stage any/all) against NumPy, twice per shape, and
+    inside a batch, whose result is there once it is committed."""
+    for n in (1, 5, 4097, 70001):
+        x = sample(rng, (1, n, 1), np.float32)
+        if op in ("any", "all"):
+            x[...] = 1 if op == "all" else 0
+            x[0, n // 2, 0] = 0 if op == "all" else 1
+        out_dtype = _out_dtype(op, x.dtype)
+        src = upload(pdev, x)
+        kw = {"dtype": out_dtype} if op in ("sum", "prod") else {}
+        want = _NP[op](x, axis=1, **kw).reshape(1)
+        for _ in range(2):
+            got = fetch(reduce.whole(pdev, src, x.dtype, n, op, out_dtype), (1,))
+            if op in ("sum", "prod"):
+                np.testing.assert_allclose(got, want, rtol=1e-4)
+            else:
+                np.testing.assert_array_equal(got, want)
+        with pdev.batch():
+            batched = reduce.whole(pdev, src, x.dtype, n, op, out_dtype)
+        got = fetch(batched, (1,))
+        if op in ("sum", "prod"):
+            np.testing.assert_allclose(got, want, rtol=1e-4)
+        else:
+            np.testing.assert_array_equal(got, want)
+    if op in ("sum", "prod", "any", "all"):  # an empty array: the identity
+        empty = upload(pdev, np.zeros((1, 0, 1), np.float32))
+        got = fetch(reduce.whole(pdev, empty, np.dtype(np.float32), 0, op, _out_dtype(op, np.float32)), (1,))
+        np.testing.assert_array_equal(got, _NP[op](np.zeros(0, np.float32)).reshape(1))

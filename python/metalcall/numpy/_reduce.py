@@ -97,7 +97,7 @@ def _run(x, axis, keepdims, op, out_dtype):
         # series with a short GPU reduction.
         n = x.size
         _refuse_empty(op, n, 1)
-        return ndarray._scalar_result(_reduce_kernels.reduce(x._device, x._buf, x._dtype, 1, n, 1, op, out_dtype),
+        return ndarray._scalar_result(_reduce_kernels.whole(x._device, x._buf, x._dtype, n, op, out_dtype),
                                       out_dtype, x._device)
     axes = _axes(axis, x.ndim)
     buf, outer, n, inner, kept = _layout(x, axes)

@@ -11,7 +11,7 @@ results per chunk, then a merge of the partials with the same kernels.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -551,6 +551,54 @@ def reduce(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner
 # reduce()'s shapes seen, each with its types and plan: one dictionary lookup a call (Python time
 # is in series with a short GPU reduction).
 _READY: dict = {}
+
+
+def whole(dev: mc.Device, src: mc.Buffer, dtype: Any, n: int, op: str, out_dtype: Any) -> mc.Buffer:
+    """reduce() of a whole array (outer = inner = 1) to one element: `float(mnp.sum(x))`. A runner
+    made once per device, op, types and size launches the stages without reduce()'s layers (on
+    the 2-core box 0.85 µs of its 2.6 for 1000 float32; this Python is in series with a ~10 µs
+    GPU reduction, and several times slower on the H200's host)."""
+    run = _WHOLE.get((dev, op, dtype, out_dtype, n))
+    if run is None:
+        run = _whole_runner(dev, op, dtype, out_dtype, n)
+    return run(src)
+
+
+_WHOLE: dict = {}
+
+
+def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -> Callable[[mc.Buffer], mc.Buffer]:
+    if op not in OPS or n == 0:  # reduce() says what is wrong, or fills an empty array's result
+        return lambda src: reduce(dev, src, dtype, 1, n, 1, op, out_dtype)
+    T, D, A = _types(op, dtype, out_dtype)
+    loops = cache.uses_loops(dev)
+    plan = _plan(dev, op, T, A, D, 1, n, 1, loops)
+    c, chunk, k1, grid1, k2, grid2, tg1, tg2 = plan
+    launch = _run_here if loops else cache.launch
+    empty = dev._empty
+    if op in _ARG:
+        def run(src: mc.Buffer) -> mc.Buffer:
+            return _run_planned(dev, src, op, T, A, D, loops, plan, 1, n, 1, ())
+    elif k2 is None and c > 1:  # any/all on the CPU in one stage (_decide_source)
+        def run(src: mc.Buffer) -> mc.Buffer:
+            out = _decided_result(dev, op)
+            launch(k1, grid1, src, out, n, chunk, threadgroup=tg1)
+            return out
+    elif c == 1:
+        def run(src: mc.Buffer) -> mc.Buffer:
+            out = empty(1, D)
+            launch(k1, grid1, src, out, n, 1, n, 1, threadgroup=tg1)
+            return out
+    else:
+        def run(src: mc.Buffer) -> mc.Buffer:
+            out, part = empty(1, D), empty(c, A)
+            launch(k1, grid1, src, part, n, 1, chunk, c, threadgroup=tg1)
+            launch(k2, grid2, part, out, c, 1, c, 1, threadgroup=tg2)
+            return out
+    if len(_WHOLE) > 4096:
+        _WHOLE.clear()
+    _WHOLE[(dev, op, dtype, out_dtype, n)] = run
+    return run
 
 
 @functools.lru_cache(maxsize=1024)
