@@ -90,6 +90,7 @@ bool is_c_layout(const Ints& shape, const Ints& strides) {
 
 // _fusion.broadcast_strides
 Ints broadcast_strides(const Ints& shape, const Ints& strides, const Ints& out_shape) {
+  if (shape.size() > out_shape.size()) throw py::value_error("metalcall.numpy: a fused input has more dimensions than its result");
   Ints out(out_shape.size(), 0);
   const std::size_t pad = out_shape.size() - shape.size();
   for (std::size_t k = 0; k < shape.size(); ++k)
@@ -108,7 +109,7 @@ std::uint16_t dtype_code(PyObject* dtype) {
   const auto size = h.attr("itemsize").cast<unsigned>();
   if (kind.size() != 1 || size > 255) throw py::type_error("metalcall.numpy: an unexpected dtype in a fused expression");
   const auto code = static_cast<std::uint16_t>((static_cast<unsigned char>(kind[0]) << 8) | size);
-  codes.emplace(h.inc_ref().ptr(), code);
+  if (codes.size() < 256) codes.emplace(h.inc_ref().ptr(), code);  // mnp's dtypes are a few singletons
   return code;
 }
 
