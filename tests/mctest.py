@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -205,3 +206,21 @@ kernel void twice_complex(device cfloat* a [[buffer(0)]], uint i [[thread_positi
 def cuda_present() -> bool:
     """metalcall has a CUDA backend and sees a CUDA device."""
     return "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices())
+
+
+def run_threads(work, count: int) -> list:
+    """Runs work(k) for k in range(count) on as many threads at once; the exceptions they raised."""
+    errors = []
+
+    def guarded(k):
+        try:
+            work(k)
+        except Exception as e:  # noqa: BLE001 - handed to the test, which asserts there are none
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mctest import GOOD_SRC, check_usable, with_sandbox_device
+from mctest import GOOD_SRC, check_usable, run_threads, with_sandbox_device
 
 
 device = with_sandbox_device()  # these tests run on Device("cpu", sandbox=True) too
@@ -262,28 +262,17 @@ def test_small_read_right_behind_running_kernels(device):
 def test_small_reads_from_threads_at_once(device):
     """Threads reading small results at once, some behind running kernels, some of finished ones
     (on CUDA each read takes a pinned buffer of its own, up to eight; more copy another way)."""
-    import threading
-
     lcg = device.compile(_LCG_SRC).lcg
-    errors = []
 
     def work(k):
-        try:
-            out = device.empty(4, np.uint32)
-            for i in range(6):
-                steps = 50_000 if (k + i) % 2 else 10
-                lcg(4, out, steps, k * 10 + i)  # not waited
-                got = np.frombuffer(out.read(), np.uint32)
-                np.testing.assert_array_equal(got, [_lcg(k * 10 + i + j, steps) for j in range(4)])
-        except Exception as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
+        out = device.empty(4, np.uint32)
+        for i in range(6):
+            steps = 50_000 if (k + i) % 2 else 10
+            lcg(4, out, steps, k * 10 + i)  # not waited
+            got = np.frombuffer(out.read(), np.uint32)
+            np.testing.assert_array_equal(got, [_lcg(k * 10 + i + j, steps) for j in range(4)])
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(12)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    assert run_threads(work, 12) == []
 
 
 def test_read_of_a_buffer_a_batch_will_write_sees_it_before_the_commit(device):

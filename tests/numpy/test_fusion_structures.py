@@ -10,6 +10,7 @@ import metalcall as mc
 import metalcall.numpy as mnp
 from metalcall import _core
 from metalcall.numpy import _fusion as F
+from mctest import run_threads
 from mnp_check import check
 
 
@@ -164,25 +165,16 @@ def test_walk_describes_entries_as_the_generator_reads_them():
 def test_threads_evaluating_structures_at_once(device):
     """Threads building, registering and launching structures at the same time (the launch runs
     Python code for scalars and parameters, where another thread may run)."""
-    import threading
-
     a = np.linspace(-1, 1, 256, dtype=np.float32)
     x = mnp.asarray(a, device=device)
-    errors = []
 
     def work(k):
-        try:
-            for i in range(40):
-                s = float(k * 100 + i)
-                got = np.asarray((x * s + k) * x - i if i % 2 else mnp.exp(x) * s + k)
-                want = (a * np.float32(s) + np.float32(k)) * a - np.float32(i) if i % 2 else np.exp(a) * np.float32(s) + np.float32(k)
-                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        except Exception as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
+        for i in range(40):
+            s = float(k * 100 + i)
+            if i % 2:
+                got, want = (x * s + k) * x - i, (a * np.float32(s) + np.float32(k)) * a - np.float32(i)
+            else:
+                got, want = mnp.exp(x) * s + k, np.exp(a) * np.float32(s) + np.float32(k)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    assert run_threads(work, 4) == []
