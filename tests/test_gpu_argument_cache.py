@@ -144,3 +144,41 @@ def test_default_stream_work_and_ours_are_ordered_both_ways_without_waiting(torc
         total = float(out[: 1 << 16].sum().item())  # torch's default stream: after our kernel
         assert total == value * (1 << 16), "torch's default stream read before our kernel had written"
         done.wait()
+
+
+@pytest.mark.parametrize("how", ["statement", "wait", "synchronize", "kept"])
+def test_producers_are_let_go_once_their_work_is_found_done(torch_cuda, how):
+    """A foreign tensor is kept alive while a call's work may use it, and let go once a wait finds
+    that work done (a statement call's dropped Completion, Completion.wait(), dev.synchronize()),
+    with the GIL back at the end of the wait; the results are the kernel's."""
+    import gc
+    import weakref
+
+    torch = torch_cuda
+    dev = mc.Device("cuda")
+    twice = dev.compile(SRC).twice
+    kept = []
+    for step in range(3):
+        t = torch.full((1 << 20,), float(step + 1), device="cuda")
+        out = t  # the result, read after the producer's own reference is gone
+        ref = weakref.ref(t)
+        if how == "statement":
+            twice(1 << 20, t)
+        else:
+            c = twice(1 << 20, t)
+        del t
+        got = out  # still referenced here: the check below is about metalcall's keep-alive alone
+        del out
+        if how == "wait":
+            c.wait()
+        elif how == "synchronize":
+            dev.synchronize()
+        elif how == "kept":
+            kept.append(c)  # a Completion kept after its work is done keeps no producer
+            c.wait()
+        assert float(got[0].item()) == 2.0 * (step + 1) and float(got[-1].item()) == 2.0 * (step + 1)
+        del got
+        if how != "statement":
+            del c
+        gc.collect()
+        assert ref() is None, f"{how}: the tensor is still referenced after its work was found done"

@@ -134,6 +134,20 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
 /** True when `o`'s type is exactly torch.Tensor or cupy.ndarray (the call path's early test). */
 bool is_foreign_tensor_type(PyObject* o);
 
+/**
+ * Around a wait that lets go of the GIL (declare it before the GilRelease): the producers' keep-alives
+ * that the wait finds done and drops on this thread are released when the scope ends, with the GIL
+ * back, instead of by a pending call each (the interpreter's trip to run one cost ~1 µs of a torch
+ * tensor call's wait on the H200's host).
+ */
+class DeferReleases {
+ public:
+  DeferReleases();
+  ~DeferReleases();
+  DeferReleases(const DeferReleases&) = delete;
+  DeferReleases& operator=(const DeferReleases&) = delete;
+};
+
 /** metalcall.Batch: `with dev.batch():` over the device's Batch for this thread. */
 struct PyBatch {
   explicit PyBatch(Device d) : device(std::move(d)) {}

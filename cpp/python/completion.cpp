@@ -27,6 +27,7 @@ void completion_dealloc(PyObject* self) {
     PyErr_Fetch(&type, &value, &traceback);  // a dealloc may run while an exception propagates
     bool interrupted = false;
     {
+      DeferReleases defer;      // the producers this wait finds done, released with the GIL back
       WaitScope interruptible;  // Ctrl-C cancels the work
       PyThreadState* state = release_gil();
       try {
@@ -74,6 +75,7 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
     Completion c = of(self);
     bool finished = true;
     {
+      DeferReleases defer;  // the producers this wait finds done, released with the GIL back
       WaitScope interruptible;
       GilRelease release;
       if (seconds >= 0) {

@@ -456,6 +456,7 @@ Cached by content: compiling the same source again is free.
         d.empty_cache();
       }, "Frees the memory kept for reuse from freed Buffers (Buffers in use are untouched).")
       .def("synchronize", [](const Device& d) {
+        DeferReleases defer;      // the producers the wait finds done, released with the GIL back
         WaitScope interruptible;  // Ctrl-C
         GilRelease release;
         d.synchronize();

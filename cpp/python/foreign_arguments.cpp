@@ -390,10 +390,33 @@ int release_pending(void*) {
   return 0;
 }
 
+// DeferReleases scopes open on this thread: it waits without the GIL and takes it back right after.
+thread_local int t_deferring = 0;
+
+// Has the interpreter run release_pending soon (on the main thread, at its next check).
+void schedule_release() {
+  {
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    if (g_release_scheduled || g_to_release.empty()) return;
+    g_release_scheduled = true;
+  }
+  if (Py_AddPendingCall(release_pending, nullptr) == 0) return;
+  // The interpreter's queue is full: take the GIL here instead (from any thread; not at exit).
+  PyGILState_STATE state;
+  if (!ensure_gil_unless_exiting(&state)) return;
+  release_pending(nullptr);
+  PyGILState_Release(state);
+}
+
 void let_go(PyObject* o) {
   if (!Py_IsInitialized()) return;  // the process is ending: leaked
   if (PyGILState_Check()) {
     Py_DECREF(o);
+    return;
+  }
+  if (t_deferring) {  // this thread's wait: released when it has the GIL again (~DeferReleases)
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    g_to_release.push_back(o);
     return;
   }
   if (PyThread_get_thread_ident() != g_main_thread) {
@@ -406,15 +429,8 @@ void let_go(PyObject* o) {
   {
     std::lock_guard<std::mutex> lock(g_release_mutex);
     g_to_release.push_back(o);
-    if (g_release_scheduled) return;
-    g_release_scheduled = true;
   }
-  if (Py_AddPendingCall(release_pending, nullptr) == 0) return;
-  // The interpreter's queue is full: take the GIL here instead (from any thread; not at exit).
-  PyGILState_STATE state;
-  if (!ensure_gil_unless_exiting(&state)) return;
-  release_pending(nullptr);
-  PyGILState_Release(state);
+  schedule_release();
 }
 
 // Keeps the producer alive while a Buffer (and queued work) uses its memory.
@@ -427,6 +443,24 @@ std::shared_ptr<void> keep_alive(PyObject* x) {
 }
 
 }  // namespace
+
+DeferReleases::DeferReleases() { ++t_deferring; }
+
+DeferReleases::~DeferReleases() {
+  if (--t_deferring > 0) return;
+  if (!Py_IsInitialized()) return;  // the process is ending: leaked
+  if (!PyGILState_Check()) {  // not back in Python yet: the interpreter releases them
+    schedule_release();
+    return;
+  }
+  std::vector<PyObject*> objects;
+  {
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    if (g_to_release.empty()) return;
+    objects.swap(g_to_release);  // a pending call already scheduled then finds none
+  }
+  for (PyObject* o : objects) Py_DECREF(o);
+}
 
 bool is_foreign_tensor_type(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
