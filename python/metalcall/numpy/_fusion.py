@@ -167,10 +167,6 @@ class Op:
         return self._ids
 
 
-def _size(node):
-    return 1 if isinstance(node, Op) and node.buf is not None else node.size
-
-
 def _leaf_ids(node):
     """The distinct input views (buffer id, offset, shape, strides) an expression reads, as it was
     built (an upper bound on the inputs of its kernel: used to keep kernels within MAX_INPUTS)."""
