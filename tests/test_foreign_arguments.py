@@ -166,3 +166,42 @@ def test_changes_after_a_cached_call_are_seen(target):
     w.requires_grad_()
     with pytest.raises(mc.ArgumentError, match="requires grad"):
         k.twice(8, w)
+
+
+def test_lazy_negation_assigned_after_a_cached_call_is_seen(target):
+    """A negated view put in place through .data, at the same pointer, dtype and size as the
+    tensor's last call: the negative bit is read each call, not taken from the last description."""
+    dev, where, k = target
+    z = torch.tensor([1 + 2j], dtype=torch.complex64, device=where)
+    x = z.imag  # one float32 at z's second half, no negative bit
+    k.twice(1, x)
+    assert z.cpu().numpy()[0] == np.complex64(1 + 4j)
+    negated = z.conj().imag
+    assert negated.data_ptr() == x.data_ptr() and negated.is_neg()
+    x.data = negated
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*negative bit"):
+        k.twice(1, x)
+    assert z.cpu().numpy()[0] == np.complex64(1 + 4j)  # nothing was written
+
+
+class Tagged(torch.Tensor):
+    """A torch.Tensor subclass: read through attribute lookups (a subclass may override them)."""
+
+
+def test_subclasses_are_read_by_name(target):
+    dev, where, k = target
+    p = torch.nn.Parameter(torch.full((8,), 3.0, device=where), requires_grad=False)
+    t = torch.full((8,), 5.0, device=where).as_subclass(Tagged)
+    for _ in range(2):  # described, then from the kept entry
+        k.twice(8, p)
+        k.twice(8, t)
+    np.testing.assert_array_equal(p.detach().cpu().numpy(), np.full(8, 12.0, np.float32))
+    np.testing.assert_array_equal(t.cpu().numpy(), np.full(8, 20.0, np.float32))
+    p.requires_grad_()
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*requires grad"):
+        k.twice(8, p)
+    m = torch.arange(16, dtype=torch.float32, device=where).reshape(4, 4).as_subclass(Tagged)
+    k.twice(16, m)
+    m.t_()
+    with pytest.raises(mc.ArgumentError, match="argument 0: .*not C-contiguous"):
+        k.twice(16, m)

@@ -247,7 +247,12 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
   out.reserve(n - first);
   ForeignCall foreign;  // producers' streams, read and waited for once per call
   // Only foreign tensors need the device: a kernel call looks it up (a reference count) then.
-  auto device_of = [&]() -> Device { return device ? *device : kernel->device(); };
+  std::optional<Device> kernel_device;  // looked up once, for the first foreign tensor
+  auto device_of = [&]() -> const Device& {
+    if (device) return *device;
+    if (!kernel_device) kernel_device = kernel->device();
+    return *kernel_device;
+  };
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
   auto add_typed = [&out](Buffer buffer, const ElementFacts& facts, py::ssize_t itemsize) {
     Argument& a = out.emplace_back();

@@ -110,7 +110,10 @@ std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& dev
 
 /** What one call's foreign arguments share: producers' current streams (read once) and the streams waited for. */
 struct ForeignCall {
-  std::vector<std::uintptr_t> ordered;
+  // The streams waited for (a call has a few at most; past kOrdered a stream may be waited for twice).
+  static constexpr std::size_t kOrdered = 4;
+  std::uintptr_t ordered[kOrdered] = {};
+  std::size_t ordered_count = 0;
   std::optional<std::uintptr_t> torch_stream;  // on the device's GPU
   std::optional<std::uintptr_t> cupy_stream;
 };

@@ -5,6 +5,7 @@
 // call and ordered by an event only when it differs from the device's.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -46,9 +47,11 @@ bool truthy(const py::handle& h) {
 }
 
 std::uintptr_t as_address(const py::handle& h) {
-  const unsigned long long v = PyLong_AsUnsignedLongLong(h.ptr());
-  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
-  return static_cast<std::uintptr_t>(v);
+  // PyLong_AsVoidPtr: an unsigned long's digit loop on LP64 (PyLong_AsUnsignedLongLong goes
+  // through the generic byte-array conversion, ~20 ns a pointer on the box).
+  void* v = PyLong_AsVoidPtr(h.ptr());
+  if (!v && PyErr_Occurred()) throw py::error_already_set();
+  return reinterpret_cast<std::uintptr_t>(v);
 }
 
 long long as_long(const py::handle& h) {
@@ -81,6 +84,89 @@ PyObject* torch_tensor_type() {
   static PyObject* name = PyUnicode_InternFromString("torch");
   return type_in(name, "Tensor", &type);
 }
+
+// torch.Tensor's C accessors, taken once from the type that defines them (torch._C.TensorBase,
+// an immutable type) where torch.Tensor's Python class defines none of those names: an exact
+// torch.Tensor's attributes are these, and calling them directly skips the attribute lookups
+// (the type's, and the instance dict's for methods), which cost about what torch's own reads do.
+// Subclasses (nn.Parameter, user classes) are read through the attribute lookup: they may override.
+struct TorchAccessors {
+  PyObject* requires_grad = nullptr;  // getset descriptors
+  PyObject* dtype = nullptr;
+  PyObject* nbytes = nullptr;
+  PyObject* is_contiguous = nullptr;  // method descriptors
+  PyObject* is_neg = nullptr;
+  PyObject* is_conj = nullptr;
+  PyObject* data_ptr = nullptr;
+  PyObject* get_device = nullptr;
+};
+
+// `name` as torch.Tensor's base defines it, or null (torch.Tensor overrides it, or no such accessor).
+PyObject* base_accessor(PyObject* tensor_type, PyObject* name) {
+  PyTypeObject* t = reinterpret_cast<PyTypeObject*>(tensor_type);
+  PyTypeObject* base = t->tp_base;
+#ifdef Py_TPFLAGS_IMMUTABLETYPE
+  if (!base || !(base->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) || !t->tp_dict || !base->tp_dict) return nullptr;
+#else
+  return nullptr;  // Python 3.9 cannot say the base is immutable: read by name
+#endif
+  if (PyDict_GetItemWithError(t->tp_dict, name) || PyErr_Occurred()) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* found = PyDict_GetItemWithError(base->tp_dict, name);  // borrowed; the immutable type keeps it
+  if (!found) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const bool getter = Py_IS_TYPE(found, &PyGetSetDescr_Type);
+  const bool method = Py_IS_TYPE(found, &PyMethodDescr_Type);
+  return getter || method ? found : nullptr;
+}
+
+const TorchAccessors& torch_accessors(PyObject* tensor_type) {
+  static const TorchAccessors& a = *[tensor_type] {
+    const Names& n = names();
+    auto* out = new TorchAccessors;  // kept for the process
+    out->requires_grad = base_accessor(tensor_type, n.requires_grad);
+    out->dtype = base_accessor(tensor_type, n.dtype);
+    out->nbytes = base_accessor(tensor_type, n.nbytes);
+    out->is_contiguous = base_accessor(tensor_type, n.is_contiguous);
+    out->is_neg = base_accessor(tensor_type, n.is_neg);
+    out->is_conj = base_accessor(tensor_type, n.is_conj);
+    out->data_ptr = base_accessor(tensor_type, n.data_ptr);
+    out->get_device = base_accessor(tensor_type, n.get_device);
+    return out;
+  }();
+  return a;
+}
+
+// Reads one torch tensor's attributes: by torch's accessors for an exact torch.Tensor, else by name.
+class TensorReads {
+ public:
+  explicit TensorReads(PyObject* x) : x_(x) {
+    PyObject* type = torch_tensor_type();
+    direct_ = type && reinterpret_cast<PyObject*>(Py_TYPE(x)) == type ? &torch_accessors(type) : nullptr;
+  }
+  py::object attribute(PyObject* TorchAccessors::*accessor, PyObject* name) const {
+    PyObject* d = direct_ ? direct_->*accessor : nullptr;
+    if (!d) return get(x_, name);
+    PyObject* r = Py_TYPE(d)->tp_descr_get(d, x_, reinterpret_cast<PyObject*>(Py_TYPE(x_)));
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  }
+  py::object call(PyObject* TorchAccessors::*accessor, PyObject* name) const {
+    PyObject* d = direct_ ? direct_->*accessor : nullptr;
+    if (!d) return invoke(x_, name);
+    PyObject* r = PyObject_Vectorcall(d, &x_, 1, nullptr);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  }
+
+ private:
+  PyObject* x_;
+  const TorchAccessors* direct_ = nullptr;
+};
 
 PyObject* cupy_array_type() {
   static PyObject* type = nullptr;
@@ -221,20 +307,20 @@ std::uintptr_t torch_current_stream(long long index) {
 }
 
 // The views whose memory does not hold what the tensor shows, refused.
-void refuse_torch_views(PyObject* x, bool complex) {
+void refuse_torch_views(const TensorReads& x, bool complex) {
   const Names& n = names();
-  if (!truthy(invoke(x, n.is_contiguous))) {
+  if (!truthy(x.call(&TorchAccessors::is_contiguous, n.is_contiguous))) {
     throw ArgumentError("the Tensor is not C-contiguous; pass a contiguous copy (x.contiguous())");
   }
   // Lazy views: the memory holds the values before negation or conjugation.
-  if (truthy(invoke(x, n.is_neg))) throw ArgumentError("the Tensor has its negative bit set (a view); pass x.resolve_neg()");
-  if (complex && truthy(invoke(x, n.is_conj))) {
+  if (truthy(x.call(&TorchAccessors::is_neg, n.is_neg))) throw ArgumentError("the Tensor has its negative bit set (a view); pass x.resolve_neg()");
+  if (complex && truthy(x.call(&TorchAccessors::is_conj, n.is_conj))) {
     throw ArgumentError("the Tensor has its conjugate bit set (a view); pass x.resolve_conj()");
   }
 }
 
-void refuse_grad(PyObject* x) {
-  if (truthy(get(x, names().requires_grad))) {
+void refuse_grad(const TensorReads& x) {
+  if (truthy(x.attribute(&TorchAccessors::requires_grad, names().requires_grad))) {
     throw ArgumentError("the Tensor requires grad, and autograd would not see what a kernel writes; pass x.detach()");
   }
 }
@@ -243,35 +329,36 @@ void refuse_grad(PyObject* x) {
 // device: the CPU reads it, GPUs stage it). nullopt leaves it to DLPack, which says why not
 // (another GPU, a dtype NumPy lacks, a sparse or other non-strided tensor: torch raises on one
 // of the reads below). `before`: the object's last description on `device`, if any.
-std::optional<Described> describe_torch(PyObject* x, const Device& device, ForeignCall& per_call, const Known* before) {
+std::optional<Described> describe_torch(PyObject* object, const Device& device, ForeignCall& per_call, const Known* before) {
   const Names& n = names();
+  const TensorReads x(object);
   try {
     Described d;
     py::object type;
     if (before) {  // the same dtype object: the same device (unless the pointer differs below) and NumPy dtype
       refuse_grad(x);
-      type = get(x, n.dtype);
+      type = x.attribute(&TorchAccessors::dtype, n.dtype);
       if (type.ptr() == before->what.token.ptr()) {
         refuse_torch_views(x, before->what.dtype.kind() == 'c');
         d = before->what;
-        d.ptr = as_address(invoke(x, n.data_ptr));
-        d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+        d.ptr = as_address(x.call(&TorchAccessors::data_ptr, n.data_ptr));
+        d.nbytes = static_cast<std::size_t>(as_long(x.attribute(&TorchAccessors::nbytes, n.nbytes)));
         if (d.ptr != before->what.ptr) before = nullptr;  // maybe another device: described in full
       } else {
         before = nullptr;
       }
     }
     if (!before) {
-      const long long index = as_long(invoke(x, n.get_device));  // -1: host memory
+      const long long index = as_long(x.call(&TorchAccessors::get_device, n.get_device));  // -1: host memory
       const bool cuda_device = device.info().backend == "cuda";
       if (index >= 0 && (!cuda_device || index != device.info().index)) return std::nullopt;
       refuse_grad(x);
-      type = get(x, n.dtype);
+      type = x.attribute(&TorchAccessors::dtype, n.dtype);
       std::optional<py::dtype> dtype = numpy_dtype_of_torch(type);
       if (!dtype) return std::nullopt;
       refuse_torch_views(x, dtype->kind() == 'c');
-      d.ptr = as_address(invoke(x, n.data_ptr));
-      d.nbytes = static_cast<std::size_t>(as_long(get(x, n.nbytes)));
+      d.ptr = as_address(x.call(&TorchAccessors::data_ptr, n.data_ptr));
+      d.nbytes = static_cast<std::size_t>(as_long(x.attribute(&TorchAccessors::nbytes, n.nbytes)));
       d.dtype = std::move(*dtype);
       d.host = index < 0;
       d.index = index;
@@ -463,8 +550,16 @@ DeferReleases::~DeferReleases() {
 }
 
 bool is_foreign_tensor_type(PyObject* o) {
+  // By the type's name first: until torch or CuPy is imported, each look for it is a sys.modules
+  // lookup, which every other argument (NumPy arrays, numbers) would pay.
   PyTypeObject* t = Py_TYPE(o);
-  return reinterpret_cast<PyObject*>(t) == torch_tensor_type() || reinterpret_cast<PyObject*>(t) == cupy_array_type();
+  const char* dot = std::strrchr(t->tp_name, '.');
+  const char* name = dot ? dot + 1 : t->tp_name;
+  if (std::strcmp(name, "Tensor") == 0) return reinterpret_cast<PyObject*>(t) == torch_tensor_type();
+  if (std::strcmp(name, "ndarray") == 0 && std::strcmp(t->tp_name, "numpy.ndarray") != 0) {
+    return reinterpret_cast<PyObject*>(t) == cupy_array_type();
+  }
+  return false;
 }
 
 std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Device& device, ForeignCall& per_call) {
@@ -472,11 +567,11 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   const Known* before = known(o, device);
   std::optional<Described> what;
   PyObject* torch = torch_tensor_type();
-  PyObject* cupy = cupy_array_type();
   bool described_by_type = true;  // torch and CuPy: their entries carry a token; interface objects are parsed each call
   if (torch && PyObject_IsInstance(o, torch) == 1) {
     what = describe_torch(o, device, per_call, before);
   } else {
+    PyObject* cupy = cupy_array_type();
     if (cupy && PyObject_IsInstance(o, cupy) == 1) what = describe_cupy(o, device, per_call, before);
     // Other interface objects (Numba's), and CuPy arrays CuPy did not answer for, on CUDA.
     if (!what && device.info().backend == "cuda") {
@@ -505,10 +600,11 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   }
   // The producer's queued work on the memory comes first: an event, once per stream and call,
   // unless it is the device's own stream (the host does not wait).
+  const std::uintptr_t* waited = per_call.ordered + per_call.ordered_count;
   if (what->ordered && what->stream != device.stream_handle() &&
-      std::find(per_call.ordered.begin(), per_call.ordered.end(), what->stream) == per_call.ordered.end()) {
+      std::find(static_cast<const std::uintptr_t*>(per_call.ordered), waited, what->stream) == waited) {
     device.wait_for_stream(what->stream);
-    per_call.ordered.push_back(what->stream);
+    if (per_call.ordered_count < ForeignCall::kOrdered) per_call.ordered[per_call.ordered_count++] = what->stream;
   }
   out.buffer = base.kept_with(keep_alive(o));
   return out;
