@@ -64,45 +64,66 @@ void parse_triple(const py::handle& h, std::uint64_t out[3], const Kernel& kerne
   }
 }
 
-void parse_options(const Kernel& kernel, const py::kwargs& kwargs, LaunchShape& shape) {
-  const std::string prefix = "kernel '" + kernel.name() + "': ";
-  for (const auto& [key, value] : kwargs) {
-    const std::string name = py::str(key);
-    if (name == "threadgroup") {
-      if (value.is_none()) continue;
-      std::uint64_t tg[3];
-      parse_triple(value, tg, kernel, "threadgroup");
-      for (int d = 0; d < 3; ++d) {
-        if (tg[d] == 0) throw ArgumentError(prefix + "threadgroup sizes must be between 1 and 2^32-1, got 0 in dimension " + std::to_string(d));
-        shape.threadgroup[d] = static_cast<std::uint32_t>(tg[d]);
-      }
-    } else if (name == "threadgroup_memory") {
-      if (value.is_none()) continue;
-      const std::string what = prefix + "threadgroup_memory";
-      const std::string usage = " takes byte lengths (ints): an int for [[threadgroup(0)]] or a list, one per index";
-      auto add = [&](const py::handle& v) {
-        const std::string at = what + "[" + std::to_string(shape.threadgroup_memory.size()) + "]";
-        if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw ArgumentError(what + usage + "; got " + type_name(v) + " at " + at);
-        py::object index = as_index(v, at);
-        int overflow = 0;
-        const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-        if (overflow < 0 || (overflow == 0 && n < 0)) throw ArgumentError(at + " cannot be negative: " + std::string(py::str(index)));
-        if (overflow > 0 || static_cast<unsigned long long>(n) > (1ull << 40)) {
-          throw ArgumentError(at + " is " + std::string(py::str(index)) + " bytes, far over any device's threadgroup memory");
-        }
-        shape.threadgroup_memory.push_back(static_cast<std::size_t>(n));
-      };
-      if (PyIndex_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
-        add(value);
-      } else if (PyTuple_Check(value.ptr()) || PyList_Check(value.ptr())) {
-        for (const auto& v : py::reinterpret_borrow<py::sequence>(value)) add(v);
-      } else if (!parse_texture_option(name, value, shape)) {
-        throw ArgumentError(what + usage + "; got " + type_name(value));
-      }
-    } else if (!parse_texture_option(name, value, shape)) {
-      throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
-                          "threadgroup=, threadgroup_memory=, textures= and samplers=");
+// One keyword argument of a call. Checked by comparing the name first and making strings only
+// for errors: a reduction launches with threadgroup= each call, and building the messages'
+// prefix and the name as std::strings cost ~0.1 µs of it.
+void parse_option(const Kernel& kernel, PyObject* key, const py::handle& value, LaunchShape& shape) {
+  auto prefix = [&kernel] { return "kernel '" + kernel.name() + "': "; };
+  if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "threadgroup") == 0) {
+    if (value.is_none()) return;
+    std::uint64_t tg[3];
+    parse_triple(value, tg, kernel, "threadgroup");
+    for (int d = 0; d < 3; ++d) {
+      if (tg[d] == 0) throw ArgumentError(prefix() + "threadgroup sizes must be between 1 and 2^32-1, got 0 in dimension " + std::to_string(d));
+      shape.threadgroup[d] = static_cast<std::uint32_t>(tg[d]);
     }
+    return;
+  }
+  const std::string name = py::str(key);
+  if (name == "threadgroup_memory") {
+    if (value.is_none()) return;
+    const std::string what = prefix() + "threadgroup_memory";
+    const std::string usage = " takes byte lengths (ints): an int for [[threadgroup(0)]] or a list, one per index";
+    auto add = [&](const py::handle& v) {
+      const std::string at = what + "[" + std::to_string(shape.threadgroup_memory.size()) + "]";
+      if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw ArgumentError(what + usage + "; got " + type_name(v) + " at " + at);
+      py::object index = as_index(v, at);
+      int overflow = 0;
+      const long long n = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+      if (overflow < 0 || (overflow == 0 && n < 0)) throw ArgumentError(at + " cannot be negative: " + std::string(py::str(index)));
+      if (overflow > 0 || static_cast<unsigned long long>(n) > (1ull << 40)) {
+        throw ArgumentError(at + " is " + std::string(py::str(index)) + " bytes, far over any device's threadgroup memory");
+      }
+      shape.threadgroup_memory.push_back(static_cast<std::size_t>(n));
+    };
+    if (PyIndex_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+      add(value);
+    } else if (PyTuple_Check(value.ptr()) || PyList_Check(value.ptr())) {
+      for (const auto& v : py::reinterpret_borrow<py::sequence>(value)) add(v);
+    } else if (!parse_texture_option(name, value, shape)) {
+      throw ArgumentError(what + usage + "; got " + type_name(value));
+    }
+  } else if (!parse_texture_option(name, value, shape)) {
+    throw ArgumentError("unknown keyword argument '" + name + "'; a kernel call takes grid, the kernel's arguments, "
+                        "threadgroup=, threadgroup_memory=, textures= and samplers=");
+  }
+}
+
+// A call's keyword arguments where CPython has them: vectorcall's names and values, or tp_call's dict.
+struct Keywords {
+  PyObject* names = nullptr;  // a tuple of str (vectorcall)
+  PyObject* const* values = nullptr;
+  PyObject* dict = nullptr;   // tp_call
+};
+
+void parse_options(const Kernel& kernel, const Keywords& keywords, LaunchShape& shape) {
+  if (keywords.names) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keywords.names); ++i)
+      parse_option(kernel, PyTuple_GET_ITEM(keywords.names, i), keywords.values[i], shape);
+  } else if (keywords.dict) {
+    Py_ssize_t at = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(keywords.dict, &at, &key, &value)) parse_option(kernel, key, value, shape);
   }
 }
 
@@ -186,13 +207,13 @@ class CallArguments {
 PyTypeObject* g_kernel_type = nullptr;
 
 // `kwargs` may be null (no keywords).
-py::object call_kernel(const Kernel& kernel, PositionalArgs args, PyObject* kwargs) {
+py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords& keywords) {
   if (args.size == 0) {
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");
   }
   LaunchShape shape;
   parse_triple(py::handle(args.items[0]), shape.grid, kernel, "grid");
-  if (kwargs && PyDict_GET_SIZE(kwargs)) parse_options(kernel, py::reinterpret_borrow<py::kwargs>(kwargs), shape);
+  parse_options(kernel, keywords, shape);
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
@@ -225,7 +246,9 @@ const Kernel& kernel_of(PyObject* self) {
 // costs more than the call itself on small grids.
 PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
-    return call_kernel(kernel_of(self), PositionalArgs::of(py::reinterpret_borrow<py::args>(args)), kwargs).release().ptr();
+    Keywords keywords;
+    keywords.dict = kwargs;
+    return call_kernel(kernel_of(self), PositionalArgs::of(py::reinterpret_borrow<py::args>(args)), keywords).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (ForcedUnwind&) {
@@ -237,18 +260,15 @@ PyObject* kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
 }
 
 // The same call by vectorcall (PEP 590): CPython passes the arguments where they are, with no
-// tuple to build, track for the garbage collector and free on every call. Keywords (rare)
-// go to parse_options as a dict.
+// tuple to build, track for the garbage collector and free on every call; nor a dict for the
+// keywords (metalcall.numpy's launches pass threadgroup=).
 PyObject* kernel_vectorcall(PyObject* self, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
   try {
     const std::size_t n = PyVectorcall_NARGS(nargsf);
-    py::object kwargs;
-    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-      kwargs = py::dict();
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i)
-        if (PyDict_SetItem(kwargs.ptr(), PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) throw py::error_already_set();
-    }
-    return call_kernel(kernel_of(self), PositionalArgs{args, n}, kwargs.ptr()).release().ptr();
+    Keywords keywords;
+    keywords.names = kwnames;
+    keywords.values = args + n;
+    return call_kernel(kernel_of(self), PositionalArgs{args, n}, keywords).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (ForcedUnwind&) {

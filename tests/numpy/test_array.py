@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import metalcall.numpy as mnp
-from mnp_check import check
+from mnp_check import check, supported
 
 
 def test_attributes_and_views(device):
@@ -46,6 +46,42 @@ def test_scalar_conversions(device):
     with pytest.raises(TypeError):
         bool(mnp.zeros(2, device=device))
     assert mnp.asarray([5], device=device).item() == 5
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                                   "float16", "float32", "float64"])
+def test_scalar_conversions_match_numpy_for_every_dtype(device, dtype):
+    """bool(), int() and float() of one element (decoded by struct, not through NumPy): the values
+    NumPy's own scalars give, for extremes, signed zeros, subnormals, NaN and infinities, of a
+    0-d array, one element at an offset in a view, a reduction's result and a lazy expression."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        values = [False, True]
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        values = [info.min, info.max, 0, 1, info.max // 3]
+    else:
+        info = np.finfo(dt)
+        values = [-0.0, 0.0, float(info.smallest_subnormal), float(info.max), -float(info.max), 1.5,
+                  float("inf"), float("-inf"), float("nan")]
+    host = np.array(values, dtype=dt)
+    if dtype not in supported(device, [dtype]):
+        pytest.skip(f"no {dtype} on this device")
+    stored = mnp.asarray(host, device=device)
+    for i, want in enumerate(host):
+        for got in (stored[i], mnp.asarray(host[i], device=device)):
+            assert bool(got) == bool(want)
+            if dt.kind == "f" and not np.isfinite(want):
+                with pytest.raises((ValueError, OverflowError)):
+                    int(got)
+                assert np.isnan(float(got)) if np.isnan(want) else float(got) == float(want)
+            else:
+                assert int(got) == int(want) and float(got) == float(want)
+                assert type(int(got)) is int and type(float(got)) is float
+    lazy = stored[:1] * 1  # an expression not yet evaluated
+    assert float(lazy) == float(host[0]) or np.isnan(float(host[0]))
+    assert bool(mnp.any(stored)) == bool(np.any(host))
+    assert bool(mnp.all(stored)) == bool(np.all(host))
 
 
 def test_astype_copy_and_tolist(device):

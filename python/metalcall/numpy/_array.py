@@ -8,6 +8,7 @@ which metalcall.numpy calls when it is imported (docs/design.md, "Modules of met
 from __future__ import annotations
 
 import operator
+import struct
 
 import numpy as np
 
@@ -15,6 +16,9 @@ import metalcall as mc
 
 from . import _fusion as F
 from . import _runtime as R
+
+# struct's decoder of one element, by NumPy dtype character (native byte order, as metalcall.numpy's dtypes are).
+_UNPACK = {c: struct.Struct(c).unpack for c in "?bBhHiIlLqQefd"}
 
 
 def _alloc(device, shape, dtype):
@@ -253,14 +257,24 @@ class ndarray:
         size = self._dtype.itemsize
         return np.frombuffer(self._buf.read(self._offset * size, size), self._dtype)[0]
 
+    def _python_scalar(self):
+        """The element as a Python bool, int or float, decoded by struct where its dtype has a
+        format (np.frombuffer and indexing took 0.35 of bool(mnp.any(x))'s 0.64 µs on the box);
+        the others through _scalar. The same values: float() of a float32 is the double struct gives."""
+        unpack = _UNPACK.get(self._dtype.char)
+        if unpack is None or (self._shape and self.size != 1) or self._node is not None:
+            return self._scalar()
+        size = self._dtype.itemsize
+        return unpack(self._buf.read(self._offset * size, size))[0]
+
     def __bool__(self):
-        return bool(self._scalar())
+        return bool(self._python_scalar())
 
     def __float__(self):
-        return float(self._scalar())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._python_scalar())
 
     def __complex__(self):
         return complex(self._scalar())

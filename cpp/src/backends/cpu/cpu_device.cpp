@@ -85,8 +85,8 @@ class HostStorage : public BufferStorage {
  public:
   HostStorage(std::size_t nbytes, bool zeroed, std::shared_ptr<HostBlocks> blocks)
       : BufferStorage(nullptr, nbytes), blocks_(std::move(blocks)) {
-    if (nbytes == 0) {
-      data_ = &empty_;
+    if (nbytes <= kInline) {
+      data_ = inline_data();  // zero-initialised with the object
     } else if (nbytes >= kMmapThreshold) {
       bool reused = false;
       block_ = blocks_->take(BlockCache::size_class(nbytes, page_size()), &reused);
@@ -104,7 +104,7 @@ class HostStorage : public BufferStorage {
     }
   }
   ~HostStorage() override {
-    if (data_ == &empty_) return;
+    if (data_ == inline_data()) return;
     if (block_.data && shared()) munmap(block_.data, block_.capacity);  // as its consumer may expect: never reused
     else if (block_.data) blocks_->give_back(block_);
     else std::free(data_);
@@ -116,7 +116,15 @@ class HostStorage : public BufferStorage {
   }
   std::shared_ptr<HostBlocks> blocks_;
   BlockCache::Block block_;  // a mapped block; empty for malloc'd memory
-  alignas(64) unsigned char empty_[16] = {};
+  // Small Buffers (a reduction's result, a counter) live in the storage object itself: one
+  // allocation instead of two. Aligned by hand to 64 bytes, as malloc'd ones are: an
+  // over-aligned member would make every HostStorage a posix_memalign (slow in glibc).
+  static constexpr std::size_t kInline = 64;
+  void* inline_data() {
+    const auto at = reinterpret_cast<std::uintptr_t>(inline_raw_);
+    return reinterpret_cast<void*>((at + kInline - 1) & ~std::uintptr_t(kInline - 1));
+  }
+  unsigned char inline_raw_[2 * kInline - 1] = {};
 };
 
 // ---- device ----

@@ -458,9 +458,12 @@ def _decide_source(op: str, T: str) -> str:
             "}\n")
 
 
+_BOOL = np.dtype(np.bool_)
+
+
 def _decided_result(dev: mc.Device, op: str) -> mc.Buffer:
     """_decide_source's result before its kernel: the answer when no chunk decides it."""
-    out = dev.empty(1, np.bool_)  # zero-filled: false
+    out = dev.zeros(1, _BOOL)  # false
     if op == "all":
         memoryview(out)[0] = True  # CPU memory: the host writes it in place (0.2 µs; through NumPy 0.4)
     return out
@@ -558,7 +561,7 @@ def whole(dev: mc.Device, src: mc.Buffer, dtype: Any, n: int, op: str, out_dtype
     made once per device, op, types and size launches the stages without reduce()'s layers (on
     the 2-core box 0.85 µs of its 2.6 for 1000 float32; this Python is in series with a ~10 µs
     GPU reduction, and several times slower on the H200's host)."""
-    run = _WHOLE.get((dev, op, dtype, out_dtype, n))
+    run = _WHOLE.get((id(dev), op, dtype, out_dtype, n))  # id: a Device's hash is a C++ call (~70 ns); the runner holds dev
     if run is None:
         run = _whole_runner(dev, op, dtype, out_dtype, n)
     return run(src)
@@ -579,10 +582,14 @@ def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -
     if op in _ARG:
         def run(src: mc.Buffer) -> mc.Buffer:
             return _run_planned(dev, src, op, T, A, D, loops, plan, 1, n, 1, ())
-    elif k2 is None and c > 1:  # any/all on the CPU in one stage (_decide_source)
+    elif k2 is None and c > 1:  # any/all on the CPU in one stage (_decide_source), _run_here inlined
         def run(src: mc.Buffer) -> mc.Buffer:
             out = _decided_result(dev, op)
-            launch(k1, grid1, src, out, n, chunk, threadgroup=tg1)
+            done = k1(grid1, src, out, n, chunk, threadgroup=tg1)
+            try:
+                done.wait()
+            except mc.ArgumentError:  # recorded in a batch not committed yet
+                cache.keep(done)
             return out
     elif c == 1:
         def run(src: mc.Buffer) -> mc.Buffer:
@@ -597,7 +604,7 @@ def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -
             return out
     if len(_WHOLE) > 4096:
         _WHOLE.clear()
-    _WHOLE[(dev, op, dtype, out_dtype, n)] = run
+    _WHOLE[(id(dev), op, dtype, out_dtype, n)] = run
     return run
 
 
