@@ -567,12 +567,15 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   const Known* before = known(o, device);
   std::optional<Described> what;
   PyObject* torch = torch_tensor_type();
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(o));
   bool described_by_type = true;  // torch and CuPy: their entries carry a token; interface objects are parsed each call
-  if (torch && PyObject_IsInstance(o, torch) == 1) {
+  // An exact CuPy array skips the torch test (torch.Tensor's metaclass makes isinstance a lookup and a call).
+  const bool exact_cupy = type != torch && type == cupy_array_type();
+  if (!exact_cupy && torch && PyObject_IsInstance(o, torch) == 1) {
     what = describe_torch(o, device, per_call, before);
   } else {
     PyObject* cupy = cupy_array_type();
-    if (cupy && PyObject_IsInstance(o, cupy) == 1) what = describe_cupy(o, device, per_call, before);
+    if (cupy && (exact_cupy || PyObject_IsInstance(o, cupy) == 1)) what = describe_cupy(o, device, per_call, before);
     // Other interface objects (Numba's), and CuPy arrays CuPy did not answer for, on CUDA.
     if (!what && device.info().backend == "cuda") {
       what = describe_cai(x);
