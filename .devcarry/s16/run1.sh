@@ -8,7 +8,7 @@ python -c "import metalcall" 2>/dev/null || SKBUILD_CMAKE_DEFINE=CMAKE_INTERPROC
 echo "ready at $(el) s ($(git log --oneline -1 2>/dev/null || echo no git))"
 timeout 300 python benchmarks/bench_peers_cuda.py --rounds 5 --json "$OUT/peers.json" > "$OUT/peers.txt" 2>&1
 echo "peers rc $? at $(el) s"
-timeout 90 python .devcarry/s16/args_parts.py > "$OUT/args_parts.txt" 2>&1; echo "args_parts rc $? at $(el) s"
+timeout 90 python .devcarry/s15/args_parts.py > "$OUT/args_parts.txt" 2>&1; echo "args_parts rc $? at $(el) s"
 export METALCALL_CORPUS=$PWD/.devcarry/corpus METALCALL_CORPUS2=$PWD/.devcarry/corpus2 METALCALL_CORPUS3=$PWD/.devcarry/corpus3
 timeout $(( 585 - $(el) )) python -m pytest -p no:benchmark -n 16 tests -k "cuda or gpu or foreign" -m "not slow" -q -rfE > "$OUT/suite.txt" 2>&1
 echo "suite rc $? at $(el) s"; grep -E "^(FAILED|ERROR) |[0-9]+ (passed|failed)" "$OUT/suite.txt" | tail -12
