@@ -259,7 +259,7 @@ class ndarray:
 
     def _python_scalar(self):
         """The element as a Python bool, int or float, decoded by struct where its dtype has a
-        format (np.frombuffer and indexing took 0.35 of bool(mnp.any(x))'s 0.64 µs on the box);
+        format (np.frombuffer and indexing took 0.35 of bool()'s 0.64 µs on the box);
         the others through _scalar. The same values: float() of a float32 is the double struct gives."""
         unpack = _UNPACK.get(self._dtype.char)
         if unpack is None or (self._shape and self.size != 1) or self._node is not None:

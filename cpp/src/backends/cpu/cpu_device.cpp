@@ -117,7 +117,7 @@ class HostStorage : public BufferStorage {
   std::shared_ptr<HostBlocks> blocks_;
   BlockCache::Block block_;  // a mapped block; empty for malloc'd memory
   // Small Buffers (a reduction's result, a counter) live in the storage object itself: one
-  // allocation instead of two. Aligned by hand to 64 bytes, as malloc'd ones are: an
+  // allocation instead of two. Aligned by hand to 64 bytes, as the larger ones are: an
   // over-aligned member would make every HostStorage a posix_memalign (slow in glibc).
   static constexpr std::size_t kInline = 64;
   void* inline_data() {
