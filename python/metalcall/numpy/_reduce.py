@@ -100,7 +100,7 @@ def _run(x, axis, keepdims, op, out_dtype):
     x = _asarray(x)
     if x.dtype.kind == "c" or out_dtype.kind == "c":
         return COMPLEX["reduce"](x, axis, keepdims, op, out_dtype)
-    if _reduce_kernels is None:
+    if _reduce_kernels is None:  # the first reduction: the kernels module, then the path above if it fits
         _reduce_kernels = kernels("reduce")
         return _run(x, axis, keepdims, op, out_dtype)
     axes = _axes(axis, x.ndim)
