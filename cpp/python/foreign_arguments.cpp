@@ -48,7 +48,7 @@ bool truthy(const py::handle& h) {
 
 std::uintptr_t as_address(const py::handle& h) {
   // PyLong_AsVoidPtr: an unsigned long's digit loop on LP64 (PyLong_AsUnsignedLongLong goes
-  // through the generic byte-array conversion, ~20 ns a pointer on the box).
+  // through the generic byte-array conversion, 2% of a call with three torch tensors in perf).
   void* v = PyLong_AsVoidPtr(h.ptr());
   if (!v && PyErr_Occurred()) throw py::error_already_set();
   return reinterpret_cast<std::uintptr_t>(v);

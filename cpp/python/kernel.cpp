@@ -65,8 +65,8 @@ void parse_triple(const py::handle& h, std::uint64_t out[3], const Kernel& kerne
 }
 
 // One keyword argument of a call. Checked by comparing the name first and making strings only
-// for errors: a reduction launches with threadgroup= each call, and building the messages'
-// prefix and the name as std::strings cost ~0.1 µs of it.
+// for errors: metalcall.numpy's launches pass threadgroup= on every call, which built the
+// messages' prefix and the name as std::strings each time.
 void parse_option(const Kernel& kernel, PyObject* key, const py::handle& value, LaunchShape& shape) {
   auto prefix = [&kernel] { return "kernel '" + kernel.name() + "': "; };
   if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "threadgroup") == 0) {
@@ -206,7 +206,7 @@ class CallArguments {
 
 PyTypeObject* g_kernel_type = nullptr;
 
-// `kwargs` may be null (no keywords).
+// `keywords` may hold none.
 py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords& keywords) {
   if (args.size == 0) {
     throw ArgumentError("kernel '" + kernel.name() + "' needs the grid first: kernel(grid, *arguments)");

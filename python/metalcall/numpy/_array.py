@@ -246,7 +246,7 @@ class ndarray:
         return tuple(s * self._dtype.itemsize for s in self._strides)
 
     # ------------------------------------------------------------------ conversions
-    def _scalar(self):
+    def _element_bytes(self):
         if self._shape and self.size != 1:
             raise TypeError("only arrays of size 1 convert to Python scalars")
         if self._node is not None:
@@ -255,17 +255,17 @@ class ndarray:
         # host view would move the result's page to the host, and the next kernel writing it would
         # fault it back: 85 µs of float(mnp.sum(x)) on an H200; on the CPU 0.5 µs against a view's 0.9).
         size = self._dtype.itemsize
-        return np.frombuffer(self._buf.read(self._offset * size, size), self._dtype)[0]
+        return self._buf.read(self._offset * size, size)
+
+    def _scalar(self):
+        return np.frombuffer(self._element_bytes(), self._dtype)[0]
 
     def _python_scalar(self):
         """The element as a Python bool, int or float, decoded by struct where its dtype has a
         format (np.frombuffer and indexing took 0.35 of bool()'s 0.64 µs on the box);
         the others through _scalar. The same values: float() of a float32 is the double struct gives."""
         unpack = _UNPACK.get(self._dtype.char)
-        if unpack is None or (self._shape and self.size != 1) or self._node is not None:
-            return self._scalar()
-        size = self._dtype.itemsize
-        return unpack(self._buf.read(self._offset * size, size))[0]
+        return self._scalar() if unpack is None else unpack(self._element_bytes())[0]
 
     def __bool__(self):
         return bool(self._python_scalar())
