@@ -182,3 +182,46 @@ def test_producers_are_let_go_once_their_work_is_found_done(torch_cuda, how):
             del c
         gc.collect()
         assert ref() is None, f"{how}: the tensor is still referenced after its work was found done"
+
+
+def _producer(request, name):
+    """(zeros(n), count_nonzero(x)) of torch or CuPy on the GPU."""
+    if name == "torch":
+        torch = request.getfixturevalue("torch_cuda")
+        return (lambda n: torch.zeros(n, device="cuda")), (lambda x: int((x != 0).sum().item()))
+    cupy = request.getfixturevalue("cupy_cuda")
+    return (lambda n: cupy.zeros(n, dtype=cupy.float32)), (lambda x: int(cupy.count_nonzero(x)))
+
+
+@pytest.mark.parametrize("producer", ["torch", "cupy"])
+@pytest.mark.parametrize("how", ["kept", "batch"])
+def test_a_dropped_producer_lives_until_the_work_on_it_is_done(request, producer, how):
+    """A foreign array dropped while a call's work on it may still run is not freed (a kept
+    Completion holds it until a wait finds the work done; a batch's Buffers hold theirs): its
+    library cannot hand the memory to a new array that the kernel would then write. The new
+    arrays stay zero, and the dropped one is let go of once the work is found done."""
+    import gc
+    import weakref
+
+    zeros, nonzero = _producer(request, producer)
+    dev = mc.Device("cuda")
+    slow_fill = dev.compile(SRC + _SLOW_FILL).slow_fill
+    n = 1 << 16
+    for _ in range(3):
+        x = zeros(n)
+        ref = weakref.ref(x)
+        if how == "kept":
+            done = slow_fill(n, x, 7.0, 400_000)  # kept: nothing waits for it yet
+        else:
+            with dev.batch() as done:
+                slow_fill(n, x, 7.0, 400_000)
+        del x
+        gc.collect()
+        fresh = [zeros(n) for _ in range(4)]  # a freed block of the same size would be handed back
+        if how == "kept" or not done.done:
+            assert ref() is not None, "the array was let go of while the work on it may still run"
+        done.wait()
+        assert [nonzero(f) for f in fresh] == [0] * 4, "the kernel wrote into memory handed to a new array"
+        del done
+        gc.collect()
+        assert ref() is None, "the array is still referenced after its work was found done"

@@ -14,11 +14,18 @@ Py_buffer* HostReferences::add() {
   return views_.back().get();
 }
 
+void HostReferences::hold_producer(PyObject* object, std::size_t expected) {
+  if (producers_.empty()) producers_.reserve(expected);
+  producers_.push_back(py::reinterpret_borrow<py::object>(object));
+}
+
 void HostReferences::take(HostReferences& other) {
   for (auto& v : other.views_) views_.push_back(std::move(v));
   for (auto& o : other.objects_) objects_.push_back(std::move(o));
+  for (auto& o : other.producers_) producers_.push_back(std::move(o));
   other.views_.clear();
   other.objects_.clear();
+  other.producers_.clear();
 }
 
 void HostReferences::release() {
@@ -26,6 +33,7 @@ void HostReferences::release() {
     if (v->obj) PyBuffer_Release(v.get());
   views_.clear();
   objects_.clear();
+  producers_.clear();
 }
 
 namespace {
@@ -242,7 +250,7 @@ ElementFacts element_facts(const py::dtype& dtype) {
 }
 
 void convert_arguments(PositionalArgs args, std::size_t first, const Device* device, std::vector<Argument>& out,
-                       HostReferences& refs, const Kernel* kernel) {
+                       HostReferences& refs, const Kernel* kernel, bool hold_producers) {
   const std::size_t n = args.size;
   out.reserve(n - first);
   ForeignCall foreign;  // producers' streams, read and waited for once per call
@@ -252,6 +260,19 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
     if (device) return *device;
     if (!kernel_device) kernel_device = kernel->device();
     return *kernel_device;
+  };
+  bool foreign_ready = false;
+  auto foreign_call = [&]() -> ForeignCall& {
+    if (!foreign_ready) {
+      foreign_ready = true;
+      // A batch or recording outlives this call and must not make its commit wait: its calls'
+      // foreign Buffers keep their producers themselves.
+      if (hold_producers && !device_of().current_batch()) {
+        foreign.holder = &refs;
+        foreign.expected = n - first;
+      }
+    }
+    return foreign;
   };
   // The buffer's dtype is checked like a NumPy array's (uint8 is raw bytes).
   auto add_typed = [&out](Buffer buffer, const ElementFacts& facts, py::ssize_t itemsize) {
@@ -287,7 +308,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
     }
     // torch tensors and CuPy arrays next, by exact type (their subclasses come below).
     if (is_foreign_tensor_type(o)) {
-      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign_call())) {
         add_foreign(*f);
         continue;
       }
@@ -319,7 +340,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
     if (!PyBytes_Check(o) && !PyByteArray_Check(o) && !PyMemoryView_Check(o) && !is_foreign_tensor_type(o)) {
-      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign)) {
+      if (std::optional<ForeignArgument> f = fast_foreign(arg, i - first, device_of(), foreign_call())) {
         add_foreign(*f);
         continue;
       }

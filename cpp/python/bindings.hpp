@@ -108,6 +108,8 @@ PyBuffer import_cuda_array(const py::handle& x, const Device& device);
  */
 std::optional<PyBuffer> import_gpu_memory(const py::handle& x, const Device& device);
 
+class HostReferences;
+
 /** What one call's foreign arguments share: producers' current streams (read once) and the streams waited for. */
 struct ForeignCall {
   // The streams waited for (a call has a few at most; past kOrdered a stream may be waited for twice).
@@ -116,9 +118,13 @@ struct ForeignCall {
   std::size_t ordered_count = 0;
   std::optional<std::uintptr_t> torch_stream;  // on the device's GPU
   std::optional<std::uintptr_t> cupy_stream;
+  // Where the call's Completion takes the producers from (see convert_arguments' hold_producers);
+  // null: each foreign Buffer keeps its producer. `expected`: the call's argument count.
+  HostReferences* holder = nullptr;
+  std::size_t expected = 0;
 };
 
-/** A foreign tensor as a kernel argument: GPU memory as a Buffer (kept with its producer), or host memory. */
+/** A foreign tensor as a kernel argument: GPU memory as a Buffer (kept with its producer, or held by the call), or host memory. */
 struct ForeignArgument {
   Buffer buffer;          // set for GPU memory
   void* host = nullptr;   // else host memory, used in place (the call's arguments keep it alive)
@@ -190,13 +196,21 @@ class HostReferences {
   ~HostReferences() { release(); }
   Py_buffer* add();  // a view slot owned by this object; fill it with PyObject_GetBuffer
   void keep(PyObject* object) { objects_.push_back(py::reinterpret_borrow<py::object>(object)); }
+  /**
+   * A foreign producer (torch tensor, CuPy array, interface object) whose GPU memory the call
+   * uses in place: the call's Completion holds it until the work is known done (call_kernel).
+   * `expected`: how many the call may hold at most (one allocation per call, not per producer).
+   */
+  void hold_producer(PyObject* object, std::size_t expected);
+  std::vector<py::object> take_producers() { return std::move(producers_); }
   void take(HostReferences& other);
   void release();
-  bool empty() const { return views_.empty() && objects_.empty(); }
+  bool empty() const { return views_.empty() && objects_.empty() && producers_.empty(); }
 
  private:
   std::vector<std::unique_ptr<Py_buffer>> views_;
-  std::vector<py::object> objects_;  // NumPy arrays used directly, without a buffer view
+  std::vector<py::object> objects_;    // NumPy arrays used directly, without a buffer view
+  std::vector<py::object> producers_;  // see hold_producer
 };
 
 /** Positional arguments where CPython keeps them: a tuple's items or a vectorcall's array (borrowed). */
@@ -220,12 +234,19 @@ std::shared_ptr<void> keep_host_arguments(PositionalArgs args, std::size_t first
  * keeping views in `refs` (GPU tensors are imported onto `device`); `kernel` names its
  * parameters in errors. `device` may be null when `kernel` is given: its device is then
  * looked up only for the arguments that need it (foreign tensors), not on every call.
+ * `hold_producers`: the caller submits the call now and hands refs' producers to its Completion
+ * (call_kernel), so foreign GPU memory is bound as its cached import; otherwise (and while a batch
+ * or recording is open) each foreign Buffer keeps its producer itself (Buffer::kept_with).
  */
 void convert_arguments(PositionalArgs args, std::size_t first, const Device* device, std::vector<Argument>& out,
-                       HostReferences& refs, const Kernel* kernel = nullptr);
+                       HostReferences& refs, const Kernel* kernel = nullptr, bool hold_producers = false);
 
-/** A new metalcall.Completion holding `completion`. */
-py::object wrap_completion(Completion completion);
+/**
+ * A new metalcall.Completion holding `completion` and the `producers` whose memory its work uses
+ * in place (HostReferences::hold_producer): let go of once a wait finds the work done, or when
+ * the handle is dropped (which waits).
+ */
+py::object wrap_completion(Completion completion, std::vector<py::object> producers = {});
 
 /**
  * While alive on the main thread, waits on the device check for Ctrl-C (and other

@@ -12,11 +12,16 @@ namespace {
 struct CompletionObject {
   PyObject_HEAD
   Completion completion;
+  // Foreign producers whose GPU memory the work uses in place (wrap_completion): held here, not
+  // by a kept Buffer each (two allocations and a release from the thread that finds the work
+  // done), until a wait finds the work done or the handle is dropped.
+  std::vector<py::object> producers;
 };
 
 PyTypeObject* g_completion_type = nullptr;
 
-Completion& of(PyObject* self) { return reinterpret_cast<CompletionObject*>(self)->completion; }
+CompletionObject& object_of(PyObject* self) { return *reinterpret_cast<CompletionObject*>(self); }
+Completion& of(PyObject* self) { return object_of(self).completion; }
 
 void completion_dealloc(PyObject* self) {
   Completion& c = of(self);
@@ -43,6 +48,21 @@ void completion_dealloc(PyObject* self) {
     if (interrupted) defer_interrupt();
     PyErr_Restore(type, value, traceback);
   }
+  std::vector<py::object>& producers = object_of(self).producers;
+  if (!producers.empty() && c.submitted() && !c.done()) {
+    // An interrupted wait cancelled the work, which may still be stopping on the producers'
+    // memory: they are let go of once it has (cancelled work ends at its next loop check).
+    PyThreadState* state = release_gil();
+    while (!c.done()) {
+      try {
+        c.wait();
+      } catch (...) {
+        // the work's error (interrupted) belongs to the wait that was interrupted
+      }
+    }
+    restore_gil(state);
+  }
+  producers.~vector();
   c.~Completion();
   PyTypeObject* type = Py_TYPE(self);
   type->tp_free(self);
@@ -85,6 +105,7 @@ PyObject* completion_wait(PyObject* self, PyObject* args, PyObject* kwargs) {
       if (finished) c.wait();  // its error, if any
     }
     if (!finished) Py_RETURN_FALSE;
+    object_of(self).producers.clear();  // the work is done with their memory
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
@@ -170,10 +191,11 @@ PyType_Spec kSpec = {"metalcall.Completion", sizeof(CompletionObject), 0, Py_TPF
 
 }  // namespace
 
-py::object wrap_completion(Completion completion) {
+py::object wrap_completion(Completion completion, std::vector<py::object> producers) {
   PyObject* self = PyType_GenericAlloc(g_completion_type, 0);
   if (!self) throw py::error_already_set();
   new (&of(self)) Completion(std::move(completion));
+  new (&object_of(self).producers) std::vector<py::object>(std::move(producers));
   return py::reinterpret_steal<py::object>(self);
 }
 

@@ -609,7 +609,12 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
     device.wait_for_stream(what->stream);
     if (per_call.ordered_count < ForeignCall::kOrdered) per_call.ordered[per_call.ordered_count++] = what->stream;
   }
-  out.buffer = base.kept_with(keep_alive(o));
+  if (per_call.holder) {  // the call's Completion holds the producer: its cached import as is
+    per_call.holder->hold_producer(o, per_call.expected);
+    out.buffer = std::move(base);
+  } else {
+    out.buffer = base.kept_with(keep_alive(o));
+  }
   return out;
 }
 

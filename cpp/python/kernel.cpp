@@ -217,7 +217,7 @@ py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords
   CallArguments scratch;
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
-  convert_arguments(args, 1, nullptr, arguments, refs, &kernel);
+  convert_arguments(args, 1, nullptr, arguments, refs, &kernel, /*hold_producers=*/true);
 
   // Each dimension is under 2^32 here: the product saturates instead of wrapping.
   const std::uint64_t plane = shape.grid[1] * shape.grid[2];
@@ -232,8 +232,8 @@ py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords
   } else {
     completion = kernel(shape, arguments);
   }
-  if (!completion.submitted()) keep_for_batch(kernel, args, refs);
-  return wrap_completion(std::move(completion));
+  if (!completion.submitted()) keep_for_batch(kernel, args, refs);  // the producers too
+  return wrap_completion(std::move(completion), refs.take_producers());
 }
 
 const Kernel& kernel_of(PyObject* self) {
