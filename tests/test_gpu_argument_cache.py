@@ -225,3 +225,24 @@ def test_a_dropped_producer_lives_until_the_work_on_it_is_done(request, producer
         del done
         gc.collect()
         assert ref() is None, "the array is still referenced after its work was found done"
+
+
+def test_a_cycle_through_a_held_producer_is_collected(torch_cuda):
+    """A Completion kept on its own producer (a reference cycle) is found by the cycle collector:
+    the tensor is freed once the collector drops the handle, which waits for the work first."""
+    import gc
+    import weakref
+
+    torch = torch_cuda
+    dev = mc.Device("cuda")
+    slow_fill = dev.compile(SRC + _SLOW_FILL).slow_fill
+    n = 1 << 16
+    for _ in range(3):
+        t = torch.zeros(n, device="cuda")
+        ref = weakref.ref(t)
+        t.pending = slow_fill(n, t, 7.0, 400_000)
+        out = t[:8]  # a view: shares the memory, not the cycle
+        del t
+        gc.collect()
+        assert ref() is None, "the tensor and the Completion it holds were never collected"
+        assert float(out.sum().item()) == 56.0, "the kernel's writes were not waited for"

@@ -2,7 +2,8 @@
 using half comparisons and conversions, which g++ lowers to libgcc calls (`__nehf2`,
 `__truncdfhf2`) where the processor lacks half instructions, must pass the kernel object check
 and give NumPy's results. clang is the default where installed; g++ is the fallback, so both
-paths are real."""
+paths are real. Zeros keep their sign under the default fast math with each of them, as on the
+GPUs (`-step(e, x)` is -0.0)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,32 @@ print("ok")
 """)
 
 
-@pytest.mark.parametrize("compiler", ["g++", "clang++"])
-def test_half_kernels_with_each_host_compiler(compiler, tmp_path):
+SIGNED_ZEROS = textwrap.dedent(r"""
+import numpy as np, metalcall as mc
+src = '''
+#include <metal_stdlib>
+using namespace metal;
+kernel void negated(device const float* x [[buffer(0)]], device const float* y [[buffer(1)]],
+                    device float* f [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    f[4 * i + 0] = -step(x[i], y[i]);
+    f[4 * i + 1] = step(x[i], y[i]) * -1.0f;
+    f[4 * i + 2] = -(y[i] - y[i]);
+    f[4 * i + 3] = x[i] * -0.0f;
+}
+'''
+k = mc.Device("cpu").compile(src).negated  # default options: fast math
+x = np.array([0.0, 1.0, -1.0, 2.5, 3.0, -0.0, 7.0, 0.5] * 4, np.float32)
+y = np.array([1.0, 0.0, -1.0, 2.0, 3.5, 0.0, -7.0, 0.25] * 4, np.float32)
+f = np.full((len(x), 4), np.nan, np.float32)
+k(len(x), x, y, f)
+s = np.where(y < x, np.float32(0.0), np.float32(1.0))
+want = np.stack([-s, s * np.float32(-1.0), -(y - y), x * np.float32(-0.0)], axis=1)
+np.testing.assert_array_equal(f.view(np.uint32), want.view(np.uint32))  # -0.0 and +0.0 differ here
+print("ok")
+""")
+
+
+def _run_with(compiler, child, tmp_path):
     if "cpu" not in mc.backends():
         pytest.skip("the cpu backend is not built in")
     names = [compiler] + ([f"clang++-{v}" for v in range(22, 14, -1)] if compiler == "clang++" else [])
@@ -51,5 +76,15 @@ def test_half_kernels_with_each_host_compiler(compiler, tmp_path):
     if path is None:
         pytest.skip(f"no {compiler} on this machine")
     env = {**os.environ, "METALCALL_CXX": path, "METALCALL_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("compiler", ["g++", "clang++"])
+def test_half_kernels_with_each_host_compiler(compiler, tmp_path):
+    _run_with(compiler, CHILD, tmp_path)
+
+
+@pytest.mark.parametrize("compiler", ["g++", "clang++"])
+def test_zeros_keep_their_sign_with_each_host_compiler(compiler, tmp_path):
+    _run_with(compiler, SIGNED_ZEROS, tmp_path)

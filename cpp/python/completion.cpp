@@ -23,7 +23,17 @@ PyTypeObject* g_completion_type = nullptr;
 CompletionObject& object_of(PyObject* self) { return *reinterpret_cast<CompletionObject*>(self); }
 Completion& of(PyObject* self) { return object_of(self).completion; }
 
+// The producers are the only Python objects a Completion holds: a cycle through one of them
+// (a tensor attribute holding the handle) is found through here, and broken by the producer's own
+// tp_clear, whose dropped handle then waits for the work as any dropped handle does.
+int completion_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));  // heap types own a reference from each instance
+  for (const py::object& p : object_of(self).producers) Py_VISIT(p.ptr());
+  return 0;
+}
+
 void completion_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
   Completion& c = of(self);
   // Dropping the handle waits, like metalcompute's `del handle`; not once a wait on it was
   // interrupted (a handle dropped as KeyboardInterrupt propagates would wait for the GPU).
@@ -180,6 +190,7 @@ PyType_Slot kSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(completion_dealloc)},
     {Py_tp_repr, reinterpret_cast<void*>(completion_repr)},
     {Py_tp_new, reinterpret_cast<void*>(completion_new)},
+    {Py_tp_traverse, reinterpret_cast<void*>(completion_traverse)},
     {Py_tp_methods, kMethods},
     {Py_tp_getset, kGetSet},
     {Py_tp_doc, const_cast<char*>("Handle on a kernel call. Dropping it waits for the work (like metalcompute's "
@@ -187,7 +198,7 @@ PyType_Slot kSlots[] = {
     {0, nullptr},
 };
 
-PyType_Spec kSpec = {"metalcall.Completion", sizeof(CompletionObject), 0, Py_TPFLAGS_DEFAULT, kSlots};
+PyType_Spec kSpec = {"metalcall.Completion", sizeof(CompletionObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kSlots};
 
 }  // namespace
 
@@ -196,6 +207,7 @@ py::object wrap_completion(Completion completion, std::vector<py::object> produc
   if (!self) throw py::error_already_set();
   new (&of(self)) Completion(std::move(completion));
   new (&object_of(self).producers) std::vector<py::object>(std::move(producers));
+  if (object_of(self).producers.empty()) PyObject_GC_UnTrack(self);  // nothing for the collector to see
   return py::reinterpret_steal<py::object>(self);
 }
 

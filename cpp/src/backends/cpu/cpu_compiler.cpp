@@ -192,10 +192,18 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
                                     // made an endless one a loop without a stop check, which
                                     // neither kernel_timeout nor Ctrl-C ended.
                                     "-fno-optimize-sibling-calls"};
+  const bool clang = host.identity().find("clang version ") != std::string::npos;
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
-    for (const char* f : {"-ffp-contract=fast", "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"})
-      flags.push_back(f);
+    flags.push_back("-ffp-contract=fast");
+    flags.push_back("-freciprocal-math");
+    // Zeros keep their sign, as on Apple's and NVIDIA's GPUs (-step(e, x) is -0.0): g++ with
+    // -fno-signed-zeros negates by subtracting from zero (+0.0), and reassociates only with it,
+    // so g++ gets neither; clang keeps negation a sign flip under both.
+    if (clang) {
+      flags.push_back("-fno-signed-zeros");
+      flags.push_back("-fassociative-math");
+    }
   } else {
     flags.push_back("-ffp-contract=off");
   }
@@ -204,7 +212,7 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   // MSL code casts 4-byte-aligned pointers to float4* (Metal accepts it): clang assumes
   // at most 8 bytes through a pointer, so a vector access is an unaligned move
   // (metal_vector.h). g++ has no such flag: the access faults on x86-64 there.
-  if (host.identity().find("clang version ") != std::string::npos) flags.push_back("-fmax-type-align=8");
+  if (clang) flags.push_back("-fmax-type-align=8");
   // Frame sizes for check_stack_usage (stack_limits.hpp).
   const bool stack_usage = reports_stack_usage(host.identity());
   if (stack_usage) flags.push_back("-fstack-usage");
