@@ -141,6 +141,30 @@ const TorchAccessors& torch_accessors(PyObject* tensor_type) {
   return a;
 }
 
+// One accessor called as its C function: a getter's `get`, a method's `ml_meth` by its calling
+// convention. The descriptor's own call checks the instance's type (known exact here) and the
+// recursion depth around the same function: six of them a tensor were a measurable part of it.
+PyObject* call_accessor(PyObject* accessor, PyObject* self) {
+  if (Py_IS_TYPE(accessor, &PyGetSetDescr_Type)) {
+    PyGetSetDef* g = reinterpret_cast<PyGetSetDescrObject*>(accessor)->d_getset;
+    if (g->get) return g->get(self, g->closure);
+  } else {
+    PyMethodDef* m = reinterpret_cast<PyMethodDescrObject*>(accessor)->d_method;
+    static PyObject* const empty = PyTuple_New(0);  // kept for the process
+    switch (m->ml_flags & (METH_VARARGS | METH_FASTCALL | METH_NOARGS | METH_O | METH_KEYWORDS | METH_METHOD)) {
+      case METH_NOARGS:
+        return m->ml_meth(self, nullptr);
+      case METH_VARARGS:
+        return m->ml_meth(self, empty);
+      case METH_VARARGS | METH_KEYWORDS:
+        return reinterpret_cast<PyCFunctionWithKeywords>(reinterpret_cast<void (*)()>(m->ml_meth))(self, empty, nullptr);
+      default:
+        break;
+    }
+  }
+  return PyObject_Vectorcall(accessor, &self, 1, nullptr);  // other conventions: the descriptor's own call
+}
+
 // Reads one torch tensor's attributes: by torch's accessors for an exact torch.Tensor, else by name.
 class TensorReads {
  public:
@@ -148,22 +172,17 @@ class TensorReads {
     PyObject* type = torch_tensor_type();
     direct_ = type && reinterpret_cast<PyObject*>(Py_TYPE(x)) == type ? &torch_accessors(type) : nullptr;
   }
-  py::object attribute(PyObject* TorchAccessors::*accessor, PyObject* name) const {
-    PyObject* d = direct_ ? direct_->*accessor : nullptr;
-    if (!d) return get(x_, name);
-    PyObject* r = Py_TYPE(d)->tp_descr_get(d, x_, reinterpret_cast<PyObject*>(Py_TYPE(x_)));
-    if (!r) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(r);
-  }
-  py::object call(PyObject* TorchAccessors::*accessor, PyObject* name) const {
-    PyObject* d = direct_ ? direct_->*accessor : nullptr;
-    if (!d) return invoke(x_, name);
-    PyObject* r = PyObject_Vectorcall(d, &x_, 1, nullptr);
-    if (!r) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(r);
-  }
+  py::object attribute(PyObject* TorchAccessors::*accessor, PyObject* name) const { return read(accessor, name, get); }
+  py::object call(PyObject* TorchAccessors::*accessor, PyObject* name) const { return read(accessor, name, invoke); }
 
  private:
+  py::object read(PyObject* TorchAccessors::*accessor, PyObject* name, py::object (*by_name)(PyObject*, PyObject*)) const {
+    PyObject* d = direct_ ? direct_->*accessor : nullptr;
+    if (!d) return by_name(x_, name);
+    PyObject* r = call_accessor(d, x_);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  }
   PyObject* x_;
   const TorchAccessors* direct_ = nullptr;
 };
