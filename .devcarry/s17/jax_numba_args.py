@@ -18,7 +18,7 @@ except Exception as e: print("torch:", e)
 try:
     import cupy
     c = (cupy.asarray(np.float32([3.0])), cupy.asarray(np.float32([4.0])), cupy.zeros(1, cupy.float32))
-    rows["cupy"] = (*c, lambda: float(c[2][0]))
+    cp = c; rows["cupy"] = (*cp, lambda: float(cp[2][0]))
 except Exception as e: print("cupy:", e)
 try:
     from numba import cuda as ncuda

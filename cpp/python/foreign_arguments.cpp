@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +22,8 @@ namespace {
 struct Names {
   MC_NAME(get_device) MC_NAME(requires_grad) MC_NAME(dtype) MC_NAME(is_contiguous) MC_NAME(is_neg) MC_NAME(is_conj)
   MC_NAME(data_ptr) MC_NAME(nbytes) MC_NAME(data) MC_NAME(ptr) MC_NAME(device_id) MC_NAME(_c_contiguous)
+  MC_NAME(__cuda_array_interface__) MC_NAME(__dlpack__) MC_NAME(stream) MC_NAME(mask) MC_NAME(typestr) MC_NAME(shape)
+  MC_NAME(strides)
 };
 #undef MC_NAME
 const Names& names() {
@@ -431,46 +434,104 @@ std::optional<Described> describe_cupy(PyObject* x, const Device& device, Foreig
   }
 }
 
+// NumPy's dtype for an interface typestr ("<f4"), kept per distinct text: making one from the
+// text each call took about as long as the rest of the interface's parse.
+py::dtype dtype_of_typestr(PyObject* typestr) {
+  static auto& known = *new std::unordered_map<std::string, py::dtype>();  // never destroyed (the GIL guards it)
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(typestr, &size);
+  if (!text) throw py::error_already_set();
+  std::string key(text, static_cast<std::size_t>(size));
+  const auto hit = known.find(key);
+  if (hit != known.end()) return hit->second;
+  py::dtype dtype(key);
+  if (known.size() < 64) known.emplace(std::move(key), dtype);
+  return dtype;
+}
+
+// The ints of an interface's shape or strides (any sequence of ints); false when it is not one.
+bool read_ints(PyObject* sequence, std::vector<long long>& out) {
+  py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(sequence, "not a sequence"));
+  if (!items) {
+    PyErr_Clear();
+    return false;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  out.resize(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items.ptr(), i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out[static_cast<std::size_t>(i)] = v;
+  }
+  return true;
+}
+
 // An object with __cuda_array_interface__; nullopt when it has none, or when its interface
-// names no stream (version 2) and DLPack can order it instead.
+// names no stream (version 2) and DLPack can order it instead. Read by interned keys from the
+// dict, its type's name made only for an error (Numba builds the dict anew each call).
 std::optional<Described> describe_cai(const py::handle& x) {
-  PyObject* cai = PyObject_GetAttrString(x.ptr(), "__cuda_array_interface__");
+  const Names& n = names();
+  PyObject* cai = PyObject_GetAttr(x.ptr(), n.__cuda_array_interface__);
   if (!cai) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
     PyErr_Clear();
     return std::nullopt;
   }
-  py::dict d = py::reinterpret_steal<py::dict>(cai);
-  if (!d.contains("stream") && py::hasattr(x, "__dlpack__")) return std::nullopt;
-  const std::string what = py::str(py::type::of(x).attr("__name__"));
-  if (d.contains("mask") && !d["mask"].is_none()) throw ArgumentError("the " + what + " is a masked array; pass the data alone");
-  py::tuple data = d["data"].cast<py::tuple>();
-  if (truthy(data[1])) throw ArgumentError("the " + what + " is read-only, and kernels may write a Buffer; pass a writable copy");
-  py::dtype dtype(d["typestr"].cast<std::string>());
-  if (dtype.attr("byteorder").cast<std::string>() == ">") throw ArgumentError("the " + what + " is big-endian; kernels read native byte order");
-  std::vector<py::ssize_t> shape;
-  for (const auto& s : py::reinterpret_borrow<py::sequence>(d["shape"])) shape.push_back(s.cast<py::ssize_t>());
+  const py::object owner = py::reinterpret_steal<py::object>(cai);
+  auto what = [&x] { return std::string(py::str(py::type::of(x).attr("__name__"))); };
+  if (!PyDict_Check(cai)) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ is not a dict");
+  auto item = [cai](PyObject* key) {  // borrowed; null when absent
+    PyObject* v = PyDict_GetItemWithError(cai, key);
+    if (!v && PyErr_Occurred()) throw py::error_already_set();
+    return v;
+  };
+  PyObject* stream = item(n.stream);
+  if (!stream && PyObject_HasAttr(x.ptr(), n.__dlpack__)) return std::nullopt;
+  PyObject* mask = item(n.mask);
+  if (mask && mask != Py_None) throw ArgumentError("the " + what() + " is a masked array; pass the data alone");
+  PyObject* data = item(n.data);
+  PyObject* typestr = item(n.typestr);
+  PyObject* shape_items = item(n.shape);
+  std::vector<long long> shape, strides;
+  if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) ||
+      !shape_items || !read_ints(shape_items, shape)) {
+    throw ArgumentError("the " + what() + "'s __cuda_array_interface__ lacks a (pointer, read-only) data tuple, a "
+                        "typestr or a shape of ints");
+  }
+  if (truthy(PyTuple_GET_ITEM(data, 1))) throw ArgumentError("the " + what() + " is read-only, and kernels may write a Buffer; pass a writable copy");
+  py::dtype dtype = dtype_of_typestr(typestr);
+  if (py::detail::array_descriptor_proxy(dtype.ptr())->byteorder == '>') {
+    throw ArgumentError("the " + what() + " is big-endian; kernels read native byte order");
+  }
   // C order each call (a view's strides may change under the same pointer and shape).
-  if (d.contains("strides") && !d["strides"].is_none()) {
-    auto strides = d["strides"].cast<std::vector<long long>>();
-    if (strides.size() != shape.size()) throw ArgumentError("the " + what + "'s __cuda_array_interface__ strides do not match its shape");
+  PyObject* strides_items = item(n.strides);
+  if (strides_items && strides_items != Py_None) {
+    if (!read_ints(strides_items, strides) || strides.size() != shape.size()) {
+      throw ArgumentError("the " + what() + "'s __cuda_array_interface__ strides do not match its shape");
+    }
     long long expected = dtype.itemsize();
     for (std::size_t i = shape.size(); i-- > 0;) {
       if (shape[i] != 1 && strides[i] != expected) {
-        throw ArgumentError("the " + what + " is not C-contiguous; pass a contiguous copy (cupy.ascontiguousarray(x))");
+        throw ArgumentError("the " + what() + " is not C-contiguous; pass a contiguous copy (cupy.ascontiguousarray(x))");
       }
       expected *= shape[i];
     }
   }
   Described out;
-  out.ptr = data[0].cast<std::uintptr_t>();
+  out.ptr = as_address(py::handle(PyTuple_GET_ITEM(data, 0)));
   out.nbytes = static_cast<std::size_t>(dtype.itemsize());
-  for (auto s : shape) out.nbytes *= static_cast<std::size_t>(s);
+  for (auto s : shape) {
+    if (s < 0) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ has a negative dimension");
+    out.nbytes *= static_cast<std::size_t>(s);
+  }
   out.dtype = std::move(dtype);
-  if (d.contains("stream") && !d["stream"].is_none()) {
+  if (stream && stream != Py_None) {
     out.ordered = true;
-    out.stream = d["stream"].cast<std::uintptr_t>();
-    if (out.stream == 0) throw ArgumentError("the " + what + "'s __cuda_array_interface__ has stream 0, which the protocol forbids");
+    out.stream = as_address(py::handle(stream));
+    if (out.stream == 0) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ has stream 0, which the protocol forbids");
   }
   return out;
 }
