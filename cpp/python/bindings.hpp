@@ -143,6 +143,9 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
 /** True when `o`'s type is exactly torch.Tensor or cupy.ndarray (the call path's early test). */
 bool is_foreign_tensor_type(PyObject* o);
 
+/** Keeps the producer `x` alive while a Buffer (and queued work) uses its memory (Buffer::kept_with); let go of from any thread. */
+std::shared_ptr<void> keep_producer_alive(PyObject* x);
+
 /**
  * Around a wait that lets go of the GIL (declare it before the GilRelease): the producers' keep-alives
  * that the wait finds done and drops on this thread are released when the scope ends, with the GIL
