@@ -150,6 +150,8 @@ PyObject* call_accessor(PyObject* accessor, PyObject* self) {
   if (Py_IS_TYPE(accessor, &PyGetSetDescr_Type)) {
     PyGetSetDef* g = reinterpret_cast<PyGetSetDescrObject*>(accessor)->d_getset;
     if (g->get) return g->get(self, g->closure);
+    // No getter: the descriptor's own read raises what Python would.
+    return Py_TYPE(accessor)->tp_descr_get(accessor, self, reinterpret_cast<PyObject*>(Py_TYPE(self)));
   } else {
     PyMethodDef* m = reinterpret_cast<PyMethodDescrObject*>(accessor)->d_method;
     static PyObject* const empty = PyTuple_New(0);  // kept for the process
