@@ -354,7 +354,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
       const PyBuffer& b = imported.cast<const PyBuffer&>();
       bool raw = false;
       const ScalarType scalar = scalar_from_dtype(b.dtype.kind(), b.itemsize, &raw);
-      out.push_back(Argument::from_host(b.buffer.data(), b.buffer.nbytes(), true, scalar, raw));
+      out.push_back(Argument::from_host(b.buffer.data(), b.buffer.nbytes(), !b.buffer.read_only(), scalar, raw));
       out.back().host_foreign_type = foreign_type(b.dtype, scalar);
       out.back().host_itemsize = static_cast<std::size_t>(b.itemsize);
       refs.keep(imported.ptr());

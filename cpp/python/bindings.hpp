@@ -98,6 +98,26 @@ PyBuffer import_dlpack(const py::handle& x, const Device& device);
 /** True when a DLPack producer reports CUDA memory (kDLCUDA, kDLCUDAManaged). */
 bool dlpack_on_gpu(const py::handle& x);
 
+/** What an object's __cuda_array_interface__ says of its memory (C order checked). */
+struct CudaArrayView {
+  std::uintptr_t ptr = 0;
+  std::size_t nbytes = 0;
+  py::dtype dtype;
+  std::vector<py::ssize_t> shape;
+  bool read_only = false;
+  bool has_stream_key = false;            // version 3 names a stream (or None); version 2 has no key
+  std::optional<std::uintptr_t> stream;   // the producer's stream to order after, if it names one
+};
+
+/**
+ * `x`'s __cuda_array_interface__ read (cuda_array_interface.cpp); nullopt when it has none.
+ * ArgumentError for an interface metalcall cannot use in place (masked, big-endian, strided).
+ */
+std::optional<CudaArrayView> read_cuda_array_interface(const py::handle& x);
+
+/** True for a JAX array (jaxlib's ArrayImpl): immutable memory, whatever its DLPack capsule says. */
+bool is_jax_array(PyObject* o);
+
 /** An object with __cuda_array_interface__ as a Buffer on a CUDA `device`, in place (gpu_import.cpp). */
 PyBuffer import_cuda_array(const py::handle& x, const Device& device);
 

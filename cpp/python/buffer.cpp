@@ -159,7 +159,7 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
           stride *= b.shape[i];
         }
         return py::buffer_info(b.buffer.data(), b.itemsize, b.format, static_cast<py::ssize_t>(b.shape.size()),
-                               b.shape, strides, /*readonly=*/false);
+                               b.shape, strides, b.buffer.read_only());
       })
       .def_property_readonly("nbytes", [](const PyBuffer& b) { return b.buffer.nbytes(); }, "Size in bytes.")
       .def_property_readonly("shape", [](const PyBuffer& b) { return py::tuple(py::cast(b.shape)); })
@@ -185,6 +185,9 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
         if (!copy.is_none() && copy.cast<bool>()) view = view.attr("copy")();
         return view;
       }, py::arg("dtype") = py::none(), py::kw_only(), py::arg("copy") = py::none())
+      .def_property_readonly("read_only", [](const PyBuffer& b) { return b.buffer.read_only(); },
+                             "True for memory its owner lets no one write (a JAX array, read-only DLPack or CUDA "
+                             "array interface memory): kernels take it for const parameters only, views are read-only.")
       .def_property_readonly("host_visible", [](const PyBuffer& b) { return b.buffer.host_visible(); },
                              "False for GPU memory imported from torch/CuPy: np.asarray raises; copy with buf.to().")
       .def("to", &copy_buffer, py::arg("device"),

@@ -143,11 +143,17 @@ py::object dlpack_export(const py::object& self, const py::object& stream, const
   }
   const PyBuffer& b = owner.cast<const PyBuffer&>();
   b.buffer.mark_shared();  // the consumer's work on it is out of our sight: never reuse it from a cache
+  const bool versioned = wants_versioned(max_version);
+  // A legacy capsule cannot say read-only: the consumer would take the memory as writable.
+  if (b.buffer.read_only() && !versioned) {
+    buffer_error("this buffer is read-only memory, which a legacy (unversioned) DLPack capsule cannot say; "
+                 "ask for max_version=(1, 0) or export a copy (copy=True)");
+  }
   auto context = std::make_unique<ExportContext>();
-  if (wants_versioned(max_version)) {
+  if (versioned) {
     auto managed = std::make_unique<DLManagedTensorVersioned>();
     managed->version = {kMajorVersion, kMinorVersion};
-    managed->flags = copied ? kFlagIsCopied : 0;
+    managed->flags = (copied ? kFlagIsCopied : 0) | (b.buffer.read_only() ? kFlagReadOnly : 0);
     fill_tensor(managed->dl_tensor, b, device, *context);
     managed->deleter = &delete_export<DLManagedTensorVersioned>;
     context->owner = owner.inc_ref().ptr();
@@ -191,7 +197,7 @@ py::dict cuda_array_interface(const PyBuffer& b) {
   py::dict d;
   d["shape"] = py::tuple(py::cast(b.shape));
   d["typestr"] = b.dtype.attr("str");
-  d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(b.buffer.data()), false);
+  d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(b.buffer.data()), b.buffer.read_only());
   d["strides"] = py::none();
   d["version"] = 3;
   return d;
@@ -225,7 +231,8 @@ py::dtype numpy_dtype_of(DLDataType t) {
 }
 
 // The producer's tensor as a Buffer; `owner` frees the producer's tensor when let go.
-PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Device& device) {
+// `read_only`: the producer lets no one write it (Buffer::read_only).
+PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Device& device, bool read_only) {
   const bool gpu = t.device.device_type == kDLCUDA || t.device.device_type == kDLCUDAManaged;
   if (gpu != (device.info().backend == "cuda") || (!gpu && t.device.device_type != kDLCPU && t.device.device_type != kDLCUDAHost)) {
     throw ArgumentError("the DLPack tensor is on device type " + std::to_string(t.device.device_type) +
@@ -245,13 +252,13 @@ PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Devic
     }
   }
   void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Buffer buffer = device.wrap(data, count * static_cast<std::size_t>(dtype.itemsize()), std::move(owner));
+  Buffer buffer = device.wrap(data, count * static_cast<std::size_t>(dtype.itemsize()), std::move(owner), read_only);
   return describe_buffer(device, std::move(buffer), shape, dtype);
 }
 
 // Takes a capsule's tensor (renaming the capsule "used_…") and wraps it.
 template <class Managed>
-PyBuffer take_capsule(PyObject* capsule, const char* name, const char* used, const Device& device) {
+PyBuffer take_capsule(PyObject* capsule, const char* name, const char* used, const Device& device, bool read_only) {
   auto* managed = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
   if (!managed) throw py::error_already_set();
   if (PyCapsule_SetName(capsule, used) != 0) throw py::error_already_set();
@@ -267,11 +274,9 @@ PyBuffer take_capsule(PyObject* capsule, const char* name, const char* used, con
       throw ArgumentError("the DLPack tensor is version " + std::to_string(managed->version.major) +
                           ".x; metalcall reads 1.x");
     }
-    if (managed->flags & kFlagReadOnly) {
-      throw ArgumentError("the DLPack tensor is read-only, and kernels may write a Buffer; pass a writable copy");
-    }
+    read_only = read_only || (managed->flags & kFlagReadOnly) != 0;
   }
-  return wrap_tensor(managed->dl_tensor, std::move(owner), device);
+  return wrap_tensor(managed->dl_tensor, std::move(owner), device, read_only);
 }
 
 }  // namespace
@@ -332,8 +337,12 @@ PyBuffer import_dlpack(const py::handle& x, const Device& device) {
     capsule = stream.is_none() ? x.attr("__dlpack__")() : x.attr("__dlpack__")(py::arg("stream") = stream);
   }
   PyObject* c = capsule.ptr();
-  if (PyCapsule_IsValid(c, kVersionedName)) return take_capsule<DLManagedTensorVersioned>(c, kVersionedName, kVersionedUsed, device);
-  if (PyCapsule_IsValid(c, kLegacyName)) return take_capsule<DLManagedTensor>(c, kLegacyName, kLegacyUsed, device);
+  // JAX arrays are immutable, but JAX's capsules do not say read-only.
+  const bool read_only = is_jax_array(x.ptr());
+  if (PyCapsule_IsValid(c, kVersionedName)) {
+    return take_capsule<DLManagedTensorVersioned>(c, kVersionedName, kVersionedUsed, device, read_only);
+  }
+  if (PyCapsule_IsValid(c, kLegacyName)) return take_capsule<DLManagedTensor>(c, kLegacyName, kLegacyUsed, device, read_only);
   throw ArgumentError(name_of(x) + ".__dlpack__() returned no unused DLPack capsule");
 }
 

@@ -21,8 +21,7 @@ namespace {
 struct Names {
   MC_NAME(get_device) MC_NAME(requires_grad) MC_NAME(dtype) MC_NAME(is_contiguous) MC_NAME(is_neg) MC_NAME(is_conj)
   MC_NAME(data_ptr) MC_NAME(nbytes) MC_NAME(data) MC_NAME(ptr) MC_NAME(device_id) MC_NAME(_c_contiguous)
-  MC_NAME(__cuda_array_interface__) MC_NAME(__dlpack__) MC_NAME(stream) MC_NAME(mask) MC_NAME(typestr) MC_NAME(shape)
-  MC_NAME(strides)
+  MC_NAME(__dlpack__) MC_NAME(stream) MC_NAME(shape) MC_NAME(strides) MC_NAME(gpu_data) MC_NAME(is_deleted)
 };
 #undef MC_NAME
 const Names& names() {
@@ -221,10 +220,13 @@ struct Described {
   std::size_t nbytes = 0;
   py::dtype dtype;
   bool host = false;          // host memory (a CPU tensor): used in place, never imported
+  bool read_only = false;     // the owner lets no one write it: const parameters only (Buffer::read_only)
   bool ordered = false;       // the producer named a stream to order after
   std::uintptr_t stream = 0;
   long long index = -1;       // torch: get_device() (-1: host memory)
-  py::object token;           // torch: its dtype object; CuPy: its MemoryPointer (see Known)
+  py::object token;           // torch: its dtype object; CuPy and Numba: its MemoryPointer (see Known)
+  // Numba: the shape, strides, dtype and stream objects its interface was made from (see describe_numba).
+  py::object shape, strides, type, stream_object;
 };
 
 // ---- what each object said last time ----
@@ -287,7 +289,8 @@ bool same_dtype(const py::dtype& a, const py::dtype& b) {
 }
 
 bool same_memory(const Described& a, const Described& b) {
-  return a.ptr == b.ptr && a.nbytes == b.nbytes && a.host == b.host && same_dtype(a.dtype, b.dtype);
+  return a.ptr == b.ptr && a.nbytes == b.nbytes && a.host == b.host && a.read_only == b.read_only &&
+         same_dtype(a.dtype, b.dtype);
 }
 
 const Known* known(PyObject* x, const Device& device) {
@@ -435,109 +438,121 @@ std::optional<Described> describe_cupy(PyObject* x, const Device& device, Foreig
   }
 }
 
-// NumPy's dtype for an interface typestr ("<f4"), kept per distinct text: making one from the
-// text each call took about as long as the rest of the interface's parse.
-py::dtype dtype_of_typestr(PyObject* typestr) {
-  static auto& known = *new std::unordered_map<std::string, py::dtype>();  // never destroyed (the GIL guards it)
-  Py_ssize_t size = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(typestr, &size);
-  if (!text) throw py::error_already_set();
-  std::string key(text, static_cast<std::size_t>(size));
-  const auto hit = known.find(key);
-  if (hit != known.end()) return hit->second;
-  py::dtype dtype(key);
-  if (known.size() < 64) known.emplace(std::move(key), dtype);
-  return dtype;
-}
-
-// The ints of an interface's shape or strides (any sequence of ints); false when it is not one.
-bool read_ints(PyObject* sequence, std::vector<long long>& out) {
-  py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(sequence, "not a sequence"));
-  if (!items) {
-    PyErr_Clear();
-    return false;
-  }
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
-  out.resize(static_cast<std::size_t>(n));
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    const long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items.ptr(), i));
-    if (v == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return false;
-    }
-    out[static_cast<std::size_t>(i)] = v;
-  }
-  return true;
-}
-
-// An object with __cuda_array_interface__; nullopt when it has none, or when its interface
-// names no stream (version 2) and DLPack can order it instead. Read by interned keys from the
-// dict, its type's name made only for an error (Numba builds the dict anew each call).
-std::optional<Described> describe_cai(const py::handle& x) {
-  const Names& n = names();
-  PyObject* cai = PyObject_GetAttr(x.ptr(), n.__cuda_array_interface__);
-  if (!cai) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  const py::object owner = py::reinterpret_steal<py::object>(cai);
-  auto what = [&x] { return std::string(py::str(py::type::of(x).attr("__name__"))); };
-  if (!PyDict_Check(cai)) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ is not a dict");
-  auto item = [cai](PyObject* key) {  // borrowed; null when absent
-    PyObject* v = PyDict_GetItemWithError(cai, key);
-    if (!v && PyErr_Occurred()) throw py::error_already_set();
-    return v;
-  };
-  PyObject* stream = item(n.stream);
-  if (!stream && PyObject_HasAttr(x.ptr(), n.__dlpack__)) return std::nullopt;
-  PyObject* mask = item(n.mask);
-  if (mask && mask != Py_None) throw ArgumentError("the " + what() + " is a masked array; pass the data alone");
-  PyObject* data = item(n.data);
-  PyObject* typestr = item(n.typestr);
-  PyObject* shape_items = item(n.shape);
-  std::vector<long long> shape, strides;
-  if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !typestr || !PyUnicode_Check(typestr) ||
-      !shape_items || !read_ints(shape_items, shape)) {
-    throw ArgumentError("the " + what() + "'s __cuda_array_interface__ lacks a (pointer, read-only) data tuple, a "
-                        "typestr or a shape of ints");
-  }
-  if (truthy(PyTuple_GET_ITEM(data, 1))) throw ArgumentError("the " + what() + " is read-only, and kernels may write a Buffer; pass a writable copy");
-  py::dtype dtype = dtype_of_typestr(typestr);
-  if (py::detail::array_descriptor_proxy(dtype.ptr())->byteorder == '>') {
-    throw ArgumentError("the " + what() + " is big-endian; kernels read native byte order");
-  }
-  // C order each call (a view's strides may change under the same pointer and shape).
-  PyObject* strides_items = item(n.strides);
-  if (strides_items && strides_items != Py_None) {
-    if (!read_ints(strides_items, strides) || strides.size() != shape.size()) {
-      throw ArgumentError("the " + what() + "'s __cuda_array_interface__ strides do not match its shape");
-    }
-    long long expected = dtype.itemsize();
-    for (std::size_t i = shape.size(); i-- > 0;) {
-      if (shape[i] != 1 && strides[i] != expected) {
-        throw ArgumentError("the " + what() + " is not C-contiguous; pass a contiguous copy (cupy.ascontiguousarray(x))");
-      }
-      expected *= shape[i];
-    }
-  }
+// An object with __cuda_array_interface__, read from its interface; nullopt when it has none,
+// or when its interface names no stream (version 2) and DLPack can order it instead.
+std::optional<Described> describe_interface(const py::handle& x) {
+  std::optional<CudaArrayView> view = read_cuda_array_interface(x);
+  if (!view || (!view->has_stream_key && PyObject_HasAttr(x.ptr(), names().__dlpack__))) return std::nullopt;
   Described out;
-  out.ptr = as_address(py::handle(PyTuple_GET_ITEM(data, 0)));
-  out.nbytes = static_cast<std::size_t>(dtype.itemsize());
-  for (auto s : shape) {
-    if (s < 0) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ has a negative dimension");
-    out.nbytes *= static_cast<std::size_t>(s);
+  out.ptr = view->ptr;
+  out.nbytes = view->nbytes;
+  out.dtype = std::move(view->dtype);
+  out.read_only = view->read_only;
+  out.ordered = view->stream.has_value();
+  out.stream = view->stream.value_or(0);
+  return out;
+}
+
+PyObject* numba_array_type() {
+  static PyObject* type = nullptr;
+  static PyObject* name = PyUnicode_InternFromString("numba.cuda.cudadrv.devicearray");
+  return type_in(name, "DeviceNDArray", &type);
+}
+
+bool same_object(const py::object& a, PyObject* b) {
+  return a.ptr() == b || (a && PyObject_RichCompareBool(a.ptr(), b, Py_EQ) == 1);
+}
+
+// A Numba DeviceNDArray: Numba builds its interface dict in Python each call (about 2 µs), from
+// its MemoryPointer (gpu_data, whose address never changes), shape, strides, dtype and stream.
+// While those five objects are the ones the last interface was made from, it says the same:
+// the last description is used. Else the interface is read, and its parts kept.
+std::optional<Described> describe_numba(const py::handle& x, const Known* before) {
+  const Names& n = names();
+  PyObject* o = x.ptr();
+  py::object parts[5];
+  PyObject* const attributes[5] = {n.gpu_data, n.shape, n.strides, n.dtype, n.stream};
+  for (int i = 0; i < 5; ++i) {
+    PyObject* v = PyObject_GetAttr(o, attributes[i]);
+    if (!v) {  // not the DeviceNDArray this knows: its interface alone
+      PyErr_Clear();
+      return describe_interface(x);
+    }
+    parts[i] = py::reinterpret_steal<py::object>(v);
   }
-  out.dtype = std::move(dtype);
-  if (stream && stream != Py_None) {
-    out.ordered = true;
-    out.stream = as_address(py::handle(stream));
-    if (out.stream == 0) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ has stream 0, which the protocol forbids");
+  if (before && before->what.token.ptr() == parts[0].ptr() && same_object(before->what.shape, parts[1].ptr()) &&
+      same_object(before->what.strides, parts[2].ptr()) && same_object(before->what.type, parts[3].ptr()) &&
+      before->what.stream_object.ptr() == parts[4].ptr()) {
+    return before->what;
   }
+  std::optional<Described> d = describe_interface(x);
+  if (!d) return d;
+  d->token = std::move(parts[0]);
+  d->shape = std::move(parts[1]);
+  d->strides = std::move(parts[2]);
+  d->type = std::move(parts[3]);
+  d->stream_object = std::move(parts[4]);
+  return d;
+}
+
+// The call's use of a producer's GPU memory: the call's Completion holds the producer (the
+// Buffer as is), or the Buffer keeps it alive (batches and recordings).
+Buffer held_for_the_call(PyObject* o, Buffer buffer, ForeignCall& per_call) {
+  if (!per_call.holder) return buffer.kept_with(keep_producer_alive(o));
+  per_call.holder->hold_producer(o, per_call.expected);
+  return buffer;
+}
+
+// A JAX array on `device`'s GPU. JAX arrays are immutable: their memory holds the same values
+// at the same address until the array is deleted or donated. The first call imports it by
+// DLPack, which orders the device's stream after the computation that makes it (its capsule
+// keeps JAX's external reference while that call runs); later calls reuse the address while
+// is_deleted() says no, with nothing to order. Read-only: const parameters only. Arrays in
+// host memory take their read-only buffer protocol (nullopt).
+std::optional<ForeignArgument> jax_argument(const py::handle& x, const Device& device, ForeignCall& per_call,
+                                            const Known* before) {
+  if (device.info().backend != "cuda") return std::nullopt;
+  PyObject* o = x.ptr();
+  if (truthy(invoke(o, names().is_deleted))) {
+    throw ArgumentError("the JAX array has been deleted or donated; pass a live array");
+  }
+  if (!before && !dlpack_on_gpu(x)) return std::nullopt;
+  ForeignArgument out;
+  Buffer buffer;
+  if (before) {
+    out.dtype = before->what.dtype;
+    out.nbytes = before->what.nbytes;
+    buffer = before->base;
+  } else {
+    PyBuffer imported = import_dlpack(x, device);
+    Described d;
+    d.ptr = reinterpret_cast<std::uintptr_t>(imported.buffer.data());
+    d.nbytes = imported.buffer.nbytes();
+    d.dtype = imported.dtype;
+    d.read_only = true;
+    remember(o, device, d, device.wrap(imported.buffer.data(), d.nbytes, nullptr, true));
+    out.dtype = std::move(d.dtype);
+    out.nbytes = d.nbytes;
+    buffer = std::move(imported.buffer);
+  }
+  out.buffer = held_for_the_call(o, std::move(buffer), per_call);
   return out;
 }
 
 }  // namespace
+
+bool is_jax_array(PyObject* o) {
+  static PyTypeObject* found = nullptr;  // jaxlib's type, once seen (referenced: kept for the process)
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == found) return true;
+  static const char suffix[] = ".ArrayImpl";
+  const char* name = t->tp_name;
+  const std::size_t length = std::strlen(name), tail = sizeof(suffix) - 1;
+  if (std::strncmp(name, "jaxlib.", 7) != 0 || length <= tail || std::strcmp(name + length - tail, suffix) != 0) return false;
+  Py_INCREF(t);
+  found = t;
+  return true;
+}
 
 bool is_foreign_tensor_type(PyObject* o) {
   // By the type's name first: until torch or CuPy is imported, each look for it is a sys.modules
@@ -555,10 +570,11 @@ bool is_foreign_tensor_type(PyObject* o) {
 std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Device& device, ForeignCall& per_call) {
   PyObject* o = x.ptr();
   const Known* before = known(o, device);
+  if (is_jax_array(o)) return jax_argument(x, device, per_call, before);
   std::optional<Described> what;
   PyObject* torch = torch_tensor_type();
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(o));
-  bool described_by_type = true;  // torch and CuPy: their entries carry a token; interface objects are parsed each call
+  bool described_by_type = true;  // torch, CuPy, Numba: their entries carry a token; other interfaces are read each call
   // An exact CuPy array skips the torch test (torch.Tensor's metaclass makes isinstance a lookup and a call).
   const bool exact_cupy = type != torch && type == cupy_array_type();
   if (!exact_cupy && torch && PyObject_IsInstance(o, torch) == 1) {
@@ -566,10 +582,14 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   } else {
     PyObject* cupy = cupy_array_type();
     if (cupy && (exact_cupy || PyObject_IsInstance(o, cupy) == 1)) what = describe_cupy(o, device, per_call, before);
-    // Other interface objects (Numba's), and CuPy arrays CuPy did not answer for, on CUDA.
+    // Numba's arrays, other interface objects, and CuPy arrays CuPy did not answer for, on CUDA.
     if (!what && device.info().backend == "cuda") {
-      what = describe_cai(x);
-      described_by_type = false;
+      if (type == numba_array_type()) {
+        what = describe_numba(x, before);
+      } else {
+        what = describe_interface(x);
+        described_by_type = false;
+      }
     }
   }
   PyErr_Clear();  // an IsInstance that failed counts as "not one"
@@ -581,7 +601,7 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   if (same) {
     base = before->base;
   } else {
-    if (!what->host) base = device.wrap(reinterpret_cast<void*>(what->ptr), what->nbytes, nullptr);
+    if (!what->host) base = device.wrap(reinterpret_cast<void*>(what->ptr), what->nbytes, nullptr, what->read_only);
     remember(o, device, *what, base);
   }
   ForeignArgument out;
@@ -599,12 +619,7 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
     device.wait_for_stream(what->stream);
     if (per_call.ordered_count < ForeignCall::kOrdered) per_call.ordered[per_call.ordered_count++] = what->stream;
   }
-  if (per_call.holder) {  // the call's Completion holds the producer: its cached import as is
-    per_call.holder->hold_producer(o, per_call.expected);
-    out.buffer = std::move(base);
-  } else {
-    out.buffer = base.kept_with(keep_producer_alive(o));
-  }
+  out.buffer = held_for_the_call(o, std::move(base), per_call);
   return out;
 }
 

@@ -405,6 +405,10 @@ class Buffer(metaclass=_pybind11_type):
     def __array__(self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = None) -> npt.NDArray[Any]:
         """NumPy's fallback: raises ArgumentError for device-only memory (see host_visible)."""
     @property
+    def read_only(self) -> bool:
+        """True for memory its owner lets no one write (a JAX array, read-only DLPack or CUDA array
+        interface memory): kernels take it for const parameters only; its views are read-only."""
+    @property
     def host_visible(self) -> bool:
         """False for GPU memory imported from torch/CuPy: np.asarray raises; copy with buf.to()."""
     def to(self, device: Device | str) -> Buffer:

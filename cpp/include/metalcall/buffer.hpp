@@ -26,6 +26,12 @@ class Buffer {
    */
   bool host_visible() const;
   /**
+   * Whether the memory is read-only: a Device::wrap of memory its owner lets no one write (an
+   * immutable JAX array, a read-only DLPack tensor or CUDA array interface). Kernels bind it
+   * to const parameters only; copy_from_host and writable host views are refused.
+   */
+  bool read_only() const;
+  /**
    * Copies n bytes of host memory into the start of the buffer, after waiting for work
    * that uses it. Prefer it to writing data() on the host: on CUDA the bytes go straight
    * to GPU memory (writing data() moves the pages to the host, and the next kernel faults

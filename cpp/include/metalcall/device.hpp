@@ -259,9 +259,10 @@ class Device {
    * place, and `owner` is kept alive until the Buffer and every call using it are
    * gone. The CPU takes host memory; CUDA takes device memory of this GPU (the
    * Buffer is then not host_visible() unless the memory is managed). ArgumentError
-   * elsewhere, or for memory of another GPU.
+   * elsewhere, or for memory of another GPU. `read_only`: the owner lets no one write the
+   * memory (Buffer::read_only).
    */
-  Buffer wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const;
+  Buffer wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner, bool read_only = false) const;
   /**
    * A new Buffer on this device holding a copy of `source` (of any device), after
    * waiting for pending work on it: CPU<->GPU, and GPU<->GPU by the driver's copy.

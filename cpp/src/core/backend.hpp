@@ -120,6 +120,9 @@ class BufferStorage {
   /** Handed to another library in place (Buffer::mark_shared): a cache must not reuse it. */
   void mark_shared() { shared_.store(true, std::memory_order_relaxed); }
   bool shared() const { return shared_.load(std::memory_order_relaxed); }
+  /** Memory its owner lets no one write (Device::wrap's read_only): kernels bind it to const parameters only. */
+  void set_read_only() { read_only_ = true; }
+  bool read_only() const { return read_only_; }
   /** Counts nbytes() in `in_use` until destroyed (Device::allocate; `in_use` outlives the storage). */
   void count_in(std::atomic<std::size_t>* in_use);
   /** Lists the memory in `directory` until destroyed (Device::allocate; `directory` outlives the storage). */
@@ -159,6 +162,7 @@ class BufferStorage {
   void* data_;
   std::size_t nbytes_;
   bool host_visible_;
+  bool read_only_ = false;  // set once, before the storage is shared
 
  private:
   const DeviceInfo* home_ = nullptr;  // backend devices live for the whole process

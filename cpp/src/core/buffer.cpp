@@ -99,6 +99,10 @@ void BufferStorage::copy_from(const void* src, std::size_t n) {
 
 void Buffer::copy_from_host(const void* src, std::size_t n) const {
   if (!storage_) throw ArgumentError("[metalcall] cannot write into an empty (default-constructed) Buffer");
+  if (storage_->read_only()) {
+    throw ArgumentError("[metalcall] cannot write into read-only memory (its owner, such as an immutable JAX array, "
+                        "lets no one write it); write a copy (dev.copy(buf))");
+  }
   if (n > storage_->nbytes()) {
     throw ArgumentError("[metalcall] cannot write " + std::to_string(n) + " bytes into a buffer of " +
                         std::to_string(storage_->nbytes()) + " bytes");
@@ -139,6 +143,7 @@ class KeptStorage final : public BufferStorage {
       : BufferStorage(base->data(), base->nbytes(), base->host_visible()), base_(std::move(base)),
         owner_(std::move(owner)) {
     set_home(base_->home());
+    read_only_ = base_->read_only();
   }
   void copy_range_to(void* dst, std::size_t offset, std::size_t n) const override {
     base_->copy_range_to(dst, offset, n);
@@ -165,6 +170,8 @@ void* Buffer::data() const { return storage_ ? storage_->data() : nullptr; }
 std::size_t Buffer::nbytes() const { return storage_ ? storage_->nbytes() : 0; }
 
 bool Buffer::host_visible() const { return !storage_ || storage_->host_visible(); }
+
+bool Buffer::read_only() const { return storage_ && storage_->read_only(); }
 
 void Buffer::wait_idle() const {
   if (storage_) storage_->wait_idle();

@@ -283,7 +283,7 @@ class ForeignStorage final : public BufferStorage {
 };
 }  // namespace
 
-Buffer Device::wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner) const {
+Buffer Device::wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner, bool read_only) const {
   if (!data && nbytes) throw ArgumentError("[metalcall] cannot wrap a null pointer of " + std::to_string(nbytes) + " bytes");
   std::shared_ptr<BufferStorage> storage;
   // The CPU runs kernels on plain host memory; other backends decide for themselves.
@@ -294,6 +294,7 @@ Buffer Device::wrap(void* data, std::size_t nbytes, std::shared_ptr<void> owner)
                         "; copy it into a Buffer (dev.asarray(np.asarray(x)))");
   }
   storage->set_home(&impl_->info());
+  if (read_only) storage->set_read_only();
   return Buffer(std::move(storage));
 }
 

@@ -108,9 +108,10 @@ class KernelImpl {
     ScalarType scalar = ScalarType::unknown;
     bool raw = false;
     std::size_t itemsize = 0;
+    bool read_only = false;  // a read-only wrap of memory a writable Buffer had: checked again
     bool operator==(const BufferKey& o) const {
       return data == o.data && nbytes == o.nbytes && home == o.home && scalar == o.scalar && raw == o.raw &&
-             itemsize == o.itemsize;
+             itemsize == o.itemsize && read_only == o.read_only;
     }
   };
   bool repeat_eligible(const LaunchShape& shape, const std::vector<Argument>& args) const;

@@ -177,7 +177,7 @@ bool KernelImpl::matches_last(const LaunchShape& shape, const std::vector<Argume
     const BufferStorage& s = *args[i].buffer.storage();
     const BufferKey& k = last_buffers_[i];
     if (k.data != s.data() || k.nbytes != s.nbytes() || k.home != s.home() || k.scalar != args[i].host_scalar ||
-        k.raw != args[i].host_raw_bytes || k.itemsize != args[i].host_itemsize)
+        k.raw != args[i].host_raw_bytes || k.itemsize != args[i].host_itemsize || k.read_only != s.read_only())
       return false;
   }
   return true;
@@ -193,7 +193,7 @@ void KernelImpl::remember_last(const LaunchShape& shape, const std::vector<Argum
   for (std::size_t i = 0; i < args.size(); ++i) {
     const BufferStorage& s = *args[i].buffer.storage();
     last_buffers_[i] = BufferKey{s.data(), s.nbytes(), s.home(), args[i].host_scalar, args[i].host_raw_bytes,
-                                 args[i].host_itemsize};
+                                 args[i].host_itemsize, s.read_only()};
   }
 }
 
@@ -399,6 +399,11 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   if (a.kind == Argument::Kind::buffer) {
     if (!a.buffer) throw ArgumentError(describe(k, p) + ": the buffer is empty (default-constructed)");
     check_home(k, p, *a.buffer.storage(), dev);
+    if (!p.is_const && a.buffer.read_only()) {
+      throw ArgumentError(describe(k, p) + ": the kernel may write this argument but its memory is read-only (an "
+                          "immutable JAX array, or read-only DLPack / CUDA array interface memory); declare the "
+                          "parameter const, or pass a writable copy");
+    }
     out.buffer = borrow ? borrowed(a.buffer.storage()) : a.buffer.storage();
     address = a.buffer.data();
     nbytes = a.buffer.nbytes();
