@@ -575,21 +575,22 @@ std::optional<ForeignArgument> foreign_argument(const py::handle& x, const Devic
   PyObject* torch = torch_tensor_type();
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(o));
   bool described_by_type = true;  // torch, CuPy, Numba: their entries carry a token; other interfaces are read each call
-  // An exact CuPy array skips the torch test (torch.Tensor's metaclass makes isinstance a lookup and a call).
+  // Exact CuPy and Numba arrays skip the torch test (torch.Tensor's metaclass makes isinstance a
+  // lookup and a call).
+  const bool cuda = device.info().backend == "cuda";
   const bool exact_cupy = type != torch && type == cupy_array_type();
-  if (!exact_cupy && torch && PyObject_IsInstance(o, torch) == 1) {
+  // (By name first: until Numba is imported, each look for its type is a sys.modules lookup.)
+  if (!exact_cupy && cuda && std::strcmp(Py_TYPE(o)->tp_name, "DeviceNDArray") == 0 && type == numba_array_type()) {
+    what = describe_numba(x, before);
+  } else if (!exact_cupy && torch && PyObject_IsInstance(o, torch) == 1) {
     what = describe_torch(o, device, per_call, before);
   } else {
     PyObject* cupy = cupy_array_type();
     if (cupy && (exact_cupy || PyObject_IsInstance(o, cupy) == 1)) what = describe_cupy(o, device, per_call, before);
-    // Numba's arrays, other interface objects, and CuPy arrays CuPy did not answer for, on CUDA.
-    if (!what && device.info().backend == "cuda") {
-      if (type == numba_array_type()) {
-        what = describe_numba(x, before);
-      } else {
-        what = describe_interface(x);
-        described_by_type = false;
-      }
+    // Other interface objects, and CuPy arrays CuPy did not answer for, on CUDA.
+    if (!what && cuda) {
+      what = describe_interface(x);
+      described_by_type = false;
     }
   }
   PyErr_Clear();  // an IsInstance that failed counts as "not one"
