@@ -6,10 +6,16 @@ JAX or Numba there)."""
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import os
 
-import metalcall as mc
+# JAX takes 75% of the GPU's memory when it first runs unless told not to: the other test
+# processes sharing the GPU would run out.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import metalcall as mc  # noqa: E402
 
 HAS_CUDA = "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices())
 

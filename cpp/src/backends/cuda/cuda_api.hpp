@@ -24,6 +24,7 @@ typedef struct _nvrtcProgram* nvrtcProgram;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 
 enum DeviceAttribute : int {

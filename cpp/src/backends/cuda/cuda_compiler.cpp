@@ -277,13 +277,19 @@ CudaModule::CudaModule(CUcontext ctx, const std::string& cubin, StopWord& stop,
   try {
     stop.attach(module_);  // the loops' stop checks read the queue's word (cuda_stop.hpp)
     for (const msl::TranslatedKernel& k : kernels) {
+      // A symbol the module lacks is reported on use; any other failure (out of memory, an earlier
+      // fault of the context) is the driver's error, said now.
       CUfunction fn = nullptr;
-      if (a.cuModuleGetFunction(&fn, module_, k.entry_symbol.c_str()) != CUDA_SUCCESS) continue;  // reported on use
+      const CUresult found = a.cuModuleGetFunction(&fn, module_, k.entry_symbol.c_str());
+      if (found == CUDA_ERROR_NOT_FOUND) continue;
+      check(found, "finding kernel '" + k.info.name + "' in its module (cuModuleGetFunction)");
       if (a.cuFuncLoad) a.cuFuncLoad(fn);
       functions_[k.entry_symbol] = fn;
       CUdeviceptr table = 0;
       std::size_t table_bytes = 0;
-      if (a.cuModuleGetGlobal(&table, &table_bytes, module_, k.layout_symbol.c_str()) != CUDA_SUCCESS) continue;
+      const CUresult global = a.cuModuleGetGlobal(&table, &table_bytes, module_, k.layout_symbol.c_str());
+      if (global == CUDA_ERROR_NOT_FOUND) continue;
+      check(global, "finding the layout of kernel '" + k.info.name + "' (cuModuleGetGlobal)");
       std::string bytes(table_bytes, '\0');
       stop.read(&bytes[0], table, table_bytes, "reading the layout of kernel '" + k.info.name + "'");
       layouts_[k.layout_symbol] = std::move(bytes);

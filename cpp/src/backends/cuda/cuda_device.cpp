@@ -248,12 +248,14 @@ class ManagedBlocks {
     give_slot(slot);
     return copied;
   }
-  // Managed memory beyond what the GPU has free can hang the device: refuse it. (Asked
-  // only for large blocks: the query costs microseconds that small ones would notice.)
+  // Managed memory beyond what the GPU has free can hang the device: refuse it. Asked for
+  // every new block, small ones too (a cached block needs no new memory): on a GPU that other
+  // processes had filled (a JAX process preallocates 75% of it), a new 256-byte block was
+  // granted, and zeroing it on the GPU faulted (CUDA_ERROR_ILLEGAL_ADDRESS), which leaves the
+  // context unusable for the rest of the process. The query costs about a microsecond next to
+  // cuMemAllocManaged's tens.
   static bool fits(std::size_t capacity, std::string* refusal) {
     constexpr std::size_t kReserve = 256ull << 20;
-    constexpr std::size_t kAskFrom = 1ull << 20;
-    if (capacity < kAskFrom) return true;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(api().cuMemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
     const std::size_t usable = free_bytes > kReserve ? free_bytes - kReserve : 0;
