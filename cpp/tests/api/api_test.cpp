@@ -341,6 +341,21 @@ int main() {
     expect_throw<metalcall::ArgumentError>([&] { dev.copy(Buffer()); }, "copy of an empty Buffer");
   });
 
+  run("a read-only wrap binds to const parameters only", [&] {
+    std::vector<float> host = {2.0f, 3.0f, 4.0f, 5.0f};
+    Buffer r = dev.wrap(host.data(), host.size() * sizeof(float), nullptr, /*read_only=*/true);
+    CHECK(r.read_only() && !dev.allocate(16).read_only());
+    Buffer out = dev.allocate(host.size() * sizeof(float));
+    Kernel mul = lib.function("mul");
+    mul(grid(4), {Argument::from_buffer(r), Argument::from_buffer(r), Argument::from_buffer(out)}).wait();
+    CHECK((read<float>(out) == std::vector<float>{4.0f, 9.0f, 16.0f, 25.0f}));
+    expect_throw<metalcall::ArgumentError>(
+        [&] { mul(grid(4), {Argument::from_buffer(out), Argument::from_buffer(out), Argument::from_buffer(r)}); },
+        "a read-only Buffer for a written parameter");
+    expect_throw<metalcall::ArgumentError>([&] { r.copy_from_host(host.data(), 4); }, "a host write into read-only memory");
+    CHECK((host == std::vector<float>{2.0f, 3.0f, 4.0f, 5.0f}));
+  });
+
   run("Buffer::copy_from_host", [&] {
     const std::vector<float> values = {0.5f, 7.0f, -1.25f};
     Buffer b = dev.allocate(4 * sizeof(float));
