@@ -4,8 +4,9 @@ side, interleaved samples, medians and spread.
     python benchmarks/bench_peers_cuda.py [--quick] [--rounds N] [--device cuda]
                                           [--json FILE] [--only SECTION,...] [--in-process]
 
-Rows: torch tensors / CuPy arrays as kernel arguments (1 element, waited) against our own
-Buffers and the peers' own calls; dev.empty(big); the reductions sum, max, argmax, mean, prod,
+Rows: torch tensors / CuPy arrays / Numba device arrays / JAX arrays as kernel arguments (1 element,
+waited) against our own Buffers and the peers' own calls (JAX arrays are read-only: two in, an own
+Buffer out); dev.empty(big); the reductions sum, max, argmax, mean, prod,
 any, all (read back to the host) at each size against CuPy and torch; fused elementwise chains
 against CuPy ElementwiseKernels of the same expressions; the scalar MSL kernel c[i] = a[i]*b[i]
 against torch.mul and CuPy; replay per kernel against a CuPy CUDA graph; a cold compile (new
@@ -135,8 +136,74 @@ def argument_rows(ctx: Context):
                           ("cupy.multiply + synchronize", repeat(cupy_mul))]
         return row
 
+    def numba_row():
+        row = Row("three Numba device arrays as kernel arguments, 1 element, waited")
+        cuda = numba_cuda() if dev.backend == "cuda" else None
+        if not cuda:
+            row.candidates, row.note = [own()], "Numba's CUDA target not installed or without a GPU"
+            return row
+        na, nb, nc = cuda.to_device(np.float32([3.0])), cuda.to_device(np.float32([4.0])), cuda.device_array(1, np.float32)
+        mul(1, na, nb, nc)
+        check(float(nc.copy_to_host()[0]) == 12.0, "Numba arrays as arguments")
+
+        @cuda.jit
+        def numba_mul(a, b, c):
+            i = cuda.grid(1)
+            if i < c.size:
+                c[i] = a[i] * b[i]
+
+        def numba_call():
+            numba_mul[1, 32](na, nb, nc)
+            cuda.synchronize()
+
+        numba_call()
+        check(float(nc.copy_to_host()[0]) == 12.0, "Numba's own kernel")
+        row.candidates = [("metalcall, Numba arrays", repeat(lambda: mul(1, na, nb, nc))), own(),
+                          ("a @cuda.jit kernel + synchronize", repeat(numba_call))]
+        return row
+
+    def jax_row():
+        row = Row("two JAX arrays (read-only) and an own Buffer as kernel arguments, 1 element, waited")
+        jax = jax_gpu() if dev.backend == "cuda" else None
+        if not jax:
+            row.candidates, row.note = [own()], "JAX with a GPU not installed"
+            return row
+        gpu = jax.devices("gpu")[0]
+        ja, jb = jax.device_put(np.float32([3.0]), gpu), jax.device_put(np.float32([4.0]), gpu)
+        C = dev.empty(1, np.float32)
+        mul(1, ja, jb, C)
+        check(np.asarray(C)[0] == 12.0, "JAX arrays as arguments")
+        jax_mul = jax.jit(lambda a, b: a * b)
+        check(float(jax_mul(ja, jb).block_until_ready()[0]) == 12.0, "JAX's own multiply")
+        row.candidates = [("metalcall, JAX arrays", repeat(lambda: mul(1, ja, jb, C))), own(),
+                          ("a jitted JAX multiply, block_until_ready", repeat(lambda: jax_mul(ja, jb).block_until_ready()))]
+        return row
+
     yield "torch tensors as arguments", torch_row
     yield "CuPy arrays as arguments", cupy_row
+    yield "Numba arrays as arguments", numba_row
+    yield "JAX arrays as arguments", jax_row
+
+
+def numba_cuda():
+    """numba.cuda when it is installed and sees a GPU, else None."""
+    try:
+        from numba import cuda
+        return cuda if cuda.is_available() else None
+    except Exception:  # noqa: BLE001 - Numba raises its own errors for a missing driver
+        return None
+
+
+def jax_gpu():
+    """jax when it is installed and has a GPU, else None. JAX would take 75% of the GPU's memory
+    when it first runs: told not to, as metalcall and the other peers share the GPU."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import jax
+        jax.devices("gpu")
+        return jax
+    except Exception:  # noqa: BLE001 - ImportError, or RuntimeError without a GPU backend
+        return None
 
 
 def memory_rows(ctx: Context):
