@@ -50,6 +50,7 @@ def test_a_read_only_dlpack_import_is_a_read_only_buffer(cpu_device):
     a = np.arange(64, dtype=np.float32)
     buf = mc.from_dlpack(_read_only(a))
     assert buf.read_only and np.shares_memory(np.asarray(buf), a)
+    assert "read-only" in repr(buf) and "read-only" not in repr(mc.from_dlpack(a))
     assert not np.asarray(buf).flags.writeable
     assert memoryview(buf).readonly
     with pytest.raises(ValueError):

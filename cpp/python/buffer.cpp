@@ -222,7 +222,8 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
         for (auto s : b.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(s);
         if (b.shape.size() == 1) shape += ",";
         return "<metalcall.Buffer shape=(" + shape + ") dtype=" + std::string(py::str(b.dtype)) + " nbytes=" +
-               std::to_string(b.buffer.nbytes()) + " on " + b.device.info().backend + ">";
+               std::to_string(b.buffer.nbytes()) + (b.buffer.read_only() ? " read-only" : "") + " on " +
+               b.device.info().backend + ">";
       });
   g_buffer_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }
