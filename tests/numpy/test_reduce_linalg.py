@@ -27,6 +27,25 @@ def test_reductions_axes(device, axis):
     check(mnp.all(x > -3, axis=axis), (a > -3).all(axis=axis))
 
 
+def test_mean_of_whole_arrays_and_of_views(device):
+    """mnp.mean of a stored array (the whole-array runner), of a view, a lazy expression, an
+    integer array (the default float) and with dtype=, against NumPy."""
+    a = np.random.default_rng(7).random(70001).astype(np.float32)
+    x = mnp.asarray(a, device=device)
+    for _ in range(2):
+        check(mnp.mean(x), np.mean(a, dtype=np.float64).astype(np.float32), rtol=1e-5)
+    check(mnp.mean(x[1::3]), np.mean(a[1::3], dtype=np.float64).astype(np.float32), rtol=1e-5)
+    check(mnp.mean(x * 2 + 1), np.mean(a * 2 + 1, dtype=np.float64).astype(np.float32), rtol=1e-5)
+    i = np.arange(1001, dtype=np.int32)
+    xi = mnp.asarray(i, device=device)
+    m = mnp.mean(xi)
+    assert m.dtype.kind == "f"
+    check(m, np.asarray(np.mean(i), dtype=m.dtype), rtol=1e-6)
+    if device.backend != "metal":  # Metal has no double
+        check(mnp.mean(x, dtype=mnp.float64), np.mean(a, dtype=np.float64), rtol=1e-9)
+    assert np.isnan(float(mnp.mean(mnp.zeros(0, dtype=mnp.float32, device=device))))
+
+
 def test_reduction_dtypes_and_edges(device):
     i8 = np.array([100, 100, 100], np.int8)
     x = mnp.asarray(i8, device=device)

@@ -282,6 +282,29 @@ def _mean(dev, rng, dtype, out, shape):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype, out", [(np.float32, np.float32), (np.float64, np.float64), (np.int32, np.float64),
+                                        (np.float16, np.float16), (np.bool_, np.float32)])
+def test_whole_array_mean_runner_matches_numpy(pdev, rng, dtype, out):
+    """reduce.whole's mean (one stage or two, the divisor made once per shape) against NumPy's mean
+    in float64, twice per shape and inside a batch; the same as reduce.mean gives."""
+    if pdev.backend == "metal" and np.dtype(out) == np.float64:
+        pytest.skip("Metal has no double")
+    tol = {2: 2e-3, 4: 1e-5, 8: 1e-12}[np.dtype(out).itemsize]
+    for n in (1, 5, 4097, 70001):
+        x = sample(rng, (1, n, 1), dtype)
+        src = upload(pdev, x)
+        want = np.mean(x, axis=1, dtype=np.float64).astype(out).reshape(1)
+        for _ in range(2):
+            got = fetch(reduce.whole(pdev, src, x.dtype, n, "mean", np.dtype(out)), (1,))
+            assert got.dtype == np.dtype(out)
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        with pdev.batch():
+            batched = reduce.whole(pdev, src, x.dtype, n, "mean", np.dtype(out))
+        np.testing.assert_allclose(fetch(batched, (1,)), want, rtol=tol, atol=tol)
+        by_stages = fetch(reduce.mean(pdev, src, x.dtype, 1, n, 1, out), (1,))
+        np.testing.assert_array_equal(fetch(reduce.whole(pdev, src, x.dtype, n, "mean", np.dtype(out)), (1,)), by_stages)
+
+
 @pytest.mark.parametrize("op", reduce.OPS)
 def test_whole_array_runner_matches_numpy(pdev, rng, op):
     """reduce.whole (a whole array to one element, by a runner made once per shape: every form of

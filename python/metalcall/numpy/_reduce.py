@@ -173,8 +173,17 @@ def _moments(x, axis, correction, keepdims):
 
 
 def mean(x, /, *, axis=None, keepdims=False, dtype=None):
+    global _reduce_kernels
     x = _asarray(x)
     dt = _float_dtype(x, dtype)
+    if (axis is None and not keepdims and type(x) is ndarray and x._node is None and x._offset == 0
+            and x._strides == F.contiguous_strides(x._shape) and x._dtype.kind != "c" and dt.kind != "c"):
+        if _reduce_kernels is None:
+            _reduce_kernels = kernels("reduce")
+        n = F.prod(x._shape)
+        if n:  # the whole of a stored array, as _run takes sum's: the fewest Python steps
+            return ndarray._scalar_result(_reduce_kernels.whole(x._device, x._buf, x._dtype, n, "mean", dt),
+                                          dt, x._device)
     axes = _axes(axis, x.ndim)
     n = F.prod([x.shape[a] for a in axes])
     if not n or x.dtype.kind == "c" or dt.kind == "c":

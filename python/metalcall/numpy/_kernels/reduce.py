@@ -571,6 +571,8 @@ _WHOLE: dict = {}
 
 
 def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -> Callable[[mc.Buffer], mc.Buffer]:
+    if op == "mean":
+        return _whole_mean_runner(dev, dtype, out_dtype, n)
     if op not in OPS or n == 0:  # reduce() says what is wrong, or fills an empty array's result
         return lambda src: reduce(dev, src, dtype, 1, n, 1, op, out_dtype)
     T, D, A = _types(op, dtype, out_dtype)
@@ -603,10 +605,42 @@ def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -
             launch(k1, grid1, src, part, n, 1, chunk, c, threadgroup=tg1)
             launch(k2, grid2, part, out, c, 1, c, 1, threadgroup=tg2)
             return out
+    return _keep_whole(dev, op, dtype, out_dtype, n, run)
+
+
+def _keep_whole(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int,
+                run: Callable[[mc.Buffer], mc.Buffer]) -> Callable[[mc.Buffer], mc.Buffer]:
     if len(_WHOLE) > 4096:
         _WHOLE.clear()
     _WHOLE[(id(dev), op, dtype, out_dtype, n)] = run
     return run
+
+
+def _whole_mean_runner(dev: mc.Device, dtype: Any, out_dtype: Any, n: int) -> Callable[[mc.Buffer], mc.Buffer]:
+    """whole()'s runner for the mean of n > 0 elements: mean()'s stages, whose last divides, with
+    the divisor's bytes made once (through mean() and _run_planned, the Python around the same
+    kernels took ~7 µs of `float(mnp.mean(x))` on the 2-core box, against `float(mnp.sum(x))`'s ~1)."""
+    T, D = np.dtype(dtype), np.dtype(out_dtype)
+    if n == 0 or D.kind != "f":  # mean() says what is wrong
+        return lambda src: mean(dev, src, dtype, 1, n, 1, out_dtype)
+    A = cache.accumulator(D)
+    loops = cache.uses_loops(dev)
+    c, chunk, k1, grid1, k2, grid2, tg1, tg2 = _plan(dev, "mean", T, A, D, 1, n, 1, loops)
+    launch = _run_here if loops else cache.launch
+    empty = dev._empty
+    div = np.array(float(n), A).tobytes()  # a `constant` float or double& takes raw bytes
+    if c == 1:
+        def run(src: mc.Buffer) -> mc.Buffer:
+            out = empty(1, D)
+            launch(k1, grid1, src, out, n, 1, n, 1, div, threadgroup=tg1)
+            return out
+    else:
+        def run(src: mc.Buffer) -> mc.Buffer:
+            out, part = empty(1, D), empty(c, A)
+            launch(k1, grid1, src, part, n, 1, chunk, c, div, threadgroup=tg1)
+            launch(k2, grid2, part, out, c, 1, c, 1, div, threadgroup=tg2)
+            return out
+    return _keep_whole(dev, "mean", dtype, out_dtype, n, run)
 
 
 @functools.lru_cache(maxsize=1024)
