@@ -45,11 +45,13 @@ def main() -> None:
     x, y = mnp.asarray(xs), mnp.asarray(ys)
     assert np.allclose(np.asarray(mnp.sin(x) * y + 2), np.sin(xs) * ys + 2, rtol=1e-5, atol=1e-6)
     assert abs(float(mnp.sum(x)) - float(xs.sum(dtype=np.float64))) <= 1e-3 * abs(float(xs.sum()))
+    assert abs(float(mnp.mean(x)) - float(xs.mean(dtype=np.float64))) <= 1e-5
     rows = [("mnp.sin(x) (lazy)", lambda: mnp.sin(x)),
             ("mnp.sin(x)*y+2 (lazy)", lambda: mnp.sin(x) * y + 2),
             ("(mnp.sin(x)*y+2).evaluate()", lambda: (mnp.sin(x) * y + 2).evaluate()),
             ("mnp.sum(x)", lambda: mnp.sum(x)),
             ("float(mnp.sum(x))", lambda: float(mnp.sum(x))),
+            ("float(mnp.mean(x))", lambda: float(mnp.mean(x))),
             ("dev.empty(n, float32, uninitialized=True)", lambda: dev.empty(args.n, np.float32, uninitialized=True))]
     print(f"metalcall {mc.__version__} on {dev.name}; n={args.n}; best of {args.repeat} × {args.number} calls")
     for label, fn in rows:
