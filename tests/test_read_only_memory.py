@@ -97,6 +97,14 @@ def test_batches_and_recordings_refuse_a_read_only_buffer_for_a_written_paramete
         with cpu_device.record():
             scale(8, buf)
     np.testing.assert_array_equal(np.asarray(buf), np.ones(8, np.float32))
+    writable = cpu_device.asarray(np.ones(8, np.float32))
+    with cpu_device.record() as graph:
+        scale(8, writable)
+    with pytest.raises(mc.ArgumentError, match="read-only"):
+        graph.update(0, buf)  # refused, and the graph keeps its Buffer
+    graph.replay().wait()
+    np.testing.assert_array_equal(np.asarray(writable), np.full(8, 2, np.float32))
+    np.testing.assert_array_equal(np.asarray(buf), np.ones(8, np.float32))
 
 
 def test_a_read_only_buffer_exports_as_read_only(cpu_device):
