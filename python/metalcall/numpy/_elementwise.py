@@ -158,9 +158,11 @@ def _broadcast(shapes):
     return np.broadcast_shapes(*real)
 
 
-# (op, operand dtypes or scalar types, device) -> (result dtype, compute dtype), demoted and the
-# operands' dtypes checked against the device: what apply() works out for operands that are
+# (op, operand dtypes or scalar types, id(device)) -> (result dtype, compute dtype, device), demoted
+# and the operands' dtypes checked against the device: what apply() works out for operands that are
 # arrays of one device and Python scalars (ints in integer computations are range-checked each time).
+# Keyed by the device's id (a Device's hash is a C++ call, ~100 ns of an operation's ~2 µs here); the
+# entry holds the device, so that no other device takes its id while the entry lives.
 _APPLY_TYPES: dict = {}
 _WEAK_SCALARS = (float, bool, complex, int)
 
@@ -188,9 +190,9 @@ def _fast_operands(xs):
 
 def apply(op, *xs):
     dev, key = _fast_operands(xs)
-    hit = _APPLY_TYPES.get((op, key, dev)) if dev is not None else None
+    hit = _APPLY_TYPES.get((op, key, id(dev))) if dev is not None else None
     if hit is not None:
-        rdt, ct = hit
+        rdt, ct, _ = hit
         shape = ()
         for x in xs:  # as _broadcast: operands of one shape are the common case
             if type(x) is ndarray and x._shape:
@@ -211,7 +213,7 @@ def apply(op, *xs):
         # Resolved without an error: the same types resolve alike, except Python ints, whose values
         # an integer computation checks each time.
         if key is not None and len(_APPLY_TYPES) < 4096 and not (ct.kind in "iu" and any(k is int for k in key)):
-            _APPLY_TYPES[(op, key, dev)] = (rdt, ct)
+            _APPLY_TYPES[(op, key, id(dev))] = (rdt, ct, dev)
         shape = _broadcast([_shape(x) for x in xs])
         node = F.Op(op, [_node(x, ct) for x in xs], rdt, ct, shape)
     # The node counts its size and inputs as _bound does (at least as many): only a node past a

@@ -378,6 +378,9 @@ $SCALE_X
   device $R* Z = D + 2 * n;  // scratch: the next left reflector's sum of x_i A[i][:]
   for (uint e = 0; e < n * n; ++e) A[e] = x[e] * sc;
   la_left(A, QV, D, TQ, 0, n, A[0], la_column_sigma(A, 0, n));
+  // WV is read (times tq * v_i, zero without a reflector) by every step: zeroed where no
+  // reflector sets it, as its memory holds whatever the buffer held before (NaN * 0 is NaN).
+  for (uint c = 0; c < n; ++c) WV[c] = $R(0);
   if (TQ[0] != $R(0)) {  // WV = v^T A[:, 1:]
     for (uint c = 1; c < n; ++c) WV[c] = A[c];
     for (uint i = 1; i < n; ++i) {
@@ -436,8 +439,7 @@ $SCALE_X
     }
     // the left reflector of column k + 1: v = (1, x_i h), WV = A[k+1][:] + h Z
     const $R h = la_left(A, QV, D, TQ, k + 1, n, A[(k + 1) * n + k + 1], sigma);
-    if (TQ[k + 1] != $R(0))
-      for (uint c = k + 2; c < n; ++c) WV[c] = A[(k + 1) * n + c] + h * Z[c];
+    for (uint c = k + 2; c < n; ++c) WV[c] = TQ[k + 1] != $R(0) ? A[(k + 1) * n + c] + h * Z[c] : $R(0);
   }
   // |d| below EPS ||B|| is a zero singular value's: set to 0 and chased out.
   $R bnorm = $R(0);
