@@ -101,6 +101,14 @@ class CompletionState {
   double seconds_ = 0;
 };
 
+/**
+ * METALCALL_POISON_UNINITIALIZED=1: backends fill memory they hand out uninitialized
+ * (allocate_uninitialized: dev.empty(uninitialized=True), metalcall.numpy's result buffers) with
+ * 0xFF bytes (NaN in every float type, all ones in integers), so that a kernel that reads what it
+ * did not write gives a wrong answer in tests instead of the zeros fresh memory happened to hold.
+ */
+bool poison_uninitialized();
+
 /** Device memory. Backends subclass it to own the allocation. */
 class BufferStorage {
  public:

@@ -1,4 +1,5 @@
 // Buffer and its hazard tracking.
+#include <cstdlib>
 #include <cstring>
 
 #include "core/backend.hpp"
@@ -7,6 +8,14 @@
 #include "metalcall/interrupt.hpp"
 
 namespace metalcall {
+
+bool poison_uninitialized() {
+  static const bool wanted = [] {
+    const char* env = std::getenv("METALCALL_POISON_UNINITIALIZED");
+    return env && env[0] == '1' && env[1] == '\0';
+  }();
+  return wanted;
+}
 
 BufferStorage::~BufferStorage() {
   if (in_use_) in_use_->fetch_sub(nbytes_, std::memory_order_relaxed);

@@ -37,18 +37,6 @@ constexpr std::size_t kMmapThreshold = 1 << 20;
 // (MADV_DONTNEED: they read as zeros again, faulted in lazily like a new mapping).
 constexpr std::size_t kMemsetLimit = 8 << 20;
 
-// METALCALL_POISON_UNINITIALIZED=1: memory handed out uninitialized (dev.empty(uninitialized=True),
-// metalcall.numpy's result buffers) is filled with 0xFF bytes (NaN in every float type, all ones in
-// integers), so that a kernel that reads what it did not write gives a wrong answer in tests rather
-// than the zeros a fresh allocation happened to hold (CI runs metalcall.numpy's tests so).
-bool poison_uninitialized() {
-  static const bool wanted = [] {
-    const char* env = std::getenv("METALCALL_POISON_UNINITIALIZED");
-    return env && env[0] == '1' && env[1] == '\0';
-  }();
-  return wanted;
-}
-
 std::size_t page_size() {
   static const std::size_t size = [] {
     const long p = sysconf(_SC_PAGE_SIZE);

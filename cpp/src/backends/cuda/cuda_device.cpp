@@ -287,10 +287,12 @@ class ManagedStorage : public BufferStorage {
     ptr_ = reinterpret_cast<CUdeviceptr>(block_.data);
     // New buffers read as zeros, as on the CPU; a new block is zeroed even when not asked,
     // so that its pages are first touched on the GPU.
-    if (!zeroed && reused) return;
+    // METALCALL_POISON_UNINITIALIZED=1 fills an uninitialized one with 0xFF instead (core/backend.hpp).
+    const bool poison = !zeroed && poison_uninitialized();
+    if (!zeroed && reused && !poison) return;
     make_current(ctx_);
     const std::size_t fill_bytes = std::max<std::size_t>(nbytes, 16);
-    const CUresult z = api().cuMemsetD8Async(ptr_, 0, fill_bytes, fill_);
+    const CUresult z = api().cuMemsetD8Async(ptr_, poison ? 0xFF : 0, fill_bytes, fill_);
     const CUresult w = z == CUDA_SUCCESS ? api().cuStreamSynchronize(fill_) : z;
     if (w != CUDA_SUCCESS) {
       blocks_->give_back(block_);

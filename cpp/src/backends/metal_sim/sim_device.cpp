@@ -5,6 +5,7 @@
 // (timing=True) share it, and so its one queue, as on Metal (P2.1 item 6).
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -175,6 +176,11 @@ class SimDevice final : public BackendDevice {
   std::shared_ptr<BufferStorage> allocate(std::size_t nbytes) override {
     metal::buffer_length(nbytes, info_, "[metal-sim]");  // refuses what Metal would
     return std::make_shared<SimBufferStorage>(nbytes, family_.page_size, info_.registry_id);
+  }
+  std::shared_ptr<BufferStorage> allocate_uninitialized(std::size_t nbytes) override {
+    std::shared_ptr<BufferStorage> storage = allocate(nbytes);
+    if (poison_uninitialized() && nbytes) std::memset(storage->data(), 0xFF, nbytes);  // (core/backend.hpp)
+    return storage;
   }
 
   std::string compiler_identity() override { return "metal-sim;" + family_.name + ";" + cpu_->compiler_identity(); }
