@@ -18,6 +18,19 @@ import pytest
 import metalcall as mc
 
 
+class DLPackOnly:
+    """A producer with only __dlpack__/__dlpack_device__ (like a torch or JAX tensor)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 def device_params() -> list:
     """One pytest.param((backend, index), id=...) per device metalcall reports; with
     METALCALL_DEVICE=metal-sim, the Metal simulator alone (its family from

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import metalcall as mc
+from mctest import DLPackOnly
 
 WRITE_SRC = """
 kernel void fill(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
@@ -18,19 +19,6 @@ kernel void fill(device float* a [[buffer(0)]], uint i [[thread_position_in_grid
 """
 
 KDLCPU, KDLCUDA = 1, 2
-
-
-class DLPackOnly:
-    """A producer with only __dlpack__/__dlpack_device__ (like a torch or JAX tensor)."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 class OnCuda(DLPackOnly):

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import metalcall as mc  # noqa: E402
+from mctest import DLPackOnly  # noqa: E402
 
 HAS_CUDA = "cuda" in mc.backends() and any(d.backend == "cuda" for d in mc.get_devices())
 
@@ -120,16 +121,6 @@ def test_a_read_only_buffer_exports_as_read_only(cpu_device):
 
 def test_host_dlpack_only_producers_keep_their_read_only_flag(cpu_device):
     """A producer with DLPack and no buffer protocol: a versioned capsule's read-only flag holds."""
-
-    class DLPackOnly:
-        def __init__(self, a):
-            self.a = a
-
-        def __dlpack__(self, **kwargs):
-            return self.a.__dlpack__(**kwargs)
-
-        def __dlpack_device__(self):
-            return self.a.__dlpack_device__()
 
     lib = cpu_device.compile(SRC)
     a = np.arange(16, dtype=np.float32)
