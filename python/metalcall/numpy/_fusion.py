@@ -147,13 +147,13 @@ class Op:
     __slots__ = ("op", "args", "dtype", "ct", "shape", "buf", "size", "_ids", "__weakref__")
 
     def __init__(self, op, args, dtype, ct, shape):
-        self.op, self.args, self.dtype, self.ct, self.shape = op, tuple(args), dtype, ct, tuple(shape)
-        self.buf = None
+        args = tuple(args)
+        self.op, self.args, self.dtype, self.ct, self.shape = op, args, dtype, ct, tuple(shape)
+        self.buf = self._ids = None
         size = 1
-        for a in self.args:
-            size += 1 if isinstance(a, Op) and a.buf is not None else a.size
+        for a in args:  # Op has no subclasses: a type test is the cheaper
+            size += 1 if type(a) is Op and a.buf is not None else a.size
         self.size = size
-        self._ids = None
 
     @property
     def leaf_ids(self):

@@ -117,12 +117,14 @@ def _reduction(name, operation):
 def _operators():
     """name -> function of every operator method (forward, reflected, in-place; comparisons; unary)."""
     methods = {}
+    # apply() itself, bound once: an operator is a call of Python less (of an operation's ~2 µs).
+    apply = _elementwise.apply
     for dunder, op in _BINARY.items():
-        def forward(self, other, _op=op):
-            return _elementwise.binary(_op, self, other)
+        def forward(self, other, _op=op, _apply=apply):
+            return _apply(_op, self, other)
 
-        def reflected(self, other, _op=op):
-            return _elementwise.binary(_op, other, self)
+        def reflected(self, other, _op=op, _apply=apply):
+            return _apply(_op, other, self)
 
         def inplace(self, other, _op=op):
             _elementwise.inplace(_op, self, other)
@@ -130,13 +132,13 @@ def _operators():
 
         methods[f"__{dunder}__"], methods[f"__r{dunder}__"], methods[f"__i{dunder}__"] = forward, reflected, inplace
     for dunder, op in _COMPARISONS.items():
-        def compare(self, other, _op=op):
-            return _elementwise.binary(_op, self, other)
+        def compare(self, other, _op=op, _apply=apply):
+            return _apply(_op, self, other)
 
         methods[f"__{dunder}__"] = compare
     for dunder, op in _UNARY.items():
-        def unary(self, _op=op):
-            return _elementwise.unary(_op, self)
+        def unary(self, _op=op, _apply=apply):
+            return _apply(_op, self)
 
         methods[f"__{dunder}__"] = unary
     return methods
