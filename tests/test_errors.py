@@ -67,10 +67,10 @@ BAD_CALLS = [
     ("non-contiguous", lambda d, lib: lib.mul(8, f32(16)[::2], f32(), f32()), mc.ArgumentError, "contiguous"),
     ("too-small", lambda d, lib: lib.mul(8, bytearray(2), f32(), f32()), mc.ArgumentError, "element"),
     (
-        "misaligned",
-        lambda d, lib: lib.mul(8, np.frombuffer(bytearray(33), np.float32, 8, 1), f32(), f32()),
+        "misaligned-overlapping",
+        lambda d, lib: lib.copy(8, *(np.frombuffer(raw, np.float32, 8, o) for raw in [bytearray(40)] for o in (1, 5))),
         mc.ArgumentError,
-        "aligned",
+        "overlaps",
     ),
     ("str-arg", lambda d, lib: lib.mul(8, "x", f32(), f32()), mc.ArgumentError, "str"),
     ("scalar-for-pointer", lambda d, lib: lib.mul(8, 1.0, f32(), f32()), mc.ArgumentError, "pointer"),

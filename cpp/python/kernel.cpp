@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "bindings.hpp"
+#include "misaligned_host.hpp"
 
 namespace metalcall::python {
 
@@ -218,6 +219,8 @@ py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords
   std::vector<Argument>& arguments = scratch.list();
   HostReferences refs;
   convert_arguments(args, 1, nullptr, arguments, refs, &kernel, /*hold_producers=*/true);
+  MisalignedHostCopies copies;
+  copies.stage(kernel, arguments);
 
   // Each dimension is under 2^32 here: the product saturates instead of wrapping.
   const std::uint64_t plane = shape.grid[1] * shape.grid[2];
@@ -233,6 +236,7 @@ py::object call_kernel(const Kernel& kernel, PositionalArgs args, const Keywords
     completion = kernel(shape, arguments);
   }
   if (!completion.submitted()) keep_for_batch(kernel, args, refs);  // the producers too
+  copies.copy_back();  // a call with host memory has waited for it
   return wrap_completion(std::move(completion), refs.take_producers());
 }
 

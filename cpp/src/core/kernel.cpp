@@ -442,7 +442,7 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   }
   if (p.element_align > 1 && nbytes && reinterpret_cast<std::uintptr_t>(address) % p.element_align != 0) {
     throw ArgumentError(describe(k, p) + ": the data is not aligned to " + std::to_string(p.element_align) +
-                        " bytes, as " + p.type_name + " requires; pass a copy (np.ascontiguousarray or a new array)");
+                        " bytes, as " + p.type_name + " requires; pass an aligned copy (x.copy(): NumPy aligns new arrays)");
   }
 }
 
