@@ -28,6 +28,7 @@ void init_cache(py::module_& m);
 void init_interrupt(py::module_& m);
 void init_verify(py::module_& m);  // the translation verifier (translation_check.hpp)
 void init_fusion(py::module_& m);  // metalcall.numpy's fused kernels: walk and launch (fusion.cpp)
+void init_lazy_nodes(py::module_& m);  // metalcall.numpy's elementwise operations' nodes (lazy_nodes.cpp)
 /** compile()'s defines=, fast_math= and language_version= as CompileOptions (device.cpp); ArgumentError when malformed. */
 CompileOptions compile_options(const py::object& defines, const py::object& fast_math, const py::object& language_version);
 void init_texture(py::module_& m);  // after init_device: it adds Device.texture/texture_from/sampler

@@ -16,8 +16,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-
-#include <structmember.h>  // PyMemberDef, T_OBJECT_EX: the layout of __slots__ members
+#include "slots.hpp"
 
 namespace metalcall::python {
 
@@ -36,16 +35,6 @@ struct NodeTypes {
   PyObject* params = nullptr;        // _fusion._params(device, values) -> Buffer
 };
 NodeTypes g_types;
-
-Py_ssize_t slot_offset(PyTypeObject* type, const char* name) {
-  PyObject* d = PyDict_GetItemString(type->tp_dict, name);  // borrowed
-  if (!d || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
-    throw py::type_error(std::string("metalcall.numpy: ") + type->tp_name + "." + name + " is not a __slots__ member");
-  }
-  const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
-  if (member->type != T_OBJECT_EX) throw py::type_error(std::string("metalcall.numpy: ") + name + " is not an object slot");
-  return member->offset;
-}
 
 PyObject* read_slot(PyObject* o, Py_ssize_t offset, const char* name) {
   PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);

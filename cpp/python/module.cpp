@@ -18,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   metalcall::python::init_gil(m);
   metalcall::python::init_verify(m);
   metalcall::python::init_fusion(m);
+  metalcall::python::init_lazy_nodes(m);
 }

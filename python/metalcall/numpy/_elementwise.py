@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import metalcall as mc
+from metalcall import _core
 
 from . import _dtypes as D
 from . import _fusion as F
@@ -189,9 +190,16 @@ def _fast_operands(xs):
 
 
 _Leaf, _Scalar, _Op = F.Leaf, F.Scalar, F.Op
+_core._lazy_setup(ndarray, F.Op, F.Leaf, F.Scalar, _APPLY_TYPES, F._LIVE_LAZY, F._config, F.MAX_INPUTS)
+_lazy_apply = _core._lazy_apply
 
 
 def apply(op, *xs):
+    # The common case in C++ (cpp/python/lazy_nodes.cpp): arrays of one device and Python scalars
+    # of types seen before, one shape, a small expression. None: the Python path below.
+    out = _lazy_apply(op, xs)
+    if out is not None:
+        return out
     dev, key = _fast_operands(xs)
     hit = _APPLY_TYPES.get((op, key, id(dev))) if dev is not None else None
     if hit is not None:

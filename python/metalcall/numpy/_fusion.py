@@ -41,8 +41,13 @@ class _LiveLazy:
         self._limit = 256
 
     def add(self, arr):
+        self._refs[id(arr)] = weakref.ref(arr)
+        if len(self._refs) > self._limit:
+            self._grown()
+
+    def _grown(self):
+        """Past the limit: drops the dead entries (cpp/python/lazy_nodes.cpp calls it too)."""
         refs = self._refs
-        refs[id(arr)] = weakref.ref(arr)
         if len(refs) > self._limit:
             for k in [k for k, r in refs.items() if r() is None]:
                 del refs[k]
