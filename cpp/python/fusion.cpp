@@ -24,13 +24,7 @@ namespace {
 
 // The node classes of _fusion.py and the offsets of their __slots__ (read in place, as CPython's
 // member descriptors do: an attribute lookup per read cost more than the rest of the walk).
-struct NodeTypes {
-  PyTypeObject* op = nullptr;
-  PyTypeObject* leaf = nullptr;
-  PyTypeObject* scalar = nullptr;
-  Py_ssize_t op_op = 0, op_args = 0, op_dtype = 0, op_ct = 0, op_shape = 0, op_buf = 0;
-  Py_ssize_t leaf_buf = 0, leaf_offset = 0, leaf_shape = 0, leaf_strides = 0, leaf_dtype = 0;
-  Py_ssize_t scalar_value = 0, scalar_dtype = 0;
+struct NodeTypes : NodeSlots {
   PyObject* scalar_bytes = nullptr;  // _fusion._scalar_bytes(value, dtype) -> bytes
   PyObject* params = nullptr;        // _fusion._params(device, values) -> Buffer
 };
@@ -393,25 +387,8 @@ PyObject* fusion_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 void init_fusion(py::module_& m) {
   m.def("_fusion_setup", [](py::handle op, py::handle leaf, py::handle scalar, py::handle scalar_bytes, py::handle params) {
-    for (const py::handle& t : {op, leaf, scalar})
-      if (!PyType_Check(t.ptr())) throw py::type_error("_fusion_setup takes the node classes");
     NodeTypes t;
-    t.op = reinterpret_cast<PyTypeObject*>(op.inc_ref().ptr());
-    t.leaf = reinterpret_cast<PyTypeObject*>(leaf.inc_ref().ptr());
-    t.scalar = reinterpret_cast<PyTypeObject*>(scalar.inc_ref().ptr());
-    t.op_op = slot_offset(t.op, "op");
-    t.op_args = slot_offset(t.op, "args");
-    t.op_dtype = slot_offset(t.op, "dtype");
-    t.op_ct = slot_offset(t.op, "ct");
-    t.op_shape = slot_offset(t.op, "shape");
-    t.op_buf = slot_offset(t.op, "buf");
-    t.leaf_buf = slot_offset(t.leaf, "buf");
-    t.leaf_offset = slot_offset(t.leaf, "offset");
-    t.leaf_shape = slot_offset(t.leaf, "shape");
-    t.leaf_strides = slot_offset(t.leaf, "strides");
-    t.leaf_dtype = slot_offset(t.leaf, "dtype");
-    t.scalar_value = slot_offset(t.scalar, "value");
-    t.scalar_dtype = slot_offset(t.scalar, "dtype");
+    static_cast<NodeSlots&>(t) = node_slots(op, leaf, scalar);
     t.scalar_bytes = scalar_bytes.inc_ref().ptr();
     t.params = params.inc_ref().ptr();
     g_types = t;  // kept for the process (a reload registers new classes; the old stay referenced)

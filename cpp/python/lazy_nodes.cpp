@@ -15,19 +15,9 @@ namespace metalcall::python {
 
 namespace {
 
-struct LazyTypes {
-  PyTypeObject* array = nullptr;
-  PyTypeObject* op = nullptr;
-  PyTypeObject* leaf = nullptr;
-  PyTypeObject* scalar = nullptr;
-  // ndarray
+struct LazyTypes : NodeSlots {
+  PyTypeObject* array = nullptr;  // ndarray, and its slots:
   Py_ssize_t a_buf = 0, a_offset = 0, a_shape = 0, a_strides = 0, a_dtype = 0, a_device = 0, a_node = 0, a_readonly = 0;
-  // Op
-  Py_ssize_t op_op = 0, op_args = 0, op_dtype = 0, op_ct = 0, op_shape = 0, op_buf = 0, op_size = 0, op_ids = 0;
-  // Leaf
-  Py_ssize_t leaf_buf = 0, leaf_offset = 0, leaf_shape = 0, leaf_strides = 0, leaf_dtype = 0, leaf_ids = 0;
-  // Scalar
-  Py_ssize_t scalar_value = 0, scalar_dtype = 0;
   PyObject* apply_types = nullptr;  // _elementwise._APPLY_TYPES: (op, types, id(device)) -> (rdt, ct, device)
   PyObject* live = nullptr;         // _fusion._LIVE_LAZY
   PyObject* live_refs = nullptr;    // its dict: id(array) -> weakref
@@ -201,13 +191,10 @@ py::object lazy_apply(py::handle op_name, py::tuple xs) {
 void init_lazy_nodes(py::module_& m) {
   m.def("_lazy_setup", [](py::handle array, py::handle op, py::handle leaf, py::handle scalar, py::dict apply_types,
                           py::handle live, py::dict config, long max_inputs) {
-    for (const py::handle& t : {array, op, leaf, scalar})
-      if (!PyType_Check(t.ptr())) throw py::type_error("_lazy_setup takes the array and node classes");
+    if (!PyType_Check(array.ptr())) throw py::type_error("_lazy_setup takes the array class");
     LazyTypes t;
+    static_cast<NodeSlots&>(t) = node_slots(op, leaf, scalar);
     t.array = reinterpret_cast<PyTypeObject*>(array.inc_ref().ptr());
-    t.op = reinterpret_cast<PyTypeObject*>(op.inc_ref().ptr());
-    t.leaf = reinterpret_cast<PyTypeObject*>(leaf.inc_ref().ptr());
-    t.scalar = reinterpret_cast<PyTypeObject*>(scalar.inc_ref().ptr());
     t.a_buf = slot_offset(t.array, "_buf");
     t.a_offset = slot_offset(t.array, "_offset");
     t.a_shape = slot_offset(t.array, "_shape");
@@ -216,22 +203,6 @@ void init_lazy_nodes(py::module_& m) {
     t.a_device = slot_offset(t.array, "_device");
     t.a_node = slot_offset(t.array, "_node");
     t.a_readonly = slot_offset(t.array, "_readonly");
-    t.op_op = slot_offset(t.op, "op");
-    t.op_args = slot_offset(t.op, "args");
-    t.op_dtype = slot_offset(t.op, "dtype");
-    t.op_ct = slot_offset(t.op, "ct");
-    t.op_shape = slot_offset(t.op, "shape");
-    t.op_buf = slot_offset(t.op, "buf");
-    t.op_size = slot_offset(t.op, "size");
-    t.op_ids = slot_offset(t.op, "_ids");
-    t.leaf_buf = slot_offset(t.leaf, "buf");
-    t.leaf_offset = slot_offset(t.leaf, "offset");
-    t.leaf_shape = slot_offset(t.leaf, "shape");
-    t.leaf_strides = slot_offset(t.leaf, "strides");
-    t.leaf_dtype = slot_offset(t.leaf, "dtype");
-    t.leaf_ids = slot_offset(t.leaf, "_ids");
-    t.scalar_value = slot_offset(t.scalar, "value");
-    t.scalar_dtype = slot_offset(t.scalar, "dtype");
     py::object refs = live.attr("_refs");
     if (!PyDict_CheckExact(refs.ptr())) throw py::type_error("_lazy_setup: the live-array table keeps a dict");
     t.apply_types = apply_types.inc_ref().ptr();
