@@ -102,7 +102,9 @@ py::object lazy_apply(py::handle op_name, py::tuple xs) {
         }
       }
       PyObject* dtype = slot_value(x, t.a_dtype);
-      if (!dtype) return py::none();
+      // Every slot is set by ndarray's constructors; an unset one is left to Python's error.
+      if (!dtype || !slot_value(x, t.a_buf) || !slot_value(x, t.a_offset) || !slot_value(x, t.a_strides))
+        return py::none();
       PyTuple_SET_ITEM(types.ptr(), i, new_ref(dtype));
     } else if (weak_scalar(x)) {
       size += 1;
