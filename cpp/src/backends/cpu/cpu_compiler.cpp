@@ -195,6 +195,8 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   const bool clang = host.identity().find("clang version ") != std::string::npos;
   if (fast_math) {
     // Metal's fast math reassociates and contracts; NaN and infinity still work here.
+    // The prelude picks the faster of a function's forms where fast math allows it (rsqrt).
+    flags.push_back("-DMETALCALL_FAST_MATH=1");
     flags.push_back("-ffp-contract=fast");
     flags.push_back("-freciprocal-math");
     // Zeros keep their sign, as on Apple's and NVIDIA's GPUs (-step(e, x) is -0.0): g++ with

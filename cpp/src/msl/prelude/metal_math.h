@@ -204,12 +204,20 @@ METAL_FLOAT1(metal, exp10, exp10f(v))
 METAL_FLOAT1(metal, rsqrt, rsqrtf(v))
 #else
 METAL_FLOAT1(metal, exp10, __builtin_powf(10.0f, v))
-// rsqrt is correctly rounded (MSL specification, table 8.1): 1.0f / sqrtf(v) rounds twice and
-// was one ulp off for about a quarter of all floats. In double the root and the quotient are
-// exact to 2^-52, and no float's inverse root lies that near a midpoint between two floats
-// (every float in [1, 4), checked against an 80-bit computation: tests/conformance/
-// test_audit_conversions.py), so the one rounding to float is the correct one.
-METAL_FLOAT1(metal, rsqrt, float(1.0 / __builtin_sqrt(double(v))))
+// rsqrt is correctly rounded without fast math (MSL specification, table 8.1): 1.0f / sqrtf(v)
+// rounds twice and was one ulp off for about a quarter of all floats. In double the root and
+// the quotient are exact to 2^-52, and no float's inverse root lies that near a midpoint between
+// two floats (every float in [1, 4), checked against an 80-bit computation: tests/conformance/
+// test_audit_conversions.py), so the one rounding to float is the correct one. Fast math (a
+// library's default; the compiler defines METALCALL_FAST_MATH) allows more error, and the double
+// path took ten times as long there (2^20 floats on the 2-core box: 475 against 48 µs): rsqrt is
+// 1/sqrt in float then. precise::rsqrt is the correctly rounded one either way (below).
+#define METALCALL_RSQRT_PRECISE float(1.0 / __builtin_sqrt(double(v)))
+#if METALCALL_FAST_MATH
+METAL_FLOAT1(metal, rsqrt, 1.0f / __builtin_sqrtf(v))
+#else
+METAL_FLOAT1(metal, rsqrt, METALCALL_RSQRT_PRECISE)
+#endif
 #endif
 METAL_FLOAT1(metal, fabs, METAL_LIBM(fabs)(v))
 METAL_FLOAT1(metal, floor, METAL_LIBM(floor)(v))
@@ -422,14 +430,20 @@ METAL_FUNC V clamp(const A& x, const B& lo, const C& hi) {
   using metal::sinh; using metal::sinpi; using metal::sqrt; using metal::tanh; using metal::tanpi; \
   using metal::trunc; using metal::sincos; using metal::clamp; using metal::saturate; using metal::mix; \
   using metal::sign; using metal::smoothstep; using metal::step; using metal::min; using metal::max;
-#define METAL_FAST_CANDIDATES \
+#define METAL_FAST_CANDIDATES_BUT_RSQRT \
   using metal::sin; using metal::cos; using metal::tan; using metal::exp; using metal::exp2; \
   using metal::exp10; using metal::log; using metal::log2; using metal::log10; using metal::pow; \
-  using metal::powr; using metal::rsqrt; using metal::divide;
+  using metal::powr; using metal::divide;
+#define METAL_FAST_CANDIDATES METAL_FAST_CANDIDATES_BUT_RSQRT using metal::rsqrt;
 
 namespace precise {
 METAL_SAME_IN_FAST_AND_PRECISE
+#if METAL_CUDA
 METAL_FAST_CANDIDATES
+#else
+METAL_FAST_CANDIDATES_BUT_RSQRT
+METAL_FLOAT1(metal::precise, rsqrt, METALCALL_RSQRT_PRECISE)
+#endif
 }  // namespace precise
 
 namespace fast {
@@ -454,5 +468,7 @@ METAL_FAST_CANDIDATES
 }  // namespace fast
 #undef METAL_SAME_IN_FAST_AND_PRECISE
 #undef METAL_FAST_CANDIDATES
+#undef METAL_FAST_CANDIDATES_BUT_RSQRT
+#undef METALCALL_RSQRT_PRECISE
 
 }  // namespace metal
