@@ -112,3 +112,30 @@ def test_batches_and_recordings_refuse_misaligned_memory(device):
             lib.twice_plus_one(8, x)
     np.testing.assert_array_equal(x, np.ones(8, np.float32))
     check_usable(device)
+
+
+SLOW_WRITE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void fill_late(device float* x [[buffer(0)]], constant uint& spin [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    float v = 0.0f;
+    for (uint k = 0; k < spin; ++k) v += 1e-30f;  // keeps the kernel busy before it writes
+    x[i] = 7.0f + v * 0.0f;
+}
+"""
+
+
+def test_copy_waits_for_work_writing_the_memory(device):
+    """A misaligned view into a Buffer that queued work writes is copied after that work, as the
+    view bound in place would be ordered after it."""
+    lib, fill = device.compile(GOOD_SRC), device.compile(SLOW_WRITE_SRC).fill_late
+    buf = device.zeros(65, np.float32)
+    view = np.asarray(buf).view(np.uint8)[1:1 + 4 * 64].view(np.float32)
+    assert view.ctypes.data % 4 != 0
+    done = fill(65, buf, 20000)  # kept: the call does not wait
+    out = np.zeros(64, np.float32)
+    lib.copy(64, view, out)
+    done.wait()
+    want = np.frombuffer(np.full(65, 7, np.float32).tobytes()[1:1 + 4 * 64], np.float32)
+    np.testing.assert_array_equal(out, want)

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "gil.hpp"
 #include "metalcall/errors.hpp"
 
 namespace metalcall::python {
@@ -63,6 +64,13 @@ void MisalignedHostCopies::stage(const Kernel& kernel, std::vector<Argument>& ar
                             " bytes and overlaps another misaligned argument's; pass aligned copies (x.copy())");
     }
     if (!copy) {
+      // The memory may lie inside a Buffer that queued work still writes (a misaligned view of
+      // np.asarray(buf)): the copy is taken once the device's work is done, as a view bound in
+      // place would be ordered after it. Only calls that copy pay for the wait.
+      if (copies_.empty()) {
+        GilRelease release;
+        kernel.device().synchronize();
+      }
       std::unique_ptr<std::byte[], AlignedDelete> data(
           static_cast<std::byte*>(::operator new[](a.host_nbytes, std::align_val_t(kCopyAlign))));
       std::memcpy(data.get(), original, a.host_nbytes);
