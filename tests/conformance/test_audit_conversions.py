@@ -113,7 +113,7 @@ def test_precise_rsqrt_is_correctly_rounded(device):
 
 
 KS_FAST_RSQRT = KernelSet(["""
-kernel void rsqrt_of(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+kernel void rsqrt_fast_math(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                      uint i [[thread_position_in_grid]]) {
     out[2 * i] = rsqrt(x[i]);
     out[2 * i + 1] = precise::rsqrt(x[i]);
@@ -127,7 +127,7 @@ def test_rsqrt_under_fast_math(device):
     correctly rounded."""
     x = np.arange(0x3F800000, 0x40800000, 977, dtype=np.uint32).view(np.float32)
     out = np.zeros(2 * x.size, np.float32)
-    KS_FAST_RSQRT.get(device, "rsqrt_of")(x.size, x, out)
+    KS_FAST_RSQRT.get(device, "rsqrt_fast_math")(x.size, x, out)
     ref = (1.0 / np.sqrt(x.astype(np.float64))).astype(np.float32)
     got = out.reshape(x.size, 2)
     ulps = np.abs(got[:, 0].view(np.int32).astype(np.int64) - ref.view(np.int32).astype(np.int64))
