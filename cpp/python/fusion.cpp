@@ -31,7 +31,7 @@ struct NodeTypes : NodeSlots {
 NodeTypes g_types;
 
 PyObject* read_slot(PyObject* o, Py_ssize_t offset, const char* name) {
-  PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
+  PyObject* v = slot_value(o, offset);
   if (!v) throw py::attribute_error(std::string("metalcall.numpy: a fusion node has no ") + name);
   return v;  // borrowed: the node holds it
 }

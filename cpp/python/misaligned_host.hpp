@@ -25,7 +25,6 @@ class MisalignedHostCopies {
   /** Once the call returned (a call with host memory waits for it): writes the copies the kernel
    *  may have written back into place. */
   void copy_back() const;
-  bool empty() const { return copies_.empty(); }
 
  private:
   struct AlignedDelete {
