@@ -138,20 +138,23 @@ def test_first_occurrence(kdev, op):
     _check(kdev, y, op)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
-def test_every_lane_and_the_tail(kdev, op):
-    """Rows of 277 (the CPU row kernel's 16 accumulator lanes 17 times, then a tail of 5; arg ops' two
-    passes): a NaN at each position; the extreme value at two positions of different lanes (the
-    first index wins); rows of the identity's infinity alone (lanes that never take a larger value)."""
-    n = 16 * 17 + 5
+def test_every_lane_and_the_tail(kdev, op, dtype):
+    """Rows long enough for the CPU row kernel's accumulator lanes (64 float32, 32 float64), a whole
+    number of times, then a tail of 5 (arg ops' two passes): a NaN at each position; the extreme
+    value at three positions of different lanes (the first index wins); rows of the identity's
+    infinity alone (lanes that never take a larger value)."""
+    lanes = reduce._lanes(np.dtype(dtype))
+    n = lanes * (reduce._LANES_FROM // lanes + 1) + 5
     big = -5.0 if op in ("min", "argmin") else 5.0
     rows = []
     for p in range(n):
-        rows.append(np.zeros(n, np.float32))
+        rows.append(np.zeros(n, dtype))
         rows[-1][p] = np.nan
-        rows.append(np.zeros(n, np.float32))
+        rows.append(np.zeros(n, dtype))
         rows[-1][[p, (p + 9) % n, (p + 100) % n]] = big
-    rows += [np.full(n, np.inf, np.float32), np.full(n, -np.inf, np.float32)]
+    rows += [np.full(n, np.inf, dtype), np.full(n, -np.inf, dtype)]
     _check(kdev, np.stack(rows)[:, :, None], op)
 
 

@@ -165,12 +165,20 @@ def _loop_source(op: str, T: str, A: str, D: str, first: bool, final: bool, is_f
             f"  {_store(op, D, final)}\n}}\n")
 
 
-# Independent accumulators per thread of the CPU's row kernel: one vector's worth or more of
-# float32 for the host compiler to keep in registers (AVX-512: one zmm, AVX2: two ymm).
-_LANES = 16
+# Independent accumulators per thread of the CPU's row kernel: 256 bytes of them (64 float32,
+# 32 double; at most 64), four AVX-512 registers or eight AVX2 ones. A compare-select fold is
+# a chain through its accumulator: with one vector's worth (16 float32) max of 1e6 float32 waited
+# on that chain (2^19 floats a thread: 67 us with 16 lanes, 30 us with 64).
+_LANE_BYTES = 256
+_MAX_LANES = 64
 # Elements a thread folds from which the lanes pay for their setup and merge (rows of 4 took 3x
 # longer with them than with one accumulator).
 _LANES_FROM = 256
+
+
+def _lanes(A: np.dtype) -> int:
+    """The row kernel's accumulator lanes for accumulator type A."""
+    return min(_MAX_LANES, _LANE_BYTES // A.itemsize)
 
 
 def _lane_step(op: str, load: str, u: int, S: str, A: str, is_float: bool) -> str:
@@ -188,6 +196,11 @@ def _lane_merge(lanes: int) -> str:
                    for u in range(s))
 
 
+def _nan_merge(a: str, b: str, cmp: str) -> str:
+    """a = the better of lanes a and b, NaN taken in (as comb() of min/max)."""
+    return f"{a} = ({a} != {a} || {b} != {b}) ? {a} + {b} : ({b} {cmp} {a} ? {b} : {a});"
+
+
 def _arg_two_passes(op: str, load: str, S: str, A: str, is_float: bool, L: int) -> str:
     """An arg op's chunk in two passes: its best value (the first NaN's place taken by NaN) in L
     lanes that compare and select, which the compiler vectorises (a lane that also carries its
@@ -199,8 +212,10 @@ def _arg_two_passes(op: str, load: str, S: str, A: str, is_float: bool, L: int) 
         return f"{a} = ({x} {cmp} {a} || {x} != {x}) ? {x} : {a};" if is_float else f"{a} = {x} {cmp} {a} ? {x} : {a};"
 
     steps = "\n".join(f"    {{ {S} x = q[{u}]; {A} v = {load}; {pick('v', f'acc{u}')} }}" for u in range(L))
-    merge = "".join(f"  {pick(f'acc{u + s}', f'acc{u}')}\n" for s in [L >> k for k in range(1, L.bit_length())]
-                    for u in range(s))
+    # The merge as comb() of min/max writes it: with the pick above, clang's SLP vectoriser
+    # grouped the lanes of 32 or more into gathers (argmax of 1e6 float32 1.7x slower).
+    merge = "".join(f"  {_nan_merge(f'acc{u}', f'acc{u + s}', cmp)}\n" if is_float else f"  {pick(f'acc{u + s}', f'acc{u}')}\n"
+                    for s in [L >> k for k in range(1, L.bit_length())] for u in range(s))
     same = "(v == m || (mn && v != v))" if is_float else "(v == m)"
     tests = "\n".join(f"      {{ {S} x = q[{u}]; {A} v = {load}; hit = hit | {same.replace('||', '|').replace('&&', '&')}; }}"
                       for u in range(L))
@@ -387,7 +402,7 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
             # The compiler vectorises a fold it may reorder (fast math, integers) on its own; given
             # lanes, clang 16 vectorised across blocks with gathers instead (7x slower).
             long = (chunk if first else c) >= _LANES_FROM
-            lanes = _LANES if long and (first if arg else is_float and not fast) else 1
+            lanes = _lanes(A) if long and (first if arg else is_float and not fast) else 1
             source = _row_source(op, Ts, As, out_t, first, final, is_float, ident, lanes)
         else:
             source = _loop_source(op, Ts, As, out_t, first, final, is_float, ident)
