@@ -158,6 +158,46 @@ def test_every_lane_and_the_tail(kdev, op, dtype):
     _check(kdev, np.stack(rows)[:, :, None], op)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_arg_second_pass_starts_in_the_right_group(kdev, op, dtype):
+    """Rows of one chunk spanning several of the first pass's groups of blocks (reduce._ARG_GROUP
+    blocks of lanes), where the second pass starts: the best value placed in each group, lane and
+    the tail, with an equal value later in another lane and group (the first index wins) and
+    with a lane that reaches it only later; -0.0 against +0.0 in either order; ramps up and down
+    (a lane gets better in every group, or never); a NaN after the best value."""
+    lanes = reduce._lanes(np.dtype(dtype))
+    group = lanes * reduce._ARG_GROUP
+    n = group * 3 + lanes // 2 + 3  # three groups, then a tail shorter than a block
+    sign = -1.0 if op == "argmin" else 1.0
+    rng = np.random.default_rng(7)
+    rows = []
+    for p in [0, 1, lanes - 1, lanes + 5, group - 1, group, group + lanes * 3 + 7, 2 * group + 11, n - 2, n - 1]:
+        base = rng.standard_normal(n).astype(dtype)
+        row = base.copy()
+        row[p] = 9 * sign
+        rows.append(row)
+        later = row.copy()
+        later[(p + group + 5) % n] = 9 * sign  # the same value elsewhere: before or after p
+        rows.append(later)
+        climbing = base.copy()
+        climbing[p] = 8 * sign  # lane of p first reaches 8 at p, another lane reaches 9 only later
+        climbing[min(n - 1, p + 3 * lanes + 1)] = 9 * sign
+        rows.append(climbing)
+        zeros = np.full(n, -sign, dtype)
+        zeros[p] = -0.0
+        zeros[(p + lanes + 1) % n] = 0.0
+        rows.append(zeros)
+        swapped = zeros.copy()
+        swapped[p], swapped[(p + lanes + 1) % n] = 0.0, -0.0
+        rows.append(swapped)
+        nan = row.copy()
+        nan[min(n - 1, p + 2)] = np.nan
+        rows.append(nan)
+    rows += [np.arange(n, dtype=dtype), np.arange(n, dtype=dtype)[::-1].copy()]
+    _check(kdev, np.stack(rows)[:, :, None], op)
+
+
 @pytest.mark.parametrize("op", ["max", "argmax", "argmin", "sum"])
 def test_long_row_ties_and_nans_across_chunks(kdev, op):
     """One row in many chunks: equal extremes in three chunks, found in any order (the first index

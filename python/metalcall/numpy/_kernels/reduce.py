@@ -201,34 +201,60 @@ def _nan_merge(a: str, b: str, cmp: str) -> str:
     return f"{a} = ({a} != {a} || {b} != {b}) ? {a} + {b} : ({b} {cmp} {a} ? {b} : {a});"
 
 
+# Blocks of lanes a float arg op's first pass takes between notes of where each lane last got
+# better: the second pass then starts in the group of blocks holding the best value's first
+# place, not at the chunk's start (1024 float32 at most to test again, not half the chunk).
+_ARG_GROUP = 16
+
+
 def _arg_two_passes(op: str, load: str, S: str, A: str, is_float: bool, L: int) -> str:
     """An arg op's chunk in two passes: its best value (the first NaN's place taken by NaN) in L
     lanes that compare and select, which the compiler vectorises (a lane that also carries its
-    index stayed scalar: 2.5x slower), then the first index holding that value, L elements a test
-    (the chunk is in the core's cache by then). Exact: the value is one of the chunk's own."""
+    index stayed scalar: 2.5x slower), then the first index holding that value, L elements a test.
+    Exact: the value is one of the chunk's own. For floats the first pass also notes, every
+    _ARG_GROUP blocks, the group in which each lane last got strictly better; a lane never gets
+    better on an equal value, so the first element equal to a lane's final value lies in that
+    group, and the second pass starts at the earliest such group among the lanes holding the best
+    value (at the chunk's start when it is NaN: a NaN lane changes on every NaN)."""
     cmp = ">" if op == "argmax" else "<"
 
     def pick(x: str, a: str) -> str:
         return f"{a} = ({x} {cmp} {a} || {x} != {x}) ? {x} : {a};" if is_float else f"{a} = {x} {cmp} {a} ? {x} : {a};"
 
-    steps = "\n".join(f"    {{ {S} x = q[{u}]; {A} v = {load}; {pick('v', f'acc{u}')} }}" for u in range(L))
-    # The merge as comb() of min/max writes it: with the pick above, clang's SLP vectoriser
-    # grouped the lanes of 32 or more into gathers (argmax of 1e6 float32 1.7x slower).
-    merge = "".join(f"  {_nan_merge(f'acc{u}', f'acc{u + s}', cmp)}\n" if is_float else f"  {pick(f'acc{u + s}', f'acc{u}')}\n"
-                    for s in [L >> k for k in range(1, L.bit_length())] for u in range(s))
+    def ind(text: str, k: int) -> str:
+        return "\n".join(" " * k + line for line in text.split("\n"))
+
+    steps = "\n".join(f"{{ {S} x = q[{u}]; {A} v = {load}; {pick('v', f'acc{u}')} }}" for u in range(L))
     same = "(v == m || (mn && v != v))" if is_float else "(v == m)"
     tests = "\n".join(f"      {{ {S} x = q[{u}]; {A} v = {load}; hit = hit | {same.replace('||', '|').replace('&&', '&')}; }}"
                       for u in range(L))
-    best = (f"  for (uint b = 0; b < blocks; ++b) {{\n"
-            f"    const device {S}* q = src + base + j0 + b * {L}u;\n{steps}\n  }}\n"
-            f"  for (uint j = j0 + blocks * {L}u; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; {pick('v', 'acc0')} }}\n"
-            f"{merge}")
-    if not is_float:  # one accumulator: integers reorder freely (given lanes, clang gathered across blocks)
+    tail = f"for (uint j = j0 + blocks * {L}u; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; {pick('v', 'acc0')} }}"
+    if is_float:
+        pairs = [(u, u + s) for s in [L >> k for k in range(1, L.bit_length())] for u in range(s)]
+        # The merge as comb() of min/max writes it: with the pick above, clang's SLP vectoriser
+        # grouped the lanes of 32 or more into gathers (argmax of 1e6 float32 1.7x slower). A
+        # lane's group goes with its value; of equal values, the earlier group.
+        merge = "".join(f"  last{a} = acc{b} {cmp} acc{a} ? last{b} : acc{b} == acc{a} ? min(last{a}, last{b}) : last{a};\n"
+                        f"  {_nan_merge(f'acc{a}', f'acc{b}', cmp)}\n" for a, b in pairs)
+        best = ("".join(f"  uint last{u} = 0;\n" for u in range(L)) +
+                f"  for (uint g = 0; g < blocks; g += {_ARG_GROUP}u) {{\n"
+                f"    const uint gend = min(blocks, g + {_ARG_GROUP}u);\n" +
+                "".join(f"    const {A} was{u} = acc{u};\n" for u in range(L)) +
+                "    for (uint b = g; b < gend; ++b) {\n"
+                f"      const device {S}* q = src + base + j0 + b * {L}u;\n{ind(steps, 6)}\n    }}\n" +
+                "".join(f"    last{u} = acc{u} != was{u} ? g : last{u};\n" for u in range(L)) +
+                "  }\n"
+                f"  {{\n    const {A} was0 = acc0;\n    {tail}\n    last0 = acc0 != was0 ? blocks : last0;\n  }}\n"
+                f"{merge}")
+        start = "mn ? 0u : last0"
+    else:  # one accumulator: integers reorder freely (given lanes, clang gathered across blocks)
         best = f"  for (uint j = j0; j < j1; ++j) {{ {S} x = src[base + j]; {A} v = {load}; {pick('v', 'acc0')} }}\n"
+        start = "0u"
     return (f"  const uint blocks = (j1 - j0) / {L}u;\n{best}"
             f"  const {A} m = acc0;\n" + ("  const bool mn = m != m;\n" if is_float else "") +
-            "  uint j = j0;\n"
-            "  for (uint b = 0; b < blocks; ++b) {\n"
+            f"  const uint first = {start};\n"
+            f"  uint j = j0 + first * {L}u;\n"
+            "  for (uint b = first; b < blocks; ++b) {\n"
             f"    const device {S}* q = src + base + j0 + b * {L}u;\n"
             f"    bool hit = false;\n{tests}\n"
             f"    if (hit) break;\n    j += {L}u;\n  }}\n"
