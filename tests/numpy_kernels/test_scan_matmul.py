@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from nkhelp import fetch, fibers, sample, upload
 
-from metalcall.numpy._kernels import matmul, matmul_cpu, matmul_gpu, scan
+from metalcall.numpy._kernels import matmul, matmul_cpu, matmul_gpu, matvec_cpu, scan
 
 SCAN_SHAPES = [(1, 0, 1), (1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (500, 2, 1),
                (1, 70000, 1)]
@@ -151,3 +151,32 @@ def test_matmul_cpu_deep_k(pdev, rng, monkeypatch, dtype):
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(parts.astype(np.float64), want, rtol=1e-2 if dtype == np.float16 else 1e-5,
                                atol=0.1 if dtype == np.float16 else 1e-4)
+
+
+MV_SHAPES = [(1, 1, 1, 1), (1, 7, 1, 13), (3, 9, 1, 300), (2, 1, 1, 20000), (1, 6, 1, 9000), (1, 1, 1500, 9000),
+             (2, 1, 3, 50), (1, 1, 1024, 7), (2, 1, 2100, 33)]
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["parts-as-chosen", "parts-of-8"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int8, np.uint8])
+def test_matrix_vector_products(pdev, rng, monkeypatch, dtype, split):
+    """m == 1 or n == 1 (matvec_cpu.py on the CPU backend): rows in fours and a tail, column blocks
+    and a tail, k split into parts where there are few rows or blocks (and, forced, into parts of
+    8), batches; integers wrap as NumPy's do."""
+    if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
+        pytest.skip("Metal has no double")
+    if split:
+        monkeypatch.setattr(matvec_cpu, "_MIN_PART", 8)
+    for bt, m, n, k in MV_SHAPES:
+        a, b = sample(rng, (bt, m, k), dtype), sample(rng, (bt, k, n), dtype)
+        if dtype == np.float16:
+            a, b = (a / 8).astype(dtype), (b / 8).astype(dtype)
+        got = fetch(matmul.matmul(pdev, upload(pdev, a), upload(pdev, b), bt, m, n, k, dtype), (bt, m, n))
+        assert got.dtype == np.dtype(dtype)
+        if np.dtype(dtype).kind == "f":
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            tol = {np.float16: 2e-2, np.float32: 1e-4, np.float64: 1e-12}[dtype]
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * np.sqrt(k) * 4,
+                                       err_msg=f"{(bt, m, n, k)}")
+        else:
+            np.testing.assert_array_equal(got, a @ b, err_msg=f"{(bt, m, n, k)}")

@@ -5,7 +5,8 @@ picks the one float32 uses (METALCALL_MATMUL_VARIANT overrides it, for
 benchmarks/bench_matmul_variants.py); other dtypes use "rows8". On Metal float32 uses "sgm"
 (matmul_sgm.py: simdgroup_float8x8 factors and accumulators, every Apple GPU since Apple7/M1);
 elsewhere the tiled variants of matmul_gpu.py, "quad8" by default.
-CPU backend: packed operands and a register block per work-item, no barriers (matmul_cpu.py).
+CPU backend: packed operands and a register block per work-item, no barriers (matmul_cpu.py);
+matrix-vector products read their operands as they are (matvec_cpu.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 import metalcall as mc
 
-from . import cache, matmul_cpu, matmul_gpu, matmul_sgm
+from . import cache, matmul_cpu, matmul_gpu, matmul_sgm, matvec_cpu
 
 # The float32 GPU variant (matmul_gpu.VARIANTS): "quad8", the fastest on an H100
 # (benchmarks/RESULTS.md, bench_matmul_variants.py: 0.58x cuBLAS at 1024^2 where "rows8"
@@ -74,6 +75,8 @@ def matmul(dev: mc.Device, a: mc.Buffer, b: mc.Buffer, batch: int, m: int, n: in
     a, b = cache.nonempty(dev, a, T), cache.nonempty(dev, b, T)
     is_bool = T.kind == "b"
     if cache.uses_loops(dev):
+        if (m == 1 or n == 1) and not is_bool:  # a vector: no register blocks to fill (matvec_cpu.py)
+            return matvec_cpu.product(dev, a, b, out, batch, m, n, k, T, A)
         return _matmul_cpu(dev, a, b, out, batch, m, n, k, T, A)
     variant = gpu_variant(T, variant, dev.backend)
     # The tiled kernels need threadgroups of a fixed size; a pipeline that allows fewer threads
