@@ -379,3 +379,30 @@ def test_whole_array_runner_matches_numpy(pdev, rng, op):
         empty = upload(pdev, np.zeros((1, 0, 1), np.float32))
         got = fetch(reduce.whole(pdev, empty, np.dtype(np.float32), 0, op, _out_dtype(op, np.float32)), (1,))
         np.testing.assert_array_equal(got, _NP[op](np.zeros(0, np.float32)).reshape(1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int8, np.float16])
+@pytest.mark.parametrize("op", reduce.OPS)
+def test_columns_in_blocks(pdev, rng, op, dtype):
+    """inner > 1 (the CPU's work-items of reduce._lanes columns each): inner under a block, a whole
+    block, one past, several blocks and a tail; n of one row, a few, and enough rows for chunks of
+    n (a second stage over the chunks' partials); in float columns a NaN, ties of the extreme
+    (the first index wins) and a column of the identity's infinity."""
+    if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
+        pytest.skip("Metal has no double")
+    w = reduce._lanes(reduce._acc_type(op, np.dtype(dtype), np.dtype(dtype)))
+    for outer, n, inner in [(1, 1, 5), (2, 7, w), (1, 300, w + 1), (3, 40, 2 * w + 9), (1, 5000, 3 * w + 3)]:
+        x = sample(rng, (outer, n, inner), dtype)
+        if op == "prod":
+            x = np.where(x < 0, -1, 1).astype(dtype)
+        if np.dtype(dtype).kind == "f" and n > 2:
+            x[0, n // 2, 1] = np.nan
+            x[0, [1, n - 1], 2] = 1e4 if np.dtype(dtype).itemsize > 2 else 1000
+            x[0, [0, n - 2], 3] = -1e4 if np.dtype(dtype).itemsize > 2 else -1000
+            x[0, :, 4] = -np.inf if op in ("max", "argmax") else np.inf
+        if dtype == np.float16 and op == "sum":  # NumPy sums float16 columns in float16; ours in float
+            got = fetch(reduce.reduce(pdev, upload(pdev, x), x.dtype, outer, n, inner, op, np.float16), (outer, inner))
+            want = x.astype(np.float64).sum(axis=1)
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=0.05, equal_nan=True)
+            continue
+        _check(pdev, x, op, None if op not in ("sum", "prod") or np.dtype(dtype).kind == "f" else dtype)
