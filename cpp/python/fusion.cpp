@@ -102,14 +102,23 @@ void put16(std::string& key, unsigned v) {
 }
 
 // The entry kinds of _fusion's generator: "c0" C-contiguous from element 0, "c" from an offset,
-// "z" broadcast (every stride 0), "s" strided.
+// "z" broadcast (every stride 0), "s" strided; "sb" and "su" strided with a last stride of 0 and 1
+// (a kernel on rows then reads a row's elements as one value or contiguously).
 const char* kind_name(char kind) {
   switch (kind) {
     case '0': return "c0";
     case 'c': return "c";
     case 'z': return "z";
+    case 'b': return "sb";
+    case 'u': return "su";
     default: return "s";
   }
+}
+
+// 's' refined by the last stride (kind_name).
+char strided_kind(const Ints& strides) {
+  if (strides.empty()) return 's';
+  return strides.back() == 0 ? 'b' : strides.back() == 1 ? 'u' : 's';
 }
 
 struct Input {
@@ -182,7 +191,7 @@ class Walk {
     o.offset = as_int(PyTuple_GET_ITEM(dest, 1));
     o.strides = ints_of(PyTuple_GET_ITEM(dest, 2));
     o.dtype = PyTuple_GET_ITEM(dest, 3);
-    o.kind = is_c_layout(shape, o.strides) ? (o.offset == 0 ? '0' : 'c') : 's';
+    o.kind = is_c_layout(shape, o.strides) ? (o.offset == 0 ? '0' : 'c') : strided_kind(o.strides);
     key_.push_back('U');
     put16(key_, static_cast<unsigned>(o.slot));
     put16(key_, dtype_code(o.dtype));
@@ -209,7 +218,7 @@ class Walk {
     char kind;
     if (is_c_layout(shape_, bs)) kind = offset == 0 ? '0' : 'c';
     else if (std::all_of(bs.begin(), bs.end(), [](long long v) { return v == 0; })) kind = 'z';
-    else kind = 's';
+    else kind = strided_kind(bs);
     const int s = entries_++;
     key_.push_back('I');
     put16(key_, code);
@@ -287,6 +296,7 @@ struct Plan {
   py::object kernel;
   std::vector<std::pair<bool, int>> strided;  // (is input, index): whose strides follow the shape in P
   bool vec = false;    // four elements a thread
+  bool rows = false;   // a 2-D grid: (the last dimension, the rest) (_fusion._rows_grid)
 };
 
 constexpr std::size_t kMaxPlans = 4096;   // as _fusion's source cache
@@ -351,7 +361,12 @@ PyObject* fusion_launch(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     std::vector<py::object> owned;  // new references the call borrows
     std::vector<PyObject*> argv;
     argv.reserve(walk->inputs().size() + walk->scalars().size() + walk->outputs().size() + 2);
-    owned.emplace_back(py::int_(plan.vec ? n / 4 : n));
+    if (plan.rows) {  // shape has at least two dimensions and n > 0 (run() returns before)
+      const long long last = shape.back();
+      owned.emplace_back(py::make_tuple(last, n / last));
+    } else {
+      owned.emplace_back(py::int_(plan.vec ? n / 4 : n));
+    }
     argv.push_back(owned.back().ptr());
     for (const Input& in : walk->inputs()) argv.push_back(in.buf);
     for (PyObject* s : walk->scalars()) {
@@ -409,7 +424,8 @@ void init_fusion(py::module_& m) {
     for (PyObject* s : walk->scalars()) scalars.append(py::handle(s));
     return py::make_tuple(py::tuple(walk->described()), py::tuple(outs), inputs, scalars, py::bytes(walk->key()));
   }, "metalcall.numpy's fusion walk: (entries, outs, inputs, scalars, key) of a list of (node, dest) items.");
-  m.def("_fusion_remember", [](py::handle device, py::bytes key, bool fours, py::handle kernel, py::handle strided, bool vec) {
+  m.def("_fusion_remember", [](py::handle device, py::bytes key, bool fours, py::handle kernel, py::handle strided, bool vec,
+                               bool rows) {
     Plan plan;
     plan.device = py::reinterpret_borrow<py::object>(device);
     plan.kernel = py::reinterpret_borrow<py::object>(kernel);
@@ -418,6 +434,7 @@ void init_fusion(py::module_& m) {
       plan.strided.emplace_back(pair[0].cast<std::string>() == "in", pair[1].cast<int>());
     }
     plan.vec = vec;
+    plan.rows = rows;
     if (plans().size() >= kMaxPlans) plans().clear();
     plans()[plan_key(device.ptr(), fours, std::string(key))] = std::move(plan);
   }, "Registers the compiled kernel of a fused structure (its walk's key) on a device.");

@@ -158,7 +158,7 @@ def test_walk_describes_entries_as_the_generator_reads_them():
     row = F.Leaf(buf, 0, (4,), (1,), f4)
     bc = F.Op("mul", [y, row], f4, f4, (2, 4))
     entries, outs, inputs, _, key2 = _core._fusion_walk([(bc, (buf, 1, (4, 1), f4, (2, 4)))])
-    assert inputs == [(buf, 2, (3, 0), "s"), (buf, 0, (0, 1), "s")]
+    assert inputs == [(buf, 2, (3, 0), "sb"), (buf, 0, (0, 1), "su")]
     assert outs == ((2, f4, "c"),) and key2 != key
 
 

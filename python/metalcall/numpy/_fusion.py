@@ -224,15 +224,15 @@ _SOURCES: dict = {}
 def _contiguous_index(kind, offset):
     """The element an operand of `kind` gives thread i: "c0" is C-contiguous from element 0 of its
     buffer (indexed by i alone, so that CUDA's coarsened launch can load four threads' elements
-    as one vector), "c" from `offset`, "z" and "s" (broadcast, strided) at `offset` (computed
-    per thread)."""
+    as one vector), "c" from `offset`, "z" and the strided "s", "sb", "su" (broadcast, strided)
+    at `offset` (computed per thread)."""
     if kind == "c0":
         return "i"
     return f"{offset} + i" if kind == "c" else offset
 
 
 def _generate(device, nd, entries, outs, fours):
-    """(source, strided, vec) from a walk's entries; outs: ((slot, out dtype, kind), ...); fours:
+    """(source, strided, rows, vec) from a walk's entries; outs: ((slot, out dtype, kind), ...); fours:
     the element count is a positive multiple of 4. vec: the source is the four-elements-a-thread
     form (_four_a_thread), decided here once per structure. Cached."""
     key = (device, nd, entries, outs, fours)
@@ -243,6 +243,15 @@ def _generate(device, nd, entries, outs, fours):
         vec = fours and _four_a_thread(device, entries, outs)
         hit = _SOURCES[key] = _Source(device.backend, nd, vec).text(entries, outs) + (vec,)
     return hit
+
+
+def _rows_grid(backend, nd, strided, vec):
+    """Whether a kernel with strided operands runs on a 2-D grid (the last dimension, the rest) on
+    the CPU backend: an element's position in the last dimension is then the thread's x, and the
+    rest's coordinates, computed from y by division, stay the same along a row (the thread loop
+    over x lifts them out). With a 1-D grid every element divided its index by each dimension's
+    size: `x[:, None] * y[None, :]` of 1000 float32 each took 3.9 ms, 0.59 ms on the 2-D grid."""
+    return backend == "cpu" and nd >= 2 and bool(strided) and not vec
 
 
 # Precise trigonometry: CUDA's sinf, cosf and tanf branch to a long argument reduction for large
@@ -278,6 +287,7 @@ def _four_a_thread(device, entries, outs):
 
 class _Source:
     def __init__(self, backend, nd, vec=False):
+        self.backend = backend
         self.g = _ops.Gen(backend)
         self.nd = nd
         self.vec = vec
@@ -333,23 +343,39 @@ class _Source:
         for k, (_, dt, _) in enumerate(outs):
             params.append(f"device {D.msl(dt)}{vector}* out{k} [[buffer({b})]]")
             b += 1
-        params.append("uint gid [[thread_position_in_grid]]")
         # P layout: input offsets, output offsets, shape, then strides of every strided input/output.
-        body = ["  ulong i = gid;"]
         sh = nin + nout
         st = sh + nd
-        strided = [("in", k) for k, (_, kind) in enumerate(ins) if kind == "s"]
-        strided += [("out", k) for k, (_, _, kind) in enumerate(outs) if kind == "s"]
+        strided = [("in", k) for k, (_, kind) in enumerate(ins) if kind[0] == "s"]
+        strided += [("out", k) for k, (_, _, kind) in enumerate(outs) if kind[0] == "s"]
+        last = {io_k: (ins[io_k[1]][1] if io_k[0] == "in" else outs[io_k[1]][2]) for io_k in strided}
+        rows = _rows_grid(self.backend, nd, strided, self.vec)
+        if rows:
+            params.append("uint2 g [[thread_position_in_grid]]")
+            body = [f"  ulong i = ulong(g.y) * ulong(P[{sh + nd - 1}]) + g.x;"]
+        else:
+            params.append("uint gid [[thread_position_in_grid]]")
+            body = ["  ulong i = gid;"]
         for k in range(nin):
             body.append(f"  long o{k} = P[{k}];")
         for k in range(nout):
             body.append(f"  long q{k} = P[{nin + k}];")
         if strided:
-            body.append("  { ulong r = i;")
+            body.append(f"  {{ ulong r = {'g.y' if rows else 'i'};")
             for d in reversed(range(nd)):
-                body.append(f"    {{ ulong c = r % ulong(P[{sh + d}]); r /= ulong(P[{sh + d}]);")
+                if rows and d == nd - 1:
+                    body.append("    { ulong c = g.x;")
+                elif d == 0:  # the outermost coordinate is what is left
+                    body.append("    { ulong c = r;")
+                else:
+                    body.append(f"    {{ ulong c = r % ulong(P[{sh + d}]); r /= ulong(P[{sh + d}]);")
                 for j, (io, k) in enumerate(strided):
                     var = f"o{k}" if io == "in" else f"q{k}"
+                    if rows and d == nd - 1 and last[(io, k)] == "sb":
+                        continue  # a row's elements are one value: the thread loop reads it once
+                    if rows and d == nd - 1 and last[(io, k)] == "su":
+                        body.append(f"      {var} += long(c);")  # contiguous along the row: vectorisable
+                        continue
                     body.append(f"      {var} += long(c) * P[{st + j * nd + d}];")
                 body.append("    }")
             body.append("  }")
@@ -364,7 +390,7 @@ class _Source:
         src = ("#include <metal_stdlib>\nusing namespace metal;\n"
                + (helpers + "\n" if helpers else "")
                + f"kernel void {KERNEL_NAME}(" + ",\n    ".join(params) + ") {\n" + "\n".join(body) + "\n}\n")
-        return D.declare_types(src), tuple(strided)
+        return D.declare_types(src), tuple(strided), rows
 
 
     def _four_copies(self, lines, ins, outs, names, entries):
@@ -422,10 +448,10 @@ def _plan(items, device, fours):
     Returns the kernel's number of buffer arguments; a multi-output one past Metal's table is
     not registered (run splits it)."""
     entries, outs, inputs, scalars, key = _core._fusion_walk(items)
-    src, strided, vec = _generate(device, len(items[0][1][4]), entries, outs, fours)
+    src, strided, rows, vec = _generate(device, len(items[0][1][4]), entries, outs, fours)
     buffers = len(inputs) + len(scalars) + 1 + len(outs)
     if buffers <= MAX_BUFFER_ARGUMENTS or len(items) == 1:
-        _core._fusion_remember(device, key, fours, R.kernel(device, src, KERNEL_NAME), strided, vec)
+        _core._fusion_remember(device, key, fours, R.kernel(device, src, KERNEL_NAME), strided, vec, rows)
     return buffers
 
 

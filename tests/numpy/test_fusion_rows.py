@@ -1,0 +1,76 @@
+"""Fused kernels with strided operands, which the CPU backend runs on a 2-D grid of (the last
+dimension, the rest) (_fusion._rows_grid): operands whose last stride is 0 ("sb"), 1 ("su") or
+anything else ("s"), in 2 to 4 dimensions, strided outputs (a view written by setitem), last
+dimensions of one element, and several structures in turn. Every result against NumPy, on every
+device (the GPUs and the simulator keep the 1-D grid: the same expressions check it)."""
+
+import numpy as np
+import pytest
+
+import metalcall.numpy as mnp
+from metalcall.numpy import _fusion as F
+from mnp_check import check
+
+RNG = np.random.default_rng(11)
+
+
+def _pair(shape, dtype=np.float32):
+    a = RNG.standard_normal(shape).astype(dtype)
+    return a
+
+
+BROADCASTS = [((7, 1), (1, 9)), ((300, 1), (1, 257)), ((2, 1), (1, 5000)), ((64, 33), (33,)), ((64, 33), (64, 1)),
+              ((5, 1, 6), (1, 4, 6)), ((5, 4, 1), (4, 6)), ((3, 1, 2, 5), (1, 4, 1, 5)), ((9, 1), (1, 1))]
+
+
+@pytest.mark.parametrize("sa, sb", BROADCASTS, ids=lambda s: "x".join(map(str, s)))
+def test_broadcast_operands(device, sa, sb):
+    a, b = _pair(sa), _pair(sb)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    for _ in range(2):  # the second evaluation takes the registered plan
+        check(x * y + 1, a * b + np.float32(1), rtol=1e-6)
+        check(mnp.sin(y) - x * 2, np.sin(b) - a * np.float32(2), rtol=1e-5, atol=1e-6)
+
+
+def test_views_with_each_last_stride(device):
+    """Last strides 1 (a column slice), 3 (a step), 0 (broadcast) and a transposed operand
+    (stride of a whole row), each with a contiguous one, and mixed in one expression."""
+    a = _pair((40, 50))
+    b = _pair((50, 40))
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    check(x[:, 10:30] * 2 + x[:, :20], a[:, 10:30] * 2 + a[:, :20], rtol=1e-6)
+    check(x[::2, ::3] - 1, a[::2, ::3] - 1, rtol=1e-6)
+    check(x + y.T, a + b.T, rtol=1e-6)
+    check(x[:10, 5:6] * x[::4, :], a[:10, 5:6] * a[::4, :], rtol=1e-6)
+    check(mnp.where(x.T[:, :7] > 0, y[:, 3:10], x.T[:, 1:8]), np.where(a.T[:, :7] > 0, b[:, 3:10], a.T[:, 1:8]))
+
+
+def test_strided_outputs(device):
+    """setitem into views whose last stride is 1, 2 and (a column) a whole row."""
+    a = _pair((30, 40))
+    for index in [(slice(None), slice(5, 25)), (slice(None), slice(None, None, 2)), (slice(3, 20), slice(7, 8)),
+                  (slice(None, None, 3), slice(None))]:
+        host = np.zeros((30, 40), np.float32)
+        out = mnp.asarray(host, device=device)
+        x = mnp.asarray(a, device=device)
+        host[index] = a[index] * 3 + 1
+        out[index] = x[index] * 3 + 1
+        check(out, host, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.int8])
+def test_other_types(device, dtype):
+    if device.backend == "metal" and dtype == np.float64:
+        pytest.skip("Metal has no double")
+    a = (RNG.integers(-50, 50, (17, 1)) if np.dtype(dtype).kind == "i" else RNG.standard_normal((17, 1))).astype(dtype)
+    b = (RNG.integers(-50, 50, (1, 23)) if np.dtype(dtype).kind == "i" else RNG.standard_normal((1, 23))).astype(dtype)
+    x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
+    check(x * y - x, a * b - a, rtol=1e-12)
+
+
+def test_rows_grid_is_the_cpus_only():
+    assert F._rows_grid("cpu", 2, [("in", 0)], False)
+    assert not F._rows_grid("cpu", 1, [("in", 0)], False)
+    assert not F._rows_grid("cpu", 2, [], False)
+    assert not F._rows_grid("cuda", 2, [("in", 0)], False)
+    assert not F._rows_grid("metal-sim", 3, [("in", 0)], False)
