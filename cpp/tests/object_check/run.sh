@@ -38,6 +38,20 @@ echo "== $cxx"
   extern "C" __attribute__((visibility("default"))) void entry(float* a, const float* b, int n) {
     ++calls; __builtin_memcpy(a, b, n * sizeof(float)); for (int i = 0; i < n; ++i) a[i] = sinf(a[i]) + expf(b[i]); }'
   check allowed ok
+  # Allowed: glibc's vector variants of libm's functions (-fveclib=libmvec), by their vector-ABI names.
+  object vector_math 'extern "C" void _ZGVdN8v_sinf(); extern "C" void _ZGVeN16vv_powf(); extern "C" void _ZGVbN2v_exp();
+  extern "C" __attribute__((visibility("default"))) void entry() { _ZGVdN8v_sinf(); _ZGVeN16vv_powf(); _ZGVbN2v_exp(); }'
+  check vector_math ok
+  # Forbidden: a vector-ABI name of anything else, or a malformed one.
+  object vector_system 'extern "C" void _ZGVdN8v_system();
+  extern "C" __attribute__((visibility("default"))) void entry() { _ZGVdN8v_system(); }'
+  check vector_system refused "'_ZGVdN8v_system'"
+  object vector_bad_isa 'extern "C" void _ZGVzN8v_sinf();
+  extern "C" __attribute__((visibility("default"))) void entry() { _ZGVzN8v_sinf(); }'
+  check vector_bad_isa refused "'_ZGVzN8v_sinf'"
+  object vector_no_lanes 'extern "C" void _ZGVdNv_sinf();
+  extern "C" __attribute__((visibility("default"))) void entry() { _ZGVdNv_sinf(); }'
+  check vector_no_lanes refused "'_ZGVdNv_sinf'"
   # Forbidden: host calls at call time.
   object calls_system 'extern "C" int system(const char*);
   extern "C" __attribute__((visibility("default"))) int entry() { return system("true"); }'

@@ -56,9 +56,25 @@ bool allowed_import(const std::string& name, Format format) {
       "llrint", "fmod", "remainder", "remquo", "fma", "fmax", "fmin", "fdim", "copysign", "frexp", "ldexp",
       "modf", "scalbn", "scalbln", "nextafter", "nexttoward", "erf", "erfc", "tgamma", "lgamma", "sincos",
       "significand", "nan"};
-  if (libm.count(name)) return true;
-  const char last = name.empty() ? '\0' : name.back();
-  return (last == 'f' || last == 'l') && libm.count(name.substr(0, name.size() - 1));
+  const auto is_libm = [](const std::string& n) {
+    if (libm.count(n)) return true;
+    const char last = n.empty() ? '\0' : n.back();
+    return (last == 'f' || last == 'l') && libm.count(n.substr(0, n.size() - 1));
+  };
+  if (is_libm(name)) return true;
+  // ELF: glibc's vector variants of those (libmvec, -fveclib=libmvec), named by the x86 vector ABI:
+  // _ZGV, the ISA (b SSE, c AVX, d AVX2, e AVX-512), N or M (masked), the lane count, one v per
+  // argument, '_', the scalar name (_ZGVdN8v_sinf, _ZGVeN16vv_powf).
+  if (format != Format::elf || name.rfind("_ZGV", 0) != 0 || name.size() < 9) return false;
+  std::size_t i = 4;
+  if (std::string("bcde").find(name[i++]) == std::string::npos) return false;
+  if (name[i] != 'N' && name[i] != 'M') return false;
+  const std::size_t digits = ++i;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  const std::size_t vs = i;
+  while (i < name.size() && name[i] == 'v') ++i;
+  if (vs == digits || vs == i || i >= name.size() || name[i] != '_') return false;  // lanes, one v or more, _
+  return is_libm(name.substr(i + 1));
 }
 
 void refuse_unreadable(const std::string& path, const std::string& why) {

@@ -358,7 +358,7 @@ void* map_descriptor(int fd, std::size_t bytes) {
 // Libraries a kernel object may need (g++ and clang link these into shared objects): loaded
 // now, when the loader may still open files, so that dlopen later finds them by name.
 void preload_runtime_libraries() {
-  for (const char* name : {"libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libc++.so.1", "libc++abi.so.1"})
+  for (const char* name : {"libm.so.6", "libmvec.so.1", "libstdc++.so.6", "libgcc_s.so.1", "libc++.so.1", "libc++abi.so.1"})
     (void)dlopen(name, RTLD_NOW | RTLD_GLOBAL);
   (void)dlerror();
 }
