@@ -125,3 +125,25 @@ def test_scatter_assignment(arr):
     y[[-1, 0]] = y[[0, 1]] * 2
     f[[-1, 0]] = f[[0, 1]] * 2
     check(y, f)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8, np.float16])
+def test_take_on_each_grid(device, dtype):
+    """take along the last axis (the CPU's (m, outer) grid), an inner axis and the first (its
+    (inner, m * outer) grid), and the whole array flattened; negative indices count from the end,
+    indices out of range give 0 (documented: checking them would need the host)."""
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((5, 7, 9)) * 20).astype(dtype)
+    x = mnp.asarray(a, device=device)
+    idx = np.array([0, -1, 3, 3, -7, 2, 8, 1], np.int64)
+    for axis in (0, 1, 2):
+        n = a.shape[axis]
+        i = idx[(idx >= -n) & (idx < n)]
+        check(mnp.take(x, mnp.asarray(i, device=device), axis=axis), np.take(a, i, axis=axis))
+    big = rng.integers(-a.size, a.size, 1000)
+    check(mnp.take(x, mnp.asarray(big, device=device)), np.take(a, big))
+    check(x[mnp.asarray(idx[:3], device=device)], a[idx[:3]])
+    outside = np.array([1, 99, -99], np.int64)
+    got = np.asarray(mnp.take(x, mnp.asarray(outside, device=device), axis=2))
+    np.testing.assert_array_equal(got[..., 0], a[..., 1])
+    np.testing.assert_array_equal(got[..., 1:], np.zeros_like(got[..., 1:]))

@@ -169,6 +169,36 @@ kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* id
 """
 
 
+# The CPU's forms of mnp_take, on grids that give each element's coordinates without dividing
+# its index (x86 divides one element at a time: x[idx] of 1e5 indices into 1e6 float32 took
+# 394 µs, NumPy 148): (m, outer) where inner == 1, (inner, m * outer) otherwise.
+_TAKE_ROWS_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
+                     constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
+                     uint2 g [[thread_position_in_grid]]) {
+  // P: n (axis length), m (number of indices), inner (1)
+  long n = P[0], m = P[1];
+  long k = idx[g.x];
+  if (k < 0) k += n;
+  out[ulong(g.y) * ulong(m) + g.x] = (k >= 0 && k < n) ? src[ulong(g.y) * ulong(n) + ulong(k)] : ZERO;
+}
+"""
+_TAKE_BLOCKS_SRC = """#include <metal_stdlib>
+using namespace metal;
+kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
+                     constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
+                     uint2 g [[thread_position_in_grid]]) {
+  // P: n (axis length), m (number of indices), inner; g: (element of the block, index, outer)
+  long n = P[0], m = P[1], inner = P[2];
+  ulong j = g.y % ulong(m), o = g.y / ulong(m);
+  long k = idx[j];
+  if (k < 0) k += n;
+  out[ulong(g.y) * ulong(inner) + g.x] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + g.x] : ZERO;
+}
+"""
+
+
 def take(x, indices, /, *, axis=None):
     """Gathers x along axis (NumPy's take; negative indices count from the end). Indices outside
     [-n, n) give 0 instead of raising (checking them would need the host)."""
@@ -196,9 +226,12 @@ def take(x, indices, /, *, axis=None):
     if total:
         if n == 0:
             raise IndexError("cannot take from an empty axis")
-        kern = R.kernel(x.device, _TAKE_SRC.replace("ZERO", D.zero(x.dtype)).replace("ELEM", D.msl(x.dtype)), "mnp_take")
+        text, grid = _TAKE_SRC, total
+        if x.device.backend == "cpu":
+            text, grid = (_TAKE_ROWS_SRC, (m, outer)) if inner == 1 else (_TAKE_BLOCKS_SRC, (inner, m * outer))
+        kern = R.kernel(x.device, text.replace("ZERO", D.zero(x.dtype)).replace("ELEM", D.msl(x.dtype)), "mnp_take")
         P = x.device.asarray(np.array([n, m, inner], np.int64))
-        R.launch(kern, total, src, idx._contiguous_buffer(), P, out._buf)
+        R.launch(kern, grid, src, idx._contiguous_buffer(), P, out._buf)
     return out
 
 
