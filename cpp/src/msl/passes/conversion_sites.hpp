@@ -1,7 +1,8 @@
 // The conversions to a kind of type that the tokens show, explicit and implicit: what the CUDA
 // translation hands to the prelude for char and short (NVVM's neg.s16, small_negations.hpp) and
-// half (`h = long`). A token walk: it sees the conversions whose destination's type is spelled
-// where it can read it.
+// half (`h = long`), and the CPU translation for int, uint, long and ulong (a NaN converted to
+// 0 and out-of-range values saturated, as MSL's GPUs convert: metal_conversion.h). A token walk:
+// it sees the conversions whose destination's type is spelled where it can read it.
 #pragma once
 
 #include <cstddef>
