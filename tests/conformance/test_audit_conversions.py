@@ -171,6 +171,30 @@ def test_out_of_range_saturates(device, name, dtype):
                  err_msg=f"{name}: rows are {values.tolist()}; columns {SATURATE_COLUMNS}")
 
 
+# double (a CPU and CUDA extension: Metal has none) converts the same way.
+KS_DOUBLE = KernelSet(["""
+kernel void double_to_int_and_long(const device float* x [[buffer(0)]], device long* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    double d = double(x[i]) * 1e10;
+    out[2 * i] = int(d);
+    long l = d * 1e10;
+    out[2 * i + 1] = l;
+}
+"""])
+
+
+def test_double_out_of_range_saturates(device):
+    """A double NaN to int and long is 0, out of range saturated (not on Metal, which has no double)."""
+    if device.backend == "metal":
+        pytest.skip("Metal has no double")
+    x = np.array([np.nan, 1.0, -1.0, 0.1, 1e-12, -0.5, 3e-9], np.float32)
+    out = np.full(2 * x.size, 77, np.int64)
+    KS_DOUBLE.get(device, "double_to_int_and_long")(x.size, x, out)
+    d = x.astype(np.float64) * 1e10
+    expected = np.stack([_saturated(d, np.int32).astype(np.int64), _saturated(d * 1e10, np.int64)], axis=1)
+    assert_equal(out.reshape(x.size, 2), expected)
+
+
 # Conversions in constant expressions stay constant (the CPU translation's int_arg is constexpr):
 # an array's bound from a float constant, and a constant's value.
 KS_CONSTANT_CONVERSIONS = KernelSet(["""
