@@ -256,11 +256,13 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   // at most 8 bytes through a pointer, so a vector access is an unaligned move
   // (metal_vector.h). g++ has no such flag: the access faults on x86-64 there.
   if (clang) flags.push_back("-fmax-type-align=8");
-  // MSL converts a NaN to the integer 0 (specification section 8.6); x86's cvttss2si gives
-  // INT_MIN. clang's -fno-strict-float-cast-overflow would give 0 (LLVM's saturating
-  // conversions), but made every float-to-integer kernel 8.5x slower here (2^20 floats: 434
-  // against 50 µs; clang 16 expands the saturating conversion lane by lane): not used, a known
-  // limit (docs/design.md, "Known limits of the CPU backend").
+  // MSL converts a NaN to the integer 0 (specification section 8.6) and GPUs saturate what is
+  // out of range; x86's cvttss2si gives INT_MIN. clang's -fno-strict-float-cast-overflow would
+  // too (LLVM's saturating conversions), but made every float-to-integer kernel 8.5x slower here
+  // (2^20 floats: 434 against 50 µs; clang 16 expands the saturating conversion lane by lane): not
+  // used. The translation hands each conversion to int, uint, long and ulong it sees to the
+  // prelude instead (metal_conversion.h: a compare and a select beside the vectorised conversion);
+  // docs/design.md, "Known limits of the CPU backend", says which it does not see.
   // Frame sizes for check_stack_usage (stack_limits.hpp).
   const bool stack_usage = reports_stack_usage(host.identity());
   if (stack_usage) flags.push_back("-fstack-usage");

@@ -17,7 +17,7 @@ struct Part {
 
 inline const std::vector<Part>& parts_table() {
   static const auto& parts = *new std::vector<Part>{
-      {"HALF", {"metal_half.h", "metal_half_cuda.h"}, {}},
+      {"HALF", {"metal_half.h", "metal_half_cuda.h", "metal_conversion.h"}, {}},
       {"VECTOR",
        {"metal_conditional.h", "metal_division.h", "metal_vector.h", "metal_vector_traits.h",
         "metal_types.h"},

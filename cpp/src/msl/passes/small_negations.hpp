@@ -38,16 +38,6 @@ std::vector<std::pair<std::size_t, std::size_t>> small_negations(const std::vect
  */
 std::vector<std::pair<std::size_t, std::size_t>> zero_subtractions(const std::vector<Token>& t);
 
-/**
- * (the `(`, its `)`) of each explicit conversion to an 8- or 16-bit integer (`short(x)`,
- * `(short)(x)`, `static_cast<short>(x)`; char, uchar, short, ushort and the intN_t names) whose
- * argument is not a literal. The translation hands the argument to `mtl_rt::narrow_arg`, which
- * passes an integer through an opaque `mov` in int: NVVM then cannot narrow the arithmetic
- * before it to 16 bits, where `short(x * short(-1))` and `short(x / short(-1))` became a neg.s16
- * (metal_negation.h).
- */
-std::vector<std::pair<std::size_t, std::size_t>> narrowing_casts(const std::vector<Token>& t);
-
 /** Tokens [first, end) the translation writes `prefix ... )`. */
 struct NarrowingWrap {
   std::size_t first, end;
@@ -55,24 +45,30 @@ struct NarrowingWrap {
 };
 
 /**
- * The arguments of narrowing_casts (`mtl_rt::narrow_arg(`), and the implicit conversions to an
- * 8- or 16-bit integer the tokens show, where NVVM made the same neg.s16 (`short v = x *
- * short(-1);`, read from the PTX and SASS of NVRTC 13.0, the H200's: -(-32768) then read as
- * +32768): the value of a declaration of a char or short (not `constant`, `constexpr` or
- * `static` data, nor a literal or a braced list), of `=` to a name declared only with such types
- * or to an element of an array of or a pointer to them, or to a component or swizzle of a char
- * or short vector (`v.x`, `v[k]`, `out[i].y`, `w.yx`), of `return` in a function returning one
- * (but one holding a lambda) or in a lambda declared `-> short`, and of an argument where every
- * function, lambda (`auto f = [&](short p)`) or struct constructor (`P(short x) : a(x) {}`, called
- * `P(...)`) of that name takes one, through `narrow_arg(`;
- * a compound assignment to them (`v *= short(-1)`, `v.y -= x`) through `mtl_rt::narrow_ref(v)
- * *= ...`, which computes the promoted result through narrow_arg (a swizzle of several
- * components, `w.yx += e`, is a proxy no reference takes: its operand goes through narrow_arg
- * instead). A struct's member converts as written.
+ * The conversions to an 8- or 16-bit integer that conversion_sites finds (conversion_sites.hpp):
+ * explicit (`short(x)`, `(short)(x)`, `(short)x`, `static_cast<short>(x)`) and implicit (a
+ * declaration's value, `=` to a name, element or component, `return`, a call's argument), the
+ * value handed to `mtl_rt::narrow_arg(`, which passes an int or wider integer through an opaque
+ * `mov` in int: NVVM then cannot narrow the arithmetic before it to 16 bits, where `short(x *
+ * short(-1))`, `short v = x * short(-1);` and `short(x / short(-1))` became a neg.s16 (read
+ * from the PTX and SASS of NVRTC 13.0, the H200's: -(-32768) then read as +32768;
+ * metal_negation.h). A literal value is left as written. A compound assignment to them (`v *=
+ * short(-1)`, `v.y -= x`) goes through `mtl_rt::narrow_ref(v) *= ...`, which computes the
+ * promoted result through narrow_arg (a swizzle of several components, `w.yx += e`, is a proxy
+ * no reference takes: its operand goes through narrow_arg instead). And `=` to a half (one
+ * component of a half vector at most) through `mtl_rt::half_arg(`: CUDA's __half has no
+ * operator=(long), and its others tie (fuzz seed 9401).
  */
 std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t);
 
 /** Whether s names an 8- or 16-bit integer type (char, uchar, short, ushort, int8_t ... uint16_t). */
 bool is_narrow_type_name(const std::string& s);
+
+/**
+ * The token after the operand of a unary operator at i (the operand from i + 1, delimited as
+ * small_negations delimits one), or t.size() where it is not plainly delimited: the operand of a
+ * cast `(T)x` from its `)`.
+ */
+std::size_t unary_operand_end(const std::vector<Token>& t, std::size_t i);
 
 }  // namespace metalcall::msl

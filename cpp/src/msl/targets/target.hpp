@@ -180,6 +180,14 @@ class Target {
   virtual bool wraps_small_negations() const { return false; }
 
   /**
+   * Conversions from a floating type to int, uint, long and ulong (and their other names) take
+   * their argument through `metal::mtl_rt::int_arg<T>(x)` (metal_conversion.h; found by
+   * passes/conversion_sites.hpp), which gives MSL's value: a NaN 0, out of range saturated, as
+   * Apple's and NVIDIA's GPUs convert (the CPU: x86's cvttss2si gives INT_MIN for both).
+   */
+  virtual bool conditions_float_to_int() const { return false; }
+
+  /**
    * Declarations the entry point needs before the layout table (the CUDA target's
    * parameter block of kernel `index`); nothing for the CPU.
    */

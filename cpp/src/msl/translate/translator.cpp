@@ -169,12 +169,14 @@ Translation Translator::run() {
              conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i) ||
              space_overloads_.params.count(i) || space_overloads_.args.count(i) || qualified_pointers_.count(i);
     });
+  // Where no other rewrite replaced a token of [first, last].
+  const auto untouched = [this](std::size_t first, std::size_t last) {
+    auto edited = active_edits_.lower_bound(first);
+    return edited == active_edits_.end() || edited->first > last;
+  };
+  // Checked mode too: a kernel's values are the same with and without its bounds checks.
+  if (target_.conditions_float_to_int()) wrap_float_to_int_conversions(untouched);
   if (target_.wraps_small_negations() && !checked_) {
-    // Where no other rewrite replaced a token of [first, last].
-    const auto untouched = [this](std::size_t first, std::size_t last) {
-      auto edited = active_edits_.lower_bound(first);
-      return edited == active_edits_.end() || edited->first > last;
-    };
     // Conversions to char and short, explicit and implicit, take their argument through the
     // prelude (CUDA), first: a negation that starts the argument opens inside it.
     for (const auto& w : narrowing_wraps(t_))

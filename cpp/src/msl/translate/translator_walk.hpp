@@ -183,6 +183,10 @@ class Translator {
   // CPU: every lambda without captures gets one nothing reads, so none converts to a function
   // pointer (lambda_captures.hpp).
   void block_lambda_conversions();
+  // CPU: conversions from a floating type to a 32- or 64-bit integer take their argument through
+  // metal_conversion.h's int_arg (NaN 0, saturated), where no other rewrite replaced or skips
+  // the tokens (passes/conversion_sites.hpp; translator_conversions.cpp).
+  void wrap_float_to_int_conversions(const std::function<bool(std::size_t, std::size_t)>& untouched);
   // The alignment of the vector that the cast [first, star] gives when its operand (at `operand`)
   // is a kernel's buffer parameter that the kernel never changes, recorded in cast_alignments_;
   // else 0.

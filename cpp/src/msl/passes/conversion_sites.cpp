@@ -1,0 +1,553 @@
+// Conversions to a kind of type that the tokens show (conversion_sites.hpp).
+#include "msl/passes/conversion_sites.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "msl/analysis/call_graph.hpp"       // matching
+#include "msl/passes/small_negations.hpp"  // unary_operand_end
+
+namespace metalcall::msl {
+
+namespace {
+
+// Whether s names a vector (packed or not) whose component type `kind` says yes to: short2, packed_half3.
+bool is_vector_of(const std::string& s, TypeKind kind) {
+  const std::string base = s.rfind("packed_", 0) == 0 ? s.substr(7) : s;
+  return base.size() > 1 && (base.back() == '2' || base.back() == '3' || base.back() == '4') &&
+         kind(base.substr(0, base.size() - 1));
+}
+
+using TypePredicate = std::function<bool(const std::string&)>;
+
+bool is_scalar_type_name(const std::string& s) {
+  static const auto& names = *new std::set<std::string>{"bool", "char", "uchar", "short", "ushort", "int", "uint",
+                                                   "long", "ulong", "half", "float", "bfloat", "double"};
+  return names.count(s) > 0;
+}
+
+// The component type of a vector's name: short of short4 and packed_short3.
+std::string component_type(const std::string& vector) {
+  const std::string base = vector.rfind("packed_", 0) == 0 ? vector.substr(7) : vector;
+  return base.substr(0, base.size() - 1);
+}
+
+bool is_type_word(const Token& k) {
+  static const auto& words = *new std::set<std::string>{"unsigned", "signed", "long", "short", "int", "char"};
+  return k.kind == TokenKind::identifier && words.count(k.text) > 0;
+}
+
+// The type's words ending at the token at last: `unsigned int`, `long long`, `short`.
+std::string type_words(const std::vector<Token>& t, std::size_t last) {
+  std::string type = t[last].text;
+  for (std::size_t k = last; k-- > 0 && is_type_word(t[k]);) type = t[k].text + " " + type;
+  return type;
+}
+
+// Whether a token names components of a vector: x, yz, rgba (the letters of one set).
+bool is_swizzle(const Token& k) {
+  if (k.kind != TokenKind::identifier || k.text.size() > 4) return false;
+  const bool xyzw = k.text.find_first_not_of("xyzw") == std::string::npos;
+  return xyzw || k.text.find_first_not_of("rgba") == std::string::npos;
+}
+
+bool is_empty_argument(std::size_t open, std::size_t close) { return open + 1 >= close; }
+
+bool is_literal_range(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (b < e && (t[b].is("-") || t[b].is("+"))) ++b;
+  return b + 1 == e && (t[b].kind == TokenKind::number || t[b].kind == TokenKind::character);
+}
+
+// The end of the expression from b: the `;` (or, with commas, a `,`) at its own depth, or
+// t.size() where a bracket closes first or the file ends.
+std::size_t expression_end(const std::vector<Token>& t, std::size_t b, bool commas) {
+  for (std::size_t k = b; k < t.size(); ++k) {
+    // A brace only as a braced temporary `S{a, b}`: after `)` it opens a lambda's or a
+    // function's body (`template <short N = 3> short f() {`), not an initialiser's part.
+    if (t[k].is("{") && (k == 0 || t[k - 1].kind != TokenKind::identifier)) return t.size();
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      k = matching(t, k);
+      if (k >= t.size()) return t.size();
+    } else if (t[k].is(";") || (commas && t[k].is(","))) {
+      return k;
+    } else if (t[k].is(")") || t[k].is("]") || t[k].is("}") || t[k].is(",")) {
+      return t.size();
+    }
+  }
+  return t.size();
+}
+
+bool is_compound_assignment(const Token& k) {
+  static const auto& ops = *new std::set<std::string>{"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  return k.kind == TokenKind::punct && ops.count(k.text) > 0;
+}
+
+// A token after which a statement starts.
+bool starts_statement(const Token& p) {
+  return p.is(";") || p.is("{") || p.is("}") || p.is(")") || p.is(":") || p.is_identifier("else") ||
+         p.is_identifier("do");
+}
+
+// Names declared with a type of a kind: `short v`, `const ushort w = ...`, parameters (`short
+// p`); and those declared as pointers to or arrays of them (`device short* out`, `threadgroup
+// char tg[64]`, `short a[4]`), whose elements are; each with its type's words ("unsigned int"),
+// or "" where its declarations name two. `other`: the names declared with any other type; a name
+// in both is neither.
+struct TypedNames {
+  std::map<std::string, std::string> values, elements;
+  std::set<std::string> other;
+};
+
+void add_typed(std::map<std::string, std::string>& names, const std::string& name, const std::string& type) {
+  auto [it, fresh] = names.emplace(name, type);
+  if (!fresh && it->second != type) it->second.clear();
+}
+
+TypedNames names_of_type(const std::vector<Token>& t, const TypePredicate& is_type, std::size_t lo, std::size_t hi,
+                         const std::vector<bool>* skip) {
+  TypedNames n;
+  static const auto& not_types = *new std::set<std::string>{"return", "case", "goto", "else", "do", "sizeof",
+                                                      "new", "delete", "throw", "typename", "using", "namespace",
+                                                      "struct", "class", "enum", "union", "template", "operator"};
+  for (std::size_t i = std::max<std::size_t>(lo, 1); i + 1 < hi; ++i) {
+    if (t[i].kind != TokenKind::identifier || (skip && (*skip)[i])) continue;
+    const Token& p = t[i - 1];
+    const bool after_member = i > 1 && (t[i - 2].is(".") || t[i - 2].is("->") || t[i - 2].is("::"));
+    if (p.kind == TokenKind::identifier && !not_types.count(p.text) && !after_member) {
+      if (is_type(p.text) && (i < 2 || !t[i - 2].is("::"))) {
+        add_typed(t[i + 1].is("[") ? n.elements : n.values, t[i].text, type_words(t, i - 1));
+      } else {
+        n.other.insert(t[i].text);
+      }
+    } else if ((p.is("*") || p.is("&")) && i > 1 && t[i - 2].kind == TokenKind::identifier) {
+      // `short* p`, `device short* p`, `thread short& r`: after the type, a pointer's elements
+      // or a reference; after another type, not ours (`a * b` is no declaration).
+      if (is_type(t[i - 2].text)) {
+        add_typed(p.is("*") ? n.elements : n.values, t[i].text, type_words(t, i - 2));
+      } else if (i > 2 && (t[i - 3].kind == TokenKind::identifier || t[i - 3].is(";") || t[i - 3].is("{") ||
+                           t[i - 3].is("}") || t[i - 3].is("(") || t[i - 3].is(","))) {
+        n.other.insert(t[i].text);
+      }
+    }
+  }
+  for (const auto& name : n.other) {
+    n.values.erase(name);
+    n.elements.erase(name);
+  }
+  for (const auto& [name, type] : n.values) n.elements.erase(name);
+  return n;
+}
+
+// The names of one type kind, function by function: a name a function declares (its parameters
+// and locals) is read from that function's declarations, any other from the program-scope
+// ones (struct members, constants). A file's kernels often share parameter names of different
+// types (`device short* out` here, `device float* out` there).
+class ScopedNames {
+ public:
+  ScopedNames(const std::vector<Token>& t, const TypePredicate& is_type) : owner_(t.size(), 0) {
+    std::vector<bool> inside(t.size(), false);
+    for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+      if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || t[i - 1].kind != TokenKind::identifier) continue;
+      const std::size_t close = matching(t, i + 1);
+      std::size_t open = close + 1;
+      while (open < t.size() && t[open].kind == TokenKind::identifier) ++open;  // const, thread, ...
+      if (close >= t.size() || open >= t.size() || !t[open].is("{")) continue;
+      const std::size_t end = matching(t, open);
+      if (end >= t.size()) continue;
+      scopes_.push_back(names_of_type(t, is_type, i + 1, end + 1, nullptr));
+      for (std::size_t k = i + 1; k <= end; ++k) {
+        owner_[k] = scopes_.size();
+        inside[k] = true;
+      }
+      i = end;
+    }
+    global_ = names_of_type(t, is_type, 0, t.size(), &inside);
+  }
+  // The type of the name at token i (its declarations seen from there) where it is a value or
+  // the elements of the type kind; nullptr where it is not.
+  const std::string* value(std::size_t i, const std::string& name) const { return find(pick(i, name).values, name); }
+  const std::string* elements(std::size_t i, const std::string& name) const {
+    return find(pick(i, name).elements, name);
+  }
+
+ private:
+  static const std::string* find(const std::map<std::string, std::string>& names, const std::string& name) {
+    auto it = names.find(name);
+    return it == names.end() ? nullptr : &it->second;
+  }
+  const TypedNames& pick(std::size_t i, const std::string& name) const {
+    if (owner_[i]) {
+      const TypedNames& local = scopes_[owner_[i] - 1];
+      if (local.values.count(name) || local.elements.count(name) || local.other.count(name)) return local;
+    }
+    return global_;
+  }
+  std::vector<std::size_t> owner_;  // token -> 1 + its function's index in scopes_, or 0
+  std::vector<TypedNames> scopes_;
+  TypedNames global_;
+};
+
+// Calls item(begin, end) for each comma-separated part of the bracketed list from t[open] to
+// its match t[close], skipping nested brackets (a bracket that runs past close ends the walk).
+template <class Item>
+void for_each_list_item(const std::vector<Token>& t, std::size_t open, std::size_t close, Item&& item) {
+  std::size_t start = open + 1;
+  for (std::size_t k = open + 1; k <= close; ++k) {
+    if (t[k].is("(") || t[k].is("[") || t[k].is("{")) {
+      k = matching(t, k);
+      if (k >= close) break;
+      continue;
+    }
+    if (k < close && !t[k].is(",")) continue;
+    item(start, k);
+    start = k + 1;
+  }
+}
+
+// Whether the name at `name`, a function's whose parameters follow, returns a type of the kind.
+bool returns_kind(const std::vector<Token>& t, std::size_t name, TypeKind kind) {
+  return name > 0 && t[name - 1].kind == TokenKind::identifier && kind(t[name - 1].text) &&
+         (name < 2 || !(t[name - 2].is("::") || t[name - 2].is(".")));
+}
+
+// Whether the name at i, its parameters opening at i + 1, has a body: `) const {`.
+bool has_body(const std::vector<Token>& t, std::size_t i) {
+  std::size_t k = matching(t, i + 1);
+  if (k >= t.size()) return false;
+  ++k;
+  while (k < t.size() && t[k].kind == TokenKind::identifier) ++k;  // const, thread, noexcept
+  return k < t.size() && t[k].is("{");
+}
+
+// Whether the declaration whose name is at i says `constexpr` (constant-evaluated: nothing for
+// NVVM to narrow, and NVRTC parsed a wrapped template call there as a type: candle's reduce.metal).
+bool is_constexpr(const std::vector<Token>& t, std::size_t i) {
+  for (std::size_t k = i; k-- > 0 && i - k < 16;) {
+    if (t[k].is(";") || t[k].is("{") || t[k].is("}")) return false;
+    if (t[k].is_identifier("constexpr")) return true;
+  }
+  return false;
+}
+
+// A parameter of the kind: `short p`, `const uint q` (its type's words), or "" where the
+// parameter is of another type (or not plainly one type and a name).
+std::string parameter_type(const std::vector<Token>& t, std::size_t b, std::size_t e, TypeKind kind) {
+  if (b < e && t[b].is_identifier("const")) ++b;
+  if (e < b + 2 || t[e - 1].kind != TokenKind::identifier || !kind(t[e - 2].text)) return "";
+  for (std::size_t k = b; k + 1 < e; ++k)  // `unsigned int p`: every token before the name a type word
+    if (t[k].kind != TokenKind::identifier) return "";
+  const std::string type = type_words(t, e - 2);
+  return std::count(type.begin(), type.end(), ' ') + 2 == static_cast<long>(e - b) ? type : "";
+}
+
+class Finder {
+ public:
+  Finder(const std::vector<Token>& t, TypeKind kind, std::vector<ConversionSite>& out)
+      : t(t), kind(kind), out(out), names(t, kind), vectors(t, [kind](const std::string& s) { return is_vector_of(s, kind); }),
+        any_vectors(t, [](const std::string& s) { return is_vector_of(s, is_scalar_type_name); }) {
+    // Bit-field members: `uint flag : 1;`, `int a : 4, b : 4;`.
+    for (std::size_t k = 1; k + 3 < t.size(); ++k)
+      if (t[k].kind == TokenKind::identifier && t[k + 1].is(":") && t[k + 2].kind == TokenKind::number &&
+          (t[k + 3].is(";") || t[k + 3].is(",")) && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is(",")) &&
+          !t[k - 1].is_identifier("case"))
+        bit_fields_.insert(t[k].text);
+  }
+
+  void casts();
+  void declarations_and_assignments();
+  void arguments();
+  void returns();
+
+ private:
+  // `= EXPR;` from the `=` at eq, a site where it is plainly delimited.
+  void value(ConversionSite::Form form, std::size_t eq, const std::string& type, std::size_t target_first = 0) {
+    const std::size_t b = eq + 1, e = expression_end(t, b, false);
+    if (e >= t.size() || b >= e || t[b].is("{")) return;
+    ConversionSite s(form, b, e);
+    s.type = type;
+    s.literal = is_literal_range(t, b, e);
+    s.bit_field = names_bit_field(b, e);
+    if (form == ConversionSite::Form::assignment) {
+      s.target_first = target_first;
+      s.target_end = eq;
+    }
+    out.push_back(s);
+  }
+  void assignment(std::size_t i);
+  void parameters_of(const std::string& name, std::size_t open, std::size_t close);
+
+  const std::vector<Token>& t;
+  TypeKind kind;
+  std::vector<ConversionSite>& out;
+  // Whether tokens [b, e) name a bit-field member.
+  bool names_bit_field(std::size_t b, std::size_t e) const {
+    for (std::size_t k = b; k < e; ++k)
+      if (t[k].kind == TokenKind::identifier && bit_fields_.count(t[k].text)) return true;
+    return false;
+  }
+
+  const ScopedNames names, vectors, any_vectors;
+  std::set<std::string> bit_fields_;
+  std::map<std::string, std::vector<std::string>> params_;  // each parameter's type, "" if not of the kind
+  std::set<std::string> unclear_;                           // overloads differ in which parameters are
+};
+
+void Finder::casts() {
+  auto add = [&](std::size_t open, const std::string& type) {
+    if (open >= t.size() || !t[open].is("(")) return;
+    const std::size_t close = matching(t, open);
+    if (close >= t.size() || is_empty_argument(open, close)) return;
+    // `uchar (&a)[4]`, `char (*f)(int)`: a declarator, not a conversion
+    if (close + 1 < t.size() && (t[close + 1].is("[") || t[close + 1].is("("))) return;
+    ConversionSite s(ConversionSite::Form::cast, open + 1, close);
+    s.type = type;
+    s.literal = is_literal_range(t, open + 1, close);
+    s.bit_field = names_bit_field(open + 1, close);
+    out.push_back(s);
+  };
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier) continue;
+    // After `::`, `.` or `->` a member; after a name other than `return` a declaration
+    // (`thread uchar (&a)[4]`, `const short (x)`).
+    const bool qualified = i > 0 && (t[i - 1].is("::") || t[i - 1].is(".") || t[i - 1].is("->") ||
+                                     (t[i - 1].kind == TokenKind::identifier && t[i - 1].text != "return"));
+    if (kind(t[i].text) && !qualified) {
+      if (t[i + 1].is("(")) {
+        add(i + 1, t[i].text);  // short(x)
+      } else if (i > 0 && t[i - 1].is("(") && t[i + 1].is(")") && i + 2 < t.size()) {
+        if (t[i + 2].is("(")) {
+          add(i + 2, t[i].text);  // (short)(x)
+        } else if (i > 1 && !(t[i - 2].kind == TokenKind::identifier && !t[i - 2].is_identifier("return")) &&
+                   !t[i - 2].is(")") && !t[i - 2].is("]") && !t[i - 2].is(">")) {
+          // (short)x, (short)a[i].y, (short)f(x): the operand a unary minus would have (not after
+          // a name or a bracket, where `(T)` is a parameter list: `f(int) const`)
+          const std::size_t e = unary_operand_end(t, i + 1);
+          if (e < t.size()) {
+            ConversionSite s(ConversionSite::Form::cast, i + 2, e);
+            s.type = t[i].text;
+            s.bit_field = names_bit_field(i + 2, e);
+            out.push_back(s);
+          }
+        }
+      }
+    } else if (t[i].text == "static_cast" && i + 4 < t.size() && t[i + 1].is("<") && kind(t[i + 2].text) &&
+               t[i + 3].is(">")) {
+      add(i + 4, t[i + 2].text);  // static_cast<short>(x)
+    }
+  }
+}
+
+// `v = EXPR;`, `v op= EXPR;`, `out[i] = EXPR;`, `s.m op= EXPR;`, `p->m[j] = EXPR;` from the
+// statement's first token at i: a chain of members and subscripts whose last part is a name of
+// the kind or an element of one. A vector's components count as such a name (`v.x = EXPR`,
+// `v[k] -= EXPR`, `out[i].y *= EXPR`; `v.xy = EXPR`, several components).
+void Finder::assignment(std::size_t i) {
+  std::size_t after = i, last = i;
+  const std::string* type = nullptr;
+  bool several_components = false;
+  while (after < t.size()) {
+    if (t[after].kind != TokenKind::identifier) break;
+    last = after++;
+    type = names.value(last, t[last].text);
+    const std::string* vector = vectors.value(last, t[last].text);
+    bool any_vector = any_vectors.value(last, t[last].text);
+    std::string component;
+    if (vector && !vector->empty()) component = component_type(*vector);
+    if (after < t.size() && t[after].is("[")) {
+      type = names.elements(last, t[last].text);
+      if (vector) type = &component;
+      vector = vectors.elements(last, t[last].text);
+      any_vector = any_vectors.elements(last, t[last].text);
+      if (vector && !vector->empty()) component = component_type(*vector);
+      after = matching(t, after);
+      if (after >= t.size()) break;
+      ++after;
+      if (after < t.size() && t[after].is("[")) {  // a[i][j]: the component of a vector element only
+        type = vector ? &component : nullptr;
+        vector = nullptr;
+        any_vector = false;
+        after = matching(t, after);
+        if (after >= t.size()) break;
+        ++after;
+      }
+    }
+    if (any_vector && after + 1 < t.size() && t[after].is(".") && is_swizzle(t[after + 1])) {
+      // a component (or several) of a vector: of the kind where the vector's are
+      type = vector ? &component : nullptr;
+      several_components = t[after + 1].text.size() > 1;
+      after += 2;
+      break;
+    }
+    if (after + 1 < t.size() && (t[after].is(".") || t[after].is("->"))) {
+      ++after;
+      continue;
+    }
+    break;
+  }
+  if (!type || after >= t.size()) return;
+  if (t[after].is("=")) {
+    const std::size_t before = out.size();
+    value(ConversionSite::Form::assignment, after, *type, i);
+    if (out.size() > before) out.back().several_components = several_components;
+  } else if (is_compound_assignment(t[after])) {
+    const std::size_t e = expression_end(t, after + 1, false);
+    if (e >= t.size() || after + 1 >= e) return;
+    ConversionSite s(ConversionSite::Form::compound, after + 1, e);
+    s.target_first = i;
+    s.target_end = after;
+    s.type = *type;
+    s.literal = is_literal_range(t, after + 1, e);
+    s.several_components = several_components;
+    s.bit_field = names_bit_field(i, after + 1);
+    out.push_back(s);
+  }
+}
+
+void Finder::declarations_and_assignments() {
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier) continue;
+    // `short v = EXPR;` (not `constant`, `constexpr` or `static` data: a constant expression)
+    if (kind(t[i - 1].text) && t[i + 1].is("=")) {
+      std::size_t d = i - 1;
+      while (d > 0 && is_type_word(t[d - 1])) --d;  // `unsigned int v`
+      if (d > 0 && t[d - 1].is_identifier("const")) --d;
+      if (d > 0 && (t[d - 1].is_identifier("constant") || t[d - 1].is_identifier("constexpr") ||
+                    t[d - 1].is_identifier("static")))
+        continue;
+      // Not a template's parameter (`template <typename T, int Rows = Cols> struct S {...};`,
+      // where the walk would take the struct for a braced temporary) nor a function's.
+      if (d > 0 && (t[d - 1].is("<") || t[d - 1].is(","))) continue;
+      value(ConversionSite::Form::declaration, i + 1, type_words(t, i - 1));
+      continue;
+    }
+    if (starts_statement(t[i - 1])) assignment(i);
+  }
+}
+
+void Finder::parameters_of(const std::string& name, std::size_t open, std::size_t close) {
+  std::vector<std::string> params;
+  for_each_list_item(t, open, close, [&](std::size_t b, std::size_t e) { params.push_back(parameter_type(t, b, e, kind)); });
+  auto [it, fresh] = params_.emplace(name, params);
+  if (fresh) return;
+  if (it->second.size() != params.size()) {
+    unclear_.insert(name);
+    return;
+  }
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (it->second[k].empty() != params[k].empty()) unclear_.insert(name);
+    if (it->second[k] != params[k]) it->second[k] = params[k].empty() ? "" : " ";  // of the kind, types differ
+  }
+}
+
+// A call's argument where every function of that name the source defines takes one of the
+// kind there (`twice(x * short(-1))` for `short twice(short p)`).
+void Finder::arguments() {
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || t[i - 1].is_identifier("return") ||
+        t[i - 1].is_identifier("else") || (i > 1 && t[i - 2].is("::")) ||
+        !(t[i - 1].kind == TokenKind::identifier || (t[i - 1].is(">") && has_body(t, i))))
+      continue;
+    const std::size_t close = matching(t, i + 1);
+    if (close + 1 >= t.size() || !(t[close + 1].is("{") || t[close + 1].is(";") || t[close + 1].kind == TokenKind::identifier))
+      continue;
+    parameters_of(t[i].text, i + 1, close);
+  }
+  // A lambda's parameters, under the name it is stored in: `auto f = [&](short p) {...};`.
+  for (std::size_t i = 1; i + 3 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("=") || !t[i + 2].is("[")) continue;
+    const std::size_t capture_end = matching(t, i + 2);
+    if (capture_end + 1 >= t.size() || !t[capture_end + 1].is("(")) continue;
+    const std::size_t close = matching(t, capture_end + 1);
+    if (close >= t.size()) continue;
+    parameters_of(t[i].text, capture_end + 1, close);
+  }
+  // A struct's constructor, under the struct's name: `struct P { short a; P(short x) : a(x) {} };`
+  // then `P(x * -1)`.
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is_identifier("struct") || t[i - 1].is_identifier("class")) || t[i].kind != TokenKind::identifier)
+      continue;
+    std::size_t open = i + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";") && !t[open].is("(")) ++open;  // `: Base`
+    if (open >= t.size() || !t[open].is("{")) continue;
+    const std::size_t end = matching(t, open);
+    for (std::size_t k = open + 1; k + 1 < end && end < t.size(); ++k) {
+      if (!t[k].is_identifier(t[i].text.c_str()) || !t[k + 1].is("(") || t[k - 1].is("~")) continue;
+      const std::size_t close = matching(t, k + 1);
+      if (close + 1 >= end || !(t[close + 1].is(":") || t[close + 1].is("{"))) continue;
+      parameters_of(t[i].text, k + 1, close);
+    }
+  }
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    const auto fn = params_.find(t[i].text);
+    if (fn == params_.end() || unclear_.count(t[i].text) || !t[i + 1].is("(")) continue;
+    if (t[i - 1].kind == TokenKind::identifier && !t[i - 1].is_identifier("return")) continue;  // its definition
+    if (t[i - 1].is(".") || t[i - 1].is("->") || t[i - 1].is("::") || t[i - 1].is("~") || has_body(t, i)) continue;
+    const std::size_t close = matching(t, i + 1);
+    if (close >= t.size() || (t[i - 1].is(">") && close + 1 < t.size() && t[close + 1].is(";"))) continue;  // `S<T> f(...);`
+    if (close + 1 < t.size() && t[close + 1].is(":") && !t[i - 1].is("?")) continue;  // a constructor's `) : a(x)`
+    std::size_t index = 0;
+    for_each_list_item(t, i + 1, close, [&](std::size_t b, std::size_t e) {
+      if (index < fn->second.size() && !fn->second[index].empty() && b < e) {
+        ConversionSite s(ConversionSite::Form::argument, b, e);
+        s.type = fn->second[index] == " " ? "" : fn->second[index];
+        s.literal = is_literal_range(t, b, e);
+        s.bit_field = names_bit_field(b, e);
+        out.push_back(s);
+      }
+      ++index;
+    });
+  }
+}
+
+void Finder::returns() {
+  // `return EXPR;` in a function returning one of the kind, outside the lambdas in it.
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || !returns_kind(t, i, kind) || is_constexpr(t, i)) continue;
+    std::size_t close = matching(t, i + 1);
+    if (close >= t.size()) continue;
+    std::size_t open = close + 1;
+    while (open < t.size() && t[open].kind == TokenKind::identifier) ++open;  // const, thread, ...
+    if (open >= t.size() || !t[open].is("{")) continue;
+    const std::size_t end = matching(t, open);
+    if (end >= t.size()) continue;
+    bool lambda = false;
+    for (std::size_t k = open + 1; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
+    const std::string type = type_words(t, i - 1);
+    if (!lambda)
+      for (std::size_t k = open + 1; k < end; ++k)
+        if (t[k].is_identifier("return")) value(ConversionSite::Form::returned, k, type);
+    i = end;
+  }
+  // `return EXPR;` in a lambda (or function) whose trailing return type is of the kind:
+  // `[&](int p) -> short { return p * -1; }`, but none holding a lambda of its own.
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (!t[i].is("->") || !kind(t[i + 1].text) || !t[i + 2].is("{") || i == 0) continue;
+    std::size_t before = i - 1;
+    while (before > 0 && t[before].kind == TokenKind::identifier) --before;  // mutable, const, noexcept
+    if (!t[before].is(")")) continue;
+    const std::size_t end = matching(t, i + 2);
+    if (end >= t.size()) continue;
+    bool lambda = false;
+    for (std::size_t k = i + 3; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
+    if (!lambda)
+      for (std::size_t k = i + 3; k < end; ++k)
+        if (t[k].is_identifier("return")) value(ConversionSite::Form::returned, k, t[i + 1].text);
+  }
+}
+
+}  // namespace
+
+std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind) {
+  std::vector<ConversionSite> out;
+  Finder finder(t, kind, out);
+  finder.casts();
+  finder.declarations_and_assignments();
+  finder.arguments();
+  finder.returns();
+  return out;
+}
+
+}  // namespace metalcall::msl
