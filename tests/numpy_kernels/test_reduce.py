@@ -11,7 +11,7 @@ import pytest
 from nkhelp import fetch, sample, upload
 
 import metalcall as mc
-from metalcall.numpy._kernels import reduce
+from metalcall.numpy._kernels import reduce, reduce_cpu
 
 SHAPES = [(1, 1, 1), (2, 7, 3), (3, 300, 1), (1, 5000, 1), (1, 9000, 3), (700, 2, 1), (1, 70000, 1)]
 
@@ -145,8 +145,8 @@ def test_every_lane_and_the_tail(kdev, op, dtype):
     number of times, then a tail of 5 (arg ops' two passes): a NaN at each position; the extreme
     value at three positions of different lanes (the first index wins); rows of the identity's
     infinity alone (lanes that never take a larger value)."""
-    lanes = reduce._lanes(np.dtype(dtype))
-    n = lanes * (reduce._LANES_FROM // lanes + 1) + 5
+    lanes = reduce_cpu._lanes(np.dtype(dtype))
+    n = lanes * (reduce_cpu._LANES_FROM // lanes + 1) + 5
     big = -5.0 if op in ("min", "argmin") else 5.0
     rows = []
     for p in range(n):
@@ -161,13 +161,13 @@ def test_every_lane_and_the_tail(kdev, op, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["argmin", "argmax"])
 def test_arg_second_pass_starts_in_the_right_group(kdev, op, dtype):
-    """Rows of one chunk spanning several of the first pass's groups of blocks (reduce._ARG_GROUP
+    """Rows of one chunk spanning several of the first pass's groups of blocks (reduce_cpu._ARG_GROUP
     blocks of lanes), where the second pass starts: the best value placed in each group, lane and
     the tail, with an equal value later in another lane and group (the first index wins) and
     with a lane that reaches it only later; -0.0 against +0.0 in either order; ramps up and down
     (a lane gets better in every group, or never); a NaN after the best value."""
-    lanes = reduce._lanes(np.dtype(dtype))
-    group = lanes * reduce._ARG_GROUP
+    lanes = reduce_cpu._lanes(np.dtype(dtype))
+    group = lanes * reduce_cpu._ARG_GROUP
     n = group * 3 + lanes // 2 + 3  # three groups, then a tail shorter than a block
     sign = -1.0 if op == "argmin" else 1.0
     rng = np.random.default_rng(7)
@@ -390,7 +390,7 @@ def test_columns_in_blocks(pdev, rng, op, dtype):
     (the first index wins) and a column of the identity's infinity."""
     if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
         pytest.skip("Metal has no double")
-    w = reduce._lanes(reduce._acc_type(op, np.dtype(dtype), np.dtype(dtype)))
+    w = reduce_cpu._lanes(reduce._acc_type(op, np.dtype(dtype), np.dtype(dtype)))
     for outer, n, inner in [(1, 1, 5), (2, 7, w), (1, 300, w + 1), (3, 40, 2 * w + 9), (1, 5000, 3 * w + 3)]:
         x = sample(rng, (outer, n, inner), dtype)
         if op == "prod":
