@@ -219,6 +219,33 @@ def test_conversions_in_constant_expressions(device):
     assert_equal(out.reshape(x.size, 2), expected)
 
 
+# Compound assignments in constexpr functions stay constant expressions (the translation cannot
+# tell `s += k` of two ints from `s += f` and writes both through int_ref, which must be constexpr:
+# a program-scope constant from such a function was a load-time initialiser, refused).
+KS_CONSTEXPR_COMPOUND = KernelSet(['''
+constexpr int accumulate(int n) { int s = 0; for (int k = 0; k < n; ++k) { s += k; s *= 1; } s -= 1; s /= 2; return s; }
+constexpr int halves(int n) { int s = 0; for (int k = 0; k < n; ++k) s += 0.75f; return s; }
+constexpr long widened(int n) { long s = 1; for (int k = 0; k < n; ++k) s *= 2.5f; return s; }
+constant int kAccumulated = accumulate(10);
+constant int kHalves = halves(4);
+constant long kWidened = widened(3);
+kernel void constexpr_compound_assignments(device long* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    int a[kAccumulated];
+    static_assert(kAccumulated == 22 && kHalves == 0 && kWidened == 12, "(45 - 1) / 2; int(0 + 0.75f) each time; long(1 * 2.5f), then 5, then 12");
+    for (int k = 0; k < kAccumulated; ++k) a[k] = k;
+    out[3 * i] = a[kAccumulated - 1] + long(i);
+    out[3 * i + 1] = kHalves;
+    out[3 * i + 2] = kWidened;
+}
+'''])
+
+
+def test_compound_assignments_in_constexpr_functions(device):
+    out = np.zeros(3 * 4, np.int64)
+    KS_CONSTEXPR_COMPOUND.get(device, "constexpr_compound_assignments")(4, out)
+    assert_equal(out.reshape(4, 3), np.array([[21 + i, 0, 12] for i in range(4)], np.int64))
+
+
 KS_EXACT = KernelSet([
     """
 kernel void rsqrt_of(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],

@@ -78,16 +78,18 @@ template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
 
 // `k op= e` for a 32- or 64-bit integer k and op one of + - * / (the others take integers
 // only): `k = T(k op e)`, the result (a float where e is one) through int_arg. `k /= e` comes as
-// `k /= idiv_rhs() = e` (metal_division.h), divided by div_value as there.
+// `k /= idiv_rhs() = e` (metal_division.h), divided by div_value as there. constexpr: the
+// translation cannot tell `s += k` of two ints from `s += f`, and a constexpr function's loop
+// that sums must stay one (a program-scope constant from it was a load-time initialiser).
 template <class T> struct int_ref_t {
   T& r;
-  template <class E> METAL_FUNC T& operator+=(const E& e) { return r = T(int_arg<T>(r + e)); }
-  template <class E> METAL_FUNC T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
-  template <class E> METAL_FUNC T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
-  template <class E> METAL_FUNC T& operator/=(const E& e) { return r = T(int_arg<T>(div_value(r, e))); }
-  template <class E> METAL_FUNC T& operator/=(const divisor<E>& d) { return r = T(int_arg<T>(div_value(r, d.b))); }
+  template <class E> METAL_FUNC constexpr T& operator+=(const E& e) { return r = T(int_arg<T>(r + e)); }
+  template <class E> METAL_FUNC constexpr T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
+  template <class E> METAL_FUNC constexpr T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
+  template <class E> METAL_FUNC constexpr T& operator/=(const E& e) { return r = T(int_arg<T>(div_value(r, e))); }
+  template <class E> METAL_FUNC constexpr T& operator/=(const divisor<E>& d) { return r = T(int_arg<T>(div_value(r, d.b))); }
 };
-template <class T> METAL_FUNC int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
+template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
 }  // namespace mtl_rt
 }  // namespace metal
 #endif
