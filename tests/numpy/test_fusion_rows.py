@@ -14,9 +14,8 @@ from mnp_check import check
 RNG = np.random.default_rng(11)
 
 
-def _pair(shape, dtype=np.float32):
-    a = RNG.standard_normal(shape).astype(dtype)
-    return a
+def _sample(shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
 
 
 BROADCASTS = [((7, 1), (1, 9)), ((300, 1), (1, 257)), ((2, 1), (1, 5000)), ((64, 33), (33,)), ((64, 33), (64, 1)),
@@ -25,7 +24,7 @@ BROADCASTS = [((7, 1), (1, 9)), ((300, 1), (1, 257)), ((2, 1), (1, 5000)), ((64,
 
 @pytest.mark.parametrize("sa, sb", BROADCASTS, ids=lambda s: "x".join(map(str, s)))
 def test_broadcast_operands(device, sa, sb):
-    a, b = _pair(sa), _pair(sb)
+    a, b = _sample(sa), _sample(sb)
     x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
     for _ in range(2):  # the second evaluation takes the registered plan
         check(x * y + 1, a * b + np.float32(1), rtol=1e-6)
@@ -35,8 +34,8 @@ def test_broadcast_operands(device, sa, sb):
 def test_views_with_each_last_stride(device):
     """Last strides 1 (a column slice), 3 (a step), 0 (broadcast) and a transposed operand
     (stride of a whole row), each with a contiguous one, and mixed in one expression."""
-    a = _pair((40, 50))
-    b = _pair((50, 40))
+    a = _sample((40, 50))
+    b = _sample((50, 40))
     x, y = mnp.asarray(a, device=device), mnp.asarray(b, device=device)
     check(x[:, 10:30] * 2 + x[:, :20], a[:, 10:30] * 2 + a[:, :20], rtol=1e-6)
     check(x[::2, ::3] - 1, a[::2, ::3] - 1, rtol=1e-6)
@@ -47,7 +46,7 @@ def test_views_with_each_last_stride(device):
 
 def test_strided_outputs(device):
     """setitem into views whose last stride is 1, 2 and (a column) a whole row."""
-    a = _pair((30, 40))
+    a = _sample((30, 40))
     for index in [(slice(None), slice(5, 25)), (slice(None), slice(None, None, 2)), (slice(3, 20), slice(7, 8)),
                   (slice(None, None, 3), slice(None))]:
         host = np.zeros((30, 40), np.float32)

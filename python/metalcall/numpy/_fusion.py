@@ -348,7 +348,6 @@ class _Source:
         st = sh + nd
         strided = [("in", k) for k, (_, kind) in enumerate(ins) if kind[0] == "s"]
         strided += [("out", k) for k, (_, _, kind) in enumerate(outs) if kind[0] == "s"]
-        last = {io_k: (ins[io_k[1]][1] if io_k[0] == "in" else outs[io_k[1]][2]) for io_k in strided}
         rows = _rows_grid(self.backend, nd, strided, self.vec)
         if rows:
             params.append("uint2 g [[thread_position_in_grid]]")
@@ -371,9 +370,10 @@ class _Source:
                     body.append(f"    {{ ulong c = r % ulong(P[{sh + d}]); r /= ulong(P[{sh + d}]);")
                 for j, (io, k) in enumerate(strided):
                     var = f"o{k}" if io == "in" else f"q{k}"
-                    if rows and d == nd - 1 and last[(io, k)] == "sb":
+                    kind = ins[k][1] if io == "in" else outs[k][2]
+                    if rows and d == nd - 1 and kind == "sb":
                         continue  # a row's elements are one value: the thread loop reads it once
-                    if rows and d == nd - 1 and last[(io, k)] == "su":
+                    if rows and d == nd - 1 and kind == "su":
                         body.append(f"      {var} += long(c);")  # contiguous along the row: vectorisable
                         continue
                     body.append(f"      {var} += long(c) * P[{st + j * nd + d}];")

@@ -151,52 +151,31 @@ def _mask_read(x, mask):
     return take(src, flat_idx, axis=0)
 
 
+# mnp_take: out[o, j, in_] = src[o, idx[j], in_] of src viewed as (outer, n, inner). GRID and
+# COORDS give each element's (o, j, in_): from its flat index (the GPUs: one thread an element),
+# or on the CPU from a grid whose coordinates need no division per element (x86 divides one
+# element at a time: x[idx] of 1e5 indices into 1e6 float32 took 394 µs, NumPy 148), (m, outer)
+# where inner == 1 ("rows", inner a constant 1: a row's stores are contiguous) and (inner,
+# m * outer) otherwise ("blocks", one division a row).
 _TAKE_SRC = """#include <metal_stdlib>
 using namespace metal;
 kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
                      constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
-                     uint gid [[thread_position_in_grid]]) {
+                     GRID [[thread_position_in_grid]]) {
   // P: n (axis length), m (number of indices), inner
-  ulong i = gid;
-  long n = P[0], m = P[1], inner = P[2];
-  ulong in_ = i % ulong(inner);
-  ulong j = (i / ulong(inner)) % ulong(m);
-  ulong o = i / (ulong(inner) * ulong(m));
+  const long n = P[0], m = P[1];
+COORDS
   long k = idx[j];
   if (k < 0) k += n;
-  out[i] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + in_] : ZERO;
+  out[(o * ulong(m) + j) * ulong(inner) + in_] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + in_] : ZERO;
 }
 """
-
-
-# The CPU's forms of mnp_take, on grids that give each element's coordinates without dividing
-# its index (x86 divides one element at a time: x[idx] of 1e5 indices into 1e6 float32 took
-# 394 µs, NumPy 148): (m, outer) where inner == 1, (inner, m * outer) otherwise.
-_TAKE_ROWS_SRC = """#include <metal_stdlib>
-using namespace metal;
-kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
-                     constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
-                     uint2 g [[thread_position_in_grid]]) {
-  // P: n (axis length), m (number of indices), inner (1)
-  long n = P[0], m = P[1];
-  long k = idx[g.x];
-  if (k < 0) k += n;
-  out[ulong(g.y) * ulong(m) + g.x] = (k >= 0 && k < n) ? src[ulong(g.y) * ulong(n) + ulong(k)] : ZERO;
+_TAKE_FORMS = {
+    "flat": ("uint gid", "  const long inner = P[2];\n  const ulong i = gid, in_ = i % ulong(inner), j = (i / ulong(inner)) % ulong(m),\n"
+             "              o = i / (ulong(inner) * ulong(m));"),
+    "rows": ("uint2 g", "  const long inner = 1;\n  const ulong in_ = 0, j = g.x, o = g.y;"),
+    "blocks": ("uint2 g", "  const long inner = P[2];\n  const ulong in_ = g.x, j = g.y % ulong(m), o = g.y / ulong(m);"),
 }
-"""
-_TAKE_BLOCKS_SRC = """#include <metal_stdlib>
-using namespace metal;
-kernel void mnp_take(device const ELEM* src [[buffer(0)]], device const long* idx [[buffer(1)]],
-                     constant long* P [[buffer(2)]], device ELEM* out [[buffer(3)]],
-                     uint2 g [[thread_position_in_grid]]) {
-  // P: n (axis length), m (number of indices), inner; g: (element of the block, index, outer)
-  long n = P[0], m = P[1], inner = P[2];
-  ulong j = g.y % ulong(m), o = g.y / ulong(m);
-  long k = idx[j];
-  if (k < 0) k += n;
-  out[ulong(g.y) * ulong(inner) + g.x] = (k >= 0 && k < n) ? src[(o * ulong(n) + ulong(k)) * ulong(inner) + g.x] : ZERO;
-}
-"""
 
 
 def take(x, indices, /, *, axis=None):
@@ -226,9 +205,11 @@ def take(x, indices, /, *, axis=None):
     if total:
         if n == 0:
             raise IndexError("cannot take from an empty axis")
-        text, grid = _TAKE_SRC, total
+        form, grid = "flat", total
         if x.device.backend == "cpu":
-            text, grid = (_TAKE_ROWS_SRC, (m, outer)) if inner == 1 else (_TAKE_BLOCKS_SRC, (inner, m * outer))
+            form, grid = ("rows", (m, outer)) if inner == 1 else ("blocks", (inner, m * outer))
+        param, coords = _TAKE_FORMS[form]
+        text = _TAKE_SRC.replace("GRID", param).replace("COORDS", coords)
         kern = R.kernel(x.device, text.replace("ZERO", D.zero(x.dtype)).replace("ELEM", D.msl(x.dtype)), "mnp_take")
         P = x.device.asarray(np.array([n, m, inner], np.int64))
         R.launch(kern, grid, src, idx._contiguous_buffer(), P, out._buf)

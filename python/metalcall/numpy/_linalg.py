@@ -26,7 +26,7 @@ def _arr(x, like=None):
 def _stored_2d(x):
     """Whether x is a stored, C-contiguous real array of 1 or 2 dimensions from element 0."""
     return (type(x) is ndarray and x._node is None and x._offset == 0 and 0 < len(x._shape) < 3
-            and x._strides == F.contiguous_strides(x._shape) and x._dtype.kind not in "cb")
+            and x._is_contiguous() and x._dtype.kind not in "cb")
 
 
 def _matmul_stored(x1, x2):

@@ -75,6 +75,15 @@ def _columns_source(T: str, A: str, split: bool) -> str:
     _COLUMNS columns over steps [k0, k1); a block past n's end takes its columns one by one."""
     D = A if split else T
     W = _COLUMNS
+
+    def columns(count: str) -> str:  # the sums of `count` columns over the steps, then their stores
+        return ("  for (uint j = k0; j < k1; ++j) {\n"
+                f"    const {A} vj = {A}(v[j]);\n"
+                f"    const device {T}* rowj = cols + ulong(j) * n;\n"
+                f"    for (uint u = 0; u < {count}; ++u) acc[u] += vj * {A}(rowj[u]);\n"
+                "  }\n"
+                f"  for (uint u = 0; u < {count}; ++u) o[u] = {D}(acc[u]);\n")
+
     return (cache.header() +
             f"kernel void vm(const device {T}* x [[buffer(0)]], const device {T}* b [[buffer(1)]],\n"
             f"    device {D}* out [[buffer(2)]], constant uint& n [[buffer(3)]], constant uint& k [[buffer(4)]],\n"
@@ -87,21 +96,9 @@ def _columns_source(T: str, A: str, split: bool) -> str:
             f"  device {D}* o = out + (ulong(z) * parts + p) * n + c0;\n"
             f"  {A} acc[{W}];\n"
             f"  for (uint u = 0; u < {W}u; ++u) acc[u] = {A}(0);\n"
-            f"  if (c0 + {W}u <= n) {{\n"
-            "    for (uint j = k0; j < k1; ++j) {\n"
-            f"      const {A} vj = {A}(v[j]);\n"
-            f"      const device {T}* rowj = cols + ulong(j) * n;\n"
-            f"      for (uint u = 0; u < {W}u; ++u) acc[u] += vj * {A}(rowj[u]);\n"
-            "    }\n"
-            f"    for (uint u = 0; u < {W}u; ++u) o[u] = {D}(acc[u]);\n"
-            "    return;\n  }\n"
+            f"  if (c0 + {W}u <= n) {{\n{columns(f'{W}u')}    return;\n  }}\n"
             "  const uint nc = n - c0;\n"
-            "  for (uint j = k0; j < k1; ++j) {\n"
-            f"    const {A} vj = {A}(v[j]);\n"
-            f"    const device {T}* rowj = cols + ulong(j) * n;\n"
-            f"    for (uint u = 0; u < nc; ++u) acc[u] += vj * {A}(rowj[u]);\n"
-            "  }\n"
-            f"  for (uint u = 0; u < nc; ++u) o[u] = {D}(acc[u]);\n}}\n")
+            f"{columns('nc')}}}\n")
 
 
 @functools.lru_cache(maxsize=None)

@@ -26,12 +26,12 @@ def _columns_source(op: str, T: str, A: str, D: str, first: bool, final: bool, i
     if arg:
         k = "j" if first else "kin[at]"
         step = (f"{{ const ulong at = base + ulong(j) * inner + u; {S} x = src[at];{mean} uint bk = {k}; {A} b = {load};"
-                " if (better(b, bk, acc[u], kk[u])) { acc[u] = b; kk[u] = bk; } }")
+                " if (better(b, bk, accs[u], kks[u])) { accs[u] = b; kks[u] = bk; } }")
     elif op in ("min", "max") and is_float:  # compare and select, NaN taken in: vectorisable
         cmp = "<" if op == "min" else ">"
-        step = (f"{{ {S} x = row[u];{mean} {A} v = {load}; acc[u] = ((v {cmp} acc[u]) | (v != v)) ? v : acc[u]; }}")
+        step = (f"{{ {S} x = row[u];{mean} {A} v = {load}; accs[u] = ((v {cmp} accs[u]) | (v != v)) ? v : accs[u]; }}")
     else:
-        step = f"{{ {S} x = row[u];{mean} acc[u] = comb(acc[u], {load}); }}"
+        step = f"{{ {S} x = row[u];{mean} accs[u] = comb(accs[u], {load}); }}"
     loop = (f"for (uint j = j0; j < j1; ++j) {{\n"
             f"      const device {S}* row = src + base + ulong(j) * inner;\n"
             f"      for (uint u = 0; u < @N@; ++u) {step}\n    }}")
@@ -41,13 +41,13 @@ def _columns_source(op: str, T: str, A: str, D: str, first: bool, final: bool, i
             f"  const uint i0 = b * {W}u, nw = min(uint({W}), inner - i0);\n"
             "  const ulong base = ulong(o) * n * inner + i0;\n"
             "  const uint j0 = c * chunk, j1 = min(n, j0 + chunk);\n"
-            f"  {A} acc[{W}];" + (f" uint kk[{W}];" if arg else "") + "\n"
-            f"  for (uint u = 0; u < {W}u; ++u) {{ acc[u] = {ident};" + (f" kk[u] = {_NONE};" if arg else "") + " }\n"
+            f"  {A} accs[{W}];" + (f" uint kks[{W}];" if arg else "") + "\n"
+            f"  for (uint u = 0; u < {W}u; ++u) {{ accs[u] = {ident};" + (f" kks[u] = {_NONE};" if arg else "") + " }\n"
             f"  if (nw == {W}u) {{\n    {loop.replace('@N@', f'{W}u')}\n  }} else {{\n    {loop.replace('@N@', 'nw')}\n  }}\n"
             "  for (uint u = 0; u < nw; ++u) {\n"
-            f"    {A} acc_u = acc[u];" + (" uint kk_u = kk[u];" if arg else "") + "\n"
+            f"    {A} acc = accs[u];" + (" uint kk = kks[u];" if arg else "") + "\n"
             "    const ulong out = (ulong(o) * C + c) * inner + i0 + u;\n"
-            f"    {_store(op, D, final).replace('acc', 'acc_u').replace('kk', 'kk_u')}\n  }}\n}}\n")
+            f"    {_store(op, D, final)}\n  }}\n}}\n")
 
 
 # Independent accumulators per thread of the CPU's row kernel: 256 bytes of them (64 float32,
