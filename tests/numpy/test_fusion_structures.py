@@ -151,15 +151,15 @@ def test_walk_describes_entries_as_the_generator_reads_them():
     x = F.Leaf(buf, 0, (8,), (1,), f4)
     y = F.Leaf(buf, 2, (2, 1), (3, 5), f4)
     node = F.Op("add", [F.Op("mul", [x, x], f4, f4, (8,)), F.Scalar(2.0, f4)], f4, f4, (8,))
-    entries, outs, inputs, scalars, key = _core._fusion_walk([(node, (buf, 0, (1,), f4, (8,)))])
+    entries, outs, inputs, scalars, key, nd = _core._fusion_walk([(node, (buf, 0, (1,), f4, (8,)))])
     assert entries == (("in", 0, f4, "c0"), ("op", "mul", f4, f4, (0, 0)), ("sc", 0, f4), ("op", "add", f4, f4, (1, 2)))
     assert outs == ((3, f4, "c0"),)
-    assert inputs == [(buf, 0, (1,), "c0")] and len(scalars) == 1 and isinstance(key, bytes)
+    assert inputs == [(buf, 0, (1,), "c0")] and len(scalars) == 1 and isinstance(key, bytes) and nd == 1
     row = F.Leaf(buf, 0, (4,), (1,), f4)
     bc = F.Op("mul", [y, row], f4, f4, (2, 4))
-    entries, outs, inputs, _, key2 = _core._fusion_walk([(bc, (buf, 1, (4, 1), f4, (2, 4)))])
+    entries, outs, inputs, _, key2, nd = _core._fusion_walk([(bc, (buf, 1, (4, 1), f4, (2, 4)))])
     assert inputs == [(buf, 2, (3, 0), "sb"), (buf, 0, (0, 1), "su")]
-    assert outs == ((2, f4, "c"),) and key2 != key
+    assert outs == ((2, f4, "c"),) and key2 != key and nd == 2
 
 
 def test_threads_evaluating_structures_at_once(device):

@@ -447,8 +447,8 @@ def _plan(items, device, fours):
     there (cpp/python/fusion.cpp: later evaluations of the structure launch without Python).
     Returns the kernel's number of buffer arguments; a multi-output one past Metal's table is
     not registered (run splits it)."""
-    entries, outs, inputs, scalars, key = _core._fusion_walk(items)
-    src, strided, rows, vec = _generate(device, len(items[0][1][4]), entries, outs, fours)
+    entries, outs, inputs, scalars, key, nd = _core._fusion_walk(items)
+    src, strided, rows, vec = _generate(device, nd, entries, outs, fours)
     buffers = len(inputs) + len(scalars) + 1 + len(outs)
     if buffers <= MAX_BUFFER_ARGUMENTS or len(items) == 1:
         _core._fusion_remember(device, key, fours, R.kernel(device, src, KERNEL_NAME), strided, vec, rows)
@@ -501,9 +501,9 @@ def source_of(nodes, device, shape):
     shape = tuple(shape)
     strides = contiguous_strides(shape)
     items = [(node, (None, 0, strides, _as_leaf(node).dtype, shape)) for node in nodes]
-    entries, outs = _core._fusion_walk(items)[:2]
+    entries, outs, _, _, _, nd = _core._fusion_walk(items)
     n = prod(shape)
-    return _generate(device, len(shape), entries, outs, n > 0 and n % 4 == 0)[0]
+    return _generate(device, nd, entries, outs, n > 0 and n % 4 == 0)[0]
 
 
 _core._fusion_setup(Op, Leaf, Scalar, _scalar_bytes, _params)
