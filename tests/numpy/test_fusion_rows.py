@@ -73,3 +73,38 @@ def test_rows_grid_is_the_cpus_only():
     assert not F._rows_grid("cpu", 2, [], False)
     assert not F._rows_grid("cuda", 2, [("in", 0)], False)
     assert not F._rows_grid("metal-sim", 3, [("in", 0)], False)
+
+
+# (shape of the base, index of the view, the kernel's dimensions once coalesced)
+COALESCED = [((2000,), (slice(None, None, 2), None), 1),             # a column: (1000, 1)
+             ((2000,), (None, slice(None, None, 2)), 1),             # a row: (1, 1000)
+             ((40, 60), (slice(None), slice(None, None, 2)), 1),     # every other column of whole rows
+             ((4, 5, 60), (slice(None), slice(None), slice(None, None, 3)), 1),
+             ((40, 60), (slice(None), slice(10, 20)), 2),             # rows of 10 in rows of 60
+             ((6, 1, 7, 1), (slice(None), 0, slice(1, 6), None), 2),  # size-1 dimensions between
+             ((3, 4, 5), (slice(None, None, 2), slice(None), slice(None)), 2),
+             ((1, 1, 1), (0, slice(None), None), 1)]                  # one element
+
+
+@pytest.mark.parametrize("base, index, nd", COALESCED, ids=lambda v: str(v).replace(" ", ""))
+def test_coalesced_shapes(device, base, index, nd):
+    """A view's dimensions of size 1 are dropped and neighbours every operand walks as one are
+    merged (Walk::coalesce): the kernel runs over nd dimensions, and reads, broadcasts and writes
+    the same elements as NumPy."""
+    from metalcall import _core
+
+    a = _sample(base)
+    x = mnp.asarray(a, device=device)
+    view, want = x[index], a[index]
+    for _ in range(2):  # the second evaluation takes the registered plan
+        check(view * 3 + 1, want * np.float32(3) + np.float32(1), rtol=1e-6)
+        check(view - want.sum(), want - want.sum(), rtol=1e-5, atol=1e-5)  # with a broadcast scalar array
+    leaf = F.Leaf(view._buf, view._offset, view.shape, view._strides, view.dtype)
+    node = F.Op("add", [leaf, F.Scalar(1.0, view.dtype)], view.dtype, view.dtype, view.shape)
+    out = device.empty(max(want.size, 1), np.float32)
+    assert _core._fusion_walk([(node, (out, 0, F.contiguous_strides(view.shape), view.dtype, view.shape))])[5] == nd
+    host = np.zeros(base, np.float32)  # a strided destination that coalesces like its source
+    dest = mnp.asarray(host, device=device)
+    dest[index] = view * 2
+    host[index] = want * np.float32(2)
+    check(dest, host, rtol=1e-6)
