@@ -132,13 +132,17 @@ class ndarray:
         self._materialize()
         if flush:
             flush_readers(self._buf)
-        flat = np.asarray(self._buf).reshape(-1)  # waits for pending work on the buffer
+        flat = np.asarray(self._buf)  # waits for pending work on the buffer
         if self.size == 0:
             return np.empty(self._shape, self._dtype)
         it = self._dtype.itemsize
-        return np.lib.stride_tricks.as_strided(
-            flat[self._offset:], self._shape, tuple(s * it for s in self._strides), writeable=not self._readonly
-        )
+        # An ndarray over the buffer's memory (NumPy checks the view stays inside it): as_strided's
+        # interface object took 2.8 µs of a 5.4 µs np.asarray of 2000 float32.
+        a = np.ndarray(self._shape, flat.dtype, buffer=flat, offset=self._offset * flat.itemsize,
+                       strides=tuple(s * it for s in self._strides))
+        if self._readonly:
+            a.flags.writeable = False
+        return a
 
     def __array__(self, dtype=None, copy=None):
         a = self._host()
