@@ -68,6 +68,22 @@ def test_dtypes(pdev, rng, dtype, op):
         _check(pdev, sample(rng, shape, dtype), op)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16])
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+def test_narrow_integers_in_chunks(pdev, rng, dtype, op):
+    """8- and 16-bit integers compared in their own type (the CPU's kernels) or widened (GPUs'):
+    rows long enough for chunks and a second stage, the type's extremes in three chunks (the
+    first index wins), and rows of the identity alone."""
+    info = np.iinfo(dtype)
+    for shape in [(1, 300001, 1), (3, 100003, 1), (2, 5000, 1)]:
+        x = sample(rng, shape, dtype)
+        _check(pdev, x, op)
+        n = shape[1]
+        x[:, [n - 3, n // 3, 2 * n // 3], 0] = info.min if op in ("min", "argmin") else info.max
+        _check(pdev, x, op)
+        _check(pdev, np.full(shape, info.max if op in ("min", "argmin") else info.min, dtype), op)
+
+
 def test_bool_sparse_any_all(pdev):
     x = np.zeros((3, 2000, 1), np.bool_)
     x[1, 1999, 0] = True
@@ -390,7 +406,7 @@ def test_columns_in_blocks(pdev, rng, op, dtype):
     (the first index wins) and a column of the identity's infinity."""
     if pdev.backend == "metal" and np.dtype(dtype) == np.float64:
         pytest.skip("Metal has no double")
-    w = reduce_cpu._lanes(reduce._acc_type(op, np.dtype(dtype), np.dtype(dtype)))
+    w = reduce_cpu._lanes(reduce._acc_type(op, np.dtype(dtype), np.dtype(dtype), loops=True))
     for outer, n, inner in [(1, 1, 5), (2, 7, w), (1, 300, w + 1), (3, 40, 2 * w + 9), (1, 5000, 3 * w + 3)]:
         x = sample(rng, (outer, n, inner), dtype)
         if op == "prod":

@@ -152,6 +152,11 @@ def all(x, /, *, axis=None, keepdims=False):
 def _argred(x, axis, keepdims, op):
     x = _asarray(x)
     if axis is None:
+        # A stored contiguous array's flat index is its own: the whole-array runner, without the
+        # reshape and _run's layers (int(mnp.argmax(x)) of 4000 float32: 13 -> 7 µs).
+        whole = None if keepdims else _whole_of_stored(x, None, False, op, D.int64)
+        if whole is not None:
+            return whole
         r = _run(reshape(x, (-1,)), 0, False, op, D.int64)
         if keepdims:
             r = reshape(r, (1,) * x.ndim)

@@ -23,19 +23,20 @@ from .reduce_cpu import _LANES_FROM, _columns_source, _decide_source, _lanes, _r
 from .reduce_source import _ARG, _NO_IDENTITY, _NONE, OPS, _helpers, _load, _params, _store, _thread_kernel_head
 
 
-def _acc_type(op: str, dtype: np.dtype, out_dtype: np.dtype) -> np.dtype:
-    """The type a reduction accumulates in."""
+def _acc_type(op: str, dtype: np.dtype, out_dtype: np.dtype, loops: bool = False) -> np.dtype:
+    """The type a reduction accumulates in; `loops`: the CPU backend's kernels (no SIMD shuffles)."""
     if op in ("any", "all"):
         return np.dtype(np.uint32)
     if op in ("sum", "prod", "mean", "sqdev"):
         return cache.accumulator(out_dtype if out_dtype.kind != "b" else np.int64)
     # min/max/argmin/argmax compare in the input type, narrow integers widened to 32 bits so
-    # SIMD shuffles take them on every backend.
+    # SIMD shuffles take them on every GPU backend. The CPU's kernels keep them narrow: a vector
+    # then folds 4x the elements (max of 1e6 uint8: 48 -> 21 µs on the 2-core box).
     if dtype.kind == "f":
         return cache.accumulator(dtype)
     if dtype.kind == "b":
         return np.dtype(np.uint32)
-    if dtype.itemsize < 4:
+    if dtype.itemsize < 4 and not loops:
         return np.dtype(np.int32 if dtype.kind == "i" else np.uint32)
     return dtype
 
@@ -157,11 +158,19 @@ _GROUPS = 2048
 _CHUNK_ALIGN = 16
 
 
-def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool, width: int = 1) -> int:
+# Arrays the CPU reduces in one pass with no second stage: waking workers and a second launch
+# cost ~6 µs on the 2-core box, in which one core folds ~500 KB of cached data (float32 sums of
+# 3e4 / 1e5 elements: 9.5 / 11.7 µs in 8 and 25 chunks, one pass 6.8 / 9.8 µs).
+_CPU_ONE_PASS_BYTES = 256 * 1024
+
+
+def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool, width: int = 1, itemsize: int = 0) -> int:
     """How many chunks to split each row into (1: a single pass); `width`: columns a CPU
-    work-item folds (_columns_source)."""
+    work-item folds (_columns_source); `itemsize`: the elements' (0: not known)."""
     rows = outer * -(-inner // width)
     if cache.uses_loops(dev):
+        if outer * n * inner * itemsize <= _CPU_ONE_PASS_BYTES:
+            return 1
         want, least = 64, max(1, 4096 // width)  # threads for 2-64 cores; elements a thread folds at least
     elif group:
         want, least = _GROUPS, _TG * 16
@@ -184,7 +193,7 @@ def _plan(dev: mc.Device, op: str, T: np.dtype, A: np.dtype, D: np.dtype, outer:
     group = inner == 1 and n >= 64 and not loops
     # The CPU's kernel for inner > 1: a work-item per block of `width` columns (_columns_source).
     width = _lanes(A) if loops and inner > 1 else 1
-    c = _chunks(dev, outer, n, inner, group, width)
+    c = _chunks(dev, outer, n, inner, group, width, T.itemsize)
     chunk = -(-n // c) if n else 0
     if c > 1:
         # Chunks start on 64-byte lines (4-byte elements): the CPU's vector loads of a chunk that
@@ -323,12 +332,12 @@ def reduce(dev: mc.Device, src: mc.Buffer, dtype: Any, outer: int, n: int, inner
     if ready is None:
         if op not in OPS:
             raise mc.ArgumentError(f"unknown reduction {op!r}; expected one of {', '.join(OPS)}")
-        T, D, A = _types(op, dtype, out_dtype)
+        loops = cache.uses_loops(dev)
+        T, D, A = _types(op, dtype, out_dtype, loops)
         if n == 0 and op in _NO_IDENTITY and outer * inner:
             raise mc.ArgumentError(_NO_IDENTITY[op])
         if outer * inner == 0:
             return cache.empty(dev, 0, D)
-        loops = cache.uses_loops(dev)
         ready = (T, A, D, loops, _plan(dev, op, T, A, D, outer, n, inner, loops))
         if len(_READY) > 4096:
             _READY.clear()
@@ -360,8 +369,8 @@ def _whole_runner(dev: mc.Device, op: str, dtype: Any, out_dtype: Any, n: int) -
         return _whole_mean_runner(dev, dtype, out_dtype, n)
     if op not in OPS or n == 0:  # reduce() says what is wrong, or fills an empty array's result
         return lambda src: reduce(dev, src, dtype, 1, n, 1, op, out_dtype)
-    T, D, A = _types(op, dtype, out_dtype)
     loops = cache.uses_loops(dev)
+    T, D, A = _types(op, dtype, out_dtype, loops)
     plan = _plan(dev, op, T, A, D, 1, n, 1, loops)
     c, chunk, k1, grid1, k2, grid2, tg1, tg2 = plan
     launch = _run_here if loops else cache.launch
@@ -429,13 +438,13 @@ def _whole_mean_runner(dev: mc.Device, dtype: Any, out_dtype: Any, n: int) -> Ca
 
 
 @functools.lru_cache(maxsize=1024)
-def _types(op: str, dtype: Any, out_dtype: Any) -> tuple[np.dtype, np.dtype, np.dtype]:
-    """(source, result, accumulator) dtypes of a reduction."""
+def _types(op: str, dtype: Any, out_dtype: Any, loops: bool) -> tuple[np.dtype, np.dtype, np.dtype]:
+    """(source, result, accumulator) dtypes of a reduction; `loops`: on the CPU backend."""
     T = np.dtype(dtype)
     D = np.dtype(np.int64) if op in _ARG else np.dtype(out_dtype)
     if op in ("any", "all"):
         D = np.dtype(np.bool_)
-    return T, D, _acc_type(op, T, D)
+    return T, D, _acc_type(op, T, D, loops)
 
 
 def _convert(dev: mc.Device, src: mc.Buffer, count: int, src_dtype: np.dtype,
