@@ -169,7 +169,7 @@ def _chunks(dev: mc.Device, outer: int, n: int, inner: int, group: bool, width: 
     work-item folds (_columns_source); `itemsize`: the elements' (0: not known)."""
     rows = outer * -(-inner // width)
     if cache.uses_loops(dev):
-        if outer * n * inner * itemsize <= _CPU_ONE_PASS_BYTES:
+        if itemsize and outer * n * inner * itemsize <= _CPU_ONE_PASS_BYTES:
             return 1
         want, least = 64, max(1, 4096 // width)  # threads for 2-64 cores; elements a thread folds at least
     elif group:
