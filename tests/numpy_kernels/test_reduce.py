@@ -84,6 +84,20 @@ def test_narrow_integers_in_chunks(pdev, rng, dtype, op):
         _check(pdev, np.full(shape, info.max if op in ("min", "argmin") else info.min, dtype), op)
 
 
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+def test_every_float16(pdev, rng, op):
+    """Every float16 bit pattern (zeros, subnormals, normals, infinities, NaNs of both signs),
+    shuffled into 256 rows of 256: the CPU reads halves by their bits (reduce_cpu's
+    half_bits_float), in lanes and in the tail; rows without NaNs too."""
+    bits = np.arange(65536, dtype=np.uint16)
+    rng.shuffle(bits)
+    x = bits.view(np.float16).reshape(256, 256, 1)
+    _check(pdev, x, op)
+    finite = np.where(np.isnan(x), np.float16(0), x)
+    _check(pdev, finite, op)
+    _check(pdev, finite[:, :255], op)  # a tail after the lanes
+
+
 def test_bool_sparse_any_all(pdev):
     x = np.zeros((3, 2000, 1), np.bool_)
     x[1, 1999, 0] = True
