@@ -1,6 +1,7 @@
 """metalcall.numpy's everyday operations against NumPy, side by side in one process: the shapes
 where the CPU backend was slowest (vector products, reductions over an inner axis, broadcasting,
-integer division, gathers, arg reductions) and a few ordinary ones for scale.
+integer division, gathers, arg reductions, views with dimensions of one element, small reductions,
+reductions of 8-, 16- and 64-bit elements) and a few ordinary ones for scale.
 
     python benchmarks/bench_mnp_ops_cpu.py [--device cpu] [--rounds 9] [--n 1000000]
 
@@ -41,7 +42,8 @@ def rows_for(dev: mc.Device, n: int) -> list[Row]:
     v = rng.standard_normal(side).astype(np.float32)
     xi = rng.integers(-10**6, 10**6, n).astype(np.int32)
     idx = rng.integers(-n, n, n // 10)
-    X, Y, M2, V, XI, IDX = (mnp.asarray(a, device=dev) for a in (x, y, m2, v, xi, idx))
+    small = x[: n // 32].copy()
+    X, Y, M2, V, XI, IDX, SMALL = (mnp.asarray(a, device=dev) for a in (x, y, m2, v, xi, idx, small))
     xcol, yrow = x[:side, None], y[None, :side]
     COL, ROW = X[:side, None], Y[None, :side]
     cases = [
@@ -63,7 +65,16 @@ def rows_for(dev: mc.Device, n: int) -> list[Row]:
         (f"x[idx], {n // 10:.0e} indices into {n:.0e} float32", lambda: np.asarray(X[IDX]), lambda: x[idx], 0),
         (f"sin(x), {n:.0e} float32", lambda: np.asarray(mnp.sin(X)), lambda: np.sin(x), 1e-5),
         (f"exp(x) * y + 2, {n:.0e} float32", lambda: np.asarray(mnp.exp(X) * Y + 2), lambda: np.exp(x) * y + 2, 1e-5),
+        (f"x[::2, None] + 1 (a column of {n // 2:.0e})", lambda: np.asarray(X[::2, None] + 1), lambda: x[::2, None] + 1,
+         1e-6),
+        (f"sum of {n // 32:.0e} float32", lambda: float(mnp.sum(SMALL)), lambda: float(small.sum()), 1e-4),
     ]
+    for dt in (np.uint8, np.int16, np.float16, np.float64):  # reductions of other element types
+        a = (rng.random(n) * 100).astype(dt)
+        A = mnp.asarray(a, device=dev)
+        name = np.dtype(dt).name
+        cases.append((f"max of {n:.0e} {name}", lambda A=A: float(mnp.max(A)), lambda a=a: float(a.max()), 0))
+        cases.append((f"argmax of {n:.0e} {name}", lambda A=A: int(mnp.argmax(A)), lambda a=a: int(a.argmax()), 0))
     rows = []
     for what, ours, theirs, tol in cases:
         with warnings.catch_warnings():
