@@ -13,12 +13,55 @@
 // bfloat x becomes that T, anything else is passed on as it is (constant expressions and class
 // types with their own conversions included); a compound assignment `k += f` (which converts
 // `k + f`) as `metal::mtl_rt::int_ref(k) += f`. The vectors' conversions (metal_vector.h's
-// convert_impl) take their components through int_arg as well. CUDA (NVRTC's conversions
-// already saturate and give 0 for a NaN) has none of this.
+// convert_impl) take their components through int_arg as well. On CUDA NVRTC's conversions
+// saturate, and a NaN gives 0 from float to int or uint; from a double to those, and from any
+// floating type to long or ulong, it gave the minimum (0x80000000, 2^63 as a ulong) on an H200
+// (tests/conformance/test_audit_conversions.py), so int_arg zeroes a NaN there first, and passes
+// every other argument on as it is.
 #pragma once
 #include "metal_config.h"
 
-#if !METAL_CUDA
+#if METAL_CUDA
+#include "metal_half.h"
+#include "metal_type_traits.h"
+
+namespace metal {
+namespace mtl_rt {
+namespace conversion {
+template <class X> struct floating { typedef void type; };
+template <> struct floating<float> { typedef float type; };
+template <> struct floating<double> { typedef double type; };
+template <> struct floating<mtl_half> { typedef float type; };
+template <> struct floating<mtl_bfloat> { typedef float type; };
+// The conversions whose NaN needs zeroing: to a 64-bit integer, or from a double to a 32-bit one.
+template <class T, class F>
+struct zeroes_nan
+    : integral_constant<bool, mtl_detail::is_int<T>::value && (sizeof(T) == 8 || (sizeof(T) == 4 && is_same<F, double>::value))> {};
+}  // namespace conversion
+
+template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
+  typedef remove_cv_t<remove_reference_t<X>> D;
+  typedef typename conversion::floating<D>::type F;
+  if constexpr (!is_same<F, void>::value && conversion::zeroes_nan<remove_cv_t<T>, F>::value) {
+    const F v = static_cast<F>(x);
+    return v == v ? v : F(0);
+  } else {
+    return static_cast<X&&>(x);
+  }
+}
+
+// `k op= e` as on the CPU (below), without its divisor form (CUDA's divisions are plain).
+template <class T> struct int_ref_t {
+  T& r;
+  template <class E> METAL_FUNC constexpr T& operator+=(const E& e) { return r = T(int_arg<T>(r + e)); }
+  template <class E> METAL_FUNC constexpr T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
+  template <class E> METAL_FUNC constexpr T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
+  template <class E> METAL_FUNC constexpr T& operator/=(const E& e) { return r = T(int_arg<T>(r / e)); }
+};
+template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
+}  // namespace mtl_rt
+}  // namespace metal
+#else
 // defines={"METALCALL_FLOAT_TO_INT_CONVERSIONS": "0"} (a prelude option: the caller's, never the
 // source's) passes every argument on as it is, x86's conversions again, to measure what the
 // conditioning costs in one process (benchmarks/bench_float_to_int.py).

@@ -87,22 +87,11 @@ template <class T> METAL_FUNC float fma_once(float a, float b, float c) {
   else return fma_to_odd(a, b, c);
 }
 
-METAL_FUNC float fmin_f(float a, float b) {
-#if METAL_CUDA
-  return fminf(a, b);
-#else
-  // The specification's rule, "returns y if y < x, otherwise x" (the other argument for a NaN):
-  // fmin(+0.0, -0.0) is +0.0 and fmin(-0.0, +0.0) is -0.0. Inline; fminf would be a libm call.
-  return (b < a || a != a) ? b : a;
-#endif
-}
-METAL_FUNC float fmax_f(float a, float b) {
-#if METAL_CUDA
-  return fmaxf(a, b);
-#else
-  return (a < b || a != a) ? b : a;  // "returns y if x < y, otherwise x", as fmin_f
-#endif
-}
+// The specification's rule, "returns y if y < x, otherwise x" (the other argument for a NaN):
+// fmin(+0.0, -0.0) is +0.0 and fmin(-0.0, +0.0) is -0.0, on every target (CUDA's fminf and
+// fmaxf order -0.0 below +0.0; on the CPU fminf would be a libm call).
+METAL_FUNC float fmin_f(float a, float b) { return (b < a || a != a) ? b : a; }
+METAL_FUNC float fmax_f(float a, float b) { return (a < b || a != a) ? b : a; }
 // sin(pi x) with exact argument reduction, so sinpi(n) is exactly 0.
 METAL_FUNC float sinpi_f(float x) {
 #if METAL_CUDA
@@ -201,23 +190,29 @@ METAL_FLOAT1(metal, exp, METAL_LIBM(exp)(v))
 METAL_FLOAT1(metal, exp2, METAL_LIBM(exp2)(v))
 #if METAL_CUDA
 METAL_FLOAT1(metal, exp10, exp10f(v))
-METAL_FLOAT1(metal, rsqrt, rsqrtf(v))
 #else
 METAL_FLOAT1(metal, exp10, __builtin_powf(10.0f, v))
+#endif
 // rsqrt is correctly rounded without fast math (MSL specification, table 8.1): 1.0f / sqrtf(v)
-// rounds twice and was one ulp off for about a quarter of all floats. In double the root and
-// the quotient are exact to 2^-52, and no float's inverse root lies that near a midpoint between
-// two floats (every float in [1, 4), checked against an 80-bit computation: tests/conformance/
-// test_audit_conversions.py), so the one rounding to float is the correct one. Fast math (a
-// library's default; the compiler defines METALCALL_FAST_MATH) allows more error, and the double
-// path took ten times as long there (2^20 floats on the 2-core box: 475 against 48 µs): rsqrt is
-// 1/sqrt in float then. precise::rsqrt is the correctly rounded one either way (below).
+// rounds twice and was one ulp off for about a quarter of all floats (CUDA's rsqrtf, 2 ulp, for
+// 22% of the test's). In double the root and the quotient are exact to 2^-52, and no float's
+// inverse root lies that near a midpoint between two floats (every float in [1, 4), checked
+// against an 80-bit computation: tests/conformance/test_audit_conversions.py), so the one
+// rounding to float is the correct one. Fast math (a library's default; the compiler defines
+// METALCALL_FAST_MATH) allows more error, and the double path took ten times as long there (2^20
+// floats on the 2-core box: 475 against 48 µs): rsqrt is 1/sqrt in float then (CUDA: rsqrtf).
+// precise::rsqrt is the correctly rounded one either way (below).
+#if METAL_CUDA
+#define METALCALL_RSQRT_PRECISE float(1.0 / ::sqrt(double(v)))
+#define METALCALL_RSQRT_FAST rsqrtf(v)
+#else
 #define METALCALL_RSQRT_PRECISE float(1.0 / __builtin_sqrt(double(v)))
+#define METALCALL_RSQRT_FAST 1.0f / __builtin_sqrtf(v)
+#endif
 #if METALCALL_FAST_MATH
-METAL_FLOAT1(metal, rsqrt, 1.0f / __builtin_sqrtf(v))
+METAL_FLOAT1(metal, rsqrt, METALCALL_RSQRT_FAST)
 #else
 METAL_FLOAT1(metal, rsqrt, METALCALL_RSQRT_PRECISE)
-#endif
 #endif
 METAL_FLOAT1(metal, fabs, METAL_LIBM(fabs)(v))
 METAL_FLOAT1(metal, floor, METAL_LIBM(floor)(v))
@@ -438,12 +433,8 @@ METAL_FUNC V clamp(const A& x, const B& lo, const C& hi) {
 
 namespace precise {
 METAL_SAME_IN_FAST_AND_PRECISE
-#if METAL_CUDA
-METAL_FAST_CANDIDATES
-#else
 METAL_FAST_CANDIDATES_BUT_RSQRT
 METAL_FLOAT1(metal::precise, rsqrt, METALCALL_RSQRT_PRECISE)
-#endif
 }  // namespace precise
 
 namespace fast {

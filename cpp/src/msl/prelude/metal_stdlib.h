@@ -29,7 +29,7 @@
 #include "metal_negation.h"    // unary minus as the CUDA translation writes it
 #if METALCALL_PART_HALF  // ----------------------------------------------------------------------
 #include "metal_half.h"        // half, bfloat
-#include "metal_conversion.h"  // float to int/uint/long/ulong as MSL converts (CPU only)
+#include "metal_conversion.h"  // float to int/uint/long/ulong as MSL converts
 #endif
 #if METALCALL_PART_VECTOR  // (needs HALF) -------------------------------------------------------
 #include "metal_type_traits.h"  // is_same_v ..., is_convertible

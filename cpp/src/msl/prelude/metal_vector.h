@@ -95,14 +95,12 @@ template <class T, bool P> struct METAL_VEC_STORAGE(4)<T, 4, P> {
 // only to and from float, so it goes through float there.
 // A char or short component from an int or wider passes metal_negation.h's narrow_arg, so
 // NVVM cannot narrow the arithmetic before it (`short3(x * -1)`: a neg.s16).
-// On the CPU a 32- or 64-bit integer component from a floating one passes metal_conversion.h's
-// int_arg: NaN 0, out of range saturated, as MSL's GPUs convert.
+// A 32- or 64-bit integer component from a floating one passes metal_conversion.h's int_arg:
+// NaN 0, out of range saturated, as MSL's GPUs convert (on CUDA only the NaNs NVRTC does not zero).
 template <class To, class From> struct convert_impl {
   static METAL_FUNC constexpr To apply(const From& x) {
     if constexpr (is_int<To>::value && sizeof(To) < 4) return static_cast<To>(::metal::mtl_rt::narrow_arg(x));
-#if !METAL_CUDA
     else if constexpr (is_int<To>::value) return static_cast<To>(::metal::mtl_rt::int_arg<To>(x));
-#endif
     else return static_cast<To>(x);
   }
 };

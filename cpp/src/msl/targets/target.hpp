@@ -183,7 +183,8 @@ class Target {
    * Conversions from a floating type to int, uint, long and ulong (and their other names) take
    * their argument through `metal::mtl_rt::int_arg<T>(x)` (metal_conversion.h; found by
    * passes/conversion_sites.hpp), which gives MSL's value: a NaN 0, out of range saturated, as
-   * Apple's and NVIDIA's GPUs convert (the CPU: x86's cvttss2si gives INT_MIN for both).
+   * Apple's and NVIDIA's GPUs convert (the CPU: x86's cvttss2si gives INT_MIN for both; CUDA:
+   * a NaN to a 64-bit integer, or a double NaN to a 32-bit one, gives the minimum).
    */
   virtual bool conditions_float_to_int() const { return false; }
 

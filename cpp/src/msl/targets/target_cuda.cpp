@@ -90,6 +90,8 @@ class CudaTarget : public Target {
   bool constant_data_constexpr() const override { return true; }
   bool launders_punned_addresses() const override { return true; }
   bool wraps_small_negations() const override { return true; }
+  // A NaN to long or ulong, or a double NaN to int or uint, gave the minimum (metal_conversion.h).
+  bool conditions_float_to_int() const override { return true; }
 
   // The geometry, then per parameter: a value (by value, `constant T&`), an address
   // (buffers, references) or a shared-memory offset ([[threadgroup(i)]]).
