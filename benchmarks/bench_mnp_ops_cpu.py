@@ -43,6 +43,7 @@ def rows_for(dev: mc.Device, n: int) -> list[Row]:
     xi = rng.integers(-10**6, 10**6, n).astype(np.int32)
     idx = rng.integers(-n, n, n // 10)
     small = x[: n // 32].copy()
+    c_order = np.empty((side, side), np.float32)
     X, Y, M2, V, XI, IDX, SMALL = (mnp.asarray(a, device=dev) for a in (x, y, m2, v, xi, idx, small))
     xcol, yrow = x[:side, None], y[None, :side]
     COL, ROW = X[:side, None], Y[None, :side]
@@ -60,6 +61,9 @@ def rows_for(dev: mc.Device, n: int) -> list[Row]:
         (f"x[:, None] * y[None, :] + 1, {side} each", lambda: np.asarray(COL * ROW + 1), lambda: xcol * yrow + 1, 1e-6),
         (f"({side}², ) * ({side}, 1) + 1", lambda: np.asarray(M2 * COL + 1), lambda: m2 * xcol + 1, 1e-6),
         (f"x.T + 0 of {side}²", lambda: np.asarray(M2.T + 0), lambda: m2.T + 0, 0),
+        # NumPy's x.T + 0 keeps the operand's layout (a contiguous pass, an F-ordered result);
+        # metalcall.numpy writes C order, a transposition: the same work in NumPy is this.
+        (f"x.T + 0 of {side}² into C order", lambda: np.asarray(M2.T + 0), lambda: np.add(m2.T, 0, out=c_order), 0),
         (f"x // 7, {n:.0e} int32", lambda: np.asarray(XI // 7), lambda: xi // 7, 0),
         (f"x % y, {n:.0e} int32", lambda: np.asarray(XI % (XI // 1000 + 1)), lambda: xi % (xi // 1000 + 1), 0),
         (f"x[idx], {n // 10:.0e} indices into {n:.0e} float32", lambda: np.asarray(X[IDX]), lambda: x[idx], 0),
