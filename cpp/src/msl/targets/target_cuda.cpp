@@ -40,8 +40,11 @@ class CudaTarget : public Target {
   // (tests/conformance/test_integer_widths.py); metal::abs wraps |MIN| to MIN as MSL does.
   // Its global min(int, int) and max(int, int) became signed min/max that ptxas fuses into a
   // VIMNMX3 dropping a negated operand (`min(min(x, -y), z)`); metal's compare biased unsigned.
+  // Its global fmin(float, float) and fmax (fminf, fmaxf) order -0.0 below +0.0, where MSL's
+  // return the first of two zeros, and its rsqrt(float) is rsqrtf (2 ulp) where MSL's is correctly
+  // rounded without fast math (tests/conformance/test_audit_special_values.py on the H200).
   const std::set<std::string>& ambiguous_library_calls() const override {
-    static const auto& names = *new std::set<std::string>{"all", "any", "abs", "min", "max"};
+    static const auto& names = *new std::set<std::string>{"all", "any", "abs", "min", "max", "fmin", "fmax", "rsqrt"};
     return names;
   }
   // GPUs do not trap on integer division: the plain operators stay.

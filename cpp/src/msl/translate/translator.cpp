@@ -97,8 +97,10 @@ Translation Translator::run() {
   if (target_.wraps_conditional_literals()) {
     for (const auto& [index, text] : literal_cast_edits(t_, [](const std::string& n) {
            return is_renamed_type(n) ? renamed_type(n) : n;
-         }))
+         })) {
       active_edits_[index] = text;
+      literal_cast_tokens_.insert(index);
+    }
     const auto spelled = [](const std::string& n) { return is_renamed_type(n) ? renamed_type(n) : n; };
     for (const auto& init : constexpr_initializers(t_, spelled)) {
       text_before_[init.begin] += "metal::mtl_rt::literal_cast<" + init.type + ">::from((";
@@ -175,7 +177,15 @@ Translation Translator::run() {
     return edited == active_edits_.end() || edited->first > last;
   };
   // Checked mode too: a kernel's values are the same with and without its bounds checks.
-  if (target_.conditions_float_to_int()) wrap_float_to_int_conversions(untouched);
+  if (target_.conditions_float_to_int()) {
+    // A literal_cast edit replaces a name by a name: the wrap encloses it (CUDA's `long(half(v))`,
+    // whose NaN gave LLONG_MIN while the site was skipped).
+    wrap_float_to_int_conversions([this](std::size_t first, std::size_t last) {
+      for (auto e = active_edits_.lower_bound(first); e != active_edits_.end() && e->first <= last; ++e)
+        if (!literal_cast_tokens_.count(e->first)) return false;
+      return true;
+    });
+  }
   if (target_.wraps_small_negations() && !checked_) {
     // Conversions to char and short, explicit and implicit, take their argument through the
     // prelude (CUDA), first: a negation that starts the argument opens inside it.

@@ -151,6 +151,9 @@ class Translator {
   std::set<std::size_t> conditional_literals_;  // `c ? h : 0`: integer literal branches, for CUDA
   ConditionalArms conditional_arms_;            // `c ? h : f`: branches cast to MSL's type, for CUDA
   std::map<std::size_t, std::string> active_edits_;  // those of range_designators_ applied (inside functions)
+  // The tokens literal_cast_edits replaced (CUDA: `half` -> `metal::mtl_rt::literal_cast<mtl_half>::from`):
+  // one name for another, which a conversion's wrap may enclose (`long(half(v))`).
+  std::set<std::size_t> literal_cast_tokens_;
   // CUDA: text after a branch body's `{` and before its `}` (branch_reconvergence.hpp).
   std::map<std::size_t, std::string> text_after_, text_before_;
   // The checks after a threadgroup declaration's `;`: the variables it declares, and every
