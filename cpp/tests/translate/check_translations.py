@@ -98,7 +98,11 @@ def main():
                        ("n=metal::mtl_rt::literal_cast<T>::from((bits==40?", "a constexpr T from an int"),
                        ("h_sum=metal::mtl_rt::literal_cast<mtl_half>::from((1+2));", "a constexpr half from an int"),
                        ("h_of_int=metal::mtl_rt::literal_cast<mtl_half>::from((2*3));", "a constant half from an int"),
-                       ("__shared__floatscratch[32];", "threadgroup storage without its initializer")]:
+                       ("__shared__floatscratch[32];", "threadgroup storage without its initializer"),
+                       ("metal::fmin(x[i],0.0f)+metal::fmax(x[i],-0.0f)+metal::rsqrt(x[i])+precise::rsqrt(x[i])",
+                        "fmin/fmax/rsqrt qualified (NVRTC's global overloads would win), precise:: left alone"),
+                       ("metal::mtl_rt::int_arg<long>(metal::mtl_rt::literal_cast<mtl_half>::from(x[i]))",
+                        "long(half(v)) wrapped around the half's literal_cast")]:
         if text not in flat2:
             failures.append(f"CUDA: {what} ({text!r} not found)")
     cpu_constructs = "".join(translate(exe, "cpu", CONSTRUCTS).split())

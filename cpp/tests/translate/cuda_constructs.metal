@@ -56,3 +56,11 @@ kernel void cuda_constructs(device const half* a [[buffer(0)]], device half* out
     out[i] += sum_op<half>::one + h_half + half(2);
     atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, static_cast<thread_scope>(3));
 }
+
+// Calls NVRTC's global float overloads would take (fminf's signed zeros, rsqrtf's 2 ulp), written
+// metal::NAME; a half argument of a conversion to long, wrapped around its literal_cast.
+kernel void cuda_library_calls(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                               device long* k [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    y[i] = fmin(x[i], 0.0f) + fmax(x[i], -0.0f) + rsqrt(x[i]) + precise::rsqrt(x[i]);
+    k[i] = long(half(x[i]));
+}
