@@ -1,4 +1,4 @@
-// metalcall MSL prelude: floating-point to integer conversions as MSL gives them, for the CPU.
+// metalcall MSL prelude: floating-point to integer conversions as MSL gives them, for the CPU and CUDA.
 // A NaN converts to 0 (specification section 8.6, fast math or not), and a value beyond the
 // integer's range saturates to its minimum or maximum, as Apple's and NVIDIA's GPUs convert (a
 // negative value to an unsigned type gives 0). x86's cvttss2si gives INT_MIN for both, and
@@ -21,24 +21,39 @@
 #pragma once
 #include "metal_config.h"
 
-#if METAL_CUDA
+#if !METAL_CUDA
+// defines={"METALCALL_FLOAT_TO_INT_CONVERSIONS": "0"} (a prelude option: the caller's, never the
+// source's) passes every argument on as it is, x86's conversions again, to measure what the
+// conditioning costs in one process (benchmarks/bench_float_to_int.py).
+#if defined(METALCALL_FLOAT_TO_INT_CONVERSIONS) && !METALCALL_FLOAT_TO_INT_CONVERSIONS
+#define __METALCALL_CONDITIONS_FLOAT_TO_INT 0
+#else
+#define __METALCALL_CONDITIONS_FLOAT_TO_INT 1
+#endif
+#endif
 #include "metal_half.h"
 #include "metal_type_traits.h"
+#include "metal_division.h"  // div_value: `k /= e` as the translation writes it (idiv_rhs on the CPU)
 
 namespace metal {
 namespace mtl_rt {
 namespace conversion {
+// The floating type a value is conditioned in: float and double as they are, half and bfloat
+// as a float (exactly); void for any other type.
 template <class X> struct floating { typedef void type; };
 template <> struct floating<float> { typedef float type; };
 template <> struct floating<double> { typedef double type; };
 template <> struct floating<mtl_half> { typedef float type; };
 template <> struct floating<mtl_bfloat> { typedef float type; };
+
+#if METAL_CUDA
 // The conversions whose NaN needs zeroing: to a 64-bit integer, or from a double to a 32-bit one.
 template <class T, class F>
 struct zeroes_nan
     : integral_constant<bool, mtl_detail::is_int<T>::value && (sizeof(T) == 8 || (sizeof(T) == 4 && is_same<F, double>::value))> {};
 }  // namespace conversion
 
+// The argument of a conversion to T: such a NaN zeroed, anything else as it is (NVRTC saturates).
 template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
   typedef remove_cv_t<remove_reference_t<X>> D;
   typedef typename conversion::floating<D>::type F;
@@ -49,46 +64,11 @@ template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
     return static_cast<X&&>(x);
   }
 }
-
-// `k op= e` as on the CPU (below), without its divisor form (CUDA's divisions are plain).
-template <class T> struct int_ref_t {
-  T& r;
-  template <class E> METAL_FUNC constexpr T& operator+=(const E& e) { return r = T(int_arg<T>(r + e)); }
-  template <class E> METAL_FUNC constexpr T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
-  template <class E> METAL_FUNC constexpr T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
-  template <class E> METAL_FUNC constexpr T& operator/=(const E& e) { return r = T(int_arg<T>(r / e)); }
-};
-template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
-}  // namespace mtl_rt
-}  // namespace metal
 #else
-// defines={"METALCALL_FLOAT_TO_INT_CONVERSIONS": "0"} (a prelude option: the caller's, never the
-// source's) passes every argument on as it is, x86's conversions again, to measure what the
-// conditioning costs in one process (benchmarks/bench_float_to_int.py).
-#if defined(METALCALL_FLOAT_TO_INT_CONVERSIONS) && !METALCALL_FLOAT_TO_INT_CONVERSIONS
-#define __METALCALL_CONDITIONS_FLOAT_TO_INT 0
-#else
-#define __METALCALL_CONDITIONS_FLOAT_TO_INT 1
-#endif
-#include "metal_half.h"
-#include "metal_type_traits.h"
-#include "metal_division.h"  // div_value: `k /= e` as the translation writes it (idiv_rhs)
-
-namespace metal {
-namespace mtl_rt {
-namespace conversion {
 // The integer types whose conversions are conditioned: 32 and 64 bits (a char or short converts
 // through int, so its NaN gives INT_MIN's low bits, 0).
 template <class T>
 struct saturated : integral_constant<bool, mtl_detail::is_int<T>::value && (sizeof(T) == 4 || sizeof(T) == 8)> {};
-
-// The floating type a value is conditioned in: float and double as they are, half and bfloat
-// as a float (exactly); void for any other type.
-template <class X> struct floating { typedef void type; };
-template <> struct floating<float> { typedef float type; };
-template <> struct floating<double> { typedef double type; };
-template <> struct floating<mtl_half> { typedef float type; };
-template <> struct floating<mtl_bfloat> { typedef float type; };
 
 // v as T: NaN 0, below the range T's minimum, at or above 2^bits (2^(bits-1) signed) its maximum.
 template <class T, class F> METAL_FUNC constexpr T saturate(F v) {
@@ -118,10 +98,11 @@ template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
   else
     return static_cast<X&&>(x);
 }
+#endif
 
 // `k op= e` for a 32- or 64-bit integer k and op one of + - * / (the others take integers
 // only): `k = T(k op e)`, the result (a float where e is one) through int_arg. `k /= e` comes as
-// `k /= idiv_rhs() = e` (metal_division.h), divided by div_value as there. constexpr: the
+// `k /= idiv_rhs() = e` on the CPU (metal_division.h), divided by div_value as there (CUDA's is `/`). constexpr: the
 // translation cannot tell `s += k` of two ints from `s += f`, and a constexpr function's loop
 // that sums must stay one (a program-scope constant from it was a load-time initialiser).
 template <class T> struct int_ref_t {
@@ -130,9 +111,10 @@ template <class T> struct int_ref_t {
   template <class E> METAL_FUNC constexpr T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
   template <class E> METAL_FUNC constexpr T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
   template <class E> METAL_FUNC constexpr T& operator/=(const E& e) { return r = T(int_arg<T>(div_value(r, e))); }
+#if !METAL_CUDA
   template <class E> METAL_FUNC constexpr T& operator/=(const divisor<E>& d) { return r = T(int_arg<T>(div_value(r, d.b))); }
+#endif
 };
 template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
 }  // namespace mtl_rt
 }  // namespace metal
-#endif

@@ -38,10 +38,8 @@ def _cpu_load(op: str, T: str, A: str, first: bool) -> str:
 
 def _cpu_kernel_head(op: str, T: str, S: str, D: str, A: str, first: bool, final: bool, is_float: bool) -> str:
     """_thread_kernel_head, with half_bits_float defined where _cpu_load calls it."""
-    head = _thread_kernel_head(op, S, D, A, first, final, is_float)
-    if _reads_half_bits(op, T, A, first):
-        head = head.replace("kernel void red(", _HALF_BITS_FLOAT + "kernel void red(", 1)
-    return head
+    return _thread_kernel_head(op, S, D, A, first, final, is_float,
+                               _HALF_BITS_FLOAT if _reads_half_bits(op, T, A, first) else "")
 
 
 @functools.lru_cache(maxsize=None)

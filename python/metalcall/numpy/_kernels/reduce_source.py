@@ -79,7 +79,8 @@ def _params(op: str, S: str, D: str, A: str, first: bool, final: bool) -> list[s
     return [f"{x} [[buffer({i})]]" for i, x in enumerate(p)]
 
 
-def _thread_kernel_head(op: str, S: str, D: str, A: str, first: bool, final: bool, is_float: bool) -> str:
-    """A kernel of one thread per output or chunk, up to its body."""
-    return (cache.header() + _helpers(op, A, is_float) + "kernel void red(" +
+def _thread_kernel_head(op: str, S: str, D: str, A: str, first: bool, final: bool, is_float: bool,
+                        functions: str = "") -> str:
+    """A kernel of one thread per output or chunk, up to its body; `functions`: more helpers."""
+    return (cache.header() + _helpers(op, A, is_float) + functions + "kernel void red(" +
             ",\n    ".join(_params(op, S, D, A, first, final)) + ",\n    uint t [[thread_position_in_grid]]) {\n")
