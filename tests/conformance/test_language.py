@@ -960,3 +960,41 @@ def test_function_constant_defaults(device, rng, constants, block, relu):
     k(n, x, out)
     s = x.reshape(n, block).astype(np.float64).sum(1)
     assert_close(out, np.maximum(s, 0) if relu else s, rtol=1e-5, atol=1e-5)
+
+
+# Constructors' member initializer lists: the last entry's `(x) {` is followed by the body but
+# defines no function (read as a function `im`, the members `float re, im;` were refused as
+# function pointers before). One entry after `:`, entries after `,`, braces, a qualified and a
+# templated base, noexcept, a constructor after `public:`, and a member named like a source function.
+INIT_LIST_SRC = """#include <metal_stdlib>
+using namespace metal;
+inline float scale(float v) { return v * 10.0f; }
+struct Complex { float re, im; Complex(float r, float m) : re(r), im(m) {} };
+struct One { float v; One(float x) : v(x) {} };
+namespace geo { struct Base { float b; Base(float x) : b(x) {} }; }
+template <typename T> struct TBase { T t; TBase(T x) : t{x} {} };
+struct Derived : geo::Base, TBase<int> {
+    float offset, scale;
+    Derived(float x, int y) noexcept : geo::Base(x), TBase<int>(y), offset{x + 1.0f}, scale(::scale(x)) {}
+};
+class Access { public: Access(float x) : w(x * 2.0f) {} float get() const { return w; } private: float w; };
+kernel void l_init_lists(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                         uint i [[thread_position_in_grid]]) {
+    Complex c(x[i], 1.0f);
+    One o(x[i] * 3.0f);
+    Derived d(x[i], int(i));
+    Access a(x[i]);
+    device float* r = out + 8 * i;
+    r[0] = c.re; r[1] = c.im; r[2] = o.v; r[3] = d.b; r[4] = float(d.t); r[5] = d.offset; r[6] = d.scale;
+    r[7] = a.get();
+}
+"""
+
+
+def test_member_initializer_lists(device, rng):
+    x = rng.standard_normal(N).astype(np.float32)
+    out = np.zeros((N, 8), np.float32)
+    compile_once(device, INIT_LIST_SRC).l_init_lists(N, x, out)
+    exp = np.stack([x, np.ones(N), x * np.float32(3), x, np.arange(N), x + np.float32(1), x * np.float32(10),
+                    x * np.float32(2)], 1).astype(np.float32)
+    assert_equal(out, exp)

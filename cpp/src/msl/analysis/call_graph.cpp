@@ -140,6 +140,21 @@ bool names_conversion_type(const std::vector<Token>& t, std::size_t i) {
   return k > 0 && t[k - 1].is_identifier("operator");
 }
 
+// True when the (possibly qualified) name at i is an entry of a constructor's member initializer
+// list (`C(float r, float m) : re(r), im(m) {}`): its `(m) {` is followed by the constructor's
+// body, but it defines no function. An entry follows the list's `:` or a `,` (no definition
+// follows a comma); a constructor after an access specifier (`public: C() {}`) is a definition.
+bool member_initializer(const std::vector<Token>& t, std::size_t i) {
+  std::size_t k = i;
+  while (k >= 2 && t[k - 1].is("::") && t[k - 2].kind == TokenKind::identifier) k -= 2;
+  if (k == 0) return false;
+  const Token& before = t[k - 1];
+  if (before.is(",")) return true;
+  if (!before.is(":")) return false;
+  return !(k >= 2 && (t[k - 2].is_identifier("public") || t[k - 2].is_identifier("protected") ||
+                      t[k - 2].is_identifier("private")));
+}
+
 }  // namespace
 
 bool is_keyword(const std::string& id) { return keywords().count(id) > 0; }
@@ -207,7 +222,7 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
       if (open != std::string::npos) {
         const std::size_t close = matching(t, open);
         const std::size_t body = close < t.size() ? body_after_parameters(t, close) : std::string::npos;
-        if (body != std::string::npos) {
+        if (body != std::string::npos && !member_initializer(t, i)) {
           d.functions.insert(x.text);
           d.definitions.push_back({x.text, i, body, matching(t, body), false});
           continue;
@@ -222,7 +237,7 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
     const std::size_t close = matching(t, i + 1);
     if (close >= t.size()) continue;
     const std::size_t body = body_after_parameters(t, close);
-    if (body != std::string::npos) {
+    if (body != std::string::npos && !member_initializer(t, i)) {
       FunctionDefinition f;
       f.name = x.text;
       f.name_token = i;

@@ -67,6 +67,9 @@ class FunctionPointerChecker {
     if (!(next.is("=") || next.is(";") || next.is(",") || next.is("[") || next.is("{") || next.is(")") || next.is(":")))
       return false;
     const Token& b = t_[k - 1];
+    // A later declarator of a list, `float re, im;` / `int a, b = 2;` (not an argument: those
+    // end with `,` or `)`).
+    if (b.is(",") && (next.is(";") || next.is("=") || next.is("["))) return true;
     static const auto& not_types = *new std::set<std::string>{"return", "case", "else", "do", "goto", "sizeof",
                                                               "alignof", "decltype", "typename", "struct", "class",
                                                               "union", "enum", "namespace", "using", "template"};
