@@ -998,3 +998,26 @@ def test_member_initializer_lists(device, rng):
     exp = np.stack([x, np.ones(N), x * np.float32(3), x, np.arange(N), x + np.float32(1), x * np.float32(10),
                     x * np.float32(2)], 1).astype(np.float32)
     assert_equal(out, exp)
+
+
+# A function called through its parenthesised name, `(f)(x)` (the idiom that keeps a function-like
+# macro of the same name from expanding): a call, not a function pointer (refused as one before, by
+# the front end and by the translation verifier's AST check).
+PAREN_CALL_SRC = """#include <metal_stdlib>
+using namespace metal;
+namespace ops { inline float cube(float v) { return v * v * v; } }
+inline float twice(float v) { return 2.0f * v; }
+#define twice(v) (v)
+kernel void l_paren_calls(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    decltype((twice)(1.0f)) a = (twice)(x[i]);
+    out[i] = a + (ops::cube)(x[i]) + twice(x[i]) + float(sizeof((twice)(x[i])));
+}
+"""
+
+
+def test_parenthesised_function_calls(device, rng):
+    x = rng.standard_normal(N).astype(np.float32)
+    out = np.zeros(N, np.float32)
+    compile_once(device, PAREN_CALL_SRC).l_paren_calls(N, x, out)
+    assert_close(out, 2 * x + x * x * x + x + 4, rtol=1e-6, atol=1e-6)

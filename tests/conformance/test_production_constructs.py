@@ -117,6 +117,23 @@ kernel void ploop_pragma(device const float* x [[buffer(0)]], device float* out 
     out[i] = s;
 }
 """,
+    # Pragmas in macros through the _Pragma operator (MLX's STEEL_PRAGMA_UNROLL), several on a
+    # line and one written directly, each taking its own line in the translation.
+    r"""
+#define PSTEEL_UNROLL _Pragma("clang loop unroll(full)")
+#define PSTEEL_NO_UNROLL _Pragma("clang loop unroll(disable)")
+#define PQUIET _Pragma("clang diagnostic push") _Pragma("clang diagnostic ignored \"-Wunused-variable\"")
+#define PLOUD _Pragma("clang diagnostic pop")
+PQUIET
+kernel void psteel_pragma(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    float s = 0.0f, unused = 1.0f;
+    PSTEEL_UNROLL for (int k = 0; k < 6; ++k) s += x[i * 6 + k];
+    PSTEEL_NO_UNROLL
+    for (int k = 0; k < 2; ++k) { _Pragma("unroll") for (int j = 0; j < 3; ++j) s += 1.0f; } out[i] = s;
+}
+PLOUD
+""",
     """
 struct pmem_flag {
     int v;
@@ -235,6 +252,13 @@ def test_macros_in_loop_pragmas(device, rng):
     out = np.zeros(16, np.float32)
     KS.get(device, "ploop_pragma")(16, x, out)
     assert_close(out, x.reshape(16, 6).sum(1) * 4, rtol=1e-5)
+
+
+def test_pragma_operator_in_macros(device, rng):
+    x = rng.standard_normal(96).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    KS.get(device, "psteel_pragma")(16, x, out)
+    assert_close(out, x.reshape(16, 6).sum(1) + 6, rtol=1e-5)
 
 
 def test_void_pointer_buffers(device, rng):

@@ -96,9 +96,20 @@ def test_pragmas_that_read_files_are_refused(cpu, tmp_path):
 
 
 def test_pragma_operator_made_by_macros_is_refused(cpu, tmp_path):
+    # The preprocessor never carries out a _Pragma, pasted or not: a pragma that reads a file is
+    # refused at the operator, before any #pragma line is written.
     missing = tmp_path / "no_such_file.h"
     src = HEADER + f'#define P(a, b) a##b\nP(_Pra, gma)("GCC dependency \\"{missing}\\"")\n#define VALUE 1.0f\n' + KERNEL
-    refused(cpu, src, 4, 1, "_Pragma is not MSL; use #pragma [MSL rule: pragmas]")
+    refused(cpu, src, 4, 1, "'_Pragma(\"GCC dependency\")' is not an MSL pragma (loop and diagnostic pragmas are) "
+                            "[MSL rule: pragmas]")
+
+
+def test_pragma_operator_is_a_pragma_line(cpu):
+    # `_Pragma("unroll")` from a pasted name and from a macro, mid-line: written as #pragma lines.
+    src = (HEADER + '#define P(a, b) a##b\n#define UNROLL _Pragma("unroll")\n#define VALUE 1.0f\n' +
+           KERNEL.replace("{", '{ float s = 0.0f; P(_Pra, gma)("nounroll") for (int k = 0; k < 3; ++k) s += 1.0f; '
+                               'UNROLL for (int k = 0; k < 2; ++k) s += 1.0f; if (s != 5.0f) return;', 1))
+    np.testing.assert_array_equal(run(cpu, src), 1.0)
 
 
 @pytest.mark.parametrize("defines,message", [

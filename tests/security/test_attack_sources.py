@@ -76,6 +76,11 @@ REFUSED = {
     # function pointers
     "pointer-from-address": (kernel("((void (*)())at)();"), "no function pointers"),
     "decltype-pointer": (kernel("decltype(&g) p = g; out[i] = p(1.0f);", "float g(float x) { return x; }"), "no function pointers"),
+    # `(g)(x)` is a call; `(g)` kept is a pointer
+    "parenthesised-pointer": (kernel("auto p = (g); out[i] = p(1.0f);", "float g(float x) { return x; }"),
+                              "no function pointers"),
+    "parenthesised-argument": (kernel("out[i] = call((g));", "float g(float x) { return x; }\n"
+                                      "template <class F> float call(F f) { return f(1.0f); }"), "no function pointers"),
     "lambda-to-pointer": (kernel("auto f = +[](float x) { return x; }; out[i] = f(1.0f);"), "no function pointers"),
     "function-as-template-argument": (kernel("out[i] = call(g);", "float g(float x) { return x; }\n"
                                              "template <class F> float call(F f) { return f(1.0f); }"), "no function pointers"),
@@ -94,6 +99,17 @@ REFUSED = {
                                             "struct A { int operator()(int k) const { return k ? (*this)(k - 1) + 1 : 0; } };"),
                                      "no recursion"),
     "_Pragma": (kernel('_Pragma("GCC optimize(\\"O0\\")") out[i] = 1.0f;'), "pragmas"),
+    # _Pragma becomes a #pragma line checked as any; what could end or splice that line, or what the
+    # preprocessor would carry out, is refused at the operator
+    "_Pragma-clang-attribute": (kernel('out[i] = 1.0f;', '#define A _Pragma("clang attribute push (__attribute__('
+                                                         '(constructor)), apply_to = function)")\nA\nvoid f() {}'), "pragmas"),
+    "_Pragma-redefine-extname": (kernel("out[i] = 1.0f;", '_Pragma("redefine_extname kk system")'), "pragmas"),
+    "_Pragma-dependency": (kernel('_Pragma("GCC dependency \\"/etc/passwd\\"") out[i] = 1.0f;'), "pragmas"),
+    "_Pragma-line-end": (kernel('_Pragma("unroll\\n#include <stdio.h>") for (int j = 0; j < 2; ++j) out[i] = 1.0f;'),
+                         "pragmas"),
+    "_Pragma-splice": (kernel('_Pragma("unroll \\\\") for (int j = 0; j < 2; ++j) out[i] = 1.0f;'), "pragmas"),
+    "_Pragma-macro-operand": (kernel("_Pragma(P) for (int j = 0; j < 2; ++j) out[i] = 1.0f;", "#define P unroll"),
+                              "pragmas"),
     "pragma-clang-attribute": (kernel("out[i] = 1.0f;", "#pragma clang attribute push (__attribute__((constructor)), "
                                                         "apply_to = function)\nvoid f() {}\n#pragma clang attribute pop"), "pragmas"),
     "pragma-redefine-extname": (kernel("out[i] = 1.0f;", "#pragma redefine_extname kk system"), "pragmas"),

@@ -64,3 +64,12 @@ kernel void cuda_library_calls(device const float* x [[buffer(0)]], device float
     y[i] = fmin(x[i], 0.0f) + fmax(x[i], -0.0f) + rsqrt(x[i]) + precise::rsqrt(x[i]);
     k[i] = long(half(x[i]));
 }
+
+// Pragmas through the _Pragma operator in a macro, two on a line (MLX's STEEL_PRAGMA_UNROLL):
+// each becomes a #pragma line of its own, before its loop.
+#define CC_UNROLL _Pragma("unroll")
+kernel void cuda_pragma_operator(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float s = 0.0f;
+    CC_UNROLL for (int k = 0; k < 4; ++k) { _Pragma("clang loop unroll(disable)") for (int j = 0; j < 2; ++j) s += k * j; }
+    y[i] = s;
+}

@@ -229,6 +229,9 @@ class FunctionPointerChecker {
     if (after >= t_.size()) return;
     const Token& next = t_[after];
     if (!(next.is(")") || next.is(",") || next.is(";") || next.is("?") || next.is(":") || next.is("}"))) return;
+    // `(f)(x)`, `(ns::f)(x)`: a call of the parenthesised name (the idiom that keeps a function-like
+    // macro of the same name from expanding), no pointer kept.
+    if (before.is("(") && next.is(")") && after + 1 < t_.size() && t_[after + 1].is("(")) return;
     if (!(before.is("=") || before.is("(") || before.is(",") || before.is("?") || before.is(":") ||
           before.is_identifier("return") || before.is("{")))
       return;

@@ -18,7 +18,7 @@ namespace metalcall::msl {
 namespace {
 
 constexpr const char* kRefusedDirective = "__metalcall_refused_directive_";
-constexpr const char* kRefusedPragma = "__metalcall_refused_pragma";
+constexpr const char* kPragmaOperator = "__metalcall_pragma_operator";
 constexpr const char* kLoopPragma = "__metalcall_loop_pragma";
 
 bool is_directive(const std::string& directive, const char* name) {
@@ -223,6 +223,7 @@ int linemarker_line(const std::string& line) {
 
 bool needs_preprocessing(const std::string& source, const Macros& defines) {
   if (!defines.empty() || names_clang_value_macro(source)) return true;
+  if (source.find("_Pragma") != std::string::npos) return true;  // the preprocessing writes it as a #pragma
   if (surely_plain(source)) return false;
   if (source.find("%:") != std::string::npos) return true;  // `%:include` is a directive
   for (std::size_t p = source.find('\r'); p != std::string::npos; p = source.find('\r', p + 1))
@@ -304,13 +305,14 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
   // What no source may reach: a __has_include whose header name macros make (the file system
   // would answer it), __has_embed (C23 and C++26, clang 19 and GCC 15: whether a host file
   // exists, is empty or is longer than an offset; #embed is refused, so nothing can be
-  // embedded: 0) and _Pragma, which may carry out a pragma as preprocessing runs.
+  // embedded: 0) and _Pragma, which would carry out a pragma as preprocessing runs: it becomes a
+  // marker that finish_preprocessed writes as a #pragma line, which the MSL rules then check as any.
   input.text =
       "#define __has_include(...) \"__has_include of a header name made by macros: metalcall answers "
       "__has_include for a header name written out only\"\n"
       "#define __has_include_next(...) __has_include()\n"
       "#define __has_embed(...) 0\n"
-      "#define _Pragma(...) " + std::string(kRefusedPragma) + "\n";
+      "#define _Pragma(...) " + std::string(kPragmaOperator) + "(__VA_ARGS__)\n";
   // Apple's <TargetConditionals.h>, which shared headers include (MetalPetal's MTIShaderLib.h
   // tests TARGET_OS_SIMULATOR): the platform of a Mac, where metalcall's kernels run as Metal's would.
   if (target_conditionals)
@@ -326,6 +328,52 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
   return input;
 }
 
+namespace {
+
+// `_Pragma("body")` (C++11 §16.9), as text_for_preprocessor's macro left it at `at` in `line`:
+// the destringized body and the index after the closing ')', or npos when the operand is no
+// plain string literal. A body that could end or splice its line, or that the preprocessor
+// would have carried out, is refused at the user's line.
+std::pair<std::string, std::size_t> pragma_operator(const std::string& line, std::size_t at, int line_number,
+                                                    const std::string& source) {
+  const Token where{TokenKind::identifier, "_Pragma", line_number, 1};
+  std::size_t p = line.find_first_not_of(" \t", at + std::string(kPragmaOperator).size());
+  if (p == std::string::npos || line[p] != '(') return {"", std::string::npos};
+  p = line.find_first_not_of(" \t", p + 1);
+  if (p == std::string::npos || line[p] != '"') return {"", std::string::npos};
+  const std::size_t end = literal_end(line, p);  // one past the closing quote
+  const std::size_t close = line.find_first_not_of(" \t", end);
+  if (end > line.size() || close == std::string::npos || line[close] != ')') return {"", std::string::npos};
+  // Destringized (§16.9): `\"` and `\\` lose their backslash. Any other backslash, and any
+  // control character, could end or splice the pragma's line: refused.
+  std::string body;
+  for (std::size_t i = p + 1; i + 1 < end; ++i) {
+    if (line[i] == '\\' && i + 2 < end && (line[i + 1] == '"' || line[i + 1] == '\\')) {
+      body += line[++i];
+      continue;
+    }
+    if (line[i] == '\\' || std::iscntrl(static_cast<unsigned char>(line[i])))
+      throw rule_error(source, where, "_Pragma's string holds a backslash or control character: write the pragma out",
+                       "pragmas");
+    body += line[i];
+  }
+  if (body.find('\\') != std::string::npos)
+    throw rule_error(source, where, "_Pragma's string holds a backslash, which could splice the pragma's line",
+                     "pragmas");
+  if (host_pragma(body)) {
+    std::istringstream words(body);
+    std::string first, second;
+    words >> first >> second;
+    throw rule_error(source, where,
+                     "'_Pragma(\"" + first + (second.empty() ? "" : " " + second) +
+                         "\")' is not an MSL pragma (loop and diagnostic pragmas are)",
+                     "pragmas");
+  }
+  return {body, close + 1};
+}
+
+}  // namespace
+
 std::string finish_preprocessed(const std::string& output, const PreprocessorInput& input, const std::string& source) {
   if (output.find("__metalcall_") == std::string::npos) return output;
   std::string out;
@@ -333,6 +381,7 @@ std::string finish_preprocessed(const std::string& output, const PreprocessorInp
   std::istringstream in(output);
   std::string line;
   int line_number = 1;  // the user's line of the output line being read
+  std::vector<std::size_t> pragma_at;  // where `_Pragma(` markers start on the line
   while (std::getline(in, line)) {
     const int marked = linemarker_line(line);
     for_each_identifier(line, [&](std::size_t at, std::size_t n) {
@@ -345,11 +394,31 @@ std::string finish_preprocessed(const std::string& output, const PreprocessorInp
         if (!r.rule.empty()) throw rule_error(source, at_directive, r.message, r.rule);
         throw error_at(source, at_directive, r.message);
       }
-      if (name == kRefusedPragma) {
-        throw rule_error(source, Token{TokenKind::identifier, "_Pragma", line_number, 1}, "_Pragma is not MSL; use #pragma",
-                         "pragmas");
-      }
+      if (name == kPragmaOperator) pragma_at.push_back(at);
     });
+    // Each `_Pragma("body")` on its own line as `#pragma body` (a pragma is a line of its own),
+    // the text after it kept at the user's line by a line marker, and at its column by blanks.
+    if (!pragma_at.empty()) {
+      const std::string marker = "# " + std::to_string(line_number) + " \"" + std::string(kSourceName) + "\"\n";
+      // The marker is longer than the `_Pragma` it stands for: columns after one, as written.
+      const std::size_t longer = std::string(kPragmaOperator).size() - std::string("_Pragma").size();
+      auto blanks = [&](std::size_t column, std::size_t before) {
+        return std::string(column > longer * before ? column - longer * before : 0, ' ');
+      };
+      std::string rewritten;
+      std::size_t from = 0, count = 0;
+      for (const std::size_t at : pragma_at) {
+        const auto [body, after] = pragma_operator(line, at, line_number, source);
+        if (after == std::string::npos)
+          throw rule_error(source, Token{TokenKind::identifier, "_Pragma", line_number, 1},
+                           "_Pragma takes one string literal", "pragmas");
+        rewritten += blanks(from, count) + line.substr(from, at - from) + "\n" + marker + "#pragma " + body + "\n" + marker;
+        from = after;
+        ++count;
+      }
+      line = rewritten + blanks(from, count) + line.substr(from);
+      pragma_at.clear();
+    }
     const std::size_t first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line.compare(first, std::string(kLoopPragma).size(), kLoopPragma) == 0)
       line = "#pragma" + line.substr(first + std::string(kLoopPragma).size());

@@ -49,8 +49,10 @@ struct PreprocessorInput {
 PreprocessorInput text_for_preprocessor(const std::string& source);
 
 /**
- * The preprocessor's output made final: the loop pragmas back as #pragma lines. CompileError
- * at the user's line for a refused directive or a `_Pragma` that the preprocessor kept.
+ * The preprocessor's output made final: the loop pragmas back as #pragma lines, and each
+ * `_Pragma("body")` as a `#pragma body` line of its own (which the MSL rules check as any pragma).
+ * CompileError at the user's line for a refused directive, or a `_Pragma` whose operand is no
+ * plain string, holds a backslash or control character, or names a pragma the preprocessor runs.
  */
 std::string finish_preprocessed(const std::string& output, const PreprocessorInput& input, const std::string& source);
 

@@ -377,7 +377,19 @@ void Translator::emit_directive(std::size_t i) {
     fail(i, "#include " + target + " is not supported: metalcall compiles one source; paste the code in, "
             "or pass macros with defines=");
   }
+  // A directive is a line of its own, also where the preprocessing put one among a line's tokens
+  // (`_Pragma("unroll")` written as `#pragma unroll`): a new line before it when the line holds
+  // text, and one after it, so that the next token says its line again (emit's #line).
+  if (column_ > 1) new_output_line();
   emit(rename_in_directive(tok.text), tok, true);
+  new_output_line();
+}
+
+void Translator::new_output_line() {
+  out_ << '\n';
+  ++line_;
+  column_ = 1;
+  last_user_end_ = 0;
 }
 
 const FunctionConstantDecl* Translator::constant_at(std::size_t token, bool attribute) const {

@@ -227,6 +227,7 @@ class Translator {
   std::string rename_in_directive(const std::string& text) const;
 
   void emit_directive(std::size_t i);
+  void new_output_line();  // ends the output line: the next token says its line again
 
   const FunctionConstantDecl* constant_at(std::size_t token, bool attribute) const;
 

@@ -328,7 +328,10 @@ class Reader {
     // A named function called decays to a pointer to it (an implicit cast under the call):
     // that is the call itself, not a function pointer in the code.
     // A template's function-pointer parameter is a compile-time constant (MSL allows it).
-    const int named = a_.getCursorKind(a_.getCursorReferenced(k == UnexposedExpr ? last_child(c) : c));
+    // `(f)(x)` calls the named function too: the decay's operand is seen through its parentheses.
+    CXCursor operand = k == UnexposedExpr ? last_child(c) : c;
+    while (k == UnexposedExpr && a_.getCursorKind(operand) == ParenExpr) operand = last_child(operand);
+    const int named = a_.getCursorKind(a_.getCursorReferenced(operand));
     const bool callee_decay = k == UnexposedExpr && a_.getCursorKind(parent) == CallExpr && is_function_kind(named);
     // `&f` (or `+f`) of a named function, as a template's argument (`apply<&twice>`): a constant
     // naming that function; a variable or parameter that stores one is reported where declared.
