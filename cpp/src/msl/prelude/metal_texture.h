@@ -55,7 +55,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, C x, unsigned lod = 0) const { write(vec<T, 4>(T(c)), x, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
   MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
@@ -74,17 +74,17 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
                               component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
   }
   MTL_TEXTURE_ATOMICS(p.x, p.y, 0u, const vec<unsigned, 2>& p)
   MTL_TEXTURE_FENCE
@@ -104,17 +104,17 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, slice, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, slice, const vec<unsigned, 2>& p, unsigned slice)
@@ -140,12 +140,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 3>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options,
                               const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
   METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
@@ -174,12 +174,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 3>& dir, component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather_cube(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
   }
 
  private:
   METAL_FUNC vec<T, 4> sample_at(sampler s, const vec<float, 3>& dir, float lod) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample_cube(*mtl_d, s.mtl_a, dir, 0u, lod));
+    return mtl_tex::cast4<T>(mtl_tex::sample_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 0u, lod));
   }
 };
 
@@ -202,7 +202,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
         mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, mtl_tex::lod_of(*mtl_d, s.mtl_a, options)).x);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u));
   }
   // The filtered comparison of compare_value with the texels (the sampler's compare_func):
   // the fraction of the footprint that passes.
@@ -218,7 +218,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   }
   METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, float compare_value,
                                       const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
   }
 };
 
