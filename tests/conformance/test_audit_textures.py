@@ -66,6 +66,35 @@ kernel void aud_sample_far(texture2d<float> t [[texture(0)]], sampler s [[sample
     out[2 * i + 1] = t.gather(s, uv[i]);
 }
 """,
+    """
+kernel void aud_min_lod_clamp(texture2d<float> t [[texture(0)]], texture2d_array<float> a [[texture(1)]],
+                              texture3d<float> v [[texture(2)]], texturecube<float> c [[texture(3)]],
+                              sampler s [[sampler(0)]], const device float4* q [[buffer(0)]],
+                              device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    const float2 uv = float2(0.4f, 0.6f);
+    const float clamp_to = q[i].x, b = q[i].y, g = q[i].z;
+    device float* o = out + 8 * i;
+    o[0] = t.sample(s, uv, min_lod_clamp(clamp_to)).x;
+    o[1] = t.sample(s, uv, bias(b), min_lod_clamp(clamp_to)).x;
+    o[2] = t.sample(s, uv, gradient2d(float2(g, 0.0f), float2(0.0f, g)), min_lod_clamp(clamp_to), int2(1, 0)).x;
+    o[3] = a.sample(s, uv, 1, bias(b), min_lod_clamp(clamp_to)).x;
+    o[4] = v.sample(s, float3(uv, 0.5f), gradient3d(float3(g, 0.0f, 0.0f), float3(0.0f, g, 0.0f)), min_lod_clamp(clamp_to)).x;
+    o[5] = c.sample(s, float3(1.0f, 0.2f, -0.3f), bias(b), min_lod_clamp(clamp_to)).x;
+    o[6] = c.sample(s, float3(1.0f, 0.2f, -0.3f), min_lod_clamp(clamp_to)).x;
+    o[7] = a.sample(s, uv, 2, min_lod_clamp(clamp_to)).x;
+}
+""",
+    """
+kernel void aud_is_null(texture2d<float, access::read> t [[texture(0)]], texture3d<float> v [[texture(1)]],
+                        depth2d<float> d [[texture(2)]], array<texture2d<float>, 2> ts [[texture(3)]],
+                        device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[0] = is_null_texture(t) ? 1u : 0u;
+    out[1] = is_null_texture(v) ? 1u : 0u;
+    out[2] = is_null_texture(d) ? 1u : 0u;
+    out[3] = is_null_texture(ts[0]) || is_null_texture(ts[1]) ? 1u : 0u;
+    out[4] = 7u;
+}
+""",
 ])
 
 MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
@@ -282,3 +311,66 @@ def test_far_and_infinite_coordinates(device, rng, filt, mode):
         if filt == "linear":
             np.testing.assert_array_equal(out[2 * k + 1], np.float32(ref_gather(img, u, v, modes, color=color)),
                                           err_msg=f"gather at {(u, v)}")
+
+
+# ---- min_lod_clamp (MSL 2.2) and is_null_texture ---------------------------------------------
+
+def ref_level_value(values, lod, mip_filter):
+    """What a texture whose level k holds values[k] everywhere samples at `lod` (the sampler's
+    default lod_clamp(0, FLT_MAX)): mip_filter nearest picks ceil(lod + 0.5) - 1 (level 0 up
+    to 0.5), linear blends floor(lod) and the next; the last level from there on."""
+    last = len(values) - 1
+    lod = max(lod, 0.0)
+    if mip_filter == "nearest":
+        return values[min(0 if lod <= 0.5 else math.ceil(lod + 0.5) - 1, last)]
+    whole = math.floor(lod)
+    if whole >= last:
+        return values[last]
+    f = lod - whole
+    return values[whole] * (1 - f) + values[whole + 1] * f
+
+
+@pytest.mark.parametrize("mip_filter", ["nearest", "linear"])
+def test_min_lod_clamp(device, rng, mip_filter):
+    """sample(s, p, min_lod_clamp(c)) samples LOD max(0, c); after bias(b) or a gradient, LOD
+    max(that LOD, c): on texture2d, texture2d_array, texture3d and texturecube (before: a
+    CompileError, 'min_lod_clamp' unknown). Each level holds one value, so the result is the
+    levels' blend alone."""
+    size = 16
+    values = [0.0, 0.25, 0.5, 0.75, 1.0]  # levels 0..4 of a 16-texel chain
+    t = device.texture((size, size), "r32float", mip_levels=5)
+    a = device.texture((3, size, size), "r32float", type="texture2d_array", mip_levels=5)
+    v = device.texture((size, size, size), "r32float", mip_levels=5)
+    c = device.texture((size, size), "r32float", type="texturecube", mip_levels=5)
+    for tex in (t, a, v, c):
+        for k in range(5):
+            tex.level(k)[...] = values[k]
+    s = device.sampler(filter="linear", mip_filter=mip_filter)
+    cases = [(cl, b, g) for cl in (-1.0, 0.0, 0.3, 0.75, 1.5, 2.25, 3.6, 6.0) for b in (0.0, 1.25, 3.0)
+             for g in (1 / 16, 4 / 16, 1.0)]
+    q = np.array([(cl, b, g, 0) for cl, b, g in cases], np.float32)
+    n = len(q)
+    out = np.zeros((n, 8), np.float32)
+    KS.get(device, "aud_min_lod_clamp")(n, q, out, textures=[t, a, v, c], samplers=[s])
+    for k, (cl, b, g, _) in enumerate(q.astype(np.float64)):
+        grad_lod = math.log2(g * size)
+        want = [ref_level_value(values, max(0.0, cl), mip_filter),
+                ref_level_value(values, max(b, cl), mip_filter),
+                ref_level_value(values, max(grad_lod, cl), mip_filter),
+                ref_level_value(values, max(b, cl), mip_filter),
+                ref_level_value(values, max(grad_lod, cl), mip_filter),
+                ref_level_value(values, max(b, cl), mip_filter),
+                ref_level_value(values, max(0.0, cl), mip_filter),
+                ref_level_value(values, max(0.0, cl), mip_filter)]
+        np.testing.assert_allclose(out[k], want, rtol=0, atol=1e-6, err_msg=f"min_lod_clamp {cl}, bias {b}, gradient {g}")
+
+
+def test_is_null_texture(device):
+    """is_null_texture(t) compiles for every texture type and array elements, and is false for
+    the textures a call binds (before: a CompileError, 'is_null_texture' unknown)."""
+    t = device.texture((2, 2), "rgba8unorm")
+    v = device.texture((2, 2, 2), "r32float")
+    d = device.texture((2, 2), "r32float", type="depth2d")
+    out = np.full(5, 9, np.uint32)
+    KS.get(device, "aud_is_null")(1, out, textures=[t, v, d, t, t])
+    assert list(out) == [0, 0, 0, 0, 7]

@@ -20,6 +20,11 @@ template <> struct lod_option<level> { static constexpr bool value = true; };
 template <> struct lod_option<bias> { static constexpr bool value = true; };
 template <> struct lod_option<gradient2d> { static constexpr bool value = true; };
 template <> struct lod_option<gradient3d> { static constexpr bool value = true; };
+template <> struct lod_option<min_lod_clamp> { static constexpr bool value = true; };
+// Options that min_lod_clamp may follow: sample(s, p, bias(b) | gradient(...), min_lod_clamp(c)).
+template <class O> struct clampable_option { static constexpr bool value = lod_option<O>::value; };
+template <> struct clampable_option<level> { static constexpr bool value = false; };
+template <> struct clampable_option<min_lod_clamp> { static constexpr bool value = false; };
 METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, level o) { return o.lod; }
 METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, bias o) { return o.value; }
 METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient2d& g) {
@@ -27,6 +32,11 @@ METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, cons
 }
 METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient3d& g) {
   return gradient_lod(d, s, g.dPdx, g.dPdy);
+}
+METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, min_lod_clamp c) { return c.value > 0.0f ? c.value : 0.0f; }
+template <class O> METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const O& o, min_lod_clamp c) {
+  const float lod = lod_of(d, s, o);
+  return lod < c.value ? c.value : lod;
 }
 }  // namespace mtl_tex
 
@@ -42,6 +52,9 @@ struct mtl_texture_base {
   }
   METAL_FUNC unsigned get_num_mip_levels() const { return mtl_d->mip_levels; }
 };
+// MSL's is_null_texture(t) for every texture type: whether no texture is bound (a call binds
+// every texture a kernel uses, so this is false there; a default-constructed one is null).
+METAL_FUNC bool is_null_texture(const mtl_texture_base& t) { return t.mtl_d == nullptr || t.mtl_d->data == nullptr; }
 
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture1d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
@@ -82,6 +95,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
     return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+                                                                     mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
+  }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
                               component c = component::x) const {
     return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
@@ -111,6 +130,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
+  }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x,
+                                                                     offset.y, 0, mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
@@ -148,6 +173,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
     return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
   }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options, min_lod_clamp c,
+                              const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y,
+                                                                     offset.z, mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
+  }
   METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, p.z, const vec<unsigned, 3>& p)
   MTL_TEXTURE_FENCE
@@ -173,6 +204,12 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, min_lod_clamp c) const {
+    return sample_at(s, dir, c.value > 0.0f ? c.value : 0.0f);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b, min_lod_clamp c) const {
+    return sample_at(s, dir, b.value < c.value ? c.value : b.value);
+  }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 3>& dir, component c = component::x) const {
     return mtl_tex::cast4<T>(mtl_tex::gather_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
   }
