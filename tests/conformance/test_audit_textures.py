@@ -95,6 +95,24 @@ kernel void aud_is_null(texture2d<float, access::read> t [[texture(0)]], texture
     out[4] = 7u;
 }
 """,
+    """
+kernel void aud_write_float(texture2d<float, access::write> dst [[texture(0)]], const device float4* put [[buffer(0)]],
+                            uint i [[thread_position_in_grid]]) {
+    dst.write(put[i], uint2(i % dst.get_width(), i / dst.get_width()));
+}
+""",
+    """
+kernel void aud_write_half(texture2d<half, access::write> dst [[texture(0)]], const device half4* put [[buffer(0)]],
+                           uint i [[thread_position_in_grid]]) {
+    dst.write(put[i], uint2(i % dst.get_width(), i / dst.get_width()));
+}
+""",
+    """
+kernel void aud_read_half(texture2d<half, access::read> src [[texture(0)]], device half4* out [[buffer(0)]],
+                          uint i [[thread_position_in_grid]]) {
+    out[i] = src.read(uint2(i % src.get_width(), i / src.get_width()));
+}
+""",
 ])
 
 MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
@@ -374,3 +392,74 @@ def test_is_null_texture(device):
     out = np.full(5, 9, np.uint32)
     KS.get(device, "aud_is_null")(1, out, textures=[t, v, d, t, t])
     assert list(out) == [0, 0, 0, 0, 7]
+
+
+# ---- writes: the specification's float -> normalized / half conversions at the edges ---------
+
+EDGES = np.array([0, 1, -1, 0.5, -0.5, 0.5 / 255, 1.5 / 255, 2.5 / 255, 0.5 / 127, -0.5 / 127, 1.5 / 127,
+                  0.5 / 65535, 0.5 / 32767, 1.0000001, -1.0000001, 2, -2, 1e30, -1e30, np.nan, np.inf, -np.inf,
+                  -0.0, 65504, 65519.996, 65520, 1e5, 6e-8, 2.9e-8, 3e-8, 1e-45, 0.1, 0.7, 127.5 / 255,
+                  1 / 3, 2 / 3], np.float32)
+NORMALIZED = [f"{c}{b}{k}" for c in ("r", "rg", "rgba") for b in (8, 16) for k in ("unorm", "snorm")] + \
+             [f"{c}{b}float" for c in ("r", "rg", "rgba") for b in (16, 32)]
+
+
+def spec_encode(v, fmt):
+    """float32 values as a write stores them: unorm RTNE(clamp(f, 0, 1) * (2^n - 1)), snorm
+    RTNE(clamp(f, -1, 1) * (2^(n-1) - 1)) (NaN: 0), half IEEE round to nearest even."""
+    bits = 16 if "16" in fmt else 8 if "8" in fmt else 32
+    v = v.astype(np.float32)
+    if fmt.endswith("float"):
+        return v.astype(np.float16 if bits == 16 else np.float32)
+    clean = np.where(np.isnan(v), np.float32(0), v)
+    if fmt.endswith("unorm"):
+        return np.rint(np.clip(clean, 0, 1) * np.float32(2 ** bits - 1)).astype(f"u{bits // 8}")
+    return np.rint(np.clip(clean, -1, 1) * np.float32(2 ** (bits - 1) - 1)).astype(f"i{bits // 8}")
+
+
+@pytest.mark.parametrize("via", ["float", "half"])
+@pytest.mark.parametrize("fmt", NORMALIZED)
+@np.errstate(over="ignore", invalid="ignore")
+def test_write_conversions_at_the_edges(device, fmt, via):
+    """write() of every normalized and float format from float4 and half4 colours: clamping,
+    round-to-nearest-even ties, NaN to 0, infinities, -0, half overflow to infinity and half
+    subnormals; missing channels are dropped. (Already correct.)"""
+    vals = EDGES if via == "float" else EDGES.astype(np.float16).astype(np.float32)
+    n = len(vals)
+    ch = {"r": 1, "rg": 2, "rgba": 4}[fmt.split("8")[0].split("16")[0].split("32")[0]]
+    put = np.stack([vals, vals[::-1], -vals, vals * np.float32(0.5)], axis=1)
+    w = 6
+    t = device.texture(((n + w - 1) // w, w), fmt)
+    if via == "float":
+        KS.get(device, "aud_write_float")(n, put.astype(np.float32), textures=[t])
+    else:
+        KS.get(device, "aud_write_half")(n, put.astype(np.float16), textures=[t])
+    got = np.asarray(t).reshape(-1, ch)[:n]
+    src = put if via == "float" else put.astype(np.float16).astype(np.float32)
+    want = spec_encode(src[:, :ch], fmt)
+    same = (got == want) | (np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64)))
+    same &= np.signbit(got.astype(np.float64)) == np.signbit(want.astype(np.float64)) if fmt.endswith("float") else True
+    bad = np.argwhere(~same)
+    assert not len(bad), [(src[i, c], got[i, c], want[i, c]) for i, c in bad[:8]]
+
+
+@np.errstate(over="ignore")
+def test_half_reads_of_wide_formats(device):
+    """texture2d<half> reads of r32float / rgba16unorm: each channel converted to half by round
+    to nearest even (65520 and above to infinity); missing channels (0, 0, 1)."""
+    f = np.array([[[70000.0, 65519.0, -1e-8, 1 / 3]]], np.float32).reshape(1, 4, 1)
+    u = np.array([[[65535, 1, 32768, 12345]]], np.uint16)
+    got = np.zeros((4, 4), np.float16)
+    KS.get(device, "aud_read_half")(4, got, textures=[device.texture_from(f)])
+    np.testing.assert_array_equal(got[:, 0], f.reshape(4).astype(np.float16))
+    np.testing.assert_array_equal(got[:, 1:], np.tile(np.float16([0, 0, 1]), (4, 1)))
+    got = np.zeros((1, 4), np.float16)
+    KS.get(device, "aud_read_half")(1, got, textures=[device.texture_from(u)])
+    np.testing.assert_array_equal(got[0], (u.reshape(4).astype(np.float64) / 65535).astype(np.float16))
+
+
+def test_texture_from_names_the_shape_it_refuses(device):
+    """An RGB image (h, w, 3) is refused (Metal has no 3-channel formats) with its shape named;
+    the message said 'got 3 dimensions', which is a valid rank."""
+    with pytest.raises(mc.ArgumentError, match=r"got shape \(4, 5, 3\).*|3-channel.*got shape \(4, 5, 3\)"):
+        device.texture_from(np.zeros((4, 5, 3), np.uint8))
