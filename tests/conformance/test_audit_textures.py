@@ -7,6 +7,7 @@ sample's integer offset added to it before the address mode, gather's (i0, j1), 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -111,6 +112,14 @@ kernel void aud_write_half(texture2d<half, access::write> dst [[texture(0)]], co
 kernel void aud_read_half(texture2d<half, access::read> src [[texture(0)]], device half4* out [[buffer(0)]],
                           uint i [[thread_position_in_grid]]) {
     out[i] = src.read(uint2(i % src.get_width(), i / src.get_width()));
+}
+""",
+    """
+kernel void aud_sample_3d_1d(texture3d<float> v [[texture(0)]], texture1d<float> l [[texture(1)]],
+                             sampler s [[sampler(0)]], const device float4* q [[buffer(0)]],
+                             device float4* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    out[2 * i] = v.sample(s, q[i].xyz);
+    out[2 * i + 1] = l.sample(s, q[i].w);
 }
 """,
 ])
@@ -463,3 +472,52 @@ def test_texture_from_names_the_shape_it_refuses(device):
     the message said 'got 3 dimensions', which is a valid rank."""
     with pytest.raises(mc.ArgumentError, match=r"got shape \(4, 5, 3\).*|3-channel.*got shape \(4, 5, 3\)"):
         device.texture_from(np.zeros((4, 5, 3), np.uint8))
+
+
+# ---- texture3d with its own mode per axis, texture1d -------------------------------------------
+
+def ref_sample_nd(img, coords, linear, modes, color):
+    """img (..., c) with axes (z, y, x) reversed to coords (u, v, w): trilinear / bilinear /
+    linear or nearest, each axis under its own address mode; a tap outside on any axis reads
+    the border of the (last) axis it is outside on."""
+    shape = img.shape[:-1][::-1]  # (w, h, d)
+    axes = [taps(c, n, linear) for c, n in zip(coords, shape)]
+    out = np.zeros(4)
+    for combo in itertools.product(*axes):
+        weight = np.prod([wt for _, wt in combo])
+        idx = [wrap(i, n, m) for (i, _), n, m in zip(combo, shape, modes)]
+        bad = [m for x, m in zip(idx, modes) if x is None]
+        if bad:
+            t = border_of(bad[-1], img.shape[-1], color)
+        else:
+            c = list(img[tuple(idx[::-1])])
+            t = np.array(c + [0] * (3 - len(c)) + [1] if len(c) < 4 else c, np.float64)
+        out += weight * t
+    return out
+
+
+@pytest.mark.parametrize("modes", [("repeat", "mirrored_repeat", "clamp_to_edge"),
+                                   ("clamp_to_border", "repeat", "mirrored_clamp_to_edge"),
+                                   ("clamp_to_edge", "clamp_to_zero", "repeat"),
+                                   ("mirrored_repeat", "clamp_to_edge", "clamp_to_border")])
+@pytest.mark.parametrize("filt", ["nearest", "linear"])
+def test_3d_and_1d_sampling_per_axis_modes(device, rng, filt, modes):
+    """texture3d's sample blends 2x2x2 texels, each axis (s, t, r) addressed by its own mode;
+    texture1d's sample uses s alone."""
+    d, h, w = 3, 4, 5
+    vraw = rng.uniform(0, 1, (d, h, w, 2)).astype(np.float32)
+    lraw = rng.uniform(0, 1, (7, 4)).astype(np.float32)
+    v = device.texture_from(vraw, format="rg32float")
+    l1 = device.texture_from(lraw, type="texture1d")
+    color = "opaque_black"
+    s = device.sampler(filter=filt, address=list(modes), border_color=color)
+    n = 64
+    q = rng.uniform(-1.2, 2.2, (n, 4)).astype(np.float32)
+    out = np.zeros((2 * n, 4), np.float32)
+    KS.get(device, "aud_sample_3d_1d")(n, q, out, textures=[v, l1], samplers=[s])
+    tol = 4e-3 if filt == "linear" else 0
+    for k, (a, b, c, x) in enumerate(q):
+        want3 = ref_sample_nd(vraw.astype(np.float64), (a, b, c), filt == "linear", modes, color)
+        np.testing.assert_allclose(out[2 * k], want3, rtol=0, atol=tol, err_msg=f"3-D at {(a, b, c)}")
+        want1 = ref_sample_nd(lraw.astype(np.float64), (x,), filt == "linear", modes[:1], color)
+        np.testing.assert_allclose(out[2 * k + 1], want1, rtol=0, atol=tol, err_msg=f"1-D at {x}")
