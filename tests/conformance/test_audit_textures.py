@@ -122,6 +122,16 @@ kernel void aud_sample_3d_1d(texture3d<float> v [[texture(0)]], texture1d<float>
     out[2 * i + 1] = l.sample(s, q[i].w);
 }
 """,
+    """
+kernel void aud_read_every_value(texture2d<float, access::sample> t [[texture(0)]], sampler s [[sampler(0)]],
+                                 device float4* out [[buffer(0)]], uint2 p [[thread_position_in_grid]]) {
+    const uint w = t.get_width(), h = t.get_height(), i = p.y * w + p.x;
+    const float2 uv = (float2(p) + 0.5f) / float2(w, h);
+    out[3 * i] = t.read(p);
+    out[3 * i + 1] = t.sample(s, uv);
+    out[3 * i + 2] = t.gather(s, uv + float2(0.5f / w, 0.5f / h));  // texel p is the gather's w component
+}
+""",
 ])
 
 MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
@@ -521,3 +531,29 @@ def test_3d_and_1d_sampling_per_axis_modes(device, rng, filt, modes):
         np.testing.assert_allclose(out[2 * k], want3, rtol=0, atol=tol, err_msg=f"3-D at {(a, b, c)}")
         want1 = ref_sample_nd(lraw.astype(np.float64), (x,), filt == "linear", modes[:1], color)
         np.testing.assert_allclose(out[2 * k + 1], want1, rtol=0, atol=tol, err_msg=f"1-D at {x}")
+
+
+# ---- reads of normalized formats, every value, in the kernels' default fast math --------------
+
+@pytest.mark.parametrize("fmt", ["r8unorm", "r16unorm", "r8snorm", "r16snorm"])
+def test_normalized_reads_are_correctly_rounded_under_fast_math(device, fmt):
+    """read, sample and gather of every unorm/snorm value give c / (2^n - 1) (snorm: at least
+    -1) correctly rounded to float, whatever the kernel's fast-math flag: the conversion is the
+    texture unit's, not the kernel's arithmetic (metal_pack.h's unpack functions promise the
+    same). Before: the prelude's float division became a multiplication by the reciprocal under
+    fast math (the default), 1 ulp off for 126 of the 256 unorm8 values, 1536 snorm16 ones."""
+    bits = 16 if "16" in fmt else 8
+    signed = "snorm" in fmt
+    dt = np.dtype(("i" if signed else "u") + str(bits // 8))
+    info = np.iinfo(dt)
+    vals = np.arange(info.min, info.max + 1).astype(dt)
+    w = 256
+    raw = vals.reshape(-1, w, 1)
+    t = device.texture_from(raw, format=fmt)
+    out = np.zeros((3 * vals.size, 4), np.float32)
+    KS.get(device, "aud_read_every_value")((w, raw.shape[0]), out, textures=[t], samplers=[device.sampler()])
+    d = 2 ** (bits - 1) - 1 if signed else 2 ** bits - 1
+    want = np.maximum(vals.astype(np.float64) / d, -1).astype(np.float32)
+    for what, got in (("read", out[0::3, 0]), ("sample", out[1::3, 0]), ("gather", out[2::3, 3])):
+        bad = np.nonzero(got != want)[0]
+        assert not len(bad), f"{what}: {len(bad)} values differ, e.g. {[(int(vals[i]), got[i], want[i]) for i in bad[:4]]}"

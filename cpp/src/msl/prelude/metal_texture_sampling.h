@@ -67,21 +67,26 @@ METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
     copy_bytes(&h, p, 2);
     return cvt<float>(h);
   }
+  // c / (2^n - 1) correctly rounded to float whatever the kernel's fast-math flags (a float
+  // division became a multiplication by a float reciprocal: 1 ulp off for 126 of the 256 unorm8
+  // values), as a texture unit converts and as metal_pack.h's unpack functions promise. The
+  // product with the reciprocal in double is within 2^-52 of c / m, and c / m (m odd) lies at
+  // least 1/(2m) of a float ulp from any rounding midpoint, so one rounding to float is exact.
   if (k == unorm) {
-    if (b == 1) return float(*p) / 255.0f;
+    if (b == 1) return float(double(*p) * (1.0 / 255.0));
     unsigned short u;
     copy_bytes(&u, p, 2);
-    return float(u) / 65535.0f;
+    return float(double(u) * (1.0 / 65535.0));
   }
   if (k == snorm) {
     // Metal: max(c / (2^(n-1) - 1), -1): both -128 and -127 map to -1.
     float v;
     if (b == 1) {
-      v = float(*reinterpret_cast<const signed char*>(p)) / 127.0f;
+      v = float(double(*reinterpret_cast<const signed char*>(p)) * (1.0 / 127.0));
     } else {
       short s;
       copy_bytes(&s, p, 2);
-      v = float(s) / 32767.0f;
+      v = float(double(s) * (1.0 / 32767.0));
     }
     return v < -1.0f ? -1.0f : v;
   }
