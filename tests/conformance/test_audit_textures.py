@@ -557,3 +557,24 @@ def test_normalized_reads_are_correctly_rounded_under_fast_math(device, fmt):
     for what, got in (("read", out[0::3, 0]), ("sample", out[1::3, 0]), ("gather", out[2::3, 3])):
         bad = np.nonzero(got != want)[0]
         assert not len(bad), f"{what}: {len(bad)} values differ, e.g. {[(int(vals[i]), got[i], want[i]) for i in bad[:4]]}"
+
+
+# ---- sRGB formats: a documented limit -----------------------------------------------------------
+
+def srgb_to_linear(c):
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+@pytest.mark.xfail(strict=True, raises=mc.ArgumentError,
+                   reason="sRGB pixel formats (rgba8unorm_srgb...) are not supported: dev.texture refuses "
+                          "them (docs/design.md, Textures and samplers: formats)")
+def test_srgb_reads_linearise(device):
+    """rgba8unorm_srgb: a read converts r, g, b from sRGB to linear (the specification's
+    formula), alpha as unorm."""
+    raw = np.arange(256, dtype=np.uint8).reshape(16, 16, 1).repeat(4, axis=2)
+    t = device.texture_from(raw, format="rgba8unorm_srgb")
+    out = np.zeros((3 * 256, 4), np.float32)
+    KS.get(device, "aud_read_every_value")((16, 16), out, textures=[t], samplers=[device.sampler()])
+    c = np.arange(256) / 255.0
+    np.testing.assert_allclose(out[0::3, 0], srgb_to_linear(c), rtol=0, atol=1e-4)
+    np.testing.assert_allclose(out[0::3, 3], c, rtol=0, atol=1e-7)
