@@ -132,6 +132,14 @@ kernel void aud_read_every_value(texture2d<float, access::sample> t [[texture(0)
     out[3 * i + 2] = t.gather(s, uv + float2(0.5f / w, 0.5f / h));  // texel p is the gather's w component
 }
 """,
+    """
+kernel void aud_compare_min_lod(depth2d<float> d [[texture(0)]], depth2d_array<float> da [[texture(1)]],
+                                sampler s [[sampler(0)]], const device float2* q [[buffer(0)]],
+                                device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    out[2 * i] = d.sample_compare(s, float2(0.3f, 0.7f), q[i].y, min_lod_clamp(q[i].x));
+    out[2 * i + 1] = da.sample_compare(s, float2(0.3f, 0.7f), 1, q[i].y, min_lod_clamp(q[i].x));
+}
+""",
 ])
 
 MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
@@ -578,3 +586,23 @@ def test_srgb_reads_linearise(device):
     c = np.arange(256) / 255.0
     np.testing.assert_allclose(out[0::3, 0], srgb_to_linear(c), rtol=0, atol=1e-4)
     np.testing.assert_allclose(out[0::3, 3], c, rtol=0, atol=1e-7)
+
+
+def test_sample_compare_min_lod_clamp(device):
+    """depth2d / depth2d_array sample_compare(s, p, ref, min_lod_clamp(c)): the comparison on the
+    level LOD max(0, c) picks (before: no overload, a CompileError)."""
+    size, values = 8, [0.2, 0.4, 0.6, 0.8]
+    d = device.texture((size, size), "r32float", type="depth2d", mip_levels=4)
+    da = device.texture((2, size, size), "r32float", type="depth2d_array", mip_levels=4)
+    for tex in (d, da):
+        for k in range(4):
+            tex.level(k)[...] = values[k]
+    s = device.sampler(filter="nearest", mip_filter="nearest", compare_func="less")
+    cases = [(c, r) for c in (-1.0, 0.0, 0.7, 1.2, 2.0, 2.6, 9.0) for r in (0.1, 0.3, 0.5, 0.7, 0.9)]
+    q = np.array(cases, np.float32)
+    out = np.zeros((len(q), 2), np.float32)
+    KS.get(device, "aud_compare_min_lod")(len(q), q, out, textures=[d, da], samplers=[s])
+    for k, (c, r) in enumerate(q.astype(np.float64)):
+        texel = ref_level_value(values, max(0.0, c), "nearest")
+        want = 1.0 if np.float32(r) < np.float32(texel) else 0.0
+        assert list(out[k]) == [want, want], (c, r, texel)

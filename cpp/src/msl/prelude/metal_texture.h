@@ -253,6 +253,10 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
     return mtl_tex::cvt<T>(
         mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, l.lod, &compare_value).x);
   }
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return sample_compare(s, p, compare_value, level(c.value > 0.0f ? c.value : 0.0f), offset);
+  }
   METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, float compare_value,
                                       const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));

@@ -69,6 +69,10 @@ struct depth2d_array : mtl_texture_base {
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return at(s, p, element, offset, l.lod, &compare_value);
   }
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, unsigned element, float compare_value, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return at(s, p, element, offset, c.value > 0.0f ? c.value : 0.0f, &compare_value);
+  }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned element, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, clamped(element), offset.x, offset.y, 0u));
   }
