@@ -260,8 +260,12 @@ views one).)doc"));
         const py::ssize_t spatial = has_channels ? nd - 1 : nd;
         f.channels = has_channels ? static_cast<int>(source.shape(nd - 1)) : 1;
         if (spatial < 1 || spatial > 3 || (f.channels != 1 && f.channels != 2 && f.channels != 4)) {
+          // Name the shape: a (h, w, 3) RGB image has a valid rank, and Metal has no 3-channel formats.
+          std::string got = "(";
+          for (py::ssize_t i = 0; i < nd; ++i) got += (i ? ", " : "") + std::to_string(source.shape(i));
           throw ArgumentError("texture_from: expected an array of shape (h, w), (h, w, c) or (d, h, w, c) with c in "
-                              "1, 2, 4; got " + std::to_string(nd) + " dimensions");
+                              "1, 2, 4 (Metal has no 3-channel formats: add an alpha channel); got shape " +
+                              got + (nd == 1 ? ",)" : ")"));
         }
         for (py::ssize_t i = 0; i < spatial; ++i) shape.push_back(static_cast<std::uint32_t>(source.shape(i)));
         const std::string name = format.is_none() ? f.name() : format.cast<std::string>();

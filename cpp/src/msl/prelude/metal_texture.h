@@ -20,6 +20,11 @@ template <> struct lod_option<level> { static constexpr bool value = true; };
 template <> struct lod_option<bias> { static constexpr bool value = true; };
 template <> struct lod_option<gradient2d> { static constexpr bool value = true; };
 template <> struct lod_option<gradient3d> { static constexpr bool value = true; };
+template <> struct lod_option<min_lod_clamp> { static constexpr bool value = true; };
+// Options that min_lod_clamp may follow: sample(s, p, bias(b) | gradient(...), min_lod_clamp(c)).
+template <class O> struct clampable_option { static constexpr bool value = lod_option<O>::value; };
+template <> struct clampable_option<level> { static constexpr bool value = false; };
+template <> struct clampable_option<min_lod_clamp> { static constexpr bool value = false; };
 METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, level o) { return o.lod; }
 METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, bias o) { return o.value; }
 METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient2d& g) {
@@ -27,6 +32,11 @@ METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, cons
 }
 METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const gradient3d& g) {
   return gradient_lod(d, s, g.dPdx, g.dPdy);
+}
+METAL_FUNC float lod_of(const mtl_texture_abi&, const mtl_sampler_abi&, min_lod_clamp c) { return c.value > 0.0f ? c.value : 0.0f; }
+template <class O> METAL_FUNC float lod_of(const mtl_texture_abi& d, const mtl_sampler_abi& s, const O& o, min_lod_clamp c) {
+  const float lod = lod_of(d, s, o);
+  return lod < c.value ? c.value : lod;
 }
 }  // namespace mtl_tex
 
@@ -42,6 +52,9 @@ struct mtl_texture_base {
   }
   METAL_FUNC unsigned get_num_mip_levels() const { return mtl_d->mip_levels; }
 };
+// MSL's is_null_texture(t) for every texture type: whether no texture is bound (a call binds
+// every texture a kernel uses, so this is false there; a default-constructed one is null).
+METAL_FUNC bool is_null_texture(const mtl_texture_base& t) { return t.mtl_d == nullptr || t.mtl_d->data == nullptr; }
 
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture1d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
@@ -55,7 +68,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, C x, unsigned lod = 0) const { write(vec<T, 4>(T(c)), x, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, float x) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f, 0u));
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
   MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
@@ -74,17 +87,23 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
+  }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, const O& options, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0,
+                                                                     mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0),
                               component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, unsigned(c)));
   }
   MTL_TEXTURE_ATOMICS(p.x, p.y, 0u, const vec<unsigned, 2>& p)
   MTL_TEXTURE_FENCE
@@ -104,17 +123,23 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   METAL_FUNC void write(S c, const vec<C, 2>& p, unsigned slice, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, slice, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x, offset.y, 0,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
+  }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 2>& p, unsigned slice, const O& options, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, clamped(slice), offset.x,
+                                                                     offset.y, 0, mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned slice,
                               const vec<int, 2>& offset = vec<int, 2>(0, 0), component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, clamped(slice), offset.x, offset.y, unsigned(c)));
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, slice, const vec<unsigned, 2>& p, unsigned slice)
@@ -140,13 +165,19 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, const vec<C, 3>& p, unsigned lod = 0) const { write(vec<T, 4>(T(c)), p, lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z));
   }
   template <class O, enable_if_t<mtl_tex::lod_option<O>::value, int> = 0>
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options,
                               const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y, offset.z,
                                              mtl_tex::lod_of(*mtl_d, s.mtl_a, options)));
+  }
+  template <class O, enable_if_t<mtl_tex::clampable_option<O>::value, int> = 0>
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& p, const O& options, min_lod_clamp c,
+                              const vec<int, 3>& offset = vec<int, 3>(0, 0, 0)) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 3, p.x, p.y, p.z, 0u, offset.x, offset.y,
+                                                                     offset.z, mtl_tex::lod_of(*mtl_d, s.mtl_a, options, c)));
   }
   METAL_FUNC unsigned get_depth(unsigned lod = 0) const { return lod < mtl_d->mip_levels ? mtl_tex::halved(mtl_d->depth, lod) : 0u; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, p.z, const vec<unsigned, 3>& p)
@@ -173,13 +204,19 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir) const { return sample_at(s, dir, 0.0f); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, level l) const { return sample_at(s, dir, l.lod); }
   METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b) const { return sample_at(s, dir, b.value); }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, min_lod_clamp c) const {
+    return sample_at(s, dir, c.value > 0.0f ? c.value : 0.0f);
+  }
+  METAL_FUNC vec<T, 4> sample(sampler s, const vec<float, 3>& dir, bias b, min_lod_clamp c) const {
+    return sample_at(s, dir, b.value < c.value ? c.value : b.value);
+  }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 3>& dir, component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather_cube(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 0u, unsigned(c)));
   }
 
  private:
   METAL_FUNC vec<T, 4> sample_at(sampler s, const vec<float, 3>& dir, float lod) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample_cube(*mtl_d, s.mtl_a, dir, 0u, lod));
+    return mtl_tex::cast4<T>(mtl_tex::sample_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 0u, lod));
   }
 };
 
@@ -202,7 +239,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
         mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, mtl_tex::lod_of(*mtl_d, s.mtl_a, options)).x);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u));
   }
   // The filtered comparison of compare_value with the texels (the sampler's compare_func):
   // the fraction of the footprint that passes.
@@ -216,9 +253,13 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
     return mtl_tex::cvt<T>(
         mtl_tex::sample(*mtl_d, s.mtl_a, 2, p.x, p.y, 0.0f, 0u, offset.x, offset.y, 0, l.lod, &compare_value).x);
   }
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, float compare_value, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return sample_compare(s, p, compare_value, level(c.value > 0.0f ? c.value : 0.0f), offset);
+  }
   METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, float compare_value,
                                       const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, 0u, offset.x, offset.y, 0u, &compare_value));
   }
 };
 

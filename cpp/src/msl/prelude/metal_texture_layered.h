@@ -30,7 +30,7 @@ struct texturecube_array : mtl_texture_base {
     return at(s, dir, element, b.value);
   }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 3>& dir, unsigned element, component c = component::x) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather_cube(*mtl_d, s.mtl_a, dir, 6u * mtl_tex::clamped_element(*mtl_d, element, 6u), unsigned(c)));
+    return mtl_tex::cast4<T>(mtl_tex::gather_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 6u * mtl_tex::clamped_element(*mtl_d, element, 6u), unsigned(c)));
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length / 6u; }
   MTL_TEXTURE_ATOMICS(p.x, p.y, slice(face, element), const vec<unsigned, 2>& p, unsigned face, unsigned element)
@@ -40,7 +40,7 @@ struct texturecube_array : mtl_texture_base {
   // A face past 5 names no slice (read as outside the texture).
   METAL_FUNC unsigned slice(unsigned face, unsigned element) const { return face < 6u ? element * 6u + face : ~0u; }
   METAL_FUNC vec<T, 4> at(sampler s, const vec<float, 3>& dir, unsigned element, float lod) const {
-    return mtl_tex::cast4<T>(mtl_tex::sample_cube(*mtl_d, s.mtl_a, dir, 6u * mtl_tex::clamped_element(*mtl_d, element, 6u), lod));
+    return mtl_tex::cast4<T>(mtl_tex::sample_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, 6u * mtl_tex::clamped_element(*mtl_d, element, 6u), lod));
   }
 };
 
@@ -69,12 +69,16 @@ struct depth2d_array : mtl_texture_base {
                               const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
     return at(s, p, element, offset, l.lod, &compare_value);
   }
+  METAL_FUNC T sample_compare(sampler s, const vec<float, 2>& p, unsigned element, float compare_value, min_lod_clamp c,
+                              const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
+    return at(s, p, element, offset, c.value > 0.0f ? c.value : 0.0f, &compare_value);
+  }
   METAL_FUNC vec<T, 4> gather(sampler s, const vec<float, 2>& p, unsigned element, const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(element), offset.x, offset.y, 0u));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, clamped(element), offset.x, offset.y, 0u));
   }
   METAL_FUNC vec<T, 4> gather_compare(sampler s, const vec<float, 2>& p, unsigned element, float compare_value,
                                       const vec<int, 2>& offset = vec<int, 2>(0, 0)) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather(*mtl_d, s.mtl_a, p.x, p.y, clamped(element), offset.x, offset.y, 0u, &compare_value));
+    return mtl_tex::cast4<T>(mtl_tex::gather<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, p.x, p.y, clamped(element), offset.x, offset.y, 0u, &compare_value));
   }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
 
@@ -100,7 +104,7 @@ template <class T, bool Arrayed> struct mtl_depth_cube : mtl_texture_base {
     return mtl_tex::cvt<T>(mtl_tex::sample_cube(*mtl_d, s.mtl_a, dir, first(element), lod, ref).x);
   }
   METAL_FUNC vec<T, 4> four(sampler s, const vec<float, 3>& dir, unsigned element, const float* ref) const {
-    return mtl_tex::cast4<T>(mtl_tex::gather_cube(*mtl_d, s.mtl_a, dir, first(element), 0u, ref));
+    return mtl_tex::cast4<T>(mtl_tex::gather_cube<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, dir, first(element), 0u, ref));
   }
 };
 

@@ -14,6 +14,9 @@ METAL_FUNC void copy_bytes(void* dst, const void* src, unsigned n) {
   for (unsigned i = 0; i < n; ++i) static_cast<unsigned char*>(dst)[i] = static_cast<const unsigned char*>(src)[i];
 }
 template <class To, class From> METAL_FUNC To cvt(const From& x) { return mtl_detail::convert_impl<To, From>::apply(x); }
+template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
+  return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
+}
 
 enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
 METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
@@ -64,21 +67,26 @@ METAL_FUNC float load_float(const unsigned char* p, unsigned f) {
     copy_bytes(&h, p, 2);
     return cvt<float>(h);
   }
+  // c / (2^n - 1) correctly rounded to float whatever the kernel's fast-math flags (a float
+  // division became a multiplication by a float reciprocal: 1 ulp off for 126 of the 256 unorm8
+  // values), as a texture unit converts and as metal_pack.h's unpack functions promise. The
+  // product with the reciprocal in double is within 2^-52 of c / m, and c / m (m odd) lies at
+  // least 1/(2m) of a float ulp from any rounding midpoint, so one rounding to float is exact.
   if (k == unorm) {
-    if (b == 1) return float(*p) / 255.0f;
+    if (b == 1) return float(double(*p) * (1.0 / 255.0));
     unsigned short u;
     copy_bytes(&u, p, 2);
-    return float(u) / 65535.0f;
+    return float(double(u) * (1.0 / 65535.0));
   }
   if (k == snorm) {
     // Metal: max(c / (2^(n-1) - 1), -1): both -128 and -127 map to -1.
     float v;
     if (b == 1) {
-      v = float(*reinterpret_cast<const signed char*>(p)) / 127.0f;
+      v = float(double(*reinterpret_cast<const signed char*>(p)) * (1.0 / 127.0));
     } else {
       short s;
       copy_bytes(&s, p, 2);
-      v = float(s) / 32767.0f;
+      v = float(double(s) * (1.0 / 32767.0));
     }
     return v < -1.0f ? -1.0f : v;
   }
@@ -274,25 +282,52 @@ struct axis {
   float w[2];
   int count;
 };
-METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offset) {
+// A floored texel coordinate as an int index for address_index: under repeat and
+// mirrored_repeat first reduced modulo the period (fmod is exact), else clamped to +-2^30,
+// beyond any texture, so that far coordinates (1e10, infinities) still read the edge or the
+// border: converted directly they overflowed int (x86 gives INT_MIN: +1e10 read texel 0).
+// A NaN (undefined on Metal) reads texel 0.
+METAL_FUNC int texel_index(float f, int n, unsigned mode) {
+  if (mode == 2 || mode == 3) f = METAL_LIBM(fmod)(f, float(mode == 2 ? n : 2 * n));
+  if (f != f) return 0;
+  const float far = 1073741824.0f;
+  return int(f < -far ? -far : f > far ? far : f);
+}
+METAL_FUNC axis footprint(float c, int n, bool normalized, bool linear, int offset, unsigned mode) {
   float x = normalized ? c * float(n) : c;
   axis a;
   if (linear) {
     x -= 0.5f;
     const float f = METAL_LIBM(floor)(x);
-    a.i[0] = int(f) + offset;
+    a.i[0] = texel_index(f, n, mode) + offset;
     a.i[1] = a.i[0] + 1;
     a.w[1] = x - f;
+    if (!(a.w[1] >= 0.0f && a.w[1] < 1.0f)) a.w[1] = 0.0f;  // an infinite x: its edge texel alone
     a.w[0] = 1.0f - a.w[1];
     a.count = 2;
   } else {
-    a.i[0] = a.i[1] = int(METAL_LIBM(floor)(x)) + offset;
+    a.i[0] = a.i[1] = texel_index(METAL_LIBM(floor)(x), n, mode) + offset;
     a.w[0] = 1.0f;
     a.w[1] = 0.0f;
     a.count = 1;
   }
   return a;
 }
+
+// What sample() and gather() compute in: float, or for a texture of int/uint/short/ushort the
+// texels' own integers (Metal cannot filter integer formats: they sample their nearest texel),
+// so that 32-bit texels beyond 2^24 come back exactly rather than rounded through a float.
+template <class T> struct sampled { using type = float; };
+template <> struct sampled<int> { using type = int; };
+template <> struct sampled<unsigned> { using type = unsigned; };
+template <> struct sampled<short> { using type = short; };
+template <> struct sampled<unsigned short> { using type = unsigned short; };
+template <class T> using sampled_t = typename sampled<T>::type;
+// One tap of the filter: weighted into the sum for float; an integer texture's one tap is the result.
+METAL_FUNC void accumulate(vec<float, 4>& sum, const vec<float, 4>& t, float weight) { sum += t * weight; }
+template <class A> METAL_FUNC void accumulate(vec<A, 4>& sum, const vec<A, 4>& t, float) { sum = t; }
+METAL_FUNC vec<float, 4> blend(const vec<float, 4>& a, const vec<float, 4>& b, float f) { return a * (1.0f - f) + b * f; }
+template <class A> METAL_FUNC vec<A, 4> blend(const vec<A, 4>& a, const vec<A, 4>&, float) { return a; }
 
 // sample_compare: 1 where `ref` OP the texel's first component passes (compare_func), else 0.
 // compare_func::none (Metal leaves sample_compare with it undefined) passes nothing.
@@ -311,16 +346,17 @@ METAL_FUNC float compared(unsigned func, float ref, float texel) {
 
 // Samples one mip level, slice `slice`, at (u, v, w) over `dims` axes: the software sampler.
 // With `ref`, each texel is first replaced by its comparison with *ref (sample_compare).
-METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
-                                      bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
-                                      int oy, int oz, const float* ref) {
+template <class A>
+METAL_FUNC vec<A, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
+                                  bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
+                                  int oy, int oz, const float* ref) {
   const bool normalized = s.normalized != 0;
   const int size[3] = {int(l.width), int(l.height), int(l.depth)};
   const unsigned modes[3] = {s.s, s.t, s.r};
-  const axis ax[3] = {footprint(u, size[0], normalized, linear, ox),
-                      dims > 1 ? footprint(v, size[1], normalized, linear, oy) : axis{{0, 0}, {1.0f, 0.0f}, 1},
-                      dims > 2 ? footprint(w, size[2], normalized, linear, oz) : axis{{0, 0}, {1.0f, 0.0f}, 1}};
-  vec<float, 4> sum(0.0f, 0.0f, 0.0f, 0.0f);
+  const axis ax[3] = {footprint(u, size[0], normalized, linear, ox, modes[0]),
+                      dims > 1 ? footprint(v, size[1], normalized, linear, oy, modes[1]) : axis{{0, 0}, {1.0f, 0.0f}, 1},
+                      dims > 2 ? footprint(w, size[2], normalized, linear, oz, modes[2]) : axis{{0, 0}, {1.0f, 0.0f}, 1}};
+  vec<A, 4> sum(cvt<A>(0));
   for (int c = 0; c < ax[2].count; ++c)
     for (int b = 0; b < ax[1].count; ++b)
       for (int a = 0; a < ax[0].count; ++a) {
@@ -333,11 +369,11 @@ METAL_FUNC vec<float, 4> sample_level(const mtl_texture_abi& d, const level_view
           at[k] = address_index(idx[k], size[k], modes[k]);
           if (at[k] < 0) outside = true, outside_mode = modes[k];
         }
-        vec<float, 4> t = outside ? border(d, s, outside_mode)
-                                  : load<float>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
-                                                      dims > 2 ? unsigned(at[2]) : slice), d.format);
-        if (ref) t = vec<float, 4>(compared(s.compare, *ref, t.x));
-        sum += t * weight;
+        vec<A, 4> t = outside ? cast4<A>(border(d, s, outside_mode))
+                              : load<A>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
+                                              dims > 2 ? unsigned(at[2]) : slice), d.format);
+        if (ref) t = vec<A, 4>(cvt<A>(compared(s.compare, *ref, cvt<float>(t.x))));
+        accumulate(sum, t, weight);
       }
   return sum;
 }
@@ -357,48 +393,54 @@ METAL_FUNC float gradient_lod(const mtl_texture_abi& d, const mtl_sampler_abi& s
 // clamps, then (LOD > 0: minification) the min filter on the level(s) its mip filter
 // picks — none: level 0; nearest: the nearest level; linear: the two around the LOD,
 // blended — or (LOD <= 0: magnification) the mag filter on level 0.
-METAL_FUNC vec<float, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
-                                float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f,
-                                const float* ref = nullptr) {
+// A: sampled_t of the texture's T (integer formats sample their nearest texel of the nearest level).
+template <class A = float>
+METAL_FUNC vec<A, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
+                            float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f,
+                            const float* ref = nullptr) {
   if (lod != lod) lod = 0.0f;
   lod = lod < s.lod_min ? s.lod_min : lod > s.lod_max ? s.lod_max : lod;
   const bool minified = lod > 0.0f;
-  const bool linear = (minified ? s.min : s.mag) == 1;
+  const bool filtered = !is_integer(d.format);
+  const bool linear = filtered && (minified ? s.min : s.mag) == 1;
+  const unsigned mip = !filtered && s.mip == 2 ? 1u : s.mip;
   const unsigned last = d.mip_levels > 1 ? d.mip_levels - 1 : 0u;
   unsigned level = 0;
   float fraction = 0.0f;  // of level + 1, with mip_filter::linear
-  if (minified && s.mip == 1) {
+  if (minified && mip == 1) {
     level = lod <= 0.5f ? 0u : unsigned(METAL_LIBM(ceil)(lod + 0.5f)) - 1u;
-  } else if (minified && s.mip == 2) {
+  } else if (minified && mip == 2) {
     const float whole = METAL_LIBM(floor)(lod);
     level = whole >= float(last) ? last : unsigned(whole);
     fraction = whole >= float(last) ? 0.0f : lod - whole;
   }
   if (level > last) level = last;
-  const vec<float, 4> a = sample_level(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  const vec<A, 4> a = sample_level<A>(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
   if (fraction == 0.0f) return a;
-  const vec<float, 4> b = sample_level(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
-  return a * (1.0f - fraction) + b * fraction;
+  const vec<A, 4> b = sample_level<A>(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  return blend(a, b, fraction);
 }
 
 // The 2x2 texels that linear filtering at (u, v) on level 0 would blend, component `c`
 // of each, in Metal's order: (i0, j1), (i1, j1), (i1, j0), (i0, j0); with `ref`, their
 // comparisons with *ref (gather_compare).
-METAL_FUNC vec<float, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
-                                int ox, int oy, unsigned c, const float* ref = nullptr) {
+template <class A = float>
+METAL_FUNC vec<A, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
+                            int ox, int oy, unsigned c, const float* ref = nullptr) {
   const bool normalized = s.normalized != 0;
   const level_view l = level_of(d, 0);
-  const axis x = footprint(u, int(d.width), normalized, true, ox), y = footprint(v, int(d.height), normalized, true, oy);
-  float out[4];
+  const axis x = footprint(u, int(d.width), normalized, true, ox, s.s),
+             y = footprint(v, int(d.height), normalized, true, oy, s.t);
+  A out[4];
   const int corners[4][2] = {{0, 1}, {1, 1}, {1, 0}, {0, 0}};
   for (int k = 0; k < 4; ++k) {
     const int ix = address_index(x.i[corners[k][0]], int(d.width), s.s);
     const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
-    const vec<float, 4> t = ix < 0 || iy < 0 ? border(d, s, ix < 0 ? s.s : s.t)
-                                             : load<float>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
-    out[k] = ref ? compared(s.compare, *ref, t.x) : t[c];
+    const vec<A, 4> t = ix < 0 || iy < 0 ? cast4<A>(border(d, s, ix < 0 ? s.s : s.t))
+                                         : load<A>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
+    out[k] = ref ? cvt<A>(compared(s.compare, *ref, cvt<float>(t.x))) : t[c];
   }
-  return vec<float, 4>(out[0], out[1], out[2], out[3]);
+  return vec<A, 4>(out[0], out[1], out[2], out[3]);
 }
 
 // Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
@@ -428,26 +470,24 @@ METAL_FUNC mtl_sampler_abi mtl_face_edge(const mtl_sampler_abi& s) {
 
 // A cube of slices first..first+5 sampled along a direction: the face it points at (mtl_face_edge).
 // With `ref`: sample_compare.
-METAL_FUNC vec<float, 4> sample_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
-                                     unsigned first, float lod, const float* ref = nullptr) {
+template <class A = float>
+METAL_FUNC vec<A, 4> sample_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
+                                 unsigned first, float lod, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  return sample(d, mtl_face_edge(s), 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
+  return sample<A>(d, mtl_face_edge(s), 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
 }
-METAL_FUNC vec<float, 4> gather_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
-                                     unsigned first, unsigned c, const float* ref = nullptr) {
+template <class A = float>
+METAL_FUNC vec<A, 4> gather_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
+                                 unsigned first, unsigned c, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  return gather(d, mtl_face_edge(s), u, v, first + face, 0, 0, c, ref);
+  return gather<A>(d, mtl_face_edge(s), u, v, first + face, 0, 0, c, ref);
 }
 // Metal clamps the array index of sample and gather to the last element (`per` slices each).
 METAL_FUNC unsigned clamped_element(const mtl_texture_abi& d, unsigned element, unsigned per) {
   const unsigned n = d.array_length / per;
   return n == 0 ? 0u : element >= n ? n - 1 : element;
-}
-
-template <class T, class F> METAL_FUNC vec<T, 4> cast4(const vec<F, 4>& v) {
-  return vec<T, 4>(cvt<T>(v.x), cvt<T>(v.y), cvt<T>(v.z), cvt<T>(v.w));
 }
 
 }  // namespace mtl_tex

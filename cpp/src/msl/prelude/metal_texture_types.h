@@ -76,6 +76,12 @@ struct gradient3d {
   vec<float, 3> dPdx, dPdy;
   METAL_FUNC gradient3d(vec<float, 3> dx, vec<float, 3> dy) : dPdx(dx), dPdy(dy) {}
 };
+// MSL 2.2: the lowest LOD a sample may use (alone: LOD 0 raised to it; after bias or a
+// gradient: that LOD raised to it), before the sampler's own lod_clamp.
+struct min_lod_clamp {
+  float value;
+  METAL_FUNC constexpr min_lod_clamp(float v) : value(v) {}
+};
 struct lod_clamp {
   float min_value, max_value;
   METAL_FUNC constexpr lod_clamp(float lo, float hi) : min_value(lo), max_value(hi) {}
