@@ -37,7 +37,10 @@ std::string scalar_literal(const FunctionConstantInfo& c, const Argument& value,
       else if (std::isinf(v)) literal = v > 0 ? "metal::numeric_limits<float>::infinity()" : "(-metal::numeric_limits<float>::infinity())";
       else {
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));  // exact: hex float
+        // exact: hex float; for half and bfloat rounded to odd, so that the prelude's rounding on from
+        // float gives what rounding v would (scalar_packing.hpp)
+        const float f = c.scalar == ScalarType::f32 ? static_cast<float>(v) : float_rounded_to_odd(v);
+        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
         literal = buf;
       }
       if (c.scalar == ScalarType::f32) return "(" + literal + ")";
