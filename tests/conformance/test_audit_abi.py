@@ -10,8 +10,9 @@ passed from Python, on every device (audit of wrong answers given without an err
 * `vec<T, N>` / `packed_vec<T, N>`, MSL's template spelling of `floatN`: arrays of another element
   type were bound without a check and reinterpreted.
 * Python floats to `constant half&` / `bfloat&` parameters and half function constants are
-  rounded once, as np.float16 rounds (they were rounded to float first, then again); a finite
-  value past bfloat's range is refused as one past half's is.
+  rounded once, as np.float16 rounds (they were rounded to float first, then again); so are
+  integers past 2^53 to float (they went through a double); a finite value past bfloat's range
+  is refused as one past half's is.
 * A type alias declared twice with different types (a namespace's `typedef half real;` and a
   struct's `typedef float real;`): a `constant real&` parameter took 1.5 as a float's 4 bytes and
   read 0; an alias qualified by its namespace (`lo::real`) was not resolved.
@@ -323,6 +324,11 @@ KS_ROUND = KernelSet([
     """
 constant half abi_hc [[function_constant(0)]];
 kernel void abi_half_constant(device float* o [[buffer(0)]]) { o[0] = abi_hc; }
+""",
+    "kernel void abi_float_ref(constant float& x [[buffer(0)]], device float* o [[buffer(1)]]) { o[0] = x; }",
+    """
+constant float abi_fc [[function_constant(1)]];
+kernel void abi_float_constant(device float* o [[buffer(0)]]) { o[0] = abi_fc; }
 """])
 
 # Doubles just past a tie of half (1 + 2^-11 lies halfway between 1 and 1 + 2^-10; a subnormal
@@ -363,6 +369,24 @@ def test_python_floats_round_once_to_bfloat_and_stay_in_range(device):
             kernel(1, v, np.zeros(1, np.float32))
     with pytest.raises(mc.ArgumentError, match="range of half"):
         KS_ROUND.get(device, "abi_half_ref")(1, 65520.0, np.zeros(1, np.float32))
+
+
+# Integers past 2^53 to float: a double keeps 53 bits, so going through one rounded twice. Float
+# keeps 24: 2^60 + 2^36 lies halfway between 2^60 and 2^60 + 2^37, and 2^53 + 2^29 between 2^53
+# and 2^53 + 2^30; one past the tie rounds up.
+INT_TO_FLOAT_CASES = [(2**60 + 2**36 + 1, 2.0**60 + 2**37), (-(2**60 + 2**36 + 1), -(2.0**60 + 2**37)),
+                      (2**53 + 2**29 + 1, 2.0**53 + 2**30), (2**60 + 2**36, 2.0**60), (2**64 - 1, 2.0**64),
+                      (2**63 + 2**39 + 2**11, 2.0**63 + 2**40), (16777217, 16777216.0)]
+
+
+def test_python_integers_round_once_to_float(device):
+    for v, want in INT_TO_FLOAT_CASES:
+        o = np.zeros(1, np.float32)
+        KS_ROUND.get(device, "abi_float_ref")(1, v, o)
+        assert o[0] == want, f"float({v}) gave {float(o[0])!r}, not {want!r}"
+        o[:] = 0
+        KS_ROUND.get(device, "abi_float_constant", constants={"abi_fc": v})(1, o)
+        assert o[0] == want, f"function constant {v} gave {float(o[0])!r}, not {want!r}"
 
 
 # ---------------------------------------------------------------------------

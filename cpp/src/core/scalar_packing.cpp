@@ -105,6 +105,22 @@ std::vector<std::uint8_t> pack_integer(const Argument& a, const ParamInfo& p) {
 // this to half or bfloat (13 and 16 bits fewer) gives what rounding `v` itself would, where
 // rounding to nearest twice does not: 1 + 2^-11 + 2^-40 became 1 + 2^-11, a tie, then 1.0h
 // (np.float16 gives 1.0009765625).
+double integer_rounded_to_odd(const Argument& a) {
+  const bool negative = !a.int_is_unsigned && a.int_value < 0;
+  std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(a.int_value) : static_cast<std::uint64_t>(a.int_value);
+  // Past 2^53 a double keeps the top 53 bits: the rest truncated, the last kept bit set if any was
+  // not zero (2^60 + 2^36 + 1 became the tie 2^60 + 2^36, then the float 2^60, not 2^60 + 2^37).
+  int bits = 0;
+  for (std::uint64_t x = m; x; x >>= 1) ++bits;
+  if (bits > 53) {
+    const int drop = bits - 53;
+    const std::uint64_t kept = m >> drop << drop;
+    if (kept != m) m = kept | (std::uint64_t{1} << drop);
+  }
+  const double v = static_cast<double>(m);  // exact: at most 53 significant bits
+  return negative ? -v : v;
+}
+
 float float_rounded_to_odd(double v) {
   float f = static_cast<float>(v);
   if (!std::isfinite(v) || static_cast<double>(f) == v) return f;
@@ -157,9 +173,7 @@ std::vector<std::uint8_t> pack_scalar(const Argument& a, const ParamInfo& p) {
     case Argument::Kind::integer:
       if (is_integer(p.scalar)) return pack_integer(a, p);
       if (is_floating(p.scalar)) {
-        const double v = a.int_is_unsigned ? static_cast<double>(static_cast<std::uint64_t>(a.int_value))
-                                           : static_cast<double>(a.int_value);
-        return pack_floating(v, p);
+        return pack_floating(integer_rounded_to_odd(a), p);
       }
       if (p.scalar == ScalarType::boolean) {
         if (a.int_value == 0 || a.int_value == 1) return bytes_of<std::uint8_t>(static_cast<std::uint8_t>(a.int_value));

@@ -23,5 +23,8 @@ std::uint16_t float_to_half_bits(float v);
 std::uint16_t float_to_bfloat_bits(float v);
 /** `v` as a float rounded to odd, which rounds on to half or bfloat as `v` itself would. */
 float float_rounded_to_odd(double v);
+/** An integer Argument as a double rounded to odd, which rounds on to float, half or bfloat as
+ *  the integer itself would (exact up to 2^53). */
+double integer_rounded_to_odd(const Argument& a);
 
 }  // namespace metalcall

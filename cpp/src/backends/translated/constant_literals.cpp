@@ -29,8 +29,7 @@ std::string scalar_literal(const FunctionConstantInfo& c, const Argument& value,
     case ScalarType::f32:
     case ScalarType::f16:
     case ScalarType::bf16: {
-      const double v = value.kind == Argument::Kind::floating ? value.float_value
-                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
+      const double v = value.kind == Argument::Kind::floating ? value.float_value : integer_rounded_to_odd(value);
       std::string literal;
       // The prelude's constants (constexpr on every target; NVRTC has no __builtin_huge_valf).
       if (std::isnan(v)) literal = "metal::numeric_limits<float>::quiet_NaN()";
