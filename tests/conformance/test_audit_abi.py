@@ -8,7 +8,7 @@ passed from Python, on every device (audit of wrong answers given without an err
 * Host memory aligned to 16 bytes but not 32 (half of NumPy's arrays) for `long4` or an
   `alignas(32)` struct: copied as other misaligned memory is, not refused.
 * `vec<T, N>` / `packed_vec<T, N>`, MSL's template spelling of `floatN`: arrays of another element
-  type were bound without a check and reinterpreted.
+  type were bound without a check and reinterpreted; builtins so declared were refused.
 * Python floats to `constant half&` / `bfloat&` parameters and half function constants are
   rounded once, as np.float16 rounds (they were rounded to float first, then again); so are
   integers past 2^53 to float (they went through a double); a finite value past bfloat's range
@@ -283,6 +283,14 @@ kernel void abi_vec_ref(constant packed_vec<half, 2>& h [[buffer(0)]], constant 
                         device float* out [[buffer(2)]]) {
     out[0] = h[0]; out[1] = h[1]; out[2] = v.x; out[3] = v.z;
 }
+""",
+    """
+namespace geo { typedef ushort2 pos_t; }
+kernel void abi_vec_builtins(device uint* o [[buffer(0)]], vec<uint, 2> g [[thread_position_in_grid]],
+                             metal::vec<uint, 2> n [[threads_per_grid]], geo::pos_t l [[thread_position_in_threadgroup]]) {
+    o[2 * (g.y * n.x + g.x)] = g.x * 100 + g.y;
+    o[2 * (g.y * n.x + g.x) + 1] = l.x * 100 + l.y;
+}
 """])
 
 
@@ -311,6 +319,16 @@ def test_template_vector_parameters_check_their_element_type(device, rng):
         ref(1, np.array([1, 2], np.int16), np.array([7, 8, -9, 0], np.int32), out)
     with pytest.raises(mc.ArgumentError, match="int"):
         ref(1, np.array([1.5, -2.25], np.float16), np.array([7, 8, -9, 0], np.float32), out)
+
+
+def test_builtins_spelled_as_template_vectors_or_qualified_aliases(device):
+    """`vec<uint, 2> g [[thread_position_in_grid]]` and a namespace's alias of ushort2 were
+    refused ("must be declared uint, ushort or a vector of them")."""
+    o = np.zeros((4, 6, 2), np.uint32)
+    KS_VEC.get(device, "abi_vec_builtins")((6, 4), o, threadgroup=(3, 2))
+    y, x = np.mgrid[0:4, 0:6]
+    assert_equal(o[..., 0], (x * 100 + y).astype(np.uint32))
+    assert_equal(o[..., 1], ((x % 3) * 100 + y % 2).astype(np.uint32))
 
 
 # ---------------------------------------------------------------------------
