@@ -285,6 +285,17 @@ kernel void abi_vec_ref(constant packed_vec<half, 2>& h [[buffer(0)]], constant 
 }
 """,
     """
+template <typename T, int N>
+kernel void abi_vec_scale(device const vec<T, N>* x [[buffer(0)]], device metal::vec<T, N>* y [[buffer(1)]],
+                          constant T& s [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    y[i] = x[i] * s + vec<T, N>(T(i));
+}
+template [[host_name("abi_vec_scale_half4")]] kernel void abi_vec_scale<half, 4>(
+    device const vec<half, 4>*, device metal::vec<half, 4>*, constant half&, uint);
+template [[host_name("abi_vec_scale_uint2")]] kernel void abi_vec_scale<uint, 2>(
+    device const vec<uint, 2>*, device metal::vec<uint, 2>*, constant uint&, uint);
+""",
+    """
 namespace geo { typedef ushort2 pos_t; }
 kernel void abi_vec_builtins(device uint* o [[buffer(0)]], vec<uint, 2> g [[thread_position_in_grid]],
                              metal::vec<uint, 2> n [[threads_per_grid]], geo::pos_t l [[thread_position_in_threadgroup]]) {
@@ -319,6 +330,27 @@ def test_template_vector_parameters_check_their_element_type(device, rng):
         ref(1, np.array([1, 2], np.int16), np.array([7, 8, -9, 0], np.int32), out)
     with pytest.raises(mc.ArgumentError, match="int"):
         ref(1, np.array([1.5, -2.25], np.float16), np.array([7, 8, -9, 0], np.float32), out)
+
+
+def test_template_kernels_check_vec_of_their_parameters(device, rng):
+    """`device const vec<T, N>*` in a template kernel: the element type of each instantiation
+    (a float32 array was reinterpreted as half4s, an int32 one as uint2s... silently)."""
+    x = (rng.standard_normal((5, 4)) * 8).astype(np.float16)
+    y = np.zeros((5, 4), np.float16)
+    half4 = KS_VEC.get(device, "abi_vec_scale_half4")
+    half4(5, x, y, 0.5)
+    assert_equal(y, (x * np.float16(0.5) + np.arange(5, dtype=np.float16)[:, None]).astype(np.float16))
+    with pytest.raises(mc.ArgumentError, match="half"):
+        half4(5, x.astype(np.float32), y, 0.5)
+    with pytest.raises(mc.ArgumentError, match="half"):
+        half4(5, x, y.astype(np.float32), 0.5)
+    u = rng.integers(0, 1000, (5, 2)).astype(np.uint32)
+    v = np.zeros((5, 2), np.uint32)
+    uint2 = KS_VEC.get(device, "abi_vec_scale_uint2")
+    uint2(5, u, v, 3)
+    assert_equal(v, u * 3 + np.arange(5, dtype=np.uint32)[:, None])
+    with pytest.raises(mc.ArgumentError, match="uint"):
+        uint2(5, u.astype(np.int32), v, 3)
 
 
 def test_builtins_spelled_as_template_vectors_or_qualified_aliases(device):
