@@ -456,6 +456,15 @@ kernel void abi_alias_qualified(constant lo::real& x [[buffer(0)]], constant wid
                                 device float* o [[buffer(4)]]) {
     o[0] = x; o[1] = float(k); o[2] = f; o[3] = a[1];
 }
+""",
+    """
+typedef float2 pair_t;
+constant lo::real abi_fc_half [[function_constant(10)]];
+constant pair_t abi_fc_pair [[function_constant(11)]];
+constant vec<ushort, 3> abi_fc_vec [[function_constant(12)]];
+kernel void abi_alias_constants(device float* o [[buffer(0)]]) {
+    o[0] = abi_fc_half; o[1] = abi_fc_pair.y; o[2] = abi_fc_vec.z;
+}
 """], preamble="""
 namespace lo { typedef half real; }
 namespace wide { using index_t = ulong; }
@@ -493,3 +502,12 @@ def test_aliases_named_with_their_scope_take_python_numbers(device):
         kernel(1, 0.75, 2**40, 0.1, np.array([1, 3.25], np.float32), o)
     with pytest.raises(mc.ArgumentError, match="ulong"):
         kernel(1, 0.75, -1, 0.1, np.array([1, 3.25], np.float16), o)
+
+
+def test_function_constants_typed_through_aliases_and_vec(device):
+    """`constant lo::real c [[function_constant(10)]]`, a typedef'd float2 and vec<ushort, 3> were
+    refused ("must have a scalar or vector type"); the half one is rounded once too."""
+    o = np.zeros(3, np.float32)
+    KS_ALIAS.get(device, "abi_alias_constants", constants={
+        "abi_fc_half": 1 + 2**-11 + 2**-40, "abi_fc_pair": (0.5, -7.25), "abi_fc_vec": (1, 2, 65535)})(1, o)
+    assert_equal(o, np.array([1 + 2**-10, -7.25, 65535], np.float32))

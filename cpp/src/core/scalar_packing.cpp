@@ -101,10 +101,6 @@ std::vector<std::uint8_t> pack_integer(const Argument& a, const ParamInfo& p) {
 
 }  // namespace
 
-// `v` as a float rounded to odd: truncated, with the last bit set when that was inexact. Rounding
-// this to half or bfloat (13 and 16 bits fewer) gives what rounding `v` itself would, where
-// rounding to nearest twice does not: 1 + 2^-11 + 2^-40 became 1 + 2^-11, a tie, then 1.0h
-// (np.float16 gives 1.0009765625).
 double integer_rounded_to_odd(const Argument& a) {
   const bool negative = !a.int_is_unsigned && a.int_value < 0;
   std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(a.int_value) : static_cast<std::uint64_t>(a.int_value);
@@ -121,6 +117,10 @@ double integer_rounded_to_odd(const Argument& a) {
   return negative ? -v : v;
 }
 
+// `v` as a float rounded to odd: truncated, with the last bit set when that was inexact. Rounding
+// this to half or bfloat (13 and 16 bits fewer) gives what rounding `v` itself would, where
+// rounding to nearest twice does not: 1 + 2^-11 + 2^-40 became 1 + 2^-11, a tie, then 1.0h
+// (np.float16 gives 1.0009765625).
 float float_rounded_to_odd(double v) {
   float f = static_cast<float>(v);
   if (!std::isfinite(v) || static_cast<double>(f) == v) return f;

@@ -169,10 +169,6 @@ class TranslatedLibrary final : public BackendLibrary {
 };
 
 /**
- * Fills the element sizes and alignments from a compiled layout table (one entry per
- * parameter: size, align, binding), and the indices only the compiler could evaluate.
- */
-/**
  * Whether the element type the front end read off a parameter's spelling (its scalar and width)
  * has the size the compiler gave it, as a float4 is 16 bytes and a packed_float3 12. The spelling
  * is read without C++'s scopes (an alias, a member typedef), so a name can mislead it.
@@ -190,6 +186,10 @@ inline bool element_type_fits(const ParamInfo& p) {
   return p.element_size == s * w || (w == 3 && p.element_size == s * 4);  // packed or padded 3-vectors
 }
 
+/**
+ * Fills the element sizes and alignments from a compiled layout table (one entry per
+ * parameter: size, align, binding), and the indices only the compiler could evaluate.
+ */
 template <class Layout>
 void apply_layout(KernelInfo& info, const Layout* layout) {
   bool deferred = false;

@@ -23,15 +23,17 @@ namespace {
 // The scope a `{` opens, when a namespace or a class opens it: `lo` for `namespace lo {`, `a::b`
 // for `namespace a::b {`, `S` for `struct alignas(16) S : Base {`; empty for other blocks.
 std::string scope_opened(const std::vector<Token>& t, std::size_t open) {
+  auto opens_scope = [](const Token& k) {
+    return k.is_identifier("namespace") || k.is_identifier("struct") || k.is_identifier("class") ||
+           k.is_identifier("union");
+  };
   std::size_t kw = open;
   for (std::size_t back = 0; kw > 0 && back < 64; ++back) {
     const Token& k = t[--kw];
     if (k.is(";") || k.is("{") || k.is("}")) return {};
-    if (k.is_identifier("namespace") || k.is_identifier("struct") || k.is_identifier("class") || k.is_identifier("union"))
-      break;
-    if (kw == 0) return {};
+    if (opens_scope(k)) break;
   }
-  if (open == 0 || kw + 1 >= open) return {};
+  if (kw == open || !opens_scope(t[kw]) || kw + 1 >= open) return {};
   std::string name;
   if (t[kw].is_identifier("namespace")) {
     for (std::size_t k = kw + 1; k < open; ++k) name += t[k].text;
@@ -332,10 +334,16 @@ std::vector<FunctionConstantDecl> SignatureParser::parse_function_constants() co
       type_name += (type_name.empty() ? "" : " ") + t_[k].text;
     }
     c.type_name = type_name;
-    classify_type(type_name, &c.scalar, &c.vector_width);
+    // Through aliases, as a parameter's type (`typedef half real_t;`, `lo::real`): Metal takes them.
+    std::string spelled;
+    for (std::size_t k : c.type_tokens) spelled += (spelled.empty() || t_[k].kind != TokenKind::identifier ||
+                                                    spelled.back() == ':' ? "" : " ") + t_[k].text;
+    if (spelled.rfind("metal::", 0) == 0) spelled = spelled.substr(7);
+    const std::string resolved = resolve_alias(spelled);
+    classify_type(resolved, &c.scalar, &c.vector_width);
     // MSL's function constants are scalars or vectors (ushort2, float4, bool3 ...); a packed
     // vector is a storage layout, which MTLDataType has no constant type for.
-    if (c.scalar == ScalarType::unknown || type_name.rfind("packed_", 0) == 0) {
+    if (c.scalar == ScalarType::unknown || resolved.rfind("packed_", 0) == 0) {
       fail(i - 1, "function constant '" + c.name + "' must have a scalar or vector type (bool, int, uint, float, "
                   "half, …, or a vector of them such as ushort2 or float4)");
     }
