@@ -42,9 +42,18 @@ void MisalignedHostCopies::AlignedDelete::operator()(std::byte* p) const {
 
 void MisalignedHostCopies::stage(const Kernel& kernel, std::vector<Argument>& args) {
   // The common case first, without the parameters: host memory aligned to 16 bytes suits every
-  // scalar and vector of four 4-byte components.
-  bool maybe = false;
-  for (const Argument& a : args) maybe = maybe || (a.kind == Argument::Kind::host && a.host_nbytes && misaligned(a.host_data, 16));
+  // scalar and vector of four 4-byte components. Memory at 16 but not at a copy's alignment is
+  // checked against the parameters only where one needs more (long3/long4, ulong3/ulong4, an
+  // alignas(32) struct): NumPy aligns to 16, so half of such arrays are 16 bytes off.
+  bool maybe = false, maybe_wide = false;
+  for (const Argument& a : args) {
+    if (a.kind != Argument::Kind::host || !a.host_nbytes) continue;
+    maybe = maybe || misaligned(a.host_data, 16);
+    maybe_wide = maybe_wide || misaligned(a.host_data, kCopyAlign);
+  }
+  if (!maybe && maybe_wide) {
+    for (const ParamInfo& p : kernel.info().params) maybe = maybe || (binds_memory(p) && p.element_align > 16);
+  }
   if (!maybe) return;
   // A batch or recording runs its calls later, from the memory as it then is: no copy is made
   // (the call's own check names the alignment).

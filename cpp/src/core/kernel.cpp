@@ -441,8 +441,11 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
                         " bytes but the buffer has " + std::to_string(nbytes) + " bytes");
   }
   if (p.element_align > 1 && nbytes && reinterpret_cast<std::uintptr_t>(address) % p.element_align != 0) {
+    // NumPy aligns new arrays to 16 bytes: a copy suits only types that need no more.
     throw ArgumentError(describe(k, p) + ": the data is not aligned to " + std::to_string(p.element_align) +
-                        " bytes, as " + p.type_name + " requires; pass an aligned copy (x.copy(): NumPy aligns new arrays)");
+                        " bytes, as " + p.type_name + " requires; pass an aligned copy (" +
+                        (p.element_align <= 16 ? "x.copy(): NumPy aligns new arrays" : "a metalcall Buffer, dev.empty(...)") +
+                        ")");
   }
 }
 

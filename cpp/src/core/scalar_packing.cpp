@@ -99,6 +99,41 @@ std::vector<std::uint8_t> pack_integer(const Argument& a, const ParamInfo& p) {
   return {};
 }
 
+}  // namespace
+
+double integer_rounded_to_odd(const Argument& a) {
+  const bool negative = !a.int_is_unsigned && a.int_value < 0;
+  std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(a.int_value) : static_cast<std::uint64_t>(a.int_value);
+  // Past 2^53 a double keeps the top 53 bits: the rest truncated, the last kept bit set if any was
+  // not zero (2^60 + 2^36 + 1 became the tie 2^60 + 2^36, then the float 2^60, not 2^60 + 2^37).
+  int bits = 0;
+  for (std::uint64_t x = m; x; x >>= 1) ++bits;
+  if (bits > 53) {
+    const int drop = bits - 53;
+    const std::uint64_t kept = m >> drop << drop;
+    if (kept != m) m = kept | (std::uint64_t{1} << drop);
+  }
+  const double v = static_cast<double>(m);  // exact: at most 53 significant bits
+  return negative ? -v : v;
+}
+
+// `v` as a float rounded to odd: truncated, with the last bit set when that was inexact. Rounding
+// this to half or bfloat (13 and 16 bits fewer) gives what rounding `v` itself would, where
+// rounding to nearest twice does not: 1 + 2^-11 + 2^-40 became 1 + 2^-11, a tie, then 1.0h
+// (np.float16 gives 1.0009765625).
+float float_rounded_to_odd(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(v) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);  // toward zero
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= 1u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+namespace {
+
 std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
   // A finite value is out of range only if it rounds to infinity: FLT_MAX written
   // in decimal (3.4028235e38) rounds to FLT_MAX, as 0.1 rounds to 0.1f.
@@ -106,14 +141,17 @@ std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
   if (std::isfinite(v) && std::fabs(v) >= float_limit) {
     throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of float (largest 3.40282347e+38)");
   }
-  const float f = static_cast<float>(v);
   switch (p.scalar) {
-    case ScalarType::f32: return bytes_of<float>(f);
+    case ScalarType::f32: return bytes_of<float>(static_cast<float>(v));
     case ScalarType::f16:
       if (std::isfinite(v) && std::fabs(v) >= 65520.0)  // halfway between 65504 and 65536
         throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of half (largest 65504)");
-      return bytes_of<std::uint16_t>(float_to_half_bits(f));
-    case ScalarType::bf16: return bytes_of<std::uint16_t>(float_to_bfloat_bits(f));
+      return bytes_of<std::uint16_t>(float_to_half_bits(float_rounded_to_odd(v)));
+    case ScalarType::bf16:
+      // bfloat's range is float's less its top 2^120: a finite value that rounds past it is refused, as for half.
+      if (std::isfinite(v) && std::fabs(v) >= std::ldexp(1.0, 128) - std::ldexp(1.0, 119))
+        throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of bfloat (largest 3.38953139e+38)");
+      return bytes_of<std::uint16_t>(float_to_bfloat_bits(float_rounded_to_odd(v)));
     default: break;
   }
   return {};
@@ -135,9 +173,7 @@ std::vector<std::uint8_t> pack_scalar(const Argument& a, const ParamInfo& p) {
     case Argument::Kind::integer:
       if (is_integer(p.scalar)) return pack_integer(a, p);
       if (is_floating(p.scalar)) {
-        const double v = a.int_is_unsigned ? static_cast<double>(static_cast<std::uint64_t>(a.int_value))
-                                           : static_cast<double>(a.int_value);
-        return pack_floating(v, p);
+        return pack_floating(integer_rounded_to_odd(a), p);
       }
       if (p.scalar == ScalarType::boolean) {
         if (a.int_value == 0 || a.int_value == 1) return bytes_of<std::uint8_t>(static_cast<std::uint8_t>(a.int_value));

@@ -29,15 +29,17 @@ std::string scalar_literal(const FunctionConstantInfo& c, const Argument& value,
     case ScalarType::f32:
     case ScalarType::f16:
     case ScalarType::bf16: {
-      const double v = value.kind == Argument::Kind::floating ? value.float_value
-                       : value.int_is_unsigned ? double(std::uint64_t(value.int_value)) : double(value.int_value);
+      const double v = value.kind == Argument::Kind::floating ? value.float_value : integer_rounded_to_odd(value);
       std::string literal;
       // The prelude's constants (constexpr on every target; NVRTC has no __builtin_huge_valf).
       if (std::isnan(v)) literal = "metal::numeric_limits<float>::quiet_NaN()";
       else if (std::isinf(v)) literal = v > 0 ? "metal::numeric_limits<float>::infinity()" : "(-metal::numeric_limits<float>::infinity())";
       else {
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));  // exact: hex float
+        // exact: hex float; for half and bfloat rounded to odd, so that the prelude's rounding on from
+        // float gives what rounding v would (scalar_packing.hpp)
+        const float f = c.scalar == ScalarType::f32 ? static_cast<float>(v) : float_rounded_to_odd(v);
+        std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
         literal = buf;
       }
       if (c.scalar == ScalarType::f32) return "(" + literal + ")";

@@ -169,6 +169,24 @@ class TranslatedLibrary final : public BackendLibrary {
 };
 
 /**
+ * Whether the element type the front end read off a parameter's spelling (its scalar and width)
+ * has the size the compiler gave it, as a float4 is 16 bytes and a packed_float3 12. The spelling
+ * is read without C++'s scopes (an alias, a member typedef), so a name can mislead it.
+ */
+inline bool element_type_fits(const ParamInfo& p) {
+  std::size_t s = 0;
+  switch (p.scalar) {
+    case ScalarType::unknown: return true;
+    case ScalarType::boolean: case ScalarType::i8: case ScalarType::u8: s = 1; break;
+    case ScalarType::i16: case ScalarType::u16: case ScalarType::f16: case ScalarType::bf16: s = 2; break;
+    case ScalarType::i32: case ScalarType::u32: case ScalarType::f32: s = 4; break;
+    default: s = 8; break;
+  }
+  const std::size_t w = static_cast<std::size_t>(p.vector_width);
+  return p.element_size == s * w || (w == 3 && p.element_size == s * 4);  // packed or padded 3-vectors
+}
+
+/**
  * Fills the element sizes and alignments from a compiled layout table (one entry per
  * parameter: size, align, binding), and the indices only the compiler could evaluate.
  */
@@ -179,6 +197,13 @@ void apply_layout(KernelInfo& info, const Layout* layout) {
     ParamInfo& p = info.params[i];
     p.element_size = layout[i].size;
     p.element_align = layout[i].align;
+    // A type the compiler sized otherwise is not what the spelling said: unknown, as a struct's,
+    // so that no number is packed at the wrong size and no array is checked against it.
+    const bool element = p.kind == ParamKind::buffer || p.kind == ParamKind::reference || p.kind == ParamKind::value;
+    if (element && p.element_size && !element_type_fits(p)) {
+      p.scalar = ScalarType::unknown;
+      p.vector_width = 1;
+    }
     if (p.binding != msl::kDeferredBinding) continue;
     if (layout[i].binding < 0 || layout[i].binding > 1 << 20) {
       throw CompileError(std::string(msl::kSourceName) + ":" + std::to_string(p.line) + ": error: the index of '" +

@@ -3,6 +3,7 @@
 #include "msl/parse/signature_walk.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "metalcall/errors.hpp"
 #include "msl/analysis/msl_rules.hpp"
@@ -12,6 +13,37 @@
 #include "msl/parse/template_deduction.hpp"
 
 namespace metalcall::msl {
+
+namespace {
+
+// `type` with each identifier that names a template parameter replaced by its argument's tokens.
+std::string substitute_arguments(const std::string& type,
+                                 const std::vector<std::pair<std::string, std::vector<std::size_t>>>& arguments,
+                                 const std::vector<Token>& t) {
+  std::string out;
+  for (std::size_t i = 0; i < type.size();) {
+    const char c = type[i];
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      out += c;
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < type.size() && (std::isalnum(static_cast<unsigned char>(type[j])) || type[j] == '_')) ++j;
+    const std::string word = type.substr(i, j - i);
+    bool replaced = false;
+    for (const auto& [name, tokens] : arguments) {
+      if (name != word || replaced) continue;
+      for (std::size_t tok : tokens) out += t[tok].text;
+      replaced = true;
+    }
+    if (!replaced) out += word;
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::size_t SignatureParser::template_before(std::size_t start, bool* with_parameters) const {
   std::size_t b = start;
@@ -226,6 +258,11 @@ SignatureParser::Kind SignatureParser::parse_instantiation(std::size_t template_
     if (!type_name.empty()) {
       p.info.type_name = type_name;
       classify_type(type_name, &p.info.scalar, &p.info.vector_width);
+    } else if (p.info.scalar == ScalarType::unknown && p.info.kind != ParamKind::texture) {
+      // A parameter inside the type (`device const vec<T, 4>*`): its element type once the
+      // arguments replace it, so that a float array bound for vec<half, 4> is refused.
+      classify_type(resolve_alias(substitute_arguments(p.info.type_name, k.template_arguments, t_)), &p.info.scalar,
+                    &p.info.vector_width);
     }
     k.info.params.push_back(p.info);
   }

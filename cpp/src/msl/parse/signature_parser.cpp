@@ -18,8 +18,62 @@
 
 namespace metalcall::msl {
 
+namespace {
+
+// The scope a `{` opens, when a namespace or a class opens it: `lo` for `namespace lo {`, `a::b`
+// for `namespace a::b {`, `S` for `struct alignas(16) S : Base {`; empty for other blocks.
+std::string scope_opened(const std::vector<Token>& t, std::size_t open) {
+  auto opens_scope = [](const Token& k) {
+    return k.is_identifier("namespace") || k.is_identifier("struct") || k.is_identifier("class") ||
+           k.is_identifier("union");
+  };
+  std::size_t kw = open;
+  for (std::size_t back = 0; kw > 0 && back < 64; ++back) {
+    const Token& k = t[--kw];
+    if (k.is(";") || k.is("{") || k.is("}")) return {};
+    if (opens_scope(k)) break;
+  }
+  if (kw == open || !opens_scope(t[kw]) || kw + 1 >= open) return {};
+  std::string name;
+  if (t[kw].is_identifier("namespace")) {
+    for (std::size_t k = kw + 1; k < open; ++k) name += t[k].text;
+    return name;
+  }
+  int depth = 0;  // inside alignas(...), [[...]] or <...>
+  for (std::size_t k = kw + 1; k < open; ++k) {
+    const Token& x = t[k];
+    if (x.is("(") || x.is("[") || x.is("<")) ++depth;
+    else if (x.is(")") || x.is("]") || x.is(">")) --depth;
+    else if (depth == 0 && x.is(":")) break;  // the base classes
+    else if (depth == 0 && x.kind == TokenKind::identifier && x.text != "final" && x.text != "alignas") name = x.text;
+  }
+  return name;
+}
+
+}  // namespace
+
 void SignatureParser::collect_aliases() {
-  for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+  // The namespaces and classes open at each token, with the brace depth each closes at, so that
+  // an alias is also kept by its qualified name (`lo::real`), which names one declaration.
+  std::vector<std::pair<std::string, int>> scopes;
+  int depth = 0;
+  auto record = [this](const std::string& key, const std::string& target) {
+    const auto [it, added] = aliases_.emplace(key, target);
+    if (!added && it->second != target) it->second = kAmbiguousAlias;
+  };
+  for (std::size_t i = 0; i < t_.size(); ++i) {
+    if (t_[i].is("{")) {
+      ++depth;
+      std::string scope = scope_opened(t_, i);
+      if (!scope.empty()) scopes.emplace_back(std::move(scope), depth);
+      continue;
+    }
+    if (t_[i].is("}")) {
+      if (!scopes.empty() && scopes.back().second == depth) scopes.pop_back();
+      --depth;
+      continue;
+    }
+    if (i + 2 >= t_.size()) continue;
     std::string name, target;
     std::size_t j = i;
     if (t_[i].is_identifier("typedef")) {
@@ -35,14 +89,27 @@ void SignatureParser::collect_aliases() {
     }
     for (const char* prefix : {"metal :: ", "const "})
       if (target.rfind(prefix, 0) == 0) target = target.substr(std::string(prefix).size());
-    aliases_[name] = target;
+    // The bare name is C++'s scopes aside (a namespace's, a struct's, a function's, a using-
+    // directive): one two declarations give different types stays unresolved, an unknown type,
+    // rather than the last one's. `namespace lo { typedef half real; }` with a struct's `typedef
+    // float real;` packed 1.5 for `constant real& x` as a float's 4 bytes into a half, which read 0.
+    record(name, target);
+    if (scopes.empty()) continue;
+    std::string qualified;
+    for (const auto& scope : scopes) qualified += scope.first + "::";
+    record(qualified + name, target);
   }
 }
 
 std::string SignatureParser::resolve_alias(std::string type) const {
+  if (type.rfind("::", 0) == 0) type = type.substr(2);  // `::lo::real`
   for (int hops = 0; hops < 16; ++hops) {
     auto it = aliases_.find(type);
-    if (it == aliases_.end()) break;
+    // `Outer::real` where the source does not say `Outer` is a scope (a template's member, a base
+    // class's): the alias `real`, where only one declaration names it.
+    const std::size_t colons = type.rfind("::");
+    if (it == aliases_.end() && colons != std::string::npos) it = aliases_.find(type.substr(colons + 2));
+    if (it == aliases_.end() || it->second == kAmbiguousAlias) break;
     type = it->second;
   }
   return type;
@@ -267,10 +334,16 @@ std::vector<FunctionConstantDecl> SignatureParser::parse_function_constants() co
       type_name += (type_name.empty() ? "" : " ") + t_[k].text;
     }
     c.type_name = type_name;
-    classify_type(type_name, &c.scalar, &c.vector_width);
+    // Through aliases, as a parameter's type (`typedef half real_t;`, `lo::real`): Metal takes them.
+    std::string spelled;
+    for (std::size_t k : c.type_tokens) spelled += (spelled.empty() || t_[k].kind != TokenKind::identifier ||
+                                                    spelled.back() == ':' ? "" : " ") + t_[k].text;
+    if (spelled.rfind("metal::", 0) == 0) spelled = spelled.substr(7);
+    const std::string resolved = resolve_alias(spelled);
+    classify_type(resolved, &c.scalar, &c.vector_width);
     // MSL's function constants are scalars or vectors (ushort2, float4, bool3 ...); a packed
     // vector is a storage layout, which MTLDataType has no constant type for.
-    if (c.scalar == ScalarType::unknown || type_name.rfind("packed_", 0) == 0) {
+    if (c.scalar == ScalarType::unknown || resolved.rfind("packed_", 0) == 0) {
       fail(i - 1, "function constant '" + c.name + "' must have a scalar or vector type (bool, int, uint, float, "
                   "half, …, or a vector of them such as ushort2 or float4)");
     }
@@ -345,11 +418,38 @@ void finalize_bindings(KernelInfo& kernel) {
   }
 }
 
+namespace {
+
+// MSL's template spelling of a vector, `vec<float, 4>` or `packed_vec<half, 2>` (metal:: before
+// either name or the component is dropped): its component and width, as `float4` gives them.
+// Without it such parameters had no element type, and a float64 or int32 array bound to
+// `device const vec<float, 4>*` was reinterpreted silently.
+bool classify_template_vector(const std::string& type_name, ScalarType* scalar, int* vector_width) {
+  std::string s;
+  for (char c : type_name)
+    if (c != ' ') s += c;
+  for (const char* prefix : {"metal::", "packed_", "metal::"})
+    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string(prefix).size());
+  if (s.rfind("vec<", 0) != 0 || s.back() != '>') return false;  // rfind: s is not empty
+  const std::size_t comma = s.rfind(',');
+  if (comma == std::string::npos || comma + 3 != s.size() || s[comma + 1] < '2' || s[comma + 1] > '4') return false;
+  std::string component = s.substr(4, comma - 4);
+  if (component.rfind("metal::", 0) == 0) component = component.substr(7);
+  const ScalarType c = scalar_type_from_name(component);
+  if (c == ScalarType::unknown) return false;
+  *scalar = c;
+  *vector_width = s[comma + 1] - '0';
+  return true;
+}
+
+}  // namespace
+
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
   std::string base = type_name;
   if (base.rfind("packed_", 0) == 0) base = base.substr(7);
   *vector_width = 1;
   *scalar = scalar_type_from_name(base);
+  if (*scalar == ScalarType::unknown && classify_template_vector(type_name, scalar, vector_width)) return;
   if (*scalar == ScalarType::unknown && !base.empty() && base.back() >= '2' && base.back() <= '4') {
     *scalar = scalar_type_from_name(base.substr(0, base.size() - 1));
     if (*scalar != ScalarType::unknown) *vector_width = base.back() - '0';

@@ -50,6 +50,7 @@ class SignatureParser {
   // by its template parameter list), told apart at an instantiation by its arguments.
   std::multimap<std::string, ParsedKernel> templates_;
   std::map<std::string, std::string> aliases_;     // typedef / using names → the type they name
+  static constexpr const char* kAmbiguousAlias = "";  // a name declared as two types (collect_aliases)
 
   bool member_access(std::size_t i) const;
 
