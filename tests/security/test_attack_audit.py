@@ -104,3 +104,60 @@ def test_a_source_of_many_directives_compiles_in_linear_time(run_python):
     p = run_python(code, timeout=240)  # a TimeoutExpired is the failure
     assert p.returncode == 0, p.stderr
     assert p.stdout.split("]")[0] == "[7.0, 7.0, 7.0, 7.0", p.stdout
+
+
+# Mutable program-scope state through a static data member defined in its class (C++17's inline
+# variables): every thread and every call of every kernel of the library shared it, on every mode,
+# where MSL's program-scope variables are constants (spec §4.2) and an out-of-class definition
+# (`int S::c = 0;`) was refused already. Refused since 2026-12-05.
+def _kernel(body: str, prefix: str) -> str:
+    from attack_kernels import kernel
+    return kernel(body, prefix)
+
+
+STATIC_MEMBERS_REFUSED = {
+    "inline-static": ("S::c += 1; out[i] = float(S::c);", "struct S { static inline int c = 0; };"),
+    "inline-first": ("S::c += 1; out[i] = float(S::c);", "struct S { inline static int c = 0; };"),
+    "array": ("S::a[at] = 7; out[i] = float(S::a[0]);", "struct S { static inline int a[4] = {}; };"),
+    "template": ("W<int>::v += 1; out[i] = float(W<int>::v);", "template <class T> struct W { static inline T v{}; };"),
+    "template-type": ("S::w.v = 2; out[i] = float(S::w.v);",
+                      "template <class T, int N> struct P { T v; };\nstruct S { static inline P<int, 2> w{}; };"),
+    "aligned": ("S::c += 1; out[i] = float(S::c);", "struct S { static inline alignas(16) int c = 0; };"),
+    "attribute": ("S::c += 1; out[i] = float(S::c);", "struct S { static inline __attribute__((aligned(16))) int c = 0; };"),
+}
+
+# Static members MSL has: constants, functions, declarations (name: (body, prefix, out[0])).
+STATIC_MEMBERS_VALID = {
+    "constexpr": ("out[i] = float(S::c);", "struct S { static constexpr int c = 3; };", 3.0),
+    "const": ("out[i] = float(S::c);", "struct S { static const int c = 3; };", 3.0),
+    "inline-constexpr": ("out[i] = float(S::c);", "struct S { static inline constexpr int c = 3; };", 3.0),
+    "inline-const": ("out[i] = float(S::c);", "struct S { inline static const int c = 3; };", 3.0),
+    "constant-array": ("out[i] = S::c[1];", "struct S { static constant constexpr float c[2] = {1, 3}; };", 3.0),
+    "function": ("out[i] = S::f(2);", "struct S { static float f(float x) { return x + 1; } };", 3.0),
+    "inline-function": ("out[i] = S::f(2);", "struct S { static inline float f(float x) { return x + 1; } };", 3.0),
+    "inline-attributed-function": ("out[i] = S::f(2);", "struct S { static inline __attribute__((always_inline)) "
+                                                        "float f(float x) { return x + 1; } };", 3.0),
+    "template-function": ("out[i] = S::f<float>(2);", "struct S { template <class T> static inline T f(T x) { return x + 1; } };",
+                          3.0),
+    "vector-result": ("out[i] = S::f(2).y;", "struct S { static inline vec<float, 2> f(float x) { return vec<float, 2>(x + 1); } };",
+                      3.0),
+    "declared-only": ("out[i] = 3;", "struct S { static int c; };", 3.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_MEMBERS_REFUSED))
+def test_a_static_data_member_defined_in_its_class_is_a_constant(mode, name):
+    body, prefix = STATIC_MEMBERS_REFUSED[name]
+    with pytest.raises(mc.CompileError) as info:
+        MODES[mode]().compile(_kernel(body, prefix)).k(1, np.zeros(4, np.float32), np.uint64(0))
+    first = str(info.value).splitlines()[0]
+    line = 3 + prefix.count("\n")  # the static member's: the header has two lines
+    assert first.startswith(f"source.metal:{line}:") and "[MSL rule: program-scope and static variables are constant" in first, first
+
+
+def test_static_members_msl_has_compile(mode):
+    dev = MODES[mode]()
+    for name, (body, prefix, expected) in sorted(STATIC_MEMBERS_VALID.items()):
+        out = np.zeros(4, np.float32)
+        dev.compile(_kernel(body, prefix)).k(1, out, np.uint64(0))
+        assert out[0] == expected, name
