@@ -161,3 +161,58 @@ def test_static_members_msl_has_compile(mode):
         out = np.zeros(4, np.float32)
         dev.compile(_kernel(body, prefix)).k(1, out, np.uint64(0))
         assert out[0] == expected, name
+
+
+# `const_cast` into another address space: Metal's compiler refuses it (const_cast changes no
+# address space), as the front end refused it for the C-style and the other named casts; a
+# const_cast went through, so kernels wrote `constant` Buffers, program-scope constants and
+# threadgroup memory through device pointers, on every mode, before 2026-12-05.
+CONST_CASTS_REFUSED = {
+    "constant-variable": ("const_cast<thread int&>(c) = 5; out[i] = float(c);", "constant int c = 1;",
+                          "a cast from constant to thread reference"),
+    "constant-array": ("device float* p = const_cast<device float*>(tab); p[0] = 5; out[i] = tab[0];",
+                       "constant float tab[2] = {1, 2};", "a cast from constant to device pointer"),
+    "constant-element": ("const_cast<thread float&>(tab[at]) = 5; out[i] = tab[0];", "constant float tab[2] = {1, 2};",
+                         "a cast from constant to thread reference"),
+    "constant-address": ("device float* p = const_cast<device float*>(&tab[at]); p[0] = 5; out[i] = tab[0];",
+                         "constant float tab[2] = {1, 2};", "a cast from constant to device pointer"),
+    "constant-parameter": ("out[i] = w(tab);", "constant float tab[2] = {1, 2};\n"
+                           "float w(constant float* in) { const_cast<device float*>(in)[0] = 5; return in[0]; }",
+                           "a cast from constant to device pointer"),
+    "constant-parameter-reference": ("out[i] = w(tab);", "constant float tab[2] = {1, 2};\n"
+                                     "float w(constant float* in) { const_cast<device float&>(in[0]) = 5; return in[0]; }",
+                                     "a cast from constant to device reference"),
+    "threadgroup-to-device": ("threadgroup float t[2]; device float* p = const_cast<device float*>(t); p[0] = 1; out[i] = 1;",
+                              "", "a cast from threadgroup to device pointer"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONST_CASTS_REFUSED))
+def test_a_const_cast_changes_no_address_space(mode, name):
+    body, prefix, words = CONST_CASTS_REFUSED[name]
+    with pytest.raises(mc.CompileError) as info:
+        MODES[mode]().compile(_kernel(body, prefix)).k(1, np.zeros(4, np.float32), np.uint64(0))
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("source.metal:") and words in first and "[MSL rule: no address-space casts" in first, first
+
+
+def test_a_const_cast_within_its_address_space_compiles(mode):
+    dev = MODES[mode]()
+    for body, prefix in (("const float x = 1; const_cast<thread float&>(x) = 3; out[i] = 3;", ""),
+                         ("out[i] = w(out[i]);", "float w(const device float& r) { const_cast<device float&>(r) = 3; return r; }")):
+        out = np.zeros(4, np.float32)
+        dev.compile(_kernel(body, prefix)).k(1, out, np.uint64(0))
+        assert out[0] == 3.0, body
+
+
+# Valid MSL the checked device refuses: a const_cast of a pointer within its address space is the
+# host compiler's error there ("const_cast to 'metal::mtl_checked<float>', which is not a
+# reference, pointer-to-object, ..."): checked pointers are classes (docs/design.md).
+@pytest.mark.parametrize("checked_mode", ["checked", "checked-sandbox"])
+@pytest.mark.xfail(strict=True, reason="checked pointers are classes, which const_cast does not take (docs/design.md)")
+def test_a_const_cast_of_a_pointer_compiles_on_the_checked_device(checked_mode):
+    from attack_kernels import open_mode
+    out = np.zeros(4, np.float32)
+    src = _kernel("w(out); out[i] += 1;", "void w(const device float* p) { const_cast<device float*>(p)[0] = 3; }")
+    open_mode(checked_mode).compile(src).k(1, out, np.uint64(0))
+    assert out[0] == 4.0
