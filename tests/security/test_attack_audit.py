@@ -216,3 +216,40 @@ def test_a_const_cast_of_a_pointer_compiles_on_the_checked_device(checked_mode):
     src = _kernel("w(out); out[i] += 1;", "void w(const device float* p) { const_cast<device float*>(p)[0] = 3; }")
     open_mode(checked_mode).compile(src).k(1, out, np.uint64(0))
     assert out[0] == 4.0
+
+
+# Variable-length arrays through a diagnostic pragma. The CPU backend refuses them with the host
+# compiler's -Werror=vla (docs/msl-rules.md): a source's `#pragma clang diagnostic ignored "-Wvla"`
+# (or "-Wpedantic", "-Weverything", `GCC diagnostic warning`, `%:pragma`) lowered it, and an
+# array sized at run time compiled and ran on the in-process and sandboxed devices before
+# 2026-12-05. Each diagnostic pragma is now followed by one that makes -Wvla an error again.
+VLA = "float a[at + 1]; a[at] = 2; out[i] = a[at];"
+VLA_PRAGMAS = {
+    "clang-ignored": '#pragma clang diagnostic ignored "-Wvla"',
+    "gcc-ignored": '#pragma GCC diagnostic ignored "-Wvla"',
+    "gcc-warning": '#pragma GCC diagnostic warning "-Wvla"',
+    "extension": '#pragma clang diagnostic ignored "-Wvla-extension"',
+    "pedantic": '#pragma clang diagnostic ignored "-Wpedantic"',
+    "everything": '#pragma clang diagnostic ignored "-Weverything"',
+    "pushed": '#pragma clang diagnostic push\n#pragma clang diagnostic ignored "-Wvla"',
+    "digraph": '%:pragma clang diagnostic ignored "-Wvla"',
+}
+
+
+@pytest.mark.parametrize("name", sorted(VLA_PRAGMAS))
+def test_a_diagnostic_pragma_does_not_let_a_variable_length_array_compile(mode, name):
+    # (checked mode's arrays are templates: there a run-time size is "not a constant expression")
+    with pytest.raises(mc.CompileError, match="variable length array|not a constant expression"):
+        MODES[mode]().compile(_kernel(VLA, VLA_PRAGMAS[name])).k(1, np.zeros(4, np.float32), np.uint64(3))
+
+
+def test_diagnostic_pragmas_still_silence_warnings_and_keep_line_numbers(mode):
+    dev = MODES[mode]()
+    src = _kernel('#pragma clang diagnostic push\n#pragma clang diagnostic ignored "-Wunused-variable"\nfloat u = 1;\n'
+                  '#pragma clang diagnostic pop\nout[i] = 2;', "")
+    out = np.zeros(4, np.float32)
+    dev.compile(src).k(1, out, np.uint64(0))
+    assert out[0] == 2.0
+    with pytest.raises(mc.CompileError) as info:
+        dev.compile(_kernel('#pragma GCC diagnostic ignored "-Wunused-variable"\nout[i] = 2;\nout[i] = undefined_name;', ""))
+    assert str(info.value).startswith("source.metal:8:"), str(info.value)
