@@ -20,6 +20,7 @@
 
 #include "core/cache_files.hpp"
 #include "core/disk_cache.hpp"
+#include "core/hash.hpp"
 #include "metalcall/cache.hpp"
 
 namespace metalcall {
@@ -34,21 +35,25 @@ constexpr std::int64_t kStaleSeconds = 3600;
 
 enum class Kind { entry, prelude, temp, other };
 
-bool is_key(const std::string& name) {
-  if (name.size() < 32) return false;
-  for (std::size_t i = 0; i < 32; ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(name[i])) || std::isupper(static_cast<unsigned char>(name[i])))
-      return false;
-  return true;
+// The length of the cache key a name starts with: kKeyDigits lowercase hex digits (SHA-256),
+// or 32 (the keys before 2026-12-05, left to age out), else 0.
+std::size_t key_digits(const std::string& name) {
+  std::size_t n = 0;
+  while (n < name.size() && n < kKeyDigits && std::isxdigit(static_cast<unsigned char>(name[n])) &&
+         !std::isupper(static_cast<unsigned char>(name[n])))
+    ++n;
+  if (n == kKeyDigits) return n;
+  return n >= 32 && (n == name.size() || name[32] == '.') ? 32 : 0;
 }
 
 Kind classify(const std::string& name, bool is_dir) {
+  const std::size_t digits = key_digits(name);
   if (is_dir) {
     if (name.rfind(kTempDirPrefix, 0) == 0) return Kind::temp;
-    return is_key(name) && name.size() == 32 ? Kind::prelude : Kind::other;
+    return digits && name.size() == digits ? Kind::prelude : Kind::other;
   }
-  if (!is_key(name) || name.size() < 34 || name[32] != '.') return Kind::other;
-  const std::string rest = name.substr(33);
+  if (!digits || name.size() < digits + 2 || name[digits] != '.') return Kind::other;
+  const std::string rest = name.substr(digits + 1);
   if (rest.size() > 4 && rest.compare(rest.size() - 4, 4, ".tmp") == 0) return Kind::temp;
   // The current extensions, and the checksum files of the format before headers.
   for (const char* ext : {"so", "cubin", "tr", "id", "ii", "pch", "so.sum", "cubin.sum"})

@@ -41,7 +41,7 @@ std::uint64_t get(const std::string& in, std::size_t at, int bytes) {
   return v;
 }
 std::string checksum(const std::string& name, std::string_view content) {
-  return ContentHash().add("metalcall cache entry").add(std::to_string(kFormatVersion)).add(name).add(content).hex();
+  return ChecksumHash().add("metalcall cache entry").add(std::to_string(kFormatVersion)).add(name).add(content).hex();
 }
 
 // ---- folder checks ----

@@ -1,8 +1,14 @@
-// Content hashing for cache keys and disk-cache checksums: a fast 128-bit
-// non-cryptographic hash in the style of XXH3 (eight 64-bit lanes fed 64 bytes
-// at a time: a multiply of each keyed word's halves, plus the raw word added to
-// the neighbouring lane so no input difference is lost), printed as hex. Collisions
-// between honest inputs are what matters here, and 128 bits make them negligible.
+// Hashing for caches. ContentHash names cache entries (an in-memory library, a translation, a
+// kernel object): SHA-256, since the hashed sources come from whoever writes kernels, and a
+// collision they construct would make the caches serve one source's code for another.
+// ChecksumHash detects damage in a disk-cache entry whose name already binds it to its key:
+// a fast 128-bit non-cryptographic hash in the style of XXH3 (eight 64-bit lanes fed 64 bytes
+// at a time: a multiply of each keyed word's halves, plus the raw word added to the
+// neighbouring lane so no input difference is lost), printed as hex. It is no key: with its
+// key table public, colliding inputs are easy to write (a word whose low half equals its
+// key's adds only itself to a lane: two such words trade their high halves unseen), which
+// made two sources differing in one byte of a comment share every cache entry before
+// 2026-12-05 (tests/security/test_attack_audit.py).
 #pragma once
 
 #include <cstddef>
@@ -10,6 +16,8 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+
+#include "core/sha256.hpp"
 
 namespace metalcall {
 
@@ -117,10 +125,11 @@ inline Digest hash128(std::string_view bytes, Digest seed) {
 
 }  // namespace hash_detail
 
-class ContentHash {
+/** A fast checksum (not collision resistant: see above), 32 hex digits. */
+class ChecksumHash {
  public:
   /** Adds one piece; pieces are length-delimited, so ("ab","c") and ("a","bc") differ. */
-  ContentHash& add(std::string_view bytes) {
+  ChecksumHash& add(std::string_view bytes) {
     state_ = hash_detail::hash128(bytes, state_);
     return *this;
   }
@@ -137,5 +146,36 @@ class ContentHash {
  private:
   hash_detail::Digest state_{0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL};
 };
+
+/** A cache key: SHA-256 of the length-delimited pieces, 64 hex digits (kKeyDigits). */
+class ContentHash {
+ public:
+  /** Adds one piece; pieces are length-delimited, so ("ab","c") and ("a","bc") differ. */
+  ContentHash& add(std::string_view bytes) {
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(std::uint64_t(bytes.size()) >> (8 * i));
+    sha_.update(std::string_view(reinterpret_cast<const char*>(length), 8));
+    sha_.update(bytes);
+    return *this;
+  }
+  std::string hex() const {
+    static const char digits[] = "0123456789abcdef";
+    sha256_detail::Sha256 copy = sha_;
+    unsigned char digest[32];
+    copy.finish(digest);
+    std::string out(64, '0');
+    for (int i = 0; i < 32; ++i) {
+      out[2 * i] = digits[digest[i] >> 4];
+      out[2 * i + 1] = digits[digest[i] & 0xf];
+    }
+    return out;
+  }
+
+ private:
+  sha256_detail::Sha256 sha_;
+};
+
+/** The hex digits of a cache key (ContentHash); entries named with 32 are an older format's. */
+inline constexpr std::size_t kKeyDigits = 64;
 
 }  // namespace metalcall

@@ -304,6 +304,14 @@ class MemoryRules {
     }
   }
 
+  // A cast whose target type may name another address space. const_cast changes none in MSL
+  // (Metal's compiler refuses `const_cast<device float&>(c)` of a constant c), so one that
+  // does is refused as the others are; it wrote `constant` Buffers and program-scope constants
+  // on every mode before 2026-12-05.
+  static bool named_cast(const Token& x) {
+    return x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast") || x.is_identifier("const_cast");
+  }
+
   // The address space of the memory an address expression [a, b) points into, or unknown.
   Space space_of(std::size_t a, std::size_t b) const {
     std::size_t i = a;
@@ -320,7 +328,7 @@ class MemoryRules {
         i = c + 1;  // an integer made from a pointer keeps its space
         continue;
       }
-      if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && i + 1 < b && t_[i + 1].is("<")) {
+      if (named_cast(x) && i + 1 < b && t_[i + 1].is("<")) {
         const std::size_t close = angle_close(i + 1);
         if (close + 1 >= b || !t_[close + 1].is("(")) return Space::unknown;
         const TypeInfo ti = type_of(i + 2, close);
@@ -478,8 +486,7 @@ class MemoryRules {
           const TypeInfo ti = type_of(i, type_end);
           if (ti.is_type) check_cast(i, ti, type_end + 1, matching(t_, type_end));
         }
-      } else if ((x.is_identifier("static_cast") || x.is_identifier("reinterpret_cast")) && i + 1 < close &&
-                 t_[i + 1].is("<")) {
+      } else if (named_cast(x) && i + 1 < close && t_[i + 1].is("<")) {
         const std::size_t gt = angle_close(i + 1);
         if (gt + 1 < close && t_[gt + 1].is("(")) check_cast(i, type_of(i + 2, gt), gt + 2, matching(t_, gt + 1));
       }

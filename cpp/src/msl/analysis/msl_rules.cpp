@@ -419,6 +419,7 @@ class RuleChecker {
         refuse(i, "'std::' names the C++ standard library, which MSL does not have (spec §1.5.4); use metal::",
                "no host library");
       if (id == "static" && scope_[i] == Scope::block) check_static_local(i);
+      if (id == "static" && scope_[i] == Scope::class_) check_static_member(i);
     }
     // `::name` (the global namespace) must name something of the source or the standard library.
     for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
@@ -472,6 +473,37 @@ class RuleChecker {
       return;
     refuse(i, "a 'static' variable in a function must be a constant (constant address space or constexpr): "
               "kernel threads share no mutable state outside buffers",
+           "program-scope and static variables are constant");
+  }
+
+  // `static` in a class: a data member defined there (`static inline int c = 0;`, C++17) is a
+  // program-scope variable, so a constant as well; without `inline` it is only declared, and
+  // its definition outside the class meets check_program_scope. Before 2026-12-05 an inline one
+  // was mutable state shared by every thread and call. Member functions are not variables.
+  void check_static_member(std::size_t i) const {
+    bool is_inline = i > 0 && t_[i - 1].is_identifier("inline");
+    int angle = 0;  // `static inline W<int, 2> w;`: its commas and brackets are the type's
+    for (std::size_t j = i + 1; j < t_.size(); ++j) {
+      const Token& x = t_[j];
+      if (x.is("<")) ++angle;
+      else if (x.is(">") && angle > 0) --angle;
+      else if (x.is(">>") && angle > 0) angle = angle > 1 ? angle - 2 : 0;
+      if (x.is_identifier("constant") || x.is_identifier("constexpr") || x.is_identifier("const")) return;
+      if (x.is_identifier("inline")) is_inline = true;
+      if ((x.is_identifier("__attribute__") || x.is_identifier("alignas")) && j + 1 < t_.size() && t_[j + 1].is("(")) {
+        j = matching(t_, j + 1);
+        continue;
+      }
+      if (angle == 0 && (x.is("(") || x.is("operator"))) return;  // a member function
+      if (x.is("[")) j = matching(t_, j);
+      else if (angle == 0 && (x.is(";") || x.is("=") || x.is("{") || x.is(",") || x.is("}"))) break;
+    }
+    if (i > 0 && (t_[i - 1].is_identifier("constexpr") || t_[i - 1].is_identifier("constant") ||
+                  t_[i - 1].is_identifier("const")))
+      return;
+    if (!is_inline) return;
+    refuse(i, "a 'static' data member defined in its class is a program-scope variable: it must be a constant "
+              "(constant address space or constexpr); kernel threads share no mutable state outside buffers",
            "program-scope and static variables are constant");
   }
 

@@ -95,6 +95,12 @@ class Target {
    */
   virtual bool blocks_lambda_conversions() const { return false; }
   /**
+   * True when the host compiler's -Werror=vla is what refuses variable-length arrays (the CPU):
+   * a diagnostic pragma of the source's would lower it (`ignored "-Wvla"`, "-Wpedantic",
+   * "-Weverything" with clang), so each is followed by one that restores it.
+   */
+  virtual bool restores_vla_error() const { return false; }
+  /**
    * True when kernels whose only synchronisation is threadgroup barriers at their top level (or
    * in uniform loops there) run as regions between barriers, each a loop over the group's
    * threads, instead of fibers (the CPU; msl/passes/barrier_regions.hpp).

@@ -90,6 +90,7 @@ class CpuTarget : public Target {
 
   bool latches_simd_loops() const override { return true; }
   bool blocks_lambda_conversions() const override { return true; }
+  bool restores_vla_error() const override { return true; }
   bool forms_barrier_regions() const override { return true; }
   // NaN to int 0 and saturation, as MSL's GPUs (metal_conversion.h): x86 gives INT_MIN.
   bool conditions_float_to_int() const override { return true; }

@@ -363,6 +363,16 @@ std::string Translator::rename_in_directive(const std::string& text) const {
   return out;
 }
 
+namespace {
+// `pragma GCC diagnostic …` / `pragma clang diagnostic …` (a directive's text after the `#`).
+bool is_diagnostic_pragma(const std::string& body) {
+  std::istringstream words(body);
+  std::string pragma, family, what;
+  words >> pragma >> family >> what;
+  return pragma == "pragma" && (family == "GCC" || family == "clang") && what == "diagnostic";
+}
+}  // namespace
+
 void Translator::emit_directive(std::size_t i) {
   const Token& tok = t_[i];
   std::string body = tok.text.substr(1);
@@ -376,6 +386,22 @@ void Translator::emit_directive(std::size_t i) {
     if (target.rfind("<metal_", 0) == 0 || target.rfind("<simd/", 0) == 0) return;  // the prelude provides them
     fail(i, "#include " + target + " is not supported: metalcall compiles one source; paste the code in, "
             "or pass macros with defines=");
+  }
+  // `#pragma clang diagnostic ignored "-Wvla"` (or "-Wpedantic", "-Weverything", ...) lowered the
+  // CPU compiler's -Werror=vla, and variable-length arrays compiled again before 2026-12-05: the
+  // pragma is written as _Pragma on its own line, followed by one that makes -Wvla an error again
+  // (one line, so that the lines after it keep their numbers).
+  // (`%:pragma` is the same directive: its body starts after the digraph.)
+  const std::string pragma_body = tok.text.rfind("%:", 0) == 0 ? tok.text.substr(2) : body;
+  if (target_.restores_vla_error() && is_diagnostic_pragma(pragma_body)) {
+    const std::string words = pragma_body.substr(pragma_body.find("pragma") + 6);
+    std::string quoted;
+    for (char c : rename_in_directive(words)) {
+      if (c == '\\' || c == '"') quoted += '\\';
+      quoted += c == '\n' || c == '\r' ? ' ' : c;
+    }
+    emit("_Pragma(\"" + quoted + "\") _Pragma(\"GCC diagnostic error \\\"-Wvla\\\"\")", tok, true);
+    return;
   }
   // A directive is a line of its own, also where the preprocessing put one among a line's tokens
   // (`_Pragma("unroll")` written as `#pragma unroll`): a new line before it when the line holds
