@@ -308,3 +308,43 @@ def test_reductions_of_every_element_type_on_partial_groups(device, t, n):
         kernel(count, xa.reshape(-1), out.reshape(-1), threadgroup=tg)
         for k, op in enumerate(ops):
             assert_equal(out[:, k, :n], group_model(op, x, tg, width, dtype), err_msg=f"{op}, threadgroup {tg}")
+
+
+# ---------------------------------------------------------------------------
+# Overloads of the library's SIMD-group functions for a source's own types (MLX's utils.h)
+# ---------------------------------------------------------------------------
+
+KS_OVERLOAD = KernelSet([
+    """
+kernel void overloaded_simd_functions(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]]) {
+    cplx c = {x[i], -x[i]};
+    cplx d = simd_shuffle_down(c, 1);
+    cplx s = simd_sum(c);
+    out[4 * i + 0] = d.re; out[4 * i + 1] = d.im; out[4 * i + 2] = s.re; out[4 * i + 3] = s.im;
+}
+""",
+], preamble="""
+struct cplx { float re; float im; };
+// One overload each, written as MLX writes complex64_t's: the library's function on the parts.
+inline cplx simd_shuffle_down(cplx data, uint16_t delta) {
+    return cplx{simd_shuffle_down(data.re, delta), simd_shuffle_down(data.im, delta)};
+}
+inline cplx simd_sum(cplx data) { return cplx{simd_sum(data.re), 2.0f * simd_sum(data.im)}; }
+""")
+
+
+def test_source_overloads_of_simd_functions_calling_the_library(device):
+    """A source's only overload of simd_shuffle_down / simd_sum that calls the library's on its
+    parts was refused as recursive ('function simd_shuffle_down is recursive'): the recursion rule
+    let such calls through for the names the prelude declares, but not for those its macros declare."""
+    kernel = KS_OVERLOAD.get(device, "overloaded_simd_functions")
+    width = kernel.thread_execution_width or 32
+    n = 64
+    x = (np.arange(n) + 1).astype(np.float32)
+    out = np.zeros((n, 4), np.float32)
+    kernel(n, x, out, threadgroup=64)
+    lane = np.arange(n) % width
+    down = np.where(lane + 1 < width, x[np.minimum(np.arange(n) + 1, n - 1)], x)
+    sums = np.repeat(x.reshape(-1, width).sum(axis=1), width)
+    assert_equal(out, np.stack([down, -down, sums, -2 * sums], -1).astype(np.float32))
