@@ -386,9 +386,8 @@ class RecursionChecker {
     // An unqualified call of a name the Metal standard library has too may be the library's
     // overload, which only the argument types tell (SPIRV-Cross's `transpose(spvStorageMatrix m)`
     // returns `transpose(matrix<T, C, R>(m))`, MLX's `simd_shuffle_down(complex64_t, …)` returns the
-    // library's shuffles of its parts): not counted as the function calling itself. stdlib_names has
-    // the names the prelude's macros declare (simd_shuffle_down …), which prelude_functions lacks.
-    if (at == k && (prelude_functions().count(x.text) || stdlib_names().count(x.text))) return false;
+    // library's shuffles of its parts): not counted as the function calling itself.
+    if (at == k && prelude_functions().count(x.text)) return false;
     return at == k;  // `template f<T>(` with nothing before it is no call
   }
 
