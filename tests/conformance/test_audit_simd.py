@@ -348,3 +348,28 @@ def test_source_overloads_of_simd_functions_calling_the_library(device):
     down = np.where(lane + 1 < width, x[np.minimum(np.arange(n) + 1, n - 1)], x)
     sums = np.repeat(x.reshape(-1, width).sum(axis=1), width)
     assert_equal(out, np.stack([down, -down, sums, -2 * sums], -1).astype(np.float32))
+
+
+KS_ATTR_BARRIER = KernelSet([
+    """
+kernel void attr_const_in_barrier_kernel(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                                         const uint3 gid [[thread_position_in_grid]],
+                                         vec<uint, 3> lid [[thread_position_in_threadgroup]],
+                                         const ushort3 tpt [[threads_per_threadgroup]]) {
+    threadgroup float tile[64];
+    tile[lid.x] = in[gid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid.x] = tile[tpt.x - 1 - lid.x];
+}
+""",
+])
+
+
+def test_const_vector_builtins_in_a_barrier_kernel(device):
+    """The same spellings in a kernel with a barrier (the CPU runs it as regions between barriers,
+    which declare the builtins again in each region): each group's block reversed, the last partial."""
+    n = 100
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros_like(x)
+    KS_ATTR_BARRIER.get(device, "attr_const_in_barrier_kernel")(n, x, out, threadgroup=64)
+    assert_equal(out, np.concatenate([x[:64][::-1], x[64:][::-1]]))
