@@ -373,3 +373,78 @@ def test_const_vector_builtins_in_a_barrier_kernel(device):
     out = np.zeros_like(x)
     KS_ATTR_BARRIER.get(device, "attr_const_in_barrier_kernel")(n, x, out, threadgroup=64)
     assert_equal(out, np.concatenate([x[:64][::-1], x[64:][::-1]]))
+
+
+# ---------------------------------------------------------------------------
+# Threadgroup arrays passed to helper functions by reference
+# ---------------------------------------------------------------------------
+
+TG_HELPERS = {
+    "ref_1d": ("void tg_put(threadgroup float (&t)[64], uint i, float v) { t[i] = v; }",
+               "threadgroup float tile[64];", "tile[63 - lid]"),
+    "template_ref_1d": ("template <typename T, int N> void tg_put(threadgroup T (&t)[N], uint i, T v) { t[i % N] = v; }",
+                        "threadgroup float tile[64];", "tile[63 - lid]"),
+    "ref_2d": ("void tg_put(threadgroup float (&t)[8][8], uint i, float v) { t[i / 8][i % 8] = v; }",
+               "threadgroup float tile[8][8];", "tile[7 - lid / 8][7 - lid % 8]"),
+    "const_ref_read": ("float tg_get(threadgroup const float (&t)[64], uint i) { return t[i]; }\n"
+                       "void tg_put(threadgroup float (&t)[64], uint i, float v) { t[i] = v; }",
+                       "threadgroup float tile[64];", "tg_get(tile, 63 - lid)"),
+    "row_pointer_2d": ("void tg_put(threadgroup float (*t)[8], uint i, float v) { t[i / 8][i % 8] = v; }",
+                       "threadgroup float tile[8][8];", "tile[7 - lid / 8][7 - lid % 8]"),
+    "template_ref_2d": ("template <int R, int C> void tg_put(threadgroup float (&t)[R][C], uint i, float v) "
+                        "{ t[i / C][i % C] = v; }", "threadgroup float tile[8][8];", "tile[7 - lid / 8][7 - lid % 8]"),
+}
+CHECKED_LIMIT = pytest.mark.xfail(
+    strict=True, reason="CPU backend: checked mode has no checked form of a pointer-to-array parameter or of a "
+                        "reference to a 2-D array whose extents the function deduces (docs/design.md, checked mode)")
+
+
+def _tg_helper_source(name: str) -> str:
+    helper, decl, read = TG_HELPERS[name]
+    return f"""
+namespace tg_{name} {{
+{helper}
+}}
+kernel void tg_helper_{name}(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                             uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {{
+    using namespace tg_{name};
+    {decl}
+    tg_put(tile, lid, x[gid]);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = {read};
+}}
+"""
+
+
+KS_TG_HELPERS = KernelSet([_tg_helper_source(n) for n in TG_HELPERS])
+
+
+LIMITED = ("row_pointer_2d", "template_ref_2d")
+
+
+def _run_tg_helper(device, name):
+    n = 128
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros_like(x)
+    KS_TG_HELPERS.get(device, f"tg_helper_{name}")(n, x, out, threadgroup=64)
+    assert_equal(out, np.concatenate([x[:64][::-1], x[64:][::-1]]))
+
+
+@pytest.mark.parametrize("name", list(TG_HELPERS))
+def test_threadgroup_arrays_passed_to_helpers(device, name):
+    """`threadgroup float (&t)[64]` / `[8][8]` / `template <class T, int N> … (&t)[N]` parameters:
+    the checked CPU device refused the calls ('no matching function': the kernel's threadgroup
+    array is a checked array there, and only `thread` array references took one). The two
+    forms checked mode still refuses are test_threadgroup_array_helpers_checked_limits'."""
+    if getattr(device, "checked", False) and name in LIMITED:
+        pytest.skip("checked mode's limit: test_threadgroup_array_helpers_checked_limits")
+    _run_tg_helper(device, name)
+
+
+@CHECKED_LIMIT
+@pytest.mark.parametrize("name", LIMITED)
+def test_threadgroup_array_helpers_checked_limits(name):
+    """The same forms on the checked CPU device, which refuses them (as it does for `thread` arrays)."""
+    import metalcall as mc
+
+    _run_tg_helper(mc.Device("cpu", checked=True), name)
