@@ -62,7 +62,8 @@ bool parse_macro(const std::string& directive, std::string* name, Macro* m) {
 // Names the prelude declares through its own macros: the pasted names of each
 // invocation (`METALCALL_GROUP_FUNCTIONS(simd, 32)` declares simd_sum...) and the
 // plain-name arguments (`METAL_CLASSIFY(isnan, ...)` declares isnan).
-void add_macro_names(const std::vector<Token>& t, std::map<std::string, Macro>& macros, std::set<std::string>& names) {
+void add_macro_names(const std::vector<Token>& t, std::map<std::string, Macro>& macros, std::set<std::string>& names,
+                     std::set<std::string>& pasted_names) {
   for (const Token& x : t) {
     std::string name;
     Macro m;
@@ -97,6 +98,10 @@ void add_macro_names(const std::vector<Token>& t, std::map<std::string, Macro>& 
         pasted += value;
       }
       names.insert(pasted);
+      // Reserved ones (`__builtin_##f`, `__metal_##f`) stay out: which of those a kernel may name is
+      // the reserved-name rule's (prelude_reserved_names).
+      const bool reserved = pasted.size() > 1 && pasted[0] == '_' && (pasted[1] == '_' || (pasted[1] >= 'A' && pasted[1] <= 'Z'));
+      if (!pasted.empty() && !reserved) pasted_names.insert(pasted);
     }
   }
 }
@@ -115,7 +120,9 @@ PreludeNames scan_prelude(const char* const* texts, std::size_t count) {
       n.all.insert(group->begin(), group->end());
     n.macros.insert(d.macros.begin(), d.macros.end());
     for (const auto* group : {&d.functions, &d.types, &d.macros}) n.declared.insert(group->begin(), group->end());
-    add_macro_names(tokens, macros, n.all);
+    // The names its macros paste are definitions too (`METALCALL_GROUP_FUNCTIONS(simd, …)` defines
+    // simd_sum …): a source's own overload of one may call the library's (recursion.cpp).
+    add_macro_names(tokens, macros, n.all, n.declared);
   }
   return n;
 }

@@ -13,7 +13,7 @@ namespace metalcall::msl {
 
 struct PreludeNames {
   std::set<std::string> all;          // every name declared, prototyped or pasted by its macros
-  std::set<std::string> declared;     // what it surely defines itself: functions, types, macros
+  std::set<std::string> declared;     // what it surely defines itself: functions, types, macros, macro-pasted names
   std::set<std::string> macros;       // the macros it defines
   std::set<std::string> identifiers;  // every identifier its text spells
 };

@@ -385,7 +385,8 @@ class RecursionChecker {
     }
     // An unqualified call of a name the Metal standard library has too may be the library's
     // overload, which only the argument types tell (SPIRV-Cross's `transpose(spvStorageMatrix m)`
-    // returns `transpose(matrix<T, C, R>(m))`): not counted as the function calling itself.
+    // returns `transpose(matrix<T, C, R>(m))`, MLX's `simd_shuffle_down(complex64_t, …)` returns the
+    // library's shuffles of its parts): not counted as the function calling itself.
     if (at == k && prelude_functions().count(x.text)) return false;
     return at == k;  // `template f<T>(` with nothing before it is no call
   }

@@ -329,7 +329,9 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     std::size_t j = i;
     std::vector<std::size_t> type;
     while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
-    if (j >= t.size() || !t[j].is_identifier("thread")) continue;
+    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("threadgroup"))) continue;
+    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1.
+    const std::string kind = t[j].is_identifier("threadgroup") ? "0" : "1";
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
     if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
         !t[j + 3].is(")") || !t[j + 4].is("["))
@@ -358,7 +360,7 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     }
     std::string text = type_text(t, element, false);
     for (auto it = extents.rbegin(); it != extents.rend(); ++it)
-      text = "metal::mtl_checked_array<" + text + ", (" + *it + "), 1>";
+      text = "metal::mtl_checked_array<" + text + ", (" + *it + "), " + kind + ">";
     found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
   }
   return found;
@@ -372,8 +374,11 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
     std::size_t j = i;
     bool is_const = false, arguments = false;
     while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
-    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("constant"))) continue;
+    if (j >= t.size() ||
+        !(t[j].is_identifier("thread") || t[j].is_identifier("constant") || t[j].is_identifier("threadgroup")))
+      continue;
     is_const = is_const || t[j].is_identifier("constant");
+    const bool threadgroup = t[j].is_identifier("threadgroup");
     std::vector<std::size_t> element;
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::") || t[j].is("<")); ++j) {
       if (t[j].is("<")) {  // `vec<T, V>`: its arguments
@@ -417,7 +422,8 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
       if (t[k].is("(")) ++depth;
       else if (t[k].is(")")) --depth;
       if (depth == 0 && t[k].is("{")) {
-        out.before[k + 1] += "auto& " + t[name].text + " = metal::mtl_rt::checked_view(" + raw + "); ";
+        out.before[k + 1] += "auto& " + t[name].text + " = metal::mtl_rt::checked_view" + (threadgroup ? "<0>" : "") +
+                             "(" + raw + "); ";
         break;
       }
     }

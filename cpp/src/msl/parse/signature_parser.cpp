@@ -446,6 +446,18 @@ bool classify_template_vector(const std::string& type_name, ScalarType* scalar, 
 
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
   std::string base = type_name;
+  // The other spellings of MSL's vector types: `vec<uint, 3>` (`vec<uint,3>` here) and <simd/simd.h>'s
+  // simd_uint3 / vector_uint3, one type with uint3 in MSL.
+  if (base.rfind("vec<", 0) == 0) {
+    std::string v;  // the reflection joins tokens with spaces before names: `vec< uint,3>`
+    for (char c : base)
+      if (c != ' ') v += c;
+    if (v.size() > 7 && v.back() == '>' && v[v.size() - 3] == ',' && v[v.size() - 2] >= '2' && v[v.size() - 2] <= '4')
+      base = v.substr(4, v.size() - 7) + v[v.size() - 2];
+  }
+  for (const char* prefix : {"simd_", "vector_"})
+    if (base.rfind(prefix, 0) == 0 && !base.empty() && base.back() >= '2' && base.back() <= '4')
+      base = base.substr(std::string(prefix).size());
   if (base.rfind("packed_", 0) == 0) base = base.substr(7);
   *vector_width = 1;
   *scalar = scalar_type_from_name(base);

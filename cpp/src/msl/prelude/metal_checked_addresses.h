@@ -254,10 +254,12 @@ template <class E, class A> METAL_FUNC auto raw_array(mtl_checked_array_arg<E, A
   return raw_array(*a.mtl_array);
 }
 template <class X> METAL_FUNC X&& raw_array(X&& x) { return static_cast<X&&>(x); }
-// The parameter in the body: the checked array over the same elements (the same layout as T[N]).
-template <class T, unsigned long long N>
-METAL_FUNC mtl_checked_array<T, N, is_const<T>::value ? 3 : 1>& checked_view(T (&a)[N]) {
-  return *(mtl_checked_array<T, N, is_const<T>::value ? 3 : 1>*)&a;  // (an array of const T is const itself)
+// The parameter in the body: the checked array over the same elements (the same layout as T[N]),
+// of kind K where the translator gives it (0: a threadgroup array), else private or constant.
+template <int K = -1, class T, unsigned long long N>
+METAL_FUNC mtl_checked_array<T, N, K >= 0 ? K : is_const<T>::value ? 3 : 1>& checked_view(T (&a)[N]) {
+  // (an array of const T is const itself)
+  return *(mtl_checked_array<T, N, K >= 0 ? K : is_const<T>::value ? 3 : 1>*)&a;
 }
 
 // ---- `&x` (the translator writes variable_address(x)) ----

@@ -20,7 +20,19 @@ struct simd_vote {
   // MSL's vote_t is ulong; uint64_t is unsigned long on Linux and unsigned long long on macOS.
   METAL_FUNC constexpr explicit operator unsigned long long() const { return mtl_bits; }
   METAL_FUNC constexpr explicit operator unsigned long() const { return (unsigned long)mtl_bits; }
-  METAL_FUNC constexpr bool all() const { return mtl_bits == ~vote_t(0); }
+  // The bits of the SIMD-group's lanes only (MSL: the top bits of a narrower SIMD-group are undefined);
+  // all() is every lane's bit, whichever lanes are active. Defined below, with the width.
+  METAL_FUNC bool all() const;
+  METAL_FUNC bool any() const;
+};
+
+/** The result of quad_ballot: the four bottom bits (MSL: the constructor clears the others). */
+struct quad_vote {
+  typedef unsigned vote_t;
+  vote_t mtl_bits;
+  METAL_FUNC constexpr explicit quad_vote(vote_t bits = 0) : mtl_bits(bits & 0xFu) {}
+  METAL_FUNC constexpr explicit operator vote_t() const { return mtl_bits; }
+  METAL_FUNC constexpr bool all() const { return mtl_bits == 0xFu; }
   METAL_FUNC constexpr bool any() const { return mtl_bits != 0; }
 };
 
@@ -145,7 +157,7 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
 // K numbers the group's functions in their sites. Each function takes its call's line (mtl_line).
 #define METALCALL_SITE(k, n) mtl_rt::simd_site(mtl_line, (k) + (n))
 #define METALCALL_AT ::metal::mtl_rt::simd_at mtl_line = ::metal::mtl_rt::simd_at(__builtin_LINE())
-#define METALCALL_GROUP_FUNCTIONS(P, W, K)                                                                      \
+#define METALCALL_GROUP_FUNCTIONS(P, W, K, V)                                                                    \
   template <class T> inline T P##_sum(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::add_op<T>(), METALCALL_SITE(K, 0)); } \
   template <class T> inline T P##_product(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::mul_op<T>(), METALCALL_SITE(K, 1)); } \
   template <class T> inline T P##_min(T x, METALCALL_AT) { return mtl_rt::reduce(W, x, mtl_rt::min_op<T>(), METALCALL_SITE(K, 2)); } \
@@ -188,13 +200,17 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
   template <class T> inline T P##_shuffle_rotate_up(T x, unsigned short delta, METALCALL_AT) {                 \
     return mtl_rt::shuffle(W, x, ((mtl_rt::lane_id(W) + (W) - (delta % (W))) % (W)) + 1, METALCALL_SITE(K, 17));  \
   }                                                                                                             \
-  inline simd_vote P##_ballot(bool b, METALCALL_AT) { return mtl_rt::ballot(W, b, METALCALL_SITE(K, 18)); }       \
-  inline simd_vote P##_active_threads_mask(METALCALL_AT) { return mtl_rt::active_mask(W, METALCALL_SITE(K, 19)); } \
+  inline V P##_ballot(bool b, METALCALL_AT) {                                                                   \
+    return V(V::vote_t(simd_vote::vote_t(mtl_rt::ballot(W, b, METALCALL_SITE(K, 18)))));                         \
+  }                                                                                                             \
+  inline V P##_active_threads_mask(METALCALL_AT) {                                                              \
+    return V(V::vote_t(simd_vote::vote_t(mtl_rt::active_mask(W, METALCALL_SITE(K, 19)))));                       \
+  }                                                                                                             \
   inline bool P##_all(bool b, METALCALL_AT) {                                                                   \
     const simd_vote active = mtl_rt::active_mask(W, METALCALL_SITE(K, 20));                                        \
     return simd_vote::vote_t(mtl_rt::ballot(W, b, METALCALL_SITE(K, 20))) == simd_vote::vote_t(active);            \
   }                                                                                                             \
-  inline bool P##_any(bool b, METALCALL_AT) { return mtl_rt::ballot(W, b, METALCALL_SITE(K, 21)).any(); }         \
+  inline bool P##_any(bool b, METALCALL_AT) { return simd_vote::vote_t(mtl_rt::ballot(W, b, METALCALL_SITE(K, 21))) != 0; } \
   inline bool P##_is_first(METALCALL_AT) {                                                                      \
     const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask(W, METALCALL_SITE(K, 22)));                  \
     return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id(W));                                 \
@@ -204,8 +220,8 @@ template <class T> struct xor_op { inline T operator()(T a, T b) const { return 
     return mtl_rt::shuffle(W, x, unsigned(__builtin_ctzll(m)) + 1, METALCALL_SITE(K, 23));                         \
   }
 
-METALCALL_GROUP_FUNCTIONS(simd, mtl_rt::simd_lanes(), 0)
-METALCALL_GROUP_FUNCTIONS(quad, 4u, 32)
+METALCALL_GROUP_FUNCTIONS(simd, mtl_rt::simd_lanes(), 0, simd_vote)
+METALCALL_GROUP_FUNCTIONS(quad, 4u, 32, quad_vote)
 #undef METALCALL_GROUP_FUNCTIONS
 #undef METALCALL_SITE
 #undef METALCALL_AT
@@ -323,7 +339,7 @@ template <class T> struct xor_op { METAL_FUNC T operator()(T a, T b) const { ret
 
 }  // namespace mtl_rt
 
-#define METALCALL_GROUP_FUNCTIONS(P, W)                                                                         \
+#define METALCALL_GROUP_FUNCTIONS(P, W, V)                                                                       \
   template <class T> METAL_FUNC T P##_sum(T x) { return mtl_rt::reduce<W>(x, mtl_rt::add_op<T>()); }           \
   template <class T> METAL_FUNC T P##_product(T x) { return mtl_rt::reduce<W>(x, mtl_rt::mul_op<T>()); }       \
   template <class T> METAL_FUNC T P##_min(T x) { return mtl_rt::reduce<W>(x, mtl_rt::min_op<T>()); }           \
@@ -362,12 +378,14 @@ template <class T> struct xor_op { METAL_FUNC T operator()(T a, T b) const { ret
   template <class T> METAL_FUNC T P##_shuffle_rotate_up(T x, unsigned short delta) {                           \
     return mtl_rt::shuffle<W>(x, (mtl_rt::lane_id<W>() + W - (delta % W)) % W);                                 \
   }                                                                                                             \
-  METAL_FUNC simd_vote P##_ballot(bool b) { return mtl_rt::ballot<W>(b); }                                     \
-  METAL_FUNC simd_vote P##_active_threads_mask() { return mtl_rt::active_mask<W>(); }                          \
+  METAL_FUNC V P##_ballot(bool b) { return V(V::vote_t(simd_vote::vote_t(mtl_rt::ballot<W>(b)))); }   \
+  METAL_FUNC V P##_active_threads_mask() {                                                                     \
+    return V(V::vote_t(simd_vote::vote_t(mtl_rt::active_mask<W>())));                                 \
+  }                                                                                                             \
   METAL_FUNC bool P##_all(bool b) {                                                                             \
     return simd_vote::vote_t(mtl_rt::ballot<W>(b)) == simd_vote::vote_t(mtl_rt::active_mask<W>());             \
   }                                                                                                             \
-  METAL_FUNC bool P##_any(bool b) { return mtl_rt::ballot<W>(b).any(); }                                       \
+  METAL_FUNC bool P##_any(bool b) { return simd_vote::vote_t(mtl_rt::ballot<W>(b)) != 0; }                    \
   METAL_FUNC bool P##_is_first() {                                                                              \
     const simd_vote::vote_t m = simd_vote::vote_t(mtl_rt::active_mask<W>());                                   \
     return m && (m & (~m + 1)) == (simd_vote::vote_t(1) << mtl_rt::lane_id<W>());                               \
@@ -377,10 +395,20 @@ template <class T> struct xor_op { METAL_FUNC T operator()(T a, T b) const { ret
     return mtl_rt::shuffle<W>(x, unsigned(__ffsll((long long)m)) - 1u);                                         \
   }
 
-METALCALL_GROUP_FUNCTIONS(simd, 32)
-METALCALL_GROUP_FUNCTIONS(quad, 4)
+METALCALL_GROUP_FUNCTIONS(simd, 32, simd_vote)
+METALCALL_GROUP_FUNCTIONS(quad, 4, quad_vote)
 #undef METALCALL_GROUP_FUNCTIONS
 
 #endif  // !METAL_CUDA
+
+namespace mtl_rt {
+/** The bits of a SIMD-group's lanes in a simd_vote. */
+METAL_FUNC simd_vote::vote_t simd_lane_bits() {
+  const unsigned w = simd_width_now();
+  return w >= 64 ? ~simd_vote::vote_t(0) : (simd_vote::vote_t(1) << w) - 1;
+}
+}  // namespace mtl_rt
+METAL_FUNC bool simd_vote::all() const { return (mtl_bits & mtl_rt::simd_lane_bits()) == mtl_rt::simd_lane_bits(); }
+METAL_FUNC bool simd_vote::any() const { return (mtl_bits & mtl_rt::simd_lane_bits()) != 0; }
 
 }  // namespace metal

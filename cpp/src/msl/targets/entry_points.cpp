@@ -198,7 +198,8 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         if (p.info.vector_width == 1) {
           expr = "(" + full + ")(" + builtin_component(p.info.builtin, 0, target) + ")";
         } else {
-          expr = full + "(";
+          // remove_cv_t: `const uint3 gid [[thread_position_in_grid]]` has no functional cast of its own.
+          expr = "metal::remove_cv_t<" + full + ">(";
           for (int d = 0; d < p.info.vector_width && d < 3; ++d)
             expr += (d ? ", " : "") + builtin_component(p.info.builtin, d, target);
           expr += ")";
