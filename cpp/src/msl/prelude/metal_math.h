@@ -90,9 +90,9 @@ METAL_FUNC float fma_to_odd(float a, float b, float c) {
     f = bits_float(float_bits(f) + ((double(f) < s) == (s > 0) ? 1u : 0xffffffffu));
   return f;
 }
-// precise::divide is correctly rounded in fast-math libraries too (table 8.1): their
-// -freciprocal-math made `x / 3.0f` and a division by a loop-invariant divisor x * (1 / d), one
-// ulp off for a third of all quotients.
+// precise::divide is correctly rounded in fast-math libraries too (table 8.1), whatever flags a
+// build passes: with -freciprocal-math (fast-math CPU builds until 2026-12-05) `x / 3.0f` and a
+// division by a loop-invariant divisor became x * (1 / d), one ulp off for a third of quotients.
 METAL_FUNC float divide_precise(float a, float b) {
   METALCALL_STRICT_FP
   return a / b;
