@@ -245,7 +245,8 @@ def _exact_reference(x, y, z, dtype):
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name,dtype", DIV_TYPES, ids=[t for t, _ in DIV_TYPES])
 def test_exact_functions_in_both_modes(device, rng, name, dtype, width, fast_math):
-    """Table 8.1's (and 8.2's, for half) exact functions give the same results with fast math:
+    """Table 8.1's exact functions (8.3's for half, which hold in both modes) give the same
+    results with fast math where table 8.2 says so (all but fmod and nextafter):
     halfway cases for rint and round, values just below 0 for fract (which never reaches 1),
     negative operands of fmod, exponents that make ldexp's result subnormal or overflow."""
     count = 768 // width
@@ -265,8 +266,11 @@ def test_exact_functions_in_both_modes(device, rng, name, dtype, width, fast_mat
     got = o.reshape(m, len(EXACT_COLS))
     with np.errstate(over="ignore", under="ignore"):
         want = _exact_reference(x, y, z, dtype)
+    checked = np.ones(len(EXACT_COLS), bool)
+    if fast_math and dtype == np.float32:  # table 8.2 leaves fmod undefined and lists no nextafter
+        checked[[EXACT_COLS.index("fmod"), EXACT_COLS.index("nextafter")]] = False
     bad = [(EXACT_COLS[c], float(x[r]), float(y[r]), float(z[r]), float(got[r, c]), float(want[r, c]))
-           for r, c in zip(*np.nonzero(got != want))]
+           for r, c in zip(*np.nonzero((got != want) & checked))]
     assert not bad, f"{name}{width}: {len(bad)} wrong (function, x, y, k, got, expected), e.g. {bad[:8]}"
 
 
