@@ -18,6 +18,14 @@ from mcconf import KernelSet, assert_equal
 MODES = [pytest.param(True, id="fast"), pytest.param(False, id="precise")]
 
 
+def _in_both_modes(ks: KernelSet) -> dict:
+    """{True: ks (fast math), False: the same kernels without fast math}; a with_defines copy, so
+    the suite counts their names once (test_count.py)."""
+    precise = ks.with_defines(ks.defines)
+    precise.fast_math = False
+    return {True: ks, False: precise}
+
+
 # ---------------------------------------------------------------------------
 # Exact rounding helpers (references independent of the code under test)
 # ---------------------------------------------------------------------------
@@ -104,7 +112,7 @@ def _fma_snippets():
     return out
 
 
-KS_FMA = {mode: KernelSet(_fma_snippets(), fast_math=mode) for mode in (True, False)}
+KS_FMA = _in_both_modes(KernelSet(_fma_snippets()))
 
 
 @pytest.mark.parametrize("fast_math", MODES)
@@ -173,7 +181,7 @@ def _divide_snippets():
     return out
 
 
-KS_DIVIDE = {mode: KernelSet(_divide_snippets(), fast_math=mode) for mode in (True, False)}
+KS_DIVIDE = _in_both_modes(KernelSet(_divide_snippets()))
 
 
 @pytest.mark.parametrize("fast_math", MODES)
@@ -225,7 +233,7 @@ def _exact_snippets():
     return out
 
 
-KS_EXACT = {mode: KernelSet(_exact_snippets(), fast_math=mode) for mode in (True, False)}
+KS_EXACT = _in_both_modes(KernelSet(_exact_snippets()))
 
 
 def _exact_reference(x, y, z, dtype):
@@ -316,7 +324,7 @@ HALF_ONE_ULP = {"exp": np.exp, "exp2": np.exp2, "exp10": lambda v: 10.0 ** v, "l
                 "cospi": lambda v: np.cos(np.pi * v), "tanpi": lambda v: np.tan(np.pi * v),
                 "atan2": lambda v: np.arctan2(v, 0.75)}
 HALF_EXPRS = list(HALF_ROUNDED) + [f"{f}(v, 0.75h)" if f == "atan2" else f"{f}(v)" for f in HALF_ONE_ULP]
-KS_HALF_TABLE = {mode: KernelSet([f"""
+KS_HALF_TABLE = _in_both_modes(KernelSet([f"""
 kernel void half_table(const device half* x [[buffer(0)]], constant half& d [[buffer(1)]],
                        device half* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {{
     const half v = x[i];
@@ -324,7 +332,7 @@ kernel void half_table(const device half* x [[buffer(0)]], constant half& d [[bu
     device half* r = o + {len(HALF_EXPRS)} * i;
 {chr(10).join(f"    r[{k}] = {e};" for k, e in enumerate(HALF_EXPRS))}
 }}
-"""], fast_math=mode) for mode in (True, False)}
+"""]))
 
 
 def _half_ulp(r):
