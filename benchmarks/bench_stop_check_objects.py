@@ -30,7 +30,7 @@ from bench_stop_checks import LOOP_SOURCE  # noqa: E402
 
 FLAGS = ["-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math",
          "-fno-exceptions", "-fno-rtti", "-fsigned-char", "-fopenmp-simd", "-ffp-contract=fast", "-fno-signed-zeros",
-         "-freciprocal-math", "-fassociative-math", "-march=native", "-fstack-clash-protection",
+         "-fassociative-math", "-march=native", "-fstack-clash-protection",
          "-fno-optimize-sibling-calls"]
 
 TIMER = r"""

@@ -71,7 +71,15 @@ METAL_FUNC double double64(unsigned long long u) {
   return __builtin_bit_cast(double, u);
 #endif
 }
+// Fast-math builds reassociate (clang: -fassociative-math), which folded TwoSum's error term to
+// zero: bfloat fma(1.5, 1 + 2^-7, -2^-60) rounded up past the tie. Strict IEEE arithmetic here.
+#if defined(__clang__) && !METAL_CUDA
+#define METALCALL_STRICT_FP _Pragma("float_control(precise, on)")
+#else
+#define METALCALL_STRICT_FP  // g++ gets no -fassociative-math; NVRTC does not reassociate
+#endif
 METAL_FUNC float fma_to_odd(float a, float b, float c) {
+  METALCALL_STRICT_FP
   const double p = double(a) * double(b), dc = double(c);
   double s = p + dc;
   if (!(s - s == 0.0)) return float(s);  // an infinity or NaN: nothing to round
@@ -81,6 +89,13 @@ METAL_FUNC float fma_to_odd(float a, float b, float c) {
   if (double(f) != s && (float_bits(f) & 1u) == 0 && f - f == 0.0f)  // step in magnitude, toward s (also from 0)
     f = bits_float(float_bits(f) + ((double(f) < s) == (s > 0) ? 1u : 0xffffffffu));
   return f;
+}
+// precise::divide is correctly rounded in fast-math libraries too (table 8.1), whatever flags a
+// build passes: with -freciprocal-math (fast-math CPU builds until 2026-12-05) `x / 3.0f` and a
+// division by a loop-invariant divisor became x * (1 / d), one ulp off for a third of quotients.
+METAL_FUNC float divide_precise(float a, float b) {
+  METALCALL_STRICT_FP
+  return a / b;
 }
 template <class T> METAL_FUNC float fma_once(float a, float b, float c) {
   if constexpr (is_same<T, float>::value) return METAL_LIBM(fma)(a, b, c);
@@ -430,13 +445,14 @@ METAL_FUNC V clamp(const A& x, const B& lo, const C& hi) {
 #define METAL_FAST_CANDIDATES_BUT_RSQRT \
   using metal::sin; using metal::cos; using metal::tan; using metal::exp; using metal::exp2; \
   using metal::exp10; using metal::log; using metal::log2; using metal::log10; using metal::pow; \
-  using metal::powr; using metal::divide;
+  using metal::powr;
 #define METAL_FAST_CANDIDATES METAL_FAST_CANDIDATES_BUT_RSQRT using metal::rsqrt;
 
 namespace precise {
 METAL_SAME_IN_FAST_AND_PRECISE
 METAL_FAST_CANDIDATES_BUT_RSQRT
 METAL_FLOAT1(metal::precise, rsqrt, METALCALL_RSQRT_PRECISE)
+METAL_FLOAT2(metal::precise, divide, mtl_detail::divide_precise(a, b))
 }  // namespace precise
 
 namespace fast {
@@ -457,6 +473,7 @@ METAL_FLOAT2(metal::fast, powr, __powf(a, b))
 METAL_FLOAT2(metal::fast, divide, __fdividef(a, b))
 #else
 METAL_FAST_CANDIDATES
+using metal::divide;
 #endif
 }  // namespace fast
 #undef METAL_SAME_IN_FAST_AND_PRECISE

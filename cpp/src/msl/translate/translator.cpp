@@ -700,16 +700,19 @@ void Translator::emit_user_code() {
 std::string Translator::translate_number(const Token& tok) const {
   const std::string& s = tok.text;
   const bool hex = s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-  if (!hex && (s.back() == 'h' || s.back() == 'H')) {
+  // A hexadecimal floating literal has a binary exponent (`0x1.8p-3`); its suffix follows the
+  // exponent's decimal digits, so a final h or f is a suffix there, never a hex digit.
+  const bool hex_floating = hex && s.find_first_of("pP") != std::string::npos;
+  if ((!hex || hex_floating) && (s.back() == 'h' || s.back() == 'H')) {
     std::string v = s.substr(0, s.size() - 1);
-    const bool has_point = v.find_first_of(".eE") != std::string::npos;
+    const bool has_point = hex_floating || v.find_first_of(".eE") != std::string::npos;
     return std::string(target_.half_literal()) + "(" + v + (has_point ? "f" : ".0f") + ")";
   }
-  // MSL has no double: an unsuffixed floating literal (`0.5`, `1e-3`) is a float, so
+  // MSL has no double: an unsuffixed floating literal (`0.5`, `1e-3`, `0x1p-3`) is a float, so
   // `0.5 * x` stays float and `{0.5 * x, y}` initialises a pair of floats. A source
   // that uses the double extension (metal_double.h) keeps C++'s double literals.
-  const bool floating = s.find_first_of(".eE") != std::string::npos;
-  if (!hex && floating && !uses_double_ && (std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '.'))
+  const bool floating = hex ? hex_floating : s.find_first_of(".eE") != std::string::npos;
+  if (floating && !uses_double_ && (std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == '.'))
     return s + "f";
   return s;
 }
