@@ -118,6 +118,19 @@ struct literal_cast<__half> {
 }  // namespace mtl_rt
 }  // namespace metal
 
+namespace metal {
+namespace mtl_rt {
+// Half division correctly rounded, as MSL's table 8.3 asks in both math modes (it has no
+// fast-math column for half) and as the CPU gives it: the float quotient rounded to nearest
+// (div.rn, whatever NVRTC's flags), then to half, a double rounding that is exact since float
+// carries more than twice half's 11 bits plus two. CUDA's __hdiv multiplies by rcp.approx's
+// reciprocal and refines only tiny quotients.
+METAL_FUNC __half half_divide(const __half a, const __half b) {
+  return __float2half_rn(__fdiv_rn(__half2float(a), __half2float(b)));
+}
+}  // namespace mtl_rt
+}  // namespace metal
+
 #define METAL_HALF_ARITHMETIC(OP, INTRINSIC)                                                        \
   METAL_FUNC constexpr __half operator OP(const __half& a, const __half& b) {                      \
     if (__builtin_is_constant_evaluated())                                                          \
@@ -127,7 +140,7 @@ struct literal_cast<__half> {
 METAL_HALF_ARITHMETIC(+, __hadd)
 METAL_HALF_ARITHMETIC(-, __hsub)
 METAL_HALF_ARITHMETIC(*, __hmul)
-METAL_HALF_ARITHMETIC(/, __hdiv)
+METAL_HALF_ARITHMETIC(/, metal::mtl_rt::half_divide)
 #undef METAL_HALF_ARITHMETIC
 #define METAL_HALF_EQUALITY(OP, INTRINSIC)                                               \
   METAL_FUNC constexpr bool operator OP(const __half& a, const __half& b) {             \
@@ -150,7 +163,7 @@ METAL_FUNC constexpr __half operator-(const __half& h) {
 METAL_FUNC __half& operator+=(__half& a, const __half& b) { return a = __hadd(a, b); }
 METAL_FUNC __half& operator-=(__half& a, const __half& b) { return a = __hsub(a, b); }
 METAL_FUNC __half& operator*=(__half& a, const __half& b) { return a = __hmul(a, b); }
-METAL_FUNC __half& operator/=(__half& a, const __half& b) { return a = __hdiv(a, b); }
+METAL_FUNC __half& operator/=(__half& a, const __half& b) { return a = metal::mtl_rt::half_divide(a, b); }
 METAL_FUNC __half& operator++(__half& h) { return h = __hadd(h, metal::mtl_rt::half_of_bits(0x3c00)); }
 METAL_FUNC __half& operator--(__half& h) { return h = __hsub(h, metal::mtl_rt::half_of_bits(0x3c00)); }
 METAL_FUNC __half operator++(__half& h, int) {
