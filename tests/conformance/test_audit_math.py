@@ -124,15 +124,7 @@ def test_fma_rounds_once_in_both_modes(device, rng, kind, width, fast_math):
     type's last place often, where a float-rounded intermediate rounds twice."""
     count = 4096 // width
     m = count * width
-    if kind == "half":
-        a = rng.standard_normal(m).astype(np.float16)
-        b = rng.standard_normal(m).astype(np.float16)
-        c = (rng.standard_normal(m) * 2.0 ** -12).astype(np.float16)
-        want = _exact_fma(a, b, c, "half").astype(np.float16)
-        xs = [a, b, c]
-        got_of = lambda o: o  # noqa: E731
-        out = np.zeros(2 * m, np.float16)
-    elif kind == "bfloat":
+    if kind == "bfloat":
         a, b = _random_bfloat(rng, m), _random_bfloat(rng, m)
         # an addend far below the product's last place: only its sign decides a tie, which the
         # product of two random bfloats is about once in 200
@@ -141,14 +133,15 @@ def test_fma_rounds_once_in_both_modes(device, rng, kind, width, fast_math):
         xs = [bfloat_of(a).view(np.uint8), bfloat_of(b).view(np.uint8), bfloat_of(c).view(np.uint8)]
         got_of = lambda o: bfloat_value(o.view(np.uint16))  # noqa: E731
         out = np.zeros(2 * m, np.uint16).view(np.uint8)
-    else:
-        a = rng.standard_normal(m).astype(np.float32)
-        b = rng.standard_normal(m).astype(np.float32)
-        c = (rng.standard_normal(m) * 2.0 ** -25).astype(np.float32)
-        want = _exact_fma(a, b, c, "float").astype(np.float32)
+    else:  # half or float: an addend about the product's last place
+        dtype, scale = (np.float16, 2.0 ** -12) if kind == "half" else (np.float32, 2.0 ** -25)
+        a = rng.standard_normal(m).astype(dtype)
+        b = rng.standard_normal(m).astype(dtype)
+        c = (rng.standard_normal(m) * scale).astype(dtype)
+        want = _exact_fma(a, b, c, kind).astype(dtype)
         xs = [a, b, c]
         got_of = lambda o: o  # noqa: E731
-        out = np.zeros(2 * m, np.float32)
+        out = np.zeros(2 * m, dtype)
     KS_FMA[fast_math].get(device, f"fma_{kind}{width}")(count, *xs, out)
     got = np.asarray(got_of(out)).reshape(m, 2)
     for col in range(2):

@@ -15,6 +15,7 @@ import pytest
 
 import metalcall as mc
 from mcconf import KernelSet
+from texture_models import MODES, address
 
 KS = KernelSet([
     """
@@ -142,23 +143,13 @@ kernel void aud_compare_min_lod(depth2d<float> d [[texture(0)]], depth2d_array<f
 """,
 ])
 
-MODES = ["clamp_to_edge", "mirrored_clamp_to_edge", "repeat", "mirrored_repeat", "clamp_to_zero", "clamp_to_border"]
-
-
 # ---- reference sampler, from the specification's formulas ------------------------------------
 
 def wrap(i, n, mode):
-    """Texel index i on an axis of n texels after the address mode; None: outside (border)."""
-    if mode == "repeat":
-        return i % n
-    if mode == "mirrored_repeat":
-        m = i % (2 * n)
-        return m if m < n else 2 * n - 1 - m
-    if mode == "mirrored_clamp_to_edge":
-        return min(-1 - i if i < 0 else i, n - 1)
-    if mode in ("clamp_to_zero", "clamp_to_border"):
-        return i if 0 <= i < n else None
-    return min(max(i, 0), n - 1)
+    """Texel index i on an axis of n texels after the address mode (texture_models.address);
+    None: outside (border)."""
+    a = address(i, n, mode)
+    return None if a < 0 else a
 
 
 def taps(c, n, linear, offset=0, normalized=True):

@@ -355,11 +355,11 @@ std::pair<std::string, std::size_t> pragma_operator(const std::string& line, std
   const std::size_t end = literal_end(line, p);  // one past the closing quote
   const std::size_t close = line.find_first_not_of(" \t", end);
   if (end > line.size() || close == std::string::npos || line[close] != ')') return {"", std::string::npos};
-  // Destringized (§16.9): `\"` and `\\` lose their backslash. Any other backslash, and any
-  // control character, could end or splice the pragma's line: refused.
+  // Destringized (§16.9): `\"` loses its backslash. Any other backslash, and any control
+  // character, could end or splice the pragma's line: refused.
   std::string body;
   for (std::size_t i = p + 1; i + 1 < end; ++i) {
-    if (line[i] == '\\' && i + 2 < end && (line[i + 1] == '"' || line[i + 1] == '\\')) {
+    if (line[i] == '\\' && i + 2 < end && line[i + 1] == '"') {
       body += line[++i];
       continue;
     }
@@ -368,9 +368,6 @@ std::pair<std::string, std::size_t> pragma_operator(const std::string& line, std
                        "pragmas");
     body += line[i];
   }
-  if (body.find('\\') != std::string::npos)
-    throw rule_error(source, where, "_Pragma's string holds a backslash, which could splice the pragma's line",
-                     "pragmas");
   if (host_pragma(body)) {
     std::istringstream words(body);
     std::string first, second;
