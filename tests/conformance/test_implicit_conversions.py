@@ -23,6 +23,9 @@ translation takes these values through an int the optimiser cannot narrow
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+import metalcall as mc
 
 from mcconf import KernelSet, assert_equal
 
@@ -472,3 +475,62 @@ def test_half_components_assigned_from_longs(device):
     KS.get(device, "half_components_from_longs")(len(x), x, out)
     exp = np.stack([np.full(len(x), 9.0), x, np.ones(len(x)), x + 30000, np.zeros(len(x)), 2 * x], axis=1)
     assert_equal(out.reshape(len(x), 6), exp.astype(np.float16))
+
+
+SPLATS = KernelSet([
+    """
+kernel void scalar_splats(const device float* s [[buffer(0)]], const device long* l [[buffer(1)]],
+                          device int4* io [[buffer(2)]], device half4* ho [[buffer(3)]],
+                          device float4* fo [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    int4 a = int4(int(i), -3, 70000, -2147483647);
+    io[3 * i] = a + l[i];
+    io[3 * i + 1] = int4(uint4(a) + -1);
+    io[3 * i + 2] = int4(short4(a) * true);
+    half4 h = half4(half(i), 0.5h, -3.0h, 1000.0h);
+    ho[i] = h * s[i];
+    fo[i] = float4(a) * int(l[i]);
+}
+""",
+])
+
+
+def test_integer_vectors_with_integer_scalars_and_float_vectors_with_any_scalar(device):
+    """The splats clang's vectors allow (MSL's): an integer scalar of any width converts to an
+    integer vector's component type (long to int truncates, -1 to uint wraps, bool is 1); a
+    float scalar converts to a half vector's components (rounded to half first), an integer to
+    a float vector's."""
+    s = np.array([0.1, -2.5, 3.3333, 65504.0], np.float32)
+    l = np.array([1, -(2**33) + 5, 2**40, -7], np.int64)
+    n = len(s)
+    io = np.zeros((3 * n, 4), np.int32)
+    ho = np.zeros((n, 4), np.float16)
+    fo = np.zeros((n, 4), np.float32)
+    SPLATS.get(device, "scalar_splats")(n, s, l, io, ho, fo)
+    a = np.array([[i, -3, 70000, -2147483647] for i in range(n)], np.int64)
+    wrap32 = lambda v: ((v + 2**31) % 2**32 - 2**31).astype(np.int32)  # noqa: E731
+    short = (a + 2**15) % 2**16 - 2**15
+    exp_i = np.stack([wrap32(a + wrap32(l)[:, None]), wrap32(a - 1), short.astype(np.int32)], axis=1)
+    assert_equal(io.reshape(n, 3, 4), exp_i)
+    h = np.array([[i, 0.5, -3.0, 1000.0] for i in range(n)], np.float16)
+    with np.errstate(over="ignore"):
+        assert_equal(ho, h * s.astype(np.float16)[:, None])
+    assert_equal(fo, a.astype(np.float32) * wrap32(l).astype(np.float32)[:, None])
+
+
+@pytest.mark.parametrize("expr", ["a * 2.5f", "a + s", "1.5f < a", "a / 2.0", "b -= s, b"])
+def test_integer_vector_with_a_floating_scalar_is_refused(device, expr):
+    """clang's vectors (Metal's compiler) never splat a floating-point scalar into an integer
+    vector ("cannot convert between vector values of different size"): `int4 * 2.5f` was
+    computed here as `int4 * 2`, a silent wrong answer for code Metal refuses. Now a
+    CompileError at the expression, on every device."""
+    src = f"""#include <metal_stdlib>
+using namespace metal;
+kernel void k(device int4* o [[buffer(0)]], constant float& s [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {{
+    int4 a = int4(int(i));
+    ushort3 b = ushort3(1);
+    o[i] = int4(({expr}).x);
+}}
+"""
+    with pytest.raises(mc.CompileError, match=r"source\.metal:7:.*integer vector and a floating-point scalar"):
+        device.compile(src)

@@ -517,6 +517,12 @@ template <class F, class T, int N, bool P, bool Q, int... I>
 METAL_FUNC constexpr auto binop(const F& f, const mtl_vector<T, N, P>& a, const mtl_vector<T, N, Q>& b, int_seq<I...>) {
   return vec<decltype(f(a.x, b.x)), N>(elems_tag{}, f(elem<I>(a), elem<I>(b))...);
 }
+// clang's vector splat (the MSL compiler's): a floating scalar never converts to an integer
+// vector's components ("cannot convert between vector values of different size"), so
+// `int4 * 2.5f` is refused as Metal refuses it rather than computed as `int4 * 2`.
+template <class T, class U> struct splat_allowed {
+  static constexpr bool value = !is_integral<T>::value || is_integral<U>::value;
+};
 template <class F, class T, int N, bool P, int... I>
 METAL_FUNC constexpr auto binop_vs(const F& f, const mtl_vector<T, N, P>& a, const T& s, int_seq<I...>) {
   return vec<decltype(f(a.x, s)), N>(elems_tag{}, f(elem<I>(a), s)...);
@@ -533,11 +539,15 @@ METAL_FUNC constexpr auto binop_sv(const F& f, const T& s, const mtl_vector<T, N
   }                                                                                          \
   template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
   METAL_FUNC constexpr auto operator OP(const mtl_vector<T, N, P>& a, const U& b) {          \
+    static_assert(mtl_detail::splat_allowed<T, U>::value,                                    \
+                  "cannot convert between an integer vector and a floating-point scalar");   \
     return mtl_detail::binop_vs(mtl_detail::FN{}, a, mtl_detail::convert<T>(b),              \
                                 typename mtl_detail::make_seq<N>::type{});                    \
   }                                                                                          \
   template <class T, int N, bool P, class U, enable_if_t<mtl_detail::is_scalar<U>::value, int> = 0> \
   METAL_FUNC constexpr auto operator OP(const U& a, const mtl_vector<T, N, P>& b) {          \
+    static_assert(mtl_detail::splat_allowed<T, U>::value,                                    \
+                  "cannot convert between an integer vector and a floating-point scalar");   \
     return mtl_detail::binop_sv(mtl_detail::FN{}, mtl_detail::convert<T>(a), b,              \
                                 typename mtl_detail::make_seq<N>::type{});                    \
   }
