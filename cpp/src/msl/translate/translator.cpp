@@ -526,8 +526,10 @@ void Translator::emit_user_code() {
           continue;
         }
       }
-      // reinterpret_cast<device uint*>(p): a checked pointer converts by a constructor.
-      if (id == "reinterpret_cast" && i + 2 < t_.size() && t_[i + 1].is("<") &&
+      // reinterpret_cast<device uint*>(p), const_cast<device float*>(p): a checked pointer
+      // converts by a constructor, which neither cast calls (the front end refuses a
+      // const_cast into another address space).
+      if ((id == "reinterpret_cast" || id == "const_cast") && i + 2 < t_.size() && t_[i + 1].is("<") &&
           address_space_pointer_end(i + 2) != std::string::npos) {
         emit("static_cast", tok, true);
         continue;
