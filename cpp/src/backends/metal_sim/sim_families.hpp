@@ -17,6 +17,7 @@ struct GpuFamily {
   std::uint64_t threadgroup_memory_length = 32768;  // maxThreadgroupMemoryLength
   std::uint64_t max_buffer_length = 0;              // maxBufferLength
   bool nonuniform_threadgroups = true;              // dispatchThreads: (Apple4+, Mac2)
+  bool macos = true;  // a Mac's GPU: what Apple documents "in macOS" holds (buffer blits in whole 4-byte words)
   bool unified_memory = true;
   std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
   std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
