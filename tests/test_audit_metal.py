@@ -154,3 +154,42 @@ def test_apple3_threadgroups_have_at_most_512_threads():
     np.testing.assert_array_equal(out, np.arange(2048, dtype=np.uint32))
     for family in ("apple7", "intel", "amd"):
         assert mc.Device("metal-sim", family=family).max_threads_per_threadgroup == 1024
+
+
+FC_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+constant int fc_n [[function_constant(0)]];
+constant float fc_s [[function_constant(1)]];
+constant bool fc_has_s = is_function_constant_defined(fc_s);
+kernel void fc_uses_n(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = float(fc_n) + (fc_has_s ? fc_s : 100.0f);
+}
+kernel void fc_none(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = 7.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("family", SIM_FAMILIES)
+def test_required_function_constants(family):
+    """MTLFunctionConstant.required: a constant is optional only if the source calls
+    is_function_constant_defined on it; a function that uses a required one cannot be specialised
+    without its value (makeFunction(name:constantValues:)), which the Metal driver reports as an
+    ArgumentError (metal_plan/function_constants). The simulator marked none required, so the kernel
+    ran with fc_n = 0 where a Mac refuses it. A kernel that does not use fc_n needs no value."""
+    sim = mc.Device("metal-sim", family=family)
+    lib = sim.compile(FC_SRC)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(mc.ArgumentError, match="needs function constant 'fc_n'"):
+        lib.function("fc_uses_n")(8, out)
+    with pytest.raises(mc.ArgumentError, match="needs function constant 'fc_n'"):
+        lib.function("fc_uses_n", constants={"fc_s": 0.5})(8, out)
+    cpu = mc.Device("cpu").compile(FC_SRC)
+    for constants, expected in (({"fc_n": 3}, 103.0), ({"fc_n": 3, "fc_s": 0.5}, 3.5)):
+        for library in (lib, cpu):
+            out[:] = 0
+            library.function("fc_uses_n", constants=constants)(8, out)
+            np.testing.assert_array_equal(out, np.full(8, expected, np.float32))
+    lib.fc_none(8, out)
+    np.testing.assert_array_equal(out, np.full(8, 7.0, np.float32))
