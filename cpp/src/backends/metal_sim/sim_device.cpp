@@ -97,17 +97,11 @@ class SimLibrary final : public BackendLibrary {
                          family_.name + " (" + family_.gpu + ") do not have: Metal has them on Apple8 Macs (M2) and "
                          "Apple9 GPUs (Device(\"metal-sim\", family=\"apple9\"))");
     // The values as the Metal driver would pass them (metal::specialisation: matched, each
-    // packed to its MTLDataType, a vector's count checked, a required one left out refused)
-    // before the CPU bakes them in. Metal's functionConstantsDictionary lists the constants the
-    // function uses, required unless the source asks is_function_constant_defined about them.
-    const auto reached = reflected_.kernel_constants.find(name);
+    // packed to its MTLDataType, a vector's count checked) before the CPU bakes them in.
     std::vector<metal::FunctionConstantSlot> slots;
     for (const msl::FunctionConstantInfo& c : declared_) {
       metal::FunctionConstantSlot slot;
-      slot.name = c.name, slot.index = static_cast<std::size_t>(c.index);
-      slot.used = reached != reflected_.kernel_constants.end() &&
-                  std::find(reached->second.begin(), reached->second.end(), c.name) != reached->second.end();
-      slot.required = slot.used && !reflected_.optional_constants.count(c.name);
+      slot.name = c.name, slot.index = static_cast<std::size_t>(c.index), slot.used = true;
       slot.metal_type = metal::metal_data_type(c.scalar, c.vector_width);
       slot.scalar = slot.metal_type ? c.scalar : ScalarType::unknown;  // no MTLDataType: Metal cannot set it
       slot.width = c.vector_width, slot.type_name = c.type_name;

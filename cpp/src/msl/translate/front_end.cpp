@@ -79,15 +79,6 @@ SourceReflection reflect_source(const std::string& source, const Macros& defines
   });
   for (std::size_t k = 0; k < parsed.kernels.size(); ++k)
     if (atomic64[k]) reflection.atomic64_kernels.push_back(parsed.kernels[k].info.name);
-  for (const FunctionConstantDecl& c : parsed.function_constants) {
-    const std::vector<bool> uses = kernels_reaching(tokens, parsed.kernels, [&](const std::string& n) { return n == c.name; });
-    for (std::size_t k = 0; k < parsed.kernels.size(); ++k)
-      if (uses[k]) reflection.kernel_constants[parsed.kernels[k].info.name].push_back(c.name);
-  }
-  for (std::size_t i = 0; i + 3 < tokens.size(); ++i)
-    if (tokens[i].is_identifier("is_function_constant_defined") && tokens[i + 1].is("(") &&
-        tokens[i + 2].kind == TokenKind::identifier && tokens[i + 3].is(")"))
-      reflection.optional_constants.insert(tokens[i + 2].text);
   for (ParsedKernel& kernel : parsed.kernels) {
     // Unchecked calls verify that these buffers hold the whole grid (core/kernel.cpp), as on the CPU.
     for (const std::string& name : grid_indexed_buffers(tokens, kernel))

@@ -6,8 +6,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -57,12 +55,6 @@ struct SourceReflection {
   // Kernels that may reach a 64-bit atomic's min or max (atomic_min/max_explicit, by name as
   // fiber_kernels decides): pipelines that GPU families without 64-bit atomics refuse.
   std::vector<std::string> atomic64_kernels;
-  // Per kernel name, the declared function constants it may reach (by name, over-approximated as
-  // atomic64_kernels), and the constants the source names in is_function_constant_defined(c):
-  // Metal reports every other constant a function uses as required (MTLFunctionConstant.required:
-  // "optional only if it is referenced in a call to is_function_constant_defined").
-  std::map<std::string, std::vector<std::string>> kernel_constants;
-  std::set<std::string> optional_constants;
 };
 
 /**
