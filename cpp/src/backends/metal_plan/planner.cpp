@@ -347,8 +347,8 @@ class Planner {
       return;
     }
     if (offset % kBufferCopyGranule != 0)
-      throw ArgumentError(argument_name(kernel_of(p), param) + " is a view of a Buffer at offset " +
-                          std::to_string(offset) + ", which its " +
+      throw ArgumentError(argument_name(kernel_of(p), param) + " lies " + std::to_string(offset) +
+                          " bytes into its buffer (a view of a Buffer there), an offset which its " +
                           (param.address_space == AddressSpace::constant ? "constant" : "device") +
                           " address space does not allow (setBuffer:offset:), and which a blit cannot realign (buffer "
                           "blits move whole 4-byte words on macOS): bind a view at a multiple of 4 bytes, or a copy");
