@@ -233,3 +233,71 @@ def test_reference_writes_count_for_texture_coherence(family, monkeypatch):
         with sim.batch():
             lib.set_first(1, tex)
             lib.read_texture((16, 8), out, textures=[tex])
+
+
+TEX_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void tex_high(texture2d<float, access::read> t [[texture(30)]], device float* out [[buffer(0)]],
+                     uint2 g [[thread_position_in_grid]]) {
+    out[g.y * 4 + g.x] = t.read(g).x;
+}
+kernel void tex_past(texture2d<float, access::read> t [[texture(31)]], device float* out [[buffer(0)]],
+                     uint2 g [[thread_position_in_grid]]) {
+    out[g.y * 4 + g.x] = t.read(g).x;
+}
+kernel void tex_array(array<texture2d<float, access::read>, 2> ts [[texture(30)]], device float* out [[buffer(0)]],
+                      uint2 g [[thread_position_in_grid]]) {
+    out[g.y * 4 + g.x] = ts[1].read(g).x;
+}
+"""
+
+
+@pytest.mark.parametrize("family", SIM_FAMILIES)
+def test_texture_argument_table_of_the_family(family):
+    """Apple's implementation-limits table: 31 entries in the texture argument table on iOS GPU families
+    1-3 (apple3, the A9), 128 on Macs. texture(30) fits everywhere; texture(31), or an array of 2 from
+    30, lies past an A9's table: its pipeline is refused there (a CompileError, as for the family's
+    other missing features) and runs on the Mac families."""
+    sim = mc.Device("metal-sim", family=family)
+    lib = sim.compile(TEX_SRC)
+    values = np.arange(16, dtype=np.float32).reshape(4, 4)
+    tex = sim.texture_from(values)
+    out = np.zeros(16, np.float32)
+    # textures= is indexed by texture index: None up to the bound one
+    lib.tex_high((4, 4), out, textures=[None] * 30 + [tex], **({"threadgroup": (2, 2)} if family == "apple3" else {}))
+    np.testing.assert_array_equal(out.reshape(4, 4), values)
+    for name in ("tex_past", "tex_array"):
+        if family == "apple3":
+            with pytest.raises(mc.CompileError, match="past the 31 entries of the texture argument table"):
+                lib.function(name)
+        else:
+            out[:] = 0
+            args = [None] * 31 + [tex] if name == "tex_past" else [None] * 30 + [tex, tex]
+            lib.function(name)((4, 4), out, textures=args)
+            np.testing.assert_array_equal(out.reshape(4, 4), values)
+
+
+def _index_kernel(params: str, body: str = "out[0] = 1.0f;") -> str:
+    return ("#include <metal_stdlib>\nusing namespace metal;\n"
+            f"kernel void k(device float* out [[buffer(0)]], {params}, uint i [[thread_position_in_grid]]) {{ {body} }}\n")
+
+
+def test_texture_and_sampler_indices_have_their_own_tables(dev):
+    """Metal's argument tables (implementation limits): 31 buffers, 31 threadgroup memory entries, 128
+    textures on Macs, 16 samplers. An index given implicitly or by an expression was checked against the
+    buffers' 31 whatever the parameter's kind, so `texture2d<float> t [[texture(31)]]` (valid on every
+    Mac) was refused ("buffer argument table has indices 0 to 30"); an array of textures is checked to
+    its last index."""
+    ok = dev.compile(_index_kernel("texture2d<float, access::read> t [[texture(31)]], "
+                                   "array<texture2d<float, access::read>, 2> u [[texture(126)]], sampler s [[sampler(15)]]"))
+    if dev.name.endswith("(apple3)"):  # an A9's texture table has 31 entries (test_texture_argument_table_of_the_family)
+        with pytest.raises(mc.CompileError, match="past the 31 entries"):
+            ok.function("k")
+    else:
+        assert {p["name"]: p["binding"] for p in ok.k.params if p["name"] in ("t", "u", "s")} == {"t": 31, "u": 126, "s": 15}
+    for params, table in (("array<texture2d<float, access::read>, 2> u [[texture(127)]]", "texture"),
+                          ("texture2d<float, access::read> t [[texture(128)]]", "texture"),
+                          ("sampler s [[sampler(16)]]", "sampler")):
+        with pytest.raises(mc.CompileError, match=f"{table} argument table has indices 0 to"):
+            dev.compile(_index_kernel(params))

@@ -50,6 +50,7 @@ std::vector<GpuFamily> make_families() {
   apple3.max_threads_per_threadgroup = 512;
   apple3.threadgroup_memory_length = 16384;
   apple3.macos = false;  // an iPhone's or iPad's GPU
+  apple3.texture_entries = 31;  // the limits table: 31 texture entries on iOS GPU families 1-3
   apple3.nonuniform_threadgroups = false;
   apple3.cube_arrays = false;
   apple3.texture_atomics = false;

@@ -22,6 +22,7 @@ struct GpuFamily {
   std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
   std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
   bool cube_arrays = true;       // texturecube_array / depthcube_array (Apple4 and later, Mac2)
+  unsigned texture_entries = 128;  // the texture argument table's entries (31 on iOS GPU families 1-3, 128 on Macs)
   bool texture_atomics = true;   // MSL 3.1's texture atomics (macOS 14 / iOS 17, which Apple3 GPUs do not get)
   unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
