@@ -278,8 +278,9 @@ void test_device_rules() {
   const PlanTarget t = plan_target(info, 16384, nullptr);
   expect(t.registry_id == kDevice && !t.nonuniform_threadgroups && t.page_size == 16384 && t.max_buffer_length == 1024,
          "the plan target of a device");
-  expect(buffer_length(0, info, "[metal]") == 1 && buffer_length(1024, info, "[metal]") == 1024,
-         "a Buffer's MTLBuffer: at least 1 byte");
+  expect(buffer_length(0, info, "[metal]") == 4 && buffer_length(5, info, "[metal]") == 8 &&
+             buffer_length(1024, info, "[metal]") == 1024,
+         "a Buffer's MTLBuffer: at least 1 byte, whole 4-byte words (buffer blits on macOS)");
   expect_argument_error([&] { buffer_length(1025, info, "[metal]"); }, "a Buffer over maxBufferLength",
                         "the largest buffer the test GPU allows is 1024 bytes");
   int made = 0;
@@ -312,6 +313,67 @@ void test_staging_pool() {
   StagingPool<int> bytes;
   expect(bytes.give_back(1, std::size_t(48) << 20) && !bytes.give_back(2, std::size_t(32) << 20),
          "at most 64 MiB kept");
+}
+
+// Every blit_copy of `plan` moves whole 4-byte words from and to word offsets (macOS's rule for
+// copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:).
+bool blits_in_words(const std::string& plan) {
+  for (std::size_t at = plan.find("blit_copy"); at != std::string::npos; at = plan.find("blit_copy", at + 1)) {
+    unsigned long src = 0, from = 0, dst = 0, to = 0, length = 0;
+    if (std::sscanf(plan.c_str() + at, "blit_copy buffer %lu offset %lu to buffer %lu offset %lu length %lu", &src, &from,
+                    &dst, &to, &length) != 5 ||
+        from % 4 || to % 4 || length % 4)
+      return false;
+  }
+  return true;
+}
+
+// Constant-space views of 1- and 2-byte types: the aligned copy's blit is whole words (the size
+// rounded up inside buffers of whole words); a view at 1 to 3 bytes past a word, which no blit
+// can move, is a host copy of its own, refused where an earlier call of the batch writes it (host
+// memory) or where it is a Buffer's (the GPU's memory, written by earlier work).
+void test_blits_in_words() {
+  alignas(4096) static unsigned char bytes[8192];
+  ParamInfo halves = buffer_param(0, "halves", AddressSpace::constant);
+  halves.element_size = halves.element_align = 2;
+  auto k = program("k", {halves, buffer_param(1, "out")});
+  auto writer = program("writer", {buffer_param(0, "a")});
+  {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {host(bytes + 16, 10, false), host(bytes + 512, 64, true)}));
+    const std::string plan = describe(make_plan(std::move(calls), target()));
+    expect(count(plan, "blit_copy buffer 0 offset 16 to buffer 2 offset 0 length 12") == 1 && blits_in_words(plan),
+           "5 halves 16 bytes into a staged array: a blit of 3 words:\n" + plan);
+  }
+  {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {host(bytes + 18, 10, false), host(bytes + 512, 64, true)}));
+    const std::string plan = describe(make_plan(std::move(calls), target()));
+    expect(count(plan, "blit_copy") == 0 && count(plan, "copy_in buffer 2 offset 0 length 10") == 1 &&
+               count(plan, "set_buffer 2 offset 0 index 0") == 1,
+           "halves 2 bytes past a word: a host copy of their own, bound at 0:\n" + plan);
+  }
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(writer, {host(bytes, 64, true)}));
+    calls.push_back(call(k, {host(bytes + 18, 10, false), host(bytes + 512, 64, true)}));
+    make_plan(std::move(calls), target());
+  }, "a view past a word that an earlier call writes", "cannot realign it on the GPU");
+  auto storage = std::make_shared<PlanBufferStorage>(bytes + 4096, 30, kDevice);
+  {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {view(storage, 20, 10, false), host(bytes + 512, 64, true)}));
+    const std::string plan = describe(make_plan(std::move(calls), target()));
+    expect(count(plan, "buffer 1 storage length 32") == 1 &&
+               count(plan, "blit_copy buffer 1 offset 20 to buffer 2 offset 0 length 12") == 1 &&
+               blits_in_words(plan),
+           "the last 10 bytes of a 30-byte Buffer: 3 words of its 32-byte MTLBuffer:\n" + plan);
+  }
+  expect_argument_error([&] {
+    std::vector<DispatchCommand> calls;
+    calls.push_back(call(k, {view(storage, 18, 10, false), host(bytes + 512, 64, true)}));
+    make_plan(std::move(calls), target());
+  }, "a Buffer view past a word", "which a blit cannot realign");
 }
 
 // P2.1 item 8: host memory over maxBufferLength is refused before anything is staged.
@@ -465,6 +527,7 @@ int main() {
   test_max_buffer_length();
   test_refusals();
   test_unnormalised_samplers();
+  test_blits_in_words();
   if (failures) {
     std::printf("metal plan tests: %d of %d checks failed\n", failures, checks);
     return 1;

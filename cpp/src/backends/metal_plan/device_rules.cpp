@@ -45,7 +45,7 @@ std::size_t buffer_length(std::size_t nbytes, const DeviceInfo& info, const std:
   if (nbytes > info.max_buffer_length)
     throw ArgumentError(scope + " unable to allocate " + std::to_string(nbytes) + " bytes: the largest buffer " +
                         info.name + " allows is " + std::to_string(info.max_buffer_length) + " bytes; split the data");
-  return std::max<std::size_t>(nbytes, 1);
+  return storage_length(nbytes);
 }
 
 std::shared_ptr<BackendDevice> one_device_per_gpu(const std::string& key,

@@ -31,8 +31,8 @@ PlanTarget plan_target(const DeviceInfo& info, std::size_t page_size,
                        std::function<std::size_t(const void*)> allocation_size);
 
 /**
- * The length of the MTLBuffer behind a Buffer of `nbytes`: at least 1 (Metal has no empty
- * buffers). ArgumentError when `nbytes` is over the device's maxBufferLength.
+ * The length of the MTLBuffer behind a Buffer of `nbytes`: storage_length (at least 1 byte, whole
+ * multiples of 4 for buffer blits). ArgumentError when `nbytes` is over the device's maxBufferLength.
  */
 std::size_t buffer_length(std::size_t nbytes, const DeviceInfo& info, const std::string& scope);
 

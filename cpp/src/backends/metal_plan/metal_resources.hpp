@@ -25,6 +25,16 @@ constexpr std::size_t kEmptyBufferLength = 16;
 constexpr std::size_t kConstantOffsetAlignment = 256;
 // setThreadgroupMemoryLength:atIndex: takes multiples of 16 bytes.
 constexpr std::size_t kThreadgroupMemoryGranule = 16;
+// copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: in macOS: both offsets and the size
+// are multiples of 4 bytes (any value in iOS). So the buffers such blits read or write have
+// lengths that are multiples of 4 too (storage_length), and a blit never shifts bytes by 1 to 3.
+constexpr std::size_t kBufferCopyGranule = 4;
+
+/** The length of the MTLBuffer behind `nbytes` of a Buffer: at least 1 byte (Metal has no empty
+ * buffers), rounded up to whole kBufferCopyGranule so that a blit of its last bytes is a legal size. */
+inline std::size_t storage_length(std::size_t nbytes) {
+  return round_up(nbytes ? nbytes : 1, kBufferCopyGranule);
+}
 
 /**
  * Length to wrap host memory without a copy (newBufferWithBytesNoCopy needs a

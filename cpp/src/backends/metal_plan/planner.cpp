@@ -127,7 +127,7 @@ class Planner {
                           std::to_string(u.length) + " bytes in all, more than the largest buffer " + target_.name +
                           " allows (" + std::to_string(target_.max_buffer_length) +
                           " bytes): split the work over several submissions");
-    u.buffer = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, u.lead + u.length});
+    u.buffer = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, storage_length(u.lead + u.length)});
     plan_.steps.push_back(CopyIn{u.buffer, u.lead, u.start, u.length});
   }
 
@@ -161,7 +161,7 @@ class Planner {
                           param.name + "' is memory of another device: make it on " + target_.name);
     auto found = storages_.find(own);
     if (found != storages_.end()) return found->second;
-    const std::size_t index = add_buffer({PlanBuffer::Source::storage, own, nullptr, own->nbytes()});
+    const std::size_t index = add_buffer({PlanBuffer::Source::storage, own, nullptr, storage_length(own->nbytes())});
     storages_.emplace(own, index);
     return index;
   }
@@ -199,6 +199,7 @@ class Planner {
   // ---- one call ----
 
   struct CallPlan {
+    const KernelInfo* kernel = nullptr;  // for messages
     std::vector<Step> before;        // blits before the call's pass
     std::vector<Step> bindings;      // set_* steps, in parameter order
     std::vector<Step> after;         // blits after it
@@ -210,6 +211,7 @@ class Planner {
     const PlanProgram& program = program_of(command);
     const KernelInfo& kernel = program.info();
     CallPlan p;
+    p.kernel = &kernel;
     call_staged_.clear();
     std::size_t threadgroup_bytes = program.static_threadgroup_memory();
     for (std::size_t i = 0; i < command.args.size(); ++i) {
@@ -265,7 +267,12 @@ class Planner {
       begin(Pass::blit);
       plan_.steps.insert(plan_.steps.end(), p.after.begin(), p.after.end());
     }
+    for (const BoundArgument& arg : command.args)
+      if (!arg.absent && arg.written && arg.host_data && arg.host_nbytes > 0 && !arg.buffer)
+        written_host_.push_back({static_cast<char*>(arg.host_data), arg.host_nbytes});
   }
+
+  static const KernelInfo& kernel_of(const CallPlan& p) { return *p.kernel; }
 
   void bind_buffer(const BoundArgument& arg, const ParamInfo& param, const KernelInfo& kernel, std::uint32_t index,
                    CallPlan& p) {
@@ -294,26 +301,63 @@ class Planner {
     const HostUnion& u = union_of(arg.host_data);
     const std::size_t offset = u.lead + static_cast<std::size_t>(static_cast<char*>(arg.host_data) - u.start);
     if (arg.written) copy_back(u, arg.host_data, arg.host_nbytes);
+    if (offset % binding_alignment(param) != 0 && offset % kBufferCopyGranule != 0 && !arg.written) {
+      // A blit cannot move bytes by 1 to 3 on macOS: the host copies them to an aligned staging
+      // buffer before the commit instead, which is what the kernel would read unless an earlier
+      // call of this submission writes them on the GPU (then nothing Metal offers realigns them).
+      if (written_before(arg.host_data, arg.host_nbytes))
+        throw ArgumentError(argument_name(kernel_of(p), param) + " is host memory at an address " +
+                            std::to_string(reinterpret_cast<std::uintptr_t>(arg.host_data) % kBufferCopyGranule) +
+                            " bytes past a multiple of 4, which an earlier call of this batch writes: Metal cannot "
+                            "realign it on the GPU (buffer blits move whole 4-byte words on macOS); pass a copy at an "
+                            "aligned address, or run the calls in separate batches");
+      const std::size_t own = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, storage_length(arg.host_nbytes)});
+      plan_.steps.insert(plan_.steps.begin(), CopyIn{own, 0, arg.host_data, arg.host_nbytes});
+      p.bindings.push_back(SetBuffer{own, 0, index});
+      p.accesses.push_back({own, 0, index, false, false});
+      return;
+    }
     bind_at(u.buffer, offset, arg.host_nbytes, arg.written, param, index, p);
+  }
+
+  // Whether a call planned before the current one may write host memory overlapping [data, data + n).
+  bool written_before(const void* data, std::size_t n) const {
+    const char* start = static_cast<const char*>(data);
+    for (const HostRange& w : written_host_)
+      if (start < w.start + w.length && w.start < start + n) return true;
+    return false;
+  }
+
+  static std::size_t binding_alignment(const ParamInfo& param) {
+    return param.address_space == AddressSpace::constant ? kConstantOffsetAlignment
+                                                         : std::max<std::size_t>(param.element_align, 1);
   }
 
   // `length` bytes of `buffer` from `offset`. setBuffer:offset: wants constant-space offsets at
   // multiples of 256 bytes on macOS, device-space ones at multiples of the data type's alignment:
   // elsewhere the call gets an aligned copy, made by a blit before its pass (and back after it).
+  // The blit's offsets and size are whole 4-byte words (macOS): the size is rounded up, inside the
+  // buffer (its length is whole words, storage_length); an offset that is not a word's cannot be
+  // copied so (host memory gets a host copy instead, bind_host_memory).
   void bind_at(std::size_t buffer, std::size_t offset, std::size_t length, bool writes, const ParamInfo& param,
                std::uint32_t index, CallPlan& p) {
-    const std::size_t alignment = param.address_space == AddressSpace::constant
-                                      ? kConstantOffsetAlignment
-                                      : std::max<std::size_t>(param.element_align, 1);
-    if (offset % alignment == 0) {
+    if (offset % binding_alignment(param) == 0) {
       p.bindings.push_back(SetBuffer{buffer, offset, index});
       p.accesses.push_back({buffer, offset, index, writes, false});
       return;
     }
-    const std::size_t copy = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, length});
-    p.before.push_back(BlitBufferCopy{buffer, offset, copy, 0, length});
+    if (offset % kBufferCopyGranule != 0)
+      throw ArgumentError(argument_name(kernel_of(p), param) + " lies " + std::to_string(offset) +
+                          " bytes into its buffer (a view of a Buffer there), an offset which its " +
+                          (param.address_space == AddressSpace::constant ? "constant" : "device") +
+                          " address space does not allow (setBuffer:offset:), and which a blit cannot realign (buffer "
+                          "blits move whole 4-byte words on macOS): bind a view at a multiple of 4 bytes, or a copy");
+    const std::size_t words = round_up(length, kBufferCopyGranule);
+    const std::size_t copy = add_buffer({PlanBuffer::Source::staging, nullptr, nullptr, words});
+    p.before.push_back(BlitBufferCopy{buffer, offset, copy, 0, words});
     p.bindings.push_back(SetBuffer{copy, 0, index});
-    if (writes) p.after.push_back(BlitBufferCopy{copy, 0, buffer, offset, length});
+    // Back in whole words too: the bytes past the view's end come back as the blit found them.
+    if (writes) p.after.push_back(BlitBufferCopy{copy, 0, buffer, offset, words});
   }
 
   void bind_texture(const Texture& bound, const std::shared_ptr<BufferStorage>& storage, const ParamInfo& param,
@@ -440,6 +484,7 @@ class Planner {
   Pass pass_ = Pass::none;
   std::vector<BufferBinding> pass_accesses_;  // of the open compute pass
   std::vector<std::pair<std::size_t, std::size_t>> call_staged_;  // (buffer, staged texture) of the call being planned
+  std::vector<HostRange> written_host_;  // host memory the calls planned so far may write
 };
 
 }  // namespace

@@ -116,6 +116,13 @@ class SimLibrary final : public BackendLibrary {
     if (cpu->info().texture_atomics && !family_.texture_atomics)
       throw CompileError("[metal-sim] kernel '" + name + "' uses texture atomics (MSL 3.1), which " + family_.name +
                          " GPUs do not have (MSL 3.1 needs macOS 14 / iOS 17, which no Apple3 GPU runs)");
+    for (const ParamInfo& param : cpu->info().params)
+      if (param.kind == ParamKind::texture && param.enabled &&
+          param.binding + std::max(param.texture_count, 1) > static_cast<int>(family_.texture_entries))
+        throw CompileError("[metal-sim] unable to build the pipeline of kernel '" + name + "': texture(" +
+                           std::to_string(param.binding) + ") '" + param.name + "' lies past the " +
+                           std::to_string(family_.texture_entries) + " entries of the texture argument table of " +
+                           family_.name + " GPUs (Metal's implementation limits; Macs have 128)");
     KernelInfo info;
     for (const KernelInfo& kernel : reflected_.kernels)
       if (kernel.name == name) info = kernel;  // core has checked the name against function_names()

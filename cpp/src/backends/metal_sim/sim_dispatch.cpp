@@ -16,8 +16,10 @@ using namespace metal;
 
 namespace {
 
+// A pointer or a `device T&` the kernel may write (core binds a writable reference in place, as a pointer).
 bool writes_buffer(const ParamInfo& param) {
-  return param.kind == ParamKind::buffer && !param.is_const && param.address_space != AddressSpace::constant;
+  return (param.kind == ParamKind::buffer || param.kind == ParamKind::reference) && !param.is_const &&
+         param.address_space != AddressSpace::constant;
 }
 
 bool writes_texture(const ParamInfo& param) {

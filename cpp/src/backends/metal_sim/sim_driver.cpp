@@ -32,9 +32,10 @@ SimMemory::SimMemory(std::size_t length, std::size_t page_size) : length_(length
 SimMemory::~SimMemory() { std::free(data_); }
 
 namespace {
-// Metal has no empty buffers: a zero-byte Buffer still owns a small one (as metal_device.mm makes them).
+// Metal has no empty buffers: a zero-byte Buffer still owns a small one, and lengths are whole
+// 4-byte words (storage_length, as metal_device.mm makes them).
 std::unique_ptr<SimMemory> buffer_memory(std::size_t nbytes, std::size_t page_size) {
-  return std::make_unique<SimMemory>(std::max<std::size_t>(nbytes, 1), page_size);
+  return std::make_unique<SimMemory>(storage_length(nbytes), page_size);
 }
 }  // namespace
 
@@ -161,7 +162,7 @@ void SimQueue::encode(SimCommandBuffer& b) const {
         if (!p.storage || p.storage->registry_id() != registry_id_)
           throw ExecutionError(rule(which + " is a Buffer of another device"));
         b.memory.push_back(static_cast<char*>(p.storage->data()));
-        b.length.push_back(std::max<std::size_t>(p.storage->nbytes(), 1));
+        b.length.push_back(storage_length(p.storage->nbytes()));  // as metal_device.mm makes its MTLBuffer
         break;
       }
       case PlanBuffer::Source::no_copy: {
@@ -269,6 +270,12 @@ void SimQueue::encode(SimCommandBuffer& b) const {
           s->source_offset + s->length > b.length[s->source] ||
           s->destination_offset + s->length > b.length[s->destination])
         throw ExecutionError(rule("'" + describe(step) + "' copies past the end of a buffer"));
+      // copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size: "In macOS, sourceOffset [and
+      // destinationOffset] needs to be a multiple of 4" (size too), any value in iOS.
+      if (family_.macos && (s->source_offset % kBufferCopyGranule != 0 ||
+                            s->destination_offset % kBufferCopyGranule != 0 || s->length % kBufferCopyGranule != 0))
+        throw ExecutionError(rule("'" + describe(step) + "': in macOS a buffer blit's offsets and size are multiples "
+                                  "of 4 bytes"));
     } else if (const auto* s = std::get_if<SetPipeline>(&step)) {
       const auto* program = dynamic_cast<const SimProgram*>(s->program);
       if (!program || program->registry_id() != registry_id_)

@@ -1,7 +1,8 @@
 // The simulated GPU families (sim_families.hpp). Limits from Apple's Metal feature set tables:
 // 1024 threads per threadgroup and 32 KB of threadgroup memory on Apple4 and later and on Mac2;
 // non-uniform threadgroups and cube texture arrays from Apple4 and on Mac2 (so apple3 models a GPU
-// without them: 16 KB, dispatchThreadgroups only); MSL 3.1's texture atomics need macOS 14 / iOS 17,
+// without them: 16 KB, dispatchThreadgroups only); 512 threads per threadgroup on Apple1 to Apple3
+// (Apple's implementation-limits table: iOS GPU family 3, the A9's); MSL 3.1's texture atomics need macOS 14 / iOS 17,
 // which no Apple3 GPU runs; 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
 // 64-bit atomics' min and max: GPUs of Apple8 and Mac2 (the M2, a Mac's) and of Apple9, as the
@@ -45,8 +46,11 @@ std::vector<GpuFamily> make_families() {
   all.push_back(family("apple8", "apple8", "Apple M2", 32, {1024, 1024, 896, 768}));
   all.push_back(family("apple9", "apple9", "Apple M3", 32, {1024, 1024, 896, 768}));
   all[1].atomic64_min_max = all[2].atomic64_min_max = true;  // the M2 Mac's is Apple8 and Mac2
-  GpuFamily apple3 = family("apple3", "apple3", "Apple A9", 32, {1024, 512});
+  GpuFamily apple3 = family("apple3", "apple3", "Apple A9", 32, {512, 256});
+  apple3.max_threads_per_threadgroup = 512;
   apple3.threadgroup_memory_length = 16384;
+  apple3.macos = false;  // an iPhone's or iPad's GPU
+  apple3.texture_entries = 31;  // the limits table: 31 texture entries on iOS GPU families 1-3
   apple3.nonuniform_threadgroups = false;
   apple3.cube_arrays = false;
   apple3.texture_atomics = false;

@@ -17,10 +17,12 @@ struct GpuFamily {
   std::uint64_t threadgroup_memory_length = 32768;  // maxThreadgroupMemoryLength
   std::uint64_t max_buffer_length = 0;              // maxBufferLength
   bool nonuniform_threadgroups = true;              // dispatchThreads: (Apple4+, Mac2)
+  bool macos = true;  // a Mac's GPU: what Apple documents "in macOS" holds (buffer blits in whole 4-byte words)
   bool unified_memory = true;
   std::size_t page_size = 16384;                    // newBufferWithBytesNoCopy's page (vm_page_size)
   std::size_t linear_texture_alignment = 16;        // minimumLinearTextureAlignmentForPixelFormat:
   bool cube_arrays = true;       // texturecube_array / depthcube_array (Apple4 and later, Mac2)
+  unsigned texture_entries = 128;  // the texture argument table's entries (31 on iOS GPU families 1-3, 128 on Macs)
   bool texture_atomics = true;   // MSL 3.1's texture atomics (macOS 14 / iOS 17, which Apple3 GPUs do not get)
   unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have

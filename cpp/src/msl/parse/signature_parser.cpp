@@ -404,15 +404,21 @@ void finalize_bindings(KernelInfo& kernel) {
   }
   // Metal's argument tables (msl_rules.hpp): an index given by an expression, or given
   // implicitly to the 32nd buffer, is checked here once it is known.
+  // Each kind against its own table (textures and samplers were held to the buffers' 31 entries
+  // until session 23, so [[texture(31)]] was refused); an array of N textures takes N indices.
   for (const auto& p : kernel.params) {
     if (p.kind == ParamKind::builtin) continue;
-    const bool threadgroup = p.kind == ParamKind::threadgroup_memory;
-    const int limit = threadgroup ? kMaxThreadgroupIndex : kMaxBufferIndex;
-    if (p.binding > limit) {
+    int limit = kMaxBufferIndex;
+    const char* table = "buffer";
+    if (p.kind == ParamKind::threadgroup_memory) limit = kMaxThreadgroupIndex, table = "threadgroup memory";
+    else if (p.kind == ParamKind::texture) limit = kMaxTextureIndex, table = "texture";
+    else if (p.kind == ParamKind::sampler) limit = kMaxSamplerIndex, table = "sampler";
+    const int last = p.binding + std::max(1, p.texture_count) - 1;
+    if (last > limit) {
       throw CompileError("source.metal:" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": error: '" +
-                             p.name + "' is bound to index " + std::to_string(p.binding) + ", but Metal's " +
-                             (threadgroup ? "threadgroup memory" : "buffer") + " argument table has indices 0 to " +
-                             std::to_string(limit) + " [MSL rule: argument indices within Metal's limits]",
+                             p.name + "' is bound to index " + std::to_string(last) + ", but Metal's " + table +
+                             " argument table has indices 0 to " + std::to_string(limit) +
+                             " [MSL rule: argument indices within Metal's limits]",
                          "", p.line, p.column);
     }
   }
