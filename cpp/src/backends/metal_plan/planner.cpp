@@ -322,7 +322,7 @@ class Planner {
     const bool writes = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
     // Texture atomics need MTLTextureUsageShaderAtomic (r32uint / r32sint textures a kernel that has them writes).
     const bool atomic = kernel.texture_atomics && param.texture_access == TextureAccess::read_write &&
-                        bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 &&
+                        bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 && !bound.descriptor().format.packed() &&
                         (bound.descriptor().format.kind == PixelKind::uint || bound.descriptor().format.kind == PixelKind::sint);
     if (texture_over_buffer(bound.descriptor()) && !atomic) {
       plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &bound,
@@ -364,12 +364,14 @@ class Planner {
     m.width = d.width;
     m.height = d.height;
     if (source == PlanTexture::Source::over_buffer) {
+      if (d.type == TextureType::texture_buffer) m.type = Type::texture_buffer;
       m.shader_read = (d.usage & usage_read) != 0;
       m.shader_write = (d.usage & usage_write) != 0;
       return m;
     }
     switch (d.type) {
       case TextureType::texture1d: m.type = Type::type1d; break;
+      case TextureType::texture1d_array: m.type = Type::type1d_array; break;
       case TextureType::texture3d: m.type = Type::type3d; break;
       case TextureType::texture2d_array:
       case TextureType::depth2d_array: m.type = Type::type2d_array; break;

@@ -20,7 +20,7 @@ enum atomic_op { op_load, op_store, op_exchange, op_add, op_sub, op_and, op_or, 
 template <class T>
 METAL_FUNC volatile atomic<T>* atomic_texel(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice) {
   if (!in_range(d, 0u, x, y, slice, "atomic")) return nullptr;
-  if (!is_integer(d.format) || channel_bytes(d.format) != 4u) return nullptr;
+  if (!is_integer(d.format) || channel_bytes(d.format) != 4u || layout(d.format) != 0u) return nullptr;  // not rgb10a2uint's word
   return reinterpret_cast<volatile atomic<T>*>(texel(level_of(d, 0u), d.format, x, y, slice));
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "metal_texture_types.h"
+#include "metal_texture_formats.h"
 
 namespace metal {
 
@@ -22,6 +23,12 @@ enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
 METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
 METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
 METAL_FUNC unsigned format_kind(unsigned f) { return (f >> 8) & 15u; }
+// metal_texture_formats.h's layout_kind: plain, BGRA byte order, or a packed 32-bit word (channels 1).
+METAL_FUNC unsigned layout(unsigned f) { return (f >> 12) & 15u; }
+METAL_FUNC bool is_srgb(unsigned f) { return ((f >> 16) & 1u) != 0u; }
+METAL_FUNC bool has_alpha(unsigned f) { return layout(f) == rgb10a2 || (layout(f) < rgb10a2 && channels(f) == 4u); }
+// Which field of the texel holds component i: BGRA stores blue first.
+METAL_FUNC unsigned field_of(unsigned f, unsigned i) { return layout(f) == bgra && i < 3u ? 2u - i : i; }
 
 // A size at mip level `lod`: halved per level, at least 1.
 METAL_FUNC unsigned halved(unsigned n, unsigned lod) {
@@ -113,13 +120,23 @@ METAL_FUNC long long load_int(const unsigned char* p, unsigned f) {
 
 METAL_FUNC bool is_integer(unsigned f) { return format_kind(f) == uint_ || format_kind(f) == sint; }
 
-// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha).
+// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha). sRGB
+// channels are linearised here, before any filtering, as Metal's texture units do.
 template <class T> METAL_FUNC vec<T, 4> load(const unsigned char* p, unsigned f) {
-  const unsigned n = channels(f), b = channel_bytes(f);
+  const unsigned n = channels(f), b = channel_bytes(f), lay = layout(f);
+  if (lay >= rgb10a2) {
+    unsigned w;
+    copy_bytes(&w, p, 4);
+    if (is_integer(f)) return vec<T, 4>(cvt<T>(word_field(w, 0)), cvt<T>(word_field(w, 1)), cvt<T>(word_field(w, 2)),
+                                        cvt<T>(word_field(w, 3)));
+    return cast4<T>(unpack_word(w, lay));
+  }
   T c[4] = {cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(1)};
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) c[i] = cvt<T>(load_int(p + i * b, f));
-    else c[i] = cvt<T>(load_float(p + i * b, f));
+    const unsigned char* q = p + field_of(f, i) * b;
+    if (is_integer(f)) c[i] = cvt<T>(load_int(q, f));
+    else if (is_srgb(f) && i < 3u) c[i] = cvt<T>(srgb_to_linear(*q));
+    else c[i] = cvt<T>(load_float(q, f));
   }
   return vec<T, 4>(c[0], c[1], c[2], c[3]);
 }
@@ -180,11 +197,23 @@ METAL_FUNC void store_int(unsigned char* p, unsigned f, long long v) {
 }
 
 template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec<T, 4>& c) {
-  const unsigned n = channels(f), b = channel_bytes(f);
+  const unsigned n = channels(f), b = channel_bytes(f), lay = layout(f);
   const T v[4] = {c.x, c.y, c.z, c.w};
+  if (lay >= rgb10a2) {
+    unsigned w = 0;
+    if (is_integer(f)) {
+      for (unsigned i = 0; i < 4; ++i) w |= saturated_field(cvt<long long>(v[i]), i);
+    } else {
+      w = pack_word(vec<float, 4>(cvt<float>(v[0]), cvt<float>(v[1]), cvt<float>(v[2]), cvt<float>(v[3])), lay);
+    }
+    copy_bytes(p, &w, 4);
+    return;
+  }
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) store_int(p + i * b, f, cvt<long long>(v[i]));
-    else store_float(p + i * b, f, cvt<float>(v[i]));
+    unsigned char* q = p + field_of(f, i) * b;
+    if (is_integer(f)) store_int(q, f, cvt<long long>(v[i]));
+    else if (is_srgb(f) && i < 3u) *q = (unsigned char)linear_to_srgb(cvt<float>(v[i]));
+    else store_float(q, f, cvt<float>(v[i]));
   }
 }
 
@@ -270,7 +299,7 @@ METAL_FUNC int address_index(int i, int n, unsigned mode) {
 // What a texel outside the texture reads under clamp_to_zero / clamp_to_border.
 METAL_FUNC vec<float, 4> border(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned mode) {
   if (mode == 4) {  // transparent black, or opaque black for formats without alpha
-    return vec<float, 4>(0.0f, 0.0f, 0.0f, channels(d.format) == 4 ? 0.0f : 1.0f);
+    return vec<float, 4>(0.0f, 0.0f, 0.0f, has_alpha(d.format) ? 0.0f : 1.0f);
   }
   if (s.border == 2) return vec<float, 4>(1.0f, 1.0f, 1.0f, 1.0f);
   return vec<float, 4>(0.0f, 0.0f, 0.0f, s.border == 1 ? 1.0f : 0.0f);

@@ -1,0 +1,474 @@
+"""Fidelity audit of the pixel formats metalcall refused until session 23 (sRGB, BGRA, packed
+10-10-10-2, 11-11-10 float and shared-exponent 9-9-9-e5) and of the texture types around them,
+checked on every device against NumPy models written from the MSL specification's conversion
+rules and the formats' definitions (texture_models.py: the sRGB formulas in float64, the small
+floats' encoder by enumerating every code, rgb9e5 by OpenGL's shared-exponent algorithm).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+from mcconf import KernelSet
+from texture_models import (PACKED_FORMATS, SRGB_FORMATS, linear_to_srgb_code, rgb9e5_decode, rgb9e5_encode,
+                            rgb10a2_decode, srgb_to_linear, ufloat_decode, ufloat_encode)
+
+KS = KernelSet([
+    """
+kernel void fmt_read(texture2d<float, access::read> t [[texture(0)]], device float4* out [[buffer(0)]],
+                     uint2 p [[thread_position_in_grid]]) {
+    out[p.y * t.get_width() + p.x] = t.read(p);
+}
+""",
+    """
+kernel void fmt_read_half(texture2d<half, access::read> t [[texture(0)]], device float4* out [[buffer(0)]],
+                          uint2 p [[thread_position_in_grid]]) {
+    out[p.y * t.get_width() + p.x] = float4(t.read(p));
+}
+""",
+    """
+kernel void fmt_sample(texture2d<float> t [[texture(0)]], sampler s [[sampler(0)]],
+                       const device float2* uv [[buffer(0)]], device float4* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[2 * i] = t.sample(s, uv[i]);
+    out[2 * i + 1] = t.gather(s, uv[i], int2(0), component::x);
+}
+""",
+    """
+kernel void fmt_write(texture2d<float, access::write> t [[texture(0)]], const device float4* v [[buffer(0)]],
+                      uint2 p [[thread_position_in_grid]]) {
+    t.write(v[p.y * t.get_width() + p.x], p);
+}
+""",
+    """
+kernel void fmt_write_half(texture2d<half, access::write> t [[texture(0)]], const device float4* v [[buffer(0)]],
+                           uint2 p [[thread_position_in_grid]]) {
+    t.write(half4(v[p.y * t.get_width() + p.x]), p);
+}
+""",
+    """
+kernel void fmt_read_uint(texture2d<uint, access::read> t [[texture(0)]], device uint4* out [[buffer(0)]],
+                          uint2 p [[thread_position_in_grid]]) {
+    out[p.y * t.get_width() + p.x] = t.read(p);
+}
+""",
+    """
+kernel void fmt_write_uint(texture2d<uint, access::write> t [[texture(0)]], const device uint4* v [[buffer(0)]],
+                           uint2 p [[thread_position_in_grid]]) {
+    t.write(v[p.y * t.get_width() + p.x], p);
+}
+""",
+    """
+kernel void fmt_1d_array(texture1d_array<float, access::read> t [[texture(0)]],
+                         texture1d_array<float, access::write> o [[texture(1)]], texture1d_array<float> st [[texture(2)]],
+                         sampler s [[sampler(0)]], device float4* out [[buffer(0)]], device uint* sizes [[buffer(1)]],
+                         uint2 p [[thread_position_in_grid]]) {
+    const uint w = t.get_width(), i = p.y * w + p.x;
+    out[2 * i] = t.read(p.x, p.y);
+    out[2 * i + 1] = st.sample(s, (float(p.x) + 0.5f) / float(w), p.y + 1);  // the last element past the end: clamped
+    o.write(t.read(ushort(p.x), p.y) * 2.0f, p.x, p.y);
+    if (i == 0) { sizes[0] = t.get_width(); sizes[1] = t.get_array_size(); sizes[2] = t.get_num_mip_levels(); }
+}
+""",
+    """
+kernel void fmt_texture_buffer(texture_buffer<float> t [[texture(0)]], texture_buffer<uint, access::write> o [[texture(1)]],
+                               texture_buffer<half, access::read_write> rw [[texture(2)]], device float4* out [[buffer(0)]],
+                               device uint* width [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    out[i] = t.read(i);
+    o.write(uint4(i, 2 * i, 3 * i, 4 * i), i);
+    rw.write(rw.read(i) + half4(1.0h), i);
+    if (i == 0) width[0] = t.get_width();
+}
+""",
+    """
+kernel void fmt_cube_edge(texturecube<float> t [[texture(0)]], sampler s [[sampler(0)]],
+                          const device float4* dir [[buffer(0)]], device float4* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    out[i] = t.sample(s, dir[i].xyz);
+}
+""",
+    """
+kernel void fmt_round_trip(texture2d<float, access::read_write> t [[texture(0)]], uint2 p [[thread_position_in_grid]]) {
+    t.write(t.read(p), p);
+}
+""",
+])
+
+NEW_FORMATS = SRGB_FORMATS + ["bgra8unorm"] + PACKED_FORMATS
+
+
+def read_all(device, tex, kernel="fmt_read"):
+    h, w = tex.height, tex.width
+    out = np.zeros((h * w, 4), np.float32)
+    KS.get(device, kernel)((w, h), out, textures=[tex])
+    return out
+
+
+def write_all(device, tex, values, kernel="fmt_write"):
+    h, w = tex.height, tex.width
+    vals = np.ascontiguousarray(np.asarray(values).reshape(h * w, 4))
+    KS.get(device, kernel)((w, h), vals, textures=[tex])
+    return np.asarray(tex).copy()
+
+
+def ulps(got, want):
+    """Distance in float32 ulps (both finite)."""
+    g = np.asarray(got, np.float32).view(np.int32).astype(np.int64)
+    w = np.asarray(want, np.float32).view(np.int32).astype(np.int64)
+    return np.abs(g - w)
+
+
+def channels_of(fmt):
+    return 4 if fmt.startswith(("rgba", "bgra")) else 2 if fmt.startswith("rg") else 1
+
+
+# ---- names, host views, the Python API ------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", NEW_FORMATS)
+def test_format_made_and_viewed(device, fmt):
+    """Each format is made by name (before: ArgumentError "unknown pixel format") and its host
+    view shows the raw texels: sRGB/BGRA as their bytes in memory order, packed formats as one
+    uint32 word per texel."""
+    t = device.texture((3, 5), fmt)
+    assert t.format == fmt
+    view = np.asarray(t)
+    if fmt in PACKED_FORMATS:
+        assert view.dtype == np.uint32 and view.shape == (3, 5, 1)
+    else:
+        assert view.dtype == np.uint8 and view.shape == (3, 5, channels_of(fmt))
+    assert not view.any()
+    raw = np.arange(3 * 5 * view.shape[2], dtype=view.dtype).reshape(view.shape)
+    t2 = device.texture_from(raw, format=fmt)
+    assert t2.format == fmt and np.array_equal(np.asarray(t2), raw)
+
+
+def test_unknown_format_names_the_new_ones():
+    with pytest.raises(mc.ArgumentError, match="bgra8unorm_srgb.*rgb9e5float"):
+        mc.Device("cpu").texture((2, 2), "rgb8unorm")
+    for bad in ("rgba16unorm_srgb", "rgba8snorm_srgb", "bgra8unorm_srgb_srgb", "rgb10a2sint", "r32uint_srgb"):
+        with pytest.raises(mc.ArgumentError, match="unknown pixel format"):
+            mc.Device("cpu").texture((2, 2), bad)
+
+
+def test_texture_from_checks_sizes():
+    """texture_from keeps its size check: a packed format takes one uint32 per texel."""
+    dev = mc.Device("cpu")
+    with pytest.raises(mc.ArgumentError, match="does not match"):
+        dev.texture_from(np.zeros((2, 2, 4), np.uint8), format="rgb10a2unorm")
+    with pytest.raises(mc.ArgumentError, match="does not match"):
+        dev.texture_from(np.zeros((2, 2, 1), np.uint32), format="bgra8unorm")
+
+
+# ---- sRGB ----------------------------------------------------------------------------------------
+
+def memory_order(fmt, components):
+    """Component values (r, g, b, a) as they lie in memory: BGRA keeps blue first."""
+    c = np.asarray(components)
+    return c[..., [2, 1, 0, 3]] if fmt.startswith("bgra") else c[..., :channels_of(fmt)]
+
+
+@pytest.mark.parametrize("kernel", ["fmt_read", "fmt_read_half"])
+@pytest.mark.parametrize("fmt", SRGB_FORMATS)
+def test_srgb_read_every_code(device, fmt, kernel):
+    """Every code of every channel: r, g, b read as the specification's sRGB-to-linear function
+    (float64, rounded once: at most 1 ulp from it, bit-exact in practice), alpha as unorm (c/255),
+    missing channels (0, 0, 1). Before: the formats were refused."""
+    codes = np.arange(256, dtype=np.uint8)
+    comps = np.stack([codes, codes[::-1], np.roll(codes, 85), np.roll(codes, 170)], -1).reshape(16, 16, 4)
+    t = device.texture_from(np.ascontiguousarray(memory_order(fmt, comps)), format=fmt)
+    got = read_all(device, t, kernel)
+    n = channels_of(fmt)
+    want = np.zeros((256, 4))
+    want[:, 3] = 1
+    lin = srgb_to_linear(comps.reshape(256, 4)[:, :3] / 255.0)
+    want[:, :min(n, 3)] = lin[:, :min(n, 3)]
+    if n == 4:
+        want[:, 3] = comps.reshape(256, 4)[:, 3] / 255.0
+    want32 = want.astype(np.float32)
+    if kernel == "fmt_read_half":
+        want32 = want32.astype(np.float16).astype(np.float32)
+        assert np.array_equal(got, want32), np.argwhere(got != want32)[:4]
+    else:
+        assert ulps(got, want32).max() <= 1, np.argwhere(ulps(got, want32) > 1)[:4]
+    # The specification: a value read from an sRGB texture and written back stores its code.
+    t2 = device.texture_from(np.ascontiguousarray(memory_order(fmt, comps)), format=fmt)
+    KS.get(device, "fmt_round_trip")((16, 16), textures=[t2])
+    assert np.array_equal(np.asarray(t2), np.asarray(t))
+
+
+@pytest.mark.parametrize("kernel", ["fmt_write", "fmt_write_half"])
+@pytest.mark.parametrize("fmt", SRGB_FORMATS)
+def test_srgb_write(device, fmt, kernel, rng):
+    """Writes encode r, g, b by the specification's linear-to-sRGB function (NaN 0, clamped),
+    times 255 rounded to nearest even; alpha as unorm; only the format's channels are stored."""
+    vals = rng.uniform(-0.25, 1.25, (32 * 16, 4))
+    vals[:64, :3] = srgb_to_linear(np.arange(192).reshape(64, 3) / 255.0)  # the codes' own values
+    vals[64:72] = [[np.nan, np.inf, -np.inf, 0.5]] * 8
+    vals[72:80] = [[0.0031308, 0.0031307, 1e-9, 1.0]] * 8
+    vals = vals.astype(np.float32)
+    if kernel == "fmt_write_half":
+        vals = vals.astype(np.float16).astype(np.float32)
+    t = device.texture((16, 32), fmt)
+    raw = write_all(device, t, vals, kernel)
+    want = np.zeros((len(vals), 4), np.uint8)
+    want[:, :3] = linear_to_srgb_code(vals[:, :3])
+    a = np.clip(np.nan_to_num(vals[:, 3].astype(np.float32)), 0, 1) * np.float32(255)
+    want[:, 3] = np.rint(a)
+    want = memory_order(fmt, want).reshape(raw.shape)
+    bad = np.argwhere(raw != want)
+    assert not len(bad), [(vals.reshape(16, 32, 4)[tuple(b[:2])], raw[tuple(b)], want[tuple(b)]) for b in bad[:4]]
+
+
+@pytest.mark.parametrize("fmt", ["rgba8unorm_srgb", "bgra8unorm_srgb"])
+def test_srgb_filters_in_linear_space(device, fmt):
+    """Linear filtering blends the linearised texels (Metal converts before filtering): halfway
+    between codes 0 and 255 is 0.5, not srgb_to_linear(0.5) = 0.214; gather returns linear values."""
+    comps = np.zeros((1, 2, 4), np.uint8)
+    comps[0, 1] = [255, 188, 64, 255]
+    t = device.texture_from(np.ascontiguousarray(memory_order(fmt, comps)), format=fmt)
+    s = device.sampler(filter="linear")
+    uv = np.array([[0.5, 0.5], [0.375, 0.5]], np.float32)
+    out = np.zeros((4, 4), np.float32)
+    KS.get(device, "fmt_sample")(2, uv, out, textures=[t], samplers=[s])
+    lin = np.concatenate([srgb_to_linear(comps[0, :, :3] / 255.0), comps[0, :, 3:] / 255.0], -1)
+    np.testing.assert_allclose(out[0], 0.5 * lin[0] + 0.5 * lin[1], rtol=0, atol=2e-7)
+    np.testing.assert_allclose(out[2], 0.75 * lin[0] + 0.25 * lin[1], rtol=0, atol=2e-7)
+    np.testing.assert_allclose(out[1], [lin[0, 0], lin[1, 0], lin[1, 0], lin[0, 0]], rtol=0, atol=1e-7)
+
+
+# ---- BGRA --------------------------------------------------------------------------------------
+
+def test_bgra_component_order(device, rng):
+    """bgra8unorm: memory holds b, g, r, a; kernels read and write (r, g, b, a) (before: refused)."""
+    raw = rng.integers(0, 256, (4, 8, 4), dtype=np.uint8)
+    t = device.texture_from(raw, format="bgra8unorm")
+    got = read_all(device, t)
+    want = raw.reshape(-1, 4)[:, [2, 1, 0, 3]] / 255.0
+    assert np.array_equal(got, want.astype(np.float32))
+    t2 = device.texture((4, 8), "bgra8unorm")
+    assert np.array_equal(write_all(device, t2, got), raw)
+
+
+# ---- rgb10a2 -----------------------------------------------------------------------------------
+
+def test_rgb10a2unorm_every_code(device):
+    """Every 10-bit code of r, g, b and 2-bit code of a reads c / (2^n - 1), correctly rounded;
+    written back, each stores its code (red in the lowest bits, as Apple's layout)."""
+    c = np.arange(1024)
+    words = (c | np.roll(c, 341) << 10 | np.roll(c, 682) << 20 | (c % 4) << 30).astype(np.uint32)
+    t = device.texture_from(words.reshape(32, 32, 1), format="rgb10a2unorm")
+    got = read_all(device, t)
+    want = rgb10a2_decode(words).astype(np.float32)
+    assert np.array_equal(got, want), np.argwhere(got != want)[:4]
+    t2 = device.texture((32, 32), "rgb10a2unorm")
+    assert np.array_equal(write_all(device, t2, got).ravel(), words)
+
+
+def test_rgb10a2unorm_write_rounds_and_clamps(device, rng):
+    vals = rng.uniform(-0.2, 1.2, (256, 4)).astype(np.float32)
+    vals[:4] = [[np.nan, np.inf, -np.inf, 0.5 / 3], [0.5 / 1023, 1.5 / 1023, 2.5 / 1023, 2.5 / 3],
+                [1.0, 0.0, 1e-30, 1.0], [0.49951124, 0.5004888, 0.5, 0.5]]
+    t = device.texture((16, 16), "rgb10a2unorm")
+    raw = write_all(device, t, vals).ravel().astype(np.int64)
+    # Metal's float-to-unorm rule: NaN 0, clamp, times 2^n - 1 in float, round to nearest even.
+    q = np.rint(np.clip(np.nan_to_num(vals, nan=0.0), 0, 1) * np.array([1023, 1023, 1023, 3], np.float32))
+    want = q[:, 0].astype(np.int64) | q[:, 1].astype(np.int64) << 10 | q[:, 2].astype(np.int64) << 20 | \
+        q[:, 3].astype(np.int64) << 30
+    assert np.array_equal(raw, want), np.argwhere(raw != want)[:4]
+
+
+def test_rgb10a2uint(device, rng):
+    """rgb10a2uint reads its fields as integers and saturates writes (Metal leaves overflow
+    undefined); it needs an unsigned element type."""
+    words = rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    t = device.texture_from(words.reshape(8, 8, 1), format="rgb10a2uint")
+    out = np.zeros((64, 4), np.uint32)
+    KS.get(device, "fmt_read_uint")((8, 8), out, textures=[t])
+    assert np.array_equal(out, rgb10a2_decode(words, integer=True))
+    vals = rng.integers(0, 3000, (64, 4), dtype=np.uint32)
+    t2 = device.texture((8, 8), "rgb10a2uint")
+    KS.get(device, "fmt_write_uint")((8, 8), vals, textures=[t2])
+    v = np.minimum(vals.astype(np.int64), [1023, 1023, 1023, 3])
+    assert np.array_equal(np.asarray(t2).ravel(), (v[:, 0] | v[:, 1] << 10 | v[:, 2] << 20 | v[:, 3] << 30).astype(np.uint32))
+    with pytest.raises(mc.ArgumentError, match="element type"):
+        KS.get(device, "fmt_read")((8, 8), np.zeros((64, 4), np.float32), textures=[t])
+
+
+# ---- rg11b10float --------------------------------------------------------------------------------
+
+def test_rg11b10float_every_code(device):
+    """Every 11-bit code of r and g and 10-bit code of b (5-bit exponent, no sign: denormals,
+    infinity, NaN) reads its exact value; alpha reads 1."""
+    c11 = np.arange(2048)
+    words = (c11 | np.roll(c11, 700) << 11 | (c11 % 1024) << 22).astype(np.uint32)
+    t = device.texture_from(words.reshape(32, 64, 1), format="rg11b10float")
+    got = read_all(device, t).astype(np.float64)
+    want = np.stack([ufloat_decode(c11, 6), ufloat_decode(np.roll(c11, 700), 6), ufloat_decode(c11 % 1024, 5),
+                     np.ones(2048)], -1)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.array_equal(got[ok], want[ok]), np.argwhere((got != want) & ok)[:4]
+
+
+def test_rg11b10float_write(device, rng):
+    """Writes round to nearest even among the codes (as writes to half do), store 0 for negative
+    values, a NaN for NaN, infinity from halfway past the largest finite value (65024 for 11 bits)."""
+    n = 64 * 32
+    v = np.exp2(rng.uniform(-24, 17, (n, 3))) * rng.choice([1, 1, 1, -1], (n, 3))
+    finite6 = ufloat_decode(np.arange(31 << 6), 6)
+    finite5 = ufloat_decode(np.arange(31 << 5), 5)
+    ties = np.concatenate([(finite6[:-1] + finite6[1:]) / 2, [65024.0, 65024.0 + 1024, 65024.0 + 1023.99]])
+    v[:len(ties), 0] = ties[:n]
+    v[:len(ties), 1] = ties[::-1][:n]
+    tb = (finite5[:-1] + finite5[1:]) / 2
+    v[:len(tb), 2] = tb
+    v[-8:] = [[np.nan, np.inf, -np.inf]] * 4 + [[-0.0, 0.0, 6e-8]] * 4
+    vals = np.concatenate([v, np.ones((n, 1))], -1).astype(np.float32)
+    t = device.texture((32, 64), "rg11b10float")
+    raw = write_all(device, t, vals).ravel().astype(np.int64)
+    v32 = vals.astype(np.float64)  # the float32 values the kernel writes
+    got = [raw & 2047, (raw >> 11) & 2047, raw >> 22]
+    want = [ufloat_encode(v32[:, 0], 6), ufloat_encode(v32[:, 1], 6), ufloat_encode(v32[:, 2], 5)]
+    for k, (g, w, m) in enumerate(zip(got, want, (6, 6, 5))):
+        nan = np.isnan(v32[:, k])
+        assert np.all((g[nan] >> m) == 31) and np.all(g[nan] & ((1 << m) - 1))
+        bad = np.nonzero((g != w) & ~nan)[0]
+        assert not len(bad), [(k, v32[i, k], g[i], w[i]) for i in bad[:4]]
+
+
+# ---- rgb9e5float ---------------------------------------------------------------------------------
+
+def test_rgb9e5float_read(device, rng):
+    """A word reads m x 2^(e - 24) for each 9-bit mantissa m and the shared exponent e; alpha 1."""
+    words = rng.integers(0, 2 ** 32, 32 * 32, dtype=np.uint64).astype(np.uint32)
+    words[:32] = (np.arange(32) << 27 | 511 | 1 << 9 | 256 << 18).astype(np.uint32)
+    t = device.texture_from(words.reshape(32, 32, 1), format="rgb9e5float")
+    got = read_all(device, t).astype(np.float64)
+    want = np.concatenate([rgb9e5_decode(words), np.ones((len(words), 1))], -1)
+    assert np.array_equal(got, want), np.argwhere(got != want)[:4]
+
+
+def test_rgb9e5float_write(device, rng):
+    """Writes by the shared-exponent algorithm: clamp to [0, 65408] (NaN 0), the exponent of the
+    largest component (one more where its mantissa rounds to 512), mantissas rounded half up."""
+    n = 32 * 32
+    v = np.exp2(rng.uniform(-26, 17, (n, 3))) * rng.choice([1, 1, 1, -1], (n, 3))
+    v[:n // 4] = np.exp2(rng.uniform(-3, 3, (n // 4, 1))) * rng.uniform(0, 1, (n // 4, 3))  # shared exponents
+    v[-6:] = [[np.nan, np.inf, 1.0], [-np.inf, 0.0, 0.0], [511.5 / 512, 0.25, 0.0], [65408.0, 1e9, 3.0],
+              [2 ** -24, 2 ** -25, 3 * 2 ** -26], [0.0, 0.0, 0.0]]
+    vals = np.concatenate([v, np.ones((n, 1))], -1).astype(np.float32)
+    t = device.texture((32, 32), "rgb9e5float")
+    raw = write_all(device, t, vals).ravel().astype(np.int64)
+    want = rgb9e5_encode(vals[:, :3].astype(np.float64))
+    bad = np.nonzero(raw != want)[0]
+    assert not len(bad), [(vals[i, :3], hex(raw[i]), hex(want[i])) for i in bad[:4]]
+
+
+# ---- what every format shares ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt,alpha", [("rgb10a2unorm", 0.0), ("rg11b10float", 1.0), ("rgb9e5float", 1.0),
+                                       ("bgra8unorm", 0.0), ("rg8unorm_srgb", 1.0)])
+def test_clamp_to_zero_alpha(device, fmt, alpha):
+    """clamp_to_zero samples transparent black, or opaque black for formats without alpha
+    (before the fix in this file: the packed formats' one word counted as a format without alpha)."""
+    t = device.texture((2, 2), fmt)
+    s = device.sampler(address="clamp_to_zero")
+    out = np.zeros((2, 4), np.float32)
+    KS.get(device, "fmt_sample")(1, np.array([[-3.0, 0.5]], np.float32), out, textures=[t], samplers=[s])
+    assert list(out[0]) == [0, 0, 0, alpha]
+
+
+@pytest.mark.parametrize("family,writes", [("apple7", True), ("apple3", True), ("intel", False), ("amd", False)])
+def test_metal_sim_format_capabilities(family, writes):
+    """Metal's feature set tables: kernels write sRGB formats on Apple GPUs only (Apple2 on),
+    rgb9e5float on Apple3 on; R8/RG8Unorm_sRGB exist on Apple GPUs alone; rgb10a2 and
+    rg11b10float are writable everywhere. A texture made with write usage where the GPU has no
+    shader write is an ArgumentError, as Metal's validation refuses the descriptor."""
+    dev = mc.Device("metal-sim", family=family)
+    for fmt in ("rgba8unorm_srgb", "bgra8unorm_srgb", "rgb9e5float", "r8unorm_srgb"):
+        if writes:
+            dev.texture((2, 2), fmt)
+        else:
+            with pytest.raises(mc.ArgumentError, match=fmt):
+                dev.texture((2, 2), fmt)
+    for fmt in ("rgba8unorm_srgb", "bgra8unorm_srgb", "rgb9e5float"):
+        dev.texture((2, 2), fmt, usage="read")
+    for fmt in ("rgb10a2unorm", "rgb10a2uint", "rg11b10float", "bgra8unorm"):
+        dev.texture((2, 2), fmt)
+    if not writes:
+        with pytest.raises(mc.ArgumentError, match="r8unorm_srgb"):
+            dev.texture((2, 2), "r8unorm_srgb", usage="read")
+
+
+# ---- texture1d_array, texture_buffer -----------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["rgba32float", "rgba8unorm_srgb"])
+def test_texture1d_array(device, fmt, rng):
+    """texture1d_array (before: a CompileError naming the parameter): read(x, element) and
+    write(c, x, element) by element, sample(s, x, element) with the element clamped as Metal
+    clamps it, get_width / get_array_size / get_num_mip_levels; the host view is (elements, w, c)."""
+    n, w = 3, 8
+    if fmt == "rgba32float":
+        raw = rng.uniform(-2, 2, (n, w, 4)).astype(np.float32)
+        texels = raw.astype(np.float64)
+    else:
+        raw = rng.integers(0, 256, (n, w, 4), dtype=np.uint8)
+        texels = np.concatenate([srgb_to_linear(raw[..., :3] / 255.0), raw[..., 3:] / 255.0], -1)
+    t = device.texture_from(raw, format=fmt, type="texture1d_array")
+    assert t.texture_type == "texture1d_array" and t.array_length == n and np.asarray(t).shape == (n, w, 4)
+    o = device.texture((n, w), "rgba32float", type="texture1d_array")
+    out = np.zeros((2 * n * w, 4), np.float32)
+    sizes = np.zeros(3, np.uint32)
+    KS.get(device, "fmt_1d_array")((w, n), out, sizes, textures=[t, o, t], samplers=[device.sampler()])
+    assert list(sizes) == [w, n, 1]
+    want = texels.astype(np.float32).reshape(n * w, 4)
+    assert ulps(out[0::2], want).max() <= 1
+    clamped = np.concatenate([texels[1:], texels[-1:]]).astype(np.float32).reshape(n * w, 4)
+    assert ulps(out[1::2], clamped).max() <= 1
+    assert np.array_equal(np.asarray(o).reshape(n * w, 4), out[0::2] * 2)
+    with pytest.raises(mc.ArgumentError, match="1 mip level"):
+        device.texture((n, w), fmt, type="texture1d_array", mip_levels=2)
+
+
+def test_texture_buffer(device):
+    """texture_buffer<T, access> (MSL 2.1; before: a CompileError): read(i), write(c, i),
+    get_width(), access::read by default; made with type="texture_buffer" and shape (w,), its
+    texels a Buffer the host sees in place."""
+    w = 37
+    src = np.arange(w * 4, dtype=np.float32).reshape(w, 4)
+    t = device.texture_from(src, type="texture_buffer")
+    o = device.texture((w,), "rgba32uint", type="texture_buffer")
+    rw = device.texture_from(np.full((w, 4), 0.5, np.float16), type="texture_buffer")
+    out = np.zeros((w, 4), np.float32)
+    width = np.zeros(1, np.uint32)
+    KS.get(device, "fmt_texture_buffer")(w, out, width, textures=[t, o, rw])
+    assert np.array_equal(out, src) and width[0] == w
+    i = np.arange(w, dtype=np.uint32)[:, None]
+    assert np.array_equal(np.asarray(o), i * np.array([1, 2, 3, 4], np.uint32))
+    assert np.array_equal(np.asarray(rw), np.full((w, 4), 1.5, np.float16))
+    assert t.texture_type == "texture_buffer" and np.asarray(t).shape == (w, 4)
+    with pytest.raises(mc.CompileError, match="texture_buffer"):
+        device.compile("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}")
+
+
+# ---- cube maps: seamless filtering -------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="cube maps are sampled per face, clamped to its edge: Metal filters "
+                                       "seamlessly across faces (docs/design.md, Textures and samplers)")
+def test_cube_linear_filtering_is_seamless(device):
+    """A linear footprint that straddles a cube edge takes its outer texels from the adjacent
+    face (Metal's cube maps are seamless, as Vulkan and WebGPU, which run on it, require): on
+    the +X face's edge towards +Z, halfway between +X's last column and +Z's first."""
+    n = 4
+    faces = np.zeros((6, n, n, 4), np.float32)
+    for f in range(6):
+        faces[f] = f / 8
+    t = device.texture_from(faces, type="texturecube")
+    s = device.sampler(filter="linear")
+    # +X: u = 0.5 (-z/x + 1) -> u = 1 (x = z = 1) lies on the edge shared with +Z (face 4).
+    d = np.array([[1.0, 0.1, 1.0, 0]], np.float32)
+    out = np.zeros((1, 4), np.float32)
+    KS.get(device, "fmt_cube_edge")(1, d, out, textures=[t], samplers=[s])
+    np.testing.assert_allclose(out[0], [(0 + 4) / 16] * 4, atol=1e-6)
