@@ -250,7 +250,9 @@ texture3d / (elements, height, width) for the array types (type="texture2d_array
 "texturecube_array" (elements are cubes), "depth2d_array", "depthcube_array",
 "texture2d_ms_array", "depth2d_ms_array"); "texturecube" / "depthcube" take (size, size);
 the multisampled types (texture2d_ms...) take ``sample_count`` 1, 2, 4 or 8; the depth types
-format "r32float". ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
+format "r32float"; "texture1d_array" takes (elements, width), "texture_buffer" (width,). ``format``:
+Metal's name ("rgba8unorm", "r32float", "rg16sint", "bgra8unorm_srgb", "rgb10a2unorm", "rg11b10float",
+"rgb9e5float"...: packed formats show one uint32 word per texel); ``usage``:
 "read", "write" or "read_write" (default), or a list of them. ``mip_levels``: 1 (default),
 a count up to the full chain, or "full" (each level halves the sizes down to 1; tex.level(i)
 views one).)doc"));

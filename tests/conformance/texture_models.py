@@ -229,3 +229,50 @@ def cube_face(x, y, z):
     else:
         face, sc, tc, ma = (4 if z >= 0 else 5), (x if z >= 0 else -x), -y, ax[2]
     return face, 0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)
+
+
+def cube_face_point(face, u, v):
+    """The direction of point (u, v) of a cube face (cube_face inverted); u, v may lie past the face."""
+    sc, tc = 2 * u - 1, 2 * v - 1
+    return {0: (1, -tc, -sc), 1: (-1, -tc, sc), 2: (sc, 1, tc), 3: (sc, -1, -tc), 4: (sc, -tc, 1),
+            5: (-sc, -tc, -1)}[face]
+
+
+def cube_tap(faces, face, i, j):
+    """Texel (i, j) of a face of `faces` (6, n, n, c) for a seamless cube map: a tap one texel past
+    an edge is the texel of the adjacent face its centre's direction points at (central projection);
+    past a corner, the mean of the three texels that meet there."""
+    n = faces.shape[1]
+    out_i, out_j = not 0 <= i < n, not 0 <= j < n
+    ci, cj = min(max(i, 0), n - 1), min(max(j, 0), n - 1)
+    if out_i and out_j:
+        return (faces[face, cj, ci].astype(np.float64) + cube_tap(faces, face, i, cj) + cube_tap(faces, face, ci, j)) / 3
+    if not (out_i or out_j):
+        return faces[face, j, i].astype(np.float64)
+    f2, u2, v2 = cube_face(*cube_face_point(face, (i + 0.5) / n, (j + 0.5) / n))
+    return faces[f2, min(int(np.floor(v2 * n)), n - 1), min(int(np.floor(u2 * n)), n - 1)].astype(np.float64)
+
+
+def cube_sample_model(faces, x, y, z, filt):
+    """sample() on a seamless cube map (one level): the face the direction picks, its footprint's
+    taps through cube_tap."""
+    face, u, v = cube_face(x, y, z)
+    n = faces.shape[1]
+    out = 0
+    for (j, wy) in axis(v, n, True, filt == "linear"):
+        for (i, wx) in axis(u, n, True, filt == "linear"):
+            if filt == "linear":
+                out = out + wx * wy * cube_tap(faces, face, i, j)
+            else:
+                out = out + wx * wy * faces[face, min(max(j, 0), n - 1), min(max(i, 0), n - 1)].astype(np.float64)
+    return out
+
+
+def cube_gather_model(faces, x, y, z, component=0):
+    """gather() on a seamless cube map: component c of the 2x2 linear footprint's taps in Metal's
+    order (i0, j1), (i1, j1), (i1, j0), (i0, j0)."""
+    face, u, v = cube_face(x, y, z)
+    n = faces.shape[1]
+    (i0, _), (i1, _) = axis(u, n, True, True)
+    (j0, _), (j1, _) = axis(v, n, True, True)
+    return [cube_tap(faces, face, i, j)[component] for i, j in ((i0, j1), (i1, j1), (i1, j0), (i0, j0))]

@@ -220,7 +220,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
-// picks the face and clamps to its edge (no filtering across faces).
+// picks the face; linear footprints past its edge take the adjacent face's texels (seamless, as Metal's).
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texturecube : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {
