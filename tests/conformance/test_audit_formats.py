@@ -83,6 +83,15 @@ kernel void fmt_texture_buffer(texture_buffer<float> t [[texture(0)]], texture_b
 }
 """,
     """
+kernel void fmt_atomics_1d(texture1d_array<uint, access::read_write> a [[texture(0)]],
+                           texture_buffer<int, access::read_write> b [[texture(1)]], device uint4* old [[buffer(0)]],
+                           uint i [[thread_position_in_grid]]) {
+    old[i] = a.atomic_fetch_add(i % 4, i % 3, uint4(i + 1));
+    b.atomic_fetch_max(i % 5, int4(int(i) - 20));
+    b.atomic_fetch_sub(5, int4(1));
+}
+""",
+    """
 kernel void fmt_cube_edge(texturecube<float> t [[texture(0)]], sampler s [[sampler(0)]],
                           const device float4* dir [[buffer(0)]], device float4* out [[buffer(1)]],
                           uint i [[thread_position_in_grid]]) {
@@ -468,6 +477,29 @@ def test_texture_buffer(device):
     assert t.texture_type == "texture_buffer" and np.asarray(t).shape == (w, 4)
     with pytest.raises(mc.CompileError, match="texture_buffer"):
         device.compile("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}")
+
+
+def test_texture_atomics_1d_array_and_buffer(device):
+    """MSL 3.1's texture atomics on texture1d_array (coordinate, element) and texture_buffer
+    (before: no such members, a CompileError): every add lands, max and sub too."""
+    if device.backend == "metal-sim" and device.architecture == "apple3":
+        pytest.skip("Apple3 GPUs have no texture atomics (test_texture_atomics.py checks the refusal)")
+    n = 64
+    a = device.texture((3, 4), "r32uint", type="texture1d_array")
+    b = device.texture((6,), "r32sint", type="texture_buffer")
+    old = np.zeros((n, 4), np.uint32)
+    KS.get(device, "fmt_atomics_1d")(n, old, textures=[a, b])
+    i = np.arange(n)
+    want = np.zeros((3, 4), np.int64)
+    np.add.at(want, (i % 3, i % 4), i + 1)
+    assert np.array_equal(np.asarray(a)[..., 0], want)
+    want_b = np.array([max(0, max(k - 20 for k in i if k % 5 == j)) for j in range(5)] + [-n])
+    assert np.array_equal(np.asarray(b)[:, 0], want_b)
+    # Each old value is the texel's sum of the adds before it: a multiple-free check that they are distinct.
+    for j in range(3):
+        for k in range(4):
+            mine = sorted(old[(i % 3 == j) & (i % 4 == k), 0])
+            assert mine[0] == 0 and len(set(mine)) == len(mine)
 
 
 # ---- cube maps: seamless filtering -------------------------------------------------------------

@@ -324,9 +324,12 @@ class Planner {
     const bool atomic = kernel.texture_atomics && param.texture_access == TextureAccess::read_write &&
                         bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 && !bound.descriptor().format.packed() &&
                         (bound.descriptor().format.kind == PixelKind::uint || bound.descriptor().format.kind == PixelKind::sint);
-    if (texture_over_buffer(bound.descriptor()) && !atomic) {
+    // A texture buffer lives over its buffer whatever its usage (Metal makes no other).
+    const bool texture_buffer = bound.descriptor().type == TextureType::texture_buffer;
+    if (texture_over_buffer(bound.descriptor()) && (!atomic || texture_buffer)) {
       plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &bound,
                                 metal_descriptor(bound, PlanTexture::Source::over_buffer), bound.row_pitch()});
+      plan_.textures.back().descriptor.shader_atomic = atomic;
       p.bindings.push_back(SetTexture{plan_.textures.size() - 1, index});
       p.accesses.push_back({buffer, 0, index, writes, true});
       return;

@@ -93,6 +93,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   }
   METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
   METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
+  MTL_TEXTURE_ATOMICS(x, 0u, array, unsigned x, unsigned array)
   MTL_TEXTURE_FENCE
 };
 
@@ -107,6 +108,7 @@ template <class T, access A = access::read, memory_coherence mtl_coherence = mem
   template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
   METAL_FUNC void write(S c, C x) const { write(vec<T, 4>(T(c)), x); }
   METAL_FUNC unsigned get_width() const { return mtl_d->width; }
+  MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
   MTL_TEXTURE_FENCE
 };
 

@@ -1,4 +1,4 @@
-// metalcall MSL prelude: texture atomics (MSL 3.1). texture1d/2d/2d_array/3d<int or uint,
+// metalcall MSL prelude: texture atomics (MSL 3.1). texture1d/1d_array/2d/2d_array/3d and texture_buffer<int or uint,
 // access::read_write> have atomic_load, atomic_store, atomic_exchange,
 // atomic_compare_exchange_weak and atomic_fetch_add/sub/and/or/xor/min/max member functions:
 // coordinates first, then the operand (a vec<T, 4> whose x is used; a scalar converts); each
