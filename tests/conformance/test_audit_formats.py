@@ -92,6 +92,16 @@ kernel void fmt_atomics_1d(texture1d_array<uint, access::read_write> a [[texture
 }
 """,
     """
+kernel void fmt_layered(texture2d_array<float> a [[texture(0)]], texture3d<float> v [[texture(1)]],
+                        texture2d<float> p [[texture(2)]], sampler s [[sampler(0)]], device float4* out [[buffer(0)]],
+                        uint i [[thread_position_in_grid]]) {
+    out[4 * i] = a.read(uint2(i % 4, 1), i % 3);
+    out[4 * i + 1] = v.read(uint3(i % 4, 1, i % 2));
+    out[4 * i + 2] = p.sample(s, float2((float(i % 3) + 1.0f) / 4.0f, 0.5f));
+    out[4 * i + 3] = p.gather(s, float2(0.5f, 0.5f), int2(0), component::z);
+}
+""",
+    """
 kernel void fmt_cube_edge(texturecube<float> t [[texture(0)]], sampler s [[sampler(0)]],
                           const device float4* dir [[buffer(0)]], device float4* out [[buffer(1)]],
                           uint i [[thread_position_in_grid]]) {
@@ -477,6 +487,37 @@ def test_texture_buffer(device):
     assert t.texture_type == "texture_buffer" and np.asarray(t).shape == (w, 4)
     with pytest.raises(mc.CompileError, match="texture_buffer"):
         device.compile("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}")
+
+
+@pytest.mark.parametrize("packed", ["rg11b10float", "rgb9e5float", "rgb10a2unorm"])
+def test_formats_on_layered_types_and_filtering(device, rng, packed):
+    """The conversions belong to the texel, whatever the texture type: an sRGB texture2d_array and
+    texture3d read linear values; a packed texture2d filters (linear) and gathers its decoded
+    values (halfway between texels: their mean)."""
+    raw = rng.integers(0, 256, (3, 2, 4, 4), dtype=np.uint8)
+    a = device.texture_from(raw, format="rgba8unorm_srgb", type="texture2d_array", usage="read")
+    vraw = rng.integers(0, 256, (2, 2, 4, 4), dtype=np.uint8)
+    v = device.texture_from(vraw, format="bgra8unorm_srgb", type="texture3d", usage="read")
+    words = rng.integers(0, 2 ** 32, (2, 4, 1), dtype=np.uint64).astype(np.uint32)
+    if packed == "rg11b10float":  # finite values: exponents below 31
+        words &= ~np.uint32(1 << 10 | 1 << 21 | 1 << 31)
+    p = device.texture_from(words, format=packed, usage="read")
+    n = 12
+    out = np.zeros((4 * n, 4), np.float32)
+    KS.get(device, "fmt_layered")(n, out, textures=[a, v, p], samplers=[device.sampler(filter="linear")])
+    lin = lambda c: np.concatenate([srgb_to_linear(c[..., :3] / 255.0), c[..., 3:] / 255.0], -1)
+    decoded = {"rg11b10float": lambda w: np.stack([ufloat_decode(w & 2047, 6), ufloat_decode((w >> 11) & 2047, 6),
+                                                   ufloat_decode(w >> 22, 5), np.ones(w.shape)], -1),
+               "rgb9e5float": lambda w: np.concatenate([rgb9e5_decode(w), np.ones(w.shape + (1,))], -1),
+               "rgb10a2unorm": rgb10a2_decode}[packed](words[..., 0].astype(np.int64))
+    for i in range(n):
+        assert ulps(out[4 * i], lin(raw[i % 3, 1, i % 4]).astype(np.float32)).max() <= 1
+        assert ulps(out[4 * i + 1], lin(vraw[i % 2, 1, i % 4, [2, 1, 0, 3]]).astype(np.float32)).max() <= 1
+        k = i % 3  # u = (k + 1) / 4 lies halfway between texels k and k + 1 of both rows
+        want = decoded[:, k:k + 2].mean(axis=(0, 1))
+        np.testing.assert_allclose(out[4 * i + 2], want, rtol=1e-6, atol=0)
+        g = decoded[:, 1:3, 2]
+        np.testing.assert_array_equal(out[4 * i + 3], np.float32([g[1, 0], g[1, 1], g[0, 1], g[0, 0]]))
 
 
 def test_texture_atomics_1d_array_and_buffer(device):
