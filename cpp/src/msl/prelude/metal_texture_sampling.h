@@ -206,7 +206,13 @@ template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec
     } else {
       w = pack_word(vec<float, 4>(cvt<float>(v[0]), cvt<float>(v[1]), cvt<float>(v[2]), cvt<float>(v[3])), lay);
     }
+#if METAL_CUDA
+    // One 32-bit store (a packed texel is 4-byte aligned), as the half store above: NVRTC has
+    // miscompiled computed bits stored byte by byte.
+    *reinterpret_cast<unsigned*>(p) = w;
+#else
     copy_bytes(p, &w, 4);
+#endif
     return;
   }
   for (unsigned i = 0; i < n; ++i) {
