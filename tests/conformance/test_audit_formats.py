@@ -485,6 +485,12 @@ def test_texture_buffer(device):
     assert np.array_equal(np.asarray(o), i * np.array([1, 2, 3, 4], np.uint32))
     assert np.array_equal(np.asarray(rw), np.full((w, 4), 1.5, np.float16))
     assert t.texture_type == "texture_buffer" and np.asarray(t).shape == (w, 4)
+    wide = device.texture((20000,), "r32float", type="texture_buffer")  # past 16384: a texture buffer's
+    assert wide.width == 20000                                          # width is its buffer's
+    with pytest.raises(mc.ArgumentError, match="1 mip level"):
+        device.texture((w,), "r32float", type="texture_buffer", mip_levels=2)
+    with pytest.raises(mc.ArgumentError, match="shape"):
+        device.texture((2, w), "r32float", type="texture_buffer")
     with pytest.raises(mc.CompileError, match="texture_buffer"):
         device.compile("kernel void k(texture_buffer<float, access::sample> t [[texture(0)]]) {}")
 

@@ -34,7 +34,8 @@ void check_metal_texture(const TextureDescriptor& d) {
   const bool volume = d.type == TextureType::texture3d;
   const std::uint32_t most = volume ? 2048 : 16384;
   const std::uint32_t largest = std::max({d.width, d.height, volume ? d.depth : 1u});
-  if (largest > most)
+  // A texture buffer's width is bounded by its buffer (maxBufferLength), not by these.
+  if (largest > most && d.type != TextureType::texture_buffer)
     throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
                         " texels wide in each dimension on Metal, got " + std::to_string(largest));
   if (is_array(d.type) && d.array_length > 2048)
