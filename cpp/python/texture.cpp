@@ -14,6 +14,7 @@ namespace {
 
 // PEP 3118 item format of one channel.
 const char* channel_format(const PixelFormat& f) {
+  if (f.packed()) return "I";  // rgb10a2, rg11b10, rgb9e5: the 32-bit word, red in its lowest bits
   switch (f.kind) {
     case PixelKind::unorm:
     case PixelKind::uint: return f.bits == 8 ? "B" : f.bits == 16 ? "H" : "I";
@@ -29,7 +30,8 @@ std::vector<py::ssize_t> view_shape(const Texture& t, std::uint32_t level = 0) {
   const auto& d = t.descriptor();
   const MipLevel& l = t.mip_level(level);
   const py::ssize_t c = d.format.channels, w = l.width, h = l.height;
-  if (d.type == TextureType::texture1d) return {w, c};
+  if (d.type == TextureType::texture1d || d.type == TextureType::texture_buffer) return {w, c};
+  if (d.type == TextureType::texture1d_array) return {static_cast<py::ssize_t>(t.slices(level)), w, c};
   if (t.slices() == 1) return {h, w, c};
   return {static_cast<py::ssize_t>(t.slices(level)), h, w, c};
 }
@@ -38,7 +40,8 @@ std::vector<py::ssize_t> view_strides(const Texture& t, std::uint32_t level = 0)
   const py::ssize_t item = t.descriptor().format.bits / 8, pixel = item * t.descriptor().format.channels;
   const MipLevel& l = t.mip_level(level);
   const py::ssize_t row = static_cast<py::ssize_t>(l.row_pitch), slice = static_cast<py::ssize_t>(l.slice_pitch);
-  if (t.descriptor().type == TextureType::texture1d) return {pixel, item};
+  if (t.descriptor().type == TextureType::texture1d || t.descriptor().type == TextureType::texture_buffer) return {pixel, item};
+  if (t.descriptor().type == TextureType::texture1d_array) return {slice, pixel, item};
   if (t.slices() == 1) return {row, pixel, item};
   return {slice, row, pixel, item};
 }
@@ -64,11 +67,11 @@ std::uint32_t mip_levels_from(const py::handle& value, const TextureDescriptor& 
 }
 
 TextureType type_from_name(const std::string& name) {
-  for (int i = 1; i <= static_cast<int>(TextureType::depth2d_ms_array); ++i)
+  for (int i = 1; i <= static_cast<int>(TextureType::texture_buffer); ++i)
     if (name == to_string(static_cast<TextureType>(i))) return static_cast<TextureType>(i);
-  throw ArgumentError("unknown texture type '" + name + "'; use texture1d, texture2d, texture3d, texture2d_array, "
+  throw ArgumentError("unknown texture type '" + name + "'; use texture1d, texture1d_array, texture2d, texture3d, texture2d_array, "
                       "texturecube, texturecube_array, depth2d, depth2d_array, depthcube, depthcube_array, texture2d_ms, "
-                      "texture2d_ms_array, depth2d_ms or depth2d_ms_array");
+                      "texture2d_ms_array, depth2d_ms, depth2d_ms_array or texture_buffer");
 }
 
 unsigned usage_from(const py::handle& usage) {
@@ -113,16 +116,18 @@ Texture make_texture(const Device& dev, std::vector<std::uint32_t> shape, const 
                           " images per element, got " + std::to_string(shape[0]));
     shape[0] /= per;
   }
-  const std::size_t want = d.type == TextureType::texture1d                           ? 1
-                           : d.type == TextureType::texture3d || is_array(d.type) ? 3
-                                                                                   : 2;
+  const bool one_d_array = d.type == TextureType::texture1d_array;
+  const std::size_t want = d.type == TextureType::texture1d || d.type == TextureType::texture_buffer ? 1
+                           : one_d_array                                                              ? 2
+                           : d.type == TextureType::texture3d || is_array(d.type)                     ? 3
+                                                                                                      : 2;
   if (shape.size() != want) {
     throw ArgumentError(std::string("a ") + to_string(d.type) + " has a shape of " + std::to_string(want) +
-                        " sizes (" + (want == 1 ? "width" : want == 2 ? "height, width" : "depth or elements, height, width") +
-                        "), got " + std::to_string(shape.size()));
+                        " sizes (" + (want == 1 ? "width" : one_d_array ? "elements, width" : want == 2 ? "height, width" :
+                        "depth or elements, height, width") + "), got " + std::to_string(shape.size()));
   }
   d.width = shape.back();
-  if (want >= 2) d.height = shape[want - 2];
+  if (want >= 2 && !one_d_array) d.height = shape[want - 2];
   if (d.type == TextureType::texture3d) d.depth = shape[0];
   if (is_array(d.type)) d.array_length = shape[0];
   d.mip_levels = mip_levels_from(mip_levels, d);
@@ -245,7 +250,9 @@ texture3d / (elements, height, width) for the array types (type="texture2d_array
 "texturecube_array" (elements are cubes), "depth2d_array", "depthcube_array",
 "texture2d_ms_array", "depth2d_ms_array"); "texturecube" / "depthcube" take (size, size);
 the multisampled types (texture2d_ms...) take ``sample_count`` 1, 2, 4 or 8; the depth types
-format "r32float". ``format``: Metal's name ("rgba8unorm", "r32float", "rg16sint"...); ``usage``:
+format "r32float"; "texture1d_array" takes (elements, width), "texture_buffer" (width,). ``format``:
+Metal's name ("rgba8unorm", "r32float", "rg16sint", "bgra8unorm_srgb", "rgb10a2unorm", "rg11b10float",
+"rgb9e5float"...: packed formats show one uint32 word per texel); ``usage``:
 "read", "write" or "read_write" (default), or a list of them. ``mip_levels``: 1 (default),
 a count up to the full chain, or "full" (each level halves the sizes down to 1; tex.level(i)
 views one).)doc"));
@@ -256,7 +263,8 @@ views one).)doc"));
         const py::ssize_t nd = source.ndim();
         PixelFormat f = format_of(source);
         std::vector<std::uint32_t> shape;
-        const bool has_channels = nd >= 3 || (nd == 2 && !type.is_none() && type.cast<std::string>() == "texture1d");
+        const bool has_channels = nd >= 3 || (nd == 2 && !type.is_none() && (type.cast<std::string>() == "texture1d" ||
+                                                                            type.cast<std::string>() == "texture_buffer"));
         const py::ssize_t spatial = has_channels ? nd - 1 : nd;
         f.channels = has_channels ? static_cast<int>(source.shape(nd - 1)) : 1;
         if (spatial < 1 || spatial > 3 || (f.channels != 1 && f.channels != 2 && f.channels != 4)) {

@@ -281,10 +281,12 @@ class Device(metaclass=_pybind11_type):
         sample_count: int = 1,
     ) -> Texture:
         """A new zeroed texture: shape (w,), (h, w), (d, h, w), or (elements, h, w) for the array
-        types; format as Metal names it ("rgba8unorm", "r32float", "rg16sint"...); type
-        "texture2d_array", "texturecube", "texturecube_array", "depth2d", "depth2d_array",
-        "depthcube", "depthcube_array", "texture2d_ms", "texture2d_ms_array", "depth2d_ms",
-        "depth2d_ms_array"; mip_levels a count or "full"; sample_count (multisampled types) 1, 2, 4 or 8."""
+        types ((elements, w) for texture1d_array); format as Metal names it ("rgba8unorm",
+        "r32float", "rg16sint", "bgra8unorm_srgb", "rgb10a2unorm", "rg11b10float", "rgb9e5float"...);
+        type "texture1d_array", "texture2d_array", "texturecube", "texturecube_array", "depth2d",
+        "depth2d_array", "depthcube", "depthcube_array", "texture2d_ms", "texture2d_ms_array",
+        "depth2d_ms", "depth2d_ms_array", "texture_buffer"; mip_levels a count or "full";
+        sample_count (multisampled types) 1, 2, 4 or 8."""
     def texture_from(
         self, array: npt.ArrayLike, format: str | None = None, usage: str | Sequence[str] | None = None,
         type: str | None = None, mip_levels: int | Literal["full"] = 1, sample_count: int = 1,

@@ -558,15 +558,12 @@ def test_normalized_reads_are_correctly_rounded_under_fast_math(device, fmt):
         assert not len(bad), f"{what}: {len(bad)} values differ, e.g. {[(int(vals[i]), got[i], want[i]) for i in bad[:4]]}"
 
 
-# ---- sRGB formats: a documented limit -----------------------------------------------------------
+# ---- sRGB formats (supported since session 23: test_audit_formats.py checks every format) ---------
 
 def srgb_to_linear(c):
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
-@pytest.mark.xfail(strict=True, raises=mc.ArgumentError,
-                   reason="sRGB pixel formats (rgba8unorm_srgb...) are not supported: dev.texture refuses "
-                          "them (docs/design.md, Textures and samplers: formats)")
 def test_srgb_reads_linearise(device):
     """rgba8unorm_srgb: a read converts r, g, b from sRGB to linear (the specification's
     formula), alpha as unorm."""

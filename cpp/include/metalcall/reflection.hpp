@@ -29,6 +29,8 @@ enum class TextureType {
   none, texture1d, texture2d, texture3d, texture2d_array, texturecube, depth2d,
   texturecube_array, depth2d_array, depthcube, depthcube_array,  // 6 faces per cube; r32float depth
   texture2d_ms, texture2d_ms_array, depth2d_ms, depth2d_ms_array,  // multisampled: one level, sample_count samples
+  texture1d_array,  // array_length rows of one texel height (MTLTextureType1DArray); one mip level
+  texture_buffer,   // MSL 2.1: a 1-D texture over buffer memory (MTLTextureTypeTextureBuffer): read/write, no sampling
 };
 
 /** depth2d, depth2d_array, depthcube, depthcube_array, depth2d_ms, depth2d_ms_array: one r32float channel. */

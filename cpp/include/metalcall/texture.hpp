@@ -16,19 +16,36 @@ namespace metalcall {
 /** How a channel's bits are read: Metal's pixel-format suffixes. */
 enum class PixelKind { unorm, snorm, uint, sint, float_ };
 
-/** An uncompressed Metal pixel format: r/rg/rgba × 8/16/32 bits × unorm/snorm/uint/sint/float. */
+/** Where a format's channels lie in a texel: one field per channel in RGBA order (plain), Metal's
+ * BGRA byte order, or one of its packed 32-bit layouts (red in the lowest bits). */
+enum class PixelLayout { plain = 0, bgra = 1, rgb10a2 = 2, rg11b10 = 3, rgb9e5 = 4 };
+
+/** An uncompressed Metal pixel format: r/rg/rgba × 8/16/32 bits × unorm/snorm/uint/sint/float, the
+ * sRGB forms (r8, rg8, rgba8, bgra8 unorm_srgb), bgra8unorm, and the packed rgb10a2unorm/uint,
+ * rg11b10float, rgb9e5float. A packed format is described as its host view shows it: one 32-bit
+ * channel (channels 1, bits 32) whose word holds the components; kind says what a kernel reads. */
 struct PixelFormat {
-  int channels = 4;  // 1 (r), 2 (rg) or 4 (rgba)
+  int channels = 4;  // 1 (r), 2 (rg) or 4 (rgba, bgra); 1 for the packed formats (one word)
   int bits = 8;      // per channel: 8, 16 or 32
   PixelKind kind = PixelKind::unorm;
+  PixelLayout layout = PixelLayout::plain;
+  bool srgb = false;  // r, g, b are sRGB-encoded unorm8: reads linearise, writes encode
 
-  /** Metal's name without the MTLPixelFormat prefix, lower case: "rgba8unorm", "r32float". */
+  /** Metal's name without the MTLPixelFormat prefix, lower case: "rgba8unorm", "r32float", "bgra8unorm_srgb". */
   std::string name() const;
   std::size_t bytes_per_pixel() const { return static_cast<std::size_t>(channels * bits / 8); }
+  bool packed() const { return layout >= PixelLayout::rgb10a2; }
+  /** Whether the format stores alpha (the others read 1, and clamp_to_zero's border is opaque). */
+  bool has_alpha() const { return layout == PixelLayout::rgb10a2 || (!packed() && channels == 4); }
   /** Parses a name as name() writes it; ArgumentError for formats Metal does not have. */
   static PixelFormat parse(const std::string& name);
-  bool operator==(const PixelFormat& o) const { return channels == o.channels && bits == o.bits && kind == o.kind; }
+  bool operator==(const PixelFormat& o) const {
+    return channels == o.channels && bits == o.bits && kind == o.kind && layout == o.layout && srgb == o.srgb;
+  }
 };
+
+/** Every format PixelFormat::parse takes, in Metal's order. */
+const std::vector<PixelFormat>& pixel_formats();
 
 /** What kernels may do with a texture (MTLTextureUsage). */
 enum TextureUsage : unsigned { usage_read = 1, usage_write = 2 };

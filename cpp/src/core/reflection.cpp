@@ -55,6 +55,8 @@ const char* to_string(TextureType t) {
     case TextureType::texture2d_ms_array: return "texture2d_ms_array";
     case TextureType::depth2d_ms: return "depth2d_ms";
     case TextureType::depth2d_ms_array: return "depth2d_ms_array";
+    case TextureType::texture1d_array: return "texture1d_array";
+    case TextureType::texture_buffer: return "texture_buffer";
     case TextureType::none: break;
   }
   return "none";
@@ -76,7 +78,7 @@ bool is_multisample(TextureType t) {
 }
 
 bool is_array(TextureType t) {
-  return t == TextureType::texture2d_array || t == TextureType::texturecube_array || t == TextureType::depth2d_array ||
+  return t == TextureType::texture2d_array || t == TextureType::texture1d_array || t == TextureType::texturecube_array || t == TextureType::depth2d_array ||
          t == TextureType::depthcube_array || t == TextureType::texture2d_ms_array || t == TextureType::depth2d_ms_array;
 }
 

@@ -36,9 +36,10 @@ std::size_t round_up(std::size_t n, std::size_t align) { return (n + align - 1) 
 
 std::uint32_t halved(std::uint32_t n, std::uint32_t level) { return std::max<std::uint32_t>(1, n >> level); }
 
-// metal_texture.h's format code: channels | bytes per channel << 4 | kind << 8.
+// metal_texture_sampling.h's format code: channels | bytes per channel << 4 | kind << 8 | layout << 12 | sRGB << 16.
 unsigned format_code(const PixelFormat& f) {
-  return static_cast<unsigned>(f.channels) | static_cast<unsigned>(f.bits / 8) << 4 | static_cast<unsigned>(f.kind) << 8;
+  return static_cast<unsigned>(f.channels) | static_cast<unsigned>(f.bits / 8) << 4 | static_cast<unsigned>(f.kind) << 8 |
+         static_cast<unsigned>(f.layout) << 12 | (f.srgb ? 1u : 0u) << 16;
 }
 
 bool integer_kind(PixelKind k) { return k == PixelKind::uint || k == PixelKind::sint; }
@@ -106,6 +107,8 @@ Texture Device::texture(const TextureDescriptor& descriptor) const {
   const TextureType type = d.type;
   switch (type) {
     case TextureType::texture1d: d.height = d.depth = d.array_length = 1; break;
+    case TextureType::texture1d_array: d.height = d.depth = 1; break;
+    case TextureType::texture_buffer: d.height = d.depth = d.array_length = 1; break;
     case TextureType::texture3d: d.array_length = 1; break;
     case TextureType::texturecube:
     case TextureType::depthcube: d.depth = 1, d.array_length = 6; break;
@@ -128,8 +131,9 @@ Texture Device::texture(const TextureDescriptor& descriptor) const {
   }
   const std::uint32_t full = full_mip_levels(d);
   if (d.mip_levels == 0) throw ArgumentError("a texture has at least 1 mip level (level 0, the image itself)");
-  if (d.mip_levels > 1 && d.type == TextureType::texture1d)
-    throw ArgumentError("a texture1d has 1 mip level: MSL has no mipmapped 1-D textures");
+  if (d.mip_levels > 1 && (d.type == TextureType::texture1d || d.type == TextureType::texture1d_array ||
+                           d.type == TextureType::texture_buffer))
+    throw ArgumentError("a " + std::string(to_string(d.type)) + " has 1 mip level: MSL has no mipmapped 1-D textures");
   if (d.mip_levels > std::min(full, kMaxMipLevels)) {
     throw ArgumentError("a " + std::string(to_string(d.type)) + " of " + std::to_string(d.width) + "x" +
                         std::to_string(d.height) + (d.type == TextureType::texture3d ? "x" + std::to_string(d.depth) : "") +

@@ -3,6 +3,7 @@
 // that plans textures (backends/metal_plan) links without the rest of core.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "metalcall/errors.hpp"
 #include "metalcall/texture.hpp"
@@ -27,23 +28,49 @@ const char* kind_suffix(PixelKind k) {
 }  // namespace
 
 std::string PixelFormat::name() const {
+  switch (layout) {
+    case PixelLayout::rgb10a2: return kind == PixelKind::uint ? "rgb10a2uint" : "rgb10a2unorm";
+    case PixelLayout::rg11b10: return "rg11b10float";
+    case PixelLayout::rgb9e5: return "rgb9e5float";
+    case PixelLayout::bgra: return srgb ? "bgra8unorm_srgb" : "bgra8unorm";
+    case PixelLayout::plain: break;
+  }
   const char* c = channels == 1 ? "r" : channels == 2 ? "rg" : "rgba";
-  return c + std::to_string(bits) + kind_suffix(kind);
+  return c + std::to_string(bits) + kind_suffix(kind) + (srgb ? "_srgb" : "");
+}
+
+const std::vector<PixelFormat>& pixel_formats() {
+  static const std::vector<PixelFormat> all = [] {
+    std::vector<PixelFormat> out;
+    for (int channels : {1, 2, 4})
+      for (int bits : {8, 16, 32})
+        for (PixelKind kind : {PixelKind::unorm, PixelKind::snorm, PixelKind::uint, PixelKind::sint, PixelKind::float_}) {
+          // Metal has no 8-bit float, and no 32-bit normalized formats.
+          if ((kind == PixelKind::float_ && bits == 8) || ((kind == PixelKind::unorm || kind == PixelKind::snorm) && bits == 32))
+            continue;
+          out.push_back({channels, bits, kind});
+          // sRGB: unorm8 only (R8Unorm_sRGB and RG8Unorm_sRGB are Apple GPUs' alone: the Metal plan says so).
+          if (kind == PixelKind::unorm && bits == 8) out.push_back({channels, bits, kind, PixelLayout::plain, true});
+        }
+    out.push_back({4, 8, PixelKind::unorm, PixelLayout::bgra, false});
+    out.push_back({4, 8, PixelKind::unorm, PixelLayout::bgra, true});
+    out.push_back({1, 32, PixelKind::unorm, PixelLayout::rgb10a2, false});
+    out.push_back({1, 32, PixelKind::uint, PixelLayout::rgb10a2, false});
+    out.push_back({1, 32, PixelKind::float_, PixelLayout::rg11b10, false});
+    out.push_back({1, 32, PixelKind::float_, PixelLayout::rgb9e5, false});
+    return out;
+  }();
+  return all;
 }
 
 PixelFormat PixelFormat::parse(const std::string& name) {
-  for (int channels : {1, 2, 4})
-    for (int bits : {8, 16, 32})
-      for (PixelKind kind : {PixelKind::unorm, PixelKind::snorm, PixelKind::uint, PixelKind::sint, PixelKind::float_}) {
-        // Metal has no 8-bit float, and no 32-bit normalized formats.
-        if ((kind == PixelKind::float_ && bits == 8) || ((kind == PixelKind::unorm || kind == PixelKind::snorm) && bits == 32))
-          continue;
-        const PixelFormat f{channels, bits, kind};
-        if (f.name() == name) return f;
-      }
+  for (const PixelFormat& f : pixel_formats())
+    if (f.name() == name) return f;
   throw ArgumentError("unknown pixel format '" + name + "'; use r, rg or rgba, then 8, 16 or 32, then unorm, snorm, "
-                      "uint, sint or float, as Metal names them (\"rgba8unorm\", \"r32float\", \"rg16sint\"); Metal has "
-                      "no 8-bit float and no 32-bit unorm/snorm formats");
+                      "uint, sint or float, as Metal names them (\"rgba8unorm\", \"r32float\", \"rg16sint\"; Metal has "
+                      "no 8-bit float and no 32-bit unorm/snorm formats), an sRGB form (r8unorm_srgb, rg8unorm_srgb, "
+                      "rgba8unorm_srgb, bgra8unorm_srgb), bgra8unorm, or a packed format (rgb10a2unorm, rgb10a2uint, "
+                      "rg11b10float, rgb9e5float)");
 }
 
 std::uint32_t Texture::slices(std::uint32_t level) const {
@@ -62,7 +89,9 @@ const MipLevel& Texture::mip_level(std::uint32_t level) const {
 }
 
 std::uint32_t full_mip_levels(const TextureDescriptor& d) {
-  std::uint32_t largest = std::max(d.width, d.type == TextureType::texture1d ? 1u : d.height);
+  const bool one_d = d.type == TextureType::texture1d || d.type == TextureType::texture1d_array ||
+                     d.type == TextureType::texture_buffer;
+  std::uint32_t largest = std::max(d.width, one_d ? 1u : d.height);
   if (d.type == TextureType::texture3d) largest = std::max(largest, d.depth);
   std::uint32_t levels = 1;
   while (largest >>= 1) ++levels;

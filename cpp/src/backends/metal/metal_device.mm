@@ -155,7 +155,14 @@ class MetalDevice final : public BackendDevice {
   std::size_t texture_row_alignment(const PixelFormat& format) override {
     return linear_texture_alignment((__bridge void*)device_, format);
   }
-  void check_texture(const TextureDescriptor& descriptor) override { check_metal_texture(descriptor); }
+  void check_texture(const TextureDescriptor& descriptor) override {
+    check_metal_texture(descriptor);
+    PixelFormatSupport support;
+    support.small_srgb = [device_ supportsFamily:MTLGPUFamilyApple1];
+    support.srgb_writes = [device_ supportsFamily:MTLGPUFamilyApple2];
+    support.rgb9e5_writes = [device_ supportsFamily:MTLGPUFamilyApple3];
+    check_metal_pixel_format(descriptor, support, info_.name);
+  }
 
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     return compile_library((__bridge void*)device_, info_.registry_id, source, options);

@@ -22,6 +22,16 @@ namespace {
 // The MTLPixelFormat of each format metalcall names (PixelFormat::name() spells Metal's name in lower case).
 MTLPixelFormat pixel_format(const PixelFormat& f) {
   const PixelKind k = f.kind;
+  switch (f.layout) {
+    case PixelLayout::bgra: return f.srgb ? MTLPixelFormatBGRA8Unorm_sRGB : MTLPixelFormatBGRA8Unorm;
+    case PixelLayout::rgb10a2: return k == PixelKind::uint ? MTLPixelFormatRGB10A2Uint : MTLPixelFormatRGB10A2Unorm;
+    case PixelLayout::rg11b10: return MTLPixelFormatRG11B10Float;
+    case PixelLayout::rgb9e5: return MTLPixelFormatRGB9E5Float;
+    case PixelLayout::plain: break;
+  }
+  if (f.srgb)  // unorm8 only; R8/RG8Unorm_sRGB on Apple GPUs (check_metal_pixel_format)
+    return f.channels == 1 ? MTLPixelFormatR8Unorm_sRGB : f.channels == 2 ? MTLPixelFormatRG8Unorm_sRGB
+                                                                           : MTLPixelFormatRGBA8Unorm_sRGB;
   if (f.channels == 1) {
     if (f.bits == 8) return k == PixelKind::unorm ? MTLPixelFormatR8Unorm : k == PixelKind::snorm ? MTLPixelFormatR8Snorm
                           : k == PixelKind::uint ? MTLPixelFormatR8Uint : MTLPixelFormatR8Sint;
@@ -50,6 +60,8 @@ MTLPixelFormat pixel_format(const PixelFormat& f) {
 MTLTextureType texture_type(PlanTextureDescriptor::Type t) {
   switch (t) {
     case PlanTextureDescriptor::Type::type1d: return MTLTextureType1D;
+    case PlanTextureDescriptor::Type::type1d_array: return MTLTextureType1DArray;
+    case PlanTextureDescriptor::Type::texture_buffer: return MTLTextureTypeTextureBuffer;
     case PlanTextureDescriptor::Type::type3d: return MTLTextureType3D;
     case PlanTextureDescriptor::Type::type2d_array: return MTLTextureType2DArray;
     case PlanTextureDescriptor::Type::cube: return MTLTextureTypeCube;

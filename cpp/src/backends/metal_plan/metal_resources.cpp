@@ -17,7 +17,9 @@ std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t pag
 }
 
 bool texture_over_buffer(const TextureDescriptor& descriptor) {
-  return descriptor.type == TextureType::texture2d && descriptor.mip_levels == 1;
+  // A texture_buffer is always one: Metal makes it from a buffer alone.
+  return (descriptor.type == TextureType::texture2d && descriptor.mip_levels == 1) ||
+         descriptor.type == TextureType::texture_buffer;
 }
 
 void check_metal_texture(const TextureDescriptor& d) {
@@ -32,12 +34,26 @@ void check_metal_texture(const TextureDescriptor& d) {
   const bool volume = d.type == TextureType::texture3d;
   const std::uint32_t most = volume ? 2048 : 16384;
   const std::uint32_t largest = std::max({d.width, d.height, volume ? d.depth : 1u});
-  if (largest > most)
+  // A texture buffer's width is bounded by its buffer (maxBufferLength), not by these.
+  if (largest > most && d.type != TextureType::texture_buffer)
     throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " is at most " + std::to_string(most) +
                         " texels wide in each dimension on Metal, got " + std::to_string(largest));
   if (is_array(d.type) && d.array_length > 2048)
     throw ArgumentError("[metal] a " + std::string(to_string(d.type)) + " has at most 2048 slices (array elements) on Metal, got " +
                         std::to_string(d.array_length));
+}
+
+void check_metal_pixel_format(const TextureDescriptor& d, const PixelFormatSupport& support, const std::string& gpu) {
+  const PixelFormat& f = d.format;
+  const std::string name = f.name();
+  if (f.srgb && f.layout == PixelLayout::plain && f.channels < 4 && !support.small_srgb)
+    throw ArgumentError("[metal] " + gpu + " has no " + name + " (Metal's R8Unorm_sRGB and RG8Unorm_sRGB are Apple GPUs' "
+                        "alone): use rgba8unorm_srgb");
+  const bool writable = f.srgb ? support.srgb_writes : f.layout == PixelLayout::rgb9e5 ? support.rgb9e5_writes : true;
+  if ((d.usage & usage_write) && !writable)
+    throw ArgumentError("[metal] " + gpu + " GPUs do not let kernels write " + name + " textures (Metal's feature set "
+                        "tables: " + (f.srgb ? "sRGB writes need an Apple GPU" : "rgb9e5 writes need Apple3 or later") +
+                        "); make it with usage=\"read\"");
 }
 
 void check_metal_sampler(const Sampler& s, TextureType bound_to, const std::string& what) {

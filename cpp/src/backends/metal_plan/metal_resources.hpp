@@ -53,6 +53,17 @@ std::size_t no_copy_length(const void* data, std::size_t nbytes, std::size_t pag
 bool texture_over_buffer(const TextureDescriptor& descriptor);
 /** ArgumentError for a texture beyond Metal's size limits (16384 texels across, 3-D 2048, 2048 slices). */
 void check_metal_texture(const TextureDescriptor& descriptor);
+
+/** What a GPU allows of the sRGB and packed pixel formats (Apple's feature set tables, "GPU texture
+ * capabilities by pixel format"); rgb10a2 and rg11b10float are writable on every GPU Metal runs. */
+struct PixelFormatSupport {
+  bool small_srgb = true;     // r8unorm_srgb, rg8unorm_srgb exist: Apple GPUs (Apple1 and later), not Intel/AMD Macs
+  bool srgb_writes = true;    // kernels write sRGB formats: Apple2 and later, not Mac2 alone
+  bool rgb9e5_writes = true;  // kernels write rgb9e5float: Apple3 and later, not Mac2 alone
+};
+/** ArgumentError (`[metal]` + `gpu`) for a format the GPU lacks, or write usage it does not allow. */
+void check_metal_pixel_format(const TextureDescriptor& descriptor, const PixelFormatSupport& support,
+                              const std::string& gpu);
 /**
  * ArgumentError for a sampler Metal leaves undefined: with unnormalised coordinates Apple
  * allows only clamp_to_edge or clamp_to_zero addressing, no mip filter, equal min and mag

@@ -61,7 +61,8 @@ struct PlanBuffer {
 
 /** The MTLTextureDescriptor of a plan texture: one field per property the driver sets. */
 struct PlanTextureDescriptor {
-  enum class Type { type1d, type2d, type3d, type2d_array, cube, cube_array };  // MTLTextureType1D ... Cube, CubeArray
+  // MTLTextureType1D ... CubeArray, 1DArray, TextureBuffer
+  enum class Type { type1d, type2d, type3d, type2d_array, cube, cube_array, type1d_array, texture_buffer };
   Type type = Type::type2d;
   PixelFormat format;            // pixelFormat: the MTLPixelFormat PixelFormat::name() spells
   bool depth32_float = false;    // pixelFormat: MTLPixelFormatDepth32Float instead of `format`

@@ -366,11 +366,14 @@ class Planner {
     const bool writes = param.texture_access == TextureAccess::write || param.texture_access == TextureAccess::read_write;
     // Texture atomics need MTLTextureUsageShaderAtomic (r32uint / r32sint textures a kernel that has them writes).
     const bool atomic = kernel.texture_atomics && param.texture_access == TextureAccess::read_write &&
-                        bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 &&
+                        bound.descriptor().format.channels == 1 && bound.descriptor().format.bits == 32 && !bound.descriptor().format.packed() &&
                         (bound.descriptor().format.kind == PixelKind::uint || bound.descriptor().format.kind == PixelKind::sint);
-    if (texture_over_buffer(bound.descriptor()) && !atomic) {
+    // A texture buffer lives over its buffer whatever its usage (Metal makes no other).
+    const bool texture_buffer = bound.descriptor().type == TextureType::texture_buffer;
+    if (texture_over_buffer(bound.descriptor()) && (!atomic || texture_buffer)) {
       plan_.textures.push_back({PlanTexture::Source::over_buffer, buffer, &bound,
                                 metal_descriptor(bound, PlanTexture::Source::over_buffer), bound.row_pitch()});
+      plan_.textures.back().descriptor.shader_atomic = atomic;
       p.bindings.push_back(SetTexture{plan_.textures.size() - 1, index});
       p.accesses.push_back({buffer, 0, index, writes, true});
       return;
@@ -408,12 +411,14 @@ class Planner {
     m.width = d.width;
     m.height = d.height;
     if (source == PlanTexture::Source::over_buffer) {
+      if (d.type == TextureType::texture_buffer) m.type = Type::texture_buffer;
       m.shader_read = (d.usage & usage_read) != 0;
       m.shader_write = (d.usage & usage_write) != 0;
       return m;
     }
     switch (d.type) {
       case TextureType::texture1d: m.type = Type::type1d; break;
+      case TextureType::texture1d_array: m.type = Type::type1d_array; break;
       case TextureType::texture3d: m.type = Type::type3d; break;
       case TextureType::texture2d_array:
       case TextureType::depth2d_array: m.type = Type::type2d_array; break;

@@ -208,6 +208,7 @@ class SimDevice final : public BackendDevice {
 
   void check_texture(const TextureDescriptor& descriptor) override {
     metal::check_metal_texture(descriptor);
+    metal::check_metal_pixel_format(descriptor, {family_.apple_gpu, family_.apple_gpu, family_.apple_gpu}, family_.name);
     if (!family_.cube_arrays && (descriptor.type == TextureType::texturecube_array || descriptor.type == TextureType::depthcube_array))
       throw ArgumentError("[metal-sim] " + family_.name + " GPUs have no cube texture arrays (Apple4 and later, Mac2 have them)");
   }

@@ -208,12 +208,13 @@ void SimQueue::encode(SimCommandBuffer& b) const {
     if (d.width * d.height * d.depth * d.array_length == 0 || d.mipmap_levels == 0)
       throw ExecutionError(rule(which + ": a texture descriptor with a size or level count of 0"));
     if (t.source == PlanTexture::Source::over_buffer) {
-      // newTextureWithDescriptor:offset:bytesPerRow: makes 2-D textures of one level only, in the
-      // buffer's storage mode (shared here), with rows at multiples of
+      // newTextureWithDescriptor:offset:bytesPerRow: makes 2-D textures of one level only (and texture
+      // buffers, one row), in the buffer's storage mode (shared here), with rows at multiples of
       // minimumLinearTextureAlignmentForPixelFormat: that hold a row of texels.
-      if (d.type != PlanTextureDescriptor::Type::type2d || d.mipmap_levels != 1 || d.depth32_float || d.depth != 1 ||
-          d.array_length != 1)
-        throw ExecutionError(rule(which + ": Metal makes only single-level 2-D color textures over a buffer"));
+      const bool texture_buffer = d.type == PlanTextureDescriptor::Type::texture_buffer && d.height == 1;
+      if ((d.type != PlanTextureDescriptor::Type::type2d && !texture_buffer) || d.mipmap_levels != 1 || d.depth32_float ||
+          d.depth != 1 || d.array_length != 1)
+        throw ExecutionError(rule(which + ": Metal makes only single-level 2-D color textures and texture buffers over a buffer"));
       if (d.private_storage) throw ExecutionError(rule(which + ": a texture over a shared buffer must be shared too"));
       if (t.bytes_per_row % family_.linear_texture_alignment != 0 ||
           t.bytes_per_row < std::size_t(d.width) * d.format.bytes_per_pixel())

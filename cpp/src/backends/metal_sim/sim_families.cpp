@@ -5,6 +5,8 @@
 // (Apple's implementation-limits table: iOS GPU family 3, the A9's); MSL 3.1's texture atomics need macOS 14 / iOS 17,
 // which no Apple3 GPU runs; 256 MB, the buffer length the tables guarantee, as maxBufferLength.
 // Linear textures' rows: 16-byte aligned on Apple GPUs, 256 on the others (the simulator's choice).
+// Pixel formats: sRGB writes and R8/RG8Unorm_sRGB from Apple1/2, rgb9e5 writes from Apple3 (every
+// Apple family simulated), none of them on Intel's and AMD's Mac2 GPUs.
 // 64-bit atomics' min and max: GPUs of Apple8 and Mac2 (the M2, a Mac's) and of Apple9, as the
 // tables list them; not Apple7 (M1), Apple3, nor Intel's and AMD's Mac2 GPUs.
 // SIMD widths: 32 on Apple GPUs; 8, 16 or 32 per pipeline on Intel GPUs (the compiler's SIMD8/16/32);
@@ -58,10 +60,12 @@ std::vector<GpuFamily> make_families() {
   GpuFamily intel = family("intel", "mac2", "Intel UHD Graphics 630", 16, {1024, 512, 256}, {8, 16, 32});
   intel.page_size = 4096;
   intel.linear_texture_alignment = 256;
+  intel.apple_gpu = false;
   all.push_back(intel);
   GpuFamily amd = family("amd", "mac2", "AMD Radeon Pro 5500M", 64, {1024, 256}, {32, 64});
   amd.page_size = 4096;
   amd.linear_texture_alignment = 256;
+  amd.apple_gpu = false;
   amd.unified_memory = false;
   all.push_back(amd);
   for (std::size_t i = 0; i < all.size(); ++i) all[i].ordinal = static_cast<unsigned>(i);

@@ -24,6 +24,7 @@ struct GpuFamily {
   bool cube_arrays = true;       // texturecube_array / depthcube_array (Apple4 and later, Mac2)
   unsigned texture_entries = 128;  // the texture argument table's entries (31 on iOS GPU families 1-3, 128 on Macs)
   bool texture_atomics = true;   // MSL 3.1's texture atomics (macOS 14 / iOS 17, which Apple3 GPUs do not get)
+  bool apple_gpu = true;         // sRGB writes, r8/rg8 sRGB formats and rgb9e5 writes (Apple2/3 and later; not Intel/AMD Macs)
   unsigned probe_simd_width = 32;                   // a probe pipeline's threadExecutionWidth: the device's simd_width
   std::vector<unsigned> pipeline_thread_limits;     // maxTotalThreadsPerThreadgroup a pipeline may have
   std::vector<unsigned> pipeline_simd_widths;       // threadExecutionWidth a pipeline may have

@@ -37,7 +37,7 @@ inline const std::vector<Part>& parts_table() {
        {"SIMD"}},
       {"APPLE", {"metal_apple_internals.h"}, {"SIMD"}},
       {"TEXTURE",
-       {"metal_texture.h", "metal_texture_sampling.h", "metal_texture_types.h", "metal_texture_atomic.h",
+       {"metal_texture.h", "metal_texture_sampling.h", "metal_texture_types.h", "metal_texture_formats.h", "metal_texture_atomic.h",
         "metal_texture_layered.h", "metal_texture_ms.h"},
        {"MATH", "ATOMIC"}},
   };

@@ -20,8 +20,8 @@ namespace {
 // 4: ParamInfo::function_constant (enabled is per specialisation: not stored)
 // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions,
 // 7: texture_count, texture_atomics and the layered / multisampled texture types
-// 8: FunctionConstantInfo::vector_width
-constexpr char kMagic[] = "metalcall translation 8\n";
+// 8: FunctionConstantInfo::vector_width, 9: texture1d_array, texture_buffer
+constexpr char kMagic[] = "metalcall translation 9\n";
 
 // ---- writing ----
 
@@ -146,7 +146,7 @@ ParamInfo read_param(Reader& r) {
   p.line = r.integer(kIntMin, kIntMax);
   p.column = r.integer(kIntMin, kIntMax);
   p.grid_indexed = r.flag();
-  p.texture_type = r.enumeration(TextureType::depth2d_ms_array);
+  p.texture_type = r.enumeration(TextureType::texture_buffer);
   p.texture_access = r.enumeration(TextureAccess::read_write);
   p.texture_count = r.integer(0, 1 << 16);
   p.function_constant = r.str();

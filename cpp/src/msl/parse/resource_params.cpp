@@ -23,6 +23,7 @@ TextureType texture_type_from_name(const std::string& base) {
       {"depthcube", TextureType::depthcube}, {"depthcube_array", TextureType::depthcube_array},
       {"texture2d_ms", TextureType::texture2d_ms}, {"texture2d_ms_array", TextureType::texture2d_ms_array},
       {"depth2d_ms", TextureType::depth2d_ms}, {"depth2d_ms_array", TextureType::depth2d_ms_array},
+      {"texture1d_array", TextureType::texture1d_array}, {"texture_buffer", TextureType::texture_buffer},
   };
   for (const auto& [name, t] : kTypes)
     if (base == name) return t;
@@ -104,7 +105,9 @@ std::string classify_resource_param(const std::string& type, bool has_binding, P
   if (is_depth(texture_type) && s != ScalarType::f32)
     return "depth texture parameter '" + info.name + "' must have element type float";
   // Multisampled textures are read, not sampled: access::read is their default.
-  if (access.empty() && is_multisample(texture_type)) access = "read";
+  if (access.empty() && (is_multisample(texture_type) || texture_type == TextureType::texture_buffer)) access = "read";
+  if (texture_type == TextureType::texture_buffer && access == "sample")
+    return "texture_buffer parameter '" + info.name + "' takes access::read, write or read_write (texture buffers are not sampled)";
   if (is_multisample(texture_type) && access != "read")
     return "multisampled texture parameter '" + info.name + "' takes access::read only";
   if (access.empty() || access == "sample") info.texture_access = TextureAccess::sample;

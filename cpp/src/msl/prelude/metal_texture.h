@@ -75,6 +75,43 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
   MTL_TEXTURE_FENCE
 };
 
+// Elements of one row each: slice `array` of a 1-D texture (one mip level, as texture1d).
+template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture1d_array : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(C x, unsigned array, unsigned lod = 0) const {
+    return mtl_tex::read<T>(*mtl_d, lod, unsigned(x), 0u, array);
+  }
+  template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x, unsigned array, unsigned lod = 0) const {
+    mtl_tex::write<T>(*mtl_d, lod, mtl_tex::cast4<T>(c), unsigned(x), 0u, array);
+  }
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, C x, unsigned array, unsigned lod = 0) const { write(vec<T, 4>(T(c)), x, array, lod); }
+  // Metal clamps the array index of sample.
+  METAL_FUNC vec<T, 4> sample(sampler s, float x, unsigned array) const {
+    return mtl_tex::cast4<T>(mtl_tex::sample<mtl_tex::sampled_t<T>>(*mtl_d, s.mtl_a, 1, x, 0.0f, 0.0f,
+                                                                     mtl_tex::clamped_element(*mtl_d, array, 1u)));
+  }
+  METAL_FUNC unsigned get_width(unsigned lod = 0) const { return mtl_texture_base::get_width(lod); }
+  METAL_FUNC unsigned get_array_size() const { return mtl_d->array_length; }
+  MTL_TEXTURE_ATOMICS(x, 0u, array, unsigned x, unsigned array)
+  MTL_TEXTURE_FENCE
+};
+
+// MSL 2.1's texture_buffer: a 1-D texture over buffer memory, read and written by texel (no
+// sampling, no mip levels; access::read by default).
+template <class T, access A = access::read, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture_buffer : mtl_texture_base {
+  using mtl_texture_base::mtl_texture_base;
+  template <class C> METAL_FUNC vec<T, 4> read(C x) const { return mtl_tex::read<T>(*mtl_d, 0u, unsigned(x), 0u, 0u); }
+  template <class V, class C> METAL_FUNC void write(const vec<V, 4>& c, C x) const {
+    mtl_tex::write<T>(*mtl_d, 0u, mtl_tex::cast4<T>(c), unsigned(x), 0u, 0u);
+  }
+  template <class S, class C, enable_if_t<mtl_detail::is_scalar<S>::value, int> = 0>
+  METAL_FUNC void write(S c, C x) const { write(vec<T, 4>(T(c)), x); }
+  METAL_FUNC unsigned get_width() const { return mtl_d->width; }
+  MTL_TEXTURE_ATOMICS(x, 0u, 0u, unsigned x)
+  MTL_TEXTURE_FENCE
+};
+
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texture2d : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned lod = 0) const {
@@ -185,7 +222,7 @@ template <class T, access A = access::sample, memory_coherence mtl_coherence = m
 };
 
 // Six faces of square 2-D images, in Metal's order +X, -X, +Y, -Y, +Z, -Z. Sampling
-// picks the face and clamps to its edge (no filtering across faces).
+// picks the face; linear footprints past its edge take the adjacent face's texels (seamless, as Metal's).
 template <class T, access A = access::sample, memory_coherence mtl_coherence = memory_coherence_threadgroup> struct texturecube : mtl_texture_base {
   using mtl_texture_base::mtl_texture_base;
   template <class C> METAL_FUNC vec<T, 4> read(const vec<C, 2>& p, unsigned face, unsigned lod = 0) const {

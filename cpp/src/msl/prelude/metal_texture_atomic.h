@@ -1,4 +1,4 @@
-// metalcall MSL prelude: texture atomics (MSL 3.1). texture1d/2d/2d_array/3d<int or uint,
+// metalcall MSL prelude: texture atomics (MSL 3.1). texture1d/1d_array/2d/2d_array/3d and texture_buffer<int or uint,
 // access::read_write> have atomic_load, atomic_store, atomic_exchange,
 // atomic_compare_exchange_weak and atomic_fetch_add/sub/and/or/xor/min/max member functions:
 // coordinates first, then the operand (a vec<T, 4> whose x is used; a scalar converts); each
@@ -20,7 +20,7 @@ enum atomic_op { op_load, op_store, op_exchange, op_add, op_sub, op_and, op_or, 
 template <class T>
 METAL_FUNC volatile atomic<T>* atomic_texel(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice) {
   if (!in_range(d, 0u, x, y, slice, "atomic")) return nullptr;
-  if (!is_integer(d.format) || channel_bytes(d.format) != 4u) return nullptr;
+  if (!is_integer(d.format) || channel_bytes(d.format) != 4u || layout(d.format) != 0u) return nullptr;  // not rgb10a2uint's word
   return reinterpret_cast<volatile atomic<T>*>(texel(level_of(d, 0u), d.format, x, y, slice));
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "metal_texture_types.h"
+#include "metal_texture_formats.h"
 
 namespace metal {
 
@@ -22,6 +23,12 @@ enum kind { unorm = 0, snorm = 1, uint_ = 2, sint = 3, float_ = 4 };
 METAL_FUNC unsigned channels(unsigned f) { return f & 15u; }
 METAL_FUNC unsigned channel_bytes(unsigned f) { return (f >> 4) & 15u; }
 METAL_FUNC unsigned format_kind(unsigned f) { return (f >> 8) & 15u; }
+// metal_texture_formats.h's layout_kind: plain, BGRA byte order, or a packed 32-bit word (channels 1).
+METAL_FUNC unsigned layout(unsigned f) { return (f >> 12) & 15u; }
+METAL_FUNC bool is_srgb(unsigned f) { return ((f >> 16) & 1u) != 0u; }
+METAL_FUNC bool has_alpha(unsigned f) { return layout(f) == rgb10a2 || (layout(f) < rgb10a2 && channels(f) == 4u); }
+// Which field of the texel holds component i: BGRA stores blue first.
+METAL_FUNC unsigned field_of(unsigned f, unsigned i) { return layout(f) == bgra && i < 3u ? 2u - i : i; }
 
 // A size at mip level `lod`: halved per level, at least 1.
 METAL_FUNC unsigned halved(unsigned n, unsigned lod) {
@@ -113,13 +120,23 @@ METAL_FUNC long long load_int(const unsigned char* p, unsigned f) {
 
 METAL_FUNC bool is_integer(unsigned f) { return format_kind(f) == uint_ || format_kind(f) == sint; }
 
-// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha).
+// A texel as 4 components; missing channels read as 0 (green, blue) and 1 (alpha). sRGB
+// channels are linearised here, before any filtering, as Metal's texture units do.
 template <class T> METAL_FUNC vec<T, 4> load(const unsigned char* p, unsigned f) {
-  const unsigned n = channels(f), b = channel_bytes(f);
+  const unsigned n = channels(f), b = channel_bytes(f), lay = layout(f);
+  if (lay >= rgb10a2) {
+    unsigned w;
+    copy_bytes(&w, p, 4);
+    if (is_integer(f)) return vec<T, 4>(cvt<T>(word_field(w, 0)), cvt<T>(word_field(w, 1)), cvt<T>(word_field(w, 2)),
+                                        cvt<T>(word_field(w, 3)));
+    return cast4<T>(unpack_word(w, lay));
+  }
   T c[4] = {cvt<T>(0), cvt<T>(0), cvt<T>(0), cvt<T>(1)};
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) c[i] = cvt<T>(load_int(p + i * b, f));
-    else c[i] = cvt<T>(load_float(p + i * b, f));
+    const unsigned char* q = p + field_of(f, i) * b;
+    if (is_integer(f)) c[i] = cvt<T>(load_int(q, f));
+    else if (is_srgb(f) && i < 3u) c[i] = cvt<T>(srgb_to_linear(*q));
+    else c[i] = cvt<T>(load_float(q, f));
   }
   return vec<T, 4>(c[0], c[1], c[2], c[3]);
 }
@@ -180,11 +197,29 @@ METAL_FUNC void store_int(unsigned char* p, unsigned f, long long v) {
 }
 
 template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec<T, 4>& c) {
-  const unsigned n = channels(f), b = channel_bytes(f);
+  const unsigned n = channels(f), b = channel_bytes(f), lay = layout(f);
   const T v[4] = {c.x, c.y, c.z, c.w};
+  if (lay >= rgb10a2) {
+    unsigned w = 0;
+    if (is_integer(f)) {
+      for (unsigned i = 0; i < 4; ++i) w |= saturated_field(cvt<long long>(v[i]), i);
+    } else {
+      w = pack_word(vec<float, 4>(cvt<float>(v[0]), cvt<float>(v[1]), cvt<float>(v[2]), cvt<float>(v[3])), lay);
+    }
+#if METAL_CUDA
+    // One 32-bit store (a packed texel is 4-byte aligned), as the half store above: NVRTC has
+    // miscompiled computed bits stored byte by byte.
+    *reinterpret_cast<unsigned*>(p) = w;
+#else
+    copy_bytes(p, &w, 4);
+#endif
+    return;
+  }
   for (unsigned i = 0; i < n; ++i) {
-    if (is_integer(f)) store_int(p + i * b, f, cvt<long long>(v[i]));
-    else store_float(p + i * b, f, cvt<float>(v[i]));
+    unsigned char* q = p + field_of(f, i) * b;
+    if (is_integer(f)) store_int(q, f, cvt<long long>(v[i]));
+    else if (is_srgb(f) && i < 3u) *q = (unsigned char)linear_to_srgb(cvt<float>(v[i]));
+    else store_float(q, f, cvt<float>(v[i]));
   }
 }
 
@@ -270,7 +305,7 @@ METAL_FUNC int address_index(int i, int n, unsigned mode) {
 // What a texel outside the texture reads under clamp_to_zero / clamp_to_border.
 METAL_FUNC vec<float, 4> border(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned mode) {
   if (mode == 4) {  // transparent black, or opaque black for formats without alpha
-    return vec<float, 4>(0.0f, 0.0f, 0.0f, channels(d.format) == 4 ? 0.0f : 1.0f);
+    return vec<float, 4>(0.0f, 0.0f, 0.0f, has_alpha(d.format) ? 0.0f : 1.0f);
   }
   if (s.border == 2) return vec<float, 4>(1.0f, 1.0f, 1.0f, 1.0f);
   return vec<float, 4>(0.0f, 0.0f, 0.0f, s.border == 1 ? 1.0f : 0.0f);
@@ -323,6 +358,9 @@ template <> struct sampled<unsigned> { using type = unsigned; };
 template <> struct sampled<short> { using type = short; };
 template <> struct sampled<unsigned short> { using type = unsigned short; };
 template <class T> using sampled_t = typename sampled<T>::type;
+// Whether taps are filtered values (float), not an integer texture's texels (read in place, no seams).
+template <class A> struct is_float_tap { static constexpr bool value = false; };
+template <> struct is_float_tap<float> { static constexpr bool value = true; };
 // One tap of the filter: weighted into the sum for float; an integer texture's one tap is the result.
 METAL_FUNC void accumulate(vec<float, 4>& sum, const vec<float, 4>& t, float weight) { sum += t * weight; }
 template <class A> METAL_FUNC void accumulate(vec<A, 4>& sum, const vec<A, 4>& t, float) { sum = t; }
@@ -344,12 +382,72 @@ METAL_FUNC float compared(unsigned func, float ref, float texel) {
   }
 }
 
+// Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
+METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
+  const float ax = METAL_LIBM(fabs)(x), ay = METAL_LIBM(fabs)(y), az = METAL_LIBM(fabs)(z);
+  unsigned face;
+  float sc, tc, ma;
+  if (ax >= ay && ax >= az) {
+    face = x >= 0 ? 0u : 1u, sc = x >= 0 ? -z : z, tc = -y, ma = ax;
+  } else if (ay >= az) {
+    face = y >= 0 ? 2u : 3u, sc = x, tc = y >= 0 ? z : -z, ma = ay;
+  } else {
+    face = z >= 0 ? 4u : 5u, sc = z >= 0 ? x : -x, tc = -y, ma = az;
+  }
+  *u = 0.5f * (sc / ma + 1.0f);
+  *v = 0.5f * (tc / ma + 1.0f);
+  return face;
+}
+
+// The direction of the point (sc, tc) of cube face `face` at distance `ma` along its axis (the
+// inverse of cube_face's projection).
+METAL_FUNC vec<float, 3> face_direction(unsigned face, float sc, float tc, float ma) {
+  switch (face) {
+    case 0: return vec<float, 3>(ma, -tc, -sc);
+    case 1: return vec<float, 3>(-ma, -tc, sc);
+    case 2: return vec<float, 3>(sc, ma, tc);
+    case 3: return vec<float, 3>(sc, -ma, -tc);
+    case 4: return vec<float, 3>(sc, -tc, ma);
+    default: return vec<float, 3>(-sc, -tc, -ma);
+  }
+}
+// Texel (i, j) of the cube face at `slice` (6 faces from a multiple of 6), one texel past one of its
+// edges: seamless cube maps (Metal's, as Vulkan and WebGPU require of it) take it from the adjacent
+// face, the texel whose centre lies that far inside it.
+METAL_FUNC vec<float, 4> cube_edge_texel(const mtl_texture_abi& d, const level_view& l, int i, int j, unsigned slice) {
+  const int n = int(l.width);
+  const bool out_i = i < 0 || i >= n;
+  float sc = 2.0f * (float(i) + 0.5f) / float(n) - 1.0f, tc = 2.0f * (float(j) + 0.5f) / float(n) - 1.0f;
+  float& out = out_i ? sc : tc;
+  // The excess past the edge becomes depth into the neighbour: the out-of-face coordinate lands on
+  // the shared edge (+-1) and the face's own axis shrinks by the excess.
+  const float ma = 2.0f - (out < 0.0f ? -out : out);
+  out = out < 0.0f ? -1.0f : 1.0f;
+  const vec<float, 3> dir = face_direction(slice % 6u, sc, tc, ma);
+  float u, v;
+  const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
+  const int ni = int(METAL_LIBM(floor)(u * float(n))), nj = int(METAL_LIBM(floor)(v * float(n)));
+  return load<float>(texel(l, d.format, unsigned(ni < 0 ? 0 : ni >= n ? n - 1 : ni),
+                           unsigned(nj < 0 ? 0 : nj >= n ? n - 1 : nj), slice - slice % 6u + face), d.format);
+}
+// Any tap of a cube face's linear footprint: on the face, past one edge (cube_edge_texel), or past a
+// corner, where no texel is: the mean of the three that meet there (OpenGL's seamless rule).
+METAL_FUNC vec<float, 4> cube_texel(const mtl_texture_abi& d, const level_view& l, int i, int j, unsigned slice) {
+  const int n = int(l.width);
+  const bool out_i = i < 0 || i >= n, out_j = j < 0 || j >= n;
+  const int ci = i < 0 ? 0 : i >= n ? n - 1 : i, cj = j < 0 ? 0 : j >= n ? n - 1 : j;
+  const vec<float, 4> own = load<float>(texel(l, d.format, unsigned(ci), unsigned(cj), slice), d.format);
+  if (out_i && out_j)
+    return (own + cube_edge_texel(d, l, i, cj, slice) + cube_edge_texel(d, l, ci, j, slice)) / 3.0f;
+  return out_i || out_j ? cube_edge_texel(d, l, i, j, slice) : own;
+}
+
 // Samples one mip level, slice `slice`, at (u, v, w) over `dims` axes: the software sampler.
 // With `ref`, each texel is first replaced by its comparison with *ref (sample_compare).
 template <class A>
 METAL_FUNC vec<A, 4> sample_level(const mtl_texture_abi& d, const level_view& l, const mtl_sampler_abi& s,
                                   bool linear, unsigned dims, float u, float v, float w, unsigned slice, int ox,
-                                  int oy, int oz, const float* ref) {
+                                  int oy, int oz, const float* ref, bool cube = false) {
   const bool normalized = s.normalized != 0;
   const int size[3] = {int(l.width), int(l.height), int(l.depth)};
   const unsigned modes[3] = {s.s, s.t, s.r};
@@ -369,9 +467,11 @@ METAL_FUNC vec<A, 4> sample_level(const mtl_texture_abi& d, const level_view& l,
           at[k] = address_index(idx[k], size[k], modes[k]);
           if (at[k] < 0) outside = true, outside_mode = modes[k];
         }
-        vec<A, 4> t = outside ? cast4<A>(border(d, s, outside_mode))
-                              : load<A>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
-                                              dims > 2 ? unsigned(at[2]) : slice), d.format);
+        const bool off_face = cube && linear && (idx[0] != at[0] || idx[1] != at[1]);  // seamless cube maps
+        vec<A, 4> t = off_face  ? cast4<A>(cube_texel(d, l, idx[0], idx[1], slice))
+                      : outside ? cast4<A>(border(d, s, outside_mode))
+                                : load<A>(texel(l, d.format, unsigned(at[0]), unsigned(at[1]),
+                                                dims > 2 ? unsigned(at[2]) : slice), d.format);
         if (ref) t = vec<A, 4>(cvt<A>(compared(s.compare, *ref, cvt<float>(t.x))));
         accumulate(sum, t, weight);
       }
@@ -397,7 +497,7 @@ METAL_FUNC float gradient_lod(const mtl_texture_abi& d, const mtl_sampler_abi& s
 template <class A = float>
 METAL_FUNC vec<A, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, unsigned dims, float u, float v,
                             float w, unsigned slice, int ox = 0, int oy = 0, int oz = 0, float lod = 0.0f,
-                            const float* ref = nullptr) {
+                            const float* ref = nullptr, bool cube = false) {
   if (lod != lod) lod = 0.0f;
   lod = lod < s.lod_min ? s.lod_min : lod > s.lod_max ? s.lod_max : lod;
   const bool minified = lod > 0.0f;
@@ -415,9 +515,9 @@ METAL_FUNC vec<A, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, 
     fraction = whole >= float(last) ? 0.0f : lod - whole;
   }
   if (level > last) level = last;
-  const vec<A, 4> a = sample_level<A>(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  const vec<A, 4> a = sample_level<A>(d, level_of(d, level), s, linear, dims, u, v, w, slice, ox, oy, oz, ref, cube);
   if (fraction == 0.0f) return a;
-  const vec<A, 4> b = sample_level<A>(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref);
+  const vec<A, 4> b = sample_level<A>(d, level_of(d, level + 1), s, linear, dims, u, v, w, slice, ox, oy, oz, ref, cube);
   return blend(a, b, fraction);
 }
 
@@ -426,7 +526,7 @@ METAL_FUNC vec<A, 4> sample(const mtl_texture_abi& d, const mtl_sampler_abi& s, 
 // comparisons with *ref (gather_compare).
 template <class A = float>
 METAL_FUNC vec<A, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, float u, float v, unsigned slice,
-                            int ox, int oy, unsigned c, const float* ref = nullptr) {
+                            int ox, int oy, unsigned c, const float* ref = nullptr, bool cube = false) {
   const bool normalized = s.normalized != 0;
   const level_view l = level_of(d, 0);
   const axis x = footprint(u, int(d.width), normalized, true, ox, s.s),
@@ -436,31 +536,18 @@ METAL_FUNC vec<A, 4> gather(const mtl_texture_abi& d, const mtl_sampler_abi& s, 
   for (int k = 0; k < 4; ++k) {
     const int ix = address_index(x.i[corners[k][0]], int(d.width), s.s);
     const int iy = address_index(y.i[corners[k][1]], int(d.height), s.t);
-    const vec<A, 4> t = ix < 0 || iy < 0 ? cast4<A>(border(d, s, ix < 0 ? s.s : s.t))
-                                         : load<A>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
+    const int i = x.i[corners[k][0]], j = y.i[corners[k][1]];
+    const bool off_face = cube && is_float_tap<A>::value && (i != ix || j != iy);  // seamless cube maps
+    const vec<A, 4> t = off_face                 ? cast4<A>(cube_texel(d, l, i, j, slice))
+                        : ix < 0 || iy < 0 ? cast4<A>(border(d, s, ix < 0 ? s.s : s.t))
+                                           : load<A>(texel(l, d.format, unsigned(ix), unsigned(iy), slice), d.format);
     out[k] = ref ? cvt<A>(compared(s.compare, *ref, cvt<float>(t.x))) : t[c];
   }
   return vec<A, 4>(out[0], out[1], out[2], out[3]);
 }
 
-// Cube map: the face a direction points at and the 2-D coordinates on it (normalized).
-METAL_FUNC unsigned cube_face(float x, float y, float z, float* u, float* v) {
-  const float ax = METAL_LIBM(fabs)(x), ay = METAL_LIBM(fabs)(y), az = METAL_LIBM(fabs)(z);
-  unsigned face;
-  float sc, tc, ma;
-  if (ax >= ay && ax >= az) {
-    face = x >= 0 ? 0u : 1u, sc = x >= 0 ? -z : z, tc = -y, ma = ax;
-  } else if (ay >= az) {
-    face = y >= 0 ? 2u : 3u, sc = x, tc = y >= 0 ? z : -z, ma = ay;
-  } else {
-    face = z >= 0 ? 4u : 5u, sc = z >= 0 ? x : -x, tc = -y, ma = az;
-  }
-  *u = 0.5f * (sc / ma + 1.0f);
-  *v = 0.5f * (tc / ma + 1.0f);
-  return face;
-}
-
-// A cube face is read clamped to its edge (no filtering across faces), by normalized coordinates.
+// A cube face's own coordinates are clamped to its edge (normalized); taps past it come from the
+// adjacent face (cube_texel).
 METAL_FUNC mtl_sampler_abi mtl_face_edge(const mtl_sampler_abi& s) {
   mtl_sampler_abi edge = s;
   edge.s = edge.t = 0;
@@ -475,14 +562,14 @@ METAL_FUNC vec<A, 4> sample_cube(const mtl_texture_abi& d, const mtl_sampler_abi
                                  unsigned first, float lod, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  return sample<A>(d, mtl_face_edge(s), 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref);
+  return sample<A>(d, mtl_face_edge(s), 2, u, v, 0.0f, first + face, 0, 0, 0, lod, ref, true);
 }
 template <class A = float>
 METAL_FUNC vec<A, 4> gather_cube(const mtl_texture_abi& d, const mtl_sampler_abi& s, const vec<float, 3>& dir,
                                  unsigned first, unsigned c, const float* ref = nullptr) {
   float u, v;
   const unsigned face = cube_face(dir.x, dir.y, dir.z, &u, &v);
-  return gather<A>(d, mtl_face_edge(s), u, v, first + face, 0, 0, c, ref);
+  return gather<A>(d, mtl_face_edge(s), u, v, first + face, 0, 0, c, ref, true);
 }
 // Metal clamps the array index of sample and gather to the last element (`per` slices each).
 METAL_FUNC unsigned clamped_element(const mtl_texture_abi& d, unsigned element, unsigned per) {
