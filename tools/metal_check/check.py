@@ -212,7 +212,9 @@ def run_logic_test(work):
                             # the core pieces metal_support.cpp builds on
                             os.path.join(ROOT, "cpp", "src", "core", "scalar_packing.cpp"),
                             os.path.join(ROOT, "cpp", "src", "core", "constant_components.cpp"),
-                            os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp")]
+                            os.path.join(ROOT, "cpp", "src", "core", "reflection.cpp"),
+                            # pixel formats' names and sizes (metal_resources.cpp's format rules)
+                            os.path.join(ROOT, "cpp", "src", "core", "texture_values.cpp")]
                            # and the MSL front end (compile-log parsing and CompileError in msl/diagnostics)
                            + msl_sources + ["-o", binary], capture_output=True, text=True)
     if build.returncode != 0:

@@ -204,6 +204,7 @@ CLASSES = {
 ENUMS = {
     "MTLPixelFormat": ("enum", "NSUInteger", "10.11", [
         ("MTLPixelFormatR8Unorm", "10.11"),
+        ("MTLPixelFormatR8Unorm_sRGB", "11.0"),
         ("MTLPixelFormatR8Snorm", "10.11"),
         ("MTLPixelFormatR8Uint", "10.11"),
         ("MTLPixelFormatR8Sint", "10.11"),
@@ -216,6 +217,7 @@ ENUMS = {
         ("MTLPixelFormatR32Sint", "10.11"),
         ("MTLPixelFormatR32Float", "10.11"),
         ("MTLPixelFormatRG8Unorm", "10.11"),
+        ("MTLPixelFormatRG8Unorm_sRGB", "11.0"),
         ("MTLPixelFormatRG8Snorm", "10.11"),
         ("MTLPixelFormatRG8Uint", "10.11"),
         ("MTLPixelFormatRG8Sint", "10.11"),
@@ -228,6 +230,13 @@ ENUMS = {
         ("MTLPixelFormatRG32Sint", "10.11"),
         ("MTLPixelFormatRG32Float", "10.11"),
         ("MTLPixelFormatRGBA8Unorm", "10.11"),
+        ("MTLPixelFormatRGBA8Unorm_sRGB", "10.11"),
+        ("MTLPixelFormatBGRA8Unorm", "10.11"),
+        ("MTLPixelFormatBGRA8Unorm_sRGB", "10.11"),
+        ("MTLPixelFormatRGB10A2Unorm", "10.11"),
+        ("MTLPixelFormatRGB10A2Uint", "10.11"),
+        ("MTLPixelFormatRG11B10Float", "10.11"),
+        ("MTLPixelFormatRGB9E5Float", "10.11"),
         ("MTLPixelFormatRGBA8Snorm", "10.11"),
         ("MTLPixelFormatRGBA8Uint", "10.11"),
         ("MTLPixelFormatRGBA8Sint", "10.11"),
@@ -243,11 +252,13 @@ ENUMS = {
     ]),
     "MTLTextureType": ("enum", "NSUInteger", "10.11", [
         ("MTLTextureType1D", "10.11"),
+        ("MTLTextureType1DArray", "10.11"),
         ("MTLTextureType2D", "10.11"),
         ("MTLTextureType2DArray", "10.11"),
         ("MTLTextureTypeCube", "10.11"),
         ("MTLTextureTypeCubeArray", "10.11"),
         ("MTLTextureType3D", "10.11"),
+        ("MTLTextureTypeTextureBuffer", "10.14"),
     ]),
     "MTLStorageMode": ("enum", "NSUInteger", "10.11", [
         ("MTLStorageModeShared", "10.11"),
@@ -298,6 +309,9 @@ ENUMS = {
         ("MTLPipelineOptionBufferTypeInfo", "10.11"),
     ]),
     "MTLGPUFamily": ("enum", "NSInteger", "10.15", [
+        ("MTLGPUFamilyApple1", "10.15"),
+        ("MTLGPUFamilyApple2", "10.15"),
+        ("MTLGPUFamilyApple3", "10.15"),
         ("MTLGPUFamilyApple4", "10.15"),
         ("MTLGPUFamilyApple5", "10.15"),
         ("MTLGPUFamilyApple6", "10.15"),
