@@ -884,3 +884,49 @@ def test_checked_mode_catches_atomics_out_of_bounds(case):
             fn(1, a, j)
         assert where in str(err.value)
         assert not a.any()
+
+
+# ---------------------------------------------------------------------------------------------
+# Texture atomics: r32uint and r32sint textures only
+# ---------------------------------------------------------------------------------------------
+
+KS_TEXTURE = KernelSet([
+    """
+kernel void tx_add_uint(texture2d<uint, access::read_write> t [[texture(0)]], device uint* old [[buffer(0)]],
+                        uint2 p [[thread_position_in_grid]]) {
+    old[p.y * 2 + p.x] = t.atomic_fetch_add(p, 5u).x;
+}
+""",
+    """
+kernel void tx_min_int(texture2d<int, access::read_write> t [[texture(0)]], device int* old [[buffer(0)]],
+                       uint2 p [[thread_position_in_grid]]) {
+    old[p.y * 2 + p.x] = t.atomic_fetch_min(p, -7).x;
+}
+""",
+])
+
+
+CUDA_NO_FAULT = pytest.mark.xfail(reason="CUDA backend: a texture atomic on another format than r32uint/r32sint "
+                                          "does nothing (no fault channel on CUDA)", strict=True)
+
+
+@pytest.mark.parametrize("fmt", ["r32uint", "r32sint"] + [
+    pytest.param(f, marks=CUDA_NO_FAULT) for f in ("r16uint", "r8uint", "rg32uint", "rgba32uint", "r16sint", "rgba32sint")])
+def test_texture_atomics_need_r32_formats(device, fmt):
+    """Metal has texture atomics on r32uint and r32sint textures only (MTLTextureUsageShaderAtomic
+    takes no other format): on another format the call is an ExecutionError naming the texture.
+    Before, r16uint and r8uint did nothing and returned zeros; rg32uint and rgba32uint acted on the
+    first channel."""
+    signed = "sint" in fmt
+    fn = KS_TEXTURE.get(device, "tx_min_int" if signed else "tx_add_uint")
+    t = device.texture((2, 2), fmt)
+    np.asarray(t)[...] = 3
+    old = np.full(4, 99, np.int32 if signed else np.uint32)
+    if fmt in ("r32uint", "r32sint"):
+        fn((2, 2), old, textures=[t])
+        assert_equal(old, np.full(4, 3, old.dtype))
+        assert_equal(np.asarray(t)[..., 0], np.full((2, 2), -7 if signed else 8))
+        return
+    with pytest.raises(mc.ExecutionError, match=r"texture\(0\): texture atomics need an r32uint or r32sint texture"):
+        fn((2, 2), old, textures=[t])
+    assert_equal(np.asarray(t), np.full(np.asarray(t).shape, 3))
