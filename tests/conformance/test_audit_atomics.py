@@ -930,3 +930,48 @@ def test_texture_atomics_need_r32_formats(device, fmt):
     with pytest.raises(mc.ExecutionError, match=r"texture\(0\): texture atomics need an r32uint or r32sint texture"):
         fn((2, 2), old, textures=[t])
     assert_equal(np.asarray(t), np.full(np.asarray(t).shape, 3))
+
+
+# ---------------------------------------------------------------------------------------------
+# A barrier's arguments are checked whichever way the CPU runs the kernel
+# ---------------------------------------------------------------------------------------------
+
+# The same barrier at the top of a kernel's body (the CPU runs it as regions between barriers)
+# and inside a branch (fibers).
+BARRIER_SHAPES = {
+    "top_level": "t[l] = a[l]; BAR; a[l] = t[l ^ 1];",
+    "in_loop": "for (int r = 0; r < 2; ++r) { t[l] = a[l] + uint(r); BAR; a[l] = t[l ^ 1]; BAR; }",
+    "in_branch": "t[l] = a[l]; if (a[0] < 100u) { BAR; } a[l] = t[l ^ 1];",
+}
+BAD_BARRIERS = ["threadgroup_barrier(2)", "threadgroup_barrier(1.5f)", "threadgroup_barrier(true)",
+                "threadgroup_barrier(mem_flags::mem_device, memory_order_relaxed)"]
+
+
+def _barrier_kernel(shape: str, barrier: str) -> str:
+    return HEADER + ("kernel void k(device uint* a [[buffer(0)]], uint l [[thread_index_in_threadgroup]]) {\n"
+                     "    threadgroup uint t[64];\n    " + BARRIER_SHAPES[shape].replace("BAR", barrier) + "\n}\n")
+
+
+@pytest.mark.parametrize("shape", list(BARRIER_SHAPES))
+@pytest.mark.parametrize("barrier", BAD_BARRIERS)
+def test_barrier_arguments_checked(device, shape, barrier):
+    """threadgroup_barrier takes mem_flags: an int, a float, a bool or a second argument is a
+    CompileError at its line. Before, the CPU's regions (a barrier at the top of the body or in a
+    loop every thread runs) dropped the arguments unread, so these compiled there and only
+    there."""
+    with pytest.raises(mc.CompileError) as err:
+        device.compile(_barrier_kernel(shape, barrier)).function("k")
+    assert err.value.line == 5, str(err.value)
+
+
+@pytest.mark.parametrize("shape", list(BARRIER_SHAPES))
+@pytest.mark.parametrize("flags", ["mem_flags::mem_threadgroup", "metal::mem_flags::mem_none",
+                                   "mem_flags::mem_device | mem_flags::mem_threadgroup",
+                                   "mem_flags::mem_threadgroup | mem_flags::mem_texture | mem_flags::mem_device"])
+def test_barrier_flags_accepted(device, shape, flags):
+    a = np.arange(64, dtype=np.uint32)
+    device.compile(_barrier_kernel(shape, f"threadgroup_barrier({flags})")).function("k")(64, a, threadgroup=64)
+    expected = np.arange(64, dtype=np.uint32)
+    for r in range(2 if shape == "in_loop" else 1):
+        expected = (expected + (r if shape == "in_loop" else 0))[np.arange(64) ^ 1]
+    assert_equal(a, expected.astype(np.uint32))
