@@ -975,3 +975,61 @@ def test_barrier_flags_accepted(device, shape, flags):
     for r in range(2 if shape == "in_loop" else 1):
         expected = (expected + (r if shape == "in_loop" else 0))[np.arange(64) ^ 1]
     assert_equal(a, expected.astype(np.uint32))
+
+
+# ---------------------------------------------------------------------------------------------
+# SIMD-group-aggregated atomics (one atomic per SIMD-group, offsets from prefix sums)
+# ---------------------------------------------------------------------------------------------
+
+KS_AGGREGATED = KernelSet([
+    """
+kernel void agg_compact(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                        device atomic_uint* counter [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    int v = x[i];
+    uint pred = v > 0 ? 1u : 0u;
+    uint offset = simd_prefix_exclusive_sum(pred);
+    uint total = simd_sum(pred);
+    uint base = 0;
+    if (simd_is_first()) base = atomic_fetch_add_explicit(counter, total, memory_order_relaxed);
+    base = simd_broadcast_first(base);
+    if (pred) out[base + offset] = v;
+}
+""",
+    """
+kernel void agg_compact_tg(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                           device atomic_uint* counter [[buffer(2)]], uint i [[thread_position_in_grid]],
+                           uint lane [[thread_index_in_simdgroup]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup atomic_uint tcount;
+    threadgroup uint tbase;
+    if (lid == 0) atomic_store_explicit(&tcount, 0u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int v = x[i];
+    uint pred = v > 0 ? 1u : 0u;
+    uint offset = simd_prefix_exclusive_sum(pred);
+    uint total = simd_sum(pred);
+    uint sbase = 0;
+    if (lane == 0) sbase = atomic_fetch_add_explicit(&tcount, total, memory_order_relaxed);
+    sbase = simd_shuffle(sbase, 0);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) tbase = atomic_fetch_add_explicit(counter, atomic_load_explicit(&tcount, memory_order_relaxed),
+                                                    memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (pred) out[tbase + sbase + offset] = v;
+}
+""",
+])
+
+
+@pytest.mark.parametrize("name", ["agg_compact", "agg_compact_tg"])
+def test_simdgroup_aggregated_compaction(device, rng, name):
+    """Stream compaction with one atomic per SIMD-group (and per threadgroup): the leader's
+    fetch_add result broadcast, each lane at its exclusive prefix; a partial last threadgroup."""
+    n = 4096 + 40
+    x = rng.integers(-5, 5, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    counter = np.zeros(1, np.uint32)
+    KS_AGGREGATED.get(device, name)(n, x, out, counter, threadgroup=128)
+    keep = np.sort(x[x > 0])
+    assert counter[0] == len(keep)
+    assert_equal(np.sort(out[:len(keep)]), keep)
+    assert not out[len(keep):].any()
