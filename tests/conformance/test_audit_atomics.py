@@ -14,6 +14,9 @@ Functions"; 6.9 "Synchronization and SIMD-Group Functions"), on every device the
   threadgroup across a barrier, a "last threadgroup" reduction across threadgroups ordered by
   a fence and an atomic ticket; invalid MSL refused with CompileError.
 * Checked mode: an out-of-bounds atomic is an ExecutionError, as a load or store is.
+* Arguments: an array bound to an atomic parameter must hold the atomic's value type.
+* Texture atomics only on r32uint / r32sint textures; a barrier's arguments checked in every CPU
+  execution mode (regions and fibers); SIMD-group-aggregated atomics (stream compaction).
 
 References are NumPy and Python integers, computed from the inputs only.
 """
