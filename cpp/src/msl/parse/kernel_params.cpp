@@ -115,7 +115,7 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
   }
   if (p.array) pointer = true;
   info.type_name = type_name;
-  classify_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
+  classify_element_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
 
   const Attribute* binding = nullptr;
   for (const auto& a : attrs) {

@@ -257,12 +257,12 @@ SignatureParser::Kind SignatureParser::parse_instantiation(std::size_t template_
     }
     if (!type_name.empty()) {
       p.info.type_name = type_name;
-      classify_type(type_name, &p.info.scalar, &p.info.vector_width);
+      classify_element_type(type_name, &p.info.scalar, &p.info.vector_width);
     } else if (p.info.scalar == ScalarType::unknown && p.info.kind != ParamKind::texture) {
       // A parameter inside the type (`device const vec<T, 4>*`): its element type once the
       // arguments replace it, so that a float array bound for vec<half, 4> is refused.
-      classify_type(resolve_alias(substitute_arguments(p.info.type_name, k.template_arguments, t_)), &p.info.scalar,
-                    &p.info.vector_width);
+      classify_element_type(resolve_alias(substitute_arguments(p.info.type_name, k.template_arguments, t_)),
+                            &p.info.scalar, &p.info.vector_width);
     }
     k.info.params.push_back(p.info);
   }

@@ -448,6 +448,25 @@ bool classify_template_vector(const std::string& type_name, ScalarType* scalar, 
   return true;
 }
 
+// MSL's atomic types, `atomic_uint` or `atomic<uint>` (metal:: before either name or the value type
+// dropped): the value type they hold, so that an array bound to `device atomic_uint*` is checked as
+// one bound to `device uint*` is. Without it a float32 or int64 array bound to a histogram's
+// counters was reinterpreted silently.
+ScalarType atomic_value_type(const std::string& type_name) {
+  std::string s = type_name;
+  if (s.rfind("metal::", 0) == 0) s = s.substr(7);
+  if (s.rfind("atomic_", 0) == 0) return scalar_type_from_name(s.substr(7));
+  if (s.rfind("atomic", 0) != 0) return ScalarType::unknown;
+  std::size_t open = 6;
+  while (open < s.size() && s[open] == ' ') ++open;
+  if (open >= s.size() || s[open] != '<' || s.back() != '>') return ScalarType::unknown;
+  std::string inner = s.substr(open + 1, s.size() - open - 2);
+  while (!inner.empty() && inner.front() == ' ') inner.erase(inner.begin());
+  while (!inner.empty() && inner.back() == ' ') inner.pop_back();
+  if (inner.rfind("metal::", 0) == 0) inner = inner.substr(7);
+  return scalar_type_from_name(inner);
+}
+
 }  // namespace
 
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
@@ -472,6 +491,13 @@ void classify_type(const std::string& type_name, ScalarType* scalar, int* vector
     *scalar = scalar_type_from_name(base.substr(0, base.size() - 1));
     if (*scalar != ScalarType::unknown) *vector_width = base.back() - '0';
   }
+}
+
+void classify_element_type(const std::string& type_name, ScalarType* scalar, int* vector_width) {
+  const ScalarType atomic = atomic_value_type(type_name);
+  if (atomic == ScalarType::unknown) return classify_type(type_name, scalar, vector_width);
+  *scalar = atomic;
+  *vector_width = 1;
 }
 
 ParsedSource parse_source(const std::vector<Token>& tokens, const std::string& source) {

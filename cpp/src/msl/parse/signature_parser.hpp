@@ -71,5 +71,8 @@ void finalize_bindings(KernelInfo& kernel);
 
 /** Component type and width of an MSL type name ("float4" → f32, 4). */
 void classify_type(const std::string& type_name, ScalarType* scalar, int* vector_width);
+// A buffer parameter's element: classify_type's, or an atomic type's value type (`atomic_uint`,
+// `atomic<float>`: the scalar its array must hold).
+void classify_element_type(const std::string& type_name, ScalarType* scalar, int* vector_width);
 
 }  // namespace metalcall::msl

@@ -38,6 +38,7 @@ struct Region {
   std::vector<std::size_t> statements;        // the threads' statements
   std::size_t anchor = 0;                     // a token near where it starts (for the generated text's lines)
   int depth = 0;                              // 0: the kernel body's own sequence
+  std::size_t barrier = static_cast<std::size_t>(-1);  // the name of the barrier that starts it, if one does
 };
 
 struct Item {
@@ -258,6 +259,21 @@ class Planner {
     return close + 1 == last && punct(t_, last, ";") ? k : kNone;
   }
 
+  // A barrier's arguments name only mem_flags and its enumerators (and literals): the region
+  // written for them passes them to mtl_regions::barrier_arguments at the group's scope, so
+  // that they are type-checked as the fibers' threadgroup_barrier would (before, regions dropped
+  // them: `threadgroup_barrier(2)` compiled only in this mode). Other names (a thread's local)
+  // leave the kernel to the fibers.
+  bool plain_barrier_arguments(std::size_t name) const {
+    const std::size_t close = matching(t_, name + 1);
+    for (std::size_t k = name + 2; k < close; ++k)
+      if (t_[k].kind == TokenKind::identifier &&
+          !one_of(t_[k], {"metal", "mem_flags", "mem_none", "mem_device", "mem_threadgroup", "mem_texture",
+                          "mem_threadgroup_imageblock", "mem_object_data"}))
+        return false;
+    return true;
+  }
+
   bool holds_barrier(std::size_t first, std::size_t last) const {
     for (std::size_t k = first; k <= last; ++k)
       if (is_barrier_name(t_[k])) return true;
@@ -344,9 +360,11 @@ class Planner {
       st.first = i;
       st.last = end;
       if (const std::size_t b = h == i ? barrier_statement(i, end) : kNone; b != kNone) {
+        if (!plain_barrier_arguments(b)) return false;
         st.kind = Kind::barrier;
         barriers_.push_back(b);
         region = new_region(i, depth);
+        regions_[region].barrier = b;
         seq.items.push_back({false, region});
       } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(i, end)) {
         std::size_t loop = 0;
@@ -582,6 +600,11 @@ class Planner {
 
   void emit_region(Writer& w, std::size_t r) const {
     const Region& region = regions_[r];
+    if (region.barrier != static_cast<std::size_t>(-1)) {
+      w.text("metal :: mtl_regions :: barrier_arguments", region.barrier);
+      w.copy(region.barrier + 1, matching(t_, region.barrier + 1));
+      w.text(";", region.barrier);
+    }
     for (std::size_t s : region.group_statements) w.copy(statements_[s].first, statements_[s].last);
     // Per-thread arrays of the locals declared here that later regions read.
     for (std::size_t l = 0; l < locals_.size(); ++l) {

@@ -14,7 +14,49 @@ enum memory_order {
   memory_order_seq_cst = 5,
 };
 
+namespace mtl_detail {
+// The value types of MSL's atomics (specification section 6.15.4): int, uint, bool, float (MSL
+// 3.0) and the 64-bit ulong (MSL 2.4); long also, for atomic_long. Others (half, short, char,
+// vectors) have no atomic type in Metal: refused, as Metal's compiler refuses them.
+template <class T> struct atomic_value
+    : integral_constant<bool, is_same<T, int>::value || is_same<T, unsigned int>::value || is_same<T, bool>::value ||
+                                  is_same<T, float>::value || is_same<T, unsigned long>::value ||
+                                  is_same<T, long>::value || is_same<T, unsigned long long>::value ||
+                                  is_same<T, long long>::value> {};
+// What the fetch-and-modify functions take: and/or/xor/min/max atomic_int and atomic_uint only;
+// add and sub atomic_float too. atomic_bool has none; 64-bit atomics only atomic_min/max_explicit.
+template <class T> struct atomic_integer : integral_constant<bool, is_same<T, int>::value || is_same<T, unsigned int>::value> {};
+template <class T> struct atomic_addable : integral_constant<bool, atomic_integer<T>::value || is_same<T, float>::value> {};
+}  // namespace mtl_detail
+// V: the atomic's value type (metal_checked.h asserts the same in its wrappers, so that checked
+// mode reports the user's line too).
+#define METAL_ATOMIC_INTEGER_ONLY(V, NAME)                                                              \
+  static_assert(::metal::mtl_detail::atomic_integer<V>::value,                                          \
+                NAME " takes atomic_int or atomic_uint only (MSL has no such function for atomic_bool, " \
+                     "atomic_float or 64-bit atomics)")
+#define METAL_ATOMIC_ADDABLE_ONLY(V, NAME)                                                                   \
+  static_assert(::metal::mtl_detail::atomic_addable<V>::value,                                               \
+                NAME " takes atomic_int, atomic_uint or atomic_float only (MSL has no such function for " \
+                     "atomic_bool or 64-bit atomics)")
+
+template <class T> struct atomic;
+namespace mtl_detail {
+// The value type of the atomic a pointer points to; pointers to other types pass the checks above
+// (the atomic function then refuses them itself).
+struct not_an_atomic {};
+template <class A> struct atomic_value_of { typedef not_an_atomic type; };
+template <class T> struct atomic_value_of<atomic<T>> { typedef T type; };
+template <class T> struct atomic_value_of<const atomic<T>> { typedef T type; };
+template <class T> struct atomic_value_of<volatile atomic<T>> { typedef T type; };
+template <class T> struct atomic_value_of<const volatile atomic<T>> { typedef T type; };
+template <> struct atomic_integer<not_an_atomic> : true_type {};
+template <> struct atomic_addable<not_an_atomic> : true_type {};
+}  // namespace mtl_detail
+
 template <class T> struct atomic {
+  static_assert(mtl_detail::atomic_value<T>::value,
+                "MSL's atomic<T> holds int, uint, bool, float or ulong only (atomic_int, atomic_uint, atomic_bool, "
+                "atomic_float, atomic_ulong)");
   T mtl_value;
 };
 typedef atomic<int> atomic_int;
@@ -45,18 +87,25 @@ METAL_FUNC T atomic_exchange_explicit(volatile atomic<T>* o, typename mtl_detail
 }
 template <class T>
 METAL_FUNC T atomic_fetch_add_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_ADDABLE_ONLY(T, "atomic_fetch_add_explicit");
   return atomicAdd(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
 METAL_FUNC T atomic_fetch_sub_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
-  return atomicAdd(const_cast<T*>(&o->mtl_value), T(0) - v);
+  METAL_ATOMIC_ADDABLE_ONLY(T, "atomic_fetch_sub_explicit");
+  // x - v is x + (-v) in IEEE arithmetic (-0.0 - 0.0 is -0.0, where -0.0 + (0.0 - 0.0) was +0.0);
+  // integers through atomicSub (0 - INT_MIN would overflow int).
+  if constexpr (mtl_detail::is_float<T>::value) return atomicAdd(const_cast<T*>(&o->mtl_value), -v);
+  else return atomicSub(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
 METAL_FUNC T atomic_fetch_min_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_min_explicit");
   return atomicMin(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
 METAL_FUNC T atomic_fetch_max_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_max_explicit");
   return atomicMax(const_cast<T*>(&o->mtl_value), v);
 }
 
@@ -69,14 +118,17 @@ METAL_FUNC void atomic_thread_fence(mem_flags, memory_order, thread_scope scope 
 }
 template <class T>
 METAL_FUNC T atomic_fetch_and_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_and_explicit");
   return atomicAnd(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
 METAL_FUNC T atomic_fetch_or_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_or_explicit");
   return atomicOr(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
 METAL_FUNC T atomic_fetch_xor_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_xor_explicit");
   return atomicXor(const_cast<T*>(&o->mtl_value), v);
 }
 template <class T>
@@ -200,32 +252,39 @@ inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* o, T* ex
 // fetch_add/sub: integer builtins, a CAS loop for float.
 template <class T>
 inline T atomic_fetch_add_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_ADDABLE_ONLY(T, "atomic_fetch_add_explicit");
   if constexpr (mtl_detail::is_float<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a + v; }, order);
   else return __atomic_fetch_add(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>
 inline T atomic_fetch_sub_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_ADDABLE_ONLY(T, "atomic_fetch_sub_explicit");
   if constexpr (mtl_detail::is_float<T>::value) return mtl_detail::cas_loop(o, [v](T a) { return a - v; }, order);
   else return __atomic_fetch_sub(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>
 inline T atomic_fetch_min_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_min_explicit");
   return mtl_detail::cas_loop(o, [v](T a) { return v < a ? v : a; }, order);
 }
 template <class T>
 inline T atomic_fetch_max_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_max_explicit");
   return mtl_detail::cas_loop(o, [v](T a) { return v > a ? v : a; }, order);
 }
 template <class T>
 inline T atomic_fetch_and_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_and_explicit");
   return __atomic_fetch_and(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>
 inline T atomic_fetch_or_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_or_explicit");
   return __atomic_fetch_or(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 template <class T>
 inline T atomic_fetch_xor_explicit(volatile atomic<T>* o, typename mtl_detail::no_deduce<T>::type v, memory_order order) {
+  METAL_ATOMIC_INTEGER_ONLY(T, "atomic_fetch_xor_explicit");
   return __atomic_fetch_xor(const_cast<T*>(&o->mtl_value), v, mtl_detail::gcc_order(order));
 }
 

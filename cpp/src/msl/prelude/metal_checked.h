@@ -372,25 +372,32 @@ METAL_FUNC X&& thread_arg_const(X&& x) { return static_cast<X&&>(x); }
 
 // Atomics through a checked pointer: the element is checked, then the plain
 // function runs on it (metal_atomic.h).
-#define METAL_CHECKED_ATOMIC(NAME)                                                       \
-  template <class A, class... R> METAL_FUNC auto NAME(const mtl_checked<A>& p, R... r) { \
-    return NAME(&p.at(0), r...);                                                         \
+// The fetch-and-modify ones assert what metal_atomic.h's functions assert, here where the
+// wrapper is instantiated from the user's call, so that the error names the user's line.
+#define METAL_CHECKED_ATOMIC_AS(NAME, REQUIRE)                                                \
+  template <class A, class... R> METAL_FUNC auto NAME(const mtl_checked<A>& p, R... r) {      \
+    REQUIRE(typename mtl_detail::atomic_value_of<remove_cv_t<A>>::type, #NAME);              \
+    return NAME(&p.at(0), r...);                                                              \
   }
+#define METAL_ATOMIC_ANY_TYPE(V, NAME) static_assert(true, "")
+#define METAL_CHECKED_ATOMIC(NAME) METAL_CHECKED_ATOMIC_AS(NAME, METAL_ATOMIC_ANY_TYPE)
 METAL_CHECKED_ATOMIC(atomic_load_explicit)
 METAL_CHECKED_ATOMIC(atomic_store_explicit)
 METAL_CHECKED_ATOMIC(atomic_exchange_explicit)
 METAL_CHECKED_ATOMIC(atomic_compare_exchange_weak_explicit)
 METAL_CHECKED_ATOMIC(atomic_compare_exchange_strong_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_add_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_sub_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_and_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_or_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_xor_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_min_explicit)
-METAL_CHECKED_ATOMIC(atomic_fetch_max_explicit)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_add_explicit, METAL_ATOMIC_ADDABLE_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_sub_explicit, METAL_ATOMIC_ADDABLE_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_and_explicit, METAL_ATOMIC_INTEGER_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_or_explicit, METAL_ATOMIC_INTEGER_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_xor_explicit, METAL_ATOMIC_INTEGER_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_min_explicit, METAL_ATOMIC_INTEGER_ONLY)
+METAL_CHECKED_ATOMIC_AS(atomic_fetch_max_explicit, METAL_ATOMIC_INTEGER_ONLY)
 METAL_CHECKED_ATOMIC(atomic_min_explicit)
 METAL_CHECKED_ATOMIC(atomic_max_explicit)
 #undef METAL_CHECKED_ATOMIC
+#undef METAL_CHECKED_ATOMIC_AS
+#undef METAL_ATOMIC_ANY_TYPE
 // `expected` through a checked `thread T*` (a helper function's parameter): checked, then
 // the plain function runs on its element.
 #define METAL_CHECKED_EXPECTED(NAME)                                                               \

@@ -8,6 +8,9 @@
 
 namespace metal {
 namespace mtl_regions {
+// A barrier's arguments where the barrier became the end of a region (msl/passes/barrier_regions):
+// the same parameters as threadgroup_barrier (metal_sync.h), so that they are checked alike.
+inline void barrier_arguments(mem_flags = mem_flags::mem_none) {}
 
 // The group being run, set by the entry point before each call of the kernel's body.
 // Its fields are mtl_ names: the prelude's names stay unrenamed in a source (a field y0 kept a

@@ -17,10 +17,37 @@ namespace mtl_tex {
 enum atomic_op { op_load, op_store, op_exchange, op_add, op_sub, op_and, op_or, op_xor, op_min, op_max };
 
 // The first channel of texel (x, y, slice) of level 0 as an atomic; null where there is none.
+// Metal has texture atomics on r32uint and r32sint textures only (MTLTextureUsageShaderAtomic
+// takes no other format), so a call that reaches one on another format (r16uint, rgba32uint) is
+// refused on the CPU, as the threadgroup memory a Mac would refuse is (metal_sync.h), rather than
+// doing nothing and returning zeros (before the atomics audit of session 23) or acting on the
+// first channel. CUDA still does nothing there (no fault channel).
+METAL_FUNC bool atomic_format(const mtl_texture_abi& d) {
+  // r32uint/r32sint only (not rgb10a2uint's packed word)
+  if (is_integer(d.format) && channel_bytes(d.format) == 4u && channels(d.format) == 1u && layout(d.format) == 0u) return true;
+#if !METAL_CUDA
+  unsigned n;
+  if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
+    char* out = L->fault_message;
+    const unsigned cap = L->fault_capacity;
+    mtl_rt::append(out, cap, n, " texture(");
+    mtl_rt::append_number(out, cap, n, d.binding);
+    mtl_rt::append(out, cap, n, "): texture atomics need an r32uint or r32sint texture, the only formats Metal has "
+                                "them on; this one has ");
+    mtl_rt::append_number(out, cap, n, channels(d.format));
+    mtl_rt::append(out, cap, n, " channel(s) of ");
+    mtl_rt::append_number(out, cap, n, 8 * channel_bytes(d.format));
+    mtl_rt::append(out, cap, n, is_integer(d.format) ? " bits (an integer format)" : " bits (not an integer format)");
+    out[n] = 0;
+  }
+#endif
+  return false;
+}
+
 template <class T>
 METAL_FUNC volatile atomic<T>* atomic_texel(const mtl_texture_abi& d, unsigned x, unsigned y, unsigned slice) {
   if (!in_range(d, 0u, x, y, slice, "atomic")) return nullptr;
-  if (!is_integer(d.format) || channel_bytes(d.format) != 4u || layout(d.format) != 0u) return nullptr;  // not rgb10a2uint's word
+  if (!atomic_format(d)) return nullptr;
   return reinterpret_cast<volatile atomic<T>*>(texel(level_of(d, 0u), d.format, x, y, slice));
 }
 
