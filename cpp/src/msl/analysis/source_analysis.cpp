@@ -147,6 +147,16 @@ std::string enclosing_callee(const std::vector<Token>& t, std::size_t j) {
 
 }  // namespace
 
+std::set<std::string> bit_field_names(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  for (std::size_t k = 1; k + 3 < t.size(); ++k)
+    if (t[k].kind == TokenKind::identifier && t[k + 1].is(":") && t[k + 2].kind == TokenKind::number &&
+        (t[k + 3].is(";") || t[k + 3].is(",")) && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is(",")) &&
+        !t[k - 1].is_identifier("case"))
+      names.insert(t[k].text);
+  return names;
+}
+
 std::set<std::string> pointer_reference_functions(const std::vector<Token>& t) {
   std::set<std::string> functions;
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {

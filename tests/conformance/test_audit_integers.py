@@ -1,0 +1,90 @@
+"""Audit of integer arithmetic (session 23): the integer library, the operators of every integer
+type and width, and the constructs around them that the translation rewrites (`/`, `%`, `/=`,
+`%=` through metal_division.h). References are Python's integers, wrapped to each type's width
+as C++ and MSL store them; division by zero gives the CPU backend's documented value (docs/design.md,
+"CPU runtime limits") and checked mode's ExecutionError.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import metalcall as mc
+from mcconf import KernelSet, assert_equal
+
+
+def _wrap(v, bits, signed):
+    v %= 1 << bits
+    return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+
+def _tdiv(a, b):
+    """C's quotient, truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+# Bit-fields of every integer type, read through `.` and `->`: (member, type, width, signed).
+FIELDS = [("c", "char", 5, True), ("uc", "uchar", 7, False), ("s", "short", 11, True), ("us", "ushort", 13, False),
+          ("i", "int", 20, True), ("u", "uint", 31, False), ("l", "long", 40, True), ("ul", "ulong", 45, False)]
+BITFIELD_STRUCT = "struct Bits {\n" + "".join(f"    {t} {m} : {w};\n" for m, t, w, _ in FIELDS) + "};\n"
+KS_BITFIELDS = KernelSet([
+    """
+kernel void bitfield_divide(const device long* v [[buffer(0)]], const device long* d [[buffer(1)]],
+                            device long* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    Bits b;
+    thread Bits* p = &b;
+""" + "".join(f"    b.{m} = {t}(v[i]); p->{m} /= {t}(d[i]); out[{2 * k} * 8 + i] = b.{m};\n"
+              f"    b.{m} = {t}(v[i]); b.{m} %= {t}(d[i]); out[{2 * k + 1} * 8 + i] = p->{m};\n"
+              for k, (m, t, _, _) in enumerate(FIELDS)) + "}\n",
+], preamble=BITFIELD_STRUCT)
+
+
+def test_compound_division_of_bit_fields(device):
+    """`s.bits /= n` and `p->bits %= n` are valid MSL, refused until this session (the
+    translation's guarded `/=` bound the left side to a reference, which no bit-field binds):
+    now C++'s own operator divides, by a divisor widened so that nothing traps. Every bit-field
+    type, positive and negative values and divisors of the field's signedness."""
+    pairs = [(13, 2), (-13, 2), (-13, -3), (7, -1), (-16, -1), (15, 4), (1, 7), (-1, 3)]
+    v = np.array([a for a, _ in pairs], np.int64)
+    d = np.array([b for _, b in pairs], np.int64)
+    out = np.zeros(2 * len(FIELDS) * 8, np.int64)
+    KS_BITFIELDS.get(device, "bitfield_divide")(8, v, d, out)
+    expected = []
+    for _, t, w, signed in FIELDS:
+        bits = {"char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32}.get(t, 64)
+        quot, rem = [], []
+        for a, b in pairs:
+            a = _wrap(_wrap(a, bits, signed), w, signed)  # the field's value
+            b = _wrap(b, bits, signed)  # the divisor converted to the field's type
+            quot.append(_wrap(_tdiv(a, b), w, signed))
+            rem.append(_wrap(a - _tdiv(a, b) * b, w, signed))
+        expected += [quot, rem]
+    assert_equal(out.reshape(2 * len(FIELDS), 8), np.array(expected, np.int64))
+
+
+KS_BITFIELDS_BY_ZERO = KernelSet([
+    """
+kernel void bitfield_by_zero(const device int* d [[buffer(0)]], device int* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    Small s; s.a = 13; s.b = -5;
+    s.a /= uint(d[i]); s.b %= d[i];
+    out[2 * i] = s.a; out[2 * i + 1] = s.b;
+}
+""",
+], preamble="struct Small { uint a : 6; int b : 9; };\n")
+
+
+def test_bit_fields_divided_by_zero(device):
+    """A bit-field divided by zero does not trap: 0 for `/=`, the value for `%=`, as the CPU
+    backend's other integers; checked mode reports it."""
+    d = np.zeros(4, np.int32)
+    out = np.full(8, 99, np.int32)
+    kernel = KS_BITFIELDS_BY_ZERO.get(device, "bitfield_by_zero")
+    if device.checked:
+        with pytest.raises(mc.ExecutionError, match="division by zero"):
+            kernel(4, d, out)
+        return
+    kernel(4, d, out)
+    assert_equal(out, np.array([0, -5] * 4, np.int32))
