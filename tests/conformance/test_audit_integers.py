@@ -88,3 +88,48 @@ def test_bit_fields_divided_by_zero(device):
         return
     kernel(4, d, out)
     assert_equal(out, np.array([0, -5] * 4, np.int32))
+
+
+# (MSL name, NumPy dtype, bits, signed)
+TYPES = [("char", np.int8, 8, True), ("uchar", np.uint8, 8, False), ("short", np.int16, 16, True),
+         ("ushort", np.uint16, 16, False), ("int", np.int32, 32, True), ("uint", np.uint32, 32, False),
+         ("long", np.int64, 64, True), ("ulong", np.uint64, 64, False)]
+
+KS_NO_BITS = KernelSet([f"""
+kernel void no_bits_{t}(const device {t}* x [[buffer(0)]], const device uint* off [[buffer(1)]],
+                        device {t}* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {{
+    {t} base = x[i], ins = {t}(~base);
+    device {t}* o = out + 10 * i;
+    o[0] = insert_bits(base, ins, {w}u, 0u);
+    o[1] = insert_bits(base, ins, off[i], 0u);
+    o[2] = insert_bits(base, ins, 0u, 0u);
+    o[3] = extract_bits(base, {w}u, 0u);
+    o[4] = extract_bits(base, off[i], 0u);
+    {t}2 v2 = insert_bits({t}2(base), {t}2(ins), {w}u, 0u);
+    {t}3 v3 = insert_bits({t}3(base), {t}3(ins), off[i], 0u);
+    {t}4 v4 = insert_bits({t}4(base), {t}4(ins), {w}u, 0u);
+    o[5] = v2.y; o[6] = v3.z; o[7] = v4.w;
+    o[8] = insert_bits(base, ins, {w - 1}u, 1u);
+    o[9] = extract_bits(base, 0u, {w}u);
+}}
+""" for t, _, w, _ in TYPES])
+
+
+@pytest.mark.parametrize("name,dtype,bits,signed", TYPES, ids=[t[0] for t in TYPES])
+def test_insert_bits_of_no_bits_at_the_top(device, name, dtype, bits, signed):
+    """insert_bits(base, insert, offset, 0) is base for every offset up to the width (the
+    specification makes only offset + bits > width undefined); at offset == width, a constant,
+    it gave 0 for int, uint, long and ulong (the mask shifted by the full width, undefined in
+    C++, which clang folded). extract_bits of no bits is 0. Scalars and 2-, 3-, 4-vectors."""
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    vals = [lo, hi, 0, 1, -1 if signed else hi - 1, 0x5A % (hi + 1)]
+    x = np.array(vals, dtype=object).astype(dtype)
+    off = np.full(len(vals), bits, np.uint32)
+    out = np.zeros(10 * len(vals), dtype)
+    KS_NO_BITS.get(device, f"no_bits_{name}")(len(vals), x, off, out)
+    expected = []
+    for v in vals:
+        u = v % (1 << bits)
+        top = _wrap((u & ~(1 << (bits - 1))) | ((~u & 1) << (bits - 1)), bits, signed)
+        expected.append([v, v, v, 0, 0, v, v, v, top, v])
+    assert_equal(out.reshape(len(vals), 10), np.array(expected, dtype=object).astype(dtype))
