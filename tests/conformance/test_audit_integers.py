@@ -133,3 +133,55 @@ def test_insert_bits_of_no_bits_at_the_top(device, name, dtype, bits, signed):
         top = _wrap((u & ~(1 << (bits - 1))) | ((~u & 1) << (bits - 1)), bits, signed)
         expected.append([v, v, v, 0, 0, v, v, v, top, v])
     assert_equal(out.reshape(len(vals), 10), np.array(expected, dtype=object).astype(dtype))
+
+
+KS_USER_OPERATORS = KernelSet([
+    """
+kernel void user_divide(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    Num a{x[i]}, b{3};
+    out[4 * i] = (a / b).v; out[4 * i + 1] = (a % b).v;
+    a /= b; out[4 * i + 2] = a.v;
+    out[4 * i + 3] = x[i] / 2;
+}
+""",
+    """
+kernel void user_scale(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    Scaled a{x[i]};
+    out[2 * i] = (a / 3).v; out[2 * i + 1] = (a / 2u).v;
+}
+""",
+], preamble="""
+struct Num { int v; };
+Num operator/(Num a, Num b) { return Num{a.v / b.v}; }
+Num operator%(Num a, Num b) { return Num{a.v % b.v}; }
+thread Num& operator/=(thread Num& a, Num b) { a.v /= b.v; return a; }
+struct Scaled { int v; };
+template <typename T> Scaled operator/(Scaled a, T b) { return Scaled{int(a.v / b)}; }
+""")
+
+
+def test_user_division_operators(device):
+    """A struct's own `/`, `%` and `/=` (non-template) are called through the tag, and integers
+    beside them still divide without trapping."""
+    x = np.array([7, -7, 0, 100], np.int32)
+    out = np.zeros(16, np.int32)
+    KS_USER_OPERATORS.get(device, "user_divide")(4, x, out)
+    t = [_tdiv(int(v), 3) for v in x]
+    expected = [[q, int(v) - q * 3, q, _tdiv(int(v), 2)] for v, q in zip(x, t)]
+    assert_equal(out.reshape(4, 4), np.array(expected, np.int32))
+
+
+@pytest.mark.xfail(strict=True, raises=mc.CompileError,
+                   reason="CPU backend: a user operator/ template taking any right operand is ambiguous with "
+                          "the division guard's tag (docs/design.md, CPU runtime limits)")
+def test_user_division_operator_templates(device):
+    """`template <class T> Scaled operator/(Scaled, T)` is valid MSL (Metal's compiler has no
+    tag beside it)."""
+    x = np.array([7, -7, 9, 100], np.int32)
+    out = np.zeros(8, np.int32)
+    KS_USER_OPERATORS.get(device, "user_scale")(4, x, out)
+    # a / 2u divides in unsigned int (the usual arithmetic conversions), converted back to int
+    expected = [[_tdiv(int(v), 3), _wrap((int(v) % (1 << 32)) // 2, 32, True)] for v in x]
+    assert_equal(out.reshape(4, 2), np.array(expected, np.int32))
