@@ -185,3 +185,81 @@ def test_user_division_operator_templates(device):
     # a / 2u divides in unsigned int (the usual arithmetic conversions), converted back to int
     expected = [[_tdiv(int(v), 3), _wrap((int(v) % (1 << 32)) // 2, 32, True)] for v in x]
     assert_equal(out.reshape(4, 2), np.array(expected, np.int32))
+
+
+# Operators on every integer type, as a scalar (promoted to int below 32 bits, as C++ and MSL
+# do, then converted back where stored) and as 2-, 3- and 4-vectors (not promoted: each
+# component wraps at its own width). Shift counts are masked into the width (MSL leaves
+# larger ones undefined, as C++ does).
+OPS = ["a + b", "a - b", "a * b", "a / b", "a % b", "a & b", "a | b", "a ^ b", "a << (b & {M})",
+       "a >> (b & {M})", "-a", "~a", "{V}(a < b)", "{V}(a >= b)", "a * 3 - 5", "7 / a"]
+
+
+def _op_kernel(t, bits, n):
+    v = t if n == 1 else f"{t}{n}"
+    load = "a = x[i]; b = y[i];" if n == 1 else \
+        f"for (int k = 0; k < {n}; ++k) {{ a[k] = x[{n} * i + k]; b[k] = y[{n} * i + k]; }}"
+    store = "out[{c} * n + i] = r;" if n == 1 else f"for (int k = 0; k < {n}; ++k) out[({{c}} * n + i) * {n} + k] = r[k];"
+    body = "\n".join(f"    {{ {v} r = {op.format(M=bits - 1, V=v)}; {store.format(c=c)} }}" for c, op in enumerate(OPS))
+    return f"""
+kernel void ops_{v}(const device {t}* x [[buffer(0)]], const device {t}* y [[buffer(1)]],
+                    device {t}* out [[buffer(2)]], constant uint& n [[buffer(3)]],
+                    uint i [[thread_position_in_grid]]) {{
+    {v} a, b;
+    {load}
+{body}
+}}
+"""
+
+
+KS_OPS = KernelSet([_op_kernel(t, bits, n) for t, _, bits, _ in TYPES for n in (1, 2, 3, 4)], fast_math=False)
+
+
+def _op_expected(op, a, b, bits, signed):
+    promoted = bits < 32  # scalars and vector components alike divide in int (docs/design.md)
+    lo = -(1 << (bits - 1))
+
+    def div(x, y):
+        if y == 0:
+            return 0
+        if signed and not promoted and x == lo and y == -1:
+            return -lo - 1  # MIN / -1 == MAX for int and long
+        return _tdiv(x, y)
+
+    def mod(x, y):
+        return x if y == 0 else x - _tdiv(x, y) * y
+
+    s = b & (bits - 1)
+    r = {"a + b": a + b, "a - b": a - b, "a * b": a * b, "a / b": div(a, b), "a % b": mod(a, b),
+         "a & b": a & b, "a | b": a | b, "a ^ b": a ^ b, "a << (b & {M})": a << s, "a >> (b & {M})": a >> s,
+         "-a": -a, "~a": ~a, "{V}(a < b)": int(a < b), "{V}(a >= b)": int(a >= b), "a * 3 - 5": a * 3 - 5,
+         "7 / a": div(7, a)}[op]
+    return _wrap(r, bits, signed)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+@pytest.mark.parametrize("name,dtype,bits,signed", TYPES, ids=[t[0] for t in TYPES])
+def test_operators_at_every_width(device, name, dtype, bits, signed, width):
+    """+ - * / % & | ^ << >>, unary - and ~, comparisons and mixes with literals, bit for bit
+    against Python's integers wrapped to the type, for every pair of edge values (MIN, MIN+1,
+    MAX, 0, ±1, powers of two, the width) and random ones; division by zero and MIN / -1 give
+    the CPU backend's documented values (checked mode raises on a zero divisor instead)."""
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    rng = np.random.default_rng(bits * 10 + width)
+    vals = sorted({lo, lo + 1, hi, hi - 1, 0, 1, 2, 3, bits - 1, bits, 1 << (bits - 2), 1 << (bits // 2)}
+                  | ({-1, -2, -3, -bits} if signed else set())
+                  | {int(v) for v in rng.integers(lo, hi, size=6, endpoint=True, dtype=np.int64 if signed else np.uint64)})
+    pairs = [(a, b) for a in vals for b in vals]
+    if device.checked:  # a zero divisor is an ExecutionError there (tested above and in reliability/)
+        pairs = [(a, b) for a, b in pairs if a != 0 and b != 0]
+    pairs += [(1, 1)] * (-len(pairs) % width)
+    n = len(pairs) // width
+    x = np.array([p[0] for p in pairs], dtype=object).astype(dtype)
+    y = np.array([p[1] for p in pairs], dtype=object).astype(dtype)
+    out = np.zeros(len(OPS) * len(pairs), dtype)
+    v = name if width == 1 else f"{name}{width}"
+    KS_OPS.get(device, f"ops_{v}")(n, x, y, out, np.uint32(n))
+    got = out.reshape(len(OPS), n, width).transpose(1, 2, 0).reshape(len(pairs), len(OPS))
+    expected = np.array([[_op_expected(op, a, b, bits, signed) for op in OPS] for a, b in pairs],
+                        dtype=object).astype(dtype)
+    assert_equal(got, expected, err_msg=f"{v}: columns are {OPS}, rows the pairs {pairs}")
