@@ -76,6 +76,33 @@ kernel void bitfield_by_zero(const device int* d [[buffer(0)]], device int* out 
 ], preamble="struct Small { uint a : 6; int b : 9; };\n")
 
 
+KS_BITFIELD_NAMES = KernelSet([
+    """
+kernel void bitfield_names(const device int* d [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+    int4 a = int4(9, -9, 7, 100);
+    float b = 7.5f;
+    long c = -9;
+    a /= d[i]; b /= d[i]; c %= d[i] + 2;
+    out[6 * i] = a.x; out[6 * i + 1] = a.y; out[6 * i + 2] = a.w; out[6 * i + 3] = b; out[6 * i + 4] = c;
+    Small s; s.a = 9; s.b = -9; s.a /= 2u; s.b %= 4;
+    out[6 * i + 5] = s.a * 100 + s.b;
+}
+""",
+], preamble="struct Small { uint a : 6; int b : 9, c : 3; };\n")
+
+
+def test_names_shared_with_bit_fields(device):
+    """A vector, a float and a long named like a bit-field member (`a`, `b`, `c`) still divide as
+    their own types: vectors component by component, floats as floats, integers guarded."""
+    d = np.array([2, 4], np.int32)
+    out = np.zeros(12, np.float32)
+    KS_BITFIELD_NAMES.get(device, "bitfield_names")(2, d, out)
+    expected = [[_tdiv(9, k), _tdiv(-9, k), _tdiv(100, k), 7.5 / k, -9 - _tdiv(-9, k + 2) * (k + 2), 4 * 100 - 1]
+                for k in (2, 4)]
+    assert_equal(out.reshape(2, 6), np.array(expected, np.float32))
+
+
 def test_bit_fields_divided_by_zero(device):
     """A bit-field divided by zero does not trap: 0 for `/=`, the value for `%=`, as the CPU
     backend's other integers; checked mode reports it."""
