@@ -291,3 +291,60 @@ def test_operators_at_every_width(device, name, dtype, bits, signed, width):
     expected = np.array([[_op_expected(op, a, b, bits, signed) for op in OPS] for a, b in pairs],
                         dtype=object).astype(dtype)
     assert_equal(got, expected, err_msg=f"{v}: columns are {OPS}, rows the pairs {pairs}")
+
+
+# The integer library on 2- and 3-vectors (test_audit_special_values.py has the 4-vectors),
+# with a scalar beside a vector where the specification's T is the component type too
+# (`clamp(v, lo, hi)`, `min(v, s)`), the three-operand functions, and the result types.
+LIB_COLS = 12
+KS_LIB = KernelSet([f"""
+kernel void lib_{t}{n}(const device {t}* x [[buffer(0)]], const device {t}* y [[buffer(1)]],
+                       const device {t}* z [[buffer(2)]], device {t}* out [[buffer(3)]],
+                       constant uint& count [[buffer(4)]], uint i [[thread_position_in_grid]]) {{
+    {t}{n} a, b, c;
+    for (int k = 0; k < {n}; ++k) {{ a[k] = x[{n} * i + k]; b[k] = y[{n} * i + k]; c[k] = z[{n} * i + k]; }}
+    auto d = absdiff(a, b);
+    static_assert(is_same<decltype(d), vec<make_unsigned_t<{t}>, {n}>>::value, "absdiff gives the unsigned type");
+    static_assert(is_same<decltype(clz(a)), {t}{n}>::value && is_same<decltype(popcount(a)), {t}{n}>::value, "T");
+    {t}{n} r[{LIB_COLS}] = {{clamp(a, {t}({-2 if sg else 2}), {t}(100)), min(a, {t}(7)), max({t}(7), a),
+                       madsat(a, b, c), madhi(a, b, c), max3(a, b, c), min3(a, b, c), median3(a, b, c),
+                       {t}{n}(d), extract_bits(a, {w // 2}u, {w - w // 2}u), rotate(a, b), subsat(c, a)}};
+    for (int j = 0; j < {LIB_COLS}; ++j)
+        for (int k = 0; k < {n}; ++k) out[(j * count + i) * {n} + k] = r[j][k];
+}}
+""" for t, _, w, sg in TYPES for n in (2, 3)])
+
+
+def _lib_expected(a, b, c, bits, signed):
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    sat = lambda v: min(max(v, lo), hi)  # noqa: E731
+    field = (a % (1 << bits)) >> (bits // 2)
+    if signed and field >> (bits - bits // 2 - 1):
+        field -= 1 << (bits - bits // 2)
+    u, s = a % (1 << bits), b % bits
+    return [min(max(a, -2 if signed else 2), 100), min(a, 7), max(7, a), sat(a * b + c),
+            _wrap(((a * b) >> bits) + c, bits, signed), max(a, b, c), min(a, b, c), sorted([a, b, c])[1],
+            _wrap(abs(a - b), bits, signed), field, _wrap((u << s) | (u >> (bits - s)) if s else u, bits, signed),
+            sat(c - a)]
+
+
+@pytest.mark.parametrize("width", [2, 3])
+@pytest.mark.parametrize("name,dtype,bits,signed", TYPES, ids=[t[0] for t in TYPES])
+def test_integer_library_on_small_vectors(device, name, dtype, bits, signed, width):
+    """clamp/min/max with scalar bounds, madsat, madhi, max3, min3, median3, absdiff (its
+    unsigned result type), extract_bits up to the top bit, rotate, subsat: 2- and 3-vectors of
+    every integer type, edge and random values, against Python's integers."""
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    rng = np.random.default_rng(7 * bits + width)
+    vals = [lo, lo + 1, hi, hi - 1, 0, 1, 7, 100] + ([-1, -7] if signed else [])
+    triples = [(a, b, c) for a in vals for b in vals for c in (0, lo, hi, 5)]
+    triples += [tuple(int(v) for v in rng.integers(lo, hi, size=3, endpoint=True,
+                                                     dtype=np.int64 if signed else np.uint64)) for _ in range(40)]
+    triples += [(1, 1, 1)] * (-len(triples) % width)
+    n = len(triples) // width
+    x, y, z = (np.array([t[k] for t in triples], dtype=object).astype(dtype) for k in range(3))
+    out = np.zeros(LIB_COLS * len(triples), dtype)
+    KS_LIB.get(device, f"lib_{name}{width}")(n, x, y, z, out, np.uint32(n))
+    got = out.reshape(LIB_COLS, len(triples)).T
+    expected = np.array([_lib_expected(a, b, c, bits, signed) for a, b, c in triples], dtype=object).astype(dtype)
+    assert_equal(got, expected, err_msg=f"{name}{width}: rows (a, b, c) of {triples}")
