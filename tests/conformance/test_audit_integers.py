@@ -28,7 +28,11 @@ def _tdiv(a, b):
 # Bit-fields of every integer type, read through `.` and `->`: (member, type, width, signed).
 FIELDS = [("c", "char", 5, True), ("uc", "uchar", 7, False), ("s", "short", 11, True), ("us", "ushort", 13, False),
           ("i", "int", 20, True), ("u", "uint", 31, False), ("l", "long", 40, True), ("ul", "ulong", 45, False)]
-BITFIELD_STRUCT = "struct Bits {\n" + "".join(f"    {t} {m} : {w};\n" for m, t, w, _ in FIELDS) + "};\n"
+# Widths as literals and as constant expressions (a constant, a sum, a template's parameter).
+WIDTH_TEXT = {"s": "10 + 1", "i": "WIDE / 2", "l": "N", "ul": "(45)"}
+BITFIELD_STRUCT = ("constant constexpr int WIDE = 40;\ntemplate <int N> struct BitsOf {\n"
+                   + "".join(f"    {t} {m} : {WIDTH_TEXT.get(m, w)};\n" for m, t, w, _ in FIELDS)
+                   + "};\ntypedef BitsOf<40> Bits;\n")
 KS_BITFIELDS = KernelSet([
     """
 kernel void bitfield_divide(const device long* v [[buffer(0)]], const device long* d [[buffer(1)]],
@@ -45,7 +49,8 @@ def test_compound_division_of_bit_fields(device):
     """`s.bits /= n` and `p->bits %= n` are valid MSL, refused until this session (the
     translation's guarded `/=` bound the left side to a reference, which no bit-field binds):
     now C++'s own operator divides, by a divisor widened so that nothing traps. Every bit-field
-    type, positive and negative values and divisors of the field's signedness."""
+    type, widths written as literals and as constant expressions, positive and negative values
+    and divisors of the field's signedness."""
     pairs = [(13, 2), (-13, 2), (-13, -3), (7, -1), (-16, -1), (15, 4), (1, 7), (-1, 3)]
     v = np.array([a for a, _ in pairs], np.int64)
     d = np.array([b for _, b in pairs], np.int64)
