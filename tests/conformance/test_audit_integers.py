@@ -353,3 +353,33 @@ def test_integer_library_on_small_vectors(device, name, dtype, bits, signed, wid
     got = out.reshape(LIB_COLS, len(triples)).T
     expected = np.array([_lib_expected(a, b, c, bits, signed) for a, b, c in triples], dtype=object).astype(dtype)
     assert_equal(got, expected, err_msg=f"{name}{width}: rows (a, b, c) of {triples}")
+
+
+KS_BITFIELD_FLOATS = KernelSet([
+    """
+kernel void bitfield_floats(const device float* x [[buffer(0)]], device int* out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    Widths s;
+    s.a = x[i] * 3.0f; s.b = -x[i];
+    out[4 * i] = s.a; out[4 * i + 1] = s.b;
+    s.a += x[i]; s.b *= x[i];
+    out[4 * i + 2] = s.a; out[4 * i + 3] = s.b;
+}
+""",
+], preamble="constant constexpr int K = 3;\nstruct Widths { uint a : 2 * K; int b : K + 5; };\n")
+
+
+def test_floats_into_bit_fields_of_constant_expression_widths(device):
+    """A float assigned and compound-assigned to a bit-field whose width is a constant
+    expression (`uint a : 2 * K;`) was refused ("non-const reference cannot bind to bit-field":
+    the float-to-integer conversion's wrap takes a reference, and only literal widths were
+    known as bit-fields). C++'s conversions: truncation, then the field's width."""
+    x = np.array([2.5, 1.75, 3.0, 0.5], np.float32)  # in range: out of range is undefined
+    out = np.zeros(16, np.int32)
+    KS_BITFIELD_FLOATS.get(device, "bitfield_floats")(4, x, out)
+    expected = []
+    for v in x.astype(np.float64):
+        a = _wrap(int(np.float32(v * 3.0)), 6, False)
+        b = _wrap(int(-v), 8, True)
+        expected.append([a, b, _wrap(int(np.float32(a + v)), 6, False), _wrap(int(np.float32(b * v)), 8, True)])
+    assert_equal(out.reshape(4, 4), np.array(expected, np.int32))
