@@ -89,12 +89,14 @@ kernel void bitfield_names(const device int* d [[buffer(0)]], device float* out 
     float b = 7.5f;
     long c = -9;
     a /= d[i]; b /= d[i]; c %= d[i] + 2;
+    long u = LONG_MIN; u /= -d[i] / d[i];  // a local: guarded as any long (MIN / -1 == MAX)
+    c += u == LONG_MAX ? 0 : 1000;
     out[6 * i] = a.x; out[6 * i + 1] = a.y; out[6 * i + 2] = a.w; out[6 * i + 3] = b; out[6 * i + 4] = c;
     Small s; s.a = 9; s.b = -9; s.a /= 2u; s.b %= 4;
     out[6 * i + 5] = s.a * 100 + s.b;
 }
 """,
-], preamble="struct Small { uint a : 6; int b : 9, c : 3; };\n")
+], preamble="struct Small { uint a : 6; int b : 9, c : 3; long u : 40; };\n")
 
 
 def test_names_shared_with_bit_fields(device):

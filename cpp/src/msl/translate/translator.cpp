@@ -451,7 +451,9 @@ void Translator::emit_user_code() {
           continue;
         }
         if (target_.guards_division() && is_division(i)) {
-          const bool bit_field = i > 0 && t_[i - 1].kind == TokenKind::identifier && bit_fields.count(t_[i - 1].text);
+          // A member access (`s.bits`, `p->bits`): a local of the name is an lvalue that binds.
+          const bool bit_field = i > 1 && t_[i - 1].kind == TokenKind::identifier && bit_fields.count(t_[i - 1].text) &&
+                                 (t_[i - 2].is(".") || t_[i - 2].is("->"));
           emit(guarded_division(tok.text, bit_field), tok, false);
           continue;
         }
