@@ -147,6 +147,34 @@ std::string enclosing_callee(const std::vector<Token>& t, std::size_t j) {
 
 }  // namespace
 
+std::set<std::string> bit_field_names(const std::vector<Token>& t) {
+  // `TYPE name : WIDTH ;` or `, name : WIDTH ,`: WIDTH any constant expression (`N`, `2 * K`,
+  // a template's parameter), up to the `;` or `,` at its own depth. Not a label, a case, a
+  // class's base (`struct A : B`), an enum's type, a range-for (its `)` comes first) nor a
+  // conditional's `:` (the token before the name is `?`).
+  static const std::set<std::string> not_types = {"case", "struct", "class", "union", "enum", "goto", "return"};
+  std::set<std::string> names;
+  for (std::size_t k = 1; k + 2 < t.size(); ++k) {
+    if (t[k].kind != TokenKind::identifier || !t[k + 1].is(":")) continue;
+    const Token& before = t[k - 1];
+    if (!(before.is(",") || (before.kind == TokenKind::identifier && !not_types.count(before.text)))) continue;
+    int depth = 0;
+    for (std::size_t j = k + 2; j < t.size(); ++j) {
+      const Token& w = t[j];
+      if (w.is("(") || w.is("[") || w.is("<")) ++depth;
+      else if (w.is(")") || w.is("]") || w.is(">")) --depth;
+      else if (w.is(">>")) depth -= 2;
+      else if (w.is("{") || w.is("}") || w.is("?")) break;
+      if (depth < 0) break;
+      if (depth == 0 && (w.is(";") || w.is(","))) {
+        if (j > k + 2) names.insert(t[k].text);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
 std::set<std::string> pointer_reference_functions(const std::vector<Token>& t) {
   std::set<std::string> functions;
   for (std::size_t k = 0; k + 1 < t.size(); ++k) {

@@ -52,6 +52,12 @@ bool defines_static_member(const std::vector<Token>& t, std::size_t i);
  */
 std::pair<std::size_t, std::size_t> declaration_initializer(const std::vector<Token>& t, std::size_t i);
 
+/**
+ * The names declared as bit-field members (`uint flag : 1;`, `int a : 4, b : N + 1;`): no
+ * reference binds one, so a rewrite that takes its operand by reference must leave such a name out.
+ */
+std::set<std::string> bit_field_names(const std::vector<Token>& t);
+
 /** The functions that have a parameter of reference-to-pointer type (`const device T*& x`). */
 std::set<std::string> pointer_reference_functions(const std::vector<Token>& t);
 

@@ -2,6 +2,8 @@
 // types (see conditional_literals.hpp).
 #include "msl/passes/conditional_literals.hpp"
 
+#include "msl/analysis/source_analysis.hpp"  // bit_field_names
+
 #include <cctype>
 #include <string>
 
@@ -107,18 +109,6 @@ bool wrappable(const std::vector<Token>& t, std::size_t first, std::size_t last,
   return true;
 }
 
-// The names of bit-field members (`uint flag : 1;`): a reference cannot bind them, so a
-// conditional with one in a branch is left as written. `colons` are the conditionals' own.
-std::set<std::string> bit_field_names(const std::vector<Token>& t, const std::set<std::size_t>& colons) {
-  std::set<std::string> names;
-  for (std::size_t i = 1; i + 2 < t.size(); ++i) {
-    if (punct(t, i, ":") && !colons.count(i) && t[i - 1].kind == TokenKind::identifier && !t[i - 1].is("default") &&
-        (i < 2 || !t[i - 2].is_identifier("case")) && int_literal(t, i + 1) && (punct(t, i + 2, ";") || punct(t, i + 2, ",")))
-      names.insert(t[i - 1].text);
-  }
-  return names;
-}
-
 bool names_any(const std::vector<Token>& t, std::size_t first, std::size_t last, const std::set<std::string>& names) {
   for (std::size_t i = first; i < last; ++i)
     if (t[i].kind == TokenKind::identifier && names.count(t[i].text)) return true;
@@ -129,10 +119,8 @@ bool names_any(const std::vector<Token>& t, std::size_t first, std::size_t last,
 
 ConditionalArms conditional_arms(const std::vector<Token>& t) {
   ConditionalArms out;
-  std::set<std::size_t> colons;
-  for (std::size_t q = 0; q < t.size(); ++q)
-    if (punct(t, q, "?")) colons.insert(matching_colon(t, q));
-  const std::set<std::string> bit_fields = bit_field_names(t, colons);
+  // A reference cannot bind a bit-field member: a conditional with one in a branch is left as written.
+  const std::set<std::string> bit_fields = bit_field_names(t);
   for (std::size_t q = 0; q < t.size(); ++q) {
     if (!punct(t, q, "?")) continue;
     const std::size_t colon = matching_colon(t, q);

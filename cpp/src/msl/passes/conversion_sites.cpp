@@ -8,6 +8,7 @@
 #include <string>
 
 #include "msl/analysis/call_graph.hpp"       // matching
+#include "msl/analysis/source_analysis.hpp"  // bit_field_names
 #include "msl/passes/small_negations.hpp"  // unary_operand_end
 
 namespace metalcall::msl {
@@ -247,14 +248,8 @@ class Finder {
  public:
   Finder(const std::vector<Token>& t, TypeKind kind, std::vector<ConversionSite>& out)
       : t(t), kind(kind), out(out), names(t, kind), vectors(t, [kind](const std::string& s) { return is_vector_of(s, kind); }),
-        any_vectors(t, [](const std::string& s) { return is_vector_of(s, is_scalar_type_name); }) {
-    // Bit-field members: `uint flag : 1;`, `int a : 4, b : 4;`.
-    for (std::size_t k = 1; k + 3 < t.size(); ++k)
-      if (t[k].kind == TokenKind::identifier && t[k + 1].is(":") && t[k + 2].kind == TokenKind::number &&
-          (t[k + 3].is(";") || t[k + 3].is(",")) && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is(",")) &&
-          !t[k - 1].is_identifier("case"))
-        bit_fields_.insert(t[k].text);
-  }
+        any_vectors(t, [](const std::string& s) { return is_vector_of(s, is_scalar_type_name); }),
+        bit_fields_(bit_field_names(t)) {}
 
   void casts();
   void declarations_and_assignments();

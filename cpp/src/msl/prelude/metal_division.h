@@ -99,6 +99,51 @@ struct idiv_rhs {
 struct imod_rhs {
   template <class U> METAL_FUNC constexpr modulus<U> operator=(const U& b) const { return {b}; }
 };
+// A bit-field takes no reference (`s.bits /= 2` was refused until 2026-12-05): the translation
+// writes `s.bits /= idiv_wide_rhs() = b` for a name declared as one somewhere, and C++'s own
+// `/=` divides by b made 64 bits wide (the wrapper's one conversion), so that nothing narrower
+// traps: an integer b as itself, zero as the widest value (x / 0 == 0 and x % 0 == x, as
+// above, for bit-fields up to 62 bits); MIN / -1 is computed wide and wraps where it is stored,
+// as C++'s promotion of a bit-field narrower than int does anyway. (No 128 bits: their division
+// is a libgcc call the runtime lacks.) Anything else of that name that is not an integer (a
+// vector, a float) divides through div_value, as it would without the wrapper.
+template <class U> using wide_divisor_t = conditional_t<(sizeof(U) < 8), long long, U>;
+struct no_wide_divisor {};
+template <class U, bool Remainder> struct wide_divisor {
+  U b;
+  typedef conditional_t<mtl_detail::is_int_or_bool<remove_cv_t<U>>::value || __is_enum(U),
+                        wide_divisor_t<remove_cv_t<U>>, no_wide_divisor> W;
+  METAL_FUNC constexpr operator W() const {
+    if constexpr (is_same<W, no_wide_divisor>::value) {
+      return {};
+    } else {
+      if (b == U(0)) {
+#if defined(METALCALL_CHECKED)
+        report_division_by_zero(Remainder);
+#endif
+        return W(make_unsigned_t<W>(~make_unsigned_t<W>(0)) >> (is_signed<W>::value ? 1 : 0));
+      }
+      return W(b);
+    }
+  }
+};
+struct idiv_wide_rhs {
+  template <class U> METAL_FUNC constexpr wide_divisor<U, false> operator=(const U& b) const { return {b}; }
+};
+struct imod_wide_rhs {
+  template <class U> METAL_FUNC constexpr wide_divisor<U, true> operator=(const U& b) const { return {b}; }
+};
+template <class T, class U, enable_if_t<!mtl_detail::is_int_or_bool<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC constexpr T& operator/=(T& a, const wide_divisor<U, false>& d) {
+  a = div_value(a, d.b);
+  return a;
+}
+template <class T, class U, enable_if_t<!mtl_detail::is_int_or_bool<remove_cv_t<T>>::value, int> = 0>
+METAL_FUNC constexpr T& operator%=(T& a, const wide_divisor<U, true>& d) {
+  a = mod_value(a, d.b);
+  return a;
+}
+
 template <class T, class U> METAL_FUNC constexpr T& operator/=(T& a, const divisor<U>& d) {
   a = div_value(a, d.b);
   return a;

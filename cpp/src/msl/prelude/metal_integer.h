@@ -238,6 +238,9 @@ template <class T, mtl_detail::if_integer<T> = 0>
 METAL_FUNC T insert_bits(T base, T insert, unsigned int offset, unsigned int bits) {
   typedef mtl_detail::uwork<T> U;
   constexpr unsigned int w = mtl_detail::bit_width<T>::value;
+  // No bits: base, also at offset == w (the specification allows offset + bits == w), where the
+  // mask's shift by the full width was undefined and clang folded a constant one to 0.
+  if (bits == 0) return base;
   const U field = bits >= w ? U(make_unsigned_t<T>(~make_unsigned_t<T>(0))) : U((U(1) << bits) - 1u);
   const U mask = field << offset;
   const U r = (U(make_unsigned_t<T>(base)) & ~mask) | ((U(make_unsigned_t<T>(insert)) << offset) & mask);

@@ -356,6 +356,8 @@ void Translator::emit_user_code() {
   for (const auto& range : space_qualified_duplicates(t_, src_)) skipped.push_back(range);
   for (const auto& range : space_overloads_.skip) skipped.push_back(range);
   const std::vector<std::pair<std::size_t, std::size_t>> dropped_bodies = dropped_kernel_bodies();
+  // A compound division of a bit-field divides by a widened value, not through a reference.
+  const std::set<std::string> bit_fields = target_.guards_division() ? bit_field_names(t_) : std::set<std::string>{};
   std::vector<int> swz;
   for (std::size_t i = 0; i < t_.size(); ++i) {
     poll_front_end_stop();
@@ -449,7 +451,10 @@ void Translator::emit_user_code() {
           continue;
         }
         if (target_.guards_division() && is_division(i)) {
-          emit(guarded_division(tok.text), tok, false);
+          // A member access (`s.bits`, `p->bits`): a local of the name is an lvalue that binds.
+          const bool bit_field = i > 1 && t_[i - 1].kind == TokenKind::identifier && bit_fields.count(t_[i - 1].text) &&
+                                 (t_[i - 2].is(".") || t_[i - 2].is("->"));
+          emit(guarded_division(tok.text, bit_field), tok, false);
           continue;
         }
         if (qualified_pointers_.count(i)) {

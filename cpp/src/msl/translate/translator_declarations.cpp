@@ -74,11 +74,11 @@ bool Translator::is_division(std::size_t i) const {
   return true;
 }
 
-std::string Translator::guarded_division(const std::string& op) {
+std::string Translator::guarded_division(const std::string& op, bool bit_field) {
   if (op == "/") return "/ metal::mtl_rt::idiv_tag() /";
   if (op == "%") return "% metal::mtl_rt::imod_tag() %";
-  if (op == "/=") return "/= metal::mtl_rt::idiv_rhs() =";
-  return "%= metal::mtl_rt::imod_rhs() =";
+  if (op == "/=") return bit_field ? "/= metal::mtl_rt::idiv_wide_rhs() =" : "/= metal::mtl_rt::idiv_rhs() =";
+  return bit_field ? "%= metal::mtl_rt::imod_wide_rhs() =" : "%= metal::mtl_rt::imod_rhs() =";
 }
 
 bool Translator::emit_space_overload(std::size_t& i) {

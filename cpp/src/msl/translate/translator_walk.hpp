@@ -238,7 +238,9 @@ class Translator {
   bool is_division(std::size_t i) const;
 
   // metal_division.h: the tag shares the operator's precedence, so operands are unchanged.
-  static std::string guarded_division(const std::string& op);
+  // A compound assignment to a name declared as a bit-field (which no reference binds) takes
+  // C++'s own operator and a widened divisor.
+  static std::string guarded_division(const std::string& op, bool bit_field);
 
   // A pointer parameter of an overload by address space, or a variable passed to one
   // (address_space_overloads.cpp); returns false for any other token. Moves i past
