@@ -36,8 +36,7 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
     for (const char* qualifier : {"", "const "}) {
       accessors += std::string(" template <int mtl_code> ") + qualifier + "auto& mtl_swz() " + qualifier + "{";
       for (const auto& m : swizzle_members) {
-        is_swizzle(m, &code);
-        accessors += " if constexpr (mtl_code == " + swizzle_code(code) + ") return " + m + "; else";
+        accessors += " if constexpr (mtl_code == " + swizzle_code(m) + ") return " + m + "; else";
       }
       accessors += " return *this; }";
     }

@@ -430,12 +430,14 @@ void Translator::emit_user_code() {
           i = skip_attribute(i) - 1;
           continue;
         }
+        // `p.xy()` calls a member function named like a swizzle (a vector's swizzles are never
+        // called): left as written (a CompileError, "does not provide a call operator", before 2026-12-05).
         if ((tok.is(".") || tok.is("->")) && i + 1 < t_.size() && t_[i + 1].kind == TokenKind::identifier &&
-            is_swizzle(t_[i + 1].text, &swz)) {
+            is_swizzle(t_[i + 1].text, &swz) && !(i + 2 < t_.size() && t_[i + 2].is("("))) {
           // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
           const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
           // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
-          emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(swz) + ">()", tok, false);
+          emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(t_[i + 1].text) + ">()", tok, false);
           ++i;
           continue;
         }
