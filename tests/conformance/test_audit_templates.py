@@ -5,7 +5,8 @@ write them, each value checked against NumPy or Python on every device the fixtu
 
 Bugs this file found (each test says what was wrong before 2026-12-05):
 - a struct's members named `xyz` and `rgb` (two swizzle spellings of one code) read the same
-  member, and a member function named like a swizzle (`p.xy()`, `p.bar()`) did not compile;
+  member, and a member function named like a swizzle (`p.xy()`, `p.bar()`, `f.bar<3>()`) did
+  not compile;
 - a class's own `operator/=` / `operator%=` was bypassed by the CPU's division guard
   (`a = a / b` instead), or did not compile where the class had no matching `operator/`;
 - checked mode refused CRTP's `static_cast<const thread D*>(this)`;
@@ -491,6 +492,42 @@ kernel void at_swizzle_names(device const float* x [[buffer(0)]], device float* 
     o[4] = q.xy().x + q.xy().y; o[5] = q.bar(); o[6] = q.aa; o[7] = float3(v, 1, 2).bgr.x;
 }
 """,
+    # Out-of-class definitions of a class template's members (a member template, an operator, a
+    # constructor), a nested class template, a conversion template, a friend, inheriting
+    # constructors and `using Base::f`, a defaulted template template parameter. `f.bar<3>()`
+    # (a member template spelled like an rgba swizzle) was a swizzle, "no member named 'mtl_swz'".
+    """
+template <typename T> struct at_foo {
+    T v;
+    template <int N> T bar() const;
+    at_foo operator+(at_foo o) const;
+    at_foo(T a);
+    static constexpr int k = 7;
+    template <typename U> struct inner { U u; T t; U sum() const { return u + U(t); } };
+    template <typename U> operator U() const { return U(v * T(2)); }
+};
+template <typename T> template <int N> T at_foo<T>::bar() const { return v * T(N); }
+template <typename T> at_foo<T> at_foo<T>::operator+(at_foo<T> o) const { return at_foo<T>(v + o.v); }
+template <typename T> at_foo<T>::at_foo(T a) : v(a) {}
+template <typename T> T at_peek(const thread at_foo<T>& f) { return f.v; }
+float at_peek(const thread at_foo<float>& f) { return f.v + 0.5f; }
+struct at_base2 { float s; at_base2(float a) : s(a) {} float f() const { return s; } float f(int k) const { return s * float(k); } };
+struct at_der2 : at_base2 { using at_base2::at_base2; using at_base2::f; float f(float z) const { return z; } };
+template <typename T, template <typename> class C = at_foo> T at_make_twice(T a) { C<T> c(a); return (c + c).v; }
+kernel void at_out_of_class(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    float v = x[i];
+    at_foo<float> f(v);
+    device float* o = y + 7 * i;
+    o[0] = f.bar<3>() + f.template bar<1>();
+    o[1] = (f + at_foo<float>(1.0f)).v;
+    o[2] = float(at_foo<float>::k) + at_foo<float>::inner<int>{2, v}.sum();
+    int iv = f; o[3] = float(iv);
+    o[4] = at_peek(f);
+    at_der2 d(v); o[5] = d.f() + d.f(2) + d.f(0.25f);
+    o[6] = at_make_twice(v);
+}
+""",
     # A class's own compound division: `s /= 2` called `s = s / 2` through the division guard.
     """
 struct at_stat {
@@ -563,6 +600,13 @@ def test_members_named_like_swizzles(device):
     expected = np.stack([X, np.full(16, 40.0), np.full(16, 4.0), np.full(16, 13.0), X + 3, 2 * X, np.full(16, 4.0),
                          np.full(16, 2.0)], 1)
     assert_equal(y.reshape(16, 8), expected.astype(np.float32))
+
+
+def test_out_of_class_members_and_a_member_template_named_like_a_swizzle(device):
+    y = np.zeros(16 * 7, np.float32)
+    KS_FIXED.get(device, "at_out_of_class")(16, X, y)
+    expected = np.stack([4 * X, X + 1, 7 + 2 + np.trunc(X), np.trunc(2 * X), X + 0.5, X + 2 * X + 0.25, 2 * X], 1)
+    assert_close(y.reshape(16, 7), expected)
 
 
 def test_a_class_keeps_its_compound_division(device):

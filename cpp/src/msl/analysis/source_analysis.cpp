@@ -46,6 +46,16 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
   return struct_accessors;
 }
 
+std::set<std::string> swizzle_named_functions(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  std::vector<int> code;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i].kind == TokenKind::identifier && t[i + 1].is("(") &&
+        !(i > 0 && (t[i - 1].is(".") || t[i - 1].is("->"))) && is_swizzle(t[i].text, &code))
+      names.insert(t[i].text);
+  return names;
+}
+
 std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
   std::vector<KernelScope> scopes;
   std::size_t next_kernel = 0;
