@@ -5,8 +5,8 @@ write them, each value checked against NumPy or Python on every device the fixtu
 
 Bugs this file found (each test says what was wrong before 2026-12-05):
 - a struct's members named `xyz` and `rgb` (two swizzle spellings of one code) read the same
-  member, and a member function named like a swizzle (`p.xy()`, `p.bar()`, `f.bar<3>()`) did
-  not compile;
+  member; a member function named like a swizzle (`p.xy()`, `p.bar()`, `f.bar<3>()`), and a
+  base class's swizzle-named member beside a derived class's own, did not compile;
 - a class's own `operator/=` / `operator%=` was bypassed by the CPU's division guard
   (`a = a / b` instead), or did not compile where the class had no matching `operator/`;
 - checked mode refused CRTP's `static_cast<const thread D*>(this)`;
@@ -492,6 +492,27 @@ kernel void at_swizzle_names(device const float* x [[buffer(0)]], device float* 
     o[4] = q.xy().x + q.xy().y; o[5] = q.bar(); o[6] = q.aa; o[7] = float3(v, 1, 2).bgr.x;
 }
 """,
+    # Swizzle-named members of base classes beside a derived class's own: the derived class's
+    # accessor hid its base's (`d.xy` of B's member beside D's `rgb`: "no viable overloaded '='").
+    """
+struct at_sb { float2 xy; float zz; };
+struct at_sd : at_sb { float3 rgb; };
+struct at_se : public at_sd { float2 xy; };
+struct at_sc { float2 ab; };
+struct at_sm : at_sb, at_sc { };
+template <typename T> struct at_sv { vec<T, 3> xyz; T w; };
+template <typename T> struct at_svd : at_sv<T> { T rg; };
+kernel void at_swizzle_bases(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    at_sd d; d.xy = float2(x[i], 1); d.zz = 5; d.rgb = float3(7, 8, 9);
+    at_se e; e.xy = float2(100, 200); e.at_sb::xy = float2(1, 2); e.rgb = float3(0);
+    at_sm m; m.xy = float2(3, 4); m.ab = float2(5, 6);
+    at_svd<float> vd; vd.xyz = float3(1, 2, x[i]); vd.rg = 7;
+    device float* o = y + 5 * i;
+    o[0] = d.xy.x + d.xy.y; o[1] = d.rgb.z + d.zz; o[2] = e.xy.y + e.at_sb::xy.y; o[3] = m.xy.x + m.ab.y;
+    o[4] = vd.xyz.z + vd.rg + vd.xyz.zyx.z;
+}
+""",
     # Out-of-class definitions of a class template's members (a member template, an operator, a
     # constructor), a nested class template, a conversion template, a friend, inheriting
     # constructors and `using Base::f`, a defaulted template template parameter. `f.bar<3>()`
@@ -591,6 +612,18 @@ kernel void at_alias_params(at_cfptr x [[buffer(0)]], at_fptr y [[buffer(1)]], a
     if (i == 0) total = k + sc.b;
 }
 """,
+    # The same aliases in a template kernel's parameters, instantiated three ways.
+    (["at_alias_tk_f", "at_alias_tk_h", "at_alias_tk_i"], """
+template <typename T> using at_dptr = device T*;
+template <typename T> using at_cptr = const device T*;
+template <typename T> using at_tref = const constant T&;
+template <typename T>
+kernel void at_alias_tk(at_cptr<T> x [[buffer(0)]], at_dptr<T> y [[buffer(1)]], at_tref<T> s [[buffer(2)]],
+                        uint i [[thread_position_in_grid]]) { y[i] = x[i] * s; }
+template [[host_name("at_alias_tk_f")]] [[kernel]] decltype(at_alias_tk<float>) at_alias_tk<float>;
+template [[host_name("at_alias_tk_h")]] kernel void at_alias_tk(at_cptr<half> x, at_dptr<half> y, at_tref<half> s, uint i);
+template [[host_name("at_alias_tk_i")]] kernel void at_alias_tk<int>(at_cptr<int>, at_dptr<int>, at_tref<int>, uint);
+"""),
 ])
 
 
@@ -600,6 +633,13 @@ def test_members_named_like_swizzles(device):
     expected = np.stack([X, np.full(16, 40.0), np.full(16, 4.0), np.full(16, 13.0), X + 3, 2 * X, np.full(16, 4.0),
                          np.full(16, 2.0)], 1)
     assert_equal(y.reshape(16, 8), expected.astype(np.float32))
+
+
+def test_swizzle_named_members_of_base_classes(device):
+    y = np.zeros(16 * 5, np.float32)
+    KS_FIXED.get(device, "at_swizzle_bases")(16, X, y)
+    expected = np.stack([X + 1, np.full(16, 14.0), np.full(16, 202.0), np.full(16, 9.0), X + 8], 1)
+    assert_equal(y.reshape(16, 5), expected.astype(np.float32))
 
 
 def test_out_of_class_members_and_a_member_template_named_like_a_swizzle(device):
@@ -643,6 +683,18 @@ def test_kernel_parameters_declared_with_pointer_and_reference_aliases(device):
     assert_close(y, X * 6 + 0.5)
     assert_equal(n, (IDX * 2).astype(np.int32))
     assert total[0] == 2.5
+
+
+@pytest.mark.parametrize("suffix,dtype", [("f", np.float32), ("h", np.float16), ("i", np.int32)])
+def test_alias_parameters_of_a_template_kernel(device, suffix, dtype):
+    x = np.arange(16).astype(dtype)
+    y = np.zeros(16, dtype)
+    kernel = KS_FIXED.get(device, "at_alias_tk_" + suffix)
+    kernel(16, x, y, np.array([3], dtype))
+    assert_equal(y, (x * 3).astype(dtype))
+    if dtype != np.float32:  # the element type is the alias's argument: a float array is refused
+        with pytest.raises(mc.ArgumentError):
+            kernel(16, x.astype(np.float32), y, np.array([3], dtype))
 
 
 def test_pointer_alias_parameter_is_a_bounded_buffer(device):
