@@ -9,6 +9,8 @@ Bugs this file found (each test says what was wrong before 2026-12-05):
   base class's swizzle-named member beside a derived class's own, did not compile;
 - a class's own `operator/=` / `operator%=` was bypassed by the CPU's division guard
   (`a = a / b` instead), or did not compile where the class had no matching `operator/`;
+- member functions overloaded by the address space of a pointer parameter, called through an
+  object (`a.add(sh, l)`), took a threadgroup array for the device overload (silent);
 - checked mode refused CRTP's `static_cast<const thread D*>(this)`;
 - the recursion rule refused a variadic template peeling its pack (`f(T a, R... r)` calling
   `f(r...)`, another instantiation);
@@ -513,6 +515,32 @@ kernel void at_swizzle_bases(device const float* x [[buffer(0)]], device float* 
     o[4] = vd.xyz.z + vd.rg + vd.xyz.zyx.z;
 }
 """,
+    # Member functions overloaded by the address space of a pointer parameter, called through an
+    # object: the arguments were not tagged with their space, so the threadgroup array went to the
+    # device overload (a silent wrong sum on the CPU; a CompileError in checked mode).
+    """
+struct at_acc2 {
+    float s = 0;
+    void add(const device float* p, uint k) { s += p[k]; }
+    void add(const threadgroup float* p, uint k) { s += p[k] * 10.0f; }
+    void add(const thread float* p, uint k);
+    template <typename T> T pick(const device T* p) const { return p[0]; }
+    template <typename T> T pick(const constant T* p) const { return p[0] + T(1000); }
+};
+void at_acc2::add(const thread float* p, uint k) { s += p[k] * 100.0f; }
+kernel void at_space_members(device const float* x [[buffer(0)]], constant float* c [[buffer(1)]],
+                             device float* y [[buffer(2)]], uint i [[thread_position_in_grid]],
+                             uint l [[thread_index_in_threadgroup]]) {
+    threadgroup float sh[16];
+    sh[l] = x[i] * 2.0f;
+    float loc[1] = {x[i] * 3.0f};
+    at_acc2 a;
+    thread at_acc2* pa = &a;
+    a.add(x, i); a.add(sh, l); pa->add(loc, 0u);
+    y[2 * i] = a.s;
+    y[2 * i + 1] = a.pick(x) + pa->pick(c);
+}
+""",
     # Out-of-class definitions of a class template's members (a member template, an operator, a
     # constructor), a nested class template, a conversion template, a friend, inheriting
     # constructors and `using Base::f`, a defaulted template template parameter. `f.bar<3>()`
@@ -640,6 +668,12 @@ def test_swizzle_named_members_of_base_classes(device):
     KS_FIXED.get(device, "at_swizzle_bases")(16, X, y)
     expected = np.stack([X + 1, np.full(16, 14.0), np.full(16, 202.0), np.full(16, 9.0), X + 8], 1)
     assert_equal(y.reshape(16, 5), expected.astype(np.float32))
+
+
+def test_member_functions_overloaded_by_pointer_address_space(device):
+    y = np.zeros(32, np.float32)
+    KS_FIXED.get(device, "at_space_members")(16, X, np.array([7.0], np.float32), y, threadgroup=16)
+    assert_close(y.reshape(16, 2), np.stack([X + 20 * X + 300 * X, np.full(16, X[0] + 1007)], 1))
 
 
 def test_out_of_class_members_and_a_member_template_named_like_a_swizzle(device):
