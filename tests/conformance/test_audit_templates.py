@@ -811,3 +811,29 @@ def test_operator_template_taking_any_divisor(device, request, constraint):
     y = np.zeros(16, np.float32)
     device.compile(GENERIC_DIVISION.replace("CONSTRAINT", constraint)).function("at_generic_div")(16, X, y)
     assert_close(y, X / 4 + X / 2)
+
+
+TEMPLATE_CONVERSION = HEADER + """
+template <typename T> T at_to(float f) { return static_cast<T>(f); }
+kernel void at_template_conversion(device const float* x [[buffer(0)]], device int* y [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    y[2 * i] = int(x[i]);           // spelled: MSL's conversion (NaN 0, saturated)
+    y[2 * i + 1] = at_to<int>(x[i]);  // through a template parameter
+}
+"""
+
+
+def test_float_to_int_through_a_template_parameter(device, request):
+    """MLX's `static_cast<U>(in[i])` with U = int: the CPU conditions only the conversions whose
+    type the tokens spell (docs/design.md, "a template parameter" among the known limits), so a
+    NaN or an out-of-range float converts as x86 converts (INT_MIN) through a template parameter."""
+    if device.backend in ("cpu", "metal-sim"):
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason="the CPU translation: a conversion to a template parameter T = int is x86's "
+                                "(docs/design.md, float to integer conversions, the known limits)"))
+    x = np.array([1e10, -1e10, np.nan, 3.7, -3.7], np.float32)
+    y = np.zeros(10, np.int32)
+    device.compile(TEMPLATE_CONVERSION).function("at_template_conversion")(5, x, y)
+    expected = np.array([2**31 - 1, -2**31, 0, 3, -3], np.int32)
+    assert_equal(y.reshape(5, 2)[:, 0], expected)
+    assert_equal(y.reshape(5, 2)[:, 1], expected)
