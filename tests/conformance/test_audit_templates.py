@@ -837,3 +837,29 @@ def test_float_to_int_through_a_template_parameter(device, request):
     expected = np.array([2**31 - 1, -2**31, 0, 3, -3], np.int32)
     assert_equal(y.reshape(5, 2)[:, 0], expected)
     assert_equal(y.reshape(5, 2)[:, 1], expected)
+
+
+DEDUCED_SELF_CALL = HEADER + """
+template <typename T> auto at_hsum(T v) {
+    if constexpr (metal::is_vector_v<T>) {
+        auto s = at_hsum(v[0]);
+        for (int k = 1; k < metal::vec_elements<T>::value; ++k) s += at_hsum(v[k]);
+        return s;
+    } else {
+        return v;
+    }
+}
+kernel void at_deduced_self_call(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                                 uint i [[thread_position_in_grid]]) {
+    y[i] = at_hsum(float4(x[i], 1, 2, 3)) + at_hsum(x[i]);
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="the front end's recursion rule: a template's call of its own name whose "
+                                       "arguments deduce another instantiation (at_hsum<float4> calling "
+                                       "at_hsum<float>) is read as recursion (docs/msl-rules.md)")
+def test_if_constexpr_dispatch_calling_another_instantiation(device):
+    y = np.zeros(16, np.float32)
+    device.compile(DEDUCED_SELF_CALL).function("at_deduced_self_call")(16, X, y)
+    assert_close(y, 2 * X + 6)
