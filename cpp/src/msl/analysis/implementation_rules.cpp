@@ -182,7 +182,26 @@ void check_implementation_rules(const std::vector<Token>& t, const std::string& 
     const bool arithmetic =
         n.is("[") || (!dereferenced && (n.is("+") || n.is("-") || n.is("+=") || n.is("-=")));
     const bool c_cast = t[i - 1].is(")") && (t[i - 2].is("*") || t[i - 2].is("&"));
-    const bool named_cast = t[i - 1].is("(") && t[i - 2].is(">") && n.is(")");
+    bool named_cast = t[i - 1].is("(") && t[i - 2].is(">") && n.is(")");
+    if (named_cast) {
+      // CRTP's `static_cast<const thread D*>(this)->impl()`: a static_cast of a class pointer
+      // reaches only its bases and derived classes (C++ refuses any other target but void*), as
+      // `static_cast<D&>(*this)` does, which stays allowed. Only a member access through it
+      // (`->`): the pointer itself, kept (`auto p = …`), would be a plain one. reinterpret_cast,
+      // const_cast and a cast to void* stay refused (all refused before 2026-12-05).
+      int depth = 0;
+      std::size_t open = i - 2;
+      bool to_void = false;
+      for (; open > 0; --open) {
+        if (t[open].is(">")) ++depth;
+        else if (t[open].is(">>")) depth += 2;
+        else if (t[open].is("<") && --depth == 0) break;
+        else if (t[open].is_identifier("void")) to_void = true;
+      }
+      const bool member_access = i + 2 < t.size() && t[i + 2].is("->");
+      if (open > 0 && depth == 0 && member_access && t[open - 1].is_identifier("static_cast") && !to_void)
+        named_cast = false;
+    }
     if (arithmetic || c_cast || named_cast)
       throw rule_error(source, t[i], "arithmetic on 'this' or a pointer cast of it reaches memory beside the object, which "
                                      "no bounds cover (checked mode: a plain pointer)", rule);

@@ -165,7 +165,8 @@ class RecursionChecker {
           for (const std::string& p : class_template_parameters(c.name)) own.push_back(p);
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own) && takes_arguments_of(k)) calls[f.name].emplace_back(t_[k].text, k);
+        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k))
+          calls[f.name].emplace_back(t_[k].text, k);
       }
     }
     // A self-call of a name defined once, or a call to a function from which the caller is
@@ -296,6 +297,25 @@ class RecursionChecker {
       }
     }
     return "";
+  }
+
+  // Whether the call at k of f's own name passes f's pack expanded (`r...`) and fewer other
+  // arguments than f takes beside its pack (`T a, R... r` calling `f(r...)`): a variadic template
+  // peeling its first argument, whose callee takes fewer arguments, so is another instantiation,
+  // as `f<N - 1>()` is (a CompileError, "function 'f' is recursive", before 2026-12-05). A call
+  // that passes as many (`f(a, r...)`) calls f itself and stays an edge.
+  bool peels_its_pack(const FunctionDefinition& f, std::size_t k) const {
+    if (t_[k].text != f.name) return false;
+    std::size_t params = f.name_token + 1;
+    if (params < t_.size() && t_[params].is("<")) {
+      const std::size_t close = angle_close(params);
+      if (close == std::string::npos) return false;
+      params = close + 1;
+    }
+    std::size_t open = k + 1;
+    if (open < t_.size() && t_[open].is("<")) return false;  // explicit arguments: read as written
+    const ListShape own = list_shape(t_, params), passed = list_shape(t_, open);
+    return own.variadic && passed.variadic && passed.pieces < own.pieces;
   }
 
   // Whether some definition of the name called at k takes as many arguments as the call

@@ -2,6 +2,7 @@
 // (see source_analysis.hpp).
 #include "msl/analysis/source_analysis.hpp"
 
+#include <functional>
 #include <set>
 
 #include "msl/lex/token_text.hpp"
@@ -9,42 +10,108 @@
 namespace metalcall::msl {
 
 std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t) {
-  std::map<std::size_t, std::string> struct_accessors;  // closing brace → accessors
+  struct Class {
+    std::string name;
+    std::vector<std::string> bases;    // the names in its base list
+    std::vector<std::string> members;  // its own members named like swizzles
+    std::size_t close = 0;
+  };
+  std::vector<Class> classes;
   std::vector<int> code;
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (!(t[i].is_identifier("struct") || t[i].is_identifier("class") || t[i].is_identifier("union"))) continue;
     std::size_t open = i + 1;
     while (open < t.size() && !t[open].is("{") && !t[open].is(";") && !t[open].is("(")) ++open;
     if (open >= t.size() || !t[open].is("{")) continue;
+    Class c;
+    // `struct D : public B, C<T> {`: the name before the ':', then each base's last name
+    // outside template arguments.
+    int angle = 0;
+    bool in_bases = false;
+    std::string last;
+    for (std::size_t k = i + 1; k < open; ++k) {
+      if (t[k].is("<")) ++angle;
+      else if (t[k].is(">")) --angle;
+      else if (t[k].is(">>")) angle -= 2;
+      else if (angle == 0 && t[k].is(":") && !in_bases) {
+        c.name = last, in_bases = true, last.clear();
+      } else if (angle == 0 && t[k].is(",") && in_bases) {
+        if (!last.empty()) c.bases.push_back(last);
+        last.clear();
+      } else if (angle == 0 && t[k].kind == TokenKind::identifier && !t[k].is_identifier("public") &&
+                 !t[k].is_identifier("private") && !t[k].is_identifier("protected") &&
+                 !t[k].is_identifier("virtual") && !t[k].is_identifier("final") && !t[k].is_identifier("alignas")) {
+        last = t[k].text;
+      }
+    }
+    if (in_bases && !last.empty()) c.bases.push_back(last);
+    if (!in_bases) c.name = last;
     int depth = 0;
-    std::vector<std::string> swizzle_members;
-    std::size_t close = open;
+    c.close = open;
     for (std::size_t j = open; j < t.size(); ++j) {
       if (t[j].is("{")) ++depth;
       else if (t[j].is("}") && --depth == 0) {
-        close = j;
+        c.close = j;
         break;
       } else if (depth == 1 && t[j].kind == TokenKind::identifier && j + 1 < t.size() &&
                  (t[j + 1].is(";") || t[j + 1].is(",") || t[j + 1].is("[") || t[j + 1].is("=") ||
                   t[j + 1].is(":")) &&
                  is_swizzle(t[j].text, &code)) {
-        swizzle_members.push_back(t[j].text);
+        c.members.push_back(t[j].text);
       }
     }
-    if (swizzle_members.empty()) continue;
+    classes.push_back(std::move(c));
+  }
+  // A class's members named like swizzles and its bases' (theirs after its own, which hide
+  // them): a derived class's own accessor hid its base's, so `d.xy` of a base's member did not
+  // compile beside a derived `rgb` before 2026-12-05.
+  std::function<void(const std::string&, std::set<std::string>&, std::vector<std::string>&)> collect =
+      [&](const std::string& name, std::set<std::string>& seen, std::vector<std::string>& out) {
+        if (name.empty() || !seen.insert(name).second) return;
+        for (const Class& c : classes) {
+          if (c.name != name) continue;
+          for (const auto& m : c.members) out.push_back(m);
+          for (const auto& b : c.bases) collect(b, seen, out);
+          return;
+        }
+      };
+  std::map<std::size_t, std::string> struct_accessors;  // closing brace → accessors
+  for (const Class& c : classes) {
+    std::vector<std::string> members = c.members;
+    std::set<std::string> seen = {c.name};
+    int bases_with_members = 0;
+    for (const auto& b : c.bases) {
+      const std::size_t before = members.size();
+      collect(b, seen, members);
+      bases_with_members += members.size() > before ? 1 : 0;
+    }
+    // Only its bases' members, from one base: that base's accessor serves (inherited).
+    if (c.members.empty() && bases_with_members < 2) continue;
     std::string accessors;
+    std::set<std::string> codes;
     for (const char* qualifier : {"", "const "}) {
       accessors += std::string(" template <int mtl_code> ") + qualifier + "auto& mtl_swz() " + qualifier + "{";
-      for (const auto& m : swizzle_members) {
-        is_swizzle(m, &code);
-        accessors += " if constexpr (mtl_code == " + swizzle_code(code) + ") return " + m + "; else";
+      codes.clear();
+      for (const auto& m : members) {
+        if (!codes.insert(swizzle_code(m)).second) continue;  // hidden by the class's own
+        accessors += " if constexpr (mtl_code == " + swizzle_code(m) + ") return this->" + m + "; else";
       }
       accessors += " return *this; }";
     }
     accessors += " template <int mtl_code> auto& mtl_swz_ref() { return mtl_swz<mtl_code>(); }";
-    struct_accessors[close] = accessors;
+    struct_accessors[c.close] = accessors;
   }
   return struct_accessors;
+}
+
+std::set<std::string> swizzle_named_functions(const std::vector<Token>& t) {
+  std::set<std::string> names;
+  std::vector<int> code;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i].kind == TokenKind::identifier && t[i + 1].is("(") &&
+        !(i > 0 && (t[i - 1].is(".") || t[i - 1].is("->"))) && is_swizzle(t[i].text, &code))
+      names.insert(t[i].text);
+  return names;
 }
 
 std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {

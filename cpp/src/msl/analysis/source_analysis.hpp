@@ -23,6 +23,11 @@ namespace metalcall::msl {
  */
 std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<Token>& t);
 
+/** Names spelled like swizzles that the source declares or calls as functions (`float bar() const`,
+    `template <int N> T bar()`, `xy(p)`): a name not after `.` or `->` followed by `(`. After a `.`,
+    such a name followed by `<` is that member template (`f.bar<3>()`), not a swizzle compared. */
+std::set<std::string> swizzle_named_functions(const std::vector<Token>& t);
+
 /** Where a kernel is declared: the namespaces around it. */
 struct KernelScope {
   std::string call_name;  // `::a::b::k`, `::k` at global scope (not `k`: a kernel named `precise` or

@@ -20,8 +20,12 @@ bool is_swizzle(const std::string& s, std::vector<int>* indices) {
   return true;
 }
 
-std::string swizzle_code(const std::vector<int>& indices) {
-  std::string code = "1";
+std::string swizzle_code(const std::string& name) {
+  std::vector<int> indices;
+  if (!is_swizzle(name, &indices)) return "";
+  // Vectors read both spellings alike; a struct's members named `xyz` and `rgb` are two
+  // (one code for both read the first member through either name before 2026-12-05).
+  std::string code = std::string_view("xyzw").find(name[0]) != std::string_view::npos ? "1" : "2";
   for (int c : indices) code += std::to_string(c);
   return code;
 }

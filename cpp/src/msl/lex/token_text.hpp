@@ -17,8 +17,9 @@ inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char
 /** True for a swizzle such as "xy" or "bgra"; `indices` gets its component numbers. */
 bool is_swizzle(const std::string& s, std::vector<int>* indices);
 
-/** The prelude's number for a swizzle: "1" then the components (".zyx" → 1210). */
-std::string swizzle_code(const std::vector<int>& indices);
+/** The prelude's number for swizzle `name`: "1" then the components (".zyx" → 1210), "2" first for
+    the rgba spelling (".bgr" → 2210), so that a struct's members `xyz` and `rgb` stay apart. */
+std::string swizzle_code(const std::string& name);
 
 /** Stands for a '>' in token lists that the lexer merged into a `>>` (the end of
     `typename C = Less<T>>`, a default argument). type_text writes it as '>'. */

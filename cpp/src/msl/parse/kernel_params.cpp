@@ -87,6 +87,14 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
   if (rest.size() < 2) fail(rest.back(), "kernel parameter '" + t_[rest.back()].text + "' has no type");
   p.name_token = rest.back();
   rest.pop_back();
+  // `P y [[buffer(1)]]` of `typedef device float* P;` (or `using`, or an alias template's
+  // `cref<float>`): read as the pointer or reference it names. Before 2026-12-05 such a buffer
+  // was taken for a value of the pointer's own bytes (8; 32 in checked mode, a checked pointer's
+  // base and bounds from the caller's bytes), and a reference alias did not compile.
+  std::vector<std::size_t> spelled = rest;
+  bool expanded = false;
+  for (int hops = 0; hops < 8 && expand_indirect_alias(rest); ++hops) expanded = true;
+  if (expanded) p.spelled_tokens = spelled;
   p.type_tokens = rest;
   ParamInfo& info = p.info;
   info.position = static_cast<int>(k.params.size());

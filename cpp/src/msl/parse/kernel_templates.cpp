@@ -16,6 +16,14 @@ namespace metalcall::msl {
 
 namespace {
 
+// A template argument's token: kClosingAngle (the second '>' of a `>>`, `= Cfg<T, N>>`) is '>'.
+// (Read as t[size_t(-1)] before 2026-12-05: a default argument ending in `>>` used in a kernel
+// parameter's type, `device typename C::acc_t* y`, threw bad_alloc or length_error at random.)
+const std::string& argument_token(const std::vector<Token>& t, std::size_t tok) {
+  static const std::string closing = ">";
+  return tok == kClosingAngle ? closing : t[tok].text;
+}
+
 // `type` with each identifier that names a template parameter replaced by its argument's tokens.
 std::string substitute_arguments(const std::string& type,
                                  const std::vector<std::pair<std::string, std::vector<std::size_t>>>& arguments,
@@ -34,7 +42,7 @@ std::string substitute_arguments(const std::string& type,
     bool replaced = false;
     for (const auto& [name, tokens] : arguments) {
       if (name != word || replaced) continue;
-      for (std::size_t tok : tokens) out += t[tok].text;
+      for (std::size_t tok : tokens) out += argument_token(t, tok);
       replaced = true;
     }
     if (!replaced) out += word;
@@ -189,7 +197,7 @@ bool SignatureParser::fill_defaults(const ParsedKernel& tmpl, std::vector<std::v
 bool SignatureParser::deduce(const ParsedKernel& tmpl, std::size_t open, std::vector<std::vector<std::size_t>>& args,
             std::string* why) const {
   std::vector<std::vector<std::size_t>> pattern, deduced;
-  for (const auto& p : tmpl.params) pattern.push_back(p.type_tokens);
+  for (const auto& p : tmpl.params) pattern.push_back(p.spelled_tokens.empty() ? p.type_tokens : p.spelled_tokens);
   const auto& names = template_names_.at(tmpl.keyword_token);
   if (!deduce_template_arguments(t_, pattern, parameter_types(t_, open), names, deduced)) {
     *why = "the parameters of this instantiation do not match those of the template kernel '" + tmpl.function_name + "'";
@@ -253,7 +261,7 @@ SignatureParser::Kind SignatureParser::parse_instantiation(std::size_t template_
     std::string type_name;
     for (const auto& [name, tokens] : k.template_arguments) {
       if (p.info.type_name != name) continue;
-      for (std::size_t t : tokens) type_name += (type_name.empty() ? "" : " ") + t_[t].text;
+      for (std::size_t t : tokens) type_name += (type_name.empty() ? "" : " ") + argument_token(t_, t);
     }
     if (!type_name.empty()) {
       p.info.type_name = type_name;

@@ -87,6 +87,27 @@ void SignatureParser::collect_aliases() {
     } else {
       continue;
     }
+    // A pointer or reference type's tokens, for kernel parameters declared with the alias.
+    {
+      const bool is_typedef = t_[i].is_identifier("typedef");
+      const std::size_t from = is_typedef ? i + 1 : i + 3, to = is_typedef ? j - 1 : j;
+      bool indirect = false;
+      for (std::size_t k = from; k < to; ++k) indirect = indirect || t_[k].is("*") || t_[k].is("&");
+      if (indirect) {
+        IndirectAlias alias;
+        for (std::size_t k = from; k < to; ++k) alias.target.push_back(k);
+        if (!is_typedef && i >= 2 && t_[i - 1].is(">")) {  // `template <class T> using cref = constant T&;`
+          std::size_t open = i - 1;
+          for (int d = 0; open > 0; --open) {
+            if (t_[open].is(">")) ++d;
+            else if (t_[open].is("<") && --d == 0) break;
+          }
+          if (open > 0 && t_[open - 1].is_identifier("template")) alias.parameters = template_parameter_names(open);
+        }
+        const auto [it, added] = indirect_aliases_.emplace(name, alias);
+        if (!added) it->second.target.clear();  // declared twice: left as written
+      }
+    }
     for (const char* prefix : {"metal :: ", "const "})
       if (target.rfind(prefix, 0) == 0) target = target.substr(std::string(prefix).size());
     // The bare name is C++'s scopes aside (a namespace's, a struct's, a function's, a using-
@@ -99,6 +120,54 @@ void SignatureParser::collect_aliases() {
     for (const auto& scope : scopes) qualified += scope.first + "::";
     record(qualified + name, target);
   }
+}
+
+bool SignatureParser::expand_indirect_alias(std::vector<std::size_t>& type) const {
+  for (std::size_t n = 0; n < type.size(); ++n) {
+    if (t_[type[n]].kind != TokenKind::identifier) continue;
+    const auto found = indirect_aliases_.find(t_[type[n]].text);
+    if (found == indirect_aliases_.end() || found->second.target.empty()) continue;
+    const IndirectAlias& alias = found->second;
+    // Its template arguments, `cref<float>`: one token list each.
+    std::vector<std::vector<std::size_t>> args;
+    std::size_t end = n + 1;
+    if (!alias.parameters.empty()) {
+      if (end >= type.size() || !t_[type[end]].is("<")) return false;
+      int depth = 0;
+      args.emplace_back();
+      for (; end < type.size(); ++end) {
+        const Token& k = t_[type[end]];
+        if (k.is("<") && depth++ == 0) continue;
+        if (k.is(">") && --depth == 0) break;
+        if (k.is(">>") && (depth -= 2) <= 0) return false;  // `cref<W<float>>`: not read here
+        if (depth == 1 && k.is(",")) args.emplace_back();
+        else args.back().push_back(type[end]);
+      }
+      if (end >= type.size() || args.size() != alias.parameters.size()) return false;
+      ++end;
+    }
+    std::vector<std::size_t> expanded;
+    for (std::size_t k : alias.target) {
+      std::size_t p = 0;
+      while (p < alias.parameters.size() && !t_[k].is_identifier(alias.parameters[p].c_str())) ++p;
+      if (p < alias.parameters.size()) expanded.insert(expanded.end(), args[p].begin(), args[p].end());
+      else expanded.push_back(k);
+    }
+    // `lo::P`, `::P`: the scope's names go with the alias; a template's member
+    // (`typename W<T>::P`) may be another type for each T: left as written.
+    std::size_t first = n;
+    while (first >= 2 && t_[type[first - 1]].is("::") && t_[type[first - 2]].kind == TokenKind::identifier) first -= 2;
+    if (first >= 1 && t_[type[first - 1]].is("::")) {
+      if (first != 1) continue;
+      first = 0;
+    }
+    std::vector<std::size_t> out(type.begin(), type.begin() + first);
+    out.insert(out.end(), expanded.begin(), expanded.end());
+    out.insert(out.end(), type.begin() + end, type.end());
+    type = std::move(out);
+    return true;
+  }
+  return false;
 }
 
 std::string SignatureParser::resolve_alias(std::string type) const {

@@ -21,6 +21,9 @@ struct ParsedParam {
   ParamInfo info;
   std::string binding_expression;  // the [[buffer(…)]] argument when not an integer literal
   std::vector<std::size_t> type_tokens;  // the declared type, qualifiers included
+  // The type as written where type_tokens is an alias's (`P y` of `typedef device float* P`:
+  // type_tokens are `device float *`, in the typedef); else empty.
+  std::vector<std::size_t> spelled_tokens;
   std::size_t name_token = 0;
   bool array = false;  // declared `constant int64_t strides[3]`: a pointer (type_tokens lack the '*')
 };

@@ -50,6 +50,17 @@ class SignatureParser {
   // by its template parameter list), told apart at an instantiation by its arguments.
   std::multimap<std::string, ParsedKernel> templates_;
   std::map<std::string, std::string> aliases_;     // typedef / using names → the type they name
+  // Aliases of pointer and reference types (`typedef device float* P;`, `template <class T> using
+  // cref = constant T&;`): their template parameters and the tokens of the type they name, which
+  // a kernel parameter declared with one is read as (expand_indirect_alias).
+  struct IndirectAlias {
+    std::vector<std::string> parameters;
+    std::vector<std::size_t> target;
+  };
+  std::map<std::string, IndirectAlias> indirect_aliases_;
+  // Replaces in `type` (a parameter's type tokens) an alias of a pointer or reference type by the
+  // type it names, its template arguments put in; false where there is none.
+  bool expand_indirect_alias(std::vector<std::size_t>& type) const;
   static constexpr const char* kAmbiguousAlias = "";  // a name declared as two types (collect_aliases)
 
   bool member_access(std::size_t i) const;

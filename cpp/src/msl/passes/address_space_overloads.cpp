@@ -108,7 +108,12 @@ std::vector<Function> functions(const std::vector<Token>& t) {
     if (!t[i + 1].is("(")) continue;
     // `operator+=(...)`: the name is the operator's token.
     const bool op = i >= 2 && t[i - 1].is_identifier("operator") && t[i].kind == TokenKind::punct && ends_type(t[i - 2]);
-    if (!op && (t[i].kind != TokenKind::identifier || is_keyword(t[i].text) || !ends_type(t[i - 1]))) continue;
+    // `void S::f(…) {`: a member defined out of its class (its parameters must be rewritten as
+    // the declaration's are: "out-of-line definition does not match" before 2026-12-05).
+    const bool qualified = i >= 3 && t[i - 1].is("::") && t[i - 2].kind == TokenKind::identifier && ends_type(t[i - 3]) &&
+                           !t[i - 3].is_identifier("return");
+    if (!op && (t[i].kind != TokenKind::identifier || is_keyword(t[i].text) || !(ends_type(t[i - 1]) || qualified)))
+      continue;
     if (t[i - 1].is_identifier("return") || t[i - 1].is_identifier("kernel")) continue;
     const std::size_t close = matching_close(t, i + 1);
     std::size_t after = close + 1;
@@ -257,10 +262,29 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
     }
   }
   if (const_params.empty()) return out;
+  // Names of such overloads that are member functions (defined in a class's braces): a call
+  // through an object (`a.add(sh, l)`) is tagged too. Untagged, a threadgroup array passed to
+  // `add(const threadgroup float*)` beside `add(const device float*)` became the device
+  // overload's (a silent wrong result; a CompileError in checked mode) before 2026-12-05.
+  std::set<std::string> members;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (!(t[i].is_identifier("struct") || t[i].is_identifier("class") || t[i].is_identifier("union"))) continue;
+    std::size_t open = i + 1;
+    while (open < t.size() && !t[open].is("{") && !t[open].is(";") && !t[open].is("(")) ++open;
+    if (open >= t.size() || !t[open].is("{")) continue;
+    int depth = 0;
+    for (std::size_t j = open; j < t.size(); ++j) {
+      if (t[j].is("{")) ++depth;
+      else if (t[j].is("}") && --depth == 0) break;
+      else if (depth == 1 && definitions.count(j)) members.insert(t[j].text);
+    }
+  }
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || definitions.count(i)) continue;
     auto consts = const_params.find(t[i].text);
-    if (consts == const_params.end() || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
+    if (consts == const_params.end() ||
+        (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")) && !members.count(t[i].text)))
+      continue;
     const auto args = split_list(t, i + 1, matching_close(t, i + 1));
     for (std::size_t n = 0; n < args.size(); ++n) {
       const auto [b, e] = args[n];

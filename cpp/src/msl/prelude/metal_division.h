@@ -144,12 +144,23 @@ METAL_FUNC constexpr T& operator%=(T& a, const wide_divisor<U, true>& d) {
   return a;
 }
 
+// A class's own compound operator, where it has one (a source's `S& operator/=(float)`, which
+// `a = a / b` bypassed or, without an operator/, failed to compile before 2026-12-05); vectors
+// reach div_value through their operator/ all the same, and scalars never come to the first one.
+template <class T, class U>
+METAL_FUNC constexpr auto compound_div(T& a, const U& b, int) -> decltype(a /= b, void()) { a /= b; }
+template <class T, class U> METAL_FUNC constexpr void compound_div(T& a, const U& b, long) { a = div_value(a, b); }
+template <class T, class U>
+METAL_FUNC constexpr auto compound_mod(T& a, const U& b, int) -> decltype(a %= b, void()) { a %= b; }
+template <class T, class U> METAL_FUNC constexpr void compound_mod(T& a, const U& b, long) { a = mod_value(a, b); }
 template <class T, class U> METAL_FUNC constexpr T& operator/=(T& a, const divisor<U>& d) {
-  a = div_value(a, d.b);
+  if constexpr (__is_class(T)) compound_div(a, d.b, 0);
+  else a = div_value(a, d.b);
   return a;
 }
 template <class T, class U> METAL_FUNC constexpr T& operator%=(T& a, const modulus<U>& d) {
-  a = mod_value(a, d.b);
+  if constexpr (__is_class(T)) compound_mod(a, d.b, 0);
+  else a = mod_value(a, d.b);
   return a;
 }
 

@@ -343,7 +343,7 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
     return mtl_detail::swizzle_ref<mtl_vector, I...>(*this);
   }
   // The same swizzles without commas, for use inside macro arguments: the
-  // digits after a leading 1 are the indices (v.zyx -> mtl_swz<1210>()).
+  // digits after a leading 1 (2 for rgba) are the indices (v.zyx -> mtl_swz<1210>()).
   template <int Code> METAL_FUNC constexpr auto mtl_swz() const {
     return mtl_detail::swizzle_code<Code>::read(*this);
   }
@@ -408,6 +408,8 @@ template <int... I> struct swizzle_code<1, I...> {
   template <class V> static METAL_FUNC constexpr auto read(const V& v) { return v.template mtl_swizzle<I...>(); }
   template <class V> static METAL_FUNC auto write(V& v) { return v.template mtl_swizzle_ref<I...>(); }
 };
+// A leading 2 is the rgba spelling (v.bgr -> mtl_swz<2210>()): the same components.
+template <int... I> struct swizzle_code<2, I...> : swizzle_code<1, I...> {};
 template <int... I> struct swizzle_code<0, I...> {
   static_assert(sizeof...(I) == 1000, "mtl_swz code must be 1 followed by the component digits, e.g. 1210");
 };

@@ -72,6 +72,7 @@ Translation Translator::run() {
   kernel_keywords_ = std::move(parsed.kernel_keywords);
   function_constants_ = std::move(parsed.function_constants);
   struct_accessors_ = swizzle_member_accessors(t_);
+  swizzle_functions_ = swizzle_named_functions(t_);
   uses_fibers_ = fiber_kernels(t_, kernels_);
   kernel_scopes_ = kernel_scopes(t_, kernels_);
   if (*target_.kernel_pointer_qualifier()) {
@@ -432,12 +433,18 @@ void Translator::emit_user_code() {
           i = skip_attribute(i) - 1;
           continue;
         }
+        // `p.xy()` calls a member function named like a swizzle (a vector's swizzles are never
+        // called), and `f.bar<3>()` a member template the source declares: left as written (a
+        // CompileError, "does not provide a call operator" or "no member named 'mtl_swz'", before
+        // 2026-12-05). `v.rg < w.rg` of a name the source declares no function of stays a swizzle.
         if ((tok.is(".") || tok.is("->")) && i + 1 < t_.size() && t_[i + 1].kind == TokenKind::identifier &&
-            is_swizzle(t_[i + 1].text, &swz)) {
+            is_swizzle(t_[i + 1].text, &swz) &&
+            !(i + 2 < t_.size() &&
+              (t_[i + 2].is("(") || (t_[i + 2].is("<") && swizzle_functions_.count(t_[i + 1].text))))) {
           // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
           const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
           // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
-          emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(swz) + ">()", tok, false);
+          emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(t_[i + 1].text) + ">()", tok, false);
           ++i;
           continue;
         }

@@ -31,7 +31,8 @@ std::set<std::size_t> Translator::buffer_pointer_tokens() const {
   std::map<std::size_t, bool> by_reference;
   for (const auto& k : kernels_)
     for (const auto& p : k.params) {
-      if (p.info.kind != ParamKind::buffer) continue;
+      // A parameter declared through an alias: its '*' is the alias's, shared by other uses.
+      if (p.info.kind != ParamKind::buffer || !p.spelled_tokens.empty()) continue;
       // Not one the kernel passes to a `T*&` parameter: that reference cannot bind a restrict pointer.
       auto seen = by_reference.find(p.name_token);  // instantiations share their template's parameters
       if (seen == by_reference.end())

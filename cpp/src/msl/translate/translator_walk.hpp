@@ -119,6 +119,7 @@ class Translator {
   std::vector<KernelScope> kernel_scopes_;
   std::vector<bool> uses_fibers_;  // per kernel
   std::map<std::size_t, std::string> struct_accessors_;  // closing brace → swizzle-named member accessors
+  std::set<std::string> swizzle_functions_;              // functions named like swizzles (swizzle_named_functions)
   std::set<std::size_t> qualified_pointers_;  // the '*' of kernels' buffer parameters (see kernel_pointer_qualifier)
   std::set<std::size_t> dropped_restricts_;  // writable_restricts, on targets that qualify pointers
   // Checked mode: private arrays and struct array members, by their first token.
