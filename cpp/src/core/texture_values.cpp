@@ -40,7 +40,7 @@ std::string PixelFormat::name() const {
 }
 
 const std::vector<PixelFormat>& pixel_formats() {
-  static const std::vector<PixelFormat> all = [] {
+  static const auto& all = *new std::vector<PixelFormat>([] {
     std::vector<PixelFormat> out;
     for (int channels : {1, 2, 4})
       for (int bits : {8, 16, 32})
@@ -59,7 +59,7 @@ const std::vector<PixelFormat>& pixel_formats() {
     out.push_back({1, 32, PixelKind::float_, PixelLayout::rg11b10, false});
     out.push_back({1, 32, PixelKind::float_, PixelLayout::rgb9e5, false});
     return out;
-  }();
+  }());
   return all;
 }
 

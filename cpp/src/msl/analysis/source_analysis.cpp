@@ -219,7 +219,7 @@ std::set<std::string> bit_field_names(const std::vector<Token>& t) {
   // a template's parameter), up to the `;` or `,` at its own depth. Not a label, a case, a
   // class's base (`struct A : B`), an enum's type, a range-for (its `)` comes first) nor a
   // conditional's `:` (the token before the name is `?`).
-  static const std::set<std::string> not_types = {"case", "struct", "class", "union", "enum", "goto", "return"};
+  static const auto& not_types = *new std::set<std::string>{"case", "struct", "class", "union", "enum", "goto", "return"};
   std::set<std::string> names;
   for (std::size_t k = 1; k + 2 < t.size(); ++k) {
     if (t[k].kind != TokenKind::identifier || !t[k + 1].is(":")) continue;

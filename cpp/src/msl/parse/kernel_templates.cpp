@@ -20,7 +20,7 @@ namespace {
 // (Read as t[size_t(-1)] before 2026-12-05: a default argument ending in `>>` used in a kernel
 // parameter's type, `device typename C::acc_t* y`, threw bad_alloc or length_error at random.)
 const std::string& argument_token(const std::vector<Token>& t, std::size_t tok) {
-  static const std::string closing = ">";
+  static const auto& closing = *new std::string(">");
   return tok == kClosingAngle ? closing : t[tok].text;
 }
 
