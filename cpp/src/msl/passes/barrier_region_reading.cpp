@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "msl/analysis/call_graph.hpp"  // matching
+#include "msl/analysis/statements.hpp"  // statement_end
 
 namespace metalcall::msl::regions {
 
@@ -208,6 +209,73 @@ std::set<std::string> mutable_reference_functions(const std::vector<Token>& t) {
     if (declares) names.insert(t[open - 1].text);
   }
   return names;
+}
+
+// `threadgroup_barrier(...);` (or metal::threadgroup_barrier): its name's token, or kNone.
+std::size_t barrier_statement(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  std::size_t k = first;
+  if (punct(t, k, "::")) ++k;
+  if (t[k].is_identifier("metal") && punct(t, k + 1, "::")) k += 2;
+  if (!t[k].is_identifier("threadgroup_barrier") || !punct(t, k + 1, "(")) return kNone;
+  const std::size_t close = matching(t, k + 1);
+  return close + 1 == last && punct(t, last, ";") ? k : kNone;
+}
+
+// A barrier's arguments name only mem_flags and its enumerators (and literals): the region
+// written for them passes them to mtl_regions::barrier_arguments at the group's scope, so
+// that they are type-checked as the fibers' threadgroup_barrier would (before, regions dropped
+// them: `threadgroup_barrier(2)` compiled only in this mode). Other names (a thread's local)
+// leave the kernel to the fibers.
+bool plain_barrier_arguments(const std::vector<Token>& t, std::size_t name) {
+  const std::size_t close = matching(t, name + 1);
+  for (std::size_t k = name + 2; k < close; ++k)
+    if (t[k].kind == TokenKind::identifier &&
+        !one_of(t[k], {"metal", "mem_flags", "mem_none", "mem_device", "mem_threadgroup", "mem_texture",
+                        "mem_threadgroup_imageblock", "mem_objectdata"}))
+      return false;
+  return true;
+}
+
+bool holds_barrier(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k <= last; ++k)
+    if (t[k].is_identifier("threadgroup_barrier")) return true;
+  return false;
+}
+
+// break or continue in [first, last] that would leave the enclosing group loop (or, at the
+// top level, the threads' loop): those outside nested loops (and, for break, switches).
+bool leaves(const std::vector<Token>& t, std::size_t first, std::size_t last, bool in_switch) {
+  for (std::size_t k = first; k <= last; ++k) {
+    const Token& tok = t[k];
+    if (tok.is_identifier("continue")) return true;
+    if (tok.is_identifier("break") && !in_switch) return true;
+    if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
+      const std::size_t end = statement_end(t, k);
+      if (end == kNone || end > last) return true;
+      k = end;
+    } else if (tok.is_identifier("switch")) {
+      const std::size_t end = statement_end(t, k);
+      if (end == kNone || end > last) return true;
+      if (leaves(t, k + 1, end, true)) return true;
+      k = end;
+    }
+  }
+  return false;
+}
+
+// A `return` in [first, last] inside a loop nested there (it would become that loop's `continue`).
+bool return_in_loop(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k <= last; ++k) {
+    const Token& tok = t[k];
+    if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
+      const std::size_t end = statement_end(t, k);
+      if (end == kNone || end > last) return true;
+      for (std::size_t j = k; j <= end; ++j)
+        if (t[j].is_identifier("return")) return true;
+      k = end;
+    }
+  }
+  return false;
 }
 
 }  // namespace metalcall::msl::regions

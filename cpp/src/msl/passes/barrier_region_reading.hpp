@@ -63,4 +63,14 @@ std::optional<Declaration> parse_declaration(const std::vector<Token>& t, std::s
  */
 std::set<std::string> mutable_reference_functions(const std::vector<Token>& t);
 
+/** `threadgroup_barrier(...);` (or metal::threadgroup_barrier) over [first, last]: its name's token, or kNone. */
+std::size_t barrier_statement(const std::vector<Token>& t, std::size_t first, std::size_t last);
+/** A barrier's arguments (name: its name's token) name only mem_flags and its enumerators. */
+bool plain_barrier_arguments(const std::vector<Token>& t, std::size_t name);
+bool holds_barrier(const std::vector<Token>& t, std::size_t first, std::size_t last);
+/** break or continue in [first, last] that would leave the enclosing group loop. */
+bool leaves(const std::vector<Token>& t, std::size_t first, std::size_t last, bool in_switch = false);
+/** A `return` in [first, last] inside a loop nested there. */
+bool return_in_loop(const std::vector<Token>& t, std::size_t first, std::size_t last);
+
 }  // namespace metalcall::msl::regions

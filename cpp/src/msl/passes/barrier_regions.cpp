@@ -247,39 +247,6 @@ class Planner {
     return true;
   }
 
-  static bool is_barrier_name(const Token& tok) { return tok.is_identifier("threadgroup_barrier"); }
-
-  // `threadgroup_barrier(...);` (or metal::threadgroup_barrier): its name's token, or kNone.
-  std::size_t barrier_statement(std::size_t first, std::size_t last) const {
-    std::size_t k = first;
-    if (punct(t_, k, "::")) ++k;
-    if (t_[k].is_identifier("metal") && punct(t_, k + 1, "::")) k += 2;
-    if (!is_barrier_name(t_[k]) || !punct(t_, k + 1, "(")) return kNone;
-    const std::size_t close = matching(t_, k + 1);
-    return close + 1 == last && punct(t_, last, ";") ? k : kNone;
-  }
-
-  // A barrier's arguments name only mem_flags and its enumerators (and literals): the region
-  // written for them passes them to mtl_regions::barrier_arguments at the group's scope, so
-  // that they are type-checked as the fibers' threadgroup_barrier would (before, regions dropped
-  // them: `threadgroup_barrier(2)` compiled only in this mode). Other names (a thread's local)
-  // leave the kernel to the fibers.
-  bool plain_barrier_arguments(std::size_t name) const {
-    const std::size_t close = matching(t_, name + 1);
-    for (std::size_t k = name + 2; k < close; ++k)
-      if (t_[k].kind == TokenKind::identifier &&
-          !one_of(t_[k], {"metal", "mem_flags", "mem_none", "mem_device", "mem_threadgroup", "mem_texture",
-                          "mem_threadgroup_imageblock", "mem_object_data"}))
-        return false;
-    return true;
-  }
-
-  bool holds_barrier(std::size_t first, std::size_t last) const {
-    for (std::size_t k = first; k <= last; ++k)
-      if (is_barrier_name(t_[k])) return true;
-    return false;
-  }
-
   // An expression statement the planner can tell from a declaration.
   bool expression_statement(std::size_t first, std::size_t last) const {
     const Token& tok = t_[first];
@@ -296,42 +263,6 @@ class Planner {
     }
     const Token& next = t_[k + 1];
     return assignment(next) || (next.kind == TokenKind::punct && one_of(next, {"(", "[", ".", "->", "++", "--", ";"}));
-  }
-
-  // break or continue in [first, last] that would leave the enclosing group loop (or, at the
-  // top level, the threads' loop): those outside nested loops (and, for break, switches).
-  bool leaves(std::size_t first, std::size_t last, bool in_switch = false) const {
-    for (std::size_t k = first; k <= last; ++k) {
-      const Token& tok = t_[k];
-      if (tok.is_identifier("continue")) return true;
-      if (tok.is_identifier("break") && !in_switch) return true;
-      if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
-        const std::size_t end = statement_end(t_, k);
-        if (end == kNone || end > last) return true;
-        k = end;
-      } else if (tok.is_identifier("switch")) {
-        const std::size_t end = statement_end(t_, k);
-        if (end == kNone || end > last) return true;
-        if (leaves(k + 1, end, true)) return true;
-        k = end;
-      }
-    }
-    return false;
-  }
-
-  // A `return` in [first, last] inside a loop nested there (it would become that loop's `continue`).
-  bool return_in_loop(std::size_t first, std::size_t last) const {
-    for (std::size_t k = first; k <= last; ++k) {
-      const Token& tok = t_[k];
-      if (tok.is_identifier("for") || tok.is_identifier("while") || tok.is_identifier("do")) {
-        const std::size_t end = statement_end(t_, k);
-        if (end == kNone || end > last) return true;
-        for (std::size_t j = k; j <= end; ++j)
-          if (t_[j].is_identifier("return")) return true;
-        k = end;
-      }
-    }
-    return false;
   }
 
   bool declare(const std::string& name) { return declared_.insert(name).second; }
@@ -359,21 +290,21 @@ class Planner {
       Statement st;
       st.first = i;
       st.last = end;
-      if (const std::size_t b = h == i ? barrier_statement(i, end) : kNone; b != kNone) {
-        if (!plain_barrier_arguments(b)) return false;
+      if (const std::size_t b = h == i ? barrier_statement(t_, i, end) : kNone; b != kNone) {
+        if (!plain_barrier_arguments(t_, b)) return false;
         st.kind = Kind::barrier;
         barriers_.push_back(b);
         region = new_region(i, depth);
         regions_[region].barrier = b;
         seq.items.push_back({false, region});
-      } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(i, end)) {
+      } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(t_, i, end)) {
         std::size_t loop = 0;
         if (!group_loop(i, h, end, depth, loop)) return false;
         st.kind = Kind::loop;
         seq.items.push_back({true, loop});
         region = new_region(end, depth);
         seq.items.push_back({false, region});
-      } else if (holds_barrier(i, end) || refused_start(head) || punct(t_, h, "[")) {
+      } else if (holds_barrier(t_, i, end) || refused_start(head) || punct(t_, h, "[")) {
         return false;
       } else if (statement_keyword(head) || punct(t_, h, "{") || punct(t_, h, ";")) {
         if (head.is_identifier("break") || head.is_identifier("continue")) return false;  // the threads' loop is not theirs
@@ -492,7 +423,7 @@ class Planner {
     // Every thread must reach the same barriers: nothing leaves the loop or its iteration early.
     for (std::size_t k = close + 1; k < end; ++k)
       if (t_[k].is_identifier("return")) return false;
-    if (leaves(close + 2, end - 1)) return false;
+    if (leaves(t_, close + 2, end - 1)) return false;
     GroupLoop loop;
     loop.first = statement;
     loop.body_open = close + 1;
@@ -569,13 +500,13 @@ class Planner {
     for (std::size_t r = 0; r < regions_.size(); ++r) {
       for (std::size_t s : regions_[r].statements) {
         const Statement& st = statements_[s];
-        if (leaves(st.first, st.last)) return false;
+        if (leaves(t_, st.first, st.last)) return false;
         for (std::size_t k = st.first; k <= st.last; ++k) {
           if (!t_[k].is_identifier("return")) continue;
           if (r != last || regions_[r].depth != 0 || !punct(t_, k + 1, ";")) return false;
           returns_.insert(k);
         }
-        if (r == last && return_in_loop(st.first, st.last)) return false;
+        if (r == last && return_in_loop(t_, st.first, st.last)) return false;
       }
     }
     return true;
