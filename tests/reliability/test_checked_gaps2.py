@@ -38,44 +38,45 @@ from attack_kernels import HEADER, KernelLibraries, checked_kernel, open_mode  #
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="checked mode is a feature of the cpu backend")
 
 S = "struct S { float a; float b; "
+OUTSIDE = "pointer outside every Buffer (one element)"
 
 # name: (program-scope prefix, body, what the fault names, out after a run with far = 0 on [1, 2, 3, 4])
 CASES = {
     # ---- `this` as a pointer value ----
     "this-auto": (S + "void put(ulong k, float v) { auto p = this; p[k].a = v; } };",
-                  "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a; out[1] = s.b;", "variable", [42, 2, 3, 4]),
+                  "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a; out[1] = s.b;", OUTSIDE, [42, 2, 3, 4]),
     "this-auto-read-const": (S + "float get(ulong k) const { auto p = this; return p[k].b; } };",
-                             "S s{1.0f, 40.0f}; out[2] = s.get(far) + 2.0f;", "variable", [1, 2, 42, 4]),
+                             "S s{1.0f, 40.0f}; out[2] = s.get(far) + 2.0f;", OUTSIDE, [1, 2, 42, 4]),
     "this-parenthesized": (S + "void put(ulong k, float v) { (this)[k].b = v; } };",
-                           "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[1] = s.b;", "variable", [1, 42, 3, 4]),
+                           "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[1] = s.b;", OUTSIDE, [1, 42, 3, 4]),
     "this-address-of-dereference": (S + "void put(ulong k, float v) { (&(*this))[k].a = v; } };",
-                                    "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                    "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-address-of-dereference-plus": (S + "void put(ulong k, float v) { (&*this + k)->a = v; } };",
-                                         "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[3] = s.a;", "variable",
+                                         "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[3] = s.a;", OUTSIDE,
                                          [1, 2, 3, 42]),
     "this-decltype": (S + "void put(ulong k, float v) { decltype(this) p = this; p[k].a = v; } };",
-                      "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                      "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-thread-pointer-variable": (S + "void put(ulong k, float v) { thread S* p = this; p[k].a = v; } };",
-                                     "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                     "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-to-a-thread-parameter": ("struct S;\nvoid put_s(thread S* p, ulong k, float v);\n" + S +
                                    "void put(ulong k, float v) { put_s(this, k, v); } };\n"
                                    "void put_s(thread S* p, ulong k, float v) { p[k].b = v; }",
-                                   "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[1] = s.b;", "variable", [1, 42, 3, 4]),
+                                   "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[1] = s.b;", OUTSIDE, [1, 42, 3, 4]),
     "this-to-a-deduced-parameter": ("template <class T> void put_t(thread T* p, ulong k, float v) { p[k].a = v; }\n" + S +
                                     "void put(ulong k, float v) { put_t(this, k, v); } };",
-                                    "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                    "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-to-a-deduced-value": ("template <class P> void put_p(P p, ulong k, float v) { p[k].a = v; }\n" + S +
                                 "void put(ulong k, float v) { put_p(this, k, v); } };",
-                                "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-to-a-generic-lambda": (S + "void put(ulong k, float v) { auto f = [](auto q, ulong j, float w) { q[j].a = w; }; "
                                  "f(this, k, v); } };",
-                                 "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                 "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     "this-returned": (S + "thread S* self() { return this; } };",
-                      "S s{1.0f, 2.0f}; auto p = s.self(); p[far].b = 42.0f; out[1] = s.b;", "variable",
+                      "S s{1.0f, 2.0f}; auto p = s.self(); p[far].b = 42.0f; out[1] = s.b;", OUTSIDE,
                       [1, 42, 3, 4]),
     "this-in-a-lambda-capturing-it": (S + "void put(ulong k, float v) { auto f = [this](ulong j, float w) { "
                                       "auto p = this; p[j].a = w; }; f(k, v); } };",
-                                      "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", "variable", [42, 2, 3, 4]),
+                                      "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
     # A `device` member function: `this` lies in the Buffer, whose bounds it gets (the next
     # element is in bounds, as in Metal).
     "this-in-a-buffer": ("struct P { float a; void put(ulong k, float v) device { auto p = this; p[k].a = v; } };",

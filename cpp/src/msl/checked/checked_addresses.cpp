@@ -194,11 +194,11 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
       if (!open.empty()) open.pop_back();
       continue;
     }
-    // `this` as a pointer value: a checked pointer to the object, variable_address(*this) (one
+    // `this` as a pointer value: a checked pointer to the object, this_address(*this) (one
     // element, or the Buffer it lies in). A plain pointer before 2026-12-05: `auto p = this;
     // p[k]`, `(this)[k]`, `f(this)` into a deduced `T*` reached memory beside the object.
     if (t[i].is_identifier("this") && !open.empty() && open.back() == 1 && this_as_pointer(t, i)) {
-      out.replace[i] = "metal::mtl_rt::variable_address(*this)";
+      out.replace[i] = "metal::mtl_rt::this_address(*this)";
       continue;
     }
     if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
@@ -231,7 +231,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
         continue;
       for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[end + p] = "";
       if (end == k + 1 && t[end].is_identifier("this")) {  // `&*this`, `&(*this)`: as `this` itself
-        out.replace[i] = "metal::mtl_rt::variable_address(";
+        out.replace[i] = "metal::mtl_rt::this_address(";
       } else {
         out.replace[i] = "metal::mtl_rt::deref_address(";
         out.replace[k] = "";

@@ -286,6 +286,10 @@ template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
   return p;
 }
 
+// `this` as a pointer value (the translator writes this_address(*this)): the Buffer or threadgroup
+// memory the object lies in, else one element ("pointer outside every Buffer").
+template <class T> METAL_FUNC mtl_checked<T> this_address(T& x) { return mtl_checked<T>(__builtin_addressof(x)); }
+
 }  // namespace mtl_rt
 }  // namespace metal
 
