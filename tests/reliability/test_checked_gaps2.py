@@ -77,6 +77,14 @@ CASES = {
     "this-in-a-lambda-capturing-it": (S + "void put(ulong k, float v) { auto f = [this](ulong j, float w) { "
                                       "auto p = this; p[j].a = w; }; f(k, v); } };",
                                       "S s{1.0f, 2.0f}; s.put(far, 42.0f); out[0] = s.a;", OUTSIDE, [42, 2, 3, 4]),
+    # `&(*p).m`: a member of what p points to, as `&p->m` (a raw pointer before, whose index
+    # went anywhere: the sandbox crashed).
+    "this-dereferenced-member-address": ("struct A2 { float a[2]; void put(ulong k, float v) { (&(*this).a[0])[k] = v; } };",
+                                         "A2 s{{1.0f, 2.0f}}; s.put(far + 1, 42.0f); out[0] = s.a[1];",
+                                         "struct array member", [42, 2, 3, 4]),
+    "dereferenced-member-address-in-a-buffer": ("struct Q { float a; float b; };",
+                                                "device Q* q = (device Q*)out; (&(*q).b)[far] = 42.0f;",
+                                                "argument 'out'", [1, 42, 3, 4]),
     # A `device` member function: `this` lies in the Buffer, whose bounds it gets (the next
     # element is in bounds, as in Metal).
     "this-in-a-buffer": ("struct P { float a; void put(ulong k, float v) device { auto p = this; p[k].a = v; } };",
@@ -113,6 +121,10 @@ CASES = {
                                   "void put_dev(device float (*t)[2], ulong i, float v) { t[i / 2][i % 2] = v; }",
                                   "put_dev(((device Rows*)out)->m, far + 3, 42.0f);", "struct array member",
                                   [1, 2, 3, 42]),
+    "row-pointer-struct-member": ("struct M { float m[2][4]; };\n"
+                                  "void put_m(thread float (*t)[4], ulong i, float v) { t[i / 4][i % 4] = v; }",
+                                  "M x = {}; put_m(x.m, far + 5, 42.0f); out[0] = x.m[1][1];", "struct array member",
+                                  [42, 2, 3, 4]),
     "row-pointer-constant-table": ("constant float table[2][2] = {{1, 2}, {3, 40}};\n"
                                    "float get_c(constant float (*t)[2], ulong i) { return t[i / 2][i % 2]; }",
                                    "out[0] = get_c(table, far + 3) + 2.0f;", "constant array", [42, 2, 3, 4]),

@@ -179,6 +179,15 @@ bool this_as_pointer(const std::vector<Token>& t, std::size_t i) {
   return true;
 }
 
+// `&(*p).m`, `&(*this).a[0]`, `&(*p)->m` (the unary '*' at k, after one '('): a member of what p
+// points to, which the parenthesized operand's rewrite takes as `&p->m` (a raw pointer before
+// 2026-12-05: `(&(*this).a[0])[k]` wrote anywhere).
+bool member_of_dereference(const std::vector<Token>& t, std::size_t k, std::size_t parens) {
+  const std::size_t end = dereferenced_end(t, k + 1);
+  return parens == 1 && end != std::string::npos && end + 2 < t.size() && t[end + 1].is(")") &&
+         (t[end + 2].is(".") || t[end + 2].is("->"));
+}
+
 }  // namespace
 
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
@@ -218,7 +227,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     bool call_last = false;
     std::size_t k = i + 1, parens = 0;
     while (k < t.size() && t[k].is("(")) ++k, ++parens;
-    if (k < t.size() && t[k].is("*")) {
+    if (k < t.size() && t[k].is("*") && !member_of_dereference(t, k, parens)) {
       // `&*p`, `&(*p)`, `&*(p + 1)`: the pointer itself, written deref_address(p) (a checked
       // pointer or array keeps its bounds; anything else is `&*p` as C++ takes it).
       const std::size_t end = dereferenced_end(t, k + 1);

@@ -263,6 +263,14 @@ template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_check
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
 // thread_local` one needs no dynamic initialisation and `= {{1, 2, 3}}` (the translator
 // adds the outer braces) works.
+template <class T, unsigned long long N, int Kind> struct mtl_checked_array;
+namespace mtl_rt {
+// Checked rows of one layout and another kind (metal_checked_array's row conversion).
+template <class A, class B> struct other_kind_rows : false_type {};
+template <class U, unsigned long long M, int K1, int K2>
+struct other_kind_rows<mtl_checked_array<U, M, K1>, mtl_checked_array<U, M, K2>> : bool_constant<K1 != K2> {};
+}  // namespace mtl_rt
+
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T mtl_data[N];
   static METAL_FUNC const char* what() {
@@ -286,6 +294,12 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   }
   METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(mtl_data, N, what()); }
   METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(mtl_data, N, what()); }
+  // Rows of another kind (a struct member's `float m[2][4]` given to a `thread float (*t)[4]`
+  // parameter, whose rows are private arrays): the same layout, each row checked as the parameter's.
+  template <class R, enable_if_t<mtl_rt::other_kind_rows<T, remove_cv_t<R>>::value, int> = 0>
+  METAL_FUNC operator mtl_checked<R>() { return mtl_checked<R>((R*)mtl_data, N, what()); }
+  template <class R, enable_if_t<mtl_rt::other_kind_rows<T, remove_cv_t<R>>::value && is_const<R>::value, int> = 0>
+  METAL_FUNC operator mtl_checked<R>() const { return mtl_checked<R>((R*)mtl_data, N, what()); }
   // A cast to another element type (`(threadgroup const float*)float4_array`): the same
   // bytes, checked in the new element type (mtl_checked's cast constructor).
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>
