@@ -128,6 +128,23 @@ CASES = {
     "row-pointer-constant-table": ("constant float table[2][2] = {{1, 2}, {3, 40}};\n"
                                    "float get_c(constant float (*t)[2], ulong i) { return t[i / 2][i % 2]; }",
                                    "out[0] = get_c(table, far + 3) + 2.0f;", "constant array", [42, 2, 3, 4]),
+    # ---- array references in every space (`device` and `constant` ones did not compile), and a
+    # struct's member array bound to another space's reference (rows of another kind) ----
+    "device-reference-to-a-member": ("struct M2 { float m[2][2]; };\n"
+                                     "void put_d(device float (&t)[2][2], ulong i, float v) { t[i / 2][i % 2] = v; }",
+                                     "put_d(((device M2*)out)->m, far + 3, 42.0f);", "struct array member",
+                                     [1, 2, 3, 42]),
+    "constant-reference-to-a-table": ("constant float table3[4] = {1, 2, 40, 4};\n"
+                                      "float get_k(constant float (&t)[4], ulong i) { return t[i]; }",
+                                      "out[2] = get_k(table3, far + 2) + 2.0f;", "constant array", [1, 2, 42, 4]),
+    "thread-reference-to-a-member": ("struct V4 { float v[4]; };\n"
+                                     "void put_v(thread float (&t)[4], ulong i, float v) { t[i] = v; }",
+                                     "V4 x = {}; put_v(x.v, far + 2, 42.0f); out[1] = x.v[2];", "private array",
+                                     [1, 42, 3, 4]),
+    "deduced-device-reference": ("struct M3 { float m[2][2]; };\n"
+                                 "template <int R, int C> void put_dd(device float (&t)[R][C], ulong i, float v) "
+                                 "{ t[i / C][i % C] = v; }",
+                                 "put_dd(((device M3*)out)->m, far + 2, 42.0f);", "struct array member", [1, 2, 42, 4]),
     # ---- references to arrays whose extents the function deduces ----
     "deduced-2d-threadgroup": ("template <int R, int C> void put_ref(threadgroup float (&t)[R][C], ulong i, float v) "
                                "{ t[i / C][i % C] = v; }",

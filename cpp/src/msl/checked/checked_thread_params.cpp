@@ -329,9 +329,14 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     std::size_t j = i;
     std::vector<std::size_t> type;
     while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
-    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("threadgroup"))) continue;
-    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1.
-    const std::string kind = t[j].is_identifier("threadgroup") ? "0" : "1";
+    if (j >= t.size()) continue;
+    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1,
+    // one in device memory a struct's member (2), a `constant` one constant data (3, const
+    // elements). (`device` and `constant` references did not compile before 2026-12-05.)
+    const char* kind = t[j].is_identifier("threadgroup") ? "0" : t[j].is_identifier("thread") ? "1"
+                       : t[j].is_identifier("device")    ? "2" : t[j].is_identifier("constant") ? "3" : nullptr;
+    if (!kind) continue;
+    if (*kind == '3') type.push_back(j);  // (read as const below)
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
     if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
         !t[j + 3].is(")") || !t[j + 4].is("["))
@@ -355,10 +360,10 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     std::vector<std::size_t> element;
     bool is_const = false;
     for (std::size_t k : type) {
-      if (t[k].is_identifier("const")) is_const = true;
+      if (t[k].is_identifier("const") || t[k].is_identifier("constant")) is_const = true;
       else element.push_back(k);
     }
-    std::string text = type_text(t, element, false);
+    std::string text = (*kind == '3' ? "const " : "") + type_text(t, element, false);
     for (auto it = extents.rbegin(); it != extents.rend(); ++it)
       text = "metal::mtl_checked_array<" + text + ", (" + *it + "), " + kind + ">";
     found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
@@ -374,13 +379,14 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
     std::size_t j = i;
     bool is_const = false, arguments = false;
     while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
-    if (j >= t.size() ||
-        !(t[j].is_identifier("thread") || t[j].is_identifier("constant") || t[j].is_identifier("threadgroup")))
+    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("constant") ||
+                           t[j].is_identifier("threadgroup") || t[j].is_identifier("device")))
       continue;
     is_const = is_const || t[j].is_identifier("constant");
     // The view's kind, which its faults name: 0 threadgroup, 1 private (also a `thread const T
     // (&)[N]`, which said "constant array" before 2026-12-05), 3 constant.
-    const char* kind = t[j].is_identifier("threadgroup") ? "<0>" : t[j].is_identifier("thread") ? "<1>" : "<3>";
+    const char* kind = t[j].is_identifier("threadgroup") ? "<0>" : t[j].is_identifier("thread") ? "<1>"
+                       : t[j].is_identifier("device")    ? "<2>" : "<3>";
     std::vector<std::size_t> element;
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::") || t[j].is("<")); ++j) {
       if (t[j].is("<")) {  // `vec<T, V>`: its arguments
