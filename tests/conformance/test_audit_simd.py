@@ -394,9 +394,6 @@ TG_HELPERS = {
     "template_ref_2d": ("template <int R, int C> void tg_put(threadgroup float (&t)[R][C], uint i, float v) "
                         "{ t[i / C][i % C] = v; }", "threadgroup float tile[8][8];", "tile[7 - lid / 8][7 - lid % 8]"),
 }
-CHECKED_LIMIT = pytest.mark.xfail(
-    strict=True, reason="CPU backend: checked mode has no checked form of a pointer-to-array parameter or of a "
-                        "reference to a 2-D array whose extents the function deduces (docs/design.md, checked mode)")
 
 
 def _tg_helper_source(name: str) -> str:
@@ -419,9 +416,6 @@ kernel void tg_helper_{name}(const device float* x [[buffer(0)]], device float* 
 KS_TG_HELPERS = KernelSet([_tg_helper_source(n) for n in TG_HELPERS])
 
 
-LIMITED = ("row_pointer_2d", "template_ref_2d")
-
-
 def _run_tg_helper(device, name):
     n = 128
     x = np.arange(n, dtype=np.float32)
@@ -434,17 +428,8 @@ def _run_tg_helper(device, name):
 def test_threadgroup_arrays_passed_to_helpers(device, name):
     """`threadgroup float (&t)[64]` / `[8][8]` / `template <class T, int N> … (&t)[N]` parameters:
     the checked CPU device refused the calls ('no matching function': the kernel's threadgroup
-    array is a checked array there, and only `thread` array references took one). The two
-    forms checked mode still refuses are test_threadgroup_array_helpers_checked_limits'."""
-    if getattr(device, "checked", False) and name in LIMITED:
-        pytest.skip("checked mode's limit: test_threadgroup_array_helpers_checked_limits")
+    array is a checked array there, and only `thread` array references took one). The pointer-to-
+    array parameter (`row_pointer_2d`) and the deduced 2-D reference (`template_ref_2d`) did not
+    compile in checked mode until 2026-12-05 (a strict xfail here; their out-of-bounds cases are
+    tests/reliability/test_checked_gaps2.py's)."""
     _run_tg_helper(device, name)
-
-
-@CHECKED_LIMIT
-@pytest.mark.parametrize("name", LIMITED)
-def test_threadgroup_array_helpers_checked_limits(name):
-    """The same forms on the checked CPU device, which refuses them (as it does for `thread` arrays)."""
-    import metalcall as mc
-
-    _run_tg_helper(mc.Device("cpu", checked=True), name)

@@ -147,6 +147,47 @@ std::size_t dereferenced_end(const std::vector<Token>& t, std::size_t k) {
   return k;
 }
 
+// True when `this` at i is used as a pointer value (`auto p = this;`, `f(this)`, `return this;`,
+// `(this)[k]`): not `this->m`, `*this`, a lambda's capture, a named cast's operand (implementation
+// rules allow only CRTP's `static_cast<const thread D*>(this)->f()`), nor sizeof's.
+bool this_as_pointer(const std::vector<Token>& t, std::size_t i) {
+  if (i == 0 || i + 1 >= t.size()) return false;
+  const Token& prev = t[i - 1];
+  const Token& next = t[i + 1];
+  if (next.is("->") || prev.is("*")) return false;
+  const std::size_t bracket = open_bracket(t, i);
+  if (bracket != std::string::npos && t[bracket].is("[") && (prev.is("[") || prev.is(",")) &&
+      (next.is("]") || next.is(",")))
+    return false;
+  if (bracket != std::string::npos && bracket > 0 && t[bracket].is("(") &&
+      (t[bracket - 1].is_identifier("sizeof") || t[bracket - 1].is_identifier("alignof")))
+    return false;
+  if (prev.is("(") && next.is(")") && i >= 2 && t[i - 2].is(">")) {
+    int depth = 0;
+    for (std::size_t k = i - 2; k > 0; --k) {
+      if (t[k].is(">")) ++depth;
+      else if (t[k].is(">>")) depth += 2;
+      else if (t[k].is("<") && --depth == 0) {
+        const Token& c = t[k - 1];
+        if (c.is_identifier("static_cast") || c.is_identifier("reinterpret_cast") || c.is_identifier("const_cast") ||
+            c.is_identifier("dynamic_cast"))
+          return false;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+// `&(*p).m`, `&(*this).a[0]`, `&(*p)->m` (the unary '*' at k, after one '('): a member of what p
+// points to, which the parenthesized operand's rewrite takes as `&p->m` (a raw pointer before
+// 2026-12-05: `(&(*this).a[0])[k]` wrote anywhere).
+bool member_of_dereference(const std::vector<Token>& t, std::size_t k, std::size_t parens) {
+  const std::size_t end = dereferenced_end(t, k + 1);
+  return parens == 1 && end != std::string::npos && end + 2 < t.size() && t[end + 1].is(")") &&
+         (t[end + 2].is(".") || t[end + 2].is("->"));
+}
+
 }  // namespace
 
 AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::set<std::size_t>& handled,
@@ -160,6 +201,13 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     }
     if (t[i].is("}")) {
       if (!open.empty()) open.pop_back();
+      continue;
+    }
+    // `this` as a pointer value: a checked pointer to the object, this_address(*this) (one
+    // element, or the Buffer it lies in). A plain pointer before 2026-12-05: `auto p = this;
+    // p[k]`, `(this)[k]`, `f(this)` into a deduced `T*` reached memory beside the object.
+    if (t[i].is_identifier("this") && !open.empty() && open.back() == 1 && this_as_pointer(t, i)) {
+      out.replace[i] = "metal::mtl_rt::this_address(*this)";
       continue;
     }
     if (!t[i].is("&") || open.empty() || open.back() != 1 || handled.count(i) || !is_unary(t, i)) continue;
@@ -179,7 +227,7 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
     bool call_last = false;
     std::size_t k = i + 1, parens = 0;
     while (k < t.size() && t[k].is("(")) ++k, ++parens;
-    if (k < t.size() && t[k].is("*")) {
+    if (k < t.size() && t[k].is("*") && !member_of_dereference(t, k, parens)) {
       // `&*p`, `&(*p)`, `&*(p + 1)`: the pointer itself, written deref_address(p) (a checked
       // pointer or array keeps its bounds; anything else is `&*p` as C++ takes it).
       const std::size_t end = dereferenced_end(t, k + 1);
@@ -191,8 +239,12 @@ AddressRewrites find_address_rewrites(const std::vector<Token>& t, const std::se
           after.is("=") || after.is(".") || after.is("->") || after.is("["))
         continue;
       for (std::size_t p = 1; p <= parens; ++p) out.replace[i + p] = out.replace[end + p] = "";
-      out.replace[i] = "metal::mtl_rt::deref_address(";
-      out.replace[k] = "";
+      if (end == k + 1 && t[end].is_identifier("this")) {  // `&*this`, `&(*this)`: as `this` itself
+        out.replace[i] = "metal::mtl_rt::this_address(";
+      } else {
+        out.replace[i] = "metal::mtl_rt::deref_address(";
+        out.replace[k] = "";
+      }
       out.before[end + 1] += ")";
       continue;
     }

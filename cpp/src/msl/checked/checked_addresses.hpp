@@ -17,7 +17,10 @@ namespace metalcall::msl {
  *  its bounds), `&x` and `&s.m` → `metal::mtl_rt::variable_address(x)` (one element, or the
  *  argument it lies in). `replace`: tokens written as this text instead; `before`: text
  *  written before a token. Left alone: the `&` in `handled` (a kernel's `&param`), a function's
- *  address among the template arguments of one of `function_templates`, and lambda captures. */
+ *  address among the template arguments of one of `function_templates`, and lambda captures.
+ *  Also `this` used as a pointer value (`auto p = this;`, `f(this)`, `&*this`) →
+ *  `metal::mtl_rt::this_address(*this)`, a checked pointer to the object (not `this->m`, `*this`,
+ *  a capture, a named cast's operand), and `&(*p).m` as `&p->m`. */
 struct AddressRewrites {
   std::map<std::size_t, std::string> replace;
   std::map<std::size_t, std::string> before;

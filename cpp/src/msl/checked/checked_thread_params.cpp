@@ -329,9 +329,14 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     std::size_t j = i;
     std::vector<std::size_t> type;
     while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
-    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("threadgroup"))) continue;
-    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1.
-    const std::string kind = t[j].is_identifier("threadgroup") ? "0" : "1";
+    if (j >= t.size()) continue;
+    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1,
+    // one in device memory a struct's member (2), a `constant` one constant data (3, const
+    // elements). (`device` and `constant` references did not compile before 2026-12-05.)
+    const char* kind = t[j].is_identifier("threadgroup") ? "0" : t[j].is_identifier("thread") ? "1"
+                       : t[j].is_identifier("device")    ? "2" : t[j].is_identifier("constant") ? "3" : nullptr;
+    if (!kind) continue;
+    if (*kind == '3') type.push_back(j);  // (read as const below)
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
     if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
         !t[j + 3].is(")") || !t[j + 4].is("["))
@@ -355,10 +360,10 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_param
     std::vector<std::size_t> element;
     bool is_const = false;
     for (std::size_t k : type) {
-      if (t[k].is_identifier("const")) is_const = true;
+      if (t[k].is_identifier("const") || t[k].is_identifier("constant")) is_const = true;
       else element.push_back(k);
     }
-    std::string text = type_text(t, element, false);
+    std::string text = (*kind == '3' ? "const " : "") + type_text(t, element, false);
     for (auto it = extents.rbegin(); it != extents.rend(); ++it)
       text = "metal::mtl_checked_array<" + text + ", (" + *it + "), " + kind + ">";
     found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
@@ -374,11 +379,14 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
     std::size_t j = i;
     bool is_const = false, arguments = false;
     while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
-    if (j >= t.size() ||
-        !(t[j].is_identifier("thread") || t[j].is_identifier("constant") || t[j].is_identifier("threadgroup")))
+    if (j >= t.size() || !(t[j].is_identifier("thread") || t[j].is_identifier("constant") ||
+                           t[j].is_identifier("threadgroup") || t[j].is_identifier("device")))
       continue;
     is_const = is_const || t[j].is_identifier("constant");
-    const bool threadgroup = t[j].is_identifier("threadgroup");
+    // The view's kind, which its faults name: 0 threadgroup, 1 private (also a `thread const T
+    // (&)[N]`, which said "constant array" before 2026-12-05), 3 constant.
+    const char* kind = t[j].is_identifier("threadgroup") ? "<0>" : t[j].is_identifier("thread") ? "<1>"
+                       : t[j].is_identifier("device")    ? "<2>" : "<3>";
     std::vector<std::size_t> element;
     for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::") || t[j].is("<")); ++j) {
       if (t[j].is("<")) {  // `vec<T, V>`: its arguments
@@ -396,7 +404,7 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
     const std::size_t name = j + 2;
     std::size_t end = j + 4;
     const std::vector<std::string> extents = array_extents(t, end);
-    if (extents.size() != 1 || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
+    if (extents.empty() || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
     std::size_t open = i - 1;
     int position = 0;
     for (int depth = 0, angle = 0; open > 0; --open) {  // (`vec<T, V> a, …`: no ',' of the list's)
@@ -411,7 +419,11 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
     for (std::size_t k = j + 4; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
     if ((!deduced && !arguments) || own.empty() || open == 0 || t[open - 1].kind != TokenKind::identifier) continue;
     const std::string raw = "mtl_raw_" + t[name].text;
-    out.params[i] = {end - 1, (is_const ? "const " : "") + type_text(t, element, false) + " (&" + raw + ")[" + extents[0] + "]"};
+    // Every extent (`(&t)[R][C]`: raw_array gives a 2-D checked array's elements as `float[R][C]`,
+    // and checked_view the nested checked arrays over them; before 2026-12-05 only one extent).
+    std::string dims;
+    for (const std::string& e : extents) dims += "[" + e + "]";
+    out.params[i] = {end - 1, (is_const ? "const " : "") + type_text(t, element, false) + " (&" + raw + ")" + dims};
     by_declaration[open].insert(position);
     std::size_t close = end;  // the list's ')', then the body's '{' (none for a declaration)
     for (int depth = 0; close < t.size() && !(depth == 0 && t[close].is(")")); ++close) {
@@ -422,7 +434,7 @@ DeducedArrayReferences deduced_array_references(const std::vector<Token>& t) {
       if (t[k].is("(")) ++depth;
       else if (t[k].is(")")) --depth;
       if (depth == 0 && t[k].is("{")) {
-        out.before[k + 1] += "auto& " + t[name].text + " = metal::mtl_rt::checked_view" + (threadgroup ? "<0>" : "") +
+        out.before[k + 1] += "auto& " + t[name].text + " = metal::mtl_rt::checked_view" + kind +
                              "(" + raw + "); ";
         break;
       }
@@ -557,6 +569,50 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
     if (element.empty()) continue;
     found[i] = {end - 1, "metal::mtl_checked<" + std::string(const_pointer ? "const " : "") + "metal::mtl_checked<" +
                              (is_const ? "const " : "") + type_text(t, element, false) + ">> " + t[name].text};
+  }
+  // `threadgroup float (*t)[8]` (a pointer to rows, any space; `f(tile)` passes a 2-D array):
+  // a checked pointer to checked rows, `metal::mtl_checked<metal::mtl_checked_array<float, (8),
+  // 0>> t`, which the array converts to (its rows counted) and whose rows check their index.
+  // The rows' kind is the one the space's arrays have: 0 threadgroup, 1 private, 2 a struct's
+  // member (device), 3 constant. (The host compiler refused such a call before 2026-12-05.) One
+  // whose element or extents name the function's template parameters stays as it is: they would
+  // not deduce through the conversion (docs/design.md, checked mode's limits).
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
+    std::size_t j = i;
+    bool is_const = false;
+    while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
+    if (j >= t.size()) continue;
+    const char* kind = t[j].is_identifier("threadgroup") ? "0" : t[j].is_identifier("thread") ? "1"
+                       : t[j].is_identifier("device")    ? "2" : t[j].is_identifier("constant") ? "3" : nullptr;
+    if (!kind) continue;
+    is_const = is_const || t[j].is_identifier("constant");
+    std::vector<std::size_t> element;
+    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
+      if (t[j].is_identifier("const")) is_const = true;
+      else element.push_back(j);
+    }
+    if (element.empty() || j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("*") ||
+        t[j + 2].kind != TokenKind::identifier || !t[j + 3].is(")") || !t[j + 4].is("["))
+      continue;
+    const std::size_t name = j + 2;
+    std::size_t end = j + 4;
+    const std::vector<std::string> extents = array_extents(t, end);
+    if (extents.empty() || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
+    std::size_t open = i - 1;
+    for (int depth = 0; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && depth-- == 0) break;
+    }
+    const std::set<std::string> own = own_template_parameters(t, open);
+    bool deduced = false;
+    for (std::size_t k = i; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
+    if (deduced) continue;
+    // (Constant data's arrays have const elements: `mtl_checked_array<const T, …>`.)
+    std::string row = (*kind == '3' ? "const " : "") + type_text(t, element, false);
+    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
+      row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + kind + ">";
+    found[i] = {end - 1, "metal::mtl_checked<" + std::string(is_const ? "const " : "") + row + "> " + t[name].text};
   }
   return found;
 }

@@ -41,7 +41,8 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t);
  *  that replaces them, `metal::mtl_checked_array<T, (N), 1>& name` (what a private array is). */
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t);
 
-/** `thread T (&dst)[N]` and `constant vec<T, V> (&src)[N]` parameters whose extent names the
+/** `thread T (&dst)[N]`, `threadgroup T (&t)[R][C]` and `constant vec<T, V> (&src)[N]` parameters
+ *  (any number of extents) whose extent names the
  *  function's own template parameters, or whose element type has template arguments (SPIR-V
  *  Cross's spvArrayCopy…): their extent deduces only from a C array, so the parameter stays
  *  one, renamed (`params`: by first token, the last token and the text replacing them,
@@ -67,7 +68,10 @@ struct AutoPointerParameters {
 AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t);
 
 /** `thread U dst[N]` parameters (one extent: a pointer in C++): by first token, the last token
- *  and the text replacing them, `metal::mtl_checked<U> dst` (a template's U deduces from it). */
+ *  and the text replacing them, `metal::mtl_checked<U> dst` (a template's U deduces from it);
+ *  also pointer-to-array parameters, `threadgroup float (*t)[8]` (any space, any number of
+ *  extents, none naming the function's template parameters): `metal::mtl_checked<
+ *  metal::mtl_checked_array<float, (8), 0>> t`, a checked pointer to checked rows. */
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t);
 
 }  // namespace metalcall::msl

@@ -263,6 +263,23 @@ template <class T> METAL_FUNC bool operator!=(decltype(nullptr), const mtl_check
 // checks; the same size and alignment as T[N]. Aggregate, so that a `static
 // thread_local` one needs no dynamic initialisation and `= {{1, 2, 3}}` (the translator
 // adds the outer braces) works.
+template <class T, unsigned long long N, int Kind> struct mtl_checked_array;
+namespace mtl_rt {
+// Checked rows of one layout and another kind (metal_checked_array's row conversion).
+template <class A, class B> struct other_kind_rows : false_type {};
+template <class U, unsigned long long M, int K1, int K2>
+struct other_kind_rows<mtl_checked_array<U, M, K1>, mtl_checked_array<U, M, K2>> : bool_constant<K1 != K2> {};
+// Checked arrays of one layout (kinds aside, and with Const, const elements added): a struct's
+// member `float v[4]` bound to a `constant float (&t)[4]` (constant data's kind, const elements).
+template <class A, class B, bool Const> struct same_array_layout : bool_constant<is_same<A, B>::value> {};
+template <class A> struct same_array_layout<A, const A, true> : true_type {};
+template <class T1, class T2, unsigned long long M, int K1, int K2, bool Const>
+struct same_array_layout<mtl_checked_array<T1, M, K1>, mtl_checked_array<T2, M, K2>, Const>
+    : same_array_layout<T1, T2, Const> {};
+template <class A, class B, bool Const>
+struct other_kind_array : bool_constant<!is_same<A, B>::value && same_array_layout<A, B, Const>::value> {};
+}  // namespace mtl_rt
+
 template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array {
   T mtl_data[N];
   static METAL_FUNC const char* what() {
@@ -286,6 +303,18 @@ template <class T, unsigned long long N, int Kind = 0> struct mtl_checked_array 
   }
   METAL_FUNC operator mtl_checked<T>() { return mtl_checked<T>(mtl_data, N, what()); }
   METAL_FUNC operator mtl_checked<const T>() const { return mtl_checked<const T>(mtl_data, N, what()); }
+  // Rows of another kind (a struct member's `float m[2][4]` given to a `thread float (*t)[4]`
+  // parameter, whose rows are private arrays): the same layout, each row checked as the parameter's.
+  template <class R, enable_if_t<mtl_rt::other_kind_rows<T, remove_cv_t<R>>::value, int> = 0>
+  METAL_FUNC operator mtl_checked<R>() { return mtl_checked<R>((R*)mtl_data, N, what()); }
+  template <class R, enable_if_t<mtl_rt::other_kind_rows<T, remove_cv_t<R>>::value && is_const<R>::value, int> = 0>
+  METAL_FUNC operator mtl_checked<R>() const { return mtl_checked<R>((R*)mtl_data, N, what()); }
+  // The same elements as a checked array of another kind (a struct's member array given to a
+  // `thread` or `constant` array reference, `constant float (&t)[4]`): the same layout.
+  template <class A, enable_if_t<mtl_rt::other_kind_array<mtl_checked_array, A, false>::value, int> = 0>
+  METAL_FUNC operator A&() { return *(A*)this; }
+  template <class A, enable_if_t<mtl_rt::other_kind_array<mtl_checked_array, A, true>::value, int> = 0>
+  METAL_FUNC operator const A&() const { return *(const A*)this; }
   // A cast to another element type (`(threadgroup const float*)float4_array`): the same
   // bytes, checked in the new element type (mtl_checked's cast constructor).
   template <class U, enable_if_t<!is_same<remove_cv_t<U>, remove_cv_t<T>>::value, int> = 0>

@@ -242,24 +242,38 @@ template <class E, class A> METAL_FUNC mtl_checked<const E> thread_arg_const(mtl
 
 // ---- a template's `thread T (&a)[N]` whose N it deduces (checked_thread_params.hpp) ----
 // The argument: a checked array's elements, a C array (SPIR-V Cross's `T (&)[N]`), as the extent
-// deduces only from one; anything else as it is.
-template <class T, unsigned long long N, int K> METAL_FUNC T (&raw_array(mtl_checked_array<T, N, K>& a))[N] {
-  return a.mtl_data;
+// deduces only from one; anything else as it is. A checked array of checked arrays gives
+// `T[R][C]` (`(&t)[R][C]`), the same layout.
+template <class A> struct raw_of { typedef A type; };
+template <class T, unsigned long long N, int K> struct raw_of<mtl_checked_array<T, N, K>> {
+  typedef typename raw_of<T>::type type[N];
+};
+template <class T, unsigned long long N, int K>
+METAL_FUNC typename raw_of<mtl_checked_array<T, N, K>>::type& raw_array(mtl_checked_array<T, N, K>& a) {
+  return *(typename raw_of<mtl_checked_array<T, N, K>>::type*)a.mtl_data;
 }
 template <class T, unsigned long long N, int K>
-METAL_FUNC const T (&raw_array(const mtl_checked_array<T, N, K>& a))[N] {
-  return a.mtl_data;
+METAL_FUNC const typename raw_of<mtl_checked_array<T, N, K>>::type& raw_array(const mtl_checked_array<T, N, K>& a) {
+  return *(const typename raw_of<mtl_checked_array<T, N, K>>::type*)a.mtl_data;
 }
 template <class E, class A> METAL_FUNC auto raw_array(mtl_checked_array_arg<E, A> a) -> decltype(raw_array(*a.mtl_array)) {
   return raw_array(*a.mtl_array);
 }
 template <class X> METAL_FUNC X&& raw_array(X&& x) { return static_cast<X&&>(x); }
-// The parameter in the body: the checked array over the same elements (the same layout as T[N]),
-// of kind K where the translator gives it (0: a threadgroup array), else private or constant.
+// The parameter in the body: the checked array over the same elements (the same layout as T[N],
+// T[R][C] a checked array of checked arrays), of kind K where the translator gives it (0: a
+// threadgroup array), else private or constant.
+template <class T> struct scalar_of { typedef T type; };
+template <class T, unsigned long long N> struct scalar_of<T[N]> { typedef typename scalar_of<T>::type type; };
+template <class T, int K> struct checked_of { typedef T type; };
+template <class T, unsigned long long N, int K> struct checked_of<T[N], K> {
+  typedef mtl_checked_array<typename checked_of<T, K>::type, N, K> type;
+};
 template <int K = -1, class T, unsigned long long N>
-METAL_FUNC mtl_checked_array<T, N, K >= 0 ? K : is_const<T>::value ? 3 : 1>& checked_view(T (&a)[N]) {
+METAL_FUNC typename checked_of<T[N], K >= 0 ? K : is_const<typename scalar_of<T>::type>::value ? 3 : 1>::type& checked_view(
+    T (&a)[N]) {
   // (an array of const T is const itself)
-  return *(mtl_checked_array<T, N, K >= 0 ? K : is_const<T>::value ? 3 : 1>*)&a;
+  return *(typename checked_of<T[N], K >= 0 ? K : is_const<typename scalar_of<T>::type>::value ? 3 : 1>::type*)&a;
 }
 
 // ---- `&x` (the translator writes variable_address(x)) ----
@@ -271,6 +285,10 @@ template <class T> METAL_FUNC mtl_checked<T> variable_address(T& x) {
   if (p.mtl_what == kOutsideBuffers) p.mtl_what = "variable";
   return p;
 }
+
+// `this` as a pointer value (the translator writes this_address(*this)): the Buffer or threadgroup
+// memory the object lies in, else one element ("pointer outside every Buffer").
+template <class T> METAL_FUNC mtl_checked<T> this_address(T& x) { return mtl_checked<T>(__builtin_addressof(x)); }
 
 }  // namespace mtl_rt
 }  // namespace metal
