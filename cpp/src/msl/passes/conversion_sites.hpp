@@ -54,10 +54,13 @@ struct ConversionSite {
  * declared `-> T`; arguments where every function, lambda (`auto f = [&](short p)`) or struct
  * constructor of that name takes one at that place. A struct member's type is read from its
  * declaration, under its name alone: a member named as a variable of another type is neither.
- * Left out: `(unsigned int)x` and other casts to types of several words, typedefs of the
- * source's own, conversions inside macros, initialisers of several declarators (`int a = x, b
- * = y;`), and braced lists.
+ * Casts of several words (`(unsigned int)x`, `static_cast<long long>(x)`) by their last word;
+ * each declarator of a declaration of several names (`int a = x, b = y;`). With `own_types`, a
+ * type named by a template parameter or by a typedef or using alias of the source's own counts
+ * where that name holds (type_scopes.hpp) and may stand for one of the kind: the site's type is
+ * that name (`U`, `idx_t`), or empty where the site lies outside its scope.
+ * Left out: conversions inside macros, and braced lists.
  */
-std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind);
+std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind, bool own_types = false);
 
 }  // namespace metalcall::msl
