@@ -59,7 +59,7 @@ struct ConversionSite {
  * type named by a template parameter or by a typedef or using alias of the source's own counts
  * where that name holds (type_scopes.hpp) and may stand for one of the kind: the site's type is
  * that name (`U`, `idx_t`), or empty where the site lies outside its scope.
- * Left out: conversions inside macros, and braced lists.
+ * Left out: braced lists (a macro's body is seen as the preprocessor expanded it).
  */
 std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind, bool own_types = false);
 
