@@ -368,3 +368,35 @@ def test_conversions_in_macro_bodies_saturate(device):
     KS_MACRO.get(device, "macro_casts")(EDGES.size, EDGES, out)
     expected = np.repeat(_saturated(EDGES, np.int32)[:, None], 2, axis=1)
     assert_equal(out.reshape(EDGES.size, 2), expected)
+
+
+# Through a dereferenced pointer: `*out = v;` and `*out += v;`, a pointer to the type and to a
+# template parameter instantiated with it.
+DEREF = """
+template <typename U> void deref_store_{T}(float v, device U* o) {{ *o = v; }}
+kernel void deref_{T}(const device float* x [[buffer(0)]], device {T}* out [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {{
+    const float v = x[i];
+    device {T}* o = out + 4 * i;
+    *o = v;
+    device {T}* p = o + 1;
+    *p = 0;
+    *p += v;
+    deref_store_{T}<{T}>(v, o + 2);
+    thread {T} local = 0;
+    thread {T}* q = &local;
+    if (v == v || v != v) *q = v * 1.0f;
+    o[3] = local;
+}}
+"""
+KS_DEREF = KernelSet([DEREF.format(T=t) for t, _ in WIDE])
+
+
+@pytest.mark.parametrize("name,dtype", WIDE, ids=[t for t, _ in WIDE])
+def test_dereferenced_pointer_assignments_saturate(device, name, dtype):
+    """`*o = v`, `*p += v` and `*q = v` after an `if`: NaN 0, saturated (x86's minimum before)."""
+    out = np.full(4 * EDGES.size, 77, dtype)
+    KS_DEREF.get(device, f"deref_{name}")(EDGES.size, EDGES, out)
+    expected = np.repeat(_saturated(EDGES, dtype)[:, None], 4, axis=1)
+    assert_equal(out.reshape(EDGES.size, 4), expected,
+                 err_msg=f"{name}: rows are {EDGES.tolist()}; columns *o = v, *p += v, template *o = v, if ... *q = v")

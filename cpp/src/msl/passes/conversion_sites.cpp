@@ -445,6 +445,24 @@ void Finder::assignment(std::size_t i) {
 
 void Finder::declarations_and_assignments() {
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    // `*p = EXPR;`, `*p op= EXPR;` through a pointer to the kind (`*out = sum;`)
+    if (t[i].is("*") && starts_statement(t[i - 1]) && i + 2 < t.size() && t[i + 1].kind == TokenKind::identifier) {
+      const std::string* type = names.elements(i + 1, t[i + 1].text);
+      if (type && t[i + 2].is("=")) {
+        value(ConversionSite::Form::assignment, i + 2, *type, i);
+      } else if (type && is_compound_assignment(t[i + 2])) {
+        const std::size_t e = expression_end(t, i + 3, false);
+        if (e < t.size() && i + 3 < e) {
+          ConversionSite s(ConversionSite::Form::compound, i + 3, e);
+          s.target_first = i;
+          s.target_end = i + 2;
+          s.type = *type;
+          s.literal = is_literal_range(t, i + 3, e);
+          out.push_back(s);
+        }
+      }
+      continue;
+    }
     if (t[i].kind != TokenKind::identifier) continue;
     // `short v = EXPR;`, `int a = x, b = y;` (not `constant`, `constexpr` or `static` data: a
     // constant expression)

@@ -48,16 +48,19 @@ std::size_t declaration_end(const std::vector<Token>& t, std::size_t b) {
 
 TypeScopes::TypeScopes(const std::vector<Token>& t) : t_(t) {
   // The block enclosing each token: the `}` ending it (t.size() at program scope).
-  std::vector<std::size_t> block_end(t.size(), t.size()), open;
+  std::vector<std::size_t> block_end(t.size(), t.size()), inner(t.size(), t.size()), open;
+  std::vector<std::size_t> close_of(t.size(), t.size());
   for (std::size_t k = 0; k < t.size(); ++k) {
-    if (!open.empty()) block_end[k] = open.back();
+    if (!open.empty()) inner[k] = open.back();
     if (t[k].is("{")) {
-      const std::size_t e = matching(t, k);
-      open.push_back(e < t.size() ? e : t.size());
+      open.push_back(k);
     } else if (t[k].is("}") && !open.empty()) {
+      close_of[open.back()] = k;
       open.pop_back();
     }
   }
+  for (std::size_t k = 0; k < t.size(); ++k)
+    if (inner[k] < t.size()) block_end[k] = close_of[inner[k]];
   for (std::size_t k = 0; k + 2 < t.size(); ++k) {
     if (t[k].is_identifier("template") && t[k + 1].is("<")) {
       const std::size_t close = angle_close(t, k + 1);
@@ -96,14 +99,15 @@ TypeScopes::TypeScopes(const std::vector<Token>& t) : t_(t) {
       scopes_.push_back({semi, block_end[k], t[k + 1].text, t[semi - 1].text});
     }
   }
+  for (std::size_t s = 0; s < scopes_.size(); ++s) by_name_[scopes_[s].name].push_back(static_cast<int>(s));
 }
 
 int TypeScopes::find(const std::string& name, std::size_t i) const {
+  const auto it = by_name_.find(name);
+  if (it == by_name_.end()) return -1;
   int best = -1;
-  for (std::size_t s = 0; s < scopes_.size(); ++s)
-    if (scopes_[s].name == name && scopes_[s].begin <= i && i < scopes_[s].end &&
-        (best < 0 || scopes_[s].begin >= scopes_[best].begin))
-      best = static_cast<int>(s);
+  for (const int s : it->second)
+    if (scopes_[s].begin <= i && i < scopes_[s].end && (best < 0 || scopes_[s].begin >= scopes_[best].begin)) best = s;
   return best;
 }
 

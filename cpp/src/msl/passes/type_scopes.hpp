@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "msl/lex/lexer.hpp"
@@ -37,6 +38,7 @@ class TypeScopes {
 
   const std::vector<Token>& t_;
   std::vector<Scope> scopes_;
+  std::unordered_map<std::string, std::vector<int>> by_name_;  // each name's scopes
 };
 
 }  // namespace metalcall::msl
