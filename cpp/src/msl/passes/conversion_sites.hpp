@@ -49,7 +49,7 @@ struct ConversionSite {
  * `uchar (&a)[4]`, nor an empty argument); declarations of such a type with `=`; `=` and `op=` to
  * a name declared only with such types (function by function: a function's own declarations,
  * then the program scope's, so struct members count), to an element of an array of or a pointer
- * to them, or to a component or swizzle of a vector of them (`v.x`, `v[k]`, `out[i].y`, `w.yx`);
+ * to them (`*p` too), or to a component or swizzle of a vector of them (`v.x`, `v[k]`, `out[i].y`, `w.yx`);
  * `return` in a function returning one (none holding a lambda; not `constexpr`) or in a lambda
  * declared `-> T`; arguments where every function, lambda (`auto f = [&](short p)`) or struct
  * constructor of that name takes one at that place. A struct member's type is read from its
