@@ -630,6 +630,9 @@ std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKi
   finder.declarations_and_assignments();
   finder.arguments();
   finder.returns();
+  // Not a pack's expansion (`f(r...)`: int_arg takes one value, and the pack may be empty).
+  out.erase(std::remove_if(out.begin(), out.end(), [&t](const ConversionSite& s) { return t[s.end - 1].is("..."); }),
+            out.end());
   if (!own_types) return out;
   // A type of the source's own (`U@3`) holds only in its scope: a site elsewhere (`b.value = v`
   // of a member declared `U value;` in a template, outside it) says no type.
