@@ -296,6 +296,7 @@ struct fixed8 {
 typedef int count_t;
 template <typename U> constexpr U scaled(float v) { return U(v * 2.0f); }
 constant count_t LANES = count_t(4.75f);
+template <int N> struct lanes_of { static constexpr constant int value = N; };
 template <typename U> U pair_of(float a, float b) { return U(a, b); }
 template <typename U> U converted(float v) { return static_cast<U>(v); }
 template <typename U> U accumulated(float v) { U r = U(0.0f); r += v; return r; }
@@ -308,7 +309,7 @@ kernel void other_types(const device float* x [[buffer(0)]], device float* out [
     out[4 * i + 1] = p.y;
     out[4 * i + 2] = converted<half>(v);
     out[4 * i + 3] = accumulated<float>(v);
-    raw[2 * i] = converted<fixed8>(v).raw;
+    raw[2 * i] = converted<fixed8>(v).raw + lanes_of<count_t(LANES * 0.5f)>::value - 2;
     raw[2 * i + 1] = accumulated<fixed8>(v).raw;
     float lanes[LANES];
     lanes[0] = scaled<float>(v);
