@@ -20,7 +20,7 @@ struct ConversionSite {
   enum class Form {
     cast,         // `T(x)`, `(T)(x)`, `(T)x`, `static_cast<T>(x)`
     declaration,  // `T v = x;` (not `constant`, `constexpr` or `static` data)
-    assignment,   // `v = x;`, `out[i] = x;`, `v.y = x;`, `s.m = x;`
+    assignment,   // `v = x;`, `out[i] = x;`, `*p = x;`, `v.y = x;`, `s.m = x;`
     compound,     // `v op= x;` (computed in the promoted type, then converted)
     returned,     // `return x;` in a function (or a lambda `-> T`) returning one
     argument,     // an argument where every function (lambda, constructor) of that name takes one
