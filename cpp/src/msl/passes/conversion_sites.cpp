@@ -10,6 +10,7 @@
 #include "msl/analysis/call_graph.hpp"       // matching
 #include "msl/analysis/source_analysis.hpp"  // bit_field_names
 #include "msl/passes/small_negations.hpp"  // unary_operand_end
+#include "msl/passes/type_scopes.hpp"
 
 namespace metalcall::msl {
 
@@ -22,7 +23,12 @@ bool is_vector_of(const std::string& s, TypeKind kind) {
          kind(base.substr(0, base.size() - 1));
 }
 
-using TypePredicate = std::function<bool(const std::string&)>;
+// Whether the token at an index names a type of the kind sought, and that type as a site
+// records it (its words: "unsigned int"; a name of the source's own with its scope: "U@3").
+struct TypeTest {
+  std::function<bool(std::size_t)> is;
+  std::function<std::string(std::size_t)> name;
+};
 
 bool is_scalar_type_name(const std::string& s) {
   static const auto& names = *new std::set<std::string>{"bool", "char", "uchar", "short", "ushort", "int", "uint",
@@ -107,7 +113,7 @@ void add_typed(std::map<std::string, std::string>& names, const std::string& nam
   if (!fresh && it->second != type) it->second.clear();
 }
 
-TypedNames names_of_type(const std::vector<Token>& t, const TypePredicate& is_type, std::size_t lo, std::size_t hi,
+TypedNames names_of_type(const std::vector<Token>& t, const TypeTest& is_type, std::size_t lo, std::size_t hi,
                          const std::vector<bool>* skip) {
   TypedNames n;
   static const auto& not_types = *new std::set<std::string>{"return", "case", "goto", "else", "do", "sizeof",
@@ -118,16 +124,16 @@ TypedNames names_of_type(const std::vector<Token>& t, const TypePredicate& is_ty
     const Token& p = t[i - 1];
     const bool after_member = i > 1 && (t[i - 2].is(".") || t[i - 2].is("->") || t[i - 2].is("::"));
     if (p.kind == TokenKind::identifier && !not_types.count(p.text) && !after_member) {
-      if (is_type(p.text) && (i < 2 || !t[i - 2].is("::"))) {
-        add_typed(t[i + 1].is("[") ? n.elements : n.values, t[i].text, type_words(t, i - 1));
+      if (is_type.is(i - 1) && (i < 2 || !t[i - 2].is("::"))) {
+        add_typed(t[i + 1].is("[") ? n.elements : n.values, t[i].text, is_type.name(i - 1));
       } else {
         n.other.insert(t[i].text);
       }
     } else if ((p.is("*") || p.is("&")) && i > 1 && t[i - 2].kind == TokenKind::identifier) {
       // `short* p`, `device short* p`, `thread short& r`: after the type, a pointer's elements
       // or a reference; after another type, not ours (`a * b` is no declaration).
-      if (is_type(t[i - 2].text)) {
-        add_typed(p.is("*") ? n.elements : n.values, t[i].text, type_words(t, i - 2));
+      if (is_type.is(i - 2)) {
+        add_typed(p.is("*") ? n.elements : n.values, t[i].text, is_type.name(i - 2));
       } else if (i > 2 && (t[i - 3].kind == TokenKind::identifier || t[i - 3].is(";") || t[i - 3].is("{") ||
                            t[i - 3].is("}") || t[i - 3].is("(") || t[i - 3].is(","))) {
         n.other.insert(t[i].text);
@@ -148,7 +154,7 @@ TypedNames names_of_type(const std::vector<Token>& t, const TypePredicate& is_ty
 // types (`device short* out` here, `device float* out` there).
 class ScopedNames {
  public:
-  ScopedNames(const std::vector<Token>& t, const TypePredicate& is_type) : owner_(t.size(), 0) {
+  ScopedNames(const std::vector<Token>& t, const TypeTest& is_type) : owner_(t.size(), 0) {
     std::vector<bool> inside(t.size(), false);
     for (std::size_t i = 1; i + 1 < t.size(); ++i) {
       if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || t[i - 1].kind != TokenKind::identifier) continue;
@@ -209,8 +215,8 @@ void for_each_list_item(const std::vector<Token>& t, std::size_t open, std::size
 }
 
 // Whether the name at `name`, a function's whose parameters follow, returns a type of the kind.
-bool returns_kind(const std::vector<Token>& t, std::size_t name, TypeKind kind) {
-  return name > 0 && t[name - 1].kind == TokenKind::identifier && kind(t[name - 1].text) &&
+bool returns_kind(const std::vector<Token>& t, std::size_t name, const TypeTest& kind) {
+  return name > 0 && t[name - 1].kind == TokenKind::identifier && kind.is(name - 1) &&
          (name < 2 || !(t[name - 2].is("::") || t[name - 2].is(".")));
 }
 
@@ -235,20 +241,22 @@ bool is_constexpr(const std::vector<Token>& t, std::size_t i) {
 
 // A parameter of the kind: `short p`, `const uint q` (its type's words), or "" where the
 // parameter is of another type (or not plainly one type and a name).
-std::string parameter_type(const std::vector<Token>& t, std::size_t b, std::size_t e, TypeKind kind) {
+std::string parameter_type(const std::vector<Token>& t, std::size_t b, std::size_t e, const TypeTest& kind) {
   if (b < e && t[b].is_identifier("const")) ++b;
-  if (e < b + 2 || t[e - 1].kind != TokenKind::identifier || !kind(t[e - 2].text)) return "";
+  if (e < b + 2 || t[e - 1].kind != TokenKind::identifier || !kind.is(e - 2)) return "";
   for (std::size_t k = b; k + 1 < e; ++k)  // `unsigned int p`: every token before the name a type word
     if (t[k].kind != TokenKind::identifier) return "";
-  const std::string type = type_words(t, e - 2);
-  return std::count(type.begin(), type.end(), ' ') + 2 == static_cast<long>(e - b) ? type : "";
+  const std::string words = type_words(t, e - 2);
+  return std::count(words.begin(), words.end(), ' ') + 2 == static_cast<long>(e - b) ? kind.name(e - 2) : "";
 }
 
 class Finder {
  public:
-  Finder(const std::vector<Token>& t, TypeKind kind, std::vector<ConversionSite>& out)
-      : t(t), kind(kind), out(out), names(t, kind), vectors(t, [kind](const std::string& s) { return is_vector_of(s, kind); }),
-        any_vectors(t, [](const std::string& s) { return is_vector_of(s, is_scalar_type_name); }),
+  Finder(const std::vector<Token>& t, TypeKind kind_name, const TypeScopes* own, std::vector<ConversionSite>& out)
+      : t(t), own(own), kind{[this, kind_name](std::size_t k) { return of_kind(k, kind_name); },
+                             [this, kind_name](std::size_t k) { return type_at(k, kind_name); }},
+        out(out), names(t, kind), vectors(t, words_test([kind_name](const std::string& s) { return is_vector_of(s, kind_name); })),
+        any_vectors(t, words_test([](const std::string& s) { return is_vector_of(s, is_scalar_type_name); })),
         bit_fields_(bit_field_names(t)) {}
 
   void casts();
@@ -274,8 +282,28 @@ class Finder {
   void assignment(std::size_t i);
   void parameters_of(const std::string& name, std::size_t open, std::size_t close);
 
+  // Whether token k names a type of the kind: one of its names, or (own) a template parameter or
+  // an alias that may stand for one there (not a member: `S::U`, `s.U`).
+  bool of_kind(std::size_t k, TypeKind kind_name) const {
+    if (k >= t.size() || t[k].kind != TokenKind::identifier) return false;
+    if (kind_name(t[k].text)) return true;
+    if (!own || (k > 0 && (t[k - 1].is("::") || t[k - 1].is(".") || t[k - 1].is("->")))) return false;
+    return own->may_be(k, kind_name);
+  }
+  // The type at token k as a site records it: its words, or its name with its scope (`U@3`:
+  // conversion_sites keeps a site of it only where that scope holds).
+  std::string type_at(std::size_t k, TypeKind kind_name) const {
+    if (kind_name(t[k].text) || !own) return type_words(t, k);
+    return t[k].text + "@" + std::to_string(own->scope_at(k));
+  }
+  TypeTest words_test(std::function<bool(const std::string&)> f) const {
+    return {[this, f](std::size_t k) { return f(t[k].text); }, [this](std::size_t k) { return type_words(t, k); }};
+  }
+  void declarators(std::size_t i, const std::string& type);
+
   const std::vector<Token>& t;
-  TypeKind kind;
+  const TypeScopes* own;
+  TypeTest kind;
   std::vector<ConversionSite>& out;
   // Whether tokens [b, e) name a bit-field member.
   bool names_bit_field(std::size_t b, std::size_t e) const {
@@ -297,6 +325,10 @@ void Finder::casts() {
     if (close >= t.size() || is_empty_argument(open, close)) return;
     // `uchar (&a)[4]`, `char (*f)(int)`: a declarator, not a conversion
     if (close + 1 < t.size() && (t[close + 1].is("[") || t[close + 1].is("("))) return;
+    // `U(a, b)` of a template parameter U: a constructor's arguments (float2), not one value
+    bool several = false;
+    for_each_list_item(t, open, close, [&](std::size_t, std::size_t e) { several = several || e < close; });
+    if (several) return;
     ConversionSite s(ConversionSite::Form::cast, open + 1, close);
     s.type = type;
     s.literal = is_literal_range(t, open + 1, close);
@@ -305,32 +337,42 @@ void Finder::casts() {
   };
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier) continue;
+    if (t[i].text == "static_cast" && i + 4 < t.size() && t[i + 1].is("<")) {
+      // static_cast<short>(x), static_cast<unsigned int>(x)
+      std::size_t last = i + 2;
+      while (last + 1 < t.size() && is_type_word(t[last]) && is_type_word(t[last + 1])) ++last;
+      if (last + 2 < t.size() && t[last + 1].is(">") && kind.is(last) && (last == i + 2 || is_type_word(t[last])))
+        add(last + 2, kind.name(last));
+      continue;
+    }
+    if (!kind.is(i)) continue;
+    // The type's first word: `unsigned` of `(unsigned int)x`.
+    std::size_t d = i;
+    if (is_type_word(t[i]))
+      while (d > 0 && is_type_word(t[d - 1])) --d;
     // After `::`, `.` or `->` a member; after a name other than `return` a declaration
     // (`thread uchar (&a)[4]`, `const short (x)`).
-    const bool qualified = i > 0 && (t[i - 1].is("::") || t[i - 1].is(".") || t[i - 1].is("->") ||
-                                     (t[i - 1].kind == TokenKind::identifier && t[i - 1].text != "return"));
-    if (kind(t[i].text) && !qualified) {
-      if (t[i + 1].is("(")) {
-        add(i + 1, t[i].text);  // short(x)
-      } else if (i > 0 && t[i - 1].is("(") && t[i + 1].is(")") && i + 2 < t.size()) {
-        if (t[i + 2].is("(")) {
-          add(i + 2, t[i].text);  // (short)(x)
-        } else if (i > 1 && !(t[i - 2].kind == TokenKind::identifier && !t[i - 2].is_identifier("return")) &&
-                   !t[i - 2].is(")") && !t[i - 2].is("]") && !t[i - 2].is(">")) {
-          // (short)x, (short)a[i].y, (short)f(x): the operand a unary minus would have (not after
-          // a name or a bracket, where `(T)` is a parameter list: `f(int) const`)
-          const std::size_t e = unary_operand_end(t, i + 1);
-          if (e < t.size()) {
-            ConversionSite s(ConversionSite::Form::cast, i + 2, e);
-            s.type = t[i].text;
-            s.bit_field = names_bit_field(i + 2, e);
-            out.push_back(s);
-          }
+    const bool qualified = d > 0 && (t[d - 1].is("::") || t[d - 1].is(".") || t[d - 1].is("->") ||
+                                     (t[d - 1].kind == TokenKind::identifier && t[d - 1].text != "return"));
+    if (qualified) continue;
+    const std::string type = kind.name(i);
+    if (t[i + 1].is("(")) {
+      if (d == i) add(i + 1, type);  // short(x) (`unsigned int(x)` is no C++)
+    } else if (d > 0 && t[d - 1].is("(") && t[i + 1].is(")") && i + 2 < t.size()) {
+      if (t[i + 2].is("(")) {
+        add(i + 2, type);  // (short)(x)
+      } else if (d > 1 && !(t[d - 2].kind == TokenKind::identifier && !t[d - 2].is_identifier("return")) &&
+                 !t[d - 2].is(")") && !t[d - 2].is("]") && !t[d - 2].is(">")) {
+        // (short)x, (short)a[i].y, (short)f(x): the operand a unary minus would have (not after
+        // a name or a bracket, where `(T)` is a parameter list: `f(int) const`)
+        const std::size_t e = unary_operand_end(t, i + 1);
+        if (e < t.size()) {
+          ConversionSite s(ConversionSite::Form::cast, i + 2, e);
+          s.type = type;
+          s.bit_field = names_bit_field(i + 2, e);
+          out.push_back(s);
         }
       }
-    } else if (t[i].text == "static_cast" && i + 4 < t.size() && t[i + 1].is("<") && kind(t[i + 2].text) &&
-               t[i + 3].is(">")) {
-      add(i + 4, t[i + 2].text);  // static_cast<short>(x)
     }
   }
 }
@@ -403,9 +445,28 @@ void Finder::assignment(std::size_t i) {
 
 void Finder::declarations_and_assignments() {
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    // `*p = EXPR;`, `*p op= EXPR;` through a pointer to the kind (`*out = sum;`)
+    if (t[i].is("*") && starts_statement(t[i - 1]) && i + 2 < t.size() && t[i + 1].kind == TokenKind::identifier) {
+      const std::string* type = names.elements(i + 1, t[i + 1].text);
+      if (type && t[i + 2].is("=")) {
+        value(ConversionSite::Form::assignment, i + 2, *type, i);
+      } else if (type && is_compound_assignment(t[i + 2])) {
+        const std::size_t e = expression_end(t, i + 3, false);
+        if (e < t.size() && i + 3 < e) {
+          ConversionSite s(ConversionSite::Form::compound, i + 3, e);
+          s.target_first = i;
+          s.target_end = i + 2;
+          s.type = *type;
+          s.literal = is_literal_range(t, i + 3, e);
+          out.push_back(s);
+        }
+      }
+      continue;
+    }
     if (t[i].kind != TokenKind::identifier) continue;
-    // `short v = EXPR;` (not `constant`, `constexpr` or `static` data: a constant expression)
-    if (kind(t[i - 1].text) && t[i + 1].is("=")) {
+    // `short v = EXPR;`, `int a = x, b = y;` (not `constant`, `constexpr` or `static` data: a
+    // constant expression)
+    if (kind.is(i - 1) && (t[i + 1].is("=") || t[i + 1].is(","))) {
       std::size_t d = i - 1;
       while (d > 0 && is_type_word(t[d - 1])) --d;  // `unsigned int v`
       if (d > 0 && t[d - 1].is_identifier("const")) --d;
@@ -415,10 +476,36 @@ void Finder::declarations_and_assignments() {
       // Not a template's parameter (`template <typename T, int Rows = Cols> struct S {...};`,
       // where the walk would take the struct for a braced temporary) nor a function's.
       if (d > 0 && (t[d - 1].is("<") || t[d - 1].is(","))) continue;
-      value(ConversionSite::Form::declaration, i + 1, type_words(t, i - 1));
+      declarators(i, kind.name(i - 1));
       continue;
     }
     if (starts_statement(t[i - 1])) assignment(i);
+  }
+}
+
+// From the declarator whose name is at i: `= EXPR` to its `,` or `;`, and the declarators after
+// it (`int a = x, b, c = y;`), up to a `,` that may be a template's (`f<int, T>(x)`) or that
+// parameters follow (`int a, int b`).
+void Finder::declarators(std::size_t i, const std::string& type) {
+  while (i + 2 < t.size()) {
+    std::size_t e = i + 1;
+    if (t[i + 1].is("=")) {
+      const std::size_t b = i + 2;
+      e = expression_end(t, b, true);
+      if (e >= t.size() || b >= e || t[b].is("{")) return;
+      if (t[e].is(","))
+        for (std::size_t k = b; k < e; ++k)
+          if (t[k].is("<")) return;
+      ConversionSite s(ConversionSite::Form::declaration, b, e);
+      s.type = type;
+      s.literal = is_literal_range(t, b, e);
+      s.bit_field = names_bit_field(b, e);
+      out.push_back(s);
+    }
+    if (!t[e].is(",") || e + 2 >= t.size() || t[e + 1].kind != TokenKind::identifier ||
+        !(t[e + 2].is("=") || t[e + 2].is(",") || t[e + 2].is(";")))
+      return;
+    i = e + 1;
   }
 }
 
@@ -510,7 +597,7 @@ void Finder::returns() {
     if (end >= t.size()) continue;
     bool lambda = false;
     for (std::size_t k = open + 1; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
-    const std::string type = type_words(t, i - 1);
+    const std::string type = kind.name(i - 1);
     if (!lambda)
       for (std::size_t k = open + 1; k < end; ++k)
         if (t[k].is_identifier("return")) value(ConversionSite::Form::returned, k, type);
@@ -519,7 +606,7 @@ void Finder::returns() {
   // `return EXPR;` in a lambda (or function) whose trailing return type is of the kind:
   // `[&](int p) -> short { return p * -1; }`, but none holding a lambda of its own.
   for (std::size_t i = 0; i + 2 < t.size(); ++i) {
-    if (!t[i].is("->") || !kind(t[i + 1].text) || !t[i + 2].is("{") || i == 0) continue;
+    if (!t[i].is("->") || !kind.is(i + 1) || !t[i + 2].is("{") || i == 0) continue;
     std::size_t before = i - 1;
     while (before > 0 && t[before].kind == TokenKind::identifier) --before;  // mutable, const, noexcept
     if (!t[before].is(")")) continue;
@@ -529,19 +616,32 @@ void Finder::returns() {
     for (std::size_t k = i + 3; k + 1 < end && !lambda; ++k) lambda = t[k].is("]") && (t[k + 1].is("(") || t[k + 1].is("{"));
     if (!lambda)
       for (std::size_t k = i + 3; k < end; ++k)
-        if (t[k].is_identifier("return")) value(ConversionSite::Form::returned, k, t[i + 1].text);
+        if (t[k].is_identifier("return")) value(ConversionSite::Form::returned, k, kind.name(i + 1));
   }
 }
 
 }  // namespace
 
-std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind) {
+std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind, bool own_types) {
   std::vector<ConversionSite> out;
-  Finder finder(t, kind, out);
+  const TypeScopes scopes(t);
+  Finder finder(t, kind, own_types ? &scopes : nullptr, out);
   finder.casts();
   finder.declarations_and_assignments();
   finder.arguments();
   finder.returns();
+  // Not a pack's expansion (`f(r...)`: int_arg takes one value, and the pack may be empty).
+  out.erase(std::remove_if(out.begin(), out.end(), [&t](const ConversionSite& s) { return t[s.end - 1].is("..."); }),
+            out.end());
+  if (!own_types) return out;
+  // A type of the source's own (`U@3`) holds only in its scope: a site elsewhere (`b.value = v`
+  // of a member declared `U value;` in a template, outside it) says no type.
+  for (auto& s : out) {
+    const std::size_t at = s.type.rfind('@');
+    if (at == std::string::npos) continue;
+    const int id = std::stoi(s.type.substr(at + 1));
+    s.type = scopes.holds(id, s.first) && scopes.holds(id, s.target_first ? s.target_first : s.first) ? s.type.substr(0, at) : "";
+  }
   return out;
 }
 

@@ -20,7 +20,7 @@ struct ConversionSite {
   enum class Form {
     cast,         // `T(x)`, `(T)(x)`, `(T)x`, `static_cast<T>(x)`
     declaration,  // `T v = x;` (not `constant`, `constexpr` or `static` data)
-    assignment,   // `v = x;`, `out[i] = x;`, `v.y = x;`, `s.m = x;`
+    assignment,   // `v = x;`, `out[i] = x;`, `*p = x;`, `v.y = x;`, `s.m = x;`
     compound,     // `v op= x;` (computed in the promoted type, then converted)
     returned,     // `return x;` in a function (or a lambda `-> T`) returning one
     argument,     // an argument where every function (lambda, constructor) of that name takes one
@@ -49,15 +49,18 @@ struct ConversionSite {
  * `uchar (&a)[4]`, nor an empty argument); declarations of such a type with `=`; `=` and `op=` to
  * a name declared only with such types (function by function: a function's own declarations,
  * then the program scope's, so struct members count), to an element of an array of or a pointer
- * to them, or to a component or swizzle of a vector of them (`v.x`, `v[k]`, `out[i].y`, `w.yx`);
+ * to them (`*p` too), or to a component or swizzle of a vector of them (`v.x`, `v[k]`, `out[i].y`, `w.yx`);
  * `return` in a function returning one (none holding a lambda; not `constexpr`) or in a lambda
  * declared `-> T`; arguments where every function, lambda (`auto f = [&](short p)`) or struct
  * constructor of that name takes one at that place. A struct member's type is read from its
  * declaration, under its name alone: a member named as a variable of another type is neither.
- * Left out: `(unsigned int)x` and other casts to types of several words, typedefs of the
- * source's own, conversions inside macros, initialisers of several declarators (`int a = x, b
- * = y;`), and braced lists.
+ * Casts of several words (`(unsigned int)x`, `static_cast<long long>(x)`) by their last word;
+ * each declarator of a declaration of several names (`int a = x, b = y;`). With `own_types`, a
+ * type named by a template parameter or by a typedef or using alias of the source's own counts
+ * where that name holds (type_scopes.hpp) and may stand for one of the kind: the site's type is
+ * that name (`U`, `idx_t`), or empty where the site lies outside its scope.
+ * Left out: braced lists (a macro's body is seen as the preprocessor expanded it).
  */
-std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind);
+std::vector<ConversionSite> conversion_sites(const std::vector<Token>& t, TypeKind kind, bool own_types = false);
 
 }  // namespace metalcall::msl

@@ -105,14 +105,26 @@ template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
 // `k /= idiv_rhs() = e` on the CPU (metal_division.h), divided by div_value as there (CUDA's is `/`). constexpr: the
 // translation cannot tell `s += k` of two ints from `s += f`, and a constexpr function's loop
 // that sums must stay one (a program-scope constant from it was a load-time initialiser).
+// Any other T (a template parameter's float, a class with its own operators) keeps its own `op=`.
 template <class T> struct int_ref_t {
   T& r;
-  template <class E> METAL_FUNC constexpr T& operator+=(const E& e) { return r = T(int_arg<T>(r + e)); }
-  template <class E> METAL_FUNC constexpr T& operator-=(const E& e) { return r = T(int_arg<T>(r - e)); }
-  template <class E> METAL_FUNC constexpr T& operator*=(const E& e) { return r = T(int_arg<T>(r * e)); }
-  template <class E> METAL_FUNC constexpr T& operator/=(const E& e) { return r = T(int_arg<T>(div_value(r, e))); }
+  static constexpr bool wide = mtl_detail::is_int<remove_cv_t<T>>::value;
+  template <class E> METAL_FUNC constexpr T& operator+=(const E& e) {
+    if constexpr (wide) return r = T(int_arg<T>(r + e)); else return r += e;
+  }
+  template <class E> METAL_FUNC constexpr T& operator-=(const E& e) {
+    if constexpr (wide) return r = T(int_arg<T>(r - e)); else return r -= e;
+  }
+  template <class E> METAL_FUNC constexpr T& operator*=(const E& e) {
+    if constexpr (wide) return r = T(int_arg<T>(r * e)); else return r *= e;
+  }
+  template <class E> METAL_FUNC constexpr T& operator/=(const E& e) {
+    if constexpr (wide) return r = T(int_arg<T>(div_value(r, e))); else return r /= e;
+  }
 #if !METAL_CUDA
-  template <class E> METAL_FUNC constexpr T& operator/=(const divisor<E>& d) { return r = T(int_arg<T>(div_value(r, d.b))); }
+  template <class E> METAL_FUNC constexpr T& operator/=(const divisor<E>& d) {
+    if constexpr (wide) return r = T(int_arg<T>(div_value(r, d.b))); else return r /= d;
+  }
 #endif
 };
 template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }

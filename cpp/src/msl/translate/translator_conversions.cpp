@@ -22,6 +22,9 @@ bool is_wide_int_type_name(const std::string& s) {
   return names.count(s) > 0;
 }
 
+// The last word of a type's words: `int` of `unsigned int`.
+std::string last_word(const std::string& type) { return type.substr(type.rfind(' ') + 1); }
+
 // The compound assignments whose result may be floating (`k += f`); the others take integers.
 bool may_be_floating(const Token& op) { return op.is("+=") || op.is("-=") || op.is("*=") || op.is("/="); }
 
@@ -49,10 +52,18 @@ void Translator::wrap_float_to_int_conversions(const std::function<bool(std::siz
   };
   const auto spelled = [](const std::string& type) { return is_renamed_type(type) ? renamed_type(type) : type; };
   using Form = ConversionSite::Form;
-  // A literal converts as written (a constant: no NaN), but for `k *= 2.5f`.
-  for (const auto& s : conversion_sites(t_, is_wide_int_type_name)) {
+  // An integer literal converts as written; a floating one to int, uint, long or ulong (`int k =
+  // 1e10f;`, `k *= 2.5f`) as a run-time value would (clang folds an out-of-range one to poison).
+  // Types named by a template parameter or an alias of the source's own count (`static_cast<U>(x)`
+  // for U = int): int_arg passes a U that is no 32- or 64-bit integer, and int_ref an object of
+  // another type, on untouched.
+  for (const auto& s : conversion_sites(t_, is_wide_int_type_name, true)) {
     // Nor a value naming a bit-field member: int_arg takes a reference, which none binds.
-    if (s.bit_field || (s.literal && (s.form != Form::compound || !floating_literal(t_[s.end - 1])))) continue;
+    // A floating literal to a template parameter or alias stays as written: CUDA's literal_cast
+    // rewrites `static_cast<U>(1.0f)` whole (literal_casts.hpp), and MLX's are in range.
+    if (s.bit_field || (s.literal && (!floating_literal(t_[s.end - 1]) ||
+                                      (s.form != Form::compound && !is_wide_int_type_name(last_word(s.type))))))
+      continue;
     if (s.form == Form::compound) {
       // `k += f` as `int_ref(k) += f`: k + f converted by int_arg. Not a swizzle of several
       // components (a proxy: the vector's operator converts) nor a bit-field (no reference).
