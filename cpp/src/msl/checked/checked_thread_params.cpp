@@ -5,6 +5,8 @@
 #include "msl/checked/checked_mode.hpp"
 #include "msl/lex/token_text.hpp"
 
+#include <optional>
+
 namespace metalcall::msl {
 
 namespace {
@@ -41,6 +43,64 @@ std::set<std::string> own_template_parameters(const std::vector<Token>& t, std::
   for (std::size_t j = b; j + 1 < open; ++j)
     if (t[j].is_identifier("template") && t[j + 1].is("<")) template_parameter_names(t, j + 1, names);
   return names;
+}
+
+// A parameter `[const] SPACE T (SIGIL name)[E1][E2]…` starting at i, SIGIL '&' (an array
+// reference) or '*' (a pointer to rows). `kind` is the kind the space's checked arrays have
+// (metal_checked.h): 0 threadgroup, 1 private, 2 a struct's member (device), 3 constant data.
+struct ArrayDeclarator {
+  char kind = 0;
+  bool is_const = false;           // a `const` anywhere, or the constant space
+  std::vector<std::size_t> element;  // the element type's tokens, without const and the space
+  std::size_t name = npos, end = npos;  // end: the ',' or ')' after the last extent
+  std::vector<std::string> extents;
+};
+
+std::optional<ArrayDeclarator> array_declarator_parameter(const std::vector<Token>& t, std::size_t i, const char* sigil) {
+  if (i == 0 || !(t[i - 1].is("(") || t[i - 1].is(","))) return std::nullopt;
+  ArrayDeclarator d;
+  std::size_t j = i;
+  while (j < t.size() && t[j].is_identifier("const")) d.is_const = true, ++j;
+  if (j >= t.size()) return std::nullopt;
+  d.kind = t[j].is_identifier("threadgroup") ? '0' : t[j].is_identifier("thread") ? '1'
+           : t[j].is_identifier("device")    ? '2' : t[j].is_identifier("constant") ? '3' : 0;
+  if (!d.kind) return std::nullopt;
+  d.is_const = d.is_const || d.kind == '3';
+  for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
+    if (t[j].is_identifier("const")) d.is_const = true;
+    else d.element.push_back(j);
+  }
+  if (d.element.empty() || j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is(sigil) ||
+      t[j + 2].kind != TokenKind::identifier || !t[j + 3].is(")") || !t[j + 4].is("["))
+    return std::nullopt;
+  d.name = j + 2;
+  d.end = j + 4;
+  d.extents = array_extents(t, d.end);
+  if (d.extents.empty() || d.end >= t.size() || !(t[d.end].is(",") || t[d.end].is(")"))) return std::nullopt;
+  return d;
+}
+
+// Whether tokens [from, to) of the parameter at i name its function's own template parameters:
+// those would not deduce through the checked type, so the parameter stays as it is.
+bool names_own_template_parameter(const std::vector<Token>& t, std::size_t i, std::size_t from, std::size_t to) {
+  std::size_t open = i - 1;
+  for (int depth = 0; open > 0; --open) {
+    if (t[open].is(")")) ++depth;
+    else if (t[open].is("(") && depth-- == 0) break;
+  }
+  const std::set<std::string> own = own_template_parameters(t, open);
+  for (std::size_t k = from; k < to; ++k)
+    if (own.count(t[k].text)) return true;
+  return false;
+}
+
+// The checked array type of a declarator's rows: `metal::mtl_checked_array<T, (E), kind>` nested
+// once per extent (constant data's arrays have const elements).
+std::string checked_rows(const std::vector<Token>& t, const ArrayDeclarator& d) {
+  std::string row = (d.kind == '3' ? "const " : "") + type_text(t, d.element, false);
+  for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
+    row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + d.kind + ">";
+  return row;
 }
 
 
@@ -325,48 +385,13 @@ DeducedArguments deduced_thread_arguments(const std::vector<Token>& t) {
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_reference_parameters(const std::vector<Token>& t) {
   std::map<std::size_t, std::pair<std::size_t, std::string>> found;
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
-    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
-    std::size_t j = i;
-    std::vector<std::size_t> type;
-    while (j < t.size() && t[j].is_identifier("const")) type.push_back(j++);
-    if (j >= t.size()) continue;
-    // A threadgroup array is a checked array of kind 0 (metal_checked.h), a private one of kind 1,
-    // one in device memory a struct's member (2), a `constant` one constant data (3, const
-    // elements). (`device` and `constant` references did not compile before 2026-12-05.)
-    const char* kind = t[j].is_identifier("threadgroup") ? "0" : t[j].is_identifier("thread") ? "1"
-                       : t[j].is_identifier("device")    ? "2" : t[j].is_identifier("constant") ? "3" : nullptr;
-    if (!kind) continue;
-    if (*kind == '3') type.push_back(j);  // (read as const below)
-    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) type.push_back(j);
-    if (j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("&") || t[j + 2].kind != TokenKind::identifier ||
-        !t[j + 3].is(")") || !t[j + 4].is("["))
-      continue;
-    const std::size_t name = j + 2;
-    std::size_t end = j + 4;
-    const std::vector<std::string> extents = array_extents(t, end);
-    if (end >= t.size() || !(t[end].is(",") || t[end].is(")")) || extents.empty()) continue;
-    // The function's own template parameters: an extent naming one is deduced (`short N`
-    // would not deduce from the checked array's extent), so the parameter stays as it is.
-    std::size_t open = i - 1;
-    for (int depth = 0; open > 0; --open) {
-      if (t[open].is(")")) ++depth;
-      else if (t[open].is("(") && depth-- == 0) break;
-    }
-    const std::set<std::string> own = own_template_parameters(t, open);
-    bool deduced = false;
-    for (std::size_t k = j + 4; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
-    if (deduced) continue;
+    // (`device` and `constant` references did not compile before 2026-12-05.)
+    const std::optional<ArrayDeclarator> d = array_declarator_parameter(t, i, "&");
+    // An extent naming the function's own template parameter is deduced (`short N` would not
+    // deduce from the checked array's extent); the element type deduces through the reference.
+    if (!d || names_own_template_parameter(t, i, d->name + 2, d->end)) continue;
     // `const T (&v)[N]` → `const mtl_checked_array<T, …>& v` (the array's type has no const).
-    std::vector<std::size_t> element;
-    bool is_const = false;
-    for (std::size_t k : type) {
-      if (t[k].is_identifier("const") || t[k].is_identifier("constant")) is_const = true;
-      else element.push_back(k);
-    }
-    std::string text = (*kind == '3' ? "const " : "") + type_text(t, element, false);
-    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
-      text = "metal::mtl_checked_array<" + text + ", (" + *it + "), " + kind + ">";
-    found[i] = {end - 1, (is_const ? "const " : "") + text + "& " + t[name].text};
+    found[i] = {d->end - 1, (d->is_const ? "const " : "") + checked_rows(t, *d) + "& " + t[d->name].text};
   }
   return found;
 }
@@ -578,41 +603,10 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
   // whose element or extents name the function's template parameters stays as it is: they would
   // not deduce through the conversion (docs/design.md, checked mode's limits).
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
-    if (!(t[i - 1].is("(") || t[i - 1].is(","))) continue;
-    std::size_t j = i;
-    bool is_const = false;
-    while (j < t.size() && t[j].is_identifier("const")) is_const = true, ++j;
-    if (j >= t.size()) continue;
-    const char* kind = t[j].is_identifier("threadgroup") ? "0" : t[j].is_identifier("thread") ? "1"
-                       : t[j].is_identifier("device")    ? "2" : t[j].is_identifier("constant") ? "3" : nullptr;
-    if (!kind) continue;
-    is_const = is_const || t[j].is_identifier("constant");
-    std::vector<std::size_t> element;
-    for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
-      if (t[j].is_identifier("const")) is_const = true;
-      else element.push_back(j);
-    }
-    if (element.empty() || j + 4 >= t.size() || !t[j].is("(") || !t[j + 1].is("*") ||
-        t[j + 2].kind != TokenKind::identifier || !t[j + 3].is(")") || !t[j + 4].is("["))
-      continue;
-    const std::size_t name = j + 2;
-    std::size_t end = j + 4;
-    const std::vector<std::string> extents = array_extents(t, end);
-    if (extents.empty() || end >= t.size() || !(t[end].is(",") || t[end].is(")"))) continue;
-    std::size_t open = i - 1;
-    for (int depth = 0; open > 0; --open) {
-      if (t[open].is(")")) ++depth;
-      else if (t[open].is("(") && depth-- == 0) break;
-    }
-    const std::set<std::string> own = own_template_parameters(t, open);
-    bool deduced = false;
-    for (std::size_t k = i; k < end; ++k) deduced = deduced || own.count(t[k].text) > 0;
-    if (deduced) continue;
-    // (Constant data's arrays have const elements: `mtl_checked_array<const T, …>`.)
-    std::string row = (*kind == '3' ? "const " : "") + type_text(t, element, false);
-    for (auto it = extents.rbegin(); it != extents.rend(); ++it)
-      row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + kind + ">";
-    found[i] = {end - 1, "metal::mtl_checked<" + std::string(is_const ? "const " : "") + row + "> " + t[name].text};
+    const std::optional<ArrayDeclarator> d = array_declarator_parameter(t, i, "*");
+    if (!d || names_own_template_parameter(t, i, i, d->end)) continue;
+    found[i] = {d->end - 1, "metal::mtl_checked<" + std::string(d->is_const ? "const " : "") + checked_rows(t, *d) +
+                                "> " + t[d->name].text};
   }
   return found;
 }
