@@ -27,12 +27,10 @@ METAL_FUNC bool atomic_format(const mtl_texture_abi& d) {
   if (is_integer(d.format) && channel_bytes(d.format) == 4u && channels(d.format) == 1u && layout(d.format) == 0u) return true;
 #if !METAL_CUDA
   unsigned n;
-  if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
+  if (const metalcall_cpu_launch* L = begin_texture_fault(n, d.binding)) {
     char* out = L->fault_message;
     const unsigned cap = L->fault_capacity;
-    mtl_rt::append(out, cap, n, " texture(");
-    mtl_rt::append_number(out, cap, n, d.binding);
-    mtl_rt::append(out, cap, n, "): texture atomics need an r32uint or r32sint texture, the only formats Metal has "
+    mtl_rt::append(out, cap, n, ": texture atomics need an r32uint or r32sint texture, the only formats Metal has "
                                 "them on; this one has ");
     mtl_rt::append_number(out, cap, n, channels(d.format));
     mtl_rt::append(out, cap, n, " channel(s) of ");

@@ -223,6 +223,20 @@ template <class T> METAL_FUNC void store(unsigned char* p, unsigned f, const vec
   }
 }
 
+#if !METAL_CUDA
+// Starts the fault message of a call on texture(binding) ("… texture(2)"); null when the launch
+// already holds one (begin_fault, metal_sync.h). Its out/cap are the launch's.
+METAL_FUNC const metalcall_cpu_launch* begin_texture_fault(unsigned& n, unsigned binding) {
+  const metalcall_cpu_launch* L = mtl_rt::begin_fault(n);
+  if (L) {
+    mtl_rt::append(L->fault_message, L->fault_capacity, n, " texture(");
+    mtl_rt::append_number(L->fault_message, L->fault_capacity, n, binding);
+    mtl_rt::append(L->fault_message, L->fault_capacity, n, ")");
+  }
+  return L;
+}
+#endif
+
 #if defined(METALCALL_CHECKED) && !METAL_CUDA
 // `head` then "(a<sep>b<sep>c)" into a fault message.
 METAL_FUNC void append_three(char* out, unsigned cap, unsigned& n, const char* head, unsigned a, unsigned b, unsigned c,
@@ -245,12 +259,10 @@ METAL_FUNC bool in_range(const mtl_texture_abi& d, unsigned lod, unsigned x, uns
   if (level_exists && x < w && y < h && z < slice_count) return true;
 #if defined(METALCALL_CHECKED) && !METAL_CUDA
   unsigned n;
-  if (const metalcall_cpu_launch* L = mtl_rt::begin_fault(n)) {
+  if (const metalcall_cpu_launch* L = begin_texture_fault(n, d.binding)) {
     char* out = L->fault_message;
     const unsigned cap = L->fault_capacity;
-    mtl_rt::append(out, cap, n, " texture(");
-    mtl_rt::append_number(out, cap, n, d.binding);
-    mtl_rt::append(out, cap, n, ") ");
+    mtl_rt::append(out, cap, n, " ");
     mtl_rt::append(out, cap, n, op);
     append_three(out, cap, n, " at (", x, y, z, ", ");
     if (lod) {
