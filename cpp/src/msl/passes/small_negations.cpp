@@ -171,7 +171,7 @@ std::vector<NarrowingWrap> narrowing_wraps(const std::vector<Token>& t) {
   std::vector<NarrowingWrap> out;
   using Form = ConversionSite::Form;
   for (const auto& s : conversion_sites(t, is_narrow_type_name)) {
-    if (s.form == Form::compound && !s.several_components)
+    if (s.form == Form::compound && !s.several_components && !s.bit_field)
       out.push_back({s.target_first, s.target_end, "metal::mtl_rt::narrow_ref("});
     else if (!s.literal)
       out.push_back({s.first, s.end, "metal::mtl_rt::narrow_arg("});

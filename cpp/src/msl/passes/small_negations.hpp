@@ -55,7 +55,8 @@ struct NarrowingWrap {
  * metal_negation.h). A literal value is left as written. A compound assignment to them (`v *=
  * short(-1)`, `v.y -= x`) goes through `mtl_rt::narrow_ref(v) *= ...`, which computes the
  * promoted result through narrow_arg (a swizzle of several components, `w.yx += e`, is a proxy
- * no reference takes: its operand goes through narrow_arg instead). And `=` to a half (one
+ * no reference takes, and a bit-field, `s.bits /= e`, binds none: their operand goes through
+ * narrow_arg instead). And `=` to a half (one
  * component of a half vector at most) through `mtl_rt::half_arg(`: CUDA's __half has no
  * operator=(long), and its others tie (fuzz seed 9401).
  */

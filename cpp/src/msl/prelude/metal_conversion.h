@@ -16,8 +16,8 @@
 // convert_impl) take their components through int_arg as well. On CUDA NVRTC's conversions
 // saturate, and a NaN gives 0 from float to int or uint; from a double to those, and from any
 // floating type to long or ulong, it gave the minimum (0x80000000, 2^63 as a ulong) on an H200
-// (tests/conformance/test_audit_conversions.py), so int_arg zeroes a NaN there first, and passes
-// every other argument on as it is.
+// (tests/conformance/test_audit_conversions.py), so int_arg zeroes a NaN there first; and it
+// converts through the hardware's instruction, which NVVM cannot fold as undefined behaviour.
 #pragma once
 #include "metal_config.h"
 
@@ -51,15 +51,34 @@ template <> struct floating<mtl_bfloat> { typedef float type; };
 template <class T, class F>
 struct zeroes_nan
     : integral_constant<bool, mtl_detail::is_int<T>::value && (sizeof(T) == 8 || (sizeof(T) == 4 && is_same<F, double>::value))> {};
+
+// The hardware's conversion (cvt.rzi, which saturates) of a float or double to a 32- or 64-bit
+// T, as an intrinsic: a plain conversion of a value NVVM can fold is folded as C++'s undefined
+// behaviour lets it (`uint c = 5e9f;` gave 705032704 on an H200, the CPU and Metal 2^32 - 1).
+template <class T, class F> METAL_FUNC T hardware_convert(F v) {
+  constexpr bool is_signed = T(-1) < T(0);
+  if constexpr (is_same<F, double>::value) {
+    if constexpr (sizeof(T) == 4) { if constexpr (is_signed) return __double2int_rz(v); else return __double2uint_rz(v); }
+    else { if constexpr (is_signed) return __double2ll_rz(v); else return __double2ull_rz(v); }
+  } else {
+    if constexpr (sizeof(T) == 4) { if constexpr (is_signed) return __float2int_rz(v); else return __float2uint_rz(v); }
+    else { if constexpr (is_signed) return __float2ll_rz(v); else return __float2ull_rz(v); }
+  }
+}
 }  // namespace conversion
 
-// The argument of a conversion to T: such a NaN zeroed, anything else as it is (NVRTC saturates).
+// The argument of a conversion to a 32- or 64-bit integer T: a floating value converted by the
+// hardware, such a NaN zeroed first; anything else as it is. (A constant expression converts
+// as C++ does: out of range it is no constant, as in Metal's compiler.)
 template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
   typedef remove_cv_t<remove_reference_t<X>> D;
   typedef typename conversion::floating<D>::type F;
-  if constexpr (!is_same<F, void>::value && conversion::zeroes_nan<remove_cv_t<T>, F>::value) {
-    const F v = static_cast<F>(x);
-    return v == v ? v : F(0);
+  typedef remove_cv_t<T> To;
+  if constexpr (!is_same<F, void>::value && mtl_detail::is_int<To>::value && (sizeof(To) == 4 || sizeof(To) == 8)) {
+    F v = static_cast<F>(x);
+    if constexpr (conversion::zeroes_nan<To, F>::value) v = v == v ? v : F(0);
+    if (__builtin_is_constant_evaluated()) return To(v);
+    return conversion::hardware_convert<To>(v);
   } else {
     return static_cast<X&&>(x);
   }
