@@ -7,6 +7,8 @@ namespace metalcall::msl {
 
 namespace {
 
+constexpr const char* kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's
+
 bool identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
@@ -88,10 +90,11 @@ bool raw_prefix(const std::string& identifier) {
 }  // namespace
 
 std::string logical_lines(const std::string& source) {
-  // Phase 1: line ends.
+  // Phase 1: line ends; a byte order mark opening the file dropped (the preprocessor reads
+  // this text after macros of its own, where clang would take the mark for a stray character).
   std::string text;
   text.reserve(source.size());
-  for (std::size_t i = 0; i < source.size(); ++i) {
+  for (std::size_t i = source.compare(0, 3, kByteOrderMark) == 0 ? 3 : 0; i < source.size(); ++i) {
     if (source[i] != '\r') {
       text += source[i];
       continue;
