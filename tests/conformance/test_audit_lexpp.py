@@ -187,3 +187,38 @@ def test_preprocessor_error_points_at_the_users_line(device, directive, message)
     lines = src.splitlines()
     assert e.source_line == lines[e.line - 1], (e.line, e.source_line)
     assert "__has_include" not in str(e) and "__metalcall" not in str(e)
+
+
+LINE_SOURCES = {
+    # After a block comment spanning lines, on the line where it closes.
+    "comment": "#define UNUSED 1\nkernel void lines(device int* o [[buffer(0)]]) {\n  /* a\n  b */ o[0] = __LINE__;\n"
+               "  o[1] = __LINE__; /* c\n  */\n  o[2] = __LINE__;\n}\n",
+    # The same with the comment in a directive (joined there) and a `#` after a comment's end.
+    "directive": "#define UNUSED /* a\n  b */ 1\nkernel void lines(device int* o [[buffer(0)]]) {\n"
+                 "  /* x */ o[0] = __LINE__;\n  /* y\n */ o[1] = __LINE__ + UNUSED - 1;\n  o[2] = __LINE__;\n}\n",
+}
+
+
+@pytest.mark.parametrize("kind", list(LINE_SOURCES))
+def test_line_after_a_comment_in_a_preprocessed_source(device, kind):
+    """`__LINE__` is the physical line of the token (C++ [cpp.predefined], as clang expands it)
+    in a source that runs the preprocessor: the code after a comment spanning lines said the
+    comment's first line, because the preprocessor's text joined the comment's lines."""
+    src = LINE_SOURCES[kind]
+    lib = device.compile(src)
+    out = np.zeros(3, np.int32)
+    lib.lines(1, out)
+    lines = src.split("\n")
+    expected = [next(k for k, text in enumerate(lines, 1) if f"o[{j}] =" in text) for j in range(3)]
+    assert_equal(out, np.array(expected, np.int32))
+
+
+def test_error_after_a_comment_points_at_its_line(device):
+    """A compile error in code after a multi-line comment, in a preprocessed source, names the
+    line the code is on (it named the comment's first line)."""
+    src = HEADER + "#define N 4\nkernel void k(device int* o [[buffer(0)]]) {\n  /* a comment\n     of two lines */ o[0] = undeclared_name;\n}\n"
+    with pytest.raises(mc.CompileError) as info:
+        device.compile(src)
+    line = src.split("\n").index("     of two lines */ o[0] = undeclared_name;") + 1
+    assert info.value.line == line, str(info.value)
+    assert "undeclared_name" in info.value.source_line

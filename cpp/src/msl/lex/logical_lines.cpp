@@ -83,6 +83,21 @@ class Reader {
   int joined_ = 0;
 };
 
+// Whether the logical line `out` ends in opened with `#` or `%:` (blanks and comments before it).
+bool in_directive(const std::string& out) {
+  const std::size_t start = out.find_last_of('\n') == std::string::npos ? 0 : out.find_last_of('\n') + 1;
+  const std::size_t first = out.find_first_not_of(" \t\f\v", start);
+  return first != std::string::npos && (out[first] == '#' || out.compare(first, 2, "%:") == 0);
+}
+
+// The next character that is not a blank (splices skipped), '\0' at the end.
+char first_after_blanks(const Reader& r) {
+  for (std::size_t k = 0;; ++k) {
+    const char c = r.peek(k);
+    if (c != ' ' && c != '\t' && c != '\f' && c != '\v') return c;
+  }
+}
+
 bool raw_prefix(const std::string& identifier) {
   return identifier == "R" || identifier == "u8R" || identifier == "uR" || identifier == "UR" || identifier == "LR";
 }
@@ -122,6 +137,7 @@ std::string logical_lines(const std::string& source) {
       continue;
     }
     if (c == '/' && r.peek(1) == '*') {  // a block comment: one space, its lines joined
+      pending += r.joined();
       r.take();
       r.take();
       while (!r.done() && !(r.peek() == '*' && r.peek(1) == '/')) {
@@ -132,6 +148,14 @@ std::string logical_lines(const std::string& source) {
         r.take();
       }
       out += ' ';
+      // Outside a directive, the comment's line ends stay where they are, so that the code
+      // after it keeps its line (`*/ x = __LINE__;` said the comment's first line, and errors
+      // there pointed at it, until 2026-12-05). Not before a `#` or `%:`, which would then
+      // open a directive that clang does not see.
+      const int inside = r.joined();
+      const char next = first_after_blanks(r);
+      if (!in_directive(out) && next != '#' && next != '%') out.append(static_cast<std::size_t>(inside), '\n');
+      else pending += inside;
       continue;
     }
     if (c == '"' || c == '\'') {  // a literal, kept; not closed on its line: it ends there
