@@ -193,23 +193,28 @@ LINE_SOURCES = {
     # After a block comment spanning lines, on the line where it closes.
     "comment": "#define UNUSED 1\nkernel void lines(device int* o [[buffer(0)]]) {\n  /* a\n  b */ o[0] = __LINE__;\n"
                "  o[1] = __LINE__; /* c\n  */\n  o[2] = __LINE__;\n}\n",
-    # The same with the comment in a directive (joined there) and a `#` after a comment's end.
+    # A comment spanning lines inside a directive (joined there), and one on a line of its own.
     "directive": "#define UNUSED /* a\n  b */ 1\nkernel void lines(device int* o [[buffer(0)]]) {\n"
                  "  /* x */ o[0] = __LINE__;\n  /* y\n */ o[1] = __LINE__ + UNUSED - 1;\n  o[2] = __LINE__;\n}\n",
+    # After line splices between tokens (a blank before the backslash), in code and in a macro's call.
+    "splice": "#define ADD(a, b) ((a) + (b))\nkernel void lines(device int* o [[buffer(0)]]) {\n  o[0] = \\\n"
+              "    __LINE__;\n  o[1] = ADD(0, \\\n  __LINE__);\n  o[2] = __LINE__;\n}\n",
 }
 
 
 @pytest.mark.parametrize("kind", list(LINE_SOURCES))
 def test_line_after_a_comment_in_a_preprocessed_source(device, kind):
-    """`__LINE__` is the physical line of the token (C++ [cpp.predefined], as clang expands it)
-    in a source that runs the preprocessor: the code after a comment spanning lines said the
-    comment's first line, because the preprocessor's text joined the comment's lines."""
+    """`__LINE__` is the physical line of the token (C++ [cpp.predefined], as clang expands it,
+    and as metalcall did in a source without directives) in a source that runs the preprocessor:
+    the code after a comment spanning lines, or after a line splice, said the first line, because
+    the preprocessor's text joined those lines."""
     src = LINE_SOURCES[kind]
     lib = device.compile(src)
     out = np.zeros(3, np.int32)
     lib.lines(1, out)
     lines = src.split("\n")
-    expected = [next(k for k, text in enumerate(lines, 1) if f"o[{j}] =" in text) for j in range(3)]
+    expected = [next(k for k, text in enumerate(lines, 1) if "__LINE__" in text and (f"o[{j}] =" in text or
+                     f"o[{j}] =" in lines[k - 2])) for j in range(3)]
     assert_equal(out, np.array(expected, np.int32))
 
 

@@ -123,6 +123,15 @@ std::string logical_lines(const std::string& source) {
   int pending = 0;  // lines the current logical line has joined (splices, block comments)
   while (!r.done()) {
     const char c = r.peek();
+    // Line splices just read, between tokens here. Outside a directive, where a blank keeps
+    // the tokens on either side apart, their line ends stay in place, as the comments' below:
+    // `x = \<newline> __LINE__` is the second line, as clang expands it (the first until
+    // 2026-12-05). Not before a `#` or `%:`, which would then open a directive.
+    if (const int splices = r.joined()) {
+      const bool apart = c == ' ' || c == '\t' || (!out.empty() && (out.back() == ' ' || out.back() == '\t'));
+      if (apart && c != '#' && c != '%' && c != '\n' && !in_directive(out)) out.append(static_cast<std::size_t>(splices), '\n');
+      else pending += splices;
+    }
     if (c == '\n') {
       r.take();
       pending += r.joined();
