@@ -227,3 +227,25 @@ def test_error_after_a_comment_points_at_its_line(device):
     line = src.split("\n").index("     of two lines */ o[0] = undeclared_name;") + 1
     assert info.value.line == line, str(info.value)
     assert "undeclared_name" in info.value.source_line
+
+
+@pytest.mark.xfail(strict=True, raises=mc.CompileError,
+                   reason="identifiers are ASCII on the translated backends (docs/design.md, Known limits)")
+def test_non_ascii_identifiers(device):
+    """C++14 [lex.name] and clang take letters beyond ASCII in names (UTF-8 or `\\u00e9`)."""
+    src = HEADER + "kernel void k(device int* o [[buffer(0)]]) { int \u00e9t\u00e9 = 3; int \\u00e9 = 4; o[0] = \u00e9t\u00e9 + \\u00e9; }\n"
+    lib = device.compile(src)
+    out = np.zeros(1, np.int32)
+    lib.k(1, out)
+    assert out[0] == 7
+
+
+def test_non_ascii_in_literals_and_comments(device):
+    """Any UTF-8 in comments, string and character literals is fine (only names are ASCII)."""
+    src = HEADER + ("// caf\u00e9 \u2014 \u03c0\n/* \u4e2d\u6587 */\nkernel void k(device int* o [[buffer(0)]]) {\n"
+                    "  o[0] = sizeof(\"\u00e9\u20ac\");  // two and three bytes, and the NUL\n"
+                    "  o[1] = u8'a'; o[2] = sizeof(u8\"\u00e9\");\n}\n")
+    lib = device.compile(src)
+    out = np.zeros(3, np.int32)
+    lib.k(1, out)
+    assert_equal(out, np.array([6, 97, 3], np.int32))
