@@ -11,7 +11,8 @@ namespace metalcall::msl {
 
 namespace {
 
-// strtod under a rounding mode (glibc and Apple's libc honour the current one).
+// strtod under a rounding mode (glibc honours the current one; a libc that does not gives the
+// nearest double both ways, and a spelling within 2^-53 of a halfway point then counts as on it).
 double parse(const std::string& digits, int mode) {
   const int saved = std::fegetround();
   std::fesetround(mode);
@@ -56,8 +57,10 @@ std::string exact_half_literal(const std::string& spelling) {
     half = above ? hi : lo;
   }
   if (half > 65504.0) return "";  // infinity
+  // A multiple of 2^-24 (below 2^40 of them), written with integers only: "%a" would write
+  // the locale's decimal point (a ',' under de_DE).
   char text[64];
-  std::snprintf(text, sizeof text, "%af", half);
+  std::snprintf(text, sizeof text, "0x%llxp-24f", static_cast<unsigned long long>(std::ldexp(half, 24)));
   return text;
 }
 

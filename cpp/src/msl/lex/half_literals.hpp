@@ -10,8 +10,10 @@ namespace metalcall::msl {
 
 /**
  * `spelling` without its h/H suffix (digit separators allowed) as a float literal holding the
- * half it names exactly (`0x1.004p+0f`), or "" when it names no finite half (it overflows to
- * infinity: then any float spelling of it converts to infinity too) or is no number.
+ * half it names exactly (`0x1004000p-24f`), or "" when it names no finite half (it overflows to
+ * infinity: then any float spelling of it converts to infinity too) or is no number. strtod reads
+ * the spelling, so under a locale whose decimal point is not '.' a spelling with a point is
+ * "" too: the caller's float spelling, as before.
  */
 std::string exact_half_literal(const std::string& spelling);
 
