@@ -249,3 +249,35 @@ def test_non_ascii_in_literals_and_comments(device):
     out = np.zeros(3, np.int32)
     lib.k(1, out)
     assert_equal(out, np.array([6, 97, 3], np.int32))
+
+
+COMPUTED_INCLUDES = {
+    "angle": "#define HDR <metal_stdlib>\n#include HDR\n",
+    "quoted_import": "#define HDR \"metal_stdlib\"\n#import HDR\n",
+    "function_like": "#define LIB metal_stdlib\n#define ANGLE(x) <x>\n#include ANGLE(LIB)\n",
+    "simd_then_stdlib": "#define S <simd/simd.h>\n#include S\n#include <metal_stdlib>\n",
+    "host_header_inactive": "#include <metal_stdlib>\n#define HDR <stdio.h>\n#if 0\n#include HDR\n#endif\n",
+}
+
+
+@pytest.mark.parametrize("kind", list(COMPUTED_INCLUDES))
+def test_computed_include_of_an_msl_header(device, kind):
+    """`#include MACRO` naming an MSL header (C++ [cpp.include]/4, which clang takes) is the
+    prelude's, as the written-out name is: it was refused as an include of a host file."""
+    src = COMPUTED_INCLUDES[kind] + ("using namespace metal;\nkernel void k(device uint* o [[buffer(0)]]) "
+                                     "{ o[0] = popcount(0xF0F0u); o[1] = reverse_bits(1u); }\n")
+    lib = device.compile(src)
+    out = np.zeros(2, np.uint32)
+    lib.k(1, out)
+    assert_equal(out, np.array([8, 1 << 31], np.uint32))
+
+
+@pytest.mark.parametrize("value", ["<stdio.h>", "\"other.metal\"", "UNDEFINED_NAME"])
+def test_computed_include_of_another_file_is_refused(device, value):
+    """A computed include of anything but an MSL header stays a CompileError at the directive,
+    naming what the macro gave; no file is read."""
+    src = HEADER + f"#define HDR {value}\n#include HDR\nkernel void k(device int* o [[buffer(0)]]) {{ o[0] = 1; }}\n"
+    with pytest.raises(mc.CompileError) as info:
+        device.compile(src)
+    assert info.value.line == 4 and info.value.source_line == "#include HDR"
+    assert "not supported" in str(info.value) and value in str(info.value)
