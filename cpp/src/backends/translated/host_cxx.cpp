@@ -21,6 +21,7 @@
 #include "core/scratch_space.hpp"
 #include "metalcall/errors.hpp"
 #include "msl/parse/type_names.hpp"
+#include "msl/translate/translator.hpp"
 
 namespace metalcall::translated {
 
@@ -261,8 +262,12 @@ std::string HostCxx::preprocess(const std::string& text, const msl::Macros& macr
       if (!why.empty()) return false;
       std::string log = msl::restore_type_names(result.output);
       for (std::size_t p; (p = log.find(folder + "/")) != std::string::npos;) log.erase(p, folder.size() + 1);
-      // The user's source: the text's #line names it, so lines are the user's.
-      const std::string source = text.substr(text.find('\n') + 1);
+      // The user's lines: what follows the text's `#line 1 "source.metal"` (the macros
+      // text_for_preprocessor writes before it are not the user's: an error's excerpt was
+      // taken from them, five lines off, until 2026-12-05).
+      const std::string marker = std::string("#line 1 \"") + msl::kSourceName + "\"\n";
+      const std::size_t user = text.find(marker);
+      const std::string source = user == std::string::npos ? text : text.substr(user + marker.size());
       throw msl::compile_error(parse_gnu_diagnostics(log), nullptr, source, log,
                                "[" + scope + "] the kernel did not compile");
     }

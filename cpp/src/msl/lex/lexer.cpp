@@ -18,6 +18,8 @@ namespace metalcall::msl {
 
 namespace {
 
+constexpr const char* kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's
+
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
@@ -66,7 +68,10 @@ class Lexer {
     const std::string& s = s_.text;
     out_.reserve(s.size() / 8);  // about one token per 5-10 characters of code
     bool line_start = true;  // only blanks and comments since the last line end
-    std::size_t k = 0;
+    // A UTF-8 byte order mark opening the file (editors on Windows write one) is no
+    // character of the source, as clang (Apple's compiler) reads it; it was refused as a
+    // non-ASCII character until 2026-12-05.
+    std::size_t k = s.compare(0, 3, kByteOrderMark) == 0 ? 3 : 0;
     while (k < s.size()) {
       const char c = s[k];
       if (c == '\n') {

@@ -7,6 +7,8 @@ namespace metalcall::msl {
 
 namespace {
 
+constexpr const char* kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's
+
 bool identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
@@ -81,6 +83,21 @@ class Reader {
   int joined_ = 0;
 };
 
+// Whether the logical line `out` ends in opened with `#` or `%:` (blanks and comments before it).
+bool in_directive(const std::string& out) {
+  const std::size_t start = out.find_last_of('\n') == std::string::npos ? 0 : out.find_last_of('\n') + 1;
+  const std::size_t first = out.find_first_not_of(" \t\f\v", start);
+  return first != std::string::npos && (out[first] == '#' || out.compare(first, 2, "%:") == 0);
+}
+
+// The next character that is not a blank (splices skipped), '\0' at the end.
+char first_after_blanks(const Reader& r) {
+  for (std::size_t k = 0;; ++k) {
+    const char c = r.peek(k);
+    if (c != ' ' && c != '\t' && c != '\f' && c != '\v') return c;
+  }
+}
+
 bool raw_prefix(const std::string& identifier) {
   return identifier == "R" || identifier == "u8R" || identifier == "uR" || identifier == "UR" || identifier == "LR";
 }
@@ -88,10 +105,11 @@ bool raw_prefix(const std::string& identifier) {
 }  // namespace
 
 std::string logical_lines(const std::string& source) {
-  // Phase 1: line ends.
+  // Phase 1: line ends; a byte order mark opening the file dropped (the preprocessor reads
+  // this text after macros of its own, where clang would take the mark for a stray character).
   std::string text;
   text.reserve(source.size());
-  for (std::size_t i = 0; i < source.size(); ++i) {
+  for (std::size_t i = source.compare(0, 3, kByteOrderMark) == 0 ? 3 : 0; i < source.size(); ++i) {
     if (source[i] != '\r') {
       text += source[i];
       continue;
@@ -105,6 +123,15 @@ std::string logical_lines(const std::string& source) {
   int pending = 0;  // lines the current logical line has joined (splices, block comments)
   while (!r.done()) {
     const char c = r.peek();
+    // Line splices just read, between tokens here. Outside a directive, where a blank keeps
+    // the tokens on either side apart, their line ends stay in place, as the comments' below:
+    // `x = \<newline> __LINE__` is the second line, as clang expands it (the first until
+    // 2026-12-05). Not before a `#` or `%:`, which would then open a directive.
+    if (const int splices = r.joined()) {
+      const bool apart = c == ' ' || c == '\t' || (!out.empty() && (out.back() == ' ' || out.back() == '\t'));
+      if (apart && c != '#' && c != '%' && c != '\n' && !in_directive(out)) out.append(static_cast<std::size_t>(splices), '\n');
+      else pending += splices;
+    }
     if (c == '\n') {
       r.take();
       pending += r.joined();
@@ -119,6 +146,7 @@ std::string logical_lines(const std::string& source) {
       continue;
     }
     if (c == '/' && r.peek(1) == '*') {  // a block comment: one space, its lines joined
+      pending += r.joined();
       r.take();
       r.take();
       while (!r.done() && !(r.peek() == '*' && r.peek(1) == '/')) {
@@ -129,6 +157,14 @@ std::string logical_lines(const std::string& source) {
         r.take();
       }
       out += ' ';
+      // Outside a directive, the comment's line ends stay where they are, so that the code
+      // after it keeps its line (`*/ x = __LINE__;` said the comment's first line, and errors
+      // there pointed at it, until 2026-12-05). Not before a `#` or `%:`, which would then
+      // open a directive that clang does not see.
+      const int inside = r.joined();
+      const char next = first_after_blanks(r);
+      if (!in_directive(out) && next != '#' && next != '%') out.append(static_cast<std::size_t>(inside), '\n');
+      else pending += inside;
       continue;
     }
     if (c == '"' || c == '\'') {  // a literal, kept; not closed on its line: it ends there

@@ -18,6 +18,7 @@ namespace metalcall::msl {
 namespace {
 
 constexpr const char* kRefusedDirective = "__metalcall_refused_directive_";
+constexpr const char* kComputedInclude = "__metalcall_computed_include_";
 constexpr const char* kPragmaOperator = "__metalcall_pragma_operator";
 constexpr const char* kLoopPragma = "__metalcall_loop_pragma";
 
@@ -293,6 +294,13 @@ PreprocessorInput text_for_preprocessor(const std::string& source) {
         continue;
       }
       input.refused.push_back({number, column, refused_message(name, rest), ""});
+      if ((name == "include" || name == "import") && !rest.empty() && rest[0] != '<' && rest[0] != '"') {
+        // `#include HDR`: the preprocessor expands the name on a line of its own, and
+        // finish_preprocessed keeps the prelude's headers (`#define HDR <metal_stdlib>`) and
+        // refuses any other, where that line survives.
+        line = kComputedInclude + std::to_string(input.refused.size() - 1) + " " + rest;
+        continue;
+      }
     } else if (name == "pragma" && host_pragma(rest)) {
       std::istringstream words(rest);
       std::string first, second;
@@ -390,6 +398,8 @@ std::string finish_preprocessed(const std::string& output, const PreprocessorInp
   std::string line;
   int line_number = 1;  // the user's line of the output line being read
   std::vector<std::size_t> pragma_at;  // where `_Pragma(` markers start on the line
+  int computed = -1;                   // the refusal of a computed #include on the line
+  std::string computed_rest;           // what its macros expanded to
   while (std::getline(in, line)) {
     const int marked = linemarker_line(line);
     for_each_identifier(line, [&](std::size_t at, std::size_t n) {
@@ -403,7 +413,25 @@ std::string finish_preprocessed(const std::string& output, const PreprocessorInp
         throw error_at(source, at_directive, r.message);
       }
       if (name == kPragmaOperator) pragma_at.push_back(at);
+      if (name.rfind(kComputedInclude, 0) == 0 && computed < 0) {
+        computed = static_cast<int>(std::strtoul(name.c_str() + std::string(kComputedInclude).size(), nullptr, 10));
+        computed_rest = line.substr(at + n);
+      }
     });
+    if (computed >= 0 && static_cast<std::size_t>(computed) < input.refused.size()) {
+      // The expanded header name, blanks between its tokens dropped: an MSL header's line is
+      // blanked (the prelude provides it), any other refused as the directive it came from.
+      std::string header;
+      for (const char c : computed_rest)
+        if (c != ' ' && c != '\t') header += c;
+      if (msl_include_target(header).empty()) {
+        const RefusedDirective& r = input.refused[computed];
+        throw error_at(source, Token{TokenKind::directive, "#", r.line, r.column},
+                       r.message + " (the macro names " + (header.empty() ? "nothing" : header) + ")");
+      }
+      line.clear();
+    }
+    computed = -1;
     // Each `_Pragma("body")` on its own line as `#pragma body` (a pragma is a line of its own),
     // the text after it kept at the user's line by a line marker, and at its column by blanks.
     if (!pragma_at.empty()) {

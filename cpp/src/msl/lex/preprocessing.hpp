@@ -41,7 +41,8 @@ struct PreprocessorInput {
  * The source as the preprocessor should read it: translation phases 1-3 done (logical_lines),
  * `#include <metal_…>` / `<simd/…>` lines blanked (the prelude provides them), every other
  * directive that names a file (#include, #import, #include_next, #embed, #pragma GCC
- * dependency …) replaced by a marker that finish_preprocessed refuses where it survives,
+ * dependency …) replaced by a marker that finish_preprocessed refuses where it survives (a
+ * computed `#include HDR` by a marker line the preprocessor expands: an MSL header is kept),
  * `__has_include(<…>)` / `("…")` answered 1 or 0 from the MSL headers (`__has_embed` always 0), loop pragmas written
  * so that macros in them expand, then a #line naming the user's file: every line where it was.
  * CompileError for a name metalcall reserves (`__metalcall…`).

@@ -16,6 +16,7 @@
 #include "msl/analysis/coarsening.hpp"
 #include "msl/analysis/reserved_names.hpp"
 #include "msl/errors/front_end_stop.hpp"
+#include "msl/lex/half_literals.hpp"
 #include "msl/analysis/stdlib_names.hpp"
 #include "msl/passes/loop_stops.hpp"
 #include "msl/passes/small_negations.hpp"
@@ -643,6 +644,9 @@ std::string Translator::translate_number(const Token& tok) const {
   const bool hex_floating = hex && s.find_first_of("pP") != std::string::npos;
   if ((!hex || hex_floating) && (s.back() == 'h' || s.back() == 'H')) {
     std::string v = s.substr(0, s.size() - 1);
+    // The half the literal names, rounded once (a float in between would round twice).
+    const std::string exact = exact_half_literal(v);
+    if (!exact.empty()) return std::string(target_.half_literal()) + "(" + exact + ")";
     const bool has_point = hex_floating || v.find_first_of(".eE") != std::string::npos;
     return std::string(target_.half_literal()) + "(" + v + (has_point ? "f" : ".0f") + ")";
   }
