@@ -42,6 +42,7 @@ class PointerSpaces {
   void run() {
     bodies_ = class_bodies(t_);
     read_template_parameters();
+    read_template_scopes();
     read_class_names();
     read_aliases();
     for (std::size_t i = 1; i < t_.size(); ++i) {
@@ -76,6 +77,15 @@ class PointerSpaces {
   // type;` until 2026-12-03).
   std::vector<ClassBody> bodies_;
   std::set<std::string> scoped_aliases_, scoped_without_space_;
+  // Each template's parameters (`template <int B, class T>`: B, T) and the tokens of the
+  // declaration they govern, where they hide a class of the same name (`struct B {…};
+  // template <int B> float f(float x) { return x * (B * 2); }`: B is the value there, and
+  // `(B * C)` was refused as a pointer type `B*` until 2026-12-05).
+  struct TemplateScope {
+    std::size_t begin, end;
+    std::set<std::string> names;
+  };
+  std::vector<TemplateScope> template_scopes_;
 
   // The scope that names the token at k: its qualifier (`S::type`), else the innermost class
   // body around it; "" for the rest.
@@ -99,7 +109,7 @@ class PointerSpaces {
   bool names_type_without_space(std::size_t k) const {
     const std::string& n = t_[k].text;
     if (is_builtin_type_word(n)) return true;
-    if (!aliases_.count(n)) return false;
+    if (!aliases_.count(n) || template_parameter_at(k)) return false;
     const std::string scoped = scope_of(k) + "::" + n;
     if (scoped_aliases_.count(scoped)) return scoped_without_space_.count(scoped) != 0;
     if (!(k > 0 && t_[k - 1].is("::")) && scoped_aliases_.count("::" + n)) return scoped_without_space_.count("::" + n) != 0;
@@ -177,6 +187,61 @@ class PointerSpaces {
             t_[j + 1].kind == TokenKind::identifier)
           template_parameters_.insert(t_[j + 1].text);
       }
+    }
+  }
+
+  // Whether the name at k is a parameter of a template whose declaration holds k (not a
+  // member reached through a scope, `X::B`).
+  bool template_parameter_at(std::size_t k) const {
+    if (k > 0 && t_[k - 1].is("::")) return false;
+    for (const TemplateScope& s : template_scopes_)
+      if (s.begin < k && k < s.end && s.names.count(t_[k].text)) return true;
+    return false;
+  }
+
+  // `template <…>` headers: their parameters' names (each piece's last name before a default)
+  // and the declaration after the `>`, up to its first `;` or the `}` closing its first `{`.
+  void read_template_scopes() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!t_[i].is_identifier("template") || !t_[i + 1].is("<")) continue;
+      TemplateScope scope{i, t_.size(), {}};
+      int depth = 0;
+      std::size_t close = i + 1;
+      std::string last;
+      bool defaulted = false;
+      for (std::size_t j = i + 1; j < t_.size(); ++j) {
+        const Token& x = t_[j];
+        if (x.is("<") || x.is("(") || x.is("[") || x.is("{")) ++depth;
+        else if (x.is(">") || x.is(")") || x.is("]") || x.is("}")) --depth;
+        else if (x.is(">>")) depth -= 2;
+        if (depth <= 0 || (depth == 1 && x.is(","))) {
+          if (!last.empty()) scope.names.insert(last);
+          last.clear();
+          defaulted = false;
+          if (depth <= 0) {
+            close = j;
+            break;
+          }
+        } else if (depth == 1 && x.is("=")) {
+          defaulted = true;
+        } else if (depth == 1 && !defaulted && x.kind == TokenKind::identifier) {
+          last = x.text;
+        }
+      }
+      if (scope.names.empty()) continue;  // `template <>`: a specialisation declares none
+      for (std::size_t j = close + 1, d = 0; j < t_.size(); ++j) {
+        if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) ++d;
+        else if (t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) {
+          if (d == 0 || (--d == 0 && t_[j].is("}"))) {
+            scope.end = j;
+            break;
+          }
+        } else if (d == 0 && t_[j].is(";")) {
+          scope.end = j;
+          break;
+        }
+      }
+      template_scopes_.push_back(std::move(scope));
     }
   }
 

@@ -165,7 +165,7 @@ class RecursionChecker {
           for (const std::string& p : class_template_parameters(c.name)) own.push_back(p);
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k))
+        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k))
           calls[f.name].emplace_back(t_[k].text, k);
       }
     }
@@ -316,6 +316,78 @@ class RecursionChecker {
     if (open < t_.size() && t_[open].is("<")) return false;  // explicit arguments: read as written
     const ListShape own = list_shape(t_, params), passed = list_shape(t_, open);
     return own.variadic && passed.variadic && passed.pieces < own.pieces;
+  }
+
+  // Whether the call at k of f's own name, with no template arguments written, passes for a
+  // parameter whose type names f's template parameters (`T v`, `vec<T, N> v`) a part of that
+  // parameter: an element `v[i]`, or a member `v.m` (`v.a.b`) that is no swizzle of two or
+  // more components. A part's type differs from the whole's, so it deduces another
+  // instantiation, which the compiler bounds as it does `f<N - 1>()` (C++17's `if constexpr
+  // (is_scalar_v<T>) return v; else return hsum(v[0]) + …`: refused as recursion before
+  // 2026-12-05). Not a part: `v[i].next` or `v.kids[i]` (a pointer member may be of T's type
+  // again), `v.xy` (a float2's own type), a member function's result.
+  // (Only f's own template parameters are deduced: a class template's T is fixed in its members.)
+  bool deduces_a_part(const FunctionDefinition& f, std::size_t k) const {
+    const std::vector<std::string> own = template_parameters(t_, f.name_token);
+    if (t_[k].text != f.name || own.empty() || k + 1 >= t_.size() || !t_[k + 1].is("(")) return false;
+    if (k > 0 && (t_[k - 1].is("::") || t_[k - 1].is(".") || t_[k - 1].is("->"))) return false;
+    std::size_t params = f.name_token + 1;
+    if (params < t_.size() && t_[params].is("<")) return false;  // a specialisation's own arguments
+    if (params >= t_.size() || !t_[params].is("(")) return false;
+    // The parameters: for each, its name and whether its type names one of `own`.
+    std::vector<std::pair<std::string, bool>> declared;
+    {
+      const std::size_t close = matching(t_, params);
+      std::size_t piece = params + 1;
+      int depth = 0;
+      for (std::size_t j = params + 1; j <= close && j < t_.size(); ++j) {
+        if (j < close && (t_[j].is("(") || t_[j].is("[") || t_[j].is("{") || t_[j].is("<"))) ++depth;
+        else if (j < close && (t_[j].is(")") || t_[j].is("]") || t_[j].is("}") || t_[j].is(">"))) --depth;
+        else if (j < close && t_[j].is(">>")) depth -= 2;
+        if (j < close && !(depth == 0 && t_[j].is(","))) continue;
+        std::string name;
+        bool templated = false;
+        std::size_t end = j;
+        for (std::size_t m = piece; m < j; ++m)
+          if (t_[m].is("=")) { end = m; break; }
+        for (std::size_t m = piece; m < end; ++m) {
+          if (t_[m].kind != TokenKind::identifier) continue;
+          if (m + 1 == end) name = t_[m].text;
+          else if (std::find(own.begin(), own.end(), t_[m].text) != own.end()) templated = true;
+        }
+        declared.emplace_back(name, templated);
+        piece = j + 1;
+      }
+    }
+    const std::size_t open = k + 1, close = matching(t_, open);
+    std::size_t piece = open + 1, n = 0;
+    int depth = 0;
+    for (std::size_t j = open + 1; j <= close && j < t_.size(); ++j) {
+      if (j < close && (t_[j].is("(") || t_[j].is("[") || t_[j].is("{"))) ++depth;
+      else if (j < close && (t_[j].is(")") || t_[j].is("]") || t_[j].is("}"))) --depth;
+      if (j < close && !(depth == 0 && t_[j].is(","))) continue;
+      if (n < declared.size() && declared[n].second && piece + 1 < j && t_[piece].is_identifier(declared[n].first.c_str())) {
+        if (t_[piece + 1].is("[") && matching(t_, piece + 1) + 1 == j) return true;
+        std::size_t m = piece + 1;
+        bool members = true;
+        while (m < j && members) {
+          members = t_[m].is(".") && m + 1 < j && t_[m + 1].kind == TokenKind::identifier && !is_swizzle(t_[m + 1].text);
+          m += 2;
+        }
+        if (members && m == j) return true;
+      }
+      piece = j + 1;
+      ++n;
+    }
+    return false;
+  }
+
+  // `xy`, `rgba`, `wzyx`: a swizzle of two or more components (a vector, perhaps of v's own type).
+  static bool is_swizzle(const std::string& m) {
+    if (m.size() < 2 || m.size() > 4) return false;
+    const bool xyzw = m.find_first_not_of("xyzw") == std::string::npos;
+    const bool rgba = m.find_first_not_of("rgba") == std::string::npos;
+    return xyzw || rgba;
   }
 
   // Whether some definition of the name called at k takes as many arguments as the call
