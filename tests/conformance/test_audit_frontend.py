@@ -202,6 +202,13 @@ STILL_RECURSIVE = {
         "a[i] = q::h(a[i] + 1e8f);",
         "is recursive",
     ),
+    "through-a-named-functor-object": (
+        "struct F;\nfloat g(float n);\n"
+        "struct F { float operator()(float n) const { return n <= 0 ? 0.0f : 1.0f + g(n - 1.0f); } };\n"
+        "float g(float n) { F f; return f.operator()(n); }\n",
+        "a[i] = g(a[i] + 1e8f);",
+        "recursive",
+    ),
     "hidden-by-a-macro": (
         "#define AGAIN(x) step(x)\n"
         "float step(float n) { return n <= 0 ? 0.0f : 1.0f + AGAIN(n - 1.0f); }\n",
@@ -287,3 +294,27 @@ def test_address_of_a_thread_value_calls_the_thread_overload(device, rng, name, 
     out = np.zeros(N, np.float32)
     SPACES.get(device, name)(N, x, out)
     assert_equal(out, expected(x).astype(np.float32))
+
+
+# Function objects that call other functions and function objects without a cycle (MLX's
+# operator structs, ggml's helpers), and two classes of one name in two namespaces.
+FUNCTORS = KernelSet([
+    """
+namespace a { struct F { float operator()(float x) const { return 2.0f * x; } }; }
+namespace b { struct F { float operator()(float x) const { return a::F{}(x) + 1.0f; } }; }
+struct Sq { float operator()(float x) const { return x * x; } };
+float twice_sq(float x) { Sq s; return 2.0f * s(x); }
+struct Both { float operator()(float x) const { return twice_sq(x) + b::F()(x); } };
+template <class Op> float apply(float x) { return Op()(x); }
+kernel void functor_chain(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    out[i] = apply<Both>(x[i]) + Both{}.operator()(1.0f);
+}""",
+])
+
+
+def test_function_objects_without_a_cycle(device, rng):
+    x = rng.integers(-20, 20, N).astype(np.float32)
+    out = np.zeros(N, np.float32)
+    FUNCTORS.get(device, "functor_chain")(N, x, out)
+    assert_equal(out, (2 * x * x + 2 * x + 1) + (2 + 2 + 1))

@@ -148,6 +148,7 @@ class RecursionChecker {
     for (const auto& f : names_.definitions)
       for (std::size_t k = f.body_open; k <= f.body_close && k < t_.size(); ++k)
         if (!enclosing_[k]) enclosing_[k] = &f;
+    read_function_objects();
   }
 
   void run() {
@@ -155,7 +156,11 @@ class RecursionChecker {
     check_self_applied_lambdas();
     // The call graph among the source's functions, every call site kept for the message.
     std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> calls;  // caller → (callee, token)
-    for (const auto& f : names_.definitions) {
+    std::vector<const FunctionDefinition*> all;
+    for (const auto& f : names_.definitions) all.push_back(&f);
+    for (const auto& f : function_objects_) all.push_back(&f);
+    for (const FunctionDefinition* fp : all) {
+      const FunctionDefinition& f = *fp;
       if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
       // Its own template parameters, and those of the class template it is defined in (`h<T>(`
       // in a member of `template <class T> struct G` calls the same instantiation).
@@ -167,6 +172,8 @@ class RecursionChecker {
         if (enclosing_[k] != &f) continue;
         if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k))
           calls[f.name].emplace_back(t_[k].text, k);
+        const std::string object = function_object_called(k, f);
+        if (!object.empty()) calls[f.name].emplace_back(object, k);
       }
     }
     // A self-call of a name defined once, or a call to a function from which the caller is
@@ -191,7 +198,8 @@ class RecursionChecker {
       }
       return false;
     };
-    for (const auto& f : names_.definitions) {
+    for (const FunctionDefinition* fp : all) {
+      const FunctionDefinition& f = *fp;
       for (const auto& [callee, at] : calls[f.name]) {
         const bool self = callee == f.name && counts(f.name, callee);
         if (self || (callee != f.name && reaches(callee, f.name)))
@@ -213,6 +221,57 @@ class RecursionChecker {
   std::vector<const FunctionDefinition*> enclosing_;
   std::map<std::string, std::string> aliases_;  // G → R for `using G = R;`, `typedef R G;`
   std::vector<ClassBody> class_bodies_;
+  // Each class's `operator()` with a body, as a node of the call graph named `C::operator()`:
+  // a cycle through it (`operator()` calling `g`, `g` calling `C{}(…)`) is recursion too
+  // (accepted before 2026-12-05: only an operator() calling itself was seen).
+  std::vector<FunctionDefinition> function_objects_;
+
+  void read_function_objects() {
+    for (const ClassBody& c : class_bodies_) {
+      if (c.name.empty()) continue;
+      for (std::size_t k = c.open + 1; k + 4 < c.close; ++k) {
+        if (t_[k].is("{")) {  // a member's body: not the class's own operator()
+          k = matching(t_, k);
+          continue;
+        }
+        if (!(t_[k].is_identifier("operator") && t_[k + 1].is("(") && t_[k + 2].is(")") && t_[k + 3].is("("))) continue;
+        std::size_t open = matching(t_, k + 3) + 1;
+        while (open < c.close && !t_[open].is("{") && !t_[open].is(";")) open = t_[open].is("(") ? matching(t_, open) + 1 : open + 1;
+        if (open >= c.close || !t_[open].is("{")) continue;
+        function_objects_.push_back({resolved(c.name) + "::operator()", k, open, matching(t_, open), false});
+        ++definitions_by_name_[function_objects_.back().name];  // two classes of one name: as overloads
+        k = function_objects_.back().body_close;
+      }
+    }
+    for (const FunctionDefinition& f : function_objects_)  // its body is its own, not an enclosing function's
+      for (std::size_t k = f.body_open; k <= f.body_close && k < t_.size(); ++k) enclosing_[k] = &f;
+  }
+
+  // The node `C::operator()` of the function object called at k (in f's body), or "": a temporary
+  // `C{…}(…)`, `C(…)(…)`, `C<T>{…}(…)`, or an object whose class the tokens show (`C c; c(…)`),
+  // called directly or through `.operator()(…)`.
+  std::string function_object_called(std::size_t k, const FunctionDefinition& f) const {
+    if (function_objects_.empty() || k == 0 || k + 1 >= t_.size()) return "";
+    std::size_t call = k + 1;
+    if ((t_[call].is(".") || t_[call].is("->")) && call + 4 < t_.size() && t_[call + 1].is_identifier("operator") &&
+        t_[call + 2].is("(") && t_[call + 3].is(")"))
+      call += 4;
+    if (!t_[call].is("(")) return "";
+    std::string type;
+    if (t_[k].is(")") || t_[k].is("}")) {
+      const std::size_t o = opening_of(k);
+      if (o == std::string::npos || o == 0) return "";
+      type = type_ending_at(o - 1);
+    } else if (t_[k].kind == TokenKind::identifier && !t_[k - 1].is(".") && !t_[k - 1].is("->") && !t_[k - 1].is("::")) {
+      if (names_type(t_[k].text)) return "";  // `C(…)`: a constructor
+      type = class_of_object(k, f.name_token);
+    }
+    if (type.empty()) return "";
+    const std::string node = type + "::operator()";
+    for (const FunctionDefinition& g : function_objects_)
+      if (g.name == node) return node;
+    return "";
+  }
 
   std::string resolved(const std::string& name) const {
     std::string n = name;
@@ -520,6 +579,7 @@ class RecursionChecker {
             if (o == std::string::npos || o == 0 || type_ending_at(o - 1) != own) continue;
           }
           if (t_[j].kind == TokenKind::identifier && t_[j].text == c.name) continue;  // `R(…)`: a constructor
+          if ((t_[j].is(")") || t_[j].is("}")) && qualified_elsewhere(j, c)) continue;
           if (class_of_object(j, open) == own)
             refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
                       "recursive function calls");
@@ -527,6 +587,28 @@ class RecursionChecker {
         k = close;
       }
     }
+  }
+
+  // Whether the temporary whose braces or parentheses close at `end` names its class through a
+  // namespace that does not hold class c: `a::F{}(x)` in `namespace b { struct F { operator()… } }`
+  // is another F (refused as F calling itself before 2026-12-05).
+  bool qualified_elsewhere(std::size_t end, const ClassBody& c) const {
+    const std::size_t o = opening_of(end);
+    if (o == std::string::npos || o < 3) return false;
+    std::size_t name = o - 1;
+    if (t_[name].is(">")) {
+      const std::size_t a = opening_of(name);
+      if (a == std::string::npos || a < 3) return false;
+      name = a - 1;
+    }
+    if (!t_[name - 1].is("::") || t_[name - 2].kind != TokenKind::identifier) return false;
+    const std::string& q = t_[name - 2].text;
+    if (resolved(q) == resolved(c.name)) return false;
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i)
+      if (t_[i].is_identifier("namespace") && t_[i + 1].is_identifier(q.c_str()) && t_[i + 2].is("{") &&
+          i + 2 < c.open && c.open < matching(t_, i + 2))
+        return false;
+    return true;
   }
 
   // A type of MSL, C++ or the source (struct, alias, template parameter): `uchar(p)` is a cast.
