@@ -318,3 +318,23 @@ def test_function_objects_without_a_cycle(device, rng):
     out = np.zeros(N, np.float32)
     FUNCTORS.get(device, "functor_chain")(N, x, out)
     assert_equal(out, (2 * x * x + 2 * x + 1) + (2 + 2 + 1))
+
+
+REFERENCE_OVERLOADS = HEADER + """
+float rd(device const float& p) { return p + 1000.0f; }
+float rd(thread const float& p) { return p + 2000.0f; }
+kernel void space_reference_overloads(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]]) {
+    float t = x[i];
+    out[i] = rd(t) + 10000.0f * (rd(x[i]) - x[i] - 1000.0f);
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="overloads by the address space of a reference only keep the first "
+                                       "definition (docs/design.md, address-space overloads)")
+def test_reference_overloads_by_address_space(device, rng):
+    x = rng.integers(-50, 50, N).astype(np.float32)
+    out = np.zeros(N, np.float32)
+    device.compile(REFERENCE_OVERLOADS).function("space_reference_overloads")(N, x, out)
+    assert_equal(out, x + 2000)
