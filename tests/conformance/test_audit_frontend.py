@@ -301,7 +301,7 @@ def test_address_of_a_thread_value_calls_the_thread_overload(device, rng, name, 
 FUNCTORS = KernelSet([
     """
 namespace a { struct F { float operator()(float x) const { return 2.0f * x; } }; }
-namespace b { struct F { float operator()(float x) const { return a::F{}(x) + 1.0f; } }; }
+namespace b { struct F { float operator()(float x) const { a::F f; return a::F{}(x) + f(1.0f) - 2.0f + 1.0f; } }; }
 struct Sq { float operator()(float x) const { return x * x; } };
 float twice_sq(float x) { Sq s; return 2.0f * s(x); }
 struct Both { float operator()(float x) const { return twice_sq(x) + b::F()(x); } };

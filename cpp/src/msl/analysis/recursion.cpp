@@ -580,6 +580,7 @@ class RecursionChecker {
           }
           if (t_[j].kind == TokenKind::identifier && t_[j].text == c.name) continue;  // `R(…)`: a constructor
           if ((t_[j].is(")") || t_[j].is("}")) && qualified_elsewhere(j, c)) continue;
+          if (t_[j].kind == TokenKind::identifier && qualified_elsewhere_at(declared_type_at(j, open), c)) continue;
           if (class_of_object(j, open) == own)
             refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
                       "recursive function calls");
@@ -587,6 +588,22 @@ class RecursionChecker {
         k = close;
       }
     }
+  }
+
+  // The last token of the type that declares the variable named at `use` in [from, use) (`F` of
+  // `a::F f;`, `const thread F& g = …`), or 0 when none does.
+  std::size_t declared_type_at(std::size_t use, std::size_t from) const {
+    for (std::size_t d = use; d-- > from + 1;) {
+      if (!t_[d].is_identifier(t_[use].text.c_str()) || d + 1 >= t_.size()) continue;
+      const Token& after = t_[d + 1];
+      if (!(after.is(";") || after.is("=") || after.is("{") || after.is("(") || after.is(",") || after.is(")"))) continue;
+      std::size_t k = d;
+      while (k > from + 1 && (t_[k - 1].is("&") || t_[k - 1].is("*") || t_[k - 1].is_identifier("const") ||
+                              t_[k - 1].is_identifier("thread")))
+        --k;
+      if (t_[k - 1].kind == TokenKind::identifier && !is_keyword(t_[k - 1].text)) return k - 1;
+    }
+    return 0;
   }
 
   // Whether the temporary whose braces or parentheses close at `end` names its class through a
@@ -601,7 +618,12 @@ class RecursionChecker {
       if (a == std::string::npos || a < 3) return false;
       name = a - 1;
     }
-    if (!t_[name - 1].is("::") || t_[name - 2].kind != TokenKind::identifier) return false;
+    return qualified_elsewhere_at(name, c);
+  }
+
+  // Whether the class name at `name` is qualified by a namespace that does not hold class c.
+  bool qualified_elsewhere_at(std::size_t name, const ClassBody& c) const {
+    if (name < 2 || !t_[name - 1].is("::") || t_[name - 2].kind != TokenKind::identifier) return false;
     const std::string& q = t_[name - 2].text;
     if (resolved(q) == resolved(c.name)) return false;
     for (std::size_t i = 0; i + 2 < t_.size(); ++i)
