@@ -338,3 +338,74 @@ def test_reference_overloads_by_address_space(device, rng):
     out = np.zeros(N, np.float32)
     device.compile(REFERENCE_OVERLOADS).function("space_reference_overloads")(N, x, out)
     assert_equal(out, x + 2000)
+
+
+# --- Variables, parameters and members named like a class --------------------------------
+# A variable hides a class of the same name in its scope (C++ [basic.scope.hiding]): `scale * x`
+# is a product. The rule "pointers name their address space" read `scale*` as a pointer type.
+HIDING_PREAMBLE = """
+struct scale { float s; };
+struct bias { int b; };
+"""
+
+HIDING = KernelSet([
+    """
+float mul(float scale, float x) { return scale * x + (x * scale); }
+kernel void hide_parameter(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+    out[i] = mul(3.0f, x[i]);
+}""",
+    """
+kernel void hide_kernel_parameter(device const float* x [[buffer(0)]], constant float& scale [[buffer(1)]],
+                                  device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const float v = x[i];
+    out[i] = (scale * v);
+}""",
+    """
+kernel void hide_local(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    float bias = 0.5f, v = x[i];
+    const int scale = 4;
+    out[i] = scale * v + (bias * v);
+}""",
+    """
+struct Layer {
+    float scale;
+    float apply(float x) const { return scale * x; }
+};
+kernel void hide_member(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    Layer l{-2.0f};
+    scale s{1.0f};  // the class itself, outside those scopes
+    out[i] = l.apply(x[i]) + s.s;
+}""",
+], preamble=HIDING_PREAMBLE)
+
+
+def test_variables_named_like_a_class(device, rng):
+    x = rng.integers(-50, 50, N).astype(np.float32)
+    for name, expected in [("hide_parameter", 6 * x), ("hide_local", 4 * x + 0.5 * x), ("hide_member", -2 * x + 1)]:
+        out = np.zeros(N, np.float32)
+        HIDING.get(device, name)(N, x, out)
+        assert_equal(out, expected.astype(np.float32), err_msg=name)
+    out = np.zeros(N, np.float32)
+    HIDING.get(device, "hide_kernel_parameter")(N, x, np.float32(2.5), out)
+    assert_equal(out, (2.5 * x).astype(np.float32))
+
+
+def test_class_pointer_without_a_space_still_refused_beside_a_hiding_variable(device):
+    src = HEADER + HIDING_PREAMBLE + """
+float mul(float scale, float x) { return scale * x; }
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    scale* p = (scale*)out; out[i] = mul(2.0f, p->s);
+}"""
+    with pytest.raises(mc.CompileError, match=r"'scale\*' has none \[MSL rule: pointers name their address space\]"):
+        device.compile(src)
+    # an elaborated `struct scale*` names the class even where a variable hides it
+    src = HEADER + HIDING_PREAMBLE + """
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float scale = 2.0f;
+    struct scale* p = (struct scale*)out; out[i] = scale * p[i + 4096].s;
+}"""
+    with pytest.raises(mc.CompileError, match=r"has none \[MSL rule: pointers name their address space\]"):
+        device.compile(src)

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/analysis/call_graph.hpp"  // matching
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 
@@ -44,6 +45,7 @@ class PointerSpaces {
     read_template_parameters();
     read_template_scopes();
     read_class_names();
+    read_variable_scopes();
     read_aliases();
     for (std::size_t i = 1; i < t_.size(); ++i) {
       if (!t_[i].is("*")) continue;
@@ -190,10 +192,14 @@ class PointerSpaces {
     }
   }
 
-  // Whether the name at k is a parameter of a template whose declaration holds k (not a
-  // member reached through a scope, `X::B`).
+  // Whether the name at k is a template's parameter, or a variable, in whose scope k is (not a
+  // member reached through a scope, `X::B`, nor an elaborated `struct B`).
   bool template_parameter_at(std::size_t k) const {
     if (k > 0 && t_[k - 1].is("::")) return false;
+    // `struct S* p` names the class whatever hides it.
+    if (k > 0 && (t_[k - 1].is_identifier("struct") || t_[k - 1].is_identifier("class") ||
+                  t_[k - 1].is_identifier("union") || t_[k - 1].is_identifier("enum")))
+      return false;
     for (const TemplateScope& s : template_scopes_)
       if (s.begin < k && k < s.end && s.names.count(t_[k].text)) return true;
     return false;
@@ -242,6 +248,64 @@ class PointerSpaces {
         }
       }
       template_scopes_.push_back(std::move(scope));
+    }
+  }
+
+  // Variables, parameters and members named like a class of the source hide it from their
+  // declaration to the end of their block, function or class (`struct scale {…}; float f(float
+  // scale, float x) { return scale * x; }`: a product, refused as a pointer type `scale*` before
+  // 2026-12-05). A declaration: the name after a type's last token (a name, `>`, `&`, `*`) and
+  // before `=`, `;`, `,`, `)`, `[` or `{`, in no typedef or alias.
+  void read_variable_scopes() {
+    static const std::set<std::string> not_types = {"return", "else", "case", "struct", "class", "union", "enum",
+                                                    "typename", "using", "typedef", "namespace", "goto", "new",
+                                                    "delete", "throw", "sizeof", "operator", "template", "do"};
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      const Token& x = t_[k];
+      if (x.kind != TokenKind::identifier || !aliases_.count(x.text) || is_builtin_type_word(x.text)) continue;
+      const Token& before = t_[k - 1];
+      const Token& after = t_[k + 1];
+      const bool type_end = (before.kind == TokenKind::identifier && !not_types.count(before.text) &&
+                             !is_qualifier(before.text) && !is_space_word(before.text)) ||
+                            before.is(">") || before.is("&") || before.is("&&") || before.is("*");
+      if (!type_end || !(after.is("=") || after.is(";") || after.is(",") || after.is(")") || after.is("[") ||
+                         after.is("{")))
+        continue;
+      if (after.is("{") && (before.kind == TokenKind::identifier && (before.is_identifier("final"))))
+        continue;
+      // `x & S;`, `a * S)`: an expression's operand, not a declarator, unless a type precedes.
+      if ((before.is("&") || before.is("&&") || before.is("*")) &&
+          !(k >= 2 && (t_[k - 2].kind == TokenKind::identifier || t_[k - 2].is(">")) &&
+            (k < 3 || !(t_[k - 3].is("=") || t_[k - 3].is("(") || t_[k - 3].is(",") || t_[k - 3].is("return")))))
+        continue;
+      // In a typedef or alias declaration the name is the type's own (`typedef struct S S;`).
+      bool alias = false;
+      for (std::size_t j = k; j-- > 0;) {
+        if (t_[j].is(";") || t_[j].is("{") || t_[j].is("}")) break;
+        if (t_[j].is_identifier("typedef") || t_[j].is_identifier("using") || t_[j].is_identifier("friend")) alias = true;
+      }
+      if (alias) continue;
+      // Its scope: the innermost unclosed `(` or `{` before it. A parameter's runs on to the end of
+      // the function's body; a member's is its class body.
+      int depth = 0;
+      std::size_t open = t_.size();
+      for (std::size_t j = k; j-- > 0;) {
+        if (t_[j].is(")") || t_[j].is("}") || t_[j].is("]")) ++depth;
+        else if ((t_[j].is("(") || t_[j].is("{") || t_[j].is("[")) && depth-- == 0) {
+          open = j;
+          break;
+        }
+      }
+      std::size_t end = t_.size();
+      if (open < t_.size() && !t_[open].is("[")) {
+        end = matching(t_, open);
+        if (t_[open].is("(")) {  // a parameter: to the end of the body after the list, if one follows
+          std::size_t b = end + 1;
+          while (b < t_.size() && !t_[b].is("{") && !t_[b].is(";") && !t_[b].is("}")) ++b;
+          if (b < t_.size() && t_[b].is("{")) end = matching(t_, b);
+        }
+      }
+      template_scopes_.push_back({k, end, {x.text}});
     }
   }
 
