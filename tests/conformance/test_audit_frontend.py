@@ -409,3 +409,35 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 }"""
     with pytest.raises(mc.CompileError, match=r"has none \[MSL rule: pointers name their address space\]"):
         device.compile(src)
+
+
+# --- Functions of the source named like SIMD-group shuffles --------------------------------
+# `my::simd_shuffle(v, 3)` under a lane test is the source's function, not MSL's: the pass that
+# hoists MSL's shuffles out of lane tests (guarded_shuffles) wrote `my::mtl_shuffled_0`.
+NAMED_LIKE_SHUFFLES = KernelSet([
+    """
+namespace my {
+float simd_shuffle(float x, ushort n) { return x + float(n); }
+float simd_broadcast(float x, ushort n) { return 2.0f * x + float(n); }
+}
+struct Q { static float simd_shuffle_down(float x, ushort n) { return x - float(n); } };
+kernel void shuffle_named_functions(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                    uint i [[thread_position_in_grid]]) {
+    float v = x[i], w = x[i], u = x[i];
+    if (i % 3 == 0) v = my::simd_shuffle(v, 3);
+    if (i & 1) w = my::simd_broadcast(w, 1);
+    if (i < 5) u = Q::simd_shuffle_down(u, 2);
+    out[3 * i] = v; out[3 * i + 1] = w; out[3 * i + 2] = u;
+}""",
+])
+
+
+def test_functions_named_like_shuffles(device, rng):
+    x = rng.integers(-50, 50, N).astype(np.float32)
+    out = np.zeros(3 * N, np.float32)
+    NAMED_LIKE_SHUFFLES.get(device, "shuffle_named_functions")(N, x, out)
+    i = np.arange(N)
+    got = out.reshape(N, 3)
+    assert_equal(got[:, 0], np.where(i % 3 == 0, x + 3, x))
+    assert_equal(got[:, 1], np.where(i & 1, 2 * x + 1, x))
+    assert_equal(got[:, 2], np.where(i < 5, x - 2, x))
