@@ -209,6 +209,13 @@ STILL_RECURSIVE = {
         "a[i] = g(a[i] + 1e8f);",
         "recursive",
     ),
+    # another class's f of the same name no longer hides A::f calling itself
+    "member-beside-a-like-named-member": (
+        "struct B { int f(int n) const { return n * 2; } };\n"
+        "struct A { int f(int n) const { return n <= 0 ? 0 : 1 + f(n - 1); } };\n",
+        "A a; a[i] = float(a.f(int(a[i]) + 100000000));",
+        "function 'f' is recursive",
+    ),
     "hidden-by-a-macro": (
         "#define AGAIN(x) step(x)\n"
         "float step(float n) { return n <= 0 ? 0.0f : 1.0f + AGAIN(n - 1.0f); }\n",
@@ -441,3 +448,39 @@ def test_functions_named_like_shuffles(device, rng):
     assert_equal(got[:, 0], np.where(i % 3 == 0, x + 3, x))
     assert_equal(got[:, 1], np.where(i & 1, 2 * x + 1, x))
     assert_equal(got[:, 2], np.where(i < 5, x - 2, x))
+
+
+# --- Functions of one name in several classes or namespaces --------------------------------
+# The recursion graph's nodes were names: `A::f` calling `h` calling `B::f` was refused as f
+# recursive through h.
+SAME_NAMES = KernelSet([
+    """
+struct Twice { float f(float x) const { return x * 2.0f; } };
+float via_twice(float x) { Twice b; return b.f(x); }
+struct PlusOne { float f(float x) const { return via_twice(x) + 1.0f; } };
+kernel void same_name_members(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    PlusOne a;
+    out[i] = a.f(x[i]);
+}""",
+    """
+struct Inner { static float apply(float x) { return x * 2.0f; } };
+float helper(float x) { return Inner::apply(x) + 1.0f; }
+struct Outer { static float apply(float x) { return helper(x) * 3.0f; } };
+namespace na { float get(float x) { return x - 1.0f; } }
+float helper2(float x) { return na::get(x) * 5.0f; }
+namespace nb { float get(float x) { return helper2(x) + 0.5f; } }
+kernel void same_name_statics(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    out[i] = Outer::apply(x[i]) + 100.0f * nb::get(x[i]);
+}""",
+])
+
+
+def test_functions_of_one_name_in_several_scopes(device, rng):
+    x = rng.integers(-20, 20, N).astype(np.float32)
+    out = np.zeros(N, np.float32)
+    SAME_NAMES.get(device, "same_name_members")(N, x, out)
+    assert_equal(out, 2 * x + 1)
+    SAME_NAMES.get(device, "same_name_statics")(N, x, out)
+    assert_equal(out, (2 * x + 1) * 3 + 100 * ((x - 1) * 5 + 0.5))

@@ -114,6 +114,7 @@ class RecursionChecker {
     for (std::size_t i = 0; i + 2 < t_.size(); ++i)
       if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("{"))
         scopes.push_back({t_[i + 1].text, {i + 2, matching(t_, i + 2)}});
+    scopes_ = scopes;
     for (const auto& f : names_.definitions) {
       ++definitions_by_name_[f.name];
       for (const auto& [scope, braces] : scopes)
@@ -154,13 +155,24 @@ class RecursionChecker {
   void run() {
     check_function_objects();
     check_self_applied_lambdas();
-    // The call graph among the source's functions, every call site kept for the message.
-    std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> calls;  // caller → (callee, token)
+    // The call graph among the source's functions, one node per definition, every call site kept
+    // for the message. A node's scope is the class or namespace that defines it (`R` for `R::f`
+    // out of its class); a call reaches the definitions of its name in the scope the tokens show
+    // (`X::f(`, `obj.f(` of a class the tokens show, `this->f(`, an unqualified `f(` in a scope
+    // that defines an f), else every definition of the name. Before 2026-12-05 nodes were names:
+    // `A::f` calling `h` calling `B::f` was refused as recursion through f.
     std::vector<const FunctionDefinition*> all;
     for (const auto& f : names_.definitions) all.push_back(&f);
     for (const auto& f : function_objects_) all.push_back(&f);
-    for (const FunctionDefinition* fp : all) {
-      const FunctionDefinition& f = *fp;
+    std::vector<std::string> scope(all.size());
+    std::map<std::pair<std::string, std::string>, int> per_scope;  // (name, scope) → definitions
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      scope[d] = scope_of_definition(*all[d]);
+      ++per_scope[{all[d]->name, scope[d]}];
+    }
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> edges(all.size());  // → (callee, token)
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      const FunctionDefinition& f = *all[d];
       if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
       // Its own template parameters, and those of the class template it is defined in (`h<T>(`
       // in a member of `template <class T> struct G` calls the same instantiation).
@@ -168,44 +180,48 @@ class RecursionChecker {
       for (const ClassBody& c : class_bodies_)
         if (c.open < f.name_token && f.name_token < c.close && !c.name.empty())
           for (const std::string& p : class_template_parameters(c.name)) own.push_back(p);
+      auto add = [&](const std::string& name, const std::string* in, std::size_t k) {
+        for (std::size_t e = 0; e < all.size(); ++e) {
+          if (all[e]->name != name || (in && scope[e] != *in)) continue;
+          // Overloads (a name defined more than once in one scope) may call each other.
+          if (name == f.name && scope[e] == scope[d] && per_scope[{name, scope[d]}] > 1) continue;
+          edges[d].emplace_back(e, k);
+        }
+      };
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k))
-          calls[f.name].emplace_back(t_[k].text, k);
+        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k)) {
+          bool known = false;
+          const std::string in = call_scope(k, scope[d], &known);
+          add(t_[k].text, known ? &in : nullptr, k);
+        }
         const std::string object = function_object_called(k, f);
-        if (!object.empty()) calls[f.name].emplace_back(object, k);
+        if (!object.empty()) add(object, nullptr, k);
       }
     }
-    // A self-call of a name defined once, or a call to a function from which the caller is
-    // reachable again. A name defined more than once (overloads) may call its other overloads:
-    // its self-calls are not counted.
-    auto counts = [&](const std::string& from, const std::string& to) {
-      return !(from == to && definitions_by_name_[from] > 1);
-    };
-    auto reaches = [&](const std::string& from, const std::string& target) {
-      std::set<std::string> seen;
-      std::vector<std::string> stack = {from};
+    auto reaches = [&](std::size_t from, std::size_t target) {
+      std::vector<bool> seen(all.size());
+      std::vector<std::size_t> stack = {from};
       while (!stack.empty()) {
-        const std::string n = stack.back();
+        const std::size_t n = stack.back();
         stack.pop_back();
-        if (!seen.insert(n).second) continue;
-        for (const auto& [callee, at] : calls[n]) {
+        if (seen[n]) continue;
+        seen[n] = true;
+        for (const auto& [callee, at] : edges[n]) {
           (void)at;
-          if (!counts(n, callee)) continue;
           if (callee == target) return true;
           stack.push_back(callee);
         }
       }
       return false;
     };
-    for (const FunctionDefinition* fp : all) {
-      const FunctionDefinition& f = *fp;
-      for (const auto& [callee, at] : calls[f.name]) {
-        const bool self = callee == f.name && counts(f.name, callee);
-        if (self || (callee != f.name && reaches(callee, f.name)))
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      for (const auto& [callee, at] : edges[d]) {
+        const bool self = callee == d;
+        if (self || reaches(callee, d))
           throw rule_error(src_, t_[at],
-                           "function '" + f.name + "' is recursive" +
-                               (self ? std::string() : " (through '" + callee + "')") +
+                           "function '" + all[d]->name + "' is recursive" +
+                               (self ? std::string() : " (through '" + all[callee]->name + "')") +
                                ": MSL does not support recursive function calls",
                            kRule);
       }
@@ -218,6 +234,53 @@ class RecursionChecker {
   const DeclaredNames& names_;
   std::map<std::string, std::set<std::string>> defining_scopes_;  // function name → classes, namespaces
   std::map<std::string, int> definitions_by_name_;
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> scopes_;  // name, braces
+
+  // The class or namespace whose braces hold f's name (the innermost), or its qualifier out of
+  // its class (`R` of `float R::f() {`); "" at namespace scope.
+  std::string scope_of_definition(const FunctionDefinition& f) const {
+    const std::size_t n = f.name_token;
+    if (f.name.size() > 12 && f.name.compare(f.name.size() - 12, 12, "::operator()") == 0)
+      return f.name.substr(0, f.name.size() - 12);
+    if (n >= 2 && t_[n - 1].is("::") && t_[n - 2].kind == TokenKind::identifier) return resolved(t_[n - 2].text);
+    if (n >= 2 && t_[n - 1].is("::") && t_[n - 2].is(">")) {
+      const std::size_t o = opening_of(n - 2);
+      if (o != std::string::npos && o > 0 && t_[o - 1].kind == TokenKind::identifier) return resolved(t_[o - 1].text);
+    }
+    std::string inner;
+    std::size_t open = 0;
+    for (const auto& [name, braces] : scopes_)
+      if (braces.first < n && n < braces.second && braces.first >= open) inner = name, open = braces.first;
+    return resolved(inner);
+  }
+
+  // The scope a call at k names (`X::f(`: X; `::f(`: ""; `obj.f(`: obj's class; `this->f(`: the
+  // caller's; an unqualified `f(` in a caller whose scope defines an f: that scope), and whether
+  // the tokens show one.
+  std::string call_scope(std::size_t k, const std::string& caller, bool* known) const {
+    *known = true;
+    const std::size_t at = k >= 2 && t_[k - 1].is_identifier("template") ? k - 1 : k;
+    const Token* b = at > 0 ? &t_[at - 1] : nullptr;
+    if (b && b->is("::")) {
+      if (at < 2 || (t_[at - 2].kind != TokenKind::identifier && !t_[at - 2].is(">"))) return "";
+      const std::string x = type_ending_at(at - 2);
+      *known = !x.empty();
+      return x;
+    }
+    if (b && (b->is(".") || b->is("->"))) {
+      if ((b->is("->") && at >= 2 && t_[at - 2].is_identifier("this")) ||
+          (b->is(".") && at >= 5 && t_[at - 2].is(")") && t_[at - 3].is_identifier("this") && t_[at - 4].is("*") &&
+           t_[at - 5].is("(")))
+        return caller;
+      const FunctionDefinition* f = enclosing_[k];
+      const std::string type = at >= 2 ? class_of_object(at - 2, f ? f->name_token : 0) : "";
+      *known = !type.empty();
+      return type;
+    }
+    if (!caller.empty() && scope_defines(caller, t_[k].text)) return caller;
+    *known = false;
+    return "";
+  }
   std::vector<const FunctionDefinition*> enclosing_;
   std::map<std::string, std::string> aliases_;  // G → R for `using G = R;`, `typedef R G;`
   std::vector<ClassBody> class_bodies_;
