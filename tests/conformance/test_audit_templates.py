@@ -852,10 +852,9 @@ kernel void at_deduced_self_call(device const float* x [[buffer(0)]], device flo
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the front end's recursion rule: a template's call of its own name whose "
-                                       "arguments deduce another instantiation (at_hsum<float4> calling "
-                                       "at_hsum<float>) is read as recursion (docs/msl-rules.md)")
 def test_if_constexpr_dispatch_calling_another_instantiation(device):
+    """at_hsum<float4> calling at_hsum(v[k]), at_hsum<float>: another instantiation (refused as
+    recursion before 2026-12-05; test_audit_frontend.py has the other spellings)."""
     y = np.zeros(16, np.float32)
     device.compile(DEDUCED_SELF_CALL).function("at_deduced_self_call")(16, X, y)
     assert_close(y, 2 * X + 6)

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "msl/analysis/call_graph.hpp"  // matching
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/errors/source_errors.hpp"
 
@@ -42,7 +43,9 @@ class PointerSpaces {
   void run() {
     bodies_ = class_bodies(t_);
     read_template_parameters();
+    read_template_scopes();
     read_class_names();
+    read_variable_scopes();
     read_aliases();
     for (std::size_t i = 1; i < t_.size(); ++i) {
       if (!t_[i].is("*")) continue;
@@ -76,6 +79,15 @@ class PointerSpaces {
   // type;` until 2026-12-03).
   std::vector<ClassBody> bodies_;
   std::set<std::string> scoped_aliases_, scoped_without_space_;
+  // Each template's parameters (`template <int B, class T>`: B, T) and the tokens of the
+  // declaration they govern, where they hide a class of the same name (`struct B {…};
+  // template <int B> float f(float x) { return x * (B * 2); }`: B is the value there, and
+  // `(B * C)` was refused as a pointer type `B*` until 2026-12-05).
+  struct TemplateScope {
+    std::size_t begin, end;
+    std::set<std::string> names;
+  };
+  std::vector<TemplateScope> template_scopes_;
 
   // The scope that names the token at k: its qualifier (`S::type`), else the innermost class
   // body around it; "" for the rest.
@@ -99,7 +111,7 @@ class PointerSpaces {
   bool names_type_without_space(std::size_t k) const {
     const std::string& n = t_[k].text;
     if (is_builtin_type_word(n)) return true;
-    if (!aliases_.count(n)) return false;
+    if (!aliases_.count(n) || template_parameter_at(k)) return false;
     const std::string scoped = scope_of(k) + "::" + n;
     if (scoped_aliases_.count(scoped)) return scoped_without_space_.count(scoped) != 0;
     if (!(k > 0 && t_[k - 1].is("::")) && scoped_aliases_.count("::" + n)) return scoped_without_space_.count("::" + n) != 0;
@@ -177,6 +189,123 @@ class PointerSpaces {
             t_[j + 1].kind == TokenKind::identifier)
           template_parameters_.insert(t_[j + 1].text);
       }
+    }
+  }
+
+  // Whether the name at k is a template's parameter, or a variable, in whose scope k is (not a
+  // member reached through a scope, `X::B`, nor an elaborated `struct B`).
+  bool template_parameter_at(std::size_t k) const {
+    if (k > 0 && t_[k - 1].is("::")) return false;
+    // `struct S* p` names the class whatever hides it.
+    if (k > 0 && (t_[k - 1].is_identifier("struct") || t_[k - 1].is_identifier("class") ||
+                  t_[k - 1].is_identifier("union") || t_[k - 1].is_identifier("enum")))
+      return false;
+    for (const TemplateScope& s : template_scopes_)
+      if (s.begin < k && k < s.end && s.names.count(t_[k].text)) return true;
+    return false;
+  }
+
+  // `template <…>` headers: their parameters' names (each piece's last name before a default)
+  // and the declaration after the `>`, up to its first `;` or the `}` closing its first `{`.
+  void read_template_scopes() {
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i) {
+      if (!t_[i].is_identifier("template") || !t_[i + 1].is("<")) continue;
+      TemplateScope scope{i, t_.size(), {}};
+      int depth = 0;
+      std::size_t close = i + 1;
+      std::string last;
+      bool defaulted = false;
+      for (std::size_t j = i + 1; j < t_.size(); ++j) {
+        const Token& x = t_[j];
+        if (x.is("<") || x.is("(") || x.is("[") || x.is("{")) ++depth;
+        else if (x.is(">") || x.is(")") || x.is("]") || x.is("}")) --depth;
+        else if (x.is(">>")) depth -= 2;
+        if (depth <= 0 || (depth == 1 && x.is(","))) {
+          if (!last.empty()) scope.names.insert(last);
+          last.clear();
+          defaulted = false;
+          if (depth <= 0) {
+            close = j;
+            break;
+          }
+        } else if (depth == 1 && x.is("=")) {
+          defaulted = true;
+        } else if (depth == 1 && !defaulted && x.kind == TokenKind::identifier) {
+          last = x.text;
+        }
+      }
+      if (scope.names.empty()) continue;  // `template <>`: a specialisation declares none
+      for (std::size_t j = close + 1, d = 0; j < t_.size(); ++j) {
+        if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) ++d;
+        else if (t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) {
+          if (d == 0 || (--d == 0 && t_[j].is("}"))) {
+            scope.end = j;
+            break;
+          }
+        } else if (d == 0 && t_[j].is(";")) {
+          scope.end = j;
+          break;
+        }
+      }
+      template_scopes_.push_back(std::move(scope));
+    }
+  }
+
+  // Variables, parameters and members named like a class of the source hide it from their
+  // declaration to the end of their block, function or class (`struct scale {…}; float f(float
+  // scale, float x) { return scale * x; }`: a product, refused as a pointer type `scale*` before
+  // 2026-12-05). A declaration: the name after a type's last token (a name, `>`, `&`, `*`) and
+  // before `=`, `;`, `,`, `)`, `[` or `{`, in no typedef or alias.
+  void read_variable_scopes() {
+    static const std::set<std::string> not_types = {"return", "else", "case", "struct", "class", "union", "enum",
+                                                    "typename", "using", "typedef", "namespace", "goto", "new",
+                                                    "delete", "throw", "sizeof", "operator", "template", "do"};
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      const Token& x = t_[k];
+      if (x.kind != TokenKind::identifier || !aliases_.count(x.text) || is_builtin_type_word(x.text)) continue;
+      const Token& before = t_[k - 1];
+      const Token& after = t_[k + 1];
+      const bool type_end = (before.kind == TokenKind::identifier && !not_types.count(before.text) &&
+                             !is_qualifier(before.text) && !is_space_word(before.text)) ||
+                            before.is(">") || before.is("&") || before.is("&&") || before.is("*");
+      if (!type_end || !(after.is("=") || after.is(";") || after.is(",") || after.is(")") || after.is("[") ||
+                         after.is("{")))
+        continue;
+      if (after.is("{") && (before.kind == TokenKind::identifier && (before.is_identifier("final"))))
+        continue;
+      // `x & S;`, `a * S)`: an expression's operand, not a declarator, unless a type precedes.
+      if ((before.is("&") || before.is("&&") || before.is("*")) &&
+          !(k >= 2 && (t_[k - 2].kind == TokenKind::identifier || t_[k - 2].is(">")) &&
+            (k < 3 || !(t_[k - 3].is("=") || t_[k - 3].is("(") || t_[k - 3].is(",") || t_[k - 3].is("return")))))
+        continue;
+      // In a typedef or alias declaration the name is the type's own (`typedef struct S S;`).
+      bool alias = false;
+      for (std::size_t j = k; j-- > 0;) {
+        if (t_[j].is(";") || t_[j].is("{") || t_[j].is("}")) break;
+        if (t_[j].is_identifier("typedef") || t_[j].is_identifier("using") || t_[j].is_identifier("friend")) alias = true;
+      }
+      if (alias) continue;
+      // Its scope: the innermost unclosed `(` or `{` before it. A parameter's runs on to the end of
+      // the function's body; a member's is its class body.
+      int depth = 0;
+      std::size_t open = t_.size();
+      for (std::size_t j = k; j-- > 0;) {
+        if (t_[j].is(")") || t_[j].is("}") || t_[j].is("]")) ++depth;
+        else if ((t_[j].is("(") || t_[j].is("{") || t_[j].is("[")) && depth-- == 0) {
+          open = j;
+          break;
+        }
+      }
+      std::size_t end = t_.size();
+      if (open < t_.size() && !t_[open].is("[")) {
+        end = matching(t_, open);
+        if (t_[open].is("(")) {  // a parameter: to the end of the body after the list, if one follows
+          std::size_t b = end + 1;
+          while (b < t_.size() && !t_[b].is("{") && !t_[b].is(";") && !t_[b].is("}")) ++b;
+          if (b < t_.size() && t_[b].is("{")) end = matching(t_, b);
+        }
+      }
+      template_scopes_.push_back({k, end, {x.text}});
     }
   }
 

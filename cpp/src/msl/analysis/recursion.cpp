@@ -114,6 +114,7 @@ class RecursionChecker {
     for (std::size_t i = 0; i + 2 < t_.size(); ++i)
       if (t_[i].is_identifier("namespace") && t_[i + 1].kind == TokenKind::identifier && t_[i + 2].is("{"))
         scopes.push_back({t_[i + 1].text, {i + 2, matching(t_, i + 2)}});
+    scopes_ = scopes;
     for (const auto& f : names_.definitions) {
       ++definitions_by_name_[f.name];
       for (const auto& [scope, braces] : scopes)
@@ -148,14 +149,30 @@ class RecursionChecker {
     for (const auto& f : names_.definitions)
       for (std::size_t k = f.body_open; k <= f.body_close && k < t_.size(); ++k)
         if (!enclosing_[k]) enclosing_[k] = &f;
+    read_function_objects();
   }
 
   void run() {
     check_function_objects();
     check_self_applied_lambdas();
-    // The call graph among the source's functions, every call site kept for the message.
-    std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> calls;  // caller → (callee, token)
-    for (const auto& f : names_.definitions) {
+    // The call graph among the source's functions, one node per definition, every call site kept
+    // for the message. A node's scope is the class or namespace that defines it (`R` for `R::f`
+    // out of its class); a call reaches the definitions of its name in the scope the tokens show
+    // (`X::f(`, `obj.f(` of a class the tokens show, `this->f(`, an unqualified `f(` in a scope
+    // that defines an f), else every definition of the name. Before 2026-12-05 nodes were names:
+    // `A::f` calling `h` calling `B::f` was refused as recursion through f.
+    std::vector<const FunctionDefinition*> all;
+    for (const auto& f : names_.definitions) all.push_back(&f);
+    for (const auto& f : function_objects_) all.push_back(&f);
+    std::vector<std::string> scope(all.size());
+    std::map<std::pair<std::string, std::string>, int> per_scope;  // (name, scope) → definitions
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      scope[d] = scope_of_definition(*all[d]);
+      ++per_scope[{all[d]->name, scope[d]}];
+    }
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> edges(all.size());  // → (callee, token)
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      const FunctionDefinition& f = *all[d];
       if (f.is_constexpr) continue;  // evaluated by the compiler (a static_assert's fib(10)), not at run time
       // Its own template parameters, and those of the class template it is defined in (`h<T>(`
       // in a member of `template <class T> struct G` calls the same instantiation).
@@ -163,41 +180,48 @@ class RecursionChecker {
       for (const ClassBody& c : class_bodies_)
         if (c.open < f.name_token && f.name_token < c.close && !c.name.empty())
           for (const std::string& p : class_template_parameters(c.name)) own.push_back(p);
+      auto add = [&](const std::string& name, const std::string* in, std::size_t k) {
+        for (std::size_t e = 0; e < all.size(); ++e) {
+          if (all[e]->name != name || (in && scope[e] != *in)) continue;
+          // Overloads (a name defined more than once in one scope) may call each other.
+          if (name == f.name && scope[e] == scope[d] && per_scope[{name, scope[d]}] > 1) continue;
+          edges[d].emplace_back(e, k);
+        }
+      };
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k))
-          calls[f.name].emplace_back(t_[k].text, k);
+        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k)) {
+          bool known = false;
+          const std::string in = call_scope(k, scope[d], &known);
+          add(t_[k].text, known ? &in : nullptr, k);
+        }
+        const std::string object = function_object_called(k, f);
+        if (!object.empty()) add(object, nullptr, k);
       }
     }
-    // A self-call of a name defined once, or a call to a function from which the caller is
-    // reachable again. A name defined more than once (overloads) may call its other overloads:
-    // its self-calls are not counted.
-    auto counts = [&](const std::string& from, const std::string& to) {
-      return !(from == to && definitions_by_name_[from] > 1);
-    };
-    auto reaches = [&](const std::string& from, const std::string& target) {
-      std::set<std::string> seen;
-      std::vector<std::string> stack = {from};
+    auto reaches = [&](std::size_t from, std::size_t target) {
+      std::vector<bool> seen(all.size());
+      std::vector<std::size_t> stack = {from};
       while (!stack.empty()) {
-        const std::string n = stack.back();
+        const std::size_t n = stack.back();
         stack.pop_back();
-        if (!seen.insert(n).second) continue;
-        for (const auto& [callee, at] : calls[n]) {
+        if (seen[n]) continue;
+        seen[n] = true;
+        for (const auto& [callee, at] : edges[n]) {
           (void)at;
-          if (!counts(n, callee)) continue;
           if (callee == target) return true;
           stack.push_back(callee);
         }
       }
       return false;
     };
-    for (const auto& f : names_.definitions) {
-      for (const auto& [callee, at] : calls[f.name]) {
-        const bool self = callee == f.name && counts(f.name, callee);
-        if (self || (callee != f.name && reaches(callee, f.name)))
+    for (std::size_t d = 0; d < all.size(); ++d) {
+      for (const auto& [callee, at] : edges[d]) {
+        const bool self = callee == d;
+        if (self || reaches(callee, d))
           throw rule_error(src_, t_[at],
-                           "function '" + f.name + "' is recursive" +
-                               (self ? std::string() : " (through '" + callee + "')") +
+                           "function '" + all[d]->name + "' is recursive" +
+                               (self ? std::string() : " (through '" + all[callee]->name + "')") +
                                ": MSL does not support recursive function calls",
                            kRule);
       }
@@ -210,9 +234,107 @@ class RecursionChecker {
   const DeclaredNames& names_;
   std::map<std::string, std::set<std::string>> defining_scopes_;  // function name → classes, namespaces
   std::map<std::string, int> definitions_by_name_;
+  std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> scopes_;  // name, braces
+
+  // The class or namespace whose braces hold f's name (the innermost), or its qualifier out of
+  // its class (`R` of `float R::f() {`); "" at namespace scope.
+  std::string scope_of_definition(const FunctionDefinition& f) const {
+    const std::size_t n = f.name_token;
+    if (f.name.size() > 12 && f.name.compare(f.name.size() - 12, 12, "::operator()") == 0)
+      return f.name.substr(0, f.name.size() - 12);
+    if (n >= 2 && t_[n - 1].is("::") && t_[n - 2].kind == TokenKind::identifier) return resolved(t_[n - 2].text);
+    if (n >= 2 && t_[n - 1].is("::") && t_[n - 2].is(">")) {
+      const std::size_t o = opening_of(n - 2);
+      if (o != std::string::npos && o > 0 && t_[o - 1].kind == TokenKind::identifier) return resolved(t_[o - 1].text);
+    }
+    std::string inner;
+    std::size_t open = 0;
+    for (const auto& [name, braces] : scopes_)
+      if (braces.first < n && n < braces.second && braces.first >= open) inner = name, open = braces.first;
+    return resolved(inner);
+  }
+
+  // The scope a call at k names (`X::f(`: X; `::f(`: ""; `obj.f(`: obj's class; `this->f(`: the
+  // caller's; an unqualified `f(` in a caller whose scope defines an f: that scope), and whether
+  // the tokens show one.
+  std::string call_scope(std::size_t k, const std::string& caller, bool* known) const {
+    *known = true;
+    const std::size_t at = k >= 2 && t_[k - 1].is_identifier("template") ? k - 1 : k;
+    const Token* b = at > 0 ? &t_[at - 1] : nullptr;
+    if (b && b->is("::")) {
+      if (at < 2 || (t_[at - 2].kind != TokenKind::identifier && !t_[at - 2].is(">"))) return "";
+      const std::string x = type_ending_at(at - 2);
+      *known = !x.empty();
+      return x;
+    }
+    if (b && (b->is(".") || b->is("->"))) {
+      if ((b->is("->") && at >= 2 && t_[at - 2].is_identifier("this")) ||
+          (b->is(".") && at >= 5 && t_[at - 2].is(")") && t_[at - 3].is_identifier("this") && t_[at - 4].is("*") &&
+           t_[at - 5].is("(")))
+        return caller;
+      const FunctionDefinition* f = enclosing_[k];
+      const std::string type = at >= 2 ? class_of_object(at - 2, f ? f->name_token : 0) : "";
+      *known = !type.empty();
+      return type;
+    }
+    if (!caller.empty() && scope_defines(caller, t_[k].text)) return caller;
+    *known = false;
+    return "";
+  }
   std::vector<const FunctionDefinition*> enclosing_;
   std::map<std::string, std::string> aliases_;  // G → R for `using G = R;`, `typedef R G;`
   std::vector<ClassBody> class_bodies_;
+  // Each class's `operator()` with a body, as a node of the call graph named `C::operator()`:
+  // a cycle through it (`operator()` calling `g`, `g` calling `C{}(…)`) is recursion too
+  // (accepted before 2026-12-05: only an operator() calling itself was seen).
+  std::vector<FunctionDefinition> function_objects_;
+
+  void read_function_objects() {
+    for (const ClassBody& c : class_bodies_) {
+      if (c.name.empty()) continue;
+      for (std::size_t k = c.open + 1; k + 4 < c.close; ++k) {
+        if (t_[k].is("{")) {  // a member's body: not the class's own operator()
+          k = matching(t_, k);
+          continue;
+        }
+        if (!(t_[k].is_identifier("operator") && t_[k + 1].is("(") && t_[k + 2].is(")") && t_[k + 3].is("("))) continue;
+        std::size_t open = matching(t_, k + 3) + 1;
+        while (open < c.close && !t_[open].is("{") && !t_[open].is(";")) open = t_[open].is("(") ? matching(t_, open) + 1 : open + 1;
+        if (open >= c.close || !t_[open].is("{")) continue;
+        function_objects_.push_back({resolved(c.name) + "::operator()", k, open, matching(t_, open), false});
+        ++definitions_by_name_[function_objects_.back().name];  // two classes of one name: as overloads
+        k = function_objects_.back().body_close;
+      }
+    }
+    for (const FunctionDefinition& f : function_objects_)  // its body is its own, not an enclosing function's
+      for (std::size_t k = f.body_open; k <= f.body_close && k < t_.size(); ++k) enclosing_[k] = &f;
+  }
+
+  // The node `C::operator()` of the function object called at k (in f's body), or "": a temporary
+  // `C{…}(…)`, `C(…)(…)`, `C<T>{…}(…)`, or an object whose class the tokens show (`C c; c(…)`),
+  // called directly or through `.operator()(…)`.
+  std::string function_object_called(std::size_t k, const FunctionDefinition& f) const {
+    if (function_objects_.empty() || k == 0 || k + 1 >= t_.size()) return "";
+    std::size_t call = k + 1;
+    if ((t_[call].is(".") || t_[call].is("->")) && call + 4 < t_.size() && t_[call + 1].is_identifier("operator") &&
+        t_[call + 2].is("(") && t_[call + 3].is(")"))
+      call += 4;
+    if (!t_[call].is("(")) return "";
+    std::string type;
+    if (t_[k].is(")") || t_[k].is("}")) {
+      const std::size_t o = opening_of(k);
+      if (o == std::string::npos || o == 0) return "";
+      type = type_ending_at(o - 1);
+    } else if (t_[k].kind == TokenKind::identifier && !t_[k - 1].is(".") && !t_[k - 1].is("->") && !t_[k - 1].is("::")) {
+      if (names_type(t_[k].text)) return "";  // `C(…)`: a constructor
+      type = class_of_object(k, f.name_token);
+    }
+    if (type.empty()) return "";
+    const std::string node = type + "::operator()";
+    for (const FunctionDefinition& g : function_objects_)
+      if (g.name == node) return node;
+    return "";
+  }
 
   std::string resolved(const std::string& name) const {
     std::string n = name;
@@ -316,6 +438,78 @@ class RecursionChecker {
     if (open < t_.size() && t_[open].is("<")) return false;  // explicit arguments: read as written
     const ListShape own = list_shape(t_, params), passed = list_shape(t_, open);
     return own.variadic && passed.variadic && passed.pieces < own.pieces;
+  }
+
+  // Whether the call at k of f's own name, with no template arguments written, passes for a
+  // parameter whose type names f's template parameters (`T v`, `vec<T, N> v`) a part of that
+  // parameter: an element `v[i]`, or a member `v.m` (`v.a.b`) that is no swizzle of two or
+  // more components. A part's type differs from the whole's, so it deduces another
+  // instantiation, which the compiler bounds as it does `f<N - 1>()` (C++17's `if constexpr
+  // (is_scalar_v<T>) return v; else return hsum(v[0]) + …`: refused as recursion before
+  // 2026-12-05). Not a part: `v[i].next` or `v.kids[i]` (a pointer member may be of T's type
+  // again), `v.xy` (a float2's own type), a member function's result.
+  // (Only f's own template parameters are deduced: a class template's T is fixed in its members.)
+  bool deduces_a_part(const FunctionDefinition& f, std::size_t k) const {
+    const std::vector<std::string> own = template_parameters(t_, f.name_token);
+    if (t_[k].text != f.name || own.empty() || k + 1 >= t_.size() || !t_[k + 1].is("(")) return false;
+    if (k > 0 && (t_[k - 1].is("::") || t_[k - 1].is(".") || t_[k - 1].is("->"))) return false;
+    std::size_t params = f.name_token + 1;
+    if (params < t_.size() && t_[params].is("<")) return false;  // a specialisation's own arguments
+    if (params >= t_.size() || !t_[params].is("(")) return false;
+    // The parameters: for each, its name and whether its type names one of `own`.
+    std::vector<std::pair<std::string, bool>> declared;
+    {
+      const std::size_t close = matching(t_, params);
+      std::size_t piece = params + 1;
+      int depth = 0;
+      for (std::size_t j = params + 1; j <= close && j < t_.size(); ++j) {
+        if (j < close && (t_[j].is("(") || t_[j].is("[") || t_[j].is("{") || t_[j].is("<"))) ++depth;
+        else if (j < close && (t_[j].is(")") || t_[j].is("]") || t_[j].is("}") || t_[j].is(">"))) --depth;
+        else if (j < close && t_[j].is(">>")) depth -= 2;
+        if (j < close && !(depth == 0 && t_[j].is(","))) continue;
+        std::string name;
+        bool templated = false;
+        std::size_t end = j;
+        for (std::size_t m = piece; m < j; ++m)
+          if (t_[m].is("=")) { end = m; break; }
+        for (std::size_t m = piece; m < end; ++m) {
+          if (t_[m].kind != TokenKind::identifier) continue;
+          if (m + 1 == end) name = t_[m].text;
+          else if (std::find(own.begin(), own.end(), t_[m].text) != own.end()) templated = true;
+        }
+        declared.emplace_back(name, templated);
+        piece = j + 1;
+      }
+    }
+    const std::size_t open = k + 1, close = matching(t_, open);
+    std::size_t piece = open + 1, n = 0;
+    int depth = 0;
+    for (std::size_t j = open + 1; j <= close && j < t_.size(); ++j) {
+      if (j < close && (t_[j].is("(") || t_[j].is("[") || t_[j].is("{"))) ++depth;
+      else if (j < close && (t_[j].is(")") || t_[j].is("]") || t_[j].is("}"))) --depth;
+      if (j < close && !(depth == 0 && t_[j].is(","))) continue;
+      if (n < declared.size() && declared[n].second && piece + 1 < j && t_[piece].is_identifier(declared[n].first.c_str())) {
+        if (t_[piece + 1].is("[") && matching(t_, piece + 1) + 1 == j) return true;
+        std::size_t m = piece + 1;
+        bool members = true;
+        while (m < j && members) {
+          members = t_[m].is(".") && m + 1 < j && t_[m + 1].kind == TokenKind::identifier && !is_swizzle(t_[m + 1].text);
+          m += 2;
+        }
+        if (members && m == j) return true;
+      }
+      piece = j + 1;
+      ++n;
+    }
+    return false;
+  }
+
+  // `xy`, `rgba`, `wzyx`: a swizzle of two or more components (a vector, perhaps of v's own type).
+  static bool is_swizzle(const std::string& m) {
+    if (m.size() < 2 || m.size() > 4) return false;
+    const bool xyzw = m.find_first_not_of("xyzw") == std::string::npos;
+    const bool rgba = m.find_first_not_of("rgba") == std::string::npos;
+    return xyzw || rgba;
   }
 
   // Whether some definition of the name called at k takes as many arguments as the call
@@ -448,6 +642,8 @@ class RecursionChecker {
             if (o == std::string::npos || o == 0 || type_ending_at(o - 1) != own) continue;
           }
           if (t_[j].kind == TokenKind::identifier && t_[j].text == c.name) continue;  // `R(…)`: a constructor
+          if ((t_[j].is(")") || t_[j].is("}")) && qualified_elsewhere(j, c)) continue;
+          if (t_[j].kind == TokenKind::identifier && qualified_elsewhere_at(declared_type_at(j, open), c)) continue;
           if (class_of_object(j, open) == own)
             refuse(j, "the function object's operator() calls an object of its own class: MSL does not support "
                       "recursive function calls");
@@ -455,6 +651,49 @@ class RecursionChecker {
         k = close;
       }
     }
+  }
+
+  // The last token of the type that declares the variable named at `use` in [from, use) (`F` of
+  // `a::F f;`, `const thread F& g = …`), or 0 when none does.
+  std::size_t declared_type_at(std::size_t use, std::size_t from) const {
+    for (std::size_t d = use; d-- > from + 1;) {
+      if (!t_[d].is_identifier(t_[use].text.c_str()) || d + 1 >= t_.size()) continue;
+      const Token& after = t_[d + 1];
+      if (!(after.is(";") || after.is("=") || after.is("{") || after.is("(") || after.is(",") || after.is(")"))) continue;
+      std::size_t k = d;
+      while (k > from + 1 && (t_[k - 1].is("&") || t_[k - 1].is("*") || t_[k - 1].is_identifier("const") ||
+                              t_[k - 1].is_identifier("thread")))
+        --k;
+      if (t_[k - 1].kind == TokenKind::identifier && !is_keyword(t_[k - 1].text)) return k - 1;
+    }
+    return 0;
+  }
+
+  // Whether the temporary whose braces or parentheses close at `end` names its class through a
+  // namespace that does not hold class c: `a::F{}(x)` in `namespace b { struct F { operator()… } }`
+  // is another F (refused as F calling itself before 2026-12-05).
+  bool qualified_elsewhere(std::size_t end, const ClassBody& c) const {
+    const std::size_t o = opening_of(end);
+    if (o == std::string::npos || o < 3) return false;
+    std::size_t name = o - 1;
+    if (t_[name].is(">")) {
+      const std::size_t a = opening_of(name);
+      if (a == std::string::npos || a < 3) return false;
+      name = a - 1;
+    }
+    return qualified_elsewhere_at(name, c);
+  }
+
+  // Whether the class name at `name` is qualified by a namespace that does not hold class c.
+  bool qualified_elsewhere_at(std::size_t name, const ClassBody& c) const {
+    if (name < 2 || !t_[name - 1].is("::") || t_[name - 2].kind != TokenKind::identifier) return false;
+    const std::string& q = t_[name - 2].text;
+    if (resolved(q) == resolved(c.name)) return false;
+    for (std::size_t i = 0; i + 2 < t_.size(); ++i)
+      if (t_[i].is_identifier("namespace") && t_[i + 1].is_identifier(q.c_str()) && t_[i + 2].is("{") &&
+          i + 2 < c.open && c.open < matching(t_, i + 2))
+        return false;
+    return true;
   }
 
   // A type of MSL, C++ or the source (struct, alias, template parameter): `uchar(p)` is a cast.

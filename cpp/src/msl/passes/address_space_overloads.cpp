@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "msl/analysis/implementation_rules.hpp"  // class_bodies
 #include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
@@ -200,6 +201,64 @@ int written_space(const std::vector<Token>& t, std::size_t use, bool* pointer) {
   return -1;
 }
 
+// Whether the object named at `use` is declared as a thread-local value: a local variable or
+// array, or a parameter by value, whose declaration names no address space and is no pointer,
+// reference, `auto`, `static` or `constexpr` (program-scope objects and class members are not:
+// their space is `constant`'s or the object's). `&t` of `float t;` was passed untagged, so
+// `ld(&t)` called `ld(device float*)` beside `ld(thread float*)` until 2026-12-05.
+bool thread_value(const std::vector<Token>& t, std::size_t use, const std::vector<ClassBody>& classes) {
+  const std::string& name = t[use].text;
+  for (std::size_t k = use; k-- > 1;) {
+    if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
+    const Token& next = t[k + 1];
+    if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")") || next.is("{"))) continue;
+    if ((t[k - 1].is("&") || t[k - 1].is("*")) && (k < 2 || !ends_type(t[k - 2]) || t[k - 2].is("&"))) continue;  // `f(&a, …)`: a use
+    if (t[k - 1].is("&") || t[k - 1].is("*")) return false;  // a pointer or reference
+    int depth = 0;
+    std::size_t j = k;
+    bool parameter = false;
+    while (j-- > 0) {
+      if (t[j].is(")") || t[j].is("]") || t[j].is(">")) ++depth;
+      else if (t[j].is("[") || t[j].is("<")) --depth;
+      else if (t[j].is("(")) {
+        if (--depth < 0) {
+          parameter = true;
+          break;
+        }
+      } else if (depth == 0 && (t[j].is(";") || t[j].is("{") || t[j].is("}") || t[j].is(","))) {
+        parameter = t[j].is(",") && depth == 0;
+        break;
+      }
+      if (depth == 0 && (space_of(t[j]) >= 0 || t[j].is("*") || t[j].is("&") || t[j].is("&&") ||
+                         t[j].is_identifier("auto") || t[j].is_identifier("static") || t[j].is_identifier("constexpr")))
+        return false;
+    }
+    if (parameter) {  // a piece of a list: a parameter only if the list is a function's
+      int d = 0;
+      for (; j < t.size() && j > 0; --j) {
+        if (t[j].is(")")) ++d;
+        else if (t[j].is("(") && d-- == 0) break;
+      }
+      if (j == 0 || t[j - 1].kind != TokenKind::identifier) return false;
+      return true;  // a function's (or a `for`'s, an `if`'s) own variable
+    }
+    // A statement in a function's body: some brace encloses it, and not a class's or a namespace's.
+    int braces = 0;
+    for (std::size_t m = j + 1; m-- > 0;) {
+      if (t[m].is("}")) ++braces;
+      else if (t[m].is("{") && braces-- == 0) {
+        for (const ClassBody& c : classes)
+          if (c.open == m) return false;
+        if (m >= 2 && t[m - 2].is_identifier("namespace")) return false;
+        if (m >= 1 && t[m - 1].is_identifier("namespace")) return false;
+        return true;
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
 // `&x.m[i].n`, `&p->m`, `&p[i]`: an address taken of a member or element of the object named
 // right after the `&`, through member accesses and subscripts only, or of the object itself
 // (`&a`, naga's `threadgroup atomic_uint& a` kernel parameter); the name's token, or 0.
@@ -279,6 +338,7 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
       else if (depth == 1 && definitions.count(j)) members.insert(t[j].text);
     }
   }
+  const std::vector<ClassBody> classes = class_bodies(t);
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || definitions.count(i)) continue;
     auto consts = const_params.find(t[i].text);
@@ -297,6 +357,8 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
         if (s >= 0 && pointer == derefs)
           out.wraps.push_back({{b, e - 1}, "metal::mtl_space<" + std::to_string(s) + ", " +
                                                (s == 3 || to_const_param ? "true" : "false") + ">("});
+        else if (s < 0 && !t[b + 2 < e ? b + 2 : b].is("->") && thread_value(t, root, classes))
+          out.wraps.push_back({{b, e - 1}, std::string("metal::mtl_space<0, ") + (to_const_param ? "true" : "false") + ">("});
         continue;
       }
       if (e != b + 1 || t[b].kind != TokenKind::identifier) continue;

@@ -249,7 +249,9 @@ void hoist_guarded_shuffles(std::vector<Token>& t) {
         if (t[j].kind != TokenKind::identifier || !is_shuffle(t[j].text) || !t[j + 1].is("(")) continue;
         if (t[j - 1].is(".") || t[j - 1].is("->")) continue;
         const std::size_t first = t[j - 1].is("::") && j >= 2 && t[j - 2].is_identifier("metal") ? j - 2 : j;
-        if (first != j && (t[first - 1].is("::") || t[first - 1].is("."))) continue;
+        // `my::simd_shuffle(…)`, `Q::simd_broadcast(…)`: the source's own function, not MSL's (its
+        // hoisted copy was written `my::mtl_shuffled_0`, a CompileError, before 2026-12-05).
+        if (t[first - 1].is("::") || t[first - 1].is(".")) continue;
         const std::size_t rparen = matching(t, j + 1);
         bool fresh = true;
         for (std::size_t a = j + 2; a < rparen; ++a) fresh = fresh && !earlier.count(t[a].text);
