@@ -307,6 +307,24 @@ void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
   }
 }
 
+// Builtins declared ushort that count threadgroups (their positions and number) cannot name
+// 65536 groups or more in a dimension: they would wrap silently, as check_grid refuses for
+// thread positions. Known only once the threadgroup is chosen.
+void check_ushort_groups(const KernelInfo& k, const LaunchShape& shape, const std::uint32_t threadgroup[3]) {
+  for (const auto& p : k.params) {
+    if (p.kind != ParamKind::builtin || p.scalar != ScalarType::u16) continue;
+    if (p.builtin != Builtin::threadgroup_position_in_grid && p.builtin != Builtin::threadgroups_per_grid) continue;
+    for (int d = 0; d < 3; ++d) {
+      const std::uint64_t groups = (shape.grid[d] + threadgroup[d] - 1) / threadgroup[d];
+      if (groups > 65535) {
+        throw ArgumentError("kernel '" + k.name + "': '" + p.name + "' is declared ushort, but the dispatch has " +
+                            std::to_string(groups) + " threadgroups in dimension " + std::to_string(d) +
+                            "; declare it uint (or use larger threadgroups)");
+      }
+    }
+  }
+}
+
 void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const DeviceInfo& dev, const LaunchShape& shape,
                         std::uint32_t out[3]) {
   const unsigned limit = k.max_total_threads_per_threadgroup ? k.max_total_threads_per_threadgroup
@@ -561,6 +579,7 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
   choose_threadgroup(k, kernel.program()->automatic_threadgroup_limit(), kernel.device()->info(), shape,
                      command.threadgroup);
+  if (!*empty_grid) check_ushort_groups(k, shape, command.threadgroup);
   // A thread's scratch command keeps its arguments, reset, from the last call: a kernel of as
   // many parameters reuses them rather than constructing new ones.
   if (command.args.size() == k.params.size()) {
