@@ -315,7 +315,7 @@ int SignatureParser::resolve_max_threads(const std::string& text, int depth) con
     std::string init;
     int found = 0;
     for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
-      if (!t_[k].is_identifier(word) || !t_[k + 1].is("=")) continue;
+      if (!t_[k].is_identifier(word.c_str()) || !t_[k + 1].is("=")) continue;
       bool constant = false;
       std::size_t b = k;
       while (b > 0 && !t_[b - 1].is(";") && !t_[b - 1].is("{") && !t_[b - 1].is("}") && !t_[b - 1].is("(") &&
