@@ -1,9 +1,11 @@
 """Dispatch geometry audit: what test_grid.py, test_kernel_attributes.py and test_threadgroup.py
 leave out, checked against NumPy models of `dispatchThreads` on every device.
 
-* `ushort` threadgroup positions and counts with 65536 threadgroups or more in a dimension: they
-  would wrap (the grid check refused only thread positions over 65535); refused like those, and
-  exact just under the limit.
+* `ushort` threadgroup positions and counts that the dispatch overflows: they wrapped (the grid
+  check looked at thread positions alone); refused like those, and exact up to the limit. A
+  ushort position holds 65536 threads or groups (0 ... 65535), a count 65535, and a scalar
+  attribute reads x alone: grids of 65536 threads, or taller than 65535 under a scalar
+  `ushort` position, were refused before.
 * `[[max_total_threads_per_threadgroup(x)]]` whose x is a template's expression (MLX's steel
   kernels: `WM * WN * 32`) or a named constant: the limit was left out (1024), so the automatic
   threadgroup ran 1000 threads through a kernel written for 128 (`threadgroup T tile[WM*WN*32]`
@@ -34,6 +36,17 @@ kernel void ad_ushort_groups(device uint* out [[buffer(0)]], ushort g [[threadgr
 kernel void ad_ushort2_groups(device uint* out [[buffer(0)]], ushort2 g [[threadgroup_position_in_grid]],
                               uint2 p [[thread_position_in_grid]], uint2 size [[threads_per_grid]]) {
     out[p.y * size.x + p.x] = uint(g.y) * 4u + g.x;
+}
+""",
+    """
+kernel void ad_ushort_group_position(device uint* out [[buffer(0)]], ushort g [[threadgroup_position_in_grid]],
+                                     uint i [[thread_position_in_grid]]) {
+    out[i] = g;
+}
+""",
+    """
+kernel void ad_ushort_x(device uint* out [[buffer(0)]], ushort x [[thread_position_in_grid]]) {
+    out[x] = x + 1u;  // a scalar position is x alone, whatever the grid's height
 }
 """,
     """
@@ -128,11 +141,26 @@ def test_ushort_threadgroup_position_just_under_the_limit(device):
     assert_equal(out[1::2], np.full(n, 65535, np.uint32))
 
 
+def test_ushort_positions_of_65536_threadgroups_fit(device):
+    n = 65536 * 2  # positions 0 ... 65535: every one fits (the count, 65536, would not)
+    out = np.zeros(n, np.uint32)
+    KS.get(device, "ad_ushort_group_position")(n, out, threadgroup=2)
+    assert_equal(out, (np.arange(n) // 2).astype(np.uint32))
+
+
+def test_scalar_ushort_position_in_a_tall_grid(device):
+    out = np.zeros(64, np.uint32)
+    KS.get(device, "ad_ushort_x")((40, 70000), out)  # refused before: the grid's y is over 65535
+    assert_equal(out[:40], np.arange(1, 41, dtype=np.uint32))
+    assert not out[40:].any()
+
+
 @pytest.mark.parametrize("kernel,grid,tg", [
     ("ad_ushort_groups", 70000, 1),          # 70000 groups: positions and count would wrap
     ("ad_ushort_groups", 65536 * 2, 2),      # 65536 groups: the count would be 0
     ("ad_ushort_count", 65536 * 3 + 1, 3),   # the count alone
     ("ad_ushort2_groups", (4, 70000), (4, 1)),  # the y dimension of a ushort2
+    ("ad_ushort_group_position", 65537 * 2, 2),  # position 65536
 ])
 def test_ushort_threadgroup_counts_over_the_limit_are_refused(device, kernel, grid, tg):
     size = int(np.prod(grid))
