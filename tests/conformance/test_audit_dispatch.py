@@ -88,6 +88,14 @@ kernel void ad_derived_limit(device uint* y [[buffer(0)]], uint gid [[thread_pos
 }
 """,
     """
+struct AdConfig { static constant constexpr int threads = 80; };
+[[max_total_threads_per_threadgroup(AdConfig::threads)]]
+kernel void ad_member_limit(device uint* y [[buffer(0)]], uint gid [[thread_position_in_grid]],
+                            uint n [[threads_per_threadgroup]]) {
+  y[gid] = n;
+}
+""",
+    """
 [[max_total_threads_per_threadgroup(2048)]]
 kernel void ad_over_device(device uint* y [[buffer(0)]], uint gid [[thread_position_in_grid]],
                            uint n [[threads_per_threadgroup]]) {
@@ -196,7 +204,7 @@ def test_template_max_total_threads_per_threadgroup(device, name, limit):
         kernel(n, x, y, threadgroup=2 * limit)
 
 
-@pytest.mark.parametrize("name,limit", [("ad_named_limit", 96), ("ad_derived_limit", 64)])
+@pytest.mark.parametrize("name,limit", [("ad_named_limit", 96), ("ad_derived_limit", 64), ("ad_member_limit", 80)])
 def test_max_total_threads_per_threadgroup_from_a_constant(device, name, limit):
     kernel = KS.get(device, name)
     assert 0 < kernel.max_total_threads_per_threadgroup <= limit

@@ -311,6 +311,10 @@ int SignatureParser::resolve_max_threads(const std::string& text, int depth) con
       out += word;
       continue;
     }
+    if (text.compare(i, 2, "::") == 0) {  // `Cfg::threads`: the member's own declaration decides
+      i += 2;
+      continue;
+    }
     // The one declaration `... constexpr/constant ... word = init;` of the source (two: unknown).
     std::string init;
     int found = 0;
