@@ -7,13 +7,15 @@ leave out, checked against NumPy models of `dispatchThreads` on every device.
   attribute reads x alone: grids of 65536 threads, or taller than 65535 under a scalar
   `ushort` position, were refused before.
 * `[[max_total_threads_per_threadgroup(x)]]` whose x is a template's expression (MLX's steel
-  kernels: `WM * WN * 32`) or a named constant: the limit was left out (1024), so the automatic
+  kernels: `WM * WN * 32`) or a named constant (`Cfg::threads` too): the limit was left out (1024), so the automatic
   threadgroup ran 1000 threads through a kernel written for 128 (`threadgroup T tile[WM*WN*32]`
   overflowed); and a declared limit over the device's (2048) let threadgroups of 2048 run on the
   CPU, where Metal's pipeline limit never exceeds the device's.
 * Already right, kept: quad- and SIMD-group attributes and their `dispatch_` forms in partial
   3-D threadgroups as ushort, threads leaving before a barrier, parameters in any order with gaps
-  in their indices, and the refusals of duplicate indices.
+  in their indices, the refusals of duplicate indices, atomics and a struct by reference in
+  `[[threadgroup(i)]]` memory with partial groups, and a helper's own `threadgroup` array used by
+  many groups at once (each group its own, on every worker).
 """
 
 from __future__ import annotations
@@ -124,6 +126,40 @@ kernel void ad_early_exit(const device float* x [[buffer(0)]], device float* y [
     threadgroup_barrier(mem_flags::mem_threadgroup);
     uint m = min(tg, n - (gid - lid));
     y[gid] = s[(lid + 1) % m];
+}
+""",
+    """
+struct AdBins { atomic_uint c[16]; uint total; };
+kernel void ad_histogram(const device uchar* x [[buffer(0)]], device uint* out [[buffer(1)]],
+                         threadgroup atomic_int* h [[threadgroup(0)]], threadgroup AdBins& b [[threadgroup(1)]],
+                         uint gid [[thread_position_in_grid]], ushort lid [[thread_index_in_threadgroup]],
+                         ushort n [[threads_per_threadgroup]], uint g [[threadgroup_position_in_grid]]) {
+    for (uint k = lid; k < 16; k += n) {
+        atomic_store_explicit(&h[k], 0, memory_order_relaxed);
+        atomic_store_explicit(&b.c[k], 0u, memory_order_relaxed);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    atomic_fetch_add_explicit(&h[x[gid] & 15], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b.c[x[gid] >> 4], 1u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid < 16) out[g * 32 + lid] = uint(atomic_load_explicit(&h[lid], memory_order_relaxed));
+    else if (lid < 32) out[g * 32 + lid] = atomic_load_explicit(&b.c[lid - 16], memory_order_relaxed);
+}
+""",
+    """
+float ad_group_sum(float v, uint lid, uint n) {
+    threadgroup float buf[256];  // the helper's own: one per threadgroup
+    buf[lid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = 0.0f;
+    for (uint k = 0; k < n; ++k) s += buf[k];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return s;
+}
+kernel void ad_helper_tile(const device float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                           uint n [[threads_per_threadgroup]]) {
+    y[gid] = ad_group_sum(x[gid], lid, n);
 }
 """,
     """
@@ -278,3 +314,25 @@ def test_duplicate_indices_are_refused(device, params):
            f"kernel void ad_dup({params}, uint i [[thread_position_in_grid]]) {{ a[i] = i; }}\n")
     with pytest.raises(mc.CompileError, match="bound twice"):
         device.compile(src)
+
+
+def test_atomics_and_a_struct_in_threadgroup_parameters(device, rng):
+    n, tg = 1000, 96  # a partial last group of 40
+    x = rng.integers(0, 256, n).astype(np.uint8)
+    groups = _ceil(n, tg)
+    out = np.zeros(groups * 32, np.uint32)
+    KS.get(device, "ad_histogram")(n, x, out, threadgroup=tg, threadgroup_memory=[64, 80])
+    for g, row in enumerate(out.reshape(groups, 32)):
+        block = x[g * tg:(g + 1) * tg]
+        expect = np.concatenate([np.bincount(block & 15, minlength=16), np.bincount(block >> 4, minlength=16)])
+        assert_equal(row[:min(32, len(block))], expect[:min(32, len(block))].astype(np.uint32))
+
+
+def test_helper_threadgroup_array_in_many_groups(device):
+    n = 256 * 64  # groups run on every worker at once
+    x = (np.arange(n) % 7).astype(np.float32)
+    y = np.zeros(n, np.float32)
+    kernel = KS.get(device, "ad_helper_tile")
+    for _ in range(3):
+        kernel(n, x, y, threadgroup=256)
+        assert_equal(y, np.repeat(x.reshape(-1, 256).sum(1), 256))
