@@ -316,8 +316,13 @@ def test_ushort_position_limits_the_grid(device):
     out = np.zeros(70000, np.uint32)
     k(65535, out)
     np.testing.assert_array_equal(out[:65535], np.arange(65535))
+    # 65536 threads: positions 0 ... 65535 all fit a ushort (refused before 2026-12-05)
+    out[:] = 0
+    k(65536, out)
+    np.testing.assert_array_equal(out[:65536], np.arange(65536))
+    assert not out[65536:].any()
     with pytest.raises(mc.ArgumentError, match="ushort"):
-        k(65536, out)
+        k(65537, out)
     check_usable(device)
 
 

@@ -291,18 +291,33 @@ void check_grid(const KernelInfo& k, const LaunchShape& shape, bool* empty) {
                           ") threads in all: split the work over several calls");
     }
   }
-  // Builtins declared as ushort cannot address more than 65535 threads.
+}
+
+// Builtins declared ushort hold every value the dispatch gives them, or the call is refused, never
+// wrapped: a position up to 65535 (so 65536 threads or threadgroups), a size or count up to
+// 65535, in each dimension the declaration has (a scalar is x alone). Before 2026-12-05 thread
+// positions refused grids of 65536 (valid) and of any dimension over 65535, and threadgroup
+// positions and counts were not checked (70000 groups read group 65535 and a count of 4464).
+void check_ushort_builtins(const KernelInfo& k, const LaunchShape& shape, const std::uint32_t threadgroup[3]) {
   for (const auto& p : k.params) {
     if (p.kind != ParamKind::builtin || p.scalar != ScalarType::u16) continue;
-    if (p.builtin != Builtin::thread_position_in_grid && p.builtin != Builtin::threads_per_grid &&
-        p.builtin != Builtin::grid_size)
-      continue;
-    for (int d = 0; d < 3; ++d) {
-      if (shape.grid[d] > 65535) {
-        throw ArgumentError("kernel '" + k.name + "': '" + p.name + "' is declared ushort, but the grid has " +
-                            std::to_string(shape.grid[d]) + " threads in dimension " + std::to_string(d) +
-                            "; declare it uint");
-      }
+    bool groups = false, position = false;
+    switch (p.builtin) {
+      case Builtin::thread_position_in_grid: position = true; break;
+      case Builtin::threads_per_grid: case Builtin::grid_size: break;
+      case Builtin::threadgroup_position_in_grid: groups = position = true; break;
+      case Builtin::threadgroups_per_grid: groups = true; break;
+      default: continue;
+    }
+    const int dims = std::min(3, std::max(1, p.vector_width));
+    for (int d = 0; d < dims; ++d) {
+      const std::uint64_t count = groups ? (shape.grid[d] + threadgroup[d] - 1) / threadgroup[d] : shape.grid[d];
+      if (count <= (position ? 65536u : 65535u)) continue;
+      throw ArgumentError("kernel '" + k.name + "': '" + p.name + "' is declared ushort, but the " +
+                          (groups ? "dispatch has " + std::to_string(count) + " threadgroups"
+                                  : "grid has " + std::to_string(count) + " threads") +
+                          " in dimension " + std::to_string(d) + ", more than it holds; declare it uint" +
+                          (groups ? " (or use larger threadgroups)" : ""));
     }
   }
 }
@@ -561,6 +576,7 @@ void bind_arguments(const KernelImpl& kernel, const LaunchShape& shape, const st
   for (int d = 0; d < 3; ++d) command.grid[d] = static_cast<std::uint32_t>(shape.grid[d]);
   choose_threadgroup(k, kernel.program()->automatic_threadgroup_limit(), kernel.device()->info(), shape,
                      command.threadgroup);
+  check_ushort_builtins(k, shape, command.threadgroup);
   // A thread's scratch command keeps its arguments, reset, from the last call: a kernel of as
   // many parameters reuses them rather than constructing new ones.
   if (command.args.size() == k.params.size()) {

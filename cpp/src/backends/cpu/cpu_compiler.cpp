@@ -3,6 +3,7 @@
 #include "backends/cpu/stack_limits.hpp"
 #include "backends/translated/host_cxx.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -375,7 +376,9 @@ std::shared_ptr<Program> load_program(const msl::TranslatedKernel& kernel, const
   auto entry = reinterpret_cast<metalcall_cpu_entry>(module->symbol(kernel.entry_symbol));
   if (!layout || !entry) throw DeviceError("[cpu] the compiled kernel '" + info.name + "' lacks its entry point");
   translated::apply_layout(info, layout);
-  info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
+  // A pipeline never takes more than the device (1024), whatever the kernel declares: Metal's
+  // maxTotalThreadsPerThreadgroup is at most the device's (2048 was taken before 2026-12-05).
+  info.max_total_threads_per_threadgroup = info.declared_max_threads ? std::min(info.declared_max_threads, 1024u) : 1024;
   info.threads_synchronise = kernel.uses_fibers || kernel.runs_regions;
   info.thread_schedule = kernel.runs_regions ? "regions" : kernel.uses_fibers ? "fibers" : "loop";
   return std::make_shared<CpuProgram>(std::move(info), module, entry, kernel.uses_fibers, checked);

@@ -275,6 +275,10 @@ SignatureParser::Kind SignatureParser::parse_instantiation(std::size_t template_
     k.info.params.push_back(p.info);
   }
   if (!k.info.declared_max_threads) k.info.declared_max_threads = tmpl.info.declared_max_threads;
+  // MLX's `max_total_threads_per_threadgroup(WM * WN * 32)`: the limit of these arguments
+  // (left out before 2026-12-05, so the automatic threadgroup could exceed it).
+  if (!k.info.declared_max_threads && !tmpl.max_threads_text.empty())
+    k.info.declared_max_threads = resolve_max_threads(substitute_arguments(tmpl.max_threads_text, k.template_arguments, t_));
   return Kind::instantiation;
 }
 

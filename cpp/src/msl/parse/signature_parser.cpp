@@ -7,6 +7,7 @@
 #include "msl/parse/resource_params.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -284,6 +285,63 @@ int SignatureParser::max_threads_argument(const Attribute& a) const {
   return a.args.size() == 1 && integer_expression(a.args[0], value) ? integer_argument(a) : 0;
 }
 
+void SignatureParser::note_max_threads(const Attribute& a, ParsedKernel& k) const {
+  k.info.declared_max_threads = max_threads_argument(a);
+  k.max_threads_text = !k.info.declared_max_threads && a.args.size() == 1 ? a.args[0] : std::string();
+}
+
+int SignatureParser::resolve_max_threads(const std::string& text, int depth) const {
+  long value = 0;
+  if (integer_expression(text, value)) return value > 0 && value <= 999999999 ? static_cast<int>(value) : 0;
+  if (depth > 8) return 0;
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_')) {
+      out += c;
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+    const std::string word = text.substr(i, j - i);
+    const bool suffix = i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]));  // `32u`
+    i = j;
+    if (suffix) {
+      out += word;
+      continue;
+    }
+    if (text.compare(i, 2, "::") == 0) {  // `Cfg::threads`: the member's own declaration decides
+      i += 2;
+      continue;
+    }
+    // The one declaration `... constexpr/constant ... word = init;` of the source (two: unknown).
+    std::string init;
+    int found = 0;
+    for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
+      if (!t_[k].is_identifier(word.c_str()) || !t_[k + 1].is("=")) continue;
+      bool constant = false;
+      std::size_t b = k;
+      while (b > 0 && !t_[b - 1].is(";") && !t_[b - 1].is("{") && !t_[b - 1].is("}") && !t_[b - 1].is("(") &&
+             !t_[b - 1].is(",")) {
+        --b;
+        constant = constant || t_[b].is_identifier("constexpr") || t_[b].is_identifier("constant");
+      }
+      if (!constant) continue;
+      std::string here;
+      for (std::size_t e = k + 2; e < t_.size() && !t_[e].is(";") && !t_[e].is(","); ++e) here += t_[e].text;
+      if (found && here != init) return 0;
+      init = here;
+      found = 1;
+    }
+    if (!found) return 0;
+    const int v = resolve_max_threads(init, depth + 1);
+    if (!v) return 0;
+    out += "(" + std::to_string(v) + ")";
+  }
+  return resolve_max_threads(out, depth + 1);
+}
+
 std::string SignatureParser::unquote(const std::string& s) {
   if (s.size() < 2 || s.front() != '"' || s.back() != '"') return s;
   std::string out;
@@ -343,7 +401,7 @@ SignatureParser::Kind SignatureParser::parse_kernel(std::size_t start, ParsedKer
   k.info.line = t_[i].line;
   ++i;
   for (const auto& a : attrs) {
-    if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
+    if (a.name == "max_total_threads_per_threadgroup") note_max_threads(a, k);
     if (a.name == "host_name") {
       if (a.args.size() != 1 || unquote(a.args[0]).empty()) fail(a.token, "[[host_name(\"name\")]] needs a name");
       k.info.name = unquote(a.args[0]);
@@ -370,7 +428,10 @@ SignatureParser::Kind SignatureParser::parse_kernel(std::size_t start, ParsedKer
   k.body_open = i;
   k.body_close = matching(i, "{", "}");
   for (const auto& a : attrs)
-    if (a.name == "max_total_threads_per_threadgroup") k.info.declared_max_threads = max_threads_argument(a);
+    if (a.name == "max_total_threads_per_threadgroup") note_max_threads(a, k);
+  // A named constant's value is known now; a template parameter's only per instantiation.
+  if (!k.info.declared_max_threads && !k.max_threads_text.empty() && !template_parameters)
+    k.info.declared_max_threads = resolve_max_threads(k.max_threads_text);
   return template_parameters ? Kind::template_definition : Kind::definition;
 }
 

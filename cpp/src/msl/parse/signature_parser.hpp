@@ -43,6 +43,9 @@ struct ParsedKernel {
   // How many of them the instantiation wrote (or deduction found): the call passes those
   // and leaves the defaults to C++, which evaluates them in the template's scope.
   std::size_t explicit_arguments = 0;
+  // [[max_total_threads_per_threadgroup(x)]] whose x is no integer expression by itself (a
+  // template's `WM * WN * 32`, a named constant): its text, resolved per instantiation.
+  std::string max_threads_text;
 };
 
 /** A program-scope `constant T name [[function_constant(i)]];`. */

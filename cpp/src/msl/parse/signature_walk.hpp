@@ -81,9 +81,15 @@ class SignatureParser {
   // ggml's macros write), with + - * / and parentheses.
   int integer_argument(const Attribute& a) const;
 
-  // A template kernel may compute its limit from its parameters (`WM * WN * 32`); that
-  // limit is not known here and is left out (0: none declared).
+  // A template kernel may compute its limit from its parameters (`WM * WN * 32`): 0 here, and
+  // the text is kept for each instantiation (resolve_max_threads, with the arguments put in).
   int max_threads_argument(const Attribute& a) const;
+
+  // The value of a limit's text whose names are program-scope integer constants (`constant
+  // constexpr int BS = 96;`, as the names of template parameters once replaced), or 0.
+  int resolve_max_threads(const std::string& text, int depth = 0) const;
+  // Records a kernel's [[max_total_threads_per_threadgroup(x)]]: its value, or its text.
+  void note_max_threads(const Attribute& a, ParsedKernel& k) const;
 
   // The text of a string literal argument; adjacent literals join ("a_" "float" from a macro's #x).
   static std::string unquote(const std::string& s);

@@ -1,6 +1,7 @@
 // Kernels of the sandboxed CPU device (see sandbox_programs.hpp).
 #include "backends/cpu/sandbox/sandbox_programs.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -126,7 +127,8 @@ std::shared_ptr<Program> load_sandbox_program(const std::shared_ptr<WorkerLink>&
     module->make_ready(*link);
     const std::vector<metalcall_cpu_layout> layout = prepare(*link, module->id(), id, info.name, symbols, info.params.size());
     translated::apply_layout(info, layout.data());
-    info.max_total_threads_per_threadgroup = info.declared_max_threads ? info.declared_max_threads : 1024;
+    // At most the device's 1024, whatever the kernel declares (cpu_compiler.cpp).
+    info.max_total_threads_per_threadgroup = info.declared_max_threads ? std::min(info.declared_max_threads, 1024u) : 1024;
     info.threads_synchronise = kernel.uses_fibers || kernel.runs_regions;
     info.thread_schedule = kernel.runs_regions ? "regions" : kernel.uses_fibers ? "fibers" : "loop";
     auto program = std::make_shared<SandboxProgram>(info, module, id, std::move(symbols), link);
