@@ -372,3 +372,33 @@ def test_eig_defective_and_ill_conditioned(device):
         g = (np.diag(-np.ones(n - 1), -1) + sum(np.diag(np.ones(n - k), k) for k in range(4))).astype(name)
         w, v = (np.asarray(t) for t in mnp.linalg.eig(mnp.asarray(g, device=device)))
         _check_eig(g, w, v)
+
+
+def test_invalid_axis_raises(device):
+    """2025.12: 'If provided an invalid axis, the function must raise an exception' (sort, argsort,
+    repeat, diff, take, ... had wrapped it modulo ndim: sort(x, axis=2) of a 2-D x sorted axis 0);
+    valid negative axes still agree with NumPy."""
+    a = np.array([[3.0, 1.0, 2.0], [0.5, 9.0, -1.0]], dtype=np.float32)
+    x = mnp.asarray(a, device=device)
+    idx = mnp.asarray(np.array([0, 2]), device=device)
+    calls = {
+        "sort": (lambda ax: mnp.sort(x, axis=ax), lambda ax: np.sort(a, axis=ax)),
+        "argsort": (lambda ax: mnp.argsort(x, axis=ax), lambda ax: np.argsort(a, axis=ax, kind="stable")),
+        "repeat": (lambda ax: mnp.repeat(x, 2, axis=ax), lambda ax: np.repeat(a, 2, axis=ax)),
+        "diff": (lambda ax: mnp.diff(x, axis=ax), lambda ax: np.diff(a, axis=ax)),
+        "take": (lambda ax: mnp.take(x, idx, axis=ax), lambda ax: np.take(a, [0, 2], axis=ax) if ax in (1, -1)
+                 else np.take(a, [0, 1], axis=ax)),
+        "tensordot": (lambda ax: mnp.tensordot(x, x, axes=((ax,), (ax,))),
+                      lambda ax: np.tensordot(a, a, axes=((ax,), (ax,)))),
+    }
+    for name, (got, exp) in calls.items():
+        for ax in (2, -3, 5):
+            with pytest.raises((IndexError, ValueError)):
+                r = got(ax)
+                np.asarray(r)
+        for ax in (-1, -2, 0, 1):
+            if name == "take" and ax in (0, -2):
+                r = mnp.take(x, mnp.asarray(np.array([0, 1]), device=device), axis=ax)
+            else:
+                r = got(ax)
+            check(r, exp(ax), dtype=name not in ("argsort",))

@@ -15,7 +15,7 @@ from . import _runtime as R
 from ._array import flush_readers, ndarray
 from ._creation import arange, asarray, empty
 from ._elementwise import apply, assign, astype, where
-from ._manip import broadcast_to, reshape
+from ._manip import _norm_axis, broadcast_to, reshape
 
 
 def _is_basic(k):
@@ -186,7 +186,7 @@ def take(x, indices, /, *, axis=None):
         if x.ndim != 1:
             x = reshape(x, (-1,))
         axis = 0
-    axis = axis % x.ndim if x.ndim else 0
+    axis = _norm_axis(axis, x.ndim) if x.ndim else 0  # an axis out of [-ndim, ndim) raises (2025.12)
     idx = asarray(indices, device=x.device)
     if idx.dtype.kind not in "iu":
         raise IndexError("take needs integer indices")

@@ -15,7 +15,7 @@ from ._array import ndarray
 from ._creation import asarray, empty, full
 from ._elementwise import apply
 from ._indexing import take
-from ._manip import concat, reshape
+from ._manip import _norm_axis, concat, reshape
 from ._sort import sort
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
@@ -63,7 +63,7 @@ def repeat(x, repeats, /, *, axis=None):
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0
-    axis %= x.ndim
+    axis = _norm_axis(axis, x.ndim)  # an axis out of [-ndim, ndim) raises (2025.12), not wraps
     n = x.shape[axis]
     reps = repeats.to_numpy() if isinstance(repeats, ndarray) else np.asarray(repeats)
     if np.any(reps < 0):
@@ -221,7 +221,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [x] + ([append] if append is not None else [])
         x = concat(parts, axis=axis)
-    axis %= x.ndim
+    axis = _norm_axis(axis, x.ndim)  # an axis out of [-ndim, ndim) raises (2025.12), not wraps
     for _ in range(n):
         hi = [slice(None)] * x.ndim
         lo = [slice(None)] * x.ndim
