@@ -223,6 +223,12 @@ def test_isin_shapes_scalars_and_mixed_kinds(device):
             got = mnp.isin(v, x, invert=invert)
             assert got.shape == () and got.dtype == mnp.bool
             assert bool(got) == ((v in a.ravel().tolist()) != invert)
+    bools = np.array([[True, False], [False, False]])
+    for b in (np.array([True]), np.array([False, False]), np.array([], dtype=bool)):
+        check(mnp.isin(mnp.asarray(bools, device=device), mnp.asarray(b, device=device)), np.isin(bools, b))
+    f16 = np.array([0.5, -0.0, np.inf, 65504], dtype=np.float16)
+    check(mnp.isin(mnp.asarray(f16, device=device), mnp.asarray(np.array([0.0, 65504], np.float16), device=device)),
+          np.array([False, True, False, True]))
     u8 = mnp.asarray(np.array([0, 44, 255], dtype=np.uint8), device=device)
     check(mnp.isin(u8, 300), np.array([False, False, False]))  # 300 is not 44 (300 mod 256)
     with pytest.raises(TypeError):
