@@ -408,3 +408,16 @@ def test_invalid_axis_raises(device):
             else:
                 r = got(ax)
             check(r, exp(ax), dtype=name not in ("argsort",))
+
+
+def test_boolean_mask_alone_in_a_tuple(device):
+    """x[(mask,)] is x[mask] (the mask is still the sole index), for reading and writing; it raised
+    IndexError. Masks of 1 and 2 dimensions, a 0-d mask, and an all-False one."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for m in (np.array([True, False, True]), a > 4.5, np.array(True), np.zeros(3, dtype=bool)):
+        x = mnp.asarray(a, device=device)
+        check(x[(mnp.asarray(m, device=device),)], a[(m,)])
+        b = a.copy()
+        b[(m,)] = -1.0
+        x[(mnp.asarray(m, device=device),)] = -1.0
+        check(x, b)
