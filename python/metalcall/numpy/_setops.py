@@ -140,7 +140,7 @@ kernel void mnp_isin(device const ELEM* hay [[buffer(0)]], device const ELEM* ne
     long mid = (lo + hi) / 2;
     if (mnp_lt(hay[mid], v)) lo = mid + 1; else hi = mid;
   }
-  bool found = lo < n && EQUAL(hay[lo], v);
+  bool found = lo < n && hay[lo] == v;  // equality as `equal`: -0 is +0, NaN is nothing
   out[i] = found != (invert != 0);
 }
 """
@@ -191,7 +191,8 @@ def isin(x1, x2, /, *, invert=False):
     x2 = reshape(x2, (-1,))
     k1, k2 = x1.dtype, x2.dtype
     if {k1.kind, k2.kind} == {"i", "u"} and np.result_type(k1, k2).kind == "f":
-        # int64 with uint64: only x2's values representable in x1's dtype can equal an element of x1.
+        # signed with unsigned 64-bit (NumPy: float64, rounding): only x2's values that x1's dtype
+        # represents can equal an element of x1, and in that dtype they compare exactly.
         keep = apply("greater_equal", x2, 0) if k2.kind == "i" else apply("less_equal", x2, np.iinfo(k1).max)
         x2 = x2[keep].astype(k1)
     dt = np.result_type(x1.dtype, x2.dtype)
@@ -206,7 +207,7 @@ def isin(x1, x2, /, *, invert=False):
     else:
         hay = sort(x2.astype(dt, copy=False))
         less = "(a < b || (b != b && a == a))" if dt.kind == "f" else "(a < b)"
-        src = _ISIN.replace("ELEM", D.msl(dt)).replace("LESS", less).replace("EQUAL(hay[lo], v)", "hay[lo] == v")
+        src = _ISIN.replace("ELEM", D.msl(dt)).replace("LESS", less)
     kern = R.kernel(x1.device, src, "mnp_isin")
     R.launch(kern, x1.size, hay._contiguous_buffer(), needles._contiguous_buffer(), np.int64(hay.size).tobytes(),
              np.int64(invert).tobytes(), out._buf)
