@@ -8,7 +8,7 @@
 #
 # Environment: METALCALL_DEVICE (cpu, cuda, cuda:1, metal; empty: metalcall's best device) picks
 # mnp's default device; MAX_EXAMPLES (default 20) is Hypothesis' examples per test;
-# ARRAY_API_TESTS_VERSION (default 2024.12) the standard's version; MODULE (default
+# ARRAY_API_TESTS_VERSION (default 2025.12) the standard's version; MODULE (default
 # metalcall.numpy) the namespace under test, so array_api_strict or numpy run on the same settings.
 # Run it with the Python that has metalcall installed plus the suite's requirements (pytest,
 # hypothesis, ndindex, pytest-json-report).
@@ -22,7 +22,7 @@ suite=$(cd "$1" && pwd)
 shift
 
 export ARRAY_API_TESTS_MODULE=${MODULE:-metalcall.numpy}
-export ARRAY_API_TESTS_VERSION=${ARRAY_API_TESTS_VERSION:-2024.12}
+export ARRAY_API_TESTS_VERSION=${ARRAY_API_TESTS_VERSION:-2025.12}
 python=${PYTHON:-python3}
 
 if [ ! -d "$suite/array-api/src" ]; then

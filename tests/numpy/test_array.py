@@ -18,7 +18,7 @@ def test_attributes_and_views(device):
     assert len(x) == 3
     check(list(x)[1], a[1])
     assert x.__array_namespace__() is mnp
-    assert mnp.__array_api_version__ == "2024.12"
+    assert mnp.__array_api_version__ == "2025.12"
 
 
 def test_host_view_is_zero_copy(device):

@@ -1,4 +1,4 @@
-"""metalcall.numpy: a NumPy-like array namespace (Python array API 2024.12) on metalcall devices.
+"""metalcall.numpy: a NumPy-like array namespace (Python array API 2025.12) on metalcall devices.
 
     import metalcall.numpy as mnp
     x = mnp.random.randn(10**6); y = mnp.random.randn(10**6)
@@ -42,7 +42,7 @@ from ._reduce import (
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._sort import argsort, sort
 from ._setops import (
-    count_nonzero, diff, nonzero, repeat, searchsorted, unique_all, unique_counts, unique_inverse, unique_values,
+    count_nonzero, diff, isin, nonzero, repeat, searchsorted, unique_all, unique_counts, unique_inverse, unique_values,
 )
 from . import fft, linalg, random
 from . import _info
@@ -53,7 +53,7 @@ _methods.install(namespace=_sys.modules[__name__])
 globals().update(_FUNCTIONS)
 globals().update({alias: _FUNCTIONS[name] for alias, name in _ALIASES.items()})
 
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 ndarray.__module__ = "metalcall.numpy"
 
 e = 2.718281828459045
@@ -117,7 +117,7 @@ __all__ = [
     # reductions, linear algebra, sorting, sets and searching
     "all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "cumulative_prod", "cumulative_sum", "max",
     "mean", "min", "prod", "std", "sum", "var", "dot", "matmul", "outer", "tensordot", "vecdot", "argsort",
-    "sort", "count_nonzero", "diff", "nonzero", "repeat", "searchsorted", "unique_all", "unique_counts",
+    "sort", "count_nonzero", "diff", "isin", "nonzero", "repeat", "searchsorted", "unique_all", "unique_counts",
     "unique_inverse", "unique_values",
     # constants and NumPy conveniences
     "e", "inf", "nan", "newaxis", "pi", "allclose", "asnumpy", "isscalar", "to_numpy",

@@ -15,7 +15,7 @@ from . import _runtime as R
 from ._array import flush_readers, ndarray
 from ._creation import arange, asarray, empty
 from ._elementwise import apply, assign, astype, where
-from ._manip import broadcast_to, reshape
+from ._manip import _norm_axis, broadcast_to, reshape
 
 
 def _is_basic(k):
@@ -65,7 +65,17 @@ def _basic_view(x, key):
     return ndarray._wrap(x._buf, tuple(shape), x.dtype, x.device, off, tuple(strides), x._readonly)
 
 
+def _sole_mask(key):
+    """x[(mask,)] is x[mask]: a boolean array alone in a tuple is still the sole index (NumPy and
+    array-api-strict take it; it was refused here)."""
+    if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], (ndarray, np.ndarray)) \
+            and key[0].dtype == np.bool_:
+        return key[0]
+    return key
+
+
 def getitem(x, key):
+    key = _sole_mask(key)
     keys = key if isinstance(key, tuple) else (key,)
     if all(_is_basic(k) for k in keys):
         return _basic_view(x, key)
@@ -186,7 +196,7 @@ def take(x, indices, /, *, axis=None):
         if x.ndim != 1:
             x = reshape(x, (-1,))
         axis = 0
-    axis = axis % x.ndim if x.ndim else 0
+    axis = _norm_axis(axis, x.ndim) if x.ndim else 0  # an axis out of [-ndim, ndim) raises (2025.12)
     idx = asarray(indices, device=x.device)
     if idx.dtype.kind not in "iu":
         raise IndexError("take needs integer indices")
@@ -257,6 +267,7 @@ def _put(x, idx, value):
 def setitem(x, key, value):
     if isinstance(key, list):
         key = np.asarray(key)
+    key = _sole_mask(key)
     keys = key if isinstance(key, tuple) else (key,)
     if all(_is_basic(k) for k in keys):
         assign(_basic_view(x, key), value)

@@ -18,7 +18,7 @@ class Info:
     def devices(self):
         out = [mc.Device(f"{i.backend}:{i.index}") for i in mc.get_devices()]
         default = R.default_device()  # METALCALL_DEVICE may name one get_devices() does not list (metal-sim)
-        return out if default in out else out + [default]
+        return tuple(out if default in out else out + [default])  # a tuple since 2025.12
 
     def default_dtypes(self, *, device=None):
         dev = R.as_device(device)

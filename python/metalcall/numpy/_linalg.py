@@ -14,7 +14,7 @@ from ._backend import kernels
 from ._creation import asarray, zeros
 from ._dtype_functions import result_type
 from ._elementwise import apply
-from ._manip import broadcast_to, permute_dims, reshape
+from ._manip import _norm_axis, broadcast_to, permute_dims, reshape
 
 
 def _arr(x, like=None):
@@ -87,8 +87,8 @@ def tensordot(x1, x2, /, *, axes=2):
     else:
         a_axes, b_axes = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
                           [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
-    a_axes = [a % x1.ndim for a in a_axes]
-    b_axes = [b % x2.ndim for b in b_axes]
+    a_axes = [_norm_axis(a, x1.ndim) for a in a_axes]  # out of range raises, as NumPy's, not wraps
+    b_axes = [_norm_axis(b, x2.ndim) for b in b_axes]
     for i, j in zip(a_axes, b_axes):
         if x1.shape[i] != x2.shape[j]:
             raise ValueError("tensordot: shape mismatch for sum")

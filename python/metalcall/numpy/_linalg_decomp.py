@@ -46,6 +46,7 @@ class LinAlgError(mc.Error, ValueError):
 
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -226,6 +227,34 @@ def eigh(x, /):
 
 def eigvalsh(x, /):
     return _eigh(x, "eigvalsh", False)[0]
+
+
+def _eig(x, name, vectors):
+    """(w (..., n), V (..., n, n) or None) of general matrices, complex whatever x's dtype (the
+    standard's eig: complex64 for float32, complex128 for float64), by _kernels/linalg_eig.py."""
+    x, dt, bs, n, _ = matrices(x, name)
+    cdt = D.complex64 if dt in (D.float32, D.complex64) else D.complex128
+    x = x.astype(cdt, copy=False)
+    batch = F.prod(bs)
+    if batch * n == 0:
+        return zeros(bs + (n,), dtype=cdt, device=x.device), zeros(x.shape, dtype=cdt, device=x.device)
+    w, v, info = kernels("linalg_eig").eig(x.device, x._contiguous_buffer(), batch, n, cdt, vectors)
+    status = np.asarray(info)  # waits for the kernel
+    if (status < 0).any():
+        raise LinAlgError("Array must not contain infs or NaNs")
+    if status.any():
+        raise LinAlgError("Eigenvalues did not converge")
+    return wrap(w, bs + (n,), cdt, x.device), (wrap(v, x.shape, cdt, x.device) if vectors else None)
+
+
+def eig(x, /):
+    """The array API's linalg.eig (2025.12): eigenvalues (..., n) and eigenvectors (columns of
+    (..., n, n), unit 2-norm, largest entry real) of general matrices, both complex."""
+    return EigResult(*_eig(x, "eig", True))
+
+
+def eigvals(x, /):
+    return _eig(x, "eigvals", False)[0]
 
 
 def _svd(x, full_matrices, vectors):

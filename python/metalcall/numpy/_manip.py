@@ -99,9 +99,13 @@ def moveaxis(x, source, destination, /):
 
 
 def expand_dims(x, /, axis=0):
+    """One singleton axis per entry of `axis` (an int or, since 2025.12, a tuple), each entry a
+    position in the result (of ndim + len(axis) axes); repeated positions are an error."""
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = x.ndim + len(axes)
-    axes = sorted(_norm_axis(a, nd) for a in axes)
+    axes = sorted(_norm_axis(operator.index(a), nd) for a in axes)
+    if len(set(axes)) != len(axes):  # inserting twice at one position would give a wrong shape
+        raise ValueError(f"expand_dims: repeated axis positions in {axis!r}")
     shape, strides = list(x.shape), list(x._strides)
     for a in axes:
         shape.insert(a, 1)
@@ -144,11 +148,13 @@ def broadcast_to(x, /, shape):
 
 def broadcast_arrays(*arrays):
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    return [broadcast_to(a, shape) for a in arrays]
+    return tuple(broadcast_to(a, shape) for a in arrays)  # a tuple since 2025.12 (a list before)
 
 
 def broadcast_shapes(*shapes):
-    return np.broadcast_shapes(*shapes)
+    """The array API's broadcast_shapes (2025.12): a tuple of ints, () for no shapes, ValueError
+    for shapes that do not broadcast (NumPy's rules, which are the standard's)."""
+    return tuple(int(s) for s in np.broadcast_shapes(*(tuple(operator.index(d) for d in s) for s in shapes)))
 
 
 def concat(arrays, /, *, axis=0):
@@ -228,7 +234,7 @@ def tile(x, repetitions, /):
 def meshgrid(*arrays, indexing="xy"):
     n = len(arrays)
     if n == 0:
-        return []
+        return ()
     sizes = [a.size for a in arrays]
     if indexing == "xy" and n > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
@@ -240,4 +246,4 @@ def meshgrid(*arrays, indexing="xy"):
             ax = 1 - i
         shape[ax] = a.size
         out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)).copy())
-    return out
+    return tuple(out)  # a tuple since 2025.12 (a list before)

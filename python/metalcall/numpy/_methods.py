@@ -149,8 +149,8 @@ def install(namespace):
     __array_namespace__ returns."""
 
     def __array_namespace__(self, *, api_version=None):
-        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
-            raise ValueError(f"metalcall.numpy implements the array API 2024.12, not {api_version}")
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12"):
+            raise ValueError(f"metalcall.numpy implements the array API 2025.12, not {api_version}")
         return namespace
 
     methods = {name: value for name, value in vars(_OperationMethods).items() if name not in _CLASS_ATTRIBUTES}

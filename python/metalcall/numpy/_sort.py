@@ -8,7 +8,7 @@ from . import _fusion as F
 from ._array import ndarray
 from ._backend import kernels
 from ._creation import asarray
-from ._manip import moveaxis
+from ._manip import _norm_axis, moveaxis
 
 
 def _prep(x, axis):
@@ -16,7 +16,7 @@ def _prep(x, axis):
         x = asarray(x)
     if x.ndim == 0:
         raise ValueError("sort needs at least one dimension")
-    axis = axis % x.ndim
+    axis = _norm_axis(axis, x.ndim)  # an axis out of [-ndim, ndim) raises (2025.12), not wraps
     y = moveaxis(x, axis, -1) if axis != x.ndim - 1 else x
     return x, y, axis
 
