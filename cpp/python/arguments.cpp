@@ -1,6 +1,9 @@
 // Python values → Arguments: Buffers, buffer-protocol objects, DLPack tensors and
 // CUDA arrays (used in place), Python and NumPy scalars (packed later to the kernel's declared type).
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -126,6 +129,29 @@ Argument scalar_argument(PyObject* o) {
   throw ArgumentError("unsupported scalar");
 }
 
+// An np.longdouble (x87's 80 bits, or binary128) as a double rounded to odd, which rounds on to
+// float, half or bfloat as the long double itself would (scalar_packing.hpp): float(x) rounded twice
+// (1 + 2^-24 + 2^-60 became the tie 1 + 2^-24, then 1.0f, not 1 + 2^-23), and a finite value past
+// double's range became infinity, packed as such where float's range check refuses it.
+double long_double_rounded_to_odd(const py::handle& o) {
+  long double v = 0;
+  Py_buffer view;
+  if (PyObject_GetBuffer(o.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  const bool same = view.len == static_cast<Py_ssize_t>(sizeof v);
+  if (same) std::memcpy(&v, view.buf, sizeof v);
+  PyBuffer_Release(&view);
+  if (!same) return o.cast<double>();  // NumPy's long double is not this compiler's
+  double d = static_cast<double>(v);
+  if (std::isnan(v) || std::isinf(v) || static_cast<long double>(d) == v) return d;
+  if (std::isinf(d)) return std::copysign(std::numeric_limits<double>::max(), d);  // finite, out of every range
+  if (std::fabs(static_cast<long double>(d)) > std::fabs(v)) d = std::nextafter(d, 0.0);  // toward zero
+  std::uint64_t bits;
+  std::memcpy(&bits, &d, sizeof d);
+  bits |= 1u;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
 // A NumPy scalar (np.float32(2), np.uint8(7), …) by value, keeping its kind.
 Argument numpy_scalar_argument(const py::handle& o) {
   const char kind = o.attr("dtype").attr("kind").cast<char>();
@@ -133,7 +159,15 @@ Argument numpy_scalar_argument(const py::handle& o) {
     case 'b': return Argument::from_bool(o.cast<bool>());
     case 'i': return Argument::from_int(o.cast<long long>());
     case 'u': return Argument::from_uint(o.cast<unsigned long long>());
-    case 'f': return Argument::from_float(o.cast<double>());
+    case 'f':
+      if (o.attr("dtype").attr("itemsize").cast<std::size_t>() > sizeof(double))
+        return Argument::from_float(long_double_rounded_to_odd(o));
+      return Argument::from_float(o.cast<double>());
+    // Their buffer protocol gives plain bytes ('B'), which bind anywhere: np.datetime64(5, 's') became
+    // a long 5 or two floats. As arrays of them are, they are refused.
+    case 'M': case 'm':
+      throw ArgumentError("a NumPy " + std::string(py::str(o.attr("dtype"))) + " value has no MSL type; pass "
+                          "x.astype(np.int64) (a count of its units) or x.view(np.int64) if that is what you mean");
     default: break;
   }
   return Argument{};  // structured and other scalars: use their bytes
@@ -331,7 +365,12 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
       continue;
     }
     if (PyObject_IsInstance(o, numpy_generic())) {
-      Argument a = numpy_scalar_argument(arg);
+      Argument a;
+      try {
+        a = numpy_scalar_argument(arg);
+      } catch (const ArgumentError& e) {
+        throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
+      }
       if (a.kind != Argument::Kind::bytes) {
         out.push_back(std::move(a));
         continue;

@@ -285,8 +285,38 @@ bool dlpack_only(const py::handle& x) {
   return !PyObject_CheckBuffer(x.ptr()) && py::hasattr(x, "__dlpack__") && py::hasattr(x, "__dlpack_device__");
 }
 
+namespace {
+
+// A producer's __dlpack_device__(): (device type, device id), each a 32-bit int as DLDevice holds
+// them. Read by hand, not cast: pybind11's cast of a malformed answer ("cpu", (1,), (1.0, 0), 2**40)
+// raised a RuntimeError naming no one.
+std::pair<int, int> dlpack_device(const py::handle& x) {
+  py::object where = x.attr("__dlpack_device__")();
+  auto refuse = [&] {
+    return ArgumentError(name_of(x) + ".__dlpack_device__() returned " + std::string(py::repr(where)).substr(0, 80) +
+                         "; DLPack asks for a tuple (device_type, device_id) of two ints");
+  };
+  if (!PyTuple_Check(where.ptr()) || PyTuple_GET_SIZE(where.ptr()) != 2) throw refuse();
+  int out[2];
+  for (int i = 0; i < 2; ++i) {
+    PyObject* v = PyTuple_GET_ITEM(where.ptr(), i);
+    if (PyBool_Check(v) || !PyIndex_Check(v)) throw refuse();  // IntEnum members (torch's) are ints
+    long long n = 0;
+    try {
+      n = index_value(v);
+    } catch (const ArgumentError&) {
+      throw refuse();
+    }
+    if (n < INT32_MIN || n > INT32_MAX) throw refuse();
+    out[i] = static_cast<int>(n);
+  }
+  return {out[0], out[1]};
+}
+
+}  // namespace
+
 bool dlpack_on_gpu(const py::handle& x) {
-  const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  const auto where = dlpack_device(x);
   return where.first == kDLCUDA || where.first == kDLCUDAManaged;
 }
 
@@ -322,7 +352,7 @@ PyBuffer import_dlpack(const py::handle& x, const Device& device) {
     throw ArgumentError("from_dlpack takes an object with __dlpack__ and __dlpack_device__ (NumPy, torch, CuPy, JAX), not " +
                         name_of(x));
   }
-  const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  const auto where = dlpack_device(x);
   check_placement(name_of(x), where, device);
   // DLPack's stream rule: the producer makes our stream wait for its pending work
   // on the memory (an event), so every kernel we queue after this sees it. None for host memory.
@@ -361,7 +391,7 @@ void init_dlpack(py::module_& m) {
     Device d;
     if (!device.is_none()) d = device.cast<Device>();
     else if (py::hasattr(x, "__dlpack_device__") && !py::isinstance<PyBuffer>(x) && dlpack_on_gpu(x))
-      d = Device::open("cuda:" + std::to_string(x.attr("__dlpack_device__")().cast<std::pair<int, int>>().second));
+      d = Device::open("cuda:" + std::to_string(dlpack_device(x).second));
     else d = Device::open("cpu");
     if (py::isinstance<PyBuffer>(x)) {
       const PyBuffer& b = x.cast<const PyBuffer&>();
