@@ -110,7 +110,36 @@ PyObject* numpy_generic() {
   return generic;
 }
 
-Argument scalar_argument(PyObject* o) {
+// A Python int past 64 bits as a double rounded to odd (its top 53 bits, the last set if any bit below
+// was), which rounds on to float, half or bfloat as the int itself would; past double's range, the
+// largest double, which every one of them refuses as out of range.
+double wide_int_rounded_to_odd(PyObject* o) {
+  const bool negative = PyObject_RichCompareBool(o, py::int_(0).ptr(), Py_LT) == 1;
+  py::int_ magnitude = py::reinterpret_steal<py::int_>(PyNumber_Absolute(o));
+  if (!magnitude) throw py::error_already_set();
+  const std::size_t bits = magnitude.attr("bit_length")().cast<std::size_t>();
+  if (bits > 1024) return negative ? -std::numeric_limits<double>::max() : std::numeric_limits<double>::max();
+  const std::size_t drop = bits > 53 ? bits - 53 : 0;
+  py::int_ shift(drop);
+  py::object top = py::reinterpret_steal<py::object>(PyNumber_Rshift(magnitude.ptr(), shift.ptr()));
+  if (!top) throw py::error_already_set();
+  py::object back = py::reinterpret_steal<py::object>(PyNumber_Lshift(top.ptr(), shift.ptr()));
+  if (!back) throw py::error_already_set();
+  std::uint64_t kept = top.cast<std::uint64_t>();
+  if (!back.equal(magnitude)) kept |= 1u;  // inexact: round to odd
+  const double v = std::ldexp(static_cast<double>(kept), static_cast<int>(drop));  // exact: 53 bits at most
+  return negative ? -v : v;
+}
+
+bool floating_scalar(const ParamInfo* p) {
+  return p && p->vector_width == 1 && p->kind != ParamKind::buffer &&
+         (p->scalar == ScalarType::f32 || p->scalar == ScalarType::f16 || p->scalar == ScalarType::bf16);
+}
+
+// `kernel`'s parameter `index` is the one the value is for, where known: an int past 64 bits is a value
+// a float, half or bfloat holds (2**64 is a float; 10**39 is past its range), refused for the rest.
+// (Looked up only then: reflection's parameter list is built per lookup, and calls must stay cheap.)
+Argument scalar_argument(PyObject* o, const Kernel* kernel = nullptr, std::size_t index = 0) {
   if (PyBool_Check(o)) return Argument::from_bool(o == Py_True);
   if (PyLong_Check(o)) {
     int overflow = 0;
@@ -120,6 +149,10 @@ Argument scalar_argument(PyObject* o) {
       const unsigned long long u = PyLong_AsUnsignedLongLong(o);
       if (!PyErr_Occurred()) return Argument::from_uint(u);
       PyErr_Clear();
+    }
+    if (kernel) {
+      const auto params = kernel->info().buffer_params();
+      if (index < params.size() && floating_scalar(params[index])) return Argument::from_float(wide_int_rounded_to_odd(o));
     }
     const std::string text = py::str(o);  // a short form of a huge number
     throw ArgumentError("integer " + (text.size() <= 24 ? text : text.substr(0, 8) + "... (" + std::to_string(text.size()) + " digits)") +
@@ -358,7 +391,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
       try {
-        out.push_back(scalar_argument(o));
+        out.push_back(scalar_argument(o, kernel, i - first));
       } catch (const ArgumentError& e) {
         throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
       }

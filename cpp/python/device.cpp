@@ -259,6 +259,29 @@ PyObject* device_compile_fast(PyObject* self, PyObject* const* args, Py_ssize_t 
     py::detail::try_translate_exceptions();
     return nullptr;
   }
+  // A keyword compile() does not take, or a second positional argument, is bad input: an ArgumentError
+  // (a TypeError too) saying what it takes, where pybind11's overload answered "incompatible function
+  // arguments" with its signature. constants= belongs to lib.function, the most likely mix-up.
+  std::string refused;
+  if (nargs > 1) refused = "compile() takes the source as its one positional argument; options are keywords";
+  for (Py_ssize_t i = 0; kwnames && refused.empty() && i < PyTuple_GET_SIZE(kwnames); ++i) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    bool known = false;
+    for (const char* name : {"source", "defines", "fast_math", "language_version"})
+      known = known || PyUnicode_CompareWithASCIIString(key, name) == 0;
+    if (known) continue;
+    refused = "compile() has no option '" + std::string(py::str(key)) + "'; it takes defines=, fast_math= and language_version=";
+    if (PyUnicode_CompareWithASCIIString(key, "constants") == 0)
+      refused += " (function constants are given per kernel: lib.function(name, constants={...}))";
+  }
+  if (!refused.empty()) {
+    try {
+      throw ArgumentError(refused);
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+      return nullptr;
+    }
+  }
   // Everything else (keywords, a subclass): the pybind11 overload, with self first.
   std::vector<PyObject*> all(static_cast<std::size_t>(nargs) + 1 + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
   all[0] = self;

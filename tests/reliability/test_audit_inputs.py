@@ -289,3 +289,68 @@ def test_long_double_past_double_range_is_out_of_range(device, kernel):
         assert out[0] == 0xFF80
     else:
         assert out[0] == -np.inf
+
+
+WIDE_INTS_SRC = LONG_DOUBLE_SRC + """
+kernel void store_uint(device uint* out [[buffer(0)]], constant uint& v [[buffer(1)]]) { out[0] = v; }
+kernel void store_ulong(device ulong* out [[buffer(0)]], ulong v [[buffer(1)]]) { out[0] = v; }
+"""
+
+# (kernel, int past 64 bits, the correctly rounded value's bits), derived by hand: a float keeps 24
+# significant bits, bfloat 8.
+WIDE_INTS = [
+    ("store_float", 2**64, np.float32(2.0**64).view(np.uint32)),
+    ("store_float", 2**64 + 1, np.float32(2.0**64).view(np.uint32)),
+    ("store_float", -(2**64) - 1, np.float32(-(2.0**64)).view(np.uint32)),
+    # just past the tie between 2^100 and 2^100 + 2^77: a double holds only the tie, which rounds to even
+    ("store_float", 2**100 + 2**76 + 1, np.float32(2.0**100 + 2.0**77).view(np.uint32)),
+    ("store_float", 2**100 + 2**76, np.float32(2.0**100).view(np.uint32)),
+    ("store_float", 2**127 * (2**24 - 1) // 2**23, np.float32(np.finfo(np.float32).max).view(np.uint32)),
+    ("store_bfloat", 2**64 + 1, 0x5F80),
+    ("store_bfloat", 2**70 + 2**62 + 1, 0x6281),
+]
+
+
+@pytest.mark.parametrize("kernel,value,bits", WIDE_INTS, ids=[f"{k}-{i}" for i, (k, *_) in enumerate(WIDE_INTS)])
+def test_ints_past_64_bits_pass_to_floating_parameters(device, kernel, value, bits):
+    # They were refused ("does not fit in 64 bits") for float parameters too, where 2**64 is an
+    # ordinary value.
+    fn = device.compile(WIDE_INTS_SRC)[kernel]
+    out = np.zeros(1, np.uint32 if kernel == "store_float" else np.uint16)
+    fn(1, out.view(np.uint8), value)
+    assert int(out[0]) == int(bits), (value, hex(int(out[0])), hex(int(bits)))
+
+
+@pytest.mark.parametrize("kernel,value,message", [
+    ("store_float", 10**39, "out of the range of float"),
+    ("store_float", -(2**128), "out of the range of float"),
+    ("store_float", 2**5000, "out of the range of float"),
+    ("store_half", 2**64, "out of the range of half"),
+    # bfloat's own range was not checked first: the message named float's (3.40282347e+38)
+    ("store_bfloat", 2**128, "out of the range of bfloat \\(largest 3.38953139e\\+38\\)"),
+    ("store_bfloat", 3.5e38, "out of the range of bfloat \\(largest 3.38953139e\\+38\\)"),
+    ("store_half", 1e39, "out of the range of half \\(largest 65504\\)"),
+    ("store_uint", 2**64, "does not fit in 64 bits"),
+    ("store_ulong", 2**64, "does not fit in 64 bits"),
+    ("store_ulong", -(2**63) - 1, "does not fit in 64 bits"),
+])
+def test_values_past_a_parameters_range_are_refused_naming_its_type(device, kernel, value, message):
+    fn = device.compile(WIDE_INTS_SRC)[kernel]
+    with pytest.raises(mc.ArgumentError, match=message):
+        fn(1, np.zeros(8, np.uint8)[: {"store_half": 2, "store_bfloat": 2, "store_ulong": 8}.get(kernel, 4)], value)
+
+
+@pytest.mark.parametrize("args,kwargs,message", [
+    ((), {"foo": 1}, "compile\\(\\) has no option 'foo'; it takes defines=, fast_math= and language_version="),
+    ((), {"constants": {"n": 1}}, "lib.function\\(name, constants="),
+    ((), {"fastmath": False}, "no option 'fastmath'"),
+    (({"X": 1},), {}, "one positional argument"),
+])
+def test_unknown_compile_options_are_argument_errors(device, args, kwargs, message):
+    # pybind11's overload answered with "TypeError: compile(): incompatible function arguments.
+    # The following argument types are supported: ..." (not an mc.Error).
+    with pytest.raises(mc.ArgumentError, match=message):
+        device.compile(SRC, *args, **kwargs)
+    lib = device.compile(SRC, defines={"UNUSED": 1}, fast_math=False, language_version="3.0")
+    assert "add_one" in lib
+    assert "add_one" in device.compile(source=SRC)
