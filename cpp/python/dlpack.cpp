@@ -239,9 +239,26 @@ PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Devic
                         ", which " + device.info().backend + " cannot use in place");
   }
   py::dtype dtype = numpy_dtype_of(t.dtype);
+  // The producer's shape is read, not trusted: a negative extent made a Buffer of 2^64 - 4 bytes
+  // (a segfault), a product past 64 bits one that wrapped.
+  if (t.ndim < 0 || t.ndim > 64 || (t.ndim > 0 && !t.shape)) {
+    throw ArgumentError("the DLPack tensor is malformed: ndim " + std::to_string(t.ndim) + (t.shape ? "" : " without a shape"));
+  }
   std::vector<py::ssize_t> shape(t.shape, t.shape + t.ndim);
+  const std::size_t itemsize = static_cast<std::size_t>(dtype.itemsize());
   std::size_t count = 1;
-  for (auto n : shape) count *= static_cast<std::size_t>(n);
+  bool empty = false;
+  for (auto n : shape) {
+    if (n < 0) throw ArgumentError("the DLPack tensor is malformed: a negative extent (" + std::to_string(n) + ") in its shape");
+    empty = empty || n == 0;
+  }
+  for (auto n : shape) {
+    const auto extent = static_cast<std::size_t>(n);
+    if (!empty && count > static_cast<std::size_t>(PTRDIFF_MAX) / itemsize / extent) {
+      throw ArgumentError("the DLPack tensor is malformed: its shape holds more bytes than an address space");
+    }
+    count *= extent;
+  }
   if (t.strides && count > 0) {  // C order; dimensions of one may have any stride
     std::int64_t expected = 1;
     for (int i = t.ndim; i-- > 0;) {
@@ -252,7 +269,7 @@ PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Devic
     }
   }
   void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Buffer buffer = device.wrap(data, count * static_cast<std::size_t>(dtype.itemsize()), std::move(owner), read_only);
+  Buffer buffer = device.wrap(data, count * itemsize, std::move(owner), read_only);
   return describe_buffer(device, std::move(buffer), shape, dtype);
 }
 

@@ -9,6 +9,7 @@ copied the addresses of Python objects, and `dev.asarray` let NumPy's conversion
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import gc
 
@@ -354,3 +355,75 @@ def test_unknown_compile_options_are_argument_errors(device, args, kwargs, messa
     lib = device.compile(SRC, defines={"UNUSED": 1}, fast_math=False, language_version="3.0")
     assert "add_one" in lib
     assert "add_one" in device.compile(source=SRC)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):  # DLPack's pre-1.0 capsule ("dltensor"), no deleter
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class _HandMadeDLPack:
+    """A producer whose capsule says what the test wants of 16 float32s of host memory."""
+
+    def __init__(self, shape, ndim=None):
+        self.backing = np.arange(16, dtype=np.float32)
+        self.shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self.managed = _DLManagedTensor()
+        t = self.managed.dl_tensor
+        t.data = self.backing.ctypes.data
+        t.device = _DLDevice(1, 0)  # kDLCPU
+        t.ndim = len(shape) if ndim is None else ndim
+        t.dtype = _DLDataType(2, 32, 1)  # float32
+        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+
+    def __dlpack__(self, **kwargs):
+        return _capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("shape,ndim,message", [
+    ((-1,), None, "negative extent"),
+    ((4, -2), None, "negative extent"),
+    ((2**62, 8), None, "more bytes than an address space"),
+    ((2**31, 2**31, 2**31), None, "more bytes than an address space"),
+    ((4,), -1, "ndim -1"),
+])
+def test_malformed_dlpack_shapes_are_refused(device, shape, ndim, message):
+    # A negative extent made a Buffer of 2^64 - 4 bytes over 64 real ones: mc.from_dlpack segfaulted.
+    # A product past 64 bits wrapped. Kernel arguments import DLPack producers the same way.
+    fn = device.compile(SRC).add_one
+    with pytest.raises(mc.ArgumentError, match="the DLPack tensor is malformed: .*" + message):
+        mc.from_dlpack(_HandMadeDLPack(shape, ndim))
+    with pytest.raises(mc.ArgumentError, match=message):
+        fn(4, _HandMadeDLPack(shape, ndim))
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 8), (0,), (0, 2**20), ()])
+def test_hand_made_dlpack_shapes_that_are_valid_still_import(device, shape):
+    p = _HandMadeDLPack(shape)
+    b = mc.from_dlpack(p)
+    assert b.shape == shape
+    assert np.array_equal(np.asarray(b), p.backing[: int(np.prod(shape))].reshape(shape))
+    if shape == (4,):
+        device.compile(SRC).add_one(4, p)
+        assert p.backing[:5].tolist() == [1.0, 2.0, 3.0, 4.0, 4.0]
