@@ -427,3 +427,45 @@ def test_hand_made_dlpack_shapes_that_are_valid_still_import(device, shape):
     if shape == (4,):
         device.compile(SRC).add_one(4, p)
         assert p.backing[:5].tolist() == [1.0, 2.0, 3.0, 4.0, 4.0]
+
+
+# MSL's scalar types include ptrdiff_t (a signed 64-bit integer, as size_t is an unsigned one), and
+# C++'s several-word spellings name the others. Reflection knew none of them: a Python int was
+# refused ("takes 8 bytes: pass bytes ..."), and their arrays went unchecked.
+SPELLINGS = [
+    ("ptrdiff_t", np.int64, -(2**40)),
+    ("signed char", np.int8, -5),
+    ("signed short", np.int16, -300),
+    ("short int", np.int16, -300),
+    ("unsigned short int", np.uint16, 65535),
+    ("signed int", np.int32, -(2**31)),
+    ("signed", np.int32, -7),
+    ("long int", np.int64, -(2**62)),
+    ("unsigned long int", np.uint64, 2**64 - 1),
+]
+
+
+def _spelling_source(spelled: str) -> str:
+    return f"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void by_value(device {spelled}* out [[buffer(0)]], {spelled} v [[buffer(1)]]) {{ out[0] = v; }}
+kernel void by_reference(device {spelled}* out [[buffer(0)]], constant {spelled}& v [[buffer(1)]]) {{ out[0] = v; }}
+"""
+
+
+@pytest.mark.parametrize("spelled,dtype,value", SPELLINGS, ids=[s for s, *_ in SPELLINGS])
+def test_every_spelling_of_an_integer_type_takes_python_ints(device, spelled, dtype, value):
+    lib = device.compile(_spelling_source(spelled))
+    info = np.iinfo(dtype)
+    for kernel in (lib.by_value, lib.by_reference):
+        out = np.zeros(1, dtype)
+        kernel(1, out, value)
+        assert int(out[0]) == value
+        with pytest.raises(mc.ArgumentError, match="does not fit"):
+            kernel(1, out, info.max + 1)
+        with pytest.raises(mc.ArgumentError, match="floating-point value cannot be passed"):
+            kernel(1, out, 1.0)
+        wrong = np.float64 if dtype != np.float64 else np.int32
+        with pytest.raises(mc.ArgumentError, match="the array holds double elements"):
+            kernel(1, np.zeros(1, wrong), value)  # element types are checked, as for `long*`
