@@ -469,3 +469,48 @@ def test_every_spelling_of_an_integer_type_takes_python_ints(device, spelled, dt
         wrong = np.float64 if dtype != np.float64 else np.int32
         with pytest.raises(mc.ArgumentError, match="the array holds double elements"):
             kernel(1, np.zeros(1, wrong), value)  # element types are checked, as for `long*`
+
+
+MATRIX_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void m44_ref(device float4* out [[buffer(0)]], constant float4x4& m [[buffer(1)]]) {
+    for (int c = 0; c < 4; ++c) out[c] = m[c];
+}
+kernel void m44_ptr(device float4* out [[buffer(0)]], const device metal::float4x4* m [[buffer(1)]]) {
+    for (int c = 0; c < 4; ++c) out[c] = m[1][c];
+}
+kernel void h33_ref(device half4* out [[buffer(0)]], constant half3x3& m [[buffer(1)]]) {
+    for (int c = 0; c < 3; ++c) out[c] = half4(m[c], 0.0h);
+}
+kernel void m22_tmpl(device float2* out [[buffer(0)]], constant matrix<float, 2, 2>& m [[buffer(1)]]) {
+    out[0] = m[0]; out[1] = m[1];
+}
+"""
+
+
+def test_matrix_parameters_check_their_component_type(device):
+    # Reflection gives matrices no scalar type, so no element type was checked: 64 bytes of float64
+    # bound to `constant float4x4&` ran with the doubles' bits read as floats.
+    lib = device.compile(MATRIX_SRC)
+    m = np.arange(16, dtype=np.float32).reshape(4, 4)
+    cases = [
+        (lib.m44_ref, np.zeros(16, np.float32), m, m.ravel()),
+        (lib.m44_ptr, np.zeros(16, np.float32), np.stack([m, m + 100]), (m + 100).ravel()),
+        (lib.h33_ref, np.zeros(12, np.float16), np.arange(12, dtype=np.float16),
+         np.where(np.arange(12) % 4 == 3, 0, np.arange(12)).astype(np.float16)),  # half3 columns: 4 halves
+        (lib.m22_tmpl, np.zeros(4, np.float32), np.float32([1, 2, 3, 4]), np.float32([1, 2, 3, 4])),
+    ]
+    for kernel, out, good, want in cases:
+        nbytes = good.nbytes
+        for wrong_dtype in (np.float64, np.int32, np.float16 if good.dtype != np.float16 else np.float32):
+            wrong = np.zeros(nbytes // np.dtype(wrong_dtype).itemsize, wrong_dtype)  # the same size in bytes
+            with pytest.raises(mc.ArgumentError, match="holds (double|int|half|float)"):
+                kernel(1, out, wrong)
+            with pytest.raises(mc.ArgumentError, match="holds (double|int|half|float)"):
+                kernel(1, out, device.asarray(wrong))  # a Buffer of that dtype, too
+        kernel(1, out, good)
+        assert np.array_equal(out, want)
+        out[:] = 0
+        kernel(1, out, good.view(np.uint8))  # raw bytes still bind anywhere
+        assert np.array_equal(out, want)
