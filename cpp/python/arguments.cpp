@@ -192,10 +192,14 @@ Argument numpy_scalar_argument(const py::handle& o) {
     case 'b': return Argument::from_bool(o.cast<bool>());
     case 'i': return Argument::from_int(o.cast<long long>());
     case 'u': return Argument::from_uint(o.cast<unsigned long long>());
-    case 'f':
-      if (o.attr("dtype").attr("itemsize").cast<std::size_t>() > sizeof(double))
+    case 'f': {
+      static PyObject* long_double = [] {  // np.longdouble's type, kept for the process
+        return py::object(py::module_::import("numpy").attr("longdouble")).release().ptr();
+      }();
+      if (PyObject_TypeCheck(o.ptr(), reinterpret_cast<PyTypeObject*>(long_double)))
         return Argument::from_float(long_double_rounded_to_odd(o));
       return Argument::from_float(o.cast<double>());
+    }
     // Their buffer protocol gives plain bytes ('B'), which bind anywhere: np.datetime64(5, 's') became
     // a long 5 or two floats. As arrays of them are, they are refused.
     case 'M': case 'm':
