@@ -1,6 +1,9 @@
 // Python values → Arguments: Buffers, buffer-protocol objects, DLPack tensors and
 // CUDA arrays (used in place), Python and NumPy scalars (packed later to the kernel's declared type).
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -107,7 +110,36 @@ PyObject* numpy_generic() {
   return generic;
 }
 
-Argument scalar_argument(PyObject* o) {
+// A Python int past 64 bits as a double rounded to odd (its top 53 bits, the last set if any bit below
+// was), which rounds on to float, half or bfloat as the int itself would; past double's range, the
+// largest double, which every one of them refuses as out of range.
+double wide_int_rounded_to_odd(PyObject* o) {
+  const bool negative = PyObject_RichCompareBool(o, py::int_(0).ptr(), Py_LT) == 1;
+  py::int_ magnitude = py::reinterpret_steal<py::int_>(PyNumber_Absolute(o));
+  if (!magnitude) throw py::error_already_set();
+  const std::size_t bits = magnitude.attr("bit_length")().cast<std::size_t>();
+  if (bits > 1024) return negative ? -std::numeric_limits<double>::max() : std::numeric_limits<double>::max();
+  const std::size_t drop = bits > 53 ? bits - 53 : 0;
+  py::int_ shift(drop);
+  py::object top = py::reinterpret_steal<py::object>(PyNumber_Rshift(magnitude.ptr(), shift.ptr()));
+  if (!top) throw py::error_already_set();
+  py::object back = py::reinterpret_steal<py::object>(PyNumber_Lshift(top.ptr(), shift.ptr()));
+  if (!back) throw py::error_already_set();
+  std::uint64_t kept = top.cast<std::uint64_t>();
+  if (!back.equal(magnitude)) kept |= 1u;  // inexact: round to odd
+  const double v = std::ldexp(static_cast<double>(kept), static_cast<int>(drop));  // exact: 53 bits at most
+  return negative ? -v : v;
+}
+
+bool floating_scalar(const ParamInfo* p) {
+  return p && p->vector_width == 1 && p->kind != ParamKind::buffer &&
+         (p->scalar == ScalarType::f32 || p->scalar == ScalarType::f16 || p->scalar == ScalarType::bf16);
+}
+
+// `kernel`'s parameter `index` is the one the value is for, where known: an int past 64 bits is a value
+// a float, half or bfloat holds (2**64 is a float; 10**39 is past its range), refused for the rest.
+// (Looked up only then: reflection's parameter list is built per lookup, and calls must stay cheap.)
+Argument scalar_argument(PyObject* o, const Kernel* kernel = nullptr, std::size_t index = 0) {
   if (PyBool_Check(o)) return Argument::from_bool(o == Py_True);
   if (PyLong_Check(o)) {
     int overflow = 0;
@@ -118,12 +150,39 @@ Argument scalar_argument(PyObject* o) {
       if (!PyErr_Occurred()) return Argument::from_uint(u);
       PyErr_Clear();
     }
+    if (kernel) {
+      const auto params = kernel->info().buffer_params();
+      if (index < params.size() && floating_scalar(params[index])) return Argument::from_float(wide_int_rounded_to_odd(o));
+    }
     const std::string text = py::str(o);  // a short form of a huge number
     throw ArgumentError("integer " + (text.size() <= 24 ? text : text.substr(0, 8) + "... (" + std::to_string(text.size()) + " digits)") +
                         " does not fit in 64 bits");
   }
   if (PyFloat_Check(o)) return Argument::from_float(PyFloat_AS_DOUBLE(o));
   throw ArgumentError("unsupported scalar");
+}
+
+// An np.longdouble (x87's 80 bits, or binary128) as a double rounded to odd, which rounds on to
+// float, half or bfloat as the long double itself would (scalar_packing.hpp): float(x) rounded twice
+// (1 + 2^-24 + 2^-60 became the tie 1 + 2^-24, then 1.0f, not 1 + 2^-23), and a finite value past
+// double's range became infinity, packed as such where float's range check refuses it.
+double long_double_rounded_to_odd(const py::handle& o) {
+  long double v = 0;
+  Py_buffer view;
+  if (PyObject_GetBuffer(o.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  const bool same = view.len == static_cast<Py_ssize_t>(sizeof v);
+  if (same) std::memcpy(&v, view.buf, sizeof v);
+  PyBuffer_Release(&view);
+  if (!same) return o.cast<double>();  // NumPy's long double is not this compiler's
+  double d = static_cast<double>(v);
+  if (std::isnan(v) || std::isinf(v) || static_cast<long double>(d) == v) return d;
+  if (std::isinf(d)) return std::copysign(std::numeric_limits<double>::max(), d);  // finite, out of every range
+  if (std::fabs(static_cast<long double>(d)) > std::fabs(v)) d = std::nextafter(d, 0.0);  // toward zero
+  std::uint64_t bits;
+  std::memcpy(&bits, &d, sizeof d);
+  bits |= 1u;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
 }
 
 // A NumPy scalar (np.float32(2), np.uint8(7), …) by value, keeping its kind.
@@ -133,7 +192,19 @@ Argument numpy_scalar_argument(const py::handle& o) {
     case 'b': return Argument::from_bool(o.cast<bool>());
     case 'i': return Argument::from_int(o.cast<long long>());
     case 'u': return Argument::from_uint(o.cast<unsigned long long>());
-    case 'f': return Argument::from_float(o.cast<double>());
+    case 'f': {
+      static PyObject* long_double = [] {  // np.longdouble's type, kept for the process
+        return py::object(py::module_::import("numpy").attr("longdouble")).release().ptr();
+      }();
+      if (PyObject_TypeCheck(o.ptr(), reinterpret_cast<PyTypeObject*>(long_double)))
+        return Argument::from_float(long_double_rounded_to_odd(o));
+      return Argument::from_float(o.cast<double>());
+    }
+    // Their buffer protocol gives plain bytes ('B'), which bind anywhere: np.datetime64(5, 's') became
+    // a long 5 or two floats. As arrays of them are, they are refused.
+    case 'M': case 'm':
+      throw ArgumentError("a NumPy " + std::string(py::str(o.attr("dtype"))) + " value has no MSL type; pass "
+                          "x.astype(np.int64) (a count of its units) or x.view(np.int64) if that is what you mean");
     default: break;
   }
   return Argument{};  // structured and other scalars: use their bytes
@@ -324,14 +395,19 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
     }
     if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) {
       try {
-        out.push_back(scalar_argument(o));
+        out.push_back(scalar_argument(o, kernel, i - first));
       } catch (const ArgumentError& e) {
         throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
       }
       continue;
     }
     if (PyObject_IsInstance(o, numpy_generic())) {
-      Argument a = numpy_scalar_argument(arg);
+      Argument a;
+      try {
+        a = numpy_scalar_argument(arg);
+      } catch (const ArgumentError& e) {
+        throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
+      }
       if (a.kind != Argument::Kind::bytes) {
         out.push_back(std::move(a));
         continue;

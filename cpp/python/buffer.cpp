@@ -193,9 +193,23 @@ waits for submitted work that uses the buffer. New buffers are zero-filled.
       .def("to", &copy_buffer, py::arg("device"),
            "A new Buffer on `device` (a Device or a spec like \"cuda:1\") with a copy of this one's contents, "
            "always a copy, even onto the same device: CPU<->GPU, GPU<->GPU by the driver (a peer copy).")
-      .def("read", [](const PyBuffer& b, py::ssize_t offset, const py::object& nbytes) {
-        const py::ssize_t size = static_cast<py::ssize_t>(b.buffer.nbytes());
-        const py::ssize_t n = nbytes.is_none() ? size - offset : nbytes.cast<py::ssize_t>();
+      .def("read", [](const PyBuffer& b, const py::object& offset_arg, const py::object& nbytes) {
+        // Taken as objects: pybind11's own conversion answered a float or a number past 64 bits with a
+        // TypeError or RuntimeError, not an ArgumentError.
+        auto byte_count = [](const py::object& v, const char* what) {
+          if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
+            throw ArgumentError(std::string("buf.read(") + what + "=...) takes an int, not " + Py_TYPE(v.ptr())->tp_name);
+          }
+          try {
+            return index_value(v);
+          } catch (const ArgumentError&) {  // past 64 bits: outside any buffer
+            throw ArgumentError(std::string("buf.read(") + what + "=" + std::string(py::str(v)).substr(0, 40) +
+                                ") is outside the buffer");
+          }
+        };
+        const long long size = static_cast<long long>(b.buffer.nbytes());
+        const long long offset = byte_count(offset_arg, "offset");
+        const long long n = nbytes.is_none() ? size - offset : byte_count(nbytes, "nbytes");
         if (offset < 0 || n < 0 || offset > size || n > size - offset) {
           throw ArgumentError("buf.read(offset=" + std::to_string(offset) + ", nbytes=" + std::to_string(n) +
                               ") is outside the buffer's " + std::to_string(size) + " bytes");

@@ -1,6 +1,8 @@
 // Reading an object's __cuda_array_interface__ (versions 2 and 3), once for both of its users:
 // kernel arguments (foreign_arguments.cpp, every call: by interned keys, no copies of the dict)
 // and dev.asarray / imports without DLPack (gpu_import.cpp).
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -117,8 +119,13 @@ std::optional<CudaArrayView> read_cuda_array_interface(const py::handle& x) {
   out.ptr = reinterpret_cast<std::uintptr_t>(pointer);
   out.nbytes = static_cast<std::size_t>(dtype.itemsize());
   out.shape.reserve(shape.size());
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
   for (auto s : shape) {
     if (s < 0) throw ArgumentError("the " + what() + "'s __cuda_array_interface__ has a negative dimension");
+    // A product past the address space wrapped to a small size (as dlpack.cpp's wrap_tensor checks).
+    if (!empty && out.nbytes > static_cast<std::size_t>(PTRDIFF_MAX) / static_cast<std::size_t>(s)) {
+      throw ArgumentError("the " + what() + "'s __cuda_array_interface__ shape holds more bytes than an address space");
+    }
     out.nbytes *= static_cast<std::size_t>(s);
     out.shape.push_back(static_cast<py::ssize_t>(s));
   }

@@ -259,6 +259,29 @@ PyObject* device_compile_fast(PyObject* self, PyObject* const* args, Py_ssize_t 
     py::detail::try_translate_exceptions();
     return nullptr;
   }
+  // A keyword compile() does not take, or a second positional argument, is bad input: an ArgumentError
+  // (a TypeError too) saying what it takes, where pybind11's overload answered "incompatible function
+  // arguments" with its signature. constants= belongs to lib.function, the most likely mix-up.
+  std::string refused;
+  if (nargs > 1) refused = "compile() takes the source as its one positional argument; options are keywords";
+  for (Py_ssize_t i = 0; kwnames && refused.empty() && i < PyTuple_GET_SIZE(kwnames); ++i) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    bool known = false;
+    for (const char* name : {"source", "defines", "fast_math", "language_version"})
+      known = known || PyUnicode_CompareWithASCIIString(key, name) == 0;
+    if (known) continue;
+    refused = "compile() has no option '" + std::string(py::str(key)) + "'; it takes defines=, fast_math= and language_version=";
+    if (PyUnicode_CompareWithASCIIString(key, "constants") == 0)
+      refused += " (function constants are given per kernel: lib.function(name, constants={...}))";
+  }
+  if (!refused.empty()) {
+    try {
+      throw ArgumentError(refused);
+    } catch (...) {
+      py::detail::try_translate_exceptions();
+      return nullptr;
+    }
+  }
   // Everything else (keywords, a subclass): the pybind11 overload, with self first.
   std::vector<PyObject*> all(static_cast<std::size_t>(nargs) + 1 + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
   all[0] = self;
@@ -277,9 +300,11 @@ PyMethodDef g_compile_method = {
 PyBuffer buffer_from_data(const Device& d, const py::buffer& data) {
   py::buffer_info info = data.request();
   const std::size_t n = static_cast<std::size_t>(info.size * info.itemsize);
-  PyBuffer b = make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>(), false);
   // Non-contiguous data goes through NumPy, which lays it out in C order.
   py::array contiguous = py::module_::import("numpy").attr("ascontiguousarray")(data);
+  // Python objects' bytes are their addresses (and hold no reference): as kernel arguments and dtypes refuse them.
+  if (contiguous.dtype().attr("hasobject").cast<bool>()) throw ArgumentError("dev.buffer cannot copy Python objects (dtype=object)");
+  PyBuffer b = make_buffer(d, {static_cast<py::ssize_t>(n)}, py::dtype::of<std::uint8_t>(), false);
   {
     GilRelease release;  // the array stays alive in `contiguous`
     b.buffer.copy_from_host(contiguous.data(), n);
@@ -425,7 +450,21 @@ Cached by content: compiling the same source again is free.
           if (std::optional<PyBuffer> gpu = import_gpu_memory(data, d)) return *gpu;
         }
         if (!dtype.is_none()) dtype_of(dtype);  // an ArgumentError for what NumPy cannot read as a dtype
-        py::array a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
+        py::array a;
+        try {
+          a = py::module_::import("numpy").attr("ascontiguousarray")(data, dtype);
+        } catch (py::error_already_set& e) {
+          // NumPy's refusals of the data ([[1, 2], [3]], 300 as uint8, NaN as int32) are bad input: an ArgumentError.
+          if (!e.matches(PyExc_TypeError) && !e.matches(PyExc_ValueError) && !e.matches(PyExc_OverflowError)) throw;
+          throw ArgumentError("dev.asarray: NumPy cannot make an array of this " + std::string(Py_TYPE(data.ptr())->tp_name) +
+                              (dtype.is_none() ? "" : " as " + std::string(py::str(dtype_of(dtype)))) + ": " +
+                              std::string(py::str(e.value())).substr(0, 200));
+        }
+        if (a.dtype().attr("hasobject").cast<bool>()) {
+          throw ArgumentError("dev.asarray: NumPy reads this " + std::string(Py_TYPE(data.ptr())->tp_name) +
+                              " as Python objects (dtype=object), which a buffer cannot hold; pass numbers, an array "
+                              "or an object with the buffer protocol");
+        }
         std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
         PyBuffer b = make_buffer(d, shape, a.dtype(), false);  // every byte is copied in
         {

@@ -239,9 +239,26 @@ PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Devic
                         ", which " + device.info().backend + " cannot use in place");
   }
   py::dtype dtype = numpy_dtype_of(t.dtype);
+  // The producer's shape is read, not trusted: a negative extent made a Buffer of 2^64 - 4 bytes
+  // (a segfault), a product past 64 bits one that wrapped.
+  if (t.ndim < 0 || t.ndim > 64 || (t.ndim > 0 && !t.shape)) {
+    throw ArgumentError("the DLPack tensor is malformed: ndim " + std::to_string(t.ndim) + (t.shape ? "" : " without a shape"));
+  }
   std::vector<py::ssize_t> shape(t.shape, t.shape + t.ndim);
+  const std::size_t itemsize = static_cast<std::size_t>(dtype.itemsize());
   std::size_t count = 1;
-  for (auto n : shape) count *= static_cast<std::size_t>(n);
+  bool empty = false;
+  for (auto n : shape) {
+    if (n < 0) throw ArgumentError("the DLPack tensor is malformed: a negative extent (" + std::to_string(n) + ") in its shape");
+    empty = empty || n == 0;
+  }
+  for (auto n : shape) {
+    const auto extent = static_cast<std::size_t>(n);
+    if (!empty && count > static_cast<std::size_t>(PTRDIFF_MAX) / itemsize / extent) {
+      throw ArgumentError("the DLPack tensor is malformed: its shape holds more bytes than an address space");
+    }
+    count *= extent;
+  }
   if (t.strides && count > 0) {  // C order; dimensions of one may have any stride
     std::int64_t expected = 1;
     for (int i = t.ndim; i-- > 0;) {
@@ -252,7 +269,7 @@ PyBuffer wrap_tensor(const DLTensor& t, std::shared_ptr<void> owner, const Devic
     }
   }
   void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Buffer buffer = device.wrap(data, count * static_cast<std::size_t>(dtype.itemsize()), std::move(owner), read_only);
+  Buffer buffer = device.wrap(data, count * itemsize, std::move(owner), read_only);
   return describe_buffer(device, std::move(buffer), shape, dtype);
 }
 
@@ -285,8 +302,38 @@ bool dlpack_only(const py::handle& x) {
   return !PyObject_CheckBuffer(x.ptr()) && py::hasattr(x, "__dlpack__") && py::hasattr(x, "__dlpack_device__");
 }
 
+namespace {
+
+// A producer's __dlpack_device__(): (device type, device id), each a 32-bit int as DLDevice holds
+// them. Read by hand, not cast: pybind11's cast of a malformed answer ("cpu", (1,), (1.0, 0), 2**40)
+// raised a RuntimeError naming no one.
+std::pair<int, int> dlpack_device(const py::handle& x) {
+  py::object where = x.attr("__dlpack_device__")();
+  auto refuse = [&] {
+    return ArgumentError(name_of(x) + ".__dlpack_device__() returned " + std::string(py::repr(where)).substr(0, 80) +
+                         "; DLPack asks for a tuple (device_type, device_id) of two ints");
+  };
+  if (!PyTuple_Check(where.ptr()) || PyTuple_GET_SIZE(where.ptr()) != 2) throw refuse();
+  int out[2];
+  for (int i = 0; i < 2; ++i) {
+    PyObject* v = PyTuple_GET_ITEM(where.ptr(), i);
+    if (PyBool_Check(v) || !PyIndex_Check(v)) throw refuse();  // IntEnum members (torch's) are ints
+    long long n = 0;
+    try {
+      n = index_value(v);
+    } catch (const ArgumentError&) {
+      throw refuse();
+    }
+    if (n < INT32_MIN || n > INT32_MAX) throw refuse();
+    out[i] = static_cast<int>(n);
+  }
+  return {out[0], out[1]};
+}
+
+}  // namespace
+
 bool dlpack_on_gpu(const py::handle& x) {
-  const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  const auto where = dlpack_device(x);
   return where.first == kDLCUDA || where.first == kDLCUDAManaged;
 }
 
@@ -322,7 +369,7 @@ PyBuffer import_dlpack(const py::handle& x, const Device& device) {
     throw ArgumentError("from_dlpack takes an object with __dlpack__ and __dlpack_device__ (NumPy, torch, CuPy, JAX), not " +
                         name_of(x));
   }
-  const auto where = x.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  const auto where = dlpack_device(x);
   check_placement(name_of(x), where, device);
   // DLPack's stream rule: the producer makes our stream wait for its pending work
   // on the memory (an event), so every kernel we queue after this sees it. None for host memory.
@@ -361,7 +408,7 @@ void init_dlpack(py::module_& m) {
     Device d;
     if (!device.is_none()) d = device.cast<Device>();
     else if (py::hasattr(x, "__dlpack_device__") && !py::isinstance<PyBuffer>(x) && dlpack_on_gpu(x))
-      d = Device::open("cuda:" + std::to_string(x.attr("__dlpack_device__")().cast<std::pair<int, int>>().second));
+      d = Device::open("cuda:" + std::to_string(dlpack_device(x).second));
     else d = Device::open("cpu");
     if (py::isinstance<PyBuffer>(x)) {
       const PyBuffer& b = x.cast<const PyBuffer&>();

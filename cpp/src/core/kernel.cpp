@@ -352,6 +352,37 @@ void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const Dev
   }
 }
 
+// The component type of a matrix parameter (`float4x4`, `metal::half3x3`, `matrix<float, 4, 4>`), which
+// reflection leaves without a scalar type (it is no vector): unknown for anything else. Without it a
+// float64 array bound to `constant float4x4&` or `device float4x4*` was reinterpreted silently.
+ScalarType matrix_component(const std::string& type_name) {
+  std::string s;
+  for (char c : type_name)
+    if (c != ' ') s += c;
+  if (s.rfind("metal::", 0) == 0) s = s.substr(7);
+  if (s.rfind("matrix<", 0) == 0) {
+    const std::size_t comma = s.find(',');
+    if (comma == std::string::npos) return ScalarType::unknown;
+    std::string component = s.substr(7, comma - 7);
+    if (component.rfind("metal::", 0) == 0) component = component.substr(7);
+    s = component + "2x2";  // checked as the spelled name below
+  }
+  for (const char* name : {"float", "half", "bfloat"}) {
+    const std::size_t n = std::strlen(name);
+    if (s.size() == n + 3 && s.compare(0, n, name) == 0 && s[n] >= '2' && s[n] <= '4' && s[n + 1] == 'x' &&
+        s[n + 2] >= '2' && s[n + 2] <= '4')
+      return name[0] == 'f' ? ScalarType::f32 : name[0] == 'h' ? ScalarType::f16 : ScalarType::bf16;
+  }
+  return ScalarType::unknown;
+}
+
+// The element type an array bound to `p` must hold: its scalar type, or a matrix's component type.
+// Looked up only for typed host data and Buffers (structs take structured or raw data).
+ScalarType element_scalar(const ParamInfo& p, const Argument& a) {
+  if (p.scalar != ScalarType::unknown || a.host_raw_bytes || a.host_scalar == ScalarType::unknown) return p.scalar;
+  return matrix_component(p.type_name);
+}
+
 // Elements MSL has no scalar for (complex, str, …) bind only to struct parameters, whose
 // element type is unknown here; uint8 (raw bytes) binds anywhere.
 void check_foreign_elements(const KernelInfo& k, const ParamInfo& p, const Argument& a) {
@@ -433,11 +464,12 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
   if (a.kind == Argument::Kind::buffer || a.kind == Argument::Kind::host) {
     check_byte_order(k, p, a);
     check_foreign_elements(k, p, a);
-    if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && p.scalar != ScalarType::unknown &&
-        a.host_scalar != p.scalar) {
+    const ScalarType expected = element_scalar(p, a);
+    if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && expected != ScalarType::unknown &&
+        a.host_scalar != expected) {
       throw ArgumentError(describe(k, p) + ": the array holds " + to_string(a.host_scalar) + " elements but the "
-                          "kernel reads " + to_string(p.scalar) + "; convert it (e.g. .astype(np." +
-                          numpy_name(p.scalar) +
+                          "kernel reads " + to_string(expected) + "; convert it (e.g. .astype(np." +
+                          numpy_name(expected) +
                           ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
     }
   }
@@ -507,10 +539,11 @@ void bind_value(const KernelInfo& k, const ParamInfo& p, const Argument& a, bool
         check_byte_order(k, p, a);
         check_foreign_elements(k, p, a);
       }
+      const ScalarType expected = a.kind == Argument::Kind::host ? element_scalar(p, a) : p.scalar;
       if (a.kind == Argument::Kind::host && !a.host_raw_bytes && a.host_scalar != ScalarType::unknown &&
-          p.scalar != ScalarType::unknown && a.host_scalar != p.scalar) {
+          expected != ScalarType::unknown && a.host_scalar != expected) {
         throw ArgumentError(describe(k, p) + ": the value holds " + std::string(to_string(a.host_scalar)) +
-                            " but the kernel declares " + to_string(p.scalar));
+                            " but the kernel declares " + to_string(expected));
       }
       // A `constant T&` inside a Buffer reads it in place, as the Buffer itself would be: in a batch
       // after a call that writes it, not as it was when this call was made.

@@ -204,6 +204,13 @@ ScalarType scalar_type_from_name(const std::string& name) {
       {"uint64_t", ScalarType::u64},  {"size_t", ScalarType::u64},   {"half", ScalarType::f16},
       {"bfloat", ScalarType::bf16},   {"float", ScalarType::f32},    {"unsigned char", ScalarType::u8},
       {"unsigned short", ScalarType::u16}, {"unsigned long", ScalarType::u64},
+      // MSL's ptrdiff_t (its spec's scalar types; size_t is above) and the C++ spellings of the others:
+      // without them a `ptrdiff_t` parameter took no Python int and its arrays no element type check.
+      {"ptrdiff_t", ScalarType::i64},      {"signed char", ScalarType::i8},     {"signed short", ScalarType::i16},
+      {"short int", ScalarType::i16},      {"signed short int", ScalarType::i16},
+      {"unsigned short int", ScalarType::u16}, {"signed", ScalarType::i32},    {"signed int", ScalarType::i32},
+      {"long int", ScalarType::i64},       {"signed long", ScalarType::i64},    {"signed long int", ScalarType::i64},
+      {"unsigned long int", ScalarType::u64},
   };
   auto it = kNames.find(name);
   return it == kNames.end() ? ScalarType::unknown : it->second;

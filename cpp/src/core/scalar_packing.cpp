@@ -137,12 +137,14 @@ namespace {
 std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
   // A finite value is out of range only if it rounds to infinity: FLT_MAX written
   // in decimal (3.4028235e38) rounds to FLT_MAX, as 0.1 rounds to 0.1f.
+  // Each type's own limit is checked (half's and bfloat's lie below float's): 3.4e38 for a bfloat
+  // is out of bfloat's range, which the message names.
   const double float_limit = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);  // halfway between FLT_MAX and 2^128
-  if (std::isfinite(v) && std::fabs(v) >= float_limit) {
-    throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of float (largest 3.40282347e+38)");
-  }
   switch (p.scalar) {
-    case ScalarType::f32: return bytes_of<float>(static_cast<float>(v));
+    case ScalarType::f32:
+      if (std::isfinite(v) && std::fabs(v) >= float_limit)
+        throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of float (largest 3.40282347e+38)");
+      return bytes_of<float>(static_cast<float>(v));
     case ScalarType::f16:
       if (std::isfinite(v) && std::fabs(v) >= 65520.0)  // halfway between 65504 and 65536
         throw ArgumentError(describe(p) + ": " + short_number(v) + " is out of the range of half (largest 65504)");
