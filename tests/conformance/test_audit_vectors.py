@@ -515,3 +515,59 @@ def test_unused_locals_built_by_constructors_compile(device):
     o = np.zeros((2, 4), np.float32)
     KS_UNUSED.get(device, "unused_locals")(2, o)
     assert_equal(o, np.array([[0, 1, 1, 2]] * 2, np.float32))
+
+
+# ---- <simd/simd.h>'s spellings, as headers shared with C++ hosts write them ----
+
+KS_SIMD = KernelSet(["""
+struct Uniforms {
+    simd::float4x4 mvp;
+    matrix_float3x3 normal_matrix;
+    simd::float3 eye;
+    vector_float2 scale;
+    simd_uint2 size;
+};
+kernel void simd_names(constant Uniforms& u [[buffer(0)]], const device simd::float4* p [[buffer(1)]],
+                       device float4* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    simd::float4 v = u.mvp * p[i];
+    simd::float3 n = u.normal_matrix * p[i].xyz;
+    o[2 * i] = v;
+    o[2 * i + 1] = float4(n - u.eye, simd::dot(u.scale, float2(u.size)));
+}
+""", """
+kernel void simd_matrix_types(device simd::float2x2* m [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    simd::float2x2 a = m[i];
+    m[i] = a * simd::float2x2(simd::float2(1.0f, 2.0f), simd::float2(3.0f, 4.0f));
+}
+"""], header="#include <metal_stdlib>\n#include <simd/simd.h>\nusing namespace metal;\n")
+
+
+def test_simd_namespace_types(device, rng):
+    """`simd::float4x4`, `simd::float3`, `matrix_float3x3`, `vector_float2`, `simd_uint2` in a
+    constant struct (float3x3 columns of 16 bytes, float3 16 bytes), and `simd::float2x2`."""
+    rec = np.dtype({"names": ["mvp", "nm", "eye", "scale", "size"],
+                    "formats": [(np.float32, (4, 4)), (np.float32, (3, 4)), (np.float32, 4), (np.float32, 2),
+                                (np.uint32, 2)],
+                    "offsets": [0, 64, 112, 128, 136], "itemsize": 144})
+    u = np.zeros(1, rec)
+    u["mvp"] = rng.uniform(-1, 1, (4, 4))
+    u["nm"] = rng.uniform(-1, 1, (3, 4))
+    u["eye"] = rng.uniform(-1, 1, 4)
+    u["scale"] = [0.5, 2.0]
+    u["size"] = [640, 480]
+    n = 8
+    p = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
+    o = np.zeros((2 * n, 4), np.float32)
+    KS_SIMD.get(device, "simd_names")(n, u, p, o)
+    mvp = u["mvp"][0].astype(np.float64).T          # columns stored first
+    nm = u["nm"][0, :, :3].astype(np.float64).T
+    o = o.reshape(n, 2, 4)
+    assert_close(o[:, 0], p @ mvp.T, rtol=1e-5, atol=1e-5)
+    assert_close(o[:, 1, :3], p[:, :3] @ nm.T - u["eye"][0, :3], rtol=1e-5, atol=1e-5)
+    assert_equal(o[:, 1, 3], np.full(n, 0.5 * 640 + 2.0 * 480, np.float32))
+    m = rng.uniform(-2, 2, (n, 2, 2)).astype(np.float32)
+    m0 = m.astype(np.float64)
+    KS_SIMD.get(device, "simd_matrix_types")(n, m)
+    b = np.array([[1.0, 2.0], [3.0, 4.0]])  # columns
+    exp = np.einsum("kcr,dc->kdr", m0, b)  # column d of a*b = sum_c a.col[c] * b[d][c]
+    assert_close(m, exp, rtol=1e-5, atol=1e-5)
