@@ -673,3 +673,148 @@ def test_float_vector_operators(device, rng, name, dtype, width):
            np.where(kk >= x, one, zero), np.where(x == kk, one, zero), np.where(x > y, y, x)]
     for j, row in enumerate(OP_FLOAT_ROWS):
         assert_equal(got[:, j], np.asarray(exp[j], dtype), err_msg=f"{name}{width}: {row}")
+
+
+# ---- explicit conversions between vector types: rounding, wrapping, bool ----
+
+KS_CONVERT = KernelSet(["""
+kernel void vec_conversions(const device float4* f [[buffer(0)]], const device int4* k [[buffer(1)]],
+                            device half4* h [[buffer(2)]], device float4* hf [[buffer(3)]],
+                            device char4* c [[buffer(4)]], device ushort4* u [[buffer(5)]],
+                            device uchar4* b [[buffer(6)]], device float4* bf [[buffer(7)]],
+                            uint i [[thread_position_in_grid]]) {
+    float4 x = f[i];
+    half4 hx = half4(x);
+    h[i] = hx;
+    hf[i] = float4(hx) + float4(half4(half3(x.xyz), half(x.w)));
+    c[i] = char4(k[i]);
+    u[i] = ushort4(k[i]);
+    b[i] = uchar4(bool4(x)) + uchar4(bool4(k[i])) * uchar(2);
+    bf[i] = float4(bfloat4(x));
+}
+"""], fast_math=False)
+
+
+def test_vector_conversions_round_and_wrap(device, rng):
+    """half4(float4) rounds each component to nearest even (ties, overflow to inf, subnormals),
+    char4(int4) and ushort4(int4) keep the low bits, bool4 of floats and integers is "not zero"
+    (NaN true, -0 false), bfloat4(float4) rounds to nearest even."""
+    n = 16
+    ties = np.array([1 + 2.0**-11, 1 + 3 * 2.0**-11, 2048 + 1, 65520.0, 65519.0, -65520.0, 2.0**-25,
+                     3 * 2.0**-25, 2.0**-24 * 1.5, -0.0, np.nan, 0.1, 1 + 2.0**-8, 1 + 3 * 2.0**-8,
+                     np.inf, -1e-30], np.float32)
+    x = rng.uniform(-70000, 70000, (n, 4)).astype(np.float32)
+    x.reshape(-1)[:len(ties)] = ties
+    k = rng.integers(-2**31, 2**31, (n, 4), dtype=np.int64).astype(np.int32)
+    k[0] = [0, -1, 300, 70000]
+    outs = [np.zeros((n, 4), t) for t in (np.float16, np.float32, np.int8, np.uint16, np.uint8, np.float32)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        KS_CONVERT.get(device, "vec_conversions")(n, x, k, *outs)
+        h, hf, c, u, b, bf = outs
+        xh = x.astype(np.float16)
+        assert_equal(h, xh)
+        assert_equal(hf, 2 * xh.astype(np.float32))
+        assert_equal(c, k.astype(np.int8))
+        assert_equal(u, k.astype(np.uint16))
+        assert_equal(b, ((x != 0) | np.isnan(x)).astype(np.uint8) + 2 * (k != 0).astype(np.uint8))
+        bits = x.view(np.uint32).astype(np.uint64)
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+        rounded = np.where(np.isnan(x), bits.astype(np.uint32), rounded)
+        exp_bf = rounded.view(np.float32)
+        assert_equal(np.isnan(bf), np.isnan(exp_bf))
+        ok = ~np.isnan(exp_bf)
+        assert_equal(bf[ok], exp_bf[ok])
+
+
+KS_SWZ_FORMS = KernelSet(["""
+#define INC(v) v.xy++
+kernel void swizzle_write_forms(device float4* o [[buffer(0)]], device int* n [[buffer(1)]],
+                                uint i [[thread_position_in_grid]]) {
+    float4 v = o[4 * i], w = o[4 * i];
+    v.xy = v.zw = float2(1.0f, 2.0f);       // chained: both get (1, 2)
+    float2 a = (w.yz = float2(3.0f, 4.0f));
+    o[4 * i] = v + float4(a, a);
+    int count = 0;
+    for (int2 p = int2(0, 10); p.x < 3; p.yx++) count += p.y;   // 10 + 11 + 12
+    n[i] = count;
+    float4 m = o[4 * i + 1];
+    INC(m);
+    (i % 2 == 0 ? m : w).zw = float2(-1.0f);
+    o[4 * i + 1] = m;
+    packed_float4 p = packed_float4(o[4 * i + 2]);
+    p.wzyx.xy = float2(5.0f, 6.0f);
+    p.zy++;
+    o[4 * i + 2] = float4(p);
+    half4 h = half4(o[4 * i + 3]);
+    auto f = [&]() { h.yz++; return float(h.x); };
+    float x = f();
+    h.zyx.xy -= half(0.5);
+    o[4 * i + 3] = float4(h) + x;
+}
+"""], fast_math=False)
+
+
+def test_swizzle_write_forms(device, rng):
+    """Chained swizzle assignments and their values, `p.yx++` in a for loop's increment, a swizzle
+    ++ inside a macro, a conditional's vector written through a swizzle, a packed vector's chained
+    swizzle and ++, a half vector's ++ in a lambda."""
+    n = 4
+    o = rng.integers(-20, 20, (4 * n, 4)).astype(np.float32)
+    o0 = o.reshape(n, 4, 4).copy()
+    cnt = np.zeros(n, np.int32)
+    KS_SWZ_FORMS.get(device, "swizzle_write_forms")(n, o, cnt)
+    got = o.reshape(n, 4, 4)
+    assert_equal(cnt, np.full(n, 33, np.int32))
+    assert_equal(got[:, 0], np.tile(np.array([1 + 3, 2 + 4, 1 + 3, 2 + 4], np.float32), (n, 1)))
+    e1 = o0[:, 1].copy()
+    e1[:, :2] += 1
+    e1[0::2, 2:] = -1
+    assert_equal(got[:, 1], e1)
+    e2 = o0[:, 2].copy()
+    e2[:, 3], e2[:, 2] = 5, 6
+    e2[:, [2, 1]] += 1
+    assert_equal(got[:, 2], e2)
+    h = o0[:, 3].astype(np.float16)
+    h[:, 1:3] += np.float16(1)
+    x = h[:, 0].astype(np.float32)
+    h[:, [2, 1]] -= np.float16(0.5)
+    assert_equal(got[:, 3], h.astype(np.float32) + x[:, None])
+
+
+KS_BFLOAT = KernelSet(["""
+kernel void bfloat_vectors(const device float4* a [[buffer(0)]], const device float4* b [[buffer(1)]],
+                           device float4* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    bfloat4 x = bfloat4(a[i]), y = bfloat4(b[i]);
+    bfloat k = bfloat(b[i].x);
+    device float4* r = o + 5 * i;
+    r[0] = float4(x + y);
+    r[1] = float4(x * k);
+    r[2] = float4(k - y);
+    bfloat4 v = x;
+    v.yx++;
+    v.wzyx.xy -= bfloat2(bfloat(1.0f));
+    r[3] = float4(v);
+    r[4] = float4(select(bfloat4(0.0f), bfloat4(1.0f), x < y));
+}
+"""], fast_math=False)
+
+
+def test_bfloat_vectors(device, rng):
+    """bfloat4 arithmetic, scalar orders, swizzle ++ and chained swizzle writes: each result
+    rounded once to bfloat (nearest even)."""
+    from mcconf import bfloat_rounded
+    n = 8
+    a = bfloat_rounded(rng.uniform(-300, 300, (n, 4)))
+    b = bfloat_rounded(rng.uniform(-300, 300, (n, 4)))
+    o = np.zeros((5 * n, 4), np.float32)
+    KS_BFLOAT.get(device, "bfloat_vectors")(n, a, b, o)
+    got = o.reshape(n, 5, 4)
+    k = b[:, :1]
+    assert_equal(got[:, 0], bfloat_rounded(a + b))
+    assert_equal(got[:, 1], bfloat_rounded(a * k))
+    assert_equal(got[:, 2], bfloat_rounded(k - b))
+    v = a.copy()
+    v[:, :2] = bfloat_rounded(v[:, :2] + 1)
+    v[:, 2:] = bfloat_rounded(v[:, 2:] - 1)
+    assert_equal(got[:, 3], v)
+    assert_equal(got[:, 4], (a < b).astype(np.float32))
