@@ -217,6 +217,9 @@ def test_swizzle_of_swizzle_writes(device, rng):
     "v.xy.z = 1.0f;",                # a 2-component swizzle has no .z
     "v.zy.xyz = float3(1.0f);",      # nor a third component
     "v.xy++ = float2(1.0f);",        # a postfix increment's value is not an lvalue
+    "int4 k = int4(v); k.xy += 2.5f; v = float4(k);",       # a floating scalar never splats into
+    "uint4 k = uint4(v); k.zw *= 0.5f; v = float4(k);",     # an integer vector (as `k += 2.5f`)
+    "int4 k = int4(v); k.zyx.xy /= 1.5f; v = float4(k);",
 ])
 def test_invalid_swizzle_writes_are_refused(body):
     src = ("#include <metal_stdlib>\nusing namespace metal;\n"

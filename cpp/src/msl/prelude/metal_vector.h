@@ -394,13 +394,17 @@ template <class V, int... I> struct swizzle_ref : swizzle_lanes<typename V::valu
   }
   METAL_FUNC swizzle_ref& operator=(const swizzle_ref& o) { return *this = o.get(); }
 
-#define METAL_SWIZZLE_COMPOUND(OP) \
-  METAL_FUNC swizzle_ref& operator OP##=(const value_type& s) { return *this = get() OP s; }
+  // A scalar goes through the vector's own operator, which refuses a floating one for an
+  // integer vector as Metal does (`k.xy *= 0.5f` computed `k.xy * 0` before 2026-12-05).
+#define METAL_SWIZZLE_COMPOUND(OP)                                                              \
+  METAL_FUNC swizzle_ref& operator OP##=(const value_type& s) { return *this = get() OP s; }   \
+  template <class X, enable_if_t<is_scalar<X>::value, int> = 0>                                 \
+  METAL_FUNC swizzle_ref& operator OP##=(const X& s) { return *this = get() OP s; }
   METAL_SWIZZLE_COMPOUND(+)
   METAL_SWIZZLE_COMPOUND(-)
   METAL_SWIZZLE_COMPOUND(*)
-  METAL_FUNC swizzle_ref& operator/=(const value_type& s) { return *this = mtl_rt::div_value(get(), s); }
-  METAL_FUNC swizzle_ref& operator%=(const value_type& s) { return *this = mtl_rt::mod_value(get(), s); }
+  METAL_SWIZZLE_COMPOUND(/)
+  METAL_SWIZZLE_COMPOUND(%)
   METAL_SWIZZLE_COMPOUND(&)
   METAL_SWIZZLE_COMPOUND(|)
   METAL_SWIZZLE_COMPOUND(^)
