@@ -271,9 +271,20 @@ DeclaredNames declared_names(const std::vector<Token>& t) {
       if (b.is(";") || b.is("}") || b.is("{")) break;
       if (b.is_identifier("constexpr")) constexpr_object = true;
     }
+    const bool parameters = looks_like_parameters(t, i + 1, close, d.types);
     if (declarator_position && !constexpr_object && after < t.size() && (t[after].is(";") || t[after].is("=")) &&
-        looks_like_parameters(t, i + 1, close, d.types))
+        parameters)
       d.prototypes.insert(x.text);
+    // `float3x3 m(2.0f);`, `half hb(1);`: a variable built by its constructor after a type's name
+    // declares that name, used again or not (one never named again was "a call to 'hb'" before
+    // 2026-12-05).
+    const Token& before = t[i > 0 ? i - 1 : i];
+    if (i > 0 && !parameters && before.kind == TokenKind::identifier &&
+        (is_renamed_type(before.text) || d.types.count(before.text) || before.is_identifier("int") ||
+         before.is_identifier("float") || before.is_identifier("bool") || before.is_identifier("char") ||
+         before.is_identifier("short") || before.is_identifier("long") || before.is_identifier("unsigned") ||
+         before.is_identifier("signed") || before.is_identifier("double") || before.is_identifier("auto")))
+      d.others.insert(x.text);
   }
   return d;
 }

@@ -114,6 +114,65 @@ std::set<std::string> swizzle_named_functions(const std::vector<Token>& t) {
   return names;
 }
 
+namespace {
+
+bool is_assignment_op(const Token& k) {
+  static const char* const ops[] = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  for (const char* op : ops)
+    if (k.is(op)) return true;
+  return false;
+}
+
+// The bracket matching the one at i, scanning in `step`'s direction; t.size() where none does.
+std::size_t matching_bracket(const std::vector<Token>& t, std::size_t i, int step) {
+  const bool square = t[i].is("[") || t[i].is("]");
+  const char* open = square ? (step > 0 ? "[" : "]") : (step > 0 ? "(" : ")");
+  const char* close = square ? (step > 0 ? "]" : "[") : (step > 0 ? ")" : "(");
+  int depth = 0;
+  for (std::size_t k = i; k < t.size(); k += step) {
+    if (t[k].is(open)) ++depth;
+    else if (t[k].is(close) && --depth == 0) return k;
+    if (k == 0 && step < 0) break;
+  }
+  return t.size();
+}
+
+}  // namespace
+
+bool swizzle_is_written(const std::vector<Token>& t, std::size_t name) {
+  // After it: the rest of the chain (`.xy`, `->m`, `[k]`), then what ends it.
+  std::size_t j = name + 1;
+  while (j < t.size()) {
+    if ((t[j].is(".") || t[j].is("->")) && j + 1 < t.size() && t[j + 1].kind == TokenKind::identifier) {
+      j += 2;
+    } else if (t[j].is("[")) {
+      j = matching_bracket(t, j, 1);
+      if (j < t.size()) ++j;
+    } else {
+      break;
+    }
+  }
+  if (j < t.size() && (is_assignment_op(t[j]) || t[j].is("++") || t[j].is("--"))) return true;
+  // Before it: the chain's first token (`o[i].v`, `(*p)`, `f(x)`, `s->v`), then a prefix ++ or --.
+  if (name < 2) return false;
+  std::size_t start = name - 1;  // the `.` or `->`
+  while (start > 0) {
+    const Token& b = t[start - 1];
+    if (b.is("]") || b.is(")")) {
+      const std::size_t open = matching_bracket(t, start - 1, -1);
+      if (open >= t.size()) return false;
+      start = open;
+    } else if (b.kind == TokenKind::identifier) {
+      --start;
+      if (start > 0 && (t[start - 1].is(".") || t[start - 1].is("->") || t[start - 1].is("::"))) --start;
+      else break;
+    } else {
+      break;
+    }
+  }
+  return start > 0 && (t[start - 1].is("++") || t[start - 1].is("--"));
+}
+
 std::vector<KernelScope> kernel_scopes(const std::vector<Token>& t, const std::vector<ParsedKernel>& kernels) {
   std::vector<KernelScope> scopes;
   std::size_t next_kernel = 0;

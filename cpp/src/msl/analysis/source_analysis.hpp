@@ -28,6 +28,14 @@ std::map<std::size_t, std::string> swizzle_member_accessors(const std::vector<To
     such a name followed by `<` is that member template (`f.bar<3>()`), not a swizzle compared. */
 std::set<std::string> swizzle_named_functions(const std::vector<Token>& t);
 
+/**
+ * Whether the swizzle named by token `name` (after its `.` or `->`) is written: the postfix
+ * chain it belongs to (`v.zyx.xy`, `o[i].xy`, `v.zy[k]`) is followed by an assignment, `++` or
+ * `--`, or preceded by `++` or `--`. Every swizzle of such a chain is a reference into the vector
+ * (`v.xy++`, `++v.xz` and `v.zyx.xy = a` did not compile, or wrote a copy, before 2026-12-05).
+ */
+bool swizzle_is_written(const std::vector<Token>& t, std::size_t name);
+
 /** Where a kernel is declared: the namespaces around it. */
 struct KernelScope {
   std::string call_name;  // `::a::b::k`, `::k` at global scope (not `k`: a kernel named `precise` or

@@ -40,3 +40,11 @@ METAL_SIMD_VECTOR_NAMES(float, float)
 METAL_SIMD_MATRIX_NAMES(float, float)
 METAL_SIMD_MATRIX_NAMES(half, metal::mtl_half)
 #undef METAL_SIMD_MATRIX_NAMES
+
+// Their C++ spellings, `simd::float4`, `simd::float4x4` (and `simd::dot` ...): headers shared with
+// C++ hosts declare `struct Uniforms { simd::float4x4 mvp; simd::float3 eye; }` (undeclared
+// identifier 'simd' before 2026-12-05). The names are MSL's own, as the host's simd:: types are
+// laid out as MSL's.
+namespace simd {
+using namespace ::metal;
+}

@@ -363,12 +363,24 @@ struct mtl_vector : mtl_detail::vec_storage<T, N, Packed> {
 
 namespace mtl_detail {
 
+// `.x` … `.a` of a swizzle being written (`v.zy.x = 1` sets v.z): the vector's components.
+template <class T, int K> struct swizzle_lanes;
+template <class T> struct swizzle_lanes<T, 2> { T &x, &y, &r, &g; };
+template <class T> struct swizzle_lanes<T, 3> { T &x, &y, &z, &r, &g, &b; };
+template <class T> struct swizzle_lanes<T, 4> { T &x, &y, &z, &w, &r, &g, &b, &a; };
+template <int J, int... I> METAL_FUNC constexpr int nth_index() {
+  constexpr int idx[] = {I...};
+  return idx[J];
+}
+
 // What mtl_swizzle_ref returns: writes go back into the named components.
-template <class V, int... I> struct swizzle_ref {
+template <class V, int... I> struct swizzle_ref : swizzle_lanes<typename V::value_type, sizeof...(I)> {
   typedef vec<typename V::value_type, sizeof...(I)> value_type;
+  typedef swizzle_lanes<typename V::value_type, sizeof...(I)> lanes;
   V& v;
 
-  METAL_FUNC explicit swizzle_ref(V& target) : v(target) {}
+  METAL_FUNC explicit swizzle_ref(V& target)
+      : lanes{elem<I>(target)..., elem<I>(target)...}, v(target) {}
   swizzle_ref(const swizzle_ref&) = default;
 
   METAL_FUNC value_type get() const { return v.template mtl_swizzle<I...>(); }
@@ -382,19 +394,52 @@ template <class V, int... I> struct swizzle_ref {
   }
   METAL_FUNC swizzle_ref& operator=(const swizzle_ref& o) { return *this = o.get(); }
 
-#define METAL_SWIZZLE_COMPOUND(OP) \
-  METAL_FUNC swizzle_ref& operator OP##=(const value_type& s) { return *this = get() OP s; }
+  // A scalar goes through the vector's own operator, which refuses a floating one for an
+  // integer vector as Metal does (`k.xy *= 0.5f` computed `k.xy * 0` before 2026-12-05).
+#define METAL_SWIZZLE_COMPOUND(OP)                                                              \
+  METAL_FUNC swizzle_ref& operator OP##=(const value_type& s) { return *this = get() OP s; }   \
+  template <class X, enable_if_t<is_scalar<X>::value, int> = 0>                                 \
+  METAL_FUNC swizzle_ref& operator OP##=(const X& s) { return *this = get() OP s; }
   METAL_SWIZZLE_COMPOUND(+)
   METAL_SWIZZLE_COMPOUND(-)
   METAL_SWIZZLE_COMPOUND(*)
-  METAL_FUNC swizzle_ref& operator/=(const value_type& s) { return *this = mtl_rt::div_value(get(), s); }
-  METAL_FUNC swizzle_ref& operator%=(const value_type& s) { return *this = mtl_rt::mod_value(get(), s); }
+  METAL_SWIZZLE_COMPOUND(/)
+  METAL_SWIZZLE_COMPOUND(%)
   METAL_SWIZZLE_COMPOUND(&)
   METAL_SWIZZLE_COMPOUND(|)
   METAL_SWIZZLE_COMPOUND(^)
   METAL_SWIZZLE_COMPOUND(<<)
   METAL_SWIZZLE_COMPOUND(>>)
 #undef METAL_SWIZZLE_COMPOUND
+  // v.xy++, --v.zw: as clang's vectors (Metal's) allow; the value is the old or the new one.
+  METAL_FUNC swizzle_ref& operator++() { return *this += value_type(1); }
+  METAL_FUNC swizzle_ref& operator--() { return *this -= value_type(1); }
+  METAL_FUNC const value_type operator++(int) {  // const: `v.xy++ = a` is no lvalue
+    const value_type old = get();
+    *this += value_type(1);
+    return old;
+  }
+  METAL_FUNC const value_type operator--(int) {
+    const value_type old = get();
+    *this -= value_type(1);
+    return old;
+  }
+
+  // A swizzle or component of this swizzle, written (`v.zyx.xy = a` sets v.z and v.y,
+  // `v.zy[k] = s`): the components it names of v.
+  template <int... J> METAL_FUNC swizzle_ref<V, nth_index<J, I...>()...> mtl_swizzle_ref() {
+    static_assert(indices_below<sizeof...(I), J...>(), "swizzle component beyond the vector's length");
+    return v.template mtl_swizzle_ref<nth_index<J, I...>()...>();
+  }
+  template <int... J> METAL_FUNC constexpr vec<typename V::value_type, sizeof...(J)> mtl_swizzle() const {
+    return get().template mtl_swizzle<J...>();
+  }
+  template <int Code> METAL_FUNC auto mtl_swz_ref() { return swizzle_code<Code>::write(*this); }
+  template <int Code> METAL_FUNC constexpr auto mtl_swz() const { return swizzle_code<Code>::read(*this); }
+  METAL_FUNC typename V::value_type& operator[](int k) {
+    const int at[] = {I...};  // (checked mode: an index past them reads a zero)
+    return v[METAL_CHECKED_ELEMENT(at, k, sizeof...(I), "vector component")];
+  }
 
  private:
   template <int... K> METAL_FUNC void store(const value_type& s, int_seq<K...>) {

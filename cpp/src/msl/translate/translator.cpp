@@ -36,11 +36,6 @@ const char* unsupported_reason(const std::string& id) {
   return nullptr;
 }
 
-bool is_assignment(const Token& t) {
-  static const auto& ops = *new std::set<std::string>{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
-  return t.kind == TokenKind::punct && ops.count(t.text);
-}
-
 }  // namespace
 
 void Translator::rename_names_that_clash_with_target() {
@@ -442,8 +437,9 @@ void Translator::emit_user_code() {
             is_swizzle(t_[i + 1].text, &swz) &&
             !(i + 2 < t_.size() &&
               (t_[i + 2].is("(") || (t_[i + 2].is("<") && swizzle_functions_.count(t_[i + 1].text))))) {
-          // v.xy → v.template mtl_swizzle<0,1>(); a write target gets the proxy.
-          const bool write = i + 2 < t_.size() && is_assignment(t_[i + 2]);
+          // v.xy → v.template mtl_swizzle<0,1>(); a write target (`v.xy = a`, `v.xy++`,
+          // `v.zyx.xy += a`) gets the proxy.
+          const bool write = swizzle_is_written(t_, i + 1);
           // Comma-free (mtl_swz<1210> for .zyx), so it survives being a macro argument.
           emit(tok.text + "template " + (write ? "mtl_swz_ref<" : "mtl_swz<") + swizzle_code(t_[i + 1].text) + ">()", tok, false);
           ++i;
