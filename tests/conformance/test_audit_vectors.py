@@ -587,7 +587,7 @@ OP_FLOAT_ROWS = ["x + y", "x - y", "x * y", "x / y", "k - x", "k / y", "x * k", 
                  "select(V(0), V(1), x < y)", "select(V(0), V(1), k >= x)", "select(V(0), V(1), x == k)",
                  "select(x, y, x > y)"]
 OPS = """
-kernel void ops_{T}{N}(const device {T}{N}* a [[buffer(0)]], const device {T}{N}* b [[buffer(1)]],
+kernel void vops_{T}{N}(const device {T}{N}* a [[buffer(0)]], const device {T}{N}* b [[buffer(1)]],
                        const device {T}* s [[buffer(2)]], device {T}{N}* r [[buffer(3)]],
                        uint i [[thread_position_in_grid]]) {{
     typedef {T} T;
@@ -648,7 +648,7 @@ def test_integer_vector_operators(device, rng, name, dtype, width):
     k = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
     pad = lambda v: np.pad(v, ((0, 0), (0, slot - width)), constant_values=1)  # noqa: E731
     r = np.zeros((n * len(OP_INT_ROWS), slot), dtype)
-    KS_OPS.get(device, f"ops_{name}{width}")(n, pad(x), pad(y), k, r)
+    KS_OPS.get(device, f"vops_{name}{width}")(n, pad(x), pad(y), k, r)
     got = r.reshape(n, len(OP_INT_ROWS), slot)[:, :, :width]
     exp = np.array([[_int_reference(int(x[p, c]), int(y[p, c]), int(k[p]), bits, signed) for c in range(width)]
                     for p in range(n)], dtype=object).transpose(0, 2, 1).astype(dtype)
@@ -668,7 +668,7 @@ def test_float_vector_operators(device, rng, name, dtype, width):
     x[0, 0] = k[0]
     pad = lambda v: np.pad(v, ((0, 0), (0, slot - width)), constant_values=1)  # noqa: E731
     r = np.zeros((n * len(OP_FLOAT_ROWS), slot), dtype)
-    KS_OPS.get(device, f"ops_{name}{width}")(n, pad(x), pad(y), k, r)
+    KS_OPS.get(device, f"vops_{name}{width}")(n, pad(x), pad(y), k, r)
     got = r.reshape(n, len(OP_FLOAT_ROWS), slot)[:, :, :width]
     kk = k[:, None]
     one, zero = dtype(1), dtype(0)
