@@ -210,6 +210,28 @@ Argument numpy_scalar_argument(const py::handle& o) {
   return Argument{};  // structured and other scalars: use their bytes
 }
 
+// A tuple or list of numbers (Python's or NumPy's scalars) for a vector parameter, one scalar
+// Argument a component: core packs each as a scalar of the component type (scalar_packing.cpp)
+// and checks the count against the vector's width.
+Argument sequence_argument(PyObject* o) {
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  std::vector<Argument> values;
+  values.reserve(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* x = items[i];
+    Argument a;
+    if (PyBool_Check(x) || PyLong_Check(x) || PyFloat_Check(x)) a = scalar_argument(x);
+    else if (PyObject_IsInstance(x, numpy_generic())) a = numpy_scalar_argument(py::handle(x));
+    if (a.kind == Argument::Kind::bytes)  // not a number: a nested list (a matrix), a string, a structured scalar
+      throw ArgumentError("item " + std::to_string(i) + " of the " + std::string(Py_TYPE(o)->tp_name) + " is a " +
+                          Py_TYPE(x)->tp_name + ", not a number; a tuple or list binds to a vector parameter "
+                          "(float4, uint3, …) only; pass a NumPy array for anything else");
+    values.push_back(std::move(a));
+  }
+  return Argument::from_components(std::move(values));
+}
+
 // The element type NumPy's dtype kind and size name.
 ScalarType scalar_from_dtype(char kind, py::ssize_t itemsize, bool* raw_bytes) {
   *raw_bytes = itemsize == 1 && kind == 'u';  // uint8 is how Python spells "bytes"
@@ -413,6 +435,14 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
         continue;
       }
     }
+    if (PyTuple_Check(o) || PyList_Check(o)) {  // a vector's values: `float4 v` takes (1.0, 2.0, 3.0, 4.0)
+      try {
+        out.push_back(sequence_argument(o));
+      } catch (const ArgumentError& e) {
+        throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
+      }
+      continue;
+    }
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
     if (!PyBytes_Check(o) && !PyByteArray_Check(o) && !PyMemoryView_Check(o) && !is_foreign_tensor_type(o)) {
@@ -454,7 +484,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
       throw ArgumentError(argument_name(kernel, i - first) + ": cannot pass a " +
                           std::string(py::str(py::type::of(arg).attr("__name__"))) +
                           " to a kernel; pass a metalcall Buffer, an object with the buffer protocol "
-                          "(NumPy array, array.array, bytearray, memoryview, bytes) or a number");
+                          "(NumPy array, array.array, bytearray, memoryview, bytes), a number, or a tuple of numbers for a vector");
     }
     Py_buffer* view = refs.add();
     // Writable if the object allows it, read-only otherwise; C-contiguous always.
