@@ -291,3 +291,53 @@ def test_matrix_alias_is_checked_like_the_matrix(device, kernel, dtype, count, w
     assert out[0] == 0
     fn(1, out, m.view(np.uint8))  # raw bytes reinterpret, as for the matrix type itself
     assert out[0] == m[index]
+
+
+BF_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void in2_vec_bfloat(device bfloat* out [[buffer(0)]], bfloat3 v [[buffer(1)]]) {
+    out[0] = v.x; out[1] = v.y; out[2] = v.z;
+}
+"""
+
+
+def test_bfloat_vector_components_round_once(device):
+    # bfloat keeps 8 significant bits: 1 + 2^-8 + 2^-20 is just above the tie between 1 and
+    # 1 + 2^-7, so it rounds up (0x3F81); 1 + 2^-8 is the tie, to even (0x3F80). Rounding to
+    # float first would make the first one the tie too.
+    fn = device.compile(BF_SRC).in2_vec_bfloat
+    out = np.zeros(3, np.uint16)
+    fn(1, out.view(np.uint8), (1 + 2**-8 + 2**-20, 1 + 2**-8, -2.5))
+    assert [hex(v) for v in out.tolist()] == ["0x3f81", "0x3f80", "0xc020"]
+    with pytest.raises(mc.ArgumentError, match=r"component 2 \(z\): 3.4e\+38 is out of the range of bfloat"):
+        fn(1, out.view(np.uint8), (0, 0, 3.4e38))
+
+
+TEMPLATE_ENUM_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+enum class Op : ushort { Add, Mul };
+template <typename T>
+kernel void in2_tmpl(device ushort* out [[buffer(0)]], constant T& v [[buffer(1)]]) { out[0] = ushort(v); }
+template [[host_name("in2_tmpl_op")]] kernel void in2_tmpl<Op>(device ushort*, constant Op&);
+"""
+
+
+def test_enum_template_argument_and_intenum(device):
+    import enum
+
+    class Op(enum.IntEnum):  # how Python code names the MSL enum's values
+        ADD = 0
+        MUL = 1
+
+    fn = device.compile(TEMPLATE_ENUM_SRC).in2_tmpl_op
+    out = np.zeros(1, np.uint16)
+    fn(1, out, Op.MUL)
+    assert out[0] == 1
+    fn(1, out, 65535)
+    assert out[0] == 65535
+    with pytest.raises(mc.ArgumentError, match="does not fit in ushort"):
+        fn(1, out, 65536)
+    with pytest.raises(mc.ArgumentError, match="kernel (reads|declares) ushort"):
+        fn(1, out, np.array([1], np.int16))
