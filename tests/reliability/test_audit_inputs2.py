@@ -341,3 +341,18 @@ def test_enum_template_argument_and_intenum(device):
         fn(1, out, 65536)
     with pytest.raises(mc.ArgumentError, match="kernel (reads|declares) ushort"):
         fn(1, out, np.array([1], np.int16))
+
+
+def test_wide_ints_in_float_vectors_as_for_float_scalars(device):
+    # An int past 64 bits is a value a float holds (2**64 for `float v` always was); as a
+    # component it said "does not fit in 64 bits". Integer components still refuse it.
+    lib = device.compile(VEC_SRC)
+    f2 = lib[f"in2_vec_val{_VIDS.index('float2')}"]
+    out = np.zeros(2, np.float32)
+    f2(1, out, (2**64, -(2**100)))
+    assert out.tolist() == [2.0**64, -(2.0**100)]
+    with pytest.raises(mc.ArgumentError, match=r"component 1 \(y\): 1e\+39 is out of the range of float"):
+        f2(1, out, (0, 10**39))
+    l2 = lib[f"in2_vec_val{_VIDS.index('long2')}"]
+    with pytest.raises(mc.ArgumentError, match="does not fit in 64 bits"):
+        l2(1, np.zeros(2, np.int64), (0, 2**64))
