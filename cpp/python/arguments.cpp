@@ -131,15 +131,17 @@ double wide_int_rounded_to_odd(PyObject* o) {
   return negative ? -v : v;
 }
 
-bool floating_scalar(const ParamInfo* p) {
-  return p && p->vector_width == 1 && p->kind != ParamKind::buffer &&
+// A by-value or `constant T&` parameter of float, half or bfloat components (`vector`: of a vector's).
+bool floating_scalar(const ParamInfo* p, bool vector = false) {
+  return p && (vector ? p->vector_width > 1 : p->vector_width == 1) && p->kind != ParamKind::buffer &&
          (p->scalar == ScalarType::f32 || p->scalar == ScalarType::f16 || p->scalar == ScalarType::bf16);
 }
 
 // `kernel`'s parameter `index` is the one the value is for, where known: an int past 64 bits is a value
 // a float, half or bfloat holds (2**64 is a float; 10**39 is past its range), refused for the rest.
 // (Looked up only then: reflection's parameter list is built per lookup, and calls must stay cheap.)
-Argument scalar_argument(PyObject* o, const Kernel* kernel = nullptr, std::size_t index = 0) {
+// `component`: the value is one of a vector's (a tuple's item), for a float, half or bfloat vector.
+Argument scalar_argument(PyObject* o, const Kernel* kernel = nullptr, std::size_t index = 0, bool component = false) {
   if (PyBool_Check(o)) return Argument::from_bool(o == Py_True);
   if (PyLong_Check(o)) {
     int overflow = 0;
@@ -152,7 +154,8 @@ Argument scalar_argument(PyObject* o, const Kernel* kernel = nullptr, std::size_
     }
     if (kernel) {
       const auto params = kernel->info().buffer_params();
-      if (index < params.size() && floating_scalar(params[index])) return Argument::from_float(wide_int_rounded_to_odd(o));
+      if (index < params.size() && floating_scalar(params[index], component))
+        return Argument::from_float(wide_int_rounded_to_odd(o));
     }
     const std::string text = py::str(o);  // a short form of a huge number
     throw ArgumentError("integer " + (text.size() <= 24 ? text : text.substr(0, 8) + "... (" + std::to_string(text.size()) + " digits)") +
@@ -208,6 +211,28 @@ Argument numpy_scalar_argument(const py::handle& o) {
     default: break;
   }
   return Argument{};  // structured and other scalars: use their bytes
+}
+
+// A tuple or list of numbers (Python's or NumPy's scalars) for a vector parameter, one scalar
+// Argument a component: core packs each as a scalar of the component type (scalar_packing.cpp)
+// and checks the count against the vector's width.
+Argument sequence_argument(PyObject* o, const Kernel* kernel, std::size_t index) {
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  std::vector<Argument> values;
+  values.reserve(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* x = items[i];
+    Argument a;
+    if (PyBool_Check(x) || PyLong_Check(x) || PyFloat_Check(x)) a = scalar_argument(x, kernel, index, true);
+    else if (PyObject_IsInstance(x, numpy_generic())) a = numpy_scalar_argument(py::handle(x));
+    if (a.kind == Argument::Kind::bytes)  // not a number: a nested list (a matrix), a string, a structured scalar
+      throw ArgumentError("item " + std::to_string(i) + " of the " + std::string(Py_TYPE(o)->tp_name) + " is a " +
+                          Py_TYPE(x)->tp_name + ", not a number; a tuple or list binds to a vector parameter "
+                          "(float4, uint3, …) only; pass a NumPy array for anything else");
+    values.push_back(std::move(a));
+  }
+  return Argument::from_components(std::move(values));
 }
 
 // The element type NumPy's dtype kind and size name.
@@ -413,6 +438,14 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
         continue;
       }
     }
+    if (PyTuple_Check(o) || PyList_Check(o)) {  // a vector's values: `float4 v` takes (1.0, 2.0, 3.0, 4.0)
+      try {
+        out.push_back(sequence_argument(o, kernel, i - first));
+      } catch (const ArgumentError& e) {
+        throw ArgumentError(argument_name(kernel, i - first) + ": " + e.what());
+      }
+      continue;
+    }
     // GPU memory in place on the kernel's GPU, ordered after its producer (before the
     // buffer protocol: CuPy arrays have one, which fails).
     if (!PyBytes_Check(o) && !PyByteArray_Check(o) && !PyMemoryView_Check(o) && !is_foreign_tensor_type(o)) {
@@ -454,7 +487,7 @@ void convert_arguments(PositionalArgs args, std::size_t first, const Device* dev
       throw ArgumentError(argument_name(kernel, i - first) + ": cannot pass a " +
                           std::string(py::str(py::type::of(arg).attr("__name__"))) +
                           " to a kernel; pass a metalcall Buffer, an object with the buffer protocol "
-                          "(NumPy array, array.array, bytearray, memoryview, bytes) or a number");
+                          "(NumPy array, array.array, bytearray, memoryview, bytes), a number, or a tuple of numbers for a vector");
     }
     Py_buffer* view = refs.add();
     // Writable if the object allows it, read-only otherwise; C-contiguous always.

@@ -25,6 +25,7 @@ struct Argument {
     floating,   // a floating-point scalar, packed to the declared type
     boolean,    // a bool scalar
     none,       // no value (Python's None): only for a parameter its [[function_constant]] leaves out
+    components, // a vector's values (a Python tuple or list), one scalar Argument each, packed like scalars
   };
   Kind kind = Kind::bytes;
   Buffer buffer;                    // Kind::buffer
@@ -43,6 +44,7 @@ struct Argument {
   bool int_is_unsigned = false;     // Kind::integer: int_value holds a uint64 bit pattern
   double float_value = 0;           // Kind::floating
   ScalarType typed_scalar = ScalarType::unknown;  // a NumPy scalar's own type, if any
+  std::vector<Argument> components;  // Kind::components
 
   static Argument from_buffer(Buffer b) {
     Argument a;
@@ -89,6 +91,12 @@ struct Argument {
   static Argument none() {
     Argument a;
     a.kind = Kind::none;
+    return a;
+  }
+  static Argument from_components(std::vector<Argument> values) {
+    Argument a;
+    a.kind = Kind::components;
+    a.components = std::move(values);
     return a;
   }
   static Argument from_bool(bool v) {

@@ -86,6 +86,9 @@ struct ParamInfo {
   std::string type_name;    // element type as written in MSL, e.g. "float", "float4", "Params"
   ScalarType scalar = ScalarType::unknown;  // component type; unknown for structs
   int vector_width = 1;     // 1 for scalars, 2..4 for vectors
+  // A matrix's component type (float for `float4x4` or an alias of it); unknown for the rest,
+  // and where only Metal's reflection is known (core then reads type_name).
+  ScalarType matrix_scalar = ScalarType::unknown;
   bool is_const = false;    // the kernel cannot write through it
   Builtin builtin = Builtin::none;
   int builtin_width = 1;    // 1, 2 or 3 components of a builtin
@@ -153,6 +156,9 @@ const char* to_string(TextureAccess); // "read", …
 std::size_t scalar_size(ScalarType);
 /** Parses "float", "uint", "half", "int32_t", … ; unknown for anything else. */
 ScalarType scalar_type_from_name(const std::string& name);
+/** The component type of a matrix type name (`float4x4`, `metal::half3x3`, `matrix<float, 4, 4>`);
+ *  unknown for anything else. Aliases are the caller's to resolve. */
+ScalarType matrix_component(const std::string& type_name);
 /** Maps a builtin attribute name to its enum; Builtin::none if it is not one. */
 Builtin builtin_from_attribute(const std::string& attribute);
 

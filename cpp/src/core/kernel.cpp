@@ -352,35 +352,12 @@ void choose_threadgroup(const KernelInfo& k, unsigned automatic_limit, const Dev
   }
 }
 
-// The component type of a matrix parameter (`float4x4`, `metal::half3x3`, `matrix<float, 4, 4>`), which
-// reflection leaves without a scalar type (it is no vector): unknown for anything else. Without it a
-// float64 array bound to `constant float4x4&` or `device float4x4*` was reinterpreted silently.
-ScalarType matrix_component(const std::string& type_name) {
-  std::string s;
-  for (char c : type_name)
-    if (c != ' ') s += c;
-  if (s.rfind("metal::", 0) == 0) s = s.substr(7);
-  if (s.rfind("matrix<", 0) == 0) {
-    const std::size_t comma = s.find(',');
-    if (comma == std::string::npos) return ScalarType::unknown;
-    std::string component = s.substr(7, comma - 7);
-    if (component.rfind("metal::", 0) == 0) component = component.substr(7);
-    s = component + "2x2";  // checked as the spelled name below
-  }
-  for (const char* name : {"float", "half", "bfloat"}) {
-    const std::size_t n = std::strlen(name);
-    if (s.size() == n + 3 && s.compare(0, n, name) == 0 && s[n] >= '2' && s[n] <= '4' && s[n + 1] == 'x' &&
-        s[n + 2] >= '2' && s[n + 2] <= '4')
-      return name[0] == 'f' ? ScalarType::f32 : name[0] == 'h' ? ScalarType::f16 : ScalarType::bf16;
-  }
-  return ScalarType::unknown;
-}
-
 // The element type an array bound to `p` must hold: its scalar type, or a matrix's component type.
 // Looked up only for typed host data and Buffers (structs take structured or raw data).
 ScalarType element_scalar(const ParamInfo& p, const Argument& a) {
   if (p.scalar != ScalarType::unknown || a.host_raw_bytes || a.host_scalar == ScalarType::unknown) return p.scalar;
-  return matrix_component(p.type_name);
+  // The front end's (aliases resolved: `typedef float4x4 M; constant M& m` was unchecked), else the name's.
+  return p.matrix_scalar != ScalarType::unknown ? p.matrix_scalar : matrix_component(p.type_name);
 }
 
 // Elements MSL has no scalar for (complex, str, …) bind only to struct parameters, whose
@@ -480,7 +457,8 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     }
   } else if (a.kind != Argument::Kind::buffer) {
     throw ArgumentError(describe(k, p) + " is a pointer: pass a metalcall Buffer or an object with the buffer "
-                        "protocol (NumPy array, array.array, bytearray, memoryview), not a scalar");
+                        "protocol (NumPy array, array.array, bytearray, memoryview), not a scalar" +
+                        std::string(a.kind == Argument::Kind::components ? " or a tuple (np.array(values, dtype=...))" : ""));
   }
   out.written = !p.is_const;
   if (check_size && p.element_size && nbytes < p.element_size) {

@@ -1,5 +1,6 @@
 // Names and sizes for the reflection enums.
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "metalcall/reflection.hpp"
@@ -214,6 +215,30 @@ ScalarType scalar_type_from_name(const std::string& name) {
   };
   auto it = kNames.find(name);
   return it == kNames.end() ? ScalarType::unknown : it->second;
+}
+
+// The component type of a matrix parameter (`float4x4`, `metal::half3x3`, `matrix<float, 4, 4>`), which
+// reflection leaves without a scalar type (it is no vector): unknown for anything else. Without it a
+// float64 array bound to `constant float4x4&` or `device float4x4*` was reinterpreted silently.
+ScalarType matrix_component(const std::string& type_name) {
+  std::string s;
+  for (char c : type_name)
+    if (c != ' ') s += c;
+  if (s.rfind("metal::", 0) == 0) s = s.substr(7);
+  if (s.rfind("matrix<", 0) == 0) {
+    const std::size_t comma = s.find(',');
+    if (comma == std::string::npos) return ScalarType::unknown;
+    std::string component = s.substr(7, comma - 7);
+    if (component.rfind("metal::", 0) == 0) component = component.substr(7);
+    s = component + "2x2";  // checked as the spelled name below
+  }
+  for (const char* name : {"float", "half", "bfloat"}) {
+    const std::size_t n = std::strlen(name);
+    if (s.size() == n + 3 && s.compare(0, n, name) == 0 && s[n] >= '2' && s[n] <= '4' && s[n + 1] == 'x' &&
+        s[n + 2] >= '2' && s[n + 2] <= '4')
+      return name[0] == 'f' ? ScalarType::f32 : name[0] == 'h' ? ScalarType::f16 : ScalarType::bf16;
+  }
+  return ScalarType::unknown;
 }
 
 }  // namespace metalcall

@@ -159,14 +159,51 @@ std::vector<std::uint8_t> pack_floating(double v, const ParamInfo& p) {
   return {};
 }
 
+// A tuple or list for a vector parameter (`float4 v`, `constant uint3& v`): each value packed as a
+// scalar of the component type is (range-checked, rounded to nearest), a 3-vector padded to its
+// 4-vector size (packed_float3 is not: its element_size is 12). Before 2026-12-05 a tuple was
+// refused with advice to pass "a number", which a vector does not take either.
+std::vector<std::uint8_t> pack_components(const Argument& a, const ParamInfo& p) {
+  const std::size_t n = a.components.size();
+  if (p.scalar == ScalarType::unknown)
+    throw ArgumentError(describe(p) + " takes " + std::to_string(p.element_size) +
+                        " bytes: pass bytes, a NumPy array or structured scalar of that size, not a sequence of " +
+                        std::to_string(n) + " values");
+  if (p.vector_width == 1)
+    throw ArgumentError(describe(p) + " is a scalar: pass one number, not a sequence of " + std::to_string(n));
+  if (n != static_cast<std::size_t>(p.vector_width))
+    throw ArgumentError(describe(p) + " is a vector of " + std::to_string(p.vector_width) + ": pass " +
+                        std::to_string(p.vector_width) + " numbers, not " + std::to_string(n));
+  ParamInfo component = p;
+  component.vector_width = 1;
+  component.element_size = scalar_size(p.scalar);
+  component.binding = -1;  // the name below is the whole description
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    component.name = describe(p) + ", component " + std::to_string(i) + " (" + "xyzw"[i] + ")";
+    const std::vector<std::uint8_t> b = pack_scalar(a.components[i], component);
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  const std::size_t size = p.element_size ? p.element_size : scalar_size(p.scalar) * (n == 3 ? 4 : n);
+  if (bytes.size() > size)
+    throw ArgumentError(describe(p) + " takes " + std::to_string(size) + " bytes, not " + std::to_string(bytes.size()));
+  bytes.resize(size, 0);
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> pack_scalar(const Argument& a, const ParamInfo& p) {
+  if (a.kind == Argument::Kind::components) return pack_components(a, p);
   if (p.scalar == ScalarType::unknown || p.vector_width != 1) {
     throw ArgumentError(describe(p) + " takes " + std::to_string(p.element_size) +
                         " bytes: pass bytes, a NumPy structured scalar or array, or a ctypes structure of that size, "
                         "not a single number");
   }
+  // The compiled type is not the one the front end read (an enum whose values need 64 bits): its bytes, not a guess.
+  if (p.element_size && p.element_size != scalar_size(p.scalar))
+    throw ArgumentError(describe(p) + " takes " + std::to_string(p.element_size) + " bytes, which metalcall cannot "
+                        "pack a number into; pass bytes or a NumPy scalar of that size");
   switch (a.kind) {
     case Argument::Kind::boolean:
       if (p.scalar == ScalarType::boolean) return bytes_of<std::uint8_t>(a.int_value ? 1 : 0);

@@ -21,7 +21,7 @@ namespace {
 // 2: ParamInfo::grid_indexed, 3: texture type and access, 5: loop_free, 6: runs_regions,
 // 7: texture_count, texture_atomics and the layered / multisampled texture types
 // 8: FunctionConstantInfo::vector_width, 9: texture1d_array, texture_buffer
-constexpr char kMagic[] = "metalcall translation 9\n";
+constexpr char kMagic[] = "metalcall translation 10\n";  // 10: ParamInfo::matrix_scalar, enum scalars
 
 // ---- writing ----
 
@@ -114,6 +114,7 @@ void write_param(Writer& w, const ParamInfo& p) {
   w.str(p.type_name);
   w.i64(static_cast<int>(p.scalar));
   w.i64(p.vector_width);
+  w.i64(static_cast<int>(p.matrix_scalar));
   w.i64(p.is_const);
   w.i64(static_cast<int>(p.builtin));
   w.i64(p.builtin_width);
@@ -138,6 +139,7 @@ ParamInfo read_param(Reader& r) {
   p.type_name = r.str();
   p.scalar = r.enumeration(ScalarType::f64);
   p.vector_width = r.integer(kIntMin, kIntMax);
+  p.matrix_scalar = r.enumeration(ScalarType::f64);
   p.is_const = r.flag();
   p.builtin = r.enumeration(Builtin::grid_size);
   p.builtin_width = r.integer(kIntMin, kIntMax);

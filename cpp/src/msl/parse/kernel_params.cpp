@@ -124,6 +124,7 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
   if (p.array) pointer = true;
   info.type_name = type_name;
   classify_element_type(resolve_alias(type_name), &info.scalar, &info.vector_width);
+  info.matrix_scalar = matrix_component(resolve_alias(type_name));  // `typedef float4x4 M`: float's checks
 
   const Attribute* binding = nullptr;
   for (const auto& a : attrs) {
@@ -176,6 +177,10 @@ void SignatureParser::parse_param(std::size_t begin, std::size_t end, ParsedKern
     }
     // Other attributes (e.g. [[raster_order_group]] does not apply to kernels) are ignored.
   }
+  // An enum binds as its underlying integer type (not for builtins: MSL declares them uint or ushort).
+  if (info.kind != ParamKind::builtin && info.scalar == ScalarType::unknown)
+    if (const std::string underlying = enum_underlying(type_name); !underlying.empty())
+      classify_element_type(underlying, &info.scalar, &info.vector_width);
   if (const std::string problem = classify_resource_param(
           resolve_alias(info.type_name), binding != nullptr, info,
           [this](const std::string& name) { return resolve_alias(name); });

@@ -265,12 +265,17 @@ SignatureParser::Kind SignatureParser::parse_instantiation(std::size_t template_
     }
     if (!type_name.empty()) {
       p.info.type_name = type_name;
-      classify_element_type(type_name, &p.info.scalar, &p.info.vector_width);
+      // Through the source's aliases and enums, as a parameter spelled with the argument's type is.
+      const std::string underlying = p.info.kind == ParamKind::builtin ? "" : enum_underlying(type_name);
+      classify_element_type(underlying.empty() ? resolve_alias(type_name) : underlying, &p.info.scalar,
+                            &p.info.vector_width);
+      p.info.matrix_scalar = matrix_component(resolve_alias(type_name));
     } else if (p.info.scalar == ScalarType::unknown && p.info.kind != ParamKind::texture) {
       // A parameter inside the type (`device const vec<T, 4>*`): its element type once the
       // arguments replace it, so that a float array bound for vec<half, 4> is refused.
-      classify_element_type(resolve_alias(substitute_arguments(p.info.type_name, k.template_arguments, t_)),
-                            &p.info.scalar, &p.info.vector_width);
+      const std::string resolved = resolve_alias(substitute_arguments(p.info.type_name, k.template_arguments, t_));
+      classify_element_type(resolved, &p.info.scalar, &p.info.vector_width);
+      p.info.matrix_scalar = matrix_component(resolved);  // `constant matrix<T, 4, 4>&`
     }
     k.info.params.push_back(p.info);
   }

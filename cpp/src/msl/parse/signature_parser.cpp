@@ -187,6 +187,7 @@ std::string SignatureParser::resolve_alias(std::string type) const {
 
 ParsedSource SignatureParser::run() {
   collect_aliases();
+  collect_enums();
   ParsedSource out;
   for (std::size_t i = 0; i < t_.size(); ++i) {
     if (!starts_kernel(i)) continue;

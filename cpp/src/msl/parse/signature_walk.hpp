@@ -40,6 +40,12 @@ class SignatureParser {
 
   std::string resolve_alias(std::string type) const;
 
+  // Enumerations' underlying integer types (enum_types.cpp): `enum Mode : uint`, `enum class
+  // E` (int), `enum F { A, B }` (unsigned int, as clang lays it out).
+  void collect_enums();
+  // The underlying type's name when `type` (as spelled, or through its aliases) is an enum; else empty.
+  std::string enum_underlying(const std::string& type) const;
+
   ParsedSource run();
 
  private:
@@ -50,6 +56,7 @@ class SignatureParser {
   // by its template parameter list), told apart at an instantiation by its arguments.
   std::multimap<std::string, ParsedKernel> templates_;
   std::map<std::string, std::string> aliases_;     // typedef / using names → the type they name
+  std::map<std::string, std::string> enums_;       // enum names → their underlying type (collect_enums)
   // Aliases of pointer and reference types (`typedef device float* P;`, `template <class T> using
   // cref = constant T&;`): their template parameters and the tokens of the type they name, which
   // a kernel parameter declared with one is read as (expand_indirect_alias).
