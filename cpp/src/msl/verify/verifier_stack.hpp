@@ -2,9 +2,10 @@
 // level of an expression tree (a chain `0 + 1 + 1 ...` is that many levels deep), and libclang
 // ran them on a thread of its own with a fixed 8 MiB stack: 15,000 `+ 1` that the host compiler
 // had built overflowed it, and the SIGSEGV ended the calling process. The verifier now runs on a
-// thread of ours whose stack is far larger than the host compiler may use (its RLIMIT_STACK is
-// capped at kCompilerStackBytes, process.cpp), with LIBCLANG_NOTHREADS set so libclang parses on
-// that thread: whatever the host compiler, which runs first, could build, the verifier can parse.
+// thread of ours whose stack is far larger than the host compiler's usual one (its RLIMIT_STACK
+// is capped at kCompilerStackBytes, process.cpp), with LIBCLANG_NOTHREADS set so libclang parses
+// on that thread. About 1.2 million levels fit; with `ulimit -s unlimited` the host compiler was
+// seen to build 1,000,000 (docs/security.md, "Depth", says what is left open).
 #pragma once
 
 #include <cstddef>
