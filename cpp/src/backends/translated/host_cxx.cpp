@@ -294,7 +294,9 @@ void check_compiler_limits(const ProcessResult& result, const CompileLimits& lim
                                  result.signal == SIGKILL)) {
     throw CompileError("[" + scope + "] " + what + " ran out of memory under " +
                        describe_limit(limits.compiler_memory, "METALCALL_COMPILER_MEMORY") +
-                       " (or crashed); raise the limit if this source is meant. Its output:\n" + result.output);
+                       " (or crashed: code nested deeper than its stack allows, such as tens of thousands of "
+                       "operators in one statement, does that); raise the limit if this source is meant. Its "
+                       "output:\n" + result.output);
   }
   if (result.signal == SIGXCPU) {
     throw CompileError("[" + scope + "] " + what + " used more CPU time than the compile time limit allows "

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "msl/verify/verifier_stack.hpp"
+
 extern char** environ;
 
 namespace metalcall::translated {
@@ -46,6 +48,7 @@ namespace {
 // posix_spawn attribute for resource limits).
 void limit_child(pid_t pid, const ProcessLimits& limits) {
 #if defined(__linux__)
+  constexpr rlim_t kStackCap = rlim_t(msl::verify::kCompilerStackBytes);
   struct rlimit limit;
   if (limits.address_space) {
     limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(limits.address_space);
@@ -54,6 +57,12 @@ void limit_child(pid_t pid, const ProcessLimits& limits) {
   if (limits.file_bytes) {
     limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(limits.file_bytes);
     prlimit(pid, RLIMIT_FSIZE, &limit, nullptr);
+  }
+  // The compiler's recursion follows the code's nesting: its stack is capped, so that the
+  // translation verifier's far larger one parses whatever it built (msl/verify/verifier_stack.hpp).
+  if (getrlimit(RLIMIT_STACK, &limit) == 0 && (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > kStackCap)) {
+    limit.rlim_cur = kStackCap;
+    prlimit(pid, RLIMIT_STACK, &limit, nullptr);
   }
   // A compiler proper left running after its driver was killed at the wall-clock limit ends too.
   if (limits.wall_seconds > 0) {

@@ -1,6 +1,9 @@
 // How deep a source may nest (see nesting_limits.hpp). One linear walk.
 #include "msl/analysis/nesting_limits.hpp"
 
+#include <string>
+#include <vector>
+
 #include "msl/errors/source_errors.hpp"
 
 namespace metalcall::msl {
@@ -16,13 +19,49 @@ bool control_with_condition(const Token& t) {
   return t.kind == TokenKind::identifier && (t.is("for") || t.is("while") || t.is("if") || t.is("switch"));
 }
 
+// Tokens that may add a level to an expression tree: every punctuator but the openers, the
+// statement ends and `::` (a comma in a call or a `>` of a template argument list is counted
+// though it nests nothing: the count bounds the depth from above), and `else` (an `else if`
+// chain nests).
+bool may_nest(const Token& t) {
+  if (t.kind == TokenKind::identifier) return t.is("else");
+  return t.kind == TokenKind::punct && !t.is("(") && !t.is("[") && !t.is("{") && !t.is("}") && !t.is(";") &&
+         !t.is("::");
+}
+
 }  // namespace
 
 void check_nesting(const std::vector<Token>& t, const std::string& source) {
   int brackets = 0;
   int statements = 0;    // control statements in a row, each the body of the last
   int conditionals = 0;  // `?` since the statement began
+  // Per brace level, what may nest since its statement (or initializer element) began: a
+  // block or an initializer inside an expression counts apart, and the expression goes on after.
+  std::vector<long> operators = {0};
+  std::vector<char> inner;  // the open brackets, innermost last; 'L' for an initializer list's brace
   for (std::size_t i = 0; i < t.size(); ++i) {
+    const bool punct = t[i].kind == TokenKind::punct;
+    const bool in_list = !inner.empty() && inner.back() == 'L';
+    if (punct && (t[i].is(";") || (t[i].is(",") && in_list))) {
+      operators.back() = 0;  // a statement or an initializer element ends
+    } else if (may_nest(t[i]) && ++operators.back() > kMaxOperators) {
+      throw rule_error(source, t[i], "more than " + std::to_string(kMaxOperators) +
+                                     " operators in one statement (deeper, the translation verifier's stack would "
+                                     "not hold its tree); split it", kRule);
+    }
+    if (punct && t[i].is("{")) operators.push_back(0);
+    if (punct && t[i].is("}") && operators.size() > 1) operators.pop_back();
+    if (opens(t[i])) {
+      // A brace after `=`, `(`, `return`, or after `{` or `,` in a list, opens an initializer
+      // list (its elements are siblings: a table of 100,000 numbers is no deep tree); any
+      // other brace, a block's or `float2{...}`'s, counts its commas.
+      const Token* before = i > 0 ? &t[i - 1] : nullptr;
+      const bool list = t[i].is("{") && before &&
+                        (before->is("=") || before->is("(") || before->is_identifier("return") ||
+                         ((before->is("{") || before->is(",")) && in_list));
+      inner.push_back(list ? 'L' : t[i].text[0]);
+    }
+    if (closes(t[i]) && !inner.empty()) inner.pop_back();
     if (opens(t[i]) && ++brackets > kMaxNesting) {
       throw rule_error(source, t[i], "brackets nested deeper than 256 levels (clang, Apple's Metal compiler "
                                      "included, stops there too)", kRule);

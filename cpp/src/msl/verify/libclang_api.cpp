@@ -127,6 +127,11 @@ const Api* libclang(std::string* why) {
   static std::mutex mutex;
   static const Api* loaded = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
+  // libclang parses on a thread of its own with a fixed 8 MiB stack unless this is set; the
+  // verifier runs it on its own far larger one instead (verifier_stack.hpp). Set once, before
+  // the first parse; a value the user set stays.
+  static const bool no_threads = setenv("LIBCLANG_NOTHREADS", "1", 0) == 0;
+  (void)no_threads;
   if (!loaded) loaded = load(why);
   return loaded;
 }

@@ -7,6 +7,7 @@
 #include "msl/verify/libclang_api.hpp"
 #include "msl/verify/libclang_parse.hpp"
 #include "msl/verify/translation_facts.hpp"
+#include "msl/verify/verifier_stack.hpp"
 
 namespace metalcall::msl {
 
@@ -58,7 +59,10 @@ std::string translation_head(const std::string& code) {
   return code.substr(0, at + include.size());
 }
 
-bool precompile_head(const VerifyInput& input, const std::string& head, const std::string& path, std::string* why) {
+namespace {
+
+bool precompile_head_here(const VerifyInput& input, const std::string& head, const std::string& path,
+                          std::string* why) {
   const Api& api = api_or_throw();
   verify::ParsedUnit parsed(api, input, verify::kHeadPath, head, "c++-header", {},
                             kParseFlags | CXTranslationUnit_Incomplete | CXTranslationUnit_ForSerialization);
@@ -78,7 +82,7 @@ bool precompile_head(const VerifyInput& input, const std::string& head, const st
   return saved == 0;
 }
 
-Verdict verify_translation(const VerifyInput& input) {
+Verdict verify_translation_here(const VerifyInput& input) {
   const Api& api = api_or_throw();
   Verdict verdict;
   verdict.libclang = api.path;
@@ -104,6 +108,22 @@ Verdict verify_translation(const VerifyInput& input) {
   // the code, and nothing Clang read from it can be trusted.
   verdict.problems = parsed.errors(5);
   if (verdict.problems.empty()) check(api, parsed, input.code, verdict);
+  return verdict;
+}
+
+}  // namespace
+
+// Both parse on the verifier's own stack (verifier_stack.hpp): libclang's recursion follows the
+// depth of the code, and an overflow would end the process.
+bool precompile_head(const VerifyInput& input, const std::string& head, const std::string& path, std::string* why) {
+  bool made = false;
+  verify::run_on_verifier_stack([&] { made = precompile_head_here(input, head, path, why); });
+  return made;
+}
+
+Verdict verify_translation(const VerifyInput& input) {
+  Verdict verdict;
+  verify::run_on_verifier_stack([&] { verdict = verify_translation_here(input); });
   return verdict;
 }
 

@@ -6,4 +6,5 @@ list(APPEND METALCALL_CORE_SOURCES
   cpp/src/msl/verify/libclang_parse.cpp
   cpp/src/msl/verify/translation_facts.cpp
   cpp/src/msl/verify/translation_verifier.cpp
+  cpp/src/msl/verify/verifier_stack.cpp
 )
