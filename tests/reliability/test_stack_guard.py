@@ -31,15 +31,15 @@ int operator+(Sum s, int n) {
 }
 struct Built { int v; Built(int n) : v(n <= 0 ? 0 : Built(n - 1).v + 1) {} };
 struct Counted { int n; operator int() const { return n <= 0 ? 0 : 1 + int(Counted{n - 1}); } };
-struct Call;
-int call_again(const thread Call& c, int n);
-struct Call {  // an object called as a function, through another function
+// An object called as a function, through a function template whose parameter's class only its
+// instantiation knows (the front end refuses the cycle where the tokens name the class).
+template <class F> int call_again(const thread F& c, int n) { return c(n); }
+struct Call {
     int operator()(int n) const {
         const int r = n <= 0 ? -1 : call_again(*this, n - 1);
         return r < 0x3fffffff ? r + 1 : r;
     }
 };
-int call_again(const thread Call& c, int n) { return c(n); }
 struct Dropped {
     device int* count;
     int n;

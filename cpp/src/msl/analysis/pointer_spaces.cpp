@@ -257,9 +257,9 @@ class PointerSpaces {
   // 2026-12-05). A declaration: the name after a type's last token (a name, `>`, `&`, `*`) and
   // before `=`, `;`, `,`, `)`, `[` or `{`, in no typedef or alias.
   void read_variable_scopes() {
-    static const std::set<std::string> not_types = {"return", "else", "case", "struct", "class", "union", "enum",
-                                                    "typename", "using", "typedef", "namespace", "goto", "new",
-                                                    "delete", "throw", "sizeof", "operator", "template", "do"};
+    static const auto& not_types = *new std::set<std::string>{
+        "return", "else", "case", "struct", "class", "union", "enum", "typename", "using", "typedef",
+        "namespace", "goto", "new", "delete", "throw", "sizeof", "operator", "template", "do"};
     for (std::size_t k = 1; k + 1 < t_.size(); ++k) {
       const Token& x = t_[k];
       if (x.kind != TokenKind::identifier || !aliases_.count(x.text) || is_builtin_type_word(x.text)) continue;
