@@ -91,7 +91,7 @@ def main():
     print(f"translation: {wraps} conditionals rewritten for CUDA, {cpu_wraps} for the CPU")
     constructs = translate(exe, "cuda", CONSTRUCTS)
     flat2 = "".join(constructs[constructs.index('#line 1 "source.metal"'):].split())
-    for text, what in [("metal::mtl_rt::half_lit(1.0f)", "a half literal as half_lit"),
+    for text, what in [("metal::mtl_rt::half_lit(0x1000000p-24f)", "a half literal as half_lit (its exact value: lex/half_literals.hpp)"),
                        ("constexprconstfloattable::v[2];", "the static member's definition without __device__"),
                        ("init=metal::mtl_rt::literal_cast<U>::from(0);", "U(0) as literal_cast"),
                        ("one=metal::mtl_rt::literal_cast<U>::from(1.0f);", "static_cast<U>(1.0f) as literal_cast"),
