@@ -50,7 +50,16 @@ void check_nesting(const std::vector<Token>& t, const std::string& source) {
                                      "not hold its tree); split it", kRule);
     }
     if (punct && t[i].is("{")) operators.push_back(0);
-    if (punct && t[i].is("}") && operators.size() > 1) operators.pop_back();
+    if (punct && t[i].is("}") && operators.size() > 1) {
+      operators.pop_back();
+      // A brace that no expression goes on after (a function's body, a class, a block statement:
+      // the next token is a name other than `else`, a brace, a directive or the end) ends what
+      // its level counted: 40,000 one-line kernels are no deep tree.
+      const Token* next = i + 1 < t.size() ? &t[i + 1] : nullptr;
+      if (!next || next->kind == TokenKind::directive || next->is("}") || next->is("{") ||
+          (next->kind == TokenKind::identifier && !next->is("else")))
+        operators.back() = 0;
+    }
     if (opens(t[i])) {
       // A brace after `=`, `(`, `return`, or after `{` or `,` in a list, opens an initializer
       // list (its elements are siblings: a table of 100,000 numbers is no deep tree); any
