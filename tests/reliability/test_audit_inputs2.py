@@ -356,3 +356,19 @@ def test_wide_ints_in_float_vectors_as_for_float_scalars(device):
     l2 = lib[f"in2_vec_val{_VIDS.index('long2')}"]
     with pytest.raises(mc.ArgumentError, match="does not fit in 64 bits"):
         l2(1, np.zeros(2, np.int64), (0, 2**64))
+
+
+def test_bfloat_arrays_of_another_dtype_get_advice_numpy_can_follow(device):
+    """An array of another dtype bound to a bfloat pointer is refused with advice NumPy can follow
+    (it suggested `.astype(np.bfloat)`, a dtype NumPy lacks); the advised raw bytes of the bit
+    patterns then bind and compute exactly."""
+    lib = device.compile("kernel void k(device bfloat* a [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+                         "{ a[i] = a[i] + bfloat(1.0f); }")
+    with pytest.raises(mc.ArgumentError, match=r"NumPy has no bfloat dtype.*\.view\(np\.uint8\)") as info:
+        lib.k(2, np.zeros(2, np.float32))
+    assert "np.bfloat)" not in str(info.value)
+    bits = (np.array([2.0, -0.5], np.float32).view(np.uint32) >> 16).astype(np.uint16)  # exact in bfloat
+    raw = bits.view(np.uint8)
+    lib.k(2, raw)
+    back = (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(back, np.array([3.0, 0.5], np.float32))

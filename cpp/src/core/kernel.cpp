@@ -59,6 +59,15 @@ std::string numpy_name(ScalarType s) {
   }
 }
 
+// How to give the kernel elements of type s: NumPy's dtype, or (bfloat, which NumPy lacks) the
+// element's 16-bit patterns as raw bytes.
+std::string conversion_advice(ScalarType s) {
+  if (s == ScalarType::bf16)
+    return "; NumPy has no bfloat dtype: pass the values' bfloat bit patterns as raw bytes (e.g. "
+           "torch.bfloat16 or ml_dtypes.bfloat16 data, or a uint16 array of the bits, .view(np.uint8))";
+  return "; convert it (e.g. .astype(np." + numpy_name(s) + ")) or pass raw bytes (.view(np.uint8)) to reinterpret it";
+}
+
 std::string describe(const KernelInfo& k, const ParamInfo& p) {
   return "kernel '" + k.name + "' argument " + std::to_string(p.binding) + " '" + p.name + "' (" +
          param_signature(p) + ")";
@@ -372,8 +381,7 @@ void check_foreign_elements(const KernelInfo& k, const ParamInfo& p, const Argum
                         std::to_string(p.element_size) + " bytes; match the struct's layout (or pass .view(np.uint8))");
   }
   throw ArgumentError(describe(k, p) + ": the array holds " + a.host_foreign_type + " elements, which no MSL type "
-                      "matches, but the kernel reads " + to_string(p.scalar) + "; convert it (e.g. .astype(np." +
-                      numpy_name(p.scalar) + ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
+                      "matches, but the kernel reads " + to_string(p.scalar) + conversion_advice(p.scalar));
 }
 
 // Data in the other byte order (a big-endian NumPy array, 0-d array or Buffer, or a structured
@@ -445,9 +453,7 @@ void bind_buffer(const KernelInfo& k, const ParamInfo& p, const Argument& a, boo
     if (!a.host_raw_bytes && a.host_scalar != ScalarType::unknown && expected != ScalarType::unknown &&
         a.host_scalar != expected) {
       throw ArgumentError(describe(k, p) + ": the array holds " + to_string(a.host_scalar) + " elements but the "
-                          "kernel reads " + to_string(expected) + "; convert it (e.g. .astype(np." +
-                          numpy_name(expected) +
-                          ")) or pass raw bytes (.view(np.uint8)) to reinterpret it");
+                          "kernel reads " + to_string(expected) + conversion_advice(expected));
     }
   }
   if (a.kind == Argument::Kind::host) {
