@@ -237,3 +237,18 @@ def run_threads(work, count: int) -> list:
     for t in threads:
         t.join()
     return errors
+
+
+def device_params_with_checked() -> list:
+    """(backend, index, checked) for every device device_params() gives, plus the checked CPU
+    device: argument conversion is shared, but checked mode binds through its own tables."""
+    params = [p.values[0] + (False,) for p in device_params()]
+    if not metal_sim_only() and "cpu" in mc.backends():
+        params.append(("cpu", 0, True))
+    return params
+
+
+def open_device_param(param) -> "mc.Device":
+    """The device a device_params_with_checked() entry names."""
+    backend, index, checked = param
+    return mc.Device("cpu", checked=True) if checked else mc.Device(f"{backend}:{index}")

@@ -17,19 +17,13 @@ import numpy as np
 import pytest
 
 import metalcall as mc
-from mctest import device_params, metal_sim_only
-
-# Every device tests/conftest.py gives, plus the checked CPU device (as tests/conformance does):
-# argument conversion is shared, but checked mode binds through its own tables.
-_PARAMS = [p.values[0] + (False,) for p in device_params()]
-if not metal_sim_only() and "cpu" in mc.backends():
-    _PARAMS.append(("cpu", 0, True))
+from mctest import device_params_with_checked, open_device_param
 
 
-@pytest.fixture(params=_PARAMS, ids=lambda p: f"{p[0]}-checked" if p[2] else p[0])
+# Every device tests/conftest.py gives, plus the checked CPU device.
+@pytest.fixture(params=device_params_with_checked(), ids=lambda p: f"{p[0]}-checked" if p[2] else p[0])
 def device(request) -> mc.Device:
-    backend, index, checked = request.param
-    return mc.Device("cpu", checked=True) if checked else mc.Device(f"{backend}:{index}")
+    return open_device_param(request.param)
 
 
 SRC = """
