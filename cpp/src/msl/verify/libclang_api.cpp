@@ -116,6 +116,13 @@ std::string Api::text(CXString s) const {
   return out;
 }
 
+// libclang parses on a thread of its own with a fixed 8 MiB stack unless LIBCLANG_NOTHREADS is
+// set; the verifier runs it on its own far larger one instead (verifier_stack.hpp). It is set
+// while the library loads (static initialisation), before any thread of metalcall's runs:
+// setenv at the first parse raced the compile threads' getenv of METALCALL_* variables (glibc's
+// setenv may move the environment under a concurrent getenv). A value the user set stays.
+[[maybe_unused]] const bool kLibclangNoThreads = setenv("LIBCLANG_NOTHREADS", "1", 0) == 0;
+
 void set_wheel_libclang(const std::string& path) {
   std::lock_guard<std::mutex> lock(wheel_mutex);
   wheel_path = path;
@@ -127,11 +134,6 @@ const Api* libclang(std::string* why) {
   static std::mutex mutex;
   static const Api* loaded = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
-  // libclang parses on a thread of its own with a fixed 8 MiB stack unless this is set; the
-  // verifier runs it on its own far larger one instead (verifier_stack.hpp). Set once, before
-  // the first parse; a value the user set stays.
-  static const bool no_threads = setenv("LIBCLANG_NOTHREADS", "1", 0) == 0;
-  (void)no_threads;
   if (!loaded) loaded = load(why);
   return loaded;
 }
