@@ -132,6 +132,7 @@ COMPONENT_ADDRESSES = {
     "struct member's &s.v.z": "    S s = {q[i], 1.0f};\n    thread float* p = &s.v.z;\n    o[i] = *p;",
     "alias &f.x": "    F4 f = q[i];\n    thread float* p = &f.x;\n    o[i] = *p;",
     "matrix &m[0][1]": "    float2x2 m = float2x2(q[i].xy, q[i].zw);\n    thread float* p = &m[0][1];\n    o[i] = *p;",
+    "cast of &v.y": "    float4 v = q[i];\n    thread uint* p = (thread uint*)&v.y;\n    o[i] = float(*p);",
     "atomic-style argument": "    float4 v = q[i];\n    thread float* p = 0;\n    p = &v.w;\n    o[i] = *p;",
 }
 

@@ -370,7 +370,8 @@ class VectorElementAddresses {
     const Token& b = t_[i - 1];
     if (b.kind == TokenKind::identifier) return b.is_identifier("return") || b.is_identifier("case");
     if (b.kind == TokenKind::number || b.kind == TokenKind::string || b.kind == TokenKind::character) return false;
-    return !(b.is(")") || b.is("]") || b.is(">") || b.is("++") || b.is("--"));
+    if (b.is(")")) return i >= 2 && (t_[i - 2].is("*") || t_[i - 2].is("&"));  // a cast: `(thread float*)&v.y`
+    return !(b.is("]") || b.is(">") || b.is("++") || b.is("--"));
   }
 
   void walk_body(std::size_t open, std::size_t close) {
