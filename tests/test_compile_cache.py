@@ -203,8 +203,8 @@ kernel void affine(const device float* in [[buffer(kIn)]], device float* out [[b
     out[i] = in[i] * p.scale + float(p.offset);
 }
 kernel void grid2d(device uint* out [[buffer(0)]], constant uint& width [[buffer(1)]],
-                   uint2 pos [[thread_position_in_grid]], uint3 n [[threads_per_grid]]) {
-    out[pos.y * width + pos.x] = pos.x * 100 + pos.y + n.z;
+                   uint2 pos [[thread_position_in_grid]], uint2 n [[threads_per_grid]]) {
+    out[pos.y * width + pos.x] = pos.x * 100 + pos.y + n.x / width;
 }
 [[max_total_threads_per_threadgroup(64)]]
 kernel void block_sum(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],

@@ -183,7 +183,7 @@ kernel void local_array_written(const device int* a [[buffer(0)]], device int* o
 kernel void pointer_to_local(const device int* a [[buffer(0)]], device int* out [[buffer(1)]],
                              uint gid [[thread_position_in_grid]]) {
     int4 v = int4(int(gid), a[gid], 5, -int(gid));
-    thread int* p = &v.x;
+    thread int* p = (thread int*)&v;  // the vector's storage (a component has no address in MSL)
     out[gid] = p[a[gid] & 3] + v[gid & 3];
 }
 """

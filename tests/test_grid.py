@@ -49,6 +49,11 @@ def _kernel(builtin: str, typ: str) -> str:
             for i, c in enumerate("xyz")
         ) + ")"
         params = f"{typ} v [[{builtin}]]"
+    elif builtin in VECTOR_BUILTINS:
+        # Metal takes a kernel's position and size inputs all scalars or all vectors of one width:
+        # the position that addresses the output is as wide as v.
+        pos = {1: "uint3(p, 0u, 0u)", 2: "uint3(p, 0u)", 3: "p"}[width]
+        params = f"{typ} v [[{builtin}]], {['uint', 'uint2', 'uint3'][width - 1]} p [[thread_position_in_grid]]"
     else:
         pos = "p"
         params = f"{typ} v [[{builtin}]], uint3 p [[thread_position_in_grid]]"
@@ -157,8 +162,9 @@ SHAPE_IDS = ["1d", "2d", "3d", "1d-tg-over-grid"]
 @pytest.mark.parametrize("builtin", VECTOR_BUILTINS)
 def test_vector_builtins(device, builtin, typ, grid, tg):
     width = WIDTH[typ]
-    if builtin == "thread_position_in_grid" and width < len(grid):
-        pytest.skip("a narrower position cannot address every thread of this grid")
+    if width < len(grid):
+        pytest.skip("a narrower position (the kernel's positions and sizes share one width) cannot address "
+                    "every thread of this grid")
     got = run_builtin(device, builtin, typ, grid, tg)
     want = model(grid, tg, width_of(device, builtin, typ))[builtin].astype(np.uint32)
     np.testing.assert_array_equal(got[..., :width], want[..., :width], err_msg=f"{builtin} as {typ}")

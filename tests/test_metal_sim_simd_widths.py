@@ -21,10 +21,10 @@ using namespace metal;
 kernel void lanes(const device uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
                   uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
                   uint sg [[simdgroup_index_in_threadgroup]], uint width [[threads_per_simdgroup]],
-                  uint groups [[simdgroups_per_threadgroup]], uint execution [[thread_execution_width]]) {
+                  uint groups [[simdgroups_per_threadgroup]]) {
     const uint v = x[i];
     device uint* o = out + i * 23;
-    o[0] = width; o[1] = lane; o[2] = sg; o[3] = groups; o[4] = execution;
+    o[0] = width; o[1] = lane; o[2] = sg; o[3] = groups; o[4] = width;  // [[thread_execution_width]]: execution_width below
     o[5] = simd_sum(v);
     o[6] = simd_prefix_exclusive_sum(v);
     o[7] = simd_prefix_inclusive_sum(v);
@@ -44,6 +44,11 @@ kernel void lanes(const device uint* x [[buffer(0)]], device uint* out [[buffer(
     o[20] = quad_sum(v);
     o[21] = quad_shuffle(v, 3);
     o[22] = simd_is_first() ? 1 : 0;
+}
+// [[thread_execution_width]], the older name of [[threads_per_simdgroup]] (a kernel declares one).
+kernel void execution_width(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                            uint execution [[thread_execution_width]]) {
+    out[i] = execution;
 }
 // A reduction written for 32-wide SIMD-groups: one partial sum per 32 threads.
 kernel void sums_of_32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
@@ -115,6 +120,11 @@ def test_simd_functions_at_each_width(width):
     kernel(n, x, out, threadgroup=group)
     got = np.asarray(out).reshape(n, FIELDS)
     np.testing.assert_array_equal(got, lanes_model(x, width, group))
+    execution = dev.compile(SRC).execution_width
+    assert execution.thread_execution_width == width
+    widths = dev.empty(n, np.uint32)
+    execution(n, widths, threadgroup=group)
+    assert (np.asarray(widths) == width).all()
 
 
 def test_partial_simd_group_reduces_over_its_threads(width):

@@ -127,7 +127,7 @@ kernel void half_bytes_through_pointers(const device int* in [[buffer(0)]], devi
     thread const uchar* b = reinterpret_cast<thread const uchar*>(&v);
     bytes[4 * i + 2] = b[0];
     bytes[4 * i + 3] = b[3];
-    words[i] = uchar(reinterpret_cast<thread ushort*>(&v.y)[0]) | (ushort(((thread char*)&v)[1]) << 8);
+    words[i] = uchar(reinterpret_cast<thread ushort*>(&v)[1]) | (ushort(((thread char*)&v)[1]) << 8);
 }
 """,
     """

@@ -20,20 +20,19 @@ from mcconf import KernelSet, assert_equal, compile_once
 KS = KernelSet([
     """
 kernel void ka_every_attribute(device uint* out [[buffer(0)]],
-                               ushort2 gid [[thread_position_in_grid]],
+                               ushort3 gid [[thread_position_in_grid]],
                                uint2 origin [[grid_origin]],
                                ushort2 gsize [[grid_size]],
                                uint3 tpg [[threads_per_grid]],
-                               ushort2 lid [[thread_position_in_threadgroup]],
-                               uint2 group [[threadgroup_position_in_grid]],
-                               ushort ngroups_x [[threadgroups_per_grid]],
-                               ushort2 tptg [[threads_per_threadgroup]],
+                               ushort3 lid [[thread_position_in_threadgroup]],
+                               uint3 group [[threadgroup_position_in_grid]],
+                               ushort3 ngroups [[threadgroups_per_grid]],
+                               ushort3 tptg [[threads_per_threadgroup]],
                                ushort3 dtptg [[dispatch_threads_per_threadgroup]],
                                ushort tindex [[thread_index_in_threadgroup]],
                                ushort lane [[thread_index_in_simdgroup]],
                                uint sg [[simdgroup_index_in_threadgroup]],
                                ushort width [[threads_per_simdgroup]],
-                               uint tew [[thread_execution_width]],
                                uint nsg [[simdgroups_per_threadgroup]],
                                ushort dnsg [[dispatch_simdgroups_per_threadgroup]],
                                ushort qlane [[thread_index_in_quadgroup]],
@@ -43,8 +42,8 @@ kernel void ka_every_attribute(device uint* out [[buffer(0)]],
     device uint* o = out + 24 * (uint(gid.y) * tpg.x + gid.x);
     o[0] = gid.x; o[1] = gid.y; o[2] = origin.x; o[3] = origin.y; o[4] = gsize.x; o[5] = gsize.y;
     o[6] = tpg.x; o[7] = tpg.y; o[8] = tpg.z; o[9] = lid.x; o[10] = lid.y; o[11] = group.x; o[12] = group.y;
-    o[13] = ngroups_x; o[14] = tptg.x * 100 + tptg.y; o[15] = dtptg.x * 10000 + dtptg.y * 100 + dtptg.z;
-    o[16] = tindex; o[17] = lane; o[18] = sg; o[19] = width * 1000 + tew;
+    o[13] = ngroups.x; o[14] = tptg.x * 100 + tptg.y; o[15] = dtptg.x * 10000 + dtptg.y * 100 + dtptg.z;
+    o[16] = tindex; o[17] = lane; o[18] = sg; o[19] = width;
     o[20] = nsg * 1000 + dnsg; o[21] = qlane; o[22] = quad; o[23] = nquad * 1000 + dnquad;
 }
 """,
@@ -53,6 +52,13 @@ kernel void ka_every_attribute(device uint* out [[buffer(0)]],
 kernel void ka_unindexed(device float const& scale [[user(fake0)]], const device float* x,
                          device float* y [[user(fake0)]], uint i [[thread_position_in_grid]]) {
     y[i] = x[i] * scale;
+}
+""",
+    """
+// [[thread_execution_width]], the older name of [[threads_per_simdgroup]]: a kernel declares one.
+kernel void ka_execution_width(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+                               uint tew [[thread_execution_width]]) {
+    out[i] = tew;
 }
 """,
 ])
@@ -71,7 +77,7 @@ def test_every_kernel_input_attribute(device):
     out = np.zeros((h, w, 24), np.uint32)
     kernel = KS.get(device, "ka_every_attribute")
     kernel((w, h), out, threadgroup=tg)
-    width = int(out[0, 0, 19]) // 1000
+    width = int(out[0, 0, 19])
     assert width in (4, 8, 16, 32, 64) and kernel.thread_execution_width in (0, width)
     y, x = np.mgrid[0:h, 0:w]
     lx, ly, gx, gy = x % tg[0], y % tg[1], x // tg[0], y // tg[1]
@@ -84,11 +90,20 @@ def test_every_kernel_input_attribute(device):
     expect = np.stack([
         x, y, full(0), full(0), full(w), full(h), full(w), full(h), full(1), lx, ly, gx, gy,
         full(ceil(w, tg[0])), ax * 100 + ay, full(tg[0] * 10000 + tg[1] * 100 + 1),
-        index, index % width, index // width, full(width * 1000 + width),
+        index, index % width, index // width, full(width),
         ceil(n, width) * 1000 + ceil(tg[0] * tg[1], width), index % 4, index // 4,
         ceil(n, 4) * 1000 + ceil(tg[0] * tg[1], 4),
     ], -1)
     assert_equal(out, expect.astype(np.uint32))
+
+
+def test_thread_execution_width(device):
+    kernel = KS.get(device, "ka_execution_width")
+    out = np.zeros(64, np.uint32)
+    kernel(64, out, threadgroup=32)
+    width = int(out[0])
+    assert width in (4, 8, 16, 32, 64) and kernel.thread_execution_width in (0, width)
+    assert (out == width).all()
 
 
 def test_parameters_without_an_index(device, rng):

@@ -138,9 +138,9 @@ CASES = {
     "address_of_vector_component": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float4 v = float4(1.0f, 2.0f, 3.0f, float(i));
-            thread float* q = &v[1];
+            thread float* q = (thread float*)&v + 1;  // `&v[1]` is no MSL: a component has no address
             out[i] = q[2 + off];
-        }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32), o[4:]])),
+        }""", np.float32, 0, "variable", lambda o, x: np.concatenate([np.arange(4, dtype=np.float32), o[4:]])),
     "address_of_metal_array_element": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             array<float, 4> a = {1.0f, 2.0f, 3.0f, 4.0f};
@@ -156,9 +156,9 @@ CASES = {
     "address_of_vector_in_private_array": ("""
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {
             float4 rows[2] = {float4(1.0f), float4(5.0f, 6.0f, 7.0f, 8.0f)};
-            thread float* q = &rows[1][2];
+            thread float* q = (thread float*)&rows[1] + 2;
             out[i] = q[1 + off];
-        }""", np.float32, 0, "vector component", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
+        }""", np.float32, 0, "private array", lambda o, x: np.concatenate([np.full(4, 8, np.float32), o[4:]])),
     "array_passed_to_deduced_parameter": ("""
         template <typename P> void set(P p, int j, float v) { p[j] = v; }
         kernel void k(device float* out [[buffer(0)]], constant int& off [[buffer(1)]], uint i [[thread_position_in_grid]]) {

@@ -12,10 +12,12 @@
 #include "msl/analysis/recursion.hpp"
 #include "msl/analysis/reserved_names.hpp"
 #include "msl/analysis/implementation_rules.hpp"
+#include "msl/analysis/keyword_names.hpp"
 #include "msl/analysis/memory_rules.hpp"
 #include "msl/analysis/pointer_spaces.hpp"
 #include "msl/errors/source_errors.hpp"
 #include "msl/analysis/stdlib_names.hpp"
+#include "msl/analysis/vector_element_addresses.hpp"
 
 namespace metalcall::msl {
 
@@ -642,10 +644,12 @@ bool is_allowed_builtin(const std::string& id) {
 }
 
 void check_msl_rules(const std::vector<Token>& tokens, const std::string& source, bool checked) {
+  check_keyword_names(tokens, source);
   RuleChecker(tokens, source).run();
   check_implementation_rules(tokens, source, checked);
   check_memory_rules(tokens, source, checked);
   check_pointer_spaces(tokens, source);
+  check_vector_element_addresses(tokens, source);
 }
 
 }  // namespace metalcall::msl

@@ -6,6 +6,7 @@
 #include "metalcall/errors.hpp"
 #include "msl/analysis/msl_rules.hpp"
 #include "msl/lex/token_text.hpp"
+#include "msl/parse/builtin_agreement.hpp"
 #include "msl/parse/integer_expression.hpp"
 #include "msl/parse/resource_params.hpp"
 #include "msl/parse/template_deduction.hpp"
@@ -53,6 +54,7 @@ void SignatureParser::parse_params(std::size_t begin, std::size_t end, ParsedKer
     else if (s == ">>") depth -= 2;
   }
   if (k.params.size() == 1 && k.params[0].type_tokens.empty()) k.params.clear();  // f(void)
+  check_builtin_agreement(t_, src_, k.params);
   assign_implicit_indices(k);
 }
 
