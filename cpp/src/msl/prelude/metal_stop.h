@@ -189,7 +189,7 @@ struct loop_strip {
   using Bound = remove_cv_t<remove_reference_t<X>>;
   T lim = T();            // the bounded form: the nearer of x and end
   Bound bound = Bound();  // the bounded form: x
-  constexpr explicit loop_strip(T v) : end(v), count(0u), by_count(false) {
+  METAL_FUNC constexpr explicit loop_strip(T v) : end(v), count(0u), by_count(false) {
     if constexpr (by_value && __METALCALL_CHECKS_ON) {
       constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
       constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
@@ -199,7 +199,7 @@ struct loop_strip {
   }
   // A step other than one: the strip ends L steps on, where the step is above 0 and the end
   // lies inside T (so that v cannot wrap within the strip); else it counts its iterations.
-  constexpr loop_strip(T v, S step) : end(v), count(0u), by_count(true) {
+  METAL_FUNC constexpr loop_strip(T v, S step) : end(v), count(0u), by_count(true) {
     if constexpr (by_value && __METALCALL_CHECKS_ON) {
       constexpr T hi = T(hi_bits), lo = mtl_detail::signed_int<T>::value ? T(-hi - 1) : T(0);
       constexpr T steps = T(Op == 1 || Op == 3 ? __METALCALL_STRIP_LENGTH - 1 : __METALCALL_STRIP_LENGTH);
@@ -216,28 +216,28 @@ struct loop_strip {
   // comparison with the nearer of x and the strip's end (`v < lim`), as the loop's own test,
   // so that compilers count its iterations as they do the loop's (NVRTC unrolls it with one
   // exit test, g++ knows its trip count). Where the strip counts, `v OP x` as written.
-  constexpr loop_strip(upto_t, T v, Bound x) : loop_strip(v) { bounded(x); }
-  constexpr loop_strip(upto_t, T v, S step, Bound x) : loop_strip(v, step) { bounded(x); }
-  constexpr void bounded(Bound x) {
+  METAL_FUNC constexpr loop_strip(upto_t, T v, Bound x) : loop_strip(v) { bounded(x); }
+  METAL_FUNC constexpr loop_strip(upto_t, T v, S step, Bound x) : loop_strip(v, step) { bounded(x); }
+  METAL_FUNC constexpr void bounded(Bound x) {
     bound = x;
     lim = end;
     if constexpr (by_value && __METALCALL_CHECKS_ON) {
       if (Op <= 1 ? T(x) < end : T(x) > end) lim = T(x);
     }
   }
-  constexpr bool within(T v) {
+  METAL_FUNC constexpr bool within(T v) {
     if constexpr (!__METALCALL_CHECKS_ON || !by_value) return test(v, bound) && next(v);
     else if (by_count) return test(v, bound) && next(v);
     else return test(v, lim);
   }
   template <class B>
-  static constexpr bool test(T v, B x) {
+  METAL_FUNC static constexpr bool test(T v, B x) {
     if constexpr (Op == 0) return v < x;
     else if constexpr (Op == 1) return v <= x;
     else if constexpr (Op == 2) return v > x;
     else return v >= x;
   }
-  constexpr bool next(T v) {
+  METAL_FUNC constexpr bool next(T v) {
     if constexpr (!__METALCALL_CHECKS_ON) return true;
     else if constexpr (!by_value) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
     else if (by_count) return count++ < unsigned(__METALCALL_STRIP_LENGTH);
@@ -255,7 +255,7 @@ struct loop_strip {
 // x + step, at most T's largest value): then it needs no stop check (a loop that never ends is
 // never short). Every other run counts (__METALCALL_LOOP_CHECK_SHORT).
 template <int Op, class T, class X, class S>
-constexpr bool short_run(X x, S step) {
+METAL_FUNC constexpr bool short_run(X x, S step) {
   if constexpr (!(mtl_detail::is_int<T>::value && !mtl_detail::signed_int<T>::value &&
                   mtl_detail::strip_same_type<T, X>::value && is_same<S, T>::value && (Op == 0 || Op == 1))) {
     (void)x;

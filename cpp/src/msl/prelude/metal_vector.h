@@ -10,6 +10,7 @@
 #include "metal_half.h"
 #include "metal_division.h"
 #include "metal_conversion.h"
+#include "metal_negation.h"  // small_result, narrow_arg: char and short components in 32 bits on CUDA
 
 // std::initializer_list, for braced vector initializers (`uint4 k = {a, b, c}`): the host
 // compiler's header on the CPU; NVRTC has it built in where it defines
