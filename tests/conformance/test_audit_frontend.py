@@ -338,9 +338,9 @@ kernel void space_reference_overloads(device const float* x [[buffer(0)]], devic
 """
 
 
-@pytest.mark.xfail(strict=True, reason="overloads by the address space of a reference only keep the first "
-                                       "definition (docs/design.md, address-space overloads)")
 def test_reference_overloads_by_address_space(device, rng):
+    """`rd(t)` of a local runs the thread overload, `rd(x[i])` the device one (the first
+    definition served both before; tests/conformance/test_reference_space_overloads.py)."""
     x = rng.integers(-50, 50, N).astype(np.float32)
     out = np.zeros(N, np.float32)
     device.compile(REFERENCE_OVERLOADS).function("space_reference_overloads")(N, x, out)
