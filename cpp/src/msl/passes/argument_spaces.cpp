@@ -20,7 +20,7 @@ ArgumentSpace temporary() { return object_in(0); }  // temporaries live in threa
 bool opens(const Token& tok) { return tok.is("(") || tok.is("[") || tok.is("{"); }
 bool closes(const Token& tok) { return tok.is(")") || tok.is("]") || tok.is("}"); }
 
-std::size_t matching(const std::vector<Token>& t, std::size_t open) {
+std::size_t closing(const std::vector<Token>& t, std::size_t open) {
   int depth = 0;
   for (std::size_t j = open; j < t.size(); ++j) {
     if (opens(t[j])) ++depth;
@@ -96,19 +96,19 @@ std::size_t ArgumentSpaces::angle_close(std::size_t open, std::size_t e) const {
     if (t_[j].is("<")) ++depth;
     else if (t_[j].is(">") && --depth == 0) return j;
     else if (t_[j].is(">>") && (depth -= 2) <= 0) return j;
-    else if (opens(t_[j])) j = matching(t_, j);
+    else if (opens(t_[j])) j = closing(t_, j);
     else if (t_[j].is(";") || t_[j].is("&&") || t_[j].is("||")) return npos;
   }
   return npos;
 }
 
 ArgumentSpace ArgumentSpaces::of(std::size_t b, std::size_t e) const {
-  while (e > b + 1 && t_[b].is("(") && matching(t_, b) == e - 1) ++b, --e;
+  while (e > b + 1 && t_[b].is("(") && closing(t_, b) == e - 1) ++b, --e;
   if (b >= e) return unknown("empty");
   std::size_t comma = npos, assign = npos, question = npos, binary = npos;
   for (std::size_t j = b; j < e; ++j) {
     if (opens(t_[j])) {
-      j = matching(t_, j);
+      j = closing(t_, j);
       continue;
     }
     if (t_[j].is("<") && j > b && t_[j - 1].kind == TokenKind::identifier) {  // `vec<float, 4>(…)`
@@ -129,7 +129,7 @@ ArgumentSpace ArgumentSpaces::of(std::size_t b, std::size_t e) const {
     int nested = 0;
     std::size_t colon = npos;
     for (std::size_t j = question + 1; j < e && colon == npos; ++j) {
-      if (opens(t_[j])) j = matching(t_, j);
+      if (opens(t_[j])) j = closing(t_, j);
       else if (t_[j].is("?")) ++nested;
       else if (t_[j].is(":") && nested-- == 0) colon = j;
     }
@@ -164,7 +164,7 @@ ArgumentSpace ArgumentSpaces::of(std::size_t b, std::size_t e) const {
     return e == b + 1 ? temporary() : unknown("an unrecognised form");
   if (first.kind == TokenKind::string) return unknown("a string literal");
   if (first.is("(")) {  // a C-style cast (`(float)x`, `(device float*)p`) or `(p + i)->m`
-    const std::size_t close = matching(t_, b);
+    const std::size_t close = closing(t_, b);
     bool type = close > b + 1 && (is_type_name(t_[b + 1].text) || t_[b + 1].is_identifier("const") ||
                                   space_of(t_[b + 1]) >= 0);
     bool pointer = false;
@@ -181,7 +181,7 @@ ArgumentSpace ArgumentSpaces::of(std::size_t b, std::size_t e) const {
 // A name and what follows it: `x`, `ns::x`, `p[i].m`, `p->m[j]`, `float4(v)`, `f(x)`.
 ArgumentSpace ArgumentSpaces::postfix(std::size_t b, std::size_t e) const {
   if (t_[b].is("(")) {  // `(p + i)->m`, `(*p).m`
-    const std::size_t close = matching(t_, b);
+    const std::size_t close = closing(t_, b);
     return close < e ? members(of(b + 1, close), close + 1, e) : unknown("an unrecognised form");
   }
   std::size_t root = b;
@@ -215,7 +215,7 @@ ArgumentSpace ArgumentSpaces::members(ArgumentSpace cur, std::size_t k, std::siz
       if (!cur.pointer && subscript_operators_)
         return unknown("a subscript of an object whose class may define operator[]");
       cur.pointer = false;  // an element of an array, a vector or a pointer's pointee
-      k = matching(t_, k) + 1;
+      k = closing(t_, k) + 1;
     } else if ((t_[k].is(".") || t_[k].is("->")) && k + 1 < e && t_[k + 1].kind == TokenKind::identifier) {
       if (t_[k].is(".") == cur.pointer) return unknown("a member access the translator does not read");
       cur.pointer = false;
