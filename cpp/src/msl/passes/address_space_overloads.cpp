@@ -3,7 +3,9 @@
 // collide. Their pointer parameters become metal::mtl_space_ptr<T, SPACE>, and at
 // calls to them an argument that is a plain variable is tagged with the address space
 // of its declaration (metal::mtl_space<SPACE>(x)), so C++ overload resolution picks
-// the overload MSL would (metal_address_space.h).
+// the overload MSL would (metal_address_space.h). Overloads by the address space of a
+// reference take a leading tag of those spaces, and calls pass their arguments' spaces
+// (reference_overloads below).
 #include "msl/passes/address_space_overloads.hpp"
 
 #include <algorithm>
