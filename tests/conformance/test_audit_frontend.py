@@ -163,6 +163,52 @@ def test_self_calls_on_members_and_components(device, rng):
     assert_equal(out, v[:, 0] * 2 + 2 * (v[:, 3] * 3))
 
 
+# A self-call passing an expression of another type (`f(v + 0.5f)` with T = int deduces
+# f<float>) under `if constexpr` on T: the compiler bounds the chain. Refused as recursion
+# before, and the CPU translation converted the argument to the caller's T (`int_arg<T>(…)`),
+# so f<int> called f<int> again; the same conversion made a template calling another template
+# of a deduced parameter pass it the caller's type.
+DEDUCED_EXPRESSIONS = KernelSet([
+    """
+template <typename T> float from_int(T v) {
+    if constexpr (is_same_v<T, int>) return from_int(v + 0.5f);
+    else return v * 2.0f;
+}
+kernel void deduced_float_from_int(device const int* n [[buffer(0)]], device float* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    out[i] = from_int(n[i]);
+}""",
+    """
+template <typename T> float count_down(T v, int d) {
+    if constexpr (is_floating_point_v<T>) { return v + float(d); }
+    else { return count_down(v + 0.25f, d - 1); }
+}
+kernel void deduced_in_else_branch(device const int* n [[buffer(0)]], device float* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    out[i] = count_down(n[i], 3);
+}""",
+    """
+template <typename T> float halve(T v) { return float(v) / 2.0f; }
+template <typename T> float caller(T x) { return halve(x + 0.5f); }
+kernel void deduced_from_another_template(device const int* n [[buffer(0)]], device float* out [[buffer(1)]],
+                                          uint i [[thread_position_in_grid]]) {
+    out[i] = caller(n[i]);
+}""",
+])
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("deduced_float_from_int", lambda n: (n + 0.5) * 2),
+    ("deduced_in_else_branch", lambda n: n + 0.25 + 2),
+    ("deduced_from_another_template", lambda n: (n + 0.5) / 2),
+])
+def test_self_calls_deducing_from_an_expression(device, rng, name, expected):
+    n = rng.integers(-100, 100, N).astype(np.int32)
+    out = np.zeros(N, np.float32)
+    DEDUCED_EXPRESSIONS.get(device, name)(N, n, out)
+    assert_equal(out, expected(n.astype(np.float64)).astype(np.float32))
+
+
 STILL_RECURSIVE = {
     # v.yx of a float2 is a float2 again: the same instantiation.
     "same-width-swizzle": (
@@ -193,6 +239,18 @@ STILL_RECURSIVE = {
     "deduced-whole": (
         "template <class T> float f(T v) { return v[0] <= 0 ? 0.0f : 1.0f + f(v - 1.0f); }\n",
         "a[i] = f(float4(a[i] + 1e8f));",
+        "function 'f' is recursive",
+    ),
+    # each step adds one: T + T(1) is T again (int, float; short promotes to int, a fixed point).
+    "deduced-expression-unguarded": (
+        "template <typename T> T f(T v, int d) { return d == 0 ? v : f(v + T(1), d - 1); }\n",
+        "a[i] = f(a[i], 3);",
+        "function 'f' is recursive",
+    ),
+    # int + 0.5f is float, and f<float> calls f<float>: no `if constexpr` ends the chain.
+    "deduced-float-from-int-unguarded": (
+        "template <typename T> float f(T v) { return v > 100 ? float(v) : f(v + 0.5f); }\n",
+        "a[i] = f(int(a[i]));",
         "function 'f' is recursive",
     ),
     "mutual-across-namespaces": (
@@ -338,9 +396,9 @@ kernel void space_reference_overloads(device const float* x [[buffer(0)]], devic
 """
 
 
-@pytest.mark.xfail(strict=True, reason="overloads by the address space of a reference only keep the first "
-                                       "definition (docs/design.md, address-space overloads)")
 def test_reference_overloads_by_address_space(device, rng):
+    """`rd(t)` of a local runs the thread overload, `rd(x[i])` the device one (the first
+    definition served both before; tests/conformance/test_reference_space_overloads.py)."""
     x = rng.integers(-50, 50, N).astype(np.float32)
     out = np.zeros(N, np.float32)
     device.compile(REFERENCE_OVERLOADS).function("space_reference_overloads")(N, x, out)

@@ -515,3 +515,19 @@ def test_code_clang_refuses_gets_the_host_compilers_error(monkeypatch, tmp_path)
     monkeypatch.setenv("METALCALL_VERIFY", "1")
     mc.Device("cpu").compile(POINTER_BITS).function("bits")(4, out)
     np.testing.assert_array_equal(out, np.zeros(4, np.float32))
+
+
+def test_deduced_self_call_back_into_its_own_instantiation():
+    """A self-call under `if constexpr` on T passing an expression (`g(v + 1)`) is left to the
+    compiler by the front end's recursion rule; where it deduces the same instantiation again
+    (int + 1 is int) Clang's call graph over the instantiations refuses it."""
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+template <typename T> float g(T v) { if constexpr (is_integral_v<T>) return v > 100 ? float(v) : g(v + 1); else return v; }
+template <typename T> float h(T v) { if constexpr (is_integral_v<T>) return h(v + 0.5f); else return v; }
+kernel void same(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = g(int(i)); }
+kernel void other(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = h(int(i)); }
+"""
+    problems, _ = _core._verify_cpu_translation_details(_core._cpu_translation(src, False))
+    assert problems == ["kernel 'same' (metalcall_entry_0) can reach recursion, which MSL does not allow: g -> g"]

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "msl/analysis/constexpr_self_calls.hpp"
 #include "msl/analysis/declaration_lists.hpp"
 #include "msl/analysis/implementation_rules.hpp"
 #include "msl/analysis/stdlib_names.hpp"
@@ -109,7 +110,9 @@ class RecursionChecker {
       };
       for (std::size_t k = f.body_open + 1; k < f.body_close && k < t_.size(); ++k) {
         if (enclosing_[k] != &f) continue;
-        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k)) {
+        if (calls_function(k, own) && takes_arguments_of(k) && !peels_its_pack(f, k) && !deduces_a_part(f, k) &&
+            !deduces_in_a_constexpr_branch(t_, f.name_token, f.body_open, f.body_close, k,
+                                           template_parameters(t_, f.name_token))) {
           bool known = false;
           const std::string in = call_scope(k, scope[d], &known);
           add(t_[k].text, known ? &in : nullptr, k);

@@ -3,39 +3,25 @@
 // collide. Their pointer parameters become metal::mtl_space_ptr<T, SPACE>, and at
 // calls to them an argument that is a plain variable is tagged with the address space
 // of its declaration (metal::mtl_space<SPACE>(x)), so C++ overload resolution picks
-// the overload MSL would (metal_address_space.h).
+// the overload MSL would (metal_address_space.h). Overloads by the address space of a
+// reference take a leading tag of those spaces, and calls pass their arguments' spaces
+// (reference_overloads below).
 #include "msl/passes/address_space_overloads.hpp"
 
 #include <algorithm>
 #include <set>
 
 #include "msl/analysis/implementation_rules.hpp"  // class_bodies
+#include "msl/errors/source_errors.hpp"
+#include "msl/passes/argument_spaces.hpp"
+#include "msl/passes/declared_spaces.hpp"
 #include "msl/lex/token_text.hpp"
 
 namespace metalcall::msl {
 
 namespace {
 
-// The prelude's numbers: metal_address_space.h.
-int space_of(const Token& tok) {
-  if (tok.kind != TokenKind::identifier) return -1;
-  if (tok.text == "thread") return 0;
-  if (tok.text == "device") return 1;
-  if (tok.text == "threadgroup") return 2;
-  if (tok.text == "constant") return 3;
-  return -1;
-}
-
-bool is_keyword(const std::string& s) {
-  static const auto& k = *new std::set<std::string>{"if", "for", "while", "switch", "return", "sizeof", "do", "else",
-                                          "case", "new", "delete", "throw", "alignof", "decltype", "static_assert"};
-  return k.count(s) != 0;
-}
-
-// True when token k can end a type before a declared name (`float x`, `T* x`, `vec<T,2> x`).
-bool ends_type(const Token& tok) {
-  return (tok.kind == TokenKind::identifier && !is_keyword(tok.text)) || tok.is("*") || tok.is("&") || tok.is(">");
-}
+using namespace declared_spaces;
 
 std::size_t matching_close(const std::vector<Token>& t, std::size_t open) {
   int depth = 0;
@@ -71,6 +57,8 @@ struct Param {
   int space = -1;
   std::string shape;       // the type without address spaces and name
   bool pointee_const = false;
+  bool reference = false;  // `device const float& p` (a pointer's `*` comes first: `device float* thread& p` is none)
+  bool defaulted = false;
 };
 
 struct Function {
@@ -79,13 +67,18 @@ struct Function {
   std::vector<Param> params;
   std::string key;     // name and parameter types without address spaces
   std::string spaces;  // the parameters' address spaces
+  std::size_t open = 0;     // the parameter list's '('
+  std::size_t body = 0;     // the body's '{' (0: a declaration alone)
+  bool is_operator = false;
+  bool qualified = false;   // `S::f(…)`, `ns::f(…)`
 };
 
 Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
-  Param p{begin, end, 0, -1, {}, false};
+  Param p{begin, end, 0, -1, {}, false, false, false};
   for (std::size_t j = begin; j < end; ++j)
     if (t[j].is("=")) {
       p.end = j;
+      p.defaulted = true;
       break;
     }
   std::size_t name_end = p.end;
@@ -95,6 +88,7 @@ Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t en
     if (t[j].is("<")) ++depth;
     else if (t[j].is(">")) --depth;
     else if (depth == 0 && t[j].is("*")) p.star = j;
+    else if (depth == 0 && !p.star && (t[j].is("&") || t[j].is("&&"))) p.reference = true;
     if (depth == 0 && !p.star && t[j].is_identifier("const")) p.pointee_const = true;
     const int s = space_of(t[j]);
     if (s >= 0) p.space = s;
@@ -130,7 +124,11 @@ std::vector<Function> functions(const std::vector<Token>& t) {
              (t[f.start - 2].text == "public" || t[f.start - 2].text == "private" || t[f.start - 2].text == "protected")))
       --f.start;
     f.end = after;
+    f.open = i + 1;
+    f.is_operator = op;
+    f.qualified = qualified;
     if (t[after].is("{")) {
+      f.body = after;
       int depth = 0;
       for (; f.end < t.size(); ++f.end) {
         if (t[f.end].is("{")) ++depth;
@@ -174,91 +172,6 @@ int declared_space(const std::vector<Token>& t, std::size_t use) {
   return -1;
 }
 
-// The address space written in the declaration of the object named at `use` (a reference,
-// pointer, array or value declared `device S& a`, `threadgroup T tg[N]`, `device T* p`), and
-// whether it is a pointer; -1 when the declaration names none (a member, a local: left untagged).
-int written_space(const std::vector<Token>& t, std::size_t use, bool* pointer) {
-  const std::string& name = t[use].text;
-  for (std::size_t k = use; k-- > 1;) {
-    if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
-    if (t[k - 1].is("&") && (k < 2 || !ends_type(t[k - 2]) || t[k - 2].is("&"))) continue;  // `f(&a, …)`: a use
-    const Token& next = t[k + 1];
-    if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")"))) continue;
-    int depth = 0, space = -1;
-    // An array (not an [[attribute]]): subscripts reach into it as into a pointer.
-    *pointer = next.is("[") && !(k + 2 < t.size() && t[k + 2].is("["));
-    for (std::size_t j = k; j-- > 0;) {
-      if (t[j].is(")") || t[j].is("]")) ++depth;
-      else if (t[j].is("(") || t[j].is("[")) {
-        if (--depth < 0) break;
-      } else if (depth == 0 && (t[j].is(";") || t[j].is("{") || t[j].is("}") || t[j].is(","))) break;
-      if (t[j].is("*")) *pointer = true;
-      if (t[j].is_identifier("auto")) return -1;
-      if (space_of(t[j]) >= 0) space = space_of(t[j]);
-    }
-    return space;
-  }
-  return -1;
-}
-
-// Whether the object named at `use` is declared as a thread-local value: a local variable or
-// array, or a parameter by value, whose declaration names no address space and is no pointer,
-// reference, `auto`, `static` or `constexpr` (program-scope objects and class members are not:
-// their space is `constant`'s or the object's). `&t` of `float t;` was passed untagged, so
-// `ld(&t)` called `ld(device float*)` beside `ld(thread float*)` until 2026-12-05.
-bool thread_value(const std::vector<Token>& t, std::size_t use, const std::vector<ClassBody>& classes) {
-  const std::string& name = t[use].text;
-  for (std::size_t k = use; k-- > 1;) {
-    if (t[k].text != name || t[k].kind != TokenKind::identifier || !ends_type(t[k - 1]) || k + 1 >= t.size()) continue;
-    const Token& next = t[k + 1];
-    if (!(next.is("[") || next.is("=") || next.is(";") || next.is(",") || next.is(")") || next.is("{"))) continue;
-    if ((t[k - 1].is("&") || t[k - 1].is("*")) && (k < 2 || !ends_type(t[k - 2]) || t[k - 2].is("&"))) continue;  // `f(&a, …)`: a use
-    if (t[k - 1].is("&") || t[k - 1].is("*")) return false;  // a pointer or reference
-    int depth = 0;
-    std::size_t j = k;
-    bool parameter = false;
-    while (j-- > 0) {
-      if (t[j].is(")") || t[j].is("]") || t[j].is(">")) ++depth;
-      else if (t[j].is("[") || t[j].is("<")) --depth;
-      else if (t[j].is("(")) {
-        if (--depth < 0) {
-          parameter = true;
-          break;
-        }
-      } else if (depth == 0 && (t[j].is(";") || t[j].is("{") || t[j].is("}") || t[j].is(","))) {
-        parameter = t[j].is(",") && depth == 0;
-        break;
-      }
-      if (depth == 0 && (space_of(t[j]) >= 0 || t[j].is("*") || t[j].is("&") || t[j].is("&&") ||
-                         t[j].is_identifier("auto") || t[j].is_identifier("static") || t[j].is_identifier("constexpr")))
-        return false;
-    }
-    if (parameter) {  // a piece of a list: a parameter only if the list is a function's
-      int d = 0;
-      for (; j < t.size() && j > 0; --j) {
-        if (t[j].is(")")) ++d;
-        else if (t[j].is("(") && d-- == 0) break;
-      }
-      if (j == 0 || t[j - 1].kind != TokenKind::identifier) return false;
-      return true;  // a function's (or a `for`'s, an `if`'s) own variable
-    }
-    // A statement in a function's body: some brace encloses it, and not a class's or a namespace's.
-    int braces = 0;
-    for (std::size_t m = j + 1; m-- > 0;) {
-      if (t[m].is("}")) ++braces;
-      else if (t[m].is("{") && braces-- == 0) {
-        for (const ClassBody& c : classes)
-          if (c.open == m) return false;
-        if (m >= 2 && t[m - 2].is_identifier("namespace")) return false;
-        if (m >= 1 && t[m - 1].is_identifier("namespace")) return false;
-        return true;
-      }
-    }
-    return false;
-  }
-  return false;
-}
-
 // `&x.m[i].n`, `&p->m`, `&p[i]`: an address taken of a member or element of the object named
 // right after the `&`, through member accesses and subscripts only, or of the object itself
 // (`&a`, naga's `threadgroup atomic_uint& a` kernel parameter); the name's token, or 0.
@@ -284,9 +197,189 @@ std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t
   return b + 1;
 }
 
+// --- Overloads by the address space of reference parameters -------------------------------
+// `float rd(device const float& p)` beside `float rd(thread const float& p)`: a C++ reference
+// binds any object, so the targets cannot tell them apart by type. Where their bodies are the
+// same (MLX's complex `operator+=` for each space) the first serves all; where they differ,
+// each declaration takes first a tag type of its reference parameters' spaces
+// (metal::mtl_ref_spaces<1>, metal_address_space.h) and each call passes the spaces of its
+// arguments, read from their forms (argument_spaces.hpp); a call whose argument's space the
+// translator cannot read is a CompileError, never a guess.
+
+// A body as the targets see it: its tokens without address-space words.
+std::string body_text(const std::vector<Token>& t, const Function& f) {
+  std::string text;
+  for (std::size_t j = f.body; f.body && j <= f.end && j < t.size(); ++j)
+    if (space_of(t[j]) < 0) text += t[j].text + " ";
+  return text;
+}
+
+// Whether token `at` lies where functions are declared: file scope, a namespace's or a class's
+// braces, not a function's body (where `a * rd(t);` reads like a declaration).
+bool at_declaration_scope(const std::vector<Token>& t, std::size_t at, const std::vector<ClassBody>& classes) {
+  int depth = 0;
+  for (std::size_t m = at; m-- > 0;) {
+    if (t[m].is("}")) {
+      ++depth;
+    } else if (t[m].is("{") && depth-- == 0) {
+      for (const ClassBody& c : classes)
+        if (c.open == m) return true;
+      return (m >= 1 && (t[m - 1].is_identifier("namespace") || t[m - 1].kind == TokenKind::string)) ||
+             (m >= 2 && t[m - 2].is_identifier("namespace"));
+    }
+  }
+  return true;
+}
+
+bool in_class(const Function& f, const std::vector<ClassBody>& classes) {
+  for (const ClassBody& c : classes)
+    if (c.open < f.name && f.name < c.close) return true;
+  return false;
+}
+
+// One set of free functions overloaded only by reference spaces, with different bodies.
+struct TaggedSet {
+  std::vector<std::size_t> positions;  // the parameters in an address space
+  std::size_t fewest = 0, most = 0;    // how many arguments a call may pass
+};
+
+// The argument's text as written, for messages.
+std::string tokens_text(const std::vector<Token>& t, std::size_t b, std::size_t e, const std::string& source) {
+  if (e > b && t[b].line == t[e - 1].line && t[e - 1].column >= t[b].column) {
+    const std::string line = source_line(source, t[b].line);
+    const std::size_t from = static_cast<std::size_t>(t[b].column - 1);
+    const std::size_t to = static_cast<std::size_t>(t[e - 1].column - 1) + t[e - 1].text.size();
+    if (to <= line.size() && line.compare(from, t[b].text.size(), t[b].text) == 0) return line.substr(from, to - from);
+  }
+  std::string text;
+  for (std::size_t j = b; j < e; ++j) {
+    const bool word = t[j].kind == TokenKind::identifier || t[j].kind == TokenKind::number;
+    if (j > b && word && (t[j - 1].kind == TokenKind::identifier || t[j - 1].kind == TokenKind::number)) text += " ";
+    text += t[j].text;
+    if (t[j].is(",")) text += " ";
+  }
+  return text;
+}
+
+void reference_overloads(const std::vector<Token>& t, const std::string& source, const std::vector<Function>& fns,
+                         std::map<std::string, std::set<std::string>>& variants, std::map<std::string, bool>& pointers,
+                         const std::vector<ClassBody>& classes, SpaceOverloads& out) {
+  std::map<std::string, std::vector<const Function*>> sets;  // key → its declarations, in order
+  for (const auto& f : fns)
+    if (variants[f.key].size() >= 2 && !pointers[f.key] && at_declaration_scope(t, f.name, classes))
+      sets[f.key].push_back(&f);
+  std::map<std::string, std::vector<TaggedSet>> tagged;  // function name → its tagged sets
+  std::set<std::size_t> declared;                        // the names of their declarations
+  for (const auto& [key, decls] : sets) {
+    bool member = false, same = true;
+    const Function* first_body = nullptr;
+    for (const Function* f : decls) {
+      member = member || f->qualified || in_class(*f, classes);
+      if (!f->body) continue;
+      if (!first_body) first_body = f;
+      else same = same && body_text(t, *f) == body_text(t, *first_body);
+    }
+    // Members are merged by this_address_space (which refuses different bodies).
+    if (member || same) {
+      for (std::size_t n = 1; n < decls.size(); ++n) out.skip.emplace_back(decls[n]->start, decls[n]->end);
+      continue;
+    }
+    const Function& f0 = *decls.front();
+    if (f0.is_operator)
+      throw error_at(source, t[f0.name],
+                     "'operator" + t[f0.name].text +
+                         "' is overloaded by the address space of a reference parameter with different bodies: the "
+                         "CPU and CUDA backends cannot tell which one an operator expression calls (give the overloads "
+                         "one body, or name them as functions)");
+    TaggedSet set;
+    for (std::size_t n = 0; n < f0.params.size(); ++n) {
+      bool spaced = false;
+      for (const Function* f : decls) spaced = spaced || (f->params[n].reference && f->params[n].space >= 0);
+      if (spaced) set.positions.push_back(n);
+      if (!f0.params[n].defaulted) set.fewest = n + 1;
+    }
+    set.most = f0.params.size();
+    for (const Function* f : decls) {
+      std::string tag = "metal::mtl_ref_spaces<";
+      for (std::size_t n = 0; n < set.positions.size(); ++n)
+        tag += (n ? ", " : "") + std::to_string(std::max(0, f->params[set.positions[n]].space));
+      out.tags[f->open] = tag + ">, ";
+      declared.insert(f->name);
+    }
+    tagged[t[f0.name].text].push_back(set);
+  }
+  if (tagged.empty()) return;
+  // Other functions of such a name taking as many arguments take any tag: every call of that
+  // many arguments passes one.
+  for (const auto& f : fns) {
+    auto sets_of = tagged.find(t[f.name].text);
+    if (sets_of == tagged.end() || declared.count(f.name) || !at_declaration_scope(t, f.name, classes) ||
+        f.qualified || in_class(f, classes))
+      continue;
+    std::size_t fewest = 0;
+    for (std::size_t n = 0; n < f.params.size(); ++n)
+      if (!f.params[n].defaulted) fewest = n + 1;
+    for (const TaggedSet& s : sets_of->second)
+      if (fewest <= s.most && s.fewest <= f.params.size()) {
+        out.tags[f.open] = "metal::mtl_ref_any, ";
+        declared.insert(f.name);
+        break;
+      }
+  }
+  const ArgumentSpaces spaces(t, classes);
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || declared.count(i)) continue;
+    auto sets_of = tagged.find(t[i].text);
+    if (sets_of == tagged.end() || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
+    std::size_t open = i + 1;
+    if (t[open].is("<")) {  // `rd<float>(x)`
+      int depth = 0;
+      for (; open < t.size(); ++open) {
+        if (t[open].is("<")) ++depth;
+        else if (t[open].is(">") && --depth == 0) break;
+        else if (t[open].is(">>") && (depth -= 2) <= 0) break;
+        else if (t[open].is(";") || t[open].is("{")) break;
+      }
+      ++open;
+    }
+    if (open >= t.size() || !t[open].is("(")) continue;
+    const auto args = split_list(t, open, matching_close(t, open));
+    const TaggedSet* set = nullptr;
+    for (const TaggedSet& s : sets_of->second)
+      if (args.size() >= s.fewest && args.size() <= s.most) {
+        if (set && set->positions != s.positions)
+          throw error_at(source, t[i],
+                         "cannot tell which address-space overload of '" + t[i].text +
+                             "' is called: two sets of its overloads by the address space of a reference take " +
+                             std::to_string(args.size()) + " arguments");
+        set = &s;
+      }
+    if (!set) continue;
+    std::string tag = "metal::mtl_ref_spaces<";
+    for (std::size_t n = 0; n < set->positions.size(); ++n) {
+      const std::size_t at = set->positions[n];
+      int space = 0;  // a default argument: a temporary
+      if (at < args.size()) {
+        const ArgumentSpace a = spaces.of(args[at].first, args[at].second);
+        if (a.space < 0 || a.pointer)
+          throw error_at(source, t[args[at].first],
+                         "cannot tell which address-space overload of '" + t[i].text + "' is called: argument " +
+                             std::to_string(at + 1) + " (`" + tokens_text(t, args[at].first, args[at].second, source) +
+                             "`) is " + (a.pointer ? std::string("a pointer or an array") : a.why) +
+                             " [rule: a call of functions overloaded by the address space of a reference needs "
+                             "each such argument's space from its form: a variable, `p[i]`, `*p`, `p->m`, a "
+                             "member or element of those, or a temporary]");
+        space = a.space;
+      }
+      tag += (n ? ", " : "") + std::to_string(space);
+    }
+    out.tags[open] = tag + ">{}, ";
+  }
+}
+
 }  // namespace
 
-SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
+SpaceOverloads address_space_overloads(const std::vector<Token>& t, const std::string& source) {
   SpaceOverloads out;
   const std::vector<Function> fns = functions(t);
   std::map<std::string, std::set<std::string>> variants;  // key → distinct address-space signatures
@@ -298,11 +391,8 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
   std::map<std::string, bool> pointers;  // key → some overload has a pointer in an address space
   for (const auto& f : fns)
     for (const auto& p : f.params) pointers[f.key] = pointers[f.key] || (p.space >= 0 && p.star != 0);
-  std::set<std::string> kept;
-  for (const auto& f : fns) {
-    if (variants[f.key].size() < 2 || pointers[f.key]) continue;
-    if (!kept.insert(f.key).second) out.skip.emplace_back(f.start, f.end);
-  }
+  const std::vector<ClassBody> classes = class_bodies(t);
+  reference_overloads(t, source, fns, variants, pointers, classes, out);
   for (const auto& f : fns) {
     if (variants[f.key].size() < 2 || !pointers[f.key]) continue;
     std::vector<bool>& consts = const_params[t[f.name].text];
@@ -338,7 +428,6 @@ SpaceOverloads address_space_overloads(const std::vector<Token>& t) {
       else if (depth == 1 && definitions.count(j)) members.insert(t[j].text);
     }
   }
-  const std::vector<ClassBody> classes = class_bodies(t);
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("(") || definitions.count(i)) continue;
     auto consts = const_params.find(t[i].text);

@@ -20,11 +20,16 @@ struct SpaceOverloads {
   /** An address taken of an object whose declaration names its address space (`&a.inner[i]`,
       `a` a `device S&`): its first and last tokens and the text opening the tag before it. */
   std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::string>> wraps;
-  /** Overloads by the address space of references only, after the first: token ranges [first, last] to leave out. */
+  /** Overloads by the address space of references only whose bodies are the same, after the
+      first: token ranges [first, last] to leave out. */
   std::vector<std::pair<std::size_t, std::size_t>> skip;
+  /** Overloads by the address space of references whose bodies differ: the '(' of each
+      declaration and call → the tag of spaces written after it (`metal::mtl_ref_spaces<1>, `). */
+  std::map<std::size_t, std::string> tags;
 };
 
-/** Finds functions overloaded only by address space, their pointer parameters and the arguments of calls to them. */
-SpaceOverloads address_space_overloads(const std::vector<Token>& t);
+/** Finds functions overloaded only by address space, their pointer parameters and the arguments
+    of calls to them; a CompileError where a call's overload cannot be told (`source`: for the message). */
+SpaceOverloads address_space_overloads(const std::vector<Token>& t, const std::string& source);
 
 }  // namespace metalcall::msl

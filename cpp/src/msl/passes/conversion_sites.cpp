@@ -8,6 +8,7 @@
 #include <string>
 
 #include "msl/analysis/call_graph.hpp"       // matching
+#include "msl/analysis/declaration_lists.hpp"  // template_parameters
 #include "msl/analysis/source_analysis.hpp"  // bit_field_names
 #include "msl/passes/small_negations.hpp"  // unary_operand_end
 #include "msl/passes/type_scopes.hpp"
@@ -280,7 +281,8 @@ class Finder {
     out.push_back(s);
   }
   void assignment(std::size_t i);
-  void parameters_of(const std::string& name, std::size_t open, std::size_t close);
+  void parameters_of(const std::string& name, std::size_t open, std::size_t close,
+                     const std::vector<std::string>& deduced = {});
 
   // Whether token k names a type of the kind: one of its names, or (own) a template parameter or
   // an alias that may stand for one there (not a member: `S::U`, `s.U`).
@@ -509,9 +511,18 @@ void Finder::declarators(std::size_t i, const std::string& type) {
   }
 }
 
-void Finder::parameters_of(const std::string& name, std::size_t open, std::size_t close) {
+// `deduced`: the function template's own parameters. A parameter of such a type (`T v` of
+// `template <class T> float f(T v)`) takes its argument's type rather than converting it: the
+// T a call deduces is not the T of the scope the call is in (`f(v + 0.5f)` in f<int> calls
+// f<float>; written `int_arg<T>(v + 0.5f)` it called f<int> again until 2026-12-05).
+void Finder::parameters_of(const std::string& name, std::size_t open, std::size_t close,
+                           const std::vector<std::string>& deduced) {
   std::vector<std::string> params;
-  for_each_list_item(t, open, close, [&](std::size_t b, std::size_t e) { params.push_back(parameter_type(t, b, e, kind)); });
+  for_each_list_item(t, open, close, [&](std::size_t b, std::size_t e) {
+    const std::string type = parameter_type(t, b, e, kind);  // `T@3`: T in the scope it holds
+    const std::string bare = type.substr(0, type.find('@'));
+    params.push_back(std::find(deduced.begin(), deduced.end(), bare) != deduced.end() ? "" : type);
+  });
   auto [it, fresh] = params_.emplace(name, params);
   if (fresh) return;
   if (it->second.size() != params.size()) {
@@ -535,7 +546,7 @@ void Finder::arguments() {
     const std::size_t close = matching(t, i + 1);
     if (close + 1 >= t.size() || !(t[close + 1].is("{") || t[close + 1].is(";") || t[close + 1].kind == TokenKind::identifier))
       continue;
-    parameters_of(t[i].text, i + 1, close);
+    parameters_of(t[i].text, i + 1, close, template_parameters(t, i));
   }
   // A lambda's parameters, under the name it is stored in: `auto f = [&](short p) {...};`.
   for (std::size_t i = 1; i + 3 < t.size(); ++i) {

@@ -52,6 +52,15 @@ template <class T, int S> struct mtl_space_ptr {
   METAL_FUNC mtl_space_ptr operator--(int) { mtl_space_ptr r = *this; --p; return r; }
 };
 
+// Functions overloaded only by the address space of reference parameters (a reference binds
+// any object here) take first the spaces of those parameters as a type, and each call passes
+// its arguments' spaces, so C++ picks the overload MSL would.
+template <int... S> struct mtl_ref_spaces {};
+// Another function of such a name, of as many parameters: it takes whatever tag a call passes.
+struct mtl_ref_any {
+  template <int... S> METAL_FUNC constexpr mtl_ref_any(mtl_ref_spaces<S...>) {}
+};
+
 template <bool C, class T> struct mtl_space_const { typedef T type; };
 template <class T> struct mtl_space_const<true, T> { typedef const T type; };
 

@@ -76,7 +76,8 @@ Translation Translator::run() {
     dropped_restricts_ = writable_restricts();
   }
   if (checked_) analyse_for_checked_mode();
-  space_overloads_ = address_space_overloads(t_);
+  space_overloads_ = address_space_overloads(t_, src_);
+  for (const auto& [open, tag] : space_overloads_.tags) text_after_[open] = tag + text_after_[open];
   for (const auto& [range, open] : space_overloads_.wraps) {
     text_before_[range.first] += open;  // closed before the argument's `,` or `)`: outside whatever wraps its
     text_before_[range.second + 1] = ")" + text_before_[range.second + 1];  // last token (`&a`: a name's emission)
