@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+from mctest import cuda_present
 
 POISON = 0xFFFFFFFF
 
@@ -68,6 +69,12 @@ SNIPPET = textwrap.dedent(
         a[t] = float(i);
         b[t] = i;
     }
+    // No barrier, and a partial last group (CUDA: its threads past the grid return early).
+    kernel void read_params_loop(device uint* seen [[buffer(0)]], threadgroup uint* c [[threadgroup(0)]],
+                                 uint i [[thread_position_in_grid]], uint t [[thread_position_in_threadgroup]]) {
+        seen[i] = c[t];
+        c[t] = i;
+    }
     // Written, then a barrier, then read: the right sums whatever the memory held before.
     kernel void group_sum(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                           threadgroup float* scratch [[threadgroup(0)]], uint i [[thread_position_in_grid]],
@@ -92,6 +99,7 @@ SNIPPET = textwrap.dedent(
         "cpu-checked": lambda: mc.Device("cpu", checked=True),
         "cpu-sandbox": lambda: mc.Device("cpu", sandbox=True),
         "metal-sim": lambda: mc.Device("metal-sim", family="apple7"),
+        "cuda": lambda: mc.Device("cuda"),
     }[kind]()
     lib = dev.compile(SRC)
     groups, width = 64, 64
@@ -103,9 +111,11 @@ SNIPPET = textwrap.dedent(
     seen_fibers = dev.zeros(n, np.uint32)
     lib.read_first_fibers(n, seen_fibers, threadgroup=width)
     schedules = sorted({lib.function(k).thread_schedule for k in lib.function_names})
-    assert kind == "metal-sim" or schedules == ["fibers", "loop", "regions"], schedules  # the sim's are the CPU's
+    assert not kind.startswith("cpu") or schedules == ["fibers", "loop", "regions"], schedules  # the sim's are the CPU's
     seen_params = dev.zeros(2 * n, np.uint32)
     lib.read_params(n, seen_params, threadgroup=width, threadgroup_memory=[width * 4, width * 4])
+    seen_params_loop = dev.zeros(n - 10, np.uint32)
+    lib.read_params_loop(n - 10, seen_params_loop, threadgroup=width, threadgroup_memory=[width * 4])
     x = np.random.default_rng(5).random(n, dtype=np.float32)
     sums = dev.zeros(2 * groups, np.float32)
     lib.group_sum(n, x, sums, threadgroup=width, threadgroup_memory=[width * 4])
@@ -114,7 +124,7 @@ SNIPPET = textwrap.dedent(
     np.testing.assert_allclose(np.asarray(sums)[1::2], 2 * expected, rtol=1e-5)
     variables = np.concatenate([np.asarray(seen).reshape(n, 6)[:, :5].ravel(), np.asarray(seen_loop),
                                 np.asarray(seen_fibers)])
-    params = np.asarray(seen_params)
+    params = np.concatenate([np.asarray(seen_params), np.asarray(seen_params_loop)])
     print(int((variables == 0xFFFFFFFF).sum()), variables.size, int((params == 0xFFFFFFFF).sum()), params.size)
     """
 )
@@ -129,7 +139,7 @@ def poisoned_reads(run_python, kind: str, env: dict) -> list[int]:
     return [int(v) for v in done.stdout.split()]
 
 
-VARIABLE_READS, PARAMETER_READS = 64 * 64 * (5 + 1 + 1), 64 * 64 * 2
+VARIABLE_READS, PARAMETER_READS = 64 * 64 * (5 + 1 + 1), 64 * 64 * 2 + 64 * 64 - 10
 
 
 @pytest.mark.parametrize("kind", DEVICES)
@@ -152,3 +162,12 @@ def test_without_the_variable_only_the_simulator_poisons(run_python, kind):
         assert reads == [VARIABLE_READS, VARIABLE_READS, PARAMETER_READS, PARAMETER_READS]
     else:
         assert reads[:2] == [0, VARIABLE_READS] and reads[3] == PARAMETER_READS
+
+
+@pytest.mark.skipif(not cuda_present(), reason="no CUDA device")
+def test_cuda_poisons_threadgroup_parameters(run_python):
+    """CUDA fills the block's dynamic shared memory (the [[threadgroup(i)]] parameters) before any
+    thread runs, also where threads past the grid's edge return; the kernel's own __shared__
+    variables are left as CUDA leaves them (undefined: not checked)."""
+    reads = poisoned_reads(run_python, "cuda", {"METALCALL_POISON_UNINITIALIZED": "1"})
+    assert reads[1] == VARIABLE_READS and reads[2:] == [PARAMETER_READS, PARAMETER_READS]
