@@ -391,6 +391,7 @@ msl::FrontEndOptions cpu_front_end_options(const CompileOptions& options, bool c
   front.language_version = options.language_version;
   front.checked = checked;
   front.preprocessor = translated::host_preprocessor("cpu");
+  front.poison_threadgroup = poison_uninitialized();  // threadgroup memory too (core/backend.hpp)
   return front;
 }
 

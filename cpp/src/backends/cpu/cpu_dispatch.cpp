@@ -200,6 +200,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   launch.fault_capacity = sizeof fault_message;
   launch.threadgroup_bytes = threadgroup_bytes;
   launch.simd_width = simd_width_of(command);
+  launch.threadgroup_limit = command.threadgroup_memory_limit;  // 0: the prelude's 32 KiB
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];

@@ -444,6 +444,7 @@ class CudaDevice : public BackendDevice {
     front.defines = options.defines;
     front.language_version = options.language_version;
     front.preprocessor = translated::host_preprocessor("cuda");
+    front.poison_threadgroup = poison_uninitialized();  // [[threadgroup(i)]] memory too (core/backend.hpp)
     const bool fast_math = options.fast_math;
     const std::string arch = props_.info.architecture;
     CUcontext ctx = ctx_;

@@ -19,7 +19,8 @@ namespace {
 constexpr const char* kAlways[] = {"metal_stdlib.h",  "metal_config.h",      "metal_scalars.h",
                                    "metal_negation.h", "metal_array.h",      "metal_logging.h",
                                    "metal_uniform.h", "metal_stop.h",        "metal_type_traits.h",
-                                   "metal_assert.h",  "metal_checked.h",     "metal_checked_addresses.h"};
+                                   "metal_assert.h",  "metal_checked.h",     "metal_checked_addresses.h",
+                                   "metal_poison.h"};  // empty but under METALCALL_POISON_THREADGROUP
 
 bool is_macro_name(std::string_view t) {  // ALL_CAPS: how the prelude names its macros
   bool letter = false;

@@ -262,6 +262,7 @@ TranslationCache::TranslationCache(const std::string& source, const msl::FrontEn
   h.add(std::to_string(options.defines.size()));
   for (const auto& [name, value] : options.defines) h.add(name).add(value);
   h.add("language " + options.language_version);
+  h.add(options.poison_threadgroup ? "threadgroup poisoned" : "threadgroup as left");
   h.add(std::to_string(options.constants.size()));
   for (const auto& [index, literal] : options.constants) h.add(std::to_string(index)).add(literal);
   key_ = h.hex();

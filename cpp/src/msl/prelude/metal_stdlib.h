@@ -61,6 +61,7 @@
 #include "metal_array.h"       // metal::array<T, N>
 #include "metal_logging.h"     // os_log (messages discarded)
 #include "metal_uniform.h"     // uniform<T>, make_uniform
+#include "metal_poison.h"      // threadgroup memory filled with 0xFF per group (METALCALL_POISON_THREADGROUP)
 #if METALCALL_PART_SYNC  // (needs BASE) ---------------------------------------------------------
 #include "metal_sync.h"        // barriers; with their parts, atomics and SIMD-group functions
 #include "metal_regions.h"     // kernels run as regions between barriers (CPU only)

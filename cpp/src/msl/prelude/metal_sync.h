@@ -206,8 +206,13 @@ inline const metalcall_cpu_launch* begin_fault(unsigned& n) {
 // and the call's [[threadgroup(i)]] lengths (METAL_THREADGROUP_TOTAL_FITS after each
 // declaration). Metal refuses such a kernel when its pipeline is made, or such a dispatch, so
 // the CPU raises ExecutionError for the call instead of running what a Mac would not. The
-// rest of the library's kernels are unaffected.
+// rest of the library's kernels are unaffected. The Metal simulator's launches carry their GPU
+// family's limit (apple3: 16 KiB), checked at run time for the variables over 16 KiB only.
 constexpr unsigned long long kAppleThreadgroupBytes = 32 * 1024;
+constexpr unsigned long long kSmallestAppleThreadgroupBytes = 16 * 1024;
+inline unsigned long long threadgroup_limit() {
+  return launch && launch->threadgroup_limit ? launch->threadgroup_limit : kAppleThreadgroupBytes;
+}
 inline void threadgroup_overflow(const char* names, unsigned long long bytes, bool several,
                                  unsigned long long call_bytes = 0) {
   unsigned n;
@@ -230,20 +235,29 @@ inline void threadgroup_overflow(const char* names, unsigned long long bytes, bo
     append_number(out, cap, n, (long long)bytes);
     append(out, cap, n, several ? " bytes together, more" : " bytes, more");
   }
+  const unsigned long long limit = threadgroup_limit();
+  append(out, cap, n, " than the ");
+  append_number(out, cap, n, (long long)(limit / 1024));
+  append(out, cap, n, limit == kAppleThreadgroupBytes ? " KiB of threadgroup memory an Apple GPU gives"
+                                                      : " KiB of threadgroup memory the simulated GPU family gives");
   append(out, cap, n,
-         " than the 32 KiB of threadgroup memory an Apple GPU gives a threadgroup (Metal refuses to make this "
-         "kernel's pipeline or dispatch it); the kernel ran on the cpu backend");
+         " a threadgroup (Metal refuses to make this kernel's pipeline or dispatch it); the kernel ran on the cpu "
+         "backend");
   out[n] = 0;
 }
 // The variables in scope (static) and the call's [[threadgroup(i)]] lengths (run time). A
 // source without such parameters (the translator defines METALCALL_THREADGROUP_PARAMS 0)
-// has nothing to check at run time, so its threads pay nothing here.
+// whose variables take at most 16 KiB has nothing to check at run time, so its threads pay
+// nothing here.
 inline void threadgroup_total_fits(const char* names, unsigned long long bytes, bool several) {
+  // Over the smallest family's limit: over the launch's own? (bytes is a constant where it is inlined)
+  if (bytes > kSmallestAppleThreadgroupBytes && bytes > threadgroup_limit()) {
+    threadgroup_overflow(names, bytes, several);
+    return;
+  }
 #if !defined(METALCALL_THREADGROUP_PARAMS) || METALCALL_THREADGROUP_PARAMS
   const unsigned long long call_bytes = launch ? launch->threadgroup_bytes : 0;
-  if (call_bytes && bytes + call_bytes > kAppleThreadgroupBytes) threadgroup_overflow(names, bytes, several, call_bytes);
-#else
-  (void)names, (void)bytes, (void)several;
+  if (call_bytes && bytes + call_bytes > threadgroup_limit()) threadgroup_overflow(names, bytes, several, call_bytes);
 #endif
 }
 }  // namespace mtl_rt

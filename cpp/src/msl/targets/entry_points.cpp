@@ -251,7 +251,7 @@ bool coarsenable(const ParsedKernel& k, bool uses_fibers, bool checked, bool str
 
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target,
-                      bool straight_line_source, bool regions) {
+                      bool straight_line_source, bool regions, bool poison_threadgroup) {
   target.emit_parameter_block(o, index, parameter_slots(t, k));
   emit_layout_table(o, t, k, index, target);
   EntryPoint entry;
@@ -262,6 +262,12 @@ void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const Parsed
   std::ostringstream setup;
   entry.call = call_text(t, k, qualified_name, argument_setup(setup, t, k, checked, target));
   entry.argument_setup = setup.str();
+  if (poison_threadgroup) {
+    std::vector<ParamInfo> memory;
+    for (const auto& p : k.params)
+      if (p.info.kind == ParamKind::threadgroup_memory) memory.push_back(p.info);
+    entry.group_start = target.threadgroup_poison(memory);
+  }
   if (target.emits_coarsened_entries() && coarsenable(k, uses_fibers, checked, straight_line_source)) {
     std::ostringstream aligned;
     argument_setup(aligned, t, k, checked, target, /*aligned=*/true);

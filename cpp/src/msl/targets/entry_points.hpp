@@ -19,11 +19,13 @@ namespace metalcall::msl {
  * (sizeof, alignof and binding of each parameter, and on CUDA the fields' offsets,
  * read back by the runtime) and its entry point, through `target`. `straight_line_source`:
  * the kernel can reach no loop and no threadgroup storage, in a small source (the translator's
- * part of the proof that threads may run several in a row: coarsenable()).
+ * part of the proof that threads may run several in a row: coarsenable()). `poison_threadgroup`:
+ * each threadgroup starts with its [[threadgroup(i)]] memory filled with 0xFF bytes
+ * (Target::threadgroup_poison, metal_poison.h).
  */
 void emit_entry_point(std::ostream& o, const std::vector<Token>& t, const ParsedKernel& k, std::size_t index,
                       const std::string& qualified_name, bool uses_fibers, bool checked, const Target& target,
-                      bool straight_line_source = false, bool regions = false);
+                      bool straight_line_source = false, bool regions = false, bool poison_threadgroup = false);
 
 /**
  * Component `d` of builtin `b` as C++ over the names every entry point declares (mtl_lx … the

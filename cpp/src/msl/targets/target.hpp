@@ -28,6 +28,9 @@ struct EntryPoint {
   // coarsened launch): proven by entry_points.cpp, set only where the target asks for it.
   bool coarsenable = false;
   std::string aligned_argument_setup;  // argument_setup, buffer addresses assumed 16-byte aligned
+  // Statements at the start of each threadgroup, before any of its threads runs (empty but under
+  // METALCALL_POISON_THREADGROUP: Target::threadgroup_poison).
+  std::string group_start;
 };
 
 /** A non-builtin kernel parameter and its element type's C++ text (for a parameter block). */
@@ -217,6 +220,13 @@ class Target {
 
   /** The address of [[threadgroup(i)]] parameter `p`'s memory. */
   virtual std::string threadgroup_address(const ParamInfo& p) const = 0;
+
+  /**
+   * Under METALCALL_POISON_THREADGROUP: what starts each threadgroup of a kernel whose
+   * [[threadgroup(i)]] parameters are `memory` (maybe none), so that its threadgroup memory reads
+   * as 0xFF bytes until the group writes it (metal_poison.h). EntryPoint::group_start.
+   */
+  virtual std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const = 0;
 
   /** A layout table's declaration up to its name, and the integer type of its bindings. */
   virtual const char* layout_declaration() const = 0;

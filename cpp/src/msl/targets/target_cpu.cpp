@@ -75,6 +75,16 @@ class CpuTarget : public Target {
     return "mtl_W->threadgroup_memory[" + std::to_string(p.binding) + "]";
   }
 
+  // A new serial for the group's threadgroup variables (METAL_THREADGROUP_POISON fills each at its
+  // declaration) and its [[threadgroup(i)]] memory filled here: the worker's, reused by every group.
+  std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const override {
+    std::string s = "    metal::mtl_rt::threadgroup_group_starts();\n";
+    for (const ParamInfo& p : memory)
+      s += "    metal::mtl_rt::poison_threadgroup_bytes(" + threadgroup_address(p) + ", mtl_L->arg_bytes[" +
+           std::to_string(p.position) + "]);\n";
+    return s;
+  }
+
   const char* layout_declaration() const override {
     return "extern \"C\" __attribute__((visibility(\"default\"))) const metalcall_cpu_layout ";
   }
@@ -130,7 +140,7 @@ class CpuTarget : public Target {
   // The threads of a group as a plain loop the compiler can vectorise.
   void emit_loop_entry_point(std::ostream& o, const EntryPoint& e) const {
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << kSimdWidth << kSimdLanes << checked_setup(e) << e.argument_setup << kGroupLoop
+      << " {\n  metal::mtl_rt::worker = mtl_W;\n" << kSimdWidth << kSimdLanes << checked_setup(e) << e.argument_setup << kGroupLoop << e.group_start
       << "    (void)mtl_ax; (void)mtl_ay; (void)mtl_az; (void)mtl_gx; (void)mtl_gy; (void)mtl_gz;\n"
          "    for (unsigned mtl_lz = 0; mtl_lz < mtl_az; ++mtl_lz)\n"
          "      for (unsigned mtl_ly = 0; mtl_ly < mtl_ay; ++mtl_ly)\n"
@@ -149,7 +159,7 @@ class CpuTarget : public Target {
   void emit_region_entry_point(std::ostream& o, const EntryPoint& e) const {
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
       << " {\n  metal::mtl_rt::worker = mtl_W;\n" << kSimdWidth << kSimdLanes << checked_setup(e) << e.argument_setup
-      << kGroupLoop
+      << kGroupLoop << e.group_start
       << "    metal::mtl_regions::mtl_now = {mtl_L, mtl_sw, mtl_tx, mtl_ty, mtl_tz, mtl_gx, mtl_gy, mtl_gz, mtl_x0, "
          "mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
          "    metal::mtl_rt::group_threads = mtl_ax * mtl_ay * mtl_az;\n"
@@ -179,7 +189,7 @@ class CpuTarget : public Target {
          "  (void)mtl_lx; (void)mtl_ly; (void)mtl_lz;\n"
       << e.argument_setup << "  " << e.call << "\n}\n";
     o << "extern \"C\" __attribute__((visibility(\"default\"))) void " << cpu_entry_symbol(e.index) << kSignature
-      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = mtl_W;\n" << kSimdLanes << kGroupLoop
+      << " {\n" << checked_setup(e) << "  metal::mtl_rt::worker = mtl_W;\n" << kSimdLanes << kGroupLoop << e.group_start
       << "    " << ctx << " mtl_c = {mtl_L, mtl_gx, mtl_gy, mtl_gz, mtl_x0, mtl_y0, mtl_z0, mtl_ax, mtl_ay, mtl_az};\n"
          "    const unsigned mtl_count = mtl_ax * mtl_ay * mtl_az;\n"
          "    metal::mtl_rt::group_threads = mtl_count;\n"

@@ -130,6 +130,13 @@ class CudaTarget : public Target {
     return "(metalcall_smem + mtl_P." + value_field(p) + ")";
   }
 
+  // The block's dynamic shared memory, where the [[threadgroup(i)]] parameters lie, filled by its
+  // threads together at the entry's start (metal_poison.h). The kernel's own __shared__ variables
+  // are not filled: CUDA leaves them undefined at each block's start, as Metal does.
+  std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const override {
+    return memory.empty() ? "" : "  metal::mtl_rt::poison_dynamic_shared(metalcall_smem);\n";
+  }
+
   // In global memory, not __constant__: only the host reads a table (cuModuleGetGlobal),
   // and the constant bank's 64 KiB held the tables of only ~150 kernels (ggml has 633).
   const char* layout_declaration() const override { return "extern \"C\" __device__ const metalcall_cuda_layout "; }
@@ -172,7 +179,8 @@ class CudaTarget : public Target {
          "  const unsigned mtl_tx = mtl_L->group[0], mtl_ty = mtl_L->group[1], mtl_tz = mtl_L->group[2];\n"
          "  const unsigned mtl_gx = mtl_L->origin[0] + blockIdx.x, mtl_gy = mtl_L->origin[1] + blockIdx.y, mtl_gz = mtl_L->origin[2] + blockIdx.z;\n"
          "  const unsigned mtl_x0 = mtl_gx * mtl_tx, mtl_y0 = mtl_gy * mtl_ty, mtl_z0 = mtl_gz * mtl_tz;\n"
-         "  const unsigned mtl_lx = threadIdx.x, mtl_ly = threadIdx.y, mtl_lz = threadIdx.z;\n";
+         "  const unsigned mtl_lx = threadIdx.x, mtl_ly = threadIdx.y, mtl_lz = threadIdx.z;\n"
+      << e.group_start;  // before any thread returns: its barrier needs them all
     if (e.uses_fibers) {
       o << "  const unsigned mtl_ax = blockDim.x, mtl_ay = blockDim.y, mtl_az = blockDim.z;\n";
     } else {

@@ -46,6 +46,7 @@ TranslatedUnit translate(const std::string& source, const FrontEndOptions& optio
   // sets them ahead of it. (The source itself was preprocessed with every define.)
   for (const auto& define : options.defines)
     if (define.first.rfind("METALCALL_", 0) == 0) translate.defines.push_back(define);
+  if (options.poison_threadgroup) translate.defines.emplace_back("METALCALL_POISON_THREADGROUP", "1");
   if (!unit.preprocessed.empty()) translate.preprocessed = &unit.preprocessed;
   unit.translation = options.target == Target::cuda ? translate_for_cuda(source, translate)
                                                     : translate_for_cpu(source, translate);

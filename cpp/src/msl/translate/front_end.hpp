@@ -33,6 +33,12 @@ struct FrontEndOptions {
   Preprocessor preprocessor;  // called only when the source needs preprocessing
   std::vector<std::string> only_kernels;  // empty: all kernels (TranslateOptions::only_kernels)
   bool (*stop)() = nullptr;   // polled in the long walks; true ends translate() with Interrupted
+  /**
+   * Threadgroup memory reads as 0xFF bytes at the start of every threadgroup, as Metal leaves it
+   * undefined (METALCALL_POISON_UNINITIALIZED=1, core/backend.hpp; the Metal simulator always):
+   * the translation defines METALCALL_POISON_THREADGROUP for the prelude (metal_poison.h).
+   */
+  bool poison_threadgroup = false;
 };
 
 struct TranslatedUnit {

@@ -262,7 +262,7 @@ Translation Translator::run() {
     const bool regions = target_.forms_barrier_regions() && runs_in_regions(t_, kernels_[i]);
     out_ << kernel_scopes_[i].opens;
     emit_entry_point(out_, t_, kernels_[i], i, kernel_scopes_[i].call_name, uses_fibers_[i] && !regions, checked_,
-                     target_, straight_line[i], regions);
+                     target_, straight_line[i], regions, poisons_threadgroup());
     out_ << kernel_scopes_[i].closes << "\n";
     TranslatedKernel tk;
     tk.info = kernels_[i].info;

@@ -91,6 +91,9 @@ std::size_t Translator::emit_checked_array(std::size_t i, bool write) {
 
 void Translator::emit_threadgroup_checks(const ThreadgroupChecks& checks) {
   for (std::size_t n : checks.declared) emit("METAL_THREADGROUP_FITS(" + t_[n].text + ");", t_[n], true);
+  // Undefined at each group's start, as on Metal: 0xFF bytes until the group writes them (metal_poison.h).
+  if (poisons_threadgroup())
+    for (std::size_t n : checks.declared) emit("METAL_THREADGROUP_POISON(" + t_[n].text + ");", t_[n], true);
   std::string list, sum;
   for (std::size_t n : checks.in_scope) {
     list += (list.empty() ? "" : ", ") + t_[n].text;

@@ -93,6 +93,12 @@ class Translator {
       if (name == "METALCALL_LOOP_STOP_CHECKS" && value == "0") return false;
     return true;
   }
+  /** True under METALCALL_POISON_THREADGROUP=1 (FrontEndOptions::poison_threadgroup, metal_poison.h). */
+  bool poisons_threadgroup() const {
+    for (const auto& [name, value] : defines_)
+      if (name == "METALCALL_POISON_THREADGROUP" && value == "1") return true;
+    return false;
+  }
   /** False under the prelude option METALCALL_BARRIER_REGIONS=0: barrier kernels keep the fibers. */
   bool barrier_regions_on() const {
     for (const auto& [name, value] : defines_)

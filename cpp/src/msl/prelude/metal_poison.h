@@ -1,0 +1,51 @@
+// Threadgroup memory as Metal leaves it: undefined at the start of every threadgroup.
+// Under METALCALL_POISON_THREADGROUP (the translator defines it for METALCALL_POISON_UNINITIALIZED=1,
+// and always for the Metal simulator's kernels) every threadgroup allocation reads as 0xFF bytes
+// (NaN in every float type, all ones in integers) until the group writes it, so a kernel that
+// reads threadgroup memory it did not write gives a wrong answer here too, not the zeros or the
+// previous group's values that the CPU's storage happens to hold. Without it this header is empty.
+#pragma once
+
+#if defined(METALCALL_POISON_THREADGROUP) && METALCALL_POISON_THREADGROUP
+namespace metal {
+namespace mtl_rt {
+
+#if METAL_CUDA
+// The block's dynamic shared memory (the [[threadgroup(i)]] parameters), filled by all of its
+// threads before any of them runs the kernel. Called from the entry point's first lines, where
+// every thread of the block is still there, so the barrier is reached by all.
+__device__ __forceinline__ void poison_dynamic_shared(unsigned char* smem) {
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  for (unsigned b = t; b < bytes; b += threads) smem[b] = 0xFF;
+  __syncthreads();
+}
+#else
+// One number per threadgroup this OS thread starts (the entry point counts them), never reused:
+// a threadgroup variable is filled by the first thread of each group that reaches its
+// declaration (METAL_THREADGROUP_POISON), before any thread of the group can have written it.
+static thread_local unsigned long long group_serial = 0;
+inline void threadgroup_group_starts() { ++group_serial; }
+inline void poison_threadgroup_bytes(void* p, unsigned long long bytes) {
+  if (p && bytes) __builtin_memset(p, 0xFF, bytes);
+}
+inline void poison_threadgroup_once(void* p, unsigned long long bytes, unsigned long long& poisoned_in) {
+  if (poisoned_in == group_serial) return;
+  poisoned_in = group_serial;
+  __builtin_memset(p, 0xFF, bytes);
+}
+#endif
+
+}  // namespace mtl_rt
+}  // namespace metal
+
+// After each threadgroup variable's declaration (CPU): its storage is one static thread_local
+// per worker thread, so its own serial is one too.
+#define METAL_THREADGROUP_POISON(name)                                                                  \
+  do {                                                                                                 \
+    static thread_local unsigned long long mtl_poisoned_in = 0;                                        \
+    ::metal::mtl_rt::poison_threadgroup_once((void*)__builtin_addressof(name), sizeof(name), mtl_poisoned_in); \
+  } while (0)
+#endif
