@@ -20,8 +20,13 @@ const char* what_keyword(const std::string& id) {
 bool qualifies_what_follows(const std::vector<Token>& t, std::size_t i) {
   if (i + 1 >= t.size()) return false;
   const Token& n = t[i + 1];
-  return n.kind == TokenKind::identifier || n.is("::") || n.is("*") || n.is("&") || n.is("&&") ||
-         (n.is("[") && i + 2 < t.size() && t[i + 2].is("["));
+  if (n.kind == TokenKind::identifier || n.is("::") || n.is("*") || n.is("&") || n.is("&&") ||
+      (n.is("[") && i + 2 < t.size() && t[i + 2].is("[")))
+    return true;
+  // A parenthesised declarator: `device SSBO* constant (&ssbos)[2]`, a reference to an array of
+  // pointers stored in constant space, and its abstract form in a cast, `constant B* constant (&)[8]`
+  // (SPIRV-Cross's argument buffers). A call of a function named so (`kernel(x)`) has no `*` or `&` there.
+  return n.is("(") && i + 2 < t.size() && (t[i + 2].is("*") || t[i + 2].is("&") || t[i + 2].is("&&"));
 }
 
 // `float get() const device {`, `S& operator=(const thread S&) thread = default;`: qualifiers of
