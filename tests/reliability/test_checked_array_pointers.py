@@ -76,6 +76,9 @@ CASES = {
                                          "out[2] = cube[1][1][2];", "threadgroup array", _with(_2=42)),
     "template-constant": (TABLE + "\ntemplate <int C> float get_kc(constant float (*t)[C], ulong i) { return t[i / C][i % C]; }",
                           "out[0] = get_kc(table, far + 5) + 2.0f;", "constant array", _with(_0=T23[1, 2] + 2)),
+    "template-argument": ("template <class P> void put_p(P p, ulong i) { p[i / 2][i % 2] = 42.0f; }",
+                          "put_p<device float (*)[2]>((device float (*)[2])out, far + 3);", "argument 'out'",
+                          _with(_3=42)),
     # ---- local pointer-to-array variables ----
     "local-thread": ("", M24_INIT + " thread float (*r)[4] = m; r[1][far + 1] = 42.0f; out[0] = m[1][1]; out[1] = r[0][3];",
                      "private array", _with(_0=42, _1=M24[0, 3])),

@@ -93,14 +93,15 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
     if (!d) continue;
     const std::size_t after = d->last + 1;
     if (d->name == npos) {
-      // A cast's type: `(device float (*)[4])p`, `static_cast<…>(p)` (reinterpret_cast and
-      // const_cast become static_cast: the checked pointer converts by a constructor).
-      const bool c_cast = t[i - 1].is("(") && after < t.size() && t[after].is(")");
-      const bool named_cast = t[i - 1].is("<") && after < t.size() && t[after].is(">") && i >= 2 &&
-                              (t[i - 2].is_identifier("static_cast") || t[i - 2].is_identifier("reinterpret_cast") ||
-                               t[i - 2].is_identifier("const_cast"));
-      if (!c_cast && !named_cast) continue;
-      if (named_cast) out.replace[i - 2] = "static_cast";
+      // A type without a name: a cast's (`(device float (*)[4])p`, `static_cast<…>(p)`;
+      // reinterpret_cast and const_cast become static_cast: the checked pointer converts by a
+      // constructor), a template's argument (`f<device float (*)[2]>(…)`, a checked pointer as
+      // `W<device float*>` is) or an unnamed parameter's.
+      const bool opens = t[i - 1].is("(") || t[i - 1].is("<") || t[i - 1].is(",");
+      const bool closes = after < t.size() && (t[after].is(")") || t[after].is(">") || t[after].is(","));
+      if (!opens || !closes) continue;
+      if (t[i - 1].is("<") && i >= 2 && (t[i - 2].is_identifier("reinterpret_cast") || t[i - 2].is_identifier("const_cast")))
+        out.replace[i - 2] = "static_cast";
       out.replace[i] = checked_type(t, *d);
       drop(out.replace, i + 1, d->last);
       continue;
