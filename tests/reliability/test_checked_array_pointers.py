@@ -79,6 +79,11 @@ CASES = {
     "template-argument": ("template <class P> void put_p(P p, ulong i) { p[i / 2][i % 2] = 42.0f; }",
                           "put_p<device float (*)[2]>((device float (*)[2])out, far + 3);", "argument 'out'",
                           _with(_3=42)),
+    "template-passes-its-rows-on": ("template <int C> float first_of(thread const float (*t)[C], ulong k) { return t[k][0]; }\n"
+                                    "template <int C> float both(thread float (*t)[C], ulong k) "
+                                    "{ return first_of(t, k) + first_of(t + 1, 1); }",
+                                    M32_INIT + " out[2] = both(m, far);", "private array",
+                                    _with(_2=M32[0, 0] + M32[2, 0])),
     # ---- local pointer-to-array variables ----
     "local-thread": ("", M24_INIT + " thread float (*r)[4] = m; r[1][far + 1] = 42.0f; out[0] = m[1][1]; out[1] = r[0][3];",
                      "private array", _with(_0=42, _1=M24[0, 3])),

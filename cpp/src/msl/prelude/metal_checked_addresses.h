@@ -308,17 +308,20 @@ METAL_FUNC mtl_checked_rows<typename row_layout<Row>::type, K, Const> rows_of_ki
 // A checked array of rows (a 2-D array passed whole), a checked pointer to rows (`m + 1`, `&m[1]`,
 // another such parameter), an array passed as array_arg; anything else as it is (another
 // overload's argument, which the host compiler then matches or refuses).
-template <int K, bool Const, class Row, unsigned long long N, int K2,
-          enable_if_t<is_checked_array<remove_cv_t<Row>>::value, int> = 0>
+// Rows whose elements are const (constant data's, a const array's) go only to const rows.
+template <class Row> struct rows_are_const
+    : bool_constant<is_const<Row>::value || is_const<typename scalar_of<typename raw_of<remove_cv_t<Row>>::type>::type>::value> {};
+template <bool Const, class Row> struct rows_fit : bool_constant<is_checked_array<remove_cv_t<Row>>::value &&
+                                                                 (Const || !rows_are_const<Row>::value)> {};
+template <int K, bool Const, class Row, unsigned long long N, int K2, enable_if_t<rows_fit<Const, Row>::value, int> = 0>
 METAL_FUNC auto rows_arg(mtl_checked_array<Row, N, K2>& a) {
   return rows_of_kind<K, Const>(a.mtl_data, 0, N, a.what());
 }
-template <int K, bool Const, class Row, unsigned long long N, int K2,
-          enable_if_t<is_checked_array<remove_cv_t<Row>>::value, int> = 0>
+template <int K, bool Const, class Row, unsigned long long N, int K2, enable_if_t<rows_fit<Const, const Row>::value, int> = 0>
 METAL_FUNC auto rows_arg(const mtl_checked_array<Row, N, K2>& a) {
   return rows_of_kind<K, Const>(a.mtl_data, 0, N, a.what());
 }
-template <int K, bool Const, class Row, enable_if_t<is_checked_array<remove_cv_t<Row>>::value, int> = 0>
+template <int K, bool Const, class Row, enable_if_t<rows_fit<Const, Row>::value, int> = 0>
 METAL_FUNC auto rows_arg(mtl_checked<Row> p) {
   return rows_of_kind<K, Const>(p.mtl_base, p.mtl_offset, p.mtl_count, p.mtl_what);
 }
