@@ -84,6 +84,10 @@ CASES = {
                                     "{ return first_of(t, k) + first_of(t + 1, 1); }",
                                     M32_INIT + " out[2] = both(m, far);", "private array",
                                     _with(_2=M32[0, 0] + M32[2, 0])),
+    "template-explicit-threadgroup-const": ("template <typename T, int C> T get_tg(const threadgroup T (*t)[C], ulong k) "
+                                            "{ return t[k][C - 1]; }",
+                                            "threadgroup float tile[2][3]; tile[1][2] = 9.0f; "
+                                            "out[0] = get_tg<float, 3>(tile, far + 1);", "threadgroup array", _with(_0=9)),
     # ---- local pointer-to-array variables ----
     "local-thread": ("", M24_INIT + " thread float (*r)[4] = m; r[1][far + 1] = 42.0f; out[0] = m[1][1]; out[1] = r[0][3];",
                      "private array", _with(_0=42, _1=M24[0, 3])),
@@ -117,6 +121,13 @@ CASES = {
     "local-declaration-list-other-extents": ("", "float a[2][4] = {}; float b[2][2] = {{1, 2}, {3, 4}}; "
                                              "thread float (*r)[4] = a, (*s)[2] = b; r[1][far + 3] = s[1][1] + 38.0f; "
                                              "out[3] = a[1][3];", "private array", _with(_3=42)),
+    "local-ternary": ("", M32_INIT + " thread float (*r)[2] = far == 0 ? m + 1 : m; r[far + 1][1] = 42.0f; "
+                      "out[0] = m[2][1];", "private array", _with(_0=42)),
+    "local-row-to-a-pointer-parameter": ("float sum_at(thread float* t, ulong k) { return t[k] + t[1]; }",
+                                         M32_INIT + " thread float (*r)[2] = m; out[0] = sum_at(r[2], far);",
+                                         "private array", _with(_0=M32[2].sum())),
+    "local-device-compound-assignment": ("", "device float (*r)[2] = (device float (*)[2])out; r += 1; "
+                                         "out[0] = (*r)[far + 1];", "struct array member", _with(_0=OUT[3])),
     "local-struct-member": ("struct Grid { float g[2][4]; };",
                             "Grid x = {}; thread float (*r)[4] = x.g; r[far + 1][1] = 42.0f; out[0] = x.g[1][1];",
                             "struct array member", _with(_0=42)),
