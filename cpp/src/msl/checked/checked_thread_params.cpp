@@ -600,8 +600,8 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
   // 0>> t`, which the array converts to (its rows counted) and whose rows check their index.
   // The rows' kind is the one the space's arrays have: 0 threadgroup, 1 private, 2 a struct's
   // member (device), 3 constant. (The host compiler refused such a call before 2026-12-05.) One
-  // whose element or extents name the function's template parameters stays as it is: they would
-  // not deduce through the conversion (docs/design.md, checked mode's limits).
+  // whose element or extents name the function's template parameters is deduced_row_pointers'
+  // (they would not deduce through the conversion).
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     const std::optional<ArrayDeclarator> d = array_declarator_parameter(t, i, "*");
     if (!d || names_own_template_parameter(t, i, i, d->end)) continue;
