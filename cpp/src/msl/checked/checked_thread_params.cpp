@@ -600,8 +600,8 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
   // 0>> t`, which the array converts to (its rows counted) and whose rows check their index.
   // The rows' kind is the one the space's arrays have: 0 threadgroup, 1 private, 2 a struct's
   // member (device), 3 constant. (The host compiler refused such a call before 2026-12-05.) One
-  // whose element or extents name the function's template parameters stays as it is: they would
-  // not deduce through the conversion (docs/design.md, checked mode's limits).
+  // whose element or extents name the function's template parameters is deduced_row_pointers'
+  // (they would not deduce through the conversion).
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     const std::optional<ArrayDeclarator> d = array_declarator_parameter(t, i, "*");
     if (!d || names_own_template_parameter(t, i, i, d->end)) continue;
@@ -609,6 +609,69 @@ std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_paramet
                                 "> " + t[d->name].text};
   }
   return found;
+}
+
+// `template <int C> void f(thread float (*t)[C])`, `template <class T> void g(device T (*rows)[4])`:
+// `metal::mtl_checked_rows<float[C], 1, false> t` (its raw row type deduces C and T; before
+// 2026-12-05 such a parameter did not compile in checked mode), and each call of a name whose
+// every declaration has one at that position passes `metal::mtl_rt::rows_arg<1, false>(x)`.
+DeducedRowPointers deduced_row_pointers(const std::vector<Token>& t) {
+  DeducedRowPointers out;
+  std::map<std::size_t, std::map<int, std::string>> by_declaration;  // '(' → position → "K, Const"
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    const std::optional<ArrayDeclarator> d = array_declarator_parameter(t, i, "*");
+    if (!d || !names_own_template_parameter(t, i, i, d->end)) continue;
+    std::string raw = type_text(t, d->element, false);
+    for (const std::string& e : d->extents) raw += "[" + e + "]";
+    const std::string kind = std::string(1, d->kind) + ", " + (d->is_const ? "true" : "false");
+    out.params[i] = {d->end - 1, "metal::mtl_checked_rows<" + raw + ", " + kind + "> " + t[d->name].text};
+    std::size_t open = i - 1;
+    int position = 0;
+    for (int depth = 0, angle = 0; open > 0; --open) {
+      if (t[open].is(")")) ++depth;
+      else if (t[open].is("(") && depth-- == 0) break;
+      else if (t[open].is(">") || t[open].is(">>")) angle += t[open].is(">") ? 1 : 2;
+      else if (t[open].is("<")) --angle;
+      else if (depth == 0 && angle == 0 && t[open].is(",")) ++position;
+    }
+    if (open > 0 && t[open - 1].kind == TokenKind::identifier) by_declaration[open][position] = kind;
+  }
+  if (by_declaration.empty()) return out;
+  std::set<std::string> names;
+  for (const auto& [open, positions] : by_declaration) names.insert(t[open - 1].text);
+  std::map<std::string, std::vector<std::size_t>> declarations, calls;
+  for (std::size_t j = 1; j + 1 < t.size(); ++j) {
+    if (t[j].kind != TokenKind::identifier || !names.count(t[j].text) || t[j - 1].is(".") || t[j - 1].is("->")) continue;
+    const std::size_t open = paren_after_name(t, j);
+    if (open == npos) continue;
+    const bool declaration = by_declaration.count(open) || (t[j - 1].kind == TokenKind::identifier &&
+                                                            !t[j - 1].is_identifier("return") && !t[j - 1].is_identifier("else"));
+    (declaration ? declarations : calls)[t[j].text].push_back(open);
+  }
+  for (const auto& [name, opens] : calls) {
+    // The positions every declaration of the name has, with one kind (others take the argument as it is).
+    std::map<int, std::string> everywhere;
+    bool first = true;
+    for (std::size_t open : declarations[name]) {
+      auto it = by_declaration.find(open);
+      const std::map<int, std::string> here = it == by_declaration.end() ? std::map<int, std::string>{} : it->second;
+      if (first) everywhere = here;
+      for (auto p = everywhere.begin(); p != everywhere.end();) {
+        auto h = here.find(p->first);
+        p = h != here.end() && h->second == p->second ? std::next(p) : everywhere.erase(p);
+      }
+      first = false;
+    }
+    for (std::size_t open : opens) {
+      const auto args = call_arguments(t, open);
+      for (const auto& [position, kind] : everywhere) {
+        if (position >= static_cast<int>(args.size())) continue;
+        out.calls[args[position].first] += "metal::mtl_rt::rows_arg<" + kind + ">(";
+        out.calls[args[position].second] = ")" + out.calls[args[position].second];
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace metalcall::msl

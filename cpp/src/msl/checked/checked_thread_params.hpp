@@ -74,4 +74,15 @@ AutoPointerParameters auto_pointer_parameters(const std::vector<Token>& t);
  *  metal::mtl_checked_array<float, (8), 0>> t`, a checked pointer to checked rows. */
 std::map<std::size_t, std::pair<std::size_t, std::string>> array_pointer_parameters(const std::vector<Token>& t);
 
+/** Pointer-to-array parameters whose element type or extents name the function's own template
+ *  parameters (`template <int C> void f(thread float (*t)[C])`): by first token, the last token and
+ *  the text replacing them, `metal::mtl_checked_rows<float[C], 1, false> t` (a checked pointer to
+ *  checked rows of kind 1 whose raw row type deduces C), and around the calls' arguments
+ *  `metal::mtl_rt::rows_arg<1, false>(…)` (where every declaration of the name has one there). */
+struct DeducedRowPointers {
+  std::map<std::size_t, std::pair<std::size_t, std::string>> params;
+  std::map<std::size_t, std::string> calls;
+};
+DeducedRowPointers deduced_row_pointers(const std::vector<Token>& t);
+
 }  // namespace metalcall::msl

@@ -276,6 +276,69 @@ METAL_FUNC typename checked_of<T[N], K >= 0 ? K : is_const<typename scalar_of<T>
   return *(typename checked_of<T[N], K >= 0 ? K : is_const<typename scalar_of<T>::type>::value ? 3 : 1>::type*)&a;
 }
 
+// ---- a template's pointer-to-array parameter whose element or extents it deduces ----
+// `template <int C> void f(thread float (*t)[C])` takes `mtl_checked_rows<float[C], 1, false> t`:
+// a checked pointer to checked rows (kind K, const rows with Const) whose raw row type deduces
+// the element type and the extents (an array bound deduces into any integer type, where
+// mtl_checked_array's `unsigned long long` would not match `int C`). The call passes
+// rows_arg<K, Const>(x), a value of exactly that type, from what x's rows are.
+template <class Raw, int K, bool Const>
+using mtl_checked_rows_base =
+    mtl_checked<conditional_t<Const, const typename checked_of<Raw, K>::type, typename checked_of<Raw, K>::type>>;
+}  // namespace mtl_rt
+template <class Raw, int K, bool Const> struct mtl_checked_rows : mtl_rt::mtl_checked_rows_base<Raw, K, Const> {
+  typedef mtl_rt::mtl_checked_rows_base<Raw, K, Const> base;
+  METAL_FUNC mtl_checked_rows(const base& p) : base(p) {}
+};
+namespace mtl_rt {
+// The raw row type, without const elements (constant data's rows have them; T deduces without).
+template <class T> struct unconst_elements { typedef remove_cv_t<T> type; };
+template <class T, unsigned long long N> struct unconst_elements<T[N]> { typedef typename unconst_elements<T>::type type[N]; };
+template <class Row> struct row_layout { typedef typename unconst_elements<typename raw_of<remove_cv_t<Row>>::type>::type type; };
+// The same rows seen as kind K (the layout is the one of the raw row type): offset and count kept.
+template <int K, bool Const, class Row>
+METAL_FUNC mtl_checked_rows<typename row_layout<Row>::type, K, Const> rows_of_kind(Row* base, long long offset,
+                                                                                   unsigned long long count,
+                                                                                   const char* what) {
+  typedef mtl_checked_rows_base<typename row_layout<Row>::type, K, Const> P;
+  typedef remove_pointer_t<decltype(P().mtl_base)> Target;
+  static_assert(sizeof(Target) == sizeof(Row), "rows of one layout");
+  return P((Target*)base, count, what) + offset;
+}
+// A checked array of rows (a 2-D array passed whole), a checked pointer to rows (`m + 1`, `&m[1]`,
+// another such parameter), an array passed as array_arg; anything else as it is (another
+// overload's argument, which the host compiler then matches or refuses).
+// Rows whose elements are const (constant data's, a const array's) go only to const rows.
+template <class Row> struct rows_are_const
+    : bool_constant<is_const<Row>::value || is_const<typename scalar_of<typename raw_of<remove_cv_t<Row>>::type>::type>::value> {};
+template <bool Const, class Row> struct rows_fit : bool_constant<is_checked_array<remove_cv_t<Row>>::value &&
+                                                                 (Const || !rows_are_const<Row>::value)> {};
+template <int K, bool Const, class Row, unsigned long long N, int K2, enable_if_t<rows_fit<Const, Row>::value, int> = 0>
+METAL_FUNC auto rows_arg(mtl_checked_array<Row, N, K2>& a) {
+  return rows_of_kind<K, Const>(a.mtl_data, 0, N, a.what());
+}
+template <int K, bool Const, class Row, unsigned long long N, int K2, enable_if_t<rows_fit<Const, const Row>::value, int> = 0>
+METAL_FUNC auto rows_arg(const mtl_checked_array<Row, N, K2>& a) {
+  return rows_of_kind<K, Const>(a.mtl_data, 0, N, a.what());
+}
+template <int K, bool Const, class Row, enable_if_t<rows_fit<Const, Row>::value, int> = 0>
+METAL_FUNC auto rows_arg(mtl_checked<Row> p) {
+  return rows_of_kind<K, Const>(p.mtl_base, p.mtl_offset, p.mtl_count, p.mtl_what);
+}
+template <int K, bool Const, class E, class A> METAL_FUNC auto rows_arg(mtl_checked_array_arg<E, A> a) {
+  return rows_arg<K, Const>(*a.mtl_array);
+}
+template <class X> struct rows_source : false_type {};
+template <class Row, unsigned long long N, int K> struct rows_source<mtl_checked_array<Row, N, K>>
+    : is_checked_array<remove_cv_t<Row>> {};
+template <class Row> struct rows_source<mtl_checked<Row>> : is_checked_array<remove_cv_t<Row>> {};
+template <class E, class A> struct rows_source<mtl_checked_array_arg<E, A>> : true_type {};
+template <class Raw, int K, bool Const> struct rows_source<mtl_checked_rows<Raw, K, Const>> : true_type {};
+template <int K, bool Const, class X, enable_if_t<!rows_source<remove_cv_t<remove_reference_t<X>>>::value, int> = 0>
+METAL_FUNC X&& rows_arg(X&& x) {
+  return static_cast<X&&>(x);
+}
+
 // ---- `&x` (the translator writes variable_address(x)) ----
 // A checked pointer to one element: the address of a private or threadgroup variable
 // (extent 1), or, where x lies in a kernel's argument (a `device T&` to a buffer's

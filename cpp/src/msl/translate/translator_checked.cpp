@@ -3,6 +3,7 @@
 #include "msl/translate/translator_walk.hpp"
 
 #include "metalcall/errors.hpp"
+#include "msl/checked/checked_array_pointers.hpp"
 #include "msl/checked/checked_unions.hpp"
 
 namespace metalcall::msl {
@@ -38,12 +39,19 @@ void Translator::analyse_for_checked_mode() {
   for (const auto& [first, array] : checked_arrays_) array_names.insert(t_[array.name].text);
   for (const auto& [at, text] : array_arguments(t_, std::move(array_names), conditional_int_literals(t_))) checked_before_[at] += text;
   for (const auto& [at, text] : pointer_specialization_twins(t_)) checked_replace_[at] = text;
+  const ArrayPointerRewrites row_pointer_variables = array_pointer_rewrites(t_);
+  if (row_pointer_variables.refused_at != std::string::npos) fail(row_pointer_variables.refused_at, row_pointer_variables.refused);
+  for (const auto& [at, text] : row_pointer_variables.replace) checked_replace_[at] = text;
   for (const auto& [at, text] : union_member_checks(t_)) checked_before_[at] += text;
   array_references_ = array_reference_parameters(t_);
   DeducedArrayReferences deduced_arrays = deduced_array_references(t_);
   array_references_.insert(deduced_arrays.params.begin(), deduced_arrays.params.end());
   for (const auto& [at, text] : deduced_arrays.before) checked_before_[at] += text;
   for (const auto& [at, text] : deduced_arrays.calls)  // around array_arg(…): first the ')'s inside
+    checked_before_[at] = text.rfind("metal::", 0) == 0 ? text + checked_before_[at] : checked_before_[at] + text;
+  DeducedRowPointers row_pointers = deduced_row_pointers(t_);
+  array_references_.insert(row_pointers.params.begin(), row_pointers.params.end());
+  for (const auto& [at, text] : row_pointers.calls)  // as deduced_arrays.calls
     checked_before_[at] = text.rfind("metal::", 0) == 0 ? text + checked_before_[at] : checked_before_[at] + text;
   const auto array_pointers = array_pointer_parameters(t_);
   array_references_.insert(array_pointers.begin(), array_pointers.end());

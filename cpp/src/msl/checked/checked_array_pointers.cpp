@@ -1,0 +1,149 @@
+// Checked mode: local pointer-to-array variables and casts to pointer-to-array types (see
+// checked_array_pointers.hpp; metal_checked.h has the rows' conversions).
+#include "msl/checked/checked_array_pointers.hpp"
+
+#include "msl/checked/checked_mode.hpp"
+#include "msl/lex/token_text.hpp"
+
+#include <optional>
+
+namespace metalcall::msl {
+
+namespace {
+
+constexpr std::size_t npos = std::string::npos;
+
+// `[const] SPACE [const] T (*name)[E1][E2]…` (name optional, for a cast's type) from token i.
+struct RowPointerType {
+  char kind = 0;  // the rows' kind: '0' threadgroup, '1' thread, '2' device, '3' constant
+  bool is_const = false;
+  std::vector<std::size_t> element;
+  std::size_t open = npos, name = npos, last = npos;  // the '(' before '*', the name, the last ']'
+  std::vector<std::string> extents;
+};
+
+std::optional<RowPointerType> row_pointer_type(const std::vector<Token>& t, std::size_t i) {
+  RowPointerType d;
+  std::size_t j = i;
+  while (j < t.size() && t[j].is_identifier("const")) d.is_const = true, ++j;
+  if (j >= t.size()) return std::nullopt;
+  d.kind = t[j].is_identifier("threadgroup") ? '0' : t[j].is_identifier("thread") ? '1'
+           : t[j].is_identifier("device")    ? '2' : t[j].is_identifier("constant") ? '3' : 0;
+  if (!d.kind) return std::nullopt;
+  d.is_const = d.is_const || d.kind == '3';
+  for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::") || t[j].is("<")); ++j) {
+    if (t[j].is("<")) {  // `vec<float, 4>`: its arguments
+      const std::size_t close = initializer_template_close(t, j, t.size());
+      if (close == j) return std::nullopt;
+      for (; j < close; ++j) d.element.push_back(j);
+    }
+    if (t[j].is_identifier("const")) d.is_const = true;
+    else d.element.push_back(j);
+  }
+  if (d.element.empty() || j + 2 >= t.size() || !t[j].is("(") || !t[j + 1].is("*")) return std::nullopt;
+  d.open = j;
+  j += 2;
+  if (t[j].kind == TokenKind::identifier && !t[j].is_identifier("const")) d.name = j++;
+  if (j + 1 >= t.size() || !t[j].is(")") || !t[j + 1].is("[")) return std::nullopt;
+  std::size_t end = j + 1;
+  d.extents = array_extents(t, end);
+  if (d.extents.empty()) return std::nullopt;
+  d.last = end - 1;
+  return d;
+}
+
+// `metal::mtl_checked<metal::mtl_checked_array<float, (4), 1>>`: constant data's rows have const elements.
+std::string checked_type(const std::vector<Token>& t, const RowPointerType& d) {
+  std::string row = (d.kind == '3' ? "const " : "") + type_text(t, d.element, false);
+  for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
+    row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + d.kind + ">";
+  return "metal::mtl_checked<" + std::string(d.is_const ? "const " : "") + row + ">";
+}
+
+void drop(std::map<std::size_t, std::string>& replace, std::size_t from, std::size_t to) {
+  for (std::size_t k = from; k <= to; ++k) replace[k] = "";
+}
+
+// Whether a declaration starts at i: after a statement, a block's brace, or a `for (`.
+bool starts_statement(const std::vector<Token>& t, std::size_t i) {
+  if (i == 0) return false;
+  const Token& p = t[i - 1];
+  return p.is(";") || p.is("{") || p.is("}") || (p.is("(") && i >= 2 && t[i - 2].is_identifier("for"));
+}
+
+// The ',' or ';' that ends the initializer starting at j (npos: none).
+std::size_t initializer_end(const std::vector<Token>& t, std::size_t j) {
+  for (int depth = 0; j < t.size(); ++j) {
+    if (t[j].is("(") || t[j].is("[") || t[j].is("{")) ++depth;
+    else if (t[j].is(")") || t[j].is("]") || t[j].is("}")) --depth;
+    else if (t[j].is("<")) j = initializer_template_close(t, j, t.size());
+    else if (depth == 0 && (t[j].is(",") || t[j].is(";"))) return j;
+    if (depth < 0) return npos;
+  }
+  return npos;
+}
+
+}  // namespace
+
+ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
+  ArrayPointerRewrites out;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind != TokenKind::identifier || out.replace.count(i)) continue;
+    const std::optional<RowPointerType> d = row_pointer_type(t, i);
+    if (!d) continue;
+    const std::size_t after = d->last + 1;
+    if (d->name == npos) {
+      // A type without a name: a cast's (`(device float (*)[4])p`, `static_cast<…>(p)`;
+      // reinterpret_cast and const_cast become static_cast: the checked pointer converts by a
+      // constructor), a template's argument (`f<device float (*)[2]>(…)`, a checked pointer as
+      // `W<device float*>` is) or an unnamed parameter's.
+      const bool opens = t[i - 1].is("(") || t[i - 1].is("<") || t[i - 1].is(",");
+      const bool closes = after < t.size() && (t[after].is(")") || t[after].is(">") || t[after].is(","));
+      if (!opens || !closes) continue;
+      if (t[i - 1].is("<") && i >= 2 && (t[i - 2].is_identifier("reinterpret_cast") || t[i - 2].is_identifier("const_cast")))
+        out.replace[i - 2] = "static_cast";
+      out.replace[i] = checked_type(t, *d);
+      drop(out.replace, i + 1, d->last);
+      continue;
+    }
+    if (!starts_statement(t, i) || after >= t.size() || !(t[after].is("=") || t[after].is(";") || t[after].is(",")))
+      continue;
+    // A local variable, then any more declarators of the list (`(*s)[4] = m + 1`).
+    out.replace[i] = checked_type(t, *d) + " " + t[d->name].text;
+    drop(out.replace, i + 1, d->last);
+    std::size_t j = after;
+    std::vector<std::string> extents = d->extents;
+    while (j < t.size() && !t[j].is(";")) {
+      if (t[j].is("=")) {
+        j = initializer_end(t, j + 1);
+        if (j == npos) break;
+        continue;
+      }
+      if (!t[j].is(",")) break;
+      // Another declarator: a pointer to rows too (else checked mode cannot write the list).
+      const std::size_t open = j + 1;
+      std::size_t end = open + 4;
+      if (end >= t.size() || !t[open].is("(") || !t[open + 1].is("*") || t[open + 2].kind != TokenKind::identifier ||
+          !t[open + 3].is(")") || !t[end].is("[")) {
+        out.refused_at = open < t.size() ? open : j;
+        out.refused = "checked mode: a declaration of a pointer to an array (`thread float (*r)[4]`) with another "
+                      "kind of declarator in its list has no checked form; declare the pointer to an array in a "
+                      "declaration of its own [MSL rule: checked mode stays on]";
+        return out;
+      }
+      RowPointerType next = *d;
+      next.extents = array_extents(t, end);
+      if (next.extents == extents) {
+        out.replace[open] = t[open + 2].text;
+      } else {  // other extents: a declaration of its own (`; metal::mtl_checked<…> s`)
+        out.replace[j] = "; " + checked_type(t, next) + " " + t[open + 2].text;
+        out.replace[open] = "";
+      }
+      drop(out.replace, open + 1, end - 1);
+      j = end;
+    }
+  }
+  return out;
+}
+
+}  // namespace metalcall::msl
