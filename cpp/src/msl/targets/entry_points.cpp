@@ -114,6 +114,18 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
     << "\");\n";
 }
 
+// Checked mode: an argument's bytes come from the caller, so a type that holds a pointer there (a
+// struct with a `device float*` member, in a Buffer or passed by value) would take a checked
+// pointer's bounds from any bytes: `s->p[1] = x` wrote wherever the bytes said. Such a type is
+// refused where the kernel is built (the trait counts every class holding a checked pointer,
+// however deep: metal_limits.h), as pointers made from integers are.
+void emit_no_bounds_assert(std::ostream& o, const std::string& type, const ParsedParam& p) {
+  o << "  static_assert(!metal::mtl_rt::holds_bounds<" << type << ">::value, \"checked mode: the kernel's "
+    << (p.info.kind == ParamKind::threadgroup_memory ? "threadgroup memory '" : "argument '") << p.info.name
+    << "' has a type that holds a pointer, whose bounds would come from the argument's bytes; pass indices "
+       "or offsets instead, or compile it without checked=True\");\n";
+}
+
 // A reference parameter's object type: without its `&` and restrict qualifiers (SPIRV-Cross
 // writes `device SSBO& __restrict b`), which qualify the reference, not the object.
 std::string referenced_type(const std::vector<Token>& t, const ParsedKernel& k, const ParsedParam& p) {
@@ -141,11 +153,13 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         if (aligned && p.info.kind == ParamKind::buffer) address = "__builtin_assume_aligned(" + address + ", 16)";
         if (full.find('&') != std::string::npos) {  // a threadgroup reference: one object there
           const std::string base = referenced_type(t, k, p);
+          if (checked) emit_no_bounds_assert(o, base, p);
           if (checked)
             o << "  metal::mtl_rt::add_region(" << address << ", mtl_L->arg_bytes[" << p.info.position << "], \"threadgroup '"
               << p.info.name << "'\");\n";
           o << "  " << base << "& " << var << " = *(" << base << "*)" << address << ";\n";
         } else if (checked) {
+          emit_no_bounds_assert(o, type_text(t, p.type_tokens, true, &k.template_arguments), p);
           emit_checked_param(o, t, k, p, var, address);
         } else {
           o << "  " << full << " const " << var << " = (" << full << ")" << address << ";\n";
@@ -155,6 +169,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
       }
       case ParamKind::reference: {
         const std::string base = referenced_type(t, k, p);
+        if (checked) emit_no_bounds_assert(o, base, p);
         if (aligned && p.info.is_const && p.info.address_space == AddressSpace::constant) {
           // The coarsened entry (CUDA) runs several positions in a row: a small `constant T&`
           // read once into a register copy (metalcall_constant_copy) cannot alias the kernel's
@@ -171,6 +186,7 @@ std::vector<std::string> argument_setup(std::ostream& o, const std::vector<Token
         break;
       }
       case ParamKind::value:
+        if (checked) emit_no_bounds_assert(o, full, p);
         o << "  const " << full << " " << var << " = *(const " << full << "*)" << target.value_address(p.info)
           << ";\n";
         call_args.push_back(var);
