@@ -93,3 +93,33 @@ def test_index_structs_and_local_pointer_structs_run(mode):
     want = np.arange(8, dtype=np.float32)
     want[2:6] *= 3
     np.testing.assert_array_equal(np.asarray(out), want)
+
+
+# Argument structs that are not standard-layout but hold no pointer (members in a base and in the
+# class, mixed access, a constructor) stay usable on the checked device: the refusal asks for a
+# class that holds a checked pointer, not merely one that is not standard-layout.
+PLAIN_CLASSES = HEADER + """
+struct Base { float x; };
+struct Derived : Base { float a; };
+struct Mixed {
+    float sum() const { return a + b; }
+  private:
+    float a;
+  public:
+    float b;
+};
+struct Made { float s; Made(float v) : s(v) {} };
+kernel void k(device float* out [[buffer(0)]], constant Derived& d [[buffer(1)]], constant Mixed& m [[buffer(2)]],
+              device const Made* made [[buffer(3)]], uint i [[thread_position_in_grid]]) {
+    out[i] = d.x + 10.0f * d.a + 100.0f * m.sum() + 1000.0f * made[i].s;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", sorted(CHECKED_MODES) + ["cpu"])
+def test_plain_classes_that_are_not_standard_layout_run(mode):
+    dev = open_mode(mode)
+    out = dev.asarray(np.zeros(3, np.float32))
+    made = np.array([1.0, 2.0, 3.0], np.float32)
+    dev.compile(PLAIN_CLASSES).k(3, out, np.array([2.0, 3.0], np.float32), np.array([4.0, 5.0], np.float32), made)
+    np.testing.assert_array_equal(np.asarray(out), 2 + 30 + 900 + 1000 * made)

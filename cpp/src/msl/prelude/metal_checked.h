@@ -122,6 +122,17 @@ template <class U, class T> struct views_bytes {
   "a pointer cast to or from a type that holds a pointer would let the kernel rewrite a pointer or "  \
   "its bounds through the bytes [MSL rule: checked mode stays on]"
 
+// A kernel argument's type, read from the caller's bytes (the entry point's static_assert,
+// msl/targets/entry_points.cpp): one that holds a checked pointer would take its bounds from them.
+// A checked pointer also has a user-provided default constructor, so a class holding one is neither
+// standard-layout nor trivially default-constructible; asking both keeps plain structs that are
+// merely not standard-layout (members in a base and in the class, mixed access) usable.
+template <class T> struct argument_holds_bounds {
+  static constexpr bool value = holds_bounds<T>::value && !__is_trivially_constructible(remove_cv_t<T>);
+};
+template <class T> struct argument_holds_bounds<T*> : holds_bounds<T*> {};
+template <class T> struct argument_holds_bounds<T* const> : holds_bounds<T*> {};
+
 template <class U, class T> struct pointer_converts {
   static char test(T*);
   static long test(...);

@@ -117,10 +117,10 @@ void emit_checked_param(std::ostream& o, const std::vector<Token>& t, const Pars
 // Checked mode: an argument's bytes come from the caller, so a type that holds a pointer there (a
 // struct with a `device float*` member, in a Buffer or passed by value) would take a checked
 // pointer's bounds from any bytes: `s->p[1] = x` wrote wherever the bytes said. Such a type is
-// refused where the kernel is built (the trait counts every class holding a checked pointer,
-// however deep: metal_limits.h), as pointers made from integers are.
+// refused where the kernel is built (the trait finds every class holding a checked pointer,
+// however deep: metal_checked.h), as pointers made from integers are.
 void emit_no_bounds_assert(std::ostream& o, const std::string& type, const ParsedParam& p) {
-  o << "  static_assert(!metal::mtl_rt::holds_bounds<" << type << ">::value, \"checked mode: the kernel's "
+  o << "  static_assert(!metal::mtl_rt::argument_holds_bounds<" << type << ">::value, \"checked mode: the kernel's "
     << (p.info.kind == ParamKind::threadgroup_memory ? "threadgroup memory '" : "argument '") << p.info.name
     << "' has a type that holds a pointer, whose bounds would come from the argument's bytes; pass indices "
        "or offsets instead, or compile it without checked=True\");\n";
