@@ -123,6 +123,68 @@ CASES = {
         "float2 v = pair(out, far + 1, 20.0f, 2.0f); out[2] = v.x + v.y;", OUT, [1, 2, 42, 4]),
 }
 
+# `thread` pointers: parameters of each form become checked pointers, and what a function of each
+# form returns keeps its bounds (operators' parameter lists were not read as parameter lists,
+# qualified names, operators, conversions and trailing return types not as returning a pointer:
+# each stayed a plain pointer, its accesses unchecked).
+THREAD = {
+    "thread-param-qualified-member": (
+        "struct TA2 { struct TB2 { static void put_t(thread float* p, ulong k, float v); }; };\n"
+        "void TA2::TB2::put_t(thread float* p, ulong k, float v) { p[k] = v; }",
+        "float m[2] = {0, 0}; TA2::TB2::put_t(m, far + 1, 42.0f); out[0] = m[1];"),
+    "thread-param-explicit-specialisation-member": (
+        "template <typename T> struct TRW { T s; void put_t(thread T* p, ulong k) const thread; };\n"
+        "template <> void TRW<float>::put_t(thread float* p, ulong k) const thread { p[k] = s; }",
+        "float m[2] = {0, 0}; TRW<float> r{42.0f}; r.put_t(m, far + 1); out[0] = m[1];"),
+    "thread-param-template-member-outside": (
+        "template <typename T> struct TRW2 { T s; void put_t(thread T* p, ulong k) const; };\n"
+        "template <typename T> void TRW2<T>::put_t(thread T* p, ulong k) const { p[k] = s; }",
+        "float m[2] = {0, 0}; TRW2<float> r{42.0f}; r.put_t(m, far + 1); out[0] = m[1];"),
+    "thread-param-operator-call": (
+        "struct G { float operator()(thread float* p, ulong k) const { return p[k]; } };",
+        "float m[2] = {40, 2}; G g; out[0] = g(m, far) + g(m, far + 1);"),
+    "thread-param-operator-assign": (
+        "struct TA { thread float* p; thread TA& operator=(thread float* q) { p = q; return *this; } };",
+        "float m[2] = {0, 0}; TA a{nullptr}; a = m; a.p[far + 1] = 42.0f; out[0] = m[1];"),
+    "thread-param-operator-add-assign": (
+        "struct TP { thread float* p; thread TP& operator+=(ulong k) { p += k; return *this; } };",
+        "float m[2] = {0, 0}; TP a{m}; a += far + 1; *a.p = 42.0f; out[0] = m[1];"),
+    "thread-param-constructor": (
+        "struct TR { thread float* p; ulong k; TR(thread float* q, ulong j) : p(q), k{j} {} void put(float v) { p[k] = v; } };",
+        "float m[2] = {0, 0}; TR r(m, far + 1); r.put(42.0f); out[0] = m[1];"),
+    "thread-param-function-specialisation": (
+        "template <class T> thread T* sp(thread T* a, ulong k) { return a + k; }\n"
+        "template <> thread float* sp<float>(thread float* a, ulong k) { return a + k; }",
+        "float m[2] = {0, 0}; *sp<float>(m, far + 1) = 42.0f; out[0] = m[1];"),
+    "thread-return-operator-subscript-spaced": (
+        "struct TV { thread float* p; thread float* operator [] (ulong i) const { return p + i; } };",
+        "float m[2] = {0, 0}; TV v{m}; *v[far + 1] = 42.0f; out[0] = m[1];"),
+    "thread-return-operator-arrow": (
+        "struct TQ { float a; float b; }; struct TQV { thread TQ* q; thread TQ* operator->() const { return q; } };",
+        "TQ s[1] = {{0, 0}}; TQV v{s + far}; v->b = 42.0f; out[0] = s[0].b;"),
+    "thread-return-conversion": (
+        "struct TB { thread float* p; operator thread float*() const { return p; } };",
+        "float m[2] = {0, 0}; TB b{m}; thread float* q = b; q[far + 1] = 42.0f; out[0] = m[1];"),
+    "thread-return-qualified-member": (
+        "struct QA { static thread float* pick(thread float* a, ulong k); };\n"
+        "thread float* QA::pick(thread float* a, ulong k) { return a + k; }",
+        "float m[2] = {0, 0}; *QA::pick(m, far + 1) = 42.0f; out[0] = m[1];"),
+    "thread-return-template-member-outside": (
+        "template <class T> struct QW { thread T* at(thread T* a, ulong k) const; };\n"
+        "template <class T> thread T* QW<T>::at(thread T* a, ulong k) const { return a + k; }",
+        "float m[2] = {0, 0}; QW<float> w; *w.at(m, far + 1) = 42.0f; out[0] = m[1];"),
+    "thread-return-reference-qualified-member": (
+        "struct QR { static thread float& ref(thread float* a, ulong k); };\n"
+        "thread float& QR::ref(thread float* a, ulong k) { return a[k]; }",
+        "float m[2] = {0, 0}; QR::ref(m, far + 1) = 42.0f; out[0] = m[1];"),
+    "thread-return-trailing": (
+        "auto tr(thread float* p, ulong k) -> thread float* { return p + k; }",
+        "float m[2] = {0, 0}; *tr(m, far + 1) = 42.0f; out[0] = m[1];"),
+    "thread-return-lambda-trailing": (
+        "", "float m[2] = {0, 0}; auto f = [](thread float* a, ulong k) -> thread float* { return a + k; }; "
+            "*f(m, far + 1) = 42.0f; out[0] = m[1];"),
+}
+CASES.update({k: (prefix, body, PRIVATE, [42, 2, 3, 4]) for k, (prefix, body) in THREAD.items()})
 # A `for`'s init-statement declares a checked array as a statement does (it stayed a C array, its
 # index unchecked).
 CASES["for-init-array"] = (
