@@ -183,8 +183,22 @@ THREAD = {
     "thread-return-lambda-trailing": (
         "", "float m[2] = {0, 0}; auto f = [](thread float* a, ulong k) -> thread float* { return a + k; }; "
             "*f(m, far + 1) = 42.0f; out[0] = m[1];"),
+    # MLX's FFT: `using RadixFunc = void (*)(thread vec<T, 2>*, thread vec<T, 2>*)`, a template's
+    # argument: the function type's parameters are checked pointers as the function's are.
+    "thread-param-function-pointer-type": (
+        "using Fn = void (*)(thread float*, ulong, float);\n"
+        "void put3(thread float* a, ulong k, float v) { a[k] = v; }\n"
+        "template <Fn f> void call_f(thread float* a, ulong k) { f(a, k, 42.0f); }",
+        "float m[2] = {0, 0}; call_f<put3>(m, far + 1); out[0] = m[1];"),
 }
 CASES.update({k: (prefix, body, PRIVATE, [42, 2, 3, 4]) for k, (prefix, body) in THREAD.items()})
+# An explicit specialisation of a member defined outside its class beside the class's own
+# definition, which calls a SIMD-group function (MLX's FFT `ReadWriter<float, float2>::write()`):
+# the CPU gives both the SIMD-group frame's parameter (the specialisation did not compile).
+CASES["explicit-specialisation-beside-a-simd-member"] = (
+    "template <typename T> struct SW { device float* o; void write(T v) const { o[0] = float(simd_sum(v)); } };\n"
+    "template <> void SW<int>::write(int v) const { o[0] = float(v + 1); }",
+    "SW<float> a{out + far}; a.write(42.0f); SW<int> b{out + 1}; b.write(41);", OUT, [42, 42, 3, 4])
 # A `for`'s init-statement declares a checked array as a statement does (it stayed a C array, its
 # index unchecked).
 CASES["for-init-array"] = (

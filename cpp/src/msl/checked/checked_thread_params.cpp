@@ -144,7 +144,7 @@ ThreadParameter thread_parameter(const std::vector<Token>& t, std::size_t i, std
                                                       "for", "switch", "static_assert", "noexcept"};
   const Token& f = t[p.open - 1];
   if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]") || follows_operator_name(t, p.open) ||
-        follows_template_arguments(t, p.open)))
+        follows_template_arguments(t, p.open) || follows_function_pointer(t, p.open)))
     return none;
   if (!named && t[j].is(")")) {  // `void f(thread float*);` (not a cast `(thread float*)x`)
     if (i - 1 == p.open && (j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is("{")))) return none;

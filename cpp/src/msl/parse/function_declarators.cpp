@@ -69,4 +69,11 @@ bool follows_template_arguments(const std::vector<Token>& t, std::size_t open) {
   return false;
 }
 
+bool follows_function_pointer(const std::vector<Token>& t, std::size_t open) {
+  if (open < 3 || !t[open - 1].is(")")) return false;
+  std::size_t k = open - 2;
+  if (t[k].kind == TokenKind::identifier) --k;  // `(*name)`
+  return k >= 1 && (t[k].is("*") || t[k].is("&")) && t[k - 1].is("(");
+}
+
 }  // namespace metalcall::msl

@@ -23,4 +23,9 @@ bool follows_operator_name(const std::vector<Token>& t, std::size_t open);
  *  specialisation's parameter list where a parameter's type stands in it (in a call, values do). */
 bool follows_template_arguments(const std::vector<Token>& t, std::size_t open);
 
+/** True when the '(' at open follows a function pointer's or reference's declarator (`void
+ *  (*)(`, `void (*f)(`, MLX's `using RadixFunc = void (*)(thread vec<T, 2>*, …)`): its type's
+ *  parameter list. */
+bool follows_function_pointer(const std::vector<Token>& t, std::size_t open);
+
 }  // namespace metalcall::msl
