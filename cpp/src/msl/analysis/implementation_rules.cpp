@@ -91,7 +91,9 @@ void refuse_unchecked_pointer_types(const std::vector<Token>& t, const std::stri
   for (std::size_t i = 1; i + 3 < t.size(); ++i) {
     // `thread float* ps[2]`: a pointer, a name, then an array's `[` (not of device, constant or
     // threadgroup pointers, MLX's `const device T* xv[n]`, ggml's `threadgroup float* shmem_f32[NR0]`).
-    if (t[i].is("*") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("[") && !t[i + 3].is("[")) {
+    // (`thread T* operator [] (size_t i)`: an operator's name, not an array's.)
+    if (t[i].is("*") && t[i + 1].kind == TokenKind::identifier && !t[i + 1].is_identifier("operator") && t[i + 2].is("[") &&
+        !t[i + 3].is("[")) {
       bool space = false, other = false;  // (`thread const device T* p[n]`: a thread array of device pointers)
       std::size_t k = i;
       while (k > 0 && (t[k - 1].kind == TokenKind::identifier || t[k - 1].is("::"))) {

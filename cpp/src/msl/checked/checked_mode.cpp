@@ -78,6 +78,15 @@ bool boundary_at(const std::vector<Token>& t, std::size_t j) {
          (t[j - 1].is_identifier("public") || t[j - 1].is_identifier("private") || t[j - 1].is_identifier("protected"));
 }
 
+// The '(' at j opens a `for` statement, whose init-statement may declare (`for (float b[2] = {…}; …)`).
+bool opens_for_init(const std::vector<Token>& t, std::size_t j) {
+  return t[j].is("(") && j > 0 && t[j - 1].is_identifier("for");
+}
+// A declaration starts after the token at j: a statement's boundary or a `for (`.
+bool declaration_start_after(const std::vector<Token>& t, std::size_t j) {
+  return boundary_at(t, j) || opens_for_init(t, j);
+}
+
 const char* const kNoExtent = "': give its extents and a braced initializer that spells out each row";
 const char* const kOneStatement =
     "' declared together with others in one statement: declare it in a statement of its own";
@@ -234,6 +243,32 @@ bool is_statement_keyword(const std::string& word) {
 
 enum class Split { not_a_declaration, split, cannot_split };
 
+// True when the '{' at i opens statements or members (a function's or a lambda's body, a block,
+// a class or a namespace), not a braced list (`float2 v = {x * y, w[k]}`, `return {…}`,
+// `T{…}`, a member initialiser `m{…}`), whose ',' separates values, not declarators.
+bool opens_statements(const std::vector<Token>& t, std::size_t i) {
+  if (i == 0) return true;
+  const Token& b = t[i - 1];
+  // After `)` (a body, `if (…) {`), `;`, `}`, a label's or a case's ':' and the qualifiers
+  // after a member function's parameters (`) const thread {`).
+  if (b.is(")") || b.is(";") || b.is("}") || b.is(":") || b.kind == TokenKind::directive) return true;
+  static const auto& after = *new std::set<std::string>{
+      "else", "do", "try", "const", "volatile", "thread", "device", "constant", "threadgroup", "noexcept",
+      "mutable", "override", "final"};
+  if (b.kind == TokenKind::identifier && after.count(b.text)) return true;
+  if (b.is("{")) return opens_statements(t, i - 1);  // a block in a block; `{{…}}` a nested list
+  if (opens_namespace(t, i)) return true;
+  // `struct S<int> : B {`: a class's body, found by its keyword.
+  for (std::size_t k = i; k > 0;) {
+    --k;
+    if (t[k].is(";") || t[k].is("{") || t[k].is("}") || t[k].is("(") || t[k].is(")") || t[k].is("=")) break;
+    if (t[k].is_identifier("struct") || t[k].is_identifier("class") || t[k].is_identifier("union") ||
+        t[k].is_identifier("enum"))
+      return true;
+  }
+  return false;
+}
+
 // `float x, t[4];`, `float *q, t[4];` (the array at `name`, after a declarator that is not
 // an array): from the statement's start, its type and the first declarator, then
 // split_declarators as for an array first; the statement's ',' rewrites go with the first
@@ -257,6 +292,15 @@ Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind
       break;
     }
     --first;
+  }
+  // Declarators follow a statement's start; after an open bracket, values do (a call's
+  // arguments `mul(a * b, w[k])`, a parameter list, a braced list), except in `for (`, whose
+  // declarators cannot be split into statements.
+  const bool for_init = first > 0 && opens_for_init(t, first - 1);
+  if (first > 0 && (t[first - 1].is("(") || t[first - 1].is("["))) {
+    if (!for_init) return no;
+  } else if (first > 0 && t[first - 1].is("{") && !opens_statements(t, first - 1)) {
+    return no;
   }
   // The type: [const|thread|volatile…] names, `::` and template arguments, then the first declarator's name.
   std::size_t j = first;
@@ -306,6 +350,7 @@ Split split_after_scalar(const std::vector<Token>& t, std::size_t name, int kind
     }
   }
   if (comma >= name || !t[comma].is(",")) return no;
+  if (for_init) return Split::cannot_split;
   if (!split_declarators(t, head, comma, first, found)) return Split::cannot_split;
   auto array = found.find(name);
   if (array == found.end()) return no;
@@ -394,6 +439,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     }
     const bool namespace_scope = scopes.empty() || scopes.back() == 0;
     if (t[i].kind != TokenKind::identifier || !t[i + 1].is("[") || (i > 0 && (t[i - 1].is(".") || t[i - 1].is("->")))) continue;
+    if (is_statement_keyword(t[i].text)) continue;  // `device T* operator [] (size_t i)`: no array's name
     if (i + 2 < t.size() && t[i + 2].is("[")) continue;  // an attribute
     CheckedArray d;
     if (pointer_array(t, i, namespace_scope, d)) {
@@ -406,7 +452,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     bool ok = true;
     while (k > 0) {
       const Token& b = t[k - 1];
-      if (boundary_at(t, k - 1) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
+      if (declaration_start_after(t, k - 1) || (b.kind == TokenKind::identifier && storage.count(b.text))) break;
       if (b.is(">") || b.is(">>")) {  // template arguments: back to the matching '<'
         int depth = 0;
         while (k > 0) {
@@ -430,7 +476,7 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     }
     // Storage qualifiers before the type (`constexpr constant`, `static const`, …).
     bool constant_data = false;
-    for (std::size_t q = k; ok && q > 0 && !boundary_at(t, q - 1); --q) {
+    for (std::size_t q = k; ok && q > 0 && !declaration_start_after(t, q - 1); --q) {
       const Token& b = t[q - 1];
       if (b.kind == TokenKind::identifier && storage.count(b.text)) constant_data = true;
       else if (!b.is_identifier("const") && !b.is_identifier("thread")) ok = false;
@@ -480,8 +526,9 @@ std::map<std::size_t, CheckedArray> find_checked_arrays(const std::vector<Token>
     const std::size_t after = t[j].is("=") ? d.after : j;
     if (!why && t[after].is(",")) {
       std::size_t first = k;
-      while (first > 0 && !boundary_at(t, first - 1)) --first;
-      if (!split_declarators(t, d, after, first, found)) why = kOneStatement;
+      while (first > 0 && !declaration_start_after(t, first - 1)) --first;
+      // (A `for`'s declarators cannot become statements of their own.)
+      if ((first > 0 && opens_for_init(t, first - 1)) || !split_declarators(t, d, after, first, found)) why = kOneStatement;
     }
     if (why) {
       d.refused = "checked mode cannot bounds-check the array '" + t[i].text + why +

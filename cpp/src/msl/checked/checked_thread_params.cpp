@@ -4,6 +4,7 @@
 
 #include "msl/checked/checked_mode.hpp"
 #include "msl/lex/token_text.hpp"
+#include "msl/parse/function_declarators.hpp"
 
 #include <optional>
 
@@ -142,7 +143,9 @@ ThreadParameter thread_parameter(const std::vector<Token>& t, std::size_t i, std
   static const auto& not_functions = *new std::set<std::string>{"return", "sizeof", "alignof", "decltype", "if", "while",
                                                       "for", "switch", "static_assert", "noexcept"};
   const Token& f = t[p.open - 1];
-  if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]"))) return none;
+  if (!((f.kind == TokenKind::identifier && !not_functions.count(f.text)) || f.is("]") || follows_operator_name(t, p.open) ||
+        follows_template_arguments(t, p.open) || follows_function_pointer(t, p.open)))
+    return none;
   if (!named && t[j].is(")")) {  // `void f(thread float*);` (not a cast `(thread float*)x`)
     if (i - 1 == p.open && (j + 1 >= t.size() || !(t[j + 1].is(";") || t[j + 1].is("{")))) return none;
   }

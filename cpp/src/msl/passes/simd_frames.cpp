@@ -33,6 +33,7 @@ bool called_at(const std::vector<Token>& t, std::size_t j) {
 FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& callers) {
   static const std::string& kParameter = *new std::string(
       "metal::mtl_rt::simd_caller mtl_caller = metal::mtl_rt::simd_caller(__builtin_LINE())");  // never destroyed (tests/reliability/test_exit_safe_statics.py)
+  static const std::string& kUndefaulted = *new std::string("metal::mtl_rt::simd_caller mtl_caller");
   // A function declared before its definition would need the parameter in both, the default once.
   std::set<std::string> kept_as_written = declared_names(t).prototypes;
   // Functions whose name stands for their type or address somewhere (ggml's `template<disp_t
@@ -44,11 +45,19 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
     if (t[j].kind == TokenKind::identifier && functions.count(t[j].text) && !called_at(t, j) &&
         !(j > 0 && (t[j - 1].is(".") || t[j - 1].is("->"))))
       kept_as_written.insert(t[j].text);
+  // A body that reaches none takes the parameter too where another body of its name does: an
+  // explicit specialisation or an out-of-class definition must match its class's declaration
+  // (MLX's FFT: `template <> void ReadWriter<float, float2>::write() const thread` beside the
+  // class's `write()`, which reaches a barrier). The parameter's default keeps the calls as written.
+  std::set<std::string> reaching;
+  for (const CallableBody& b : callers.bodies())
+    if (b.reaches && !b.kernel && !b.is_constexpr && !b.name.empty()) reaching.insert(b.name);
   FrameEdits out;
   std::set<std::string> left;  // names of a body that keeps its signature
   for (const CallableBody& b : callers.bodies()) {
-    if (!b.reaches || b.kernel || b.is_constexpr || (!b.name.empty() && b.intro == statements::kNone &&
-                                                     kept_as_written.count(b.name))) {
+    const bool shares_a_name = !b.name.empty() && b.intro == statements::kNone && reaching.count(b.name);
+    if ((!b.reaches && !shares_a_name) || b.kernel || b.is_constexpr ||
+        (!b.name.empty() && b.intro == statements::kNone && kept_as_written.count(b.name))) {
       left.insert(b.name);
       continue;
     }
@@ -62,7 +71,9 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
         left.insert(b.name);
         continue;
       }
-      out.before[close] += (close == b.params + 1 ? "" : ", ") + kParameter;
+      // (An out-of-class definition takes the default from its class's declaration, and may not repeat it.)
+      const bool out_of_class = b.params >= 2 && t[b.params - 2].is("::");
+      out.before[close] += (close == b.params + 1 ? "" : ", ") + (out_of_class ? kUndefaulted : kParameter);
     }
     out.after[b.open] += " metal::mtl_rt::simd_frame mtl_frame(mtl_caller);";
     if (!b.name.empty()) out.framed.insert(b.name);

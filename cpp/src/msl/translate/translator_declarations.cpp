@@ -4,6 +4,7 @@
 #include "msl/translate/translator_walk.hpp"
 
 #include "msl/analysis/call_graph.hpp"
+#include "msl/parse/function_declarators.hpp"
 
 namespace metalcall::msl {
 
@@ -156,9 +157,11 @@ bool Translator::names_alias(std::size_t i, std::size_t star) const {
 bool Translator::returns_pointer(std::size_t i, std::size_t star) const {
   std::size_t j = star + 1;
   while (j < t_.size() && t_[j].is_identifier("const")) ++j;
-  if (j + 1 >= t_.size() || t_[j].kind != TokenKind::identifier || !t_[j + 1].is("(") ||
-      t_[j].is_identifier("operator"))
-    return false;
+  // `operator thread T*()`: a conversion's type, what the conversion returns.
+  const bool conversion = i > 0 && t_[i - 1].is_identifier("operator") && j < t_.size() && t_[j].is("(");
+  // `auto f(…) -> thread T*` (a lambda's too): a trailing return type.
+  const bool trailing = i > 0 && t_[i - 1].is("->") && j < t_.size() && (t_[j].is("{") || t_[j].is(";"));
+  if (!conversion && !trailing && (j >= t_.size() || declarator_parameters(t_, j) == std::string::npos)) return false;
   for (std::size_t k = i; k-- > 0;) {
     const Token& b = t_[k];
     if (b.is(";") || b.is("{") || b.is("}") || b.is(")") || b.is(":") || b.kind == TokenKind::directive) break;
