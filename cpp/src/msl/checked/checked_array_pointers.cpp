@@ -2,6 +2,7 @@
 // checked_array_pointers.hpp; metal_checked.h has the rows' conversions).
 #include "msl/checked/checked_array_pointers.hpp"
 
+#include "msl/analysis/call_graph.hpp"
 #include "msl/checked/checked_mode.hpp"
 #include "msl/lex/token_text.hpp"
 
@@ -17,6 +18,7 @@ constexpr std::size_t npos = std::string::npos;
 struct RowPointerType {
   char kind = 0;  // the rows' kind: '0' threadgroup, '1' thread, '2' device, '3' constant
   bool is_const = false;
+  bool const_pointer = false;  // `(* const r)[4]`
   std::vector<std::size_t> element;
   std::size_t open = npos, name = npos, last = npos;  // the '(' before '*', the name, the last ']'
   std::vector<std::string> extents;
@@ -43,7 +45,8 @@ std::optional<RowPointerType> row_pointer_type(const std::vector<Token>& t, std:
   if (d.element.empty() || j + 2 >= t.size() || !t[j].is("(") || !t[j + 1].is("*")) return std::nullopt;
   d.open = j;
   j += 2;
-  if (t[j].kind == TokenKind::identifier && !t[j].is_identifier("const")) d.name = j++;
+  while (j < t.size() && t[j].is_identifier("const")) d.const_pointer = true, ++j;
+  if (j < t.size() && t[j].kind == TokenKind::identifier) d.name = j++;
   if (j + 1 >= t.size() || !t[j].is(")") || !t[j + 1].is("[")) return std::nullopt;
   std::size_t end = j + 1;
   d.extents = array_extents(t, end);
@@ -57,7 +60,23 @@ std::string checked_type(const std::vector<Token>& t, const RowPointerType& d) {
   std::string row = (d.kind == '3' ? "const " : "") + type_text(t, d.element, false);
   for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
     row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + d.kind + ">";
-  return "metal::mtl_checked<" + std::string(d.is_const ? "const " : "") + row + ">";
+  return std::string(d.const_pointer ? "const " : "") + "metal::mtl_checked<" + (d.is_const ? "const " : "") + row +
+         ">";
+}
+
+// `SPACE T (*` followed by what row_pointer_type does not read: a function returning a pointer to
+// an array (`(*rows(…))[4]`), an array of them (`(*a[2])[4]`), a reference to one (`(*&p)[4]`).
+bool unread_row_pointer_declarator(const std::vector<Token>& t, std::size_t i) {
+  std::size_t j = i;
+  while (j < t.size() && t[j].is_identifier("const")) ++j;
+  if (j >= t.size() || !(t[j].is_identifier("threadgroup") || t[j].is_identifier("thread") ||
+                         t[j].is_identifier("device") || t[j].is_identifier("constant")))
+    return false;
+  for (++j; j < t.size() && (t[j].kind == TokenKind::identifier || t[j].is("::")); ++j) {
+  }
+  if (j + 1 >= t.size() || !t[j].is("(") || !t[j + 1].is("*")) return false;
+  const std::size_t close = matching(t, j);
+  return close + 1 < t.size() && t[close + 1].is("[");
 }
 
 void drop(std::map<std::size_t, std::string>& replace, std::size_t from, std::size_t to) {
@@ -90,8 +109,31 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier || out.replace.count(i)) continue;
     const std::optional<RowPointerType> d = row_pointer_type(t, i);
-    if (!d) continue;
+    if (!d) {
+      if ((starts_statement(t, i) || t[i - 1].is("(") || t[i - 1].is(",") || t[i - 1].is_identifier("static") ||
+           t[i - 1].is_identifier("typedef")) && unread_row_pointer_declarator(t, i)) {
+        out.refused_at = i;
+        out.refused = "checked mode: this declarator of a pointer to an array (a function returning one, an array "
+                      "of them, a reference to one) has no checked form; use a pointer-to-array variable or "
+                      "parameter (`thread float (*r)[4]`) [MSL rule: checked mode stays on]";
+        return out;
+      }
+      continue;
+    }
     const std::size_t after = d->last + 1;
+    // `using Rows = device float (*)[2];`, `template <int C> using R = thread float (*)[C];`,
+    // `typedef device float (*Rows)[2];`: the alias names the checked type.
+    if (d->name == npos && t[i - 1].is("=") && i >= 3 && t[i - 3].is_identifier("using") && after < t.size() &&
+        t[after].is(";")) {
+      out.replace[i] = checked_type(t, *d);
+      drop(out.replace, i + 1, d->last);
+      continue;
+    }
+    if (d->name != npos && t[i - 1].is_identifier("typedef") && after < t.size() && t[after].is(";")) {
+      out.replace[i] = checked_type(t, *d) + " " + t[d->name].text;
+      drop(out.replace, i + 1, d->last);
+      continue;
+    }
     if (d->name == npos) {
       // A type without a name: a cast's (`(device float (*)[4])p`, `static_cast<…>(p)`;
       // reinterpret_cast and const_cast become static_cast: the checked pointer converts by a
@@ -105,6 +147,13 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
       out.replace[i] = checked_type(t, *d);
       drop(out.replace, i + 1, d->last);
       continue;
+    }
+    if (t[i - 1].is_identifier("static") && d->name != npos) {
+      out.refused_at = i - 1;
+      out.refused = "checked mode: a static pointer to an array has no checked form (its checked pointer would be "
+                    "built at run time, once for every thread); declare it without 'static' [MSL rule: checked mode "
+                    "stays on]";
+      return out;
     }
     if (!starts_statement(t, i) || after >= t.size() || !(t[after].is("=") || t[after].is(";") || t[after].is(",")))
       continue;
