@@ -44,6 +44,10 @@ CASES = {
                            _with(_0=M24[1, 2])),
     "typedef-const-first": ("typedef const thread float (*CRows2)[4];", M24_INIT + " CRows2 r = m; out[1] = r[1][3] + r[0][0];",
                             _with(_1=M24[1, 3] + M24[0, 0])),
+    "typedef-threadgroup": ("typedef threadgroup float (*TRows)[4];",
+                            "threadgroup float t[2][4]; t[1][3] = 5.0f; TRows r = t; out[0] = r[1][3];", _with(_0=5)),
+    "using-threadgroup": ("using TRows2 = threadgroup float (*)[4];",
+                          "threadgroup float t[2][4]; t[1][2] = 6.0f; TRows2 r = t + 1; out[1] = r[0][2];", _with(_1=6)),
     "typedef-constant": ("constant float tab[2][3] = {{1, 2, 3}, {4, 5, 6}}; typedef constant float (*KRows)[3];",
                          "KRows r = tab; out[0] = r[1][2];", _with(_0=6)),
     "typedef-two-extents": ("typedef thread float (*Cube)[2][3];",
@@ -148,3 +152,30 @@ def test_out_of_bounds_faults_in_checked_mode(name):
         lib.k(1, out, np.uint64(4096))
     assert "out of bounds" in str(info.value) and "the access was not performed" in str(info.value), str(info.value)
     lib.k(1, out, np.uint64(0))  # in bounds the device goes on
+
+
+# A local pointer to threadgroup rows is a variable of each thread, not threadgroup storage: it was
+# `static thread_local` on the CPU before (initialised once per worker thread, so a second run
+# started from where the first left it) and `__shared__` with its initializer dropped on CUDA.
+THREADGROUP_ROWS_LOCAL = HEADER + """
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]],
+              uint l [[thread_position_in_threadgroup]], uint g [[threadgroup_position_in_grid]]) {
+  threadgroup float tile[4][2];
+  if (l == 0) for (int k = 0; k < 8; ++k) tile[k / 2][k % 2] = k + 10.0f * g;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  threadgroup float (*r)[2] = tile;
+  r = r + 1 + l;
+  out[i] = r[0][1];
+}
+"""
+
+
+def test_a_local_pointer_to_threadgroup_rows_belongs_to_its_thread(device, compile_once):
+    lib = compile_once(device, THREADGROUP_ROWS_LOCAL)
+    l = np.arange(8) % 2
+    g = np.arange(8) // 2
+    expected = ((1 + l) * 2 + 1 + 10.0 * g).astype(np.float32)
+    for _ in range(3):  # the same values every run
+        out = np.zeros(8, np.float32)
+        lib.k(8, out, threadgroup=2)
+        np.testing.assert_array_equal(out, expected)
