@@ -56,6 +56,14 @@ CASES = {
                        _with(_0=M24[1, 2])),
     "alias-parameter": ("typedef thread float (*Rows4p)[4]; float get(Rows4p r, ulong k) { return r[k][1]; }",
                         M24_INIT + " out[0] = get(m, 1);", _with(_0=M24[1, 1])),
+    "alias-return-type": ("using Rows4r = thread float (*)[4]; Rows4r next_row(Rows4r r) { return r + 1; }",
+                          M24_INIT + " out[0] = next_row(m)[0][2];", _with(_0=M24[1, 2])),
+    "alias-member": ("using Rows4m = thread float (*)[4]; struct Holder { Rows4m r; };",
+                     M24_INIT + " Holder h{m}; out[0] = h.r[1][0];", _with(_0=M24[1, 0])),
+    "alias-of-alias": ("using Rows4a = thread float (*)[4]; typedef Rows4a Again;",
+                       M24_INIT + " Again a = m; out[0] = a[1][1];", _with(_0=M24[1, 1])),
+    "reinterpret-cast-to-alias": ("using DRows = device float (*)[2];",
+                                  "auto r = reinterpret_cast<DRows>(out); r[1][1] = 42.0f;", _with(_3=42)),
     "forward-declaration": ("void put(thread float (*)[4], ulong);\n"
                             "void put(thread float (*t)[4], ulong k) { t[k][0] = 42.0f; }",
                             M24_INIT + " put(m, 1); out[0] = m[1][0];", _with(_0=42)),
@@ -81,6 +89,9 @@ UNCHECKED = {
                                        _with(_0=M24[1, 1])),
     "reference-to-pointer-local": ("", M24_INIT + " thread float (*r)[4] = m; thread float (*&q)[4] = r; q = m + 1; "
                                    "out[0] = r[0][1];", _with(_0=M24[1, 1])),
+    "typedef-list": ("typedef device float (*RowsA)[2], (*RowsB)[4];",
+                     "RowsA r = (RowsA)out; RowsB q = (RowsB)out; r[1][0] = 42.0f; out[0] = q[0][3];",
+                     _with(_0=OUT[3], _2=42)),
     "static-pointer-local": ("constant float tab[2][3] = {{1, 2, 3}, {4, 5, 6}};",
                              "static constant float (*r)[3] = tab; out[0] = r[1][0];", _with(_0=4)),
 }
@@ -132,6 +143,8 @@ OUT_OF_BOUNDS = {
                          "KRows r = tab; out[0] = r[1][far];"),
     "forward-declaration": ("void put(thread float (*)[4], ulong);\n"
                             "void put(thread float (*t)[4], ulong k) { t[k][0] = 42.0f; }", M24_INIT + " put(m, far);"),
+    "reinterpret-cast-to-alias": ("using DRows = device float (*)[2];",
+                                  "auto r = reinterpret_cast<DRows>(out); r[far][1] = 42.0f;"),
     "const-pointer-local": ("", M24_INIT + " thread float (* const r)[4] = m; out[0] = r[far][3];"),
     "struct-member-device": ("struct S { device float (*rows)[2]; };",
                              "S s; s.rows = (device float (*)[2])out; s.rows[far][1] = 42.0f;"),
@@ -179,3 +192,12 @@ def test_a_local_pointer_to_threadgroup_rows_belongs_to_its_thread(device, compi
         out = np.zeros(8, np.float32)
         lib.k(8, out, threadgroup=2)
         np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("alias", ["typedef float (*Fn)(float);", "using Fn = float (*)(float);",
+                                   "typedef float (*Fn[2])(float);", "typedef float (Fn)(float);"])
+def test_function_pointer_aliases_stay_refused(device, alias):
+    """Told apart from pointers to arrays by the parameter list after the declarator."""
+    with pytest.raises(mc.CompileError) as info:
+        device.compile(HEADER + alias + f"\nkernel void k{SIGNATURE} {{ Fn f; out[0] = 1.0f; }}\n")
+    assert "no function pointers" in str(info.value) and "Fn f" in str(info.value), str(info.value)

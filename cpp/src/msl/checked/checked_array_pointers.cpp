@@ -7,6 +7,7 @@
 #include "msl/lex/token_text.hpp"
 
 #include <optional>
+#include <set>
 
 namespace metalcall::msl {
 
@@ -104,8 +105,17 @@ std::size_t initializer_end(const std::vector<Token>& t, std::size_t j) {
 
 }  // namespace
 
+// `reinterpret_cast<Rows>(p)` of such an alias: `static_cast`, as for the spelled-out type.
+void cast_to_aliases(const std::vector<Token>& t, const std::set<std::string>& aliases, ArrayPointerRewrites& out) {
+  for (std::size_t i = 0; i + 3 < t.size(); ++i)
+    if ((t[i].is_identifier("reinterpret_cast") || t[i].is_identifier("const_cast")) && t[i + 1].is("<") &&
+        aliases.count(t[i + 2].text) && (t[i + 3].is(">") || t[i + 3].is("<")))
+      out.replace[i] = "static_cast";
+}
+
 ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
   ArrayPointerRewrites out;
+  std::set<std::string> aliases;  // of pointer-to-array types
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     if (t[i].kind != TokenKind::identifier || out.replace.count(i)) continue;
     const std::optional<RowPointerType> d = row_pointer_type(t, i);
@@ -127,11 +137,19 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
         t[after].is(";")) {
       out.replace[i] = checked_type(t, *d);
       drop(out.replace, i + 1, d->last);
+      aliases.insert(t[i - 2].text);
       continue;
     }
-    if (d->name != npos && t[i - 1].is_identifier("typedef") && after < t.size() && t[after].is(";")) {
+    if (d->name != npos && t[i - 1].is_identifier("typedef")) {
+      if (after >= t.size() || !t[after].is(";")) {  // `typedef … (*A)[2], (*B)[3];`: unread, so refused
+        out.refused_at = i - 1;
+        out.refused = "checked mode: a typedef of a pointer to an array with more declarators has no checked form; "
+                      "give each alias a typedef of its own [MSL rule: checked mode stays on]";
+        return out;
+      }
       out.replace[i] = checked_type(t, *d) + " " + t[d->name].text;
       drop(out.replace, i + 1, d->last);
+      aliases.insert(t[d->name].text);
       continue;
     }
     if (d->name == npos) {
@@ -192,6 +210,7 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
       j = end;
     }
   }
+  cast_to_aliases(t, aliases, out);
   return out;
 }
 
