@@ -70,6 +70,12 @@ CASES = {
     "forward-declaration-device": ("float get2(device float (*)[2], ulong);\n"
                                    "float get2(device float (*t)[2], ulong k) { return t[k][1]; }",
                                    "out[0] = get2((device float (*)[2])out, 1);", _with(_0=OUT[3])),
+    "template-forward-declaration-named": ("template <int C> float last_in(thread float (*t)[C], int);\n"
+                                           "template <int C> float last_in(thread float (*t)[C], int k) { return t[k][C - 1]; }",
+                                           M24_INIT + " out[0] = last_in(m, 1);", _with(_0=M24[1, 3])),
+    "template-forward-declaration-fixed-rows": ("template <int C> float at_c(thread float (*)[4], int);\n"
+                                                "template <int C> float at_c(thread float (*t)[4], int k) { return t[k][C]; }",
+                                                M24_INIT + " out[0] = at_c<2>(m, 1);", _with(_0=M24[1, 2])),
     "const-pointer-local": ("", M24_INIT + " thread float (* const r)[4] = m; out[0] = r[1][3];", _with(_0=M24[1, 3])),
     "struct-member-device": ("struct S { device float (*rows)[2]; };",
                              "S s; s.rows = (device float (*)[2])out; s.rows[1][1] = 42.0f;", _with(_3=42)),
@@ -92,6 +98,9 @@ UNCHECKED = {
     "typedef-list": ("typedef device float (*RowsA)[2], (*RowsB)[4];",
                      "RowsA r = (RowsA)out; RowsB q = (RowsB)out; r[1][0] = 42.0f; out[0] = q[0][3];",
                      _with(_0=OUT[3], _2=42)),
+    "template-forward-declaration-unnamed": ("template <int C> float last_u(thread float (*)[C], int);\n"
+                                             "template <int C> float last_u(thread float (*t)[C], int k) { return t[k][C - 1]; }",
+                                             M24_INIT + " out[0] = last_u(m, 1);", _with(_0=M24[1, 3])),
     "static-pointer-local": ("constant float tab[2][3] = {{1, 2, 3}, {4, 5, 6}};",
                              "static constant float (*r)[3] = tab; out[0] = r[1][0];", _with(_0=4)),
 }
@@ -145,6 +154,9 @@ OUT_OF_BOUNDS = {
                             "void put(thread float (*t)[4], ulong k) { t[k][0] = 42.0f; }", M24_INIT + " put(m, far);"),
     "reinterpret-cast-to-alias": ("using DRows = device float (*)[2];",
                                   "auto r = reinterpret_cast<DRows>(out); r[far][1] = 42.0f;"),
+    "template-forward-declaration-named": ("template <int C> float last_in(thread float (*t)[C], ulong);\n"
+                                           "template <int C> float last_in(thread float (*t)[C], ulong k) { return t[k][C - 1]; }",
+                                           M24_INIT + " out[0] = last_in(m, far);"),
     "const-pointer-local": ("", M24_INIT + " thread float (* const r)[4] = m; out[0] = r[far][3];"),
     "struct-member-device": ("struct S { device float (*rows)[2]; };",
                              "S s; s.rows = (device float (*)[2])out; s.rows[far][1] = 42.0f;"),

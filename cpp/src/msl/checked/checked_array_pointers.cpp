@@ -105,6 +105,32 @@ std::size_t initializer_end(const std::vector<Token>& t, std::size_t j) {
 
 }  // namespace
 
+// Whether tokens [from, to] name a parameter of the template header that starts the statement
+// holding i (`template <int C> float f(thread float (*)[C], int);`).
+bool names_template_parameter(const std::vector<Token>& t, std::size_t i, std::size_t from, std::size_t to) {
+  std::size_t s = i;
+  for (int depth = 0; s > 0; --s) {
+    const Token& b = t[s - 1];
+    if (b.is(")") || b.is("]")) ++depth;
+    else if ((b.is("(") || b.is("[")) && depth > 0) --depth;
+    else if (depth == 0 && (b.is(";") || b.is("{") || b.is("}"))) break;
+  }
+  if (s + 1 >= t.size() || !t[s].is_identifier("template") || !t[s + 1].is("<")) return false;
+  std::set<std::string> parameters;
+  int angle = 0;
+  for (std::size_t k = s + 1; k < i; ++k) {
+    if (t[k].is("<")) ++angle;
+    else if (t[k].is(">")) --angle;
+    else if (t[k].is(">>")) angle -= 2;
+    if (angle <= 0) break;
+    if (t[k].kind == TokenKind::identifier && k + 1 < t.size() && (t[k + 1].is(",") || t[k + 1].is(">") || t[k + 1].is("=")))
+      parameters.insert(t[k].text);
+  }
+  for (std::size_t k = from; k <= to; ++k)
+    if (t[k].kind == TokenKind::identifier && parameters.count(t[k].text)) return true;
+  return false;
+}
+
 // `reinterpret_cast<Rows>(p)` of such an alias: `static_cast`, as for the spelled-out type.
 void cast_to_aliases(const std::vector<Token>& t, const std::set<std::string>& aliases, ArrayPointerRewrites& out) {
   for (std::size_t i = 0; i + 3 < t.size(); ++i)
@@ -160,6 +186,16 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
       const bool opens = t[i - 1].is("(") || t[i - 1].is("<") || t[i - 1].is(",");
       const bool closes = after < t.size() && (t[after].is(")") || t[after].is(">") || t[after].is(","));
       if (!opens || !closes) continue;
+      // An unnamed parameter of a function template's declaration whose rows name its template
+      // parameters: the named one is deduced_row_pointers' (checked_thread_params), whose calls
+      // need every declaration to read the same.
+      if (!t[i - 1].is("<") && names_template_parameter(t, i, i, d->last)) {
+        out.refused_at = i;
+        out.refused = "checked mode: an unnamed pointer-to-array parameter whose element or extents are the "
+                      "function template's parameters has no checked form; name the parameter (`thread float "
+                      "(*t)[C]`) [MSL rule: checked mode stays on]";
+        return out;
+      }
       if (t[i - 1].is("<") && i >= 2 && (t[i - 2].is_identifier("reinterpret_cast") || t[i - 2].is_identifier("const_cast")))
         out.replace[i - 2] = "static_cast";
       out.replace[i] = checked_type(t, *d);
