@@ -3,9 +3,10 @@ the CPU backend" and checked mode): aliases of a pointer-to-array type (`typedef
 (*Rows)[2];`, `using Rows = device float (*)[2];`, a template alias, every address space, const
 elements, two extents), which the front end read as function pointer types; an unnamed
 pointer-to-array parameter of a forward declaration, which it read as a program-scope variable; and
-the neighbours of the class (a `* const` pointer, a struct member, a reference to a pointer to an
-array, a function returning one, an array of them). Each gives the NumPy values on every device; in
-checked mode the last three (and a `static` one) are a CompileError naming why.
+the neighbours of the class (a `* const` pointer, a struct member, a reference parameter to a
+pointer to an array; a local reference to one, a function returning one, an array of them, a
+`static` one). Each gives the NumPy values on every device; in checked mode the first three are
+checked (an index past the object faults) and the rest a CompileError naming why.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ CASES = {
                              "S s; s.rows = (device float (*)[2])out; s.rows[1][1] = 42.0f;", _with(_3=42)),
     "struct-member-thread": ("struct S2 { thread float (*rows)[4]; };", M24_INIT + " S2 s{m}; out[0] = s.rows[1][2];",
                              _with(_0=M24[1, 2])),
+    "reference-to-pointer-parameter": ("void adv(thread float (*&p)[4]) { ++p; }\n"
+                                       "void adv_device(device float (*&p)[2], int n) { p += n; }",
+                                       M24_INIT + " thread float (*r)[4] = m; adv(r); out[0] = r[0][1]; "
+                                       "device float (*d)[2] = (device float (*)[2])out; adv_device(d, 1); d[0][1] = 42.0f;",
+                                       _with(_0=M24[1, 1], _3=42)),
 }
 
 # Valid MSL whose pointer to an array has no checked form: the values on plain devices, a
@@ -90,9 +96,6 @@ UNCHECKED = {
                                  M24_INIT + " out[0] = rows(m)[1][2];", _with(_0=M24[1, 2])),
     "array-of-pointers-to-arrays": ("", M24_INIT + " thread float (*a[2])[4] = {m, m + 1}; out[0] = a[1][0][2];",
                                     _with(_0=M24[1, 2])),
-    "reference-to-pointer-parameter": ("void adv(thread float (*&p)[4]) { ++p; }",
-                                       M24_INIT + " thread float (*r)[4] = m; adv(r); out[0] = r[0][1];",
-                                       _with(_0=M24[1, 1])),
     "reference-to-pointer-local": ("", M24_INIT + " thread float (*r)[4] = m; thread float (*&q)[4] = r; q = m + 1; "
                                    "out[0] = r[0][1];", _with(_0=M24[1, 1])),
     "typedef-list": ("typedef device float (*RowsA)[2], (*RowsB)[4];",
@@ -161,6 +164,8 @@ OUT_OF_BOUNDS = {
     "struct-member-device": ("struct S { device float (*rows)[2]; };",
                              "S s; s.rows = (device float (*)[2])out; s.rows[far][1] = 42.0f;"),
     "struct-member-thread": ("struct S2 { thread float (*rows)[4]; };", M24_INIT + " S2 s{m}; s.rows[1][far] = 42.0f;"),
+    "reference-to-pointer-parameter": ("void adv(thread float (*&p)[4]) { ++p; }",
+                                       M24_INIT + " thread float (*r)[4] = m; adv(r); r[far][0] = 42.0f;"),
 }
 
 

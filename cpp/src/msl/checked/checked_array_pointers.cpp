@@ -20,6 +20,7 @@ struct RowPointerType {
   char kind = 0;  // the rows' kind: '0' threadgroup, '1' thread, '2' device, '3' constant
   bool is_const = false;
   bool const_pointer = false;  // `(* const r)[4]`
+  bool reference = false;      // `(*&r)[4]`: a reference to the pointer
   std::vector<std::size_t> element;
   std::size_t open = npos, name = npos, last = npos;  // the '(' before '*', the name, the last ']'
   std::vector<std::string> extents;
@@ -47,6 +48,7 @@ std::optional<RowPointerType> row_pointer_type(const std::vector<Token>& t, std:
   d.open = j;
   j += 2;
   while (j < t.size() && t[j].is_identifier("const")) d.const_pointer = true, ++j;
+  if (j < t.size() && t[j].is("&")) d.reference = true, ++j;
   if (j < t.size() && t[j].kind == TokenKind::identifier) d.name = j++;
   if (j + 1 >= t.size() || !t[j].is(")") || !t[j + 1].is("[")) return std::nullopt;
   std::size_t end = j + 1;
@@ -62,11 +64,11 @@ std::string checked_type(const std::vector<Token>& t, const RowPointerType& d) {
   for (auto it = d.extents.rbegin(); it != d.extents.rend(); ++it)
     row = "metal::mtl_checked_array<" + row + ", (" + *it + "), " + d.kind + ">";
   return std::string(d.const_pointer ? "const " : "") + "metal::mtl_checked<" + (d.is_const ? "const " : "") + row +
-         ">";
+         ">" + (d.reference ? "&" : "");
 }
 
 // `SPACE T (*` followed by what row_pointer_type does not read: a function returning a pointer to
-// an array (`(*rows(…))[4]`), an array of them (`(*a[2])[4]`), a reference to one (`(*&p)[4]`).
+// an array (`(*rows(…))[4]`), an array of them (`(*a[2])[4]`).
 bool unread_row_pointer_declarator(const std::vector<Token>& t, std::size_t i) {
   std::size_t j = i;
   while (j < t.size() && t[j].is_identifier("const")) ++j;
@@ -150,8 +152,8 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
            t[i - 1].is_identifier("typedef")) && unread_row_pointer_declarator(t, i)) {
         out.refused_at = i;
         out.refused = "checked mode: this declarator of a pointer to an array (a function returning one, an array "
-                      "of them, a reference to one) has no checked form; use a pointer-to-array variable or "
-                      "parameter (`thread float (*r)[4]`) [MSL rule: checked mode stays on]";
+                      "of them) has no checked form; use a pointer-to-array variable or parameter (`thread float "
+                      "(*r)[4]`) [MSL rule: checked mode stays on]";
         return out;
       }
       continue;
@@ -201,6 +203,22 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
       out.replace[i] = checked_type(t, *d);
       drop(out.replace, i + 1, d->last);
       continue;
+    }
+    // A parameter that is a reference to a pointer to rows (`void next(thread float (*&p)[4])`): a
+    // reference to the checked pointer (the other pointer-to-array parameters are
+    // checked_thread_params').
+    if (d->reference && (t[i - 1].is("(") || t[i - 1].is(",")) && after < t.size() &&
+        (t[after].is(")") || t[after].is(",") || t[after].is("="))) {
+      out.replace[i] = checked_type(t, *d) + " " + t[d->name].text;
+      drop(out.replace, i + 1, d->last);
+      continue;
+    }
+    if (d->reference && starts_statement(t, i)) {  // (another rewrite claims its tokens: not written)
+      out.refused_at = i;
+      out.refused = "checked mode: a local reference to a pointer to an array (`thread float (*&q)[4] = r;`) has "
+                    "no checked form; use the pointer itself, or pass it to a `(*&p)[4]` parameter [MSL rule: "
+                    "checked mode stays on]";
+      return out;
     }
     if (t[i - 1].is_identifier("static") && d->name != npos) {
       out.refused_at = i - 1;
