@@ -104,6 +104,9 @@ UNCHECKED = {
     "template-forward-declaration-unnamed": ("template <int C> float last_u(thread float (*)[C], int);\n"
                                              "template <int C> float last_u(thread float (*t)[C], int k) { return t[k][C - 1]; }",
                                              M24_INIT + " out[0] = last_u(m, 1);", _with(_0=M24[1, 3])),
+    "program-scope-constant-pointer": ("constant float tab_p[2][3] = {{1, 2, 3}, {4, 5, 6}};\n"
+                                       "constant float (* constant rows_p)[3] = tab_p;",
+                                       "out[0] = rows_p[1][1];", _with(_0=5)),
     "static-pointer-local": ("constant float tab[2][3] = {{1, 2, 3}, {4, 5, 6}};",
                              "static constant float (*r)[3] = tab; out[0] = r[1][0];", _with(_0=4)),
 }

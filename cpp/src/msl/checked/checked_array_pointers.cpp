@@ -68,7 +68,7 @@ std::string checked_type(const std::vector<Token>& t, const RowPointerType& d) {
 }
 
 // `SPACE T (*` followed by what row_pointer_type does not read: a function returning a pointer to
-// an array (`(*rows(…))[4]`), an array of them (`(*a[2])[4]`).
+// an array (`(*rows(…))[4]`), an array of them (`(*a[2])[4]`), `(* constant p)[3]`.
 bool unread_row_pointer_declarator(const std::vector<Token>& t, std::size_t i) {
   std::size_t j = i;
   while (j < t.size() && t[j].is_identifier("const")) ++j;
@@ -152,8 +152,8 @@ ArrayPointerRewrites array_pointer_rewrites(const std::vector<Token>& t) {
            t[i - 1].is_identifier("typedef")) && unread_row_pointer_declarator(t, i)) {
         out.refused_at = i;
         out.refused = "checked mode: this declarator of a pointer to an array (a function returning one, an array "
-                      "of them) has no checked form; use a pointer-to-array variable or parameter (`thread float "
-                      "(*r)[4]`) [MSL rule: checked mode stays on]";
+                      "of them, a pointer qualified by an address space) has no checked form; use a pointer-to-array "
+                      "variable or parameter (`thread float (*r)[4]`) [MSL rule: checked mode stays on]";
         return out;
       }
       continue;
