@@ -215,7 +215,8 @@ def test_a_local_pointer_to_threadgroup_rows_belongs_to_its_thread(device, compi
 
 
 @pytest.mark.parametrize("alias", ["typedef float (*Fn)(float);", "using Fn = float (*)(float);",
-                                   "typedef float (*Fn[2])(float);", "typedef float (Fn)(float);"])
+                                   "typedef float (*Fn[2])(float);", "typedef float (Fn)(float);",
+                                   "typedef float (*Fn(int))[4];"])
 def test_function_pointer_aliases_stay_refused(device, alias):
     """Told apart from pointers to arrays by the parameter list after the declarator."""
     with pytest.raises(mc.CompileError) as info:

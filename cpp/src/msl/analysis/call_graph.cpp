@@ -117,7 +117,7 @@ bool looks_like_parameters(const std::vector<Token>& t, std::size_t open, std::s
                         second.is("&&") || second.is("<") || second.is("::")))
       return false;  // `p->alpha`, `a + b`: an expression
     for (std::size_t k = piece; k < j; ++k) {
-      // An array declarator's extents (`float a[4]`, `thread float (*)[C + 1]`) after a type word.
+      // An array declarator's extents (`float a[4]`, `thread float (*)[C + 1]`) after a name or `)`.
       if (t[k].is("[") && k > piece && (t[k - 1].is(")") || t[k - 1].kind == TokenKind::identifier)) {
         k = matching(t, k);
         continue;

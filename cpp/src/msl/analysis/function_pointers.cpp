@@ -293,8 +293,11 @@ class FunctionPointerChecker {
             continue;
           }
           const std::size_t close = matching(t_, k);
-          // `T (*A)[N]`, `T (*)[N]`, `T (&A)[N]`: a pointer or reference to an array, no function.
-          if (close + 1 < end && t_[close + 1].is("[") && k + 1 < close &&
+          // `T (*A)[N]`, `T (*)[N]`, `T (&A)[N]`: a pointer or reference to an array, no function
+          // (`T (*F(int))[N]`, a function returning one, has a parameter list inside).
+          bool inner_parameters = false;
+          for (std::size_t q = k + 1; q < close; ++q) inner_parameters = inner_parameters || t_[q].is("(");
+          if (close + 1 < end && t_[close + 1].is("[") && k + 1 < close && !inner_parameters &&
               (t_[k + 1].is("*") || t_[k + 1].is("&") || t_[k + 1].is("&&"))) {
             k = close;
             continue;
