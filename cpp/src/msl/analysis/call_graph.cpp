@@ -81,6 +81,22 @@ std::size_t body_after_parameters(const std::vector<Token>& t, std::size_t close
 
 // A parameter list, not an expression list: empty, `void`, or pieces that start with a
 // type-like word and are not just one unknown name (`float4 v(x, y)` initialises a variable).
+// `T (*)[N]`, `T (*name)[N]`, `T (&name)[N]`, `T (* const name)[N]`: the parenthesised declarator of a
+// pointer or reference to an array after a type (an unnamed parameter's in a prototype), not a call.
+bool declarator_group(const std::vector<Token>& t, std::size_t open) {
+  if (open == 0 || open + 1 >= t.size() || !(t[open + 1].is("*") || t[open + 1].is("&") || t[open + 1].is("&&")))
+    return false;
+  const Token& b = t[open - 1];
+  if (!(b.is(">") || (b.kind == TokenKind::identifier && (!is_keyword(b.text) || b.is_identifier("float") ||
+                                                         b.is_identifier("int") || b.is_identifier("bool") ||
+                                                         b.is_identifier("char") || b.is_identifier("short") ||
+                                                         b.is_identifier("long") || b.is_identifier("double") ||
+                                                         b.is_identifier("unsigned") || b.is_identifier("const")))))
+    return false;
+  const std::size_t close = matching(t, open);
+  return close + 1 < t.size() && t[close + 1].is("[");
+}
+
 bool looks_like_parameters(const std::vector<Token>& t, std::size_t open, std::size_t close,
                            const std::set<std::string>& types) {
   if (close == open + 1) return true;
@@ -94,17 +110,23 @@ bool looks_like_parameters(const std::vector<Token>& t, std::size_t open, std::s
     if (n == 0) return false;
     const Token& first = t[piece];
     if (first.kind != TokenKind::identifier) return false;
-    const bool type_word = keywords().count(first.text) || types.count(first.text);
+    const bool type_word = keywords().count(first.text) || types.count(first.text) || is_renamed_type(first.text);
     if (n == 1 && !type_word) return false;  // a lone unknown name: an argument
     const Token& second = t[piece + 1];
     if (!type_word && !(second.kind == TokenKind::identifier || second.is("*") || second.is("&") ||
                         second.is("&&") || second.is("<") || second.is("::")))
       return false;  // `p->alpha`, `a + b`: an expression
-    for (std::size_t k = piece; k < j; ++k)
+    for (std::size_t k = piece; k < j; ++k) {
+      // An array declarator's extents (`float a[4]`, `thread float (*)[C + 1]`) after a name or `)`.
+      if (t[k].is("[") && k > piece && (t[k - 1].is(")") || t[k - 1].kind == TokenKind::identifier)) {
+        k = matching(t, k);
+        continue;
+      }
       if (t[k].kind == TokenKind::number || t[k].kind == TokenKind::string || t[k].is("+") || t[k].is("-") ||
           t[k].is("/") || t[k].is("(") || t[k].is("."))
-        if (!(t[k].is("(") && k > piece && t[k - 1].is("*")))  // not an expression unless a pointer declarator
-          return false;
+        if (!(t[k].is("(") && k > piece && (t[k - 1].is("*") || declarator_group(t, k))))
+          return false;  // not an expression unless a pointer declarator
+    }
     piece = j + 1;
   }
   return true;

@@ -246,7 +246,8 @@ class FunctionPointerChecker {
   }
 
   // `using A = R (*)(…);`, `using A = R(…);`, `typedef R (*A)(…);`, `typedef R A(…);` and
-  // aliases of those: types only template parameters may have.
+  // aliases of those: types only template parameters may have (`typedef T (*A)[N];`, a pointer to
+  // an array, is none of them).
   void find_function_type_aliases() {
     for (bool grew = true; grew;) {
       grew = false;
@@ -292,6 +293,15 @@ class FunctionPointerChecker {
             continue;
           }
           const std::size_t close = matching(t_, k);
+          // `T (*A)[N]`, `T (*)[N]`, `T (&A)[N]`: a pointer or reference to an array, no function
+          // (`T (*F(int))[N]`, a function returning one, has a parameter list inside).
+          bool inner_parameters = false;
+          for (std::size_t q = k + 1; q < close; ++q) inner_parameters = inner_parameters || t_[q].is("(");
+          if (close + 1 < end && t_[close + 1].is("[") && k + 1 < close && !inner_parameters &&
+              (t_[k + 1].is("*") || t_[k + 1].is("&") || t_[k + 1].is("&&"))) {
+            k = close;
+            continue;
+          }
           // `R (*A)(…)` / `R (*)(…)` / `R A(…)` / `R(…)`: a parameter list after a declarator or type.
           if (close + 1 < end && t_[close + 1].is("(")) {
             function_type = true;

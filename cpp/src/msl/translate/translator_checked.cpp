@@ -215,6 +215,9 @@ bool Translator::declares_storage(std::size_t i) const {
   int depth = 0;
   for (std::size_t j = i + 1; j < t_.size(); ++j) {
     const Token& t = t_[j];
+    // `threadgroup float (*r)[4]`, `(&t)[4]`: a pointer or reference declarator names no storage.
+    if (depth == 0 && t.is("(") && j + 1 < t_.size() && (t_[j + 1].is("*") || t_[j + 1].is("&") || t_[j + 1].is("&&")))
+      return false;
     if (t.is("<") || t.is("(")) ++depth;
     else if (t.is(">") || t.is(")")) {
       if (--depth < 0) return false;  // a parameter list ended: a parameter
