@@ -21,11 +21,8 @@ runs of the out-of-bounds calls go in a subprocess, so a regression fails instea
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -33,7 +30,7 @@ import pytest
 import metalcall as mc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "security"))
-from attack_kernels import HEADER, KernelLibraries, checked_kernel, open_mode  # noqa: E402
+from attack_kernels import HEADER, KernelLibraries, assert_checked_in_process, checked_kernel, open_mode  # noqa: E402
 
 pytestmark = pytest.mark.skipif("cpu" not in mc.backends(), reason="checked mode is a feature of the cpu backend")
 
@@ -220,28 +217,8 @@ def test_out_of_bounds_raises_in_the_sandboxed_checked_device(name):
 
 
 def test_out_of_bounds_raises_on_the_in_process_checked_device():
-    """The same calls on Device("cpu", checked=True, sandbox=False), in a subprocess: each must raise
-    ExecutionError naming what faulted, leave the victim untouched, and the device go on."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    script = textwrap.dedent(f"""
-        import json, sys
-        sys.path.insert(0, {os.path.join(here, '..', 'security')!r})
-        sys.path.insert(0, {here!r})
-        import test_checked_gaps2 as g
-        results = {{}}
-        for name in g.OUT_OF_BOUNDS:
-            try:
-                g.LIBRARIES.assert_checked("checked", name, g._what(name))
-                results[name] = "ok"
-            except BaseException as e:
-                results[name] = type(e).__name__ + ": " + str(e)[:400]
-        print(json.dumps(results))
-    """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
-    failed = {k: v for k, v in results.items() if v != "ok"}
-    assert not failed and sorted(results) == OUT_OF_BOUNDS, failed
+    """The same calls on Device("cpu", checked=True, sandbox=False), in a subprocess."""
+    assert_checked_in_process(__file__, "OUT_OF_BOUNDS", "_what")
 
 
 # What checked mode refuses with a CompileError (the plain device compiles each): arithmetic on

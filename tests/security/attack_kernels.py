@@ -4,7 +4,11 @@ kernels and checks."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -103,3 +107,31 @@ def assert_in_bounds(lib, name: str, expected: list) -> None:
     out = np.array([1, 2, 3, 4], np.float32)
     getattr(lib, name.replace("-", "_"))(1, out, np.uint64(0))
     assert out.tolist() == expected, name
+
+
+def assert_checked_in_process(test_file: str, names: str, what: str) -> None:
+    """LIBRARIES.assert_checked("checked", name, what(name)) of module `test_file` for each name of its
+    list `names`, on Device("cpu", checked=True, sandbox=False) in a subprocess (an unchecked write
+    there would corrupt this process): each must raise ExecutionError naming what faulted, leave the
+    victim untouched, and the device go on. `what` names the module's function of a case's name."""
+    here = os.path.dirname(os.path.abspath(test_file))
+    module = os.path.splitext(os.path.basename(test_file))[0]
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        sys.path.insert(0, {here!r})
+        import {module} as g
+        results = {{}}
+        for name in g.{names}:
+            try:
+                g.LIBRARIES.assert_checked("checked", name, g.{what}(name))
+                results[name] = "ok"
+            except BaseException as e:
+                results[name] = type(e).__name__ + ": " + str(e)[:400]
+        print(json.dumps(results))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    failed = {k: v for k, v in results.items() if v != "ok"}
+    assert not failed and results, failed
