@@ -193,6 +193,18 @@ std::size_t matching(const std::vector<Token>& t, std::size_t open) {
   return t.size();
 }
 
+std::size_t angle_closing(const std::vector<Token>& t, std::size_t open) {
+  int depth = 0;
+  for (std::size_t j = open; j < t.size(); ++j) {
+    if (t[j].is("(") || t[j].is("[")) j = matching(t, j);
+    else if (t[j].is("<")) ++depth;
+    else if (t[j].is(">") && --depth == 0) return j;
+    else if (t[j].is(">>") && (depth -= 2) <= 0) return j;
+    else if (t[j].is(";") || t[j].is("{")) break;
+  }
+  return t.size();
+}
+
 DeclaredNames declared_names(const std::vector<Token>& t) {
   DeclaredNames d;
   for (std::size_t i = 0; i < t.size(); ++i) {

@@ -39,6 +39,10 @@ bool is_keyword(const std::string& id);
 /** The index of the token matching the bracket at `open` ('(' '[' '{'), or t.size(). */
 std::size_t matching(const std::vector<Token>& t, std::size_t open);
 
+/** The `>` closing the template's `<` at `open` (a `>>` closing it and the one around), skipping
+    bracketed groups; t.size() at a `;` or `{` first, or at the end. */
+std::size_t angle_closing(const std::vector<Token>& t, std::size_t open);
+
 DeclaredNames declared_names(const std::vector<Token>& t);
 
 /**

@@ -97,17 +97,7 @@ class MemoryRules {
     throw rule_error(src_, t_[at], why, "no address-space casts");
   }
 
-  std::size_t angle_close(std::size_t open) const {
-    int depth = 0;
-    for (std::size_t j = open; j < t_.size(); ++j) {
-      if (t_[j].is("(") || t_[j].is("[")) j = matching(t_, j);
-      else if (t_[j].is("<")) ++depth;
-      else if (t_[j].is(">") && --depth == 0) return j;
-      else if (t_[j].is(">>") && (depth -= 2) <= 0) return j;
-      else if (t_[j].is(";") || t_[j].is("{")) break;
-    }
-    return t_.size();
-  }
+  std::size_t angle_close(std::size_t open) const { return angle_closing(t_, open); }
 
   // `f(int n, ...)`, `f(...)`, `f(int n...)`, `[](...)`: a C variadic parameter list. A pack
   // (`Ts... xs`, `f(xs...)`, `sizeof...(Ts)`, folds) has a pattern before its `...`.

@@ -73,17 +73,7 @@ class VectorElementAddresses {
   std::map<std::string, std::map<std::string, Shape>> members_;  // class → member → shape
   std::map<std::string, Shape> vars_;
 
-  std::size_t angle_close(std::size_t open) const {
-    int depth = 0;
-    for (std::size_t j = open; j < t_.size(); ++j) {
-      if (t_[j].is("(") || t_[j].is("[")) j = matching(t_, j);
-      else if (t_[j].is("<")) ++depth;
-      else if (t_[j].is(">") && --depth == 0) return j;
-      else if (t_[j].is(">>") && (depth -= 2) <= 0) return j;
-      else if (t_[j].is(";") || t_[j].is("{")) break;
-    }
-    return t_.size();
-  }
+  std::size_t angle_close(std::size_t open) const { return angle_closing(t_, open); }
 
   // The shape of the type spelled by [a, b) (qualifiers, one base name, `*`s, a trailing `&`);
   // `reference` says whether it ends in `&`, `constant` whether its object is const.
