@@ -152,13 +152,64 @@ def test_threadgroup_memory_is_poisoned_in_every_group(run_python, kind):
     assert reads == [VARIABLE_READS, VARIABLE_READS, PARAMETER_READS, PARAMETER_READS]
 
 
-@pytest.mark.parametrize("kind", DEVICES)
-def test_without_the_variable_nothing_is_poisoned(run_python, kind):
+@pytest.mark.parametrize("kind", [k for k in DEVICES if k != "metal-sim"])
+def test_without_the_variable_the_cpu_poisons_nothing(run_python, kind):
     """The CPU's variables start at zero and keep the last group's values: no read sees 0xFF (what
-    its [[threadgroup(i)]] memory holds is undefined: not checked). The Metal simulator runs the
-    same build (poisoning it always would compile each of its kernels a second time)."""
+    its [[threadgroup(i)]] memory holds is undefined: not checked)."""
     reads = poisoned_reads(run_python, kind, {"METALCALL_POISON_UNINITIALIZED": None})
     assert reads[:2] == [0, VARIABLE_READS] and reads[3] == PARAMETER_READS
+
+
+def test_the_metal_simulator_poisons_without_the_variable(run_python):
+    """Metal's rule holds on the simulator whatever the environment says."""
+    reads = poisoned_reads(run_python, "metal-sim", {"METALCALL_POISON_UNINITIALIZED": None})
+    assert reads == [VARIABLE_READS, VARIABLE_READS, PARAMETER_READS, PARAMETER_READS]
+
+
+SHARED = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import metalcall as mc
+
+    SRC = '''
+    #include <metal_stdlib>
+    using namespace metal;
+    kernel void first_read(device uint* seen [[buffer(0)]], threadgroup uint* p [[threadgroup(0)]],
+                           uint i [[thread_position_in_grid]], uint t [[thread_position_in_threadgroup]]) {
+        threadgroup uint v[32];
+        seen[2 * i] = v[t];
+        seen[2 * i + 1] = p[t];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        v[t] = 7u;
+        p[t] = 7u;
+    }
+    '''
+    out = []
+    for kind in sys.argv[1:]:
+        dev = mc.Device("metal-sim", family="apple7") if kind == "metal-sim" else mc.Device("cpu")
+        seen = dev.zeros(2 * 128, np.uint32)
+        dev.compile(SRC).first_read(128, seen, threadgroup=32, threadgroup_memory=[32 * 4])
+        out.append(int((np.asarray(seen)[0::2] == 0xFFFFFFFF).sum()))
+    print(*out)
+    """
+)
+
+
+def test_one_translation_serves_plain_poisoned_and_simulated_runs(run_python, tmp_path):
+    """A kernel run on the CPU and then on the simulator in one process, then on the CPU under
+    METALCALL_POISON_UNINITIALIZED=1 in another, with one disk cache: the CPU's plain run reads no
+    poison in its variables, the other two read it in all of them (4 groups of 32), and the cache
+    holds one translation: the poisoning is switched per launch, so no run compiles it again."""
+    def run(env, *kinds):
+        done = run_python(SHARED.replace("sys.argv[1:]", repr(list(kinds))),
+                          env={"METALCALL_CACHE_DIR": str(tmp_path), "METALCALL_DEVICE": None, **env}, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return [int(v) for v in done.stdout.split()]
+
+    assert run({"METALCALL_POISON_UNINITIALIZED": None}, "cpu", "metal-sim") == [0, 128]
+    assert run({"METALCALL_POISON_UNINITIALIZED": "1"}, "cpu") == [128]
+    assert len(list((tmp_path / "translations").glob("*.tr"))) == 1
 
 
 @pytest.mark.skipif(not cuda_present(), reason="no CUDA device")

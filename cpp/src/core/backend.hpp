@@ -275,6 +275,10 @@ struct DispatchCommand {
   // together; 0: Apple GPUs' 32 KiB. Only the CPU backend takes another: the Metal simulator's
   // family's (apple3: 16 KiB), which its kernels' own variables are checked against.
   std::uint64_t threadgroup_memory_limit = 0;
+  // Threadgroup memory reads as 0xFF bytes until each group writes it (as Metal leaves it
+  // undefined): the Metal simulator's calls, and every call under METALCALL_POISON_UNINITIALIZED=1.
+  // Only the CPU backend takes it; its translations carry the poisoning, switched per launch.
+  bool poison_threadgroup = false;
   bool uses_host_memory() const;
 };
 
@@ -339,12 +343,6 @@ class BackendDevice {
   virtual void check_texture(const TextureDescriptor& descriptor) { (void)descriptor; }
   /** Identity of the compiler and its version, for cache keys. */
   virtual std::string compiler_identity() = 0;
-  /**
-   * Kernels compiled from now on fill their threadgroup memory with 0xFF bytes at the start of
-   * every threadgroup, as METALCALL_POISON_UNINITIALIZED=1 makes them: the Metal simulator asks its
-   * CPU device for it, as Metal leaves that memory undefined. Backends that cannot ignore it.
-   */
-  virtual void poison_threadgroup_memory() {}
   /** Compiles MSL; throws CompileError. Must be safe to call from several threads. */
   virtual std::shared_ptr<BackendLibrary> compile(const std::string& source,
                                                   const CompileOptions& options) = 0;

@@ -9,14 +9,6 @@
 
 namespace metalcall {
 
-bool poison_uninitialized() {
-  static const bool wanted = [] {
-    const char* env = std::getenv("METALCALL_POISON_UNINITIALIZED");
-    return env && env[0] == '1' && env[1] == '\0';
-  }();
-  return wanted;
-}
-
 BufferStorage::~BufferStorage() {
   if (in_use_) in_use_->fetch_sub(nbytes_, std::memory_order_relaxed);
   if (directory_) directory_->remove(this);

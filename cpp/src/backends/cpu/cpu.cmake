@@ -54,6 +54,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     ${_cpu_dir}/worker_pool.cpp
     ${_cpu_dir}/worker_state.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src/core/interrupt.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src/core/poison.cpp
   )
   target_include_directories(metalcall-sandbox-worker PRIVATE
     ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src ${CMAKE_CURRENT_SOURCE_DIR}/cpp/include

@@ -391,7 +391,8 @@ msl::FrontEndOptions cpu_front_end_options(const CompileOptions& options, bool c
   front.language_version = options.language_version;
   front.checked = checked;
   front.preprocessor = translated::host_preprocessor("cpu");
-  front.poison_threadgroup = poison_uninitialized();  // threadgroup memory too (core/backend.hpp)
+  // No poison_threadgroup: CPU translations always carry the poisoning, switched per launch
+  // (DispatchCommand::poison_threadgroup), so one translation serves poisoned and plain runs.
   return front;
 }
 

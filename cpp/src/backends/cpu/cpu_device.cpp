@@ -208,10 +208,8 @@ class CpuDevice : public BackendDevice {
     *free_bytes = available > 0 ? static_cast<std::size_t>(available) * page_size() : 0;
   }
   std::string compiler_identity() override { return CpuCompiler::instance().identity(); }
-  void poison_threadgroup_memory() override { poison_threadgroup_ = true; }
   std::shared_ptr<BackendLibrary> compile(const std::string& source, const CompileOptions& options) override {
     msl::FrontEndOptions front = cpu_front_end_options(options, checked_);
-    front.poison_threadgroup = front.poison_threadgroup || poison_threadgroup_;
     const bool fast_math = options.fast_math;
     // A compile may run libclang (METALCALL_VERIFY=1), and code since the last compile may have
     // put a SIGSEGV handler ahead of the stack guard's: the guard first again.
@@ -248,7 +246,6 @@ class CpuDevice : public BackendDevice {
  private:
   DeviceInfo info_;
   bool checked_;
-  bool poison_threadgroup_ = false;  // set before the first compile (the Metal simulator's device)
   std::shared_ptr<HostBlocks> blocks_;  // shared with the storages, which may outlive the device
   CpuQueue queue_;
 };

@@ -201,6 +201,7 @@ double run_dispatch(const DispatchCommand& command, const StopRequest& stop) {
   launch.threadgroup_bytes = threadgroup_bytes;
   launch.simd_width = simd_width_of(command);
   launch.threadgroup_limit = command.threadgroup_memory_limit;  // 0: the prelude's 32 KiB
+  launch.poison_threadgroup = command.poison_threadgroup || poison_uninitialized() ? 1u : 0u;  // (metal_poison.h)
   for (int d = 0; d < 3; ++d) {
     launch.grid[d] = command.grid[d];
     launch.group[d] = command.threadgroup[d];

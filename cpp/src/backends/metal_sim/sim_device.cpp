@@ -176,10 +176,6 @@ class SimDevice final : public BackendDevice {
     // As metal_device.mm, from what the device reports (the driver checks dispatches against the
     // family's own table). No malloc_size here: host memory that is not whole pages is staged.
     target_ = metal::plan_target(info_, family.page_size, nullptr);
-    // Threadgroup memory is undefined at each group's start on Metal: under
-    // METALCALL_POISON_UNINITIALIZED=1 the CPU build fills it with 0xFF bytes, here as on the CPU
-    // device. Not always: a poisoned kernel is another translation, so every kernel the
-    // simulator ran would be compiled twice beside the CPU device's (docs/metal-backend.md).
   }
 
   const DeviceInfo& info() const override { return info_; }

@@ -132,6 +132,8 @@ void dispatch(BackendDevice& cpu, const GpuFamily& family, SimCommandBuffer& b, 
   // The kernel's own threadgroup variables count against the family's limit too (the translated
   // code checks them as it runs: metal_sync.h); the driver knows only the call's lengths.
   command.threadgroup_memory_limit = family.threadgroup_memory_length;
+  // Undefined at each group's start on Metal: 0xFF bytes until the group writes it (metal_poison.h).
+  command.poison_threadgroup = true;
   for (int i = 0; i < 3; ++i) command.grid[i] = threads[i], command.threadgroup[i] = group[i];
   std::size_t threadgroup_bytes = program.static_threadgroup_memory();
   TextureType sampled = TextureType::none;  // the first sampled texture Metal's unnormalised-coordinate rule refuses

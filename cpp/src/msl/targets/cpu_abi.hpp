@@ -19,6 +19,7 @@
     unsigned long long threadgroup_bytes; /* the call's [[threadgroup(i)]] lengths, summed */  \
     unsigned simd_width; /* threads per SIMD-group: 32, or a simulated Metal pipeline's width */ \
     unsigned long long threadgroup_limit; /* bytes a threadgroup may use: 32 KiB, or a simulated family's */ \
+    unsigned poison_threadgroup; /* 1: threadgroup memory reads 0xFF until each group writes it */ \
   } metalcall_cpu_launch;                                                                       \
   /* What one worker thread offers the kernel code running on it. */                           \
   typedef struct metalcall_cpu_worker {                                                         \

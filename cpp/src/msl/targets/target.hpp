@@ -222,11 +222,17 @@ class Target {
   virtual std::string threadgroup_address(const ParamInfo& p) const = 0;
 
   /**
-   * Under METALCALL_POISON_THREADGROUP: what starts each threadgroup of a kernel whose
-   * [[threadgroup(i)]] parameters are `memory` (maybe none), so that its threadgroup memory reads
-   * as 0xFF bytes until the group writes it (metal_poison.h). EntryPoint::group_start.
+   * When poisoning (below): what starts each threadgroup of a kernel whose [[threadgroup(i)]]
+   * parameters are `memory` (maybe none), so that its threadgroup memory reads as 0xFF bytes until
+   * the group writes it (metal_poison.h). EntryPoint::group_start.
    */
   virtual std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const = 0;
+  /**
+   * True where every translation carries the poisoning and each launch switches it on or off (the
+   * CPU: metalcall_cpu_launch::poison_threadgroup), so poisoned and plain runs share one
+   * translation; false where it is compiled in under METALCALL_POISON_THREADGROUP alone (CUDA).
+   */
+  virtual bool poisons_threadgroup_per_launch() const { return false; }
 
   /** A layout table's declaration up to its name, and the integer type of its bindings. */
   virtual const char* layout_declaration() const = 0;

@@ -75,15 +75,17 @@ class CpuTarget : public Target {
     return "mtl_W->threadgroup_memory[" + std::to_string(p.binding) + "]";
   }
 
-  // A new serial for the group's threadgroup variables (METAL_THREADGROUP_POISON fills each at its
-  // declaration) and its [[threadgroup(i)]] memory filled here: the worker's, reused by every group.
+  // When the launch asks: a new serial for the group's threadgroup variables (METAL_THREADGROUP_POISON
+  // fills each at its declaration, and nothing while the serial stays 0) and its [[threadgroup(i)]]
+  // memory filled here: the worker's, reused by every group.
   std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const override {
-    std::string s = "    metal::mtl_rt::threadgroup_group_starts();\n";
+    std::string s = "    if (mtl_L->poison_threadgroup) {\n      metal::mtl_rt::threadgroup_group_starts();\n";
     for (const ParamInfo& p : memory)
-      s += "    metal::mtl_rt::poison_threadgroup_bytes(" + threadgroup_address(p) + ", mtl_L->arg_bytes[" +
+      s += "      metal::mtl_rt::poison_threadgroup_bytes(" + threadgroup_address(p) + ", mtl_L->arg_bytes[" +
            std::to_string(p.position) + "]);\n";
-    return s;
+    return s + "    }\n";
   }
+  bool poisons_threadgroup_per_launch() const override { return true; }
 
   const char* layout_declaration() const override {
     return "extern \"C\" __attribute__((visibility(\"default\"))) const metalcall_cpu_layout ";

@@ -93,8 +93,12 @@ class Translator {
       if (name == "METALCALL_LOOP_STOP_CHECKS" && value == "0") return false;
     return true;
   }
-  /** True under METALCALL_POISON_THREADGROUP=1 (FrontEndOptions::poison_threadgroup, metal_poison.h). */
+  /**
+   * True where the translation carries threadgroup poisoning (metal_poison.h): always on the CPU,
+   * each launch switching it; elsewhere under METALCALL_POISON_THREADGROUP=1 (FrontEndOptions).
+   */
   bool poisons_threadgroup() const {
+    if (target_.poisons_threadgroup_per_launch()) return true;
     for (const auto& [name, value] : defines_)
       if (name == "METALCALL_POISON_THREADGROUP" && value == "1") return true;
     return false;

@@ -54,6 +54,8 @@ void write_call(MessageWriter& w, const SandboxProgram& program, const DispatchC
   w.put(program.id());
   for (auto g : command.grid) w.put<std::uint32_t>(g);
   for (auto t : command.threadgroup) w.put<std::uint32_t>(t);
+  // The worker's environment is empty: this process's METALCALL_POISON_UNINITIALIZED travels here.
+  w.put<std::uint8_t>(command.poison_threadgroup || poison_uninitialized() ? 1 : 0);
   w.put(static_cast<std::uint32_t>(command.args.size()));
   for (const BoundArgument& a : command.args) {
     w.put(static_cast<std::uint32_t>(a.kind));

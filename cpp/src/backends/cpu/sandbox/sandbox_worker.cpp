@@ -238,6 +238,7 @@ class Worker {
     DispatchCommand& command = command_;
     for (auto& g : command.grid) g = request.get<std::uint32_t>();
     for (auto& t : command.threadgroup) t = request.get<std::uint32_t>();
+    command.poison_threadgroup = request.get<std::uint8_t>() != 0;
     const auto argc = request.get<std::uint32_t>();
     auto it = programs_.find(id);
     if (!request.ok() || it == programs_.end() || argc > 4096) _exit(kExitProtocol);
