@@ -256,3 +256,56 @@ kernel void k(device C* c [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     with pytest.raises(mc.CompileError, match=r"'operator\+=' is overloaded by the address space of a reference "
                                               r"parameter with different bodies"):
         device.compile(src)
+
+
+NAMESPACED = HEADER + """
+namespace A { namespace B {
+  float put(device float& d, float v);
+  float put(thread float& d, float v);
+  float sum(device const float* p, uint n);
+  float sum(threadgroup const float* p, uint n);
+} }
+namespace C { namespace B {
+  float put(device float& d, float v);
+  float put(thread float& d, float v);
+} }
+namespace D { float put(device float& d, float v) { d = v * 3.0f; return 7.0f; } }  // one overload alone
+float A::B::put(device float& d, float v) { d = v + 1.0f; return 1.0f; }
+float A::B::put(thread float& d, float v) { d = v + 2.0f; return 2.0f; }
+float C::B::put(device float& d, float v) { d = v + 10.0f; return 10.0f; }
+float C::B::put(thread float& d, float v) { d = v + 20.0f; return 20.0f; }
+float A::B::sum(device const float* p, uint n) { float s = 0; for (uint k = 0; k < n; ++k) s += p[k]; return s; }
+float A::B::sum(threadgroup const float* p, uint n) { float s = 0; for (uint k = 0; k < n; ++k) s -= p[k]; return s; }
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]], uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float tg[16];
+    tg[l] = x[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float t;
+    const float a = A::B::put(t, x[i]);        // thread: t = x + 2
+    const float b = A::B::put(out[6 * i], t);  // device: x + 3
+    float u;
+    const float c = C::B::put(u, x[i]);        // thread: u = x + 20
+    const float d = C::B::put(out[6 * i + 1], u);  // device: x + 30
+    const float e = D::put(out[6 * i + 2], x[i]);  // 3x
+    out[6 * i + 3] = a + 10.0f * b + 100.0f * c + 1000.0f * d + e;
+    out[6 * i + 4] = A::B::sum(x, 4u);
+    out[6 * i + 5] = A::B::sum(tg, 4u);
+}"""
+
+
+def test_namespaced_out_of_line_overloads(device, rng):
+    """Overloads by reference and pointer space declared in nested namespaces and defined out of
+    them (`float A::B::put(thread float&, …) {`), with the same names in another namespace and a
+    single overload in a third: each call runs its own namespace's overload of its argument's space
+    (before 2026-12-06 the definitions were taken for class members: "redefinition of 'put'")."""
+    x = _x(rng)
+    out = np.zeros(6 * N, np.float32)
+    device.compile(NAMESPACED).function("k")(N, x, out, threadgroup=N)
+    got = out.reshape(N, 6)
+    assert_equal(got[:, 0], x + 3)
+    assert_equal(got[:, 1], x + 30)
+    assert_equal(got[:, 2], 3 * x)
+    np.testing.assert_array_equal(got[:, 3], np.full(N, 2 + 10 * 1 + 100 * 20 + 1000 * 10 + 7, np.float32))
+    np.testing.assert_allclose(got[:, 4], np.full(N, x[:4].sum()), rtol=1e-6)
+    np.testing.assert_allclose(got[:, 5], np.full(N, -x[:4].sum()), rtol=1e-6)

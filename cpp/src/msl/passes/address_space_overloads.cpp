@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 
+#include "msl/analysis/call_graph.hpp"            // matching
 #include "msl/analysis/implementation_rules.hpp"  // class_bodies
 #include "msl/errors/source_errors.hpp"
 #include "msl/passes/argument_spaces.hpp"
@@ -104,10 +105,12 @@ std::vector<Function> functions(const std::vector<Token>& t) {
     // `operator+=(...)`: the name is the operator's token.
     const bool op = i >= 2 && t[i - 1].is_identifier("operator") && t[i].kind == TokenKind::punct && ends_type(t[i - 2]);
     // `void S::f(…) {`: a member defined out of its class (its parameters must be rewritten as
-    // the declaration's are: "out-of-line definition does not match" before 2026-12-05).
-    const bool qualified = i >= 3 && t[i - 1].is("::") && t[i - 2].kind == TokenKind::identifier && ends_type(t[i - 3]) &&
-                           !t[i - 3].is_identifier("return");
-    if (!op && (t[i].kind != TokenKind::identifier || is_keyword(t[i].text) || !(ends_type(t[i - 1]) || qualified)))
+    // the declaration's are: "out-of-line definition does not match" before 2026-12-05), or
+    // `void A::B::f(…) {`, a function of a namespace (key_by_namespace tells them apart).
+    std::size_t q = i;  // back over `A::B::`
+    while (q >= 2 && t[q - 1].is("::") && t[q - 2].kind == TokenKind::identifier) q -= 2;
+    const bool qualified = q < i && q >= 1 && ends_type(t[q - 1]) && !t[q - 1].is_identifier("return");
+    if (!op && (t[i].kind != TokenKind::identifier || declared_spaces::is_keyword(t[i].text) || !(ends_type(t[i - 1]) || qualified)))
       continue;
     if (t[i - 1].is_identifier("return") || t[i - 1].is_identifier("kernel")) continue;
     const std::size_t close = matching_close(t, i + 1);
@@ -235,6 +238,38 @@ bool in_class(const Function& f, const std::vector<ClassBody>& classes) {
   for (const ClassBody& c : classes)
     if (c.open < f.name && f.name < c.close) return true;
   return false;
+}
+
+// Each function's namespace goes into its key, so that `A::put` and `C::put` overloads are never
+// taken for overloads of each other: the namespaces around its declaration, then those its
+// qualifier names (`void A::B::put(…) {` defines a function of A::B, declared in its braces).
+// A qualifier that names no namespace of the source is a class's (a member defined out of its
+// class, merged by this_address_space); one that names a namespace makes a free function, whose
+// overloads by reference spaces are tagged as any (before 2026-12-06 such out-of-line definitions
+// were taken for members: declarations vanished, "redefinition of 'put'").
+void key_by_namespace(const std::vector<Token>& t, std::vector<Function>& fns) {
+  std::vector<std::pair<std::size_t, std::size_t>> bodies;  // named namespaces' braces
+  std::set<std::string> names;
+  for (std::size_t i = 0; i + 2 < t.size(); ++i)
+    if (t[i].is_identifier("namespace") && t[i + 1].kind == TokenKind::identifier && t[i + 2].is("{")) {
+      bodies.push_back({i + 2, matching(t, i + 2)});
+      names.insert(t[i + 1].text);
+    }
+  for (Function& f : fns) {
+    std::string scope;
+    for (const auto& [open, close] : bodies)  // in source order: outer namespaces first
+      if (open < f.name && f.name < close) scope += t[open - 1].text + "::";
+    if (f.qualified) {
+      std::size_t q = f.name;  // back over `A::B::`
+      while (q >= 2 && t[q - 1].is("::") && t[q - 2].kind == TokenKind::identifier) q -= 2;
+      bool namespaces = true;
+      for (std::size_t j = q; j < f.name; j += 2) namespaces = namespaces && names.count(t[j].text);
+      for (std::size_t j = q; j < f.name; j += 2)
+        if (names.count(t[j].text)) scope += t[j].text + "::";
+      f.qualified = !namespaces;
+    }
+    f.key = scope + f.key;
+  }
 }
 
 // One set of free functions overloaded only by reference spaces, with different bodies.
@@ -381,7 +416,8 @@ void reference_overloads(const std::vector<Token>& t, const std::string& source,
 
 SpaceOverloads address_space_overloads(const std::vector<Token>& t, const std::string& source) {
   SpaceOverloads out;
-  const std::vector<Function> fns = functions(t);
+  std::vector<Function> fns = functions(t);
+  key_by_namespace(t, fns);
   std::map<std::string, std::set<std::string>> variants;  // key → distinct address-space signatures
   for (const auto& f : fns) variants[f.key].insert(f.spaces);
   std::map<std::string, std::vector<bool>> const_params;  // name → which parameters point to const
