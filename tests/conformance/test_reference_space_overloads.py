@@ -309,3 +309,31 @@ def test_namespaced_out_of_line_overloads(device, rng):
     np.testing.assert_array_equal(got[:, 3], np.full(N, 2 + 10 * 1 + 100 * 20 + 1000 * 10 + 7, np.float32))
     np.testing.assert_allclose(got[:, 4], np.full(N, x[:4].sum()), rtol=1e-6)
     np.testing.assert_allclose(got[:, 5], np.full(N, -x[:4].sum()), rtol=1e-6)
+
+
+def test_value_overload_beside_reference_overloads(device, rng):
+    """`rd(int)` beside `rd(device const float&)` and `rd(thread const float&)`: an int argument
+    (a variable or a literal) calls rd(int), a float its space's overload, as Metal's overload
+    resolution does (the call was ambiguous on the CPU and CUDA before 2026-12-06)."""
+    src = HEADER + """
+float rd(device const float& p) { return p + 1000.0f; }
+float rd(thread const float& p) { return p + 2000.0f; }
+float rd(int k) { return float(k) * 2.0f; }
+kernel void k(device const float* x [[buffer(0)]], device const int* n [[buffer(1)]],
+              device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const int m = n[i];
+    const float t = x[i];
+    out[4 * i] = rd(m);
+    out[4 * i + 1] = rd(7) + rd(n[i]);
+    out[4 * i + 2] = rd(t);
+    out[4 * i + 3] = rd(x[i]);
+}"""
+    x = _x(rng)
+    n = rng.integers(-50, 50, N).astype(np.int32)
+    out = np.zeros(4 * N, np.float32)
+    device.compile(src).function("k")(N, x, n, out)
+    got = out.reshape(N, 4)
+    assert_equal(got[:, 0], (2 * n).astype(np.float32))
+    assert_equal(got[:, 1], (14 + 2 * n).astype(np.float32))
+    assert_equal(got[:, 2], x + 2000)
+    assert_equal(got[:, 3], x + 1000)

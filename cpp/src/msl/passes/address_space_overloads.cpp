@@ -206,7 +206,7 @@ std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t
 // same (MLX's complex `operator+=` for each space) the first serves all; where they differ,
 // each declaration takes first a tag type of its reference parameters' spaces
 // (metal::mtl_ref_spaces<1>, metal_address_space.h) and each call passes the spaces of its
-// arguments, read from their forms (argument_spaces.hpp); a call whose argument's space the
+// arguments (metal::mtl_ref_call<1>{}), read from their forms (argument_spaces.hpp); a call whose argument's space the
 // translator cannot read is a CompileError, never a guess.
 
 // A body as the targets see it: its tokens without address-space words.
@@ -390,7 +390,7 @@ void reference_overloads(const std::vector<Token>& t, const std::string& source,
         set = &s;
       }
     if (!set) continue;
-    std::string tag = "metal::mtl_ref_spaces<";
+    std::string tag = "metal::mtl_ref_call<";
     for (std::size_t n = 0; n < set->positions.size(); ++n) {
       const std::size_t at = set->positions[n];
       int space = 0;  // a default argument: a temporary

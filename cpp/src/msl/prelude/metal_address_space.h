@@ -57,9 +57,12 @@ template <class T, int S> struct mtl_space_ptr {
 // its arguments' spaces, so C++ picks the overload MSL would.
 template <int... S> struct mtl_ref_spaces {};
 // Another function of such a name, of as many parameters: it takes whatever tag a call passes.
-struct mtl_ref_any {
-  template <int... S> METAL_FUNC constexpr mtl_ref_any(mtl_ref_spaces<S...>) {}
-};
+struct mtl_ref_any {};
+// What a call passes: a class derived from both, so that the tag converts to a tagged overload's
+// mtl_ref_spaces and to another's mtl_ref_any alike (each a derived-to-base conversion, neither
+// better) and the real arguments choose, as in MSL: `rd(n)`, n an int, calls `rd(int)` beside
+// `rd(thread const float&)` (a user-defined conversion to mtl_ref_any made that call ambiguous).
+template <int... S> struct mtl_ref_call : mtl_ref_spaces<S...>, mtl_ref_any {};
 
 template <bool C, class T> struct mtl_space_const { typedef T type; };
 template <class T> struct mtl_space_const<true, T> { typedef const T type; };
