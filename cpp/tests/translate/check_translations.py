@@ -14,7 +14,9 @@ product_nests.metal (the loop nests of products and loads it hands to product_ne
 load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
 in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp; in
 loop_nest_unrolled.metal an inner loop unrolled in full leaves one stop check, the outer loop's; in
-loop_strip_unrolled.metal an innermost loop in strips unrolls as without checks). With NVRTC
+loop_strip_unrolled.metal an innermost loop in strips unrolls as without checks) and
+cuda_builtin_names.metal (a user's names that NVRTC declares globally, threadIdx among them,
+written mtl_user_<name>). With NVRTC
 (tools/nvrtc_check.py) the CUDA translations must compile, which checks their static_asserts
 (the types and values MSL gives), and threadgroup_tiles.metal's PTX must read its B layouts
 with ldmatrix behind no run-time test (the prelude's test for aligned threadgroup rows folds,
@@ -42,6 +44,9 @@ LOOP_NESTS = HERE / "loop_nests.metal"
 LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
 LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
 LOOP_EXITS = HERE / "loop_exits.metal"
+BUILTIN_NAMES = HERE / "cuda_builtin_names.metal"
+# The user's names in BUILTIN_NAMES that NVRTC declares globally.
+NVRTC_GLOBALS = ("threadIdx", "blockDim", "blockIdx", "gridDim", "y0", "dim3")
 # Every conditional of conditionals.metal but the template argument's.
 EXPECTED_WRAPS = 12
 
@@ -207,13 +212,27 @@ def main():
         failures.append(f"CUDA: {strips} loops in strips in {LOOP_NESTS.name}, expected {in_strips}")
     failures += host_syntax_check(translate(exe, "cpu", LOOP_NESTS))
     print(f"translation: {nested} loops of {checks} count into their nest for CUDA")
+    # The user's names that NVRTC declares, renamed in the user's code (the entry point that follows
+    # spells CUDA's own threadIdx and blockDim), and under poisoning, which calls the prelude with them.
+    builtin_names = {}
+    for label, defines in (("plain", ()), ("poisoned", ("METALCALL_POISON_THREADGROUP=1",))):
+        code = translate(exe, "cuda", BUILTIN_NAMES, defines)
+        builtin_names[label] = code
+        user = code[code.index('#line 1 "source.metal"'):code.index('#line 1 "metalcall-entry-point')]
+        for name in NVRTC_GLOBALS:
+            bare = re.findall(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", user)
+            if bare or f"mtl_user_{name}" not in user:
+                failures.append(f"CUDA ({label}): the user's {name} is not written mtl_user_{name} in {BUILTIN_NAMES.name}")
+    print(f"translation: NVRTC's global names {', '.join(NVRTC_GLOBALS)} renamed in the user's code")
     found, why = nvrtc_check.find_nvrtc()
     if not found:
         print(f"SKIP (NVRTC part): {why}")
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
                            (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests),
-                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits)]:
+                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits),
+                           (BUILTIN_NAMES.name, builtin_names["plain"]),
+                           (BUILTIN_NAMES.name + " (poisoned)", builtin_names["poisoned"])]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)
             print(f"NVRTC, {name}: {'compiled' if ok else 'FAILED'} in {seconds:.1f} s")
             if not ok:

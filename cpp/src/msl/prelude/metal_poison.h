@@ -14,12 +14,12 @@ namespace metal {
 namespace mtl_rt {
 // The block's dynamic shared memory (the [[threadgroup(i)]] parameters), filled by all of its
 // threads before any of them runs the kernel. Called from the entry point's first lines, where
-// every thread of the block is still there, so the barrier is reached by all.
-__device__ __forceinline__ void poison_dynamic_shared(unsigned char* smem) {
+// every thread of the block is still there, so the barrier is reached by all. The entry passes
+// the thread's index in the block and the block's size: the prelude spells no CUDA builtin
+// variable, so a user's `threadIdx` is renamed as NVRTC's other global names are.
+__device__ __forceinline__ void poison_dynamic_shared(unsigned char* smem, unsigned t, unsigned threads) {
   unsigned bytes;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
-  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
   for (unsigned b = t; b < bytes; b += threads) smem[b] = 0xFF;
   __syncthreads();
 }

@@ -134,7 +134,9 @@ class CudaTarget : public Target {
   // threads together at the entry's start (metal_poison.h). The kernel's own __shared__ variables
   // are not filled: CUDA leaves them undefined at each block's start, as Metal does.
   std::string threadgroup_poison(const std::vector<ParamInfo>& memory) const override {
-    return memory.empty() ? "" : "  metal::mtl_rt::poison_dynamic_shared(metalcall_smem);\n";
+    return memory.empty() ? ""
+                          : "  metal::mtl_rt::poison_dynamic_shared(metalcall_smem, (threadIdx.z * blockDim.y + "
+                            "threadIdx.y) * blockDim.x + threadIdx.x, blockDim.x * blockDim.y * blockDim.z);\n";
   }
 
   // In global memory, not __constant__: only the host reads a table (cuModuleGetGlobal),
