@@ -418,3 +418,43 @@ def test_integers_to_bfloat_round_once(device):
     out = np.zeros(2 * len(uints), np.uint16)
     lib.from_uint(len(uints), uints, out.view(np.uint8))
     np.testing.assert_array_equal(value(out).reshape(-1, 2), np.repeat([[exact(v)] for v in uints], 2, axis=1))
+
+
+PRODUCT_SHADOW_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void after_products(const device float* x [[buffer(0)]], const device ulong* u [[buffer(1)]],
+                           device int* out [[buffer(2)]], device half* h [[buffer(3)]],
+                           uint i [[thread_position_in_grid]]) {
+    int w = 3;
+    w /= (w * w);
+    int a = 2;
+    bool odd = (a & w) != 0;
+    half v = 1.0h;
+    v /= (v * v);
+    w = x[i];
+    a = x[i] * 2.0f;
+    v = u[i];
+    out[2 * i] = w;
+    out[2 * i + 1] = odd ? 0 : a;
+    h[i] = v;
+}
+"""
+
+
+def test_products_in_parentheses_declare_nothing(device):
+    """`(w * w)` and `(a & w)` read as declarations of a pointer or reference w (`T* w`) hid w's
+    type from the conversion pass (seed 26102, program 709): the assignments after them went
+    unconverted, a float out of int's range became INT_MIN instead of saturating (CPU) and
+    `v = u[i]` of a half from a ulong did not compile on CUDA (an ambiguous operator=)."""
+    x = np.array([5e9, -5e9, np.nan, 7.75, -1e10, 3e9], np.float32)
+    u = np.array([3, 65504, 70000, 2**63, 1, 0], np.uint64)
+    out = np.zeros(2 * len(x), np.int32)
+    h = np.zeros(len(x), np.float16)
+    device.compile(PRODUCT_SHADOW_SRC).after_products(len(x), x, u, out, h)
+    info = np.iinfo(np.int32)
+    saturate = lambda v: 0 if np.isnan(v) else max(info.min, min(info.max, int(np.trunc(v))))  # noqa: E731
+    np.testing.assert_array_equal(out[0::2], [saturate(v) for v in x])
+    np.testing.assert_array_equal(out[1::2], [saturate(np.float32(v) * np.float32(2)) for v in x])
+    with np.errstate(over="ignore"):  # 70000 and 2^63 round to infinity, as in MSL
+        np.testing.assert_array_equal(h, u.astype(np.float16))

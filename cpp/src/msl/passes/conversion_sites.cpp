@@ -120,9 +120,14 @@ TypedNames names_of_type(const std::vector<Token>& t, const TypeTest& is_type, s
   static const auto& not_types = *new std::set<std::string>{"return", "case", "goto", "else", "do", "sizeof",
                                                       "new", "delete", "throw", "typename", "using", "namespace",
                                                       "struct", "class", "enum", "union", "template", "operator"};
+  std::set<std::string> variables;  // names declared so far as variables (a declarator's end follows)
   for (std::size_t i = std::max<std::size_t>(lo, 1); i + 1 < hi; ++i) {
     if (t[i].kind != TokenKind::identifier || (skip && (*skip)[i])) continue;
     const Token& p = t[i - 1];
+    const Token& q = t[i + 1];
+    if (((p.kind == TokenKind::identifier && !not_types.count(p.text)) || p.is("*") || p.is("&")) &&
+        (q.is("=") || q.is(";") || q.is(",") || q.is(")") || q.is("[") || q.is("{") || q.is(":")))
+      variables.insert(t[i].text);
     const bool after_member = i > 1 && (t[i - 2].is(".") || t[i - 2].is("->") || t[i - 2].is("::"));
     if (p.kind == TokenKind::identifier && !not_types.count(p.text) && !after_member) {
       if (is_type.is(i - 1) && (i < 2 || !t[i - 2].is("::"))) {
@@ -132,7 +137,11 @@ TypedNames names_of_type(const std::vector<Token>& t, const TypeTest& is_type, s
       }
     } else if ((p.is("*") || p.is("&")) && i > 1 && t[i - 2].kind == TokenKind::identifier) {
       // `short* p`, `device short* p`, `thread short& r`: after the type, a pointer's elements
-      // or a reference; after another type, not ours (`a * b` is no declaration).
+      // or a reference; after another type, not ours (`a * b` is no declaration). A name declared
+      // before as a variable is no type: `(v * w)`, `(v & w)` are expressions, and taking them for
+      // declarations of w hid w's own type (`half w; w /= (w * w); w = 5ul;` left the assignment
+      // unconverted: an ambiguous __half operator= on CUDA, fuzz seed 26102 #709).
+      if (variables.count(t[i - 2].text)) continue;
       if (is_type.is(i - 2)) {
         add_typed(p.is("*") ? n.elements : n.values, t[i].text, is_type.name(i - 2));
       } else if (i > 2 && (t[i - 3].kind == TokenKind::identifier || t[i - 3].is(";") || t[i - 3].is("{") ||
