@@ -337,3 +337,64 @@ kernel void k(device const float* x [[buffer(0)]], device const int* n [[buffer(
     assert_equal(got[:, 1], (14 + 2 * n).astype(np.float32))
     assert_equal(got[:, 2], x + 2000)
     assert_equal(got[:, 3], x + 1000)
+
+
+MEMBERS_DIFFERENT = {
+    "constructor": """
+struct Acc {
+    float s;
+    Acc(const device float& p) : s(p) {}
+    Acc(const thread float& p) : s(10.0f * p) {}
+};
+kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t = 2.0f;
+    Acc a(o[0]);
+    Acc b(t);
+    o[1 + i] = a.s + b.s;
+}""",
+    "member-function": """
+struct Acc {
+    float s = 0.0f;
+    void add(const device float& p) { s += p; }
+    void add(const thread float& p) { s += 10.0f * p; }
+};
+kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    Acc a;
+    float t = 2.0f;
+    a.add(o[0]);
+    a.add(t);
+    o[1 + i] = a.s;
+}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEMBERS_DIFFERENT))
+def test_members_with_different_bodies_are_refused(device, name):
+    """Constructors and member functions overloaded by a reference parameter's space with different
+    bodies are refused, naming the parameter's space (a constructor's initializers count as its
+    body: before 2026-12-06 the second constructor was dropped and `Acc b(t)` ran the first,
+    silently; the member functions' refusal named `this`)."""
+    what = "Acc" if name == "constructor" else "add"
+    with pytest.raises(mc.CompileError, match=rf"'{what}' \(a member function or constructor\) is overloaded by the "
+                                              r"address space of a reference parameter with different bodies"):
+        device.compile(HEADER + MEMBERS_DIFFERENT[name])
+
+
+def test_constructors_with_one_body_are_merged(device):
+    """Constructors by a reference parameter's space that do the same (SPIRV-Cross's
+    spvStorageMatrix) keep working: the first serves every argument."""
+    src = HEADER + """
+struct Acc {
+    float s;
+    Acc(const device float& p) : s(p * 3.0f) {}
+    Acc(const thread float& p) : s(p * 3.0f) {}
+};
+kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float t = o[0] + 1.0f;
+    Acc a(o[0]);
+    Acc b(t);
+    o[1 + i] = a.s + 10.0f * b.s;
+}"""
+    o = np.array([2.0, 0.0], np.float32)
+    device.compile(src).function("k")(1, o)
+    assert_equal(o, np.array([2.0, 6.0 + 10.0 * 9.0], np.float32))

@@ -224,6 +224,7 @@ std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(cons
     for (std::size_t j = open; j <= i; ++j)
       if (!member || !is_space_word(t[j])) key += t[j].text + " ";
     key += "| " + cv;
+    const bool by_this = qualified;
     qualified = qualified || member;
     const auto first = firsts.find(key);
     if (first == firsts.end()) {
@@ -232,12 +233,20 @@ std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(cons
       const std::size_t end = declaration_end(t, after);
       const std::string body = body_text(t, after, end);
       const std::string first_body = body_text(t, first->second, declaration_end(t, first->second));
-      if (first_body != body && first_body.rfind("{", 0) == 0 && body.rfind("{", 0) == 0) {
+      // Two definitions (a body, or a constructor's initializers and body: `: s(p) {}` beside
+      // `: s(10 * p) {}` kept the first constructor silently before 2026-12-06).
+      const bool defined = first_body.find('{') != std::string::npos && body.find('{') != std::string::npos;
+      if (first_body != body && defined) {
+        const std::string name = t[function_name(t, open)].text;
         throw error_at(source, t[function_name(t, open)],
-                       "'" + t[function_name(t, open)].text +
-                           "' is overloaded by the address space of `this` with a different body: the CPU and CUDA "
-                           "backends keep every object in one address space, so only overloads that do the same can "
-                           "be merged");
+                       by_this ? "'" + name +
+                                     "' is overloaded by the address space of `this` with a different body: the CPU "
+                                     "and CUDA backends keep every object in one address space, so only overloads "
+                                     "that do the same can be merged"
+                               : "'" + name +
+                                     "' (a member function or constructor) is overloaded by the address space of a "
+                                     "reference parameter with different bodies: the CPU and CUDA backends cannot "
+                                     "tell which one a call means (give the overloads one body, or name them apart)");
       }
       out.emplace_back(start, end);
     }
