@@ -139,3 +139,31 @@ def test_overloads_with_different_bodies_are_refused(device):
         "CPU and CUDA backends keep every object in one address space, so only overloads that do the same can be "
         "merged")
     assert (e.line, e.column) == (6, 11)
+
+
+SPECIALISATIONS = """#include <metal_stdlib>
+using namespace metal;
+template <class P> struct Traits;
+template <class T> struct Traits<device T*> { static constexpr constant int k = 1; typedef T type; };
+template <class T> struct Traits<threadgroup T*> { static constexpr constant int k = %d; typedef T type; };
+kernel void k(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    typename Traits<threadgroup float*>::type x = 1.5f;
+    o[2 * i] = Traits<device float*>::k;
+    o[2 * i + 1] = Traits<threadgroup float*>::k + int(x * 2.0f);
+}
+"""
+
+
+def test_pointer_specialisations_by_address_space(device):
+    """A class template specialised for `device T*` and `threadgroup T*`: the same body is merged
+    (MLX's pointer_element), different bodies are refused, naming the template, where the second
+    was dropped silently before 2026-12-06 (`Traits<threadgroup float*>::k` read the device one's)."""
+    o = np.zeros(2, np.int32)
+    device.compile(SPECIALISATIONS % 1).function("k")(1, o)
+    assert_equal(o, np.array([1, 1 + 3], np.int32))
+    if device.backend not in ("cpu", "cuda", "metal-sim"):
+        pytest.skip("Metal keeps both specialisations; only the translating backends merge them")
+    with pytest.raises(mc.CompileError, match=r"class template 'Traits' is specialised for pointers of two address "
+                                              r"spaces with different bodies") as info:
+        device.compile(SPECIALISATIONS % 2)
+    assert (info.value.line, info.value.column) == (5, 27)

@@ -109,10 +109,16 @@ std::size_t declaration_end(const std::vector<Token>& t, std::size_t after) {
   return matching_close(t, j, "{", "}");
 }
 
+std::string body_text(const std::vector<Token>& t, std::size_t from, std::size_t to);
+
 // Class template specializations that differ only in address spaces
-// (`pointer_element<thread T*>`, `pointer_element<device T*>`, as MLX writes): the first.
-void duplicate_specializations(const std::vector<Token>& t, std::vector<std::pair<std::size_t, std::size_t>>& out) {
-  std::set<std::string> seen;
+// (`pointer_element<thread T*>`, `pointer_element<device T*>`, as MLX writes): the first, where
+// they say the same; where they do not (`Traits<device T*>::k` 1, `Traits<threadgroup T*>::k` 2),
+// a CompileError: the targets cannot tell them apart (the second was dropped, silently, before
+// 2026-12-06).
+void duplicate_specializations(const std::vector<Token>& t, const std::string& source,
+                               std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> seen;  // key → the first one's body
   for (std::size_t i = 0; i + 2 < t.size(); ++i) {
     if (!(t[i].is_identifier("struct") || t[i].is_identifier("class")) || t[i + 1].kind != TokenKind::identifier ||
         !t[i + 2].is("<"))
@@ -135,7 +141,18 @@ void duplicate_specializations(const std::vector<Token>& t, std::vector<std::pai
     std::size_t end = matching_close(t, open, "{", "}");
     if (end + 1 < t.size() && t[end + 1].is(";")) ++end;
     const std::size_t start = declaration_start(t, i);
-    if (!seen.insert(key).second) out.emplace_back(start, end);
+    const auto first = seen.find(key);
+    if (first == seen.end()) {
+      seen.emplace(key, std::make_pair(open, end));
+    } else {
+      if (body_text(t, first->second.first, first->second.second) != body_text(t, open, end))
+        throw error_at(source, t[i + 1],
+                       "class template '" + t[i + 1].text + "' is specialised for pointers of two address spaces "
+                       "with different bodies: the CPU and CUDA backends keep one address space, so only "
+                       "specialisations that say the same can be merged (give them one body, or specialise on "
+                       "something else)");
+      out.emplace_back(start, end);
+    }
     i = end;
   }
 }
@@ -182,7 +199,7 @@ bool declares_constructor(const std::vector<Token>& t, std::size_t close) {
 std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(const std::vector<Token>& t,
                                                                             const std::string& source) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
-  duplicate_specializations(t, out);
+  duplicate_specializations(t, source, out);
   std::map<std::string, std::size_t> firsts;  // declaration key → where the first one's qualifiers end
   // The nearest unmatched '{' before each token (0 at file scope), found once: walking back
   // from every ')' made a long function body quadratic (16,000 calls: a minute).

@@ -88,6 +88,6 @@ Translation translate_for_cpu(const std::string& source, const TranslateOptions&
 Translation translate_for_cuda(const std::string& source, const TranslateOptions& options = {});
 
 /** Increase when the translator's output changes, so cached binaries are rebuilt. */
-constexpr int kTranslatorVersion = 32;
+constexpr int kTranslatorVersion = 33;
 
 }  // namespace metalcall::msl
