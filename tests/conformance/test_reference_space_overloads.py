@@ -398,3 +398,32 @@ kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]])
     o = np.array([2.0, 0.0], np.float32)
     device.compile(src).function("k")(1, o)
     assert_equal(o, np.array([2.0, 6.0 + 10.0 * 9.0], np.float32))
+
+
+OUT_OF_CLASS = """
+struct Acc {
+    float s = 0.0f;
+    void add(const device float& p);
+    void add(const thread float& p);
+};
+void Acc::add(const device float& p) { s += 3.0f * p; }
+void Acc::add(const thread float& p) { s += %s * p; }
+kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    Acc a;
+    float t = o[0] + 1.0f;
+    a.add(o[0]);
+    a.add(t);
+    o[1 + i] = a.s;
+}"""
+
+
+def test_members_defined_out_of_their_class(device):
+    """Member functions declared per reference space in their class and defined out of it: one body
+    serves both (before 2026-12-06 both definitions were left out, and the kernel referred to an
+    undefined Acc::add); different bodies are refused."""
+    o = np.array([2.0, 0.0], np.float32)
+    device.compile(HEADER + OUT_OF_CLASS % "3.0f").function("k")(1, o)
+    assert_equal(o, np.array([2.0, 3.0 * 2.0 + 3.0 * 3.0], np.float32))
+    with pytest.raises(mc.CompileError, match=r"'add' \(a member function or constructor\) is overloaded by the "
+                                              r"address space of a reference parameter with different bodies"):
+        device.compile(HEADER + OUT_OF_CLASS % "10.0f")

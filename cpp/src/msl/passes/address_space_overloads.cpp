@@ -314,9 +314,22 @@ void reference_overloads(const std::vector<Token>& t, const std::string& source,
       if (!first_body) first_body = f;
       else same = same && body_text(t, *f) == body_text(t, *first_body);
     }
-    // Members are merged by this_address_space (which refuses different bodies).
+    // Members (in their class or defined out of it) are merged, not tagged: different bodies are
+    // refused, here for definitions out of the class, which this_address_space does not see as members.
+    if (member && !same) {
+      const Function& f = *decls.back();
+      throw error_at(source, t[f.name], member_overload_message(t[f.name].text));
+    }
     if (member || same) {
-      for (std::size_t n = 1; n < decls.size(); ++n) out.skip.emplace_back(decls[n]->start, decls[n]->end);
+      // The first prototype and the first definition stay: `void S::f(device float&) {`, defined
+      // out of its class after `void f(device float&); void f(thread float&);`, was left out with
+      // every declaration but the first, and the kernel referred to an undefined S::f.
+      bool prototype_kept = false, definition_kept = false;
+      for (const Function* f : decls) {
+        bool& kept = f->body ? definition_kept : prototype_kept;
+        if (kept) out.skip.emplace_back(f->start, f->end);
+        kept = true;
+      }
       continue;
     }
     const Function& f0 = *decls.front();
@@ -413,6 +426,13 @@ void reference_overloads(const std::vector<Token>& t, const std::string& source,
 }
 
 }  // namespace
+
+std::string member_overload_message(const std::string& name) {
+  return "'" + name +
+         "' (a member function or constructor) is overloaded by the address space of a reference parameter with "
+         "different bodies: the CPU and CUDA backends cannot tell which one a call means (give the overloads one "
+         "body, or name them apart)";
+}
 
 SpaceOverloads address_space_overloads(const std::vector<Token>& t, const std::string& source) {
   SpaceOverloads out;

@@ -28,6 +28,10 @@ struct SpaceOverloads {
   std::map<std::size_t, std::string> tags;
 };
 
+/** The refusal of a member function or constructor `name` overloaded by a reference parameter's
+    address space with different bodies (address_space_overloads, this_address_space). */
+std::string member_overload_message(const std::string& name);
+
 /** Finds functions overloaded only by address space, their pointer parameters and the arguments
     of calls to them; a CompileError where a call's overload cannot be told (`source`: for the message). */
 SpaceOverloads address_space_overloads(const std::vector<Token>& t, const std::string& source);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "msl/errors/source_errors.hpp"
+#include "msl/passes/address_space_overloads.hpp"
 
 namespace metalcall::msl {
 
@@ -260,10 +261,7 @@ std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(cons
                                      "' is overloaded by the address space of `this` with a different body: the CPU "
                                      "and CUDA backends keep every object in one address space, so only overloads "
                                      "that do the same can be merged"
-                               : "'" + name +
-                                     "' (a member function or constructor) is overloaded by the address space of a "
-                                     "reference parameter with different bodies: the CPU and CUDA backends cannot "
-                                     "tell which one a call means (give the overloads one body, or name them apart)");
+                               : member_overload_message(name));
       }
       out.emplace_back(start, end);
     }
