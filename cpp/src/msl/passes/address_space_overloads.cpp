@@ -209,12 +209,8 @@ std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t
 // arguments (metal::mtl_ref_call<1>{}), read from their forms (argument_spaces.hpp); a call whose argument's space the
 // translator cannot read is a CompileError, never a guess.
 
-// A body as the targets see it: its tokens without address-space words.
 std::string body_text(const std::vector<Token>& t, const Function& f) {
-  std::string text;
-  for (std::size_t j = f.body; f.body && j <= f.end && j < t.size(); ++j)
-    if (space_of(t[j]) < 0) text += t[j].text + " ";
-  return text;
+  return f.body ? body_as_targets_see_it(t, f.body, f.end) : std::string();
 }
 
 // Whether token `at` lies where functions are declared: file scope, a namespace's or a class's
@@ -426,6 +422,18 @@ void reference_overloads(const std::vector<Token>& t, const std::string& source,
 }
 
 }  // namespace
+
+std::string body_as_targets_see_it(const std::vector<Token>& t, std::size_t from, std::size_t to) {
+  std::string body;
+  for (std::size_t j = from; j <= to && j < t.size(); ++j) {
+    if (space_of(t[j]) >= 0) continue;
+    std::string text = t[j].text;
+    if (text.rfind("__metalcall_", 0) == 0)
+      while (!text.empty() && text.back() >= '0' && text.back() <= '9') text.pop_back();
+    body += text + " ";
+  }
+  return body;
+}
 
 std::string member_overload_message(const std::string& name) {
   return "'" + name +

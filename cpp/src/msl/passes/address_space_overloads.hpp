@@ -28,6 +28,11 @@ struct SpaceOverloads {
   std::map<std::size_t, std::string> tags;
 };
 
+/** Tokens from..to as the targets see them, to tell whether two overloads say the same: without
+    address-space words, and with the translator's own names (loop_strips' `__metalcall_strip_56`,
+    numbered by position) unnumbered, so two copies of one body compare equal. */
+std::string body_as_targets_see_it(const std::vector<Token>& t, std::size_t from, std::size_t to);
+
 /** The refusal of a member function or constructor `name` overloaded by a reference parameter's
     address space with different bodies (address_space_overloads, this_address_space). */
 std::string member_overload_message(const std::string& name);

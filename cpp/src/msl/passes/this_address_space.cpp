@@ -110,8 +110,6 @@ std::size_t declaration_end(const std::vector<Token>& t, std::size_t after) {
   return matching_close(t, j, "{", "}");
 }
 
-std::string body_text(const std::vector<Token>& t, std::size_t from, std::size_t to);
-
 // Class template specializations that differ only in address spaces
 // (`pointer_element<thread T*>`, `pointer_element<device T*>`, as MLX writes): the first, where
 // they say the same; where they do not (`Traits<device T*>::k` 1, `Traits<threadgroup T*>::k` 2),
@@ -146,7 +144,8 @@ void duplicate_specializations(const std::vector<Token>& t, const std::string& s
     if (first == seen.end()) {
       seen.emplace(key, std::make_pair(open, end));
     } else {
-      if (body_text(t, first->second.first, first->second.second) != body_text(t, open, end))
+      if (body_as_targets_see_it(t, first->second.first, first->second.second) !=
+          body_as_targets_see_it(t, open, end))
         throw error_at(source, t[i + 1],
                        "class template '" + t[i + 1].text + "' is specialised for pointers of two address spaces "
                        "with different bodies: the CPU and CUDA backends keep one address space, so only "
@@ -158,20 +157,6 @@ void duplicate_specializations(const std::vector<Token>& t, const std::string& s
   }
 }
 
-// The tokens from..to without address-space words: a body as the targets see it. Names the
-// translator gave its own variables there (loop_strips' `__metalcall_strip_56`) are numbered
-// by position, so two copies of one body differ only in their numbers: those are left out.
-std::string body_text(const std::vector<Token>& t, std::size_t from, std::size_t to) {
-  std::string body;
-  for (std::size_t j = from; j <= to && j < t.size(); ++j) {
-    if (is_space_word(t[j])) continue;
-    std::string text = t[j].text;
-    if (text.rfind("__metalcall_", 0) == 0)
-      while (!text.empty() && text.back() >= '0' && text.back() <= '9') text.pop_back();
-    body += text + " ";
-  }
-  return body;
-}
 
 }  // namespace
 
@@ -249,8 +234,8 @@ std::vector<std::pair<std::size_t, std::size_t>> space_qualified_duplicates(cons
       firsts.emplace(key, after);
     } else if (qualified) {
       const std::size_t end = declaration_end(t, after);
-      const std::string body = body_text(t, after, end);
-      const std::string first_body = body_text(t, first->second, declaration_end(t, first->second));
+      const std::string body = body_as_targets_see_it(t, after, end);
+      const std::string first_body = body_as_targets_see_it(t, first->second, declaration_end(t, first->second));
       // Two definitions (a body, or a constructor's initializers and body: `: s(p) {}` beside
       // `: s(10 * p) {}` kept the first constructor silently before 2026-12-06).
       const bool defined = first_body.find('{') != std::string::npos && body.find('{') != std::string::npos;
