@@ -106,8 +106,13 @@ class CompletionState {
  * (allocate_uninitialized: dev.empty(uninitialized=True), metalcall.numpy's result buffers) with
  * 0xFF bytes (NaN in every float type, all ones in integers), so that a kernel that reads what it
  * did not write gives a wrong answer in tests instead of the zeros fresh memory happened to hold.
+ * Read once, at the first use; inline, as every CPU launch asks (a load and a branch, no call).
  */
-bool poison_uninitialized();
+bool poison_uninitialized_in_environment();  // core/poison.cpp
+inline bool poison_uninitialized() {
+  static const bool wanted = poison_uninitialized_in_environment();
+  return wanted;
+}
 
 /** Device memory. Backends subclass it to own the allocation. */
 class BufferStorage {

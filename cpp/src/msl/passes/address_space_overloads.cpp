@@ -72,6 +72,7 @@ struct Function {
   std::size_t body = 0;     // the body's '{' (0: a declaration alone)
   bool is_operator = false;
   bool qualified = false;   // `S::f(…)`, `ns::f(…)`
+  std::size_t qualifier = 0;  // where a qualified name's `A::B::` starts
 };
 
 Param parse_param(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
@@ -110,7 +111,8 @@ std::vector<Function> functions(const std::vector<Token>& t) {
     std::size_t q = i;  // back over `A::B::`
     while (q >= 2 && t[q - 1].is("::") && t[q - 2].kind == TokenKind::identifier) q -= 2;
     const bool qualified = q < i && q >= 1 && ends_type(t[q - 1]) && !t[q - 1].is_identifier("return");
-    if (!op && (t[i].kind != TokenKind::identifier || declared_spaces::is_keyword(t[i].text) || !(ends_type(t[i - 1]) || qualified)))
+    if (!op && (t[i].kind != TokenKind::identifier || declared_spaces::is_keyword(t[i].text) ||
+                !(ends_type(t[i - 1]) || qualified)))
       continue;
     if (t[i - 1].is_identifier("return") || t[i - 1].is_identifier("kernel")) continue;
     const std::size_t close = matching_close(t, i + 1);
@@ -130,6 +132,7 @@ std::vector<Function> functions(const std::vector<Token>& t) {
     f.open = i + 1;
     f.is_operator = op;
     f.qualified = qualified;
+    f.qualifier = q;
     if (t[after].is("{")) {
       f.body = after;
       int depth = 0;
@@ -206,8 +209,8 @@ std::size_t address_root(const std::vector<Token>& t, std::size_t b, std::size_t
 // same (MLX's complex `operator+=` for each space) the first serves all; where they differ,
 // each declaration takes first a tag type of its reference parameters' spaces
 // (metal::mtl_ref_spaces<1>, metal_address_space.h) and each call passes the spaces of its
-// arguments (metal::mtl_ref_call<1>{}), read from their forms (argument_spaces.hpp); a call whose argument's space the
-// translator cannot read is a CompileError, never a guess.
+// arguments (metal::mtl_ref_call<1>{}), read from their forms (argument_spaces.hpp); a call whose
+// argument's space the translator cannot read is a CompileError, never a guess.
 
 std::string body_text(const std::vector<Token>& t, const Function& f) {
   return f.body ? body_as_targets_see_it(t, f.body, f.end) : std::string();
@@ -240,7 +243,7 @@ bool in_class(const Function& f, const std::vector<ClassBody>& classes) {
 // taken for overloads of each other: the namespaces around its declaration, then those its
 // qualifier names (`void A::B::put(…) {` defines a function of A::B, declared in its braces).
 // A qualifier that names no namespace of the source is a class's (a member defined out of its
-// class, merged by this_address_space); one that names a namespace makes a free function, whose
+// class, merged with its declarations below); one that names a namespace makes a free function, whose
 // overloads by reference spaces are tagged as any (before 2026-12-06 such out-of-line definitions
 // were taken for members: declarations vanished, "redefinition of 'put'").
 void key_by_namespace(const std::vector<Token>& t, std::vector<Function>& fns) {
@@ -256,11 +259,9 @@ void key_by_namespace(const std::vector<Token>& t, std::vector<Function>& fns) {
     for (const auto& [open, close] : bodies)  // in source order: outer namespaces first
       if (open < f.name && f.name < close) scope += t[open - 1].text + "::";
     if (f.qualified) {
-      std::size_t q = f.name;  // back over `A::B::`
-      while (q >= 2 && t[q - 1].is("::") && t[q - 2].kind == TokenKind::identifier) q -= 2;
       bool namespaces = true;
-      for (std::size_t j = q; j < f.name; j += 2) namespaces = namespaces && names.count(t[j].text);
-      for (std::size_t j = q; j < f.name; j += 2)
+      for (std::size_t j = f.qualifier; j < f.name; j += 2) namespaces = namespaces && names.count(t[j].text);
+      for (std::size_t j = f.qualifier; j < f.name; j += 2)
         if (names.count(t[j].text)) scope += t[j].text + "::";
       f.qualified = !namespaces;
     }

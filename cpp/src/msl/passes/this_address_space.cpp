@@ -157,7 +157,6 @@ void duplicate_specializations(const std::vector<Token>& t, const std::string& s
   }
 }
 
-
 }  // namespace
 
 bool qualifies_this(const std::vector<Token>& t, std::size_t i) {
