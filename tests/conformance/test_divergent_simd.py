@@ -58,6 +58,32 @@ kernel void dv_switch(device const int* x [[buffer(0)]], device int* out [[buffe
 }
 """,
     """
+kernel void dv_switch_case_loops(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                 uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int a = 0, b = 0;
+    switch (v & 1) {
+    case 0: {
+        for (int k = 0; k < abs(v) % 5; ++k) {
+            a += k + 1;
+        }
+        b = simd_sum(a);
+    } break;
+    default: {
+        int k = 0;
+        while (k < abs(v) % 7) {
+            k += 2;
+        }
+        a = k;
+        b = simd_prefix_inclusive_sum(a);
+        break;
+    }
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+    """
 kernel void dv_for_counts(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
                           uint i [[thread_position_in_grid]]) {
     const int v = x[i];
@@ -237,6 +263,24 @@ def test_switch_cases(device, x):
                 r[m] = v[np.argmax(m)]
         want[rows, 0] = r
         want[rows, 1] = r.sum()
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_loops_inside_switch_cases(device, x):
+    """A loop whose trip count differs between lanes, inside a braced case, then a SIMD-group
+    function in the same case: it sees every lane of the case (on CUDA the lanes are rejoined
+    after the loop inside the case, as after a loop anywhere else)."""
+    w, got = _run(device, "dv_switch_case_loops", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        even = (v & 1) == 0
+        n = np.where(even, np.abs(v) % 5, np.abs(v) % 7)
+        a = np.where(even, n * (n + 1) // 2, (n + 1) // 2 * 2)
+        b = np.where(even, a[even].sum(), 0)
+        b[~even] = np.cumsum(a[~even])
+        want[rows, 0] = a
+        want[rows, 1] = b
     assert_equal(got, want.astype(np.int32))
 
 

@@ -122,7 +122,7 @@ def command_shrink(args) -> int:
     if first.status == "ok":
         log("the program passes on this device: nothing to shrink")
         return 0
-    small = shrink(g, device, args.device, first.status, log=log)
+    small = shrink(g, device, args.device, first.status, log=log, seconds=args.seconds)
     outcome = run_batch(device, args.device, [small])[0]
     text = (f"// seed {args.seed} index {args.index} on {args.device}: {outcome.status}, "
             f"{size(g.program)} -> {size(small.program)} nodes\n"
@@ -164,6 +164,8 @@ def main(argv=None) -> int:
     shrink.add_argument("--index", type=int, required=True)
     shrink.add_argument("--category")
     shrink.add_argument("--device", default="cpu")
+    shrink.add_argument("--seconds", type=float, default=None,
+                        help="start no new round after this many seconds (the smallest so far is kept)")
     shrink.add_argument("--out")
 
     from .campaign import add_arguments, command_campaign

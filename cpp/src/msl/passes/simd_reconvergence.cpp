@@ -109,12 +109,49 @@ class Rejoins {
       if (open < t_.size() && t_[open].is_identifier("constexpr")) ++open;
       if (open < t_.size() && t_[open].is("(")) body = matching(t_, open) + 1;
     }
+    if (k.is_identifier("switch")) return case_bodies(i);
     if (body >= t_.size()) return out;
     for (std::size_t b : bodies(body)) out.push_back(b);
     if (k.is_identifier("if")) {
       const std::size_t end = statement_end(body);
       if (end + 1 < t_.size() && t_[end + 1].is_identifier("else"))
         for (std::size_t b : bodies(end + 2)) out.push_back(b);
+    }
+    return out;
+  }
+
+  // The blocks a switch's cases govern: `case 1: { ... }`, `default: for (...) { ... }`. The
+  // switch's body itself gets no rejoins (its labels are not statements, and the lanes at its
+  // `{` are every case's); a braced case is a block like any other.
+  std::vector<std::size_t> case_bodies(std::size_t i) const {
+    std::vector<std::size_t> out;
+    const std::size_t close_paren = i + 1 < t_.size() && t_[i + 1].is("(") ? matching(t_, i + 1) : t_.size();
+    const std::size_t open = close_paren + 1;
+    if (open >= t_.size() || !t_[open].is("{")) return out;
+    const std::size_t close = matching(t_, open);
+    for (std::size_t j = open + 1; j < close && close < t_.size();) {
+      if (t_[j].kind == TokenKind::directive) {
+        ++j;
+        continue;
+      }
+      if (t_[j].is_identifier("case") || t_[j].is_identifier("default")) {  // past the label's `:`
+        std::size_t depth = 0, pending_colons = 0;
+        for (++j; j < close; ++j) {
+          if (t_[j].is("(") || t_[j].is("[") || t_[j].is("{")) ++depth;
+          else if ((t_[j].is(")") || t_[j].is("]") || t_[j].is("}")) && depth > 0) --depth;
+          else if (depth == 0 && t_[j].is("?")) ++pending_colons;
+          else if (depth == 0 && t_[j].is(":")) {
+            if (pending_colons == 0) break;
+            --pending_colons;
+          }
+        }
+        ++j;
+        continue;
+      }
+      const std::size_t end = statement_end(j);
+      if (end >= close) break;
+      for (std::size_t b : bodies(j)) out.push_back(b);
+      j = end + 1;
     }
     return out;
   }
@@ -132,7 +169,7 @@ class Rejoins {
     if (!visited_.insert(open).second) return;
     const std::size_t close = matching(t_, open);
     if (close >= t_.size()) return;
-    // A `return` that is the block's last statement leaves with every lane.
+    // A `return` that is the block's last statement leaves with every lane that reaches it.
     std::size_t last = open + 1;
     for (std::size_t i = open + 1; i < close;) {
       if (t_[i].kind == TokenKind::directive) {
@@ -142,8 +179,10 @@ class Rejoins {
       last = i;
       i = statement_end(i) + 1;
     }
-    const bool final_return = last < close && t_[last].is_identifier("return");
-    const bool rejoinable = !leaves(open + 1, final_return ? last - 1 : close - 1);
+    // Likewise a final `break` or `continue`: the lanes that reach it leave together.
+    const bool final_exit = last < close && (t_[last].is_identifier("return") || t_[last].is_identifier("break") ||
+                                             t_[last].is_identifier("continue"));
+    const bool rejoinable = !leaves(open + 1, final_exit ? last - 1 : close - 1);
     RejoinBlock found;
     found.open = open;
     for (std::size_t i = open + 1; i < close;) {
@@ -153,7 +192,7 @@ class Rejoins {
       }
       const std::size_t end = statement_end(i);
       if (end >= close) break;
-      // Blocks inside this statement get their own rejoins (not a switch's body: case labels).
+      // Blocks inside this statement get their own rejoins (a switch's: those of its cases).
       for (std::size_t body : bodies(i)) block(body);
       if (rejoinable && is_control(t_[i]) && !mentions(i, end + 1, &Rejoins::barrier) &&
           mentions(end + 1, close, &Rejoins::may_synchronise))
