@@ -25,9 +25,9 @@ class CpuCompiler {
   /**
    * Builds `translation` into a shared object and returns its bytes, from the disk
    * cache when it is there (checked: see disk_cache.hpp). Throws CompileError (mapped to the user's `source`) or
-   * DeviceError when there is no compiler.
+   * DeviceError when there is no compiler. A checked translation builds at -O1 (see build()).
    */
-  std::string build(const msl::Translation& translation, const std::string& source, bool fast_math);
+  std::string build(const msl::Translation& translation, const std::string& source, bool fast_math, bool checked);
 
  private:
   CpuCompiler();

@@ -218,8 +218,8 @@ class CpuDevice : public BackendDevice {
     } guard_first;
     return translated::TranslatedLibrary<CpuModule>::compile(
         source, std::move(front),
-        [fast_math](const msl::Translation& translation, const std::string& user_source) {
-          return std::make_shared<CpuModule>(CpuCompiler::instance().build(translation, user_source, fast_math));
+        [fast_math, checked = checked_](const msl::Translation& translation, const std::string& user_source) {
+          return std::make_shared<CpuModule>(CpuCompiler::instance().build(translation, user_source, fast_math, checked));
         },
         [checked = checked_](const msl::TranslatedKernel& kernel, const std::shared_ptr<CpuModule>& module) {
           return load_program(kernel, module, checked);

@@ -45,8 +45,8 @@ class SandboxDevice : public BackendDevice {
     const bool fast_math = options.fast_math;
     return translated::TranslatedLibrary<SandboxModule>::compile(
         source, std::move(front),
-        [fast_math, link = link_](const msl::Translation& translation, const std::string& user_source) {
-          const std::string object = CpuCompiler::instance().build(translation, user_source, fast_math);
+        [fast_math, checked = checked_, link = link_](const msl::Translation& translation, const std::string& user_source) {
+          const std::string object = CpuCompiler::instance().build(translation, user_source, fast_math, checked);
           check_kernel_object_bytes("the compiled kernel", std::vector<unsigned char>(object.begin(), object.end()));
           return std::make_shared<SandboxModule>(link, object);
         },
