@@ -6,6 +6,7 @@ installs dask[array,distributed]; without it these skip, saying so."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -123,8 +124,10 @@ def test_bench_on_every_worker(cluster, tmp_path):
 
 
 def test_bench_scheduler_errors(tmp_path):
+    # Dask retries a refused connection until its connect timeout (30 s by default): 2 s here.
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
     p = subprocess.run([sys.executable, "-m", "metalcall", "bench", "--scheduler", "tcp://127.0.0.1:9", "--quick"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert p.returncode == 2 and "127.0.0.1:9" in p.stderr
     p = subprocess.run([sys.executable, "-m", "metalcall", "bench", "--scheduler", "tcp://127.0.0.1:9", "--compare"],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)

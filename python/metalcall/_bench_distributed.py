@@ -34,7 +34,8 @@ def run_on_cluster(address: str, quick: bool, max_size: int | None) -> dict[str,
         from dask.distributed import Client
     except ImportError:
         raise RuntimeError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
-    with Client(address, timeout=30) as client:
+    # Dask's connect timeout (distributed.comm.timeouts.connect, 30 s unless configured).
+    with Client(address) as client:
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise RuntimeError(f"the scheduler at {address} has no workers")
