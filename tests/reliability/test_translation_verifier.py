@@ -280,20 +280,34 @@ def test_verified_compile_runs_and_is_cached(tmp_path):
     assert first.returncode == 0, first.stderr
     expected = np.arange(256, dtype=np.float32).reshape(4, 64).sum(axis=1).tolist()
     assert eval(first.stdout) == expected
-    # The verified build is its own cache entry: unverified compiles build their own.
+    # The verified build is its own cache entry; a process that does not ask for the check is
+    # served from it too (a build that passed the check is as good): nothing new is built.
     cpu_entries = lambda: sorted(p.name for p in (tmp_path / "cpu").rglob("*.so"))  # noqa: E731
     verified = cpu_entries()
     assert len(verified) == 1
     plain = run_python(VERIFIED_RUN, METALCALL_VERIFY="0", METALCALL_CACHE_DIR=str(tmp_path))
     assert plain.returncode == 0 and eval(plain.stdout) == expected
-    assert len(cpu_entries()) == 2
-    # A second verified process is served from the verified entry: nothing new is built; and so is
-    # one that does not say (on by default where libclang loads).
+    assert cpu_entries() == verified
+    # A second verified process is served from the verified entry; and so is one that does not
+    # say (on by default where libclang loads).
     again = run_python(VERIFIED_RUN, **env)
     assert again.returncode == 0 and eval(again.stdout) == expected
     default = run_python(VERIFIED_RUN, METALCALL_VERIFY=None, METALCALL_CACHE_DIR=str(tmp_path))
     assert default.returncode == 0 and eval(default.stdout) == expected
-    assert len(cpu_entries()) == 2
+    assert cpu_entries() == verified
+
+
+def test_unverified_build_does_not_serve_a_verified_compile(tmp_path):
+    # An entry built without the check stands for no check: a verified process builds (and checks) its own.
+    cpu_entries = lambda: sorted(p.name for p in (tmp_path / "cpu").rglob("*.so"))  # noqa: E731
+    expected = np.arange(256, dtype=np.float32).reshape(4, 64).sum(axis=1).tolist()
+    plain = run_python(VERIFIED_RUN, METALCALL_VERIFY="0", METALCALL_CACHE_DIR=str(tmp_path))
+    assert plain.returncode == 0 and eval(plain.stdout) == expected
+    unverified = cpu_entries()
+    assert len(unverified) == 1
+    verified = run_python(VERIFIED_RUN, METALCALL_VERIFY="1", METALCALL_CACHE_DIR=str(tmp_path))
+    assert verified.returncode == 0 and eval(verified.stdout) == expected
+    assert len(cpu_entries()) == 2 and set(unverified) < set(cpu_entries())
 
 
 def test_disagreement_is_a_compile_error():
