@@ -129,7 +129,8 @@ class Rejoins {
     const std::size_t open = close_paren + 1;
     if (open >= t_.size() || !t_[open].is("{")) return out;
     const std::size_t close = matching(t_, open);
-    for (std::size_t j = open + 1; j < close && close < t_.size();) {
+    if (close >= t_.size()) return out;
+    for (std::size_t j = open + 1; j < close;) {
       if (t_[j].kind == TokenKind::directive) {
         ++j;
         continue;
