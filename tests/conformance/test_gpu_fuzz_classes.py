@@ -36,11 +36,19 @@ operand: `min3(int(-uint(x)), y, z)` took x on the H200; hand-written `min(min(x
 A short negated by another spelling, and the int absdiff (fuzz seeds 9200-9205, 4 programs):
 ptxas of CUDA 12.9/13.0 takes a `neg.s16` result as still sign-extended and an `abs.s32` result
 as never negative. `-static_cast<short>(x)`, `short(0) - x` and `ushort3(65535) * v` (a multiply
-by -1 once folded) of -32768 read as +32768; `int(absdiff(INT_MIN, 0)) % d` lost its sign."""
+by -1 once folded) of -32768 read as +32768; `int(absdiff(INT_MIN, 0)) % d` lost its sign.
+
+A SIMD-group shuffle of a value narrowed from a wider one that is still used (fuzz seed 27101,
+program 714): `out[i] = simd_shuffle_xor(short(x[i]), 1); wide[i] = x[i] | 1` with x a long
+stored bits 16-31 of x[i] as zeros on the H200. The prelude packed the short into a zeroed
+32-bit word for __shfl_sync, and ptxas (sm_90) built that pack in place over the register that
+still held x[i]'s low half (its SASS: PRMT R2, R2, 0x5410, RZ); the shuffles now widen a
+value's last 1-3 bytes from a narrower integer instead."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mcconf import KernelSet, assert_equal, written_for_32_lanes
 
@@ -253,6 +261,29 @@ kernel void narrow_conversions(const device short* x [[buffer(0)]], const device
 ])
 
 
+
+# (kernel suffix, MSL type, the value made from the long x, NumPy's value of it)
+NARROWED = [
+    ("short", "short", "short(x)", lambda x: x.astype(np.int16)),
+    ("ushort", "ushort", "ushort(x)", lambda x: x.astype(np.uint16)),
+    ("char", "char", "char(x)", lambda x: x.astype(np.int8)),
+    ("uchar", "uchar", "(uchar)(x >> 3)", lambda x: (x >> 3).astype(np.uint8)),
+    ("bool", "bool", "bool(x & 1l)", lambda x: (x & 1) != 0),
+    ("half", "half", "as_type<half>(ushort(x))", lambda x: x.astype(np.uint16).view(np.float16)),
+    ("char2", "char2", "char2(char(x), char(x >> 8))",
+     lambda x: np.stack([x.astype(np.int8), (x >> 8).astype(np.int8)], axis=1)),
+    ("short3", "short3", "short3(short(x), short(x >> 16), short(x >> 40))",
+     lambda x: np.stack([x.astype(np.int16), (x >> 16).astype(np.int16), (x >> 40).astype(np.int16),
+                         np.zeros(len(x), np.int16)], axis=1)),
+]
+NARROW_KS = KernelSet([f"""
+kernel void shuffle_narrowed_{name}(const device long* in [[buffer(0)]], device {t}* narrow [[buffer(1)]],
+                                    device long* wide [[buffer(2)]], uint gid [[thread_position_in_grid]]) {{
+    long x = in[gid];
+    narrow[gid] = simd_shuffle_xor({make}, ushort(1));
+    wide[gid] = x | 1l;
+}}
+""" for name, t, make, _ in NARROWED])
 
 def test_abs_of_the_most_negative_small_integers(device):
     x = np.array([-32768, -32767, -5, 0, 7, 32767, -256, -32513, 1, -1], np.int16)
@@ -519,3 +550,21 @@ def test_narrow_conversions_of_negations(device):
     assert_equal(out, exp.astype(np.int32))
     assert_equal(vectors, np.stack([_cdiv(neg, k), _cdiv(neg, k)], axis=1).astype(np.int32))  # short3(v * -1), short2(v, z - v)
 
+
+
+@pytest.mark.parametrize("name", [n for n, *_ in NARROWED])
+def test_shuffles_of_values_narrowed_from_wider_ones(device, name):
+    _, _, _, numpy_value = next(r for r in NARROWED if r[0] == name)
+    rng = np.random.default_rng(27101)
+    x = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, 64, dtype=np.int64, endpoint=True)
+    want = numpy_value(x)
+    narrow = np.zeros_like(want)
+    wide = np.zeros(len(x), np.int64)
+    NARROW_KS.get(device, f"shuffle_narrowed_{name}")(len(x), x, narrow, wide, threadgroup=32)
+    assert_equal(wide, x | 1)
+    want = want[np.arange(len(x)) ^ 1]  # lane i reads lane i ^ 1
+    if name == "short3":  # a short3 takes 8 bytes: the 4th element is padding, not compared
+        narrow, want = narrow[:, :3], want[:, :3]
+    if name == "half":  # NaN payloads compared bit for bit
+        narrow, want = narrow.view(np.uint16), want.view(np.uint16)
+    assert_equal(narrow, want)

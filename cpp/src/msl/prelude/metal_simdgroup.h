@@ -245,15 +245,33 @@ METAL_FUNC unsigned lane() {
   return l;
 }
 
+// A value of any type travels as 32-bit words. A last word of 1-3 bytes is widened from a
+// narrower integer, never packed into a zeroed word: ptxas (sm_90, CUDA 12 and 13) builds such a
+// pack in place over the register it came from, so a wider value still held there (the long a
+// short was truncated from) lost its bits 16-31 (fuzz seed 27101 #714).
 template <class T> METAL_FUNC T shfl(unsigned mask, const T& x, unsigned src) {
-  constexpr unsigned N = (sizeof(T) + 3) / 4;
-  unsigned w[N];
-  w[N - 1] = 0;
-  memcpy(w, &x, sizeof(T));
-#pragma unroll
-  for (unsigned i = 0; i < N; ++i) w[i] = __shfl_sync(mask, w[i], int(src));
+  constexpr unsigned N = sizeof(T) / 4, K = sizeof(T) % 4, C = K >= 2 ? 2 : 0;
+  const unsigned char* from = reinterpret_cast<const unsigned char*>(&x);
   T r = x;
-  memcpy(&r, w, sizeof(T));
+  unsigned char* to = reinterpret_cast<unsigned char*>(&r);
+#pragma unroll
+  for (unsigned i = 0; i < N; ++i) {
+    unsigned w;
+    memcpy(&w, from + 4 * i, 4);
+    w = __shfl_sync(mask, w, int(src));
+    memcpy(to + 4 * i, &w, 4);
+  }
+  if constexpr (K != 0) {
+    unsigned short h = 0;  // bytes 0-1 of the tail (K = 2, 3)
+    unsigned char c = 0;   // its odd byte (K = 1, 3)
+    if constexpr (K >= 2) memcpy(&h, from + 4 * N, 2);
+    if constexpr (K != 2) memcpy(&c, from + 4 * N + C, 1);
+    const unsigned w = __shfl_sync(mask, unsigned(h) | (unsigned(c) << (8 * C)), int(src));
+    h = (unsigned short)w;
+    c = (unsigned char)(w >> (8 * C));
+    if constexpr (K >= 2) memcpy(to + 4 * N, &h, 2);
+    if constexpr (K != 2) memcpy(to + 4 * N + C, &c, 1);
+  }
   return r;
 }
 
