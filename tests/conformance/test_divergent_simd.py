@@ -106,6 +106,37 @@ kernel void dv_switch_fall_through(device const int* x [[buffer(0)]], device int
 }
 """,
     """
+enum dv_pick { dv_pick_a = -1, dv_pick_b = 5 };
+kernel void dv_switch_fall_through_shapes(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                          uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int a = 0, b = 0;
+    for (int k = 0; k < 3; ++k) {
+        switch ((v + k) % 4) {
+        case dv_pick_a:
+        case dv_pick_b - 3:
+            a += simd_sum(1);
+        default:
+            b += simd_sum(v);
+            if ((v & 8) == 0) { a += 1; }
+            continue;
+        case 0: {
+            a += simd_prefix_exclusive_sum(2);
+            break;
+        }
+        case 1:
+            switch (v & 1) { case 0: a += 100; break; default: a += simd_min(v); }
+            b += 1;
+        case 3:
+            b += simd_max(v & 0xff);
+        }
+        a += 10 * k;
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+    """
 kernel void dv_for_counts(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
                           uint i [[thread_position_in_grid]]) {
     const int v = x[i];
@@ -288,9 +319,6 @@ def test_switch_cases(device, x):
     assert_equal(got, want.astype(np.int32))
 
 
-@pytest.mark.xfail(strict=True, reason="CUDA backend: lanes falling from one case into the next do not meet the "
-                   "lanes that jumped there (NVIDIA GPUs need not reconverge them; a __syncwarp of the lanes "
-                   "arriving, placed at the label, did not bring them together on an H100: docs/design.md)")
 def test_cases_falling_through(device, x):
     """Lanes falling from one case into the next meet the lanes that jumped there: case 3's lanes
     and case 2's at simd_sum, those and the default's at simd_ballot (fuzz seed 26102 #91, shrunk
@@ -314,6 +342,42 @@ def test_cases_falling_through(device, x):
         want[rows, 1] = b
     assert_equal(got, want.astype(np.int32))
 
+
+
+def test_cases_falling_through_in_a_loop(device, x):
+    """Cases falling through with the shapes a switch takes: labels naming enumerators and
+    negative values, `default` in the middle, a `continue` of the loop ending a case, a braced
+    case ending in `break`, a nested switch, and a case falling into the next after it. The
+    lanes of each case meet those falling into it (on CUDA the switch is written as guarded
+    blocks with the lanes rejoined between them, msl/passes/switch_fall_through.hpp)."""
+    w, got = _run(device, "dv_switch_fall_through_shapes", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        a = np.zeros(w, np.int64)
+        b = np.zeros(w, np.int64)
+        for k in range(3):
+            r = np.fmod(v + k, 4)  # C's %: the dividend's sign
+            first = (r == -1) | (r == 2)
+            a[first] += first.sum()
+            defaulted = first | (r == -3) | (r == -2)  # default: the lanes falling into it too
+            b[defaulted] += v[defaulted].sum()
+            a[defaulted & ((v & 8) == 0)] += 1
+            zero = r == 0
+            a[zero] += 2 * _exclusive_count(zero)[zero]
+            one = r == 1
+            odd = one & ((v & 1) == 1)
+            a[one & ~odd] += 100
+            if odd.any():
+                a[odd] += v[odd].min()
+            b[one] += 1
+            last = one | (r == 3)
+            if last.any():
+                b[last] += (v[last] & 0xFF).max()
+            a[~defaulted] += 10 * k  # the default's lanes continued the loop
+        want[rows, 0] = a
+        want[rows, 1] = b
+    assert_equal(got, want.astype(np.int32))
 
 def test_loops_inside_switch_cases(device, x):
     """A loop whose trip count differs between lanes, inside a braced case, then a SIMD-group

@@ -9,7 +9,9 @@ accumulator_elements.metal (the products into array elements that the CUDA trans
 the prelude with their array, msl/passes/accumulator_elements.hpp) and async_copies.metal (the
 device-to-threadgroup copies it hands to mtl_async_copy, msl/passes/async_copies.hpp) and
 loop_exits.metal (the exits of loops calling SIMD-group functions that it keeps in their
-iteration, msl/passes/simd_loop_exits.hpp) and
+iteration, msl/passes/simd_loop_exits.hpp) and switch_fall_through.metal (the switches whose
+cases fall through into SIMD-group functions that it writes as guarded blocks,
+msl/passes/switch_fall_through.hpp) and
 product_nests.metal (the loop nests of products and loads it hands to product_nest and
 load_nest, msl/passes/product_nests.hpp) and loop_nests.metal (the stop check's counters: a loop nested
 in another of the same function adds its count to the outer one's, msl/passes/loop_stops.hpp; in
@@ -44,6 +46,7 @@ LOOP_NESTS = HERE / "loop_nests.metal"
 LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
 LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
 LOOP_EXITS = HERE / "loop_exits.metal"
+SWITCHES = HERE / "switch_fall_through.metal"
 BUILTIN_NAMES = HERE / "cuda_builtin_names.metal"
 # The user's names in BUILTIN_NAMES that NVRTC declares globally.
 NVRTC_GLOBALS = ("threadIdx", "blockDim", "blockIdx", "gridDim", "y0", "dim3")
@@ -150,6 +153,16 @@ def main():
         failures.append("CPU: a loop exit went through stay_in_loop (CUDA's rewrite only)")
     failures += host_syntax_check(cpu_exits)
     print(f"translation: {stays} exits of loops calling SIMD-group functions kept in their iteration for CUDA")
+    # Switches falling through into SIMD-group functions: guarded blocks on CUDA where marked GUARDED.
+    switches = translate(exe, "cuda", SWITCHES)
+    guarded, marked = switches.count("unsigned mtl_switch_case_"), SWITCHES.read_text().count("// GUARDED")
+    if guarded != marked:
+        failures.append(f"CUDA: {guarded} switches of {SWITCHES.name} written as guarded blocks, expected {marked}")
+    cpu_switches = translate(exe, "cpu", SWITCHES)
+    if "mtl_switch_case_" in cpu_switches:
+        failures.append("CPU: a switch written as guarded blocks (CUDA's rewrite only)")
+    failures += host_syntax_check(cpu_switches)
+    print(f"translation: {guarded} switches falling through into SIMD-group functions as guarded blocks for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
     accumulators = translate(exe, "cuda", ACCUMULATORS)
@@ -230,7 +243,7 @@ def main():
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
                            (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests),
-                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits),
+                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits), (SWITCHES.name, switches),
                            (BUILTIN_NAMES.name, builtin_names["plain"]),
                            (BUILTIN_NAMES.name + " (poisoned)", builtin_names["poisoned"])]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)

@@ -6,6 +6,15 @@
 namespace metalcall::msl {
 
 void Translator::add_simd_lane_edits() {
+  // Switches whose cases fall through into SIMD-group functions: guarded blocks instead, each
+  // with one copy of its code, and the lanes rejoined between them (switch_fall_through.hpp).
+  const SimdCallers simd_callers(t_, is_simd_call_name);
+  const auto taken = [this](std::size_t i) {
+    return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
+           conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i);
+  };
+  for (const auto& [index, text] : switch_fall_through_edits(t_, simd_callers, is_renamed_type, taken))
+    active_edits_[index] = text;
   // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what
   // another rewrite replaced (a loop nest handed over writes its own code).
   for (const RejoinBlock& b : simd_rejoin_points(t_)) {
@@ -22,7 +31,7 @@ void Translator::add_simd_lane_edits() {
     if (used) text_after_[b.open] += " const unsigned " + lanes + " = metal::mtl_rt::branch_lanes();";
   }
   // Loop exits whose path may call a SIMD-group function stay in their iteration (CUDA, simd_loop_exits.hpp).
-  for (const LoopExit& e : simd_loop_exits(t_, SimdCallers(t_, is_simd_call_name)))
+  for (const LoopExit& e : simd_loop_exits(t_, simd_callers))
     if (!active_edits_.count(e.first) && !active_edits_.count(e.last)) {
       if (!e.replace.empty()) active_edits_[e.first] = e.replace;
       if (!e.before.empty()) text_before_[e.first] += e.before;

@@ -49,6 +49,7 @@
 #include "msl/passes/simd_loop_exits.hpp"
 #include "msl/passes/simd_line_order.hpp"
 #include "msl/passes/simd_reconvergence.hpp"
+#include "msl/passes/switch_fall_through.hpp"
 #include "msl/passes/struct_temporaries.hpp"
 #include "msl/targets/cpu_abi.hpp"
 #include "msl/targets/entry_points.hpp"
