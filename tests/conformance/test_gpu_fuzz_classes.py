@@ -42,8 +42,10 @@ A SIMD-group shuffle of a value narrowed from a wider one that is still used (fu
 program 714): `out[i] = simd_shuffle_xor(short(x[i]), 1); wide[i] = x[i] | 1` with x a long
 stored bits 16-31 of x[i] as zeros on the H200. The prelude packed the short into a zeroed
 32-bit word for __shfl_sync, and ptxas (sm_90) built that pack in place over the register that
-still held x[i]'s low half (its SASS: PRMT R2, R2, 0x5410, RZ); the shuffles now widen a
-value's last 1-3 bytes from a narrower integer instead."""
+still held x[i]'s low half (its SASS: PRMT R2, R2, 0x5410, RZ). The same pack in as_type
+(fuzz seed 28101, program 28): `as_type<uint>(short2(v, short(-14713)))` of a long v put -14713
+into bits 16-31 of v itself, and `v < 1` was then false for v = 0. Shuffles and as_type now
+make the words of 1- and 2-byte integers by widening each part."""
 
 from __future__ import annotations
 
@@ -276,6 +278,20 @@ NARROWED = [
      lambda x: np.stack([x.astype(np.int16), (x >> 16).astype(np.int16), (x >> 40).astype(np.int16),
                          np.zeros(len(x), np.int16)], axis=1)),
 ]
+AS_TYPE_KS = KernelSet([
+    """
+kernel void as_type_of_narrowed(const device long* in [[buffer(0)]], device uint* words [[buffer(1)]],
+                                device int* below_one [[buffer(2)]], device long* wide [[buffer(3)]],
+                                uint gid [[thread_position_in_grid]]) {
+    long v = in[gid];
+    words[3 * gid + 0] = as_type<uint>(short2(v, short(-14713)));
+    words[3 * gid + 1] = as_type<uint>(uchar4(v, uchar(5), v >> 8, uchar(253)));
+    words[3 * gid + 2] = as_type<uint>(ushort2(ushort(7), v >> 3));
+    below_one[gid] = int(v < 1);
+    wide[gid] = v;
+}
+""",
+])
 NARROW_KS = KernelSet([f"""
 kernel void shuffle_narrowed_{name}(const device long* in [[buffer(0)]], device {t}* narrow [[buffer(1)]],
                                     device long* wide [[buffer(2)]], uint gid [[thread_position_in_grid]]) {{
@@ -568,3 +584,24 @@ def test_shuffles_of_values_narrowed_from_wider_ones(device, name):
     if name == "half":  # NaN payloads compared bit for bit
         narrow, want = narrow.view(np.uint16), want.view(np.uint16)
     assert_equal(narrow, want)
+
+
+def test_as_type_of_values_narrowed_from_wider_ones(device):
+    rng = np.random.default_rng(28101)
+    x = np.concatenate([np.zeros(8, np.int64), np.array([1, -1, 65535, 65536, -65536, 2**40], np.int64),
+                        rng.integers(-2**62, 2**62, 50, dtype=np.int64)])
+    words = np.zeros(3 * len(x), np.uint32)
+    below = np.zeros(len(x), np.int32)
+    wide = np.zeros(len(x), np.int64)
+    AS_TYPE_KS.get(device, "as_type_of_narrowed")(len(x), x, words, below, wide)
+    assert_equal(wide, x)
+    assert_equal(below, (x < 1).astype(np.int32))
+    u = x.view(np.uint64)
+    lo16, lo8 = (u & 0xFFFF).astype(np.uint32), (u & 0xFF).astype(np.uint32)
+    want = np.stack([
+        lo16 | (np.uint32(np.uint16(np.int16(-14713))) << np.uint32(16)),
+        lo8 | (np.uint32(5) << np.uint32(8)) | (((u >> np.uint64(8)) & np.uint64(0xFF)).astype(np.uint32) << np.uint32(16))
+        | (np.uint32(253) << np.uint32(24)),
+        np.uint32(7) | (((u >> np.uint64(3)) & np.uint64(0xFFFF)).astype(np.uint32) << np.uint32(16)),
+    ], axis=1)
+    assert_equal(words.reshape(len(x), 3), want)

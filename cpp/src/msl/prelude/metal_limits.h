@@ -48,6 +48,48 @@ METAL_FUNC unsigned short half_bits_widened(unsigned short b) {
   asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(b));
   return (unsigned short)w;
 }
+// The 1- and 2-byte integers of a value (char ... ushort, bool, or a vector of them): as_type
+// makes their 32-bit words by widening each, not by NVVM's 16-bit pack (`mov.b32 %r, {%rs1,
+// %rs2}`). ptxas (sm_90, CUDA 13.0 and 13.5) built that pack in place over the register its low
+// half came from, while the wider value there was still live: `as_type<uint>(short2(v, c))` of a
+// long v gave v bits 16-31 of c for what followed (fuzz seed 28101 #28, `v < 1` false for v = 0).
+template <class U> struct small_int_parts {
+  static constexpr int count = 0;
+  typedef void element;
+};
+#define METALCALL_SMALL_INT_PART(E)       \
+  template <> struct small_int_parts<E> { \
+    static constexpr int count = 1;       \
+    typedef E element;                    \
+  };
+METALCALL_SMALL_INT_PART(bool)
+METALCALL_SMALL_INT_PART(char)
+METALCALL_SMALL_INT_PART(signed char)
+METALCALL_SMALL_INT_PART(unsigned char)
+METALCALL_SMALL_INT_PART(short)
+METALCALL_SMALL_INT_PART(unsigned short)
+#undef METALCALL_SMALL_INT_PART
+template <class E, int N, bool P> struct small_int_parts<mtl_vector<E, N, P>> {
+  static constexpr int count = small_int_parts<E>::count ? N : 0;
+  typedef E element;
+};
+METAL_FUNC unsigned int small_int_widened(unsigned short b) {
+  unsigned int w;
+  asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(b));
+  return w;
+}
+// x's bytes as 32-bit words, each part widened (the words past x's parts zero).
+template <class U, unsigned W> METAL_FUNC void small_int_words(const U& x, unsigned int (&words)[W]) {
+  typedef typename small_int_parts<U>::element E;
+  typedef typename conditional<sizeof(E) == 1, unsigned char, unsigned short>::type B;
+  for (unsigned k = 0; k < W; ++k) words[k] = 0;
+  const E* parts = reinterpret_cast<const E*>(&x);
+  for (int k = 0; k < small_int_parts<U>::count; ++k) {
+    B b;
+    memcpy(&b, &parts[k], sizeof(E));
+    words[k * sizeof(E) / 4] |= small_int_widened((unsigned short)b) << (8 * (k * sizeof(E) % 4));
+  }
+}
 }  // namespace mtl_rt
 #endif
 
@@ -64,6 +106,10 @@ template <class T, class U> METAL_FUNC T as_type(const U& x) {
     const __half* parts = reinterpret_cast<const __half*>(&x);
     for (int k = 0; k < mtl_rt::half_parts<U>::count; ++k) bits[k] = mtl_rt::half_bits_widened(__half_as_ushort(parts[k]));
     memcpy(&r, bits, sizeof(T));
+  } else if constexpr (mtl_rt::small_int_parts<U>::count > 0) {
+    unsigned int words[(sizeof(U) + 3) / 4];
+    mtl_rt::small_int_words(x, words);
+    memcpy(&r, words, sizeof(T));
   } else {
     memcpy(&r, &x, sizeof(T));
   }

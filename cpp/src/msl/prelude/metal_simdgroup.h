@@ -250,6 +250,15 @@ METAL_FUNC unsigned lane() {
 // pack in place over the register it came from, so a wider value still held there (the long a
 // short was truncated from) lost its bits 16-31 (fuzz seed 27101 #714).
 template <class T> METAL_FUNC T shfl(unsigned mask, const T& x, unsigned src) {
+  if constexpr (small_int_parts<T>::count > 0) {  // char ... ushort, bool and their vectors: widened (as_type's reason)
+    unsigned w[(sizeof(T) + 3) / 4];
+    small_int_words(x, w);
+#pragma unroll
+    for (unsigned i = 0; i < (sizeof(T) + 3) / 4; ++i) w[i] = __shfl_sync(mask, w[i], int(src));
+    T r;
+    memcpy(&r, w, sizeof(T));
+    return r;
+  }
   constexpr unsigned N = sizeof(T) / 4, K = sizeof(T) % 4, C = K >= 2 ? 2 : 0;
   const unsigned char* from = reinterpret_cast<const unsigned char*>(&x);
   T r = x;
