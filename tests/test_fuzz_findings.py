@@ -458,3 +458,60 @@ def test_products_in_parentheses_declare_nothing(device):
     np.testing.assert_array_equal(out[1::2], [saturate(np.float32(v) * np.float32(2)) for v in x])
     with np.errstate(over="ignore"):  # 70000 and 2^63 round to infinity, as in MSL
         np.testing.assert_array_equal(h, u.astype(np.float16))
+
+
+PROGRAM_SCOPE_SHADOW_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+constant half scale = 2.0h;
+constant int three = 3;
+struct Widen {
+    half operator()(ulong u, float f) const {
+        half v = 1.0h;
+        v = (uchar(0) * (scale * v));
+        v = u;
+        int w = 1;
+        w = (three * w);
+        w = f;
+        return v + half(w & 1);
+    }
+};
+kernel void after_constant_products(const device float* x [[buffer(0)]], const device ulong* u [[buffer(1)]],
+                                    device int* out [[buffer(2)]], device half* h [[buffer(3)]],
+                                    uint i [[thread_position_in_grid]]) {
+    int w = 3;
+    w = (three * w);
+    w = x[i];
+    half v = 1.0h;
+    v = (uchar(0) * (scale * v));
+    v = u[i];
+    out[i] = w;
+    h[2 * i] = v;
+    h[2 * i + 1] = Widen()(u[i], x[i]);
+}
+kernel void same_names_other_types(device float* v [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float w = 2.0f;
+    v[i] = w * three;
+}
+"""
+
+
+def test_products_with_program_scope_constants_declare_nothing(device):
+    """`(scale * v)` with scale a program-scope constant read as a declaration of a pointer v
+    (seed 28103, programs 488 and 622): the assignments after it went unconverted, `v = u` of a
+    half from a ulong did not compile on CUDA (an ambiguous operator=) and an int from a float
+    out of its range was not saturated (CPU). So in a functor's operator(), whose locals were
+    read as the program scope's, where another kernel declares the same name with another type."""
+    x = np.array([5e9, -5e9, np.nan, 7.75, -1e10, 3e9], np.float32)
+    u = np.array([3, 65504, 70000, 2**63, 1, 0], np.uint64)
+    out = np.zeros(len(x), np.int32)
+    h = np.zeros(2 * len(x), np.float16)
+    device.compile(PROGRAM_SCOPE_SHADOW_SRC).after_constant_products(len(x), x, u, out, h)
+    info = np.iinfo(np.int32)
+    saturate = lambda v: 0 if np.isnan(v) else max(info.min, min(info.max, int(np.trunc(v))))  # noqa: E731
+    np.testing.assert_array_equal(out, [saturate(v) for v in x])
+    with np.errstate(over="ignore"):  # 70000 and 2^63 round to infinity, as in MSL
+        halves = u.astype(np.float16)
+        np.testing.assert_array_equal(h[0::2], halves)
+        odd = np.array([saturate(v) & 1 for v in x], np.float16)
+        np.testing.assert_array_equal(h[1::2], (halves + odd).astype(np.float16))
