@@ -127,6 +127,7 @@ kernel void dv_switch_fall_through_shapes(device const int* x [[buffer(0)]], dev
         case 1:
             switch (v & 1) { case 0: a += 100; break; default: a += simd_min(v); }
             b += 1;
+            [[fallthrough]];
         case 3:
             b += simd_max(v & 0xff);
         }
@@ -347,7 +348,8 @@ def test_cases_falling_through(device, x):
 def test_cases_falling_through_in_a_loop(device, x):
     """Cases falling through with the shapes a switch takes: labels naming enumerators and
     negative values, `default` in the middle, a `continue` of the loop ending a case, a braced
-    case ending in `break`, a nested switch, and a case falling into the next after it. The
+    case ending in `break`, a nested switch, and a case falling into the next after it
+    (`[[fallthrough]]`). The
     lanes of each case meet those falling into it (on CUDA the switch is written as guarded
     blocks with the lanes rejoined between them, msl/passes/switch_fall_through.hpp)."""
     w, got = _run(device, "dv_switch_fall_through_shapes", x, 2)

@@ -13,6 +13,7 @@ kernel void switches(device const int* x [[buffer(0)]], device int* out [[buffer
     switch (v & 3) {  // GUARDED: case 3 falls into case 2's simd_sum
     case 1: a = simd_prefix_exclusive_sum(1); break;
     case 3: { a = v * 2; }
+        [[fallthrough]];
     case 2: a += simd_sum(v);
     default: break;
     }

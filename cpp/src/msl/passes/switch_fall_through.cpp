@@ -178,7 +178,24 @@ class Rewrite {
       }
     }
     if (!falls || blocked(open + 1, close - 1, finals, true, true, true, true)) return;
+    // `[[fallthrough]]` (`[[clang::fallthrough]]`) belongs in a switch: dropped with its labels.
+    std::vector<std::size_t> attributes;
+    for (std::size_t j = open + 1; j + 4 < close; ++j) {
+      if (t_[j].is_identifier("switch")) {  // a nested switch keeps its own
+        const std::size_t end = end_of(j);
+        if (end == statements::kNone) return;
+        j = end;
+        continue;
+      }
+      if (!t_[j].is("[") || !t_[j + 1].is("[")) continue;
+      std::size_t k = j + 2;
+      if (k + 2 < close && t_[k].is_identifier("clang") && t_[k + 1].is("::")) k += 2;
+      if (!t_[k].is_identifier("fallthrough") || !t_[k + 1].is("]") || !t_[k + 2].is("]")) continue;
+      for (std::size_t a = j; a <= k + 2; ++a) attributes.push_back(a);
+      j = k + 2;
+    }
     std::vector<std::size_t> edited = {sw, open, close};
+    edited.insert(edited.end(), attributes.begin(), attributes.end());
     edited.insert(edited.end(), finals.begin(), finals.end());
     for (const Case& c : cases)
       for (const Label& l : c.labels)
@@ -205,6 +222,7 @@ class Rewrite {
       if (c > 0) out_[labels.front().first] = " } metal::mtl_rt::rejoin(" + lanes + "); ";
       out_[labels.back().colon] = " if (" + selector + " <= " + std::to_string(c) + "u) { ";
     }
+    for (std::size_t a : attributes) out_[a] = "";
     for (std::size_t f : finals)
       out_[f] = t_[f].is_identifier("break") ? selector + " = " + past
                                              : "(" + flag + " = true, " + selector + " = " + past + ")";

@@ -32,7 +32,7 @@ namespace metalcall::msl {
  * the last statement of its case (or of that case's last block); and no declaration at a
  * case's top level (its block would scope it). `taken(i)`: another rewrite owns token i.
  * Each `break` becomes a selector past every case; each `continue` also sets a flag that
- * continues the loop after the chain.
+ * continues the loop after the chain; a `[[fallthrough]]` is dropped (C++ allows it in a switch only).
  */
 std::map<std::size_t, std::string> switch_fall_through_edits(const std::vector<Token>& t, const SimdCallers& callers,
                                                              const std::function<bool(const std::string&)>& renamed_type,
