@@ -89,8 +89,8 @@ class Rewrite {
     if (k.is("[") && f + 1 < t_.size() && t_[f + 1].is("[")) return true;  // [[fallthrough]];
     if (k.is("++") || k.is("--") || k.is("*") || k.is("(")) return true;
     if (k.kind != TokenKind::identifier || f + 1 >= t_.size()) return false;
-    static const std::set<std::string> after_name = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=",
-                                                     ">>=", "(", "[", ".", "->", "++", "--"};
+    static const auto& after_name = *new std::set<std::string>{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+                                                               "<<=", ">>=", "(", "[", ".", "->", "++", "--"};
     return after_name.count(t_[f + 1].text) > 0;
   }
 
