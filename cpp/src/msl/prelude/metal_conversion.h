@@ -79,6 +79,10 @@ template <class T, class X> METAL_FUNC constexpr decltype(auto) int_arg(X&& x) {
     if constexpr (conversion::zeroes_nan<To, F>::value) v = v == v ? v : F(0);
     if (__builtin_is_constant_evaluated()) return To(v);
     return conversion::hardware_convert<To>(v);
+  } else if constexpr (is_same<To, mtl_half>::value && mtl_detail::is_int<D>::value && sizeof(D) == 8) {
+    // T a template's parameter that is half here, x a long: __half has no operator= for it and
+    // its others tie (`v = ulong(g) % k;` with `T v`, fuzz seed 28200 #534), as half_arg's case.
+    return To(x);
   } else {
     return static_cast<X&&>(x);
   }

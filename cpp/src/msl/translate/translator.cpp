@@ -174,21 +174,24 @@ Translation Translator::run() {
     auto edited = active_edits_.lower_bound(first);
     return edited == active_edits_.end() || edited->first > last;
   };
+  // Likewise, but for literal_cast edits: one name for another, which a wrap may enclose.
+  const auto untouched_but_names = [this](std::size_t first, std::size_t last) {
+    for (auto e = active_edits_.lower_bound(first); e != active_edits_.end() && e->first <= last; ++e)
+      if (!literal_cast_tokens_.count(e->first)) return false;
+    return true;
+  };
   // Checked mode too: a kernel's values are the same with and without its bounds checks.
   if (target_.conditions_float_to_int()) {
     // A literal_cast edit replaces a name by a name: the wrap encloses it (CUDA's `long(half(v))`,
     // whose NaN gave LLONG_MIN while the site was skipped).
-    wrap_float_to_int_conversions([this](std::size_t first, std::size_t last) {
-      for (auto e = active_edits_.lower_bound(first); e != active_edits_.end() && e->first <= last; ++e)
-        if (!literal_cast_tokens_.count(e->first)) return false;
-      return true;
-    });
+    wrap_float_to_int_conversions(untouched_but_names);
   }
   if (target_.wraps_small_negations() && !checked_) {
     // Conversions to char and short, explicit and implicit, take their argument through the
     // prelude (CUDA), first: a negation that starts the argument opens inside it.
+    // A `half(x)` inside (literal_cast, fuzz seed 28205 #539) is no reason to leave one unwrapped.
     for (const auto& w : narrowing_wraps(t_))
-      if (untouched(w.first - 1, w.end)) {
+      if (untouched(w.first - 1, w.first - 1) && untouched_but_names(w.first, w.end)) {
         text_before_[w.first] += w.prefix;
         text_before_[w.end] = ")" + text_before_[w.end];
       }
