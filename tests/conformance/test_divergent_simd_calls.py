@@ -48,6 +48,16 @@ struct Climb {
     }
 };
 
+// A functor whose own loop lanes leave after different counts, then a SIMD-group call after it:
+// every lane that called it (on CUDA its body gets the rejoin a function's gets).
+struct AfterLoop {
+    int operator()(int a, int n) const {
+        int acc = 0;
+        for (int k = 0; k < n; ++k) acc += k + 1;
+        return acc + simd_sum(a) * 100;
+    }
+};
+
 // A helper named as a template argument (ggml's dispatch functions): its type is used, so the
 // CPU backend leaves its signature alone.
 int sum_of(int v) {
@@ -92,6 +102,19 @@ int walk(int v, int n) {
 """
 
 KS = KernelSet([
+    """
+kernel void dc_loops_inside_callables(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                      uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    auto g = [&](int a, int n) {
+        int acc = 0;
+        for (int k = 0; k < n; ++k) acc += 2 * k;
+        return acc + simd_max(a) * 1000;
+    };
+    out[2 * i + 0] = AfterLoop()(v, abs(v) % 5);
+    out[2 * i + 1] = g(v, abs(v) % 7);
+}
+""",
     """
 kernel void dc_break_lambda(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
                             uint i [[thread_position_in_grid]]) {
@@ -359,6 +382,11 @@ def _all(v):
 # outputs per lane.
 
 
+def _loops_inside_callables(v, w):
+    n5, n7 = np.abs(v) % 5, np.abs(v) % 7
+    return np.stack([n5 * (n5 + 1) // 2 + 100 * v.sum(), n7 * (n7 - 1) + 1000 * v.max()], 1)
+
+
 def _break_then_lambda(v, w):
     n = np.abs(v) % 5
     acc = np.zeros(w, np.int64)
@@ -529,6 +557,7 @@ CASES = {
     "dc_if_then_helper": _per_simd_group(_if_skipped_then_helper),
     "dc_helper_in_both_branches": _per_simd_group(_one_helper_from_both_branches),
     "dc_calls_skipped_per_iteration": _per_simd_group(_lambda_and_functor_skipped_in_some_iterations),
+    "dc_loops_inside_callables": _per_simd_group(_loops_inside_callables),
 }
 
 

@@ -39,6 +39,10 @@ class Rejoins {
         bodies_.push_back(j);
       }
     }
+    // And the bodies that walk misses: a functor's `operator()(...) const {`, lambdas. (A lambda
+    // given rejoins calls a SIMD-group function after them, so it was no constant expression.)
+    for (const CallableBody& b : callers_.bodies())
+      if (!b.is_constexpr) bodies_.push_back(b.open);
   }
 
   // Whether the declaration of the function named at `name` says constexpr (no __activemask there).
