@@ -6,8 +6,11 @@ parameter list, bfloat arithmetic that stays bfloat (MSL's usual arithmetic conv
 unsuffixed floating literals that are float, metal::uniform<T>, member functions
 qualified `const threadgroup`, `coherent(...)` buffer qualifiers, function constants declared
 `static constant constexpr const`, is_integral<bool> (true, as in C++), the
-product operator of SIMD-group matrices, `device const void*` buffers (ggml), and macros in loop pragmas (`#pragma unroll
-(MIN(a, b))`, expanded as Apple's compiler expands them)."""
+product operator of SIMD-group matrices, `device const void*` buffers (ggml), macros in loop pragmas (`#pragma unroll
+(MIN(a, b))`, expanded as Apple's compiler expands them), and compound assignments to the
+elements of a threadgroup pointer of a template's type made by a cast (ggml's flash attention:
+`so4[j*PV4 + i] *= ms` with `threadgroup o4_t* so4 = (threadgroup o4_t*)(shmem + ...)`, which
+did not compile on CUDA)."""
 
 from __future__ import annotations
 
@@ -266,3 +269,35 @@ def test_void_pointer_buffers(device, rng):
     out = np.zeros(8, np.float32)
     KS_VOID.get(device, "pvoid_rows")(8, x, out, np.uint64(16))
     assert_equal(out, x[:, 0] + x[:, 1])
+
+
+KS_CAST_COMPOUND = KernelSet([
+    """
+template <typename O4>
+void scale_rows(threadgroup half* shmem, uint lid, O4 ms) {
+    threadgroup O4* so4 = (threadgroup O4*)(shmem + 4);
+    so4[lid] *= ms;
+    so4[lid] += O4(1);
+}
+kernel void pcast_compound(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                           uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup half shmem[4 + 32 * 4];
+    threadgroup half4* s4 = (threadgroup half4*)(shmem + 4);
+    s4[lid] = half4(x[4 * lid], x[4 * lid + 1], x[4 * lid + 2], x[4 * lid + 3]);
+    scale_rows<half4>(shmem, lid, half4(0.5h, 2.0h, -1.0h, 0.25h));
+    const half4 r = s4[lid];
+    out[4 * lid] = r.x;
+    out[4 * lid + 1] = r.y;
+    out[4 * lid + 2] = r.z;
+    out[4 * lid + 3] = r.w;
+}
+""",
+])
+
+
+def test_compound_assignments_through_cast_threadgroup_pointers(device, rng):
+    x = rng.integers(-64, 64, 128).astype(np.float32)  # exact in half, and after the scaling
+    out = np.zeros(128, np.float32)
+    KS_CAST_COMPOUND.get(device, "pcast_compound")(32, x, out, threadgroup=32)
+    scale = np.tile(np.array([0.5, 2.0, -1.0, 0.25], np.float32), 32)
+    assert_equal(out, x * scale + 1)

@@ -151,5 +151,9 @@ template <class T> struct int_ref_t {
 #endif
 };
 template <class T> METAL_FUNC constexpr int_ref_t<T> int_ref(T& r) { return int_ref_t<T>{r}; }
+// An rvalue: the proxy an element of a pointer made by a cast is (metal_unaligned.h: ggml's
+// `so4[j*PV4 + i] *= ms` of a `threadgroup o4_t*` made by a cast), which keeps its own `op=`.
+// (An lvalue takes the overload above: partial ordering prefers T& to T&&.)
+template <class T> METAL_FUNC constexpr T&& int_ref(T&& r) { return static_cast<T&&>(r); }
 }  // namespace mtl_rt
 }  // namespace metal
