@@ -125,7 +125,7 @@ class NvrtcDevice:
         self.lib, self.include = found
         self.exe, self.arch = translate_main, arch
 
-    def compile(self, source: str):
+    def compile(self, source: str, **options):  # options (fast_math, defines) are the backends': NVRTC's here are fixed
         import re
         import subprocess
         import tempfile

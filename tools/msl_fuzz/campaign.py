@@ -31,7 +31,8 @@ def add_arguments(p) -> None:
     p.add_argument("--programs", type=int, default=20000, help="programs in all")
     p.add_argument("--devices", default="cpu,cuda",
                    help="comma-separated: cpu, cpu-checked, cuda, metal (macOS), metal-sim (the Metal simulator, anywhere); cpu-fibers, cpu-checked-fibers: the CPU's "
-                        "barrier regions off")
+                        "barrier regions off; nvrtc: the CUDA translation compiled by NVRTC, not run (no GPU; "
+                        "compile errors only)")
     p.add_argument("--category", help="only programs of this category (regions: only when asked for)")
     p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="worker processes")
     p.add_argument("--chunk", type=int, default=100, help="programs per worker process")

@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     run.add_argument("--start", type=int, default=0)
     run.add_argument("--count", type=int, default=100)
     run.add_argument("--device", action="append",
-                     help="cpu, cpu-checked, cuda, metal (macOS), metal-sim (the Metal simulator); cpu-fibers, cpu-checked-fibers: barrier regions off (repeatable)")
+                     help="cpu, cpu-checked, cuda, metal (macOS), metal-sim (the Metal simulator); cpu-fibers, cpu-checked-fibers: barrier regions off; nvrtc: the CUDA translation compiled by NVRTC, not run (no GPU needed; compile errors only) (repeatable)")
     run.add_argument("--batch", type=int, default=40, help="programs per library")
     run.add_argument("--category", help="only programs of this category")
     run.add_argument("--out", help="the JSON report (else printed)")

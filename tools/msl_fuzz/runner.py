@@ -49,12 +49,30 @@ def defines_for(spec: str) -> dict | None:
     return {"METALCALL_BARRIER_REGIONS": "0"} if spec.endswith(FIBERS) else None
 
 
+# `--device nvrtc`: the CUDA translation of each library compiled by NVRTC's front end, no GPU
+# needed and nothing run (a program that compiles counts as ok): compile errors only.
+# translate_main: $TRANSLATE_MAIN, else cpp/tests/translate/run.sh's default build folder.
+NVRTC = "nvrtc"
+
+
 def open_device(spec: str):
     import metalcall as mc
 
     spec = spec.removesuffix(FIBERS)
     if spec == "cpu-checked":
         return mc.Device("cpu", checked=True)
+    if spec == NVRTC:
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from nvrtc_check import NvrtcDevice
+
+        exe = os.environ.get("TRANSLATE_MAIN", "/tmp/translate-main-work/translate_main")
+        if not os.path.exists(exe):
+            raise SystemExit(f"--device nvrtc: no translate_main at {exe} (build it with "
+                             "`bash cpp/tests/translate/run.sh`, or set TRANSLATE_MAIN)")
+        return NvrtcDevice(exe)
     return mc.Device(spec)
 
 
@@ -227,6 +245,10 @@ def run_batch(device, device_name: str, programs: list, log=None, clock: Clock |
             failed, again = compile_failures(exc, group, group, device_name)
             outcomes += failed
             pending += again
+            continue
+        if device_name == NVRTC:  # compiled: nothing to run
+            outcomes += [Outcome(g.program.name, g.seed, g.index, g.program.category, device_name, "ok",
+                                 features=sorted(g.program.features)) for g in group]
             continue
         results = []
         errors: dict = {}
