@@ -194,3 +194,20 @@ def test_increments_splats_and_declared_lambda_returns():
     text = program_source(prog)
     for line in ("short2 v = 32767;", "v.x++;", "--v[1u];", "-> char { return p; }", "h += "):
         assert line in text
+
+
+def test_a_scalar_assigned_to_a_vector_splats():
+    # int3 v = int3(1, 2, 3); v = int(gid) + 5; v.xy = 7.75f (converted: 7);  out[gid] = v.x + 10 * v.y + 100 * v.z
+    # (seed 28400 program 217: `v6 = int(...)` to an int3, which the model could not merge)
+    v3 = ty.Vec(ty.INT, 3)
+    gid = t.Ref(ty=ty.UINT, name="gid")
+    init = t.Convert(ty=v3, a=t.Lit(ty=ty.INT, value=1), style="implicit")
+    whole = t.Assign(name="v", op="=", value=t.Binary(ty=ty.INT, op="+", a=t.Convert(ty=ty.INT, a=gid),
+                                                     b=t.Lit(ty=ty.INT, value=5)))
+    two = t.Assign(name="v", op="=", value=t.Lit(ty=ty.FLOAT, value=7.75), comps=(0, 1))
+    comp = lambda k: t.Swizzle(ty=ty.INT, a=t.Ref(ty=v3, name="v"), comps=(k,))  # noqa: E731
+    total = t.Binary(ty=ty.INT, op="+", a=comp(0), b=t.Binary(
+        ty=ty.INT, op="+", a=t.Binary(ty=ty.INT, op="*", a=t.Lit(ty=ty.INT, value=10), b=comp(1)),
+        b=t.Binary(ty=ty.INT, op="*", a=t.Lit(ty=ty.INT, value=100), b=comp(2))))
+    memory = _run_kernel([t.Decl(name="v", ty=v3, init=init), whole, two, t.Store(buffer="out", index=gid, value=total)])
+    assert list(memory["out"]) == [7 + 70 + 100 * (g + 5) for g in range(32)]

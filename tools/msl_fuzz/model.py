@@ -419,6 +419,10 @@ class Model:
             current = old[:, comps] if len(comps) > 1 else old[:, comps[0]]
             target_ty = Vec(elem(ty), len(comps)) if len(comps) > 1 else elem(ty)
         value = self.ev(s.value, mask, f)
+        if s.op == "=" and isinstance(target_ty, Vec) and not isinstance(s.value.ty, Vec):
+            # `v = x` of a scalar to a vector (or to several components): x converted, in every one
+            value, bad = convert(self.broadcast(value, s.value.ty, target_ty), s.value.ty, target_ty)
+            self.note(s, bad, mask, "float to integer out of range")
         if s.op != "=":
             # x op= v is x = X(x op v): the operation in its own type, converted back
             inner, inner_ty, bad = self.operate(s.op[:-1], target_ty, s.value.ty, current, value)
