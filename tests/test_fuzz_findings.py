@@ -526,15 +526,22 @@ T widened(ulong u, T start) {
     v = (u % 100000ul) + 1ul;
     return v;
 }
+template <typename T>
+T literal_long(T start) {
+    T v = start;
+    v = 40000ul;
+    return v;
+}
 struct Count {
     ushort m0;
     ulong operator()(half h, ulong u) const { return u + ulong(m0) + ulong(h); }
 };
 kernel void half_from_long(const device ulong* u [[buffer(0)]], device half* h [[buffer(1)]],
                            uint i [[thread_position_in_grid]]) {
-    h[3 * i] = (as_type<long>(half4(half(-INFINITY))) & 0l) + long(u[i] % 100000ul);
-    h[3 * i + 1] = widened(u[i], half(0));
-    h[3 * i + 2] = Count{ushort(2)}(half(1), u[i] % 100000ul);
+    h[4 * i] = (as_type<long>(half4(half(-INFINITY))) & 0l) + long(u[i] % 100000ul);
+    h[4 * i + 1] = widened(u[i], half(0));
+    h[4 * i + 2] = Count{ushort(2)}(half(1), u[i] % 100000ul);
+    h[4 * i + 3] = literal_long(half(0));
 }
 """
 
@@ -543,12 +550,14 @@ def test_halves_assigned_from_longs(device):
     """A half assigned a long or ulong (seeds 28200 #534, 28205 #539 and #610, 28207 #506): CUDA's
     __half has no operator= for them and its others tie, so the translation converts the value
     first. It did not where the value held a `half(...)` of its own (the conversion's wrap gave
-    way to that name's rewrite), nor in a template whose T is half, nor for a functor's ulong."""
+    way to that name's rewrite), nor in a template whose T is half (a long literal too: seed 28507
+    #644), nor for a functor's ulong."""
     u = np.array([0, 1, 7, 2047, 65504, 99999, 2**40 + 3, 2**63 + 11], np.uint64)
-    h = np.zeros(3 * len(u), np.float16)
+    h = np.zeros(4 * len(u), np.float16)
     device.compile(HALF_FROM_LONG_SRC).half_from_long(len(u), u, h)
     r = u % np.uint64(100000)
     with np.errstate(over="ignore"):  # 65504 and more round as MSL rounds them: to infinity past 65519
-        np.testing.assert_array_equal(h[0::3], r.astype(np.float16))
-        np.testing.assert_array_equal(h[1::3], (r + np.uint64(1)).astype(np.float16))
-        np.testing.assert_array_equal(h[2::3], (r + np.uint64(3)).astype(np.float16))
+        np.testing.assert_array_equal(h[0::4], r.astype(np.float16))
+        np.testing.assert_array_equal(h[1::4], (r + np.uint64(1)).astype(np.float16))
+        np.testing.assert_array_equal(h[2::4], (r + np.uint64(3)).astype(np.float16))
+    np.testing.assert_array_equal(h[3::4], np.full(len(u), 40000, np.float16))

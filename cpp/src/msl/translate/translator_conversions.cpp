@@ -36,6 +36,11 @@ bool floating_literal(const Token& k) {
          (hex && k.text.find_first_of("pP") != std::string::npos);
 }
 
+// An integer literal of type long or unsigned long (`4ul`, `-3l`, `0x10LL`).
+bool long_integer_literal(const Token& k) {
+  return k.kind == TokenKind::number && !floating_literal(k) && k.text.find_first_of("lL") != std::string::npos;
+}
+
 }  // namespace
 
 void Translator::wrap_float_to_int_conversions(const std::function<bool(std::size_t, std::size_t)>& untouched) {
@@ -61,8 +66,11 @@ void Translator::wrap_float_to_int_conversions(const std::function<bool(std::siz
     // Nor a value naming a bit-field member: int_arg takes a reference, which none binds.
     // A floating literal to a template parameter or alias stays as written: CUDA's literal_cast
     // rewrites `static_cast<U>(1.0f)` whole (literal_casts.hpp), and MLX's are in range.
-    if (s.bit_field || (s.literal && (!floating_literal(t_[s.end - 1]) ||
-                                      (s.form != Form::compound && !is_wide_int_type_name(last_word(s.type))))))
+    // But a long literal to a template parameter or alias goes through int_arg: for a half T,
+    // CUDA's __half has no operator= for a long (`v = 4ul;` with `T v`, fuzz seed 28507 #644).
+    const bool to_own_type = s.form != Form::compound && !is_wide_int_type_name(last_word(s.type));
+    if (s.bit_field || (s.literal && !(to_own_type && long_integer_literal(t_[s.end - 1])) &&
+                        (!floating_literal(t_[s.end - 1]) || to_own_type)))
       continue;
     if (s.form == Form::compound) {
       // `k += f` as `int_ref(k) += f`: k + f converted by int_arg. Not a swizzle of several
