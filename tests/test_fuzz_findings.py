@@ -561,3 +561,31 @@ def test_halves_assigned_from_longs(device):
         np.testing.assert_array_equal(h[1::4], (r + np.uint64(1)).astype(np.float16))
         np.testing.assert_array_equal(h[2::4], (r + np.uint64(3)).astype(np.float16))
     np.testing.assert_array_equal(h[3::4], np.full(len(u), 40000, np.float16))
+
+
+BRACED_CALL_SHUFFLE_SRC = """
+#include <metal_stdlib>
+using namespace metal;
+struct Add {
+    int k;
+    int operator()(int v) const { return v + k; }
+};
+kernel void braced_call_shuffle(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                uint lane [[thread_index_in_simdgroup]], uint gid [[thread_position_in_grid]]) {
+    int v = Add{3}((x[gid] > 0 ? 1 : 2) + int(simd_shuffle_rotate_down(lane, ushort(28u))));
+    out[gid] = v;
+}
+"""
+
+
+def test_shuffles_after_a_conditional_in_a_braced_temporarys_call(device):
+    """A shuffle after a conditional in the arguments of `Add{3}(...)` (seed 28601 #592): the
+    pass that evaluates such a shuffle before its statement took the temporary's `}` for the
+    statement's start and wrote its declaration inside the expression (no compile)."""
+    x = np.arange(-32, 32, dtype=np.int32)
+    out = np.zeros(64, np.int32)
+    k = device.compile(BRACED_CALL_SHUFFLE_SRC).braced_call_shuffle
+    k(64, x, out, threadgroup=64)
+    w = k.thread_execution_width
+    lane = np.arange(64) % w
+    np.testing.assert_array_equal(out, 3 + np.where(x > 0, 1, 2) + (lane + 28) % w)

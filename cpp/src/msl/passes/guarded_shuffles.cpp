@@ -118,6 +118,10 @@ bool conditional_shuffle_at(const std::vector<Token>& t, const std::vector<int>&
   std::size_t k = c.first;
   while (k-- > 0) {
     const Token& x = t[k];
+    // A braced temporary the statement calls or reads (`F{s}(...)`, `S{a}.m`) is no statement's
+    // end: the statement starts before it (not hoisted: fuzz seed 28601 #592 put the hoist there).
+    if (level[k] == 0 && x.is("}") && (t[k + 1].is("(") || t[k + 1].is(".") || t[k + 1].is("->") || t[k + 1].is("[")))
+      return false;
     if (level[k] == 0 && (x.is(";") || x.is("{") || x.is("}"))) break;
     if (level[k] == 0 && (x.is_identifier("else") || x.is_identifier("do") || closes_header(t, k))) {
       c.body = true;
