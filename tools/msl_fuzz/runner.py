@@ -62,11 +62,7 @@ def open_device(spec: str):
     if spec == "cpu-checked":
         return mc.Device("cpu", checked=True)
     if spec == NVRTC:
-        import sys
-        from pathlib import Path
-
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from nvrtc_check import NvrtcDevice
+        from ..nvrtc_check import NvrtcDevice  # tools/nvrtc_check.py
 
         exe = os.environ.get("TRANSLATE_MAIN", "/tmp/translate-main-work/translate_main")
         if not os.path.exists(exe):

@@ -11,6 +11,12 @@ bool punct(const std::vector<Token>& t, std::size_t i, const char* s) {
   return i < t.size() && t[i].kind == TokenKind::punct && t[i].is(s);
 }
 
+bool is_loop_keyword(const Token& k) { return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do"); }
+
+bool is_control_keyword(const Token& k) {
+  return is_loop_keyword(k) || k.is_identifier("if") || k.is_identifier("switch");
+}
+
 std::size_t close_of(const std::vector<Token>& t, std::size_t open) {
   if (!punct(t, open, "(")) return kNone;
   const std::size_t close = matching(t, open);

@@ -20,6 +20,12 @@ bool punct(const std::vector<Token>& t, std::size_t i, const char* s);
 /** The `)` matching the `(` at `open`, or kNone. */
 std::size_t close_of(const std::vector<Token>& t, std::size_t open);
 
+/** Whether k is `for`, `while` or `do`. */
+bool is_loop_keyword(const Token& k);
+
+/** Whether k begins a control statement: a loop's keyword, `if` or `switch`. */
+bool is_control_keyword(const Token& k);
+
 }  // namespace statements
 
 /**

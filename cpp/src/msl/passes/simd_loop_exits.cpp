@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kStay = " if (metal::mtl_rt::stay_in_loop()) ";
 
-bool is_loop(const Token& k) { return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do"); }
+using statements::is_loop_keyword;
 
 class Exits {
  public:
@@ -24,7 +24,7 @@ class Exits {
 
   std::vector<LoopExit> run() {
     for (std::size_t i = 0; i < t_.size(); ++i) {
-      if (!is_loop(t_[i])) continue;
+      if (!is_loop_keyword(t_[i])) continue;
       const std::size_t end = statement_end(t_, i);
       if (end == statements::kNone || !callers_.mentions(i, end + 1)) continue;
       std::size_t body = i + 1;  // a do loop's body; a for or while loop's follows its `(...)`
@@ -52,7 +52,7 @@ class Exits {
       } else if (k.is_identifier("break") && breaks && j + 1 <= e && t_[j + 1].is(";")) {
         add(LoopExit{j, j + 1, std::string("{") + kStay, "", " }"});
         ++j;
-      } else if (is_loop(k) || k.is_identifier("switch")) {  // its breaks are its own; its returns leave this loop too
+      } else if (is_loop_keyword(k) || k.is_identifier("switch")) {  // its breaks are its own; its returns leave this loop too
         const std::size_t end = statement_end(t_, j);
         if (end == statements::kNone) return;
         scan(j + 1, end, false);

@@ -15,44 +15,18 @@ namespace metalcall::msl {
 
 namespace {
 
-bool is_control(const Token& k) {
-  return k.is_identifier("if") || k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do") ||
-         k.is_identifier("switch");
-}
-bool is_loop_or_switch(const Token& k) {
-  return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do") || k.is_identifier("switch");
-}
+using statements::is_control_keyword;
+bool is_loop_or_switch(const Token& k) { return statements::is_loop_keyword(k) || k.is_identifier("switch"); }
 
 class Rejoins {
  public:
   explicit Rejoins(const std::vector<Token>& t)
       : t_(t), callers_(t, [](const std::string& id) { return is_synchronising_name(id) && id != "threadgroup_barrier"; }) {
-    // The source's functions: `name (...) [const] {`.
-    for (std::size_t i = 0; i + 1 < t_.size(); ++i) {
-      if (!t_[i].is("(") || i == 0 || t_[i - 1].kind != TokenKind::identifier) continue;
-      std::size_t j = matching(t_, i) + 1;
-      while (j < t_.size() && (t_[j].is_identifier("const") || t_[j].is_identifier("thread") ||
-                               t_[j].is_identifier("device") || t_[j].is_identifier("threadgroup") ||
-                               t_[j].is_identifier("constant")))
-        ++j;
-      if (j < t_.size() && t_[j].is("{") && !is_control(t_[i - 1]) && !constexpr_function(i - 1)) {
-        bodies_.push_back(j);
-      }
-    }
-    // And the bodies that walk misses: a functor's `operator()(...) const {`, lambdas. (A lambda
-    // given rejoins calls a SIMD-group function after them, so it was no constant expression.)
+    // Every function, functor and lambda body of the source but constexpr ones (no __activemask
+    // there; a lambda given rejoins calls a SIMD-group function after them, so it is no constant
+    // expression either).
     for (const CallableBody& b : callers_.bodies())
       if (!b.is_constexpr) bodies_.push_back(b.open);
-  }
-
-  // Whether the declaration of the function named at `name` says constexpr (no __activemask there).
-  bool constexpr_function(std::size_t name) const {
-    for (std::size_t k = name; k-- > 0;) {
-      const Token& b = t_[k];
-      if (b.is(";") || b.is("{") || b.is("}") || b.kind == TokenKind::directive) return false;
-      if (b.is_identifier("constexpr") || b.is_identifier("consteval")) return true;
-    }
-    return false;
   }
 
   std::vector<RejoinBlock> run() {
@@ -199,7 +173,7 @@ class Rejoins {
       if (end >= close) break;
       // Blocks inside this statement get their own rejoins (a switch's: those of its cases).
       for (std::size_t body : bodies(i)) block(body);
-      if (rejoinable && is_control(t_[i]) && !mentions(i, end + 1, &Rejoins::barrier) &&
+      if (rejoinable && is_control_keyword(t_[i]) && !mentions(i, end + 1, &Rejoins::barrier) &&
           mentions(end + 1, close, &Rejoins::may_synchronise))
         found.after.push_back(end);
       i = end + 1;

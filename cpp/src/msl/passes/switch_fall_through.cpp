@@ -13,8 +13,8 @@ namespace metalcall::msl {
 
 namespace {
 
-bool is_loop(const Token& k) { return k.is_identifier("for") || k.is_identifier("while") || k.is_identifier("do"); }
-bool is_control(const Token& k) { return is_loop(k) || k.is_identifier("if") || k.is_identifier("switch"); }
+using statements::is_control_keyword;
+using statements::is_loop_keyword;
 
 // An integer literal as the target reads it too (no `h`, `f` or `.`: those a translation rewrites).
 bool integer_literal(const std::string& s) {
@@ -85,7 +85,7 @@ class Rewrite {
   // declaration (which the case after it could use).
   bool not_a_declaration(std::size_t f) const {
     const Token& k = t_[f];
-    if (k.is("{") || k.is(";") || is_control(k) || k.is_identifier("break") || k.is_identifier("continue")) return true;
+    if (k.is("{") || k.is(";") || is_control_keyword(k) || k.is_identifier("break") || k.is_identifier("continue")) return true;
     if (k.is("[") && f + 1 < t_.size() && t_[f + 1].is("[")) return true;  // [[fallthrough]];
     if (k.is("++") || k.is("--") || k.is("*") || k.is("(")) return true;
     if (k.kind != TokenKind::identifier || f + 1 >= t_.size()) return false;
@@ -122,7 +122,7 @@ class Rewrite {
       if (k.is("{")) ++depth;
       if (k.is("}") && depth > 0) --depth;
       if ((k.is_identifier("case") || k.is_identifier("default")) && ours && !(top && depth == 0)) return true;
-      if (is_loop(k) || k.is_identifier("switch")) {  // its breaks (and a loop's continues) are its own
+      if (is_loop_keyword(k) || k.is_identifier("switch")) {  // its breaks (and a loop's continues) are its own
         const std::size_t end = end_of(j);
         if (end == statements::kNone || end > e) return true;
         const bool nested_switch = k.is_identifier("switch");

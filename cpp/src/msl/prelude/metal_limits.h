@@ -43,11 +43,14 @@ namespace mtl_rt {
 template <class U> struct half_parts { static constexpr int count = 0; };
 template <> struct half_parts<__half> { static constexpr int count = 1; };
 template <int N, bool P> struct half_parts<mtl_vector<__half, N, P>> { static constexpr int count = N; };
-METAL_FUNC unsigned short half_bits_widened(unsigned short b) {
+// b zero-extended to 32 bits by an asm the optimiser cannot see into (the value then lives in a
+// register of its own).
+METAL_FUNC unsigned int small_int_widened(unsigned short b) {
   unsigned int w;
   asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(b));
-  return (unsigned short)w;
+  return w;
 }
+METAL_FUNC unsigned short half_bits_widened(unsigned short b) { return (unsigned short)small_int_widened(b); }
 // The 1- and 2-byte integers of a value (char ... ushort, bool, or a vector of them): as_type
 // makes their 32-bit words by widening each, not by NVVM's 16-bit pack (`mov.b32 %r, {%rs1,
 // %rs2}`). ptxas (sm_90, CUDA 13.0 and 13.5) built that pack in place over the register its low
@@ -73,11 +76,6 @@ template <class E, int N, bool P> struct small_int_parts<mtl_vector<E, N, P>> {
   static constexpr int count = small_int_parts<E>::count ? N : 0;
   typedef E element;
 };
-METAL_FUNC unsigned int small_int_widened(unsigned short b) {
-  unsigned int w;
-  asm("cvt.u32.u16 %0, %1;" : "=r"(w) : "h"(b));
-  return w;
-}
 // x's bytes as 32-bit words, each part widened (the words past x's parts zero).
 template <class U, unsigned W> METAL_FUNC void small_int_words(const U& x, unsigned int (&words)[W]) {
   typedef typename small_int_parts<U>::element E;

@@ -110,11 +110,7 @@ Translation Translator::run() {
   // accumulator elements' inside them.
   std::map<std::size_t, std::string> nests;
   if (target_.hands_over_loop_nests() && !checked_)
-    nests = product_nest_edits(t_, [this](std::size_t i) {
-      return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) ||
-             conditional_literals_.count(i) || conditional_arms_.before.count(i) ||
-             conditional_arms_.colons.count(i) || range_designators_.count(i);
-    });
+    nests = product_nest_edits(t_, [this](std::size_t i) { return rewritten(i); });
   if (target_.pairs_accumulator_elements())
     for (const auto& [index, text] : accumulator_element_edits(t_)) active_edits_[index] = text;
   for (const auto& [index, text] : nests) active_edits_[index] = text;
@@ -130,10 +126,7 @@ Translation Translator::run() {
   if (target_.rejoins_barrier_branches()) add_simd_lane_edits();
   // Struct temporaries assigned whole go through a named copy (CUDA, struct_temporaries.hpp).
   if (target_.rejoins_barrier_branches() && !checked_) {
-    const StructAssignments whole = struct_temporary_assignments(t_, [this](std::size_t i) {
-      return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
-             conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i);
-    });
+    const StructAssignments whole = struct_temporary_assignments(t_, [this](std::size_t i) { return rewritten(i); });
     for (const auto& [index, text] : whole.before) text_before_[index] += text;
     for (const auto& [index, text] : whole.replace) active_edits_[index] = text;
     for (const auto& [index, text] : whole.before_end) text_before_[index] = text + text_before_[index];

@@ -9,10 +9,7 @@ void Translator::add_simd_lane_edits() {
   // Switches whose cases fall through into SIMD-group functions: guarded blocks instead, each
   // with one copy of its code, and the lanes rejoined between them (switch_fall_through.hpp).
   const SimdCallers simd_callers(t_, is_simd_call_name);
-  const auto taken = [this](std::size_t i) {
-    return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
-           conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i);
-  };
+  const auto taken = [this](std::size_t i) { return rewritten(i); };
   for (const auto& [index, text] : switch_fall_through_edits(t_, simd_callers, is_renamed_type, taken))
     active_edits_[index] = text;
   // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what

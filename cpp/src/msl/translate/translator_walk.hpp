@@ -190,6 +190,12 @@ class Translator {
   // CUDA: rejoins before SIMD-group functions and loop exits kept in their iteration, where no
   // other rewrite replaced the tokens (translator_simd_lanes.cpp).
   void add_simd_lane_edits();
+  // Whether an earlier rewrite owns token i (replaces it, or writes text around it): a later
+  // rewrite that would edit i leaves its construct as it is.
+  bool rewritten(std::size_t i) const {
+    return active_edits_.count(i) || text_before_.count(i) || text_after_.count(i) || conditional_literals_.count(i) ||
+           conditional_arms_.before.count(i) || conditional_arms_.colons.count(i) || range_designators_.count(i);
+  }
 
   // Fills pointer_casts_, leaving alone the tokens another rewrite `touched`.
   void find_pointer_casts(const std::function<bool(std::size_t)>& touched);
