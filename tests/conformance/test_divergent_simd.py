@@ -255,6 +255,56 @@ kernel void dv_quads(device const int* x [[buffer(0)]], device int* out [[buffer
     out[2 * i + 1] = b;
 }
 """,
+    """
+kernel void dv_switch_shared_cases(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                   uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    int a = -5, b = -6;
+    switch (v & 15) {
+    case 4:
+    case 6:
+    case 13:
+        a = simd_sum(1);
+        b = simd_prefix_exclusive_sum(v);
+        break;
+    case 0:
+    case 1:
+    case 9:
+        a = quad_sum(v);
+        b = quad_prefix_inclusive_sum(1);
+        break;
+    case 3:
+    case 5:
+        a = int(popcount(uint(ulong(simd_active_threads_mask()))));
+        b = simd_max(v);
+        break;
+    case 11:
+        a = simd_min(v);
+        break;
+    default:
+        a = simd_sum(v);
+        b = quad_prefix_inclusive_sum(2);
+        break;
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
+    """
+kernel void dv_short_circuits(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                              uint i [[thread_position_in_grid]]) {
+    int a = -5, b = -6;
+    if (x[i] > 20 || x[(i * 7u) % 256u] < -20) {
+        a = simd_sum(1);
+        b = quad_prefix_inclusive_sum(x[i]);
+    }
+    if (x[i] % 3 != 0 && x[(i * 5u + 3u) % 256u] > 0) {
+        a += simd_prefix_exclusive_sum(1) * 1000;
+    }
+    out[2 * i + 0] = a;
+    out[2 * i + 1] = b;
+}
+""",
 ])
 
 N = 256  # 4 threadgroups of 64
@@ -317,6 +367,72 @@ def test_switch_cases(device, x):
                 r[m] = v[np.argmax(m)]
         want[rows, 0] = r
         want[rows, 1] = r.sum()
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_cases_of_several_labels(device, x):
+    """A case of several labels (and `default`, which many values reach) runs its lanes together:
+    the lanes of case 3 and case 5 at one simd_max, of 0, 1 and 9 at one quad_sum (fuzz seed 28800
+    #266 on an H100: a quad_prefix_inclusive_sum in `case 3: case 5:` saw part of the quad, the
+    lanes of each label reaching the case on a path of their own)."""
+    w, got = _run(device, "dv_switch_shared_cases", x, 2)
+    want = np.zeros((N, 2), np.int64)
+    groups = {0: (4, 6, 13), 1: (0, 1, 9), 2: (3, 5), 3: (11,)}
+    for g, v in enumerate(_groups(x.astype(np.int64), w)):
+        rows = slice(g * w, (g + 1) * w)
+        label = v & 15
+        a = np.full(w, -5, np.int64)
+        b = np.full(w, -6, np.int64)
+        taken = np.zeros(w, bool)
+        for c, labels in groups.items():
+            m = np.isin(label, labels)
+            taken |= m
+            if not m.any():
+                continue
+            if c == 0:
+                a[m] = m.sum()
+                b[m] = _exclusive_count(np.where(m, v, 0))[m]
+            elif c == 1:
+                for q in range(0, w, 4):
+                    mq = m[q:q + 4]
+                    a[q:q + 4][mq] = v[q:q + 4][mq].sum()
+                    b[q:q + 4][mq] = np.cumsum(mq)[mq]
+            elif c == 2:
+                a[m] = m.sum()
+                b[m] = v[m].max()
+            else:
+                a[m] = v[m].min()
+        d = ~taken
+        if d.any():
+            a[d] = v[d].sum()
+            for q in range(0, w, 4):
+                dq = d[q:q + 4]
+                b[q:q + 4][dq] = 2 * np.cumsum(dq)[dq]
+        want[rows, 0] = a
+        want[rows, 1] = b
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_short_circuit_conditions(device, x):
+    """An `if` whose condition is `p || q` or `p && q` of loads runs its lanes together, whichever
+    operand decided it."""
+    w, got = _run(device, "dv_short_circuits", x, 2)
+    xi = x.astype(np.int64)
+    idx = np.arange(N)
+    first = (xi > 20) | (xi[(idx * 7) % 256] < -20)
+    second = (np.fmod(xi, 3) != 0) & (xi[(idx * 5 + 3) % 256] > 0)
+    want = np.zeros((N, 2), np.int64)
+    for g in range(N // w):
+        sl = slice(g * w, (g + 1) * w)
+        v, f, s = xi[sl], first[sl], second[sl]
+        a = np.where(f, f.sum(), -5)
+        b = np.full(w, -6, np.int64)
+        for q in range(0, w, 4):
+            fq = f[q:q + 4]
+            b[q:q + 4][fq] = np.cumsum(np.where(fq, v[q:q + 4], 0))[fq]
+        a[s] += _exclusive_count(s)[s] * 1000
+        want[sl, 0] = a
+        want[sl, 1] = b
     assert_equal(got, want.astype(np.int32))
 
 

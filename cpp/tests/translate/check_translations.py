@@ -153,7 +153,7 @@ def main():
         failures.append("CPU: a loop exit went through stay_in_loop (CUDA's rewrite only)")
     failures += host_syntax_check(cpu_exits)
     print(f"translation: {stays} exits of loops calling SIMD-group functions kept in their iteration for CUDA")
-    # Switches falling through into SIMD-group functions: guarded blocks on CUDA where marked GUARDED.
+    # Switches reaching SIMD-group functions on several paths: guarded blocks on CUDA where marked GUARDED.
     switches = translate(exe, "cuda", SWITCHES)
     guarded, marked = switches.count("unsigned mtl_switch_case_"), SWITCHES.read_text().count("// GUARDED")
     if guarded != marked:
@@ -162,7 +162,7 @@ def main():
     if "mtl_switch_case_" in cpu_switches:
         failures.append("CPU: a switch written as guarded blocks (CUDA's rewrite only)")
     failures += host_syntax_check(cpu_switches)
-    print(f"translation: {guarded} switches falling through into SIMD-group functions as guarded blocks for CUDA")
+    print(f"translation: {guarded} switches reaching SIMD-group functions on several paths as guarded blocks for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
     accumulators = translate(exe, "cuda", ACCUMULATORS)

@@ -1,4 +1,5 @@
-// Switches whose cases fall through into SIMD-group functions (msl/passes/switch_fall_through.hpp):
+// Switches whose cases fall through into SIMD-group functions, or whose cases of several labels or
+// `default` call them (msl/passes/switch_fall_through.hpp):
 // those the CUDA translation writes as guarded blocks (GUARDED) and those it leaves as they are
 // (KEPT), each marked on its `switch` line.
 #include <metal_stdlib>
@@ -28,7 +29,10 @@ kernel void switches(device const int* x [[buffer(0)]], device int* out [[buffer
     const mode m = mode(v & 1);
     switch (m) {  // GUARDED: scoped enumerators, a nested switch of its own
     case mode::first:
-        switch (v & 2) { case 0: a += 1; break; default: a += simd_sum(1); }
+        switch (v & 2) {  // GUARDED: `default` calls a SIMD-group function
+        case 0: a += 1; break;
+        default: a += simd_sum(1);
+        }
     case mode::second: a += simd_sum(2); break;
     case mode::third: break;
     }
@@ -36,9 +40,20 @@ kernel void switches(device const int* x [[buffer(0)]], device int* out [[buffer
     case 1: a += 1;
     default: a += 2;
     }
-    switch (v & 3) {  // KEPT: no case falls through
+    switch (v & 3) {  // KEPT: no case falls through, each of one label
     case 1: a += simd_sum(1); break;
-    default: a += simd_sum(2); break;
+    case 2: a += simd_sum(2); break;
+    }
+    switch (v & 7) {  // GUARDED: the lanes of labels 3 and 5 meet at one simd_sum
+    case 3:
+    case 5: a += simd_sum(3); break;
+    case 6: a += 1; break;
+    }
+    switch (v & 7) {  // KEPT: `default` and the case of two labels call no SIMD-group function
+    case 3:
+    case 5: a += 3; break;
+    case 6: a += simd_sum(1); break;
+    default: a += 1;
     }
     switch (v & 3) {  // KEPT: a declaration at a case's top level (its block would scope it)
     case 1: int t; t = v; a += t;

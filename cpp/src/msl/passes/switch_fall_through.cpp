@@ -177,7 +177,15 @@ class Rewrite {
         falls = true;
       }
     }
-    if (!falls || blocked(open + 1, close - 1, finals, true, true, true, true)) return;
+    // A case that lanes reach on paths of their own: several labels, or `default` (every value
+    // no label names), with code that may call a SIMD-group function.
+    bool shared = false;
+    for (const Case& c : cases) {
+      const bool paths = c.labels.size() > 1 || c.labels.front().is_default;
+      shared = shared || (paths && !c.statements.empty() &&
+                          callers_.mentions(c.statements.front().first, c.statements.back().second + 1));
+    }
+    if (!(falls || shared) || blocked(open + 1, close - 1, finals, true, true, true, true)) return;
     // `[[fallthrough]]` (`[[clang::fallthrough]]`) belongs in a switch: dropped with its labels.
     std::vector<std::size_t> attributes;
     for (std::size_t j = open + 1; j + 4 < close; ++j) {

@@ -1,9 +1,11 @@
-// For CUDA: switches whose cases fall through into a case that may call a SIMD-group function,
-// written as a chain of guarded blocks. MSL's SIMD-group functions act on the lanes that reach
-// them together: in `case 7: {...} default: { v = simd_or(x); }` the lanes that ran case 7 and
-// those that jumped to `default`. Apple GPUs run them together there; NVIDIA GPUs need not, and
-// a __syncwarp at the label did not bring them together (the compiler gave the two paths their
-// own copies of the code after it: fuzz seed 26102 #91 on an H100). Written without labels,
+// For CUDA: switches whose cases lanes reach on more than one path, written as a chain of guarded
+// blocks where such a case may call a SIMD-group function. MSL's SIMD-group functions act on the
+// lanes that reach them together: in `case 7: {...} default: { v = simd_or(x); }` the lanes that
+// ran case 7 and those that jumped to `default`; in `case 3: case 5: { v = quad_sum(x); }` the
+// lanes of both labels. Apple GPUs run them together there; NVIDIA GPUs need not: a __syncwarp at
+// the label did not bring them together (the compiler gave the two paths their own copies of the
+// code after it: fuzz seed 26102 #91 on an H100), and the lanes of labels 3 and 5, compared one
+// after the other, entered the case apart (28800 #266). Written without labels,
 //
 //   { const unsigned L = branch_lanes(); const auto V = (cond); unsigned S = V == (7) ? 0u : 1u;
 //     if (S <= 0u) { ... S = 2u; }  rejoin(L);  if (S <= 1u) { v = simd_or(x); } }
@@ -25,7 +27,8 @@ namespace metalcall::msl {
 /**
  * The edits (token -> its text, "" to drop it) that write such a switch as guarded blocks.
  * A switch is rewritten where its body may call a SIMD-group function (`callers`), a case other
- * than the last may fall through, and its shape allows it: labels only at its top level, each
+ * than the last may fall through or a case of several labels or `default` may call one, and its
+ * shape allows it: labels only at its top level, each
  * a constant of integer literals, character literals and names (not `renamed_type`s: their
  * text would need translating); no code before the first label; no `return`, `goto` or
  * preprocessor line in it; every `break` of the switch and `continue` of the enclosing loop
