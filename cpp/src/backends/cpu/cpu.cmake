@@ -8,6 +8,7 @@ list(APPEND METALCALL_BACKEND_SOURCES
   ${_cpu_dir}/dispatch_clock.cpp
   ${_cpu_dir}/cpu_queue.cpp
   ${_cpu_dir}/cpu_verify.cpp
+  ${_cpu_dir}/cpu_compile_head.cpp
   ${_cpu_dir}/cpu_verify_head.cpp
   ${_cpu_dir}/fiber.cpp
   ${_cpu_dir}/kernel_object.cpp

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/cpu/cpu_compile_head.hpp"
 #include "backends/cpu/cpu_verify.hpp"
 #include "backends/cpu/kernel_object.hpp"
 #include "backends/cpu/kernel_stop.hpp"
@@ -29,6 +30,7 @@
 #include "metalcall/translation_check.hpp"
 #include "msl/errors/diagnostics.hpp"
 #include "msl/parse/type_names.hpp"
+#include "msl/verify/translation_verifier.hpp"
 
 namespace metalcall::cpu {
 
@@ -308,17 +310,11 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     const std::string cpp_path = temp + "/" + key + ".cpp";
     const std::string so_path = temp + "/" + key + ".so";
     errno = 0;
-    if (!write_prelude(prelude) || !write_file_atomic(cpp_path, tr.code)) return cannot_write();
+    if (!write_prelude(prelude)) return cannot_write();
     // One command compiles and links; where the compiler links separately (zig), compile to an
     // object first.
     const std::vector<std::string>& link = host.link_command();
     const std::string object_path = link.empty() ? so_path : temp + "/" + key + ".o";
-    std::vector<std::string> argv = host.compile_command();
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    if (!link.empty()) argv.push_back("-c");
-    argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
-    if (link.empty()) argv.push_back("-lm");
-    if (vector_math) argv.push_back("-l:libmvec.so.1");  // the runtime file: no -dev package needed
     // Bounded (core/compile_limits.hpp): a source of millions of statements ends at the time
     // limit. The compiler's own temporary files go to this folder too.
     const CompileLimits limits = CompileLimits::current();
@@ -327,8 +323,32 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     process.address_space = limits.compiler_memory;
     process.file_bytes = kLargestObject;
     const std::vector<std::pair<std::string, std::string>> environment = {{"TMPDIR", temp}};
-    ProcessResult result = run_process(argv, process, environment);
-    check_compiler_limits(result, limits, "the C++ compiler", "cpu");
+    // With clang (the system's: zig's links apart), the unit's head comes precompiled
+    // (cpu_compile_head.hpp); a build with it that fails, but for a limit, is done again whole,
+    // so an error reads as it always does and a bad header is never the last word.
+    const std::string head = clang && link.empty() ? msl::translation_head(tr.code) : std::string();
+    const HeadCompiler head_compiler{host.compile_command(), identity_, flags, process};
+    const std::string header = head.empty() ? std::string() : head_header_in(temp, prelude, head, head_compiler);
+    ProcessResult result;
+    for (bool with_header = !header.empty();; with_header = false) {
+      const std::string unit = with_header ? msl::blank_head(tr.code, head.size()) : tr.code;
+      if (!write_file_atomic(cpp_path, unit)) return cannot_write();
+      std::vector<std::string> argv = host.compile_command();
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      if (with_header) argv.insert(argv.end(), {"-include-pch", header});
+      if (!link.empty()) argv.push_back("-c");
+      argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
+      if (link.empty()) argv.push_back("-lm");
+      if (vector_math) argv.push_back("-l:libmvec.so.1");  // the runtime file: no -dev package needed
+      result = run_process(argv, process, environment);
+      check_compiler_limits(result, limits, "the C++ compiler", "cpu");
+      if (with_header && result.exit_code == 0) break;
+      if (!with_header) {
+        // Whole, it compiled where it did not with the header: the header was the trouble.
+        if (!header.empty() && result.exit_code == 0) forget_head_header(head, head_compiler);
+        break;
+      }
+    }
     if (result.exit_code == 0 && !link.empty()) {
       std::vector<std::string> link_argv = link;
       link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});

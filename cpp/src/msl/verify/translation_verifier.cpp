@@ -24,15 +24,6 @@ const Api& api_or_throw() {
   return *api;
 }
 
-// `code` with its first `head` bytes blanked (line breaks kept): the precompiled header
-// declares them, and every later byte keeps its offset, line and column.
-std::string blank_head(const std::string& code, std::size_t head) {
-  std::string out = code;
-  for (std::size_t i = 0; i < head; ++i)
-    if (out[i] != '\n') out[i] = ' ';
-  return out;
-}
-
 void check(const Api& api, const verify::ParsedUnit& parsed, const std::string& code, Verdict& verdict) {
   const verify::TranslationFacts facts = verify::read_facts(api, parsed.unit(), verify::user_range(code));
   verdict.problems = facts.problems;
@@ -57,6 +48,13 @@ std::string translation_head(const std::string& code) {
   const verify::UserRange user = verify::user_range(code);
   if (at == std::string::npos || user.begin == 0 || at + include.size() > user.begin) return {};
   return code.substr(0, at + include.size());
+}
+
+std::string blank_head(const std::string& code, std::size_t head) {
+  std::string out = code;
+  for (std::size_t i = 0; i < head && i < out.size(); ++i)
+    if (out[i] != '\n') out[i] = ' ';
+  return out;
 }
 
 namespace {

@@ -45,6 +45,10 @@ std::string libclang_identity();
  */
 std::string translation_head(const std::string& code);
 
+/** `code` with its first `head` bytes blanked (line breaks kept): a precompiled header declares
+ *  them, and every later byte keeps its offset, line and column. */
+std::string blank_head(const std::string& code, std::size_t head);
+
 /**
  * Parses `head` (translation_head of a unit) with the input's prelude and arguments and
  * saves it at `path` as a precompiled header for VerifyInput::head_pch. False, with `why`,
