@@ -282,7 +282,8 @@ kernel void dv_switch_shared_cases(device const int* x [[buffer(0)]], device int
         a = simd_min(v);
         break;
     default:
-        a = simd_sum(v);
+        int s = simd_sum(v);
+        a = s;
         b = quad_prefix_inclusive_sum(2);
         break;
     }

@@ -59,6 +59,10 @@ kernel void switches(device const int* x [[buffer(0)]], device int* out [[buffer
     case 1: int t; t = v; a += t;
     default: a += simd_sum(3);
     }
+    switch (v & 3) {  // GUARDED: a declaration at the last case's top level (nothing follows its block)
+    case 1: a += 1;
+    default: int t = simd_sum(3); a += t;
+    }
     switch (v & 3) {  // KEPT: a break that does not end its case
     case 1: if (v > 4) break; a += 1;
     default: a += simd_sum(4);

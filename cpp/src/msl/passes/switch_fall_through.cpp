@@ -145,6 +145,7 @@ class Rewrite {
     if (close >= t_.size() || !callers_.mentions(open, close)) return;
     // The cases: labels, then the statements up to the next label.
     std::vector<Case> cases;
+    std::size_t declaring = 0;  // 1 + the last case with a declaration at its top level
     bool after_label = false;
     for (std::size_t j = open + 1; j < close;) {
       if (t_[j].is_identifier("case") || t_[j].is_identifier("default")) {
@@ -156,14 +157,15 @@ class Rewrite {
         j = l.colon + 1;
         continue;
       }
-      if (cases.empty() || !not_a_declaration(j)) return;
+      if (cases.empty()) return;
+      if (!not_a_declaration(j)) declaring = cases.size();  // fine in the last case: nothing follows its block
       const std::size_t end = end_of(j);
       if (end == statements::kNone || end >= close) return;
       cases.back().statements.emplace_back(j, end);
       after_label = false;
       j = end + 1;
     }
-    if (cases.empty()) return;
+    if (cases.empty() || (declaring != 0 && declaring != cases.size())) return;
     // The breaks and continues that end a case, and whether a case but the last falls through.
     std::set<std::size_t> finals;
     bool falls = false, continues = false;

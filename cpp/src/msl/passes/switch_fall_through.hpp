@@ -33,7 +33,7 @@ namespace metalcall::msl {
  * text would need translating); no code before the first label; no `return`, `goto` or
  * preprocessor line in it; every `break` of the switch and `continue` of the enclosing loop
  * the last statement of its case (or of that case's last block); and no declaration at a
- * case's top level (its block would scope it). `taken(i)`: another rewrite owns token i.
+ * case's top level but the last case's (its block would scope it). `taken(i)`: another rewrite owns token i.
  * Each `break` becomes a selector past every case; each `continue` also sets a flag that
  * continues the loop after the chain; a `[[fallthrough]]` is dropped (C++ allows it in a switch only).
  */
