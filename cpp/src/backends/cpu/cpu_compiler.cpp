@@ -10,6 +10,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <optional>
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -327,33 +328,30 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     // (cpu_compile_head.hpp); a build with it that fails, but for a limit, is done again whole,
     // so an error reads as it always does and a bad header is never the last word.
     const std::string head = clang && link.empty() ? msl::translation_head(tr.code) : std::string();
-    const HeadCompiler head_compiler{host.compile_command(), identity_, flags, process};
-    const std::string header = head.empty() ? std::string() : head_header_in(temp, prelude, head, head_compiler);
+    std::optional<HeadHeader> header;
+    if (!head.empty())
+      header.emplace(temp, prelude, head, HeadCompiler{host.compile_command(), identity_, flags, process});
     ProcessResult result;
-    for (bool with_header = !header.empty();; with_header = false) {
+    bool failed_with_header = false;
+    for (bool with_header = header && !header->path().empty();; with_header = false) {
       const std::string unit = with_header ? msl::blank_head(tr.code, head.size()) : tr.code;
       if (!write_file_atomic(cpp_path, unit)) return cannot_write();
       std::vector<std::string> argv = host.compile_command();
       argv.insert(argv.end(), flags.begin(), flags.end());
-      if (with_header) argv.insert(argv.end(), {"-include-pch", header});
+      if (with_header) argv.insert(argv.end(), {"-include-pch", header->path()});
       if (!link.empty()) argv.push_back("-c");
       argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
       if (link.empty()) argv.push_back("-lm");
       if (vector_math) argv.push_back("-l:libmvec.so.1");  // the runtime file: no -dev package needed
       result = run_process(argv, process, environment);
       check_compiler_limits(result, limits, "the C++ compiler", "cpu");
-      if (with_header && result.exit_code == 0) break;
       if (!with_header) {
         // Whole, it compiled where it did not with the header: the header was the trouble.
-        if (!header.empty() && result.exit_code == 0) forget_head_header(head, head_compiler);
+        if (failed_with_header && result.exit_code == 0) header->failed();
         break;
       }
-    }
-    if (result.exit_code == 0 && !link.empty()) {
-      std::vector<std::string> link_argv = link;
-      link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
-      result = run_process(link_argv, process, environment);
-      check_compiler_limits(result, limits, "the linker", "cpu");
+      if (result.exit_code == 0) break;
+      failed_with_header = true;
     }
     if (result.exit_code != 0) {
       why = full_folder_sign(result.output);  // the disk filled up under the compiler
