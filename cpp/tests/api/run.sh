@@ -8,7 +8,10 @@
 # Exits non-zero on any failure. Usage: cpp/tests/api/run.sh [--static]
 #   --static   build a static libmetalcall (METALCALL_SHARED=OFF) instead of the shared one
 # Environment: CMAKE_GENERATOR (default Ninja if found), JOBS (default 2),
-#   METALCALL_API_TEST_KEEP=1 keeps the temporary directory.
+#   METALCALL_API_TEST_KEEP=1 keeps the temporary directory,
+#   API_TEST_LIBRARY_BUILD_DIR builds the library there (removed afterwards unless kept): .ci/run
+#   gives it the depth of the wheel's build folder, build/<tag>, so that ccache serves the wheel's
+#   compiles of the same sources from this build's.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -27,23 +30,24 @@ if [[ -z "${CMAKE_GENERATOR:-}" ]] && command -v ninja >/dev/null 2>&1; then
 fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/metalcall-api.XXXXXX")"
+libbuild="${API_TEST_LIBRARY_BUILD_DIR:-$tmp/build}"
 if [[ "${METALCALL_API_TEST_KEEP:-0}" == 1 ]]; then
-  echo "keeping $tmp"
+  echo "keeping $tmp and $libbuild"
 else
-  trap 'rm -rf "$tmp"' EXIT
+  trap 'rm -rf "$tmp" "$libbuild"' EXIT
 fi
 
 step() { printf '\n== %s\n' "$*"; }
 start=$SECONDS
 
 step "configure and build libmetalcall (METALCALL_PYTHON=OFF, METALCALL_SHARED=$shared)"
-cmake -S "$repo" -B "$tmp/build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$repo" -B "$libbuild" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release \
   -DMETALCALL_PYTHON=OFF -DMETALCALL_SHARED="$shared" >"$tmp/configure.log" \
   || { cat "$tmp/configure.log"; exit 1; }
-cmake --build "$tmp/build" -j "$jobs"
+cmake --build "$libbuild" -j "$jobs"
 
 step "install, then move the prefix"
-cmake --install "$tmp/build" --prefix "$tmp/stage" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+cmake --install "$libbuild" --prefix "$tmp/stage" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
 mv "$tmp/stage" "$tmp/prefix"
 prefix="$tmp/prefix"
 (cd "$prefix" && find . -type f -o -type l | sort | sed 's/^/  /')
@@ -52,7 +56,7 @@ for f in include/metalcall/metalcall.hpp include/metalcall/version.hpp; do
 done
 config="$(find "$prefix" -name metalcallConfig.cmake)"
 [[ -n "$config" ]] || { echo "metalcallConfig.cmake was not installed" >&2; exit 1; }
-if grep -rnF -e "$repo" -e "$tmp/stage" -e "$tmp/build" "$(dirname "$config")"; then
+if grep -rnF -e "$repo" -e "$tmp/stage" -e "$libbuild" "$(dirname "$config")"; then
   echo "the CMake package names build or source paths: it is not relocatable" >&2
   exit 1
 fi
