@@ -442,6 +442,36 @@ kernel void after_products(const device float* x [[buffer(0)]], const device ulo
 """
 
 
+BFLOAT_COMPARE_SRC = """
+kernel void compares(const device uint* a [[buffer(0)]], const device int* b [[buffer(1)]],
+                     device int* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    const bfloat t = bfloat(2080374784.0f);
+    const bfloat s = bfloat(65534);
+    out[6 * i + 0] = a[i] > t;
+    out[6 * i + 1] = t <= a[i];
+    out[6 * i + 2] = a[i] == t;
+    out[6 * i + 3] = (s > b[i]) ? 1 : 0;
+    out[6 * i + 4] = b[i] != s;
+    out[6 * i + 5] = b[i] >= s;
+}
+"""
+
+
+def test_comparisons_of_bfloat_and_integers_round_the_integer(device):
+    """`u > bfloat(x)` compares u rounded to bfloat, as MSL's usual arithmetic conversions do for
+    `u + bfloat(x)` (fuzz seeds 29208 #871 and 29204 #800 on the CPU and CUDA: u was compared as
+    a float, so 2080374800 > bfloat(2080374784) was true where MSL has it false)."""
+    a = np.array([2080374784, 2080374800, 2080374784 + 2**22, 2084569088, 2088763391, 0, 2**32 - 1, 2080000000],
+                 np.uint32)
+    b = np.array([65535, 65536, 65537, 65534, 65791, 65792, 65280, -65536], np.int32)
+    out = np.zeros(6 * len(a), np.int32)
+    device.compile(BFLOAT_COMPARE_SRC, fast_math=False).compares(len(a), a, b, out)
+    value = lambda v: float(nearest(Fraction(int(v)), 8, -126))  # noqa: E731
+    t, s = value(2080374784), value(65534)
+    want = np.array([[value(x) > t, t <= value(x), value(x) == t, s > value(y), value(y) != s, value(y) >= s]
+                     for x, y in zip(a, b)], np.int32)
+    np.testing.assert_array_equal(out.reshape(-1, 6), want)
+
 def test_products_in_parentheses_declare_nothing(device):
     """`(w * w)` and `(a & w)` read as declarations of a pointer or reference w (`T* w`) hid w's
     type from the conversion pass (seed 26102, program 709): the assignments after them went

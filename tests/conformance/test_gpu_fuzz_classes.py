@@ -605,3 +605,57 @@ def test_as_type_of_values_narrowed_from_wider_ones(device):
         np.uint32(7) | (((u >> np.uint64(3)) & np.uint64(0xFFFF)).astype(np.uint32) << np.uint32(16)),
     ], axis=1)
     assert_equal(words.reshape(len(x), 3), want)
+
+
+# SIMD-group reductions of 8- and 16-bit vectors (fuzz seed 29209 #454 on an H100: a
+# simd_product of a short4 whose last element, 57 in every lane, gave 57^24 where 32 lanes give
+# 57^32, every element of sout wrong): products, sums and maxima wrap as the element type does.
+SMALL_REDUCE_KS = KernelSet(["""
+kernel void small_int_reductions(device const short* in0 [[buffer(0)]], device int* out [[buffer(1)]],
+                                 uint gid [[thread_position_in_grid]]) {
+    const short4 p = simd_product(short4(gid, in0[(255u - (gid % 256u))], in0[((gid ^ 2u) % 256u)], uchar(57)));
+    const short4 s = simd_sum(short4(in0[gid], short(gid), short(3), uchar(200)));
+    const ushort2 m = simd_max(ushort2(ushort(in0[gid]), ushort(gid * 977u)));
+    const char4 c = simd_product(char4(char(in0[gid]), char(3), char(gid | 1u), char(-1)));
+    for (int k = 0; k < 4; ++k) {
+        out[14 * gid + k] = p[k];
+        out[14 * gid + 4 + k] = s[k];
+        out[14 * gid + 10 + k] = c[k];
+    }
+    out[14 * gid + 8] = m.x;
+    out[14 * gid + 9] = m.y;
+}
+"""])
+
+
+def _wrapped_product(values, bits):
+    r = 1
+    for v in values:
+        r = (r * int(v)) & ((1 << bits) - 1)
+    return int(_wrap(r, bits))
+
+
+def test_reductions_of_small_integer_vectors(device):
+    n = 256
+    x = np.random.default_rng(29209).integers(-32768, 32768, n).astype(np.int16)
+    out = np.zeros(14 * n, np.int32)
+    kern = SMALL_REDUCE_KS.get(device, "small_int_reductions")
+    kern(n, x, out, threadgroup=128)
+    w = kern.thread_execution_width
+    gid = np.arange(n, dtype=np.int64)
+    xi = x.astype(np.int64)
+    columns = {
+        "p": np.stack([gid, xi[255 - gid % 256], xi[(gid ^ 2) % 256], np.full(n, 57)], axis=1),
+        "s": np.stack([xi, _wrap(gid, 16), np.full(n, 3), np.full(n, 200)], axis=1),
+        "m": np.stack([xi & 0xFFFF, (gid * 977) & 0xFFFF], axis=1),
+        "c": np.stack([_wrap(xi, 8), np.full(n, 3), _wrap(gid | 1, 8), np.full(n, -1)], axis=1),
+    }
+    want = np.zeros((n, 14), np.int64)
+    for g in range(0, n, w):
+        rows = slice(g, g + w)
+        for k in range(4):
+            want[rows, k] = _wrapped_product(columns["p"][rows, k], 16)
+            want[rows, 4 + k] = _wrap(columns["s"][rows, k].sum(), 16)
+            want[rows, 10 + k] = _wrapped_product(columns["c"][rows, k], 8)
+        want[rows, 8:10] = columns["m"][rows].max(axis=0)
+    assert_equal(out.reshape(n, 14), want.astype(np.int32))

@@ -209,6 +209,26 @@ struct mtl_bfloat {
   METAL_BFLOAT_ARITHMETIC(/)
 #undef METAL_BFLOAT_ARITHMETIC
 
+  // A comparison with an integer rounds the integer to bfloat first, as arithmetic does (MSL's
+  // usual arithmetic conversions: `u > bfloat(x)` compared u as a float before, fuzz seed 29208
+  // #871); with bfloat, float, half or double the values compare in float.
+#define METAL_BFLOAT_COMPARE(OP)                                                                   \
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                   \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR bool operator OP(mtl_bfloat a, I b) {                     \
+    return float(a) OP float(mtl_bfloat(b));                                                       \
+  }                                                                                                \
+  template <class I, enable_if_t<mtl_detail::is_int_or_bool<I>::value, int> = 0>                   \
+  friend METAL_FUNC METAL_HOST_CONSTEXPR bool operator OP(I a, mtl_bfloat b) {                     \
+    return float(mtl_bfloat(a)) OP float(b);                                                       \
+  }
+  METAL_BFLOAT_COMPARE(<)
+  METAL_BFLOAT_COMPARE(>)
+  METAL_BFLOAT_COMPARE(<=)
+  METAL_BFLOAT_COMPARE(>=)
+  METAL_BFLOAT_COMPARE(==)
+  METAL_BFLOAT_COMPARE(!=)
+#undef METAL_BFLOAT_COMPARE
+
   static METAL_FUNC METAL_HOST_CONSTEXPR unsigned short round_from(float f) {
     unsigned int u = mtl_detail::float_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // quiet NaN
