@@ -10,10 +10,14 @@ void Translator::add_simd_lane_edits() {
   // with one copy of its code, and the lanes rejoined between them (switch_fall_through.hpp).
   const SimdCallers simd_callers(t_, is_simd_call_name);
   const auto taken = [this](std::size_t i) { return rewritten(i); };
-  for (const auto& [index, text] : switch_fall_through_edits(t_, simd_callers, is_renamed_type, taken))
-    active_edits_[index] = text;
+  const std::map<std::size_t, std::string> guarded =
+      switch_fall_through_edits(t_, simd_callers, is_renamed_type, taken);
+  for (const auto& [index, text] : guarded) active_edits_[index] = text;
   // Lanes rejoined before SIMD-group functions after divergent control flow: not inside what
-  // another rewrite replaced (a loop nest handed over writes its own code).
+  // another rewrite replaced (a loop nest handed over writes its own code). A switch written as
+  // guarded blocks stays where it was: the lanes rejoin after it as after any switch (its last
+  // block is run by part of them).
+  const auto replaced = [&](std::size_t i) { return active_edits_.count(i) && !guarded.count(i); };
   for (const RejoinBlock& b : simd_rejoin_points(t_)) {
     if (active_edits_.count(b.open)) continue;
     const std::string lanes = "mtl_rejoin_" + std::to_string(b.open);
@@ -21,7 +25,7 @@ void Translator::add_simd_lane_edits() {
     // Before the next statement, not after the statement's last token: the loop stop checks
     // (added below, in front of that text) close the braces they wrap a loop's body in there.
     for (std::size_t end : b.after)
-      if (!active_edits_.count(end) && end + 1 < t_.size()) {
+      if (!replaced(end) && end + 1 < t_.size()) {
         text_before_[end + 1] += " metal::mtl_rt::rejoin(" + lanes + ");";
         used = true;
       }
