@@ -47,6 +47,7 @@ LOOP_NEST_UNROLLED = HERE / "loop_nest_unrolled.metal"
 LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
 LOOP_EXITS = HERE / "loop_exits.metal"
 SWITCHES = HERE / "switch_fall_through.metal"
+REJOINS = HERE / "rejoins_after_rewrites.metal"
 BUILTIN_NAMES = HERE / "cuda_builtin_names.metal"
 # The user's names in BUILTIN_NAMES that NVRTC declares globally.
 NVRTC_GLOBALS = ("threadIdx", "blockDim", "blockIdx", "gridDim", "y0", "dim3")
@@ -163,6 +164,12 @@ def main():
         failures.append("CPU: a switch written as guarded blocks (CUDA's rewrite only)")
     failures += host_syntax_check(cpu_switches)
     print(f"translation: {guarded} switches reaching SIMD-group functions on several paths as guarded blocks for CUDA")
+    # Rejoins after a block holding a loop and after a switch written as guarded blocks.
+    rejoined = translate(exe, "cuda", REJOINS).count("metal::mtl_rt::rejoin(mtl_rejoin_")
+    marked = REJOINS.read_text().count("// REJOIN")
+    if rejoined != marked:
+        failures.append(f"CUDA: {rejoined} rejoins in {REJOINS.name}, expected {marked}")
+    print(f"translation: {rejoined} rejoins after blocks and rewritten switches for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
     accumulators = translate(exe, "cuda", ACCUMULATORS)

@@ -1,0 +1,29 @@
+// Rejoins the CUDA translation must write (msl/passes/simd_reconvergence.hpp): each statement
+// marked REJOIN is followed by `metal::mtl_rt::rejoin(...)` before the next one, since code after
+// it calls a SIMD-group function: a block holding a loop whose trip count differs between lanes,
+// and a switch written as guarded blocks (msl/passes/switch_fall_through.hpp), whose last block
+// is run by part of the lanes.
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void k(device int* out [[buffer(0)]], device const int* x [[buffer(1)]],
+              uint gid [[thread_position_in_grid]], uint sgid [[simdgroup_index_in_threadgroup]]) {
+    int y = 0;
+    {  // REJOIN
+        uint i1 = 2u;
+        while (i1 < (uint(x[gid]) & 7u)) { i1 += 1; }
+    }
+    out[gid] = 1;
+    switch (sgid & 3u) {  // REJOIN
+    case 0:
+    case 1:
+    {
+        if (x[gid] > 0) { y = simd_sum(1); }
+    }
+        break;
+    default:
+    {
+    }
+    }
+    out[gid] = y + simd_sum(2);
+}
