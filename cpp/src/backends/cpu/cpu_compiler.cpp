@@ -353,6 +353,12 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
       if (result.exit_code == 0) break;
       failed_with_header = true;
     }
+    if (result.exit_code == 0 && !link.empty()) {
+      std::vector<std::string> link_argv = link;
+      link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});
+      result = run_process(link_argv, process, environment);
+      check_compiler_limits(result, limits, "the linker", "cpu");
+    }
     if (result.exit_code != 0) {
       why = full_folder_sign(result.output);  // the disk filled up under the compiler
       if ((why == "File too large" || result.output.find("File size limit exceeded") != std::string::npos) &&
