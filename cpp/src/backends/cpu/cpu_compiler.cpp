@@ -331,11 +331,8 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
     std::optional<HeadHeader> header;
     if (!head.empty())
       header.emplace(temp, prelude, head, HeadCompiler{host.compile_command(), identity_, flags, process});
-    ProcessResult result;
-    bool failed_with_header = false;
-    for (bool with_header = header && !header->path().empty();; with_header = false) {
-      const std::string unit = with_header ? msl::blank_head(tr.code, head.size()) : tr.code;
-      if (!write_file_atomic(cpp_path, unit)) return cannot_write();
+    const auto compile = [&](bool with_header) -> std::optional<ProcessResult> {
+      if (!write_file_atomic(cpp_path, with_header ? msl::blank_head(tr.code, head.size()) : tr.code)) return {};
       std::vector<std::string> argv = host.compile_command();
       argv.insert(argv.end(), flags.begin(), flags.end());
       if (with_header) argv.insert(argv.end(), {"-include-pch", header->path()});
@@ -343,16 +340,19 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
       argv.insert(argv.end(), {"-I", prelude, "-o", object_path, cpp_path});
       if (link.empty()) argv.push_back("-lm");
       if (vector_math) argv.push_back("-l:libmvec.so.1");  // the runtime file: no -dev package needed
-      result = run_process(argv, process, environment);
-      check_compiler_limits(result, limits, "the C++ compiler", "cpu");
-      if (!with_header) {
-        // Whole, it compiled where it did not with the header: the header was the trouble.
-        if (failed_with_header && result.exit_code == 0) header->failed();
-        break;
-      }
-      if (result.exit_code == 0) break;
-      failed_with_header = true;
+      ProcessResult run = run_process(argv, process, environment);
+      check_compiler_limits(run, limits, "the C++ compiler", "cpu");
+      return run;
+    };
+    const bool with_header = header && !header->path().empty();
+    std::optional<ProcessResult> compiled = compile(with_header);
+    if (compiled && compiled->exit_code != 0 && with_header) {
+      compiled = compile(false);
+      // Whole, it compiled where it did not with the header: the header was the trouble.
+      if (compiled && compiled->exit_code == 0) header->failed();
     }
+    if (!compiled) return cannot_write();
+    ProcessResult result = std::move(*compiled);
     if (result.exit_code == 0 && !link.empty()) {
       std::vector<std::string> link_argv = link;
       link_argv.insert(link_argv.end(), {"-shared", "-o", so_path, object_path, "-lm"});

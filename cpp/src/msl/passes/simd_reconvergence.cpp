@@ -140,11 +140,7 @@ class Rejoins {
       if ((this->*what)(j)) return true;
     return false;
   }
-  bool holds_control(std::size_t b, std::size_t e) const {
-    for (std::size_t j = b; j < e && j < t_.size(); ++j)
-      if (is_control_keyword(t_[j])) return true;
-    return false;
-  }
+  bool control(std::size_t j) const { return is_control_keyword(t_[j]); }
   // A threadgroup barrier waits for every thread itself: not a reason to rejoin.
   bool may_synchronise(std::size_t j) const { return callers_.calls(j); }
   bool barrier(std::size_t j) const { return t_[j].is_identifier("threadgroup_barrier"); }
@@ -179,7 +175,7 @@ class Rejoins {
       // Blocks inside this statement get their own rejoins (a switch's: those of its cases).
       for (std::size_t body : bodies(i)) block(body);
       // A statement that may diverge: if/for/while/do/switch, or a block holding one.
-      const bool diverges = is_control_keyword(t_[i]) || (t_[i].is("{") && holds_control(i + 1, end));
+      const bool diverges = is_control_keyword(t_[i]) || (t_[i].is("{") && mentions(i + 1, end, &Rejoins::control));
       if (rejoinable && diverges && !mentions(i, end + 1, &Rejoins::barrier) &&
           mentions(end + 1, close, &Rejoins::may_synchronise))
         found.after.push_back(end);
