@@ -55,6 +55,13 @@ void verify_or_throw(const std::string& code) {
   throw CompileError(message, message);
 }
 
+void prepare_verification(const std::string& code) noexcept {
+  try {
+    prepare_head(input_for(code));
+  } catch (...) {  // no libclang, no room: the verification itself says so, or parses whole units
+  }
+}
+
 }  // namespace cpu
 
 bool translation_verification_requested() {

@@ -16,4 +16,8 @@ std::vector<std::string> verifier_arguments();
 /** Verifies translated `code`; throws CompileError naming the problems, DeviceError without libclang. */
 void verify_or_throw(const std::string& code);
 
+/** Makes the precompiled header verify_or_throw(code) will read, if the process has none yet:
+ * for a thread beside the build (cpu_verify_head.hpp); never throws. */
+void prepare_verification(const std::string& code) noexcept;
+
 }  // namespace metalcall::cpu

@@ -95,4 +95,18 @@ msl::Verdict verify_with_head(msl::VerifyInput input) {
   return verdict;
 }
 
+void prepare_head(const msl::VerifyInput& input) {
+  const std::string head = msl::translation_head(input.code);
+  if (head.empty()) return;
+  const std::string key = head_key(input, head);
+  {
+    std::lock_guard<std::mutex> lock(headers_mutex);
+    if (headers.count(key)) return;
+  }
+  in_scratch_folder(DiskCache("verify").temp_parent(), "[cpu]", [&](const std::string& folder, std::string&) {
+    (void)header_for(input, head, key, folder);
+    return true;
+  });
+}
+
 }  // namespace metalcall::cpu

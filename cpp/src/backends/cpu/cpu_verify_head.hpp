@@ -18,4 +18,12 @@ namespace metalcall::cpu {
  */
 msl::Verdict verify_with_head(msl::VerifyInput input);
 
+/**
+ * Finds or makes the precompiled header of `input`'s head, as verify_with_head would, so that
+ * a verification after it finds one: called beside a build, whose compile then overlaps the
+ * header's making. Nothing where the process has the header already; any trouble is left for
+ * the verification to meet.
+ */
+void prepare_head(const msl::VerifyInput& input);
+
 }  // namespace metalcall::cpu
