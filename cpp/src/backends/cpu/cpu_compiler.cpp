@@ -10,12 +10,12 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <system_error>
-#include <thread>
 #include <unistd.h>
 
 #include "backends/cpu/cpu_compile_head.hpp"
@@ -304,19 +304,14 @@ std::string CpuCompiler::build(const msl::Translation& tr, const std::string& so
   // The verifier's precompiled head made beside the build, if the process has none: its making
   // otherwise came after the compile, in series (a small kernel's first compile in a process with
   // an empty cache: 480-600 ms with the verifier, 280-320 without, on the 2-core box).
-  std::thread verify_head;
+  // The future waits for it on every way out of the build.
+  std::future<void> verify_head;
   if (verify) {
     try {
-      verify_head = std::thread([code = tr.code] { prepare_verification(code); });
+      verify_head = std::async(std::launch::async, [code = tr.code] { prepare_verification(code); });
     } catch (const std::system_error&) {  // no thread to be had: the verification makes it after
     }
   }
-  struct Joined {
-    std::thread& thread;
-    ~Joined() {
-      if (thread.joinable()) thread.join();
-    }
-  } joined{verify_head};
 
   // Everything of this build lives in a private folder removed on every way out: in the
   // cache's folder, or where there is room when that one is full (scratch_space.hpp).
