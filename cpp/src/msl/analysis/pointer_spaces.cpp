@@ -50,7 +50,11 @@ class PointerSpaces {
     for (std::size_t i = 1; i < t_.size(); ++i) {
       if (!t_[i].is("*")) continue;
       std::size_t j = i;
-      while (j > 0 && (in_run(t_[j - 1]) || qualifies_name(j - 1))) --j;
+      while (j > 0) {
+        if (in_run(t_[j - 1]) || qualifies_name(j - 1)) --j;
+        else if (const std::size_t a = attribute_before(j); a != j) j = a;
+        else break;
+      }
       // `Outer<T>::half4*`: a member of a class template's instance (its space comes before it).
       if (t_[j].is("::") && j > 0 && t_[j - 1].is(">")) continue;
       // `s.S * x`, `p->S * x`: a member's value, not a type.
@@ -123,6 +127,21 @@ class PointerSpaces {
     return is_space_word(x.text) || is_builtin_type_word(x.text) || aliases_.count(x.text) || is_qualifier(x.text) ||
            x.text == "metal" || x.text == "struct" || x.text == "class" || x.text == "union" || x.text == "enum" ||
            x.text == "typename";  // `device typename X::type*`: the space before it (refused before 2026-12-03)
+  }
+  // Where a GNU attribute ending right before token k starts (`threadgroup __attribute__((aligned(16)))
+  // float4*`: tinygrad's casts of its threadgroup arrays), else k.
+  std::size_t attribute_before(std::size_t k) const {
+    if (k < 4 || !t_[k - 1].is(")") || !t_[k - 2].is(")")) return k;
+    for (std::size_t m = k - 1, depth = 0; m-- > 0;) {
+      if (t_[m].is(")")) ++depth;
+      else if (t_[m].is("(") && depth-- == 0) {
+        // m opens the outer pair: `__attribute__ ( ( ... ) )`
+        return m > 0 && t_[m - 1].is_identifier("__attribute__") && t_[m + 1].is("(") ? m - 1 : k;
+      } else if (t_[m].is(";") || t_[m].is("{") || t_[m].is("}")) {
+        return k;
+      }
+    }
+    return k;
   }
   // A namespace's or a class's name before `::` (`n::S* p`).
   bool qualifies_name(std::size_t k) const {

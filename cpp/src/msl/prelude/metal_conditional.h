@@ -71,7 +71,8 @@ struct cond_arm_out<Arm, Other, T, Arm> {
 };
 template <class Arm, class Other, class T>
 METAL_FUNC constexpr typename cond_arm_out<Arm, Other, T>::type operator,(cond_arm_tag<Arm, Other>, T&& x) {
-  return static_cast<typename cond_arm_out<Arm, Other, T>::type>(x);
+  // Forwarded: a class prvalue is moved (an unaligned vector's reference can be moved, not copied).
+  return static_cast<typename cond_arm_out<Arm, Other, T>::type>(static_cast<T&&>(x));
 }
 }  // namespace mtl_rt
 }  // namespace metal

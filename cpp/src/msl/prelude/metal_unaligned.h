@@ -119,7 +119,15 @@ template <class T> struct mtl_unaligned_ref : T {
   METAL_FUNC explicit mtl_unaligned_ref(unsigned char* a)
       : T(mtl_detail::load_unaligned<T>(a)), before_(static_cast<const T&>(*this)), address_(a) {}
   mtl_unaligned_ref(const mtl_unaligned_ref&) = delete;
-  METAL_FUNC ~mtl_unaligned_ref() { mtl_detail::store_changed<T>(address_, *this, before_); }
+  // Moved as a conditional's arm (metal_conditional.h: `c ? *(device float4*)(p + i) : v`): the
+  // new object stores what changes, the old one nothing.
+  METAL_FUNC mtl_unaligned_ref(mtl_unaligned_ref&& o)
+      : T(static_cast<const T&>(o)), before_(o.before_), address_(o.address_) {
+    o.address_ = nullptr;
+  }
+  METAL_FUNC ~mtl_unaligned_ref() {
+    if (address_) mtl_detail::store_changed<T>(address_, *this, before_);
+  }
 
   METAL_FUNC mtl_unaligned_ref& operator=(const T& v) {
     mtl_detail::store_unaligned<T>(address_, v);
