@@ -306,6 +306,27 @@ kernel void dv_short_circuits(device const int* x [[buffer(0)]], device int* out
     out[2 * i + 1] = b;
 }
 """,
+    """
+kernel void dv_conditional_operators(device const int* x [[buffer(0)]], device int* out [[buffer(1)]],
+                                     uint i [[thread_position_in_grid]]) {
+    const int v = x[i];
+    const int u = x[(i * 7u) % 256u];
+    int a = ((v % 3 == 0) ? (u < 10) : (v > u))
+        ? simd_xor(v)
+        : simd_or(v);
+    int b = (v > 20 || u < -20)
+        ? simd_sum(1)
+        : simd_prefix_exclusive_sum(1);
+    bool c = (v % 2 == 0)
+        && simd_any(u > 40);
+    bool d = (v > 50)
+        || simd_all(u > -50);
+    out[4 * i + 0] = a;
+    out[4 * i + 1] = b;
+    out[4 * i + 2] = int(c);
+    out[4 * i + 3] = int(d);
+}
+""",
 ])
 
 N = 256  # 4 threadgroups of 64
@@ -434,6 +455,29 @@ def test_short_circuit_conditions(device, x):
         a[s] += _exclusive_count(s)[s] * 1000
         want[sl, 0] = a
         want[sl, 1] = b
+    assert_equal(got, want.astype(np.int32))
+
+
+def test_conditional_operators(device, x):
+    """SIMD-group functions in a conditional's branches and in the right operand of `&&` and `||`
+    act on the lanes that chose them, also where the condition branches itself (a conditional of
+    conditionals: fuzz seed 30001 #45, where a simd_or saw part of its lanes on an H100)."""
+    w, got = _run(device, "dv_conditional_operators", x, 4)
+    xi = x.astype(np.int64)
+    u_all = xi[(np.arange(N) * 7) % 256]
+    want = np.zeros((N, 4), np.int64)
+    for g in range(N // w):
+        sl = slice(g * w, (g + 1) * w)
+        v, u = xi[sl], u_all[sl]
+        first = np.where(v % 3 == 0, u < 10, v > u)
+        want[sl, 0] = np.where(first, np.bitwise_xor.reduce(v[first]) if first.any() else 0,
+                               np.bitwise_or.reduce(v[~first]) if (~first).any() else 0)
+        second = (v > 20) | (u < -20)
+        want[sl, 1] = np.where(second, second.sum(), _exclusive_count(~second))
+        even = v % 2 == 0
+        want[sl, 2] = even & bool((u[even] > 40).any())
+        big = v > 50
+        want[sl, 3] = big | bool((u[~big] > -50).all())
     assert_equal(got, want.astype(np.int32))
 
 

@@ -48,6 +48,7 @@ LOOP_STRIP_UNROLLED = HERE / "loop_strip_unrolled.metal"
 LOOP_EXITS = HERE / "loop_exits.metal"
 SWITCHES = HERE / "switch_fall_through.metal"
 REJOINS = HERE / "rejoins_after_rewrites.metal"
+JOINED = HERE / "joined_conditions.metal"
 BUILTIN_NAMES = HERE / "cuda_builtin_names.metal"
 # The user's names in BUILTIN_NAMES that NVRTC declares globally.
 NVRTC_GLOBALS = ("threadIdx", "blockDim", "blockIdx", "gridDim", "y0", "dim3")
@@ -170,6 +171,16 @@ def main():
     if rejoined != marked:
         failures.append(f"CUDA: {rejoined} rejoins in {REJOINS.name}, expected {marked}")
     print(f"translation: {rejoined} rejoins after blocks and rewritten switches for CUDA")
+    # Conditions whose branches call SIMD-group functions: evaluated by the lanes that start them,
+    # which rejoin before the branches (CUDA only), where marked JOINED.
+    joined = translate(exe, "cuda", JOINED)
+    joined_lines = [n for n, text in enumerate(JOINED.read_text().splitlines(), 1) if "// JOINED" in text]
+    if joined.count("joined_t{") != len(joined_lines):
+        failures.append(f"CUDA: {joined.count('joined_t{')} joined conditions in {JOINED.name}, expected "
+                        f"{len(joined_lines)} (lines {joined_lines})")
+    if "joined_t{" in translate(exe, "cpu", JOINED):
+        failures.append("CPU: a condition joined (CUDA's rewrite only)")
+    print(f"translation: {joined.count('joined_t{')} conditions choosing SIMD-group calls joined for CUDA")
     # Products into array elements: the calls marked PAIRED go to multiply_accumulate_element
     # with their array on CUDA, those marked KEEP stay, and the CPU keeps all of them.
     accumulators = translate(exe, "cuda", ACCUMULATORS)
@@ -250,7 +261,7 @@ def main():
     else:
         for name, code in [(SOURCE.name, cuda), (CONSTRUCTS.name, constructs), (BARRIER_BRANCHES.name, branches),
                            (ACCUMULATORS.name, accumulators), (ASYNC_COPIES.name, copies), (NESTS.name, nests),
-                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits), (SWITCHES.name, switches),
+                           (LOOP_NESTS.name, loop_nests), (LOOP_EXITS.name, exits), (SWITCHES.name, switches), (JOINED.name, joined),
                            (BUILTIN_NAMES.name, builtin_names["plain"]),
                            (BUILTIN_NAMES.name + " (poisoned)", builtin_names["poisoned"])]:
             ok, log, seconds = nvrtc_check.compile_cuda(code, "compute_90", *found)

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "msl/analysis/call_graph.hpp"  // matching
+#include "msl/analysis/operands.hpp"    // opening_bracket
 #include "msl/analysis/statements.hpp"  // kNone
 
 namespace metalcall::msl {
@@ -11,19 +12,6 @@ namespace metalcall::msl {
 namespace {
 
 using statements::kNone;
-
-// The bracket opening the one at `close` (`)` or `]`), or kNone.
-std::size_t opening(const std::vector<Token>& t, std::size_t close) {
-  const char* shut = t[close].is(")") ? ")" : "]";
-  const char* open = t[close].is(")") ? "(" : "[";
-  std::size_t depth = 0;
-  for (std::size_t k = close + 1; k-- > 0;) {
-    if (t[k].kind != TokenKind::punct) continue;
-    if (t[k].is(shut)) ++depth;
-    else if (t[k].is(open) && --depth == 0) return k;
-  }
-  return kNone;
-}
 
 bool is_qualifier(const Token& k) {
   return k.is_identifier("const") || k.is_identifier("volatile") || k.is_identifier("thread") ||
@@ -63,12 +51,12 @@ bool lambda_body(const std::vector<Token>& t, std::size_t j, std::size_t* intro)
   if (k == 0) return false;
   std::size_t close = k - 1;  // the introducer's `]` or the parameters' `)`
   if (t[close].is(")")) {
-    const std::size_t open = opening(t, close);
+    const std::size_t open = opening_bracket(t, close);
     if (open == kNone || open == 0) return false;
     close = open - 1;
   }
   if (!t[close].is("]")) return false;
-  const std::size_t square = opening(t, close);
+  const std::size_t square = opening_bracket(t, close);
   if (square == kNone) return false;
   // `a[3] {…}` or `f()[i] {`: a subscript, not a lambda's introducer.
   if (square > 0) {
@@ -108,13 +96,13 @@ void SimdCallers::find_bodies() {
       body.params = t_[intro + 1].is("(") ? intro + 1 : kNone;
       for (std::size_t k = body.params == kNone ? intro + 1 : matching(t_, body.params) + 1; k < j; ++k)
         if (t_[k].is_identifier("constexpr")) body.is_constexpr = true;
-      const std::size_t square = opening(t_, intro);
+      const std::size_t square = opening_bracket(t_, intro);
       if (square != kNone && square >= 2 && t_[square - 1].is("=") && t_[square - 2].kind == TokenKind::identifier)
         body.name = t_[square - 2].text;
     } else {
       const std::size_t k = before_qualifiers(t_, j);
       if (k == 0 || !t_[k - 1].is(")")) continue;
-      const std::size_t open = opening(t_, k - 1);
+      const std::size_t open = opening_bracket(t_, k - 1);
       if (open == kNone || open == 0) continue;
       std::size_t name = open - 1;
       if (t_[name].is(")") && name >= 2 && t_[name - 1].is("(") && t_[name - 2].is_identifier("operator")) {

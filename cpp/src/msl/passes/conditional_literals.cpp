@@ -2,6 +2,7 @@
 // types (see conditional_literals.hpp).
 #include "msl/passes/conditional_literals.hpp"
 
+#include "msl/analysis/operands.hpp"         // matching_colon, third_operand_end
 #include "msl/analysis/source_analysis.hpp"  // bit_field_names
 
 #include <cctype>
@@ -35,48 +36,6 @@ bool int_literal(const std::vector<Token>& t, std::size_t i) {
 bool ends_operand(const std::vector<Token>& t, std::size_t i) {
   return i >= t.size() || punct(t, i, ")") || punct(t, i, "]") || punct(t, i, "}") || punct(t, i, ";") ||
          punct(t, i, ",") || punct(t, i, ":");
-}
-
-// The `:` that matches the `?` at q (same bracket depth, nested conditionals skipped), or t.size().
-std::size_t matching_colon(const std::vector<Token>& t, std::size_t q) {
-  int depth = 0, nested = 0;
-  for (std::size_t i = q + 1; i < t.size(); ++i) {
-    if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) ++depth;
-    else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
-      if (--depth < 0) return t.size();
-    } else if (depth == 0 && t[i].is(";")) {
-      return t.size();
-    } else if (depth == 0 && t[i].is("?")) {
-      ++nested;
-    } else if (depth == 0 && t[i].is(":")) {
-      if (nested == 0) return i;
-      --nested;
-    }
-  }
-  return t.size();
-}
-
-// The end of the third operand that starts at `from`: the first `)`, `]`, `}`, `;`, `,` at its
-// depth, or a `:` not its own nested conditional's; t.size() when none.
-std::size_t third_operand_end(const std::vector<Token>& t, std::size_t from) {
-  int depth = 0, nested = 0;
-  for (std::size_t i = from; i < t.size(); ++i) {
-    if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) {
-      ++depth;
-    } else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
-      if (--depth < 0) return i;
-    } else if (depth == 0 && (t[i].is(";") || t[i].is(","))) {
-      return i;
-    } else if (depth == 0 && t[i].is("?")) {
-      ++nested;
-    } else if (depth == 0 && t[i].is(":")) {
-      if (nested == 0) return i;
-      --nested;
-    }
-  }
-  return t.size();
 }
 
 // Whether the branches [first, last) can be copied into the macro's arguments unchanged.

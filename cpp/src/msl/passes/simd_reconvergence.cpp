@@ -141,6 +141,9 @@ class Rejoins {
     return false;
   }
   bool control(std::size_t j) const { return is_control_keyword(t_[j]); }
+  bool conditional(std::size_t j) const {
+    return t_[j].kind == TokenKind::punct && (t_[j].is("?") || t_[j].is("&&") || t_[j].is("||"));
+  }
   // A threadgroup barrier waits for every thread itself: not a reason to rejoin.
   bool may_synchronise(std::size_t j) const { return callers_.calls(j); }
   bool barrier(std::size_t j) const { return t_[j].is_identifier("threadgroup_barrier"); }
@@ -174,8 +177,11 @@ class Rejoins {
       if (end >= close) break;
       // Blocks inside this statement get their own rejoins (a switch's: those of its cases).
       for (std::size_t body : bodies(i)) block(body);
-      // A statement that may diverge: if/for/while/do/switch, or a block holding one.
-      const bool diverges = is_control_keyword(t_[i]) || (t_[i].is("{") && mentions(i + 1, end, &Rejoins::control));
+      // A statement that may diverge: if/for/while/do/switch, a block holding one, or one that
+      // branches inside an expression (`?:`, `&&`, `||`: NVIDIA GPUs need not rejoin the lanes
+      // of a conditional's branches at its end; fuzz seed 30001 #45).
+      const bool diverges = is_control_keyword(t_[i]) || (t_[i].is("{") && mentions(i + 1, end, &Rejoins::control)) ||
+                            mentions(i, end, &Rejoins::conditional);
       if (rejoinable && diverges && !mentions(i, end + 1, &Rejoins::barrier) &&
           mentions(end + 1, close, &Rejoins::may_synchronise))
         found.after.push_back(end);

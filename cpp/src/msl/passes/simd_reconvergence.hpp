@@ -23,7 +23,7 @@ struct RejoinBlock {
  * The function bodies, and blocks inside them (a switch's braced cases too), that no lane
  * leaves early (no `return`, no `break` or `continue` of an enclosing loop, no `goto`, but for
  * the block's last statement), with their if/for/while/do/switch
- * statements (and blocks holding one) that hold no threadgroup barrier and are followed, in the block, by code that may
+ * statements (and blocks holding one, and statements holding a `?:`, `&&` or `||`) that hold no threadgroup barrier and are followed, in the block, by code that may
  * call a SIMD-group function (a SIMD- or quad-group name, or a function of the source that
  * may call one). The
  * translator writes `const unsigned mtl_rejoin_N = metal::mtl_rt::branch_lanes();` after the

@@ -92,6 +92,16 @@ template <class D, class V> METAL_FUNC void assign_whole(D&& to, const V& value)
 METAL_FUNC unsigned branch_lanes() { return __activemask(); }
 METAL_FUNC void rejoin(unsigned lanes) { __syncwarp(lanes); }
 
+// A condition evaluated by the lanes that start it, which meet again before the code it chooses
+// runs (the translator writes `joined_t{branch_lanes(), (c)}.value`, msl/passes/simd_conditions.hpp):
+// a condition that branches itself (`p ? q : r`, `p || q`) may leave them in groups that enter
+// that code, and its SIMD-group functions, apart. A braced list takes the lanes before the condition.
+template <class C> struct joined_t {
+  C value;
+  METAL_FUNC joined_t(unsigned lanes, C c) : value(c) { __syncwarp(lanes); }
+};
+template <class C> joined_t(unsigned, C) -> joined_t<C>;
+
 // True, but opaque to the compiler (and not hoisted: volatile): the translator makes each exit of
 // a loop that may call a SIMD-group function leave only if it says so (msl/passes/simd_loop_exits.hpp),
 // so the code on the way out stays in its iteration and acts on the lanes leaving in it.

@@ -3,6 +3,8 @@
 // after divergent control flow, and loop exits kept in their iteration.
 #include "msl/translate/translator_walk.hpp"
 
+#include "msl/passes/simd_conditions.hpp"
+
 namespace metalcall::msl {
 
 void Translator::add_simd_lane_edits() {
@@ -38,6 +40,23 @@ void Translator::add_simd_lane_edits() {
       if (!e.before.empty()) text_before_[e.first] += e.before;
       text_after_[e.last] += e.after;
     }
+}
+
+void Translator::join_simd_conditions(const std::function<bool(std::size_t, std::size_t)>& untouched) {
+  const SimdCallers simd_callers(t_, is_simd_call_name);
+  for (const auto& [first, last] : simd_joined_conditions(t_, simd_callers)) {
+    // A unary minus that opens the condition may start a wrap of its own, inside or around it.
+    if (t_[first].is("-") || !untouched(first, last + 1)) continue;
+    // The wraps that start at its first token hold the whole conditional (a conversion of it, a
+    // conditional's branch): the condition's opens after theirs. Its close after those of the
+    // wraps that end with it, inside it.
+    const std::string open = "metal::mtl_rt::joined_t{metal::mtl_rt::branch_lanes(), (";
+    if (auto arm = conditional_arms_.before.find(first); arm != conditional_arms_.before.end())
+      arm->second += open;
+    else
+      text_before_[first] += open;
+    text_before_[last + 1] += ")}.value";
+  }
 }
 
 }  // namespace metalcall::msl

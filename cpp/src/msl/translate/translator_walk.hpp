@@ -190,6 +190,9 @@ class Translator {
   // CUDA: rejoins before SIMD-group functions and loop exits kept in their iteration, where no
   // other rewrite replaced the tokens (translator_simd_lanes.cpp).
   void add_simd_lane_edits();
+  // CUDA: conditions whose lanes rejoin before the SIMD-group code they choose, after every other
+  // edit (their wraps opened and closed around them), where `untouched` says no rewrite replaced a token.
+  void join_simd_conditions(const std::function<bool(std::size_t, std::size_t)>& untouched);
   // Whether an earlier rewrite owns token i (replaces it, or writes text around it): a later
   // rewrite that would edit i leaves its construct as it is.
   bool rewritten(std::size_t i) const {
