@@ -27,3 +27,19 @@ kernel void k(device int* out [[buffer(0)]], device const int* x [[buffer(1)]],
     }
     out[gid] = y + simd_sum(2);
 }
+
+// No rejoin after a branch holding a barrier that lanes skip, nor after the statements that follow
+// it (test_divergent_barriers.py): the lanes held at the barrier wait for those that skipped it.
+kernel void after_barrier_branch(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                 uint sg [[simdgroup_index_in_threadgroup]], uint sl [[thread_index_in_simdgroup]]) {
+    threadgroup float partial[2][32];
+    float v = sl < 20u ? x[sl] : 0.0f;  // REJOIN
+    v += simd_shuffle_down(v, 1);
+    if (sl % 2 == 0) {
+        partial[sg][sl] = v;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    float s = (sg == 0 && sl % 2 == 0) ? partial[0][sl] : 0.0f;
+    if (s > 1.0f) { s = 1.0f; }
+    out[sl] = s + simd_sum(s);
+}

@@ -168,6 +168,7 @@ class Rejoins {
     const bool rejoinable = !leaves(open + 1, final_exit ? last - 1 : close - 1);
     RejoinBlock found;
     found.open = open;
+    bool barrier_skipped = false;  // after a branch holding a barrier: no rejoins (see below)
     for (std::size_t i = open + 1; i < close;) {
       if (t_[i].kind == TokenKind::directive) {
         ++i;
@@ -182,9 +183,14 @@ class Rejoins {
       // of a conditional's branches at its end; fuzz seed 30001 #45).
       const bool diverges = is_control_keyword(t_[i]) || (t_[i].is("{") && mentions(i + 1, end, &Rejoins::control)) ||
                             mentions(i, end, &Rejoins::conditional);
-      if (rejoinable && diverges && !mentions(i, end + 1, &Rejoins::barrier) &&
+      const bool holds_barrier = mentions(i, end + 1, &Rejoins::barrier);
+      if (rejoinable && diverges && !holds_barrier && !barrier_skipped &&
           mentions(end + 1, close, &Rejoins::may_synchronise))
         found.after.push_back(end);
+      // A branch holding a barrier that lanes may skip (MLX's gemv_t): those lanes run ahead, and a
+      // rejoin of the block's lanes after it would wait for the lanes held at the barrier, which
+      // wait for them (test_divergent_barriers.py's branch_barrier_reduce hung on an H100).
+      if (holds_barrier && (t_[i].is_identifier("if") || t_[i].is_identifier("switch"))) barrier_skipped = true;
       i = end + 1;
     }
     if (!found.after.empty()) out_.push_back(std::move(found));
