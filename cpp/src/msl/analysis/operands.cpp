@@ -37,15 +37,21 @@ std::size_t opening_bracket(const std::vector<Token>& t, std::size_t close) {
   return kNone;
 }
 
-std::size_t matching_colon(const std::vector<Token>& t, std::size_t q) {
+namespace {
+
+// From `from`, the first `:` at its bracket depth that no nested conditional of the range takes;
+// a closing bracket below that depth or a `;` (for a third operand, a `,` too) ends the range:
+// matching_colon gives t.size() there, third_operand_end that token.
+std::size_t scan_to_colon(const std::vector<Token>& t, std::size_t from, bool third_operand) {
   int depth = 0, nested = 0;
-  for (std::size_t i = q + 1; i < t.size(); ++i) {
+  for (std::size_t i = from; i < t.size(); ++i) {
     if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) ++depth;
-    else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
-      if (--depth < 0) return t.size();
-    } else if (depth == 0 && t[i].is(";")) {
-      return t.size();
+    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) {
+      ++depth;
+    } else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
+      if (--depth < 0) return third_operand ? i : t.size();
+    } else if (depth == 0 && (t[i].is(";") || (third_operand && t[i].is(",")))) {
+      return third_operand ? i : t.size();
     } else if (depth == 0 && t[i].is("?")) {
       ++nested;
     } else if (depth == 0 && t[i].is(":")) {
@@ -56,25 +62,11 @@ std::size_t matching_colon(const std::vector<Token>& t, std::size_t q) {
   return t.size();
 }
 
-std::size_t third_operand_end(const std::vector<Token>& t, std::size_t from) {
-  int depth = 0, nested = 0;
-  for (std::size_t i = from; i < t.size(); ++i) {
-    if (t[i].kind != TokenKind::punct) continue;
-    if (t[i].is("(") || t[i].is("[") || t[i].is("{")) {
-      ++depth;
-    } else if (t[i].is(")") || t[i].is("]") || t[i].is("}")) {
-      if (--depth < 0) return i;
-    } else if (depth == 0 && (t[i].is(";") || t[i].is(","))) {
-      return i;
-    } else if (depth == 0 && t[i].is("?")) {
-      ++nested;
-    } else if (depth == 0 && t[i].is(":")) {
-      if (nested == 0) return i;
-      --nested;
-    }
-  }
-  return t.size();
-}
+}  // namespace
+
+std::size_t matching_colon(const std::vector<Token>& t, std::size_t q) { return scan_to_colon(t, q + 1, false); }
+
+std::size_t third_operand_end(const std::vector<Token>& t, std::size_t from) { return scan_to_colon(t, from, true); }
 
 std::size_t left_operand_start(const std::vector<Token>& t, std::size_t op) {
   const bool for_and = t[op].is("&&");
