@@ -43,3 +43,19 @@ kernel void after_barrier_branch(device const float* x [[buffer(0)]], device flo
     if (s > 1.0f) { s = 1.0f; }
     out[sl] = s + simd_sum(s);
 }
+
+// Likewise where the branch holding the barrier lies in a loop of the block.
+kernel void after_barrier_branch_in_loop(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                         uint sl [[thread_index_in_simdgroup]]) {
+    threadgroup float partial[32];
+    float v = 0.0f;
+    for (uint k = 0; k < 4u; ++k) {
+        if (sl % 2 == 0) {
+            partial[sl] = x[k * 32u + sl];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            v += partial[sl ^ 2u];
+        }
+    }
+    float s = sl < 7u ? v : 0.0f;
+    out[sl] = s + simd_sum(s);
+}

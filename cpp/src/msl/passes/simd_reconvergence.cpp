@@ -141,6 +141,7 @@ class Rejoins {
     return false;
   }
   bool control(std::size_t j) const { return is_control_keyword(t_[j]); }
+  bool branch(std::size_t j) const { return t_[j].is_identifier("if") || t_[j].is_identifier("switch"); }
   bool conditional(std::size_t j) const {
     return t_[j].kind == TokenKind::punct && (t_[j].is("?") || t_[j].is("&&") || t_[j].is("||"));
   }
@@ -190,7 +191,8 @@ class Rejoins {
       // A branch holding a barrier that lanes may skip (MLX's gemv_t): those lanes run ahead, and a
       // rejoin of the block's lanes after it would wait for the lanes held at the barrier, which
       // wait for them (test_divergent_barriers.py's branch_barrier_reduce hung on an H100).
-      if (holds_barrier && (t_[i].is_identifier("if") || t_[i].is_identifier("switch"))) barrier_skipped = true;
+      // The branch may lie inside the statement (a loop or block holding it): any if or switch there.
+      if (holds_barrier && mentions(i, end + 1, &Rejoins::branch)) barrier_skipped = true;
       i = end + 1;
     }
     if (!found.after.empty()) out_.push_back(std::move(found));
