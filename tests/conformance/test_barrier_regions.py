@@ -229,7 +229,7 @@ kernel void rg_out_break(const device float* x [[buffer(0)]], device float* out 
   out[gid] = s[tid];
 }
 
-// A SIMD-group function beside the barrier.
+// A SIMD-group function beside the barrier: since 2026-12-06 a region boundary too (simd_exchanges.hpp).
 kernel void rg_out_simd(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                         uint tid [[thread_position_in_threadgroup]], uint gid [[thread_position_in_grid]],
                         uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
@@ -362,8 +362,8 @@ kernel void rg_out_lambda(const device float* x [[buffer(0)]], device float* out
 """)
 
 REGIONS = {"rg_bitonic", "rg_histogram", "rg_tree_sum", "rg_pair_sum", "rg_scan", "rg_matmul", "rg_transpose", "rg_reverse_3d",
-           "rg_rounds_int", "rg_local_parts", "rg_shadowed_constant", "rg_array_first"}
-FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_simd", "rg_out_helper", "rg_out_address",
+           "rg_rounds_int", "rg_local_parts", "rg_shadowed_constant", "rg_array_first", "rg_out_simd"}
+FIBERS = {"rg_out_reference", "rg_out_branch", "rg_out_return", "rg_out_break", "rg_out_helper", "rg_out_address",
           "rg_out_device_bound", "rg_out_lambda", "rg_out_param_part",
           # an array crossing a barrier: its name decays to a pointer whose address space picks overloads
           "rg_crossing"}
@@ -540,10 +540,11 @@ def test_outside_the_subset_keep_fibers(device, rng):
     assert_close(np.asarray(out), s.reshape(-1), rtol=1e-5)
 
 
-def test_simd_kernel_keeps_fibers(device, rng):
+@pytest.mark.parametrize("regions_off", [False, True], ids=["rule", "off"])
+def test_simd_kernel(device, rng, regions_off):
     x = rng.random(64, dtype=np.float32)
     out = device.empty(64, np.float32)
-    k = kernel(device, "rg_out_simd")
+    k = kernel(device, "rg_out_simd", regions_off)
     if k.thread_execution_width not in (0, 32) and device.backend != "cpu":
         pytest.skip("written for 32-lane SIMD-groups")
     k(64, device.asarray(x), out, threadgroup=64).wait()

@@ -37,6 +37,8 @@ bool is_synchronising_name(const std::string& id) {
   static const auto& names = *new std::set<std::string>{
       "threadgroup_barrier", "thread_elements", "make_filled_simdgroup_matrix", "mtl_rt",
       "__metal_get_thread_index_in_simdgroup"};
+  // simd_vote and quad_vote are the ballots' result types, not functions.
+  if (id == "simd_vote" || id == "quad_vote") return false;
   return names.count(id) != 0 || id.rfind("simd_", 0) == 0 || id.rfind("quad_", 0) == 0 ||
          (id.rfind("simdgroup_", 0) == 0 && id != "simdgroup_index_in_threadgroup") ||
          id.rfind("__metal_simd_", 0) == 0;
@@ -386,7 +388,8 @@ std::vector<bool> kernels_reaching(const std::vector<Token>& t, const std::vecto
   for (std::size_t d = 0; d < decls.size(); ++d) {
     for (const auto& name : decls[d].mentions) {
       mentioned_by[name].push_back(d);
-      if (!synchronises[d] && (name == kPastedName || seed(name))) {
+      // A declaration's own name is no use of it (a kernel or helper called simd_reduce).
+      if (!synchronises[d] && (name == kPastedName || (seed(name) && !decls[d].declares.count(name)))) {
         synchronises[d] = true;
         work.push_back(d);
       }

@@ -1,6 +1,7 @@
 // Barriers as work-item loops (see barrier_regions.hpp).
 #include "msl/passes/barrier_regions.hpp"
 #include "msl/passes/barrier_region_reading.hpp"
+#include "msl/passes/simd_exchanges.hpp"
 
 #include <algorithm>
 #include <map>
@@ -39,6 +40,7 @@ struct Region {
   std::size_t anchor = 0;                     // a token near where it starts (for the generated text's lines)
   int depth = 0;                              // 0: the kernel body's own sequence
   std::size_t barrier = static_cast<std::size_t>(-1);  // the name of the barrier that starts it, if one does
+  std::vector<std::size_t> runs, puts;  // exchanges_ run at its start (its statement's calls), put at its end
 };
 
 struct Item {
@@ -68,8 +70,8 @@ struct Local {
 class Planner {
  public:
   Planner(const std::vector<Token>& t, const ParsedKernel& k, const Target& target,
-          const std::set<std::string>& mutable_reference_functions)
-      : t_(t), k_(k), target_(target), mutable_references_(mutable_reference_functions) {}
+          const std::set<std::string>& mutable_reference_functions, bool exchanges)
+      : t_(t), k_(k), target_(target), mutable_references_(mutable_reference_functions), exchanges_allowed_(exchanges) {}
 
   bool plan() {
     const std::size_t open = k_.body_open, close = k_.body_close;
@@ -99,11 +101,17 @@ class Planner {
     for (const auto& p : k_.params)
       if (written(p.info.name, kNone, p.info.kind == ParamKind::builtin || p.info.kind == ParamKind::value)) return false;
     if (!sequence(open + 1, close, 0, top_)) return false;
-    if (barriers_.empty()) return false;
+    if (barriers_.empty() && exchanges_.empty()) return false;
     return find_crossings() && check_exits();
   }
 
   const std::vector<std::size_t>& barriers() const { return barriers_; }
+  /** The names of the SIMD-group calls the regions exchange (no longer synchronising calls). */
+  std::vector<std::size_t> exchange_names() const {
+    std::vector<std::size_t> names;
+    for (const ExchangeCall& c : exchanges_) names.push_back(c.name);
+    return names;
+  }
 
   /** Writes the body, `{` to `}`, as regions. */
   void emit(std::vector<Token>& out) const {
@@ -119,6 +127,7 @@ class Planner {
   const ParsedKernel& k_;
   const Target& target_;
   const std::set<std::string>& mutable_references_;  // functions with non-const reference parameters
+  const bool exchanges_allowed_;                      // SIMD-group calls may start regions (simd_exchanges.hpp)
   std::set<std::string> thread_params_;   // per-thread builtins: recomputed in each region
   std::set<std::string> group_names_;     // uniform across the group: parameters, group locals, loop variables
   std::set<std::string> varying_params_;  // device and threadgroup memory, textures
@@ -129,6 +138,7 @@ class Planner {
   std::vector<GroupLoop> loops_;
   std::vector<Local> locals_;
   std::vector<std::size_t> barriers_;          // the `threadgroup_barrier` tokens
+  std::vector<ExchangeCall> exchanges_;        // SIMD-group calls that start regions (simd_exchanges.hpp)
   std::set<std::size_t> returns_;              // `return` tokens that end a thread's iteration
   Sequence top_;
 
@@ -287,6 +297,7 @@ class Planner {
       std::size_t h = i;  // past `#pragma` lines, which stay with their statement
       while (h < end && t_[h].kind == TokenKind::directive) ++h;
       const Token& head = t_[h];
+      const bool exchanges = holds_exchange(i, end);
       Statement st;
       st.first = i;
       st.last = end;
@@ -297,7 +308,7 @@ class Planner {
         region = new_region(i, depth);
         regions_[region].barrier = b;
         seq.items.push_back({false, region});
-      } else if ((head.is_identifier("for") || head.is_identifier("while")) && holds_barrier(t_, i, end)) {
+      } else if ((head.is_identifier("for") || head.is_identifier("while")) && (holds_barrier(t_, i, end) || exchanges)) {
         std::size_t loop = 0;
         if (!group_loop(i, h, end, depth, loop)) return false;
         st.kind = Kind::loop;
@@ -305,6 +316,8 @@ class Planner {
         region = new_region(end, depth);
         seq.items.push_back({false, region});
       } else if (holds_barrier(t_, i, end) || refused_start(head) || punct(t_, h, "[")) {
+        return false;
+      } else if (exchanges && !start_exchange_region(i, end, depth, region, seq)) {
         return false;
       } else if (statement_keyword(head) || punct(t_, h, "{") || punct(t_, h, ";")) {
         if (head.is_identifier("break") || head.is_identifier("continue")) return false;  // the threads' loop is not theirs
@@ -371,6 +384,46 @@ class Planner {
       own_locals.push_back(locals_.size());
       locals_.push_back(l);
       thread_locals_.insert(l.name);
+    }
+    return true;
+  }
+
+  bool holds_exchange(std::size_t first, std::size_t last) const {
+    for (std::size_t k = first; k <= last; ++k)
+      if (t_[k].kind == TokenKind::identifier && exchange_function(t_[k].text) && punct(t_, k + 1, "(")) return true;
+    return false;
+  }
+
+  // A declaration or expression statement [first, end] calling SIMD-group functions that every
+  // thread of the group evaluates (no conditional, `&&` or `||` around them), each of a value
+  // the threads compute and a lane, delta or mask the same for all: it starts a region, and the
+  // region before puts each call's value (simd_exchanges.hpp).
+  bool start_exchange_region(std::size_t first, std::size_t end, int depth, std::size_t& region, Sequence& seq) {
+    if (!exchanges_allowed_ || t_[first].kind == TokenKind::directive || statement_keyword(t_[first]) ||
+        punct(t_, first, "{"))
+      return false;
+    for (std::size_t k = first; k <= end; ++k)
+      if (punct(t_, k, "?") || punct(t_, k, "&&") || punct(t_, k, "||")) return false;
+    std::vector<ExchangeCall> calls;
+    if (!exchange_calls(t_, first, end, calls)) return false;
+    const auto decl = parse_declaration(t_, first, end);
+    for (const ExchangeCall& c : calls) {
+      for (std::size_t k = c.value_first; k < c.value_last; ++k) {
+        const Token& tok = t_[k];
+        if (assignment(tok) || one_of(tok, {"++", "--", ";"}) || tok.kind == TokenKind::string) return false;
+        // The value is put before the statement runs: not of a name the statement declares.
+        for (std::size_t d = 0; decl && d < decl->declarators.size(); ++d)
+          if (named(k, t_[decl->declarators[d].name].text)) return false;
+      }
+      if (c.arg_first != c.arg_last && !uniform(c.arg_first, c.arg_last)) return false;
+    }
+    const std::size_t before = region;
+    region = new_region(first, depth);
+    seq.items.push_back({false, region});
+    for (const ExchangeCall& c : calls) {
+      regions_[before].puts.push_back(exchanges_.size());
+      regions_[region].runs.push_back(exchanges_.size());
+      exchanges_.push_back(c);
     }
     return true;
   }
@@ -515,6 +568,66 @@ class Planner {
   // ---- writing ----
 
   std::string slot_name(std::size_t local) const { return "mtl_rs_" + std::to_string(local); }
+  std::string exchange_site(std::size_t x) const { return "mtl_xs_" + std::to_string(x); }
+
+  // The exchange whose call starts at token k of region r's statement, if one does.
+  const ExchangeCall* exchange_at(const Region& r, std::size_t k) const {
+    for (std::size_t x : r.runs)
+      if (exchanges_[x].first == k) return &exchanges_[x];
+    return nullptr;
+  }
+
+  // The call's result for its thread, read from the site its values were exchanged in.
+  void take(Writer& w, const ExchangeCall& c) const {
+    const std::string site = exchange_site(static_cast<std::size_t>(&c - exchanges_.data()));
+    if (!c.vote_type.empty()) {
+      w.text("metal :: mtl_regions :: mtl_take_vote < " + c.vote_type + " > ( " + site + " , mtl_ti )", c.name);
+      return;
+    }
+    w.text("metal :: mtl_regions :: mtl_take < " + exchanged_type(c), c.name);
+    w.text("> ( " + site + " , mtl_ti )", c.name);
+  }
+
+  std::string exchanged_type(const ExchangeCall& c) const {
+    std::string type = "metal :: mtl_regions :: mtl_exchanged_t < decltype ( (";
+    for (std::size_t k = c.value_first; k < c.value_last; ++k) type += " " + t_[k].text;
+    return type + " ) ) >";
+  }
+
+  // In region r, the declarations of the per-thread builtins and the references to the slots of
+  // the earlier regions' locals that the code `mentions` names, at the token `at`.
+  template <class Mentions>
+  void thread_names(Writer& w, std::size_t r, const Mentions& mentions, std::size_t at) const {
+    for (const auto& p : k_.params) {
+      if (!thread_params_.count(p.info.name) || !mentions(p.info.name)) continue;
+      std::string decl;
+      for (std::size_t k : p.type_tokens) decl += t_[k].text + " ";
+      decl += p.info.name + " ( ";
+      const int width = std::min(p.info.vector_width, 3);
+      for (int d = 0; d < width; ++d) decl += (d ? " , " : "") + builtin_component(p.info.builtin, d, target_);
+      w.text(decl + " ) ;", at);
+    }
+    for (std::size_t l = 0; l < locals_.size(); ++l) {
+      const Local& local = locals_[l];
+      if (!local.crossing || local.region >= r || r > local.last_region || !mentions(local.name)) continue;
+      const bool is_const = statements_[local.statement].decl->is_const;
+      w.text(std::string(is_const ? "const " : "") + "auto & " + local.name + " = " + slot_name(l) + " [ mtl_ti ] ;", at);
+    }
+  }
+
+  // The exchange of call x, between the region that put its values and region r, its call's:
+  // its value's type read with thread 0's names (only the type: nothing is evaluated).
+  void run_exchange(Writer& w, std::size_t r, std::size_t x) const {
+    const ExchangeCall& c = exchanges_[x];
+    const std::size_t at = c.name;
+    w.text("{ const unsigned mtl_x = mtl_x0 , mtl_ly = 0 , mtl_lz = 0 ; __metalcall_thread_ids ;", at);
+    thread_names(w, r, [&](const std::string& name) { return mentions(c.value_first, c.value_last - 1, name); }, at);
+    w.text("metal :: mtl_regions :: mtl_run < metal :: mtl_regions :: " + c.op + " , " + exchanged_type(c) + " > ( " +
+               exchange_site(x) + " , mtl_count , " + (c.quad ? "4u" : "mtl_sw") + " , ( unsigned short ) (", at);
+    if (c.arg_first == c.arg_last) w.text("0u", at);
+    else w.copy(c.arg_first, c.arg_last - 1);
+    w.text(") ) ; }", at);
+  }
 
   void emit_sequence(Writer& w, const Sequence& seq) const {
     for (const Item& item : seq.items) {
@@ -536,7 +649,10 @@ class Planner {
       w.copy(region.barrier + 1, matching(t_, region.barrier + 1));
       w.text(";", region.barrier);
     }
+    // The exchanges of the statement that starts it, over the values the region before put.
+    for (std::size_t x : region.runs) run_exchange(w, r, x);
     for (std::size_t s : region.group_statements) w.copy(statements_[s].first, statements_[s].last);
+    for (std::size_t x : region.puts) w.text("metal :: mtl_regions :: mtl_exchange_site " + exchange_site(x) + " ;", exchanges_[x].name);
     // Per-thread arrays of the locals declared here that later regions read.
     for (std::size_t l = 0; l < locals_.size(); ++l) {
       const Local& local = locals_[l];
@@ -551,39 +667,38 @@ class Planner {
                  " ( mtl_count ) ;",
              statements_[local.statement].first);
     }
-    if (region.statements.empty()) return;
-    const std::size_t first = statements_[region.statements.front()].first;
-    const std::size_t last = statements_[region.statements.back()].last;
+    if (region.statements.empty() && region.puts.empty()) return;
+    const std::size_t first = region.statements.empty() ? region.anchor : statements_[region.statements.front()].first;
+    const std::size_t last = region.statements.empty() ? region.anchor : statements_[region.statements.back()].last;
+    // Whether the threads' code names `name`: a statement, or a value put for an exchange.
+    const auto region_mentions = [&](const std::string& name) {
+      for (std::size_t s : region.statements)
+        if (mentions(statements_[s].first, statements_[s].last, name)) return true;
+      for (std::size_t x : region.puts)
+        if (mentions(exchanges_[x].value_first, exchanges_[x].value_last - 1, name)) return true;
+      return false;
+    };
     // The `;` ends the macro's statement for the passes after this one: checked mode read
     // `__metalcall_thread_ids long a[2] = {...}` as a declaration of that type (fuzz seed 23).
     w.text("__metalcall_threads { __metalcall_thread_ids ;", first);
-    for (const auto& p : k_.params) {
-      if (!thread_params_.count(p.info.name)) continue;
-      bool used = false;
-      for (std::size_t s : region.statements) used = used || mentions(statements_[s].first, statements_[s].last, p.info.name);
-      if (!used) continue;
-      std::string decl;
-      for (std::size_t k : p.type_tokens) decl += t_[k].text + " ";
-      decl += p.info.name + " ( ";
-      const int width = std::min(p.info.vector_width, 3);
-      for (int d = 0; d < width; ++d) decl += (d ? " , " : "") + builtin_component(p.info.builtin, d, target_);
-      w.text(decl + " ) ;", first);
-    }
-    for (std::size_t l = 0; l < locals_.size(); ++l) {
-      const Local& local = locals_[l];
-      if (!local.crossing || local.region >= r || r > local.last_region) continue;
-      bool used = false;
-      for (std::size_t s : region.statements) used = used || mentions(statements_[s].first, statements_[s].last, local.name);
-      if (!used) continue;
-      const bool is_const = statements_[local.statement].decl->is_const;
-      w.text(std::string(is_const ? "const " : "") + "auto & " + local.name + " = " + slot_name(l) + " [ mtl_ti ] ;",
-             first);
-    }
+    thread_names(w, r, region_mentions, first);
     for (std::size_t s : region.statements)
       for (std::size_t k = statements_[s].first; k <= statements_[s].last; ++k) {
-        if (returns_.count(k)) w.text("continue", k);
-        else w.copy(k);
+        if (returns_.count(k)) {
+          w.text("continue", k);
+        } else if (const ExchangeCall* c = exchange_at(region, k)) {
+          take(w, *c);
+          k = c->close;
+        } else {
+          w.copy(k);
+        }
       }
+    for (std::size_t x : region.puts) {
+      const ExchangeCall& c = exchanges_[x];
+      w.text("metal :: mtl_regions :: mtl_put ( " + exchange_site(x) + " , mtl_ti , (", c.name);
+      w.copy(c.value_first, c.value_last - 1);
+      w.text(") ) ;", c.name);
+    }
     for (std::size_t l = 0; l < locals_.size(); ++l) {
       const Local& local = locals_[l];
       if (local.region != r || !local.crossing) continue;
@@ -596,7 +711,9 @@ class Planner {
 }  // namespace
 
 std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::string& source, const Target& target) {
-  if (std::none_of(t.begin(), t.end(), [](const Token& k) { return k.is_identifier("threadgroup_barrier"); }))
+  if (std::none_of(t.begin(), t.end(), [](const Token& k) {
+        return k.is_identifier("threadgroup_barrier") || (k.kind == TokenKind::identifier && exchange_function(k.text));
+      }))
     return t;
   try {
     const ParsedSource parsed = parse_source(t, source);
@@ -605,9 +722,10 @@ std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::
     std::map<std::size_t, std::vector<std::size_t>> bodies;
     for (std::size_t i = 0; i < parsed.kernels.size(); ++i)
       if (parsed.kernels[i].body_close > parsed.kernels[i].body_open) bodies[parsed.kernels[i].body_open].push_back(i);
+    const bool exchanges = !declares_exchange_function(t);
     std::map<std::size_t, std::unique_ptr<Planner>> plans;
     for (const auto& [open, kernels] : bodies) {
-      auto plan = std::make_unique<Planner>(t, parsed.kernels[kernels.front()], target, references);
+      auto plan = std::make_unique<Planner>(t, parsed.kernels[kernels.front()], target, references, exchanges);
       if (plan->plan()) plans[open] = std::move(plan);
     }
     // Nothing else in a planned kernel may synchronise: with its own barriers renamed, every
@@ -617,6 +735,8 @@ std::vector<Token> form_barrier_regions(const std::vector<Token>& t, const std::
       std::vector<Token> neutral = t;
       for (const auto& [open, plan] : plans)
         for (std::size_t b : plan->barriers()) neutral[b].text = kNeutralBarrier;
+      for (const auto& [open, plan] : plans)
+        for (std::size_t n : plan->exchange_names()) neutral[n].text = kNeutralBarrier;
       const std::vector<bool> sync = fiber_kernels(neutral, parsed.kernels);
       for (auto it = plans.begin(); it != plans.end();) {
         bool keep = true;

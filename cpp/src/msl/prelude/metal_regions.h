@@ -58,6 +58,118 @@ inline void mtl_store(T& to, const T& from) {
   else to = from;
 }
 
+// ---- SIMD-group exchanges as region boundaries (msl/passes/barrier_regions.hpp) ----
+// A statement calling simd_sum(x), simd_shuffle_down(x, d), quad_broadcast(x, l) ... at a
+// region's top level starts a region: each thread of the previous one puts its x in the site's
+// storage (mtl_put), the group then runs the exchange over each SIMD-group's lanes (all of them
+// active: nothing has returned before a later region), and the call reads its thread's result
+// (mtl_take). The results are the fibers' (metal_simdgroup.h): the same lanes in the same order.
+struct mtl_exchange_site {
+  alignas(32) unsigned char values[1024 * 32];  // each thread's value, then (in place) its result
+  alignas(8) unsigned char votes[1024 * 8];     // ballots, all and any: each thread's result
+  mtl_exchange_site() {}
+  mtl_exchange_site(const mtl_exchange_site&) = delete;
+  mtl_exchange_site& operator=(const mtl_exchange_site&) = delete;
+};
+
+// The type an exchange's value takes: the by-value parameter's of the SIMD-group function.
+template <class T> struct mtl_exchanged { typedef typename remove_cv<remove_reference_t<T>>::type type; };
+template <class T> using mtl_exchanged_t = typename mtl_exchanged<T>::type;
+
+template <class T> inline T* mtl_values(mtl_exchange_site& s) { return reinterpret_cast<T*>(s.values); }
+
+template <class T> inline void mtl_put(mtl_exchange_site& s, unsigned ti, const T& x) {
+  typedef mtl_exchanged_t<T> V;
+  static_assert(sizeof(V) <= 32, "value too large for a SIMD-group exchange");
+  mtl_values<V>(s)[ti] = x;
+}
+// Between the regions, over the group's `count` threads in W-wide groups; `arg` is the call's
+// lane, delta or mask (the same for every thread).
+template <class Op, class V> inline void mtl_run(mtl_exchange_site& s, unsigned count, unsigned W, unsigned arg) {
+  Op::template run<V>(s, count, W, arg);
+}
+template <class V> inline V mtl_take(mtl_exchange_site& s, unsigned ti) { return mtl_values<V>(s)[ti]; }
+template <class V> inline V mtl_take_vote(mtl_exchange_site& s, unsigned ti) { return reinterpret_cast<V*>(s.votes)[ti]; }
+
+// Each W-wide group of the threadgroup's `count` threads (the last one may be short).
+template <class F> inline void mtl_each_group(unsigned count, unsigned W, F f) {
+  for (unsigned base = 0; base < count; base += W) f(base, count - base < W ? count - base : W);
+}
+
+template <template <class> class F> struct mtl_x_reduce {
+  template <class T> static void run(mtl_exchange_site& s, unsigned count, unsigned W, unsigned) {
+    T* v = mtl_values<T>(s);
+    mtl_each_group(count, W, [&](unsigned base, unsigned n) {
+      T r = v[base];
+      for (unsigned i = 1; i < n; ++i) r = F<T>()(r, v[base + i]);
+      for (unsigned i = 0; i < n; ++i) v[base + i] = r;
+    });
+  }
+};
+template <template <class> class F, int Identity, bool Inclusive> struct mtl_x_prefix {
+  template <class T> static void run(mtl_exchange_site& s, unsigned count, unsigned W, unsigned) {
+    T* v = mtl_values<T>(s);
+    mtl_each_group(count, W, [&](unsigned base, unsigned n) {
+      T r = T(Identity);
+      for (unsigned i = 0; i < n; ++i) {
+        const T x = v[base + i];
+        if (Inclusive) r = F<T>()(r, x);
+        v[base + i] = r;
+        if (!Inclusive) r = F<T>()(r, x);
+      }
+    });
+  }
+};
+// Shuffles: lane `me` reads Source()(me, W, arg)'s value; a source past the group's lanes, or
+// none (kNoLane), gives the lane its own value (the fibers' read_lane).
+constexpr unsigned kNoLane = ~0u;
+template <class Source> struct mtl_x_shuffle {
+  template <class T> static void run(mtl_exchange_site& s, unsigned count, unsigned W, unsigned arg) {
+    T* v = mtl_values<T>(s);
+    mtl_each_group(count, W, [&](unsigned base, unsigned n) {
+      T own[64];
+      for (unsigned i = 0; i < n; ++i) own[i] = v[base + i];
+      for (unsigned me = 0; me < n; ++me) {
+        const unsigned from = Source()(me, W, arg);
+        v[base + me] = from < n ? own[from] : own[me];
+      }
+    });
+  }
+};
+struct mtl_from_lane { unsigned operator()(unsigned, unsigned, unsigned lane) const { return lane; } };
+struct mtl_from_first { unsigned operator()(unsigned, unsigned, unsigned) const { return 0; } };
+struct mtl_from_up {
+  unsigned operator()(unsigned me, unsigned, unsigned d) const { return me >= d ? me - d : kNoLane; }
+};
+struct mtl_from_down {
+  unsigned operator()(unsigned me, unsigned W, unsigned d) const { return me + d < W ? me + d : kNoLane; }
+};
+struct mtl_from_xor {
+  unsigned operator()(unsigned me, unsigned W, unsigned m) const { return (me ^ m) & (W - 1); }
+};
+struct mtl_from_rotate_down {
+  unsigned operator()(unsigned me, unsigned W, unsigned d) const { return (me + d) % W; }
+};
+struct mtl_from_rotate_up {
+  unsigned operator()(unsigned me, unsigned W, unsigned d) const { return (me + W - (d % W)) % W; }
+};
+// Ballots, all and any of a bool: every lane of the group gets its group's answer.
+template <class Vote, int Kind> struct mtl_x_vote {  // Kind 0: ballot, 1: all, 2: any
+  template <class T> static void run(mtl_exchange_site& s, unsigned count, unsigned W, unsigned) {
+    const T* v = mtl_values<T>(s);
+    mtl_each_group(count, W, [&](unsigned base, unsigned n) {
+      simd_vote::vote_t bits = 0;
+      for (unsigned i = 0; i < n; ++i)
+        if (bool(v[base + i])) bits |= simd_vote::vote_t(1) << i;
+      const simd_vote::vote_t every = n == 64 ? ~simd_vote::vote_t(0) : (simd_vote::vote_t(1) << n) - 1;
+      for (unsigned i = 0; i < n; ++i) {
+        if (Kind == 0) reinterpret_cast<Vote*>(s.votes)[base + i] = Vote(typename Vote::vote_t(bits));
+        else reinterpret_cast<bool*>(s.votes)[base + i] = Kind == 1 ? bits == every : bits != 0;
+      }
+    });
+  }
+};
+
 }  // namespace mtl_regions
 }  // namespace metal
 
