@@ -6,10 +6,10 @@ The MSL of the seed documents and tutorials, unchanged: saxpy (a plain loop: no 
 threadgroup tree reduction (threadgroup memory, a barrier per halving), a SIMD-group reduction
 (simd_sum, one barrier), a naive matrix product (a loop per thread) and a 16x16-tiled one
 (threadgroup tiles, two barriers a tile). Kernels whose only synchronisation is threadgroup
-barriers at their top level or in uniform loops run as regions between barriers, each a loop
-over the group's threads (docs/design.md, "Barriers as work-item loops"); the SIMD-group
-reduction runs each thread as a fiber ("Fibers or a plain loop"): these rows say what each
-costs beside NumPy. Every result is checked against NumPy
+barriers and SIMD-group calls at their top level or in uniform loops run as regions between
+them, each a loop over the group's threads (docs/design.md, "Barriers as work-item loops" and
+"SIMD-group functions as region boundaries"); a kernel beside that subset runs each thread as a
+fiber ("Fibers or a plain loop"): these rows say what each costs beside NumPy. Every result is checked against NumPy
 before it is timed; interleaved rounds, medians and spread (peers_common.py).
 """
 

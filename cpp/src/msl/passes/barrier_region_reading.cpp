@@ -278,4 +278,75 @@ bool return_in_loop(const std::vector<Token>& t, std::size_t first, std::size_t 
   return false;
 }
 
+// Whether token k (a use of a name) has its address taken: a unary `&` before it.
+bool address_taken(const std::vector<Token>& t, std::size_t k) {
+  if (k == 0 || !punct(t, k - 1, "&")) return false;
+  if (k < 2) return true;
+  const Token& p = t[k - 2];
+  return !(p.kind == TokenKind::identifier || p.kind == TokenKind::number || punct(t, k - 2, ")") ||
+           punct(t, k - 2, "]"));
+}
+
+// A group local must be one nothing writes but by its name: a scalar or vector (an array's
+// name passes as a pointer, a struct's members may be arrays or functions), else a const
+// object or one in constant memory.
+bool unwritable_but_by_name(const std::vector<Token>& t, const Declaration& d) {
+  bool by_name = !d.indirect;
+  for (std::size_t k = d.type_first; k < d.type_last; ++k) {
+    const Token& tok = t[k];
+    if (tok.is_identifier("constant") || tok.is_identifier("const") || tok.is_identifier("constexpr")) return true;
+    if (tok.kind == TokenKind::identifier && !one_of(tok, {"thread", "metal"}) && !scalar_or_vector_type(tok.text))
+      by_name = false;
+  }
+  for (const Declarator& dd : d.declarators) by_name = by_name && !dd.indirect && dd.suffix_first == dd.suffix_last;
+  return by_name;
+}
+
+// An expression statement the planner can tell from a declaration.
+bool expression_statement(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  const Token& tok = t[first];
+  if (tok.kind == TokenKind::number || tok.kind == TokenKind::string || tok.kind == TokenKind::character)
+    return true;
+  if (tok.kind == TokenKind::punct) return one_of(tok, {"(", "*", "++", "--", "!", "~", "-", "+", ";"});
+  if (tok.kind != TokenKind::identifier) return false;
+  std::size_t k = first;
+  while (t[k].kind == TokenKind::identifier && punct(t, k + 1, "::") && k + 2 < last) k += 2;
+  if (t[k].kind != TokenKind::identifier) return false;
+  if (punct(t, k + 1, "<")) {
+    const std::size_t close = angle_end(t, k + 1, last);
+    return close != kNone && punct(t, close + 1, "(");
+  }
+  const Token& next = t[k + 1];
+  return assignment(next) || (next.kind == TokenKind::punct && one_of(next, {"(", "[", ".", "->", "++", "--", ";"}));
+}
+
+// The use of a name at k (to e, its members and elements) may bind a non-const reference to
+// it: `T& r = name;` (or `r{name}`, `r(name)`), or an argument alone in a call while the source
+// has non-const reference parameters.
+bool binds_reference(const std::vector<Token>& t, std::size_t body_open, const std::set<std::string>& mutable_references,
+                     std::size_t k, std::size_t e) {
+  const bool alone_before = punct(t, e + 1, ")") || punct(t, e + 1, ",") || punct(t, e + 1, "}") ||
+                            punct(t, e + 1, ";");
+  if (!alone_before) return false;
+  if ((punct(t, k - 1, "=") || punct(t, k - 1, "{") || punct(t, k - 1, "(")) && k >= 3 &&
+      (punct(t, k - 3, "&") || punct(t, k - 3, "&&")))
+    return true;
+  if (mutable_references.empty() || !(punct(t, k - 1, "(") || punct(t, k - 1, ",")) ||
+      !(punct(t, e + 1, ")") || punct(t, e + 1, ",")))
+    return false;
+  // The call it is an argument of: its callee's name, or unknown (a template's `>`).
+  int depth = 0;
+  for (std::size_t j = k; j-- > body_open;) {
+    if (punct(t, j, ")") || punct(t, j, "]") || punct(t, j, "}")) {
+      ++depth;
+    } else if (punct(t, j, "(") || punct(t, j, "[") || punct(t, j, "{")) {
+      if (depth-- > 0) continue;
+      if (!punct(t, j, "(")) return false;  // an initializer list or an index
+      if (j == 0 || t[j - 1].kind != TokenKind::identifier) return true;
+      return mutable_references.count(t[j - 1].text) > 0;
+    }
+  }
+  return true;
+}
+
 }  // namespace metalcall::msl::regions

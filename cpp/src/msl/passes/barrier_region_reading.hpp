@@ -73,4 +73,18 @@ bool leaves(const std::vector<Token>& t, std::size_t first, std::size_t last, bo
 /** A `return` in [first, last] inside a loop nested there. */
 bool return_in_loop(const std::vector<Token>& t, std::size_t first, std::size_t last);
 
+/** Whether token k (a use of a name) has its address taken: a unary `&` before it. */
+bool address_taken(const std::vector<Token>& t, std::size_t k);
+/** A declaration nothing can write but by its name: a scalar or vector, else a const object or one in constant memory. */
+bool unwritable_but_by_name(const std::vector<Token>& t, const Declaration& d);
+/** An expression statement [first, last] that the planner can tell from a declaration. */
+bool expression_statement(const std::vector<Token>& t, std::size_t first, std::size_t last);
+/**
+ * The use of a name at k (to e, its members and elements) in a body opening at body_open may bind
+ * a non-const reference to it: `T& r = name;`, or an argument alone in a call of one of
+ * `mutable_references` (or of an unknown callee).
+ */
+bool binds_reference(const std::vector<Token>& t, std::size_t body_open, const std::set<std::string>& mutable_references,
+                     std::size_t k, std::size_t e);
+
 }  // namespace metalcall::msl::regions

@@ -56,6 +56,7 @@ struct Sequence {
 // A loop whose header every thread of the group evaluates alike, holding barriers.
 struct GroupLoop {
   std::size_t first = 0, body_open = 0, body_close = 0;  // first: its statement's first token
+  bool braced = true;  // else a single statement: body_open is the header's `)`, body_close its `;`
   Sequence body;
 };
 
@@ -101,7 +102,8 @@ class Planner {
     for (const auto& p : k_.params)
       if (written(p.info.name, kNone, p.info.kind == ParamKind::builtin || p.info.kind == ParamKind::value)) return false;
     if (!sequence(open + 1, close, 0, top_)) return false;
-    if (barriers_.empty() && exchanges_.empty()) return false;
+    // Each exchange's storage is on the worker's stack (40 KiB, metal_regions.h): a few dozen at most.
+    if ((barriers_.empty() && exchanges_.empty()) || exchanges_.size() > 24) return false;
     return find_crossings() && check_exits();
   }
 
@@ -176,15 +178,6 @@ class Planner {
     return false;
   }
 
-  // Whether token k (a use of a name) has its address taken: a unary `&` before it.
-  bool address_taken(std::size_t k) const {
-    if (k == 0 || !punct(t_, k - 1, "&")) return false;
-    if (k < 2) return true;
-    const Token& p = t_[k - 2];
-    return !(p.kind == TokenKind::identifier || p.kind == TokenKind::number || punct(t_, k - 2, ")") ||
-             punct(t_, k - 2, "]"));
-  }
-
   // Whether the use of a name at k may change it: assigned, incremented, its address taken, a
   // reference bound to it, passed alone to a function while the source has functions taking
   // non-const references, or a member function called on it; `through`: by a member or element
@@ -193,8 +186,8 @@ class Planner {
     const std::size_t e = through ? postfix_end(t_, k) : k;
     if (assignment(t_[e + 1]) || punct(t_, e + 1, "++") || punct(t_, e + 1, "--")) return true;
     if (e > k && punct(t_, e + 1, "(")) return true;
-    if (punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(k)) return true;
-    return binds_reference(k, e);
+    if (punct(t_, k - 1, "++") || punct(t_, k - 1, "--") || address_taken(t_, k)) return true;
+    return binds_reference(t_, k_.body_open, mutable_references_, k, e);
   }
 
   // True when the body may change `name` by that name (see write_at).
@@ -202,21 +195,6 @@ class Planner {
     for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k)
       if (k != declared_at && named(k, name) && write_at(k, through)) return true;
     return false;
-  }
-
-  // A group local must be one nothing writes but by its name: a scalar or vector (an array's
-  // name passes as a pointer, a struct's members may be arrays or functions), else a const
-  // object or one in constant memory.
-  bool unwritable_but_by_name(const Declaration& d) const {
-    bool by_name = !d.indirect;
-    for (std::size_t k = d.type_first; k < d.type_last; ++k) {
-      const Token& tok = t_[k];
-      if (tok.is_identifier("constant") || tok.is_identifier("const") || tok.is_identifier("constexpr")) return true;
-      if (tok.kind == TokenKind::identifier && !one_of(tok, {"thread", "metal"}) && !scalar_or_vector_type(tok.text))
-        by_name = false;
-    }
-    for (const Declarator& dd : d.declarators) by_name = by_name && !dd.indirect && dd.suffix_first == dd.suffix_last;
-    return by_name;
   }
 
   // Tokens [first, last) evaluate alike in every thread of the group, without side effects.
@@ -232,7 +210,7 @@ class Planner {
           return false;
         case TokenKind::punct:
           if (assignment(tok) || one_of(tok, {"++", "--", ";"})) return false;
-          if (tok.is("&") && address_taken(k + 1)) return false;
+          if (tok.is("&") && address_taken(t_, k + 1)) return false;
           continue;
         case TokenKind::identifier:
           break;
@@ -257,24 +235,6 @@ class Planner {
     return true;
   }
 
-  // An expression statement the planner can tell from a declaration.
-  bool expression_statement(std::size_t first, std::size_t last) const {
-    const Token& tok = t_[first];
-    if (tok.kind == TokenKind::number || tok.kind == TokenKind::string || tok.kind == TokenKind::character)
-      return true;
-    if (tok.kind == TokenKind::punct) return one_of(tok, {"(", "*", "++", "--", "!", "~", "-", "+", ";"});
-    if (tok.kind != TokenKind::identifier) return false;
-    std::size_t k = first;
-    while (t_[k].kind == TokenKind::identifier && punct(t_, k + 1, "::") && k + 2 < last) k += 2;
-    if (t_[k].kind != TokenKind::identifier) return false;
-    if (punct(t_, k + 1, "<")) {
-      const std::size_t close = angle_end(t_, k + 1, last);
-      return close != kNone && punct(t_, close + 1, "(");
-    }
-    const Token& next = t_[k + 1];
-    return assignment(next) || (next.kind == TokenKind::punct && one_of(next, {"(", "[", ".", "->", "++", "--", ";"}));
-  }
-
   bool declare(const std::string& name) { return declared_.insert(name).second; }
 
   std::size_t new_region(std::size_t anchor, int depth) {
@@ -297,7 +257,7 @@ class Planner {
       std::size_t h = i;  // past `#pragma` lines, which stay with their statement
       while (h < end && t_[h].kind == TokenKind::directive) ++h;
       const Token& head = t_[h];
-      const bool exchanges = holds_exchange(i, end);
+      const bool exchanges = holds_exchange(t_, i, end);
       Statement st;
       st.first = i;
       st.last = end;
@@ -329,7 +289,7 @@ class Planner {
         st.decl = decl;
         if (!classify(st, region, own_locals)) return false;
         (st.group ? regions_[region].group_statements : regions_[region].statements).push_back(statements_.size());
-      } else if (expression_statement(i, end)) {
+      } else if (expression_statement(t_, i, end)) {
         regions_[region].statements.push_back(statements_.size());
       } else {
         return false;
@@ -361,7 +321,7 @@ class Planner {
       return true;
     }
     if (d.is_static) return false;
-    bool group = !named_before && (d.is_constexpr || (!d.is_volatile && unwritable_but_by_name(d)));
+    bool group = !named_before && (d.is_constexpr || (!d.is_volatile && unwritable_but_by_name(t_, d)));
     for (const Declarator& dd : d.declarators) {
       if (d.is_constexpr) break;
       if (dd.init_first == dd.init_last || !uniform(dd.init_first, dd.init_last) ||
@@ -386,12 +346,6 @@ class Planner {
       thread_locals_.insert(l.name);
     }
     return true;
-  }
-
-  bool holds_exchange(std::size_t first, std::size_t last) const {
-    for (std::size_t k = first; k <= last; ++k)
-      if (t_[k].kind == TokenKind::identifier && exchange_function(t_[k].text) && punct(t_, k + 1, "(")) return true;
-    return false;
   }
 
   // A declaration or expression statement [first, end] calling SIMD-group functions that every
@@ -434,7 +388,9 @@ class Planner {
     const std::size_t open = first + 1;
     if (!punct(t_, open, "(")) return false;
     const std::size_t close = matching(t_, open);
-    if (close >= end || !punct(t_, close + 1, "{") || matching(t_, close + 1) != end) return false;
+    // A body in braces, or one statement (`v += simd_shuffle_down(v, o);`).
+    const bool braced = punct(t_, close + 1, "{");
+    if (close >= end || (braced && matching(t_, close + 1) != end)) return false;
     std::string variable;
     if (t_[first].is_identifier("for")) {
       std::vector<std::size_t> semicolons;
@@ -476,44 +432,17 @@ class Planner {
     // Every thread must reach the same barriers: nothing leaves the loop or its iteration early.
     for (std::size_t k = close + 1; k < end; ++k)
       if (t_[k].is_identifier("return")) return false;
-    if (leaves(t_, close + 2, end - 1)) return false;
+    if (braced ? leaves(t_, close + 2, end - 1) : leaves(t_, close + 1, end)) return false;
     GroupLoop loop;
     loop.first = statement;
-    loop.body_open = close + 1;
+    loop.braced = braced;
+    loop.body_open = braced ? close + 1 : close;
     loop.body_close = end;
     index = loops_.size();  // its body's loops follow it
     loops_.push_back(loop);
     Sequence body;
-    if (!sequence(close + 2, end, depth + 1, body)) return false;
+    if (!(braced ? sequence(close + 2, end, depth + 1, body) : sequence(close + 1, end + 1, depth + 1, body))) return false;
     loops_[index].body = std::move(body);
-    return true;
-  }
-
-  // The use of a name at k (to e, its members and elements) may bind a non-const reference to
-  // it: `T& r = name;` (or `r{name}`, `r(name)`), or an argument alone in a call while the source
-  // has non-const reference parameters.
-  bool binds_reference(std::size_t k, std::size_t e) const {
-    const bool alone_before = punct(t_, e + 1, ")") || punct(t_, e + 1, ",") || punct(t_, e + 1, "}") ||
-                              punct(t_, e + 1, ";");
-    if (!alone_before) return false;
-    if ((punct(t_, k - 1, "=") || punct(t_, k - 1, "{") || punct(t_, k - 1, "(")) && k >= 3 &&
-        (punct(t_, k - 3, "&") || punct(t_, k - 3, "&&")))
-      return true;
-    if (mutable_references_.empty() || !(punct(t_, k - 1, "(") || punct(t_, k - 1, ",")) ||
-        !(punct(t_, e + 1, ")") || punct(t_, e + 1, ",")))
-      return false;
-    // The call it is an argument of: its callee's name, or unknown (a template's `>`).
-    int depth = 0;
-    for (std::size_t j = k; j-- > k_.body_open;) {
-      if (punct(t_, j, ")") || punct(t_, j, "]") || punct(t_, j, "}")) {
-        ++depth;
-      } else if (punct(t_, j, "(") || punct(t_, j, "[") || punct(t_, j, "{")) {
-        if (depth-- > 0) continue;
-        if (!punct(t_, j, "(")) return false;  // an initializer list or an index
-        if (j == 0 || t_[j - 1].kind != TokenKind::identifier) return true;
-        return mutable_references_.count(t_[j - 1].text) > 0;
-      }
-    }
     return true;
   }
 
@@ -541,7 +470,7 @@ class Planner {
           return false;
       // Its address never taken: a pointer to it would outlive its region's copy.
       for (std::size_t k = k_.body_open + 1; k < k_.body_close; ++k)
-        if (named(k, l.name) && address_taken(k)) return false;
+        if (named(k, l.name) && address_taken(t_, k)) return false;
     }
     return true;
   }
@@ -584,14 +513,8 @@ class Planner {
       w.text("metal :: mtl_regions :: mtl_take_vote < " + c.vote_type + " > ( " + site + " , mtl_ti )", c.name);
       return;
     }
-    w.text("metal :: mtl_regions :: mtl_take < " + exchanged_type(c), c.name);
+    w.text("metal :: mtl_regions :: mtl_take < " + exchanged_type(t_, c), c.name);
     w.text("> ( " + site + " , mtl_ti )", c.name);
-  }
-
-  std::string exchanged_type(const ExchangeCall& c) const {
-    std::string type = "metal :: mtl_regions :: mtl_exchanged_t < decltype ( (";
-    for (std::size_t k = c.value_first; k < c.value_last; ++k) type += " " + t_[k].text;
-    return type + " ) ) >";
   }
 
   // In region r, the declarations of the per-thread builtins and the references to the slots of
@@ -622,7 +545,7 @@ class Planner {
     const std::size_t at = c.name;
     w.text("{ const unsigned mtl_x = mtl_x0 , mtl_ly = 0 , mtl_lz = 0 ; __metalcall_thread_ids ;", at);
     thread_names(w, r, [&](const std::string& name) { return mentions(c.value_first, c.value_last - 1, name); }, at);
-    w.text("metal :: mtl_regions :: mtl_run < metal :: mtl_regions :: " + c.op + " , " + exchanged_type(c) + " > ( " +
+    w.text("metal :: mtl_regions :: mtl_run < metal :: mtl_regions :: " + c.op + " , " + exchanged_type(t_, c) + " > ( " +
                exchange_site(x) + " , mtl_count , " + (c.quad ? "4u" : "mtl_sw") + " , ( unsigned short ) (", at);
     if (c.arg_first == c.arg_last) w.text("0u", at);
     else w.copy(c.arg_first, c.arg_last - 1);
@@ -637,8 +560,10 @@ class Planner {
       }
       const GroupLoop& loop = loops_[item.index];
       w.copy(loop.first, loop.body_open);
+      if (!loop.braced) w.text("{", loop.body_open);
       emit_sequence(w, loop.body);
-      w.copy(loop.body_close);
+      if (loop.braced) w.copy(loop.body_close);
+      else w.text("}", loop.body_close);
     }
   }
 

@@ -61,6 +61,12 @@ bool exchange_function(const std::string& name) {
   return lookup(name, &quad) != nullptr;
 }
 
+bool holds_exchange(const std::vector<Token>& t, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k <= last; ++k)
+    if (t[k].kind == TokenKind::identifier && exchange_function(t[k].text) && punct(t, k + 1, "(")) return true;
+  return false;
+}
+
 bool exchange_calls(const std::vector<Token>& t, std::size_t first, std::size_t last, std::vector<ExchangeCall>& out) {
   std::size_t inside = 0;  // the `)` of the call whose arguments are being read (0: none)
   for (std::size_t k = first; k <= last; ++k) {
@@ -97,6 +103,12 @@ bool exchange_calls(const std::vector<Token>& t, std::size_t first, std::size_t 
     inside = c.close;
   }
   return true;
+}
+
+std::string exchanged_type(const std::vector<Token>& t, const ExchangeCall& c) {
+  std::string type = "metal :: mtl_regions :: mtl_exchanged_t < decltype ( (";
+  for (std::size_t k = c.value_first; k < c.value_last; ++k) type += " " + t[k].text;
+  return type + " ) ) >";
 }
 
 bool declares_exchange_function(const std::vector<Token>& t) {

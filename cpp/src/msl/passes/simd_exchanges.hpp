@@ -27,12 +27,18 @@ struct ExchangeCall {
 /** True when `name` is a SIMD-group or quad-group function of a value or a bool (simd_sum, quad_ballot ...). */
 bool exchange_function(const std::string& name);
 
+/** Whether tokens [first, last] call an exchange function. */
+bool holds_exchange(const std::vector<Token>& t, std::size_t first, std::size_t last);
+
 /**
  * The calls of exchange functions in tokens [first, last], in order. False when one cannot be
  * followed: a template argument list, an argument count the function does not take, or a call
  * inside another's arguments.
  */
 bool exchange_calls(const std::vector<Token>& t, std::size_t first, std::size_t last, std::vector<ExchangeCall>& out);
+
+/** The type of the call's value as the function's by-value parameter takes it (metal_regions.h). */
+std::string exchanged_type(const std::vector<Token>& t, const ExchangeCall& call);
 
 /**
  * True when the source declares a function of an exchange function's name (an overload for its
