@@ -51,12 +51,14 @@ SNIPPET = textwrap.dedent(
         seen[i] = slots[t];
         slots[t] = i;
     }
-    // A SIMD-group function: each thread of the group is a fiber on the CPU.
+    // A SIMD-group function in a branch: each thread of the group is a fiber on the CPU (at a
+    // region's top level the call would start a region: simd_exchanges.hpp).
     kernel void read_first_fibers(device uint* seen [[buffer(0)]], uint i [[thread_position_in_grid]],
                                   uint t [[thread_position_in_threadgroup]]) {
         threadgroup float lanes[64];
         seen[i] = as_type<uint>(lanes[t]);
-        const float ones = simd_sum(1.0f);
+        float ones = 0.0f;
+        if (t < 1024u) ones = simd_sum(1.0f);
         threadgroup_barrier(mem_flags::mem_threadgroup);
         lanes[t] = ones + float(i);
     }

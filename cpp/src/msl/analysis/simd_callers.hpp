@@ -33,6 +33,8 @@ class SimdCallers {
   SimdCallers(const std::vector<Token>& t, std::function<bool(const std::string&)> is_simd);
 
   const std::vector<CallableBody>& bodies() const { return bodies_; }
+  /** The struct whose operator() body i is, or "" (not an operator()). */
+  const std::string& functor_of(std::size_t i) const { return functor_of_[i]; }
   /** Whether the token at j may call a SIMD-group function: such a name, a function or lambda
    * that may before its `(`, or a functor type that may or an object of it. */
   bool calls(std::size_t j) const;

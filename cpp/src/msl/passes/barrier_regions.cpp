@@ -149,7 +149,8 @@ class Planner {
     const std::vector<Token>& t;
     // Inserted tokens take columns after the token they follow, so that they print apart.
     void append(Token tok) {
-      if (!out.empty() && tok.line == out.back().line && tok.column <= out.back().column)
+      if (!out.empty() && tok.line == out.back().line &&
+          tok.column <= out.back().column + static_cast<int>(out.back().text.size()))
         tok.column = out.back().column + static_cast<int>(out.back().text.size()) + 1;
       out.push_back(std::move(tok));
     }

@@ -54,11 +54,15 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
     if (b.reaches && !b.kernel && !b.is_constexpr && !b.name.empty()) reaching.insert(b.name);
   FrameEdits out;
   std::set<std::string> left;  // names of a body that keeps its signature
-  for (const CallableBody& b : callers.bodies()) {
+  std::set<std::string> functors_left;  // structs with an operator() that keeps its signature
+  for (std::size_t i = 0; i < callers.bodies().size(); ++i) {
+    const CallableBody& b = callers.bodies()[i];
+    const std::string& functor = callers.functor_of(i);
     const bool shares_a_name = !b.name.empty() && b.intro == statements::kNone && reaching.count(b.name);
     if ((!b.reaches && !shares_a_name) || b.kernel || b.is_constexpr ||
         (!b.name.empty() && b.intro == statements::kNone && kept_as_written.count(b.name))) {
       left.insert(b.name);
+      if (!functor.empty()) functors_left.insert(functor);
       continue;
     }
     if (b.params == statements::kNone) {  // a lambda written `[…] {`
@@ -69,6 +73,7 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
       for (std::size_t k = b.params + 1; k < close && close < t.size(); ++k) pack = pack || t[k].is("...");
       if (close >= t.size() || pack || (close == b.params + 2 && t[b.params + 1].is_identifier("void"))) {
         left.insert(b.name);
+        if (!functor.empty()) functors_left.insert(functor);
         continue;
       }
       // (An out-of-class definition takes the default from its class's declaration, and may not repeat it.)
@@ -77,8 +82,10 @@ FrameEdits simd_frame_edits(const std::vector<Token>& t, const SimdCallers& call
     }
     out.after[b.open] += " metal::mtl_rt::simd_frame mtl_frame(mtl_caller);";
     if (!b.name.empty()) out.framed.insert(b.name);
+    if (!functor.empty()) out.framed_functors.insert(functor);
   }
   for (const std::string& name : left) out.framed.erase(name);
+  for (const std::string& name : functors_left) out.framed_functors.erase(name);
   return out;
 }
 

@@ -23,6 +23,7 @@ namespace metalcall::msl {
 struct FrameEdits {
   std::map<std::size_t, std::string> before, after;
   std::set<std::string> framed;
+  std::set<std::string> framed_functors;  // structs whose operator() takes the caller's line
 };
 
 /**

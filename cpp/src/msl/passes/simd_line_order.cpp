@@ -26,10 +26,32 @@ bool takes_place(const std::string& id) {
 
 }  // namespace
 
-std::map<std::size_t, std::string> simd_line_order_edits(const std::vector<Token>& t, const std::set<std::string>& framed) {
+std::map<std::size_t, std::string> simd_line_order_edits(const std::vector<Token>& t, const std::set<std::string>& framed,
+                                                         const std::set<std::string>& framed_functors) {
   // Per line: (the call's `)`, whether it is the prelude's).
   std::map<int, std::vector<std::pair<std::size_t, bool>>> lines;
+  // Calls of a framed functor's operator(): `F{s}(`, `F(s)(`, and `name(` of an object `F name`.
+  std::set<std::string> objects;
+  for (std::size_t j = 0; j + 2 < t.size(); ++j)
+    if (t[j].kind == TokenKind::identifier && framed_functors.count(t[j].text) && t[j + 1].kind == TokenKind::identifier &&
+        (t[j + 2].is("{") || t[j + 2].is("=") || t[j + 2].is(";")))  // (`F name(` may declare a function)
+      objects.insert(t[j + 1].text);
   for (std::size_t j = 0; j + 1 < t.size(); ++j) {
+    if (t[j].kind == TokenKind::identifier && framed_functors.count(t[j].text) && (t[j + 1].is("{") || t[j + 1].is("(")) &&
+        !(j > 0 && (t[j - 1].is(".") || t[j - 1].is("->") || t[j - 1].is("::")))) {
+      const std::size_t made = matching(t, j + 1);  // the temporary's `}` or `)`; its call's `(` next
+      if (made + 1 < t.size() && t[made + 1].is("(")) {
+        const std::size_t close = matching(t, made + 1);
+        if (close < t.size() && t[close].line == t[j].line) lines[t[j].line].emplace_back(close, false);
+      }
+      continue;
+    }
+    if (t[j].kind == TokenKind::identifier && objects.count(t[j].text) && t[j + 1].is("(") &&
+        !(j > 0 && (t[j - 1].is(".") || t[j - 1].is("->") || t[j - 1].kind == TokenKind::identifier))) {
+      const std::size_t close = matching(t, j + 1);
+      if (close < t.size() && t[close].line == t[j].line) lines[t[j].line].emplace_back(close, false);
+      continue;
+    }
     if (t[j].kind != TokenKind::identifier || !t[j + 1].is("(")) continue;
     const bool prelude = takes_place(t[j].text);
     if (!prelude && !framed.count(t[j].text)) continue;

@@ -146,7 +146,7 @@ Translation Translator::run() {
     for (const auto& [index, text] : frames.before) text_before_[index] += text;
     for (const auto& [index, text] : frames.after) text_after_[index] += text;
     // Several such calls on one line: each its rank there (simd_line_order.hpp).
-    for (const auto& [close, text] : simd_line_order_edits(t_, frames.framed))
+    for (const auto& [close, text] : simd_line_order_edits(t_, frames.framed, frames.framed_functors))
       if (!active_edits_.count(close)) call_places_[close] = text;
   }
   // Last: a stop check on every loop the other rewrites left as written (loop_stops.hpp).
