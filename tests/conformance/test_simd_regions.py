@@ -96,6 +96,19 @@ kernel void sr_scan_loop(const device float* x [[buffer(0)]], device float* out 
     out[gid] = v;
 }
 
+// Conditionals and logical operators in the statement, none of them able to skip the call: a
+// masked value, a condition, a left operand.
+kernel void sr_conditions(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                          constant uint& n [[buffer(2)]], uint gid [[thread_position_in_grid]],
+                          uint lane [[thread_index_in_simdgroup]]) {
+    const float s = simd_sum(gid < n ? x[gid] : 0.0f);
+    const float a = simd_all(x[gid] > -40.0f) ? 1.0f : 3.0f;
+    const bool b = simd_any(x[gid] > 45.0f) && lane < 8;
+    out[3 * gid + 0] = s;
+    out[3 * gid + 1] = a;
+    out[3 * gid + 2] = b ? 1.0f : 0.0f;
+}
+
 // Beside the subset: each keeps the fibers, with the same results.
 kernel void sr_in_branch(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                          uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
@@ -107,6 +120,11 @@ kernel void sr_in_conditional(const device float* x [[buffer(0)]], device float*
                               uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
     float v = x[gid];
     out[gid] = lane < 8 ? simd_max(v) : v;
+}
+kernel void sr_right_operand(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                             uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    const bool b = lane < 8 && simd_any(x[gid] > 45.0f);
+    out[gid] = b ? 1.0f : 0.0f;
 }
 kernel void sr_thread_lane(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
                            uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
@@ -122,7 +140,7 @@ kernel void sr_auto_value(const device float* x [[buffer(0)]], device float* out
 """
 register_source(SOURCE)
 
-REGIONS = {"sr_int_ops", "sr_shuffles", "sr_votes", "sr_two_level_sum", "sr_scan_loop"}
+REGIONS = {"sr_int_ops", "sr_shuffles", "sr_votes", "sr_two_level_sum", "sr_scan_loop", "sr_conditions"}
 OFF = {"METALCALL_BARRIER_REGIONS": "0"}
 
 
@@ -268,6 +286,25 @@ def test_scan_in_a_loop(device, rng, regions_off, n, tg):
     assert_equal(out, per_lane(x, n, tg, w, scan).astype(np.float32))
 
 
+@pytest.mark.parametrize("regions_off", [False, True], ids=["regions", "fibers"])
+@pytest.mark.parametrize("n,tg", GRIDS)
+def test_conditions_that_skip_no_call(device, rng, regions_off, n, tg):
+    k = kernel(device, "sr_conditions", regions_off)
+    w = k.thread_execution_width or 32
+    x = rng.integers(-50, 50, n).astype(np.float32)
+    x[:8] = 0.0  # a group where every value is above -40
+    out = np.zeros((n, 3), np.float32)
+    k(n, x, out, np.uint32(n - 5), threadgroup=tg).wait()
+    _, _, me = lanes(n, tg, w)
+    masked = np.where(np.arange(n) < n - 5, x, 0)
+    want = np.stack([
+        per_group(masked, n, tg, w, np.sum),
+        np.where(per_group(x > -40, n, tg, w, np.all), 1.0, 3.0),
+        (per_group(x > 45, n, tg, w, np.any) & (me < 8)).astype(np.float64),
+    ], axis=1)
+    assert_equal(out, want.astype(np.float32))
+
+
 @pytest.mark.parametrize("regions_off", [False, True], ids=["rule", "off"])
 def test_calls_beside_the_subset_keep_the_fibers(device, rng, regions_off):
     n, tg = 100, 37
@@ -284,3 +321,6 @@ def test_calls_beside_the_subset_keep_the_fibers(device, rng, regions_off):
     assert_equal(out, per_lane(x, n, tg, w, lambda g, m: g[m ^ 1] if (m ^ 1) < len(g) else g[m]).astype(np.float32))
     kernel(device, "sr_auto_value", regions_off)(n, x, out, threadgroup=tg).wait()
     assert_equal(out, per_group(x + 1, n, tg, w, np.sum).astype(np.float32))
+    kernel(device, "sr_right_operand", regions_off)(n, x, out, threadgroup=tg).wait()
+    some = per_lane(x, n, tg, w, lambda g, m: bool((g[:8] > 45).any()))
+    assert_equal(out, np.where(me < 8, some, False).astype(np.float32))

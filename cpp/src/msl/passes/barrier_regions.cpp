@@ -350,17 +350,15 @@ class Planner {
   }
 
   // A declaration or expression statement [first, end] calling SIMD-group functions that every
-  // thread of the group evaluates (no conditional, `&&` or `||` around them), each of a value
+  // thread of the group evaluates (none in a conditional's arm or the right of `&&`/`||`), each of a value
   // the threads compute and a lane, delta or mask the same for all: it starts a region, and the
   // region before puts each call's value (simd_exchanges.hpp).
   bool start_exchange_region(std::size_t first, std::size_t end, int depth, std::size_t& region, Sequence& seq) {
     if (!exchanges_allowed_ || t_[first].kind == TokenKind::directive || statement_keyword(t_[first]) ||
         punct(t_, first, "{"))
       return false;
-    for (std::size_t k = first; k <= end; ++k)
-      if (punct(t_, k, "?") || punct(t_, k, "&&") || punct(t_, k, "||")) return false;
     std::vector<ExchangeCall> calls;
-    if (!exchange_calls(t_, first, end, calls)) return false;
+    if (!exchange_calls(t_, first, end, calls) || skipped_by_a_branch(t_, first, end, calls)) return false;
     const auto decl = parse_declaration(t_, first, end);
     for (const ExchangeCall& c : calls) {
       for (std::size_t k = c.value_first; k < c.value_last; ++k) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "msl/analysis/call_graph.hpp"  // matching
+#include "msl/analysis/operands.hpp"
 #include "msl/passes/barrier_region_reading.hpp"
 
 namespace metalcall::msl::regions {
@@ -103,6 +104,27 @@ bool exchange_calls(const std::vector<Token>& t, std::size_t first, std::size_t 
     inside = c.close;
   }
   return true;
+}
+
+bool skipped_by_a_branch(const std::vector<Token>& t, std::size_t first, std::size_t end,
+                         const std::vector<ExchangeCall>& calls) {
+  const auto holds_call = [&](std::size_t from, std::size_t to) {  // (from, to)
+    for (const ExchangeCall& c : calls)
+      if (c.first > from && c.first < to) return true;
+    return false;
+  };
+  for (std::size_t k = first; k <= end; ++k) {
+    if (punct(t, k, "?")) {
+      const std::size_t colon = matching_colon(t, k);
+      if (colon >= end) return true;
+      const std::size_t arms_end = third_operand_end(t, colon + 1);
+      if (arms_end > end || holds_call(k, arms_end)) return true;
+    } else if (punct(t, k, "&&") || punct(t, k, "||")) {
+      const std::size_t right_end = right_operand_end(t, k);
+      if (right_end > end || holds_call(k, right_end)) return true;
+    }
+  }
+  return false;
 }
 
 std::string exchanged_type(const std::vector<Token>& t, const ExchangeCall& c) {

@@ -37,6 +37,15 @@ bool holds_exchange(const std::vector<Token>& t, std::size_t first, std::size_t 
  */
 bool exchange_calls(const std::vector<Token>& t, std::size_t first, std::size_t last, std::vector<ExchangeCall>& out);
 
+/**
+ * True when a call of `calls` in [first, end] stands where a conditional or a logical operator
+ * may skip it: a `?:`'s second or third operand, the right operand of `&&` or `||` (or where
+ * those operands are unclear). A call in a condition, a left operand or a value is evaluated by
+ * every thread that runs the statement.
+ */
+bool skipped_by_a_branch(const std::vector<Token>& t, std::size_t first, std::size_t end,
+                         const std::vector<ExchangeCall>& calls);
+
 /** The type of the call's value as the function's by-value parameter takes it (metal_regions.h). */
 std::string exchanged_type(const std::vector<Token>& t, const ExchangeCall& call);
 
