@@ -58,7 +58,7 @@ inline void mtl_store(T& to, const T& from) {
   else to = from;
 }
 
-// ---- SIMD-group exchanges as region boundaries (msl/passes/barrier_regions.hpp) ----
+// ---- SIMD-group exchanges as region boundaries (msl/passes/simd_exchanges.hpp) ----
 // A statement calling simd_sum(x), simd_shuffle_down(x, d), quad_broadcast(x, l) ... at a
 // region's top level starts a region: each thread of the previous one puts its x in the site's
 // storage (mtl_put), the group then runs the exchange over each SIMD-group's lanes (all of them
